@@ -1,0 +1,24 @@
+/* The dtsim command line: one function per command, sharing how options are read and how
+ * usage errors are reported (one line, exit code 2). */
+#ifndef DTSIM_CLI_H
+#define DTSIM_CLI_H
+
+#include <stdint.h>
+
+#ifndef DTSIM_VERSION
+#define DTSIM_VERSION "unknown"
+#endif
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_RUN = 1, CLI_EXIT_USAGE = 2 };
+
+int cli_train(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+
+/* Prints "dtsim CMD: MESSAGE" and a hint to --help on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing for option values: the whole text must be a number in [lo, hi]. */
+int cli_parse_long(const char *text, long lo, long hi, long *out);
+int cli_parse_double(const char *text, double lo, double hi, double *out);
+
+#endif

@@ -1,0 +1,346 @@
+/* `dtsim train` and `dtsim bench trainer`: the trainer on its own, one process, no
+ * simulation. train prints test accuracy after each epoch; bench trainer prints one line of
+ * figures (speed, the share of the time OpenBLAS's sgemm alone would need, accuracy). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "data.h"
+#include "model.h"
+#include "train.h"
+
+typedef struct train_opts {
+    trainer_model_config_t model;
+    const char *hidden_text;
+    trainer_sgd_t sgd;
+    long batch, epochs, threads, seed, limit;
+    const char *data_dir;
+} train_opts_t;
+
+static void train_opts_default(train_opts_t *o, long epochs)
+{
+    memset(o, 0, sizeof *o);
+    trainer_model_config_default(&o->model, TRAINER_ARCH_MLP);
+    o->hidden_text = "256,128";
+    o->sgd.lr = 0.05f;
+    o->batch = 64;
+    o->epochs = epochs;
+    o->threads = 1;
+    o->seed = 1;
+    o->data_dir = TRAINER_FASHION_MNIST_DIR;
+}
+
+static void train_opts_help(const char *cmd, long default_epochs)
+{
+    printf("usage: dtsim %s [OPTIONS]\n"
+           "\n"
+           "options (default in brackets):\n"
+           "  --model NAME        logreg, mlp or cnn [mlp]\n"
+           "  --hidden LIST       mlp hidden sizes [256,128]\n"
+           "  --conv C1,C2        cnn convolution channels [16,32]\n"
+           "  --fc N              cnn dense hidden size [128]\n"
+           "  --batch N           samples per step [64]\n"
+           "  --epochs N          passes over the training set [%ld]\n"
+           "  --lr X              learning rate [0.05]\n"
+           "  --momentum X        SGD momentum [0]\n"
+           "  --weight-decay X    L2 weight decay [0]\n"
+           "  --threads N         OpenBLAS threads [1]\n"
+           "  --seed N            initialisation and batch-order seed [1]\n"
+           "  --data DIR          MNIST-format directory [%s]\n"
+           "  --limit N           use only the first N training samples [all]\n"
+           "  -h, --help          this text\n",
+           cmd, default_epochs, TRAINER_FASHION_MNIST_DIR);
+}
+
+/* Returns -1 when help was printed, CLI_EXIT_USAGE on a bad option, 0 otherwise. */
+static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **argv,
+                            long default_epochs)
+{
+    static const struct option longs[] = {
+        {"model", required_argument, 0, 'm'},  {"hidden", required_argument, 0, 'H'},
+        {"conv", required_argument, 0, 'c'},   {"fc", required_argument, 0, 'f'},
+        {"batch", required_argument, 0, 'b'},  {"epochs", required_argument, 0, 'e'},
+        {"lr", required_argument, 0, 'l'},     {"momentum", required_argument, 0, 'M'},
+        {"weight-decay", required_argument, 0, 'w'},
+        {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},
+        {"data", required_argument, 0, 'd'},   {"limit", required_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    dt_err_t err;
+    double v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (trainer_arch_parse(&o->model.arch, optarg, &err))
+                return cli_usage_error(cmd, "--model: %s", err.msg);
+            break;
+        case 'H':
+            o->hidden_text = optarg;
+            break;
+        case 'c': {
+            int a, b, n;
+            if (sscanf(optarg, "%d,%d%n", &a, &b, &n) != 2 || optarg[n] || a < 1 || b < 1 ||
+                a > 4096 || b > 4096)
+                return cli_usage_error(cmd, "--conv: expected C1,C2 in [1, 4096], got \"%s\"",
+                                       optarg);
+            o->model.conv[0] = a;
+            o->model.conv[1] = b;
+            break;
+        }
+        case 'f':
+            if (cli_parse_long(optarg, 1, 1 << 20, &o->limit) == 0) {
+                o->model.fc = (int)o->limit;
+                o->limit = 0;
+            } else
+                return cli_usage_error(cmd, "--fc: expected an integer in [1, 1048576], got \"%s\"",
+                                       optarg);
+            break;
+        case 'b':
+            if (cli_parse_long(optarg, 1, 65536, &o->batch))
+                return cli_usage_error(cmd, "--batch: expected an integer in [1, 65536], got \"%s\"",
+                                       optarg);
+            break;
+        case 'e':
+            if (cli_parse_long(optarg, 1, 100000, &o->epochs))
+                return cli_usage_error(cmd, "--epochs: expected an integer in [1, 100000], got \"%s\"",
+                                       optarg);
+            break;
+        case 'l':
+            if (cli_parse_double(optarg, 0.0, 100.0, &v) || v == 0.0)
+                return cli_usage_error(cmd, "--lr: expected a number in (0, 100], got \"%s\"",
+                                       optarg);
+            o->sgd.lr = (float)v;
+            break;
+        case 'M':
+            if (cli_parse_double(optarg, 0.0, 0.999999, &v))
+                return cli_usage_error(cmd, "--momentum: expected a number in [0, 1), got \"%s\"",
+                                       optarg);
+            o->sgd.momentum = (float)v;
+            break;
+        case 'w':
+            if (cli_parse_double(optarg, 0.0, 1.0, &v))
+                return cli_usage_error(cmd, "--weight-decay: expected a number in [0, 1], got \"%s\"",
+                                       optarg);
+            o->sgd.weight_decay = (float)v;
+            break;
+        case 't':
+            if (cli_parse_long(optarg, 1, 1024, &o->threads))
+                return cli_usage_error(cmd, "--threads: expected an integer in [1, 1024], got \"%s\"",
+                                       optarg);
+            break;
+        case 's':
+            if (cli_parse_long(optarg, 0, 2147483647L, &o->seed))
+                return cli_usage_error(cmd, "--seed: expected an integer in [0, 2147483647], got \"%s\"",
+                                       optarg);
+            break;
+        case 'd':
+            o->data_dir = optarg;
+            break;
+        case 'n':
+            if (cli_parse_long(optarg, 1, 1L << 40, &o->limit))
+                return cli_usage_error(cmd, "--limit: expected a positive integer, got \"%s\"",
+                                       optarg);
+            break;
+        case 'h':
+            train_opts_help(cmd, default_epochs);
+            return -1;
+        case ':':
+            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(cmd, "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+    if (o->model.arch == TRAINER_ARCH_MLP && trainer_hidden_parse(&o->model, o->hidden_text, &err))
+        return cli_usage_error(cmd, "--hidden: %s", err.msg);
+    return 0;
+}
+
+/* Everything a training command holds; released by session_free whatever happened. */
+typedef struct session {
+    trainer_dataset_t train, test;
+    trainer_model_t model;
+    trainer_learner_t learner;
+} session_t;
+
+static int session_init(session_t *s, train_opts_t *o, const char *cmd)
+{
+    dt_err_t err;
+    memset(s, 0, sizeof *s);
+    if (trainer_dataset_load_dir(&s->train, o->data_dir, "train", 10, &err) ||
+        trainer_dataset_load_dir(&s->test, o->data_dir, "t10k", 10, &err)) {
+        fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->limit && (size_t)o->limit < s->train.n)
+        s->train.n = (size_t)o->limit;
+    o->model.in_channels = s->train.channels;
+    o->model.in_h = s->train.rows;
+    o->model.in_w = s->train.cols;
+    o->model.classes = s->train.classes;
+    if (trainer_model_build(&s->model, &o->model, &err)) {
+        fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    trainer_backend_cpu_set_threads((int)o->threads);
+    trainer_learner_init(&s->learner, trainer_backend_cpu(), &s->model, &o->sgd, (int)o->batch,
+                         (uint64_t)o->seed);
+    return 0;
+}
+
+static void session_free(session_t *s)
+{
+    trainer_learner_free(&s->learner);
+    trainer_dataset_free(&s->train);
+    trainer_dataset_free(&s->test);
+}
+
+static void describe_model(const session_t *s, const train_opts_t *o, char *out, size_t len)
+{
+    const trainer_model_config_t *c = &s->model.cfg;
+    switch (c->arch) {
+    case TRAINER_ARCH_MLP:
+        snprintf(out, len, "model=mlp hidden=%s", o->hidden_text);
+        break;
+    case TRAINER_ARCH_CNN:
+        snprintf(out, len, "model=cnn conv=%d,%d fc=%d", c->conv[0], c->conv[1], c->fc);
+        break;
+    default:
+        snprintf(out, len, "model=%s", trainer_arch_name(c->arch));
+    }
+}
+
+int cli_train(int argc, char **argv)
+{
+    train_opts_t o;
+    train_opts_default(&o, 5);
+    int rc = train_opts_parse(&o, "train", argc, argv, 5);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    session_t s;
+    rc = session_init(&s, &o, "train");
+    if (rc == 0) {
+        char desc[128];
+        describe_model(&s, &o, desc, sizeof desc);
+        printf("%s params=%zu batch=%ld lr=%g momentum=%g train=%zu test=%zu\n", desc,
+               s.model.n_params, o.batch, (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n,
+               s.test.n);
+        for (long e = 1; e <= o.epochs; e++) {
+            double t0 = dt_wall_seconds();
+            trainer_epoch_stats_t st =
+                trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
+            double dt = dt_wall_seconds() - t0;
+            if (st.diverged) {
+                printf("epoch %ld diverged: loss %g at step %zu\n", e, st.mean_loss, st.steps);
+                rc = CLI_EXIT_RUN;
+                break;
+            }
+            trainer_eval_t ev = trainer_evaluate(&s.learner, s.learner.params, &s.test);
+            printf("epoch %ld train_loss=%.4f test_loss=%.4f test_acc=%.4f (%.1f s)\n", e,
+                   st.mean_loss, ev.loss, ev.accuracy, dt);
+            fflush(stdout);
+        }
+    }
+    session_free(&s);
+    return rc;
+}
+
+/* No-op stand-ins: a backend that runs only the matrix products of a step, so timing it
+ * gives what OpenBLAS's sgemm alone needs for the same calls. */
+static void noop_bias(float *y, const float *b, int o, int c, int i) { (void)y, (void)b, (void)o, (void)c, (void)i; }
+static void noop_relu(float *y, const float *x, size_t n) { (void)y, (void)x, (void)n; }
+static void noop_relu_b(float *dx, const float *dy, const float *y, size_t n) { (void)dx, (void)dy, (void)y, (void)n; }
+static void noop_col(float *d, const float *s, int c, int b, int h, int w, int k) { (void)d, (void)s, (void)c, (void)b, (void)h, (void)w, (void)k; }
+static void noop_pool(float *y, int32_t *a, const float *x, int p, int h, int w, int k) { (void)y, (void)a, (void)x, (void)p, (void)h, (void)w, (void)k; }
+static void noop_pool_b(float *dx, const float *dy, const int32_t *a, int p, int h, int w, int k) { (void)dx, (void)dy, (void)a, (void)p, (void)h, (void)w, (void)k; }
+static void noop_permute(float *d, const float *s, int a, int b, int i) { (void)d, (void)s, (void)a, (void)b, (void)i; }
+static void noop_xent(float *d, const float *z, const uint8_t *y, int b, int c, float g, double *l, int *r)
+{
+    (void)d, (void)z, (void)y, (void)b, (void)c, (void)g;
+    *l = 0.0;
+    *r = 0;
+}
+
+static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t steps)
+{
+    trainer_backend_t gemm_only = *trainer_backend_cpu();
+    gemm_only.bias_add = noop_bias;
+    gemm_only.bias_grad = noop_bias;
+    gemm_only.relu_forward = noop_relu;
+    gemm_only.relu_backward = noop_relu_b;
+    gemm_only.im2col = noop_col;
+    gemm_only.col2im = noop_col;
+    gemm_only.maxpool_forward = noop_pool;
+    gemm_only.maxpool_backward = noop_pool_b;
+    gemm_only.permute = noop_permute;
+    gemm_only.softmax_xent = noop_xent;
+    trainer_workspace_t ws;
+    trainer_workspace_init(&ws, &gemm_only, &s->model, (int)o->batch);
+    double t0 = dt_wall_seconds();
+    for (size_t i = 0; i < steps; i++) {
+        double loss;
+        int correct;
+        trainer_model_forward(&ws, s->learner.params, (int)o->batch);
+        trainer_model_loss(&ws, (int)o->batch, &loss, &correct);
+        trainer_model_backward(&ws, s->learner.params, s->learner.grads, (int)o->batch);
+    }
+    double dt = dt_wall_seconds() - t0;
+    trainer_workspace_free(&ws);
+    return dt;
+}
+
+int cli_bench(int argc, char **argv)
+{
+    if (argc < 2 || argv[1][0] == '-') {
+        int help = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
+        fprintf(help ? stdout : stderr,
+                "usage: dtsim bench trainer [OPTIONS]   (dtsim bench trainer --help)\n");
+        return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "trainer"))
+        return cli_usage_error("bench", "unknown benchmark \"%s\" (expected trainer)", argv[1]);
+    train_opts_t o;
+    train_opts_default(&o, 1);
+    int rc = train_opts_parse(&o, "bench trainer", argc - 1, argv + 1, 1);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    session_t s;
+    rc = session_init(&s, &o, "bench trainer");
+    if (rc == 0) {
+        trainer_epoch_stats_t total = {0};
+        double t0 = dt_wall_seconds();
+        for (long e = 1; e <= o.epochs && !total.diverged; e++) {
+            trainer_epoch_stats_t st =
+                trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
+            total.samples += st.samples;
+            total.steps += st.steps;
+            total.diverged = st.diverged;
+        }
+        double train_s = dt_wall_seconds() - t0;
+        trainer_eval_t ev = trainer_evaluate(&s.learner, s.learner.params, &s.test);
+        trainer_flops_t f = trainer_model_flops(&s.model);
+        double step_flops = (f.forward + f.backward) * (double)o.batch +
+                            trainer_sgd_flops(s.model.n_params, o.sgd.momentum,
+                                              o.sgd.weight_decay);
+        double gflops = step_flops * (double)total.steps / train_s * 1e-9;
+        /* The same number of full-batch steps with only the matrix products. */
+        double gemm_s = gemm_only_seconds(&s, &o, total.steps);
+        char desc[128];
+        describe_model(&s, &o, desc, sizeof desc);
+        printf("bench=trainer %s batch=%ld epochs=%ld threads=%ld params=%zu "
+               "flops_per_step=%.4g train_s=%.3f gflops=%.2f sgemm_only_s=%.3f "
+               "vs_sgemm=%.3f%s samples_per_s=%.0f test_acc=%.4f\n",
+               desc, o.batch, o.epochs, o.threads, s.model.n_params, step_flops, train_s, gflops,
+               gemm_s, gemm_s / train_s, total.diverged ? " diverged=1" : "",
+               (double)total.samples / train_s, ev.accuracy);
+        rc = total.diverged ? CLI_EXIT_RUN : CLI_EXIT_OK;
+    }
+    session_free(&s);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* dtsim: entry point and command dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include <simgrid/engine.h> /* defines SG_BEGIN_DECL, which version.h needs */
+#include <simgrid/version.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: dtsim COMMAND [OPTIONS]\n"
+            "\n"
+            "Real neural-network training inside a simulated cluster.\n"
+            "\n"
+            "commands:\n"
+            "  train          train a model on one CPU process (no simulation), printing test\n"
+            "                 accuracy after each epoch\n"
+            "  bench trainer  measure training speed and accuracy on this machine\n"
+            "\n"
+            "options:\n"
+            "  -h, --help     this text (COMMAND --help for a command's options)\n"
+            "  --version      dtsim and SimGrid versions\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        int major, minor, patch;
+        sg_version_get(&major, &minor, &patch);
+        printf("dtsim %s (SimGrid %d.%d.%d)\n", DTSIM_VERSION, major, minor, patch);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "train"))
+        return cli_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cli_bench(argc - 1, argv + 1);
+    fprintf(stderr, "dtsim: unknown command \"%s\" (try dtsim --help)\n", cmd);
+    return CLI_EXIT_USAGE;
+}

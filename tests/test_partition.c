@@ -1,0 +1,427 @@
+/* Partitioners: spec parsing, exact coverage (every sample once), the sizes each kind
+ * promises, the shard structure rebuilt independently, label skew growing as the
+ * Dirichlet alpha shrinks, determinism from the seed, and the documented errors. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+#define FORMS "expected iid, dirichlet:ALPHA or shards:K"
+
+static trainer_partition_spec_t spec_of(const char *text)
+{
+    trainer_partition_spec_t spec;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_partition_parse(&spec, text, &err) == DT_OK, "%s: %s", text,
+                  err.msg);
+    return spec;
+}
+
+static trainer_partition_t make_ok(const trainer_dataset_t *ds, int clients, const char *text,
+                                   uint64_t seed)
+{
+    trainer_partition_spec_t spec = spec_of(text);
+    trainer_partition_t p;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK,
+                  "%s: %s", text, err.msg);
+    ck_assert_int_eq(p.clients, clients);
+    return p;
+}
+
+/* Every sample index appears exactly once, offsets are a proper cover of [0, n), and
+ * each client's indices are ascending. */
+static void check_cover(const trainer_partition_t *p, size_t n)
+{
+    ck_assert_uint_eq(p->offsets[0], 0);
+    ck_assert_uint_eq(p->offsets[p->clients], n);
+    unsigned char *seen = calloc(n, 1);
+    for (int c = 0; c < p->clients; c++) {
+        ck_assert_uint_le(p->offsets[c], p->offsets[c + 1]);
+        for (size_t j = p->offsets[c]; j < p->offsets[c + 1]; j++) {
+            uint32_t i = p->idx[j];
+            ck_assert_uint_lt(i, n);
+            ck_assert_msg(!seen[i], "sample %u appears twice", i);
+            seen[i] = 1;
+            if (j > p->offsets[c])
+                ck_assert_uint_lt(p->idx[j - 1], i);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(seen[i], "sample %zu missing", i);
+    free(seen);
+}
+
+static void check_sizes_within_one(const trainer_partition_t *p, size_t n)
+{
+    size_t lo = SIZE_MAX, hi = 0;
+    for (int c = 0; c < p->clients; c++) {
+        size_t s = trainer_partition_size(p, c);
+        lo = s < lo ? s : lo;
+        hi = s > hi ? s : hi;
+    }
+    ck_assert_uint_le(hi - lo, 1);
+    ck_assert_uint_eq(lo, n / (size_t)p->clients);
+}
+
+static int same_partition(const trainer_partition_t *a, const trainer_partition_t *b, size_t n)
+{
+    return a->clients == b->clients &&
+           memcmp(a->offsets, b->offsets, ((size_t)a->clients + 1) * sizeof *a->offsets) == 0 &&
+           memcmp(a->idx, b->idx, n * sizeof *a->idx) == 0;
+}
+
+/* ---- parsing ------------------------------------------------------------------------------ */
+
+START_TEST(test_parse_ok)
+{
+    trainer_partition_spec_t s = spec_of("iid");
+    ck_assert_int_eq(s.kind, TRAINER_PARTITION_IID);
+    s = spec_of("dirichlet:0.5");
+    ck_assert_int_eq(s.kind, TRAINER_PARTITION_DIRICHLET);
+    ck_assert(s.alpha == 0.5);
+    s = spec_of("dirichlet:1e-3");
+    ck_assert(s.alpha == 1e-3);
+    s = spec_of("dirichlet:100");
+    ck_assert(s.alpha == 100.0);
+    s = spec_of("shards:2");
+    ck_assert_int_eq(s.kind, TRAINER_PARTITION_SHARDS);
+    ck_assert_int_eq(s.shards, 2);
+    s = spec_of("shards:1");
+    ck_assert_int_eq(s.shards, 1);
+}
+END_TEST
+
+static const char *const bad_specs[] = {
+    "dirichlet:0", "dirichlet:-1", "dirichlet:abc", "dirichlet:", "dirichlet:inf",
+    "dirichlet:nan", "dirichlet: 1", "dirichlet:1x", "dirichlet:1e999", "shards:0",
+    "shards:1.5", "shards:-1", "shards:", "shards: 2", "shards:+2", "shards:99999999999",
+    "foo", "", "IID", "iid ", "dirichlet", "shards",
+};
+
+START_TEST(test_parse_errors)
+{
+    const char *text = bad_specs[_i];
+    trainer_partition_spec_t spec;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_parse(&spec, text, &err), DT_ERR_INPUT);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", text);
+    ck_assert_msg(strstr(err.msg, quoted), "%s: message \"%s\" lacks the input", text, err.msg);
+    ck_assert_msg(strstr(err.msg, FORMS), "%s: message \"%s\" lacks the forms", text, err.msg);
+}
+END_TEST
+
+START_TEST(test_parse_unknown_message)
+{
+    trainer_partition_spec_t spec;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_parse(&spec, "foo", &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "unknown partition \"foo\" (" FORMS ")");
+}
+END_TEST
+
+/* ---- iid --------------------------------------------------------------------------------- */
+
+START_TEST(test_iid)
+{
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 1003, 2, 10, 1.0f, 1);
+    trainer_partition_t p = make_ok(&ds, 10, "iid", 5);
+    check_cover(&p, ds.n);
+    check_sizes_within_one(&p, ds.n);
+    /* Shuffled, not the identity slices: client 0 is not {0, ..., 99}. */
+    ck_assert_uint_ne(p.idx[trainer_partition_size(&p, 0) - 1], trainer_partition_size(&p, 0) - 1);
+    trainer_partition_free(&p);
+    ck_assert_ptr_null(p.idx);
+    ck_assert_ptr_null(p.offsets);
+
+    /* Small cases: 10 over 3 is 3, 3, 4 in some order; n clients get one sample each. */
+    trainer_dataset_t small;
+    trainer_dataset_synthetic(&small, 10, 2, 2, 1.0f, 1);
+    p = make_ok(&small, 3, "iid", 5);
+    check_cover(&p, 10);
+    check_sizes_within_one(&p, 10);
+    trainer_partition_free(&p);
+    p = make_ok(&small, 10, "iid", 5);
+    check_cover(&p, 10);
+    for (int c = 0; c < 10; c++)
+        ck_assert_uint_eq(trainer_partition_size(&p, c), 1);
+    trainer_partition_free(&p);
+    p = make_ok(&small, 1, "iid", 5);
+    check_cover(&p, 10);
+    trainer_partition_free(&p);
+    trainer_dataset_free(&small);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+/* ---- shards ------------------------------------------------------------------------------ */
+
+START_TEST(test_shards_balanced)
+{
+    /* 1000 balanced samples, 10 classes of 100, 10 clients x 2 shards: 20 shards of 50,
+     * none straddles a class boundary, so each client has 100 samples from 1 or 2 classes,
+     * and each class count is 50 or 100. */
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 1000, 2, 10, 1.0f, 3);
+    trainer_partition_t p = make_ok(&ds, 10, "shards:2", 9);
+    check_cover(&p, ds.n);
+    int two_class_clients = 0;
+    for (int c = 0; c < 10; c++) {
+        ck_assert_uint_eq(trainer_partition_size(&p, c), 100);
+        size_t h[10];
+        trainer_partition_histogram(&p, &ds, c, h);
+        int distinct = 0;
+        for (int k = 0; k < 10; k++) {
+            ck_assert_msg(h[k] == 0 || h[k] == 50 || h[k] == 100, "client %d class %d: %zu",
+                          c, k, h[k]);
+            distinct += h[k] > 0;
+        }
+        ck_assert_int_le(distinct, 2);
+        two_class_clients += distinct == 2;
+    }
+    ck_assert_int_gt(two_class_clients, 0); /* shards really were shuffled */
+    trainer_partition_free(&p);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+static const uint8_t *sort_labels;
+static int cmp_by_label(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (sort_labels[x] != sort_labels[y])
+        return sort_labels[x] < sort_labels[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+START_TEST(test_shards_structure)
+{
+    /* 1003 samples, 7 clients x 3 shards = 21 shards of 47 or 48: each client must hold
+     * exactly 3 whole shards of the (label, index) order, rebuilt here with qsort. */
+    enum { N = 1003, C = 7, K = 3, S = C * K };
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, N, 2, 10, 1.0f, 4);
+    trainer_partition_t p = make_ok(&ds, C, "shards:3", 21);
+    check_cover(&p, N);
+
+    uint32_t order[N];
+    size_t rank[N];
+    for (uint32_t i = 0; i < N; i++)
+        order[i] = i;
+    sort_labels = ds.y;
+    qsort(order, N, sizeof order[0], cmp_by_label);
+    for (size_t r = 0; r < N; r++)
+        rank[order[r]] = r;
+    int owner[S];
+    for (int s = 0; s < S; s++)
+        owner[s] = -1;
+    for (int c = 0; c < C; c++) {
+        size_t in_shard[S] = {0};
+        for (size_t j = p.offsets[c]; j < p.offsets[c + 1]; j++) {
+            size_t r = rank[p.idx[j]];
+            int s = 0;
+            while ((size_t)(s + 1) * N / S <= r)
+                s++;
+            in_shard[s]++;
+        }
+        int whole = 0;
+        for (int s = 0; s < S; s++) {
+            size_t size = (size_t)(s + 1) * N / S - (size_t)s * N / S;
+            ck_assert_msg(in_shard[s] == 0 || in_shard[s] == size,
+                          "client %d holds %zu of shard %d (size %zu)", c, in_shard[s], s, size);
+            if (in_shard[s]) {
+                ck_assert_int_eq(owner[s], -1);
+                owner[s] = c;
+                whole++;
+            }
+        }
+        ck_assert_int_eq(whole, K);
+        /* Each shard (<= 48 samples) is shorter than a class (100): at most 2 labels each. */
+        size_t h[10];
+        trainer_partition_histogram(&p, &ds, c, h);
+        int distinct = 0;
+        for (int k = 0; k < 10; k++)
+            distinct += h[k] > 0;
+        ck_assert_int_le(distinct, 2 * K);
+    }
+    trainer_partition_free(&p);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_shards_too_few_samples)
+{
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 20, 2, 2, 1.0f, 1);
+    trainer_partition_spec_t spec = spec_of("shards:3");
+    trainer_partition_t p;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_make(&p, &ds, 7, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "at least 21 samples (got 20)"), "%s", err.msg);
+    ck_assert_ptr_null(p.idx);
+    /* Exactly enough: 10 clients x 2 shards of one sample each. */
+    trainer_partition_t q = make_ok(&ds, 10, "shards:2", 1);
+    check_cover(&q, 20);
+    trainer_partition_free(&q);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+/* ---- dirichlet --------------------------------------------------------------------------- */
+
+/* Mean over clients of the total-variation distance between the client's label
+ * distribution and the global one. */
+static double mean_tv(const trainer_partition_t *p, const trainer_dataset_t *ds)
+{
+    size_t global[256] = {0}, h[256];
+    for (size_t i = 0; i < ds->n; i++)
+        global[ds->y[i]]++;
+    double total = 0.0;
+    for (int c = 0; c < p->clients; c++) {
+        trainer_partition_histogram(p, ds, c, h);
+        double size = (double)trainer_partition_size(p, c), tv = 0.0;
+        ck_assert(size > 0);
+        for (int k = 0; k < ds->classes; k++)
+            tv += fabs((double)h[k] / size - (double)global[k] / (double)ds->n);
+        total += 0.5 * tv;
+    }
+    return total / p->clients;
+}
+
+START_TEST(test_dirichlet_skew)
+{
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 10000, 2, 10, 1.0f, 2);
+    const char *specs[3] = {"dirichlet:100", "dirichlet:1", "dirichlet:0.1"};
+    double tv[3];
+    for (int a = 0; a < 3; a++) {
+        trainer_partition_t p = make_ok(&ds, 10, specs[a], 17);
+        check_cover(&p, ds.n);
+        for (int c = 0; c < 10; c++)
+            ck_assert_uint_gt(trainer_partition_size(&p, c), 0);
+        tv[a] = mean_tv(&p, &ds);
+        trainer_partition_free(&p);
+    }
+    /* Measured about 0.04, 0.35 and 0.7 (seeds 17 to 19 agree). */
+    ck_assert_msg(tv[0] < 0.1 && tv[0] < tv[1] && tv[1] < tv[2] && tv[2] > 0.5,
+                  "mean TV distances %g, %g, %g", tv[0], tv[1], tv[2]);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_dirichlet_histogram)
+{
+    /* trainer_partition_histogram against a direct count, on a skewed split. */
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 2000, 2, 10, 1.0f, 8);
+    trainer_partition_t p = make_ok(&ds, 5, "dirichlet:0.3", 8);
+    check_cover(&p, ds.n);
+    for (int c = 0; c < 5; c++) {
+        size_t h[10], direct[10] = {0}, sum = 0;
+        trainer_partition_histogram(&p, &ds, c, h);
+        for (size_t j = p.offsets[c]; j < p.offsets[c + 1]; j++)
+            direct[ds.y[p.idx[j]]]++;
+        for (int k = 0; k < 10; k++) {
+            ck_assert_uint_eq(h[k], direct[k]);
+            sum += h[k];
+        }
+        ck_assert_uint_eq(sum, trainer_partition_size(&p, c));
+    }
+    trainer_partition_free(&p);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_dirichlet_unsatisfiable)
+{
+    /* 20 samples for 20 clients with alpha 1e-3: nearly all of a class goes to one client,
+     * so some client stays empty in every one of the 100 draws. */
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 20, 2, 10, 1.0f, 1);
+    trainer_partition_spec_t spec = spec_of("dirichlet:0.001");
+    trainer_partition_t p;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_make(&p, &ds, 20, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no sample in 100 draws"), "%s", err.msg);
+    ck_assert_ptr_null(p.idx);
+    ck_assert_ptr_null(p.offsets);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+/* ---- all kinds --------------------------------------------------------------------------- */
+
+static const char *const all_specs[] = {"iid", "shards:2", "dirichlet:0.5"};
+
+START_TEST(test_deterministic)
+{
+    const char *text = all_specs[_i];
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 1000, 2, 10, 1.0f, 6);
+    trainer_partition_t a = make_ok(&ds, 8, text, 100);
+    trainer_partition_t b = make_ok(&ds, 8, text, 100);
+    trainer_partition_t c = make_ok(&ds, 8, text, 101);
+    check_cover(&a, ds.n);
+    ck_assert_msg(same_partition(&a, &b, ds.n), "%s: same seed, different partitions", text);
+    ck_assert_msg(!same_partition(&a, &c, ds.n), "%s: different seeds, same partition", text);
+    trainer_partition_free(&a);
+    trainer_partition_free(&b);
+    trainer_partition_free(&c);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_client_count_errors)
+{
+    const char *text = all_specs[_i];
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 5, 2, 2, 1.0f, 6);
+    trainer_partition_spec_t spec = spec_of(text);
+    trainer_partition_t p;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_make(&p, &ds, 6, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "more clients than samples (expected at most 5 clients, got 6)"),
+                  "%s: %s", text, err.msg);
+    ck_assert_ptr_null(p.idx);
+    ck_assert_int_eq(trainer_partition_make(&p, &ds, 0, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "at least 1 client"), "%s: %s", text, err.msg);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
+static Suite *partition_suite(void)
+{
+    Suite *s = suite_create("partition");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, test_parse_ok);
+    tcase_add_loop_test(tc, test_parse_errors, 0, (int)(sizeof bad_specs / sizeof *bad_specs));
+    tcase_add_test(tc, test_parse_unknown_message);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("make");
+    tcase_add_test(tc, test_iid);
+    tcase_add_test(tc, test_shards_balanced);
+    tcase_add_test(tc, test_shards_structure);
+    tcase_add_test(tc, test_shards_too_few_samples);
+    tcase_add_test(tc, test_dirichlet_skew);
+    tcase_add_test(tc, test_dirichlet_histogram);
+    tcase_add_test(tc, test_dirichlet_unsatisfiable);
+    tcase_add_loop_test(tc, test_deterministic, 0, 3);
+    tcase_add_loop_test(tc, test_client_count_errors, 0, 3);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(partition_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,80 @@
+/* The compute backend: one table of function pointers that every model op, the optimizer
+ * and the strategies' buffer operations go through (ggml's backend interface, STYLE.md 3).
+ * cpu.c fills it with OpenBLAS and plain loops; a CUDA backend fills the same table.
+ *
+ * Pointers marked "dev" live in the backend's memory (host memory for the CPU backend);
+ * move data in and out with upload/download. Matrices are row-major. */
+#ifndef DTSIM_BACKEND_H
+#define DTSIM_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct trainer_backend {
+    const char *name;
+
+    /* memory */
+    void *(*alloc)(size_t bytes); /* zero-filled; never NULL (checked) */
+    void (*free)(void *dev);
+    void (*upload)(void *dev_dst, const void *host_src, size_t bytes);
+    void (*download)(void *host_dst, const void *dev_src, size_t bytes);
+    void (*copy)(void *dev_dst, const void *dev_src, size_t bytes);
+
+    /* c (m, n) = alpha * op(a) op(b) + beta * c, op(a) (m, k), op(b) (k, n); trans_x != 0
+     * means x is stored transposed. lda/ldb/ldc are row strides. */
+    void (*gemm)(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                 int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
+    /* y viewed as (outer, channels, inner): y[o][c][i] += bias[c]. */
+    void (*bias_add)(float *y, const float *bias, int outer, int channels, int inner);
+    /* dbias[c] = sum over o, i of dy[o][c][i] (overwrites dbias). */
+    void (*bias_grad)(float *dbias, const float *dy, int outer, int channels, int inner);
+
+    /* y = max(x, 0); dx = dy where y > 0 else 0 (in place allowed: y == x, dx == dy). */
+    void (*relu_forward)(float *y, const float *x, size_t n);
+    void (*relu_backward)(float *dx, const float *dy, const float *y, size_t n);
+
+    /* Convolution helpers over `planes` images stored plane after plane, each (h, w),
+     * channel-major across the batch: x is (channels, batch, h, w). Kernel k x k, stride 1,
+     * no padding; oh = h - k + 1, ow = w - k + 1.
+     * col is (channels * k * k, batch * oh * ow). col2im overwrites dx. */
+    void (*im2col)(float *col, const float *x, int channels, int batch, int h, int w, int k);
+    void (*col2im)(float *dx, const float *col, int channels, int batch, int h, int w, int k);
+
+    /* Max pooling k x k, stride k, over `planes` planes of (h, w) (h, w multiples of k);
+     * argmax (planes * h/k * w/k) records the winning offset inside each plane.
+     * maxpool_backward overwrites dx. */
+    void (*maxpool_forward)(float *y, int32_t *argmax, const float *x, int planes, int h, int w,
+                            int k);
+    void (*maxpool_backward)(float *dx, const float *dy, const int32_t *argmax, int planes,
+                             int h, int w, int k);
+
+    /* (a, b, inner) -> (b, a, inner), and its use backwards is the same call with a, b
+     * swapped. Moves conv activations (channels, batch, hw) to (batch, features). */
+    void (*permute)(float *dst, const float *src, int a, int b, int inner);
+
+    /* Softmax cross-entropy over logits (batch, classes) with labels (batch, dev).
+     * Returns the summed loss and the number of correct argmax predictions in host memory.
+     * If dlogits is not NULL it gets (softmax - onehot) * grad_scale. */
+    void (*softmax_xent)(float *dlogits, const float *logits, const uint8_t *labels, int batch,
+                         int classes, float grad_scale, double *loss_sum, int *correct);
+
+    /* SGD as PyTorch defines it: g' = g + wd * w; v = momentum * v + g'; w -= lr * v
+     * (with momentum 0, v is not touched and may be NULL). */
+    void (*sgd_update)(float *w, const float *g, float *v, size_t n, float lr, float momentum,
+                       float weight_decay);
+
+    /* Buffer ops for strategies. */
+    void (*axpy)(size_t n, float a, const float *x, float *y);   /* y += a x */
+    void (*scale)(size_t n, float a, float *x);                  /* x *= a */
+    /* dst = sum_i weights[i] * srcs[i]; dst may alias srcs[0]. */
+    void (*average)(float *dst, const float *const *srcs, const float *weights, int count,
+                    size_t n);
+} trainer_backend_t;
+
+/* The CPU backend (OpenBLAS). */
+const trainer_backend_t *trainer_backend_cpu(void);
+/* Threads OpenBLAS may use (the only parallel part of the CPU backend). */
+void trainer_backend_cpu_set_threads(int threads);
+
+#endif

@@ -1,0 +1,38 @@
+/* Error carrier, checked allocation and the monotonic clock (see common.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+
+#include <stdarg.h>
+#include <time.h>
+
+dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return DT_ERR_INPUT;
+}
+
+void *dt_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    DT_CHECK(p, "out of memory allocating %zu bytes", bytes);
+    return p;
+}
+
+void *dt_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    DT_CHECK(p, "out of memory allocating %zu x %zu bytes", count, size);
+    return p;
+}
+
+double dt_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,284 @@
+/* The CPU backend: matrix products on OpenBLAS, everything else in plain loops that the
+ * compiler vectorises. This is the oracle every other backend is tested against. */
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "backend.h"
+#include "common.h"
+
+static void *cpu_alloc(size_t bytes)
+{
+    /* 64-byte alignment for SIMD loads; aligned_alloc wants a multiple of the alignment. */
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    DT_CHECK(p, "out of memory allocating %zu bytes", bytes);
+    memset(p, 0, rounded ? rounded : 64);
+    return p;
+}
+
+static void cpu_free(void *p) { free(p); }
+static void cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    if (dst != src)
+        memmove(dst, src, bytes);
+}
+
+static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                     int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                ldc);
+}
+
+static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
+{
+    for (int o = 0; o < outer; o++) {
+        float *yo = y + (size_t)o * channels * inner;
+        for (int c = 0; c < channels; c++) {
+            float b = bias[c];
+            float *yc = yo + (size_t)c * inner;
+            for (int i = 0; i < inner; i++)
+                yc[i] += b;
+        }
+    }
+}
+
+static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
+{
+    if (inner == 1) {
+        /* dense layers: sum rows of (outer, channels), row by row for contiguous access */
+        memset(dbias, 0, sizeof(float) * (size_t)channels);
+        for (int o = 0; o < outer; o++) {
+            const float *row = dy + (size_t)o * channels;
+            for (int c = 0; c < channels; c++)
+                dbias[c] += row[c];
+        }
+        return;
+    }
+    for (int c = 0; c < channels; c++) {
+        float s = 0.0f;
+        for (int o = 0; o < outer; o++) {
+            const float *p = dy + ((size_t)o * channels + c) * inner;
+            for (int i = 0; i < inner; i++)
+                s += p[i];
+        }
+        dbias[c] = s;
+    }
+}
+
+static void cpu_relu_forward(float *y, const float *x, size_t n)
+{
+    /* Unconditional loads and a select: the form the compiler vectorises. */
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v > 0.0f ? v : 0.0f;
+    }
+}
+
+static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float g = dy[i];
+        dx[i] = y[i] > 0.0f ? g : 0.0f;
+    }
+}
+
+static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
+                       int k)
+{
+    int oh = h - k + 1, ow = w - k + 1;
+    size_t ncols = (size_t)batch * oh * ow;
+    for (int c = 0; c < channels; c++)
+        for (int ki = 0; ki < k; ki++)
+            for (int kj = 0; kj < k; kj++) {
+                float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
+                for (int b = 0; b < batch; b++) {
+                    const float *plane = x + ((size_t)c * batch + b) * h * w;
+                    float *dst = row + (size_t)b * oh * ow;
+                    for (int i = 0; i < oh; i++)
+                        memcpy(dst + (size_t)i * ow, plane + (size_t)(i + ki) * w + kj,
+                               sizeof(float) * (size_t)ow);
+                }
+            }
+}
+
+static void cpu_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
+                       int k)
+{
+    int oh = h - k + 1, ow = w - k + 1;
+    size_t ncols = (size_t)batch * oh * ow;
+    memset(dx, 0, sizeof(float) * (size_t)channels * batch * h * w);
+    for (int c = 0; c < channels; c++)
+        for (int ki = 0; ki < k; ki++)
+            for (int kj = 0; kj < k; kj++) {
+                const float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
+                for (int b = 0; b < batch; b++) {
+                    float *plane = dx + ((size_t)c * batch + b) * h * w;
+                    const float *src = row + (size_t)b * oh * ow;
+                    for (int i = 0; i < oh; i++) {
+                        float *d = plane + (size_t)(i + ki) * w + kj;
+                        const float *s = src + (size_t)i * ow;
+                        for (int j = 0; j < ow; j++)
+                            d[j] += s[j];
+                    }
+                }
+            }
+}
+
+static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int planes, int h,
+                                int w, int k)
+{
+    int oh = h / k, ow = w / k;
+    for (int p = 0; p < planes; p++) {
+        const float *in = x + (size_t)p * h * w;
+        float *out = y + (size_t)p * oh * ow;
+        int32_t *am = argmax + (size_t)p * oh * ow;
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                int best = (i * k) * w + j * k;
+                float v = in[best];
+                for (int di = 0; di < k; di++)
+                    for (int dj = 0; dj < k; dj++) {
+                        int off = (i * k + di) * w + j * k + dj;
+                        if (in[off] > v) {
+                            v = in[off];
+                            best = off;
+                        }
+                    }
+                out[i * ow + j] = v;
+                am[i * ow + j] = best;
+            }
+    }
+}
+
+static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax, int planes,
+                                 int h, int w, int k)
+{
+    size_t per_out = (size_t)(h / k) * (w / k);
+    memset(dx, 0, sizeof(float) * (size_t)planes * h * w);
+    for (int p = 0; p < planes; p++) {
+        float *d = dx + (size_t)p * h * w;
+        const float *g = dy + (size_t)p * per_out;
+        const int32_t *am = argmax + (size_t)p * per_out;
+        for (size_t i = 0; i < per_out; i++)
+            d[am[i]] += g[i];
+    }
+}
+
+static void cpu_permute(float *dst, const float *src, int a, int b, int inner)
+{
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < b; j++)
+            memcpy(dst + ((size_t)j * a + i) * inner, src + ((size_t)i * b + j) * inner,
+                   sizeof(float) * (size_t)inner);
+}
+
+static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels,
+                             int batch, int classes, float grad_scale, double *loss_sum,
+                             int *correct)
+{
+    double loss = 0.0;
+    int right = 0;
+    for (int b = 0; b < batch; b++) {
+        const float *z = logits + (size_t)b * classes;
+        int best = 0;
+        float zmax = z[0];
+        for (int c = 1; c < classes; c++)
+            if (z[c] > zmax) {
+                zmax = z[c];
+                best = c;
+            }
+        double sum = 0.0;
+        for (int c = 0; c < classes; c++)
+            sum += exp((double)(z[c] - zmax));
+        int y = labels[b];
+        /* -log softmax(z)_y = log(sum exp(z - zmax)) - (z_y - zmax) */
+        loss += log(sum) - (double)(z[y] - zmax);
+        right += best == y;
+        if (dlogits) {
+            float *d = dlogits + (size_t)b * classes;
+            for (int c = 0; c < classes; c++) {
+                double p = exp((double)(z[c] - zmax)) / sum;
+                d[c] = (float)((p - (c == y ? 1.0 : 0.0)) * grad_scale);
+            }
+        }
+    }
+    *loss_sum = loss;
+    *correct = right;
+}
+
+static void cpu_sgd_update(float *w, const float *g, float *v, size_t n, float lr,
+                           float momentum, float weight_decay)
+{
+    if (momentum == 0.0f) {
+        for (size_t i = 0; i < n; i++)
+            w[i] -= lr * (g[i] + weight_decay * w[i]);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float vi = momentum * v[i] + (g[i] + weight_decay * w[i]);
+        v[i] = vi;
+        w[i] -= lr * vi;
+    }
+}
+
+static void cpu_axpy(size_t n, float a, const float *x, float *y)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+static void cpu_scale(size_t n, float a, float *x)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] *= a;
+}
+
+static void cpu_average(float *dst, const float *const *srcs, const float *weights, int count,
+                        size_t n)
+{
+    DT_ASSERT(count >= 1);
+    /* srcs[0] first so that dst may alias it. */
+    float w0 = weights[0];
+    const float *s0 = srcs[0];
+    for (size_t i = 0; i < n; i++)
+        dst[i] = w0 * s0[i];
+    for (int j = 1; j < count; j++) {
+        DT_ASSERT(srcs[j] != dst);
+        cpu_axpy(n, weights[j], srcs[j], dst);
+    }
+}
+
+static const trainer_backend_t cpu_backend = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .copy = cpu_copy,
+    .gemm = cpu_gemm,
+    .bias_add = cpu_bias_add,
+    .bias_grad = cpu_bias_grad,
+    .relu_forward = cpu_relu_forward,
+    .relu_backward = cpu_relu_backward,
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .maxpool_forward = cpu_maxpool_forward,
+    .maxpool_backward = cpu_maxpool_backward,
+    .permute = cpu_permute,
+    .softmax_xent = cpu_softmax_xent,
+    .sgd_update = cpu_sgd_update,
+    .axpy = cpu_axpy,
+    .scale = cpu_scale,
+    .average = cpu_average,
+};
+
+const trainer_backend_t *trainer_backend_cpu(void) { return &cpu_backend; }
+
+void trainer_backend_cpu_set_threads(int threads)
+{
+    openblas_set_num_threads(threads > 0 ? threads : 1);
+}

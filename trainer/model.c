@@ -1,0 +1,418 @@
+/* Model layout, initialisation, FLOP counts, and the forward and backward passes over the
+ * flat parameter buffer (see model.h). */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t arch)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->arch = arch;
+    cfg->in_channels = 1;
+    cfg->in_h = 28;
+    cfg->in_w = 28;
+    cfg->classes = 10;
+    cfg->n_hidden = 2;
+    cfg->hidden[0] = 256;
+    cfg->hidden[1] = 128;
+    cfg->conv[0] = 16;
+    cfg->conv[1] = 32;
+    cfg->kernel = 5;
+    cfg->fc = 128;
+}
+
+static const char *arch_names[] = {"logreg", "mlp", "cnn"};
+
+const char *trainer_arch_name(trainer_arch_t arch) { return arch_names[arch]; }
+
+dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(text, arch_names[i]) == 0) {
+            *arch = (trainer_arch_t)i;
+            return DT_OK;
+        }
+    return dt_err_input(err, "unknown model \"%s\" (expected logreg, mlp or cnn)", text);
+}
+
+dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt_err_t *err)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        if (n == TRAINER_MAX_HIDDEN)
+            return dt_err_input(err, "too many hidden layers in \"%s\" (at most %d)", text,
+                                TRAINER_MAX_HIDDEN);
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 1 || v > (1L << 20) || (*end && *end != ','))
+            return dt_err_input(err,
+                                "bad hidden sizes \"%s\" (expected comma-separated integers "
+                                "in [1, 1048576], e.g. 256,128)",
+                                text);
+        cfg->hidden[n++] = (int)v;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p)
+            return dt_err_input(err, "bad hidden sizes \"%s\" (trailing comma)", text);
+    }
+    cfg->n_hidden = n;
+    return DT_OK;
+}
+
+/* Appends a layer whose input is the previous layer's output (or the model input). */
+static trainer_layer_t *push_layer(trainer_model_t *m, trainer_layer_kind_t kind)
+{
+    DT_ASSERT(m->n_layers < TRAINER_MAX_LAYERS);
+    trainer_layer_t *l = &m->layers[m->n_layers];
+    memset(l, 0, sizeof *l);
+    l->kind = kind;
+    if (m->n_layers == 0) {
+        l->in_c = m->cfg.in_channels;
+        l->in_h = m->cfg.in_h;
+        l->in_w = m->cfg.in_w;
+    } else {
+        const trainer_layer_t *p = &m->layers[m->n_layers - 1];
+        l->in_c = p->out_c;
+        l->in_h = p->out_h;
+        l->in_w = p->out_w;
+    }
+    l->out_c = l->in_c;
+    l->out_h = l->in_h;
+    l->out_w = l->in_w;
+    m->n_layers++;
+    return l;
+}
+
+static void finish_layer(trainer_model_t *m, trainer_layer_t *l, size_t w_len, size_t b_len)
+{
+    l->in_size = (size_t)l->in_c * l->in_h * l->in_w;
+    l->out_size = (size_t)l->out_c * l->out_h * l->out_w;
+    l->w_off = m->n_params;
+    l->w_len = w_len;
+    l->b_off = l->w_off + w_len;
+    l->b_len = b_len;
+    m->n_params += w_len + b_len;
+}
+
+static void add_dense(trainer_model_t *m, int out)
+{
+    trainer_layer_t *l = push_layer(m, TRAINER_LAYER_DENSE);
+    int in = l->in_c * l->in_h * l->in_w;
+    l->in_c = in;
+    l->in_h = l->in_w = 1;
+    l->out_c = out;
+    l->out_h = l->out_w = 1;
+    finish_layer(m, l, (size_t)out * in, (size_t)out);
+}
+
+static void add_simple(trainer_model_t *m, trainer_layer_kind_t kind, int k)
+{
+    trainer_layer_t *l = push_layer(m, kind);
+    l->k = k;
+    if (kind == TRAINER_LAYER_MAXPOOL) {
+        l->out_h = l->in_h / k;
+        l->out_w = l->in_w / k;
+    } else if (kind == TRAINER_LAYER_FLATTEN) {
+        l->out_c = l->in_c * l->in_h * l->in_w;
+        l->out_h = l->out_w = 1;
+    }
+    finish_layer(m, l, 0, 0);
+}
+
+static void add_conv(trainer_model_t *m, int out_c, int k)
+{
+    trainer_layer_t *l = push_layer(m, TRAINER_LAYER_CONV);
+    l->k = k;
+    l->out_c = out_c;
+    l->out_h = l->in_h - k + 1;
+    l->out_w = l->in_w - k + 1;
+    finish_layer(m, l, (size_t)out_c * l->in_c * k * k, (size_t)out_c);
+}
+
+dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg,
+                              dt_err_t *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    if (cfg->in_channels < 1 || cfg->in_h < 1 || cfg->in_w < 1)
+        return dt_err_input(err, "bad input shape %dx%dx%d", cfg->in_channels, cfg->in_h,
+                            cfg->in_w);
+    if (cfg->classes < 2 || cfg->classes > 256)
+        return dt_err_input(err, "classes must be in [2, 256], got %d", cfg->classes);
+    m->in_size = (size_t)cfg->in_channels * cfg->in_h * cfg->in_w;
+    m->classes = cfg->classes;
+
+    switch (cfg->arch) {
+    case TRAINER_ARCH_LOGREG:
+        add_dense(m, cfg->classes);
+        break;
+    case TRAINER_ARCH_MLP:
+        for (int i = 0; i < cfg->n_hidden; i++) {
+            add_dense(m, cfg->hidden[i]);
+            add_simple(m, TRAINER_LAYER_RELU, 0);
+        }
+        add_dense(m, cfg->classes);
+        break;
+    case TRAINER_ARCH_CNN: {
+        int k = cfg->kernel;
+        if (k < 1 || cfg->conv[0] < 1 || cfg->conv[1] < 1 || cfg->fc < 1)
+            return dt_err_input(err, "cnn sizes must be positive (conv %d,%d kernel %d fc %d)",
+                                cfg->conv[0], cfg->conv[1], k, cfg->fc);
+        /* Each stage: conv (size - k + 1) then pool 2 (must divide evenly). */
+        int h = cfg->in_h, w = cfg->in_w;
+        for (int s = 0; s < 2; s++) {
+            h = h - k + 1;
+            w = w - k + 1;
+            if (h < 2 || w < 2 || h % 2 || w % 2)
+                return dt_err_input(err,
+                                    "cnn: input %dx%d does not fit two %dx%d conv + 2x2 pool "
+                                    "stages (each conv output must be even and >= 2)",
+                                    cfg->in_h, cfg->in_w, k, k);
+            h /= 2;
+            w /= 2;
+        }
+        for (int s = 0; s < 2; s++) {
+            add_conv(m, cfg->conv[s], k);
+            add_simple(m, TRAINER_LAYER_RELU, 0);
+            add_simple(m, TRAINER_LAYER_MAXPOOL, 2);
+        }
+        add_simple(m, TRAINER_LAYER_FLATTEN, 0);
+        add_dense(m, cfg->fc);
+        add_simple(m, TRAINER_LAYER_RELU, 0);
+        add_dense(m, cfg->classes);
+        break;
+    }
+    default:
+        return dt_err_input(err, "unknown model architecture %d", (int)cfg->arch);
+    }
+    return DT_OK;
+}
+
+void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t seed)
+{
+    trainer_rng_t rng;
+    trainer_rng_seed(&rng, seed, TRAINER_STREAM_INIT);
+    memset(params, 0, sizeof(float) * m->n_params);
+    for (int i = 0; i < m->n_layers; i++) {
+        const trainer_layer_t *l = &m->layers[i];
+        if (!l->w_len)
+            continue;
+        size_t fan_in = l->w_len / (size_t)l->out_c;
+        double bound = 1.0 / sqrt((double)fan_in);
+        for (size_t j = 0; j < l->w_len + l->b_len; j++)
+            params[l->w_off + j] = (float)((2.0 * trainer_rng_uniform(&rng) - 1.0) * bound);
+    }
+}
+
+trainer_flops_t trainer_model_flops(const trainer_model_t *m)
+{
+    trainer_flops_t f = {0.0, 0.0};
+    for (int i = 0; i < m->n_layers; i++) {
+        const trainer_layer_t *l = &m->layers[i];
+        double out = (double)l->out_size, in = (double)l->in_size;
+        switch (l->kind) {
+        case TRAINER_LAYER_DENSE:
+        case TRAINER_LAYER_CONV: {
+            /* per sample: a GEMM of (out_c) x (positions) x (fan_in) */
+            double positions = (double)l->out_h * l->out_w;
+            double fan_in = (double)(l->w_len / (size_t)l->out_c);
+            double gemm = 2.0 * l->out_c * positions * fan_in;
+            f.forward += gemm + out;  /* product, bias */
+            f.backward += gemm + out; /* weight gradient, bias gradient */
+            if (i > 0)                /* input gradient (+ col2im accumulation for conv) */
+                f.backward += gemm + (l->kind == TRAINER_LAYER_CONV ? fan_in * positions : 0);
+            break;
+        }
+        case TRAINER_LAYER_RELU:
+            f.forward += out;
+            f.backward += out;
+            break;
+        case TRAINER_LAYER_MAXPOOL:
+            f.forward += in;
+            f.backward += out;
+            break;
+        case TRAINER_LAYER_FLATTEN:
+            break;
+        }
+    }
+    f.forward += 5.0 * m->classes;
+    f.backward += 2.0 * m->classes;
+    return f;
+}
+
+double trainer_sgd_flops(size_t n, float momentum, float weight_decay)
+{
+    double per = 2.0; /* w -= lr * g */
+    if (weight_decay != 0.0f)
+        per += 2.0;
+    if (momentum != 0.0f)
+        per += 2.0;
+    return per * (double)n;
+}
+
+void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
+                            const trainer_model_t *m, int max_batch)
+{
+    DT_ASSERT(max_batch >= 1);
+    memset(ws, 0, sizeof *ws);
+    ws->be = be;
+    ws->m = m;
+    ws->max_batch = max_batch;
+    size_t B = (size_t)max_batch;
+    ws->x = be->alloc(sizeof(float) * B * m->in_size * 2); /* room for a permuted copy */
+    ws->labels = be->alloc(B);
+    size_t dcol = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        const trainer_layer_t *l = &m->layers[i];
+        ws->act[i] = be->alloc(sizeof(float) * B * l->out_size);
+        ws->dact[i] = be->alloc(sizeof(float) * B * l->out_size);
+        if (l->kind == TRAINER_LAYER_CONV) {
+            size_t cols = (size_t)l->in_c * l->k * l->k * B * l->out_h * l->out_w;
+            ws->col[i] = be->alloc(sizeof(float) * cols);
+            if (i > 0 && cols > dcol)
+                dcol = cols;
+        }
+        if (l->kind == TRAINER_LAYER_MAXPOOL)
+            ws->argmax[i] = be->alloc(sizeof(int32_t) * B * l->out_size);
+    }
+    if (dcol)
+        ws->dcol = be->alloc(sizeof(float) * dcol);
+}
+
+void trainer_workspace_free(trainer_workspace_t *ws)
+{
+    const trainer_backend_t *be = ws->be;
+    if (!be)
+        return;
+    be->free(ws->x);
+    be->free(ws->labels);
+    for (int i = 0; i < ws->m->n_layers; i++) {
+        be->free(ws->act[i]);
+        be->free(ws->dact[i]);
+        be->free(ws->col[i]);
+        be->free(ws->argmax[i]);
+    }
+    be->free(ws->dcol);
+    memset(ws, 0, sizeof *ws);
+}
+
+void trainer_workspace_load(trainer_workspace_t *ws, const float *x, const uint8_t *labels,
+                            int batch)
+{
+    DT_ASSERT(batch >= 1 && batch <= ws->max_batch);
+    ws->be->upload(ws->x, x, sizeof(float) * (size_t)batch * ws->m->in_size);
+    ws->be->upload(ws->labels, labels, (size_t)batch);
+}
+
+/* The input of layer i for the current batch. */
+static const float *layer_input(const trainer_workspace_t *ws, int i)
+{
+    return i == 0 ? ws->x : ws->act[i - 1];
+}
+
+void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch)
+{
+    const trainer_backend_t *be = ws->be;
+    const trainer_model_t *m = ws->m;
+    const float *in_first = ws->x;
+    if (m->layers[0].kind == TRAINER_LAYER_CONV && m->layers[0].in_c > 1) {
+        /* (batch, c, hw) -> (c, batch, hw): the conv part's layout */
+        float *xc = ws->x + (size_t)ws->max_batch * m->in_size;
+        be->permute(xc, ws->x, batch, m->layers[0].in_c,
+                    m->layers[0].in_h * m->layers[0].in_w);
+        in_first = xc;
+    }
+    for (int i = 0; i < m->n_layers; i++) {
+        const trainer_layer_t *l = &m->layers[i];
+        const float *x = i == 0 ? in_first : ws->act[i - 1];
+        float *y = ws->act[i];
+        const float *w = params + l->w_off, *b = params + l->b_off;
+        switch (l->kind) {
+        case TRAINER_LAYER_DENSE: /* y (B, out) = x (B, in) w^T + b */
+            be->gemm(0, 1, batch, l->out_c, l->in_c, 1.0f, x, l->in_c, w, l->in_c, 0.0f, y,
+                     l->out_c);
+            be->bias_add(y, b, batch, l->out_c, 1);
+            break;
+        case TRAINER_LAYER_CONV: { /* y (out_c, B*oh*ow) = w (out_c, in_c*k*k) col */
+            int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
+            be->im2col(ws->col[i], x, l->in_c, batch, l->in_h, l->in_w, l->k);
+            be->gemm(0, 0, l->out_c, n, kk, 1.0f, w, kk, ws->col[i], n, 0.0f, y, n);
+            be->bias_add(y, b, 1, l->out_c, n);
+            break;
+        }
+        case TRAINER_LAYER_RELU:
+            be->relu_forward(y, x, (size_t)batch * l->out_size);
+            break;
+        case TRAINER_LAYER_MAXPOOL:
+            be->maxpool_forward(y, ws->argmax[i], x, l->in_c * batch, l->in_h, l->in_w, l->k);
+            break;
+        case TRAINER_LAYER_FLATTEN: /* (c, B, hw) -> (B, c*hw) */
+            be->permute(y, x, l->in_c, batch, l->in_h * l->in_w);
+            break;
+        }
+    }
+}
+
+void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct)
+{
+    int last = ws->m->n_layers - 1;
+    ws->be->softmax_xent(ws->dact[last], ws->act[last], ws->labels, batch, ws->m->classes,
+                         1.0f / (float)batch, loss_sum, correct);
+}
+
+void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
+                            int batch)
+{
+    const trainer_backend_t *be = ws->be;
+    const trainer_model_t *m = ws->m;
+    for (int i = m->n_layers - 1; i >= 0; i--) {
+        const trainer_layer_t *l = &m->layers[i];
+        const float *dy = ws->dact[i];
+        float *dx = i > 0 ? ws->dact[i - 1] : NULL;
+        const float *w = params + l->w_off;
+        float *gw = grads + l->w_off, *gb = grads + l->b_off;
+        switch (l->kind) {
+        case TRAINER_LAYER_DENSE: {
+            const float *x = layer_input(ws, i);
+            /* gw (out, in) = dy^T (out, B) x (B, in) */
+            be->gemm(1, 0, l->out_c, l->in_c, batch, 1.0f, dy, l->out_c, x, l->in_c, 0.0f, gw,
+                     l->in_c);
+            be->bias_grad(gb, dy, batch, l->out_c, 1);
+            if (dx) /* dx (B, in) = dy (B, out) w (out, in) */
+                be->gemm(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c, w, l->in_c, 0.0f,
+                         dx, l->in_c);
+            break;
+        }
+        case TRAINER_LAYER_CONV: {
+            int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
+            /* gw (out_c, kk) = dy (out_c, n) col^T (n, kk) */
+            be->gemm(0, 1, l->out_c, kk, n, 1.0f, dy, n, ws->col[i], n, 0.0f, gw, kk);
+            be->bias_grad(gb, dy, 1, l->out_c, n);
+            if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
+                be->gemm(1, 0, kk, n, l->out_c, 1.0f, w, kk, dy, n, 0.0f, ws->dcol, n);
+                be->col2im(dx, ws->dcol, l->in_c, batch, l->in_h, l->in_w, l->k);
+            }
+            break;
+        }
+        case TRAINER_LAYER_RELU:
+            if (dx)
+                be->relu_backward(dx, dy, ws->act[i], (size_t)batch * l->out_size);
+            break;
+        case TRAINER_LAYER_MAXPOOL:
+            if (dx)
+                be->maxpool_backward(dx, dy, ws->argmax[i], l->in_c * batch, l->in_h, l->in_w,
+                                     l->k);
+            break;
+        case TRAINER_LAYER_FLATTEN: /* (B, c*hw) -> (c, B, hw) */
+            if (dx)
+                be->permute(dx, dy, batch, l->in_c, l->in_h * l->in_w);
+            break;
+        }
+    }
+}

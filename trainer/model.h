@@ -1,0 +1,134 @@
+/* Models over ONE flat float buffer of parameters (llm.c, STYLE.md 1).
+ *
+ * A model is a list of layers whose weights and biases are offsets into one buffer; the
+ * gradient buffer, the optimizer state and every message a strategy sends share that
+ * layout, so a push, an all-reduce or a FedAvg average is one operation on one buffer.
+ *
+ *   logreg  in -> classes (one dense layer)
+ *   mlp     in -> hidden[0] -> ... -> classes, ReLU between dense layers
+ *   cnn     conv k x k (c1) -> ReLU -> maxpool 2 -> conv k x k (c2) -> ReLU -> maxpool 2
+ *           -> dense (fc) -> ReLU -> dense (classes); convolutions by im2col + GEMM.
+ *
+ * Dense weights are (out, in) as in PyTorch; conv weights are (out_c, in_c * k * k).
+ * Activations of the conv part are laid out (channels, batch, h, w) so that each
+ * convolution is ONE GEMM over the whole batch; a permute turns them into (batch, features)
+ * before the dense part. */
+#ifndef DTSIM_MODEL_H
+#define DTSIM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "common.h"
+
+#define TRAINER_MAX_HIDDEN 8
+#define TRAINER_MAX_LAYERS 24
+
+typedef enum trainer_arch {
+    TRAINER_ARCH_LOGREG,
+    TRAINER_ARCH_MLP,
+    TRAINER_ARCH_CNN,
+} trainer_arch_t;
+
+typedef struct trainer_model_config {
+    trainer_arch_t arch;
+    int in_channels, in_h, in_w; /* sample shape; dense-only models use in_channels*in_h*in_w */
+    int classes;
+    int hidden[TRAINER_MAX_HIDDEN]; /* mlp hidden sizes */
+    int n_hidden;
+    int conv[2];    /* cnn output channels of the two convolutions */
+    int kernel;     /* cnn kernel size */
+    int fc;         /* cnn dense hidden size */
+} trainer_model_config_t;
+
+typedef enum trainer_layer_kind {
+    TRAINER_LAYER_DENSE,
+    TRAINER_LAYER_CONV,
+    TRAINER_LAYER_RELU,
+    TRAINER_LAYER_MAXPOOL,
+    TRAINER_LAYER_FLATTEN, /* (c, batch, h, w) -> (batch, c*h*w) */
+} trainer_layer_kind_t;
+
+typedef struct trainer_layer {
+    trainer_layer_kind_t kind;
+    int in_c, in_h, in_w;    /* input shape per sample */
+    int out_c, out_h, out_w; /* output shape per sample */
+    int k;                   /* conv kernel or pool size */
+    size_t w_off, w_len;     /* weights in the parameter buffer (dense, conv) */
+    size_t b_off, b_len;     /* biases */
+    size_t in_size, out_size; /* elements per sample */
+} trainer_layer_t;
+
+typedef struct trainer_model {
+    trainer_model_config_t cfg;
+    int n_layers;
+    trainer_layer_t layers[TRAINER_MAX_LAYERS];
+    size_t n_params;
+    size_t in_size; /* elements per input sample */
+    int classes;
+} trainer_model_t;
+
+/* Fills cfg with the defaults for an architecture on 1x28x28 inputs and 10 classes:
+ * mlp 256,128; cnn conv 32,64 kernel 5, fc 128. */
+void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t arch);
+/* "logreg" | "mlp" | "cnn" -> arch; returns DT_ERR_INPUT on anything else. */
+dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err);
+const char *trainer_arch_name(trainer_arch_t arch);
+/* Parses "256,128" into hidden sizes (each in [1, 1<<20], at most TRAINER_MAX_HIDDEN). */
+dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt_err_t *err);
+
+/* Lays out the layers and the parameter buffer. DT_ERR_INPUT if the shapes do not fit
+ * (e.g. a cnn input too small for two conv + pool stages). */
+dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg,
+                              dt_err_t *err);
+
+/* Seeded initialisation into a host buffer of m->n_params floats: weights and biases
+ * uniform in +-1/sqrt(fan_in) (PyTorch's default for Linear and Conv2d). */
+void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t seed);
+
+/* FLOPs per sample. Convention: a matrix product counts 2*m*n*k; bias add, bias gradient,
+ * ReLU and its mask, col2im accumulation and each pooled input element count 1 per
+ * element; softmax cross-entropy counts 5 per logit forward and 2 per logit backward.
+ * The first layer computes no input gradient. Exact for what the kernels do. */
+typedef struct trainer_flops {
+    double forward;  /* per sample, including the loss */
+    double backward; /* per sample */
+} trainer_flops_t;
+trainer_flops_t trainer_model_flops(const trainer_model_t *m);
+/* FLOPs of one optimizer update over n parameters (independent of batch size). */
+double trainer_sgd_flops(size_t n, float momentum, float weight_decay);
+
+/* Activations, their gradients and scratch space for batches of up to max_batch samples,
+ * allocated once on the backend (never per step). */
+typedef struct trainer_workspace {
+    const trainer_backend_t *be;
+    const trainer_model_t *m;
+    int max_batch;
+    float *x;                          /* (max_batch, in_size) dev: the input batch */
+    uint8_t *labels;                   /* (max_batch) dev */
+    float *act[TRAINER_MAX_LAYERS];    /* output of each layer, dev */
+    float *dact[TRAINER_MAX_LAYERS];   /* gradient w.r.t. each layer's output, dev */
+    float *col[TRAINER_MAX_LAYERS];    /* im2col buffer of conv layers, dev */
+    int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
+    float *dcol;                       /* scratch for conv input gradients, dev */
+} trainer_workspace_t;
+
+void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
+                            const trainer_model_t *m, int max_batch);
+void trainer_workspace_free(trainer_workspace_t *ws);
+
+/* Copies a batch (host) into the workspace. x is (batch, in_size), labels (batch). */
+void trainer_workspace_load(trainer_workspace_t *ws, const float *x, const uint8_t *labels,
+                            int batch);
+
+/* Forward pass over the loaded batch with params (dev); logits end in the last act. */
+void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch);
+/* Loss over the loaded labels: returns the summed loss and the correct count, and seeds the
+ * backward pass with d(mean loss)/d(logits). */
+void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct);
+/* Backward pass: grads (dev, n_params) is overwritten with d(mean loss)/d(params). */
+void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
+                            int batch);
+
+#endif

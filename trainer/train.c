@@ -1,0 +1,132 @@
+/* The learner: one replica's buffers, its gradient step, its update and epoch loop, and
+ * evaluation (see train.h). */
+#include "train.h"
+
+#include <math.h>
+#include <string.h>
+
+void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
+                          const trainer_model_t *m, const trainer_sgd_t *sgd, int max_batch,
+                          uint64_t seed)
+{
+    memset(l, 0, sizeof *l);
+    l->be = be;
+    l->m = m;
+    l->sgd = *sgd;
+    trainer_workspace_init(&l->ws, be, m, max_batch);
+    size_t bytes = sizeof(float) * m->n_params;
+    l->params = be->alloc(bytes);
+    l->grads = be->alloc(bytes);
+    l->velocity = be->alloc(bytes);
+    l->host_x = dt_malloc(sizeof(float) * (size_t)max_batch * m->in_size);
+    l->host_y = dt_malloc((size_t)max_batch);
+    l->batch_idx = dt_malloc(sizeof(uint32_t) * (size_t)max_batch);
+    float *init = dt_malloc(bytes);
+    trainer_model_init_params(m, init, seed);
+    be->upload(l->params, init, bytes);
+    free(init);
+    trainer_rng_seed(&l->shuffle, seed, TRAINER_STREAM_SHUFFLE);
+}
+
+void trainer_learner_free(trainer_learner_t *l)
+{
+    if (!l->be)
+        return;
+    trainer_workspace_free(&l->ws);
+    l->be->free(l->params);
+    l->be->free(l->grads);
+    l->be->free(l->velocity);
+    free(l->host_x);
+    free(l->host_y);
+    free(l->batch_idx);
+    free(l->order);
+    memset(l, 0, sizeof *l);
+}
+
+void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds,
+                          const uint32_t *idx, int batch)
+{
+    DT_ASSERT(ds->dim == l->m->in_size);
+    size_t dim = ds->dim;
+    for (int b = 0; b < batch; b++) {
+        memcpy(l->host_x + (size_t)b * dim, ds->x + (size_t)idx[b] * dim, sizeof(float) * dim);
+        l->host_y[b] = ds->y[idx[b]];
+    }
+    trainer_workspace_load(&l->ws, l->host_x, l->host_y, batch);
+}
+
+double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,
+                            const uint32_t *idx, int batch)
+{
+    double loss;
+    int correct;
+    trainer_learner_load(l, ds, idx, batch);
+    trainer_model_forward(&l->ws, l->params, batch);
+    trainer_model_loss(&l->ws, batch, &loss, &correct);
+    trainer_model_backward(&l->ws, l->params, l->grads, batch);
+    return loss / batch;
+}
+
+void trainer_learner_update(trainer_learner_t *l)
+{
+    l->be->sgd_update(l->params, l->grads, l->velocity, l->m->n_params, l->sgd.lr,
+                      l->sgd.momentum, l->sgd.weight_decay);
+}
+
+trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_dataset_t *ds,
+                                            const uint32_t *subset, size_t n, int batch)
+{
+    trainer_epoch_stats_t st = {0};
+    if (n > l->order_cap) {
+        free(l->order);
+        l->order = dt_malloc(sizeof(uint32_t) * n);
+        l->order_cap = n;
+    }
+    for (size_t i = 0; i < n; i++)
+        l->order[i] = subset ? subset[i] : (uint32_t)i;
+    trainer_rng_shuffle_u32(&l->shuffle, l->order, n);
+    double loss_sum = 0.0;
+    for (size_t off = 0; off < n; off += (size_t)batch) {
+        int b = (int)(n - off < (size_t)batch ? n - off : (size_t)batch);
+        double loss = trainer_learner_grad(l, ds, l->order + off, b);
+        st.steps++;
+        st.samples += (size_t)b;
+        loss_sum += loss;
+        if (!isfinite(loss)) {
+            st.diverged = 1;
+            st.mean_loss = loss;
+            return st;
+        }
+        trainer_learner_update(l);
+    }
+    st.mean_loss = st.steps ? loss_sum / (double)st.steps : 0.0;
+    return st;
+}
+
+trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
+                                const trainer_dataset_t *ds)
+{
+    trainer_eval_t ev = {0.0, 0.0};
+    int max = l->ws.max_batch;
+    uint32_t *use = l->batch_idx;
+    double loss_sum = 0.0;
+    size_t right = 0;
+    for (size_t off = 0; off < ds->n; off += (size_t)max) {
+        int b = (int)(ds->n - off < (size_t)max ? ds->n - off : (size_t)max);
+        for (int i = 0; i < b; i++)
+            use[i] = (uint32_t)(off + (size_t)i);
+        double loss;
+        int correct;
+        trainer_learner_load(l, ds, use, b);
+        trainer_model_forward(&l->ws, params, b);
+        l->be->softmax_xent(NULL, l->ws.act[l->m->n_layers - 1], l->ws.labels, b,
+                            l->m->classes, 1.0f, &loss, &correct);
+        loss_sum += loss;
+        right += (size_t)correct;
+    }
+    if (ds->n) {
+        ev.loss = loss_sum / (double)ds->n;
+        ev.accuracy = (double)right / (double)ds->n;
+    }
+    return ev;
+}
