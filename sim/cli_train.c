@@ -15,6 +15,7 @@ typedef struct train_opts {
     trainer_model_config_t model;
     const char *hidden_text;
     trainer_sgd_t sgd;
+    trainer_lr_schedule_t schedule;
     long batch, epochs, threads, seed, limit;
     const char *data_dir;
 } train_opts_t;
@@ -44,6 +45,7 @@ static void train_opts_help(const char *cmd, long default_epochs)
            "  --batch N           samples per step [64]\n"
            "  --epochs N          passes over the training set [%ld]\n"
            "  --lr X              learning rate [0.05]\n"
+           "  --schedule NAME     learning rate per epoch: constant or cosine [constant]\n"
            "  --momentum X        SGD momentum [0]\n"
            "  --weight-decay X    L2 weight decay [0]\n"
            "  --threads N         OpenBLAS threads [1]\n"
@@ -66,7 +68,7 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         {"weight-decay", required_argument, 0, 'w'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},
         {"data", required_argument, 0, 'd'},   {"limit", required_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"schedule", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     dt_err_t err;
     double v;
@@ -81,6 +83,10 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
             break;
         case 'H':
             o->hidden_text = optarg;
+            break;
+        case 'S':
+            if (trainer_lr_schedule_parse(&o->schedule, optarg, &err))
+                return cli_usage_error(cmd, "--schedule: %s", err.msg);
             break;
         case 'c': {
             int a, b, n;
@@ -232,6 +238,8 @@ int cli_train(int argc, char **argv)
                s.model.n_params, o.batch, (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n,
                s.test.n);
         for (long e = 1; e <= o.epochs; e++) {
+            s.learner.sgd.lr =
+                trainer_lr_at(o.schedule, o.sgd.lr, (double)(e - 1) / (double)o.epochs);
             double t0 = dt_wall_seconds();
             trainer_epoch_stats_t st =
                 trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
@@ -316,6 +324,8 @@ int cli_bench(int argc, char **argv)
         trainer_epoch_stats_t total = {0};
         double t0 = dt_wall_seconds();
         for (long e = 1; e <= o.epochs && !total.diverged; e++) {
+            s.learner.sgd.lr =
+                trainer_lr_at(o.schedule, o.sgd.lr, (double)(e - 1) / (double)o.epochs);
             trainer_epoch_stats_t st =
                 trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
             total.samples += st.samples;

@@ -19,6 +19,10 @@ typedef struct trainer_backend {
     void (*upload)(void *dev_dst, const void *host_src, size_t bytes);
     void (*download)(void *host_dst, const void *dev_src, size_t bytes);
     void (*copy)(void *dev_dst, const void *dev_src, size_t bytes);
+    /* Batch assembly from a host data set: rows idx[0..batch) of x (n, dim) and their
+     * labels go to x_dst (batch, dim) and y_dst (batch), both dev. */
+    void (*gather)(float *x_dst, uint8_t *y_dst, const float *x, const uint8_t *y,
+                   const uint32_t *idx, int batch, size_t dim);
 
     /* c (m, n) = alpha * op(a) op(b) + beta * c, op(a) (m, k), op(b) (k, n); trans_x != 0
      * means x is stored transposed. lda/ldb/ldc are row strides. */

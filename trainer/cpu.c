@@ -25,6 +25,15 @@ static void cpu_copy(void *dst, const void *src, size_t bytes)
         memmove(dst, src, bytes);
 }
 
+static void cpu_gather(float *x_dst, uint8_t *y_dst, const float *x, const uint8_t *y,
+                       const uint32_t *idx, int batch, size_t dim)
+{
+    for (int b = 0; b < batch; b++) {
+        memcpy(x_dst + (size_t)b * dim, x + (size_t)idx[b] * dim, sizeof(float) * dim);
+        y_dst[b] = y[idx[b]];
+    }
+}
+
 static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
                      int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
@@ -35,6 +44,14 @@ static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha,
 
 static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
 {
+    if (inner == 1) { /* dense layers: add the bias vector to every row */
+        for (int o = 0; o < outer; o++) {
+            float *row = y + (size_t)o * channels;
+            for (int c = 0; c < channels; c++)
+                row[c] += bias[c];
+        }
+        return;
+    }
     for (int o = 0; o < outer; o++) {
         float *yo = y + (size_t)o * channels * inner;
         for (int c = 0; c < channels; c++) {
@@ -259,6 +276,7 @@ static const trainer_backend_t cpu_backend = {
     .upload = cpu_copy,
     .download = cpu_copy,
     .copy = cpu_copy,
+    .gather = cpu_gather,
     .gemm = cpu_gemm,
     .bias_add = cpu_bias_add,
     .bias_grad = cpu_bias_grad,

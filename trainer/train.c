@@ -5,6 +5,30 @@
 #include <math.h>
 #include <string.h>
 
+float trainer_lr_at(trainer_lr_schedule_t schedule, float base, double progress)
+{
+    if (schedule == TRAINER_LR_CONSTANT)
+        return base;
+    if (progress < 0.0)
+        progress = 0.0;
+    if (progress > 1.0)
+        progress = 1.0;
+    return (float)(0.5 * base * (1.0 + cos(3.14159265358979323846 * progress)));
+}
+
+dt_status trainer_lr_schedule_parse(trainer_lr_schedule_t *s, const char *text, dt_err_t *err)
+{
+    if (!strcmp(text, "constant"))
+        *s = TRAINER_LR_CONSTANT;
+    else if (!strcmp(text, "cosine"))
+        *s = TRAINER_LR_COSINE;
+    else
+        return dt_err_input(err, "unknown learning-rate schedule \"%s\" (expected constant or "
+                                 "cosine)",
+                            text);
+    return DT_OK;
+}
+
 void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
                           const trainer_model_t *m, const trainer_sgd_t *sgd, int max_batch,
                           uint64_t seed)
@@ -18,8 +42,6 @@ void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
     l->params = be->alloc(bytes);
     l->grads = be->alloc(bytes);
     l->velocity = be->alloc(bytes);
-    l->host_x = dt_malloc(sizeof(float) * (size_t)max_batch * m->in_size);
-    l->host_y = dt_malloc((size_t)max_batch);
     l->batch_idx = dt_malloc(sizeof(uint32_t) * (size_t)max_batch);
     float *init = dt_malloc(bytes);
     trainer_model_init_params(m, init, seed);
@@ -36,8 +58,6 @@ void trainer_learner_free(trainer_learner_t *l)
     l->be->free(l->params);
     l->be->free(l->grads);
     l->be->free(l->velocity);
-    free(l->host_x);
-    free(l->host_y);
     free(l->batch_idx);
     free(l->order);
     memset(l, 0, sizeof *l);
@@ -46,13 +66,8 @@ void trainer_learner_free(trainer_learner_t *l)
 void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds,
                           const uint32_t *idx, int batch)
 {
-    DT_ASSERT(ds->dim == l->m->in_size);
-    size_t dim = ds->dim;
-    for (int b = 0; b < batch; b++) {
-        memcpy(l->host_x + (size_t)b * dim, ds->x + (size_t)idx[b] * dim, sizeof(float) * dim);
-        l->host_y[b] = ds->y[idx[b]];
-    }
-    trainer_workspace_load(&l->ws, l->host_x, l->host_y, batch);
+    DT_ASSERT(ds->dim == l->m->in_size && batch >= 1 && batch <= l->ws.max_batch);
+    l->be->gather(l->ws.x, l->ws.labels, ds->x, ds->y, idx, batch, ds->dim);
 }
 
 double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,

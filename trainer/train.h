@@ -18,6 +18,17 @@ typedef struct trainer_sgd {
     float weight_decay;
 } trainer_sgd_t;
 
+/* Learning rate over a run: constant, or cosine annealing from the base rate at progress 0
+ * to 0 at progress 1 (Loshchilov and Hutter 2017). */
+typedef enum trainer_lr_schedule {
+    TRAINER_LR_CONSTANT,
+    TRAINER_LR_COSINE,
+} trainer_lr_schedule_t;
+
+float trainer_lr_at(trainer_lr_schedule_t schedule, float base, double progress);
+/* "constant" | "cosine"; DT_ERR_INPUT otherwise. */
+dt_status trainer_lr_schedule_parse(trainer_lr_schedule_t *s, const char *text, dt_err_t *err);
+
 /* One replica. params, grads and velocity are dev buffers of m->n_params floats in the
  * model's flat layout; the workspace and host staging are its own. */
 typedef struct trainer_learner {
@@ -26,8 +37,6 @@ typedef struct trainer_learner {
     trainer_sgd_t sgd;
     trainer_workspace_t ws;
     float *params, *grads, *velocity; /* dev */
-    float *host_x;                    /* (max_batch, in_size) staging for gathers */
-    uint8_t *host_y;                  /* (max_batch) */
     uint32_t *batch_idx;              /* (max_batch) indices scratch for evaluation */
     uint32_t *order;                  /* epoch order scratch, grown on demand */
     size_t order_cap;
@@ -40,7 +49,7 @@ void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
                           uint64_t seed);
 void trainer_learner_free(trainer_learner_t *l);
 
-/* Gathers samples idx[0..batch) into the workspace (through host staging). */
+/* Gathers samples idx[0..batch) of ds into the workspace. */
 void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds,
                           const uint32_t *idx, int batch);
 

@@ -1,0 +1,33 @@
+# Thin wrapper: set-up, build, demo and tests. The build itself is CMake (CMakeLists.txt).
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps build demo test asan bench clean
+
+all: build
+
+deps:
+	@sh .ci/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/dtsim train --model mlp --epochs 10 --lr 0.02 --momentum 0.9 --threads $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDTSIM_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+# Trainer speed and accuracy on this machine (figures, not pass/fail).
+bench: build
+	sh tests/bench/trainer.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-asan
