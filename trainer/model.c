@@ -267,9 +267,11 @@ void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be
     size_t B = (size_t)max_batch;
     ws->x = be->alloc(sizeof(float) * B * m->in_size * 2); /* room for a permuted copy */
     ws->labels = be->alloc(B);
-    size_t dcol = 0;
+    size_t dcol = 0, dbias = 1;
     for (int i = 0; i < m->n_layers; i++) {
         const trainer_layer_t *l = &m->layers[i];
+        if (l->b_len > dbias)
+            dbias = l->b_len;
         ws->act[i] = be->alloc(sizeof(float) * B * l->out_size);
         ws->dact[i] = be->alloc(sizeof(float) * B * l->out_size);
         if (l->kind == TRAINER_LAYER_CONV) {
@@ -283,6 +285,7 @@ void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be
     }
     if (dcol)
         ws->dcol = be->alloc(sizeof(float) * dcol);
+    ws->dbias = be->alloc(sizeof(float) * dbias);
 }
 
 void trainer_workspace_free(trainer_workspace_t *ws)
@@ -299,6 +302,7 @@ void trainer_workspace_free(trainer_workspace_t *ws)
         be->free(ws->argmax[i]);
     }
     be->free(ws->dcol);
+    be->free(ws->dbias);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -366,38 +370,43 @@ void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, in
                          1.0f / (float)batch, loss_sum, correct);
 }
 
-void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
-                            int batch)
+/* Backward over all layers. Each parameter tensor p gets out[p] = beta * out[p] + alpha * grad:
+ * (alpha 1, beta 0, out = grads) is the plain gradient; (alpha -lr, beta 1 - lr*wd,
+ * out = params) is the fused SGD step. Input gradients are computed before a layer's
+ * weights are written, so they always use the weights of the forward pass. */
+static void backward(trainer_workspace_t *ws, const float *params, float *out, int batch,
+                     float alpha, float beta)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
+    int plain = alpha == 1.0f && beta == 0.0f;
     for (int i = m->n_layers - 1; i >= 0; i--) {
         const trainer_layer_t *l = &m->layers[i];
         const float *dy = ws->dact[i];
         float *dx = i > 0 ? ws->dact[i - 1] : NULL;
         const float *w = params + l->w_off;
-        float *gw = grads + l->w_off, *gb = grads + l->b_off;
+        float *ow = out + l->w_off, *ob = out + l->b_off;
         switch (l->kind) {
         case TRAINER_LAYER_DENSE: {
             const float *x = layer_input(ws, i);
-            /* gw (out, in) = dy^T (out, B) x (B, in) */
-            be->gemm(1, 0, l->out_c, l->in_c, batch, 1.0f, dy, l->out_c, x, l->in_c, 0.0f, gw,
-                     l->in_c);
-            be->bias_grad(gb, dy, batch, l->out_c, 1);
             if (dx) /* dx (B, in) = dy (B, out) w (out, in) */
                 be->gemm(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c, w, l->in_c, 0.0f,
                          dx, l->in_c);
+            /* w' (out, in) = beta w' + alpha dy^T (out, B) x (B, in) */
+            be->gemm(1, 0, l->out_c, l->in_c, batch, alpha, dy, l->out_c, x, l->in_c, beta, ow,
+                     l->in_c);
+            be->bias_grad(plain ? ob : ws->dbias, dy, batch, l->out_c, 1);
             break;
         }
         case TRAINER_LAYER_CONV: {
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
-            /* gw (out_c, kk) = dy (out_c, n) col^T (n, kk) */
-            be->gemm(0, 1, l->out_c, kk, n, 1.0f, dy, n, ws->col[i], n, 0.0f, gw, kk);
-            be->bias_grad(gb, dy, 1, l->out_c, n);
             if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
                 be->gemm(1, 0, kk, n, l->out_c, 1.0f, w, kk, dy, n, 0.0f, ws->dcol, n);
                 be->col2im(dx, ws->dcol, l->in_c, batch, l->in_h, l->in_w, l->k);
             }
+            /* w' (out_c, kk) = beta w' + alpha dy (out_c, n) col^T (n, kk) */
+            be->gemm(0, 1, l->out_c, kk, n, alpha, dy, n, ws->col[i], n, beta, ow, kk);
+            be->bias_grad(plain ? ob : ws->dbias, dy, 1, l->out_c, n);
             break;
         }
         case TRAINER_LAYER_RELU:
@@ -414,5 +423,22 @@ void trainer_model_backward(trainer_workspace_t *ws, const float *params, float 
                 be->permute(dx, dy, batch, l->in_c, l->in_h * l->in_w);
             break;
         }
+        if (l->b_len && !plain) {
+            if (beta != 1.0f)
+                be->scale(l->b_len, beta, ob);
+            be->axpy(l->b_len, alpha, ws->dbias, ob);
+        }
     }
+}
+
+void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
+                            int batch)
+{
+    backward(ws, params, grads, batch, 1.0f, 0.0f);
+}
+
+void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
+                                float weight_decay)
+{
+    backward(ws, params, params, batch, -lr, 1.0f - lr * weight_decay);
 }

@@ -112,6 +112,7 @@ typedef struct trainer_workspace {
     float *col[TRAINER_MAX_LAYERS];    /* im2col buffer of conv layers, dev */
     int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
     float *dcol;                       /* scratch for conv input gradients, dev */
+    float *dbias;                      /* (largest bias) scratch for fused updates, dev */
 } trainer_workspace_t;
 
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
@@ -130,5 +131,11 @@ void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, in
 /* Backward pass: grads (dev, n_params) is overwritten with d(mean loss)/d(params). */
 void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
                             int batch);
+/* Backward pass fused with a plain SGD update (no momentum): each layer's weight-gradient
+ * GEMM writes params = (1 - lr*wd) params - lr * grad in place (GEMM alpha and beta), after
+ * that layer's input gradient has used the old weights. Same result as backward + update
+ * up to float rounding, without the gradient buffer's write, re-read and zeroing. */
+void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
+                                float weight_decay);
 
 #endif

@@ -88,6 +88,26 @@ void trainer_learner_update(trainer_learner_t *l)
                       l->sgd.momentum, l->sgd.weight_decay);
 }
 
+double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
+                            const uint32_t *idx, int batch)
+{
+    if (l->sgd.momentum != 0.0f) {
+        double loss = trainer_learner_grad(l, ds, idx, batch);
+        if (isfinite(loss))
+            trainer_learner_update(l);
+        return loss;
+    }
+    double loss;
+    int correct;
+    trainer_learner_load(l, ds, idx, batch);
+    trainer_model_forward(&l->ws, l->params, batch);
+    trainer_model_loss(&l->ws, batch, &loss, &correct);
+    loss /= batch;
+    if (isfinite(loss))
+        trainer_model_backward_sgd(&l->ws, l->params, batch, l->sgd.lr, l->sgd.weight_decay);
+    return loss;
+}
+
 trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_dataset_t *ds,
                                             const uint32_t *subset, size_t n, int batch)
 {
@@ -103,7 +123,7 @@ trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_
     double loss_sum = 0.0;
     for (size_t off = 0; off < n; off += (size_t)batch) {
         int b = (int)(n - off < (size_t)batch ? n - off : (size_t)batch);
-        double loss = trainer_learner_grad(l, ds, l->order + off, b);
+        double loss = trainer_learner_step(l, ds, l->order + off, b);
         st.steps++;
         st.samples += (size_t)b;
         loss_sum += loss;
@@ -112,7 +132,6 @@ trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_
             st.mean_loss = loss;
             return st;
         }
-        trainer_learner_update(l);
     }
     st.mean_loss = st.steps ? loss_sum / (double)st.steps : 0.0;
     return st;

@@ -59,6 +59,11 @@ double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,
                             const uint32_t *idx, int batch);
 /* Applies l->grads to l->params with l->sgd. */
 void trainer_learner_update(trainer_learner_t *l);
+/* One training step on samples idx[0..batch): gradient and update. Without momentum the
+ * update is fused into the backward pass (l->grads is then not written). Returns the mean
+ * loss before the update; when it is not finite, the parameters are left untouched. */
+double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
+                            const uint32_t *idx, int batch);
 
 typedef struct trainer_epoch_stats {
     double mean_loss; /* over the batches of the epoch; NaN/Inf if it diverged */
