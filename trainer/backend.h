@@ -46,7 +46,8 @@ typedef struct trainer_backend {
     void (*col2im)(float *dx, const float *col, int channels, int batch, int h, int w, int k);
 
     /* Max pooling k x k, stride k, over `planes` planes of (h, w) (h, w multiples of k);
-     * argmax (planes * h/k * w/k) records the winning offset inside each plane.
+     * argmax (planes * h/k * w/k) records the winning offset inside each plane; on ties the
+     * first maximum in row-major order inside the window wins.
      * maxpool_backward overwrites dx. */
     void (*maxpool_forward)(float *y, int32_t *argmax, const float *x, int planes, int h, int w,
                             int k);

@@ -42,7 +42,9 @@ dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *e
 
 dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt_err_t *err)
 {
-    int n = 0;
+    int n = 0, sizes[TRAINER_MAX_HIDDEN];
+    if (!*text)
+        return dt_err_input(err, "empty hidden sizes (expected e.g. 256,128)");
     const char *p = text;
     while (*p) {
         if (n == TRAINER_MAX_HIDDEN)
@@ -56,11 +58,12 @@ dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt
                                 "bad hidden sizes \"%s\" (expected comma-separated integers "
                                 "in [1, 1048576], e.g. 256,128)",
                                 text);
-        cfg->hidden[n++] = (int)v;
+        sizes[n++] = (int)v;
         p = *end ? end + 1 : end;
         if (*end == ',' && !*p)
             return dt_err_input(err, "bad hidden sizes \"%s\" (trailing comma)", text);
     }
+    memcpy(cfg->hidden, sizes, sizeof(int) * (size_t)n);
     cfg->n_hidden = n;
     return DT_OK;
 }
@@ -153,6 +156,13 @@ dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *
         add_dense(m, cfg->classes);
         break;
     case TRAINER_ARCH_MLP:
+        if (cfg->n_hidden < 0 || cfg->n_hidden > TRAINER_MAX_HIDDEN)
+            return dt_err_input(err, "mlp: %d hidden layers (expected 0 to %d)", cfg->n_hidden,
+                                TRAINER_MAX_HIDDEN);
+        for (int i = 0; i < cfg->n_hidden; i++)
+            if (cfg->hidden[i] < 1 || cfg->hidden[i] > (1 << 20))
+                return dt_err_input(err, "mlp: hidden size %d out of range [1, 1048576]",
+                                    cfg->hidden[i]);
         for (int i = 0; i < cfg->n_hidden; i++) {
             add_dense(m, cfg->hidden[i]);
             add_simple(m, TRAINER_LAYER_RELU, 0);

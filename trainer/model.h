@@ -70,7 +70,7 @@ typedef struct trainer_model {
 } trainer_model_t;
 
 /* Fills cfg with the defaults for an architecture on 1x28x28 inputs and 10 classes:
- * mlp 256,128; cnn conv 32,64 kernel 5, fc 128. */
+ * mlp 256,128; cnn conv 16,32 kernel 5, fc 128. */
 void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t arch);
 /* "logreg" | "mlp" | "cnn" -> arch; returns DT_ERR_INPUT on anything else. */
 dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err);
@@ -88,8 +88,8 @@ dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *
 void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t seed);
 
 /* FLOPs per sample. Convention: a matrix product counts 2*m*n*k; bias add, bias gradient,
- * ReLU and its mask, col2im accumulation and each pooled input element count 1 per
- * element; softmax cross-entropy counts 5 per logit forward and 2 per logit backward.
+ * ReLU and its mask and col2im accumulation count 1 per element; max-pooling counts 1 per
+ * input element forward and 1 per output element backward (the scatter); softmax cross-entropy counts 5 per logit forward and 2 per logit backward.
  * The first layer computes no input gradient. Exact for what the kernels do. */
 typedef struct trainer_flops {
     double forward;  /* per sample, including the loss */
