@@ -14,7 +14,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/dtsim train --model mlp --epochs 10 --lr 0.02 --momentum 0.9 --threads $(JOBS)
+	./$(BUILD)/dtsim train --model mlp --epochs 10 --lr 0.05 --momentum 0.9 --schedule cosine --threads $(JOBS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

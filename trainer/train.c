@@ -108,6 +108,19 @@ double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
     return loss;
 }
 
+/* Asks the memory system for the rows of the coming batch, so that they arrive while the
+ * current step computes: an epoch visits rows in random order across a set far larger
+ * than the caches, and waiting for them costs as much as all non-GEMM work together. */
+static void prefetch_rows(const trainer_dataset_t *ds, const uint32_t *idx, size_t count)
+{
+    size_t bytes = sizeof(float) * ds->dim;
+    for (size_t i = 0; i < count; i++) {
+        const char *row = (const char *)(ds->x + (size_t)idx[i] * ds->dim);
+        for (size_t off = 0; off < bytes; off += 64)
+            __builtin_prefetch(row + off, 0, 1);
+    }
+}
+
 trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_dataset_t *ds,
                                             const uint32_t *subset, size_t n, int batch)
 {
@@ -123,6 +136,9 @@ trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_
     double loss_sum = 0.0;
     for (size_t off = 0; off < n; off += (size_t)batch) {
         int b = (int)(n - off < (size_t)batch ? n - off : (size_t)batch);
+        size_t next = off + (size_t)b;
+        if (next < n)
+            prefetch_rows(ds, l->order + next, n - next < (size_t)batch ? n - next : (size_t)batch);
         double loss = trainer_learner_step(l, ds, l->order + off, b);
         st.steps++;
         st.samples += (size_t)b;
