@@ -98,14 +98,14 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
             o->model.conv[1] = b;
             break;
         }
-        case 'f':
-            if (cli_parse_long(optarg, 1, 1 << 20, &o->limit) == 0) {
-                o->model.fc = (int)o->limit;
-                o->limit = 0;
-            } else
+        case 'f': {
+            long fc;
+            if (cli_parse_long(optarg, 1, 1 << 20, &fc))
                 return cli_usage_error(cmd, "--fc: expected an integer in [1, 1048576], got \"%s\"",
                                        optarg);
+            o->model.fc = (int)fc;
             break;
+        }
         case 'b':
             if (cli_parse_long(optarg, 1, 65536, &o->batch))
                 return cli_usage_error(cmd, "--batch: expected an integer in [1, 65536], got \"%s\"",
