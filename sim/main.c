@@ -15,6 +15,8 @@ static void usage(FILE *out)
             "Real neural-network training inside a simulated cluster.\n"
             "\n"
             "commands:\n"
+            "  run SCENARIO   run a scenario in the simulated cluster, store it, print a summary\n"
+            "  check SCENARIO validate a scenario and print its resolved configuration\n"
             "  train          train a model on one CPU process (no simulation), printing test\n"
             "                 accuracy after each epoch\n"
             "  bench trainer  measure training speed and accuracy on this machine\n"
@@ -41,6 +43,10 @@ int main(int argc, char **argv)
         printf("dtsim %s (SimGrid %d.%d.%d)\n", DTSIM_VERSION, major, minor, patch);
         return CLI_EXIT_OK;
     }
+    if (!strcmp(cmd, "run"))
+        return cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return cli_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))
         return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

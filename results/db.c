@@ -1,0 +1,494 @@
+/* The results store (see db.h): opening, schema creation and version checks, the sweep that
+ * marks runs of vanished writers as interrupted, and one prepared statement per write.
+ *
+ * Why these choices:
+ *   - WAL + busy timeout: sweeps run several writers on one file; readers (plots) never block
+ *     them; a killed writer loses only its open transaction.
+ *   - statements prepared once, SQLITE_PREPARE_PERSISTENT, values bound with SQLITE_STATIC:
+ *     no SQL is ever built from a value, and binding cannot allocate, so a failed bind is a
+ *     bug (DT_ASSERT), not a machine failure.
+ *   - a run's writer is identified by (host, pid); a later open on the same host marks the
+ *     run interrupted when kill(pid, 0) says ESRCH. A pid reused by an unrelated process keeps
+ *     the run 'running' until that process ends too: wrong in the safe direction. */
+#define _POSIX_C_SOURCE 200809L
+#include "db.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schema.h"
+
+/* 'dtsi' in ASCII, as set by schema.sql. */
+#define RESULTS_APPLICATION_ID 1685353321
+
+#define ISO_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+enum stmt_id {
+    ST_RUN_BEGIN,
+    ST_RUN_END,
+    ST_RUN_STATUS,
+    ST_SUMMARY_ADD,
+    ST_EVAL_ADD,
+    ST_WORKER_ADD,
+    ST_STALENESS_ADD,
+    ST_LABEL_ADD,
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_SWEEP,
+    ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_RUN_BEGIN] = "INSERT INTO runs (name, strategy, status, config, seed, dtsim_version,"
+                     " simgrid_version, pid, host, started)"
+                     " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, " ISO_NOW ")",
+    [ST_RUN_END] = "UPDATE runs SET status = ?2, ended = " ISO_NOW
+                   " WHERE id = ?1 AND status = 'running'",
+    [ST_RUN_STATUS] = "SELECT status FROM runs WHERE id = ?1",
+    [ST_SUMMARY_ADD] = "INSERT INTO summary (run, final_accuracy, final_loss, sim_time,"
+                       " time_to_target, target_accuracy, total_bytes, compute_share,"
+                       " comm_share, idle_share, steps)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    [ST_EVAL_ADD] = "INSERT INTO evals (run, sim_time, step, samples, bytes, test_loss, test_acc)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_WORKER_ADD] = "INSERT INTO workers (run, worker, host, role, compute_s, comm_s, idle_s,"
+                      " bytes_sent, bytes_recv, steps)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [ST_STALENESS_ADD] = "INSERT INTO staleness (run, staleness, count) VALUES (?1, ?2, ?3)"
+                         " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
+    [ST_LABEL_ADD] = "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
+                     " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_SWEEP] = "UPDATE runs SET status = 'interrupted'"
+                 " WHERE status = 'running' AND host = ?1 AND NOT dtsim_pid_alive(pid)",
+};
+
+struct results_db {
+    sqlite3 *h;
+    sqlite3_stmt *st[ST_COUNT];
+    char host[256]; /* this machine's name, stored with each run */
+    char path[];    /* for error messages */
+};
+
+/* Fills err with "PATH: WHAT: SQLITE MESSAGE" and says whose fault rc is: a file the user
+ * pointed at that cannot serve (unopenable, read-only, not a database) or a value the caller
+ * passed that a constraint rejects is input; anything else is the machine's. */
+static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt,
+                          ...) __attribute__((format(printf, 5, 6)));
+static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt,
+                          ...)
+{
+    if (err) {
+        char what[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
+        snprintf(err->msg, sizeof err->msg, "%s: %s: %s", path, what, msg);
+    }
+    switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOTADB:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        return DT_ERR_INPUT;
+    default:
+        return DT_ERR_RUN;
+    }
+}
+
+/* Runs a write statement to completion and readies it for the next use. */
+static dt_status db_step(results_db_t *db, enum stmt_id id, dt_err_t *err, const char *what,
+                         int64_t run)
+{
+    sqlite3_stmt *s = db->st[id];
+    int rc = sqlite3_step(s);
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        if (run >= 0)
+            st = db_error(db->path, db->h, rc, err, "%s of run %lld", what, (long long)run);
+        else
+            st = db_error(db->path, db->h, rc, err, "%s", what);
+    }
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return st;
+}
+
+static void bind_int(sqlite3_stmt *s, int i, int64_t v)
+{
+    DT_ASSERT(sqlite3_bind_int64(s, i, (sqlite3_int64)v) == SQLITE_OK);
+}
+
+/* NaN has no SQL value: it is stored as NULL ("undefined"). */
+static void bind_real(sqlite3_stmt *s, int i, double v)
+{
+    int rc = isnan(v) ? sqlite3_bind_null(s, i) : sqlite3_bind_double(s, i, v);
+    DT_ASSERT(rc == SQLITE_OK);
+}
+
+/* NULL text is stored as NULL. The text must outlive the statement's step (SQLITE_STATIC). */
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    DT_ASSERT(sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) == SQLITE_OK);
+}
+
+/* dtsim_pid_alive(pid): 0 only when pid names no process on this machine. A NULL or odd pid
+ * counts as alive: a run we cannot judge is left as it is. */
+static void sql_pid_alive(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    int alive = 1;
+    if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+        sqlite3_int64 pid = sqlite3_value_int64(argv[0]);
+        if (pid > 0 && pid <= INT_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            alive = 0;
+    }
+    sqlite3_result_int(ctx, alive);
+}
+
+/* The directory must exist: creating it would hide a mistyped --db path. */
+static dt_status check_directory(const char *path, dt_err_t *err)
+{
+    if (path[0] == '\0' || strcmp(path, ":memory:") == 0)
+        return DT_OK;
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return DT_OK; /* the current directory */
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = dt_malloc(n + 1);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    struct stat sb;
+    dt_status st = DT_OK;
+    if (stat(dir, &sb) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            st = dt_err_input(err, "%s: directory %s does not exist (create it first)", path,
+                              dir);
+        else
+            st = dt_err_input(err, "%s: directory %s: %s", path, dir, strerror(errno));
+    } else if (!S_ISDIR(sb.st_mode)) {
+        st = dt_err_input(err, "%s: %s is not a directory", path, dir);
+    }
+    free(dir);
+    return st;
+}
+
+static int pragma_int(sqlite3 *h, const char *sql, int *out)
+{
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(s, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Brings the file to RESULTS_SCHEMA_VERSION: creates the schema in an empty file (inside one
+ * IMMEDIATE transaction, so that two writers opening a new file at once create it once),
+ * refuses a foreign or newer file. Versions 1..RESULTS_SCHEMA_VERSION-1 would be migrated
+ * here, one step per version; version 1 is the first, so there is none yet. */
+static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
+{
+    int version = 0, app = 0, rc;
+    if ((rc = pragma_int(h, "PRAGMA user_version", &version)) != SQLITE_OK)
+        return db_error(path, h, rc, err, "reading the schema version");
+    if (version == 0) {
+        if ((rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
+            return db_error(path, h, rc, err, "locking the database to create its schema");
+        int objects = 0;
+        if ((rc = pragma_int(h, "PRAGMA user_version", &version)) != SQLITE_OK ||
+            (rc = pragma_int(h, "SELECT count(*) FROM sqlite_schema", &objects)) != SQLITE_OK) {
+            dt_status st = db_error(path, h, rc, err, "reading the schema version");
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            return st;
+        }
+        if (version == 0 && objects > 0) {
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
+                                path);
+        }
+        if (version == 0) {
+            rc = sqlite3_exec(h, (const char *)results_schema_sql, NULL, NULL, NULL);
+            if (rc == SQLITE_OK)
+                rc = pragma_int(h, "PRAGMA user_version", &version);
+            if (rc != SQLITE_OK) {
+                dt_status st = db_error(path, h, rc, err, "creating the schema");
+                sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+                return st;
+            }
+            DT_ASSERT(version == RESULTS_SCHEMA_VERSION); /* schema.sql and db.h agree */
+        }
+        if ((rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) {
+            dt_status st = db_error(path, h, rc, err, "creating the schema");
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            return st;
+        }
+    }
+    if ((rc = pragma_int(h, "PRAGMA application_id", &app)) != SQLITE_OK)
+        return db_error(path, h, rc, err, "reading the application id");
+    if (app != RESULTS_APPLICATION_ID)
+        return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
+                            path);
+    if (version > RESULTS_SCHEMA_VERSION)
+        return dt_err_input(err,
+                            "%s: written by a newer dtsim (schema version %d; this dtsim knows "
+                            "versions up to %d)",
+                            path, version, RESULTS_SCHEMA_VERSION);
+    return DT_OK;
+}
+
+dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
+{
+    DT_ASSERT(out && path);
+    *out = NULL;
+    dt_status st = check_directory(path, err);
+    if (st != DT_OK)
+        return st;
+
+    size_t len = strlen(path);
+    results_db_t *db = dt_calloc(1, sizeof *db + len + 1);
+    memcpy(db->path, path, len + 1);
+    if (gethostname(db->host, sizeof db->host) != 0)
+        strcpy(db->host, "unknown");
+    db->host[sizeof db->host - 1] = '\0';
+
+    int rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    DT_CHECK(db->h, "out of memory opening SQLite database %s", path);
+    if (rc != SQLITE_OK) {
+        st = db_error(path, db->h, rc, err, "cannot open");
+        goto fail;
+    }
+    sqlite3_extended_result_codes(db->h, 1);
+    sqlite3_busy_timeout(db->h, 10000);
+    /* journal_mode is the first statement that reads the file: a file that is not a database
+     * fails here with SQLITE_NOTADB. */
+    rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL,
+                      NULL, NULL);
+    if (rc != SQLITE_OK) {
+        st = db_error(path, db->h, rc, err, "cannot open");
+        goto fail;
+    }
+    if ((st = schema_ensure(db->h, path, err)) != DT_OK)
+        goto fail;
+
+    rc = sqlite3_create_function_v2(db->h, "dtsim_pid_alive", 1,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_pid_alive, NULL,
+                                    NULL, NULL);
+    if (rc != SQLITE_OK) {
+        st = db_error(path, db->h, rc, err, "registering dtsim_pid_alive");
+        goto fail;
+    }
+    for (int i = 0; i < ST_COUNT; i++) {
+        rc = sqlite3_prepare_v3(db->h, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i],
+                                NULL);
+        if (rc != SQLITE_OK) {
+            st = db_error(path, db->h, rc, err, "preparing statement %d", i);
+            goto fail;
+        }
+    }
+
+    bind_text(db->st[ST_SWEEP], 1, db->host);
+    if ((st = db_step(db, ST_SWEEP, err, "marking runs of vanished writers interrupted", -1)) !=
+        DT_OK)
+        goto fail;
+
+    *out = db;
+    return DT_OK;
+fail:
+    results_db_close(db);
+    return st;
+}
+
+void results_db_close(results_db_t *db)
+{
+    if (!db)
+        return;
+    if (db->h && !sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(db->st[i]);
+    sqlite3_close(db->h);
+    free(db);
+}
+
+dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, int64_t *run_id,
+                            dt_err_t *err)
+{
+    DT_ASSERT(db && info && run_id);
+    sqlite3_stmt *s = db->st[ST_RUN_BEGIN];
+    bind_text(s, 1, info->name);
+    bind_text(s, 2, info->strategy);
+    bind_text(s, 3, info->config);
+    bind_int(s, 4, (int64_t)info->seed); /* the same 64 bits; see schema.sql */
+    bind_text(s, 5, info->dtsim_version);
+    bind_text(s, 6, info->simgrid_version);
+    bind_int(s, 7, (int64_t)getpid());
+    bind_text(s, 8, db->host);
+    dt_status st = db_step(db, ST_RUN_BEGIN, err, "starting a run", -1);
+    if (st == DT_OK)
+        *run_id = sqlite3_last_insert_rowid(db->h);
+    return st;
+}
+
+dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long step,
+                           double samples, double bytes, double test_loss, double test_acc,
+                           dt_err_t *err)
+{
+    DT_ASSERT(db);
+    sqlite3_stmt *s = db->st[ST_EVAL_ADD];
+    bind_int(s, 1, run);
+    bind_real(s, 2, sim_time);
+    bind_int(s, 3, step);
+    bind_real(s, 4, samples);
+    bind_real(s, 5, bytes);
+    bind_real(s, 6, test_loss);
+    bind_real(s, 7, test_acc);
+    return db_step(db, ST_EVAL_ADD, err, "storing an evaluation", run);
+}
+
+dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
+                             const char *role, double compute_s, double comm_s, double idle_s,
+                             double bytes_sent, double bytes_recv, long steps, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    if (!role || (strcmp(role, "worker") != 0 && strcmp(role, "server") != 0 &&
+                  strcmp(role, "client") != 0))
+        return dt_err_input(err, "%s: run %lld: unknown role '%s' (worker, server or client)",
+                            db->path, (long long)run, role ? role : "(null)");
+    sqlite3_stmt *s = db->st[ST_WORKER_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, worker);
+    bind_text(s, 3, host);
+    bind_text(s, 4, role);
+    bind_real(s, 5, compute_s);
+    bind_real(s, 6, comm_s);
+    bind_real(s, 7, idle_s);
+    bind_real(s, 8, bytes_sent);
+    bind_real(s, 9, bytes_recv);
+    bind_int(s, 10, steps);
+    return db_step(db, ST_WORKER_ADD, err, "storing a worker's totals", run);
+}
+
+dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, long count,
+                                dt_err_t *err)
+{
+    DT_ASSERT(db);
+    sqlite3_stmt *s = db->st[ST_STALENESS_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, staleness);
+    bind_int(s, 3, count);
+    return db_step(db, ST_STALENESS_ADD, err, "storing the staleness histogram", run);
+}
+
+dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label,
+                                 long count, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    sqlite3_stmt *s = db->st[ST_LABEL_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, client);
+    bind_int(s, 3, label);
+    bind_int(s, 4, count);
+    return db_step(db, ST_LABEL_ADD, err, "storing a label histogram", run);
+}
+
+dt_status results_tx_begin(results_db_t *db, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    return db_step(db, ST_BEGIN, err, "beginning a transaction", -1);
+}
+
+dt_status results_tx_commit(results_db_t *db, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    return db_step(db, ST_COMMIT, err, "committing", -1);
+}
+
+dt_status results_tx_rollback(results_db_t *db, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    /* SQLite may already have rolled back on the error that brought the caller here. */
+    if (sqlite3_get_autocommit(db->h))
+        return DT_OK;
+    return db_step(db, ST_ROLLBACK, err, "rolling back", -1);
+}
+
+dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
+                          const results_summary_t *summary, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    static const char *const ends[] = {"finished", "failed", "diverged", "interrupted"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        known |= status && strcmp(status, ends[i]) == 0;
+    if (!known)
+        return dt_err_input(err,
+                            "%s: run %lld: cannot end with status '%s' (finished, failed, "
+                            "diverged or interrupted)",
+                            db->path, (long long)run, status ? status : "(null)");
+
+    int own_tx = sqlite3_get_autocommit(db->h);
+    dt_status st;
+    if (own_tx && (st = results_tx_begin(db, err)) != DT_OK)
+        return st;
+
+    sqlite3_stmt *s = db->st[ST_RUN_END];
+    bind_int(s, 1, run);
+    bind_text(s, 2, status);
+    if ((st = db_step(db, ST_RUN_END, err, "ending", run)) != DT_OK)
+        goto fail;
+    if (sqlite3_changes(db->h) == 0) {
+        s = db->st[ST_RUN_STATUS];
+        bind_int(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            st = dt_err_input(err, "%s: run %lld already ended as '%s'", db->path,
+                              (long long)run, (const char *)sqlite3_column_text(s, 0));
+        else
+            st = dt_err_input(err, "%s: no run %lld", db->path, (long long)run);
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        goto fail;
+    }
+    if (summary) {
+        s = db->st[ST_SUMMARY_ADD];
+        bind_int(s, 1, run);
+        bind_real(s, 2, summary->final_accuracy);
+        bind_real(s, 3, summary->final_loss);
+        bind_real(s, 4, summary->sim_time);
+        bind_real(s, 5, summary->time_to_target);
+        bind_real(s, 6, summary->target_accuracy);
+        bind_real(s, 7, summary->total_bytes);
+        bind_real(s, 8, summary->compute_share);
+        bind_real(s, 9, summary->comm_share);
+        bind_real(s, 10, summary->idle_share);
+        bind_int(s, 11, summary->steps);
+        if ((st = db_step(db, ST_SUMMARY_ADD, err, "storing the summary", run)) != DT_OK)
+            goto fail;
+    }
+    if (own_tx && (st = results_tx_commit(db, err)) != DT_OK)
+        goto fail;
+    return DT_OK;
+fail:
+    if (own_tx)
+        results_tx_rollback(db, NULL);
+    return st;
+}

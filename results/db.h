@@ -1,0 +1,92 @@
+/* The results store: one SQLite file holding every run's configuration and metrics
+ * (schema and units: results/schema.sql). It knows neither the trainer nor SimGrid: it stores
+ * what it is given.
+ *
+ * Every statement is prepared once, at open, and values are only ever bound, never pasted
+ * into SQL. The file is in WAL mode with a 10 s busy timeout, so several processes (a sweep
+ * run with -j N) can write to it at once. One results_db_t belongs to one thread.
+ *
+ * Errors: functions return DT_OK, DT_ERR_INPUT (the caller or user can fix it: a directory
+ * that does not exist, a file that is not a dtsim database or comes from a newer dtsim, an
+ * unknown status or role, a run id that does not exist, a run already ended) or DT_ERR_RUN
+ * (the machine failed: disk I/O, disk full, a lock held longer than the timeout). err->msg
+ * then names the database path and carries SQLite's message; nothing is printed or aborted.
+ *
+ * Rows are written as they are given; callers batch a round's or an evaluation's rows between
+ * results_tx_begin and results_tx_commit, which is both faster and atomic: a writer killed
+ * mid-batch leaves every committed batch intact and none of the open one. */
+#ifndef DTSIM_RESULTS_DB_H
+#define DTSIM_RESULTS_DB_H
+
+#include <stdint.h>
+
+#include "common.h"
+
+/* The schema version this build writes and reads (PRAGMA user_version). */
+#define RESULTS_SCHEMA_VERSION 1
+
+typedef struct results_db results_db_t;
+
+/* Opens path, creating the file and its schema if needed (not its directory: a missing
+ * directory is DT_ERR_INPUT). Runs still marked 'running' whose writer process was on this
+ * host and no longer exists are marked 'interrupted'. On failure *db is NULL. */
+dt_status results_db_open(results_db_t **db, const char *path, dt_err_t *err);
+/* Rolls back an open transaction, then closes. NULL is allowed. */
+void results_db_close(results_db_t *db);
+
+typedef struct results_run_info {
+    const char *name;
+    const char *strategy;
+    const char *config; /* the fully resolved scenario, INI text */
+    const char *dtsim_version;
+    const char *simgrid_version;
+    uint64_t seed;
+} results_run_info_t;
+
+/* A new run, status 'running', started now (wall clock, UTC); its id in *run_id. The strings
+ * are stored verbatim; NULL ones are stored as NULL. */
+dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, int64_t *run_id,
+                            dt_err_t *err);
+
+/* One evaluation checkpoint. A NaN loss or accuracy (or any NaN) is stored as NULL. */
+dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long step,
+                           double samples, double bytes, double test_loss, double test_acc,
+                           dt_err_t *err);
+
+/* One host's totals; role is "worker", "server" or "client". */
+dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
+                             const char *role, double compute_s, double comm_s, double idle_s,
+                             double bytes_sent, double bytes_recv, long steps, dt_err_t *err);
+
+/* Adds count to the staleness histogram bucket (created at 0 if absent). */
+dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, long count,
+                                dt_err_t *err);
+
+/* Adds count to client's histogram of labels (created at 0 if absent). */
+dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label,
+                                 long count, dt_err_t *err);
+
+/* One write transaction (BEGIN IMMEDIATE: the write lock is taken, or waited for, up front).
+ * No nesting. After a failed write inside one, results_tx_rollback drops the batch. */
+dt_status results_tx_begin(results_db_t *db, dt_err_t *err);
+dt_status results_tx_commit(results_db_t *db, dt_err_t *err);
+dt_status results_tx_rollback(results_db_t *db, dt_err_t *err);
+
+typedef struct results_summary {
+    double final_accuracy, final_loss;
+    double sim_time;
+    double time_to_target; /* NAN if the target was never reached (stored as NULL) */
+    double target_accuracy;
+    double total_bytes;
+    double compute_share, comm_share, idle_share;
+    long steps;
+} results_summary_t;
+
+/* Ends a 'running' run: status is "finished", "failed", "diverged" or "interrupted"; the end
+ * time is now; summary (may be NULL, e.g. for a run that failed before any evaluation) is
+ * stored in the same transaction. Ending a run that is not 'running' is DT_ERR_INPUT and
+ * changes nothing. Inside a caller's transaction it joins that transaction. */
+dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
+                          const results_summary_t *summary, dt_err_t *err);
+
+#endif

@@ -1,0 +1,24 @@
+/* allreduce: synchronous data parallelism without a server. After each step every worker
+ * all-reduces its gradient (ring, binomial tree, recursive halving-doubling, or
+ * hierarchical: inside groups, then across group leaders), divides by the worker count and
+ * applies the same SGD step to its own replica, so the replicas stay identical. */
+#include <stdlib.h>
+
+#include "collective.h"
+#include "strategy.h"
+
+static sg_error_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    return sim_groups_allreduce(run, run->shared, node, buf, n);
+}
+
+static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange); }
+
+static void deploy(sim_run_t *run)
+{
+    sim_groups_make(run);
+    for (int i = 0; i < run->n_workers; i++)
+        sim_spawn(run, &run->workers[i], worker);
+}
+
+const sim_strategy_t sim_strategy_allreduce = {SIM_STRATEGY_ALLREDUCE, "allreduce", deploy};

@@ -1,0 +1,209 @@
+/* `dtsim run SCENARIO` and `dtsim check SCENARIO`: read and validate a scenario (with
+ * --set overrides), print its resolved configuration (check) or run it in the simulated
+ * cluster, store it in the results database, and print a summary (run). */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/engine.h>
+#include <simgrid/version.h>
+
+#include "cli.h"
+#include "db.h"
+#include "run.h"
+#include "scenario.h"
+
+#define MAX_SETS 256
+
+typedef struct run_opts {
+    const char *scenario;
+    const char *sets[MAX_SETS];
+    int n_sets;
+    const char *db;
+} run_opts_t;
+
+static void run_help(const char *cmd)
+{
+    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s\n"
+           "\n"
+           "%s\n"
+           "\n"
+           "options:\n"
+           "  --set section.key=value   override a scenario key (repeatable)\n"
+           "%s"
+           "  -h, --help                this text\n"
+           "\n"
+           "Scenario keys, their defaults and units: see README (Scenario files).\n",
+           cmd, strcmp(cmd, "run") ? "" : " [--db PATH]",
+           strcmp(cmd, "run") ? "Validates a scenario and prints its resolved configuration."
+                              : "Runs a scenario in the simulated cluster and stores it.",
+           strcmp(cmd, "run") ? "" : "  --db PATH                 results database [run.db]\n");
+}
+
+static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"set", required_argument, 0, 's'},
+        {"db", required_argument, 0, 'd'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    memset(o, 0, sizeof *o);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (o->n_sets == MAX_SETS)
+                return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
+            o->sets[o->n_sets++] = optarg;
+            break;
+        case 'd':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--db\"");
+            o->db = optarg;
+            break;
+        case 'h':
+            run_help(cmd);
+            return -1;
+        case ':':
+            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(cmd, "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(cmd, "missing SCENARIO file");
+    if (optind + 1 < argc)
+        return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind + 1]);
+    o->scenario = argv[optind];
+    return 0;
+}
+
+/* The resolved configuration as text (what check prints and run stores). */
+static char *config_text(const scenario_t *sc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    DT_CHECK(f, "open_memstream failed");
+    scenario_write(sc, f);
+    fclose(f);
+    return buf;
+}
+
+int cli_check(int argc, char **argv)
+{
+    run_opts_t o;
+    int rc = run_opts_parse(&o, "check", argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    dt_err_t err;
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+        fprintf(stderr, "dtsim check: %s\n", err.msg);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    printf("# %s: 1 run\n", o.scenario);
+    scenario_write(sc, stdout);
+    free(sc);
+    return CLI_EXIT_OK;
+}
+
+static void print_summary(const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    double compute = 0, comm = 0, idle = 0, end = simgrid_get_clock();
+    for (int i = 0; i < run->n_workers; i++) {
+        const sim_node_t *n = &run->workers[i];
+        compute += n->compute_s;
+        comm += n->comm_s;
+        double rest = end - n->compute_s - n->comm_s;
+        idle += rest > 0 ? rest : 0;
+    }
+    double total = compute + comm + idle;
+    char ttt[32];
+    if (isnan(run->time_to_target))
+        snprintf(ttt, sizeof ttt, "never");
+    else
+        snprintf(ttt, sizeof ttt, "%.4fs", run->time_to_target);
+    printf("%-24s %-10s %8s %8s %12s %14s %9s %7s %7s %7s\n", "run", "strategy", "status",
+           "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
+    printf("%-24s %-10s %8s %8.4f %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
+           scenario_strategy_name(sc->strategy),
+           run->failed ? "failed" : run->diverged ? "diverged" : "finished", run->last_acc, end,
+           ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
+           total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
+}
+
+int cli_run(int argc, char **argv)
+{
+    run_opts_t o;
+    int rc = run_opts_parse(&o, "run", argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    dt_err_t err;
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    if (o.db)
+        snprintf(sc->db, sizeof sc->db, "%s", o.db);
+
+    sim_run_t *run = dt_malloc(sizeof *run);
+    results_db_t *db = NULL;
+    char *config = NULL;
+    rc = CLI_EXIT_OK;
+    if (sim_run_init(run, sc, argv[0], &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (results_db_open(&db, sc->db, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    config = config_text(sc);
+    int major, minor, patch;
+    sg_version_get(&major, &minor, &patch);
+    char sg_version[32];
+    snprintf(sg_version, sizeof sg_version, "%d.%d.%d", major, minor, patch);
+    results_run_info_t info = {
+        .name = sc->name,
+        .strategy = scenario_strategy_name(sc->strategy),
+        .config = config,
+        .dtsim_version = DTSIM_VERSION,
+        .simgrid_version = sg_version,
+        .seed = sc->seed,
+    };
+    if (results_run_begin(db, &info, &run->run_id, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_RUN;
+        goto done;
+    }
+    run->db = db;
+    if (sim_run_execute(run, &err)) {
+        fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
+                err.msg[0] ? err.msg : "the run failed");
+        rc = CLI_EXIT_RUN;
+    }
+    print_summary(run);
+    if (run->diverged)
+        rc = CLI_EXIT_RUN;
+done:
+    sim_run_free(run);
+    if (db)
+        results_db_close(db);
+    free(config);
+    free(run);
+    free(sc);
+    return rc;
+}

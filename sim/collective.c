@@ -1,0 +1,263 @@
+/* Ring, binomial tree, recursive halving-doubling and hierarchical all-reduce as real
+ * message exchanges (see collective.h). Each pair of members talks through the receiver's
+ * mailbox named after the sender, so messages of different pairs never cross. */
+#include "collective.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static sg_mailbox_t pair_box(const sim_node_t *to, const sim_node_t *from)
+{
+    return sim_mailbox(to->name, from->name);
+}
+
+static void accumulate(sim_run_t *run, float *buf, const sim_msg_t *m)
+{
+    run->be->axpy(m->n, 1.0f, m->data, buf + m->offset);
+}
+
+static void overwrite(sim_run_t *run, float *buf, const sim_msg_t *m)
+{
+    run->be->copy(buf + m->offset, m->data, sizeof(float) * m->n);
+}
+
+/* Exchange with partner: send buf[off, off+len), receive into buf (added or copied). */
+static sg_error_t exchange(sim_run_t *run, const sim_group_t *g, int me, int to, int from,
+                           float *buf, size_t off, size_t len, int add)
+{
+    sim_node_t *self = g->members[me];
+    sim_msg_t *out = sim_msg_slice(self, buf, off, len, 0);
+    return sim_sendrecv(run, self, pair_box(g->members[to], self), out,
+                        pair_box(self, g->members[from]), buf, add, NULL);
+}
+
+static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
+
+static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    /* reduce-scatter: after p-1 steps member me holds the sum of chunk (me + 1) mod p */
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me - s) % p + p) % p, recv_c = ((me - s - 1) % p + p) % p;
+        sim_node_t *self = g->members[me];
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sim_msg_t *out = sim_msg_slice(self, buf, so, sl, s);
+        sim_msg_t *in = NULL;
+        sg_error_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
+                                    pair_box(self, g->members[left]), buf, 1, &in);
+        if (e != SG_OK)
+            return e;
+        DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
+    }
+    /* all-gather */
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me + 1 - s) % p + p) % p;
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sg_error_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
+        if (e != SG_OK)
+            return e;
+    }
+    return SG_OK;
+}
+
+sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    int p = g->size;
+    sim_node_t *self = g->members[me];
+    for (int k = 1; k < p; k <<= 1) {
+        if (me % (2 * k) == k) {
+            sim_msg_t *out = sim_msg_slice(self, buf, 0, n, k);
+            return sim_send(run, self, pair_box(g->members[me - k], self), out);
+        }
+        if (me % (2 * k) == 0 && me + k < p) {
+            sim_msg_t *in = NULL;
+            sg_error_t e = sim_recv(run, self, pair_box(self, g->members[me + k]), &in);
+            if (e != SG_OK)
+                return e;
+            accumulate(run, buf, in);
+        }
+    }
+    return SG_OK;
+}
+
+sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    int p = g->size, top = 1;
+    sim_node_t *self = g->members[me];
+    while (top < p)
+        top <<= 1;
+    for (int k = top / 2; k >= 1; k >>= 1) {
+        if (me % (2 * k) == k) {
+            sim_msg_t *in = NULL;
+            sg_error_t e = sim_recv(run, self, pair_box(self, g->members[me - k]), &in);
+            if (e != SG_OK)
+                return e;
+            overwrite(run, buf, in);
+        } else if (me % (2 * k) == 0 && me + k < p) {
+            sim_msg_t *out = sim_msg_slice(self, buf, 0, n, k);
+            sg_error_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
+            if (e != SG_OK)
+                return e;
+        }
+    }
+    return SG_OK;
+}
+
+static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                                   size_t n)
+{
+    int p = g->size, pow2 = 1;
+    while (pow2 * 2 <= p)
+        pow2 *= 2;
+    int extra = p - pow2;
+    sim_node_t *self = g->members[me];
+    sg_error_t e;
+    /* fold the members beyond the largest power of two into the first ones */
+    if (me >= pow2) {
+        sim_msg_t *out = sim_msg_slice(self, buf, 0, n, -1);
+        if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SG_OK)
+            return e;
+        sim_msg_t *in = NULL;
+        if ((e = sim_recv(run, self, pair_box(self, g->members[me - pow2]), &in)) != SG_OK)
+            return e;
+        overwrite(run, buf, in);
+        return SG_OK;
+    }
+    if (me < extra) {
+        sim_msg_t *in = NULL;
+        if ((e = sim_recv(run, self, pair_box(self, g->members[me + pow2]), &in)) != SG_OK)
+            return e;
+        accumulate(run, buf, in);
+    }
+    /* recursive halving: keep half of the current range, send the other half */
+    size_t lo[32], hi[32];
+    int depth = 0;
+    size_t cur_lo = 0, cur_hi = n;
+    for (int mask = pow2 / 2; mask >= 1; mask >>= 1) {
+        int partner = me ^ mask;
+        size_t mid = cur_lo + (cur_hi - cur_lo) / 2;
+        size_t keep_lo = (me & mask) ? mid : cur_lo, keep_hi = (me & mask) ? cur_hi : mid;
+        size_t send_lo = (me & mask) ? cur_lo : mid, send_hi = (me & mask) ? mid : cur_hi;
+        lo[depth] = cur_lo;
+        hi[depth] = cur_hi;
+        depth++;
+        sim_msg_t *out = sim_msg_slice(self, buf, send_lo, send_hi - send_lo, mask);
+        sim_msg_t *in = NULL;
+        e = sim_sendrecv(run, self, pair_box(g->members[partner], self), out,
+                         pair_box(self, g->members[partner]), buf, 1, &in);
+        if (e != SG_OK)
+            return e;
+        DT_ASSERT(in->offset == keep_lo && in->n == keep_hi - keep_lo);
+        cur_lo = keep_lo;
+        cur_hi = keep_hi;
+    }
+    /* recursive doubling: exchange owned ranges back up the same tree */
+    for (int mask = 1; mask < pow2; mask <<= 1) {
+        int partner = me ^ mask;
+        depth--;
+        e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
+        if (e != SG_OK)
+            return e;
+        cur_lo = lo[depth];
+        cur_hi = hi[depth];
+    }
+    if (me < extra) {
+        sim_msg_t *out = sim_msg_slice(self, buf, 0, n, -2);
+        if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SG_OK)
+            return e;
+    }
+    return SG_OK;
+}
+
+sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         sim_allreduce_algo_t algo)
+{
+    if (g->size <= 1)
+        return SG_OK;
+    switch (algo) {
+    case SIM_ALLREDUCE_RING:
+        return ring(run, g, me, buf, n);
+    case SIM_ALLREDUCE_TREE: {
+        sg_error_t e = sim_reduce(run, g, me, buf, n);
+        return e != SG_OK ? e : sim_broadcast(run, g, me, buf, n);
+    }
+    case SIM_ALLREDUCE_HALVING_DOUBLING:
+        return halving_doubling(run, g, me, buf, n);
+    case SIM_ALLREDUCE_HIERARCHICAL:
+        break;
+    }
+    DT_ASSERT(!"hierarchical all-reduce needs its groups: use sim_allreduce_hierarchical");
+    return SG_OK;
+}
+
+sg_error_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                      const sim_group_t *leaders, int me_leader, float *buf,
+                                      size_t n)
+{
+    sg_error_t e = sim_reduce(run, local, me_local, buf, n);
+    if (e != SG_OK)
+        return e;
+    if (me_local == 0 && (e = sim_allreduce(run, leaders, me_leader, buf, n,
+                                            SIM_ALLREDUCE_RING)) != SG_OK)
+        return e;
+    return sim_broadcast(run, local, me_local, buf, n);
+}
+
+static void groups_free(void *p)
+{
+    sim_groups_t *g = p;
+    for (int i = 0; i < g->n_groups; i++)
+        free(g->local[i].members);
+    free(g->local);
+    free(g->leaders.members);
+    free(g->local_index);
+    free(g->all.members);
+    free(g);
+}
+
+
+sim_groups_t *sim_groups_make(sim_run_t *run)
+{
+    sim_groups_t *g = dt_calloc(1, sizeof *g);
+    int n = run->n_workers;
+    g->all.size = n;
+    g->all.members = dt_calloc((size_t)n, sizeof(sim_node_t *));
+    for (int i = 0; i < n; i++)
+        g->all.members[i] = &run->workers[i];
+    g->n_groups = run->plat.n_groups;
+    g->local = dt_calloc((size_t)g->n_groups, sizeof(sim_group_t));
+    g->local_index = dt_calloc((size_t)n, sizeof(int));
+    for (int i = 0; i < g->n_groups; i++)
+        g->local[i].members = dt_calloc((size_t)n, sizeof(sim_node_t *));
+    g->leaders.members = dt_calloc((size_t)g->n_groups, sizeof(sim_node_t *));
+    for (int i = 0; i < n; i++) {
+        sim_group_t *l = &g->local[run->plat.group[i]];
+        g->local_index[i] = l->size;
+        l->members[l->size++] = &run->workers[i];
+    }
+    for (int i = 0; i < g->n_groups; i++)
+        if (g->local[i].size)
+            g->leaders.members[g->leaders.size++] = g->local[i].members[0];
+    run->shared = g;
+    run->shared_free = groups_free;
+    return g;
+}
+
+sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+                                size_t n)
+{
+    sg_error_t e;
+    if (run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL) {
+        int grp = run->plat.group[node->rank], li = g->local_index[node->rank];
+        int leader = 0;
+        for (int i = 0; i < g->leaders.size; i++)
+            if (g->leaders.members[i] == node)
+                leader = i;
+        e = sim_allreduce_hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n);
+    } else {
+        e = sim_allreduce(run, &g->all, node->rank, buf, n, run->sc->algorithm);
+    }
+    if (e == SG_OK)
+        run->be->scale(n, 1.0f / (float)run->n_workers, buf);
+    return e;
+}

@@ -1,0 +1,50 @@
+/* Collectives over a group of nodes, written once and used by every strategy that needs
+ * them: real message exchanges of chunks of a float buffer (SPMD: every member calls the
+ * same function with its own index). Sums are in place. */
+#ifndef DTSIM_COLLECTIVE_H
+#define DTSIM_COLLECTIVE_H
+
+#include "run.h"
+
+typedef struct sim_group {
+    sim_node_t **members;
+    int size;
+} sim_group_t;
+
+/* buf (n floats) becomes the sum over the group, by the named algorithm (hierarchical is
+ * not one of these: see sim_allreduce_hierarchical). Alpha-beta costs with p members,
+ * latency a, bandwidth B, n bytes:
+ *   ring              2 (p-1) a + 2 (p-1)/p n/B
+ *   tree (binomial)   2 ceil(log2 p) (a + n/B)
+ *   halving-doubling  2 log2(p) a + 2 (p-1)/p n/B   (p a power of two; otherwise the
+ *                     extra members first fold into the others: + 2 (a + n/B)) */
+sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         sim_allreduce_algo_t algo);
+/* Binomial-tree reduce to member 0 and broadcast from member 0. */
+sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+
+/* Reduce inside each group to its first member, ring all-reduce among the first members,
+ * broadcast back inside each group. */
+sg_error_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                      const sim_group_t *leaders, int me_leader, float *buf,
+                                      size_t n);
+
+/* The workers as one group, and split into the platform's groups (racks, or blocks of
+ * group_size) for hierarchical all-reduce. */
+typedef struct sim_groups {
+    sim_group_t all;
+    sim_group_t *local;   /* (n_groups) members of each group, in rank order */
+    sim_group_t leaders;  /* first member of each group */
+    int *local_index;     /* (workers) index of each worker in its group */
+    int n_groups;
+} sim_groups_t;
+
+/* Builds the groups of the run's workers and hands them to run->shared (freed after the
+ * simulation). */
+sim_groups_t *sim_groups_make(sim_run_t *run);
+/* Averages buf over all workers with the scenario's algorithm (each worker calls it). */
+sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+                                size_t n);
+
+#endif

@@ -1,0 +1,257 @@
+/* Platform generation and loading (see platform.h).
+ *
+ * Every generated host link is SPLITDUPLEX (full duplex, as Ethernet and InfiniBand are):
+ * a ring or a pairwise exchange sends and receives at full bandwidth at once, which is what
+ * the alpha-beta formulas of the collectives assume. Switch backbones are FATPIPE
+ * (non-blocking switches). */
+#define _POSIX_C_SOURCE 200809L
+#include "platform.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/config.h>
+
+void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
+{
+    *workers = sc->strategy == SIM_STRATEGY_SINGLE ? 1 : (int)sc->workers;
+    switch (sc->strategy) {
+    case SIM_STRATEGY_SYNC_PS:
+    case SIM_STRATEGY_ASYNC_PS:
+        *servers = (int)sc->servers;
+        break;
+    case SIM_STRATEGY_FEDAVG:
+        *servers = 1;
+        break;
+    default:
+        *servers = 0;
+    }
+}
+
+/* Access-link classes of the edge platform, as fractions of cluster.bandwidth (down, up)
+ * and fixed one-way latencies: home fibre, cable and 4G, in the proportions 3:4:3. */
+typedef struct edge_class {
+    const char *name;
+    double down, up, latency;
+} edge_class_t;
+static const edge_class_t edge_classes[] = {
+    {"fibre", 1.0, 0.5, 5e-3},
+    {"cable", 0.2, 0.02, 15e-3},
+    {"4g", 0.03, 0.01, 40e-3},
+};
+static const int edge_pattern[10] = {0, 1, 2, 0, 1, 2, 1, 0, 1, 2};
+
+static void xml_head(FILE *out)
+{
+    fprintf(out, "<?xml version='1.0'?>\n"
+                 "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version=\"4.1\">\n");
+}
+
+/* One <cluster>: hosts node-FIRST .. node-LAST on a non-blocking switch. */
+static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int first, int last,
+                        const char *extra)
+{
+    fprintf(out,
+            "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"%d-%d\" "
+            "speed=\"%.17gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+            "bb_bw=\"%.17gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s/>\n",
+            id, first, last, sc->device_flops, sc->bandwidth, sc->latency,
+            sc->bandwidth * (last - first + 1), extra ? extra : "");
+}
+
+void sim_platform_write_xml(const scenario_t *sc, FILE *out)
+{
+    int workers, servers;
+    sim_platform_counts(sc, &workers, &servers);
+    int hosts = workers + servers;
+    xml_head(out);
+    switch (sc->platform) {
+    case SIM_PLATFORM_STAR:
+        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+        xml_cluster(out, sc, "star", 0, hosts - 1, NULL);
+        fprintf(out, "</zone>\n");
+        break;
+    case SIM_PLATFORM_FAT_TREE: {
+        /* Two levels: leaves of k hosts, k spines (non-blocking), enough leaves for all
+         * hosts; spare hosts stay idle. */
+        int k = hosts < 8 ? hosts : 8;
+        int leaves = (hosts + k - 1) / k;
+        if (leaves < 2)
+            leaves = 2;
+        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+        fprintf(out,
+                "  <cluster id=\"fat-tree\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" "
+                "speed=\"%.17gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+                "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"/>\n",
+                k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k);
+        fprintf(out, "</zone>\n");
+        break;
+    }
+    case SIM_PLATFORM_MULTI_RACK: {
+        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+        for (int r = 0; r < racks; r++) {
+            int first = (int)((long)hosts * r / racks), last = (int)((long)hosts * (r + 1) / racks) - 1;
+            char id[32], extra[64];
+            snprintf(id, sizeof id, "rack-%d", r);
+            snprintf(extra, sizeof extra, " router_id=\"rack-%d-router\"", r);
+            xml_cluster(out, sc, id, first, last, extra);
+        }
+        for (int r = 0; r < racks; r++)
+            fprintf(out,
+                    "  <link id=\"uplink-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                    "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                    r, sc->uplink_bandwidth, sc->uplink_latency);
+        for (int a = 0; a < racks; a++)
+            for (int b = a + 1; b < racks; b++)
+                fprintf(out,
+                        "  <zoneRoute src=\"rack-%d\" dst=\"rack-%d\" gw_src=\"rack-%d-router\" "
+                        "gw_dst=\"rack-%d-router\"><link_ctn id=\"uplink-%d\" direction=\"UP\"/>"
+                        "<link_ctn id=\"uplink-%d\" direction=\"DOWN\"/></zoneRoute>\n",
+                        a, b, a, b, a, b);
+        fprintf(out, "</zone>\n");
+        break;
+    }
+    case SIM_PLATFORM_EDGE: {
+        /* Server(s) behind one datacenter link (uplink_*), clients behind asymmetric
+         * access links whose class repeats in a fixed pattern. */
+        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+        fprintf(out,
+                "  <link id=\"dc\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                sc->uplink_bandwidth, sc->uplink_latency);
+        for (int s = 0; s < servers; s++)
+            fprintf(out, "  <host id=\"server-%d\" speed=\"%.17gf\"/>\n", s, sc->device_flops);
+        for (int c = 0; c < workers; c++) {
+            const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
+            fprintf(out, "  <host id=\"client-%d\" speed=\"%.17gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
+                    c, sc->device_flops, e->name);
+            fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", c,
+                    sc->bandwidth * e->up, e->latency + sc->latency);
+            fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", c,
+                    sc->bandwidth * e->down, e->latency + sc->latency);
+        }
+        for (int s = 0; s < servers; s++)
+            for (int c = 0; c < workers; c++) {
+                fprintf(out,
+                        "  <route src=\"client-%d\" dst=\"server-%d\" symmetrical=\"NO\">"
+                        "<link_ctn id=\"up-%d\"/><link_ctn id=\"dc\" direction=\"DOWN\"/></route>\n",
+                        c, s, c);
+                fprintf(out,
+                        "  <route src=\"server-%d\" dst=\"client-%d\" symmetrical=\"NO\">"
+                        "<link_ctn id=\"dc\" direction=\"UP\"/><link_ctn id=\"down-%d\"/></route>\n",
+                        s, c, c);
+            }
+        fprintf(out, "</zone>\n");
+        break;
+    }
+    case SIM_PLATFORM_FILE:
+        DT_ASSERT(!"file platforms are not generated");
+    }
+    fprintf(out, "</platform>\n");
+}
+
+static void apply_network_model(const scenario_t *sc)
+{
+    static const char *names[] = {"LV08", "CM02", "SMPI"};
+    sg_cfg_set_string("network/model", names[sc->network_model]);
+    sg_cfg_set_boolean("network/crosstraffic", sc->crosstraffic ? "yes" : "no");
+}
+
+dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err)
+{
+    memset(p, 0, sizeof *p);
+    sim_platform_counts(sc, &p->n_workers, &p->n_servers);
+    apply_network_model(sc);
+
+    if (sc->platform == SIM_PLATFORM_FILE) {
+        simgrid_load_platform(sc->platform_file);
+    } else {
+        char path[] = "/tmp/dtsim-platform-XXXXXX";
+        int fd = mkstemp(path);
+        DT_CHECK(fd >= 0, "cannot create a temporary platform file: %s", strerror(errno));
+        FILE *f = fdopen(fd, "w");
+        DT_CHECK(f, "fdopen: %s", strerror(errno));
+        sim_platform_write_xml(sc, f);
+        DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
+        simgrid_load_platform(path);
+        unlink(path);
+    }
+
+    p->workers = dt_calloc((size_t)p->n_workers, sizeof(sg_host_t));
+    p->servers = dt_calloc((size_t)(p->n_servers ? p->n_servers : 1), sizeof(sg_host_t));
+    p->group = dt_calloc((size_t)p->n_workers, sizeof(int));
+    char name[64];
+    if (sc->platform == SIM_PLATFORM_EDGE) {
+        for (int i = 0; i < p->n_servers; i++) {
+            snprintf(name, sizeof name, "server-%d", i);
+            p->servers[i] = sg_host_by_name(name);
+        }
+        for (int i = 0; i < p->n_workers; i++) {
+            snprintf(name, sizeof name, "client-%d", i);
+            p->workers[i] = sg_host_by_name(name);
+        }
+    } else if (sc->platform == SIM_PLATFORM_FILE) {
+        size_t count = sg_host_count();
+        if (count < (size_t)(p->n_workers + p->n_servers)) {
+            sim_platform_free(p);
+            return dt_err_input(err, "%s: %zu hosts, but the scenario needs %d workers and %d "
+                                     "servers",
+                                sc->platform_file, count, p->n_workers, p->n_servers);
+        }
+        sg_host_t *all = sg_host_list(); /* sorted by name */
+        for (int i = 0; i < p->n_servers; i++)
+            p->servers[i] = all[i];
+        for (int i = 0; i < p->n_workers; i++)
+            p->workers[i] = all[p->n_servers + i];
+        free(all);
+    } else {
+        for (int i = 0; i < p->n_workers; i++) {
+            snprintf(name, sizeof name, "node-%d", i);
+            p->workers[i] = sg_host_by_name(name);
+        }
+        for (int i = 0; i < p->n_servers; i++) {
+            snprintf(name, sizeof name, "node-%d", p->n_workers + i);
+            p->servers[i] = sg_host_by_name(name);
+        }
+    }
+    for (int i = 0; i < p->n_workers; i++)
+        DT_ASSERT(p->workers[i]);
+    for (int i = 0; i < p->n_servers; i++)
+        DT_ASSERT(p->servers[i]);
+
+    /* Groups for hierarchical all-reduce: racks on a multi-rack platform, else blocks of
+     * group_size consecutive workers. */
+    int hosts = p->n_workers + p->n_servers;
+    if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
+        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        for (int i = 0; i < p->n_workers; i++) {
+            int r = 0;
+            while ((long)hosts * (r + 1) / racks <= i)
+                r++;
+            p->group[i] = r;
+        }
+    } else {
+        for (int i = 0; i < p->n_workers; i++)
+            p->group[i] = (int)(i / sc->group_size);
+    }
+    p->n_groups = 0;
+    for (int i = 0; i < p->n_workers; i++)
+        if (p->group[i] + 1 > p->n_groups)
+            p->n_groups = p->group[i] + 1;
+    return DT_OK;
+}
+
+void sim_platform_free(sim_platform_t *p)
+{
+    free(p->workers);
+    free(p->servers);
+    free(p->group);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,38 @@
+/* Platforms: SimGrid XML generated for N hosts from the scenario (star, fat-tree,
+ * multi-rack, edge), or a user's XML file; network model settings; host lists for the
+ * strategies. The C API cannot create hosts or links, so generated platforms are written
+ * as XML into a temporary file, loaded, and removed. */
+#ifndef DTSIM_PLATFORM_H
+#define DTSIM_PLATFORM_H
+
+#include <simgrid/forward.h>
+#include <stdio.h>
+
+#include "common.h"
+#include "scenario.h"
+
+typedef struct sim_platform {
+    int n_workers;      /* hosts that train (fedavg: client hosts) */
+    int n_servers;      /* parameter-server shards / the fedavg server */
+    sg_host_t *workers; /* (n_workers) */
+    sg_host_t *servers; /* (n_servers) */
+    int *group;         /* (n_workers) rack or group of each worker, for hierarchical */
+    int n_groups;
+} sim_platform_t;
+
+/* Hosts a scenario needs: workers, and servers for the strategies that have them. */
+void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
+
+/* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE). */
+void sim_platform_write_xml(const scenario_t *sc, FILE *out);
+
+/* Applies the network model settings, loads the platform (generated or file) and finds the
+ * hosts. Must run after simgrid_init and before actors are created. For a file, hosts are
+ * taken in the file's order: the first n_servers are servers when the strategy has them,
+ * the next n_workers are workers; too few hosts is DT_ERR_INPUT. Scenario bandwidth and
+ * latency are applied to every link of a file platform whose name starts with "link"
+ * unless the scenario left them at their defaults (see README). */
+dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
+void sim_platform_free(sim_platform_t *p);
+
+#endif

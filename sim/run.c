@@ -1,0 +1,626 @@
+/* The run engine shared by every strategy (see run.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include "strategy.h"
+
+sim_run_t *sim_current;
+
+static dt_status load_data(sim_run_t *run, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    if (!strcmp(sc->data_source, "synthetic")) {
+        size_t n = sc->train_samples ? (size_t)sc->train_samples : 60000;
+        size_t nt = sc->test_samples ? (size_t)sc->test_samples : 10000;
+        /* one draw of n + nt samples split in two, so both share the class means */
+        trainer_dataset_t all;
+        trainer_dataset_synthetic(&all, n + nt, (size_t)sc->synthetic_dim,
+                                  (int)sc->synthetic_classes, (float)sc->synthetic_noise,
+                                  sc->seed);
+        run->train = all;
+        run->train.n = n;
+        run->test = all;
+        run->test.n = nt;
+        run->test.x = dt_malloc(sizeof(float) * nt * all.dim);
+        run->test.y = dt_malloc(nt);
+        memcpy(run->test.x, all.x + n * all.dim, sizeof(float) * nt * all.dim);
+        memcpy(run->test.y, all.y + n, nt);
+        return DT_OK;
+    }
+    const char *dir =
+        !strcmp(sc->data_source, "fashion-mnist") ? TRAINER_FASHION_MNIST_DIR : sc->data_source;
+    if (trainer_dataset_load_dir(&run->train, dir, "train", 10, err) ||
+        trainer_dataset_load_dir(&run->test, dir, "t10k", 10, err))
+        return DT_ERR_INPUT;
+    if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
+        run->train.n = (size_t)sc->train_samples;
+    if (sc->test_samples && (size_t)sc->test_samples < run->test.n)
+        run->test.n = (size_t)sc->test_samples;
+    return DT_OK;
+}
+
+static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int rank,
+                      sg_host_t host, size_t len)
+{
+    const trainer_backend_t *be = run->be;
+    memset(node, 0, sizeof *node);
+    node->rank = rank;
+    node->role = role;
+    node->host = host;
+    snprintf(node->name, sizeof node->name, "%s-%d", role, rank);
+    node->inbox = sim_mailbox(node->name, "in");
+    size_t bytes = sizeof(float) * (len ? len : 1);
+    node->params = be->alloc(bytes);
+    node->grads = be->alloc(bytes);
+    node->velocity = be->alloc(bytes);
+    node->scratch = be->alloc(bytes);
+    node->n_msgs = 2 * (size_t)(run->n_workers + run->n_servers + 4);
+    if (run->sc->strategy == SIM_STRATEGY_FEDAVG && run->sc->clients * 2 + 8 > (long)node->n_msgs)
+        node->n_msgs = (size_t)run->sc->clients * 2 + 8;
+    node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
+    node->comms = dt_calloc(node->n_msgs, sizeof(sg_comm_t));
+    node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
+    trainer_rng_seed(&node->rng, run->sc->seed ^ ((uint64_t)(rank + 1) << 32),
+                     TRAINER_STREAM_SHUFFLE);
+}
+
+dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
+{
+    memset(run, 0, sizeof *run);
+    run->sc = sc;
+    run->be = trainer_backend_cpu();
+    run->total_steps = sc->strategy == SIM_STRATEGY_FEDAVG ? sc->rounds : sc->steps;
+    run->stop_before = run->total_steps;
+    run->time_to_target = NAN;
+    run->last_loss = NAN;
+    run->last_acc = NAN;
+    sim_current = run;
+
+    if (load_data(run, err))
+        return DT_ERR_INPUT;
+    trainer_model_config_t mc = sc->model;
+    mc.in_channels = run->train.channels;
+    mc.in_h = run->train.rows;
+    mc.in_w = run->train.cols;
+    mc.classes = run->train.classes;
+    if (trainer_model_build(&run->model, &mc, err))
+        return DT_ERR_INPUT;
+    run->n_params = run->model.n_params;
+    trainer_flops_t f = trainer_model_flops(&run->model);
+    run->step_flops = f.forward + f.backward;
+    trainer_backend_cpu_set_threads((int)sc->threads);
+    int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
+    trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch, sc->seed);
+
+    int argc = 1;
+    char *argv[] = {(char *)argv0, NULL};
+    simgrid_init(&argc, argv);
+    xbt_log_control_set("root.thresh:warning");
+    if (sim_platform_load(&run->plat, sc, err))
+        return DT_ERR_INPUT;
+    run->n_workers = run->plat.n_workers;
+    run->n_servers = run->plat.n_servers;
+    run->global_batch = sc->batch * (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
+    if (run->global_batch > (long)run->train.n)
+        return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
+                                 "training samples",
+                            sc->path, run->global_batch, run->train.n);
+
+    /* Partition: per worker, or per fedavg client of the population. */
+    int parts = sc->strategy == SIM_STRATEGY_FEDAVG ? (int)sc->clients : run->n_workers;
+    if (trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
+        return DT_ERR_INPUT;
+
+    const char *worker_role = sc->strategy == SIM_STRATEGY_FEDAVG ? "client" : "worker";
+    run->workers = dt_calloc((size_t)run->n_workers, sizeof(sim_node_t));
+    run->servers = dt_calloc((size_t)(run->n_servers ? run->n_servers : 1), sizeof(sim_node_t));
+    for (int i = 0; i < run->n_workers; i++)
+        node_init(run, &run->workers[i], worker_role, i, run->plat.workers[i], run->n_params);
+    for (int i = 0; i < run->n_servers; i++)
+        node_init(run, &run->servers[i], "server", i, run->plat.servers[i], run->n_params);
+
+    /* Every replica starts from the same initial weights. */
+    size_t bytes = sizeof(float) * run->n_params;
+    for (int i = 0; i < run->n_workers; i++)
+        run->be->copy(run->workers[i].params, run->engine.params, bytes);
+    for (int i = 0; i < run->n_servers; i++)
+        run->be->copy(run->servers[i].params, run->engine.params, bytes);
+
+    run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
+    run->global_epoch = -1;
+    run->progress = isatty(STDERR_FILENO);
+    return DT_OK;
+}
+
+void sim_run_free(sim_run_t *run)
+{
+    const trainer_backend_t *be = run->be;
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; lists[l] && i < counts[l]; i++) {
+            sim_node_t *n = &lists[l][i];
+            be->free(n->params);
+            be->free(n->grads);
+            be->free(n->velocity);
+            be->free(n->scratch);
+            free(n->order);
+            free(n->msgs);
+            free(n->comms);
+            free(n->recv_data);
+            free(n->state);
+        }
+    free(run->workers);
+    free(run->servers);
+    free(run->global_order);
+    free(run->staleness);
+    trainer_learner_free(&run->engine);
+    trainer_partition_free(&run->part);
+    trainer_dataset_free(&run->train);
+    trainer_dataset_free(&run->test);
+    sim_platform_free(&run->plat);
+    if (sim_current == run)
+        sim_current = NULL;
+}
+
+/* ---- actors ---------------------------------------------------------------------- */
+
+static void actor_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sim_node_t *node = sg_actor_self_get_data();
+    node->entry(node);
+    node->end_time = simgrid_get_clock();
+}
+
+void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
+{
+    (void)run;
+    char name[48];
+    snprintf(name, sizeof name, "%s", node->name);
+    sg_actor_t a = sg_actor_init(name, node->host);
+    sg_actor_set_data(a, node);
+    node->entry = fn;
+    sg_actor_start(a, actor_main, 0, NULL);
+}
+
+/* ---- compute ---------------------------------------------------------------------- */
+
+void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
+{
+    double t0 = simgrid_get_clock();
+    if (run->sc->time_model == SIM_TIME_MEASURED)
+        sg_actor_execute(wall * sg_host_get_speed(node->host));
+    else
+        sg_actor_execute(flops);
+    node->compute_s += simgrid_get_clock() - t0;
+}
+
+double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
+                        const uint32_t *idx, int batch)
+{
+    trainer_learner_t *e = &run->engine;
+    double w0 = dt_wall_seconds();
+    e->be->gather(e->ws.x, e->ws.labels, run->train.x, run->train.y, idx, batch,
+                  run->train.dim);
+    double loss;
+    int correct;
+    trainer_model_forward(&e->ws, params, batch);
+    trainer_model_loss(&e->ws, batch, &loss, &correct);
+    trainer_model_backward(&e->ws, params, grads, batch);
+    loss /= batch;
+    double wall = dt_wall_seconds() - w0;
+    sim_charge(run, node, run->step_flops * batch, wall);
+    node->steps++;
+    run->samples += batch;
+    if (!isfinite(loss) && !run->diverged) {
+        run->diverged = 1;
+        sim_request_stop(run, node->steps + 1); /* steps already counts this one */
+    }
+    return loss;
+}
+
+void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step)
+{
+    const scenario_t *sc = run->sc;
+    float lr = trainer_lr_at(sc->schedule, sc->sgd.lr, (double)step / (double)run->total_steps);
+    run->be->sgd_update(w, g, v, n, lr, sc->sgd.momentum, sc->sgd.weight_decay);
+}
+
+/* ---- communication ------------------------------------------------------------------ */
+
+sg_mailbox_t sim_mailbox(const char *owner, const char *channel)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s/%s", owner, channel);
+    return sg_mailbox_by_name(name);
+}
+
+sim_msg_t *sim_msg_next(sim_node_t *self)
+{
+    sim_msg_t *m = &self->msgs[self->next_msg];
+    self->next_msg = (self->next_msg + 1) % self->n_msgs;
+    memset(m, 0, sizeof *m);
+    m->from = self->rank;
+    return m;
+}
+
+sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step)
+{
+    sim_msg_t *m = sim_msg_next(self);
+    m->data = buf + offset;
+    m->offset = offset;
+    m->n = n;
+    m->bytes = sizeof(float) * (double)n;
+    m->step = step;
+    return m;
+}
+
+static void account_send(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg)
+{
+    self->bytes_sent += msg->bytes;
+    run->bytes_total += msg->bytes;
+}
+
+/* A send and its receive complete at the same simulated instant and both actors wake in
+ * the same scheduling round, in no fixed order. Yielding after a completed send lets the
+ * receiver read the payload (which it does before its next SimGrid call) before the
+ * sender goes on and rewrites its buffer. Costs no simulated time. */
+static void let_receivers_read(void) { sg_actor_yield(); }
+
+
+/* Splits the time a receive took into waiting for the sender (idle) and transfer (comm). */
+static void account_recv(sim_node_t *self, const sim_msg_t *msg, double posted, double done)
+{
+    double start = msg->sent_at > posted ? msg->sent_at : posted;
+    if (start > done)
+        start = done;
+    self->idle_s += start - posted;
+    self->comm_s += done - start;
+    self->bytes_recv += msg->bytes;
+}
+
+sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
+{
+    double t0 = simgrid_get_clock();
+    msg->sent_at = t0;
+    sg_comm_t c = sg_mailbox_put_async(to, msg, (long)msg->bytes);
+    sg_error_t e = sg_comm_wait_for(c, SIM_COMM_TIMEOUT);
+    self->comm_s += simgrid_get_clock() - t0;
+    if (e == SG_OK)
+        account_send(run, self, msg);
+    let_receivers_read();
+    return e;
+}
+
+sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)
+{
+    (void)run;
+    double t0 = simgrid_get_clock();
+    void *data = NULL;
+    sg_comm_t c = sg_mailbox_get_async(from, &data);
+    sg_error_t e = sg_comm_wait_for(c, SIM_COMM_TIMEOUT);
+    if (e != SG_OK) {
+        self->idle_s += simgrid_get_clock() - t0;
+        return e;
+    }
+    *msg = data;
+    account_recv(self, *msg, t0, simgrid_get_clock());
+    return SG_OK;
+}
+
+sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
+                        sg_mailbox_t from, float *dst, int add, sim_msg_t **in)
+{
+    double t0 = simgrid_get_clock();
+    out->sent_at = t0;
+    void *data = NULL;
+    sg_comm_t recv = sg_mailbox_get_async(from, &data);
+    sg_comm_t send = sg_mailbox_put_async(to, out, (long)out->bytes);
+    /* the receive first, and its payload read at once: its sender may go on as soon as
+     * it is woken, and it is woken at the same instant as this wait returns */
+    sg_error_t er = sg_comm_wait_for(recv, SIM_COMM_TIMEOUT);
+    double got = simgrid_get_clock();
+    if (er == SG_OK) {
+        sim_msg_t *m = data;
+        if (add)
+            run->be->axpy(m->n, 1.0f, m->data, dst + m->offset);
+        else
+            run->be->copy(dst + m->offset, m->data, sizeof(float) * m->n);
+        if (in)
+            *in = m;
+        account_recv(self, m, t0, got);
+    } else {
+        self->idle_s += got - t0;
+    }
+    double t1 = simgrid_get_clock();
+    sg_error_t es = sg_comm_wait_for(send, SIM_COMM_TIMEOUT);
+    self->comm_s += simgrid_get_clock() - t1;
+    if (es == SG_OK)
+        account_send(run, self, out);
+    let_receivers_read();
+    return er != SG_OK ? er : es;
+}
+
+/* Posts count receives on one mailbox. */
+static void recv_post(sg_mailbox_t from, int count, sg_comm_t *comms, void **data)
+{
+    for (int i = 0; i < count; i++) {
+        data[i] = NULL;
+        comms[i] = sg_mailbox_get_async(from, &data[i]);
+    }
+}
+
+/* Waits for posted receives and accounts for them: waiting until the last sender started
+ * is idle, the rest is transfer. */
+static sg_error_t recv_finish(sim_node_t *self, int count, sg_comm_t *comms, void **data,
+                              sim_msg_t **msgs, double t0)
+{
+    sg_error_t worst = SG_OK;
+    for (int i = 0; i < count; i++) {
+        sg_error_t e = sg_comm_wait_for(comms[i], SIM_COMM_TIMEOUT);
+        if (e != SG_OK)
+            worst = e;
+    }
+    double done = simgrid_get_clock(), last_sent = t0, bytes = 0.0;
+    for (int i = 0; i < count; i++) {
+        msgs[i] = data[i];
+        if (!msgs[i])
+            continue;
+        if (msgs[i]->sent_at > last_sent)
+            last_sent = msgs[i]->sent_at;
+        bytes += msgs[i]->bytes;
+    }
+    if (last_sent > done)
+        last_sent = done;
+    self->idle_s += last_sent - t0;
+    self->comm_s += done - last_sent;
+    self->bytes_recv += bytes;
+    return worst;
+}
+
+static sg_error_t send_all(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
+                           sim_msg_t **msgs, sg_comm_t *comms)
+{
+    double t0 = simgrid_get_clock();
+    for (int i = 0; i < count; i++) {
+        msgs[i]->sent_at = t0;
+        comms[i] = sg_mailbox_put_async(boxes[i], msgs[i], (long)msgs[i]->bytes);
+    }
+    sg_error_t worst = SG_OK;
+    for (int i = 0; i < count; i++) {
+        sg_error_t e = sg_comm_wait_for(comms[i], SIM_COMM_TIMEOUT);
+        if (e == SG_OK)
+            account_send(run, self, msgs[i]);
+        else
+            worst = e;
+    }
+    self->comm_s += simgrid_get_clock() - t0;
+    let_receivers_read();
+    return worst;
+}
+
+/* Scratch arrays of a node for up to n_msgs concurrent communications. */
+static sg_comm_t *node_comms(sim_node_t *self, int count)
+{
+    DT_ASSERT((size_t)count <= self->n_msgs);
+    return self->comms;
+}
+
+sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
+                     sim_msg_t **msgs)
+{
+    return send_all(run, self, count, boxes, msgs, node_comms(self, count));
+}
+
+sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+                     sim_msg_t **msgs)
+{
+    (void)run;
+    double t0 = simgrid_get_clock();
+    sg_comm_t *comms = node_comms(self, count);
+    recv_post(from, count, comms, self->recv_data);
+    return recv_finish(self, count, comms, self->recv_data, msgs, t0);
+}
+
+sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
+                           sim_msg_t **out, sg_mailbox_t from, int n_recv, sim_msg_t **in)
+{
+    DT_ASSERT((size_t)(n_send + n_recv) <= self->n_msgs);
+    double t0 = simgrid_get_clock();
+    sg_comm_t *recvs = self->comms + n_send;
+    recv_post(from, n_recv, recvs, self->recv_data);
+    double comm_before = self->comm_s;
+    sg_error_t es = send_all(run, self, n_send, boxes, out, self->comms);
+    /* the receive accounting below covers the whole wait: do not count the sends twice */
+    self->comm_s = comm_before;
+    sg_error_t er = recv_finish(self, n_recv, recvs, self->recv_data, in, t0);
+    return es != SG_OK ? es : er;
+}
+
+/* ---- sampling ----------------------------------------------------------------------- */
+
+void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *idx)
+{
+    size_t n = run->train.n, g = (size_t)run->global_batch;
+    DT_ASSERT(g >= 1 && g <= n);
+    long per_epoch = (long)(n / g);
+    long epoch = step / per_epoch;
+    if (epoch != run->global_epoch) {
+        trainer_rng_t r;
+        trainer_rng_seed(&r, run->sc->seed + (uint64_t)epoch * 0x9e3779b97f4a7c15ULL,
+                         TRAINER_STREAM_SHUFFLE);
+        for (size_t i = 0; i < n; i++)
+            run->global_order[i] = (uint32_t)i;
+        trainer_rng_shuffle_u32(&r, run->global_order, n);
+        run->global_epoch = epoch;
+    }
+    size_t off = (size_t)(step % per_epoch) * g + (size_t)rank * (size_t)batch;
+    DT_ASSERT(off + (size_t)batch <= n);
+    memcpy(idx, run->global_order + off, sizeof(uint32_t) * (size_t)batch);
+}
+
+void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx)
+{
+    const trainer_partition_t *p = &run->part;
+    int part = node->rank % p->clients;
+    size_t n = trainer_partition_size(p, part);
+    DT_ASSERT(n > 0);
+    if (!node->order) {
+        node->order = dt_malloc(sizeof(uint32_t) * n);
+        memcpy(node->order, p->idx + p->offsets[part], sizeof(uint32_t) * n);
+        node->order_n = n;
+        node->order_pos = n; /* shuffle on first use */
+    }
+    for (int b = 0; b < batch; b++) {
+        if (node->order_pos == node->order_n) {
+            trainer_rng_shuffle_u32(&node->rng, node->order, node->order_n);
+            node->order_pos = 0;
+        }
+        idx[b] = node->order[node->order_pos++];
+    }
+}
+
+/* ---- evaluation, stopping, recording -------------------------------------------------- */
+
+void sim_evaluate(sim_run_t *run, long step, const float *params)
+{
+    trainer_eval_t ev = trainer_evaluate(&run->engine, params, &run->test);
+    double now = simgrid_get_clock();
+    run->last_loss = ev.loss;
+    run->last_acc = ev.accuracy;
+    run->last_eval_time = now;
+    run->last_eval_step = step;
+    run->evals++;
+    if (isnan(run->time_to_target) && ev.accuracy >= run->sc->target_accuracy)
+        run->time_to_target = now;
+    if (!isfinite(ev.loss) && !run->diverged) {
+        run->diverged = 1;
+        sim_request_stop(run, step + 1);
+    }
+    if (run->db && !run->db_failed &&
+        results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
+                         ev.loss, ev.accuracy, &run->db_err))
+        run->db_failed = 1;
+    if (run->progress)
+        fprintf(stderr, "\r%s: step %ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name, step,
+                now, ev.accuracy, ev.loss);
+}
+
+void sim_request_stop(sim_run_t *run, long step)
+{
+    if (step < run->stop_before)
+        run->stop_before = step;
+}
+
+int sim_should_stop(sim_run_t *run, long step)
+{
+    /* +2: a node that sees the limit first may be one step behind a synchronous peer that
+     * has already started this step; every node then stops at the same boundary */
+    if (run->sc->max_time > 0 && simgrid_get_clock() >= run->sc->max_time)
+        sim_request_stop(run, step + 2);
+    return step >= run->stop_before || run->failed;
+}
+
+void sim_staleness_add(sim_run_t *run, long staleness)
+{
+    if (staleness >= run->staleness_cap) {
+        long cap = staleness + 16;
+        run->staleness = realloc(run->staleness, sizeof(long) * (size_t)cap);
+        DT_CHECK(run->staleness, "out of memory");
+        memset(run->staleness + run->staleness_cap, 0,
+               sizeof(long) * (size_t)(cap - run->staleness_cap));
+        run->staleness_cap = cap;
+    }
+    run->staleness[staleness]++;
+}
+
+static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
+{
+    results_db_t *db = run->db;
+    if (results_tx_begin(db, err))
+        return DT_ERR_RUN;
+    double compute = 0, comm = 0, idle = 0;
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    double end = simgrid_get_clock();
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            sim_node_t *n = &lists[l][i];
+            /* whatever is not compute or transfer, until the run ends, is waiting */
+            double idle_n = end - n->compute_s - n->comm_s;
+            if (idle_n < 0)
+                idle_n = 0;
+            if (l == 0) {
+                compute += n->compute_s;
+                comm += n->comm_s;
+                idle += idle_n;
+            }
+            if (results_worker_add(db, run->run_id, n->rank, sg_host_get_name(n->host), n->role,
+                                   n->compute_s, n->comm_s, idle_n, n->bytes_sent,
+                                   n->bytes_recv, n->steps, err))
+                return DT_ERR_RUN;
+        }
+    for (long s = 0; s < run->staleness_cap; s++)
+        if (run->staleness[s] &&
+            results_staleness_add(db, run->run_id, s, run->staleness[s], err))
+            return DT_ERR_RUN;
+    if (results_tx_commit(db, err))
+        return DT_ERR_RUN;
+    double total = compute + comm + idle;
+    results_summary_t sum = {
+        .final_accuracy = run->last_acc,
+        .final_loss = run->last_loss,
+        .sim_time = end,
+        .time_to_target = run->time_to_target,
+        .target_accuracy = run->sc->target_accuracy,
+        .total_bytes = run->bytes_total,
+        .compute_share = total > 0 ? compute / total : NAN,
+        .comm_share = total > 0 ? comm / total : NAN,
+        .idle_share = total > 0 ? idle / total : NAN,
+        .steps = run->n_workers ? run->workers[0].steps : 0,
+    };
+    if (results_run_end(db, run->run_id, status, &sum, err))
+        return DT_ERR_RUN;
+    return DT_OK;
+}
+
+dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    const sim_strategy_t *st = sim_strategy_find(sc->strategy);
+    DT_ASSERT(st);
+    st->deploy(run);
+    simgrid_run();
+    if (run->shared_free)
+        run->shared_free(run->shared);
+    run->shared = NULL;
+    if (run->progress)
+        fputc('\n', stderr);
+    const char *status = run->failed ? "failed" : run->diverged ? "diverged" : "finished";
+    if (run->failed)
+        dt_err_input(err, "%s: a simulated transfer failed or timed out", sc->name);
+    if (run->db) {
+        if (run->db_failed) {
+            *err = run->db_err;
+            return DT_ERR_RUN;
+        }
+        if (record_end(run, status, err))
+            return DT_ERR_RUN;
+    }
+    return run->failed ? DT_ERR_RUN : DT_OK;
+}

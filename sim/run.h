@@ -1,0 +1,182 @@
+/* One simulated run: the data, the model, the simulated hosts and what every strategy
+ * shares (real compute charged as simulated time, messages with their real sizes, the
+ * global batch sampler, evaluation and recording).
+ *
+ * Actors run in one OS thread and only switch at SimGrid calls, so the real forward and
+ * backward of every node use ONE workspace (run->engine.ws) without interference, and
+ * every node keeps only its own parameter, gradient and momentum buffers.
+ *
+ * Message ownership: a sim_msg_t and the floats it points to belong to the sender, are
+ * allocated once per node before the simulation starts, and are never freed by the
+ * receiver. The receiver reads (copies or accumulates) the payload right after its wait
+ * returns, before its next SimGrid call; every protocol here only rewrites a sent region
+ * after an exchange that the receiver can only reach after that read. A failed send leaves
+ * the message with its sender. */
+#ifndef DTSIM_RUN_H
+#define DTSIM_RUN_H
+
+#include <simgrid/forward.h>
+#include <stdint.h>
+
+#include "data.h"
+#include "db.h"
+#include "model.h"
+#include "partition.h"
+#include "platform.h"
+#include "rng.h"
+#include "scenario.h"
+#include "train.h"
+
+/* Long enough never to cut a transfer short in a healthy run (faults come with their own
+ * timeouts). */
+#define SIM_COMM_TIMEOUT 1e7
+
+typedef struct sim_msg {
+    int from;          /* sender's rank among its role */
+    long step;         /* sender's step, round or parameter version */
+    double sent_at;    /* simulated time the send was posted */
+    double bytes;      /* simulated size on the wire */
+    const float *data; /* payload, owned by the sender */
+    size_t offset, n;  /* slice of the model buffer: data[0..n) is params[offset..] */
+    double weight;     /* fedavg: samples behind the update */
+    int flag;          /* strategy-specific (e.g. "last message") */
+} sim_msg_t;
+
+typedef struct sim_node {
+    int rank;
+    const char *role; /* "worker", "server" or "client" */
+    char name[32];
+    sg_host_t host;
+    sg_mailbox_t inbox;
+    double compute_s, comm_s, idle_s;
+    double bytes_sent, bytes_recv;
+    long steps;
+    double end_time;
+    float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice */
+    float *scratch;                   /* (n_params) dev, for receives and snapshots */
+    trainer_rng_t rng;                /* this node's batch order */
+    uint32_t *order;                  /* own samples, shuffled per epoch */
+    size_t order_n, order_pos;
+    sim_msg_t *msgs;                  /* message headers, used in rotation (sim_msg_next) */
+    size_t n_msgs, next_msg;
+    sg_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
+    void **recv_data;                 /* (n_msgs) */
+    void *state;                      /* strategy-specific, freed with the node */
+    void (*entry)(struct sim_node *node); /* the actor's code */
+} sim_node_t;
+
+typedef struct sim_run {
+    const scenario_t *sc;
+    sim_platform_t plat;
+    trainer_dataset_t train, test;
+    trainer_partition_t part; /* per worker (per client for fedavg) */
+    trainer_model_t model;
+    const trainer_backend_t *be;
+    trainer_learner_t engine; /* its workspace computes every node's steps and evaluations */
+    size_t n_params;
+    double step_flops;        /* forward + backward of one sample */
+    int n_workers, n_servers;
+    sim_node_t *workers, *servers;
+
+    /* global sampler (sync strategies on iid data): one permutation per epoch */
+    uint32_t *global_order;
+    long global_epoch;
+    long global_batch;        /* samples per global step */
+
+    /* strategy-wide state (groups, schedules), freed after the simulation */
+    void *shared;
+    void (*shared_free)(void *shared);
+
+    /* progress and stopping */
+    long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
+    long stop_before;         /* no node starts this step or later */
+    int diverged, failed;
+    double samples;           /* processed so far */
+    double bytes_total;       /* sent so far, every node */
+    long evals;
+    long last_eval_step;
+    double last_loss, last_acc, time_to_target;
+    double last_eval_time;
+    long *staleness;          /* histogram */
+    long staleness_cap;
+
+    /* recording */
+    results_db_t *db;
+    int64_t run_id;
+    dt_err_t db_err;
+    int db_failed;
+    int progress;             /* print progress on stderr */
+} sim_run_t;
+
+/* The run in progress (actors reach it through this; one run per process). */
+extern sim_run_t *sim_current;
+
+/* Loads data and model, initialises SimGrid and the platform, creates the nodes and
+ * their buffers. argv0 is passed to simgrid_init. */
+dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
+/* Deploys the strategy, runs the simulation, records the summary. Returns DT_OK for a
+ * finished or diverged run, DT_ERR_RUN when the run failed. */
+dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
+void sim_run_free(sim_run_t *run);
+
+/* Starts an actor on host running fn(node). */
+void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node));
+
+/* Real gradient of params on samples idx[0..batch) into grads (dev buffers of the whole
+ * model); charges the simulated compute time to node; returns the mean loss and marks the
+ * run diverged when it is not finite. */
+double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
+                        const uint32_t *idx, int batch);
+/* Charges simulated compute time for `flops` (flops model) or `wall` seconds (measured). */
+void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall);
+/* Applies an SGD step to a buffer slice with the run's optimizer at global step `step`. */
+void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step);
+
+/* The next free message header of a node. Headers rotate through twice as many slots as
+ * a node can have in flight, because a sender may run one exchange ahead of a receiver that
+ * completed at the same simulated instant but has not read its header yet. */
+sim_msg_t *sim_msg_next(sim_node_t *self);
+/* A header for a slice of buf: data = buf + offset, n floats, bytes = 4 n. */
+sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step);
+
+/* Point-to-point, with timing and byte accounting. The payload of a send stays owned by
+ * the sender (see above). Each returns SG_OK or the SimGrid error. */
+sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg);
+sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg);
+/* Send and receive at once (ring and pairwise exchanges). The received slice is added into
+ * (add) or copied to dst at its offset the moment it arrives; *in (may be NULL) gets its
+ * header. */
+sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
+                        sg_mailbox_t from, float *dst, int add, sim_msg_t **in);
+/* Sends msgs[i] to boxes[i] for i < count at once and waits for all. */
+sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
+                     sim_msg_t **msgs);
+/* Posts count receives on one mailbox at once and waits for all; msgs[] in arrival order. */
+sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+                     sim_msg_t **msgs);
+/* Posts n_recv receives on `from`, then sends out[i] to boxes[i], then waits for all:
+ * for a server that scatters work and gathers results from peers who may answer before
+ * every send of the scatter has been taken. */
+sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
+                           sim_msg_t **out, sg_mailbox_t from, int n_recv, sim_msg_t **in);
+/* The mailbox of (node name, channel). */
+sg_mailbox_t sim_mailbox(const char *owner, const char *channel);
+
+/* Batch sampling. Global: the samples of `rank`'s share (batch each) of global step `step`
+ * (epoch permutations of the whole training set, incomplete tail dropped). Own: the next
+ * batch from the node's partition, reshuffled every pass. */
+void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *idx);
+void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
+
+/* Evaluates params (dev, whole model) on the test set at the current simulated time and
+ * records it; step is the global step or round. */
+void sim_evaluate(sim_run_t *run, long step, const float *params);
+/* Requests every node to stop before global step `step` (keeps the earliest request). */
+void sim_request_stop(sim_run_t *run, long step);
+/* True when the node should not start global step `step` (steps done, time limit,
+ * divergence, or a stop request). */
+int sim_should_stop(sim_run_t *run, long step);
+/* Records one applied gradient's staleness (async-ps). */
+void sim_staleness_add(sim_run_t *run, long staleness);
+
+#endif

@@ -1,0 +1,167 @@
+/* Scenario files: INI (parsed with inih) with sections [run] [model] [data] [cluster]
+ * [strategy] [faults], every key typed, ranged and defaulted from one table (scenario.c),
+ * units written out (10Gbps, 5us, 19.5Tf). `--set section.key=value` overrides a key as if
+ * it were written in the file. Unknown sections, keys and units are errors naming the file,
+ * the line and the key; nothing is silently ignored. */
+#ifndef DTSIM_SCENARIO_H
+#define DTSIM_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common.h"
+#include "model.h"
+#include "partition.h"
+#include "train.h"
+
+#define SCENARIO_STR 512
+#define SCENARIO_MAX_KEYS 64 /* room in key_line for every key of the table */
+
+typedef enum sim_strategy_kind {
+    SIM_STRATEGY_SINGLE,
+    SIM_STRATEGY_SYNC_PS,
+    SIM_STRATEGY_ASYNC_PS,
+    SIM_STRATEGY_ALLREDUCE,
+    SIM_STRATEGY_LOCAL_SGD,
+    SIM_STRATEGY_FEDAVG,
+} sim_strategy_kind_t;
+
+typedef enum sim_allreduce_algo {
+    SIM_ALLREDUCE_RING,
+    SIM_ALLREDUCE_TREE,
+    SIM_ALLREDUCE_HALVING_DOUBLING,
+    SIM_ALLREDUCE_HIERARCHICAL,
+} sim_allreduce_algo_t;
+
+typedef enum sim_time_model {
+    SIM_TIME_FLOPS,    /* counted FLOPs / simulated device speed: deterministic */
+    SIM_TIME_MEASURED, /* measured wall time of the real kernels */
+} sim_time_model_t;
+
+typedef enum sim_net_model {
+    SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
+    SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
+    SIM_NET_SMPI, /* SMPI's piecewise factors */
+} sim_net_model_t;
+
+typedef enum sim_platform_kind {
+    SIM_PLATFORM_STAR,       /* one switch, every host on its own link */
+    SIM_PLATFORM_FAT_TREE,   /* two-level fat-tree */
+    SIM_PLATFORM_MULTI_RACK, /* racks of hosts on a switch each, slower uplinks between */
+    SIM_PLATFORM_EDGE,       /* a datacenter server, clients on heterogeneous access links */
+    SIM_PLATFORM_FILE,       /* a SimGrid XML file given by path */
+} sim_platform_kind_t;
+
+typedef struct scenario {
+    char path[SCENARIO_STR]; /* the file read, for messages */
+
+    /* [run] */
+    char name[SCENARIO_STR];
+    uint64_t seed;
+    long steps;             /* synchronous steps (per worker for async-ps and local-sgd) */
+    double max_time;        /* simulated seconds, 0 = no limit */
+    long eval_every;        /* evaluate every N steps (rounds for fedavg) */
+    double target_accuracy; /* for "time to target" */
+    sim_time_model_t time_model;
+    char db[SCENARIO_STR];  /* results database path */
+
+    /* [model] */
+    trainer_model_config_t model; /* arch, hidden, conv, kernel, fc (shape from the data) */
+    long batch;                   /* per worker (per client for fedavg) */
+    trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
+    trainer_lr_schedule_t schedule;
+    long threads;                 /* OpenBLAS threads of the real kernels */
+
+    /* [data] */
+    char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */
+    long train_samples;             /* 0 = all (synthetic: how many to make) */
+    long test_samples;              /* 0 = all */
+    long synthetic_dim, synthetic_classes;
+    double synthetic_noise;
+    trainer_partition_spec_t partition;
+
+    /* [cluster] */
+    sim_platform_kind_t platform;
+    char platform_file[SCENARIO_STR]; /* when platform is a file */
+    long workers;                     /* trainers (fedavg: simulated client hosts) */
+    double bandwidth;                 /* host link, bytes/s */
+    double latency;                   /* host link, seconds */
+    double uplink_bandwidth;          /* rack / fat-tree uplinks, bytes/s */
+    double uplink_latency;            /* seconds */
+    long racks;                       /* multi-rack; hierarchical group count default */
+    sim_net_model_t network_model;
+    int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
+    double device_flops;              /* simulated device speed, FLOP/s */
+    char device[64];                  /* profile name, or "custom" */
+
+    /* [strategy] */
+    sim_strategy_kind_t strategy;
+    long servers;                     /* parameter-server shards */
+    long staleness;                   /* async-ps bound, 0 = unbounded */
+    sim_allreduce_algo_t algorithm;
+    long group_size;                  /* hierarchical: workers per group */
+    long local_steps;                 /* local-sgd H */
+    long clients;                     /* fedavg population */
+    double fraction;                  /* fedavg clients sampled per round */
+    long local_epochs;                /* fedavg E */
+    long rounds;                      /* fedavg rounds */
+    double prox_mu;                   /* fedprox proximal term, 0 = FedAvg */
+
+    /* Private to scenario.c: where each key's value came from, indexed like its key table:
+     * > 0 the file's line, -1 a --set override, 0 the default. For messages and
+     * scenario_key_given; not part of the configuration. */
+    int key_line[SCENARIO_MAX_KEYS];
+} scenario_t;
+
+/* Defaults for every key (the table's defaults). */
+void scenario_defaults(scenario_t *sc);
+
+/* Reads path into sc (defaults first), then applies each "section.key=value" of sets in
+ * order. On error returns DT_ERR_INPUT with one line in err:
+ * "PATH:LINE: section.key: what is wrong" (or "--set section.key: ..."). */
+dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
+                        dt_err_t *err);
+
+/* Applies one "section.key=value" override. */
+dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err);
+
+/* Checks relations between keys once all are read (e.g. servers <= workers, fedavg
+ * clients >= sampled clients). Called by scenario_load. */
+dt_status scenario_validate(const scenario_t *sc, dt_err_t *err);
+
+/* Writes the resolved configuration, every key with its value (defaults included), as
+ * an INI text that scenario_load reads back to the same struct. */
+void scenario_write(const scenario_t *sc, FILE *out);
+
+/* 1 if "section.key" was given in the file or by --set, 0 if it has its default (or
+ * was derived from another key, e.g. device_flops from device). */
+int scenario_key_given(const scenario_t *sc, const char *section_key);
+
+/* Clients sampled per FedAvg round: floor(clients * fraction), with a 1e-9 slack so that
+ * 0.29 * 100 gives 29. scenario_validate requires it to be >= 1 for fedavg. */
+long scenario_fedavg_sampled(const scenario_t *sc);
+
+/* The key reference in Markdown, generated from the key table: one table per section
+ * (key, default, accepted values, meaning), then the units and the device profiles. */
+void scenario_write_keys_markdown(FILE *out);
+
+/* Names used in files and output. */
+const char *scenario_strategy_name(sim_strategy_kind_t k);
+const char *scenario_algorithm_name(sim_allreduce_algo_t a);
+
+/* Parsers for values with units; each returns DT_ERR_INPUT (message without location)
+ * on a bad number or unknown unit. */
+dt_status scenario_parse_bandwidth(const char *text, double *bytes_per_s, dt_err_t *err);
+dt_status scenario_parse_time(const char *text, double *seconds, dt_err_t *err);
+dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err);
+
+/* Device profiles: name -> sustained FP32 FLOP/s (see README for sources). */
+typedef struct sim_device_profile {
+    const char *name;
+    double flops;
+    const char *source;
+} sim_device_profile_t;
+const sim_device_profile_t *scenario_device_profiles(size_t *count);
+
+#endif

@@ -1,0 +1,41 @@
+/* The strategy interface: each strategy is one file filling one sim_strategy_t, and
+ * strategy.c lists them (adding a strategy = one new file + one registration line). */
+#ifndef DTSIM_STRATEGY_H
+#define DTSIM_STRATEGY_H
+
+#include "run.h"
+#include "scenario.h"
+
+typedef struct sim_strategy {
+    sim_strategy_kind_t kind;
+    const char *name;
+    /* Creates the strategy's actors on the run's hosts (before simgrid_run). */
+    void (*deploy)(sim_run_t *run);
+} sim_strategy_t;
+
+const sim_strategy_t *sim_strategy_find(sim_strategy_kind_t kind);
+
+extern const sim_strategy_t sim_strategy_single;
+extern const sim_strategy_t sim_strategy_sync_ps;
+extern const sim_strategy_t sim_strategy_async_ps;
+extern const sim_strategy_t sim_strategy_allreduce;
+extern const sim_strategy_t sim_strategy_local_sgd;
+extern const sim_strategy_t sim_strategy_fedavg;
+
+/* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
+ * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.
+ * exchange turns node->grads into the average over the workers. */
+typedef sg_error_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
+void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
+
+/* Shared by the synchronous data-parallel strategies (single, allreduce): the samples of
+ * worker `rank` for global step `step` (global sampler on iid data, else the worker's own
+ * partition). */
+void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx);
+/* Evaluates at the marks: after global step `step` (0-based) when (step + 1) is a multiple
+ * of eval_every. */
+void sim_eval_mark(sim_run_t *run, long step, const float *params);
+/* The final evaluation, unless the last mark already evaluated `steps_done` steps. */
+void sim_eval_final(sim_run_t *run, long steps_done, const float *params);
+
+#endif

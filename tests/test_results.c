@@ -1,0 +1,696 @@
+/* The results store, read back with plain SQLite queries that share no code with the writer:
+ * every value of every table round-trips (NaN as NULL), hostile strings are stored verbatim
+ * and harm nothing, run statuses move only from 'running', a newer or foreign file is
+ * refused, a writer killed mid-transaction leaves its committed batches intact and its run
+ * 'interrupted', concurrent writers lose nothing, and a missing directory is a clear error. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+
+static char dir[64];
+static char path[128];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/dtsim_results_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/results.db", dir);
+}
+
+static void teardown(void)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[512];
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* --- a second, independent reader ------------------------------------------------------ */
+
+static sqlite3 *raw_open(void)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(h, 10000);
+    return h;
+}
+
+static void raw_exec(sqlite3 *h, const char *sql)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, msg ? msg : "?");
+}
+
+/* Prepares sql, binds ?1 = a (if the statement has a parameter) and steps to its one row. */
+static sqlite3_stmt *raw_row(sqlite3 *h, const char *sql, int64_t a)
+{
+    sqlite3_stmt *s = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(h));
+    if (sqlite3_bind_parameter_count(s) > 0)
+        sqlite3_bind_int64(s, 1, a);
+    ck_assert_msg(sqlite3_step(s) == SQLITE_ROW, "no row for %s (?1 = %lld)", sql, (long long)a);
+    return s;
+}
+
+static int64_t raw_int(sqlite3 *h, const char *sql, int64_t a)
+{
+    sqlite3_stmt *s = raw_row(h, sql, a);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* The text of the one value, copied into buf (NULL -> "(NULL)"). */
+static const char *raw_text(sqlite3 *h, const char *sql, int64_t a, char *buf, size_t n)
+{
+    sqlite3_stmt *s = raw_row(h, sql, a);
+    const unsigned char *t = sqlite3_column_text(s, 0);
+    snprintf(buf, n, "%s", t ? (const char *)t : "(NULL)");
+    sqlite3_finalize(s);
+    return buf;
+}
+
+/* Column i is exactly the double want, or NULL when want is NaN. */
+static void ck_real(sqlite3_stmt *s, int i, double want)
+{
+    if (isnan(want)) {
+        ck_assert_msg(sqlite3_column_type(s, i) == SQLITE_NULL, "column %d: expected NULL", i);
+    } else {
+        ck_assert_msg(sqlite3_column_type(s, i) == SQLITE_FLOAT, "column %d: type %d", i,
+                      sqlite3_column_type(s, i));
+        ck_assert_msg(sqlite3_column_double(s, i) == want, "column %d: %.17g != %.17g", i,
+                      sqlite3_column_double(s, i), want);
+    }
+}
+
+static void ck_int(sqlite3_stmt *s, int i, int64_t want)
+{
+    ck_assert_msg(sqlite3_column_type(s, i) == SQLITE_INTEGER, "column %d: type %d", i,
+                  sqlite3_column_type(s, i));
+    ck_assert_msg(sqlite3_column_int64(s, i) == want, "column %d: %lld != %lld", i,
+                  (long long)sqlite3_column_int64(s, i), (long long)want);
+}
+
+static void ck_text(sqlite3_stmt *s, int i, const char *want)
+{
+    const char *t = (const char *)sqlite3_column_text(s, i);
+    ck_assert_msg(t != NULL, "column %d: NULL", i);
+    ck_assert_int_eq(sqlite3_column_bytes(s, i), (int)strlen(want));
+    ck_assert_str_eq(t, want);
+}
+
+/* "2025-01-31T12:34:56.789Z" */
+static void ck_iso_time(const char *t)
+{
+    ck_assert_msg(strlen(t) == 24, "time '%s'", t);
+    for (int i = 0; i < 24; i++) {
+        char c = t[i];
+        int ok;
+        switch (i) {
+        case 4: case 7: ok = c == '-'; break;
+        case 10: ok = c == 'T'; break;
+        case 13: case 16: ok = c == ':'; break;
+        case 19: ok = c == '.'; break;
+        case 23: ok = c == 'Z'; break;
+        default: ok = c >= '0' && c <= '9';
+        }
+        ck_assert_msg(ok, "time '%s', character %d", t, i);
+    }
+}
+
+static results_db_t *open_ok(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    dt_status st = results_db_open(&db, path, &err);
+    ck_assert_msg(st == DT_OK, "open: %s", err.msg);
+    ck_assert_ptr_nonnull(db);
+    return db;
+}
+
+static int64_t begin_ok(results_db_t *db, const char *name)
+{
+    results_run_info_t info = {name, "sync-ps", "[run]\nseed = 1\n", "0.1.0", "3.32", 1};
+    int64_t run = -1;
+    dt_err_t err = {""};
+    ck_assert_msg(results_run_begin(db, &info, &run, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_gt(run, 0);
+    return run;
+}
+
+/* --- tests ----------------------------------------------------------------------------- */
+
+START_TEST(round_trip_every_value)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    const uint64_t seed = 0xDEADBEEFCAFEF00DULL; /* above 2^63: the same 64 bits come back */
+    results_run_info_t info = {"fedavg-noniid", "fedavg", "[run]\nname = x\n[model]\narch = mlp\n",
+                               "0.1.0", "3.32", seed};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+
+    struct { double t; long step; double samples, bytes, loss, acc; } ev[3] = {
+        {0.0, 0, 0.0, 0.0, 2.302585092994046, 0.1},
+        {12.5, 100, 3200.0, 1.5e9, NAN, NAN},
+        {25.125, 200, 6400.0, 3.0000000001e9, 0.3141592653589793, 0.9375},
+    };
+    ck_assert_int_eq(results_tx_begin(db, &err), DT_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(results_eval_add(db, run, ev[i].t, ev[i].step, ev[i].samples,
+                                          ev[i].bytes, ev[i].loss, ev[i].acc, &err),
+                         DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "server", 1.25, 20.5, 3.25, 1e9,
+                                        2e9, 0, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 7, "edge-7", "client", 11.0, 9.5, 4.625,
+                                        123456789.0, 987654321.0, 200, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_staleness_add(db, run, 0, 5, &err), DT_OK);
+    ck_assert_int_eq(results_staleness_add(db, run, 3, 2, &err), DT_OK);
+    ck_assert_int_eq(results_staleness_add(db, run, 3, 4, &err), DT_OK); /* adds: 6 */
+    ck_assert_int_eq(results_label_hist_add(db, run, 1, 9, 40, &err), DT_OK);
+    ck_assert_int_eq(results_label_hist_add(db, run, 2, 0, 17, &err), DT_OK);
+    ck_assert_int_eq(results_label_hist_add(db, run, 1, 9, 2, &err), DT_OK); /* adds: 42 */
+    ck_assert_int_eq(results_tx_commit(db, &err), DT_OK);
+
+    results_summary_t sum = {0.9375, 0.3141592653589793, 25.125, NAN, 0.95, 3.0000000001e9,
+                             0.5, 0.375, 0.125, 200};
+    ck_assert_msg(results_run_end(db, run, "finished", &sum, &err) == DT_OK, "%s", err.msg);
+    results_db_close(db);
+
+    sqlite3 *h = raw_open();
+    char buf[256];
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
+    ck_assert_str_eq(raw_text(h, "PRAGMA journal_mode", 0, buf, sizeof buf), "wal");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), 1);
+
+    sqlite3_stmt *s = raw_row(h,
+                              "SELECT name, strategy, status, config, seed, dtsim_version,"
+                              " simgrid_version, pid, host, started, ended FROM runs WHERE id = ?1",
+                              run);
+    ck_text(s, 0, info.name);
+    ck_text(s, 1, info.strategy);
+    ck_text(s, 2, "finished");
+    ck_text(s, 3, info.config);
+    ck_assert_uint_eq((uint64_t)sqlite3_column_int64(s, 4), seed);
+    ck_text(s, 5, "0.1.0");
+    ck_text(s, 6, "3.32");
+    ck_int(s, 7, getpid());
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    ck_text(s, 8, host);
+    char started[64], ended[64];
+    snprintf(started, sizeof started, "%s", (const char *)sqlite3_column_text(s, 9));
+    snprintf(ended, sizeof ended, "%s", (const char *)sqlite3_column_text(s, 10));
+    ck_iso_time(started);
+    ck_iso_time(ended);
+    ck_assert_int_le(strcmp(started, ended), 0);
+    sqlite3_finalize(s);
+
+    /* evaluations, in the order written */
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE run = ?1", run), 3);
+    sqlite3_prepare_v2(h,
+                       "SELECT sim_time, step, samples, bytes, test_loss, test_acc FROM evals"
+                       " WHERE run = ?1 ORDER BY rowid",
+                       -1, &s, NULL);
+    sqlite3_bind_int64(s, 1, run);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+        ck_real(s, 0, ev[i].t);
+        ck_int(s, 1, ev[i].step);
+        ck_real(s, 2, ev[i].samples);
+        ck_real(s, 3, ev[i].bytes);
+        ck_real(s, 4, ev[i].loss);
+        ck_real(s, 5, ev[i].acc);
+    }
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers WHERE run = ?1", run), 2);
+    s = raw_row(h,
+                "SELECT worker, host, role, compute_s, comm_s, idle_s, bytes_sent, bytes_recv,"
+                " steps FROM workers WHERE role = 'client'",
+                0);
+    ck_int(s, 0, 7);
+    ck_text(s, 1, "edge-7");
+    ck_text(s, 2, "client");
+    ck_real(s, 3, 11.0);
+    ck_real(s, 4, 9.5);
+    ck_real(s, 5, 4.625);
+    ck_real(s, 6, 123456789.0);
+    ck_real(s, 7, 987654321.0);
+    ck_int(s, 8, 200);
+    sqlite3_finalize(s);
+    s = raw_row(h, "SELECT worker, host, compute_s, comm_s, idle_s, bytes_sent, bytes_recv, steps"
+                   " FROM workers WHERE role = 'server'", 0);
+    ck_int(s, 0, 0);
+    ck_text(s, 1, "node-0");
+    ck_real(s, 2, 1.25);
+    ck_real(s, 3, 20.5);
+    ck_real(s, 4, 3.25);
+    ck_real(s, 5, 1e9);
+    ck_real(s, 6, 2e9);
+    ck_int(s, 7, 0);
+    sqlite3_finalize(s);
+
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM staleness", 0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT count FROM staleness WHERE staleness = 0", 0), 5);
+    ck_assert_int_eq(raw_int(h, "SELECT count FROM staleness WHERE staleness = 3", 0), 6);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM label_hist", 0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT count FROM label_hist WHERE client = 1 AND label = 9", 0),
+                     42);
+    ck_assert_int_eq(raw_int(h, "SELECT count FROM label_hist WHERE client = 2 AND label = 0", 0),
+                     17);
+
+    s = raw_row(h,
+                "SELECT final_accuracy, final_loss, sim_time, time_to_target, target_accuracy,"
+                " total_bytes, compute_share, comm_share, idle_share, steps FROM summary"
+                " WHERE run = ?1",
+                run);
+    ck_real(s, 0, sum.final_accuracy);
+    ck_real(s, 1, sum.final_loss);
+    ck_real(s, 2, sum.sim_time);
+    ck_real(s, 3, NAN); /* never reached: NULL */
+    ck_real(s, 4, sum.target_accuracy);
+    ck_real(s, 5, sum.total_bytes);
+    ck_real(s, 6, sum.compute_share);
+    ck_real(s, 7, sum.comm_share);
+    ck_real(s, 8, sum.idle_share);
+    ck_int(s, 9, 200);
+    sqlite3_finalize(s);
+
+    /* deleting a run takes its rows with it */
+    raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs;");
+    ck_assert_int_eq(raw_int(h, "SELECT (SELECT count(*) FROM evals) + (SELECT count(*) FROM"
+                                " workers) + (SELECT count(*) FROM staleness) + (SELECT count(*)"
+                                " FROM label_hist) + (SELECT count(*) FROM summary)", 0),
+                     0);
+    sqlite3_close(h);
+}
+END_TEST
+
+START_TEST(hostile_strings_stored_verbatim)
+{
+    static const char *const nasty[] = {
+        "it's \"quoted\" `back` ; @x $y \\n \\ %s %n",
+        "\"); DROP TABLE runs; --",
+        "'); DELETE FROM evals; --",
+        "x'; UPDATE runs SET status = 'finished' WHERE '1' = '1",
+        "[run]\nname = \"a;b\" ; comment\n\tkey = caf\xc3\xa9 \xe2\x88\x91\n",
+        "",
+    };
+    const int n = (int)(sizeof nasty / sizeof nasty[0]);
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    int64_t ids[8];
+    for (int i = 0; i < n; i++) {
+        results_run_info_t info = {nasty[i], nasty[(i + 1) % n], nasty[(i + 2) % n],
+                                   nasty[(i + 3) % n], nasty[(i + 4) % n], (uint64_t)i};
+        ck_assert_int_eq(results_run_begin(db, &info, &ids[i], &err), DT_OK);
+        ck_assert_int_eq(results_worker_add(db, ids[i], i, nasty[i], "worker", 1, 2, 3, 4, 5, 6,
+                                            &err),
+                         DT_OK);
+        ck_assert_int_eq(results_eval_add(db, ids[i], 1.0, 1, 1, 1, 1, 0.5, &err), DT_OK);
+    }
+    results_db_close(db);
+    db = open_ok(); /* the schema still opens cleanly */
+    results_db_close(db);
+
+    sqlite3 *h = raw_open();
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 6);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *s = raw_row(h,
+                                  "SELECT name, strategy, config, dtsim_version, simgrid_version,"
+                                  " (SELECT host FROM workers WHERE run = runs.id)"
+                                  " FROM runs WHERE id = ?1",
+                                  ids[i]);
+        for (int c = 0; c < 5; c++)
+            ck_text(s, c, nasty[(i + c) % n]);
+        ck_text(s, 5, nasty[i]);
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(h);
+}
+END_TEST
+
+static dt_status end_run(results_db_t *db, int64_t run, const char *status, dt_err_t *err)
+{
+    results_summary_t sum = {0.5, 1.0, 10.0, 5.0, 0.4, 100.0, 0.6, 0.3, 0.1, 10};
+    return results_run_end(db, run, status, &sum, err);
+}
+
+START_TEST(status_moves_only_from_running)
+{
+    results_db_t *db = open_ok();
+    sqlite3 *h = raw_open();
+    dt_err_t err = {""};
+    char buf[256];
+    const char *status_sql = "SELECT status FROM runs WHERE id = ?1";
+
+    int64_t run = begin_ok(db, "a");
+    ck_assert_str_eq(raw_text(h, status_sql, run, buf, sizeof buf), "running");
+    ck_assert_str_eq(raw_text(h, "SELECT ended FROM runs WHERE id = ?1", run, buf, sizeof buf),
+                     "(NULL)");
+
+    /* not an end status */
+    ck_assert_int_eq(end_run(db, run, "running", &err), DT_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "'running'"));
+    ck_assert_int_eq(end_run(db, run, "done", &err), DT_ERR_INPUT);
+    ck_assert_int_eq(end_run(db, run, "Finished", &err), DT_ERR_INPUT);
+    ck_assert_int_eq(end_run(db, run, NULL, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(raw_text(h, status_sql, run, buf, sizeof buf), "running");
+
+    /* diverged without a summary: the status changes, no summary row appears */
+    ck_assert_int_eq(results_run_end(db, run, "diverged", NULL, &err), DT_OK);
+    ck_assert_str_eq(raw_text(h, status_sql, run, buf, sizeof buf), "diverged");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM summary", 0), 0);
+
+    /* an ended run stays ended */
+    ck_assert_int_eq(end_run(db, run, "finished", &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "already ended as 'diverged'") && strstr(err.msg, path),
+                  "%s", err.msg);
+    ck_assert_str_eq(raw_text(h, status_sql, run, buf, sizeof buf), "diverged");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM summary", 0), 0);
+
+    /* a run that does not exist */
+    ck_assert_int_eq(end_run(db, 999, "finished", &err), DT_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no run 999"));
+    ck_assert_int_eq(results_eval_add(db, 999, 1, 1, 1, 1, 1, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "run 999") && strstr(err.msg, "FOREIGN KEY"), "%s", err.msg);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "h", "boss", 0, 0, 0, 0, 0, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "'boss'"));
+
+    /* every end status is accepted once, with its summary */
+    static const char *const ends[] = {"finished", "failed", "interrupted"};
+    for (int i = 0; i < 3; i++) {
+        int64_t r = begin_ok(db, ends[i]);
+        ck_assert_int_eq(end_run(db, r, ends[i], &err), DT_OK);
+        ck_assert_str_eq(raw_text(h, status_sql, r, buf, sizeof buf), ends[i]);
+        ck_assert_int_eq(raw_int(h, "SELECT steps FROM summary WHERE run = ?1", r), 10);
+        ck_assert_int_eq(end_run(db, r, "finished", &err), DT_ERR_INPUT);
+    }
+
+    /* inside the caller's transaction, rolled back: as if never ended */
+    int64_t r = begin_ok(db, "rolled back");
+    ck_assert_int_eq(results_tx_begin(db, &err), DT_OK);
+    ck_assert_int_eq(end_run(db, r, "finished", &err), DT_OK);
+    ck_assert_int_eq(results_tx_rollback(db, &err), DT_OK);
+    ck_assert_str_eq(raw_text(h, status_sql, r, buf, sizeof buf), "running");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM summary WHERE run = ?1", r), 0);
+    ck_assert_int_eq(results_tx_rollback(db, &err), DT_OK); /* nothing open: harmless */
+
+    /* the schema itself refuses an unknown status, whoever writes it */
+    char *msg = NULL;
+    ck_assert_int_ne(sqlite3_exec(h, "UPDATE runs SET status = 'done'", NULL, NULL, &msg),
+                     SQLITE_OK);
+    sqlite3_free(msg);
+
+    sqlite3_close(h);
+    results_db_close(db);
+}
+END_TEST
+
+START_TEST(newer_or_foreign_file_refused)
+{
+    results_db_t *db = open_ok();
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "PRAGMA user_version = 2");
+    sqlite3_close(h);
+
+    dt_err_t err = {""};
+    db = (results_db_t *)1;
+    ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
+                      strstr(err.msg, "version 2"),
+                  "%s", err.msg);
+
+    /* the same version number in somebody else's SQLite file */
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.db", dir);
+    ck_assert_int_eq(sqlite3_open(other, &h), SQLITE_OK);
+    raw_exec(h, "CREATE TABLE runs (x); PRAGMA user_version = 1;");
+    sqlite3_close(h);
+    ck_assert_int_eq(results_db_open(&db, other, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "not a dtsim results database"), "%s", err.msg);
+    /* and without a version */
+    ck_assert_int_eq(sqlite3_open(other, &h), SQLITE_OK);
+    raw_exec(h, "PRAGMA user_version = 0;");
+    sqlite3_close(h);
+    ck_assert_int_eq(results_db_open(&db, other, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "not a dtsim results database"), "%s", err.msg);
+
+    /* a file that is not SQLite at all */
+    FILE *f = fopen(other, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 200; i++)
+        fputs("[run]\nname = demo\n", f);
+    fclose(f);
+    ck_assert_int_eq(results_db_open(&db, other, &err), DT_ERR_INPUT);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(err.msg, other) && strstr(err.msg, "not a database"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(missing_directory_is_clear_error)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/no/such/dir/results.db", dir);
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_db_open(&db, p, &err), DT_ERR_INPUT);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(err.msg, "no/such/dir does not exist") && strstr(err.msg, p), "%s",
+                  err.msg);
+    char sub[200];
+    snprintf(sub, sizeof sub, "%s/no", dir);
+    struct stat sb;
+    ck_assert_int_ne(stat(sub, &sb), 0); /* nothing was created */
+
+    /* a parent that is a file */
+    results_db_close(open_ok());
+    snprintf(p, sizeof p, "%s/x.db", path);
+    ck_assert_int_eq(results_db_open(&db, p, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "is not a directory"), "%s", err.msg);
+
+    /* a directory where the file should be: SQLite's own message, with the path */
+    ck_assert_int_eq(results_db_open(&db, dir, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, dir) && strstr(err.msg, "unable to open"), "%s", err.msg);
+}
+END_TEST
+
+enum { BATCHES = 5, PER_BATCH = 40 };
+
+/* The killed writer: commits BATCHES transactions of PER_BATCH evaluations, tells the parent
+ * (run id, then 'c'), opens one more transaction, writes into it, says 'o' and keeps writing
+ * until SIGKILL. No Check calls here: this is a bare child process. */
+static void writer_child(int fd)
+{
+    alarm(60); /* never outlive a parent that failed */
+    results_db_t *db = NULL;
+    dt_err_t err;
+    int64_t run;
+    results_run_info_t info = {"victim", "async-ps", "[run]\n", "0.1.0", "3.32", 9};
+    if (results_db_open(&db, path, &err) != DT_OK || results_run_begin(db, &info, &run, &err))
+        _exit(3);
+    if (write(fd, &run, sizeof run) != (ssize_t)sizeof run)
+        _exit(4);
+    long step = 0;
+    for (int b = 0; b < BATCHES; b++) {
+        if (results_tx_begin(db, &err) != DT_OK)
+            _exit(5);
+        for (int i = 0; i < PER_BATCH; i++, step++)
+            if (results_eval_add(db, run, (double)step, step, 32.0 * step, 1e6 * step, 1.0, 0.5,
+                                 &err) != DT_OK)
+                _exit(6);
+        results_staleness_add(db, run, b, 1, &err);
+        if (results_tx_commit(db, &err) != DT_OK)
+            _exit(7);
+    }
+    if (write(fd, "c", 1) != 1 || results_tx_begin(db, &err) != DT_OK)
+        _exit(8);
+    for (int i = 0; i < PER_BATCH; i++, step++)
+        results_eval_add(db, run, (double)step, step, 0, 0, 1.0, 0.5, &err);
+    if (write(fd, "o", 1) != 1)
+        _exit(9);
+    for (;; step++) /* enough uncommitted rows to spill pages into the WAL */
+        if (step < 2000000)
+            results_eval_add(db, run, (double)step, step, 0, 0, 1.0, 0.5, &err);
+        else
+            pause();
+}
+
+START_TEST(killed_writer_leaves_committed_rows_and_interrupted_run)
+{
+    /* created first, so that the child's open does not race to create the schema */
+    results_db_t *db = open_ok();
+    int64_t mine = begin_ok(db, "alive"); /* this process: alive, so it stays 'running' */
+    results_db_close(db);
+
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        writer_child(fds[1]);
+    }
+    close(fds[1]);
+    int64_t run = 0;
+    char c1 = 0, c2 = 0;
+    ck_assert_int_eq(read(fds[0], &run, sizeof run), (ssize_t)sizeof run);
+    ck_assert_int_eq(read(fds[0], &c1, 1), 1);
+    ck_assert_int_eq(read(fds[0], &c2, 1), 1);
+    ck_assert(c1 == 'c' && c2 == 'o');
+    struct timespec pause_ts = {0, 20000000}; /* let it write more of the open transaction */
+    nanosleep(&pause_ts, NULL);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    int wst = 0;
+    ck_assert_int_eq(waitpid(pid, &wst, 0), pid);
+    ck_assert(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+    close(fds[0]);
+
+    /* before any results_db_open the run still says 'running': the change below is the
+     * open's doing. A run of a dead pid on another host is none of our business. */
+    sqlite3 *h = raw_open();
+    char buf[64];
+    ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", run, buf, sizeof buf),
+                     "running");
+    raw_exec(h, "INSERT INTO runs (name, status, pid, host, started)"
+                " SELECT 'remote', 'running', pid, 'another-host', started FROM runs"
+                " WHERE name = 'victim'");
+    int64_t remote = sqlite3_last_insert_rowid(h);
+    sqlite3_close(h);
+
+    db = open_ok();
+    h = raw_open();
+    ck_assert_str_eq(raw_text(h, "PRAGMA integrity_check", 0, buf, sizeof buf), "ok");
+    ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", run, buf, sizeof buf),
+                     "interrupted");
+    ck_assert_str_eq(raw_text(h, "SELECT ended FROM runs WHERE id = ?1", run, buf, sizeof buf),
+                     "(NULL)");
+    ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", mine, buf, sizeof buf),
+                     "running");
+    ck_assert_str_eq(
+        raw_text(h, "SELECT status FROM runs WHERE id = ?1", remote, buf, sizeof buf), "running");
+    /* exactly the committed batches: steps 0 .. BATCHES*PER_BATCH-1, each once */
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE run = ?1", run),
+                     BATCHES * PER_BATCH);
+    ck_assert_int_eq(raw_int(h, "SELECT count(DISTINCT step) FROM evals WHERE run = ?1", run),
+                     BATCHES * PER_BATCH);
+    ck_assert_int_eq(raw_int(h, "SELECT max(step) FROM evals WHERE run = ?1", run),
+                     BATCHES * PER_BATCH - 1);
+    ck_assert_int_eq(raw_int(h, "SELECT sum(bytes) FROM evals WHERE run = ?1", run),
+                     1000000LL * (BATCHES * PER_BATCH - 1) * (BATCHES * PER_BATCH) / 2);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM staleness WHERE run = ?1", run), BATCHES);
+    sqlite3_close(h);
+
+    /* the interrupted run is ended; writing on goes on normally */
+    dt_err_t err = {""};
+    ck_assert_int_eq(end_run(db, run, "finished", &err), DT_ERR_INPUT);
+    ck_assert_int_eq(end_run(db, mine, "finished", &err), DT_OK);
+    results_db_close(db);
+}
+END_TEST
+
+START_TEST(concurrent_writers_lose_nothing)
+{
+    /* Four processes on one new file at once (a sweep with -j 4): the schema is created once,
+     * lock waits are absorbed by the busy timeout, every committed row is there. */
+    enum { WRITERS = 4, ROUNDS = 25, ROWS = 8 };
+    pid_t pids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        pids[w] = fork();
+        ck_assert_int_ge(pids[w], 0);
+        if (pids[w] == 0) {
+            alarm(60);
+            results_db_t *db = NULL;
+            dt_err_t err;
+            int64_t run;
+            results_run_info_t info = {"sweep", "ring", "[run]\n", "0.1.0", "3.32",
+                                       (uint64_t)w};
+            if (results_db_open(&db, path, &err) != DT_OK ||
+                results_run_begin(db, &info, &run, &err) != DT_OK) {
+                fprintf(stderr, "writer %d: %s\n", w, err.msg);
+                _exit(3);
+            }
+            for (int r = 0; r < ROUNDS; r++) {
+                if (results_tx_begin(db, &err) != DT_OK)
+                    _exit(4);
+                for (int i = 0; i < ROWS; i++)
+                    if (results_worker_add(db, run, i, "h", "worker", r, 1, 1, 1, 1, r, &err))
+                        _exit(5);
+                if (results_tx_commit(db, &err) != DT_OK)
+                    _exit(6);
+            }
+            if (results_run_end(db, run, "finished", NULL, &err) != DT_OK)
+                _exit(7);
+            results_db_close(db);
+            _exit(0);
+        }
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int wst = 0;
+        ck_assert_int_eq(waitpid(pids[w], &wst, 0), pids[w]);
+        ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "writer %d: status %d", w, wst);
+    }
+    sqlite3 *h = raw_open();
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'finished'", 0),
+                     WRITERS);
+    ck_assert_int_eq(raw_int(h, "SELECT count(DISTINCT seed) FROM runs", 0), WRITERS);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers", 0), WRITERS * ROUNDS * ROWS);
+    ck_assert_int_eq(raw_int(h, "SELECT sum(steps) FROM workers", 0),
+                     WRITERS * ROWS * (ROUNDS - 1) * ROUNDS / 2);
+    sqlite3_close(h);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("results");
+    TCase *tc = tcase_create("db");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, round_trip_every_value);
+    tcase_add_test(tc, hostile_strings_stored_verbatim);
+    tcase_add_test(tc, status_moves_only_from_running);
+    tcase_add_test(tc, newer_or_foreign_file_refused);
+    tcase_add_test(tc, missing_directory_is_clear_error);
+    tcase_add_test(tc, killed_writer_leaves_committed_rows_and_interrupted_run);
+    tcase_add_test(tc, concurrent_writers_lose_nothing);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,809 @@
+/* The scenario parser: every error class with its exact "PATH:LINE: section.key: ..."
+ * message, unit conversions against hand-computed values, the documented defaults, the
+ * device / device_flops rule, --set overrides, cross-key checks, and a write -> load round
+ * trip that must give the same struct byte for byte. Scenario texts are written into a
+ * temporary directory so that each test shows the lines its expected message points at. */
+#define _XOPEN_SOURCE 700 /* mkdtemp, realpath, open_memstream */
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scenario.h"
+
+#define FIXTURE(name) DTSIM_FIXTURES "/scenarios/" name
+
+static char tmpdir[PATH_MAX];
+
+/* Writes text into tmpdir/name; returns the path (one of a few rotating buffers). */
+static const char *tmp_file(const char *name, const char *text)
+{
+    static char paths[4][PATH_MAX + 64];
+    static int next;
+    char *path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Loads text (as tmpdir/t.ini) and checks the error message is exactly
+ * "TMPDIR/t.ini" + expected_after_path. */
+static void expect_file_error(const char *text, const char *expected_after_path)
+{
+    const char *path = tmp_file("t.ini", text);
+    scenario_t sc;
+    dt_err_t err = {""};
+    ck_assert_int_eq(scenario_load(&sc, path, NULL, 0, &err), DT_ERR_INPUT);
+    char want[PATH_MAX + 1024];
+    snprintf(want, sizeof want, "%s%s", path, expected_after_path);
+    ck_assert_str_eq(err.msg, want);
+}
+
+static void expect_set_error(const char *assignment, const char *expected)
+{
+    scenario_t sc, before;
+    scenario_defaults(&sc);
+    before = sc;
+    dt_err_t err = {""};
+    ck_assert_int_eq(scenario_set(&sc, assignment, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, expected);
+    ck_assert_int_eq(memcmp(&sc, &before, sizeof sc), 0); /* a failed --set changes nothing */
+}
+
+static void load_ok(scenario_t *sc, const char *path, const char *const *sets, int n)
+{
+    dt_err_t err = {""};
+    dt_status st = scenario_load(sc, path, sets, n, &err);
+    ck_assert_msg(st == DT_OK, "%s", err.msg);
+}
+
+/* ---- defaults and units ---------------------------------------------------------------- */
+
+START_TEST(defaults_are_the_documented_values)
+{
+    scenario_t sc;
+    scenario_defaults(&sc);
+    ck_assert_str_eq(sc.name, "scenario");
+    ck_assert_uint_eq(sc.seed, 1);
+    ck_assert_int_eq(sc.steps, 200);
+    ck_assert(sc.max_time == 0.0);
+    ck_assert_int_eq(sc.eval_every, 50);
+    ck_assert(sc.target_accuracy == 0.85);
+    ck_assert_int_eq(sc.time_model, SIM_TIME_FLOPS);
+    ck_assert_str_eq(sc.db, "results/dtsim.db");
+    ck_assert_int_eq(sc.model.arch, TRAINER_ARCH_MLP);
+    ck_assert_int_eq(sc.model.n_hidden, 2);
+    ck_assert_int_eq(sc.model.hidden[0], 256);
+    ck_assert_int_eq(sc.model.hidden[1], 128);
+    ck_assert_int_eq(sc.model.conv[0], 16);
+    ck_assert_int_eq(sc.model.conv[1], 32);
+    ck_assert_int_eq(sc.model.kernel, 5);
+    ck_assert_int_eq(sc.model.fc, 128);
+    ck_assert_int_eq(sc.batch, 64);
+    ck_assert(sc.sgd.lr == 0.05f);
+    ck_assert(sc.sgd.momentum == 0.0f);
+    ck_assert(sc.sgd.weight_decay == 0.0f);
+    ck_assert_int_eq(sc.schedule, TRAINER_LR_CONSTANT);
+    ck_assert_int_eq(sc.threads, 1);
+    ck_assert_str_eq(sc.data_source, "fashion-mnist");
+    ck_assert_int_eq(sc.train_samples, 0);
+    ck_assert_int_eq(sc.test_samples, 0);
+    ck_assert_int_eq(sc.synthetic_dim, 784);
+    ck_assert_int_eq(sc.synthetic_classes, 10);
+    ck_assert(sc.synthetic_noise == 1.0);
+    ck_assert_int_eq(sc.partition.kind, TRAINER_PARTITION_IID);
+    ck_assert_int_eq(sc.platform, SIM_PLATFORM_STAR);
+    ck_assert_str_eq(sc.platform_file, "");
+    ck_assert_int_eq(sc.workers, 8);
+    ck_assert(sc.bandwidth == 1.25e9);       /* 10 Gb/s */
+    ck_assert(sc.latency == 5e-6);
+    ck_assert(sc.uplink_bandwidth == 5e9);   /* 40 Gb/s */
+    ck_assert(sc.uplink_latency == 5e-6);
+    ck_assert_int_eq(sc.racks, 2);
+    ck_assert_int_eq(sc.network_model, SIM_NET_LV08);
+    ck_assert_int_eq(sc.crosstraffic, 1);
+    ck_assert_str_eq(sc.device, "cpu");
+    ck_assert(sc.device_flops == 90e9);
+    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert_int_eq(sc.servers, 1);
+    ck_assert_int_eq(sc.staleness, 0);
+    ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_RING);
+    ck_assert_int_eq(sc.group_size, 4);
+    ck_assert_int_eq(sc.local_steps, 8);
+    ck_assert_int_eq(sc.clients, 100);
+    ck_assert(sc.fraction == 0.1);
+    ck_assert_int_eq(sc.local_epochs, 1);
+    ck_assert_int_eq(sc.rounds, 20);
+    ck_assert(sc.prox_mu == 0.0);
+    ck_assert_int_eq(scenario_validate(&sc, NULL), DT_OK);
+    ck_assert_int_eq(scenario_key_given(&sc, "run.steps"), 0);
+}
+END_TEST
+
+START_TEST(defaults_are_written_in_their_documented_form)
+{
+    /* scenario_write picks the shortest exact spelling: the defaults come back as typed. */
+    scenario_t sc;
+    scenario_defaults(&sc);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(&sc, f);
+    fclose(f);
+    static const char *const lines[] = {
+        "\n[run]\nname = scenario\nseed = 1\nsteps = 200\nmax_time = 0s\n",
+        "\nlr = 0.05\nmomentum = 0\n",
+        "\nbandwidth = 10Gbps\nlatency = 5us\nuplink_bandwidth = 40Gbps\nuplink_latency = 5us\n",
+        "\nnetwork_model = LV08\ncrosstraffic = yes\ndevice = cpu\ndevice_flops = 90Gf\n",
+        "\nhidden = 256,128\nconv = 16,32\n",
+        "\npartition = iid\n",
+        "\nfraction = 0.1\n",
+        "\n[faults]\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        ck_assert_msg(strstr(text, lines[i]), "missing \"%s\" in:\n%s", lines[i], text);
+    free(text);
+}
+END_TEST
+
+START_TEST(units_convert_to_hand_values)
+{
+    double v;
+    static const struct {
+        const char *text;
+        double want;
+    } bw[] = {{"10Gbps", 1.25e9}, {"1GBps", 1e9},     {"100Mbps", 1.25e7}, {"8bps", 1.0},
+              {"1kbps", 125.0},   {"1.5kBps", 1500.0}, {"10 Gbps", 1.25e9}, {"2Tbps", 2.5e11},
+              {"3MBps", 3e6},     {"1TBps", 1e12}},
+      tm[] = {{"5us", 5e-6}, {"2ms", 2e-3}, {"1.5s", 1.5}, {"3ns", 3e-9},
+              {"2min", 120}, {"1h", 3600},  {"0", 0},     {"1e3 ms", 1.0}},
+      fl[] = {{"19.5Tf", 1.95e13}, {"90Gf", 9e10}, {"2Pf", 2e15}, {"1.5Mf", 1.5e6},
+              {"3kflops", 3e3},    {"7f", 7.0}};
+    for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+        ck_assert_int_eq(scenario_parse_bandwidth(bw[i].text, &v, NULL), DT_OK);
+        ck_assert_msg(v == bw[i].want, "%s -> %.17g", bw[i].text, v);
+    }
+    for (size_t i = 0; i < sizeof tm / sizeof tm[0]; i++) {
+        ck_assert_int_eq(scenario_parse_time(tm[i].text, &v, NULL), DT_OK);
+        ck_assert_msg(v == tm[i].want, "%s -> %.17g", tm[i].text, v);
+    }
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+        ck_assert_int_eq(scenario_parse_flops(fl[i].text, &v, NULL), DT_OK);
+        ck_assert_msg(v == fl[i].want, "%s -> %.17g", fl[i].text, v);
+    }
+}
+END_TEST
+
+START_TEST(bad_units_are_errors)
+{
+    double v;
+    dt_err_t err;
+    ck_assert_int_eq(scenario_parse_bandwidth("10", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "missing unit in bandwidth \"10\" (expected one of bps, kbps, "
+                              "Mbps, Gbps, Tbps, Bps, kBps, MBps, GBps, TBps)");
+    ck_assert_int_eq(scenario_parse_bandwidth("10Gbit", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "unknown unit \"Gbit\" in bandwidth \"10Gbit\" (expected one of "
+                              "bps, kbps, Mbps, Gbps, Tbps, Bps, kBps, MBps, GBps, TBps)");
+    ck_assert_int_eq(scenario_parse_bandwidth("10gbps", &v, &err), DT_ERR_INPUT); /* b vs B */
+    ck_assert_int_eq(scenario_parse_time("5", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "missing unit in time \"5\" (expected one of ns, us, ms, s, min, h)");
+    ck_assert_int_eq(scenario_parse_time("-5us", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "negative time \"-5us\"");
+    ck_assert_int_eq(scenario_parse_time("fast", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "bad time \"fast\" (expected a number and a unit: ns, us, ms, s, "
+                              "min, h)");
+    ck_assert_int_eq(scenario_parse_flops("1e999Tf", &v, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "speed \"1e999Tf\" is not a finite number");
+    ck_assert_int_eq(scenario_parse_flops("0x10Gf", &v, &err), DT_ERR_INPUT); /* no hex */
+    ck_assert_int_eq(scenario_parse_flops("inf", &v, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(scenario_parse_time("5 us x", &v, &err), DT_ERR_INPUT);
+}
+END_TEST
+
+/* ---- file errors, each with its line --------------------------------------------------- */
+
+START_TEST(unknown_unit_names_line_and_key)
+{
+    expect_file_error("[cluster]\nworkers = 4\nbandwidth = 10Gbit\n",
+                      ":3: cluster.bandwidth: unknown unit \"Gbit\" in bandwidth \"10Gbit\" "
+                      "(expected one of bps, kbps, Mbps, Gbps, Tbps, Bps, kBps, MBps, GBps, "
+                      "TBps)");
+}
+END_TEST
+
+START_TEST(missing_unit_names_line_and_key)
+{
+    expect_file_error("[cluster]\n\n; a comment\nlatency = 5\n",
+                      ":4: cluster.latency: missing unit in time \"5\" (expected one of ns, us, "
+                      "ms, s, min, h)");
+}
+END_TEST
+
+START_TEST(out_of_range_values)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"[strategy]\nservers = 0\n",
+         ":2: strategy.servers: 0 is out of range (expected an integer in [1, 1024])"},
+        {"[model]\nthreads = 2000\n",
+         ":2: model.threads: 2000 is out of range (expected an integer in [1, 1024])"},
+        {"[run]\nseed = -1\n",
+         ":2: run.seed: -1 is out of range (expected an integer in [0, 2147483647])"},
+        {"[run]\nsteps = 2.5\n",
+         ":2: run.steps: \"2.5\" is not an integer (expected an integer in [1, 1000000000])"},
+        {"[model]\nmomentum = 1\n",
+         ":2: model.momentum: 1 is out of range (expected a number in [0, 1))"},
+        {"[model]\nlr = 0\n", ":2: model.lr: 0 is out of range (expected a number in (0, 100])"},
+        {"[data]\nsynthetic_noise = 0\n",
+         ":2: data.synthetic_noise: 0 is out of range (expected a number in (0, 100])"},
+        {"[run]\ntarget_accuracy = 1.5\n",
+         ":2: run.target_accuracy: 1.5 is out of range (expected a number in [0, 1])"},
+        {"[run]\ntarget_accuracy = high\n",
+         ":2: run.target_accuracy: \"high\" is not a number (expected a number in [0, 1])"},
+        {"[cluster]\nbandwidth = 0Gbps\n",
+         ":2: cluster.bandwidth: \"0Gbps\" is out of range (expected > 0)"},
+        {"[cluster]\ncrosstraffic = maybe\n",
+         ":2: cluster.crosstraffic: \"maybe\" is not a yes/no value (expected yes, no, true, "
+         "false, on, off, 1 or 0)"},
+        {"[model]\nkernel = 16\n",
+         ":2: model.kernel: 16 is out of range (expected an integer in [1, 15])"},
+        {"[model]\nconv = 16\n",
+         ":2: model.conv: bad channel counts \"16\" (expected C1,C2: two integers in [1, 4096], "
+         "e.g. 16,32)"},
+        {"[model]\nhidden = 256,,128\n",
+         ":2: model.hidden: bad hidden sizes \"256,,128\" (expected comma-separated integers in "
+         "[1, 1048576], e.g. 256,128)"},
+        {"[data]\npartition = dirichlet:0\n",
+         ":2: data.partition: bad partition \"dirichlet:0\": ALPHA must be a finite number > 0 "
+         "(expected iid, dirichlet:ALPHA or shards:K)"},
+        {"[run]\nname =\n", ":2: run.name: empty value (expected text)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_file_error(cases[i].text, cases[i].want);
+}
+END_TEST
+
+START_TEST(bad_enum_value)
+{
+    expect_file_error("[strategy]\nkind = ps\n",
+                      ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
+                      "async-ps, allreduce, local-sgd, fedavg)");
+    expect_file_error("[strategy]\nalgorithm = Ring\n",
+                      ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
+                      "tree, halving-doubling, hierarchical)");
+    expect_file_error("[cluster]\nnetwork_model = LV09\n",
+                      ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
+                      "CM02, SMPI, in any case)");
+    expect_file_error("[model]\narch = resnet\n",
+                      ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp or cnn)");
+    /* network models are the one case-insensitive enum */
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nnetwork_model = smpi\n"), NULL, 0);
+    ck_assert_int_eq(sc.network_model, SIM_NET_SMPI);
+}
+END_TEST
+
+START_TEST(unknown_section)
+{
+    expect_file_error("[run]\nsteps = 3\n\n[modle]\nlr = 0.1\n",
+                      ":4: [modle]: unknown section (expected run, model, data, cluster, "
+                      "strategy, faults; did you mean [model]?)");
+    /* inih says nothing about a section without keys; the parser still refuses it */
+    expect_file_error("[run]\n[sweep]\n",
+                      ":2: [sweep]: unknown section (expected run, model, data, cluster, "
+                      "strategy, faults)");
+    expect_file_error("[run] steps = 3\n", ":1: [run]: unexpected text after ']'");
+}
+END_TEST
+
+START_TEST(unknown_key_with_suggestion)
+{
+    expect_file_error("[run]\nseed = 3\nsetps = 100\n",
+                      ":3: run.setps: unknown key (did you mean steps?)");
+    expect_file_error("[cluster]\nbandwith = 1Gbps\n",
+                      ":2: cluster.bandwith: unknown key (did you mean bandwidth?)");
+    expect_file_error("[model]\nworkers = 3\n",
+                      ":2: model.workers: unknown key (workers is a [cluster] key)");
+    expect_file_error("[run]\nfavourite_colour = blue\n", ":2: run.favourite_colour: unknown key");
+}
+END_TEST
+
+START_TEST(duplicate_key_names_both_lines)
+{
+    expect_file_error("[run]\nsteps = 3\nseed = 2\n\n[run]\nsteps = 4\n",
+                      ":6: run.steps: given twice (lines 2 and 6)");
+}
+END_TEST
+
+START_TEST(syntax_errors_name_their_line)
+{
+    expect_file_error("[run]\nsteps = 3\nthis line has no equals sign\nseed = 2\n",
+                      ":3: syntax error: \"this line has no equals sign\" (expected key = "
+                      "value, [section] or a comment starting with ; or #)");
+    expect_file_error("; header\n[run\nsteps = 3\n",
+                      ":2: missing ']' in section header \"[run\"");
+    expect_file_error("[run]\n= 3\n", ":2: missing key name before '='");
+    expect_file_error("steps = 3\n", ":1: steps: key outside any section (put it under [run], "
+                                     "[model], [data], [cluster] or [strategy])");
+    expect_file_error("[faults]\ncrash_at = 10s\n",
+                      ":2: faults.crash_at: the [faults] section has no keys yet in this "
+                      "version");
+    /* a syntax error before a bad key: the first one by line is reported */
+    expect_file_error("[run]\noops\nsteps = -1\n",
+                      ":2: syntax error: \"oops\" (expected key = value, [section] or a "
+                      "comment starting with ; or #)");
+}
+END_TEST
+
+START_TEST(long_line_is_an_error_not_two_lines)
+{
+    char text[600];
+    int n = snprintf(text, sizeof text, "[run]\nname = ");
+    memset(text + n, 'x', 300);
+    strcpy(text + n + 300, "\nsteps = 3\n");
+    expect_file_error(text, ":2: line longer than 198 characters");
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+    scenario_t sc;
+    dt_err_t err;
+    ck_assert_int_eq(scenario_load(&sc, "/nonexistent/dir/x.ini", NULL, 0, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "/nonexistent/dir/x.ini: cannot open: No such file or directory");
+    ck_assert_int_eq(scenario_load(&sc, tmpdir, NULL, 0, &err), DT_ERR_INPUT);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "%s: cannot read: Is a directory", tmpdir);
+    ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
+/* ---- platform and data paths ----------------------------------------------------------- */
+
+START_TEST(platform_so_is_refused)
+{
+    tmp_file("libplatform.so", "not really a library\n");
+    expect_file_error("[cluster]\nplatform = libplatform.so\n",
+                      ":2: cluster.platform: \"libplatform.so\" refused: a .so platform is "
+                      "compiled code that SimGrid would load and run; give a SimGrid .xml file");
+}
+END_TEST
+
+START_TEST(platform_xml_must_exist)
+{
+    char want[PATH_MAX + 200];
+    snprintf(want, sizeof want,
+             ":2: cluster.platform: cannot read \"nothere.xml\" (%s/nothere.xml): No such file or "
+             "directory",
+             tmpdir);
+    expect_file_error("[cluster]\nplatform = nothere.xml\n", want);
+    expect_file_error("[cluster]\nplatform = cluster.txt\n",
+                      ":2: cluster.platform: unknown platform \"cluster.txt\" (expected star, "
+                      "fat-tree, multi-rack, edge or a path to a SimGrid .xml file)");
+}
+END_TEST
+
+START_TEST(relative_paths_resolve_against_the_scenario_file)
+{
+    /* tmpdir/sub/p.xml named as "sub/p.xml" from tmpdir/t.ini, and as "p.xml" nowhere else */
+    char sub[PATH_MAX + 8], xml[PATH_MAX + 16], real[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(xml, sizeof xml, "%s/p.xml", sub);
+    FILE *f = fopen(xml, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("<platform version=\"4.1\"/>\n", f);
+    fclose(f);
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = sub/p.xml\n[data]\nsource = sub\n"),
+            NULL, 0);
+    ck_assert_int_eq(sc.platform, SIM_PLATFORM_FILE);
+    ck_assert_ptr_nonnull(realpath(xml, real));
+    ck_assert_str_eq(sc.platform_file, real);
+    ck_assert_ptr_nonnull(realpath(sub, real));
+    ck_assert_str_eq(sc.data_source, real);
+    /* a data source that is neither a built-in name nor a directory */
+    char want[PATH_MAX + 300];
+    snprintf(want, sizeof want,
+             ":2: data.source: cannot read \"fashion_mnist\" (%s/fashion_mnist): No such file or "
+             "directory (expected fashion-mnist, synthetic or a directory of MNIST-format files)",
+             tmpdir);
+    expect_file_error("[data]\nsource = fashion_mnist\n", want);
+    unlink(xml);
+    rmdir(sub);
+}
+END_TEST
+
+/* ---- --set ------------------------------------------------------------------------------ */
+
+START_TEST(set_overrides_the_file)
+{
+    static const char *const sets[] = {"run.steps=10", " cluster.bandwidth = 1 Gbps ",
+                                       "strategy.kind=local-sgd", "model.hidden=32"};
+    scenario_t sc;
+    load_ok(&sc, FIXTURE("full.ini"), sets, 4);
+    ck_assert_int_eq(sc.steps, 10);
+    ck_assert(sc.bandwidth == 1.25e8);
+    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_LOCAL_SGD);
+    ck_assert_int_eq(sc.model.n_hidden, 1);
+    ck_assert_int_eq(sc.model.hidden[0], 32);
+    ck_assert_int_eq(sc.model.hidden[1], 0);
+    ck_assert_int_eq(sc.seed, 42); /* from the file */
+    ck_assert_int_eq(scenario_key_given(&sc, "run.steps"), 1);
+    ck_assert_int_eq(scenario_key_given(&sc, "run.seed"), 1);
+    ck_assert_int_eq(scenario_key_given(&sc, "cluster.racks"), 1);
+    ck_assert_int_eq(scenario_key_given(&sc, "strategy.rounds"), 1);
+    scenario_t def;
+    load_ok(&def, NULL, sets, 1);
+    ck_assert_int_eq(def.steps, 10);
+    ck_assert_int_eq(scenario_key_given(&def, "cluster.bandwidth"), 0);
+}
+END_TEST
+
+START_TEST(set_errors)
+{
+    expect_set_error("run.stepz=10", "--set run.stepz: unknown key (did you mean steps?)");
+    expect_set_error("run.steps=ten",
+                     "--set run.steps: \"ten\" is not an integer (expected an integer in [1, "
+                     "1000000000])");
+    expect_set_error("run.steps", "--set run.steps: expected section.key=value (e.g. "
+                                  "run.steps=100)");
+    expect_set_error("steps=10", "--set steps=10: expected section.key=value (e.g. "
+                                 "run.steps=100)");
+    expect_set_error("runn.steps=1", "--set runn.steps: unknown section [runn] (expected run, "
+                                     "model, data, cluster, strategy, faults; did you mean "
+                                     "[run]?)");
+    expect_set_error("cluster.latency=5", "--set cluster.latency: missing unit in time \"5\" "
+                                          "(expected one of ns, us, ms, s, min, h)");
+    expect_set_error("data.partition=shards:0",
+                     "--set data.partition: bad partition \"shards:0\": K must be an integer "
+                     ">= 1 (expected iid, dirichlet:ALPHA or shards:K)");
+    expect_set_error("run.name=a ;b",
+                     "--set run.name: \"a ;b\" contains \" ;\", which starts a comment in a "
+                     "scenario file");
+    expect_set_error("faults.crash=1", "--set faults.crash: the [faults] section has no keys "
+                                       "yet in this version");
+    /* through scenario_load: the first bad --set is the error */
+    static const char *const sets[] = {"run.steps=5", "cluster.workers=0"};
+    scenario_t sc;
+    dt_err_t err;
+    ck_assert_int_eq(scenario_load(&sc, NULL, sets, 2, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "--set cluster.workers: 0 is out of range (expected an integer in "
+                              "[1, 100000])");
+}
+END_TEST
+
+/* ---- cross-key checks ------------------------------------------------------------------- */
+
+START_TEST(cross_key_errors_name_the_line_at_fault)
+{
+    expect_file_error("[cluster]\nworkers = 2\n\n[strategy]\nservers = 4\n",
+                      ":5: strategy.servers: 4 servers for 2 workers (expected servers <= "
+                      "workers for sync-ps; cluster.workers at line 2)");
+    expect_file_error("[strategy]\nkind = async-ps\nservers = 9\n",
+                      ":3: strategy.servers: 9 servers for 8 workers (expected servers <= "
+                      "workers for async-ps; cluster.workers by default)");
+    expect_file_error("[strategy]\nkind = fedavg\nclients = 5\nfraction = 0.1\n",
+                      ":4: strategy.fraction: 5 clients x fraction 0.1 samples no client per "
+                      "round (expected clients x fraction >= 1; strategy.clients at line 3)");
+    expect_file_error("[cluster]\nworkers = 6\n[strategy]\nkind = allreduce\n"
+                      "algorithm = hierarchical\ngroup_size = 4\n",
+                      ":6: strategy.group_size: group_size 4 does not divide 6 workers "
+                      "(hierarchical all-reduce needs equal groups; cluster.workers at line 2)");
+    expect_file_error("[data]\nsource = synthetic\ntrain_samples = 4\n",
+                      ":3: data.train_samples: 4 samples for 8 workers (expected at least one "
+                      "sample each)");
+    expect_file_error("[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n",
+                      ":2: data.train_samples: 50 samples for 100 clients (expected at least "
+                      "one sample each)");
+    /* the key a --set changed is blamed when the other one has its default */
+    scenario_t sc;
+    dt_err_t err;
+    static const char *const sets[] = {"strategy.servers=16"};
+    ck_assert_int_eq(scenario_load(&sc, NULL, sets, 1, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "--set strategy.servers: 16 servers for 8 workers (expected "
+                              "servers <= workers for sync-ps; cluster.workers by default)");
+    /* single ignores workers; hierarchical groups that divide are fine */
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 3\n[strategy]\nkind = single\n"
+                                   "servers = 4\n"),
+            NULL, 0);
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 12\n[strategy]\nkind = allreduce\n"
+                                   "algorithm = hierarchical\ngroup_size = 4\n"),
+            NULL, 0);
+    /* floor(100 x 0.29) is 29, not 28 */
+    load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = fedavg\nfraction = 0.29\n"), NULL, 0);
+    ck_assert_int_eq(scenario_fedavg_sampled(&sc), 29);
+}
+END_TEST
+
+/* ---- device and device_flops ------------------------------------------------------------ */
+
+START_TEST(device_profiles_and_device_flops)
+{
+    size_t n;
+    const sim_device_profile_t *p = scenario_device_profiles(&n);
+    ck_assert_uint_eq(n, 4);
+    static const struct {
+        const char *name;
+        double peak;
+    } want[] = {{"cpu", 90e9 / 0.7}, {"v100", 15.7e12}, {"a100", 19.5e12}, {"h100", 67e12}};
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_eq(p[i].name, want[i].name);
+        ck_assert_msg(fabs(p[i].flops - 0.7 * want[i].peak) <= 1e-12 * p[i].flops, "%s",
+                      p[i].name);
+        ck_assert_ptr_nonnull(p[i].source);
+    }
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = a100\n"), NULL, 0);
+    ck_assert_str_eq(sc.device, "a100");
+    ck_assert(sc.device_flops == 13.65e12);
+    /* device_flops alone: a custom device */
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice_flops = 19.5Tf\n"), NULL, 0);
+    ck_assert_str_eq(sc.device, "custom");
+    ck_assert(sc.device_flops == 19.5e12);
+    /* both, agreeing: fine (this is what scenario_write produces) */
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice_flops = 46.9Tf\ndevice = h100\n"), NULL, 0);
+    ck_assert_str_eq(sc.device, "h100");
+    ck_assert(sc.device_flops == 46.9e12);
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = custom\ndevice_flops = 3Tf\n"), NULL, 0);
+    ck_assert_str_eq(sc.device, "custom");
+    ck_assert(sc.device_flops == 3e12);
+    /* both, disagreeing: an error naming both lines */
+    expect_file_error("[cluster]\ndevice = a100\nworkers = 2\ndevice_flops = 20Tf\n",
+                      ":4: cluster.device_flops: 20Tf disagrees with device = a100 at line 2 "
+                      "(13.65Tf); write device = custom to use your own speed, or drop one of "
+                      "the two");
+    expect_file_error("[cluster]\ndevice = custom\n",
+                      ":2: cluster.device: custom needs cluster.device_flops (the simulated "
+                      "speed, e.g. 20Tf)");
+    expect_file_error("[cluster]\ndevice = tpu\n",
+                      ":2: cluster.device: unknown device \"tpu\" (expected cpu, v100, a100, "
+                      "h100 or custom with device_flops)");
+    expect_file_error("[cluster]\ndevice_flops = 0Gf\n",
+                      ":2: cluster.device_flops: \"0Gf\" is out of range (expected > 0)");
+    /* --set replaces the pair */
+    static const char *const to_h100[] = {"cluster.device=h100"};
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice_flops = 3Tf\n"), to_h100, 1);
+    ck_assert_str_eq(sc.device, "h100");
+    ck_assert(sc.device_flops == 46.9e12);
+    static const char *const to_custom[] = {"cluster.device_flops=2.5Tf"};
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = v100\n"), to_custom, 1);
+    ck_assert_str_eq(sc.device, "custom");
+    ck_assert(sc.device_flops == 2.5e12);
+    expect_set_error("cluster.device=custom",
+                     "--set cluster.device: custom needs a speed: give --set "
+                     "cluster.device_flops=SPEED instead (it makes the device custom)");
+}
+END_TEST
+
+/* ---- the full fixture and the round trip ------------------------------------------------ */
+
+START_TEST(full_fixture_values)
+{
+    scenario_t sc;
+    load_ok(&sc, FIXTURE("full.ini"), NULL, 0);
+    ck_assert_str_eq(sc.name, "full-fixture");
+    ck_assert_uint_eq(sc.seed, 42);
+    ck_assert_int_eq(sc.steps, 500);
+    ck_assert(sc.max_time == 120.0);
+    ck_assert_int_eq(sc.eval_every, 25);
+    ck_assert(sc.target_accuracy == 0.9);
+    ck_assert_int_eq(sc.time_model, SIM_TIME_MEASURED);
+    ck_assert_str_eq(sc.db, "results/test.db");
+    ck_assert_int_eq(sc.model.arch, TRAINER_ARCH_CNN);
+    ck_assert_int_eq(sc.model.n_hidden, 3);
+    ck_assert_int_eq(sc.model.hidden[2], 64);
+    ck_assert_int_eq(sc.model.conv[0], 8);
+    ck_assert_int_eq(sc.model.conv[1], 16);
+    ck_assert_int_eq(sc.model.kernel, 3);
+    ck_assert_int_eq(sc.model.fc, 64);
+    ck_assert_int_eq(sc.batch, 32);
+    ck_assert(sc.sgd.lr == 0.1f);
+    ck_assert(sc.sgd.momentum == 0.9f);
+    ck_assert(sc.sgd.weight_decay == 0.0005f);
+    ck_assert_int_eq(sc.schedule, TRAINER_LR_COSINE);
+    ck_assert_int_eq(sc.threads, 2);
+    ck_assert_str_eq(sc.data_source, "synthetic");
+    ck_assert_int_eq(sc.train_samples, 6000);
+    ck_assert_int_eq(sc.test_samples, 1000);
+    ck_assert_int_eq(sc.synthetic_dim, 100);
+    ck_assert_int_eq(sc.synthetic_classes, 5);
+    ck_assert(sc.synthetic_noise == 0.5);
+    ck_assert_int_eq(sc.partition.kind, TRAINER_PARTITION_DIRICHLET);
+    ck_assert(sc.partition.alpha == 0.3);
+    ck_assert_int_eq(sc.platform, SIM_PLATFORM_FILE);
+    char real[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(FIXTURE("tiny.xml"), real));
+    ck_assert_str_eq(sc.platform_file, real);
+    ck_assert_int_eq(sc.workers, 4);
+    ck_assert(sc.bandwidth == 3.125e9);
+    ck_assert(sc.latency == 2.5e-6);
+    ck_assert(sc.uplink_bandwidth == 1.25e10);
+    ck_assert(sc.uplink_latency == 1e-3);
+    ck_assert_int_eq(sc.racks, 2);
+    ck_assert_int_eq(sc.network_model, SIM_NET_CM02);
+    ck_assert_int_eq(sc.crosstraffic, 0);
+    ck_assert_str_eq(sc.device, "a100");
+    ck_assert(sc.device_flops == 13.65e12);
+    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_ALLREDUCE);
+    ck_assert_int_eq(sc.servers, 2);
+    ck_assert_int_eq(sc.staleness, 4);
+    ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_HIERARCHICAL);
+    ck_assert_int_eq(sc.group_size, 2);
+    ck_assert_int_eq(sc.local_steps, 16);
+    ck_assert_int_eq(sc.clients, 50);
+    ck_assert(sc.fraction == 0.2);
+    ck_assert_int_eq(sc.local_epochs, 2);
+    ck_assert_int_eq(sc.rounds, 30);
+    ck_assert(sc.prox_mu == 0.01);
+}
+END_TEST
+
+/* Writes sc, loads it back, and compares every byte but the file path and the lines. */
+static void round_trip(const scenario_t *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(sc, f);
+    fclose(f);
+    scenario_t back;
+    load_ok(&back, tmp_file("written.ini", text), NULL, 0);
+    scenario_t a = *sc;
+    memset(a.path, 0, sizeof a.path);
+    memset(back.path, 0, sizeof back.path);
+    memset(a.key_line, 0, sizeof a.key_line);
+    memset(back.key_line, 0, sizeof back.key_line);
+    ck_assert_msg(memcmp(&a, &back, sizeof a) == 0, "round trip differs; written:\n%s", text);
+    free(text);
+}
+
+START_TEST(write_then_load_gives_the_same_struct)
+{
+    scenario_t sc;
+    load_ok(&sc, FIXTURE("full.ini"), NULL, 0);
+    round_trip(&sc);
+    load_ok(&sc, NULL, NULL, 0);
+    round_trip(&sc);
+    /* values with no short exact spelling */
+    static const char *const sets[] = {
+        "model.lr=0.0123",       "model.momentum=0.333333",  "cluster.bandwidth=3.3Gbps",
+        "cluster.latency=1.7us", "cluster.uplink_bandwidth=123456789bps",
+        "run.max_time=0.1ns",    "data.partition=dirichlet:0.37",
+        "cluster.device_flops=12.345Tf", "strategy.fraction=0.123456789",
+        "data.partition=shards:3", "cluster.platform=fat-tree", "run.name=x y z"};
+    load_ok(&sc, FIXTURE("full.ini"), sets, (int)(sizeof sets / sizeof sets[0]));
+    round_trip(&sc);
+}
+END_TEST
+
+START_TEST(lenient_syntax_that_is_still_exact)
+{
+    /* BOM, CRLF, indented keys (not inih continuation lines), ':' separators, inline
+     * comments, and the name from the file's base name */
+    scenario_t sc;
+    load_ok(&sc, tmp_file("my-run.ini", "\xEF\xBB\xBF[run]\r\n  steps = 7 ; inline\r\n"
+                                        "\tseed: 9\r\n# comment\r\n[model]\n    lr = 0.2\n"),
+            NULL, 0);
+    ck_assert_int_eq(sc.steps, 7);
+    ck_assert_uint_eq(sc.seed, 9);
+    ck_assert(sc.sgd.lr == 0.2f);
+    ck_assert_str_eq(sc.name, "my-run");
+    /* and the lines counted under all of it are the file's lines */
+    expect_file_error("\xEF\xBB\xBF[run]\r\n  steps = 7\r\n\r\n\tsteps = 8\r\n",
+                      ":4: run.steps: given twice (lines 2 and 4)");
+}
+END_TEST
+
+START_TEST(names_and_markdown)
+{
+    ck_assert_str_eq(scenario_strategy_name(SIM_STRATEGY_ASYNC_PS), "async-ps");
+    ck_assert_str_eq(scenario_strategy_name(SIM_STRATEGY_FEDAVG), "fedavg");
+    ck_assert_str_eq(scenario_algorithm_name(SIM_ALLREDUCE_HALVING_DOUBLING), "halving-doubling");
+    /* every key scenario_write prints has a row in the reference */
+    char *md = NULL, *ini = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    scenario_write_keys_markdown(f);
+    fclose(f);
+    scenario_t sc;
+    scenario_defaults(&sc);
+    f = open_memstream(&ini, &len);
+    scenario_write(&sc, f);
+    fclose(f);
+    int keys = 0;
+    for (char *line = strtok(ini, "\n"); line; line = strtok(NULL, "\n")) {
+        char *eq = strstr(line, " = ");
+        if (!eq)
+            continue;
+        char row[128];
+        snprintf(row, sizeof row, "| `%.*s` |", (int)(eq - line), line);
+        ck_assert_msg(strstr(md, row), "no row %s", row);
+        keys++;
+    }
+    ck_assert_int_eq(keys, 48);
+    ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
+    ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
+    free(md);
+    free(ini);
+}
+END_TEST
+
+static Suite *scenario_suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc = tcase_create("scenario");
+    tcase_add_test(tc, defaults_are_the_documented_values);
+    tcase_add_test(tc, defaults_are_written_in_their_documented_form);
+    tcase_add_test(tc, units_convert_to_hand_values);
+    tcase_add_test(tc, bad_units_are_errors);
+    tcase_add_test(tc, unknown_unit_names_line_and_key);
+    tcase_add_test(tc, missing_unit_names_line_and_key);
+    tcase_add_test(tc, out_of_range_values);
+    tcase_add_test(tc, bad_enum_value);
+    tcase_add_test(tc, unknown_section);
+    tcase_add_test(tc, unknown_key_with_suggestion);
+    tcase_add_test(tc, duplicate_key_names_both_lines);
+    tcase_add_test(tc, syntax_errors_name_their_line);
+    tcase_add_test(tc, long_line_is_an_error_not_two_lines);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, platform_so_is_refused);
+    tcase_add_test(tc, platform_xml_must_exist);
+    tcase_add_test(tc, relative_paths_resolve_against_the_scenario_file);
+    tcase_add_test(tc, set_overrides_the_file);
+    tcase_add_test(tc, set_errors);
+    tcase_add_test(tc, cross_key_errors_name_the_line_at_fault);
+    tcase_add_test(tc, device_profiles_and_device_flops);
+    tcase_add_test(tc, full_fixture_values);
+    tcase_add_test(tc, write_then_load_gives_the_same_struct);
+    tcase_add_test(tc, lenient_syntax_that_is_still_exact);
+    tcase_add_test(tc, names_and_markdown);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* Removes the files the tests left in tmpdir (one level, plus sub/ if a test failed). */
+static void remove_tmpdir(void)
+{
+    static const char *const subdirs[] = {"/sub", ""};
+    for (int i = 0; i < 2; i++) {
+        char dir[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s%s", tmpdir, subdirs[i]);
+        DIR *d = opendir(dir);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char p[PATH_MAX * 2];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                unlink(p);
+        }
+        closedir(d);
+        rmdir(dir);
+    }
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-scenario-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    SRunner *sr = srunner_create(scenario_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    remove_tmpdir();
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,371 @@
+/* The simulated cluster against things that could disagree with it:
+ *   - synchronous strategies (sync-ps with 1 and several shards, every all-reduce
+ *     algorithm) land on the same weights as one worker with the whole global batch;
+ *   - under CM02 without cross-traffic, one all-reduce and one sync-ps exchange take the
+ *     time the alpha-beta formulas give, within 1%, for several worker counts and sizes;
+ *   - async-ps staleness is non-zero and grows with the worker count;
+ *   - fedavg on shards:2 is measurably worse than on iid after the same rounds;
+ *   - the same scenario and seed give identical results twice.
+ * SimGrid runs once per process, so every simulation runs in a forked child that sends
+ * back what it measured through a pipe. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/engine.h>
+
+#include "run.h"
+#include "scenario.h"
+
+typedef struct outcome {
+    int ok;
+    char err[512];
+    double end_time, acc, loss, bytes, samples;
+    long evals;
+    double mean_staleness;
+    long stale_count;
+    int replicas_identical;
+    size_t n_params;
+} outcome_t;
+
+/* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
+static const char *const base[] = {
+    "data.source=synthetic",      "data.train_samples=4096", "data.test_samples=512",
+    "data.synthetic_dim=32",      "data.synthetic_classes=4", "model.arch=mlp",
+    "model.hidden=16",            "model.batch=8",           "run.eval_every=1000",
+    "run.steps=20",               "model.lr=0.05",           "model.momentum=0.9",
+    "model.weight_decay=0.0001",
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n) {
+        ssize_t r = read(fd, c, n);
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void child(int fd, const char *const *sets, int n_sets)
+{
+    static scenario_t sc;
+    static sim_run_t run;
+    outcome_t o;
+    memset(&o, 0, sizeof o);
+    dt_err_t err = {{0}};
+    scenario_defaults(&sc);
+    snprintf(sc.name, sizeof sc.name, "test");
+    int n_base = (int)(sizeof base / sizeof base[0]);
+    for (int i = 0; i < n_base + n_sets; i++)
+        if (scenario_set(&sc, i < n_base ? base[i] : sets[i - n_base], &err)) {
+            snprintf(o.err, sizeof o.err, "%s", err.msg);
+            write_all(fd, &o, sizeof o);
+            _exit(0);
+        }
+    if (scenario_validate(&sc, &err) || sim_run_init(&run, &sc, "test_sim", &err) ||
+        sim_run_execute(&run, &err)) {
+        snprintf(o.err, sizeof o.err, "%s", err.msg[0] ? err.msg : "run failed");
+        write_all(fd, &o, sizeof o);
+        _exit(0);
+    }
+    o.ok = !run.failed;
+    o.end_time = simgrid_get_clock();
+    o.acc = run.last_acc;
+    o.loss = run.last_loss;
+    o.bytes = run.bytes_total;
+    o.samples = run.samples;
+    o.evals = run.evals;
+    o.n_params = run.n_params;
+    double sum = 0;
+    for (long s = 0; s < run.staleness_cap; s++) {
+        sum += (double)s * run.staleness[s];
+        o.stale_count += run.staleness[s];
+    }
+    o.mean_staleness = o.stale_count ? sum / o.stale_count : 0;
+    o.replicas_identical = 1;
+    for (int i = 1; i < run.n_workers; i++)
+        if (memcmp(run.workers[i].params, run.workers[0].params, sizeof(float) * run.n_params))
+            o.replicas_identical = 0;
+    const float *params = sc.strategy == SIM_STRATEGY_FEDAVG ? run.servers[0].params
+                                                            : run.workers[0].params;
+    write_all(fd, &o, sizeof o);
+    write_all(fd, params, sizeof(float) * run.n_params);
+    _exit(0);
+}
+
+/* Runs base + sets in a child; returns the outcome and (if params) the final weights. */
+static outcome_t simulate(const char *const *sets, int n_sets, float **params)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        child(fds[1], sets, n_sets);
+    }
+    close(fds[1]);
+    outcome_t o;
+    memset(&o, 0, sizeof o);
+    int got = read_all(fds[0], &o, sizeof o);
+    float *w = NULL;
+    if (got == 0 && o.ok) {
+        w = malloc(sizeof(float) * o.n_params);
+        ck_assert(read_all(fds[0], w, sizeof(float) * o.n_params) == 0);
+    }
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(got == 0, "the simulation process died (status %d)", status);
+    ck_assert_msg(o.ok, "simulation failed: %s", o.err);
+    if (params)
+        *params = w;
+    else
+        free(w);
+    return o;
+}
+
+/* ---- same weights as one worker with the global batch --------------------------------- */
+
+static double max_rel_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - b[i]));
+        m = fmax(m, fabs((double)b[i]));
+    }
+    return d / m;
+}
+
+static void check_equivalent(const char *const *sets, int n_sets, int workers)
+{
+    char single_batch[64];
+    snprintf(single_batch, sizeof single_batch, "model.batch=%d", 8 * workers);
+    const char *single[] = {"strategy.kind=single", single_batch};
+    float *ref = NULL, *got = NULL;
+    outcome_t a = simulate(single, 2, &ref);
+    outcome_t b = simulate(sets, n_sets, &got);
+    ck_assert_uint_eq(a.n_params, b.n_params);
+    ck_assert_msg(b.replicas_identical, "%s %s %s: worker replicas differ", sets[0],
+                  n_sets > 1 ? sets[1] : "", n_sets > 2 ? sets[2] : "");
+    double d = max_rel_diff(got, ref, a.n_params);
+    /* float32 sums in another order over 20 steps with momentum: a few 1e-6 */
+    ck_assert_msg(d < 2e-5, "%s: max relative difference %g", sets[0], d);
+    /* and training moved the weights, so agreement is not trivially the initial values */
+    ck_assert(a.samples == 20.0 * 8 * workers && b.samples == a.samples);
+    free(ref);
+    free(got);
+}
+
+START_TEST(sync_ps_equals_single)
+{
+    const char *s1[] = {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=1"};
+    check_equivalent(s1, 3, 4);
+    const char *s3[] = {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=3"};
+    check_equivalent(s3, 3, 4);
+}
+END_TEST
+
+START_TEST(allreduce_equals_single)
+{
+    static const char *algos[] = {"ring", "tree", "halving-doubling", "hierarchical"};
+    static const int workers[] = {4, 6};
+    for (int a = 0; a < 4; a++)
+        for (int w = 0; w < 2; w++) {
+            char algo[64], nw[64];
+            snprintf(algo, sizeof algo, "strategy.algorithm=%s", algos[a]);
+            snprintf(nw, sizeof nw, "cluster.workers=%d", workers[w]);
+            const char *sets[] = {"strategy.kind=allreduce", algo, nw, "strategy.group_size=2"};
+            check_equivalent(sets, 4, workers[w]);
+        }
+}
+END_TEST
+
+/* ---- alpha-beta timing --------------------------------------------------------------- */
+
+/* 1 Gbps links, 10 us each way: a = 2 x 10 us (host link up, host link down), compute
+ * made negligible by a very fast device. */
+#define BW 1.25e8
+#define ALPHA 20e-6
+
+static double timed(const char *kind, const char *algo, int p, int hidden, int servers,
+                     size_t *n_bytes)
+{
+    char a[64], w[64], h[64], s[64];
+    snprintf(a, sizeof a, "strategy.algorithm=%s", algo);
+    snprintf(w, sizeof w, "cluster.workers=%d", p);
+    snprintf(h, sizeof h, "model.hidden=%d", hidden);
+    snprintf(s, sizeof s, "strategy.servers=%d", servers);
+    const char *sets[] = {kind,
+                          a,
+                          w,
+                          h,
+                          s,
+                          "run.steps=1",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=1Gbps",
+                          "cluster.latency=10us",
+                          "cluster.device_flops=1000000Pf"};
+    outcome_t o = simulate(sets, 11, NULL);
+    *n_bytes = o.n_params * sizeof(float);
+    return o.end_time;
+}
+
+static void expect_close(const char *what, int p, size_t n, double got, double want)
+{
+    ck_assert_msg(fabs(got - want) <= 0.01 * want, "%s p=%d n=%zu: simulated %.9g s, formula %.9g s",
+                  what, p, n, got, want);
+}
+
+START_TEST(ring_tree_hd_match_alpha_beta)
+{
+    static const int ps[] = {2, 4, 5, 8};
+    static const int hidden[] = {16, 2048};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++) {
+            int p = ps[i];
+            size_t n;
+            double t = timed("strategy.kind=allreduce", "ring", p, hidden[j], 1, &n);
+            expect_close("ring", p, n, t, 2.0 * (p - 1) * ALPHA + 2.0 * (p - 1) / p * n / BW);
+            t = timed("strategy.kind=allreduce", "tree", p, hidden[j], 1, &n);
+            double levels = ceil(log2(p));
+            expect_close("tree", p, n, t, 2.0 * levels * (ALPHA + n / BW));
+            t = timed("strategy.kind=allreduce", "halving-doubling", p, hidden[j], 1, &n);
+            int pow2 = 1;
+            while (pow2 * 2 <= p)
+                pow2 *= 2;
+            double hd = 2.0 * log2(pow2) * ALPHA + 2.0 * (pow2 - 1) / pow2 * n / BW;
+            if (pow2 != p)
+                hd += 2.0 * (ALPHA + n / BW);
+            expect_close("halving-doubling", p, n, t, hd);
+        }
+}
+END_TEST
+
+START_TEST(sync_ps_matches_alpha_beta)
+{
+    /* push then pull: every worker's flow shares the shard's link, so each phase moves
+     * max(1, N/S) x n bytes through one link */
+    static const int ps[] = {2, 4, 8};
+    static const int servers[] = {1, 2};
+    for (int i = 0; i < 3; i++)
+        for (int s = 0; s < 2; s++) {
+            size_t n;
+            int p = ps[i], S = servers[s];
+            double t = timed("strategy.kind=sync-ps", "ring", p, 2048, S, &n);
+            double share = (double)p / S > 1.0 ? (double)p / S : 1.0;
+            expect_close(S == 1 ? "sync-ps S=1" : "sync-ps S=2", p, n, t,
+                         2.0 * (ALPHA + share * n / BW));
+        }
+}
+END_TEST
+
+/* ---- async-ps staleness ------------------------------------------------------------ */
+
+START_TEST(async_staleness_grows_with_workers)
+{
+    const char *two[] = {"strategy.kind=async-ps", "cluster.workers=2"};
+    const char *eight[] = {"strategy.kind=async-ps", "cluster.workers=8"};
+    outcome_t a = simulate(two, 2, NULL);
+    outcome_t b = simulate(eight, 2, NULL);
+    ck_assert_int_eq(a.stale_count, 2 * 20);
+    ck_assert_int_eq(b.stale_count, 8 * 20);
+    ck_assert_msg(a.mean_staleness > 0.0, "staleness with 2 workers: %g", a.mean_staleness);
+    ck_assert_msg(b.mean_staleness > 2.0 * a.mean_staleness,
+                  "staleness 2 workers %g, 8 workers %g", a.mean_staleness, b.mean_staleness);
+}
+END_TEST
+
+/* ---- fedavg: non-iid hurts -------------------------------------------------------- */
+
+START_TEST(fedavg_shards_worse_than_iid)
+{
+    const char *common[] = {"strategy.kind=fedavg", "data.source=fashion-mnist",
+                            "data.train_samples=6000", "data.test_samples=2000",
+                            "model.arch=logreg", "model.batch=32", "model.momentum=0",
+                            "model.lr=0.05", "cluster.workers=10", "strategy.clients=20",
+                            "strategy.fraction=0.5", "strategy.rounds=10",
+                            "strategy.local_epochs=1", "data.partition=iid"};
+    outcome_t iid = simulate(common, 14, NULL);
+    common[13] = "data.partition=shards:2";
+    outcome_t shards = simulate(common, 14, NULL);
+    ck_assert_msg(iid.acc > shards.acc + 0.03, "iid %.4f, shards:2 %.4f", iid.acc, shards.acc);
+    ck_assert(iid.acc > 0.6);
+}
+END_TEST
+
+/* ---- every strategy runs; same seed, same results -------------------------------- */
+
+START_TEST(every_strategy_runs_and_repeats)
+{
+    static const char *kinds[][3] = {
+        {"strategy.kind=single", "cluster.workers=1", "run.steps=20"},
+        {"strategy.kind=sync-ps", "cluster.workers=3", "strategy.servers=2"},
+        {"strategy.kind=async-ps", "cluster.workers=3", "strategy.staleness=1"},
+        {"strategy.kind=allreduce", "cluster.workers=3", "strategy.algorithm=ring"},
+        {"strategy.kind=local-sgd", "cluster.workers=3", "strategy.local_steps=4"},
+        {"strategy.kind=fedavg", "cluster.workers=3", "strategy.fraction=0.5"},
+    };
+    for (int k = 0; k < 6; k++) {
+        const char *sets[4] = {kinds[k][0], kinds[k][1], kinds[k][2], "run.eval_every=5"};
+        float *w1 = NULL, *w2 = NULL;
+        outcome_t a = simulate(sets, 4, &w1);
+        outcome_t b = simulate(sets, 4, &w2);
+        ck_assert_msg(isfinite(a.acc) && a.acc > 0.5, "%s: accuracy %g", kinds[k][0], a.acc);
+        ck_assert_msg(a.end_time > 0, "%s: no simulated time passed", kinds[k][0]);
+        if (k > 0)
+            ck_assert_msg(a.bytes > 0, "%s: nothing sent", kinds[k][0]);
+        ck_assert_msg(a.evals >= 2, "%s: %ld evaluations", kinds[k][0], a.evals);
+        ck_assert_msg(a.end_time == b.end_time && a.acc == b.acc && a.loss == b.loss &&
+                          a.bytes == b.bytes,
+                      "%s: two runs differ", kinds[k][0]);
+        ck_assert(memcmp(w1, w2, sizeof(float) * a.n_params) == 0);
+        free(w1);
+        free(w2);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *tc = tcase_create("sim");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, sync_ps_equals_single);
+    tcase_add_test(tc, allreduce_equals_single);
+    tcase_add_test(tc, ring_tree_hd_match_alpha_beta);
+    tcase_add_test(tc, sync_ps_matches_alpha_beta);
+    tcase_add_test(tc, async_staleness_grows_with_workers);
+    tcase_add_test(tc, fedavg_shards_worse_than_iid);
+    tcase_add_test(tc, every_strategy_runs_and_repeats);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
