@@ -38,8 +38,9 @@ static void run_help(const char *cmd)
            "\n"
            "Scenario keys, their defaults and units: see README (Scenario files).\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH]",
-           strcmp(cmd, "run") ? "Validates a scenario and prints its resolved configuration."
-                              : "Runs a scenario in the simulated cluster and stores it.",
+           !strcmp(cmd, "run")        ? "Runs a scenario in the simulated cluster and stores it."
+           : !strcmp(cmd, "platform") ? "Prints the SimGrid platform XML the scenario generates."
+                                      : "Validates a scenario and prints its resolved configuration.",
            strcmp(cmd, "run") ? "" : "  --db PATH                 results database [run.db]\n");
 }
 
@@ -115,6 +116,30 @@ int cli_check(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+int cli_platform(int argc, char **argv)
+{
+    run_opts_t o;
+    int rc = run_opts_parse(&o, "platform", argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    dt_err_t err;
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+        fprintf(stderr, "dtsim platform: %s\n", err.msg);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    if (sc->platform == SIM_PLATFORM_FILE) {
+        fprintf(stderr, "dtsim platform: %s: the scenario's platform is a file (%s)\n",
+                o.scenario, sc->platform_file);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    sim_platform_write_xml(sc, stdout);
+    free(sc);
+    return CLI_EXIT_OK;
+}
+
 static void print_summary(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
@@ -139,6 +164,27 @@ static void print_summary(const sim_run_t *run)
            run->failed ? "failed" : run->diverged ? "diverged" : "finished", run->last_acc, end,
            ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
+}
+
+/* The label histogram of every worker's (client's) partition, stored with the run. */
+static dt_status record_label_histograms(sim_run_t *run, dt_err_t *err)
+{
+    const trainer_partition_t *p = &run->part;
+    int classes = run->train.classes;
+    size_t *counts = dt_calloc((size_t)classes, sizeof(size_t));
+    dt_status st = results_tx_begin(run->db, err);
+    for (int c = 0; st == DT_OK && c < p->clients; c++) {
+        trainer_partition_histogram(p, &run->train, c, counts);
+        for (int k = 0; st == DT_OK && k < classes; k++)
+            if (counts[k])
+                st = results_label_hist_add(run->db, run->run_id, c, k, (long)counts[k], err);
+    }
+    if (st == DT_OK)
+        st = results_tx_commit(run->db, err);
+    else
+        results_tx_rollback(run->db, NULL);
+    free(counts);
+    return st;
 }
 
 int cli_run(int argc, char **argv)
@@ -190,6 +236,11 @@ int cli_run(int argc, char **argv)
         goto done;
     }
     run->db = db;
+    if (record_label_histograms(run, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_RUN;
+        goto done;
+    }
     if (sim_run_execute(run, &err)) {
         fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
                 err.msg[0] ? err.msg : "the run failed");

@@ -17,6 +17,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  run SCENARIO   run a scenario in the simulated cluster, store it, print a summary\n"
             "  check SCENARIO validate a scenario and print its resolved configuration\n"
+            "  platform SCENARIO  print the SimGrid platform XML a scenario generates\n"
             "  train          train a model on one CPU process (no simulation), printing test\n"
             "                 accuracy after each epoch\n"
             "  bench trainer  measure training speed and accuracy on this machine\n"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cli_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "platform"))
+        return cli_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))
         return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

@@ -59,8 +59,8 @@ static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int fir
 {
     fprintf(out,
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"%d-%d\" "
-            "speed=\"%.17gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
-            "bb_bw=\"%.17gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s/>\n",
+            "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
+            "bb_bw=\"%.15gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s/>\n",
             id, first, last, sc->device_flops, sc->bandwidth, sc->latency,
             sc->bandwidth * (last - first + 1), extra ? extra : "");
 }
@@ -87,7 +87,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
         fprintf(out,
                 "  <cluster id=\"fat-tree\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" "
-                "speed=\"%.17gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+                "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
                 "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"/>\n",
                 k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k);
         fprintf(out, "</zone>\n");
@@ -105,7 +105,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
         }
         for (int r = 0; r < racks; r++)
             fprintf(out,
-                    "  <link id=\"uplink-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                    "  <link id=\"uplink-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                     "sharing_policy=\"SPLITDUPLEX\"/>\n",
                     r, sc->uplink_bandwidth, sc->uplink_latency);
         for (int a = 0; a < racks; a++)
@@ -123,18 +123,18 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
          * access links whose class repeats in a fixed pattern. */
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
         fprintf(out,
-                "  <link id=\"dc\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                "  <link id=\"dc\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
                 sc->uplink_bandwidth, sc->uplink_latency);
         for (int s = 0; s < servers; s++)
-            fprintf(out, "  <host id=\"server-%d\" speed=\"%.17gf\"/>\n", s, sc->device_flops);
+            fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\"/>\n", s, sc->device_flops);
         for (int c = 0; c < workers; c++) {
             const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
-            fprintf(out, "  <host id=\"client-%d\" speed=\"%.17gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
+            fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
                     c, sc->device_flops, e->name);
-            fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", c,
+            fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
                     sc->bandwidth * e->up, e->latency + sc->latency);
-            fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", c,
+            fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
                     sc->bandwidth * e->down, e->latency + sc->latency);
         }
         for (int s = 0; s < servers; s++)
@@ -172,6 +172,19 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
 
     if (sc->platform == SIM_PLATFORM_FILE) {
         simgrid_load_platform(sc->platform_file);
+        /* bandwidth and latency written in the scenario override every link of the file */
+        int bw = scenario_key_given(sc, "cluster.bandwidth");
+        int lat = scenario_key_given(sc, "cluster.latency");
+        if (bw || lat) {
+            sg_link_t *links = sg_link_list();
+            for (size_t i = 0; i < sg_link_count(); i++) {
+                if (bw)
+                    sg_link_set_bandwidth(links[i], sc->bandwidth);
+                if (lat)
+                    sg_link_set_latency(links[i], sc->latency);
+            }
+            free(links);
+        }
     } else {
         char path[] = "/tmp/dtsim-platform-XXXXXX";
         int fd = mkstemp(path);

@@ -592,7 +592,9 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         .compute_share = total > 0 ? compute / total : NAN,
         .comm_share = total > 0 ? comm / total : NAN,
         .idle_share = total > 0 ? idle / total : NAN,
-        .steps = run->n_workers ? run->workers[0].steps : 0,
+        /* global steps (rounds for fedavg) */
+        .steps = run->sc->strategy == SIM_STRATEGY_FEDAVG ? run->servers[0].steps
+                                                           : run->workers[0].steps,
     };
     if (results_run_end(db, run->run_id, status, &sum, err))
         return DT_ERR_RUN;

@@ -1438,7 +1438,20 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "clients x fraction >= 1; %s)",
                          sc->clients, sc->fraction, where);
     }
-    if (sc->strategy == SIM_STRATEGY_ALLREDUCE && sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL &&
+    if (sc->platform == SIM_PLATFORM_EDGE &&
+        (sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD)) {
+        int kp = key_index("cluster", "platform"), kk = key_index("strategy", "kind");
+        int k = blame(sc, kp, kk);
+        key_where(sc, k == kp ? kk : kp, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "the edge platform connects clients only to the server, so %s (which "
+                         "exchanges between workers) cannot run on it (expected fedavg, "
+                         "sync-ps, async-ps or single; %s)",
+                         strategy_names[sc->strategy], where);
+    }
+    /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
+    if ((sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD) &&
+        sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL && sc->platform != SIM_PLATFORM_MULTI_RACK &&
         (sc->group_size > sc->workers || sc->workers % sc->group_size)) {
         int kg = key_index("strategy", "group_size"), k = blame(sc, kg, kw);
         key_where(sc, k == kg ? kw : kg, where, sizeof where);

@@ -1,0 +1,213 @@
+/* The dtsim command as a user meets it: exit codes (0 ok, 2 bad input or usage, 1 failed
+ * run), one clear error line naming file, line and key, `check` output that loads back to
+ * the same configuration, and a small run that lands in the results database with its
+ * configuration, versions and metrics, next to earlier runs that stay intact. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/dtsim-cli-XXXXXX";
+static char out_path[256], err_path[256];
+
+static void setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+/* Runs dtsim with args (no shell); stdout and stderr go to files. Returns the exit code. */
+static int dtsim(const char *const *args)
+{
+    const char *argv[32] = {DTSIM_BINARY};
+    int n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(DTSIM_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* stderr is exactly one line and contains every needle. */
+static void one_error_line(const char *needle1, const char *needle2)
+{
+    char *e = slurp(err_path);
+    char *nl = strchr(e, '\n');
+    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
+    ck_assert_msg(strstr(e, needle1), "\"%s\" not in: %s", needle1, e);
+    if (needle2)
+        ck_assert_msg(strstr(e, needle2), "\"%s\" not in: %s", needle2, e);
+    free(e);
+}
+
+static const char *tiny =
+    "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\nbatch = 16\n"
+    "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\nsynthetic_dim = 16\n"
+    "synthetic_classes = 4\n[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n";
+
+START_TEST(usage_and_versions)
+{
+    ck_assert_int_eq(dtsim((const char *[]){"--version", NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "SimGrid 3.32"), "%s", o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"--help", NULL}), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"frobnicate", NULL}), 2);
+    one_error_line("frobnicate", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"run", NULL}), 2);
+    one_error_line("missing SCENARIO", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"check", "--bogus", "x.ini", NULL}), 2);
+    one_error_line("--bogus", NULL);
+}
+END_TEST
+
+START_TEST(bad_scenarios_exit_2_with_file_line_key)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/bad.ini", dir);
+    write_file(path, "[run]\nsteps = 10\n[cluster]\nbandwith = 10Gbps\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, NULL}), 2);
+    one_error_line("bad.ini:4: cluster.bandwith", "did you mean bandwidth");
+
+    write_file(path, "[cluster]\nbandwidth = 10Gbs\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("bad.ini:2: cluster.bandwidth", "Gbs");
+
+    write_file(path, "[cluster]\nplatform = evil.so\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, NULL}), 2);
+    one_error_line("bad.ini:2: cluster.platform", ".so");
+
+    write_file(path, "[cluster]\nplatform = edge\n[strategy]\nkind = allreduce\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("edge", "allreduce");
+
+    ck_assert_int_eq(dtsim((const char *[]){"run", "/nonexistent/x.ini", NULL}), 2);
+    one_error_line("/nonexistent/x.ini", NULL);
+
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--set", "model.lr=-1", NULL}), 2);
+    one_error_line("--set model.lr", NULL);
+}
+END_TEST
+
+START_TEST(check_output_loads_back)
+{
+    char path[300], again[300];
+    snprintf(path, sizeof path, "%s/tiny.ini", dir);
+    snprintf(again, sizeof again, "%s/again.ini", dir);
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, "--set", "cluster.latency=7us", NULL}),
+                     0);
+    char *first = slurp(out_path);
+    ck_assert_msg(strstr(first, "latency = 7us"), "%s", first);
+    write_file(again, strchr(first, '\n') + 1); /* drop the "# ...: 1 run" line */
+    ck_assert_int_eq(dtsim((const char *[]){"check", again, NULL}), 0);
+    char *second = slurp(out_path);
+    /* identical apart from the name, which comes from the file name */
+    char *a = strstr(first, "[run]"), *b = strstr(second, "[run]");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(strstr(a, "seed ="), strstr(b, "seed ="));
+    free(first);
+    free(second);
+}
+END_TEST
+
+static long query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    long v = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+START_TEST(run_lands_in_database)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/tiny.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/runs.db", dir);
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "finished") && strstr(o, "allreduce"), "%s", o);
+    free(o);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "strategy.kind=sync-ps", NULL}),
+        0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), 2);
+    /* marks at steps 3 and 6 for each run */
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM evals"), 4);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE config LIKE '%kind = sync-ps%'"
+                                    " AND simgrid_version = '3.32.0' AND seed = 1"),
+                     1);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM workers WHERE run = 2"), 3);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM summary WHERE total_bytes > 0"), 2);
+    ck_assert_int_eq(query_long(db, "SELECT sum(count) FROM label_hist WHERE run = 1"), 512);
+    sqlite3_close(db);
+
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/no/such/dir/x.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", missing, NULL}), 2);
+    one_error_line(missing, NULL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, usage_and_versions);
+    tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
+    tcase_add_test(tc, check_output_loads_back);
+    tcase_add_test(tc, run_lands_in_database);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
