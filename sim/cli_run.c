@@ -258,3 +258,71 @@ done:
     free(sc);
     return rc;
 }
+
+/* `dtsim bench sim SCENARIO`: the simulation's own cost. Runs the scenario (without a
+ * database), then the same number of real gradient steps and updates, at the same batch
+ * size, with the plain trainer and no simulation, and prints both wall times. Evaluation
+ * is instrumentation, timed apart and left out of both. */
+int cli_bench_sim(int argc, char **argv)
+{
+    run_opts_t o;
+    int rc = run_opts_parse(&o, "bench sim", argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    sim_run_t *run = dt_malloc(sizeof *run);
+    dt_err_t err;
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+        fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
+        free(sc);
+        free(run);
+        return CLI_EXIT_USAGE;
+    }
+    rc = CLI_EXIT_OK;
+    if (sim_run_init(run, sc, argv[0], &err)) {
+        fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    run->progress = 0;
+    if (sim_run_execute(run, &err)) {
+        fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
+        rc = CLI_EXIT_RUN;
+        goto done;
+    }
+    long steps = 0;
+    for (int i = 0; i < run->n_workers; i++)
+        steps += run->workers[i].steps;
+    double sim_wall = run->execute_wall - run->eval_wall;
+
+    /* the same steps without simulation: one learner, batch after batch */
+    trainer_learner_t l;
+    trainer_learner_init(&l, run->be, &run->model, &sc->sgd, (int)sc->batch, sc->seed);
+    /* batches drawn in a shuffled order, as the simulated workers draw theirs */
+    size_t n = run->train.n;
+    uint32_t *order = dt_malloc(sizeof(uint32_t) * n);
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    trainer_rng_shuffle_u32(&l.shuffle, order, n);
+    size_t per_epoch = n / (size_t)sc->batch;
+    double w0 = dt_wall_seconds();
+    for (long s = 0; s < steps; s++) {
+        trainer_learner_grad(&l, &run->train, order + (size_t)s % per_epoch * (size_t)sc->batch,
+                             (int)sc->batch);
+        trainer_learner_update(&l);
+    }
+    double trainer_wall = dt_wall_seconds() - w0;
+    free(order);
+    trainer_learner_free(&l);
+    printf("bench=sim scenario=%s strategy=%s workers=%d batch=%ld gradient_steps=%ld "
+           "sim_time=%.4fs sim_wall_s=%.3f trainer_wall_s=%.3f eval_wall_s=%.3f "
+           "overhead=%.3f\n",
+           sc->name, scenario_strategy_name(sc->strategy), run->n_workers, sc->batch, steps,
+           simgrid_get_clock(), sim_wall, trainer_wall, run->eval_wall,
+           (sim_wall - trainer_wall) / sim_wall);
+done:
+    sim_run_free(run);
+    free(run);
+    free(sc);
+    return rc;
+}

@@ -308,11 +308,15 @@ int cli_bench(int argc, char **argv)
     if (argc < 2 || argv[1][0] == '-') {
         int help = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
         fprintf(help ? stdout : stderr,
-                "usage: dtsim bench trainer [OPTIONS]   (dtsim bench trainer --help)\n");
+                "usage: dtsim bench trainer [OPTIONS]        speed and accuracy of the trainer\n"
+                "       dtsim bench sim SCENARIO [--set ...] the simulation's own overhead\n");
         return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
+    if (!strcmp(argv[1], "sim"))
+        return cli_bench_sim(argc - 1, argv + 1);
     if (strcmp(argv[1], "trainer"))
-        return cli_usage_error("bench", "unknown benchmark \"%s\" (expected trainer)", argv[1]);
+        return cli_usage_error("bench", "unknown benchmark \"%s\" (expected trainer or sim)",
+                               argv[1]);
     train_opts_t o;
     train_opts_default(&o, 1);
     int rc = train_opts_parse(&o, "bench trainer", argc - 1, argv + 1, 1);

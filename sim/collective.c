@@ -174,15 +174,19 @@ sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *bu
 {
     if (g->size <= 1)
         return SG_OK;
+    sg_error_t e;
     switch (algo) {
     case SIM_ALLREDUCE_RING:
-        return ring(run, g, me, buf, n);
-    case SIM_ALLREDUCE_TREE: {
-        sg_error_t e = sim_reduce(run, g, me, buf, n);
+        e = ring(run, g, me, buf, n);
+        sim_exchange_done();
+        return e;
+    case SIM_ALLREDUCE_TREE:
+        e = sim_reduce(run, g, me, buf, n);
         return e != SG_OK ? e : sim_broadcast(run, g, me, buf, n);
-    }
     case SIM_ALLREDUCE_HALVING_DOUBLING:
-        return halving_doubling(run, g, me, buf, n);
+        e = halving_doubling(run, g, me, buf, n);
+        sim_exchange_done();
+        return e;
     case SIM_ALLREDUCE_HIERARCHICAL:
         break;
     }
@@ -257,7 +261,5 @@ sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *nod
     } else {
         e = sim_allreduce(run, &g->all, node->rank, buf, n, run->sc->algorithm);
     }
-    if (e == SG_OK)
-        run->be->scale(n, 1.0f / (float)run->n_workers, buf);
     return e;
 }

@@ -43,7 +43,8 @@ typedef struct sim_groups {
 /* Builds the groups of the run's workers and hands them to run->shared (freed after the
  * simulation). */
 sim_groups_t *sim_groups_make(sim_run_t *run);
-/* Averages buf over all workers with the scenario's algorithm (each worker calls it). */
+/* Sums buf over all workers with the scenario's algorithm (each worker calls it; dividing
+ * by the worker count is left to the caller, who may need it once for all). */
 sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
                                 size_t n);
 

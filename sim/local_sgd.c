@@ -29,6 +29,7 @@ static void worker(sim_node_t *node)
                 run->failed = 1;
                 break;
             }
+            run->be->scale(run->n_params, 1.0f / (float)run->n_workers, node->params);
             /* evaluate at the first averaging point at or after each mark */
             if (node->rank == 0 && step / run->sc->eval_every > last_mark) {
                 last_mark = step / run->sc->eval_every;

@@ -282,6 +282,8 @@ static void account_send(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg)
  * sender goes on and rewrites its buffer. Costs no simulated time. */
 static void let_receivers_read(void) { sg_actor_yield(); }
 
+void sim_exchange_done(void) { let_receivers_read(); }
+
 
 /* Splits the time a receive took into waiting for the sender (idle) and transfer (comm). */
 static void account_recv(sim_node_t *self, const sim_msg_t *msg, double posted, double done)
@@ -352,7 +354,8 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     self->comm_s += simgrid_get_clock() - t1;
     if (es == SG_OK)
         account_send(run, self, out);
-    let_receivers_read();
+    /* no yield: within a collective the next exchange protects what was sent; the
+     * collective yields once at its end (sim_exchange_done) */
     return er != SG_OK ? er : es;
 }
 
@@ -499,7 +502,9 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx)
 
 void sim_evaluate(sim_run_t *run, long step, const float *params)
 {
+    double w0 = dt_wall_seconds();
     trainer_eval_t ev = trainer_evaluate(&run->engine, params, &run->test);
+    run->eval_wall += dt_wall_seconds() - w0;
     double now = simgrid_get_clock();
     run->last_loss = ev.loss;
     run->last_acc = ev.accuracy;
@@ -606,8 +611,10 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     const scenario_t *sc = run->sc;
     const sim_strategy_t *st = sim_strategy_find(sc->strategy);
     DT_ASSERT(st);
+    double w0 = dt_wall_seconds();
     st->deploy(run);
     simgrid_run();
+    run->execute_wall = dt_wall_seconds() - w0;
     if (run->shared_free)
         run->shared_free(run->shared);
     run->shared = NULL;

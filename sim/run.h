@@ -87,6 +87,8 @@ typedef struct sim_run {
     void *shared;
     void (*shared_free)(void *shared);
 
+    long replica_step;        /* shared replica: steps applied to it */
+
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
     long stop_before;         /* no node starts this step or later */
@@ -97,6 +99,8 @@ typedef struct sim_run {
     long last_eval_step;
     double last_loss, last_acc, time_to_target;
     double last_eval_time;
+    double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
+    double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
     long *staleness;          /* histogram */
     long staleness_cap;
 
@@ -145,9 +149,13 @@ sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t
 sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg);
 /* Send and receive at once (ring and pairwise exchanges). The received slice is added into
  * (add) or copied to dst at its offset the moment it arrives; *in (may be NULL) gets its
- * header. */
+ * header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
+ * its caller may rewrite what it sent. */
 sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
                         sg_mailbox_t from, float *dst, int add, sim_msg_t **in);
+/* Ends a sequence of sim_sendrecv: lets the receivers woken at this instant read what
+ * they were sent (no simulated time passes). */
+void sim_exchange_done(void);
 /* Sends msgs[i] to boxes[i] for i < count at once and waits for all. */
 sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
                      sim_msg_t **msgs);

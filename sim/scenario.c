@@ -392,6 +392,10 @@ static const key_desc_t keys[] = {
     K_ENUM("run", "time_model", "flops", time_model, sim_time_model_t, time_model_names, 0,
            "compute time: counted FLOPs / device speed (deterministic) or measured wall time "
            "of the real kernels"),
+    K_BOOL("run", "shared_replicas", "yes", shared_replicas,
+           "all-reduce workers keep one shared parameter and momentum copy, updated once per "
+           "step, since their replicas are identical by construction (no for one copy each: "
+           "same results, N times the memory and update work)"),
     K_STRING("run", "db", "results/dtsim.db", db, "path", NULL,
              "results database (relative to the current directory)"),
 

@@ -64,6 +64,7 @@ typedef struct scenario {
     long eval_every;        /* evaluate every N steps (rounds for fedavg) */
     double target_accuracy; /* for "time to target" */
     sim_time_model_t time_model;
+    int shared_replicas;    /* workers whose replicas are identical by construction share one */
     char db[SCENARIO_STR];  /* results database path */
 
     /* [model] */

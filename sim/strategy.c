@@ -42,19 +42,28 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
 {
     int batch = (int)run->sc->batch;
     uint32_t *idx = dt_malloc(sizeof(uint32_t) * (size_t)batch);
+    int shared = run->sc->shared_replicas;
+    float *w = shared ? run->workers[0].params : node->params;
+    float *v = shared ? run->workers[0].velocity : node->velocity;
     long step;
     for (step = 0; !sim_should_stop(run, step); step++) {
         sim_dp_batch(run, node, step, idx);
-        sim_compute_grad(run, node, node->params, node->grads, idx, batch);
+        sim_compute_grad(run, node, w, node->grads, idx, batch);
         if (exchange && exchange(run, node, node->grads, run->n_params) != SG_OK) {
             run->failed = 1;
             break;
         }
-        sim_sgd(run, node->params, node->grads, node->velocity, run->n_params, step);
+        /* a worker still inside this step's exchange only reads gradients, never w */
+        if (!shared || run->replica_step <= step) {
+            if (run->n_workers > 1)
+                run->be->scale(run->n_params, 1.0f / (float)run->n_workers, node->grads);
+            sim_sgd(run, w, node->grads, v, run->n_params, step);
+            run->replica_step = step + 1;
+        }
         if (node->rank == 0)
-            sim_eval_mark(run, step, node->params);
+            sim_eval_mark(run, step, w);
     }
     if (node->rank == 0 && !run->failed)
-        sim_eval_final(run, step, node->params);
+        sim_eval_final(run, step, w);
     free(idx);
 }

@@ -24,7 +24,9 @@ extern const sim_strategy_t sim_strategy_fedavg;
 
 /* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
  * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.
- * exchange turns node->grads into the average over the workers. */
+ * exchange turns node->grads into the sum over the workers, identical on every worker
+ * (divided by the worker count only where an update is applied); with run.shared_replicas the workers then share worker 0's parameter and
+ * momentum buffers, and the first worker done with step t applies its update once. */
 typedef sg_error_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
 
