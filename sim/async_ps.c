@@ -153,7 +153,6 @@ static void server(sim_node_t *node)
     for (int i = 0; i < N; i++)
         st->snapshot[i] = run->be->alloc(sizeof(float) * (len ? len : 1));
     long version = 0, done = 0;
-    long eval_period = run->sc->eval_every * N;
     while (done < N && !run->failed) {
         sim_msg_t *m = NULL;
         if (sim_recv(run, node, node->inbox, &m) != SG_OK) {
@@ -177,7 +176,7 @@ static void server(sim_node_t *node)
             st->finished[i] = 1;
             done++;
         }
-        if (node->rank == 0 && version % eval_period == 0)
+        if (node->rank == 0 && version % N == 0 && sim_eval_due(run, version / N))
             evaluate_model(run, version / N);
         /* reply now, or hold it back while this worker is too far ahead */
         long slow = slowest(run, st);

@@ -13,7 +13,7 @@ static void worker(sim_node_t *node)
     long H = run->sc->local_steps;
     int batch = (int)run->sc->batch;
     uint32_t *idx = dt_malloc(sizeof(uint32_t) * (size_t)batch);
-    long step = 0, last_mark = 0;
+    long step = 0;
     for (;;) {
         if (step % H == 0 && sim_should_stop(run, step))
             break;
@@ -31,10 +31,8 @@ static void worker(sim_node_t *node)
             }
             run->be->scale(run->n_params, 1.0f / (float)run->n_workers, node->params);
             /* evaluate at the first averaging point at or after each mark */
-            if (node->rank == 0 && step / run->sc->eval_every > last_mark) {
-                last_mark = step / run->sc->eval_every;
+            if (node->rank == 0 && sim_eval_due(run, step))
                 sim_evaluate(run, step, node->params);
-            }
         }
     }
     if (node->rank == 0 && !run->failed)

@@ -157,6 +157,23 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
     fprintf(out, "</platform>\n");
 }
 
+/* Orders "node-2" before "node-10": the text before the trailing number, then the number. */
+static int by_natural_name(const void *a, const void *b)
+{
+    const char *x = sg_host_get_name(*(const sg_host_t *)a);
+    const char *y = sg_host_get_name(*(const sg_host_t *)b);
+    size_t lx = strlen(x), ly = strlen(y), dx = lx, dy = ly;
+    while (dx > 0 && x[dx - 1] >= '0' && x[dx - 1] <= '9')
+        dx--;
+    while (dy > 0 && y[dy - 1] >= '0' && y[dy - 1] <= '9')
+        dy--;
+    int c = strncmp(x, y, dx < dy ? dx : dy);
+    if (c || dx != dy)
+        return c ? c : (dx < dy ? -1 : 1);
+    long nx = dx < lx ? atol(x + dx) : -1, ny = dy < ly ? atol(y + dy) : -1;
+    return (nx > ny) - (nx < ny);
+}
+
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};
@@ -218,12 +235,30 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
                                      "servers",
                                 sc->platform_file, count, p->n_workers, p->n_servers);
         }
-        sg_host_t *all = sg_host_list(); /* sorted by name */
-        for (int i = 0; i < p->n_servers; i++)
-            p->servers[i] = all[i];
-        for (int i = 0; i < p->n_workers; i++)
-            p->workers[i] = all[p->n_servers + i];
+        /* hosts in natural name order (node-2 before node-10); servers are the hosts named
+         * server-* when there are enough of them, else the last ones, as in the generated
+         * platforms; workers are the first of the others */
+        sg_host_t *all = sg_host_list();
+        qsort(all, count, sizeof(sg_host_t), by_natural_name);
+        size_t named = 0;
+        for (size_t i = 0; i < count; i++)
+            named += !strncmp(sg_host_get_name(all[i]), "server", 6);
+        int by_name = p->n_servers > 0 && named >= (size_t)p->n_servers;
+        int s = 0, w = 0;
+        for (size_t i = 0; i < count; i++) {
+            int is_server = by_name ? !strncmp(sg_host_get_name(all[i]), "server", 6)
+                                    : i >= count - (size_t)p->n_servers;
+            if (is_server && s < p->n_servers)
+                p->servers[s++] = all[i];
+            else if (!is_server && w < p->n_workers)
+                p->workers[w++] = all[i];
+        }
         free(all);
+        if (s < p->n_servers || w < p->n_workers) {
+            sim_platform_free(p);
+            return dt_err_input(err, "%s: not enough hosts for %d workers and %d servers",
+                                sc->platform_file, p->n_workers, p->n_servers);
+        }
     } else {
         for (int i = 0; i < p->n_workers; i++) {
             snprintf(name, sizeof name, "node-%d", i);

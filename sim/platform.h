@@ -28,8 +28,9 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out);
 
 /* Applies the network model settings, loads the platform (generated or file) and finds the
  * hosts. Must run after simgrid_init and before actors are created. For a file, hosts are
- * taken in the file's order: the first n_servers are servers when the strategy has them,
- * the next n_workers are workers; too few hosts is DT_ERR_INPUT. cluster.bandwidth and
+ * taken in natural name order: servers are the hosts named server-* when there are enough,
+ * else the last hosts; workers are the first of the others; too few hosts is
+ * DT_ERR_INPUT. cluster.bandwidth and
  * cluster.latency, when the scenario gives them, are set on every link of a file platform
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);

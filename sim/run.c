@@ -85,6 +85,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->total_steps = sc->strategy == SIM_STRATEGY_FEDAVG ? sc->rounds : sc->steps;
     run->stop_before = run->total_steps;
     run->time_to_target = NAN;
+    run->next_time_mark = sc->eval_interval;
     run->last_loss = NAN;
     run->last_acc = NAN;
     sim_current = run;
@@ -524,6 +525,23 @@ void sim_evaluate(sim_run_t *run, long step, const float *params)
     if (run->progress)
         fprintf(stderr, "\r%s: step %ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name, step,
                 now, ev.accuracy, ev.loss);
+}
+
+int sim_eval_due(sim_run_t *run, long steps_done)
+{
+    const scenario_t *sc = run->sc;
+    int due = 0;
+    if (sc->eval_every > 0 && steps_done / sc->eval_every > run->last_step_mark) {
+        run->last_step_mark = steps_done / sc->eval_every;
+        due = 1;
+    }
+    double now = simgrid_get_clock();
+    if (sc->eval_interval > 0 && now >= run->next_time_mark) {
+        while (run->next_time_mark <= now)
+            run->next_time_mark += sc->eval_interval;
+        due = 1;
+    }
+    return due;
 }
 
 void sim_request_stop(sim_run_t *run, long step)

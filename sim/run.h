@@ -97,6 +97,8 @@ typedef struct sim_run {
     double bytes_total;       /* sent so far, every node */
     long evals;
     long last_eval_step;
+    long last_step_mark;      /* step marks passed (steps_done / eval_every) */
+    double next_time_mark;    /* simulated time of the next time mark */
     double last_loss, last_acc, time_to_target;
     double last_eval_time;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
@@ -179,6 +181,9 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
 /* Evaluates params (dev, whole model) on the test set at the current simulated time and
  * records it; step is the global step or round. */
 void sim_evaluate(sim_run_t *run, long step, const float *params);
+/* True when a step mark (steps_done a multiple of eval_every) or a time mark
+ * (eval_interval) has been passed since the last evaluation; marks it consumed. */
+int sim_eval_due(sim_run_t *run, long steps_done);
 /* Requests every node to stop before global step `step` (keeps the earliest request). */
 void sim_request_stop(sim_run_t *run, long step);
 /* True when the node should not start global step `step` (steps done, time limit,

@@ -385,8 +385,11 @@ static const key_desc_t keys[] = {
            "synchronous steps (per worker for async-ps and local-sgd; fedavg uses rounds)"),
     K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
            "simulated-time limit; 0 = none"),
-    K_LONG("run", "eval_every", "50", eval_every, 1, 1e9,
-           "evaluate on the test set every N steps (rounds for fedavg)"),
+    K_LONG("run", "eval_every", "50", eval_every, 0, 1e9,
+           "evaluate on the test set every N steps (rounds for fedavg); 0 = no step marks"),
+    K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
+           "also evaluate at the first step boundary after every multiple of this simulated "
+           "time; 0 = no time marks"),
     K_DOUBLE("run", "target_accuracy", "0.85", target_accuracy, 0, 1, 0,
              "test accuracy for \"time to target\""),
     K_ENUM("run", "time_model", "flops", time_model, sim_time_model_t, time_model_names, 0,

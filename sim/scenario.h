@@ -61,7 +61,8 @@ typedef struct scenario {
     uint64_t seed;
     long steps;             /* synchronous steps (per worker for async-ps and local-sgd) */
     double max_time;        /* simulated seconds, 0 = no limit */
-    long eval_every;        /* evaluate every N steps (rounds for fedavg) */
+    long eval_every;        /* evaluate every N steps (rounds for fedavg), 0 = off */
+    double eval_interval;   /* and every this many simulated seconds, 0 = off */
     double target_accuracy; /* for "time to target" */
     sim_time_model_t time_model;
     int shared_replicas;    /* workers whose replicas are identical by construction share one */

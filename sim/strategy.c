@@ -28,13 +28,13 @@ void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx)
 
 void sim_eval_mark(sim_run_t *run, long step, const float *params)
 {
-    if ((step + 1) % run->sc->eval_every == 0)
+    if (sim_eval_due(run, step + 1))
         sim_evaluate(run, step + 1, params);
 }
 
 void sim_eval_final(sim_run_t *run, long steps_done, const float *params)
 {
-    if (steps_done % run->sc->eval_every != 0 || steps_done == 0)
+    if (run->evals == 0 || run->last_eval_step != steps_done)
         sim_evaluate(run, steps_done, params);
 }
 

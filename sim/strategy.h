@@ -34,8 +34,8 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
  * worker `rank` for global step `step` (global sampler on iid data, else the worker's own
  * partition). */
 void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx);
-/* Evaluates at the marks: after global step `step` (0-based) when (step + 1) is a multiple
- * of eval_every. */
+/* Evaluates after global step `step` (0-based) when a step or time mark has been passed
+ * (sim_eval_due). */
 void sim_eval_mark(sim_run_t *run, long step, const float *params);
 /* The final evaluation, unless the last mark already evaluated `steps_done` steps. */
 void sim_eval_final(sim_run_t *run, long steps_done, const float *params);

@@ -31,6 +31,9 @@ typedef struct outcome {
     long stale_count;
     int replicas_identical;
     size_t n_params;
+    double compute_s;   /* worker 0 */
+    double step_flops;  /* forward + backward per sample */
+    double device_flops;
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -98,6 +101,9 @@ static void child(int fd, const char *const *sets, int n_sets)
     o.samples = run.samples;
     o.evals = run.evals;
     o.n_params = run.n_params;
+    o.compute_s = run.workers[0].compute_s;
+    o.step_flops = run.step_flops;
+    o.device_flops = sc.device_flops;
     double sum = 0;
     for (long s = 0; s < run.staleness_cap; s++) {
         sum += (double)s * run.staleness[s];
@@ -355,6 +361,73 @@ START_TEST(every_strategy_runs_and_repeats)
 }
 END_TEST
 
+/* ---- time model, evaluation marks, platforms --------------------------------------- */
+
+START_TEST(flops_time_model_is_exact)
+{
+    /* single worker, 20 steps of batch 8: compute time = 20 x 8 x FLOPs per sample / speed */
+    const char *sets[] = {"strategy.kind=single", "cluster.device=v100"};
+    outcome_t o = simulate(sets, 2, NULL);
+    double want = 20.0 * 8 * o.step_flops / o.device_flops;
+    ck_assert_msg(fabs(o.compute_s - want) <= 1e-9 * want, "compute %.12g s, expected %.12g s",
+                  o.compute_s, want);
+    ck_assert_double_eq_tol(o.device_flops, 15.7e12 * 0.7, 1e3);
+    /* measured: the real kernels' wall time, which is neither zero nor the FLOP model */
+    const char *measured[] = {"strategy.kind=single", "cluster.device=v100",
+                              "run.time_model=measured"};
+    outcome_t m = simulate(measured, 3, NULL);
+    ck_assert(m.compute_s > 0 && m.compute_s != o.compute_s);
+    ck_assert_msg(m.compute_s < 10.0, "measured %g s of compute for 20 tiny steps", m.compute_s);
+}
+END_TEST
+
+START_TEST(time_marks_evaluate)
+{
+    const char *plain[] = {"strategy.kind=allreduce", "cluster.workers=2", "run.eval_every=0"};
+    outcome_t a = simulate(plain, 3, NULL);
+    ck_assert_int_eq(a.evals, 1); /* only the final one */
+    char interval[64];
+    snprintf(interval, sizeof interval, "run.eval_interval=%.9gs", a.end_time / 4.5);
+    const char *timed_marks[] = {"strategy.kind=allreduce", "cluster.workers=2",
+                                 "run.eval_every=0", interval};
+    outcome_t b = simulate(timed_marks, 4, NULL);
+    ck_assert_int_eq(b.evals, 5); /* 4 marks + the final evaluation */
+    ck_assert(b.end_time == a.end_time);
+}
+END_TEST
+
+START_TEST(platforms_run)
+{
+    static const char *cases[][3] = {
+        {"cluster.platform=fat-tree", "strategy.kind=allreduce", "cluster.workers=12"},
+        {"cluster.platform=multi-rack", "strategy.kind=allreduce", "strategy.algorithm=hierarchical"},
+        {"cluster.platform=edge", "strategy.kind=fedavg", "strategy.fraction=0.5"},
+        {"cluster.platform=edge", "strategy.kind=sync-ps", "cluster.workers=4"},
+        {"cluster.platform=" DTSIM_SOURCE "/topologies/star-8.xml", "strategy.kind=allreduce",
+         "cluster.workers=8"},
+        {"cluster.platform=" DTSIM_SOURCE "/topologies/fat-tree-16.xml", "strategy.kind=allreduce",
+         "cluster.workers=16"},
+        {"cluster.platform=" DTSIM_SOURCE "/topologies/multi-rack-16.xml",
+         "strategy.kind=allreduce", "cluster.workers=16"},
+        {"cluster.platform=" DTSIM_SOURCE "/topologies/edge-20.xml", "strategy.kind=fedavg",
+         "cluster.workers=20"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *sets[5] = {cases[i][0], cases[i][1], cases[i][2], "run.steps=4",
+                               "strategy.rounds=2"};
+        outcome_t o = simulate(sets, 5, NULL);
+        ck_assert_msg(o.end_time > 0 && o.bytes > 0, "%s: nothing happened", cases[i][0]);
+    }
+    /* a slower inter-rack uplink makes the same ring slower than on one switch */
+    const char *star[] = {"strategy.kind=allreduce", "cluster.workers=8", "run.steps=4"};
+    const char *racks[] = {"strategy.kind=allreduce", "cluster.workers=8", "run.steps=4",
+                           "cluster.platform=multi-rack", "cluster.uplink_bandwidth=100Mbps"};
+    outcome_t s1 = simulate(star, 3, NULL), s2 = simulate(racks, 5, NULL);
+    ck_assert_msg(s2.end_time > 2 * s1.end_time, "star %g s, racks %g s", s1.end_time,
+                  s2.end_time);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -367,6 +440,9 @@ int main(void)
     tcase_add_test(tc, async_staleness_grows_with_workers);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, every_strategy_runs_and_repeats);
+    tcase_add_test(tc, flops_time_model_is_exact);
+    tcase_add_test(tc, time_marks_evaluate);
+    tcase_add_test(tc, platforms_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
