@@ -326,3 +326,16 @@ done:
     free(sc);
     return rc;
 }
+
+/* `dtsim keys`: every scenario key with its default, accepted values and meaning. */
+int cli_keys(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: dtsim keys\n\nPrints every scenario key (Markdown tables).\n");
+        return CLI_EXIT_OK;
+    }
+    if (argc > 1)
+        return cli_usage_error("keys", "unexpected argument \"%s\"", argv[1]);
+    scenario_write_keys_markdown(stdout);
+    return CLI_EXIT_OK;
+}

@@ -15,16 +15,19 @@ static void usage(FILE *out)
             "Real neural-network training inside a simulated cluster.\n"
             "\n"
             "commands:\n"
-            "  run SCENARIO   run a scenario in the simulated cluster, store it, print a summary\n"
-            "  check SCENARIO validate a scenario and print its resolved configuration\n"
+            "  run SCENARIO       run a scenario in the simulated cluster, store it in the\n"
+            "                     results database, print a summary\n"
+            "  check SCENARIO     validate a scenario, print its resolved configuration\n"
             "  platform SCENARIO  print the SimGrid platform XML a scenario generates\n"
-            "  train          train a model on one CPU process (no simulation), printing test\n"
-            "                 accuracy after each epoch\n"
-            "  bench trainer  measure training speed and accuracy on this machine\n"
+            "  keys               every scenario key with its default and meaning\n"
+            "  train              train a model in one process (no simulation), printing\n"
+            "                     test accuracy after each epoch\n"
+            "  bench trainer      training speed and accuracy on this machine\n"
+            "  bench sim SCENARIO the simulation's own cost against plain training\n"
             "\n"
             "options:\n"
-            "  -h, --help     this text (COMMAND --help for a command's options)\n"
-            "  --version      dtsim and SimGrid versions\n");
+            "  -h, --help         this text (COMMAND --help for a command's options)\n"
+            "  --version          dtsim and SimGrid versions\n");
 }
 
 int main(int argc, char **argv)
@@ -48,6 +51,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cli_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "keys"))
+        return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform"))
         return cli_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))

@@ -477,7 +477,8 @@ static const key_desc_t keys[] = {
     K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names,
            0, "all-reduce algorithm (allreduce)"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
-           "hierarchical all-reduce: workers per group; must divide workers"),
+           "hierarchical all-reduce: workers per group (consecutive ranks); must divide "
+           "workers; on a multi-rack platform the racks are the groups"),
     K_LONG("strategy", "local_steps", "8", local_steps, 1, 1000000,
            "local-sgd: local steps between averagings (H)"),
     K_LONG("strategy", "clients", "100", clients, 1, 10000000, "fedavg: client population"),

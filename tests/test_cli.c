@@ -194,6 +194,24 @@ START_TEST(run_lands_in_database)
 }
 END_TEST
 
+START_TEST(readme_lists_every_key)
+{
+    /* the key tables in README are exactly what `dtsim keys` prints (regenerate them with
+     * it when a key changes) */
+    ck_assert_int_eq(dtsim((const char *[]){"keys", NULL}), 0);
+    char *keys = slurp(out_path);
+    ck_assert(strlen(keys) > 1000);
+    FILE *f = fopen(DTSIM_SOURCE "/README.md", "rb");
+    ck_assert_ptr_nonnull(f);
+    static char readme[1 << 18];
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    readme[n] = 0;
+    fclose(f);
+    ck_assert_msg(strstr(readme, keys), "README.md does not contain the output of dtsim keys");
+    free(keys);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -204,6 +222,7 @@ int main(void)
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);
+    tcase_add_test(tc, readme_lists_every_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
