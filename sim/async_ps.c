@@ -152,6 +152,9 @@ static void server(sim_node_t *node)
     st->reply_msg = dt_calloc((size_t)N, sizeof(sim_msg_t));
     for (int i = 0; i < N; i++)
         st->snapshot[i] = run->be->alloc(sizeof(float) * (len ? len : 1));
+    /* a permanent receiver: pushes travel as soon as they are posted, all at once, instead
+     * of one after the other as this loop takes them; the loop picks up finished ones */
+    sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
     long version = 0, done = 0;
     while (done < N && !run->failed) {
         sim_msg_t *m = NULL;

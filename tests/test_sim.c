@@ -28,7 +28,7 @@ typedef struct outcome {
     double end_time, acc, loss, bytes, samples;
     long evals;
     double mean_staleness;
-    long stale_count;
+    long stale_count, max_staleness;
     int replicas_identical;
     size_t n_params;
     double compute_s;   /* worker 0 */
@@ -108,6 +108,8 @@ static void child(int fd, const char *const *sets, int n_sets)
     for (long s = 0; s < run.staleness_cap; s++) {
         sum += (double)s * run.staleness[s];
         o.stale_count += run.staleness[s];
+        if (run.staleness[s])
+            o.max_staleness = s;
     }
     o.mean_staleness = o.stale_count ? sum / o.stale_count : 0;
     o.replicas_identical = 1;
@@ -311,6 +313,37 @@ START_TEST(async_staleness_grows_with_workers)
 }
 END_TEST
 
+START_TEST(staleness_bound_holds_back_fast_workers)
+{
+    /* On the edge platform fibre clients push far more often than 4G ones; a bound of 1
+     * (stale-synchronous) must cut the largest and the mean staleness. */
+    const char *free_run[] = {"strategy.kind=async-ps", "cluster.platform=edge",
+                              "cluster.workers=10", "model.momentum=0", "strategy.staleness=0"};
+    outcome_t a = simulate(free_run, 5, NULL);
+    free_run[4] = "strategy.staleness=1";
+    outcome_t b = simulate(free_run, 5, NULL);
+    ck_assert_int_eq(a.stale_count, b.stale_count);
+    ck_assert_msg(b.max_staleness < a.max_staleness && b.mean_staleness < a.mean_staleness,
+                  "unbounded: max %ld mean %g; bound 1: max %ld mean %g", a.max_staleness,
+                  a.mean_staleness, b.max_staleness, b.mean_staleness);
+}
+END_TEST
+
+START_TEST(fedprox_term_changes_training)
+{
+    /* mu = 0 is plain FedAvg; a strong proximal term keeps local models near the global
+     * one, so after the same rounds the model has moved less and is less accurate */
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=8",
+                          "strategy.fraction=0.5", "strategy.rounds=3", "model.momentum=0",
+                          "strategy.prox_mu=0"};
+    outcome_t a = simulate(sets, 7, NULL);
+    sets[6] = "strategy.prox_mu=15";
+    outcome_t b = simulate(sets, 7, NULL);
+    ck_assert_msg(b.acc < a.acc - 0.02, "fedavg %.4f, fedprox mu=15 %.4f", a.acc, b.acc);
+    ck_assert(a.end_time == b.end_time); /* same messages, same FLOP charges */
+}
+END_TEST
+
 /* ---- fedavg: non-iid hurts -------------------------------------------------------- */
 
 START_TEST(fedavg_shards_worse_than_iid)
@@ -438,6 +471,8 @@ int main(void)
     tcase_add_test(tc, ring_tree_hd_match_alpha_beta);
     tcase_add_test(tc, sync_ps_matches_alpha_beta);
     tcase_add_test(tc, async_staleness_grows_with_workers);
+    tcase_add_test(tc, staleness_bound_holds_back_fast_workers);
+    tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, every_strategy_runs_and_repeats);
     tcase_add_test(tc, flops_time_model_is_exact);
