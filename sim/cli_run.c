@@ -97,19 +97,33 @@ static char *config_text(const scenario_t *sc)
     return buf;
 }
 
+/* Parses a command's options and loads its scenario. Returns NULL with *rc set (0 after
+ * --help, 2 on a usage or scenario error, already reported) or the scenario to free. */
+static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char **argv, int *rc)
+{
+    *rc = run_opts_parse(o, cmd, argc, argv);
+    if (*rc) {
+        *rc = *rc < 0 ? CLI_EXIT_OK : *rc;
+        return NULL;
+    }
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    dt_err_t err;
+    if (scenario_load(sc, o->scenario, o->sets, o->n_sets, &err)) {
+        fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
+        free(sc);
+        *rc = CLI_EXIT_USAGE;
+        return NULL;
+    }
+    return sc;
+}
+
 int cli_check(int argc, char **argv)
 {
     run_opts_t o;
-    int rc = run_opts_parse(&o, "check", argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    scenario_t *sc = dt_malloc(sizeof *sc);
-    dt_err_t err;
-    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
-        fprintf(stderr, "dtsim check: %s\n", err.msg);
-        free(sc);
-        return CLI_EXIT_USAGE;
-    }
+    int rc;
+    scenario_t *sc = load_scenario(&o, "check", argc, argv, &rc);
+    if (!sc)
+        return rc;
     printf("# %s: 1 run\n", o.scenario);
     scenario_write(sc, stdout);
     free(sc);
@@ -119,16 +133,10 @@ int cli_check(int argc, char **argv)
 int cli_platform(int argc, char **argv)
 {
     run_opts_t o;
-    int rc = run_opts_parse(&o, "platform", argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    scenario_t *sc = dt_malloc(sizeof *sc);
-    dt_err_t err;
-    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
-        fprintf(stderr, "dtsim platform: %s\n", err.msg);
-        free(sc);
-        return CLI_EXIT_USAGE;
-    }
+    int rc;
+    scenario_t *sc = load_scenario(&o, "platform", argc, argv, &rc);
+    if (!sc)
+        return rc;
     if (sc->platform == SIM_PLATFORM_FILE) {
         fprintf(stderr, "dtsim platform: %s: the scenario's platform is a file (%s)\n",
                 o.scenario, sc->platform_file);
@@ -190,16 +198,11 @@ static dt_status record_label_histograms(sim_run_t *run, dt_err_t *err)
 int cli_run(int argc, char **argv)
 {
     run_opts_t o;
-    int rc = run_opts_parse(&o, "run", argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    scenario_t *sc = dt_malloc(sizeof *sc);
+    int rc;
+    scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
+    if (!sc)
+        return rc;
     dt_err_t err;
-    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        free(sc);
-        return CLI_EXIT_USAGE;
-    }
     if (o.db)
         snprintf(sc->db, sizeof sc->db, "%s", o.db);
 
@@ -266,18 +269,12 @@ done:
 int cli_bench_sim(int argc, char **argv)
 {
     run_opts_t o;
-    int rc = run_opts_parse(&o, "bench sim", argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    scenario_t *sc = dt_malloc(sizeof *sc);
+    int rc;
+    scenario_t *sc = load_scenario(&o, "bench sim", argc, argv, &rc);
+    if (!sc)
+        return rc;
     sim_run_t *run = dt_malloc(sizeof *run);
     dt_err_t err;
-    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
-        fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
-        free(sc);
-        free(run);
-        return CLI_EXIT_USAGE;
-    }
     rc = CLI_EXIT_OK;
     if (sim_run_init(run, sc, argv[0], &err)) {
         fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
