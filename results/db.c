@@ -39,6 +39,10 @@ enum stmt_id {
     ST_WORKER_ADD,
     ST_STALENESS_ADD,
     ST_LABEL_ADD,
+    ST_PARAM_ADD,
+    ST_TIMELINE_ADD,
+    ST_LINK_ADD,
+    ST_FAULT_ADD,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -48,8 +52,8 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_BEGIN] = "INSERT INTO runs (name, strategy, status, config, seed, dtsim_version,"
-                     " simgrid_version, pid, host, started)"
-                     " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, " ISO_NOW ")",
+                     " simgrid_version, pid, host, started, sweep, sweep_index)"
+                     " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, " ISO_NOW ", ?9, ?10)",
     [ST_RUN_END] = "UPDATE runs SET status = ?2, ended = " ISO_NOW
                    " WHERE id = ?1 AND status = 'running'",
     [ST_RUN_STATUS] = "SELECT status FROM runs WHERE id = ?1",
@@ -66,6 +70,13 @@ static const char *const stmt_sql[ST_COUNT] = {
                          " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
     [ST_LABEL_ADD] = "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
                      " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
+    [ST_PARAM_ADD] = "INSERT INTO params (run, key, value, number) VALUES (?1, ?2, ?3, ?4)",
+    [ST_TIMELINE_ADD] = "INSERT INTO timeline (run, host, role, rank, state, start, end)"
+                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes) VALUES (?1, ?2, ?3)"
+                    " ON CONFLICT (run, link) DO UPDATE SET bytes = bytes + excluded.bytes",
+    [ST_FAULT_ADD] = "INSERT INTO faults (run, sim_time, kind, target, detail)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -343,6 +354,8 @@ dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, in
     bind_text(s, 6, info->simgrid_version);
     bind_int(s, 7, (int64_t)getpid());
     bind_text(s, 8, db->host);
+    bind_text(s, 9, info->sweep);
+    bind_int(s, 10, info->sweep_index);
     dt_status st = db_step(db, ST_RUN_BEGIN, err, "starting a run", -1);
     if (st == DT_OK)
         *run_id = sqlite3_last_insert_rowid(db->h);
@@ -409,6 +422,62 @@ dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int 
     bind_int(s, 3, label);
     bind_int(s, 4, count);
     return db_step(db, ST_LABEL_ADD, err, "storing a label histogram", run);
+}
+
+dt_status results_param_add(results_db_t *db, int64_t run, const char *key, const char *value,
+                            double number, dt_err_t *err)
+{
+    DT_ASSERT(db && key);
+    sqlite3_stmt *s = db->st[ST_PARAM_ADD];
+    bind_int(s, 1, run);
+    bind_text(s, 2, key);
+    bind_text(s, 3, value);
+    bind_real(s, 4, number);
+    return db_step(db, ST_PARAM_ADD, err, "storing a parameter", run);
+}
+
+dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
+                               const char *role, int rank, const char *state, double start,
+                               double end, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    if (!state || (strcmp(state, "compute") && strcmp(state, "comm") && strcmp(state, "idle")))
+        return dt_err_input(err, "%s: run %lld: unknown timeline state '%s' (compute, comm or "
+                                 "idle)",
+                            db->path, (long long)run, state ? state : "(null)");
+    sqlite3_stmt *s = db->st[ST_TIMELINE_ADD];
+    bind_int(s, 1, run);
+    bind_text(s, 2, host);
+    bind_text(s, 3, role);
+    bind_int(s, 4, rank);
+    bind_text(s, 5, state);
+    bind_real(s, 6, start);
+    bind_real(s, 7, end);
+    return db_step(db, ST_TIMELINE_ADD, err, "storing a timeline interval", run);
+}
+
+dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
+                           dt_err_t *err)
+{
+    DT_ASSERT(db && link);
+    sqlite3_stmt *s = db->st[ST_LINK_ADD];
+    bind_int(s, 1, run);
+    bind_text(s, 2, link);
+    bind_real(s, 3, bytes);
+    return db_step(db, ST_LINK_ADD, err, "storing a link's bytes", run);
+}
+
+dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,
+                            const char *target, const char *detail, dt_err_t *err)
+{
+    DT_ASSERT(db && kind);
+    sqlite3_stmt *s = db->st[ST_FAULT_ADD];
+    bind_int(s, 1, run);
+    bind_real(s, 2, sim_time);
+    bind_text(s, 3, kind);
+    bind_text(s, 4, target);
+    bind_text(s, 5, detail);
+    return db_step(db, ST_FAULT_ADD, err, "storing a fault", run);
 }
 
 dt_status results_tx_begin(results_db_t *db, dt_err_t *err)

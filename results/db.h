@@ -41,6 +41,8 @@ typedef struct results_run_info {
     const char *dtsim_version;
     const char *simgrid_version;
     uint64_t seed;
+    const char *sweep; /* sweep id shared by the runs of one [sweep] (NULL: none) */
+    long sweep_index;  /* position in the sweep */
 } results_run_info_t;
 
 /* A new run, status 'running', started now (wall clock, UTC); its id in *run_id. The strings
@@ -71,6 +73,24 @@ dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int 
 dt_status results_tx_begin(results_db_t *db, dt_err_t *err);
 dt_status results_tx_commit(results_db_t *db, dt_err_t *err);
 dt_status results_tx_rollback(results_db_t *db, dt_err_t *err);
+
+/* One resolved scenario key: its text and, if numeric (with or without a unit), its value in
+ * base units (NAN: not a number, stored as NULL). */
+dt_status results_param_add(results_db_t *db, int64_t run, const char *key, const char *value,
+                            double number, dt_err_t *err);
+
+/* One interval of a host's timeline; state is "compute", "comm" or "idle". */
+dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
+                               const char *role, int rank, const char *state, double start,
+                               double end, dt_err_t *err);
+
+/* Adds bytes to a link's total. */
+dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
+                           dt_err_t *err);
+
+/* One fault or reaction at simulated time sim_time. */
+dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,
+                            const char *target, const char *detail, dt_err_t *err);
 
 typedef struct results_summary {
     double final_accuracy, final_loss;

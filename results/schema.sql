@@ -34,9 +34,25 @@ CREATE TABLE runs (
     pid             INTEGER,
     host            TEXT,
     started         TEXT NOT NULL,
-    ended           TEXT
+    ended           TEXT,
+    -- Runs expanded from one scenario's [sweep] share a sweep id; index is the position of
+    -- the run in the expansion (0 for a scenario without a sweep).
+    sweep           TEXT,
+    sweep_index     INTEGER
 );
 CREATE INDEX runs_status ON runs (status);
+CREATE INDEX runs_sweep ON runs (sweep, sweep_index);
+
+-- Every resolved scenario key of a run ("cluster.bandwidth", ...): its text as written in
+-- the resolved configuration and, when it is a plain number or a number with a unit, its
+-- value in base units (bytes/s, seconds, FLOP/s), for selecting and plotting runs.
+CREATE TABLE params (
+    run    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    value  TEXT,
+    number REAL,
+    PRIMARY KEY (run, key)
+) WITHOUT ROWID;
 
 -- Test-set evaluations at checkpoints: the curves accuracy vs simulated time, vs bytes.
 CREATE TABLE evals (
@@ -85,6 +101,37 @@ CREATE TABLE label_hist (
     PRIMARY KEY (run, client, label)
 ) WITHOUT ROWID;
 
+-- What each host was doing over a window of simulated time at the start of the run
+-- (run.timeline_window): one row per interval of computing, communicating or waiting.
+CREATE TABLE timeline (
+    run   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    host  TEXT NOT NULL,      -- SimGrid host name
+    role  TEXT NOT NULL,      -- worker, server or client
+    rank  INTEGER NOT NULL,   -- index within its role
+    state TEXT NOT NULL CHECK (state IN ('compute', 'comm', 'idle')),
+    start REAL NOT NULL,      -- simulated seconds
+    end   REAL NOT NULL
+);
+CREATE INDEX timeline_run ON timeline (run, role, rank, start);
+
+-- Bytes each network link carried over the run (sums over the routes of every message).
+CREATE TABLE links (
+    run   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    link  TEXT NOT NULL,
+    bytes REAL NOT NULL,
+    PRIMARY KEY (run, link)
+) WITHOUT ROWID;
+
+-- Simulated faults and the reactions to them, in simulated time order.
+CREATE TABLE faults (
+    run      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    sim_time REAL NOT NULL,
+    kind     TEXT NOT NULL,   -- e.g. host-crash, host-recover, link-down, timeout, rejoin
+    target   TEXT,            -- host or link name
+    detail   TEXT
+);
+CREATE INDEX faults_run ON faults (run, sim_time);
+
 -- One row per ended run: the figures of the summary table.
 CREATE TABLE summary (
     run             INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
@@ -99,3 +146,24 @@ CREATE TABLE summary (
     idle_share      REAL,
     steps           INTEGER
 );
+
+-- The summary with the sweep's context: throughput (training samples per simulated second)
+-- and scaling efficiency against the single-worker run of the same sweep when there is one:
+-- throughput / (workers x the single run's throughput). Computed when read, so it is right
+-- whatever order a parallel sweep finished its runs in.
+CREATE VIEW run_summary AS
+SELECT r.id AS run, r.name, r.strategy, r.status, r.sweep, r.sweep_index,
+       w.number AS workers, b.number AS bandwidth, s.final_accuracy, s.final_loss,
+       s.sim_time, s.time_to_target, s.target_accuracy, s.total_bytes, s.compute_share,
+       s.comm_share, s.idle_share, s.steps,
+       (SELECT max(e.samples) FROM evals e WHERE e.run = r.id) / s.sim_time AS throughput,
+       (SELECT max(e.samples) FROM evals e WHERE e.run = r.id) / s.sim_time
+         / (CASE WHEN r.strategy = 'single' THEN 1 ELSE w.number END)
+         / (SELECT max(e1.samples) / s1.sim_time
+              FROM runs r1 JOIN summary s1 ON s1.run = r1.id JOIN evals e1 ON e1.run = r1.id
+             WHERE r1.sweep = r.sweep AND r1.strategy = 'single' AND r1.status = 'finished')
+         AS scaling_efficiency
+  FROM runs r
+  JOIN summary s ON s.run = r.id
+  LEFT JOIN params w ON w.run = r.id AND w.key = 'cluster.workers'
+  LEFT JOIN params b ON b.run = r.id AND b.key = 'cluster.bandwidth';

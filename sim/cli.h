@@ -14,6 +14,12 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_RUN = 1, CLI_EXIT_USAGE = 2 };
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_run(int argc, char **argv);
+/* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it
+ * in sc->db with the sweep id and index (NULL, 0: none); prints the summary table when
+ * summary is set. Returns the exit code. */
+struct scenario;
+int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
+                     long index, int summary);
 int cli_check(int argc, char **argv);
 int cli_platform(int argc, char **argv);
 int cli_bench_sim(int argc, char **argv);

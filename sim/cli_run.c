@@ -195,32 +195,29 @@ static dt_status record_label_histograms(sim_run_t *run, dt_err_t *err)
     return st;
 }
 
-int cli_run(int argc, char **argv)
-{
-    run_opts_t o;
-    int rc;
-    scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
-    if (!sc)
-        return rc;
-    dt_err_t err;
-    if (o.db)
-        snprintf(sc->db, sizeof sc->db, "%s", o.db);
+/* Stores every resolved key with its numeric value (for selecting and plotting runs). */
+typedef struct param_ctx {
+    results_db_t *db;
+    int64_t run;
+    dt_err_t *err;
+    dt_status st;
+} param_ctx_t;
 
-    sim_run_t *run = dt_malloc(sizeof *run);
-    results_db_t *db = NULL;
-    char *config = NULL;
-    rc = CLI_EXIT_OK;
-    if (sim_run_init(run, sc, argv[0], &err)) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (results_db_open(&db, sc->db, &err)) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    config = config_text(sc);
+static void store_param(void *ctx, const char *key, const char *text, double number)
+{
+    param_ctx_t *c = ctx;
+    if (c->st == DT_OK)
+        c->st = results_param_add(c->db, c->run, key, text, number, c->err);
+}
+
+/* Opens the database, starts the run row with its configuration, versions, parameters and
+ * label histograms (one transaction). */
+static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *sweep, long index,
+                           results_db_t **db, char **config, dt_err_t *err)
+{
+    if (results_db_open(db, sc->db, err))
+        return DT_ERR_INPUT;
+    *config = config_text(sc);
     int major, minor, patch;
     sg_version_get(&major, &minor, &patch);
     char sg_version[32];
@@ -228,20 +225,45 @@ int cli_run(int argc, char **argv)
     results_run_info_t info = {
         .name = sc->name,
         .strategy = scenario_strategy_name(sc->strategy),
-        .config = config,
+        .config = *config,
         .dtsim_version = DTSIM_VERSION,
         .simgrid_version = sg_version,
         .seed = sc->seed,
+        .sweep = sweep,
+        .sweep_index = index,
     };
-    if (results_run_begin(db, &info, &run->run_id, &err)) {
+    if (results_tx_begin(*db, err))
+        return DT_ERR_RUN;
+    param_ctx_t pc = {*db, 0, err, DT_OK};
+    pc.st = results_run_begin(*db, &info, &run->run_id, err);
+    pc.run = run->run_id;
+    if (pc.st == DT_OK)
+        scenario_foreach_key(sc, store_param, &pc);
+    if (pc.st != DT_OK || results_tx_commit(*db, err)) {
+        results_tx_rollback(*db, NULL);
+        return DT_ERR_RUN;
+    }
+    run->db = *db;
+    return record_label_histograms(run, err) ? DT_ERR_RUN : DT_OK;
+}
+
+int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
+                     int summary)
+{
+    dt_err_t err;
+    sim_run_t *run = dt_malloc(sizeof *run);
+    results_db_t *db = NULL;
+    char *config = NULL;
+    int rc = CLI_EXIT_OK;
+    dt_status st;
+    if (sim_run_init(run, sc, argv0, &err)) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_RUN;
+        rc = CLI_EXIT_USAGE;
         goto done;
     }
-    run->db = db;
-    if (record_label_histograms(run, &err)) {
+    if ((st = begin_run(run, sc, sweep, index, &db, &config, &err))) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_RUN;
+        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
         goto done;
     }
     if (sim_run_execute(run, &err)) {
@@ -249,7 +271,8 @@ int cli_run(int argc, char **argv)
                 err.msg[0] ? err.msg : "the run failed");
         rc = CLI_EXIT_RUN;
     }
-    print_summary(run);
+    if (summary)
+        print_summary(run);
     if (run->diverged)
         rc = CLI_EXIT_RUN;
 done:
@@ -258,6 +281,19 @@ done:
         results_db_close(db);
     free(config);
     free(run);
+    return rc;
+}
+
+int cli_run(int argc, char **argv)
+{
+    run_opts_t o;
+    int rc;
+    scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
+    if (!sc)
+        return rc;
+    if (o.db)
+        snprintf(sc->db, sizeof sc->db, "%s", o.db);
+    rc = cli_run_scenario(sc, argv[0], NULL, 0, 1);
     free(sc);
     return rc;
 }

@@ -1501,6 +1501,42 @@ void scenario_write(const scenario_t *sc, FILE *out)
     fprintf(out, "\n[faults]\n; no keys in this version\n");
 }
 
+void scenario_foreach_key(const scenario_t *sc,
+                          void (*fn)(void *ctx, const char *key, const char *text,
+                                     double number),
+                          void *ctx)
+{
+    char value[SCENARIO_STR + 64], name[96];
+    for (int k = 0; k < N_KEYS; k++) {
+        const key_desc_t *d = &keys[k];
+        const void *p = field_cptr(sc, d);
+        double number = NAN;
+        switch (d->type) {
+        case KEY_INT:
+            number = d->store == ST_INT    ? *(const int *)p
+                     : d->store == ST_LONG ? (double)*(const long *)p
+                                           : (double)*(const uint64_t *)p;
+            break;
+        case KEY_REAL:
+            number = d->store == ST_FLOAT ? *(const float *)p : *(const double *)p;
+            break;
+        case KEY_BOOL:
+            number = *(const int *)p;
+            break;
+        case KEY_BANDWIDTH:
+        case KEY_TIME:
+        case KEY_FLOPS:
+            number = *(const double *)p;
+            break;
+        default:
+            break;
+        }
+        key_format(sc, d, value, sizeof value);
+        snprintf(name, sizeof name, "%s.%s", d->section, d->key);
+        fn(ctx, name, value, number);
+    }
+}
+
 const char *scenario_strategy_name(sim_strategy_kind_t k)
 {
     DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_FEDAVG);

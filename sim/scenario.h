@@ -148,6 +148,14 @@ long scenario_fedavg_sampled(const scenario_t *sc);
  * (key, default, accepted values, meaning), then the units and the device profiles. */
 void scenario_write_keys_markdown(FILE *out);
 
+/* Calls fn for every key in table order with "section.key", its text as scenario_write
+ * writes it, and its value as a number in base units (bytes/s, seconds, FLOP/s; booleans
+ * 0/1) or NAN when it is not numeric. */
+void scenario_foreach_key(const scenario_t *sc,
+                          void (*fn)(void *ctx, const char *key, const char *text,
+                                     double number),
+                          void *ctx);
+
 /* Names used in files and output. */
 const char *scenario_strategy_name(sim_strategy_kind_t k);
 const char *scenario_algorithm_name(sim_allreduce_algo_t a);

@@ -154,7 +154,7 @@ static results_db_t *open_ok(void)
 
 static int64_t begin_ok(results_db_t *db, const char *name)
 {
-    results_run_info_t info = {name, "sync-ps", "[run]\nseed = 1\n", "0.1.0", "3.32", 1};
+    results_run_info_t info = {name, "sync-ps", "[run]\nseed = 1\n", "0.1.0", "3.32", 1, NULL, 0};
     int64_t run = -1;
     dt_err_t err = {""};
     ck_assert_msg(results_run_begin(db, &info, &run, &err) == DT_OK, "%s", err.msg);
@@ -170,7 +170,7 @@ START_TEST(round_trip_every_value)
     dt_err_t err = {""};
     const uint64_t seed = 0xDEADBEEFCAFEF00DULL; /* above 2^63: the same 64 bits come back */
     results_run_info_t info = {"fedavg-noniid", "fedavg", "[run]\nname = x\n[model]\narch = mlp\n",
-                               "0.1.0", "3.32", seed};
+                               "0.1.0", "3.32", seed, NULL, 0};
     int64_t run = 0;
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
 
@@ -314,6 +314,59 @@ START_TEST(round_trip_every_value)
 }
 END_TEST
 
+START_TEST(params_timeline_links_faults_and_scaling_view)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    /* a sweep: a single-worker run and a 4-worker run of the same sweep */
+    results_run_info_t a = {"s/single", "single", "[run]\n", "0.1.0", "3.32", 1, "sw-1", 0};
+    results_run_info_t b = {"s/ring", "allreduce", "[run]\n", "0.1.0", "3.32", 1, "sw-1", 1};
+    int64_t ra, rb;
+    ck_assert_int_eq(results_run_begin(db, &a, &ra, &err), DT_OK);
+    ck_assert_int_eq(results_run_begin(db, &b, &rb, &err), DT_OK);
+    ck_assert_int_eq(results_param_add(db, ra, "cluster.workers", "1", 1, &err), DT_OK);
+    ck_assert_int_eq(results_param_add(db, rb, "cluster.workers", "4", 4, &err), DT_OK);
+    ck_assert_int_eq(results_param_add(db, rb, "cluster.bandwidth", "10Gbps", 1.25e9, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_param_add(db, rb, "model.arch", "mlp", NAN, &err), DT_OK);
+    /* single: 1000 samples in 10 s (100/s); ring: 3000 samples in 10 s (300/s) on 4 workers:
+     * efficiency 300 / (4 x 100) = 0.75 */
+    ck_assert_int_eq(results_eval_add(db, ra, 10, 10, 1000, 0, 0.5, 0.8, &err), DT_OK);
+    ck_assert_int_eq(results_eval_add(db, rb, 10, 10, 3000, 5e6, 0.5, 0.8, &err), DT_OK);
+    results_summary_t sum = {0.8, 0.5, 10, NAN, 0.85, 0, 1, 0, 0, 10};
+    ck_assert_int_eq(results_run_end(db, ra, "finished", &sum, &err), DT_OK);
+    sum.total_bytes = 5e6;
+    ck_assert_int_eq(results_run_end(db, rb, "finished", &sum, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(db, rb, "node-0", "worker", 0, "compute", 0, 0.5, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_timeline_add(db, rb, "node-0", "worker", 0, "nap", 0.5, 1, &err),
+                     DT_ERR_INPUT);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 100, &err), DT_OK);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 50, &err), DT_OK);
+    ck_assert_int_eq(results_fault_add(db, rb, 3.5, "host-crash", "node-2", "planned", &err),
+                     DT_OK);
+    results_db_close(db);
+
+    sqlite3 *h = raw_open();
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM params WHERE number IS NULL", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT bytes FROM links WHERE link = 'node-0_UP'", 0), 150);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM timeline", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM faults WHERE kind = 'host-crash'", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT sweep_index FROM runs WHERE id = ?1", rb), 1);
+    sqlite3_stmt *s = raw_row(h, "SELECT scaling_efficiency, throughput, workers, bandwidth"
+                                 " FROM run_summary WHERE run = ?1", rb);
+    ck_assert_double_eq_tol(sqlite3_column_double(s, 0), 0.75, 1e-12);
+    ck_assert_double_eq_tol(sqlite3_column_double(s, 1), 300, 1e-9);
+    ck_assert_int_eq(sqlite3_column_int(s, 2), 4);
+    ck_assert_double_eq(sqlite3_column_double(s, 3), 1.25e9);
+    sqlite3_finalize(s);
+    s = raw_row(h, "SELECT scaling_efficiency FROM run_summary WHERE run = ?1", ra);
+    ck_assert_double_eq_tol(sqlite3_column_double(s, 0), 1.0, 1e-12);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(hostile_strings_stored_verbatim)
 {
     static const char *const nasty[] = {
@@ -330,7 +383,8 @@ START_TEST(hostile_strings_stored_verbatim)
     int64_t ids[8];
     for (int i = 0; i < n; i++) {
         results_run_info_t info = {nasty[i], nasty[(i + 1) % n], nasty[(i + 2) % n],
-                                   nasty[(i + 3) % n], nasty[(i + 4) % n], (uint64_t)i};
+                                   nasty[(i + 3) % n], nasty[(i + 4) % n], (uint64_t)i,
+                                   nasty[i], i};
         ck_assert_int_eq(results_run_begin(db, &info, &ids[i], &err), DT_OK);
         ck_assert_int_eq(results_worker_add(db, ids[i], i, nasty[i], "worker", 1, 2, 3, 4, 5, 6,
                                             &err),
@@ -342,7 +396,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 6);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 10);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -520,7 +574,7 @@ static void writer_child(int fd)
     results_db_t *db = NULL;
     dt_err_t err;
     int64_t run;
-    results_run_info_t info = {"victim", "async-ps", "[run]\n", "0.1.0", "3.32", 9};
+    results_run_info_t info = {"victim", "async-ps", "[run]\n", "0.1.0", "3.32", 9, NULL, 0};
     if (results_db_open(&db, path, &err) != DT_OK || results_run_begin(db, &info, &run, &err))
         _exit(3);
     if (write(fd, &run, sizeof run) != (ssize_t)sizeof run)
@@ -638,7 +692,7 @@ START_TEST(concurrent_writers_lose_nothing)
             dt_err_t err;
             int64_t run;
             results_run_info_t info = {"sweep", "ring", "[run]\n", "0.1.0", "3.32",
-                                       (uint64_t)w};
+                                       (uint64_t)w, "sweep-1", w};
             if (results_db_open(&db, path, &err) != DT_OK ||
                 results_run_begin(db, &info, &run, &err) != DT_OK) {
                 fprintf(stderr, "writer %d: %s\n", w, err.msg);
@@ -681,6 +735,7 @@ int main(void)
     TCase *tc = tcase_create("db");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip_every_value);
+    tcase_add_test(tc, params_timeline_links_faults_and_scaling_view);
     tcase_add_test(tc, hostile_strings_stored_verbatim);
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
