@@ -130,6 +130,7 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     m->bytes = sizeof(float) * (double)len;
     m->step = version;
     m->from = node->rank;
+    m->src = node->host;
     m->sent_at = simgrid_get_clock();
     st->reply[i] = sg_mailbox_put_async(sim_mailbox(run->workers[i].name, "params"), m,
                                         (long)m->bytes);

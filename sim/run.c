@@ -114,6 +114,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
         return DT_ERR_INPUT;
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
+    sim_record_init(run);
+    run->timeline_steps = 5;
     run->global_batch = sc->batch * (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
     if (run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
@@ -172,6 +174,7 @@ void sim_run_free(sim_run_t *run)
     trainer_partition_free(&run->part);
     trainer_dataset_free(&run->train);
     trainer_dataset_free(&run->test);
+    sim_record_free(run);
     sim_platform_free(&run->plat);
     if (sim_current == run)
         sim_current = NULL;
@@ -208,7 +211,9 @@ void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
         sg_actor_execute(wall * sg_host_get_speed(node->host));
     else
         sg_actor_execute(flops);
-    node->compute_s += simgrid_get_clock() - t0;
+    double t1 = simgrid_get_clock();
+    node->compute_s += t1 - t0;
+    sim_record_interval(run, node, SIM_STATE_COMPUTE, t0, t1);
 }
 
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
@@ -257,6 +262,7 @@ sim_msg_t *sim_msg_next(sim_node_t *self)
     self->next_msg = (self->next_msg + 1) % self->n_msgs;
     memset(m, 0, sizeof *m);
     m->from = self->rank;
+    m->src = self->host;
     return m;
 }
 
@@ -287,7 +293,8 @@ void sim_exchange_done(void) { let_receivers_read(); }
 
 
 /* Splits the time a receive took into waiting for the sender (idle) and transfer (comm). */
-static void account_recv(sim_node_t *self, const sim_msg_t *msg, double posted, double done)
+static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg, double posted,
+                         double done)
 {
     double start = msg->sent_at > posted ? msg->sent_at : posted;
     if (start > done)
@@ -295,6 +302,9 @@ static void account_recv(sim_node_t *self, const sim_msg_t *msg, double posted, 
     self->idle_s += start - posted;
     self->comm_s += done - start;
     self->bytes_recv += msg->bytes;
+    sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
+    sim_record_interval(run, self, SIM_STATE_COMM, start, done);
+    sim_record_traffic(run, msg->src, self->host, msg->bytes);
 }
 
 sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
@@ -304,6 +314,7 @@ sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t
     sg_comm_t c = sg_mailbox_put_async(to, msg, (long)msg->bytes);
     sg_error_t e = sg_comm_wait_for(c, SIM_COMM_TIMEOUT);
     self->comm_s += simgrid_get_clock() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
     if (e == SG_OK)
         account_send(run, self, msg);
     let_receivers_read();
@@ -312,7 +323,6 @@ sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t
 
 sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)
 {
-    (void)run;
     double t0 = simgrid_get_clock();
     void *data = NULL;
     sg_comm_t c = sg_mailbox_get_async(from, &data);
@@ -322,7 +332,7 @@ sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg
         return e;
     }
     *msg = data;
-    account_recv(self, *msg, t0, simgrid_get_clock());
+    account_recv(run, self, *msg, t0, simgrid_get_clock());
     return SG_OK;
 }
 
@@ -346,13 +356,14 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
             run->be->copy(dst + m->offset, m->data, sizeof(float) * m->n);
         if (in)
             *in = m;
-        account_recv(self, m, t0, got);
+        account_recv(run, self, m, t0, got);
     } else {
         self->idle_s += got - t0;
     }
     double t1 = simgrid_get_clock();
     sg_error_t es = sg_comm_wait_for(send, SIM_COMM_TIMEOUT);
     self->comm_s += simgrid_get_clock() - t1;
+    sim_record_interval(run, self, SIM_STATE_COMM, t1, simgrid_get_clock());
     if (es == SG_OK)
         account_send(run, self, out);
     /* no yield: within a collective the next exchange protects what was sent; the
@@ -371,8 +382,8 @@ static void recv_post(sg_mailbox_t from, int count, sg_comm_t *comms, void **dat
 
 /* Waits for posted receives and accounts for them: waiting until the last sender started
  * is idle, the rest is transfer. */
-static sg_error_t recv_finish(sim_node_t *self, int count, sg_comm_t *comms, void **data,
-                              sim_msg_t **msgs, double t0)
+static sg_error_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sg_comm_t *comms,
+                              void **data, sim_msg_t **msgs, double t0)
 {
     sg_error_t worst = SG_OK;
     for (int i = 0; i < count; i++) {
@@ -388,12 +399,15 @@ static sg_error_t recv_finish(sim_node_t *self, int count, sg_comm_t *comms, voi
         if (msgs[i]->sent_at > last_sent)
             last_sent = msgs[i]->sent_at;
         bytes += msgs[i]->bytes;
+        sim_record_traffic(run, msgs[i]->src, self->host, msgs[i]->bytes);
     }
     if (last_sent > done)
         last_sent = done;
     self->idle_s += last_sent - t0;
     self->comm_s += done - last_sent;
     self->bytes_recv += bytes;
+    sim_record_interval(run, self, SIM_STATE_IDLE, t0, last_sent);
+    sim_record_interval(run, self, SIM_STATE_COMM, last_sent, done);
     return worst;
 }
 
@@ -414,6 +428,7 @@ static sg_error_t send_all(sim_run_t *run, sim_node_t *self, int count, sg_mailb
             worst = e;
     }
     self->comm_s += simgrid_get_clock() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
     let_receivers_read();
     return worst;
 }
@@ -434,11 +449,10 @@ sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *
 sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
                      sim_msg_t **msgs)
 {
-    (void)run;
     double t0 = simgrid_get_clock();
     sg_comm_t *comms = node_comms(self, count);
     recv_post(from, count, comms, self->recv_data);
-    return recv_finish(self, count, comms, self->recv_data, msgs, t0);
+    return recv_finish(run, self, count, comms, self->recv_data, msgs, t0);
 }
 
 sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
@@ -452,7 +466,7 @@ sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mail
     sg_error_t es = send_all(run, self, n_send, boxes, out, self->comms);
     /* the receive accounting below covers the whole wait: do not count the sends twice */
     self->comm_s = comm_before;
-    sg_error_t er = recv_finish(self, n_recv, recvs, self->recv_data, in, t0);
+    sg_error_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0);
     return es != SG_OK ? es : er;
 }
 
@@ -602,6 +616,8 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         if (run->staleness[s] &&
             results_staleness_add(db, run->run_id, s, run->staleness[s], err))
             return DT_ERR_RUN;
+    if (sim_record_store(run, err))
+        return DT_ERR_RUN;
     if (results_tx_commit(db, err))
         return DT_ERR_RUN;
     double total = compute + comm + idle;

@@ -23,6 +23,7 @@
 #include "model.h"
 #include "partition.h"
 #include "platform.h"
+#include "record.h"
 #include "rng.h"
 #include "scenario.h"
 #include "train.h"
@@ -33,6 +34,7 @@
 
 typedef struct sim_msg {
     int from;          /* sender's rank among its role */
+    sg_host_t src;     /* sender's host (for per-link bytes) */
     long step;         /* sender's step, round or parameter version */
     double sent_at;    /* simulated time the send was posted */
     double bytes;      /* simulated size on the wire */
@@ -61,6 +63,7 @@ typedef struct sim_node {
     size_t n_msgs, next_msg;
     sg_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
     void **recv_data;                 /* (n_msgs) */
+    size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
     void *state;                      /* strategy-specific, freed with the node */
     void (*entry)(struct sim_node *node); /* the actor's code */
 } sim_node_t;
@@ -107,6 +110,8 @@ typedef struct sim_run {
     long staleness_cap;
 
     /* recording */
+    struct sim_record *record; /* per-link bytes and the timeline (record.c) */
+    long timeline_steps;      /* each node's first steps go into the timeline */
     results_db_t *db;
     int64_t run_id;
     dt_err_t db_err;

@@ -1,0 +1,29 @@
+/* What a run records beyond the engine's counters: the bytes each network link carried
+ * (every received message added along its route, routes cached per host pair) and the
+ * timeline of the first steps (who computes, who sends, who waits). Both are kept in
+ * memory during the simulation and written in one transaction at the end. */
+#ifndef DTSIM_RECORD_H
+#define DTSIM_RECORD_H
+
+#include <simgrid/forward.h>
+
+#include "common.h"
+
+struct sim_run;
+struct sim_node;
+
+typedef enum sim_state { SIM_STATE_COMPUTE, SIM_STATE_COMM, SIM_STATE_IDLE } sim_state_t;
+
+void sim_record_init(struct sim_run *run);
+void sim_record_free(struct sim_run *run);
+
+/* bytes went from src to dst: added to every link of the route. */
+void sim_record_traffic(struct sim_run *run, sg_host_t src, sg_host_t dst, double bytes);
+/* node spent [start, end) in state (kept only during the node's first timeline_steps steps). */
+void sim_record_interval(struct sim_run *run, struct sim_node *node, sim_state_t state,
+                         double start, double end);
+
+/* Writes the links and timeline rows of the run (inside the caller's transaction). */
+dt_status sim_record_store(struct sim_run *run, dt_err_t *err);
+
+#endif
