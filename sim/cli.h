@@ -24,6 +24,8 @@ int cli_check(int argc, char **argv);
 int cli_platform(int argc, char **argv);
 int cli_bench_sim(int argc, char **argv);
 int cli_keys(int argc, char **argv);
+int cli_runs(int argc, char **argv);
+int cli_export(int argc, char **argv);
 
 /* Prints "dtsim CMD: MESSAGE" and a hint to --help on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,6 +20,8 @@ static void usage(FILE *out)
             "  check SCENARIO     validate a scenario, print its resolved configuration\n"
             "  platform SCENARIO  print the SimGrid platform XML a scenario generates\n"
             "  keys               every scenario key with its default and meaning\n"
+            "  runs               list the runs of a results database\n"
+            "  export --csv       write a database's tables (or some runs') as CSV files\n"
             "  train              train a model in one process (no simulation), printing\n"
             "                     test accuracy after each epoch\n"
             "  bench trainer      training speed and accuracy on this machine\n"
@@ -51,6 +53,10 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cli_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "runs"))
+        return cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
         return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform"))

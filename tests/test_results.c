@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "export.h"
 
 static char dir[64];
 static char path[128];
@@ -364,6 +365,113 @@ START_TEST(params_timeline_links_faults_and_scaling_view)
     ck_assert_double_eq_tol(sqlite3_column_double(s, 0), 1.0, 1e-12);
     sqlite3_finalize(s);
     sqlite3_close(h);
+}
+END_TEST
+
+/* Reads one RFC 4180 record (fields into f[], up to max) from p; returns the next record. */
+static const char *csv_record(const char *p, char f[][256], int max, int *n)
+{
+    *n = 0;
+    for (;;) {
+        char *o = f[*n];
+        size_t k = 0;
+        if (*p == '"') {
+            for (p++; *p; p++) {
+                if (*p == '"' && p[1] == '"')
+                    o[k++] = *p++;
+                else if (*p == '"') {
+                    p++;
+                    break;
+                } else
+                    o[k++] = *p;
+            }
+        } else {
+            while (*p && *p != ',' && *p != '\n')
+                o[k++] = *p++;
+        }
+        o[k] = 0;
+        (*n)++;
+        if (*p == ',' && *n < max) {
+            p++;
+            continue;
+        }
+        return *p == '\n' ? p + 1 : p;
+    }
+}
+
+START_TEST(csv_export_and_run_list)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    const char *name = "a,b \"quoted\"\nnext line; DROP TABLE runs; --";
+    results_run_info_t info = {name, "sync-ps", "[run]\nseed = 1\n", "0.1.0", "3.32", 7, NULL, 0};
+    int64_t r1, r2;
+    ck_assert_int_eq(results_run_begin(db, &info, &r1, &err), DT_OK);
+    info.name = "second";
+    ck_assert_int_eq(results_run_begin(db, &info, &r2, &err), DT_OK);
+    ck_assert_int_eq(results_eval_add(db, r1, 0.5, 10, 640, 1e6, 0.25, 0.875, &err), DT_OK);
+    ck_assert_int_eq(results_eval_add(db, r2, 0.5, 10, 640, 1e6, NAN, 0.5, &err), DT_OK);
+    results_db_close(db);
+
+    const char *out = dir; /* teardown removes the files */
+    int64_t only[1] = {r1};
+    ck_assert_int_eq(results_export_csv(path, only, 1, out, NULL, &err), DT_OK);
+    char file[300];
+    snprintf(file, sizeof file, "%s/runs.csv", out);
+    FILE *f = fopen(file, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    static char fields[32][256];
+    int n;
+    const char *p = csv_record(text, fields, 32, &n);
+    ck_assert_str_eq(fields[0], "id");
+    ck_assert_str_eq(fields[1], "name");
+    p = csv_record(p, fields, 32, &n);
+    ck_assert_str_eq(fields[1], name); /* round trip through quoting */
+    ck_assert_str_eq(fields[2], "sync-ps");
+    ck_assert(*p == 0); /* run 2 was not asked for */
+
+    snprintf(file, sizeof file, "%s/evals.csv", out);
+    f = fopen(file, "r");
+    ck_assert_ptr_nonnull(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    p = csv_record(csv_record(text, fields, 32, &n), fields, 32, &n);
+    ck_assert_int_eq(n, 7);
+    ck_assert_double_eq(strtod(fields[6], NULL), 0.875);
+    ck_assert_double_eq(strtod(fields[5], NULL), 0.25);
+
+    /* all runs: the NaN loss of run 2 is an empty field */
+    ck_assert_int_eq(results_export_csv(path, NULL, 0, out, NULL, &err), DT_OK);
+    f = fopen(file, "r");
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    p = csv_record(csv_record(csv_record(text, fields, 32, &n), fields, 32, &n), fields, 32, &n);
+    ck_assert_str_eq(fields[5], "");
+
+    /* run list and run specs */
+    char list[300];
+    snprintf(list, sizeof list, "%s/list.txt", dir);
+    f = fopen(list, "w");
+    ck_assert_int_eq(results_runs_print(path, f, &err), DT_OK);
+    fclose(f);
+    f = fopen(list, "r");
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "second"));
+    int64_t ids[16];
+    size_t k;
+    ck_assert_int_eq(results_parse_run_spec("9,3-5,1", ids, 16, &k, &err), DT_OK);
+    ck_assert_uint_eq(k, 5);
+    ck_assert(ids[0] == 1 && ids[1] == 3 && ids[3] == 5 && ids[4] == 9);
+    ck_assert_int_eq(results_parse_run_spec("3-", ids, 16, &k, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(results_parse_run_spec("a", ids, 16, &k, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(results_parse_run_spec("5-3", ids, 16, &k, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(results_parse_run_spec("1-100", ids, 16, &k, &err), DT_ERR_INPUT);
+    /* not a dtsim database */
+    ck_assert_int_eq(results_runs_print(list, stdout, &err), DT_ERR_INPUT);
 }
 END_TEST
 
@@ -736,6 +844,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip_every_value);
     tcase_add_test(tc, params_timeline_links_faults_and_scaling_view);
+    tcase_add_test(tc, csv_export_and_run_list);
     tcase_add_test(tc, hostile_strings_stored_verbatim);
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);

@@ -1,0 +1,223 @@
+/* The run list and CSV export (see export.h). Read-only, through prepared statements with
+ * bound run ids; table names come from a fixed list, never from the user. */
+#define _POSIX_C_SOURCE 200809L
+#include "export.h"
+
+#include "db.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static dt_status open_ro(const char *path, sqlite3 **h, dt_err_t *err)
+{
+    if (sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        dt_status st = dt_err_input(err, "%s: cannot open: %s", path, sqlite3_errmsg(*h));
+        sqlite3_close(*h);
+        *h = NULL;
+        return st;
+    }
+    sqlite3_busy_timeout(*h, 10000);
+    sqlite3_stmt *s;
+    int version = -1;
+    if (sqlite3_prepare_v2(*h, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (version != RESULTS_SCHEMA_VERSION) {
+        dt_status st = dt_err_input(err,
+                                    "%s: not a dtsim results database of schema version %d "
+                                    "(it has version %d)",
+                                    path, RESULTS_SCHEMA_VERSION, version);
+        sqlite3_close(*h);
+        *h = NULL;
+        return st;
+    }
+    return DT_OK;
+}
+
+dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
+{
+    sqlite3 *h;
+    if (open_ro(db_path, &h, err))
+        return DT_ERR_INPUT;
+    sqlite3_stmt *s;
+    const char *sql = "SELECT r.id, r.name, r.strategy, r.status, r.sweep, s.final_accuracy,"
+                      " s.sim_time, r.started FROM runs r LEFT JOIN summary s ON s.run = r.id"
+                      " ORDER BY r.id";
+    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK) {
+        dt_status st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
+        sqlite3_close(h);
+        return st;
+    }
+    fprintf(out, "%5s  %-40s %-10s %-11s %8s %12s  %-24s %s\n", "id", "name", "strategy",
+            "status", "accuracy", "sim_time", "started", "sweep");
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 1);
+        const char *strategy = (const char *)sqlite3_column_text(s, 2);
+        const char *status = (const char *)sqlite3_column_text(s, 3);
+        const char *sweep = (const char *)sqlite3_column_text(s, 4);
+        const char *started = (const char *)sqlite3_column_text(s, 7);
+        char acc[16] = "-", t[24] = "-";
+        if (sqlite3_column_type(s, 5) != SQLITE_NULL)
+            snprintf(acc, sizeof acc, "%.4f", sqlite3_column_double(s, 5));
+        if (sqlite3_column_type(s, 6) != SQLITE_NULL)
+            snprintf(t, sizeof t, "%.4fs", sqlite3_column_double(s, 6));
+        fprintf(out, "%5lld  %-40s %-10s %-11s %8s %12s  %-24s %s\n",
+                (long long)sqlite3_column_int64(s, 0), name ? name : "", strategy ? strategy : "",
+                status ? status : "", acc, t, started ? started : "", sweep ? sweep : "-");
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE)
+        st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return st;
+}
+
+/* One CSV field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
+static void csv_field(FILE *f, sqlite3_stmt *s, int col)
+{
+    switch (sqlite3_column_type(s, col)) {
+    case SQLITE_NULL:
+        return;
+    case SQLITE_INTEGER:
+        fprintf(f, "%lld", (long long)sqlite3_column_int64(s, col));
+        return;
+    case SQLITE_FLOAT:
+        fprintf(f, "%.17g", sqlite3_column_double(s, col));
+        return;
+    default: {
+        const char *t = (const char *)sqlite3_column_text(s, col);
+        if (!strpbrk(t, ",\"\r\n")) {
+            fputs(t, f);
+            return;
+        }
+        fputc('"', f);
+        for (; *t; t++) {
+            if (*t == '"')
+                fputc('"', f);
+            fputc(*t, f);
+        }
+        fputc('"', f);
+    }
+    }
+}
+
+static dt_status export_table(sqlite3 *h, const char *db_path, const char *table,
+                              const char *run_col, const int64_t *runs, size_t n_runs,
+                              const char *dir, FILE *written, dt_err_t *err)
+{
+    char path[4096], sql[256];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, table);
+    if (n_runs)
+        snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s = ?1", table, run_col);
+    else
+        snprintf(sql, sizeof sql, "SELECT * FROM %s", table);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
+        return dt_err_input(err, "%s: %s: %s", db_path, table, sqlite3_errmsg(h));
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        sqlite3_finalize(s);
+        return dt_err_input(err, "%s: cannot write: %s", path, strerror(errno));
+    }
+    int cols = sqlite3_column_count(s);
+    for (int c = 0; c < cols; c++)
+        fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(s, c));
+    fputc('\n', f);
+    dt_status st = DT_OK;
+    for (size_t r = 0; r < (n_runs ? n_runs : 1) && st == DT_OK; r++) {
+        if (n_runs) {
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, runs[r]);
+        }
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            for (int c = 0; c < cols; c++) {
+                if (c)
+                    fputc(',', f);
+                csv_field(f, s, c);
+            }
+            fputc('\n', f);
+        }
+        if (rc != SQLITE_DONE)
+            st = dt_err_input(err, "%s: %s: %s", db_path, table, sqlite3_errmsg(h));
+    }
+    sqlite3_finalize(s);
+    if (fclose(f) != 0 && st == DT_OK)
+        st = dt_err_input(err, "%s: write failed: %s", path, strerror(errno));
+    if (st == DT_OK && written)
+        fprintf(written, "%s\n", path);
+    return st;
+}
+
+dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_runs,
+                             const char *dir, FILE *written, dt_err_t *err)
+{
+    static const char *const tables[][2] = {
+        {"runs", "id"},          {"params", "run"},   {"evals", "run"},
+        {"workers", "run"},      {"summary", "run"},  {"staleness", "run"},
+        {"label_hist", "run"},   {"timeline", "run"}, {"links", "run"},
+        {"faults", "run"},
+    };
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return dt_err_input(err, "%s: cannot create: %s", dir, strerror(errno));
+    sqlite3 *h;
+    if (open_ro(db_path, &h, err))
+        return DT_ERR_INPUT;
+    dt_status st = DT_OK;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0] && st == DT_OK; t++)
+        st = export_table(h, db_path, tables[t][0], tables[t][1], runs, n_runs, dir, written,
+                          err);
+    sqlite3_close(h);
+    return st;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+dt_status results_parse_run_spec(const char *spec, int64_t *runs, size_t max, size_t *n,
+                                 dt_err_t *err)
+{
+    *n = 0;
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long a = strtoll(p, &end, 10), b;
+        if (end == p || errno || a < 1)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtoll(p, &end, 10);
+            if (end == p || errno || b < a)
+                goto bad;
+        }
+        for (long long id = a; id <= b; id++) {
+            if (*n == max)
+                return dt_err_input(err, "run list \"%s\" names more than %zu runs", spec, max);
+            runs[(*n)++] = id;
+        }
+        if (*end == ',' && end[1])
+            p = end + 1;
+        else if (*end)
+            goto bad;
+        else
+            p = end;
+    }
+    if (*n == 0)
+        goto bad;
+    qsort(runs, *n, sizeof(int64_t), cmp_id);
+    return DT_OK;
+bad:
+    return dt_err_input(err, "bad run list \"%s\" (expected ids and ranges, e.g. 3,5-9)", spec);
+}

@@ -1,0 +1,26 @@
+/* Reading runs back out: the run list and CSV export of a run's tables. */
+#ifndef DTSIM_RESULTS_EXPORT_H
+#define DTSIM_RESULTS_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common.h"
+
+/* Prints one line per run (id, name, strategy, status, sweep, final accuracy, simulated
+ * time, start) to out, newest last. */
+dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
+
+/* Writes DIR/TABLE.csv for every table (runs, params, evals, workers, summary, staleness,
+ * label_hist, timeline, links, faults) with the rows of the given runs (all runs when
+ * n_runs is 0). RFC 4180 quoting; NULL is an empty field. The directory is created if
+ * missing (not its parents). Prints nothing; the written paths go to `written` if not
+ * NULL, one per line. */
+dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_runs,
+                             const char *dir, FILE *written, dt_err_t *err);
+
+/* Parses "3,5-9" into ascending run ids (at most max); DT_ERR_INPUT on anything else. */
+dt_status results_parse_run_spec(const char *spec, int64_t *runs, size_t max, size_t *n,
+                                 dt_err_t *err);
+
+#endif

@@ -1,0 +1,97 @@
+/* `dtsim runs` and `dtsim export --csv`: what the results database holds, as a list and as
+ * CSV files. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export.h"
+
+#define DEFAULT_DB "results/dtsim.db"
+#define MAX_RUNS 100000
+
+int cli_runs(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"db", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *db = DEFAULT_DB;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            db = optarg;
+            break;
+        case 'h':
+            printf("usage: dtsim runs [--db PATH]\n\nLists the runs of a results database "
+                   "[" DEFAULT_DB "].\n");
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("runs", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("runs", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("runs", "unexpected argument \"%s\"", argv[optind]);
+    dt_err_t err;
+    if (results_runs_print(db, stdout, &err)) {
+        fprintf(stderr, "dtsim runs: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_export(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"csv", no_argument, 0, 'c'},          {"db", required_argument, 0, 'd'},
+        {"runs", required_argument, 0, 'r'},   {"out", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *db = DEFAULT_DB, *out = "results/csv", *spec = NULL;
+    int csv = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            csv = 1;
+            break;
+        case 'd':
+            db = optarg;
+            break;
+        case 'r':
+            spec = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            printf("usage: dtsim export --csv [--db PATH] [--runs 3,5-9] [--out DIR]\n\n"
+                   "Writes DIR/TABLE.csv for every table of the database (runs, params, evals,\n"
+                   "workers, summary, staleness, label_hist, timeline, links, faults), with the\n"
+                   "rows of the given runs [all], to DIR [results/csv]; database [" DEFAULT_DB
+                   "].\n");
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("export", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("export", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("export", "unexpected argument \"%s\"", argv[optind]);
+    if (!csv)
+        return cli_usage_error("export", "say which format: --csv (the only one so far)");
+    static int64_t runs[MAX_RUNS];
+    size_t n = 0;
+    dt_err_t err;
+    if (spec && results_parse_run_spec(spec, runs, MAX_RUNS, &n, &err))
+        return cli_usage_error("export", "--runs: %s", err.msg);
+    if (results_export_csv(db, runs, n, out, stdout, &err)) {
+        fprintf(stderr, "dtsim export: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
