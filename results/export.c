@@ -41,6 +41,11 @@ static dt_status open_ro(const char *path, sqlite3 **h, dt_err_t *err)
 
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
 {
+    /* a writer's open marks the runs of vanished writers interrupted first */
+    results_db_t *w;
+    if (results_db_open(&w, db_path, err))
+        return DT_ERR_INPUT;
+    results_db_close(w);
     sqlite3 *h;
     if (open_ro(db_path, &h, err))
         return DT_ERR_INPUT;

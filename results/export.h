@@ -8,7 +8,8 @@
 #include "common.h"
 
 /* Prints one line per run (id, name, strategy, status, sweep, final accuracy, simulated
- * time, start) to out, newest last. */
+ * time, start) to out, newest last, after marking the runs of vanished writers
+ * interrupted. */
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
 
 /* Writes DIR/TABLE.csv for every table (runs, params, evals, workers, summary, staleness,

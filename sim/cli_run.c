@@ -169,7 +169,11 @@ static void print_summary(const sim_run_t *run)
            "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
     printf("%-24s %-10s %8s %8.4f %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
            scenario_strategy_name(sc->strategy),
-           run->failed ? "failed" : run->diverged ? "diverged" : "finished", run->last_acc, end,
+           run->failed        ? "failed"
+           : run->diverged    ? "diverged"
+           : run->interrupted ? "interrupted"
+                              : "finished",
+           run->last_acc, end,
            ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
 }
@@ -273,7 +277,7 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
     }
     if (summary)
         print_summary(run);
-    if (run->diverged)
+    if (run->diverged || run->interrupted)
         rc = CLI_EXIT_RUN;
 done:
     sim_run_free(run);

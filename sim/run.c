@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,16 @@
 #include "strategy.h"
 
 sim_run_t *sim_current;
+
+/* Set by SIGINT / SIGTERM during a run: every node stops at its next step boundary and the
+ * run is recorded as interrupted. A second signal ends the process at once. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL);
+}
 
 static dt_status load_data(sim_run_t *run, dt_err_t *err)
 {
@@ -568,7 +579,7 @@ int sim_should_stop(sim_run_t *run, long step)
 {
     /* +2: a node that sees the limit first may be one step behind a synchronous peer that
      * has already started this step; every node then stops at the same boundary */
-    if (run->sc->max_time > 0 && simgrid_get_clock() >= run->sc->max_time)
+    if ((run->sc->max_time > 0 && simgrid_get_clock() >= run->sc->max_time) || interrupted)
         sim_request_stop(run, step + 2);
     return step >= run->stop_before || run->failed;
 }
@@ -646,15 +657,26 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     const sim_strategy_t *st = sim_strategy_find(sc->strategy);
     DT_ASSERT(st);
     double w0 = dt_wall_seconds();
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     st->deploy(run);
     simgrid_run();
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    run->interrupted = interrupted;
     run->execute_wall = dt_wall_seconds() - w0;
     if (run->shared_free)
         run->shared_free(run->shared);
     run->shared = NULL;
     if (run->progress)
         fputc('\n', stderr);
-    const char *status = run->failed ? "failed" : run->diverged ? "diverged" : "finished";
+    const char *status = run->failed        ? "failed"
+                         : run->diverged    ? "diverged"
+                         : run->interrupted ? "interrupted"
+                                            : "finished";
     if (run->failed)
         dt_err_input(err, "%s: a simulated transfer failed or timed out", sc->name);
     if (run->db) {

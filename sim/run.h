@@ -95,7 +95,7 @@ typedef struct sim_run {
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
     long stop_before;         /* no node starts this step or later */
-    int diverged, failed;
+    int diverged, failed, interrupted;
     double samples;           /* processed so far */
     double bytes_total;       /* sent so far, every node */
     long evals;
