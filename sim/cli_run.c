@@ -12,6 +12,7 @@
 #include <simgrid/version.h>
 
 #include "cli.h"
+#include "cli_sweep.h"
 #include "db.h"
 #include "run.h"
 #include "scenario.h"
@@ -23,6 +24,7 @@ typedef struct run_opts {
     const char *sets[MAX_SETS];
     int n_sets;
     const char *db;
+    int jobs; /* sweep runs at once */
 } run_opts_t;
 
 static void run_help(const char *cmd)
@@ -37,11 +39,18 @@ static void run_help(const char *cmd)
            "  -h, --help                this text\n"
            "\n"
            "Scenario keys, their defaults and units: see README (Scenario files).\n",
-           cmd, strcmp(cmd, "run") ? "" : " [--db PATH]",
-           !strcmp(cmd, "run")        ? "Runs a scenario in the simulated cluster and stores it."
+           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
+           !strcmp(cmd, "run")
+               ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
+                 "[sweep] runs every combination, each in its own process."
            : !strcmp(cmd, "platform") ? "Prints the SimGrid platform XML the scenario generates."
-                                      : "Validates a scenario and prints its resolved configuration.",
-           strcmp(cmd, "run") ? "" : "  --db PATH                 results database [run.db]\n");
+           : !strcmp(cmd, "check")
+               ? "Validates a scenario (every run of its [sweep]) and prints its runs and its\n"
+                 "resolved configuration."
+               : "Validates a scenario and prints its resolved configuration.",
+           strcmp(cmd, "run") ? ""
+                              : "  --db PATH                 results database [run.db]\n"
+                                "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n");
 }
 
 static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
@@ -49,14 +58,16 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
     static const struct option longs[] = {
         {"set", required_argument, 0, 's'},
         {"db", required_argument, 0, 'd'},
+        {"jobs", required_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
+    o->jobs = 1;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hj:", longs, NULL)) != -1) {
         switch (c) {
         case 's':
             if (o->n_sets == MAX_SETS)
@@ -68,6 +79,16 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
                 return cli_usage_error(cmd, "unknown option \"--db\"");
             o->db = optarg;
             break;
+        case 'j': {
+            long jobs;
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"-j\" (--jobs)");
+            if (cli_parse_long(optarg, 1, CLI_SWEEP_MAX_JOBS, &jobs))
+                return cli_usage_error(cmd, "--jobs %s: expected an integer in [1, %d]", optarg,
+                                       CLI_SWEEP_MAX_JOBS);
+            o->jobs = (int)jobs;
+            break;
+        }
         case 'h':
             run_help(cmd);
             return -1;
@@ -124,10 +145,26 @@ int cli_check(int argc, char **argv)
     scenario_t *sc = load_scenario(&o, "check", argc, argv, &rc);
     if (!sc)
         return rc;
-    printf("# %s: 1 run\n", o.scenario);
-    scenario_write(sc, stdout);
+    long n = scenario_sweep_count(sc);
+    rc = CLI_EXIT_OK;
+    printf("# %s: %ld run%s\n", o.scenario, n, n == 1 ? "" : "s");
+    if (sc->sweep.n_keys) {
+        scenario_t *run = dt_malloc(sizeof *run);
+        for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+            dt_err_t err;
+            if (scenario_sweep_run(sc, i, run, &err)) {
+                fprintf(stderr, "dtsim check: %s\n", err.msg);
+                rc = CLI_EXIT_USAGE;
+            } else {
+                printf("# run %ld: %s\n", i, run->name);
+            }
+        }
+        free(run);
+    }
+    if (rc == CLI_EXIT_OK)
+        scenario_write(sc, stdout);
     free(sc);
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 int cli_platform(int argc, char **argv)
@@ -297,7 +334,10 @@ int cli_run(int argc, char **argv)
         return rc;
     if (o.db)
         snprintf(sc->db, sizeof sc->db, "%s", o.db);
-    rc = cli_run_scenario(sc, argv[0], NULL, 0, 1);
+    if (sc->sweep.n_keys)
+        rc = cli_sweep_run(sc, o.jobs, argv[0]);
+    else
+        rc = cli_run_scenario(sc, argv[0], NULL, 0, 1);
     free(sc);
     return rc;
 }

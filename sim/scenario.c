@@ -16,7 +16,14 @@
  * device_flops) or "custom"; device_flops sets the speed directly and, given without
  * device, makes the device "custom". In one file both may appear only if they agree
  * (device = custom, or the profile's own speed), so nothing is silently overridden; a
- * --set of either one replaces the pair. */
+ * --set of either one replaces the pair.
+ *
+ * [sweep]: each value is parsed by its key's own parser on a scratch copy when the line is
+ * read, and kept as key_format writes it (units normalised, paths absolute), so a run is
+ * made by applying those texts again and the [sweep] that scenario_write prints loads back
+ * to the same bytes. A swept key keeps its default in the base scenario (giving it in its
+ * section too is an error); in run i it gets its value and, as its key_line, the [sweep]
+ * line, so that messages and scenario_key_given treat it as given there. */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #include "scenario.h"
 
@@ -164,6 +171,13 @@ dt_status scenario_parse_time(const char *text, double *seconds, dt_err_t *err)
 dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err)
 {
     return parse_with_unit(text, flops_units, "speed", 0, flops, err);
+}
+
+static void format_unit(char *buf, size_t n, double v, const unit_t *units);
+
+void scenario_format_bandwidth(double bytes_per_s, char *buf, size_t n)
+{
+    format_unit(buf, n, bytes_per_s, bandwidth_units);
 }
 
 /* The shortest "%.*g" spelling of x (any precision: "10" is shorter than "1e+01") for
@@ -353,9 +367,9 @@ static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
-static const char *const section_names[] = {"run",      "model",  "data", "cluster",
-                                            "strategy", "faults", NULL};
-#define SECTION_LIST "run, model, data, cluster, strategy, faults"
+static const char *const section_names[] = {"run",      "model",  "data",  "cluster",
+                                            "strategy", "faults", "sweep", NULL};
+#define SECTION_LIST "run, model, data, cluster, strategy, faults, sweep"
 
 static dt_status parse_arch(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_arch(const scenario_t *, char *, size_t);
@@ -581,21 +595,52 @@ static void section_hint(const char *section, char *buf, size_t n)
         }
 }
 
+/* ---- [sweep] lookups --------------------------------------------------------------------- */
+
+/* The position of key k in sc's [sweep], -1 if it is not swept. */
+static int sweep_find(const scenario_t *sc, int k)
+{
+    for (int j = 0; j < sc->sweep.n_keys; j++)
+        if (sc->sweep.keys[j].key == k)
+            return j;
+    return -1;
+}
+
+static const char *sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v)
+{
+    return sc->sweep.text + sk->value[v];
+}
+
+/* The other key of the device / device_flops pair, -1 for any other key. */
+static int device_partner(int k);
+
 /* ---- errors with a location ------------------------------------------------------------ */
 
 /* "PATH:LINE: section.key: msg" (a file line), "--set section.key: msg" (line < 0),
- * "PATH: section.key: msg" (line 0, a default or derived value). */
+ * "PATH: section.key: msg" (line 0, a default or derived value). In a run of a sweep, a
+ * swept key reads "PATH:LINE: sweep section.key: value N \"V\": msg" and any other key's
+ * message ends with the run it happened in. */
 static dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
                            const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512 + SCENARIO_STR + 32]; /* room for the run's name */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg, 512, fmt, ap);
     va_end(ap);
     const char *s = keys[k].section, *key = keys[k].key;
+    if (sc->sweep.is_run) {
+        int j = sweep_find(sc, k);
+        if (j >= 0 && line == sc->sweep.keys[j].line) {
+            const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+            return dt_err_input(err, "%s:%d: sweep %s.%s: value %d \"%s\": %s", sc->path, line, s,
+                                key, sk->chosen + 1, sweep_value(sc, sk, sk->chosen), msg);
+        }
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof msg - len, " (in run %ld: %s)", sc->sweep.run, sc->name);
+    }
     if (line > 0)
         return dt_err_input(err, "%s:%d: %s.%s: %s", sc->path, line, s, key, msg);
     if (line < 0)
@@ -609,8 +654,12 @@ static dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
  * message. */
 static void key_where(const scenario_t *sc, int k, char *buf, size_t n)
 {
-    int line = sc->key_line[k];
-    if (line > 0)
+    int line = sc->key_line[k], j = sc->sweep.is_run ? sweep_find(sc, k) : -1;
+    if (j >= 0) {
+        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+        snprintf(buf, n, "%s.%s = %s from [sweep] at line %d", keys[k].section, keys[k].key,
+                 sweep_value(sc, sk, sk->chosen), sk->line);
+    } else if (line > 0)
         snprintf(buf, n, "%s.%s at line %d", keys[k].section, keys[k].key, line);
     else
         snprintf(buf, n, "%s.%s %s", keys[k].section, keys[k].key,
@@ -1035,6 +1084,495 @@ static void format_device(const scenario_t *sc, char *buf, size_t n)
     snprintf(buf, n, "%s", sc->device);
 }
 
+/* ---- [sweep] ---------------------------------------------------------------------------- */
+
+static int device_partner(int k)
+{
+    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+    return k == kd ? kf : k == kf ? kd : -1;
+}
+
+/* "PATH:LINE: sweep NAME: msg" for a [sweep] line; value > 0 adds "value N \"V\": ". */
+static dt_status sweep_error(dt_err_t *err, const scenario_t *sc, int line, const char *name,
+                             int value, const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static dt_status sweep_error(dt_err_t *err, const scenario_t *sc, int line, const char *name,
+                             int value, const char *text, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (value > 0)
+        return dt_err_input(err, "%s:%d: sweep %s: value %d \"%s\": %s", sc->path, line, name,
+                            value, text, msg);
+    return dt_err_input(err, "%s:%d: sweep %s: %s", sc->path, line, name, msg);
+}
+
+/* The swept key named "section.key" on a [sweep] line: its index, or -1 with the error. */
+static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t *err)
+{
+    const char *dot = strchr(name, '.');
+    char section[64], hint[96], full[128];
+    if (!dot) {
+        /* a key name alone, when only one section has it ("bandwidth" = cluster.bandwidth) */
+        int found = -1, count = 0;
+        for (int k = 0; k < N_KEYS; k++)
+            if (!strcmp(keys[k].key, name)) {
+                found = k;
+                count++;
+            }
+        if (count == 1) {
+            snprintf(full, sizeof full, "%s.%s", keys[found].section, keys[found].key);
+            name = full;
+            dot = strchr(name, '.');
+        }
+    }
+    if (!dot) {
+        key_hint("", name, hint, sizeof hint);
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "expected section.key = value, value, ... (e.g. cluster.bandwidth = "
+                    "1Gbps, 10Gbps)%s",
+                    hint);
+        return -1;
+    }
+    size_t slen = (size_t)(dot - name);
+    if (slen >= sizeof section)
+        slen = sizeof section - 1;
+    memcpy(section, name, slen);
+    section[slen] = '\0';
+    const char *key = dot + 1;
+    if (!section_known(section) || !strcmp(section, "sweep")) {
+        hint[0] = '\0';
+        if (strcmp(section, "sweep"))
+            section_hint(section, hint, sizeof hint);
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "unknown section [%s] (expected run, model, data, cluster or strategy%s)",
+                    section, hint);
+        return -1;
+    }
+    if (!strcmp(section, "faults")) {
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "the [faults] section has no keys yet in this version");
+        return -1;
+    }
+    int k = key_find(section, key);
+    if (k < 0) {
+        key_hint(section, key, hint, sizeof hint);
+        sweep_error(err, sc, line, name, 0, NULL, "unknown key%s", hint);
+        return -1;
+    }
+    if (k == key_index("run", "name")) {
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "cannot be swept (each run is named after its swept values)");
+        return -1;
+    }
+    if (k == key_index("run", "db")) {
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "cannot be swept (the runs of a sweep share one database)");
+        return -1;
+    }
+    int j = sweep_find(sc, k), partner = device_partner(k);
+    if (j >= 0) {
+        sweep_error(err, sc, line, name, 0, NULL, "given twice in [sweep] (lines %d and %d)",
+                    sc->sweep.keys[j].line, line);
+        return -1;
+    }
+    if (partner >= 0 && (j = sweep_find(sc, partner)) >= 0) {
+        sweep_error(err, sc, line, name, 0, NULL,
+                    "cluster.%s is swept too, at line %d (each of the pair sets the other: "
+                    "sweep one of them)",
+                    keys[partner].key, sc->sweep.keys[j].line);
+        return -1;
+    }
+    if (sc->sweep.n_keys == SCENARIO_SWEEP_KEYS) {
+        sweep_error(err, sc, line, name, 0, NULL, "more than %d swept keys",
+                    SCENARIO_SWEEP_KEYS);
+        return -1;
+    }
+    return k;
+}
+
+/* Checks one value of swept key k with the key's own parser (on a scratch copy) and appends
+ * it, as scenario_write will write it, to sk. */
+static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const char *name,
+                                 const char *v, int line, const parse_ctx_t *ctx,
+                                 int allow_repeat, dt_err_t *err)
+{
+    int k = sk->key, n = sk->n_values + 1;
+    if (!*v)
+        return sweep_error(err, sc, line, name, 0, NULL,
+                           "value %d is empty (expected values separated by commas; quote a "
+                           "value that contains one: \"256,128\")",
+                           n);
+    if (sk->n_values == SCENARIO_SWEEP_VALUES)
+        return sweep_error(err, sc, line, name, 0, NULL, "more than %d values",
+                           SCENARIO_SWEEP_VALUES);
+    scenario_t *scratch = dt_malloc(sizeof *scratch);
+    *scratch = *sc;
+    dt_err_t e;
+    dt_status st = key_apply(scratch, &keys[k], v, ctx, &e);
+    char canon[SCENARIO_STR + 64];
+    if (!st)
+        key_format(scratch, &keys[k], canon, sizeof canon);
+    free(scratch);
+    if (st)
+        return sweep_error(err, sc, line, name, n, v, "%s", e.msg);
+    if (k == key_index("cluster", "device") && !profile_find(canon))
+        return sweep_error(err, sc, line, name, n, v,
+                           "custom needs a speed: sweep cluster.device_flops instead (it makes "
+                           "the device custom)");
+    if (strchr(canon, '"'))
+        return sweep_error(err, sc, line, name, n, v,
+                           "contains a double quote, which a [sweep] list cannot hold");
+    for (int i = 0; i < sk->n_values; i++)
+        if (!strcmp(sweep_value(sc, sk, i), canon)) {
+            if (!allow_repeat)
+                return sweep_error(err, sc, line, name, n, v, "repeats value %d (both are %s)",
+                                   i + 1, canon);
+            sk->value[sk->n_values++] = sk->value[i]; /* the same text, stored once */
+            return DT_OK;
+        }
+    size_t len = strlen(canon) + 1;
+    if (sc->sweep.text_len + len > SCENARIO_SWEEP_TEXT)
+        return sweep_error(err, sc, line, name, n, v,
+                           "the values of [sweep] are longer than %d characters in all",
+                           SCENARIO_SWEEP_TEXT);
+    memcpy(sc->sweep.text + sc->sweep.text_len, canon, len);
+    sk->value[sk->n_values++] = (uint16_t)sc->sweep.text_len;
+    sc->sweep.text_len += len;
+    return DT_OK;
+}
+
+/* One [sweep] line: "section.key = v1, v2, ..." with "..." around a value holding a comma. */
+static dt_status sweep_add(scenario_t *sc, const char *name, const char *list, int line,
+                           const parse_ctx_t *ctx, dt_err_t *err)
+{
+    int k = sweep_key(sc, name, line, err);
+    if (k < 0)
+        return DT_ERR_INPUT;
+    if (!*list)
+        return sweep_error(err, sc, line, name, 0, NULL,
+                           "empty list (expected values separated by commas, e.g. "
+                           "cluster.bandwidth = 1Gbps, 10Gbps)");
+    scenario_sweep_key_t *sk = &sc->sweep.keys[sc->sweep.n_keys];
+    memset(sk, 0, sizeof *sk);
+    sk->key = k;
+    sk->line = line;
+    sk->group = sc->sweep.n_keys ? sc->sweep.keys[sc->sweep.n_keys - 1].group + 1 : 0;
+    size_t text_len = sc->sweep.text_len;
+    char v[SCENARIO_STR];
+    dt_status st = DT_OK;
+    for (const char *p = list; st == DT_OK;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *start = p, *end;
+        if (*p == '"') {
+            start = p + 1;
+            end = strchr(start, '"');
+            if (!end) {
+                st = sweep_error(err, sc, line, name, 0, NULL, "value %d: no closing quote",
+                                 sk->n_values + 1);
+                break;
+            }
+            for (p = end + 1; *p == ' ' || *p == '\t'; p++)
+                ;
+            if (*p && *p != ',') {
+                st = sweep_error(err, sc, line, name, 0, NULL,
+                                 "value %d: text after the closing quote", sk->n_values + 1);
+                break;
+            }
+        } else {
+            p += strcspn(p, ",");
+            for (end = p; end > start && (end[-1] == ' ' || end[-1] == '\t'); end--)
+                ;
+            if (memchr(start, '"', (size_t)(end - start))) {
+                st = sweep_error(err, sc, line, name, 0, NULL,
+                                 "value %d: a quote inside a value (quote whole values: "
+                                 "\"256,128\")",
+                                 sk->n_values + 1);
+                break;
+            }
+        }
+        size_t len = (size_t)(end - start);
+        if (len >= sizeof v)
+            len = sizeof v - 1; /* lines are shorter than this */
+        memcpy(v, start, len);
+        v[len] = '\0';
+        st = sweep_value_add(sc, sk, name, v, line, ctx, 0, err);
+        if (*p != ',')
+            break;
+        p++;
+    }
+    long runs = scenario_sweep_count(sc) * sk->n_values;
+    if (st == DT_OK && runs > SCENARIO_SWEEP_RUNS)
+        st = sweep_error(err, sc, line, name, 0, NULL, "%ld runs in all (expected at most %d)",
+                         runs, SCENARIO_SWEEP_RUNS);
+    if (st) {
+        /* leave the sweep as it was */
+        memset(sc->sweep.text + text_len, 0, sc->sweep.text_len - text_len);
+        sc->sweep.text_len = text_len;
+        memset(sk, 0, sizeof *sk);
+        return st;
+    }
+    sc->sweep.n_keys++;
+    return DT_OK;
+}
+
+/* Splits the next comma-separated item of p (a "quoted" item may hold commas) into v;
+ * returns the text after the item's comma, or NULL at the end of the list. */
+static const char *next_item(const char *p, char *v, size_t n, int *bad)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *start = p, *end;
+    if (*p == '"') {
+        start = p + 1;
+        end = strchr(start, '"');
+        if (!end) {
+            *bad = 1;
+            return NULL;
+        }
+        p = end + 1;
+        while (*p == ' ' || *p == '\t')
+            p++;
+    } else {
+        p += strcspn(p, ",");
+        for (end = p; end > start && (end[-1] == ' ' || end[-1] == '\t'); end--)
+            ;
+    }
+    size_t len = (size_t)(end - start) < n ? (size_t)(end - start) : n - 1;
+    memcpy(v, start, len);
+    v[len] = '\0';
+    if (*p && *p != ',') {
+        *bad = 1;
+        return NULL;
+    }
+    return *p == ',' ? p + 1 : NULL;
+}
+
+/* A linked [sweep] line: "a.x, b.y = (1, p), (2, q)": the keys move together, one tuple per
+ * run position. */
+static dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list,
+                                  int line, const parse_ctx_t *ctx, dt_err_t *err)
+{
+    char name[8][96], item[SCENARIO_STR];
+    int n = 0, bad = 0;
+    for (const char *p = names; p && n < 8;) {
+        p = next_item(p, name[n], sizeof name[n], &bad);
+        n++;
+        if (p && n == 8)
+            return sweep_error(err, sc, line, names, 0, NULL,
+                               "more than 8 keys linked on one line");
+    }
+    int first = sc->sweep.n_keys;
+    int group = first ? sc->sweep.keys[first - 1].group + 1 : 0;
+    size_t text_len = sc->sweep.text_len;
+    dt_status st = DT_OK;
+    for (int i = 0; i < n && st == DT_OK; i++) {
+        int k = sweep_key(sc, name[i], line, err);
+        if (k < 0) {
+            st = DT_ERR_INPUT;
+            break;
+        }
+        scenario_sweep_key_t *sk = &sc->sweep.keys[sc->sweep.n_keys++];
+        memset(sk, 0, sizeof *sk);
+        sk->key = k;
+        sk->line = line;
+        sk->group = group;
+    }
+    const char *p = list;
+    int tuples = 0;
+    while (st == DT_OK) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '(') {
+            st = sweep_error(err, sc, line, names, 0, NULL,
+                             "tuple %d: expected \"(\" (linked keys take tuples: (v1, v2), "
+                             "(v3, v4))",
+                             tuples + 1);
+            break;
+        }
+        const char *close = strchr(p, ')');
+        if (!close) {
+            st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d: no closing \")\"",
+                             tuples + 1);
+            break;
+        }
+        char inner[SCENARIO_STR];
+        size_t len = (size_t)(close - p - 1) < sizeof inner ? (size_t)(close - p - 1)
+                                                              : sizeof inner - 1;
+        memcpy(inner, p + 1, len);
+        inner[len] = '\0';
+        const char *q = inner;
+        for (int i = 0; i < n && st == DT_OK; i++) {
+            if (!q) {
+                st = sweep_error(err, sc, line, names, 0, NULL,
+                                 "tuple %d has %d values for %d keys", tuples + 1, i, n);
+                break;
+            }
+            q = next_item(q, item, sizeof item, &bad);
+            if (bad) {
+                st = sweep_error(err, sc, line, names, 0, NULL,
+                                 "tuple %d: a quote out of place", tuples + 1);
+                break;
+            }
+            char full[96];
+            snprintf(full, sizeof full, "%s.%s", keys[sc->sweep.keys[first + i].key].section,
+                     keys[sc->sweep.keys[first + i].key].key);
+            /* a linked key may repeat a value: the tuples differ elsewhere (checked below) */
+            st = sweep_value_add(sc, &sc->sweep.keys[first + i], full, item, line, ctx, 1, err);
+        }
+        if (st == DT_OK && q)
+            st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d has more than %d values",
+                             tuples + 1, n);
+        tuples++;
+        for (p = close + 1; *p == ' ' || *p == '\t'; p++)
+            ;
+        if (!*p)
+            break;
+        if (*p != ',') {
+            st = sweep_error(err, sc, line, names, 0, NULL, "text after tuple %d", tuples);
+            break;
+        }
+        p++;
+    }
+    /* two equal tuples would be two identical runs */
+    for (int a = 0; st == DT_OK && a < tuples; a++)
+        for (int b = a + 1; st == DT_OK && b < tuples; b++) {
+            int same = 1;
+            for (int i = 0; i < n; i++)
+                same &= sc->sweep.keys[first + i].value[a] == sc->sweep.keys[first + i].value[b];
+            if (same)
+                st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d repeats tuple %d",
+                                 b + 1, a + 1);
+        }
+    long runs = scenario_sweep_count(sc);
+    if (st == DT_OK && runs > SCENARIO_SWEEP_RUNS)
+        st = sweep_error(err, sc, line, names, 0, NULL, "%ld runs in all (expected at most %d)",
+                         runs, SCENARIO_SWEEP_RUNS);
+    if (st) {
+        memset(sc->sweep.text + text_len, 0, sc->sweep.text_len - text_len);
+        sc->sweep.text_len = text_len;
+        memset(&sc->sweep.keys[first], 0, sizeof(scenario_sweep_key_t) * (size_t)(sc->sweep.n_keys - first));
+        sc->sweep.n_keys = first;
+    }
+    return st;
+}
+
+/* After the file: a swept key may not also be given in its section (for the device pair:
+ * device_flops swept goes with no device or device = custom; device swept with no
+ * device_flops). */
+static dt_status sweep_finish(scenario_t *sc, dt_err_t *err)
+{
+    for (int j = 0; j < sc->sweep.n_keys; j++) {
+        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+        int k = sk->key, partner = device_partner(k);
+        char name[96];
+        snprintf(name, sizeof name, "%s.%s", keys[k].section, keys[k].key);
+        if (sc->key_line[k] > 0)
+            return sweep_error(err, sc, sk->line, name, 0, NULL,
+                               "also given at line %d (a swept key takes its values from "
+                               "[sweep] only: drop one of the two)",
+                               sc->key_line[k]);
+        if (partner < 0 || sc->key_line[partner] <= 0)
+            continue;
+        if (!strcmp(keys[k].key, "device"))
+            return sweep_error(err, sc, sk->line, name, 0, NULL,
+                               "each value sets cluster.device_flops, which is given at line "
+                               "%d: drop device_flops (or sweep device_flops with device = "
+                               "custom)",
+                               sc->key_line[partner]);
+        if (strcmp(sc->device, "custom"))
+            return sweep_error(err, sc, sk->line, name, 0, NULL,
+                               "each value makes the device custom, but device = %s at line "
+                               "%d: write device = custom or drop device",
+                               sc->device, sc->key_line[partner]);
+    }
+    return DT_OK;
+}
+
+long scenario_sweep_count(const scenario_t *sc)
+{
+    long n = 1;
+    for (int j = 0; j < sc->sweep.n_keys; j++)
+        if (j == 0 || sc->sweep.keys[j].group != sc->sweep.keys[j - 1].group)
+            n *= sc->sweep.keys[j].n_values;
+    return n;
+}
+
+/* "key=value,key=value" of a run: short key names unless two swept keys share one; a
+ * path's last component. */
+static void sweep_label(const scenario_t *sc, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < sc->sweep.n_keys && len < n; j++) {
+        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+        const key_desc_t *d = &keys[sk->key];
+        int shared = 0;
+        for (int i = 0; i < sc->sweep.n_keys; i++)
+            shared |= i != j && !strcmp(keys[sc->sweep.keys[i].key].key, d->key);
+        const char *v = sweep_value(sc, sk, sk->chosen), *slash = strrchr(v, '/');
+        if (slash && slash[1])
+            v = slash + 1;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s%s%s=%s", j ? "," : "",
+                                shared ? d->section : "", shared ? "." : "", d->key, v);
+    }
+}
+
+dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_err_t *err)
+{
+    DT_ASSERT(!sc->sweep.is_run && i >= 0 && i < scenario_sweep_count(sc));
+    *run = *sc;
+    if (!sc->sweep.n_keys)
+        return scenario_validate(run, err);
+    run->sweep.is_run = 1;
+    run->sweep.run = i;
+    long rest = i;
+    for (int j = run->sweep.n_keys - 1; j >= 0; j--) {
+        scenario_sweep_key_t *sk = &run->sweep.keys[j];
+        sk->chosen = (int)(rest % sk->n_values);
+        /* the keys of one group take the same position; the group moves on once */
+        if (j == 0 || run->sweep.keys[j - 1].group != sk->group)
+            rest /= sk->n_values;
+    }
+    char label[SCENARIO_STR * 2], name[SCENARIO_STR * 3];
+    sweep_label(run, label, sizeof label);
+    snprintf(name, sizeof name, "%s/%s", sc->name, label);
+    if (strlen(name) >= sizeof run->name)
+        return dt_err_input(err, "%s: run %ld: name \"%.60s...\" is longer than %zu characters",
+                            sc->path, i, name, sizeof run->name - 1);
+    set_string(run->name, sizeof run->name, name, NULL);
+    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+    parse_ctx_t ctx = {NULL}; /* values were made absolute when the file was read */
+    for (int j = 0; j < run->sweep.n_keys; j++) {
+        const scenario_sweep_key_t *sk = &run->sweep.keys[j];
+        dt_err_t e;
+        run->key_line[sk->key] = sk->line;
+        if (key_apply(run, &keys[sk->key], sweep_value(run, sk, sk->chosen), &ctx, &e))
+            return key_error(err, run, sk->line, sk->key, "%s", e.msg);
+        if (sk->key == kd) {
+            const sim_device_profile_t *p = profile_find(run->device);
+            DT_ASSERT(p); /* custom was refused when the file was read */
+            run->device_flops = p->flops;
+        } else if (sk->key == kf) {
+            set_string(run->device, sizeof run->device, "custom", NULL);
+        }
+    }
+    return scenario_validate(run, err);
+}
+
+/* A [sweep] value as a list item: quoted when it holds a comma or starts or ends blank. */
+static void sweep_write_value(FILE *out, const char *v)
+{
+    size_t len = strlen(v);
+    int quote = strchr(v, ',') || isspace((unsigned char)v[0]) ||
+                (len && isspace((unsigned char)v[len - 1]));
+    fprintf(out, quote ? "\"%s\"" : "%s", v);
+}
+
 /* ---- defaults, file, --set ------------------------------------------------------------- */
 
 void scenario_defaults(scenario_t *sc)
@@ -1148,6 +1686,12 @@ static int file_handler(void *user, const char *section, const char *name, const
                      sc->path, line, name);
         goto fail;
     }
+    if (!strcmp(section, "sweep")) {
+        if (strchr(name, ',') ? sweep_add_linked(sc, name, value, line, &st->ctx, st->err)
+                              : sweep_add(sc, name, value, line, &st->ctx, st->err))
+            goto fail;
+        return 1;
+    }
     if (!strcmp(section, "faults")) {
         dt_err_input(st->err, "%s:%d: faults.%s: the [faults] section has no keys yet in this "
                               "version",
@@ -1237,11 +1781,14 @@ static dt_status read_all(const char *path, char **out, dt_err_t *err)
     return DT_OK;
 }
 
-/* After the file: the device pair (see the top of this file) and the run name. */
+/* After the file: [sweep] against the sections, the device pair (see the top of this
+ * file) and the run name. */
 static dt_status file_finish(scenario_t *sc, dt_err_t *err)
 {
     int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
     int kn = key_index("run", "name");
+    if (sweep_finish(sc, err))
+        return DT_ERR_INPUT;
     const sim_device_profile_t *p = profile_find(sc->device);
     if (sc->key_line[kf] > 0) {
         if (sc->key_line[kd] == 0) {
@@ -1260,7 +1807,7 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
         }
     } else if (p) {
         sc->device_flops = p->flops;
-    } else {
+    } else if (sweep_find(sc, kf) < 0) {
         return key_error(err, sc, sc->key_line[kd], kd,
                          "custom needs cluster.device_flops (the simulated speed, e.g. 20Tf)");
     }
@@ -1353,12 +1900,27 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
         return dt_err_input(err, "--set faults.%s: the [faults] section has no keys yet in this "
                                  "version",
                             key);
+    if (!strcmp(section, "sweep"))
+        return dt_err_input(err, "--set sweep.%s: [sweep] lists are written in the scenario "
+                                 "file, not given with --set",
+                            key);
     int k = key_find(section, key);
     if (k < 0) {
         char hint[96];
         key_hint(section, key, hint, sizeof hint);
         return dt_err_input(err, "--set %s.%s: unknown key%s", section, key, hint);
     }
+    int j = sweep_find(sc, k), partner = device_partner(k);
+    if (j >= 0)
+        return key_error(err, sc, -1, k,
+                         "swept in [sweep] at line %d (a swept key takes its values from "
+                         "[sweep] only)",
+                         sc->sweep.keys[j].line);
+    if (partner >= 0 && (j = sweep_find(sc, partner)) >= 0)
+        return key_error(err, sc, -1, k,
+                         "would replace cluster.%s, swept in [sweep] at line %d (each of the "
+                         "pair sets the other)",
+                         keys[partner].key, sc->sweep.keys[j].line);
     int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
     scenario_t before = *sc;
     parse_ctx_t ctx = {NULL};
@@ -1399,7 +1961,15 @@ dt_status scenario_load(scenario_t *sc, const char *path, const char *const *set
     for (int i = 0; i < n_sets; i++)
         if (scenario_set(sc, sets[i], err))
             return DT_ERR_INPUT;
-    return scenario_validate(sc, err);
+    if (!sc->sweep.n_keys)
+        return scenario_validate(sc, err);
+    /* every run, so that no combination fails once a sweep has started */
+    scenario_t *run = dt_malloc(sizeof *run);
+    dt_status st = DT_OK;
+    for (long i = 0, n = scenario_sweep_count(sc); st == DT_OK && i < n; i++)
+        st = scenario_sweep_run(sc, i, run, err);
+    free(run);
+    return st;
 }
 
 int scenario_key_given(const scenario_t *sc, const char *section_key)
@@ -1417,9 +1987,14 @@ long scenario_fedavg_sampled(const scenario_t *sc)
     return (long)floor((double)sc->clients * sc->fraction + 1e-9);
 }
 
-/* The key to blame for a relation between a and b: the one the user gave (a first). */
+/* The key to blame for a relation between a and b: in a run of a sweep, a swept one (it
+ * makes this combination), else the one the user gave (a first). */
 static int blame(const scenario_t *sc, int a, int b)
 {
+    if (sc->sweep.is_run && sweep_find(sc, a) < 0 && sweep_find(sc, b) >= 0)
+        return b;
+    if (sc->sweep.is_run && sweep_find(sc, a) >= 0)
+        return a;
     return sc->key_line[a] == 0 && sc->key_line[b] != 0 ? b : a;
 }
 
@@ -1473,8 +2048,11 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                     : sc->strategy == SIM_STRATEGY_SINGLE ? 1
                                                           : sc->workers;
         if (sc->train_samples < need) {
-            int kt = key_index("data", "train_samples");
-            return key_error(err, sc, sc->key_line[kt], kt,
+            int kt = key_index("data", "train_samples"), kc = key_index("strategy", "clients");
+            int k = sc->strategy == SIM_STRATEGY_SINGLE
+                        ? kt
+                        : blame(sc, kt, sc->strategy == SIM_STRATEGY_FEDAVG ? kc : kw);
+            return key_error(err, sc, sc->key_line[k], k,
                              "%ld samples for %ld %s (expected at least one sample each)",
                              sc->train_samples, need,
                              sc->strategy == SIM_STRATEGY_FEDAVG ? "clients" : "workers");
@@ -1489,16 +2067,55 @@ void scenario_write(const scenario_t *sc, FILE *out)
 {
     const char *section = NULL;
     char value[SCENARIO_STR + 64];
+    int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
+    int kd = key_index("cluster", "device");
     fprintf(out, "; dtsim scenario, resolved: every key with its value, defaults included\n");
     for (int k = 0; k < N_KEYS; k++) {
         if (!section || strcmp(section, keys[k].section)) {
             section = keys[k].section;
             fprintf(out, "\n[%s]\n", section);
         }
+        /* a swept key is not written here: its values are in [sweep]; nor the other of
+         * the device pair, which each value sets (device stays when it is custom) */
+        int j = sweep ? sweep_find(sc, k) : -1, partner = device_partner(k);
+        if (j < 0 && sweep && partner >= 0 && sweep_find(sc, partner) >= 0 &&
+            !(k == kd && !strcmp(sc->device, "custom")))
+            j = sweep_find(sc, partner);
+        if (j >= 0) {
+            const key_desc_t *d = &keys[sc->sweep.keys[j].key];
+            fprintf(out, "; %s: from [sweep] %s.%s\n", keys[k].key, d->section, d->key);
+            continue;
+        }
         key_format(sc, &keys[k], value, sizeof value);
         fprintf(out, "%s = %s\n", keys[k].key, value);
     }
     fprintf(out, "\n[faults]\n; no keys in this version\n");
+    if (!sweep)
+        return;
+    fprintf(out, "\n[sweep]\n");
+    for (int j = 0; j < sc->sweep.n_keys;) {
+        int end = j + 1;
+        while (end < sc->sweep.n_keys && sc->sweep.keys[end].group == sc->sweep.keys[j].group)
+            end++;
+        for (int g = j; g < end; g++)
+            fprintf(out, "%s%s.%s", g > j ? ", " : "", keys[sc->sweep.keys[g].key].section,
+                    keys[sc->sweep.keys[g].key].key);
+        fputs(" = ", out);
+        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+        for (int v = 0; v < sk->n_values; v++) {
+            fputs(v ? ", " : "", out);
+            if (end - j > 1)
+                fputc('(', out);
+            for (int g = j; g < end; g++) {
+                fputs(g > j ? ", " : "", out);
+                sweep_write_value(out, sweep_value(sc, &sc->sweep.keys[g], v));
+            }
+            if (end - j > 1)
+                fputc(')', out);
+        }
+        fputc('\n', out);
+        j = end;
+    }
 }
 
 void scenario_foreach_key(const scenario_t *sc,

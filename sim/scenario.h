@@ -2,7 +2,11 @@
  * [strategy] [faults], every key typed, ranged and defaulted from one table (scenario.c),
  * units written out (10Gbps, 5us, 19.5Tf). `--set section.key=value` overrides a key as if
  * it were written in the file. Unknown sections, keys and units are errors naming the file,
- * the line and the key; nothing is silently ignored. */
+ * the line and the key; nothing is silently ignored.
+ *
+ * A [sweep] section lists values for some keys (`cluster.bandwidth = 1Gbps, 10Gbps`); the
+ * scenario then stands for the cross product of those lists: scenario_sweep_count runs, run
+ * i made by scenario_sweep_run. */
 #ifndef DTSIM_SCENARIO_H
 #define DTSIM_SCENARIO_H
 
@@ -17,6 +21,11 @@
 
 #define SCENARIO_STR 512
 #define SCENARIO_MAX_KEYS 64 /* room in key_line for every key of the table */
+
+#define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
+#define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
+#define SCENARIO_SWEEP_TEXT 8192  /* the text of every value of a sweep, together */
+#define SCENARIO_SWEEP_RUNS 10000 /* runs of one sweep */
 
 typedef enum sim_strategy_kind {
     SIM_STRATEGY_SINGLE,
@@ -52,6 +61,28 @@ typedef enum sim_platform_kind {
     SIM_PLATFORM_EDGE,       /* a datacenter server, clients on heterogeneous access links */
     SIM_PLATFORM_FILE,       /* a SimGrid XML file given by path */
 } sim_platform_kind_t;
+
+/* One swept key of [sweep]. Keys of one line move together: a line "a.x, b.y = (1, p),
+ * (2, q)" gives two keys of the same group whose values are taken pairwise. */
+typedef struct scenario_sweep_key {
+    int key;      /* index in scenario.c's key table */
+    int line;     /* of the [sweep] line */
+    int group;    /* keys of one line share a group; groups are crossed */
+    int n_values;
+    int chosen;   /* in a run made by scenario_sweep_run: the index of its value */
+    uint16_t value[SCENARIO_SWEEP_VALUES]; /* offsets in text: each value as scenario_write
+                                              writes it (units, absolute paths) */
+} scenario_sweep_key_t;
+
+typedef struct scenario_sweep {
+    int n_keys;   /* 0: no sweep */
+    int is_run;   /* 1 in a run made by scenario_sweep_run (which keeps the sweep for its
+                     messages; scenario_write writes such a run as a plain scenario) */
+    long run;     /* and which run it is */
+    size_t text_len;
+    char text[SCENARIO_SWEEP_TEXT]; /* NUL-terminated values, zero-filled past text_len */
+    scenario_sweep_key_t keys[SCENARIO_SWEEP_KEYS]; /* in file order */
+} scenario_sweep_t;
 
 typedef struct scenario {
     char path[SCENARIO_STR]; /* the file read, for messages */
@@ -114,14 +145,20 @@ typedef struct scenario {
      * > 0 the file's line, -1 a --set override, 0 the default. For messages and
      * scenario_key_given; not part of the configuration. */
     int key_line[SCENARIO_MAX_KEYS];
+
+    /* [sweep]: swept keys keep their defaults in the scenario itself (a swept key may not
+     * also be given in its section), run i gets its values. */
+    scenario_sweep_t sweep;
 } scenario_t;
 
 /* Defaults for every key (the table's defaults). */
 void scenario_defaults(scenario_t *sc);
 
 /* Reads path into sc (defaults first), then applies each "section.key=value" of sets in
- * order. On error returns DT_ERR_INPUT with one line in err:
- * "PATH:LINE: section.key: what is wrong" (or "--set section.key: ..."). */
+ * order, then validates (every run of a sweep: one invalid combination is an error). On
+ * error returns DT_ERR_INPUT with one line in err:
+ * "PATH:LINE: section.key: what is wrong" (or "--set section.key: ..."; in [sweep]:
+ * "PATH:LINE: sweep section.key: value N \"V\": what is wrong"). */
 dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
                         dt_err_t *err);
 
@@ -133,8 +170,20 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err);
 dt_status scenario_validate(const scenario_t *sc, dt_err_t *err);
 
 /* Writes the resolved configuration, every key with its value (defaults included), as
- * an INI text that scenario_load reads back to the same struct. */
+ * an INI text that scenario_load reads back to the same struct. A sweep is written as its
+ * [sweep] section (swept keys appear in their sections only as comments); a run made by
+ * scenario_sweep_run is written as the plain scenario of that run. */
 void scenario_write(const scenario_t *sc, FILE *out);
+
+/* Runs of sc: the product of its [sweep] lists' lengths, 1 without a sweep. */
+long scenario_sweep_count(const scenario_t *sc);
+
+/* Run i (0 <= i < scenario_sweep_count) into *run: sc with run i's values applied (the
+ * keys in file order, the last one varying fastest, like nested loops), named
+ * "NAME/key=value,key=value" (short key names; section.key when two swept keys share
+ * one), then validated: an error names the [sweep] line and value. Without a sweep, run 0
+ * is sc itself, validated. */
+dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_err_t *err);
 
 /* 1 if "section.key" was given in the file or by --set, 0 if it has its default (or
  * was derived from another key, e.g. device_flops from device). */
@@ -165,6 +214,9 @@ const char *scenario_algorithm_name(sim_allreduce_algo_t a);
 dt_status scenario_parse_bandwidth(const char *text, double *bytes_per_s, dt_err_t *err);
 dt_status scenario_parse_time(const char *text, double *seconds, dt_err_t *err);
 dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err);
+
+/* A bandwidth in bytes/s with its unit, as scenario files write it ("10Gbps"). */
+void scenario_format_bandwidth(double bytes_per_s, char *buf, size_t n);
 
 /* Device profiles: name -> sustained FP32 FLOP/s (see README for sources). */
 typedef struct sim_device_profile {

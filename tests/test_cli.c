@@ -1,15 +1,20 @@
 /* The dtsim command as a user meets it: exit codes (0 ok, 2 bad input or usage, 1 failed
  * run), one clear error line naming file, line and key, `check` output that loads back to
  * the same configuration, and a small run that lands in the results database with its
- * configuration, versions and metrics, next to earlier runs that stay intact. */
+ * configuration, versions and metrics, next to earlier runs that stay intact; a [sweep] that
+ * `check` lists and `run -j` runs as parallel processes into one database, and stops on a
+ * signal. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/dtsim-cli-XXXXXX";
@@ -194,6 +199,196 @@ START_TEST(run_lands_in_database)
 }
 END_TEST
 
+/* tiny without the keys its sweeps vary */
+static const char *tiny_sweep =
+    "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\nbatch = 16\n"
+    "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\nsynthetic_dim = 16\n"
+    "synthetic_classes = 4\n\n[sweep]\nstrategy.kind = allreduce, sync-ps\n"
+    "cluster.workers = 2, 3\n";
+
+static const char *const tiny_sweep_names[] = {
+    "tiny/kind=allreduce,workers=2", "tiny/kind=allreduce,workers=3",
+    "tiny/kind=sync-ps,workers=2", "tiny/kind=sync-ps,workers=3"};
+
+START_TEST(check_lists_the_runs_of_a_sweep)
+{
+    char path[300], again[300], want[1024];
+    snprintf(path, sizeof path, "%s/tiny.ini", dir);
+    snprintf(again, sizeof again, "%s/again.ini", dir);
+    write_file(path, tiny_sweep);
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
+    char *first = slurp(out_path);
+    snprintf(want, sizeof want,
+             "# %s: 4 runs\n# run 0: %s\n# run 1: %s\n# run 2: %s\n# run 3: %s\n;", path,
+             tiny_sweep_names[0], tiny_sweep_names[1], tiny_sweep_names[2], tiny_sweep_names[3]);
+    ck_assert_msg(!strncmp(first, want, strlen(want)), "%s", first);
+    ck_assert_msg(strstr(first, "\n[sweep]\nstrategy.kind = allreduce, sync-ps\n"
+                                "cluster.workers = 2, 3\n"),
+                  "%s", first);
+    /* the output is a scenario with the same runs */
+    write_file(again, first);
+    ck_assert_int_eq(dtsim((const char *[]){"check", again, NULL}), 0);
+    char *second = slurp(out_path);
+    ck_assert_str_eq(strchr(first, '\n'), strchr(second, '\n'));
+    free(first);
+    free(second);
+    /* one invalid combination: file:line of the sweep, exit 2, and -j is run's alone */
+    write_file(path, "[strategy]\nservers = 3\n[sweep]\ncluster.workers = 4, 2\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("tiny.ini:4: sweep cluster.workers: value 2 \"2\": 3 servers for 2 workers",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"check", "-j", "2", path, NULL}), 2);
+    one_error_line("unknown option \"-j\"", NULL);
+}
+END_TEST
+
+START_TEST(sweep_runs_in_parallel_into_one_database)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/tiny.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/sweep.db", dir);
+    write_file(path, tiny_sweep);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 0);
+    /* the summary table: one row per run, in sweep order */
+    char *o = slurp(out_path);
+    const char *at = o;
+    for (int i = 0; i < 4; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n%s ", tiny_sweep_names[i]);
+        const char *hit = strstr(at, row);
+        ck_assert_msg(hit, "no row %d in:\n%s", i, o);
+        const char *eol = strchr(hit + 1, '\n');
+        ck_assert_msg(strstr(hit, i < 2 ? "allreduce" : "sync-ps") < eol &&
+                          strstr(hit, "10Gbps") < eol && strstr(hit, "finished") < eol,
+                      "%s", o);
+        at = eol;
+    }
+    free(o);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), 4);
+    ck_assert_int_eq(query_long(db, "SELECT count(DISTINCT sweep) FROM runs "
+                                    "WHERE sweep LIKE 'tiny-2%'"),
+                     1);
+    ck_assert_int_eq(query_long(db, "SELECT sum(sweep_index * (sweep_index + 1)) FROM runs"),
+                     0 + 2 + 6 + 12); /* indices 0, 1, 2, 3 once each */
+    ck_assert_int_eq(query_long(db, "SELECT count(DISTINCT sweep_index) FROM runs"), 4);
+    ck_assert_int_eq(query_long(db, "SELECT count(DISTINCT pid) FROM runs"), 4);
+    /* each row is its run: name, strategy and the swept values among its parameters */
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs r JOIN params p ON p.run = r.id"
+                                    " AND p.key = 'cluster.workers'"
+                                    " WHERE r.name = 'tiny/kind=sync-ps,workers=3'"
+                                    " AND r.sweep_index = 3 AND r.strategy = 'sync-ps'"
+                                    " AND p.value = '3'"),
+                     1);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE sweep_index = 1"
+                                    " AND name = 'tiny/kind=allreduce,workers=3'"
+                                    " AND config LIKE '%workers = 3%' AND config NOT LIKE "
+                                    "'%[sweep]%'"),
+                     1);
+    sqlite3_close(db);
+
+    /* a bad value: exit 2 before anything runs, nothing written */
+    write_file(path, "[data]\nsource = synthetic\n[sweep]\nstrategy.kind = allreduce, sync-ps\n"
+                     "cluster.workers = 2, 3, x\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 2);
+    one_error_line("tiny.ini:5: sweep cluster.workers: value 3 \"x\": \"x\" is not an integer",
+                   NULL);
+    /* an invalid combination and a bad -j are bad input too */
+    write_file(path, "[data]\nsource = synthetic\ntrain_samples = 2\n[sweep]\n"
+                     "cluster.workers = 2, 3\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 2);
+    one_error_line("tiny.ini:5: sweep cluster.workers: value 2 \"3\": 2 samples for 3 workers",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "0", NULL}), 2);
+    one_error_line("--jobs 0: expected an integer in [1, 256]", NULL);
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs"), 4);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(sweep_failed_runs_are_named)
+{
+    /* a data directory without the files: each child fails in its own process, its error is
+     * relayed with its run index, the table and the exit code say which runs failed */
+    char path[300], db_path[300], data[300];
+    snprintf(path, sizeof path, "%s/empty.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/empty.db", dir);
+    snprintf(data, sizeof data, "%s/nodata", dir);
+    ck_assert_int_eq(mkdir(data, 0700), 0);
+    write_file(path, "[data]\nsource = nodata\n[sweep]\nmodel.lr = 0.1, 0.2\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 1);
+    char *e = slurp(err_path), *o = slurp(out_path);
+    ck_assert_msg(strstr(e, "run 0: dtsim run: ") && strstr(e, "run 1: dtsim run: ") &&
+                      strstr(e, "nodata/train-images-idx3-ubyte"),
+                  "%s", e);
+    ck_assert_msg(strstr(e, "dtsim run: run 1 (empty/lr=0.2): failed, exit code 2\n") &&
+                      strstr(e, "dtsim run: 2 of 2 runs did not finish\n"),
+                  "%s", e);
+    ck_assert_msg(strstr(o, "\nempty/lr=0.1 ") && strstr(o, "failed"), "%s", o);
+    free(e);
+    free(o);
+    rmdir(data);
+}
+END_TEST
+
+START_TEST(sweep_interrupted_stops_its_children)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/long.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/long.db", dir);
+    /* runs far too long to finish: only a signal ends them */
+    write_file(path, "[run]\nsteps = 100000000\neval_every = 0\n[model]\narch = logreg\n"
+                     "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\ncluster.workers = 2, 3, 4\n");
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path, (char *)NULL);
+        _exit(127);
+    }
+    /* wait until both children have started their runs */
+    long running = 0;
+    for (int tries = 0; tries < 600 && running < 2; tries++) {
+        nanosleep(&(struct timespec){0, 50000000}, NULL);
+        sqlite3 *db;
+        if (access(db_path, F_OK) || sqlite3_open(db_path, &db) != SQLITE_OK)
+            continue;
+        sqlite3_busy_timeout(db, 1000);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM runs WHERE status = 'running'", -1, &st,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            running = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+    ck_assert_int_eq(running, 2);
+    nanosleep(&(struct timespec){0, 200000000}, NULL);
+    kill(pid, SIGTERM);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 2);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs"), 2);
+    sqlite3_close(db);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "long/workers=2 ") && strstr(o, "interrupted") &&
+                      strstr(o, "long/workers=4 ") && strstr(o, "not run"),
+                  "%s", o);
+    free(o);
+}
+END_TEST
+
 START_TEST(readme_lists_every_key)
 {
     /* the key tables in README are exactly what `dtsim keys` prints (regenerate them with
@@ -222,6 +417,10 @@ int main(void)
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);
+    tcase_add_test(tc, check_lists_the_runs_of_a_sweep);
+    tcase_add_test(tc, sweep_runs_in_parallel_into_one_database);
+    tcase_add_test(tc, sweep_failed_runs_are_named);
+    tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, readme_lists_every_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

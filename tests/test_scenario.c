@@ -47,6 +47,29 @@ static void expect_file_error(const char *text, const char *expected_after_path)
     ck_assert_str_eq(err.msg, want);
 }
 
+/* Like expect_file_error, for a message that starts with the expected text. */
+static void expect_file_error_start(const char *text, const char *expected_after_path)
+{
+    const char *path = tmp_file("t.ini", text);
+    scenario_t sc;
+    dt_err_t err = {""};
+    ck_assert_int_eq(scenario_load(&sc, path, NULL, 0, &err), DT_ERR_INPUT);
+    char want[PATH_MAX + 1024];
+    snprintf(want, sizeof want, "%s%s", path, expected_after_path);
+    ck_assert_msg(!strncmp(err.msg, want, strlen(want)), "got: %s", err.msg);
+}
+
+/* scenario_write's text (to free). */
+static char *write_to_string(const scenario_t *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(sc, f);
+    fclose(f);
+    return text;
+}
+
 static void expect_set_error(const char *assignment, const char *expected)
 {
     scenario_t sc, before;
@@ -296,11 +319,14 @@ START_TEST(unknown_section)
 {
     expect_file_error("[run]\nsteps = 3\n\n[modle]\nlr = 0.1\n",
                       ":4: [modle]: unknown section (expected run, model, data, cluster, "
-                      "strategy, faults; did you mean [model]?)");
+                      "strategy, faults, sweep; did you mean [model]?)");
     /* inih says nothing about a section without keys; the parser still refuses it */
-    expect_file_error("[run]\n[sweep]\n",
-                      ":2: [sweep]: unknown section (expected run, model, data, cluster, "
-                      "strategy, faults)");
+    expect_file_error("[run]\n[sweeps]\n",
+                      ":2: [sweeps]: unknown section (expected run, model, data, cluster, "
+                      "strategy, faults, sweep; did you mean [sweep]?)");
+    expect_file_error("[run]\n[tests]\n",
+                      ":2: [tests]: unknown section (expected run, model, data, cluster, "
+                      "strategy, faults, sweep)");
     expect_file_error("[run] steps = 3\n", ":1: [run]: unexpected text after ']'");
 }
 END_TEST
@@ -460,8 +486,8 @@ START_TEST(set_errors)
     expect_set_error("steps=10", "--set steps=10: expected section.key=value (e.g. "
                                  "run.steps=100)");
     expect_set_error("runn.steps=1", "--set runn.steps: unknown section [runn] (expected run, "
-                                     "model, data, cluster, strategy, faults; did you mean "
-                                     "[run]?)");
+                                     "model, data, cluster, strategy, faults, sweep; did you "
+                                     "mean [run]?)");
     expect_set_error("cluster.latency=5", "--set cluster.latency: missing unit in time \"5\" "
                                           "(expected one of ns, us, ms, s, min, h)");
     expect_set_error("data.partition=shards:0",
@@ -472,6 +498,9 @@ START_TEST(set_errors)
                      "scenario file");
     expect_set_error("faults.crash=1", "--set faults.crash: the [faults] section has no keys "
                                        "yet in this version");
+    expect_set_error("sweep.cluster.workers=2",
+                     "--set sweep.cluster.workers: [sweep] lists are written in the scenario "
+                     "file, not given with --set");
     /* through scenario_load: the first bad --set is the error */
     static const char *const sets[] = {"run.steps=5", "cluster.workers=0"};
     scenario_t sc;
@@ -648,7 +677,8 @@ START_TEST(full_fixture_values)
 }
 END_TEST
 
-/* Writes sc, loads it back, and compares every byte but the file path and the lines. */
+/* Writes sc, loads it back, and compares every byte but the file path and the lines (of
+ * keys and of [sweep]). */
 static void round_trip(const scenario_t *sc)
 {
     char *text = NULL;
@@ -663,6 +693,8 @@ static void round_trip(const scenario_t *sc)
     memset(back.path, 0, sizeof back.path);
     memset(a.key_line, 0, sizeof a.key_line);
     memset(back.key_line, 0, sizeof back.key_line);
+    for (int j = 0; j < SCENARIO_SWEEP_KEYS; j++) /* the [sweep] lines too */
+        a.sweep.keys[j].line = back.sweep.keys[j].line = 0;
     ck_assert_msg(memcmp(&a, &back, sizeof a) == 0, "round trip differs; written:\n%s", text);
     free(text);
 }
@@ -738,6 +770,375 @@ START_TEST(names_and_markdown)
 }
 END_TEST
 
+/* ---- [sweep] ---------------------------------------------------------------------------- */
+
+static void sweep_run_ok(const scenario_t *sc, long i, scenario_t *run)
+{
+    dt_err_t err = {""};
+    dt_status st = scenario_sweep_run(sc, i, run, &err);
+    ck_assert_msg(st == DT_OK, "run %ld: %s", i, err.msg);
+}
+
+START_TEST(sweep_expands_in_nested_loop_order)
+{
+    scenario_t sc, run;
+    load_ok(&sc, FIXTURE("sweep.ini"), NULL, 0);
+    ck_assert_int_eq(sc.sweep.n_keys, 4);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 2 * 3 * 2 * 2);
+    /* the base keeps the defaults of the swept keys */
+    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert(sc.bandwidth == 1.25e9);
+    ck_assert_int_eq(scenario_key_given(&sc, "cluster.bandwidth"), 0);
+    char tiny[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(FIXTURE("tiny.xml"), tiny));
+
+    sweep_run_ok(&sc, 0, &run);
+    ck_assert_str_eq(run.name, "demo/kind=sync-ps,bandwidth=1Gbps,platform=star,hidden=256,128");
+    ck_assert_int_eq(run.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert(run.bandwidth == 1.25e8);
+    ck_assert_int_eq(run.platform, SIM_PLATFORM_STAR);
+    ck_assert_int_eq(run.model.n_hidden, 2);
+    ck_assert_int_eq(run.model.hidden[0], 256);
+    ck_assert_int_eq(run.model.hidden[1], 128);
+    ck_assert_int_eq(scenario_key_given(&run, "cluster.bandwidth"), 1);
+    ck_assert_int_eq(run.workers, 4); /* the rest from the base */
+    ck_assert_int_eq(run.steps, 20);
+
+    sweep_run_ok(&sc, 1, &run); /* the last key varies fastest */
+    ck_assert_str_eq(run.name, "demo/kind=sync-ps,bandwidth=1Gbps,platform=star,hidden=64");
+    ck_assert_int_eq(run.model.n_hidden, 1);
+    ck_assert_int_eq(run.model.hidden[0], 64);
+    ck_assert_int_eq(run.model.hidden[1], 0);
+
+    sweep_run_ok(&sc, 2, &run); /* a path is named by its last component */
+    ck_assert_str_eq(run.name,
+                     "demo/kind=sync-ps,bandwidth=1Gbps,platform=tiny.xml,hidden=256,128");
+    ck_assert_int_eq(run.platform, SIM_PLATFORM_FILE);
+    ck_assert_str_eq(run.platform_file, tiny);
+
+    sweep_run_ok(&sc, 4, &run);
+    ck_assert_str_eq(run.name, "demo/kind=sync-ps,bandwidth=10Gbps,platform=star,hidden=256,128");
+    ck_assert(run.bandwidth == 1.25e9);
+
+    sweep_run_ok(&sc, 12, &run);
+    ck_assert_str_eq(run.name,
+                     "demo/kind=allreduce,bandwidth=1Gbps,platform=star,hidden=256,128");
+    ck_assert_int_eq(run.strategy, SIM_STRATEGY_ALLREDUCE);
+
+    sweep_run_ok(&sc, 23, &run);
+    ck_assert_str_eq(run.name, "demo/kind=allreduce,bandwidth=100Gbps,platform=tiny.xml,hidden=64");
+    ck_assert_int_eq(run.strategy, SIM_STRATEGY_ALLREDUCE);
+    ck_assert(run.bandwidth == 1.25e10);
+    ck_assert_int_eq(run.platform, SIM_PLATFORM_FILE);
+    ck_assert_int_eq(run.model.hidden[0], 64);
+
+    /* a run is written as a plain scenario: its values in their sections, no [sweep] */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(&run, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "\nkind = allreduce\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nbandwidth = 100Gbps\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nhidden = 64\n"));
+    ck_assert_ptr_null(strstr(text, "[sweep]"));
+    scenario_t back;
+    load_ok(&back, tmp_file("run.ini", text), NULL, 0);
+    ck_assert_str_eq(back.name, run.name);
+    ck_assert(back.bandwidth == run.bandwidth);
+    ck_assert_int_eq(scenario_sweep_count(&back), 1);
+    free(text);
+
+    /* without [sweep]: one run, the scenario itself */
+    load_ok(&sc, FIXTURE("full.ini"), NULL, 0);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 1);
+    sweep_run_ok(&sc, 0, &run);
+    ck_assert_int_eq(memcmp(&sc, &run, sizeof sc), 0);
+}
+END_TEST
+
+START_TEST(sweep_values_quoted_trimmed_and_named)
+{
+    scenario_t sc, run;
+    /* the name comes from the file; values are named as scenario_write writes them */
+    load_ok(&sc, tmp_file("grid.ini", "[sweep]\nmodel.conv = \"8,16\" , \" 4 , 8 \"\n"
+                                      "cluster.latency = 1e3 ms,  5us\n"
+                                      "cluster.network_model = cm02, LV08\n"),
+            NULL, 0);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 8);
+    sweep_run_ok(&sc, 0, &run);
+    ck_assert_str_eq(run.name, "grid/conv=8,16,latency=1s,network_model=CM02");
+    ck_assert_int_eq(run.model.conv[0], 8);
+    ck_assert_int_eq(run.model.conv[1], 16);
+    ck_assert(run.latency == 1.0);
+    ck_assert_int_eq(run.network_model, SIM_NET_CM02);
+    sweep_run_ok(&sc, 7, &run);
+    ck_assert_str_eq(run.name, "grid/conv=4,8,latency=5us,network_model=LV08");
+    ck_assert_int_eq(run.model.conv[0], 4);
+    ck_assert(run.latency == 5e-6);
+    /* --set applies to the base, under every run */
+    static const char *const sets[] = {"run.steps=7", "run.name=g"};
+    load_ok(&sc, tmp_file("grid.ini", "[sweep]\nrun.seed = 1, 2\n"), sets, 2);
+    sweep_run_ok(&sc, 1, &run);
+    ck_assert_str_eq(run.name, "g/seed=2");
+    ck_assert_uint_eq(run.seed, 2);
+    ck_assert_int_eq(run.steps, 7);
+    /* an empty [sweep] is no sweep */
+    load_ok(&sc, tmp_file("grid.ini", "[sweep]\n; nothing yet\n"), NULL, 0);
+    ck_assert_int_eq(sc.sweep.n_keys, 0);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 1);
+}
+END_TEST
+
+START_TEST(sweep_bad_values_name_line_key_and_value)
+{
+    expect_file_error("[run]\nsteps = 5\n\n[sweep]\ncluster.bandwidth = 1Gbps, 10Gbps, 10Gbs\n",
+                      ":5: sweep cluster.bandwidth: value 3 \"10Gbs\": unknown unit \"Gbs\" in "
+                      "bandwidth \"10Gbs\" (expected one of bps, kbps, Mbps, Gbps, Tbps, Bps, "
+                      "kBps, MBps, GBps, TBps)");
+    expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
+                      ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
+                      "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg)");
+    expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
+                      ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
+                      "integer in [1, 100000])");
+    expect_file_error("[sweep]\nmodel.hidden = \"256,128\", \"256,,128\"\n",
+                      ":2: sweep model.hidden: value 2 \"256,,128\": bad hidden sizes "
+                      "\"256,,128\" (expected comma-separated integers in [1, 1048576], e.g. "
+                      "256,128)");
+    expect_file_error("[sweep]\ncluster.bandwidth = 1Gbps, 1000Mbps\n",
+                      ":2: sweep cluster.bandwidth: value 2 \"1000Mbps\": repeats value 1 (both "
+                      "are 1Gbps)");
+    expect_file_error("[sweep]\ncluster.device = a100, custom\n",
+                      ":2: sweep cluster.device: value 2 \"custom\": custom needs a speed: sweep "
+                      "cluster.device_flops instead (it makes the device custom)");
+    /* the list itself */
+    expect_file_error("[sweep]\ncluster.bandwidth =\n",
+                      ":2: sweep cluster.bandwidth: empty list (expected values separated by "
+                      "commas, e.g. cluster.bandwidth = 1Gbps, 10Gbps)");
+    expect_file_error("[sweep]\ncluster.bandwidth = 1Gbps,, 2Gbps\n",
+                      ":2: sweep cluster.bandwidth: value 2 is empty (expected values separated "
+                      "by commas; quote a value that contains one: \"256,128\")");
+    expect_file_error("[sweep]\ncluster.bandwidth = 1Gbps, 2Gbps,\n",
+                      ":2: sweep cluster.bandwidth: value 3 is empty (expected values separated "
+                      "by commas; quote a value that contains one: \"256,128\")");
+    expect_file_error("[sweep]\nmodel.hidden = 64, \"256,128\n",
+                      ":2: sweep model.hidden: value 2: no closing quote");
+    expect_file_error("[sweep]\nmodel.hidden = \"256,128\"4, 64\n",
+                      ":2: sweep model.hidden: value 1: text after the closing quote");
+    expect_file_error("[sweep]\nmodel.hidden = 64, 256\"128\"\n",
+                      ":2: sweep model.hidden: value 2: a quote inside a value (quote whole "
+                      "values: \"256,128\")");
+}
+END_TEST
+
+START_TEST(sweep_linked_keys_and_short_names)
+{
+    /* keys of one line move together; lines are crossed; a key name alone names its one
+     * section's key */
+    scenario_t sc, run;
+    dt_err_t err;
+    load_ok(&sc, tmp_file("t.ini", "[sweep]\n"
+                                   "kind, platform, lr = (sync-ps, star, 0.2), (fedavg,edge,0.05),"
+                                   " (fedavg, edge, 0.1)\n"
+                                   "bandwidth = 1Gbps, 10Gbps\n"),
+            NULL, 0);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 6);
+    ck_assert_int_eq(scenario_sweep_run(&sc, 0, &run, &err), DT_OK);
+    ck_assert_str_eq(run.name, "t/kind=sync-ps,platform=star,lr=0.2,bandwidth=1Gbps");
+    ck_assert_int_eq(scenario_sweep_run(&sc, 3, &run, &err), DT_OK);
+    ck_assert_int_eq(run.strategy, SIM_STRATEGY_FEDAVG);
+    ck_assert_int_eq(run.platform, SIM_PLATFORM_EDGE);
+    ck_assert(run.sgd.lr == 0.05f && run.bandwidth == 1.25e9);
+    ck_assert_int_eq(scenario_sweep_run(&sc, 4, &run, &err), DT_OK);
+    ck_assert(run.sgd.lr == 0.1f && run.bandwidth == 1.25e8);
+    /* written back as one linked line, which loads to the same runs */
+    char *text = write_to_string(&sc);
+    ck_assert_ptr_nonnull(strstr(text, "strategy.kind, cluster.platform, model.lr = (sync-ps, "
+                                       "star, 0.2), (fedavg, edge, 0.05), (fedavg, edge, 0.1)"));
+    scenario_t back;
+    load_ok(&back, tmp_file("back.ini", text), NULL, 0);
+    ck_assert_int_eq(scenario_sweep_count(&back), 6);
+    ck_assert_int_eq(scenario_sweep_run(&back, 5, &run, &err), DT_OK);
+    ck_assert_str_eq(run.name, "t/kind=fedavg,platform=edge,lr=0.1,bandwidth=10Gbps");
+    free(text);
+    expect_file_error_start("[sweep]\nkind, lr = (sync-ps, 0.1), (allreduce)\n",
+                            ":2: sweep kind, lr: tuple 2 has 1 values for 2 keys");
+    expect_file_error_start("[sweep]\nkind, lr = (sync-ps, 0.1, 3)\n",
+                            ":2: sweep kind, lr: tuple 1 has more than 2 values");
+    expect_file_error_start("[sweep]\nkind, lr = sync-ps, 0.1\n",
+                            ":2: sweep kind, lr: tuple 1: expected \"(\"");
+    expect_file_error_start("[sweep]\nkind, lr = (sync-ps, 0.1), (sync-ps, 0.1)\n",
+                            ":2: sweep kind, lr: tuple 2 repeats tuple 1");
+    expect_file_error_start("[sweep]\nkind, lr = (sync-ps, 0.1), (allreduce, -1)\n",
+                            ":2: sweep model.lr: value 2 \"-1\"");
+}
+END_TEST
+
+START_TEST(sweep_bad_keys)
+{
+    expect_file_error("[sweep]\ncluster.bandwith = 1Gbps, 10Gbps\n",
+                      ":2: sweep cluster.bandwith: unknown key (did you mean bandwidth?)");
+    expect_file_error("[sweep]\nmodel.workers = 2, 4\n",
+                      ":2: sweep model.workers: unknown key (workers is a [cluster] key)");
+    expect_file_error("[sweep]\nbandwith = 1Gbps\n",
+                      ":2: sweep bandwith: expected section.key = value, value, ... (e.g. "
+                      "cluster.bandwidth = 1Gbps, 10Gbps)");
+    expect_file_error("[sweep]\nclustr.workers = 2, 4\n",
+                      ":2: sweep clustr.workers: unknown section [clustr] (expected run, model, "
+                      "data, cluster or strategy; did you mean [cluster]?)");
+    expect_file_error("[sweep]\nfaults.crash_at = 1s, 2s\n",
+                      ":2: sweep faults.crash_at: the [faults] section has no keys yet in this "
+                      "version");
+    expect_file_error("[sweep]\nrun.name = a, b\n",
+                      ":2: sweep run.name: cannot be swept (each run is named after its swept "
+                      "values)");
+    expect_file_error("[sweep]\nrun.db = a.db, b.db\n",
+                      ":2: sweep run.db: cannot be swept (the runs of a sweep share one "
+                      "database)");
+    expect_file_error("[sweep]\ncluster.workers = 2, 4\nmodel.lr = 0.1\n\ncluster.workers = 8\n",
+                      ":5: sweep cluster.workers: given twice in [sweep] (lines 2 and 5)");
+    /* a swept key also given in its section, in either order */
+    expect_file_error("[cluster]\nworkers = 4\nlatency = 1us\n[sweep]\ncluster.workers = 2, 8\n",
+                      ":5: sweep cluster.workers: also given at line 2 (a swept key takes its "
+                      "values from [sweep] only: drop one of the two)");
+    expect_file_error("[sweep]\ncluster.workers = 2, 8\n[cluster]\nworkers = 4\n",
+                      ":2: sweep cluster.workers: also given at line 4 (a swept key takes its "
+                      "values from [sweep] only: drop one of the two)");
+    /* the device pair */
+    expect_file_error("[sweep]\ncluster.device = cpu, a100\ncluster.device_flops = 1Tf, 2Tf\n",
+                      ":3: sweep cluster.device_flops: cluster.device is swept too, at line 2 "
+                      "(each of the pair sets the other: sweep one of them)");
+    expect_file_error("[cluster]\ndevice = a100\n[sweep]\ncluster.device_flops = 1Tf, 2Tf\n",
+                      ":4: sweep cluster.device_flops: each value makes the device custom, but "
+                      "device = a100 at line 2: write device = custom or drop device");
+    scenario_t sc, run;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
+                                   "cluster.device_flops = 1Tf, 2Tf\n"),
+            NULL, 0);
+    sweep_run_ok(&sc, 1, &run);
+    ck_assert_str_eq(run.device, "custom");
+    ck_assert(run.device_flops == 2e12);
+    load_ok(&sc, tmp_file("t.ini", "[sweep]\ncluster.device = v100, h100\n"), NULL, 0);
+    sweep_run_ok(&sc, 1, &run);
+    ck_assert_str_eq(run.device, "h100");
+    ck_assert(run.device_flops == 46.9e12);
+
+    /* --set of a swept key */
+    const char *path = tmp_file("t.ini", "[run]\nsteps = 5\n[sweep]\ncluster.bandwidth = 1Gbps, "
+                                         "10Gbps\ncluster.device = cpu, a100\n");
+    static const char *const set_bw[] = {"cluster.bandwidth=5Gbps"},
+                             *const set_flops[] = {"cluster.device_flops=3Tf"};
+    dt_err_t err;
+    ck_assert_int_eq(scenario_load(&sc, path, set_bw, 1, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "--set cluster.bandwidth: swept in [sweep] at line 4 (a swept key "
+                              "takes its values from [sweep] only)");
+    ck_assert_int_eq(scenario_load(&sc, path, set_flops, 1, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "--set cluster.device_flops: would replace cluster.device, swept "
+                              "in [sweep] at line 5 (each of the pair sets the other)");
+}
+END_TEST
+
+START_TEST(sweep_limits)
+{
+    /* 17 keys */
+    char text[4096];
+    static const char *const keys17[] = {
+        "run.seed",        "run.steps",         "run.eval_every",    "model.batch",
+        "model.lr",        "model.momentum",    "model.threads",     "model.kernel",
+        "model.fc",        "data.test_samples", "data.synthetic_dim", "cluster.racks",
+        "strategy.staleness", "strategy.local_steps", "strategy.rounds", "strategy.local_epochs",
+        "model.weight_decay"};
+    int n = snprintf(text, sizeof text, "[sweep]\n");
+    for (int i = 0; i < 17; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s = 1\n", keys17[i]);
+    text[strstr(text, "model.lr = 1") - text + 11] = '5'; /* lr 5, momentum 0.5 in range */
+    n = (int)(strstr(text, "model.momentum = 1") - text);
+    memcpy(text + n, "model.momentum = 0", 18);
+    n = (int)(strstr(text, "model.weight_decay = 1") - text);
+    memcpy(text + n, "model.weight_decay = 0", 22);
+    expect_file_error(text, ":18: sweep model.weight_decay: more than 16 swept keys");
+    /* 65 values (the line just fits in 198 characters) */
+    n = snprintf(text, sizeof text, "[sweep]\nrun.seed=");
+    for (int i = 1; i <= 65; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", i > 1 ? "," : "", i);
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    expect_file_error(text, ":2: sweep run.seed: more than 64 values");
+    /* more than 10000 runs */
+    expect_file_error("[sweep]\nrun.seed = 1,2,3,4,5,6,7,8,9,10\nrun.steps = 1,2,3,4,5,6,7,8,9,10\n"
+                      "model.batch = 1,2,3,4,5,6,7,8,9,10\nmodel.threads = 1,2,3,4,5,6,7,8,9,10\n"
+                      "model.fc = 1, 2\n",
+                      ":6: sweep model.fc: 20000 runs in all (expected at most 10000)");
+}
+END_TEST
+
+START_TEST(sweep_cross_key_errors_name_the_combination)
+{
+    /* servers = 4 holds against 8 and 4 workers, not 2: the sweep line and value are named */
+    expect_file_error("[strategy]\nservers = 4\n\n[sweep]\ncluster.workers = 8, 2, 4\n",
+                      ":5: sweep cluster.workers: value 2 \"2\": 4 servers for 2 workers "
+                      "(expected servers <= workers for sync-ps; strategy.servers at line 2)");
+    /* both swept: the first of the relation is blamed, the other names its line and value */
+    expect_file_error("[sweep]\nstrategy.servers = 1, 4\ncluster.workers = 4, 2\n",
+                      ":2: sweep strategy.servers: value 2 \"4\": 4 servers for 2 workers "
+                      "(expected servers <= workers for sync-ps; cluster.workers = 2 from "
+                      "[sweep] at line 3)");
+    expect_file_error("[cluster]\nplatform = edge\n[sweep]\nstrategy.kind = fedavg, allreduce\n",
+                      ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
+                      "connects clients only to the server, so allreduce (which exchanges "
+                      "between workers) cannot run on it (expected fedavg, sync-ps, async-ps or "
+                      "single; cluster.platform at line 2)");
+    expect_file_error("[data]\nsource = synthetic\ntrain_samples = 6\n[sweep]\n"
+                      "cluster.workers = 2, 4, 8\n",
+                      ":5: sweep cluster.workers: value 3 \"8\": 6 samples for 8 workers "
+                      "(expected at least one sample each)");
+    /* an error of the base, not of the sweep: the run it was found in is named */
+    expect_file_error("[strategy]\nservers = 9\n[sweep]\nmodel.lr = 0.1, 0.2\n",
+                      ":2: strategy.servers: 9 servers for 8 workers (expected servers <= "
+                      "workers for sync-ps; cluster.workers by default) (in run 0: t/lr=0.1)");
+    /* a base that no run uses may break a relation: only the runs are checked */
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = allreduce\nalgorithm = hierarchical\n"
+                                   "group_size = 3\n[sweep]\ncluster.workers = 3, 6\n"),
+            NULL, 0);
+    ck_assert_int_eq(scenario_validate(&sc, NULL), DT_ERR_INPUT); /* 8 workers by default */
+    ck_assert_int_eq(scenario_sweep_count(&sc), 2);
+}
+END_TEST
+
+START_TEST(sweep_written_and_read_back)
+{
+    scenario_t sc;
+    load_ok(&sc, FIXTURE("sweep.ini"), NULL, 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(&sc, f);
+    fclose(f);
+    char tiny[PATH_MAX], want[PATH_MAX + 300];
+    ck_assert_ptr_nonnull(realpath(FIXTURE("tiny.xml"), tiny));
+    snprintf(want, sizeof want,
+             "\n[sweep]\nstrategy.kind = sync-ps, allreduce\n"
+             "cluster.bandwidth = 1Gbps, 10Gbps, 100Gbps\ncluster.platform = star, %s\n"
+             "model.hidden = \"256,128\", 64\n",
+             tiny);
+    ck_assert_msg(strstr(text, want), "no\n%s\nin:\n%s", want, text);
+    ck_assert_ptr_nonnull(strstr(text, "\n; kind: from [sweep] strategy.kind\n"));
+    ck_assert_ptr_null(strstr(text, "\nkind = "));
+    free(text);
+    round_trip(&sc);
+    /* the device pair: device_flops swept with device = custom, device swept alone */
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
+                                   "cluster.device_flops = 1Tf, 2.5Tf\nrun.seed = 3, 1\n"),
+            NULL, 0);
+    round_trip(&sc);
+    load_ok(&sc, tmp_file("t.ini", "[sweep]\ncluster.device = a100, cpu\n"
+                                   "data.partition = iid, dirichlet:0.5, shards:2\n"),
+            NULL, 0);
+    round_trip(&sc);
+}
+END_TEST
+
 static Suite *scenario_suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -767,6 +1168,14 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);
     tcase_add_test(tc, names_and_markdown);
+    tcase_add_test(tc, sweep_expands_in_nested_loop_order);
+    tcase_add_test(tc, sweep_values_quoted_trimmed_and_named);
+    tcase_add_test(tc, sweep_bad_values_name_line_key_and_value);
+    tcase_add_test(tc, sweep_linked_keys_and_short_names);
+    tcase_add_test(tc, sweep_bad_keys);
+    tcase_add_test(tc, sweep_limits);
+    tcase_add_test(tc, sweep_cross_key_errors_name_the_combination);
+    tcase_add_test(tc, sweep_written_and_read_back);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,477 @@
+/* `dtsim run` of a scenario with a [sweep] (see cli_sweep.h). SimGrid initialises once per
+ * process, so each run is a child process that calls cli_run_scenario and exits with its code;
+ * the parent never touches SimGrid. All runs write to one database (WAL with a busy timeout:
+ * see results/db.h), tagged with one sweep id "NAME-YYYYmmddTHHMMSSZ-PID" and their index.
+ *
+ * The parent keeps at most `jobs` children, reads each child's stderr through a pipe and
+ * relays it line by line as "run I: ..." (errors are seen; the child's stderr is then no
+ * terminal, so it prints no per-step progress of its own), drops their stdout, and on a
+ * terminal keeps one progress line with an estimate of the time left. SIGINT and SIGTERM
+ * are forwarded to the children (each in its own process group, so that a terminal's ^C
+ * reaches them once, through the parent: a run stops at its next step and is recorded as
+ * interrupted; a second signal ends it at once); the parent waits for them, prints what
+ * there is, then ends on the same signal. A run whose child died leaves a 'running' row
+ * that the next open of the database (the parent's, at the end) marks 'interrupted'. The
+ * summary table is read back from the database, so it shows what was stored. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli_sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "db.h"
+
+#define RUN_NOT_STARTED (-1) /* status[i] before run i is started */
+
+typedef struct child {
+    pid_t pid; /* 0: free slot */
+    long index;
+    int fd;    /* read end of its stderr pipe; -1 once closed */
+    size_t len;
+    char line[1024]; /* the unfinished line so far */
+} child_t;
+
+typedef struct sweep {
+    const scenario_t *base;
+    const char *argv0;
+    char id[SCENARIO_STR + 64];
+    long n;
+    int jobs;
+    child_t *slots;  /* jobs of them */
+    int *status;     /* per run: RUN_NOT_STARTED or its wait status */
+    long done;
+    int live;
+    double t0;
+    int progress;    /* stderr is a terminal */
+    char shown[128]; /* the progress line on screen, "" none */
+} sweep_t;
+
+static volatile sig_atomic_t stop_signal, signals;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+    signals++;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the progress line ------------------------------------------------------------------ */
+
+static void progress_clear(sweep_t *s)
+{
+    if (s->shown[0])
+        fprintf(stderr, "\r%*s\r", (int)strlen(s->shown), "");
+    s->shown[0] = '\0';
+}
+
+static void progress_show(sweep_t *s)
+{
+    if (!s->progress)
+        return;
+    double elapsed = now_s() - s->t0;
+    char text[128];
+    int len = snprintf(text, sizeof text, "[%ld/%ld] elapsed %.0fs", s->done, s->n, elapsed);
+    if (s->done > 0 && s->done < s->n)
+        snprintf(text + len, sizeof text - (size_t)len, ", about %.0fs left",
+                 elapsed / (double)s->done * (double)(s->n - s->done));
+    if (!strcmp(text, s->shown))
+        return;
+    size_t len_now = strlen(text), len_before = strlen(s->shown);
+    fprintf(stderr, "\r%s", text);
+    if (len_now < len_before)
+        fprintf(stderr, "%*s", (int)(len_before - len_now), "");
+    memcpy(s->shown, text, len_now + 1);
+    fflush(stderr);
+}
+
+/* ---- children --------------------------------------------------------------------------- */
+
+/* Relays the complete lines of c's buffer (all of it when flush is set) as "run I: LINE". */
+static void relay_lines(sweep_t *s, child_t *c, int flush)
+{
+    size_t start = 0;
+    for (;;) {
+        char *nl = memchr(c->line + start, '\n', c->len - start);
+        size_t end = nl ? (size_t)(nl - c->line) : c->len;
+        if (!nl && !(flush && end > start) && !(start == 0 && c->len == sizeof c->line))
+            break;
+        progress_clear(s);
+        fprintf(stderr, "run %ld: %.*s\n", c->index, (int)(end - start), c->line + start);
+        start = nl ? end + 1 : end;
+    }
+    memmove(c->line, c->line + start, c->len - start);
+    c->len -= start;
+}
+
+/* Reads what c's pipe holds; closes it at end of file. */
+static void child_read(sweep_t *s, child_t *c)
+{
+    while (c->fd >= 0) {
+        ssize_t got = read(c->fd, c->line + c->len, sizeof c->line - c->len);
+        if (got > 0) {
+            c->len += (size_t)got;
+            relay_lines(s, c, 0);
+            continue;
+        }
+        if (got < 0 && (errno == EINTR))
+            continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        relay_lines(s, c, 1);
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+/* In the child: default signal handling, stdout to /dev/null, stderr into the pipe, then the
+ * run. Never returns. */
+static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
+                       const sigset_t *old_mask)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
+    for (int j = 0; j < s->jobs; j++)
+        if (s->slots[j].pid && s->slots[j].fd >= 0)
+            close(s->slots[j].fd);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, STDOUT_FILENO);
+        close(null);
+    }
+    dup2(err_fd, STDERR_FILENO);
+    close(err_fd);
+    int rc = cli_run_scenario(run, s->argv0, s->id, i, 0);
+    fflush(NULL);
+    _exit(rc);
+}
+
+/* Starts run i in slot c. Returns 0, or -1 when fork or pipe failed (reported). */
+static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
+{
+    dt_err_t err;
+    if (scenario_sweep_run(s->base, i, run, &err)) {
+        /* scenario_load checked every run: only a file removed since can get here */
+        progress_clear(s);
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        s->status[i] = 2 << 8; /* as if the child had exited with 2 */
+        s->done++;
+        return 0;
+    }
+    int fds[2];
+    if (pipe(fds)) {
+        fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old); /* the child resets its handlers first */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(s, run, i, fds[1], &old);
+    }
+    int e = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        fprintf(stderr, "dtsim run: fork: %s\n", strerror(e));
+        return -1;
+    }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    c->pid = pid;
+    c->index = i;
+    c->fd = fds[0];
+    c->len = 0;
+    s->status[i] = 0;
+    s->live++;
+    return 0;
+}
+
+/* Reaps c if it has ended (block: wait for it); relays the rest of its stderr. */
+static void child_reap(sweep_t *s, child_t *c, int block)
+{
+    int wstatus;
+    pid_t got = waitpid(c->pid, &wstatus, block ? 0 : WNOHANG);
+    if (got == 0 || (got < 0 && errno == EINTR))
+        return;
+    if (got < 0)
+        wstatus = 127 << 8; /* not our child any more: cannot happen */
+    if (c->fd >= 0) {
+        fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
+        child_read(s, c);
+    }
+    s->status[c->index] = wstatus;
+    c->pid = 0;
+    s->live--;
+    s->done++;
+}
+
+/* Starts runs and waits for them until every started one has ended. */
+static void sweep_execute(sweep_t *s)
+{
+    scenario_t *run = dt_malloc(sizeof *run);
+    struct pollfd *pfd = dt_malloc(sizeof *pfd * (size_t)s->jobs);
+    long next = 0;
+    int forwarded = 0, failed_start = 0;
+    for (;;) {
+        if (signals > forwarded) {
+            forwarded = signals;
+            for (int j = 0; j < s->jobs; j++)
+                if (s->slots[j].pid)
+                    kill(s->slots[j].pid, stop_signal);
+        }
+        for (int j = 0; j < s->jobs && next < s->n && !stop_signal && !failed_start; j++)
+            if (!s->slots[j].pid && child_start(s, &s->slots[j], next++, run))
+                failed_start = 1;
+        if (!s->live && (next == s->n || stop_signal || failed_start))
+            break;
+        int n = 0;
+        for (int j = 0; j < s->jobs; j++)
+            if (s->slots[j].pid && s->slots[j].fd >= 0)
+                pfd[n++] = (struct pollfd){.fd = s->slots[j].fd, .events = POLLIN};
+        if (poll(pfd, (nfds_t)n, 100) > 0)
+            for (int j = 0; j < s->jobs; j++)
+                if (s->slots[j].pid && s->slots[j].fd >= 0)
+                    child_read(s, &s->slots[j]);
+        for (int j = 0; j < s->jobs; j++)
+            if (s->slots[j].pid)
+                child_reap(s, &s->slots[j], 0);
+        progress_show(s);
+    }
+    progress_clear(s);
+    free(pfd);
+    free(run);
+}
+
+/* ---- the summary table ------------------------------------------------------------------ */
+
+typedef struct row {
+    int stored;     /* a run row exists */
+    int summarized; /* and its summary */
+    char name[SCENARIO_STR];
+    char strategy[32];
+    char status[32];
+    double bandwidth, accuracy, time_to_target, bytes; /* NAN: none */
+} row_t;
+
+static double column_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static void column_text(sqlite3_stmt *st, int i, char *buf, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+/* The sweep's runs as stored: rows[sweep_index]. The database was opened (and its vanished
+ * writers' runs marked interrupted) by results_db_open just before. */
+static dt_status read_rows(const sweep_t *s, row_t *rows, dt_err_t *err)
+{
+    static const char sql[] =
+        "SELECT r.sweep_index, r.name, r.strategy, r.status,"
+        "       coalesce(v.bandwidth, b.number), v.final_accuracy, v.time_to_target,"
+        "       v.total_bytes, v.run IS NOT NULL"
+        "  FROM runs r"
+        "  LEFT JOIN run_summary v ON v.run = r.id"
+        "  LEFT JOIN params b ON b.run = r.id AND b.key = 'cluster.bandwidth'"
+        " WHERE r.sweep = ?1 ORDER BY r.sweep_index, r.id";
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_open_v2(s->base->db, &db, SQLITE_OPEN_READONLY, NULL);
+    DT_CHECK(db, "out of memory opening SQLite database %s", s->base->db);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 10000);
+        rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, s->id, -1, SQLITE_STATIC);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        long i = (long)sqlite3_column_int64(st, 0);
+        if (i < 0 || i >= s->n)
+            continue;
+        row_t *r = &rows[i];
+        r->stored = 1;
+        column_text(st, 1, r->name, sizeof r->name);
+        column_text(st, 2, r->strategy, sizeof r->strategy);
+        column_text(st, 3, r->status, sizeof r->status);
+        r->bandwidth = column_real(st, 4);
+        r->accuracy = column_real(st, 5);
+        r->time_to_target = column_real(st, 6);
+        r->bytes = column_real(st, 7);
+        r->summarized = sqlite3_column_int(st, 8);
+    }
+    dt_status status = DT_OK;
+    if (rc != SQLITE_DONE)
+        status = dt_err_input(err, "%s: reading the sweep's runs: %s", s->base->db,
+                              sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return status;
+}
+
+/* A run with no row: its name and strategy from the scenario, its status from how its
+ * child ended. */
+static void row_unstored(const sweep_t *s, long i, row_t *r, scenario_t *run)
+{
+    dt_err_t err;
+    if (scenario_sweep_run(s->base, i, run, &err) == DT_OK) {
+        snprintf(r->name, sizeof r->name, "%s", run->name);
+        snprintf(r->strategy, sizeof r->strategy, "%s", scenario_strategy_name(run->strategy));
+        r->bandwidth = run->bandwidth;
+    } else {
+        snprintf(r->name, sizeof r->name, "%.480s/run %ld", s->base->name, i);
+    }
+    int w = s->status[i];
+    snprintf(r->status, sizeof r->status, "%s",
+             w == RUN_NOT_STARTED ? "not run" : WIFSIGNALED(w) ? "killed" : "failed");
+}
+
+static void print_table(const row_t *rows, long n)
+{
+    int width = 24;
+    for (long i = 0; i < n; i++)
+        if ((int)strlen(rows[i].name) > width)
+            width = (int)strlen(rows[i].name);
+    printf("%-*s %-10s %10s %8s %14s %9s %s\n", width, "run", "strategy", "bandwidth",
+           "accuracy", "time_to_target", "bytes", "status");
+    for (long i = 0; i < n; i++) {
+        const row_t *r = &rows[i];
+        char bw[64] = "-", acc[32] = "-", ttt[32] = "-", bytes[32] = "-";
+        if (isfinite(r->bandwidth) && r->bandwidth > 0)
+            scenario_format_bandwidth(r->bandwidth, bw, sizeof bw);
+        if (!isnan(r->accuracy))
+            snprintf(acc, sizeof acc, "%.4f", r->accuracy);
+        if (!isnan(r->time_to_target))
+            snprintf(ttt, sizeof ttt, "%.4fs", r->time_to_target);
+        else if (r->summarized)
+            snprintf(ttt, sizeof ttt, "never");
+        if (!isnan(r->bytes))
+            snprintf(bytes, sizeof bytes, "%.3g", r->bytes);
+        printf("%-*s %-10s %10s %8s %14s %9s %s\n", width, r->name, r->strategy, bw, acc, ttt,
+               bytes, r->status);
+    }
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
+{
+    DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && base->sweep.n_keys > 0);
+    sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base)};
+    s.jobs = jobs < s.n ? jobs : (int)s.n;
+    dt_err_t err;
+
+    /* the database first: a bad path is bad input, found before anything runs */
+    results_db_t *db = NULL;
+    if (results_db_open(&db, base->db, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    results_db_close(db);
+
+    char stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(s.id, sizeof s.id, "%s-%s-%ld", base->name, stamp, (long)getpid());
+
+    s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
+    s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
+    for (long i = 0; i < s.n; i++)
+        s.status[i] = RUN_NOT_STARTED;
+    s.progress = isatty(STDERR_FILENO);
+    s.t0 = now_s();
+
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = signals = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sweep_execute(&s);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (s.progress)
+        fprintf(stderr, "%ld runs in %.0fs\n", s.done, now_s() - s.t0);
+
+    /* the table, from the database (opening it marks the dead children's runs interrupted) */
+    int rc = CLI_EXIT_OK;
+    row_t *rows = dt_calloc((size_t)s.n, sizeof *rows);
+    for (long i = 0; i < s.n; i++)
+        rows[i].bandwidth = rows[i].accuracy = rows[i].time_to_target = rows[i].bytes = NAN;
+    if (results_db_open(&db, base->db, &err) || read_rows(&s, rows, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_RUN;
+    }
+    results_db_close(db);
+    scenario_t *run = dt_malloc(sizeof *run);
+    for (long i = 0; i < s.n; i++)
+        if (!rows[i].stored)
+            row_unstored(&s, i, &rows[i], run);
+    free(run);
+    printf("sweep %s: %ld runs\n", s.id, s.n);
+    print_table(rows, s.n);
+    fflush(stdout);
+
+    /* every run that did not finish, by name */
+    long bad = 0;
+    for (long i = 0; i < s.n; i++) {
+        int w = s.status[i];
+        int ok = !strcmp(rows[i].status, "finished") && w != RUN_NOT_STARTED &&
+                 WIFEXITED(w) && WEXITSTATUS(w) == 0;
+        if (ok)
+            continue;
+        if (bad++ < 10) {
+            char how[48] = "";
+            if (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w))
+                snprintf(how, sizeof how, ", exit code %d", WEXITSTATUS(w));
+            else if (w != RUN_NOT_STARTED && WIFSIGNALED(w))
+                snprintf(how, sizeof how, ", signal %d", WTERMSIG(w));
+            fprintf(stderr, "dtsim run: run %ld (%s): %s%s\n", i, rows[i].name,
+                    rows[i].status, how);
+        }
+    }
+    if (bad > 10)
+        fprintf(stderr, "dtsim run: ... and %ld more\n", bad - 10);
+    if (bad) {
+        fprintf(stderr, "dtsim run: %ld of %ld runs did not finish\n", bad, s.n);
+        rc = CLI_EXIT_RUN;
+    }
+    free(rows);
+    free(s.status);
+    free(s.slots);
+    if (stop_signal) {
+        int sig = stop_signal;
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    return rc;
+}
