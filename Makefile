@@ -13,8 +13,10 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The strategy comparison: 15 runs into results/dtsim.db, figures into results/plots/.
 demo: build
-	./$(BUILD)/dtsim train --model mlp --epochs 10 --lr 0.05 --momentum 0.9 --schedule cosine --threads $(JOBS)
+	./$(BUILD)/dtsim run scenarios/demo.ini -j $(JOBS)
+	./$(BUILD)/dtsim plot
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

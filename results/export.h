@@ -20,8 +20,4 @@ dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
 dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_runs,
                              const char *dir, FILE *written, dt_err_t *err);
 
-/* Parses "3,5-9" into ascending run ids (at most max); DT_ERR_INPUT on anything else. */
-dt_status results_parse_run_spec(const char *spec, int64_t *runs, size_t max, size_t *n,
-                                 dt_err_t *err);
-
 #endif

@@ -2,10 +2,12 @@
  * CSV files. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "export.h"
+#include "query.h"
 
 #define DEFAULT_DB "results/dtsim.db"
 #define MAX_RUNS 100000
@@ -87,8 +89,21 @@ int cli_export(int argc, char **argv)
     static int64_t runs[MAX_RUNS];
     size_t n = 0;
     dt_err_t err;
-    if (spec && results_parse_run_spec(spec, runs, MAX_RUNS, &n, &err))
-        return cli_usage_error("export", "--runs: %s", err.msg);
+    if (spec) {
+        results_id_range_t *ranges;
+        size_t n_ranges;
+        if (results_runs_spec_parse(spec, &ranges, &n_ranges, &err))
+            return cli_usage_error("export", "--runs: %s", err.msg);
+        for (size_t r = 0; r < n_ranges; r++)
+            for (int64_t id = ranges[r].lo; id <= ranges[r].hi; id++) {
+                if (n == MAX_RUNS) {
+                    free(ranges);
+                    return cli_usage_error("export", "--runs: more than %d runs", MAX_RUNS);
+                }
+                runs[n++] = id;
+            }
+        free(ranges);
+    }
     if (results_export_csv(db, runs, n, out, stdout, &err)) {
         fprintf(stderr, "dtsim export: %s\n", err.msg);
         return CLI_EXIT_USAGE;

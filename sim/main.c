@@ -19,6 +19,8 @@ static void usage(FILE *out)
             "                     results database, print a summary\n"
             "  check SCENARIO     validate a scenario, print its resolved configuration\n"
             "  platform SCENARIO  print the SimGrid platform XML a scenario generates\n"
+            "  plot               draw figures of stored runs (accuracy, time breakdown,\n"
+            "                     scaling, timeline) with gnuplot\n"
             "  keys               every scenario key with its default and meaning\n"
             "  runs               list the runs of a results database\n"
             "  export --csv       write a database's tables (or some runs') as CSV files\n"
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
         return cli_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cli_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
         return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform"))

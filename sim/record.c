@@ -126,8 +126,9 @@ void sim_record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, do
                          double end)
 {
     struct sim_record *r = run->record;
-    if (!r || end <= start || node->steps >= run->timeline_steps ||
-        r->n_iv >= TIMELINE_MAX_ROWS)
+    if (end > run->timeline_end)
+        end = run->timeline_end; /* the window closes for every host at once */
+    if (!r || end <= start || r->n_iv >= TIMELINE_MAX_ROWS)
         return;
     /* extend the node's latest interval when this one continues it */
     if (node->timeline_last) {

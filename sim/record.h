@@ -1,6 +1,6 @@
 /* What a run records beyond the engine's counters: the bytes each network link carried
  * (every received message added along its route, routes cached per host pair) and the
- * timeline of the first steps (who computes, who sends, who waits). Both are kept in
+ * timeline of the start of the run (who computes, who sends, who waits). Both are kept in
  * memory during the simulation and written in one transaction at the end. */
 #ifndef DTSIM_RECORD_H
 #define DTSIM_RECORD_H
@@ -19,7 +19,8 @@ void sim_record_free(struct sim_run *run);
 
 /* bytes went from src to dst: added to every link of the route. */
 void sim_record_traffic(struct sim_run *run, sg_host_t src, sg_host_t dst, double bytes);
-/* node spent [start, end) in state (kept only during the node's first timeline_steps steps). */
+/* node spent [start, end) in state (kept until the first node has computed timeline_steps
+ * gradients; clipped there). */
 void sim_record_interval(struct sim_run *run, struct sim_node *node, sim_state_t state,
                          double start, double end);
 

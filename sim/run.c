@@ -126,7 +126,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
     sim_record_init(run);
-    run->timeline_steps = 5;
+    run->timeline_steps = sc->timeline_steps;
+    run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     run->global_batch = sc->batch * (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
     if (run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
@@ -243,6 +244,8 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
     double wall = dt_wall_seconds() - w0;
     sim_charge(run, node, run->step_flops * batch, wall);
     node->steps++;
+    if (node->steps == run->timeline_steps && isinf(run->timeline_end))
+        run->timeline_end = simgrid_get_clock();
     run->samples += batch;
     if (!isfinite(loss) && !run->diverged) {
         run->diverged = 1;

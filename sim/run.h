@@ -111,7 +111,9 @@ typedef struct sim_run {
 
     /* recording */
     struct sim_record *record; /* per-link bytes and the timeline (record.c) */
-    long timeline_steps;      /* each node's first steps go into the timeline */
+    long timeline_steps;      /* the timeline covers the run until the first node has
+                                 computed this many gradients */
+    double timeline_end;      /* that moment (INFINITY until then) */
     results_db_t *db;
     int64_t run_id;
     dt_err_t db_err;

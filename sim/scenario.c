@@ -413,6 +413,9 @@ static const key_desc_t keys[] = {
            "all-reduce workers keep one shared parameter and momentum copy, updated once per "
            "step, since their replicas are identical by construction (no for one copy each: "
            "same results, N times the memory and update work)"),
+    K_LONG("run", "timeline_steps", "5", timeline_steps, 0, 1e6,
+           "record who computes, sends and waits until the first node has computed this many "
+           "gradients (the timeline figure); 0 = none"),
     K_STRING("run", "db", "results/dtsim.db", db, "path", NULL,
              "results database (relative to the current directory)"),
 

@@ -97,6 +97,7 @@ typedef struct scenario {
     double target_accuracy; /* for "time to target" */
     sim_time_model_t time_model;
     int shared_replicas;    /* workers whose replicas are identical by construction share one */
+    long timeline_steps;    /* the timeline covers the run until a node's N-th gradient */
     char db[SCENARIO_STR];  /* results database path */
 
     /* [model] */

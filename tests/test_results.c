@@ -451,7 +451,7 @@ START_TEST(csv_export_and_run_list)
     p = csv_record(csv_record(csv_record(text, fields, 32, &n), fields, 32, &n), fields, 32, &n);
     ck_assert_str_eq(fields[5], "");
 
-    /* run list and run specs */
+    /* run list */
     char list[300];
     snprintf(list, sizeof list, "%s/list.txt", dir);
     f = fopen(list, "w");
@@ -461,15 +461,6 @@ START_TEST(csv_export_and_run_list)
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "second"));
-    int64_t ids[16];
-    size_t k;
-    ck_assert_int_eq(results_parse_run_spec("9,3-5,1", ids, 16, &k, &err), DT_OK);
-    ck_assert_uint_eq(k, 5);
-    ck_assert(ids[0] == 1 && ids[1] == 3 && ids[3] == 5 && ids[4] == 9);
-    ck_assert_int_eq(results_parse_run_spec("3-", ids, 16, &k, &err), DT_ERR_INPUT);
-    ck_assert_int_eq(results_parse_run_spec("a", ids, 16, &k, &err), DT_ERR_INPUT);
-    ck_assert_int_eq(results_parse_run_spec("5-3", ids, 16, &k, &err), DT_ERR_INPUT);
-    ck_assert_int_eq(results_parse_run_spec("1-100", ids, 16, &k, &err), DT_ERR_INPUT);
     /* not a dtsim database */
     ck_assert_int_eq(results_runs_print(list, stdout, &err), DT_ERR_INPUT);
 }

@@ -1,0 +1,65 @@
+/* The figures: gnuplot scripts built from what query.h reads, one image file each.
+ *
+ * gnuplot is started without a shell (posix_spawnp of "gnuplot" on PATH) and reads the
+ * script on its stdin through a pipe; the data travel inside the script as datablocks of
+ * numbers, and the image comes back on gnuplot's stdout into a file this code opened, so no
+ * path and no user string ever reaches gnuplot as a command. Strings from the database (run
+ * names, strategies, host names) appear only as single-quoted gnuplot string literals (see
+ * results_plot_gp_string), in which gnuplot performs no substitution at all, with every
+ * terminal in non-enhanced text mode so that ^ _ @ { } print as themselves.
+ *
+ * Errors: DT_ERR_INPUT for what the user can fix (gnuplot not installed, an output directory
+ * that cannot be written, an unknown --timeline-run), DT_ERR_RUN when gnuplot fails. */
+#ifndef DTSIM_RESULTS_PLOT_H
+#define DTSIM_RESULTS_PLOT_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "query.h"
+
+typedef enum results_figure {
+    RESULTS_FIGURE_ACCURACY,       /* test accuracy vs simulated time, a curve per run */
+    RESULTS_FIGURE_ACCURACY_BYTES, /* test accuracy vs bytes sent, a curve per run */
+    RESULTS_FIGURE_BREAKDOWN,      /* compute / communication / idle shares, a bar per run */
+    RESULTS_FIGURE_TIME_TO_TARGET, /* time to target accuracy vs bandwidth, per strategy */
+    RESULTS_FIGURE_SCALING,        /* scaling efficiency vs workers, per strategy */
+    RESULTS_FIGURE_TIMELINE,       /* what each host does over simulated time, one run */
+    RESULTS_FIGURE_COUNT
+} results_figure_t;
+
+/* The file name without extension: "accuracy", "accuracy_bytes", ... */
+const char *results_figure_name(results_figure_t f);
+
+typedef struct results_plot_opts {
+    const char *out_dir;  /* an existing directory */
+    int svg;              /* 1: write NAME.svg as well as NAME.png */
+    int64_t timeline_run; /* the timeline's run; 0: the first selected run that has one */
+} results_plot_opts_t;
+
+typedef struct results_plot_out {
+    int n_files;
+    char *files[2]; /* the paths written (PNG, then SVG), malloc'ed */
+    char note[512]; /* why the figure was skipped (n_files = 0), or what it leaves out */
+} results_plot_out_t;
+void results_plot_out_free(results_plot_out_t *out);
+
+/* DT_OK when gnuplot can be started; otherwise DT_ERR_INPUT saying to install gnuplot-nox. */
+dt_status results_plot_gnuplot_check(dt_err_t *err);
+
+/* Draws one figure of runs into o->out_dir (each file written under a temporary name and
+ * renamed when gnuplot succeeded, so a failure leaves no half image). A figure the runs
+ * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
+ * reason in out->note. */
+dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
+                            const results_plot_opts_t *o, results_plot_out_t *out,
+                            dt_err_t *err);
+
+/* text as a single-quoted gnuplot string literal, malloc'ed: ' doubled, control characters
+ * (newlines included) turned into blanks, bytes that are not UTF-8 into '?', cut after
+ * RESULTS_PLOT_TEXT_MAX characters with "...". Such a literal is only ever used as a title,
+ * a key entry or a label, never as a tic label: gnuplot reads tic labels as formats. */
+#define RESULTS_PLOT_TEXT_MAX 80
+char *results_plot_gp_string(const char *text);
+
+#endif

@@ -1,0 +1,603 @@
+/* The read side of the results store (see query.h): a read-only connection, the choice of
+ * runs to show, and the evaluation, summary and timeline rows of each.
+ *
+ * Why these choices:
+ *   - SQLITE_OPEN_READONLY: drawing figures must not be able to change a result, and a
+ *     reader never takes the write lock that a sweep's writers need (WAL readers do not
+ *     block writers).
+ *   - a run's figures come from the run_summary view, not from a second formula here: the
+ *     scaling efficiency a figure shows is the one `sqlite3 ... run_summary` shows.
+ *   - a --runs range is a filter over existing runs ("1-1000000" costs nothing), a single
+ *     id a promise that the run exists (a typo is an error, not an empty figure). */
+#define _POSIX_C_SOURCE 200809L
+#include "query.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db.h" /* RESULTS_SCHEMA_VERSION */
+
+#define RESULTS_APPLICATION_ID 1685353321
+
+enum q_stmt {
+    Q_RUN,
+    Q_EVALS,
+    Q_TIMELINE,
+    Q_RUN_COUNT,
+    Q_FINISHED_COUNT,
+    Q_LATEST_SWEEP,
+    Q_SWEEP_RUNS,
+    Q_SWEEP_COUNT,
+    Q_RECENT,
+    Q_RANGE,
+    Q_COUNT
+};
+
+static const char *const q_sql[Q_COUNT] = {
+    [Q_RUN] = "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index,"
+              " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.workers'),"
+              " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"
+              " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"
+              " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"
+              " s.idle_share, s.steps, s.throughput, s.scaling_efficiency"
+              " FROM runs r LEFT JOIN run_summary s ON s.run = r.id WHERE r.id = ?1",
+    [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc FROM evals"
+                " WHERE run = ?1 ORDER BY sim_time, step, rowid",
+    [Q_TIMELINE] = "SELECT host, role, rank, state, start, end FROM timeline WHERE run = ?1"
+                   " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END,"
+                   " role, rank, host, start, end",
+    [Q_RUN_COUNT] = "SELECT count(*) FROM runs",
+    [Q_FINISHED_COUNT] = "SELECT count(*) FROM runs WHERE status = 'finished'",
+    [Q_LATEST_SWEEP] = "SELECT sweep FROM runs WHERE sweep IS NOT NULL AND status = 'finished'"
+                       " ORDER BY id DESC LIMIT 1",
+    [Q_SWEEP_RUNS] = "SELECT id FROM runs WHERE sweep = ?1 AND status = 'finished'"
+                     " ORDER BY sweep_index, id",
+    [Q_SWEEP_COUNT] = "SELECT count(*) FROM runs WHERE sweep = ?1",
+    [Q_RECENT] = "SELECT id FROM runs WHERE status = 'finished' ORDER BY id DESC LIMIT ?1",
+    [Q_RANGE] = "SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+};
+
+struct results_query {
+    sqlite3 *h;
+    sqlite3_stmt *st[Q_COUNT];
+    char path[]; /* for error messages */
+};
+
+static dt_status q_error(const results_query_t *q, int rc, dt_err_t *err, const char *what)
+{
+    if (err)
+        snprintf(err->msg, sizeof err->msg, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->h));
+    return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CANTOPEN ? DT_ERR_INPUT
+                                                                          : DT_ERR_RUN;
+}
+
+static void *xrealloc(void *p, size_t bytes)
+{
+    p = realloc(p, bytes);
+    DT_CHECK(p, "out of memory (%zu bytes)", bytes);
+    return p;
+}
+
+/* Makes room for need elements of elem bytes in p (capacity *cap, doubling). */
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    *cap = c;
+    return xrealloc(p, c * elem);
+}
+
+static char *text_dup(const unsigned char *t)
+{
+    const char *s = t ? (const char *)t : "";
+    size_t n = strlen(s);
+    char *d = dt_malloc(n + 1);
+    memcpy(d, s, n + 1);
+    return d;
+}
+
+static double col_real(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static void q_reset(sqlite3_stmt *s)
+{
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+}
+
+/* --- opening --------------------------------------------------------------------------- */
+
+static int pragma_int(sqlite3 *h, const char *sql, int *out)
+{
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(s, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *err)
+{
+    DT_ASSERT(out && path);
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return dt_err_input(err, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return dt_err_input(err, "%s: not a file", path);
+
+    size_t len = strlen(path);
+    results_query_t *q = dt_calloc(1, sizeof *q + len + 1);
+    memcpy(q->path, path, len + 1);
+    dt_status st = DT_OK;
+    int rc = sqlite3_open_v2(path, &q->h, SQLITE_OPEN_READONLY, NULL);
+    DT_CHECK(q->h, "out of memory opening SQLite database %s", path);
+    if (rc != SQLITE_OK) {
+        st = q_error(q, rc, err, "cannot open");
+        goto fail;
+    }
+    sqlite3_extended_result_codes(q->h, 1);
+    sqlite3_busy_timeout(q->h, 10000);
+    int app = 0, version = 0;
+    if ((rc = pragma_int(q->h, "PRAGMA application_id", &app)) != SQLITE_OK ||
+        (rc = pragma_int(q->h, "PRAGMA user_version", &version)) != SQLITE_OK) {
+        st = q_error(q, rc, err, "cannot read");
+        if ((rc & 0xff) == SQLITE_NOTADB)
+            st = dt_err_input(err, "%s: not a dtsim results database", path);
+        goto fail;
+    }
+    if (app != RESULTS_APPLICATION_ID || version < 1) {
+        st = dt_err_input(err, "%s: not a dtsim results database", path);
+        goto fail;
+    }
+    if (version > RESULTS_SCHEMA_VERSION) {
+        st = dt_err_input(err,
+                          "%s: written by a newer dtsim (schema version %d; this dtsim knows "
+                          "versions up to %d)",
+                          path, version, RESULTS_SCHEMA_VERSION);
+        goto fail;
+    }
+    for (int i = 0; i < Q_COUNT; i++) {
+        rc = sqlite3_prepare_v3(q->h, q_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
+        if (rc != SQLITE_OK) {
+            st = q_error(q, rc, err, "preparing a query");
+            goto fail;
+        }
+    }
+    *out = q;
+    return DT_OK;
+fail:
+    results_query_close(q);
+    return st;
+}
+
+void results_query_close(results_query_t *q)
+{
+    if (!q)
+        return;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(q->st[i]);
+    sqlite3_close(q->h);
+    free(q);
+}
+
+/* --- one run ---------------------------------------------------------------------------- */
+
+double results_run_view_workers(const results_run_view_t *r)
+{
+    return strcmp(r->strategy, "single") == 0 ? 1.0 : r->workers;
+}
+
+/* Fills out from the run's row; DT_ERR_INPUT with "no run ID" when there is none. */
+dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
+                            dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s = q->st[Q_RUN];
+    DT_ASSERT(sqlite3_bind_int64(s, 1, id) == SQLITE_OK);
+    int rc = sqlite3_step(s);
+    dt_status st = DT_OK;
+    if (rc == SQLITE_ROW) {
+        out->id = sqlite3_column_int64(s, 0);
+        out->name = text_dup(sqlite3_column_text(s, 1));
+        out->strategy = text_dup(sqlite3_column_text(s, 2));
+        out->status = text_dup(sqlite3_column_text(s, 3));
+        out->sweep = sqlite3_column_type(s, 4) == SQLITE_NULL
+                         ? NULL
+                         : text_dup(sqlite3_column_text(s, 4));
+        out->sweep_index = (long)sqlite3_column_int64(s, 5);
+        out->workers = col_real(s, 6);
+        out->bandwidth = col_real(s, 7);
+        out->has_summary = sqlite3_column_int(s, 8);
+        out->final_accuracy = col_real(s, 9);
+        out->sim_time = col_real(s, 10);
+        out->time_to_target = col_real(s, 11);
+        out->target_accuracy = col_real(s, 12);
+        out->total_bytes = col_real(s, 13);
+        out->compute_share = col_real(s, 14);
+        out->comm_share = col_real(s, 15);
+        out->idle_share = col_real(s, 16);
+        out->steps = (long)sqlite3_column_int64(s, 17);
+        out->throughput = col_real(s, 18);
+        out->scaling_efficiency = col_real(s, 19);
+    } else if (rc == SQLITE_DONE) {
+        st = dt_err_input(err, "%s: no run %lld", q->path, (long long)id);
+    } else {
+        st = q_error(q, rc, err, "reading a run");
+    }
+    q_reset(s);
+    return st;
+}
+
+void results_run_view_free(results_run_view_t *r)
+{
+    if (!r)
+        return;
+    free(r->name);
+    free(r->strategy);
+    free(r->status);
+    free(r->sweep);
+    memset(r, 0, sizeof *r);
+}
+
+/* --- choosing runs ---------------------------------------------------------------------- */
+
+dt_status results_runs_spec_parse(const char *spec, results_id_range_t **ranges, size_t *n,
+                                  dt_err_t *err)
+{
+    DT_ASSERT(spec && ranges && n);
+    *ranges = NULL;
+    *n = 0;
+    size_t cap = 0;
+    const char *p = spec;
+    for (;;) {
+        int64_t v[2] = {0, 0};
+        int k = 0;
+        for (;;) {
+            if (*p < '0' || *p > '9')
+                goto bad;
+            int64_t x = 0;
+            while (*p >= '0' && *p <= '9') {
+                if (x > (INT64_MAX - 9) / 10)
+                    goto bad;
+                x = x * 10 + (*p++ - '0');
+            }
+            v[k++] = x;
+            if (k == 2 || *p != '-')
+                break;
+            p++;
+        }
+        if (k == 1)
+            v[1] = v[0];
+        if (v[0] < 1 || v[1] < v[0])
+            goto bad;
+        *ranges = grow(*ranges, &cap, *n + 1, sizeof **ranges);
+        (*ranges)[(*n)++] = (results_id_range_t){v[0], v[1]};
+        if (*p == '\0')
+            return DT_OK;
+        if (*p++ != ',')
+            goto bad;
+    }
+bad:
+    free(*ranges);
+    *ranges = NULL;
+    *n = 0;
+    return dt_err_input(err, "--runs \"%s\": expected run ids and ranges such as 3,5-9", spec);
+}
+
+/* Single-integer queries (counts). */
+static dt_status q_count(results_query_t *q, enum q_stmt id, const char *text, int64_t *out,
+                         dt_err_t *err)
+{
+    sqlite3_stmt *s = q->st[id];
+    if (text)
+        DT_ASSERT(sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC) == SQLITE_OK);
+    int rc = sqlite3_step(s);
+    dt_status st = DT_OK;
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(s, 0);
+    else
+        st = q_error(q, rc, err, "counting runs");
+    q_reset(s);
+    return st;
+}
+
+typedef struct id_list {
+    int64_t *v;
+    size_t n, cap;
+} id_list_t;
+
+/* Appends the ids the (already bound) statement returns. */
+static dt_status q_ids(results_query_t *q, sqlite3_stmt *s, id_list_t *ids, dt_err_t *err)
+{
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        ids->v = grow(ids->v, &ids->cap, ids->n + 1, sizeof *ids->v);
+        ids->v[ids->n++] = sqlite3_column_int64(s, 0);
+    }
+    dt_status st = rc == SQLITE_DONE ? DT_OK : q_error(q, rc, err, "listing runs");
+    q_reset(s);
+    return st;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static dt_status select_spec(results_query_t *q, const char *spec, id_list_t *ids,
+                             results_runs_t *out, dt_err_t *err)
+{
+    results_id_range_t *r;
+    size_t n;
+    dt_status st = results_runs_spec_parse(spec, &r, &n, err);
+    if (st != DT_OK)
+        return st;
+    sqlite3_stmt *s = q->st[Q_RANGE];
+    for (size_t i = 0; i < n && st == DT_OK; i++) {
+        size_t before = ids->n;
+        DT_ASSERT(sqlite3_bind_int64(s, 1, r[i].lo) == SQLITE_OK);
+        DT_ASSERT(sqlite3_bind_int64(s, 2, r[i].hi) == SQLITE_OK);
+        if ((st = q_ids(q, s, ids, err)) != DT_OK)
+            break;
+        if (ids->n == before && r[i].lo == r[i].hi)
+            st = dt_err_input(err, "%s: no run %lld", q->path, (long long)r[i].lo);
+        else if (ids->n == before)
+            st = dt_err_input(err, "%s: no runs with ids %lld-%lld", q->path,
+                              (long long)r[i].lo, (long long)r[i].hi);
+    }
+    free(r);
+    if (st != DT_OK)
+        return st;
+    qsort(ids->v, ids->n, sizeof *ids->v, id_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < ids->n; i++)
+        if (k == 0 || ids->v[i] != ids->v[k - 1])
+            ids->v[k++] = ids->v[i];
+    ids->n = k;
+    snprintf(out->what, sizeof out->what, "%zu run%s (--runs %s)", k, k == 1 ? "" : "s", spec);
+    return DT_OK;
+}
+
+static dt_status select_sweep(results_query_t *q, const char *sweep, id_list_t *ids,
+                              results_runs_t *out, dt_err_t *err)
+{
+    sqlite3_stmt *s = q->st[Q_SWEEP_RUNS];
+    DT_ASSERT(sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC) == SQLITE_OK);
+    dt_status st = q_ids(q, s, ids, err);
+    if (st != DT_OK)
+        return st;
+    if (ids->n == 0) {
+        int64_t all = 0;
+        if ((st = q_count(q, Q_SWEEP_COUNT, sweep, &all, err)) != DT_OK)
+            return st;
+        if (all == 0)
+            return dt_err_input(err, "%s: no sweep \"%s\"", q->path, sweep);
+        return dt_err_input(err, "%s: sweep \"%s\" has no finished runs yet (%lld runs; choose "
+                                 "some with --runs)",
+                            q->path, sweep, (long long)all);
+    }
+    snprintf(out->what, sizeof out->what, "%zu finished run%s of sweep %s", ids->n,
+             ids->n == 1 ? "" : "s", sweep);
+    return DT_OK;
+}
+
+static dt_status select_default(results_query_t *q, id_list_t *ids, results_runs_t *out,
+                                dt_err_t *err)
+{
+    int64_t all = 0, finished = 0;
+    dt_status st;
+    if ((st = q_count(q, Q_RUN_COUNT, NULL, &all, err)) != DT_OK)
+        return st;
+    if (all == 0)
+        return dt_err_input(err, "%s: no runs in this database (dtsim run SCENARIO --db %s "
+                                 "adds some)",
+                            q->path, q->path);
+    if ((st = q_count(q, Q_FINISHED_COUNT, NULL, &finished, err)) != DT_OK)
+        return st;
+    if (finished == 0)
+        return dt_err_input(err, "%s: none of its %lld runs has finished (choose some with "
+                                 "--runs)",
+                            q->path, (long long)all);
+
+    sqlite3_stmt *s = q->st[Q_LATEST_SWEEP];
+    int rc = sqlite3_step(s);
+    char *sweep = NULL;
+    if (rc == SQLITE_ROW)
+        sweep = text_dup(sqlite3_column_text(s, 0));
+    else if (rc != SQLITE_DONE)
+        st = q_error(q, rc, err, "finding the latest sweep");
+    q_reset(s);
+    if (st != DT_OK)
+        return st;
+    if (sweep) {
+        st = select_sweep(q, sweep, ids, out, err);
+        free(sweep);
+        return st;
+    }
+    s = q->st[Q_RECENT];
+    DT_ASSERT(sqlite3_bind_int64(s, 1, RESULTS_RECENT_RUNS) == SQLITE_OK);
+    if ((st = q_ids(q, s, ids, err)) != DT_OK)
+        return st;
+    qsort(ids->v, ids->n, sizeof *ids->v, id_cmp);
+    if ((int64_t)ids->n < finished)
+        snprintf(out->what, sizeof out->what,
+                 "the %zu most recent of %lld finished runs (no sweep; --runs chooses others)",
+                 ids->n, (long long)finished);
+    else
+        snprintf(out->what, sizeof out->what, "%zu finished run%s (no sweep)", ids->n,
+                 ids->n == 1 ? "" : "s");
+    return DT_OK;
+}
+
+dt_status results_query_select(results_query_t *q, const char *runs_spec, const char *sweep,
+                               results_runs_t *out, dt_err_t *err)
+{
+    DT_ASSERT(q && out && !(runs_spec && sweep));
+    memset(out, 0, sizeof *out);
+    id_list_t ids = {0};
+    dt_status st = runs_spec ? select_spec(q, runs_spec, &ids, out, err)
+                   : sweep   ? select_sweep(q, sweep, &ids, out, err)
+                             : select_default(q, &ids, out, err);
+    if (st == DT_OK) {
+        out->v = dt_calloc(ids.n ? ids.n : 1, sizeof *out->v);
+        for (size_t i = 0; i < ids.n && st == DT_OK; i++) {
+            st = results_query_run(q, ids.v[i], &out->v[i], err);
+            out->n += st == DT_OK;
+        }
+    }
+    free(ids.v);
+    if (st != DT_OK)
+        results_runs_free(out);
+    return st;
+}
+
+void results_runs_free(results_runs_t *runs)
+{
+    if (!runs)
+        return;
+    for (size_t i = 0; i < runs->n; i++)
+        results_run_view_free(&runs->v[i]);
+    free(runs->v);
+    runs->v = NULL;
+    runs->n = 0;
+}
+
+/* --- evaluations ------------------------------------------------------------------------ */
+
+dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
+                              dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s = q->st[Q_EVALS];
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            out->sim_time = xrealloc(out->sim_time, cap * sizeof(double));
+            out->samples = xrealloc(out->samples, cap * sizeof(double));
+            out->bytes = xrealloc(out->bytes, cap * sizeof(double));
+            out->test_loss = xrealloc(out->test_loss, cap * sizeof(double));
+            out->test_acc = xrealloc(out->test_acc, cap * sizeof(double));
+            out->step = xrealloc(out->step, cap * sizeof(long));
+        }
+        size_t i = out->n++;
+        out->sim_time[i] = col_real(s, 0);
+        out->step[i] = (long)sqlite3_column_int64(s, 1);
+        out->samples[i] = col_real(s, 2);
+        out->bytes[i] = col_real(s, 3);
+        out->test_loss[i] = col_real(s, 4);
+        out->test_acc[i] = col_real(s, 5);
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the evaluations of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+        results_evals_free(out);
+    }
+    q_reset(s);
+    return st;
+}
+
+void results_evals_free(results_evals_t *e)
+{
+    if (!e)
+        return;
+    free(e->sim_time);
+    free(e->samples);
+    free(e->bytes);
+    free(e->test_loss);
+    free(e->test_acc);
+    free(e->step);
+    memset(e, 0, sizeof *e);
+}
+
+/* --- timeline --------------------------------------------------------------------------- */
+
+const char *results_state_name(results_state_t s)
+{
+    static const char *const names[RESULTS_STATE_COUNT] = {"compute", "comm", "idle"};
+    DT_ASSERT(s < RESULTS_STATE_COUNT);
+    return names[s];
+}
+
+static int str_eq(const char *a, const unsigned char *b)
+{
+    return strcmp(a, b ? (const char *)b : "") == 0;
+}
+
+dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeline_t *out,
+                                 dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s = q->st[Q_TIMELINE];
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    size_t cap = 0, lane_cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const unsigned char *host = sqlite3_column_text(s, 0);
+        const unsigned char *role = sqlite3_column_text(s, 1);
+        int rank = sqlite3_column_int(s, 2);
+        results_lane_t *last = out->n_lanes ? &out->lanes[out->n_lanes - 1] : NULL;
+        if (!last || last->rank != rank || !str_eq(last->role, role) ||
+            !str_eq(last->host, host)) {
+            out->lanes = grow(out->lanes, &lane_cap, out->n_lanes + 1, sizeof *out->lanes);
+            out->lanes[out->n_lanes++] =
+                (results_lane_t){text_dup(host), text_dup(role), rank};
+        }
+        const unsigned char *state = sqlite3_column_text(s, 3);
+        results_state_t k = RESULTS_STATE_COUNT;
+        for (int j = 0; j < RESULTS_STATE_COUNT; j++)
+            if (str_eq(results_state_name((results_state_t)j), state))
+                k = (results_state_t)j;
+        DT_ASSERT(k != RESULTS_STATE_COUNT); /* the schema's CHECK allows only these */
+        out->iv = grow(out->iv, &cap, out->n + 1, sizeof *out->iv);
+        out->iv[out->n++] = (results_interval_t){out->n_lanes - 1, k, sqlite3_column_double(s, 4),
+                                                 sqlite3_column_double(s, 5)};
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the timeline of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+        results_timeline_free(out);
+    }
+    q_reset(s);
+    return st;
+}
+
+void results_timeline_free(results_timeline_t *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_lanes; i++) {
+        free(t->lanes[i].host);
+        free(t->lanes[i].role);
+    }
+    free(t->lanes);
+    free(t->iv);
+    memset(t, 0, sizeof *t);
+}

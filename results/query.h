@@ -1,0 +1,120 @@
+/* The read side of the results store: which runs to show, and the rows each figure needs
+ * (schema and units: results/schema.sql). It opens the database read-only, so plotting can
+ * never change a result, and it only reads: every statement is prepared once at open, values
+ * are bound, never pasted into SQL.
+ *
+ * Errors as in db.h: DT_ERR_INPUT for what the user can fix (no such file, not a dtsim
+ * database, no runs, an unknown run or sweep, a bad --runs list), DT_ERR_RUN when the machine
+ * fails (I/O). err->msg is one line naming the database path. */
+#ifndef DTSIM_RESULTS_QUERY_H
+#define DTSIM_RESULTS_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef struct results_query results_query_t;
+
+/* Opens an existing dtsim database read-only. On failure *q is NULL. */
+dt_status results_query_open(results_query_t **q, const char *path, dt_err_t *err);
+void results_query_close(results_query_t *q);
+
+/* One run as the figures see it: the runs row, the two parameters the figures group by, and
+ * its run_summary row (has_summary = 0 and NAN metrics for a run that has no summary yet).
+ * Undefined values (NULL in the database) are NAN. */
+typedef struct results_run_view {
+    int64_t id;
+    char *name;     /* "" when the run has none */
+    char *strategy; /* "" when the run has none */
+    char *status;
+    char *sweep; /* NULL: not part of a sweep */
+    long sweep_index;
+    double workers;   /* cluster.workers as stored (a 'single' run stores the scenario's) */
+    double bandwidth; /* cluster.bandwidth, bytes/s */
+    int has_summary;
+    double final_accuracy, sim_time, time_to_target, target_accuracy, total_bytes;
+    double compute_share, comm_share, idle_share;
+    double throughput;         /* training samples per simulated second */
+    double scaling_efficiency; /* against the sweep's finished 'single' run; NAN: none */
+    long steps;
+} results_run_view_t;
+
+/* The hosts a run's figures count: 1 for the 'single' strategy (which ignores
+ * cluster.workers), cluster.workers otherwise. */
+double results_run_view_workers(const results_run_view_t *r);
+
+typedef struct results_runs {
+    results_run_view_t *v;
+    size_t n;
+    char what[256]; /* how they were chosen, for a message: "6 finished runs of sweep s1" */
+} results_runs_t;
+
+/* Chooses the runs to show:
+ *   - runs_spec ("3,5-9"): those runs, ascending by id, whatever their status; a single id
+ *     must exist, a range takes the runs that exist in it and must hold at least one;
+ *   - sweep: the finished runs of that sweep, in sweep order;
+ *   - neither: the finished runs of the most recent sweep (the sweep of the newest finished
+ *     run that has one); without any, the RESULTS_RECENT_RUNS most recent finished runs.
+ * Giving both is the caller's usage error (DT_ASSERT). An empty choice is DT_ERR_INPUT with a
+ * message saying why. On success out owns its rows: free with results_runs_free. */
+#define RESULTS_RECENT_RUNS 16
+dt_status results_query_select(results_query_t *q, const char *runs_spec, const char *sweep,
+                               results_runs_t *out, dt_err_t *err);
+void results_runs_free(results_runs_t *runs);
+
+/* One run by id (DT_ERR_INPUT if there is none); free with results_run_view_free. */
+dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
+                            dt_err_t *err);
+void results_run_view_free(results_run_view_t *r);
+
+/* "3,5-9" -> {3,3}, {5,9}. Ids are >= 1, a range is LO-HI with LO <= HI, no blanks. On
+ * success *ranges is malloc'ed (free it); on DT_ERR_INPUT err says what is wrong. */
+typedef struct results_id_range {
+    int64_t lo, hi;
+} results_id_range_t;
+dt_status results_runs_spec_parse(const char *spec, results_id_range_t **ranges, size_t *n,
+                                  dt_err_t *err);
+
+/* A run's evaluations in simulated time order; NULLs read as NAN. */
+typedef struct results_evals {
+    size_t n;
+    double *sim_time, *samples, *bytes, *test_loss, *test_acc;
+    long *step;
+} results_evals_t;
+dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
+                              dt_err_t *err);
+void results_evals_free(results_evals_t *e);
+
+/* A run's timeline: one lane per (role, rank, host), servers first, then workers, then
+ * clients, each by rank; the intervals of every lane in start order. */
+typedef enum results_state {
+    RESULTS_STATE_COMPUTE,
+    RESULTS_STATE_COMM,
+    RESULTS_STATE_IDLE,
+    RESULTS_STATE_COUNT
+} results_state_t;
+const char *results_state_name(results_state_t s); /* "compute", "comm", "idle" */
+
+typedef struct results_lane {
+    char *host, *role;
+    int rank;
+} results_lane_t;
+
+typedef struct results_interval {
+    size_t lane; /* index into lanes */
+    results_state_t state;
+    double start, end; /* simulated seconds */
+} results_interval_t;
+
+typedef struct results_timeline {
+    results_lane_t *lanes;
+    size_t n_lanes;
+    results_interval_t *iv;
+    size_t n;
+} results_timeline_t;
+dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeline_t *out,
+                                 dt_err_t *err);
+void results_timeline_free(results_timeline_t *t);
+
+#endif

@@ -1,0 +1,194 @@
+/* `dtsim plot`: draws the figures of runs stored in a results database (results/plot.h)
+ * into a directory and prints the path of every file it wrote. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "plot.h"
+#include "query.h"
+
+static void plot_help(void)
+{
+    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID] [--out DIR] [--svg]\n"
+           "                  [--timeline-run ID]\n"
+           "\n"
+           "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
+           "path of each file written. Figures the runs cannot make are skipped, saying why:\n"
+           "  accuracy.png        test accuracy vs simulated time, a curve per run\n"
+           "  accuracy_bytes.png  test accuracy vs data sent (MB or GB)\n"
+           "  breakdown.png       compute / communication / idle share, a bar per run\n"
+           "  time_to_target.png  time to the target accuracy vs bandwidth, per strategy\n"
+           "                      (needs runs at several cluster.bandwidth values)\n"
+           "  scaling.png         scaling efficiency vs workers, per strategy\n"
+           "                      (needs several cluster.workers values and a single run in\n"
+           "                      the sweep)\n"
+           "  timeline.png        what each host does over simulated time, one run\n"
+           "\n"
+           "options:\n"
+           "  --db PATH           results database [results/dtsim.db]\n"
+           "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"
+           "  --sweep ID          the finished runs of this sweep\n"
+           "                      [the finished runs of the most recent sweep, or without a\n"
+           "                      sweep the %d most recent finished runs]\n"
+           "  --out DIR           where the figures go, created if needed [results/plots]\n"
+           "  --svg               write an SVG next to each PNG\n"
+           "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
+           "                      timeline rows, the one with the largest compute share]\n"
+           "  -h, --help          this text\n",
+           RESULTS_RECENT_RUNS);
+}
+
+/* mkdir -p: creates dir and its missing parents. */
+static int make_dirs(const char *dir, char *why, size_t n)
+{
+    size_t len = strlen(dir);
+    char *p = malloc(len + 1);
+    if (!p) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    memcpy(p, dir, len + 1);
+    int rc = 0;
+    for (size_t i = 1; i <= len && rc == 0; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        struct stat sb;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            snprintf(why, n, "cannot create %s: %s", p, strerror(errno));
+            rc = -1;
+        } else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(why, n, "%s is not a directory", p);
+            rc = -1;
+        }
+        p[i] = c;
+    }
+    free(p);
+    return rc;
+}
+
+int cli_plot(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"db", required_argument, 0, 'd'},
+        {"runs", required_argument, 0, 'r'},
+        {"sweep", required_argument, 0, 'w'},
+        {"out", required_argument, 0, 'o'},
+        {"svg", no_argument, 0, 's'},
+        {"timeline-run", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *db_path = "results/dtsim.db", *runs_spec = NULL, *sweep = NULL;
+    results_plot_opts_t opts = {"results/plots", 0, 0};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            db_path = optarg;
+            break;
+        case 'r':
+            runs_spec = optarg;
+            break;
+        case 'w':
+            sweep = optarg;
+            break;
+        case 'o':
+            opts.out_dir = optarg;
+            break;
+        case 's':
+            opts.svg = 1;
+            break;
+        case 't': {
+            long id;
+            if (cli_parse_long(optarg, 1, LONG_MAX, &id) != 0)
+                return cli_usage_error("plot", "--timeline-run \"%s\": expected a run id",
+                                       optarg);
+            opts.timeline_run = id;
+            break;
+        }
+        case 'h':
+            plot_help();
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("plot", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("plot", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("plot", "unexpected argument \"%s\"", argv[optind]);
+    if (runs_spec && sweep)
+        return cli_usage_error("plot", "--runs and --sweep cannot be combined");
+    if (opts.out_dir[0] == '\0')
+        return cli_usage_error("plot", "--out needs a directory");
+    dt_err_t err;
+    if (runs_spec) {
+        results_id_range_t *ranges;
+        size_t n;
+        if (results_runs_spec_parse(runs_spec, &ranges, &n, &err) != DT_OK)
+            return cli_usage_error("plot", "%s", err.msg);
+        free(ranges);
+    }
+    if (results_plot_gnuplot_check(&err) != DT_OK) {
+        fprintf(stderr, "dtsim plot: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+
+    int rc = CLI_EXIT_OK;
+    results_query_t *q = NULL;
+    results_runs_t runs = {0};
+    dt_status st;
+    if ((st = results_query_open(&q, db_path, &err)) != DT_OK ||
+        (st = results_query_select(q, runs_spec, sweep, &runs, &err)) != DT_OK) {
+        fprintf(stderr, "dtsim plot: %s\n", err.msg);
+        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+        goto done;
+    }
+    if (opts.timeline_run) {
+        results_run_view_t r;
+        if ((st = results_query_run(q, opts.timeline_run, &r, &err)) != DT_OK) {
+            fprintf(stderr, "dtsim plot: --timeline-run: %s\n", err.msg);
+            rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+            goto done;
+        }
+        results_run_view_free(&r);
+    }
+    char why[512];
+    if (make_dirs(opts.out_dir, why, sizeof why) != 0) {
+        fprintf(stderr, "dtsim plot: --out %s: %s\n", opts.out_dir, why);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    fprintf(stderr, "dtsim plot: %s\n", runs.what);
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        results_plot_out_t out;
+        const char *name = results_figure_name((results_figure_t)fig);
+        st = results_plot_draw(q, &runs, (results_figure_t)fig, &opts, &out, &err);
+        if (st != DT_OK) {
+            fprintf(stderr, "dtsim plot: %s\n", err.msg);
+            int frc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+            rc = frc > rc ? frc : rc;
+        }
+        for (int i = 0; i < out.n_files; i++)
+            printf("%s\n", out.files[i]);
+        if (out.note[0])
+            fprintf(stderr, "dtsim plot: %s%s.png: %s\n", out.n_files ? "" : "skipped ", name,
+                    out.note);
+        results_plot_out_free(&out);
+        fflush(stdout);
+    }
+done:
+    results_runs_free(&runs);
+    results_query_close(q);
+    return rc;
+}

@@ -1,0 +1,848 @@
+/* The read side and the figures: a database written with the writer (db.h) is read back with
+ * the query functions, and every number they return is checked against what was written,
+ * the scaling efficiency against its formula worked out here; the run choice (default, a
+ * sweep, --runs lists) and its errors; every figure drawn as a real PNG or SVG by gnuplot,
+ * and skipped, saying why, when the runs cannot make it; hostile run, strategy and host names
+ * that try to break out of gnuplot strings (quotes, backquotes, newlines, macros) executing
+ * nothing and appearing verbatim in the SVG; and `dtsim plot` as a user meets it.
+ *
+ * Exits 77 ("skipped" for ctest) only when gnuplot is not installed, after the query tests
+ * have passed. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "plot.h"
+#include "query.h"
+
+static char dir[64];
+static char db_path[128];
+
+/* --- fixtures -------------------------------------------------------------------------- */
+
+static void rm_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+            rm_tree(p);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/dtsim-plot-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(db_path, sizeof db_path, "%s/results.db", dir);
+}
+
+static void teardown(void)
+{
+    rm_tree(dir);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* --- the database ------------------------------------------------------------------------- */
+
+/* One run of the test sweep. The single run's throughput is SINGLE_RATE samples per second;
+ * every other run processes eff x workers x SINGLE_RATE, so that its scaling efficiency is
+ * eff by construction. */
+#define SINGLE_RATE 1600.0
+typedef struct test_run {
+    const char *name, *strategy;
+    double workers, bandwidth; /* as stored in params: workers, bytes/s */
+    double sim_time, time_to_target, eff;
+    double shares[3];
+} test_run_t;
+
+static const test_run_t sweep_runs[] = {
+    {"allreduce-1G", "allreduce", 8, 1.25e8, 8.0, 6.0, 0.15, {0.10, 0.85, 0.05}},
+    {"allreduce-10G", "allreduce", 8, 1.25e9, 2.0, 1.5, 0.60, {0.40, 0.55, 0.05}},
+    {"allreduce-100G", "allreduce", 8, 1.25e10, 1.0, 0.75, 0.90, {0.80, 0.20, 0.0}},
+    {"sync-ps-1G", "sync-ps", 8, 1.25e8, 20.0, NAN, 0.05, {0.03, 0.96, 0.01}},
+    {"sync-ps-10G", "sync-ps", 8, 1.25e9, 4.0, 3.0, 0.30, {0.20, 0.78, 0.02}},
+    {"sync-ps-100G", "sync-ps", 8, 1.25e10, 1.5, 1.2, 0.70, {0.55, 0.40, 0.05}},
+    /* 'single' ignores cluster.workers: the 8 stored must count as 1 */
+    {"single", "single", 8, 1.25e9, 2.0, 1.8, 1.0, {1.0, 0.0, 0.0}},
+    {"allreduce-2w", "allreduce", 2, 1.25e9, 2.5, 1.9, 0.80, {0.70, 0.30, 0.0}},
+    {"allreduce-4w", "allreduce", 4, 1.25e9, 2.5, 1.7, 0.70, {0.60, 0.38, 0.02}},
+};
+#define N_SWEEP (sizeof sweep_runs / sizeof sweep_runs[0])
+#define TIMELINE_RUN 3 /* allreduce-10G: run 1 is "old", the sweep starts at 2 */
+
+static double eff_workers(const test_run_t *t)
+{
+    return strcmp(t->strategy, "single") ? t->workers : 1;
+}
+
+/* Final samples of run t: throughput x sim_time. */
+static double total_samples(const test_run_t *t)
+{
+    return t->eff * eff_workers(t) * SINGLE_RATE * t->sim_time;
+}
+
+/* Evaluation k (1..4) of run i: at k/4 of the run, a quarter of the samples each. */
+static double eval_acc(size_t i, int k)
+{
+    return 0.5 + 0.1 * k - 0.01 * (double)i;
+}
+
+static void ok(dt_status st, const dt_err_t *err)
+{
+    ck_assert_msg(st == DT_OK, "%s", err->msg);
+}
+
+static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
+                       const char *sweep, long index, const test_run_t *t, const char *status)
+{
+    dt_err_t err = {""};
+    results_run_info_t info = {name, strategy, "[run]\n", "0.1.0", "3.32", 1, sweep, index};
+    int64_t id = 0;
+    ok(results_run_begin(db, &info, &id, &err), &err);
+    ok(results_param_add(db, id, "cluster.workers", "x", t->workers, &err), &err);
+    ok(results_param_add(db, id, "cluster.bandwidth", "x", t->bandwidth, &err), &err);
+    double samples = total_samples(t);
+    for (int k = 1; k <= 4; k++)
+        ok(results_eval_add(db, id, t->sim_time * k / 4, 10 * k, samples * k / 4,
+                            1e8 * t->workers * t->sim_time * k / 4, 1.0 / k,
+                            eval_acc((size_t)index, k), &err),
+           &err);
+    if (status) {
+        results_summary_t s = {eval_acc((size_t)index, 4), 0.25, t->sim_time, t->time_to_target,
+                               0.7, 1e8 * t->workers * t->sim_time, t->shares[0],
+                               t->shares[1], t->shares[2], 40};
+        ok(results_run_end(db, id, status, &s, &err), &err);
+    }
+    return id;
+}
+
+static void add_timeline(results_db_t *db, int64_t run, const char *host0)
+{
+    dt_err_t err = {""};
+    /* deliberately out of order: the query sorts */
+    ok(results_timeline_add(db, run, "node-1", "worker", 1, "comm", 1.2, 1.7, &err), &err);
+    ok(results_timeline_add(db, run, "node-1", "worker", 1, "compute", 0.0, 1.2, &err), &err);
+    ok(results_timeline_add(db, run, "node-8", "server", 0, "comm", 1.0, 1.7, &err), &err);
+    ok(results_timeline_add(db, run, "node-8", "server", 0, "idle", 0.0, 1.0, &err), &err);
+    ok(results_timeline_add(db, run, host0, "worker", 0, "idle", 1.5, 2.0, &err), &err);
+    ok(results_timeline_add(db, run, host0, "worker", 0, "compute", 0.0, 1.0, &err), &err);
+    ok(results_timeline_add(db, run, host0, "worker", 0, "comm", 1.0, 1.5, &err), &err);
+}
+
+/* Run 1: "old", sweep s0. Runs 2..10: sweep s1 (sweep_runs). Run 11: s1, still running.
+ * Run 12: "loner", no sweep. Run 2 has one more evaluation whose accuracy is NaN. */
+static void build_db(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    add_run(db, "old", "allreduce", "s0", 0, &sweep_runs[1], "finished");
+    for (size_t i = 0; i < N_SWEEP; i++) {
+        int64_t id = add_run(db, sweep_runs[i].name, sweep_runs[i].strategy, "s1", (long)i,
+                             &sweep_runs[i], "finished");
+        ck_assert_int_eq(id, (int64_t)i + 2);
+    }
+    ok(results_eval_add(db, 2, 0.5, 1, 10.0, 1e6, NAN, NAN, &err), &err);
+    add_run(db, "still-running", "allreduce", "s1", (long)N_SWEEP, &sweep_runs[1], NULL);
+    add_run(db, "loner", "allreduce", NULL, 0, &sweep_runs[1], "finished");
+    add_timeline(db, TIMELINE_RUN, "node-0");
+    results_db_close(db);
+}
+
+static results_query_t *query_open_ok(void)
+{
+    results_query_t *q = NULL;
+    dt_err_t err = {""};
+    ok(results_query_open(&q, db_path, &err), &err);
+    return q;
+}
+
+static void ck_close(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%s: %.17g, expected %.17g", what,
+                  got, want);
+}
+
+/* --- the read side ------------------------------------------------------------------------ */
+
+START_TEST(runs_spec_parse)
+{
+    results_id_range_t *r;
+    size_t n;
+    dt_err_t err = {""};
+    ok(results_runs_spec_parse("3,5-9,12-12", &r, &n, &err), &err);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(r[0].lo == 3 && r[0].hi == 3 && r[1].lo == 5 && r[1].hi == 9);
+    ck_assert(r[2].lo == 12 && r[2].hi == 12);
+    free(r);
+    const char *bad[] = {"", "3,", ",3", "a", "5-3", "0", "-3", "3-", "1,,2", "1 ,2",
+                         "3-4-5", "99999999999999999999", "1;2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(results_runs_spec_parse(bad[i], &r, &n, &err) == DT_ERR_INPUT, "\"%s\"",
+                      bad[i]);
+        ck_assert_ptr_null(r);
+        ck_assert_msg(strstr(err.msg, "3,5-9"), "%s", err.msg);
+    }
+}
+END_TEST
+
+START_TEST(default_choice_is_the_latest_sweep)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, N_SWEEP); /* not "old" (s0), "still-running" nor "loner" */
+    ck_assert_msg(strstr(runs.what, "sweep s1"), "%s", runs.what);
+    for (size_t i = 0; i < N_SWEEP; i++) {
+        const results_run_view_t *r = &runs.v[i];
+        const test_run_t *t = &sweep_runs[i];
+        ck_assert_int_eq(r->id, (int64_t)i + 2);
+        ck_assert_str_eq(r->name, t->name);
+        ck_assert_str_eq(r->strategy, t->strategy);
+        ck_assert_str_eq(r->status, "finished");
+        ck_assert_str_eq(r->sweep, "s1");
+        ck_assert_int_eq(r->sweep_index, (long)i);
+        ck_assert(r->workers == t->workers && r->bandwidth == t->bandwidth);
+        ck_assert(results_run_view_workers(r) == eff_workers(t));
+        ck_assert(r->has_summary);
+        ck_assert(r->sim_time == t->sim_time);
+        ck_assert(isnan(t->time_to_target) ? isnan(r->time_to_target)
+                                           : r->time_to_target == t->time_to_target);
+        ck_assert(r->target_accuracy == 0.7);
+        ck_assert(r->final_accuracy == eval_acc(i, 4));
+        ck_assert(r->compute_share == t->shares[0] && r->comm_share == t->shares[1] &&
+                  r->idle_share == t->shares[2]);
+        ck_assert(r->total_bytes == 1e8 * t->workers * t->sim_time);
+        ck_assert_int_eq(r->steps, 40);
+        /* throughput = final samples / sim_time; efficiency against the single run */
+        ck_close(r->throughput, total_samples(t) / t->sim_time, "throughput");
+        double single = total_samples(&sweep_runs[6]) / sweep_runs[6].sim_time;
+        ck_close(r->scaling_efficiency,
+                 total_samples(t) / t->sim_time / (eff_workers(t) * single), "efficiency");
+        ck_close(r->scaling_efficiency, t->eff, "efficiency by construction");
+    }
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+START_TEST(evals_and_timeline_read_back)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    dt_err_t err = {""};
+    results_evals_t e;
+    ok(results_query_evals(q, 2, &e, &err), &err);
+    ck_assert_uint_eq(e.n, 5);
+    /* in time order: the NaN evaluation at 0.5 s comes first */
+    ck_assert(e.sim_time[0] == 0.5 && e.step[0] == 1 && e.samples[0] == 10.0);
+    ck_assert(e.bytes[0] == 1e6 && isnan(e.test_acc[0]) && isnan(e.test_loss[0]));
+    const test_run_t *t = &sweep_runs[0];
+    for (int j = 1; j <= 4; j++) {
+        ck_assert(e.sim_time[j] == t->sim_time * j / 4);
+        ck_assert_int_eq(e.step[j], 10 * j);
+        ck_assert(e.samples[j] == total_samples(t) * j / 4);
+        ck_assert(e.bytes[j] == 1e8 * t->workers * t->sim_time * j / 4);
+        ck_assert(e.test_loss[j] == 1.0 / j);
+        ck_assert(e.test_acc[j] == eval_acc(0, j));
+    }
+    results_evals_free(&e);
+    ok(results_query_evals(q, 999, &e, &err), &err);
+    ck_assert_uint_eq(e.n, 0);
+    results_evals_free(&e);
+
+    results_timeline_t tl;
+    ok(results_query_timeline(q, TIMELINE_RUN, &tl, &err), &err);
+    ck_assert_uint_eq(tl.n_lanes, 3);
+    ck_assert_str_eq(tl.lanes[0].role, "server");
+    ck_assert_str_eq(tl.lanes[0].host, "node-8");
+    ck_assert_str_eq(tl.lanes[1].role, "worker");
+    ck_assert_int_eq(tl.lanes[1].rank, 0);
+    ck_assert_str_eq(tl.lanes[1].host, "node-0");
+    ck_assert_int_eq(tl.lanes[2].rank, 1);
+    ck_assert_uint_eq(tl.n, 7);
+    struct { size_t lane; results_state_t s; double a, b; } want[7] = {
+        {0, RESULTS_STATE_IDLE, 0.0, 1.0},    {0, RESULTS_STATE_COMM, 1.0, 1.7},
+        {1, RESULTS_STATE_COMPUTE, 0.0, 1.0}, {1, RESULTS_STATE_COMM, 1.0, 1.5},
+        {1, RESULTS_STATE_IDLE, 1.5, 2.0},    {2, RESULTS_STATE_COMPUTE, 0.0, 1.2},
+        {2, RESULTS_STATE_COMM, 1.2, 1.7},
+    };
+    for (size_t k = 0; k < 7; k++) {
+        ck_assert_uint_eq(tl.iv[k].lane, want[k].lane);
+        ck_assert_int_eq(tl.iv[k].state, want[k].s);
+        ck_assert(tl.iv[k].start == want[k].a && tl.iv[k].end == want[k].b);
+    }
+    results_timeline_free(&tl);
+    ok(results_query_timeline(q, 2, &tl, &err), &err);
+    ck_assert_uint_eq(tl.n, 0);
+    results_timeline_free(&tl);
+    results_query_close(q);
+}
+END_TEST
+
+START_TEST(choices_by_sweep_and_ids)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, "s0", &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, 1);
+    ck_assert_str_eq(runs.v[0].name, "old");
+    results_runs_free(&runs);
+
+    /* a list names runs whatever their status; duplicates count once; a range is a filter */
+    ok(results_query_select(q, "11,4-5,5,12-1000", NULL, &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, 4);
+    int64_t want[4] = {4, 5, 11, 12};
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(runs.v[i].id, want[i]);
+    ck_assert_str_eq(runs.v[2].status, "running");
+    ck_assert(!runs.v[2].has_summary && isnan(runs.v[2].time_to_target));
+    ck_assert(isnan(runs.v[3].scaling_efficiency)); /* no sweep, no single run to compare */
+    results_runs_free(&runs);
+
+    ck_assert_int_eq(results_query_select(q, "3,999", NULL, &runs, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no run 999"), "%s", err.msg);
+    ck_assert_uint_eq(runs.n, 0);
+    ck_assert_int_eq(results_query_select(q, "500-600", NULL, &runs, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "500-600"), "%s", err.msg);
+    ck_assert_int_eq(results_query_select(q, NULL, "nope", &runs, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no sweep \"nope\""), "%s", err.msg);
+
+    results_run_view_t r;
+    ck_assert_int_eq(results_query_run(q, 77, &r, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no run 77"), "%s", err.msg);
+    results_query_close(q);
+}
+END_TEST
+
+START_TEST(without_sweeps_the_recent_runs)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    for (int i = 0; i < RESULTS_RECENT_RUNS + 4; i++)
+        add_run(db, "r", "allreduce", NULL, 0, &sweep_runs[1], i == 0 ? "failed" : "finished");
+    results_db_close(db);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, RESULTS_RECENT_RUNS);
+    for (size_t i = 0; i < runs.n; i++) /* the newest, in id order */
+        ck_assert_int_eq(runs.v[i].id, 5 + (int64_t)i);
+    ck_assert_msg(strstr(runs.what, "most recent"), "%s", runs.what);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+START_TEST(bad_databases)
+{
+    results_query_t *q = NULL;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_query_open(&q, db_path, &err), DT_ERR_INPUT); /* missing */
+    ck_assert_ptr_null(q);
+    ck_assert_msg(strstr(err.msg, db_path), "%s", err.msg);
+
+    FILE *f = fopen(db_path, "w");
+    fputs("not a database, just text that is long enough to be a header.....\n", f);
+    fclose(f);
+    ck_assert_int_eq(results_query_open(&q, db_path, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "not a dtsim results database"), "%s", err.msg);
+    unlink(db_path);
+
+    /* an empty dtsim database opens, but has nothing to show */
+    results_db_t *db = NULL;
+    ok(results_db_open(&db, db_path, &err), &err);
+    results_db_close(db);
+    q = query_open_ok();
+    results_runs_t runs;
+    ck_assert_int_eq(results_query_select(q, NULL, NULL, &runs, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no runs"), "%s", err.msg);
+    results_query_close(q);
+}
+END_TEST
+
+/* --- gnuplot strings ------------------------------------------------------------------------- */
+
+START_TEST(gp_string_quoting)
+{
+    struct { const char *in, *out; } cases[] = {
+        {"plain", "'plain'"},
+        {"a'b''", "'a''b'''''"},
+        {"x\ny\tz\r\x7f", "'x y z  '"},
+        {"50% %d %n", "'50% %d %n'"},
+        {"`id` @m \\ \" $x {}", "'`id` @m \\ \" $x {}'"},
+        {"bad\xff\xc3(", "'bad?\?('"},
+        {"na\xc3\xafve \xe6\x9d\xb1", "'na\xc3\xafve \xe6\x9d\xb1'"},
+        {"\xed\xa0\x80", "'?\?\?'"}, /* a surrogate is not UTF-8 */
+        {"", "''"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = results_plot_gp_string(cases[i].in);
+        ck_assert_str_eq(s, cases[i].out);
+        free(s);
+    }
+    char longer[200];
+    memset(longer, 'a', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    char *s = results_plot_gp_string(longer);
+    ck_assert_uint_eq(strlen(s), RESULTS_PLOT_TEXT_MAX + 5); /* 'aaa...' */
+    ck_assert_str_eq(s + RESULTS_PLOT_TEXT_MAX + 1, "...'");
+    free(s);
+}
+END_TEST
+
+/* --- figures -------------------------------------------------------------------------------- */
+
+static int starts_with(const char *path, const char *magic, size_t n)
+{
+    char buf[16] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, n, f);
+    fclose(f);
+    return got == n && memcmp(buf, magic, n) == 0;
+}
+
+static void ck_image(const char *path)
+{
+    struct stat sb;
+    ck_assert_msg(stat(path, &sb) == 0, "%s missing", path);
+    ck_assert_msg(sb.st_size > 1000, "%s: %lld bytes", path, (long long)sb.st_size);
+    size_t l = strlen(path);
+    if (l > 4 && !strcmp(path + l - 4, ".png"))
+        ck_assert_msg(starts_with(path, "\x89PNG\r\n\x1a\n", 8), "%s: not a PNG", path);
+    else
+        ck_assert_msg(starts_with(path, "<?xml", 5) || starts_with(path, "<svg", 4),
+                      "%s: not an SVG", path);
+}
+
+/* Draws every figure of the selection (runs_spec, NULL: default) into dir/out; returns
+ * a bit per figure drawn; notes[fig] gets each note. */
+static unsigned draw_all(const char *runs_spec, int svg, int64_t timeline_run,
+                         char notes[RESULTS_FIGURE_COUNT][512])
+{
+    char out_dir[256];
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, runs_spec, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {out_dir, svg, timeline_run};
+    unsigned drawn = 0;
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        results_plot_out_t out;
+        ok(results_plot_draw(q, &runs, (results_figure_t)fig, &o, &out, &err), &err);
+        ck_assert_int_eq(out.n_files, out.n_files ? 1 + svg : 0);
+        for (int i = 0; i < out.n_files; i++) {
+            char want[512];
+            snprintf(want, sizeof want, "%s/%s.%s", out_dir,
+                     results_figure_name((results_figure_t)fig), i ? "svg" : "png");
+            ck_assert_str_eq(out.files[i], want);
+            ck_image(out.files[i]);
+        }
+        if (!out.n_files)
+            ck_assert_msg(out.note[0], "%s skipped without a reason",
+                          results_figure_name((results_figure_t)fig));
+        drawn |= out.n_files ? 1u << fig : 0;
+        if (notes)
+            snprintf(notes[fig], 512, "%s", out.note);
+        results_plot_out_free(&out);
+    }
+    results_runs_free(&runs);
+    results_query_close(q);
+    /* nothing but the figures: no temporary file left behind */
+    DIR *d = opendir(out_dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        ck_assert_msg(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
+    closedir(d);
+    return drawn;
+}
+
+#define ALL_FIGURES ((1u << RESULTS_FIGURE_COUNT) - 1)
+
+START_TEST(every_figure_of_the_sweep)
+{
+    build_db();
+    char notes[RESULTS_FIGURE_COUNT][512];
+    ck_assert_uint_eq(draw_all(NULL, 0, 0, notes), ALL_FIGURES);
+    /* sync-ps-1G never reached its target */
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "1 run "),
+                  "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIMELINE], "run 3"), "%s",
+                  notes[RESULTS_FIGURE_TIMELINE]);
+}
+END_TEST
+
+/* Whole SVG file, with the XML escapes gnuplot writes turned back into characters. */
+static char *svg_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    static const char *const ent[][2] = {{"&lt;", "<"},   {"&gt;", ">"},    {"&quot;", "\""},
+                                         {"&apos;", "'"}, {"&#39;", "'"},   {"&amp;", "&"}};
+    char *o = buf;
+    for (const char *p = buf; *p;) {
+        size_t k = 0;
+        for (; k < sizeof ent / sizeof ent[0]; k++)
+            if (!strncmp(p, ent[k][0], strlen(ent[k][0])))
+                break;
+        if (k < sizeof ent / sizeof ent[0]) {
+            *o++ = ent[k][1][0];
+            p += strlen(ent[k][0]);
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return buf;
+}
+
+START_TEST(svg_next_to_png)
+{
+    build_db();
+    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    char p[256];
+    snprintf(p, sizeof p, "%s/out/scaling.svg", dir);
+    char *s = svg_text(p);
+    ck_assert_msg(strstr(s, "single (the baseline)") && strstr(s, "ideal (1)"), "scaling key");
+    ck_assert_msg(strstr(s, "Scaling efficiency vs number of workers"), "scaling title");
+    free(s);
+    snprintf(p, sizeof p, "%s/out/time_to_target.svg", dir);
+    s = svg_text(p);
+    ck_assert_msg(strstr(s, "allreduce, 8 workers") && strstr(s, "sync-ps, 8 workers") &&
+                      strstr(s, "single, 1 worker"),
+                  "time to target key");
+    ck_assert_msg(strstr(s, "70% test accuracy"), "time to target title");
+    free(s);
+}
+END_TEST
+
+START_TEST(figures_skipped_with_a_reason)
+{
+    build_db();
+    char notes[RESULTS_FIGURE_COUNT][512];
+    /* one bandwidth: 10G, 2w, 4w and single */
+    unsigned drawn = draw_all("3,8-10", 0, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_TIME_TO_TARGET));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "cluster.bandwidth") &&
+                      strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "10 Gb/s"),
+                  "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
+    ck_assert(drawn & 1u << RESULTS_FIGURE_SCALING);
+    /* one worker count: the bandwidth runs; no timeline rows among 5-7 */
+    drawn = draw_all("5-7", 0, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "cluster.workers"), "%s",
+                  notes[RESULTS_FIGURE_SCALING]);
+    ck_assert(drawn & 1u << RESULTS_FIGURE_TIME_TO_TARGET);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_TIMELINE));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIMELINE], "timeline rows"), "%s",
+                  notes[RESULTS_FIGURE_TIMELINE]);
+    /* ... unless the timeline's run is named */
+    drawn = draw_all("5-7", 0, TIMELINE_RUN, notes);
+    ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
+    /* workers vary, but the sweep has no single run */
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    ck_assert_int_eq(add_run(db, "s2-2w", "allreduce", "s2", 0, &sweep_runs[7], "finished"), 13);
+    ck_assert_int_eq(add_run(db, "s2-4w", "allreduce", "s2", 1, &sweep_runs[8], "finished"), 14);
+    results_db_close(db);
+    drawn = draw_all("13-14", 0, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "single"), "%s",
+                  notes[RESULTS_FIGURE_SCALING]);
+}
+END_TEST
+
+/* Names that would run commands or break the script if they reached gnuplot as anything but
+ * single-quoted strings. */
+static char hostile[4][256], evil_strategy[256], evil_host[256];
+
+static void build_hostile_db(void)
+{
+    snprintf(hostile[0], sizeof hostile[0], "x'); system(\"touch %s/pwned1\"); print('", dir);
+    snprintf(hostile[1], sizeof hostile[1], "`touch %s/pwned2` ; @ \" \\ ^ _ {} %%s %%n &<", dir);
+    snprintf(hostile[2], sizeof hostile[2], "a\nplot '<touch %s/pwned3' @x", dir);
+    snprintf(hostile[3], sizeof hostile[3], "`touch %s/pwned6`'", dir);
+    snprintf(evil_strategy, sizeof evil_strategy, "ev'il`touch %s/pwned4`", dir);
+    snprintf(evil_host, sizeof evil_host, "node`touch %s/pwned5`'\nset output", dir);
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    test_run_t a = sweep_runs[0], b = sweep_runs[7], c = sweep_runs[6], d = sweep_runs[2];
+    int64_t id = add_run(db, hostile[0], "allreduce", "evil", 0, &a, "finished");
+    add_run(db, hostile[1], evil_strategy, "evil", 1, &b, "finished");
+    add_run(db, hostile[2], "single", "evil", 2, &c, "finished");
+    add_run(db, hostile[3], "allreduce", "evil", 3, &d, "finished");
+    add_timeline(db, id, evil_host);
+    results_db_close(db);
+}
+
+START_TEST(hostile_names_stay_text)
+{
+    build_hostile_db();
+    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    for (int i = 1; i <= 6; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/pwned%d", dir, i);
+        ck_assert_msg(!file_exists(p), "%s was created: a name was executed", p);
+    }
+    /* verbatim in the legends and tic labels; the newline became a blank */
+    char shown2[256];
+    snprintf(shown2, sizeof shown2, "%s", hostile[2]);
+    *strchr(shown2, '\n') = ' ';
+    const char *figs[] = {"accuracy", "accuracy_bytes", "breakdown"};
+    for (size_t k = 0; k < 3; k++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/out/%s.svg", dir, figs[k]);
+        char *s = svg_text(p);
+        for (int i = 0; i < 4; i++)
+            ck_assert_msg(strstr(s, i == 2 ? shown2 : hostile[i]), "%s: \"%s\" not shown",
+                          figs[k], hostile[i]);
+        free(s);
+    }
+    char p[256];
+    snprintf(p, sizeof p, "%s/out/time_to_target.svg", dir);
+    char *s = svg_text(p);
+    ck_assert_msg(strstr(s, evil_strategy), "strategy \"%s\" not shown", evil_strategy);
+    free(s);
+    snprintf(p, sizeof p, "%s/out/timeline.svg", dir);
+    s = svg_text(p);
+    char lane[300];
+    snprintf(lane, sizeof lane, "worker 0 (%s)", evil_host);
+    *strchr(lane, '\n') = ' ';
+    ck_assert_msg(strstr(s, lane), "lane \"%s\" not shown", lane);
+    ck_assert_msg(strstr(s, hostile[0]), "timeline title");
+    free(s);
+}
+END_TEST
+
+START_TEST(missing_gnuplot_is_one_clear_error)
+{
+    build_db();
+    char empty[256], out_dir[256];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(empty, 0777);
+    mkdir(out_dir, 0777);
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", empty, 1);
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_plot_gnuplot_check(&err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "gnuplot-nox"), "%s", err.msg);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {out_dir, 0, 0};
+    results_plot_out_t out;
+    ck_assert_int_eq(results_plot_draw(q, &runs, RESULTS_FIGURE_ACCURACY, &o, &out, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "gnuplot-nox"), "%s", err.msg);
+    ck_assert_int_eq(out.n_files, 0);
+    setenv("PATH", path, 1); /* for CK_FORK=no, where the next test shares this process */
+    free(path);
+    results_runs_free(&runs);
+    results_query_close(q);
+    DIR *d = opendir(out_dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        ck_assert_msg(e->d_name[0] == '.', "left behind: %s", e->d_name);
+    closedir(d);
+}
+END_TEST
+
+/* --- the command ------------------------------------------------------------------------------ */
+
+static char out_path[256], err_path[256];
+
+/* Runs dtsim plot with args in dir (no shell), PATH replaced when path_env is set. */
+static int dtsim_plot(const char *path_env, const char *const *args)
+{
+    const char *argv[32] = {DTSIM_BINARY, "plot"};
+    int n = 2;
+    for (; args[n - 2]; n++)
+        argv[n] = args[n - 2];
+    argv[n] = NULL;
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        if (chdir(dir) != 0)
+            _exit(126);
+        if (path_env)
+            setenv("PATH", path_env, 1);
+        execv(DTSIM_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+static void one_error_line(const char *needle)
+{
+    char *e = slurp(err_path);
+    char *nl = strchr(e, '\n');
+    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
+    ck_assert_msg(strstr(e, needle), "\"%s\" not in: %s", needle, e);
+    free(e);
+}
+
+START_TEST(command_line)
+{
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--help", NULL}), 0);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--bogus", NULL}), 2);
+    one_error_line("--bogus");
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", "nope.db", NULL}), 2);
+    one_error_line("nope.db");
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "3,x", NULL}),
+                     2);
+    one_error_line("3,x");
+    ck_assert_int_eq(
+        dtsim_plot(NULL, (const char *[]){"--runs", "1", "--sweep", "s1", NULL}), 2);
+    one_error_line("--sweep");
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--timeline-run", "0", NULL}), 2);
+    one_error_line("--timeline-run");
+
+    /* an empty database */
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    results_db_close(db);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, NULL}), 2);
+    one_error_line("no runs");
+    unlink(db_path);
+
+    build_db();
+    ck_assert_int_eq(
+        dtsim_plot(NULL, (const char *[]){"--db", db_path, "--timeline-run", "99", NULL}), 2);
+    one_error_line("no run 99");
+
+    char empty[256];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    mkdir(empty, 0777);
+    ck_assert_int_eq(dtsim_plot(empty, (const char *[]){"--db", db_path, NULL}), 2);
+    one_error_line("gnuplot-nox");
+
+    /* the default output directory is created; every path printed exists */
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--svg", NULL}), 0);
+    char *o = slurp(out_path);
+    int lines = 0;
+    for (char *line = strtok(o, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        ck_assert_msg(!strncmp(line, "results/plots/", 14), "%s", line);
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, line);
+        ck_image(p);
+    }
+    ck_assert_int_eq(lines, 2 * RESULTS_FIGURE_COUNT);
+    free(o);
+
+    /* an output directory named like a gnuplot pipe is just a directory */
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--out",
+                                                       "|touch pwned7", "--runs", "2", NULL}),
+                     0);
+    char p[256];
+    snprintf(p, sizeof p, "%s/|touch pwned7/accuracy.png", dir);
+    ck_image(p);
+    snprintf(p, sizeof p, "%s/pwned7", dir);
+    ck_assert(!file_exists(p));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("plot");
+    TCase *tq = tcase_create("query");
+    tcase_add_checked_fixture(tq, setup, teardown);
+    tcase_add_test(tq, runs_spec_parse);
+    tcase_add_test(tq, default_choice_is_the_latest_sweep);
+    tcase_add_test(tq, evals_and_timeline_read_back);
+    tcase_add_test(tq, choices_by_sweep_and_ids);
+    tcase_add_test(tq, without_sweeps_the_recent_runs);
+    tcase_add_test(tq, bad_databases);
+    tcase_add_test(tq, gp_string_quoting);
+    suite_add_tcase(s, tq);
+
+    dt_err_t err;
+    int have_gnuplot = results_plot_gnuplot_check(&err) == DT_OK;
+    if (have_gnuplot) {
+        TCase *tp = tcase_create("figures");
+        tcase_add_checked_fixture(tp, setup, teardown);
+        tcase_set_timeout(tp, 120);
+        tcase_add_test(tp, every_figure_of_the_sweep);
+        tcase_add_test(tp, svg_next_to_png);
+        tcase_add_test(tp, figures_skipped_with_a_reason);
+        tcase_add_test(tp, hostile_names_stay_text);
+        tcase_add_test(tp, missing_gnuplot_is_one_clear_error);
+        tcase_add_test(tp, command_line);
+        suite_add_tcase(s, tp);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (failed)
+        return EXIT_FAILURE;
+    if (!have_gnuplot) {
+        fprintf(stderr, "test_plot: %s: figure tests skipped\n", err.msg);
+        return 77;
+    }
+    return EXIT_SUCCESS;
+}
