@@ -4,6 +4,7 @@
 #include "export.h"
 
 #include "db.h"
+#include "query.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,33 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static dt_status open_ro(const char *path, sqlite3 **h, dt_err_t *err)
-{
-    if (sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        dt_status st = dt_err_input(err, "%s: cannot open: %s", path, sqlite3_errmsg(*h));
-        sqlite3_close(*h);
-        *h = NULL;
-        return st;
-    }
-    sqlite3_busy_timeout(*h, 10000);
-    sqlite3_stmt *s;
-    int version = -1;
-    if (sqlite3_prepare_v2(*h, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
-        version = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
-    if (version != RESULTS_SCHEMA_VERSION) {
-        dt_status st = dt_err_input(err,
-                                    "%s: not a dtsim results database of schema version %d "
-                                    "(it has version %d)",
-                                    path, RESULTS_SCHEMA_VERSION, version);
-        sqlite3_close(*h);
-        *h = NULL;
-        return st;
-    }
-    return DT_OK;
-}
-
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
 {
     /* a writer's open marks the runs of vanished writers interrupted first */
@@ -46,16 +20,17 @@ dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
     if (results_db_open(&w, db_path, err))
         return DT_ERR_INPUT;
     results_db_close(w);
-    sqlite3 *h;
-    if (open_ro(db_path, &h, err))
+    results_query_t *q;
+    if (results_query_open(&q, db_path, err))
         return DT_ERR_INPUT;
+    sqlite3 *h = results_query_sqlite(q);
     sqlite3_stmt *s;
     const char *sql = "SELECT r.id, r.name, r.strategy, r.status, r.sweep, s.final_accuracy,"
                       " s.sim_time, r.started FROM runs r LEFT JOIN summary s ON s.run = r.id"
                       " ORDER BY r.id";
     if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK) {
         dt_status st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
-        sqlite3_close(h);
+        results_query_close(q);
         return st;
     }
     fprintf(out, "%5s  %-40s %-10s %-11s %8s %12s  %-24s %s\n", "id", "name", "strategy",
@@ -80,7 +55,7 @@ dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
     if (rc != SQLITE_DONE)
         st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
     sqlite3_finalize(s);
-    sqlite3_close(h);
+    results_query_close(q);
     return st;
 }
 
@@ -172,13 +147,13 @@ dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_
     };
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return dt_err_input(err, "%s: cannot create: %s", dir, strerror(errno));
-    sqlite3 *h;
-    if (open_ro(db_path, &h, err))
+    results_query_t *q;
+    if (results_query_open(&q, db_path, err))
         return DT_ERR_INPUT;
     dt_status st = DT_OK;
     for (size_t t = 0; t < sizeof tables / sizeof tables[0] && st == DT_OK; t++)
-        st = export_table(h, db_path, tables[t][0], tables[t][1], runs, n_runs, dir, written,
-                          err);
-    sqlite3_close(h);
+        st = export_table(results_query_sqlite(q), db_path, tables[t][0], tables[t][1], runs,
+                          n_runs, dir, written, err);
+    results_query_close(q);
     return st;
 }

@@ -132,6 +132,8 @@ static int pragma_int(sqlite3 *h, const char *sql, int *out)
     return rc;
 }
 
+struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
+
 dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *err)
 {
     DT_ASSERT(out && path);

@@ -19,6 +19,9 @@ typedef struct results_query results_query_t;
 /* Opens an existing dtsim database read-only. On failure *q is NULL. */
 dt_status results_query_open(results_query_t **q, const char *path, dt_err_t *err);
 void results_query_close(results_query_t *q);
+/* The read-only SQLite connection behind q, for readers elsewhere in results/ (export.c);
+ * statements on it must bind every value. */
+struct sqlite3 *results_query_sqlite(results_query_t *q);
 
 /* One run as the figures see it: the runs row, the two parameters the figures group by, and
  * its run_summary row (has_summary = 0 and NAN metrics for a run that has no summary yet).
