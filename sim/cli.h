@@ -13,6 +13,7 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_RUN = 1, CLI_EXIT_USAGE = 2 };
 
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it
  * in sc->db with the sweep id and index (NULL, 0: none); prints the summary table when

@@ -1,10 +1,15 @@
 /* `dtsim train` and `dtsim bench trainer`: the trainer on its own, one process, no
  * simulation. train prints test accuracy after each epoch; bench trainer prints one line of
  * figures (speed, the share of the time OpenBLAS's sgemm alone would need, accuracy). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "data.h"
@@ -18,6 +23,7 @@ typedef struct train_opts {
     trainer_lr_schedule_t schedule;
     long batch, epochs, threads, seed, limit;
     const char *data_dir;
+    const char *device; /* cpu, cuda or auto */
 } train_opts_t;
 
 static void train_opts_default(train_opts_t *o, long epochs)
@@ -31,6 +37,7 @@ static void train_opts_default(train_opts_t *o, long epochs)
     o->threads = 1;
     o->seed = 1;
     o->data_dir = TRAINER_FASHION_MNIST_DIR;
+    o->device = "cpu";
 }
 
 static void train_opts_help(const char *cmd, long default_epochs)
@@ -52,6 +59,7 @@ static void train_opts_help(const char *cmd, long default_epochs)
            "  --seed N            initialisation and batch-order seed [1]\n"
            "  --data DIR          MNIST-format directory [%s]\n"
            "  --limit N           use only the first N training samples [all]\n"
+           "  --device NAME       cpu, cuda or auto (cuda when a GPU is usable) [cpu]\n"
            "  -h, --help          this text\n",
            cmd, default_epochs, TRAINER_FASHION_MNIST_DIR);
 }
@@ -68,7 +76,8 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         {"weight-decay", required_argument, 0, 'w'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},
         {"data", required_argument, 0, 'd'},   {"limit", required_argument, 0, 'n'},
-        {"schedule", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"schedule", required_argument, 0, 'S'}, {"device", required_argument, 0, 'D'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     dt_err_t err;
     double v;
@@ -147,6 +156,12 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         case 'd':
             o->data_dir = optarg;
             break;
+        case 'D':
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda") && strcmp(optarg, "auto"))
+                return cli_usage_error(cmd, "--device: expected cpu, cuda or auto, got \"%s\"",
+                                       optarg);
+            o->device = optarg;
+            break;
         case 'n':
             if (cli_parse_long(optarg, 1, 1L << 40, &o->limit))
                 return cli_usage_error(cmd, "--limit: expected a positive integer, got \"%s\"",
@@ -194,9 +209,13 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
         fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
     }
+    const trainer_backend_t *be = trainer_backend_by_name(o->device, &err);
+    if (!be) {
+        fprintf(stderr, "dtsim %s: --device: %s\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
     trainer_backend_cpu_set_threads((int)o->threads);
-    trainer_learner_init(&s->learner, trainer_backend_cpu(), &s->model, &o->sgd, (int)o->batch,
-                         (uint64_t)o->seed);
+    trainer_learner_init(&s->learner, be, &s->model, &o->sgd, (int)o->batch, (uint64_t)o->seed);
     return 0;
 }
 
@@ -277,7 +296,7 @@ static void noop_xent(float *d, const float *z, const uint8_t *y, int b, int c, 
 
 static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t steps)
 {
-    trainer_backend_t gemm_only = *trainer_backend_cpu();
+    trainer_backend_t gemm_only = *s->learner.be;
     gemm_only.bias_add = noop_bias;
     gemm_only.bias_grad = noop_bias;
     gemm_only.relu_forward = noop_relu;
@@ -343,17 +362,107 @@ int cli_bench(int argc, char **argv)
                             trainer_sgd_flops(s.model.n_params, o.sgd.momentum,
                                               o.sgd.weight_decay);
         double gflops = step_flops * (double)total.steps / train_s * 1e-9;
-        /* The same number of full-batch steps with only the matrix products. */
-        double gemm_s = gemm_only_seconds(&s, &o, total.steps);
+        /* The same number of full-batch steps with only the matrix products (CPU only: a
+         * GPU's launches are asynchronous, and nothing here waits for them). */
+        int cpu = !strcmp(s.learner.be->name, "cpu");
+        double gemm_s = cpu ? gemm_only_seconds(&s, &o, total.steps) : NAN;
         char desc[128];
         describe_model(&s, &o, desc, sizeof desc);
-        printf("bench=trainer %s batch=%ld epochs=%ld threads=%ld params=%zu "
+        printf("bench=trainer %s device=%s batch=%ld epochs=%ld threads=%ld params=%zu "
                "flops_per_step=%.4g train_s=%.3f gflops=%.2f sgemm_only_s=%.3f "
                "vs_sgemm=%.3f%s samples_per_s=%.0f test_acc=%.4f\n",
-               desc, o.batch, o.epochs, o.threads, s.model.n_params, step_flops, train_s, gflops,
+               desc, s.learner.be->name, o.batch, o.epochs, o.threads, s.model.n_params,
+               step_flops, train_s, gflops,
                gemm_s, gemm_s / train_s, total.diverged ? " diverged=1" : "",
                (double)total.samples / train_s, ev.accuracy);
         rc = total.diverged ? CLI_EXIT_RUN : CLI_EXIT_OK;
+    }
+    session_free(&s);
+    return rc;
+}
+
+/* `dtsim calibrate`: this machine's real step time for a model and batch size on a device,
+ * as the FLOP/s the step achieves (counted FLOPs / measured time), written as a device
+ * profile that scenarios use with cluster.device = FILE.ini. */
+int cli_calibrate(int argc, char **argv)
+{
+    const char *out = NULL;
+    long steps = 200;
+    /* take --out and --steps out before the training options */
+    char **rest = dt_calloc((size_t)argc + 1, sizeof(char *));
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--steps")) && i + 1 < argc) {
+            if (!strcmp(argv[i], "--out"))
+                out = argv[++i];
+            else if (cli_parse_long(argv[++i], 10, 1000000, &steps)) {
+                free(rest);
+                return cli_usage_error("calibrate",
+                                       "--steps: expected an integer in [10, 1000000], got "
+                                       "\"%s\"",
+                                       argv[i]);
+            }
+        } else {
+            rest[n++] = argv[i];
+        }
+    }
+    train_opts_t o;
+    train_opts_default(&o, 1);
+    int rc = train_opts_parse(&o, "calibrate", n, rest, 1);
+    free(rest);
+    if (rc) {
+        if (rc < 0)
+            printf("\ncalibrate options:\n"
+                   "  --steps N           timed steps, after 10 warm-up steps [200]\n"
+                   "  --out FILE.ini      write the device profile there [print it only]\n");
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    }
+    session_t s;
+    rc = session_init(&s, &o, "calibrate");
+    if (rc == 0) {
+        uint32_t *order = dt_malloc(sizeof(uint32_t) * s.train.n);
+        for (size_t i = 0; i < s.train.n; i++)
+            order[i] = (uint32_t)i;
+        trainer_rng_shuffle_u32(&s.learner.shuffle, order, s.train.n);
+        size_t per = s.train.n / (size_t)o.batch;
+        double t0 = 0;
+        for (long i = 0; i < steps + 10; i++) {
+            if (i == 10)
+                t0 = dt_wall_seconds();
+            trainer_learner_step(&s.learner, &s.train,
+                                 order + (size_t)i % per * (size_t)o.batch, (int)o.batch);
+        }
+        double step_s = (dt_wall_seconds() - t0) / (double)steps;
+        free(order);
+        trainer_flops_t f = trainer_model_flops(&s.model);
+        double flops = (f.forward + f.backward) * (double)o.batch +
+                       trainer_sgd_flops(s.model.n_params, o.sgd.momentum, o.sgd.weight_decay);
+        double achieved = flops / step_s;
+        char desc[128], host[256] = "this machine";
+        describe_model(&s, &o, desc, sizeof desc);
+        gethostname(host, sizeof host);
+        time_t now = time(NULL);
+        char date[32];
+        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+        FILE *f_out = stdout;
+        if (out && !(f_out = fopen(out, "w"))) {
+            fprintf(stderr, "dtsim calibrate: %s: cannot write: %s\n", out, strerror(errno));
+            rc = CLI_EXIT_USAGE;
+        } else {
+            fprintf(f_out,
+                    "; dtsim device profile: measured by dtsim calibrate on %s, %s\n"
+                    "; %s, batch %ld, %s backend, %ld threads: %.6g s per step of %.6g FLOPs\n"
+                    "; use it with cluster.device = %s\n"
+                    "[device]\nname = %s-%s\nflops = %.6gGf\n",
+                    host, date, desc, o.batch, s.learner.be->name, o.threads, step_s, flops,
+                    out ? out : "FILE.ini", s.learner.be->name, host, achieved * 1e-9);
+            if (out) {
+                fclose(f_out);
+                printf("calibrate %s device=%s batch=%ld step_s=%.6g flops_per_step=%.6g "
+                       "achieved=%.4gGf wrote=%s\n",
+                       desc, s.learner.be->name, o.batch, step_s, flops, achieved * 1e-9, out);
+            }
+        }
     }
     session_free(&s);
     return rc;

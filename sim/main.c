@@ -28,6 +28,7 @@ static void usage(FILE *out)
             "                     test accuracy after each epoch\n"
             "  bench trainer      training speed and accuracy on this machine\n"
             "  bench sim SCENARIO the simulation's own cost against plain training\n"
+            "  calibrate          measure this machine's step time: a device profile\n"
             "\n"
             "options:\n"
             "  -h, --help         this text (COMMAND --help for a command's options)\n"
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
         return cli_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))
         return cli_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate"))
+        return cli_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cli_bench(argc - 1, argv + 1);
     fprintf(stderr, "dtsim: unknown command \"%s\" (try dtsim --help)\n", cmd);

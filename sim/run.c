@@ -92,7 +92,11 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 {
     memset(run, 0, sizeof *run);
     run->sc = sc;
-    run->be = trainer_backend_cpu();
+    dt_err_t why;
+    run->be = trainer_backend_by_name(scenario_backend_name(sc->backend), &why);
+    if (!run->be)
+        return dt_err_input(err, "%s: model.device = %s: %s", sc->path,
+                            scenario_backend_name(sc->backend), why.msg);
     run->total_steps = sc->strategy == SIM_STRATEGY_FEDAVG ? sc->rounds : sc->steps;
     run->stop_before = run->total_steps;
     run->time_to_target = NAN;

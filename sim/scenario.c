@@ -358,12 +358,14 @@ _Static_assert(sizeof(sim_strategy_kind_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 
 static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
                                              "local-sgd", "fedavg",  NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
+static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
@@ -436,6 +438,9 @@ static const key_desc_t keys[] = {
     K_CUSTOM("model", "schedule", "constant", parse_schedule, format_schedule,
              "constant, cosine", "learning-rate schedule over the run"),
     K_LONG("model", "threads", "1", threads, 1, 1024, "OpenBLAS threads of the real kernels"),
+    K_ENUM("model", "device", "cpu", backend, sim_backend_t, backend_names, 0,
+           "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
+           "error without a usable GPU) or auto (cuda when usable, else cpu)"),
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,
@@ -2155,6 +2160,12 @@ void scenario_foreach_key(const scenario_t *sc,
         snprintf(name, sizeof name, "%s.%s", d->section, d->key);
         fn(ctx, name, value, number);
     }
+}
+
+const char *scenario_backend_name(sim_backend_t b)
+{
+    DT_ASSERT((int)b >= 0 && (int)b <= SIM_BACKEND_AUTO);
+    return backend_names[b];
 }
 
 const char *scenario_strategy_name(sim_strategy_kind_t k)

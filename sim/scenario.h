@@ -48,6 +48,12 @@ typedef enum sim_time_model {
     SIM_TIME_MEASURED, /* measured wall time of the real kernels */
 } sim_time_model_t;
 
+typedef enum sim_backend {
+    SIM_BACKEND_CPU,  /* OpenBLAS */
+    SIM_BACKEND_CUDA, /* cuBLAS and CUDA kernels; an error without a usable GPU */
+    SIM_BACKEND_AUTO, /* cuda when usable, else cpu */
+} sim_backend_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -106,6 +112,7 @@ typedef struct scenario {
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
     long threads;                 /* OpenBLAS threads of the real kernels */
+    sim_backend_t backend;        /* where the real kernels run */
 
     /* [data] */
     char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */
@@ -207,6 +214,7 @@ void scenario_foreach_key(const scenario_t *sc,
                           void *ctx);
 
 /* Names used in files and output. */
+const char *scenario_backend_name(sim_backend_t b);
 const char *scenario_strategy_name(sim_strategy_kind_t k);
 const char *scenario_algorithm_name(sim_allreduce_algo_t a);
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
+
 typedef struct trainer_backend {
     const char *name;
 
@@ -76,6 +78,10 @@ typedef struct trainer_backend {
     void (*average)(float *dst, const float *const *srcs, const float *weights, int count,
                     size_t n);
 } trainer_backend_t;
+
+/* "cpu", "cuda" or "auto" (cuda when a GPU is usable, else cpu). NULL with a message in err
+ * for cuda without a usable GPU or in a build without CUDA, and for an unknown name. */
+const trainer_backend_t *trainer_backend_by_name(const char *name, dt_err_t *err);
 
 /* The CPU backend (OpenBLAS). */
 const trainer_backend_t *trainer_backend_cpu(void);

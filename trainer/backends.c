@@ -1,0 +1,30 @@
+/* Backend registry: the one place that knows which backends this build has (STYLE.md 3). */
+#include <string.h>
+
+#include "backend.h"
+
+const trainer_backend_t *trainer_backend_by_name(const char *name, dt_err_t *err)
+{
+    if (!strcmp(name, "cpu"))
+        return trainer_backend_cpu();
+    if (strcmp(name, "cuda") && strcmp(name, "auto")) {
+        dt_err_input(err, "unknown device \"%s\" (expected cpu, cuda or auto)", name);
+        return NULL;
+    }
+#ifdef DTSIM_HAVE_CUDA
+    dt_err_t why;
+    const trainer_backend_t *be = trainer_backend_cuda(&why);
+    if (be)
+        return be;
+    if (!strcmp(name, "auto"))
+        return trainer_backend_cpu();
+    dt_err_input(err, "%s", why.msg);
+    return NULL;
+#else
+    if (!strcmp(name, "auto"))
+        return trainer_backend_cpu();
+    dt_err_input(err, "this dtsim was built without CUDA (configure with "
+                      "-DDTSIM_CUDA=ON where nvcc is installed)");
+    return NULL;
+#endif
+}
