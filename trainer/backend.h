@@ -88,4 +88,16 @@ const trainer_backend_t *trainer_backend_cpu(void);
 /* Threads OpenBLAS may use (the only parallel part of the CPU backend). */
 void trainer_backend_cpu_set_threads(int threads);
 
+/* The CUDA backend (cuda.cu; only in builds where CMake defines DTSIM_HAVE_CUDA): the first
+ * GPU the process sees (CUDA_VISIBLE_DEVICES chooses). NULL with a message in err when no
+ * GPU is usable ("no CUDA device: ...", "CUDA driver not found ..."). Dev pointers are
+ * cudaMalloc'd; gather reads the data set from host memory. Expects one OS thread. */
+const trainer_backend_t *trainer_backend_cuda(dt_err_t *err);
+/* Bytes copied between host and GPU so far by this process: upload, download, gather and the
+ * loss read-back of softmax_xent (device-to-device copies are not counted). */
+size_t trainer_backend_cuda_bytes_transferred(void);
+/* The GPU in use, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)", for reports; "no
+ * CUDA device" when there is none. */
+void trainer_backend_cuda_device_name(char *buf, size_t n);
+
 #endif
