@@ -188,14 +188,8 @@ int cli_platform(int argc, char **argv)
 static void print_summary(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    double compute = 0, comm = 0, idle = 0, end = simgrid_get_clock();
-    for (int i = 0; i < run->n_workers; i++) {
-        const sim_node_t *n = &run->workers[i];
-        compute += n->compute_s;
-        comm += n->comm_s;
-        double rest = end - n->compute_s - n->comm_s;
-        idle += rest > 0 ? rest : 0;
-    }
+    double compute, comm, idle, end = simgrid_get_clock();
+    sim_run_shares(run, &compute, &comm, &idle);
     double total = compute + comm + idle;
     char ttt[32];
     if (isnan(run->time_to_target))

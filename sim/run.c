@@ -541,7 +541,6 @@ void sim_evaluate(sim_run_t *run, long step, const float *params)
     double now = simgrid_get_clock();
     run->last_loss = ev.loss;
     run->last_acc = ev.accuracy;
-    run->last_eval_time = now;
     run->last_eval_step = step;
     run->evals++;
     if (isnan(run->time_to_target) && ev.accuracy >= run->sc->target_accuracy)
@@ -604,29 +603,37 @@ void sim_staleness_add(sim_run_t *run, long staleness)
     run->staleness[staleness]++;
 }
 
+/* A node's idle seconds: whatever is not compute or transfer until the run ends. */
+static double node_idle(const sim_node_t *n, double end)
+{
+    double idle = end - n->compute_s - n->comm_s;
+    return idle > 0 ? idle : 0;
+}
+
+void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle)
+{
+    double end = simgrid_get_clock();
+    *compute = *comm = *idle = 0;
+    for (int i = 0; i < run->n_workers; i++) {
+        *compute += run->workers[i].compute_s;
+        *comm += run->workers[i].comm_s;
+        *idle += node_idle(&run->workers[i], end);
+    }
+}
+
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 {
     results_db_t *db = run->db;
     if (results_tx_begin(db, err))
         return DT_ERR_RUN;
-    double compute = 0, comm = 0, idle = 0;
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
     double end = simgrid_get_clock();
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++) {
             sim_node_t *n = &lists[l][i];
-            /* whatever is not compute or transfer, until the run ends, is waiting */
-            double idle_n = end - n->compute_s - n->comm_s;
-            if (idle_n < 0)
-                idle_n = 0;
-            if (l == 0) {
-                compute += n->compute_s;
-                comm += n->comm_s;
-                idle += idle_n;
-            }
             if (results_worker_add(db, run->run_id, n->rank, sg_host_get_name(n->host), n->role,
-                                   n->compute_s, n->comm_s, idle_n, n->bytes_sent,
+                                   n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
                                    n->bytes_recv, n->steps, err))
                 return DT_ERR_RUN;
         }
@@ -638,6 +645,8 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         return DT_ERR_RUN;
     if (results_tx_commit(db, err))
         return DT_ERR_RUN;
+    double compute, comm, idle;
+    sim_run_shares(run, &compute, &comm, &idle);
     double total = compute + comm + idle;
     results_summary_t sum = {
         .final_accuracy = run->last_acc,

@@ -103,7 +103,6 @@ typedef struct sim_run {
     long last_step_mark;      /* step marks passed (steps_done / eval_every) */
     double next_time_mark;    /* simulated time of the next time mark */
     double last_loss, last_acc, time_to_target;
-    double last_eval_time;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
     double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
     long *staleness;          /* histogram */
@@ -196,6 +195,9 @@ void sim_request_stop(sim_run_t *run, long step);
 /* True when the node should not start global step `step` (steps done, time limit,
  * divergence, or a stop request). */
 int sim_should_stop(sim_run_t *run, long step);
+/* The workers' compute, communication and idle seconds summed (idle: whatever is not
+ * compute or transfer until the run ends, now). */
+void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
 
