@@ -9,14 +9,14 @@
 
 static sg_error_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
-    return sim_groups_allreduce(run, run->shared, node, buf, n);
+    return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }
 
 static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange); }
 
 static void deploy(sim_run_t *run)
 {
-    sim_groups_make(run);
+    sim_elastic_make(run);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <simgrid/comm.h>
+#include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
@@ -18,25 +19,90 @@ static size_t slice_start(const sim_run_t *run, int s)
     return run->n_params * (size_t)s / (size_t)run->n_servers;
 }
 
+enum { MSG_GRAD = 0, MSG_LAST = 1, MSG_JOIN = 2 };
+
 typedef struct worker_state {
     sg_mailbox_t *to;
     sim_msg_t **msgs;
     long *version; /* (S) version of each shard this worker's parameters come from */
     uint32_t *idx;
+    long step;     /* gradients pushed (lost ones included) */
 } worker_state_t;
+
+static void worker_state_free(sim_node_t *node)
+{
+    worker_state_t *ws = node->state;
+    free(ws->to);
+    free(ws->msgs);
+    free(ws->version);
+    free(ws->idx);
+}
+
+static int shards_gone(sim_run_t *run)
+{
+    for (int s = 0; s < run->n_servers; s++)
+        if (run->servers[s].finished ||
+            (!run->servers[s].alive && !sim_fault_will_return(run, &run->servers[s])))
+            return 1;
+    return 0;
+}
+
+/* Takes count parameter slices into the worker's replica. */
+static void take_params(sim_run_t *run, sim_node_t *node, worker_state_t *ws, int count)
+{
+    for (int s = 0; s < count; s++) {
+        sim_msg_t *m = ws->msgs[s];
+        run->be->copy(node->params + m->offset, m->data, sizeof(float) * m->n);
+        ws->version[m->from] = m->step;
+    }
+}
+
+/* JOIN to every shard until all of them answer with parameters. 0: joined, -1: give up. */
+static int rejoin(sim_run_t *run, sim_node_t *node, worker_state_t *ws)
+{
+    int S = run->n_servers;
+    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    while (!run->ended && !shards_gone(run)) {
+        for (int s = 0; s < S; s++) {
+            ws->to[s] = run->servers[s].inbox;
+            ws->msgs[s] = sim_msg_next(node);
+            ws->msgs[s]->flag = MSG_JOIN;
+            ws->msgs[s]->bytes = 64;
+            ws->msgs[s]->data = node->params;
+        }
+        if (sim_sendv(run, node, S, ws->to, ws->msgs) == SG_OK &&
+            sim_recvv_for(run, node, params_box, S, ws->msgs, 2 * sim_fault_timeout(run)) ==
+                SG_OK) {
+            take_params(run, node, ws, S);
+            sim_fault_log(run, "rejoin", node->name, "fresh parameters from %d shard%s", S,
+                          S == 1 ? "" : "s");
+            return 0;
+        }
+        /* not yet: try again after a timeout's pause (a dead shard may be back) */
+        sg_actor_sleep_for(sim_fault_timeout(run));
+    }
+    return -1;
+}
 
 static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     int S = run->n_servers, batch = (int)run->sc->batch;
-    worker_state_t *ws = dt_calloc(1, sizeof *ws);
-    node->state = ws;
-    ws->to = dt_calloc((size_t)S, sizeof(sg_mailbox_t));
-    ws->msgs = dt_calloc((size_t)S, sizeof(sim_msg_t *));
-    ws->version = dt_calloc((size_t)S, sizeof(long));
-    ws->idx = dt_calloc((size_t)batch, sizeof(uint32_t));
+    worker_state_t *ws = node->state;
+    if (!ws) {
+        ws = dt_calloc(1, sizeof *ws);
+        node->state = ws;
+        node->state_free = worker_state_free;
+        ws->to = dt_calloc((size_t)S, sizeof(sg_mailbox_t));
+        ws->msgs = dt_calloc((size_t)S, sizeof(sim_msg_t *));
+        ws->version = dt_calloc((size_t)S, sizeof(long));
+        ws->idx = dt_calloc((size_t)batch, sizeof(uint32_t));
+    }
     sg_mailbox_t params_box = sim_mailbox(node->name, "params");
-    for (long step = 0; !sim_should_stop(run, step); step++) {
+    if (node->incarnation > 0 && rejoin(run, node, ws))
+        return;
+    while (!sim_should_stop(run, ws->step) && !run->ended) {
+        long step = ws->step++;
         sim_batch_own(run, node, batch, ws->idx);
         sim_compute_grad(run, node, node->params, node->grads, ws->idx, batch);
         int last = sim_should_stop(run, step + 1);
@@ -45,33 +111,37 @@ static void worker(sim_node_t *node)
             ws->to[s] = run->servers[s].inbox;
             ws->msgs[s] = sim_msg_slice(node, node->grads, off, slice_start(run, s + 1) - off,
                                         ws->version[s]);
-            ws->msgs[s]->flag = last;
+            ws->msgs[s]->flag = last ? MSG_LAST : MSG_GRAD;
         }
-        if (sim_sendv(run, node, S, ws->to, ws->msgs) != SG_OK ||
-            sim_recvv(run, node, params_box, S, ws->msgs) != SG_OK) {
-            run->failed = 1;
-            break;
+        sg_error_t e = sim_sendv(run, node, S, ws->to, ws->msgs);
+        if (e == SG_OK)
+            e = sim_recvv_for(run, node, params_box, S, ws->msgs, 2 * sim_fault_timeout(run));
+        if (e != SG_OK) {
+            if (!run->has_faults) {
+                run->failed = 1;
+                break;
+            }
+            /* the push or its reply is lost; the run goes on */
+            sim_fault_log(run, "lost-push", node->name, "gradient %ld: no reply within %gs",
+                          step, 2 * sim_fault_timeout(run));
+            if (last || rejoin(run, node, ws))
+                break;
+            continue;
         }
-        for (int s = 0; s < S; s++) {
-            sim_msg_t *m = ws->msgs[s];
-            run->be->copy(node->params + m->offset, m->data, sizeof(float) * m->n);
-            ws->version[m->from] = m->step;
-        }
+        take_params(run, node, ws, S);
         if (last)
             break;
     }
-    free(ws->to);
-    free(ws->msgs);
-    free(ws->version);
-    free(ws->idx);
 }
 
 typedef struct server_state {
     long *clock;        /* (N) pushes received from each worker */
     int *finished;      /* (N) */
+    int *dead;          /* (N) presumed dead: a reply was not taken within the timeout */
     int *pending;       /* (N) reply held back by the staleness bound */
     float **snapshot;   /* (N) parameter slice sent to each worker */
     sg_comm_t *reply;   /* (N) reply in flight */
+    long version;       /* gradients applied */
     sim_msg_t *reply_msg; /* (N) header of the reply to each worker */
 } server_state_t;
 
@@ -90,11 +160,18 @@ static void evaluate_model(sim_run_t *run, long step)
     sim_evaluate(run, step, full);
 }
 
+/* Worker i will push no more: it said so, or it is down for good. */
+static int gone(const sim_run_t *run, const server_state_t *st, int i)
+{
+    const sim_node_t *w = &run->workers[i];
+    return st->finished[i] || (run->has_faults && !w->alive && !sim_fault_will_return(run, w));
+}
+
 static long slowest(const sim_run_t *run, const server_state_t *st)
 {
     long m = -1;
     for (int i = 0; i < run->n_workers; i++)
-        if (!st->finished[i] && (m < 0 || st->clock[i] < m))
+        if (!gone(run, st, i) && !st->dead[i] && (m < 0 || st->clock[i] < m))
             m = st->clock[i];
     return m;
 }
@@ -104,11 +181,17 @@ static void finish_reply(sim_run_t *run, sim_node_t *node, server_state_t *st, i
     if (!st->reply[i])
         return;
     double t0 = simgrid_get_clock();
-    sg_error_t e = sg_comm_wait_for(st->reply[i], SIM_COMM_TIMEOUT);
+    sg_error_t e = sg_comm_wait_for(st->reply[i], sim_fault_timeout(run));
     node->comm_s += simgrid_get_clock() - t0;
     st->reply[i] = NULL;
     if (e != SG_OK) {
-        run->failed = 1;
+        if (!run->has_faults) {
+            run->failed = 1;
+            return;
+        }
+        st->dead[i] = 1;
+        sim_fault_log(run, "timeout", run->workers[i].name,
+                      "%s presumed it dead: its parameters were not taken", node->name);
         return;
     }
     node->bytes_sent += st->reply_msg[i].bytes;
@@ -137,75 +220,114 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     st->pending[i] = 0;
 }
 
-static void server(sim_node_t *node)
+static void server_state_free(sim_node_t *node)
 {
-    sim_run_t *run = sim_current;
+    server_state_t *st = node->state;
+    for (int i = 0; i < sim_current->n_workers; i++)
+        sim_current->be->free(st->snapshot[i]);
+    free(st->clock);
+    free(st->finished);
+    free(st->dead);
+    free(st->pending);
+    free(st->snapshot);
+    free(st->reply);
+    free(st->reply_msg);
+}
+
+static server_state_t *server_state(sim_run_t *run, sim_node_t *node, size_t len)
+{
+    if (node->state)
+        return node->state;
     int N = run->n_workers;
-    long bound = run->sc->staleness;
-    size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     server_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
+    node->state_free = server_state_free;
     st->clock = dt_calloc((size_t)N, sizeof(long));
     st->finished = dt_calloc((size_t)N, sizeof(int));
+    st->dead = dt_calloc((size_t)N, sizeof(int));
     st->pending = dt_calloc((size_t)N, sizeof(int));
     st->snapshot = dt_calloc((size_t)N, sizeof(float *));
     st->reply = dt_calloc((size_t)N, sizeof(sg_comm_t));
     st->reply_msg = dt_calloc((size_t)N, sizeof(sim_msg_t));
     for (int i = 0; i < N; i++)
         st->snapshot[i] = run->be->alloc(sizeof(float) * (len ? len : 1));
+    return st;
+}
+
+static int all_gone(const sim_run_t *run, const server_state_t *st)
+{
+    for (int i = 0; i < run->n_workers; i++)
+        if (!gone(run, st, i))
+            return 0;
+    return 1;
+}
+
+static void server(sim_node_t *node)
+{
+    sim_run_t *run = sim_current;
+    int N = run->n_workers;
+    long bound = run->sc->staleness;
+    size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
+    server_state_t *st = server_state(run, node, len);
+    if (node->incarnation > 0) {
+        /* its memory is gone: the slice restarts from the initial weights; replies that
+         * were in flight died with it */
+        run->be->copy(node->params + off, run->init_params + off, sizeof(float) * len);
+        run->be->scale(len, 0.0f, node->velocity + off);
+        memset(st->reply, 0, sizeof(sg_comm_t) * (size_t)N);
+        memset(st->pending, 0, sizeof(int) * (size_t)N);
+        sim_fault_log(run, "restore", node->name, "slice back to the initial weights");
+    }
     /* a permanent receiver: pushes travel as soon as they are posted, all at once, instead
      * of one after the other as this loop takes them; the loop picks up finished ones */
     sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
-    long version = 0, done = 0;
-    while (done < N && !run->failed) {
+    while (!all_gone(run, st) && !run->failed && !run->ended) {
         sim_msg_t *m = NULL;
         if (sim_recv(run, node, node->inbox, &m) != SG_OK) {
-            run->failed = 1;
-            break;
+            if (!run->has_faults)
+                run->failed = 1;
+            continue; /* with faults: a push was lost, or nobody pushed for a while */
         }
         int i = m->from;
+        st->dead[i] = 0;
+        if (m->flag == MSG_JOIN) {
+            reply(run, node, st, i, off, len, st->version);
+            continue;
+        }
         double w0 = dt_wall_seconds();
-        long staleness = version - m->step;
+        long staleness = st->version - m->step;
         if (node->rank == 0)
             sim_staleness_add(run, staleness);
         /* applied on arrival; the schedule's step is the number of global steps so far */
-        sim_sgd(run, node->params + off, m->data, node->velocity + off, len, version / N);
+        sim_sgd(run, node->params + off, m->data, node->velocity + off, len, st->version / N);
         sim_charge(run, node,
                    trainer_sgd_flops(len, run->sc->sgd.momentum, run->sc->sgd.weight_decay),
                    dt_wall_seconds() - w0);
-        version++;
+        st->version++;
         node->steps++;
         st->clock[i]++;
-        if (m->flag) {
+        if (m->flag == MSG_LAST)
             st->finished[i] = 1;
-            done++;
-        }
-        if (node->rank == 0 && version % N == 0 && sim_eval_due(run, version / N))
-            evaluate_model(run, version / N);
+        if (node->rank == 0 && st->version % N == 0 && sim_eval_due(run, st->version / N))
+            evaluate_model(run, st->version / N);
         /* reply now, or hold it back while this worker is too far ahead */
         long slow = slowest(run, st);
         if (bound == 0 || st->finished[i] || slow < 0 || st->clock[i] - slow <= bound)
-            reply(run, node, st, i, off, len, version);
+            reply(run, node, st, i, off, len, st->version);
         else
             st->pending[i] = 1;
         for (int j = 0; j < N; j++)
             if (st->pending[j] && (slow < 0 || st->clock[j] - slowest(run, st) <= bound))
-                reply(run, node, st, j, off, len, version);
+                reply(run, node, st, j, off, len, st->version);
     }
     for (int i = 0; i < N; i++)
         finish_reply(run, node, st, i);
-    long final_step = (version + N - 1) / N;
-    if (++shards_done == run->n_servers && !run->failed &&
-        (run->evals == 0 || run->last_eval_step != final_step))
-        evaluate_model(run, final_step);
-    for (int i = 0; i < N; i++)
-        run->be->free(st->snapshot[i]);
-    free(st->clock);
-    free(st->finished);
-    free(st->pending);
-    free(st->snapshot);
-    free(st->reply);
-    free(st->reply_msg);
+    long final_step = (st->version + N - 1) / N;
+    if (++shards_done == run->n_servers && !run->failed) {
+        if (run->evals == 0 || run->last_eval_step != final_step)
+            evaluate_model(run, final_step);
+        sim_run_end(run);
+    }
 }
 
 static void deploy(sim_run_t *run)

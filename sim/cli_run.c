@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/version.h>
 
 #include "cli.h"
@@ -25,11 +27,12 @@ typedef struct run_opts {
     int n_sets;
     const char *db;
     int jobs; /* sweep runs at once */
+    int links; /* platform: list hosts and links instead of the XML */
 } run_opts_t;
 
 static void run_help(const char *cmd)
 {
-    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s\n"
+    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s%s\n"
            "\n"
            "%s\n"
            "\n"
@@ -40,17 +43,24 @@ static void run_help(const char *cmd)
            "\n"
            "Scenario keys, their defaults and units: see README (Scenario files).\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
+           strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
                  "[sweep] runs every combination, each in its own process."
-           : !strcmp(cmd, "platform") ? "Prints the SimGrid platform XML the scenario generates."
+           : !strcmp(cmd, "platform")
+               ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
+                 "hosts (with the node each one runs) and the links of the loaded platform:\n"
+                 "the names that [faults] crash, link_down and link_degrade take."
            : !strcmp(cmd, "check")
                ? "Validates a scenario (every run of its [sweep]) and prints its runs and its\n"
                  "resolved configuration."
                : "Validates a scenario and prints its resolved configuration.",
-           strcmp(cmd, "run") ? ""
-                              : "  --db PATH                 results database [run.db]\n"
-                                "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n");
+           !strcmp(cmd, "run")
+               ? "  --db PATH                 results database [run.db]\n"
+                 "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
+           : !strcmp(cmd, "platform")
+               ? "  --links                   list hosts and links instead of the XML\n"
+               : "");
 }
 
 static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
@@ -59,6 +69,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"set", required_argument, 0, 's'},
         {"db", required_argument, 0, 'd'},
         {"jobs", required_argument, 0, 'j'},
+        {"links", no_argument, 0, 'l'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -89,6 +100,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             o->jobs = (int)jobs;
             break;
         }
+        case 'l':
+            if (strcmp(cmd, "platform"))
+                return cli_usage_error(cmd, "unknown option \"--links\"");
+            o->links = 1;
+            break;
         case 'h':
             run_help(cmd);
             return -1;
@@ -167,6 +183,38 @@ int cli_check(int argc, char **argv)
     return rc;
 }
 
+/* Hosts (and the node on each) and links of the scenario's platform, loaded in SimGrid. */
+static int platform_links(const scenario_t *sc, const char *argv0)
+{
+    int argc = 1;
+    char *argv[] = {(char *)argv0, NULL};
+    simgrid_init(&argc, argv);
+    sim_platform_t p;
+    dt_err_t err;
+    if (sim_platform_load(&p, sc, &err)) {
+        fprintf(stderr, "dtsim platform: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    const char *role = sc->strategy == SIM_STRATEGY_FEDAVG ? "client" : "worker";
+    printf("# hosts: %zu\n", sg_host_count());
+    for (int i = 0; i < p.n_workers; i++)
+        printf("host %s %s-%d\n", sg_host_get_name(p.workers[i]), role, i);
+    for (int i = 0; i < p.n_servers; i++)
+        printf("host %s server-%d\n", sg_host_get_name(p.servers[i]), i);
+    sg_link_t *links = sg_link_list();
+    size_t n = sg_link_count();
+    printf("# links: %zu (name, bandwidth, latency)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        char bw[32];
+        scenario_format_bandwidth(sg_link_get_bandwidth(links[i]), bw, sizeof bw);
+        printf("link %s %s %.9gs\n", sg_link_get_name(links[i]), bw,
+               sg_link_get_latency(links[i]));
+    }
+    free(links);
+    sim_platform_free(&p);
+    return CLI_EXIT_OK;
+}
+
 int cli_platform(int argc, char **argv)
 {
     run_opts_t o;
@@ -174,8 +222,14 @@ int cli_platform(int argc, char **argv)
     scenario_t *sc = load_scenario(&o, "platform", argc, argv, &rc);
     if (!sc)
         return rc;
+    if (o.links) {
+        rc = platform_links(sc, argv[0]);
+        free(sc);
+        return rc;
+    }
     if (sc->platform == SIM_PLATFORM_FILE) {
-        fprintf(stderr, "dtsim platform: %s: the scenario's platform is a file (%s)\n",
+        fprintf(stderr, "dtsim platform: %s: the scenario's platform is a file (%s); --links "
+                        "lists its hosts and links\n",
                 o.scenario, sc->platform_file);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -188,7 +242,7 @@ int cli_platform(int argc, char **argv)
 static void print_summary(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    double compute, comm, idle, end = simgrid_get_clock();
+    double compute, comm, idle, end = sim_run_end_time(run);
     sim_run_shares(run, &compute, &comm, &idle);
     double total = compute + comm + idle;
     char ttt[32];
@@ -207,6 +261,8 @@ static void print_summary(const sim_run_t *run)
            run->last_acc, end,
            ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
+    if (run->fault_rows)
+        printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
 }
 
 /* The label histogram of every worker's (client's) partition, stored with the run. */

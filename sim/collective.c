@@ -207,34 +207,45 @@ sg_error_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, 
     return sim_broadcast(run, local, me_local, buf, n);
 }
 
-static void groups_free(void *p)
+void sim_groups_free(sim_groups_t *g)
 {
-    sim_groups_t *g = p;
+    if (!g)
+        return;
     for (int i = 0; i < g->n_groups; i++)
         free(g->local[i].members);
     free(g->local);
     free(g->leaders.members);
     free(g->local_index);
+    free(g->index);
     free(g->all.members);
     free(g);
 }
 
-
-sim_groups_t *sim_groups_make(sim_run_t *run)
+sim_groups_t *sim_groups_new(sim_run_t *run, const int *member, int first)
 {
     sim_groups_t *g = dt_calloc(1, sizeof *g);
     int n = run->n_workers;
-    g->all.size = n;
     g->all.members = dt_calloc((size_t)n, sizeof(sim_node_t *));
+    g->index = dt_calloc((size_t)n, sizeof(int));
     for (int i = 0; i < n; i++)
-        g->all.members[i] = &run->workers[i];
+        g->index[i] = -1;
+    if (first >= 0) {
+        g->index[first] = g->all.size;
+        g->all.members[g->all.size++] = &run->workers[first];
+    }
+    for (int i = 0; i < n; i++)
+        if ((!member || member[i]) && i != first) {
+            g->index[i] = g->all.size;
+            g->all.members[g->all.size++] = &run->workers[i];
+        }
     g->n_groups = run->plat.n_groups;
     g->local = dt_calloc((size_t)g->n_groups, sizeof(sim_group_t));
     g->local_index = dt_calloc((size_t)n, sizeof(int));
     for (int i = 0; i < g->n_groups; i++)
         g->local[i].members = dt_calloc((size_t)n, sizeof(sim_node_t *));
     g->leaders.members = dt_calloc((size_t)g->n_groups, sizeof(sim_node_t *));
-    for (int i = 0; i < n; i++) {
+    for (int k = 0; k < g->all.size; k++) {
+        int i = g->all.members[k]->rank;
         sim_group_t *l = &g->local[run->plat.group[i]];
         g->local_index[i] = l->size;
         l->members[l->size++] = &run->workers[i];
@@ -242,6 +253,14 @@ sim_groups_t *sim_groups_make(sim_run_t *run)
     for (int i = 0; i < g->n_groups; i++)
         if (g->local[i].size)
             g->leaders.members[g->leaders.size++] = g->local[i].members[0];
+    return g;
+}
+
+static void groups_free(void *p) { sim_groups_free(p); }
+
+sim_groups_t *sim_groups_make(sim_run_t *run)
+{
+    sim_groups_t *g = sim_groups_new(run, NULL, -1);
     run->shared = g;
     run->shared_free = groups_free;
     return g;
@@ -259,7 +278,7 @@ sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *nod
                 leader = i;
         e = sim_allreduce_hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n);
     } else {
-        e = sim_allreduce(run, &g->all, node->rank, buf, n, run->sc->algorithm);
+        e = sim_allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm);
     }
     return e;
 }

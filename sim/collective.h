@@ -37,12 +37,40 @@ typedef struct sim_groups {
     sim_group_t *local;   /* (n_groups) members of each group, in rank order */
     sim_group_t leaders;  /* first member of each group */
     int *local_index;     /* (workers) index of each worker in its group */
+    int *index;           /* (workers) index of each worker in all, -1: not a member */
     int n_groups;
 } sim_groups_t;
 
 /* Builds the groups of the run's workers and hands them to run->shared (freed after the
  * simulation). */
 sim_groups_t *sim_groups_make(sim_run_t *run);
+/* The groups of the workers with member[rank] != 0 (all when member is NULL), in rank
+ * order except that worker `first` (>= 0) comes first in all. */
+sim_groups_t *sim_groups_new(sim_run_t *run, const int *member, int first);
+void sim_groups_free(sim_groups_t *g);
+
+/* Elastic membership (Horovod Elastic / torchrun style) for the all-reduce strategies
+ * when the scenario has faults. A member whose collective fails (a peer died, a link
+ * stalled past the timeout) goes to a rendezvous; so does a worker whose host came back,
+ * and the members see the open rendezvous at their next step boundary. The rendezvous
+ * completes when every worker that is up and still training has arrived; the new group is
+ * the arrivals in rank order, and its first member's state (parameters, momentum, step)
+ * is broadcast to the others, as hvd.elastic's state.sync() does. */
+typedef struct sim_elastic sim_elastic_t;
+/* Sets up the groups (as sim_groups_make) and, with faults, the membership. */
+void sim_elastic_make(sim_run_t *run);
+/* The current groups; node's index among all members (-1: not a member). */
+sim_groups_t *sim_elastic_groups(sim_run_t *run);
+int sim_elastic_index(sim_run_t *run, const sim_node_t *node);
+/* A rendezvous is open: members join it at their next step boundary. */
+int sim_elastic_pending(sim_run_t *run);
+/* Joins the rendezvous and takes the new group's state: buf (n floats) and velocity (may
+ * be NULL) from its first member, *step from that member's *commit. Returns 0, or -1 when
+ * training is over (the node leaves). */
+int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity,
+                           size_t n, long *step, long commit);
+/* Training is over: joiners leave instead of waiting. */
+void sim_elastic_close(sim_run_t *run);
 /* Sums buf over all workers with the scenario's algorithm (each worker calls it; dividing
  * by the worker count is left to the caller, who may need it once for all). */
 sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,

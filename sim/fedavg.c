@@ -9,9 +9,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+
 #include "strategy.h"
 
-enum { FEDAVG_STREAM_SAMPLE = 101, FEDAVG_STREAM_LOCAL = 102 };
+enum {
+    FEDAVG_STREAM_SAMPLE = 101,
+    FEDAVG_STREAM_LOCAL = 102,
+    FEDAVG_STREAM_DROPOUT = 103,
+    FEDAVG_STREAM_CLIENT = 104,
+};
+
+/* ---- client heterogeneity and availability ([faults]) ------------------------------------ */
+
+/* Per-client draws, each from its own seeded stream so that they do not depend on the
+ * order of events: availability phase, device class. */
+static double client_draw(const sim_run_t *run, int c, int what)
+{
+    trainer_rng_t r;
+    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what,
+                     FEDAVG_STREAM_CLIENT);
+    return trainer_rng_uniform(&r);
+}
+
+static int client_available(const sim_run_t *run, const sim_availability_t *av, int c, double t)
+{
+    if (av->period <= 0)
+        return 1;
+    double phase = client_draw(run, c, 1) * av->period;
+    double x = fmod(t - phase, av->period);
+    if (x < 0)
+        x += av->period;
+    return x < av->fraction * av->period;
+}
+
+/* The earliest time after t at which some client comes online. */
+static double next_online(const sim_run_t *run, const sim_availability_t *av, double t)
+{
+    double best = INFINITY;
+    for (int c = 0; c < (int)run->sc->clients; c++) {
+        double phase = client_draw(run, c, 1) * av->period;
+        double x = fmod(phase - t, av->period);
+        if (x <= 0)
+            x += av->period;
+        if (t + x < best)
+            best = t + x;
+    }
+    return best;
+}
+
+/* Compute slowdown of client c from its device class (1 without classes). */
+static double client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c)
+{
+    if (!cl->n)
+        return 1.0;
+    double u = client_draw(run, c, 2), acc = 0;
+    for (int k = 0; k < cl->n; k++) {
+        acc += cl->share[k];
+        if (u < acc || k == cl->n - 1)
+            return run->sc->device_flops / cl->speed[k];
+    }
+    return 1.0;
+}
+
+static int client_drops(const sim_run_t *run, int c, long round)
+{
+    if (run->sc->dropout <= 0)
+        return 0;
+    trainer_rng_t r;
+    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
+                     FEDAVG_STREAM_DROPOUT);
+    return trainer_rng_uniform(&r) < run->sc->dropout;
+}
 
 typedef struct client_host {
     float **slot;  /* model buffers, one per client served in the current round */
@@ -67,37 +139,63 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
     }
 }
 
+static void client_host_free(sim_node_t *node)
+{
+    client_host_t *h = node->state;
+    for (int i = 0; i < h->n_slots; i++)
+        sim_current->be->free(h->slot[i]);
+    free(h->slot);
+    free(h->order);
+}
+
 static void client_host(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
-    client_host_t *h = dt_calloc(1, sizeof *h);
-    node->state = h;
-    h->round = -1;
-    for (;;) {
+    client_host_t *h = node->state;
+    if (!h) {
+        h = dt_calloc(1, sizeof *h);
+        node->state = h;
+        node->state_free = client_host_free;
+        h->round = -1;
+    }
+    sim_client_classes_t classes;
+    dt_err_t e;
+    DT_ASSERT(sim_client_classes_parse(run->sc->client_speed, &classes, &e) == DT_OK);
+    while (!run->ended) {
         sim_msg_t *task = NULL;
-        if (sim_recv(run, node, node->inbox, &task) != SG_OK) {
-            run->failed = 1;
-            break;
+        sg_error_t err = sim_recv(run, node, node->inbox, &task);
+        if (err != SG_OK) {
+            if (!run->has_faults) {
+                run->failed = 1;
+                break;
+            }
+            continue; /* nothing to do for a while: keep listening */
         }
         if (task->flag < 0)
             break;
         int c = task->flag;
         long round = task->step;
-        const float *global = task->data; /* unchanged until every update is back */
+        if (client_drops(run, c, round)) {
+            sim_fault_log(run, "dropout", node->name, "client %d left round %ld", c, round);
+            continue;
+        }
+        /* the global model, read by the server's aggregation only after the round, and by
+         * late clients of this host after that: copy it before training */
         float *w = host_slot(run, h, round);
-        local_train(run, node, h, c, round, global, w);
+        node->slow = client_slowdown(run, &classes, c);
+        local_train(run, node, h, c, round, task->data, w);
+        node->slow = 1.0;
         sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, round);
         up->flag = c;
         up->weight = (double)trainer_partition_size(&run->part, c);
-        if (sim_send(run, node, run->servers[0].inbox, up) != SG_OK) {
+        /* the server's inbox always takes it (a permanent receiver with faults): the
+         * upload runs to its end, however slow the link, unless the deadline cuts it */
+        if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SG_OK &&
+            !run->has_faults) {
             run->failed = 1;
             break;
         }
     }
-    for (int i = 0; i < h->n_slots; i++)
-        run->be->free(h->slot[i]);
-    free(h->slot);
-    free(h->order);
 }
 
 static int by_client(const void *a, const void *b)
@@ -112,7 +210,95 @@ typedef struct server_state {
     sim_msg_t **msgs;
     const float **srcs;
     float *weights;
+    sg_comm_t *tasks;     /* (selected) tasks in flight, with faults */
+    sim_msg_t **task_msgs;
 } server_state_t;
+
+/* One round with faults: sample among the clients online now (over-selected), post the
+ * tasks without waiting for hosts to take them, and aggregate what arrives before the
+ * deadline (or before faults.timeout of silence without one); updates of earlier rounds
+ * are dropped as late. Returns the number of updates in st->msgs. */
+static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *st,
+                             trainer_rng_t *rng, long round, int m)
+{
+    const scenario_t *sc = run->sc;
+    int clients = (int)sc->clients, hosts = run->n_workers;
+    sim_availability_t av;
+    dt_err_t e;
+    DT_ASSERT(sim_availability_parse(sc->availability, &av, &e) == DT_OK);
+    int n = 0;
+    for (int c = 0; c < clients; c++)
+        if (client_available(run, &av, c, simgrid_get_clock()))
+            st->population[n++] = (uint32_t)c;
+    if (n == 0) {
+        sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
+        sg_actor_sleep_until(next_online(run, &av, simgrid_get_clock()));
+        return -1;
+    }
+    int want = (int)ceil(m * sc->over_select - 1e-9);
+    int sel = want < n ? want : n;
+    for (int i = 0; i < sel; i++) {
+        int j = i + (int)trainer_rng_below(rng, (uint64_t)(n - i));
+        uint32_t t = st->population[i];
+        st->population[i] = st->population[j];
+        st->population[j] = t;
+    }
+    double t0 = simgrid_get_clock();
+    for (int i = 0; i < sel; i++) {
+        int c = (int)st->population[i];
+        sim_msg_t *task = sim_msg_slice(node, node->params, 0, run->n_params, round);
+        task->flag = c;
+        task->sent_at = t0;
+        st->tasks[i] = sg_mailbox_put_async(run->workers[c % hosts].inbox, task,
+                                            (long)task->bytes);
+        st->task_msgs[i] = task;
+    }
+    int need = m < sel ? m : sel, got = 0;
+    double until = sc->deadline > 0 ? t0 + sc->deadline : INFINITY;
+    double last = t0, T = sim_fault_timeout(run);
+    while (got < need) {
+        double left = (sc->deadline > 0 ? until : last + T) - simgrid_get_clock();
+        sim_msg_t *up = NULL;
+        sg_error_t err = left > 0 ? sim_recv_for(run, node, node->inbox, &up, left)
+                                  : SG_ERROR_TIMEOUT;
+        if (err == SG_ERROR_NETWORK)
+            continue;
+        if (err != SG_OK)
+            break;
+        if (up->step != round) {
+            sim_fault_log(run, "late", run->workers[up->from].name,
+                          "update of client %d for round %ld dropped in round %ld", up->flag,
+                          up->step, round);
+            continue;
+        }
+        st->msgs[got++] = up;
+        last = simgrid_get_clock();
+    }
+    if (got < need)
+        sim_fault_log(run, "deadline", node->name,
+                      "round %ld: %d of %d update%s (%d sampled) by %s", round, got, need,
+                      need == 1 ? "" : "s", sel, sc->deadline > 0 ? "the deadline" : "the timeout");
+    /* tasks that no host took by now are withdrawn */
+    for (int i = 0; i < sel; i++) {
+        if (sg_comm_wait_for(st->tasks[i], 0) == SG_OK) {
+            node->bytes_sent += st->task_msgs[i]->bytes;
+            run->bytes_total += st->task_msgs[i]->bytes;
+        }
+    }
+    return got;
+}
+
+static void server_state_free(sim_node_t *node)
+{
+    server_state_t *st = node->state;
+    free(st->population);
+    free(st->to);
+    free(st->msgs);
+    free(st->srcs);
+    free(st->weights);
+    free(st->tasks);
+    free(st->task_msgs);
+}
 
 static void server(sim_node_t *node)
 {
@@ -120,50 +306,71 @@ static void server(sim_node_t *node)
     const scenario_t *sc = run->sc;
     int clients = (int)sc->clients, hosts = run->n_workers;
     int m = (int)scenario_fedavg_sampled(sc);
-    int cap = m > hosts ? m : hosts;
+    int cap = (int)ceil(m * sc->over_select - 1e-9);
+    if (cap < hosts)
+        cap = hosts;
+    if (cap > clients && cap > hosts)
+        cap = clients > hosts ? clients : hosts;
     server_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
+    node->state_free = server_state_free;
     st->population = dt_malloc(sizeof(uint32_t) * (size_t)clients);
     st->to = dt_calloc((size_t)cap, sizeof(sg_mailbox_t));
     st->msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
-    st->srcs = dt_calloc((size_t)m, sizeof(float *));
-    st->weights = dt_calloc((size_t)m, sizeof(float));
+    st->srcs = dt_calloc((size_t)cap, sizeof(float *));
+    st->weights = dt_calloc((size_t)cap, sizeof(float));
+    st->tasks = dt_calloc((size_t)cap, sizeof(sg_comm_t));
+    st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed, FEDAVG_STREAM_SAMPLE);
+    if (run->has_faults)
+        sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
     long round;
     for (round = 0; !sim_should_stop(run, round); round++) {
-        /* sample m distinct clients: a partial Fisher-Yates over the population */
-        for (int i = 0; i < clients; i++)
-            st->population[i] = (uint32_t)i;
-        for (int i = 0; i < m; i++) {
-            int j = i + (int)trainer_rng_below(&rng, (uint64_t)(clients - i));
-            uint32_t t = st->population[i];
-            st->population[i] = st->population[j];
-            st->population[j] = t;
+        int got = m;
+        if (run->has_faults) {
+            got = round_with_faults(run, node, st, &rng, round, m);
+            if (got < 0) { /* nobody online: the round did not happen */
+                round--;
+                continue;
+            }
+        } else {
+            /* sample m distinct clients: a partial Fisher-Yates over the population */
+            for (int i = 0; i < clients; i++)
+                st->population[i] = (uint32_t)i;
+            for (int i = 0; i < m; i++) {
+                int j = i + (int)trainer_rng_below(&rng, (uint64_t)(clients - i));
+                uint32_t t = st->population[i];
+                st->population[i] = st->population[j];
+                st->population[j] = t;
+            }
+            for (int i = 0; i < m; i++) {
+                int c = (int)st->population[i];
+                st->to[i] = run->workers[c % hosts].inbox;
+                st->msgs[i] = sim_msg_slice(node, node->params, 0, run->n_params, round);
+                st->msgs[i]->flag = c;
+            }
+            /* a host serving several sampled clients answers the first before it takes the
+             * second task: the receives must be posted before the tasks go out */
+            if (sim_sendv_recvv(run, node, m, st->to, st->msgs, node->inbox, m, st->msgs) !=
+                SG_OK) {
+                run->failed = 1;
+                break;
+            }
         }
-        for (int i = 0; i < m; i++) {
-            int c = (int)st->population[i];
-            st->to[i] = run->workers[c % hosts].inbox;
-            st->msgs[i] = sim_msg_slice(node, node->params, 0, run->n_params, round);
-            st->msgs[i]->flag = c;
+        if (got > 0) {
+            double w0 = dt_wall_seconds();
+            qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), by_client);
+            double total = 0.0;
+            for (int i = 0; i < got; i++)
+                total += st->msgs[i]->weight;
+            for (int i = 0; i < got; i++) {
+                st->srcs[i] = st->msgs[i]->data;
+                st->weights[i] = (float)(st->msgs[i]->weight / total);
+            }
+            run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
+            sim_charge(run, node, 2.0 * got * (double)run->n_params, dt_wall_seconds() - w0);
         }
-        /* a host serving several sampled clients answers the first before it takes the
-         * second task: the receives must be posted before the tasks go out */
-        if (sim_sendv_recvv(run, node, m, st->to, st->msgs, node->inbox, m, st->msgs) != SG_OK) {
-            run->failed = 1;
-            break;
-        }
-        double w0 = dt_wall_seconds();
-        qsort(st->msgs, (size_t)m, sizeof(sim_msg_t *), by_client);
-        double total = 0.0;
-        for (int i = 0; i < m; i++)
-            total += st->msgs[i]->weight;
-        for (int i = 0; i < m; i++) {
-            st->srcs[i] = st->msgs[i]->data;
-            st->weights[i] = (float)(st->msgs[i]->weight / total);
-        }
-        run->be->average(node->params, st->srcs, st->weights, m, run->n_params);
-        sim_charge(run, node, 2.0 * m * (double)run->n_params, dt_wall_seconds() - w0);
         node->steps++;
         sim_eval_mark(run, round, node->params);
     }
@@ -177,11 +384,6 @@ static void server(sim_node_t *node)
         st->msgs[i]->data = node->params;
     }
     sim_sendv(run, node, hosts, st->to, st->msgs);
-    free(st->population);
-    free(st->to);
-    free(st->msgs);
-    free(st->srcs);
-    free(st->weights);
 }
 
 static void deploy(sim_run_t *run)

@@ -7,42 +7,78 @@
 #include "collective.h"
 #include "strategy.h"
 
+/* Elastic re-formation: the new group starts from the last average of the member furthest
+ * on (node->ckpt holds each member's last average). */
+static int reform(sim_run_t *run, sim_node_t *node, long *step, long commit)
+{
+    if (sim_elastic_rendezvous(run, node, node->ckpt, NULL, run->n_params, step, commit))
+        return -1;
+    run->be->copy(node->params, node->ckpt, sizeof(float) * run->n_params);
+    node->ckpt_step = *step;
+    return 0;
+}
+
 static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     long H = run->sc->local_steps;
-    int batch = (int)run->sc->batch;
-    uint32_t *idx = dt_malloc(sizeof(uint32_t) * (size_t)batch);
+    int batch = (int)run->sc->batch, elastic = run->has_faults, me = node->rank;
+    if (!node->state)
+        node->state = dt_malloc(sizeof(uint32_t) * (size_t)batch);
+    uint32_t *idx = node->state;
     long step = 0;
+    if (elastic && node->incarnation == 0) {
+        run->be->copy(node->ckpt, node->params, sizeof(float) * run->n_params);
+        node->ckpt_step = 0;
+    }
+    if (elastic && node->incarnation > 0 && reform(run, node, &step, -1))
+        return;
     for (;;) {
-        if (step % H == 0 && sim_should_stop(run, step))
+        if (step % H == 0 && (sim_should_stop(run, step) || run->ended))
             break;
         if (step >= run->total_steps)
             break;
+        if (elastic && step % H == 0 && sim_elastic_pending(run)) {
+            if (reform(run, node, &step, node->ckpt_step))
+                return;
+            continue;
+        }
         sim_batch_own(run, node, batch, idx);
         sim_compute_grad(run, node, node->params, node->grads, idx, batch);
         sim_sgd(run, node->params, node->grads, node->velocity, run->n_params, step);
         step++;
         if (step % H == 0 || step == run->total_steps) {
-            if (sim_groups_allreduce(run, run->shared, node, node->params, run->n_params) !=
-                SG_OK) {
-                run->failed = 1;
-                break;
+            sim_groups_t *g = sim_elastic_groups(run);
+            if (sim_groups_allreduce(run, g, node, node->params, run->n_params) != SG_OK) {
+                if (!elastic) {
+                    run->failed = 1;
+                    break;
+                }
+                sim_fault_log(run, "abort", node->name,
+                              "averaging at step %ld failed: back to the last average", step);
+                if (reform(run, node, &step, node->ckpt_step))
+                    return;
+                continue;
             }
-            run->be->scale(run->n_params, 1.0f / (float)run->n_workers, node->params);
+            run->be->scale(run->n_params, 1.0f / (float)g->all.size, node->params);
+            me = g->index[node->rank];
+            if (elastic) {
+                run->be->copy(node->ckpt, node->params, sizeof(float) * run->n_params);
+                node->ckpt_step = step;
+            }
             /* evaluate at the first averaging point at or after each mark */
-            if (node->rank == 0 && sim_eval_due(run, step))
+            if (me == 0 && sim_eval_due(run, step))
                 sim_evaluate(run, step, node->params);
         }
     }
-    if (node->rank == 0 && !run->failed)
+    sim_elastic_close(run);
+    if (me == 0 && !run->failed)
         sim_eval_final(run, step, node->params);
-    free(idx);
 }
 
 static void deploy(sim_run_t *run)
 {
-    sim_groups_make(run);
+    sim_elastic_make(run);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }

@@ -65,6 +65,16 @@ static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int fir
             sc->bandwidth * (last - first + 1), extra ? extra : "");
 }
 
+/* With faults, a host of its own for the fault injector, which no crash can reach; it
+ * has no links (it never communicates). */
+#define CONTROL_HOST "dtsim-faults"
+static void xml_control_zone(FILE *out, const scenario_t *sc)
+{
+    if (scenario_has_faults(sc))
+        fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" CONTROL_HOST
+                     "\" speed=\"1f\"/></zone>\n");
+}
+
 void sim_platform_write_xml(const scenario_t *sc, FILE *out)
 {
     int workers, servers;
@@ -75,6 +85,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
     case SIM_PLATFORM_STAR:
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
         xml_cluster(out, sc, "star", 0, hosts - 1, NULL);
+        xml_control_zone(out, sc);
         fprintf(out, "</zone>\n");
         break;
     case SIM_PLATFORM_FAT_TREE: {
@@ -90,6 +101,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
                 "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
                 "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"/>\n",
                 k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k);
+        xml_control_zone(out, sc);
         fprintf(out, "</zone>\n");
         break;
     }
@@ -115,6 +127,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
                         "gw_dst=\"rack-%d-router\"><link_ctn id=\"uplink-%d\" direction=\"UP\"/>"
                         "<link_ctn id=\"uplink-%d\" direction=\"DOWN\"/></zoneRoute>\n",
                         a, b, a, b, a, b);
+        xml_control_zone(out, sc);
         fprintf(out, "</zone>\n");
         break;
     }
@@ -128,6 +141,8 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
                 sc->uplink_bandwidth, sc->uplink_latency);
         for (int s = 0; s < servers; s++)
             fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\"/>\n", s, sc->device_flops);
+        if (scenario_has_faults(sc))
+            fprintf(out, "  <host id=\"" CONTROL_HOST "\" speed=\"1f\"/>\n");
         for (int c = 0; c < workers; c++) {
             const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
             fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
@@ -179,6 +194,11 @@ static void apply_network_model(const scenario_t *sc)
     static const char *names[] = {"LV08", "CM02", "SMPI"};
     sg_cfg_set_string("network/model", names[sc->network_model]);
     sg_cfg_set_boolean("network/crosstraffic", sc->crosstraffic ? "yes" : "no");
+    /* SimGrid 3.32 aborts ("Variable penalty should not be negative") when a link's
+     * bandwidth changes under a model with an RTT-fairness term (LV08's weight-S): with link
+     * faults that term is off */
+    if (strcmp(sc->link_down, "none") || strcmp(sc->link_degrade, "none"))
+        sg_cfg_set_double("network/weight-S", 0.0);
 }
 
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err)

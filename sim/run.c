@@ -86,6 +86,8 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
     trainer_rng_seed(&node->rng, run->sc->seed ^ ((uint64_t)(rank + 1) << 32),
                      TRAINER_STREAM_SHUFFLE);
+    node->slow = 1.0;
+    node->ckpt_step = -1;
 }
 
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
@@ -158,6 +160,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     for (int i = 0; i < run->n_servers; i++)
         run->be->copy(run->servers[i].params, run->engine.params, bytes);
 
+    if (sim_faults_init(run, err))
+        return DT_ERR_INPUT;
     run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
     run->global_epoch = -1;
     run->progress = isatty(STDERR_FILENO);
@@ -180,8 +184,13 @@ void sim_run_free(sim_run_t *run)
             free(n->msgs);
             free(n->comms);
             free(n->recv_data);
+            if (n->state_free)
+                n->state_free(n);
             free(n->state);
+            if (n->ckpt)
+                be->free(n->ckpt);
         }
+    sim_faults_free(run);
     free(run->workers);
     free(run->servers);
     free(run->global_order);
@@ -198,13 +207,17 @@ void sim_run_free(sim_run_t *run)
 
 /* ---- actors ---------------------------------------------------------------------- */
 
-static void actor_main(int argc, char **argv)
+void sim_actor_main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     sim_node_t *node = sg_actor_self_get_data();
     node->entry(node);
     node->end_time = simgrid_get_clock();
+    if (!node->finished) {
+        node->finished = 1;
+        sim_fault_node_finished(sim_current);
+    }
 }
 
 void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
@@ -215,7 +228,8 @@ void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
     sg_actor_t a = sg_actor_init(name, node->host);
     sg_actor_set_data(a, node);
     node->entry = fn;
-    sg_actor_start(a, actor_main, 0, NULL);
+    node->alive = 1;
+    sg_actor_start(a, sim_actor_main, 0, NULL);
 }
 
 /* ---- compute ---------------------------------------------------------------------- */
@@ -223,8 +237,12 @@ void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 {
     double t0 = simgrid_get_clock();
-    if (run->sc->time_model == SIM_TIME_MEASURED)
-        sg_actor_execute(wall * sg_host_get_speed(node->host));
+    double speed = sg_host_get_speed(node->host);
+    double seconds = run->sc->time_model == SIM_TIME_MEASURED ? wall : flops / speed;
+    if (sim_fault_slows(run) || node->slow != 1.0)
+        sg_actor_execute(sim_fault_compute_time(run, node, t0, seconds) * speed);
+    else if (run->sc->time_model == SIM_TIME_MEASURED)
+        sg_actor_execute(wall * speed);
     else
         sg_actor_execute(flops);
     double t1 = simgrid_get_clock();
@@ -327,10 +345,16 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
 
 sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
 {
+    return sim_send_for(run, self, to, msg, sim_fault_timeout(run));
+}
+
+sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg,
+                        double timeout)
+{
     double t0 = simgrid_get_clock();
     msg->sent_at = t0;
     sg_comm_t c = sg_mailbox_put_async(to, msg, (long)msg->bytes);
-    sg_error_t e = sg_comm_wait_for(c, SIM_COMM_TIMEOUT);
+    sg_error_t e = sg_comm_wait_for(c, timeout);
     self->comm_s += simgrid_get_clock() - t0;
     sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
     if (e == SG_OK)
@@ -339,12 +363,13 @@ sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t
     return e;
 }
 
-sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)
+sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
+                        double timeout)
 {
     double t0 = simgrid_get_clock();
     void *data = NULL;
     sg_comm_t c = sg_mailbox_get_async(from, &data);
-    sg_error_t e = sg_comm_wait_for(c, SIM_COMM_TIMEOUT);
+    sg_error_t e = sg_comm_wait_for(c, timeout);
     if (e != SG_OK) {
         self->idle_s += simgrid_get_clock() - t0;
         return e;
@@ -352,6 +377,11 @@ sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg
     *msg = data;
     account_recv(run, self, *msg, t0, simgrid_get_clock());
     return SG_OK;
+}
+
+sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)
+{
+    return sim_recv_for(run, self, from, msg, sim_fault_timeout(run));
 }
 
 sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
@@ -364,7 +394,7 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     sg_comm_t send = sg_mailbox_put_async(to, out, (long)out->bytes);
     /* the receive first, and its payload read at once: its sender may go on as soon as
      * it is woken, and it is woken at the same instant as this wait returns */
-    sg_error_t er = sg_comm_wait_for(recv, SIM_COMM_TIMEOUT);
+    sg_error_t er = sg_comm_wait_for(recv, sim_fault_timeout(run));
     double got = simgrid_get_clock();
     if (er == SG_OK) {
         sim_msg_t *m = data;
@@ -379,7 +409,7 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
         self->idle_s += got - t0;
     }
     double t1 = simgrid_get_clock();
-    sg_error_t es = sg_comm_wait_for(send, SIM_COMM_TIMEOUT);
+    sg_error_t es = sg_comm_wait_for(send, sim_fault_timeout(run));
     self->comm_s += simgrid_get_clock() - t1;
     sim_record_interval(run, self, SIM_STATE_COMM, t1, simgrid_get_clock());
     if (es == SG_OK)
@@ -401,11 +431,12 @@ static void recv_post(sg_mailbox_t from, int count, sg_comm_t *comms, void **dat
 /* Waits for posted receives and accounts for them: waiting until the last sender started
  * is idle, the rest is transfer. */
 static sg_error_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sg_comm_t *comms,
-                              void **data, sim_msg_t **msgs, double t0)
+                              void **data, sim_msg_t **msgs, double t0, double timeout)
 {
     sg_error_t worst = SG_OK;
     for (int i = 0; i < count; i++) {
-        sg_error_t e = sg_comm_wait_for(comms[i], SIM_COMM_TIMEOUT);
+        double left = t0 + timeout - simgrid_get_clock();
+        sg_error_t e = sg_comm_wait_for(comms[i], left > 0 ? left : 0);
         if (e != SG_OK)
             worst = e;
     }
@@ -439,7 +470,7 @@ static sg_error_t send_all(sim_run_t *run, sim_node_t *self, int count, sg_mailb
     }
     sg_error_t worst = SG_OK;
     for (int i = 0; i < count; i++) {
-        sg_error_t e = sg_comm_wait_for(comms[i], SIM_COMM_TIMEOUT);
+        sg_error_t e = sg_comm_wait_for(comms[i], sim_fault_timeout(run));
         if (e == SG_OK)
             account_send(run, self, msgs[i]);
         else
@@ -464,13 +495,19 @@ sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *
     return send_all(run, self, count, boxes, msgs, node_comms(self, count));
 }
 
-sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
-                     sim_msg_t **msgs)
+sg_error_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+                         sim_msg_t **msgs, double timeout)
 {
     double t0 = simgrid_get_clock();
     sg_comm_t *comms = node_comms(self, count);
     recv_post(from, count, comms, self->recv_data);
-    return recv_finish(run, self, count, comms, self->recv_data, msgs, t0);
+    return recv_finish(run, self, count, comms, self->recv_data, msgs, t0, timeout);
+}
+
+sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+                     sim_msg_t **msgs)
+{
+    return sim_recvv_for(run, self, from, count, msgs, sim_fault_timeout(run));
 }
 
 sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
@@ -484,7 +521,8 @@ sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mail
     sg_error_t es = send_all(run, self, n_send, boxes, out, self->comms);
     /* the receive accounting below covers the whole wait: do not count the sends twice */
     self->comm_s = comm_before;
-    sg_error_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0);
+    sg_error_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0,
+                                sim_fault_timeout(run));
     return es != SG_OK ? es : er;
 }
 
@@ -610,9 +648,14 @@ static double node_idle(const sim_node_t *n, double end)
     return idle > 0 ? idle : 0;
 }
 
+double sim_run_end_time(const sim_run_t *run)
+{
+    return run->has_faults && run->ended ? run->end_time : simgrid_get_clock();
+}
+
 void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle)
 {
-    double end = simgrid_get_clock();
+    double end = sim_run_end_time(run);
     *compute = *comm = *idle = 0;
     for (int i = 0; i < run->n_workers; i++) {
         *compute += run->workers[i].compute_s;
@@ -628,7 +671,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         return DT_ERR_RUN;
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
-    double end = simgrid_get_clock();
+    double end = sim_run_end_time(run);
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++) {
             sim_node_t *n = &lists[l][i];
@@ -679,6 +722,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     st->deploy(run);
+    sim_faults_start(run);
     simgrid_run();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

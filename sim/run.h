@@ -20,6 +20,7 @@
 
 #include "data.h"
 #include "db.h"
+#include "fault.h"
 #include "model.h"
 #include "partition.h"
 #include "platform.h"
@@ -29,7 +30,7 @@
 #include "train.h"
 
 /* Long enough never to cut a transfer short in a healthy run (faults come with their own
- * timeouts). */
+ * timeouts: sim_fault_timeout). */
 #define SIM_COMM_TIMEOUT 1e7
 
 typedef struct sim_msg {
@@ -64,8 +65,19 @@ typedef struct sim_node {
     sg_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
     void **recv_data;                 /* (n_msgs) */
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
-    void *state;                      /* strategy-specific, freed with the node */
+    void *state;                      /* strategy-specific, kept across restarts, freed with
+                                         the node by state_free (free() when NULL) */
+    void (*state_free)(struct sim_node *node);
     void (*entry)(struct sim_node *node); /* the actor's code */
+
+    /* faults (sim/fault.h) */
+    int alive;                        /* its actor runs (0 from its host's crash until it is
+                                         started again) */
+    int incarnation;                  /* times started again after a crash */
+    int finished;                     /* its code returned */
+    double slow;                      /* compute slowdown set by the strategy (1: none) */
+    float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
+    long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
 
 typedef struct sim_run {
@@ -108,6 +120,16 @@ typedef struct sim_run {
     long *staleness;          /* histogram */
     long staleness_cap;
 
+    /* faults (sim/fault.c) */
+    struct sim_faults *faults;
+    int has_faults;           /* the scenario describes faults: waits use faults.timeout */
+    int ended;                /* the strategy's coordinating node has finished */
+    double end_time;          /* when (the summary's simulated time), else the clock */
+    float *init_params;       /* (n_params) dev initial weights, with faults: restarts */
+    void (*on_change)(struct sim_run *run); /* strategy hook after a host goes off or on */
+    long fault_rows;          /* rows written to the faults table */
+    char fault_kinds[256];    /* the kinds seen, each once, in order: "host-crash timeout" */
+
     /* recording */
     struct sim_record *record; /* per-link bytes and the timeline (record.c) */
     long timeline_steps;      /* the timeline covers the run until the first node has
@@ -133,6 +155,8 @@ void sim_run_free(sim_run_t *run);
 
 /* Starts an actor on host running fn(node). */
 void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node));
+/* The code of every actor: runs node->entry(node) for the node in the actor's data. */
+void sim_actor_main(int argc, char **argv);
 
 /* Real gradient of params on samples idx[0..batch) into grads (dev buffers of the whole
  * model); charges the simulated compute time to node; returns the mean loss and marks the
@@ -154,7 +178,12 @@ sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size
 /* Point-to-point, with timing and byte accounting. The payload of a send stays owned by
  * the sender (see above). Each returns SG_OK or the SimGrid error. */
 sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg);
+sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg,
+                        double timeout);
 sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg);
+/* The same with its own timeout (sim_recv waits sim_fault_timeout). */
+sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
+                        double timeout);
 /* Send and receive at once (ring and pairwise exchanges). The received slice is added into
  * (add) or copied to dst at its offset the moment it arrives; *in (may be NULL) gets its
  * header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
@@ -167,9 +196,12 @@ void sim_exchange_done(void);
 /* Sends msgs[i] to boxes[i] for i < count at once and waits for all. */
 sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
                      sim_msg_t **msgs);
-/* Posts count receives on one mailbox at once and waits for all; msgs[] in arrival order. */
+/* Posts count receives on one mailbox at once and waits for all, at most the timeout in
+ * all; msgs[] in arrival order (NULL for those that did not come). */
 sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
                      sim_msg_t **msgs);
+sg_error_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+                         sim_msg_t **msgs, double timeout);
 /* Posts n_recv receives on `from`, then sends out[i] to boxes[i], then waits for all:
  * for a server that scatters work and gathers results from peers who may answer before
  * every send of the scatter has been taken. */
@@ -198,6 +230,9 @@ int sim_should_stop(sim_run_t *run, long step);
 /* The workers' compute, communication and idle seconds summed (idle: whatever is not
  * compute or transfer until the run ends, now). */
 void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle);
+/* When the run ended: the strategy's end with faults (nodes that come back later do not
+ * count), else the clock. */
+double sim_run_end_time(const sim_run_t *run);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
 

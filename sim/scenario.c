@@ -40,6 +40,8 @@
 
 #include <ini.h>
 
+#include "fault_spec.h"
+
 /* ---- units ----------------------------------------------------------------------------- */
 
 /* value = number * mul / div: dividing by an exact power of ten (5us = 5 / 1e6) gives the
@@ -390,6 +392,46 @@ static void format_platform(const scenario_t *, char *, size_t);
 static dt_status parse_device(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_device(const scenario_t *, char *, size_t);
 
+/* [faults] texts: checked by their fault_spec parser, stored as written (trimmed). */
+static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err);
+#define FAULT_LIST(field, kind)                                                             \
+    static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
+                                   dt_err_t *err)                                           \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        sim_fault_spec_t specs[SIM_FAULT_MAX];                                              \
+        size_t n;                                                                           \
+        if (sim_fault_spec_parse(kind, v, specs, SIM_FAULT_MAX, &n, err))                   \
+            return DT_ERR_INPUT;                                                            \
+        return fault_text(sc->field, sizeof sc->field, v, err);                             \
+    }                                                                                       \
+    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
+    {                                                                                       \
+        snprintf(buf, n, "%s", sc->field);                                                  \
+    }
+FAULT_LIST(crash, SIM_FAULT_CRASH)
+FAULT_LIST(link_down, SIM_FAULT_LINK_DOWN)
+FAULT_LIST(link_degrade, SIM_FAULT_LINK_DEGRADE)
+FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
+#define FAULT_DIST(field, type, parser)                                                     \
+    static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
+                                   dt_err_t *err)                                           \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        type t;                                                                             \
+        dt_err_t e;                                                                         \
+        if (parser(v, &t, &e))                                                              \
+            return dt_err_input(err, "%s", e.msg);                                          \
+        return fault_text(sc->field, sizeof sc->field, v, err);                      \
+    }                                                                                       \
+    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
+    {                                                                                       \
+        snprintf(buf, n, "%s", sc->field);                                                  \
+    }
+FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
+FAULT_DIST(availability, sim_availability_t, sim_availability_parse)
+FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
+
 static const key_desc_t keys[] = {
     /* [run] */
     K_STRING("run", "name", "scenario", name, "text",
@@ -511,6 +553,53 @@ static const key_desc_t keys[] = {
     K_LONG("strategy", "rounds", "20", rounds, 1, 10000000, "fedavg: rounds"),
     K_DOUBLE("strategy", "prox_mu", "0", prox_mu, 0, 1000, 0,
              "FedProx proximal term; 0 = plain FedAvg"),
+
+    /* [faults] */
+    K_UNIT("faults", "timeout", KEY_TIME, "1s", fault_timeout, 0, OPEN_MIN,
+           "with any fault below: a node waits this long for a peer before it presumes it "
+           "dead (must exceed the longest healthy wait)"),
+    K_CUSTOM("faults", "crash", "none", parse_crash, format_crash,
+             "none, or TARGET at TIME [for DURATION | until TIME], ... (TARGET: worker-N, "
+             "server-N, client-N or a host)",
+             "host crashes (SimGrid host off); with for/until the host comes back and its node "
+             "rejoins"),
+    K_CUSTOM("faults", "link_down", "none", parse_link_down, format_link_down,
+             "none, or LINK at TIME [for DURATION | until TIME], ... (LINK: a link name, with "
+             "or without _UP/_DOWN, or a node or host for its own links)",
+             "links that carry nothing for an interval (traffic stalls as TCP's does; peers "
+             "notice by timeout)"),
+    K_CUSTOM("faults", "link_degrade", "none", parse_link_degrade, format_link_degrade,
+             "none, or LINK at TIME to BANDWIDTH [for DURATION | until TIME], ...",
+             "links whose bandwidth drops for an interval"),
+    K_CUSTOM("faults", "straggler", "none", parse_straggler, format_straggler,
+             "none, or TARGET xFACTOR [at TIME] [for DURATION | until TIME], ...",
+             "compute slowdown of a node or host (x4: four times slower), always or for an "
+             "interval"),
+    K_CUSTOM("faults", "slowdown", "none", parse_slowdown, format_slowdown,
+             "none, uniform:LO:HI, lognormal:SIGMA",
+             "slowdown factor drawn once per worker host (seeded)"),
+    K_UNIT("faults", "mtbf", KEY_TIME, "0s", mtbf, 0, 0,
+           "mean time between failures of each worker host (exponential, seeded); 0 = none"),
+    K_UNIT("faults", "mttr", KEY_TIME, "0s", mttr, 0, 0,
+           "mean time to repair after a random failure (exponential); 0 = never back"),
+    K_LONG("faults", "checkpoint_every", "0", checkpoint_every, 0, 1000000000,
+           "sync-ps servers and the single worker checkpoint every N steps and restart from "
+           "it after a crash; 0 = restart from the initial weights"),
+    K_DOUBLE("faults", "dropout", "0", dropout, 0, 1, 0,
+             "fedavg: probability that a sampled client drops out of its round"),
+    K_UNIT("faults", "deadline", KEY_TIME, "0s", deadline, 0, 0,
+           "fedavg: the server aggregates what arrived this long after the round started; "
+           "0 = waits for every client (at most faults.timeout of silence)"),
+    K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
+             "fedavg: sample this many times the clients needed and keep the first to answer"),
+    K_CUSTOM("faults", "availability", "always", parse_availability, format_availability,
+             "always, PERIOD:FRACTION (e.g. 24h:0.3)",
+             "fedavg: each client is online FRACTION of every PERIOD (phase drawn per client); "
+             "only online clients are sampled"),
+    K_CUSTOM("faults", "client_speed", "same", parse_client_speed, format_client_speed,
+             "same, or SPEED:SHARE, ... (shares sum to 1)",
+             "fedavg: device classes of the clients (each client draws one; same = "
+             "cluster.device)"),
 };
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
 _Static_assert(sizeof keys / sizeof keys[0] <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");
@@ -876,6 +965,27 @@ static void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, siz
 
 /* ---- custom keys ----------------------------------------------------------------------- */
 
+#define FAULT_TEXT_MAX 180
+static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
+{
+    while (isspace((unsigned char)*v))
+        v++;
+    char buf[SCENARIO_STR];
+    size_t len = strlen(v);
+    while (len && isspace((unsigned char)v[len - 1]))
+        len--;
+    /* written back as "link_degrade = VALUE" on one line, which must stay under the
+     * reader's line limit */
+    if (len > FAULT_TEXT_MAX || len >= cap)
+        return dt_err_input(err, "longer than %d characters (one scenario line)",
+                            FAULT_TEXT_MAX);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    if (!buf[0])
+        strcpy(buf, "none");
+    return set_string(dst, cap, buf, err);
+}
+
 static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                             dt_err_t *err)
 {
@@ -1156,13 +1266,8 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
         if (strcmp(section, "sweep"))
             section_hint(section, hint, sizeof hint);
         sweep_error(err, sc, line, name, 0, NULL,
-                    "unknown section [%s] (expected run, model, data, cluster or strategy%s)",
+                    "unknown section [%s] (expected run, model, data, cluster, strategy or faults%s)",
                     section, hint);
-        return -1;
-    }
-    if (!strcmp(section, "faults")) {
-        sweep_error(err, sc, line, name, 0, NULL,
-                    "the [faults] section has no keys yet in this version");
         return -1;
     }
     int k = key_find(section, key);
@@ -1690,7 +1795,7 @@ static int file_handler(void *user, const char *section, const char *name, const
     }
     if (!*section) {
         dt_err_input(st->err, "%s:%d: %s: key outside any section (put it under [run], "
-                              "[model], [data], [cluster] or [strategy])",
+                              "[model], [data], [cluster], [strategy] or [faults])",
                      sc->path, line, name);
         goto fail;
     }
@@ -1699,12 +1804,6 @@ static int file_handler(void *user, const char *section, const char *name, const
                               : sweep_add(sc, name, value, line, &st->ctx, st->err))
             goto fail;
         return 1;
-    }
-    if (!strcmp(section, "faults")) {
-        dt_err_input(st->err, "%s:%d: faults.%s: the [faults] section has no keys yet in this "
-                              "version",
-                     sc->path, line, name);
-        goto fail;
     }
     int k = key_find(section, name);
     if (k < 0) {
@@ -1904,10 +2003,6 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
         return dt_err_input(err, "--set %s.%s: unknown section [%s] (expected " SECTION_LIST "%s)",
                             section, key, section, hint);
     }
-    if (!strcmp(section, "faults"))
-        return dt_err_input(err, "--set faults.%s: the [faults] section has no keys yet in this "
-                                 "version",
-                            key);
     if (!strcmp(section, "sweep"))
         return dt_err_input(err, "--set sweep.%s: [sweep] lists are written in the scenario "
                                  "file, not given with --set",
@@ -1978,6 +2073,34 @@ dt_status scenario_load(scenario_t *sc, const char *path, const char *const *set
         st = scenario_sweep_run(sc, i, run, err);
     free(run);
     return st;
+}
+
+int scenario_has_faults(const scenario_t *sc)
+{
+    return strcmp(sc->crash, "none") || strcmp(sc->link_down, "none") ||
+           strcmp(sc->link_degrade, "none") || strcmp(sc->straggler, "none") ||
+           strcmp(sc->slowdown, "none") || sc->mtbf > 0 || sc->dropout > 0 ||
+           sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always") ||
+           strcmp(sc->client_speed, "same");
+}
+
+void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n)
+{
+    const char *dot = strchr(section_key, '.');
+    DT_ASSERT(dot);
+    char section[32];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - section_key), section_key);
+    int k = key_index(section, dot + 1);
+    int line = sc->key_line[k], j = sc->sweep.is_run ? sweep_find(sc, k) : -1;
+    if (j >= 0)
+        snprintf(buf, n, "%s:%d: sweep %s (value \"%s\")", sc->path, sc->sweep.keys[j].line,
+                 section_key, sweep_value(sc, &sc->sweep.keys[j], sc->sweep.keys[j].chosen));
+    else if (line > 0)
+        snprintf(buf, n, "%s:%d: %s", sc->path, line, section_key);
+    else if (line < 0)
+        snprintf(buf, n, "--set %s", section_key);
+    else
+        snprintf(buf, n, "%s: %s", sc->path, section_key);
 }
 
 int scenario_key_given(const scenario_t *sc, const char *section_key)
@@ -2097,7 +2220,6 @@ void scenario_write(const scenario_t *sc, FILE *out)
         key_format(sc, &keys[k], value, sizeof value);
         fprintf(out, "%s = %s\n", keys[k].key, value);
     }
-    fprintf(out, "\n[faults]\n; no keys in this version\n");
     if (!sweep)
         return;
     fprintf(out, "\n[sweep]\n");
@@ -2232,7 +2354,6 @@ void scenario_write_keys_markdown(FILE *out)
             snprintf(def, sizeof def, "`%s`", d->def);
         fprintf(out, "| `%s` | %s | %s | %s |\n", d->key, def, accepted, d->doc);
     }
-    fprintf(out, "\n### [faults]\n\nNo keys in this version: any key there is an error.\n");
 
     fprintf(out, "\n### Units\n\nA unit is required (a time of 0 may omit it); spaces between the "
                  "number and the unit are allowed; units are case-sensitive.\n\n"

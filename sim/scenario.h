@@ -20,7 +20,7 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
-#define SCENARIO_MAX_KEYS 64 /* room in key_line for every key of the table */
+#define SCENARIO_MAX_KEYS 96 /* room in key_line for every key of the table */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
@@ -149,6 +149,21 @@ typedef struct scenario {
     long rounds;                      /* fedavg rounds */
     double prox_mu;                   /* fedprox proximal term, 0 = FedAvg */
 
+    /* [faults] (event lists and distributions as written; sim/fault_spec.h parses them) */
+    double fault_timeout;             /* a peer silent this long is presumed dead */
+    char crash[SCENARIO_STR];         /* "worker-3 at 2s for 1s, ..." or "none" */
+    char link_down[SCENARIO_STR];
+    char link_degrade[SCENARIO_STR];
+    char straggler[SCENARIO_STR];     /* "worker-1 x4, worker-2 x2 at 1s for 3s" */
+    char slowdown[64];                /* none, uniform:LO:HI, lognormal:SIGMA */
+    double mtbf, mttr;                /* random worker crashes; 0 = none / never back */
+    long checkpoint_every;            /* server / single worker checkpoint, 0 = none */
+    double dropout;                   /* fedavg: probability a sampled client drops out */
+    double deadline;                  /* fedavg: round deadline, 0 = none */
+    double over_select;               /* fedavg: sample this many times the clients needed */
+    char availability[64];            /* fedavg: always or PERIOD:FRACTION */
+    char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
+
     /* Private to scenario.c: where each key's value came from, indexed like its key table:
      * > 0 the file's line, -1 a --set override, 0 the default. For messages and
      * scenario_key_given; not part of the configuration. */
@@ -212,6 +227,14 @@ void scenario_foreach_key(const scenario_t *sc,
                           void (*fn)(void *ctx, const char *key, const char *text,
                                      double number),
                           void *ctx);
+
+/* 1 when the scenario describes any fault, straggler or federated dropout: peers then wait
+ * for each other at most faults.timeout (sim/fault.c). */
+int scenario_has_faults(const scenario_t *sc);
+
+/* "PATH:LINE: section.key" (or "--set section.key", "PATH: section.key" for a default) for
+ * errors found after loading, e.g. a fault naming a host the platform lacks. */
+void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);
 
 /* Names used in files and output. */
 const char *scenario_backend_name(sim_backend_t b);

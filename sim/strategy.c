@@ -1,6 +1,8 @@
 /* Strategy registry and the helpers the synchronous strategies share. */
 #include "strategy.h"
 
+#include "collective.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -36,34 +38,96 @@ void sim_eval_final(sim_run_t *run, long steps_done, const float *params)
 {
     if (run->evals == 0 || run->last_eval_step != steps_done)
         sim_evaluate(run, steps_done, params);
+    sim_run_end(run);
+}
+
+int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node)
+{
+    if (!run->has_faults)
+        return node->rank == 0;
+    for (int i = 0; i < run->n_workers; i++)
+        if (run->workers[i].alive && !run->workers[i].finished)
+            return &run->workers[i] == node;
+    return 0;
+}
+
+/* After a crash the single worker's memory is gone: it restarts from its checkpoint or
+ * from the initial weights. */
+static long restart_single(sim_run_t *run, sim_node_t *node)
+{
+    int ck = node->ckpt && node->ckpt_step >= 0;
+    run->be->copy(node->params, ck ? node->ckpt : run->init_params,
+                  sizeof(float) * run->n_params);
+    run->be->scale(run->n_params, 0.0f, node->velocity);
+    long from = ck ? node->ckpt_step : 0;
+    sim_fault_log(run, "restore", node->name, "restarted from %s of step %ld",
+                  ck ? "its checkpoint" : "the initial weights", from);
+    return from;
 }
 
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
 {
     int batch = (int)run->sc->batch;
-    uint32_t *idx = dt_malloc(sizeof(uint32_t) * (size_t)batch);
-    int shared = run->sc->shared_replicas;
+    if (!node->state)
+        node->state = dt_malloc(sizeof(uint32_t) * (size_t)batch);
+    uint32_t *idx = node->state;
+    int elastic = run->has_faults && exchange;
+    int shared = run->sc->shared_replicas && !run->has_faults;
     float *w = shared ? run->workers[0].params : node->params;
     float *v = shared ? run->workers[0].velocity : node->velocity;
-    long step;
-    for (step = 0; !sim_should_stop(run, step); step++) {
-        sim_dp_batch(run, node, step, idx);
+    float *vsync = run->sc->sgd.momentum > 0 ? v : NULL;
+    long K = run->sc->checkpoint_every;
+    long step = 0;
+    int me = node->rank, size = run->n_workers;
+    if (node->incarnation > 0) {
+        if (!elastic)
+            step = restart_single(run, node);
+        else if (sim_elastic_rendezvous(run, node, w, vsync, run->n_params, &step, -1))
+            return;
+    }
+    while (!sim_should_stop(run, step) && !run->ended) {
+        if (elastic) {
+            if (sim_elastic_pending(run)) {
+                if (sim_elastic_rendezvous(run, node, w, vsync, run->n_params, &step, step))
+                    return;
+                continue;
+            }
+            me = sim_elastic_index(run, node);
+            size = sim_elastic_groups(run)->all.size;
+        }
+        if (run->sc->partition.kind == TRAINER_PARTITION_IID)
+            sim_batch_global(run, step, me, batch, idx);
+        else
+            sim_batch_own(run, node, batch, idx);
         sim_compute_grad(run, node, w, node->grads, idx, batch);
         if (exchange && exchange(run, node, node->grads, run->n_params) != SG_OK) {
-            run->failed = 1;
-            break;
+            if (!elastic) {
+                run->failed = 1;
+                break;
+            }
+            sim_fault_log(run, "abort", node->name,
+                          "all-reduce of step %ld failed: its gradient is lost", step);
+            if (sim_elastic_rendezvous(run, node, w, vsync, run->n_params, &step, step))
+                return;
+            continue;
         }
         /* a worker still inside this step's exchange only reads gradients, never w */
         if (!shared || run->replica_step <= step) {
-            if (run->n_workers > 1)
-                run->be->scale(run->n_params, 1.0f / (float)run->n_workers, node->grads);
+            if (size > 1)
+                run->be->scale(run->n_params, 1.0f / (float)size, node->grads);
             sim_sgd(run, w, node->grads, v, run->n_params, step);
             run->replica_step = step + 1;
         }
-        if (node->rank == 0)
-            sim_eval_mark(run, step, w);
+        step++;
+        if (K > 0 && node->ckpt && !exchange && step % K == 0) {
+            run->be->copy(node->ckpt, w, sizeof(float) * run->n_params);
+            node->ckpt_step = step;
+        }
+        if (me == 0)
+            sim_eval_mark(run, step - 1, w);
     }
-    if (node->rank == 0 && !run->failed)
+    if (elastic)
+        sim_elastic_close(run);
+    if (me == 0 && !run->failed)
         sim_eval_final(run, step, w);
-    free(idx);
 }

@@ -37,7 +37,11 @@ void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx);
 /* Evaluates after global step `step` (0-based) when a step or time mark has been passed
  * (sim_eval_due). */
 void sim_eval_mark(sim_run_t *run, long step, const float *params);
-/* The final evaluation, unless the last mark already evaluated `steps_done` steps. */
+/* The final evaluation, unless the last mark already evaluated `steps_done` steps; then
+ * the run is over (sim_run_end). */
 void sim_eval_final(sim_run_t *run, long steps_done, const float *params);
+/* The node that evaluates: worker 0, or with faults the lowest-ranked worker that is up
+ * and still training. */
+int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
 
 #endif

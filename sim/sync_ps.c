@@ -1,72 +1,165 @@
 /* sync-ps: synchronous SGD through S parameter-server shards. The parameter buffer is cut
  * into S slices; each step every worker pushes slice s of its gradient to shard s, each
- * shard averages the N gradients (in worker order, so the result does not depend on
- * arrival order), applies SGD to its slice and sends it back to every worker. */
+ * shard averages the gradients (in worker order, so the result does not depend on arrival
+ * order), applies SGD to its slice and sends it back to the workers that pushed.
+ *
+ * Faults, as a parameter server with failure detection does it:
+ * - a shard waits for the gradients of the workers it believes alive; when none arrives
+ *   for faults.timeout it presumes the missing ones dead and steps with the gradients it
+ *   has (the average is over who answered);
+ * - a worker that gets no parameters back within the timeout (a dead shard, or it was
+ *   presumed dead) sends JOIN to every shard and waits for fresh parameters, retrying
+ *   until the shards answer; a worker whose host comes back does the same first;
+ * - a shard that crashed restarts from its last checkpoint (faults.checkpoint_every) or
+ *   from the initial weights, and adopts the step the workers are at. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+
 #include "strategy.h"
+
+enum { MSG_GRAD = 0, MSG_JOIN = 2 };
 
 static size_t slice_start(const sim_run_t *run, int s)
 {
     return run->n_params * (size_t)s / (size_t)run->n_servers;
 }
 
-typedef struct boxes {
+typedef struct ps_state {
     sg_mailbox_t *to;     /* (max(N, S)) destinations */
     sim_msg_t **msgs;     /* (max(N, S)) */
+    sim_msg_t **have;     /* (N) server: this step's gradient of each worker */
+    int *live;            /* (N) server: workers believed alive */
     uint32_t *idx;        /* (batch) */
-} boxes_t;
+    long step;            /* worker: next step; server: current step */
+} ps_state_t;
 
-static boxes_t *boxes_new(sim_run_t *run, sim_node_t *node)
+static void state_free(sim_node_t *node)
 {
+    ps_state_t *b = node->state;
+    free(b->to);
+    free(b->msgs);
+    free(b->have);
+    free(b->live);
+    free(b->idx);
+}
+
+static ps_state_t *state_get(sim_run_t *run, sim_node_t *node)
+{
+    if (node->state)
+        return node->state;
     int n = run->n_workers > run->n_servers ? run->n_workers : run->n_servers;
-    boxes_t *b = dt_calloc(1, sizeof *b);
+    ps_state_t *b = dt_calloc(1, sizeof *b);
     b->to = dt_calloc((size_t)n, sizeof(sg_mailbox_t));
     b->msgs = dt_calloc((size_t)n, sizeof(sim_msg_t *));
+    b->have = dt_calloc((size_t)run->n_workers, sizeof(sim_msg_t *));
+    b->live = dt_calloc((size_t)run->n_workers, sizeof(int));
     b->idx = dt_calloc((size_t)run->sc->batch, sizeof(uint32_t));
     node->state = b;
+    node->state_free = state_free;
     return b;
 }
 
-static void boxes_free(sim_node_t *node)
+/* ---- worker ----------------------------------------------------------------------------- */
+
+/* Parameters from the shards: copied in, and the next step is the one after theirs. */
+static void take_params(sim_run_t *run, sim_node_t *node, ps_state_t *b, int count)
 {
-    boxes_t *b = node->state;
-    free(b->to);
-    free(b->msgs);
-    free(b->idx);
+    long step = -1;
+    for (int s = 0; s < count; s++) {
+        run->be->copy(node->params + b->msgs[s]->offset, b->msgs[s]->data,
+                      sizeof(float) * b->msgs[s]->n);
+        if (b->msgs[s]->step > step)
+            step = b->msgs[s]->step;
+    }
+    b->step = step + 1;
+}
+
+static int shards_gone(sim_run_t *run)
+{
+    for (int s = 0; s < run->n_servers; s++)
+        if (run->servers[s].finished ||
+            (!run->servers[s].alive && !sim_fault_will_return(run, &run->servers[s])))
+            return 1;
+    return 0;
+}
+
+/* JOIN to every shard until all of them send parameters back. 0: joined; -1: the run is
+ * over or a shard is gone for good. */
+static int rejoin(sim_run_t *run, sim_node_t *node, ps_state_t *b)
+{
+    int S = run->n_servers;
+    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    while (!run->ended && !sim_should_stop(run, b->step)) {
+        if (shards_gone(run))
+            return -1;
+        for (int s = 0; s < S; s++) {
+            b->to[s] = run->servers[s].inbox;
+            b->msgs[s] = sim_msg_next(node);
+            b->msgs[s]->flag = MSG_JOIN;
+            b->msgs[s]->step = -1;
+            b->msgs[s]->bytes = 64;
+            b->msgs[s]->data = node->params;
+        }
+        if (sim_sendv(run, node, S, b->to, b->msgs) == SG_OK &&
+            sim_recvv_for(run, node, params_box, S, b->msgs, 2 * sim_fault_timeout(run)) ==
+                SG_OK) {
+            take_params(run, node, b, S);
+            sim_fault_log(run, "rejoin", node->name, "parameters of step %ld from %d shard%s",
+                          b->step - 1, S, S == 1 ? "" : "s");
+            return 0;
+        }
+        /* not yet: try again after a timeout's pause (a dead shard may be back) */
+        sg_actor_sleep_for(sim_fault_timeout(run));
+    }
+    return -1;
 }
 
 static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
-    boxes_t *b = boxes_new(run, node);
+    ps_state_t *b = state_get(run, node);
     int S = run->n_servers, batch = (int)run->sc->batch;
     sg_mailbox_t params_box = sim_mailbox(node->name, "params");
-    long step;
-    for (step = 0; !sim_should_stop(run, step); step++) {
+    if (node->incarnation > 0 && rejoin(run, node, b))
+        return;
+    while (!sim_should_stop(run, b->step) && !run->ended) {
+        long step = b->step;
         sim_dp_batch(run, node, step, b->idx);
         sim_compute_grad(run, node, node->params, node->grads, b->idx, batch);
         for (int s = 0; s < S; s++) {
             size_t off = slice_start(run, s);
             b->to[s] = run->servers[s].inbox;
             b->msgs[s] = sim_msg_slice(node, node->grads, off, slice_start(run, s + 1) - off, step);
+            b->msgs[s]->flag = MSG_GRAD;
         }
+        /* the shards' detection timeout, then their reply: a worker waits twice as long */
         if (sim_sendv(run, node, S, b->to, b->msgs) != SG_OK ||
-            sim_recvv(run, node, params_box, S, b->msgs) != SG_OK) {
-            run->failed = 1;
-            break;
+            sim_recvv_for(run, node, params_box, S, b->msgs, 2 * sim_fault_timeout(run)) !=
+                SG_OK) {
+            if (!run->has_faults) {
+                run->failed = 1;
+                break;
+            }
+            sim_fault_log(run, "timeout", node->name, "no parameters for step %ld within %gs",
+                          step, 2 * sim_fault_timeout(run));
+            if (rejoin(run, node, b))
+                break;
+            continue;
         }
-        for (int s = 0; s < S; s++)
-            run->be->copy(node->params + b->msgs[s]->offset, b->msgs[s]->data,
-                          sizeof(float) * b->msgs[s]->n);
-        if (node->rank == 0)
-            sim_eval_mark(run, step, node->params);
+        take_params(run, node, b, S);
+        if (sim_is_evaluator(run, node))
+            sim_eval_mark(run, b->step - 1, node->params);
     }
-    if (node->rank == 0 && !run->failed)
-        sim_eval_final(run, step, node->params);
-    boxes_free(node);
+    if (sim_is_evaluator(run, node) && !run->failed)
+        sim_eval_final(run, b->step, node->params);
 }
+
+/* ---- server shard ----------------------------------------------------------------------- */
 
 static int by_sender(const void *a, const void *b)
 {
@@ -74,40 +167,141 @@ static int by_sender(const void *a, const void *b)
     return (x->from > y->from) - (x->from < y->from);
 }
 
+/* Sends this shard's slice (version `step`) to worker i. */
+static sg_error_t send_params(sim_run_t *run, sim_node_t *node, int i, long step)
+{
+    size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
+    sim_msg_t *m = sim_msg_slice(node, node->params, off, len, step);
+    return sim_send(run, node, sim_mailbox(run->workers[i].name, "params"), m);
+}
+
+/* After a crash the shard's memory is gone: its slice comes back from the checkpoint (or
+ * the initial weights), its momentum from zero. */
+static void restore(sim_run_t *run, sim_node_t *node, ps_state_t *b)
+{
+    size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
+    int ck = node->ckpt && node->ckpt_step >= 0;
+    run->be->copy(node->params + off, (ck ? node->ckpt : run->init_params) + off,
+                  sizeof(float) * len);
+    run->be->scale(len, 0.0f, node->velocity + off);
+    long from = ck ? node->ckpt_step : 0;
+    sim_fault_log(run, "restore", node->name, "%s of step %ld; %ld step%s of this slice lost",
+                  ck ? "checkpoint" : "initial weights", from, b->step - from,
+                  b->step - from == 1 ? "" : "s");
+    b->step = from;
+}
+
 static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
-    boxes_t *b = boxes_new(run, node);
+    ps_state_t *b = state_get(run, node);
     int N = run->n_workers;
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     float *g = node->grads + off, *w = node->params + off, *v = node->velocity + off;
-    for (long step = 0; !sim_should_stop(run, step); step++) {
-        if (sim_recvv(run, node, node->inbox, N, b->msgs) != SG_OK) {
-            run->failed = 1;
-            break;
+    long K = run->sc->checkpoint_every;
+    /* a permanent receiver: pushes travel as soon as they are posted */
+    sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
+    if (node->incarnation > 0)
+        restore(run, node, b);
+    for (int i = 0; i < N; i++)
+        b->live[i] = 1;
+    while (!sim_should_stop(run, b->step) && !run->ended) {
+        int expected = 0, got = 0;
+        for (int i = 0; i < N; i++) {
+            expected += b->live[i];
+            b->have[i] = NULL;
         }
+        if (!expected && !sim_fault_workers_left(run))
+            break;
+        /* missing workers are presumed dead after the timeout without a gradient */
+        double last = simgrid_get_clock(), T = sim_fault_timeout(run);
+        while (got < expected || !expected) {
+            sim_msg_t *m = NULL;
+            double left = last + T - simgrid_get_clock();
+            sg_error_t e = left > 0 ? sim_recv_for(run, node, node->inbox, &m, left)
+                                    : SG_ERROR_TIMEOUT;
+            if (e == SG_ERROR_NETWORK && run->has_faults)
+                continue; /* a sender died during its push: wait for the others */
+            if (e != SG_OK) {
+                if (!run->has_faults) {
+                    run->failed = 1;
+                    break;
+                }
+                for (int i = 0; i < N; i++)
+                    if (b->live[i] && !b->have[i]) {
+                        b->live[i] = 0;
+                        sim_fault_log(run, "timeout", run->workers[i].name,
+                                      "%s presumed it dead: no gradient for step %ld in %gs",
+                                      node->name, b->step, sim_fault_timeout(run));
+                    }
+                break;
+            }
+            int i = m->from;
+            if (m->flag == MSG_JOIN) {
+                /* it steps with the others from the parameters it gets now */
+                if (send_params(run, node, i, b->step - 1) == SG_OK && !b->live[i]) {
+                    b->live[i] = 1;
+                    expected++;
+                }
+                continue;
+            }
+            if (m->step < b->step) {
+                sim_fault_log(run, "late", run->workers[i].name,
+                              "gradient of step %ld reached %s at step %ld: dropped", m->step,
+                              node->name, b->step);
+                continue;
+            }
+            if (m->step > b->step) { /* a restarted shard catches up with the workers */
+                for (int j = 0; j < N; j++)
+                    b->have[j] = NULL;
+                got = 0;
+                b->step = m->step;
+            }
+            if (!b->live[i]) {
+                b->live[i] = 1;
+                expected++;
+            }
+            if (!b->have[i])
+                got++;
+            b->have[i] = m;
+            last = simgrid_get_clock();
+        }
+        if (run->failed)
+            break;
+        if (got == 0)
+            continue;
         double w0 = dt_wall_seconds();
-        qsort(b->msgs, (size_t)N, sizeof(sim_msg_t *), by_sender);
+        int n = 0;
+        for (int i = 0; i < N; i++)
+            if (b->have[i])
+                b->msgs[n++] = b->have[i];
+        qsort(b->msgs, (size_t)n, sizeof(sim_msg_t *), by_sender);
         run->be->copy(g, b->msgs[0]->data, sizeof(float) * len);
-        for (int i = 1; i < N; i++)
+        for (int i = 1; i < n; i++)
             run->be->axpy(len, 1.0f, b->msgs[i]->data, g);
-        run->be->scale(len, 1.0f / (float)N, g);
-        sim_sgd(run, w, g, v, len, step);
+        run->be->scale(len, 1.0f / (float)n, g);
+        sim_sgd(run, w, g, v, len, b->step);
         /* the averaging and the update are real work on the server */
-        sim_charge(run, node, (double)N * len + trainer_sgd_flops(len, run->sc->sgd.momentum,
+        sim_charge(run, node, (double)n * len + trainer_sgd_flops(len, run->sc->sgd.momentum,
                                                                    run->sc->sgd.weight_decay),
                    dt_wall_seconds() - w0);
         node->steps++;
-        for (int i = 0; i < N; i++) {
-            b->to[i] = sim_mailbox(run->workers[i].name, "params");
-            b->msgs[i] = sim_msg_slice(node, node->params, off, len, step);
+        if (K > 0 && (b->step + 1) % K == 0 && node->ckpt) {
+            run->be->copy(node->ckpt + off, w, sizeof(float) * len);
+            node->ckpt_step = b->step + 1;
         }
-        if (sim_sendv(run, node, N, b->to, b->msgs) != SG_OK) {
+        int k = 0;
+        for (int i = 0; i < N; i++)
+            if (b->have[i]) {
+                b->to[k] = sim_mailbox(run->workers[i].name, "params");
+                b->msgs[k++] = sim_msg_slice(node, node->params, off, len, b->step);
+            }
+        if (sim_sendv(run, node, k, b->to, b->msgs) != SG_OK && !run->has_faults) {
             run->failed = 1;
             break;
         }
+        b->step++;
     }
-    boxes_free(node);
 }
 
 static void deploy(sim_run_t *run)

@@ -82,6 +82,16 @@ static void one_error_line(const char *needle1, const char *needle2)
     free(e);
 }
 
+/* stderr is exactly one line and starts with prefix. */
+static void one_error_line_starting(const char *prefix)
+{
+    char *e = slurp(err_path);
+    char *nl = strchr(e, '\n');
+    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
+    ck_assert_msg(!strncmp(e, prefix, strlen(prefix)), "expected \"%s...\", got: %s", prefix, e);
+    free(e);
+}
+
 static const char *tiny =
     "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\nbatch = 16\n"
     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\nsynthetic_dim = 16\n"
@@ -410,6 +420,72 @@ START_TEST(device_cuda_without_gpu_is_one_clear_error)
 }
 END_TEST
 
+/* tiny with a [faults] section of one key: writes it to path and returns the key's line. */
+static int write_tiny_with_fault(const char *path, const char *key_value)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s[faults]\n%s\n", tiny, key_value);
+    write_file(path, text);
+    int line = 2; /* [faults], then the key */
+    for (const char *c = tiny; *c; c++)
+        line += *c == '\n';
+    return line;
+}
+
+START_TEST(fault_naming_no_node_is_bad_input)
+{
+    /* the names are checked once the platform is loaded, before the database is opened:
+     * exit 2, one line naming file, line and key, and no database */
+    char path[300], db_path[300], want[700];
+    snprintf(path, sizeof path, "%s/crash.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/crash.db", dir);
+    int line = write_tiny_with_fault(path, "crash = worker-99 at 1s");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 2);
+    snprintf(want, sizeof want,
+             "dtsim run: %s:%d: faults.crash: item 1: no node or host named \"worker-99\"", path,
+             line);
+    one_error_line_starting(want);
+    one_error_line("(expected worker-0..worker-1", NULL); /* the names that exist */
+    ck_assert_int_eq(access(db_path, F_OK), -1);
+    /* the same through --set, and for a straggler */
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "faults.crash=worker-0 at 1s, worker-2 at 2s", NULL}),
+                     2);
+    one_error_line_starting("dtsim run: --set faults.crash: item 2: no node or host named "
+                            "\"worker-2\"");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "faults.straggler=server-0 x2", NULL}),
+                     2);
+    one_error_line_starting("dtsim run: --set faults.straggler: item 1: no node or host named "
+                            "\"server-0\"");
+    ck_assert_int_eq(access(db_path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(fault_naming_no_link_is_bad_input)
+{
+    char path[300], db_path[300], want[700];
+    snprintf(path, sizeof path, "%s/link.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/link.db", dir);
+    int line = write_tiny_with_fault(path, "link_down = nosuchlink at 1s for 1s");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 2);
+    snprintf(want, sizeof want,
+             "dtsim run: %s:%d: faults.link_down: item 1: the platform has no link, node or "
+             "host named \"nosuchlink\"",
+             path, line);
+    one_error_line_starting(want);
+    ck_assert_int_eq(access(db_path, F_OK), -1);
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "faults.link_degrade=nosuchlink at 1s to 1Gbps", NULL}),
+                     2);
+    one_error_line_starting("dtsim run: --set faults.link_degrade: item 1: the platform has no "
+                            "link, node or host named \"nosuchlink\"");
+    ck_assert_int_eq(access(db_path, F_OK), -1);
+}
+END_TEST
+
 START_TEST(readme_lists_every_key)
 {
     /* the key tables in README are exactly what `dtsim keys` prints (regenerate them with
@@ -443,6 +519,8 @@ int main(void)
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
+    tcase_add_test(tc, fault_naming_no_node_is_bad_input);
+    tcase_add_test(tc, fault_naming_no_link_is_bad_input);
     tcase_add_test(tc, readme_lists_every_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault_spec.h"
 #include "scenario.h"
 
 #define FIXTURE(name) DTSIM_FIXTURES "/scenarios/" name
@@ -146,6 +147,18 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert_int_eq(sc.local_epochs, 1);
     ck_assert_int_eq(sc.rounds, 20);
     ck_assert(sc.prox_mu == 0.0);
+    ck_assert(sc.fault_timeout == 1.0);
+    ck_assert_str_eq(sc.crash, "none");
+    ck_assert_str_eq(sc.link_down, "none");
+    ck_assert_str_eq(sc.link_degrade, "none");
+    ck_assert_str_eq(sc.straggler, "none");
+    ck_assert_str_eq(sc.slowdown, "none");
+    ck_assert(sc.mtbf == 0.0 && sc.mttr == 0.0);
+    ck_assert_int_eq(sc.checkpoint_every, 0);
+    ck_assert(sc.dropout == 0.0 && sc.deadline == 0.0 && sc.over_select == 1.0);
+    ck_assert_str_eq(sc.availability, "always");
+    ck_assert_str_eq(sc.client_speed, "same");
+    ck_assert_int_eq(scenario_has_faults(&sc), 0); /* the defaults are a fault-free run */
     ck_assert_int_eq(scenario_validate(&sc, NULL), DT_OK);
     ck_assert_int_eq(scenario_key_given(&sc, "run.steps"), 0);
 }
@@ -169,7 +182,10 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\nhidden = 256,128\nconv = 16,32\n",
         "\npartition = iid\n",
         "\nfraction = 0.1\n",
-        "\n[faults]\n",
+        "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\n"
+        "straggler = none\nslowdown = none\nmtbf = 0s\nmttr = 0s\ncheckpoint_every = 0\n"
+        "dropout = 0\ndeadline = 0s\nover_select = 1\navailability = always\n"
+        "client_speed = same\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         ck_assert_msg(strstr(text, lines[i]), "missing \"%s\" in:\n%s", lines[i], text);
@@ -340,6 +356,12 @@ START_TEST(unknown_key_with_suggestion)
     expect_file_error("[model]\nworkers = 3\n",
                       ":2: model.workers: unknown key (workers is a [cluster] key)");
     expect_file_error("[run]\nfavourite_colour = blue\n", ":2: run.favourite_colour: unknown key");
+    /* [faults] has keys now: its unknown ones are reported like any other section's */
+    expect_file_error("[faults]\ncrash_at = 10s\n", ":2: faults.crash_at: unknown key");
+    expect_file_error("[faults]\ntimeout = 2s\ncrsh = worker-1 at 1s\n",
+                      ":3: faults.crsh: unknown key (did you mean crash?)");
+    expect_file_error("[faults]\nworkers = 3\n",
+                      ":2: faults.workers: unknown key (workers is a [cluster] key)");
 }
 END_TEST
 
@@ -359,10 +381,7 @@ START_TEST(syntax_errors_name_their_line)
                       ":2: missing ']' in section header \"[run\"");
     expect_file_error("[run]\n= 3\n", ":2: missing key name before '='");
     expect_file_error("steps = 3\n", ":1: steps: key outside any section (put it under [run], "
-                                     "[model], [data], [cluster] or [strategy])");
-    expect_file_error("[faults]\ncrash_at = 10s\n",
-                      ":2: faults.crash_at: the [faults] section has no keys yet in this "
-                      "version");
+                                     "[model], [data], [cluster], [strategy] or [faults])");
     /* a syntax error before a bad key: the first one by line is reported */
     expect_file_error("[run]\noops\nsteps = -1\n",
                       ":2: syntax error: \"oops\" (expected key = value, [section] or a "
@@ -496,8 +515,9 @@ START_TEST(set_errors)
     expect_set_error("run.name=a ;b",
                      "--set run.name: \"a ;b\" contains \" ;\", which starts a comment in a "
                      "scenario file");
-    expect_set_error("faults.crash=1", "--set faults.crash: the [faults] section has no keys "
-                                       "yet in this version");
+    expect_set_error("faults.crash=worker-1 at soon",
+                     "--set faults.crash: crash item 1 \"worker-1 at soon\": bad time \"soon\" "
+                     "(expected a number and a unit: ns, us, ms, s, min, h)");
     expect_set_error("sweep.cluster.workers=2",
                      "--set sweep.cluster.workers: [sweep] lists are written in the scenario "
                      "file, not given with --set");
@@ -762,11 +782,349 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 52);
+    ck_assert_int_eq(keys, 66);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
     free(ini);
+}
+END_TEST
+
+/* ---- [faults] ---------------------------------------------------------------------------- */
+
+static const char *const faults_good =
+    "[faults]\n"
+    "crash = worker-3 at 2s for 1s, server-0 at 5s\n"
+    "link_down = node-2 at 1s until 3s\n"
+    "link_degrade =   star_link_1 at 1s to 1Gbps for 2s   ; trailing blanks and a comment\n"
+    "straggler = worker-1 x4, worker-2 x2 at 1s for 3s\n"
+    "slowdown = uniform:1:3\n"
+    "availability = 10s:0.5\n"
+    "client_speed = 2Gf:0.3, 20Gf:0.7\n"
+    "dropout = 0.3\n"
+    "deadline = 5s\n"
+    "over_select = 1.3\n"
+    "mtbf = 100s\n"
+    "mttr = 10s\n"
+    "checkpoint_every = 50\n"
+    "timeout = 2s\n";
+
+START_TEST(faults_values_load_and_round_trip)
+{
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", faults_good), NULL, 0);
+    /* event lists and distributions are kept as written, trimmed */
+    ck_assert_str_eq(sc.crash, "worker-3 at 2s for 1s, server-0 at 5s");
+    ck_assert_str_eq(sc.link_down, "node-2 at 1s until 3s");
+    ck_assert_str_eq(sc.link_degrade, "star_link_1 at 1s to 1Gbps for 2s");
+    ck_assert_str_eq(sc.straggler, "worker-1 x4, worker-2 x2 at 1s for 3s");
+    ck_assert_str_eq(sc.slowdown, "uniform:1:3");
+    ck_assert_str_eq(sc.availability, "10s:0.5");
+    ck_assert_str_eq(sc.client_speed, "2Gf:0.3, 20Gf:0.7");
+    ck_assert(sc.dropout == 0.3);
+    ck_assert(sc.deadline == 5.0);
+    ck_assert(sc.over_select == 1.3);
+    ck_assert(sc.mtbf == 100.0);
+    ck_assert(sc.mttr == 10.0);
+    ck_assert_int_eq(sc.checkpoint_every, 50);
+    ck_assert(sc.fault_timeout == 2.0);
+    ck_assert_int_eq(scenario_has_faults(&sc), 1);
+    ck_assert_int_eq(scenario_key_given(&sc, "faults.crash"), 1);
+    ck_assert_int_eq(scenario_key_given(&sc, "faults.timeout"), 1);
+    char *text = write_to_string(&sc);
+    static const char *const lines[] = {
+        "\ntimeout = 2s\ncrash = worker-3 at 2s for 1s, server-0 at 5s\n",
+        "\nlink_down = node-2 at 1s until 3s\nlink_degrade = star_link_1 at 1s to 1Gbps for 2s\n",
+        "\nstraggler = worker-1 x4, worker-2 x2 at 1s for 3s\nslowdown = uniform:1:3\n",
+        "\nmtbf = 100s\nmttr = 10s\ncheckpoint_every = 50\ndropout = 0.3\ndeadline = 5s\n",
+        "\nover_select = 1.3\navailability = 10s:0.5\nclient_speed = 2Gf:0.3, 20Gf:0.7\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        ck_assert_msg(strstr(text, lines[i]), "missing \"%s\" in:\n%s", lines[i], text);
+    free(text);
+    round_trip(&sc);
+
+    /* each key alone makes a run a faulty one; an empty list is none */
+    static const char *const one[] = {
+        "faults.crash=worker-0 at 1s", "faults.link_down=node-0 at 1s",
+        "faults.link_degrade=node-0 at 0s to 1Mbps", "faults.straggler=worker-0 x2",
+        "faults.slowdown=lognormal:0.5", "faults.mtbf=1h", "faults.dropout=0.1",
+        "faults.deadline=1s", "faults.over_select=1.5", "faults.availability=24h:0.3",
+        "faults.client_speed=1Gf:1"};
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        load_ok(&sc, NULL, &one[i], 1);
+        ck_assert_msg(scenario_has_faults(&sc), "%s", one[i]);
+        round_trip(&sc);
+    }
+    static const char *const quiet[] = {"faults.crash=", "faults.link_down= none ",
+                                        "faults.mttr=5s", "faults.checkpoint_every=10",
+                                        "faults.timeout=3s"};
+    load_ok(&sc, NULL, quiet, (int)(sizeof quiet / sizeof quiet[0]));
+    ck_assert_str_eq(sc.crash, "none");
+    ck_assert_str_eq(sc.link_down, "none");
+    ck_assert_int_eq(scenario_has_faults(&sc), 0); /* nothing here fails by itself */
+    round_trip(&sc);
+}
+END_TEST
+
+START_TEST(faults_bad_values_name_line_and_key)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"[faults]\ncrash = worker-3 at 2s until 1s\n",
+         ":2: faults.crash: crash item 1 \"worker-3 at 2s until 1s\": \"until 1s\": the interval "
+         "ends before it starts (at 2s)"},
+        {"[faults]\ntimeout = 2s\nlink_down = node-1 at 1s for 0s\n",
+         ":3: faults.link_down: link_down item 1 \"node-1 at 1s for 0s\": \"for 0s\": the "
+         "interval must last more than 0 s"},
+        {"[faults]\ndropout = 1.5\n",
+         ":2: faults.dropout: 1.5 is out of range (expected a number in [0, 1])"},
+        {"[faults]\ndropout = -0.1\n",
+         ":2: faults.dropout: -0.1 is out of range (expected a number in [0, 1])"},
+        {"[faults]\ncrash = worker-3 at 2parsecs\n",
+         ":2: faults.crash: crash item 1 \"worker-3 at 2parsecs\": unknown unit \"parsecs\" in "
+         "time \"2parsecs\" (expected one of ns, us, ms, s, min, h)"},
+        /* the item is numbered and quoted trimmed */
+        {"[faults]\ncrash = worker-0 at 1s,  worker-3 for 1s \n",
+         ":2: faults.crash: crash item 2 \"worker-3 for 1s\": \"worker-3\" lacks \"at TIME\" "
+         "(expected TARGET at TIME [for DURATION | until TIME])"},
+        {"[faults]\nlink_degrade = node-1 at 1s for 2s\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s for 2s\": \"node-1\" lacks "
+         "\"to BANDWIDTH\" (expected LINK at TIME to BANDWIDTH [for DURATION | until TIME])"},
+        {"[faults]\nlink_degrade = node-1 at 1s to 0Gbps\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 0Gbps\": bandwidth 0Gbps "
+         "must be > 0 (use link_down for a dead link)"},
+        {"[faults]\nstraggler = worker-1 x0\n",
+         ":2: faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a slowdown "
+         "factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)"},
+        {"[faults]\nstraggler = worker-1 xabc\n",
+         ":2: faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not a slowdown "
+         "factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)"},
+        {"[faults]\nstraggler = worker-1 4\n",
+         ":2: faults.straggler: straggler item 1 \"worker-1 4\": \"4\" is not a slowdown factor "
+         "(expected xFACTOR, e.g. x4)"},
+        {"[faults]\nstraggler = worker-1 x2 at 1s until 3s for 1s\n",
+         ":2: faults.straggler: straggler item 1 \"worker-1 x2 at 1s until 3s for 1s\": "
+         "unexpected \"for\" (expected TARGET xFACTOR [at TIME] [for DURATION | until TIME])"},
+        {"[faults]\nclient_speed = 2Gf:0.3, 20Gf:0.6\n",
+         ":2: faults.client_speed: shares sum to 0.9, not 1"},
+        {"[faults]\nclient_speed = 2Gf:0.5, 20G:0.5\n",
+         ":2: faults.client_speed: class 2: unknown unit \"G\" in speed \"20G\" (expected one of "
+         "f, kf, Mf, Gf, Tf, Pf, flops, kflops, Mflops, Gflops, Tflops, Pflops)"},
+        {"[faults]\navailability = 10s:0\n",
+         ":2: faults.availability: availability fraction \"0\" is not in (0, 1]"},
+        {"[faults]\navailability = 10:0.5\n",
+         ":2: faults.availability: availability period: missing unit in time \"10\" (expected "
+         "one of ns, us, ms, s, min, h)"},
+        {"[faults]\nslowdown = uniform:3:1\n",
+         ":2: faults.slowdown: uniform:3:1 needs 0 < LO <= HI"},
+        {"[faults]\nslowdown = lognormal:6\n",
+         ":2: faults.slowdown: lognormal:6 needs 0 < SIGMA <= 5"},
+        {"[faults]\nslowdown = gauss\n",
+         ":2: faults.slowdown: \"gauss\" is not a slowdown distribution (expected none, "
+         "uniform:LO:HI or lognormal:SIGMA)"},
+        {"[faults]\ntimeout = 0s\n", ":2: faults.timeout: \"0s\" is out of range (expected > 0)"},
+        {"[faults]\nover_select = 0.5\n",
+         ":2: faults.over_select: 0.5 is out of range (expected a number in [1, 10])"},
+        {"[faults]\ndeadline = 5\n",
+         ":2: faults.deadline: missing unit in time \"5\" (expected one of ns, us, ms, s, min, "
+         "h)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_file_error(cases[i].text, cases[i].want);
+}
+END_TEST
+
+START_TEST(faults_bad_values_by_set)
+{
+    expect_set_error("faults.crash=worker-3 at 2s until 1s",
+                     "--set faults.crash: crash item 1 \"worker-3 at 2s until 1s\": \"until 1s\": "
+                     "the interval ends before it starts (at 2s)");
+    expect_set_error("faults.link_down=node-1 at 1s for 0s",
+                     "--set faults.link_down: link_down item 1 \"node-1 at 1s for 0s\": \"for "
+                     "0s\": the interval must last more than 0 s");
+    expect_set_error("faults.dropout=1.5",
+                     "--set faults.dropout: 1.5 is out of range (expected a number in [0, 1])");
+    expect_set_error("faults.dropout=-0.1",
+                     "--set faults.dropout: -0.1 is out of range (expected a number in [0, 1])");
+    expect_set_error("faults.crash=worker-3 at 2parsecs",
+                     "--set faults.crash: crash item 1 \"worker-3 at 2parsecs\": unknown unit "
+                     "\"parsecs\" in time \"2parsecs\" (expected one of ns, us, ms, s, min, h)");
+    expect_set_error("faults.crash=worker-3",
+                     "--set faults.crash: crash item 1 \"worker-3\": \"worker-3\" lacks \"at "
+                     "TIME\" (expected TARGET at TIME [for DURATION | until TIME])");
+    expect_set_error("faults.straggler=worker-1 x0",
+                     "--set faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a "
+                     "slowdown factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)");
+    expect_set_error("faults.straggler=worker-1 xabc",
+                     "--set faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not "
+                     "a slowdown factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)");
+    expect_set_error("faults.client_speed=2Gf:0.3, 20Gf:0.8",
+                     "--set faults.client_speed: shares sum to 1.1, not 1");
+    expect_set_error("faults.availability=10s:0",
+                     "--set faults.availability: availability fraction \"0\" is not in (0, 1]");
+    expect_set_error("faults.slowdown=uniform:3:1",
+                     "--set faults.slowdown: uniform:3:1 needs 0 < LO <= HI");
+    /* through scenario_load: a bad --set over a good file names the --set */
+    static const char *const sets[] = {"faults.timeout=3s", "faults.crash=worker-0 at 1s,"};
+    scenario_t sc;
+    dt_err_t err;
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", faults_good), sets, 2, &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "--set faults.crash: crash item 2 \"\": empty item (expected "
+                              "TARGET at TIME [for DURATION | until TIME])");
+}
+END_TEST
+
+/* Parses text as one event list, expecting DT_OK; returns the item count. */
+static size_t specs_ok(sim_fault_kind_t kind, const char *text, sim_fault_spec_t *out,
+                       size_t cap)
+{
+    size_t n = 99;
+    dt_err_t err = {""};
+    dt_status st = sim_fault_spec_parse(kind, text, out, cap, &n, &err);
+    ck_assert_msg(st == DT_OK, "%s: %s", text, err.msg);
+    return n;
+}
+
+START_TEST(fault_spec_parse_fields)
+{
+    sim_fault_spec_t s[SIM_FAULT_MAX];
+    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, "worker-3 at 2s for 1s, server-0 at 5s", s, 8),
+                     2);
+    ck_assert_int_eq(s[0].kind, SIM_FAULT_CRASH);
+    ck_assert_str_eq(s[0].target, "worker-3");
+    ck_assert(s[0].at == 2.0 && s[0].until == 3.0);
+    ck_assert_str_eq(s[1].target, "server-0");
+    ck_assert(s[1].at == 5.0);
+    ck_assert(isinf(s[1].until) && s[1].until > 0); /* no for/until: never recovers */
+
+    ck_assert_int_eq(specs_ok(SIM_FAULT_LINK_DOWN, "node-2 at 1500ms until 3s", s, 8), 1);
+    ck_assert_int_eq(s[0].kind, SIM_FAULT_LINK_DOWN);
+    ck_assert_str_eq(s[0].target, "node-2");
+    ck_assert(s[0].at == 1.5 && s[0].until == 3.0);
+
+    ck_assert_int_eq(specs_ok(SIM_FAULT_LINK_DEGRADE, "star_link_1 at 1s to 1Gbps for 2s, "
+                                                      "node-0_UP at 0s to 800MBps",
+                              s, 8),
+                     2);
+    ck_assert_str_eq(s[0].target, "star_link_1");
+    ck_assert(s[0].at == 1.0 && s[0].until == 3.0);
+    ck_assert(s[0].value == 1.25e8); /* bytes/s */
+    ck_assert_str_eq(s[1].target, "node-0_UP");
+    ck_assert(s[1].at == 0.0 && isinf(s[1].until) && s[1].value == 8e8);
+
+    ck_assert_int_eq(specs_ok(SIM_FAULT_STRAGGLER, "worker-1 x4, worker-2 x2 at 1s for 3s, "
+                                                   "host-7 x0.5 until 2min",
+                              s, 8),
+                     3);
+    ck_assert_int_eq(s[0].kind, SIM_FAULT_STRAGGLER);
+    ck_assert_str_eq(s[0].target, "worker-1");
+    ck_assert(s[0].value == 4.0 && s[0].at == 0.0 && isinf(s[0].until)); /* always */
+    ck_assert_str_eq(s[1].target, "worker-2");
+    ck_assert(s[1].value == 2.0 && s[1].at == 1.0 && s[1].until == 4.0);
+    ck_assert_str_eq(s[2].target, "host-7");
+    ck_assert(s[2].value == 0.5 && s[2].at == 0.0 && s[2].until == 120.0);
+
+    /* "none", empty and blank lists have no items */
+    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, "none", s, 8), 0);
+    ck_assert_int_eq(specs_ok(SIM_FAULT_LINK_DOWN, "", s, 8), 0);
+    ck_assert_int_eq(specs_ok(SIM_FAULT_STRAGGLER, "  none", s, 8), 0);
+    /* exactly cap items fit */
+    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, "a at 1s, b at 2s", s, 2), 2);
+    ck_assert_str_eq(s[1].target, "b");
+}
+END_TEST
+
+START_TEST(fault_spec_parse_errors)
+{
+    sim_fault_spec_t s[4];
+    size_t n;
+    dt_err_t err;
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "a at 1s, b at 2s, c at 3s", s, 2, &n,
+                                          &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "more than 2 items");
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "none, a at 1s", s, 4, &n, &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "crash item 1 \"none\": \"none\" lacks \"at TIME\" (expected TARGET "
+                              "at TIME [for DURATION | until TIME])");
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_LINK_DOWN, "a at 2s until 2s", s, 4, &n, &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "link_down item 1 \"a at 2s until 2s\": \"until 2s\": the interval "
+                              "ends when it starts (at 2s)");
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "a at", s, 4, &n, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "crash item 1 \"a at\": \"at\" needs a time (expected TARGET at TIME "
+                              "[for DURATION | until TIME])");
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "a at -1s", s, 4, &n, &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "crash item 1 \"a at -1s\": negative time \"-1s\"");
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_STRAGGLER, "w", s, 4, &n, &err),
+                     DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "straggler item 1 \"w\": \"w\" lacks its factor (expected TARGET "
+                              "xFACTOR [at TIME] [for DURATION | until TIME])");
+    char name[SIM_FAULT_TARGET + 1], text[SIM_FAULT_TARGET + 16], want[256];
+    memset(name, 'n', SIM_FAULT_TARGET);
+    name[SIM_FAULT_TARGET] = '\0';
+    snprintf(text, sizeof text, "%s at 1s", name);
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, text, s, 4, &n, &err), DT_ERR_INPUT);
+    snprintf(want, sizeof want, "crash item 1 \"%s\": name \"%s\" is longer than %d characters",
+             text, name, SIM_FAULT_TARGET - 1);
+    ck_assert_str_eq(err.msg, want);
+    name[SIM_FAULT_TARGET - 1] = '\0'; /* the longest name that fits */
+    snprintf(text, sizeof text, "%s at 1s", name);
+    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, text, s, 4), 1);
+    ck_assert_str_eq(s[0].target, name);
+}
+END_TEST
+
+START_TEST(fault_distributions_parse)
+{
+    dt_err_t err;
+    sim_slowdown_t sd;
+    ck_assert_int_eq(sim_slowdown_parse("uniform:1:3", &sd, &err), DT_OK);
+    ck_assert(sd.kind == SIM_SLOWDOWN_UNIFORM && sd.a == 1.0 && sd.b == 3.0);
+    ck_assert_int_eq(sim_slowdown_parse("lognormal:0.25", &sd, &err), DT_OK);
+    ck_assert(sd.kind == SIM_SLOWDOWN_LOGNORMAL && sd.a == 0.25);
+    ck_assert_int_eq(sim_slowdown_parse("none", &sd, &err), DT_OK);
+    ck_assert_int_eq(sd.kind, SIM_SLOWDOWN_NONE);
+    ck_assert_int_eq(sim_slowdown_parse("uniform:1", &sd, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "\"uniform:1\" is not a slowdown distribution (expected none, "
+                              "uniform:LO:HI or lognormal:SIGMA)");
+
+    sim_availability_t av;
+    ck_assert_int_eq(sim_availability_parse("10s:0.5", &av, &err), DT_OK);
+    ck_assert(av.period == 10.0 && av.fraction == 0.5);
+    ck_assert_int_eq(sim_availability_parse("24h:1", &av, &err), DT_OK);
+    ck_assert(av.period == 86400.0 && av.fraction == 1.0);
+    ck_assert_int_eq(sim_availability_parse("always", &av, &err), DT_OK);
+    ck_assert(av.period == 0.0);
+    ck_assert_int_eq(sim_availability_parse("0s:0.5", &av, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "availability period must be > 0");
+    ck_assert_int_eq(sim_availability_parse("10s", &av, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "\"10s\" is not an availability (expected always or "
+                              "PERIOD:FRACTION, e.g. 24h:0.3)");
+
+    sim_client_classes_t cc;
+    ck_assert_int_eq(sim_client_classes_parse("2Gf:0.3, 20Gf:0.7", &cc, &err), DT_OK);
+    ck_assert_int_eq(cc.n, 2);
+    ck_assert(cc.speed[0] == 2e9 && cc.share[0] == 0.3);
+    ck_assert(cc.speed[1] == 2e10 && cc.share[1] == 0.7);
+    ck_assert_int_eq(sim_client_classes_parse("same", &cc, &err), DT_OK);
+    ck_assert_int_eq(cc.n, 0);
+    /* 0.1 ten times is not exactly 1 in binary: the sum is compared with a tolerance */
+    ck_assert_int_eq(sim_client_classes_parse("1Gf:0.1,2Gf:0.1,3Gf:0.1,4Gf:0.1,5Gf:0.1,6Gf:0.1,"
+                                              "7Gf:0.1,8Gf:0.1,9Gf:0.1,10Gf:0.1",
+                                              &cc, &err),
+                     DT_OK);
+    ck_assert_int_eq(cc.n, 10);
+    ck_assert_int_eq(sim_client_classes_parse("2Gf:0.5, 2Gf", &cc, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "class \"2Gf\" is not SPEED:SHARE (e.g. 20Gf:0.5)");
+    ck_assert_int_eq(sim_client_classes_parse("0Gf:1", &cc, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "class 1: speed must be > 0");
+    ck_assert_int_eq(sim_client_classes_parse("1Gf:0.5, 2Gf:1.5", &cc, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "class 2: share \"1.5\" is not in (0, 1]");
 }
 END_TEST
 
@@ -909,6 +1267,13 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
     expect_file_error("[sweep]\ncluster.bandwidth = 1Gbps, 1000Mbps\n",
                       ":2: sweep cluster.bandwidth: value 2 \"1000Mbps\": repeats value 1 (both "
                       "are 1Gbps)");
+    expect_file_error("[sweep]\nfaults.crash = \"worker-0 at 1s\", \"worker-1 at 1s until 0.5s\"\n",
+                      ":2: sweep faults.crash: value 2 \"worker-1 at 1s until 0.5s\": crash item 1 "
+                      "\"worker-1 at 1s until 0.5s\": \"until 0.5s\": the interval ends before "
+                      "it starts (at 1s)");
+    expect_file_error("[sweep]\nfaults.dropout = 0.1, 1.5\n",
+                      ":2: sweep faults.dropout: value 2 \"1.5\": 1.5 is out of range (expected a "
+                      "number in [0, 1])");
     expect_file_error("[sweep]\ncluster.device = a100, custom\n",
                       ":2: sweep cluster.device: value 2 \"custom\": custom needs a speed: sweep "
                       "cluster.device_flops instead (it makes the device custom)");
@@ -986,10 +1351,9 @@ START_TEST(sweep_bad_keys)
                       "cluster.bandwidth = 1Gbps, 10Gbps)");
     expect_file_error("[sweep]\nclustr.workers = 2, 4\n",
                       ":2: sweep clustr.workers: unknown section [clustr] (expected run, model, "
-                      "data, cluster or strategy; did you mean [cluster]?)");
+                      "data, cluster, strategy or faults; did you mean [cluster]?)");
     expect_file_error("[sweep]\nfaults.crash_at = 1s, 2s\n",
-                      ":2: sweep faults.crash_at: the [faults] section has no keys yet in this "
-                      "version");
+                      ":2: sweep faults.crash_at: unknown key");
     expect_file_error("[sweep]\nrun.name = a, b\n",
                       ":2: sweep run.name: cannot be swept (each run is named after its swept "
                       "values)");
@@ -1168,6 +1532,12 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);
     tcase_add_test(tc, names_and_markdown);
+    tcase_add_test(tc, faults_values_load_and_round_trip);
+    tcase_add_test(tc, faults_bad_values_name_line_and_key);
+    tcase_add_test(tc, faults_bad_values_by_set);
+    tcase_add_test(tc, fault_spec_parse_fields);
+    tcase_add_test(tc, fault_spec_parse_errors);
+    tcase_add_test(tc, fault_distributions_parse);
     tcase_add_test(tc, sweep_expands_in_nested_loop_order);
     tcase_add_test(tc, sweep_values_quoted_trimmed_and_named);
     tcase_add_test(tc, sweep_bad_values_name_line_key_and_value);

@@ -5,7 +5,10 @@
  *     time the alpha-beta formulas give, within 1%, for several worker counts and sizes;
  *   - async-ps staleness is non-zero and grows with the worker count;
  *   - fedavg on shards:2 is measurably worse than on iid after the same rounds;
- *   - the same scenario and seed give identical results twice.
+ *   - the same scenario and seed give identical results twice;
+ *   - every fault kind on every strategy: the run finishes, logs the fault and the
+ *     reaction, and keeps its evaluations; a crash of the single worker costs exactly the
+ *     downtime plus the step it lost, a dead sync-ps worker about the detection timeout.
  * SimGrid runs once per process, so every simulation runs in a forked child that sends
  * back what it measured through a pipe. */
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +37,8 @@ typedef struct outcome {
     double compute_s;   /* worker 0 */
     double step_flops;  /* forward + backward per sample */
     double device_flops;
+    long fault_rows;
+    char fault_kinds[256];
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -94,7 +99,9 @@ static void child(int fd, const char *const *sets, int n_sets)
         _exit(0);
     }
     o.ok = !run.failed;
-    o.end_time = simgrid_get_clock();
+    o.end_time = sim_run_end_time(&run);
+    o.fault_rows = run.fault_rows;
+    memcpy(o.fault_kinds, run.fault_kinds, sizeof o.fault_kinds);
     o.acc = run.last_acc;
     o.loss = run.last_loss;
     o.bytes = run.bytes_total;
@@ -461,6 +468,157 @@ START_TEST(platforms_run)
 }
 END_TEST
 
+/* ---- faults ------------------------------------------------------------------------------ */
+
+static int has_kind(const outcome_t *o, const char *kind)
+{
+    char have[300], want[64];
+    snprintf(have, sizeof have, " %s ", o->fault_kinds);
+    snprintf(want, sizeof want, " %s ", kind);
+    return strstr(have, want) != NULL;
+}
+
+/* Runs `strategy` healthy, then with one fault at 30% of the healthy run lasting 40% of it
+ * (`fault` formats the start and the duration in seconds); the timeout is the healthy
+ * run's length, so no healthy wait is mistaken for a death. */
+static void fault_case(const char *const *strategy, int n_strategy, const char *fault,
+                       const char *want_kinds, int same_evals)
+{
+    const char *sets[16];
+    int n = 0;
+    for (int i = 0; i < n_strategy; i++)
+        sets[n++] = strategy[i];
+    sets[n++] = "run.eval_every=5";
+    outcome_t healthy = simulate(sets, n, NULL);
+    ck_assert_msg(healthy.ok, "%s: %s", strategy[0], healthy.err);
+    double E = healthy.end_time;
+    char timeout[64], spec[160];
+    snprintf(timeout, sizeof timeout, "faults.timeout=%.9gs", E);
+    snprintf(spec, sizeof spec, fault, 0.3 * E, 0.4 * E);
+    sets[n++] = timeout;
+    sets[n++] = spec;
+    outcome_t o = simulate(sets, n, NULL);
+    ck_assert_msg(o.ok, "%s with %s: %s", strategy[0], spec, o.err);
+    ck_assert_msg(o.fault_rows > 0, "%s with %s: no fault logged", strategy[0], spec);
+    char kinds[128];
+    snprintf(kinds, sizeof kinds, "%s", want_kinds);
+    for (char *k = strtok(kinds, " "); k; k = strtok(NULL, " "))
+        ck_assert_msg(has_kind(&o, k), "%s with %s: no %s row (got: %s)", strategy[0], spec, k,
+                      o.fault_kinds);
+    ck_assert_msg(isfinite(o.acc) && o.evals >= 1, "%s with %s: no evaluation", strategy[0],
+                  spec);
+    if (same_evals)
+        ck_assert_msg(o.evals == healthy.evals, "%s with %s: %ld evaluations, healthy %ld",
+                      strategy[0], spec, o.evals, healthy.evals);
+}
+
+static const char *const s_sync[] = {"strategy.kind=sync-ps", "cluster.workers=4"};
+static const char *const s_async[] = {"strategy.kind=async-ps", "cluster.workers=4"};
+static const char *const s_ring[] = {"strategy.kind=allreduce", "cluster.workers=4",
+                                     "strategy.algorithm=ring"};
+static const char *const s_tree[] = {"strategy.kind=allreduce", "cluster.workers=4",
+                                     "strategy.algorithm=tree"};
+static const char *const s_local[] = {"strategy.kind=local-sgd", "cluster.workers=4",
+                                      "strategy.local_steps=4"};
+static const char *const s_fed[] = {"strategy.kind=fedavg", "cluster.workers=4",
+                                    "strategy.clients=8", "strategy.fraction=0.5",
+                                    "strategy.rounds=10"};
+
+START_TEST(host_crashes_every_strategy)
+{
+    const char *back = "faults.crash=worker-1 at %.9gs for %.9gs";
+    const char *gone = "faults.crash=worker-1 at %.9gs";
+    /* back before the timeout: the shard waits, nobody is presumed dead */
+    fault_case(s_sync, 2, back, "host-crash host-recover rejoin", 1);
+    fault_case(s_sync, 2, gone, "host-crash timeout", 1);
+    fault_case(s_async, 2, back, "host-crash host-recover rejoin", 0);
+    fault_case(s_ring, 3, back, "host-crash abort reform host-recover", 1);
+    fault_case(s_ring, 3, gone, "host-crash abort reform", 1);
+    fault_case(s_tree, 3, gone, "host-crash reform", 1);
+    fault_case(s_local, 3, back, "host-crash abort reform", 0);
+    fault_case(s_fed, 5, "faults.crash=client-1 at %.9gs for %.9gs", "host-crash host-recover",
+               1);
+}
+END_TEST
+
+START_TEST(link_faults_and_stragglers_every_strategy)
+{
+    const char *down = "faults.link_down=worker-2 at %.9gs for %.9gs";
+    const char *slow = "faults.link_degrade=worker-2 at %.9gs to 1Mbps for %.9gs";
+    const char *const *all[] = {s_sync, s_async, s_ring, s_local};
+    int n[] = {2, 2, 3, 3};
+    for (int i = 0; i < 4; i++) {
+        fault_case(all[i], n[i], down, "link-down link-up", 0);
+        fault_case(all[i], n[i], slow, "link-degrade link-restore", 0);
+    }
+    /* a straggler logs nothing: every sync-ps step waits for it, its compute takes 3x */
+    const char *sets[] = {"strategy.kind=sync-ps", "cluster.workers=4"};
+    outcome_t h = simulate(sets, 2, NULL);
+    const char *slowed[] = {"strategy.kind=sync-ps", "cluster.workers=4",
+                            "faults.straggler=worker-2 x3"};
+    outcome_t o = simulate(slowed, 3, NULL);
+    ck_assert_msg(h.ok && o.ok, "%s %s", h.err, o.err);
+    ck_assert_msg(fabs(o.end_time - (h.end_time + 2 * h.compute_s)) < 0.02 * h.end_time,
+                  "straggler: %.9g, healthy %.9g + 2 x compute %.9g", o.end_time, h.end_time,
+                  h.compute_s);
+    const char *fed_sets[] = {"strategy.kind=fedavg", "cluster.workers=4",
+                              "strategy.clients=8", "strategy.fraction=0.5",
+                              "strategy.rounds=10", "faults.dropout=0.5",
+                              "faults.over_select=1.5", "faults.client_speed=1Gf:0.5, 90Gf:0.5",
+                              "run.eval_every=2"};
+    o = simulate(fed_sets, 9, NULL);
+    /* every round still happens and is evaluated, whatever dropped out */
+    ck_assert_msg(o.ok && has_kind(&o, "dropout") && o.evals == 5 && isfinite(o.acc),
+                  "fedavg dropouts: %s (%s), %ld evaluations", o.err, o.fault_kinds, o.evals);
+}
+END_TEST
+
+/* The single worker, crashed at t for D and restarted from a checkpoint taken every step,
+ * redoes the step it was in: end = healthy end + D + (t - start of that step). */
+START_TEST(single_crash_costs_downtime_and_lost_step)
+{
+    const char *sets[] = {"strategy.kind=single", "run.eval_every=0", "run.steps=40"};
+    outcome_t h = simulate(sets, 3, NULL);
+    ck_assert_msg(h.ok, "%s", h.err);
+    double step = h.end_time / 40, t = 10.5 * step, D = 7.25 * step;
+    char crash[128], timeout[64];
+    snprintf(crash, sizeof crash, "faults.crash=worker-0 at %.17gs for %.17gs", t, D);
+    snprintf(timeout, sizeof timeout, "faults.timeout=%.9gs", h.end_time);
+    const char *f[] = {"strategy.kind=single", "run.eval_every=0", "run.steps=40",
+                       "faults.checkpoint_every=1", crash, timeout};
+    outcome_t o = simulate(f, 6, NULL);
+    ck_assert_msg(o.ok, "%s", o.err);
+    double want = h.end_time + D + 0.5 * step;
+    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time,
+                  want);
+    ck_assert(has_kind(&o, "restore"));
+}
+END_TEST
+
+/* A sync-ps worker that dies for good: the step it dies in waits the detection timeout,
+ * later steps go on with the others. */
+START_TEST(sync_ps_dead_worker_costs_the_timeout)
+{
+    const char *sets[] = {"strategy.kind=sync-ps", "cluster.workers=8", "run.steps=40",
+                          "run.eval_every=0", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no"};
+    outcome_t h = simulate(sets, 6, NULL);
+    ck_assert_msg(h.ok, "%s", h.err);
+    double E = h.end_time, T = 2 * E;
+    char crash[128], timeout[64];
+    snprintf(crash, sizeof crash, "faults.crash=worker-5 at %.17gs", 0.5 * E);
+    snprintf(timeout, sizeof timeout, "faults.timeout=%.17gs", T);
+    const char *f[] = {"strategy.kind=sync-ps", "cluster.workers=8", "run.steps=40",
+                       "run.eval_every=0", "cluster.network_model=CM02",
+                       "cluster.crosstraffic=no", crash, timeout};
+    outcome_t o = simulate(f, 8, NULL);
+    ck_assert_msg(o.ok, "%s", o.err);
+    /* + T, less what 7 workers save on the server link over the second half */
+    ck_assert_msg(o.end_time <= E + T + 1e-9 && o.end_time >= E + T - 0.5 * E / 8,
+                  "end %.9g, healthy %.9g, timeout %.9g", o.end_time, E, T);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim");
@@ -478,6 +636,10 @@ int main(void)
     tcase_add_test(tc, flops_time_model_is_exact);
     tcase_add_test(tc, time_marks_evaluate);
     tcase_add_test(tc, platforms_run);
+    tcase_add_test(tc, host_crashes_every_strategy);
+    tcase_add_test(tc, link_faults_and_stragglers_every_strategy);
+    tcase_add_test(tc, single_crash_costs_downtime_and_lost_step);
+    tcase_add_test(tc, sync_ps_dead_worker_costs_the_timeout);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

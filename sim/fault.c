@@ -1,0 +1,652 @@
+/* Faults during a run (see fault.h). */
+#include "fault.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
+
+#include "run.h"
+
+enum { FAULT_STREAM = 201 };
+
+/* Bandwidth of a link that is down: traffic stalls, timeouts notice. */
+#define LINK_DOWN_BW 1.0
+
+typedef enum ev_type { EV_CRASH, EV_RECOVER, EV_LINK } ev_type_t;
+
+typedef struct event {
+    double t;
+    ev_type_t type;
+    int host;             /* EV_CRASH, EV_RECOVER: index in hosts */
+    size_t link0, n_links; /* EV_LINK: links[link0 .. link0 + n_links) */
+    double bw;            /* EV_LINK: new bandwidth, < 0: back to the platform's */
+    const char *kind;     /* for the faults table */
+    char target[SIM_FAULT_TARGET];
+} event_t;
+
+typedef struct interval {
+    int host;
+    double at, until, factor;
+} interval_t;
+
+typedef struct fhost {
+    sg_host_t host;
+    double factor;        /* permanent slowdown */
+    int down;
+    double recover_at;    /* while down: scheduled recovery, INFINITY: none */
+    int random_down;      /* down by a random failure (recovery drawn, not an event) */
+    double next_failure;  /* mtbf: next random crash while up, INFINITY: none */
+    size_t iv0, n_iv;     /* its straggler intervals */
+} fhost_t;
+
+typedef struct sim_faults {
+    fhost_t *hosts;       /* every host of the platform, in sg_host_list order */
+    size_t n_hosts;
+    event_t *ev;
+    size_t n_ev, cap_ev, next_ev;
+    interval_t *iv;
+    size_t n_iv;
+    sg_link_t *links;     /* links named by events, grouped per event */
+    double *link_bw;      /* their platform bandwidth */
+    size_t n_links;
+    trainer_rng_t rng;
+    double mtbf, mttr;
+    sg_actor_t injector;
+    int injector_running;
+    int slows;
+} sim_faults_t;
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static fhost_t *host_of(const sim_faults_t *f, const_sg_host_t h)
+{
+    size_t i = (size_t)(uintptr_t)sg_host_get_data(h);
+    return i ? &f->hosts[i - 1] : NULL;
+}
+
+static double draw_exp(trainer_rng_t *r, double mean)
+{
+    return -mean * log(1.0 - trainer_rng_uniform(r));
+}
+
+static event_t *event_add(sim_faults_t *f, double t, ev_type_t type, const char *kind,
+                          const char *target)
+{
+    if (f->n_ev == f->cap_ev) {
+        f->cap_ev = f->cap_ev ? 2 * f->cap_ev : 16;
+        f->ev = realloc(f->ev, sizeof(event_t) * f->cap_ev);
+        DT_CHECK(f->ev, "out of memory");
+    }
+    event_t *e = &f->ev[f->n_ev++];
+    memset(e, 0, sizeof *e);
+    e->t = t;
+    e->type = type;
+    e->kind = kind;
+    snprintf(e->target, sizeof e->target, "%s", target);
+    return e;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const event_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    /* same instant: recoveries and restores before new faults, then file order */
+    return (x->type == EV_CRASH) - (y->type == EV_CRASH);
+}
+
+static int by_host(const void *a, const void *b)
+{
+    const interval_t *x = a, *y = b;
+    if (x->host != y->host)
+        return x->host - y->host;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* A node named by role and rank (worker-3, server-0, client-2) in this run. */
+static sim_node_t *node_by_name(sim_run_t *run, const char *name)
+{
+    for (int i = 0; i < run->n_workers; i++)
+        if (!strcmp(run->workers[i].name, name))
+            return &run->workers[i];
+    for (int i = 0; i < run->n_servers; i++)
+        if (!strcmp(run->servers[i].name, name))
+            return &run->servers[i];
+    return NULL;
+}
+
+static sg_host_t target_host(sim_run_t *run, const char *name)
+{
+    sim_node_t *n = node_by_name(run, name);
+    return n ? n->host : sg_host_by_name(name);
+}
+
+static void hosts_hint(sim_run_t *run, char *buf, size_t n)
+{
+    const char *role = run->n_workers ? run->workers[0].role : "worker";
+    snprintf(buf, n, "%s-0..%s-%d%s, or a host of the platform such as %s", role, role,
+             run->n_workers - 1, run->n_servers ? ", server-0.." : "",
+             sg_host_get_name(run->n_workers ? run->workers[0].host : run->servers[0].host));
+}
+
+static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt,
+                              ...) __attribute__((format(printf, 4, 5)));
+
+static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt,
+                              ...)
+{
+    char where[SCENARIO_STR + 64], msg[400];
+    scenario_key_location(run->sc, key, where, sizeof where);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return dt_err_input(err, "%s: %s", where, msg);
+}
+
+/* sg_link_by_name throws (and aborts the process) on an unknown name: look it up. */
+static sg_link_t find_link(const char *name)
+{
+    sg_link_t *all = sg_link_list(), found = NULL;
+    for (size_t i = 0; i < sg_link_count() && !found; i++)
+        if (!strcmp(sg_link_get_name(all[i]), name))
+            found = all[i];
+    free(all);
+    return found;
+}
+
+/* The links a LINK target names: a link, NAME_UP and NAME_DOWN, or a node's or host's own
+ * links (the first link of its route to another host, the last of the route back). */
+static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
+{
+    sg_link_t l = find_link(name);
+    if (l) {
+        out[0] = l;
+        return 1;
+    }
+    char buf[SIM_FAULT_TARGET + 8];
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s_UP", name);
+    if ((l = find_link(buf)))
+        out[n++] = l;
+    snprintf(buf, sizeof buf, "%s_DOWN", name);
+    if ((l = find_link(buf)))
+        out[n++] = l;
+    if (n)
+        return n;
+    sg_host_t h = target_host(run, name);
+    if (!h)
+        return 0;
+    /* another host of the run: those are connected to each other */
+    sg_host_t other = NULL;
+    for (int l = 0; l < 2 && !other; l++)
+        for (int i = 0; i < (l ? run->n_servers : run->n_workers) && !other; i++) {
+            sg_host_t x = l ? run->servers[i].host : run->workers[i].host;
+            if (x != h)
+                other = x;
+        }
+    if (!other)
+        return 0;
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(h, other, route);
+    out[n++] = xbt_dynar_get_as(route, 0, sg_link_t);
+    xbt_dynar_free(&route);
+    route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(other, h, route);
+    sg_link_t last = xbt_dynar_get_as(route, xbt_dynar_length(route) - 1, sg_link_t);
+    if (last != out[0])
+        out[n++] = last;
+    xbt_dynar_free(&route);
+    return n;
+}
+
+static dt_status add_link_events(sim_run_t *run, sim_faults_t *f, sim_fault_kind_t kind,
+                                 const char *text, const char *key, dt_err_t *err)
+{
+    sim_fault_spec_t specs[SIM_FAULT_MAX];
+    size_t n;
+    dt_err_t e;
+    DT_ASSERT(sim_fault_spec_parse(kind, text, specs, SIM_FAULT_MAX, &n, &e) == DT_OK);
+    for (size_t i = 0; i < n; i++) {
+        sg_link_t found[2 * 4];
+        size_t k = resolve_links(run, specs[i].target, found);
+        if (!k)
+            return target_error(run, err, key,
+                                "item %zu: the platform has no link, node or host named \"%s\" "
+                                "(dtsim platform --links SCENARIO lists the links)",
+                                i + 1, specs[i].target);
+        f->links = realloc(f->links, sizeof(sg_link_t) * (f->n_links + k));
+        f->link_bw = realloc(f->link_bw, sizeof(double) * (f->n_links + k));
+        DT_CHECK(f->links && f->link_bw, "out of memory");
+        size_t first = f->n_links;
+        for (size_t j = 0; j < k; j++) {
+            f->links[first + j] = found[j];
+            f->link_bw[first + j] = sg_link_get_bandwidth(found[j]);
+        }
+        f->n_links += k;
+        int down = kind == SIM_FAULT_LINK_DOWN;
+        event_t *ev = event_add(f, specs[i].at, EV_LINK, down ? "link-down" : "link-degrade",
+                                specs[i].target);
+        ev->link0 = first;
+        ev->n_links = k;
+        ev->bw = down ? LINK_DOWN_BW : specs[i].value;
+        if (isfinite(specs[i].until)) {
+            ev = event_add(f, specs[i].until, EV_LINK, down ? "link-up" : "link-restore",
+                           specs[i].target);
+            ev->link0 = first;
+            ev->n_links = k;
+            ev->bw = -1;
+        }
+    }
+    return DT_OK;
+}
+
+/* ---- set-up ----------------------------------------------------------------------------- */
+
+dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    run->has_faults = scenario_has_faults(sc);
+    if (!run->has_faults)
+        return DT_OK;
+    sim_faults_t *f = dt_calloc(1, sizeof *f);
+    run->faults = f;
+    trainer_rng_seed(&f->rng, sc->seed, FAULT_STREAM);
+    f->mtbf = sc->mtbf;
+    f->mttr = sc->mttr;
+
+    sg_host_t *all = sg_host_list();
+    f->n_hosts = sg_host_count();
+    f->hosts = dt_calloc(f->n_hosts, sizeof(fhost_t));
+    for (size_t i = 0; i < f->n_hosts; i++) {
+        f->hosts[i].host = all[i];
+        f->hosts[i].factor = 1.0;
+        f->hosts[i].recover_at = INFINITY;
+        f->hosts[i].next_failure = INFINITY;
+        sg_host_set_data(all[i], (void *)(uintptr_t)(i + 1));
+    }
+    free(all);
+
+    /* per-host slowdown drawn for each worker host, in rank order */
+    sim_slowdown_t sd;
+    dt_err_t e;
+    DT_ASSERT(sim_slowdown_parse(sc->slowdown, &sd, &e) == DT_OK);
+    for (int i = 0; i < run->n_workers && sd.kind != SIM_SLOWDOWN_NONE; i++) {
+        fhost_t *h = host_of(f, run->workers[i].host);
+        double x = sd.kind == SIM_SLOWDOWN_UNIFORM
+                       ? sd.a + (sd.b - sd.a) * trainer_rng_uniform(&f->rng)
+                       : exp(sd.a * trainer_rng_normal(&f->rng));
+        h->factor *= x;
+        f->slows = 1;
+    }
+
+    /* stragglers: permanent factors and intervals */
+    sim_fault_spec_t specs[SIM_FAULT_MAX];
+    size_t n;
+    DT_ASSERT(sim_fault_spec_parse(SIM_FAULT_STRAGGLER, sc->straggler, specs, SIM_FAULT_MAX, &n,
+                                   &e) == DT_OK);
+    f->iv = dt_calloc(n ? n : 1, sizeof(interval_t));
+    for (size_t i = 0; i < n; i++) {
+        sg_host_t h = target_host(run, specs[i].target);
+        if (!h) {
+            char hint[160];
+            hosts_hint(run, hint, sizeof hint);
+            return target_error(run, err, "faults.straggler",
+                                "item %zu: no node or host named \"%s\" (expected %s)", i + 1,
+                                specs[i].target, hint);
+        }
+        f->slows = 1;
+        if (specs[i].at == 0 && isinf(specs[i].until)) {
+            host_of(f, h)->factor *= specs[i].value;
+            continue;
+        }
+        f->iv[f->n_iv++] = (interval_t){(int)(host_of(f, h) - f->hosts), specs[i].at,
+                                        specs[i].until, specs[i].value};
+    }
+    qsort(f->iv, f->n_iv, sizeof(interval_t), by_host);
+    for (size_t i = 0; i < f->n_iv; i++) {
+        fhost_t *h = &f->hosts[f->iv[i].host];
+        if (!h->n_iv)
+            h->iv0 = i;
+        h->n_iv++;
+    }
+
+    /* crashes */
+    DT_ASSERT(sim_fault_spec_parse(SIM_FAULT_CRASH, sc->crash, specs, SIM_FAULT_MAX, &n, &e) ==
+              DT_OK);
+    for (size_t i = 0; i < n; i++) {
+        sg_host_t h = target_host(run, specs[i].target);
+        if (!h) {
+            char hint[160];
+            hosts_hint(run, hint, sizeof hint);
+            return target_error(run, err, "faults.crash",
+                                "item %zu: no node or host named \"%s\" (expected %s)", i + 1,
+                                specs[i].target, hint);
+        }
+        int idx = (int)(host_of(f, h) - f->hosts);
+        event_add(f, specs[i].at, EV_CRASH, "host-crash", sg_host_get_name(h))->host = idx;
+        if (isfinite(specs[i].until))
+            event_add(f, specs[i].until, EV_RECOVER, "host-recover", sg_host_get_name(h))->host =
+                idx;
+    }
+    if (add_link_events(run, f, SIM_FAULT_LINK_DOWN, sc->link_down, "faults.link_down", err) ||
+        add_link_events(run, f, SIM_FAULT_LINK_DEGRADE, sc->link_degrade, "faults.link_degrade",
+                        err))
+        return DT_ERR_INPUT;
+    qsort(f->ev, f->n_ev, sizeof(event_t), by_time);
+
+    /* random failures of the worker hosts */
+    if (f->mtbf > 0)
+        for (int i = 0; i < run->n_workers; i++) {
+            fhost_t *h = host_of(f, run->workers[i].host);
+            if (isinf(h->next_failure))
+                h->next_failure = draw_exp(&f->rng, f->mtbf);
+        }
+
+    /* checkpoints (sync-ps, single) and last commits (elastic all-reduce, local-sgd) */
+    for (int l = 0; l < 2; l++)
+            for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
+                sim_node_t *node = l ? &run->servers[i] : &run->workers[i];
+                node->ckpt = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+                node->ckpt_step = -1;
+            }
+    run->init_params = run->be->alloc(sizeof(float) * run->n_params);
+    run->be->copy(run->init_params, run->engine.params, sizeof(float) * run->n_params);
+    return DT_OK;
+}
+
+void sim_faults_free(sim_run_t *run)
+{
+    sim_faults_t *f = run->faults;
+    if (run->init_params)
+        run->be->free(run->init_params);
+    run->init_params = NULL;
+    if (!f)
+        return;
+    free(f->hosts);
+    free(f->ev);
+    free(f->iv);
+    free(f->links);
+    free(f->link_bw);
+    free(f);
+    run->faults = NULL;
+}
+
+double sim_fault_timeout(const sim_run_t *run)
+{
+    return run->has_faults ? run->sc->fault_timeout : SIM_COMM_TIMEOUT;
+}
+
+void sim_fault_log(sim_run_t *run, const char *kind, const char *target, const char *fmt, ...)
+{
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    run->fault_rows++;
+    char word[40];
+    snprintf(word, sizeof word, " %s ", kind);
+    char have[sizeof run->fault_kinds + 2];
+    snprintf(have, sizeof have, " %s ", run->fault_kinds);
+    size_t len = strlen(run->fault_kinds);
+    if (!strstr(have, word) && len + strlen(kind) + 2 < sizeof run->fault_kinds)
+        snprintf(run->fault_kinds + len, sizeof run->fault_kinds - len, "%s%s", len ? " " : "",
+                 kind);
+    if (run->db && !run->db_failed &&
+        results_fault_add(run->db, run->run_id, simgrid_get_clock(), kind, target, detail,
+                          &run->db_err))
+        run->db_failed = 1;
+}
+
+/* ---- compute slowdowns ------------------------------------------------------------------- */
+
+int sim_fault_slows(const sim_run_t *run) { return run->faults && run->faults->slows; }
+
+static double factor_at(const sim_faults_t *f, const fhost_t *h, double t, double *next)
+{
+    double x = h->factor;
+    *next = INFINITY;
+    for (size_t i = h->iv0; i < h->iv0 + h->n_iv; i++) {
+        const interval_t *v = &f->iv[i];
+        if (v->at <= t && t < v->until) {
+            x *= v->factor;
+            if (v->until < *next)
+                *next = v->until;
+        } else if (v->at > t && v->at < *next) {
+            *next = v->at;
+        }
+    }
+    return x;
+}
+
+double sim_fault_compute_time(sim_run_t *run, sim_node_t *node, double t0, double seconds)
+{
+    const sim_faults_t *f = run->faults;
+    double slow = node->slow > 0 ? node->slow : 1.0;
+    const fhost_t *h = f ? host_of(f, node->host) : NULL;
+    if (!h)
+        return seconds * slow;
+    /* walk the piecewise-constant speed from t0 until the work is done */
+    double t = t0, left = seconds * slow, next;
+    for (;;) {
+        double x = factor_at(f, h, t, &next);
+        if (isinf(next) || left * x <= next - t)
+            return t + left * x - t0;
+        left -= (next - t) / x;
+        t = next;
+    }
+}
+
+/* ---- crashes and recoveries --------------------------------------------------------------- */
+
+int sim_fault_will_return(const sim_run_t *run, const sim_node_t *node)
+{
+    const sim_faults_t *f = run->faults;
+    if (!f || node->alive || node->finished)
+        return 0;
+    const fhost_t *h = host_of(f, node->host);
+    return h && h->down && (isfinite(h->recover_at) || (h->random_down && f->mttr > 0));
+}
+
+int sim_fault_workers_left(const sim_run_t *run)
+{
+    for (int i = 0; i < run->n_workers; i++) {
+        const sim_node_t *n = &run->workers[i];
+        if ((n->alive && !n->finished) || sim_fault_will_return(run, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* No node runs and none will come back: nothing can happen any more. */
+static int all_over(const sim_run_t *run)
+{
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
+            const sim_node_t *n = l ? &run->servers[i] : &run->workers[i];
+            if ((n->alive && !n->finished) || sim_fault_will_return(run, n))
+                return 0;
+        }
+    return 1;
+}
+
+static void nodes_on(sim_run_t *run, sg_host_t host, void (*fn)(sim_run_t *, sim_node_t *))
+{
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
+            sim_node_t *n = l ? &run->servers[i] : &run->workers[i];
+            if (n->host == host)
+                fn(run, n);
+        }
+}
+
+static void node_down(sim_run_t *run, sim_node_t *n)
+{
+    (void)run;
+    if (n->alive && !n->finished)
+        n->alive = 0;
+}
+
+static void node_restart(sim_run_t *run, sim_node_t *n)
+{
+    if (n->alive || n->finished || run->ended)
+        return;
+    n->incarnation++;
+    sim_spawn(run, n, n->entry);
+}
+
+static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why)
+{
+    if (h->down || !sg_host_is_on(h->host))
+        return;
+    /* the injector leaves a host before turning it off */
+    if (sg_actor_get_host(sg_actor_self()) == h->host)
+        for (size_t i = 0; i < f->n_hosts; i++)
+            if (&f->hosts[i] != h && sg_host_is_on(f->hosts[i].host)) {
+                sg_actor_set_host(sg_actor_self(), f->hosts[i].host);
+                break;
+            }
+    h->down = 1;
+    nodes_on(run, h->host, node_down);
+    if (isfinite(h->recover_at))
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; back at %.6gs", why,
+                      h->recover_at);
+    else if (h->random_down && f->mttr > 0)
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; repair drawn", why);
+    else
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; never back", why);
+    sg_host_turn_off(h->host);
+    if (run->on_change)
+        run->on_change(run);
+}
+
+static void recover(sim_run_t *run, sim_faults_t *f, fhost_t *h)
+{
+    if (!h->down)
+        return;
+    h->down = 0;
+    h->random_down = 0;
+    h->recover_at = INFINITY;
+    sg_host_turn_on(h->host);
+    sim_fault_log(run, "host-recover", sg_host_get_name(h->host), "host back on");
+    if (f->mtbf > 0 && !isinf(h->next_failure))
+        h->next_failure = simgrid_get_clock() + draw_exp(&f->rng, f->mtbf);
+    nodes_on(run, h->host, node_restart);
+    if (run->on_change)
+        run->on_change(run);
+}
+
+static void link_event(sim_run_t *run, sim_faults_t *f, const event_t *e)
+{
+    for (size_t i = e->link0; i < e->link0 + e->n_links; i++)
+        sg_link_set_bandwidth(f->links[i], e->bw < 0 ? f->link_bw[i] : e->bw);
+    char bw[32];
+    scenario_format_bandwidth(e->bw < 0 ? f->link_bw[e->link0] : e->bw, bw, sizeof bw);
+    sim_fault_log(run, e->kind, e->target, "%zu link%s at %s", e->n_links,
+                  e->n_links == 1 ? "" : "s", bw);
+}
+
+static void injector(sim_node_t *unused)
+{
+    (void)unused;
+    sim_run_t *run = sim_current;
+    sim_faults_t *f = run->faults;
+    while (!run->ended && !all_over(run)) {
+        /* the next thing to happen: an event, a random failure or a random repair */
+        double t = f->next_ev < f->n_ev ? f->ev[f->next_ev].t : INFINITY;
+        fhost_t *rh = NULL;
+        for (size_t i = 0; i < f->n_hosts; i++) {
+            fhost_t *h = &f->hosts[i];
+            double ti = h->down ? (h->random_down ? h->recover_at : INFINITY) : h->next_failure;
+            if (ti < t) {
+                t = ti;
+                rh = h;
+            }
+        }
+        if (isinf(t))
+            break;
+        if (t > simgrid_get_clock())
+            sg_actor_sleep_until(t);
+        if (run->ended)
+            break;
+        if (rh && rh->down) {
+            recover(run, f, rh);
+        } else if (rh) {
+            rh->random_down = 1;
+            rh->next_failure = 0; /* redrawn at recovery */
+            rh->recover_at = f->mttr > 0 ? t + draw_exp(&f->rng, f->mttr) : INFINITY;
+            crash(run, f, rh, "random failure (mtbf)");
+        } else {
+            const event_t *e = &f->ev[f->next_ev++];
+            fhost_t *h = e->type == EV_LINK ? NULL : &f->hosts[e->host];
+            if (e->type == EV_CRASH) {
+                /* the scheduled recovery, if any, is the next EV_RECOVER of this host */
+                h->recover_at = INFINITY;
+                for (size_t j = f->next_ev; j < f->n_ev; j++)
+                    if (f->ev[j].type == EV_RECOVER && f->ev[j].host == e->host) {
+                        h->recover_at = f->ev[j].t;
+                        break;
+                    }
+                crash(run, f, h, "scheduled crash");
+            } else if (e->type == EV_RECOVER) {
+                recover(run, f, h);
+            } else {
+                link_event(run, f, e);
+            }
+        }
+    }
+    f->injector_running = 0;
+}
+
+static sim_node_t injector_node;
+
+void sim_faults_start(sim_run_t *run)
+{
+    sim_faults_t *f = run->faults;
+    if (!f || (f->n_ev == 0 && f->mtbf <= 0))
+        return;
+    memset(&injector_node, 0, sizeof injector_node);
+    snprintf(injector_node.name, sizeof injector_node.name, "fault-injector");
+    /* generated platforms give it a host of its own; on a file platform it starts on the
+     * first host and moves away from any host it turns off */
+    injector_node.host = NULL;
+    for (size_t i = 0; i < f->n_hosts && !injector_node.host; i++)
+        if (!strcmp(sg_host_get_name(f->hosts[i].host), "dtsim-faults"))
+            injector_node.host = f->hosts[i].host;
+    if (!injector_node.host)
+        injector_node.host = run->n_servers ? run->servers[0].host : run->workers[0].host;
+    injector_node.role = "injector";
+    injector_node.finished = 1; /* not a node of the run */
+    f->injector = sg_actor_init(injector_node.name, injector_node.host);
+    sg_actor_set_data(f->injector, &injector_node);
+    injector_node.entry = injector;
+    f->injector_running = 1;
+    sg_actor_start(f->injector, sim_actor_main, 0, NULL);
+}
+
+void sim_fault_node_finished(sim_run_t *run)
+{
+    if (run->faults && all_over(run))
+        sim_run_end(run);
+}
+
+void sim_run_end(sim_run_t *run)
+{
+    if (run->ended)
+        return;
+    run->ended = 1;
+    run->end_time = simgrid_get_clock();
+    sim_faults_t *f = run->faults;
+    if (f && f->injector_running && sg_actor_self() != f->injector) {
+        f->injector_running = 0;
+        sg_actor_kill(f->injector);
+    }
+}
