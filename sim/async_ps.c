@@ -280,10 +280,10 @@ static void server(sim_node_t *node)
     }
     /* a permanent receiver: pushes travel as soon as they are posted, all at once, instead
      * of one after the other as this loop takes them; the loop picks up finished ones */
-    sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
+    sim_inbox_open(run, node, N + 2);
     while (!all_gone(run, st) && !run->failed && !run->ended) {
         sim_msg_t *m = NULL;
-        if (sim_recv(run, node, node->inbox, &m) != SG_OK) {
+        if (sim_inbox_recv(run, node, &m, sim_fault_timeout(run)) != SG_OK) {
             if (!run->has_faults)
                 run->failed = 1;
             continue; /* with faults: a push was lost, or nobody pushed for a while */
@@ -320,6 +320,7 @@ static void server(sim_node_t *node)
             if (st->pending[j] && (slow < 0 || st->clock[j] - slowest(run, st) <= bound))
                 reply(run, node, st, j, off, len, st->version);
     }
+    sim_inbox_close(run, node);
     for (int i = 0; i < N; i++)
         finish_reply(run, node, st, i);
     long final_step = (st->version + N - 1) / N;

@@ -188,8 +188,8 @@ static void client_host(sim_node_t *node)
         sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, round);
         up->flag = c;
         up->weight = (double)trainer_partition_size(&run->part, c);
-        /* the server's inbox always takes it (a permanent receiver with faults): the
-         * upload runs to its end, however slow the link, unless the deadline cuts it */
+        /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
+         * to its end, however slow the link, unless the server's deadline cuts it */
         if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SG_OK &&
             !run->has_faults) {
             run->failed = 1;
@@ -259,7 +259,7 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     while (got < need) {
         double left = (sc->deadline > 0 ? until : last + T) - simgrid_get_clock();
         sim_msg_t *up = NULL;
-        sg_error_t err = left > 0 ? sim_recv_for(run, node, node->inbox, &up, left)
+        sg_error_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
                                   : SG_ERROR_TIMEOUT;
         if (err == SG_ERROR_NETWORK)
             continue;
@@ -324,7 +324,7 @@ static void server(sim_node_t *node)
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed, FEDAVG_STREAM_SAMPLE);
     if (run->has_faults)
-        sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
+        sim_inbox_open(run, node, cap);
     long round;
     for (round = 0; !sim_should_stop(run, round); round++) {
         int got = m;
@@ -383,6 +383,7 @@ static void server(sim_node_t *node)
         st->msgs[i]->flag = -1;
         st->msgs[i]->data = node->params;
     }
+    sim_inbox_close(run, node);
     sim_sendv(run, node, hosts, st->to, st->msgs);
 }
 

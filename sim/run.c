@@ -184,6 +184,9 @@ void sim_run_free(sim_run_t *run)
             free(n->msgs);
             free(n->comms);
             free(n->recv_data);
+            free(n->win);
+            free(n->win_data);
+            free(n->win_posted);
             if (n->state_free)
                 n->state_free(n);
             free(n->state);
@@ -377,6 +380,62 @@ sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim
     *msg = data;
     account_recv(run, self, *msg, t0, simgrid_get_clock());
     return SG_OK;
+}
+
+void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
+{
+    if (!run->has_faults) {
+        sg_mailbox_set_receiver(sg_mailbox_get_name(self->inbox));
+        return;
+    }
+    if (self->win_n < window) {
+        free(self->win);
+        free(self->win_data);
+        free(self->win_posted);
+        self->win = dt_calloc((size_t)window, sizeof(sg_comm_t));
+        self->win_data = dt_calloc((size_t)window, sizeof(void *));
+        self->win_posted = dt_calloc((size_t)window, sizeof(double));
+    }
+    /* a new actor (after a restart): the receives of the killed one died with it */
+    self->win_n = window;
+    self->win_head = 0;
+    for (int i = 0; i < window; i++) {
+        self->win_data[i] = NULL;
+        self->win_posted[i] = simgrid_get_clock();
+        self->win[i] = sg_mailbox_get_async(self->inbox, &self->win_data[i]);
+    }
+}
+
+sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout)
+{
+    if (!run->has_faults)
+        return sim_recv_for(run, self, self->inbox, msg, timeout);
+    int h = self->win_head;
+    double t0 = simgrid_get_clock();
+    sg_error_t e = sg_comm_wait_for(self->win[h], timeout);
+    double done = simgrid_get_clock();
+    void *data = self->win_data[h];
+    /* the handle is consumed whatever happened: post a new receive in its place */
+    self->win_data[h] = NULL;
+    self->win_posted[h] = done;
+    self->win[h] = sg_mailbox_get_async(self->inbox, &self->win_data[h]);
+    self->win_head = (h + 1) % self->win_n;
+    if (e != SG_OK) {
+        self->idle_s += done - t0;
+        return e;
+    }
+    *msg = data;
+    account_recv(run, self, *msg, t0, done);
+    return SG_OK;
+}
+
+void sim_inbox_close(sim_run_t *run, sim_node_t *self)
+{
+    if (!run->has_faults)
+        return;
+    for (int i = 0; i < self->win_n; i++)
+        sg_comm_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
+    self->win_n = 0;
 }
 
 sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)

@@ -76,6 +76,10 @@ typedef struct sim_node {
     int incarnation;                  /* times started again after a crash */
     int finished;                     /* its code returned */
     double slow;                      /* compute slowdown set by the strategy (1: none) */
+    sg_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
+    void **win_data;
+    double *win_posted;
+    int win_n, win_head;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
@@ -190,6 +194,16 @@ sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim
  * its caller may rewrite what it sent. */
 sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
                         sg_mailbox_t from, float *dst, int add, sim_msg_t **in);
+/* A server's inbox, where many peers send at once: pushes must travel as soon as they are
+ * posted, not one after the other as the server takes them. Healthy runs make the server
+ * the mailbox's permanent receiver. With faults that cannot be used (SimGrid 3.32 asserts
+ * when a permanent receiver's host is off), so the server keeps a window of receives
+ * posted and renews each one as it is taken. sim_inbox_recv returns the next message (in
+ * the order the senders were matched) within the timeout. */
+void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
+sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
+/* Withdraws the receives still posted (with faults). */
+void sim_inbox_close(sim_run_t *run, sim_node_t *self);
 /* Ends a sequence of sim_sendrecv: lets the receivers woken at this instant read what
  * they were sent (no simulated time passes). */
 void sim_exchange_done(void);

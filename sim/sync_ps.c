@@ -199,8 +199,7 @@ static void server(sim_node_t *node)
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     float *g = node->grads + off, *w = node->params + off, *v = node->velocity + off;
     long K = run->sc->checkpoint_every;
-    /* a permanent receiver: pushes travel as soon as they are posted */
-    sg_mailbox_set_receiver(sg_mailbox_get_name(node->inbox));
+    sim_inbox_open(run, node, N + 2);
     if (node->incarnation > 0)
         restore(run, node, b);
     for (int i = 0; i < N; i++)
@@ -218,7 +217,7 @@ static void server(sim_node_t *node)
         while (got < expected || !expected) {
             sim_msg_t *m = NULL;
             double left = last + T - simgrid_get_clock();
-            sg_error_t e = left > 0 ? sim_recv_for(run, node, node->inbox, &m, left)
+            sg_error_t e = left > 0 ? sim_inbox_recv(run, node, &m, left)
                                     : SG_ERROR_TIMEOUT;
             if (e == SG_ERROR_NETWORK && run->has_faults)
                 continue; /* a sender died during its push: wait for the others */
@@ -302,6 +301,7 @@ static void server(sim_node_t *node)
         }
         b->step++;
     }
+    sim_inbox_close(run, node);
 }
 
 static void deploy(sim_run_t *run)

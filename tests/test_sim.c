@@ -538,6 +538,14 @@ START_TEST(host_crashes_every_strategy)
     fault_case(s_local, 3, back, "host-crash abort reform", 0);
     fault_case(s_fed, 5, "faults.crash=client-1 at %.9gs for %.9gs", "host-crash host-recover",
                1);
+    /* servers: a sync-ps shard restarts from its checkpoint, an async-ps shard from the
+     * initial weights; the workers rejoin */
+    const char *sync_ck[] = {"strategy.kind=sync-ps", "cluster.workers=4",
+                             "faults.checkpoint_every=4"};
+    fault_case(sync_ck, 3, "faults.crash=server-0 at %.9gs for %.9gs",
+               "host-crash host-recover restore", 0);
+    fault_case(s_async, 2, "faults.crash=server-0 at %.9gs for %.9gs",
+               "host-crash host-recover restore", 0);
 }
 END_TEST
 
@@ -595,6 +603,25 @@ START_TEST(single_crash_costs_downtime_and_lost_step)
 }
 END_TEST
 
+/* A straggler interval on the single worker: during [a, b) it does a third of the work,
+ * so the run ends 2/3 (b - a) later. */
+START_TEST(straggler_interval_is_integrated)
+{
+    const char *sets[] = {"strategy.kind=single", "run.eval_every=0", "run.steps=40"};
+    outcome_t h = simulate(sets, 3, NULL);
+    ck_assert_msg(h.ok, "%s", h.err);
+    double a = 0.25 * h.end_time, b = 0.5 * h.end_time;
+    char spec[128];
+    snprintf(spec, sizeof spec, "faults.straggler=worker-0 x3 at %.17gs until %.17gs", a, b);
+    const char *f[] = {"strategy.kind=single", "run.eval_every=0", "run.steps=40", spec};
+    outcome_t o = simulate(f, 4, NULL);
+    ck_assert_msg(o.ok, "%s", o.err);
+    double want = h.end_time + 2 * (b - a) / 3;
+    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time,
+                  want);
+}
+END_TEST
+
 /* A sync-ps worker that dies for good: the step it dies in waits the detection timeout,
  * later steps go on with the others. */
 START_TEST(sync_ps_dead_worker_costs_the_timeout)
@@ -639,6 +666,7 @@ int main(void)
     tcase_add_test(tc, host_crashes_every_strategy);
     tcase_add_test(tc, link_faults_and_stragglers_every_strategy);
     tcase_add_test(tc, single_crash_costs_downtime_and_lost_step);
+    tcase_add_test(tc, straggler_interval_is_integrated);
     tcase_add_test(tc, sync_ps_dead_worker_costs_the_timeout);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
