@@ -40,6 +40,7 @@ static const char *const figure_names[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_TIME_TO_TARGET] = "time_to_target",
     [RESULTS_FIGURE_SCALING] = "scaling",
     [RESULTS_FIGURE_TIMELINE] = "timeline",
+    [RESULTS_FIGURE_FAULTS] = "faults",
 };
 
 /* Tableau 10: ten colours told apart on screen and on paper; runs beyond ten repeat a colour
@@ -203,15 +204,15 @@ static size_t text_width(const char *text)
 }
 
 /* The terminal and the look shared by every figure. */
-static void gp_header(gp_t *g, int svg)
+static void gp_header(gp_t *g, int svg, int height)
 {
     gp_printf(g, "set encoding utf8\n");
     if (svg)
-        gp_printf(g, "set terminal svg size 1000,600 font 'Sans,12' noenhanced "
-                     "background rgb 'white'\n");
+        gp_printf(g, "set terminal svg size 1000,%d font 'Sans,12' noenhanced "
+                     "background rgb 'white'\n", height);
     else
-        gp_printf(g, "set terminal pngcairo size 1000,600 font 'Sans,11' noenhanced "
-                     "background rgb 'white'\n");
+        gp_printf(g, "set terminal pngcairo size 1000,%d font 'Sans,11' noenhanced "
+                     "background rgb 'white'\n", height);
     gp_printf(g, "set termoption noenhanced\n");
     for (int i = 0; i < N_COLORS; i++)
         gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps 0.8\n", i + 1, palette[i]);
@@ -391,6 +392,7 @@ typedef struct fig {
     char **labels; /* a legend label per run (run_labels) */
     gp_t body;     /* everything after the header */
     int drawn;     /* 0: skipped, the reason in note */
+    int size_h;    /* image height when not the default */
     char *note;
     size_t note_size;
 } fig_t;
@@ -1187,6 +1189,115 @@ done:
 
 /* --- drawing ------------------------------------------------------------------------------- */
 
+
+/* --- 7: accuracy with and without faults ---------------------------------------------------- */
+
+#define FAULT_PANELS 6
+
+/* A panel per strategy (the runs with faults in red next to those without), host and link
+ * faults drawn as vertical lines: red when a host or link goes down, green when it is back. */
+static dt_status fig_faults(fig_t *f, dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    size_t n = runs->n;
+    results_evals_t *ev = dt_calloc(n ? n : 1, sizeof *ev);
+    results_faults_t *fl = dt_calloc(n ? n : 1, sizeof *fl);
+    dt_status st = DT_OK;
+    size_t with_faults = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((st = results_query_evals(f->q, runs->v[i].id, &ev[i], err)) != DT_OK ||
+            (st = results_query_faults(f->q, runs->v[i].id, &fl[i], err)) != DT_OK)
+            goto done;
+        with_faults += fl[i].rows > 0;
+    }
+    if (!with_faults) {
+        fig_note(f, "none of the selected runs has a fault");
+        goto done;
+    }
+    /* panels: the strategies in order of first appearance */
+    const char *panel[FAULT_PANELS];
+    size_t n_panels = 0, left_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t p = 0;
+        while (p < n_panels && strcmp(panel[p], runs->v[i].strategy))
+            p++;
+        if (p == n_panels) {
+            if (n_panels == FAULT_PANELS) {
+                left_out++;
+                continue;
+            }
+            panel[n_panels++] = runs->v[i].strategy;
+        }
+    }
+    gp_t *g = &f->body;
+    for (size_t i = 0; i < n; i++) {
+        gp_printf(g, "$run%zu << EOD\n", i);
+        for (size_t k = 0; k < ev[i].n; k++)
+            if (isfinite(ev[i].sim_time[k]) && isfinite(ev[i].test_acc[k]))
+                gp_printf(g, "%.10g %.10g\n", ev[i].sim_time[k], 100 * ev[i].test_acc[k]);
+        gp_printf(g, "EOD\n");
+    }
+    size_t cols = n_panels > 1 ? 2 : 1, rows = (n_panels + cols - 1) / cols;
+    gp_printf(g, "set multiplot layout %zu,%zu title \"Test accuracy vs simulated time, with "
+                 "and without faults (red: a host or link goes down, green: back)\"",
+              rows, cols);
+    if (f->prefix) {
+        gp_printf(g, " . ");
+        char *runs_of = dt_malloc(strlen(f->prefix) + 16);
+        sprintf(runs_of, ": %s/...", f->prefix);
+        gp_text(g, runs_of);
+        free(runs_of);
+    }
+    gp_printf(g, "\nset key inside bottom right Left reverse font ',9' spacing 1 samplen 2\n"
+                 "set xlabel 'simulated time (s)'\nset ylabel 'test accuracy (%%)'\n"
+                 "set xrange [0:*]\n");
+    for (size_t p = 0; p < n_panels; p++) {
+        gp_printf(g, "unset arrow\nset title ");
+        gp_text(g, panel[p]);
+        gp_printf(g, "\n");
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(runs->v[i].strategy, panel[p]))
+                for (size_t k = 0; k < fl[i].n; k++)
+                    gp_printf(g, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead "
+                                 "lc rgb '%s' lw 1.5 dt 2 back\n",
+                              fl[i].sim_time[k], fl[i].sim_time[k],
+                              fl[i].down[k] ? "#e15759" : "#59a14f");
+        gp_printf(g, "plot ");
+        int first = 1;
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(runs->v[i].strategy, panel[p]))
+                continue;
+            gp_printf(g, "%s$run%zu using 1:2 with linespoints lt %d ps 0.5 title ",
+                      first ? "" : ", ", i, fl[i].rows ? 3 : 1 + (int)(c % 2) * 3);
+            /* in a panel the scenario's name is clear: the swept values tell the runs apart */
+            const char *name = runs->v[i].name, *slash = strchr(name, '/');
+            char label[64];
+            snprintf(label, sizeof label, "%s", slash && slash[1] ? slash + 1 : f->labels[i]);
+            if (strlen(label) > 48) /* a longer key does not fit in a panel */
+                strcpy(label + 45, "...");
+            gp_text(g, label);
+            first = 0;
+            c++;
+        }
+        gp_printf(g, "\n");
+    }
+    gp_printf(g, "unset multiplot\n");
+    f->drawn = 1;
+    f->size_h = rows > 1 ? 420 * (int)rows : 600;
+    if (left_out)
+        fig_note(f, "leaves out %zu run%s beyond %d strategies", left_out,
+                 left_out == 1 ? "" : "s", FAULT_PANELS);
+done:
+    for (size_t i = 0; i < n; i++) {
+        results_evals_free(&ev[i]);
+        results_faults_free(&fl[i]);
+    }
+    free(ev);
+    free(fl);
+    return st;
+}
+
 static char *path_join(const char *dir, const char *name, const char *ext)
 {
     size_t n = strlen(dir) + strlen(name) + strlen(ext) + 3;
@@ -1203,7 +1314,8 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
     DT_ASSERT(q && runs && o && o->out_dir && out && fig < RESULTS_FIGURE_COUNT);
     memset(out, 0, sizeof *out);
     char *prefix = common_prefix(runs);
-    fig_t f = {q, runs, o, prefix, run_labels(runs, prefix), {0}, 0, out->note, sizeof out->note};
+    fig_t f = {q, runs, o, prefix, run_labels(runs, prefix), {0}, 0, 0, out->note,
+               sizeof out->note};
     gp_init(&f.body);
     dt_status st = DT_OK;
     switch (fig) {
@@ -1225,6 +1337,9 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
     case RESULTS_FIGURE_TIMELINE:
         st = fig_timeline(&f, err);
         break;
+    case RESULTS_FIGURE_FAULTS:
+        st = fig_faults(&f, err);
+        break;
     case RESULTS_FIGURE_COUNT:
         DT_ASSERT(0);
     }
@@ -1233,7 +1348,7 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
         char *path = path_join(o->out_dir, figure_names[fig], svg ? "svg" : "png");
         gp_t script;
         gp_init(&script);
-        gp_header(&script, svg);
+        gp_header(&script, svg, f.size_h ? f.size_h : 600);
         fwrite(f.body.buf, 1, f.body.len, script.f);
         gp_finish(&script);
         st = gp_run(script.buf, script.len, path, err);

@@ -35,6 +35,7 @@ enum q_stmt {
     Q_SWEEP_COUNT,
     Q_RECENT,
     Q_RANGE,
+    Q_FAULTS,
     Q_COUNT
 };
 
@@ -60,6 +61,7 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_SWEEP_COUNT] = "SELECT count(*) FROM runs WHERE sweep = ?1",
     [Q_RECENT] = "SELECT id FROM runs WHERE status = 'finished' ORDER BY id DESC LIMIT ?1",
     [Q_RANGE] = "SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+    [Q_FAULTS] = "SELECT sim_time, kind FROM faults WHERE run = ?1 ORDER BY sim_time, rowid",
 };
 
 struct results_query {
@@ -521,6 +523,53 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
     }
     q_reset(s);
     return st;
+}
+
+dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t *out,
+                               dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s = q->st[Q_FAULTS];
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        out->rows++;
+        const char *kind = (const char *)sqlite3_column_text(s, 1);
+        int down = kind && (!strcmp(kind, "host-crash") || !strcmp(kind, "link-down") ||
+                            !strcmp(kind, "link-degrade"));
+        int up = kind && (!strcmp(kind, "host-recover") || !strcmp(kind, "link-up") ||
+                          !strcmp(kind, "link-restore"));
+        if (!down && !up)
+            continue;
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            out->sim_time = xrealloc(out->sim_time, cap * sizeof(double));
+            out->down = xrealloc(out->down, cap * sizeof(int));
+        }
+        size_t i = out->n++;
+        out->sim_time[i] = col_real(s, 0);
+        out->down[i] = down;
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the faults of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+        results_faults_free(out);
+    }
+    q_reset(s);
+    return st;
+}
+
+void results_faults_free(results_faults_t *f)
+{
+    if (!f)
+        return;
+    free(f->sim_time);
+    free(f->down);
+    memset(f, 0, sizeof *f);
 }
 
 void results_evals_free(results_evals_t *e)

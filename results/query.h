@@ -89,6 +89,18 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
                               dt_err_t *err);
 void results_evals_free(results_evals_t *e);
 
+/* A run's host and link faults in time order (down = 1 for a crash, a link down or
+ * degraded, 0 for the recovery), and how many fault rows it has of any kind. */
+typedef struct results_faults {
+    size_t rows;
+    size_t n;
+    double *sim_time;
+    int *down;
+} results_faults_t;
+dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t *out,
+                               dt_err_t *err);
+void results_faults_free(results_faults_t *f);
+
 /* A run's timeline: one lane per (role, rank, host), servers first, then workers, then
  * clients, each by rank; the intervals of every lane in start order. */
 typedef enum results_state {

@@ -29,6 +29,8 @@ static void plot_help(void)
            "                      (needs several cluster.workers values and a single run in\n"
            "                      the sweep)\n"
            "  timeline.png        what each host does over simulated time, one run\n"
+           "  faults.png          accuracy vs simulated time, a panel per strategy, runs\n"
+           "                      with host or link faults next to those without\n"
            "\n"
            "options:\n"
            "  --db PATH           results database [results/dtsim.db]\n"
