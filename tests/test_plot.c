@@ -154,6 +154,15 @@ static void add_timeline(results_db_t *db, int64_t run, const char *host0)
     ok(results_timeline_add(db, run, host0, "worker", 0, "comm", 1.0, 1.5, &err), &err);
 }
 
+/* A crash and its recovery, a reaction between them (not drawn as a line). */
+static void add_faults(results_db_t *db, int64_t run, const char *host)
+{
+    dt_err_t err = {""};
+    ok(results_fault_add(db, run, 0.4, "host-crash", host, "scheduled crash", &err), &err);
+    ok(results_fault_add(db, run, 0.5, "reform", "worker-0", "group 1: 7 workers", &err), &err);
+    ok(results_fault_add(db, run, 0.9, "host-recover", host, "host back on", &err), &err);
+}
+
 /* Run 1: "old", sweep s0. Runs 2..10: sweep s1 (sweep_runs). Run 11: s1, still running.
  * Run 12: "loner", no sweep. Run 2 has one more evaluation whose accuracy is NaN. */
 static void build_db(void)
@@ -171,6 +180,7 @@ static void build_db(void)
     add_run(db, "still-running", "allreduce", "s1", (long)N_SWEEP, &sweep_runs[1], NULL);
     add_run(db, "loner", "allreduce", NULL, 0, &sweep_runs[1], "finished");
     add_timeline(db, TIMELINE_RUN, "node-0");
+    add_faults(db, TIMELINE_RUN, "node-0");
     results_db_close(db);
 }
 
@@ -275,6 +285,17 @@ START_TEST(evals_and_timeline_read_back)
     }
     results_evals_free(&e);
     ok(results_query_evals(q, 999, &e, &err), &err);
+    /* faults: every row counted, only host and link faults kept, in time order */
+    results_faults_t fl;
+    ok(results_query_faults(q, TIMELINE_RUN, &fl, &err), &err);
+    ck_assert_uint_eq(fl.rows, 3);
+    ck_assert_uint_eq(fl.n, 2);
+    ck_assert(fl.sim_time[0] == 0.4 && fl.down[0] == 1);
+    ck_assert(fl.sim_time[1] == 0.9 && fl.down[1] == 0);
+    results_faults_free(&fl);
+    ok(results_query_faults(q, 2, &fl, &err), &err);
+    ck_assert_uint_eq(fl.rows, 0);
+    results_faults_free(&fl);
     ck_assert_uint_eq(e.n, 0);
     results_evals_free(&e);
 
@@ -577,6 +598,9 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_TIMELINE));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIMELINE], "timeline rows"), "%s",
                   notes[RESULTS_FIGURE_TIMELINE]);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_FAULTS));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_FAULTS], "none of the selected runs has a fault"),
+                  "%s", notes[RESULTS_FIGURE_FAULTS]);
     /* ... unless the timeline's run is named */
     drawn = draw_all("5-7", 0, TIMELINE_RUN, notes);
     ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
@@ -615,6 +639,7 @@ static void build_hostile_db(void)
     add_run(db, hostile[2], "single", "evil", 2, &c, "finished");
     add_run(db, hostile[3], "allreduce", "evil", 3, &d, "finished");
     add_timeline(db, id, evil_host);
+    add_faults(db, id + 1, evil_host);
     results_db_close(db);
 }
 
