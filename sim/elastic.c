@@ -96,10 +96,15 @@ static void form(sim_run_t *run, sim_elastic_t *e)
     e->epoch++;
     e->open = 0;
     e->round++;
-    if (first >= 0)
+    if (first >= 0 && e->commit[first] >= 0)
         sim_fault_log(run, "reform", run->workers[first].name,
                       "group %ld: %d worker%s from step %ld of %s", e->epoch, count,
                       count == 1 ? "" : "s", e->commit[first], run->workers[first].name);
+    else if (first >= 0)
+        sim_fault_log(run, "reform", run->workers[first].name,
+                      "group %ld: %d worker%s, all restarted: no state survived, the job "
+                      "starts again from the initial weights",
+                      e->epoch, count, count == 1 ? "" : "s");
 }
 
 int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity,
@@ -131,6 +136,13 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
     if (me < 0)
         return -1;
     *step = e->commit[g->all.members[0]->rank];
+    if (*step < 0) { /* every member restarted: nothing to sync, start over */
+        run->be->copy(buf, run->init_params, sizeof(float) * n);
+        if (velocity)
+            run->be->scale(n, 0.0f, velocity);
+        *step = 0;
+        return 0;
+    }
     /* a member dying during the sync makes the next collective fail and re-form again */
     if (sim_broadcast(run, &g->all, me, buf, n) == SG_OK && velocity)
         sim_broadcast(run, &g->all, me, velocity, n);

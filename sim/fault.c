@@ -340,7 +340,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
         add_link_events(run, f, SIM_FAULT_LINK_DEGRADE, sc->link_degrade, "faults.link_degrade",
                         err))
         return DT_ERR_INPUT;
-    qsort(f->ev, f->n_ev, sizeof(event_t), by_time);
+    if (f->n_ev)
+        qsort(f->ev, f->n_ev, sizeof(event_t), by_time);
 
     /* random failures of the worker hosts */
     if (f->mtbf > 0)

@@ -55,7 +55,9 @@ static void worker(sim_node_t *node)
                     break;
                 }
                 sim_fault_log(run, "abort", node->name,
-                              "averaging at step %ld failed: back to the last average", step);
+                              "averaging at step %ld failed: %ld local steps redone from the "
+                              "last average",
+                              step, step - node->ckpt_step);
                 if (reform(run, node, &step, node->ckpt_step))
                     return;
                 continue;

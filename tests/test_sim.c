@@ -559,6 +559,21 @@ START_TEST(link_faults_and_stragglers_every_strategy)
         fault_case(all[i], n[i], down, "link-down link-up", 0);
         fault_case(all[i], n[i], slow, "link-degrade link-restore", 0);
     }
+    fault_case(s_fed, 5, "faults.link_down=client-2 at %.9gs for %.9gs", "link-down link-up", 1);
+    /* random failures: the mean time between failures a fifth of the run, repairs quick */
+    const char *sets_r[] = {"strategy.kind=allreduce", "cluster.workers=4"};
+    outcome_t hr = simulate(sets_r, 2, NULL);
+    char mtbf[64], mttr[64], to[64];
+    snprintf(mtbf, sizeof mtbf, "faults.mtbf=%.9gs", hr.end_time / 5);
+    snprintf(mttr, sizeof mttr, "faults.mttr=%.9gs", hr.end_time / 20);
+    snprintf(to, sizeof to, "faults.timeout=%.9gs", hr.end_time / 10);
+    const char *rnd[] = {"strategy.kind=allreduce", "cluster.workers=4", mtbf, mttr, to};
+    outcome_t r1 = simulate(rnd, 5, NULL), r2 = simulate(rnd, 5, NULL);
+    ck_assert_msg(r1.ok && has_kind(&r1, "host-crash") && has_kind(&r1, "reform"),
+                  "mtbf: %s (%s)", r1.err, r1.fault_kinds);
+    /* seeded: the same failures twice */
+    ck_assert(r1.end_time == r2.end_time && r1.acc == r2.acc && r1.fault_rows == r2.fault_rows);
+
     /* a straggler logs nothing: every sync-ps step waits for it, its compute takes 3x */
     const char *sets[] = {"strategy.kind=sync-ps", "cluster.workers=4"};
     outcome_t h = simulate(sets, 2, NULL);
