@@ -593,6 +593,11 @@ START_TEST(link_faults_and_stragglers_every_strategy)
     /* every round still happens and is evaluated, whatever dropped out */
     ck_assert_msg(o.ok && has_kind(&o, "dropout") && o.evals == 5 && isfinite(o.acc),
                   "fedavg dropouts: %s (%s), %ld evaluations", o.err, o.fault_kinds, o.evals);
+    /* clients online a tenth of every second: rounds wait for someone to come online */
+    fed_sets[5] = "faults.availability=1s:0.1";
+    o = simulate(fed_sets, 9, NULL);
+    ck_assert_msg(o.ok && o.evals == 5 && isfinite(o.acc), "fedavg availability: %s, %ld",
+                  o.err, o.evals);
 }
 END_TEST
 
