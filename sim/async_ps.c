@@ -38,15 +38,6 @@ static void worker_state_free(sim_node_t *node)
     free(ws->idx);
 }
 
-static int shards_gone(sim_run_t *run)
-{
-    for (int s = 0; s < run->n_servers; s++)
-        if (run->servers[s].finished ||
-            (!run->servers[s].alive && !sim_fault_will_return(run, &run->servers[s])))
-            return 1;
-    return 0;
-}
-
 /* Takes count parameter slices into the worker's replica. */
 static void take_params(sim_run_t *run, sim_node_t *node, worker_state_t *ws, int count)
 {
@@ -60,28 +51,12 @@ static void take_params(sim_run_t *run, sim_node_t *node, worker_state_t *ws, in
 /* JOIN to every shard until all of them answer with parameters. 0: joined, -1: give up. */
 static int rejoin(sim_run_t *run, sim_node_t *node, worker_state_t *ws)
 {
-    int S = run->n_servers;
-    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
-    while (!run->ended && !shards_gone(run)) {
-        for (int s = 0; s < S; s++) {
-            ws->to[s] = run->servers[s].inbox;
-            ws->msgs[s] = sim_msg_next(node);
-            ws->msgs[s]->flag = MSG_JOIN;
-            ws->msgs[s]->bytes = 64;
-            ws->msgs[s]->data = node->params;
-        }
-        if (sim_sendv(run, node, S, ws->to, ws->msgs) == SG_OK &&
-            sim_recvv_for(run, node, params_box, S, ws->msgs, 2 * sim_fault_timeout(run)) ==
-                SG_OK) {
-            take_params(run, node, ws, S);
-            sim_fault_log(run, "rejoin", node->name, "fresh parameters from %d shard%s", S,
-                          S == 1 ? "" : "s");
-            return 0;
-        }
-        /* not yet: try again after a timeout's pause (a dead shard may be back) */
-        sg_actor_sleep_for(sim_fault_timeout(run));
-    }
-    return -1;
+    if (sim_ps_join(run, node, MSG_JOIN, ws->to, ws->msgs))
+        return -1;
+    take_params(run, node, ws, run->n_servers);
+    sim_fault_log(run, "rejoin", node->name, "fresh parameters from %d shard%s", run->n_servers,
+                  run->n_servers == 1 ? "" : "s");
+    return 0;
 }
 
 static void worker(sim_node_t *node)

@@ -162,6 +162,16 @@ static sg_link_t find_link(const char *name)
     return found;
 }
 
+/* The error of a crash or straggler item naming no node or host. */
+static dt_status no_host(sim_run_t *run, dt_err_t *err, const char *key, size_t item,
+                         const char *name)
+{
+    char hint[160];
+    hosts_hint(run, hint, sizeof hint);
+    return target_error(run, err, key, "item %zu: no node or host named \"%s\" (expected %s)",
+                        item + 1, name, hint);
+}
+
 /* The links a LINK target names: a link, NAME_UP and NAME_DOWN, or a node's or host's own
  * links (the first link of its route to another host, the last of the route back). */
 static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
@@ -295,13 +305,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
     f->iv = dt_calloc(n ? n : 1, sizeof(interval_t));
     for (size_t i = 0; i < n; i++) {
         sg_host_t h = target_host(run, specs[i].target);
-        if (!h) {
-            char hint[160];
-            hosts_hint(run, hint, sizeof hint);
-            return target_error(run, err, "faults.straggler",
-                                "item %zu: no node or host named \"%s\" (expected %s)", i + 1,
-                                specs[i].target, hint);
-        }
+        if (!h)
+            return no_host(run, err, "faults.straggler", i, specs[i].target);
         f->slows = 1;
         if (specs[i].at == 0 && isinf(specs[i].until)) {
             host_of(f, h)->factor *= specs[i].value;
@@ -310,7 +315,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
         f->iv[f->n_iv++] = (interval_t){(int)(host_of(f, h) - f->hosts), specs[i].at,
                                         specs[i].until, specs[i].value};
     }
-    qsort(f->iv, f->n_iv, sizeof(interval_t), by_host);
+    if (f->n_iv)
+        qsort(f->iv, f->n_iv, sizeof(interval_t), by_host);
     for (size_t i = 0; i < f->n_iv; i++) {
         fhost_t *h = &f->hosts[f->iv[i].host];
         if (!h->n_iv)
@@ -323,13 +329,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
               DT_OK);
     for (size_t i = 0; i < n; i++) {
         sg_host_t h = target_host(run, specs[i].target);
-        if (!h) {
-            char hint[160];
-            hosts_hint(run, hint, sizeof hint);
-            return target_error(run, err, "faults.crash",
-                                "item %zu: no node or host named \"%s\" (expected %s)", i + 1,
-                                specs[i].target, hint);
-        }
+        if (!h)
+            return no_host(run, err, "faults.crash", i, specs[i].target);
         int idx = (int)(host_of(f, h) - f->hosts);
         event_add(f, specs[i].at, EV_CRASH, "host-crash", sg_host_get_name(h))->host = idx;
         if (isfinite(specs[i].until))

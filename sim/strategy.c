@@ -3,6 +3,8 @@
 
 #include "collective.h"
 
+#include <simgrid/actor.h>
+
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -130,4 +132,37 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
         sim_elastic_close(run);
     if (me == 0 && !run->failed)
         sim_eval_final(run, step, w);
+}
+
+/* A shard is down for good, or has finished. */
+static int shards_gone(sim_run_t *run)
+{
+    for (int s = 0; s < run->n_servers; s++)
+        if (run->servers[s].finished ||
+            (!run->servers[s].alive && !sim_fault_will_return(run, &run->servers[s])))
+            return 1;
+    return 0;
+}
+
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sg_mailbox_t *to,
+                sim_msg_t **msgs)
+{
+    int S = run->n_servers;
+    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    while (!run->ended && !shards_gone(run)) {
+        for (int s = 0; s < S; s++) {
+            to[s] = run->servers[s].inbox;
+            msgs[s] = sim_msg_next(node);
+            msgs[s]->flag = join_flag;
+            msgs[s]->step = -1;
+            msgs[s]->bytes = 64; /* a request, not a model */
+            msgs[s]->data = node->params;
+        }
+        if (sim_sendv(run, node, S, to, msgs) == SG_OK &&
+            sim_recvv_for(run, node, params_box, S, msgs, 2 * sim_fault_timeout(run)) == SG_OK)
+            return 0;
+        /* not yet: try again after a timeout's pause (a dead shard may be back) */
+        sg_actor_sleep_for(sim_fault_timeout(run));
+    }
+    return -1;
 }

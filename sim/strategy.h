@@ -44,4 +44,11 @@ void sim_eval_final(sim_run_t *run, long steps_done, const float *params);
  * and still training. */
 int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
 
+/* Parameter-server workers (sync-ps, async-ps) after a crash or a lost reply: sends a JOIN
+ * request (flag join_flag) to every shard and waits 2 x faults.timeout for their
+ * parameters, again after a pause until all answer. 0: msgs[0..S) hold the parameter
+ * slices; -1: the run is over or a shard is gone for good. to and msgs hold S entries. */
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sg_mailbox_t *to,
+                sim_msg_t **msgs);
+
 #endif

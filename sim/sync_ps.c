@@ -79,44 +79,16 @@ static void take_params(sim_run_t *run, sim_node_t *node, ps_state_t *b, int cou
     b->step = step + 1;
 }
 
-static int shards_gone(sim_run_t *run)
-{
-    for (int s = 0; s < run->n_servers; s++)
-        if (run->servers[s].finished ||
-            (!run->servers[s].alive && !sim_fault_will_return(run, &run->servers[s])))
-            return 1;
-    return 0;
-}
-
 /* JOIN to every shard until all of them send parameters back. 0: joined; -1: the run is
  * over or a shard is gone for good. */
 static int rejoin(sim_run_t *run, sim_node_t *node, ps_state_t *b)
 {
-    int S = run->n_servers;
-    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
-    while (!run->ended && !sim_should_stop(run, b->step)) {
-        if (shards_gone(run))
-            return -1;
-        for (int s = 0; s < S; s++) {
-            b->to[s] = run->servers[s].inbox;
-            b->msgs[s] = sim_msg_next(node);
-            b->msgs[s]->flag = MSG_JOIN;
-            b->msgs[s]->step = -1;
-            b->msgs[s]->bytes = 64;
-            b->msgs[s]->data = node->params;
-        }
-        if (sim_sendv(run, node, S, b->to, b->msgs) == SG_OK &&
-            sim_recvv_for(run, node, params_box, S, b->msgs, 2 * sim_fault_timeout(run)) ==
-                SG_OK) {
-            take_params(run, node, b, S);
-            sim_fault_log(run, "rejoin", node->name, "parameters of step %ld from %d shard%s",
-                          b->step - 1, S, S == 1 ? "" : "s");
-            return 0;
-        }
-        /* not yet: try again after a timeout's pause (a dead shard may be back) */
-        sg_actor_sleep_for(sim_fault_timeout(run));
-    }
-    return -1;
+    if (sim_should_stop(run, b->step) || sim_ps_join(run, node, MSG_JOIN, b->to, b->msgs))
+        return -1;
+    take_params(run, node, b, run->n_servers);
+    sim_fault_log(run, "rejoin", node->name, "parameters of step %ld from %d shard%s",
+                  b->step - 1, run->n_servers, run->n_servers == 1 ? "" : "s");
+    return 0;
 }
 
 static void worker(sim_node_t *node)
