@@ -274,12 +274,77 @@ const sim_device_profile_t *scenario_device_profiles(size_t *count)
     return device_profiles;
 }
 
-static const sim_device_profile_t *profile_find(const char *name)
+static const sim_device_profile_t *builtin_profile(const char *name)
 {
     for (size_t i = 0; i < N_PROFILES; i++)
         if (!strcmp(device_profiles[i].name, name))
             return &device_profiles[i];
     return NULL;
+}
+
+/* A device profile file, as dtsim calibrate writes it: a [device] section with name and
+ * flops (a speed with its unit). */
+typedef struct profile_file {
+    double flops;
+    int has_flops;
+    char bad[600]; /* the first error, without its line */
+} profile_file_t;
+
+static int profile_handler(void *user, const char *section, const char *name, const char *value)
+{
+    profile_file_t *pf = user;
+    dt_err_t e;
+    if (strcmp(section, "device")) {
+        snprintf(pf->bad, sizeof pf->bad, "[%s]: unknown section (expected [device])", section);
+        return 0;
+    }
+    if (!strcmp(name, "name"))
+        return 1;
+    if (strcmp(name, "flops")) {
+        snprintf(pf->bad, sizeof pf->bad, "device.%s: unknown key (expected name, flops)", name);
+        return 0;
+    }
+    if (scenario_parse_flops(value, &pf->flops, &e)) {
+        snprintf(pf->bad, sizeof pf->bad, "device.flops: %s", e.msg);
+        return 0;
+    }
+    if (!(pf->flops > 0)) {
+        snprintf(pf->bad, sizeof pf->bad, "device.flops: must be > 0");
+        return 0;
+    }
+    pf->has_flops = 1;
+    return 1;
+}
+
+static dt_status profile_read(const char *path, double *flops, dt_err_t *err)
+{
+    profile_file_t pf = {0};
+    int rc = ini_parse(path, profile_handler, &pf);
+    if (rc < 0)
+        return dt_err_input(err, "cannot read device profile %s", path);
+    if (rc > 0)
+        return dt_err_input(err, "%s:%d: %s", path, rc,
+                            pf.bad[0] ? pf.bad : "syntax error (expected key = value)");
+    if (!pf.has_flops)
+        return dt_err_input(err, "%s: device.flops missing (the speed, e.g. 60Gf)", path);
+    *flops = pf.flops;
+    return DT_OK;
+}
+
+/* The speed of a device: a built-in profile or a profile file. NULL when the name is
+ * neither (custom), or the file no longer reads. */
+static const sim_device_profile_t *profile_find(const char *name)
+{
+    static sim_device_profile_t file_profile;
+    const sim_device_profile_t *p = builtin_profile(name);
+    if (p || name[0] != '/')
+        return p;
+    dt_err_t e;
+    if (profile_read(name, &file_profile.flops, &e))
+        return NULL;
+    file_profile.name = name;
+    file_profile.source = "profile file";
+    return &file_profile;
 }
 
 /* ---- the key table --------------------------------------------------------------------- */
@@ -524,7 +589,8 @@ static const key_desc_t keys[] = {
     K_BOOL("cluster", "crosstraffic", "yes", crosstraffic,
            "model the acknowledgement traffic flowing back on each link"),
     K_CUSTOM("cluster", "device", "cpu", parse_device, format_device,
-             "cpu, v100, a100, h100 (profiles below) or custom",
+             "cpu, v100, a100, h100 (profiles below), FILE.ini (a profile dtsim calibrate "
+             "wrote, relative to the scenario file) or custom",
              "simulated device of every host; its speed becomes device_flops"),
     {.section = "cluster", .key = "device_flops", .type = KEY_FLOPS, .def = NULL,
      .off = OFF(device_flops, double), .store = ST_DOUBLE, .min = 0, .max = INFINITY,
@@ -1189,10 +1255,17 @@ static void format_platform(const scenario_t *sc, char *buf, size_t n)
 static dt_status parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                               dt_err_t *err)
 {
-    (void)ctx;
-    if (!profile_find(v) && strcmp(v, "custom"))
-        return dt_err_input(err, "unknown device \"%s\" (expected cpu, v100, a100, h100 or "
-                                 "custom with device_flops)",
+    if (ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
+        char path[SCENARIO_STR];
+        double flops;
+        if (resolve_path(v, ctx, 0, path, sizeof path, err) || profile_read(path, &flops, err))
+            return DT_ERR_INPUT;
+        return set_string(sc->device, sizeof sc->device, path, err);
+    }
+    if (!builtin_profile(v) && strcmp(v, "custom"))
+        return dt_err_input(err, "unknown device \"%s\" (expected cpu, v100, a100, h100, a "
+                                 "profile file FILE.ini from dtsim calibrate, or custom with "
+                                 "device_flops)",
                             v);
     return set_string(sc->device, sizeof sc->device, v, err);
 }

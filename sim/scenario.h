@@ -134,7 +134,8 @@ typedef struct scenario {
     sim_net_model_t network_model;
     int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
     double device_flops;              /* simulated device speed, FLOP/s */
-    char device[64];                  /* profile name, or "custom" */
+    char device[SCENARIO_STR];        /* profile name, a profile file (absolute path, as
+                                         dtsim calibrate writes them), or "custom" */
 
     /* [strategy] */
     sim_strategy_kind_t strategy;

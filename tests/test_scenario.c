@@ -576,6 +576,57 @@ END_TEST
 
 /* ---- device and device_flops ------------------------------------------------------------ */
 
+/* A profile file as dtsim calibrate writes it: its speed becomes device_flops; the path is
+ * relative to the scenario and stored absolute; a bad file names its own line. */
+START_TEST(device_profile_files)
+{
+    tmp_file("measured.ini", "; dtsim device profile\n[device]\nname = cpu-vm\nflops = "
+                             "40.88Gf\n");
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = measured.ini\n"), NULL, 0);
+    char want[PATH_MAX + 64];
+    char real[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(tmpdir, real));
+    snprintf(want, sizeof want, "%s/measured.ini", real);
+    ck_assert_str_eq(sc.device, want);
+    ck_assert(sc.device_flops == 40.88e9);
+    /* it writes back and loads again to the same speed */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    scenario_write(&sc, f);
+    fclose(f);
+    scenario_t again;
+    load_ok(&again, tmp_file("w.ini", text), NULL, 0);
+    free(text);
+    ck_assert(again.device_flops == 40.88e9);
+    /* bad files */
+    tmp_file("noflops.ini", "[device]\nname = x\n");
+    expect_file_error_start("[cluster]\ndevice = noflops.ini\n", ":2: cluster.device: ");
+    dt_err_t err = {""};
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = noflops.ini\n"),
+                                   NULL, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "noflops.ini: device.flops missing"), "%s", err.msg);
+    tmp_file("badunit.ini", "[device]\nflops = 40Gbps\n");
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badunit.ini\n"),
+                                   NULL, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "badunit.ini:2: device.flops: unknown unit \"Gbps\""), "%s",
+                  err.msg);
+    tmp_file("badkey.ini", "[device]\nflops = 4Gf\nspeed = 3\n");
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badkey.ini\n"),
+                                   NULL, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "badkey.ini:3: device.speed: unknown key"), "%s", err.msg);
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = none.ini\n"),
+                                   NULL, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, ":2: cluster.device: cannot read \"none.ini\""), "%s",
+                  err.msg);
+}
+END_TEST
+
 START_TEST(device_profiles_and_device_flops)
 {
     size_t n;
@@ -616,7 +667,8 @@ START_TEST(device_profiles_and_device_flops)
                       "speed, e.g. 20Tf)");
     expect_file_error("[cluster]\ndevice = tpu\n",
                       ":2: cluster.device: unknown device \"tpu\" (expected cpu, v100, a100, "
-                      "h100 or custom with device_flops)");
+                      "h100, a profile file FILE.ini from dtsim calibrate, or custom with "
+                      "device_flops)");
     expect_file_error("[cluster]\ndevice_flops = 0Gf\n",
                       ":2: cluster.device_flops: \"0Gf\" is out of range (expected > 0)");
     /* --set replaces the pair */
@@ -1528,6 +1580,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, set_errors);
     tcase_add_test(tc, cross_key_errors_name_the_line_at_fault);
     tcase_add_test(tc, device_profiles_and_device_flops);
+    tcase_add_test(tc, device_profile_files);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);
