@@ -12,7 +12,6 @@
 
 struct sim_elastic {
     sim_groups_t *groups; /* current members */
-    long epoch;           /* re-formations so far */
     int open;             /* a rendezvous waits for its members */
     int *arrived;         /* (workers) */
     long *commit;         /* (workers) step each arrival brings */
@@ -93,18 +92,17 @@ static void form(sim_run_t *run, sim_elastic_t *e)
     sim_groups_free(e->groups);
     e->groups = sim_groups_new(run, member, first);
     free(member);
-    e->epoch++;
     e->open = 0;
     e->round++;
     if (first >= 0 && e->commit[first] >= 0)
         sim_fault_log(run, "reform", run->workers[first].name,
-                      "group %ld: %d worker%s from step %ld of %s", e->epoch, count,
+                      "group %ld: %d worker%s from step %ld of %s", e->round, count,
                       count == 1 ? "" : "s", e->commit[first], run->workers[first].name);
     else if (first >= 0)
         sim_fault_log(run, "reform", run->workers[first].name,
                       "group %ld: %d worker%s, all restarted: no state survived, the job "
                       "starts again from the initial weights",
-                      e->epoch, count, count == 1 ? "" : "s");
+                      e->round, count, count == 1 ? "" : "s");
 }
 
 int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity,

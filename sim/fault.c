@@ -12,6 +12,7 @@
 #include <simgrid/link.h>
 #include <xbt/dynar.h>
 
+#include "platform.h"
 #include "run.h"
 
 enum { FAULT_STREAM = 201 };
@@ -526,8 +527,6 @@ static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why)
     else
         sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; never back", why);
     sg_host_turn_off(h->host);
-    if (run->on_change)
-        run->on_change(run);
 }
 
 static void recover(sim_run_t *run, sim_faults_t *f, fhost_t *h)
@@ -542,8 +541,6 @@ static void recover(sim_run_t *run, sim_faults_t *f, fhost_t *h)
     if (f->mtbf > 0 && !isinf(h->next_failure))
         h->next_failure = simgrid_get_clock() + draw_exp(&f->rng, f->mtbf);
     nodes_on(run, h->host, node_restart);
-    if (run->on_change)
-        run->on_change(run);
 }
 
 static void link_event(sim_run_t *run, sim_faults_t *f, const event_t *e)
@@ -621,7 +618,7 @@ void sim_faults_start(sim_run_t *run)
      * first host and moves away from any host it turns off */
     injector_node.host = NULL;
     for (size_t i = 0; i < f->n_hosts && !injector_node.host; i++)
-        if (!strcmp(sg_host_get_name(f->hosts[i].host), "dtsim-faults"))
+        if (!strcmp(sg_host_get_name(f->hosts[i].host), SIM_PLATFORM_CONTROL_HOST))
             injector_node.host = f->hosts[i].host;
     if (!injector_node.host)
         injector_node.host = run->n_servers ? run->servers[0].host : run->workers[0].host;

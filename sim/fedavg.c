@@ -212,6 +212,7 @@ typedef struct server_state {
     float *weights;
     sg_comm_t *tasks;     /* (selected) tasks in flight, with faults */
     sim_msg_t **task_msgs;
+    sim_availability_t availability;
 } server_state_t;
 
 /* One round with faults: sample among the clients online now (over-selected), post the
@@ -223,16 +224,14 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
 {
     const scenario_t *sc = run->sc;
     int clients = (int)sc->clients, hosts = run->n_workers;
-    sim_availability_t av;
-    dt_err_t e;
-    DT_ASSERT(sim_availability_parse(sc->availability, &av, &e) == DT_OK);
+    const sim_availability_t *av = &st->availability;
     int n = 0;
     for (int c = 0; c < clients; c++)
-        if (client_available(run, &av, c, simgrid_get_clock()))
+        if (client_available(run, av, c, simgrid_get_clock()))
             st->population[n++] = (uint32_t)c;
     if (n == 0) {
         sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
-        sg_actor_sleep_until(next_online(run, &av, simgrid_get_clock()));
+        sg_actor_sleep_until(next_online(run, av, simgrid_get_clock()));
         return -1;
     }
     int want = (int)ceil(m * sc->over_select - 1e-9);
@@ -321,6 +320,8 @@ static void server(sim_node_t *node)
     st->weights = dt_calloc((size_t)cap, sizeof(float));
     st->tasks = dt_calloc((size_t)cap, sizeof(sg_comm_t));
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
+    dt_err_t e;
+    DT_ASSERT(sim_availability_parse(sc->availability, &st->availability, &e) == DT_OK);
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed, FEDAVG_STREAM_SAMPLE);
     if (run->has_faults)

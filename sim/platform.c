@@ -67,11 +67,10 @@ static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int fir
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
  * has no links (it never communicates). */
-#define CONTROL_HOST "dtsim-faults"
 static void xml_control_zone(FILE *out, const scenario_t *sc)
 {
     if (scenario_has_faults(sc))
-        fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" CONTROL_HOST
+        fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
                      "\" speed=\"1f\"/></zone>\n");
 }
 
@@ -142,7 +141,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
         for (int s = 0; s < servers; s++)
             fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\"/>\n", s, sc->device_flops);
         if (scenario_has_faults(sc))
-            fprintf(out, "  <host id=\"" CONTROL_HOST "\" speed=\"1f\"/>\n");
+            fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\"/>\n");
         for (int c = 0; c < workers; c++) {
             const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
             fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/></host>\n",

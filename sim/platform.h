@@ -11,6 +11,10 @@
 #include "common.h"
 #include "scenario.h"
 
+/* With faults, generated platforms add this host, without links, for the fault injector
+ * (sim/fault.c), so that no crash can reach it. */
+#define SIM_PLATFORM_CONTROL_HOST "dtsim-faults"
+
 typedef struct sim_platform {
     int n_workers;      /* hosts that train (fedavg: client hosts) */
     int n_servers;      /* parameter-server shards / the fedavg server */

@@ -186,7 +186,6 @@ void sim_run_free(sim_run_t *run)
             free(n->recv_data);
             free(n->win);
             free(n->win_data);
-            free(n->win_posted);
             if (n->state_free)
                 n->state_free(n);
             free(n->state);
@@ -391,17 +390,14 @@ void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
     if (self->win_n < window) {
         free(self->win);
         free(self->win_data);
-        free(self->win_posted);
         self->win = dt_calloc((size_t)window, sizeof(sg_comm_t));
         self->win_data = dt_calloc((size_t)window, sizeof(void *));
-        self->win_posted = dt_calloc((size_t)window, sizeof(double));
     }
     /* a new actor (after a restart): the receives of the killed one died with it */
     self->win_n = window;
     self->win_head = 0;
     for (int i = 0; i < window; i++) {
         self->win_data[i] = NULL;
-        self->win_posted[i] = simgrid_get_clock();
         self->win[i] = sg_mailbox_get_async(self->inbox, &self->win_data[i]);
     }
 }
@@ -417,7 +413,6 @@ sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, dou
     void *data = self->win_data[h];
     /* the handle is consumed whatever happened: post a new receive in its place */
     self->win_data[h] = NULL;
-    self->win_posted[h] = done;
     self->win[h] = sg_mailbox_get_async(self->inbox, &self->win_data[h]);
     self->win_head = (h + 1) % self->win_n;
     if (e != SG_OK) {

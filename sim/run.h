@@ -78,7 +78,6 @@ typedef struct sim_node {
     double slow;                      /* compute slowdown set by the strategy (1: none) */
     sg_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
     void **win_data;
-    double *win_posted;
     int win_n, win_head;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
@@ -130,7 +129,6 @@ typedef struct sim_run {
     int ended;                /* the strategy's coordinating node has finished */
     double end_time;          /* when (the summary's simulated time), else the clock */
     float *init_params;       /* (n_params) dev initial weights, with faults: restarts */
-    void (*on_change)(struct sim_run *run); /* strategy hook after a host goes off or on */
     long fault_rows;          /* rows written to the faults table */
     char fault_kinds[256];    /* the kinds seen, each once, in order: "host-crash timeout" */
 

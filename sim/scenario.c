@@ -459,6 +459,11 @@ static void format_device(const scenario_t *, char *, size_t);
 
 /* [faults] texts: checked by their fault_spec parser, stored as written (trimmed). */
 static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err);
+#define FAULT_FORMAT(field)                                                                 \
+    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
+    {                                                                                       \
+        snprintf(buf, n, "%s", sc->field);                                                  \
+    }
 #define FAULT_LIST(field, kind)                                                             \
     static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
                                    dt_err_t *err)                                           \
@@ -470,10 +475,7 @@ static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
             return DT_ERR_INPUT;                                                            \
         return fault_text(sc->field, sizeof sc->field, v, err);                             \
     }                                                                                       \
-    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
-    {                                                                                       \
-        snprintf(buf, n, "%s", sc->field);                                                  \
-    }
+    FAULT_FORMAT(field)
 FAULT_LIST(crash, SIM_FAULT_CRASH)
 FAULT_LIST(link_down, SIM_FAULT_LINK_DOWN)
 FAULT_LIST(link_degrade, SIM_FAULT_LINK_DEGRADE)
@@ -487,12 +489,9 @@ FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
         dt_err_t e;                                                                         \
         if (parser(v, &t, &e))                                                              \
             return dt_err_input(err, "%s", e.msg);                                          \
-        return fault_text(sc->field, sizeof sc->field, v, err);                      \
+        return fault_text(sc->field, sizeof sc->field, v, err);                             \
     }                                                                                       \
-    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
-    {                                                                                       \
-        snprintf(buf, n, "%s", sc->field);                                                  \
-    }
+    FAULT_FORMAT(field)
 FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
 FAULT_DIST(availability, sim_availability_t, sim_availability_parse)
 FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)

@@ -21,11 +21,11 @@ const sim_strategy_t *sim_strategy_find(sim_strategy_kind_t kind)
     return NULL;
 }
 
-void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx)
+void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, int index, uint32_t *idx)
 {
     int batch = (int)run->sc->batch;
     if (run->sc->partition.kind == TRAINER_PARTITION_IID)
-        sim_batch_global(run, step, node->rank, batch, idx);
+        sim_batch_global(run, step, index, batch, idx);
     else
         sim_batch_own(run, node, batch, idx);
 }
@@ -97,10 +97,7 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
             me = sim_elastic_index(run, node);
             size = sim_elastic_groups(run)->all.size;
         }
-        if (run->sc->partition.kind == TRAINER_PARTITION_IID)
-            sim_batch_global(run, step, me, batch, idx);
-        else
-            sim_batch_own(run, node, batch, idx);
+        sim_dp_batch(run, node, step, me, idx);
         sim_compute_grad(run, node, w, node->grads, idx, batch);
         if (exchange && exchange(run, node, node->grads, run->n_params) != SG_OK) {
             if (!elastic) {

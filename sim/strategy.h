@@ -30,10 +30,11 @@ extern const sim_strategy_t sim_strategy_fedavg;
 typedef sg_error_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
 
-/* Shared by the synchronous data-parallel strategies (single, allreduce): the samples of
- * worker `rank` for global step `step` (global sampler on iid data, else the worker's own
- * partition). */
-void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, uint32_t *idx);
+/* Shared by the synchronous data-parallel strategies (single, allreduce, sync-ps): the
+ * samples of the worker at `index` among those stepping together (its rank, or its place in
+ * an elastic group) for global step `step` (global sampler on iid data, else the worker's
+ * own partition). */
+void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, int index, uint32_t *idx);
 /* Evaluates after global step `step` (0-based) when a step or time mark has been passed
  * (sim_eval_due). */
 void sim_eval_mark(sim_run_t *run, long step, const float *params);

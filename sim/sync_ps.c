@@ -101,7 +101,7 @@ static void worker(sim_node_t *node)
         return;
     while (!sim_should_stop(run, b->step) && !run->ended) {
         long step = b->step;
-        sim_dp_batch(run, node, step, b->idx);
+        sim_dp_batch(run, node, step, node->rank, b->idx);
         sim_compute_grad(run, node, node->params, node->grads, b->idx, batch);
         for (int s = 0; s < S; s++) {
             size_t off = slice_start(run, s);
