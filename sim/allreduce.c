@@ -1,9 +1,12 @@
 /* allreduce: synchronous data parallelism without a server. After each step every worker
  * all-reduces its gradient (ring, binomial tree, recursive halving-doubling, or
  * hierarchical: inside groups, then across group leaders), divides by the worker count and
- * applies the same SGD step to its own replica, so the replicas stay identical. */
+ * applies the same SGD step to its own replica, so the replicas stay identical. With
+ * strategy.bucket_mb the all-reduce goes bucket by bucket during the backward pass
+ * (bucket.h). */
 #include <stdlib.h>
 
+#include "bucket.h"
 #include "collective.h"
 #include "strategy.h"
 
@@ -17,6 +20,8 @@ static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange);
 static void deploy(sim_run_t *run)
 {
     sim_elastic_make(run);
+    if (run->sc->bucket_mb > 0 && run->n_workers > 1)
+        sim_buckets_start(run);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }

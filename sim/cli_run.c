@@ -250,19 +250,30 @@ static void print_summary(const sim_run_t *run)
         snprintf(ttt, sizeof ttt, "never");
     else
         snprintf(ttt, sizeof ttt, "%.4fs", run->time_to_target);
+    char acc[32];
+    snprintf(acc, sizeof acc, "%.4f", run->last_acc);
+    if (run->timing_only)
+        snprintf(ttt, sizeof ttt, "-");
     printf("%-24s %-10s %8s %8s %12s %14s %9s %7s %7s %7s\n", "run", "strategy", "status",
            "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
-    printf("%-24s %-10s %8s %8.4f %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
+    printf("%-24s %-10s %8s %8s %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
            scenario_strategy_name(sc->strategy),
            run->failed        ? "failed"
            : run->diverged    ? "diverged"
            : run->interrupted ? "interrupted"
                               : "finished",
-           run->last_acc, end,
-           ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
+           run->timing_only ? "-" : acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
     if (run->fault_rows)
         printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
+    if (run->timing_only) {
+        long steps = 0;
+        for (int i = 0; i < run->n_workers; i++)
+            steps = run->workers[i].steps > steps ? run->workers[i].steps : steps;
+        printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
+               "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
+               run->step_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+    }
 }
 
 /* The label histogram of every worker's (client's) partition, stored with the run. */
@@ -335,6 +346,8 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
         return DT_ERR_RUN;
     }
     run->db = *db;
+    if (run->timing_only)
+        return DT_OK; /* no data */
     return record_label_histograms(run, err) ? DT_ERR_RUN : DT_OK;
 }
 

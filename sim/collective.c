@@ -3,6 +3,8 @@
  * mailbox named after the sender, so messages of different pairs never cross. */
 #include "collective.h"
 
+#include <simgrid/engine.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,36 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
         sg_error_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
         if (e != SG_OK)
             return e;
+    }
+    return SG_OK;
+}
+
+/* The ring with one message per phase (strategy.ring_messages = phases, timing-only runs):
+ * a zero-byte message to the right neighbour measures the latency of one ring step, then the
+ * member's p-1 chunks of the phase go as one message, and the phase's other p-3 latencies
+ * are waited out. A step-by-step phase costs (p-1) (latency + chunk time); this one costs
+ * the same when each step sees the same network, with 2 p messages per all-reduce instead
+ * of 2 p (p-1). Nothing is summed: only a timing-only run may use it (checked at load). */
+static sg_error_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    sim_node_t *self = g->members[me];
+    sg_mailbox_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
+    for (int phase = 0; phase < 2; phase++) {
+        sg_error_t e = sim_sendrecv(run, self, to, sim_msg_slice(self, buf, 0, 0, -1), from,
+                                    buf, 0, NULL);
+        if (e != SG_OK)
+            return e;
+        double step_latency = self->last_transfer_s; /* not the wait for a late neighbour */
+        /* the chunks this member sends in the phase: all but one */
+        int skip = (me + 1 + phase) % p;
+        size_t len = n - (chunk_start(n, p, skip + 1) - chunk_start(n, p, skip));
+        e = sim_sendrecv(run, self, to, sim_msg_slice(self, buf, 0, len, phase), from, buf, 0,
+                         NULL);
+        if (e != SG_OK)
+            return e;
+        sim_comm_wait(run, self, (p - 3) * step_latency);
     }
     return SG_OK;
 }
@@ -177,7 +209,9 @@ sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *bu
     sg_error_t e;
     switch (algo) {
     case SIM_ALLREDUCE_RING:
-        e = ring(run, g, me, buf, n);
+        e = run->sc->ring_messages == SIM_RING_PHASES && g->size > 2
+                ? ring_phases(run, g, me, buf, n)
+                : ring(run, g, me, buf, n);
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_TREE:

@@ -113,10 +113,17 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
-    size_t n = trainer_partition_size(p, c);
+    size_t n = sim_client_samples(run, c);
     size_t bytes = sizeof(float) * run->n_params;
     run->be->copy(w, global, bytes);
     run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
+    if (run->timing_only) { /* the same steps, charged only */
+        for (long e = 0; e < sc->local_epochs; e++)
+            for (size_t off = 0; off < n; off += (size_t)sc->batch)
+                sim_compute_grad(run, node, w, node->grads, NULL,
+                                 (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch));
+        return;
+    }
     if (n > h->order_cap) {
         free(h->order);
         h->order = dt_malloc(sizeof(uint32_t) * n);
@@ -187,7 +194,7 @@ static void client_host(sim_node_t *node)
         node->slow = 1.0;
         sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, round);
         up->flag = c;
-        up->weight = (double)trainer_partition_size(&run->part, c);
+        up->weight = (double)sim_client_samples(run, c);
         /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
          * to its end, however slow the link, unless the server's deadline cuts it */
         if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SG_OK &&

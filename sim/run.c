@@ -16,6 +16,7 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include "bucket.h"
 #include "strategy.h"
 
 sim_run_t *sim_current;
@@ -78,8 +79,12 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->grads = be->alloc(bytes);
     node->velocity = be->alloc(bytes);
     node->scratch = be->alloc(bytes);
-    node->n_msgs = 2 * (size_t)(run->n_workers + run->n_servers + 4);
-    if (run->sc->strategy == SIM_STRATEGY_FEDAVG && run->sc->clients * 2 + 8 > (long)node->n_msgs)
+    /* a server talks to every worker at once; a worker to every server, or to one peer at a
+     * time in a collective (so thousands of workers do not cost a square of headers) */
+    int peers = !strcmp(role, "server") ? run->n_workers + run->n_servers : run->n_servers;
+    node->n_msgs = 2 * (size_t)(peers + 8);
+    if (!strcmp(role, "server") && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
+        run->sc->clients * 2 + 8 > (long)node->n_msgs)
         node->n_msgs = (size_t)run->sc->clients * 2 + 8;
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
     node->comms = dt_calloc(node->n_msgs, sizeof(sg_comm_t));
@@ -95,7 +100,19 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     memset(run, 0, sizeof *run);
     run->sc = sc;
     dt_err_t why;
-    run->be = trainer_backend_by_name(scenario_backend_name(sc->backend), &why);
+    run->timing_only = sc->profile[0] != '\0';
+    if (run->timing_only) {
+        if (sim_model_profile_load(&run->profile, sc->profile, &why))
+            return dt_err_input(err, "%s: model.arch = profile:%s: %s", sc->path, sc->profile,
+                                why.msg);
+        if (sc->time_model == SIM_TIME_MEASURED)
+            return dt_err_input(err, "%s: run.time_model = measured needs real kernels; a "
+                                     "model profile is timed by its FLOPs (time_model = flops)",
+                                sc->path);
+        run->be = trainer_backend_timing(sizeof(float) * (run->profile.params + 1));
+    } else {
+        run->be = trainer_backend_by_name(scenario_backend_name(sc->backend), &why);
+    }
     if (!run->be)
         return dt_err_input(err, "%s: model.device = %s: %s", sc->path,
                             scenario_backend_name(sc->backend), why.msg);
@@ -107,21 +124,28 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->last_acc = NAN;
     sim_current = run;
 
-    if (load_data(run, err))
-        return DT_ERR_INPUT;
-    trainer_model_config_t mc = sc->model;
-    mc.in_channels = run->train.channels;
-    mc.in_h = run->train.rows;
-    mc.in_w = run->train.cols;
-    mc.classes = run->train.classes;
-    if (trainer_model_build(&run->model, &mc, err))
-        return DT_ERR_INPUT;
-    run->n_params = run->model.n_params;
-    trainer_flops_t f = trainer_model_flops(&run->model);
-    run->step_flops = f.forward + f.backward;
-    trainer_backend_cpu_set_threads((int)sc->threads);
-    int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
-    trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch, sc->seed);
+    if (run->timing_only) {
+        run->n_params = run->profile.params;
+        run->step_flops = run->profile.forward_flops + run->profile.backward_flops;
+        run->train.n = sc->train_samples ? (size_t)sc->train_samples : 60000;
+    } else {
+        if (load_data(run, err))
+            return DT_ERR_INPUT;
+        trainer_model_config_t mc = sc->model;
+        mc.in_channels = run->train.channels;
+        mc.in_h = run->train.rows;
+        mc.in_w = run->train.cols;
+        mc.classes = run->train.classes;
+        if (trainer_model_build(&run->model, &mc, err))
+            return DT_ERR_INPUT;
+        run->n_params = run->model.n_params;
+        trainer_flops_t f = trainer_model_flops(&run->model);
+        run->step_flops = f.forward + f.backward;
+        trainer_backend_cpu_set_threads((int)sc->threads);
+        int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
+        trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch,
+                             sc->seed);
+    }
 
     int argc = 1;
     char *argv[] = {(char *)argv0, NULL};
@@ -135,14 +159,16 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     run->global_batch = sc->batch * (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
-    if (run->global_batch > (long)run->train.n)
+    if (!run->timing_only && run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
                                  "training samples",
                             sc->path, run->global_batch, run->train.n);
 
-    /* Partition: per worker, or per fedavg client of the population. */
+    /* Partition: per worker, or per fedavg client of the population. A timing-only run
+     * has no data: its clients hold equal shares of data.train_samples (sim_client_samples). */
     int parts = sc->strategy == SIM_STRATEGY_FEDAVG ? (int)sc->clients : run->n_workers;
-    if (trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
+    if (!run->timing_only &&
+        trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
         return DT_ERR_INPUT;
 
     const char *worker_role = sc->strategy == SIM_STRATEGY_FEDAVG ? "client" : "worker";
@@ -162,7 +188,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 
     if (sim_faults_init(run, err))
         return DT_ERR_INPUT;
-    run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
+    if (!run->timing_only)
+        run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
     run->global_epoch = -1;
     run->progress = isatty(STDERR_FILENO);
     return DT_OK;
@@ -197,10 +224,13 @@ void sim_run_free(sim_run_t *run)
     free(run->servers);
     free(run->global_order);
     free(run->staleness);
-    trainer_learner_free(&run->engine);
-    trainer_partition_free(&run->part);
-    trainer_dataset_free(&run->train);
-    trainer_dataset_free(&run->test);
+    if (!run->timing_only) {
+        trainer_learner_free(&run->engine);
+        trainer_partition_free(&run->part);
+        trainer_dataset_free(&run->train);
+        trainer_dataset_free(&run->test);
+    }
+    sim_model_profile_free(&run->profile);
     sim_record_free(run);
     sim_platform_free(&run->plat);
     if (sim_current == run)
@@ -252,9 +282,12 @@ void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
     sim_record_interval(run, node, SIM_STATE_COMPUTE, t0, t1);
 }
 
-double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
-                        const uint32_t *idx, int batch)
+double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
+                     int batch, double *wall)
 {
+    *wall = 0.0;
+    if (run->timing_only)
+        return NAN;
     trainer_learner_t *e = &run->engine;
     double w0 = dt_wall_seconds();
     e->be->gather(e->ws.x, e->ws.labels, run->train.x, run->train.y, idx, batch,
@@ -264,17 +297,28 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
     trainer_model_forward(&e->ws, params, batch);
     trainer_model_loss(&e->ws, batch, &loss, &correct);
     trainer_model_backward(&e->ws, params, grads, batch);
-    loss /= batch;
-    double wall = dt_wall_seconds() - w0;
-    sim_charge(run, node, run->step_flops * batch, wall);
+    *wall = dt_wall_seconds() - w0;
+    return loss / batch;
+}
+
+void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
+{
     node->steps++;
     if (node->steps == run->timeline_steps && isinf(run->timeline_end))
         run->timeline_end = simgrid_get_clock();
     run->samples += batch;
-    if (!isfinite(loss) && !run->diverged) {
+    if (!run->timing_only && !isfinite(loss) && !run->diverged) {
         run->diverged = 1;
         sim_request_stop(run, node->steps + 1); /* steps already counts this one */
     }
+}
+
+double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
+                        const uint32_t *idx, int batch)
+{
+    double wall, loss = sim_real_grad(run, params, grads, idx, batch, &wall);
+    sim_charge(run, node, run->step_flops * batch, wall);
+    sim_count_step(run, node, batch, loss);
     return loss;
 }
 
@@ -339,6 +383,7 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
         start = done;
     self->idle_s += start - posted;
     self->comm_s += done - start;
+    self->last_transfer_s = done - start;
     self->bytes_recv += msg->bytes;
     sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
     sim_record_interval(run, self, SIM_STATE_COMM, start, done);
@@ -473,6 +518,17 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     return er != SG_OK ? er : es;
 }
 
+void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    double t0 = simgrid_get_clock();
+    sg_actor_sleep_for(seconds);
+    double t1 = simgrid_get_clock();
+    self->comm_s += t1 - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, t1);
+}
+
 /* Posts count receives on one mailbox. */
 static void recv_post(sg_mailbox_t from, int count, sg_comm_t *comms, void **data)
 {
@@ -584,6 +640,8 @@ sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mail
 
 void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *idx)
 {
+    if (run->timing_only)
+        return;
     size_t n = run->train.n, g = (size_t)run->global_batch;
     DT_ASSERT(g >= 1 && g <= n);
     long per_epoch = (long)(n / g);
@@ -604,6 +662,8 @@ void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *
 
 void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx)
 {
+    if (run->timing_only)
+        return;
     const trainer_partition_t *p = &run->part;
     int part = node->rank % p->clients;
     size_t n = trainer_partition_size(p, part);
@@ -623,12 +683,23 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx)
     }
 }
 
+size_t sim_client_samples(const sim_run_t *run, int c)
+{
+    if (!run->timing_only)
+        return trainer_partition_size(&run->part, c);
+    size_t k = (size_t)run->sc->clients, n = run->train.n;
+    return n / k + ((size_t)c < n % k);
+}
+
 /* ---- evaluation, stopping, recording -------------------------------------------------- */
 
 void sim_evaluate(sim_run_t *run, long step, const float *params)
 {
     double w0 = dt_wall_seconds();
-    trainer_eval_t ev = trainer_evaluate(&run->engine, params, &run->test);
+    /* timing-only: a progress row without loss and accuracy (stored as NULL) */
+    trainer_eval_t ev = {.loss = NAN, .accuracy = NAN};
+    if (!run->timing_only)
+        ev = trainer_evaluate(&run->engine, params, &run->test);
     run->eval_wall += dt_wall_seconds() - w0;
     double now = simgrid_get_clock();
     run->last_loss = ev.loss;
@@ -637,7 +708,7 @@ void sim_evaluate(sim_run_t *run, long step, const float *params)
     run->evals++;
     if (isnan(run->time_to_target) && ev.accuracy >= run->sc->target_accuracy)
         run->time_to_target = now;
-    if (!isfinite(ev.loss) && !run->diverged) {
+    if (!run->timing_only && !isfinite(ev.loss) && !run->diverged) {
         run->diverged = 1;
         sim_request_stop(run, step + 1);
     }
@@ -645,7 +716,9 @@ void sim_evaluate(sim_run_t *run, long step, const float *params)
         results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
                          ev.loss, ev.accuracy, &run->db_err))
         run->db_failed = 1;
-    if (run->progress)
+    if (run->progress && run->timing_only)
+        fprintf(stderr, "\r%s: step %ld  t=%.3fs  (timing only)   ", run->sc->name, step, now);
+    else if (run->progress)
         fprintf(stderr, "\r%s: step %ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name, step,
                 now, ev.accuracy, ev.loss);
 }
@@ -785,6 +858,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     if (run->shared_free)
         run->shared_free(run->shared);
     run->shared = NULL;
+    sim_buckets_free(run);
     if (run->progress)
         fputc('\n', stderr);
     const char *status = run->failed        ? "failed"

@@ -22,6 +22,7 @@
 #include "db.h"
 #include "fault.h"
 #include "model.h"
+#include "model_profile.h"
 #include "partition.h"
 #include "platform.h"
 #include "record.h"
@@ -53,6 +54,7 @@ typedef struct sim_node {
     sg_mailbox_t inbox;
     double compute_s, comm_s, idle_s;
     double bytes_sent, bytes_recv;
+    double last_transfer_s;           /* its latest receive, from when both sides were ready */
     long steps;
     double end_time;
     float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice */
@@ -90,6 +92,9 @@ typedef struct sim_run {
     trainer_partition_t part; /* per worker (per client for fedavg) */
     trainer_model_t model;
     const trainer_backend_t *be;
+    int timing_only;          /* a model profile: compute is charged, nothing is trained
+                                 (be is the timing backend; no data, no evaluations) */
+    sim_model_profile_t profile;
     trainer_learner_t engine; /* its workspace computes every node's steps and evaluations */
     size_t n_params;
     double step_flops;        /* forward + backward of one sample */
@@ -124,6 +129,7 @@ typedef struct sim_run {
     long staleness_cap;
 
     /* faults (sim/fault.c) */
+    struct sim_buckets *buckets; /* allreduce with bucket_mb (bucket.c) */
     struct sim_faults *faults;
     int has_faults;           /* the scenario describes faults: waits use faults.timeout */
     int ended;                /* the strategy's coordinating node has finished */
@@ -165,6 +171,12 @@ void sim_actor_main(int argc, char **argv);
  * run diverged when it is not finite. */
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
                         const uint32_t *idx, int batch);
+/* The parts of sim_compute_grad: the real gradient alone (nothing charged; *wall gets its
+ * wall seconds; NAN and no work in a timing-only run), and counting a computed step (steps,
+ * samples, divergence on a loss that is not finite). */
+double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
+                     int batch, double *wall);
+void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss);
 /* Charges simulated compute time for `flops` (flops model) or `wall` seconds (measured). */
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall);
 /* Applies an SGD step to a buffer slice with the run's optimizer at global step `step`. */
@@ -202,6 +214,9 @@ void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
 sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
 /* Withdraws the receives still posted (with faults). */
 void sim_inbox_close(sim_run_t *run, sim_node_t *self);
+/* Waits `seconds` that count as communication (latencies a collective models without
+ * messages). */
+void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds);
 /* Ends a sequence of sim_sendrecv: lets the receivers woken at this instant read what
  * they were sent (no simulated time passes). */
 void sim_exchange_done(void);
@@ -227,6 +242,9 @@ sg_mailbox_t sim_mailbox(const char *owner, const char *channel);
  * batch from the node's partition, reshuffled every pass. */
 void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *idx);
 void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
+/* Training samples held by fedavg client c (timing-only runs: an equal share of
+ * data.train_samples, 60,000 when 0). Batch functions leave idx alone in timing-only runs. */
+size_t sim_client_samples(const sim_run_t *run, int c);
 
 /* Evaluates params (dev, whole model) on the test set at the current simulated time and
  * records it; step is the global step or round. */

@@ -41,6 +41,7 @@
 #include <ini.h>
 
 #include "fault_spec.h"
+#include "model_profile.h"
 
 /* ---- units ----------------------------------------------------------------------------- */
 
@@ -429,6 +430,7 @@ _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 
 static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
                                              "local-sgd", "fedavg",  NULL};
+static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
@@ -528,8 +530,10 @@ static const key_desc_t keys[] = {
              "results database (relative to the current directory)"),
 
     /* [model] */
-    K_CUSTOM("model", "arch", "mlp", parse_arch, format_arch, "logreg, mlp, cnn",
-             "model architecture"),
+    K_CUSTOM("model", "arch", "mlp", parse_arch, format_arch,
+             "logreg, mlp, cnn, profile:NAME, profile:FILE.ini",
+             "model architecture; a profile (resnet50, resnet101, inception_v3, vgg16, "
+             "bert_large, gpt2_xl) is timed, not trained"),
     K_CUSTOM("model", "hidden", "256,128", parse_hidden, format_hidden,
              "comma-separated sizes in [1, 1048576], at most 8", "mlp hidden layer sizes"),
     K_CUSTOM("model", "conv", "16,32", parse_conv, format_conv,
@@ -605,6 +609,16 @@ static const key_desc_t keys[] = {
            "async-ps: largest gradient staleness accepted; 0 = unbounded"),
     K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names,
            0, "all-reduce algorithm (allreduce)"),
+    K_ENUM("strategy", "ring_messages", "steps", ring_messages, sim_ring_messages_t,
+           ring_message_names, 0,
+           "ring all-reduce: steps = one message per step, 2 (p-1) per member; phases = one "
+           "per phase after a zero-byte latency probe, the other latencies waited out "
+           "(timing-only runs of thousands of workers; same time when the ring has its links "
+           "to itself)"),
+    K_DOUBLE("strategy", "bucket_mb", "0", bucket_mb, 0, 1e6, 0,
+             "allreduce: gradient buckets of this many MB (1e6 bytes), all-reduced while the "
+             "backward pass goes on (PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer); "
+             "0 = one all-reduce after the backward pass"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
            "hierarchical all-reduce: workers per group (consecutive ranks); must divide "
            "workers; on a multi-rack platform the racks are the groups"),
@@ -1051,16 +1065,38 @@ static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
     return set_string(dst, cap, buf, err);
 }
 
+static dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
+                              size_t cap, dt_err_t *err);
+
+/* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
+ * now and kept (a file as an absolute path). */
 static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                             dt_err_t *err)
 {
-    (void)ctx;
-    return trainer_arch_parse(&sc->model.arch, v, err);
+    if (strncmp(v, "profile:", 8)) {
+        sc->profile[0] = '\0';
+        return trainer_arch_parse(&sc->model.arch, v, err);
+    }
+    char spec[SCENARIO_STR];
+    if (sim_model_profile_is_file(v + 8)) {
+        if (resolve_path(v + 8, ctx, 0, spec, sizeof spec, err))
+            return DT_ERR_INPUT;
+    } else if (set_string(spec, sizeof spec, v + 8, err)) {
+        return DT_ERR_INPUT;
+    }
+    sim_model_profile_t prof;
+    if (sim_model_profile_load(&prof, spec, err))
+        return DT_ERR_INPUT;
+    sim_model_profile_free(&prof);
+    return set_string(sc->profile, sizeof sc->profile, spec, err);
 }
 
 static void format_arch(const scenario_t *sc, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", trainer_arch_name(sc->model.arch));
+    if (sc->profile[0])
+        snprintf(buf, n, "profile:%s", sc->profile);
+    else
+        snprintf(buf, n, "%s", trainer_arch_name(sc->model.arch));
 }
 
 static dt_status parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
@@ -2234,6 +2270,29 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "exchanges between workers) cannot run on it (expected fedavg, "
                          "sync-ps, async-ps or single; %s)",
                          strategy_names[sc->strategy], where);
+    }
+    if (sc->ring_messages == SIM_RING_PHASES && !sc->profile[0]) {
+        int kr = key_index("strategy", "ring_messages"), ka = key_index("model", "arch");
+        int k = blame(sc, kr, ka);
+        key_where(sc, k == kr ? ka : kr, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "ring_messages = phases moves each phase in one message, which "
+                         "cannot carry real partial sums: it needs a timing-only model "
+                         "(model.arch = profile:NAME; %s)", where);
+    }
+    if (sc->bucket_mb > 0 && sc->strategy != SIM_STRATEGY_ALLREDUCE) {
+        int kb = key_index("strategy", "bucket_mb"), kk = key_index("strategy", "kind");
+        int k = blame(sc, kb, kk);
+        key_where(sc, k == kb ? kk : kb, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "bucket_mb overlaps the all-reduce of gradient buckets with the "
+                         "backward pass: only the allreduce strategy has it (%s)", where);
+    }
+    if (sc->bucket_mb > 0 && scenario_has_faults(sc)) {
+        int k = key_index("strategy", "bucket_mb");
+        return key_error(err, sc, sc->key_line[k], k,
+                         "bucket_mb with [faults] is not supported (a failed bucket would "
+                         "need its own re-formation); use bucket_mb = 0 with faults");
     }
     /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
     if ((sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD) &&

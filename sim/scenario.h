@@ -43,6 +43,11 @@ typedef enum sim_allreduce_algo {
     SIM_ALLREDUCE_HIERARCHICAL,
 } sim_allreduce_algo_t;
 
+typedef enum sim_ring_messages {
+    SIM_RING_STEPS,  /* a message per ring step */
+    SIM_RING_PHASES, /* a message per phase, the step latencies waited out (timing only) */
+} sim_ring_messages_t;
+
 typedef enum sim_time_model {
     SIM_TIME_FLOPS,    /* counted FLOPs / simulated device speed: deterministic */
     SIM_TIME_MEASURED, /* measured wall time of the real kernels */
@@ -108,6 +113,8 @@ typedef struct scenario {
 
     /* [model] */
     trainer_model_config_t model; /* arch, hidden, conv, kernel, fc (shape from the data) */
+    char profile[SCENARIO_STR];   /* model profile (built-in name or absolute path of a
+                                     file): a timing-only run; "" for a real model */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
@@ -143,6 +150,8 @@ typedef struct scenario {
     long staleness;                   /* async-ps bound, 0 = unbounded */
     sim_allreduce_algo_t algorithm;
     long group_size;                  /* hierarchical: workers per group */
+    sim_ring_messages_t ring_messages;
+    double bucket_mb;                 /* allreduce gradient buckets (MB), 0 = off */
     long local_steps;                 /* local-sgd H */
     long clients;                     /* fedavg population */
     double fraction;                  /* fedavg clients sampled per round */

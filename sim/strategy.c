@@ -1,6 +1,7 @@
 /* Strategy registry and the helpers the synchronous strategies share. */
 #include "strategy.h"
 
+#include "bucket.h"
 #include "collective.h"
 
 #include <simgrid/actor.h>
@@ -98,8 +99,16 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
             size = sim_elastic_groups(run)->all.size;
         }
         sim_dp_batch(run, node, step, me, idx);
-        sim_compute_grad(run, node, w, node->grads, idx, batch);
-        if (exchange && exchange(run, node, node->grads, run->n_params) != SG_OK) {
+        int exchanged = 1;
+        if (run->buckets && exchange) { /* compute and exchange overlap (no faults) */
+            sim_buckets_step(run, node, w, idx, batch);
+            if (run->failed)
+                break;
+        } else {
+            sim_compute_grad(run, node, w, node->grads, idx, batch);
+            exchanged = !exchange || exchange(run, node, node->grads, run->n_params) == SG_OK;
+        }
+        if (!exchanged) {
             if (!elastic) {
                 run->failed = 1;
                 break;

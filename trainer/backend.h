@@ -83,6 +83,11 @@ typedef struct trainer_backend {
  * for cuda without a usable GPU or in a build without CUDA, and for an unknown name. */
 const trainer_backend_t *trainer_backend_by_name(const char *name, dt_err_t *err);
 
+/* The timing backend (timing.c): no computation at all, for timing-only runs. Every
+ * alloc of up to max_bytes returns the same inaccessible address range; every op leaves
+ * memory alone. A later call with a larger max_bytes invalidates earlier buffers. */
+const trainer_backend_t *trainer_backend_timing(size_t max_bytes);
+
 /* The CPU backend (OpenBLAS). */
 const trainer_backend_t *trainer_backend_cpu(void);
 /* Threads OpenBLAS may use (the only parallel part of the CPU backend). */

@@ -220,39 +220,46 @@ void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t
     }
 }
 
-trainer_flops_t trainer_model_flops(const trainer_model_t *m)
+trainer_flops_t trainer_model_layer_flops(const trainer_model_t *m, int i)
 {
     trainer_flops_t f = {0.0, 0.0};
-    for (int i = 0; i < m->n_layers; i++) {
-        const trainer_layer_t *l = &m->layers[i];
-        double out = (double)l->out_size, in = (double)l->in_size;
-        switch (l->kind) {
-        case TRAINER_LAYER_DENSE:
-        case TRAINER_LAYER_CONV: {
-            /* per sample: a GEMM of (out_c) x (positions) x (fan_in) */
-            double positions = (double)l->out_h * l->out_w;
-            double fan_in = (double)(l->w_len / (size_t)l->out_c);
-            double gemm = 2.0 * l->out_c * positions * fan_in;
-            f.forward += gemm + out;  /* product, bias */
-            f.backward += gemm + out; /* weight gradient, bias gradient */
-            if (i > 0)                /* input gradient (+ col2im accumulation for conv) */
-                f.backward += gemm + (l->kind == TRAINER_LAYER_CONV ? fan_in * positions : 0);
-            break;
-        }
-        case TRAINER_LAYER_RELU:
-            f.forward += out;
-            f.backward += out;
-            break;
-        case TRAINER_LAYER_MAXPOOL:
-            f.forward += in;
-            f.backward += out;
-            break;
-        case TRAINER_LAYER_FLATTEN:
-            break;
-        }
+    const trainer_layer_t *l = &m->layers[i];
+    double out = (double)l->out_size, in = (double)l->in_size;
+    switch (l->kind) {
+    case TRAINER_LAYER_DENSE:
+    case TRAINER_LAYER_CONV: {
+        /* per sample: a GEMM of (out_c) x (positions) x (fan_in) */
+        double positions = (double)l->out_h * l->out_w;
+        double fan_in = (double)(l->w_len / (size_t)l->out_c);
+        double gemm = 2.0 * l->out_c * positions * fan_in;
+        f.forward = gemm + out;  /* product, bias */
+        f.backward = gemm + out; /* weight gradient, bias gradient */
+        if (i > 0)               /* input gradient (+ col2im accumulation for conv) */
+            f.backward += gemm + (l->kind == TRAINER_LAYER_CONV ? fan_in * positions : 0);
+        break;
     }
-    f.forward += 5.0 * m->classes;
-    f.backward += 2.0 * m->classes;
+    case TRAINER_LAYER_RELU:
+        f.forward = out;
+        f.backward = out;
+        break;
+    case TRAINER_LAYER_MAXPOOL:
+        f.forward = in;
+        f.backward = out;
+        break;
+    case TRAINER_LAYER_FLATTEN:
+        break;
+    }
+    return f;
+}
+
+trainer_flops_t trainer_model_flops(const trainer_model_t *m)
+{
+    trainer_flops_t f = {5.0 * m->classes, 2.0 * m->classes}; /* the loss */
+    for (int i = 0; i < m->n_layers; i++) {
+        trainer_flops_t l = trainer_model_layer_flops(m, i);
+        f.forward += l.forward;
+        f.backward += l.backward;
+    }
     return f;
 }
 

@@ -96,6 +96,8 @@ typedef struct trainer_flops {
     double backward; /* per sample */
 } trainer_flops_t;
 trainer_flops_t trainer_model_flops(const trainer_model_t *m);
+/* The same for layer i alone (the loss is not a layer: forward 5, backward 2 per logit). */
+trainer_flops_t trainer_model_layer_flops(const trainer_model_t *m, int i);
 /* FLOPs of one optimizer update over n parameters (independent of batch size). */
 double trainer_sgd_flops(size_t n, float momentum, float weight_decay);
 

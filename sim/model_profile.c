@@ -1,0 +1,221 @@
+/* Model profiles (see model_profile.h). */
+#include "model_profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "profiles.h" /* generated: builtin_profiles[] */
+
+#define N_BUILTIN (sizeof builtin_profiles / sizeof builtin_profiles[0])
+
+const char *sim_model_profile_builtin(size_t i)
+{
+    return i < N_BUILTIN ? builtin_profiles[i].name : NULL;
+}
+
+int sim_model_profile_is_file(const char *spec)
+{
+    size_t n = strlen(spec);
+    return strchr(spec, '/') || (n > 4 && !strcmp(spec + n - 4, ".ini"));
+}
+
+typedef struct reader {
+    sim_model_profile_t *p;
+    int cap;
+    int has_params, has_forward, has_backward;
+    char bad[400]; /* the first error, without its line */
+} reader_t;
+
+/* A plain non-negative number ("8.2e9"); integers for element counts. */
+static int number(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (end == v || *end || errno || !isfinite(x) || x < 0)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int text(reader_t *r, char *dst, size_t cap, const char *key, const char *v)
+{
+    if (strlen(v) >= cap) {
+        snprintf(r->bad, sizeof r->bad, "profile.%s: longer than %zu characters", key, cap - 1);
+        return 0;
+    }
+    strcpy(dst, v);
+    return 1;
+}
+
+static int profile_key(reader_t *r, const char *name, const char *v)
+{
+    sim_model_profile_t *p = r->p;
+    double x;
+    if (!strcmp(name, "name"))
+        return text(r, p->name, sizeof p->name, name, v);
+    if (!strcmp(name, "sample"))
+        return text(r, p->sample, sizeof p->sample, name, v);
+    if (!strcmp(name, "source"))
+        return text(r, p->source, sizeof p->source, name, v);
+    int which = !strcmp(name, "params") ? 0 : !strcmp(name, "forward_flops") ? 1
+              : !strcmp(name, "backward_flops") ? 2 : -1;
+    if (which < 0) {
+        snprintf(r->bad, sizeof r->bad, "profile.%s: unknown key (expected name, sample, "
+                 "source, params, forward_flops, backward_flops)", name);
+        return 0;
+    }
+    if (number(v, &x) || (which == 0 && (x != floor(x) || x < 1 || x > 1e13))) {
+        snprintf(r->bad, sizeof r->bad, "profile.%s: \"%s\" is not a %s", name, v,
+                 which == 0 ? "parameter count (a whole number >= 1)"
+                            : "FLOP count (a plain number >= 0, e.g. 8.2e9)");
+        return 0;
+    }
+    if (which == 0) {
+        p->params = (size_t)x;
+        r->has_params = 1;
+    } else if (which == 1) {
+        p->forward_flops = x;
+        r->has_forward = 1;
+    } else {
+        p->backward_flops = x;
+        r->has_backward = 1;
+    }
+    return 1;
+}
+
+static int layer_line(reader_t *r, const char *name, const char *v)
+{
+    sim_model_profile_t *p = r->p;
+    char a[64], b[64], extra[2];
+    double params, flops;
+    if (sscanf(v, "%63s %63s %1s", a, b, extra) != 2 || number(a, &params) ||
+        number(b, &flops) || params != floor(params) || params > 1e13) {
+        snprintf(r->bad, sizeof r->bad, "backward.%s: \"%s\" is not GRADIENT_ELEMENTS "
+                 "BACKWARD_FLOPS (two plain numbers)", name, v);
+        return 0;
+    }
+    if (strlen(name) >= sizeof p->layers[0].name) {
+        snprintf(r->bad, sizeof r->bad, "backward.%s: layer name longer than %zu characters",
+                 name, sizeof p->layers[0].name - 1);
+        return 0;
+    }
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, name)) {
+            snprintf(r->bad, sizeof r->bad, "backward.%s: layer listed twice", name);
+            return 0;
+        }
+    if (p->n_layers == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        sim_profile_layer_t *grown = dt_calloc((size_t)r->cap, sizeof *grown);
+        if (p->n_layers)
+            memcpy(grown, p->layers, sizeof *grown * (size_t)p->n_layers);
+        free(p->layers);
+        p->layers = grown;
+    }
+    sim_profile_layer_t *l = &p->layers[p->n_layers++];
+    strcpy(l->name, name);
+    l->params = (size_t)params;
+    l->backward_flops = flops;
+    return 1;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    reader_t *r = user;
+    if (!strcmp(section, "profile"))
+        return profile_key(r, name, value);
+    if (!strcmp(section, "backward"))
+        return layer_line(r, name, value);
+    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile] and [backward])",
+             section);
+    return 0;
+}
+
+/* The whole-file checks: what the lines must add up to. */
+static dt_status check(const sim_model_profile_t *p, const reader_t *r, const char *where,
+                       dt_err_t *err)
+{
+    if (!r->has_params || !r->has_forward)
+        return dt_err_input(err, "%s: profile.%s missing", where,
+                            r->has_params ? "forward_flops" : "params");
+    if (p->n_layers == 0)
+        return dt_err_input(err, "%s: [backward] lists no layer (one line per layer: LAYER = "
+                                 "GRADIENT_ELEMENTS BACKWARD_FLOPS)", where);
+    size_t sum = 0;
+    double flops = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        sum += p->layers[i].params;
+        flops += p->layers[i].backward_flops;
+    }
+    if (sum != p->params)
+        return dt_err_input(err, "%s: the [backward] layers hold %zu gradient elements, "
+                                 "profile.params says %zu", where, sum, p->params);
+    if (r->has_backward && fabs(flops - p->backward_flops) > 1e-6 * p->backward_flops)
+        return dt_err_input(err, "%s: the [backward] layers add up to %.6g FLOPs, "
+                                 "profile.backward_flops says %.6g", where, flops,
+                            p->backward_flops);
+    if (!(p->forward_flops + flops > 0))
+        return dt_err_input(err, "%s: a profile needs some FLOPs (forward_flops and the "
+                                 "layers' backward FLOPs are all 0)", where);
+    return DT_OK;
+}
+
+dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err)
+{
+    memset(p, 0, sizeof *p);
+    reader_t r = {.p = p};
+    int rc;
+    const char *where = spec;
+    if (sim_model_profile_is_file(spec)) {
+        rc = ini_parse(spec, handler, &r);
+        if (rc < 0) {
+            sim_model_profile_free(p);
+            return dt_err_input(err, "cannot read model profile %s", spec);
+        }
+    } else {
+        size_t i = 0;
+        while (i < N_BUILTIN && strcmp(builtin_profiles[i].name, spec))
+            i++;
+        if (i == N_BUILTIN) {
+            char names[256] = "";
+            for (size_t k = 0; k < N_BUILTIN; k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         k ? ", " : "", builtin_profiles[k].name);
+            return dt_err_input(err, "unknown model profile \"%s\" (built in: %s; or a "
+                                     "profile file FILE.ini)", spec, names);
+        }
+        rc = ini_parse_string((const char *)builtin_profiles[i].text, handler, &r);
+        where = builtin_profiles[i].name;
+    }
+    if (rc > 0) {
+        dt_err_input(err, "%s:%d: %s", where, rc,
+                     r.bad[0] ? r.bad : "syntax error (expected key = value)");
+        sim_model_profile_free(p);
+        return DT_ERR_INPUT;
+    }
+    if (!r.has_backward) {
+        for (int i = 0; i < p->n_layers; i++)
+            p->backward_flops += p->layers[i].backward_flops;
+    }
+    if (check(p, &r, where, err)) {
+        sim_model_profile_free(p);
+        return DT_ERR_INPUT;
+    }
+    if (!p->name[0])
+        snprintf(p->name, sizeof p->name, "%.63s", where);
+    return DT_OK;
+}
+
+void sim_model_profile_free(sim_model_profile_t *p)
+{
+    free(p->layers);
+    p->layers = NULL;
+    p->n_layers = 0;
+}

@@ -1,0 +1,46 @@
+/* Model profiles: models too large to train here, described by what the simulation needs
+ * to time them (timing-only runs, `model.arch = profile:NAME`): the parameter count, the
+ * forward and backward FLOPs of one sample, and the gradient of every layer in the order
+ * the backward pass produces it, with that layer's share of the backward FLOPs (for
+ * gradient bucketing and overlap).
+ *
+ * A profile is an INI file:
+ *   [profile]   name, sample (what one sample is), source, params, forward_flops,
+ *               backward_flops (per sample, plain numbers: 8.2e9)
+ *   [backward]  LAYER = GRADIENT_ELEMENTS BACKWARD_FLOPS, one line per layer, last layer
+ *               first; the elements sum to params and the FLOPs to backward_flops.
+ * The built-in profiles are the .ini files of scenarios/profiles (made by
+ * make_profiles.py there), compiled into the program. */
+#ifndef DTSIM_MODEL_PROFILE_H
+#define DTSIM_MODEL_PROFILE_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+typedef struct sim_profile_layer {
+    char name[64];
+    size_t params;         /* gradient elements */
+    double backward_flops; /* per sample */
+} sim_profile_layer_t;
+
+typedef struct sim_model_profile {
+    char name[64];
+    char sample[128];
+    char source[400];
+    size_t params;
+    double forward_flops, backward_flops; /* per sample */
+    int n_layers;
+    sim_profile_layer_t *layers; /* backward order */
+} sim_model_profile_t;
+
+/* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in
+ * .ini). Errors: "FILE:LINE: what" or "unknown model profile ..." in err, DT_ERR_INPUT. */
+dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err);
+void sim_model_profile_free(sim_model_profile_t *p);
+/* True when spec names a profile file rather than a built-in one. */
+int sim_model_profile_is_file(const char *spec);
+/* The built-in profiles' names, i = 0, 1, ...; NULL past the last. */
+const char *sim_model_profile_builtin(size_t i);
+
+#endif
