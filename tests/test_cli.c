@@ -209,6 +209,34 @@ START_TEST(run_lands_in_database)
 }
 END_TEST
 
+/* A model profile: the run is timed, not trained; the summary says so and the evaluation
+ * rows keep their time and step with empty loss and accuracy. */
+START_TEST(timing_only_run_has_empty_accuracy)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/tiny.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/timing.db", dir);
+    write_file(path, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "model.arch=profile:bert_large", NULL}),
+                     0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "timing only: model profile bert_large (335.1 M parameters"), "%s", o);
+    free(o);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM evals WHERE test_acc IS NULL AND "
+                                    "test_loss IS NULL AND sim_time > 0"), 2);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM evals WHERE test_acc IS NOT NULL"), 0);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM label_hist"), 0);
+    sqlite3_close(db);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "model.arch=profile:resnet18", NULL}),
+                     2);
+    one_error_line("model.arch: unknown model profile \"resnet18\"", NULL);
+}
+END_TEST
+
 /* tiny without the keys its sweeps vary */
 static const char *tiny_sweep =
     "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\nbatch = 16\n"
@@ -522,6 +550,7 @@ int main(void)
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);
     tcase_add_test(tc, readme_lists_every_key);
+    tcase_add_test(tc, timing_only_run_has_empty_accuracy);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

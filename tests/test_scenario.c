@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fault_spec.h"
+#include "model_profile.h"
 #include "scenario.h"
 
 #define FIXTURE(name) DTSIM_FIXTURES "/scenarios/" name
@@ -571,6 +572,109 @@ START_TEST(cross_key_errors_name_the_line_at_fault)
     /* floor(100 x 0.29) is 29, not 28 */
     load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = fedavg\nfraction = 0.29\n"), NULL, 0);
     ck_assert_int_eq(scenario_fedavg_sampled(&sc), 29);
+}
+END_TEST
+
+/* ---- model profiles (timing-only runs) --------------------------------------------------- */
+
+/* Loads a scenario that must fail and checks that its message contains want. */
+static void expect_load_error(const char *text, const char *want)
+{
+    scenario_t sc;
+    dt_err_t err = {""};
+    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", text), NULL, 0, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, want), "got \"%s\", expected it to contain \"%s\"", err.msg,
+                  want);
+}
+
+/* Every built-in profile loads, adds up, and has the published parameter count; the
+ * layers come in backward order (the classifier first). */
+START_TEST(builtin_model_profiles)
+{
+    static const struct {
+        const char *name, *first;
+        size_t params;
+    } want[] = {{"bert_large", "pooler", 335141888},   {"gpt2_xl", "lm_head", 1557611200},
+                {"inception_v3", "fc", 23834568},      {"resnet101", "fc", 44549160},
+                {"resnet50", "fc", 25557032},          {"vgg16", "classifier.6", 138357544}};
+    size_t n = 0;
+    while (sim_model_profile_builtin(n))
+        n++;
+    ck_assert_uint_eq(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        sim_model_profile_t p;
+        dt_err_t err = {""};
+        ck_assert_str_eq(sim_model_profile_builtin(i), want[i].name);
+        ck_assert_msg(sim_model_profile_load(&p, want[i].name, &err) == DT_OK, "%s", err.msg);
+        ck_assert_uint_eq(p.params, want[i].params);
+        ck_assert_str_eq(p.layers[0].name, want[i].first);
+        size_t sum = 0;
+        double flops = 0;
+        for (int k = 0; k < p.n_layers; k++) {
+            sum += p.layers[k].params;
+            flops += p.layers[k].backward_flops;
+        }
+        ck_assert_uint_eq(sum, p.params);
+        ck_assert(fabs(flops - p.backward_flops) <= 1e-9 * flops);
+        /* backward costs about twice the forward pass in this convention */
+        ck_assert(p.backward_flops > 1.9 * p.forward_flops &&
+                  p.backward_flops <= 2.0 * p.forward_flops);
+        ck_assert(p.source[0] && p.sample[0]);
+        sim_model_profile_free(&p);
+    }
+    /* resnet50: 4.1 G multiply-adds per 224x224 image, as the literature quotes */
+    sim_model_profile_t p;
+    ck_assert(sim_model_profile_load(&p, "resnet50", NULL) == DT_OK);
+    ck_assert(p.forward_flops > 8.0e9 && p.forward_flops < 8.4e9);
+    sim_model_profile_free(&p);
+}
+END_TEST
+
+START_TEST(model_profile_files_and_errors)
+{
+    scenario_t sc;
+    tmp_file("mine.ini", "[profile]\nname = mine\nparams = 30\nforward_flops = 1e6\n"
+                         "[backward]\nb = 10 1e6\na = 20 1e6\n");
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:mine.ini\n"), NULL, 0);
+    char real[PATH_MAX], want[PATH_MAX + 64];
+    ck_assert_ptr_nonnull(realpath(tmpdir, real));
+    snprintf(want, sizeof want, "%s/mine.ini", real);
+    ck_assert_str_eq(sc.profile, want);
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:vgg16\n"), NULL, 0);
+    ck_assert_str_eq(sc.profile, "vgg16");
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = mlp\n"), NULL, 0);
+    ck_assert_str_eq(sc.profile, "");
+    expect_load_error("[model]\narch = profile:resnet18\n",
+                      ":2: model.arch: unknown model profile \"resnet18\" (built in: bert_large, "
+                      "gpt2_xl, inception_v3, resnet101, resnet50, vgg16; or a profile file "
+                      "FILE.ini)");
+    tmp_file("sum.ini", "[profile]\nparams = 31\nforward_flops = 1e6\n[backward]\na = 30 1\n");
+    expect_load_error("[model]\narch = profile:sum.ini\n",
+                      "sum.ini: the [backward] layers hold 30 gradient elements, profile.params "
+                      "says 31");
+    tmp_file("num.ini", "[profile]\nparams = 30\nforward_flops = 1e6\n[backward]\na = 30 x\n");
+    expect_load_error("[model]\narch = profile:num.ini\n",
+                      "num.ini:5: backward.a: \"30 x\" is not GRADIENT_ELEMENTS BACKWARD_FLOPS");
+    tmp_file("key.ini", "[profile]\nparams = 30\nflops = 1e6\n");
+    expect_load_error("[model]\narch = profile:key.ini\n", "key.ini:3: profile.flops: unknown key");
+    tmp_file("sec.ini", "[layers]\na = 1 1\n");
+    expect_load_error("[model]\narch = profile:sec.ini\n", "sec.ini:2: [layers]: unknown section");
+    tmp_file("bwd.ini", "[profile]\nparams = 30\nforward_flops = 1\nbackward_flops = 5\n"
+                        "[backward]\na = 30 1\n");
+    expect_load_error("[model]\narch = profile:bwd.ini\n",
+                      "bwd.ini: the [backward] layers add up to 1 FLOPs, "
+                      "profile.backward_flops says 5");
+    expect_load_error("[model]\narch = profile:absent.ini\n", ":2: model.arch: cannot read");
+    /* keys that only make sense with a profile, or with one strategy */
+    expect_load_error("[strategy]\nkind = allreduce\nring_messages = phases\n",
+                      ":3: strategy.ring_messages: ring_messages = phases moves each phase in "
+                      "one message, which cannot carry real partial sums");
+    expect_load_error("[strategy]\nkind = sync-ps\nbucket_mb = 25\n",
+                      ":3: strategy.bucket_mb: bucket_mb overlaps the all-reduce");
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
+                                   "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
+            NULL, 0);
+    ck_assert(sc.bucket_mb == 25 && sc.ring_messages == SIM_RING_PHASES);
 }
 END_TEST
 
@@ -1581,6 +1685,8 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, cross_key_errors_name_the_line_at_fault);
     tcase_add_test(tc, device_profiles_and_device_flops);
     tcase_add_test(tc, device_profile_files);
+    tcase_add_test(tc, builtin_model_profiles);
+    tcase_add_test(tc, model_profile_files_and_errors);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);

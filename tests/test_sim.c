@@ -8,7 +8,10 @@
  *   - the same scenario and seed give identical results twice;
  *   - every fault kind on every strategy: the run finishes, logs the fault and the
  *     reaction, and keeps its evaluations; a crash of the single worker costs exactly the
- *     downtime plus the step it lost, a dead sync-ps worker about the detection timeout.
+ *     downtime plus the step it lost, a dead sync-ps worker about the detection timeout;
+ *   - timing-only runs (model profiles) cost exactly their FLOPs; a ring of one message per
+ *     phase takes the step-by-step ring's time; gradient buckets overlap the backward pass
+ *     exactly as the alpha-beta timeline says.
  * SimGrid runs once per process, so every simulation runs in a forked child that sends
  * back what it measured through a pipe. */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +42,7 @@ typedef struct outcome {
     double device_flops;
     long fault_rows;
     char fault_kinds[256];
+    int timing_only; /* no weights follow */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -120,13 +124,15 @@ static void child(int fd, const char *const *sets, int n_sets)
     }
     o.mean_staleness = o.stale_count ? sum / o.stale_count : 0;
     o.replicas_identical = 1;
-    for (int i = 1; i < run.n_workers; i++)
+    o.timing_only = run.timing_only;
+    for (int i = 1; i < run.n_workers && !run.timing_only; i++)
         if (memcmp(run.workers[i].params, run.workers[0].params, sizeof(float) * run.n_params))
             o.replicas_identical = 0;
     const float *params = sc.strategy == SIM_STRATEGY_FEDAVG ? run.servers[0].params
                                                             : run.workers[0].params;
     write_all(fd, &o, sizeof o);
-    write_all(fd, params, sizeof(float) * run.n_params);
+    if (!run.timing_only) /* a timing-only run's buffers are inaccessible on purpose */
+        write_all(fd, params, sizeof(float) * run.n_params);
     _exit(0);
 }
 
@@ -147,7 +153,7 @@ static outcome_t simulate(const char *const *sets, int n_sets, float **params)
     memset(&o, 0, sizeof o);
     int got = read_all(fds[0], &o, sizeof o);
     float *w = NULL;
-    if (got == 0 && o.ok) {
+    if (got == 0 && o.ok && !o.timing_only) {
         w = malloc(sizeof(float) * o.n_params);
         ck_assert(read_all(fds[0], w, sizeof(float) * o.n_params) == 0);
     }
@@ -642,6 +648,75 @@ START_TEST(straggler_interval_is_integrated)
 }
 END_TEST
 
+/* ---- timing-only runs: model profiles, rings of one message per phase, buckets ---------- */
+
+START_TEST(timing_only_single_is_exact)
+{
+    /* no data, no kernels: 3 steps of batch 8 cost 3 x 8 x the profile's FLOPs / speed */
+    const char *sets[] = {"strategy.kind=single", "model.arch=profile:resnet50", "run.steps=3",
+                          "run.eval_every=1", "cluster.device=v100"};
+    outcome_t o = simulate(sets, 5, NULL);
+    ck_assert_msg(o.ok, "%s", o.err);
+    ck_assert_double_eq(o.step_flops, 8222824448.0 + 16209620992.0);
+    ck_assert_uint_eq(o.n_params, 25557032);
+    double want = 3.0 * 8 * o.step_flops / o.device_flops;
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "%.12g s, want %.12g s", o.end_time,
+                  want);
+    ck_assert_int_eq(o.evals, 3); /* progress rows, without accuracy */
+    ck_assert(isnan(o.acc) && isnan(o.loss));
+}
+END_TEST
+
+START_TEST(ring_phases_match_ring_steps)
+{
+    /* on a star every ring step sees the same network: one message per phase after a
+     * latency probe takes the time of 2 (p - 1) messages, in both network models */
+    static const char *const nets[][2] = {{"cluster.network_model=LV08", "cluster.crosstraffic=yes"},
+                                          {"cluster.network_model=CM02", "cluster.crosstraffic=no"}};
+    for (int k = 0; k < 2; k++) {
+        double t[2];
+        for (int m = 0; m < 2; m++) {
+            const char *sets[] = {"strategy.kind=allreduce", "model.arch=profile:resnet50",
+                                  "cluster.workers=12", "run.steps=2", nets[k][0], nets[k][1],
+                                  m ? "strategy.ring_messages=phases"
+                                    : "strategy.ring_messages=steps"};
+            outcome_t o = simulate(sets, 7, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            t[m] = o.end_time;
+        }
+        ck_assert_msg(fabs(t[1] - t[0]) <= 1e-6 * t[0], "%s: steps %.9g s, phases %.9g s",
+                      nets[k][0], t[0], t[1]);
+    }
+}
+END_TEST
+
+/* Two workers, a profile of two 1 MB gradients (forward F = 1 ms, backward 2 + 2 ms at
+ * 1 TFLOP/s), alpha-beta network: with a bucket per layer the top layer's all-reduce
+ * (2 alpha + 1 MB / BW) runs during the bottom layer's backward. */
+START_TEST(buckets_overlap_backward_exactly)
+{
+    static const char *const bws[] = {"cluster.bandwidth=1Gbps", "cluster.bandwidth=10Gbps"};
+    static const double bw[] = {1.25e8, 1.25e9};
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 2; b++) {
+            const char *sets[] = {"strategy.kind=allreduce",
+                                  "model.arch=profile:" DTSIM_SOURCE
+                                  "/tests/fixtures/profile-two-layers.ini",
+                                  "model.batch=1", "cluster.workers=2", "run.steps=2",
+                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                                  "cluster.latency=10us", "cluster.device_flops=1Tf", bws[k],
+                                  b ? "strategy.bucket_mb=1" : "strategy.bucket_mb=0"};
+            outcome_t o = simulate(sets, 11, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            double F = 1e-3, f = 2e-3, layer = ALPHA * 2 + 1e6 / bw[k];
+            double step = b ? F + f + fmax(layer, f) + layer /* top overlaps bottom */
+                            : F + 2 * f + ALPHA * 2 + 2e6 / bw[k];
+            ck_assert_msg(fabs(o.end_time - 2 * step) <= 1e-6 * step,
+                          "%s bucket %d: %.9g s, want %.9g s", bws[k], b, o.end_time, 2 * step);
+        }
+}
+END_TEST
+
 /* A sync-ps worker that dies for good: the step it dies in waits the detection timeout,
  * later steps go on with the others. */
 START_TEST(sync_ps_dead_worker_costs_the_timeout)
@@ -688,6 +763,9 @@ int main(void)
     tcase_add_test(tc, single_crash_costs_downtime_and_lost_step);
     tcase_add_test(tc, straggler_interval_is_integrated);
     tcase_add_test(tc, sync_ps_dead_worker_costs_the_timeout);
+    tcase_add_test(tc, timing_only_single_is_exact);
+    tcase_add_test(tc, ring_phases_match_ring_steps);
+    tcase_add_test(tc, buckets_overlap_backward_exactly);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
