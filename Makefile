@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test asan bench clean
+.PHONY: all deps build demo test asan bench bench-scale clean
 
 all: build
 
@@ -30,6 +30,10 @@ asan: deps
 # Trainer speed and accuracy on this machine (figures, not pass/fail).
 bench: build
 	sh tests/bench/trainer.sh $(BUILD)
+
+# Timing-only runs of 1024 and 4096 workers and of 100,000 clients: wall time and memory.
+bench-scale: build
+	sh tests/bench/scale.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan
