@@ -618,7 +618,7 @@ static const key_desc_t keys[] = {
     K_DOUBLE("strategy", "bucket_mb", "0", bucket_mb, 0, 1e6, 0,
              "allreduce: gradient buckets of this many MB (1e6 bytes), all-reduced while the "
              "backward pass goes on (PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer); "
-             "0 = one all-reduce after the backward pass"),
+             "0 = one all-reduce after the backward pass; other strategies ignore it"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
            "hierarchical all-reduce: workers per group (consecutive ranks); must divide "
            "workers; on a multi-rack platform the racks are the groups"),
@@ -2279,14 +2279,6 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "ring_messages = phases moves each phase in one message, which "
                          "cannot carry real partial sums: it needs a timing-only model "
                          "(model.arch = profile:NAME; %s)", where);
-    }
-    if (sc->bucket_mb > 0 && sc->strategy != SIM_STRATEGY_ALLREDUCE) {
-        int kb = key_index("strategy", "bucket_mb"), kk = key_index("strategy", "kind");
-        int k = blame(sc, kb, kk);
-        key_where(sc, k == kb ? kk : kb, where, sizeof where);
-        return key_error(err, sc, sc->key_line[k], k,
-                         "bucket_mb overlaps the all-reduce of gradient buckets with the "
-                         "backward pass: only the allreduce strategy has it (%s)", where);
     }
     if (sc->bucket_mb > 0 && scenario_has_faults(sc)) {
         int k = key_index("strategy", "bucket_mb");

@@ -669,8 +669,9 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[strategy]\nkind = allreduce\nring_messages = phases\n",
                       ":3: strategy.ring_messages: ring_messages = phases moves each phase in "
                       "one message, which cannot carry real partial sums");
-    expect_load_error("[strategy]\nkind = sync-ps\nbucket_mb = 25\n",
-                      ":3: strategy.bucket_mb: bucket_mb overlaps the all-reduce");
+    expect_load_error("[strategy]\nkind = allreduce\nbucket_mb = 25\n[faults]\n"
+                      "crash = worker-1 at 1s\n",
+                      ":3: strategy.bucket_mb: bucket_mb with [faults] is not supported");
     load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
                                    "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
             NULL, 0);
