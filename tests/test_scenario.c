@@ -679,6 +679,33 @@ START_TEST(model_profile_files_and_errors)
 }
 END_TEST
 
+/* Every scenario the project ships loads (sweeps included); the profiles are not scenarios. */
+START_TEST(shipped_scenarios_load)
+{
+    static const char *const dirs[] = {"", "/mlp8", "/faults", "/scale"};
+    int loaded = 0;
+    for (int i = 0; i < 4; i++) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/../../scenarios%s", DTSIM_FIXTURES, dirs[i]);
+        DIR *d = opendir(dir);
+        ck_assert_msg(d != NULL, "%s", dir);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 5 || strcmp(e->d_name + n - 4, ".ini"))
+                continue;
+            char path[PATH_MAX * 2];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            static scenario_t sc;
+            load_ok(&sc, path, NULL, 0);
+            loaded++;
+        }
+        closedir(d);
+    }
+    ck_assert_int_ge(loaded, 20);
+}
+END_TEST
+
 /* ---- device and device_flops ------------------------------------------------------------ */
 
 /* A profile file as dtsim calibrate writes it: its speed becomes device_flops; the path is
@@ -1688,6 +1715,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, device_profile_files);
     tcase_add_test(tc, builtin_model_profiles);
     tcase_add_test(tc, model_profile_files_and_errors);
+    tcase_add_test(tc, shipped_scenarios_load);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);
