@@ -198,7 +198,7 @@ static dt_status check_directory(const char *path, dt_err_t *err)
     return st;
 }
 
-static int pragma_int(sqlite3 *h, const char *sql, int *out)
+int results_sql_int(sqlite3 *h, const char *sql, int *out)
 {
     sqlite3_stmt *s;
     int rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
@@ -220,14 +220,15 @@ static int pragma_int(sqlite3 *h, const char *sql, int *out)
 static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
 {
     int version = 0, app = 0, rc;
-    if ((rc = pragma_int(h, "PRAGMA user_version", &version)) != SQLITE_OK)
+    if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) != SQLITE_OK)
         return db_error(path, h, rc, err, "reading the schema version");
     if (version == 0) {
         if ((rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
             return db_error(path, h, rc, err, "locking the database to create its schema");
         int objects = 0;
-        if ((rc = pragma_int(h, "PRAGMA user_version", &version)) != SQLITE_OK ||
-            (rc = pragma_int(h, "SELECT count(*) FROM sqlite_schema", &objects)) != SQLITE_OK) {
+        if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) != SQLITE_OK ||
+            (rc = results_sql_int(h, "SELECT count(*) FROM sqlite_schema", &objects)) !=
+                SQLITE_OK) {
             dt_status st = db_error(path, h, rc, err, "reading the schema version");
             sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
             return st;
@@ -240,7 +241,7 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
         if (version == 0) {
             rc = sqlite3_exec(h, (const char *)results_schema_sql, NULL, NULL, NULL);
             if (rc == SQLITE_OK)
-                rc = pragma_int(h, "PRAGMA user_version", &version);
+                rc = results_sql_int(h, "PRAGMA user_version", &version);
             if (rc != SQLITE_OK) {
                 dt_status st = db_error(path, h, rc, err, "creating the schema");
                 sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
@@ -254,7 +255,7 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
             return st;
         }
     }
-    if ((rc = pragma_int(h, "PRAGMA application_id", &app)) != SQLITE_OK)
+    if ((rc = results_sql_int(h, "PRAGMA application_id", &app)) != SQLITE_OK)
         return db_error(path, h, rc, err, "reading the application id");
     if (app != RESULTS_APPLICATION_ID)
         return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",

@@ -27,6 +27,11 @@
 
 typedef struct results_db results_db_t;
 
+/* For the store's own readers (query.c): runs a query of one integer (a PRAGMA, a count)
+ * on an open SQLite handle into *out; returns SQLite's result code (SQLITE_OK on success). */
+struct sqlite3;
+int results_sql_int(struct sqlite3 *h, const char *sql, int *out);
+
 /* Opens path, creating the file and its schema if needed (not its directory: a missing
  * directory is DT_ERR_INPUT). Runs still marked 'running' whose writer process was on this
  * host and no longer exists are marked 'interrupted'. On failure *db is NULL. */

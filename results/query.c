@@ -119,21 +119,6 @@ static void q_reset(sqlite3_stmt *s)
 
 /* --- opening --------------------------------------------------------------------------- */
 
-static int pragma_int(sqlite3 *h, const char *sql, int *out)
-{
-    sqlite3_stmt *s;
-    int rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
-    if (rc != SQLITE_OK)
-        return rc;
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int(s, 0);
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
 struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
 
 dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *err)
@@ -159,8 +144,8 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
     sqlite3_extended_result_codes(q->h, 1);
     sqlite3_busy_timeout(q->h, 10000);
     int app = 0, version = 0;
-    if ((rc = pragma_int(q->h, "PRAGMA application_id", &app)) != SQLITE_OK ||
-        (rc = pragma_int(q->h, "PRAGMA user_version", &version)) != SQLITE_OK) {
+    if ((rc = results_sql_int(q->h, "PRAGMA application_id", &app)) != SQLITE_OK ||
+        (rc = results_sql_int(q->h, "PRAGMA user_version", &version)) != SQLITE_OK) {
         st = q_error(q, rc, err, "cannot read");
         if ((rc & 0xff) == SQLITE_NOTADB)
             st = dt_err_input(err, "%s: not a dtsim results database", path);

@@ -1,8 +1,6 @@
 /* Gradient buckets all-reduced while the backward pass goes on (see bucket.h). */
 #include "bucket.h"
 
-#include <string.h>
-
 #include <simgrid/actor.h>
 #include <simgrid/semaphore.h>
 
@@ -128,8 +126,6 @@ static void stream(int argc, char **argv)
         sg_sem_release(b->done[node->rank]);
     }
 }
-
-int sim_buckets_count(const sim_run_t *run) { return run->buckets ? run->buckets->n : 0; }
 
 double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
                         const uint32_t *idx, int batch)

@@ -21,8 +21,6 @@ typedef struct sim_buckets sim_buckets_t;
 /* Plans the buckets of the run's model and starts every worker's stream (call from the
  * strategy's deploy, after the groups exist); freed with the run. */
 void sim_buckets_start(sim_run_t *run);
-/* Number of buckets (for reports and tests). */
-int sim_buckets_count(const sim_run_t *run);
 /* One step of a worker: the real gradient of params on idx (timing-only: none), the compute
  * charged bucket by bucket with each bucket's all-reduce started when it is ready; returns
  * when node->grads holds the sum over the workers. Returns the mean loss. */

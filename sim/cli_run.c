@@ -250,10 +250,11 @@ static void print_summary(const sim_run_t *run)
         snprintf(ttt, sizeof ttt, "never");
     else
         snprintf(ttt, sizeof ttt, "%.4fs", run->time_to_target);
-    char acc[32];
-    snprintf(acc, sizeof acc, "%.4f", run->last_acc);
+    char acc[32] = "-"; /* a timing-only run has no accuracy and no time to target */
     if (run->timing_only)
         snprintf(ttt, sizeof ttt, "-");
+    else
+        snprintf(acc, sizeof acc, "%.4f", run->last_acc);
     printf("%-24s %-10s %8s %8s %12s %14s %9s %7s %7s %7s\n", "run", "strategy", "status",
            "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
     printf("%-24s %-10s %8s %8s %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
@@ -262,18 +263,14 @@ static void print_summary(const sim_run_t *run)
            : run->diverged    ? "diverged"
            : run->interrupted ? "interrupted"
                               : "finished",
-           run->timing_only ? "-" : acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
+           acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
     if (run->fault_rows)
         printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
-    if (run->timing_only) {
-        long steps = 0;
-        for (int i = 0; i < run->n_workers; i++)
-            steps = run->workers[i].steps > steps ? run->workers[i].steps : steps;
+    if (run->timing_only)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
                "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
                run->step_flops / 1e9, end > 0 ? run->samples / end : 0.0);
-    }
 }
 
 /* The label histogram of every worker's (client's) partition, stored with the run. */

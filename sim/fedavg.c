@@ -117,26 +117,25 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
     size_t bytes = sizeof(float) * run->n_params;
     run->be->copy(w, global, bytes);
     run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
-    if (run->timing_only) { /* the same steps, charged only */
-        for (long e = 0; e < sc->local_epochs; e++)
-            for (size_t off = 0; off < n; off += (size_t)sc->batch)
-                sim_compute_grad(run, node, w, node->grads, NULL,
-                                 (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch));
-        return;
+    /* a timing-only client has no samples to order: the same steps are only charged */
+    uint32_t *order = NULL;
+    if (!run->timing_only) {
+        if (n > h->order_cap) {
+            free(h->order);
+            h->order = dt_malloc(sizeof(uint32_t) * n);
+            h->order_cap = n;
+        }
+        order = h->order;
+        memcpy(order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
     }
-    if (n > h->order_cap) {
-        free(h->order);
-        h->order = dt_malloc(sizeof(uint32_t) * n);
-        h->order_cap = n;
-    }
-    memcpy(h->order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round, FEDAVG_STREAM_LOCAL);
     for (long e = 0; e < sc->local_epochs; e++) {
-        trainer_rng_shuffle_u32(&rng, h->order, n);
+        if (order)
+            trainer_rng_shuffle_u32(&rng, order, n);
         for (size_t off = 0; off < n; off += (size_t)sc->batch) {
             int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
-            sim_compute_grad(run, node, w, node->grads, h->order + off, b);
+            sim_compute_grad(run, node, w, node->grads, order ? order + off : NULL, b);
             if (sc->prox_mu > 0) { /* grad += mu (w - w_global) */
                 run->be->axpy(run->n_params, (float)sc->prox_mu, w, node->grads);
                 run->be->axpy(run->n_params, -(float)sc->prox_mu, global, node->grads);

@@ -113,11 +113,8 @@ static int layer_line(reader_t *r, const char *name, const char *v)
         }
     if (p->n_layers == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 64;
-        sim_profile_layer_t *grown = dt_calloc((size_t)r->cap, sizeof *grown);
-        if (p->n_layers)
-            memcpy(grown, p->layers, sizeof *grown * (size_t)p->n_layers);
-        free(p->layers);
-        p->layers = grown;
+        p->layers = realloc(p->layers, sizeof *p->layers * (size_t)r->cap);
+        DT_CHECK(p->layers, "out of memory reading a model profile");
     }
     sim_profile_layer_t *l = &p->layers[p->n_layers++];
     strcpy(l->name, name);

@@ -81,9 +81,10 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->scratch = be->alloc(bytes);
     /* a server talks to every worker at once; a worker to every server, or to one peer at a
      * time in a collective (so thousands of workers do not cost a square of headers) */
-    int peers = !strcmp(role, "server") ? run->n_workers + run->n_servers : run->n_servers;
+    int server = !strcmp(role, "server");
+    int peers = server ? run->n_workers + run->n_servers : run->n_servers;
     node->n_msgs = 2 * (size_t)(peers + 8);
-    if (!strcmp(role, "server") && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
+    if (server && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
         run->sc->clients * 2 + 8 > (long)node->n_msgs)
         node->n_msgs = (size_t)run->sc->clients * 2 + 8;
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
