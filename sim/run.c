@@ -106,10 +106,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
         if (sim_model_profile_load(&run->profile, sc->profile, &why))
             return dt_err_input(err, "%s: model.arch = profile:%s: %s", sc->path, sc->profile,
                                 why.msg);
-        if (sc->time_model == SIM_TIME_MEASURED)
-            return dt_err_input(err, "%s: run.time_model = measured needs real kernels; a "
-                                     "model profile is timed by its FLOPs (time_model = flops)",
-                                sc->path);
+        DT_ASSERT(sc->time_model == SIM_TIME_FLOPS); /* scenario_validate refuses measured */
         run->be = trainer_backend_timing(sizeof(float) * (run->profile.params + 1));
     } else {
         run->be = trainer_backend_by_name(scenario_backend_name(sc->backend), &why);

@@ -2280,6 +2280,14 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "cannot carry real partial sums: it needs a timing-only model "
                          "(model.arch = profile:NAME; %s)", where);
     }
+    if (sc->profile[0] && sc->time_model == SIM_TIME_MEASURED) {
+        int kt = key_index("run", "time_model"), ka = key_index("model", "arch");
+        int k = blame(sc, kt, ka);
+        key_where(sc, k == kt ? ka : kt, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "time_model = measured needs real kernels; a model profile is timed "
+                         "by its FLOPs (time_model = flops; %s)", where);
+    }
     if (sc->bucket_mb > 0 && scenario_has_faults(sc)) {
         int k = key_index("strategy", "bucket_mb");
         return key_error(err, sc, sc->key_line[k], k,

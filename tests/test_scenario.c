@@ -665,6 +665,8 @@ START_TEST(model_profile_files_and_errors)
                       "bwd.ini: the [backward] layers add up to 1 FLOPs, "
                       "profile.backward_flops says 5");
     expect_load_error("[model]\narch = profile:absent.ini\n", ":2: model.arch: cannot read");
+    expect_load_error("[run]\ntime_model = measured\n[model]\narch = profile:vgg16\n",
+                      ":2: run.time_model: time_model = measured needs real kernels");
     /* keys that only make sense with a profile, or with one strategy */
     expect_load_error("[strategy]\nkind = allreduce\nring_messages = phases\n",
                       ":3: strategy.ring_messages: ring_messages = phases moves each phase in "
