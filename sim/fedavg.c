@@ -14,6 +14,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
+#include "side.h"
 #include "strategy.h"
 
 enum {
@@ -85,6 +86,19 @@ static int client_drops(const sim_run_t *run, int c, long round)
     return trainer_rng_uniform(&r) < run->sc->dropout;
 }
 
+typedef struct server_state {
+    uint32_t *population; /* (clients) */
+    sg_mailbox_t *to;     /* (max(m, hosts)) */
+    sim_msg_t **msgs;
+    const float **srcs;
+    float *weights;
+    sg_comm_t *tasks;     /* (selected) tasks in flight, with faults */
+    sim_msg_t **task_msgs;
+    sim_availability_t availability;
+    sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
+    trainer_rng_t *rngs;  /* (cap) their order streams */
+} server_state_t;
+
 typedef struct client_host {
     float **slot;  /* model buffers, one per client served in the current round */
     int n_slots, used;
@@ -105,6 +119,13 @@ static float *host_slot(sim_run_t *run, client_host_t *h, long round)
         h->slot[h->n_slots++] = run->be->alloc(sizeof(float) * run->n_params);
     }
     return h->slot[h->used++];
+}
+
+/* The stream that orders client c's samples in `round`. */
+static void local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng)
+{
+    trainer_rng_seed(rng, run->sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round,
+                     FEDAVG_STREAM_LOCAL);
 }
 
 /* E local epochs of client c on its partition, starting from the global model. */
@@ -129,7 +150,7 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
         memcpy(order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
     }
     trainer_rng_t rng;
-    trainer_rng_seed(&rng, sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round, FEDAVG_STREAM_LOCAL);
+    local_rng(run, c, round, &rng);
     for (long e = 0; e < sc->local_epochs; e++) {
         if (order)
             trainer_rng_shuffle_u32(&rng, order, n);
@@ -185,11 +206,17 @@ static void client_host(sim_node_t *node)
             sim_fault_log(run, "dropout", node->name, "client %d left round %ld", c, round);
             continue;
         }
-        /* the global model, read by the server's aggregation only after the round, and by
-         * late clients of this host after that: copy it before training */
-        float *w = host_slot(run, h, round);
         node->slow = client_slowdown(run, &classes, c);
-        local_train(run, node, h, c, round, task->data, w);
+        /* trained side by side by the server at the start of the round: charge its steps */
+        const server_state_t *st = run->servers[0].state;
+        const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
+        if (!w) {
+            /* the global model, read by the server's aggregation only after the round, and
+             * by late clients of this host after that: copy it before training */
+            float *own = host_slot(run, h, round);
+            local_train(run, node, h, c, round, task->data, own);
+            w = own;
+        }
         node->slow = 1.0;
         sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, round);
         up->flag = c;
@@ -210,16 +237,25 @@ static int by_client(const void *a, const void *b)
     return (x->flag > y->flag) - (x->flag < y->flag);
 }
 
-typedef struct server_state {
-    uint32_t *population; /* (clients) */
-    sg_mailbox_t *to;     /* (max(m, hosts)) */
-    sim_msg_t **msgs;
-    const float **srcs;
-    float *weights;
-    sg_comm_t *tasks;     /* (selected) tasks in flight, with faults */
-    sim_msg_t **task_msgs;
-    sim_availability_t availability;
-} server_state_t;
+
+/* With clients side by side: trains the sampled clients[0..count) that will not drop out
+ * of the round, before their tasks go out (no simulated time passes: each client charges its
+ * own steps when it takes its task). */
+static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t *st,
+                               const uint32_t *clients, int count, long round)
+{
+    if (!st->side)
+        return;
+    uint32_t *train = dt_malloc(sizeof(uint32_t) * (size_t)(count ? count : 1));
+    int n = 0;
+    for (int i = 0; i < count; i++)
+        if (!client_drops(run, (int)clients[i], round)) {
+            local_rng(run, (int)clients[i], round, &st->rngs[n]);
+            train[n++] = clients[i];
+        }
+    sim_side_train(st->side, run, train, st->rngs, n, round, node->params);
+    free(train);
+}
 
 /* One round with faults: sample among the clients online now (over-selected), post the
  * tasks without waiting for hosts to take them, and aggregate what arrives before the
@@ -248,6 +284,7 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
         st->population[i] = st->population[j];
         st->population[j] = t;
     }
+    train_side_by_side(run, node, st, st->population, sel, round);
     double t0 = simgrid_get_clock();
     for (int i = 0; i < sel; i++) {
         int c = (int)st->population[i];
@@ -296,6 +333,8 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
 static void server_state_free(sim_node_t *node)
 {
     server_state_t *st = node->state;
+    sim_side_free(st->side, sim_current);
+    free(st->rngs);
     free(st->population);
     free(st->to);
     free(st->msgs);
@@ -326,6 +365,10 @@ static void server(sim_node_t *node)
     st->weights = dt_calloc((size_t)cap, sizeof(float));
     st->tasks = dt_calloc((size_t)cap, sizeof(sg_comm_t));
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
+    if (sim_side_enabled(run)) {
+        st->side = sim_side_new(run);
+        st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
+    }
     dt_err_t e;
     DT_ASSERT(sim_availability_parse(sc->availability, &st->availability, &e) == DT_OK);
     trainer_rng_t rng;
@@ -351,6 +394,7 @@ static void server(sim_node_t *node)
                 st->population[i] = st->population[j];
                 st->population[j] = t;
             }
+            train_side_by_side(run, node, st, st->population, m, round);
             for (int i = 0; i < m; i++) {
                 int c = (int)st->population[i];
                 st->to[i] = run->workers[c % hosts].inbox;

@@ -435,6 +435,7 @@ static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling"
                                               "hierarchical", NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
+static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
@@ -551,6 +552,9 @@ static const key_desc_t keys[] = {
     K_ENUM("model", "device", "cpu", backend, sim_backend_t, backend_names, 0,
            "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
            "error without a usable GPU) or auto (cuda when usable, else cpu)"),
+    K_ENUM("model", "side_by_side", "auto", side_by_side, sim_side_by_side_t, side_names, 0,
+           "fedavg: train a round's clients side by side as replicas, one launch per op for "
+           "all of them (same results up to float rounding; auto: on the cuda device only)"),
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,

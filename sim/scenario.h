@@ -59,6 +59,14 @@ typedef enum sim_backend {
     SIM_BACKEND_AUTO, /* cuda when usable, else cpu */
 } sim_backend_t;
 
+/* fedavg: a round's sampled clients trained side by side as replicas (one launch per op for
+ * all of them) or one after the other. */
+typedef enum sim_side_by_side {
+    SIM_SIDE_AUTO, /* side by side on the cuda device, one after the other on the cpu */
+    SIM_SIDE_YES,
+    SIM_SIDE_NO,
+} sim_side_by_side_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -120,6 +128,7 @@ typedef struct scenario {
     trainer_lr_schedule_t schedule;
     long threads;                 /* OpenBLAS threads of the real kernels */
     sim_backend_t backend;        /* where the real kernels run */
+    sim_side_by_side_t side_by_side; /* fedavg clients as replicas on the device */
 
     /* [data] */
     char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */

@@ -34,6 +34,7 @@ int main(void)
 #include "data.h"
 #include "model.h"
 #include "train.h"
+#include "group_checks.h"
 
 static const trainer_backend_t *cuda; /* set by main before any test runs */
 
@@ -728,6 +729,112 @@ START_TEST(test_cuda_model_sgd)
 }
 END_TEST
 
+/* n random floats in [-1, 1) from seed. */
+static float *random_floats(size_t n, uint64_t seed)
+{
+    float *p = host_floats(n);
+    trainer_rng_t r;
+    trainer_rng_seed(&r, seed, 3);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(2.0 * trainer_rng_uniform(&r) - 1.0);
+    return p;
+}
+
+/* The CUDA result of a batched op (dev, n floats) against the CPU's (host), within tol of
+ * the largest |CPU value| (0: the same bits). */
+static void expect_batched(const char *what, const float *dev, const float *ref, size_t n,
+                           double tol)
+{
+    float *got = download_floats(cuda, dev, n);
+    group_expect_close(what, 0, got, ref, n, tol);
+    free(got);
+}
+
+START_TEST(test_cuda_batched_ops)
+{
+    /* Each replica op of the CUDA backend against the CPU backend's (which is the single op
+     * block by block) on 3 replicas with gaps between their parameter blocks. Tolerances:
+     * gemm 1e-5 of the largest |value| (sums of 11 or fewer products); bias_add, permute: the
+     * same bits (one add, a move); bias_grad 1e-5; softmax: dlogits 1e-6, each replica's loss
+     * 1e-9 of itself (both in double), hits exactly. */
+    const trainer_backend_t *cpu = trainer_backend_cpu();
+    const int R = 3, m = 7, n = 5, k = 11;
+    const size_t stride = 100, big = (size_t)R * stride;
+    float *a = random_floats(big, 1), *b = random_floats(big, 2), *c0 = random_floats(big, 3);
+    float *da = dev_floats(cuda, a, big), *db = dev_floats(cuda, b, big);
+    for (int t = 0; t < 4; t++) {
+        int ta = t & 1, tb = t >> 1;
+        float *hc = host_floats(big), *dc = dev_floats(cuda, c0, big);
+        memcpy(hc, c0, sizeof(float) * big);
+        cpu->gemm_batched(ta, tb, m, n, k, 0.5f, a, ta ? m : k, stride, b, tb ? k : n, stride,
+                          0.25f, hc, n, stride, R);
+        cuda->gemm_batched(ta, tb, m, n, k, 0.5f, da, ta ? m : k, stride, db, tb ? k : n,
+                           stride, 0.25f, dc, n, stride, R);
+        char what[64];
+        snprintf(what, sizeof what, "gemm_batched trans %d %d", ta, tb);
+        expect_batched(what, dc, hc, big, 1e-5);
+        free(hc);
+        cuda->free(dc);
+    }
+    /* bias: blocks of (outer 4, channels 5, inner 3) = 60, biases 100 apart */
+    size_t block = 60, ys = block * (size_t)R;
+    float *hy = random_floats(ys, 4), *dy = dev_floats(cuda, hy, ys);
+    cpu->bias_add_batched(hy, b, stride, R, 4, 5, 3);
+    cuda->bias_add_batched(dy, db, stride, R, 4, 5, 3);
+    expect_batched("bias_add_batched", dy, hy, ys, 0.0);
+    float *hg = host_floats(big), *dg = dev_floats(cuda, c0, big);
+    memcpy(hg, c0, sizeof(float) * big);
+    cpu->bias_grad_batched(hg, stride, hy, R, 4, 5, 3);
+    cuda->bias_grad_batched(dg, stride, dy, R, 4, 5, 3);
+    expect_batched("bias_grad_batched", dg, hg, big, 1e-5);
+    /* permute: blocks of (4, 5, 3) */
+    float *hp = host_floats(ys), *dp = dev_floats(cuda, NULL, ys);
+    cpu->permute_batched(hp, hy, R, 4, 5, 3);
+    cuda->permute_batched(dp, dy, R, 4, 5, 3);
+    expect_batched("permute_batched", dp, hp, ys, 0.0);
+    /* softmax: 3 replicas of 300 rows (two blocks of rows each) of 10 classes */
+    const int rows = 300, classes = 10;
+    size_t nz = (size_t)R * rows * classes;
+    float *z = random_floats(nz, 5);
+    for (size_t i = 0; i < nz; i++)
+        z[i] *= 4.0f;
+    uint8_t *lab = malloc((size_t)R * rows), *dlab = cuda->alloc((size_t)R * rows);
+    ck_assert_ptr_nonnull(lab);
+    for (int i = 0; i < R * rows; i++)
+        lab[i] = (uint8_t)((i * 7 + i / 13) % classes);
+    cuda->upload(dlab, lab, (size_t)R * rows);
+    float *dz = dev_floats(cuda, z, nz), *hd = host_floats(nz), *dd = dev_floats(cuda, NULL, nz);
+    double lc[3], lg[3];
+    int cc[3], cg[3];
+    cpu->softmax_xent_batched(hd, z, lab, R, rows, classes, 1.0f / rows, lc, cc);
+    cuda->softmax_xent_batched(dd, dz, dlab, R, rows, classes, 1.0f / rows, lg, cg);
+    expect_batched("softmax_xent_batched dlogits", dd, hd, nz, 1e-6);
+    for (int r = 0; r < R; r++) {
+        ck_assert_msg(fabs(lg[r] - lc[r]) <= 1e-9 * fabs(lc[r]),
+                      "softmax_xent_batched replica %d loss: CUDA %.15g, CPU %.15g", r, lg[r],
+                      lc[r]);
+        ck_assert_msg(cg[r] == cc[r], "softmax_xent_batched replica %d: %d right on CUDA, %d "
+                      "on the CPU", r, cg[r], cc[r]);
+    }
+    ck_assert_msg(lc[0] != lc[1], "replicas 0 and 1 have the same loss");
+    free(a), free(b), free(c0), free(hy), free(hg), free(hp), free(z), free(lab), free(hd);
+    cuda->free(da), cuda->free(db), cuda->free(dy), cuda->free(dg), cuda->free(dp);
+    cuda->free(dlab), cuda->free(dz), cuda->free(dd);
+}
+END_TEST
+
+START_TEST(test_cuda_group)
+{
+    /* Replicas side by side on the GPU (strided-batched GEMMs, one launch per op) against
+     * each replica alone on the CPU: 4 replicas of batch 9 for every model, and 40 of batch
+     * 32 for the mlp (a grid of 40 replicas). Tolerances as in test_cuda_model_step: 1e-4 of
+     * the largest |value| of each tensor, the loss within 1e-5 of itself. */
+    trainer_model_config_t cfg = group_config(_i < 4 ? _i : 1);
+    int count = _i < 4 ? 4 : 40, batch = _i < 4 ? 9 : 32;
+    group_check(cuda, trainer_backend_cpu(), &cfg, count, batch, 1e-4, 1e-5);
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda");
@@ -754,10 +861,12 @@ static Suite *cuda_suite(void)
     tcase_add_test(ops, test_cuda_empty_ops);
     tcase_add_test(ops, test_cuda_grid_stride);
     tcase_add_test(ops, test_cuda_matches_cpu_bits);
+    tcase_add_test(ops, test_cuda_batched_ops);
     suite_add_tcase(s, ops);
     TCase *models = tcase_create("models");
     tcase_add_loop_test(models, test_cuda_model_step, 0, N_MODELS);
     tcase_add_loop_test(models, test_cuda_model_sgd, 0, 2 * N_MODELS);
+    tcase_add_loop_test(models, test_cuda_group, 0, 5);
     suite_add_tcase(s, models);
     return s;
 }

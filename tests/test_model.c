@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "model.h"
 #include "rng.h"
+#include "group_checks.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -920,6 +921,16 @@ START_TEST(test_arch_parse)
 }
 END_TEST
 
+START_TEST(test_group_matches_single)
+{
+    /* three replicas side by side on the CPU: exactly the bits of three single passes (the
+     * CPU backend's batched ops are the single ops block by block, so any difference is a
+     * layout error in the group passes) */
+    trainer_model_config_t cfg = group_config(_i);
+    group_check(trainer_backend_cpu(), trainer_backend_cpu(), &cfg, 3, 5, 0.0, 0.0);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -937,6 +948,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_forward_logreg_hand);
     tcase_add_test(tc, test_forward_mlp_hand);
     tcase_add_test(tc, test_forward_cnn_direct);
+    tcase_add_loop_test(tc, test_group_matches_single, 0, 4);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("layout");

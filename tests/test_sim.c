@@ -357,6 +357,46 @@ START_TEST(fedprox_term_changes_training)
 }
 END_TEST
 
+/* ---- fedavg clients side by side ----------------------------------------------------- */
+
+START_TEST(fedavg_side_by_side_is_exact_on_cpu)
+{
+    /* A round's clients trained as replicas (model.side_by_side) give exactly the run of
+     * clients trained one after the other on the CPU: the same weights, accuracy, loss,
+     * simulated time and samples. Dirichlet partitions give the clients different sample
+     * counts, batch 24 leaves different tails, two local epochs, momentum, FedProx and
+     * dropouts (clients that leave are not trained) all go through the replica schedule. */
+    const char *sets[] = {"strategy.kind=fedavg",       "cluster.workers=3",
+                          "strategy.clients=12",        "strategy.fraction=0.5",
+                          "strategy.rounds=4",          "strategy.local_epochs=2",
+                          "data.partition=dirichlet:0.3", "model.batch=24",
+                          "strategy.prox_mu=0.01",      "faults.dropout=0.2",
+                          "model.side_by_side=no"};
+    int n = (int)(sizeof sets / sizeof sets[0]);
+    float *w1 = NULL, *w2 = NULL;
+    outcome_t a = simulate(sets, n, &w1);
+    sets[n - 1] = "model.side_by_side=yes";
+    outcome_t b = simulate(sets, n, &w2);
+    ck_assert_msg(a.samples > 0 && a.samples == b.samples, "samples %g and %g", a.samples,
+                  b.samples);
+    ck_assert_msg(a.end_time == b.end_time, "simulated time %.17g and %.17g", a.end_time,
+                  b.end_time);
+    ck_assert_msg(a.acc == b.acc && a.loss == b.loss, "accuracy %.17g / %.17g, loss %.17g / "
+                  "%.17g", a.acc, b.acc, a.loss, b.loss);
+    ck_assert_msg(memcmp(w1, w2, sizeof(float) * a.n_params) == 0,
+                  "side by side changed the weights (max relative difference %g)",
+                  max_rel_diff(w2, w1, a.n_params));
+    /* and the rounds trained: not two copies of the initial weights */
+    sets[4] = "strategy.rounds=1";
+    float *w0 = NULL;
+    simulate(sets, n, &w0);
+    ck_assert_msg(max_rel_diff(w0, w2, a.n_params) > 1e-3, "rounds 2-4 moved nothing");
+    free(w0);
+    free(w1);
+    free(w2);
+}
+END_TEST
+
 /* ---- fedavg: non-iid hurts -------------------------------------------------------- */
 
 START_TEST(fedavg_shards_worse_than_iid)
@@ -754,6 +794,7 @@ int main(void)
     tcase_add_test(tc, staleness_bound_holds_back_fast_workers);
     tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
+    tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, every_strategy_runs_and_repeats);
     tcase_add_test(tc, flops_time_model_is_exact);
     tcase_add_test(tc, time_marks_evaluate);

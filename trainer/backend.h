@@ -77,6 +77,31 @@ typedef struct trainer_backend {
     /* dst = sum_i weights[i] * srcs[i]; dst may alias srcs[0]. */
     void (*average)(float *dst, const float *const *srcs, const float *weights, int count,
                     size_t n);
+
+    /* Replicas: `count` models of one architecture trained side by side (the clients of a
+     * fedavg round on one GPU). Their activations are `count` consecutive blocks; their
+     * parameters lie a fixed stride apart. Each op equals `count` calls of the op above on
+     * block r (and on bias + r * stride): the CPU backend makes exactly those calls, the
+     * CUDA backend one launch. count >= 1.
+     * gemm: block r of c = alpha op(a + r stride_a) op(b + r stride_b) + beta (c + r stride_c). */
+    void (*gemm_batched)(int trans_a, int trans_b, int m, int n, int k, float alpha,
+                         const float *a, int lda, size_t stride_a, const float *b, int ldb,
+                         size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
+                         int count);
+    /* y is count blocks of (outer, channels, inner); block r adds bias + r * bias_stride. */
+    void (*bias_add_batched)(float *y, const float *bias, size_t bias_stride, int count,
+                             int outer, int channels, int inner);
+    void (*bias_grad_batched)(float *dbias, size_t dbias_stride, const float *dy, int count,
+                              int outer, int channels, int inner);
+    /* count blocks of (a, b, inner) -> count blocks of (b, a, inner). */
+    void (*permute_batched)(float *dst, const float *src, int count, int a, int b, int inner);
+    /* count blocks of batch rows: loss_sum[r] and correct[r] (host arrays) for block r. */
+    void (*softmax_xent_batched)(float *dlogits, const float *logits, const uint8_t *labels,
+                                 int count, int batch, int classes, float grad_scale,
+                                 double *loss_sum, int *correct);
+    /* Waits until every op issued so far has finished (a no-op where ops are synchronous):
+     * for timing. */
+    void (*sync)(void);
 } trainer_backend_t;
 
 /* "cpu", "cuda" or "auto" (cuda when a GPU is usable, else cpu). NULL with a message in err

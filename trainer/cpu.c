@@ -269,6 +269,54 @@ static void cpu_average(float *dst, const float *const *srcs, const float *weigh
     }
 }
 
+/* ---- replicas: the single ops block by block (backend.h) ---- */
+
+static void cpu_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha,
+                             const float *a, int lda, size_t stride_a, const float *b, int ldb,
+                             size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
+                             int count)
+{
+    for (int r = 0; r < count; r++)
+        cpu_gemm(trans_a, trans_b, m, n, k, alpha, a + r * stride_a, lda, b + r * stride_b, ldb,
+                 beta, c + r * stride_c, ldc);
+}
+
+static void cpu_bias_add_batched(float *y, const float *bias, size_t bias_stride, int count,
+                                 int outer, int channels, int inner)
+{
+    size_t block = (size_t)outer * channels * inner;
+    for (int r = 0; r < count; r++)
+        cpu_bias_add(y + r * block, bias + r * bias_stride, outer, channels, inner);
+}
+
+static void cpu_bias_grad_batched(float *dbias, size_t dbias_stride, const float *dy, int count,
+                                  int outer, int channels, int inner)
+{
+    size_t block = (size_t)outer * channels * inner;
+    for (int r = 0; r < count; r++)
+        cpu_bias_grad(dbias + r * dbias_stride, dy + r * block, outer, channels, inner);
+}
+
+static void cpu_permute_batched(float *dst, const float *src, int count, int a, int b, int inner)
+{
+    size_t block = (size_t)a * b * inner;
+    for (int r = 0; r < count; r++)
+        cpu_permute(dst + r * block, src + r * block, a, b, inner);
+}
+
+static void cpu_softmax_xent_batched(float *dlogits, const float *logits, const uint8_t *labels,
+                                     int count, int batch, int classes, float grad_scale,
+                                     double *loss_sum, int *correct)
+{
+    size_t block = (size_t)batch * classes;
+    for (int r = 0; r < count; r++)
+        cpu_softmax_xent(dlogits ? dlogits + r * block : NULL, logits + r * block,
+                         labels + (size_t)r * batch, batch, classes, grad_scale, &loss_sum[r],
+                         &correct[r]);
+}
+
+static void cpu_sync(void) {}
+
 static const trainer_backend_t cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -292,6 +340,12 @@ static const trainer_backend_t cpu_backend = {
     .axpy = cpu_axpy,
     .scale = cpu_scale,
     .average = cpu_average,
+    .gemm_batched = cpu_gemm_batched,
+    .bias_add_batched = cpu_bias_add_batched,
+    .bias_grad_batched = cpu_bias_grad_batched,
+    .permute_batched = cpu_permute_batched,
+    .softmax_xent_batched = cpu_softmax_xent_batched,
+    .sync = cpu_sync,
 };
 
 const trainer_backend_t *trainer_backend_cpu(void) { return &cpu_backend; }

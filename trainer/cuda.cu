@@ -188,32 +188,62 @@ static void cuda_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha
                              lda, &beta, c, ldc));
 }
 
+/* Replicas: one strided-batched call (one launch for every replica's product). */
+static void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha,
+                              const float *a, int lda, size_t stride_a, const float *b, int ldb,
+                              size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
+                              int count)
+{
+    if (count == 1) {
+        cuda_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    if (m <= 0 || n <= 0 || count <= 0)
+        return;
+    CUBLAS_CHECK(cublasSgemmStridedBatched(
+        cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
+        k, &alpha, b, ldb, (long long)stride_b, a, lda, (long long)stride_a, &beta, c, ldc,
+        (long long)stride_c, count));
+}
+
 /* ---- bias ------------------------------------------------------------------------------ */
 
-__global__ void bias_add_kernel(float *y, const float *bias, size_t n, int channels, int inner)
+/* y is replicas of `block` elements each; replica r adds bias + r * stride. */
+__global__ void bias_add_kernel(float *y, const float *bias, size_t stride, size_t block,
+                                size_t n, int channels, int inner)
 {
     GRID_STRIDE(e, n)
     {
-        y[e] += bias[(e / (size_t)inner) % (size_t)channels];
+        size_t r = e / block, in_block = e % block;
+        y[e] += bias[r * stride + (in_block / (size_t)inner) % (size_t)channels];
     }
+}
+
+static void cuda_bias_add_batched(float *y, const float *bias, size_t bias_stride, int count,
+                                  int outer, int channels, int inner)
+{
+    size_t block = (size_t)outer * channels * inner, n = block * (size_t)count;
+    if (!n)
+        return;
+    bias_add_kernel<<<blocks_for(n), THREADS>>>(y, bias, bias_stride, block, n, channels, inner);
+    LAUNCH_CHECK();
 }
 
 static void cuda_bias_add(float *y, const float *bias, int outer, int channels, int inner)
 {
-    size_t n = (size_t)outer * channels * inner;
-    if (!n)
-        return;
-    bias_add_kernel<<<blocks_for(n), THREADS>>>(y, bias, n, channels, inner);
-    LAUNCH_CHECK();
+    cuda_bias_add_batched(y, bias, 0, 1, outer, channels, inner);
 }
 
 /* One block per channel: each thread sums a strided share of the (outer, inner) terms, then
  * a tree in shared memory. Writes every dbias[c] (overwrite, as on the CPU). */
-__global__ void bias_grad_kernel(float *dbias, const float *dy, int outer, int channels,
-                                 int inner)
+__global__ void bias_grad_kernel(float *dbias, size_t dbias_stride, const float *dy, int outer,
+                                 int channels, int inner)
 {
     __shared__ float part[THREADS];
     size_t c = blockIdx.x;
+    /* replica blockIdx.y: its own dy block and its own dbias */
+    dy += (size_t)blockIdx.y * outer * channels * inner;
+    dbias += (size_t)blockIdx.y * dbias_stride;
     size_t terms = (size_t)outer * inner;
     float s = 0.0f;
     for (size_t t = threadIdx.x; t < terms; t += blockDim.x) {
@@ -231,13 +261,21 @@ __global__ void bias_grad_kernel(float *dbias, const float *dy, int outer, int c
         dbias[c] = part[0];
 }
 
+static void cuda_bias_grad_batched(float *dbias, size_t dbias_stride, const float *dy,
+                                   int count, int outer, int channels, int inner)
+{
+    if (channels <= 0 || count <= 0)
+        return;
+    DT_ASSERT(count <= 65535); /* gridDim.y */
+    /* outer * inner == 0 still runs: every dbias[c] becomes 0 */
+    bias_grad_kernel<<<dim3((unsigned)channels, (unsigned)count), THREADS>>>(
+        dbias, dbias_stride, dy, outer, channels, inner);
+    LAUNCH_CHECK();
+}
+
 static void cuda_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
 {
-    if (channels <= 0)
-        return;
-    /* outer * inner == 0 still runs: every dbias[c] becomes 0 */
-    bias_grad_kernel<<<(unsigned)channels, THREADS>>>(dbias, dy, outer, channels, inner);
-    LAUNCH_CHECK();
+    cuda_bias_grad_batched(dbias, 0, dy, 1, outer, channels, inner);
 }
 
 /* ---- relu (in place allowed: each element is read, then written, by one thread) --------- */
@@ -423,25 +461,33 @@ static void cuda_maxpool_backward(float *dx, const float *dy, const int32_t *arg
 
 /* ---- permute --------------------------------------------------------------------------- */
 
-/* One thread per dst element: dst[j][i][e] = src[i][j][e], src (a, b, inner). */
+/* One thread per dst element: dst[r][j][i][e] = src[r][i][j][e], src blocks (a, b, inner). */
 __global__ void permute_kernel(float *dst, const float *src, size_t total, int a, int b,
                                int inner)
 {
+    size_t block = (size_t)a * b * inner;
     GRID_STRIDE(e, total)
     {
-        size_t in = e % (size_t)inner, t = e / (size_t)inner;
+        size_t r = e / block, f = e % block;
+        size_t in = f % (size_t)inner, t = f / (size_t)inner;
         size_t i = t % (size_t)a, j = t / (size_t)a;
-        dst[e] = src[(i * b + j) * inner + in];
+        dst[e] = src[r * block + (i * b + j) * inner + in];
     }
 }
 
-static void cuda_permute(float *dst, const float *src, int a, int b, int inner)
+static void cuda_permute_batched(float *dst, const float *src, int count, int a, int b,
+                                 int inner)
 {
-    size_t total = (size_t)a * b * inner;
+    size_t total = (size_t)a * b * inner * (size_t)(count > 0 ? count : 0);
     if (!total)
         return;
     permute_kernel<<<blocks_for(total), THREADS>>>(dst, src, total, a, b, inner);
     LAUNCH_CHECK();
+}
+
+static void cuda_permute(float *dst, const float *src, int a, int b, int inner)
+{
+    cuda_permute_batched(dst, src, 1, a, b, inner);
 }
 
 /* ---- softmax cross-entropy ------------------------------------------------------------- */
@@ -461,6 +507,14 @@ __global__ void softmax_xent_kernel(float *dlogits, const float *logits, const u
     __shared__ double loss_part[THREADS];
     __shared__ int right_part[THREADS];
     int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    /* replica blockIdx.y: its rows, and its partial sums after those of the replicas before */
+    size_t rows = (size_t)blockIdx.y * batch;
+    logits += rows * classes;
+    labels += rows;
+    if (dlogits)
+        dlogits += rows * classes;
+    block_loss += (size_t)blockIdx.y * gridDim.x;
+    block_right += (size_t)blockIdx.y * gridDim.x;
     double loss = 0.0;
     int right = 0;
     if (b < batch) {
@@ -503,48 +557,81 @@ __global__ void softmax_xent_kernel(float *dlogits, const float *logits, const u
     }
 }
 
-/* One thread adds the blocks' partial sums in block order (a few blocks per batch). */
+/* One thread per replica adds its blocks' partial sums in block order (a few blocks per
+ * batch). */
 __global__ void softmax_xent_total_kernel(xent_result_t *out, const double *block_loss,
-                                          const int *block_right, int blocks)
+                                          const int *block_right, int blocks, int count)
 {
+    int r = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (r >= count)
+        return;
     double loss = 0.0;
     int right = 0;
     for (int i = 0; i < blocks; i++) {
-        loss += block_loss[i];
-        right += block_right[i];
+        loss += block_loss[(size_t)r * blocks + i];
+        right += block_right[(size_t)r * blocks + i];
     }
-    out->loss_sum = loss;
-    out->correct = right;
+    out[r].loss_sum = loss;
+    out[r].correct = right;
+}
+
+/* Host copy of the replicas' results. */
+static xent_result_t *xent_host;
+static int xent_host_cap;
+
+static void cuda_softmax_xent_batched(float *dlogits, const float *logits, const uint8_t *labels,
+                                      int count, int batch, int classes, float grad_scale,
+                                      double *loss_sum, int *correct)
+{
+    if (count <= 0)
+        return;
+    if (batch <= 0) {
+        for (int r = 0; r < count; r++) {
+            loss_sum[r] = 0.0;
+            correct[r] = 0;
+        }
+        return;
+    }
+    DT_ASSERT(count <= 65535); /* gridDim.y */
+    int blocks = (batch + THREADS - 1) / THREADS;
+    size_t parts = (size_t)blocks * (size_t)count;
+    /* scratch: the results, then the blocks' losses (doubles), then their hit counts */
+    size_t loss_off = (sizeof(xent_result_t) * (size_t)count + 15) / 16 * 16;
+    size_t right_off = loss_off + sizeof(double) * parts;
+    char *s = (char *)scratch_reserve(right_off + sizeof(int) * parts);
+    xent_result_t *out = (xent_result_t *)s;
+    double *block_loss = (double *)(s + loss_off);
+    int *block_right = (int *)(s + right_off);
+    softmax_xent_kernel<<<dim3((unsigned)blocks, (unsigned)count), THREADS>>>(
+        dlogits, logits, labels, batch, classes, grad_scale, block_loss, block_right);
+    LAUNCH_CHECK();
+    softmax_xent_total_kernel<<<(unsigned)((count + THREADS - 1) / THREADS), THREADS>>>(
+        out, block_loss, block_right, blocks, count);
+    LAUNCH_CHECK();
+    if (count > xent_host_cap) {
+        if (xent_host)
+            CUDA_CHECK(cudaFreeHost(xent_host));
+        CUDA_CHECK(cudaMallocHost(&xent_host, sizeof(xent_result_t) * (size_t)count));
+        xent_host_cap = count;
+    }
+    size_t bytes = sizeof(xent_result_t) * (size_t)count;
+    CUDA_CHECK(cudaMemcpy(xent_host, out, bytes, cudaMemcpyDeviceToHost));
+    transferred += bytes;
+    for (int r = 0; r < count; r++) {
+        loss_sum[r] = xent_host[r].loss_sum;
+        correct[r] = xent_host[r].correct;
+    }
 }
 
 static void cuda_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels,
                               int batch, int classes, float grad_scale, double *loss_sum,
                               int *correct)
 {
-    if (batch <= 0) {
-        *loss_sum = 0.0;
-        *correct = 0;
-        return;
-    }
-    int blocks = (batch + THREADS - 1) / THREADS;
-    /* scratch: the result, then the blocks' losses (doubles), then their hit counts */
-    size_t loss_off = (sizeof(xent_result_t) + 15) / 16 * 16;
-    size_t right_off = loss_off + sizeof(double) * (size_t)blocks;
-    char *s = (char *)scratch_reserve(right_off + sizeof(int) * (size_t)blocks);
-    xent_result_t *out = (xent_result_t *)s;
-    double *block_loss = (double *)(s + loss_off);
-    int *block_right = (int *)(s + right_off);
-    softmax_xent_kernel<<<(unsigned)blocks, THREADS>>>(dlogits, logits, labels, batch, classes,
-                                                       grad_scale, block_loss, block_right);
-    LAUNCH_CHECK();
-    softmax_xent_total_kernel<<<1, 1>>>(out, block_loss, block_right, blocks);
-    LAUNCH_CHECK();
-    xent_result_t res;
-    CUDA_CHECK(cudaMemcpy(&res, out, sizeof res, cudaMemcpyDeviceToHost));
-    transferred += sizeof res;
-    *loss_sum = res.loss_sum;
-    *correct = res.correct;
+    cuda_softmax_xent_batched(dlogits, logits, labels, 1, batch, classes, grad_scale, loss_sum,
+                              correct);
 }
+
+static void cuda_sync(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
 
 /* ---- sgd and buffer ops (cpu.c's formulas; no fused multiply-add, see the top) ---------- */
 
@@ -658,6 +745,12 @@ static trainer_backend_t cuda_table(void)
     t.axpy = cuda_axpy;
     t.scale = cuda_scale;
     t.average = cuda_average;
+    t.gemm_batched = cuda_gemm_batched;
+    t.bias_add_batched = cuda_bias_add_batched;
+    t.bias_grad_batched = cuda_bias_grad_batched;
+    t.permute_batched = cuda_permute_batched;
+    t.softmax_xent_batched = cuda_softmax_xent_batched;
+    t.sync = cuda_sync;
     return t;
 }
 

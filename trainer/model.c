@@ -276,12 +276,20 @@ double trainer_sgd_flops(size_t n, float momentum, float weight_decay)
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
                             const trainer_model_t *m, int max_batch)
 {
-    DT_ASSERT(max_batch >= 1);
+    trainer_workspace_init_group(ws, be, m, max_batch, 1);
+}
+
+void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend_t *be,
+                                  const trainer_model_t *m, int max_batch, int max_replicas)
+{
+    DT_ASSERT(max_batch >= 1 && max_replicas >= 1);
     memset(ws, 0, sizeof *ws);
     ws->be = be;
     ws->m = m;
     ws->max_batch = max_batch;
-    size_t B = (size_t)max_batch;
+    ws->max_replicas = max_replicas;
+    /* every activation buffer holds max_replicas blocks of max_batch samples */
+    size_t B = (size_t)max_batch * (size_t)max_replicas;
     ws->x = be->alloc(sizeof(float) * B * m->in_size * 2); /* room for a permuted copy */
     ws->labels = be->alloc(B);
     size_t dcol = 0, dbias = 1;
@@ -326,7 +334,7 @@ void trainer_workspace_free(trainer_workspace_t *ws)
 void trainer_workspace_load(trainer_workspace_t *ws, const float *x, const uint8_t *labels,
                             int batch)
 {
-    DT_ASSERT(batch >= 1 && batch <= ws->max_batch);
+    DT_ASSERT(batch >= 1 && batch <= ws->max_batch * ws->max_replicas);
     ws->be->upload(ws->x, x, sizeof(float) * (size_t)batch * ws->m->in_size);
     ws->be->upload(ws->labels, labels, (size_t)batch);
 }
@@ -337,16 +345,23 @@ static const float *layer_input(const trainer_workspace_t *ws, int i)
     return i == 0 ? ws->x : ws->act[i - 1];
 }
 
-void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch)
+/* The passes below run R = count replicas at once: every activation buffer holds R
+ * consecutive blocks (the block of one replica is exactly its single-model layout), replica
+ * r's parameters start at params + r * stride, and every op is the backend's batched form
+ * (R launches become one). R = 1 is the single model. */
+void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, size_t stride,
+                                 int count, int batch)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
+    DT_ASSERT(count >= 1 && count <= ws->max_replicas && batch >= 1 && batch <= ws->max_batch);
+    size_t R = (size_t)count, B = (size_t)batch;
     const float *in_first = ws->x;
     if (m->layers[0].kind == TRAINER_LAYER_CONV && m->layers[0].in_c > 1) {
         /* (batch, c, hw) -> (c, batch, hw): the conv part's layout */
-        float *xc = ws->x + (size_t)ws->max_batch * m->in_size;
-        be->permute(xc, ws->x, batch, m->layers[0].in_c,
-                    m->layers[0].in_h * m->layers[0].in_w);
+        float *xc = ws->x + (size_t)ws->max_batch * ws->max_replicas * m->in_size;
+        be->permute_batched(xc, ws->x, count, batch, m->layers[0].in_c,
+                            m->layers[0].in_h * m->layers[0].in_w);
         in_first = xc;
     }
     for (int i = 0; i < m->n_layers; i++) {
@@ -356,47 +371,64 @@ void trainer_model_forward(trainer_workspace_t *ws, const float *params, int bat
         const float *w = params + l->w_off, *b = params + l->b_off;
         switch (l->kind) {
         case TRAINER_LAYER_DENSE: /* y (B, out) = x (B, in) w^T + b */
-            be->gemm(0, 1, batch, l->out_c, l->in_c, 1.0f, x, l->in_c, w, l->in_c, 0.0f, y,
-                     l->out_c);
-            be->bias_add(y, b, batch, l->out_c, 1);
+            be->gemm_batched(0, 1, batch, l->out_c, l->in_c, 1.0f, x, l->in_c, B * l->in_c, w,
+                             l->in_c, stride, 0.0f, y, l->out_c, B * l->out_c, count);
+            be->bias_add_batched(y, b, stride, count, batch, l->out_c, 1);
             break;
         case TRAINER_LAYER_CONV: { /* y (out_c, B*oh*ow) = w (out_c, in_c*k*k) col */
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
-            be->im2col(ws->col[i], x, l->in_c, batch, l->in_h, l->in_w, l->k);
-            be->gemm(0, 0, l->out_c, n, kk, 1.0f, w, kk, ws->col[i], n, 0.0f, y, n);
-            be->bias_add(y, b, 1, l->out_c, n);
+            /* the R input blocks (in_c, B, h, w) are one (R*in_c, B, h, w) */
+            be->im2col(ws->col[i], x, l->in_c * count, batch, l->in_h, l->in_w, l->k);
+            be->gemm_batched(0, 0, l->out_c, n, kk, 1.0f, w, kk, stride, ws->col[i], n,
+                             (size_t)kk * n, 0.0f, y, n, (size_t)l->out_c * n, count);
+            be->bias_add_batched(y, b, stride, count, 1, l->out_c, n);
             break;
         }
         case TRAINER_LAYER_RELU:
-            be->relu_forward(y, x, (size_t)batch * l->out_size);
+            be->relu_forward(y, x, R * B * l->out_size);
             break;
         case TRAINER_LAYER_MAXPOOL:
-            be->maxpool_forward(y, ws->argmax[i], x, l->in_c * batch, l->in_h, l->in_w, l->k);
+            be->maxpool_forward(y, ws->argmax[i], x, l->in_c * batch * count, l->in_h, l->in_w,
+                                l->k);
             break;
         case TRAINER_LAYER_FLATTEN: /* (c, B, hw) -> (B, c*hw) */
-            be->permute(y, x, l->in_c, batch, l->in_h * l->in_w);
+            be->permute_batched(y, x, count, l->in_c, batch, l->in_h * l->in_w);
             break;
         }
     }
 }
 
-void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct)
+void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch)
+{
+    trainer_model_forward_group(ws, params, 0, 1, batch);
+}
+
+void trainer_model_loss_group(trainer_workspace_t *ws, int count, int batch, double *loss_sum,
+                              int *correct)
 {
     int last = ws->m->n_layers - 1;
-    ws->be->softmax_xent(ws->dact[last], ws->act[last], ws->labels, batch, ws->m->classes,
-                         1.0f / (float)batch, loss_sum, correct);
+    ws->be->softmax_xent_batched(ws->dact[last], ws->act[last], ws->labels, count, batch,
+                                 ws->m->classes, 1.0f / (float)batch, loss_sum, correct);
+}
+
+void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct)
+{
+    trainer_model_loss_group(ws, 1, batch, loss_sum, correct);
 }
 
 /* Backward over all layers. Each parameter tensor p gets out[p] = beta * out[p] + alpha * grad:
  * (alpha 1, beta 0, out = grads) is the plain gradient; (alpha -lr, beta 1 - lr*wd,
  * out = params) is the fused SGD step. Input gradients are computed before a layer's
  * weights are written, so they always use the weights of the forward pass. */
-static void backward(trainer_workspace_t *ws, const float *params, float *out, int batch,
-                     float alpha, float beta)
+static void backward(trainer_workspace_t *ws, const float *params, float *out, size_t stride,
+                     int count, int batch, float alpha, float beta)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
     int plain = alpha == 1.0f && beta == 0.0f;
+    DT_ASSERT(count >= 1 && count <= ws->max_replicas && batch >= 1 && batch <= ws->max_batch);
+    DT_ASSERT(plain || count == 1); /* the fused update's bias scratch holds one replica */
+    size_t R = (size_t)count, B = (size_t)batch;
     for (int i = m->n_layers - 1; i >= 0; i--) {
         const trainer_layer_t *l = &m->layers[i];
         const float *dy = ws->dact[i];
@@ -407,37 +439,41 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, i
         case TRAINER_LAYER_DENSE: {
             const float *x = layer_input(ws, i);
             if (dx) /* dx (B, in) = dy (B, out) w (out, in) */
-                be->gemm(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c, w, l->in_c, 0.0f,
-                         dx, l->in_c);
+                be->gemm_batched(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c,
+                                 B * l->out_c, w, l->in_c, stride, 0.0f, dx, l->in_c,
+                                 B * l->in_c, count);
             /* w' (out, in) = beta w' + alpha dy^T (out, B) x (B, in) */
-            be->gemm(1, 0, l->out_c, l->in_c, batch, alpha, dy, l->out_c, x, l->in_c, beta, ow,
-                     l->in_c);
-            be->bias_grad(plain ? ob : ws->dbias, dy, batch, l->out_c, 1);
+            be->gemm_batched(1, 0, l->out_c, l->in_c, batch, alpha, dy, l->out_c, B * l->out_c,
+                             x, l->in_c, B * l->in_c, beta, ow, l->in_c, stride, count);
+            be->bias_grad_batched(plain ? ob : ws->dbias, stride, dy, count, batch, l->out_c, 1);
             break;
         }
         case TRAINER_LAYER_CONV: {
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
+            size_t cols = (size_t)kk * n, outs = (size_t)l->out_c * n;
             if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
-                be->gemm(1, 0, kk, n, l->out_c, 1.0f, w, kk, dy, n, 0.0f, ws->dcol, n);
-                be->col2im(dx, ws->dcol, l->in_c, batch, l->in_h, l->in_w, l->k);
+                be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs, 0.0f,
+                                 ws->dcol, n, cols, count);
+                be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
             }
             /* w' (out_c, kk) = beta w' + alpha dy (out_c, n) col^T (n, kk) */
-            be->gemm(0, 1, l->out_c, kk, n, alpha, dy, n, ws->col[i], n, beta, ow, kk);
-            be->bias_grad(plain ? ob : ws->dbias, dy, 1, l->out_c, n);
+            be->gemm_batched(0, 1, l->out_c, kk, n, alpha, dy, n, outs, ws->col[i], n, cols,
+                             beta, ow, kk, stride, count);
+            be->bias_grad_batched(plain ? ob : ws->dbias, stride, dy, count, 1, l->out_c, n);
             break;
         }
         case TRAINER_LAYER_RELU:
             if (dx)
-                be->relu_backward(dx, dy, ws->act[i], (size_t)batch * l->out_size);
+                be->relu_backward(dx, dy, ws->act[i], R * B * l->out_size);
             break;
         case TRAINER_LAYER_MAXPOOL:
             if (dx)
-                be->maxpool_backward(dx, dy, ws->argmax[i], l->in_c * batch, l->in_h, l->in_w,
-                                     l->k);
+                be->maxpool_backward(dx, dy, ws->argmax[i], l->in_c * batch * count, l->in_h,
+                                     l->in_w, l->k);
             break;
         case TRAINER_LAYER_FLATTEN: /* (B, c*hw) -> (c, B, hw) */
             if (dx)
-                be->permute(dx, dy, batch, l->in_c, l->in_h * l->in_w);
+                be->permute_batched(dx, dy, count, batch, l->in_c, l->in_h * l->in_w);
             break;
         }
         if (l->b_len && !plain) {
@@ -448,14 +484,20 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, i
     }
 }
 
+void trainer_model_backward_group(trainer_workspace_t *ws, const float *params, float *grads,
+                                  size_t stride, int count, int batch)
+{
+    backward(ws, params, grads, stride, count, batch, 1.0f, 0.0f);
+}
+
 void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
                             int batch)
 {
-    backward(ws, params, grads, batch, 1.0f, 0.0f);
+    backward(ws, params, grads, 0, 1, batch, 1.0f, 0.0f);
 }
 
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
                                 float weight_decay)
 {
-    backward(ws, params, params, batch, -lr, 1.0f - lr * weight_decay);
+    backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay);
 }

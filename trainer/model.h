@@ -107,6 +107,7 @@ typedef struct trainer_workspace {
     const trainer_backend_t *be;
     const trainer_model_t *m;
     int max_batch;
+    int max_replicas;                  /* replicas side by side (trainer_model_*_group) */
     float *x;                          /* (max_batch, in_size) dev: the input batch */
     uint8_t *labels;                   /* (max_batch) dev */
     float *act[TRAINER_MAX_LAYERS];    /* output of each layer, dev */
@@ -119,9 +120,14 @@ typedef struct trainer_workspace {
 
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
                             const trainer_model_t *m, int max_batch);
+/* The same for up to max_replicas replicas of the model at once, each with its own batch of
+ * up to max_batch samples: every activation buffer holds max_replicas blocks. */
+void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend_t *be,
+                                  const trainer_model_t *m, int max_batch, int max_replicas);
 void trainer_workspace_free(trainer_workspace_t *ws);
 
-/* Copies a batch (host) into the workspace. x is (batch, in_size), labels (batch). */
+/* Copies a batch (host) into the workspace. x is (batch, in_size), labels (batch); for
+ * replicas, their batches one after the other (batch = replicas * their batch). */
 void trainer_workspace_load(trainer_workspace_t *ws, const float *x, const uint8_t *labels,
                             int batch);
 
@@ -139,5 +145,19 @@ void trainer_model_backward(trainer_workspace_t *ws, const float *params, float 
  * up to float rounding, without the gradient buffer's write, re-read and zeroing. */
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
                                 float weight_decay);
+
+/* Replicas (federated clients trained side by side on one GPU): `count` models of this
+ * architecture, replica r with parameters params + r * stride (and grads + r * stride), each
+ * on its own batch of `batch` samples, loaded one replica after the other (ws->x holds
+ * count * batch rows). Each call equals `count` single calls on the replicas in turn, as
+ * one launch per op instead of `count` (the CPU backend makes exactly the single calls).
+ * loss_sum and correct get one entry per replica. Only the plain backward exists for
+ * replicas: the fused update is for one model. */
+void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, size_t stride,
+                                 int count, int batch);
+void trainer_model_loss_group(trainer_workspace_t *ws, int count, int batch, double *loss_sum,
+                              int *correct);
+void trainer_model_backward_group(trainer_workspace_t *ws, const float *params, float *grads,
+                                  size_t stride, int count, int batch);
 
 #endif

@@ -81,6 +81,39 @@ static void t_average(float *dst, const float *const *srcs, const float *weights
     (void)dst, (void)srcs, (void)weights, (void)count, (void)n;
 }
 
+static void t_gemm_batched(int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                           int lda, size_t sa, const float *b, int ldb, size_t sb, float beta,
+                           float *c, int ldc, size_t sc, int count)
+{
+    (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)sa;
+    (void)b, (void)ldb, (void)sb, (void)beta, (void)c, (void)ldc, (void)sc, (void)count;
+}
+static void t_bias_batched(float *y, const float *b, size_t stride, int count, int outer,
+                           int channels, int inner)
+{
+    (void)y, (void)b, (void)stride, (void)count, (void)outer, (void)channels, (void)inner;
+}
+static void t_bias_grad_batched(float *db, size_t stride, const float *dy, int count, int outer,
+                                int channels, int inner)
+{
+    (void)db, (void)stride, (void)dy, (void)count, (void)outer, (void)channels, (void)inner;
+}
+static void t_permute_batched(float *dst, const float *src, int count, int a, int b, int inner)
+{
+    (void)dst, (void)src, (void)count, (void)a, (void)b, (void)inner;
+}
+static void t_xent_batched(float *dlogits, const float *logits, const uint8_t *labels, int count,
+                           int batch, int classes, float grad_scale, double *loss_sum,
+                           int *correct)
+{
+    (void)dlogits, (void)logits, (void)labels, (void)batch, (void)classes, (void)grad_scale;
+    for (int r = 0; r < count; r++) {
+        loss_sum[r] = 0.0;
+        correct[r] = 0;
+    }
+}
+static void t_sync(void) {}
+
 static const trainer_backend_t timing = {
     .name = "timing",
     .alloc = t_alloc,
@@ -104,6 +137,12 @@ static const trainer_backend_t timing = {
     .axpy = t_axpy,
     .scale = t_scale,
     .average = t_average,
+    .gemm_batched = t_gemm_batched,
+    .bias_add_batched = t_bias_batched,
+    .bias_grad_batched = t_bias_grad_batched,
+    .permute_batched = t_permute_batched,
+    .softmax_xent_batched = t_xent_batched,
+    .sync = t_sync,
 };
 
 const trainer_backend_t *trainer_backend_timing(size_t max_bytes)
