@@ -295,6 +295,13 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
      * fails here with SQLITE_NOTADB. */
     rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL,
                       NULL, NULL);
+    /* Switching a new file to WAL while another writer creates it can answer SQLITE_BUSY
+     * at once, without the busy handler (seen with 8 writers on 16 cores): retry it for as
+     * long as the busy timeout. */
+    for (int tries = 0; (rc & 0xff) == SQLITE_BUSY && tries < 1000; tries++) {
+        sqlite3_sleep(10);
+        rc = sqlite3_exec(db->h, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+    }
     if (rc != SQLITE_OK) {
         st = db_error(path, db->h, rc, err, "cannot open");
         goto fail;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "collective.h"
+#include "side.h"
 #include "strategy.h"
 
 /* Elastic re-formation: the new group starts from the last average of the member furthest
@@ -43,11 +44,23 @@ static void worker(sim_node_t *node)
                 return;
             continue;
         }
-        sim_batch_own(run, node, batch, idx);
-        sim_compute_grad(run, node, node->params, node->grads, idx, batch);
-        sim_sgd(run, node->params, node->grads, node->velocity, run->n_params, step);
+        if (run->side) {
+            /* trained with the others at the period's end (side.h): charge and count now */
+            if (step % H == 0) {
+                long left = run->total_steps - step;
+                sim_side_period_start(run->side, run, node, step, left < H ? left : H);
+            }
+            sim_charge(run, node, run->step_flops * batch, 0.0);
+            sim_count_step(run, node, batch, 0.0);
+        } else {
+            sim_batch_own(run, node, batch, idx);
+            sim_compute_grad(run, node, node->params, node->grads, idx, batch);
+            sim_sgd(run, node->params, node->grads, node->velocity, run->n_params, step);
+        }
         step++;
         if (step % H == 0 || step == run->total_steps) {
+            if (run->side)
+                sim_side_period_end(run->side, run, node);
             sim_groups_t *g = sim_elastic_groups(run);
             if (sim_groups_allreduce(run, g, node, node->params, run->n_params) != SG_OK) {
                 if (!elastic) {
@@ -81,6 +94,8 @@ static void worker(sim_node_t *node)
 static void deploy(sim_run_t *run)
 {
     sim_elastic_make(run);
+    if (sim_side_enabled(run))
+        run->side = sim_side_new(run);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }

@@ -1,6 +1,7 @@
 /* The run engine shared by every strategy (see run.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
+#include "side.h"
 
 #include <math.h>
 #include <signal.h>
@@ -218,6 +219,7 @@ void sim_run_free(sim_run_t *run)
                 be->free(n->ckpt);
         }
     sim_faults_free(run);
+    sim_side_free(run->side, run);
     free(run->workers);
     free(run->servers);
     free(run->global_order);

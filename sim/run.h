@@ -130,6 +130,7 @@ typedef struct sim_run {
 
     /* faults (sim/fault.c) */
     struct sim_buckets *buckets; /* allreduce with bucket_mb (bucket.c) */
+    struct sim_side *side;       /* local-sgd workers side by side (side.c), else NULL */
     struct sim_faults *faults;
     int has_faults;           /* the scenario describes faults: waits use faults.timeout */
     int ended;                /* the strategy's coordinating node has finished */

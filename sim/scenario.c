@@ -553,8 +553,9 @@ static const key_desc_t keys[] = {
            "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
            "error without a usable GPU) or auto (cuda when usable, else cpu)"),
     K_ENUM("model", "side_by_side", "auto", side_by_side, sim_side_by_side_t, side_names, 0,
-           "fedavg: train a round's clients side by side as replicas, one launch per op for "
-           "all of them (same results up to float rounding; auto: on the cuda device only)"),
+           "fedavg and local-sgd: train a round's clients (a period's workers) side by side "
+           "as replicas, one launch per op for all of them (same results up to float "
+           "rounding; auto: on the cuda device only)"),
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,

@@ -1,4 +1,4 @@
-/* fedavg clients trained side by side as replicas (see side.h). */
+/* fedavg clients and local-sgd workers trained side by side as replicas (see side.h). */
 #include "side.h"
 
 #include <math.h>
@@ -33,11 +33,20 @@ struct sim_side {
     size_t steps_cap;
     double *loss;                     /* (SIDE_CHUNK) one call's losses */
     int *correct;
+    /* local-sgd: the period each worker registered and whether it is trained */
+    long *period_step, *period_steps;  /* (workers) -1: none */
+    int *period_done;
+    sim_node_t **members;              /* (SIDE_CHUNK) one batch of workers */
 };
 
 int sim_side_enabled(const sim_run_t *run)
 {
     if (run->timing_only)
+        return 0;
+    if (run->sc->strategy == SIM_STRATEGY_LOCAL_SGD &&
+        (run->has_faults || run->sc->time_model != SIM_TIME_FLOPS))
+        return 0;
+    if (run->sc->strategy != SIM_STRATEGY_FEDAVG && run->sc->strategy != SIM_STRATEGY_LOCAL_SGD)
         return 0;
     switch (run->sc->side_by_side) {
     case SIM_SIDE_YES:
@@ -57,6 +66,13 @@ sim_side_t *sim_side_new(sim_run_t *run)
     s->replica_of = dt_malloc(sizeof(int) * (size_t)run->sc->clients);
     for (long c = 0; c < run->sc->clients; c++)
         s->replica_of[c] = -1;
+    size_t w = (size_t)run->n_workers;
+    s->period_step = dt_malloc(sizeof(long) * w);
+    s->period_steps = dt_malloc(sizeof(long) * w);
+    s->period_done = dt_calloc(w, sizeof(int));
+    for (size_t i = 0; i < w; i++)
+        s->period_step[i] = -1;
+    s->members = dt_malloc(sizeof(sim_node_t *) * SIDE_CHUNK);
     s->idx = dt_malloc(sizeof(uint32_t) * SIDE_CHUNK * (size_t)run->sc->batch);
     s->loss = dt_malloc(sizeof(double) * SIDE_CHUNK);
     s->correct = dt_malloc(sizeof(int) * SIDE_CHUNK);
@@ -80,6 +96,10 @@ void sim_side_free(sim_side_t *s, sim_run_t *run)
     free(s->step_batch);
     free(s->loss);
     free(s->correct);
+    free(s->period_step);
+    free(s->period_steps);
+    free(s->period_done);
+    free(s->members);
     free(s);
 }
 
@@ -246,4 +266,71 @@ const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, in
         sim_count_step(run, node, s->step_batch[k], s->step_loss[k]);
     }
     return s->params + (size_t)s->replica_of[c] * run->n_params;
+}
+
+/* ---- local-sgd ----------------------------------------------------------------------- */
+
+void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step,
+                           long steps)
+{
+    (void)run;
+    s->period_step[node->rank] = step;
+    s->period_steps[node->rank] = steps;
+    s->period_done[node->rank] = 0;
+}
+
+/* Trains members[0..count): `steps` local steps each from their nodes' weights and momentum,
+ * global steps step .. step + steps - 1, their batches from their own streams. */
+static void train_period(sim_side_t *s, sim_run_t *run, int count, long step, long steps)
+{
+    const trainer_backend_t *be = run->be;
+    size_t n = run->n_params, bytes = sizeof(float) * n;
+    int batch = (int)run->sc->batch;
+    for (int r = 0; r < count; r++) {
+        be->copy(s->params + (size_t)r * n, s->members[r]->params, bytes);
+        be->copy(s->velocity + (size_t)r * n, s->members[r]->velocity, bytes);
+    }
+    for (long h = 0; h < steps; h++) {
+        for (int r = 0; r < count; r++)
+            sim_batch_own(run, s->members[r], batch, s->idx + (size_t)r * batch);
+        be->gather(s->ws.x, s->ws.labels, run->train.x, run->train.y, s->idx, count * batch,
+                   run->train.dim);
+        trainer_model_forward_group(&s->ws, s->params, n, count, batch);
+        trainer_model_loss_group(&s->ws, count, batch, s->loss, s->correct);
+        trainer_model_backward_group(&s->ws, s->params, s->grads, n, count, batch);
+        sim_sgd(run, s->params, s->grads, s->velocity, n * (size_t)count, step + h);
+        for (int r = 0; r < count; r++)
+            if (!isfinite(s->loss[r]) && !run->diverged) {
+                run->diverged = 1;
+                sim_request_stop(run, step + h + 1);
+            }
+    }
+    for (int r = 0; r < count; r++) {
+        be->copy(s->members[r]->params, s->params + (size_t)r * n, bytes);
+        be->copy(s->members[r]->velocity, s->velocity + (size_t)r * n, bytes);
+    }
+}
+
+void sim_side_period_end(sim_side_t *s, sim_run_t *run, sim_node_t *node)
+{
+    int me = node->rank;
+    DT_ASSERT(s->period_step[me] >= 0);
+    if (s->period_done[me])
+        return;
+    long step = s->period_step[me], steps = s->period_steps[me];
+    int workers = run->n_workers;
+    reserve(s, run, workers < SIDE_CHUNK ? workers : SIDE_CHUNK, 0, 0);
+    /* every worker registered for this period and not trained yet, in rank order */
+    int count = 0;
+    for (int w = 0; w <= workers; w++) {
+        if (w < workers && s->period_step[w] == step && s->period_steps[w] == steps &&
+            !s->period_done[w]) {
+            s->members[count++] = &run->workers[w];
+            s->period_done[w] = 1;
+        }
+        if (count == SIDE_CHUNK || (w == workers && count)) {
+            train_period(s, run, count, step, steps);
+            count = 0;
+        }
+    }
 }

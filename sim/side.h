@@ -19,8 +19,9 @@
 
 typedef struct sim_side sim_side_t;
 
-/* Whether this run trains fedavg clients side by side (model.side_by_side; never in
- * timing-only runs). */
+/* Whether this run trains fedavg clients or local-sgd workers side by side
+ * (model.side_by_side; never in timing-only runs; local-sgd only without faults and with
+ * the flops time model, see below). */
 int sim_side_enabled(const sim_run_t *run);
 
 sim_side_t *sim_side_new(sim_run_t *run);
@@ -37,5 +38,20 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
  * trained side by side for that round. */
 const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, int c,
                              long round);
+
+/* local-sgd: the workers' local periods side by side. Between two averages a worker's H
+ * local steps depend only on its weights and optimizer state at the start of the period and
+ * on its own batch stream, so a worker registers its start (sim_side_period_start, after the
+ * average), charges and counts its H steps as it goes, and needs the trained weights only
+ * when it reaches the next average (sim_side_period_end). The first worker to get there
+ * trains every registered worker of that period side by side (their weights and momentum
+ * copied into replica buffers and back) and leaves each result in its node's params and
+ * velocity. A loss that is not finite marks the run diverged then: local-sgd stops only at
+ * averages, so at the same step as training one worker after the other. Charging before
+ * computing needs the flops time model; elastic re-formation after faults rewinds workers,
+ * so neither goes side by side. */
+void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step,
+                           long steps);
+void sim_side_period_end(sim_side_t *s, sim_run_t *run, sim_node_t *node);
 
 #endif

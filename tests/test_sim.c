@@ -397,6 +397,33 @@ START_TEST(fedavg_side_by_side_is_exact_on_cpu)
 }
 END_TEST
 
+START_TEST(local_sgd_side_by_side_is_exact_on_cpu)
+{
+    /* local-sgd workers trained side by side at each average give exactly the run of
+     * workers trained one after the other: 6 workers on a fat-tree (tree all-reduce, so
+     * workers reach the averages at different times), periods of 4 steps and a last period
+     * of 2 (22 steps), momentum. */
+    const char *sets[] = {"strategy.kind=local-sgd", "cluster.workers=6",
+                          "cluster.platform=fat-tree", "strategy.algorithm=tree",
+                          "strategy.local_steps=4", "run.steps=22", "model.side_by_side=no"};
+    int n = (int)(sizeof sets / sizeof sets[0]);
+    float *w1 = NULL, *w2 = NULL;
+    outcome_t a = simulate(sets, n, &w1);
+    sets[n - 1] = "model.side_by_side=yes";
+    outcome_t b = simulate(sets, n, &w2);
+    ck_assert_msg(a.samples == 22.0 * 6 * 8 && a.samples == b.samples, "samples %g and %g",
+                  a.samples, b.samples);
+    ck_assert_msg(a.end_time == b.end_time && a.acc == b.acc && a.loss == b.loss,
+                  "time %.17g / %.17g, accuracy %.17g / %.17g", a.end_time, b.end_time, a.acc,
+                  b.acc);
+    ck_assert_msg(memcmp(w1, w2, sizeof(float) * a.n_params) == 0,
+                  "side by side changed the weights (max relative difference %g)",
+                  max_rel_diff(w2, w1, a.n_params));
+    free(w1);
+    free(w2);
+}
+END_TEST
+
 /* ---- fedavg: non-iid hurts -------------------------------------------------------- */
 
 START_TEST(fedavg_shards_worse_than_iid)
@@ -795,6 +822,7 @@ int main(void)
     tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
+    tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, every_strategy_runs_and_repeats);
     tcase_add_test(tc, flops_time_model_is_exact);
     tcase_add_test(tc, time_marks_evaluate);

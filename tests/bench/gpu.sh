@@ -6,7 +6,9 @@
 #      and of the cnn at batch 1024 (cuBLAS FP32, no TF32), and their fraction of PEAK_TFLOPS
 #      (default 66.9: the H100 SXM's FP32 peak at its 1980 MHz boost clock);
 #   3. a fedavg round of 100 clients (scenarios/gpu/fedavg-100.ini, mlp and cnn): wall seconds
-#      per round with the clients side by side and one after the other.
+#      per round with the clients side by side and one after the other; and local-sgd with
+#      64 workers (scenarios/mlp8/local-sgd.ini, 200 steps, periods of 8): wall seconds per
+#      step of all workers, side by side and one after the other.
 # usage: tests/bench/gpu.sh [BUILD_DIR]   (needs a CUDA build and a GPU)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,5 +44,17 @@ for model in mlp cnn; do
         echo "$line"
         awk -v w="$(field "$line" sim_wall_s)" -v m="$model" -v s="$side" \
             'BEGIN { printf "fedavg %s side_by_side=%s: %.3f s per round\n", m, s, w / 5 }'
+    done
+done
+
+echo "== 3b. local-sgd, 64 workers, 200 steps (scenarios/mlp8/local-sgd.ini)"
+for model in mlp cnn; do
+    for side in yes no; do
+        line=$("$dtsim" bench sim "$here/scenarios/mlp8/local-sgd.ini" --set model.device=cuda \
+               --set model.arch=$model --set model.side_by_side=$side --set cluster.workers=64 \
+               --set run.steps=200 --set run.eval_every=0)
+        echo "$line"
+        awk -v w="$(field "$line" sim_wall_s)" -v m="$model" -v s="$side" \
+            'BEGIN { printf "local-sgd %s side_by_side=%s: %.2f ms per step of 64 workers\n", m, s, 1000 * w / 200 }'
     done
 done
