@@ -1024,13 +1024,37 @@ static void fig_scaling(fig_t *f)
         }
         gp_printf(g, "EOD\n");
     }
-    gp_printf(g, "set title 'Scaling efficiency vs number of workers'\n"
+    /* two panels, one above the other: speedup (efficiency x workers) against the ideal
+     * speedup = workers, then the efficiency against the ideal 1 */
+    double smax = 1;
+    for (size_t i = 0; i < runs->n; i++)
+        if (!isnan(x[i]) && isfinite(runs->v[i].scaling_efficiency) &&
+            runs->v[i].scaling_efficiency * x[i] > smax)
+            smax = runs->v[i].scaling_efficiency * x[i];
+    if (ws[nw - 1] > smax)
+        smax = ws[nw - 1];
+    gp_printf(g, "set multiplot layout 2,1\n"
                  "set logscale x 2\nset xrange [%.10g:%.10g]\n",
               ws[0] / 1.3, ws[nw - 1] * 1.3);
     gp_tics_at(g, "x", ws, nw);
-    gp_printf(g, "set xlabel 'workers (log scale)'\n"
-                 "set ylabel 'scaling efficiency = throughput / (workers x single-worker "
+    gp_printf(g, "set title 'Speedup vs number of workers (throughput / single-worker "
                  "throughput)'\n"
+                 "set xlabel 'workers (log scale)'\n"
+                 "set ylabel 'speedup (log scale)'\n"
+                 "set logscale y 2\nset yrange [%.10g:%.10g]\nplot ",
+              ws[0] / 1.3 < 1 ? ws[0] / 1.3 : 0.5, smax * 1.3);
+    for (size_t gi = 0; gi < groups.n; gi++) {
+        gp_printf(g, "%s$group%zu using 1:($1*$2) with linespoints ", gi ? ", \\\n     " : "",
+                  gi);
+        gp_curve_style(g, gi);
+        gp_printf(g, " ps 1.1 title ");
+        gp_text(g, groups.v[gi].key);
+    }
+    gp_printf(g, ", \\\n     x with lines lc rgb '#333333' dt 2 lw 1.5 title "
+                 "'ideal (speedup = workers)'\n");
+    gp_printf(g, "unset logscale y\n"
+                 "set title 'Scaling efficiency vs number of workers (speedup / workers)'\n"
+                 "set ylabel 'scaling efficiency'\n"
                  "set yrange [0:%.10g]\nplot ",
               emax * 1.15);
     for (size_t gi = 0; gi < groups.n; gi++) {
@@ -1039,7 +1063,9 @@ static void fig_scaling(fig_t *f)
         gp_printf(g, " ps 1.1 title ");
         gp_text(g, groups.v[gi].key);
     }
-    gp_printf(g, ", \\\n     1 with lines lc rgb '#333333' dt 2 lw 1.5 title 'ideal (1)'\n");
+    gp_printf(g, ", \\\n     1 with lines lc rgb '#333333' dt 2 lw 1.5 title 'ideal (1)'\n"
+                 "unset multiplot\n");
+    f->size_h = 1000;
     f->drawn = 1;
     if (with_eff < nc)
         fig_note(f, "leaves out %zu run%s without a scaling efficiency (not in a sweep with a "

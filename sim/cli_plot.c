@@ -25,7 +25,7 @@ static void plot_help(void)
            "  breakdown.png       compute / communication / idle share, a bar per run\n"
            "  time_to_target.png  time to the target accuracy vs bandwidth, per strategy\n"
            "                      (needs runs at several cluster.bandwidth values)\n"
-           "  scaling.png         scaling efficiency vs workers, per strategy\n"
+           "  scaling.png         speedup and scaling efficiency vs workers, per strategy\n"
            "                      (needs several cluster.workers values and a single run in\n"
            "                      the sweep)\n"
            "  timeline.png        what each host does over simulated time, one run\n"

@@ -567,6 +567,9 @@ START_TEST(svg_next_to_png)
     char *s = svg_text(p);
     ck_assert_msg(strstr(s, "single (the baseline)") && strstr(s, "ideal (1)"), "scaling key");
     ck_assert_msg(strstr(s, "Scaling efficiency vs number of workers"), "scaling title");
+    ck_assert_msg(strstr(s, "Speedup vs number of workers") &&
+                      strstr(s, "ideal (speedup = workers)"),
+                  "scaling: the speedup panel");
     free(s);
     snprintf(p, sizeof p, "%s/out/time_to_target.svg", dir);
     s = svg_text(p);
