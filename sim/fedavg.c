@@ -97,6 +97,7 @@ typedef struct server_state {
     sim_availability_t availability;
     sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
     trainer_rng_t *rngs;  /* (cap) their order streams */
+    uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
 } server_state_t;
 
 typedef struct client_host {
@@ -246,7 +247,7 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
 {
     if (!st->side)
         return;
-    uint32_t *train = dt_malloc(sizeof(uint32_t) * (size_t)(count ? count : 1));
+    uint32_t *train = st->side_clients;
     int n = 0;
     for (int i = 0; i < count; i++)
         if (!client_drops(run, (int)clients[i], round)) {
@@ -254,7 +255,6 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
             train[n++] = clients[i];
         }
     sim_side_train(st->side, run, train, st->rngs, n, round, node->params);
-    free(train);
 }
 
 /* One round with faults: sample among the clients online now (over-selected), post the
@@ -335,6 +335,7 @@ static void server_state_free(sim_node_t *node)
     server_state_t *st = node->state;
     sim_side_free(st->side, sim_current);
     free(st->rngs);
+    free(st->side_clients);
     free(st->population);
     free(st->to);
     free(st->msgs);
@@ -368,6 +369,7 @@ static void server(sim_node_t *node)
     if (sim_side_enabled(run)) {
         st->side = sim_side_new(run);
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
+        st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
     }
     dt_err_t e;
     DT_ASSERT(sim_availability_parse(sc->availability, &st->availability, &e) == DT_OK);

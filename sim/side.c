@@ -148,6 +148,19 @@ static int by_samples(const void *a, const void *b)
     return (x->client > y->client) - (x->client < y->client);
 }
 
+/* The gradients of `count` replicas (weights w, gradients g, n_params apart) on the
+ * samples in s->idx, `batch` per replica; their summed losses in s->loss. */
+static void replicas_grad(sim_side_t *s, sim_run_t *run, const float *w, float *g, int count,
+                          int batch)
+{
+    size_t n = run->n_params;
+    run->be->gather(s->ws.x, s->ws.labels, run->train.x, run->train.y, s->idx, count * batch,
+                    run->train.dim);
+    trainer_model_forward_group(&s->ws, w, n, count, batch);
+    trainer_model_loss_group(&s->ws, count, batch, s->loss, s->correct);
+    trainer_model_backward_group(&s->ws, w, g, n, count, batch);
+}
+
 /* One group call: replicas [r0, r1), each at step k of local epoch e (samples from s_off of
  * its order) with `batch` samples. */
 static void group_step(sim_side_t *s, sim_run_t *run, int r0, int r1, size_t s_off, int batch,
@@ -160,12 +173,8 @@ static void group_step(sim_side_t *s, sim_run_t *run, int r0, int r1, size_t s_o
     for (int r = r0; r < r1; r++)
         memcpy(s->idx + (size_t)(r - r0) * batch, s->rep[r].order + s_off,
                sizeof(uint32_t) * (size_t)batch);
-    be->gather(s->ws.x, s->ws.labels, run->train.x, run->train.y, s->idx, count * batch,
-               run->train.dim);
     float *w = s->params + (size_t)r0 * n, *g = s->grads + (size_t)r0 * n;
-    trainer_model_forward_group(&s->ws, w, n, count, batch);
-    trainer_model_loss_group(&s->ws, count, batch, s->loss, s->correct);
-    trainer_model_backward_group(&s->ws, w, g, n, count, batch);
+    replicas_grad(s, run, w, g, count, batch);
     if (run->sc->prox_mu > 0) { /* grad += mu (w - w_global), replica by replica */
         float mu = (float)run->sc->prox_mu;
         be->axpy(n * (size_t)count, mu, w, g);
@@ -293,11 +302,7 @@ static void train_period(sim_side_t *s, sim_run_t *run, int count, long step, lo
     for (long h = 0; h < steps; h++) {
         for (int r = 0; r < count; r++)
             sim_batch_own(run, s->members[r], batch, s->idx + (size_t)r * batch);
-        be->gather(s->ws.x, s->ws.labels, run->train.x, run->train.y, s->idx, count * batch,
-                   run->train.dim);
-        trainer_model_forward_group(&s->ws, s->params, n, count, batch);
-        trainer_model_loss_group(&s->ws, count, batch, s->loss, s->correct);
-        trainer_model_backward_group(&s->ws, s->params, s->grads, n, count, batch);
+        replicas_grad(s, run, s->params, s->grads, count, batch);
         sim_sgd(run, s->params, s->grads, s->velocity, n * (size_t)count, step + h);
         for (int r = 0; r < count; r++)
             if (!isfinite(s->loss[r]) && !run->diverged) {
