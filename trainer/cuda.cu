@@ -575,10 +575,6 @@ __global__ void softmax_xent_total_kernel(xent_result_t *out, const double *bloc
     out[r].correct = right;
 }
 
-/* Host copy of the replicas' results. */
-static xent_result_t *xent_host;
-static int xent_host_cap;
-
 static void cuda_softmax_xent_batched(float *dlogits, const float *logits, const uint8_t *labels,
                                       int count, int batch, int classes, float grad_scale,
                                       double *loss_sum, int *correct)
@@ -608,18 +604,15 @@ static void cuda_softmax_xent_batched(float *dlogits, const float *logits, const
     softmax_xent_total_kernel<<<(unsigned)((count + THREADS - 1) / THREADS), THREADS>>>(
         out, block_loss, block_right, blocks, count);
     LAUNCH_CHECK();
-    if (count > xent_host_cap) {
-        if (xent_host)
-            CUDA_CHECK(cudaFreeHost(xent_host));
-        CUDA_CHECK(cudaMallocHost(&xent_host, sizeof(xent_result_t) * (size_t)count));
-        xent_host_cap = count;
-    }
+    /* the replicas' results come back through gather's pinned buffer: every copy here is
+     * synchronous, so it is free between calls */
     size_t bytes = sizeof(xent_result_t) * (size_t)count;
-    CUDA_CHECK(cudaMemcpy(xent_host, out, bytes, cudaMemcpyDeviceToHost));
+    xent_result_t *res = (xent_result_t *)staging_reserve(bytes);
+    CUDA_CHECK(cudaMemcpy(res, out, bytes, cudaMemcpyDeviceToHost));
     transferred += bytes;
     for (int r = 0; r < count; r++) {
-        loss_sum[r] = xent_host[r].loss_sum;
-        correct[r] = xent_host[r].correct;
+        loss_sum[r] = res[r].loss_sum;
+        correct[r] = res[r].correct;
     }
 }
 
