@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test asan bench bench-scale bench-gpu clean
+.PHONY: all deps build demo test asan bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -34,6 +34,11 @@ bench: build
 # Timing-only runs of 1024 and 4096 workers and of 100,000 clients: wall time and memory.
 bench-scale: build
 	sh tests/bench/scale.sh $(BUILD)
+
+# dtsim against Horovod's published 512-GPU efficiencies and against SimGrid's SMPI.
+bench-check: build
+	sh tests/bench/horovod.sh $(BUILD)
+	sh tests/bench/smpi.sh $(BUILD)
 
 # CPU vs GPU training speed, FP32 peak fraction, fedavg rounds side by side (needs a GPU).
 bench-gpu: build
