@@ -2,6 +2,7 @@
  * message exchanges (see collective.h). Each pair of members talks through the receiver's
  * mailbox named after the sender, so messages of different pairs never cross. */
 #include "collective.h"
+#include "codec.h"
 
 #include <simgrid/engine.h>
 
@@ -23,14 +24,29 @@ static void overwrite(sim_run_t *run, float *buf, const sim_msg_t *m)
     run->be->copy(buf + m->offset, m->data, sizeof(float) * m->n);
 }
 
+/* (wire is below) */
+static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off, size_t len,
+                       long step);
+
 /* Exchange with partner: send buf[off, off+len), receive into buf (added or copied). */
 static sg_error_t exchange(sim_run_t *run, const sim_group_t *g, int me, int to, int from,
                            float *buf, size_t off, size_t len, int add)
 {
     sim_node_t *self = g->members[me];
-    sim_msg_t *out = sim_msg_slice(self, buf, off, len, 0);
+    sim_msg_t *out = wire(run, self, buf, off, len, 0);
     return sim_sendrecv(run, self, pair_box(g->members[to], self), out,
                         pair_box(self, g->members[from]), buf, add, NULL);
+}
+
+/* An outgoing slice of buf, as the wire carries it (fp16 on a gradient all-reduce with
+ * compression = fp16: sim_codec_wire). */
+static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off, size_t len,
+                       long step)
+{
+    sim_msg_t *m = sim_msg_slice(self, buf, off, len, step);
+    if (self->wire_fp16)
+        sim_codec_wire(run, self, buf, m);
+    return m;
 }
 
 static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
@@ -43,7 +59,7 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
         int send_c = ((me - s) % p + p) % p, recv_c = ((me - s - 1) % p + p) % p;
         sim_node_t *self = g->members[me];
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sim_msg_t *out = sim_msg_slice(self, buf, so, sl, s);
+        sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_msg_t *in = NULL;
         sg_error_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
                                     pair_box(self, g->members[left]), buf, 1, &in);
@@ -75,7 +91,7 @@ static sg_error_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, floa
     sim_node_t *self = g->members[me];
     sg_mailbox_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
     for (int phase = 0; phase < 2; phase++) {
-        sg_error_t e = sim_sendrecv(run, self, to, sim_msg_slice(self, buf, 0, 0, -1), from,
+        sg_error_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
                                     buf, 0, NULL);
         if (e != SG_OK)
             return e;
@@ -83,7 +99,7 @@ static sg_error_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, floa
         /* the chunks this member sends in the phase: all but one */
         int skip = (me + 1 + phase) % p;
         size_t len = n - (chunk_start(n, p, skip + 1) - chunk_start(n, p, skip));
-        e = sim_sendrecv(run, self, to, sim_msg_slice(self, buf, 0, len, phase), from, buf, 0,
+        e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, len, phase), from, buf, 0,
                          NULL);
         if (e != SG_OK)
             return e;
@@ -98,7 +114,7 @@ sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, 
     sim_node_t *self = g->members[me];
     for (int k = 1; k < p; k <<= 1) {
         if (me % (2 * k) == k) {
-            sim_msg_t *out = sim_msg_slice(self, buf, 0, n, k);
+            sim_msg_t *out = wire(run, self, buf, 0, n, k);
             return sim_send(run, self, pair_box(g->members[me - k], self), out);
         }
         if (me % (2 * k) == 0 && me + k < p) {
@@ -126,7 +142,7 @@ sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *bu
                 return e;
             overwrite(run, buf, in);
         } else if (me % (2 * k) == 0 && me + k < p) {
-            sim_msg_t *out = sim_msg_slice(self, buf, 0, n, k);
+            sim_msg_t *out = wire(run, self, buf, 0, n, k);
             sg_error_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
             if (e != SG_OK)
                 return e;
@@ -146,7 +162,7 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
     sg_error_t e;
     /* fold the members beyond the largest power of two into the first ones */
     if (me >= pow2) {
-        sim_msg_t *out = sim_msg_slice(self, buf, 0, n, -1);
+        sim_msg_t *out = wire(run, self, buf, 0, n, -1);
         if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SG_OK)
             return e;
         sim_msg_t *in = NULL;
@@ -173,7 +189,7 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
         lo[depth] = cur_lo;
         hi[depth] = cur_hi;
         depth++;
-        sim_msg_t *out = sim_msg_slice(self, buf, send_lo, send_hi - send_lo, mask);
+        sim_msg_t *out = wire(run, self, buf, send_lo, send_hi - send_lo, mask);
         sim_msg_t *in = NULL;
         e = sim_sendrecv(run, self, pair_box(g->members[partner], self), out,
                          pair_box(self, g->members[partner]), buf, 1, &in);
@@ -194,7 +210,7 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
         cur_hi = hi[depth];
     }
     if (me < extra) {
-        sim_msg_t *out = sim_msg_slice(self, buf, 0, n, -2);
+        sim_msg_t *out = wire(run, self, buf, 0, n, -2);
         if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SG_OK)
             return e;
     }
@@ -304,6 +320,10 @@ sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *nod
                                 size_t n)
 {
     sg_error_t e;
+    const trainer_codec_t *codec = &run->sc->compression;
+    if (codec->kind == TRAINER_CODEC_TOPK || codec->kind == TRAINER_CODEC_QSGD8)
+        return sim_codec_allgather(run, &g->all, g->index[node->rank], buf, n);
+    node->wire_fp16 = sim_codec_wire_fp16(run); /* this gradient's messages, not a rendezvous */
     if (run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL) {
         int grp = run->plat.group[node->rank], li = g->local_index[node->rank];
         int leader = 0;
@@ -314,5 +334,6 @@ sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *nod
     } else {
         e = sim_allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm);
     }
+    node->wire_fp16 = 0;
     return e;
 }

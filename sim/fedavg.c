@@ -14,6 +14,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
+#include "codec.h"
 #include "side.h"
 #include "strategy.h"
 
@@ -98,11 +99,16 @@ typedef struct server_state {
     sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
     trainer_rng_t *rngs;  /* (cap) their order streams */
     uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
+    float **residual;     /* (clients) compressed with error feedback: each client's (host,
+                             n_params), made when the client first uploads */
 } server_state_t;
 
 typedef struct client_host {
     float **slot;  /* model buffers, one per client served in the current round */
     int n_slots, used;
+    uint8_t **packed; /* compressed: encoded updates, one per client served in the round */
+    int n_packed, packed_used;
+    long packed_round;
     long round;
     uint32_t *order;
     size_t order_cap;
@@ -120,6 +126,25 @@ static float *host_slot(sim_run_t *run, client_host_t *h, long round)
         h->slot[h->n_slots++] = run->be->alloc(sizeof(float) * run->n_params);
     }
     return h->slot[h->used++];
+}
+
+/* A buffer for the encoded update of the next client this host serves in `round` (the
+ * server reads them all after the round). */
+static uint8_t *host_packed(sim_run_t *run, client_host_t *h, long round)
+{
+    if (run->timing_only)
+        return NULL;
+    if (round != h->packed_round) {
+        h->packed_round = round;
+        h->packed_used = 0;
+    }
+    if (h->packed_used == h->n_packed) {
+        h->packed = realloc(h->packed, sizeof(uint8_t *) * (size_t)(h->n_packed + 1));
+        DT_CHECK(h->packed, "out of memory");
+        h->packed[h->n_packed++] =
+            dt_malloc(trainer_codec_bytes(&run->sc->compression, run->n_params));
+    }
+    return h->packed[h->packed_used++];
 }
 
 /* The stream that orders client c's samples in `round`. */
@@ -173,6 +198,9 @@ static void client_host_free(sim_node_t *node)
     for (int i = 0; i < h->n_slots; i++)
         sim_current->be->free(h->slot[i]);
     free(h->slot);
+    for (int i = 0; i < h->n_packed; i++)
+        free(h->packed[i]);
+    free(h->packed);
     free(h->order);
 }
 
@@ -185,6 +213,7 @@ static void client_host(sim_node_t *node)
         node->state = h;
         node->state_free = client_host_free;
         h->round = -1;
+        h->packed_round = -1;
     }
     sim_client_classes_t classes;
     dt_err_t e;
@@ -219,7 +248,23 @@ static void client_host(sim_node_t *node)
             w = own;
         }
         node->slow = 1.0;
-        sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, round);
+        sim_msg_t *up;
+        if (sim_codec_on(run)) {
+            /* the update, w - global, encoded (with this client's error feedback) */
+            run->be->copy(node->scratch, w, sizeof(float) * run->n_params);
+            run->be->axpy(run->n_params, -1.0f, task->data, node->scratch);
+            float *residual = NULL;
+            if (st->residual && !run->timing_only) {
+                if (!st->residual[c])
+                    st->residual[c] = dt_calloc(run->n_params ? run->n_params : 1,
+                                                sizeof(float));
+                residual = st->residual[c];
+            }
+            up = sim_codec_msg(run, node, node->scratch, 0, run->n_params, residual,
+                               host_packed(run, h, round), round);
+        } else {
+            up = sim_msg_slice(node, w, 0, run->n_params, round);
+        }
         up->flag = c;
         up->weight = (double)sim_client_samples(run, c);
         /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
@@ -343,6 +388,10 @@ static void server_state_free(sim_node_t *node)
     free(st->weights);
     free(st->tasks);
     free(st->task_msgs);
+    if (st->residual)
+        for (long c = 0; c < sim_current->sc->clients; c++)
+            free(st->residual[c]);
+    free(st->residual);
 }
 
 static void server(sim_node_t *node)
@@ -366,6 +415,8 @@ static void server(sim_node_t *node)
     st->weights = dt_calloc((size_t)cap, sizeof(float));
     st->tasks = dt_calloc((size_t)cap, sizeof(sg_comm_t));
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
+    if (sim_codec_on(run) && sc->error_feedback && trainer_codec_lossy(&sc->compression))
+        st->residual = dt_calloc((size_t)clients, sizeof(float *));
     if (sim_side_enabled(run)) {
         st->side = sim_side_new(run);
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
@@ -421,7 +472,11 @@ static void server(sim_node_t *node)
                 st->srcs[i] = st->msgs[i]->data;
                 st->weights[i] = (float)(st->msgs[i]->weight / total);
             }
-            run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
+            if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
+                for (int i = 0; i < got; i++)
+                    sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
+            else
+                run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
             sim_charge(run, node, 2.0 * got * (double)run->n_params, dt_wall_seconds() - w0);
         }
         node->steps++;

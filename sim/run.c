@@ -18,6 +18,7 @@
 #include <xbt/log.h>
 
 #include "bucket.h"
+#include "codec.h"
 #include "strategy.h"
 
 sim_run_t *sim_current;
@@ -157,7 +158,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
-    run->global_batch = sc->batch * (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
+    run->global_batch = sc->batch * sc->accumulate *
+                        (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
     if (!run->timing_only && run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
                                  "training samples",
@@ -212,6 +214,7 @@ void sim_run_free(sim_run_t *run)
             free(n->recv_data);
             free(n->win);
             free(n->win_data);
+            sim_codec_node_free(run, n);
             if (n->state_free)
                 n->state_free(n);
             free(n->state);
@@ -497,9 +500,9 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     double got = simgrid_get_clock();
     if (er == SG_OK) {
         sim_msg_t *m = data;
-        if (add)
+        if (dst && add)
             run->be->axpy(m->n, 1.0f, m->data, dst + m->offset);
-        else
+        else if (dst)
             run->be->copy(dst + m->offset, m->data, sizeof(float) * m->n);
         if (in)
             *in = m;

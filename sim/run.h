@@ -41,6 +41,8 @@ typedef struct sim_msg {
     double sent_at;    /* simulated time the send was posted */
     double bytes;      /* simulated size on the wire */
     const float *data; /* payload, owned by the sender */
+    const uint8_t *packed; /* or an encoded payload of `bytes` bytes (sim/codec.h), also
+                              the sender's; data is then unused */
     size_t offset, n;  /* slice of the model buffer: data[0..n) is params[offset..] */
     double weight;     /* fedavg: samples behind the update */
     int flag;          /* strategy-specific (e.g. "last message") */
@@ -81,6 +83,8 @@ typedef struct sim_node {
     sg_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
     void **win_data;
     int win_n, win_head;
+    struct sim_codec_node *codec;     /* compression state (sim/codec.h), or NULL */
+    int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
@@ -200,8 +204,8 @@ sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg
 sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
                         double timeout);
 /* Send and receive at once (ring and pairwise exchanges). The received slice is added into
- * (add) or copied to dst at its offset the moment it arrives; *in (may be NULL) gets its
- * header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
+ * (add) or copied to dst at its offset the moment it arrives (dst NULL: neither, the caller
+ * reads *in before its next SimGrid call); *in (may be NULL) gets its header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
  * its caller may rewrite what it sent. */
 sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
                         sg_mailbox_t from, float *dst, int add, sim_msg_t **in);

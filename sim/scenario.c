@@ -454,6 +454,8 @@ static void format_schedule(const scenario_t *, char *, size_t);
 static dt_status parse_source(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_source(const scenario_t *, char *, size_t);
 static dt_status parse_partition(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static dt_status parse_compression(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_compression(const scenario_t *, char *, size_t);
 static void format_partition(const scenario_t *, char *, size_t);
 static dt_status parse_platform(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_platform(const scenario_t *, char *, size_t);
@@ -637,6 +639,19 @@ static const key_desc_t keys[] = {
     K_LONG("strategy", "rounds", "20", rounds, 1, 10000000, "fedavg: rounds"),
     K_DOUBLE("strategy", "prox_mu", "0", prox_mu, 0, 1000, 0,
              "FedProx proximal term; 0 = plain FedAvg"),
+    K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
+           "single, sync-ps, allreduce: gradient accumulation, micro-batches of model.batch "
+           "summed before each exchange and update (a step then takes accumulate x batch "
+           "samples per worker)"),
+    K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
+             "none, fp16, qsgd8, topk:F (0 < F <= 1)",
+             "sync-ps, allreduce, fedavg: what gradients (fedavg: model updates) travel as: "
+             "fp16 halves, qsgd8 8-bit stochastic quantization with a scale per 512, topk:F "
+             "the largest F of them as index + value pairs; bytes on the wire are the "
+             "encoding's (Compression below)"),
+    K_BOOL("strategy", "error_feedback", "yes", error_feedback,
+           "with a lossy compression: each sender keeps what its encoding left out and adds "
+           "it to its next gradient (fedavg: per client)"),
 
     /* [faults] */
     K_UNIT("faults", "timeout", KEY_TIME, "1s", fault_timeout, 0, OPEN_MIN,
@@ -1178,6 +1193,22 @@ static dt_status parse_partition(scenario_t *sc, const char *v, const parse_ctx_
         return DT_ERR_INPUT;
     sc->partition = spec;
     return DT_OK;
+}
+
+static dt_status parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                   dt_err_t *err)
+{
+    (void)ctx;
+    trainer_codec_t c;
+    if (trainer_codec_parse(&c, v, err))
+        return DT_ERR_INPUT;
+    sc->compression = c;
+    return DT_OK;
+}
+
+static void format_compression(const scenario_t *sc, char *buf, size_t n)
+{
+    trainer_codec_format(&sc->compression, buf, n);
 }
 
 static void format_partition(const scenario_t *sc, char *buf, size_t n)
@@ -2298,6 +2329,46 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         return key_error(err, sc, sc->key_line[k], k,
                          "bucket_mb with [faults] is not supported (a failed bucket would "
                          "need its own re-formation); use bucket_mb = 0 with faults");
+    }
+    /* less communication: which strategies take which technique */
+    int kind_k = key_index("strategy", "kind");
+    if (sc->compression.kind != TRAINER_CODEC_NONE && sc->strategy != SIM_STRATEGY_SYNC_PS &&
+        sc->strategy != SIM_STRATEGY_ALLREDUCE && sc->strategy != SIM_STRATEGY_FEDAVG) {
+        int kc = key_index("strategy", "compression"), k = blame(sc, kc, kind_k);
+        key_where(sc, k == kc ? kind_k : kc, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "compression applies to sync-ps, allreduce and fedavg, not %s (%s)",
+                         strategy_names[sc->strategy], where);
+    }
+    if (sc->accumulate > 1 && sc->strategy != SIM_STRATEGY_SINGLE &&
+        sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ALLREDUCE) {
+        int ka = key_index("strategy", "accumulate"), k = blame(sc, ka, kind_k);
+        key_where(sc, k == ka ? kind_k : ka, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "accumulate applies to single, sync-ps and allreduce, not %s (fedavg "
+                         "and local-sgd already exchange once per round or period; %s)",
+                         strategy_names[sc->strategy], where);
+    }
+    if (sc->strategy == SIM_STRATEGY_ALLREDUCE && sc->bucket_mb > 0 &&
+        (sc->accumulate > 1 || sc->compression.kind == TRAINER_CODEC_TOPK ||
+         sc->compression.kind == TRAINER_CODEC_QSGD8)) {
+        int kb = key_index("strategy", "bucket_mb");
+        int ko = key_index("strategy", sc->accumulate > 1 ? "accumulate" : "compression");
+        int k = blame(sc, ko, kb);
+        key_where(sc, k == ko ? kb : ko, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "bucket_mb overlaps one backward pass with plain all-reduces; it does "
+                         "not combine with %s (use bucket_mb = 0; %s)",
+                         sc->accumulate > 1 ? "accumulate > 1" : "topk or qsgd8 compression",
+                         where);
+    }
+    if (sc->strategy == SIM_STRATEGY_ALLREDUCE && scenario_has_faults(sc) &&
+        (sc->compression.kind == TRAINER_CODEC_TOPK ||
+         sc->compression.kind == TRAINER_CODEC_QSGD8)) {
+        int k = key_index("strategy", "compression");
+        return key_error(err, sc, sc->key_line[k], k,
+                         "allreduce with topk or qsgd8 compression (an all-gather of encoded "
+                         "gradients) is not supported with [faults]; fp16 is");
     }
     /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
     if ((sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD) &&

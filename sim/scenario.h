@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "compress.h"
 #include "model.h"
 #include "partition.h"
 #include "train.h"
@@ -167,6 +168,10 @@ typedef struct scenario {
     long local_epochs;                /* fedavg E */
     long rounds;                      /* fedavg rounds */
     double prox_mu;                   /* fedprox proximal term, 0 = FedAvg */
+    long accumulate;                  /* micro-batches summed per exchange (sync-ps,
+                                         allreduce, single) */
+    trainer_codec_t compression;      /* what gradients and updates travel as */
+    int error_feedback;               /* carry the codec's error into the next message */
 
     /* [faults] (event lists and distributions as written; sim/fault_spec.h parses them) */
     double fault_timeout;             /* a peer silent this long is presumed dead */

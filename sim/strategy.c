@@ -31,6 +31,37 @@ void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, int index, uint32
         sim_batch_own(run, node, batch, idx);
 }
 
+double sim_dp_grad(sim_run_t *run, sim_node_t *node, const float *w, float *grads, long step,
+                   int index, uint32_t *idx)
+{
+    int acc = (int)run->sc->accumulate, batch = (int)run->sc->batch;
+    if (acc == 1) {
+        sim_dp_batch(run, node, step, index, idx);
+        return sim_compute_grad(run, node, w, grads, idx, batch);
+    }
+    double loss = 0.0, wall = 0.0;
+    for (int j = 0; j < acc; j++) {
+        if (run->sc->partition.kind == TRAINER_PARTITION_IID)
+            sim_batch_global(run, step, index * acc + j, batch, idx);
+        else
+            sim_batch_own(run, node, batch, idx);
+        double wj;
+        loss += sim_real_grad(run, w, j ? node->scratch : grads, idx, batch, &wj);
+        wall += wj;
+        if (j) {
+            double w0 = dt_wall_seconds();
+            run->be->axpy(run->n_params, 1.0f, node->scratch, grads);
+            wall += dt_wall_seconds() - w0;
+        }
+    }
+    /* the mean gradient of the acc x batch samples */
+    run->be->scale(run->n_params, 1.0f / (float)acc, grads);
+    sim_charge(run, node, run->step_flops * batch * acc + (double)acc * (double)run->n_params,
+               wall);
+    sim_count_step(run, node, batch * acc, loss / acc);
+    return loss / acc;
+}
+
 void sim_eval_mark(sim_run_t *run, long step, const float *params)
 {
     if (sim_eval_due(run, step + 1))
@@ -98,14 +129,14 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
             me = sim_elastic_index(run, node);
             size = sim_elastic_groups(run)->all.size;
         }
-        sim_dp_batch(run, node, step, me, idx);
         int exchanged = 1;
         if (run->buckets && exchange) { /* compute and exchange overlap (no faults) */
+            sim_dp_batch(run, node, step, me, idx);
             sim_buckets_step(run, node, w, idx, batch);
             if (run->failed)
                 break;
         } else {
-            sim_compute_grad(run, node, w, node->grads, idx, batch);
+            sim_dp_grad(run, node, w, node->grads, step, me, idx);
             exchanged = !exchange || exchange(run, node, node->grads, run->n_params) == SG_OK;
         }
         if (!exchanged) {

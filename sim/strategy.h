@@ -35,6 +35,13 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
  * an elastic group) for global step `step` (global sampler on iid data, else the worker's
  * own partition). */
 void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, int index, uint32_t *idx);
+/* The gradient of the worker at `index` for global step `step` into grads (dev), charged
+ * and counted as one step: with strategy.accumulate = k, the mean over k micro-batches of
+ * model.batch (micro-batch j is index k + j of the global sampler, or the next batch of
+ * the worker's own partition), accumulated in node->scratch. idx holds a batch. Returns
+ * the mean loss. */
+double sim_dp_grad(sim_run_t *run, sim_node_t *node, const float *w, float *grads, long step,
+                   int index, uint32_t *idx);
 /* Evaluates after global step `step` (0-based) when a step or time mark has been passed
  * (sim_eval_due). */
 void sim_eval_mark(sim_run_t *run, long step, const float *params);

@@ -20,6 +20,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
+#include "codec.h"
 #include "strategy.h"
 
 enum { MSG_GRAD = 0, MSG_JOIN = 2 };
@@ -35,6 +36,8 @@ typedef struct ps_state {
     sim_msg_t **have;     /* (N) server: this step's gradient of each worker */
     int *live;            /* (N) server: workers believed alive */
     uint32_t *idx;        /* (batch) */
+    uint8_t *packed;      /* worker, compressed: its slices' encodings, one after the other */
+    float *residual;      /* worker, error feedback: (n_params) host */
     long step;            /* worker: next step; server: current step */
 } ps_state_t;
 
@@ -46,6 +49,7 @@ static void state_free(sim_node_t *node)
     free(b->have);
     free(b->live);
     free(b->idx);
+    free(b->residual);
 }
 
 static ps_state_t *state_get(sim_run_t *run, sim_node_t *node)
@@ -59,6 +63,15 @@ static ps_state_t *state_get(sim_run_t *run, sim_node_t *node)
     b->have = dt_calloc((size_t)run->n_workers, sizeof(sim_msg_t *));
     b->live = dt_calloc((size_t)run->n_workers, sizeof(int));
     b->idx = dt_calloc((size_t)run->sc->batch, sizeof(uint32_t));
+    if (sim_codec_on(run) && !strcmp(node->role, "worker") && !run->timing_only) {
+        size_t bytes = 0;
+        for (int s = 0; s < run->n_servers; s++)
+            bytes += trainer_codec_bytes(&run->sc->compression,
+                                         slice_start(run, s + 1) - slice_start(run, s));
+        b->packed = sim_codec_node(run, node, bytes)->packed;
+        if (run->sc->error_feedback && trainer_codec_lossy(&run->sc->compression))
+            b->residual = dt_calloc(run->n_params ? run->n_params : 1, sizeof(float));
+    }
     node->state = b;
     node->state_free = state_free;
     return b;
@@ -95,18 +108,24 @@ static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     ps_state_t *b = state_get(run, node);
-    int S = run->n_servers, batch = (int)run->sc->batch;
+    int S = run->n_servers;
     sg_mailbox_t params_box = sim_mailbox(node->name, "params");
     if (node->incarnation > 0 && rejoin(run, node, b))
         return;
     while (!sim_should_stop(run, b->step) && !run->ended) {
         long step = b->step;
-        sim_dp_batch(run, node, step, node->rank, b->idx);
-        sim_compute_grad(run, node, node->params, node->grads, b->idx, batch);
+        sim_dp_grad(run, node, node->params, node->grads, step, node->rank, b->idx);
+        size_t at = 0; /* compressed: where slice s's encoding goes in the packed buffer */
         for (int s = 0; s < S; s++) {
-            size_t off = slice_start(run, s);
+            size_t off = slice_start(run, s), len = slice_start(run, s + 1) - off;
             b->to[s] = run->servers[s].inbox;
-            b->msgs[s] = sim_msg_slice(node, node->grads, off, slice_start(run, s + 1) - off, step);
+            if (sim_codec_on(run)) {
+                b->msgs[s] = sim_codec_msg(run, node, node->grads, off, len, b->residual,
+                                           b->packed ? b->packed + at : NULL, step);
+                at += (size_t)b->msgs[s]->bytes;
+            } else {
+                b->msgs[s] = sim_msg_slice(node, node->grads, off, len, step);
+            }
             b->msgs[s]->flag = MSG_GRAD;
         }
         /* the shards' detection timeout, then their reply: a worker waits twice as long */
@@ -247,9 +266,15 @@ static void server(sim_node_t *node)
             if (b->have[i])
                 b->msgs[n++] = b->have[i];
         qsort(b->msgs, (size_t)n, sizeof(sim_msg_t *), by_sender);
-        run->be->copy(g, b->msgs[0]->data, sizeof(float) * len);
-        for (int i = 1; i < n; i++)
-            run->be->axpy(len, 1.0f, b->msgs[i]->data, g);
+        if (sim_codec_on(run)) { /* encodings: decoded as they are added */
+            run->be->scale(len, 0.0f, g);
+            for (int i = 0; i < n; i++)
+                sim_msg_add(run, node, b->msgs[i], node->grads, 1.0f);
+        } else {
+            run->be->copy(g, b->msgs[0]->data, sizeof(float) * len);
+            for (int i = 1; i < n; i++)
+                run->be->axpy(len, 1.0f, b->msgs[i]->data, g);
+        }
         run->be->scale(len, 1.0f / (float)n, g);
         sim_sgd(run, w, g, v, len, b->step);
         /* the averaging and the update are real work on the server */

@@ -1,0 +1,196 @@
+/* Less communication on the wire (see compress.h). */
+#include "codec.h"
+
+#include <simgrid/engine.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+
+enum { CODEC_STREAM = 105 };
+
+int sim_codec_on(const sim_run_t *run)
+{
+    return run->sc->compression.kind != TRAINER_CODEC_NONE;
+}
+
+int sim_codec_wire_fp16(const sim_run_t *run)
+{
+    return run->sc->compression.kind == TRAINER_CODEC_FP16 &&
+           run->sc->strategy == SIM_STRATEGY_ALLREDUCE;
+}
+
+/* The CPU backend's dev pointers are host memory: codecs work on them directly. */
+static int host_backend(const sim_run_t *run) { return !strcmp(run->be->name, "cpu"); }
+
+sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
+{
+    sim_codec_node_t *c = node->codec;
+    if (!c) {
+        size_t n = run->n_params ? run->n_params : 1;
+        c = dt_calloc(1, sizeof *c);
+        if (!run->timing_only) { /* a timing-only run moves sizes, not vectors */
+            c->x = dt_malloc(sizeof(float) * n);
+            c->work = dt_malloc(sizeof(float) * n);
+            if (!host_backend(run))
+                c->dev = run->be->alloc(sizeof(float) * n);
+        }
+        c->lens = dt_calloc((size_t)run->n_workers, sizeof(size_t));
+        trainer_rng_seed(&c->rng, run->sc->seed ^ ((uint64_t)(node->rank + 1) << 40) ^
+                                      (uint64_t)(node->role[0]),
+                         CODEC_STREAM);
+        node->codec = c;
+    }
+    if (bytes > c->packed_cap && !run->timing_only) {
+        free(c->packed);
+        c->packed = dt_malloc(bytes);
+        c->packed_cap = bytes;
+    }
+    return c;
+}
+
+void sim_codec_node_free(sim_run_t *run, sim_node_t *node)
+{
+    sim_codec_node_t *c = node->codec;
+    if (!c)
+        return;
+    free(c->x);
+    free(c->work);
+    free(c->residual);
+    if (c->dev)
+        run->be->free(c->dev);
+    free(c->packed);
+    free(c->lens);
+    free(c);
+    node->codec = NULL;
+}
+
+size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
+                        size_t len, float *residual, uint8_t *out)
+{
+    const trainer_codec_t *codec = &run->sc->compression;
+    if (run->timing_only)
+        return trainer_codec_bytes(codec, len);
+    double w0 = dt_wall_seconds();
+    sim_codec_node_t *c = sim_codec_node(run, node, 0);
+    float *x = c->x + off;
+    run->be->download(x, v + off, sizeof(float) * len);
+    if (residual)
+        for (size_t i = 0; i < len; i++)
+            x[i] += residual[off + i];
+    size_t bytes = trainer_codec_encode(codec, x, len, out, &c->rng, c->work);
+    if (residual) { /* what was lost: x - decode(out) */
+        memcpy(residual + off, x, sizeof(float) * len);
+        trainer_codec_decode_add(codec, out, len, -1.0f, residual + off);
+    }
+    /* encoding is real work of the sender: a pass over the vector (two with feedback) */
+    sim_charge(run, node, (residual ? 3.0 : 1.0) * (double)len, dt_wall_seconds() - w0);
+    return bytes;
+}
+
+sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
+                         size_t len, float *residual, uint8_t *out, long step)
+{
+    size_t bytes = sim_codec_encode(run, node, v, off, len, residual, out);
+    sim_msg_t *m = sim_msg_next(node);
+    m->offset = off;
+    m->n = len;
+    m->packed = out;
+    m->bytes = (double)bytes;
+    m->step = step;
+    return m;
+}
+
+void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *dst, float alpha)
+{
+    if (!m->packed) {
+        run->be->axpy(m->n, alpha, m->data, dst + m->offset);
+        return;
+    }
+    if (run->timing_only)
+        return;
+    const trainer_codec_t *codec = &run->sc->compression;
+    if (host_backend(run)) {
+        trainer_codec_decode_add(codec, m->packed, m->n, alpha, dst + m->offset);
+        return;
+    }
+    sim_codec_node_t *c = sim_codec_node(run, self, 0);
+    memset(c->x, 0, sizeof(float) * m->n);
+    trainer_codec_decode_add(codec, m->packed, m->n, 1.0f, c->x);
+    run->be->upload(c->dev, c->x, sizeof(float) * m->n);
+    run->be->axpy(m->n, alpha, c->dev, dst + m->offset);
+}
+
+/* The ring all-gather of encodings: at step s member me forwards the encoding of member
+ * (me - s) mod p (its own first) to its right neighbour and keeps a copy of what its left
+ * neighbour sends, the encoding of member (me - s - 1) mod p. */
+sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
+                               size_t n)
+{
+    DT_ASSERT(n == run->n_params); /* error feedback is indexed like the whole model */
+    int p = grp->size;
+    sim_node_t *self = grp->members[me];
+    size_t slot = trainer_codec_bytes(&run->sc->compression, n);
+    sim_codec_node_t *c = sim_codec_node(run, self, slot * (size_t)p);
+    if (run->sc->error_feedback && !c->residual && !run->timing_only)
+        c->residual = dt_calloc(n ? n : 1, sizeof(float));
+    c->lens[me] = sim_codec_encode(run, self, g, 0, n, c->residual,
+                                   run->timing_only ? NULL : c->packed + slot * me);
+    int right = (me + 1) % p, left = (me + p - 1) % p;
+    sg_mailbox_t to = sim_mailbox(grp->members[right]->name, self->name);
+    sg_mailbox_t from = sim_mailbox(self->name, grp->members[left]->name);
+    for (int s = 0; s < p - 1; s++) {
+        int send_o = ((me - s) % p + p) % p;
+        sim_msg_t *out = sim_msg_next(self);
+        out->n = n;
+        out->packed = run->timing_only ? NULL : c->packed + slot * send_o;
+        out->bytes = (double)c->lens[send_o];
+        out->flag = send_o;
+        out->step = s;
+        sim_msg_t *in = NULL;
+        sg_error_t e = sim_sendrecv(run, self, to, out, from, NULL, 0, &in);
+        if (e != SG_OK) {
+            sim_exchange_done();
+            return e;
+        }
+        /* the sender's copy may change after our next SimGrid call: take it now */
+        int o = in->flag;
+        DT_ASSERT(o == ((me - s - 1) % p + p) % p);
+        c->lens[o] = (size_t)in->bytes;
+        if (!run->timing_only)
+            memcpy(c->packed + slot * o, in->packed, c->lens[o]);
+    }
+    sim_exchange_done();
+    if (run->timing_only)
+        return SG_OK;
+    /* the same sum, in the same order, on every member */
+    double w0 = dt_wall_seconds();
+    run->be->scale(n, 0.0f, g);
+    for (int o = 0; o < p; o++) {
+        sim_msg_t m = {.packed = c->packed + slot * o, .n = n, .offset = 0};
+        sim_msg_add(run, self, &m, g, 1.0f);
+    }
+    sim_charge(run, self, (double)p * (double)n, dt_wall_seconds() - w0);
+    return SG_OK;
+}
+
+void sim_codec_wire(sim_run_t *run, sim_node_t *self, float *buf, sim_msg_t *m)
+{
+    if (!sim_codec_wire_fp16(run))
+        return;
+    m->bytes = 2.0 * (double)m->n;
+    if (run->timing_only || m->n == 0)
+        return;
+    float *x = buf + m->offset;
+    if (host_backend(run)) {
+        for (size_t i = 0; i < m->n; i++)
+            x[i] = trainer_f16_to_f32(trainer_f32_to_f16(x[i]));
+        return;
+    }
+    sim_codec_node_t *c = sim_codec_node(run, self, 0);
+    run->be->download(c->x, x, sizeof(float) * m->n);
+    for (size_t i = 0; i < m->n; i++)
+        c->x[i] = trainer_f16_to_f32(trainer_f32_to_f16(c->x[i]));
+    run->be->upload(x, c->x, sizeof(float) * m->n);
+}
