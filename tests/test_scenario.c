@@ -678,6 +678,30 @@ START_TEST(model_profile_files_and_errors)
                                    "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
             NULL, 0);
     ck_assert(sc.bucket_mb == 25 && sc.ring_messages == SIM_RING_PHASES);
+    /* less communication: who takes what */
+    expect_load_error("[strategy]\nkind = local-sgd\ncompression = topk:0.01\n",
+                      ":3: strategy.compression: compression applies to sync-ps, allreduce and "
+                      "fedavg, not local-sgd (strategy.kind at line 2)");
+    expect_load_error("[strategy]\ncompression = topk:0\n",
+                      ":2: strategy.compression: bad compression \"topk:0\": F must be a number "
+                      "in (0, 1]");
+    expect_load_error("[strategy]\ncompression = int4\n",
+                      ":2: strategy.compression: unknown compression \"int4\" (none, fp16, "
+                      "qsgd8 or topk:F with 0 < F <= 1)");
+    expect_load_error("[strategy]\nkind = fedavg\naccumulate = 4\n",
+                      ":3: strategy.accumulate: accumulate applies to single, sync-ps and "
+                      "allreduce, not fedavg");
+    expect_load_error("[strategy]\nkind = allreduce\nbucket_mb = 25\ncompression = qsgd8\n",
+                      ":4: strategy.compression: bucket_mb overlaps one backward pass with plain "
+                      "all-reduces; it does not combine with topk or qsgd8 compression (use "
+                      "bucket_mb = 0; strategy.bucket_mb at line 3)");
+    expect_load_error("[strategy]\nkind = allreduce\ncompression = topk:0.1\n[faults]\n"
+                      "crash = worker-1 at 1s\n",
+                      ":3: strategy.compression: allreduce with topk or qsgd8 compression");
+    load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = allreduce\nbucket_mb = 25\n"
+                                   "compression = fp16\naccumulate = 1\n"),
+            NULL, 0);
+    ck_assert(sc.compression.kind == TRAINER_CODEC_FP16 && sc.error_feedback);
 }
 END_TEST
 
@@ -968,7 +992,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 69);
+    ck_assert_int_eq(keys, 72);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);

@@ -25,6 +25,7 @@
 
 #include <simgrid/engine.h>
 
+#include "compress.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -784,6 +785,135 @@ START_TEST(buckets_overlap_backward_exactly)
 }
 END_TEST
 
+/* ---- less communication: accumulation and compression ------------------------------- */
+
+/* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
+ * accumulate = 3 land on the weights of one worker with the whole 4 x 3 x 8 batch. */
+START_TEST(accumulate_equals_a_larger_batch)
+{
+    const char *single[] = {"strategy.kind=single", "model.batch=96"};
+    float *ref = NULL;
+    outcome_t a = simulate(single, 2, &ref);
+    static const char *const kinds[] = {"strategy.kind=sync-ps", "strategy.kind=allreduce"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {kinds[k], "cluster.workers=4", "strategy.accumulate=3"};
+        float *got = NULL;
+        outcome_t b = simulate(sets, 3, &got);
+        ck_assert_msg(b.samples == a.samples && a.samples == 20.0 * 96, "samples %g, %g",
+                      b.samples, a.samples);
+        double d = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(d < 2e-5, "%s: max relative difference %g", kinds[k], d);
+        free(got);
+    }
+    /* and a single worker accumulating 3 x 32 the same */
+    const char *acc[] = {"strategy.kind=single", "model.batch=32", "strategy.accumulate=3"};
+    float *got = NULL;
+    simulate(acc, 3, &got);
+    ck_assert_msg(max_rel_diff(got, ref, a.n_params) < 2e-5, "single accumulate");
+    free(got);
+    free(ref);
+}
+END_TEST
+
+/* topk:1 keeps everything: the same weights as no compression (sync-ps bit for bit: the
+ * shard adds the decoded floats in the same order; the all-gather and fedavg's update sum
+ * round differently), at 8 bytes per element instead of 4. */
+START_TEST(lossless_compression_changes_nothing)
+{
+    static const char *const kinds[][3] = {
+        {"strategy.kind=sync-ps", "strategy.servers=2", "cluster.workers=4"},
+        {"strategy.kind=allreduce", "run.shared_replicas=no", "cluster.workers=4"},
+        {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5"}};
+    for (int k = 0; k < 3; k++) {
+        const char *sets[] = {kinds[k][0], kinds[k][1], kinds[k][2], "strategy.rounds=3",
+                              "strategy.compression=none"};
+        float *w0 = NULL, *w1 = NULL;
+        outcome_t a = simulate(sets, 5, &w0);
+        sets[4] = "strategy.compression=topk:1";
+        outcome_t b = simulate(sets, 5, &w1);
+        double d = max_rel_diff(w1, w0, a.n_params);
+        if (k == 0)
+            ck_assert_msg(memcmp(w0, w1, sizeof(float) * a.n_params) == 0, "sync-ps: %g", d);
+        else
+            ck_assert_msg(d < 2e-5, "%s: max relative difference %g", kinds[k][0], d);
+        ck_assert_msg(b.replicas_identical, "%s: replicas differ", kinds[k][0]);
+        ck_assert_msg(b.bytes > a.bytes, "%s: %g bytes, uncompressed %g", kinds[k][0], b.bytes,
+                      a.bytes);
+        free(w0);
+        free(w1);
+    }
+}
+END_TEST
+
+/* Bytes on the wire are the encodings' sizes, against formulas: sync-ps (1 shard, 4
+ * workers, 20 steps) pushes an encoding and pulls fp32; allreduce's fp16 ring moves
+ * 2 (p-1) n halves per step; the all-gather of top-k moves p (p-1) encodings; fedavg
+ * sends m fp32 models down and m encoded updates up; a timing-only ResNet-50 the same. */
+START_TEST(compressed_bytes_match_the_encodings)
+{
+    static const char *const codecs[] = {"fp16", "qsgd8", "topk:0.01", "topk:0.5"};
+    for (int c = 0; c < 4; c++) {
+        trainer_codec_t codec;
+        dt_err_t err;
+        ck_assert(trainer_codec_parse(&codec, codecs[c], &err) == DT_OK);
+        char spec[64];
+        snprintf(spec, sizeof spec, "strategy.compression=%s", codecs[c]);
+        const char *ps[] = {"strategy.kind=sync-ps", "cluster.workers=4", spec};
+        outcome_t o = simulate(ps, 3, NULL);
+        double n = (double)o.n_params, enc = (double)trainer_codec_bytes(&codec, o.n_params);
+        ck_assert_msg(o.bytes == 20 * 4 * (enc + 4 * n), "sync-ps %s: %.17g bytes", codecs[c],
+                      o.bytes);
+        const char *ar[] = {"strategy.kind=allreduce", "cluster.workers=4", spec};
+        o = simulate(ar, 3, NULL);
+        double want = codec.kind == TRAINER_CODEC_FP16 ? 20 * 2.0 * 3 * n * 2 : 20 * 4 * 3 * enc;
+        ck_assert_msg(o.bytes == want, "allreduce %s: %.17g bytes, want %.17g", codecs[c],
+                      o.bytes, want);
+        const char *fa[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
+                            "strategy.rounds=3", spec};
+        o = simulate(fa, 5, NULL);
+        ck_assert_msg(o.bytes == 3 * 4 * (enc + 4 * n), "fedavg %s: %.17g bytes", codecs[c],
+                      o.bytes);
+        const char *to[] = {"strategy.kind=allreduce", "cluster.workers=4",
+                            "model.arch=profile:resnet50", "run.steps=2", spec};
+        o = simulate(to, 5, NULL);
+        enc = (double)trainer_codec_bytes(&codec, 25557032);
+        want = codec.kind == TRAINER_CODEC_FP16 ? 2 * 2.0 * 3 * 25557032 * 2 : 2 * 4 * 3 * enc;
+        ck_assert_msg(o.bytes == want, "timing-only %s: %.17g bytes, want %.17g", codecs[c],
+                      o.bytes, want);
+    }
+}
+END_TEST
+
+/* Lossy codecs change training, the replicas stay identical, and error feedback gives
+ * back most of what top-k 1% loses: its weights end nearer the uncompressed run's. */
+START_TEST(error_feedback_recovers_topk)
+{
+    const char *sets[] = {"strategy.kind=allreduce", "cluster.workers=4", "run.steps=150",
+                          "run.shared_replicas=no", "strategy.compression=none",
+                          "strategy.error_feedback=yes"};
+    float *ref = NULL, *ef = NULL, *plain = NULL, *half = NULL;
+    simulate(sets, 6, &ref);
+    sets[4] = "strategy.compression=topk:0.01";
+    outcome_t a = simulate(sets, 6, &ef);
+    sets[5] = "strategy.error_feedback=no";
+    outcome_t b = simulate(sets, 6, &plain);
+    sets[4] = "strategy.compression=fp16";
+    outcome_t h = simulate(sets, 6, &half);
+    ck_assert(a.replicas_identical && b.replicas_identical && h.replicas_identical);
+    size_t n = a.n_params;
+    double d_ef = max_rel_diff(ef, ref, n), d_plain = max_rel_diff(plain, ref, n),
+           d_half = max_rel_diff(half, ref, n);
+    ck_assert_msg(d_ef < 0.5 * d_plain, "top-k: with feedback %g from fp32, without %g", d_ef,
+                  d_plain);
+    /* fp16 rounds every hop of the ring: a small difference, not none */
+    ck_assert_msg(d_half > 0 && d_half < 0.1 * d_ef, "fp16 %g, top-k %g", d_half, d_ef);
+    free(ref);
+    free(ef);
+    free(plain);
+    free(half);
+}
+END_TEST
+
 /* A sync-ps worker that dies for good: the step it dies in waits the detection timeout,
  * later steps go on with the others. */
 START_TEST(sync_ps_dead_worker_costs_the_timeout)
@@ -832,6 +962,10 @@ int main(void)
     tcase_add_test(tc, single_crash_costs_downtime_and_lost_step);
     tcase_add_test(tc, straggler_interval_is_integrated);
     tcase_add_test(tc, sync_ps_dead_worker_costs_the_timeout);
+    tcase_add_test(tc, accumulate_equals_a_larger_batch);
+    tcase_add_test(tc, lossless_compression_changes_nothing);
+    tcase_add_test(tc, compressed_bytes_match_the_encodings);
+    tcase_add_test(tc, error_feedback_recovers_topk);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
