@@ -708,9 +708,9 @@ END_TEST
 /* Every scenario the project ships loads (sweeps included); the profiles are not scenarios. */
 START_TEST(shipped_scenarios_load)
 {
-    static const char *const dirs[] = {"", "/mlp8", "/faults", "/scale"};
+    static const char *const dirs[] = {"", "/mlp8", "/faults", "/scale", "/compress", "/gpu"};
     int loaded = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/../../scenarios%s", DTSIM_FIXTURES, dirs[i]);
         DIR *d = opendir(dir);
