@@ -931,6 +931,72 @@ START_TEST(test_group_matches_single)
 }
 END_TEST
 
+/* Pipeline stages: the passes over layer ranges, stage after stage, give exactly the bits
+ * of the whole passes (the same ops in the same order), and backward with accumulate adds
+ * a second micro-batch's gradient to the first's. */
+START_TEST(test_ranges_match_whole)
+{
+    int hidden[] = {12, 9};
+    trainer_model_config_t cfgs[2] = {cfg_mlp(7, hidden, 2, 5), cfg_cnn(3, 10, 10, 3, 4, 3, 6, 4)};
+    for (int c = 0; c < 2; c++) {
+        const trainer_backend_t *be = trainer_backend_cpu();
+        trainer_model_t m;
+        build_ok(&m, &cfgs[c]);
+        int batch = 4, L = m.n_layers;
+        trainer_workspace_t ws;
+        trainer_workspace_init(&ws, be, &m, batch);
+        float *w = xmalloc_floats(m.n_params), *g0 = xmalloc_floats(m.n_params),
+              *g1 = xmalloc_floats(m.n_params), *g2 = xmalloc_floats(m.n_params);
+        trainer_model_init_params(&m, w, 3);
+        float *x = xmalloc_floats((size_t)batch * m.in_size * 2);
+        uint8_t y[8];
+        random_batch(x, y, m.in_size, 2 * batch, m.classes, 5);
+        double loss;
+        int correct;
+        /* whole passes on micro-batch 0, then 1 */
+        trainer_workspace_load(&ws, x, y, batch);
+        trainer_model_forward(&ws, w, batch);
+        float *logits = xmalloc_floats((size_t)batch * m.classes);
+        memcpy(logits, ws.act[L - 1], sizeof(float) * (size_t)batch * m.classes);
+        trainer_model_loss(&ws, batch, &loss, &correct);
+        trainer_model_backward(&ws, w, g0, batch);
+        trainer_workspace_load(&ws, x + (size_t)batch * m.in_size, y + batch, batch);
+        trainer_model_forward(&ws, w, batch);
+        trainer_model_loss(&ws, batch, &loss, &correct);
+        trainer_model_backward(&ws, w, g1, batch);
+        /* the same in three stages cut at 1/3 and 2/3 of the layers */
+        int cuts[4] = {0, L / 3, 2 * L / 3, L};
+        trainer_workspace_load(&ws, x, y, batch);
+        for (int st = 0; st < 3; st++)
+            trainer_model_forward_range(&ws, w, batch, cuts[st], cuts[st + 1]);
+        ck_assert(memcmp(logits, ws.act[L - 1], sizeof(float) * (size_t)batch * m.classes) == 0);
+        trainer_model_loss(&ws, batch, &loss, &correct);
+        for (int st = 2; st >= 0; st--)
+            trainer_model_backward_range(&ws, w, g2, batch, cuts[st], cuts[st + 1], 0);
+        ck_assert_msg(memcmp(g0, g2, sizeof(float) * m.n_params) == 0, "%s: stages differ",
+                      c ? "cnn" : "mlp");
+        /* micro-batch 1 accumulated onto micro-batch 0 */
+        trainer_workspace_load(&ws, x + (size_t)batch * m.in_size, y + batch, batch);
+        for (int st = 0; st < 3; st++)
+            trainer_model_forward_range(&ws, w, batch, cuts[st], cuts[st + 1]);
+        trainer_model_loss(&ws, batch, &loss, &correct);
+        for (int st = 2; st >= 0; st--)
+            trainer_model_backward_range(&ws, w, g2, batch, cuts[st], cuts[st + 1], 1);
+        double worst = 0;
+        for (size_t i = 0; i < m.n_params; i++)
+            worst = fmax(worst, fabs(g2[i] - (g0[i] + g1[i])) / (fabs(g0[i] + g1[i]) + 1e-3));
+        ck_assert_msg(worst < 1e-5, "%s: accumulated %g", c ? "cnn" : "mlp", worst);
+        trainer_workspace_free(&ws);
+        free(w);
+        free(g0);
+        free(g1);
+        free(g2);
+        free(x);
+        free(logits);
+    }
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -949,6 +1015,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_forward_mlp_hand);
     tcase_add_test(tc, test_forward_cnn_direct);
     tcase_add_loop_test(tc, test_group_matches_single, 0, 4);
+    tcase_add_test(tc, test_ranges_match_whole);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("layout");

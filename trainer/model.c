@@ -349,22 +349,25 @@ static const float *layer_input(const trainer_workspace_t *ws, int i)
  * consecutive blocks (the block of one replica is exactly its single-model layout), replica
  * r's parameters start at params + r * stride, and every op is the backend's batched form
  * (R launches become one). R = 1 is the single model. */
-void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, size_t stride,
-                                 int count, int batch)
+/* Layers [first, last) of R replicas; layer first's input is act[first - 1] (the input
+ * batch for first = 0). */
+static void forward_layers(trainer_workspace_t *ws, const float *params, size_t stride,
+                           int count, int batch, int first, int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
     DT_ASSERT(count >= 1 && count <= ws->max_replicas && batch >= 1 && batch <= ws->max_batch);
+    DT_ASSERT(first >= 0 && first < last && last <= m->n_layers);
     size_t R = (size_t)count, B = (size_t)batch;
     const float *in_first = ws->x;
-    if (m->layers[0].kind == TRAINER_LAYER_CONV && m->layers[0].in_c > 1) {
+    if (first == 0 && m->layers[0].kind == TRAINER_LAYER_CONV && m->layers[0].in_c > 1) {
         /* (batch, c, hw) -> (c, batch, hw): the conv part's layout */
         float *xc = ws->x + (size_t)ws->max_batch * ws->max_replicas * m->in_size;
         be->permute_batched(xc, ws->x, count, batch, m->layers[0].in_c,
                             m->layers[0].in_h * m->layers[0].in_w);
         in_first = xc;
     }
-    for (int i = 0; i < m->n_layers; i++) {
+    for (int i = first; i < last; i++) {
         const trainer_layer_t *l = &m->layers[i];
         const float *x = i == 0 ? in_first : ws->act[i - 1];
         float *y = ws->act[i];
@@ -398,9 +401,21 @@ void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, s
     }
 }
 
+void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, size_t stride,
+                                 int count, int batch)
+{
+    forward_layers(ws, params, stride, count, batch, 0, ws->m->n_layers);
+}
+
 void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch)
 {
-    trainer_model_forward_group(ws, params, 0, 1, batch);
+    forward_layers(ws, params, 0, 1, batch, 0, ws->m->n_layers);
+}
+
+void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
+                                 int first, int last)
+{
+    forward_layers(ws, params, 0, 1, batch, first, last);
 }
 
 void trainer_model_loss_group(trainer_workspace_t *ws, int count, int batch, double *loss_sum,
@@ -421,7 +436,7 @@ void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, in
  * out = params) is the fused SGD step. Input gradients are computed before a layer's
  * weights are written, so they always use the weights of the forward pass. */
 static void backward(trainer_workspace_t *ws, const float *params, float *out, size_t stride,
-                     int count, int batch, float alpha, float beta)
+                     int count, int batch, float alpha, float beta, int first, int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
@@ -429,7 +444,8 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
     DT_ASSERT(count >= 1 && count <= ws->max_replicas && batch >= 1 && batch <= ws->max_batch);
     DT_ASSERT(plain || count == 1); /* the fused update's bias scratch holds one replica */
     size_t R = (size_t)count, B = (size_t)batch;
-    for (int i = m->n_layers - 1; i >= 0; i--) {
+    DT_ASSERT(first >= 0 && first < last && last <= m->n_layers);
+    for (int i = last - 1; i >= first; i--) {
         const trainer_layer_t *l = &m->layers[i];
         const float *dy = ws->dact[i];
         float *dx = i > 0 ? ws->dact[i - 1] : NULL;
@@ -487,17 +503,24 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
 void trainer_model_backward_group(trainer_workspace_t *ws, const float *params, float *grads,
                                   size_t stride, int count, int batch)
 {
-    backward(ws, params, grads, stride, count, batch, 1.0f, 0.0f);
+    backward(ws, params, grads, stride, count, batch, 1.0f, 0.0f, 0, ws->m->n_layers);
 }
 
 void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
                             int batch)
 {
-    backward(ws, params, grads, 0, 1, batch, 1.0f, 0.0f);
+    backward(ws, params, grads, 0, 1, batch, 1.0f, 0.0f, 0, ws->m->n_layers);
+}
+
+void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
+                                  int batch, int first, int last, int accumulate)
+{
+    backward(ws, params, grads, 0, 1, batch, 1.0f, accumulate ? 1.0f : 0.0f, first, last);
 }
 
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
                                 float weight_decay)
 {
-    backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay);
+    backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay, 0,
+             ws->m->n_layers);
 }

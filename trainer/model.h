@@ -146,6 +146,16 @@ void trainer_model_backward(trainer_workspace_t *ws, const float *params, float 
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
                                 float weight_decay);
 
+/* Layers [first, last) alone (pipeline stages): the forward pass reads layer first's input
+ * from act[first - 1] (the loaded batch when first = 0) and leaves act[first .. last); the
+ * backward pass reads dact[last - 1], writes the gradients of those layers' parameters into
+ * grads (added to what grads holds with accumulate, for micro-batches) and, when first > 0,
+ * the gradient of the stage's input into dact[first - 1]. */
+void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
+                                 int first, int last);
+void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
+                                  int batch, int first, int last, int accumulate);
+
 /* Replicas (federated clients trained side by side on one GPU): `count` models of this
  * architecture, replica r with parameters params + r * stride (and grads + r * stride), each
  * on its own batch of `batch` samples, loaded one replica after the other (ws->x holds
