@@ -19,7 +19,9 @@
 
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = sc->strategy == SIM_STRATEGY_SINGLE ? 1 : (int)sc->workers;
+    *workers = sc->strategy == SIM_STRATEGY_SINGLE     ? 1
+               : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)sc->stages
+                                                       : (int)sc->workers;
     switch (sc->strategy) {
     case SIM_STRATEGY_SYNC_PS:
     case SIM_STRATEGY_ASYNC_PS:

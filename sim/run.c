@@ -85,6 +85,8 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
      * time in a collective (so thousands of workers do not cost a square of headers) */
     int server = !strcmp(role, "server");
     int peers = server ? run->n_workers + run->n_servers : run->n_servers;
+    if (run->sc->strategy == SIM_STRATEGY_PIPELINE) /* a step's activations and gradients */
+        peers = 2 * (int)run->sc->micro_batches;
     node->n_msgs = 2 * (size_t)(peers + 8);
     if (server && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
         run->sc->clients * 2 + 8 > (long)node->n_msgs)
@@ -158,8 +160,11 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
-    run->global_batch = sc->batch * sc->accumulate *
-                        (sc->strategy == SIM_STRATEGY_SINGLE ? 1 : run->n_workers);
+    /* a pipeline trains one model on model.batch: its stages share the batch */
+    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_PIPELINE
+                       ? 1
+                       : run->n_workers;
+    run->global_batch = sc->batch * sc->accumulate * replicas;
     if (!run->timing_only && run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
                                  "training samples",
@@ -410,6 +415,26 @@ sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     if (e == SG_OK)
         account_send(run, self, msg);
     let_receivers_read();
+    return e;
+}
+
+sg_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
+{
+    (void)run;
+    (void)self;
+    msg->sent_at = simgrid_get_clock();
+    return sg_mailbox_put_async(to, msg, (long)msg->bytes);
+}
+
+sg_error_t sim_send_finish(sim_run_t *run, sim_node_t *self, sg_comm_t comm,
+                           const sim_msg_t *msg)
+{
+    double t0 = simgrid_get_clock();
+    sg_error_t e = sg_comm_wait_for(comm, sim_fault_timeout(run));
+    self->comm_s += simgrid_get_clock() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
+    if (e == SG_OK)
+        account_send(run, self, msg);
     return e;
 }
 

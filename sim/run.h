@@ -200,6 +200,11 @@ sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t
 sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg,
                         double timeout);
 sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg);
+/* A send that goes on while its sender computes (pipeline stages): posted now, waited for
+ * (and accounted: the wait is communication) by sim_send_finish. */
+sg_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg);
+sg_error_t sim_send_finish(sim_run_t *run, sim_node_t *self, sg_comm_t comm,
+                           const sim_msg_t *msg);
 /* The same with its own timeout (sim_recv waits sim_fault_timeout). */
 sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
                         double timeout);

@@ -427,9 +427,11 @@ _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 
 static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
-                                             "local-sgd", "fedavg",  NULL};
+                                             "local-sgd", "fedavg",  "pipeline", NULL};
+static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", NULL};
@@ -583,7 +585,8 @@ static const key_desc_t keys[] = {
              "the scenario file)",
              "simulated cluster"),
     K_LONG("cluster", "workers", "8", workers, 1, 100000,
-           "trainer hosts (fedavg: client hosts; single ignores it and uses one)"),
+           "trainer hosts (fedavg: client hosts; single ignores it and uses one; pipeline uses "
+           "one per stage)"),
     K_UNIT("cluster", "bandwidth", KEY_BANDWIDTH, "10Gbps", bandwidth, 0, OPEN_MIN,
            "bandwidth of each host's link"),
     K_UNIT("cluster", "latency", KEY_TIME, "5us", latency, 0, 0, "latency of each host's link"),
@@ -639,6 +642,17 @@ static const key_desc_t keys[] = {
     K_LONG("strategy", "rounds", "20", rounds, 1, 10000000, "fedavg: rounds"),
     K_DOUBLE("strategy", "prox_mu", "0", prox_mu, 0, 1000, 0,
              "FedProx proximal term; 0 = plain FedAvg"),
+    K_LONG("strategy", "stages", "2", stages, 1, 64,
+           "pipeline: stages, each a run of consecutive layers on its own host (cut where the "
+           "FLOPs balance best, at layers with weights); cluster.workers, if given, must equal "
+           "it"),
+    K_LONG("strategy", "micro_batches", "4", micro_batches, 1, 4096,
+           "pipeline: micro-batches each step's model.batch is cut into (must divide it)"),
+    K_ENUM("strategy", "pipeline_schedule", "1f1b", pipeline_schedule, sim_pipeline_schedule_t,
+           pipe_schedule_names, 0,
+           "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
+           "held at once) or 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
+           "micro-batches in flight); both flush and update once per step"),
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "single, sync-ps, allreduce: gradient accumulation, micro-batches of model.batch "
            "summed before each exchange and update (a step then takes accumulate x batch "
@@ -2330,6 +2344,52 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "bucket_mb with [faults] is not supported (a failed bucket would "
                          "need its own re-formation); use bucket_mb = 0 with faults");
     }
+    if (sc->strategy == SIM_STRATEGY_PIPELINE) {
+        int kst = key_index("strategy", "stages"), kmb = key_index("strategy", "micro_batches");
+        int ka = key_index("model", "arch"), kb = key_index("model", "batch");
+        if (sc->profile[0])
+            return key_error(err, sc, sc->key_line[ka], ka,
+                             "a pipeline trains a real model (logreg, mlp or cnn), not the "
+                             "profile %s", sc->profile);
+        int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
+                       : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
+                                                             : 4;
+        if (sc->stages > weighted) {
+            int k = blame(sc, kst, ka);
+            key_where(sc, k == kst ? ka : kst, where, sizeof where);
+            return key_error(err, sc, sc->key_line[k], k,
+                             "%ld stages but the %s has %d layer%s with weights, and a stage "
+                             "needs at least one (%s)",
+                             sc->stages, trainer_arch_name(sc->model.arch), weighted,
+                             weighted == 1 ? "" : "s", where);
+        }
+        if (sc->workers != sc->stages && sc->key_line[kw] != 0) {
+            int k = blame(sc, kw, kst);
+            key_where(sc, k == kw ? kst : kw, where, sizeof where);
+            return key_error(err, sc, sc->key_line[k], k,
+                             "a pipeline of %ld stages runs on %ld hosts, not %ld (workers must "
+                             "equal stages; %s)",
+                             sc->stages, sc->stages, sc->workers, where);
+        }
+        if (sc->batch % sc->micro_batches) {
+            int k = blame(sc, kmb, kb);
+            key_where(sc, k == kmb ? kb : kmb, where, sizeof where);
+            return key_error(err, sc, sc->key_line[k], k,
+                             "%ld micro-batches do not divide a batch of %ld (%s)",
+                             sc->micro_batches, sc->batch, where);
+        }
+        if (sc->partition.kind != TRAINER_PARTITION_IID) {
+            int k = key_index("data", "partition");
+            return key_error(err, sc, sc->key_line[k], k,
+                             "a pipeline trains one model on the global batch: partition must "
+                             "be iid");
+        }
+        if (scenario_has_faults(sc)) {
+            int k = key_index("strategy", "kind");
+            return key_error(err, sc, sc->key_line[k], k,
+                             "pipeline with [faults] is not supported");
+        }
+    }
     /* less communication: which strategies take which technique */
     int kind_k = key_index("strategy", "kind");
     if (sc->compression.kind != TRAINER_CODEC_NONE && sc->strategy != SIM_STRATEGY_SYNC_PS &&
@@ -2499,7 +2559,7 @@ const char *scenario_backend_name(sim_backend_t b)
 
 const char *scenario_strategy_name(sim_strategy_kind_t k)
 {
-    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_FEDAVG);
+    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_PIPELINE);
     return strategy_names[k];
 }
 

@@ -35,7 +35,13 @@ typedef enum sim_strategy_kind {
     SIM_STRATEGY_ALLREDUCE,
     SIM_STRATEGY_LOCAL_SGD,
     SIM_STRATEGY_FEDAVG,
+    SIM_STRATEGY_PIPELINE,
 } sim_strategy_kind_t;
+
+typedef enum sim_pipeline_schedule {
+    SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
+    SIM_PIPE_1F1B,  /* one forward, one backward in the steady state (PipeDream-Flush) */
+} sim_pipeline_schedule_t;
 
 typedef enum sim_allreduce_algo {
     SIM_ALLREDUCE_RING,
@@ -168,6 +174,9 @@ typedef struct scenario {
     long local_epochs;                /* fedavg E */
     long rounds;                      /* fedavg rounds */
     double prox_mu;                   /* fedprox proximal term, 0 = FedAvg */
+    long stages;                      /* pipeline: stages, one host each */
+    long micro_batches;               /* pipeline: micro-batches of model.batch per step */
+    sim_pipeline_schedule_t pipeline_schedule;
     long accumulate;                  /* micro-batches summed per exchange (sync-ps,
                                          allreduce, single) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

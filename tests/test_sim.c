@@ -785,6 +785,45 @@ START_TEST(buckets_overlap_backward_exactly)
 }
 END_TEST
 
+/* ---- model parallelism ------------------------------------------------------------------ */
+
+/* A pipeline of S stages and M micro-batches, either schedule, lands on the weights of one
+ * worker with the whole batch: mlp and cnn, every possible stage count. */
+START_TEST(pipeline_equals_single)
+{
+    static const char *const models[][3] = {
+        {"model.arch=mlp", "model.hidden=16,12", "model.batch=24"},
+        {"model.arch=cnn", "data.source=fashion-mnist", "model.batch=24"}};
+    static const int max_stages[] = {3, 4};
+    for (int k = 0; k < 2; k++) {
+        /* the cnn on Fashion-MNIST's 28 x 28 images, with few channels */
+        const char *single[] = {"strategy.kind=single", models[k][0], models[k][1], models[k][2],
+                                "model.conv=3,4",       "model.kernel=5", "model.fc=8"};
+        float *ref = NULL;
+        outcome_t a = simulate(single, 7, &ref);
+        for (int S = 1; S <= max_stages[k]; S++)
+            for (int sched = 0; sched < 2; sched++) {
+                char st[64];
+                snprintf(st, sizeof st, "strategy.stages=%d", S);
+                const char *sets[] = {"strategy.kind=pipeline", models[k][0], models[k][1],
+                                      models[k][2], "model.conv=3,4", "model.kernel=5",
+                                      "model.fc=8", st, "strategy.micro_batches=4",
+                                      sched ? "strategy.pipeline_schedule=1f1b"
+                                            : "strategy.pipeline_schedule=gpipe"};
+                float *got = NULL;
+                outcome_t b = simulate(sets, 10, &got);
+                ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
+                double d = max_rel_diff(got, ref, a.n_params);
+                ck_assert_msg(d < 2e-5, "%s, %d stages, %s: max relative difference %g",
+                              models[k][0], S, sched ? "1f1b" : "gpipe", d);
+                ck_assert_msg(S == 1 || b.bytes > 0, "no activations moved");
+                free(got);
+            }
+        free(ref);
+    }
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -966,6 +1005,7 @@ int main(void)
     tcase_add_test(tc, lossless_compression_changes_nothing);
     tcase_add_test(tc, compressed_bytes_match_the_encodings);
     tcase_add_test(tc, error_feedback_recovers_topk);
+    tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);

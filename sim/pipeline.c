@@ -1,0 +1,320 @@
+/* pipeline: the model's layers cut into S stages on S hosts (pipeline parallelism, GPipe
+ * and PipeDream-Flush / 1F1B). Each step's model.batch is cut into M micro-batches; stage s
+ * runs the forward pass of its layers on each micro-batch as its activations arrive from
+ * stage s-1, sends its output activations on to stage s+1, and later runs the backward pass
+ * on the gradients that come back from stage s+1, sending the gradient of its input to
+ * stage s-1. Activations and their gradients are messages of their real sizes (micro-batch
+ * x the cut layer's output). The stage sums its layers' gradients over the micro-batches
+ * and, after its last backward, applies SGD to its own layers: one update per step, the
+ * same as one worker with the whole batch (up to float rounding).
+ *
+ * Schedules: gpipe runs every forward, then every backward (last micro-batch first);
+ * 1f1b runs S-s-1 warm-up forwards, then alternates one forward and one backward, then
+ * drains the backwards, so a stage holds at most S-s micro-batches' activations. Both
+ * idle (S-1)/(M+S-1) of the step when the stages take equal time and messages take none:
+ * the pipeline bubble, recorded as the workers' idle share.
+ *
+ * The stages cut at layers with weights, where the forward + backward FLOPs of the most
+ * loaded stage are the lowest (non-weight layers go with the weight layer before them).
+ *
+ * One process runs every stage, so the micro-batches' activations live in one workspace per
+ * micro-batch that every stage uses for its own layers (a message's payload is the sender's
+ * output in it; the receiver reads its input there). The parameters are one buffer too:
+ * each stage updates only its own slice. Stage 0 draws the micro-batches, decides when the
+ * run stops (a STOP travels down the pipe) and evaluates, after its update, which is the
+ * step's last. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/comm.h>
+
+#include "strategy.h"
+
+#define PIPE_MAX_STAGES 64
+enum { PIPE_STOP = -1 };
+
+typedef struct pipe_plan {
+    int S, M, micro;
+    int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
+    double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
+    size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
+    trainer_workspace_t *ws;        /* (M) one per micro-batch */
+} pipe_plan_t;
+
+static void plan_free(void *p)
+{
+    pipe_plan_t *plan = p;
+    for (int m = 0; m < plan->M; m++)
+        trainer_workspace_free(&plan->ws[m]);
+    free(plan->ws);
+    free(plan);
+}
+
+static int has_weights(const trainer_layer_t *l)
+{
+    return l->kind == TRAINER_LAYER_DENSE || l->kind == TRAINER_LAYER_CONV;
+}
+
+/* Best cut of groups g..G-1 into k stages: the lowest possible largest stage cost. */
+static double best_cut(const double *cost, int g, int G, int k, int *cuts)
+{
+    if (k == 1) {
+        double c = 0;
+        for (int i = g; i < G; i++)
+            c += cost[i];
+        return c;
+    }
+    double best = -1, here = 0;
+    int sub[PIPE_MAX_STAGES], best_sub[PIPE_MAX_STAGES];
+    for (int end = g + 1; end <= G - (k - 1); end++) {
+        here += cost[end - 1];
+        double rest = best_cut(cost, end, G, k - 1, sub);
+        double c = here > rest ? here : rest;
+        if (best < 0 || c < best) {
+            best = c;
+            best_sub[0] = end;
+            memcpy(best_sub + 1, sub, sizeof(int) * (size_t)(k - 2));
+        }
+    }
+    memcpy(cuts, best_sub, sizeof(int) * (size_t)(k - 1));
+    return best;
+}
+
+static pipe_plan_t *plan_make(sim_run_t *run)
+{
+    const trainer_model_t *m = &run->model;
+    const scenario_t *sc = run->sc;
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    plan->S = (int)sc->stages;
+    plan->M = (int)sc->micro_batches;
+    plan->micro = (int)(sc->batch / sc->micro_batches);
+    DT_ASSERT(plan->S <= PIPE_MAX_STAGES);
+    /* groups: a weight layer and the layers after it up to the next weight layer (the
+     * input-side layers before the first weight layer, if any, join the first group) */
+    int start[TRAINER_MAX_LAYERS + 1], G = 0;
+    double cost[TRAINER_MAX_LAYERS] = {0};
+    for (int i = 0; i < m->n_layers; i++) {
+        if (has_weights(&m->layers[i]) || G == 0) {
+            start[G] = G == 0 ? 0 : i;
+            G++;
+        }
+        trainer_flops_t f = trainer_model_layer_flops(m, i);
+        cost[G - 1] += f.forward + f.backward;
+    }
+    start[G] = m->n_layers;
+    DT_ASSERT(plan->S <= G); /* checked with the scenario */
+    int cuts[PIPE_MAX_STAGES];
+    best_cut(cost, 0, G, plan->S, cuts);
+    plan->first[0] = 0;
+    for (int s = 1; s < plan->S; s++)
+        plan->first[s] = start[cuts[s - 1]];
+    plan->first[plan->S] = m->n_layers;
+    for (int s = 0; s < plan->S; s++) {
+        plan->p0[s] = SIZE_MAX;
+        plan->p1[s] = 0;
+        for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
+            const trainer_layer_t *l = &m->layers[i];
+            trainer_flops_t f = trainer_model_layer_flops(m, i);
+            plan->fwd[s] += f.forward;
+            plan->bwd[s] += f.backward;
+            if (has_weights(l)) {
+                size_t lo = l->w_off < l->b_off ? l->w_off : l->b_off;
+                size_t hi = l->w_off + l->w_len > l->b_off + l->b_len ? l->w_off + l->w_len
+                                                                      : l->b_off + l->b_len;
+                plan->p0[s] = lo < plan->p0[s] ? lo : plan->p0[s];
+                plan->p1[s] = hi > plan->p1[s] ? hi : plan->p1[s];
+            }
+        }
+        DT_ASSERT(s == 0 || plan->p0[s] == plan->p1[s - 1]); /* slices in layer order */
+    }
+    /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
+    plan->fwd[plan->S - 1] += 5.0 * m->classes;
+    plan->bwd[plan->S - 1] += 2.0 * m->classes;
+    plan->ws = dt_calloc((size_t)plan->M, sizeof(trainer_workspace_t));
+    for (int k = 0; k < plan->M; k++)
+        trainer_workspace_init(&plan->ws[k], run->be, m, plan->micro);
+    return plan;
+}
+
+/* The stage's schedule for one step: op k is the forward (F) or backward of micro-batch
+ * mb[k]. */
+static int schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
+                    int *mb)
+{
+    int M = plan->M, n = 0;
+    if (kind == SIM_PIPE_GPIPE) {
+        for (int m = 0; m < M; m++)
+            op[n] = 'F', mb[n++] = m;
+        for (int m = M - 1; m >= 0; m--)
+            op[n] = 'B', mb[n++] = m;
+        return n;
+    }
+    int warm = plan->S - s - 1 < M ? plan->S - s - 1 : M, f = 0, b = 0;
+    while (f < warm)
+        op[n] = 'F', mb[n++] = f++;
+    while (f < M) {
+        op[n] = 'F', mb[n++] = f++;
+        op[n] = 'B', mb[n++] = b++;
+    }
+    while (b < M)
+        op[n] = 'B', mb[n++] = b++;
+    return n;
+}
+
+/* A message of n floats at data (in the shared workspace), for micro-batch m. */
+static sim_msg_t *payload(sim_node_t *node, const float *data, size_t n, int m, long step)
+{
+    sim_msg_t *msg = sim_msg_next(node);
+    msg->data = data;
+    msg->n = n;
+    msg->bytes = sizeof(float) * (double)n;
+    msg->flag = m;
+    msg->step = step;
+    return msg;
+}
+
+typedef struct stage_state {
+    char *op;
+    int *mb;
+    uint32_t *idx;
+    sg_comm_t *sends;
+    sim_msg_t **sent;
+} stage_state_t;
+
+static void stage_state_free(sim_node_t *node)
+{
+    stage_state_t *st = node->state;
+    free(st->op);
+    free(st->mb);
+    free(st->idx);
+    free(st->sends);
+    free(st->sent);
+}
+
+static void stage(sim_node_t *node)
+{
+    sim_run_t *run = sim_current;
+    const pipe_plan_t *plan = run->shared;
+    const trainer_model_t *model = &run->model;
+    int s = node->rank, S = plan->S, M = plan->M, b = plan->micro;
+    int lo = plan->first[s], hi = plan->first[s + 1];
+    float *w = run->workers[0].params, *v = run->workers[0].velocity, *g = node->grads;
+    stage_state_t *st = dt_calloc(1, sizeof *st);
+    node->state = st;
+    node->state_free = stage_state_free;
+    st->op = dt_malloc((size_t)(2 * M));
+    st->mb = dt_malloc(sizeof(int) * (size_t)(2 * M));
+    st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
+    st->sends = dt_calloc((size_t)(2 * M), sizeof(sg_comm_t));
+    st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
+    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
+    sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
+    sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[s + 1].name, "act") : NULL;
+    sg_mailbox_t grad_out = s > 0 ? sim_mailbox(run->workers[s - 1].name, "grad") : NULL;
+    size_t out_n = (size_t)b * model->layers[hi - 1].out_size; /* activations sent on */
+    size_t in_n = s > 0 ? (size_t)b * model->layers[lo - 1].out_size : 0;
+    long step;
+    for (step = 0;; step++) {
+        int stop = 0;
+        if (s == 0)
+            stop = sim_should_stop(run, step) || run->ended;
+        int n_sent = 0, backwards = 0;
+        double loss = 0;
+        for (int k = 0; k < n_ops && !stop; k++) {
+            int m = st->mb[k];
+            trainer_workspace_t *ws = &plan->ws[m];
+            double wall = 0, w0;
+            if (st->op[k] == 'F') {
+                if (s == 0) {
+                    sim_batch_global(run, step, m, b, st->idx);
+                    w0 = dt_wall_seconds();
+                    run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, b,
+                                    run->train.dim);
+                    wall += dt_wall_seconds() - w0;
+                } else {
+                    sim_msg_t *in = NULL;
+                    if (sim_recv(run, node, act_in, &in) != SG_OK) {
+                        run->failed = 1;
+                        return;
+                    }
+                    if (in->flag == PIPE_STOP) {
+                        stop = 1;
+                        break;
+                    }
+                    DT_ASSERT(in->flag == m && in->step == step && in->n == in_n);
+                }
+                w0 = dt_wall_seconds();
+                trainer_model_forward_range(ws, w, b, lo, hi);
+                if (s == S - 1) {
+                    double l;
+                    int correct;
+                    trainer_model_loss(ws, b, &l, &correct);
+                    loss += l;
+                }
+                sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
+                if (act_out) {
+                    st->sent[n_sent] = payload(node, ws->act[hi - 1], out_n, m, step);
+                    st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
+                    n_sent++;
+                }
+            } else {
+                if (s < S - 1) {
+                    sim_msg_t *in = NULL;
+                    if (sim_recv(run, node, grad_in, &in) != SG_OK) {
+                        run->failed = 1;
+                        return;
+                    }
+                    DT_ASSERT(in->flag == m && in->step == step && in->n == out_n);
+                }
+                w0 = dt_wall_seconds();
+                trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
+                if (++backwards == M) {
+                    /* the stage's last backward of the step: its update, before the gradient
+                     * goes down (stage 0 evaluates after its own, the step's last) */
+                    size_t n = plan->p1[s] - plan->p0[s];
+                    run->be->scale(n, 1.0f / (float)M, g + plan->p0[s]);
+                    sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
+                }
+                sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
+                if (grad_out) {
+                    st->sent[n_sent] = payload(node, ws->dact[lo - 1], in_n, m, step);
+                    st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
+                    n_sent++;
+                }
+            }
+        }
+        for (int k = 0; k < n_sent; k++)
+            if (sim_send_finish(run, node, st->sends[k], st->sent[k]) != SG_OK) {
+                run->failed = 1;
+                return;
+            }
+        if (stop) {
+            if (act_out) { /* the stages below stop too */
+                sim_msg_t *m = payload(node, w, 0, PIPE_STOP, step);
+                m->bytes = 64;
+                sim_send(run, node, act_out, m);
+            }
+            break;
+        }
+        if (s == S - 1)
+            sim_count_step(run, node, (int)run->sc->batch, loss / (double)run->sc->batch);
+        else
+            node->steps++;
+        if (s == 0)
+            sim_eval_mark(run, step, w);
+    }
+    if (s == 0 && !run->failed)
+        sim_eval_final(run, step, w);
+}
+
+static void deploy(sim_run_t *run)
+{
+    pipe_plan_t *plan = plan_make(run);
+    run->shared = plan;
+    run->shared_free = plan_free;
+    for (int s = 0; s < plan->S; s++)
+        sim_spawn(run, &run->workers[s], stage);
+}
+
+const sim_strategy_t sim_strategy_pipeline = {SIM_STRATEGY_PIPELINE, "pipeline", deploy};
