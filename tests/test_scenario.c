@@ -316,7 +316,7 @@ START_TEST(bad_enum_value)
 {
     expect_file_error("[strategy]\nkind = ps\n",
                       ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg)");
+                      "async-ps, allreduce, local-sgd, fedavg, pipeline)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical)");
@@ -678,6 +678,24 @@ START_TEST(model_profile_files_and_errors)
                                    "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
             NULL, 0);
     ck_assert(sc.bucket_mb == 25 && sc.ring_messages == SIM_RING_PHASES);
+    /* pipeline splits that do not fit the model or the batch */
+    expect_load_error("[model]\narch = mlp\nhidden = 256,128\n[strategy]\nkind = pipeline\n"
+                      "stages = 4\n",
+                      ":6: strategy.stages: 4 stages but the mlp has 3 layers with weights, and a "
+                      "stage needs at least one (model.arch at line 2)");
+    expect_load_error("[model]\nbatch = 30\n[strategy]\nkind = pipeline\nmicro_batches = 4\n",
+                      ":5: strategy.micro_batches: 4 micro-batches do not divide a batch of 30 "
+                      "(model.batch at line 2)");
+    expect_load_error("[cluster]\nworkers = 8\n[strategy]\nkind = pipeline\nstages = 3\n",
+                      ":2: cluster.workers: a pipeline of 3 stages runs on 3 hosts, not 8");
+    expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n",
+                      ":2: model.arch: a pipeline trains a real model");
+    expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
+                      ":2: data.partition: a pipeline trains one model on the global batch");
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"
+                                   "stages = 4\nmicro_batches = 8\npipeline_schedule = gpipe\n"),
+            NULL, 0);
+    ck_assert(sc.stages == 4 && sc.micro_batches == 8 && sc.pipeline_schedule == SIM_PIPE_GPIPE);
     /* less communication: who takes what */
     expect_load_error("[strategy]\nkind = local-sgd\ncompression = topk:0.01\n",
                       ":3: strategy.compression: compression applies to sync-ps, allreduce and "
@@ -992,7 +1010,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 72);
+    ck_assert_int_eq(keys, 75);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -1466,7 +1484,8 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
                       "kBps, MBps, GBps, TBps)");
     expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
-                      "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg)");
+                      "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
+                      "pipeline)");
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");
