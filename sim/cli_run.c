@@ -267,6 +267,8 @@ static void print_summary(const sim_run_t *run)
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
     if (run->fault_rows)
         printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
+    if (run->note[0])
+        printf("%s; idle (measured) %.1f%%\n", run->note, total > 0 ? 100 * idle / total : 0);
     if (run->timing_only)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
                "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,

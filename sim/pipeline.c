@@ -311,6 +311,17 @@ static void stage(sim_node_t *node)
 static void deploy(sim_run_t *run)
 {
     pipe_plan_t *plan = plan_make(run);
+    int n = snprintf(run->note, sizeof run->note, "pipeline: %d stage%s of layers", plan->S,
+                     plan->S == 1 ? "" : "s");
+    for (int s = 0; s < plan->S && n < (int)sizeof run->note; s++)
+        n += snprintf(run->note + n, sizeof run->note - (size_t)n, "%s%d-%d", s ? " | " : " ",
+                      plan->first[s], plan->first[s + 1] - 1);
+    if (n < (int)sizeof run->note)
+        snprintf(run->note + n, sizeof run->note - (size_t)n,
+                 ", %d micro-batches of %d, %s; bubble (S-1)/(M+S-1) = %.1f%% with equal stages "
+                 "and free messages",
+                 plan->M, plan->micro, run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
+                 100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
     run->shared = plan;
     run->shared_free = plan_free;
     for (int s = 0; s < plan->S; s++)

@@ -115,6 +115,7 @@ typedef struct sim_run {
     void (*shared_free)(void *shared);
 
     long replica_step;        /* shared replica: steps applied to it */
+    char note[256];           /* what the strategy set up, for the run's summary, or "" */
 
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
