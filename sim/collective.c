@@ -78,6 +78,22 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
     return SG_OK;
 }
 
+sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me - s) % p + p) % p;
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sg_error_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
+        if (e != SG_OK) {
+            sim_exchange_done();
+            return e;
+        }
+    }
+    sim_exchange_done();
+    return SG_OK;
+}
+
 /* The ring with one message per phase (strategy.ring_messages = phases, timing-only runs):
  * a zero-byte message to the right neighbour measures the latency of one ring step, then the
  * member's p-1 chunks of the phase go as one message, and the phase's other p-3 latencies

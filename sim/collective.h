@@ -20,6 +20,9 @@ typedef struct sim_group {
  *                     extra members first fold into the others: + 2 (a + n/B)) */
 sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
                          sim_allreduce_algo_t algo);
+/* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
+ * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
+sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 /* Binomial-tree reduce to member 0 and broadcast from member 0. */
 sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);

@@ -161,7 +161,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     /* a pipeline trains one model on model.batch: its stages share the batch */
-    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_PIPELINE
+    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_PIPELINE ||
+                           sc->strategy == SIM_STRATEGY_TENSOR
                        ? 1
                        : run->n_workers;
     run->global_batch = sc->batch * sc->accumulate * replicas;
@@ -723,13 +724,17 @@ size_t sim_client_samples(const sim_run_t *run, int c)
 
 void sim_evaluate(sim_run_t *run, long step, const float *params)
 {
+    sim_evaluate_at(run, step, params, simgrid_get_clock());
+}
+
+void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
+{
     double w0 = dt_wall_seconds();
     /* timing-only: a progress row without loss and accuracy (stored as NULL) */
     trainer_eval_t ev = {.loss = NAN, .accuracy = NAN};
     if (!run->timing_only)
         ev = trainer_evaluate(&run->engine, params, &run->test);
     run->eval_wall += dt_wall_seconds() - w0;
-    double now = simgrid_get_clock();
     run->last_loss = ev.loss;
     run->last_acc = ev.accuracy;
     run->last_eval_step = step;

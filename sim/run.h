@@ -260,6 +260,9 @@ size_t sim_client_samples(const sim_run_t *run, int c);
 /* Evaluates params (dev, whole model) on the test set at the current simulated time and
  * records it; step is the global step or round. */
 void sim_evaluate(sim_run_t *run, long step, const float *params);
+/* The same, recorded at simulated time `now` (an evaluation deferred to a moment when every
+ * node's update of that step is known to be done). */
+void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now);
 /* True when a step mark (steps_done a multiple of eval_every) or a time mark
  * (eval_interval) has been passed since the last evaluation; marks it consumed. */
 int sim_eval_due(sim_run_t *run, long steps_done);

@@ -430,7 +430,8 @@ _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 
 static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
-                                             "local-sgd", "fedavg",  "pipeline", NULL};
+                                             "local-sgd", "fedavg",  "pipeline", "tensor",
+                                             NULL};
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
@@ -653,6 +654,11 @@ static const key_desc_t keys[] = {
            "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
            "held at once) or 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
            "micro-batches in flight); both flush and update once per step"),
+    K_LONG("strategy", "tensor_parallel", "2", tensor_parallel, 1, 1024,
+           "tensor: workers every dense layer is split across (Megatron-LM: column split, "
+           "then row split, an all-reduce of activations per pair; an unpaired last layer "
+           "column-split with an all-gather); must divide the widths it splits; "
+           "cluster.workers, if given, must equal it"),
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "single, sync-ps, allreduce: gradient accumulation, micro-batches of model.batch "
            "summed before each exchange and update (a step then takes accumulate x batch "
@@ -2390,6 +2396,55 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                              "pipeline with [faults] is not supported");
         }
     }
+    if (sc->strategy == SIM_STRATEGY_TENSOR) {
+        int kt = key_index("strategy", "tensor_parallel"), ka = key_index("model", "arch");
+        long T = sc->tensor_parallel;
+        if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN) {
+            return key_error(err, sc, sc->key_line[ka], ka,
+                             "tensor parallelism splits fully connected layers: the model must "
+                             "be mlp or logreg");
+        }
+        if (sc->workers != T && sc->key_line[kw] != 0) {
+            int k = blame(sc, kw, kt);
+            key_where(sc, k == kw ? kt : kw, where, sizeof where);
+            return key_error(err, sc, sc->key_line[k], k,
+                             "tensor parallelism over %ld workers runs on %ld hosts, not %ld "
+                             "(workers must equal tensor_parallel; %s)",
+                             T, T, sc->workers, where);
+        }
+        /* the widths it splits: the outputs of the first layer of each pair (dense layers 1,
+         * 3, ...: the second splits that as its input), and the classes when the dense
+         * layers are odd in number (the last one is column-split) */
+        int L = sc->model.arch == TRAINER_ARCH_MLP ? sc->model.n_hidden + 1 : 1;
+        for (int j = 0; j < L - 1; j += 2)
+            if (sc->model.hidden[j] % T) {
+                int kh = key_index("model", "hidden"), k = blame(sc, kt, kh);
+                key_where(sc, k == kt ? kh : kt, where, sizeof where);
+                return key_error(err, sc, sc->key_line[k], k,
+                                 "tensor_parallel = %ld does not divide hidden layer %d's width "
+                                 "%d, which it splits (%s)", T, j + 1, sc->model.hidden[j], where);
+            }
+        /* a directory's classes are known once it is read (checked then) */
+        long classes = !strcmp(sc->data_source, "synthetic")       ? sc->synthetic_classes
+                       : !strcmp(sc->data_source, "fashion-mnist") ? 10
+                                                                   : 0;
+        if (L % 2 && classes > 0 && classes % T) {
+            return key_error(err, sc, sc->key_line[kt], kt,
+                             "tensor_parallel = %ld does not divide the %ld classes of the "
+                             "output layer, which it splits by columns (an odd number of dense "
+                             "layers leaves it unpaired)", T, classes);
+        }
+        if (sc->partition.kind != TRAINER_PARTITION_IID) {
+            int k = key_index("data", "partition");
+            return key_error(err, sc, sc->key_line[k], k,
+                             "tensor parallelism trains one model on the global batch: "
+                             "partition must be iid");
+        }
+        if (scenario_has_faults(sc)) {
+            int k = key_index("strategy", "kind");
+            return key_error(err, sc, sc->key_line[k], k, "tensor with [faults] is not supported");
+        }
+    }
     /* less communication: which strategies take which technique */
     int kind_k = key_index("strategy", "kind");
     if (sc->compression.kind != TRAINER_CODEC_NONE && sc->strategy != SIM_STRATEGY_SYNC_PS &&
@@ -2559,7 +2614,7 @@ const char *scenario_backend_name(sim_backend_t b)
 
 const char *scenario_strategy_name(sim_strategy_kind_t k)
 {
-    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_PIPELINE);
+    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_TENSOR);
     return strategy_names[k];
 }
 

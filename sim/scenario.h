@@ -36,6 +36,7 @@ typedef enum sim_strategy_kind {
     SIM_STRATEGY_LOCAL_SGD,
     SIM_STRATEGY_FEDAVG,
     SIM_STRATEGY_PIPELINE,
+    SIM_STRATEGY_TENSOR,
 } sim_strategy_kind_t;
 
 typedef enum sim_pipeline_schedule {
@@ -177,6 +178,7 @@ typedef struct scenario {
     long stages;                      /* pipeline: stages, one host each */
     long micro_batches;               /* pipeline: micro-batches of model.batch per step */
     sim_pipeline_schedule_t pipeline_schedule;
+    long tensor_parallel;             /* tensor: workers each dense layer is split across */
     long accumulate;                  /* micro-batches summed per exchange (sync-ps,
                                          allreduce, single) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

@@ -316,7 +316,7 @@ START_TEST(bad_enum_value)
 {
     expect_file_error("[strategy]\nkind = ps\n",
                       ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg, pipeline)");
+                      "async-ps, allreduce, local-sgd, fedavg, pipeline, tensor)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical)");
@@ -696,6 +696,21 @@ START_TEST(model_profile_files_and_errors)
                                    "stages = 4\nmicro_batches = 8\npipeline_schedule = gpipe\n"),
             NULL, 0);
     ck_assert(sc.stages == 4 && sc.micro_batches == 8 && sc.pipeline_schedule == SIM_PIPE_GPIPE);
+    /* tensor splits that do not divide the widths */
+    expect_load_error("[model]\nhidden = 256,100\n[strategy]\nkind = tensor\n"
+                      "tensor_parallel = 3\n",
+                      ":5: strategy.tensor_parallel: tensor_parallel = 3 does not divide hidden "
+                      "layer 1's width 256, which it splits (model.hidden at line 2)");
+    expect_load_error("[model]\nhidden = 256,128\n[strategy]\nkind = tensor\n"
+                      "tensor_parallel = 4\n",
+                      ":5: strategy.tensor_parallel: tensor_parallel = 4 does not divide the 10 "
+                      "classes of the output layer");
+    expect_load_error("[model]\narch = cnn\n[strategy]\nkind = tensor\n",
+                      ":2: model.arch: tensor parallelism splits fully connected layers");
+    load_ok(&sc, tmp_file("t.ini", "[model]\nhidden = 256,128,64\n[strategy]\nkind = tensor\n"
+                                   "tensor_parallel = 4\n"),
+            NULL, 0);
+    ck_assert(sc.tensor_parallel == 4);
     /* less communication: who takes what */
     expect_load_error("[strategy]\nkind = local-sgd\ncompression = topk:0.01\n",
                       ":3: strategy.compression: compression applies to sync-ps, allreduce and "
@@ -1010,7 +1025,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 75);
+    ck_assert_int_eq(keys, 76);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -1485,7 +1500,7 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
     expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
                       "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
-                      "pipeline)");
+                      "pipeline, tensor)");
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");

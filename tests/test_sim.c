@@ -859,6 +859,44 @@ START_TEST(pipeline_bubble_matches_formula)
 }
 END_TEST
 
+/* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
+ * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
+ * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
+START_TEST(tensor_equals_single)
+{
+    static const char *const hidden[] = {"model.hidden=16,12", "model.hidden=16,12,8"};
+    for (int h = 0; h < 3; h++) {
+        const char *arch = h == 2 ? "model.arch=logreg" : "model.arch=mlp";
+        const char *hid = h == 2 ? "model.hidden=16" : hidden[h];
+        const char *single[] = {"strategy.kind=single", arch, hid};
+        float *ref = NULL;
+        outcome_t a = simulate(single, 3, &ref);
+        for (int T = 1; T <= 4; T *= 2) {
+            char tp[64];
+            snprintf(tp, sizeof tp, "strategy.tensor_parallel=%d", T);
+            const char *sets[] = {"strategy.kind=tensor", arch, hid, tp};
+            float *got = NULL;
+            outcome_t b = simulate(sets, 4, &got);
+            ck_assert(b.samples == a.samples);
+            double d = max_rel_diff(got, ref, a.n_params);
+            ck_assert_msg(d < 2e-5, "%s %s T=%d: max relative difference %g", arch, hid, T, d);
+            if (h == 0) {
+                /* per step: two ring all-reduces of (8, 12) activations, 2 (T-1) n floats
+                 * each, and the ring all-gather of the (8, 4) logits, (T-1) n; then the
+                 * end-of-training barrier, one float */
+                double want = 20 * (2 * 2.0 * (T - 1) * 96 * 4 + (T - 1) * 32 * 4) +
+                              2.0 * (T - 1) * 4;
+                ck_assert_msg(b.bytes == want, "T=%d: %.17g bytes, want %.17g", T, b.bytes,
+                              want);
+            }
+            ck_assert_msg(fabs(b.acc - a.acc) < 0.02, "accuracy %g, single %g", b.acc, a.acc);
+            free(got);
+        }
+        free(ref);
+    }
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -1042,6 +1080,7 @@ int main(void)
     tcase_add_test(tc, error_feedback_recovers_topk);
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
+    tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
