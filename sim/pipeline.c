@@ -29,25 +29,29 @@
 
 #include <simgrid/comm.h>
 
+#include "collective.h"
 #include "strategy.h"
 
 #define PIPE_MAX_STAGES 64
 enum { PIPE_STOP = -1 };
 
 typedef struct pipe_plan {
-    int S, M, micro;
+    int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
-    trainer_workspace_t *ws;        /* (M) one per micro-batch */
+    trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica */
+    sim_group_t group[PIPE_MAX_STAGES]; /* D > 1: stage s of every replica */
 } pipe_plan_t;
 
 static void plan_free(void *p)
 {
     pipe_plan_t *plan = p;
-    for (int m = 0; m < plan->M; m++)
+    for (int m = 0; m < plan->D * plan->M; m++)
         trainer_workspace_free(&plan->ws[m]);
     free(plan->ws);
+    for (int s = 0; s < plan->S; s++)
+        free(plan->group[s].members);
     free(plan);
 }
 
@@ -89,7 +93,8 @@ static pipe_plan_t *plan_make(sim_run_t *run)
     plan->S = (int)sc->stages;
     plan->M = (int)sc->micro_batches;
     plan->micro = (int)(sc->batch / sc->micro_batches);
-    DT_ASSERT(plan->S <= PIPE_MAX_STAGES);
+    plan->D = (int)sc->data_parallel;
+    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S == run->n_workers);
     /* groups: a weight layer and the layers after it up to the next weight layer (the
      * input-side layers before the first weight layer, if any, join the first group) */
     int start[TRAINER_MAX_LAYERS + 1], G = 0;
@@ -131,9 +136,15 @@ static pipe_plan_t *plan_make(sim_run_t *run)
     /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
     plan->fwd[plan->S - 1] += 5.0 * m->classes;
     plan->bwd[plan->S - 1] += 2.0 * m->classes;
-    plan->ws = dt_calloc((size_t)plan->M, sizeof(trainer_workspace_t));
-    for (int k = 0; k < plan->M; k++)
+    plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
+    for (int k = 0; k < plan->D * plan->M; k++)
         trainer_workspace_init(&plan->ws[k], run->be, m, plan->micro);
+    for (int s = 0; s < plan->S; s++) {
+        plan->group[s].size = plan->D;
+        plan->group[s].members = dt_calloc((size_t)plan->D, sizeof(sim_node_t *));
+        for (int d = 0; d < plan->D; d++)
+            plan->group[s].members[d] = &run->workers[d * plan->S + s];
+    }
     return plan;
 }
 
@@ -197,9 +208,12 @@ static void stage(sim_node_t *node)
     sim_run_t *run = sim_current;
     const pipe_plan_t *plan = run->shared;
     const trainer_model_t *model = &run->model;
-    int s = node->rank, S = plan->S, M = plan->M, b = plan->micro;
+    int S = plan->S, M = plan->M, b = plan->micro, D = plan->D;
+    int s = node->rank % S, d = node->rank / S; /* stage s of replica d */
     int lo = plan->first[s], hi = plan->first[s + 1];
-    float *w = run->workers[0].params, *v = run->workers[0].velocity, *g = node->grads;
+    /* replica d's parameters: one buffer, each stage updating its slice */
+    sim_node_t *head = &run->workers[d * S];
+    float *w = head->params, *v = head->velocity, *g = node->grads;
     stage_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
     node->state_free = stage_state_free;
@@ -210,8 +224,10 @@ static void stage(sim_node_t *node)
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
     sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
-    sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[s + 1].name, "act") : NULL;
-    sg_mailbox_t grad_out = s > 0 ? sim_mailbox(run->workers[s - 1].name, "grad") : NULL;
+    sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
+                                     : NULL;
+    sg_mailbox_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - 1].name, "grad")
+                                  : NULL;
     size_t out_n = (size_t)b * model->layers[hi - 1].out_size; /* activations sent on */
     size_t in_n = s > 0 ? (size_t)b * model->layers[lo - 1].out_size : 0;
     long step;
@@ -223,11 +239,11 @@ static void stage(sim_node_t *node)
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
             int m = st->mb[k];
-            trainer_workspace_t *ws = &plan->ws[m];
+            trainer_workspace_t *ws = &plan->ws[d * M + m];
             double wall = 0, w0;
             if (st->op[k] == 'F') {
                 if (s == 0) {
-                    sim_batch_global(run, step, m, b, st->idx);
+                    sim_batch_global(run, step, d * M + m, b, st->idx);
                     w0 = dt_wall_seconds();
                     run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, b,
                                     run->train.dim);
@@ -269,14 +285,22 @@ static void stage(sim_node_t *node)
                 }
                 w0 = dt_wall_seconds();
                 trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
+                sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
                 if (++backwards == M) {
-                    /* the stage's last backward of the step: its update, before the gradient
-                     * goes down (stage 0 evaluates after its own, the step's last) */
+                    /* the stage's last backward of the step: with replicas, the sum of the
+                     * stage's gradients over them; then its update, before the gradient goes
+                     * down (stage 0 evaluates after its own, the step's last) */
                     size_t n = plan->p1[s] - plan->p0[s];
-                    run->be->scale(n, 1.0f / (float)M, g + plan->p0[s]);
+                    if (D > 1 && sim_allreduce(run, &plan->group[s], d, g + plan->p0[s], n,
+                                               run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
+                                                   ? SIM_ALLREDUCE_RING
+                                                   : run->sc->algorithm) != SG_OK) {
+                        run->failed = 1;
+                        return;
+                    }
+                    run->be->scale(n, 1.0f / (float)(M * D), g + plan->p0[s]);
                     sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
                 }
-                sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
                 if (grad_out) {
                     st->sent[n_sent] = payload(node, ws->dact[lo - 1], in_n, m, step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
@@ -301,18 +325,21 @@ static void stage(sim_node_t *node)
             sim_count_step(run, node, (int)run->sc->batch, loss / (double)run->sc->batch);
         else
             node->steps++;
-        if (s == 0)
+        if (node->rank == 0)
             sim_eval_mark(run, step, w);
     }
-    if (s == 0 && !run->failed)
+    if (node->rank == 0 && !run->failed)
         sim_eval_final(run, step, w);
 }
 
 static void deploy(sim_run_t *run)
 {
     pipe_plan_t *plan = plan_make(run);
-    int n = snprintf(run->note, sizeof run->note, "pipeline: %d stage%s of layers", plan->S,
-                     plan->S == 1 ? "" : "s");
+    int n = plan->D > 1 ? snprintf(run->note, sizeof run->note, "hybrid: %d replicas of ",
+                                   plan->D)
+                        : 0;
+    n += snprintf(run->note + n, sizeof run->note - (size_t)n, "pipeline: %d stage%s of layers",
+                  plan->S, plan->S == 1 ? "" : "s");
     for (int s = 0; s < plan->S && n < (int)sizeof run->note; s++)
         n += snprintf(run->note + n, sizeof run->note - (size_t)n, "%s%d-%d", s ? " | " : " ",
                       plan->first[s], plan->first[s + 1] - 1);
@@ -324,8 +351,8 @@ static void deploy(sim_run_t *run)
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
     run->shared = plan;
     run->shared_free = plan_free;
-    for (int s = 0; s < plan->S; s++)
-        sim_spawn(run, &run->workers[s], stage);
+    for (int i = 0; i < run->n_workers; i++)
+        sim_spawn(run, &run->workers[i], stage);
 }
 
 const sim_strategy_t sim_strategy_pipeline = {SIM_STRATEGY_PIPELINE, "pipeline", deploy};

@@ -20,7 +20,7 @@
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = sc->strategy == SIM_STRATEGY_SINGLE     ? 1
-               : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)sc->stages
+               : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)(sc->stages * sc->data_parallel)
                : sc->strategy == SIM_STRATEGY_TENSOR   ? (int)sc->tensor_parallel
                                                        : (int)sc->workers;
     switch (sc->strategy) {

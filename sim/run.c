@@ -86,7 +86,7 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     int server = !strcmp(role, "server");
     int peers = server ? run->n_workers + run->n_servers : run->n_servers;
     if (run->sc->strategy == SIM_STRATEGY_PIPELINE) /* a step's activations and gradients */
-        peers = 2 * (int)run->sc->micro_batches;
+        peers = 2 * (int)(run->sc->micro_batches + run->sc->data_parallel);
     node->n_msgs = 2 * (size_t)(peers + 8);
     if (server && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
         run->sc->clients * 2 + 8 > (long)node->n_msgs)
@@ -161,10 +161,10 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     /* a pipeline trains one model on model.batch: its stages share the batch */
-    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_PIPELINE ||
-                           sc->strategy == SIM_STRATEGY_TENSOR
+    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_TENSOR
                        ? 1
-                       : run->n_workers;
+                   : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)sc->data_parallel
+                                                           : run->n_workers;
     run->global_batch = sc->batch * sc->accumulate * replicas;
     if (!run->timing_only && run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "

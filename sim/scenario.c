@@ -654,6 +654,11 @@ static const key_desc_t keys[] = {
            "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
            "held at once) or 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
            "micro-batches in flight); both flush and update once per step"),
+    K_LONG("strategy", "data_parallel", "1", data_parallel, 1, 4096,
+           "pipeline: replicas of the whole pipeline (hybrid data + pipeline parallelism: "
+           "data_parallel x stages workers, each replica on its own batch of model.batch, each "
+           "stage's gradients all-reduced with `algorithm` across the replicas before its "
+           "update); cluster.workers, if given, must equal data_parallel x stages"),
     K_LONG("strategy", "tensor_parallel", "2", tensor_parallel, 1, 1024,
            "tensor: workers every dense layer is split across (Megatron-LM: column split, "
            "then row split, an all-reduce of activations per pair; an unpaired last layer "
@@ -2369,13 +2374,19 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                              sc->stages, trainer_arch_name(sc->model.arch), weighted,
                              weighted == 1 ? "" : "s", where);
         }
-        if (sc->workers != sc->stages && sc->key_line[kw] != 0) {
+        long hosts = sc->stages * sc->data_parallel;
+        if (sc->workers != hosts && sc->key_line[kw] != 0) {
             int k = blame(sc, kw, kst);
             key_where(sc, k == kw ? kst : kw, where, sizeof where);
             return key_error(err, sc, sc->key_line[k], k,
-                             "a pipeline of %ld stages runs on %ld hosts, not %ld (workers must "
-                             "equal stages; %s)",
-                             sc->stages, sc->stages, sc->workers, where);
+                             "a pipeline of %ld stages x %ld replicas runs on %ld hosts, not %ld "
+                             "(workers must equal stages x data_parallel; %s)",
+                             sc->stages, sc->data_parallel, hosts, sc->workers, where);
+        }
+        if (hosts > 100000) {
+            int k = key_index("strategy", "data_parallel");
+            return key_error(err, sc, sc->key_line[k], k,
+                             "stages x data_parallel = %ld hosts (at most 100000)", hosts);
         }
         if (sc->batch % sc->micro_batches) {
             int k = blame(sc, kmb, kb);

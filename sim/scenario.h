@@ -178,6 +178,7 @@ typedef struct scenario {
     long stages;                      /* pipeline: stages, one host each */
     long micro_batches;               /* pipeline: micro-batches of model.batch per step */
     sim_pipeline_schedule_t pipeline_schedule;
+    long data_parallel;               /* pipeline: replicas of the whole pipeline (hybrid) */
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
     long accumulate;                  /* micro-batches summed per exchange (sync-ps,
                                          allreduce, single) */

@@ -687,7 +687,7 @@ START_TEST(model_profile_files_and_errors)
                       ":5: strategy.micro_batches: 4 micro-batches do not divide a batch of 30 "
                       "(model.batch at line 2)");
     expect_load_error("[cluster]\nworkers = 8\n[strategy]\nkind = pipeline\nstages = 3\n",
-                      ":2: cluster.workers: a pipeline of 3 stages runs on 3 hosts, not 8");
+                      ":2: cluster.workers: a pipeline of 3 stages x 1 replicas runs on 3 hosts, not 8");
     expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n",
                       ":2: model.arch: a pipeline trains a real model");
     expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
@@ -1025,7 +1025,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 76);
+    ck_assert_int_eq(keys, 77);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);

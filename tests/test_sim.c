@@ -897,6 +897,37 @@ START_TEST(tensor_equals_single)
 }
 END_TEST
 
+/* Hybrid: D replicas of an S-stage pipeline, each stage's gradients all-reduced across the
+ * replicas, train what one worker with the D x batch global batch trains. */
+START_TEST(hybrid_equals_single)
+{
+    static const int DS[][2] = {{2, 2}, {3, 3}, {2, 3}};
+    for (int k = 0; k < 3; k++)
+        for (int sched = 0; sched < 2; sched++) {
+            int D = DS[k][0], S = DS[k][1];
+            char sb[64], st[64], dp[64];
+            snprintf(sb, sizeof sb, "model.batch=%d", 24 * D);
+            const char *single[] = {"strategy.kind=single", "model.hidden=16,12", sb};
+            float *ref = NULL;
+            outcome_t a = simulate(single, 3, &ref);
+            snprintf(st, sizeof st, "strategy.stages=%d", S);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+            const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
+                                  st, dp, "strategy.micro_batches=4",
+                                  sched ? "strategy.pipeline_schedule=1f1b"
+                                        : "strategy.pipeline_schedule=gpipe"};
+            float *got = NULL;
+            outcome_t b = simulate(sets, 7, &got);
+            ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
+            double d = max_rel_diff(got, ref, a.n_params);
+            ck_assert_msg(d < 2e-5, "D=%d S=%d %s: max relative difference %g", D, S,
+                          sched ? "1f1b" : "gpipe", d);
+            free(got);
+            free(ref);
+        }
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -1081,6 +1112,7 @@ int main(void)
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
     tcase_add_test(tc, tensor_equals_single);
+    tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
