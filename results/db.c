@@ -38,6 +38,7 @@ enum stmt_id {
     ST_EVAL_ADD,
     ST_WORKER_ADD,
     ST_STALENESS_ADD,
+    ST_MEMORY_ADD,
     ST_LABEL_ADD,
     ST_PARAM_ADD,
     ST_TIMELINE_ADD,
@@ -68,6 +69,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [ST_STALENESS_ADD] = "INSERT INTO staleness (run, staleness, count) VALUES (?1, ?2, ?3)"
                          " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
+    [ST_MEMORY_ADD] = "INSERT INTO memory (run, worker, role, params, grads, optimizer,"
+                      " activations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_LABEL_ADD] = "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
                      " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
     [ST_PARAM_ADD] = "INSERT INTO params (run, key, value, number) VALUES (?1, ?2, ?3, ?4)",
@@ -213,10 +216,17 @@ int results_sql_int(sqlite3 *h, const char *sql, int *out)
     return rc;
 }
 
+/* Version 1 -> 2: the memory table. */
+static const char migrate_1_to_2[] =
+    "CREATE TABLE memory (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " worker INTEGER NOT NULL, role TEXT NOT NULL, params REAL, grads REAL, optimizer REAL,"
+    " activations REAL);"
+    "CREATE INDEX memory_run ON memory (run);"
+    "PRAGMA user_version = 2;";
+
 /* Brings the file to RESULTS_SCHEMA_VERSION: creates the schema in an empty file (inside one
  * IMMEDIATE transaction, so that two writers opening a new file at once create it once),
- * refuses a foreign or newer file. Versions 1..RESULTS_SCHEMA_VERSION-1 would be migrated
- * here, one step per version; version 1 is the first, so there is none yet. */
+ * migrates an older one step per version (likewise), refuses a foreign or newer file. */
 static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
 {
     int version = 0, app = 0, rc;
@@ -260,6 +270,23 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
     if (app != RESULTS_APPLICATION_ID)
         return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
                             path);
+    if (version == 1) {
+        if ((rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
+            return db_error(path, h, rc, err, "locking the database to upgrade its schema");
+        /* another writer may have upgraded it meanwhile */
+        if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) == SQLITE_OK &&
+            version == 1)
+            rc = sqlite3_exec(h, migrate_1_to_2, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            dt_status st = db_error(path, h, rc, err, "upgrading the schema to version 2");
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            return st;
+        }
+        if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) != SQLITE_OK)
+            return db_error(path, h, rc, err, "reading the schema version");
+    }
     if (version > RESULTS_SCHEMA_VERSION)
         return dt_err_input(err,
                             "%s: written by a newer dtsim (schema version %d; this dtsim knows "
@@ -407,6 +434,22 @@ dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const ch
     bind_real(s, 9, bytes_recv);
     bind_int(s, 10, steps);
     return db_step(db, ST_WORKER_ADD, err, "storing a worker's totals", run);
+}
+
+dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
+                             double params, double grads, double optimizer, double activations,
+                             dt_err_t *err)
+{
+    DT_ASSERT(db && role);
+    sqlite3_stmt *s = db->st[ST_MEMORY_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, worker);
+    bind_text(s, 3, role);
+    bind_real(s, 4, params);
+    bind_real(s, 5, grads);
+    bind_real(s, 6, optimizer);
+    bind_real(s, 7, activations);
+    return db_step(db, ST_MEMORY_ADD, err, "storing a host's memory", run);
 }
 
 dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, long count,

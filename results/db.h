@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 1
+#define RESULTS_SCHEMA_VERSION 2
 
 typedef struct results_db results_db_t;
 
@@ -64,6 +64,11 @@ dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long 
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
                              const char *role, double compute_s, double comm_s, double idle_s,
                              double bytes_sent, double bytes_recv, long steps, dt_err_t *err);
+
+/* What one host holds, in bytes (NAN stores NULL: not known). */
+dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
+                             double params, double grads, double optimizer, double activations,
+                             dt_err_t *err);
 
 /* Adds count to the staleness histogram bucket (created at 0 if absent). */
 dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, long count,

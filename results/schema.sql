@@ -1,4 +1,5 @@
--- dtsim results database, schema version 1.
+-- dtsim results database, schema version 2 (version 1 lacked the memory table; dtsim adds
+-- it to a version-1 file when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -13,7 +14,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -80,6 +81,20 @@ CREATE TABLE workers (
     steps      INTEGER             -- local steps taken
 );
 CREATE INDEX workers_run ON workers (run);
+
+-- What each host holds for training, in bytes: its parameters, gradients, optimizer state
+-- (SGD momentum) and the activations kept for the backward pass (per step at its peak;
+-- NULL where it is not known, as the activations of a timing-only model profile).
+CREATE TABLE memory (
+    run         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    worker      INTEGER NOT NULL,   -- index within its role
+    role        TEXT NOT NULL,      -- worker, server or client
+    params      REAL,
+    grads       REAL,
+    optimizer   REAL,
+    activations REAL
+);
+CREATE INDEX memory_run ON memory (run);
 
 -- Histogram of the staleness of applied gradients (asynchronous parameter server):
 -- count gradients were applied staleness versions after the parameters they were computed on.

@@ -223,6 +223,15 @@ static void stage(sim_node_t *node)
     st->sends = dt_calloc((size_t)(2 * M), sizeof(sg_comm_t));
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
+    /* what the stage holds: its layers' parameters, gradients and momentum, and the
+     * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s) */
+    double slice = (double)(plan->p1[s] - plan->p0[s]) * sizeof(float);
+    int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
+    node->mem[0] = node->mem[1] = slice;
+    node->mem[2] = run->sc->sgd.momentum != 0.0f ? slice : 0;
+    node->mem[3] = (double)flight * b * sizeof(float) *
+                   (double)trainer_model_activation_floats(model, lo, hi);
+    node->mem_set = 1;
     sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
     sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
                                      : NULL;

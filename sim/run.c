@@ -824,6 +824,37 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
     }
 }
 
+void sim_memory_default(const sim_run_t *run, sim_node_t *node)
+{
+    const scenario_t *sc = run->sc;
+    double n = (double)run->n_params, f = sizeof(float);
+    int momentum = sc->sgd.momentum != 0.0f;
+    double act = run->timing_only ? NAN
+                                  : (double)sc->batch * f *
+                                        (double)trainer_model_activation_floats(
+                                            &run->model, 0, run->model.n_layers);
+    node->mem_set = 1;
+    if (!strcmp(node->role, "server")) {
+        if (sc->strategy == SIM_STRATEGY_FEDAVG) { /* the global model and the round's updates */
+            double m = (double)scenario_fedavg_sampled(sc);
+            node->mem[0] = (1 + m) * n * f;
+            node->mem[1] = node->mem[2] = node->mem[3] = 0;
+            return;
+        }
+        size_t S = (size_t)run->n_servers, r = (size_t)node->rank;
+        double slice = (double)(run->n_params * (r + 1) / S - run->n_params * r / S) * f;
+        node->mem[0] = node->mem[1] = slice;
+        node->mem[2] = momentum ? slice : 0;
+        node->mem[3] = 0;
+        return;
+    }
+    /* a parameter-server worker applies no update: no optimizer state */
+    int updates = sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ASYNC_PS;
+    node->mem[0] = node->mem[1] = n * f;
+    node->mem[2] = updates && momentum ? n * f : 0;
+    node->mem[3] = act;
+}
+
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 {
     results_db_t *db = run->db;
@@ -838,6 +869,11 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
             if (results_worker_add(db, run->run_id, n->rank, sg_host_get_name(n->host), n->role,
                                    n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
                                    n->bytes_recv, n->steps, err))
+                return DT_ERR_RUN;
+            if (!n->mem_set)
+                sim_memory_default(run, n);
+            if (results_memory_add(db, run->run_id, n->rank, n->role, n->mem[0], n->mem[1],
+                                   n->mem[2], n->mem[3], err))
                 return DT_ERR_RUN;
         }
     for (long s = 0; s < run->staleness_cap; s++)

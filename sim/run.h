@@ -85,6 +85,10 @@ typedef struct sim_node {
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (sim/codec.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
+    /* what the node holds, bytes: parameters, gradients, optimizer state, activations kept for
+     * the backward pass (NAN: not known); set by the strategy, else sim_memory_default */
+    double mem[4];
+    int mem_set;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
@@ -277,6 +281,11 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);
+/* A node's memory as the data-parallel strategies hold it (see sim_node_t.mem): the whole
+ * model's parameters and gradients, momentum where the node applies updates, activations of
+ * one batch (micro-batch with accumulate); a server its slice; fedavg's server the global model
+ * and the round's updates. */
+void sim_memory_default(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
 

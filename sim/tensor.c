@@ -133,6 +133,27 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
     t->one = be->alloc(sizeof(float));
     t->idx = dt_malloc(sizeof(uint32_t) * B);
     t->pending_step = -1;
+    /* what the worker holds: its slices (with worker 0's row-split biases), their gradients
+     * and momentum; the activations kept for the backward pass (as the other strategies
+     * count them, without the input batch): every split layer's replicated input and output
+     * slices, the all-reduced sums, the gathered blocks and the logits */
+    double own = 0, act = 0;
+    for (int j = 0; j < t->L; j++) {
+        const tp_layer_t *d = &t->layer[j];
+        int in = d->l->in_c, out = d->l->out_c;
+        if (d->role == ROLE_ROW) {
+            own += (double)out * d->width + (node->rank == 0 ? out : 0);
+            act += out;
+        } else {
+            own += (double)d->width * in + d->width;
+            act += (j > 0 ? in : 0) + 2.0 * d->width;
+        }
+    }
+    act += 2.0 * C; /* the gathered blocks and the logits */
+    node->mem[0] = node->mem[1] = own * sizeof(float);
+    node->mem[2] = run->sc->sgd.momentum != 0.0f ? own * sizeof(float) : 0;
+    node->mem[3] = act * B * sizeof(float);
+    node->mem_set = 1;
     node->state = t;
     node->state_free = tp_free;
     return t;

@@ -495,7 +495,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 10);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 11);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -592,12 +592,37 @@ START_TEST(status_moves_only_from_running)
 }
 END_TEST
 
+/* A version-1 file (before the memory table) is upgraded when opened: its runs stay, the
+ * memory table appears and takes rows, the version reads 2. */
+START_TEST(version_1_file_upgraded)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "single", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "DROP TABLE memory; PRAGMA user_version = 1");
+    sqlite3_close(h);
+    db = open_ok();
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE params = 4e6 AND "
+                                "optimizer IS NULL AND activations = 1e5", 0), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(newer_or_foreign_file_refused)
 {
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 2");
+    raw_exec(h, "PRAGMA user_version = 3");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -605,7 +630,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 2"),
+                      strstr(err.msg, "version 3"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -839,6 +864,7 @@ int main(void)
     tcase_add_test(tc, hostile_strings_stored_verbatim);
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
+    tcase_add_test(tc, version_1_file_upgraded);
     tcase_add_test(tc, missing_directory_is_clear_error);
     tcase_add_test(tc, killed_writer_leaves_committed_rows_and_interrupted_run);
     tcase_add_test(tc, concurrent_writers_lose_nothing);

@@ -45,6 +45,8 @@ typedef struct outcome {
     char fault_kinds[256];
     int timing_only; /* no weights follow */
     double idle_share; /* the workers' idle / (compute + comm + idle) */
+    double mem0[4];    /* worker 0's memory: params, grads, optimizer, activations */
+    double mem_params; /* parameter bytes over every worker */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -118,6 +120,12 @@ static void child(int fd, const char *const *sets, int n_sets)
     double sc_c, sc_m, sc_i;
     sim_run_shares(&run, &sc_c, &sc_m, &sc_i);
     o.idle_share = sc_i / (sc_c + sc_m + sc_i);
+    for (int i = 0; i < run.n_workers; i++) {
+        if (!run.workers[i].mem_set)
+            sim_memory_default(&run, &run.workers[i]);
+        o.mem_params += run.workers[i].mem[0];
+    }
+    memcpy(o.mem0, run.workers[0].mem, sizeof o.mem0);
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     double sum = 0;
@@ -928,6 +936,43 @@ START_TEST(hybrid_equals_single)
 }
 END_TEST
 
+/* What each worker holds, against hand counts for the mlp 32-16-12-4 (784 parameters; 60
+ * activation floats per sample: 16 + 16 + 12 + 12 + 4): the whole model on a data-parallel
+ * worker, a stage's layers and its micro-batches in flight in a pipeline, every parameter
+ * exactly once across tensor-parallel workers and pipeline stages. */
+START_TEST(memory_per_worker)
+{
+    const char *single[] = {"strategy.kind=single", "model.hidden=16,12"};
+    outcome_t o = simulate(single, 2, NULL);
+    ck_assert_uint_eq(o.n_params, 784);
+    ck_assert(o.mem0[0] == 784 * 4 && o.mem0[1] == 784 * 4 && o.mem0[2] == 784 * 4);
+    ck_assert_msg(o.mem0[3] == 8 * 60 * 4, "activations %g", o.mem0[3]);
+    const char *ps[] = {"strategy.kind=sync-ps", "cluster.workers=4", "model.hidden=16,12"};
+    o = simulate(ps, 3, NULL);
+    ck_assert(o.mem0[2] == 0); /* the server holds the momentum */
+    ck_assert(o.mem_params == 4 * 784 * 4);
+    /* pipeline, 3 stages of 6-sample micro-batches: stage 0 is dense 32x16 + ReLU, 1f1b keeps
+     * 3 micro-batches in flight there, gpipe all 4 */
+    const char *pipe[] = {"strategy.kind=pipeline", "strategy.stages=3", "model.hidden=16,12",
+                          "model.batch=24", "strategy.micro_batches=4",
+                          "strategy.pipeline_schedule=1f1b"};
+    o = simulate(pipe, 6, NULL);
+    ck_assert_msg(o.mem0[0] == (32 * 16 + 16) * 4, "stage 0 params %g", o.mem0[0]);
+    ck_assert_msg(o.mem0[3] == 3 * 6 * 32 * 4, "stage 0 activations %g", o.mem0[3]);
+    ck_assert(o.mem_params == 784 * 4);
+    pipe[5] = "strategy.pipeline_schedule=gpipe";
+    o = simulate(pipe, 6, NULL);
+    ck_assert_msg(o.mem0[3] == 4 * 6 * 32 * 4, "gpipe activations %g", o.mem0[3]);
+    const char *tp[] = {"strategy.kind=tensor", "strategy.tensor_parallel=2",
+                        "model.hidden=16,12"};
+    o = simulate(tp, 3, NULL);
+    ck_assert_msg(o.mem_params == 784 * 4, "tensor: %g parameter bytes in all", o.mem_params);
+    /* worker 0: 8 x 32 rows + 8 biases, 12 x 8 columns + 12 biases, 2 x 12 + 2 */
+    ck_assert_msg(o.mem0[0] == (8 * 32 + 8 + 12 * 8 + 12 + 2 * 12 + 2) * 4, "tensor worker 0 %g",
+                  o.mem0[0]);
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -1113,6 +1158,7 @@ int main(void)
     tcase_add_test(tc, pipeline_bubble_matches_formula);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
+    tcase_add_test(tc, memory_per_worker);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);

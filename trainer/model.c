@@ -263,6 +263,20 @@ trainer_flops_t trainer_model_flops(const trainer_model_t *m)
     return f;
 }
 
+size_t trainer_model_activation_floats(const trainer_model_t *m, int first, int last)
+{
+    size_t n = 0;
+    for (int i = first; i < last; i++) {
+        const trainer_layer_t *l = &m->layers[i];
+        n += l->out_size;
+        if (l->kind == TRAINER_LAYER_CONV)
+            n += (size_t)l->in_c * l->k * l->k * l->out_h * l->out_w;
+        if (l->kind == TRAINER_LAYER_MAXPOOL)
+            n += l->out_size;
+    }
+    return n;
+}
+
 double trainer_sgd_flops(size_t n, float momentum, float weight_decay)
 {
     double per = 2.0; /* w -= lr * g */

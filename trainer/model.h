@@ -98,6 +98,9 @@ typedef struct trainer_flops {
 trainer_flops_t trainer_model_flops(const trainer_model_t *m);
 /* The same for layer i alone (the loss is not a layer: forward 5, backward 2 per logit). */
 trainer_flops_t trainer_model_layer_flops(const trainer_model_t *m, int i);
+/* Floats one sample leaves in memory for the backward pass of layers [first, last): every
+ * layer's output, the im2col columns of convolutions and the max-pool winners (int32). */
+size_t trainer_model_activation_floats(const trainer_model_t *m, int first, int last);
 /* FLOPs of one optimizer update over n parameters (independent of batch size). */
 double trainer_sgd_flops(size_t n, float momentum, float weight_decay);
 
