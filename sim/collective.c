@@ -78,6 +78,27 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
     return SG_OK;
 }
 
+sg_error_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    sim_node_t *self = g->members[me];
+    /* the ring's first phase, shifted by one chunk so that member me ends with chunk me */
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me - s - 1) % p + p) % p;
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sim_msg_t *out = wire(run, self, buf, so, sl, s);
+        sg_error_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
+                                    pair_box(self, g->members[left]), buf, 1, NULL);
+        if (e != SG_OK) {
+            sim_exchange_done();
+            return e;
+        }
+    }
+    sim_exchange_done();
+    return SG_OK;
+}
+
 sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;

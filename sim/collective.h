@@ -20,6 +20,10 @@ typedef struct sim_group {
  *                     extra members first fold into the others: + 2 (a + n/B)) */
 sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
                          sim_allreduce_algo_t algo);
+/* Ring reduce-scatter: afterwards member me holds the group's sum of chunk me of buf (chunk c
+ * is [n c / p, n (c+1) / p)); the other chunks hold partial sums. (p-1) a + (p-1)/p n/B. */
+sg_error_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n);
 /* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
  * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
 sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);

@@ -431,7 +431,7 @@ _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 
 static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
                                              "local-sgd", "fedavg",  "pipeline", "tensor",
-                                             NULL};
+                                             "zero",      NULL};
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
@@ -664,8 +664,13 @@ static const key_desc_t keys[] = {
            "then row split, an all-reduce of activations per pair; an unpaired last layer "
            "column-split with an all-gather); must divide the widths it splits; "
            "cluster.workers, if given, must equal it"),
+    K_LONG("strategy", "zero_stage", "1", zero_stage, 1, 3,
+           "zero (sharded data parallelism, ZeRO): 1 shards the optimizer state, 2 also the "
+           "gradients, 3 also the parameters (all-gathered for the forward and again for the "
+           "backward pass); every stage reduce-scatters the gradients, updates its shard and "
+           "all-gathers the parameters"),
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
-           "single, sync-ps, allreduce: gradient accumulation, micro-batches of model.batch "
+           "single, sync-ps, allreduce, zero: gradient accumulation, micro-batches of model.batch "
            "summed before each exchange and update (a step then takes accumulate x batch "
            "samples per worker)"),
     K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
@@ -2456,6 +2461,10 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
             return key_error(err, sc, sc->key_line[k], k, "tensor with [faults] is not supported");
         }
     }
+    if (sc->strategy == SIM_STRATEGY_ZERO && scenario_has_faults(sc)) {
+        int k = key_index("strategy", "kind");
+        return key_error(err, sc, sc->key_line[k], k, "zero with [faults] is not supported");
+    }
     /* less communication: which strategies take which technique */
     int kind_k = key_index("strategy", "kind");
     if (sc->compression.kind != TRAINER_CODEC_NONE && sc->strategy != SIM_STRATEGY_SYNC_PS &&
@@ -2467,12 +2476,13 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          strategy_names[sc->strategy], where);
     }
     if (sc->accumulate > 1 && sc->strategy != SIM_STRATEGY_SINGLE &&
-        sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ALLREDUCE) {
+        sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ALLREDUCE &&
+        sc->strategy != SIM_STRATEGY_ZERO) {
         int ka = key_index("strategy", "accumulate"), k = blame(sc, ka, kind_k);
         key_where(sc, k == ka ? kind_k : ka, where, sizeof where);
         return key_error(err, sc, sc->key_line[k], k,
-                         "accumulate applies to single, sync-ps and allreduce, not %s (fedavg "
-                         "and local-sgd already exchange once per round or period; %s)",
+                         "accumulate applies to single, sync-ps, allreduce and zero, not %s "
+                         "(fedavg and local-sgd already exchange once per round or period; %s)",
                          strategy_names[sc->strategy], where);
     }
     if (sc->strategy == SIM_STRATEGY_ALLREDUCE && sc->bucket_mb > 0 &&
@@ -2625,7 +2635,7 @@ const char *scenario_backend_name(sim_backend_t b)
 
 const char *scenario_strategy_name(sim_strategy_kind_t k)
 {
-    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_TENSOR);
+    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_ZERO);
     return strategy_names[k];
 }
 

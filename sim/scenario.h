@@ -37,6 +37,7 @@ typedef enum sim_strategy_kind {
     SIM_STRATEGY_FEDAVG,
     SIM_STRATEGY_PIPELINE,
     SIM_STRATEGY_TENSOR,
+    SIM_STRATEGY_ZERO,
 } sim_strategy_kind_t;
 
 typedef enum sim_pipeline_schedule {
@@ -180,6 +181,8 @@ typedef struct scenario {
     sim_pipeline_schedule_t pipeline_schedule;
     long data_parallel;               /* pipeline: replicas of the whole pipeline (hybrid) */
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
+    long zero_stage;                  /* zero: 1 optimizer state, 2 + gradients, 3 + params
+                                         sharded */
     long accumulate;                  /* micro-batches summed per exchange (sync-ps,
                                          allreduce, single) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

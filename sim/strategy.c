@@ -12,7 +12,7 @@
 static const sim_strategy_t *const strategies[] = {
     &sim_strategy_single,    &sim_strategy_sync_ps,   &sim_strategy_async_ps,
     &sim_strategy_allreduce, &sim_strategy_local_sgd, &sim_strategy_fedavg,
-    &sim_strategy_pipeline,  &sim_strategy_tensor,
+    &sim_strategy_pipeline,  &sim_strategy_tensor,    &sim_strategy_zero,
 };
 
 const sim_strategy_t *sim_strategy_find(sim_strategy_kind_t kind)

@@ -23,6 +23,7 @@ extern const sim_strategy_t sim_strategy_local_sgd;
 extern const sim_strategy_t sim_strategy_fedavg;
 extern const sim_strategy_t sim_strategy_pipeline;
 extern const sim_strategy_t sim_strategy_tensor;
+extern const sim_strategy_t sim_strategy_zero;
 
 /* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
  * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.

@@ -316,7 +316,7 @@ START_TEST(bad_enum_value)
 {
     expect_file_error("[strategy]\nkind = ps\n",
                       ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg, pipeline, tensor)");
+                      "async-ps, allreduce, local-sgd, fedavg, pipeline, tensor, zero)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical)");
@@ -722,8 +722,8 @@ START_TEST(model_profile_files_and_errors)
                       ":2: strategy.compression: unknown compression \"int4\" (none, fp16, "
                       "qsgd8 or topk:F with 0 < F <= 1)");
     expect_load_error("[strategy]\nkind = fedavg\naccumulate = 4\n",
-                      ":3: strategy.accumulate: accumulate applies to single, sync-ps and "
-                      "allreduce, not fedavg");
+                      ":3: strategy.accumulate: accumulate applies to single, sync-ps, "
+                      "allreduce and zero, not fedavg");
     expect_load_error("[strategy]\nkind = allreduce\nbucket_mb = 25\ncompression = qsgd8\n",
                       ":4: strategy.compression: bucket_mb overlaps one backward pass with plain "
                       "all-reduces; it does not combine with topk or qsgd8 compression (use "
@@ -1025,7 +1025,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 77);
+    ck_assert_int_eq(keys, 78);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -1500,7 +1500,7 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
     expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
                       "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
-                      "pipeline, tensor)");
+                      "pipeline, tensor, zero)");
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");

@@ -973,6 +973,36 @@ START_TEST(memory_per_worker)
 }
 END_TEST
 
+/* ZeRO stages 1-3: the weights of one worker with the global batch, identical replicas, the
+ * bytes of a ring reduce-scatter + all-gather per step (stage 3: one more all-gather per step
+ * and one at the end), and the shards in the memory table. */
+START_TEST(zero_equals_single)
+{
+    const char *single[] = {"strategy.kind=single", "model.batch=32"};
+    float *ref = NULL;
+    outcome_t a = simulate(single, 2, &ref);
+    for (int stage = 1; stage <= 3; stage++) {
+        char zs[64];
+        snprintf(zs, sizeof zs, "strategy.zero_stage=%d", stage);
+        const char *sets[] = {"strategy.kind=zero", "cluster.workers=4", zs};
+        float *got = NULL;
+        outcome_t b = simulate(sets, 3, &got);
+        ck_assert(b.samples == a.samples && b.replicas_identical);
+        double d = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(d < 2e-5, "stage %d: max relative difference %g", stage, d);
+        double n = (double)a.n_params, per_step = (stage == 3 ? 3.0 : 2.0) * 3 * n * 4;
+        double want = 20 * per_step + (stage == 3 ? 3 * n * 4 : 0);
+        ck_assert_msg(b.bytes == want, "stage %d: %.17g bytes, want %.17g", stage, b.bytes, want);
+        double shard = (double)(a.n_params / 4) * 4; /* chunk 0 of 4 */
+        ck_assert_msg(b.mem0[2] == shard && b.mem0[1] == (stage >= 2 ? shard : n * 4) &&
+                          b.mem0[0] == (stage >= 3 ? shard : n * 4),
+                      "stage %d memory %g %g %g", stage, b.mem0[0], b.mem0[1], b.mem0[2]);
+        free(got);
+    }
+    free(ref);
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -1159,6 +1189,7 @@ int main(void)
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, memory_per_worker);
+    tcase_add_test(tc, zero_equals_single);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
