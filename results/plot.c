@@ -41,6 +41,7 @@ static const char *const figure_names[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_SCALING] = "scaling",
     [RESULTS_FIGURE_TIMELINE] = "timeline",
     [RESULTS_FIGURE_FAULTS] = "faults",
+    [RESULTS_FIGURE_PARALLELISM] = "parallelism",
 };
 
 /* Tableau 10: ten colours told apart on screen and on paper; runs beyond ten repeat a colour
@@ -1324,6 +1325,102 @@ done:
     return st;
 }
 
+/* --- 8: time per step and memory per host ----------------------------------------------- */
+
+static const char *const mem_titles[4] = {"parameters", "gradients", "optimizer state",
+                                          "activations"};
+static const char *const mem_colors[4] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f"};
+
+static dt_status fig_parallelism(fig_t *f, dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    size_t cap = runs->n ? runs->n : 1, n = 0, longest = 0;
+    size_t *shown = dt_calloc(cap, sizeof *shown);
+    double(*mem)[4] = dt_calloc(cap, sizeof *mem);
+    dt_status st = DT_OK;
+    for (size_t i = 0; i < runs->n; i++) {
+        const results_run_view_t *r = &runs->v[i];
+        int found = 0;
+        if ((st = results_query_memory(f->q, r->id, mem[n], &found, err)) != DT_OK)
+            goto done;
+        if (!found || !r->has_summary || r->steps <= 0 || !isfinite(r->sim_time))
+            continue;
+        shown[n++] = i;
+        size_t l = text_width(f->labels[i]);
+        longest = l > longest ? l : longest;
+    }
+    if (n == 0) {
+        fig_note(f, "none of the selected runs has memory rows and a summary with steps "
+                    "(memory is recorded since schema version 2)");
+        goto done;
+    }
+    gp_t *g = &f->body;
+    double tmax = 0, mmax = 0;
+    gp_printf(g, "$time << EOD\n");
+    for (size_t b = 0; b < n; b++) {
+        const results_run_view_t *r = &runs->v[shown[b]];
+        double ms = 1e3 * r->sim_time / (double)r->steps;
+        tmax = ms > tmax ? ms : tmax;
+        gp_printf(g, "%zu %.10g\n", b, ms);
+    }
+    gp_printf(g, "EOD\n");
+    /* segment k of bar b: [sum of the kinds before k, + kind k], in MB (NULL as 0) */
+    for (int k = 0; k < 4; k++) {
+        gp_printf(g, "$mem%d << EOD\n", k);
+        for (size_t b = 0; b < n; b++) {
+            double lo = 0;
+            for (int j = 0; j < k; j++)
+                lo += isfinite(mem[b][j]) ? mem[b][j] / 1e6 : 0;
+            double hi = lo + (isfinite(mem[b][k]) ? mem[b][k] / 1e6 : 0);
+            mmax = hi > mmax ? hi : mmax;
+            gp_printf(g, "%zu %.10g %.10g %.10g %.10g %.10g\n", b, (lo + hi) / 2, b - 0.35,
+                      b + 0.35, lo, hi);
+        }
+        gp_printf(g, "EOD\n");
+    }
+    int slant = n > 6 || longest > 14;
+    gp_printf(g, "set multiplot layout 2,1\nset xrange [-0.6:%.1f]\nset grid noxtics\n"
+                 "set format x ''\nset xtics (",
+              n - 0.4);
+    for (size_t b = 0; b < n; b++)
+        gp_printf(g, "%s%zu", b ? ", " : "", b);
+    gp_printf(g, ")\n");
+    if (slant)
+        gp_printf(g, "set lmargin %d\nset bmargin %d\n", 6 + (int)(0.5 * (double)longest),
+                  3 + (int)longest / 5);
+    else
+        gp_printf(g, "set bmargin 3\n");
+    for (size_t b = 0; b < n; b++) {
+        gp_printf(g, "set label %zu ", b + 1);
+        gp_text(g, f->labels[shown[b]]);
+        gp_printf(g, " at first %zu, graph 0 %s tc rgb '#333333'\n", b,
+                  slant ? "right rotate by 25 offset 1,-1" : "center offset 0,-1");
+    }
+    gp_printf(g, "set title 'Time per step (simulated milliseconds: simulated time / steps)'\n"
+                 "set ylabel 'ms per step'\nset yrange [0:%.10g]\n"
+                 "plot $time using 1:2:(0.7) with boxes fs solid 0.8 lc rgb '%s' notitle, \\\n"
+                 "     $time using 1:2:(sprintf('%%.3g', $2)) with labels offset 0,0.7 "
+                 "tc rgb '#333333' notitle\n",
+              tmax * 1.2, palette[0]);
+    gp_printf(g, "set title 'Memory of the most loaded host (MB), by kind'\n"
+                 "set ylabel 'MB'\nset yrange [0:%.10g]\nset key top right\nplot ",
+              mmax * 1.25 > 0 ? mmax * 1.25 : 1);
+    for (int k = 0; k < 4; k++)
+        gp_printf(g, "%s$mem%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
+                     "lc rgb 'white' lc rgb '%s' title '%s'",
+                  k ? ", \\\n     " : "", k, mem_colors[k], mem_titles[k]);
+    gp_printf(g, "\nunset multiplot\n");
+    f->size_h = 1000;
+    f->drawn = 1;
+    if (n < runs->n)
+        fig_note(f, "leaves out %zu run%s without memory rows or steps", runs->n - n,
+                 runs->n - n == 1 ? "" : "s");
+done:
+    free(shown);
+    free(mem);
+    return st;
+}
+
 static char *path_join(const char *dir, const char *name, const char *ext)
 {
     size_t n = strlen(dir) + strlen(name) + strlen(ext) + 3;
@@ -1365,6 +1462,9 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
         break;
     case RESULTS_FIGURE_FAULTS:
         st = fig_faults(&f, err);
+        break;
+    case RESULTS_FIGURE_PARALLELISM:
+        st = fig_parallelism(&f, err);
         break;
     case RESULTS_FIGURE_COUNT:
         DT_ASSERT(0);

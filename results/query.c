@@ -548,6 +548,43 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
     return st;
 }
 
+dt_status results_query_memory(results_query_t *q, int64_t run, double mem[4], int *found,
+                               dt_err_t *err)
+{
+    DT_ASSERT(q && mem && found);
+    *found = 0;
+    for (int k = 0; k < 4; k++)
+        mem[k] = NAN;
+    /* prepared here, not at open: a version-1 file (read as it is) has no memory table */
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        q->h,
+        "SELECT params, grads, optimizer, activations FROM memory WHERE run = ?1"
+        " ORDER BY coalesce(params, 0) + coalesce(grads, 0) + coalesce(optimizer, 0)"
+        " + coalesce(activations, 0) DESC, role, worker LIMIT 1",
+        -1, &s, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return DT_OK; /* no memory table: nothing recorded */
+    }
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *found = 1;
+        for (int k = 0; k < 4; k++)
+            mem[k] = col_real(s, k);
+        rc = SQLITE_DONE;
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the memory of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+    }
+    sqlite3_finalize(s);
+    return st;
+}
+
 void results_faults_free(results_faults_t *f)
 {
     if (!f)

@@ -101,6 +101,11 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
                                dt_err_t *err);
 void results_faults_free(results_faults_t *f);
 
+/* The memory of the run's most loaded host, bytes: params, grads, optimizer, activations
+ * (NAN: NULL); *found = 0 when the run has no memory rows (or the file predates them). */
+dt_status results_query_memory(results_query_t *q, int64_t run, double mem[4], int *found,
+                               dt_err_t *err);
+
 /* A run's timeline: one lane per (role, rank, host), servers first, then workers, then
  * clients, each by rank; the intervals of every lane in start order. */
 typedef enum results_state {

@@ -132,6 +132,9 @@ static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
                             1e8 * t->workers * t->sim_time * k / 4, 1.0 / k,
                             eval_acc((size_t)index, k), &err),
            &err);
+    /* two hosts; the second holds more */
+    ok(results_memory_add(db, id, 0, "worker", 4e6, 4e6, 0, 1e6, &err), &err);
+    ok(results_memory_add(db, id, 1, "worker", 4e6, 4e6, 4e6 / t->workers, NAN, &err), &err);
     if (status) {
         results_summary_t s = {eval_acc((size_t)index, 4), 0.25, t->sim_time, t->time_to_target,
                                0.7, 1e8 * t->workers * t->sim_time, t->shares[0],
@@ -577,6 +580,12 @@ START_TEST(svg_next_to_png)
                       strstr(s, "single, 1 worker"),
                   "time to target key");
     ck_assert_msg(strstr(s, "70% test accuracy"), "time to target title");
+    free(s);
+    snprintf(p, sizeof p, "%s/out/parallelism.svg", dir);
+    s = svg_text(p);
+    ck_assert_msg(strstr(s, "Time per step") && strstr(s, "Memory of the most loaded host") &&
+                      strstr(s, "optimizer state") && strstr(s, "activations"),
+                  "parallelism titles and key");
     free(s);
 }
 END_TEST
