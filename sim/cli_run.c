@@ -429,9 +429,9 @@ int cli_bench_sim(int argc, char **argv)
         rc = CLI_EXIT_RUN;
         goto done;
     }
-    long steps = 0;
-    for (int i = 0; i < run->n_workers; i++)
-        steps += run->workers[i].steps;
+    /* gradient steps of model.batch the run computed: its samples / batch (a pipeline's or
+     * a tensor split's workers share their steps; accumulation takes several per step) */
+    long steps = (long)(run->samples / (double)sc->batch + 0.5);
     double sim_wall = run->execute_wall - run->eval_wall;
 
     /* the same steps without simulation: one learner, batch after batch */
