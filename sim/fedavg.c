@@ -180,9 +180,25 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
     for (long e = 0; e < sc->local_epochs; e++) {
         if (order)
             trainer_rng_shuffle_u32(&rng, order, n);
-        for (size_t off = 0; off < n; off += (size_t)sc->batch) {
-            int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
-            sim_compute_grad(run, node, w, node->grads, order ? order + off : NULL, b);
+        for (size_t off = 0; off < n;) {
+            /* one local step: up to `accumulate` micro-batches of B, their mean gradient
+             * weighted by their sizes (the tail's may be smaller) */
+            size_t taken = 0;
+            for (long k = 0; k < sc->accumulate && off < n; k++) {
+                int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
+                float *g = k ? node->scratch : node->grads;
+                sim_compute_grad(run, node, w, g, order ? order + off : NULL, b);
+                if (sc->accumulate > 1) {
+                    if (k)
+                        run->be->axpy(run->n_params, (float)b, g, node->grads);
+                    else
+                        run->be->scale(run->n_params, (float)b, g);
+                }
+                off += (size_t)b;
+                taken += (size_t)b;
+            }
+            if (sc->accumulate > 1)
+                run->be->scale(run->n_params, 1.0f / (float)taken, node->grads);
             if (sc->prox_mu > 0) { /* grad += mu (w - w_global) */
                 run->be->axpy(run->n_params, (float)sc->prox_mu, w, node->grads);
                 run->be->axpy(run->n_params, -(float)sc->prox_mu, global, node->grads);

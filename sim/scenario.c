@@ -670,9 +670,9 @@ static const key_desc_t keys[] = {
            "backward pass); every stage reduce-scatters the gradients, updates its shard and "
            "all-gathers the parameters"),
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
-           "single, sync-ps, allreduce, zero: gradient accumulation, micro-batches of model.batch "
-           "summed before each exchange and update (a step then takes accumulate x batch "
-           "samples per worker)"),
+           "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "
+           "model.batch summed before each exchange and update (a step then takes accumulate "
+           "x batch samples per worker; a fedavg client's local step likewise)"),
     K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
              "none, fp16, qsgd8, topk:F (0 < F <= 1)",
              "sync-ps, allreduce, fedavg: what gradients (fedavg: model updates) travel as: "
@@ -2477,13 +2477,22 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     }
     if (sc->accumulate > 1 && sc->strategy != SIM_STRATEGY_SINGLE &&
         sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ALLREDUCE &&
-        sc->strategy != SIM_STRATEGY_ZERO) {
+        sc->strategy != SIM_STRATEGY_ZERO && sc->strategy != SIM_STRATEGY_FEDAVG) {
         int ka = key_index("strategy", "accumulate"), k = blame(sc, ka, kind_k);
         key_where(sc, k == ka ? kind_k : ka, where, sizeof where);
         return key_error(err, sc, sc->key_line[k], k,
-                         "accumulate applies to single, sync-ps, allreduce and zero, not %s "
-                         "(fedavg and local-sgd already exchange once per round or period; %s)",
+                         "accumulate applies to single, sync-ps, allreduce, zero and fedavg, "
+                         "not %s (%s)",
                          strategy_names[sc->strategy], where);
+    }
+    if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES &&
+        sc->strategy == SIM_STRATEGY_FEDAVG) {
+        int ka = key_index("strategy", "accumulate"), ks = key_index("model", "side_by_side");
+        int k = blame(sc, ka, ks);
+        key_where(sc, k == ka ? ks : ka, where, sizeof where);
+        return key_error(err, sc, sc->key_line[k], k,
+                         "clients side by side take one batch per step: side_by_side = yes "
+                         "does not combine with accumulate > 1 (%s)", where);
     }
     if (sc->strategy == SIM_STRATEGY_ALLREDUCE && sc->bucket_mb > 0 &&
         (sc->accumulate > 1 || sc->compression.kind == TRAINER_CODEC_TOPK ||

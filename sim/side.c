@@ -48,6 +48,8 @@ int sim_side_enabled(const sim_run_t *run)
         return 0;
     if (run->sc->strategy != SIM_STRATEGY_FEDAVG && run->sc->strategy != SIM_STRATEGY_LOCAL_SGD)
         return 0;
+    if (run->sc->accumulate > 1) /* (side_by_side = yes with it is refused with the scenario) */
+        return 0;
     switch (run->sc->side_by_side) {
     case SIM_SIDE_YES:
         return 1;

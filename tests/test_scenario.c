@@ -721,9 +721,12 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[strategy]\ncompression = int4\n",
                       ":2: strategy.compression: unknown compression \"int4\" (none, fp16, "
                       "qsgd8 or topk:F with 0 < F <= 1)");
-    expect_load_error("[strategy]\nkind = fedavg\naccumulate = 4\n",
+    expect_load_error("[strategy]\nkind = local-sgd\naccumulate = 4\n",
                       ":3: strategy.accumulate: accumulate applies to single, sync-ps, "
-                      "allreduce and zero, not fedavg");
+                      "allreduce, zero and fedavg, not local-sgd");
+    expect_load_error("[model]\nside_by_side = yes\n[strategy]\nkind = fedavg\n"
+                      "accumulate = 4\n",
+                      ":5: strategy.accumulate: clients side by side take one batch per step");
     expect_load_error("[strategy]\nkind = allreduce\nbucket_mb = 25\ncompression = qsgd8\n",
                       ":4: strategy.compression: bucket_mb overlaps one backward pass with plain "
                       "all-reduces; it does not combine with topk or qsgd8 compression (use "

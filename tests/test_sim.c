@@ -1023,6 +1023,19 @@ START_TEST(accumulate_equals_a_larger_batch)
         ck_assert_msg(d < 2e-5, "%s: max relative difference %g", kinds[k], d);
         free(got);
     }
+    /* fedavg clients: local steps of 2 micro-batches of 8 = local steps of 16 (tails too) */
+    const char *f16[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
+                         "strategy.rounds=3", "data.partition=dirichlet:0.5", "model.batch=16"};
+    const char *f8[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
+                        "strategy.rounds=3", "data.partition=dirichlet:0.5", "model.batch=8",
+                        "strategy.accumulate=2"};
+    float *fa = NULL, *fb = NULL;
+    outcome_t oa = simulate(f16, 6, &fa), ob = simulate(f8, 7, &fb);
+    ck_assert(oa.samples == ob.samples);
+    ck_assert_msg(max_rel_diff(fb, fa, oa.n_params) < 2e-5, "fedavg accumulate: %g",
+                  max_rel_diff(fb, fa, oa.n_params));
+    free(fa);
+    free(fb);
     /* and a single worker accumulating 3 x 32 the same */
     const char *acc[] = {"strategy.kind=single", "model.batch=32", "strategy.accumulate=3"};
     float *got = NULL;
