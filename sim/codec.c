@@ -58,6 +58,7 @@ void sim_codec_node_free(sim_run_t *run, sim_node_t *node)
     free(c->x);
     free(c->work);
     free(c->residual);
+    free(c->u);
     if (c->dev)
         run->be->free(c->dev);
     free(c->packed);
@@ -76,6 +77,16 @@ size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t
     sim_codec_node_t *c = sim_codec_node(run, node, 0);
     float *x = c->x + off;
     run->be->download(x, v + off, sizeof(float) * len);
+    float m = run->sc->sgd.momentum;
+    int mc = residual && run->momentum_correction;
+    if (mc) { /* the sender's own momentum: u = m u + g, and u is what it accumulates */
+        if (!c->u)
+            c->u = dt_calloc(run->n_params ? run->n_params : 1, sizeof(float));
+        for (size_t i = 0; i < len; i++) {
+            c->u[off + i] = m * c->u[off + i] + x[i];
+            x[i] = c->u[off + i];
+        }
+    }
     if (residual)
         for (size_t i = 0; i < len; i++)
             x[i] += residual[off + i];
@@ -83,6 +94,13 @@ size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t
     if (residual) { /* what was lost: x - decode(out) */
         memcpy(residual + off, x, sizeof(float) * len);
         trainer_codec_decode_add(codec, out, len, -1.0f, residual + off);
+    }
+    if (mc) { /* momentum factor masking: what was sent leaves the local momentum */
+        memset(c->work + off, 0, sizeof(float) * len);
+        trainer_codec_decode_add(codec, out, len, 1.0f, c->work + off);
+        for (size_t i = 0; i < len; i++)
+            if (c->work[off + i] != 0.0f)
+                c->u[off + i] = 0.0f;
     }
     /* encoding is real work of the sender: a pass over the vector (two with feedback) */
     sim_charge(run, node, (residual ? 3.0 : 1.0) * (double)len, dt_wall_seconds() - w0);

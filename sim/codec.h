@@ -30,6 +30,7 @@ typedef struct sim_codec_node {
     float *x;          /* (n_params) host: the vector being encoded */
     float *work;       /* (n_params) host: top-k selection scratch */
     float *residual;   /* (n_params) host: error feedback of this sender, or NULL */
+    float *u;          /* (n_params) host: local momentum (momentum correction), or NULL */
     float *dev;        /* (n_params) dev: a decoded vector on its way to the device, or NULL
                           (host-memory backend) */
     uint8_t *packed;   /* encodings this node has sent or gathered */

@@ -119,6 +119,12 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
         return dt_err_input(err, "%s: model.device = %s: %s", sc->path,
                             scenario_backend_name(sc->backend), why.msg);
     run->total_steps = sc->strategy == SIM_STRATEGY_FEDAVG ? sc->rounds : sc->steps;
+    run->momentum_correction = sc->momentum_correction && sc->error_feedback &&
+                               sc->compression.kind == TRAINER_CODEC_TOPK &&
+                               trainer_codec_lossy(&sc->compression) &&
+                               sc->sgd.momentum != 0.0f &&
+                               (sc->strategy == SIM_STRATEGY_SYNC_PS ||
+                                sc->strategy == SIM_STRATEGY_ALLREDUCE);
     run->stop_before = run->total_steps;
     run->time_to_target = NAN;
     run->next_time_mark = sc->eval_interval;
@@ -335,7 +341,9 @@ void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long 
 {
     const scenario_t *sc = run->sc;
     float lr = trainer_lr_at(sc->schedule, sc->sgd.lr, (double)step / (double)run->total_steps);
-    run->be->sgd_update(w, g, v, n, lr, sc->sgd.momentum, sc->sgd.weight_decay);
+    /* with momentum correction the momentum lives with the senders (sim/codec.h) */
+    float m = run->momentum_correction ? 0.0f : sc->sgd.momentum;
+    run->be->sgd_update(w, g, m != 0.0f ? v : NULL, n, lr, m, sc->sgd.weight_decay);
 }
 
 /* ---- communication ------------------------------------------------------------------ */

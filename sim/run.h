@@ -119,6 +119,9 @@ typedef struct sim_run {
     void (*shared_free)(void *shared);
 
     long replica_step;        /* shared replica: steps applied to it */
+    int momentum_correction;  /* top-k with error feedback and momentum (sync-ps, allreduce):
+                                 each sender keeps the momentum (sim/codec.h), updates are
+                                 plain SGD */
     char note[256];           /* what the strategy set up, for the run's summary, or "" */
 
     /* progress and stopping */

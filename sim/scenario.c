@@ -682,6 +682,10 @@ static const key_desc_t keys[] = {
     K_BOOL("strategy", "error_feedback", "yes", error_feedback,
            "with a lossy compression: each sender keeps what its encoding left out and adds "
            "it to its next gradient (fedavg: per client)"),
+    K_BOOL("strategy", "momentum_correction", "yes", momentum_correction,
+           "sync-ps and allreduce with topk, error feedback and model.momentum > 0: each worker "
+           "keeps the momentum of its own gradients, accumulates that, and clears what it sent "
+           "(DGC, Lin et al. 2018); the update is then plain SGD"),
 
     /* [faults] */
     K_UNIT("faults", "timeout", KEY_TIME, "1s", fault_timeout, 0, OPEN_MIN,

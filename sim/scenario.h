@@ -187,6 +187,7 @@ typedef struct scenario {
                                          allreduce, single) */
     trainer_codec_t compression;      /* what gradients and updates travel as */
     int error_feedback;               /* carry the codec's error into the next message */
+    int momentum_correction;          /* top-k: momentum kept by the senders (DGC) */
 
     /* [faults] (event lists and distributions as written; sim/fault_spec.h parses them) */
     double fault_timeout;             /* a peer silent this long is presumed dead */

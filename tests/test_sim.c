@@ -797,6 +797,36 @@ START_TEST(buckets_overlap_backward_exactly)
 }
 END_TEST
 
+/* Momentum correction (DGC): with top-k keeping every element, each worker's momentum is
+ * cleared as soon as it is sent, so momentum 0.9 trains exactly as plain SGD; without the
+ * correction the same run keeps the updater's momentum, as uncompressed training does. */
+START_TEST(momentum_correction_moves_the_momentum)
+{
+    const char *plain[] = {"strategy.kind=single", "model.batch=32", "model.momentum=0"};
+    const char *heavy[] = {"strategy.kind=single", "model.batch=32", "model.momentum=0.9"};
+    float *p = NULL, *h = NULL, *a = NULL, *b = NULL;
+    outcome_t o = simulate(plain, 3, &p);
+    simulate(heavy, 3, &h);
+    const char *mc[] = {"strategy.kind=allreduce", "cluster.workers=4", "model.momentum=0.9",
+                        "strategy.compression=topk:0.999", "strategy.momentum_correction=yes"};
+    simulate(mc, 5, &a);
+    mc[4] = "strategy.momentum_correction=no";
+    simulate(mc, 5, &b);
+    ck_assert_uint_eq(trainer_codec_topk_count(&(trainer_codec_t){TRAINER_CODEC_TOPK, 0.999},
+                                               o.n_params),
+                      o.n_params);
+    ck_assert_msg(max_rel_diff(a, p, o.n_params) < 2e-5, "corrected: %g from plain SGD",
+                  max_rel_diff(a, p, o.n_params));
+    ck_assert_msg(max_rel_diff(b, h, o.n_params) < 2e-5, "uncorrected: %g from momentum SGD",
+                  max_rel_diff(b, h, o.n_params));
+    ck_assert(max_rel_diff(p, h, o.n_params) > 1e-2); /* the two references differ */
+    free(p);
+    free(h);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /* ---- model parallelism ------------------------------------------------------------------ */
 
 /* A pipeline of S stages and M micro-batches, either schedule, lands on the weights of one
@@ -1203,6 +1233,7 @@ int main(void)
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, memory_per_worker);
     tcase_add_test(tc, zero_equals_single);
+    tcase_add_test(tc, momentum_correction_moves_the_momentum);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
