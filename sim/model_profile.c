@@ -23,9 +23,16 @@ int sim_model_profile_is_file(const char *spec)
     return strchr(spec, '/') || (n > 4 && !strcmp(spec + n - 4, ".ini"));
 }
 
+typedef struct fwd_line {
+    char name[64];
+    double flops, outputs, cut;
+} fwd_line_t;
+
 typedef struct reader {
     sim_model_profile_t *p;
     int cap;
+    fwd_line_t *fwd; /* [forward], file order; matched to [backward] by check() */
+    int n_fwd, fwd_cap;
     int has_params, has_forward, has_backward;
     char bad[400]; /* the first error, without its line */
 } reader_t;
@@ -123,6 +130,36 @@ static int layer_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
+static int forward_line(reader_t *r, const char *name, const char *v)
+{
+    char a[64], b[64], c[64], extra[2];
+    double flops, outputs, cut = 0;
+    int n = sscanf(v, "%63s %63s %63s %1s", a, b, c, extra);
+    if ((n != 2 && n != 3) || number(a, &flops) || number(b, &outputs) ||
+        (n == 3 && (number(c, &cut) || cut < 1))) {
+        snprintf(r->bad, sizeof r->bad, "forward.%s: \"%s\" is not FORWARD_FLOPS "
+                 "OUTPUT_ELEMENTS [CUT_ELEMENTS] (two or three plain numbers, a cut >= 1)",
+                 name, v);
+        return 0;
+    }
+    if (strlen(name) >= sizeof r->fwd[0].name) {
+        snprintf(r->bad, sizeof r->bad, "forward.%s: layer name longer than %zu characters",
+                 name, sizeof r->fwd[0].name - 1);
+        return 0;
+    }
+    if (r->n_fwd == r->fwd_cap) {
+        r->fwd_cap = r->fwd_cap ? 2 * r->fwd_cap : 64;
+        r->fwd = realloc(r->fwd, sizeof *r->fwd * (size_t)r->fwd_cap);
+        DT_CHECK(r->fwd, "out of memory reading a model profile");
+    }
+    fwd_line_t *l = &r->fwd[r->n_fwd++];
+    strcpy(l->name, name);
+    l->flops = flops;
+    l->outputs = outputs;
+    l->cut = cut;
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     reader_t *r = user;
@@ -130,13 +167,45 @@ static int handler(void *user, const char *section, const char *name, const char
         return profile_key(r, name, value);
     if (!strcmp(section, "backward"))
         return layer_line(r, name, value);
-    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile] and [backward])",
-             section);
+    if (!strcmp(section, "forward"))
+        return forward_line(r, name, value);
+    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward] "
+             "and [forward])", section);
     return 0;
 }
 
+/* [forward] names the [backward] layers in the opposite order; its FLOPs add up to
+ * forward_flops. Fills the layers' forward fields. */
+static dt_status check_forward(sim_model_profile_t *p, const reader_t *r, const char *where,
+                               dt_err_t *err)
+{
+    int L = p->n_layers;
+    double flops = 0;
+    for (int i = 0; i < r->n_fwd; i++) {
+        if (i >= L || strcmp(r->fwd[i].name, p->layers[L - 1 - i].name))
+            return dt_err_input(err, "%s: [forward] line %d is layer %s, but [backward] read "
+                                     "from its end gives %s there (the same layers, first "
+                                     "layer first)", where, i + 1, r->fwd[i].name,
+                                i < L ? p->layers[L - 1 - i].name : "no more layers");
+        sim_profile_layer_t *l = &p->layers[L - 1 - i];
+        l->forward_flops = r->fwd[i].flops;
+        l->outputs = r->fwd[i].outputs;
+        l->cut = i + 1 < L ? r->fwd[i].cut : 0; /* nothing follows the last layer */
+        flops += r->fwd[i].flops;
+    }
+    if (r->n_fwd != L)
+        return dt_err_input(err, "%s: [forward] lists %d layers, [backward] %d", where,
+                            r->n_fwd, L);
+    if (fabs(flops - p->forward_flops) > 1e-6 * p->forward_flops)
+        return dt_err_input(err, "%s: the [forward] layers add up to %.6g FLOPs, "
+                                 "profile.forward_flops says %.6g", where, flops,
+                            p->forward_flops);
+    p->has_forward_layers = 1;
+    return DT_OK;
+}
+
 /* The whole-file checks: what the lines must add up to. */
-static dt_status check(const sim_model_profile_t *p, const reader_t *r, const char *where,
+static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *where,
                        dt_err_t *err)
 {
     if (!r->has_params || !r->has_forward)
@@ -161,7 +230,7 @@ static dt_status check(const sim_model_profile_t *p, const reader_t *r, const ch
     if (!(p->forward_flops + flops > 0))
         return dt_err_input(err, "%s: a profile needs some FLOPs (forward_flops and the "
                                  "layers' backward FLOPs are all 0)", where);
-    return DT_OK;
+    return r->n_fwd ? check_forward(p, r, where, err) : DT_OK;
 }
 
 dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err)
@@ -173,6 +242,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     if (sim_model_profile_is_file(spec)) {
         rc = ini_parse(spec, handler, &r);
         if (rc < 0) {
+            free(r.fwd);
             sim_model_profile_free(p);
             return dt_err_input(err, "cannot read model profile %s", spec);
         }
@@ -194,6 +264,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     if (rc > 0) {
         dt_err_input(err, "%s:%d: %s", where, rc,
                      r.bad[0] ? r.bad : "syntax error (expected key = value)");
+        free(r.fwd);
         sim_model_profile_free(p);
         return DT_ERR_INPUT;
     }
@@ -201,7 +272,9 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         for (int i = 0; i < p->n_layers; i++)
             p->backward_flops += p->layers[i].backward_flops;
     }
-    if (check(p, &r, where, err)) {
+    dt_status st = check(p, &r, where, err);
+    free(r.fwd);
+    if (st) {
         sim_model_profile_free(p);
         return DT_ERR_INPUT;
     }

@@ -9,6 +9,11 @@
  *               backward_flops (per sample, plain numbers: 8.2e9)
  *   [backward]  LAYER = GRADIENT_ELEMENTS BACKWARD_FLOPS, one line per layer, last layer
  *               first; the elements sum to params and the FLOPs to backward_flops.
+ *   [forward]   optional (pipelines and activation memory need it): LAYER = FORWARD_FLOPS
+ *               OUTPUT_ELEMENTS [CUT_ELEMENTS], the same layers first layer first; the FLOPs
+ *               sum to forward_flops; OUTPUT_ELEMENTS (per sample) is what the layer keeps
+ *               for the backward pass; CUT_ELEMENTS marks a place where a pipeline stage
+ *               may end after the layer, and is what then crosses to the next stage.
  * The built-in profiles are the .ini files of scenarios/profiles (made by
  * make_profiles.py there), compiled into the program. */
 #ifndef DTSIM_MODEL_PROFILE_H
@@ -22,6 +27,11 @@ typedef struct sim_profile_layer {
     char name[64];
     size_t params;         /* gradient elements */
     double backward_flops; /* per sample */
+    /* from [forward] (has_forward_layers): */
+    double forward_flops;  /* per sample */
+    double outputs;        /* elements kept for the backward pass, per sample */
+    double cut;            /* > 0: a stage may end here, sending this many elements per
+                              sample; 0: no cut after this layer */
 } sim_profile_layer_t;
 
 typedef struct sim_model_profile {
@@ -32,6 +42,7 @@ typedef struct sim_model_profile {
     double forward_flops, backward_flops; /* per sample */
     int n_layers;
     sim_profile_layer_t *layers; /* backward order */
+    int has_forward_layers;      /* the file has a [forward] section */
 } sim_model_profile_t;
 
 /* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in

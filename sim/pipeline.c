@@ -16,6 +16,8 @@
  *
  * The stages cut at layers with weights, where the forward + backward FLOPs of the most
  * loaded stage are the lowest (non-weight layers go with the weight layer before them).
+ * A timing-only run (a model profile with a [forward] section) cuts at the profile's cut
+ * places the same way; its messages carry the cut's elements, and nothing is computed.
  *
  * One process runs every stage, so the micro-batches' activations live in one workspace per
  * micro-batch that every stage uses for its own layers (a message's payload is the sender's
@@ -23,6 +25,7 @@
  * each stage updates only its own slice. Stage 0 draws the micro-batches, decides when the
  * run stops (a STOP travels down the pipe) and evaluates, after its update, which is the
  * step's last. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +43,17 @@ typedef struct pipe_plan {
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
-    trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica */
+    double act[PIPE_MAX_STAGES];    /* floats per sample it keeps for the backward pass */
+    size_t out[PIPE_MAX_STAGES];    /* floats per sample it sends on (the last: 0) */
+    trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
+                                       timing-only run */
     sim_group_t group[PIPE_MAX_STAGES]; /* D > 1: stage s of every replica */
 } pipe_plan_t;
 
 static void plan_free(void *p)
 {
     pipe_plan_t *plan = p;
-    for (int m = 0; m < plan->D * plan->M; m++)
+    for (int m = 0; plan->ws && m < plan->D * plan->M; m++)
         trainer_workspace_free(&plan->ws[m]);
     free(plan->ws);
     for (int s = 0; s < plan->S; s++)
@@ -60,41 +66,82 @@ static int has_weights(const trainer_layer_t *l)
     return l->kind == TRAINER_LAYER_DENSE || l->kind == TRAINER_LAYER_CONV;
 }
 
-/* Best cut of groups g..G-1 into k stages: the lowest possible largest stage cost. */
-static double best_cut(const double *cost, int g, int G, int k, int *cuts)
+/* The cut of G groups into k stages with the lowest possible largest stage cost: cuts[j]
+ * is the first group of stage j + 1. best[j][g] is the lowest largest cost of groups
+ * g..G-1 in j + 1 stages; among equal cuts the earliest end of the first stage wins. */
+static void best_cut(const double *cost, int G, int k, int *cuts)
 {
-    if (k == 1) {
-        double c = 0;
-        for (int i = g; i < G; i++)
-            c += cost[i];
-        return c;
-    }
-    double best = -1, here = 0;
-    int sub[PIPE_MAX_STAGES], best_sub[PIPE_MAX_STAGES];
-    for (int end = g + 1; end <= G - (k - 1); end++) {
-        here += cost[end - 1];
-        double rest = best_cut(cost, end, G, k - 1, sub);
-        double c = here > rest ? here : rest;
-        if (best < 0 || c < best) {
-            best = c;
-            best_sub[0] = end;
-            memcpy(best_sub + 1, sub, sizeof(int) * (size_t)(k - 2));
+    double *best = dt_malloc(sizeof(double) * (size_t)(k * (G + 1)));
+    int *end = dt_malloc(sizeof(int) * (size_t)(k * (G + 1)));
+    double *suffix = dt_malloc(sizeof(double) * (size_t)(G + 1));
+    suffix[G] = 0;
+    for (int g = G - 1; g >= 0; g--)
+        suffix[g] = suffix[g + 1] + cost[g];
+    for (int g = 0; g <= G; g++)
+        best[g] = suffix[g];
+    for (int j = 1; j < k; j++)
+        for (int g = 0; g + j < G; g++) { /* groups g..G-1, j + 1 stages, each non-empty */
+            double b = -1, here = 0;
+            for (int e = g + 1; e <= G - j; e++) {
+                here += cost[e - 1];
+                double rest = best[(j - 1) * (G + 1) + e];
+                double c = here > rest ? here : rest;
+                if (b < 0 || c < b) {
+                    b = c;
+                    end[j * (G + 1) + g] = e;
+                }
+            }
+            best[j * (G + 1) + g] = b;
         }
+    for (int j = k - 1, g = 0; j > 0; j--) {
+        g = end[j * (G + 1) + g];
+        cuts[k - 1 - j] = g;
     }
-    memcpy(cuts, best_sub, sizeof(int) * (size_t)(k - 1));
-    return best;
+    free(best);
+    free(end);
+    free(suffix);
 }
 
-static pipe_plan_t *plan_make(sim_run_t *run)
+/* A timing-only plan: the profile's layers in forward order, cut where it allows. */
+static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
+{
+    int L = p->n_layers, G = 0;
+    int *start = dt_malloc(sizeof(int) * (size_t)(L + 1));
+    double *cost = dt_calloc((size_t)L, sizeof(double));
+    for (int i = 0; i < L; i++) {
+        const sim_profile_layer_t *l = &p->layers[L - 1 - i];
+        if (i == 0 || p->layers[L - i].cut > 0)
+            start[G++] = i;
+        cost[G - 1] += l->forward_flops + l->backward_flops;
+    }
+    DT_ASSERT(plan->S <= G); /* checked with the scenario */
+    int cuts[PIPE_MAX_STAGES];
+    best_cut(cost, G, plan->S, cuts);
+    plan->first[0] = 0;
+    for (int s = 1; s < plan->S; s++)
+        plan->first[s] = start[cuts[s - 1]];
+    plan->first[plan->S] = L;
+    size_t off = 0;
+    for (int s = 0; s < plan->S; s++) {
+        plan->p0[s] = off;
+        for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
+            const sim_profile_layer_t *l = &p->layers[L - 1 - i];
+            plan->fwd[s] += l->forward_flops;
+            plan->bwd[s] += l->backward_flops;
+            plan->act[s] += l->outputs;
+            off += l->params;
+        }
+        plan->p1[s] = off;
+        plan->out[s] = s + 1 < plan->S ? (size_t)p->layers[L - plan->first[s + 1]].cut : 0;
+    }
+    free(start);
+    free(cost);
+}
+
+/* A plan of a real model, with a workspace per micro-batch. */
+static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
-    const scenario_t *sc = run->sc;
-    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
-    plan->S = (int)sc->stages;
-    plan->M = (int)sc->micro_batches;
-    plan->micro = (int)(sc->batch / sc->micro_batches);
-    plan->D = (int)sc->data_parallel;
-    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S == run->n_workers);
     /* groups: a weight layer and the layers after it up to the next weight layer (the
      * input-side layers before the first weight layer, if any, join the first group) */
     int start[TRAINER_MAX_LAYERS + 1], G = 0;
@@ -110,7 +157,7 @@ static pipe_plan_t *plan_make(sim_run_t *run)
     start[G] = m->n_layers;
     DT_ASSERT(plan->S <= G); /* checked with the scenario */
     int cuts[PIPE_MAX_STAGES];
-    best_cut(cost, 0, G, plan->S, cuts);
+    best_cut(cost, G, plan->S, cuts);
     plan->first[0] = 0;
     for (int s = 1; s < plan->S; s++)
         plan->first[s] = start[cuts[s - 1]];
@@ -132,6 +179,9 @@ static pipe_plan_t *plan_make(sim_run_t *run)
             }
         }
         DT_ASSERT(s == 0 || plan->p0[s] == plan->p1[s - 1]); /* slices in layer order */
+        int lo = plan->first[s], hi = plan->first[s + 1];
+        plan->act[s] = (double)trainer_model_activation_floats(m, lo, hi);
+        plan->out[s] = s + 1 < plan->S ? m->layers[hi - 1].out_size : 0;
     }
     /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
     plan->fwd[plan->S - 1] += 5.0 * m->classes;
@@ -139,6 +189,21 @@ static pipe_plan_t *plan_make(sim_run_t *run)
     plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
     for (int k = 0; k < plan->D * plan->M; k++)
         trainer_workspace_init(&plan->ws[k], run->be, m, plan->micro);
+}
+
+static pipe_plan_t *plan_make(sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    plan->S = (int)sc->stages;
+    plan->M = (int)sc->micro_batches;
+    plan->micro = (int)(sc->batch / sc->micro_batches);
+    plan->D = (int)sc->data_parallel;
+    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S == run->n_workers);
+    if (run->timing_only)
+        plan_profile(plan, &run->profile);
+    else
+        plan_model(plan, run);
     for (int s = 0; s < plan->S; s++) {
         plan->group[s].size = plan->D;
         plan->group[s].members = dt_calloc((size_t)plan->D, sizeof(sim_node_t *));
@@ -207,7 +272,7 @@ static void stage(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     const pipe_plan_t *plan = run->shared;
-    const trainer_model_t *model = &run->model;
+    int real = !run->timing_only; /* a timing-only stage computes and reads nothing */
     int S = plan->S, M = plan->M, b = plan->micro, D = plan->D;
     int s = node->rank % S, d = node->rank / S; /* stage s of replica d */
     int lo = plan->first[s], hi = plan->first[s + 1];
@@ -229,16 +294,15 @@ static void stage(sim_node_t *node)
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
     node->mem[0] = node->mem[1] = slice;
     node->mem[2] = run->sc->sgd.momentum != 0.0f ? slice : 0;
-    node->mem[3] = (double)flight * b * sizeof(float) *
-                   (double)trainer_model_activation_floats(model, lo, hi);
+    node->mem[3] = (double)flight * b * sizeof(float) * plan->act[s];
     node->mem_set = 1;
     sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
     sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
                                      : NULL;
     sg_mailbox_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - 1].name, "grad")
                                   : NULL;
-    size_t out_n = (size_t)b * model->layers[hi - 1].out_size; /* activations sent on */
-    size_t in_n = s > 0 ? (size_t)b * model->layers[lo - 1].out_size : 0;
+    size_t out_n = (size_t)b * plan->out[s]; /* activations sent on */
+    size_t in_n = s > 0 ? (size_t)b * plan->out[s - 1] : 0;
     long step;
     for (step = 0;; step++) {
         int stop = 0;
@@ -248,16 +312,16 @@ static void stage(sim_node_t *node)
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
             int m = st->mb[k];
-            trainer_workspace_t *ws = &plan->ws[d * M + m];
+            trainer_workspace_t *ws = real ? &plan->ws[d * M + m] : NULL;
             double wall = 0, w0;
             if (st->op[k] == 'F') {
-                if (s == 0) {
+                if (s == 0 && real) {
                     sim_batch_global(run, step, d * M + m, b, st->idx);
                     w0 = dt_wall_seconds();
                     run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, b,
                                     run->train.dim);
                     wall += dt_wall_seconds() - w0;
-                } else {
+                } else if (s > 0) {
                     sim_msg_t *in = NULL;
                     if (sim_recv(run, node, act_in, &in) != SG_OK) {
                         run->failed = 1;
@@ -270,8 +334,9 @@ static void stage(sim_node_t *node)
                     DT_ASSERT(in->flag == m && in->step == step && in->n == in_n);
                 }
                 w0 = dt_wall_seconds();
-                trainer_model_forward_range(ws, w, b, lo, hi);
-                if (s == S - 1) {
+                if (real)
+                    trainer_model_forward_range(ws, w, b, lo, hi);
+                if (s == S - 1 && real) {
                     double l;
                     int correct;
                     trainer_model_loss(ws, b, &l, &correct);
@@ -279,7 +344,8 @@ static void stage(sim_node_t *node)
                 }
                 sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
                 if (act_out) {
-                    st->sent[n_sent] = payload(node, ws->act[hi - 1], out_n, m, step);
+                    st->sent[n_sent] = payload(node, real ? ws->act[hi - 1] : w, out_n, m,
+                                               step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -293,7 +359,8 @@ static void stage(sim_node_t *node)
                     DT_ASSERT(in->flag == m && in->step == step && in->n == out_n);
                 }
                 w0 = dt_wall_seconds();
-                trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
+                if (real)
+                    trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
                 sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
                 if (++backwards == M) {
                     /* the stage's last backward of the step: with replicas, the sum of the
@@ -311,7 +378,8 @@ static void stage(sim_node_t *node)
                     sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
                 }
                 if (grad_out) {
-                    st->sent[n_sent] = payload(node, ws->dact[lo - 1], in_n, m, step);
+                    st->sent[n_sent] = payload(node, real ? ws->dact[lo - 1] : w, in_n, m,
+                                               step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -331,7 +399,8 @@ static void stage(sim_node_t *node)
             break;
         }
         if (s == S - 1)
-            sim_count_step(run, node, (int)run->sc->batch, loss / (double)run->sc->batch);
+            sim_count_step(run, node, (int)run->sc->batch,
+                           real ? loss / (double)run->sc->batch : NAN);
         else
             node->steps++;
         if (node->rank == 0)

@@ -837,10 +837,15 @@ void sim_memory_default(const sim_run_t *run, sim_node_t *node)
     const scenario_t *sc = run->sc;
     double n = (double)run->n_params, f = sizeof(float);
     int momentum = sc->sgd.momentum != 0.0f;
-    double act = run->timing_only ? NAN
-                                  : (double)sc->batch * f *
-                                        (double)trainer_model_activation_floats(
-                                            &run->model, 0, run->model.n_layers);
+    double act = NAN; /* a profile without [forward] does not say */
+    if (!run->timing_only) {
+        act = (double)trainer_model_activation_floats(&run->model, 0, run->model.n_layers);
+    } else if (run->profile.has_forward_layers) {
+        act = 0;
+        for (int i = 0; i < run->profile.n_layers; i++)
+            act += run->profile.layers[i].outputs;
+    }
+    act *= (double)sc->batch * f;
     node->mem_set = 1;
     if (!strcmp(node->role, "server")) {
         if (sc->strategy == SIM_STRATEGY_FEDAVG) { /* the global model and the round's updates */

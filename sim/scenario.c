@@ -2367,14 +2367,32 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     if (sc->strategy == SIM_STRATEGY_PIPELINE) {
         int kst = key_index("strategy", "stages"), kmb = key_index("strategy", "micro_batches");
         int ka = key_index("model", "arch"), kb = key_index("model", "batch");
-        if (sc->profile[0])
-            return key_error(err, sc, sc->key_line[ka], ka,
-                             "a pipeline trains a real model (logreg, mlp or cnn), not the "
-                             "profile %s", sc->profile);
         int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
                        : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
                                                              : 4;
-        if (sc->stages > weighted) {
+        if (sc->profile[0]) { /* a profile's stages end at its cuts */
+            sim_model_profile_t prof;
+            if (sim_model_profile_load(&prof, sc->profile, err))
+                return DT_ERR_INPUT; /* it loaded when model.arch was read */
+            int pieces = 1;
+            for (int i = 0; i < prof.n_layers; i++)
+                pieces += prof.layers[i].cut > 0;
+            int has = prof.has_forward_layers;
+            sim_model_profile_free(&prof);
+            if (!has)
+                return key_error(err, sc, sc->key_line[ka], ka,
+                                 "a pipeline of the profile %s needs its [forward] section "
+                                 "(each layer's forward FLOPs, outputs and the places a stage "
+                                 "may end)", sc->profile);
+            if (sc->stages > pieces) {
+                int k = blame(sc, kst, ka);
+                key_where(sc, k == kst ? ka : kst, where, sizeof where);
+                return key_error(err, sc, sc->key_line[k], k,
+                                 "%ld stages but the profile %s can be cut into at most %d "
+                                 "(its [forward] cuts + 1; %s)",
+                                 sc->stages, sc->profile, pieces, where);
+            }
+        } else if (sc->stages > weighted) {
             int k = blame(sc, kst, ka);
             key_where(sc, k == kst ? ka : kst, where, sizeof where);
             return key_error(err, sc, sc->key_line[k], k,

@@ -594,9 +594,10 @@ START_TEST(builtin_model_profiles)
     static const struct {
         const char *name, *first;
         size_t params;
-    } want[] = {{"bert_large", "pooler", 335141888},   {"gpt2_xl", "lm_head", 1557611200},
-                {"inception_v3", "fc", 23834568},      {"resnet101", "fc", 44549160},
-                {"resnet50", "fc", 25557032},          {"vgg16", "classifier.6", 138357544}};
+        int pieces; /* cuts + 1: embeddings, blocks, head; stem, modules or blocks, fc */
+    } want[] = {{"bert_large", "pooler", 335141888, 26}, {"gpt2_xl", "lm_head", 1557611200, 51},
+                {"inception_v3", "fc", 23834568, 17},    {"resnet101", "fc", 44549160, 35},
+                {"resnet50", "fc", 25557032, 18},        {"vgg16", "classifier.6", 138357544, 16}};
     size_t n = 0;
     while (sim_model_profile_builtin(n))
         n++;
@@ -620,7 +621,39 @@ START_TEST(builtin_model_profiles)
         ck_assert(p.backward_flops > 1.9 * p.forward_flops &&
                   p.backward_flops <= 2.0 * p.forward_flops);
         ck_assert(p.source[0] && p.sample[0]);
+        /* [forward]: the same layers, adding up to forward_flops, with outputs and cuts */
+        ck_assert(p.has_forward_layers);
+        double fwd = 0;
+        int pieces = 1;
+        for (int k = 0; k < p.n_layers; k++) {
+            fwd += p.layers[k].forward_flops;
+            ck_assert_msg(p.layers[k].outputs >= 1, "%s", p.layers[k].name);
+            pieces += p.layers[k].cut > 0;
+        }
+        ck_assert(fabs(fwd - p.forward_flops) <= 1e-9 * fwd);
+        ck_assert_msg(p.layers[0].cut == 0, "%s: a cut after the last layer", want[i].name);
+        ck_assert_msg(pieces == want[i].pieces, "%s: %d pieces, want %d", want[i].name, pieces,
+                      want[i].pieces);
         sim_model_profile_free(&p);
+    }
+    /* what crosses a cut: GPT-2 XL's residual stream, 1024 tokens x 1600; ResNet-50 after
+     * the stem, 64 x 56 x 56; VGG-16's last pooling, 512 x 7 x 7 */
+    static const struct {
+        const char *profile, *layer;
+        double cut;
+    } cuts[] = {{"gpt2_xl", "h.0.mlp.c_proj", 1024 * 1600},
+                {"resnet50", "conv1.bn", 64 * 56 * 56},
+                {"vgg16", "features.28", 512 * 7 * 7},
+                {"bert_large", "encoder.layer.23.output.LayerNorm", 128 * 1024}};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        sim_model_profile_t q;
+        ck_assert(sim_model_profile_load(&q, cuts[c].profile, NULL) == DT_OK);
+        int k = 0;
+        while (k < q.n_layers && strcmp(q.layers[k].name, cuts[c].layer))
+            k++;
+        ck_assert_msg(k < q.n_layers && q.layers[k].cut == cuts[c].cut, "%s %s: cut %g",
+                      cuts[c].profile, cuts[c].layer, k < q.n_layers ? q.layers[k].cut : -1.0);
+        sim_model_profile_free(&q);
     }
     /* resnet50: 4.1 G multiply-adds per 224x224 image, as the literature quotes */
     sim_model_profile_t p;
@@ -665,6 +698,44 @@ START_TEST(model_profile_files_and_errors)
                       "bwd.ini: the [backward] layers add up to 1 FLOPs, "
                       "profile.backward_flops says 5");
     expect_load_error("[model]\narch = profile:absent.ini\n", ":2: model.arch: cannot read");
+    /* [forward]: the [backward] layers first layer first, adding up to forward_flops */
+    static const char head[] = "[profile]\nparams = 30\nforward_flops = 3\n"
+                               "[backward]\nb = 10 2\na = 20 2\n[forward]\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sb = 1 5 5\na = 2 5\n", head);
+    tmp_file("order.ini", text);
+    expect_load_error("[model]\narch = profile:order.ini\n",
+                      "order.ini: [forward] line 1 is layer b, but [backward] read from its end "
+                      "gives a there");
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 1 5\n", head);
+    tmp_file("fsum.ini", text);
+    expect_load_error("[model]\narch = profile:fsum.ini\n",
+                      "fsum.ini: the [forward] layers add up to 2 FLOPs, profile.forward_flops "
+                      "says 3");
+    snprintf(text, sizeof text, "%sa = 1 5 5\n", head);
+    tmp_file("fcount.ini", text);
+    expect_load_error("[model]\narch = profile:fcount.ini\n",
+                      "fcount.ini: [forward] lists 1 layers, [backward] 2");
+    snprintf(text, sizeof text, "%sa = 1 5 0\nb = 2 5\n", head);
+    tmp_file("fnum.ini", text);
+    expect_load_error("[model]\narch = profile:fnum.ini\n",
+                      "fnum.ini:8: forward.a: \"1 5 0\" is not FORWARD_FLOPS OUTPUT_ELEMENTS "
+                      "[CUT_ELEMENTS]");
+    /* a pipeline of a profile: stages end at its cuts, and it needs them */
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n", head);
+    tmp_file("two.ini", text);
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:two.ini\n[strategy]\n"
+                                   "kind = pipeline\nstages = 2\n"), NULL, 0);
+    expect_load_error("[model]\narch = profile:two.ini\n[strategy]\nkind = pipeline\n"
+                      "stages = 3\n",
+                      ":5: strategy.stages: 3 stages but the profile ");
+    expect_load_error("[model]\narch = profile:two.ini\n[strategy]\nkind = pipeline\n"
+                      "stages = 3\n",
+                      "two.ini can be cut into at most 2 (its [forward] cuts + 1; "
+                      "model.arch at line 2)");
+    expect_load_error("[model]\narch = profile:mine.ini\n[strategy]\nkind = pipeline\n"
+                      "stages = 2\n",
+                      ":2: model.arch: a pipeline of the profile ");
     expect_load_error("[run]\ntime_model = measured\n[model]\narch = profile:vgg16\n",
                       ":2: run.time_model: time_model = measured needs real kernels");
     /* keys that only make sense with a profile, or with one strategy */
@@ -688,8 +759,12 @@ START_TEST(model_profile_files_and_errors)
                       "(model.batch at line 2)");
     expect_load_error("[cluster]\nworkers = 8\n[strategy]\nkind = pipeline\nstages = 3\n",
                       ":2: cluster.workers: a pipeline of 3 stages x 1 replicas runs on 3 hosts, not 8");
-    expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n",
-                      ":2: model.arch: a pipeline trains a real model");
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
+                                   "kind = pipeline\nstages = 18\n"), NULL, 0);
+    expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n"
+                      "stages = 19\n",
+                      ":5: strategy.stages: 19 stages but the profile resnet50 can be cut into "
+                      "at most 18");
     expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
                       ":2: data.partition: a pipeline trains one model on the global batch");
     load_ok(&sc, tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"

@@ -897,6 +897,59 @@ START_TEST(pipeline_bubble_matches_formula)
 }
 END_TEST
 
+/* A timing-only pipeline (a model profile with a [forward] section): 4 equal layers, each a
+ * place to cut, in 4 stages, 3 micro-batches of 2, free messages. Each stage's forward
+ * takes 2 x 1e6 FLOPs / 1 GFLOP/s = 2 ms, its backward 4 ms, so a step takes
+ * (M+S-1)(2 + 4) ms under both schedules and the stages idle (S-1)/(M+S-1) = 1/2 of it,
+ * exactly; every micro-batch sends 20 floats per sample across each of the 3 cuts and
+ * back; stage 0 keeps 50 floats per sample of its 3 micro-batches in flight. With 2
+ * replicas (hybrid) the stages add a ring all-reduce of their 100 parameters per step. */
+START_TEST(timing_only_pipeline_is_exact)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/dtsim-test-pipe-%d.ini", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[profile]\nparams = 400\nforward_flops = 4e6\n"
+          "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+          "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n", f);
+    fclose(f);
+    char arch[300];
+    snprintf(arch, sizeof arch, "model.arch=profile:%s", path);
+    for (int sched = 0; sched < 2; sched++)
+        for (int D = 1; D <= 2; D++) {
+            char workers[64], dp[64];
+            snprintf(workers, sizeof workers, "cluster.workers=%d", 4 * D);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4",
+                                  "strategy.micro_batches=3", "model.batch=6", arch,
+                                  "run.steps=3", workers, dp, "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0", "cluster.device_flops=1Gf",
+                                  sched ? "strategy.pipeline_schedule=1f1b"
+                                        : "strategy.pipeline_schedule=gpipe"};
+            outcome_t o = simulate(sets, 14, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            ck_assert(o.timing_only);
+            double sends = 3.0 * D * 3 * 3 * 2 * 2 * 20 * 4; /* steps, D, M, cuts, ways */
+            double reduce = 3.0 * 2 * (D - 1) * 400 * 4;    /* ring: 2 (D-1)/D n per member */
+            double bytes = o.bytes - sends - reduce;       /* what the STOPs add */
+            ck_assert_msg(bytes >= 0 && bytes <= 64.0 * 3 * D, "bytes %.0f, want %.0f + STOPs",
+                          o.bytes, sends + reduce);
+            ck_assert_msg(o.mem0[3] == 3 * 2 * 50 * 4, "stage 0 activations %g", o.mem0[3]);
+            ck_assert_msg(o.mem0[0] == 100 * 4, "stage 0 parameters %g", o.mem0[0]);
+            if (D > 1)
+                continue; /* the all-reduce takes a little time */
+            /* the 6 messages on a step's critical path take 160 B / 12.5 TB/s each */
+            double want = 3 * (3 + 4 - 1) * 6e-3;
+            ck_assert_msg(fabs(o.end_time - want) <= 1e-8 * want, "%s: %.12g s, want %.12g s",
+                          sched ? "1f1b" : "gpipe", o.end_time, want);
+            ck_assert_msg(fabs(o.idle_share - 0.5) <= 1e-8, "idle %.12f", o.idle_share);
+        }
+    unlink(path);
+}
+END_TEST
+
 /* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
  * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
  * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
@@ -1229,6 +1282,7 @@ int main(void)
     tcase_add_test(tc, error_feedback_recovers_topk);
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
+    tcase_add_test(tc, timing_only_pipeline_is_exact);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, memory_per_worker);
