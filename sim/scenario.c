@@ -645,8 +645,8 @@ static const key_desc_t keys[] = {
              "FedProx proximal term; 0 = plain FedAvg"),
     K_LONG("strategy", "stages", "2", stages, 1, 64,
            "pipeline: stages, each a run of consecutive layers on its own host (cut where the "
-           "FLOPs balance best, at layers with weights); cluster.workers, if given, must equal "
-           "it"),
+           "FLOPs balance best, at layers with weights; a model profile: at its [forward] "
+           "cuts); cluster.workers, if given, must equal it"),
     K_LONG("strategy", "micro_batches", "4", micro_batches, 1, 4096,
            "pipeline: micro-batches each step's model.batch is cut into (must divide it)"),
     K_ENUM("strategy", "pipeline_schedule", "1f1b", pipeline_schedule, sim_pipeline_schedule_t,
