@@ -102,6 +102,20 @@ static void best_cut(const double *cost, int G, int k, int *cuts)
     free(suffix);
 }
 
+/* The stages' first layers: G groups of layers (group g starts at layer start[g]) of
+ * costs cost[g], cut into plan->S stages. */
+static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
+                       int n_layers)
+{
+    DT_ASSERT(plan->S <= G); /* checked with the scenario */
+    int cuts[PIPE_MAX_STAGES];
+    best_cut(cost, G, plan->S, cuts);
+    plan->first[0] = 0;
+    for (int s = 1; s < plan->S; s++)
+        plan->first[s] = start[cuts[s - 1]];
+    plan->first[plan->S] = n_layers;
+}
+
 /* A timing-only plan: the profile's layers in forward order, cut where it allows. */
 static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
 {
@@ -114,13 +128,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
             start[G++] = i;
         cost[G - 1] += l->forward_flops + l->backward_flops;
     }
-    DT_ASSERT(plan->S <= G); /* checked with the scenario */
-    int cuts[PIPE_MAX_STAGES];
-    best_cut(cost, G, plan->S, cuts);
-    plan->first[0] = 0;
-    for (int s = 1; s < plan->S; s++)
-        plan->first[s] = start[cuts[s - 1]];
-    plan->first[plan->S] = L;
+    cut_stages(plan, cost, start, G, L);
     size_t off = 0;
     for (int s = 0; s < plan->S; s++) {
         plan->p0[s] = off;
@@ -155,13 +163,7 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
         cost[G - 1] += f.forward + f.backward;
     }
     start[G] = m->n_layers;
-    DT_ASSERT(plan->S <= G); /* checked with the scenario */
-    int cuts[PIPE_MAX_STAGES];
-    best_cut(cost, G, plan->S, cuts);
-    plan->first[0] = 0;
-    for (int s = 1; s < plan->S; s++)
-        plan->first[s] = start[cuts[s - 1]];
-    plan->first[plan->S] = m->n_layers;
+    cut_stages(plan, cost, start, G, m->n_layers);
     for (int s = 0; s < plan->S; s++) {
         plan->p0[s] = SIZE_MAX;
         plan->p1[s] = 0;
