@@ -371,7 +371,7 @@ static void print_table(const row_t *rows, long n)
             snprintf(acc, sizeof acc, "%.4f", r->accuracy);
         if (!isnan(r->time_to_target))
             snprintf(ttt, sizeof ttt, "%.4fs", r->time_to_target);
-        else if (r->summarized)
+        else if (r->summarized && !isnan(r->accuracy)) /* timing-only runs have neither */
             snprintf(ttt, sizeof ttt, "never");
         if (!isnan(r->bytes))
             snprintf(bytes, sizeof bytes, "%.3g", r->bytes);

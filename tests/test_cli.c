@@ -234,6 +234,15 @@ START_TEST(timing_only_run_has_empty_accuracy)
                                             "model.arch=profile:resnet18", NULL}),
                      2);
     one_error_line("model.arch: unknown model profile \"resnet18\"", NULL);
+    /* a sweep's table: no accuracy, no time to target ("-", not "never") */
+    write_file(path, "[run]\nsteps = 2\n[model]\narch = profile:resnet50\n[strategy]\n"
+                     "kind = allreduce\n[sweep]\ncluster.workers = 2, 3\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
+    o = slurp(out_path);
+    const char *row = strstr(o, "\ntiny/workers=3 ");
+    ck_assert_msg(row && strstr(row, " allreduce ") && strstr(row, " - ") && !strstr(o, "never"),
+                  "%s", o);
+    free(o);
 }
 END_TEST
 
