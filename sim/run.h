@@ -122,7 +122,7 @@ typedef struct sim_run {
     int momentum_correction;  /* top-k with error feedback and momentum (sync-ps, allreduce):
                                  each sender keeps the momentum (sim/codec.h), updates are
                                  plain SGD */
-    char note[256];           /* what the strategy set up, for the run's summary, or "" */
+    char note[1024];          /* what the strategy set up, for the run's summary, or "" */
 
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
