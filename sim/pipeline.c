@@ -364,10 +364,17 @@ static void stage(sim_node_t *node)
                 if (real)
                     trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
                 sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
+                if (grad_out) { /* the input gradient goes down before any all-reduce */
+                    st->sent[n_sent] = payload(node, real ? ws->dact[lo - 1] : w, in_n, m,
+                                               step);
+                    st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
+                    n_sent++;
+                }
                 if (++backwards == M) {
                     /* the stage's last backward of the step: with replicas, the sum of the
-                     * stage's gradients over them; then its update, before the gradient goes
-                     * down (stage 0 evaluates after its own, the step's last) */
+                     * stage's gradients over them, while the stages below go on with their
+                     * backward passes; then its update (stage 0 evaluates after its own, the
+                     * step's last) */
                     size_t n = plan->p1[s] - plan->p0[s];
                     if (D > 1 && sim_allreduce(run, &plan->group[s], d, g + plan->p0[s], n,
                                                run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
@@ -378,12 +385,6 @@ static void stage(sim_node_t *node)
                     }
                     run->be->scale(n, 1.0f / (float)(M * D), g + plan->p0[s]);
                     sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
-                }
-                if (grad_out) {
-                    st->sent[n_sent] = payload(node, real ? ws->dact[lo - 1] : w, in_n, m,
-                                               step);
-                    st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
-                    n_sent++;
                 }
             }
         }
