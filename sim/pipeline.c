@@ -22,9 +22,10 @@
  * One process runs every stage, so the micro-batches' activations live in one workspace per
  * micro-batch that every stage uses for its own layers (a message's payload is the sender's
  * output in it; the receiver reads its input there). The parameters are one buffer too:
- * each stage updates only its own slice. Stage 0 draws the micro-batches, decides when the
- * run stops (a STOP travels down the pipe) and evaluates, after its update, which is the
- * step's last. */
+ * each stage updates only its own slice. Stage 0 draws the micro-batches and decides when
+ * the run stops (a STOP travels down the pipe); the last of replica 0's stages to update
+ * evaluates (a stage all-reduces and updates after it sent its input gradient down, so
+ * stage 0 is not always the last). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ typedef struct pipe_plan {
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run */
     sim_group_t group[PIPE_MAX_STAGES]; /* D > 1: stage s of every replica */
+    int updated, exited; /* replica 0's stages that updated this step, that left the run */
 } pipe_plan_t;
 
 static void plan_free(void *p)
@@ -273,7 +275,7 @@ static void stage_state_free(sim_node_t *node)
 static void stage(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
-    const pipe_plan_t *plan = run->shared;
+    pipe_plan_t *plan = run->shared;
     int real = !run->timing_only; /* a timing-only stage computes and reads nothing */
     int S = plan->S, M = plan->M, b = plan->micro, D = plan->D;
     int s = node->rank % S, d = node->rank / S; /* stage s of replica d */
@@ -385,6 +387,12 @@ static void stage(sim_node_t *node)
                     }
                     run->be->scale(n, 1.0f / (float)(M * D), g + plan->p0[s]);
                     sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
+                    /* replica 0's weights are the step's once its last stage has updated
+                     * (no stage updates the next step before every stage did this one) */
+                    if (d == 0 && ++plan->updated == S) {
+                        plan->updated = 0;
+                        sim_eval_mark(run, step, w);
+                    }
                 }
             }
         }
@@ -406,10 +414,8 @@ static void stage(sim_node_t *node)
                            real ? loss / (double)run->sc->batch : NAN);
         else
             node->steps++;
-        if (node->rank == 0)
-            sim_eval_mark(run, step, w);
     }
-    if (node->rank == 0 && !run->failed)
+    if (d == 0 && ++plan->exited == S && !run->failed) /* after replica 0's last update */
         sim_eval_final(run, step, w);
 }
 

@@ -1050,6 +1050,26 @@ START_TEST(hybrid_equals_single)
             free(got);
             free(ref);
         }
+    /* The evaluation sees every stage's update however long the all-reduces take: a stage
+     * sends its gradient down before it all-reduces and updates, so with a last stage of
+     * many more parameters than its input activations (a cnn: the dense layers) on a slow
+     * network stage 0 updates first, and its evaluation alone would miss stage 1's update
+     * (the final one too, every 2 steps of 4). */
+    for (int sched = 0; sched < 2; sched++) {
+        const char *sets[] = {"strategy.kind=pipeline", "model.arch=cnn",
+                              "data.source=fashion-mnist", "model.batch=24", "model.conv=3,4",
+                              "model.kernel=5", "model.fc=128", "strategy.stages=2",
+                              "strategy.data_parallel=2", "run.steps=4", "run.eval_every=2",
+                              sched ? "strategy.pipeline_schedule=1f1b"
+                                    : "strategy.pipeline_schedule=gpipe",
+                              "cluster.bandwidth=100000Gbps"};
+        outcome_t fast = simulate(sets, 13, NULL);
+        sets[12] = "cluster.bandwidth=10Mbps";
+        outcome_t slow = simulate(sets, 13, NULL);
+        ck_assert_msg(slow.loss == fast.loss && slow.acc == fast.acc,
+                      "%s: final loss %.9g at 10 Mb/s, %.9g with a fast network",
+                      sched ? "1f1b" : "gpipe", slow.loss, fast.loss);
+    }
 }
 END_TEST
 
