@@ -1129,6 +1129,7 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
 {
     if (strncmp(v, "profile:", 8)) {
         sc->profile[0] = '\0';
+        sc->profile_pieces = 0;
         return trainer_arch_parse(&sc->model.arch, v, err);
     }
     char spec[SCENARIO_STR];
@@ -1141,6 +1142,9 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
     sim_model_profile_t prof;
     if (sim_model_profile_load(&prof, spec, err))
         return DT_ERR_INPUT;
+    sc->profile_pieces = prof.has_forward_layers;
+    for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
+        sc->profile_pieces += prof.layers[i].cut > 0;
     sim_model_profile_free(&prof);
     return set_string(sc->profile, sizeof sc->profile, spec, err);
 }
@@ -2371,15 +2375,8 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                        : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
                                                              : 4;
         if (sc->profile[0]) { /* a profile's stages end at its cuts */
-            sim_model_profile_t prof;
-            if (sim_model_profile_load(&prof, sc->profile, err))
-                return DT_ERR_INPUT; /* it loaded when model.arch was read */
-            int pieces = 1;
-            for (int i = 0; i < prof.n_layers; i++)
-                pieces += prof.layers[i].cut > 0;
-            int has = prof.has_forward_layers;
-            sim_model_profile_free(&prof);
-            if (!has)
+            int pieces = sc->profile_pieces;
+            if (pieces == 0)
                 return key_error(err, sc, sc->key_line[ka], ka,
                                  "a pipeline of the profile %s needs its [forward] section "
                                  "(each layer's forward FLOPs, outputs and the places a stage "

@@ -132,6 +132,7 @@ typedef struct scenario {
     trainer_model_config_t model; /* arch, hidden, conv, kernel, fc (shape from the data) */
     char profile[SCENARIO_STR];   /* model profile (built-in name or absolute path of a
                                      file): a timing-only run; "" for a real model */
+    int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;

@@ -897,6 +897,18 @@ START_TEST(pipeline_bubble_matches_formula)
 }
 END_TEST
 
+/* Writes a model profile to a file of this process and the --set that selects it. */
+static void profile_file(char *path, size_t path_n, char *arch, size_t arch_n, const char *text)
+{
+    static int n;
+    snprintf(path, path_n, "/tmp/dtsim-test-profile-%d-%d.ini", (int)getpid(), n++);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+    snprintf(arch, arch_n, "model.arch=profile:%s", path);
+}
+
 /* A timing-only pipeline (a model profile with a [forward] section): 4 equal layers, each a
  * place to cut, in 4 stages, 3 micro-batches of 2, free messages. Each stage's forward
  * takes 2 x 1e6 FLOPs / 1 GFLOP/s = 2 ms, its backward 4 ms, so a step takes
@@ -906,16 +918,11 @@ END_TEST
  * replicas (hybrid) the stages add a ring all-reduce of their 100 parameters per step. */
 START_TEST(timing_only_pipeline_is_exact)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/tmp/dtsim-test-pipe-%d.ini", (int)getpid());
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("[profile]\nparams = 400\nforward_flops = 4e6\n"
-          "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
-          "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n", f);
-    fclose(f);
-    char arch[300];
-    snprintf(arch, sizeof arch, "model.arch=profile:%s", path);
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 400\nforward_flops = 4e6\n"
+                 "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+                 "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n");
     for (int sched = 0; sched < 2; sched++)
         for (int D = 1; D <= 2; D++) {
             char workers[64], dp[64];
@@ -959,16 +966,11 @@ END_TEST
  * takes from their links: seen 36.5 ms; without the overlap 41.5 ms. */
 START_TEST(hybrid_overlaps_the_gradient_all_reduce)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/tmp/dtsim-test-overlap-%d.ini", (int)getpid());
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("[profile]\nparams = 400\nforward_flops = 4e6\n"
-          "[backward]\nd = 400 2e6\nc = 0 2e6\nb = 0 2e6\na = 0 2e6\n"
-          "[forward]\na = 1e6 50 1\nb = 1e6 50 1\nc = 1e6 50 1\nd = 1e6 50\n", f);
-    fclose(f);
-    char arch[300];
-    snprintf(arch, sizeof arch, "model.arch=profile:%s", path);
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 400\nforward_flops = 4e6\n"
+                 "[backward]\nd = 400 2e6\nc = 0 2e6\nb = 0 2e6\na = 0 2e6\n"
+                 "[forward]\na = 1e6 50 1\nb = 1e6 50 1\nc = 1e6 50 1\nd = 1e6 50\n");
     const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4", "strategy.micro_batches=3",
                           "model.batch=6", arch, "run.steps=3", "cluster.workers=8",
                           "strategy.data_parallel=2", "cluster.network_model=CM02",
