@@ -525,18 +525,19 @@ END_TEST
 
 START_TEST(readme_lists_every_key)
 {
-    /* the key tables in README are exactly what `dtsim keys` prints (regenerate them with
-     * it when a key changes) */
+    /* the key tables in scenarios/README.md are exactly what `dtsim keys` prints (regenerate
+     * them with it when a key changes) */
     ck_assert_int_eq(dtsim((const char *[]){"keys", NULL}), 0);
     char *keys = slurp(out_path);
     ck_assert(strlen(keys) > 1000);
-    FILE *f = fopen(DTSIM_SOURCE "/README.md", "rb");
+    FILE *f = fopen(DTSIM_SOURCE "/scenarios/README.md", "rb");
     ck_assert_ptr_nonnull(f);
     static char readme[1 << 18];
     size_t n = fread(readme, 1, sizeof readme - 1, f);
     readme[n] = 0;
     fclose(f);
-    ck_assert_msg(strstr(readme, keys), "README.md does not contain the output of dtsim keys");
+    ck_assert_msg(strstr(readme, keys),
+                  "scenarios/README.md does not contain the output of dtsim keys");
     free(keys);
 }
 END_TEST
