@@ -17,6 +17,7 @@
 #include "fault_spec.h"
 #include "model_profile.h"
 #include "scenario.h"
+#include "strategy.h"
 
 #define FIXTURE(name) DTSIM_FIXTURES "/scenarios/" name
 
@@ -137,7 +138,7 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert_int_eq(sc.crosstraffic, 1);
     ck_assert_str_eq(sc.device, "cpu");
     ck_assert(sc.device_flops == 90e9);
-    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert_str_eq(sc.strategy->name, "sync-ps");
     ck_assert_int_eq(sc.servers, 1);
     ck_assert_int_eq(sc.staleness, 0);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_RING);
@@ -479,7 +480,7 @@ START_TEST(set_overrides_the_file)
     load_ok(&sc, FIXTURE("full.ini"), sets, 4);
     ck_assert_int_eq(sc.steps, 10);
     ck_assert(sc.bandwidth == 1.25e8);
-    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_LOCAL_SGD);
+    ck_assert_str_eq(sc.strategy->name, "local-sgd");
     ck_assert_int_eq(sc.model.n_hidden, 1);
     ck_assert_int_eq(sc.model.hidden[0], 32);
     ck_assert_int_eq(sc.model.hidden[1], 0);
@@ -798,7 +799,7 @@ START_TEST(model_profile_files_and_errors)
                       "qsgd8 or topk:F with 0 < F <= 1)");
     expect_load_error("[strategy]\nkind = local-sgd\naccumulate = 4\n",
                       ":3: strategy.accumulate: accumulate applies to single, sync-ps, "
-                      "allreduce, zero and fedavg, not local-sgd");
+                      "allreduce, fedavg and zero, not local-sgd");
     expect_load_error("[model]\nside_by_side = yes\n[strategy]\nkind = fedavg\n"
                       "accumulate = 4\n",
                       ":5: strategy.accumulate: clients side by side take one batch per step");
@@ -1004,7 +1005,7 @@ START_TEST(full_fixture_values)
     ck_assert_int_eq(sc.crosstraffic, 0);
     ck_assert_str_eq(sc.device, "a100");
     ck_assert(sc.device_flops == 13.65e12);
-    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_ALLREDUCE);
+    ck_assert_str_eq(sc.strategy->name, "allreduce");
     ck_assert_int_eq(sc.servers, 2);
     ck_assert_int_eq(sc.staleness, 4);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_HIERARCHICAL);
@@ -1079,8 +1080,8 @@ END_TEST
 
 START_TEST(names_and_markdown)
 {
-    ck_assert_str_eq(scenario_strategy_name(SIM_STRATEGY_ASYNC_PS), "async-ps");
-    ck_assert_str_eq(scenario_strategy_name(SIM_STRATEGY_FEDAVG), "fedavg");
+    ck_assert_str_eq(scenario_strategy_find("async-ps")->name, "async-ps");
+    ck_assert_str_eq(scenario_strategy_find("fedavg")->name, "fedavg");
     ck_assert_str_eq(scenario_algorithm_name(SIM_ALLREDUCE_HALVING_DOUBLING), "halving-doubling");
     /* every key scenario_write prints has a row in the reference */
     char *md = NULL, *ini = NULL;
@@ -1465,7 +1466,7 @@ START_TEST(sweep_expands_in_nested_loop_order)
     ck_assert_int_eq(sc.sweep.n_keys, 4);
     ck_assert_int_eq(scenario_sweep_count(&sc), 2 * 3 * 2 * 2);
     /* the base keeps the defaults of the swept keys */
-    ck_assert_int_eq(sc.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert_str_eq(sc.strategy->name, "sync-ps");
     ck_assert(sc.bandwidth == 1.25e9);
     ck_assert_int_eq(scenario_key_given(&sc, "cluster.bandwidth"), 0);
     char tiny[PATH_MAX];
@@ -1473,7 +1474,7 @@ START_TEST(sweep_expands_in_nested_loop_order)
 
     sweep_run_ok(&sc, 0, &run);
     ck_assert_str_eq(run.name, "demo/kind=sync-ps,bandwidth=1Gbps,platform=star,hidden=256,128");
-    ck_assert_int_eq(run.strategy, SIM_STRATEGY_SYNC_PS);
+    ck_assert_str_eq(run.strategy->name, "sync-ps");
     ck_assert(run.bandwidth == 1.25e8);
     ck_assert_int_eq(run.platform, SIM_PLATFORM_STAR);
     ck_assert_int_eq(run.model.n_hidden, 2);
@@ -1502,11 +1503,11 @@ START_TEST(sweep_expands_in_nested_loop_order)
     sweep_run_ok(&sc, 12, &run);
     ck_assert_str_eq(run.name,
                      "demo/kind=allreduce,bandwidth=1Gbps,platform=star,hidden=256,128");
-    ck_assert_int_eq(run.strategy, SIM_STRATEGY_ALLREDUCE);
+    ck_assert_str_eq(run.strategy->name, "allreduce");
 
     sweep_run_ok(&sc, 23, &run);
     ck_assert_str_eq(run.name, "demo/kind=allreduce,bandwidth=100Gbps,platform=tiny.xml,hidden=64");
-    ck_assert_int_eq(run.strategy, SIM_STRATEGY_ALLREDUCE);
+    ck_assert_str_eq(run.strategy->name, "allreduce");
     ck_assert(run.bandwidth == 1.25e10);
     ck_assert_int_eq(run.platform, SIM_PLATFORM_FILE);
     ck_assert_int_eq(run.model.hidden[0], 64);
@@ -1634,7 +1635,7 @@ START_TEST(sweep_linked_keys_and_short_names)
     ck_assert_int_eq(scenario_sweep_run(&sc, 0, &run, &err), DT_OK);
     ck_assert_str_eq(run.name, "t/kind=sync-ps,platform=star,lr=0.2,bandwidth=1Gbps");
     ck_assert_int_eq(scenario_sweep_run(&sc, 3, &run, &err), DT_OK);
-    ck_assert_int_eq(run.strategy, SIM_STRATEGY_FEDAVG);
+    ck_assert_str_eq(run.strategy->name, "fedavg");
     ck_assert_int_eq(run.platform, SIM_PLATFORM_EDGE);
     ck_assert(run.sgd.lr == 0.05f && run.bandwidth == 1.25e9);
     ck_assert_int_eq(scenario_sweep_run(&sc, 4, &run, &err), DT_OK);
@@ -1900,6 +1901,7 @@ static void remove_tmpdir(void)
 
 int main(void)
 {
+    sim_strategies_register();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-scenario-XXXXXX");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");

@@ -28,6 +28,7 @@
 #include "compress.h"
 #include "run.h"
 #include "scenario.h"
+#include "strategy.h"
 
 typedef struct outcome {
     int ok;
@@ -121,11 +122,10 @@ static void child(int fd, const char *const *sets, int n_sets)
     sim_run_shares(&run, &sc_c, &sc_m, &sc_i);
     o.idle_share = sc_i / (sc_c + sc_m + sc_i);
     for (int i = 0; i < run.n_workers; i++) {
-        if (!run.workers[i].mem_set)
-            sim_memory_default(&run, &run.workers[i]);
-        o.mem_params += run.workers[i].mem[0];
+        sim_node_memory(&run, &run.workers[i]);
+        o.mem_params += run.workers[i].mem.params;
     }
-    memcpy(o.mem0, run.workers[0].mem, sizeof o.mem0);
+    memcpy(o.mem0, &run.workers[0].mem, sizeof o.mem0);
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     double sum = 0;
@@ -141,7 +141,7 @@ static void child(int fd, const char *const *sets, int n_sets)
     for (int i = 1; i < run.n_workers && !run.timing_only; i++)
         if (memcmp(run.workers[i].params, run.workers[0].params, sizeof(float) * run.n_params))
             o.replicas_identical = 0;
-    const float *params = sc.strategy == SIM_STRATEGY_FEDAVG ? run.servers[0].params
+    const float *params = !strcmp(sc.strategy->name, "fedavg") ? run.servers[0].params
                                                             : run.workers[0].params;
     write_all(fd, &o, sizeof o);
     if (!run.timing_only) /* a timing-only run's buffers are inaccessible on purpose */
@@ -1310,6 +1310,7 @@ END_TEST
 
 int main(void)
 {
+    sim_strategies_register();
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("sim");
     tcase_set_timeout(tc, 300);

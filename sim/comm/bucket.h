@@ -26,6 +26,5 @@ void sim_buckets_start(sim_run_t *run);
  * when node->grads holds the sum over the workers. Returns the mean loss. */
 double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
                         const uint32_t *idx, int batch);
-void sim_buckets_free(sim_run_t *run);
 
 #endif

@@ -1,5 +1,5 @@
 /* Less communication on the wire (see compress.h). */
-#include "codec.h"
+#include "wire.h"
 
 #include <simgrid/engine.h>
 
@@ -17,12 +17,13 @@ int sim_codec_on(const sim_run_t *run)
 
 int sim_codec_wire_fp16(const sim_run_t *run)
 {
-    return run->sc->compression.kind == TRAINER_CODEC_FP16 &&
-           run->sc->strategy == SIM_STRATEGY_ALLREDUCE;
+    return run->sc->compression.kind == TRAINER_CODEC_FP16 && run->codec_in_allreduce;
 }
 
 /* The CPU backend's dev pointers are host memory: codecs work on them directly. */
 static int host_backend(const sim_run_t *run) { return !strcmp(run->be->name, "cpu"); }
+
+static void codec_node_free(sim_run_t *run, void *ctx);
 
 sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
 {
@@ -41,6 +42,7 @@ sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
                                       (uint64_t)(node->role[0]),
                          CODEC_STREAM);
         node->codec = c;
+        sim_run_on_free(run, codec_node_free, node);
     }
     if (bytes > c->packed_cap && !run->timing_only) {
         free(c->packed);
@@ -50,8 +52,9 @@ sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
     return c;
 }
 
-void sim_codec_node_free(sim_run_t *run, sim_node_t *node)
+static void codec_node_free(sim_run_t *run, void *ctx)
 {
+    sim_node_t *node = ctx;
     sim_codec_node_t *c = node->codec;
     if (!c)
         return;

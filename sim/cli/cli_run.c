@@ -195,7 +195,7 @@ static int platform_links(const scenario_t *sc, const char *argv0)
         fprintf(stderr, "dtsim platform: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
-    const char *role = sc->strategy == SIM_STRATEGY_FEDAVG ? "client" : "worker";
+    const char *role = sc->strategy->worker_role;
     printf("# hosts: %zu\n", sg_host_count());
     for (int i = 0; i < p.n_workers; i++)
         printf("host %s %s-%d\n", sg_host_get_name(p.workers[i]), role, i);
@@ -258,7 +258,7 @@ static void print_summary(const sim_run_t *run)
     printf("%-24s %-10s %8s %8s %12s %14s %9s %7s %7s %7s\n", "run", "strategy", "status",
            "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
     printf("%-24s %-10s %8s %8s %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
-           scenario_strategy_name(sc->strategy),
+           sc->strategy->name,
            run->failed        ? "failed"
            : run->diverged    ? "diverged"
            : run->interrupted ? "interrupted"
@@ -325,7 +325,7 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
     snprintf(sg_version, sizeof sg_version, "%d.%d.%d", major, minor, patch);
     results_run_info_t info = {
         .name = sc->name,
-        .strategy = scenario_strategy_name(sc->strategy),
+        .strategy = sc->strategy->name,
         .config = *config,
         .dtsim_version = DTSIM_VERSION,
         .simgrid_version = sg_version,
@@ -456,7 +456,7 @@ int cli_bench_sim(int argc, char **argv)
     printf("bench=sim scenario=%s strategy=%s workers=%d batch=%ld gradient_steps=%ld "
            "sim_time=%.4fs sim_wall_s=%.3f trainer_wall_s=%.3f eval_wall_s=%.3f "
            "overhead=%.3f\n",
-           sc->name, scenario_strategy_name(sc->strategy), run->n_workers, sc->batch, steps,
+           sc->name, sc->strategy->name, run->n_workers, sc->batch, steps,
            simgrid_get_clock(), sim_wall, trainer_wall, run->eval_wall,
            (sim_wall - trainer_wall) / sim_wall);
 done:

@@ -344,7 +344,7 @@ static void row_unstored(const sweep_t *s, long i, row_t *r, scenario_t *run)
     dt_err_t err;
     if (scenario_sweep_run(s->base, i, run, &err) == DT_OK) {
         snprintf(r->name, sizeof r->name, "%s", run->name);
-        snprintf(r->strategy, sizeof r->strategy, "%s", scenario_strategy_name(run->strategy));
+        snprintf(r->strategy, sizeof r->strategy, "%s", run->strategy->name);
         r->bandwidth = run->bandwidth;
     } else {
         snprintf(r->name, sizeof r->name, "%.480s/run %ld", s->base->name, i);

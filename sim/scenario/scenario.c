@@ -422,16 +422,12 @@ typedef struct key_desc {
      .format = format_, .accepted = accepted_, .doc = doc_}
 
 /* Enums are stored through an int: they must be int-sized. */
-_Static_assert(sizeof(sim_strategy_kind_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 
-static const char *const strategy_names[] = {"single",    "sync-ps", "async-ps", "allreduce",
-                                             "local-sgd", "fedavg",  "pipeline", "tensor",
-                                             "zero",      NULL};
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
@@ -462,6 +458,8 @@ static void format_compression(const scenario_t *, char *, size_t);
 static void format_partition(const scenario_t *, char *, size_t);
 static dt_status parse_platform(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_platform(const scenario_t *, char *, size_t);
+static dt_status parse_kind(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_kind(const scenario_t *, char *, size_t);
 static dt_status parse_device(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_device(const scenario_t *, char *, size_t);
 
@@ -612,8 +610,7 @@ static const key_desc_t keys[] = {
      .doc = "simulated device speed; given without device it makes the device custom"},
 
     /* [strategy] */
-    K_ENUM("strategy", "kind", "sync-ps", strategy, sim_strategy_kind_t, strategy_names, 0,
-           "training strategy"),
+    K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),
     K_LONG("strategy", "servers", "1", servers, 1, 1024,
            "parameter-server shards (sync-ps, async-ps); at most workers"),
     K_LONG("strategy", "staleness", "0", staleness, 0, 1000000,
@@ -1330,6 +1327,35 @@ static dt_status parse_source(scenario_t *sc, const char *v, const parse_ctx_t *
 static void format_source(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", sc->data_source);
+}
+
+/* strategy.kind: a name from the registry (strategy_def.h), listed in its order */
+static void kind_names(char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    const sim_strategy_t *const *s = scenario_strategies();
+    for (int i = 0; s[i] && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", s[i]->name);
+}
+
+static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                            dt_err_t *err)
+{
+    (void)ctx;
+    const sim_strategy_t *st = scenario_strategy_find(v);
+    if (st) {
+        sc->strategy = st;
+        return DT_OK;
+    }
+    char list[256];
+    kind_names(list, sizeof list);
+    return dt_err_input(err, "unknown value \"%s\" (expected one of %s)", v, list);
+}
+
+static void format_kind(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", sc->strategy->name);
 }
 
 static dt_status parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
@@ -2311,21 +2337,26 @@ static int blame(const scenario_t *sc, int a, int b)
     return sc->key_line[a] == 0 && sc->key_line[b] != 0 ? b : a;
 }
 
+static int kind_is(const scenario_t *sc, const char *name)
+{
+    return !strcmp(sc->strategy->name, name);
+}
+
 dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
 {
     int kw = key_index("cluster", "workers");
     char where[96];
-    if (sc->strategy == SIM_STRATEGY_SYNC_PS || sc->strategy == SIM_STRATEGY_ASYNC_PS) {
+    if (kind_is(sc, "sync-ps") || kind_is(sc, "async-ps")) {
         if (sc->servers > sc->workers) {
             int ks = key_index("strategy", "servers"), k = blame(sc, ks, kw);
             key_where(sc, k == ks ? kw : ks, where, sizeof where);
             return key_error(err, sc, sc->key_line[k], k,
                              "%ld servers for %ld workers (expected servers <= workers for %s; "
                              "%s)",
-                             sc->servers, sc->workers, strategy_names[sc->strategy], where);
+                             sc->servers, sc->workers, sc->strategy->name, where);
         }
     }
-    if (sc->strategy == SIM_STRATEGY_FEDAVG && scenario_fedavg_sampled(sc) < 1) {
+    if (kind_is(sc, "fedavg") && scenario_fedavg_sampled(sc) < 1) {
         int kfr = key_index("strategy", "fraction"), kc = key_index("strategy", "clients");
         int k = blame(sc, kfr, kc);
         key_where(sc, k == kfr ? kc : kfr, where, sizeof where);
@@ -2334,8 +2365,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "clients x fraction >= 1; %s)",
                          sc->clients, sc->fraction, where);
     }
-    if (sc->platform == SIM_PLATFORM_EDGE &&
-        (sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD)) {
+    if (sc->platform == SIM_PLATFORM_EDGE && (sc->strategy->takes & SIM_NEEDS_PEER_LINKS)) {
         int kp = key_index("cluster", "platform"), kk = key_index("strategy", "kind");
         int k = blame(sc, kp, kk);
         key_where(sc, k == kp ? kk : kp, where, sizeof where);
@@ -2343,7 +2373,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "the edge platform connects clients only to the server, so %s (which "
                          "exchanges between workers) cannot run on it (expected fedavg, "
                          "sync-ps, async-ps or single; %s)",
-                         strategy_names[sc->strategy], where);
+                         sc->strategy->name, where);
     }
     if (sc->ring_messages == SIM_RING_PHASES && !sc->profile[0]) {
         int kr = key_index("strategy", "ring_messages"), ka = key_index("model", "arch");
@@ -2368,7 +2398,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "bucket_mb with [faults] is not supported (a failed bucket would "
                          "need its own re-formation); use bucket_mb = 0 with faults");
     }
-    if (sc->strategy == SIM_STRATEGY_PIPELINE) {
+    if (kind_is(sc, "pipeline")) {
         int kst = key_index("strategy", "stages"), kmb = key_index("strategy", "micro_batches");
         int ka = key_index("model", "arch"), kb = key_index("model", "batch");
         int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
@@ -2431,7 +2461,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                              "pipeline with [faults] is not supported");
         }
     }
-    if (sc->strategy == SIM_STRATEGY_TENSOR) {
+    if (kind_is(sc, "tensor")) {
         int kt = key_index("strategy", "tensor_parallel"), ka = key_index("model", "arch");
         long T = sc->tensor_parallel;
         if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN) {
@@ -2480,32 +2510,30 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
             return key_error(err, sc, sc->key_line[k], k, "tensor with [faults] is not supported");
         }
     }
-    if (sc->strategy == SIM_STRATEGY_ZERO && scenario_has_faults(sc)) {
+    if (kind_is(sc, "zero") && scenario_has_faults(sc)) {
         int k = key_index("strategy", "kind");
         return key_error(err, sc, sc->key_line[k], k, "zero with [faults] is not supported");
     }
     /* less communication: which strategies take which technique */
     int kind_k = key_index("strategy", "kind");
-    if (sc->compression.kind != TRAINER_CODEC_NONE && sc->strategy != SIM_STRATEGY_SYNC_PS &&
-        sc->strategy != SIM_STRATEGY_ALLREDUCE && sc->strategy != SIM_STRATEGY_FEDAVG) {
+    char takers[256];
+    if (sc->compression.kind != TRAINER_CODEC_NONE &&
+        !(sc->strategy->takes & SIM_TAKES_COMPRESSION)) {
         int kc = key_index("strategy", "compression"), k = blame(sc, kc, kind_k);
         key_where(sc, k == kc ? kind_k : kc, where, sizeof where);
-        return key_error(err, sc, sc->key_line[k], k,
-                         "compression applies to sync-ps, allreduce and fedavg, not %s (%s)",
-                         strategy_names[sc->strategy], where);
+        scenario_strategies_taking(SIM_TAKES_COMPRESSION, " and ", takers, sizeof takers);
+        return key_error(err, sc, sc->key_line[k], k, "compression applies to %s, not %s (%s)",
+                         takers, sc->strategy->name, where);
     }
-    if (sc->accumulate > 1 && sc->strategy != SIM_STRATEGY_SINGLE &&
-        sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ALLREDUCE &&
-        sc->strategy != SIM_STRATEGY_ZERO && sc->strategy != SIM_STRATEGY_FEDAVG) {
+    if (sc->accumulate > 1 && !(sc->strategy->takes & SIM_TAKES_ACCUMULATE)) {
         int ka = key_index("strategy", "accumulate"), k = blame(sc, ka, kind_k);
         key_where(sc, k == ka ? kind_k : ka, where, sizeof where);
-        return key_error(err, sc, sc->key_line[k], k,
-                         "accumulate applies to single, sync-ps, allreduce, zero and fedavg, "
-                         "not %s (%s)",
-                         strategy_names[sc->strategy], where);
+        scenario_strategies_taking(SIM_TAKES_ACCUMULATE, " and ", takers, sizeof takers);
+        return key_error(err, sc, sc->key_line[k], k, "accumulate applies to %s, not %s (%s)",
+                         takers, sc->strategy->name, where);
     }
     if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES &&
-        sc->strategy == SIM_STRATEGY_FEDAVG) {
+        kind_is(sc, "fedavg")) {
         int ka = key_index("strategy", "accumulate"), ks = key_index("model", "side_by_side");
         int k = blame(sc, ka, ks);
         key_where(sc, k == ka ? ks : ka, where, sizeof where);
@@ -2513,7 +2541,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "clients side by side take one batch per step: side_by_side = yes "
                          "does not combine with accumulate > 1 (%s)", where);
     }
-    if (sc->strategy == SIM_STRATEGY_ALLREDUCE && sc->bucket_mb > 0 &&
+    if (kind_is(sc, "allreduce") && sc->bucket_mb > 0 &&
         (sc->accumulate > 1 || sc->compression.kind == TRAINER_CODEC_TOPK ||
          sc->compression.kind == TRAINER_CODEC_QSGD8)) {
         int kb = key_index("strategy", "bucket_mb");
@@ -2526,7 +2554,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          sc->accumulate > 1 ? "accumulate > 1" : "topk or qsgd8 compression",
                          where);
     }
-    if (sc->strategy == SIM_STRATEGY_ALLREDUCE && scenario_has_faults(sc) &&
+    if (kind_is(sc, "allreduce") && scenario_has_faults(sc) &&
         (sc->compression.kind == TRAINER_CODEC_TOPK ||
          sc->compression.kind == TRAINER_CODEC_QSGD8)) {
         int k = key_index("strategy", "compression");
@@ -2535,7 +2563,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          "gradients) is not supported with [faults]; fp16 is");
     }
     /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
-    if ((sc->strategy == SIM_STRATEGY_ALLREDUCE || sc->strategy == SIM_STRATEGY_LOCAL_SGD) &&
+    if ((kind_is(sc, "allreduce") || kind_is(sc, "local-sgd")) &&
         sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL && sc->platform != SIM_PLATFORM_MULTI_RACK &&
         (sc->group_size > sc->workers || sc->workers % sc->group_size)) {
         int kg = key_index("strategy", "group_size"), k = blame(sc, kg, kw);
@@ -2546,18 +2574,17 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                          sc->group_size, sc->workers, where);
     }
     if (sc->train_samples > 0) {
-        long need = sc->strategy == SIM_STRATEGY_FEDAVG   ? sc->clients
-                    : sc->strategy == SIM_STRATEGY_SINGLE ? 1
-                                                          : sc->workers;
+        /* one partition per worker or client (strategy_def.h: parts) */
+        const sim_strategy_t *st = sc->strategy;
+        long need = st->parts ? st->parts(sc, sc->workers) : sc->workers;
         if (sc->train_samples < need) {
-            int kt = key_index("data", "train_samples"), kc = key_index("strategy", "clients");
-            int k = sc->strategy == SIM_STRATEGY_SINGLE
-                        ? kt
-                        : blame(sc, kt, sc->strategy == SIM_STRATEGY_FEDAVG ? kc : kw);
+            int clients = !strcmp(st->worker_role, "client");
+            int kt = key_index("data", "train_samples");
+            int k = blame(sc, kt, key_index(clients ? "strategy" : "cluster",
+                                            clients ? "clients" : "workers"));
             return key_error(err, sc, sc->key_line[k], k,
-                             "%ld samples for %ld %s (expected at least one sample each)",
-                             sc->train_samples, need,
-                             sc->strategy == SIM_STRATEGY_FEDAVG ? "clients" : "workers");
+                             "%ld samples for %ld %ss (expected at least one sample each)",
+                             sc->train_samples, need, st->worker_role);
         }
     }
     return DT_OK;
@@ -2661,11 +2688,6 @@ const char *scenario_backend_name(sim_backend_t b)
     return backend_names[b];
 }
 
-const char *scenario_strategy_name(sim_strategy_kind_t k)
-{
-    DT_ASSERT((int)k >= 0 && (int)k <= SIM_STRATEGY_ZERO);
-    return strategy_names[k];
-}
 
 const char *scenario_algorithm_name(sim_allreduce_algo_t a)
 {
@@ -2715,7 +2737,12 @@ void scenario_write_keys_markdown(FILE *out)
             accepted = "speed > 0 with a unit";
             break;
         case KEY_STRING:
+            break;
         case KEY_CUSTOM:
+            if (!accepted) { /* strategy.kind: the registry's names */
+                kind_names(buf, sizeof buf);
+                accepted = buf;
+            }
             break;
         }
         char def[80];

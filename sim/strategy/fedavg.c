@@ -14,8 +14,8 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-#include "codec.h"
-#include "side.h"
+#include "wire.h"
+#include "replicas.h"
 #include "strategy.h"
 
 enum {
@@ -394,7 +394,6 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
 static void server_state_free(sim_node_t *node)
 {
     server_state_t *st = node->state;
-    sim_side_free(st->side, sim_current);
     free(st->rngs);
     free(st->side_clients);
     free(st->population);
@@ -518,4 +517,56 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], client_host);
 }
 
-const sim_strategy_t sim_strategy_fedavg = {SIM_STRATEGY_FEDAVG, "fedavg", deploy};
+static void hosts(const scenario_t *sc, int *workers, int *servers)
+{
+    *workers = (int)sc->workers; /* the clients' hosts */
+    *servers = 1;
+}
+
+static long parts(const scenario_t *sc, long workers)
+{
+    (void)workers;
+    return sc->clients;
+}
+
+static long horizon(const scenario_t *sc) { return sc->rounds; }
+
+static long steps_done(const sim_run_t *run) { return run->servers[0].steps; }
+
+/* the server talks to every sampled client of a round at once */
+static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
+{
+    size_t need = (size_t)run->sc->clients * 2 + 8;
+    return !strcmp(node->role, "server") && need > n ? need : n;
+}
+
+/* the server holds the global model and the round's updates */
+static void memory(const sim_run_t *run, sim_node_t *node)
+{
+    sim_memory_default(run, node);
+    if (!strcmp(node->role, "server")) {
+        double m = (double)scenario_fedavg_sampled(run->sc);
+        node->mem.params = (1 + m) * (double)run->n_params * sizeof(float);
+        node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
+    }
+}
+
+const sim_strategy_t sim_strategy_fedavg = {
+    .name = "fedavg",
+    .about = "`clients` clients, each with its own partition, live on the worker hosts "
+             "(client c on host c mod workers); each round the server samples floor(`fraction` "
+             "x `clients`) of them, sends the global model, each trains `local_epochs` epochs "
+             "of `batch` with a fresh optimizer, sends its model back, and the server averages "
+             "them weighted by sample counts; `prox_mu` > 0 adds FedProx's proximal term",
+    .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `accumulate`, "
+            "`compression`, `error_feedback`",
+    .worker_role = "client",
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,
+    .hosts = hosts,
+    .parts = parts,
+    .horizon = horizon,
+    .steps_done = steps_done,
+    .msg_slots = msg_slots,
+    .memory = memory,
+    .deploy = deploy,
+};

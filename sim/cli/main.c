@@ -6,6 +6,7 @@
 #include <simgrid/version.h>
 
 #include "cli.h"
+#include "strategy.h"
 
 static void usage(FILE *out)
 {
@@ -37,6 +38,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    sim_strategies_register();
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

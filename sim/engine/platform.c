@@ -19,21 +19,10 @@
 
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = sc->strategy == SIM_STRATEGY_SINGLE     ? 1
-               : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)(sc->stages * sc->data_parallel)
-               : sc->strategy == SIM_STRATEGY_TENSOR   ? (int)sc->tensor_parallel
-                                                       : (int)sc->workers;
-    switch (sc->strategy) {
-    case SIM_STRATEGY_SYNC_PS:
-    case SIM_STRATEGY_ASYNC_PS:
-        *servers = (int)sc->servers;
-        break;
-    case SIM_STRATEGY_FEDAVG:
-        *servers = 1;
-        break;
-    default:
-        *servers = 0;
-    }
+    *workers = (int)sc->workers;
+    *servers = 0;
+    if (sc->strategy->hosts)
+        sc->strategy->hosts(sc, workers, servers);
 }
 
 /* Access-link classes of the edge platform, as fractions of cluster.bandwidth (down, up)

@@ -18,6 +18,7 @@
 #include "compress.h"
 #include "model.h"
 #include "partition.h"
+#include "strategy_def.h"
 #include "train.h"
 
 #define SCENARIO_STR 512
@@ -27,18 +28,6 @@
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
 #define SCENARIO_SWEEP_TEXT 8192  /* the text of every value of a sweep, together */
 #define SCENARIO_SWEEP_RUNS 10000 /* runs of one sweep */
-
-typedef enum sim_strategy_kind {
-    SIM_STRATEGY_SINGLE,
-    SIM_STRATEGY_SYNC_PS,
-    SIM_STRATEGY_ASYNC_PS,
-    SIM_STRATEGY_ALLREDUCE,
-    SIM_STRATEGY_LOCAL_SGD,
-    SIM_STRATEGY_FEDAVG,
-    SIM_STRATEGY_PIPELINE,
-    SIM_STRATEGY_TENSOR,
-    SIM_STRATEGY_ZERO,
-} sim_strategy_kind_t;
 
 typedef enum sim_pipeline_schedule {
     SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
@@ -164,7 +153,7 @@ typedef struct scenario {
                                          dtsim calibrate writes them), or "custom" */
 
     /* [strategy] */
-    sim_strategy_kind_t strategy;
+    const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
     long servers;                     /* parameter-server shards */
     long staleness;                   /* async-ps bound, 0 = unbounded */
     sim_allreduce_algo_t algorithm;
@@ -279,7 +268,6 @@ void scenario_key_location(const scenario_t *sc, const char *section_key, char *
 
 /* Names used in files and output. */
 const char *scenario_backend_name(sim_backend_t b);
-const char *scenario_strategy_name(sim_strategy_kind_t k);
 const char *scenario_algorithm_name(sim_allreduce_algo_t a);
 
 /* Parsers for values with units; each returns DT_ERR_INPUT (message without location)

@@ -1,5 +1,5 @@
 /* fedavg clients and local-sgd workers trained side by side as replicas (see side.h). */
-#include "side.h"
+#include "replicas.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,11 +43,6 @@ int sim_side_enabled(const sim_run_t *run)
 {
     if (run->timing_only)
         return 0;
-    if (run->sc->strategy == SIM_STRATEGY_LOCAL_SGD &&
-        (run->has_faults || run->sc->time_model != SIM_TIME_FLOPS))
-        return 0;
-    if (run->sc->strategy != SIM_STRATEGY_FEDAVG && run->sc->strategy != SIM_STRATEGY_LOCAL_SGD)
-        return 0;
     if (run->sc->accumulate > 1) /* (side_by_side = yes with it is refused with the scenario) */
         return 0;
     switch (run->sc->side_by_side) {
@@ -61,9 +56,12 @@ int sim_side_enabled(const sim_run_t *run)
     return strcmp(run->be->name, "cuda") == 0;
 }
 
+static void side_free(sim_run_t *run, void *ctx);
+
 sim_side_t *sim_side_new(sim_run_t *run)
 {
     sim_side_t *s = dt_calloc(1, sizeof *s);
+    sim_run_on_free(run, side_free, s);
     s->round = -1;
     s->replica_of = dt_malloc(sizeof(int) * (size_t)run->sc->clients);
     for (long c = 0; c < run->sc->clients; c++)
@@ -81,10 +79,9 @@ sim_side_t *sim_side_new(sim_run_t *run)
     return s;
 }
 
-void sim_side_free(sim_side_t *s, sim_run_t *run)
+static void side_free(sim_run_t *run, void *ctx)
 {
-    if (!s)
-        return;
+    sim_side_t *s = ctx;
     run->be->free(s->params);
     run->be->free(s->grads);
     run->be->free(s->velocity);

@@ -315,4 +315,17 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
-const sim_strategy_t sim_strategy_async_ps = {SIM_STRATEGY_ASYNC_PS, "async-ps", deploy};
+const sim_strategy_t sim_strategy_async_ps = {
+    .name = "async-ps",
+    .about = "workers push gradient slices and pull parameter slices at their own pace; pushes "
+             "travel at once (the shard's inbox has a permanent receiver) and each shard "
+             "applies a gradient the moment it has arrived; the staleness (shard version now "
+             "minus the version the gradient was computed on) of every gradient shard 0 "
+             "applies is recorded; `staleness` = K > 0 holds back the reply to a worker more "
+             "than K pushes ahead of the slowest (stale-synchronous parallel)",
+    .keys = "`servers`, `staleness`",
+    .worker_role = "worker",
+    .hosts = sim_ps_hosts,
+    .memory = sim_ps_memory,
+    .deploy = deploy,
+};

@@ -44,9 +44,9 @@ int sim_codec_on(const sim_run_t *run);
 /* fp16 moves inside the all-reduce's own messages (allreduce with compression = fp16). */
 int sim_codec_wire_fp16(const sim_run_t *run);
 
-/* The node's state; its packed buffer holds at least `bytes`. */
+/* The node's state (made on first use, freed with the run); its packed buffer holds at
+ * least `bytes`. */
 sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes);
-void sim_codec_node_free(sim_run_t *run, sim_node_t *node);
 
 /* Encodes v[off .. off+len) (dev) into out and returns the bytes (trainer_codec_bytes).
  * With residual (host, indexed like v: the sender's error feedback) the encoded vector is

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "collective.h"
-#include "side.h"
+#include "replicas.h"
 #include "strategy.h"
 
 /* Elastic re-formation: the new group starts from the last average of the member furthest
@@ -94,10 +94,19 @@ static void worker(sim_node_t *node)
 static void deploy(sim_run_t *run)
 {
     sim_elastic_make(run);
-    if (sim_side_enabled(run))
+    /* side by side needs every period to end on time: no faults, FLOP-counted time */
+    if (!run->has_faults && run->sc->time_model == SIM_TIME_FLOPS && sim_side_enabled(run))
         run->side = sim_side_new(run);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }
 
-const sim_strategy_t sim_strategy_local_sgd = {SIM_STRATEGY_LOCAL_SGD, "local-sgd", deploy};
+const sim_strategy_t sim_strategy_local_sgd = {
+    .name = "local-sgd",
+    .about = "`local_steps` (H) local SGD steps on each worker's own data and optimizer, then "
+             "the parameters are averaged by all-reduce (`algorithm`)",
+    .keys = "`local_steps`, `algorithm`, `group_size`",
+    .worker_role = "worker",
+    .takes = SIM_NEEDS_PEER_LINKS,
+    .deploy = deploy,
+};

@@ -1,29 +1,26 @@
-/* The strategy interface: each strategy is one file filling one sim_strategy_t, and
- * strategy.c lists them (adding a strategy = one new file + one registration line). */
+/* The strategies: each is one file filling one sim_strategy_t (the interface, in
+ * sim/scenario/strategy_def.h: everything the scenario code and the engine ask), and
+ * registry.c lists them; adding a strategy is one new file and one line there. Below: the
+ * registry and the helpers the data-parallel strategies share (dp_loop.c). */
 #ifndef DTSIM_STRATEGY_H
 #define DTSIM_STRATEGY_H
+
+#include <stdio.h>
 
 #include "run.h"
 #include "scenario.h"
 
-typedef struct sim_strategy {
-    sim_strategy_kind_t kind;
-    const char *name;
-    /* Creates the strategy's actors on the run's hosts (before simgrid_run). */
-    void (*deploy)(sim_run_t *run);
-} sim_strategy_t;
+/** Every strategy, NULL-terminated, in the order of `dtsim keys` and the strategy table. */
+extern const sim_strategy_t *const sim_strategies[];
+/** Gives the scenario code the registry (scenario_strategies_use); call once at start. */
+void sim_strategies_register(void);
+/** The strategy table in Markdown (kind, keys, what happens), from the registry. */
+void sim_strategies_write_markdown(FILE *out);
 
-const sim_strategy_t *sim_strategy_find(sim_strategy_kind_t kind);
-
-extern const sim_strategy_t sim_strategy_single;
-extern const sim_strategy_t sim_strategy_sync_ps;
-extern const sim_strategy_t sim_strategy_async_ps;
-extern const sim_strategy_t sim_strategy_allreduce;
-extern const sim_strategy_t sim_strategy_local_sgd;
-extern const sim_strategy_t sim_strategy_fedavg;
-extern const sim_strategy_t sim_strategy_pipeline;
-extern const sim_strategy_t sim_strategy_tensor;
-extern const sim_strategy_t sim_strategy_zero;
+/* Slots the parameter-server strategies share (sync-ps, async-ps): trainers and shards as
+ * hosts, and workers that hold no optimizer state (the shards apply the updates). */
+void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers);
+void sim_ps_memory(const sim_run_t *run, sim_node_t *node);
 
 /* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
  * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.

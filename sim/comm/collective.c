@@ -2,7 +2,7 @@
  * message exchanges (see collective.h). Each pair of members talks through the receiver's
  * mailbox named after the sender, so messages of different pairs never cross. */
 #include "collective.h"
-#include "codec.h"
+#include "wire.h"
 
 #include <simgrid/engine.h>
 

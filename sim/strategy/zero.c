@@ -62,9 +62,9 @@ static void worker(sim_node_t *node)
     /* what ZeRO keeps: the shard of every sharded kind of state, the rest whole */
     double f = sizeof(float), shard = (double)(hi - lo) * f, whole = (double)n * f;
     sim_memory_default(run, node);
-    node->mem[0] = stage >= 3 ? shard : whole;
-    node->mem[1] = stage >= 2 ? shard : whole;
-    node->mem[2] = sc->sgd.momentum != 0.0f ? shard : 0;
+    node->mem.params = stage >= 3 ? shard : whole;
+    node->mem.grads = stage >= 2 ? shard : whole;
+    node->mem.optimizer = sc->sgd.momentum != 0.0f ? shard : 0;
     float *w = node->params;
     long step;
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
@@ -130,4 +130,13 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
-const sim_strategy_t sim_strategy_zero = {SIM_STRATEGY_ZERO, "zero", deploy};
+const sim_strategy_t sim_strategy_zero = {
+    .name = "zero",
+    .about = "sharded data parallelism (ZeRO stage `zero_stage` = 1, 2, 3): gradients "
+             "reduce-scattered, each worker updates its shard, parameters all-gathered (stage "
+             "3: also before the forward and backward passes)",
+    .keys = "`zero_stage`, `accumulate`",
+    .worker_role = "worker",
+    .takes = SIM_TAKES_ACCUMULATE,
+    .deploy = deploy,
+};

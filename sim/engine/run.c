@@ -1,7 +1,6 @@
 /* The run engine shared by every strategy (see run.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
-#include "side.h"
 
 #include <math.h>
 #include <signal.h>
@@ -17,9 +16,6 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
-#include "bucket.h"
-#include "codec.h"
-#include "strategy.h"
 
 sim_run_t *sim_current;
 
@@ -85,12 +81,9 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
      * time in a collective (so thousands of workers do not cost a square of headers) */
     int server = !strcmp(role, "server");
     int peers = server ? run->n_workers + run->n_servers : run->n_servers;
-    if (run->sc->strategy == SIM_STRATEGY_PIPELINE) /* a step's activations and gradients */
-        peers = 2 * (int)(run->sc->micro_batches + run->sc->data_parallel);
     node->n_msgs = 2 * (size_t)(peers + 8);
-    if (server && run->sc->strategy == SIM_STRATEGY_FEDAVG &&
-        run->sc->clients * 2 + 8 > (long)node->n_msgs)
-        node->n_msgs = (size_t)run->sc->clients * 2 + 8;
+    if (run->sc->strategy->msg_slots)
+        node->n_msgs = run->sc->strategy->msg_slots(run, node, node->n_msgs);
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
     node->comms = dt_calloc(node->n_msgs, sizeof(sg_comm_t));
     node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
@@ -118,13 +111,13 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     if (!run->be)
         return dt_err_input(err, "%s: model.device = %s: %s", sc->path,
                             scenario_backend_name(sc->backend), why.msg);
-    run->total_steps = sc->strategy == SIM_STRATEGY_FEDAVG ? sc->rounds : sc->steps;
+    const sim_strategy_t *st = sc->strategy;
+    run->total_steps = st->horizon ? st->horizon(sc) : sc->steps;
     run->momentum_correction = sc->momentum_correction && sc->error_feedback &&
                                sc->compression.kind == TRAINER_CODEC_TOPK &&
                                trainer_codec_lossy(&sc->compression) &&
                                sc->sgd.momentum != 0.0f &&
-                               (sc->strategy == SIM_STRATEGY_SYNC_PS ||
-                                sc->strategy == SIM_STRATEGY_ALLREDUCE);
+                               (st->takes & SIM_TAKES_MOMENTUM_CORRECTION);
     run->stop_before = run->total_steps;
     run->time_to_target = NAN;
     run->next_time_mark = sc->eval_interval;
@@ -166,11 +159,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
-    /* a pipeline trains one model on model.batch: its stages share the batch */
-    int replicas = sc->strategy == SIM_STRATEGY_SINGLE || sc->strategy == SIM_STRATEGY_TENSOR
-                       ? 1
-                   : sc->strategy == SIM_STRATEGY_PIPELINE ? (int)sc->data_parallel
-                                                           : run->n_workers;
+    /* a pipeline's stages or a tensor split's workers share one batch */
+    int replicas = st->replicas ? st->replicas(sc, run->n_workers) : run->n_workers;
     run->global_batch = sc->batch * sc->accumulate * replicas;
     if (!run->timing_only && run->global_batch > (long)run->train.n)
         return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
@@ -179,12 +169,12 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 
     /* Partition: per worker, or per fedavg client of the population. A timing-only run
      * has no data: its clients hold equal shares of data.train_samples (sim_client_samples). */
-    int parts = sc->strategy == SIM_STRATEGY_FEDAVG ? (int)sc->clients : run->n_workers;
+    int parts = st->parts ? (int)st->parts(sc, run->n_workers) : run->n_workers;
     if (!run->timing_only &&
         trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
         return DT_ERR_INPUT;
 
-    const char *worker_role = sc->strategy == SIM_STRATEGY_FEDAVG ? "client" : "worker";
+    const char *worker_role = st->worker_role;
     run->workers = dt_calloc((size_t)run->n_workers, sizeof(sim_node_t));
     run->servers = dt_calloc((size_t)(run->n_servers ? run->n_servers : 1), sizeof(sim_node_t));
     for (int i = 0; i < run->n_workers; i++)
@@ -208,6 +198,13 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     return DT_OK;
 }
 
+void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx)
+{
+    sim_cleanup_t *c = dt_malloc(sizeof *c);
+    *c = (sim_cleanup_t){fn, ctx, run->cleanups};
+    run->cleanups = c;
+}
+
 void sim_run_free(sim_run_t *run)
 {
     const trainer_backend_t *be = run->be;
@@ -226,7 +223,6 @@ void sim_run_free(sim_run_t *run)
             free(n->recv_data);
             free(n->win);
             free(n->win_data);
-            sim_codec_node_free(run, n);
             if (n->state_free)
                 n->state_free(n);
             free(n->state);
@@ -234,7 +230,12 @@ void sim_run_free(sim_run_t *run)
                 be->free(n->ckpt);
         }
     sim_faults_free(run);
-    sim_side_free(run->side, run);
+    while (run->cleanups) {
+        sim_cleanup_t *c = run->cleanups;
+        run->cleanups = c->next;
+        c->fn(run, c->ctx);
+        free(c);
+    }
     free(run->workers);
     free(run->servers);
     free(run->global_order);
@@ -848,24 +849,26 @@ void sim_memory_default(const sim_run_t *run, sim_node_t *node)
     act *= (double)sc->batch * f;
     node->mem_set = 1;
     if (!strcmp(node->role, "server")) {
-        if (sc->strategy == SIM_STRATEGY_FEDAVG) { /* the global model and the round's updates */
-            double m = (double)scenario_fedavg_sampled(sc);
-            node->mem[0] = (1 + m) * n * f;
-            node->mem[1] = node->mem[2] = node->mem[3] = 0;
-            return;
-        }
         size_t S = (size_t)run->n_servers, r = (size_t)node->rank;
         double slice = (double)(run->n_params * (r + 1) / S - run->n_params * r / S) * f;
-        node->mem[0] = node->mem[1] = slice;
-        node->mem[2] = momentum ? slice : 0;
-        node->mem[3] = 0;
+        node->mem.params = node->mem.grads = slice;
+        node->mem.optimizer = momentum ? slice : 0;
+        node->mem.activations = 0;
         return;
     }
-    /* a parameter-server worker applies no update: no optimizer state */
-    int updates = sc->strategy != SIM_STRATEGY_SYNC_PS && sc->strategy != SIM_STRATEGY_ASYNC_PS;
-    node->mem[0] = node->mem[1] = n * f;
-    node->mem[2] = updates && momentum ? n * f : 0;
-    node->mem[3] = act;
+    node->mem.params = node->mem.grads = n * f;
+    node->mem.optimizer = momentum ? n * f : 0;
+    node->mem.activations = act;
+}
+
+void sim_node_memory(const sim_run_t *run, sim_node_t *node)
+{
+    if (node->mem_set)
+        return;
+    if (run->sc->strategy->memory)
+        run->sc->strategy->memory(run, node);
+    else
+        sim_memory_default(run, node);
 }
 
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
@@ -883,10 +886,9 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
                                    n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
                                    n->bytes_recv, n->steps, err))
                 return DT_ERR_RUN;
-            if (!n->mem_set)
-                sim_memory_default(run, n);
-            if (results_memory_add(db, run->run_id, n->rank, n->role, n->mem[0], n->mem[1],
-                                   n->mem[2], n->mem[3], err))
+            sim_node_memory(run, n);
+            if (results_memory_add(db, run->run_id, n->rank, n->role, n->mem.params, n->mem.grads,
+                                   n->mem.optimizer, n->mem.activations, err))
                 return DT_ERR_RUN;
         }
     for (long s = 0; s < run->staleness_cap; s++)
@@ -911,8 +913,8 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         .comm_share = total > 0 ? comm / total : NAN,
         .idle_share = total > 0 ? idle / total : NAN,
         /* global steps (rounds for fedavg) */
-        .steps = run->sc->strategy == SIM_STRATEGY_FEDAVG ? run->servers[0].steps
-                                                           : run->workers[0].steps,
+        .steps = run->sc->strategy->steps_done ? run->sc->strategy->steps_done(run)
+                                               : run->workers[0].steps,
     };
     if (results_run_end(db, run->run_id, status, &sum, err))
         return DT_ERR_RUN;
@@ -922,8 +924,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
 {
     const scenario_t *sc = run->sc;
-    const sim_strategy_t *st = sim_strategy_find(sc->strategy);
-    DT_ASSERT(st);
+    const sim_strategy_t *st = sc->strategy;
     double w0 = dt_wall_seconds();
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
@@ -940,7 +941,6 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     if (run->shared_free)
         run->shared_free(run->shared);
     run->shared = NULL;
-    sim_buckets_free(run);
     if (run->progress)
         fputc('\n', stderr);
     const char *status = run->failed        ? "failed"

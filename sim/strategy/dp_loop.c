@@ -1,4 +1,5 @@
-/* Strategy registry and the helpers the synchronous strategies share. */
+/* The helpers the data-parallel strategies share: the synchronous worker loop, batches,
+ * gradients with accumulation, evaluation marks, and the parameter servers' join. */
 #include "strategy.h"
 
 #include "bucket.h"
@@ -8,19 +9,19 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
-static const sim_strategy_t *const strategies[] = {
-    &sim_strategy_single,    &sim_strategy_sync_ps,   &sim_strategy_async_ps,
-    &sim_strategy_allreduce, &sim_strategy_local_sgd, &sim_strategy_fedavg,
-    &sim_strategy_pipeline,  &sim_strategy_tensor,    &sim_strategy_zero,
-};
-
-const sim_strategy_t *sim_strategy_find(sim_strategy_kind_t kind)
+void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers)
 {
-    for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++)
-        if (strategies[i]->kind == kind)
-            return strategies[i];
-    return NULL;
+    *workers = (int)sc->workers;
+    *servers = (int)sc->servers;
+}
+
+void sim_ps_memory(const sim_run_t *run, sim_node_t *node)
+{
+    sim_memory_default(run, node);
+    if (strcmp(node->role, "server"))
+        node->mem.optimizer = 0;
 }
 
 void sim_dp_batch(sim_run_t *run, sim_node_t *node, long step, int index, uint32_t *idx)

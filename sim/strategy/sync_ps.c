@@ -20,7 +20,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-#include "codec.h"
+#include "wire.h"
 #include "strategy.h"
 
 enum { MSG_GRAD = 0, MSG_JOIN = 2 };
@@ -309,4 +309,15 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
-const sim_strategy_t sim_strategy_sync_ps = {SIM_STRATEGY_SYNC_PS, "sync-ps", deploy};
+const sim_strategy_t sim_strategy_sync_ps = {
+    .name = "sync-ps",
+    .about = "each worker pushes slice s of its gradient to server shard s (`servers`), each "
+             "shard averages the N slices in worker order, applies SGD (momentum and weight "
+             "decay live on the server) and sends the slice back to every worker",
+    .keys = "`servers`, `accumulate`, `compression`, `error_feedback`, `momentum_correction`",
+    .worker_role = "worker",
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION,
+    .hosts = sim_ps_hosts,
+    .memory = sim_ps_memory,
+    .deploy = deploy,
+};

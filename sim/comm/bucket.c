@@ -72,6 +72,8 @@ static segment_t *plan_segments(const sim_run_t *run, int *count, double *forwar
 
 static void stream(int argc, char **argv);
 
+static void buckets_free(sim_run_t *run, void *ctx);
+
 void sim_buckets_start(sim_run_t *run)
 {
     int n_seg;
@@ -94,6 +96,7 @@ void sim_buckets_start(sim_run_t *run)
     b->ready = dt_calloc((size_t)run->n_workers, sizeof(sg_sem_t));
     b->done = dt_calloc((size_t)run->n_workers, sizeof(sg_sem_t));
     run->buckets = b;
+    sim_run_on_free(run, buckets_free, NULL);
     for (int i = 0; i < run->n_workers; i++) {
         sim_node_t *node = &run->workers[i];
         b->ready[i] = sg_sem_init(0);
@@ -144,8 +147,9 @@ double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
     return loss;
 }
 
-void sim_buckets_free(sim_run_t *run)
+static void buckets_free(sim_run_t *run, void *ctx)
 {
+    (void)ctx;
     sim_buckets_t *b = run->buckets;
     if (!b)
         return;

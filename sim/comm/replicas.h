@@ -19,13 +19,13 @@
 
 typedef struct sim_side sim_side_t;
 
-/* Whether this run trains fedavg clients or local-sgd workers side by side
- * (model.side_by_side; never in timing-only runs; local-sgd only without faults and with
- * the flops time model, see below). */
+/* Whether model.side_by_side asks for replicas side by side in this run (never in
+ * timing-only runs nor with accumulate; local-sgd also needs no faults and the flops time
+ * model, which its caller checks). */
 int sim_side_enabled(const sim_run_t *run);
 
+/* The replicas' state; freed with the run. */
 sim_side_t *sim_side_new(sim_run_t *run);
-void sim_side_free(sim_side_t *s, sim_run_t *run);
 
 /* Trains clients[0..count) for `round` from the global model (dev), each from its own
  * seeded order stream rngs[i] (consumed), with the run's local epochs, batch, optimizer and

@@ -296,9 +296,9 @@ static void stage(sim_node_t *node)
      * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s) */
     double slice = (double)(plan->p1[s] - plan->p0[s]) * sizeof(float);
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
-    node->mem[0] = node->mem[1] = slice;
-    node->mem[2] = run->sc->sgd.momentum != 0.0f ? slice : 0;
-    node->mem[3] = (double)flight * b * sizeof(float) * plan->act[s];
+    node->mem.params = node->mem.grads = slice;
+    node->mem.optimizer = run->sc->sgd.momentum != 0.0f ? slice : 0;
+    node->mem.activations = (double)flight * b * sizeof(float) * plan->act[s];
     node->mem_set = 1;
     sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
     sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
@@ -442,4 +442,38 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], stage);
 }
 
-const sim_strategy_t sim_strategy_pipeline = {SIM_STRATEGY_PIPELINE, "pipeline", deploy};
+static void hosts(const scenario_t *sc, int *workers, int *servers)
+{
+    *workers = (int)(sc->stages * sc->data_parallel);
+    *servers = 0;
+}
+
+/* a pipeline trains one model on model.batch: its stages share the batch */
+static int replicas(const scenario_t *sc, int workers)
+{
+    (void)workers;
+    return (int)sc->data_parallel;
+}
+
+/* a step's activations and gradients in flight */
+static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
+{
+    (void)node;
+    (void)n;
+    return 2 * (size_t)(2 * (run->sc->micro_batches + run->sc->data_parallel) + 8);
+}
+
+const sim_strategy_t sim_strategy_pipeline = {
+    .name = "pipeline",
+    .about = "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
+             "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
+             "activations forward and their gradients back as messages; one SGD update per "
+             "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
+             "(hybrid), each stage all-reducing its gradients across the replicas",
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`",
+    .worker_role = "worker",
+    .hosts = hosts,
+    .replicas = replicas,
+    .msg_slots = msg_slots,
+    .deploy = deploy,
+};

@@ -150,9 +150,9 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
         }
     }
     act += 2.0 * C; /* the gathered blocks and the logits */
-    node->mem[0] = node->mem[1] = own * sizeof(float);
-    node->mem[2] = run->sc->sgd.momentum != 0.0f ? own * sizeof(float) : 0;
-    node->mem[3] = act * B * sizeof(float);
+    node->mem.params = node->mem.grads = own * sizeof(float);
+    node->mem.optimizer = run->sc->sgd.momentum != 0.0f ? own * sizeof(float) : 0;
+    node->mem.activations = act * B * sizeof(float);
     node->mem_set = 1;
     node->state = t;
     node->state_free = tp_free;
@@ -361,4 +361,27 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
-const sim_strategy_t sim_strategy_tensor = {SIM_STRATEGY_TENSOR, "tensor", deploy};
+static void hosts(const scenario_t *sc, int *workers, int *servers)
+{
+    *workers = (int)sc->tensor_parallel;
+    *servers = 0;
+}
+
+/* the workers of a split share one batch */
+static int replicas(const scenario_t *sc, int workers)
+{
+    (void)sc;
+    (void)workers;
+    return 1;
+}
+
+const sim_strategy_t sim_strategy_tensor = {
+    .name = "tensor",
+    .about = "every dense layer split across `tensor_parallel` workers (Megatron-LM column "
+             "then row split, an all-reduce of activations per pair)",
+    .keys = "`tensor_parallel`",
+    .worker_role = "worker",
+    .hosts = hosts,
+    .replicas = replicas,
+    .deploy = deploy,
+};

@@ -48,6 +48,14 @@ typedef struct sim_msg {
     int flag;          /* strategy-specific (e.g. "last message") */
 } sim_msg_t;
 
+/* What a node holds, bytes (NAN: not known). */
+typedef struct sim_memory {
+    double params;      /* parameters */
+    double grads;       /* gradients */
+    double optimizer;   /* optimizer state (momentum) */
+    double activations; /* activations kept for the backward pass */
+} sim_memory_t;
+
 typedef struct sim_node {
     int rank;
     const char *role; /* "worker", "server" or "client" */
@@ -85,13 +93,18 @@ typedef struct sim_node {
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (sim/codec.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
-    /* what the node holds, bytes: parameters, gradients, optimizer state, activations kept for
-     * the backward pass (NAN: not known); set by the strategy, else sim_memory_default */
-    double mem[4];
+    sim_memory_t mem;                 /* what it holds; set by the strategy during the run
+                                         (mem_set), else by its memory slot at the end */
     int mem_set;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
+
+typedef struct sim_cleanup {
+    void (*fn)(struct sim_run *run, void *ctx);
+    void *ctx;
+    struct sim_cleanup *next;
+} sim_cleanup_t;
 
 typedef struct sim_run {
     const scenario_t *sc;
@@ -122,6 +135,8 @@ typedef struct sim_run {
     int momentum_correction;  /* top-k with error feedback and momentum (sync-ps, allreduce):
                                  each sender keeps the momentum (sim/codec.h), updates are
                                  plain SGD */
+    int codec_in_allreduce;   /* compression travels inside gradient all-reduces (allreduce:
+                                 fp16 in the collective's own messages, comm/wire.h) */
     char note[1024];          /* what the strategy set up, for the run's summary, or "" */
 
     /* progress and stopping */
@@ -140,9 +155,12 @@ typedef struct sim_run {
     long *staleness;          /* histogram */
     long staleness_cap;
 
-    /* faults (sim/fault.c) */
-    struct sim_buckets *buckets; /* allreduce with bucket_mb (bucket.c) */
-    struct sim_side *side;       /* local-sgd workers side by side (side.c), else NULL */
+    /* helpers' state (comm/): set up by the strategies, freed by sim_run_free */
+    struct sim_buckets *buckets; /* allreduce with bucket_mb (comm/bucket.c) */
+    struct sim_side *side;       /* local-sgd workers side by side (comm/replicas.c), else NULL */
+    struct sim_cleanup *cleanups; /* run by sim_run_free, the last registered first */
+
+    /* faults (engine/fault.c) */
     struct sim_faults *faults;
     int has_faults;           /* the scenario describes faults: waits use faults.timeout */
     int ended;                /* the strategy's coordinating node has finished */
@@ -173,6 +191,9 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
  * finished or diverged run, DT_ERR_RUN when the run failed. */
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
 void sim_run_free(sim_run_t *run);
+/* Calls fn(run, ctx) in sim_run_free (last registered first), after the nodes' buffers
+ * are freed: for state that helpers above the engine attach to the run or its nodes. */
+void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx);
 
 /* Starts an actor on host running fn(node). */
 void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node));
@@ -285,10 +306,12 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);
 /* A node's memory as the data-parallel strategies hold it (see sim_node_t.mem): the whole
- * model's parameters and gradients, momentum where the node applies updates, activations of
- * one batch (micro-batch with accumulate); a server its slice; fedavg's server the global model
- * and the round's updates. */
+ * model's parameters and gradients, momentum, activations of one batch (micro-batch with
+ * accumulate); a parameter server its slice. Strategies adjust it in their memory slot. */
 void sim_memory_default(const sim_run_t *run, sim_node_t *node);
+/* Fills node->mem unless the strategy did during the run: its memory slot, else
+ * sim_memory_default. */
+void sim_node_memory(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
 

@@ -1,0 +1,73 @@
+/* The strategy interface: everything the scenario code and the run engine ask of a
+ * strategy. Each file under sim/strategy/ fills one sim_strategy_t and
+ * sim/strategy/registry.c lists them; nothing else names a strategy. The type sits here,
+ * in the lowest layer that asks, so that the scenario's checks and the engine call the
+ * strategies above them through it (as ggml's backends fill ggml_backend_i). Optional
+ * slots may be NULL; what NULL means is said beside each. */
+#ifndef DTSIM_STRATEGY_DEF_H
+#define DTSIM_STRATEGY_DEF_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+struct scenario;
+struct sim_run;
+struct sim_node;
+
+/* What a strategy takes (sim_strategy_t.takes): techniques the scenario refuses to the
+ * others, and what it needs of the platform. */
+enum {
+    SIM_TAKES_COMPRESSION = 1 << 0,         /* strategy.compression, error_feedback */
+    SIM_TAKES_ACCUMULATE = 1 << 1,          /* strategy.accumulate > 1 */
+    SIM_TAKES_MOMENTUM_CORRECTION = 1 << 2, /* strategy.momentum_correction (DGC) */
+    SIM_NEEDS_PEER_LINKS = 1 << 3,          /* exchanges between workers: not on the edge
+                                               platform, whose clients reach the server only */
+};
+
+typedef struct sim_strategy {
+    /** strategy.kind in scenario files and the runs table. */
+    const char *name;
+    /** One line for the strategy table (sim/README.md, `dtsim strategies`). */
+    const char *about;
+    /** The [strategy] keys it reads, for the strategy table ("" for none). */
+    const char *keys;
+    /** The role of its trainers: "worker", or "client" for federated strategies. */
+    const char *worker_role;
+    /** SIM_TAKES_* flags. */
+    unsigned takes;
+    /** Its checks of the keys once all are read: DT_ERR_INPUT with the file, line and key
+     * (scenario_fail). NULL: none beyond the key table's. */
+    dt_status (*check)(const struct scenario *sc, dt_err_t *err);
+    /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
+    void (*hosts)(const struct scenario *sc, int *workers, int *servers);
+    /** Model replicas that take one global step together (the global batch is
+     * model.batch x accumulate x replicas). NULL: one per worker. */
+    int (*replicas)(const struct scenario *sc, int workers);
+    /** Data partitions: clients of a population, or one per worker. NULL: one per
+     * worker (cluster.workers before the platform is known). */
+    long (*parts)(const struct scenario *sc, long workers);
+    /** The schedule's horizon: rounds for federated strategies. NULL: run.steps. */
+    long (*horizon)(const struct scenario *sc);
+    /** Global steps done, for the summary. NULL: the first worker's steps. */
+    long (*steps_done)(const struct sim_run *run);
+    /** Message headers node keeps in rotation, given the engine's count (n). NULL: n. */
+    size_t (*msg_slots)(const struct sim_run *run, const struct sim_node *node, size_t n);
+    /** What node holds when the strategy did not say during the run (sim_node_t.mem).
+     * NULL: sim_memory_default. */
+    void (*memory)(const struct sim_run *run, struct sim_node *node);
+    /** Creates its actors on the run's hosts, before the simulation starts. */
+    void (*deploy)(struct sim_run *run);
+} sim_strategy_t;
+
+/** Makes list (NULL-terminated, in table order) the strategies scenarios may name. */
+void scenario_strategies_use(const sim_strategy_t *const *list);
+/** The strategies in use (NULL-terminated); asserts that some were given. */
+const sim_strategy_t *const *scenario_strategies(void);
+/** The strategy called name, or NULL. */
+const sim_strategy_t *scenario_strategy_find(const char *name);
+/** "a, b and c" (last = " and "): the strategies whose takes has every bit of mask, in
+ * table order. */
+void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n);
+
+#endif

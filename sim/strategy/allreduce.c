@@ -1,0 +1,45 @@
+/* allreduce: synchronous data parallelism without a server. After each step every worker
+ * all-reduces its gradient (ring, binomial tree, recursive halving-doubling, or
+ * hierarchical: inside groups, then across group leaders), divides by the worker count and
+ * applies the same SGD step to its own replica, so the replicas stay identical. With
+ * strategy.bucket_mb the all-reduce goes bucket by bucket during the backward pass
+ * (bucket.h). */
+#include <stdlib.h>
+
+#include "bucket.h"
+#include "collective.h"
+#include "strategy.h"
+
+static sg_error_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
+}
+
+static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange); }
+
+static void deploy(sim_run_t *run)
+{
+    run->codec_in_allreduce = 1;
+    sim_elastic_make(run);
+    if (run->sc->bucket_mb > 0 && run->n_workers > 1)
+        sim_buckets_start(run);
+    for (int i = 0; i < run->n_workers; i++)
+        sim_spawn(run, &run->workers[i], worker);
+}
+
+const sim_strategy_t sim_strategy_allreduce = {
+    .name = "allreduce",
+    .about = "every worker all-reduces its gradient with `algorithm` = `ring` (reduce-scatter "
+             "+ all-gather), `tree` (binomial reduce + broadcast), `halving-doubling` "
+             "(recursive halving reduce-scatter + recursive doubling all-gather; extra workers "
+             "beyond a power of two fold in first) or `hierarchical` (binomial reduce inside "
+             "groups of `group_size` consecutive workers, or inside racks on a multi-rack "
+             "platform; ring among group leaders; broadcast back); all as real exchanges of "
+             "chunks of the buffer; then the same SGD step on every replica",
+    .keys = "`algorithm`, `group_size`, `ring_messages`, `bucket_mb`, `accumulate`, "
+            "`compression`, `error_feedback`, `momentum_correction`",
+    .worker_role = "worker",
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
+             SIM_NEEDS_PEER_LINKS,
+    .deploy = deploy,
+};
