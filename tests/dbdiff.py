@@ -5,7 +5,8 @@
 
 Runs are matched by name (sweeps run with -j N insert in any order); every table's rows of a
 run are compared in a fixed order, all columns but those that name the process or the moment
-(run ids, pids, hosts, start and end times, versions, the sweep id). Wall-clock figures are
+(run ids, pids, hosts, start and end times, versions, the sweep id) and the database's own
+path (run.db, in params and in the stored configuration). Wall-clock figures are
 not stored, so on the CPU backend with the flops time model two runs of one scenario agree
 to the last digit: the default tolerance is 0. Prints each difference (at most 20 per table)
 and exits 1 when there is one, 0 when the databases agree, 2 on bad input.
@@ -17,7 +18,7 @@ import sys
 
 # table -> (columns compared, order) ; every table has a `run` column but runs itself
 TABLES = {
-    "params": ("key, value, number", "key"),
+    "params": ("key, value, number", "key"),  # less run.db (below)
     "evals": ("sim_time, step, samples, bytes, test_loss, test_acc", "sim_time, step"),
     "workers": ("worker, host, role, compute_s, comm_s, idle_s, bytes_sent, bytes_recv, steps",
                 "role, worker"),
@@ -41,10 +42,23 @@ def same(a, b, tol):
     return a == b
 
 
+def without_db(config):
+    """The stored configuration less its `db = PATH` line (where the run was written)."""
+    if config is None:
+        return None
+    return "\n".join(l for l in config.split("\n") if not l.startswith("db = "))
+
+
+def show(v):
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def runs(db, path):
     rows = db.execute(f"SELECT id, {RUN_COLUMNS} FROM runs ORDER BY name, id").fetchall()
     by_name = {}
     for r in rows:
+        r = r[:4] + (without_db(r[4]),) + r[5:]
         if r[1] in by_name:
             sys.exit(f"dbdiff: {path}: two runs named {r[1]!r}: cannot match them")
         by_name[r[1]] = r
@@ -76,10 +90,11 @@ def main():
         x, y = ra[name], rb[name]
         for col, u, v in zip(RUN_COLUMNS.split(", "), x[1:], y[1:]):
             if not same(u, v, a.tolerance):
-                print(f"run {name!r}: runs.{col}: {u!r} != {v!r}")
+                print(f"run {name!r}: runs.{col}: {show(u)} != {show(v)}")
                 diffs += 1
         for table, (cols, order) in TABLES.items():
-            q = f"SELECT {cols} FROM {table} WHERE run = ? ORDER BY {order}"
+            skip = " AND key != 'run.db'" if table == "params" else ""
+            q = f"SELECT {cols} FROM {table} WHERE run = ?{skip} ORDER BY {order}"
             rx = dbs[0].execute(q, (x[0],)).fetchall()
             ry = dbs[1].execute(q, (y[0],)).fetchall()
             shown = 0
@@ -91,7 +106,7 @@ def main():
                     if not same(u, v, a.tolerance):
                         diffs += 1
                         if shown < 20:
-                            print(f"run {name!r}: {table} row {i}: {col}: {u!r} != {v!r}")
+                            print(f"run {name!r}: {table} row {i}: {col}: {show(u)} != {show(v)}")
                         shown += 1
     total = len(set(ra) & set(rb))
     print(f"dbdiff: {total} runs compared, {diffs} difference{'s' if diffs != 1 else ''}")

@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/engine.h>
-#include <simgrid/host.h>
-#include <simgrid/link.h>
-#include <simgrid/version.h>
 
 #include "cli.h"
 #include "cli_sweep.h"
@@ -183,34 +179,17 @@ int cli_check(int argc, char **argv)
     return rc;
 }
 
-/* Hosts (and the node on each) and links of the scenario's platform, loaded in SimGrid. */
+/* Hosts (and the node on each) and links of the scenario's platform, as loaded. */
 static int platform_links(const scenario_t *sc, const char *argv0)
 {
-    int argc = 1;
-    char *argv[] = {(char *)argv0, NULL};
-    simgrid_init(&argc, argv);
+    sim_transport_init(argv0);
     sim_platform_t p;
     dt_err_t err;
     if (sim_platform_load(&p, sc, &err)) {
         fprintf(stderr, "dtsim platform: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
-    const char *role = sc->strategy->worker_role;
-    printf("# hosts: %zu\n", sg_host_count());
-    for (int i = 0; i < p.n_workers; i++)
-        printf("host %s %s-%d\n", sg_host_get_name(p.workers[i]), role, i);
-    for (int i = 0; i < p.n_servers; i++)
-        printf("host %s server-%d\n", sg_host_get_name(p.servers[i]), i);
-    sg_link_t *links = sg_link_list();
-    size_t n = sg_link_count();
-    printf("# links: %zu (name, bandwidth, latency)\n", n);
-    for (size_t i = 0; i < n; i++) {
-        char bw[32];
-        scenario_format_bandwidth(sg_link_get_bandwidth(links[i]), bw, sizeof bw);
-        printf("link %s %s %.9gs\n", sg_link_get_name(links[i]), bw,
-               sg_link_get_latency(links[i]));
-    }
-    free(links);
+    sim_platform_print(&p, sc->strategy->worker_role, stdout);
     sim_platform_free(&p);
     return CLI_EXIT_OK;
 }
@@ -319,16 +298,14 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
     if (results_db_open(db, sc->db, err))
         return DT_ERR_INPUT;
     *config = config_text(sc);
-    int major, minor, patch;
-    sg_version_get(&major, &minor, &patch);
-    char sg_version[32];
-    snprintf(sg_version, sizeof sg_version, "%d.%d.%d", major, minor, patch);
+    char engine_version[32];
+    sim_transport_version(engine_version, sizeof engine_version);
     results_run_info_t info = {
         .name = sc->name,
         .strategy = sc->strategy->name,
         .config = *config,
         .dtsim_version = DTSIM_VERSION,
-        .simgrid_version = sg_version,
+        .simgrid_version = engine_version,
         .seed = sc->seed,
         .sweep = sweep,
         .sweep_index = index,
@@ -457,7 +434,7 @@ int cli_bench_sim(int argc, char **argv)
            "sim_time=%.4fs sim_wall_s=%.3f trainer_wall_s=%.3f eval_wall_s=%.3f "
            "overhead=%.3f\n",
            sc->name, sc->strategy->name, run->n_workers, sc->batch, steps,
-           simgrid_get_clock(), sim_wall, trainer_wall, run->eval_wall,
+           sim_now(), sim_wall, trainer_wall, run->eval_wall,
            (sim_wall - trainer_wall) / sim_wall);
 done:
     sim_run_free(run);

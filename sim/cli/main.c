@@ -2,11 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <simgrid/engine.h> /* defines SG_BEGIN_DECL, which version.h needs */
-#include <simgrid/version.h>
 
 #include "cli.h"
 #include "strategy.h"
+#include "transport.h"
 
 static void usage(FILE *out)
 {
@@ -49,9 +48,9 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "--version")) {
-        int major, minor, patch;
-        sg_version_get(&major, &minor, &patch);
-        printf("dtsim %s (SimGrid %d.%d.%d)\n", DTSIM_VERSION, major, minor, patch);
+        char version[32];
+        sim_transport_version(version, sizeof version);
+        printf("dtsim %s (SimGrid %s)\n", DTSIM_VERSION, version);
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "run"))

@@ -1,8 +1,6 @@
 /* Gradient buckets all-reduced while the backward pass goes on (see bucket.h). */
 #include "bucket.h"
 
-#include <simgrid/actor.h>
-#include <simgrid/semaphore.h>
 
 #include "collective.h"
 
@@ -11,8 +9,8 @@ struct sim_buckets {
     size_t *lo, *hi;     /* (n) slice of the gradient buffer */
     double *flops;       /* (n) backward FLOPs per sample from the previous bucket to this one */
     double forward;      /* forward FLOPs per sample (with the loss) */
-    sg_sem_t *ready;     /* (workers) buckets handed to the stream */
-    sg_sem_t *done;      /* (workers) released when the last bucket is reduced */
+    sim_sem_t *ready;     /* (workers) buckets handed to the stream */
+    sim_sem_t *done;      /* (workers) released when the last bucket is reduced */
 };
 
 /* One layer's gradient slice and the backward FLOPs up to its gradient. */
@@ -93,20 +91,17 @@ void sim_buckets_start(sim_run_t *run)
         b->flops[b->n - 1] += seg[i].flops;
     }
     free(seg);
-    b->ready = dt_calloc((size_t)run->n_workers, sizeof(sg_sem_t));
-    b->done = dt_calloc((size_t)run->n_workers, sizeof(sg_sem_t));
+    b->ready = dt_calloc((size_t)run->n_workers, sizeof(sim_sem_t));
+    b->done = dt_calloc((size_t)run->n_workers, sizeof(sim_sem_t));
     run->buckets = b;
     sim_run_on_free(run, buckets_free, NULL);
     for (int i = 0; i < run->n_workers; i++) {
         sim_node_t *node = &run->workers[i];
-        b->ready[i] = sg_sem_init(0);
-        b->done[i] = sg_sem_init(0);
+        b->ready[i] = sim_sem_new(0);
+        b->done[i] = sim_sem_new(0);
         char name[48];
         snprintf(name, sizeof name, "%s/stream", node->name);
-        sg_actor_t a = sg_actor_init(name, node->host);
-        sg_actor_set_data(a, node);
-        sg_actor_start(a, stream, 0, NULL);
-        sg_actor_daemonize(a); /* ends with the workers */
+        sim_start(name, node->host, stream, node, 1); /* a daemon: ends with the workers */
     }
 }
 
@@ -116,17 +111,17 @@ static void stream(int argc, char **argv)
     (void)argc;
     (void)argv;
     sim_run_t *run = sim_current;
-    sim_node_t *node = sg_actor_self_get_data();
+    sim_node_t *node = sim_self_data();
     sim_buckets_t *b = run->buckets;
     for (;;) {
         for (int k = 0; k < b->n; k++) {
-            sg_sem_acquire(b->ready[node->rank]);
+            sim_sem_acquire(b->ready[node->rank]);
             if (sim_groups_allreduce(run, sim_elastic_groups(run), node,
-                                     node->grads + b->lo[k], b->hi[k] - b->lo[k]) != SG_OK)
+                                     node->grads + b->lo[k], b->hi[k] - b->lo[k]) != SIM_OK)
                 run->failed = 1;
         }
         sim_exchange_done();
-        sg_sem_release(b->done[node->rank]);
+        sim_sem_release(b->done[node->rank]);
     }
 }
 
@@ -140,10 +135,10 @@ double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
     sim_charge(run, node, b->forward * batch, b->forward * batch * per_flop);
     for (int k = 0; k < b->n; k++) {
         sim_charge(run, node, b->flops[k] * batch, b->flops[k] * batch * per_flop);
-        sg_sem_release(b->ready[node->rank]);
+        sim_sem_release(b->ready[node->rank]);
     }
     sim_count_step(run, node, batch, loss);
-    sg_sem_acquire(b->done[node->rank]);
+    sim_sem_acquire(b->done[node->rank]);
     return loss;
 }
 
@@ -155,9 +150,9 @@ static void buckets_free(sim_run_t *run, void *ctx)
         return;
     for (int i = 0; i < run->n_workers; i++) {
         if (b->ready[i])
-            sg_sem_destroy(b->ready[i]);
+            sim_sem_free(b->ready[i]);
         if (b->done[i])
-            sg_sem_destroy(b->done[i]);
+            sim_sem_free(b->done[i]);
     }
     free(b->ready);
     free(b->done);

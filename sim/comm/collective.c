@@ -4,12 +4,11 @@
 #include "collective.h"
 #include "wire.h"
 
-#include <simgrid/engine.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-static sg_mailbox_t pair_box(const sim_node_t *to, const sim_node_t *from)
+static sim_box_t pair_box(const sim_node_t *to, const sim_node_t *from)
 {
     return sim_mailbox(to->name, from->name);
 }
@@ -29,7 +28,7 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
                        long step);
 
 /* Exchange with partner: send buf[off, off+len), receive into buf (added or copied). */
-static sg_error_t exchange(sim_run_t *run, const sim_group_t *g, int me, int to, int from,
+static sim_status_t exchange(sim_run_t *run, const sim_group_t *g, int me, int to, int from,
                            float *buf, size_t off, size_t len, int add)
 {
     sim_node_t *self = g->members[me];
@@ -51,7 +50,7 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
 
 static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
 
-static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     /* reduce-scatter: after p-1 steps member me holds the sum of chunk (me + 1) mod p */
@@ -61,9 +60,9 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_msg_t *in = NULL;
-        sg_error_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
+        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
                                     pair_box(self, g->members[left]), buf, 1, &in);
-        if (e != SG_OK)
+        if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
     }
@@ -71,14 +70,14 @@ static sg_error_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf,
     for (int s = 0; s < p - 1; s++) {
         int send_c = ((me + 1 - s) % p + p) % p;
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sg_error_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SG_OK)
+        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
+        if (e != SIM_OK)
             return e;
     }
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
                               size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
@@ -88,31 +87,31 @@ sg_error_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, floa
         int send_c = ((me - s - 1) % p + p) % p;
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
-        sg_error_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
+        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
                                     pair_box(self, g->members[left]), buf, 1, NULL);
-        if (e != SG_OK) {
+        if (e != SIM_OK) {
             sim_exchange_done();
             return e;
         }
     }
     sim_exchange_done();
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     for (int s = 0; s < p - 1; s++) {
         int send_c = ((me - s) % p + p) % p;
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sg_error_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SG_OK) {
+        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
+        if (e != SIM_OK) {
             sim_exchange_done();
             return e;
         }
     }
     sim_exchange_done();
-    return SG_OK;
+    return SIM_OK;
 }
 
 /* The ring with one message per phase (strategy.ring_messages = phases, timing-only runs):
@@ -121,16 +120,16 @@ sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *bu
  * are waited out. A step-by-step phase costs (p-1) (latency + chunk time); this one costs
  * the same when each step sees the same network, with 2 p messages per all-reduce instead
  * of 2 p (p-1). Nothing is summed: only a timing-only run may use it (checked at load). */
-static sg_error_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
                               size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
-    sg_mailbox_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
+    sim_box_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
     for (int phase = 0; phase < 2; phase++) {
-        sg_error_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
+        sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
                                     buf, 0, NULL);
-        if (e != SG_OK)
+        if (e != SIM_OK)
             return e;
         double step_latency = self->last_transfer_s; /* not the wait for a late neighbour */
         /* the chunks this member sends in the phase: all but one */
@@ -138,14 +137,14 @@ static sg_error_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, floa
         size_t len = n - (chunk_start(n, p, skip + 1) - chunk_start(n, p, skip));
         e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, len, phase), from, buf, 0,
                          NULL);
-        if (e != SG_OK)
+        if (e != SIM_OK)
             return e;
         sim_comm_wait(run, self, (p - 3) * step_latency);
     }
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size;
     sim_node_t *self = g->members[me];
@@ -156,16 +155,16 @@ sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, 
         }
         if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *in = NULL;
-            sg_error_t e = sim_recv(run, self, pair_box(self, g->members[me + k]), &in);
-            if (e != SG_OK)
+            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me + k]), &in);
+            if (e != SIM_OK)
                 return e;
             accumulate(run, buf, in);
         }
     }
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size, top = 1;
     sim_node_t *self = g->members[me];
@@ -174,21 +173,21 @@ sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *bu
     for (int k = top / 2; k >= 1; k >>= 1) {
         if (me % (2 * k) == k) {
             sim_msg_t *in = NULL;
-            sg_error_t e = sim_recv(run, self, pair_box(self, g->members[me - k]), &in);
-            if (e != SG_OK)
+            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me - k]), &in);
+            if (e != SIM_OK)
                 return e;
             overwrite(run, buf, in);
         } else if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
-            sg_error_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
-            if (e != SG_OK)
+            sim_status_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
+            if (e != SIM_OK)
                 return e;
         }
     }
-    return SG_OK;
+    return SIM_OK;
 }
 
-static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
                                    size_t n)
 {
     int p = g->size, pow2 = 1;
@@ -196,21 +195,21 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
         pow2 *= 2;
     int extra = p - pow2;
     sim_node_t *self = g->members[me];
-    sg_error_t e;
+    sim_status_t e;
     /* fold the members beyond the largest power of two into the first ones */
     if (me >= pow2) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -1);
-        if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SG_OK)
+        if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SIM_OK)
             return e;
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me - pow2]), &in)) != SG_OK)
+        if ((e = sim_recv(run, self, pair_box(self, g->members[me - pow2]), &in)) != SIM_OK)
             return e;
         overwrite(run, buf, in);
-        return SG_OK;
+        return SIM_OK;
     }
     if (me < extra) {
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me + pow2]), &in)) != SG_OK)
+        if ((e = sim_recv(run, self, pair_box(self, g->members[me + pow2]), &in)) != SIM_OK)
             return e;
         accumulate(run, buf, in);
     }
@@ -230,7 +229,7 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
         sim_msg_t *in = NULL;
         e = sim_sendrecv(run, self, pair_box(g->members[partner], self), out,
                          pair_box(self, g->members[partner]), buf, 1, &in);
-        if (e != SG_OK)
+        if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == keep_lo && in->n == keep_hi - keep_lo);
         cur_lo = keep_lo;
@@ -241,25 +240,25 @@ static sg_error_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me,
         int partner = me ^ mask;
         depth--;
         e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
-        if (e != SG_OK)
+        if (e != SIM_OK)
             return e;
         cur_lo = lo[depth];
         cur_hi = hi[depth];
     }
     if (me < extra) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -2);
-        if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SG_OK)
+        if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SIM_OK)
             return e;
     }
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
                          sim_allreduce_algo_t algo)
 {
     if (g->size <= 1)
-        return SG_OK;
-    sg_error_t e;
+        return SIM_OK;
+    sim_status_t e;
     switch (algo) {
     case SIM_ALLREDUCE_RING:
         e = run->sc->ring_messages == SIM_RING_PHASES && g->size > 2
@@ -269,7 +268,7 @@ sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *bu
         return e;
     case SIM_ALLREDUCE_TREE:
         e = sim_reduce(run, g, me, buf, n);
-        return e != SG_OK ? e : sim_broadcast(run, g, me, buf, n);
+        return e != SIM_OK ? e : sim_broadcast(run, g, me, buf, n);
     case SIM_ALLREDUCE_HALVING_DOUBLING:
         e = halving_doubling(run, g, me, buf, n);
         sim_exchange_done();
@@ -278,18 +277,18 @@ sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *bu
         break;
     }
     DT_ASSERT(!"hierarchical all-reduce needs its groups: use sim_allreduce_hierarchical");
-    return SG_OK;
+    return SIM_OK;
 }
 
-sg_error_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
                                       const sim_group_t *leaders, int me_leader, float *buf,
                                       size_t n)
 {
-    sg_error_t e = sim_reduce(run, local, me_local, buf, n);
-    if (e != SG_OK)
+    sim_status_t e = sim_reduce(run, local, me_local, buf, n);
+    if (e != SIM_OK)
         return e;
     if (me_local == 0 && (e = sim_allreduce(run, leaders, me_leader, buf, n,
-                                            SIM_ALLREDUCE_RING)) != SG_OK)
+                                            SIM_ALLREDUCE_RING)) != SIM_OK)
         return e;
     return sim_broadcast(run, local, me_local, buf, n);
 }
@@ -353,10 +352,10 @@ sim_groups_t *sim_groups_make(sim_run_t *run)
     return g;
 }
 
-sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
                                 size_t n)
 {
-    sg_error_t e;
+    sim_status_t e;
     const trainer_codec_t *codec = &run->sc->compression;
     if (codec->kind == TRAINER_CODEC_TOPK || codec->kind == TRAINER_CODEC_QSGD8)
         return sim_codec_allgather(run, &g->all, g->index[node->rank], buf, n);

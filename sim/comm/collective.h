@@ -18,22 +18,22 @@ typedef struct sim_group {
  *   tree (binomial)   2 ceil(log2 p) (a + n/B)
  *   halving-doubling  2 log2(p) a + 2 (p-1)/p n/B   (p a power of two; otherwise the
  *                     extra members first fold into the others: + 2 (a + n/B)) */
-sg_error_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
                          sim_allreduce_algo_t algo);
 /* Ring reduce-scatter: afterwards member me holds the group's sum of chunk me of buf (chunk c
  * is [n c / p, n (c+1) / p)); the other chunks hold partial sums. (p-1) a + (p-1)/p n/B. */
-sg_error_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
                               size_t n);
 /* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
  * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
-sg_error_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 /* Binomial-tree reduce to member 0 and broadcast from member 0. */
-sg_error_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
-sg_error_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 
 /* Reduce inside each group to its first member, ring all-reduce among the first members,
  * broadcast back inside each group. */
-sg_error_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
                                       const sim_group_t *leaders, int me_leader, float *buf,
                                       size_t n);
 
@@ -80,7 +80,7 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
 void sim_elastic_close(sim_run_t *run);
 /* Sums buf over all workers with the scenario's algorithm (each worker calls it; dividing
  * by the worker count is left to the caller, who may need it once for all). */
-sg_error_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
                                 size_t n);
 
 #endif

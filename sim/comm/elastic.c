@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/actor.h>
-#include <simgrid/engine.h>
 
 #include "collective.h"
 
@@ -109,7 +107,7 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
                            size_t n, long *step, long commit)
 {
     sim_elastic_t *e = run->shared;
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     if (!e->open) {
         e->open = 1;
         memset(e->arrived, 0, sizeof(int) * (size_t)run->n_workers);
@@ -122,10 +120,10 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
             form(run, e);
             break;
         }
-        sg_actor_sleep_for(sim_fault_timeout(run) / 100);
+        sim_sleep(sim_fault_timeout(run) / 100);
     }
     int closed = e->closed && e->round == round;
-    node->idle_s += simgrid_get_clock() - t0;
+    node->idle_s += sim_now() - t0;
     if (closed)
         return -1;
     /* the first member's state, by broadcast over the new group */
@@ -142,7 +140,7 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
         return 0;
     }
     /* a member dying during the sync makes the next collective fail and re-form again */
-    if (sim_broadcast(run, &g->all, me, buf, n) == SG_OK && velocity)
+    if (sim_broadcast(run, &g->all, me, buf, n) == SIM_OK && velocity)
         sim_broadcast(run, &g->all, me, velocity, n);
     return 0;
 }

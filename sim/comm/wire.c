@@ -1,7 +1,6 @@
 /* Less communication on the wire (see compress.h). */
 #include "wire.h"
 
-#include <simgrid/engine.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +145,7 @@ void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *ds
 /* The ring all-gather of encodings: at step s member me forwards the encoding of member
  * (me - s) mod p (its own first) to its right neighbour and keeps a copy of what its left
  * neighbour sends, the encoding of member (me - s - 1) mod p. */
-sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
+sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
                                size_t n)
 {
     DT_ASSERT(n == run->n_params); /* error feedback is indexed like the whole model */
@@ -159,8 +158,8 @@ sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, f
     c->lens[me] = sim_codec_encode(run, self, g, 0, n, c->residual,
                                    run->timing_only ? NULL : c->packed + slot * me);
     int right = (me + 1) % p, left = (me + p - 1) % p;
-    sg_mailbox_t to = sim_mailbox(grp->members[right]->name, self->name);
-    sg_mailbox_t from = sim_mailbox(self->name, grp->members[left]->name);
+    sim_box_t to = sim_mailbox(grp->members[right]->name, self->name);
+    sim_box_t from = sim_mailbox(self->name, grp->members[left]->name);
     for (int s = 0; s < p - 1; s++) {
         int send_o = ((me - s) % p + p) % p;
         sim_msg_t *out = sim_msg_next(self);
@@ -170,8 +169,8 @@ sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, f
         out->flag = send_o;
         out->step = s;
         sim_msg_t *in = NULL;
-        sg_error_t e = sim_sendrecv(run, self, to, out, from, NULL, 0, &in);
-        if (e != SG_OK) {
+        sim_status_t e = sim_sendrecv(run, self, to, out, from, NULL, 0, &in);
+        if (e != SIM_OK) {
             sim_exchange_done();
             return e;
         }
@@ -184,7 +183,7 @@ sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, f
     }
     sim_exchange_done();
     if (run->timing_only)
-        return SG_OK;
+        return SIM_OK;
     /* the same sum, in the same order, on every member */
     double w0 = dt_wall_seconds();
     run->be->scale(n, 0.0f, g);
@@ -193,7 +192,7 @@ sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, f
         sim_msg_add(run, self, &m, g, 1.0f);
     }
     sim_charge(run, self, (double)p * (double)n, dt_wall_seconds() - w0);
-    return SG_OK;
+    return SIM_OK;
 }
 
 void sim_codec_wire(sim_run_t *run, sim_node_t *self, float *buf, sim_msg_t *m)

@@ -64,7 +64,7 @@ void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *ds
 /* allreduce with topk or qsgd8: encodes node's gradient g (n, dev, with the worker's error
  * feedback), all-gathers the encodings round the group's ring and leaves in g the sum of
  * every member's decoded gradient, added in rank order. */
-sg_error_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
+sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
                                size_t n);
 
 /* A collective's outgoing slice under fp16 on the wire: buf[m->offset, + m->n) is rounded to

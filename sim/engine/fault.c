@@ -126,7 +126,7 @@ static sim_node_t *node_by_name(sim_run_t *run, const char *name)
 static sg_host_t target_host(sim_run_t *run, const char *name)
 {
     sim_node_t *n = node_by_name(run, name);
-    return n ? n->host : sg_host_by_name(name);
+    return n ? (sg_host_t)n->host : sg_host_by_name(name);
 }
 
 static void hosts_hint(sim_run_t *run, char *buf, size_t n)
@@ -134,7 +134,7 @@ static void hosts_hint(sim_run_t *run, char *buf, size_t n)
     const char *role = run->n_workers ? run->workers[0].role : "worker";
     snprintf(buf, n, "%s-0..%s-%d%s, or a host of the platform such as %s", role, role,
              run->n_workers - 1, run->n_servers ? ", server-0.." : "",
-             sg_host_get_name(run->n_workers ? run->workers[0].host : run->servers[0].host));
+             sim_host_name(run->n_workers ? run->workers[0].host : run->servers[0].host));
 }
 
 static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt,
@@ -199,7 +199,7 @@ static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
     sg_host_t other = NULL;
     for (int l = 0; l < 2 && !other; l++)
         for (int i = 0; i < (l ? run->n_servers : run->n_workers) && !other; i++) {
-            sg_host_t x = l ? run->servers[i].host : run->workers[i].host;
+            sg_host_t x = (sg_host_t)(l ? run->servers[i].host : run->workers[i].host);
             if (x != h)
                 other = x;
         }
@@ -290,7 +290,7 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
     dt_err_t e;
     DT_ASSERT(sim_slowdown_parse(sc->slowdown, &sd, &e) == DT_OK);
     for (int i = 0; i < run->n_workers && sd.kind != SIM_SLOWDOWN_NONE; i++) {
-        fhost_t *h = host_of(f, run->workers[i].host);
+        fhost_t *h = host_of(f, (sg_host_t)run->workers[i].host);
         double x = sd.kind == SIM_SLOWDOWN_UNIFORM
                        ? sd.a + (sd.b - sd.a) * trainer_rng_uniform(&f->rng)
                        : exp(sd.a * trainer_rng_normal(&f->rng));
@@ -348,7 +348,7 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
     /* random failures of the worker hosts */
     if (f->mtbf > 0)
         for (int i = 0; i < run->n_workers; i++) {
-            fhost_t *h = host_of(f, run->workers[i].host);
+            fhost_t *h = host_of(f, (sg_host_t)run->workers[i].host);
             if (isinf(h->next_failure))
                 h->next_failure = draw_exp(&f->rng, f->mtbf);
         }
@@ -434,7 +434,7 @@ double sim_fault_compute_time(sim_run_t *run, sim_node_t *node, double t0, doubl
 {
     const sim_faults_t *f = run->faults;
     double slow = node->slow > 0 ? node->slow : 1.0;
-    const fhost_t *h = f ? host_of(f, node->host) : NULL;
+    const fhost_t *h = f ? host_of(f, (sg_host_t)node->host) : NULL;
     if (!h)
         return seconds * slow;
     /* walk the piecewise-constant speed from t0 until the work is done */
@@ -455,7 +455,7 @@ int sim_fault_will_return(const sim_run_t *run, const sim_node_t *node)
     const sim_faults_t *f = run->faults;
     if (!f || node->alive || node->finished)
         return 0;
-    const fhost_t *h = host_of(f, node->host);
+    const fhost_t *h = host_of(f, (sg_host_t)node->host);
     return h && h->down && (isfinite(h->recover_at) || (h->random_down && f->mttr > 0));
 }
 
@@ -486,7 +486,7 @@ static void nodes_on(sim_run_t *run, sg_host_t host, void (*fn)(sim_run_t *, sim
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
             sim_node_t *n = l ? &run->servers[i] : &run->workers[i];
-            if (n->host == host)
+            if ((sg_host_t)n->host == host)
                 fn(run, n);
         }
 }
@@ -619,12 +619,12 @@ void sim_faults_start(sim_run_t *run)
     injector_node.host = NULL;
     for (size_t i = 0; i < f->n_hosts && !injector_node.host; i++)
         if (!strcmp(sg_host_get_name(f->hosts[i].host), SIM_PLATFORM_CONTROL_HOST))
-            injector_node.host = f->hosts[i].host;
+            injector_node.host = (sim_host_t)f->hosts[i].host;
     if (!injector_node.host)
         injector_node.host = run->n_servers ? run->servers[0].host : run->workers[0].host;
     injector_node.role = "injector";
     injector_node.finished = 1; /* not a node of the run */
-    f->injector = sg_actor_init(injector_node.name, injector_node.host);
+    f->injector = sg_actor_init(injector_node.name, (sg_host_t)injector_node.host);
     sg_actor_set_data(f->injector, &injector_node);
     injector_node.entry = injector;
     f->injector_running = 1;

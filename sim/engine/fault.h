@@ -20,7 +20,6 @@
 #ifndef DTSIM_FAULT_H
 #define DTSIM_FAULT_H
 
-#include <simgrid/forward.h>
 
 #include "fault_spec.h"
 

@@ -232,11 +232,11 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     if (sc->platform == SIM_PLATFORM_EDGE) {
         for (int i = 0; i < p->n_servers; i++) {
             snprintf(name, sizeof name, "server-%d", i);
-            p->servers[i] = sg_host_by_name(name);
+            p->servers[i] = (sim_host_t)sg_host_by_name(name);
         }
         for (int i = 0; i < p->n_workers; i++) {
             snprintf(name, sizeof name, "client-%d", i);
-            p->workers[i] = sg_host_by_name(name);
+            p->workers[i] = (sim_host_t)sg_host_by_name(name);
         }
     } else if (sc->platform == SIM_PLATFORM_FILE) {
         size_t count = sg_host_count();
@@ -260,9 +260,9 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
             int is_server = by_name ? !strncmp(sg_host_get_name(all[i]), "server", 6)
                                     : i >= count - (size_t)p->n_servers;
             if (is_server && s < p->n_servers)
-                p->servers[s++] = all[i];
+                p->servers[s++] = (sim_host_t)all[i];
             else if (!is_server && w < p->n_workers)
-                p->workers[w++] = all[i];
+                p->workers[w++] = (sim_host_t)all[i];
         }
         free(all);
         if (s < p->n_servers || w < p->n_workers) {
@@ -273,11 +273,11 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     } else {
         for (int i = 0; i < p->n_workers; i++) {
             snprintf(name, sizeof name, "node-%d", i);
-            p->workers[i] = sg_host_by_name(name);
+            p->workers[i] = (sim_host_t)sg_host_by_name(name);
         }
         for (int i = 0; i < p->n_servers; i++) {
             snprintf(name, sizeof name, "node-%d", p->n_workers + i);
-            p->servers[i] = sg_host_by_name(name);
+            p->servers[i] = (sim_host_t)sg_host_by_name(name);
         }
     }
     for (int i = 0; i < p->n_workers; i++)
@@ -313,4 +313,23 @@ void sim_platform_free(sim_platform_t *p)
     free(p->servers);
     free(p->group);
     memset(p, 0, sizeof *p);
+}
+
+void sim_platform_print(const sim_platform_t *p, const char *worker_role, FILE *out)
+{
+    fprintf(out, "# hosts: %zu\n", sg_host_count());
+    for (int i = 0; i < p->n_workers; i++)
+        fprintf(out, "host %s %s-%d\n", sim_host_name(p->workers[i]), worker_role, i);
+    for (int i = 0; i < p->n_servers; i++)
+        fprintf(out, "host %s server-%d\n", sim_host_name(p->servers[i]), i);
+    sg_link_t *links = sg_link_list();
+    size_t n = sg_link_count();
+    fprintf(out, "# links: %zu (name, bandwidth, latency)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        char bw[32];
+        scenario_format_bandwidth(sg_link_get_bandwidth(links[i]), bw, sizeof bw);
+        fprintf(out, "link %s %s %.9gs\n", sg_link_get_name(links[i]), bw,
+                sg_link_get_latency(links[i]));
+    }
+    free(links);
 }

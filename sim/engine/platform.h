@@ -5,11 +5,11 @@
 #ifndef DTSIM_PLATFORM_H
 #define DTSIM_PLATFORM_H
 
-#include <simgrid/forward.h>
 #include <stdio.h>
 
 #include "common.h"
 #include "scenario.h"
+#include "transport.h"
 
 /* With faults, generated platforms add this host, without links, for the fault injector
  * (sim/fault.c), so that no crash can reach it. */
@@ -18,8 +18,8 @@
 typedef struct sim_platform {
     int n_workers;      /* hosts that train (fedavg: client hosts) */
     int n_servers;      /* parameter-server shards / the fedavg server */
-    sg_host_t *workers; /* (n_workers) */
-    sg_host_t *servers; /* (n_servers) */
+    sim_host_t *workers; /* (n_workers) */
+    sim_host_t *servers; /* (n_servers) */
     int *group;         /* (n_workers) rack or group of each worker, for hierarchical */
     int n_groups;
 } sim_platform_t;
@@ -39,5 +39,9 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out);
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
 void sim_platform_free(sim_platform_t *p);
+
+/* Writes the hosts (with the node on each: worker_role-i, server-i) and every link with its
+ * bandwidth and latency, as `dtsim platform --links` prints them. */
+void sim_platform_print(const sim_platform_t *p, const char *worker_role, FILE *out);
 
 #endif

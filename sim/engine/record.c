@@ -112,8 +112,9 @@ static const route_t *route_of(struct sim_record *r, sg_host_t src, sg_host_t ds
     return rt;
 }
 
-void sim_record_traffic(sim_run_t *run, sg_host_t src, sg_host_t dst, double bytes)
+void sim_record_traffic(sim_run_t *run, sim_host_t src_, sim_host_t dst_, double bytes)
 {
+    sg_host_t src = (sg_host_t)src_, dst = (sg_host_t)dst_;
     struct sim_record *r = run->record;
     if (!r || !src || !dst || src == dst || bytes <= 0)
         return;
@@ -160,7 +161,7 @@ dt_status sim_record_store(sim_run_t *run, dt_err_t *err)
             return DT_ERR_RUN;
     for (size_t i = 0; i < r->n_iv; i++) {
         const interval_t *v = &r->iv[i];
-        if (results_timeline_add(run->db, run->run_id, sg_host_get_name(v->node->host),
+        if (results_timeline_add(run->db, run->run_id, sim_host_name(v->node->host),
                                  v->node->role, v->node->rank, states[v->state], v->start,
                                  v->end, err))
             return DT_ERR_RUN;

@@ -5,9 +5,9 @@
 #ifndef DTSIM_RECORD_H
 #define DTSIM_RECORD_H
 
-#include <simgrid/forward.h>
 
 #include "common.h"
+#include "transport.h"
 
 struct sim_run;
 struct sim_node;
@@ -18,7 +18,7 @@ void sim_record_init(struct sim_run *run);
 void sim_record_free(struct sim_run *run);
 
 /* bytes went from src to dst: added to every link of the route. */
-void sim_record_traffic(struct sim_run *run, sg_host_t src, sg_host_t dst, double bytes);
+void sim_record_traffic(struct sim_run *run, sim_host_t src, sim_host_t dst, double bytes);
 /* node spent [start, end) in state (kept until the first node has computed timeline_steps
  * gradients; clipped there). */
 void sim_record_interval(struct sim_run *run, struct sim_node *node, sim_state_t state,

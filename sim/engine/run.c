@@ -8,13 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <simgrid/actor.h>
-#include <simgrid/comm.h>
-#include <simgrid/engine.h>
-#include <simgrid/host.h>
-#include <simgrid/mailbox.h>
-#include <simgrid/version.h>
-#include <xbt/log.h>
 
 
 sim_run_t *sim_current;
@@ -63,7 +56,7 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
 }
 
 static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int rank,
-                      sg_host_t host, size_t len)
+                      sim_host_t host, size_t len)
 {
     const trainer_backend_t *be = run->be;
     memset(node, 0, sizeof *node);
@@ -85,7 +78,7 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     if (run->sc->strategy->msg_slots)
         node->n_msgs = run->sc->strategy->msg_slots(run, node, node->n_msgs);
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
-    node->comms = dt_calloc(node->n_msgs, sizeof(sg_comm_t));
+    node->comms = dt_calloc(node->n_msgs, sizeof(sim_comm_t));
     node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
     trainer_rng_seed(&node->rng, run->sc->seed ^ ((uint64_t)(rank + 1) << 32),
                      TRAINER_STREAM_SHUFFLE);
@@ -148,10 +141,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
                              sc->seed);
     }
 
-    int argc = 1;
-    char *argv[] = {(char *)argv0, NULL};
-    simgrid_init(&argc, argv);
-    xbt_log_control_set("root.thresh:warning");
+    sim_transport_init(argv0);
     if (sim_platform_load(&run->plat, sc, err))
         return DT_ERR_INPUT;
     run->n_workers = run->plat.n_workers;
@@ -259,9 +249,9 @@ void sim_actor_main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    sim_node_t *node = sg_actor_self_get_data();
+    sim_node_t *node = sim_self_data();
     node->entry(node);
-    node->end_time = simgrid_get_clock();
+    node->end_time = sim_now();
     if (!node->finished) {
         node->finished = 1;
         sim_fault_node_finished(sim_current);
@@ -273,27 +263,25 @@ void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
     (void)run;
     char name[48];
     snprintf(name, sizeof name, "%s", node->name);
-    sg_actor_t a = sg_actor_init(name, node->host);
-    sg_actor_set_data(a, node);
     node->entry = fn;
     node->alive = 1;
-    sg_actor_start(a, sim_actor_main, 0, NULL);
+    sim_start(name, node->host, sim_actor_main, node, 0);
 }
 
 /* ---- compute ---------------------------------------------------------------------- */
 
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 {
-    double t0 = simgrid_get_clock();
-    double speed = sg_host_get_speed(node->host);
+    double t0 = sim_now();
+    double speed = sim_host_speed(node->host);
     double seconds = run->sc->time_model == SIM_TIME_MEASURED ? wall : flops / speed;
     if (sim_fault_slows(run) || node->slow != 1.0)
-        sg_actor_execute(sim_fault_compute_time(run, node, t0, seconds) * speed);
+        sim_execute(sim_fault_compute_time(run, node, t0, seconds) * speed);
     else if (run->sc->time_model == SIM_TIME_MEASURED)
-        sg_actor_execute(wall * speed);
+        sim_execute(wall * speed);
     else
-        sg_actor_execute(flops);
-    double t1 = simgrid_get_clock();
+        sim_execute(flops);
+    double t1 = sim_now();
     node->compute_s += t1 - t0;
     sim_record_interval(run, node, SIM_STATE_COMPUTE, t0, t1);
 }
@@ -321,7 +309,7 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
 {
     node->steps++;
     if (node->steps == run->timeline_steps && isinf(run->timeline_end))
-        run->timeline_end = simgrid_get_clock();
+        run->timeline_end = sim_now();
     run->samples += batch;
     if (!run->timing_only && !isfinite(loss) && !run->diverged) {
         run->diverged = 1;
@@ -348,13 +336,6 @@ void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long 
 }
 
 /* ---- communication ------------------------------------------------------------------ */
-
-sg_mailbox_t sim_mailbox(const char *owner, const char *channel)
-{
-    char name[96];
-    snprintf(name, sizeof name, "%s/%s", owner, channel);
-    return sg_mailbox_by_name(name);
-}
 
 sim_msg_t *sim_msg_next(sim_node_t *self)
 {
@@ -387,7 +368,7 @@ static void account_send(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg)
  * the same scheduling round, in no fixed order. Yielding after a completed send lets the
  * receiver read the payload (which it does before its next SimGrid call) before the
  * sender goes on and rewrites its buffer. Costs no simulated time. */
-static void let_receivers_read(void) { sg_actor_yield(); }
+static void let_receivers_read(void) { sim_yield(); }
 
 void sim_exchange_done(void) { let_receivers_read(); }
 
@@ -408,72 +389,72 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
     sim_record_traffic(run, msg->src, self->host, msg->bytes);
 }
 
-sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
+sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg)
 {
     return sim_send_for(run, self, to, msg, sim_fault_timeout(run));
 }
 
-sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg,
+sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
                         double timeout)
 {
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     msg->sent_at = t0;
-    sg_comm_t c = sg_mailbox_put_async(to, msg, (long)msg->bytes);
-    sg_error_t e = sg_comm_wait_for(c, timeout);
-    self->comm_s += simgrid_get_clock() - t0;
-    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
-    if (e == SG_OK)
+    sim_comm_t c = sim_post_send(to, msg, (long)msg->bytes);
+    sim_status_t e = sim_wait_for(c, timeout);
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
+    if (e == SIM_OK)
         account_send(run, self, msg);
     let_receivers_read();
     return e;
 }
 
-sg_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg)
+sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg)
 {
     (void)run;
     (void)self;
-    msg->sent_at = simgrid_get_clock();
-    return sg_mailbox_put_async(to, msg, (long)msg->bytes);
+    msg->sent_at = sim_now();
+    return sim_post_send(to, msg, (long)msg->bytes);
 }
 
-sg_error_t sim_send_finish(sim_run_t *run, sim_node_t *self, sg_comm_t comm,
+sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
                            const sim_msg_t *msg)
 {
-    double t0 = simgrid_get_clock();
-    sg_error_t e = sg_comm_wait_for(comm, sim_fault_timeout(run));
-    self->comm_s += simgrid_get_clock() - t0;
-    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
-    if (e == SG_OK)
+    double t0 = sim_now();
+    sim_status_t e = sim_wait_for(comm, sim_fault_timeout(run));
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
+    if (e == SIM_OK)
         account_send(run, self, msg);
     return e;
 }
 
-sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
+sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg,
                         double timeout)
 {
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     void *data = NULL;
-    sg_comm_t c = sg_mailbox_get_async(from, &data);
-    sg_error_t e = sg_comm_wait_for(c, timeout);
-    if (e != SG_OK) {
-        self->idle_s += simgrid_get_clock() - t0;
+    sim_comm_t c = sim_post_recv(from, &data);
+    sim_status_t e = sim_wait_for(c, timeout);
+    if (e != SIM_OK) {
+        self->idle_s += sim_now() - t0;
         return e;
     }
     *msg = data;
-    account_recv(run, self, *msg, t0, simgrid_get_clock());
-    return SG_OK;
+    account_recv(run, self, *msg, t0, sim_now());
+    return SIM_OK;
 }
 
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
 {
     if (!run->has_faults) {
-        sg_mailbox_set_receiver(sg_mailbox_get_name(self->inbox));
+        sim_box_set_receiver(self->inbox);
         return;
     }
     if (self->win_n < window) {
         free(self->win);
         free(self->win_data);
-        self->win = dt_calloc((size_t)window, sizeof(sg_comm_t));
+        self->win = dt_calloc((size_t)window, sizeof(sim_comm_t));
         self->win_data = dt_calloc((size_t)window, sizeof(void *));
     }
     /* a new actor (after a restart): the receives of the killed one died with it */
@@ -481,30 +462,30 @@ void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
     self->win_head = 0;
     for (int i = 0; i < window; i++) {
         self->win_data[i] = NULL;
-        self->win[i] = sg_mailbox_get_async(self->inbox, &self->win_data[i]);
+        self->win[i] = sim_post_recv(self->inbox, &self->win_data[i]);
     }
 }
 
-sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout)
+sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout)
 {
     if (!run->has_faults)
         return sim_recv_for(run, self, self->inbox, msg, timeout);
     int h = self->win_head;
-    double t0 = simgrid_get_clock();
-    sg_error_t e = sg_comm_wait_for(self->win[h], timeout);
-    double done = simgrid_get_clock();
+    double t0 = sim_now();
+    sim_status_t e = sim_wait_for(self->win[h], timeout);
+    double done = sim_now();
     void *data = self->win_data[h];
     /* the handle is consumed whatever happened: post a new receive in its place */
     self->win_data[h] = NULL;
-    self->win[h] = sg_mailbox_get_async(self->inbox, &self->win_data[h]);
+    self->win[h] = sim_post_recv(self->inbox, &self->win_data[h]);
     self->win_head = (h + 1) % self->win_n;
-    if (e != SG_OK) {
+    if (e != SIM_OK) {
         self->idle_s += done - t0;
         return e;
     }
     *msg = data;
     account_recv(run, self, *msg, t0, done);
-    return SG_OK;
+    return SIM_OK;
 }
 
 void sim_inbox_close(sim_run_t *run, sim_node_t *self)
@@ -512,28 +493,28 @@ void sim_inbox_close(sim_run_t *run, sim_node_t *self)
     if (!run->has_faults)
         return;
     for (int i = 0; i < self->win_n; i++)
-        sg_comm_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
+        sim_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
     self->win_n = 0;
 }
 
-sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg)
+sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg)
 {
     return sim_recv_for(run, self, from, msg, sim_fault_timeout(run));
 }
 
-sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
-                        sg_mailbox_t from, float *dst, int add, sim_msg_t **in)
+sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
+                        sim_box_t from, float *dst, int add, sim_msg_t **in)
 {
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     out->sent_at = t0;
     void *data = NULL;
-    sg_comm_t recv = sg_mailbox_get_async(from, &data);
-    sg_comm_t send = sg_mailbox_put_async(to, out, (long)out->bytes);
+    sim_comm_t recv = sim_post_recv(from, &data);
+    sim_comm_t send = sim_post_send(to, out, (long)out->bytes);
     /* the receive first, and its payload read at once: its sender may go on as soon as
      * it is woken, and it is woken at the same instant as this wait returns */
-    sg_error_t er = sg_comm_wait_for(recv, sim_fault_timeout(run));
-    double got = simgrid_get_clock();
-    if (er == SG_OK) {
+    sim_status_t er = sim_wait_for(recv, sim_fault_timeout(run));
+    double got = sim_now();
+    if (er == SIM_OK) {
         sim_msg_t *m = data;
         if (dst && add)
             run->be->axpy(m->n, 1.0f, m->data, dst + m->offset);
@@ -545,50 +526,50 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
     } else {
         self->idle_s += got - t0;
     }
-    double t1 = simgrid_get_clock();
-    sg_error_t es = sg_comm_wait_for(send, sim_fault_timeout(run));
-    self->comm_s += simgrid_get_clock() - t1;
-    sim_record_interval(run, self, SIM_STATE_COMM, t1, simgrid_get_clock());
-    if (es == SG_OK)
+    double t1 = sim_now();
+    sim_status_t es = sim_wait_for(send, sim_fault_timeout(run));
+    self->comm_s += sim_now() - t1;
+    sim_record_interval(run, self, SIM_STATE_COMM, t1, sim_now());
+    if (es == SIM_OK)
         account_send(run, self, out);
     /* no yield: within a collective the next exchange protects what was sent; the
      * collective yields once at its end (sim_exchange_done) */
-    return er != SG_OK ? er : es;
+    return er != SIM_OK ? er : es;
 }
 
 void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds)
 {
     if (!(seconds > 0))
         return;
-    double t0 = simgrid_get_clock();
-    sg_actor_sleep_for(seconds);
-    double t1 = simgrid_get_clock();
+    double t0 = sim_now();
+    sim_sleep(seconds);
+    double t1 = sim_now();
     self->comm_s += t1 - t0;
     sim_record_interval(run, self, SIM_STATE_COMM, t0, t1);
 }
 
 /* Posts count receives on one mailbox. */
-static void recv_post(sg_mailbox_t from, int count, sg_comm_t *comms, void **data)
+static void recv_post(sim_box_t from, int count, sim_comm_t *comms, void **data)
 {
     for (int i = 0; i < count; i++) {
         data[i] = NULL;
-        comms[i] = sg_mailbox_get_async(from, &data[i]);
+        comms[i] = sim_post_recv(from, &data[i]);
     }
 }
 
 /* Waits for posted receives and accounts for them: waiting until the last sender started
  * is idle, the rest is transfer. */
-static sg_error_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sg_comm_t *comms,
+static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim_comm_t *comms,
                               void **data, sim_msg_t **msgs, double t0, double timeout)
 {
-    sg_error_t worst = SG_OK;
+    sim_status_t worst = SIM_OK;
     for (int i = 0; i < count; i++) {
-        double left = t0 + timeout - simgrid_get_clock();
-        sg_error_t e = sg_comm_wait_for(comms[i], left > 0 ? left : 0);
-        if (e != SG_OK)
+        double left = t0 + timeout - sim_now();
+        sim_status_t e = sim_wait_for(comms[i], left > 0 ? left : 0);
+        if (e != SIM_OK)
             worst = e;
     }
-    double done = simgrid_get_clock(), last_sent = t0, bytes = 0.0;
+    double done = sim_now(), last_sent = t0, bytes = 0.0;
     for (int i = 0; i < count; i++) {
         msgs[i] = data[i];
         if (!msgs[i])
@@ -608,70 +589,70 @@ static sg_error_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sg_co
     return worst;
 }
 
-static sg_error_t send_all(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
-                           sim_msg_t **msgs, sg_comm_t *comms)
+static sim_status_t send_all(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
+                           sim_msg_t **msgs, sim_comm_t *comms)
 {
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     for (int i = 0; i < count; i++) {
         msgs[i]->sent_at = t0;
-        comms[i] = sg_mailbox_put_async(boxes[i], msgs[i], (long)msgs[i]->bytes);
+        comms[i] = sim_post_send(boxes[i], msgs[i], (long)msgs[i]->bytes);
     }
-    sg_error_t worst = SG_OK;
+    sim_status_t worst = SIM_OK;
     for (int i = 0; i < count; i++) {
-        sg_error_t e = sg_comm_wait_for(comms[i], sim_fault_timeout(run));
-        if (e == SG_OK)
+        sim_status_t e = sim_wait_for(comms[i], sim_fault_timeout(run));
+        if (e == SIM_OK)
             account_send(run, self, msgs[i]);
         else
             worst = e;
     }
-    self->comm_s += simgrid_get_clock() - t0;
-    sim_record_interval(run, self, SIM_STATE_COMM, t0, simgrid_get_clock());
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
     let_receivers_read();
     return worst;
 }
 
 /* Scratch arrays of a node for up to n_msgs concurrent communications. */
-static sg_comm_t *node_comms(sim_node_t *self, int count)
+static sim_comm_t *node_comms(sim_node_t *self, int count)
 {
     DT_ASSERT((size_t)count <= self->n_msgs);
     return self->comms;
 }
 
-sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
+sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
                      sim_msg_t **msgs)
 {
     return send_all(run, self, count, boxes, msgs, node_comms(self, count));
 }
 
-sg_error_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                          sim_msg_t **msgs, double timeout)
 {
-    double t0 = simgrid_get_clock();
-    sg_comm_t *comms = node_comms(self, count);
+    double t0 = sim_now();
+    sim_comm_t *comms = node_comms(self, count);
     recv_post(from, count, comms, self->recv_data);
     return recv_finish(run, self, count, comms, self->recv_data, msgs, t0, timeout);
 }
 
-sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                      sim_msg_t **msgs)
 {
     return sim_recvv_for(run, self, from, count, msgs, sim_fault_timeout(run));
 }
 
-sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
-                           sim_msg_t **out, sg_mailbox_t from, int n_recv, sim_msg_t **in)
+sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_box_t *boxes,
+                           sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in)
 {
     DT_ASSERT((size_t)(n_send + n_recv) <= self->n_msgs);
-    double t0 = simgrid_get_clock();
-    sg_comm_t *recvs = self->comms + n_send;
+    double t0 = sim_now();
+    sim_comm_t *recvs = self->comms + n_send;
     recv_post(from, n_recv, recvs, self->recv_data);
     double comm_before = self->comm_s;
-    sg_error_t es = send_all(run, self, n_send, boxes, out, self->comms);
+    sim_status_t es = send_all(run, self, n_send, boxes, out, self->comms);
     /* the receive accounting below covers the whole wait: do not count the sends twice */
     self->comm_s = comm_before;
-    sg_error_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0,
+    sim_status_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0,
                                 sim_fault_timeout(run));
-    return es != SG_OK ? es : er;
+    return es != SIM_OK ? es : er;
 }
 
 /* ---- sampling ----------------------------------------------------------------------- */
@@ -733,7 +714,7 @@ size_t sim_client_samples(const sim_run_t *run, int c)
 
 void sim_evaluate(sim_run_t *run, long step, const float *params)
 {
-    sim_evaluate_at(run, step, params, simgrid_get_clock());
+    sim_evaluate_at(run, step, params, sim_now());
 }
 
 void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
@@ -773,7 +754,7 @@ int sim_eval_due(sim_run_t *run, long steps_done)
         run->last_step_mark = steps_done / sc->eval_every;
         due = 1;
     }
-    double now = simgrid_get_clock();
+    double now = sim_now();
     if (sc->eval_interval > 0 && now >= run->next_time_mark) {
         while (run->next_time_mark <= now)
             run->next_time_mark += sc->eval_interval;
@@ -792,7 +773,7 @@ int sim_should_stop(sim_run_t *run, long step)
 {
     /* +2: a node that sees the limit first may be one step behind a synchronous peer that
      * has already started this step; every node then stops at the same boundary */
-    if ((run->sc->max_time > 0 && simgrid_get_clock() >= run->sc->max_time) || interrupted)
+    if ((run->sc->max_time > 0 && sim_now() >= run->sc->max_time) || interrupted)
         sim_request_stop(run, step + 2);
     return step >= run->stop_before || run->failed;
 }
@@ -819,7 +800,7 @@ static double node_idle(const sim_node_t *n, double end)
 
 double sim_run_end_time(const sim_run_t *run)
 {
-    return run->has_faults && run->ended ? run->end_time : simgrid_get_clock();
+    return run->has_faults && run->ended ? run->end_time : sim_now();
 }
 
 void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle)
@@ -882,7 +863,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++) {
             sim_node_t *n = &lists[l][i];
-            if (results_worker_add(db, run->run_id, n->rank, sg_host_get_name(n->host), n->role,
+            if (results_worker_add(db, run->run_id, n->rank, sim_host_name(n->host), n->role,
                                    n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
                                    n->bytes_recv, n->steps, err))
                 return DT_ERR_RUN;
@@ -933,7 +914,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sigaction(SIGTERM, &sa, &old_term);
     st->deploy(run);
     sim_faults_start(run);
-    simgrid_run();
+    sim_transport_run();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     run->interrupted = interrupted;

@@ -15,7 +15,6 @@
 #ifndef DTSIM_RUN_H
 #define DTSIM_RUN_H
 
-#include <simgrid/forward.h>
 #include <stdint.h>
 
 #include "data.h"
@@ -29,6 +28,7 @@
 #include "rng.h"
 #include "scenario.h"
 #include "train.h"
+#include "transport.h"
 
 /* Long enough never to cut a transfer short in a healthy run (faults come with their own
  * timeouts: sim_fault_timeout). */
@@ -36,7 +36,7 @@
 
 typedef struct sim_msg {
     int from;          /* sender's rank among its role */
-    sg_host_t src;     /* sender's host (for per-link bytes) */
+    sim_host_t src;     /* sender's host (for per-link bytes) */
     long step;         /* sender's step, round or parameter version */
     double sent_at;    /* simulated time the send was posted */
     double bytes;      /* simulated size on the wire */
@@ -60,8 +60,8 @@ typedef struct sim_node {
     int rank;
     const char *role; /* "worker", "server" or "client" */
     char name[32];
-    sg_host_t host;
-    sg_mailbox_t inbox;
+    sim_host_t host;
+    sim_box_t inbox;
     double compute_s, comm_s, idle_s;
     double bytes_sent, bytes_recv;
     double last_transfer_s;           /* its latest receive, from when both sides were ready */
@@ -74,7 +74,7 @@ typedef struct sim_node {
     size_t order_n, order_pos;
     sim_msg_t *msgs;                  /* message headers, used in rotation (sim_msg_next) */
     size_t n_msgs, next_msg;
-    sg_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
+    sim_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
     void **recv_data;                 /* (n_msgs) */
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
     void *state;                      /* strategy-specific, kept across restarts, freed with
@@ -88,7 +88,7 @@ typedef struct sim_node {
     int incarnation;                  /* times started again after a crash */
     int finished;                     /* its code returned */
     double slow;                      /* compute slowdown set by the strategy (1: none) */
-    sg_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
+    sim_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
     void **win_data;
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (sim/codec.h), or NULL */
@@ -185,7 +185,7 @@ typedef struct sim_run {
 extern sim_run_t *sim_current;
 
 /* Loads data and model, initialises SimGrid and the platform, creates the nodes and
- * their buffers. argv0 is passed to simgrid_init. */
+ * their buffers. argv0 is passed to sim_transport_init. */
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
 /* Deploys the strategy, runs the simulation, records the summary. Returns DT_OK for a
  * finished or diverged run, DT_ERR_RUN when the run failed. */
@@ -224,25 +224,25 @@ sim_msg_t *sim_msg_next(sim_node_t *self);
 sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step);
 
 /* Point-to-point, with timing and byte accounting. The payload of a send stays owned by
- * the sender (see above). Each returns SG_OK or the SimGrid error. */
-sg_error_t sim_send(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg);
-sg_error_t sim_send_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg,
+ * the sender (see above). Each returns SIM_OK or the SimGrid error. */
+sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
+sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
                         double timeout);
-sg_error_t sim_recv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg);
+sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg);
 /* A send that goes on while its sender computes (pipeline stages): posted now, waited for
  * (and accounted: the wait is communication) by sim_send_finish. */
-sg_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *msg);
-sg_error_t sim_send_finish(sim_run_t *run, sim_node_t *self, sg_comm_t comm,
+sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
+sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
                            const sim_msg_t *msg);
 /* The same with its own timeout (sim_recv waits sim_fault_timeout). */
-sg_error_t sim_recv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, sim_msg_t **msg,
+sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg,
                         double timeout);
 /* Send and receive at once (ring and pairwise exchanges). The received slice is added into
  * (add) or copied to dst at its offset the moment it arrives (dst NULL: neither, the caller
  * reads *in before its next SimGrid call); *in (may be NULL) gets its header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
  * its caller may rewrite what it sent. */
-sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_msg_t *out,
-                        sg_mailbox_t from, float *dst, int add, sim_msg_t **in);
+sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
+                        sim_box_t from, float *dst, int add, sim_msg_t **in);
 /* A server's inbox, where many peers send at once: pushes must travel as soon as they are
  * posted, not one after the other as the server takes them. Healthy runs make the server
  * the mailbox's permanent receiver. With faults that cannot be used (SimGrid 3.32 asserts
@@ -250,7 +250,7 @@ sg_error_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sg_mailbox_t to, sim_m
  * posted and renews each one as it is taken. sim_inbox_recv returns the next message (in
  * the order the senders were matched) within the timeout. */
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
-sg_error_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
+sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
 /* Withdraws the receives still posted (with faults). */
 void sim_inbox_close(sim_run_t *run, sim_node_t *self);
 /* Waits `seconds` that count as communication (latencies a collective models without
@@ -260,21 +260,19 @@ void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds);
  * they were sent (no simulated time passes). */
 void sim_exchange_done(void);
 /* Sends msgs[i] to boxes[i] for i < count at once and waits for all. */
-sg_error_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sg_mailbox_t *boxes,
+sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
                      sim_msg_t **msgs);
 /* Posts count receives on one mailbox at once and waits for all, at most the timeout in
  * all; msgs[] in arrival order (NULL for those that did not come). */
-sg_error_t sim_recvv(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                      sim_msg_t **msgs);
-sg_error_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sg_mailbox_t from, int count,
+sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                          sim_msg_t **msgs, double timeout);
 /* Posts n_recv receives on `from`, then sends out[i] to boxes[i], then waits for all:
  * for a server that scatters work and gathers results from peers who may answer before
  * every send of the scatter has been taken. */
-sg_error_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sg_mailbox_t *boxes,
-                           sim_msg_t **out, sg_mailbox_t from, int n_recv, sim_msg_t **in);
-/* The mailbox of (node name, channel). */
-sg_mailbox_t sim_mailbox(const char *owner, const char *channel);
+sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_box_t *boxes,
+                           sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in);
 
 /* Batch sampling. Global: the samples of `rank`'s share (batch each) of global step `step`
  * (epoch permutations of the whole training set, incomplete tail dropped). Own: the next

@@ -10,7 +10,7 @@
 #include "collective.h"
 #include "strategy.h"
 
-static sg_error_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }

@@ -7,10 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/comm.h>
-#include <simgrid/actor.h>
-#include <simgrid/engine.h>
-#include <simgrid/mailbox.h>
 
 #include "strategy.h"
 
@@ -22,7 +18,7 @@ static size_t slice_start(const sim_run_t *run, int s)
 enum { MSG_GRAD = 0, MSG_LAST = 1, MSG_JOIN = 2 };
 
 typedef struct worker_state {
-    sg_mailbox_t *to;
+    sim_box_t *to;
     sim_msg_t **msgs;
     long *version; /* (S) version of each shard this worker's parameters come from */
     uint32_t *idx;
@@ -68,12 +64,12 @@ static void worker(sim_node_t *node)
         ws = dt_calloc(1, sizeof *ws);
         node->state = ws;
         node->state_free = worker_state_free;
-        ws->to = dt_calloc((size_t)S, sizeof(sg_mailbox_t));
+        ws->to = dt_calloc((size_t)S, sizeof(sim_box_t));
         ws->msgs = dt_calloc((size_t)S, sizeof(sim_msg_t *));
         ws->version = dt_calloc((size_t)S, sizeof(long));
         ws->idx = dt_calloc((size_t)batch, sizeof(uint32_t));
     }
-    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    sim_box_t params_box = sim_mailbox(node->name, "params");
     if (node->incarnation > 0 && rejoin(run, node, ws))
         return;
     while (!sim_should_stop(run, ws->step) && !run->ended) {
@@ -88,10 +84,10 @@ static void worker(sim_node_t *node)
                                         ws->version[s]);
             ws->msgs[s]->flag = last ? MSG_LAST : MSG_GRAD;
         }
-        sg_error_t e = sim_sendv(run, node, S, ws->to, ws->msgs);
-        if (e == SG_OK)
+        sim_status_t e = sim_sendv(run, node, S, ws->to, ws->msgs);
+        if (e == SIM_OK)
             e = sim_recvv_for(run, node, params_box, S, ws->msgs, 2 * sim_fault_timeout(run));
-        if (e != SG_OK) {
+        if (e != SIM_OK) {
             if (!run->has_faults) {
                 run->failed = 1;
                 break;
@@ -115,7 +111,7 @@ typedef struct server_state {
     int *dead;          /* (N) presumed dead: a reply was not taken within the timeout */
     int *pending;       /* (N) reply held back by the staleness bound */
     float **snapshot;   /* (N) parameter slice sent to each worker */
-    sg_comm_t *reply;   /* (N) reply in flight */
+    sim_comm_t *reply;   /* (N) reply in flight */
     long version;       /* gradients applied */
     sim_msg_t *reply_msg; /* (N) header of the reply to each worker */
 } server_state_t;
@@ -155,11 +151,11 @@ static void finish_reply(sim_run_t *run, sim_node_t *node, server_state_t *st, i
 {
     if (!st->reply[i])
         return;
-    double t0 = simgrid_get_clock();
-    sg_error_t e = sg_comm_wait_for(st->reply[i], sim_fault_timeout(run));
-    node->comm_s += simgrid_get_clock() - t0;
+    double t0 = sim_now();
+    sim_status_t e = sim_wait_for(st->reply[i], sim_fault_timeout(run));
+    node->comm_s += sim_now() - t0;
     st->reply[i] = NULL;
-    if (e != SG_OK) {
+    if (e != SIM_OK) {
         if (!run->has_faults) {
             run->failed = 1;
             return;
@@ -189,8 +185,8 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     m->step = version;
     m->from = node->rank;
     m->src = node->host;
-    m->sent_at = simgrid_get_clock();
-    st->reply[i] = sg_mailbox_put_async(sim_mailbox(run->workers[i].name, "params"), m,
+    m->sent_at = sim_now();
+    st->reply[i] = sim_post_send(sim_mailbox(run->workers[i].name, "params"), m,
                                         (long)m->bytes);
     st->pending[i] = 0;
 }
@@ -222,7 +218,7 @@ static server_state_t *server_state(sim_run_t *run, sim_node_t *node, size_t len
     st->dead = dt_calloc((size_t)N, sizeof(int));
     st->pending = dt_calloc((size_t)N, sizeof(int));
     st->snapshot = dt_calloc((size_t)N, sizeof(float *));
-    st->reply = dt_calloc((size_t)N, sizeof(sg_comm_t));
+    st->reply = dt_calloc((size_t)N, sizeof(sim_comm_t));
     st->reply_msg = dt_calloc((size_t)N, sizeof(sim_msg_t));
     for (int i = 0; i < N; i++)
         st->snapshot[i] = run->be->alloc(sizeof(float) * (len ? len : 1));
@@ -249,7 +245,7 @@ static void server(sim_node_t *node)
          * were in flight died with it */
         run->be->copy(node->params + off, run->init_params + off, sizeof(float) * len);
         run->be->scale(len, 0.0f, node->velocity + off);
-        memset(st->reply, 0, sizeof(sg_comm_t) * (size_t)N);
+        memset(st->reply, 0, sizeof(sim_comm_t) * (size_t)N);
         memset(st->pending, 0, sizeof(int) * (size_t)N);
         sim_fault_log(run, "restore", node->name, "slice back to the initial weights");
     }
@@ -258,7 +254,7 @@ static void server(sim_node_t *node)
     sim_inbox_open(run, node, N + 2);
     while (!all_gone(run, st) && !run->failed && !run->ended) {
         sim_msg_t *m = NULL;
-        if (sim_inbox_recv(run, node, &m, sim_fault_timeout(run)) != SG_OK) {
+        if (sim_inbox_recv(run, node, &m, sim_fault_timeout(run)) != SIM_OK) {
             if (!run->has_faults)
                 run->failed = 1;
             continue; /* with faults: a push was lost, or nobody pushed for a while */

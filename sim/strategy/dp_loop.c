@@ -5,7 +5,6 @@
 #include "bucket.h"
 #include "collective.h"
 
-#include <simgrid/actor.h>
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -139,7 +138,7 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
                 break;
         } else {
             sim_dp_grad(run, node, w, node->grads, step, me, idx);
-            exchanged = !exchange || exchange(run, node, node->grads, run->n_params) == SG_OK;
+            exchanged = !exchange || exchange(run, node, node->grads, run->n_params) == SIM_OK;
         }
         if (!exchanged) {
             if (!elastic) {
@@ -183,11 +182,11 @@ static int shards_gone(sim_run_t *run)
     return 0;
 }
 
-int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sg_mailbox_t *to,
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
                 sim_msg_t **msgs)
 {
     int S = run->n_servers;
-    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    sim_box_t params_box = sim_mailbox(node->name, "params");
     while (!run->ended && !shards_gone(run)) {
         for (int s = 0; s < S; s++) {
             to[s] = run->servers[s].inbox;
@@ -197,11 +196,11 @@ int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sg_mailbox_t *t
             msgs[s]->bytes = 64; /* a request, not a model */
             msgs[s]->data = node->params;
         }
-        if (sim_sendv(run, node, S, to, msgs) == SG_OK &&
-            sim_recvv_for(run, node, params_box, S, msgs, 2 * sim_fault_timeout(run)) == SG_OK)
+        if (sim_sendv(run, node, S, to, msgs) == SIM_OK &&
+            sim_recvv_for(run, node, params_box, S, msgs, 2 * sim_fault_timeout(run)) == SIM_OK)
             return 0;
         /* not yet: try again after a timeout's pause (a dead shard may be back) */
-        sg_actor_sleep_for(sim_fault_timeout(run));
+        sim_sleep(sim_fault_timeout(run));
     }
     return -1;
 }

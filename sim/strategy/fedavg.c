@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/actor.h>
-#include <simgrid/comm.h>
-#include <simgrid/engine.h>
-#include <simgrid/mailbox.h>
 
 #include "wire.h"
 #include "replicas.h"
@@ -89,11 +85,11 @@ static int client_drops(const sim_run_t *run, int c, long round)
 
 typedef struct server_state {
     uint32_t *population; /* (clients) */
-    sg_mailbox_t *to;     /* (max(m, hosts)) */
+    sim_box_t *to;     /* (max(m, hosts)) */
     sim_msg_t **msgs;
     const float **srcs;
     float *weights;
-    sg_comm_t *tasks;     /* (selected) tasks in flight, with faults */
+    sim_comm_t *tasks;     /* (selected) tasks in flight, with faults */
     sim_msg_t **task_msgs;
     sim_availability_t availability;
     sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
@@ -236,8 +232,8 @@ static void client_host(sim_node_t *node)
     DT_ASSERT(sim_client_classes_parse(run->sc->client_speed, &classes, &e) == DT_OK);
     while (!run->ended) {
         sim_msg_t *task = NULL;
-        sg_error_t err = sim_recv(run, node, node->inbox, &task);
-        if (err != SG_OK) {
+        sim_status_t err = sim_recv(run, node, node->inbox, &task);
+        if (err != SIM_OK) {
             if (!run->has_faults) {
                 run->failed = 1;
                 break;
@@ -285,7 +281,7 @@ static void client_host(sim_node_t *node)
         up->weight = (double)sim_client_samples(run, c);
         /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
          * to its end, however slow the link, unless the server's deadline cuts it */
-        if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SG_OK &&
+        if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SIM_OK &&
             !run->has_faults) {
             run->failed = 1;
             break;
@@ -330,11 +326,11 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     const sim_availability_t *av = &st->availability;
     int n = 0;
     for (int c = 0; c < clients; c++)
-        if (client_available(run, av, c, simgrid_get_clock()))
+        if (client_available(run, av, c, sim_now()))
             st->population[n++] = (uint32_t)c;
     if (n == 0) {
         sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
-        sg_actor_sleep_until(next_online(run, av, simgrid_get_clock()));
+        sim_sleep_until(next_online(run, av, sim_now()));
         return -1;
     }
     int want = (int)ceil(m * sc->over_select - 1e-9);
@@ -346,13 +342,13 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
         st->population[j] = t;
     }
     train_side_by_side(run, node, st, st->population, sel, round);
-    double t0 = simgrid_get_clock();
+    double t0 = sim_now();
     for (int i = 0; i < sel; i++) {
         int c = (int)st->population[i];
         sim_msg_t *task = sim_msg_slice(node, node->params, 0, run->n_params, round);
         task->flag = c;
         task->sent_at = t0;
-        st->tasks[i] = sg_mailbox_put_async(run->workers[c % hosts].inbox, task,
+        st->tasks[i] = sim_post_send(run->workers[c % hosts].inbox, task,
                                             (long)task->bytes);
         st->task_msgs[i] = task;
     }
@@ -360,13 +356,13 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     double until = sc->deadline > 0 ? t0 + sc->deadline : INFINITY;
     double last = t0, T = sim_fault_timeout(run);
     while (got < need) {
-        double left = (sc->deadline > 0 ? until : last + T) - simgrid_get_clock();
+        double left = (sc->deadline > 0 ? until : last + T) - sim_now();
         sim_msg_t *up = NULL;
-        sg_error_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
-                                  : SG_ERROR_TIMEOUT;
-        if (err == SG_ERROR_NETWORK)
+        sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
+                                  : SIM_ERR_TIMEOUT;
+        if (err == SIM_ERR_NETWORK)
             continue;
-        if (err != SG_OK)
+        if (err != SIM_OK)
             break;
         if (up->step != round) {
             sim_fault_log(run, "late", run->workers[up->from].name,
@@ -375,7 +371,7 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
             continue;
         }
         st->msgs[got++] = up;
-        last = simgrid_get_clock();
+        last = sim_now();
     }
     if (got < need)
         sim_fault_log(run, "deadline", node->name,
@@ -383,7 +379,7 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
                       need == 1 ? "" : "s", sel, sc->deadline > 0 ? "the deadline" : "the timeout");
     /* tasks that no host took by now are withdrawn */
     for (int i = 0; i < sel; i++) {
-        if (sg_comm_wait_for(st->tasks[i], 0) == SG_OK) {
+        if (sim_wait_for(st->tasks[i], 0) == SIM_OK) {
             node->bytes_sent += st->task_msgs[i]->bytes;
             run->bytes_total += st->task_msgs[i]->bytes;
         }
@@ -424,11 +420,11 @@ static void server(sim_node_t *node)
     node->state = st;
     node->state_free = server_state_free;
     st->population = dt_malloc(sizeof(uint32_t) * (size_t)clients);
-    st->to = dt_calloc((size_t)cap, sizeof(sg_mailbox_t));
+    st->to = dt_calloc((size_t)cap, sizeof(sim_box_t));
     st->msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     st->srcs = dt_calloc((size_t)cap, sizeof(float *));
     st->weights = dt_calloc((size_t)cap, sizeof(float));
-    st->tasks = dt_calloc((size_t)cap, sizeof(sg_comm_t));
+    st->tasks = dt_calloc((size_t)cap, sizeof(sim_comm_t));
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     if (sim_codec_on(run) && sc->error_feedback && trainer_codec_lossy(&sc->compression))
         st->residual = dt_calloc((size_t)clients, sizeof(float *));
@@ -472,7 +468,7 @@ static void server(sim_node_t *node)
             /* a host serving several sampled clients answers the first before it takes the
              * second task: the receives must be posted before the tasks go out */
             if (sim_sendv_recvv(run, node, m, st->to, st->msgs, node->inbox, m, st->msgs) !=
-                SG_OK) {
+                SIM_OK) {
                 run->failed = 1;
                 break;
             }

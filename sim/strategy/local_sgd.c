@@ -62,7 +62,7 @@ static void worker(sim_node_t *node)
             if (run->side)
                 sim_side_period_end(run->side, run, node);
             sim_groups_t *g = sim_elastic_groups(run);
-            if (sim_groups_allreduce(run, g, node, node->params, run->n_params) != SG_OK) {
+            if (sim_groups_allreduce(run, g, node, node->params, run->n_params) != SIM_OK) {
                 if (!elastic) {
                     run->failed = 1;
                     break;

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/comm.h>
 
 #include "collective.h"
 #include "strategy.h"
@@ -258,7 +257,7 @@ typedef struct stage_state {
     char *op;
     int *mb;
     uint32_t *idx;
-    sg_comm_t *sends;
+    sim_comm_t *sends;
     sim_msg_t **sent;
 } stage_state_t;
 
@@ -289,7 +288,7 @@ static void stage(sim_node_t *node)
     st->op = dt_malloc((size_t)(2 * M));
     st->mb = dt_malloc(sizeof(int) * (size_t)(2 * M));
     st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
-    st->sends = dt_calloc((size_t)(2 * M), sizeof(sg_comm_t));
+    st->sends = dt_calloc((size_t)(2 * M), sizeof(sim_comm_t));
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
     /* what the stage holds: its layers' parameters, gradients and momentum, and the
@@ -300,10 +299,10 @@ static void stage(sim_node_t *node)
     node->mem.optimizer = run->sc->sgd.momentum != 0.0f ? slice : 0;
     node->mem.activations = (double)flight * b * sizeof(float) * plan->act[s];
     node->mem_set = 1;
-    sg_mailbox_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
-    sg_mailbox_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
+    sim_box_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
+    sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
                                      : NULL;
-    sg_mailbox_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - 1].name, "grad")
+    sim_box_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - 1].name, "grad")
                                   : NULL;
     size_t out_n = (size_t)b * plan->out[s]; /* activations sent on */
     size_t in_n = s > 0 ? (size_t)b * plan->out[s - 1] : 0;
@@ -327,7 +326,7 @@ static void stage(sim_node_t *node)
                     wall += dt_wall_seconds() - w0;
                 } else if (s > 0) {
                     sim_msg_t *in = NULL;
-                    if (sim_recv(run, node, act_in, &in) != SG_OK) {
+                    if (sim_recv(run, node, act_in, &in) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -356,7 +355,7 @@ static void stage(sim_node_t *node)
             } else {
                 if (s < S - 1) {
                     sim_msg_t *in = NULL;
-                    if (sim_recv(run, node, grad_in, &in) != SG_OK) {
+                    if (sim_recv(run, node, grad_in, &in) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -381,7 +380,7 @@ static void stage(sim_node_t *node)
                     if (D > 1 && sim_allreduce(run, &plan->group[s], d, g + plan->p0[s], n,
                                                run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
                                                    ? SIM_ALLREDUCE_RING
-                                                   : run->sc->algorithm) != SG_OK) {
+                                                   : run->sc->algorithm) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -397,7 +396,7 @@ static void stage(sim_node_t *node)
             }
         }
         for (int k = 0; k < n_sent; k++)
-            if (sim_send_finish(run, node, st->sends[k], st->sent[k]) != SG_OK) {
+            if (sim_send_finish(run, node, st->sends[k], st->sent[k]) != SIM_OK) {
                 run->failed = 1;
                 return;
             }

@@ -27,7 +27,7 @@ void sim_ps_memory(const sim_run_t *run, sim_node_t *node);
  * exchange turns node->grads into the sum over the workers, identical on every worker
  * (divided by the worker count only where an update is applied); with run.shared_replicas the workers then share worker 0's parameter and
  * momentum buffers, and the first worker done with step t applies its update once. */
-typedef sg_error_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
+typedef sim_status_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
 
 /* Shared by the synchronous data-parallel strategies (single, allreduce, sync-ps): the
@@ -56,7 +56,7 @@ int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
  * request (flag join_flag) to every shard and waits 2 x faults.timeout for their
  * parameters, again after a pause until all answer. 0: msgs[0..S) hold the parameter
  * slices; -1: the run is over or a shard is gone for good. to and msgs hold S entries. */
-int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sg_mailbox_t *to,
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
                 sim_msg_t **msgs);
 
 #endif

@@ -16,9 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/actor.h>
-#include <simgrid/engine.h>
-#include <simgrid/mailbox.h>
 
 #include "wire.h"
 #include "strategy.h"
@@ -31,7 +28,7 @@ static size_t slice_start(const sim_run_t *run, int s)
 }
 
 typedef struct ps_state {
-    sg_mailbox_t *to;     /* (max(N, S)) destinations */
+    sim_box_t *to;     /* (max(N, S)) destinations */
     sim_msg_t **msgs;     /* (max(N, S)) */
     sim_msg_t **have;     /* (N) server: this step's gradient of each worker */
     int *live;            /* (N) server: workers believed alive */
@@ -58,7 +55,7 @@ static ps_state_t *state_get(sim_run_t *run, sim_node_t *node)
         return node->state;
     int n = run->n_workers > run->n_servers ? run->n_workers : run->n_servers;
     ps_state_t *b = dt_calloc(1, sizeof *b);
-    b->to = dt_calloc((size_t)n, sizeof(sg_mailbox_t));
+    b->to = dt_calloc((size_t)n, sizeof(sim_box_t));
     b->msgs = dt_calloc((size_t)n, sizeof(sim_msg_t *));
     b->have = dt_calloc((size_t)run->n_workers, sizeof(sim_msg_t *));
     b->live = dt_calloc((size_t)run->n_workers, sizeof(int));
@@ -109,7 +106,7 @@ static void worker(sim_node_t *node)
     sim_run_t *run = sim_current;
     ps_state_t *b = state_get(run, node);
     int S = run->n_servers;
-    sg_mailbox_t params_box = sim_mailbox(node->name, "params");
+    sim_box_t params_box = sim_mailbox(node->name, "params");
     if (node->incarnation > 0 && rejoin(run, node, b))
         return;
     while (!sim_should_stop(run, b->step) && !run->ended) {
@@ -129,9 +126,9 @@ static void worker(sim_node_t *node)
             b->msgs[s]->flag = MSG_GRAD;
         }
         /* the shards' detection timeout, then their reply: a worker waits twice as long */
-        if (sim_sendv(run, node, S, b->to, b->msgs) != SG_OK ||
+        if (sim_sendv(run, node, S, b->to, b->msgs) != SIM_OK ||
             sim_recvv_for(run, node, params_box, S, b->msgs, 2 * sim_fault_timeout(run)) !=
-                SG_OK) {
+                SIM_OK) {
             if (!run->has_faults) {
                 run->failed = 1;
                 break;
@@ -159,7 +156,7 @@ static int by_sender(const void *a, const void *b)
 }
 
 /* Sends this shard's slice (version `step`) to worker i. */
-static sg_error_t send_params(sim_run_t *run, sim_node_t *node, int i, long step)
+static sim_status_t send_params(sim_run_t *run, sim_node_t *node, int i, long step)
 {
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     sim_msg_t *m = sim_msg_slice(node, node->params, off, len, step);
@@ -204,15 +201,15 @@ static void server(sim_node_t *node)
         if (!expected && !sim_fault_workers_left(run))
             break;
         /* missing workers are presumed dead after the timeout without a gradient */
-        double last = simgrid_get_clock(), T = sim_fault_timeout(run);
+        double last = sim_now(), T = sim_fault_timeout(run);
         while (got < expected || !expected) {
             sim_msg_t *m = NULL;
-            double left = last + T - simgrid_get_clock();
-            sg_error_t e = left > 0 ? sim_inbox_recv(run, node, &m, left)
-                                    : SG_ERROR_TIMEOUT;
-            if (e == SG_ERROR_NETWORK && run->has_faults)
+            double left = last + T - sim_now();
+            sim_status_t e = left > 0 ? sim_inbox_recv(run, node, &m, left)
+                                    : SIM_ERR_TIMEOUT;
+            if (e == SIM_ERR_NETWORK && run->has_faults)
                 continue; /* a sender died during its push: wait for the others */
-            if (e != SG_OK) {
+            if (e != SIM_OK) {
                 if (!run->has_faults) {
                     run->failed = 1;
                     break;
@@ -229,7 +226,7 @@ static void server(sim_node_t *node)
             int i = m->from;
             if (m->flag == MSG_JOIN) {
                 /* it steps with the others from the parameters it gets now */
-                if (send_params(run, node, i, b->step - 1) == SG_OK && !b->live[i]) {
+                if (send_params(run, node, i, b->step - 1) == SIM_OK && !b->live[i]) {
                     b->live[i] = 1;
                     expected++;
                 }
@@ -254,7 +251,7 @@ static void server(sim_node_t *node)
             if (!b->have[i])
                 got++;
             b->have[i] = m;
-            last = simgrid_get_clock();
+            last = sim_now();
         }
         if (run->failed)
             break;
@@ -292,7 +289,7 @@ static void server(sim_node_t *node)
                 b->to[k] = sim_mailbox(run->workers[i].name, "params");
                 b->msgs[k++] = sim_msg_slice(node, node->params, off, len, b->step);
             }
-        if (sim_sendv(run, node, k, b->to, b->msgs) != SG_OK && !run->has_faults) {
+        if (sim_sendv(run, node, k, b->to, b->msgs) != SIM_OK && !run->has_faults) {
             run->failed = 1;
             break;
         }

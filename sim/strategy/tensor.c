@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/engine.h>
 
 #include "collective.h"
 #include "strategy.h"
@@ -163,7 +162,7 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
 static int sum_all(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
     sim_groups_t *g = run->shared;
-    if (sim_allreduce(run, &g->all, node->rank, buf, n, SIM_ALLREDUCE_RING) != SG_OK) {
+    if (sim_allreduce(run, &g->all, node->rank, buf, n, SIM_ALLREDUCE_RING) != SIM_OK) {
         run->failed = 1;
         return -1;
     }
@@ -212,7 +211,7 @@ static double forward(sim_run_t *run, sim_node_t *node, tp_worker_t *t, const fl
             be->copy(t->gath + (size_t)i * B * o, t->pre[j], sizeof(float) * (size_t)B * o);
             sim_charge(run, node, d->fwd * B, dt_wall_seconds() - w0);
             sim_groups_t *g = run->shared;
-            if (T > 1 && sim_allgather(run, &g->all, i, t->gath, (size_t)T * B * o) != SG_OK) {
+            if (T > 1 && sim_allgather(run, &g->all, i, t->gath, (size_t)T * B * o) != SIM_OK) {
                 run->failed = 1;
                 return NAN;
             }
@@ -338,7 +337,7 @@ static void worker(sim_node_t *node)
             sim_count_step(run, node, t->B, loss);
             if (sim_eval_due(run, step + 1)) {
                 t->pending_step = step + 1;
-                t->pending_time = simgrid_get_clock();
+                t->pending_time = sim_now();
             }
         } else {
             node->steps++;

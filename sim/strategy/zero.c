@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simgrid/engine.h>
 
 #include "collective.h"
 #include "strategy.h"
@@ -32,7 +31,7 @@ static void zero_free(sim_node_t *node) { free(((zero_worker_t *)node->state)->i
 static int gather_params(sim_run_t *run, sim_node_t *node, float *w)
 {
     sim_groups_t *g = run->shared;
-    if (sim_allgather(run, &g->all, node->rank, w, run->n_params) != SG_OK) {
+    if (sim_allgather(run, &g->all, node->rank, w, run->n_params) != SIM_OK) {
         run->failed = 1;
         return -1;
     }
@@ -98,7 +97,7 @@ static void worker(sim_node_t *node)
         sim_charge(run, node, (run->step_flops - fwd) * batch * acc + (acc - 1.0) * n,
                    wall * (1 - share));
         sim_count_step(run, node, batch * acc, loss / acc);
-        if (sim_reduce_scatter(run, &g->all, r, node->grads, n) != SG_OK) {
+        if (sim_reduce_scatter(run, &g->all, r, node->grads, n) != SIM_OK) {
             run->failed = 1;
             return;
         }
@@ -111,7 +110,7 @@ static void worker(sim_node_t *node)
                 sim_eval_mark(run, step, w);
         } else if (r == 0 && sim_eval_due(run, step + 1)) {
             z->pending_step = step + 1;
-            z->pending_time = simgrid_get_clock();
+            z->pending_time = sim_now();
         }
     }
     if (stage >= 3) { /* the trained model, whole, once more */

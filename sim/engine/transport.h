@@ -1,0 +1,75 @@
+/* The transport: how nodes exchange messages, keep time and compute, whatever runs them.
+ * Strategies, collectives and the engine's message layer (run.h) speak only to this and
+ * to the trainer. SimGrid is its one implementation today (transport_simgrid.c: simulated
+ * time); the types are opaque, so a second one, real processes over MPI with one process
+ * per host, fills the same functions (a box is then a (rank, tag) pair, the clock the wall
+ * clock, compute charges nothing).
+ *
+ * Every wait that can fail has a timeout and returns a status, never aborts: a dead peer is
+ * data (SIM_ERR_TIMEOUT, SIM_ERR_NETWORK). A posted communication is consumed by its wait,
+ * whatever the status: never wait on it twice. A payload is a pointer the receiver reads in
+ * place (the sender keeps it: run.h says who owns what); `bytes` is its size on the wire. */
+#ifndef DTSIM_TRANSPORT_H
+#define DTSIM_TRANSPORT_H
+
+#include <stddef.h>
+
+typedef enum sim_status {
+    SIM_OK = 0,
+    SIM_ERR_TIMEOUT, /* nothing came (or went) within the timeout */
+    SIM_ERR_NETWORK, /* the peer or a link on the way failed */
+    SIM_ERR_OTHER,   /* canceled, or a host failure seen by the communication */
+} sim_status_t;
+
+typedef struct sim_box *sim_box_t;   /* where one node's messages of one channel arrive */
+typedef struct sim_comm *sim_comm_t; /* a posted send or receive */
+typedef struct sim_host *sim_host_t; /* a machine nodes run on */
+typedef struct sim_sem *sim_sem_t;   /* a counting semaphore between a node's activities */
+
+/** Starts the transport (argv0 for its messages); once per process, before a platform. */
+void sim_transport_init(const char *argv0);
+/** Runs every started activity until all are done. */
+void sim_transport_run(void);
+/** "3.32.0": the transport's own version, for the runs table. */
+void sim_transport_version(char *buf, size_t n);
+
+/** The clock: simulated seconds since the start (wall seconds on real processes). */
+double sim_now(void);
+/** Lets `seconds` pass for the calling activity. */
+void sim_sleep(double seconds);
+/** Lets time pass until `t`. */
+void sim_sleep_until(double t);
+/** Lets the activities ready at this instant run before the caller (no time passes). */
+void sim_yield(void);
+
+/** The box of (owner, channel), the same for every caller. */
+sim_box_t sim_mailbox(const char *owner, const char *channel);
+/** Makes the box's owner its permanent receiver: sends complete as soon as posted. */
+void sim_box_set_receiver(sim_box_t box);
+/** Posts a send of payload (bytes on the wire) to a box; returns at once. */
+sim_comm_t sim_post_send(sim_box_t to, void *payload, long bytes);
+/** Posts a receive from a box; *payload is set when it completes. */
+sim_comm_t sim_post_recv(sim_box_t from, void **payload);
+/** Waits at most `timeout` seconds for c (0: tests it); consumes c in every case. A timeout
+ * on a transfer already under way cancels it on both sides. */
+sim_status_t sim_wait_for(sim_comm_t c, double timeout);
+
+/** Starts an activity on host running fn(argc, argv) with `data` as its own (sim_self_data);
+ * a daemon ends with the last activity that is not one. */
+void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
+               void *data, int daemon);
+/** The calling activity's data. */
+void *sim_self_data(void);
+/** Computes `flops` on the caller's host at its speed (charges the time it takes). */
+void sim_execute(double flops);
+/** A host's speed, FLOP/s; its name. */
+double sim_host_speed(sim_host_t host);
+const char *sim_host_name(sim_host_t host);
+
+/** Semaphores between activities of one node (a worker and its bucket stream). */
+sim_sem_t sim_sem_new(int value);
+void sim_sem_acquire(sim_sem_t s);
+void sim_sem_release(sim_sem_t s);
+void sim_sem_free(sim_sem_t s);
+
+#endif
