@@ -542,6 +542,25 @@ START_TEST(readme_lists_every_key)
 }
 END_TEST
 
+START_TEST(readme_lists_every_strategy)
+{
+    /* the strategy table in sim/README.md is exactly what `dtsim strategies` prints from the
+     * registry (regenerate it with it when a strategy changes) */
+    ck_assert_int_eq(dtsim((const char *[]){"strategies", NULL}), 0);
+    char *table = slurp(out_path);
+    ck_assert(strstr(table, "| `single` |") && strstr(table, "| `fedavg` |"));
+    FILE *f = fopen(DTSIM_SOURCE "/sim/README.md", "rb");
+    ck_assert_ptr_nonnull(f);
+    static char readme[1 << 18];
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    readme[n] = 0;
+    fclose(f);
+    ck_assert_msg(strstr(readme, table),
+                  "sim/README.md does not contain the output of dtsim strategies");
+    free(table);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -560,6 +579,7 @@ int main(void)
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);
     tcase_add_test(tc, readme_lists_every_key);
+    tcase_add_test(tc, readme_lists_every_strategy);
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

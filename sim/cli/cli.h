@@ -25,6 +25,7 @@ int cli_check(int argc, char **argv);
 int cli_platform(int argc, char **argv);
 int cli_bench_sim(int argc, char **argv);
 int cli_keys(int argc, char **argv);
+int cli_strategies(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_export(int argc, char **argv);

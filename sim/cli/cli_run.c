@@ -14,6 +14,7 @@
 #include "db.h"
 #include "run.h"
 #include "scenario.h"
+#include "strategy.h"
 
 #define MAX_SETS 256
 
@@ -37,7 +38,7 @@ static void run_help(const char *cmd)
            "%s"
            "  -h, --help                this text\n"
            "\n"
-           "Scenario keys, their defaults and units: see README (Scenario files).\n",
+           "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
@@ -453,5 +454,19 @@ int cli_keys(int argc, char **argv)
     if (argc > 1)
         return cli_usage_error("keys", "unexpected argument \"%s\"", argv[1]);
     scenario_write_keys_markdown(stdout);
+    return CLI_EXIT_OK;
+}
+
+int cli_strategies(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: dtsim strategies\n\nPrints every strategy (strategy.kind), the "
+               "[strategy] keys it reads and what\nhappens each step (a Markdown table, "
+               "from the registry).\n");
+        return CLI_EXIT_OK;
+    }
+    if (argc > 1)
+        return cli_usage_error("strategies", "unexpected argument \"%s\"", argv[1]);
+    sim_strategies_write_markdown(stdout);
     return CLI_EXIT_OK;
 }

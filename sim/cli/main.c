@@ -22,6 +22,7 @@ static void usage(FILE *out)
             "  plot               draw figures of stored runs (accuracy, time breakdown,\n"
             "                     scaling, timeline) with gnuplot\n"
             "  keys               every scenario key with its default and meaning\n"
+            "  strategies         every strategy, the keys it reads, what it does\n"
             "  runs               list the runs of a results database\n"
             "  export --csv       write a database's tables (or some runs') as CSV files\n"
             "  train              train a model in one process (no simulation), printing\n"
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
         return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
         return cli_keys(argc - 1, argv + 1);
+    if (!strcmp(cmd, "strategies"))
+        return cli_strategies(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform"))
         return cli_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))

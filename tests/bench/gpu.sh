@@ -1,5 +1,5 @@
 #!/bin/sh
-# GPU benchmarks: figures, not pass/fail tests (README "GPU use" holds the last ones).
+# GPU benchmarks: figures, not pass/fail tests (tests/README.md holds the last ones).
 #   1. training speed: mlp and cnn, batch 64, one epoch of Fashion-MNIST, on the CPU backend
 #      (THREADS OpenBLAS threads, default all cores) and on the CUDA backend;
 #   2. the matrix products at large batch: sgemm_gflops of the mlp 4096,4096 at batch 4096
