@@ -243,6 +243,59 @@ START_TEST(allreduce_equals_single)
 }
 END_TEST
 
+/* ---- every registered strategy -------------------------------------------------------- */
+
+/* Each strategy of the registry runs the base model with its own defaults (8 workers;
+ * fedavg 3 rounds): run twice it gives the same figures and the same weights, and where its
+ * sim_strategy_t says it trains single's model (SIM_SAME_AS_SINGLE) it lands on the weights
+ * of single with the global batch (model.batch x its replicas, the replicas slot). */
+START_TEST(every_strategy_repeats_and_matches_single)
+{
+    int same_as_single = 0;
+    for (const sim_strategy_t *const *s = sim_strategies; *s; s++) {
+        char kind[64];
+        snprintf(kind, sizeof kind, "strategy.kind=%s", (*s)->name);
+        const char *sets[] = {kind, "strategy.rounds=3"};
+        float *w1 = NULL, *w2 = NULL;
+        outcome_t a = simulate(sets, 2, &w1);
+        outcome_t b = simulate(sets, 2, &w2);
+        ck_assert_msg(a.samples > 0, "%s: no sample trained", (*s)->name);
+        ck_assert_msg(a.end_time == b.end_time && a.bytes == b.bytes && a.samples == b.samples &&
+                          a.evals == b.evals && a.acc == b.acc && a.loss == b.loss,
+                      "%s: two runs of one scenario differ (time %.17g / %.17g, bytes %.17g / "
+                      "%.17g, accuracy %.17g / %.17g)",
+                      (*s)->name, a.end_time, b.end_time, a.bytes, b.bytes, a.acc, b.acc);
+        ck_assert(!memcmp(w1, w2, sizeof(float) * a.n_params));
+        if ((*s)->takes & SIM_SAME_AS_SINGLE) {
+            static scenario_t sc;
+            dt_err_t err;
+            scenario_defaults(&sc);
+            for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+                ck_assert(scenario_set(&sc, base[i], &err) == DT_OK);
+            ck_assert(scenario_set(&sc, kind, &err) == DT_OK);
+            int workers = (int)sc.workers, servers = 0;
+            if ((*s)->hosts)
+                (*s)->hosts(&sc, &workers, &servers);
+            int replicas = (*s)->replicas ? (*s)->replicas(&sc, workers) : workers;
+            char batch[64];
+            snprintf(batch, sizeof batch, "model.batch=%d", 8 * replicas);
+            const char *single[] = {"strategy.kind=single", batch};
+            float *ref = NULL;
+            outcome_t r = simulate(single, 2, &ref);
+            ck_assert_uint_eq(r.n_params, a.n_params);
+            double d = max_rel_diff(w1, ref, a.n_params);
+            ck_assert_msg(d < 2e-5, "%s: max relative difference %g from single", (*s)->name, d);
+            ck_assert(r.samples == a.samples);
+            free(ref);
+            same_as_single++;
+        }
+        free(w1);
+        free(w2);
+    }
+    ck_assert_int_ge(same_as_single, 5); /* single, sync-ps, allreduce, pipeline, tensor, zero */
+}
+END_TEST
+
 /* ---- alpha-beta timing --------------------------------------------------------------- */
 
 /* 1 Gbps links, 10 us each way: a = 2 x 10 us (host link up, host link down), compute
@@ -1316,6 +1369,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, sync_ps_equals_single);
     tcase_add_test(tc, allreduce_equals_single);
+    tcase_add_test(tc, every_strategy_repeats_and_matches_single);
     tcase_add_test(tc, ring_tree_hd_match_alpha_beta);
     tcase_add_test(tc, sync_ps_matches_alpha_beta);
     tcase_add_test(tc, async_staleness_grows_with_workers);

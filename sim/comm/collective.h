@@ -83,4 +83,10 @@ void sim_elastic_close(sim_run_t *run);
 sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
                                 size_t n);
 
+/* allreduce with topk or qsgd8: encodes node's gradient g (n, dev, with the worker's error
+ * feedback), all-gathers the encodings round the group's ring and leaves in g the sum of
+ * every member's decoded gradient, added in rank order. */
+sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
+                               size_t n);
+
 #endif

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
 
 enum { CODEC_STREAM = 105 };
 
@@ -140,59 +139,6 @@ void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *ds
     trainer_codec_decode_add(codec, m->packed, m->n, 1.0f, c->x);
     run->be->upload(c->dev, c->x, sizeof(float) * m->n);
     run->be->axpy(m->n, alpha, c->dev, dst + m->offset);
-}
-
-/* The ring all-gather of encodings: at step s member me forwards the encoding of member
- * (me - s) mod p (its own first) to its right neighbour and keeps a copy of what its left
- * neighbour sends, the encoding of member (me - s - 1) mod p. */
-sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
-                               size_t n)
-{
-    DT_ASSERT(n == run->n_params); /* error feedback is indexed like the whole model */
-    int p = grp->size;
-    sim_node_t *self = grp->members[me];
-    size_t slot = trainer_codec_bytes(&run->sc->compression, n);
-    sim_codec_node_t *c = sim_codec_node(run, self, slot * (size_t)p);
-    if (run->sc->error_feedback && !c->residual && !run->timing_only)
-        c->residual = dt_calloc(n ? n : 1, sizeof(float));
-    c->lens[me] = sim_codec_encode(run, self, g, 0, n, c->residual,
-                                   run->timing_only ? NULL : c->packed + slot * me);
-    int right = (me + 1) % p, left = (me + p - 1) % p;
-    sim_box_t to = sim_mailbox(grp->members[right]->name, self->name);
-    sim_box_t from = sim_mailbox(self->name, grp->members[left]->name);
-    for (int s = 0; s < p - 1; s++) {
-        int send_o = ((me - s) % p + p) % p;
-        sim_msg_t *out = sim_msg_next(self);
-        out->n = n;
-        out->packed = run->timing_only ? NULL : c->packed + slot * send_o;
-        out->bytes = (double)c->lens[send_o];
-        out->flag = send_o;
-        out->step = s;
-        sim_msg_t *in = NULL;
-        sim_status_t e = sim_sendrecv(run, self, to, out, from, NULL, 0, &in);
-        if (e != SIM_OK) {
-            sim_exchange_done();
-            return e;
-        }
-        /* the sender's copy may change after our next SimGrid call: take it now */
-        int o = in->flag;
-        DT_ASSERT(o == ((me - s - 1) % p + p) % p);
-        c->lens[o] = (size_t)in->bytes;
-        if (!run->timing_only)
-            memcpy(c->packed + slot * o, in->packed, c->lens[o]);
-    }
-    sim_exchange_done();
-    if (run->timing_only)
-        return SIM_OK;
-    /* the same sum, in the same order, on every member */
-    double w0 = dt_wall_seconds();
-    run->be->scale(n, 0.0f, g);
-    for (int o = 0; o < p; o++) {
-        sim_msg_t m = {.packed = c->packed + slot * o, .n = n, .offset = 0};
-        sim_msg_add(run, self, &m, g, 1.0f);
-    }
-    sim_charge(run, self, (double)p * (double)n, dt_wall_seconds() - w0);
-    return SIM_OK;
 }
 
 void sim_codec_wire(sim_run_t *run, sim_node_t *self, float *buf, sim_msg_t *m)

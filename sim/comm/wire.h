@@ -21,7 +21,6 @@
 #ifndef DTSIM_SIM_CODEC_H
 #define DTSIM_SIM_CODEC_H
 
-#include "collective.h"
 #include "compress.h"
 #include "run.h"
 
@@ -60,12 +59,6 @@ sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_
 /* dst[m->offset ..] (dev) += alpha * the payload of m, packed or plain floats. */
 void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *dst,
                  float alpha);
-
-/* allreduce with topk or qsgd8: encodes node's gradient g (n, dev, with the worker's error
- * feedback), all-gathers the encodings round the group's ring and leaves in g the sum of
- * every member's decoded gradient, added in rank order. */
-sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
-                               size_t n);
 
 /* A collective's outgoing slice under fp16 on the wire: buf[m->offset, + m->n) is rounded to
  * fp16 in place and m travels at 2 bytes per element (no-op otherwise). */

@@ -607,6 +607,13 @@ static void injector(sim_node_t *unused)
 
 static sim_node_t injector_node;
 
+static void injector_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    injector(&injector_node);
+}
+
 void sim_faults_start(sim_run_t *run)
 {
     sim_faults_t *f = run->faults;
@@ -626,9 +633,8 @@ void sim_faults_start(sim_run_t *run)
     injector_node.finished = 1; /* not a node of the run */
     f->injector = sg_actor_init(injector_node.name, (sg_host_t)injector_node.host);
     sg_actor_set_data(f->injector, &injector_node);
-    injector_node.entry = injector;
     f->injector_running = 1;
-    sg_actor_start(f->injector, sim_actor_main, 0, NULL);
+    sg_actor_start(f->injector, injector_main, 0, NULL);
 }
 
 void sim_fault_node_finished(sim_run_t *run)
@@ -637,12 +643,8 @@ void sim_fault_node_finished(sim_run_t *run)
         sim_run_end(run);
 }
 
-void sim_run_end(sim_run_t *run)
+void sim_faults_stop(sim_run_t *run)
 {
-    if (run->ended)
-        return;
-    run->ended = 1;
-    run->end_time = simgrid_get_clock();
     sim_faults_t *f = run->faults;
     if (f && f->injector_running && sg_actor_self() != f->injector) {
         f->injector_running = 0;

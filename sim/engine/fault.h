@@ -60,8 +60,7 @@ int sim_fault_workers_left(const struct sim_run *run);
 /* Called when a node's code returns: ends the run when no node runs or will come back. */
 void sim_fault_node_finished(struct sim_run *run);
 
-/* The run is over (the strategy's coordinating node has finished): nodes started again
- * after this exit at once, and the injector stops, so the clock ends here. */
-void sim_run_end(struct sim_run *run);
+/* Stops the fault injector (the run has ended; not from the injector itself). */
+void sim_faults_stop(struct sim_run *run);
 
 #endif

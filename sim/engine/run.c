@@ -270,6 +270,15 @@ void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node))
 
 /* ---- compute ---------------------------------------------------------------------- */
 
+void sim_run_end(sim_run_t *run)
+{
+    if (run->ended)
+        return;
+    run->ended = 1;
+    run->end_time = sim_now();
+    sim_faults_stop(run);
+}
+
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 {
     double t0 = sim_now();

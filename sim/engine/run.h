@@ -303,6 +303,9 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);
+/* The run is over (the strategy's coordinating node has finished): nodes started again
+ * after this exit at once, and the fault injector stops, so the clock ends here. */
+void sim_run_end(sim_run_t *run);
 /* A node's memory as the data-parallel strategies hold it (see sim_node_t.mem): the whole
  * model's parameters and gradients, momentum, activations of one batch (micro-batch with
  * accumulate); a parameter server its slice. Strategies adjust it in their memory slot. */

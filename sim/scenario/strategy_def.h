@@ -23,6 +23,9 @@ enum {
     SIM_TAKES_MOMENTUM_CORRECTION = 1 << 2, /* strategy.momentum_correction (DGC) */
     SIM_NEEDS_PEER_LINKS = 1 << 3,          /* exchanges between workers: not on the edge
                                                platform, whose clients reach the server only */
+    SIM_SAME_AS_SINGLE = 1 << 4,            /* trains single's model with the global batch
+                                               (model.batch x accumulate x replicas): the
+                                               weights agree up to float rounding (tested) */
 };
 
 typedef struct sim_strategy {

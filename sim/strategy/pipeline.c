@@ -471,6 +471,7 @@ const sim_strategy_t sim_strategy_pipeline = {
              "(hybrid), each stage all-reducing its gradients across the replicas",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`",
     .worker_role = "worker",
+    .takes = SIM_SAME_AS_SINGLE,
     .hosts = hosts,
     .replicas = replicas,
     .msg_slots = msg_slots,

@@ -313,7 +313,8 @@ const sim_strategy_t sim_strategy_sync_ps = {
              "decay live on the server) and sends the slice back to every worker",
     .keys = "`servers`, `accumulate`, `compression`, `error_feedback`, `momentum_correction`",
     .worker_role = "worker",
-    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION,
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
+             SIM_SAME_AS_SINGLE,
     .hosts = sim_ps_hosts,
     .memory = sim_ps_memory,
     .deploy = deploy,

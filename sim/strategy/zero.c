@@ -136,6 +136,6 @@ const sim_strategy_t sim_strategy_zero = {
              "3: also before the forward and backward passes)",
     .keys = "`zero_stage`, `accumulate`",
     .worker_role = "worker",
-    .takes = SIM_TAKES_ACCUMULATE,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_SAME_AS_SINGLE,
     .deploy = deploy,
 };
