@@ -65,7 +65,16 @@ dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const ch
                              const char *role, double compute_s, double comm_s, double idle_s,
                              double bytes_sent, double bytes_recv, long steps, dt_err_t *err);
 
-/* What one host holds, in bytes (NAN stores NULL: not known). */
+/* What one host holds, bytes (NAN: not known; stored as NULL). */
+typedef struct results_memory {
+    double params;      /* parameters */
+    double grads;       /* gradients */
+    double optimizer;   /* optimizer state (momentum) */
+    double activations; /* activations kept for the backward pass */
+} results_memory_t;
+
+/* What one host holds, in bytes, the fields of results_memory_t in its order (NAN stores
+ * NULL: not known). */
 dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
                              double params, double grads, double optimizer, double activations,
                              dt_err_t *err);

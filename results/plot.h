@@ -1,12 +1,7 @@
-/* The figures: gnuplot scripts built from what query.h reads, one image file each.
- *
- * gnuplot is started without a shell (posix_spawnp of "gnuplot" on PATH) and reads the
- * script on its stdin through a pipe; the data travel inside the script as datablocks of
- * numbers, and the image comes back on gnuplot's stdout into a file this code opened, so no
- * path and no user string ever reaches gnuplot as a command. Strings from the database (run
- * names, strategies, host names) appear only as single-quoted gnuplot string literals (see
- * results_plot_gp_string), in which gnuplot performs no substitution at all, with every
- * terminal in non-enhanced text mode so that ^ _ @ { } print as themselves.
+/* The figures: gnuplot scripts built from what query.h reads, one image file each, drawn by
+ * gnuplot without a shell and with no user string as a command (gnuplot.h says how). The
+ * figures themselves are a table (figures.c): a figure is one function and one row there,
+ * plus its value below.
  *
  * Errors: DT_ERR_INPUT for what the user can fix (gnuplot not installed, an output directory
  * that cannot be written, an unknown --timeline-run), DT_ERR_RUN when gnuplot fails. */
@@ -16,6 +11,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "gnuplot.h" /* results_plot_gnuplot_check, results_plot_gp_string */
 #include "query.h"
 
 typedef enum results_figure {
@@ -32,11 +28,15 @@ typedef enum results_figure {
 
 /* The file name without extension: "accuracy", "accuracy_bytes", ... */
 const char *results_figure_name(results_figure_t f);
+/* What the figure shows, for `dtsim plot --help`: lines of at most 57 characters (they
+ * follow a 22-column name, within 79). */
+const char *results_figure_help(results_figure_t f);
 
 typedef struct results_plot_opts {
     const char *out_dir;  /* an existing directory */
     int svg;              /* 1: write NAME.svg as well as NAME.png */
-    int64_t timeline_run; /* the timeline's run; 0: the first selected run that has one */
+    int64_t timeline_run; /* the timeline's run; 0: of the selected runs with a timeline, the
+                           * one whose hosts compute the largest share of the time */
 } results_plot_opts_t;
 
 typedef struct results_plot_out {
@@ -46,9 +46,6 @@ typedef struct results_plot_out {
 } results_plot_out_t;
 void results_plot_out_free(results_plot_out_t *out);
 
-/* DT_OK when gnuplot can be started; otherwise DT_ERR_INPUT saying to install gnuplot-nox. */
-dt_status results_plot_gnuplot_check(dt_err_t *err);
-
 /* Draws one figure of runs into o->out_dir (each file written under a temporary name and
  * renamed when gnuplot succeeded, so a failure leaves no half image). A figure the runs
  * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
@@ -56,12 +53,5 @@ dt_status results_plot_gnuplot_check(dt_err_t *err);
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
                             const results_plot_opts_t *o, results_plot_out_t *out,
                             dt_err_t *err);
-
-/* text as a single-quoted gnuplot string literal, malloc'ed: ' doubled, control characters
- * (newlines included) turned into blanks, bytes that are not UTF-8 into '?', cut after
- * RESULTS_PLOT_TEXT_MAX characters with "...". Such a literal is only ever used as a title,
- * a key entry or a label, never as a tic label: gnuplot reads tic labels as formats. */
-#define RESULTS_PLOT_TEXT_MAX 80
-char *results_plot_gp_string(const char *text);
 
 #endif

@@ -36,17 +36,22 @@ enum q_stmt {
     Q_RECENT,
     Q_RANGE,
     Q_FAULTS,
+    Q_SWEEP_ALL,
     Q_COUNT
 };
 
+/* The columns of a results_run_view_t, in run_view_read's order. */
+#define RUN_VIEW_SQL                                                                       \
+    "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index,"                   \
+    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.workers'),"           \
+    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"         \
+    " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"                  \
+    " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"                    \
+    " s.idle_share, s.steps, s.throughput, s.scaling_efficiency"                           \
+    " FROM runs r LEFT JOIN run_summary s ON s.run = r.id"
+
 static const char *const q_sql[Q_COUNT] = {
-    [Q_RUN] = "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index,"
-              " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.workers'),"
-              " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"
-              " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"
-              " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"
-              " s.idle_share, s.steps, s.throughput, s.scaling_efficiency"
-              " FROM runs r LEFT JOIN run_summary s ON s.run = r.id WHERE r.id = ?1",
+    [Q_RUN] = RUN_VIEW_SQL " WHERE r.id = ?1",
     [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc FROM evals"
                 " WHERE run = ?1 ORDER BY sim_time, step, rowid",
     [Q_TIMELINE] = "SELECT host, role, rank, state, start, end FROM timeline WHERE run = ?1"
@@ -62,6 +67,7 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_RECENT] = "SELECT id FROM runs WHERE status = 'finished' ORDER BY id DESC LIMIT ?1",
     [Q_RANGE] = "SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
     [Q_FAULTS] = "SELECT sim_time, kind FROM faults WHERE run = ?1 ORDER BY sim_time, rowid",
+    [Q_SWEEP_ALL] = RUN_VIEW_SQL " WHERE r.sweep = ?1 ORDER BY r.sweep_index, r.id",
 };
 
 struct results_query {
@@ -193,6 +199,33 @@ double results_run_view_workers(const results_run_view_t *r)
     return strcmp(r->strategy, "single") == 0 ? 1.0 : r->workers;
 }
 
+/* out from the current row of a RUN_VIEW_SQL statement. */
+static void run_view_read(sqlite3_stmt *s, results_run_view_t *out)
+{
+    out->id = sqlite3_column_int64(s, 0);
+    out->name = text_dup(sqlite3_column_text(s, 1));
+    out->strategy = text_dup(sqlite3_column_text(s, 2));
+    out->status = text_dup(sqlite3_column_text(s, 3));
+    out->sweep = sqlite3_column_type(s, 4) == SQLITE_NULL
+                     ? NULL
+                     : text_dup(sqlite3_column_text(s, 4));
+    out->sweep_index = (long)sqlite3_column_int64(s, 5);
+    out->workers = col_real(s, 6);
+    out->bandwidth = col_real(s, 7);
+    out->has_summary = sqlite3_column_int(s, 8);
+    out->final_accuracy = col_real(s, 9);
+    out->sim_time = col_real(s, 10);
+    out->time_to_target = col_real(s, 11);
+    out->target_accuracy = col_real(s, 12);
+    out->total_bytes = col_real(s, 13);
+    out->compute_share = col_real(s, 14);
+    out->comm_share = col_real(s, 15);
+    out->idle_share = col_real(s, 16);
+    out->steps = (long)sqlite3_column_int64(s, 17);
+    out->throughput = col_real(s, 18);
+    out->scaling_efficiency = col_real(s, 19);
+}
+
 /* Fills out from the run's row; DT_ERR_INPUT with "no run ID" when there is none. */
 dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
                             dt_err_t *err)
@@ -204,28 +237,7 @@ dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *
     int rc = sqlite3_step(s);
     dt_status st = DT_OK;
     if (rc == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(s, 0);
-        out->name = text_dup(sqlite3_column_text(s, 1));
-        out->strategy = text_dup(sqlite3_column_text(s, 2));
-        out->status = text_dup(sqlite3_column_text(s, 3));
-        out->sweep = sqlite3_column_type(s, 4) == SQLITE_NULL
-                         ? NULL
-                         : text_dup(sqlite3_column_text(s, 4));
-        out->sweep_index = (long)sqlite3_column_int64(s, 5);
-        out->workers = col_real(s, 6);
-        out->bandwidth = col_real(s, 7);
-        out->has_summary = sqlite3_column_int(s, 8);
-        out->final_accuracy = col_real(s, 9);
-        out->sim_time = col_real(s, 10);
-        out->time_to_target = col_real(s, 11);
-        out->target_accuracy = col_real(s, 12);
-        out->total_bytes = col_real(s, 13);
-        out->compute_share = col_real(s, 14);
-        out->comm_share = col_real(s, 15);
-        out->idle_share = col_real(s, 16);
-        out->steps = (long)sqlite3_column_int64(s, 17);
-        out->throughput = col_real(s, 18);
-        out->scaling_efficiency = col_real(s, 19);
+        run_view_read(s, out);
     } else if (rc == SQLITE_DONE) {
         st = dt_err_input(err, "%s: no run %lld", q->path, (long long)id);
     } else {
@@ -470,6 +482,32 @@ void results_runs_free(results_runs_t *runs)
     runs->n = 0;
 }
 
+dt_status results_query_sweep(results_query_t *q, const char *sweep, results_runs_t *out,
+                              dt_err_t *err)
+{
+    DT_ASSERT(q && sweep && out);
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s = q->st[Q_SWEEP_ALL];
+    DT_ASSERT(sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC) == SQLITE_OK);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        out->v = grow(out->v, &cap, out->n + 1, sizeof *out->v);
+        memset(&out->v[out->n], 0, sizeof *out->v);
+        run_view_read(s, &out->v[out->n++]);
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        st = q_error(q, rc, err, "reading the sweep's runs");
+        results_runs_free(out);
+    } else {
+        snprintf(out->what, sizeof out->what, "%zu run%s of sweep %s", out->n,
+                 out->n == 1 ? "" : "s", sweep);
+    }
+    q_reset(s);
+    return st;
+}
+
 /* --- evaluations ------------------------------------------------------------------------ */
 
 dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
@@ -548,13 +586,12 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
     return st;
 }
 
-dt_status results_query_memory(results_query_t *q, int64_t run, double mem[4], int *found,
-                               dt_err_t *err)
+dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
+                               int *found, dt_err_t *err)
 {
     DT_ASSERT(q && mem && found);
     *found = 0;
-    for (int k = 0; k < 4; k++)
-        mem[k] = NAN;
+    *mem = (results_memory_t){NAN, NAN, NAN, NAN};
     /* prepared here, not at open: a version-1 file (read as it is) has no memory table */
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
@@ -571,8 +608,8 @@ dt_status results_query_memory(results_query_t *q, int64_t run, double mem[4], i
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *found = 1;
-        for (int k = 0; k < 4; k++)
-            mem[k] = col_real(s, k);
+        *mem = (results_memory_t){.params = col_real(s, 0), .grads = col_real(s, 1),
+                                  .optimizer = col_real(s, 2), .activations = col_real(s, 3)};
         rc = SQLITE_DONE;
     }
     dt_status st = DT_OK;

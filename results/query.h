@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "db.h" /* results_memory_t */
 
 typedef struct results_query results_query_t;
 
@@ -71,6 +72,12 @@ dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *
                             dt_err_t *err);
 void results_run_view_free(results_run_view_t *r);
 
+/* Every run of sweep whatever its status (running, failed, interrupted, ...), by sweep index
+ * then id: what `dtsim run` tables when a sweep ends. No run is not an error (out->n = 0).
+ * On success out owns its rows: free with results_runs_free. */
+dt_status results_query_sweep(results_query_t *q, const char *sweep, results_runs_t *out,
+                              dt_err_t *err);
+
 /* "3,5-9" -> {3,3}, {5,9}. Ids are >= 1, a range is LO-HI with LO <= HI, no blanks. On
  * success *ranges is malloc'ed (free it); on DT_ERR_INPUT err says what is wrong. */
 typedef struct results_id_range {
@@ -101,10 +108,10 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
                                dt_err_t *err);
 void results_faults_free(results_faults_t *f);
 
-/* The memory of the run's most loaded host, bytes: params, grads, optimizer, activations
- * (NAN: NULL); *found = 0 when the run has no memory rows (or the file predates them). */
-dt_status results_query_memory(results_query_t *q, int64_t run, double mem[4], int *found,
-                               dt_err_t *err);
+/* The memory of the run's most loaded host (NULL reads as NAN); *found = 0, every field NAN,
+ * when the run has no memory rows (or the file predates them). */
+dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
+                               int *found, dt_err_t *err);
 
 /* A run's timeline: one lane per (role, rank, host), servers first, then workers, then
  * clients, each by rank; the intervals of every lane in start order. */

@@ -415,6 +415,63 @@ START_TEST(bad_databases)
 }
 END_TEST
 
+/* The most loaded host's memory: host 0 holds 9 MB (4 + 4 + 0 + 1), host 1 8 MB plus 4 MB over
+ * the workers and activations not known (add_run). */
+START_TEST(memory_of_the_most_loaded_host)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    dt_err_t err = {""};
+    results_memory_t m;
+    int found = 0;
+    ok(results_query_memory(q, 2, &m, &found, &err), &err); /* 8 workers: host 0, 9 MB */
+    ck_assert_int_eq(found, 1);
+    ck_assert(m.params == 4e6 && m.grads == 4e6 && m.optimizer == 0 && m.activations == 1e6);
+    ok(results_query_memory(q, 9, &m, &found, &err), &err); /* 2 workers: host 1, 10 MB */
+    ck_assert_int_eq(found, 1);
+    ck_assert(m.params == 4e6 && m.grads == 4e6 && m.optimizer == 2e6 && isnan(m.activations));
+    ok(results_query_memory(q, 10, &m, &found, &err), &err); /* 4 workers: a tie, worker 0 */
+    ck_assert(m.optimizer == 0 && m.activations == 1e6);
+    ok(results_query_memory(q, 999, &m, &found, &err), &err);
+    ck_assert_int_eq(found, 0);
+    ck_assert(isnan(m.params) && isnan(m.grads) && isnan(m.optimizer) && isnan(m.activations));
+    results_query_close(q);
+}
+END_TEST
+
+/* What `dtsim run` tables at the end of a sweep: every run, whatever its status. */
+START_TEST(sweep_runs_whatever_their_status)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    dt_err_t err = {""};
+    results_runs_t runs;
+    ok(results_query_sweep(q, "s1", &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, N_SWEEP + 1);
+    for (size_t i = 0; i < N_SWEEP; i++) {
+        const results_run_view_t *r = &runs.v[i];
+        ck_assert_int_eq(r->id, (int64_t)i + 2);
+        ck_assert_int_eq(r->sweep_index, (long)i);
+        ck_assert_str_eq(r->name, sweep_runs[i].name);
+        ck_assert_str_eq(r->status, "finished");
+        ck_assert(r->has_summary && r->bandwidth == sweep_runs[i].bandwidth);
+        ck_assert(r->final_accuracy == eval_acc(i, 4));
+        ck_assert(r->total_bytes == 1e8 * sweep_runs[i].workers * sweep_runs[i].sim_time);
+    }
+    const results_run_view_t *last = &runs.v[N_SWEEP];
+    ck_assert_str_eq(last->name, "still-running");
+    ck_assert_str_eq(last->status, "running");
+    ck_assert_int_eq(last->sweep_index, (long)N_SWEEP);
+    ck_assert(!last->has_summary && isnan(last->final_accuracy) && isnan(last->total_bytes));
+    ck_assert(last->bandwidth == sweep_runs[1].bandwidth); /* from params, not the summary */
+    results_runs_free(&runs);
+    ok(results_query_sweep(q, "nope", &runs, &err), &err); /* no run yet: not an error */
+    ck_assert_uint_eq(runs.n, 0);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
 /* --- gnuplot strings ------------------------------------------------------------------------- */
 
 START_TEST(gp_string_quoting)
@@ -442,6 +499,57 @@ START_TEST(gp_string_quoting)
     ck_assert_uint_eq(strlen(s), RESULTS_PLOT_TEXT_MAX + 5); /* 'aaa...' */
     ck_assert_str_eq(s + RESULTS_PLOT_TEXT_MAX + 1, "...'");
     free(s);
+}
+END_TEST
+
+/* Data travel as numbers only, %.10g each (integers of up to ten digits print as integers). */
+START_TEST(gp_datablocks_hold_numbers)
+{
+    gp_t g;
+    gp_init(&g);
+    gp_block_begin(&g, "run%zu", (size_t)3);
+    GP_ROW(&g, 1, 0.1, 1e-12, 1234567890.0, 12345678901.0, -0.35, (size_t)7 - 0.38);
+    GP_ROW(&g, 1.0 / 3);
+    gp_block_end(&g);
+    fflush(g.f);
+    ck_assert_str_eq(g.buf, "$run3 << EOD\n1 0.1 1e-12 1234567890 1.23456789e+10 -0.35 6.62\n"
+                            "0.3333333333\nEOD\n");
+    gp_free(&g);
+}
+END_TEST
+
+/* The table of figures: every row filled, distinct file names, the known ones where users
+ * know them, help that fits the --help column. */
+START_TEST(figure_table_rows)
+{
+    static const struct {
+        results_figure_t fig;
+        const char *name;
+    } known[] = {
+        {RESULTS_FIGURE_ACCURACY, "accuracy"},
+        {RESULTS_FIGURE_ACCURACY_BYTES, "accuracy_bytes"},
+        {RESULTS_FIGURE_BREAKDOWN, "breakdown"},
+        {RESULTS_FIGURE_TIME_TO_TARGET, "time_to_target"},
+        {RESULTS_FIGURE_SCALING, "scaling"},
+        {RESULTS_FIGURE_TIMELINE, "timeline"},
+        {RESULTS_FIGURE_FAULTS, "faults"},
+        {RESULTS_FIGURE_PARALLELISM, "parallelism"},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        ck_assert_str_eq(results_figure_name(known[k].fig), known[k].name);
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        const char *name = results_figure_name((results_figure_t)fig);
+        ck_assert_msg(name && name[0], "figure %d has no name", fig);
+        for (int other = 0; other < fig; other++)
+            ck_assert_str_ne(results_figure_name((results_figure_t)other), name);
+        const char *help = results_figure_help((results_figure_t)fig);
+        ck_assert_msg(help && help[0], "%s has no help", name);
+        for (const char *line = help; *line;) {
+            size_t len = strcspn(line, "\n");
+            ck_assert_msg(len > 0 && len <= 57, "%s: help line of %zu characters", name, len);
+            line += len + (line[len] == '\n');
+        }
+    }
 }
 END_TEST
 
@@ -854,7 +962,11 @@ int main(void)
     tcase_add_test(tq, choices_by_sweep_and_ids);
     tcase_add_test(tq, without_sweeps_the_recent_runs);
     tcase_add_test(tq, bad_databases);
+    tcase_add_test(tq, memory_of_the_most_loaded_host);
+    tcase_add_test(tq, sweep_runs_whatever_their_status);
     tcase_add_test(tq, gp_string_quoting);
+    tcase_add_test(tq, gp_datablocks_hold_numbers);
+    tcase_add_test(tq, figure_table_rows);
     suite_add_tcase(s, tq);
 
     dt_err_t err;

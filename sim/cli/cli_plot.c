@@ -19,22 +19,19 @@ static void plot_help(void)
            "                  [--timeline-run ID]\n"
            "\n"
            "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
-           "path of each file written. Figures the runs cannot make are skipped, saying why:\n"
-           "  accuracy.png        test accuracy vs simulated time, a curve per run\n"
-           "  accuracy_bytes.png  test accuracy vs data sent (MB or GB)\n"
-           "  breakdown.png       compute / communication / idle share, a bar per run\n"
-           "  time_to_target.png  time to the target accuracy vs bandwidth, per strategy\n"
-           "                      (needs runs at several cluster.bandwidth values)\n"
-           "  scaling.png         speedup and scaling efficiency vs workers, per strategy\n"
-           "                      (needs several cluster.workers values and a single run in\n"
-           "                      the sweep)\n"
-           "  timeline.png        what each host does over simulated time, one run\n"
-           "  faults.png          accuracy vs simulated time, a panel per strategy, runs\n"
-           "                      with host or link faults next to those without\n"
-           "  parallelism.png     time per step and the memory of the most loaded host\n"
-           "                      (parameters, gradients, optimizer state, activations),\n"
-           "                      a bar per run\n"
-           "\n"
+           "path of each file written. Figures the runs cannot make are skipped, saying why:\n");
+    /* a line per line of each figure's help, after its file name */
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.png", results_figure_name((results_figure_t)fig));
+        const char *help = results_figure_help((results_figure_t)fig);
+        for (int first = 1; *help; first = 0) {
+            int len = (int)strcspn(help, "\n");
+            printf("  %-18s  %.*s\n", first ? file : "", len, help);
+            help += len + (help[len] == '\n');
+        }
+    }
+    printf("\n"
            "options:\n"
            "  --db PATH           results database [results/dtsim.db]\n"
            "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"

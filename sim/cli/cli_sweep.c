@@ -21,7 +21,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,7 @@
 
 #include "cli.h"
 #include "db.h"
+#include "query.h"
 
 #define RUN_NOT_STARTED (-1) /* status[i] before run i is started */
 
@@ -279,62 +279,34 @@ typedef struct row {
     double bandwidth, accuracy, time_to_target, bytes; /* NAN: none */
 } row_t;
 
-static double column_real(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static void column_text(sqlite3_stmt *st, int i, char *buf, size_t n)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    snprintf(buf, n, "%s", t ? (const char *)t : "");
-}
-
 /* The sweep's runs as stored: rows[sweep_index]. The database was opened (and its vanished
  * writers' runs marked interrupted) by results_db_open just before. */
 static dt_status read_rows(const sweep_t *s, row_t *rows, dt_err_t *err)
 {
-    static const char sql[] =
-        "SELECT r.sweep_index, r.name, r.strategy, r.status,"
-        "       coalesce(v.bandwidth, b.number), v.final_accuracy, v.time_to_target,"
-        "       v.total_bytes, v.run IS NOT NULL"
-        "  FROM runs r"
-        "  LEFT JOIN run_summary v ON v.run = r.id"
-        "  LEFT JOIN params b ON b.run = r.id AND b.key = 'cluster.bandwidth'"
-        " WHERE r.sweep = ?1 ORDER BY r.sweep_index, r.id";
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_open_v2(s->base->db, &db, SQLITE_OPEN_READONLY, NULL);
-    DT_CHECK(db, "out of memory opening SQLite database %s", s->base->db);
-    if (rc == SQLITE_OK) {
-        sqlite3_busy_timeout(db, 10000);
-        rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    }
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, s->id, -1, SQLITE_STATIC);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        long i = (long)sqlite3_column_int64(st, 0);
+    results_query_t *q = NULL;
+    results_runs_t runs = {0};
+    dt_status st = results_query_open(&q, s->base->db, err);
+    if (st == DT_OK)
+        st = results_query_sweep(q, s->id, &runs, err);
+    for (size_t k = 0; k < runs.n; k++) {
+        const results_run_view_t *v = &runs.v[k];
+        long i = v->sweep_index;
         if (i < 0 || i >= s->n)
             continue;
         row_t *r = &rows[i];
         r->stored = 1;
-        column_text(st, 1, r->name, sizeof r->name);
-        column_text(st, 2, r->strategy, sizeof r->strategy);
-        column_text(st, 3, r->status, sizeof r->status);
-        r->bandwidth = column_real(st, 4);
-        r->accuracy = column_real(st, 5);
-        r->time_to_target = column_real(st, 6);
-        r->bytes = column_real(st, 7);
-        r->summarized = sqlite3_column_int(st, 8);
+        snprintf(r->name, sizeof r->name, "%s", v->name);
+        snprintf(r->strategy, sizeof r->strategy, "%s", v->strategy);
+        snprintf(r->status, sizeof r->status, "%s", v->status);
+        r->bandwidth = v->bandwidth;
+        r->accuracy = v->final_accuracy;
+        r->time_to_target = v->time_to_target;
+        r->bytes = v->total_bytes;
+        r->summarized = v->has_summary;
     }
-    dt_status status = DT_OK;
-    if (rc != SQLITE_DONE)
-        status = dt_err_input(err, "%s: reading the sweep's runs: %s", s->base->db,
-                              sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return status;
+    results_runs_free(&runs);
+    results_query_close(q);
+    return st;
 }
 
 /* A run with no row: its name and strategy from the scenario, its status from how its

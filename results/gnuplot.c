@@ -1,0 +1,380 @@
+/* The gnuplot script writer and runner (see gnuplot.h): what every figure shares.
+ *
+ * What keeps a hostile run name (scenario files are user input) from doing anything:
+ *   - the only way text from the database enters a script is results_plot_gp_string, which
+ *     writes a single-quoted literal: gnuplot expands neither backquotes nor @macros nor
+ *     backslashes inside '...', and a ' inside is doubled, so the literal cannot end early;
+ *     control characters are blanked, so a newline cannot start a new command;
+ *   - such literals are titles, key entries and labels, never tic labels, which gnuplot
+ *     reads as formats (a % would be a conversion, and the label is cut to 49 characters);
+ *   - every terminal is non-enhanced, so ^ _ @ { } & in a name print as themselves;
+ *   - data are numbers printed with %.10g into datablocks (gp_block_row takes doubles
+ *     only): no name is ever in a datablock, so no name can end one with "EOD";
+ *   - gnuplot never sees a file name: its stdout is the image file, opened here. (`set output`
+ *     would open a pipe to a shell for a name that starts with '|'.) */
+#define _POSIX_C_SOURCE 200809L
+#include "gnuplot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Tableau 10: ten colours told apart on screen and on paper; runs beyond ten repeat a colour
+ * with another dash pattern and point shape. */
+const char *const gp_palette[GP_COLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                           "#9c755f", "#bab0ac"};
+static const int point_types[] = {7, 5, 9, 11, 13};
+
+#define GNUPLOT "gnuplot"
+#define NOT_INSTALLED "gnuplot is not installed (or not on PATH): install the package gnuplot-nox"
+
+/* --- strings into scripts --------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    int n;
+    unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
+    if (c < 0x80)
+        return 1;
+    else if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong */
+        if (c == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f;
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+char *results_plot_gp_string(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    /* worst case: every character doubled, plus quotes, "..." and the terminator */
+    size_t cap = 2 * strlen((const char *)s) + 8;
+    char *out = dt_malloc(cap), *o = out;
+    *o++ = '\'';
+    for (int chars = 0; *s; chars++) {
+        if (chars == RESULTS_PLOT_TEXT_MAX) {
+            memcpy(o, "...", 3);
+            o += 3;
+            break;
+        }
+        int n = utf8_len(s);
+        if (n == 0) {
+            *o++ = '?';
+            s++;
+        } else if (n > 1) {
+            memcpy(o, s, (size_t)n);
+            o += n;
+            s += n;
+        } else {
+            unsigned char c = *s++;
+            if (c < 0x20 || c == 0x7f)
+                *o++ = ' ';
+            else if (c == '\'') {
+                *o++ = '\'';
+                *o++ = '\'';
+            } else
+                *o++ = (char)c;
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    DT_ASSERT((size_t)(o - out) < cap);
+    return out;
+}
+
+/* --- the script -------------------------------------------------------------------------- */
+
+void gp_init(gp_t *g)
+{
+    g->buf = NULL;
+    g->len = 0;
+    g->f = open_memstream(&g->buf, &g->len);
+    DT_CHECK(g->f, "open_memstream: %s", strerror(errno));
+}
+
+void gp_free(gp_t *g)
+{
+    if (g->f)
+        fclose(g->f);
+    free(g->buf);
+    memset(g, 0, sizeof *g);
+}
+
+/* buf and len as written so far. */
+static void gp_flush(gp_t *g)
+{
+    DT_CHECK(fflush(g->f) == 0, "building a gnuplot script: %s", strerror(errno));
+}
+
+void gp_printf(gp_t *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(g->f, fmt, ap);
+    va_end(ap);
+}
+
+void gp_text(gp_t *g, const char *text)
+{
+    char *s = results_plot_gp_string(text);
+    fputs(s, g->f);
+    free(s);
+}
+
+size_t gp_text_width(const char *text)
+{
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)text; *s; s++)
+        n += (*s & 0xc0) != 0x80;
+    return n > RESULTS_PLOT_TEXT_MAX ? RESULTS_PLOT_TEXT_MAX + 3 : n;
+}
+
+void gp_block_begin(gp_t *g, const char *name_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, name_fmt);
+    fputc('$', g->f);
+    vfprintf(g->f, name_fmt, ap);
+    fputs(" << EOD\n", g->f);
+    va_end(ap);
+}
+
+void gp_block_row(gp_t *g, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(g->f, i ? " %.10g" : "%.10g", v[i]);
+    fputc('\n', g->f);
+}
+
+void gp_block_end(gp_t *g)
+{
+    fputs("EOD\n", g->f);
+}
+
+/* The terminal and the look shared by every figure. */
+static void gp_header(gp_t *g, int svg, int height)
+{
+    gp_printf(g, "set encoding utf8\n");
+    if (svg)
+        gp_printf(g, "set terminal svg size 1000,%d font 'Sans,12' noenhanced "
+                     "background rgb 'white'\n", height);
+    else
+        gp_printf(g, "set terminal pngcairo size 1000,%d font 'Sans,11' noenhanced "
+                     "background rgb 'white'\n", height);
+    gp_printf(g, "set termoption noenhanced\n");
+    for (int i = 0; i < GP_COLORS; i++)
+        gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps 0.8\n", i + 1, gp_palette[i]);
+    gp_printf(g, "set linetype cycle %d\n"
+                 "set grid back lc rgb '#e4e4e4' lw 1\n"
+                 "set border 3 back lc rgb '#555555'\n"
+                 "set tics nomirror\n"
+                 "set key outside right top Left reverse spacing 1.2 samplen 2.5 width 1\n"
+                 "set title font ',13'\n",
+              GP_COLORS);
+}
+
+void gp_curve_style(gp_t *g, size_t i)
+{
+    size_t round = i / GP_COLORS;
+    gp_printf(g, "lt %zu dt %zu pt %d", i % GP_COLORS + 1, round % 5 + 1,
+              point_types[round % (sizeof point_types / sizeof point_types[0])]);
+}
+
+void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n)
+{
+    gp_printf(g, "set %stics (", axis);
+    for (size_t i = 0; i < n; i++)
+        gp_printf(g, "%s%.10g", i ? ", " : "", v[i]);
+    gp_printf(g, ")\nset format %s '%%g'\n", axis);
+}
+
+/* --- running gnuplot ------------------------------------------------------------------------ */
+
+static dt_status spawn_error(int rc, dt_err_t *err)
+{
+    if (rc == ENOENT)
+        return dt_err_input(err, NOT_INSTALLED);
+    return dt_err_input(err, "cannot start gnuplot: %s", strerror(rc));
+}
+
+dt_status results_plot_gnuplot_check(dt_err_t *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {GNUPLOT, "--version", NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, GNUPLOT, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return spawn_error(rc, err);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        DT_CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return dt_err_input(err, "gnuplot --version failed (exit status %d): reinstall the "
+                                 "package gnuplot-nox",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    return DT_OK;
+}
+
+/* Writes all of buf to fd; a reader that went away (EPIPE) is reported, not a SIGPIPE that
+ * would kill this process: the signal is blocked while writing and a pending one consumed. */
+static int write_all_nosigpipe(int fd, const char *buf, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_set, &old);
+    int rc = 0;
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = errno;
+            break;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+        ;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* The first line of what gnuplot wrote on stderr, blanks for control characters. */
+static void first_error_line(FILE *f, char *buf, size_t n)
+{
+    rewind(f);
+    size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    char *p = buf;
+    while (*p == '\n' || *p == ' ' || *p == '\t')
+        p++;
+    memmove(buf, p, strlen(p) + 1);
+    char *nl = strchr(buf, '\n');
+    if (nl) {
+        /* gnuplot puts the offending line first and the message on the next one */
+        char *second = strchr(nl + 1, '\n');
+        if (second)
+            *second = '\0';
+    }
+    for (p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+}
+
+/* Runs gnuplot on script; its stdout becomes path (through a temporary name in the same
+ * directory, renamed on success). */
+static dt_status gp_run(const char *script, size_t len, const char *path, dt_err_t *err)
+{
+    size_t pl = strlen(path);
+    char *tmp = dt_malloc(pl + 64);
+    int out_fd = -1;
+    for (int attempt = 0; out_fd < 0; attempt++) {
+        snprintf(tmp, pl + 64, "%s.tmp-%ld-%d", path, (long)getpid(), attempt);
+        out_fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (out_fd < 0 && (errno != EEXIST || attempt == 100)) {
+            dt_status st = dt_err_input(err, "%s: %s", tmp, strerror(errno));
+            free(tmp);
+            return st;
+        }
+    }
+    FILE *errf = tmpfile();
+    DT_CHECK(errf, "tmpfile: %s", strerror(errno));
+    int p[2];
+    DT_CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+    DT_CHECK(fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0, "fcntl: %s", strerror(errno));
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, fileno(errf), 2);
+    char *argv[] = {GNUPLOT, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, GNUPLOT, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[0]);
+    close(out_fd);
+
+    dt_status st = DT_OK;
+    if (rc != 0) {
+        close(p[1]);
+        st = spawn_error(rc, err);
+        goto done;
+    }
+    int werr = write_all_nosigpipe(p[1], script, len);
+    close(p[1]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        DT_CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
+    struct stat sb;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && werr == 0 &&
+             stat(tmp, &sb) == 0 && sb.st_size > 0;
+    if (!ok) {
+        char msg[320];
+        first_error_line(errf, msg, sizeof msg);
+        if (!msg[0])
+            snprintf(msg, sizeof msg, "exit status %d, no message",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "gnuplot failed drawing %s: %s", path, msg);
+        st = DT_ERR_RUN;
+    } else if (rename(tmp, path) != 0) {
+        st = dt_err_input(err, "%s: %s", path, strerror(errno));
+    }
+done:
+    if (st != DT_OK)
+        unlink(tmp);
+    fclose(errf);
+    free(tmp);
+    return st;
+}
+
+dt_status gp_render(gp_t *body, int svg, int height, const char *path, dt_err_t *err)
+{
+    gp_t script;
+    gp_init(&script);
+    gp_header(&script, svg, height);
+    gp_flush(body);
+    fwrite(body->buf, 1, body->len, script.f);
+    gp_flush(&script);
+    dt_status st = gp_run(script.buf, script.len, path, err);
+    gp_free(&script);
+    return st;
+}

@@ -1,0 +1,72 @@
+/* Writing a gnuplot script in memory and running gnuplot on it: what every figure shares
+ * and nothing of any one figure (plot.c, figures.c). It knows neither SQLite nor the runs.
+ *
+ * gnuplot is started without a shell (posix_spawnp of "gnuplot" on PATH) and reads the
+ * script on its stdin through a pipe; the data travel inside the script as datablocks of
+ * numbers, and the image comes back on gnuplot's stdout into a file this code opened, so no
+ * path and no user string ever reaches gnuplot as a command. Strings from the database (run
+ * names, strategies, host names) appear only as single-quoted gnuplot string literals
+ * (gp_text), in which gnuplot performs no substitution at all, with every terminal in
+ * non-enhanced text mode so that ^ _ @ { } print as themselves. */
+#ifndef DTSIM_RESULTS_GNUPLOT_H
+#define DTSIM_RESULTS_GNUPLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common.h"
+
+/** A script being written: buf holds len bytes once flushed (open_memstream). */
+typedef struct gp {
+    char *buf;
+    size_t len;
+    FILE *f;
+} gp_t;
+
+/** An empty script. */
+void gp_init(gp_t *g);
+/** Frees the script; g is empty afterwards. */
+void gp_free(gp_t *g);
+
+/** Script text; fmt and its arguments come from dtsim's code, never from the database. */
+void gp_printf(gp_t *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Any string (from the database, or built from one) as a literal: results_plot_gp_string. */
+void gp_text(gp_t *g, const char *text);
+/** Characters text takes once quoted (what results_plot_gp_string keeps of it). */
+size_t gp_text_width(const char *text);
+
+/** Starts the datablock $NAME (name printf-formatted from dtsim's own text: "run%zu"). */
+void gp_block_begin(gp_t *g, const char *name_fmt, ...) __attribute__((format(printf, 2, 3)));
+/** One row of numbers, each %.10g, blank-separated; rows never hold text. */
+void gp_block_row(gp_t *g, const double *v, size_t n);
+#define GP_ROW(g, ...)                                                                     \
+    gp_block_row((g), (const double[]){__VA_ARGS__},                                       \
+                 sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
+/** Ends the datablock. */
+void gp_block_end(gp_t *g);
+
+/** The palette every figure draws with (Tableau 10); line type i + 1 is colour i. */
+#define GP_COLORS 10
+extern const char *const gp_palette[GP_COLORS];
+/** Line style of the i-th curve: colour, then dash and point shape beyond GP_COLORS. */
+void gp_curve_style(gp_t *g, size_t i);
+/** "set xtics (1, 10, 100)" at the values themselves, with a plain %g format. */
+void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
+
+/** Runs gnuplot on the shared header (terminal PNG, or SVG if svg, 1000 x height pixels;
+ *  colours, grid, key) followed by body; gnuplot's stdout becomes path, through a temporary
+ *  name in the same directory renamed on success, so a failure leaves no half image.
+ *  DT_ERR_INPUT: gnuplot missing, path not writable; DT_ERR_RUN: gnuplot failed. */
+dt_status gp_render(gp_t *body, int svg, int height, const char *path, dt_err_t *err);
+
+/** DT_OK when gnuplot can be started; otherwise DT_ERR_INPUT saying to install gnuplot-nox. */
+dt_status results_plot_gnuplot_check(dt_err_t *err);
+
+/** text as a single-quoted gnuplot string literal, malloc'ed: ' doubled, control characters
+ *  (newlines included) turned into blanks, bytes that are not UTF-8 into '?', cut after
+ *  RESULTS_PLOT_TEXT_MAX characters with "...". Such a literal is only ever used as a title,
+ *  a key entry or a label, never as a tic label: gnuplot reads tic labels as formats. */
+#define RESULTS_PLOT_TEXT_MAX 80
+char *results_plot_gp_string(const char *text);
+
+#endif
