@@ -1,5 +1,5 @@
 /* Scenario files: INI (parsed with inih) with sections [run] [model] [data] [cluster]
- * [strategy] [faults], every key typed, ranged and defaulted from one table (scenario.c),
+ * [strategy] [faults], every key typed, ranged and defaulted from one table (keys.c),
  * units written out (10Gbps, 5us, 19.5Tf). `--set section.key=value` overrides a key as if
  * it were written in the file. Unknown sections, keys and units are errors naming the file,
  * the line and the key; nothing is silently ignored.
@@ -82,7 +82,7 @@ typedef enum sim_platform_kind {
 /* One swept key of [sweep]. Keys of one line move together: a line "a.x, b.y = (1, p),
  * (2, q)" gives two keys of the same group whose values are taken pairwise. */
 typedef struct scenario_sweep_key {
-    int key;      /* index in scenario.c's key table */
+    int key;      /* index in the key table (keys.c) */
     int line;     /* of the [sweep] line */
     int group;    /* keys of one line share a group; groups are crossed */
     int n_values;
@@ -194,7 +194,7 @@ typedef struct scenario {
     char availability[64];            /* fedavg: always or PERIOD:FRACTION */
     char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
 
-    /* Private to scenario.c: where each key's value came from, indexed like its key table:
+    /* Private to sim/scenario: where each key's value came from, indexed like its key table:
      * > 0 the file's line, -1 a --set override, 0 the default. For messages and
      * scenario_key_given; not part of the configuration. */
     int key_line[SCENARIO_MAX_KEYS];

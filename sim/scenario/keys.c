@@ -1,0 +1,684 @@
+/* The key table: one row per scenario key (section, key, type, default text, field, range,
+ * doc) drives everything: defaults (each default text parsed like a user's value), the
+ * file and --set, scenario_write and the key reference. Below it, the parsers of the keys
+ * with a syntax of their own (model.arch, paths, strategy.kind, the [faults] texts, ...)
+ * and the names of enum values. */
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fault_spec.h"
+#include "keys_impl.h"
+#include "model_profile.h"
+
+/* Field offsets checked against the field's type at compile time: _Generic has no match,
+ * and the build fails, when the table says long and the field is an int. */
+#define OFF(field, type) _Generic(((scenario_t *)0)->field, type: offsetof(scenario_t, field))
+
+#define K_NUM(sec_, key_, type_, def_, off_, st_, lo_, hi_, fl_, doc_)                       \
+    {.section = sec_, .key = key_, .type = type_, .def = def_, .off = off_, .store = st_,    \
+     .min = lo_, .max = hi_, .flags = fl_, .doc = doc_}
+#define K_LONG(sec_, key_, def_, field, lo_, hi_, doc_)                                     \
+    K_NUM(sec_, key_, KEY_INT, def_, OFF(field, long), ST_LONG, lo_, hi_, 0, doc_)
+#define K_INTF(sec_, key_, def_, field, lo_, hi_, doc_)                                     \
+    K_NUM(sec_, key_, KEY_INT, def_, OFF(field, int), ST_INT, lo_, hi_, 0, doc_)
+#define K_DOUBLE(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                              \
+    K_NUM(sec_, key_, KEY_REAL, def_, OFF(field, double), ST_DOUBLE, lo_, hi_, fl_, doc_)
+#define K_FLOAT(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                               \
+    K_NUM(sec_, key_, KEY_REAL, def_, OFF(field, float), ST_FLOAT, lo_, hi_, fl_, doc_)
+#define K_UNIT(sec_, key_, type_, def_, field, lo_, fl_, doc_)                              \
+    K_NUM(sec_, key_, type_, def_, OFF(field, double), ST_DOUBLE, lo_, INFINITY, fl_, doc_)
+#define K_BOOL(sec_, key_, def_, field, doc_)                                               \
+    K_NUM(sec_, key_, KEY_BOOL, def_, OFF(field, int), ST_INT, 0, 1, 0, doc_)
+#define K_ENUM(sec_, key_, def_, field, etype, names_, fl_, doc_)                           \
+    {.section = sec_, .key = key_, .type = KEY_ENUM, .def = def_, .off = OFF(field, etype),  \
+     .store = ST_INT, .flags = fl_, .names = names_, .doc = doc_}
+#define K_STRING(sec_, key_, def_, field, accepted_, defdoc_, doc_)                         \
+    {.section = sec_, .key = key_, .type = KEY_STRING, .def = def_,                          \
+     .off = offsetof(scenario_t, field), .size = sizeof(((scenario_t *)0)->field),           \
+     .accepted = accepted_, .defdoc = defdoc_, .doc = doc_}
+#define K_CUSTOM(sec_, key_, def_, parse_, format_, accepted_, doc_)                         \
+    {.section = sec_, .key = key_, .type = KEY_CUSTOM, .def = def_, .parse = parse_,         \
+     .format = format_, .accepted = accepted_, .doc = doc_}
+
+/* Enums are stored through an int: they must be int-sized. */
+_Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
+
+static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
+static const char *const ring_message_names[] = {"steps", "phases", NULL};
+static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
+                                              "hierarchical", NULL};
+static const char *const time_model_names[] = {"flops", "measured", NULL};
+static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
+static const char *const side_names[] = {"auto", "yes", "no", NULL};
+static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
+static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
+static const char *const schedule_names[] = {"constant", "cosine", NULL};
+
+static dt_status parse_arch(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_arch(const scenario_t *, char *, size_t);
+static dt_status parse_hidden(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_hidden(const scenario_t *, char *, size_t);
+static dt_status parse_conv(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_conv(const scenario_t *, char *, size_t);
+static dt_status parse_schedule(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_schedule(const scenario_t *, char *, size_t);
+static dt_status parse_source(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_source(const scenario_t *, char *, size_t);
+static dt_status parse_partition(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static dt_status parse_compression(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_compression(const scenario_t *, char *, size_t);
+static void format_partition(const scenario_t *, char *, size_t);
+static dt_status parse_platform(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_platform(const scenario_t *, char *, size_t);
+static dt_status parse_kind(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_kind(const scenario_t *, char *, size_t);
+static dt_status parse_device(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_device(const scenario_t *, char *, size_t);
+
+/* [faults] texts: checked by their fault_spec parser, stored as written (trimmed). */
+static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err);
+#define FAULT_FORMAT(field)                                                                 \
+    static void format_##field(const scenario_t *sc, char *buf, size_t n)                    \
+    {                                                                                       \
+        snprintf(buf, n, "%s", sc->field);                                                  \
+    }
+#define FAULT_LIST(field, kind)                                                             \
+    static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
+                                   dt_err_t *err)                                           \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        sim_fault_spec_t specs[SIM_FAULT_MAX];                                              \
+        size_t n;                                                                           \
+        if (sim_fault_spec_parse(kind, v, specs, SIM_FAULT_MAX, &n, err))                   \
+            return DT_ERR_INPUT;                                                            \
+        return fault_text(sc->field, sizeof sc->field, v, err);                             \
+    }                                                                                       \
+    FAULT_FORMAT(field)
+FAULT_LIST(crash, SIM_FAULT_CRASH)
+FAULT_LIST(link_down, SIM_FAULT_LINK_DOWN)
+FAULT_LIST(link_degrade, SIM_FAULT_LINK_DEGRADE)
+FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
+#define FAULT_DIST(field, type, parser)                                                     \
+    static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
+                                   dt_err_t *err)                                           \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        type t;                                                                             \
+        dt_err_t e;                                                                         \
+        if (parser(v, &t, &e))                                                              \
+            return dt_err_input(err, "%s", e.msg);                                          \
+        return fault_text(sc->field, sizeof sc->field, v, err);                             \
+    }                                                                                       \
+    FAULT_FORMAT(field)
+FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
+FAULT_DIST(availability, sim_availability_t, sim_availability_parse)
+FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
+
+const key_desc_t key_table[] = {
+    /* [run] */
+    K_STRING("run", "name", "scenario", name, "text",
+             "the file's base name without .ini (\"scenario\" without a file)",
+             "run name in the results"),
+    K_NUM("run", "seed", KEY_INT, "1", OFF(seed, uint64_t), ST_U64, 0, 2147483647, 0,
+          "seed of every random stream (data split, initialisation, sampling)"),
+    K_LONG("run", "steps", "200", steps, 1, 1e9,
+           "synchronous steps (per worker for async-ps and local-sgd; fedavg uses rounds)"),
+    K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
+           "simulated-time limit; 0 = none"),
+    K_LONG("run", "eval_every", "50", eval_every, 0, 1e9,
+           "evaluate on the test set every N steps (rounds for fedavg); 0 = no step marks"),
+    K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
+           "also evaluate at the first step boundary after every multiple of this simulated "
+           "time; 0 = no time marks"),
+    K_DOUBLE("run", "target_accuracy", "0.85", target_accuracy, 0, 1, 0,
+             "test accuracy for \"time to target\""),
+    K_ENUM("run", "time_model", "flops", time_model, sim_time_model_t, time_model_names, 0,
+           "compute time: counted FLOPs / device speed (deterministic) or measured wall time "
+           "of the real kernels"),
+    K_BOOL("run", "shared_replicas", "yes", shared_replicas,
+           "all-reduce workers keep one shared parameter and momentum copy, updated once per "
+           "step, since their replicas are identical by construction (no for one copy each: "
+           "same results, N times the memory and update work)"),
+    K_LONG("run", "timeline_steps", "5", timeline_steps, 0, 1e6,
+           "record who computes, sends and waits until the first node has computed this many "
+           "gradients (the timeline figure); 0 = none"),
+    K_STRING("run", "db", "results/dtsim.db", db, "path", NULL,
+             "results database (relative to the current directory)"),
+
+    /* [model] */
+    K_CUSTOM("model", "arch", "mlp", parse_arch, format_arch,
+             "logreg, mlp, cnn, profile:NAME, profile:FILE.ini",
+             "model architecture; a profile (resnet50, resnet101, inception_v3, vgg16, "
+             "bert_large, gpt2_xl) is timed, not trained"),
+    K_CUSTOM("model", "hidden", "256,128", parse_hidden, format_hidden,
+             "comma-separated sizes in [1, 1048576], at most 8", "mlp hidden layer sizes"),
+    K_CUSTOM("model", "conv", "16,32", parse_conv, format_conv,
+             "C1,C2: two integers in [1, 4096]", "cnn output channels of the two convolutions"),
+    K_INTF("model", "kernel", "5", model.kernel, 1, 15, "cnn convolution kernel size"),
+    K_INTF("model", "fc", "128", model.fc, 1, 1048576, "cnn dense hidden size"),
+    K_LONG("model", "batch", "64", batch, 1, 65536,
+           "batch size per worker (per client for fedavg)"),
+    K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate"),
+    K_FLOAT("model", "momentum", "0", sgd.momentum, 0, 1, OPEN_MAX, "SGD momentum"),
+    K_FLOAT("model", "weight_decay", "0", sgd.weight_decay, 0, 1, 0, "L2 weight decay"),
+    K_CUSTOM("model", "schedule", "constant", parse_schedule, format_schedule,
+             "constant, cosine", "learning-rate schedule over the run"),
+    K_LONG("model", "threads", "1", threads, 1, 1024, "OpenBLAS threads of the real kernels"),
+    K_ENUM("model", "device", "cpu", backend, sim_backend_t, backend_names, 0,
+           "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
+           "error without a usable GPU) or auto (cuda when usable, else cpu)"),
+    K_ENUM("model", "side_by_side", "auto", side_by_side, sim_side_by_side_t, side_names, 0,
+           "fedavg and local-sgd: train a round's clients (a period's workers) side by side "
+           "as replicas, one launch per op for all of them (same results up to float "
+           "rounding; auto: on the cuda device only)"),
+
+    /* [data] */
+    K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,
+             "fashion-mnist, synthetic, or a directory of MNIST-format IDX files (relative "
+             "to the scenario file)",
+             "data set"),
+    K_LONG("data", "train_samples", "0", train_samples, 0, 1e9,
+           "training samples used; 0 = all (synthetic: 60000 are made)"),
+    K_LONG("data", "test_samples", "0", test_samples, 0, 1e9, "test samples used; 0 = all"),
+    K_LONG("data", "synthetic_dim", "784", synthetic_dim, 1, 1048576,
+           "synthetic: features per sample"),
+    K_LONG("data", "synthetic_classes", "10", synthetic_classes, 2, 256,
+           "synthetic: number of classes"),
+    K_DOUBLE("data", "synthetic_noise", "1", synthetic_noise, 0, 100, OPEN_MIN,
+             "synthetic: standard deviation of the noise around each class centre"),
+    K_CUSTOM("data", "partition", "iid", parse_partition, format_partition,
+             "iid, dirichlet:ALPHA (ALPHA > 0), shards:K (K >= 1)",
+             "how the training set is split across workers or clients"),
+
+    /* [cluster] */
+    K_CUSTOM("cluster", "platform", "star", parse_platform, format_platform,
+             "star, fat-tree, multi-rack, edge, or a path to a SimGrid .xml file (relative to "
+             "the scenario file)",
+             "simulated cluster"),
+    K_LONG("cluster", "workers", "8", workers, 1, 100000,
+           "trainer hosts (fedavg: client hosts; single ignores it and uses one; pipeline uses "
+           "one per stage)"),
+    K_UNIT("cluster", "bandwidth", KEY_BANDWIDTH, "10Gbps", bandwidth, 0, OPEN_MIN,
+           "bandwidth of each host's link"),
+    K_UNIT("cluster", "latency", KEY_TIME, "5us", latency, 0, 0, "latency of each host's link"),
+    K_UNIT("cluster", "uplink_bandwidth", KEY_BANDWIDTH, "40Gbps", uplink_bandwidth, 0,
+           OPEN_MIN, "bandwidth of rack and fat-tree uplinks"),
+    K_UNIT("cluster", "uplink_latency", KEY_TIME, "5us", uplink_latency, 0, 0,
+           "latency of rack and fat-tree uplinks"),
+    K_LONG("cluster", "racks", "2", racks, 1, 100000, "multi-rack: number of racks"),
+    K_ENUM("cluster", "network_model", "LV08", network_model, sim_net_model_t, net_model_names,
+           NOCASE,
+           "SimGrid network model: LV08 (calibrated TCP), CM02 (max-min sharing; with "
+           "crosstraffic = no, pure latency + size/bandwidth), SMPI"),
+    K_BOOL("cluster", "crosstraffic", "yes", crosstraffic,
+           "model the acknowledgement traffic flowing back on each link"),
+    K_CUSTOM("cluster", "device", "cpu", parse_device, format_device,
+             "cpu, v100, a100, h100 (profiles below), FILE.ini (a profile dtsim calibrate "
+             "wrote, relative to the scenario file) or custom",
+             "simulated device of every host; its speed becomes device_flops"),
+    {.section = "cluster", .key = "device_flops", .type = KEY_FLOPS, .def = NULL,
+     .off = OFF(device_flops, double), .store = ST_DOUBLE, .min = 0, .max = INFINITY,
+     .flags = OPEN_MIN | DERIVED, .defdoc = "the device's speed",
+     .doc = "simulated device speed; given without device it makes the device custom"},
+
+    /* [strategy] */
+    K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),
+    K_LONG("strategy", "servers", "1", servers, 1, 1024,
+           "parameter-server shards (sync-ps, async-ps); at most workers"),
+    K_LONG("strategy", "staleness", "0", staleness, 0, 1000000,
+           "async-ps: largest gradient staleness accepted; 0 = unbounded"),
+    K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names,
+           0, "all-reduce algorithm (allreduce)"),
+    K_ENUM("strategy", "ring_messages", "steps", ring_messages, sim_ring_messages_t,
+           ring_message_names, 0,
+           "ring all-reduce: steps = one message per step, 2 (p-1) per member; phases = one "
+           "per phase after a zero-byte latency probe, the other latencies waited out "
+           "(timing-only runs of thousands of workers; same time when the ring has its links "
+           "to itself)"),
+    K_DOUBLE("strategy", "bucket_mb", "0", bucket_mb, 0, 1e6, 0,
+             "allreduce: gradient buckets of this many MB (1e6 bytes), all-reduced while the "
+             "backward pass goes on (PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer); "
+             "0 = one all-reduce after the backward pass; other strategies ignore it"),
+    K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
+           "hierarchical all-reduce: workers per group (consecutive ranks); must divide "
+           "workers; on a multi-rack platform the racks are the groups"),
+    K_LONG("strategy", "local_steps", "8", local_steps, 1, 1000000,
+           "local-sgd: local steps between averagings (H)"),
+    K_LONG("strategy", "clients", "100", clients, 1, 10000000, "fedavg: client population"),
+    K_DOUBLE("strategy", "fraction", "0.1", fraction, 0, 1, OPEN_MIN,
+             "fedavg: fraction of clients sampled per round; floor(clients x fraction) >= 1"),
+    K_LONG("strategy", "local_epochs", "1", local_epochs, 1, 1000,
+           "fedavg: local epochs per round (E)"),
+    K_LONG("strategy", "rounds", "20", rounds, 1, 10000000, "fedavg: rounds"),
+    K_DOUBLE("strategy", "prox_mu", "0", prox_mu, 0, 1000, 0,
+             "FedProx proximal term; 0 = plain FedAvg"),
+    K_LONG("strategy", "stages", "2", stages, 1, 64,
+           "pipeline: stages, each a run of consecutive layers on its own host (cut where the "
+           "FLOPs balance best, at layers with weights; a model profile: at its [forward] "
+           "cuts); cluster.workers, if given, must equal it"),
+    K_LONG("strategy", "micro_batches", "4", micro_batches, 1, 4096,
+           "pipeline: micro-batches each step's model.batch is cut into (must divide it)"),
+    K_ENUM("strategy", "pipeline_schedule", "1f1b", pipeline_schedule, sim_pipeline_schedule_t,
+           pipe_schedule_names, 0,
+           "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
+           "held at once) or 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
+           "micro-batches in flight); both flush and update once per step"),
+    K_LONG("strategy", "data_parallel", "1", data_parallel, 1, 4096,
+           "pipeline: replicas of the whole pipeline (hybrid data + pipeline parallelism: "
+           "data_parallel x stages workers, each replica on its own batch of model.batch, each "
+           "stage's gradients all-reduced with `algorithm` across the replicas before its "
+           "update); cluster.workers, if given, must equal data_parallel x stages"),
+    K_LONG("strategy", "tensor_parallel", "2", tensor_parallel, 1, 1024,
+           "tensor: workers every dense layer is split across (Megatron-LM: column split, "
+           "then row split, an all-reduce of activations per pair; an unpaired last layer "
+           "column-split with an all-gather); must divide the widths it splits; "
+           "cluster.workers, if given, must equal it"),
+    K_LONG("strategy", "zero_stage", "1", zero_stage, 1, 3,
+           "zero (sharded data parallelism, ZeRO): 1 shards the optimizer state, 2 also the "
+           "gradients, 3 also the parameters (all-gathered for the forward and again for the "
+           "backward pass); every stage reduce-scatters the gradients, updates its shard and "
+           "all-gathers the parameters"),
+    K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
+           "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "
+           "model.batch summed before each exchange and update (a step then takes accumulate "
+           "x batch samples per worker; a fedavg client's local step likewise)"),
+    K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
+             "none, fp16, qsgd8, topk:F (0 < F <= 1)",
+             "sync-ps, allreduce, fedavg: what gradients (fedavg: model updates) travel as: "
+             "fp16 halves, qsgd8 8-bit stochastic quantization with a scale per 512, topk:F "
+             "the largest F of them as index + value pairs; bytes on the wire are the "
+             "encoding's (Compression below)"),
+    K_BOOL("strategy", "error_feedback", "yes", error_feedback,
+           "with a lossy compression: each sender keeps what its encoding left out and adds "
+           "it to its next gradient (fedavg: per client)"),
+    K_BOOL("strategy", "momentum_correction", "yes", momentum_correction,
+           "sync-ps and allreduce with topk, error feedback and model.momentum > 0: each worker "
+           "keeps the momentum of its own gradients, accumulates that, and clears what it sent "
+           "(DGC, Lin et al. 2018); the update is then plain SGD"),
+
+    /* [faults] */
+    K_UNIT("faults", "timeout", KEY_TIME, "1s", fault_timeout, 0, OPEN_MIN,
+           "with any fault below: a node waits this long for a peer before it presumes it "
+           "dead (must exceed the longest healthy wait)"),
+    K_CUSTOM("faults", "crash", "none", parse_crash, format_crash,
+             "none, or TARGET at TIME [for DURATION | until TIME], ... (TARGET: worker-N, "
+             "server-N, client-N or a host)",
+             "host crashes (SimGrid host off); with for/until the host comes back and its node "
+             "rejoins"),
+    K_CUSTOM("faults", "link_down", "none", parse_link_down, format_link_down,
+             "none, or LINK at TIME [for DURATION | until TIME], ... (LINK: a link name, with "
+             "or without _UP/_DOWN, or a node or host for its own links)",
+             "links that carry nothing for an interval (traffic stalls as TCP's does; peers "
+             "notice by timeout)"),
+    K_CUSTOM("faults", "link_degrade", "none", parse_link_degrade, format_link_degrade,
+             "none, or LINK at TIME to BANDWIDTH [for DURATION | until TIME], ...",
+             "links whose bandwidth drops for an interval"),
+    K_CUSTOM("faults", "straggler", "none", parse_straggler, format_straggler,
+             "none, or TARGET xFACTOR [at TIME] [for DURATION | until TIME], ...",
+             "compute slowdown of a node or host (x4: four times slower), always or for an "
+             "interval"),
+    K_CUSTOM("faults", "slowdown", "none", parse_slowdown, format_slowdown,
+             "none, uniform:LO:HI, lognormal:SIGMA",
+             "slowdown factor drawn once per worker host (seeded)"),
+    K_UNIT("faults", "mtbf", KEY_TIME, "0s", mtbf, 0, 0,
+           "mean time between failures of each worker host (exponential, seeded); 0 = none"),
+    K_UNIT("faults", "mttr", KEY_TIME, "0s", mttr, 0, 0,
+           "mean time to repair after a random failure (exponential); 0 = never back"),
+    K_LONG("faults", "checkpoint_every", "0", checkpoint_every, 0, 1000000000,
+           "sync-ps servers and the single worker checkpoint every N steps and restart from "
+           "it after a crash; 0 = restart from the initial weights"),
+    K_DOUBLE("faults", "dropout", "0", dropout, 0, 1, 0,
+             "fedavg: probability that a sampled client drops out of its round"),
+    K_UNIT("faults", "deadline", KEY_TIME, "0s", deadline, 0, 0,
+           "fedavg: the server aggregates what arrived this long after the round started; "
+           "0 = waits for every client (at most faults.timeout of silence)"),
+    K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
+             "fedavg: sample this many times the clients needed and keep the first to answer"),
+    K_CUSTOM("faults", "availability", "always", parse_availability, format_availability,
+             "always, PERIOD:FRACTION (e.g. 24h:0.3)",
+             "fedavg: each client is online FRACTION of every PERIOD (phase drawn per client); "
+             "only online clients are sampled"),
+    K_CUSTOM("faults", "client_speed", "same", parse_client_speed, format_client_speed,
+             "same, or SPEED:SHARE, ... (shares sum to 1)",
+             "fedavg: device classes of the clients (each client draws one; same = "
+             "cluster.device)"),
+};
+#define N_KEYS (sizeof key_table / sizeof key_table[0])
+const int key_count = (int)N_KEYS;
+_Static_assert(N_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");
+
+
+#define FAULT_TEXT_MAX 180
+static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
+{
+    while (isspace((unsigned char)*v))
+        v++;
+    char buf[SCENARIO_STR];
+    size_t len = strlen(v);
+    while (len && isspace((unsigned char)v[len - 1]))
+        len--;
+    /* written back as "link_degrade = VALUE" on one line, which must stay under the
+     * reader's line limit */
+    if (len > FAULT_TEXT_MAX || len >= cap)
+        return dt_err_input(err, "longer than %d characters (one scenario line)",
+                            FAULT_TEXT_MAX);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    if (!buf[0])
+        strcpy(buf, "none");
+    return set_string(dst, cap, buf, err);
+}
+
+/* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
+ * now and kept (a file as an absolute path). */
+static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                            dt_err_t *err)
+{
+    if (strncmp(v, "profile:", 8)) {
+        sc->profile[0] = '\0';
+        sc->profile_pieces = 0;
+        return trainer_arch_parse(&sc->model.arch, v, err);
+    }
+    char spec[SCENARIO_STR];
+    if (sim_model_profile_is_file(v + 8)) {
+        if (resolve_path(v + 8, ctx, 0, spec, sizeof spec, err))
+            return DT_ERR_INPUT;
+    } else if (set_string(spec, sizeof spec, v + 8, err)) {
+        return DT_ERR_INPUT;
+    }
+    sim_model_profile_t prof;
+    if (sim_model_profile_load(&prof, spec, err))
+        return DT_ERR_INPUT;
+    sc->profile_pieces = prof.has_forward_layers;
+    for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
+        sc->profile_pieces += prof.layers[i].cut > 0;
+    sim_model_profile_free(&prof);
+    return set_string(sc->profile, sizeof sc->profile, spec, err);
+}
+
+static void format_arch(const scenario_t *sc, char *buf, size_t n)
+{
+    if (sc->profile[0])
+        snprintf(buf, n, "profile:%s", sc->profile);
+    else
+        snprintf(buf, n, "%s", trainer_arch_name(sc->model.arch));
+}
+
+static dt_status parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                              dt_err_t *err)
+{
+    (void)ctx;
+    trainer_model_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (trainer_hidden_parse(&cfg, v, err))
+        return DT_ERR_INPUT;
+    memcpy(sc->model.hidden, cfg.hidden, sizeof cfg.hidden); /* unused entries zeroed */
+    sc->model.n_hidden = cfg.n_hidden;
+    return DT_OK;
+}
+
+static void format_hidden(const scenario_t *sc, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < sc->model.n_hidden && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%d", i ? "," : "", sc->model.hidden[i]);
+}
+
+static dt_status parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                            dt_err_t *err)
+{
+    (void)ctx;
+    long c[2];
+    const char *p = v;
+    for (int i = 0; i < 2; i++) {
+        while (*p == ' ')
+            p++;
+        size_t len = scan_number(p);
+        errno = 0;
+        c[i] = len && p[0] != '-' && !strpbrk(p, ".eE") ? strtol(p, NULL, 10) : -1;
+        p += len;
+        while (*p == ' ')
+            p++;
+        if (!len || errno || c[i] < 1 || c[i] > 4096 || *p != (i == 0 ? ',' : '\0'))
+            return dt_err_input(err, "bad channel counts \"%s\" (expected C1,C2: two integers "
+                                     "in [1, 4096], e.g. 16,32)",
+                                v);
+        if (i == 0)
+            p++;
+    }
+    sc->model.conv[0] = (int)c[0];
+    sc->model.conv[1] = (int)c[1];
+    return DT_OK;
+}
+
+static void format_conv(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d,%d", sc->model.conv[0], sc->model.conv[1]);
+}
+
+static dt_status parse_schedule(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                dt_err_t *err)
+{
+    (void)ctx;
+    return trainer_lr_schedule_parse(&sc->schedule, v, err);
+}
+
+static void format_schedule(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", schedule_names[sc->schedule]);
+}
+
+static dt_status parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                 dt_err_t *err)
+{
+    (void)ctx;
+    trainer_partition_spec_t spec; /* the parser clears its output even on error */
+    if (trainer_partition_parse(&spec, v, err))
+        return DT_ERR_INPUT;
+    sc->partition = spec;
+    return DT_OK;
+}
+
+static dt_status parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                   dt_err_t *err)
+{
+    (void)ctx;
+    trainer_codec_t c;
+    if (trainer_codec_parse(&c, v, err))
+        return DT_ERR_INPUT;
+    sc->compression = c;
+    return DT_OK;
+}
+
+static void format_compression(const scenario_t *sc, char *buf, size_t n)
+{
+    trainer_codec_format(&sc->compression, buf, n);
+}
+
+static void format_partition(const scenario_t *sc, char *buf, size_t n)
+{
+    char num[40];
+    switch (sc->partition.kind) {
+    case TRAINER_PARTITION_IID:
+        snprintf(buf, n, "iid");
+        return;
+    case TRAINER_PARTITION_DIRICHLET:
+        format_double(num, sizeof num, sc->partition.alpha);
+        snprintf(buf, n, "dirichlet:%s", num);
+        return;
+    case TRAINER_PARTITION_SHARDS:
+        snprintf(buf, n, "shards:%d", sc->partition.shards);
+        return;
+    }
+}
+
+int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Resolves a path written in a scenario against its directory and makes it absolute, so
+ * the resolved scenario reads the same from anywhere. want_dir: 1 directory, 0 file. */
+dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
+                       size_t cap, dt_err_t *err)
+{
+    char joined[PATH_MAX], real[PATH_MAX];
+    if (v[0] != '/' && ctx->base_dir) {
+        if ((size_t)snprintf(joined, sizeof joined, "%s/%s", ctx->base_dir, v) >= sizeof joined)
+            return dt_err_input(err, "path \"%s\" is too long", v);
+    } else {
+        if (strlen(v) >= sizeof joined)
+            return dt_err_input(err, "path \"%s\" is too long", v);
+        strcpy(joined, v);
+    }
+    const char *shown = strcmp(joined, v) ? joined : NULL;
+    struct stat stbuf;
+    if (stat(joined, &stbuf))
+        return dt_err_input(err, "cannot read \"%s\"%s%s%s: %s", v, shown ? " (" : "",
+                            shown ? shown : "", shown ? ")" : "", strerror(errno));
+    if (want_dir && !S_ISDIR(stbuf.st_mode))
+        return dt_err_input(err, "\"%s\" is not a directory", v);
+    if (!want_dir) {
+        if (S_ISDIR(stbuf.st_mode))
+            return dt_err_input(err, "\"%s\" is a directory, not a file", v);
+        FILE *f = fopen(joined, "r");
+        if (!f)
+            return dt_err_input(err, "cannot read \"%s\"%s%s%s: %s", v, shown ? " (" : "",
+                                shown ? shown : "", shown ? ")" : "", strerror(errno));
+        fclose(f);
+    }
+    if (!realpath(joined, real))
+        return dt_err_input(err, "cannot resolve \"%s\": %s", v, strerror(errno));
+    if (strlen(real) >= cap)
+        return dt_err_input(err, "path \"%s\" is longer than %zu characters", real, cap - 1);
+    memset(out, 0, cap);
+    memcpy(out, real, strlen(real));
+    return DT_OK;
+}
+
+static dt_status parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                              dt_err_t *err)
+{
+    if (!strcmp(v, "fashion-mnist") || !strcmp(v, "synthetic"))
+        return set_string(sc->data_source, sizeof sc->data_source, v, err);
+    if (!*v)
+        return dt_err_input(err, "empty value (expected fashion-mnist, synthetic or a "
+                                 "directory)");
+    dt_err_t e;
+    if (resolve_path(v, ctx, 1, sc->data_source, sizeof sc->data_source, &e))
+        return dt_err_input(err, "%s (expected fashion-mnist, synthetic or a directory of "
+                                 "MNIST-format files)",
+                            e.msg);
+    return DT_OK;
+}
+
+static void format_source(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", sc->data_source);
+}
+
+/* strategy.kind: a name from the registry (strategy_def.h), listed in its order */
+void kind_names(char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    const sim_strategy_t *const *s = scenario_strategies();
+    for (int i = 0; s[i] && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", s[i]->name);
+}
+
+static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                            dt_err_t *err)
+{
+    (void)ctx;
+    const sim_strategy_t *st = scenario_strategy_find(v);
+    if (st) {
+        sc->strategy = st;
+        return DT_OK;
+    }
+    char list[256];
+    kind_names(list, sizeof list);
+    return dt_err_input(err, "unknown value \"%s\" (expected one of %s)", v, list);
+}
+
+static void format_kind(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", sc->strategy->name);
+}
+
+static dt_status parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                dt_err_t *err)
+{
+    for (int i = 0; platform_names[i]; i++)
+        if (!strcmp(v, platform_names[i])) {
+            sc->platform = (sim_platform_kind_t)i;
+            memset(sc->platform_file, 0, sizeof sc->platform_file);
+            return DT_OK;
+        }
+    if (ends_with(v, ".so") || strstr(v, ".so."))
+        return dt_err_input(err, "\"%s\" refused: a .so platform is compiled code that SimGrid "
+                                 "would load and run; give a SimGrid .xml file",
+                            v);
+    if (!ends_with(v, ".xml"))
+        return dt_err_input(err, "unknown platform \"%s\" (expected star, fat-tree, multi-rack, "
+                                 "edge or a path to a SimGrid .xml file)",
+                            v);
+    if (resolve_path(v, ctx, 0, sc->platform_file, sizeof sc->platform_file, err))
+        return DT_ERR_INPUT;
+    sc->platform = SIM_PLATFORM_FILE;
+    return DT_OK;
+}
+
+static void format_platform(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s",
+             sc->platform == SIM_PLATFORM_FILE ? sc->platform_file : platform_names[sc->platform]);
+}
+
+static dt_status parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                              dt_err_t *err)
+{
+    if (ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
+        char path[SCENARIO_STR];
+        double flops;
+        if (resolve_path(v, ctx, 0, path, sizeof path, err) || profile_read(path, &flops, err))
+            return DT_ERR_INPUT;
+        return set_string(sc->device, sizeof sc->device, path, err);
+    }
+    if (!builtin_profile(v) && strcmp(v, "custom"))
+        return dt_err_input(err, "unknown device \"%s\" (expected cpu, v100, a100, h100, a "
+                                 "profile file FILE.ini from dtsim calibrate, or custom with "
+                                 "device_flops)",
+                            v);
+    return set_string(sc->device, sizeof sc->device, v, err);
+}
+
+static void format_device(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", sc->device);
+}
+
+const char *scenario_backend_name(sim_backend_t b)
+{
+    DT_ASSERT((int)b >= 0 && (int)b <= SIM_BACKEND_AUTO);
+    return backend_names[b];
+}
+
+
+const char *scenario_algorithm_name(sim_allreduce_algo_t a)
+{
+    DT_ASSERT((int)a >= 0 && (int)a <= SIM_ALLREDUCE_HIERARCHICAL);
+    return algorithm_names[a];
+}

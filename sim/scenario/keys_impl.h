@@ -1,0 +1,162 @@
+/* Private to sim/scenario: what its files share. The key table (keys.c) and its
+ * descriptors, the typed values (keys_values.c), lookups (keys_lookup.c), units
+ * (units.c), device profiles (devices.c), [sweep] lookups (sweep.c) and errors at a key's
+ * location (check.c). Nothing outside sim/scenario includes it. */
+#ifndef DTSIM_SCENARIO_KEYS_IMPL_H
+#define DTSIM_SCENARIO_KEYS_IMPL_H
+
+#include <stddef.h>
+
+#include "scenario.h"
+
+/* ---- units (units.c) ---- */
+
+/* value = number * mul / div: dividing by an exact power of ten (5us = 5 / 1e6) gives the
+ * correctly rounded double, which multiplying by 1e-6 would not. */
+typedef struct unit {
+    const char *name;
+    double mul, div;
+    int alias; /* accepted, never written */
+    int bytes; /* written only when shorter than bits: links are quoted in bits */
+} unit_t;
+
+extern const unit_t bandwidth_units[], time_units[], flops_units[]; /* {NULL}-terminated */
+
+/** "a, b, c": the names of units. */
+void unit_list(const unit_t *units, char *buf, size_t n);
+/** The length of the decimal number at the start of s, 0 if none (no hex, inf, nan, '+'). */
+size_t scan_number(const char *s);
+/** The number at the start of text: its length in *len, its value in *out; -1 if none. */
+int number_prefix(const char *text, size_t *len, double *out);
+/** The shortest "NUMBERunit" that parses back to exactly v. */
+void format_unit(char *buf, size_t n, double v, const unit_t *units);
+/** The shortest "%g" spelling that reads back to v. */
+void format_double(char *buf, size_t n, double v);
+/** The shortest "%g" spelling that reads back to v as a float. */
+void format_float(char *buf, size_t n, float v);
+
+/* ---- device profiles (devices.c) ---- */
+
+/** The built-in profile called name, or NULL. */
+const sim_device_profile_t *builtin_profile(const char *name);
+/** Reads the speed of a profile file (a [device] section, as dtsim calibrate writes it). */
+dt_status profile_read(const char *path, double *flops, dt_err_t *err);
+/** A built-in profile or a profile file (absolute path); NULL for custom or a bad file. */
+const sim_device_profile_t *profile_find(const char *name);
+
+/* ---- the key table (keys.c) ---- */
+
+typedef enum key_type {
+    KEY_INT,
+    KEY_REAL,
+    KEY_BOOL,
+    KEY_STRING,
+    KEY_ENUM,
+    KEY_BANDWIDTH,
+    KEY_TIME,
+    KEY_FLOPS,
+    KEY_CUSTOM, /* parse and format functions of its own */
+} key_type_t;
+
+typedef enum key_store { ST_INT, ST_LONG, ST_U64, ST_FLOAT, ST_DOUBLE } key_store_t;
+
+#define OPEN_MIN 1u /* range excludes min */
+#define OPEN_MAX 2u /* range excludes max */
+#define NOCASE 4u   /* enum names match in any case */
+#define DERIVED 8u  /* no default text: the value comes from another key (see defdoc) */
+
+typedef struct parse_ctx {
+    const char *base_dir; /* relative paths resolve here; NULL: the current directory */
+} parse_ctx_t;
+
+typedef struct key_desc {
+    const char *section, *key;
+    key_type_t type;
+    const char *def; /* default, parsed like a user's value */
+    size_t off;      /* field in scenario_t */
+    key_store_t store;
+    size_t size; /* strings: capacity */
+    double min, max;
+    unsigned flags;
+    const char *const *names; /* enums, indexed by value */
+    dt_status (*parse)(scenario_t *sc, const char *value, const parse_ctx_t *ctx,
+                       dt_err_t *err);
+    void (*format)(const scenario_t *sc, char *buf, size_t n);
+    const char *accepted; /* for the docs; NULL: from the type and range */
+    const char *defdoc;   /* for the docs when the default is not def */
+    const char *doc;
+} key_desc_t;
+
+extern const key_desc_t key_table[]; /* (key_count): sections in file order */
+extern const int key_count;
+
+/** "a, b and c" of the registry's strategies, for strategy.kind's messages and docs. */
+void kind_names(char *buf, size_t n);
+/** Resolves a path written in a scenario against ctx->base_dir and makes it absolute;
+ * want_dir: 1 a directory, 0 a readable file. */
+dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
+                       size_t cap, dt_err_t *err);
+/** 1 if s ends with suffix. */
+int ends_with(const char *s, const char *suffix);
+
+/* ---- lookups (keys_lookup.c) ---- */
+
+#define SECTION_LIST "run, model, data, cluster, strategy, faults, sweep"
+
+/** The index of section.key in key_table, -1 if there is none. */
+int key_find(const char *section, const char *key);
+/** The index of section.key, which must exist. */
+int key_index(const char *section, const char *key);
+/** 1 for a section scenario files may have ([sweep] included). */
+int section_known(const char *name);
+/** " (did you mean X?)", " (X is a [cluster] key)" or "". */
+void key_hint(const char *section, const char *key, char *buf, size_t n);
+/** "; did you mean [X]?" or "". */
+void section_hint(const char *section, char *buf, size_t n);
+/** The other key of the device / device_flops pair, -1 for any other key. */
+int device_partner(int k);
+
+/* ---- values (keys_values.c) ---- */
+
+/** The field of key d in sc. */
+const void *field_cptr(const scenario_t *sc, const key_desc_t *d);
+/** Copies v into a string field of capacity cap, zero-filled past its text (structs built
+ * by different assignments then compare equal byte for byte). */
+dt_status set_string(char *dst, size_t cap, const char *v, dt_err_t *err);
+/** "an integer in [a, b]", "a number in (a, b]", "> a": key d's range. */
+void range_text(const key_desc_t *d, int integer, char *buf, size_t n);
+/** "a, b, c": a NULL-terminated list of names. */
+void names_text(const char *const *names, char *buf, size_t n);
+/** Parses v into key d's field; the message in err has no location (the caller adds it). */
+dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
+                    const parse_ctx_t *ctx, dt_err_t *err);
+/** Key d's value as scenario files write it. */
+void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n);
+
+/* ---- [sweep] (sweep.c) ---- */
+
+/** The position of key k in sc's [sweep], -1 if it is not swept. */
+int sweep_find(const scenario_t *sc, int k);
+/** Value v of swept key sk, as key_format writes it. */
+const char *sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v);
+/** One [sweep] line "section.key = v1, v2, ..." (read at line). */
+dt_status sweep_add(scenario_t *sc, const char *name, const char *list, int line,
+                    const parse_ctx_t *ctx, dt_err_t *err);
+/** One linked [sweep] line "a.x, b.y = (1, p), (2, q)". */
+dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list, int line,
+                           const parse_ctx_t *ctx, dt_err_t *err);
+/** After the file: no swept key also given in its section (nor the device pair's other). */
+dt_status sweep_finish(scenario_t *sc, dt_err_t *err);
+
+/* ---- errors with a location (check.c) ---- */
+
+/** DT_ERR_INPUT with "PATH:LINE: section.key: msg" for key k read at line (see check.c). */
+dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/** "section.key at line N" / "from --set" / "by default" / "= V from [sweep] at line N". */
+void key_where(const scenario_t *sc, int k, char *buf, size_t n);
+/** Of keys a and b in a failed relation, the one to name: a swept one in a run of a
+ * sweep, else the one the user gave (a first). */
+int blame(const scenario_t *sc, int a, int b);
+
+#endif

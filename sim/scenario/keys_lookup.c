@@ -1,0 +1,101 @@
+/* Keys and sections found by name, with "did you mean" hints for names that are not. */
+#include <string.h>
+
+#include "keys_impl.h"
+
+static const char *const section_names[] = {"run",      "model",  "data",  "cluster",
+                                            "strategy", "faults", "sweep", NULL};
+
+int key_find(const char *section, const char *key)
+{
+    for (int k = 0; k < key_count; k++)
+        if (!strcmp(key_table[k].section, section) && !strcmp(key_table[k].key, key))
+            return k;
+    return -1;
+}
+
+int key_index(const char *section, const char *key)
+{
+    int k = key_find(section, key);
+    DT_ASSERT(k >= 0);
+    return k;
+}
+
+int section_known(const char *name)
+{
+    for (int i = 0; section_names[i]; i++)
+        if (!strcmp(section_names[i], name))
+            return 1;
+    return 0;
+}
+
+/* Optimal string alignment distance (Levenshtein plus adjacent transpositions), for
+ * "did you mean". */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 48 };
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= MAX || m >= MAX)
+        return MAX;
+    int d[MAX][MAX];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* " (did you mean X?)" or " (X is a [cluster] key)" or "". */
+void key_hint(const char *section, const char *key, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    int best = 3;
+    const char *best_key = NULL;
+    for (int k = 0; k < key_count; k++) {
+        if (strcmp(key_table[k].section, section))
+            continue;
+        int dist = edit_distance(key, key_table[k].key);
+        if (dist < best) {
+            best = dist;
+            best_key = key_table[k].key;
+        }
+    }
+    if (best_key) {
+        snprintf(buf, n, " (did you mean %s?)", best_key);
+        return;
+    }
+    for (int k = 0; k < key_count; k++)
+        if (!strcmp(key_table[k].key, key)) {
+            snprintf(buf, n, " (%s is a [%s] key)", key, key_table[k].section);
+            return;
+        }
+}
+
+void section_hint(const char *section, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0; section_names[i]; i++)
+        if (edit_distance(section, section_names[i]) <= 2) {
+            snprintf(buf, n, "; did you mean [%s]?", section_names[i]);
+            return;
+        }
+}
+
+int device_partner(int k)
+{
+    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+    return k == kd ? kf : k == kf ? kd : -1;
+}

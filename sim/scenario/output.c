@@ -1,0 +1,191 @@
+/* Output: the resolved scenario as INI (scenario_write; scenario_load reads it back to the
+ * same struct), every key's value (scenario_foreach_key) and the key reference in Markdown
+ * (scenario_write_keys_markdown), all from the key table. */
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "keys_impl.h"
+
+/* A [sweep] value as a list item: quoted when it holds a comma or starts or ends blank. */
+static void sweep_write_value(FILE *out, const char *v)
+{
+    size_t len = strlen(v);
+    int quote = strchr(v, ',') || isspace((unsigned char)v[0]) ||
+                (len && isspace((unsigned char)v[len - 1]));
+    fprintf(out, quote ? "\"%s\"" : "%s", v);
+}
+
+
+void scenario_write(const scenario_t *sc, FILE *out)
+{
+    const char *section = NULL;
+    char value[SCENARIO_STR + 64];
+    int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
+    int kd = key_index("cluster", "device");
+    fprintf(out, "; dtsim scenario, resolved: every key with its value, defaults included\n");
+    for (int k = 0; k < key_count; k++) {
+        if (!section || strcmp(section, key_table[k].section)) {
+            section = key_table[k].section;
+            fprintf(out, "\n[%s]\n", section);
+        }
+        /* a swept key is not written here: its values are in [sweep]; nor the other of
+         * the device pair, which each value sets (device stays when it is custom) */
+        int j = sweep ? sweep_find(sc, k) : -1, partner = device_partner(k);
+        if (j < 0 && sweep && partner >= 0 && sweep_find(sc, partner) >= 0 &&
+            !(k == kd && !strcmp(sc->device, "custom")))
+            j = sweep_find(sc, partner);
+        if (j >= 0) {
+            const key_desc_t *d = &key_table[sc->sweep.keys[j].key];
+            fprintf(out, "; %s: from [sweep] %s.%s\n", key_table[k].key, d->section, d->key);
+            continue;
+        }
+        key_format(sc, &key_table[k], value, sizeof value);
+        fprintf(out, "%s = %s\n", key_table[k].key, value);
+    }
+    if (!sweep)
+        return;
+    fprintf(out, "\n[sweep]\n");
+    for (int j = 0; j < sc->sweep.n_keys;) {
+        int end = j + 1;
+        while (end < sc->sweep.n_keys && sc->sweep.keys[end].group == sc->sweep.keys[j].group)
+            end++;
+        for (int g = j; g < end; g++)
+            fprintf(out, "%s%s.%s", g > j ? ", " : "", key_table[sc->sweep.keys[g].key].section,
+                    key_table[sc->sweep.keys[g].key].key);
+        fputs(" = ", out);
+        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+        for (int v = 0; v < sk->n_values; v++) {
+            fputs(v ? ", " : "", out);
+            if (end - j > 1)
+                fputc('(', out);
+            for (int g = j; g < end; g++) {
+                fputs(g > j ? ", " : "", out);
+                sweep_write_value(out, sweep_value(sc, &sc->sweep.keys[g], v));
+            }
+            if (end - j > 1)
+                fputc(')', out);
+        }
+        fputc('\n', out);
+        j = end;
+    }
+}
+
+void scenario_foreach_key(const scenario_t *sc,
+                          void (*fn)(void *ctx, const char *key, const char *text,
+                          double number),
+                          void *ctx)
+{
+    char value[SCENARIO_STR + 64], name[96];
+    for (int k = 0; k < key_count; k++) {
+        const key_desc_t *d = &key_table[k];
+        const void *p = field_cptr(sc, d);
+        double number = NAN;
+        switch (d->type) {
+        case KEY_INT:
+            number = d->store == ST_INT    ? *(const int *)p
+                     : d->store == ST_LONG ? (double)*(const long *)p
+                                           : (double)*(const uint64_t *)p;
+            break;
+        case KEY_REAL:
+            number = d->store == ST_FLOAT ? *(const float *)p : *(const double *)p;
+            break;
+        case KEY_BOOL:
+            number = *(const int *)p;
+            break;
+        case KEY_BANDWIDTH:
+        case KEY_TIME:
+        case KEY_FLOPS:
+            number = *(const double *)p;
+            break;
+        default:
+            break;
+        }
+        key_format(sc, d, value, sizeof value);
+        snprintf(name, sizeof name, "%s.%s", d->section, d->key);
+        fn(ctx, name, value, number);
+    }
+}
+
+void scenario_write_keys_markdown(FILE *out)
+{
+    const char *section = NULL;
+    char buf[512];
+    for (int k = 0; k < key_count; k++) {
+        const key_desc_t *d = &key_table[k];
+        if (!section || strcmp(section, d->section)) {
+            section = d->section;
+            fprintf(out, "%s### [%s]\n\n| key | default | accepted values | meaning |\n"
+                         "|---|---|---|---|\n",
+                    k ? "\n" : "", section);
+        }
+        const char *accepted = d->accepted;
+        switch (d->type) {
+        case KEY_INT:
+            range_text(d, 1, buf, sizeof buf);
+            accepted = buf;
+            break;
+        case KEY_REAL:
+            range_text(d, 0, buf, sizeof buf);
+            accepted = buf;
+            break;
+        case KEY_BOOL:
+            accepted = "yes, no, true, false, on, off, 1, 0";
+            break;
+        case KEY_ENUM: {
+            names_text(d->names, buf, sizeof buf);
+            if (d->flags & NOCASE)
+                strcat(buf, " (any case)");
+            accepted = buf;
+            break;
+        }
+        case KEY_BANDWIDTH:
+            accepted = "bandwidth > 0 with a unit";
+            break;
+        case KEY_TIME:
+            accepted = "time >= 0 with a unit (0 needs none)";
+            break;
+        case KEY_FLOPS:
+            accepted = "speed > 0 with a unit";
+            break;
+        case KEY_STRING:
+            break;
+        case KEY_CUSTOM:
+            if (!accepted) { /* strategy.kind: the registry's names */
+                kind_names(buf, sizeof buf);
+                accepted = buf;
+            }
+            break;
+        }
+        char def[80];
+        if (d->defdoc)
+            snprintf(def, sizeof def, "%s", d->defdoc);
+        else
+            snprintf(def, sizeof def, "`%s`", d->def);
+        fprintf(out, "| `%s` | %s | %s | %s |\n", d->key, def, accepted, d->doc);
+    }
+
+    fprintf(out, "\n### Units\n\nA unit is required (a time of 0 may omit it); spaces between the "
+                 "number and the unit are allowed; units are case-sensitive.\n\n"
+                 "| quantity | units | stored as |\n|---|---|---|\n");
+    unit_list(bandwidth_units, buf, sizeof buf);
+    fprintf(out, "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000) | bytes per second "
+                 "(10Gbps = 1.25e9) |\n",
+            buf);
+    unit_list(time_units, buf, sizeof buf);
+    fprintf(out, "| time | %s | seconds |\n", buf);
+    unit_list(flops_units, buf, sizeof buf);
+    fprintf(out, "| speed | %s (FLOP/s, SI, as in SimGrid) | FLOP/s |\n", buf);
+
+    fprintf(out, "\n### Device profiles\n\n`cluster.device` sets `cluster.device_flops`; "
+                 "`device_flops` given without `device` makes the device `custom`; both in one "
+                 "file must agree (`device = custom`, or the profile's own speed); a `--set` of "
+                 "either one replaces the pair.\n\n| device | FP32 FLOP/s | source |\n"
+                 "|---|---|---|\n");
+    size_t n_profiles;
+    const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
+    for (size_t i = 0; i < n_profiles; i++) {
+        format_unit(buf, sizeof buf, profiles[i].flops, flops_units);
+        fprintf(out, "| `%s` | %s | %s |\n", profiles[i].name, buf, profiles[i].source);
+    }
+}
