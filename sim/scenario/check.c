@@ -1,6 +1,7 @@
 /* Errors at a key's location: every message that names a key is worded here
  * ("PATH:LINE: section.key: ...", "--set section.key: ...", a [sweep] value), with the
- * location of the other key of a relation and the choice of which of two keys to blame. */
+ * location of the other key of a relation and the choice of which of two keys to blame;
+ * scenario_fail and scenario_blame give the same to the strategies' checks. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,11 +58,7 @@ void key_where(const scenario_t *sc, int k, char *buf, size_t n)
 
 void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n)
 {
-    const char *dot = strchr(section_key, '.');
-    DT_ASSERT(dot);
-    char section[32];
-    snprintf(section, sizeof section, "%.*s", (int)(dot - section_key), section_key);
-    int k = key_index(section, dot + 1);
+    int k = key_named(section_key);
     int line = sc->key_line[k], j = sc->sweep.is_run ? sweep_find(sc, k) : -1;
     if (j >= 0)
         snprintf(buf, n, "%s:%d: sweep %s (value \"%s\")", sc->path, sc->sweep.keys[j].line,
@@ -76,12 +73,7 @@ void scenario_key_location(const scenario_t *sc, const char *section_key, char *
 
 int scenario_key_given(const scenario_t *sc, const char *section_key)
 {
-    const char *dot = strchr(section_key, '.');
-    DT_ASSERT(dot && (size_t)(dot - section_key) < 32);
-    char section[32];
-    memcpy(section, section_key, (size_t)(dot - section_key));
-    section[dot - section_key] = '\0';
-    return sc->key_line[key_index(section, dot + 1)] != 0;
+    return sc->key_line[key_named(section_key)] != 0;
 }
 
 /* The key to blame for a relation between a and b: in a run of a sweep, a swept one (it
@@ -93,4 +85,25 @@ int blame(const scenario_t *sc, int a, int b)
     if (sc->sweep.is_run && sweep_find(sc, a) >= 0)
         return a;
     return sc->key_line[a] == 0 && sc->key_line[b] != 0 ? b : a;
+}
+
+dt_status scenario_fail(const scenario_t *sc, dt_err_t *err, const char *section_key,
+                        const char *fmt, ...)
+{
+    char msg[512]; /* key_error keeps as much */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int k = key_named(section_key);
+    return key_error(err, sc, sc->key_line[k], k, "%s", msg);
+}
+
+const char *scenario_blame(const scenario_t *sc, const char *a, const char *b, char *where,
+                           size_t n)
+{
+    int ka = key_named(a), kb = key_named(b), k = blame(sc, ka, kb);
+    if (where)
+        key_where(sc, k == ka ? kb : ka, where, n);
+    return k == ka ? a : b;
 }

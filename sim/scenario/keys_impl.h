@@ -107,6 +107,8 @@ int ends_with(const char *s, const char *suffix);
 int key_find(const char *section, const char *key);
 /** The index of section.key, which must exist. */
 int key_index(const char *section, const char *key);
+/** The index of the key called "section.key", which must exist. */
+int key_named(const char *section_key);
 /** 1 for a section scenario files may have ([sweep] included). */
 int section_known(const char *name);
 /** " (did you mean X?)", " (X is a [cluster] key)" or "". */

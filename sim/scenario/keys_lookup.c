@@ -21,6 +21,16 @@ int key_index(const char *section, const char *key)
     return k;
 }
 
+int key_named(const char *section_key)
+{
+    const char *dot = strchr(section_key, '.');
+    DT_ASSERT(dot && (size_t)(dot - section_key) < 32);
+    char section[32];
+    memcpy(section, section_key, (size_t)(dot - section_key));
+    section[dot - section_key] = '\0';
+    return key_index(section, dot + 1);
+}
+
 int section_known(const char *name)
 {
     for (int i = 0; section_names[i]; i++)

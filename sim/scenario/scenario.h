@@ -173,29 +173,31 @@ typedef struct scenario {
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
     long zero_stage;                  /* zero: 1 optimizer state, 2 + gradients, 3 + params
                                          sharded */
-    long accumulate;                  /* micro-batches summed per exchange (sync-ps,
-                                         allreduce, single) */
+    long accumulate;                  /* micro-batches summed per exchange (strategies with
+                                         SIM_TAKES_ACCUMULATE) */
     trainer_codec_t compression;      /* what gradients and updates travel as */
     int error_feedback;               /* carry the codec's error into the next message */
     int momentum_correction;          /* top-k: momentum kept by the senders (DGC) */
 
-    /* [faults] (event lists and distributions as written; sim/fault_spec.h parses them) */
-    double fault_timeout;             /* a peer silent this long is presumed dead */
+    /* [faults] (event lists and distributions as written; fault_spec.h parses them) */
+    double fault_timeout;             /* seconds a peer may be silent before it is presumed
+                                         dead */
     char crash[SCENARIO_STR];         /* "worker-3 at 2s for 1s, ..." or "none" */
     char link_down[SCENARIO_STR];
     char link_degrade[SCENARIO_STR];
     char straggler[SCENARIO_STR];     /* "worker-1 x4, worker-2 x2 at 1s for 3s" */
     char slowdown[64];                /* none, uniform:LO:HI, lognormal:SIGMA */
-    double mtbf, mttr;                /* random worker crashes; 0 = none / never back */
+    double mtbf, mttr;                /* random worker crashes, seconds; 0 = none / never
+                                         back */
     long checkpoint_every;            /* server / single worker checkpoint, 0 = none */
     double dropout;                   /* fedavg: probability a sampled client drops out */
-    double deadline;                  /* fedavg: round deadline, 0 = none */
+    double deadline;                  /* fedavg: round deadline, seconds; 0 = none */
     double over_select;               /* fedavg: sample this many times the clients needed */
     char availability[64];            /* fedavg: always or PERIOD:FRACTION */
     char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
 
-    /* Private to sim/scenario: where each key's value came from, indexed like its key table:
-     * > 0 the file's line, -1 a --set override, 0 the default. For messages and
+    /* Private to sim/scenario: where each key's value came from, indexed like the key
+     * table: > 0 the file's line, -1 a --set override, 0 the default. For messages and
      * scenario_key_given; not part of the configuration. */
     int key_line[SCENARIO_MAX_KEYS];
 
@@ -204,87 +206,89 @@ typedef struct scenario {
     scenario_sweep_t sweep;
 } scenario_t;
 
-/* Defaults for every key (the table's defaults). */
-void scenario_defaults(scenario_t *sc);
+/* ---- reading (file.c) ---- */
 
-/* Reads path into sc (defaults first), then applies each "section.key=value" of sets in
- * order, then validates (every run of a sweep: one invalid combination is an error). On
- * error returns DT_ERR_INPUT with one line in err:
- * "PATH:LINE: section.key: what is wrong" (or "--set section.key: ..."; in [sweep]:
- * "PATH:LINE: sweep section.key: value N \"V\": what is wrong"). */
+/** Every key at its default: each default text parsed as a user's value would be. */
+void scenario_defaults(scenario_t *sc);
+/** Defaults, the file at path (NULL: none), each "section.key=value" of sets, then
+ * scenario_validate of every run; DT_ERR_INPUT with one line naming file, line and key. */
 dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
                         dt_err_t *err);
-
-/* Applies one "section.key=value" override. */
+/** Applies one "section.key=value" as if written in the file; on error sc is unchanged. */
 dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err);
 
-/* Checks relations between keys once all are read (e.g. servers <= workers, fedavg
- * clients >= sampled clients). Called by scenario_load. */
+/* ---- checks (validate.c, check.c) ---- */
+
+/** Checks relations between keys once all are read: the generic ones and the strategy's
+ * own (sim_strategy_t.check); called by scenario_load and scenario_sweep_run. */
 dt_status scenario_validate(const scenario_t *sc, dt_err_t *err);
-
-/* Writes the resolved configuration, every key with its value (defaults included), as
- * an INI text that scenario_load reads back to the same struct. A sweep is written as its
- * [sweep] section (swept keys appear in their sections only as comments); a run made by
- * scenario_sweep_run is written as the plain scenario of that run. */
-void scenario_write(const scenario_t *sc, FILE *out);
-
-/* Runs of sc: the product of its [sweep] lists' lengths, 1 without a sweep. */
-long scenario_sweep_count(const scenario_t *sc);
-
-/* Run i (0 <= i < scenario_sweep_count) into *run: sc with run i's values applied (the
- * keys in file order, the last one varying fastest, like nested loops), named
- * "NAME/key=value,key=value" (short key names; section.key when two swept keys share
- * one), then validated: an error names the [sweep] line and value. Without a sweep, run 0
- * is sc itself, validated. */
-dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_err_t *err);
-
-/* 1 if "section.key" was given in the file or by --set, 0 if it has its default (or
- * was derived from another key, e.g. device_flops from device). */
+/** DT_ERR_INPUT with "PATH:LINE: section.key: MSG" for section_key where it was given,
+ * worded as scenario_load words every key's error (--set, [sweep] value, default). */
+dt_status scenario_fail(const scenario_t *sc, dt_err_t *err, const char *section_key,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/** Of keys a and b ("section.key") in a failed relation, the one to name (a or b itself):
+ * a swept one in a run of a sweep, else the one given (a if both or neither); the other's
+ * origin into where unless NULL ("section.key at line N", "section.key from --set",
+ * "section.key by default", "section.key = V from [sweep] at line N"). */
+const char *scenario_blame(const scenario_t *sc, const char *a, const char *b, char *where,
+                           size_t n);
+/** 1 if "section.key" was given in the file, by --set or by [sweep], 0 if it has its
+ * default or was derived from another key (device_flops from device). */
 int scenario_key_given(const scenario_t *sc, const char *section_key);
-
-/* Clients sampled per FedAvg round: floor(clients * fraction), with a 1e-9 slack so that
- * 0.29 * 100 gives 29. scenario_validate requires it to be >= 1 for fedavg. */
+/** "PATH:LINE: section.key" ("--set section.key", "PATH: section.key" for a default), for
+ * errors found after loading (a fault naming a host the platform lacks). */
+void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);
+/** 1 when any fault, straggler or federated dropout is described: peers then wait for each
+ * other at most faults.timeout. */
+int scenario_has_faults(const scenario_t *sc);
+/** Clients sampled per federated round: floor(clients x fraction + 1e-9) (0.29 x 100 is
+ * 29). */
 long scenario_fedavg_sampled(const scenario_t *sc);
 
-/* The key reference in Markdown, generated from the key table: one table per section
- * (key, default, accepted values, meaning), then the units and the device profiles. */
-void scenario_write_keys_markdown(FILE *out);
+/* ---- [sweep] (sweep.c) ---- */
 
-/* Calls fn for every key in table order with "section.key", its text as scenario_write
- * writes it, and its value as a number in base units (bytes/s, seconds, FLOP/s; booleans
- * 0/1) or NAN when it is not numeric. */
+/** Runs of sc: the product of its [sweep] lists' lengths (a linked line counts once), 1
+ * without a sweep. */
+long scenario_sweep_count(const scenario_t *sc);
+/** Run i (0 <= i < scenario_sweep_count; the last key varies fastest) into *run, named
+ * "NAME/key=value,..." and validated; without a sweep, sc itself validated. */
+dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_err_t *err);
+
+/* ---- output (output.c) ---- */
+
+/** The resolved scenario, every key with its value, as INI that scenario_load reads back
+ * to the same struct (a sweep with its [sweep]; a run of one as a plain scenario). */
+void scenario_write(const scenario_t *sc, FILE *out);
+/** Calls fn for every key in table order: "section.key", its text as scenario_write writes
+ * it, and its value in base units (bytes/s, s, FLOP/s; booleans 0/1) or NAN if not numeric. */
 void scenario_foreach_key(const scenario_t *sc,
                           void (*fn)(void *ctx, const char *key, const char *text,
                                      double number),
                           void *ctx);
+/** The key reference in Markdown: a table per section, then units and device profiles. */
+void scenario_write_keys_markdown(FILE *out);
 
-/* 1 when the scenario describes any fault, straggler or federated dropout: peers then wait
- * for each other at most faults.timeout (sim/fault.c). */
-int scenario_has_faults(const scenario_t *sc);
+/* ---- names, units and device profiles (keys.c, units.c, devices.c) ---- */
 
-/* "PATH:LINE: section.key" (or "--set section.key", "PATH: section.key" for a default) for
- * errors found after loading, e.g. a fault naming a host the platform lacks. */
-void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);
-
-/* Names used in files and output. */
+/** The name of a model.device value in files and output ("cpu", "cuda", "auto"). */
 const char *scenario_backend_name(sim_backend_t b);
+/** The name of a strategy.algorithm value ("ring", "tree", ...). */
 const char *scenario_algorithm_name(sim_allreduce_algo_t a);
-
-/* Parsers for values with units; each returns DT_ERR_INPUT (message without location)
- * on a bad number or unknown unit. */
+/** "10Gbps" into bytes/s; DT_ERR_INPUT (without location) for a bad number or unit. */
 dt_status scenario_parse_bandwidth(const char *text, double *bytes_per_s, dt_err_t *err);
+/** "5us" into seconds (a bare 0 allowed); DT_ERR_INPUT for a bad number or unit. */
 dt_status scenario_parse_time(const char *text, double *seconds, dt_err_t *err);
+/** "19.5Tf" into FLOP/s; DT_ERR_INPUT for a bad number or unit. */
 dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err);
-
-/* A bandwidth in bytes/s with its unit, as scenario files write it ("10Gbps"). */
+/** A bandwidth in bytes/s as scenario files write it ("10Gbps"). */
 void scenario_format_bandwidth(double bytes_per_s, char *buf, size_t n);
 
-/* Device profiles: name -> sustained FP32 FLOP/s (see README for sources). */
 typedef struct sim_device_profile {
-    const char *name;
-    double flops;
-    const char *source;
+    const char *name;   /* cluster.device */
+    double flops;       /* sustained FP32, FLOP/s */
+    const char *source; /* where the figure comes from */
 } sim_device_profile_t;
+/** The built-in device profiles, *count of them. */
 const sim_device_profile_t *scenario_device_profiles(size_t *count);
 
 #endif

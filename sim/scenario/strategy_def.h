@@ -39,8 +39,8 @@ typedef struct sim_strategy {
     const char *worker_role;
     /** SIM_TAKES_* flags. */
     unsigned takes;
-    /** Its checks of the keys once all are read: DT_ERR_INPUT with the file, line and key
-     * (scenario_fail). NULL: none beyond the key table's. */
+    /** Its checks of the keys once all are read (scenario_validate calls it after the
+     * generic ones): DT_ERR_INPUT through scenario_fail and scenario_blame. NULL: none. */
     dt_status (*check)(const struct scenario *sc, dt_err_t *err);
     /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
     void (*hosts)(const struct scenario *sc, int *workers, int *servers);

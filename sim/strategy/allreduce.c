@@ -27,6 +27,30 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+/* Buckets overlap plain all-reduces with one backward pass; encodings that are all-gathered
+ * (topk, qsgd8) have no recovery from faults; hierarchical groups divide the workers. */
+static dt_status check(const scenario_t *sc, dt_err_t *err)
+{
+    int gathered = sc->compression.kind == TRAINER_CODEC_TOPK ||
+                   sc->compression.kind == TRAINER_CODEC_QSGD8;
+    if (sc->bucket_mb > 0 && (sc->accumulate > 1 || gathered)) {
+        char where[96];
+        const char *k = scenario_blame(
+            sc, sc->accumulate > 1 ? "strategy.accumulate" : "strategy.compression",
+            "strategy.bucket_mb", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "bucket_mb overlaps one backward pass with plain all-reduces; it "
+                             "does not combine with %s (use bucket_mb = 0; %s)",
+                             sc->accumulate > 1 ? "accumulate > 1" : "topk or qsgd8 compression",
+                             where);
+    }
+    if (gathered && scenario_has_faults(sc))
+        return scenario_fail(sc, err, "strategy.compression",
+                             "allreduce with topk or qsgd8 compression (an all-gather of encoded "
+                             "gradients) is not supported with [faults]; fp16 is");
+    return sim_hierarchical_check(sc, err);
+}
+
 const sim_strategy_t sim_strategy_allreduce = {
     .name = "allreduce",
     .about = "every worker all-reduces its gradient with `algorithm` = `ring` (reduce-scatter "
@@ -41,5 +65,6 @@ const sim_strategy_t sim_strategy_allreduce = {
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
              SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
+    .check = check,
     .deploy = deploy,
 };

@@ -16,6 +16,33 @@ void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers)
     *servers = (int)sc->servers;
 }
 
+dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err)
+{
+    if (sc->servers <= sc->workers)
+        return DT_OK;
+    char where[96];
+    const char *k = scenario_blame(sc, "strategy.servers", "cluster.workers", where,
+                                   sizeof where);
+    return scenario_fail(sc, err, k,
+                         "%ld servers for %ld workers (expected servers <= workers for %s; %s)",
+                         sc->servers, sc->workers, sc->strategy->name, where);
+}
+
+dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err)
+{
+    /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
+    if (sc->algorithm != SIM_ALLREDUCE_HIERARCHICAL || sc->platform == SIM_PLATFORM_MULTI_RACK ||
+        (sc->group_size <= sc->workers && sc->workers % sc->group_size == 0))
+        return DT_OK;
+    char where[96];
+    const char *k = scenario_blame(sc, "strategy.group_size", "cluster.workers", where,
+                                   sizeof where);
+    return scenario_fail(sc, err, k,
+                         "group_size %ld does not divide %ld workers (hierarchical all-reduce "
+                         "needs equal groups; %s)",
+                         sc->group_size, sc->workers, where);
+}
+
 void sim_ps_memory(const sim_run_t *run, sim_node_t *node)
 {
     sim_memory_default(run, node);

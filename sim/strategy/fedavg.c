@@ -547,6 +547,28 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     }
 }
 
+/* A round samples at least one client, and clients side by side take one batch a step. */
+static dt_status check(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    if (scenario_fedavg_sampled(sc) < 1) {
+        k = scenario_blame(sc, "strategy.fraction", "strategy.clients", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "%ld clients x fraction %g samples no client per round (expected "
+                             "clients x fraction >= 1; %s)",
+                             sc->clients, sc->fraction, where);
+    }
+    if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES) {
+        k = scenario_blame(sc, "strategy.accumulate", "model.side_by_side", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "clients side by side take one batch per step: side_by_side = yes "
+                             "does not combine with accumulate > 1 (%s)",
+                             where);
+    }
+    return DT_OK;
+}
+
 const sim_strategy_t sim_strategy_fedavg = {
     .name = "fedavg",
     .about = "`clients` clients, each with its own partition, live on the worker hosts "
@@ -558,6 +580,7 @@ const sim_strategy_t sim_strategy_fedavg = {
             "`compression`, `error_feedback`",
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,
+    .check = check,
     .hosts = hosts,
     .parts = parts,
     .horizon = horizon,

@@ -108,5 +108,6 @@ const sim_strategy_t sim_strategy_local_sgd = {
     .keys = "`local_steps`, `algorithm`, `group_size`",
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS,
+    .check = sim_hierarchical_check,
     .deploy = deploy,
 };

@@ -462,6 +462,64 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     return 2 * (size_t)(2 * (run->sc->micro_batches + run->sc->data_parallel) + 8);
 }
 
+/* The model must have a stage's worth of layers for every stage, the hosts must be
+ * stages x data_parallel, and a step trains one model on the global batch, without
+ * faults. */
+static dt_status check(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
+                   : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
+                                                         : 4;
+    if (sc->profile[0]) { /* a profile's stages end at its cuts */
+        int pieces = sc->profile_pieces;
+        if (pieces == 0)
+            return scenario_fail(sc, err, "model.arch",
+                                 "a pipeline of the profile %s needs its [forward] section "
+                                 "(each layer's forward FLOPs, outputs and the places a stage "
+                                 "may end)",
+                                 sc->profile);
+        if (sc->stages > pieces) {
+            k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "%ld stages but the profile %s can be cut into at most %d "
+                                 "(its [forward] cuts + 1; %s)",
+                                 sc->stages, sc->profile, pieces, where);
+        }
+    } else if (sc->stages > weighted) {
+        k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "%ld stages but the %s has %d layer%s with weights, and a stage "
+                             "needs at least one (%s)",
+                             sc->stages, trainer_arch_name(sc->model.arch), weighted,
+                             weighted == 1 ? "" : "s", where);
+    }
+    long hosts = sc->stages * sc->data_parallel;
+    if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
+        k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "a pipeline of %ld stages x %ld replicas runs on %ld hosts, not %ld "
+                             "(workers must equal stages x data_parallel; %s)",
+                             sc->stages, sc->data_parallel, hosts, sc->workers, where);
+    }
+    if (hosts > 100000)
+        return scenario_fail(sc, err, "strategy.data_parallel",
+                             "stages x data_parallel = %ld hosts (at most 100000)", hosts);
+    if (sc->batch % sc->micro_batches) {
+        k = scenario_blame(sc, "strategy.micro_batches", "model.batch", where, sizeof where);
+        return scenario_fail(sc, err, k, "%ld micro-batches do not divide a batch of %ld (%s)",
+                             sc->micro_batches, sc->batch, where);
+    }
+    if (sc->partition.kind != TRAINER_PARTITION_IID)
+        return scenario_fail(sc, err, "data.partition",
+                             "a pipeline trains one model on the global batch: partition must "
+                             "be iid");
+    if (scenario_has_faults(sc))
+        return scenario_fail(sc, err, "strategy.kind", "pipeline with [faults] is not supported");
+    return DT_OK;
+}
+
 const sim_strategy_t sim_strategy_pipeline = {
     .name = "pipeline",
     .about = "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
@@ -472,6 +530,7 @@ const sim_strategy_t sim_strategy_pipeline = {
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`",
     .worker_role = "worker",
     .takes = SIM_SAME_AS_SINGLE,
+    .check = check,
     .hosts = hosts,
     .replicas = replicas,
     .msg_slots = msg_slots,

@@ -18,9 +18,15 @@ void sim_strategies_register(void);
 void sim_strategies_write_markdown(FILE *out);
 
 /* Slots the parameter-server strategies share (sync-ps, async-ps): trainers and shards as
- * hosts, and workers that hold no optimizer state (the shards apply the updates). */
+ * hosts, at most one shard per worker, and workers that hold no optimizer state (the
+ * shards apply the updates). */
 void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers);
+dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err);
 void sim_ps_memory(const sim_run_t *run, sim_node_t *node);
+/* The check of the strategies that all-reduce with `algorithm` (allreduce, local-sgd):
+ * hierarchical groups of group_size must divide the workers (unless racks are the
+ * groups). */
+dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err);
 
 /* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
  * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.

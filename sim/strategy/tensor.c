@@ -374,6 +374,56 @@ static int replicas(const scenario_t *sc, int workers)
     return 1;
 }
 
+/* Dense layers only, one host per slice, widths the slices divide, one model on the global
+ * batch, no faults. */
+static dt_status check(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    long T = sc->tensor_parallel;
+    if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN)
+        return scenario_fail(sc, err, "model.arch",
+                             "tensor parallelism splits fully connected layers: the model must "
+                             "be mlp or logreg");
+    if (sc->workers != T && scenario_key_given(sc, "cluster.workers")) {
+        k = scenario_blame(sc, "cluster.workers", "strategy.tensor_parallel", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "tensor parallelism over %ld workers runs on %ld hosts, not %ld "
+                             "(workers must equal tensor_parallel; %s)",
+                             T, T, sc->workers, where);
+    }
+    /* the widths it splits: the outputs of the first layer of each pair (dense layers 1,
+     * 3, ...: the second splits that as its input), and the classes when the dense layers
+     * are odd in number (the last one is column-split) */
+    int L = sc->model.arch == TRAINER_ARCH_MLP ? sc->model.n_hidden + 1 : 1;
+    for (int j = 0; j < L - 1; j += 2)
+        if (sc->model.hidden[j] % T) {
+            k = scenario_blame(sc, "strategy.tensor_parallel", "model.hidden", where,
+                               sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "tensor_parallel = %ld does not divide hidden layer %d's width "
+                                 "%d, which it splits (%s)",
+                                 T, j + 1, sc->model.hidden[j], where);
+        }
+    /* a directory's classes are known once it is read (checked then) */
+    long classes = !strcmp(sc->data_source, "synthetic")       ? sc->synthetic_classes
+                   : !strcmp(sc->data_source, "fashion-mnist") ? 10
+                                                               : 0;
+    if (L % 2 && classes > 0 && classes % T)
+        return scenario_fail(sc, err, "strategy.tensor_parallel",
+                             "tensor_parallel = %ld does not divide the %ld classes of the "
+                             "output layer, which it splits by columns (an odd number of dense "
+                             "layers leaves it unpaired)",
+                             T, classes);
+    if (sc->partition.kind != TRAINER_PARTITION_IID)
+        return scenario_fail(sc, err, "data.partition",
+                             "tensor parallelism trains one model on the global batch: "
+                             "partition must be iid");
+    if (scenario_has_faults(sc))
+        return scenario_fail(sc, err, "strategy.kind", "tensor with [faults] is not supported");
+    return DT_OK;
+}
+
 const sim_strategy_t sim_strategy_tensor = {
     .name = "tensor",
     .about = "every dense layer split across `tensor_parallel` workers (Megatron-LM column "
@@ -381,6 +431,7 @@ const sim_strategy_t sim_strategy_tensor = {
     .keys = "`tensor_parallel`",
     .worker_role = "worker",
     .takes = SIM_SAME_AS_SINGLE,
+    .check = check,
     .hosts = hosts,
     .replicas = replicas,
     .deploy = deploy,

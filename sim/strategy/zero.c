@@ -129,6 +129,13 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+static dt_status check(const scenario_t *sc, dt_err_t *err)
+{
+    if (scenario_has_faults(sc))
+        return scenario_fail(sc, err, "strategy.kind", "zero with [faults] is not supported");
+    return DT_OK;
+}
+
 const sim_strategy_t sim_strategy_zero = {
     .name = "zero",
     .about = "sharded data parallelism (ZeRO stage `zero_stage` = 1, 2, 3): gradients "
@@ -137,5 +144,6 @@ const sim_strategy_t sim_strategy_zero = {
     .keys = "`zero_stage`, `accumulate`",
     .worker_role = "worker",
     .takes = SIM_TAKES_ACCUMULATE | SIM_SAME_AS_SINGLE,
+    .check = check,
     .deploy = deploy,
 };
