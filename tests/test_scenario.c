@@ -1793,6 +1793,53 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
 }
 END_TEST
 
+/* The strategies' checks (sim_strategy_t.check) report through scenario_fail and
+ * scenario_blame: their messages must read as the loader's own. */
+START_TEST(check_api_words_errors_as_the_loader_does)
+{
+    scenario_t sc, run;
+    dt_err_t err = {""};
+    char where[96], want[PATH_MAX + 256];
+    const char *path = tmp_file("t.ini", "[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
+    load_ok(&sc, path, NULL, 0);
+    /* the key given is named, the other one's origin written */
+    ck_assert_str_eq(scenario_blame(&sc, "strategy.servers", "cluster.workers", where,
+                                    sizeof where),
+                     "cluster.workers");
+    ck_assert_str_eq(where, "strategy.servers by default");
+    ck_assert_str_eq(scenario_blame(&sc, "cluster.workers", "strategy.kind", where,
+                                    sizeof where),
+                     "cluster.workers");
+    ck_assert_str_eq(where, "strategy.kind at line 4");
+    ck_assert_str_eq(scenario_blame(&sc, "strategy.servers", "model.lr", NULL, 0),
+                     "strategy.servers");
+    ck_assert_int_eq(scenario_fail(&sc, &err, "cluster.workers", "%d is %s", 2, "odd"),
+                     DT_ERR_INPUT);
+    snprintf(want, sizeof want, "%s:2: cluster.workers: 2 is odd", path);
+    ck_assert_str_eq(err.msg, want);
+    scenario_fail(&sc, &err, "strategy.servers", "x");
+    snprintf(want, sizeof want, "%s: strategy.servers: x", path);
+    ck_assert_str_eq(err.msg, want);
+    /* a run of a sweep: the swept key is named, with its line and value */
+    path = tmp_file("s.ini", "[strategy]\nkind = allreduce\nservers = 4\n[sweep]\n"
+                             "cluster.workers = 8, 2\n");
+    load_ok(&sc, path, NULL, 0);
+    ck_assert_int_eq(scenario_sweep_run(&sc, 1, &run, &err), DT_OK);
+    ck_assert_str_eq(scenario_blame(&run, "strategy.servers", "cluster.workers", where,
+                                    sizeof where),
+                     "cluster.workers");
+    ck_assert_str_eq(where, "strategy.servers at line 3");
+    scenario_blame(&run, "cluster.workers", "strategy.servers", where, sizeof where);
+    ck_assert_str_eq(where, "strategy.servers at line 3");
+    scenario_fail(&run, &err, "cluster.workers", "too few");
+    snprintf(want, sizeof want, "%s:5: sweep cluster.workers: value 2 \"2\": too few", path);
+    ck_assert_str_eq(err.msg, want);
+    scenario_fail(&run, &err, "strategy.servers", "x");
+    snprintf(want, sizeof want, "%s:3: strategy.servers: x (in run 1: s/workers=2)", path);
+    ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
 START_TEST(sweep_written_and_read_back)
 {
     scenario_t sc;
@@ -1872,6 +1919,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, sweep_bad_keys);
     tcase_add_test(tc, sweep_limits);
     tcase_add_test(tc, sweep_cross_key_errors_name_the_combination);
+    tcase_add_test(tc, check_api_words_errors_as_the_loader_does);
     tcase_add_test(tc, sweep_written_and_read_back);
     suite_add_tcase(s, tc);
     return s;
