@@ -523,6 +523,20 @@ START_TEST(fault_naming_no_link_is_bad_input)
 }
 END_TEST
 
+/* 1 when the README at DTSIM_SOURCE + path holds text word for word. */
+static int readme_holds(const char *path, const char *text)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s%s", DTSIM_SOURCE, path);
+    FILE *f = fopen(full, "rb");
+    ck_assert_msg(f != NULL, "%s: cannot open", full);
+    static char readme[1 << 18];
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    readme[n] = 0;
+    fclose(f);
+    return strstr(readme, text) != NULL;
+}
+
 START_TEST(readme_lists_every_key)
 {
     /* the key tables in scenarios/README.md are exactly what `dtsim keys` prints (regenerate
@@ -530,13 +544,7 @@ START_TEST(readme_lists_every_key)
     ck_assert_int_eq(dtsim((const char *[]){"keys", NULL}), 0);
     char *keys = slurp(out_path);
     ck_assert(strlen(keys) > 1000);
-    FILE *f = fopen(DTSIM_SOURCE "/scenarios/README.md", "rb");
-    ck_assert_ptr_nonnull(f);
-    static char readme[1 << 18];
-    size_t n = fread(readme, 1, sizeof readme - 1, f);
-    readme[n] = 0;
-    fclose(f);
-    ck_assert_msg(strstr(readme, keys),
+    ck_assert_msg(readme_holds("/scenarios/README.md", keys),
                   "scenarios/README.md does not contain the output of dtsim keys");
     free(keys);
 }
@@ -549,13 +557,7 @@ START_TEST(readme_lists_every_strategy)
     ck_assert_int_eq(dtsim((const char *[]){"strategies", NULL}), 0);
     char *table = slurp(out_path);
     ck_assert(strstr(table, "| `single` |") && strstr(table, "| `fedavg` |"));
-    FILE *f = fopen(DTSIM_SOURCE "/sim/README.md", "rb");
-    ck_assert_ptr_nonnull(f);
-    static char readme[1 << 18];
-    size_t n = fread(readme, 1, sizeof readme - 1, f);
-    readme[n] = 0;
-    fclose(f);
-    ck_assert_msg(strstr(readme, table),
+    ck_assert_msg(readme_holds("/sim/README.md", table),
                   "sim/README.md does not contain the output of dtsim strategies");
     free(table);
 }
