@@ -90,7 +90,9 @@ dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int 
 /* One write transaction (BEGIN IMMEDIATE: the write lock is taken, or waited for, up front).
  * No nesting. After a failed write inside one, results_tx_rollback drops the batch. */
 dt_status results_tx_begin(results_db_t *db, dt_err_t *err);
+/* Commits the open transaction, storing its rows together. */
 dt_status results_tx_commit(results_db_t *db, dt_err_t *err);
+/* Drops the open transaction's rows; DT_OK when none is open (SQLite may have ended it). */
 dt_status results_tx_rollback(results_db_t *db, dt_err_t *err);
 
 /* One resolved scenario key: its text and, if numeric (with or without a unit), its value in

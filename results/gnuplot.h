@@ -67,6 +67,7 @@ dt_status results_plot_gnuplot_check(dt_err_t *err);
  *  RESULTS_PLOT_TEXT_MAX characters with "...". Such a literal is only ever used as a title,
  *  a key entry or a label, never as a tic label: gnuplot reads tic labels as formats. */
 #define RESULTS_PLOT_TEXT_MAX 80
+/** The literal of text (NULL reads as ""), malloc'ed: the caller frees it. */
 char *results_plot_gp_string(const char *text);
 
 #endif

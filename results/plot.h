@@ -44,6 +44,7 @@ typedef struct results_plot_out {
     char *files[2]; /* the paths written (PNG, then SVG), malloc'ed */
     char note[512]; /* why the figure was skipped (n_files = 0), or what it leaves out */
 } results_plot_out_t;
+/* Frees the paths in out->files and zeroes out (note included); NULL is allowed. */
 void results_plot_out_free(results_plot_out_t *out);
 
 /* Draws one figure of runs into o->out_dir (each file written under a temporary name and

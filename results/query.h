@@ -19,6 +19,7 @@ typedef struct results_query results_query_t;
 
 /* Opens an existing dtsim database read-only. On failure *q is NULL. */
 dt_status results_query_open(results_query_t **q, const char *path, dt_err_t *err);
+/* Closes q and its statements; NULL is allowed. */
 void results_query_close(results_query_t *q);
 /* The read-only SQLite connection behind q, for readers elsewhere in results/ (export.c);
  * statements on it must bind every value. */
@@ -63,13 +64,16 @@ typedef struct results_runs {
  * Giving both is the caller's usage error (DT_ASSERT). An empty choice is DT_ERR_INPUT with a
  * message saying why. On success out owns its rows: free with results_runs_free. */
 #define RESULTS_RECENT_RUNS 16
+/* runs_spec and sweep may each be NULL; on failure out is left empty (n = 0). */
 dt_status results_query_select(results_query_t *q, const char *runs_spec, const char *sweep,
                                results_runs_t *out, dt_err_t *err);
+/* Frees the rows of runs and empties it (v = NULL, n = 0); NULL is allowed. */
 void results_runs_free(results_runs_t *runs);
 
 /* One run by id (DT_ERR_INPUT if there is none); free with results_run_view_free. */
 dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
                             dt_err_t *err);
+/* Frees r's strings and zeroes r; NULL is allowed. */
 void results_run_view_free(results_run_view_t *r);
 
 /* Every run of sweep whatever its status (running, failed, interrupted, ...), by sweep index
@@ -83,6 +87,7 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
 typedef struct results_id_range {
     int64_t lo, hi;
 } results_id_range_t;
+/* Parses spec into (*ranges)[0..*n); on failure *ranges is NULL and *n is 0. */
 dt_status results_runs_spec_parse(const char *spec, results_id_range_t **ranges, size_t *n,
                                   dt_err_t *err);
 
@@ -92,8 +97,10 @@ typedef struct results_evals {
     double *sim_time, *samples, *bytes, *test_loss, *test_acc;
     long *step;
 } results_evals_t;
+/* run's evaluations into out (none: n = 0; failure: empty); free with results_evals_free. */
 dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
                               dt_err_t *err);
+/* Frees what results_query_evals filled and zeroes e; NULL is allowed. */
 void results_evals_free(results_evals_t *e);
 
 /* A run's host and link faults in time order (down = 1 for a crash, a link down or
@@ -104,8 +111,10 @@ typedef struct results_faults {
     double *sim_time;
     int *down;
 } results_faults_t;
+/* run's faults into out (failure: empty); free with results_faults_free. */
 dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t *out,
                                dt_err_t *err);
+/* Frees what results_query_faults filled and zeroes f; NULL is allowed. */
 void results_faults_free(results_faults_t *f);
 
 /* The memory of the run's most loaded host (NULL reads as NAN); *found = 0, every field NAN,
@@ -121,6 +130,7 @@ typedef enum results_state {
     RESULTS_STATE_IDLE,
     RESULTS_STATE_COUNT
 } results_state_t;
+/* The state's name as the timeline table stores it (a static string). */
 const char *results_state_name(results_state_t s); /* "compute", "comm", "idle" */
 
 typedef struct results_lane {
@@ -140,8 +150,10 @@ typedef struct results_timeline {
     results_interval_t *iv;
     size_t n;
 } results_timeline_t;
+/* run's timeline into out (no rows: empty); free with results_timeline_free. */
 dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeline_t *out,
                                  dt_err_t *err);
+/* Frees the lanes (with their strings) and intervals and zeroes t; NULL is allowed. */
 void results_timeline_free(results_timeline_t *t);
 
 #endif

@@ -1773,8 +1773,8 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
     expect_file_error("[cluster]\nplatform = edge\n[sweep]\nstrategy.kind = fedavg, allreduce\n",
                       ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
                       "connects clients only to the server, so allreduce (which exchanges "
-                      "between workers) cannot run on it (expected fedavg, sync-ps, async-ps or "
-                      "single; cluster.platform at line 2)");
+                      "between workers) cannot run on it (expected single, sync-ps, async-ps or "
+                      "fedavg; cluster.platform at line 2)");
     expect_file_error("[data]\nsource = synthetic\ntrain_samples = 6\n[sweep]\n"
                       "cluster.workers = 2, 4, 8\n",
                       ":5: sweep cluster.workers: value 3 \"8\": 6 samples for 8 workers "
@@ -1837,6 +1837,87 @@ START_TEST(check_api_words_errors_as_the_loader_does)
     scenario_fail(&run, &err, "strategy.servers", "x");
     snprintf(want, sizeof want, "%s:3: strategy.servers: x (in run 1: s/workers=2)", path);
     ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
+/* A strategy's own keys (sim_strategy_t.own_keys) join the key table at registration: read
+ * with their defaults, from the file, --set and [sweep], range-checked like every key,
+ * written back and listed in the key reference; the strategy reads them by name. zero's
+ * zero_stage is one; a strategy made here adds one of each kind. */
+static const char *const order_names[] = {"fifo", "lifo", NULL};
+static const sim_strategy_key_t windowed_keys[] = {
+    {.key = "window", .kind = SIM_KEY_INT, .def = "3", .min = 1, .max = 10, .doc = "window"},
+    {.key = "decay", .kind = SIM_KEY_REAL, .def = "0.5", .min = 0, .max = 1, .doc = "decay"},
+    {.key = "greedy", .kind = SIM_KEY_BOOL, .def = "no", .doc = "greedy"},
+    {.key = "order", .kind = SIM_KEY_ENUM, .def = "fifo", .names = order_names, .doc = "order"},
+    {0},
+};
+static const sim_strategy_t windowed = {
+    .name = "windowed", .about = "a test", .keys = "`window`", .worker_role = "worker",
+    .own_keys = windowed_keys,
+};
+
+START_TEST(strategies_bring_their_own_keys)
+{
+    static const sim_strategy_t *list[16];
+    int n = 0;
+    for (const sim_strategy_t *const *s = scenario_strategies(); *s; s++)
+        list[n++] = *s;
+    list[n++] = &windowed;
+    list[n] = NULL;
+    scenario_strategies_use(list);
+
+    scenario_t sc, run;
+    scenario_defaults(&sc);
+    ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 1);
+    ck_assert_int_eq(scenario_own(&sc, "window")->l, 3);
+    ck_assert_double_eq(scenario_own(&sc, "decay")->d, 0.5);
+    ck_assert_int_eq(scenario_own(&sc, "greedy")->i, 0);
+    ck_assert_int_eq(scenario_own(&sc, "order")->i, 0);
+
+    const char *path = tmp_file("w.ini", "[strategy]\nkind = windowed\nwindow = 7\n"
+                                         "decay = 0.25\ngreedy = yes\nzero_stage = 3\n");
+    const char *sets[] = {"strategy.order=lifo"};
+    load_ok(&sc, path, sets, 1);
+    ck_assert_str_eq(sc.strategy->name, "windowed");
+    ck_assert_int_eq(scenario_own(&sc, "window")->l, 7);
+    ck_assert_double_eq(scenario_own(&sc, "decay")->d, 0.25);
+    ck_assert_int_eq(scenario_own(&sc, "greedy")->i, 1);
+    ck_assert_int_eq(scenario_own(&sc, "order")->i, 1);
+    ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 3);
+    ck_assert(scenario_key_given(&sc, "strategy.window"));
+    round_trip(&sc);
+
+    expect_file_error("[strategy]\nkind = windowed\nwindow = 11\n",
+                      ":3: strategy.window: 11 is out of range (expected an integer in [1, 10])");
+    expect_file_error("[strategy]\ndecay = x\n",
+                      ":2: strategy.decay: \"x\" is not a number (expected a number in [0, 1])");
+    expect_file_error("[strategy]\norder = random\n",
+                      ":2: strategy.order: unknown value \"random\" (expected one of fifo, lifo)");
+    expect_file_error("[strategy]\nzero_stage = 4\n",
+                      ":2: strategy.zero_stage: 4 is out of range (expected an integer in [1, 3])");
+    expect_file_error_start("[strategy]\nwindw = 2\n",
+                            ":2: strategy.windw: unknown key (did you mean window?)");
+
+    dt_err_t err = {""};
+    path = tmp_file("ws.ini", "[strategy]\nkind = windowed\n[sweep]\nstrategy.window = 2, 9\n");
+    load_ok(&sc, path, NULL, 0);
+    ck_assert_int_eq(scenario_sweep_count(&sc), 2);
+    ck_assert_int_eq(scenario_sweep_run(&sc, 1, &run, &err), DT_OK);
+    ck_assert_int_eq(scenario_own(&run, "window")->l, 9);
+    ck_assert_str_eq(run.name, "ws/window=9");
+
+    /* listed in the key reference among the [strategy] keys, before accumulate */
+    char *md = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    scenario_write_keys_markdown(f);
+    fclose(f);
+    char *w = strstr(md, "| `window` | `3` | an integer in [1, 10] | window |");
+    char *z = strstr(md, "| `zero_stage` | `1` |"), *acc = strstr(md, "| `accumulate` |");
+    ck_assert_msg(w && z && acc && z < w && w < acc, "%s", md);
+    ck_assert_ptr_nonnull(strstr(md, "| `order` | `fifo` | fifo, lifo | order |"));
+    free(md);
 }
 END_TEST
 
@@ -1920,6 +2001,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, sweep_limits);
     tcase_add_test(tc, sweep_cross_key_errors_name_the_combination);
     tcase_add_test(tc, check_api_words_errors_as_the_loader_does);
+    tcase_add_test(tc, strategies_bring_their_own_keys);
     tcase_add_test(tc, sweep_written_and_read_back);
     suite_add_tcase(s, tc);
     return s;

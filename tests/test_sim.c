@@ -296,6 +296,45 @@ START_TEST(every_strategy_repeats_and_matches_single)
 }
 END_TEST
 
+/* The edge platform links each client to the server only: a strategy that exchanges
+ * between workers (SIM_NEEDS_PEER_LINKS) is refused when the scenario is read, naming the
+ * key; every other one runs there (SimGrid aborts the process on a host pair without a
+ * route, which a wrong flag would show here). */
+START_TEST(every_strategy_runs_on_the_edge_or_is_refused)
+{
+    int refused = 0, ran = 0;
+    for (const sim_strategy_t *const *s = sim_strategies; *s; s++) {
+        char kind[64];
+        snprintf(kind, sizeof kind, "strategy.kind=%s", (*s)->name);
+        const char *sets[] = {kind, "cluster.platform=edge", "strategy.rounds=2",
+                              "run.steps=4"};
+        static scenario_t sc;
+        dt_err_t err = {""};
+        scenario_defaults(&sc);
+        for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+            ck_assert(scenario_set(&sc, base[i], &err) == DT_OK);
+        for (size_t i = 0; i < 4; i++)
+            ck_assert(scenario_set(&sc, sets[i], &err) == DT_OK);
+        dt_status st = scenario_validate(&sc, &err);
+        if ((*s)->takes & SIM_NEEDS_PEER_LINKS) {
+            char want[160];
+            snprintf(want, sizeof want, "--set cluster.platform: the edge platform connects "
+                                        "clients only to the server, so %s ", (*s)->name);
+            ck_assert_msg(st == DT_ERR_INPUT && strstr(err.msg, want), "%s: %s", (*s)->name,
+                          err.msg);
+            refused++;
+        } else {
+            ck_assert_msg(st == DT_OK, "%s: %s", (*s)->name, err.msg);
+            outcome_t o = simulate(sets, 4, NULL);
+            ck_assert_msg(o.samples > 0, "%s: no sample trained on the edge", (*s)->name);
+            ran++;
+        }
+    }
+    ck_assert_int_ge(refused, 5); /* allreduce, local-sgd, pipeline, tensor, zero */
+    ck_assert_int_ge(ran, 4);     /* single, sync-ps, async-ps, fedavg */
+}
+END_TEST
+
 /* ---- alpha-beta timing --------------------------------------------------------------- */
 
 /* 1 Gbps links, 10 us each way: a = 2 x 10 us (host link up, host link down), compute
@@ -1370,6 +1409,7 @@ int main(void)
     tcase_add_test(tc, sync_ps_equals_single);
     tcase_add_test(tc, allreduce_equals_single);
     tcase_add_test(tc, every_strategy_repeats_and_matches_single);
+    tcase_add_test(tc, every_strategy_runs_on_the_edge_or_is_refused);
     tcase_add_test(tc, ring_tree_hd_match_alpha_beta);
     tcase_add_test(tc, sync_ps_matches_alpha_beta);
     tcase_add_test(tc, async_staleness_grows_with_workers);

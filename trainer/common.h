@@ -50,6 +50,7 @@ dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
 
 /* malloc/calloc that never return NULL (DT_CHECK on failure). dt_calloc zeroes. */
 void *dt_malloc(size_t bytes);
+/* count zeroed elements of size bytes (at least one byte); never NULL. */
 void *dt_calloc(size_t count, size_t size);
 
 /* Wall-clock seconds from a monotonic clock, for benchmarks and the measured time model. */

@@ -37,6 +37,7 @@ typedef struct trainer_codec {
 
 /* "none" | "fp16" | "qsgd8" | "topk:F" (0 < F <= 1). */
 dt_status trainer_codec_parse(trainer_codec_t *c, const char *text, dt_err_t *err);
+/* c as text into buf (n bytes), which trainer_codec_parse reads back to the same codec. */
 void trainer_codec_format(const trainer_codec_t *c, char *buf, size_t n);
 /* True when decode(encode(x)) may differ from x. */
 int trainer_codec_lossy(const trainer_codec_t *c);
@@ -56,6 +57,7 @@ void trainer_codec_decode_add(const trainer_codec_t *c, const uint8_t *in, size_
 /* IEEE 754 binary16 <-> binary32, round to nearest even, overflow to infinity, subnormals
  * kept, NaN stays NaN. */
 uint16_t trainer_f32_to_f16(float x);
+/* Exact: every binary16 value is a binary32 value. */
 float trainer_f16_to_f32(uint16_t h);
 
 #endif

@@ -46,6 +46,7 @@ dt_status trainer_dataset_load_dir(trainer_dataset_t *ds, const char *dir, const
 void trainer_dataset_synthetic(trainer_dataset_t *ds, size_t n, size_t dim, int classes,
                                float noise, uint64_t seed);
 
+/* Frees x and y and zeroes ds; NULL is allowed. */
 void trainer_dataset_free(trainer_dataset_t *ds);
 
 #endif

@@ -11,9 +11,13 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_RUN = 1, CLI_EXIT_USAGE = 2 };
 
+/** dtsim train: trains a model in one process (no simulation), accuracy after each epoch. */
 int cli_train(int argc, char **argv);
+/** dtsim bench: `trainer` (speed and accuracy here), or `sim`, handed to cli_bench_sim. */
 int cli_bench(int argc, char **argv);
+/** dtsim calibrate: measures this machine's step time as a device profile. */
 int cli_calibrate(int argc, char **argv);
+/** dtsim run: runs a scenario (each run of its sweep), stores each run, prints a summary. */
 int cli_run(int argc, char **argv);
 /* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it
  * in sc->db with the sweep id and index (NULL, 0: none); prints the summary table when
@@ -21,13 +25,21 @@ int cli_run(int argc, char **argv);
 struct scenario;
 int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
                      long index, int summary);
+/** dtsim check: validates a scenario and prints its resolved configuration. */
 int cli_check(int argc, char **argv);
+/** dtsim platform: prints the platform XML a scenario generates (--links: hosts, links). */
 int cli_platform(int argc, char **argv);
+/** dtsim bench sim: the simulation's own cost against plain training (argv[0] is "sim"). */
 int cli_bench_sim(int argc, char **argv);
+/** dtsim keys: every scenario key with its default and meaning (Markdown). */
 int cli_keys(int argc, char **argv);
+/** dtsim strategies: every strategy, the keys it reads, what it does (Markdown). */
 int cli_strategies(int argc, char **argv);
+/** dtsim plot: draws figures of stored runs with gnuplot. */
 int cli_plot(int argc, char **argv);
+/** dtsim runs: lists the runs of a results database. */
 int cli_runs(int argc, char **argv);
+/** dtsim export --csv: writes a database's tables (or some runs') as CSV files. */
 int cli_export(int argc, char **argv);
 
 /* Prints "dtsim CMD: MESSAGE" and a hint to --help on stderr; returns CLI_EXIT_USAGE. */
@@ -35,6 +47,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Strict number parsing for option values: the whole text must be a number in [lo, hi]. */
 int cli_parse_long(const char *text, long lo, long hi, long *out);
+/** The same for a finite double: 0 with *out set, or -1 with *out untouched. */
 int cli_parse_double(const char *text, double lo, double hi, double *out);
 
 #endif

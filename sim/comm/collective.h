@@ -29,6 +29,7 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 /* Binomial-tree reduce to member 0 and broadcast from member 0. */
 sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+/* Binomial-tree broadcast: every member's buf becomes member 0's. */
 sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 
 /* Reduce inside each group to its first member, ring all-reduce among the first members,
@@ -54,6 +55,7 @@ sim_groups_t *sim_groups_make(sim_run_t *run);
 /* The groups of the workers with member[rank] != 0 (all when member is NULL), in rank
  * order except that worker `first` (>= 0) comes first in all. */
 sim_groups_t *sim_groups_new(sim_run_t *run, const int *member, int first);
+/* Frees groups from sim_groups_new; NULL is allowed (sim_groups_make's go with the run). */
 void sim_groups_free(sim_groups_t *g);
 
 /* Elastic membership (Horovod Elastic / torchrun style) for the all-reduce strategies
@@ -68,6 +70,7 @@ typedef struct sim_elastic sim_elastic_t;
 void sim_elastic_make(sim_run_t *run);
 /* The current groups; node's index among all members (-1: not a member). */
 sim_groups_t *sim_elastic_groups(sim_run_t *run);
+/* node's index in the current groups' all (-1: not a member). */
 int sim_elastic_index(sim_run_t *run, const sim_node_t *node);
 /* A rendezvous is open: members join it at their next step boundary. */
 int sim_elastic_pending(sim_run_t *run);

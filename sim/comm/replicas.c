@@ -1,4 +1,4 @@
-/* fedavg clients and local-sgd workers trained side by side as replicas (see side.h). */
+/* fedavg clients and local-sgd workers trained side by side as replicas (see replicas.h). */
 #include "replicas.h"
 
 #include <math.h>

@@ -52,6 +52,7 @@ const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, in
  * so neither goes side by side. */
 void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step,
                            long steps);
+/* Leaves node's trained period in its params and velocity (training the period if first). */
 void sim_side_period_end(sim_side_t *s, sim_run_t *run, sim_node_t *node);
 
 #endif

@@ -32,6 +32,7 @@ struct sim_node;
 dt_status sim_faults_init(struct sim_run *run, dt_err_t *err);
 /* Starts the injector (when there are host or link events). Before simgrid_run. */
 void sim_faults_start(struct sim_run *run);
+/* Frees run->faults and run->init_params (either may be absent); sim_run_free calls it. */
 void sim_faults_free(struct sim_run *run);
 
 /* How long a node waits for a peer: faults.timeout when the scenario has faults, else

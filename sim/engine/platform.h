@@ -38,6 +38,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out);
  * cluster.latency, when the scenario gives them, are set on every link of a file platform
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
+/* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);
 
 /* Writes the hosts (with the node on each: worker_role-i, server-i) and every link with its

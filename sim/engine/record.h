@@ -14,7 +14,9 @@ struct sim_node;
 
 typedef enum sim_state { SIM_STATE_COMPUTE, SIM_STATE_COMM, SIM_STATE_IDLE } sim_state_t;
 
+/* Sets up run->record over the loaded platform's links (after sim_platform_load). */
 void sim_record_init(struct sim_run *run);
+/* Frees run->record (none is fine) and sets it to NULL. */
 void sim_record_free(struct sim_run *run);
 
 /* bytes went from src to dst: added to every link of the route. */

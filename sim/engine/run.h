@@ -41,7 +41,7 @@ typedef struct sim_msg {
     double sent_at;    /* simulated time the send was posted */
     double bytes;      /* simulated size on the wire */
     const float *data; /* payload, owned by the sender */
-    const uint8_t *packed; /* or an encoded payload of `bytes` bytes (sim/codec.h), also
+    const uint8_t *packed; /* or an encoded payload of `bytes` bytes (comm/wire.h), also
                               the sender's; data is then unused */
     size_t offset, n;  /* slice of the model buffer: data[0..n) is params[offset..] */
     double weight;     /* fedavg: samples behind the update */
@@ -91,7 +91,7 @@ typedef struct sim_node {
     sim_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
     void **win_data;
     int win_n, win_head;
-    struct sim_codec_node *codec;     /* compression state (sim/codec.h), or NULL */
+    struct sim_codec_node *codec;     /* compression state (comm/wire.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
     sim_memory_t mem;                 /* what it holds; set by the strategy during the run
                                          (mem_set), else by its memory slot at the end */
@@ -133,7 +133,7 @@ typedef struct sim_run {
 
     long replica_step;        /* shared replica: steps applied to it */
     int momentum_correction;  /* top-k with error feedback and momentum (sync-ps, allreduce):
-                                 each sender keeps the momentum (sim/codec.h), updates are
+                                 each sender keeps the momentum (comm/wire.h), updates are
                                  plain SGD */
     int codec_in_allreduce;   /* compression travels inside gradient all-reduces (allreduce:
                                  fp16 in the collective's own messages, comm/wire.h) */
@@ -190,6 +190,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 /* Deploys the strategy, runs the simulation, records the summary. Returns DT_OK for a
  * finished or diverged run, DT_ERR_RUN when the run failed. */
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
+/* Frees what sim_run_init set up (after a failed one too), not run itself. */
 void sim_run_free(sim_run_t *run);
 /* Calls fn(run, ctx) in sim_run_free (last registered first), after the nodes' buffers
  * are freed: for state that helpers above the engine attach to the run or its nodes. */
@@ -210,6 +211,7 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
  * samples, divergence on a loss that is not finite). */
 double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
                      int batch, double *wall);
+/* Counts node's step of batch samples; a loss that is not finite marks the run diverged. */
 void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss);
 /* Charges simulated compute time for `flops` (flops model) or `wall` seconds (measured). */
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall);
@@ -226,12 +228,15 @@ sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size
 /* Point-to-point, with timing and byte accounting. The payload of a send stays owned by
  * the sender (see above). Each returns SIM_OK or the SimGrid error. */
 sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
+/* The same with its own timeout (sim_send waits sim_fault_timeout). */
 sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
                         double timeout);
+/* Waits for a message on from (sim_fault_timeout); *msg is the sender's header. */
 sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg);
 /* A send that goes on while its sender computes (pipeline stages): posted now, waited for
  * (and accounted: the wait is communication) by sim_send_finish. */
 sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
+/* Waits for a posted send (sim_fault_timeout); its bytes count once it has succeeded. */
 sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
                            const sim_msg_t *msg);
 /* The same with its own timeout (sim_recv waits sim_fault_timeout). */
@@ -250,6 +255,7 @@ sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_ms
  * posted and renews each one as it is taken. sim_inbox_recv returns the next message (in
  * the order the senders were matched) within the timeout. */
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
+/* The next message of self's inbox within timeout; *msg is the sender's header. */
 sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
 /* Withdraws the receives still posted (with faults). */
 void sim_inbox_close(sim_run_t *run, sim_node_t *self);
@@ -266,6 +272,7 @@ sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *b
  * all; msgs[] in arrival order (NULL for those that did not come). */
 sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                      sim_msg_t **msgs);
+/* The same with its own timeout (sim_recvv waits sim_fault_timeout). */
 sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
                          sim_msg_t **msgs, double timeout);
 /* Posts n_recv receives on `from`, then sends out[i] to boxes[i], then waits for all:
@@ -278,6 +285,7 @@ sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_b
  * (epoch permutations of the whole training set, incomplete tail dropped). Own: the next
  * batch from the node's partition, reshuffled every pass. */
 void sim_batch_global(sim_run_t *run, long step, int rank, int batch, uint32_t *idx);
+/* Own: the next batch of node's partition into idx (reshuffled every pass). */
 void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
 /* Training samples held by fedavg client c (timing-only runs: an equal share of
  * data.train_samples, 60,000 when 0). Batch functions leave idx alone in timing-only runs. */

@@ -64,12 +64,16 @@ void *sim_self_data(void);
 void sim_execute(double flops);
 /** A host's speed, FLOP/s; its name. */
 double sim_host_speed(sim_host_t host);
+/** A host's name, owned by the transport (not to free). */
 const char *sim_host_name(sim_host_t host);
 
 /** Semaphores between activities of one node (a worker and its bucket stream). */
 sim_sem_t sim_sem_new(int value);
+/** Takes one unit, blocking the calling activity while there is none. */
 void sim_sem_acquire(sim_sem_t s);
+/** Gives one unit back, waking an activity blocked in sim_sem_acquire if there is one. */
 void sim_sem_release(sim_sem_t s);
+/** Destroys a semaphore made by sim_sem_new. */
 void sim_sem_free(sim_sem_t s);
 
 #endif

@@ -54,6 +54,7 @@ typedef struct sim_slowdown {
     double a, b; /* uniform: LO, HI; lognormal: SIGMA */
 } sim_slowdown_t;
 
+/* Parses none, uniform:LO:HI (0 < LO <= HI) or lognormal:SIGMA (0 < SIGMA <= 5). */
 dt_status sim_slowdown_parse(const char *text, sim_slowdown_t *out, dt_err_t *err);
 
 /* FedAvg client availability: always, or PERIOD:FRACTION (each client is online for
@@ -63,6 +64,7 @@ typedef struct sim_availability {
     double fraction; /* (0, 1] */
 } sim_availability_t;
 
+/* Parses always or PERIOD:FRACTION (a time > 0, a fraction in (0, 1]). */
 dt_status sim_availability_parse(const char *text, sim_availability_t *out, dt_err_t *err);
 
 /* FedAvg client device classes: same (every client at cluster.device_flops), or
@@ -74,6 +76,7 @@ typedef struct sim_client_classes {
     double share[SIM_CLIENT_CLASSES];
 } sim_client_classes_t;
 
+/* Parses same or SPEED:SHARE items (at most SIM_CLIENT_CLASSES, shares summing to 1). */
 dt_status sim_client_classes_parse(const char *text, sim_client_classes_t *out, dt_err_t *err);
 
 #endif

@@ -124,7 +124,7 @@ FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
 FAULT_DIST(availability, sim_availability_t, sim_availability_parse)
 FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
 
-const key_desc_t key_table[] = {
+static const key_desc_t builtin_keys[] = {
     /* [run] */
     K_STRING("run", "name", "scenario", name, "text",
              "the file's base name without .ini (\"scenario\" without a file)",
@@ -283,11 +283,7 @@ const key_desc_t key_table[] = {
            "then row split, an all-reduce of activations per pair; an unpaired last layer "
            "column-split with an all-gather); must divide the widths it splits; "
            "cluster.workers, if given, must equal it"),
-    K_LONG("strategy", "zero_stage", "1", zero_stage, 1, 3,
-           "zero (sharded data parallelism, ZeRO): 1 shards the optimizer state, 2 also the "
-           "gradients, 3 also the parameters (all-gathered for the forward and again for the "
-           "backward pass); every stage reduce-scatters the gradients, updates its shard and "
-           "all-gathers the parameters"),
+    /* (the strategies' own keys go here: keys_use_strategies) */
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "
            "model.batch summed before each exchange and update (a step then takes accumulate "
@@ -353,9 +349,55 @@ const key_desc_t key_table[] = {
              "fedavg: device classes of the clients (each client draws one; same = "
              "cluster.device)"),
 };
-#define N_KEYS (sizeof key_table / sizeof key_table[0])
-const int key_count = (int)N_KEYS;
-_Static_assert(N_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");
+#define N_BUILTIN (sizeof builtin_keys / sizeof builtin_keys[0])
+_Static_assert(N_BUILTIN + SCENARIO_OWN_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");
+
+const key_desc_t *key_table = builtin_keys;
+int key_count = (int)N_BUILTIN;
+
+/* The row of a strategy's own key, its value in sc->own[slot]. */
+static key_desc_t own_row(const sim_strategy_t *s, const sim_strategy_key_t *k, int slot)
+{
+    static const key_type_t types[] = {KEY_INT, KEY_REAL, KEY_BOOL, KEY_ENUM};
+    static const key_store_t stores[] = {ST_LONG, ST_DOUBLE, ST_INT, ST_INT};
+    DT_ASSERT(k->kind >= SIM_KEY_INT && k->kind <= SIM_KEY_ENUM && k->def && k->doc);
+    DT_ASSERT(k->kind != SIM_KEY_ENUM || k->names);
+    (void)s;
+    return (key_desc_t){.section = "strategy", .key = k->key, .type = types[k->kind],
+                        .def = k->def,
+                        .off = offsetof(scenario_t, own) + (size_t)slot * sizeof(sim_own_value_t),
+                        .store = stores[k->kind], .min = k->kind == SIM_KEY_BOOL ? 0 : k->min,
+                        .max = k->kind == SIM_KEY_BOOL ? 1 : k->max, .names = k->names,
+                        .doc = k->doc};
+}
+
+void keys_use_strategies(const sim_strategy_t *const *list)
+{
+    static key_desc_t table[SCENARIO_MAX_KEYS];
+    int n = 0, slot = 0, placed = 0;
+    for (size_t b = 0; b < N_BUILTIN; b++) {
+        const key_desc_t *d = &builtin_keys[b];
+        if (!placed && !strcmp(d->section, "strategy") && !strcmp(d->key, "accumulate")) {
+            for (const sim_strategy_t *const *s = list; *s; s++)
+                for (const sim_strategy_key_t *k = (*s)->own_keys; k && k->key; k++) {
+                    /* a name taken twice would make one of the keys unreachable */
+                    for (int j = 0; j < n; j++)
+                        DT_ASSERT(strcmp(table[j].key, k->key) || strcmp(table[j].section,
+                                                                         "strategy"));
+                    for (size_t j = 0; j < N_BUILTIN; j++)
+                        DT_ASSERT(strcmp(builtin_keys[j].key, k->key) ||
+                                  strcmp(builtin_keys[j].section, "strategy"));
+                    DT_ASSERT(slot < SCENARIO_OWN_KEYS); /* grow SCENARIO_OWN_KEYS */
+                    table[n++] = own_row(*s, k, slot++);
+                }
+            placed = 1;
+        }
+        table[n++] = *d;
+    }
+    DT_ASSERT(placed);
+    key_table = table;
+    key_count = n;
+}
 
 
 #define FAULT_TEXT_MAX 180

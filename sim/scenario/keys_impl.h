@@ -87,8 +87,12 @@ typedef struct key_desc {
     const char *doc;
 } key_desc_t;
 
-extern const key_desc_t key_table[]; /* (key_count): sections in file order */
-extern const int key_count;
+extern const key_desc_t *key_table; /* (key_count): sections in file order */
+extern int key_count;
+
+/** Makes the key table the built-in keys with the own keys of list's strategies inserted
+ * before strategy.accumulate (scenario_strategies_use). */
+void keys_use_strategies(const sim_strategy_t *const *list);
 
 /** "a, b and c" of the registry's strategies, for strategy.kind's messages and docs. */
 void kind_names(char *buf, size_t n);

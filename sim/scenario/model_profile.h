@@ -48,6 +48,7 @@ typedef struct sim_model_profile {
 /* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in
  * .ini). Errors: "FILE:LINE: what" or "unknown model profile ..." in err, DT_ERR_INPUT. */
 dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err);
+/* Frees p's layers and leaves it with none (freeing it again is harmless). */
 void sim_model_profile_free(sim_model_profile_t *p);
 /* True when spec names a profile file rather than a built-in one. */
 int sim_model_profile_is_file(const char *spec);

@@ -22,7 +22,8 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
-#define SCENARIO_MAX_KEYS 96 /* room in key_line for every key of the table */
+#define SCENARIO_MAX_KEYS 128 /* room in key_line for every key of the table */
+#define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
@@ -171,8 +172,6 @@ typedef struct scenario {
     sim_pipeline_schedule_t pipeline_schedule;
     long data_parallel;               /* pipeline: replicas of the whole pipeline (hybrid) */
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
-    long zero_stage;                  /* zero: 1 optimizer state, 2 + gradients, 3 + params
-                                         sharded */
     long accumulate;                  /* micro-batches summed per exchange (strategies with
                                          SIM_TAKES_ACCUMULATE) */
     trainer_codec_t compression;      /* what gradients and updates travel as */
@@ -195,6 +194,10 @@ typedef struct scenario {
     double over_select;               /* fedavg: sample this many times the clients needed */
     char availability[64];            /* fedavg: always or PERIOD:FRACTION */
     char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
+
+    /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
+     * order; read them with scenario_own. */
+    sim_own_value_t own[SCENARIO_OWN_KEYS];
 
     /* Private to sim/scenario: where each key's value came from, indexed like the key
      * table: > 0 the file's line, -1 a --set override, 0 the default. For messages and
@@ -241,6 +244,9 @@ void scenario_key_location(const scenario_t *sc, const char *section_key, char *
 /** 1 when any fault, straggler or federated dropout is described: peers then wait for each
  * other at most faults.timeout. */
 int scenario_has_faults(const scenario_t *sc);
+/** The value of a strategy's own key (sim_strategy_t.own_keys) called key, which must
+ * have been registered: .l for SIM_KEY_INT, .d for REAL, .i for BOOL and ENUM. */
+const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key);
 /** Clients sampled per federated round: floor(clients x fraction + 1e-9) (0.29 x 100 is
  * 29). */
 long scenario_fedavg_sampled(const scenario_t *sc);

@@ -2,12 +2,27 @@
  * them (sim/strategy/registry.c), asked by the key table, the checks and the engine. */
 #include "strategy_def.h"
 
+#include "keys_impl.h"
+
 #include <stdio.h>
 #include <string.h>
 
 static const sim_strategy_t *const *in_use;
 
-void scenario_strategies_use(const sim_strategy_t *const *list) { in_use = list; }
+void scenario_strategies_use(const sim_strategy_t *const *list)
+{
+    in_use = list;
+    keys_use_strategies(list);
+}
+
+const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key)
+{
+    int k = key_find("strategy", key);
+    DT_ASSERT(k >= 0); /* not a key: its strategy was not registered */
+    size_t off = key_table[k].off, base = offsetof(scenario_t, own);
+    DT_ASSERT(off >= base && off < base + sizeof sc->own); /* a built-in key, not an own one */
+    return &sc->own[(off - base) / sizeof(sim_own_value_t)];
+}
 
 const sim_strategy_t *const *scenario_strategies(void)
 {
@@ -23,19 +38,30 @@ const sim_strategy_t *scenario_strategy_find(const char *name)
     return NULL;
 }
 
-void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n)
+/* "a, b and c" of the strategies whose takes, masked, equals want. */
+static void list_names(unsigned mask, unsigned want, const char *last, char *buf, size_t n)
 {
     const sim_strategy_t *const *s = scenario_strategies();
     int total = 0, i = 0;
     for (int j = 0; s[j]; j++)
-        total += (s[j]->takes & mask) == mask;
+        total += (s[j]->takes & mask) == want;
     size_t len = 0;
     buf[0] = '\0';
     for (int j = 0; s[j] && len < n; j++) {
-        if ((s[j]->takes & mask) != mask)
+        if ((s[j]->takes & mask) != want)
             continue;
         const char *sep = i == 0 ? "" : i == total - 1 ? last : ", ";
         len += (size_t)snprintf(buf + len, n - len, "%s%s", sep, s[j]->name);
         i++;
     }
+}
+
+void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n)
+{
+    list_names(mask, mask, last, buf, n);
+}
+
+void scenario_strategies_lacking(unsigned mask, const char *last, char *buf, size_t n)
+{
+    list_names(mask, 0, last, buf, n);
 }

@@ -28,6 +28,33 @@ enum {
                                                weights agree up to float rounding (tested) */
 };
 
+/* A [strategy] key of a strategy's own, declared in its file (sim_strategy_t.own_keys).
+ * Registering the strategy adds it to the key table, so it is read, range-checked, swept,
+ * written back and listed in the key reference like every key; the strategy reads its
+ * value with scenario_own(sc, key) (scenario.h). */
+typedef enum sim_key_kind {
+    SIM_KEY_INT,  /* whole number in [min, max]; read as .l */
+    SIM_KEY_REAL, /* number in [min, max]; read as .d */
+    SIM_KEY_BOOL, /* yes / no; read as .i */
+    SIM_KEY_ENUM, /* one of names; read as .i, its index */
+} sim_key_kind_t;
+
+typedef struct sim_strategy_key {
+    const char *key;              /* the name under [strategy] */
+    sim_key_kind_t kind;
+    const char *def;              /* the default, as a scenario file writes it */
+    double min, max;              /* INT, REAL: the range, bounds included */
+    const char *const *names;     /* ENUM: the values, NULL-terminated */
+    const char *doc;              /* one line for the key reference */
+} sim_strategy_key_t;
+
+/* Where a scenario keeps the value of a strategy's own key (scenario_t.own). */
+typedef union sim_own_value {
+    long l;
+    double d;
+    int i;
+} sim_own_value_t;
+
 typedef struct sim_strategy {
     /** strategy.kind in scenario files and the runs table. */
     const char *name;
@@ -35,6 +62,9 @@ typedef struct sim_strategy {
     const char *about;
     /** The [strategy] keys it reads, for the strategy table ("" for none). */
     const char *keys;
+    /** Keys of its own, {NULL}-terminated, listed in the key reference before
+     * strategy.accumulate; each name unique among all keys. NULL: none. */
+    const sim_strategy_key_t *own_keys;
     /** The role of its trainers: "worker", or "client" for federated strategies. */
     const char *worker_role;
     /** SIM_TAKES_* flags. */
@@ -61,9 +91,13 @@ typedef struct sim_strategy {
     void (*memory)(const struct sim_run *run, struct sim_node *node);
     /** Creates its actors on the run's hosts, before the simulation starts. */
     void (*deploy)(struct sim_run *run);
+    /** What it set up, one line for the run's summary (sim_run_t.note), written after the
+     * simulation and before the run's shared state is freed. NULL: no line. */
+    void (*summary)(const struct sim_run *run, char *line, size_t n);
 } sim_strategy_t;
 
-/** Makes list (NULL-terminated, in table order) the strategies scenarios may name. */
+/** Makes list (NULL-terminated, in table order) the strategies scenarios may name, and adds
+ * their own keys to the key table (call it before reading any scenario). */
 void scenario_strategies_use(const sim_strategy_t *const *list);
 /** The strategies in use (NULL-terminated); asserts that some were given. */
 const sim_strategy_t *const *scenario_strategies(void);
@@ -72,5 +106,7 @@ const sim_strategy_t *scenario_strategy_find(const char *name);
 /** "a, b and c" (last = " and "): the strategies whose takes has every bit of mask, in
  * table order. */
 void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n);
+/** Likewise, the strategies whose takes has no bit of mask. */
+void scenario_strategies_lacking(unsigned mask, const char *last, char *buf, size_t n);
 
 #endif

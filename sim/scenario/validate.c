@@ -27,11 +27,12 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     char where[96], takers[256];
     if (sc->platform == SIM_PLATFORM_EDGE && (st->takes & SIM_NEEDS_PEER_LINKS)) {
         k = scenario_blame(sc, "cluster.platform", "strategy.kind", where, sizeof where);
+        scenario_strategies_lacking(SIM_NEEDS_PEER_LINKS, " or ", takers, sizeof takers);
         return scenario_fail(sc, err, k,
                              "the edge platform connects clients only to the server, so %s "
                              "(which exchanges between workers) cannot run on it (expected "
-                             "fedavg, sync-ps, async-ps or single; %s)",
-                             st->name, where);
+                             "%s; %s)",
+                             st->name, takers, where);
     }
     if (sc->ring_messages == SIM_RING_PHASES && !sc->profile[0]) {
         k = scenario_blame(sc, "strategy.ring_messages", "model.arch", where, sizeof where);

@@ -45,7 +45,7 @@ static void worker(sim_node_t *node)
             continue;
         }
         if (run->side) {
-            /* trained with the others at the period's end (side.h): charge and count now */
+            /* trained with the others at the period's end (comm/replicas.h): charge and count now */
             if (step % H == 0) {
                 long left = run->total_steps - step;
                 sim_side_period_start(run->side, run, node, step, left < H ? left : H);

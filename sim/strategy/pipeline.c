@@ -418,23 +418,27 @@ static void stage(sim_node_t *node)
         sim_eval_final(run, step, w);
 }
 
-static void deploy(sim_run_t *run)
+/* "hybrid: 2 replicas of pipeline: 2 stages of layers 0-1 | 2-3, 4 micro-batches of 8, ..." */
+static void summary(const sim_run_t *run, char *line, size_t size)
 {
-    pipe_plan_t *plan = plan_make(run);
-    int n = plan->D > 1 ? snprintf(run->note, sizeof run->note, "hybrid: %d replicas of ",
-                                   plan->D)
-                        : 0;
-    n += snprintf(run->note + n, sizeof run->note - (size_t)n, "pipeline: %d stage%s of layers",
-                  plan->S, plan->S == 1 ? "" : "s");
-    for (int s = 0; s < plan->S && n < (int)sizeof run->note; s++)
-        n += snprintf(run->note + n, sizeof run->note - (size_t)n, "%s%d-%d", s ? " | " : " ",
-                      plan->first[s], plan->first[s + 1] - 1);
-    if (n < (int)sizeof run->note)
-        snprintf(run->note + n, sizeof run->note - (size_t)n,
+    const pipe_plan_t *plan = run->shared;
+    int n = plan->D > 1 ? snprintf(line, size, "hybrid: %d replicas of ", plan->D) : 0;
+    n += snprintf(line + n, size - (size_t)n, "pipeline: %d stage%s of layers", plan->S,
+                  plan->S == 1 ? "" : "s");
+    for (int s = 0; s < plan->S && n < (int)size; s++)
+        n += snprintf(line + n, size - (size_t)n, "%s%d-%d", s ? " | " : " ", plan->first[s],
+                      plan->first[s + 1] - 1);
+    if (n < (int)size)
+        snprintf(line + n, size - (size_t)n,
                  ", %d micro-batches of %d, %s; bubble (S-1)/(M+S-1) = %.1f%% with equal stages "
                  "and free messages",
                  plan->M, plan->micro, run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
+}
+
+static void deploy(sim_run_t *run)
+{
+    pipe_plan_t *plan = plan_make(run);
     run->shared = plan;
     run->shared_free = plan_free;
     for (int i = 0; i < run->n_workers; i++)
@@ -529,10 +533,11 @@ const sim_strategy_t sim_strategy_pipeline = {
              "(hybrid), each stage all-reducing its gradients across the replicas",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`",
     .worker_role = "worker",
-    .takes = SIM_SAME_AS_SINGLE,
+    .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
     .hosts = hosts,
     .replicas = replicas,
     .msg_slots = msg_slots,
     .deploy = deploy,
+    .summary = summary,
 };

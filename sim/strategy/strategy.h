@@ -21,7 +21,9 @@ void sim_strategies_write_markdown(FILE *out);
  * hosts, at most one shard per worker, and workers that hold no optimizer state (the
  * shards apply the updates). */
 void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers);
+/** The check: at most one shard per worker, else an error naming the key to blame. */
 dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err);
+/** The memory slot: sim_memory_default, less the optimizer state of the workers. */
 void sim_ps_memory(const sim_run_t *run, sim_node_t *node);
 /* The check of the strategies that all-reduce with `algorithm` (allreduce, local-sgd):
  * hierarchical groups of group_size must divide the workers (unless racks are the
@@ -34,6 +36,7 @@ dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err);
  * (divided by the worker count only where an update is applied); with run.shared_replicas the workers then share worker 0's parameter and
  * momentum buffers, and the first worker done with step t applies its update once. */
 typedef sim_status_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
+/** Runs that loop as node's code until the run stops (restarted: it restores or rejoins first). */
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
 
 /* Shared by the synchronous data-parallel strategies (single, allreduce, sync-ps): the

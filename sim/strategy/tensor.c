@@ -430,7 +430,7 @@ const sim_strategy_t sim_strategy_tensor = {
              "then row split, an all-reduce of activations per pair)",
     .keys = "`tensor_parallel`",
     .worker_role = "worker",
-    .takes = SIM_SAME_AS_SINGLE,
+    .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
     .hosts = hosts,
     .replicas = replicas,

@@ -51,7 +51,7 @@ static void worker(sim_node_t *node)
     sim_run_t *run = sim_current;
     const scenario_t *sc = run->sc;
     sim_groups_t *g = run->shared;
-    int p = run->n_workers, r = node->rank, stage = (int)sc->zero_stage;
+    int p = run->n_workers, r = node->rank, stage = (int)scenario_own(sc, "zero_stage")->l;
     size_t n = run->n_params, lo = n * (size_t)r / (size_t)p, hi = n * (size_t)(r + 1) / (size_t)p;
     zero_worker_t *z = dt_calloc(1, sizeof *z);
     z->idx = dt_malloc(sizeof(uint32_t) * (size_t)sc->batch);
@@ -136,14 +136,24 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,
+     .doc = "zero (sharded data parallelism, ZeRO): 1 shards the optimizer state, 2 also the "
+            "gradients, 3 also the parameters (all-gathered for the forward and again for the "
+            "backward pass); every stage reduce-scatters the gradients, updates its shard and "
+            "all-gathers the parameters"},
+    {0},
+};
+
 const sim_strategy_t sim_strategy_zero = {
     .name = "zero",
     .about = "sharded data parallelism (ZeRO stage `zero_stage` = 1, 2, 3): gradients "
              "reduce-scattered, each worker updates its shard, parameters all-gathered (stage "
              "3: also before the forward and backward passes)",
     .keys = "`zero_stage`, `accumulate`",
+    .own_keys = own_keys,
     .worker_role = "worker",
-    .takes = SIM_TAKES_ACCUMULATE | SIM_SAME_AS_SINGLE,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
     .deploy = deploy,
 };

@@ -1,0 +1,327 @@
+/* Messages between nodes, over the transport (transport.h): the rotation of each node's
+ * message headers, posted and blocking sends and receives with their accounting (bytes per
+ * node and link, time in communication), inboxes that keep a receive posted, exchanges and
+ * the vector forms every collective uses. Ownership of a message: run.h. */
+#include "run.h"
+
+#include <math.h>
+#include <string.h>
+
+sim_msg_t *sim_msg_next(sim_node_t *self)
+{
+    sim_msg_t *m = &self->msgs[self->next_msg];
+    self->next_msg = (self->next_msg + 1) % self->n_msgs;
+    memset(m, 0, sizeof *m);
+    m->from = self->rank;
+    m->src = self->host;
+    return m;
+}
+
+sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step)
+{
+    sim_msg_t *m = sim_msg_next(self);
+    m->data = buf + offset;
+    m->offset = offset;
+    m->n = n;
+    m->bytes = sizeof(float) * (double)n;
+    m->step = step;
+    return m;
+}
+
+static void account_send(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg)
+{
+    self->bytes_sent += msg->bytes;
+    run->bytes_total += msg->bytes;
+}
+
+/* A send and its receive complete at the same simulated instant and both actors wake in
+ * the same scheduling round, in no fixed order. Yielding after a completed send lets the
+ * receiver read the payload (which it does before its next SimGrid call) before the
+ * sender goes on and rewrites its buffer. Costs no simulated time. */
+static void let_receivers_read(void) { sim_yield(); }
+
+void sim_exchange_done(void) { let_receivers_read(); }
+
+
+/* Splits the time a receive took into waiting for the sender (idle) and transfer (comm). */
+static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg, double posted,
+                         double done)
+{
+    double start = msg->sent_at > posted ? msg->sent_at : posted;
+    if (start > done)
+        start = done;
+    self->idle_s += start - posted;
+    self->comm_s += done - start;
+    self->last_transfer_s = done - start;
+    self->bytes_recv += msg->bytes;
+    sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
+    sim_record_interval(run, self, SIM_STATE_COMM, start, done);
+    sim_record_traffic(run, msg->src, self->host, msg->bytes);
+}
+
+sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg)
+{
+    return sim_send_for(run, self, to, msg, sim_fault_timeout(run));
+}
+
+sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
+                        double timeout)
+{
+    double t0 = sim_now();
+    msg->sent_at = t0;
+    sim_comm_t c = sim_post_send(to, msg, (long)msg->bytes);
+    sim_status_t e = sim_wait_for(c, timeout);
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
+    if (e == SIM_OK)
+        account_send(run, self, msg);
+    let_receivers_read();
+    return e;
+}
+
+sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg)
+{
+    (void)run;
+    (void)self;
+    msg->sent_at = sim_now();
+    return sim_post_send(to, msg, (long)msg->bytes);
+}
+
+sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
+                           const sim_msg_t *msg)
+{
+    double t0 = sim_now();
+    sim_status_t e = sim_wait_for(comm, sim_fault_timeout(run));
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
+    if (e == SIM_OK)
+        account_send(run, self, msg);
+    return e;
+}
+
+sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg,
+                        double timeout)
+{
+    double t0 = sim_now();
+    void *data = NULL;
+    sim_comm_t c = sim_post_recv(from, &data);
+    sim_status_t e = sim_wait_for(c, timeout);
+    if (e != SIM_OK) {
+        self->idle_s += sim_now() - t0;
+        return e;
+    }
+    *msg = data;
+    account_recv(run, self, *msg, t0, sim_now());
+    return SIM_OK;
+}
+
+void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
+{
+    if (!run->has_faults) {
+        sim_box_set_receiver(self->inbox);
+        return;
+    }
+    if (self->win_n < window) {
+        free(self->win);
+        free(self->win_data);
+        self->win = dt_calloc((size_t)window, sizeof(sim_comm_t));
+        self->win_data = dt_calloc((size_t)window, sizeof(void *));
+    }
+    /* a new actor (after a restart): the receives of the killed one died with it */
+    self->win_n = window;
+    self->win_head = 0;
+    for (int i = 0; i < window; i++) {
+        self->win_data[i] = NULL;
+        self->win[i] = sim_post_recv(self->inbox, &self->win_data[i]);
+    }
+}
+
+sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout)
+{
+    if (!run->has_faults)
+        return sim_recv_for(run, self, self->inbox, msg, timeout);
+    int h = self->win_head;
+    double t0 = sim_now();
+    sim_status_t e = sim_wait_for(self->win[h], timeout);
+    double done = sim_now();
+    void *data = self->win_data[h];
+    /* the handle is consumed whatever happened: post a new receive in its place */
+    self->win_data[h] = NULL;
+    self->win[h] = sim_post_recv(self->inbox, &self->win_data[h]);
+    self->win_head = (h + 1) % self->win_n;
+    if (e != SIM_OK) {
+        self->idle_s += done - t0;
+        return e;
+    }
+    *msg = data;
+    account_recv(run, self, *msg, t0, done);
+    return SIM_OK;
+}
+
+void sim_inbox_close(sim_run_t *run, sim_node_t *self)
+{
+    if (!run->has_faults)
+        return;
+    for (int i = 0; i < self->win_n; i++)
+        sim_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
+    self->win_n = 0;
+}
+
+sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg)
+{
+    return sim_recv_for(run, self, from, msg, sim_fault_timeout(run));
+}
+
+sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
+                        sim_box_t from, float *dst, int add, sim_msg_t **in)
+{
+    double t0 = sim_now();
+    out->sent_at = t0;
+    void *data = NULL;
+    sim_comm_t recv = sim_post_recv(from, &data);
+    sim_comm_t send = sim_post_send(to, out, (long)out->bytes);
+    /* the receive first, and its payload read at once: its sender may go on as soon as
+     * it is woken, and it is woken at the same instant as this wait returns */
+    sim_status_t er = sim_wait_for(recv, sim_fault_timeout(run));
+    double got = sim_now();
+    if (er == SIM_OK) {
+        sim_msg_t *m = data;
+        if (dst && add)
+            run->be->axpy(m->n, 1.0f, m->data, dst + m->offset);
+        else if (dst)
+            run->be->copy(dst + m->offset, m->data, sizeof(float) * m->n);
+        if (in)
+            *in = m;
+        account_recv(run, self, m, t0, got);
+    } else {
+        self->idle_s += got - t0;
+    }
+    double t1 = sim_now();
+    sim_status_t es = sim_wait_for(send, sim_fault_timeout(run));
+    self->comm_s += sim_now() - t1;
+    sim_record_interval(run, self, SIM_STATE_COMM, t1, sim_now());
+    if (es == SIM_OK)
+        account_send(run, self, out);
+    /* no yield: within a collective the next exchange protects what was sent; the
+     * collective yields once at its end (sim_exchange_done) */
+    return er != SIM_OK ? er : es;
+}
+
+void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    double t0 = sim_now();
+    sim_sleep(seconds);
+    double t1 = sim_now();
+    self->comm_s += t1 - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, t1);
+}
+
+/* Posts count receives on one mailbox. */
+static void recv_post(sim_box_t from, int count, sim_comm_t *comms, void **data)
+{
+    for (int i = 0; i < count; i++) {
+        data[i] = NULL;
+        comms[i] = sim_post_recv(from, &data[i]);
+    }
+}
+
+/* Waits for posted receives and accounts for them: waiting until the last sender started
+ * is idle, the rest is transfer. */
+static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim_comm_t *comms,
+                              void **data, sim_msg_t **msgs, double t0, double timeout)
+{
+    sim_status_t worst = SIM_OK;
+    for (int i = 0; i < count; i++) {
+        double left = t0 + timeout - sim_now();
+        sim_status_t e = sim_wait_for(comms[i], left > 0 ? left : 0);
+        if (e != SIM_OK)
+            worst = e;
+    }
+    double done = sim_now(), last_sent = t0, bytes = 0.0;
+    for (int i = 0; i < count; i++) {
+        msgs[i] = data[i];
+        if (!msgs[i])
+            continue;
+        if (msgs[i]->sent_at > last_sent)
+            last_sent = msgs[i]->sent_at;
+        bytes += msgs[i]->bytes;
+        sim_record_traffic(run, msgs[i]->src, self->host, msgs[i]->bytes);
+    }
+    if (last_sent > done)
+        last_sent = done;
+    self->idle_s += last_sent - t0;
+    self->comm_s += done - last_sent;
+    self->bytes_recv += bytes;
+    sim_record_interval(run, self, SIM_STATE_IDLE, t0, last_sent);
+    sim_record_interval(run, self, SIM_STATE_COMM, last_sent, done);
+    return worst;
+}
+
+static sim_status_t send_all(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
+                           sim_msg_t **msgs, sim_comm_t *comms)
+{
+    double t0 = sim_now();
+    for (int i = 0; i < count; i++) {
+        msgs[i]->sent_at = t0;
+        comms[i] = sim_post_send(boxes[i], msgs[i], (long)msgs[i]->bytes);
+    }
+    sim_status_t worst = SIM_OK;
+    for (int i = 0; i < count; i++) {
+        sim_status_t e = sim_wait_for(comms[i], sim_fault_timeout(run));
+        if (e == SIM_OK)
+            account_send(run, self, msgs[i]);
+        else
+            worst = e;
+    }
+    self->comm_s += sim_now() - t0;
+    sim_record_interval(run, self, SIM_STATE_COMM, t0, sim_now());
+    let_receivers_read();
+    return worst;
+}
+
+/* Scratch arrays of a node for up to n_msgs concurrent communications. */
+static sim_comm_t *node_comms(sim_node_t *self, int count)
+{
+    DT_ASSERT((size_t)count <= self->n_msgs);
+    return self->comms;
+}
+
+sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
+                     sim_msg_t **msgs)
+{
+    return send_all(run, self, count, boxes, msgs, node_comms(self, count));
+}
+
+sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
+                         sim_msg_t **msgs, double timeout)
+{
+    double t0 = sim_now();
+    sim_comm_t *comms = node_comms(self, count);
+    recv_post(from, count, comms, self->recv_data);
+    return recv_finish(run, self, count, comms, self->recv_data, msgs, t0, timeout);
+}
+
+sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
+                     sim_msg_t **msgs)
+{
+    return sim_recvv_for(run, self, from, count, msgs, sim_fault_timeout(run));
+}
+
+sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_box_t *boxes,
+                           sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in)
+{
+    DT_ASSERT((size_t)(n_send + n_recv) <= self->n_msgs);
+    double t0 = sim_now();
+    sim_comm_t *recvs = self->comms + n_send;
+    recv_post(from, n_recv, recvs, self->recv_data);
+    double comm_before = self->comm_s;
+    sim_status_t es = send_all(run, self, n_send, boxes, out, self->comms);
+    /* the receive accounting below covers the whole wait: do not count the sends twice */
+    self->comm_s = comm_before;
+    sim_status_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0,
+                                sim_fault_timeout(run));
+    return es != SIM_OK ? es : er;
+}
+
