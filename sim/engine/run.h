@@ -82,7 +82,7 @@ typedef struct sim_node {
     void (*state_free)(struct sim_node *node);
     void (*entry)(struct sim_node *node); /* the actor's code */
 
-    /* faults (sim/fault.h) */
+    /* faults (fault.h) */
     int alive;                        /* its actor runs (0 from its host's crash until it is
                                          started again) */
     int incarnation;                  /* times started again after a crash */
