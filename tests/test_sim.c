@@ -48,6 +48,7 @@ typedef struct outcome {
     double idle_share; /* the workers' idle / (compute + comm + idle) */
     double mem0[4];    /* worker 0's memory: params, grads, optimizer, activations */
     double mem_params; /* parameter bytes over every worker */
+    double mem_server[4]; /* the first server's memory, as mem0 (0 without servers) */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -126,6 +127,10 @@ static void child(int fd, const char *const *sets, int n_sets)
         o.mem_params += run.workers[i].mem.params;
     }
     memcpy(o.mem0, &run.workers[0].mem, sizeof o.mem0);
+    if (run.n_servers > 0) {
+        sim_node_memory(&run, &run.servers[0]);
+        memcpy(o.mem_server, &run.servers[0].mem, sizeof o.mem_server);
+    }
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     double sum = 0;
@@ -459,6 +464,63 @@ START_TEST(fedprox_term_changes_training)
     outcome_t b = simulate(sets, 7, NULL);
     ck_assert_msg(b.acc < a.acc - 0.02, "fedavg %.4f, fedprox mu=15 %.4f", a.acc, b.acc);
     ck_assert(a.end_time == b.end_time); /* same messages, same FLOP charges */
+}
+END_TEST
+
+/* Server optimizers end to end. One round from the same start: with server_lr 1e-30 the
+ * global model stays w0, plain FedAvg gives w1 = w0 + delta; avg at server_lr 0.5 must give
+ * w0 + delta / 2, FedAdam one step w0 + lr (1 - beta1) delta / (sqrt((1 - beta2) delta^2 +
+ * beta2 tau^2) + tau), and FedAvgM with momentum 0 FedAvg itself, over more rounds. The
+ * messages (bytes) are the same; the server holds the optimizer's state. */
+START_TEST(server_optimizers_step_the_global_model)
+{
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
+                          "strategy.fraction=0.5", "strategy.rounds=1", "model.momentum=0",
+                          "strategy.server_optimizer=avg", "strategy.server_lr=1"};
+    float *w1 = NULL, *w0 = NULL, *wh = NULL, *wa = NULL;
+    outcome_t a = simulate(sets, 8, &w1);
+    sets[7] = "strategy.server_lr=1e-30";
+    simulate(sets, 8, &w0);
+    sets[7] = "strategy.server_lr=0.5";
+    outcome_t h = simulate(sets, 8, &wh);
+    const char *adam[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5],
+                          "strategy.server_optimizer=adam", "strategy.server_lr=0.05",
+                          "strategy.server_momentum=0.9", "strategy.server_beta2=0.99",
+                          "strategy.server_tau=0.001"};
+    outcome_t d = simulate(adam, 11, &wa);
+    ck_assert(a.bytes == h.bytes && a.bytes == d.bytes);
+    double moved = 0, err_h = 0, err_a = 0;
+    for (size_t i = 0; i < a.n_params; i++) {
+        double delta = (double)w1[i] - w0[i];
+        moved = fmax(moved, fabs(delta));
+        err_h = fmax(err_h, fabs(wh[i] - (w0[i] + 0.5 * delta)));
+        double want = w0[i] + 0.05 * 0.1 * delta /
+                                  (sqrt(0.01 * delta * delta + 0.99 * 1e-6) + 1e-3);
+        err_a = fmax(err_a, fabs(wa[i] - want));
+    }
+    ck_assert_msg(moved > 1e-3, "one round moved the model by at most %g", moved);
+    ck_assert_msg(err_h < 1e-6, "avg at server_lr 0.5 is off by %g", err_h);
+    ck_assert_msg(err_a < 1e-6, "FedAdam's step is off by %g", err_a);
+    ck_assert(a.mem_server[2] == 0);
+    ck_assert(d.mem_server[2] == 2.0 * sizeof(float) * (double)a.n_params);
+    free(w0);
+    free(wh);
+    free(wa);
+    free(w1);
+
+    /* FedAvgM with momentum 0 and server_lr 1 is FedAvg, up to float rounding */
+    const char *many[] = {sets[0], sets[1], sets[2], sets[3], "strategy.rounds=4", sets[5],
+                          "strategy.server_optimizer=avg"};
+    float *p = NULL, *q = NULL;
+    simulate(many, 7, &p);
+    many[6] = "strategy.server_optimizer=avgm";
+    const char *m0[] = {many[0], many[1], many[2], many[3], many[4], many[5], many[6],
+                        "strategy.server_momentum=0"};
+    outcome_t o = simulate(m0, 8, &q);
+    ck_assert_msg(max_rel_diff(q, p, o.n_params) < 1e-5, "avgm(0) differs from avg by %g",
+                  max_rel_diff(q, p, o.n_params));
+    free(p);
+    free(q);
 }
 END_TEST
 
@@ -1415,6 +1477,7 @@ int main(void)
     tcase_add_test(tc, async_staleness_grows_with_workers);
     tcase_add_test(tc, staleness_bound_holds_back_fast_workers);
     tcase_add_test(tc, fedprox_term_changes_training);
+    tcase_add_test(tc, server_optimizers_step_the_global_model);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);

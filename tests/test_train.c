@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "data.h"
+#include "fedopt.h"
 #include "model.h"
 #include "train.h"
 
@@ -237,6 +238,81 @@ START_TEST(fused_step_matches_grad_then_update)
 }
 END_TEST
 
+/* Server optimizers (fedopt.h) against hand computations. FedAdam, beta1 0.9, beta2 0.99,
+ * tau 1e-3, lr 0.1, delta (0.5, -1, 0) twice from w (1, 2, 3): after the first step
+ * m = 0.1 delta = (0.05, -0.1, 0), v = 0.99 tau^2 + 0.01 delta^2 = (0.00250099, 0.01000099,
+ * 9.9e-7), w0 = 1 + 0.1 x 0.05 / (sqrt(0.00250099) + 0.001) = 1.09802019 (w1 = 1.90099495;
+ * w2 stays 3, m2 being 0); after the second m = (0.095, -0.19, 0), v0 = 0.0049759801,
+ * w = (1.23081187, 1.76725885, 3). */
+START_TEST(server_optimizers_match_hand_computations)
+{
+    trainer_fedopt_t adam = {TRAINER_FEDOPT_ADAM, 0.1f, 0.9f, 0.99f, 1e-3f};
+    float w[3] = {1, 2, 3}, d[3] = {0.5f, -1, 0}, m[3], v[3];
+    ck_assert_int_eq(trainer_fedopt_slots(TRAINER_FEDOPT_ADAM), 2);
+    trainer_fedopt_init(&adam, m, v, 3);
+    ck_assert_float_eq_tol(v[1], 1e-6f, 1e-11f);
+    trainer_fedopt_step(&adam, w, d, m, v, 3);
+    ck_assert_float_eq_tol(m[0], 0.05f, 1e-7f);
+    ck_assert_float_eq_tol(v[0], 0.00250099f, 5e-9f);
+    ck_assert_float_eq_tol(v[2], 9.9e-7f, 1e-11f);
+    ck_assert_float_eq_tol(w[0], 1.09802019f, 2e-7f);
+    ck_assert_float_eq_tol(w[1], 1.90099495f, 2e-7f);
+    ck_assert_float_eq(w[2], 3.0f);
+    trainer_fedopt_step(&adam, w, d, m, v, 3);
+    ck_assert_float_eq_tol(m[1], -0.19f, 1e-7f);
+    ck_assert_float_eq_tol(v[0], 0.0049759801f, 5e-9f);
+    ck_assert_float_eq_tol(w[0], 1.23081187f, 3e-7f);
+    ck_assert_float_eq_tol(w[1], 1.76725885f, 3e-7f);
+
+    /* FedYogi moves v toward delta^2 by at most (1 - beta2) delta^2: from tau^2 with delta
+     * 0.5, v = 1e-6 + 0.01 x 0.25 = 0.002501, w = 1.09802; with delta 0.1 next,
+     * v = 0.002501 + 0.01 x 0.01 = 0.002601 (still below delta^2 = 0.01), m = 0.055,
+     * w = 1.09802 + 0.1 x 0.055 / (0.051 + 0.001) = 1.20378923. */
+    trainer_fedopt_t yogi = {TRAINER_FEDOPT_YOGI, 0.1f, 0.9f, 0.99f, 1e-3f};
+    float wy = 1, my, vy;
+    trainer_fedopt_init(&yogi, &my, &vy, 1);
+    float d1 = 0.5f, d2 = 0.1f;
+    trainer_fedopt_step(&yogi, &wy, &d1, &my, &vy, 1);
+    ck_assert_float_eq_tol(vy, 0.002501f, 5e-9f);
+    trainer_fedopt_step(&yogi, &wy, &d2, &my, &vy, 1);
+    ck_assert_float_eq_tol(vy, 0.002601f, 5e-9f);
+    ck_assert_float_eq_tol(wy, 1.20378923f, 3e-7f);
+    /* above delta^2, yogi's v falls by (1 - beta2) delta^2 where adam's would decay by
+     * (1 - beta2) (v - delta^2): v 1, delta 0.5: yogi 1 - 0.0025, adam 0.99 + 0.0025 */
+    float v1 = 1, va = 1, w1 = 0, m1 = 0;
+    trainer_fedopt_step(&yogi, &w1, &d1, &m1, &v1, 1);
+    ck_assert_float_eq_tol(v1, 0.9975f, 1e-6f);
+    m1 = 0;
+    trainer_fedopt_step(&adam, &w1, &d1, &m1, &va, 1);
+    ck_assert_float_eq_tol(va, 0.9925f, 1e-6f);
+
+    /* FedAdagrad sums: v = tau^2 + 0.25 + 0.25 after two steps of 0.5 */
+    trainer_fedopt_t ada = {TRAINER_FEDOPT_ADAGRAD, 0.1f, 0.0f, 0.99f, 1e-3f};
+    float wa = 0, ma, vaa;
+    trainer_fedopt_init(&ada, &ma, &vaa, 1);
+    trainer_fedopt_step(&ada, &wa, &d1, &ma, &vaa, 1);
+    trainer_fedopt_step(&ada, &wa, &d1, &ma, &vaa, 1);
+    ck_assert_float_eq_tol(vaa, 0.500001f, 1e-6f);
+    /* beta1 0: m = delta; w = 0.1 x 0.5 / (sqrt(0.250001) + 0.001) + 0.1 x 0.5 /
+     * (sqrt(0.500001) + 0.001) = 0.0998002 + 0.0706107 */
+    ck_assert_float_eq_tol(wa, 0.0998002f + 0.0706107f, 3e-7f);
+
+    /* FedAvgM: m = beta1 m + delta, w += lr m; with beta1 0 and lr 1 it is FedAvg */
+    trainer_fedopt_t avgm = {TRAINER_FEDOPT_AVGM, 1.0f, 0.5f, 0, 0};
+    float wm = 0, mm = 0;
+    trainer_fedopt_step(&avgm, &wm, &d1, &mm, NULL, 1);
+    trainer_fedopt_step(&avgm, &wm, &d1, &mm, NULL, 1);
+    ck_assert_float_eq(mm, 0.75f);
+    ck_assert_float_eq(wm, 1.25f);
+    trainer_fedopt_t avg = {TRAINER_FEDOPT_AVG, 0.5f, 0, 0, 0};
+    float wv[3] = {1, 2, 3};
+    trainer_fedopt_step(&avg, wv, d, NULL, NULL, 3);
+    ck_assert_float_eq(wv[0], 1.25f);
+    ck_assert_float_eq(wv[1], 1.5f);
+    ck_assert_str_eq(trainer_fedopt_names[TRAINER_FEDOPT_YOGI], "yogi");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train");
@@ -249,6 +325,7 @@ int main(void)
     tcase_add_test(tc, epoch_counts_and_subset);
     tcase_add_test(tc, divergence_is_reported);
     tcase_add_test(tc, sgd_step_matches_formula);
+    tcase_add_test(tc, server_optimizers_match_hand_computations);
     tcase_add_loop_test(tc, fused_step_matches_grad_then_update, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -368,6 +368,8 @@ static key_desc_t own_row(const sim_strategy_t *s, const sim_strategy_key_t *k, 
                         .off = offsetof(scenario_t, own) + (size_t)slot * sizeof(sim_own_value_t),
                         .store = stores[k->kind], .min = k->kind == SIM_KEY_BOOL ? 0 : k->min,
                         .max = k->kind == SIM_KEY_BOOL ? 1 : k->max, .names = k->names,
+                        .flags = (k->open & SIM_KEY_OPEN_MIN ? OPEN_MIN : 0) |
+                                 (k->open & SIM_KEY_OPEN_MAX ? OPEN_MAX : 0),
                         .doc = k->doc};
 }
 

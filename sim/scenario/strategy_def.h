@@ -39,11 +39,14 @@ typedef enum sim_key_kind {
     SIM_KEY_ENUM, /* one of names; read as .i, its index */
 } sim_key_kind_t;
 
+enum { SIM_KEY_OPEN_MIN = 1, SIM_KEY_OPEN_MAX = 2 };
+
 typedef struct sim_strategy_key {
     const char *key;              /* the name under [strategy] */
     sim_key_kind_t kind;
     const char *def;              /* the default, as a scenario file writes it */
-    double min, max;              /* INT, REAL: the range, bounds included */
+    double min, max;              /* INT, REAL: the range, bounds included unless open says */
+    unsigned open;                /* SIM_KEY_OPEN_MIN, SIM_KEY_OPEN_MAX: bounds left out */
     const char *const *names;     /* ENUM: the values, NULL-terminated */
     const char *doc;              /* one line for the key reference */
 } sim_strategy_key_t;

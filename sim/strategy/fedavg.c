@@ -4,12 +4,16 @@
  * floor(fraction * clients) clients (at least one, checked with the scenario), sends them the global model, each trains E
  * local epochs of batch B on its data and sends its model back, and the server replaces
  * the global model by the average weighted by client sample counts. prox_mu > 0 adds
- * FedProx's proximal term mu/2 |w - w_global|^2 to every local step (Li et al. 2020). */
+ * FedProx's proximal term mu/2 |w - w_global|^2 to every local step (Li et al. 2020).
+ * server_optimizer other than avg (or server_lr other than 1) takes the round's average
+ * update as a pseudo-gradient for a server optimizer (trainer/fedopt.h: FedAvgM, FedAdagrad,
+ * FedAdam, FedYogi). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 
+#include "fedopt.h"
 #include "wire.h"
 #include "replicas.h"
 #include "strategy.h"
@@ -97,7 +101,55 @@ typedef struct server_state {
     uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
     float **residual;     /* (clients) compressed with error feedback: each client's (host,
                              n_params), made when the client first uploads */
+    trainer_fedopt_t opt; /* the server optimizer, when server_step is set */
+    int server_step;      /* 0: the average replaces the global model (FedAvg) */
+    float *w, *delta;     /* (n_params) host: the global model before the round, the update */
+    float *m, *v;         /* (n_params) host: the optimizer's state, or NULL */
 } server_state_t;
+
+/* fedavg's own keys (sim_strategy_t.own_keys), read with scenario_own */
+static const sim_strategy_key_t own_keys[] = {
+    {.key = "server_optimizer", .kind = SIM_KEY_ENUM, .def = "avg", .names = trainer_fedopt_names,
+     .doc = "fedavg: what the server does with the round's average update delta: avg adds "
+            "server_lr x delta (FedAvg), avgm adds server_lr x m with m = server_momentum x m + "
+            "delta (FedAvgM), adagrad, adam and yogi are Reddi et al. 2021's FedAdagrad, "
+            "FedAdam and FedYogi (server_lr x m / (sqrt(v) + server_tau); they want a "
+            "server_lr near 0.01 to 0.1)"},
+    {.key = "server_lr", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 100,
+     .open = SIM_KEY_OPEN_MIN, .doc = "fedavg: the server's learning rate (eta)"},
+    {.key = "server_momentum", .kind = SIM_KEY_REAL, .def = "0.9", .min = 0, .max = 1,
+     .open = SIM_KEY_OPEN_MAX,
+     .doc = "fedavg: beta1 of avgm, adagrad, adam and yogi (their first moment)"},
+    {.key = "server_beta2", .kind = SIM_KEY_REAL, .def = "0.99", .min = 0, .max = 1,
+     .open = SIM_KEY_OPEN_MAX, .doc = "fedavg: beta2 of adam and yogi (their second moment)"},
+    {.key = "server_tau", .kind = SIM_KEY_REAL, .def = "0.001", .min = 0, .max = 1,
+     .open = SIM_KEY_OPEN_MIN,
+     .doc = "fedavg: adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
+    {0},
+};
+
+/* The server optimizer of sc; 1 if the server steps with it rather than taking the average. */
+static int server_optimizer(const scenario_t *sc, trainer_fedopt_t *o)
+{
+    o->kind = (trainer_fedopt_kind_t)scenario_own(sc, "server_optimizer")->i;
+    o->lr = (float)scenario_own(sc, "server_lr")->d;
+    o->beta1 = (float)scenario_own(sc, "server_momentum")->d;
+    o->beta2 = (float)scenario_own(sc, "server_beta2")->d;
+    o->tau = (float)scenario_own(sc, "server_tau")->d;
+    return o->kind != TRAINER_FEDOPT_AVG || o->lr != 1.0f;
+}
+
+/* After the aggregation put the round's average into params: delta = params - st->w, and
+ * the server optimizer moves st->w with it into params. */
+static void server_opt_step(sim_run_t *run, server_state_t *st, float *params)
+{
+    size_t n = run->n_params, bytes = sizeof(float) * n;
+    run->be->download(st->delta, params, bytes);
+    for (size_t i = 0; i < n; i++)
+        st->delta[i] -= st->w[i];
+    trainer_fedopt_step(&st->opt, st->w, st->delta, st->m, st->v, n);
+    run->be->upload(params, st->w, bytes);
+}
 
 typedef struct client_host {
     float **slot;  /* model buffers, one per client served in the current round */
@@ -403,6 +455,10 @@ static void server_state_free(sim_node_t *node)
         for (long c = 0; c < sim_current->sc->clients; c++)
             free(st->residual[c]);
     free(st->residual);
+    free(st->w);
+    free(st->delta);
+    free(st->m);
+    free(st->v);
 }
 
 static void server(sim_node_t *node)
@@ -432,6 +488,16 @@ static void server(sim_node_t *node)
         st->side = sim_side_new(run);
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
         st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
+    }
+    st->server_step = server_optimizer(sc, &st->opt) && !run->timing_only;
+    if (st->server_step) {
+        size_t n = run->n_params ? run->n_params : 1;
+        int slots = trainer_fedopt_slots(st->opt.kind);
+        st->w = dt_malloc(sizeof(float) * n);
+        st->delta = dt_malloc(sizeof(float) * n);
+        st->m = slots >= 1 ? dt_malloc(sizeof(float) * n) : NULL;
+        st->v = slots >= 2 ? dt_malloc(sizeof(float) * n) : NULL;
+        trainer_fedopt_init(&st->opt, st->m, st->v, run->n_params);
     }
     dt_err_t e;
     DT_ASSERT(sim_availability_parse(sc->availability, &st->availability, &e) == DT_OK);
@@ -475,6 +541,8 @@ static void server(sim_node_t *node)
         }
         if (got > 0) {
             double w0 = dt_wall_seconds();
+            if (st->server_step)
+                run->be->download(st->w, node->params, sizeof(float) * run->n_params);
             qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), by_client);
             double total = 0.0;
             for (int i = 0; i < got; i++)
@@ -488,7 +556,14 @@ static void server(sim_node_t *node)
                     sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
             else
                 run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
-            sim_charge(run, node, 2.0 * got * (double)run->n_params, dt_wall_seconds() - w0);
+            double flops = 2.0 * got * (double)run->n_params;
+            trainer_fedopt_t opt;
+            if (server_optimizer(sc, &opt)) { /* charged in timing-only runs too */
+                flops += trainer_fedopt_flops(opt.kind, run->n_params);
+                if (st->server_step)
+                    server_opt_step(run, st, node->params);
+            }
+            sim_charge(run, node, flops, dt_wall_seconds() - w0);
         }
         node->steps++;
         sim_eval_mark(run, round, node->params);
@@ -536,14 +611,17 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     return !strcmp(node->role, "server") && need > n ? need : n;
 }
 
-/* the server holds the global model and the round's updates */
+/* the server holds the global model, the round's updates and its optimizer's state */
 static void memory(const sim_run_t *run, sim_node_t *node)
 {
     sim_memory_default(run, node);
     if (!strcmp(node->role, "server")) {
         double m = (double)scenario_fedavg_sampled(run->sc);
+        trainer_fedopt_t opt;
+        int slots = server_optimizer(run->sc, &opt) ? trainer_fedopt_slots(opt.kind) : 0;
         node->mem.params = (1 + m) * (double)run->n_params * sizeof(float);
-        node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
+        node->mem.grads = node->mem.activations = 0;
+        node->mem.optimizer = slots * (double)run->n_params * sizeof(float);
     }
 }
 
@@ -575,9 +653,13 @@ const sim_strategy_t sim_strategy_fedavg = {
              "(client c on host c mod workers); each round the server samples floor(`fraction` "
              "x `clients`) of them, sends the global model, each trains `local_epochs` epochs "
              "of `batch` with a fresh optimizer, sends its model back, and the server averages "
-             "them weighted by sample counts; `prox_mu` > 0 adds FedProx's proximal term",
-    .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `accumulate`, "
+             "them weighted by sample counts; `prox_mu` > 0 adds FedProx's proximal term; "
+             "`server_optimizer` (avgm, adagrad, adam, yogi) steps the global model with the "
+             "average update instead (FedAvgM, FedAdagrad, FedAdam, FedYogi)",
+    .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `server_optimizer`, "
+            "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `accumulate`, "
             "`compression`, `error_feedback`",
+    .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,
     .check = check,
