@@ -317,7 +317,7 @@ START_TEST(bad_enum_value)
 {
     expect_file_error("[strategy]\nkind = ps\n",
                       ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg, pipeline, tensor, zero)");
+                      "async-ps, allreduce, local-sgd, fedavg, fedbuff, pipeline, tensor, zero)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical)");
@@ -1104,7 +1104,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 84);
+    ck_assert_int_eq(keys, 87);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -1579,7 +1579,7 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
     expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
                       "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
-                      "pipeline, tensor, zero)");
+                      "fedbuff, pipeline, tensor, zero)");
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");
@@ -1773,8 +1773,8 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
     expect_file_error("[cluster]\nplatform = edge\n[sweep]\nstrategy.kind = fedavg, allreduce\n",
                       ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
                       "connects clients only to the server, so allreduce (which exchanges "
-                      "between workers) cannot run on it (expected single, sync-ps, async-ps or "
-                      "fedavg; cluster.platform at line 2)");
+                      "between workers) cannot run on it (expected single, sync-ps, async-ps, "
+                      "fedavg or fedbuff; cluster.platform at line 2)");
     expect_file_error("[data]\nsource = synthetic\ntrain_samples = 6\n[sweep]\n"
                       "cluster.workers = 2, 4, 8\n",
                       ":5: sweep cluster.workers: value 3 \"8\": 6 samples for 8 workers "

@@ -146,8 +146,9 @@ static void child(int fd, const char *const *sets, int n_sets)
     for (int i = 1; i < run.n_workers && !run.timing_only; i++)
         if (memcmp(run.workers[i].params, run.workers[0].params, sizeof(float) * run.n_params))
             o.replicas_identical = 0;
-    const float *params = !strcmp(sc.strategy->name, "fedavg") ? run.servers[0].params
-                                                            : run.workers[0].params;
+    /* federated strategies: the server's global model */
+    const float *params = !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params
+                                                                      : run.workers[0].params;
     write_all(fd, &o, sizeof o);
     if (!run.timing_only) /* a timing-only run's buffers are inaccessible on purpose */
         write_all(fd, params, sizeof(float) * run.n_params);
@@ -521,6 +522,44 @@ START_TEST(server_optimizers_step_the_global_model)
                   max_rel_diff(q, p, o.n_params));
     free(p);
     free(q);
+}
+END_TEST
+
+/* FedBuff with one client in flight and a buffer of one is FedAvg with one client a round:
+ * the same client draws, the same local training, and global + (w - global) = w up to float
+ * rounding. With more clients in flight, every applied update's staleness is recorded and
+ * some are stale; weighting them by 1 / sqrt(1 + s) changes the model. */
+START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
+{
+    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
+                         "strategy.fraction=0.125", "strategy.rounds=6"};
+    const char *buf[] = {"strategy.kind=fedbuff", "cluster.workers=2", "strategy.clients=8",
+                         "strategy.concurrency=1", "strategy.buffer=1", "strategy.rounds=6"};
+    float *wa = NULL, *wb = NULL;
+    outcome_t a = simulate(avg, 5, &wa);
+    outcome_t b = simulate(buf, 6, &wb);
+    ck_assert_msg(max_rel_diff(wb, wa, a.n_params) < 1e-5, "fedbuff(1, 1) differs from fedavg "
+                  "with one client a round by %g", max_rel_diff(wb, wa, a.n_params));
+    ck_assert(a.bytes == b.bytes && a.samples == b.samples);
+    ck_assert_int_eq(b.stale_count, 6);
+    ck_assert_int_eq(b.max_staleness, 0);
+    free(wa);
+    free(wb);
+
+    const char *many[] = {"strategy.kind=fedbuff", "cluster.workers=4", "strategy.clients=16",
+                          "strategy.concurrency=8", "strategy.buffer=2", "strategy.rounds=5",
+                          "strategy.staleness_weight=sqrt"};
+    float *ws = NULL, *wn = NULL;
+    outcome_t s = simulate(many, 7, &ws);
+    ck_assert_int_eq(s.stale_count, 5 * 2); /* every applied update, none of the drained */
+    ck_assert_msg(s.max_staleness >= 1 && s.mean_staleness > 0, "max %ld mean %g",
+                  s.max_staleness, s.mean_staleness);
+    many[6] = "strategy.staleness_weight=none";
+    outcome_t n = simulate(many, 7, &wn);
+    ck_assert(n.bytes == s.bytes && n.stale_count == s.stale_count);
+    ck_assert(max_rel_diff(ws, wn, s.n_params) > 1e-4);
+    free(ws);
+    free(wn);
 }
 END_TEST
 
@@ -1478,6 +1517,7 @@ int main(void)
     tcase_add_test(tc, staleness_bound_holds_back_fast_workers);
     tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, server_optimizers_step_the_global_model);
+    tcase_add_test(tc, fedbuff_is_fedavg_with_one_client_and_records_staleness);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);

@@ -356,13 +356,12 @@ const key_desc_t *key_table = builtin_keys;
 int key_count = (int)N_BUILTIN;
 
 /* The row of a strategy's own key, its value in sc->own[slot]. */
-static key_desc_t own_row(const sim_strategy_t *s, const sim_strategy_key_t *k, int slot)
+static key_desc_t own_row(const sim_strategy_key_t *k, int slot)
 {
     static const key_type_t types[] = {KEY_INT, KEY_REAL, KEY_BOOL, KEY_ENUM};
     static const key_store_t stores[] = {ST_LONG, ST_DOUBLE, ST_INT, ST_INT};
     DT_ASSERT(k->kind >= SIM_KEY_INT && k->kind <= SIM_KEY_ENUM && k->def && k->doc);
     DT_ASSERT(k->kind != SIM_KEY_ENUM || k->names);
-    (void)s;
     return (key_desc_t){.section = "strategy", .key = k->key, .type = types[k->kind],
                         .def = k->def,
                         .off = offsetof(scenario_t, own) + (size_t)slot * sizeof(sim_own_value_t),
@@ -382,15 +381,25 @@ void keys_use_strategies(const sim_strategy_t *const *list)
         if (!placed && !strcmp(d->section, "strategy") && !strcmp(d->key, "accumulate")) {
             for (const sim_strategy_t *const *s = list; *s; s++)
                 for (const sim_strategy_key_t *k = (*s)->own_keys; k && k->key; k++) {
-                    /* a name taken twice would make one of the keys unreachable */
-                    for (int j = 0; j < n; j++)
-                        DT_ASSERT(strcmp(table[j].key, k->key) || strcmp(table[j].section,
-                                                                         "strategy"));
+                    /* two strategies may share a key (fedavg's and fedbuff's server_lr)
+                     * when they declare it alike: one row, one value */
+                    int shared = 0;
+                    for (int j = 0; j < n && !shared; j++)
+                        if (!strcmp(table[j].key, k->key) && !strcmp(table[j].section,
+                                                                     "strategy")) {
+                            key_desc_t a = own_row(k, 0), *b = &table[j];
+                            DT_ASSERT(a.type == b->type && a.min == b->min && a.max == b->max &&
+                                      a.flags == b->flags && a.names == b->names &&
+                                      !strcmp(a.def, b->def));
+                            shared = 1;
+                        }
+                    if (shared)
+                        continue;
                     for (size_t j = 0; j < N_BUILTIN; j++)
                         DT_ASSERT(strcmp(builtin_keys[j].key, k->key) ||
                                   strcmp(builtin_keys[j].section, "strategy"));
                     DT_ASSERT(slot < SCENARIO_OWN_KEYS); /* grow SCENARIO_OWN_KEYS */
-                    table[n++] = own_row(*s, k, slot++);
+                    table[n++] = own_row(k, slot++);
                 }
             placed = 1;
         }

@@ -66,7 +66,8 @@ typedef struct sim_strategy {
     /** The [strategy] keys it reads, for the strategy table ("" for none). */
     const char *keys;
     /** Keys of its own, {NULL}-terminated, listed in the key reference before
-     * strategy.accumulate; each name unique among all keys. NULL: none. */
+     * strategy.accumulate; a name no built-in key has; two strategies that declare a key
+     * alike (kind, default, range, names) share it. NULL: none. */
     const sim_strategy_key_t *own_keys;
     /** The role of its trainers: "worker", or "client" for federated strategies. */
     const char *worker_role;

@@ -202,9 +202,8 @@ static void local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rn
                      FEDAVG_STREAM_LOCAL);
 }
 
-/* E local epochs of client c on its partition, starting from the global model. */
-static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int c, long round,
-                        const float *global, float *w)
+void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global, float *w)
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
@@ -215,12 +214,12 @@ static void local_train(sim_run_t *run, sim_node_t *node, client_host_t *h, int 
     /* a timing-only client has no samples to order: the same steps are only charged */
     uint32_t *order = NULL;
     if (!run->timing_only) {
-        if (n > h->order_cap) {
-            free(h->order);
-            h->order = dt_malloc(sizeof(uint32_t) * n);
-            h->order_cap = n;
+        if (n > *order_cap) {
+            free(*order_buf);
+            *order_buf = dt_malloc(sizeof(uint32_t) * n);
+            *order_cap = n;
         }
-        order = h->order;
+        order = *order_buf;
         memcpy(order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
     }
     trainer_rng_t rng;
@@ -308,7 +307,7 @@ static void client_host(sim_node_t *node)
             /* the global model, read by the server's aggregation only after the round, and
              * by late clients of this host after that: copy it before training */
             float *own = host_slot(run, h, round);
-            local_train(run, node, h, c, round, task->data, own);
+            sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round, task->data, own);
             w = own;
         }
         node->slow = 1.0;

@@ -9,6 +9,7 @@
     X(allreduce)                                                                            \
     X(local_sgd)                                                                            \
     X(fedavg)                                                                               \
+    X(fedbuff)                                                                              \
     X(pipeline)                                                                             \
     X(tensor)                                                                               \
     X(zero)

@@ -68,4 +68,11 @@ int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
 int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
                 sim_msg_t **msgs);
 
+/* Federated clients (fedavg.c, shared with fedbuff): strategy.local_epochs epochs of client c
+ * on its partition from the global model (copied into w, dev, n_params; trained in place),
+ * batch model.batch, fresh momentum, FedProx's term when prox_mu > 0; the sample order from
+ * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here. */
+void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global, float *w);
+
 #endif
