@@ -170,12 +170,15 @@ static void server(sim_node_t *node)
     trainer_rng_seed(&rng, sc->seed, FEDBUFF_STREAM_SAMPLE);
     long version = 0;
     int in_flight = 0;
+    /* uploads travel as soon as clients send them, not one after the other as the server
+     * takes them */
+    sim_inbox_open(run, node, conc);
     for (int t = 0; t < conc && !sim_should_stop(run, version); t++)
         if (dispatch(run, node, st, &rng, t, version) == 0)
             in_flight++;
     while (in_flight > 0) {
         sim_msg_t *up = NULL;
-        if (sim_recv(run, node, node->inbox, &up) != SIM_OK) {
+        if (sim_inbox_recv(run, node, &up, SIM_COMM_TIMEOUT) != SIM_OK) {
             run->failed = 1;
             break;
         }
@@ -217,6 +220,7 @@ static void server(sim_node_t *node)
     }
     if (!run->failed)
         sim_eval_final(run, version, node->params);
+    sim_inbox_close(run, node);
     for (int i = 0; i < run->n_workers; i++) { /* release the client hosts */
         st->to[i] = run->workers[i].inbox;
         st->stops[i] = sim_msg_next(node);
