@@ -820,9 +820,10 @@ END_TEST
 /* Every scenario the project ships loads (sweeps included); the profiles are not scenarios. */
 START_TEST(shipped_scenarios_load)
 {
-    static const char *const dirs[] = {"", "/mlp8", "/faults", "/scale", "/compress", "/gpu"};
+    static const char *const dirs[] = {"",         "/mlp8", "/faults",   "/scale",
+                                       "/compress", "/gpu",  "/parallel", "/federated"};
     int loaded = 0;
-    for (int i = 0; i < 6; i++) {
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/../../scenarios%s", DTSIM_FIXTURES, dirs[i]);
         DIR *d = opendir(dir);
