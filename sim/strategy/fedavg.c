@@ -101,8 +101,9 @@ typedef struct server_state {
     uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
     float **residual;     /* (clients) compressed with error feedback: each client's (host,
                              n_params), made when the client first uploads */
-    trainer_fedopt_t opt; /* the server optimizer, when server_step is set */
-    int server_step;      /* 0: the average replaces the global model (FedAvg) */
+    trainer_fedopt_t opt; /* the server optimizer, when opt_on */
+    int opt_on;           /* 0: the average replaces the global model (FedAvg) */
+    int server_step;      /* opt_on with weights to step (not a timing-only run) */
     float *w, *delta;     /* (n_params) host: the global model before the round, the update */
     float *m, *v;         /* (n_params) host: the optimizer's state, or NULL */
 } server_state_t;
@@ -488,7 +489,8 @@ static void server(sim_node_t *node)
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
         st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
     }
-    st->server_step = server_optimizer(sc, &st->opt) && !run->timing_only;
+    st->opt_on = server_optimizer(sc, &st->opt);
+    st->server_step = st->opt_on && !run->timing_only;
     if (st->server_step) {
         size_t n = run->n_params ? run->n_params : 1;
         int slots = trainer_fedopt_slots(st->opt.kind);
@@ -556,9 +558,8 @@ static void server(sim_node_t *node)
             else
                 run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
             double flops = 2.0 * got * (double)run->n_params;
-            trainer_fedopt_t opt;
-            if (server_optimizer(sc, &opt)) { /* charged in timing-only runs too */
-                flops += trainer_fedopt_flops(opt.kind, run->n_params);
+            if (st->opt_on) { /* charged in timing-only runs too */
+                flops += trainer_fedopt_flops(st->opt.kind, run->n_params);
                 if (st->server_step)
                     server_opt_step(run, st, node->params);
             }
@@ -569,15 +570,19 @@ static void server(sim_node_t *node)
     }
     if (!run->failed)
         sim_eval_final(run, round, node->params);
-    /* release the client hosts */
-    for (int i = 0; i < hosts; i++) {
-        st->to[i] = run->workers[i].inbox;
-        st->msgs[i] = sim_msg_next(node);
-        st->msgs[i]->flag = -1;
-        st->msgs[i]->data = node->params;
-    }
     sim_inbox_close(run, node);
-    sim_sendv(run, node, hosts, st->to, st->msgs);
+    sim_fl_release_hosts(run, node, st->to, st->msgs);
+}
+
+void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs)
+{
+    for (int i = 0; i < run->n_workers; i++) {
+        to[i] = run->workers[i].inbox;
+        msgs[i] = sim_msg_next(node);
+        msgs[i]->flag = -1;
+        msgs[i]->data = node->params;
+    }
+    sim_sendv(run, node, run->n_workers, to, msgs);
 }
 
 static void deploy(sim_run_t *run)
@@ -587,21 +592,21 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], client_host);
 }
 
-static void hosts(const scenario_t *sc, int *workers, int *servers)
+void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers; /* the clients' hosts */
     *servers = 1;
 }
 
-static long parts(const scenario_t *sc, long workers)
+long sim_fl_parts(const scenario_t *sc, long workers)
 {
     (void)workers;
     return sc->clients;
 }
 
-static long horizon(const scenario_t *sc) { return sc->rounds; }
+long sim_fl_horizon(const scenario_t *sc) { return sc->rounds; }
 
-static long steps_done(const sim_run_t *run) { return run->servers[0].steps; }
+long sim_fl_steps_done(const sim_run_t *run) { return run->servers[0].steps; }
 
 /* the server talks to every sampled client of a round at once */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
@@ -662,10 +667,10 @@ const sim_strategy_t sim_strategy_fedavg = {
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,
     .check = check,
-    .hosts = hosts,
-    .parts = parts,
-    .horizon = horizon,
-    .steps_done = steps_done,
+    .hosts = sim_fl_hosts,
+    .parts = sim_fl_parts,
+    .horizon = sim_fl_horizon,
+    .steps_done = sim_fl_steps_done,
     .msg_slots = msg_slots,
     .memory = memory,
     .deploy = deploy,

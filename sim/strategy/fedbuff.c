@@ -221,13 +221,7 @@ static void server(sim_node_t *node)
     if (!run->failed)
         sim_eval_final(run, version, node->params);
     sim_inbox_close(run, node);
-    for (int i = 0; i < run->n_workers; i++) { /* release the client hosts */
-        st->to[i] = run->workers[i].inbox;
-        st->stops[i] = sim_msg_next(node);
-        st->stops[i]->flag = -1;
-        st->stops[i]->data = node->params;
-    }
-    sim_sendv(run, node, run->n_workers, st->to, st->stops);
+    sim_fl_release_hosts(run, node, st->to, st->stops);
 }
 
 static void deploy(sim_run_t *run)
@@ -236,22 +230,6 @@ static void deploy(sim_run_t *run)
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], client_host);
 }
-
-static void hosts(const scenario_t *sc, int *workers, int *servers)
-{
-    *workers = (int)sc->workers; /* the clients' hosts */
-    *servers = 1;
-}
-
-static long parts(const scenario_t *sc, long workers)
-{
-    (void)workers;
-    return sc->clients;
-}
-
-static long horizon(const scenario_t *sc) { return sc->rounds; }
-
-static long steps_done(const sim_run_t *run) { return run->servers[0].steps; }
 
 /* the server's tasks stay posted while their clients train */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
@@ -306,10 +284,10 @@ const sim_strategy_t sim_strategy_fedbuff = {
     .own_keys = own_keys,
     .worker_role = "client",
     .check = check,
-    .hosts = hosts,
-    .parts = parts,
-    .horizon = horizon,
-    .steps_done = steps_done,
+    .hosts = sim_fl_hosts,
+    .parts = sim_fl_parts,
+    .horizon = sim_fl_horizon,
+    .steps_done = sim_fl_steps_done,
     .msg_slots = msg_slots,
     .memory = memory,
     .deploy = deploy,

@@ -74,5 +74,14 @@ int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
  * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here. */
 void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                         size_t *order_cap, int c, long round, const float *global, float *w);
+/* The end of a federated run: a stop task (flag -1) to every client host; to and msgs hold
+ * one entry per host. */
+void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs);
+/* Federated strategies' slots (sim_strategy_t): clients live on cluster.workers hosts with
+ * one server, a partition per client, strategy.rounds server updates, the server's steps. */
+void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers);
+long sim_fl_parts(const scenario_t *sc, long workers);
+long sim_fl_horizon(const scenario_t *sc);
+long sim_fl_steps_done(const sim_run_t *run);
 
 #endif
