@@ -529,6 +529,51 @@ END_TEST
  * the same client draws, the same local training, and global + (w - global) = w up to float
  * rounding. With more clients in flight, every applied update's staleness is recorded and
  * some are stale; weighting them by 1 / sqrt(1 + s) changes the model. */
+START_TEST(scaffold_is_fedavg_where_the_corrections_cancel)
+{
+    /* SCAFFOLD (strategy.scaffold) against FedAvg, a second implementation wherever the
+     * control variates cancel: (1) one client: c = c_1 always, every correction is 0, the
+     * weights are FedAvg's exactly; (2) one local step a round, every client every round,
+     * equal sample counts: the average of x - lr (g_i + c - c_i) is x - lr mean g_i since c
+     * is the mean of the c_i (up to float rounding). With 8 local steps the corrections do not
+     * cancel and SCAFFOLD must move away from FedAvg. Bytes: twice FedAvg's, both ways. */
+    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=1",
+                         "strategy.fraction=1", "strategy.rounds=4", "model.momentum=0",
+                         "strategy.scaffold=no"};
+    float *wa = NULL, *ws = NULL;
+    outcome_t a = simulate(one, 7, &wa);
+    one[6] = "strategy.scaffold=yes";
+    outcome_t s = simulate(one, 7, &ws);
+    ck_assert_msg(memcmp(wa, ws, sizeof(float) * a.n_params) == 0,
+                  "scaffold with one client differs from fedavg by %g",
+                  max_rel_diff(ws, wa, a.n_params));
+    ck_assert_msg(s.bytes == 2.0 * a.bytes, "bytes %g, fedavg's %g", s.bytes, a.bytes);
+    ck_assert(s.end_time > a.end_time);
+    free(wa);
+    free(ws);
+
+    const char *all[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=8",
+                         "strategy.fraction=1", "strategy.rounds=5", "model.momentum=0",
+                         "data.partition=iid", "model.batch=512", "strategy.scaffold=no"};
+    float *fa = NULL, *fs = NULL, *ka = NULL, *ks = NULL;
+    simulate(all, 9, &fa);
+    all[8] = "strategy.scaffold=yes";
+    simulate(all, 9, &fs);
+    double d1 = max_rel_diff(fs, fa, a.n_params);
+    ck_assert_msg(d1 < 1e-4, "one local step: scaffold differs from fedavg by %g", d1);
+    all[7] = "model.batch=64";
+    simulate(all, 9, &ks);
+    all[8] = "strategy.scaffold=no";
+    simulate(all, 9, &ka);
+    double d8 = max_rel_diff(ks, ka, a.n_params);
+    ck_assert_msg(d8 > 1e-3, "eight local steps: scaffold is fedavg (difference %g)", d8);
+    free(fa);
+    free(fs);
+    free(ka);
+    free(ks);
+}
+END_TEST
+
 START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
 {
     const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
@@ -1518,6 +1563,7 @@ int main(void)
     tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, server_optimizers_step_the_global_model);
     tcase_add_test(tc, fedbuff_is_fedavg_with_one_client_and_records_staleness);
+    tcase_add_test(tc, scaffold_is_fedavg_where_the_corrections_cancel);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);

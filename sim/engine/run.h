@@ -44,6 +44,8 @@ typedef struct sim_msg {
     const uint8_t *packed; /* or an encoded payload of `bytes` bytes (comm/wire.h), also
                               the sender's; data is then unused */
     size_t offset, n;  /* slice of the model buffer: data[0..n) is params[offset..] */
+    const float *aux;  /* a second payload of n floats, counted in bytes by the sender
+                          (SCAFFOLD's control variate), or NULL */
     double weight;     /* fedavg: samples behind the update */
     int flag;          /* strategy-specific (e.g. "last message") */
 } sim_msg_t;

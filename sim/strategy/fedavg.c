@@ -7,7 +7,12 @@
  * FedProx's proximal term mu/2 |w - w_global|^2 to every local step (Li et al. 2020).
  * server_optimizer other than avg (or server_lr other than 1) takes the round's average
  * update as a pseudo-gradient for a server optimizer (trainer/fedopt.h: FedAvgM, FedAdagrad,
- * FedAdam, FedYogi). */
+ * FedAdam, FedYogi). scaffold = yes adds SCAFFOLD's control variates (Karimireddy et al.
+ * 2020, option II): the server keeps c, client i keeps c_i (both 0 at first), every local
+ * step follows g + c - c_i, the client then sets c_i += dc with
+ *   dc = (x - y) / (K lr) - c       (x the global model, y its own after K steps of lr)
+ * and uploads dc with its model; the server adds (1/clients) sum dc to c. The model and c
+ * travel together both ways: twice FedAvg's bytes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +111,9 @@ typedef struct server_state {
     int server_step;      /* opt_on with weights to step (not a timing-only run) */
     float *w, *delta;     /* (n_params) host: the global model before the round, the update */
     float *m, *v;         /* (n_params) host: the optimizer's state, or NULL */
+    int scaffold;         /* SCAFFOLD's control variates */
+    float *c;             /* (n_params) dev: the server's control variate, or NULL */
+    float **ci;           /* (clients) dev: each client's, made when it first trains */
 } server_state_t;
 
 /* fedavg's own keys (sim_strategy_t.own_keys), read with scenario_own */
@@ -126,6 +134,10 @@ static const sim_strategy_key_t own_keys[] = {
     {.key = "server_tau", .kind = SIM_KEY_REAL, .def = "0.001", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MIN,
      .doc = "fedavg: adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
+    {.key = "scaffold", .kind = SIM_KEY_BOOL, .def = "no",
+     .doc = "fedavg: SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
+            "steps corrected by c - c_i, the model and the control variate sent both ways "
+            "(twice the bytes)"},
     {0},
 };
 
@@ -203,8 +215,9 @@ static void local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rn
                      FEDAVG_STREAM_LOCAL);
 }
 
-void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global, float *w)
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global,
+                        const float *corr, float *w)
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
@@ -225,6 +238,7 @@ void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
     }
     trainer_rng_t rng;
     local_rng(run, c, round, &rng);
+    long steps = 0;
     for (long e = 0; e < sc->local_epochs; e++) {
         if (order)
             trainer_rng_shuffle_u32(&rng, order, n);
@@ -251,9 +265,39 @@ void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                 run->be->axpy(run->n_params, (float)sc->prox_mu, w, node->grads);
                 run->be->axpy(run->n_params, -(float)sc->prox_mu, global, node->grads);
             }
+            if (corr)
+                run->be->axpy(run->n_params, 1.0f, corr, node->grads);
             sim_sgd(run, w, node->grads, node->velocity, run->n_params, round);
+            steps++;
         }
     }
+    return steps;
+}
+
+/* SCAFFOLD on client c's host before its local steps: corr = c - c_i (c_i made, zero, on
+ * the client's first round). */
+static void scaffold_begin(sim_run_t *run, server_state_t *st, int c, float *corr)
+{
+    if (!st->ci[c])
+        st->ci[c] = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    run->be->copy(corr, st->c, sizeof(float) * run->n_params);
+    run->be->axpy(run->n_params, -1.0f, st->ci[c], corr);
+}
+
+/* After K local steps from x to y: dc = (x - y) / (K lr) - c into dc (which held the
+ * correction), c_i += dc. Charges the control variates' FLOPs to the client. */
+static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, int c,
+                         long steps, long round, const float *x, const float *y, float *dc)
+{
+    size_t n = run->n_params;
+    const scenario_t *sc = run->sc;
+    float lr = trainer_lr_at(sc->schedule, sc->sgd.lr, (double)round / (double)run->total_steps);
+    run->be->copy(dc, x, sizeof(float) * n);
+    run->be->axpy(n, -1.0f, y, dc);
+    run->be->scale(n, steps > 0 && lr > 0 ? 1.0f / ((float)steps * lr) : 0.0f, dc);
+    run->be->axpy(n, -1.0f, st->c, dc);
+    run->be->axpy(n, 1.0f, dc, st->ci[c]);
+    sim_charge(run, node, (double)n * (2.0 * (double)steps + 7.0), 0.0);
 }
 
 static void client_host_free(sim_node_t *node)
@@ -302,13 +346,24 @@ static void client_host(sim_node_t *node)
         }
         node->slow = client_slowdown(run, &classes, c);
         /* trained side by side by the server at the start of the round: charge its steps */
-        const server_state_t *st = run->servers[0].state;
+        server_state_t *st = run->servers[0].state;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
+        float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
         if (!w) {
             /* the global model, read by the server's aggregation only after the round, and
              * by late clients of this host after that: copy it before training */
             float *own = host_slot(run, h, round);
-            sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round, task->data, own);
+            if (st->scaffold && !run->timing_only) {
+                dc = host_slot(run, h, round);
+                scaffold_begin(run, st, c, dc);
+            }
+            long steps = sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round,
+                                            task->data, dc, own);
+            if (dc)
+                scaffold_end(run, node, st, c, steps, round, task->data,
+                             own, dc);
+            else if (st->scaffold) /* timing only: the same FLOPs */
+                sim_charge(run, node, (double)run->n_params * (2.0 * (double)steps + 7.0), 0.0);
             w = own;
         }
         node->slow = 1.0;
@@ -331,6 +386,10 @@ static void client_host(sim_node_t *node)
         }
         up->flag = c;
         up->weight = (double)sim_client_samples(run, c);
+        if (st->scaffold) {
+            up->aux = dc;
+            up->bytes += sizeof(float) * (double)run->n_params;
+        }
         /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
          * to its end, however slow the link, unless the server's deadline cuts it */
         if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SIM_OK &&
@@ -347,6 +406,31 @@ static int by_client(const void *a, const void *b)
     return (x->flag > y->flag) - (x->flag < y->flag);
 }
 
+
+/* Client c's task for `round`: the global model, and with SCAFFOLD the server's control
+ * variate (read by the client from the server's state, counted in the bytes). */
+static sim_msg_t *task_msg(sim_run_t *run, sim_node_t *node, const server_state_t *st, int c,
+                           long round)
+{
+    sim_msg_t *task = sim_msg_slice(node, node->params, 0, run->n_params, round);
+    task->flag = c;
+    if (st->scaffold) {
+        task->aux = st->c;
+        task->bytes += sizeof(float) * (double)run->n_params;
+    }
+    return task;
+}
+
+/* SCAFFOLD's server step after the round: c += (1/clients) sum of the got updates' dc. */
+static void scaffold_server(sim_run_t *run, server_state_t *st, int got)
+{
+    if (!st->c)
+        return;
+    float a = 1.0f / (float)run->sc->clients;
+    for (int i = 0; i < got; i++)
+        if (st->msgs[i]->aux)
+            run->be->axpy(run->n_params, a, st->msgs[i]->aux, st->c);
+}
 
 /* With clients side by side: trains the sampled clients[0..count) that will not drop out
  * of the round, before their tasks go out (no simulated time passes: each client charges its
@@ -397,8 +481,7 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     double t0 = sim_now();
     for (int i = 0; i < sel; i++) {
         int c = (int)st->population[i];
-        sim_msg_t *task = sim_msg_slice(node, node->params, 0, run->n_params, round);
-        task->flag = c;
+        sim_msg_t *task = task_msg(run, node, st, c, round);
         task->sent_at = t0;
         st->tasks[i] = sim_post_send(run->workers[c % hosts].inbox, task,
                                             (long)task->bytes);
@@ -455,6 +538,13 @@ static void server_state_free(sim_node_t *node)
         for (long c = 0; c < sim_current->sc->clients; c++)
             free(st->residual[c]);
     free(st->residual);
+    if (st->ci)
+        for (long c = 0; c < sim_current->sc->clients; c++)
+            if (st->ci[c])
+                sim_current->be->free(st->ci[c]);
+    free(st->ci);
+    if (st->c)
+        sim_current->be->free(st->c);
     free(st->w);
     free(st->delta);
     free(st->m);
@@ -484,7 +574,12 @@ static void server(sim_node_t *node)
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     if (sim_codec_on(run) && sc->error_feedback && trainer_codec_lossy(&sc->compression))
         st->residual = dt_calloc((size_t)clients, sizeof(float *));
-    if (sim_side_enabled(run)) {
+    st->scaffold = scenario_own(sc, "scaffold")->i;
+    if (st->scaffold && !run->timing_only) {
+        st->c = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+        st->ci = dt_calloc((size_t)clients, sizeof(float *));
+    }
+    if (sim_side_enabled(run) && !st->scaffold) { /* SCAFFOLD corrects each client's steps */
         st->side = sim_side_new(run);
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
         st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
@@ -529,8 +624,7 @@ static void server(sim_node_t *node)
             for (int i = 0; i < m; i++) {
                 int c = (int)st->population[i];
                 st->to[i] = run->workers[c % hosts].inbox;
-                st->msgs[i] = sim_msg_slice(node, node->params, 0, run->n_params, round);
-                st->msgs[i]->flag = c;
+                st->msgs[i] = task_msg(run, node, st, c, round);
             }
             /* a host serving several sampled clients answers the first before it takes the
              * second task: the receives must be posted before the tasks go out */
@@ -558,6 +652,10 @@ static void server(sim_node_t *node)
             else
                 run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
             double flops = 2.0 * got * (double)run->n_params;
+            if (st->scaffold) {
+                scaffold_server(run, st, got);
+                flops *= 2.0;
+            }
             if (st->opt_on) { /* charged in timing-only runs too */
                 flops += trainer_fedopt_flops(st->opt.kind, run->n_params);
                 if (st->server_step)
@@ -627,6 +725,15 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         node->mem.grads = node->mem.activations = 0;
         node->mem.optimizer = slots * (double)run->n_params * sizeof(float);
     }
+    if (scenario_own(run->sc, "scaffold")->i) {
+        /* the server's c and its round's dc; each client host the c_i of its clients */
+        double n = (double)run->n_params * sizeof(float), clients = (double)run->sc->clients;
+        double per_host = ceil(clients / run->n_workers);
+        if (!strcmp(node->role, "server"))
+            node->mem.optimizer += n * (1.0 + (double)scenario_fedavg_sampled(run->sc));
+        else
+            node->mem.optimizer += n * per_host;
+    }
 }
 
 /* A round samples at least one client, and clients side by side take one batch a step. */
@@ -648,6 +755,20 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "does not combine with accumulate > 1 (%s)",
                              where);
     }
+    if (scenario_own(sc, "scaffold")->i && sc->compression.kind != TRAINER_CODEC_NONE) {
+        k = scenario_blame(sc, "strategy.compression", "strategy.scaffold", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "scaffold sends the control variates uncompressed: it does not "
+                             "combine with compression (%s)",
+                             where);
+    }
+    if (scenario_own(sc, "scaffold")->i && sc->side_by_side == SIM_SIDE_YES) {
+        k = scenario_blame(sc, "model.side_by_side", "strategy.scaffold", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "scaffold corrects each client's steps apart: side_by_side = yes "
+                             "does not combine with it (%s)",
+                             where);
+    }
     return DT_OK;
 }
 
@@ -659,10 +780,11 @@ const sim_strategy_t sim_strategy_fedavg = {
              "of `batch` with a fresh optimizer, sends its model back, and the server averages "
              "them weighted by sample counts; `prox_mu` > 0 adds FedProx's proximal term; "
              "`server_optimizer` (avgm, adagrad, adam, yogi) steps the global model with the "
-             "average update instead (FedAvgM, FedAdagrad, FedAdam, FedYogi)",
+             "average update instead (FedAvgM, FedAdagrad, FedAdam, FedYogi); `scaffold` adds "
+             "SCAFFOLD's control variates",
     .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `server_optimizer`, "
-            "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `accumulate`, "
-            "`compression`, `error_feedback`",
+            "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `scaffold`, "
+            "`accumulate`, `compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,

@@ -92,7 +92,8 @@ static void client_host(sim_node_t *node)
         long version = task->step;
         if (!run->timing_only) /* before the next transport call: the sender's buffer */
             run->be->copy(h->global, task->data, bytes);
-        sim_fl_local_train(run, node, &h->order, &h->order_cap, c, version, h->global, h->w);
+        sim_fl_local_train(run, node, &h->order, &h->order_cap, c, version, h->global, NULL,
+                           h->w);
         if (!run->timing_only)
             run->be->axpy(run->n_params, -1.0f, h->global, h->w); /* the update */
         sim_msg_t *up = sim_msg_slice(node, h->w, 0, run->n_params, version);

@@ -70,10 +70,13 @@ int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
 
 /* Federated clients (fedavg.c, shared with fedbuff): strategy.local_epochs epochs of client c
  * on its partition from the global model (copied into w, dev, n_params; trained in place),
- * batch model.batch, fresh momentum, FedProx's term when prox_mu > 0; the sample order from
- * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here. */
-void sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global, float *w);
+ * batch model.batch, fresh momentum, FedProx's term when prox_mu > 0, corr (dev, n_params,
+ * or NULL) added to every step's gradient (SCAFFOLD's c - c_i); the sample order from
+ * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here.
+ * Returns the local steps taken. */
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global,
+                        const float *corr, float *w);
 /* The end of a federated run: a stop task (flag -1) to every client host; to and msgs hold
  * one entry per host. */
 void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs);
