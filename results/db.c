@@ -44,6 +44,8 @@ enum stmt_id {
     ST_TIMELINE_ADD,
     ST_LINK_ADD,
     ST_FAULT_ADD,
+    ST_PRIVACY_ADD,
+    ST_CLIENT_ADD,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -80,6 +82,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                     " ON CONFLICT (run, link) DO UPDATE SET bytes = bytes + excluded.bytes",
     [ST_FAULT_ADD] = "INSERT INTO faults (run, sim_time, kind, target, detail)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_PRIVACY_ADD] = "INSERT INTO privacy (run, round, epsilon, delta) VALUES (?1, ?2, ?3, ?4)",
+    [ST_CLIENT_ADD] = "INSERT INTO clients (run, client, rounds, samples, held_out, test_acc,"
+                      " test_loss, byzantine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -224,6 +229,22 @@ static const char migrate_1_to_2[] =
     "CREATE INDEX memory_run ON memory (run);"
     "PRAGMA user_version = 2;";
 
+/* Version 2 -> 3: the privacy and clients tables (as in schema.sql). */
+static const char migrate_2_to_3[] =
+    "CREATE TABLE privacy (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " round INTEGER NOT NULL, epsilon REAL, delta REAL NOT NULL, PRIMARY KEY (run, round))"
+    " WITHOUT ROWID;"
+    "CREATE TABLE clients (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " client INTEGER NOT NULL, rounds INTEGER NOT NULL, samples INTEGER, held_out INTEGER,"
+    " test_acc REAL, test_loss REAL, byzantine INTEGER NOT NULL, PRIMARY KEY (run, client))"
+    " WITHOUT ROWID;"
+    "PRAGMA user_version = 3;";
+
+/* migrations[v]: the SQL that takes a version-v file to version v + 1 */
+static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3};
+_Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
+               "a migration per schema version");
+
 /* Brings the file to RESULTS_SCHEMA_VERSION: creates the schema in an empty file (inside one
  * IMMEDIATE transaction, so that two writers opening a new file at once create it once),
  * migrates an older one step per version (likewise), refuses a foreign or newer file. */
@@ -270,17 +291,19 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
     if (app != RESULTS_APPLICATION_ID)
         return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
                             path);
-    if (version == 1) {
+    while (version >= 1 && version < RESULTS_SCHEMA_VERSION) {
+        int from = version;
         if ((rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
             return db_error(path, h, rc, err, "locking the database to upgrade its schema");
         /* another writer may have upgraded it meanwhile */
         if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) == SQLITE_OK &&
-            version == 1)
-            rc = sqlite3_exec(h, migrate_1_to_2, NULL, NULL, NULL);
+            version == from)
+            rc = sqlite3_exec(h, migrations[from], NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            dt_status st = db_error(path, h, rc, err, "upgrading the schema to version 2");
+            dt_status st = db_error(path, h, rc, err, "upgrading the schema to version %d",
+                                    from + 1);
             sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
             return st;
         }
@@ -450,6 +473,34 @@ dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const ch
     bind_real(s, 6, optimizer);
     bind_real(s, 7, activations);
     return db_step(db, ST_MEMORY_ADD, err, "storing a host's memory", run);
+}
+
+dt_status results_privacy_add(results_db_t *db, int64_t run, long round, double epsilon,
+                              double delta, dt_err_t *err)
+{
+    DT_ASSERT(db);
+    sqlite3_stmt *s = db->st[ST_PRIVACY_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, round);
+    bind_real(s, 3, isfinite(epsilon) ? epsilon : NAN);
+    bind_real(s, 4, delta);
+    return db_step(db, ST_PRIVACY_ADD, err, "storing a round's epsilon", run);
+}
+
+dt_status results_client_add(results_db_t *db, int64_t run, const results_client_t *c,
+                             dt_err_t *err)
+{
+    DT_ASSERT(db && c);
+    sqlite3_stmt *s = db->st[ST_CLIENT_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, c->client);
+    bind_int(s, 3, c->rounds);
+    bind_int(s, 4, c->samples);
+    bind_int(s, 5, c->held_out);
+    bind_real(s, 6, c->test_acc);
+    bind_real(s, 7, c->test_loss);
+    bind_int(s, 8, c->byzantine);
+    return db_step(db, ST_CLIENT_ADD, err, "storing a client's figures", run);
 }
 
 dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, long count,

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 2
+#define RESULTS_SCHEMA_VERSION 3
 
 typedef struct results_db results_db_t;
 
@@ -77,6 +77,24 @@ typedef struct results_memory {
  * NULL: not known). */
 dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
                              double params, double grads, double optimizer, double activations,
+                             dt_err_t *err);
+
+/* One round's privacy spent (DP-FedAvg): epsilon (INFINITY or NaN stored as NULL) at delta. */
+dt_status results_privacy_add(results_db_t *db, int64_t run, long round, double epsilon,
+                              double delta, dt_err_t *err);
+
+/* A federated client's figures at the end of a run (the clients table). */
+typedef struct results_client {
+    long client;
+    long rounds;              /* rounds its update was aggregated in */
+    long samples;             /* training samples it holds */
+    long held_out;            /* samples of its own held out for its evaluation, 0: none */
+    double test_acc, test_loss; /* the final model on them; NaN: not evaluated */
+    int byzantine;
+} results_client_t;
+
+/* Stores one client's row. */
+dt_status results_client_add(results_db_t *db, int64_t run, const results_client_t *c,
                              dt_err_t *err);
 
 /* Adds count to the staleness histogram bucket (created at 0 if absent). */

@@ -143,7 +143,8 @@ dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_
         {"runs", "id"},          {"params", "run"},   {"evals", "run"},
         {"workers", "run"},      {"summary", "run"},  {"staleness", "run"},
         {"label_hist", "run"},   {"timeline", "run"}, {"links", "run"},
-        {"faults", "run"},       {"memory", "run"},
+        {"faults", "run"},       {"memory", "run"},   {"privacy", "run"},
+        {"clients", "run"},
     };
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return dt_err_input(err, "%s: cannot create: %s", dir, strerror(errno));

@@ -13,7 +13,7 @@
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
 
 /* Writes DIR/TABLE.csv for every table (runs, params, evals, workers, summary, staleness,
- * label_hist, timeline, links, faults) with the rows of the given runs (all runs when
+ * label_hist, timeline, links, faults, memory, privacy, clients) with the rows of the given runs (all runs when
  * n_runs is 0). RFC 4180 quoting; NULL is an empty field. The directory is created if
  * missing (not its parents). Prints nothing; the written paths go to `written` if not
  * NULL, one per line. */

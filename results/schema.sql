@@ -1,5 +1,5 @@
--- dtsim results database, schema version 2 (version 1 lacked the memory table; dtsim adds
--- it to a version-1 file when it opens one).
+-- dtsim results database, schema version 3 (version 1 lacked the memory table, version 2
+-- the privacy and clients tables; dtsim adds them to an older file when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -14,7 +14,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -104,6 +104,30 @@ CREATE TABLE staleness (
     staleness INTEGER NOT NULL,
     count     INTEGER NOT NULL,
     PRIMARY KEY (run, staleness)
+) WITHOUT ROWID;
+
+-- Client-level differential privacy (fedavg with dp_clip > 0): the epsilon the RDP accountant
+-- gives at delta after each round (NULL: infinite, no noise).
+CREATE TABLE privacy (
+    run     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    round   INTEGER NOT NULL,   -- rounds done
+    epsilon REAL,
+    delta   REAL NOT NULL,
+    PRIMARY KEY (run, round)
+) WITHOUT ROWID;
+
+-- Per federated client at the end of a run: how often it took part and how the final model
+-- does on its own held-out samples (strategy.client_holdout; NULL without them).
+CREATE TABLE clients (
+    run       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    client    INTEGER NOT NULL,
+    rounds    INTEGER NOT NULL,  -- rounds its update was aggregated in
+    samples   INTEGER,           -- training samples it holds
+    held_out  INTEGER,           -- samples of its own kept out of training, evaluated on
+    test_acc  REAL,
+    test_loss REAL,
+    byzantine INTEGER NOT NULL,  -- 1: one of faults.byzantine's attackers
+    PRIMARY KEY (run, client)
 ) WITHOUT ROWID;
 
 -- Per client (or worker) label histograms of the data partition: how non-IID it is.

@@ -495,7 +495,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 11);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 13);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -592,8 +592,8 @@ START_TEST(status_moves_only_from_running)
 }
 END_TEST
 
-/* A version-1 file (before the memory table) is upgraded when opened: its runs stay, the
- * memory table appears and takes rows, the version reads 2. */
+/* A version-1 file (before the memory table) is upgraded when opened, step by step: its runs
+ * stay, the memory, privacy and clients tables appear and take rows, the version reads 3. */
 START_TEST(version_1_file_upgraded)
 {
     results_db_t *db = open_ok();
@@ -603,13 +603,23 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE memory; PRAGMA user_version = 1");
+    raw_exec(h, "DROP TABLE memory; DROP TABLE privacy; DROP TABLE clients; "
+                "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
     ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);
+    ck_assert_int_eq(results_privacy_add(db, run, 1, INFINITY, 1e-5, &err), DT_OK);
+    ck_assert_int_eq(results_privacy_add(db, run, 2, 0.5, 1e-5, &err), DT_OK);
+    results_client_t c = {.client = 3, .rounds = 2, .samples = 40, .held_out = 10,
+                          .test_acc = 0.7, .test_loss = NAN, .byzantine = 1};
+    ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 2);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 3);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
+                                "NULL", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM clients WHERE client = 3 AND rounds = 2 "
+                                "AND test_loss IS NULL AND byzantine = 1", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE params = 4e6 AND "
                                 "optimizer IS NULL AND activations = 1e5", 0), 1);
@@ -622,7 +632,7 @@ START_TEST(newer_or_foreign_file_refused)
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 3");
+    raw_exec(h, "PRAGMA user_version = 4");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -630,7 +640,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 3"),
+                      strstr(err.msg, "version 4"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */

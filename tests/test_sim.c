@@ -574,6 +574,124 @@ START_TEST(scaffold_is_fedavg_where_the_corrections_cancel)
 }
 END_TEST
 
+START_TEST(robust_rules_and_attacks_against_the_mean)
+{
+    /* The robust aggregators where they must equal the mean (a second implementation: the
+     * backend's weighted average): the median and a trimmed mean that cuts nothing of two
+     * equal-sized updates, multi-Krum keeping every update (f = 0, m = k). */
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
+                          "strategy.fraction=0.25", "strategy.rounds=3", "data.partition=iid",
+                          "strategy.aggregator=mean"};
+    float *mean = NULL, *w = NULL;
+    outcome_t a = simulate(sets, 7, &mean);
+    const char *same[] = {"strategy.aggregator=median", "strategy.aggregator=trimmed_mean"};
+    for (int i = 0; i < 2; i++) {
+        sets[6] = same[i];
+        simulate(sets, 7, &w);
+        ck_assert_msg(max_rel_diff(w, mean, a.n_params) < 1e-5, "%s of two differs from the "
+                      "mean by %g", same[i], max_rel_diff(w, mean, a.n_params));
+        free(w);
+    }
+    sets[3] = "strategy.fraction=0.5";
+    sets[6] = "strategy.aggregator=mean";
+    float *mean4 = NULL;
+    simulate(sets, 7, &mean4);
+    sets[6] = "strategy.aggregator=multi_krum";
+    simulate(sets, 7, &w);
+    ck_assert_msg(max_rel_diff(w, mean4, a.n_params) < 1e-5, "multi_krum keeping all differs "
+                  "from the mean by %g", max_rel_diff(w, mean4, a.n_params));
+    free(w);
+    sets[6] = "strategy.aggregator=krum"; /* one client's model: not the mean */
+    simulate(sets, 7, &w);
+    ck_assert(max_rel_diff(w, mean4, a.n_params) > 1e-3);
+    free(w);
+    free(mean);
+    free(mean4);
+
+    /* Attacks: two equal clients, one Byzantine, one round. With y_b the Byzantine client's
+     * trained model and x the global one, sign_flip at scale s sends x - s (y_b - x), so
+     * w(s) = w(0) - s (w_clean - w(0)) whichever client it is; noise at scale 0 sends x,
+     * as sign_flip at scale 0 does. */
+    const char *two[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=2",
+                         "strategy.fraction=1", "strategy.rounds=1", "data.partition=iid",
+                         "faults.byzantine=0", "faults.attack=sign_flip",
+                         "faults.attack_scale=0"};
+    float *clean = NULL, *w0 = NULL, *w4 = NULL, *n0 = NULL, *lf = NULL;
+    simulate(two, 9, &clean);
+    two[6] = "faults.byzantine=0.5";
+    simulate(two, 9, &w0);
+    two[8] = "faults.attack_scale=4";
+    simulate(two, 9, &w4);
+    two[7] = "faults.attack=noise";
+    two[8] = "faults.attack_scale=0";
+    simulate(two, 9, &n0);
+    two[7] = "faults.attack=label_flip";
+    simulate(two, 9, &lf);
+    double err = 0, moved = 0;
+    for (size_t i = 0; i < a.n_params; i++) {
+        double want = w0[i] - 4.0 * ((double)clean[i] - w0[i]);
+        err = fmax(err, fabs(w4[i] - want));
+        moved = fmax(moved, fabs((double)clean[i] - w0[i]));
+    }
+    ck_assert_msg(moved > 1e-3, "the Byzantine client's update is %g", moved);
+    ck_assert_msg(err < 1e-5, "sign_flip at scale 4 is off the formula by %g", err);
+    ck_assert(memcmp(n0, w0, sizeof(float) * a.n_params) == 0);
+    ck_assert(max_rel_diff(lf, clean, a.n_params) > 1e-3);
+    free(clean);
+    free(w0);
+    free(w4);
+    free(n0);
+    free(lf);
+}
+END_TEST
+
+START_TEST(dp_fedavg_clips_and_adds_noise)
+{
+    /* DP-FedAvg against FedAvg: a clip no update reaches and no noise is FedAvg with equal
+     * client sizes (the fixed denominator m = the weighted mean's); a clip below the update
+     * norms is the mean of the updates scaled to the clip, so with one client a round the
+     * global model moves by exactly the clip (up to float rounding); noise moves it more. */
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
+                          "strategy.fraction=0.25", "strategy.rounds=3", "data.partition=iid",
+                          "strategy.dp_clip=0", "strategy.dp_noise=0"};
+    float *plain = NULL, *w = NULL;
+    outcome_t a = simulate(sets, 8, &plain);
+    sets[6] = "strategy.dp_clip=1e6";
+    simulate(sets, 8, &w);
+    ck_assert_msg(max_rel_diff(w, plain, a.n_params) < 1e-5, "a clip of 1e6 without noise "
+                  "differs from fedavg by %g", max_rel_diff(w, plain, a.n_params));
+    free(w);
+    free(plain);
+
+    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
+                         "strategy.fraction=0.125", "strategy.rounds=1", "data.partition=iid",
+                         "strategy.server_lr=1e-30", "strategy.dp_clip=0",
+                         "strategy.dp_noise=0"};
+    float *w0 = NULL, *wc = NULL, *wn = NULL;
+    simulate(one, 9, &w0); /* the initial model: the server does not move */
+    one[6] = "strategy.server_lr=1";
+    one[7] = "strategy.dp_clip=0.05";
+    simulate(one, 9, &wc);
+    one[8] = "strategy.dp_noise=1";
+    simulate(one, 9, &wn);
+    double moved = 0, noisy = 0;
+    for (size_t i = 0; i < a.n_params; i++) {
+        moved += ((double)wc[i] - w0[i]) * ((double)wc[i] - w0[i]);
+        noisy += ((double)wn[i] - w0[i]) * ((double)wn[i] - w0[i]);
+    }
+    ck_assert_msg(fabs(sqrt(moved) - 0.05) < 1e-5, "the clipped update's norm is %.9g, "
+                  "expected the clip 0.05", sqrt(moved));
+    /* noise of deviation z S / m = 0.05 per parameter: the norm grows to about
+     * 0.05 sqrt(n_params + 1) */
+    double want = 0.05 * sqrt((double)a.n_params + 1.0);
+    ck_assert_msg(sqrt(noisy) > 0.8 * want && sqrt(noisy) < 1.2 * want, "noisy norm %g, "
+                  "expected about %g", sqrt(noisy), want);
+    free(w0);
+    free(wc);
+    free(wn);
+}
+END_TEST
+
 START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
 {
     const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
@@ -1564,6 +1682,8 @@ int main(void)
     tcase_add_test(tc, server_optimizers_step_the_global_model);
     tcase_add_test(tc, fedbuff_is_fedavg_with_one_client_and_records_staleness);
     tcase_add_test(tc, scaffold_is_fedavg_where_the_corrections_cancel);
+    tcase_add_test(tc, robust_rules_and_attacks_against_the_mean);
+    tcase_add_test(tc, dp_fedavg_clips_and_adds_noise);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);

@@ -156,15 +156,22 @@ trainer_epoch_stats_t trainer_learner_epoch(trainer_learner_t *l, const trainer_
 trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
                                 const trainer_dataset_t *ds)
 {
+    return trainer_evaluate_subset(l, params, ds, NULL, ds->n);
+}
+
+trainer_eval_t trainer_evaluate_subset(trainer_learner_t *l, const float *params,
+                                       const trainer_dataset_t *ds, const uint32_t *idx,
+                                       size_t n)
+{
     trainer_eval_t ev = {0.0, 0.0};
     int max = l->ws.max_batch;
     uint32_t *use = l->batch_idx;
     double loss_sum = 0.0;
     size_t right = 0;
-    for (size_t off = 0; off < ds->n; off += (size_t)max) {
-        int b = (int)(ds->n - off < (size_t)max ? ds->n - off : (size_t)max);
+    for (size_t off = 0; off < n; off += (size_t)max) {
+        int b = (int)(n - off < (size_t)max ? n - off : (size_t)max);
         for (int i = 0; i < b; i++)
-            use[i] = (uint32_t)(off + (size_t)i);
+            use[i] = idx ? idx[off + (size_t)i] : (uint32_t)(off + (size_t)i);
         double loss;
         int correct;
         trainer_learner_load(l, ds, use, b);
@@ -174,9 +181,9 @@ trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
         loss_sum += loss;
         right += (size_t)correct;
     }
-    if (ds->n) {
-        ev.loss = loss_sum / (double)ds->n;
-        ev.accuracy = (double)right / (double)ds->n;
+    if (n) {
+        ev.loss = loss_sum / (double)n;
+        ev.accuracy = (double)right / (double)n;
     }
     return ev;
 }

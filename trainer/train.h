@@ -85,5 +85,9 @@ typedef struct trainer_eval {
 /* Evaluates params (dev) on the whole data set in batches of the workspace's size. */
 trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
                                 const trainer_dataset_t *ds);
+/* The same on the samples idx[0..n) of ds only (idx NULL: the first n). */
+trainer_eval_t trainer_evaluate_subset(trainer_learner_t *l, const float *params,
+                                       const trainer_dataset_t *ds, const uint32_t *idx,
+                                       size_t n);
 
 #endif

@@ -163,6 +163,17 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     if (!run->timing_only &&
         trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
         return DT_ERR_INPUT;
+    if (!run->timing_only && sc->client_holdout > 0) {
+        /* each client's samples in a seeded order, its last share held out */
+        run->held_out = dt_calloc((size_t)parts, sizeof(size_t));
+        for (int c = 0; c < parts; c++) {
+            size_t n = trainer_partition_size(&run->part, c);
+            trainer_rng_t r;
+            trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24), 108 /* holdout stream */);
+            trainer_rng_shuffle_u32(&r, run->part.idx + run->part.offsets[c], n);
+            run->held_out[c] = (size_t)floor(sc->client_holdout * (double)n + 1e-9);
+        }
+    }
 
     const char *worker_role = st->worker_role;
     run->workers = dt_calloc((size_t)run->n_workers, sizeof(sim_node_t));
@@ -233,6 +244,7 @@ void sim_run_free(sim_run_t *run)
     if (!run->timing_only) {
         trainer_learner_free(&run->engine);
         trainer_partition_free(&run->part);
+        free(run->held_out);
         trainer_dataset_free(&run->train);
         trainer_dataset_free(&run->test);
     }
@@ -295,16 +307,16 @@ void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
     sim_record_interval(run, node, SIM_STATE_COMPUTE, t0, t1);
 }
 
-double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
-                     int batch, double *wall)
+/* sim_real_grad on the training samples with these labels (run->train.y, or a node's own) */
+static double real_grad(sim_run_t *run, const uint8_t *labels, const float *params,
+                        float *grads, const uint32_t *idx, int batch, double *wall)
 {
     *wall = 0.0;
     if (run->timing_only)
         return NAN;
     trainer_learner_t *e = &run->engine;
     double w0 = dt_wall_seconds();
-    e->be->gather(e->ws.x, e->ws.labels, run->train.x, run->train.y, idx, batch,
-                  run->train.dim);
+    e->be->gather(e->ws.x, e->ws.labels, run->train.x, labels, idx, batch, run->train.dim);
     double loss;
     int correct;
     trainer_model_forward(&e->ws, params, batch);
@@ -312,6 +324,12 @@ double sim_real_grad(sim_run_t *run, const float *params, float *grads, const ui
     trainer_model_backward(&e->ws, params, grads, batch);
     *wall = dt_wall_seconds() - w0;
     return loss / batch;
+}
+
+double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
+                     int batch, double *wall)
+{
+    return real_grad(run, run->train.y, params, grads, idx, batch, wall);
 }
 
 void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
@@ -329,7 +347,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
                         const uint32_t *idx, int batch)
 {
-    double wall, loss = sim_real_grad(run, params, grads, idx, batch, &wall);
+    double wall, loss = real_grad(run, node->labels ? node->labels : run->train.y, params,
+                                  grads, idx, batch, &wall);
     sim_charge(run, node, run->step_flops * batch, wall);
     sim_count_step(run, node, batch, loss);
     return loss;
@@ -394,7 +413,7 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx)
 size_t sim_client_samples(const sim_run_t *run, int c)
 {
     if (!run->timing_only)
-        return trainer_partition_size(&run->part, c);
+        return trainer_partition_size(&run->part, c) - (run->held_out ? run->held_out[c] : 0);
     size_t k = (size_t)run->sc->clients, n = run->train.n;
     return n / k + ((size_t)c < n % k);
 }

@@ -67,6 +67,8 @@ typedef struct sim_node {
     double compute_s, comm_s, idle_s;
     double bytes_sent, bytes_recv;
     double last_transfer_s;           /* its latest receive, from when both sides were ready */
+    const uint8_t *labels;            /* the training labels sim_compute_grad uses (a
+                                         Byzantine client's flipped ones), NULL: the data's */
     long steps;
     double end_time;
     float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice */
@@ -113,6 +115,8 @@ typedef struct sim_run {
     sim_platform_t plat;
     trainer_dataset_t train, test;
     trainer_partition_t part; /* per worker (per client for fedavg) */
+    size_t *held_out;         /* (clients) data.client_holdout: the samples at the end of
+                                 each client's part kept out of its training, or NULL */
     trainer_model_t model;
     const trainer_backend_t *be;
     int timing_only;          /* a model profile: compute is charged, nothing is trained

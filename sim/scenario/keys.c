@@ -52,6 +52,7 @@ _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
@@ -60,6 +61,7 @@ static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling"
 static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const side_names[] = {"auto", "yes", "no", NULL};
+static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
@@ -199,6 +201,10 @@ static const key_desc_t builtin_keys[] = {
     K_CUSTOM("data", "partition", "iid", parse_partition, format_partition,
              "iid, dirichlet:ALPHA (ALPHA > 0), shards:K (K >= 1)",
              "how the training set is split across workers or clients"),
+    K_DOUBLE("data", "client_holdout", "0", client_holdout, 0, 0.9, 0,
+             "fedavg, fedbuff: share of each client's samples kept out of its training; the "
+             "final model's accuracy on them is the client's row of the clients table "
+             "(fairness across clients); 0 = none"),
 
     /* [cluster] */
     K_CUSTOM("cluster", "platform", "star", parse_platform, format_platform,
@@ -348,6 +354,15 @@ static const key_desc_t builtin_keys[] = {
              "same, or SPEED:SHARE, ... (shares sum to 1)",
              "fedavg: device classes of the clients (each client draws one; same = "
              "cluster.device)"),
+    K_DOUBLE("faults", "byzantine", "0", byzantine, 0, 1, OPEN_MAX,
+             "fedavg, fedbuff: fraction of the clients that are Byzantine (floor(fraction x "
+             "clients), drawn once per run from the seed); they send faults.attack's update"),
+    K_ENUM("faults", "attack", "sign_flip", attack, sim_attack_t, attack_names, 0,
+           "Byzantine clients: sign_flip sends x - attack_scale (y - x) for its trained model "
+           "y, noise sends x + N(0, attack_scale^2) per parameter, label_flip trains on labels "
+           "classes - 1 - y"),
+    K_DOUBLE("faults", "attack_scale", "4", attack_scale, 0, 1e6, 0,
+             "sign_flip: how far the negated update reaches; noise: its standard deviation"),
 };
 #define N_BUILTIN (sizeof builtin_keys / sizeof builtin_keys[0])
 _Static_assert(N_BUILTIN + SCENARIO_OWN_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");

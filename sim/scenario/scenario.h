@@ -66,6 +66,14 @@ typedef enum sim_side_by_side {
     SIM_SIDE_NO,
 } sim_side_by_side_t;
 
+/* Federated clients' attacks ([faults] byzantine): their update negated and scaled, replaced
+ * by Gaussian noise, or trained on flipped labels (classes - 1 - y). */
+typedef enum sim_attack {
+    SIM_ATTACK_SIGN_FLIP,
+    SIM_ATTACK_NOISE,
+    SIM_ATTACK_LABEL_FLIP,
+} sim_attack_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -137,6 +145,7 @@ typedef struct scenario {
     long synthetic_dim, synthetic_classes;
     double synthetic_noise;
     trainer_partition_spec_t partition;
+    double client_holdout; /* federated: share of each client's samples kept for its eval */
 
     /* [cluster] */
     sim_platform_kind_t platform;
@@ -194,6 +203,9 @@ typedef struct scenario {
     double over_select;               /* fedavg: sample this many times the clients needed */
     char availability[64];            /* fedavg: always or PERIOD:FRACTION */
     char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
+    double byzantine;                 /* federated: fraction of the clients that attack */
+    sim_attack_t attack;              /* what they do */
+    double attack_scale;              /* sign_flip: factor; noise: standard deviation */
 
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
      * order; read them with scenario_own. */

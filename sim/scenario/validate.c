@@ -53,6 +53,32 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, "strategy.bucket_mb",
                              "bucket_mb with [faults] is not supported (a failed bucket would "
                              "need its own re-formation); use bucket_mb = 0 with faults");
+    if (sc->client_holdout > 0 && strcmp(st->worker_role, "client"))
+        return scenario_fail(sc, err, "data.client_holdout",
+                             "client_holdout holds out federated clients' samples: it needs "
+                             "fedavg or fedbuff, not %s",
+                             st->name);
+    if (sc->byzantine > 0) {
+        if (strcmp(st->worker_role, "client"))
+            return scenario_fail(sc, err, "faults.byzantine",
+                                 "Byzantine clients need a federated strategy (fedavg or "
+                                 "fedbuff), not %s",
+                                 st->name);
+        if ((long)floor(sc->byzantine * (double)sc->clients + 1e-9) < 1) {
+            k = scenario_blame(sc, "faults.byzantine", "strategy.clients", where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "byzantine %g of %ld clients makes no client Byzantine "
+                                 "(expected at least 1 / clients; %s)",
+                                 sc->byzantine, sc->clients, where);
+        }
+        if (sc->side_by_side == SIM_SIDE_YES) {
+            k = scenario_blame(sc, "model.side_by_side", "faults.byzantine", where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "Byzantine clients train apart: side_by_side = yes does not "
+                                 "combine with faults.byzantine (%s)",
+                                 where);
+        }
+    }
     /* the strategy's own checks, between those of what the model and faults allow and
      * those of the techniques only some strategies take: where two errors apply, this
      * order decides which one is told */

@@ -19,15 +19,18 @@
 
 
 #include "fedopt.h"
+#include "privacy.h"
+#include "robust.h"
 #include "wire.h"
 #include "replicas.h"
 #include "strategy.h"
+#include "db.h"
 
 enum {
     FEDAVG_STREAM_SAMPLE = 101,
-    FEDAVG_STREAM_LOCAL = 102,
     FEDAVG_STREAM_DROPOUT = 103,
     FEDAVG_STREAM_CLIENT = 104,
+    FEDAVG_STREAM_DP = 107,
 };
 
 /* ---- client heterogeneity and availability ([faults]) ------------------------------------ */
@@ -93,6 +96,7 @@ static int client_drops(const sim_run_t *run, int c, long round)
 }
 
 typedef struct server_state {
+    int cap;              /* updates a round can hold */
     uint32_t *population; /* (clients) */
     sim_box_t *to;     /* (max(m, hosts)) */
     sim_msg_t **msgs;
@@ -111,6 +115,12 @@ typedef struct server_state {
     int server_step;      /* opt_on with weights to step (not a timing-only run) */
     float *w, *delta;     /* (n_params) host: the global model before the round, the update */
     float *m, *v;         /* (n_params) host: the optimizer's state, or NULL */
+    trainer_agg_t agg;    /* the aggregation rule (robust.h) */
+    float **hx;           /* (cap) host: the round's models, for a rule other than mean */
+    float *hout, *agg_scratch;
+    int *chosen;          /* (cap) which of them the rule took */
+    double dp_clip, dp_noise; /* DP-FedAvg: clip norm S (0: off), noise multiplier z */
+    trainer_rng_t dp_rng;
     int scaffold;         /* SCAFFOLD's control variates */
     float *c;             /* (n_params) dev: the server's control variate, or NULL */
     float **ci;           /* (clients) dev: each client's, made when it first trains */
@@ -134,6 +144,28 @@ static const sim_strategy_key_t own_keys[] = {
     {.key = "server_tau", .kind = SIM_KEY_REAL, .def = "0.001", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MIN,
      .doc = "fedavg: adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
+    {.key = "aggregator", .kind = SIM_KEY_ENUM, .def = "mean", .names = trainer_agg_names,
+     .doc = "fedavg: how the server combines the round's models: mean (weighted by samples), "
+            "median or trimmed_mean (per coordinate), krum or multi_krum (Blanchard et al. "
+            "2017: the model, or the mean of the multi_krum_m models, closest to their "
+            "neighbours); the robust rules resist Byzantine clients (faults.byzantine)"},
+    {.key = "trim", .kind = SIM_KEY_REAL, .def = "0.1", .min = 0, .max = 0.5,
+     .open = SIM_KEY_OPEN_MAX,
+     .doc = "fedavg: trimmed_mean cuts floor(trim x updates) values at each end"},
+    {.key = "krum_f", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+     .doc = "fedavg: Byzantine updates krum and multi_krum tolerate in a round (they need "
+            "more than 2 krum_f + 2 updates); 0 = ceil(faults.byzantine x sampled clients)"},
+    {.key = "multi_krum_m", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+     .doc = "fedavg: models multi_krum averages; 0 = updates - krum_f"},
+    {.key = "dp_clip", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1e9,
+     .doc = "fedavg: DP-FedAvg (McMahan et al. 2018): each update's L2 norm clipped to dp_clip, "
+            "the sum given Gaussian noise of deviation dp_noise x dp_clip and divided by the "
+            "sampled count; epsilon after every round in the privacy table; 0 = off"},
+    {.key = "dp_noise", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 1000,
+     .doc = "fedavg: DP-FedAvg's noise multiplier z (0: clipping only, epsilon infinite)"},
+    {.key = "dp_delta", .kind = SIM_KEY_REAL, .def = "1e-5", .min = 0, .max = 1,
+     .open = SIM_KEY_OPEN_MIN | SIM_KEY_OPEN_MAX,
+     .doc = "fedavg: the delta at which the RDP accountant states epsilon"},
     {.key = "scaffold", .kind = SIM_KEY_BOOL, .def = "no",
      .doc = "fedavg: SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
             "steps corrected by c - c_i, the model and the control variate sent both ways "
@@ -150,6 +182,78 @@ static int server_optimizer(const scenario_t *sc, trainer_fedopt_t *o)
     o->beta2 = (float)scenario_own(sc, "server_beta2")->d;
     o->tau = (float)scenario_own(sc, "server_tau")->d;
     return o->kind != TRAINER_FEDOPT_AVG || o->lr != 1.0f;
+}
+
+/* The aggregation rule of sc; its f from faults.byzantine when krum_f is 0. */
+static trainer_agg_t aggregator(const scenario_t *sc)
+{
+    trainer_agg_t a = {0};
+    a.kind = (trainer_agg_kind_t)scenario_own(sc, "aggregator")->i;
+    a.trim = scenario_own(sc, "trim")->d;
+    a.f = (int)scenario_own(sc, "krum_f")->l;
+    a.m = (int)scenario_own(sc, "multi_krum_m")->l;
+    if (a.f == 0)
+        a.f = (int)ceil(sc->byzantine * (double)scenario_fedavg_sampled(sc) - 1e-9);
+    return a;
+}
+
+/* A rule other than the mean: the round's got models to the host, the rule, the result back
+ * into params. 0 when the rule cannot take this few updates (a round cut short by faults):
+ * the model then stays as it was. */
+static int robust_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, int got,
+                            double *flops)
+{
+    size_t n = run->n_params;
+    dt_err_t e;
+    if (trainer_agg_check(&st->agg, got, &e) != DT_OK) {
+        sim_fault_log(run, "aggregation", node->name, "round %ld kept the model: %s",
+                      node->steps, e.msg);
+        return 0;
+    }
+    *flops = trainer_agg_flops(&st->agg, got, n);
+    if (run->timing_only)
+        return 1;
+    for (int i = 0; i < got; i++)
+        run->be->download(st->hx[i], st->msgs[i]->data, sizeof(float) * n);
+    trainer_aggregate(&st->agg, st->hout, (const float *const *)st->hx, st->weights, got, n,
+                      st->agg_scratch, st->chosen);
+    run->be->upload(node->params, st->hout, sizeof(float) * n);
+    return 1;
+}
+
+/* DP-FedAvg: each of the got models minus the global model x (st->w), clipped to norm S,
+ * summed, the noise added and the sum divided by the sampled count m; params = x + that. The
+ * accountant's epsilon after this round goes to the privacy table. */
+static void dp_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, int got, long m,
+                         long round, double *flops)
+{
+    size_t n = run->n_params;
+    *flops = (4.0 * got + 3.0) * (double)n; /* differences, norms, scaling, sum; noise */
+    if (!run->timing_only) {
+        memset(st->hout, 0, sizeof(float) * n);
+        for (int i = 0; i < got; i++) {
+            float *u = st->hx[i];
+            run->be->download(u, st->msgs[i]->data, sizeof(float) * n);
+            for (size_t j = 0; j < n; j++)
+                u[j] -= st->w[j];
+            trainer_dp_clip(u, n, st->dp_clip);
+            for (size_t j = 0; j < n; j++)
+                st->hout[j] += u[j];
+        }
+        trainer_dp_fedavg_finish(st->hout, n, st->dp_clip, st->dp_noise, (double)m,
+                                 &st->dp_rng);
+        for (size_t j = 0; j < n; j++)
+            st->hout[j] += st->w[j];
+        run->be->upload(node->params, st->hout, sizeof(float) * n);
+    }
+    if (run->db) {
+        const scenario_t *sc = run->sc;
+        double q = (double)m / (double)sc->clients, delta = scenario_own(sc, "dp_delta")->d;
+        double eps = trainer_rdp_epsilon(q, st->dp_noise, round + 1, delta, NULL);
+        dt_err_t e;
+        if (results_privacy_add(run->db, run->run_id, round + 1, eps, delta, &e) != DT_OK)
+            sim_fault_log(run, "record", node->name, "%s", e.msg);
+    }
 }
 
 /* After the aggregation put the round's average into params: delta = params - st->w, and
@@ -206,72 +310,6 @@ static uint8_t *host_packed(sim_run_t *run, client_host_t *h, long round)
             dt_malloc(trainer_codec_bytes(&run->sc->compression, run->n_params));
     }
     return h->packed[h->packed_used++];
-}
-
-/* The stream that orders client c's samples in `round`. */
-static void local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng)
-{
-    trainer_rng_seed(rng, run->sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round,
-                     FEDAVG_STREAM_LOCAL);
-}
-
-long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global,
-                        const float *corr, float *w)
-{
-    const scenario_t *sc = run->sc;
-    const trainer_partition_t *p = &run->part;
-    size_t n = sim_client_samples(run, c);
-    size_t bytes = sizeof(float) * run->n_params;
-    run->be->copy(w, global, bytes);
-    run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
-    /* a timing-only client has no samples to order: the same steps are only charged */
-    uint32_t *order = NULL;
-    if (!run->timing_only) {
-        if (n > *order_cap) {
-            free(*order_buf);
-            *order_buf = dt_malloc(sizeof(uint32_t) * n);
-            *order_cap = n;
-        }
-        order = *order_buf;
-        memcpy(order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
-    }
-    trainer_rng_t rng;
-    local_rng(run, c, round, &rng);
-    long steps = 0;
-    for (long e = 0; e < sc->local_epochs; e++) {
-        if (order)
-            trainer_rng_shuffle_u32(&rng, order, n);
-        for (size_t off = 0; off < n;) {
-            /* one local step: up to `accumulate` micro-batches of B, their mean gradient
-             * weighted by their sizes (the tail's may be smaller) */
-            size_t taken = 0;
-            for (long k = 0; k < sc->accumulate && off < n; k++) {
-                int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
-                float *g = k ? node->scratch : node->grads;
-                sim_compute_grad(run, node, w, g, order ? order + off : NULL, b);
-                if (sc->accumulate > 1) {
-                    if (k)
-                        run->be->axpy(run->n_params, (float)b, g, node->grads);
-                    else
-                        run->be->scale(run->n_params, (float)b, g);
-                }
-                off += (size_t)b;
-                taken += (size_t)b;
-            }
-            if (sc->accumulate > 1)
-                run->be->scale(run->n_params, 1.0f / (float)taken, node->grads);
-            if (sc->prox_mu > 0) { /* grad += mu (w - w_global) */
-                run->be->axpy(run->n_params, (float)sc->prox_mu, w, node->grads);
-                run->be->axpy(run->n_params, -(float)sc->prox_mu, global, node->grads);
-            }
-            if (corr)
-                run->be->axpy(run->n_params, 1.0f, corr, node->grads);
-            sim_sgd(run, w, node->grads, node->velocity, run->n_params, round);
-            steps++;
-        }
-    }
-    return steps;
 }
 
 /* SCAFFOLD on client c's host before its local steps: corr = c - c_i (c_i made, zero, on
@@ -444,7 +482,7 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
     int n = 0;
     for (int i = 0; i < count; i++)
         if (!client_drops(run, (int)clients[i], round)) {
-            local_rng(run, (int)clients[i], round, &st->rngs[n]);
+            sim_fl_local_rng(run, (int)clients[i], round, &st->rngs[n]);
             train[n++] = clients[i];
         }
     sim_side_train(st->side, run, train, st->rngs, n, round, node->params);
@@ -545,6 +583,13 @@ static void server_state_free(sim_node_t *node)
     free(st->ci);
     if (st->c)
         sim_current->be->free(st->c);
+    if (st->hx)
+        for (int i = 0; i < st->cap; i++)
+            free(st->hx[i]);
+    free(st->hx);
+    free(st->hout);
+    free(st->agg_scratch);
+    free(st->chosen);
     free(st->w);
     free(st->delta);
     free(st->m);
@@ -563,6 +608,7 @@ static void server(sim_node_t *node)
     if (cap > clients && cap > hosts)
         cap = clients > hosts ? clients : hosts;
     server_state_t *st = dt_calloc(1, sizeof *st);
+    st->cap = cap;
     node->state = st;
     node->state_free = server_state_free;
     st->population = dt_malloc(sizeof(uint32_t) * (size_t)clients);
@@ -574,12 +620,28 @@ static void server(sim_node_t *node)
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     if (sim_codec_on(run) && sc->error_feedback && trainer_codec_lossy(&sc->compression))
         st->residual = dt_calloc((size_t)clients, sizeof(float *));
+    st->agg = aggregator(sc);
+    st->dp_clip = scenario_own(sc, "dp_clip")->d;
+    st->dp_noise = scenario_own(sc, "dp_noise")->d;
+    trainer_rng_seed(&st->dp_rng, sc->seed, FEDAVG_STREAM_DP);
+    if (st->dp_clip > 0 && !run->timing_only && !st->w)
+        st->w = dt_malloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    if ((st->agg.kind != TRAINER_AGG_MEAN || st->dp_clip > 0) && !run->timing_only) {
+        size_t n = run->n_params ? run->n_params : 1;
+        st->hx = dt_calloc((size_t)cap, sizeof(float *));
+        for (int i = 0; i < cap; i++)
+            st->hx[i] = dt_malloc(sizeof(float) * n);
+        st->hout = dt_malloc(sizeof(float) * n);
+        st->agg_scratch = dt_malloc(sizeof(float) * trainer_agg_scratch(&st->agg, cap, n));
+        st->chosen = dt_calloc((size_t)cap, sizeof(int));
+    }
     st->scaffold = scenario_own(sc, "scaffold")->i;
     if (st->scaffold && !run->timing_only) {
         st->c = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
         st->ci = dt_calloc((size_t)clients, sizeof(float *));
     }
-    if (sim_side_enabled(run) && !st->scaffold) { /* SCAFFOLD corrects each client's steps */
+    /* SCAFFOLD corrects each client's steps, Byzantine clients train apart */
+    if (sim_side_enabled(run) && !st->scaffold && sc->byzantine == 0) {
         st->side = sim_side_new(run);
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
         st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
@@ -589,7 +651,8 @@ static void server(sim_node_t *node)
     if (st->server_step) {
         size_t n = run->n_params ? run->n_params : 1;
         int slots = trainer_fedopt_slots(st->opt.kind);
-        st->w = dt_malloc(sizeof(float) * n);
+        if (!st->w)
+            st->w = dt_malloc(sizeof(float) * n);
         st->delta = dt_malloc(sizeof(float) * n);
         st->m = slots >= 1 ? dt_malloc(sizeof(float) * n) : NULL;
         st->v = slots >= 2 ? dt_malloc(sizeof(float) * n) : NULL;
@@ -636,29 +699,36 @@ static void server(sim_node_t *node)
         }
         if (got > 0) {
             double w0 = dt_wall_seconds();
-            if (st->server_step)
+            if (st->server_step || (st->dp_clip > 0 && !run->timing_only))
                 run->be->download(st->w, node->params, sizeof(float) * run->n_params);
             qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), by_client);
             double total = 0.0;
-            for (int i = 0; i < got; i++)
+            for (int i = 0; i < got; i++) {
                 total += st->msgs[i]->weight;
+                sim_fl_took_part(run, st->msgs[i]->flag);
+            }
             for (int i = 0; i < got; i++) {
                 st->srcs[i] = st->msgs[i]->data;
                 st->weights[i] = (float)(st->msgs[i]->weight / total);
             }
-            if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
+            double flops = 2.0 * got * (double)run->n_params;
+            int moved = 1;
+            if (st->dp_clip > 0)
+                dp_aggregate(run, node, st, got, m, round, &flops);
+            else if (st->agg.kind != TRAINER_AGG_MEAN)
+                moved = robust_aggregate(run, node, st, got, &flops);
+            else if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
                 for (int i = 0; i < got; i++)
                     sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
             else
                 run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
-            double flops = 2.0 * got * (double)run->n_params;
             if (st->scaffold) {
                 scaffold_server(run, st, got);
                 flops *= 2.0;
             }
             if (st->opt_on) { /* charged in timing-only runs too */
                 flops += trainer_fedopt_flops(st->opt.kind, run->n_params);
-                if (st->server_step)
+                if (st->server_step && moved)
                     server_opt_step(run, st, node->params);
             }
             sim_charge(run, node, flops, dt_wall_seconds() - w0);
@@ -666,45 +736,21 @@ static void server(sim_node_t *node)
         node->steps++;
         sim_eval_mark(run, round, node->params);
     }
-    if (!run->failed)
+    if (!run->failed) {
         sim_eval_final(run, round, node->params);
+        sim_fl_finish(run, node->params);
+    }
     sim_inbox_close(run, node);
     sim_fl_release_hosts(run, node, st->to, st->msgs);
 }
 
-void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs)
-{
-    for (int i = 0; i < run->n_workers; i++) {
-        to[i] = run->workers[i].inbox;
-        msgs[i] = sim_msg_next(node);
-        msgs[i]->flag = -1;
-        msgs[i]->data = node->params;
-    }
-    sim_sendv(run, node, run->n_workers, to, msgs);
-}
-
 static void deploy(sim_run_t *run)
 {
+    sim_fl_setup(run);
     sim_spawn(run, &run->servers[0], server);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], client_host);
 }
-
-void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers)
-{
-    *workers = (int)sc->workers; /* the clients' hosts */
-    *servers = 1;
-}
-
-long sim_fl_parts(const scenario_t *sc, long workers)
-{
-    (void)workers;
-    return sc->clients;
-}
-
-long sim_fl_horizon(const scenario_t *sc) { return sc->rounds; }
-
-long sim_fl_steps_done(const sim_run_t *run) { return run->servers[0].steps; }
 
 /* the server talks to every sampled client of a round at once */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
@@ -755,6 +801,47 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "does not combine with accumulate > 1 (%s)",
                              where);
     }
+    trainer_agg_t agg = aggregator(sc);
+    if (agg.kind != TRAINER_AGG_MEAN) {
+        dt_err_t e;
+        long m = scenario_fedavg_sampled(sc);
+        if (trainer_agg_check(&agg, (int)(m < 1000000 ? m : 1000000), &e) != DT_OK) {
+            const char *own = agg.kind == TRAINER_AGG_TRIMMED_MEAN ? "strategy.trim"
+                              : scenario_own(sc, "krum_f")->l ? "strategy.krum_f"
+                              : sc->byzantine > 0 ? "faults.byzantine"
+                                                  : "strategy.aggregator";
+            if (agg.kind == TRAINER_AGG_MULTI_KRUM && scenario_own(sc, "multi_krum_m")->l &&
+                agg.m > m - agg.f)
+                own = "strategy.multi_krum_m";
+            k = scenario_blame(sc, own, "strategy.fraction", where, sizeof where);
+            return scenario_fail(sc, err, k, "%s (%s)", e.msg, where);
+        }
+        if (sc->compression.kind != TRAINER_CODEC_NONE) {
+            k = scenario_blame(sc, "strategy.compression", "strategy.aggregator", where,
+                               sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "aggregator = %s reads whole models: it does not combine with "
+                                 "compression (%s)",
+                                 trainer_agg_names[agg.kind], where);
+        }
+    }
+    if (scenario_own(sc, "dp_clip")->d > 0) {
+        if (agg.kind != TRAINER_AGG_MEAN) {
+            k = scenario_blame(sc, "strategy.aggregator", "strategy.dp_clip", where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "DP-FedAvg sums clipped updates: dp_clip > 0 takes aggregator "
+                                 "= mean, not %s (%s)",
+                                 trainer_agg_names[agg.kind], where);
+        }
+        if (sc->compression.kind != TRAINER_CODEC_NONE) {
+            k = scenario_blame(sc, "strategy.compression", "strategy.dp_clip", where,
+                               sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "DP-FedAvg clips whole updates: dp_clip > 0 does not combine "
+                                 "with compression (%s)",
+                                 where);
+        }
+    }
     if (scenario_own(sc, "scaffold")->i && sc->compression.kind != TRAINER_CODEC_NONE) {
         k = scenario_blame(sc, "strategy.compression", "strategy.scaffold", where, sizeof where);
         return scenario_fail(sc, err, k,
@@ -781,10 +868,12 @@ const sim_strategy_t sim_strategy_fedavg = {
              "them weighted by sample counts; `prox_mu` > 0 adds FedProx's proximal term; "
              "`server_optimizer` (avgm, adagrad, adam, yogi) steps the global model with the "
              "average update instead (FedAvgM, FedAdagrad, FedAdam, FedYogi); `scaffold` adds "
-             "SCAFFOLD's control variates",
+             "SCAFFOLD's control variates; `aggregator` takes a robust rule (median, "
+             "trimmed mean, Krum), `dp_clip` makes it DP-FedAvg",
     .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `server_optimizer`, "
             "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `scaffold`, "
-            "`accumulate`, `compression`, `error_feedback`",
+            "`aggregator`, `trim`, `krum_f`, `multi_krum_m`, `dp_clip`, `dp_noise`, "
+            "`dp_delta`, `accumulate`, `compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,

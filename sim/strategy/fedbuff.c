@@ -197,6 +197,7 @@ static void server(sim_node_t *node)
         double w0 = dt_wall_seconds();
         long s = version - up->step;
         sim_staleness_add(run, s);
+        sim_fl_took_part(run, up->flag);
         double weight = weighting == WEIGHT_SQRT ? 1.0 / sqrt(1.0 + (double)s) : 1.0;
         if (!run->timing_only)
             run->be->axpy(n, (float)weight, up->data, st->acc);
@@ -219,14 +220,17 @@ static void server(sim_node_t *node)
         if (!sim_should_stop(run, version) && dispatch(run, node, st, &rng, t, version) == 0)
             in_flight++;
     }
-    if (!run->failed)
+    if (!run->failed) {
         sim_eval_final(run, version, node->params);
+        sim_fl_finish(run, node->params);
+    }
     sim_inbox_close(run, node);
     sim_fl_release_hosts(run, node, st->to, st->stops);
 }
 
 static void deploy(sim_run_t *run)
 {
+    sim_fl_setup(run);
     sim_spawn(run, &run->servers[0], server);
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], client_host);

@@ -68,12 +68,33 @@ int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
 int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
                 sim_msg_t **msgs);
 
-/* Federated clients (fedavg.c, shared with fedbuff): strategy.local_epochs epochs of client c
+/* What the federated strategies share through run->shared (fl_clients.c). */
+typedef struct sim_fl {
+    uint8_t *byzantine; /* (clients) 1: the client attacks; NULL without [faults] byzantine */
+    long n_byzantine;
+    uint8_t *flipped;   /* (train.n) label_flip: the labels its clients train on */
+    float *noise;       /* (n_params) host: the noise attack's draws */
+    long *rounds;       /* (clients) updates of each client the server aggregated */
+} sim_fl_t;
+
+/* Sets run->shared to a new sim_fl_t for the run (its Byzantine clients drawn from the
+ * seed); the federated strategies' deploy calls it first. */
+void sim_fl_setup(sim_run_t *run);
+/* Counts an aggregated update of client c (the clients table's rounds). */
+void sim_fl_took_part(sim_run_t *run, int c);
+/* At the end of a federated run, with the final model params (dev): one row per client in
+ * the clients table (its rounds, samples, and the model's accuracy on its held-out samples,
+ * data.client_holdout). */
+void sim_fl_finish(sim_run_t *run, const float *params);
+/* The stream that orders client c's samples in `round`. */
+void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng);
+/* Federated clients (fl_clients.c, for fedavg and fedbuff): strategy.local_epochs epochs of client c
  * on its partition from the global model (copied into w, dev, n_params; trained in place),
  * batch model.batch, fresh momentum, FedProx's term when prox_mu > 0, corr (dev, n_params,
  * or NULL) added to every step's gradient (SCAFFOLD's c - c_i); the sample order from
  * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here.
- * Returns the local steps taken. */
+ * A Byzantine client trains on flipped labels or sends its attack in w. Returns the local
+ * steps taken. */
 long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                         size_t *order_cap, int c, long round, const float *global,
                         const float *corr, float *w);

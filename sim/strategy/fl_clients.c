@@ -1,0 +1,232 @@
+/* What the federated strategies (fedavg, fedbuff) share: their clients' local training, the
+ * Byzantine clients among them ([faults] byzantine, attack, attack_scale), the release of the
+ * client hosts at the end, and their slots of sim_strategy_t. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "strategy.h"
+
+enum {
+    FL_STREAM_LOCAL = 102,     /* (as fedavg's streams were numbered: same runs as before) */
+    FL_STREAM_BYZANTINE = 105, /* which clients attack */
+    FL_STREAM_ATTACK = 106,    /* the noise attack's draws, per client and round */
+};
+
+static void fl_free(void *p)
+{
+    sim_fl_t *fl = p;
+    free(fl->byzantine);
+    free(fl->flipped);
+    free(fl->noise);
+    free(fl->rounds);
+    free(fl);
+}
+
+void sim_fl_setup(sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    sim_fl_t *fl = dt_calloc(1, sizeof *fl);
+    DT_ASSERT(!run->shared);
+    run->shared = fl;
+    run->shared_free = fl_free;
+    fl->rounds = dt_calloc((size_t)sc->clients, sizeof(long));
+    long bad = (long)floor(sc->byzantine * (double)sc->clients + 1e-9);
+    if (bad < 1)
+        return;
+    /* the first `bad` clients of a seeded permutation: the same set whatever the order of
+     * events */
+    uint32_t *perm = dt_malloc(sizeof(uint32_t) * (size_t)sc->clients);
+    for (long c = 0; c < sc->clients; c++)
+        perm[c] = (uint32_t)c;
+    trainer_rng_t r;
+    trainer_rng_seed(&r, sc->seed, FL_STREAM_BYZANTINE);
+    trainer_rng_shuffle_u32(&r, perm, (size_t)sc->clients);
+    fl->byzantine = dt_calloc((size_t)sc->clients, 1);
+    for (long i = 0; i < bad; i++)
+        fl->byzantine[perm[i]] = 1;
+    fl->n_byzantine = bad;
+    free(perm);
+    if (run->timing_only)
+        return;
+    if (sc->attack == SIM_ATTACK_LABEL_FLIP) {
+        fl->flipped = dt_malloc(run->train.n ? run->train.n : 1);
+        for (size_t i = 0; i < run->train.n; i++)
+            fl->flipped[i] = (uint8_t)(run->train.classes - 1 - run->train.y[i]);
+    } else if (sc->attack == SIM_ATTACK_NOISE) {
+        fl->noise = dt_malloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    }
+}
+
+/* A Byzantine client's model after its local training, y in w (dev, n_params): sign_flip
+ * sends x - s (y - x), noise x + s z with z standard normal per parameter (label_flip
+ * trained on its flipped labels already). Its training time stands as it is: an attacker
+ * that hides among the honest clients answers when they do. */
+static void attack(sim_run_t *run, sim_node_t *node, int c, long round, const float *x,
+                   float *w)
+{
+    const scenario_t *sc = run->sc;
+    const sim_fl_t *fl = run->shared;
+    size_t n = run->n_params;
+    float s = (float)sc->attack_scale;
+    if (run->timing_only)
+        return;
+    switch (sc->attack) {
+    case SIM_ATTACK_SIGN_FLIP: /* w = (1 + s) x - s y */
+        run->be->scale(n, -s, w);
+        run->be->axpy(n, 1.0f + s, x, w);
+        break;
+    case SIM_ATTACK_NOISE: {
+        trainer_rng_t r;
+        trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
+                         FL_STREAM_ATTACK);
+        for (size_t i = 0; i < n; i++)
+            fl->noise[i] = (float)trainer_rng_normal(&r);
+        run->be->upload(node->scratch, fl->noise, sizeof(float) * n);
+        run->be->copy(w, x, sizeof(float) * n);
+        run->be->axpy(n, s, node->scratch, w);
+        break;
+    }
+    case SIM_ATTACK_LABEL_FLIP:
+        break;
+    }
+}
+
+void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng)
+{
+    trainer_rng_seed(rng, run->sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round,
+                     FL_STREAM_LOCAL);
+}
+
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global,
+                        const float *corr, float *w)
+{
+    const scenario_t *sc = run->sc;
+    const trainer_partition_t *p = &run->part;
+    size_t n = sim_client_samples(run, c);
+    size_t bytes = sizeof(float) * run->n_params;
+    run->be->copy(w, global, bytes);
+    run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
+    /* a timing-only client has no samples to order: the same steps are only charged */
+    uint32_t *order = NULL;
+    if (!run->timing_only) {
+        if (n > *order_cap) {
+            free(*order_buf);
+            *order_buf = dt_malloc(sizeof(uint32_t) * n);
+            *order_cap = n;
+        }
+        order = *order_buf;
+        memcpy(order, p->idx + p->offsets[c], sizeof(uint32_t) * n);
+    }
+    trainer_rng_t rng;
+    sim_fl_local_rng(run, c, round, &rng);
+    const sim_fl_t *fl = run->shared;
+    int attacker = fl && fl->byzantine && fl->byzantine[c];
+    if (attacker && fl->flipped)
+        node->labels = fl->flipped;
+    long steps = 0;
+    for (long e = 0; e < sc->local_epochs; e++) {
+        if (order)
+            trainer_rng_shuffle_u32(&rng, order, n);
+        for (size_t off = 0; off < n;) {
+            /* one local step: up to `accumulate` micro-batches of B, their mean gradient
+             * weighted by their sizes (the tail's may be smaller) */
+            size_t taken = 0;
+            for (long k = 0; k < sc->accumulate && off < n; k++) {
+                int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
+                float *g = k ? node->scratch : node->grads;
+                sim_compute_grad(run, node, w, g, order ? order + off : NULL, b);
+                if (sc->accumulate > 1) {
+                    if (k)
+                        run->be->axpy(run->n_params, (float)b, g, node->grads);
+                    else
+                        run->be->scale(run->n_params, (float)b, g);
+                }
+                off += (size_t)b;
+                taken += (size_t)b;
+            }
+            if (sc->accumulate > 1)
+                run->be->scale(run->n_params, 1.0f / (float)taken, node->grads);
+            if (sc->prox_mu > 0) { /* grad += mu (w - w_global) */
+                run->be->axpy(run->n_params, (float)sc->prox_mu, w, node->grads);
+                run->be->axpy(run->n_params, -(float)sc->prox_mu, global, node->grads);
+            }
+            if (corr)
+                run->be->axpy(run->n_params, 1.0f, corr, node->grads);
+            sim_sgd(run, w, node->grads, node->velocity, run->n_params, round);
+            steps++;
+        }
+    }
+    node->labels = NULL;
+    if (attacker)
+        attack(run, node, c, round, global, w);
+    return steps;
+}
+
+void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs)
+{
+    for (int i = 0; i < run->n_workers; i++) {
+        to[i] = run->workers[i].inbox;
+        msgs[i] = sim_msg_next(node);
+        msgs[i]->flag = -1;
+        msgs[i]->data = node->params;
+    }
+    sim_sendv(run, node, run->n_workers, to, msgs);
+}
+
+void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers)
+{
+    *workers = (int)sc->workers; /* the clients' hosts */
+    *servers = 1;
+}
+
+long sim_fl_parts(const scenario_t *sc, long workers)
+{
+    (void)workers;
+    return sc->clients;
+}
+
+long sim_fl_horizon(const scenario_t *sc) { return sc->rounds; }
+
+long sim_fl_steps_done(const sim_run_t *run) { return run->servers[0].steps; }
+
+void sim_fl_took_part(sim_run_t *run, int c)
+{
+    sim_fl_t *fl = run->shared;
+    fl->rounds[c]++;
+}
+
+void sim_fl_finish(sim_run_t *run, const float *params)
+{
+    if (!run->db || run->db_failed || run->failed)
+        return;
+    const sim_fl_t *fl = run->shared;
+    const trainer_partition_t *p = &run->part;
+    if (results_tx_begin(run->db, &run->db_err)) {
+        run->db_failed = 1;
+        return;
+    }
+    for (long c = 0; c < run->sc->clients; c++) {
+        size_t n = sim_client_samples(run, (int)c);
+        results_client_t r = {.client = c, .rounds = fl->rounds[c], .samples = (long)n,
+                              .test_acc = NAN, .test_loss = NAN,
+                              .byzantine = fl->byzantine ? fl->byzantine[c] : 0};
+        if (run->held_out && run->held_out[c]) {
+            r.held_out = (long)run->held_out[c];
+            trainer_eval_t ev = trainer_evaluate_subset(&run->engine, params, &run->train,
+                                                        p->idx + p->offsets[c] + n,
+                                                        run->held_out[c]);
+            r.test_acc = ev.accuracy;
+            r.test_loss = ev.loss;
+        }
+        if (results_client_add(run->db, run->run_id, &r, &run->db_err)) {
+            run->db_failed = 1;
+            results_tx_rollback(run->db, NULL);
+            return;
+        }
+    }
+    if (results_tx_commit(run->db, &run->db_err))
+        run->db_failed = 1;
+}
