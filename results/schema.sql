@@ -130,6 +130,32 @@ CREATE TABLE clients (
     PRIMARY KEY (run, client)
 ) WITHOUT ROWID;
 
+-- Fairness across a federated run's clients: how often they took part (every client) and how
+-- the final model does on the held-out samples of the honest clients that have them: mean,
+-- 10th and 90th percentile (nearest rank, lower: the value at rank 1 + floor((n - 1) / 10)
+-- from either end), extremes and spread (max - min).
+CREATE VIEW client_fairness AS
+WITH ranked AS (
+    SELECT run, test_acc,
+           row_number() OVER (PARTITION BY run ORDER BY test_acc) AS rk,
+           count(*) OVER (PARTITION BY run) AS n
+      FROM clients WHERE test_acc IS NOT NULL AND byzantine = 0),
+acc AS (
+    SELECT run, max(n) AS evaluated, avg(test_acc) AS mean_acc,
+           max(CASE WHEN rk = 1 + (n - 1) / 10 THEN test_acc END) AS p10_acc,
+           max(CASE WHEN rk = n - (n - 1) / 10 THEN test_acc END) AS p90_acc,
+           min(test_acc) AS min_acc, max(test_acc) AS max_acc,
+           max(test_acc) - min(test_acc) AS spread
+      FROM ranked GROUP BY run),
+part AS (
+    SELECT run, count(*) AS clients, sum(byzantine) AS byzantine, min(rounds) AS min_rounds,
+           avg(rounds) AS mean_rounds, max(rounds) AS max_rounds,
+           sum(rounds = 0) AS never_aggregated
+      FROM clients GROUP BY run)
+SELECT part.*, acc.evaluated, acc.mean_acc, acc.p10_acc, acc.p90_acc, acc.min_acc, acc.max_acc,
+       acc.spread
+  FROM part LEFT JOIN acc USING (run);
+
 -- Per client (or worker) label histograms of the data partition: how non-IID it is.
 -- Adding to an existing (client, label) adds to its count.
 CREATE TABLE label_hist (

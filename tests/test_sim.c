@@ -647,12 +647,13 @@ END_TEST
 
 START_TEST(dp_fedavg_clips_and_adds_noise)
 {
-    /* DP-FedAvg against FedAvg: a clip no update reaches and no noise is FedAvg with equal
-     * client sizes (the fixed denominator m = the weighted mean's); a clip below the update
-     * norms is the mean of the updates scaled to the clip, so with one client a round the
-     * global model moves by exactly the clip (up to float rounding); noise moves it more. */
+    /* DP-FedAvg against FedAvg: with every client every round (q = 1: Poisson sampling
+     * takes all), a clip no update reaches and no noise is FedAvg with equal client sizes
+     * (the fixed denominator m = the weighted mean's); a clip below the update norm of one
+     * client alone moves the global model by exactly the clip (up to float rounding); noise
+     * moves it more. */
     const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
-                          "strategy.fraction=0.25", "strategy.rounds=3", "data.partition=iid",
+                          "strategy.fraction=1", "strategy.rounds=3", "data.partition=iid",
                           "strategy.dp_clip=0", "strategy.dp_noise=0"};
     float *plain = NULL, *w = NULL;
     outcome_t a = simulate(sets, 8, &plain);
@@ -663,8 +664,8 @@ START_TEST(dp_fedavg_clips_and_adds_noise)
     free(w);
     free(plain);
 
-    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
-                         "strategy.fraction=0.125", "strategy.rounds=1", "data.partition=iid",
+    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=1",
+                         "strategy.fraction=1", "strategy.rounds=1", "data.partition=iid",
                          "strategy.server_lr=1e-30", "strategy.dp_clip=0",
                          "strategy.dp_noise=0"};
     float *w0 = NULL, *wc = NULL, *wn = NULL;

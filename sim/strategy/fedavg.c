@@ -160,7 +160,8 @@ static const sim_strategy_key_t own_keys[] = {
     {.key = "dp_clip", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1e9,
      .doc = "fedavg: DP-FedAvg (McMahan et al. 2018): each update's L2 norm clipped to dp_clip, "
             "the sum given Gaussian noise of deviation dp_noise x dp_clip and divided by the "
-            "sampled count; epsilon after every round in the privacy table; 0 = off"},
+            "expected count; clients sampled each with probability fraction (Poisson, as the "
+            "RDP accountant assumes); epsilon after every round in the privacy table; 0 = off"},
     {.key = "dp_noise", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 1000,
      .doc = "fedavg: DP-FedAvg's noise multiplier z (0: clipping only, epsilon infinite)"},
     {.key = "dp_delta", .kind = SIM_KEY_REAL, .def = "1e-5", .min = 0, .max = 1,
@@ -197,6 +198,14 @@ static trainer_agg_t aggregator(const scenario_t *sc)
     return a;
 }
 
+/* The host buffer of the round's i-th model, made on first use. */
+static float *host_model(const sim_run_t *run, server_state_t *st, int i)
+{
+    if (!st->hx[i])
+        st->hx[i] = dt_malloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    return st->hx[i];
+}
+
 /* A rule other than the mean: the round's got models to the host, the rule, the result back
  * into params. 0 when the rule cannot take this few updates (a round cut short by faults):
  * the model then stays as it was. */
@@ -214,7 +223,7 @@ static int robust_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st
     if (run->timing_only)
         return 1;
     for (int i = 0; i < got; i++)
-        run->be->download(st->hx[i], st->msgs[i]->data, sizeof(float) * n);
+        run->be->download(host_model(run, st, i), st->msgs[i]->data, sizeof(float) * n);
     trainer_aggregate(&st->agg, st->hout, (const float *const *)st->hx, st->weights, got, n,
                       st->agg_scratch, st->chosen);
     run->be->upload(node->params, st->hout, sizeof(float) * n);
@@ -232,7 +241,7 @@ static void dp_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, i
     if (!run->timing_only) {
         memset(st->hout, 0, sizeof(float) * n);
         for (int i = 0; i < got; i++) {
-            float *u = st->hx[i];
+            float *u = host_model(run, st, i);
             run->be->download(u, st->msgs[i]->data, sizeof(float) * n);
             for (size_t j = 0; j < n; j++)
                 u[j] -= st->w[j];
@@ -607,6 +616,8 @@ static void server(sim_node_t *node)
         cap = hosts;
     if (cap > clients && cap > hosts)
         cap = clients > hosts ? clients : hosts;
+    if (scenario_own(sc, "dp_clip")->d > 0) /* Poisson sampling: any number a round */
+        cap = clients > hosts ? clients : hosts;
     server_state_t *st = dt_calloc(1, sizeof *st);
     st->cap = cap;
     node->state = st;
@@ -628,9 +639,7 @@ static void server(sim_node_t *node)
         st->w = dt_malloc(sizeof(float) * (run->n_params ? run->n_params : 1));
     if ((st->agg.kind != TRAINER_AGG_MEAN || st->dp_clip > 0) && !run->timing_only) {
         size_t n = run->n_params ? run->n_params : 1;
-        st->hx = dt_calloc((size_t)cap, sizeof(float *));
-        for (int i = 0; i < cap; i++)
-            st->hx[i] = dt_malloc(sizeof(float) * n);
+        st->hx = dt_calloc((size_t)cap, sizeof(float *)); /* each made when first used */
         st->hout = dt_malloc(sizeof(float) * n);
         st->agg_scratch = dt_malloc(sizeof(float) * trainer_agg_scratch(&st->agg, cap, n));
         st->chosen = dt_calloc((size_t)cap, sizeof(int));
@@ -674,30 +683,40 @@ static void server(sim_node_t *node)
                 continue;
             }
         } else {
-            /* sample m distinct clients: a partial Fisher-Yates over the population */
-            for (int i = 0; i < clients; i++)
-                st->population[i] = (uint32_t)i;
-            for (int i = 0; i < m; i++) {
-                int j = i + (int)trainer_rng_below(&rng, (uint64_t)(clients - i));
-                uint32_t t = st->population[i];
-                st->population[i] = st->population[j];
-                st->population[j] = t;
+            if (st->dp_clip > 0) {
+                /* DP-FedAvg samples each client with probability q = m / clients (Poisson
+                 * sampling, which its accountant assumes): m clients a round on average */
+                got = 0;
+                double q = (double)m / (double)clients;
+                for (int c = 0; c < clients; c++)
+                    if (trainer_rng_uniform(&rng) < q)
+                        st->population[got++] = (uint32_t)c;
+            } else {
+                /* sample m distinct clients: a partial Fisher-Yates over the population */
+                for (int i = 0; i < clients; i++)
+                    st->population[i] = (uint32_t)i;
+                for (int i = 0; i < m; i++) {
+                    int j = i + (int)trainer_rng_below(&rng, (uint64_t)(clients - i));
+                    uint32_t t = st->population[i];
+                    st->population[i] = st->population[j];
+                    st->population[j] = t;
+                }
             }
-            train_side_by_side(run, node, st, st->population, m, round);
-            for (int i = 0; i < m; i++) {
+            train_side_by_side(run, node, st, st->population, got, round);
+            for (int i = 0; i < got; i++) {
                 int c = (int)st->population[i];
                 st->to[i] = run->workers[c % hosts].inbox;
                 st->msgs[i] = task_msg(run, node, st, c, round);
             }
             /* a host serving several sampled clients answers the first before it takes the
              * second task: the receives must be posted before the tasks go out */
-            if (sim_sendv_recvv(run, node, m, st->to, st->msgs, node->inbox, m, st->msgs) !=
-                SIM_OK) {
+            if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox, got,
+                                           st->msgs) != SIM_OK) {
                 run->failed = 1;
                 break;
             }
         }
-        if (got > 0) {
+        if (got > 0 || st->dp_clip > 0) { /* DP's noise goes on an empty round too */
             double w0 = dt_wall_seconds();
             if (st->server_step || (st->dp_clip > 0 && !run->timing_only))
                 run->be->download(st->w, node->params, sizeof(float) * run->n_params);
@@ -826,6 +845,10 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         }
     }
     if (scenario_own(sc, "dp_clip")->d > 0) {
+        if (scenario_has_faults(sc))
+            return scenario_fail(sc, err, "strategy.dp_clip",
+                                 "DP-FedAvg's accountant assumes every sampled client answers: "
+                                 "dp_clip > 0 does not combine with [faults]");
         if (agg.kind != TRAINER_AGG_MEAN) {
             k = scenario_blame(sc, "strategy.aggregator", "strategy.dp_clip", where, sizeof where);
             return scenario_fail(sc, err, k,
