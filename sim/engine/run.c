@@ -354,10 +354,16 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
     return loss;
 }
 
+float sim_lr(const sim_run_t *run, long step)
+{
+    const scenario_t *sc = run->sc;
+    return trainer_lr_at(sc->schedule, sc->sgd.lr, (double)step / (double)run->total_steps);
+}
+
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step)
 {
     const scenario_t *sc = run->sc;
-    float lr = trainer_lr_at(sc->schedule, sc->sgd.lr, (double)step / (double)run->total_steps);
+    float lr = sim_lr(run, step);
     /* with momentum correction the momentum lives with the senders (comm/wire.h) */
     float m = run->momentum_correction ? 0.0f : sc->sgd.momentum;
     run->be->sgd_update(w, g, m != 0.0f ? v : NULL, n, lr, m, sc->sgd.weight_decay);

@@ -221,6 +221,8 @@ double sim_real_grad(sim_run_t *run, const float *params, float *grads, const ui
 void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss);
 /* Charges simulated compute time for `flops` (flops model) or `wall` seconds (measured). */
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall);
+/* The learning rate at global step `step` (model.lr along model.schedule). */
+float sim_lr(const sim_run_t *run, long step);
 /* Applies an SGD step to a buffer slice with the run's optimizer at global step `step`. */
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step);
 

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -427,17 +428,18 @@ const sim_device_row_t *sim_device_trace_for(const sim_device_trace_t *t, long c
     return &t->rows[(size_t)c % t->n];
 }
 
+/* bsearch's comparison of an id with a row or a client: both start with their long id */
+static int id_cmp(const void *key, const void *elem)
+{
+    long id = *(const long *)key, have = *(const long *)elem;
+    return (id > have) - (id < have);
+}
+_Static_assert(offsetof(sim_device_row_t, client) == 0, "id first");
+_Static_assert(offsetof(sim_avail_client_t, client) == 0, "id first");
+
 const sim_device_row_t *sim_device_trace_find(const sim_device_trace_t *t, long id)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->rows[mid].client < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->n && t->rows[lo].client == id ? &t->rows[lo] : NULL;
+    return bsearch(&id, t->rows, t->n, sizeof *t->rows, id_cmp);
 }
 
 double sim_device_fedscale_speed(double ms_per_sample, double forward_flops)
@@ -644,15 +646,7 @@ const sim_avail_client_t *sim_avail_trace_for(const sim_avail_trace_t *t, long c
 
 const sim_avail_client_t *sim_avail_trace_find(const sim_avail_trace_t *t, long id)
 {
-    size_t lo = 0, hi = t->n_clients;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->clients[mid].client < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->n_clients && t->clients[lo].client == id ? &t->clients[lo] : NULL;
+    return bsearch(&id, t->clients, t->n_clients, sizeof *t->clients, id_cmp);
 }
 
 /* Splits time into k periods and x in [0, period); returns how many windows start at or

@@ -28,72 +28,8 @@
 
 enum {
     FEDAVG_STREAM_SAMPLE = 101,
-    FEDAVG_STREAM_DROPOUT = 103,
-    FEDAVG_STREAM_CLIENT = 104,
     FEDAVG_STREAM_DP = 107,
 };
-
-/* ---- client heterogeneity and availability ([faults]) ------------------------------------ */
-
-/* Per-client draws, each from its own seeded stream so that they do not depend on the
- * order of events: availability phase, device class. */
-static double client_draw(const sim_run_t *run, int c, int what)
-{
-    trainer_rng_t r;
-    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what,
-                     FEDAVG_STREAM_CLIENT);
-    return trainer_rng_uniform(&r);
-}
-
-static int client_available(const sim_run_t *run, const sim_availability_t *av, int c, double t)
-{
-    if (av->period <= 0)
-        return 1;
-    double phase = client_draw(run, c, 1) * av->period;
-    double x = fmod(t - phase, av->period);
-    if (x < 0)
-        x += av->period;
-    return x < av->fraction * av->period;
-}
-
-/* The earliest time after t at which some client comes online. */
-static double next_online(const sim_run_t *run, const sim_availability_t *av, double t)
-{
-    double best = INFINITY;
-    for (int c = 0; c < (int)run->sc->clients; c++) {
-        double phase = client_draw(run, c, 1) * av->period;
-        double x = fmod(phase - t, av->period);
-        if (x <= 0)
-            x += av->period;
-        if (t + x < best)
-            best = t + x;
-    }
-    return best;
-}
-
-/* Compute slowdown of client c from its device class (1 without classes). */
-static double client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c)
-{
-    if (!cl->n)
-        return 1.0;
-    double u = client_draw(run, c, 2), acc = 0;
-    for (int k = 0; k < cl->n; k++) {
-        acc += cl->share[k];
-        if (u < acc || k == cl->n - 1)
-            return run->sc->device_flops / cl->speed[k];
-    }
-    return 1.0;
-}
-
-static int client_drops(const sim_run_t *run, int c, long round)
-{
-    if (run->sc->dropout <= 0)
-        return 0;
-    trainer_rng_t r;
-    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
-                     FEDAVG_STREAM_DROPOUT);
-    return trainer_rng_uniform(&r) < run->sc->dropout;
-}
 
 typedef struct server_state {
     int cap;              /* updates a round can hold */
@@ -337,8 +273,7 @@ static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, i
                          long steps, long round, const float *x, const float *y, float *dc)
 {
     size_t n = run->n_params;
-    const scenario_t *sc = run->sc;
-    float lr = trainer_lr_at(sc->schedule, sc->sgd.lr, (double)round / (double)run->total_steps);
+    float lr = sim_lr(run, round);
     run->be->copy(dc, x, sizeof(float) * n);
     run->be->axpy(n, -1.0f, y, dc);
     run->be->scale(n, steps > 0 && lr > 0 ? 1.0f / ((float)steps * lr) : 0.0f, dc);
@@ -387,11 +322,11 @@ static void client_host(sim_node_t *node)
             break;
         int c = task->flag;
         long round = task->step;
-        if (client_drops(run, c, round)) {
+        if (sim_fl_client_drops(run, c, round)) {
             sim_fault_log(run, "dropout", node->name, "client %d left round %ld", c, round);
             continue;
         }
-        node->slow = client_slowdown(run, &classes, c);
+        node->slow = sim_fl_client_slowdown(run, &classes, c);
         /* trained side by side by the server at the start of the round: charge its steps */
         server_state_t *st = run->servers[0].state;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
@@ -490,7 +425,7 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
     uint32_t *train = st->side_clients;
     int n = 0;
     for (int i = 0; i < count; i++)
-        if (!client_drops(run, (int)clients[i], round)) {
+        if (!sim_fl_client_drops(run, (int)clients[i], round)) {
             sim_fl_local_rng(run, (int)clients[i], round, &st->rngs[n]);
             train[n++] = clients[i];
         }
@@ -509,11 +444,11 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     const sim_availability_t *av = &st->availability;
     int n = 0;
     for (int c = 0; c < clients; c++)
-        if (client_available(run, av, c, sim_now()))
+        if (sim_fl_client_available(run, av, c, sim_now()))
             st->population[n++] = (uint32_t)c;
     if (n == 0) {
         sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
-        sim_sleep_until(next_online(run, av, sim_now()));
+        sim_sleep_until(sim_fl_next_online(run, av, sim_now()));
         return -1;
     }
     int want = (int)ceil(m * sc->over_select - 1e-9);
@@ -755,10 +690,7 @@ static void server(sim_node_t *node)
         node->steps++;
         sim_eval_mark(run, round, node->params);
     }
-    if (!run->failed) {
-        sim_eval_final(run, round, node->params);
-        sim_fl_finish(run, node->params);
-    }
+    sim_fl_finish(run, round, node->params);
     sim_inbox_close(run, node);
     sim_fl_release_hosts(run, node, st->to, st->msgs);
 }

@@ -220,10 +220,7 @@ static void server(sim_node_t *node)
         if (!sim_should_stop(run, version) && dispatch(run, node, st, &rng, t, version) == 0)
             in_flight++;
     }
-    if (!run->failed) {
-        sim_eval_final(run, version, node->params);
-        sim_fl_finish(run, node->params);
-    }
+    sim_fl_finish(run, version, node->params);
     sim_inbox_close(run, node);
     sim_fl_release_hosts(run, node, st->to, st->stops);
 }

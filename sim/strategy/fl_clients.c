@@ -1,6 +1,7 @@
-/* What the federated strategies (fedavg, fedbuff) share: their clients' local training, the
- * Byzantine clients among them ([faults] byzantine, attack, attack_scale), the release of the
- * client hosts at the end, and their slots of sim_strategy_t. */
+/* What the federated strategies (fedavg, fedbuff) share: their clients' availability, device
+ * classes and dropouts ([faults]), their local training, the Byzantine clients among them
+ * ([faults] byzantine, attack, attack_scale), the clients table at the end, the release of
+ * the client hosts, and their slots of sim_strategy_t. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,73 @@
 #include "strategy.h"
 
 enum {
-    FL_STREAM_LOCAL = 102,     /* (as fedavg's streams were numbered: same runs as before) */
+    FL_STREAM_LOCAL = 102,     /* numbered as fedavg's streams were: the same runs */
+    FL_STREAM_DROPOUT = 103,
+    FL_STREAM_CLIENT = 104,
     FL_STREAM_BYZANTINE = 105, /* which clients attack */
     FL_STREAM_ATTACK = 106,    /* the noise attack's draws, per client and round */
 };
+
+/* ---- client heterogeneity and availability ([faults]) ------------------------------------ */
+
+/* Per-client draws, each from its own seeded stream so that they do not depend on the
+ * order of events: availability phase, device class. */
+static double client_draw(const sim_run_t *run, int c, int what)
+{
+    trainer_rng_t r;
+    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what,
+                     FL_STREAM_CLIENT);
+    return trainer_rng_uniform(&r);
+}
+
+int sim_fl_client_available(const sim_run_t *run, const sim_availability_t *av, int c,
+                            double t)
+{
+    if (av->period <= 0)
+        return 1;
+    double phase = client_draw(run, c, 1) * av->period;
+    double x = fmod(t - phase, av->period);
+    if (x < 0)
+        x += av->period;
+    return x < av->fraction * av->period;
+}
+
+double sim_fl_next_online(const sim_run_t *run, const sim_availability_t *av, double t)
+{
+    double best = INFINITY;
+    for (int c = 0; c < (int)run->sc->clients; c++) {
+        double phase = client_draw(run, c, 1) * av->period;
+        double x = fmod(phase - t, av->period);
+        if (x <= 0)
+            x += av->period;
+        if (t + x < best)
+            best = t + x;
+    }
+    return best;
+}
+
+double sim_fl_client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c)
+{
+    if (!cl->n)
+        return 1.0;
+    double u = client_draw(run, c, 2), acc = 0;
+    for (int k = 0; k < cl->n; k++) {
+        acc += cl->share[k];
+        if (u < acc || k == cl->n - 1)
+            return run->sc->device_flops / cl->speed[k];
+    }
+    return 1.0;
+}
+
+int sim_fl_client_drops(const sim_run_t *run, int c, long round)
+{
+    if (run->sc->dropout <= 0)
+        return 0;
+    trainer_rng_t r;
+    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
+                     FL_STREAM_DROPOUT);
+    return trainer_rng_uniform(&r) < run->sc->dropout;
+}
 
 static void fl_free(void *p)
 {
@@ -198,9 +262,12 @@ void sim_fl_took_part(sim_run_t *run, int c)
     fl->rounds[c]++;
 }
 
-void sim_fl_finish(sim_run_t *run, const float *params)
+void sim_fl_finish(sim_run_t *run, long step, const float *params)
 {
-    if (!run->db || run->db_failed || run->failed)
+    if (run->failed)
+        return;
+    sim_eval_final(run, step, params);
+    if (!run->db || run->db_failed)
         return;
     const sim_fl_t *fl = run->shared;
     const trainer_partition_t *p = &run->part;

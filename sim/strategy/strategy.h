@@ -77,15 +77,23 @@ typedef struct sim_fl {
     long *rounds;       /* (clients) updates of each client the server aggregated */
 } sim_fl_t;
 
+/* [faults] of federated clients, each drawn from its own seeded stream: client c online at
+ * t (availability), the earliest time after t some client comes online, c's compute slowdown
+ * from its device class (1 without classes), whether c drops out of `round`. */
+int sim_fl_client_available(const sim_run_t *run, const sim_availability_t *av, int c,
+                            double t);
+double sim_fl_next_online(const sim_run_t *run, const sim_availability_t *av, double t);
+double sim_fl_client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c);
+int sim_fl_client_drops(const sim_run_t *run, int c, long round);
 /* Sets run->shared to a new sim_fl_t for the run (its Byzantine clients drawn from the
  * seed); the federated strategies' deploy calls it first. */
 void sim_fl_setup(sim_run_t *run);
 /* Counts an aggregated update of client c (the clients table's rounds). */
 void sim_fl_took_part(sim_run_t *run, int c);
-/* At the end of a federated run, with the final model params (dev): one row per client in
- * the clients table (its rounds, samples, and the model's accuracy on its held-out samples,
- * data.client_holdout). */
-void sim_fl_finish(sim_run_t *run, const float *params);
+/* At the end of a federated run that did not fail, after `step` server updates of the final
+ * model params (dev): the final evaluation, then one row per client in the clients table (its
+ * rounds, samples, and the model's accuracy on its held-out samples, data.client_holdout). */
+void sim_fl_finish(sim_run_t *run, long step, const float *params);
 /* The stream that orders client c's samples in `round`. */
 void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng);
 /* Federated clients (fl_clients.c, for fedavg and fedbuff): strategy.local_epochs epochs of client c
