@@ -1,5 +1,5 @@
 /* The read side of the results store (see query.h): a read-only connection, the choice of
- * runs to show, and the evaluation, summary and timeline rows of each.
+ * runs to show, and the evaluation, summary, timeline, memory and clients rows of each.
  *
  * Why these choices:
  *   - SQLITE_OPEN_READONLY: drawing figures must not be able to change a result, and a
@@ -620,6 +620,79 @@ dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t
     }
     sqlite3_finalize(s);
     return st;
+}
+
+/* --- clients ------------------------------------------------------------------------------ */
+
+dt_status results_query_clients(results_query_t *q, int64_t run, results_clients_t *out,
+                                dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    out->mean_rounds = out->mean_acc = out->p10_acc = out->p90_acc = out->spread = NAN;
+    /* prepared here, not at open: a file older than version 3 (read as it is) has neither
+     * the clients table nor the view. The statistics come from the view, not a second
+     * formula here: the p10 a figure shows is the one `sqlite3 ... client_fairness` shows. */
+    sqlite3_stmt *fair = NULL, *rows = NULL;
+    if (sqlite3_prepare_v2(q->h,
+                           "SELECT clients, byzantine, never_aggregated, mean_rounds, max_rounds,"
+                           " mean_acc, p10_acc, p90_acc, spread FROM client_fairness"
+                           " WHERE run = ?1",
+                           -1, &fair, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(q->h,
+                           "SELECT test_acc, rounds FROM clients WHERE run = ?1 AND byzantine = 0"
+                           " AND test_acc IS NOT NULL ORDER BY test_acc, client",
+                           -1, &rows, NULL) != SQLITE_OK) {
+        sqlite3_finalize(fair);
+        sqlite3_finalize(rows);
+        return DT_OK; /* no clients table: nothing recorded */
+    }
+    DT_ASSERT(sqlite3_bind_int64(fair, 1, run) == SQLITE_OK);
+    DT_ASSERT(sqlite3_bind_int64(rows, 1, run) == SQLITE_OK);
+    int rc = sqlite3_step(fair);
+    if (rc == SQLITE_ROW) {
+        out->clients = (size_t)sqlite3_column_int64(fair, 0);
+        out->byzantine = (size_t)sqlite3_column_int64(fair, 1);
+        out->never_aggregated = (size_t)sqlite3_column_int64(fair, 2);
+        out->mean_rounds = col_real(fair, 3);
+        out->max_rounds = (long)sqlite3_column_int64(fair, 4);
+        out->mean_acc = col_real(fair, 5);
+        out->p10_acc = col_real(fair, 6);
+        out->p90_acc = col_real(fair, 7);
+        out->spread = col_real(fair, 8);
+        rc = SQLITE_DONE;
+    }
+    size_t cap = 0;
+    if (rc == SQLITE_DONE) {
+        while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+            if (out->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                out->acc = xrealloc(out->acc, cap * sizeof(double));
+                out->rounds = xrealloc(out->rounds, cap * sizeof(long));
+            }
+            out->acc[out->n] = sqlite3_column_double(rows, 0);
+            out->rounds[out->n++] = (long)sqlite3_column_int64(rows, 1);
+        }
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the clients of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+        results_clients_free(out);
+    }
+    sqlite3_finalize(fair);
+    sqlite3_finalize(rows);
+    return st;
+}
+
+void results_clients_free(results_clients_t *c)
+{
+    if (!c)
+        return;
+    free(c->acc);
+    free(c->rounds);
+    memset(c, 0, sizeof *c);
 }
 
 void results_faults_free(results_faults_t *f)

@@ -122,6 +122,26 @@ void results_faults_free(results_faults_t *f);
 dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
                                int *found, dt_err_t *err);
 
+/* A federated run's clients at its end: the client_fairness row (the statistics are the
+ * view's, NULL read as NAN) and the honest clients that have a held-out accuracy, ascending
+ * by it. clients = 0 when the run has no clients rows (or the file predates them). */
+typedef struct results_clients {
+    size_t clients;          /* every client of the run */
+    size_t byzantine;        /* of them, faults.byzantine's attackers */
+    size_t never_aggregated; /* clients whose update no round aggregated */
+    double mean_rounds;      /* rounds taken part, mean over every client */
+    long max_rounds;
+    double mean_acc, p10_acc, p90_acc, spread; /* over the honest clients with held-out samples */
+    size_t n;                /* those clients */
+    double *acc;             /* (n) held-out accuracy, ascending */
+    long *rounds;            /* (n) rounds each took part in */
+} results_clients_t;
+/* run's clients into out (failure: empty); free with results_clients_free. */
+dt_status results_query_clients(results_query_t *q, int64_t run, results_clients_t *out,
+                                dt_err_t *err);
+/* Frees what results_query_clients filled and zeroes c; NULL is allowed. */
+void results_clients_free(results_clients_t *c);
+
 /* A run's timeline: one lane per (role, rank, host), servers first, then workers, then
  * clients, each by rank; the intervals of every lane in start order. */
 typedef enum results_state {

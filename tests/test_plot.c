@@ -1,10 +1,12 @@
 /* The read side and the figures: a database written with the writer (db.h) is read back with
  * the query functions, and every number they return is checked against what was written,
- * the scaling efficiency against its formula worked out here; the run choice (default, a
- * sweep, --runs lists) and its errors; every figure drawn as a real PNG or SVG by gnuplot,
- * and skipped, saying why, when the runs cannot make it; hostile run, strategy and host names
- * that try to break out of gnuplot strings (quotes, backquotes, newlines, macros) executing
- * nothing and appearing verbatim in the SVG; and `dtsim plot` as a user meets it.
+ * the scaling efficiency against its formula worked out here, the clients' sorted accuracies
+ * and fairness figures (10th percentile, spread) against values worked by hand; the run
+ * choice (default, a sweep, --runs lists) and its errors; every figure drawn as a real PNG or
+ * SVG by gnuplot, and skipped, saying why, when the runs cannot make it; hostile run, strategy
+ * and host names that try to break out of gnuplot strings (quotes, backquotes, newlines,
+ * macros) executing nothing and appearing verbatim in the SVG; and `dtsim plot` as a user
+ * meets it.
  *
  * Exits 77 ("skipped" for ctest) only when gnuplot is not installed, after the query tests
  * have passed. */
@@ -13,6 +15,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,8 +169,50 @@ static void add_faults(results_db_t *db, int64_t run, const char *host)
     ok(results_fault_add(db, run, 0.9, "host-recover", host, "host back on", &err), &err);
 }
 
+/* Clients of a federated run, worked by hand: 11 honest clients with held-out accuracies
+ * (stored out of order), a Byzantine one below them all and one without held-out samples.
+ * Sorted, the honest accuracies are 0.15 0.35 0.48 0.55 0.59 0.62 0.66 0.71 0.77 0.80 0.90:
+ * n = 11, so the 10th percentile is rank 1 + 10 / 10 = 2, 0.35 (with the Byzantine client
+ * counted it would be 0.15), the 90th rank 10, 0.80; mean 6.58 / 11, spread 0.75. Rounds
+ * taken part: 33 over 13 clients, two never aggregated, at most 5. */
+#define N_HONEST 11
+static const double client_acc[N_HONEST] = {0.62, 0.35, 0.80, 0.71, 0.15, 0.90,
+                                            0.55, 0.48, 0.66, 0.77, 0.59};
+static const long client_rounds[N_HONEST] = {3, 1, 4, 3, 0, 5, 2, 2, 3, 4, 2};
+static const double sorted_acc[N_HONEST] = {0.15, 0.35, 0.48, 0.55, 0.59, 0.62,
+                                            0.66, 0.71, 0.77, 0.80, 0.90};
+static const long sorted_rounds[N_HONEST] = {0, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5};
+
+static void add_clients(results_db_t *db, int64_t run)
+{
+    dt_err_t err = {""};
+    for (int k = 0; k < N_HONEST; k++) {
+        results_client_t c = {.client = k + 1, .rounds = client_rounds[k], .samples = 100,
+                              .held_out = 20, .test_acc = client_acc[k], .test_loss = 1.0};
+        ok(results_client_add(db, run, &c, &err), &err);
+    }
+    results_client_t byz = {.client = N_HONEST + 1, .rounds = 4, .samples = 100, .held_out = 20,
+                            .test_acc = 0.05, .test_loss = 3.0, .byzantine = 1};
+    results_client_t none = {.client = 0, .rounds = 0, .samples = 100, .test_acc = NAN,
+                             .test_loss = NAN};
+    ok(results_client_add(db, run, &byz, &err), &err);
+    ok(results_client_add(db, run, &none, &err), &err);
+}
+
+/* A federated run without data.client_holdout: clients rows, none evaluated. */
+static void add_clients_unevaluated(results_db_t *db, int64_t run)
+{
+    dt_err_t err = {""};
+    for (int k = 0; k < 4; k++) {
+        results_client_t c = {.client = k, .rounds = k, .samples = 100, .test_acc = NAN,
+                              .test_loss = NAN};
+        ok(results_client_add(db, run, &c, &err), &err);
+    }
+}
+
 /* Run 1: "old", sweep s0. Runs 2..10: sweep s1 (sweep_runs). Run 11: s1, still running.
- * Run 12: "loner", no sweep. Run 2 has one more evaluation whose accuracy is NaN. */
+ * Run 12: "loner", no sweep. Run 2 has one more evaluation whose accuracy is NaN. Run 2 has
+ * the clients above, run 4 clients without held-out samples. */
 static void build_db(void)
 {
     results_db_t *db = NULL;
@@ -184,6 +229,8 @@ static void build_db(void)
     add_run(db, "loner", "allreduce", NULL, 0, &sweep_runs[1], "finished");
     add_timeline(db, TIMELINE_RUN, "node-0");
     add_faults(db, TIMELINE_RUN, "node-0");
+    add_clients(db, 2);
+    add_clients_unevaluated(db, 4);
     results_db_close(db);
 }
 
@@ -439,6 +486,60 @@ START_TEST(memory_of_the_most_loaded_host)
 }
 END_TEST
 
+/* The clients query against the hand-worked figures of add_clients: the view's statistics
+ * (Byzantine client left out), the honest accuracies sorted with their rounds; a run without
+ * held-out samples, one without clients rows, and a file from before the clients table. */
+START_TEST(clients_read_back)
+{
+    build_db();
+    results_query_t *q = query_open_ok();
+    dt_err_t err = {""};
+    results_clients_t c;
+    ok(results_query_clients(q, 2, &c, &err), &err);
+    ck_assert_uint_eq(c.clients, N_HONEST + 2);
+    ck_assert_uint_eq(c.byzantine, 1);
+    ck_assert_uint_eq(c.never_aggregated, 2);
+    ck_close(c.mean_rounds, 33.0 / 13, "mean rounds");
+    ck_assert_int_eq(c.max_rounds, 5);
+    ck_assert(c.p10_acc == 0.35);
+    ck_assert(c.p90_acc == 0.80);
+    ck_close(c.mean_acc, 6.58 / 11, "mean accuracy");
+    ck_close(c.spread, 0.75, "spread");
+    ck_assert_uint_eq(c.n, N_HONEST);
+    for (int k = 0; k < N_HONEST; k++) {
+        ck_assert_msg(c.acc[k] == sorted_acc[k], "acc[%d] = %g", k, c.acc[k]);
+        ck_assert_int_eq(c.rounds[k], sorted_rounds[k]);
+    }
+    results_clients_free(&c);
+    ok(results_query_clients(q, 4, &c, &err), &err); /* clients, none held out */
+    ck_assert_uint_eq(c.clients, 4);
+    ck_assert_uint_eq(c.never_aggregated, 1);
+    ck_assert_uint_eq(c.n, 0);
+    ck_assert(isnan(c.p10_acc) && isnan(c.mean_acc) && isnan(c.spread));
+    results_clients_free(&c);
+    ok(results_query_clients(q, 3, &c, &err), &err); /* not federated */
+    ck_assert_uint_eq(c.clients, 0);
+    ck_assert_uint_eq(c.n, 0);
+    results_clients_free(&c);
+    results_query_close(q);
+
+    /* a version-2 file, read as it is: no clients, no error */
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP VIEW client_fairness; DROP TABLE clients; "
+                                     "PRAGMA user_version = 2",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    q = query_open_ok();
+    ok(results_query_clients(q, 2, &c, &err), &err);
+    ck_assert_uint_eq(c.clients, 0);
+    ck_assert_uint_eq(c.n, 0);
+    results_clients_free(&c);
+    results_query_close(q);
+}
+END_TEST
+
 /* What `dtsim run` tables at the end of a sweep: every run, whatever its status. */
 START_TEST(sweep_runs_whatever_their_status)
 {
@@ -534,6 +635,7 @@ START_TEST(figure_table_rows)
         {RESULTS_FIGURE_TIMELINE, "timeline"},
         {RESULTS_FIGURE_FAULTS, "faults"},
         {RESULTS_FIGURE_PARALLELISM, "parallelism"},
+        {RESULTS_FIGURE_CLIENTS, "clients"},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         ck_assert_str_eq(results_figure_name(known[k].fig), known[k].name);
@@ -635,6 +737,11 @@ START_TEST(every_figure_of_the_sweep)
                   "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIMELINE], "run 3"), "%s",
                   notes[RESULTS_FIGURE_TIMELINE]);
+    /* runs 3, 5-10 have no clients rows, run 4 no held-out samples */
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_CLIENTS], "7 runs without clients rows") &&
+                      strstr(notes[RESULTS_FIGURE_CLIENTS], "1 run whose clients have no "
+                                                            "held-out samples"),
+                  "%s", notes[RESULTS_FIGURE_CLIENTS]);
 }
 END_TEST
 
@@ -695,6 +802,19 @@ START_TEST(svg_next_to_png)
                       strstr(s, "optimizer state") && strstr(s, "activations"),
                   "parallelism titles and key");
     free(s);
+    /* the view's figures of run 2 in its key; run 4 (no held-out samples) not drawn */
+    snprintf(p, sizeof p, "%s/out/clients.svg", dir);
+    s = svg_text(p);
+    ck_assert_msg(strstr(s, "Each honest client's held-out accuracy, sorted") &&
+                      strstr(s, "(Byzantine clients left out)") &&
+                      strstr(s, "Held-out accuracy vs rounds taken part"),
+                  "clients titles");
+    ck_assert_msg(strstr(s, "allreduce-1G: p10 35.0%, mean 59.8%, spread 75.0 points"),
+                  "clients: run 2's fairness in the key");
+    ck_assert_msg(strstr(s, "2 of 13 clients never aggregated, 2.5 rounds each on average"),
+                  "clients: run 2's participation in the title");
+    ck_assert_msg(!strstr(s, "sync-ps-1G"), "clients: a run without held-out accuracies");
+    free(s);
 }
 END_TEST
 
@@ -721,6 +841,12 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_FAULTS));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_FAULTS], "none of the selected runs has a fault"),
                   "%s", notes[RESULTS_FIGURE_FAULTS]);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_CLIENTS));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_CLIENTS], "data.client_holdout"), "%s",
+                  notes[RESULTS_FIGURE_CLIENTS]);
+    /* clients rows without held-out samples are no figure either */
+    drawn = draw_all("4", 0, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_CLIENTS));
     /* ... unless the timeline's run is named */
     drawn = draw_all("5-7", 0, TIMELINE_RUN, notes);
     ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
@@ -760,6 +886,11 @@ static void build_hostile_db(void)
     add_run(db, hostile[3], "allreduce", "evil", 3, &d, "finished");
     add_timeline(db, id, evil_host);
     add_faults(db, id + 1, evil_host);
+    for (int64_t k = 0; k < 4; k++)
+        add_clients(db, id + k);
+    /* participation that differs: said per run, in the key under the second panel */
+    results_client_t idle = {.client = 99, .rounds = 0, .test_acc = NAN, .test_loss = NAN};
+    ok(results_client_add(db, id + 3, &idle, &err), &err);
     results_db_close(db);
 }
 
@@ -776,8 +907,8 @@ START_TEST(hostile_names_stay_text)
     char shown2[256];
     snprintf(shown2, sizeof shown2, "%s", hostile[2]);
     *strchr(shown2, '\n') = ' ';
-    const char *figs[] = {"accuracy", "accuracy_bytes", "breakdown"};
-    for (size_t k = 0; k < 3; k++) {
+    const char *figs[] = {"accuracy", "accuracy_bytes", "breakdown", "clients"};
+    for (size_t k = 0; k < 4; k++) {
         char p[256];
         snprintf(p, sizeof p, "%s/out/%s.svg", dir, figs[k]);
         char *s = svg_text(p);
@@ -963,6 +1094,7 @@ int main(void)
     tcase_add_test(tq, without_sweeps_the_recent_runs);
     tcase_add_test(tq, bad_databases);
     tcase_add_test(tq, memory_of_the_most_loaded_host);
+    tcase_add_test(tq, clients_read_back);
     tcase_add_test(tq, sweep_runs_whatever_their_status);
     tcase_add_test(tq, gp_string_quoting);
     tcase_add_test(tq, gp_datablocks_hold_numbers);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client_devices.h"
 #include "fault_spec.h"
 #include "model_profile.h"
 #include "scenario.h"
@@ -317,7 +318,8 @@ START_TEST(bad_enum_value)
 {
     expect_file_error("[strategy]\nkind = ps\n",
                       ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg, fedbuff, pipeline, tensor, zero)");
+                      "async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, pipeline, tensor, "
+                      "zero)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical)");
@@ -799,7 +801,7 @@ START_TEST(model_profile_files_and_errors)
                       "qsgd8 or topk:F with 0 < F <= 1)");
     expect_load_error("[strategy]\nkind = local-sgd\naccumulate = 4\n",
                       ":3: strategy.accumulate: accumulate applies to single, sync-ps, "
-                      "allreduce, fedavg and zero, not local-sgd");
+                      "allreduce, fedavg, hierfl and zero, not local-sgd");
     expect_load_error("[model]\nside_by_side = yes\n[strategy]\nkind = fedavg\n"
                       "accumulate = 4\n",
                       ":5: strategy.accumulate: clients side by side take one batch per step");
@@ -1105,7 +1107,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 99);
+    ck_assert_int_eq(keys, 105);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -1116,6 +1118,8 @@ END_TEST
 /* ---- [faults] ---------------------------------------------------------------------------- */
 
 static const char *const faults_good =
+    "[strategy]\n"
+    "kind = fedavg\n"
     "[faults]\n"
     "crash = worker-3 at 2s for 1s, server-0 at 5s\n"
     "link_down = node-2 at 1s until 3s\n"
@@ -1172,8 +1176,7 @@ START_TEST(faults_values_load_and_round_trip)
         "faults.crash=worker-0 at 1s", "faults.link_down=node-0 at 1s",
         "faults.link_degrade=node-0 at 0s to 1Mbps", "faults.straggler=worker-0 x2",
         "faults.slowdown=lognormal:0.5", "faults.mtbf=1h", "faults.dropout=0.1",
-        "faults.deadline=1s", "faults.over_select=1.5", "faults.availability=24h:0.3",
-        "faults.client_speed=1Gf:1"};
+        "faults.deadline=1s", "faults.over_select=1.5", "faults.availability=24h:0.3"};
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         load_ok(&sc, NULL, &one[i], 1);
         ck_assert_msg(scenario_has_faults(&sc), "%s", one[i]);
@@ -1187,6 +1190,139 @@ START_TEST(faults_values_load_and_round_trip)
     ck_assert_str_eq(sc.link_down, "none");
     ck_assert_int_eq(scenario_has_faults(&sc), 0); /* nothing here fails by itself */
     round_trip(&sc);
+}
+END_TEST
+
+/* Client devices: traces read relative to the scenario file and kept absolute, their
+ * columns counted; each client's speed from the trace (row c mod rows), from FedScale's
+ * time per sample, from classes or from a distribution (deterministic per client, with the
+ * distribution's median); links per client only where the platform has them. */
+START_TEST(client_devices_from_traces_and_distributions)
+{
+    tmp_file("devices.csv", "client,speed,up,down,latency\n"
+                            "7,2Gf,1MBps,4MBps,40ms\n"
+                            "3,8Gf,2MBps,8MBps,10ms\n");
+    tmp_file("avail.csv", "client,start,end,period\n0,1h,2h,24h\n1,0s,30min,24h\n");
+    const char *path = tmp_file("t.ini", "[cluster]\nplatform = edge\nworkers = 5\n"
+                                         "[strategy]\nkind = fedavg\nclients = 5\nfraction = 0.2\n"
+                                         "[faults]\ndevice_trace = devices.csv\n"
+                                         "availability = trace:avail.csv\n");
+    scenario_t sc;
+    load_ok(&sc, path, NULL, 0);
+    ck_assert_msg(sc.device_trace[0] == '/' && strstr(sc.device_trace, "/devices.csv"), "%s",
+                  sc.device_trace);
+    ck_assert_msg(!strncmp(sc.availability, "trace:/", 7), "%s", sc.availability);
+    ck_assert_uint_eq(sc.device_trace_has,
+                      SIM_DEVICE_SPEED | SIM_DEVICE_UP | SIM_DEVICE_DOWN | SIM_DEVICE_LATENCY);
+    ck_assert_int_eq(scenario_has_client_devices(&sc), 1);
+    ck_assert_int_eq(scenario_has_faults(&sc), 1); /* the availability trace */
+    round_trip(&sc);
+    sim_client_devices_t d;
+    dt_err_t err = {""};
+    ck_assert_int_eq(sim_client_devices_open(&d, &sc, 0, &err), DT_OK);
+    /* rows in id order (3, 7), client c takes row c mod 2 */
+    ck_assert(sim_client_speed(&d, 0) == 8e9 && sim_client_speed(&d, 1) == 2e9);
+    ck_assert(sim_client_speed(&d, 4) == 8e9);
+    double up, down, lat;
+    ck_assert_uint_eq(sim_client_link(&d, 1, &up, &down, &lat),
+                      SIM_DEVICE_UP | SIM_DEVICE_DOWN | SIM_DEVICE_LATENCY);
+    ck_assert(up == 1e6 && down == 4e6 && fabs(lat - 0.04) < 1e-15);
+    sim_client_devices_close(&d);
+
+    /* FedScale's layout: speed = training FLOPs / (3 x ms per sample) */
+    char fs[PATH_MAX + 64];
+    snprintf(fs, sizeof fs, "faults.device_trace=%s",
+             tmp_file("fs.csv", "client_id,computation,communication\n5,200,1000\n"));
+    const char *fs_set[] = {fs};
+    load_ok(&sc, path, fs_set, 1);
+    ck_assert_int_eq(sim_client_devices_open(&d, &sc, 3e6, &err), DT_OK);
+    ck_assert(fabs(sim_client_speed(&d, 2) - 1e6 / 0.2) < 1e-6);
+    ck_assert_uint_eq(sim_client_link(&d, 0, &up, &down, &lat), SIM_DEVICE_UP | SIM_DEVICE_DOWN);
+    ck_assert(up == 1000 * 128.0 && down == up);
+    sim_client_devices_close(&d);
+
+    /* distributions, without a trace: the same draws on every open, a median of 10 Gf */
+    static const char *const dist[] = {"faults.device_trace=none",
+                                       "faults.client_speed=lognormal:10Gf:1",
+                                       "faults.client_up=uniform:1MBps:3MBps",
+                                       "faults.client_latency=choice:10ms@0.5,90ms@0.5"};
+    load_ok(&sc, path, dist, 4);
+    sim_client_devices_t d2;
+    ck_assert_int_eq(sim_client_devices_open(&d, &sc, 0, &err), DT_OK);
+    ck_assert_int_eq(sim_client_devices_open(&d2, &sc, 0, &err), DT_OK);
+    enum { N = 4001 };
+    static double v[N];
+    int fast = 0, near = 0;
+    for (long c = 0; c < N; c++) {
+        v[c] = sim_client_speed(&d, c);
+        ck_assert(v[c] == sim_client_speed(&d2, c));
+        fast += v[c] > 10e9;
+        ck_assert_uint_eq(sim_client_link(&d, c, &up, &down, &lat),
+                          SIM_DEVICE_UP | SIM_DEVICE_LATENCY);
+        ck_assert(up >= 1e6 && up <= 3e6);
+        ck_assert(lat == 0.01 || lat == 0.09);
+        near += lat == 0.01;
+    }
+    ck_assert_msg(fast > N / 2 - 100 && fast < N / 2 + 100, "%d of %d above the median", fast, N);
+    ck_assert_msg(near > N / 2 - 100 && near < N / 2 + 100, "%d of %d at 10ms", near, N);
+    sim_client_devices_close(&d);
+    sim_client_devices_close(&d2);
+
+    /* device classes: a share of 0.3 at 2 Gf */
+    static const char *const cls[] = {"faults.client_speed=2Gf:0.3, 20Gf:0.7"};
+    load_ok(&sc, NULL, cls, 0);
+    scenario_t sc2;
+    static const char *const cls2[] = {"strategy.kind=fedavg", "faults.client_speed=2Gf:0.3, 20Gf:0.7"};
+    load_ok(&sc2, NULL, cls2, 2);
+    ck_assert_int_eq(scenario_has_faults(&sc2), 0); /* devices are not faults */
+    ck_assert_int_eq(sim_client_devices_open(&d, &sc2, 0, &err), DT_OK);
+    int slow = 0;
+    for (long c = 0; c < N; c++)
+        slow += sim_client_speed(&d, c) == 2e9;
+    ck_assert_msg(abs(slow - 3 * N / 10) < 100, "%d of %d at 2 Gf", slow, N);
+    sim_client_devices_close(&d);
+}
+END_TEST
+
+START_TEST(client_devices_bad_input_names_file_line_and_key)
+{
+    tmp_file("bad.csv", "client,speed,up\n0,1Gf,2Mbps\n1,1Gf,5MB\n");
+    tmp_file("ok.csv", "client,speed,up\n0,1Gf,2Mbps\n");
+    tmp_file("av.csv", "client,start,end\n0,1h,2h\n0,90min,3h\n");
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"[strategy]\nkind = fedavg\n[faults]\ndevice_trace = bad.csv\n",
+         ":4: faults.device_trace: "},
+        {"[strategy]\nkind = fedavg\n[faults]\ndevice_trace = bad.csv\n",
+         "/bad.csv:3: column up: unknown unit \"MB\" in bandwidth \"5MB\""},
+        {"[strategy]\nkind = fedavg\n[faults]\navailability = trace:av.csv\n",
+         "/av.csv:3: column start: client 0's window [1.5h, 3h) overlaps"},
+        {"[strategy]\nkind = fedavg\n[faults]\ndevice_trace = missing.csv\n",
+         ":4: faults.device_trace: cannot read \"missing.csv\""},
+        {"[faults]\nclient_speed = lognormal:1Gf:0.5\n",
+         ":2: faults.client_speed: client devices describe federated clients: client_speed "
+         "needs fedavg, fedbuff or hierfl, not sync-ps"},
+        {"[strategy]\nkind = fedavg\n[faults]\nclient_up = lognormal:5Mbps:9\n",
+         ":4: faults.client_up: lognormal SIGMA \"9\" is not a number in [0, 5]"},
+        {"[strategy]\nkind = fedavg\n[faults]\nclient_latency = 5Mbps\n",
+         ":4: faults.client_latency: "},
+        {"[strategy]\nkind = fedavg\n[faults]\nclient_up = 5Mbps\n",
+         ":4: faults.client_up: per-client links need the edge platform"},
+        {"[cluster]\nplatform = edge\nworkers = 4\n[strategy]\nkind = fedavg\nclients = 8\n"
+         "fraction = 0.5\n[faults]\nclient_down = 5Mbps\n",
+         ":3: cluster.workers: per-client links need a host per client (client c trains on "
+         "host c mod workers): 4 hosts for 8 clients (expected workers >= clients; "
+         "faults.client_down at line 9)"},
+        {"[cluster]\nplatform = edge\nworkers = 8\n[strategy]\nkind = fedbuff\nclients = 8\n"
+         "concurrency = 4\nfraction = 0.5\n[faults]\ndevice_trace = ok.csv\n",
+         ":10: faults.device_trace: per-client links need fedavg or hierfl"},
+        {"[cluster]\nplatform = edge\nworkers = 8\n[strategy]\nkind = fedavg\nclients = 8\n"
+         "fraction = 0.5\n[faults]\ndevice_trace = ok.csv\nclient_speed = 2Gf:1\n",
+         ":10: faults.client_speed: faults.device_trace ("},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_load_error(cases[i].text, cases[i].want);
 }
 END_TEST
 
@@ -1426,8 +1562,8 @@ START_TEST(fault_distributions_parse)
     ck_assert_int_eq(sim_availability_parse("0s:0.5", &av, &err), DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "availability period must be > 0");
     ck_assert_int_eq(sim_availability_parse("10s", &av, &err), DT_ERR_INPUT);
-    ck_assert_str_eq(err.msg, "\"10s\" is not an availability (expected always or "
-                              "PERIOD:FRACTION, e.g. 24h:0.3)");
+    ck_assert_str_eq(err.msg, "\"10s\" is not an availability (expected always, "
+                              "PERIOD:FRACTION, e.g. 24h:0.3, or trace:PATH)");
 
     sim_client_classes_t cc;
     ck_assert_int_eq(sim_client_classes_parse("2Gf:0.3, 20Gf:0.7", &cc, &err), DT_OK);
@@ -1580,7 +1716,7 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
     expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
                       "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
-                      "fedbuff, pipeline, tensor, zero)");
+                      "fedbuff, hierfl, pipeline, tensor, zero)");
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");
@@ -1775,7 +1911,7 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
                       ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
                       "connects clients only to the server, so allreduce (which exchanges "
                       "between workers) cannot run on it (expected single, sync-ps, async-ps, "
-                      "fedavg or fedbuff; cluster.platform at line 2)");
+                      "fedavg, fedbuff or hierfl; cluster.platform at line 2)");
     expect_file_error("[data]\nsource = synthetic\ntrain_samples = 6\n[sweep]\n"
                       "cluster.workers = 2, 4, 8\n",
                       ":5: sweep cluster.workers: value 3 \"8\": 6 samples for 8 workers "
@@ -1955,6 +2091,52 @@ START_TEST(sweep_written_and_read_back)
 }
 END_TEST
 
+/* hierfl's checks (sim/strategy/hierfl.c): a region needs clients, a host (a region is the
+ * clients of the hosts h with h mod regions = r) and a sampled client per edge round, and
+ * fedavg's techniques it does not apply are refused; each error names the key. */
+START_TEST(hierfl_regions_are_checked)
+{
+    expect_file_error("[strategy]\nkind = hierfl\nclients = 3\nregions = 4\n",
+                      ":4: strategy.regions: 4 regions for 3 clients (expected regions <= "
+                      "clients; strategy.clients at line 3)");
+    expect_file_error("[strategy]\nkind = hierfl\nregions = 0\n",
+                      ":3: strategy.regions: 0 is out of range (expected an integer in [1, "
+                      "10000])");
+    expect_file_error("[cluster]\nworkers = 2\n[strategy]\nkind = hierfl\nregions = 3\n",
+                      ":5: strategy.regions: 3 regions for 2 client hosts: a region is the "
+                      "clients of the hosts h with h mod regions = r (expected regions <= "
+                      "workers; cluster.workers at line 2)");
+    /* 100 clients on 8 hosts in 3 regions: region 2 is hosts 2 and 5, 13 + 12 clients */
+    expect_file_error("[strategy]\nkind = hierfl\nregions = 3\nfraction = 0.035\n",
+                      ":4: strategy.fraction: region 2's 25 clients x fraction 0.035 sample no "
+                      "client per edge round (expected a region's clients x fraction >= 1; "
+                      "strategy.regions at line 3)");
+    expect_file_error("[strategy]\nkind = hierfl\nscaffold = yes\n",
+                      ":3: strategy.scaffold: hierfl keeps no control variates: scaffold = yes "
+                      "is fedavg's (expected no)");
+    expect_file_error("[strategy]\nkind = hierfl\n[faults]\ndropout = 0.1\n",
+                      ":2: strategy.kind: hierfl with [faults] events is not supported (its "
+                      "clients' dropouts, deadlines and availability are fedavg's)");
+    expect_file_error("[strategy]\nkind = hierfl\ncompression = fp16\n",
+                      ":3: strategy.compression: compression applies to sync-ps, allreduce and "
+                      "fedavg, not hierfl (strategy.kind at line 2)");
+    /* and through the API a run would take: the status is DT_ERR_INPUT (exit code 2) */
+    scenario_t sc;
+    dt_err_t err = {""};
+    scenario_defaults(&sc);
+    ck_assert_int_eq(scenario_set(&sc, "strategy.kind=hierfl", &err), DT_OK);
+    ck_assert_int_eq(scenario_set(&sc, "strategy.regions=9", &err), DT_OK);
+    ck_assert_int_eq(scenario_validate(&sc, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(DT_ERR_INPUT, 2);
+    ck_assert_msg(strstr(err.msg, "strategy.regions") && strstr(err.msg, "9 regions for 8"),
+                  "%s", err.msg);
+    /* 100 clients on 8 hosts in 4 regions: 25 each, 2 a round at fraction 0.1; one region
+     * with one edge round is fedavg's check */
+    ck_assert_int_eq(scenario_set(&sc, "strategy.regions=4", &err), DT_OK);
+    ck_assert_int_eq(scenario_validate(&sc, &err), DT_OK);
+}
+END_TEST
+
 static Suite *scenario_suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -1990,6 +2172,8 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, names_and_markdown);
     tcase_add_test(tc, faults_values_load_and_round_trip);
     tcase_add_test(tc, faults_bad_values_name_line_and_key);
+    tcase_add_test(tc, client_devices_from_traces_and_distributions);
+    tcase_add_test(tc, client_devices_bad_input_names_file_line_and_key);
     tcase_add_test(tc, faults_bad_values_by_set);
     tcase_add_test(tc, fault_spec_parse_fields);
     tcase_add_test(tc, fault_spec_parse_errors);
@@ -2004,6 +2188,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, check_api_words_errors_as_the_loader_does);
     tcase_add_test(tc, strategies_bring_their_own_keys);
     tcase_add_test(tc, sweep_written_and_read_back);
+    tcase_add_test(tc, hierfl_regions_are_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -693,6 +693,75 @@ START_TEST(dp_fedavg_clips_and_adds_noise)
 }
 END_TEST
 
+/* Writes text to a new temporary file; its path into path (the caller unlinks it). */
+static void temp_text(char *path, size_t n, const char *text)
+{
+    snprintf(path, n, "/tmp/dtsim-test-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write_all(fd, text, strlen(text)) == 0);
+    close(fd);
+}
+
+START_TEST(client_devices_set_speeds_links_and_availability)
+{
+    /* One client alone on the edge platform under pure alpha-beta (CM02, no cross-traffic),
+     * a datacenter link far faster than the access links: a device trace that quarters its
+     * speed, doubles its downlink and adds 20 ms of latency each way changes a round by
+     * exactly 3 x its compute time, B / 4 MB/s - B / 2 MB/s and 3 x 20 ms: the task down,
+     * the update up, the server's stop down at the end (B: the model's bytes, half of those
+     * the round moved). */
+    char fast[64], slow[64], speed[2][96], avail[2][96];
+    double flops = 90e9; /* cluster.device = cpu */
+    char text[256];
+    snprintf(text, sizeof text, "client,speed,up,down,latency\n0,%.17gGf,1MBps,2MBps,10ms\n",
+             flops / 1e9);
+    temp_text(fast, sizeof fast, text);
+    snprintf(text, sizeof text, "client,speed,up,down,latency\n0,%.17gGf,1MBps,4MBps,30ms\n",
+             flops / 4e9);
+    temp_text(slow, sizeof slow, text);
+    snprintf(speed[0], sizeof speed[0], "faults.device_trace=%s", fast);
+    snprintf(speed[1], sizeof speed[1], "faults.device_trace=%s", slow);
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.platform=edge", "cluster.workers=1",
+                          "strategy.clients=1", "strategy.fraction=1", "strategy.rounds=1",
+                          "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                          "cluster.uplink_bandwidth=100GBps", "cluster.device=cpu", speed[0]};
+    outcome_t a = simulate(sets, 11, NULL);
+    sets[10] = speed[1];
+    outcome_t b = simulate(sets, 11, NULL);
+    ck_assert(a.device_flops == flops);
+    ck_assert_msg(fabs(b.compute_s - 4 * a.compute_s) < 1e-9 * b.compute_s,
+                  "compute %.9g s at a quarter of the speed, %.9g s at full", b.compute_s,
+                  a.compute_s);
+    double B = a.bytes / 2;
+    double want = 3 * a.compute_s + B / 4e6 - B / 2e6 + 3 * 0.02;
+    ck_assert_msg(fabs((b.end_time - a.end_time) - want) < 1e-6,
+                  "the slow device's round is %.9g s longer, expected %.9g s",
+                  b.end_time - a.end_time, want);
+
+    /* an availability trace: the client online from 100 s rather than from 0 starts the
+     * round 100 s later, with an `unavailable` row */
+    char av[2][64];
+    temp_text(av[0], sizeof av[0], "client,start,end,period\n0,0s,1000s,2000s\n");
+    temp_text(av[1], sizeof av[1], "client,start,end,period\n0,100s,1100s,2000s\n");
+    for (int i = 0; i < 2; i++)
+        snprintf(avail[i], sizeof avail[i], "faults.availability=trace:%s", av[i]);
+    const char *on[] = {"strategy.kind=fedavg", "cluster.workers=1", "strategy.clients=1",
+                        "strategy.fraction=1", "strategy.rounds=1", avail[0]};
+    outcome_t c = simulate(on, 6, NULL);
+    on[5] = avail[1];
+    outcome_t d = simulate(on, 6, NULL);
+    ck_assert_msg(fabs(d.end_time - c.end_time - 100) < 1e-9, "%.9g s later",
+                  d.end_time - c.end_time);
+    ck_assert_msg(strstr(d.fault_kinds, "unavailable") && !strstr(c.fault_kinds, "unavailable"),
+                  "%s / %s", c.fault_kinds, d.fault_kinds);
+    unlink(fast);
+    unlink(slow);
+    unlink(av[0]);
+    unlink(av[1]);
+}
+END_TEST
+
 START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
 {
     const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
@@ -724,6 +793,76 @@ START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
     ck_assert(max_rel_diff(ws, wn, s.n_params) > 1e-4);
     free(ws);
     free(wn);
+}
+END_TEST
+
+/* ---- hierfl: hierarchical federated learning ------------------------------------------ */
+
+/* One region with one edge round a cloud round is FedAvg: region 0 samples from fedavg's
+ * stream, its clients train in fedavg's rounds and its aggregator takes fedavg's weighted
+ * mean, which the cloud takes with weight 1: the same weights bit for bit, the same
+ * samples, and the bytes of FedAvg plus the one aggregator's model to and from the cloud
+ * each round. */
+START_TEST(hierfl_one_region_one_edge_round_is_fedavg)
+{
+    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=12",
+                         "strategy.fraction=0.25", "strategy.rounds=4",
+                         "data.partition=dirichlet:0.5", "strategy.prox_mu=0.01"};
+    const char *hier[] = {"strategy.kind=hierfl", "cluster.workers=4", "strategy.clients=12",
+                          "strategy.fraction=0.25", "strategy.rounds=4",
+                          "data.partition=dirichlet:0.5", "strategy.prox_mu=0.01",
+                          "strategy.regions=1", "strategy.edge_rounds=1"};
+    float *wa = NULL, *wh = NULL;
+    outcome_t a = simulate(avg, 7, &wa);
+    outcome_t h = simulate(hier, 9, &wh);
+    ck_assert_msg(memcmp(wa, wh, sizeof(float) * a.n_params) == 0,
+                  "hierfl(1 region, 1 edge round) differs from fedavg by %g",
+                  max_rel_diff(wh, wa, a.n_params));
+    ck_assert_msg(a.acc == h.acc && a.loss == h.loss && a.samples == h.samples &&
+                      a.evals == h.evals,
+                  "accuracy %.17g / %.17g, samples %g / %g", a.acc, h.acc, a.samples, h.samples);
+    double model = sizeof(float) * (double)a.n_params;
+    ck_assert_msg(h.bytes == a.bytes + 4 * 2 * model, "bytes %.17g, fedavg's %.17g + %.17g",
+                  h.bytes, a.bytes, 4 * 2 * model);
+    ck_assert(h.end_time > a.end_time); /* the extra hop to the cloud */
+    free(wa);
+    free(wh);
+}
+END_TEST
+
+/* Two regions on the edge platform (each client host routed to its region's aggregator only:
+ * SimGrid aborts on a missing route): 12 clients on 4 hosts, host h in region h mod 2, so 6
+ * clients a region and fraction 0.5 samples 3 of them per edge round. K cloud rounds of E edge
+ * rounds move K x model x (2 R + E x 2 x (3 + 3)) bytes; with E = 1 and E = 2 the two terms
+ * come apart: the WAN's, 2 x b(1) - b(2), is exactly R models each way per cloud round. The
+ * model differs from FedAvg's with the same 6 clients a round. */
+START_TEST(hierfl_regions_move_two_models_each_over_the_wan)
+{
+    const char *sets[] = {"strategy.kind=hierfl", "cluster.workers=4", "strategy.clients=12",
+                          "strategy.fraction=0.5", "strategy.rounds=3", "strategy.regions=2",
+                          "cluster.platform=edge", "strategy.edge_rounds=1"};
+    float *w1 = NULL, *w2 = NULL, *wa = NULL;
+    outcome_t b1 = simulate(sets, 8, &w1);
+    sets[7] = "strategy.edge_rounds=2";
+    outcome_t b2 = simulate(sets, 8, &w2);
+    double model = sizeof(float) * (double)b1.n_params, K = 3, R = 2;
+    ck_assert_msg(b1.bytes == K * model * (2 * R + 1 * 2 * 6), "E = 1: bytes %.17g, formula %.17g",
+                  b1.bytes, K * model * (2 * R + 2 * 6));
+    ck_assert_msg(b2.bytes == K * model * (2 * R + 2 * 2 * 6), "E = 2: bytes %.17g, formula %.17g",
+                  b2.bytes, K * model * (2 * R + 4 * 6));
+    ck_assert_msg(2 * b1.bytes - b2.bytes == 2 * R * K * model, "WAN bytes %.17g, formula %.17g",
+                  2 * b1.bytes - b2.bytes, 2 * R * K * model);
+    /* clients of 341 or 342 samples (4096 iid over 12): twice the local work, near enough */
+    ck_assert(fabs(b2.samples / b1.samples - 2) < 0.01 && b2.end_time > b1.end_time);
+    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=12",
+                         "strategy.fraction=0.5", "strategy.rounds=3", "cluster.platform=edge"};
+    outcome_t a = simulate(avg, 6, &wa);
+    ck_assert(fabs(a.samples / b1.samples - 1) < 0.01);
+    ck_assert_msg(max_rel_diff(w1, wa, a.n_params) > 1e-3, "two regions are fedavg");
+    ck_assert_msg(max_rel_diff(w2, w1, a.n_params) > 1e-3, "a second edge round moved nothing");
+    free(w1);
+    free(w2);
+    free(wa);
 }
 END_TEST
 
@@ -1682,9 +1821,12 @@ int main(void)
     tcase_add_test(tc, fedprox_term_changes_training);
     tcase_add_test(tc, server_optimizers_step_the_global_model);
     tcase_add_test(tc, fedbuff_is_fedavg_with_one_client_and_records_staleness);
+    tcase_add_test(tc, hierfl_one_region_one_edge_round_is_fedavg);
+    tcase_add_test(tc, hierfl_regions_move_two_models_each_over_the_wan);
     tcase_add_test(tc, scaffold_is_fedavg_where_the_corrections_cancel);
     tcase_add_test(tc, robust_rules_and_attacks_against_the_mean);
     tcase_add_test(tc, dp_fedavg_clips_and_adds_noise);
+    tcase_add_test(tc, client_devices_set_speeds_links_and_availability);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);

@@ -214,9 +214,12 @@ int cli_platform(int argc, char **argv)
         free(sc);
         return CLI_EXIT_USAGE;
     }
-    sim_platform_write_xml(sc, stdout);
+    dt_err_t err;
+    dt_status st = sim_platform_write_xml(sc, stdout, &err);
+    if (st)
+        fprintf(stderr, "dtsim platform: %s\n", err.msg);
     free(sc);
-    return CLI_EXIT_OK;
+    return st ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
 static void print_summary(const sim_run_t *run)

@@ -17,6 +17,8 @@
 #include <simgrid/link.h>
 #include <xbt/config.h>
 
+#include "client_devices.h"
+
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers;
@@ -66,7 +68,7 @@ static void xml_control_zone(FILE *out, const scenario_t *sc)
                      "\" speed=\"1f\"/></zone>\n");
 }
 
-void sim_platform_write_xml(const scenario_t *sc, FILE *out)
+dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
 {
     int workers, servers;
     sim_platform_counts(sc, &workers, &servers);
@@ -134,25 +136,64 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
             fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\"/>\n", s, sc->device_flops);
         if (scenario_has_faults(sc))
             fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\"/>\n");
+        /* per-client links (faults.device_trace, client_up, ...) replace the class's
+         * values they give: host c is client c's (scenario_validate: a host per client) */
+        sim_client_devices_t dev = {0};
+        unsigned links = sim_client_links_given(sc);
+        if (links && sim_client_devices_open(&dev, sc, 0, err))
+            return DT_ERR_INPUT;
         for (int c = 0; c < workers; c++) {
             const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
+            double up = sc->bandwidth * e->up, down = sc->bandwidth * e->down;
+            double lat = e->latency + sc->latency, u, d, l;
+            unsigned given = links ? sim_client_link(&dev, c, &u, &d, &l) : 0;
+            up = given & SIM_DEVICE_UP ? u : up;
+            down = given & SIM_DEVICE_DOWN ? d : down;
+            lat = given & SIM_DEVICE_LATENCY ? l : lat;
             fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
-                    c, sc->device_flops, e->name);
+                    c, sc->device_flops, given ? "client" : e->name);
             fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
-                    sc->bandwidth * e->up, e->latency + sc->latency);
+                    up, lat);
             fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
-                    sc->bandwidth * e->down, e->latency + sc->latency);
+                    down, lat);
         }
-        for (int s = 0; s < servers; s++)
+        sim_client_devices_close(&dev);
+        /* regional aggregators (strategy_def.h: regions): server-(1+r) behind its own link
+         * region-r (uplink_*) serves the client hosts h with h mod R = r, and reaches the
+         * cloud server-0 over a WAN link wan-r (uplink_*) and the cloud's dc */
+        int regions = sc->strategy->regions ? sc->strategy->regions(sc) : 0;
+        for (int r = 0; r < regions; r++)
+            fprintf(out,
+                    "  <link id=\"region-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
+                    "sharing_policy=\"SPLITDUPLEX\"/>\n"
+                    "  <link id=\"wan-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
+                    "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                    r, sc->uplink_bandwidth, sc->uplink_latency, r, sc->uplink_bandwidth,
+                    sc->uplink_latency);
+        for (int r = 0; r < regions; r++)
+            fprintf(out,
+                    "  <route src=\"server-%d\" dst=\"server-0\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"wan-%d\" direction=\"UP\"/><link_ctn id=\"dc\" "
+                    "direction=\"DOWN\"/></route>\n"
+                    "  <route src=\"server-0\" dst=\"server-%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"dc\" direction=\"UP\"/><link_ctn id=\"wan-%d\" "
+                    "direction=\"DOWN\"/></route>\n",
+                    1 + r, r, 1 + r, r);
+        for (int s = regions ? 1 : 0; s < servers; s++)
             for (int c = 0; c < workers; c++) {
+                char via[32] = "dc";
+                if (regions && c % regions != s - 1)
+                    continue;
+                if (regions)
+                    snprintf(via, sizeof via, "region-%d", s - 1);
                 fprintf(out,
                         "  <route src=\"client-%d\" dst=\"server-%d\" symmetrical=\"NO\">"
-                        "<link_ctn id=\"up-%d\"/><link_ctn id=\"dc\" direction=\"DOWN\"/></route>\n",
-                        c, s, c);
+                        "<link_ctn id=\"up-%d\"/><link_ctn id=\"%s\" direction=\"DOWN\"/></route>\n",
+                        c, s, c, via);
                 fprintf(out,
                         "  <route src=\"server-%d\" dst=\"client-%d\" symmetrical=\"NO\">"
-                        "<link_ctn id=\"dc\" direction=\"UP\"/><link_ctn id=\"down-%d\"/></route>\n",
-                        s, c, c);
+                        "<link_ctn id=\"%s\" direction=\"UP\"/><link_ctn id=\"down-%d\"/></route>\n",
+                        s, c, via, c);
             }
         fprintf(out, "</zone>\n");
         break;
@@ -161,6 +202,7 @@ void sim_platform_write_xml(const scenario_t *sc, FILE *out)
         DT_ASSERT(!"file platforms are not generated");
     }
     fprintf(out, "</platform>\n");
+    return DT_OK;
 }
 
 /* Orders "node-2" before "node-10": the text before the trailing number, then the number. */
@@ -219,8 +261,12 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
         DT_CHECK(fd >= 0, "cannot create a temporary platform file: %s", strerror(errno));
         FILE *f = fdopen(fd, "w");
         DT_CHECK(f, "fdopen: %s", strerror(errno));
-        sim_platform_write_xml(sc, f);
+        dt_status st = sim_platform_write_xml(sc, f, err);
         DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
+        if (st) {
+            unlink(path);
+            return st;
+        }
         simgrid_load_platform(path);
         unlink(path);
     }

@@ -27,8 +27,9 @@ typedef struct sim_platform {
 /* Hosts a scenario needs: workers, and servers for the strategies that have them. */
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
 
-/* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE). */
-void sim_platform_write_xml(const scenario_t *sc, FILE *out);
+/* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE); DT_ERR_INPUT where
+ * a client device trace no longer reads (it was checked with the scenario). */
+dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err);
 
 /* Applies the network model settings, loads the platform (generated or file) and finds the
  * hosts. Must run after simgrid_init and before actors are created. For a file, hosts are

@@ -214,11 +214,18 @@ dt_status sim_availability_parse(const char *text, sim_availability_t *out, dt_e
     memset(out, 0, sizeof *out);
     if (!strcmp(text, "always"))
         return DT_OK;
+    if (!strncmp(text, "trace:", 6)) {
+        if (!text[6])
+            return dt_err_input(err, "trace: needs the path of an availability trace (e.g. "
+                                     "trace:traces/availability.csv)");
+        out->trace = text + 6;
+        return DT_OK;
+    }
     const char *colon = strrchr(text, ':');
     char period[64];
     if (!colon || (size_t)(colon - text) >= sizeof period)
-        return dt_err_input(err, "\"%s\" is not an availability (expected always or "
-                                 "PERIOD:FRACTION, e.g. 24h:0.3)",
+        return dt_err_input(err, "\"%s\" is not an availability (expected always, "
+                                 "PERIOD:FRACTION, e.g. 24h:0.3, or trace:PATH)",
                             text);
     memcpy(period, text, (size_t)(colon - text));
     period[colon - text] = '\0';
@@ -239,6 +246,12 @@ dt_status sim_client_classes_parse(const char *text, sim_client_classes_t *out, 
     memset(out, 0, sizeof *out);
     if (!strcmp(text, "same"))
         return DT_OK;
+    static const char *const dists[] = {"const:", "uniform:", "lognormal:", "choice:"};
+    for (size_t i = 0; i < sizeof dists / sizeof *dists; i++)
+        if (!strncmp(text, dists[i], strlen(dists[i]))) {
+            out->is_dist = 1;
+            return sim_dist_parse(text, SIM_DIST_UNIT_FLOPS, &out->dist, err);
+        }
     const char *p = text;
     double total = 0;
     for (;;) {

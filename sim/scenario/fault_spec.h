@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "trace.h"
 
 typedef enum sim_fault_kind {
     SIM_FAULT_CRASH,
@@ -57,26 +58,33 @@ typedef struct sim_slowdown {
 /* Parses none, uniform:LO:HI (0 < LO <= HI) or lognormal:SIGMA (0 < SIGMA <= 5). */
 dt_status sim_slowdown_parse(const char *text, sim_slowdown_t *out, dt_err_t *err);
 
-/* FedAvg client availability: always, or PERIOD:FRACTION (each client is online for
- * FRACTION of every PERIOD, from a phase drawn per client). */
+/* FedAvg client availability: always, PERIOD:FRACTION (each client is online for
+ * FRACTION of every PERIOD, from a phase drawn per client), or trace:PATH (the windows of
+ * an availability trace, trace.h). */
 typedef struct sim_availability {
-    double period;   /* 0: always available */
-    double fraction; /* (0, 1] */
+    double period;     /* 0: always available (or a trace) */
+    double fraction;   /* (0, 1] */
+    const char *trace; /* trace:PATH: PATH, inside the parsed text; NULL otherwise */
 } sim_availability_t;
 
-/* Parses always or PERIOD:FRACTION (a time > 0, a fraction in (0, 1]). */
+/* Parses always, PERIOD:FRACTION (a time > 0, a fraction in (0, 1]) or trace:PATH (the
+ * path as written: the scenario parser resolves and loads it). */
 dt_status sim_availability_parse(const char *text, sim_availability_t *out, dt_err_t *err);
 
-/* FedAvg client device classes: same (every client at cluster.device_flops), or
- * SPEED:SHARE, ... (shares summing to 1; each client draws its class). */
+/* Federated clients' compute speed: same (every client at cluster.device_flops),
+ * SPEED:SHARE, ... (device classes, shares summing to 1; each client draws its class), or a
+ * distribution of speeds (uniform:LO:HI, lognormal:MEDIAN:SIGMA, choice:V@P,...; trace.h). */
 #define SIM_CLIENT_CLASSES 16
 typedef struct sim_client_classes {
-    int n; /* 0: same */
+    int n;       /* classes; 0: same, or a distribution */
+    int is_dist; /* 1: dist holds the speeds */
     double speed[SIM_CLIENT_CLASSES]; /* FLOP/s */
     double share[SIM_CLIENT_CLASSES];
+    sim_dist_t dist;
 } sim_client_classes_t;
 
-/* Parses same or SPEED:SHARE items (at most SIM_CLIENT_CLASSES, shares summing to 1). */
+/* Parses same, SPEED:SHARE items (at most SIM_CLIENT_CLASSES, shares summing to 1) or a
+ * distribution of speeds. */
 dt_status sim_client_classes_parse(const char *text, sim_client_classes_t *out, dt_err_t *err);
 
 #endif

@@ -123,8 +123,64 @@ FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
     }                                                                                       \
     FAULT_FORMAT(field)
 FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
-FAULT_DIST(availability, sim_availability_t, sim_availability_parse)
 FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
+
+/* trace:PATH loads the availability trace now (a bad row: its file, line and column) and
+ * keeps the path absolute, as device profile files are. */
+static dt_status parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                    dt_err_t *err)
+{
+    sim_availability_t av;
+    dt_err_t e;
+    if (sim_availability_parse(v, &av, &e))
+        return dt_err_input(err, "%s", e.msg);
+    if (!av.trace)
+        return fault_text(sc->availability, sizeof sc->availability, v, err);
+    char path[SCENARIO_STR], text[SCENARIO_STR + 8];
+    if (resolve_path(av.trace, ctx, 0, path, sizeof path, err))
+        return DT_ERR_INPUT;
+    sim_avail_trace_t t;
+    if (sim_avail_trace_load(path, &t, err))
+        return DT_ERR_INPUT;
+    sim_avail_trace_free(&t);
+    snprintf(text, sizeof text, "trace:%s", path);
+    return fault_text(sc->availability, sizeof sc->availability, text, err);
+}
+FAULT_FORMAT(availability)
+
+static dt_status parse_device_trace(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                    dt_err_t *err)
+{
+    sc->device_trace_has = 0;
+    if (!strcmp(v, "none"))
+        return set_string(sc->device_trace, sizeof sc->device_trace, v, err);
+    char path[SCENARIO_STR];
+    if (resolve_path(v, ctx, 0, path, sizeof path, err))
+        return DT_ERR_INPUT;
+    sim_device_trace_t t;
+    if (sim_device_trace_load(path, &t, err))
+        return DT_ERR_INPUT;
+    sc->device_trace_has = t.has;
+    sim_device_trace_free(&t);
+    return set_string(sc->device_trace, sizeof sc->device_trace, path, err);
+}
+FAULT_FORMAT(device_trace)
+
+/* platform, or a distribution of the unit */
+#define CLIENT_LINK(field, unit)                                                            \
+    static dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,   \
+                                   dt_err_t *err)                                           \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        sim_dist_t d;                                                                       \
+        if (strcmp(v, "platform") && sim_dist_parse(v, unit, &d, err))                      \
+            return DT_ERR_INPUT;                                                            \
+        return fault_text(sc->field, sizeof sc->field, v, err);                             \
+    }                                                                                       \
+    FAULT_FORMAT(field)
+CLIENT_LINK(client_up, SIM_DIST_UNIT_BANDWIDTH)
+CLIENT_LINK(client_down, SIM_DIST_UNIT_BANDWIDTH)
+CLIENT_LINK(client_latency, SIM_DIST_UNIT_TIME)
 
 static const key_desc_t builtin_keys[] = {
     /* [run] */
@@ -347,13 +403,31 @@ static const key_desc_t builtin_keys[] = {
     K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
              "fedavg: sample this many times the clients needed and keep the first to answer"),
     K_CUSTOM("faults", "availability", "always", parse_availability, format_availability,
-             "always, PERIOD:FRACTION (e.g. 24h:0.3)",
-             "fedavg: each client is online FRACTION of every PERIOD (phase drawn per client); "
-             "only online clients are sampled"),
+             "always, PERIOD:FRACTION (e.g. 24h:0.3), trace:PATH (relative to the scenario file)",
+             "fedavg: each client is online FRACTION of every PERIOD (phase drawn per client), "
+             "or in its windows of an availability trace (scenarios/traces/README.md: dtsim's "
+             "or FedScale's layout); only online clients are sampled"),
     K_CUSTOM("faults", "client_speed", "same", parse_client_speed, format_client_speed,
-             "same, or SPEED:SHARE, ... (shares sum to 1)",
-             "fedavg: device classes of the clients (each client draws one; same = "
-             "cluster.device)"),
+             "same, SPEED:SHARE, ... (shares sum to 1), or a distribution of speeds "
+             "(uniform:LO:HI, lognormal:MEDIAN:SIGMA, choice:V1@P1,...)",
+             "fedavg, fedbuff, hierfl: each client's compute speed: a device class drawn per client, "
+             "or a speed drawn per client (same = cluster.device)"),
+    K_CUSTOM("faults", "device_trace", "none", parse_device_trace, format_device_trace,
+             "none, or a device trace FILE.csv (relative to the scenario file)",
+             "fedavg, fedbuff, hierfl: each client's speed, uplink, downlink and latency from a trace "
+             "(dtsim's or FedScale's layout, scenarios/traces/README.md; client c takes row c "
+             "mod rows); its link columns need the edge platform and a host per client"),
+    K_CUSTOM("faults", "client_up", "platform", parse_client_up, format_client_up,
+             "platform, or a distribution of bandwidths (e.g. lognormal:5Mbps:0.8)",
+             "fedavg, hierfl on the edge platform: each client's uplink bandwidth, drawn per client "
+             "(platform = the edge platform's access classes); needs a host per client"),
+    K_CUSTOM("faults", "client_down", "platform", parse_client_down, format_client_down,
+             "platform, or a distribution of bandwidths (e.g. uniform:20Mbps:100Mbps)",
+             "fedavg, hierfl on the edge platform: each client's downlink bandwidth, drawn per client"),
+    K_CUSTOM("faults", "client_latency", "platform", parse_client_latency,
+             format_client_latency, "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
+             "fedavg, hierfl on the edge platform: each client's one-way access latency, drawn per "
+             "client (platform = its access class's plus cluster.latency)"),
     K_DOUBLE("faults", "byzantine", "0", byzantine, 0, 1, OPEN_MAX,
              "fedavg, fedbuff: fraction of the clients that are Byzantine (floor(fraction x "
              "clients), drawn once per run from the seed); they send faults.attack's update"),

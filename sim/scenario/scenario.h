@@ -201,8 +201,12 @@ typedef struct scenario {
     double dropout;                   /* fedavg: probability a sampled client drops out */
     double deadline;                  /* fedavg: round deadline, seconds; 0 = none */
     double over_select;               /* fedavg: sample this many times the clients needed */
-    char availability[64];            /* fedavg: always or PERIOD:FRACTION */
-    char client_speed[SCENARIO_STR];  /* fedavg: same or SPEED:SHARE, ... */
+    char availability[SCENARIO_STR];  /* fedavg: always, PERIOD:FRACTION or trace:PATH
+                                         (absolute) */
+    char client_speed[SCENARIO_STR];  /* federated: same, SPEED:SHARE, ... or a distribution */
+    char device_trace[SCENARIO_STR];  /* federated: none or a device trace (absolute path) */
+    unsigned device_trace_has;        /* its columns (SIM_DEVICE_*, trace.h), read with it */
+    char client_up[128], client_down[128], client_latency[128]; /* platform or a distribution */
     double byzantine;                 /* federated: fraction of the clients that attack */
     sim_attack_t attack;              /* what they do */
     double attack_scale;              /* sign_flip: factor; noise: standard deviation */
@@ -256,6 +260,10 @@ void scenario_key_location(const scenario_t *sc, const char *section_key, char *
 /** 1 when any fault, straggler or federated dropout is described: peers then wait for each
  * other at most faults.timeout. */
 int scenario_has_faults(const scenario_t *sc);
+/** 1 when federated clients' devices are described (client_speed, device_trace,
+ *  client_up, client_down, client_latency): not faults (nothing fails, peers wait as
+ *  long as without them). */
+int scenario_has_client_devices(const scenario_t *sc);
 /** The value of a strategy's own key (sim_strategy_t.own_keys) called key, which must
  * have been registered: .l for SIM_KEY_INT, .d for REAL, .i for BOOL and ENUM. */
 const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key);

@@ -78,6 +78,11 @@ typedef struct sim_strategy {
     dt_status (*check)(const struct scenario *sc, dt_err_t *err);
     /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
     void (*hosts)(const struct scenario *sc, int *workers, int *servers);
+    /** Regional aggregators R (hierarchical FL): server 1 + r serves the worker hosts h with
+     * h mod R = r, server 0 (the cloud) serves the aggregators; on the edge platform a host
+     * is routed to its region's aggregator only, and the aggregators to server 0. NULL:
+     * none. */
+    int (*regions)(const struct scenario *sc);
     /** Model replicas that take one global step together (the global batch is
      * model.batch x accumulate x replicas). NULL: one per worker. */
     int (*replicas)(const struct scenario *sc, int workers);

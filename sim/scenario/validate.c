@@ -2,17 +2,95 @@
  * ones here, through the registry's flags and slots (strategy_def.h); a strategy's own
  * checks in its file (sim_strategy_t.check), called from here. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "client_devices.h"
 #include "scenario.h"
+
+int scenario_has_client_devices(const scenario_t *sc)
+{
+    return strcmp(sc->client_speed, "same") || strcmp(sc->device_trace, "none") ||
+           strcmp(sc->client_up, "platform") || strcmp(sc->client_down, "platform") ||
+           strcmp(sc->client_latency, "platform");
+}
 
 int scenario_has_faults(const scenario_t *sc)
 {
     return strcmp(sc->crash, "none") || strcmp(sc->link_down, "none") ||
            strcmp(sc->link_degrade, "none") || strcmp(sc->straggler, "none") ||
            strcmp(sc->slowdown, "none") || sc->mtbf > 0 || sc->dropout > 0 ||
-           sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always") ||
-           strcmp(sc->client_speed, "same");
+           sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always");
+}
+
+
+/* The client device keys: the first given for a strategy without clients, a trace column
+ * given twice, per-client links where the platform has none. */
+static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        const char *unset;
+        unsigned columns;
+    } keys[] = {
+        {"faults.client_speed", offsetof(scenario_t, client_speed), "same",
+         SIM_DEVICE_SPEED | SIM_DEVICE_MS_PER_SAMPLE},
+        {"faults.device_trace", offsetof(scenario_t, device_trace), "none", 0},
+        {"faults.client_up", offsetof(scenario_t, client_up), "platform", SIM_DEVICE_UP},
+        {"faults.client_down", offsetof(scenario_t, client_down), "platform", SIM_DEVICE_DOWN},
+        {"faults.client_latency", offsetof(scenario_t, client_latency), "platform",
+         SIM_DEVICE_LATENCY},
+    };
+    const sim_strategy_t *st = sc->strategy;
+    char where[96];
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = (const char *)sc + keys[i].off;
+        if (!strcmp(v, keys[i].unset))
+            continue;
+        if (strcmp(st->worker_role, "client"))
+            return scenario_fail(sc, err, keys[i].key,
+                                 "client devices describe federated clients: %s needs fedavg, "
+                                 "fedbuff or hierfl, not %s",
+                                 keys[i].key + 7, st->name);
+        if (sc->device_trace_has & keys[i].columns)
+            return scenario_fail(sc, err, keys[i].key,
+                                 "faults.device_trace (%s) gives every client's %s already "
+                                 "(expected %s = %s, or a trace without that column)",
+                                 sc->device_trace, keys[i].key + 14, keys[i].key + 7,
+                                 keys[i].unset);
+    }
+    unsigned links = sim_client_links_given(sc);
+    if (!links)
+        return DT_OK;
+    const char *k = links & SIM_DEVICE_UP     ? "faults.client_up"
+                    : links & SIM_DEVICE_DOWN ? "faults.client_down"
+                                              : "faults.client_latency";
+    if (!strcmp(sc->client_up, "platform") && !strcmp(sc->client_down, "platform") &&
+        !strcmp(sc->client_latency, "platform"))
+        k = "faults.device_trace";
+    if (sc->platform != SIM_PLATFORM_EDGE) {
+        k = scenario_blame(sc, k, "cluster.platform", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "per-client links need the edge platform, where each client "
+                             "host has its own access link (expected cluster.platform = "
+                             "edge; %s)",
+                             where);
+    }
+    if (!strcmp(st->name, "fedbuff"))
+        return scenario_fail(sc, err, k,
+                             "per-client links need fedavg or hierfl: fedbuff's clients train "
+                             "on whichever host is free, so a host's link is no client's own "
+                             "(expected links of the platform, or strategy.kind = fedavg)");
+    if (sc->workers < sc->clients) {
+        k = scenario_blame(sc, "cluster.workers", k, where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "per-client links need a host per client (client c trains on "
+                             "host c mod workers): %ld hosts for %ld clients (expected "
+                             "workers >= clients; %s)",
+                             sc->workers, sc->clients, where);
+    }
+    return DT_OK;
 }
 
 long scenario_fedavg_sampled(const scenario_t *sc)
@@ -56,13 +134,15 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     if (sc->client_holdout > 0 && strcmp(st->worker_role, "client"))
         return scenario_fail(sc, err, "data.client_holdout",
                              "client_holdout holds out federated clients' samples: it needs "
-                             "fedavg or fedbuff, not %s",
+                             "fedavg, fedbuff or hierfl, not %s",
                              st->name);
+    if (check_client_devices(sc, err))
+        return DT_ERR_INPUT;
     if (sc->byzantine > 0) {
         if (strcmp(st->worker_role, "client"))
             return scenario_fail(sc, err, "faults.byzantine",
-                                 "Byzantine clients need a federated strategy (fedavg or "
-                                 "fedbuff), not %s",
+                                 "Byzantine clients need a federated strategy (fedavg, "
+                                 "fedbuff or hierfl), not %s",
                                  st->name);
         if ((long)floor(sc->byzantine * (double)sc->clients + 1e-9) < 1) {
             k = scenario_blame(sc, "faults.byzantine", "strategy.clients", where, sizeof where);

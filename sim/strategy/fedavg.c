@@ -40,7 +40,6 @@ typedef struct server_state {
     float *weights;
     sim_comm_t *tasks;     /* (selected) tasks in flight, with faults */
     sim_msg_t **task_msgs;
-    sim_availability_t availability;
     sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
     trainer_rng_t *rngs;  /* (cap) their order streams */
     uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
@@ -305,9 +304,6 @@ static void client_host(sim_node_t *node)
         h->round = -1;
         h->packed_round = -1;
     }
-    sim_client_classes_t classes;
-    dt_err_t e;
-    DT_ASSERT(sim_client_classes_parse(run->sc->client_speed, &classes, &e) == DT_OK);
     while (!run->ended) {
         sim_msg_t *task = NULL;
         sim_status_t err = sim_recv(run, node, node->inbox, &task);
@@ -326,7 +322,7 @@ static void client_host(sim_node_t *node)
             sim_fault_log(run, "dropout", node->name, "client %d left round %ld", c, round);
             continue;
         }
-        node->slow = sim_fl_client_slowdown(run, &classes, c);
+        node->slow = sim_fl_client_slowdown(run, c);
         /* trained side by side by the server at the start of the round: charge its steps */
         server_state_t *st = run->servers[0].state;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
@@ -441,14 +437,13 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
 {
     const scenario_t *sc = run->sc;
     int clients = (int)sc->clients, hosts = run->n_workers;
-    const sim_availability_t *av = &st->availability;
     int n = 0;
     for (int c = 0; c < clients; c++)
-        if (sim_fl_client_available(run, av, c, sim_now()))
+        if (sim_fl_client_available(run, c, sim_now()))
             st->population[n++] = (uint32_t)c;
     if (n == 0) {
         sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
-        sim_sleep_until(sim_fl_next_online(run, av, sim_now()));
+        sim_sleep_until(sim_fl_next_online(run, sim_now()));
         return -1;
     }
     int want = (int)ceil(m * sc->over_select - 1e-9);
@@ -602,8 +597,6 @@ static void server(sim_node_t *node)
         st->v = slots >= 2 ? dt_malloc(sizeof(float) * n) : NULL;
         trainer_fedopt_init(&st->opt, st->m, st->v, run->n_params);
     }
-    dt_err_t e;
-    DT_ASSERT(sim_availability_parse(sc->availability, &st->availability, &e) == DT_OK);
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed, FEDAVG_STREAM_SAMPLE);
     if (run->has_faults)

@@ -90,6 +90,7 @@ static void client_host(sim_node_t *node)
             break;
         int c = task->flag;
         long version = task->step;
+        node->slow = sim_fl_client_slowdown(run, c);
         if (!run->timing_only) /* before the next transport call: the sender's buffer */
             run->be->copy(h->global, task->data, bytes);
         sim_fl_local_train(run, node, &h->order, &h->order_cap, c, version, h->global, NULL,
@@ -266,8 +267,9 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     }
     if (scenario_has_faults(sc))
         return scenario_fail(sc, err, "strategy.kind",
-                             "fedbuff with [faults] is not supported (its clients' dropouts, "
-                             "deadlines and availability are fedavg's)");
+                             "fedbuff with [faults] events is not supported (its clients' "
+                             "dropouts, deadlines and availability are fedavg's; client "
+                             "devices are fedbuff's too: client_speed, device_trace)");
     if (sc->side_by_side == SIM_SIDE_YES)
         return scenario_fail(sc, err, "model.side_by_side",
                              "fedbuff's clients start at different times: they train one by "

@@ -29,9 +29,12 @@ static double client_draw(const sim_run_t *run, int c, int what)
     return trainer_rng_uniform(&r);
 }
 
-int sim_fl_client_available(const sim_run_t *run, const sim_availability_t *av, int c,
-                            double t)
+int sim_fl_client_available(const sim_run_t *run, int c, double t)
 {
+    const sim_fl_t *fl = run->shared;
+    const sim_availability_t *av = &fl->availability;
+    if (fl->avail_trace.n_clients)
+        return sim_avail_trace_online(&fl->avail_trace, c, t);
     if (av->period <= 0)
         return 1;
     double phase = client_draw(run, c, 1) * av->period;
@@ -41,9 +44,23 @@ int sim_fl_client_available(const sim_run_t *run, const sim_availability_t *av, 
     return x < av->fraction * av->period;
 }
 
-double sim_fl_next_online(const sim_run_t *run, const sim_availability_t *av, double t)
+double sim_fl_next_online(const sim_run_t *run, double t)
 {
+    const sim_fl_t *fl = run->shared;
+    const sim_availability_t *av = &fl->availability;
     double best = INFINITY;
+    if (fl->avail_trace.n_clients) {
+        /* the population's rows only: a trace may hold more clients than the run */
+        long n = run->sc->clients < (long)fl->avail_trace.n_clients
+                     ? run->sc->clients
+                     : (long)fl->avail_trace.n_clients;
+        for (long c = 0; c < n; c++) {
+            double x = sim_avail_trace_next_online(&fl->avail_trace, c, t);
+            if (x < best)
+                best = x;
+        }
+        return best;
+    }
     for (int c = 0; c < (int)run->sc->clients; c++) {
         double phase = client_draw(run, c, 1) * av->period;
         double x = fmod(phase - t, av->period);
@@ -55,17 +72,10 @@ double sim_fl_next_online(const sim_run_t *run, const sim_availability_t *av, do
     return best;
 }
 
-double sim_fl_client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c)
+double sim_fl_client_slowdown(const sim_run_t *run, int c)
 {
-    if (!cl->n)
-        return 1.0;
-    double u = client_draw(run, c, 2), acc = 0;
-    for (int k = 0; k < cl->n; k++) {
-        acc += cl->share[k];
-        if (u < acc || k == cl->n - 1)
-            return run->sc->device_flops / cl->speed[k];
-    }
-    return 1.0;
+    const sim_fl_t *fl = run->shared;
+    return run->sc->device_flops / sim_client_speed(&fl->devices, c);
 }
 
 int sim_fl_client_drops(const sim_run_t *run, int c, long round)
@@ -85,6 +95,8 @@ static void fl_free(void *p)
     free(fl->flipped);
     free(fl->noise);
     free(fl->rounds);
+    sim_client_devices_close(&fl->devices);
+    sim_avail_trace_free(&fl->avail_trace);
     free(fl);
 }
 
@@ -96,6 +108,16 @@ void sim_fl_setup(sim_run_t *run)
     run->shared = fl;
     run->shared_free = fl_free;
     fl->rounds = dt_calloc((size_t)sc->clients, sizeof(long));
+    /* the traces were loaded when the scenario was read: an error now is a file changed
+     * since, told as any bad input */
+    dt_err_t e;
+    DT_ASSERT(sim_availability_parse(sc->availability, &fl->availability, &e) == DT_OK);
+    if (sim_client_devices_open(&fl->devices, sc, run->step_flops, &e) ||
+        (fl->availability.trace && sim_avail_trace_load(fl->availability.trace,
+                                                         &fl->avail_trace, &e))) {
+        fprintf(stderr, "dtsim: %s\n", e.msg);
+        exit(DT_ERR_INPUT);
+    }
     long bad = (long)floor(sc->byzantine * (double)sc->clients + 1e-9);
     if (bad < 1)
         return;

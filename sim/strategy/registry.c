@@ -10,6 +10,7 @@
     X(local_sgd)                                                                            \
     X(fedavg)                                                                               \
     X(fedbuff)                                                                              \
+    X(hierfl)                                                                               \
     X(pipeline)                                                                             \
     X(tensor)                                                                               \
     X(zero)

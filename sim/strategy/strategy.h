@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "client_devices.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -75,15 +76,18 @@ typedef struct sim_fl {
     uint8_t *flipped;   /* (train.n) label_flip: the labels its clients train on */
     float *noise;       /* (n_params) host: the noise attack's draws */
     long *rounds;       /* (clients) updates of each client the server aggregated */
+    sim_client_devices_t devices; /* each client's speed (and links: platform.c) */
+    sim_availability_t availability; /* faults.availability */
+    sim_avail_trace_t avail_trace;   /* its windows with trace:PATH (n_clients 0: none) */
 } sim_fl_t;
 
-/* [faults] of federated clients, each drawn from its own seeded stream: client c online at
- * t (availability), the earliest time after t some client comes online, c's compute slowdown
- * from its device class (1 without classes), whether c drops out of `round`. */
-int sim_fl_client_available(const sim_run_t *run, const sim_availability_t *av, int c,
-                            double t);
-double sim_fl_next_online(const sim_run_t *run, const sim_availability_t *av, double t);
-double sim_fl_client_slowdown(const sim_run_t *run, const sim_client_classes_t *cl, int c);
+/* [faults] of federated clients, each drawn from its own seeded stream or read from a
+ * trace: client c online at t (availability), the earliest time after t some client comes
+ * online (INFINITY: never), c's compute slowdown (cluster speed / c's speed; 1 without
+ * client devices), whether c drops out of `round`. */
+int sim_fl_client_available(const sim_run_t *run, int c, double t);
+double sim_fl_next_online(const sim_run_t *run, double t);
+double sim_fl_client_slowdown(const sim_run_t *run, int c);
 int sim_fl_client_drops(const sim_run_t *run, int c, long round);
 /* Sets run->shared to a new sim_fl_t for the run (its Byzantine clients drawn from the
  * seed); the federated strategies' deploy calls it first. */
