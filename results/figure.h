@@ -31,6 +31,9 @@ typedef struct figure {
     dt_status (*draw)(fig_t *f, dt_err_t *err); /* DT_OK also when skipped */
 } figure_t;
 
+/** The clients figure (figure_clients.c). */
+dt_status fig_clients(fig_t *f, dt_err_t *err);
+
 /** Every figure, indexed by results_figure_t (figures.c). */
 extern const figure_t results_figures[RESULTS_FIGURE_COUNT];
 

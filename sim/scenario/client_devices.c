@@ -3,23 +3,21 @@
 
 #include <string.h>
 
-#include "rng.h"
 
-/* The per-client streams: numbered as fedavg's client draws were (the class draw keeps
- * its runs), one `what` per quantity. */
+/* The per-client streams, numbered as fedavg's client draws were (the runs stay the
+ * same). */
 enum { CLIENT_STREAM = 104 };
-enum { DRAW_CLASS = 2, DRAW_SPEED = 3, DRAW_UP = 4, DRAW_DOWN = 5, DRAW_LATENCY = 6 };
 
-static void client_rng(const sim_client_devices_t *d, long c, int what, trainer_rng_t *r)
+void sim_client_rng(uint64_t seed, long c, int what, trainer_rng_t *r)
 {
-    trainer_rng_seed(r, d->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what, CLIENT_STREAM);
+    trainer_rng_seed(r, seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what, CLIENT_STREAM);
 }
 
 static double client_dist(const sim_client_devices_t *d, const sim_dist_t *dist, long c,
                           int what)
 {
     trainer_rng_t r;
-    client_rng(d, c, what, &r);
+    sim_client_rng(d->seed, c, what, &r);
     return sim_dist_draw(dist, &r);
 }
 
@@ -76,10 +74,10 @@ double sim_client_speed(const sim_client_devices_t *d, long c)
         return sim_device_fedscale_speed(sim_device_trace_for(&d->trace, c)->ms_per_sample,
                                          d->step_flops / 3);
     if (d->classes.is_dist)
-        return client_dist(d, &d->classes.dist, c, DRAW_SPEED);
+        return client_dist(d, &d->classes.dist, c, SIM_CLIENT_DRAW_SPEED);
     if (d->classes.n) {
         trainer_rng_t r;
-        client_rng(d, c, DRAW_CLASS, &r);
+        sim_client_rng(d->seed, c, SIM_CLIENT_DRAW_CLASS, &r);
         double u = trainer_rng_uniform(&r), acc = 0;
         for (int k = 0; k < d->classes.n; k++) {
             acc += d->classes.share[k];
@@ -99,14 +97,14 @@ unsigned sim_client_link(const sim_client_devices_t *d, long c, double *up, doub
     if (row && (d->trace.has & SIM_DEVICE_UP))
         *up = row->up, given |= SIM_DEVICE_UP;
     else if (d->dists & SIM_DEVICE_UP)
-        *up = client_dist(d, &d->up, c, DRAW_UP), given |= SIM_DEVICE_UP;
+        *up = client_dist(d, &d->up, c, SIM_CLIENT_DRAW_UP), given |= SIM_DEVICE_UP;
     if (row && (d->trace.has & SIM_DEVICE_DOWN))
         *down = row->down, given |= SIM_DEVICE_DOWN;
     else if (d->dists & SIM_DEVICE_DOWN)
-        *down = client_dist(d, &d->down, c, DRAW_DOWN), given |= SIM_DEVICE_DOWN;
+        *down = client_dist(d, &d->down, c, SIM_CLIENT_DRAW_DOWN), given |= SIM_DEVICE_DOWN;
     if (row && (d->trace.has & SIM_DEVICE_LATENCY))
         *latency = row->latency, given |= SIM_DEVICE_LATENCY;
     else if (d->dists & SIM_DEVICE_LATENCY)
-        *latency = client_dist(d, &d->latency, c, DRAW_LATENCY), given |= SIM_DEVICE_LATENCY;
+        *latency = client_dist(d, &d->latency, c, SIM_CLIENT_DRAW_LATENCY), given |= SIM_DEVICE_LATENCY;
     return given;
 }

@@ -12,8 +12,22 @@
 #define DTSIM_CLIENT_DEVICES_H
 
 #include "fault_spec.h"
+#include "rng.h"
 #include "scenario.h"
 #include "trace.h"
+
+/* What a client's draw is for: each has its own seeded stream per client. */
+enum {
+    SIM_CLIENT_DRAW_PHASE = 1, /* faults.availability PERIOD:FRACTION: the client's phase */
+    SIM_CLIENT_DRAW_CLASS,     /* faults.client_speed classes */
+    SIM_CLIENT_DRAW_SPEED,     /* faults.client_speed distribution */
+    SIM_CLIENT_DRAW_UP,
+    SIM_CLIENT_DRAW_DOWN,
+    SIM_CLIENT_DRAW_LATENCY,
+};
+/** Seeds r with client c's stream for draws of kind `what` (SIM_CLIENT_DRAW_*) under the
+ *  run's seed. */
+void sim_client_rng(uint64_t seed, long c, int what, trainer_rng_t *r);
 
 typedef struct sim_client_devices {
     sim_device_trace_t trace;     /* faults.device_trace; trace.n = 0 without one */

@@ -165,4 +165,15 @@ void key_where(const scenario_t *sc, int k, char *buf, size_t n);
  * sweep, else the one the user gave (a first). */
 int blame(const scenario_t *sc, int a, int b);
 
+/* ---- the [faults] keys of their own syntax (keys_faults.c) ---- */
+
+#define FAULT_KEYS(X)                                                                       \
+    X(crash) X(link_down) X(link_degrade) X(straggler) X(slowdown) X(availability)          \
+    X(client_speed) X(device_trace) X(client_up) X(client_down) X(client_latency)
+#define DECLARE_FAULT_KEY(field)                                                            \
+    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+                            dt_err_t *err);                                                 \
+    void format_##field(const scenario_t *sc, char *buf, size_t n);
+FAULT_KEYS(DECLARE_FAULT_KEY)
+
 #endif

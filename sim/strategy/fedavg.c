@@ -213,29 +213,13 @@ static void server_opt_step(sim_run_t *run, server_state_t *st, float *params)
 }
 
 typedef struct client_host {
-    float **slot;  /* model buffers, one per client served in the current round */
-    int n_slots, used;
+    sim_fl_slots_t slots; /* the models of the clients served in the current round */
     uint8_t **packed; /* compressed: encoded updates, one per client served in the round */
     int n_packed, packed_used;
     long packed_round;
-    long round;
     uint32_t *order;
     size_t order_cap;
 } client_host_t;
-
-static float *host_slot(sim_run_t *run, client_host_t *h, long round)
-{
-    if (round != h->round) {
-        h->round = round;
-        h->used = 0;
-    }
-    if (h->used == h->n_slots) {
-        h->slot = realloc(h->slot, sizeof(float *) * (size_t)(h->n_slots + 1));
-        DT_CHECK(h->slot, "out of memory");
-        h->slot[h->n_slots++] = run->be->alloc(sizeof(float) * run->n_params);
-    }
-    return h->slot[h->used++];
-}
 
 /* A buffer for the encoded update of the next client this host serves in `round` (the
  * server reads them all after the round). */
@@ -284,9 +268,7 @@ static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, i
 static void client_host_free(sim_node_t *node)
 {
     client_host_t *h = node->state;
-    for (int i = 0; i < h->n_slots; i++)
-        sim_current->be->free(h->slot[i]);
-    free(h->slot);
+    sim_fl_slots_free(sim_current, &h->slots);
     for (int i = 0; i < h->n_packed; i++)
         free(h->packed[i]);
     free(h->packed);
@@ -301,7 +283,7 @@ static void client_host(sim_node_t *node)
         h = dt_calloc(1, sizeof *h);
         node->state = h;
         node->state_free = client_host_free;
-        h->round = -1;
+        h->slots.round = -1;
         h->packed_round = -1;
     }
     while (!run->ended) {
@@ -330,9 +312,9 @@ static void client_host(sim_node_t *node)
         if (!w) {
             /* the global model, read by the server's aggregation only after the round, and
              * by late clients of this host after that: copy it before training */
-            float *own = host_slot(run, h, round);
+            float *own = sim_fl_slot(run, &h->slots, round);
             if (st->scaffold && !run->timing_only) {
-                dc = host_slot(run, h, round);
+                dc = sim_fl_slot(run, &h->slots, round);
                 scaffold_begin(run, st, c, dc);
             }
             long steps = sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round,

@@ -12,20 +12,18 @@
 enum {
     FL_STREAM_LOCAL = 102,     /* numbered as fedavg's streams were: the same runs */
     FL_STREAM_DROPOUT = 103,
-    FL_STREAM_CLIENT = 104,
     FL_STREAM_BYZANTINE = 105, /* which clients attack */
     FL_STREAM_ATTACK = 106,    /* the noise attack's draws, per client and round */
 };
 
 /* ---- client heterogeneity and availability ([faults]) ------------------------------------ */
 
-/* Per-client draws, each from its own seeded stream so that they do not depend on the
- * order of events: availability phase, device class. */
-static double client_draw(const sim_run_t *run, int c, int what)
+/* A client's availability phase, a fraction of the period from its own seeded stream: the
+ * same whatever the order of events. */
+static double client_phase(const sim_run_t *run, int c)
 {
     trainer_rng_t r;
-    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what,
-                     FL_STREAM_CLIENT);
+    sim_client_rng(run->sc->seed, c, SIM_CLIENT_DRAW_PHASE, &r);
     return trainer_rng_uniform(&r);
 }
 
@@ -37,7 +35,7 @@ int sim_fl_client_available(const sim_run_t *run, int c, double t)
         return sim_avail_trace_online(&fl->avail_trace, c, t);
     if (av->period <= 0)
         return 1;
-    double phase = client_draw(run, c, 1) * av->period;
+    double phase = client_phase(run, c) * av->period;
     double x = fmod(t - phase, av->period);
     if (x < 0)
         x += av->period;
@@ -62,7 +60,7 @@ double sim_fl_next_online(const sim_run_t *run, double t)
         return best;
     }
     for (int c = 0; c < (int)run->sc->clients; c++) {
-        double phase = client_draw(run, c, 1) * av->period;
+        double phase = client_phase(run, c) * av->period;
         double x = fmod(phase - t, av->period);
         if (x <= 0)
             x += av->period;
@@ -86,6 +84,27 @@ int sim_fl_client_drops(const sim_run_t *run, int c, long round)
     trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
                      FL_STREAM_DROPOUT);
     return trainer_rng_uniform(&r) < run->sc->dropout;
+}
+
+float *sim_fl_slot(sim_run_t *run, sim_fl_slots_t *s, long round)
+{
+    if (round != s->round) {
+        s->round = round;
+        s->used = 0;
+    }
+    if (s->used == s->n) {
+        s->slot = realloc(s->slot, sizeof(float *) * (size_t)(s->n + 1));
+        DT_CHECK(s->slot, "out of memory");
+        s->slot[s->n++] = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    }
+    return s->slot[s->used++];
+}
+
+void sim_fl_slots_free(sim_run_t *run, sim_fl_slots_t *s)
+{
+    for (int i = 0; i < s->n; i++)
+        run->be->free(s->slot[i]);
+    free(s->slot);
 }
 
 static void fl_free(void *p)

@@ -56,9 +56,7 @@ static int regions(const scenario_t *sc) { return (int)scenario_own(sc, "regions
 /* ---- client hosts ------------------------------------------------------------------------ */
 
 typedef struct client_host {
-    float **slot;  /* (n_slots) dev: models of the clients served in the current round */
-    int n_slots, used;
-    long round;
+    sim_fl_slots_t slots; /* the models of the clients trained in the current edge round */
     uint32_t *order;
     size_t order_cap;
 } client_host_t;
@@ -66,26 +64,8 @@ typedef struct client_host {
 static void client_host_free(sim_node_t *node)
 {
     client_host_t *h = node->state;
-    for (int i = 0; i < h->n_slots; i++)
-        sim_current->be->free(h->slot[i]);
-    free(h->slot);
+    sim_fl_slots_free(sim_current, &h->slots);
     free(h->order);
-}
-
-/* A buffer for the next client this host trains in edge round `round`: the aggregator reads
- * them all after the round, so a host serving several clients keeps one each. */
-static float *host_slot(sim_run_t *run, client_host_t *h, long round)
-{
-    if (round != h->round) {
-        h->round = round;
-        h->used = 0;
-    }
-    if (h->used == h->n_slots) {
-        h->slot = realloc(h->slot, sizeof(float *) * (size_t)(h->n_slots + 1));
-        DT_CHECK(h->slot, "out of memory");
-        h->slot[h->n_slots++] = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
-    }
-    return h->slot[h->used++];
 }
 
 /* Takes tasks (client c, edge round t) from its region's aggregator until a stop (flag -1),
@@ -98,7 +78,7 @@ static void client_host(sim_node_t *node)
         h = dt_calloc(1, sizeof *h);
         node->state = h;
         node->state_free = client_host_free;
-        h->round = -1;
+        h->slots.round = -1;
     }
     const sim_node_t *agg = &run->servers[1 + node->rank % regions(run->sc)];
     for (;;) {
@@ -111,7 +91,7 @@ static void client_host(sim_node_t *node)
             break;
         int c = task->flag;
         long round = task->step;
-        float *w = host_slot(run, h, round);
+        float *w = sim_fl_slot(run, &h->slots, round);
         node->slow = sim_fl_client_slowdown(run, c);
         /* the aggregator's model, which it rewrites only once every upload of the round is in */
         sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round, task->data, NULL, w);

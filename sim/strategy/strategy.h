@@ -89,6 +89,18 @@ int sim_fl_client_available(const sim_run_t *run, int c, double t);
 double sim_fl_next_online(const sim_run_t *run, double t);
 double sim_fl_client_slowdown(const sim_run_t *run, int c);
 int sim_fl_client_drops(const sim_run_t *run, int c, long round);
+/* Model buffers (dev, n_params each) of the clients a host trains in one round: the server
+ * reads them only after the round, so a host serving several clients keeps one each; they
+ * are reused from round to round. Zeroed with round = -1 before the first use. */
+typedef struct sim_fl_slots {
+    float **slot; /* (n) */
+    int n, used;  /* buffers, and those taken in `round` */
+    long round;
+} sim_fl_slots_t;
+/** The next free buffer of `round` (a new round frees them all). */
+float *sim_fl_slot(sim_run_t *run, sim_fl_slots_t *s, long round);
+/** Frees the buffers (not s). */
+void sim_fl_slots_free(sim_run_t *run, sim_fl_slots_t *s);
 /* Sets run->shared to a new sim_fl_t for the run (its Byzantine clients drawn from the
  * seed); the federated strategies' deploy calls it first. */
 void sim_fl_setup(sim_run_t *run);
