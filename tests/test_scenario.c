@@ -1107,7 +1107,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 105);
+    ck_assert_int_eq(keys, 108);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
     free(md);
@@ -2013,7 +2013,7 @@ START_TEST(strategies_bring_their_own_keys)
     ck_assert_int_eq(scenario_own(&sc, "order")->i, 0);
 
     const char *path = tmp_file("w.ini", "[strategy]\nkind = windowed\nwindow = 7\n"
-                                         "decay = 0.25\ngreedy = yes\nzero_stage = 3\n");
+                                         "decay = 0.25\ngreedy = yes\nzero_stage = 1\n");
     const char *sets[] = {"strategy.order=lifo"};
     load_ok(&sc, path, sets, 1);
     ck_assert_str_eq(sc.strategy->name, "windowed");
@@ -2021,9 +2021,17 @@ START_TEST(strategies_bring_their_own_keys)
     ck_assert_double_eq(scenario_own(&sc, "decay")->d, 0.25);
     ck_assert_int_eq(scenario_own(&sc, "greedy")->i, 1);
     ck_assert_int_eq(scenario_own(&sc, "order")->i, 1);
-    ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 3);
+    ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 1);
     ck_assert(scenario_key_given(&sc, "strategy.window"));
     round_trip(&sc);
+    /* another strategy's key at its default passes (a written configuration holds every
+     * key); set to anything else, it is refused for a strategy that does not read it */
+    expect_file_error("[strategy]\nkind = windowed\nzero_stage = 3\n",
+                      ":3: strategy.zero_stage: zero_stage is a key of zero, which windowed does "
+                      "not read (strategy.kind at line 2)");
+    expect_file_error("[strategy]\nkind = fedbuff\nsecure_agg = yes\n",
+                      ":3: strategy.secure_agg: secure_agg is a key of fedavg, which fedbuff "
+                      "does not read (strategy.kind at line 2)");
 
     expect_file_error("[strategy]\nkind = windowed\nwindow = 11\n",
                       ":3: strategy.window: 11 is out of range (expected an integer in [1, 10])");
@@ -2094,6 +2102,33 @@ END_TEST
 /* hierfl's checks (sim/strategy/hierfl.c): a region needs clients, a host (a region is the
  * clients of the hosts h with h mod regions = r) and a sampled client per edge round, and
  * fedavg's techniques it does not apply are refused; each error names the key. */
+START_TEST(secure_aggregation_is_checked)
+{
+    /* secure aggregation hands the server a sum: nothing that reads each update */
+    expect_file_error("[strategy]\nkind = fedavg\nsecure_agg = yes\naggregator = krum\n",
+                      ":4: strategy.aggregator: secure aggregation hands the server only the "
+                      "sum of the updates: secure_agg = yes does not combine with aggregator, "
+                      "which reads each update (strategy.secure_agg at line 3)");
+    expect_file_error("[strategy]\nkind = fedavg\ncompression = topk:0.1\nsecure_agg = yes\n",
+                      ":3: strategy.compression: secure aggregation hands the server only the "
+                      "sum of the updates: secure_agg = yes does not combine with compression, "
+                      "which reads each update (strategy.secure_agg at line 4)");
+    expect_file_error("[strategy]\nkind = fedavg\nsecure_agg = yes\ndp_clip = 1\n",
+                      ":4: strategy.dp_clip: secure aggregation hands the server only the sum "
+                      "of the updates: secure_agg = yes does not combine with dp_clip, which "
+                      "reads each update (strategy.secure_agg at line 3)");
+    expect_file_error("[strategy]\nkind = fedavg\nsecagg_threshold = 0\n",
+                      ":3: strategy.secagg_threshold: 0 is out of range (expected a number in "
+                      "(0, 1])");
+    expect_file_error("[strategy]\nkind = fedavg\nsecagg_bits = 0\n",
+                      ":3: strategy.secagg_bits: 0 is out of range (expected an integer in [1, "
+                      "62])");
+    expect_file_error("[strategy]\nkind = hierfl\nsecure_agg = yes\n",
+                      ":3: strategy.secure_agg: secure_agg is a key of fedavg, which hierfl does "
+                      "not read (strategy.kind at line 2)");
+}
+END_TEST
+
 START_TEST(hierfl_regions_are_checked)
 {
     expect_file_error("[strategy]\nkind = hierfl\nclients = 3\nregions = 4\n",
@@ -2189,6 +2224,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, strategies_bring_their_own_keys);
     tcase_add_test(tc, sweep_written_and_read_back);
     tcase_add_test(tc, hierfl_regions_are_checked);
+    tcase_add_test(tc, secure_aggregation_is_checked);
     suite_add_tcase(s, tc);
     return s;
 }

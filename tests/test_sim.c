@@ -11,7 +11,11 @@
  *     downtime plus the step it lost, a dead sync-ps worker about the detection timeout;
  *   - timing-only runs (model profiles) cost exactly their FLOPs; a ring of one message per
  *     phase takes the step-by-step ring's time; gradient buckets overlap the backward pass
- *     exactly as the alpha-beta timeline says.
+ *     exactly as the alpha-beta timeline says;
+ *   - secure aggregation leaves the weights, moves the bytes its four steps add up to
+ *     (the paper's published expansion for the per-client count), charges the documented
+ *     cryptography, and fails exactly the rounds where its clients' dropouts leave a step
+ *     below the threshold.
  * SimGrid runs once per process, so every simulation runs in a forked child that sends
  * back what it measured through a pipe. */
 #define _POSIX_C_SOURCE 200809L
@@ -28,6 +32,7 @@
 #include "compress.h"
 #include "run.h"
 #include "scenario.h"
+#include "secagg.h"
 #include "strategy.h"
 
 typedef struct outcome {
@@ -762,6 +767,70 @@ START_TEST(client_devices_set_speeds_links_and_availability)
 }
 END_TEST
 
+START_TEST(many_clients_a_host_keep_their_updates)
+{
+    /* 40 clients a round on 1 host or on 40 (fedavg), 2 hosts or 20 (hierfl, 2 regions: a
+     * client's region is the same either way): where a client trains does not change its
+     * update, so the weights are equal. A host used to reuse its message headers after 18
+     * sends, overwriting updates the server had not read yet. */
+    const char *avg[] = {"strategy.kind=fedavg", "strategy.clients=40", "strategy.fraction=1",
+                         "strategy.rounds=2", "cluster.workers=1"};
+    float *w1 = NULL, *w2 = NULL;
+    outcome_t a = simulate(avg, 5, &w1);
+    avg[4] = "cluster.workers=40";
+    simulate(avg, 5, &w2);
+    ck_assert_msg(memcmp(w1, w2, sizeof(float) * a.n_params) == 0,
+                  "fedavg: 1 host and 40 differ by %g", max_rel_diff(w1, w2, a.n_params));
+    free(w1);
+    free(w2);
+    const char *hier[] = {"strategy.kind=hierfl", "strategy.clients=40", "strategy.fraction=1",
+                          "strategy.rounds=2", "strategy.regions=2", "cluster.platform=edge",
+                          "cluster.workers=2"};
+    outcome_t h = simulate(hier, 7, &w1);
+    hier[6] = "cluster.workers=20";
+    simulate(hier, 7, &w2);
+    ck_assert_msg(memcmp(w1, w2, sizeof(float) * h.n_params) == 0,
+                  "hierfl: 2 hosts and 20 differ by %g", max_rel_diff(w1, w2, h.n_params));
+    free(w1);
+    free(w2);
+}
+END_TEST
+
+START_TEST(a_closed_round_does_not_wait_behind_its_late_uploads)
+{
+    /* Two clients a round, each on its own host of the edge platform, a 1 s deadline that
+     * client 1 misses every round. (a) client 1's uplink needs 2.4 s for the model: when a
+     * round closes its upload is still under way, and the next round must not wait behind
+     * it (it used to: the server waited on the oldest receive of its inbox, matched to
+     * that upload, until the deadline cut it, and lost client 0's update that had come in
+     * meanwhile). (b) client 1's device needs about 3.6 s to train, its link is fast: no
+     * upload of it is ever under way when a round closes. Both rounds aggregate client 0's
+     * update alone, every round: the same weights. */
+    char trace[2][64], set[2][96];
+    temp_text(trace[0], sizeof trace[0],
+              "client,speed,up,down,latency\n0,90Gf,1GBps,1GBps,1ms\n1,90Gf,1kBps,1GBps,1ms\n");
+    temp_text(trace[1], sizeof trace[1],
+              "client,speed,up,down,latency\n0,90Gf,1GBps,1GBps,1ms\n1,2Mf,1GBps,1GBps,1ms\n");
+    float *w[2] = {NULL, NULL};
+    outcome_t o[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(set[i], sizeof set[i], "faults.device_trace=%s", trace[i]);
+        const char *sets[] = {"strategy.kind=fedavg", "cluster.platform=edge",
+                              "cluster.workers=2",    "strategy.clients=2",
+                              "strategy.fraction=1",  "strategy.rounds=4",
+                              "faults.deadline=1s",   "cluster.device=cpu", set[i]};
+        o[i] = simulate(sets, 9, &w[i]);
+        unlink(trace[i]);
+    }
+    ck_assert_msg(memcmp(w[0], w[1], sizeof(float) * o[0].n_params) == 0,
+                  "a slow upload changed which updates the rounds aggregated (max relative "
+                  "difference %g; faults %s / %s)",
+                  max_rel_diff(w[0], w[1], o[0].n_params), o[0].fault_kinds, o[1].fault_kinds);
+    free(w[0]);
+    free(w[1]);
+}
+END_TEST
+
 START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
 {
     const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
@@ -863,6 +932,138 @@ START_TEST(hierfl_regions_move_two_models_each_over_the_wan)
     free(w1);
     free(w2);
     free(wa);
+}
+END_TEST
+
+/* ---- secure aggregation's cost ------------------------------------------------------- */
+
+/* A client's bytes in a round of n clients and m masked values of `bits`, from the protocol
+ * written out step by step (secagg.h): keys, shares, the masked vector, the survivors. */
+static double secagg_bytes_by_step(long n, double m, int bits)
+{
+    int extra = 0;
+    while ((1L << extra) < n)
+        extra++;
+    double peers = (double)(n - 1);
+    double advertise = 64, share = peers * 64 + peers * 64, masked = peers * 64;
+    masked += ceil(m * (bits + extra) / 8.0);
+    double unmask = ceil(n / 8.0) + peers * 32;
+    return advertise + share + masked + unmask;
+}
+
+START_TEST(secure_aggregation_costs_bytes_and_time_not_weights)
+{
+    /* Bonawitz et al. 2017's abstract: for 16-bit inputs, 1.73x communication expansion
+     * with 2^10 clients and 2^20 values, 1.98x with 2^14 and 2^24 (two decimals) */
+    double e10 = sim_secagg_client_bytes(1 << 10, 1 << 20, 16) / (2.0 * (1 << 20));
+    double e14 = sim_secagg_client_bytes(1 << 14, 1 << 24, 16) / (2.0 * (1 << 24));
+    ck_assert_msg(fabs(e10 - 1.73) < 0.005 && fabs(e14 - 1.98) < 0.005,
+                  "expansion %.4f and %.4f, published 1.73 and 1.98", e10, e14);
+    ck_assert(sim_secagg_client_bytes(37, 1000, 20) == secagg_bytes_by_step(37, 1000, 20));
+
+    /* 4 of 8 clients a round on 3 hosts: the same weights, more bytes and time */
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=3", "strategy.clients=8",
+                          "strategy.fraction=0.5", "strategy.rounds=3",
+                          "strategy.secure_agg=no", "strategy.secagg_bits=32"};
+    float *wa = NULL, *wb = NULL, *wc = NULL;
+    outcome_t a = simulate(sets, 7, &wa);
+    sets[5] = "strategy.secure_agg=yes";
+    outcome_t b = simulate(sets, 7, &wb);
+    sets[6] = "strategy.secagg_bits=16";
+    outcome_t c = simulate(sets, 7, &wc);
+    double m = (double)a.n_params, n = 4, K = 3;
+    ck_assert_msg(memcmp(wa, wb, sizeof(float) * a.n_params) == 0 &&
+                      memcmp(wa, wc, sizeof(float) * a.n_params) == 0,
+                  "secure aggregation moved the weights (max relative difference %g)",
+                  max_rel_diff(wb, wa, a.n_params));
+    ck_assert(a.acc == b.acc && a.loss == b.loss && a.samples == b.samples);
+    double want = K * n * (secagg_bytes_by_step(4, m, 32) - 4 * m);
+    ck_assert_msg(b.bytes - a.bytes == want, "secure aggregation added %.17g bytes, the steps "
+                  "%.17g", b.bytes - a.bytes, want);
+    want = K * n * (secagg_bytes_by_step(4, m, 16) - 4 * m);
+    ck_assert_msg(c.bytes - a.bytes == want, "16 bits: %.17g bytes, the steps %.17g",
+                  c.bytes - a.bytes, want);
+    ck_assert_msg(b.end_time > a.end_time && b.fault_rows == 0, "%.9g s against %.9g s",
+                  b.end_time, a.end_time);
+    free(wa);
+    free(wb);
+    free(wc);
+
+    /* the clients' cryptography on one host serving all 4 clients of one round (t = 3):
+     * two key pairs; a key agreement and 64 encrypted bytes per peer and its two secrets
+     * in 4 shares of degree t - 1; 64 decrypted bytes and a key agreement per peer, then 4
+     * masks of m values of 34 bits from AES-CTR, each added */
+    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=1", "strategy.clients=4",
+                         "strategy.fraction=1", "strategy.rounds=1", "strategy.secure_agg=no"};
+    outcome_t p = simulate(one, 6, NULL);
+    one[5] = "strategy.secure_agg=yes";
+    outcome_t q = simulate(one, 6, NULL);
+    double ka = SIM_SECAGG_KA_FLOPS, byte = SIM_SECAGG_BYTE_FLOPS, fe = SIM_SECAGG_FIELD_FLOPS;
+    double per_client = 2 * ka + (3 * ka + 2 * 4 * 3 * fe + 3 * 64 * byte) +
+                        (3 * 64 * byte + 3 * ka + 4 * m * (byte * 34 / 8 + 1));
+    double crypto = 4 * per_client / p.device_flops;
+    ck_assert_msg(fabs((q.compute_s - p.compute_s) - crypto) < 1e-9 * q.compute_s + 1e-12,
+                  "the clients computed %.9g s more, the cryptography costs %.9g s",
+                  q.compute_s - p.compute_s, crypto);
+}
+END_TEST
+
+START_TEST(secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold)
+{
+    /* Every client sampled (fraction 1), each leaving a round with probability 0.3 at a
+     * step drawn from the same stream (sim_fl_drop_step): the steps' answers, the bytes,
+     * the dropout rows (a client leaves only at a step it reaches), the `deadline` rows
+     * (masked inputs missing) and the `secagg` rows (rounds that fail) all follow from the
+     * draws. The threshold 0.5 (t = 5 of 8) lets some rounds through and fails others
+     * (checked below, so the seed keeps both cases). */
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=3", "strategy.clients=8",
+                          "strategy.fraction=1", "strategy.rounds=6", "strategy.secure_agg=yes",
+                          "faults.dropout=0.3", "run.seed=3", "strategy.secagg_threshold=0.5"};
+    int n_sets = (int)(sizeof sets / sizeof sets[0]);
+    static scenario_t sc;
+    dt_err_t err = {{0}};
+    scenario_defaults(&sc);
+    for (int i = 0; i < n_sets; i++)
+        ck_assert_msg(scenario_set(&sc, sets[i], &err) == DT_OK, "%s", err.msg);
+    float *w = NULL;
+    outcome_t o = simulate(sets, n_sets, &w);
+    double m = (double)o.n_params, bytes = 0;
+    int n = 8, t = 5, R = 35, failed = 0, passed = 0;
+    long rows = 0;
+    for (long r = 0; r < 6; r++) {
+        int at[SIM_SECAGG_STEPS + 1] = {0}; /* clients reaching step k (k = 4: all done) */
+        for (int c = 0; c < n; c++) {
+            int s = sim_fl_drop_step(&sc, c, r, SIM_SECAGG_STEPS);
+            for (int k = 0; k <= s; k++)
+                at[k]++;
+        }
+        /* at[k] take step k's message; at[k + 1] of them answer it */
+        double down[4] = {4 * m, 64.0 * (at[1] - 1), 64.0 * (at[2] - 1), ceil(at[2] / 8.0)};
+        double up[4] = {64, 64.0 * (at[1] - 1), ceil(m * R / 8.0), 32.0 * (at[2] - 1)};
+        int k;
+        for (k = 0; k < SIM_SECAGG_STEPS; k++) {
+            bytes += at[k] * down[k] + at[k + 1] * up[k];
+            rows += at[k] - at[k + 1];            /* dropout rows */
+            if (k == 2 && at[3] < at[2])
+                rows++;                           /* masked inputs missing */
+            if (at[k + 1] < t)
+                break;
+        }
+        if (k < SIM_SECAGG_STEPS) {
+            rows++;
+            failed++;
+        } else {
+            passed++;
+        }
+    }
+    ck_assert_msg(failed > 0 && passed > 0, "seed 3: %d rounds failed, %d passed", failed,
+                  passed);
+    ck_assert_msg(o.bytes == bytes, "bytes %.17g, the steps %.17g", o.bytes, bytes);
+    ck_assert_msg(o.fault_rows == rows, "%ld fault rows (%s), the draws give %ld", o.fault_rows,
+                  o.fault_kinds, rows);
+    ck_assert_msg(strstr(o.fault_kinds, "secagg") && strstr(o.fault_kinds, "dropout"), "%s",
+                  o.fault_kinds);
+    free(w);
 }
 END_TEST
 
@@ -1826,6 +2027,10 @@ int main(void)
     tcase_add_test(tc, scaffold_is_fedavg_where_the_corrections_cancel);
     tcase_add_test(tc, robust_rules_and_attacks_against_the_mean);
     tcase_add_test(tc, dp_fedavg_clips_and_adds_noise);
+    tcase_add_test(tc, many_clients_a_host_keep_their_updates);
+    tcase_add_test(tc, a_closed_round_does_not_wait_behind_its_late_uploads);
+    tcase_add_test(tc, secure_aggregation_costs_bytes_and_time_not_weights);
+    tcase_add_test(tc, secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold);
     tcase_add_test(tc, client_devices_set_speeds_links_and_availability);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);

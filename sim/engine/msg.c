@@ -158,6 +158,27 @@ sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, d
     return SIM_OK;
 }
 
+int sim_inbox_drain(sim_run_t *run, sim_node_t *self, sim_msg_t **msgs, int max)
+{
+    if (!run->has_faults)
+        return 0;
+    int n = 0;
+    for (int k = 0; k < self->win_n; k++) {
+        int h = (self->win_head + k) % self->win_n;
+        double t0 = sim_now();
+        /* done: its message; under way: cut; not matched: nothing lost */
+        sim_status_t e = sim_wait_for(self->win[h], 0);
+        void *data = self->win_data[h];
+        self->win_data[h] = NULL;
+        self->win[h] = sim_post_recv(self->inbox, &self->win_data[h]);
+        if (e == SIM_OK && data && n < max) {
+            msgs[n] = data;
+            account_recv(run, self, msgs[n++], t0, t0);
+        }
+    }
+    return n;
+}
+
 void sim_inbox_close(sim_run_t *run, sim_node_t *self)
 {
     if (!run->has_faults)

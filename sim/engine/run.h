@@ -48,6 +48,9 @@ typedef struct sim_msg {
                           (SCAFFOLD's control variate), or NULL */
     double weight;     /* fedavg: samples behind the update */
     int flag;          /* strategy-specific (e.g. "last message") */
+    int tag;           /* the kind of a strategy's control message (secure aggregation's
+                          steps), 0 for the rest */
+    long count, count2; /* what a control message's bytes stand for (a peer count) */
 } sim_msg_t;
 
 /* What a node holds, bytes (NAN: not known). */
@@ -265,6 +268,11 @@ sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_ms
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
 /* The next message of self's inbox within timeout; *msg is the sender's header. */
 sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);
+/* Closes a collection on self's inbox (with faults; 0 without): every receive of the window
+ * is taken at once and posted again, so the next sim_inbox_recv does not wait behind a
+ * transfer that belongs to a closed round. Messages already there go to msgs[0..) (at most
+ * max, in the order they were matched; returns how many), transfers under way are cut. */
+int sim_inbox_drain(sim_run_t *run, sim_node_t *self, sim_msg_t **msgs, int max);
 /* Withdraws the receives still posted (with faults). */
 void sim_inbox_close(sim_run_t *run, sim_node_t *self);
 /* Waits `seconds` that count as communication (latencies a collective models without

@@ -17,49 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-#include "fedopt.h"
-#include "privacy.h"
-#include "robust.h"
-#include "wire.h"
-#include "replicas.h"
-#include "strategy.h"
 #include "db.h"
+#include "fedavg_impl.h"
+#include "privacy.h"
+#include "wire.h"
 
 enum {
     FEDAVG_STREAM_SAMPLE = 101,
     FEDAVG_STREAM_DP = 107,
 };
-
-typedef struct server_state {
-    int cap;              /* updates a round can hold */
-    uint32_t *population; /* (clients) */
-    sim_box_t *to;     /* (max(m, hosts)) */
-    sim_msg_t **msgs;
-    const float **srcs;
-    float *weights;
-    sim_comm_t *tasks;     /* (selected) tasks in flight, with faults */
-    sim_msg_t **task_msgs;
-    sim_side_t *side;     /* clients trained side by side (sim_side_enabled), else NULL */
-    trainer_rng_t *rngs;  /* (cap) their order streams */
-    uint32_t *side_clients; /* (cap) the sampled clients that stay in the round */
-    float **residual;     /* (clients) compressed with error feedback: each client's (host,
-                             n_params), made when the client first uploads */
-    trainer_fedopt_t opt; /* the server optimizer, when opt_on */
-    int opt_on;           /* 0: the average replaces the global model (FedAvg) */
-    int server_step;      /* opt_on with weights to step (not a timing-only run) */
-    float *w, *delta;     /* (n_params) host: the global model before the round, the update */
-    float *m, *v;         /* (n_params) host: the optimizer's state, or NULL */
-    trainer_agg_t agg;    /* the aggregation rule (robust.h) */
-    float **hx;           /* (cap) host: the round's models, for a rule other than mean */
-    float *hout, *agg_scratch;
-    int *chosen;          /* (cap) which of them the rule took */
-    double dp_clip, dp_noise; /* DP-FedAvg: clip norm S (0: off), noise multiplier z */
-    trainer_rng_t dp_rng;
-    int scaffold;         /* SCAFFOLD's control variates */
-    float *c;             /* (n_params) dev: the server's control variate, or NULL */
-    float **ci;           /* (clients) dev: each client's, made when it first trains */
-} server_state_t;
 
 /* fedavg's own keys (sim_strategy_t.own_keys), read with scenario_own */
 static const sim_strategy_key_t own_keys[] = {
@@ -106,6 +72,20 @@ static const sim_strategy_key_t own_keys[] = {
      .doc = "fedavg: SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
             "steps corrected by c - c_i, the model and the control variate sent both ways "
             "(twice the bytes)"},
+    {.key = "secure_agg", .kind = SIM_KEY_BOOL, .def = "no",
+     .doc = "fedavg: secure aggregation's cost (Bonawitz et al. 2017): four steps a round "
+            "(advertise keys, share keys, masked input, unmasking) as messages, their key "
+            "agreements, secret shares and masks as compute, clients leaving between steps "
+            "(faults.dropout); time and bytes only, the weights are those without it"},
+    {.key = "secagg_threshold", .kind = SIM_KEY_REAL, .def = "0.5", .min = 0, .max = 1,
+     .open = SIM_KEY_OPEN_MIN,
+     .doc = "fedavg: secure aggregation needs more than this fraction of the round's clients "
+            "to answer each step (t = floor(fraction x n) + 1, at most n), else the round "
+            "fails and the model stays (0.5: a majority, the least the paper allows against "
+            "an honest-but-curious server)"},
+    {.key = "secagg_bits", .kind = SIM_KEY_INT, .def = "32", .min = 1, .max = 62,
+     .doc = "fedavg: bits of each value a client masks; a masked value takes secagg_bits + "
+            "ceil(log2 n) bits on the wire (n the round's clients), so the sum cannot wrap"},
     {0},
 };
 
@@ -212,154 +192,6 @@ static void server_opt_step(sim_run_t *run, server_state_t *st, float *params)
     run->be->upload(params, st->w, bytes);
 }
 
-typedef struct client_host {
-    sim_fl_slots_t slots; /* the models of the clients served in the current round */
-    uint8_t **packed; /* compressed: encoded updates, one per client served in the round */
-    int n_packed, packed_used;
-    long packed_round;
-    uint32_t *order;
-    size_t order_cap;
-} client_host_t;
-
-/* A buffer for the encoded update of the next client this host serves in `round` (the
- * server reads them all after the round). */
-static uint8_t *host_packed(sim_run_t *run, client_host_t *h, long round)
-{
-    if (run->timing_only)
-        return NULL;
-    if (round != h->packed_round) {
-        h->packed_round = round;
-        h->packed_used = 0;
-    }
-    if (h->packed_used == h->n_packed) {
-        h->packed = realloc(h->packed, sizeof(uint8_t *) * (size_t)(h->n_packed + 1));
-        DT_CHECK(h->packed, "out of memory");
-        h->packed[h->n_packed++] =
-            dt_malloc(trainer_codec_bytes(&run->sc->compression, run->n_params));
-    }
-    return h->packed[h->packed_used++];
-}
-
-/* SCAFFOLD on client c's host before its local steps: corr = c - c_i (c_i made, zero, on
- * the client's first round). */
-static void scaffold_begin(sim_run_t *run, server_state_t *st, int c, float *corr)
-{
-    if (!st->ci[c])
-        st->ci[c] = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
-    run->be->copy(corr, st->c, sizeof(float) * run->n_params);
-    run->be->axpy(run->n_params, -1.0f, st->ci[c], corr);
-}
-
-/* After K local steps from x to y: dc = (x - y) / (K lr) - c into dc (which held the
- * correction), c_i += dc. Charges the control variates' FLOPs to the client. */
-static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, int c,
-                         long steps, long round, const float *x, const float *y, float *dc)
-{
-    size_t n = run->n_params;
-    float lr = sim_lr(run, round);
-    run->be->copy(dc, x, sizeof(float) * n);
-    run->be->axpy(n, -1.0f, y, dc);
-    run->be->scale(n, steps > 0 && lr > 0 ? 1.0f / ((float)steps * lr) : 0.0f, dc);
-    run->be->axpy(n, -1.0f, st->c, dc);
-    run->be->axpy(n, 1.0f, dc, st->ci[c]);
-    sim_charge(run, node, (double)n * (2.0 * (double)steps + 7.0), 0.0);
-}
-
-static void client_host_free(sim_node_t *node)
-{
-    client_host_t *h = node->state;
-    sim_fl_slots_free(sim_current, &h->slots);
-    for (int i = 0; i < h->n_packed; i++)
-        free(h->packed[i]);
-    free(h->packed);
-    free(h->order);
-}
-
-static void client_host(sim_node_t *node)
-{
-    sim_run_t *run = sim_current;
-    client_host_t *h = node->state;
-    if (!h) {
-        h = dt_calloc(1, sizeof *h);
-        node->state = h;
-        node->state_free = client_host_free;
-        h->slots.round = -1;
-        h->packed_round = -1;
-    }
-    while (!run->ended) {
-        sim_msg_t *task = NULL;
-        sim_status_t err = sim_recv(run, node, node->inbox, &task);
-        if (err != SIM_OK) {
-            if (!run->has_faults) {
-                run->failed = 1;
-                break;
-            }
-            continue; /* nothing to do for a while: keep listening */
-        }
-        if (task->flag < 0)
-            break;
-        int c = task->flag;
-        long round = task->step;
-        if (sim_fl_client_drops(run, c, round)) {
-            sim_fault_log(run, "dropout", node->name, "client %d left round %ld", c, round);
-            continue;
-        }
-        node->slow = sim_fl_client_slowdown(run, c);
-        /* trained side by side by the server at the start of the round: charge its steps */
-        server_state_t *st = run->servers[0].state;
-        const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
-        float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
-        if (!w) {
-            /* the global model, read by the server's aggregation only after the round, and
-             * by late clients of this host after that: copy it before training */
-            float *own = sim_fl_slot(run, &h->slots, round);
-            if (st->scaffold && !run->timing_only) {
-                dc = sim_fl_slot(run, &h->slots, round);
-                scaffold_begin(run, st, c, dc);
-            }
-            long steps = sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round,
-                                            task->data, dc, own);
-            if (dc)
-                scaffold_end(run, node, st, c, steps, round, task->data,
-                             own, dc);
-            else if (st->scaffold) /* timing only: the same FLOPs */
-                sim_charge(run, node, (double)run->n_params * (2.0 * (double)steps + 7.0), 0.0);
-            w = own;
-        }
-        node->slow = 1.0;
-        sim_msg_t *up;
-        if (sim_codec_on(run)) {
-            /* the update, w - global, encoded (with this client's error feedback) */
-            run->be->copy(node->scratch, w, sizeof(float) * run->n_params);
-            run->be->axpy(run->n_params, -1.0f, task->data, node->scratch);
-            float *residual = NULL;
-            if (st->residual && !run->timing_only) {
-                if (!st->residual[c])
-                    st->residual[c] = dt_calloc(run->n_params ? run->n_params : 1,
-                                                sizeof(float));
-                residual = st->residual[c];
-            }
-            up = sim_codec_msg(run, node, node->scratch, 0, run->n_params, residual,
-                               host_packed(run, h, round), round);
-        } else {
-            up = sim_msg_slice(node, w, 0, run->n_params, round);
-        }
-        up->flag = c;
-        up->weight = (double)sim_client_samples(run, c);
-        if (st->scaffold) {
-            up->aux = dc;
-            up->bytes += sizeof(float) * (double)run->n_params;
-        }
-        /* the server keeps receives posted on its inbox (sim_inbox_open): the upload runs
-         * to its end, however slow the link, unless the server's deadline cuts it */
-        if (sim_send_for(run, node, run->servers[0].inbox, up, SIM_COMM_TIMEOUT) != SIM_OK &&
-            !run->has_faults) {
-            run->failed = 1;
-            break;
-        }
-    }
-}
-
 static int by_client(const void *a, const void *b)
 {
     const sim_msg_t *x = *(sim_msg_t *const *)a, *y = *(sim_msg_t *const *)b;
@@ -403,17 +235,35 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
     uint32_t *train = st->side_clients;
     int n = 0;
     for (int i = 0; i < count; i++)
-        if (!sim_fl_client_drops(run, (int)clients[i], round)) {
+        if (st->sa.on ? sim_fl_drop_step(run->sc, (int)clients[i], round, SIM_SECAGG_STEPS) >
+                            SIM_SECAGG_MASKED - 1
+                      : !sim_fl_client_drops(run, (int)clients[i], round)) {
             sim_fl_local_rng(run, (int)clients[i], round, &st->rngs[n]);
             train[n++] = clients[i];
         }
     sim_side_train(st->side, run, train, st->rngs, n, round, node->params);
 }
 
+/* An update on the server's inbox: into st->msgs if it is of this round and fewer than need
+ * came, else a `late` row. Returns the updates in st->msgs. */
+static int take_update(sim_run_t *run, server_state_t *st, sim_msg_t *up, long round, int need,
+                       int got)
+{
+    if (up->step == round && got < need) {
+        st->msgs[got] = up;
+        return got + 1;
+    }
+    sim_fault_log(run, "late", run->workers[up->from].name,
+                  "update of client %d for round %ld dropped in round %ld%s", up->flag, up->step,
+                  round, up->step == round ? " (enough came before it)" : "");
+    return got;
+}
+
 /* One round with faults: sample among the clients online now (over-selected), post the
  * tasks without waiting for hosts to take them, and aggregate what arrives before the
  * deadline (or before faults.timeout of silence without one); updates of earlier rounds
- * are dropped as late. Returns the number of updates in st->msgs. */
+ * are dropped as late, uploads still under way when the round closes are cut. Returns the
+ * number of updates in st->msgs. */
 static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *st,
                              trainer_rng_t *rng, long round, int m)
 {
@@ -438,6 +288,14 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     }
     train_side_by_side(run, node, st, st->population, sel, round);
     double t0 = sim_now();
+    int need = m < sel ? m : sel, got = 0;
+    double until = sc->deadline > 0 ? t0 + sc->deadline : INFINITY;
+    if (st->sa.on) {
+        for (int i = 0; i < sel; i++)
+            st->task_msgs[i] = task_msg(run, node, st, (int)st->population[i], round);
+        return sim_secagg_round(run, node, &st->sa, sel, st->task_msgs, need, until, round,
+                                st->msgs);
+    }
     for (int i = 0; i < sel; i++) {
         int c = (int)st->population[i];
         sim_msg_t *task = task_msg(run, node, st, c, round);
@@ -446,26 +304,26 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
                                             (long)task->bytes);
         st->task_msgs[i] = task;
     }
-    int need = m < sel ? m : sel, got = 0;
-    double until = sc->deadline > 0 ? t0 + sc->deadline : INFINITY;
     double last = t0, T = sim_fault_timeout(run);
-    while (got < need) {
-        double left = (sc->deadline > 0 ? until : last + T) - sim_now();
+    for (;;) {
         sim_msg_t *up = NULL;
-        sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
-                                  : SIM_ERR_TIMEOUT;
-        if (err == SIM_ERR_NETWORK)
-            continue;
-        if (err != SIM_OK)
-            break;
-        if (up->step != round) {
-            sim_fault_log(run, "late", run->workers[up->from].name,
-                          "update of client %d for round %ld dropped in round %ld", up->flag,
-                          up->step, round);
-            continue;
+        if (got < need) {
+            double left = (sc->deadline > 0 ? until : last + T) - sim_now();
+            sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
+                                        : SIM_ERR_TIMEOUT;
+            if (err == SIM_ERR_NETWORK)
+                continue;
+            if (err == SIM_OK) {
+                got = take_update(run, st, up, round, need, got);
+                last = sim_now();
+                continue;
+            }
         }
-        st->msgs[got++] = up;
-        last = sim_now();
+        /* the round closes: what already arrived counts, uploads under way are cut */
+        int more = sim_inbox_drain(run, node, st->drained, st->cap);
+        for (int i = 0; i < more; i++)
+            got = take_update(run, st, st->drained[i], round, need, got);
+        break;
     }
     if (got < need)
         sim_fault_log(run, "deadline", node->name,
@@ -493,6 +351,7 @@ static void server_state_free(sim_node_t *node)
     free(st->weights);
     free(st->tasks);
     free(st->task_msgs);
+    free(st->drained);
     if (st->residual)
         for (long c = 0; c < sim_current->sc->clients; c++)
             free(st->residual[c]);
@@ -515,6 +374,22 @@ static void server_state_free(sim_node_t *node)
     free(st->delta);
     free(st->m);
     free(st->v);
+    sim_secagg_free(&st->sa);
+}
+
+/* The most clients a round can begin with (over-selected; any number under DP-FedAvg's
+ * Poisson sampling), and at least one per host (the stop tasks at the end). */
+static int round_cap(const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    int clients = (int)sc->clients, hosts = run->n_workers;
+    int most = clients > hosts ? clients : hosts;
+    if (scenario_own(sc, "dp_clip")->d > 0)
+        return most;
+    int cap = (int)ceil((double)scenario_fedavg_sampled(sc) * sc->over_select - 1e-9);
+    if (cap < hosts)
+        cap = hosts;
+    return cap > clients && cap > hosts ? most : cap;
 }
 
 static void server(sim_node_t *node)
@@ -523,13 +398,7 @@ static void server(sim_node_t *node)
     const scenario_t *sc = run->sc;
     int clients = (int)sc->clients, hosts = run->n_workers;
     int m = (int)scenario_fedavg_sampled(sc);
-    int cap = (int)ceil(m * sc->over_select - 1e-9);
-    if (cap < hosts)
-        cap = hosts;
-    if (cap > clients && cap > hosts)
-        cap = clients > hosts ? clients : hosts;
-    if (scenario_own(sc, "dp_clip")->d > 0) /* Poisson sampling: any number a round */
-        cap = clients > hosts ? clients : hosts;
+    int cap = round_cap(run);
     server_state_t *st = dt_calloc(1, sizeof *st);
     st->cap = cap;
     node->state = st;
@@ -541,6 +410,7 @@ static void server(sim_node_t *node)
     st->weights = dt_calloc((size_t)cap, sizeof(float));
     st->tasks = dt_calloc((size_t)cap, sizeof(sim_comm_t));
     st->task_msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
+    st->drained = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
     if (sim_codec_on(run) && sc->error_feedback && trainer_codec_lossy(&sc->compression))
         st->residual = dt_calloc((size_t)clients, sizeof(float *));
     st->agg = aggregator(sc);
@@ -556,6 +426,7 @@ static void server(sim_node_t *node)
         st->agg_scratch = dt_malloc(sizeof(float) * trainer_agg_scratch(&st->agg, cap, n));
         st->chosen = dt_calloc((size_t)cap, sizeof(int));
     }
+    sim_secagg_init(&st->sa, run, cap);
     st->scaffold = scenario_own(sc, "scaffold")->i;
     if (st->scaffold && !run->timing_only) {
         st->c = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
@@ -620,8 +491,13 @@ static void server(sim_node_t *node)
             }
             /* a host serving several sampled clients answers the first before it takes the
              * second task: the receives must be posted before the tasks go out */
-            if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox, got,
-                                           st->msgs) != SIM_OK) {
+            if (st->sa.on)
+                got = sim_secagg_round(run, node, &st->sa, got, st->msgs, got, INFINITY, round,
+                                       st->msgs);
+            else if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox,
+                                                got, st->msgs) != SIM_OK)
+                got = -1;
+            if (got < 0) {
                 run->failed = 1;
                 break;
             }
@@ -675,14 +551,23 @@ static void deploy(sim_run_t *run)
     sim_fl_setup(run);
     sim_spawn(run, &run->servers[0], server);
     for (int i = 0; i < run->n_workers; i++)
-        sim_spawn(run, &run->workers[i], client_host);
+        sim_spawn(run, &run->workers[i], fedavg_client_host);
 }
 
-/* the server talks to every sampled client of a round at once */
+/* The server talks to every sampled client of a round at once; a client host answers each
+ * of its clients of a round (four times with secure aggregation) before the server reads
+ * the answers: headers for two rounds of either. */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
-    size_t need = (size_t)run->sc->clients * 2 + 8;
-    return !strcmp(node->role, "server") && need > n ? need : n;
+    const scenario_t *sc = run->sc;
+    size_t steps = scenario_own(sc, "secure_agg")->i ? SIM_SECAGG_STEPS : 1;
+    double cap = round_cap(run);
+    if (strcmp(node->role, "server")) {
+        double per_host = ceil((double)sc->clients / run->n_workers);
+        cap = per_host < cap ? per_host : cap;
+    }
+    size_t need = (size_t)cap * 2 * steps + 8;
+    return need > n ? need : n;
 }
 
 /* the server holds the global model, the round's updates and its optimizer's state */
@@ -772,6 +657,20 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                                  where);
         }
     }
+    if (scenario_own(sc, "secure_agg")->i) {
+        const char *other = sc->compression.kind != TRAINER_CODEC_NONE ? "strategy.compression"
+                            : agg.kind != TRAINER_AGG_MEAN              ? "strategy.aggregator"
+                            : scenario_own(sc, "dp_clip")->d > 0        ? "strategy.dp_clip"
+                                                                        : NULL;
+        if (other) {
+            k = scenario_blame(sc, other, "strategy.secure_agg", where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "secure aggregation hands the server only the sum of the "
+                                 "updates: secure_agg = yes does not combine with %s, which "
+                                 "reads each update (%s)",
+                                 other + strlen("strategy."), where);
+        }
+    }
     if (scenario_own(sc, "scaffold")->i && sc->compression.kind != TRAINER_CODEC_NONE) {
         k = scenario_blame(sc, "strategy.compression", "strategy.scaffold", where, sizeof where);
         return scenario_fail(sc, err, k,
@@ -799,11 +698,13 @@ const sim_strategy_t sim_strategy_fedavg = {
              "`server_optimizer` (avgm, adagrad, adam, yogi) steps the global model with the "
              "average update instead (FedAvgM, FedAdagrad, FedAdam, FedYogi); `scaffold` adds "
              "SCAFFOLD's control variates; `aggregator` takes a robust rule (median, "
-             "trimmed mean, Krum), `dp_clip` makes it DP-FedAvg",
+             "trimmed mean, Krum), `dp_clip` makes it DP-FedAvg, `secure_agg` adds secure "
+             "aggregation's steps, bytes and compute",
     .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `server_optimizer`, "
             "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `scaffold`, "
             "`aggregator`, `trim`, `krum_f`, `multi_krum_m`, `dp_clip`, `dp_noise`, "
-            "`dp_delta`, `accumulate`, `compression`, `error_feedback`",
+            "`dp_delta`, `secure_agg`, `secagg_threshold`, `secagg_bits`, `accumulate`, "
+            "`compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,

@@ -76,14 +76,21 @@ double sim_fl_client_slowdown(const sim_run_t *run, int c)
     return run->sc->device_flops / sim_client_speed(&fl->devices, c);
 }
 
+int sim_fl_drop_step(const scenario_t *sc, int c, long round, int steps)
+{
+    if (sc->dropout <= 0)
+        return steps;
+    trainer_rng_t r;
+    trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
+                     FL_STREAM_DROPOUT);
+    if (trainer_rng_uniform(&r) >= sc->dropout)
+        return steps;
+    return steps > 1 ? (int)trainer_rng_below(&r, (uint64_t)steps) : 0;
+}
+
 int sim_fl_client_drops(const sim_run_t *run, int c, long round)
 {
-    if (run->sc->dropout <= 0)
-        return 0;
-    trainer_rng_t r;
-    trainer_rng_seed(&r, run->sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
-                     FL_STREAM_DROPOUT);
-    return trainer_rng_uniform(&r) < run->sc->dropout;
+    return sim_fl_drop_step(run->sc, c, round, 1) == 0;
 }
 
 float *sim_fl_slot(sim_run_t *run, sim_fl_slots_t *s, long round)

@@ -296,12 +296,15 @@ static void hosts(const scenario_t *sc, int *workers, int *servers)
 }
 
 /* the cloud talks to the R aggregators at once, an aggregator to its sampled clients (or,
- * at the end, its hosts) and the cloud */
+ * at the end, its hosts) and the cloud; a client host sends each of its clients' models of
+ * an edge round before its aggregator reads them */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
-    if (strcmp(node->role, "server"))
-        return n;
     const scenario_t *sc = run->sc;
+    if (strcmp(node->role, "server")) {
+        size_t need = 2 * (size_t)((sc->clients + run->n_workers - 1) / run->n_workers) + 8;
+        return need > n ? need : n;
+    }
     long R = regions(sc), most = R;
     if (node->rank > 0) {
         long r = node->rank - 1, hosts = run->n_workers;

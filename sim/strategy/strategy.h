@@ -89,6 +89,10 @@ int sim_fl_client_available(const sim_run_t *run, int c, double t);
 double sim_fl_next_online(const sim_run_t *run, double t);
 double sim_fl_client_slowdown(const sim_run_t *run, int c);
 int sim_fl_client_drops(const sim_run_t *run, int c, long round);
+/* Of a round of `steps` steps (secure aggregation's four, or 1), the step at which client c
+ * leaves it (faults.dropout: the same draw as sim_fl_client_drops, then a uniform step from
+ * the same stream), or `steps` when it stays to the end. */
+int sim_fl_drop_step(const scenario_t *sc, int c, long round, int steps);
 /* Model buffers (dev, n_params each) of the clients a host trains in one round: the server
  * reads them only after the round, so a host serving several clients keeps one each; they
  * are reused from round to round. Zeroed with round = -1 before the first use. */
