@@ -143,6 +143,71 @@ START_TEST(bad_scenarios_exit_2_with_file_line_key)
 }
 END_TEST
 
+/* Platform files SimGrid would end the process on (SIGABRT, or exit 1 with its own message)
+ * and platforms it takes but no run can use: `check` and `run` give one line naming the
+ * scenario's cluster.platform, the XML file and its line, exit 2, and `run` writes no row. */
+START_TEST(bad_platform_files_exit_2_naming_file_line)
+{
+    static const char *head = "<?xml version='1.0'?>\n"
+                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                              "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n";
+    static const struct {
+        const char *body; /* after head; NULL: an empty file */
+        const char *want; /* in the error line, after "FILE" */
+    } cases[] = {
+        {NULL, ".xml:1: invalid XML: EOF in prolog"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n", ".xml:6: invalid XML: Premature EOF"}, /* cut */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <hots id=\"b\" speed=\"1Gf\"/>\n</zone>\n"
+         "</platform>\n",
+         ".xml:6: invalid XML:"}, /* an unknown element */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"a\" speed=\"1Gf\"/>\n</zone>\n"
+         "</platform>\n",
+         ".xml:6: Refusing to create a second host named 'a'"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+         "  <route src=\"a\" dst=\"c\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
+         ".xml:8: Route dst='c'"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n"
+         "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
+         ".xml:7: link l has bandwidth 0 (expected more than 0)"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"0Bps\" "
+         "lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has bandwidth 0"},
+        {"  <host id=\"a\" speed=\"0f\"/>\n</zone>\n</platform>\n",
+         ".xml:5: host a has speed 0 (expected more than 0)"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n</zone>\n</platform>\n",
+         ".xml has 1 host; allreduce needs 2 workers (expected at least 2 hosts"},
+    };
+    char xml[300], ini[300], db[300], text[1024];
+    snprintf(xml, sizeof xml, "%s/p.xml", dir);
+    snprintf(ini, sizeof ini, "%s/p.ini", dir);
+    snprintf(db, sizeof db, "%s/p.db", dir);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = p.xml\n", tiny);
+    write_file(ini, text);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[1024];
+        snprintf(body, sizeof body, "%s%s", cases[i].body ? head : "",
+                 cases[i].body ? cases[i].body : "");
+        write_file(xml, body);
+        char want[300];
+        snprintf(want, sizeof want, "p%s", cases[i].want);
+        ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+        one_error_line("p.ini:18: cluster.platform: ", want);
+        unlink(db);
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+        one_error_line("p.ini:18: cluster.platform: ", want);
+        ck_assert_msg(access(db, F_OK) != 0, "case %zu: run wrote %s", i, db);
+    }
+    /* a FIFO in place of the file: refused at once, not read forever */
+    unlink(xml);
+    ck_assert_int_eq(mkfifo(xml, 0600), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("p.ini:18: cluster.platform", "is not a regular file");
+    unlink(xml);
+}
+END_TEST
+
 START_TEST(check_output_loads_back)
 {
     char path[300], again[300];
@@ -571,6 +636,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
+    tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);
     tcase_add_test(tc, check_lists_the_runs_of_a_sweep);

@@ -160,12 +160,18 @@ int cli_check(int argc, char **argv)
         return rc;
     long n = scenario_sweep_count(sc);
     rc = CLI_EXIT_OK;
+    dt_err_t err;
+    /* the platform file as a run would load it (a sweep's runs each below) */
+    if (!sc->sweep.n_keys && sim_platform_check(sc, &err)) {
+        fprintf(stderr, "dtsim check: %s\n", err.msg);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
     printf("# %s: %ld run%s\n", o.scenario, n, n == 1 ? "" : "s");
     if (sc->sweep.n_keys) {
         scenario_t *run = dt_malloc(sizeof *run);
         for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-            dt_err_t err;
-            if (scenario_sweep_run(sc, i, run, &err)) {
+            if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err)) {
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {

@@ -287,10 +287,10 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     } else if (sc->platform == SIM_PLATFORM_FILE) {
         size_t count = sg_host_count();
         if (count < (size_t)(p->n_workers + p->n_servers)) {
+            dt_err_input(err, "%s: %zu hosts, but the scenario needs %d workers and %d servers",
+                         sc->platform_file, count, p->n_workers, p->n_servers);
             sim_platform_free(p);
-            return dt_err_input(err, "%s: %zu hosts, but the scenario needs %d workers and %d "
-                                     "servers",
-                                sc->platform_file, count, p->n_workers, p->n_servers);
+            return DT_ERR_INPUT;
         }
         /* hosts in natural name order (node-2 before node-10); servers are the hosts named
          * server-* when there are enough of them, else the last ones, as in the generated
@@ -312,9 +312,10 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
         }
         free(all);
         if (s < p->n_servers || w < p->n_workers) {
+            dt_err_input(err, "%s: not enough hosts for %d workers and %d servers",
+                         sc->platform_file, p->n_workers, p->n_servers);
             sim_platform_free(p);
-            return dt_err_input(err, "%s: not enough hosts for %d workers and %d servers",
-                                sc->platform_file, p->n_workers, p->n_servers);
+            return DT_ERR_INPUT;
         }
     } else {
         for (int i = 0; i < p->n_workers; i++) {

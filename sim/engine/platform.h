@@ -39,6 +39,11 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
  * cluster.latency, when the scenario gives them, are set on every link of a file platform
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
+/* For a platform file: checks it as SimGrid will read it, in a child process, so that what
+ * SimGrid refuses (and ends the process on) is one line naming cluster.platform, the file
+ * and its line (DT_ERR_INPUT); also hosts of speed 0, links of bandwidth 0 and fewer hosts
+ * than the scenario needs. DT_OK for generated platforms. Call before simgrid_init. */
+dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
 /* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);
 

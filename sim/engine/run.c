@@ -90,6 +90,10 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 {
     memset(run, 0, sizeof *run);
     run->sc = sc;
+    /* a platform file SimGrid would end the process on: one line, before anything else */
+    dt_status pst = sim_platform_check(sc, err);
+    if (pst)
+        return pst;
     dt_err_t why;
     run->timing_only = sc->profile[0] != '\0';
     if (run->timing_only) {

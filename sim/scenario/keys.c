@@ -578,6 +578,8 @@ dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char
     if (!want_dir) {
         if (S_ISDIR(stbuf.st_mode))
             return dt_err_input(err, "\"%s\" is a directory, not a file", v);
+        if (!S_ISREG(stbuf.st_mode)) /* a FIFO or a device would block or never end */
+            return dt_err_input(err, "\"%s\" is not a regular file", v);
         FILE *f = fopen(joined, "r");
         if (!f)
             return dt_err_input(err, "cannot read \"%s\"%s%s%s: %s", v, shown ? " (" : "",
