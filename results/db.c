@@ -115,6 +115,7 @@ static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, c
         va_end(ap);
         const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
         snprintf(err->msg, sizeof err->msg, "%s: %s: %s", path, what, msg);
+        dt_err_clean(err);
     }
     switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:

@@ -352,8 +352,10 @@ static dt_status gp_run(const char *script, size_t len, const char *path, dt_err
         if (!msg[0])
             snprintf(msg, sizeof msg, "exit status %d, no message",
                      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-        if (err)
+        if (err) {
             snprintf(err->msg, sizeof err->msg, "gnuplot failed drawing %s: %s", path, msg);
+            dt_err_clean(err);
+        }
         st = DT_ERR_RUN;
     } else if (rename(tmp, path) != 0) {
         st = dt_err_input(err, "%s: %s", path, strerror(errno));

@@ -78,8 +78,10 @@ struct results_query {
 
 static dt_status q_error(const results_query_t *q, int rc, dt_err_t *err, const char *what)
 {
-    if (err)
+    if (err) {
         snprintf(err->msg, sizeof err->msg, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->h));
+        dt_err_clean(err);
+    }
     return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CANTOPEN ? DT_ERR_INPUT
                                                                           : DT_ERR_RUN;
 }

@@ -146,6 +146,30 @@ END_TEST
 /* Platform files SimGrid would end the process on (SIGABRT, or exit 1 with its own message)
  * and platforms it takes but no run can use: `check` and `run` give one line naming the
  * scenario's cluster.platform, the XML file and its line, exit 2, and `run` writes no row. */
+/* Control bytes from the input are written \xNN in an error line: one line, no escape
+ * sequence reaching the terminal; a path with a newline is quoted on one line. */
+START_TEST(error_lines_escape_control_bytes)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/esc.ini", dir);
+    write_file(path, "[cluster]\nbandwidth = 10\x1b[31mGbps\r\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("esc.ini:2: cluster.bandwidth", "\"10\\x1b[31mGbps\"");
+    char *e = slurp(err_path);
+    for (const char *c = e; *c; c++)
+        ck_assert_msg(*c == '\n' || !((unsigned char)*c < 0x20 || *c == 0x7f),
+                      "a raw control byte 0x%02x in: %s", (unsigned char)*c, e);
+    free(e);
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, "--set", "run.name=a\tb", NULL}), 2);
+    one_error_line_starting("dtsim check: ");
+    snprintf(path, sizeof path, "%s/new\nline.ini", dir);
+    write_file(path, "[run]\nsteps = 10\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("new\\x0aline.ini\": the path contains a control character", NULL);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(bad_platform_files_exit_2_naming_file_line)
 {
     static const char *head = "<?xml version='1.0'?>\n"
@@ -636,6 +660,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
+    tcase_add_test(tc, error_lines_escape_control_bytes);
     tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);

@@ -3,7 +3,29 @@
 #include "common.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+void dt_err_clean(dt_err_t *err)
+{
+    /* control bytes a message echoes from its input (a key, a value, a path with a newline)
+     * would break the one line or drive the terminal: written as \xNN */
+    char out[sizeof err->msg];
+    size_t k = 0;
+    for (const unsigned char *c = (const unsigned char *)err->msg; *c && k + 1 < sizeof out;
+         c++) {
+        if (*c < 0x20 || *c == 0x7f) {
+            if (k + 4 >= sizeof out)
+                break;
+            k += (size_t)snprintf(out + k, sizeof out - k, "\\x%02x", *c);
+        } else {
+            out[k++] = (char)*c;
+        }
+    }
+    out[k] = '\0';
+    memcpy(err->msg, out, k + 1);
+}
 
 dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
 {
@@ -12,6 +34,7 @@ dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        dt_err_clean(err);
     }
     return DT_ERR_INPUT;
 }

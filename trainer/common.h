@@ -29,6 +29,10 @@ typedef struct dt_err {
 dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Writes the control bytes of err's message as \xNN (dt_err_input does it; for messages
+ * formatted elsewhere). */
+void dt_err_clean(dt_err_t *err);
+
 #define DT_CHECK(cond, ...)                                                            \
     do {                                                                               \
         if (!(cond)) {                                                                 \

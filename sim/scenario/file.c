@@ -387,8 +387,9 @@ dt_status scenario_load(scenario_t *sc, const char *path, const char *const *set
 {
     scenario_defaults(sc);
     if (path) {
-        if (set_string(sc->path, sizeof sc->path, path, NULL))
-            return dt_err_input(err, "%s: path too long", path);
+        dt_err_t why;
+        if (set_string(sc->path, sizeof sc->path, path, &why))
+            return dt_err_input(err, "\"%s\": the path %s", path, why.msg);
         if (load_file(sc, path, err))
             return DT_ERR_INPUT;
     }
