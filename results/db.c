@@ -363,6 +363,19 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     }
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 10000);
+    /* another program's database is refused before anything is written to it (switching it
+     * to WAL would change its file): a file with tables or a version and not our id */
+    int app = 0, version = 0, objects = 0;
+    rc = results_sql_int(db->h, "PRAGMA application_id", &app);
+    if (rc == SQLITE_OK)
+        rc = results_sql_int(db->h, "PRAGMA user_version", &version);
+    if (rc == SQLITE_OK)
+        rc = results_sql_int(db->h, "SELECT count(*) FROM sqlite_schema", &objects);
+    if (rc == SQLITE_OK && app != RESULTS_APPLICATION_ID && (version != 0 || objects > 0)) {
+        st = dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
+                          path);
+        goto fail;
+    }
     /* journal_mode is the first statement that reads the file: a file that is not a database
      * fails here with SQLITE_NOTADB. */
     rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL,

@@ -15,6 +15,11 @@
 
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
 {
+    /* a read command never makes a database: a mistyped path is an error */
+    struct stat sb;
+    if (stat(db_path, &sb) != 0)
+        return dt_err_input(err, "%s: %s (dtsim run writes a results database)", db_path,
+                            strerror(errno));
     /* a writer's open marks the runs of vanished writers interrupted first */
     results_db_t *w;
     if (results_db_open(&w, db_path, err))

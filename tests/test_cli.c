@@ -148,6 +148,61 @@ END_TEST
  * scenario's cluster.platform, the XML file and its line, exit 2, and `run` writes no row. */
 /* Control bytes from the input are written \xNN in an error line: one line, no escape
  * sequence reaching the terminal; a path with a newline is quoted on one line. */
+/* The results database: read commands never make one, an empty --db is refused, another
+ * program's SQLite file is refused untouched (its journal mode kept), and the default
+ * database's folder is made when missing. */
+START_TEST(databases_are_never_made_by_mistake)
+{
+    char db[300], ini[300], text[1024];
+    snprintf(db, sizeof db, "%s/typo.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 2);
+    one_error_line("typo.db: No such file or directory", NULL);
+    ck_assert_msg(access(db, F_OK) != 0, "dtsim runs made %s", db);
+    ck_assert_int_eq(dtsim((const char *[]){"plot", "--db", db, NULL}), 2);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, NULL}), 2);
+    ck_assert_msg(access(db, F_OK) != 0, "a read command made %s", db);
+
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    write_file(ini, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", "", NULL}), 2);
+    one_error_line("--db needs a path", NULL);
+    snprintf(text, sizeof text, "%s[run]\ndb = :memory:\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, NULL}), 2);
+    one_error_line("run.db = \":memory:\" keeps nothing", NULL);
+    write_file(ini, tiny);
+
+    snprintf(db, sizeof db, "%s/foreign.db", dir);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("foreign.db: an SQLite database, but not a dtsim results database", NULL);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "delete");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+
+    /* from a folder without results/: run makes it for its default database */
+    char cwd[512], here[300];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(here, sizeof here, "%s/fresh", dir);
+    ck_assert_int_eq(mkdir(here, 0700), 0);
+    ck_assert_int_eq(chdir(here), 0);
+    int rc = dtsim((const char *[]){"run", ini, NULL});
+    int made = access("results/dtsim.db", F_OK) == 0;
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(made, "no results/dtsim.db under %s", here);
+}
+END_TEST
+
 START_TEST(error_lines_escape_control_bytes)
 {
     char path[300];
@@ -660,6 +715,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
+    tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, error_lines_escape_control_bytes);
     tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);

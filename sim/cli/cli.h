@@ -3,6 +3,9 @@
 #ifndef DTSIM_CLI_H
 #define DTSIM_CLI_H
 
+/* The results database when neither --db nor run.db names one (run.db's default). */
+#define DEFAULT_DB "results/dtsim.db"
+
 #include <stdint.h>
 
 #ifndef DTSIM_VERSION

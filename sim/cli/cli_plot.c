@@ -88,7 +88,7 @@ int cli_plot(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *db_path = "results/dtsim.db", *runs_spec = NULL, *sweep = NULL;
+    const char *db_path = DEFAULT_DB, *runs_spec = NULL, *sweep = NULL;
     results_plot_opts_t opts = {"results/plots", 0, 0};
     int c;
     optind = 1;

@@ -9,7 +9,6 @@
 #include "export.h"
 #include "query.h"
 
-#define DEFAULT_DB "results/dtsim.db"
 #define MAX_RUNS 100000
 
 int cli_runs(int argc, char **argv)

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <errno.h>
 
 
 #include "cli.h"
@@ -85,6 +87,9 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         case 'd':
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--db\"");
+            if (!optarg[0])
+                return cli_usage_error(cmd, "--db needs a path (an empty one would keep "
+                                            "nothing)");
             o->db = optarg;
             break;
         case 'j': {
@@ -383,6 +388,19 @@ int cli_run(int argc, char **argv)
         return rc;
     if (o.db)
         snprintf(sc->db, sizeof sc->db, "%s", o.db);
+    if (!sc->db[0] || !strcmp(sc->db, ":memory:")) {
+        fprintf(stderr, "dtsim run: %s: run.db = \"%s\" keeps nothing (expected a file)\n",
+                sc->path, sc->db);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    /* the default database's folder is made when missing (a path the user gives is not) */
+    if (!strcmp(sc->db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "dtsim run: cannot create results/ for %s: %s\n", DEFAULT_DB,
+                strerror(errno));
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
     if (sc->sweep.n_keys)
         rc = cli_sweep_run(sc, o.jobs, argv[0]);
     else
