@@ -151,6 +151,88 @@ END_TEST
 /* The results database: read commands never make one, an empty --db is refused, another
  * program's SQLite file is refused untouched (its journal mode kept), and the default
  * database's folder is made when missing. */
+/* An IDX file of unsigned bytes: dims[0..n) big-endian after the magic, then zeros. */
+static void write_idx(const char *path, int n, const unsigned *dims)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char head[4] = {0, 0, 0x08, (unsigned char)n};
+    fwrite(head, 1, 4, f);
+    size_t total = 1;
+    for (int i = 0; i < n; i++) {
+        unsigned char d[4] = {(unsigned char)(dims[i] >> 24), (unsigned char)(dims[i] >> 16),
+                              (unsigned char)(dims[i] >> 8), (unsigned char)dims[i]};
+        fwrite(d, 1, 4, f);
+        total *= dims[i];
+    }
+    for (size_t i = 0; i < total; i++)
+        fputc((int)(i % 10) * (n == 1), f); /* labels 0..9 */
+    fclose(f);
+}
+
+/* What a run would meet, `check` meets first: a model the data's inputs do not fit, a model
+ * or a worker count this machine's memory cannot hold; and data that disagrees with itself
+ * (training and test images of two shapes, a FIFO in place of a file) is one line naming
+ * data.source, never an assertion or a wait. */
+START_TEST(model_data_and_memory_are_checked_up_front)
+{
+    char ini[300], text[1024];
+    snprintf(ini, sizeof ini, "%s/m.ini", dir);
+    const char *arch = strstr(tiny, "arch = logreg\n");
+    ck_assert_ptr_nonnull(arch);
+    int head = (int)(arch - tiny);
+    const char *rest = arch + strlen("arch = logreg\n");
+    snprintf(text, sizeof text, "%.*sarch = cnn\nkernel = 3\n%s", head, tiny, rest);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("m.ini:5: model.arch: cnn: input 1x16 does not fit",
+                   "the inputs of data.source = synthetic");
+    snprintf(text, sizeof text, "%.*sarch = mlp\nhidden = 1048576,1048576\n%s", head, tiny, rest);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("m.ini:6: model.hidden: 1.1e+12 parameters in 4 buffers",
+                   "GB; this machine has");
+    /* 50 M parameters (0.8 GB a node) fit one node of any machine this runs on, not 100,000 */
+    snprintf(text, sizeof text, "%.*sarch = mlp\nhidden = 4096,4096,4096,4096\n%s", head, tiny,
+             rest);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=100000",
+                                            "--set", "data.train_samples=200000", NULL}),
+                     2);
+    one_error_line("--set cluster.workers: 5.04e+07 parameters", "on each of 100000 nodes need");
+
+    /* a data folder whose test images are 32x32 while the training ones are 28x28 */
+    char data[300], path[400];
+    snprintf(data, sizeof data, "%s/idx", dir);
+    ck_assert_int_eq(mkdir(data, 0700), 0);
+    unsigned tr[3] = {20, 28, 28}, te[3] = {10, 32, 32}, trl[1] = {20}, tel[1] = {10};
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", data);
+    write_idx(path, 3, tr);
+    snprintf(path, sizeof path, "%s/train-labels-idx1-ubyte", data);
+    write_idx(path, 1, trl);
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
+    write_idx(path, 3, te);
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte", data);
+    write_idx(path, 1, tel);
+    snprintf(text, sizeof text,
+             "[run]\nsteps = 2\n[model]\narch = logreg\n[data]\nsource = %s\n[cluster]\n"
+             "workers = 2\n[strategy]\nkind = allreduce\n",
+             data);
+    write_file(ini, text);
+    char db[300];
+    snprintf(db, sizeof db, "%s/m.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("m.ini:6: data.source: ", "the training images are 1x28x28, the test images "
+                   "1x32x32 (expected one shape)");
+    /* a FIFO in place of the test labels: refused, not waited on */
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
+    unlink(path);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("t10k-images-idx3-ubyte: not a regular file", NULL);
+}
+END_TEST
+
 START_TEST(databases_are_never_made_by_mistake)
 {
     char db[300], ini[300], text[1024];
@@ -715,6 +797,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
+    tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, error_lines_escape_control_bytes);
     tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);

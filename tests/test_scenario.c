@@ -973,7 +973,7 @@ START_TEST(full_fixture_values)
     ck_assert(sc.target_accuracy == 0.9);
     ck_assert_int_eq(sc.time_model, SIM_TIME_MEASURED);
     ck_assert_str_eq(sc.db, "results/test.db");
-    ck_assert_int_eq(sc.model.arch, TRAINER_ARCH_CNN);
+    ck_assert_int_eq(sc.model.arch, TRAINER_ARCH_LOGREG);
     ck_assert_int_eq(sc.model.n_hidden, 3);
     ck_assert_int_eq(sc.model.hidden[2], 64);
     ck_assert_int_eq(sc.model.conv[0], 8);

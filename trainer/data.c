@@ -79,7 +79,9 @@ static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8
     *data = NULL;
     *bytes = 0;
 
-    int fd = open(path, O_RDONLY);
+    /* non-blocking, so that a FIFO in place of the file is refused rather than waited on
+     * for a writer; a regular file reads the same either way */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0)
         return dt_err_input(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
@@ -92,6 +94,7 @@ static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8
         close(fd);
         return dt_err_input(err, "%s: not a regular file", path);
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     unsigned long long file_bytes = (unsigned long long)sb.st_size;
 
     /* Cheap size probe: gzip magic, then the trailer's ISIZE (little endian). */

@@ -48,6 +48,14 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
     if (trainer_dataset_load_dir(&run->train, dir, "train", 10, err) ||
         trainer_dataset_load_dir(&run->test, dir, "t10k", 10, err))
         return DT_ERR_INPUT;
+    if (run->train.rows != run->test.rows || run->train.cols != run->test.cols ||
+        run->train.channels != run->test.channels)
+        return scenario_fail(sc, err, "data.source",
+                             "%s: the training images are %zux%zux%zu, the test images "
+                             "%zux%zux%zu (expected one shape)",
+                             dir, (size_t)run->train.channels, (size_t)run->train.rows,
+                             (size_t)run->train.cols, (size_t)run->test.channels,
+                             (size_t)run->test.rows, (size_t)run->test.cols);
     if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
         run->train.n = (size_t)sc->train_samples;
     if (sc->test_samples && (size_t)sc->test_samples < run->test.n)
@@ -134,8 +142,10 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
         mc.in_h = run->train.rows;
         mc.in_w = run->train.cols;
         mc.classes = run->train.classes;
-        if (trainer_model_build(&run->model, &mc, err))
-            return DT_ERR_INPUT;
+        dt_err_t why_model;
+        if (trainer_model_build(&run->model, &mc, &why_model))
+            return scenario_fail(sc, err, "model.arch", "%s, the inputs of data.source = %s",
+                                 why_model.msg, sc->data_source);
         run->n_params = run->model.n_params;
         trainer_flops_t f = trainer_model_flops(&run->model);
         run->step_flops = f.forward + f.backward;

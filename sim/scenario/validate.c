@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client_devices.h"
 #include "keys_impl.h"
@@ -155,6 +156,58 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
     return 0;
 }
 
+/* The model against the data's shape, as the run will build it, and the run's model
+ * buffers (parameters, gradients, velocity and scratch on every node) against this
+ * machine's memory. Timing-only profiles allocate neither; a data folder of the user's is
+ * read when the run loads it, which checks the shape then (sim_run_init). 1 on an error. */
+static int check_model(const scenario_t *sc, dt_err_t *err)
+{
+    if (sc->profile[0])
+        return 0;
+    trainer_model_config_t mc = sc->model;
+    const char *data = sc->data_source;
+    if (!strcmp(data, "synthetic")) {
+        mc.in_channels = mc.in_h = 1;
+        mc.in_w = (int)sc->synthetic_dim;
+        mc.classes = (int)sc->synthetic_classes;
+    } else if (!strcmp(data, "fashion-mnist")) {
+        mc.in_channels = 1;
+        mc.in_h = mc.in_w = 28;
+        mc.classes = 10;
+    } else {
+        return 0;
+    }
+    const char *model_key = mc.arch == TRAINER_ARCH_MLP   ? "model.hidden"
+                            : mc.arch == TRAINER_ARCH_CNN ? "model.arch"
+                                                          : "model.arch";
+    if (mc.arch == TRAINER_ARCH_CNN && scenario_key_given(sc, "model.kernel") &&
+        !scenario_key_given(sc, "model.arch"))
+        model_key = "model.kernel";
+    trainer_model_t m;
+    dt_err_t e;
+    char where[96];
+    if (trainer_model_build(&m, &mc, &e)) {
+        const char *k = scenario_blame(sc, model_key, "data.source", where, sizeof where);
+        scenario_fail(sc, err, k, "%s, the inputs of data.source = %s (%s)", e.msg, data, where);
+        return 1;
+    }
+    int workers = (int)sc->workers, servers = 0;
+    if (sc->strategy->hosts)
+        sc->strategy->hosts(sc, &workers, &servers);
+    double nodes = (double)workers + servers, per_node = 16.0 * (double)m.n_params + 65536.0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    double ram = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+    if (nodes * per_node > ram) {
+        const char *k = per_node * 4 > ram ? model_key : "cluster.workers";
+        scenario_fail(sc, err, k,
+                      "%.3g parameters in 4 buffers on each of %.0f nodes need %.3g GB; this "
+                      "machine has %.3g GB (expected a smaller model or fewer workers)",
+                      (double)m.n_params, nodes, nodes * per_node / 1e9, ram / 1e9);
+        return 1;
+    }
+    return 0;
+}
+
 dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
 {
     const sim_strategy_t *st = sc->strategy;
@@ -251,5 +304,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                                  sc->train_samples, need, st->worker_role);
         }
     }
+    if (check_model(sc, err))
+        return DT_ERR_INPUT;
     return DT_OK;
 }
