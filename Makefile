@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test asan bench bench-scale bench-check bench-gpu clean
+.PHONY: all deps build demo test asan fuzz fuzz-smoke bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -20,6 +20,22 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# libFuzzer on the IDX reader, the scenario parser and the profile loader (clang): 20 s each
+# with `make test`, FUZZ_SECONDS each with `make fuzz`. Crashing inputs land in build-fuzz/
+# as fuzz-crash-*; copy them to tests/fuzz/regressions/NAME/ so every build replays them.
+FUZZ_SECONDS ?= 600
+fuzz-smoke: deps
+	@if command -v clang >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20; \
+	else echo "fuzz: skipped (clang is not installed: make deps installs it)"; fi
+
+fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON -DDTSIM_CUDA=OFF \
+	  -DDTSIM_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario
+	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario)$$'
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
@@ -45,4 +61,4 @@ bench-gpu: build
 	sh tests/bench/gpu.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -9,6 +9,12 @@
 
 #include "scenario.h"
 
+#include <ini.h>
+
+/* The longest line a scenario file may have: inih reads a line and its newline into
+ * INI_MAX_LINE bytes (file.c refuses longer ones; output.c writes none longer). */
+#define SCENARIO_LINE_MAX (INI_MAX_LINE - 2)
+
 /* ---- units (units.c) ---- */
 
 /* value = number * mul / div: dividing by an exact power of ten (5us = 5 / 1e6) gives the

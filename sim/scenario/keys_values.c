@@ -24,6 +24,10 @@ dt_status set_string(char *dst, size_t cap, const char *v, dt_err_t *err)
     size_t len = strlen(v);
     if (len >= cap)
         return dt_err_input(err, "longer than %zu characters", cap - 1);
+    if (*v == ';') /* written back as "key = ;...", it would read as a comment */
+        return dt_err_input(err, "\"%s\" starts with ';', which starts a comment in a scenario "
+                                 "file",
+                            v);
     for (const char *p = v; *p; p++) {
         if (iscntrl((unsigned char)*p))
             return dt_err_input(err, "contains a control character");

@@ -1,8 +1,10 @@
 /* Output: the resolved scenario as INI (scenario_write; scenario_load reads it back to the
  * same struct), every key's value (scenario_foreach_key) and the key reference in Markdown
  * (scenario_write_keys_markdown), all from the key table. */
+#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "keys_impl.h"
@@ -16,6 +18,41 @@ static void sweep_write_value(FILE *out, const char *v)
     fprintf(out, quote ? "\"%s\"" : "%s", v);
 }
 
+
+/* Whether a key name alone names key k (no other section has a key of that name). */
+static int name_alone(int k)
+{
+    for (int i = 0; i < key_count; i++)
+        if (i != k && !strcmp(key_table[i].key, key_table[k].key))
+            return 0;
+    return 1;
+}
+
+/* The [sweep] line of keys j..end (one group), without its newline. */
+static void sweep_write_line(const scenario_t *sc, int j, int end, int compact, FILE *out)
+{
+    const char *sep = compact ? "," : ", ";
+    for (int g = j; g < end; g++) {
+        int k = sc->sweep.keys[g].key;
+        if (compact && name_alone(k))
+            fprintf(out, "%s%s", g > j ? sep : "", key_table[k].key);
+        else
+            fprintf(out, "%s%s.%s", g > j ? sep : "", key_table[k].section, key_table[k].key);
+    }
+    fputs(compact ? "=" : " = ", out);
+    const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
+    for (int v = 0; v < sk->n_values; v++) {
+        fputs(v ? sep : "", out);
+        if (end - j > 1)
+            fputc('(', out);
+        for (int g = j; g < end; g++) {
+            fputs(g > j ? sep : "", out);
+            sweep_write_value(out, sweep_value(sc, &sc->sweep.keys[g], v));
+        }
+        if (end - j > 1)
+            fputc(')', out);
+    }
+}
 
 void scenario_write(const scenario_t *sc, FILE *out)
 {
@@ -50,23 +87,23 @@ void scenario_write(const scenario_t *sc, FILE *out)
         int end = j + 1;
         while (end < sc->sweep.n_keys && sc->sweep.keys[end].group == sc->sweep.keys[j].group)
             end++;
-        for (int g = j; g < end; g++)
-            fprintf(out, "%s%s.%s", g > j ? ", " : "", key_table[sc->sweep.keys[g].key].section,
-                    key_table[sc->sweep.keys[g].key].key);
-        fputs(" = ", out);
-        const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
-        for (int v = 0; v < sk->n_values; v++) {
-            fputs(v ? ", " : "", out);
-            if (end - j > 1)
-                fputc('(', out);
-            for (int g = j; g < end; g++) {
-                fputs(g > j ? ", " : "", out);
-                sweep_write_value(out, sweep_value(sc, &sc->sweep.keys[g], v));
-            }
-            if (end - j > 1)
-                fputc(')', out);
+        /* section.key names and spaces after commas; a line the reader could not take
+         * (inih's line limit) is written again compact: the names alone where one section
+         * has them, no spaces. A line a user could write fits written compact. */
+        char *line = NULL;
+        size_t len = 0;
+        for (int compact = 0; compact < 2; compact++) {
+            FILE *f = open_memstream(&line, &len);
+            DT_CHECK(f, "open_memstream failed");
+            sweep_write_line(sc, j, end, compact, f);
+            fclose(f);
+            if (len <= SCENARIO_LINE_MAX)
+                break;
+            if (!compact)
+                free(line);
         }
-        fputc('\n', out);
+        fprintf(out, "%s\n", line);
+        free(line);
         j = end;
     }
 }
