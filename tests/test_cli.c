@@ -6,6 +6,7 @@
  * signal. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -662,6 +663,95 @@ START_TEST(sweep_interrupted_stops_its_children)
 }
 END_TEST
 
+/* Processes whose command line holds `needle` (the sweep's children are forks of dtsim and
+ * keep its command line). */
+static int processes_with(const char *needle)
+{
+    int found = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], cmd[4096];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < n; i++)
+            if (!cmd[i])
+                cmd[i] = ' ';
+        cmd[n] = '\0';
+        char stat_path[300], state = 0;
+        snprintf(stat_path, sizeof stat_path, "/proc/%s/stat", e->d_name);
+        f = fopen(stat_path, "r");
+        if (f) {
+            if (fscanf(f, "%*d %*s %c", &state) != 1)
+                state = 0;
+            fclose(f);
+        }
+        found += strstr(cmd, needle) != NULL && state != 'Z';
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* A sweep killed with SIGKILL (no handler runs) takes its running children with it; the
+ * database stays intact, and the next open marks their runs interrupted. */
+START_TEST(sweep_killed_takes_its_children_with_it)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/killed.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/killed.db", dir);
+    write_file(path, "[run]\nsteps = 100000000\neval_every = 0\n[model]\narch = logreg\n"
+                     "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\ncluster.workers = 2, 3, 4\n");
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path, (char *)NULL);
+        _exit(127);
+    }
+    int children = 0;
+    for (int tries = 0; tries < 600 && children < 3; tries++) { /* the sweep and 2 runs */
+        nanosleep(&(struct timespec){0, 50000000}, NULL);
+        children = processes_with(path);
+    }
+    ck_assert_int_eq(children, 3);
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    int left = 1;
+    for (int tries = 0; tries < 200 && left; tries++) {
+        nanosleep(&(struct timespec){0, 50000000}, NULL);
+        left = processes_with(path);
+    }
+    ck_assert_msg(left == 0, "%d run%s of the killed sweep still running", left,
+                  left == 1 ? "" : "s");
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db_path, NULL}), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+    ck_assert_int_ge(query_long(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(device_cuda_without_gpu_is_one_clear_error)
 {
     /* Where no GPU can be used (this build has no CUDA, or no device answers), asking for one
@@ -807,6 +897,7 @@ int main(void)
     tcase_add_test(tc, sweep_runs_in_parallel_into_one_database);
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
+    tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);

@@ -1356,10 +1356,10 @@ START_TEST(faults_bad_values_name_line_and_key)
          "must be > 0 (use link_down for a dead link)"},
         {"[faults]\nstraggler = worker-1 x0\n",
          ":2: faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a slowdown "
-         "factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)"},
+         "factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)"},
         {"[faults]\nstraggler = worker-1 xabc\n",
          ":2: faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not a slowdown "
-         "factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)"},
+         "factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)"},
         {"[faults]\nstraggler = worker-1 4\n",
          ":2: faults.straggler: straggler item 1 \"worker-1 4\": \"4\" is not a slowdown factor "
          "(expected xFACTOR, e.g. x4)"},
@@ -1415,10 +1415,10 @@ START_TEST(faults_bad_values_by_set)
                      "TIME\" (expected TARGET at TIME [for DURATION | until TIME])");
     expect_set_error("faults.straggler=worker-1 x0",
                      "--set faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a "
-                     "slowdown factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)");
+                     "slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)");
     expect_set_error("faults.straggler=worker-1 xabc",
                      "--set faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not "
-                     "a slowdown factor (expected xFACTOR with FACTOR > 0, e.g. x4 or x0.5)");
+                     "a slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)");
     expect_set_error("faults.client_speed=2Gf:0.3, 20Gf:0.8",
                      "--set faults.client_speed: shares sum to 1.1, not 1");
     expect_set_error("faults.availability=10s:0",
@@ -2102,6 +2102,26 @@ END_TEST
 /* hierfl's checks (sim/strategy/hierfl.c): a region needs clients, a host (a region is the
  * clients of the hosts h with h mod regions = r) and a sampled client per edge round, and
  * fedavg's techniques it does not apply are refused; each error names the key. */
+START_TEST(values_that_cannot_finish_are_refused)
+{
+    /* random host failures more often than a step takes (the default mlp on Fashion-MNIST:
+     * 32 samples of 3 x 235,146 x 2 FLOPs at the cpu device's 90 GFLOP/s) */
+    expect_file_error_start("[faults]\nmtbf = 1ns\nmttr = 1ns\n",
+                            ":2: faults.mtbf: 1e-09 s between failures is shorter than one step "
+                            "(0.000717319 s: batch x FLOPs per sample / device speed)");
+    /* a slowdown that would send the clock to infinity */
+    expect_file_error("[faults]\nstraggler = worker-0 x1e308\n",
+                      ":2: faults.straggler: straggler item 1 \"worker-0 x1e308\": \"x1e308\" "
+                      "is not a slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. "
+                      "x4 or x0.5)");
+    scenario_t sc;
+    dt_err_t err = {""};
+    scenario_defaults(&sc);
+    ck_assert_int_eq(scenario_set(&sc, "faults.mtbf=1s", &err), DT_OK);
+    ck_assert_int_eq(scenario_validate(&sc, &err), DT_OK);
+}
+END_TEST
+
 START_TEST(secure_aggregation_is_checked)
 {
     /* secure aggregation hands the server a sum: nothing that reads each update */
@@ -2225,6 +2245,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, sweep_written_and_read_back);
     tcase_add_test(tc, hierfl_regions_are_checked);
     tcase_add_test(tc, secure_aggregation_is_checked);
+    tcase_add_test(tc, values_that_cannot_finish_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +57,7 @@ typedef struct sweep {
     double t0;
     int progress;    /* stderr is a terminal */
     char shown[128]; /* the progress line on screen, "" none */
+    pid_t parent;    /* the sweep's process, which its runs do not outlive */
 } sweep_t;
 
 static volatile sig_atomic_t stop_signal, signals;
@@ -150,6 +152,11 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
     sigaction(SIGINT, &dfl, NULL);
     sigaction(SIGTERM, &dfl, NULL);
     setpgid(0, 0);
+    /* a run does not outlive its sweep: killed with the parent (even by SIGKILL), it is
+     * stopped as a signal stops it (recorded as interrupted) */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != s->parent)
+        _exit(CLI_EXIT_RUN);
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     for (int j = 0; j < s->jobs; j++)
         if (s->slots[j].pid && s->slots[j].fd >= 0)
@@ -357,7 +364,8 @@ static void print_table(const row_t *rows, long n)
 int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
 {
     DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && base->sweep.n_keys > 0);
-    sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base)};
+    sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base),
+                 .parent = getpid()};
     s.jobs = jobs < s.n ? jobs : (int)s.n;
     dt_err_t err;
 

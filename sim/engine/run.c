@@ -654,11 +654,20 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     run->shared = NULL;
     if (run->progress)
         fputc('\n', stderr);
+    /* a slowdown or fault value so large that the clock ran off to infinity (or NaN): the
+     * run cannot have finished, whatever its nodes believe */
+    int clock_lost = !isfinite(sim_run_end_time(run));
+    if (clock_lost)
+        run->failed = 1;
     const char *status = run->failed        ? "failed"
                          : run->diverged    ? "diverged"
                          : run->interrupted ? "interrupted"
                                             : "finished";
-    if (run->failed)
+    if (clock_lost)
+        dt_err_input(err, "%s: the simulated time became %g (a slowdown or a fault value too "
+                          "large for the clock)",
+                     sc->name, sim_run_end_time(run));
+    else if (run->failed)
         dt_err_input(err, "%s: a simulated transfer failed or timed out", sc->name);
     if (run->db) {
         if (run->db_failed) {

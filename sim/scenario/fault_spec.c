@@ -44,9 +44,9 @@ static dt_status parse_factor(const char *w, double *out, dt_err_t *err)
         return dt_err_input(err, "\"%s\" is not a slowdown factor (expected xFACTOR, e.g. x4)", w);
     char *end;
     double f = strtod(w + 1, &end);
-    if (*end || !isfinite(f) || f <= 0 || !isdigit((unsigned char)w[1]))
+    if (*end || !isfinite(f) || f <= 0 || f > 1e6 || !isdigit((unsigned char)w[1]))
         return dt_err_input(err, "\"%s\" is not a slowdown factor (expected xFACTOR with FACTOR "
-                                 "> 0, e.g. x4 or x0.5)",
+                                 "in (0, 1e6], e.g. x4 or x0.5)",
                             w);
     *out = f;
     return DT_OK;

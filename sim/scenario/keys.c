@@ -288,8 +288,8 @@ static const key_desc_t builtin_keys[] = {
              "links whose bandwidth drops for an interval"),
     K_CUSTOM("faults", "straggler", "none", parse_straggler, format_straggler,
              "none, or TARGET xFACTOR [at TIME] [for DURATION | until TIME], ...",
-             "compute slowdown of a node or host (x4: four times slower), always or for an "
-             "interval"),
+             "compute slowdown of a node or host (x4: four times slower; at most x1e6), always "
+             "or for an interval"),
     K_CUSTOM("faults", "slowdown", "none", parse_slowdown, format_slowdown,
              "none, uniform:LO:HI, lognormal:SIGMA",
              "slowdown factor drawn once per worker host (seeded)"),

@@ -191,6 +191,17 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
         scenario_fail(sc, err, k, "%s, the inputs of data.source = %s (%s)", e.msg, data, where);
         return 1;
     }
+    /* random failures more often than a step ends: no step would ever finish */
+    trainer_flops_t fl = trainer_model_flops(&m);
+    double step_s = (double)sc->batch * (fl.forward + fl.backward) / sc->device_flops;
+    if (sc->mtbf > 0 && sc->device_flops > 0 && sc->mtbf < step_s) {
+        scenario_fail(sc, err, "faults.mtbf",
+                      "%g s between failures is shorter than one step (%g s: batch x FLOPs per "
+                      "sample / device speed), so no step would finish (expected faults.mtbf "
+                      ">= %g s)",
+                      sc->mtbf, step_s, step_s);
+        return 1;
+    }
     int workers = (int)sc->workers, servers = 0;
     if (sc->strategy->hosts)
         sc->strategy->hosts(sc, &workers, &servers);
