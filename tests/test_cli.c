@@ -752,6 +752,58 @@ START_TEST(sweep_killed_takes_its_children_with_it)
 }
 END_TEST
 
+/* A livelock of recoveries (a ring at 10 kb/s whose every all-reduce times out after a
+ * crash: abort, re-form, abort...) ends: the watchdog stops it after run.stall_after of
+ * wall-clock time without a step, recorded failed with a `stalled` row; and a SIGTERM ends
+ * it at once (it used to be ignored, no step boundary ever coming), recorded interrupted. */
+START_TEST(recovery_livelocks_end)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/loop.ini", dir);
+    snprintf(db, sizeof db, "%s/loop.db", dir);
+    write_file(ini, "[run]\nsteps = 50\neval_every = 10\nstall_after = 2s\n[model]\narch = mlp\n"
+                    "hidden = 256\nbatch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n[cluster]\n"
+                    "workers = 4\nbandwidth = 10kbps\n[strategy]\nkind = allreduce\n[faults]\n"
+                    "timeout = 0.1s\ncrash = worker-1 at 0.01s for 0.05s\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 1);
+    char *e = slurp(err_path);
+    ck_assert_msg(strstr(e, "stalled: no step finished for run.stall_after = 2 s"), "%s", e);
+    free(e);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'failed'"), 1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM faults WHERE kind = 'stalled'"), 1);
+    sqlite3_close(h);
+
+    unlink(db);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(er, 2);
+        execl(DTSIM_BINARY, DTSIM_BINARY, "run", ini, "--set", "run.stall_after=0", "--db", db,
+              (char *)NULL);
+        _exit(127);
+    }
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    kill(pid, SIGTERM);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(waited < 5, "the run took %.1f s to stop after SIGTERM", waited);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(device_cuda_without_gpu_is_one_clear_error)
 {
     /* Where no GPU can be used (this build has no CUDA, or no device answers), asking for one
@@ -898,6 +950,7 @@ int main(void)
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
+    tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);

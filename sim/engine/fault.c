@@ -407,6 +407,7 @@ void sim_fault_log(sim_run_t *run, const char *kind, const char *target, const c
         results_fault_add(run->db, run->run_id, simgrid_get_clock(), kind, target, detail,
                           &run->db_err))
         run->db_failed = 1;
+    sim_watchdog(run);
 }
 
 /* ---- compute slowdowns ------------------------------------------------------------------- */

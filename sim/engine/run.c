@@ -474,9 +474,31 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
                 now, ev.accuracy, ev.loss);
 }
 
+void sim_watchdog(sim_run_t *run)
+{
+    if (run->halt)
+        return;
+    if (interrupted) { /* a signal: stopping at a step boundary may never come */
+        run->halt = 1;
+        return;
+    }
+    double idle = dt_wall_seconds() - run->progress_wall;
+    if (run->sc->stall_after > 0 && idle > run->sc->stall_after) {
+        run->halt = run->stalled = 1;
+        sim_fault_log(run, "stalled", "run",
+                      "no step finished for %.0f s of wall-clock time while faults were "
+                      "handled (run.stall_after = %g s): the run ends",
+                      idle, run->sc->stall_after);
+    }
+}
+
 int sim_eval_due(sim_run_t *run, long steps_done)
 {
     const scenario_t *sc = run->sc;
+    if (steps_done > run->progress_step) {
+        run->progress_step = steps_done;
+        run->progress_wall = dt_wall_seconds();
+    }
     int due = 0;
     if (sc->eval_every > 0 && steps_done / sc->eval_every > run->last_step_mark) {
         run->last_step_mark = steps_done / sc->eval_every;
@@ -499,6 +521,8 @@ void sim_request_stop(sim_run_t *run, long step)
 
 int sim_should_stop(sim_run_t *run, long step)
 {
+    if (run->halt)
+        return 1;
     /* +2: a node that sees the limit first may be one step behind a synchronous peer that
      * has already started this step; every node then stops at the same boundary */
     if ((run->sc->max_time > 0 && sim_now() >= run->sc->max_time) || interrupted)
@@ -640,6 +664,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    run->progress_wall = dt_wall_seconds();
     st->deploy(run);
     sim_faults_start(run);
     sim_transport_run();
@@ -657,18 +682,23 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     /* a slowdown or fault value so large that the clock ran off to infinity (or NaN): the
      * run cannot have finished, whatever its nodes believe */
     int clock_lost = !isfinite(sim_run_end_time(run));
-    if (clock_lost)
+    if (clock_lost || run->stalled)
         run->failed = 1;
     const char *status = run->failed        ? "failed"
                          : run->diverged    ? "diverged"
                          : run->interrupted ? "interrupted"
                                             : "finished";
     if (clock_lost)
-        dt_err_input(err, "%s: the simulated time became %g (a slowdown or a fault value too "
-                          "large for the clock)",
-                     sc->name, sim_run_end_time(run));
+        dt_err_input(err, "the simulated time became %g (a slowdown or a fault value too large "
+                          "for the clock)",
+                     sim_run_end_time(run));
+    else if (run->stalled)
+        dt_err_input(err, "stalled: no step finished for run.stall_after = %g s of wall-clock "
+                          "time while faults were handled (a livelock of recoveries; see the "
+                          "faults table)",
+                     sc->stall_after);
     else if (run->failed)
-        dt_err_input(err, "%s: a simulated transfer failed or timed out", sc->name);
+        dt_err_input(err, "a simulated transfer failed or timed out");
     if (run->db) {
         if (run->db_failed) {
             *err = run->db_err;

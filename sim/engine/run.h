@@ -152,6 +152,11 @@ typedef struct sim_run {
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
     long stop_before;         /* no node starts this step or later */
     int diverged, failed, interrupted;
+    int halt;                 /* stop at once, whatever the step (stalled, or a signal while
+                                 recoveries loop) */
+    int stalled;              /* the watchdog ended it (run.stall_after) */
+    long progress_step;       /* the furthest step any node finished (sim_eval_due) */
+    double progress_wall;     /* wall clock when it last moved */
     double samples;           /* processed so far */
     double bytes_total;       /* sent so far, every node */
     long evals;
@@ -220,6 +225,10 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
  * samples, divergence on a loss that is not finite). */
 double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
                      int batch, double *wall);
+/* The watchdog, on every fault row: with no step finished for run.stall_after seconds of
+ * wall-clock time, or a SIGINT / SIGTERM received while recoveries loop, the run halts (every
+ * node's sim_should_stop is true at once). */
+void sim_watchdog(sim_run_t *run);
 /* Counts node's step of batch samples; a loss that is not finite marks the run diverged. */
 void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss);
 /* Charges simulated compute time for `flops` (flops model) or `wall` seconds (measured). */

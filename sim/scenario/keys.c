@@ -98,6 +98,10 @@ static const key_desc_t builtin_keys[] = {
            "synchronous steps (per worker for async-ps and local-sgd; fedavg uses rounds)"),
     K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
            "simulated-time limit; 0 = none"),
+    K_UNIT("run", "stall_after", KEY_TIME, "5min", stall_after, 0, 0,
+           "watchdog: a run with faults that writes fault rows for this long (wall-clock time) "
+           "without finishing a step is stalled (a livelock of recoveries): it ends, recorded "
+           "failed with a `stalled` fault row; 0 = never"),
     K_LONG("run", "eval_every", "50", eval_every, 0, 1e9,
            "evaluate on the test set every N steps (rounds for fedavg); 0 = no step marks"),
     K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
