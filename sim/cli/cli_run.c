@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <errno.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 
 
 #include "cli.h"
@@ -156,6 +159,61 @@ static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char 
     return sc;
 }
 
+/* What a run of sc would meet before its first step, met in a child process: the same
+ * sim_run_init a run does (data, model, partition, platform, fault targets), so `check`
+ * refuses what `run` would. SimGrid runs once per process, hence the child. */
+static dt_status dry_init(const scenario_t *sc, const char *argv0, dt_err_t *err)
+{
+    /* scenario_validate already checks the rest: what only loading finds is fault targets
+     * (platform names), and a data folder's files and shapes */
+    int own_data = strcmp(sc->data_source, "synthetic") && strcmp(sc->data_source, "fashion-mnist");
+    if (!scenario_has_faults(sc) && !(own_data && !sc->profile[0]))
+        return DT_OK;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return DT_OK; /* the run will say it */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return DT_OK;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        sim_run_t *run = dt_malloc(sizeof *run);
+        dt_err_t e = {""};
+        dt_status st = sim_run_init(run, sc, argv0, &e);
+        if (st != DT_OK && write(fds[1], e.msg, strlen(e.msg)) < 0)
+            _exit(3);
+        _exit(st == DT_OK ? 0 : st == DT_ERR_INPUT ? 2 : 1);
+    }
+    close(fds[1]);
+    char msg[sizeof err->msg];
+    size_t len = 0;
+    ssize_t got;
+    while ((got = read(fds[0], msg + len, sizeof msg - 1 - len)) > 0 ||
+           (got < 0 && errno == EINTR))
+        len += got > 0 ? (size_t)got : 0;
+    close(fds[0]);
+    msg[len] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return DT_OK;
+    if (!msg[0])
+        snprintf(msg, sizeof msg, "%.400s: a run of it could not start (%s %d)", sc->path,
+                 WIFSIGNALED(status) ? "signal" : "exit status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    return dt_err_input(err, "%s", msg);
+}
+
 int cli_check(int argc, char **argv)
 {
     run_opts_t o;
@@ -167,7 +225,7 @@ int cli_check(int argc, char **argv)
     rc = CLI_EXIT_OK;
     dt_err_t err;
     /* the platform file as a run would load it (a sweep's runs each below) */
-    if (!sc->sweep.n_keys && sim_platform_check(sc, &err)) {
+    if (!sc->sweep.n_keys && (sim_platform_check(sc, &err) || dry_init(sc, argv[0], &err))) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -176,7 +234,8 @@ int cli_check(int argc, char **argv)
     if (sc->sweep.n_keys) {
         scenario_t *run = dt_malloc(sizeof *run);
         for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-            if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err)) {
+            if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err) ||
+                dry_init(run, argv[0], &err)) {
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {

@@ -157,6 +157,9 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != s->parent)
         _exit(CLI_EXIT_RUN);
+    /* its stderr is a pipe to the parent: with the parent gone, a write must fail, not kill
+     * the run before it records how it ended */
+    signal(SIGPIPE, SIG_IGN);
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     for (int j = 0; j < s->jobs; j++)
         if (s->slots[j].pid && s->slots[j].fd >= 0)
