@@ -771,6 +771,89 @@ END_TEST
  * crash: abort, re-form, abort...) ends: the watchdog stops it after run.stall_after of
  * wall-clock time without a step, recorded failed with a `stalled` row; and a SIGTERM ends
  * it at once (it used to be ignored, no step boundary ever coming), recorded interrupted. */
+/* A run SIGKILLed at several points (during set-up, early, later): the database passes
+ * PRAGMA integrity_check, the rows written before the kill are there (evaluations in
+ * order of time, every one of an existing run), and after the next open the run reads
+ * interrupted, never running. */
+START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/kill.ini", dir);
+    snprintf(db, sizeof db, "%s/kill.db", dir);
+    write_file(ini, "[run]\nsteps = 100000000\neval_every = 200\n[model]\narch = logreg\n"
+                    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
+                    "[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
+    static const long after_ms[] = {30, 400, 1500};
+    long runs = 0;
+    for (int k = 0; k < 3; k++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(o, 1);
+            dup2(e, 2);
+            execl(DTSIM_BINARY, DTSIM_BINARY, "run", ini, "--db", db, (char *)NULL);
+            _exit(127);
+        }
+        nanosleep(&(struct timespec){after_ms[k] / 1000, (after_ms[k] % 1000) * 1000000}, NULL);
+        long seen = 0; /* the last time: kill once evaluations are stored, then count them */
+        for (int tries = 0; k == 2 && tries < 600 && seen < 2; tries++) {
+            sqlite3 *w;
+            if (sqlite3_open_v2(db, &w, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+                sqlite3_busy_timeout(w, 1000);
+                sqlite3_stmt *q;
+                if (sqlite3_prepare_v2(w, "SELECT count(*) FROM evals WHERE run = (SELECT "
+                                          "max(id) FROM runs)",
+                                       -1, &q, NULL) == SQLITE_OK &&
+                    sqlite3_step(q) == SQLITE_ROW)
+                    seen = sqlite3_column_int64(q, 0);
+                sqlite3_finalize(q);
+            }
+            sqlite3_close(w);
+            if (seen < 2)
+                nanosleep(&(struct timespec){0, 50000000}, NULL);
+        }
+        kill(pid, SIGKILL);
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        if (access(db, F_OK) != 0)
+            continue; /* killed before it made the database: nothing to check yet */
+        ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        sqlite3_stmt *st;
+        ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL),
+                         SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+        sqlite3_finalize(st);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status != "
+                                       "'interrupted'"),
+                         0);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM evals WHERE run NOT IN (SELECT id "
+                                       "FROM runs)"),
+                         0);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM evals a JOIN evals b ON a.run = "
+                                       "b.run AND a.step < b.step AND a.sim_time > b.sim_time"),
+                         0);
+        runs = query_long(h, "SELECT count(*) FROM runs");
+        if (k == 2) {
+            ck_assert_int_ge(seen, 2);
+            ck_assert_msg(query_long(h, "SELECT count(*) FROM evals WHERE run = (SELECT max(id) "
+                                        "FROM runs)") >= seen,
+                          "the killed run lost evaluations stored before the kill (%ld seen)",
+                          seen);
+        }
+        sqlite3_close(h);
+    }
+    ck_assert_int_ge(runs, 2);
+}
+END_TEST
+
 START_TEST(recovery_livelocks_end)
 {
     char ini[300], db[300];
@@ -967,6 +1050,7 @@ int main(void)
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
+    tcase_add_test(tc, runs_killed_at_several_points_leave_a_consistent_database);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);
