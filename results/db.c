@@ -262,8 +262,30 @@ static const char migrate_2_to_3[] =
     "FROM part LEFT JOIN acc USING (run); "
     "PRAGMA user_version = 3;";
 
-/* migrations[v]: the SQL that takes a version-v file to version v + 1 */
-static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3};
+/* Version 3 -> 4: 'stalled' joins the statuses runs.status may hold. Loosening a CHECK
+ * changes nothing stored, so the table's definition is edited in place (SQLite's documented
+ * procedure for such changes: writable_schema, then a new schema_version so every connection
+ * reads the definition again) rather than the table rebuilt under its foreign keys. */
+static int migrate_3_to_4(sqlite3 *h)
+{
+    int schema = 0, rc = results_sql_int(h, "PRAGMA schema_version", &schema);
+    if (rc != SQLITE_OK)
+        return rc;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "PRAGMA writable_schema = ON;"
+             "UPDATE sqlite_schema SET sql = replace(sql, '''diverged'', ''interrupted'')',"
+             " '''diverged'', ''interrupted'', ''stalled'')')"
+             " WHERE type = 'table' AND name = 'runs';"
+             "PRAGMA schema_version = %d;"
+             "PRAGMA writable_schema = OFF;"
+             "PRAGMA user_version = 4;",
+             schema + 1);
+    return sqlite3_exec(h, sql, NULL, NULL, NULL);
+}
+
+/* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
+static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -320,7 +342,8 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
         /* another writer may have upgraded it meanwhile */
         if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) == SQLITE_OK &&
             version == from)
-            rc = sqlite3_exec(h, migrations[from], NULL, NULL, NULL);
+            rc = from == 3 ? migrate_3_to_4(h)
+                           : sqlite3_exec(h, migrations[from], NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -642,14 +665,15 @@ dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
                           const results_summary_t *summary, dt_err_t *err)
 {
     DT_ASSERT(db);
-    static const char *const ends[] = {"finished", "failed", "diverged", "interrupted"};
+    static const char *const ends[] = {"finished", "failed", "diverged", "interrupted",
+                                       "stalled"};
     int known = 0;
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
         known |= status && strcmp(status, ends[i]) == 0;
     if (!known)
         return dt_err_input(err,
                             "%s: run %lld: cannot end with status '%s' (finished, failed, "
-                            "diverged or interrupted)",
+                            "diverged, interrupted or stalled)",
                             db->path, (long long)run, status ? status : "(null)");
 
     int own_tx = sqlite3_get_autocommit(db->h);

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 3
+#define RESULTS_SCHEMA_VERSION 4
 
 typedef struct results_db results_db_t;
 

@@ -1,5 +1,6 @@
--- dtsim results database, schema version 3 (version 1 lacked the memory table, version 2
--- the privacy and clients tables; dtsim adds them to an older file when it opens one).
+-- dtsim results database, schema version 4 (version 1 lacked the memory table, version 2
+-- the privacy and clients tables, version 3 the 'stalled' status; dtsim brings an older file
+-- up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -14,7 +15,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -22,9 +23,10 @@ CREATE TABLE runs (
     name            TEXT,
     strategy        TEXT,
     -- running until the writer ends it; interrupted when the writer vanished (killed, crashed
-    -- machine) or stopped on a signal; diverged when the loss became NaN or Inf.
+    -- machine) or stopped on a signal; diverged when the loss became NaN or Inf; stalled when
+    -- the watchdog ended it (no step for run.stall_after while faults were handled).
     status          TEXT NOT NULL DEFAULT 'running'
-                    CHECK (status IN ('running', 'finished', 'failed', 'diverged', 'interrupted')),
+                    CHECK (status IN ('running', 'finished', 'failed', 'diverged', 'interrupted', 'stalled')),
     config          TEXT,    -- the fully resolved scenario, INI text, replayable as is
     -- The 64 bits of the seed; seeds of 2^63 and above read back negative (same bits).
     seed            INTEGER,

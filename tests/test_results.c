@@ -615,7 +615,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 3);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 4);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM clients WHERE client = 3 AND rounds = 2 "
@@ -623,6 +623,48 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE params = 4e6 AND "
                                 "optimizer IS NULL AND activations = 1e5", 0), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A version-3 file (before the 'stalled' status) takes a stalled run once opened, and its
+ * runs.status still refuses a status it does not know; rows and foreign keys stay. */
+START_TEST(version_3_file_takes_stalled)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "allreduce", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, 4, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    int64_t schema = raw_int(h, "PRAGMA schema_version", 0);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
+             "', ''stalled'')', ')') WHERE name = 'runs'; PRAGMA schema_version = %lld; "
+             "PRAGMA writable_schema = OFF; PRAGMA user_version = 3;",
+             (long long)schema + 1);
+    raw_exec(h, sql);
+    ck_assert_int_eq(raw_int(h, "SELECT instr(sql, '''stalled''') FROM sqlite_schema WHERE "
+                                "name = 'runs'", 0), 0);
+    sqlite3_close(h);
+    db = open_ok();
+    results_summary_t sum = {.final_accuracy = NAN, .final_loss = NAN, .time_to_target = NAN};
+    ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 4);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE run = ?1", run), 1);
+    ck_assert_int_ne(sqlite3_exec(h, "UPDATE runs SET status = 'bogus'", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
     sqlite3_close(h);
 }
 END_TEST
@@ -668,7 +710,7 @@ START_TEST(newer_or_foreign_file_refused)
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 4");
+    raw_exec(h, "PRAGMA user_version = 5");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -676,7 +718,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 4"),
+                      strstr(err.msg, "version 5"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -911,6 +953,7 @@ int main(void)
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
+    tcase_add_test(tc, version_3_file_takes_stalled);
     tcase_add_test(tc, client_fairness_view);
     tcase_add_test(tc, missing_directory_is_clear_error);
     tcase_add_test(tc, killed_writer_leaves_committed_rows_and_interrupted_run);

@@ -312,7 +312,8 @@ static void print_summary(const sim_run_t *run)
            "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
     printf("%-24s %-10s %8s %8s %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
            sc->strategy->name,
-           run->failed        ? "failed"
+           run->stalled       ? "stalled"
+           : run->failed      ? "failed"
            : run->diverged    ? "diverged"
            : run->interrupted ? "interrupted"
                               : "finished",

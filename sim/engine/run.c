@@ -684,7 +684,8 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     int clock_lost = !isfinite(sim_run_end_time(run));
     if (clock_lost || run->stalled)
         run->failed = 1;
-    const char *status = run->failed        ? "failed"
+    const char *status = run->stalled       ? "stalled"
+                         : run->failed      ? "failed"
                          : run->diverged    ? "diverged"
                          : run->interrupted ? "interrupted"
                                             : "finished";

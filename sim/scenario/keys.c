@@ -101,7 +101,7 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("run", "stall_after", KEY_TIME, "5min", stall_after, 0, 0,
            "watchdog: a run with faults that writes fault rows for this long (wall-clock time) "
            "without finishing a step is stalled (a livelock of recoveries): it ends, recorded "
-           "failed with a `stalled` fault row; 0 = never"),
+           "`stalled` with a fault row saying why; 0 = never"),
     K_LONG("run", "eval_every", "50", eval_every, 0, 1e9,
            "evaluate on the test set every N steps (rounds for fedavg); 0 = no step marks"),
     K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
