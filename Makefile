@@ -22,7 +22,8 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory fuzz-smoke
 
-# libFuzzer on the IDX reader, the scenario parser and the profile loader (clang): 20 s each
+# libFuzzer on the IDX reader, the scenario parser, the profile loader and the platform check
+# (clang): 20 s each
 # with `make test`, FUZZ_SECONDS each with `make fuzz`. Crashing inputs land in build-fuzz/
 # as fuzz-crash-*; copy them to tests/fuzz/regressions/NAME/ so every build replays them.
 FUZZ_SECONDS ?= 600
@@ -34,8 +35,8 @@ fuzz-smoke: deps
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON -DDTSIM_CUDA=OFF \
 	  -DDTSIM_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario
-	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario)$$'
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario fuzz_platform
+	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario|platform)$$'
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
