@@ -262,7 +262,7 @@ static const char migrate_2_to_3[] =
     "FROM part LEFT JOIN acc USING (run); "
     "PRAGMA user_version = 3;";
 
-/* Version 3 -> 4: 'stalled' joins the statuses runs.status may hold. Loosening a CHECK
+/* Version 3 -> 4: 'stalled' and 'collapsed' join the statuses runs.status may hold. Loosening a CHECK
  * changes nothing stored, so the table's definition is edited in place (SQLite's documented
  * procedure for such changes: writable_schema, then a new schema_version so every connection
  * reads the definition again) rather than the table rebuilt under its foreign keys. */
@@ -275,7 +275,7 @@ static int migrate_3_to_4(sqlite3 *h)
     snprintf(sql, sizeof sql,
              "PRAGMA writable_schema = ON;"
              "UPDATE sqlite_schema SET sql = replace(sql, '''diverged'', ''interrupted'')',"
-             " '''diverged'', ''interrupted'', ''stalled'')')"
+             " '''diverged'', ''interrupted'', ''stalled'', ''collapsed'')')"
              " WHERE type = 'table' AND name = 'runs';"
              "PRAGMA schema_version = %d;"
              "PRAGMA writable_schema = OFF;"
@@ -666,14 +666,14 @@ dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
 {
     DT_ASSERT(db);
     static const char *const ends[] = {"finished", "failed", "diverged", "interrupted",
-                                       "stalled"};
+                                       "stalled", "collapsed"};
     int known = 0;
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
         known |= status && strcmp(status, ends[i]) == 0;
     if (!known)
         return dt_err_input(err,
                             "%s: run %lld: cannot end with status '%s' (finished, failed, "
-                            "diverged, interrupted or stalled)",
+                            "diverged, interrupted, stalled or collapsed)",
                             db->path, (long long)run, status ? status : "(null)");
 
     int own_tx = sqlite3_get_autocommit(db->h);

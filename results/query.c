@@ -58,13 +58,16 @@ static const char *const q_sql[Q_COUNT] = {
                    " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END,"
                    " role, rank, host, start, end",
     [Q_RUN_COUNT] = "SELECT count(*) FROM runs",
-    [Q_FINISHED_COUNT] = "SELECT count(*) FROM runs WHERE status = 'finished'",
-    [Q_LATEST_SWEEP] = "SELECT sweep FROM runs WHERE sweep IS NOT NULL AND status = 'finished'"
+    /* a collapsed run ran its whole schedule: its curves are drawn with the finished ones */
+    [Q_FINISHED_COUNT] = "SELECT count(*) FROM runs WHERE status IN ('finished', 'collapsed')",
+    [Q_LATEST_SWEEP] = "SELECT sweep FROM runs WHERE sweep IS NOT NULL AND status IN"
+                       " ('finished', 'collapsed')"
                        " ORDER BY id DESC LIMIT 1",
-    [Q_SWEEP_RUNS] = "SELECT id FROM runs WHERE sweep = ?1 AND status = 'finished'"
+    [Q_SWEEP_RUNS] = "SELECT id FROM runs WHERE sweep = ?1 AND status IN ('finished', 'collapsed')"
                      " ORDER BY sweep_index, id",
     [Q_SWEEP_COUNT] = "SELECT count(*) FROM runs WHERE sweep = ?1",
-    [Q_RECENT] = "SELECT id FROM runs WHERE status = 'finished' ORDER BY id DESC LIMIT ?1",
+    [Q_RECENT] = "SELECT id FROM runs WHERE status IN ('finished', 'collapsed') ORDER BY id DESC"
+                 " LIMIT ?1",
     [Q_RANGE] = "SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
     [Q_FAULTS] = "SELECT sim_time, kind FROM faults WHERE run = ?1 ORDER BY sim_time, rowid",
     [Q_SWEEP_ALL] = RUN_VIEW_SQL " WHERE r.sweep = ?1 ORDER BY r.sweep_index, r.id",

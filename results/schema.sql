@@ -1,5 +1,6 @@
 -- dtsim results database, schema version 4 (version 1 lacked the memory table, version 2
--- the privacy and clients tables, version 3 the 'stalled' status; dtsim brings an older file
+-- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses; dtsim
+-- brings an older file
 -- up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
@@ -24,9 +25,10 @@ CREATE TABLE runs (
     strategy        TEXT,
     -- running until the writer ends it; interrupted when the writer vanished (killed, crashed
     -- machine) or stopped on a signal; diverged when the loss became NaN or Inf; stalled when
-    -- the watchdog ended it (no step for run.stall_after while faults were handled).
+    -- the watchdog ended it (no step for run.stall_after while faults were handled); collapsed
+    -- when its last run.collapse_after evaluations sat at chance.
     status          TEXT NOT NULL DEFAULT 'running'
-                    CHECK (status IN ('running', 'finished', 'failed', 'diverged', 'interrupted', 'stalled')),
+                    CHECK (status IN ('running', 'finished', 'failed', 'diverged', 'interrupted', 'stalled', 'collapsed')),
     config          TEXT,    -- the fully resolved scenario, INI text, replayable as is
     -- The 64 bits of the seed; seeds of 2^63 and above read back negative (same bits).
     seed            INTEGER,

@@ -720,57 +720,68 @@ START_TEST(sweep_killed_takes_its_children_with_it)
 {
     char path[300], db_path[300];
     snprintf(path, sizeof path, "%s/killed.ini", dir);
-    snprintf(db_path, sizeof db_path, "%s/killed.db", dir);
     write_file(path, "[run]\nsteps = 100000000\neval_every = 0\n[model]\narch = logreg\n"
                      "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
                      "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
                      "[sweep]\ncluster.workers = 2, 3, 4\n");
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path, (char *)NULL);
-        _exit(127);
+    /* killed at once (its runs starting or not yet), then with both runs under way */
+    for (int point = 0; point < 2; point++) {
+        snprintf(db_path, sizeof db_path, "%s/killed-%d.db", dir, point);
+        fflush(NULL);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(o, 1);
+            dup2(e, 2);
+            execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path,
+                  (char *)NULL);
+            _exit(127);
+        }
+        if (point == 0) {
+            nanosleep(&(struct timespec){0, 150000000}, NULL);
+        } else {
+            int children = 0;
+            for (int tries = 0; tries < 600 && children < 3; tries++) { /* sweep + 2 runs */
+                nanosleep(&(struct timespec){0, 50000000}, NULL);
+                children = processes_with(path);
+            }
+            ck_assert_int_eq(children, 3);
+            nanosleep(&(struct timespec){0, 300000000}, NULL);
+        }
+        kill(pid, SIGKILL);
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        int left = 1;
+        for (int tries = 0; tries < 200 && left; tries++) {
+            nanosleep(&(struct timespec){0, 50000000}, NULL);
+            left = processes_with(path);
+        }
+        ck_assert_msg(left == 0, "point %d: %d run%s of the killed sweep still running", point,
+                      left, left == 1 ? "" : "s");
+        if (point == 0 && access(db_path, F_OK) != 0)
+            continue; /* killed before anything was written */
+        ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db_path, NULL}), 0);
+        sqlite3 *db;
+        ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+        sqlite3_stmt *st;
+        ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+                         SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+        sqlite3_finalize(st);
+        ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"),
+                         0);
+        if (point == 1)
+            ck_assert_int_ge(query_long(db, "SELECT count(*) FROM runs WHERE status = "
+                                            "'interrupted'"),
+                             1);
+        sqlite3_close(db);
     }
-    int children = 0;
-    for (int tries = 0; tries < 600 && children < 3; tries++) { /* the sweep and 2 runs */
-        nanosleep(&(struct timespec){0, 50000000}, NULL);
-        children = processes_with(path);
-    }
-    ck_assert_int_eq(children, 3);
-    nanosleep(&(struct timespec){0, 300000000}, NULL);
-    kill(pid, SIGKILL);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    int left = 1;
-    for (int tries = 0; tries < 200 && left; tries++) {
-        nanosleep(&(struct timespec){0, 50000000}, NULL);
-        left = processes_with(path);
-    }
-    ck_assert_msg(left == 0, "%d run%s of the killed sweep still running", left,
-                  left == 1 ? "" : "s");
-    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db_path, NULL}), 0);
-    sqlite3 *db;
-    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
-    ck_assert_int_ge(query_long(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
-    sqlite3_close(db);
 }
 END_TEST
 
-/* A livelock of recoveries (a ring at 10 kb/s whose every all-reduce times out after a
- * crash: abort, re-form, abort...) ends: the watchdog stops it after run.stall_after of
- * wall-clock time without a step, recorded `stalled` with a `stalled` fault row; and a SIGTERM ends
- * it at once (it used to be ignored, no step boundary ever coming), recorded interrupted. */
 /* A run SIGKILLed at several points (during set-up, early, later): the database passes
  * PRAGMA integrity_check, the rows written before the kill are there (evaluations in
  * order of time, every one of an existing run), and after the next open the run reads
@@ -854,6 +865,45 @@ START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
 }
 END_TEST
 
+/* A run whose last run.collapse_after evaluations sit at chance (a learning rate too small
+ * to move a 10-class model off its start) ends `collapsed`, exit 1, not `finished`; with the
+ * rule off, or a rate that learns, it is `finished`. */
+START_TEST(runs_at_chance_end_collapsed)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/col.ini", dir);
+    snprintf(db, sizeof db, "%s/col.db", dir);
+    write_file(ini, "[run]\nsteps = 60\neval_every = 10\n[model]\narch = logreg\nbatch = 16\n"
+                    "lr = 1e-9\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 256\nsynthetic_dim = 16\nsynthetic_classes = 10\n"
+                    "[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 1);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set",
+                                            "run.collapse_after=0", NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set", "model.lr=0.5",
+                                            NULL}),
+                     0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE id = 1 AND status = "
+                                   "'collapsed'"),
+                     1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE id > 1 AND status = "
+                                   "'finished'"),
+                     2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM evals WHERE run = 1 AND test_acc > "
+                                   "0.15"),
+                     0);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A livelock of recoveries (a ring at 10 kb/s whose every all-reduce times out after a
+ * crash: abort, re-form, abort...) ends: the watchdog stops it after run.stall_after of
+ * wall-clock time without a step, recorded `stalled` with a `stalled` fault row; and a
+ * SIGTERM ends it at once (it used to be ignored, no step boundary ever coming), recorded
+ * interrupted. */
 START_TEST(recovery_livelocks_end)
 {
     char ini[300], db[300];
@@ -1050,6 +1100,7 @@ int main(void)
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
+    tcase_add_test(tc, runs_at_chance_end_collapsed);
     tcase_add_test(tc, runs_killed_at_several_points_leave_a_consistent_database);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);

@@ -627,8 +627,9 @@ START_TEST(version_1_file_upgraded)
 }
 END_TEST
 
-/* A version-3 file (before the 'stalled' status) takes a stalled run once opened, and its
- * runs.status still refuses a status it does not know; rows and foreign keys stay. */
+/* A version-3 file (before the 'stalled' and 'collapsed' statuses) takes a stalled and a
+ * collapsed run once opened, its runs.status still refuses a status it does not know, and
+ * its rows and foreign keys stay. */
 START_TEST(version_3_file_takes_stalled)
 {
     results_db_t *db = open_ok();
@@ -643,7 +644,8 @@ START_TEST(version_3_file_takes_stalled)
     char sql[512];
     snprintf(sql, sizeof sql,
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
-             "', ''stalled'')', ')') WHERE name = 'runs'; PRAGMA schema_version = %lld; "
+             "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
+             "PRAGMA schema_version = %lld; "
              "PRAGMA writable_schema = OFF; PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
@@ -657,6 +659,8 @@ START_TEST(version_3_file_takes_stalled)
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 4);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
+    ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
+                     SQLITE_OK);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE run = ?1", run), 1);
     ck_assert_int_ne(sqlite3_exec(h, "UPDATE runs SET status = 'bogus'", NULL, NULL, NULL),
                      SQLITE_OK);

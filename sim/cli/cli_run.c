@@ -316,6 +316,7 @@ static void print_summary(const sim_run_t *run)
            : run->failed      ? "failed"
            : run->diverged    ? "diverged"
            : run->interrupted ? "interrupted"
+           : run->collapsed   ? "collapsed"
                               : "finished",
            acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
@@ -428,7 +429,7 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
     }
     if (summary)
         print_summary(run);
-    if (run->diverged || run->interrupted)
+    if (run->diverged || run->interrupted || run->collapsed)
         rc = CLI_EXIT_RUN;
 done:
     sim_run_free(run);

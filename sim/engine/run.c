@@ -459,6 +459,8 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
     run->evals++;
     if (isnan(run->time_to_target) && ev.accuracy >= run->sc->target_accuracy)
         run->time_to_target = now;
+    if (!run->timing_only && run->train.classes > 1)
+        run->chance_streak = ev.accuracy <= 1.5 / run->train.classes ? run->chance_streak + 1 : 0;
     if (!run->timing_only && !isfinite(ev.loss) && !run->diverged) {
         run->diverged = 1;
         sim_request_stop(run, step + 1);
@@ -684,10 +686,13 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     int clock_lost = !isfinite(sim_run_end_time(run));
     if (clock_lost || run->stalled)
         run->failed = 1;
+    run->collapsed = !run->failed && !run->diverged && !run->interrupted &&
+                     sc->collapse_after > 0 && run->chance_streak >= sc->collapse_after;
     const char *status = run->stalled       ? "stalled"
                          : run->failed      ? "failed"
                          : run->diverged    ? "diverged"
                          : run->interrupted ? "interrupted"
+                         : run->collapsed   ? "collapsed"
                                             : "finished";
     if (clock_lost)
         dt_err_input(err, "the simulated time became %g (a slowdown or a fault value too large "

@@ -155,6 +155,8 @@ typedef struct sim_run {
     int halt;                 /* stop at once, whatever the step (stalled, or a signal while
                                  recoveries loop) */
     int stalled;              /* the watchdog ended it (run.stall_after) */
+    long chance_streak;       /* the latest evaluations in a row at chance (1.5 / classes) */
+    int collapsed;            /* ended with run.collapse_after of them */
     long progress_step;       /* the furthest step any node finished (sim_eval_due) */
     double progress_wall;     /* wall clock when it last moved */
     double samples;           /* processed so far */

@@ -98,6 +98,9 @@ static const key_desc_t builtin_keys[] = {
            "synchronous steps (per worker for async-ps and local-sgd; fedavg uses rounds)"),
     K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
            "simulated-time limit; 0 = none"),
+    K_LONG("run", "collapse_after", "5", collapse_after, 0, 1e6,
+           "a run whose last N evaluations all sit at chance (accuracy <= 1.5 / classes) ends "
+           "recorded `collapsed` rather than `finished` (exit code 1); 0 = never"),
     K_UNIT("run", "stall_after", KEY_TIME, "5min", stall_after, 0, 0,
            "watchdog: a run with faults that writes fault rows for this long (wall-clock time) "
            "without finishing a step is stalled (a livelock of recoveries): it ends, recorded "

@@ -119,6 +119,7 @@ typedef struct scenario {
     long steps;             /* synchronous steps (per worker for async-ps and local-sgd) */
     double max_time;        /* simulated seconds, 0 = no limit */
     double stall_after;     /* wall seconds of fault rows without a step: stalled; 0 = never */
+    long collapse_after;    /* evaluations at chance that end a run `collapsed`; 0 = never */
     long eval_every;        /* evaluate every N steps (rounds for fedavg), 0 = off */
     double eval_interval;   /* and every this many simulated seconds, 0 = off */
     double target_accuracy; /* for "time to target" */
