@@ -39,8 +39,9 @@ static char *slurp(const char *path)
     return strdup(buf);
 }
 
-/* Runs dtsim with args (no shell); stdout and stderr go to files. Returns the exit code. */
-static int dtsim(const char *const *args)
+/* Starts dtsim with args (no shell) and returns at once with its pid; stdout and stderr go
+ * to the same files as dtsim()'s. */
+static pid_t dtsim_start(const char *const *args)
 {
     const char *argv[32] = {DTSIM_BINARY};
     int n = 1;
@@ -58,9 +59,26 @@ static int dtsim(const char *const *args)
         execv(DTSIM_BINARY, (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+/* Runs dtsim with args (no shell); stdout and stderr go to files. Returns the exit code. */
+static int dtsim(const char *const *args)
+{
+    pid_t pid = dtsim_start(args);
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* PRAGMA integrity_check of an open database reads "ok". */
+static void assert_intact(sqlite3 *h)
+{
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
 }
 
 static void write_file(const char *path, const char *text)
@@ -640,17 +658,7 @@ START_TEST(sweep_interrupted_stops_its_children)
                      "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
                      "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
                      "[sweep]\ncluster.workers = 2, 3, 4\n");
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path, (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = dtsim_start((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL});
     /* wait until both children have started their runs */
     long running = 0;
     for (int tries = 0; tries < 600 && running < 2; tries++) {
@@ -727,18 +735,8 @@ START_TEST(sweep_killed_takes_its_children_with_it)
     /* killed at once (its runs starting or not yet), then with both runs under way */
     for (int point = 0; point < 2; point++) {
         snprintf(db_path, sizeof db_path, "%s/killed-%d.db", dir, point);
-        fflush(NULL);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-            int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            dup2(o, 1);
-            dup2(e, 2);
-            execl(DTSIM_BINARY, DTSIM_BINARY, "run", path, "-j", "2", "--db", db_path,
-                  (char *)NULL);
-            _exit(127);
-        }
+        pid_t pid =
+            dtsim_start((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL});
         if (point == 0) {
             nanosleep(&(struct timespec){0, 150000000}, NULL);
         } else {
@@ -765,12 +763,7 @@ START_TEST(sweep_killed_takes_its_children_with_it)
         ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db_path, NULL}), 0);
         sqlite3 *db;
         ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
-        sqlite3_stmt *st;
-        ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
-                         SQLITE_OK);
-        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-        ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
-        sqlite3_finalize(st);
+        assert_intact(db);
         ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"),
                          0);
         if (point == 1)
@@ -798,17 +791,7 @@ START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
     static const long after_ms[] = {30, 400, 1500};
     long runs = 0;
     for (int k = 0; k < 3; k++) {
-        fflush(NULL);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-            int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            dup2(o, 1);
-            dup2(e, 2);
-            execl(DTSIM_BINARY, DTSIM_BINARY, "run", ini, "--db", db, (char *)NULL);
-            _exit(127);
-        }
+        pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
         nanosleep(&(struct timespec){after_ms[k] / 1000, (after_ms[k] % 1000) * 1000000}, NULL);
         long seen = 0; /* the last time: kill once evaluations are stored, then count them */
         for (int tries = 0; k == 2 && tries < 600 && seen < 2; tries++) {
@@ -835,12 +818,7 @@ START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
         ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
         sqlite3 *h;
         ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-        sqlite3_stmt *st;
-        ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL),
-                         SQLITE_OK);
-        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-        ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
-        sqlite3_finalize(st);
+        assert_intact(h);
         ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
         ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status != "
                                        "'interrupted'"),
@@ -925,18 +903,8 @@ START_TEST(recovery_livelocks_end)
     sqlite3_close(h);
 
     unlink(db);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(er, 2);
-        execl(DTSIM_BINARY, DTSIM_BINARY, "run", ini, "--set", "run.stall_after=0", "--db", db,
-              (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid =
+        dtsim_start((const char *[]){"run", ini, "--set", "run.stall_after=0", "--db", db, NULL});
     nanosleep(&(struct timespec){1, 0}, NULL);
     kill(pid, SIGTERM);
     struct timespec t0, t1;
