@@ -453,6 +453,9 @@ START_TEST(run_lands_in_database)
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, "finished") && strstr(o, "allreduce"), "%s", o);
+    char stored[400];
+    snprintf(stored, sizeof stored, "stored as run 1 in %s\n", db_path);
+    ck_assert_msg(strstr(o, stored), "no \"%s\" in: %s", stored, o);
     free(o);
     ck_assert_int_eq(
         dtsim((const char *[]){"run", path, "--db", db_path, "--set", "strategy.kind=sync-ps", NULL}),

@@ -328,6 +328,8 @@ static void print_summary(const sim_run_t *run)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
                "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
                run->step_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+    if (run->db)
+        printf("stored as run %lld in %s\n", (long long)run->run_id, sc->db);
 }
 
 /* The label histogram of every worker's (client's) partition, stored with the run. */

@@ -422,6 +422,8 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
     free(run);
     printf("sweep %s: %ld runs\n", s.id, s.n);
     print_table(rows, s.n);
+    printf("stored in %s (dtsim plot --db %s --sweep %s draws them)\n", base->db, base->db,
+           s.id);
     fflush(stdout);
 
     /* every run that did not finish, by name */
