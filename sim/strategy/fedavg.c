@@ -192,13 +192,6 @@ static void server_opt_step(sim_run_t *run, server_state_t *st, float *params)
     run->be->upload(params, st->w, bytes);
 }
 
-static int by_client(const void *a, const void *b)
-{
-    const sim_msg_t *x = *(sim_msg_t *const *)a, *y = *(sim_msg_t *const *)b;
-    return (x->flag > y->flag) - (x->flag < y->flag);
-}
-
-
 /* Client c's task for `round`: the global model, and with SCAFFOLD the server's control
  * variate (read by the client from the server's state, counted in the bytes). */
 static sim_msg_t *task_msg(sim_run_t *run, sim_node_t *node, const server_state_t *st, int c,
@@ -244,19 +237,17 @@ static void train_side_by_side(sim_run_t *run, sim_node_t *node, server_state_t 
     sim_side_train(st->side, run, train, st->rngs, n, round, node->params);
 }
 
-/* An update on the server's inbox: into st->msgs if it is of this round and fewer than need
- * came, else a `late` row. Returns the updates in st->msgs. */
-static int take_update(sim_run_t *run, server_state_t *st, sim_msg_t *up, long round, int need,
-                       int got)
+/* An update that came in a round with faults: this round's, while fewer than need came;
+ * else a `late` row (sim_fl_accept_fn; ctx the round). */
+static int accept_update(sim_run_t *run, const sim_msg_t *up, int full, void *ctx)
 {
-    if (up->step == round && got < need) {
-        st->msgs[got] = up;
-        return got + 1;
-    }
+    long round = *(const long *)ctx;
+    if (up->step == round && !full)
+        return 1;
     sim_fault_log(run, "late", run->workers[up->from].name,
                   "update of client %d for round %ld dropped in round %ld%s", up->flag, up->step,
                   round, up->step == round ? " (enough came before it)" : "");
-    return got;
+    return 0;
 }
 
 /* One round with faults: sample among the clients online now (over-selected), post the
@@ -298,44 +289,15 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     }
     for (int i = 0; i < sel; i++) {
         int c = (int)st->population[i];
-        sim_msg_t *task = task_msg(run, node, st, c, round);
-        task->sent_at = t0;
-        st->tasks[i] = sim_post_send(run->workers[c % hosts].inbox, task,
-                                            (long)task->bytes);
-        st->task_msgs[i] = task;
+        st->task_msgs[i] = task_msg(run, node, st, c, round);
+        st->to[i] = run->workers[c % hosts].inbox;
     }
-    double last = t0, T = sim_fault_timeout(run);
-    for (;;) {
-        sim_msg_t *up = NULL;
-        if (got < need) {
-            double left = (sc->deadline > 0 ? until : last + T) - sim_now();
-            sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &up, left)
-                                        : SIM_ERR_TIMEOUT;
-            if (err == SIM_ERR_NETWORK)
-                continue;
-            if (err == SIM_OK) {
-                got = take_update(run, st, up, round, need, got);
-                last = sim_now();
-                continue;
-            }
-        }
-        /* the round closes: what already arrived counts, uploads under way are cut */
-        int more = sim_inbox_drain(run, node, st->drained, st->cap);
-        for (int i = 0; i < more; i++)
-            got = take_update(run, st, st->drained[i], round, need, got);
-        break;
-    }
+    got = sim_fl_gather(run, node, sel, st->to, st->task_msgs, st->tasks, st->msgs, need, until,
+                        st->drained, st->cap, accept_update, &round);
     if (got < need)
         sim_fault_log(run, "deadline", node->name,
                       "round %ld: %d of %d update%s (%d sampled) by %s", round, got, need,
                       need == 1 ? "" : "s", sel, sc->deadline > 0 ? "the deadline" : "the timeout");
-    /* tasks that no host took by now are withdrawn */
-    for (int i = 0; i < sel; i++) {
-        if (sim_wait_for(st->tasks[i], 0) == SIM_OK) {
-            node->bytes_sent += st->task_msgs[i]->bytes;
-            run->bytes_total += st->task_msgs[i]->bytes;
-        }
-    }
     return got;
 }
 
@@ -506,7 +468,7 @@ static void server(sim_node_t *node)
             double w0 = dt_wall_seconds();
             if (st->server_step || (st->dp_clip > 0 && !run->timing_only))
                 run->be->download(st->w, node->params, sizeof(float) * run->n_params);
-            qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), by_client);
+            qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), sim_fl_by_client);
             double total = 0.0;
             for (int i = 0; i < got; i++) {
                 total += st->msgs[i]->weight;

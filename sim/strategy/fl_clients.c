@@ -288,6 +288,53 @@ void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_m
     sim_sendv(run, node, run->n_workers, to, msgs);
 }
 
+int sim_fl_by_client(const void *a, const void *b)
+{
+    const sim_msg_t *x = *(sim_msg_t *const *)a, *y = *(sim_msg_t *const *)b;
+    return (x->flag > y->flag) - (x->flag < y->flag);
+}
+
+int sim_fl_gather(sim_run_t *run, sim_node_t *node, int n, sim_box_t *to, sim_msg_t **out,
+                  sim_comm_t *posted, sim_msg_t **in, int need, double until,
+                  sim_msg_t **drained, int cap, sim_fl_accept_fn accept, void *ctx)
+{
+    double t0 = sim_now();
+    for (int i = 0; i < n; i++) {
+        out[i]->sent_at = t0;
+        posted[i] = sim_post_send(to[i], out[i], (long)out[i]->bytes);
+    }
+    int got = 0;
+    double last = t0, T = sim_fault_timeout(run);
+    for (;;) {
+        sim_msg_t *m = NULL;
+        if (got < need) {
+            double left = (isfinite(until) ? until : last + T) - sim_now();
+            sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &m, left) : SIM_ERR_TIMEOUT;
+            if (err == SIM_ERR_NETWORK)
+                continue;
+            if (err == SIM_OK) {
+                if (accept(run, m, got >= need, ctx))
+                    in[got++] = m;
+                last = sim_now();
+                continue;
+            }
+        }
+        /* closing: what already arrived counts, transfers under way are cut */
+        int more = sim_inbox_drain(run, node, drained, cap);
+        for (int i = 0; i < more; i++)
+            if (accept(run, drained[i], got >= need, ctx))
+                in[got++] = drained[i];
+        break;
+    }
+    /* what no host took by now is withdrawn */
+    for (int i = 0; i < n; i++)
+        if (sim_wait_for(posted[i], 0) == SIM_OK) {
+            node->bytes_sent += out[i]->bytes;
+            run->bytes_total += out[i]->bytes;
+        }
+    return got;
+}
+
 void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers; /* the clients' hosts */

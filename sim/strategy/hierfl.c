@@ -141,18 +141,12 @@ static server_state_t *server_state_new(sim_node_t *node, int cap)
     return st;
 }
 
-static int by_flag(const void *a, const void *b)
-{
-    const sim_msg_t *x = *(sim_msg_t *const *)a, *y = *(sim_msg_t *const *)b;
-    return (x->flag > y->flag) - (x->flag < y->flag);
-}
-
 /* params = the mean of msgs[0..got) weighted by their weights, in flag order (fedavg's
  * order: clients by index), charged as fedavg's aggregation. */
 static void weighted_mean(sim_run_t *run, sim_node_t *node, server_state_t *st, int got)
 {
     double w0 = dt_wall_seconds();
-    qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), by_flag);
+    qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), sim_fl_by_client);
     double total = 0.0;
     for (int i = 0; i < got; i++)
         total += st->msgs[i]->weight;

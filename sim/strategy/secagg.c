@@ -72,26 +72,23 @@ double sim_secagg_client_bytes(long n, double m, int bits)
            + peers * SHARE_BYTES;        /* UNMASK: shares up */
 }
 
-static int by_client(const void *a, const void *b)
-{
-    const sim_msg_t *x = *(sim_msg_t *const *)a, *y = *(sim_msg_t *const *)b;
-    return (x->flag > y->flag) - (x->flag < y->flag);
-}
+/* What an exchange of one step keeps (sim_fl_accept_fn). */
+typedef struct step_ctx {
+    int tag;
+    long round;
+} step_ctx_t;
 
-/* An answer on the server's inbox: into sa->in if it is one of step `tag` of this round and
- * fewer than need came, else a `late` row. Returns the answers in sa->in. */
-static int take(sim_run_t *run, sim_secagg_t *sa, sim_msg_t *m, int tag, long round, int need,
-                int got)
+/* An answer of this step of this round, while fewer than need came; else a `late` row. */
+static int accept_answer(sim_run_t *run, const sim_msg_t *m, int full, void *ctx)
 {
-    if (m->step == round && m->tag == tag && got < need) {
-        sa->in[got] = m;
-        return got + 1;
-    }
+    const step_ctx_t *c = ctx;
+    if (m->step == c->round && m->tag == c->tag && !full)
+        return 1;
     sim_fault_log(run, "late", run->workers[m->from].name,
                   "%s of client %d for round %ld dropped in round %ld's %s",
                   m->tag >= 1 && m->tag <= SIM_SECAGG_STEPS ? step_names[m->tag - 1] : "update",
-                  m->flag, m->step, round, step_names[tag - 1]);
-    return got;
+                  m->flag, m->step, c->round, step_names[c->tag - 1]);
+    return 0;
 }
 
 /* Sends sa->out[i] to the hosts of sa->members[i] (i < n) and gathers their answers of
@@ -108,46 +105,17 @@ static int exchange(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, i
         sa->out[i]->flag = sa->members[i];
         sa->out[i]->step = round;
     }
+    int got = n;
     if (!run->has_faults) {
         if (n > 0 && sim_sendv_recvv(run, node, n, sa->to, sa->out, node->inbox, n, sa->in) !=
                          SIM_OK)
             return -1;
-        qsort(sa->in, (size_t)n, sizeof(sim_msg_t *), by_client);
-        return n;
+    } else {
+        step_ctx_t ctx = {.tag = tag, .round = round};
+        got = sim_fl_gather(run, node, n, sa->to, sa->out, sa->posted, sa->in, need, until,
+                            sa->drained, sa->cap, accept_answer, &ctx);
     }
-    double t0 = sim_now();
-    for (int i = 0; i < n; i++) {
-        sa->out[i]->sent_at = t0;
-        sa->posted[i] = sim_post_send(sa->to[i], sa->out[i], (long)sa->out[i]->bytes);
-    }
-    int got = 0;
-    double last = t0, T = sim_fault_timeout(run);
-    for (;;) {
-        sim_msg_t *m = NULL;
-        if (got < need) {
-            double left = (isfinite(until) ? until : last + T) - sim_now();
-            sim_status_t err = left > 0 ? sim_inbox_recv(run, node, &m, left) : SIM_ERR_TIMEOUT;
-            if (err == SIM_ERR_NETWORK)
-                continue;
-            if (err == SIM_OK) {
-                got = take(run, sa, m, tag, round, need, got);
-                last = sim_now();
-                continue;
-            }
-        }
-        /* the step closes: what already arrived counts, transfers under way are cut */
-        int more = sim_inbox_drain(run, node, sa->drained, sa->cap);
-        for (int i = 0; i < more; i++)
-            got = take(run, sa, sa->drained[i], tag, round, need, got);
-        break;
-    }
-    /* messages no host took by now are withdrawn: their clients are out */
-    for (int i = 0; i < n; i++)
-        if (sim_wait_for(sa->posted[i], 0) == SIM_OK) {
-            node->bytes_sent += sa->out[i]->bytes;
-            run->bytes_total += sa->out[i]->bytes;
-        }
-    qsort(sa->in, (size_t)got, sizeof(sim_msg_t *), by_client);
+    qsort(sa->in, (size_t)got, sizeof(sim_msg_t *), sim_fl_by_client);
     return got;
 }
 

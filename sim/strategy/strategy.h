@@ -129,6 +129,20 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
 /* The end of a federated run: a stop task (flag -1) to every client host; to and msgs hold
  * one entry per host. */
 void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs);
+/* qsort order of message headers by flag (the client): the order the servers aggregate in. */
+int sim_fl_by_client(const void *a, const void *b);
+/* Whether a message that came to a gathering server belongs to it (1: into in[]), told
+ * whether `need` already came; what it refuses it logs (a `late` row). */
+typedef int (*sim_fl_accept_fn)(sim_run_t *run, const sim_msg_t *m, int full, void *ctx);
+/* A scatter and gather with faults (fedavg's rounds, secure aggregation's steps): posts
+ * out[i] to to[i] (i < n) without waiting for hosts to take them (posted: n handles), takes
+ * into in[] what `accept` keeps until `need` came, or `until` if finite, else faults.timeout
+ * of silence; then drains the inbox (drained: cap headers; what arrived counts, transfers
+ * under way are cut) and withdraws what no host took, counting the bytes of what was taken.
+ * Returns how many came. */
+int sim_fl_gather(sim_run_t *run, sim_node_t *node, int n, sim_box_t *to, sim_msg_t **out,
+                  sim_comm_t *posted, sim_msg_t **in, int need, double until,
+                  sim_msg_t **drained, int cap, sim_fl_accept_fn accept, void *ctx);
 /* Federated strategies' slots (sim_strategy_t): clients live on cluster.workers hosts with
  * one server, a partition per client, strategy.rounds server updates, the server's steps. */
 void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers);
