@@ -13,13 +13,31 @@
 static const char *const step_names[SIM_SECAGG_STEPS] = {"advertise keys", "share keys",
                                                           "masked input", "unmasking"};
 
+/* Values a client masks: the model, and SCAFFOLD's control variate with it. */
+static double masked_values(const sim_run_t *run)
+{
+    return (double)run->n_params * (scenario_own(run->sc, "scaffold")->i ? 2.0 : 1.0);
+}
+
+/* Expanding one mask of vec values of R bits from AES-CTR and adding it. */
+static double mask_flops(double vec, int R)
+{
+    return vec * (SIM_SECAGG_BYTE_FLOPS * R / 8.0 + 1.0);
+}
+
+/* Cryptography as compute on node's host, the same time whatever the time model. */
+static void charge(sim_run_t *run, sim_node_t *node, double flops)
+{
+    sim_charge(run, node, flops, flops / sim_host_speed(node->host));
+}
+
 void sim_secagg_init(sim_secagg_t *sa, const sim_run_t *run, int cap)
 {
     const scenario_t *sc = run->sc;
     sa->on = scenario_own(sc, "secure_agg")->i;
     sa->threshold = scenario_own(sc, "secagg_threshold")->d;
     sa->bits = (int)scenario_own(sc, "secagg_bits")->l;
-    sa->vec = (double)run->n_params * (scenario_own(sc, "scaffold")->i ? 2.0 : 1.0);
+    sa->vec = masked_values(run);
     sa->cap = cap;
     if (!sa->on)
         return;
@@ -198,10 +216,10 @@ int sim_secagg_round(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n,
     /* rebuild n2 secrets from t shares each (Lagrange weights once), then remove every
      * survivor's own mask and, for each client that left after SHARE, its pairwise mask
      * with every survivor (a key agreement and a stream each) */
-    double left = n2 - n3, per_mask = sa->vec * (SIM_SECAGG_BYTE_FLOPS * R / 8.0 + 1.0);
-    double flops = SIM_SECAGG_FIELD_FLOPS * ((double)t * t + (double)n2 * t) +
-                   left * n3 * SIM_SECAGG_KA_FLOPS + (n3 + left * n3) * per_mask;
-    sim_charge(run, node, flops, flops / sim_host_speed(node->host));
+    double left = n2 - n3;
+    charge(run, node,
+           SIM_SECAGG_FIELD_FLOPS * ((double)t * t + (double)n2 * t) +
+               left * n3 * SIM_SECAGG_KA_FLOPS + (n3 + left * n3) * mask_flops(sa->vec, R));
     return n3;
 }
 
@@ -223,11 +241,6 @@ static sim_msg_t *answer(sim_node_t *node, const sim_msg_t *m, double bytes)
     a->step = m->step;
     a->bytes = bytes;
     return a;
-}
-
-static void charge(sim_run_t *run, sim_node_t *node, double flops)
-{
-    sim_charge(run, node, flops, flops / sim_host_speed(node->host));
 }
 
 sim_msg_t *sim_secagg_answer(sim_run_t *run, sim_node_t *node, const sim_msg_t *m)
@@ -255,12 +268,12 @@ void sim_secagg_mask(sim_run_t *run, sim_node_t *node, const sim_msg_t *m, sim_m
 {
     double peers = (double)(m->count - 1);
     int R = (int)m->count2;
-    double vec = (double)run->n_params * (scenario_own(run->sc, "scaffold")->i ? 2.0 : 1.0);
+    double vec = masked_values(run);
     /* decrypt the peers' shares, agree a masking key with each, expand and add the n2 masks
      * (one per peer and its own) */
     charge(run, node,
            peers * 2 * SHARE_BYTES * SIM_SECAGG_BYTE_FLOPS + peers * SIM_SECAGG_KA_FLOPS +
-               (double)m->count * vec * (SIM_SECAGG_BYTE_FLOPS * R / 8.0 + 1.0));
+               mask_flops((double)m->count * vec, R));
     up->tag = SIM_SECAGG_MASKED;
     up->bytes = masked_bytes(vec, R);
 }
