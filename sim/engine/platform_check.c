@@ -132,18 +132,14 @@ static int line_of_id(const char *path, const char *name)
     }
 }
 
-/* Copies s into out with control bytes as \xNN (SimGrid echoes the file's bytes). */
-static void printable(const char *s, size_t len, char *out, size_t n)
+/* The first len bytes of s into out (n bytes, cut to fit). The control bytes SimGrid echoes
+ * from the file are escaped where every error line is made (dt_err_input). */
+static void copy_span(const char *s, size_t len, char *out, size_t n)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < len && k + 5 < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            k += (size_t)snprintf(out + k, n - k, "\\x%02x", c);
-        else
-            out[k++] = (char)c;
-    }
-    out[k] = '\0';
+    if (len > n - 1)
+        len = n - 1;
+    memcpy(out, s, len);
+    out[len] = '\0';
 }
 
 /* SimGrid's reason from its output: "Parse error at FILE:LINE: WHY" gives the line and the
@@ -173,7 +169,7 @@ static void reason(const char *out, const char *path, int *line, char *why, size
             size_t k = strlen(why);
             p = close + 3;
             eol = strchr(p, '\n');
-            printable(p, eol ? (size_t)(eol - p) : strlen(p), why + k, n - k);
+            copy_span(p, eol ? (size_t)(eol - p) : strlen(p), why + k, n - k);
             return;
         }
         /* a reason may go on over lines (SimGrid lists the names it knows): join them */
@@ -185,14 +181,14 @@ static void reason(const char *out, const char *path, int *line, char *why, size
             joined[k++] = p[i] == '\n' ? ' ' : p[i];
         while (k > 0 && joined[k - 1] == ' ')
             k--;
-        printable(joined, k, why, n);
+        copy_span(joined, k, why, n);
         return;
     }
     p = strstr(out, "Uncaught exception ");
     if (p && (p = strstr(p, ": "))) {
         p += 2;
         const char *eol = strchr(p, '\n');
-        printable(p, eol ? (size_t)(eol - p) : strlen(p), why, n);
+        copy_span(p, eol ? (size_t)(eol - p) : strlen(p), why, n);
         return;
     }
     /* the last line that is neither a backtrace's nor SimGrid's sign-off, less its log
@@ -217,7 +213,7 @@ static void reason(const char *out, const char *path, int *line, char *why, size
         s = *e ? e + 1 : e;
     }
     if (best)
-        printable(best, (size_t)(best_end - best), why, n);
+        copy_span(best, (size_t)(best_end - best), why, n);
     else
         snprintf(why, n, "SimGrid could not load it");
 }
@@ -285,14 +281,12 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
             continue;
         const char *what = !strcmp(kind, "host") ? "speed" : "bandwidth";
         int line = line_of_id(path, name);
-        char safe[256];
-        printable(name, strlen(name), safe, sizeof safe);
         if (line > 0)
             return scenario_fail(sc, err, "cluster.platform",
                                  "%s:%d: %s %s has %s %g (expected more than 0)", path, line,
-                                 kind, safe, what, v);
+                                 kind, name, what, v);
         return scenario_fail(sc, err, "cluster.platform",
-                             "%s: %s %s has %s %g (expected more than 0)", path, kind, safe,
+                             "%s: %s %s has %s %g (expected more than 0)", path, kind, name,
                              what, v);
     }
     long hosts = strtol(done + strlen(TAG "hosts "), NULL, 10);
