@@ -177,9 +177,7 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
     } else {
         return 0;
     }
-    const char *model_key = mc.arch == TRAINER_ARCH_MLP   ? "model.hidden"
-                            : mc.arch == TRAINER_ARCH_CNN ? "model.arch"
-                                                          : "model.arch";
+    const char *model_key = mc.arch == TRAINER_ARCH_MLP ? "model.hidden" : "model.arch";
     if (mc.arch == TRAINER_ARCH_CNN && scenario_key_given(sc, "model.kernel") &&
         !scenario_key_given(sc, "model.arch"))
         model_key = "model.kernel";
