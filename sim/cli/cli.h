@@ -24,10 +24,11 @@ int cli_calibrate(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it
  * in sc->db with the sweep id and index (NULL, 0: none); prints the summary table when
- * summary is set. Returns the exit code. */
+ * summary is set; draws the live view on stderr when live is set, at pace simulated
+ * seconds per wall second (0: as fast as it goes). Returns the exit code. */
 struct scenario;
 int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
-                     long index, int summary);
+                     long index, int summary, int live, double pace);
 /** dtsim check: validates a scenario and prints its resolved configuration. */
 int cli_check(int argc, char **argv);
 /** dtsim platform: prints the platform XML a scenario generates (--links: hosts, links). */

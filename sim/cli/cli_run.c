@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_sweep.h"
 #include "db.h"
+#include "live.h"
 #include "run.h"
 #include "scenario.h"
 #include "strategy.h"
@@ -30,11 +31,13 @@ typedef struct run_opts {
     const char *db;
     int jobs; /* sweep runs at once */
     int links; /* platform: list hosts and links instead of the XML */
+    int live;    /* run: the live view */
+    double pace; /* run --live: simulated seconds per wall second, 0: none */
 } run_opts_t;
 
 static void run_help(const char *cmd)
 {
-    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s%s\n"
+    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s%s%s\n"
            "\n"
            "%s\n"
            "\n"
@@ -45,6 +48,7 @@ static void run_help(const char *cmd)
            "\n"
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
+           strcmp(cmd, "run") ? "" : "\n                [--live [--pace S]]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
@@ -60,6 +64,12 @@ static void run_help(const char *cmd)
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
                  "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
+                 "  --live                    redraw a view of the run on the terminal while\n"
+                 "                            it runs: per host its steps and compute /\n"
+                 "                            communication / idle shares, accuracy so far\n"
+                 "                            (one run, not a sweep; stderr a terminal)\n"
+                 "  --pace S                  with --live: at most S simulated seconds per\n"
+                 "                            second of wall-clock time, to watch a short run\n"
            : !strcmp(cmd, "platform")
                ? "  --links                   list hosts and links instead of the XML\n"
                : "");
@@ -72,6 +82,8 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"db", required_argument, 0, 'd'},
         {"jobs", required_argument, 0, 'j'},
         {"links", no_argument, 0, 'l'},
+        {"live", no_argument, 0, 'L'},
+        {"pace", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -105,6 +117,18 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             o->jobs = (int)jobs;
             break;
         }
+        case 'L':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--live\"");
+            o->live = 1;
+            break;
+        case 'P':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--pace\"");
+            if (cli_parse_double(optarg, 1e-9, 1e12, &o->pace) || o->pace <= 0)
+                return cli_usage_error(cmd, "--pace %s: expected simulated seconds per "
+                                            "second, a number > 0", optarg);
+            break;
         case 'l':
             if (strcmp(cmd, "platform"))
                 return cli_usage_error(cmd, "unknown option \"--links\"");
@@ -119,6 +143,8 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             return cli_usage_error(cmd, "unknown option \"%s\"", argv[optind - 1]);
         }
     }
+    if (o->pace > 0 && !o->live)
+        return cli_usage_error(cmd, "--pace paces the live view: it needs --live");
     if (optind >= argc)
         return cli_usage_error(cmd, "missing SCENARIO file");
     if (optind + 1 < argc)
@@ -406,7 +432,7 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
 }
 
 int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
-                     int summary)
+                     int summary, int live, double pace)
 {
     dt_err_t err;
     sim_run_t *run = dt_malloc(sizeof *run);
@@ -423,6 +449,10 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
         goto done;
+    }
+    if (live) {
+        run->progress = 0; /* the view shows it */
+        sim_live_start(run, pace);
     }
     if (sim_run_execute(run, &err)) {
         fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
@@ -464,10 +494,16 @@ int cli_run(int argc, char **argv)
         free(sc);
         return CLI_EXIT_USAGE;
     }
-    if (sc->sweep.n_keys)
+    if (o.live && sc->sweep.n_keys)
+        rc = cli_usage_error("run", "--live shows one run and %s is a sweep of %ld runs (a "
+                                    "copy of it without [sweep] is one run)",
+                             sc->path, scenario_sweep_count(sc));
+    else if (o.live && !isatty(STDERR_FILENO))
+        rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
+    else if (sc->sweep.n_keys)
         rc = cli_sweep_run(sc, o.jobs, argv[0]);
     else
-        rc = cli_run_scenario(sc, argv[0], NULL, 0, 1);
+        rc = cli_run_scenario(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);
     return rc;
 }

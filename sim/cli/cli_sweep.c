@@ -171,7 +171,7 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
     }
     dup2(err_fd, STDERR_FILENO);
     close(err_fd);
-    int rc = cli_run_scenario(run, s->argv0, s->id, i, 0);
+    int rc = cli_run_scenario(run, s->argv0, s->id, i, 0, 0, 0);
     fflush(NULL);
     _exit(rc);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-
+#include "live.h"
 
 sim_run_t *sim_current;
 
@@ -255,6 +255,7 @@ void sim_run_free(sim_run_t *run)
     free(run->servers);
     free(run->global_order);
     free(run->staleness);
+    free(run->live);
     if (!run->timing_only) {
         trainer_learner_free(&run->engine);
         trainer_partition_free(&run->part);
@@ -356,6 +357,7 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
         run->diverged = 1;
         sim_request_stop(run, node->steps + 1); /* steps already counts this one */
     }
+    sim_live_tick(run);
 }
 
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
@@ -469,6 +471,10 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
         results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
                          ev.loss, ev.accuracy, &run->db_err))
         run->db_failed = 1;
+    if (run->live) {
+        sim_live_eval(run, ev.accuracy);
+        sim_live_tick(run);
+    }
     if (run->progress && run->timing_only)
         fprintf(stderr, "\r%s: step %ld  t=%.3fs  (timing only)   ", run->sc->name, step, now);
     else if (run->progress)
@@ -674,6 +680,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sigaction(SIGTERM, &old_term, NULL);
     run->interrupted = interrupted;
     run->execute_wall = dt_wall_seconds() - w0;
+    sim_live_end(run); /* before shared_free: a strategy's steps_done may read it */
     if (st->summary)
         st->summary(run, run->note, sizeof run->note);
     if (run->shared_free)

@@ -195,6 +195,7 @@ typedef struct sim_run {
     dt_err_t db_err;
     int db_failed;
     int progress;             /* print progress on stderr */
+    struct sim_live *live;    /* the live view (live.h), or NULL */
 } sim_run_t;
 
 /* The run in progress (actors reach it through this; one run per process). */

@@ -1,0 +1,30 @@
+/* `dtsim run --live`: a terminal view of a run while it runs, redrawn in place on stderr.
+ * One header (run, strategy, simulated time, steps, accuracy and loss, bytes), one row per
+ * node (host, role, steps, compute / communication / idle shares of the simulated time so
+ * far, as figures and a bar) and the accuracy of every evaluation so far as a sparkline.
+ * The engine calls sim_live_tick after each counted step and evaluation (it redraws at most
+ * every SIM_LIVE_FRAME_S of wall time) and sim_live_end once the simulation is over (the
+ * final frame, drawn whatever the time, stays on screen above the summary).
+ *
+ * With a pace (simulated seconds per wall second) a tick sleeps until the wall clock has
+ * caught up with the simulated clock, so a classroom can watch a run that would otherwise
+ * end in a second; the sleep is not counted as a stall (run.stall_after). */
+#ifndef DTSIM_LIVE_H
+#define DTSIM_LIVE_H
+
+struct sim_run;
+
+/* Wall seconds between two frames. */
+#define SIM_LIVE_FRAME_S 0.2
+
+/* Starts the view of run on stderr (a terminal: the caller checks); pace 0: as fast as
+ * the simulation goes. */
+void sim_live_start(struct sim_run *run, double pace);
+/* A step or an evaluation happened: redraw when a frame is due, sleep to keep the pace. */
+void sim_live_tick(struct sim_run *run);
+/* The accuracy of an evaluation, for the sparkline. */
+void sim_live_eval(struct sim_run *run, double accuracy);
+/* The simulation is over: the final frame, then the view is freed. */
+void sim_live_end(struct sim_run *run);
+
+#endif
