@@ -18,6 +18,8 @@
 
 static char dir[] = "/tmp/dtsim-live-XXXXXX";
 static char sock[64];
+/* The latest run_live saw a frame of the run under way: steps short of the total. */
+static int saw_midway;
 
 static const char *scenario =
     "[run]\nname = live\nsteps = 40\neval_every = 5\n[model]\narch = logreg\nbatch = 16\n"
@@ -65,11 +67,17 @@ static char *run_live(const char *scen, const char *db, const char *args, int co
              sock, cols, rows, DTSIM_BINARY, scen, db, args);
     ck_assert_int_eq(sh(cmd), 0);
     char *screen = NULL;
+    saw_midway = 0;
     for (int i = 0; i < 1200; i++) {
         free(screen);
         screen = capture();
         if (strstr(screen, "EXIT="))
             break;
+        long done, total;
+        char *step = strstr(screen, "\nstep ");
+        if (step && !strstr(screen, "[done]") &&
+            sscanf(step, "\nstep %ld of %ld", &done, &total) == 2 && done < total)
+            saw_midway = 1;
         nanosleep(&(struct timespec){0, 100000000}, NULL);
     }
     snprintf(cmd, sizeof cmd, "tmux -L %s kill-server 2>/dev/null", sock);
@@ -254,6 +262,7 @@ START_TEST(pace_holds_the_wall_clock_back)
     ck_assert_int_eq(sscanf(strstr(frame, "simulated "), "simulated %lf s wall %lf", &sim2,
                             &wall), 2);
     ck_assert_double_eq_tol(sim2, sim_time, 1e-3); /* pacing does not change the run */
+    ck_assert_msg(saw_midway, "no frame of the run under way in 1.5 s");
     ck_assert_msg(wall >= sim2 / pace - 0.1, "wall %.1f s < %.3f s simulated / pace %g", wall,
                   sim2, pace);
     free(screen);
