@@ -445,6 +445,8 @@ fail:
     return st;
 }
 
+struct sqlite3 *results_db_sqlite(results_db_t *db) { return db->h; }
+
 void results_db_close(results_db_t *db)
 {
     if (!db)

@@ -38,6 +38,8 @@ int results_sql_int(struct sqlite3 *h, const char *sql, int *out);
 dt_status results_db_open(results_db_t **db, const char *path, dt_err_t *err);
 /* Rolls back an open transaction, then closes. NULL is allowed. */
 void results_db_close(results_db_t *db);
+/* The open SQLite handle, for the store's own writers beyond one row at a time (merge.c). */
+struct sqlite3 *results_db_sqlite(results_db_t *db);
 
 typedef struct results_run_info {
     const char *name;

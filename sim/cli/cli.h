@@ -45,6 +45,8 @@ int cli_plot(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 /** dtsim export --csv: writes a database's tables (or some runs') as CSV files. */
 int cli_export(int argc, char **argv);
+/** dtsim merge: joins results databases (a sweep's members run as separate jobs). */
+int cli_merge(int argc, char **argv);
 
 /* Prints "dtsim CMD: MESSAGE" and a hint to --help on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

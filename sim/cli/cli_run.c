@@ -31,6 +31,7 @@ typedef struct run_opts {
     const char *db;
     int jobs; /* sweep runs at once */
     int links; /* platform: list hosts and links instead of the XML */
+    const char *member; /* run: one member of the sweep ("all": every one), or NULL */
     int live;    /* run: the live view */
     double pace; /* run --live: simulated seconds per wall second, 0: none */
 } run_opts_t;
@@ -48,7 +49,7 @@ static void run_help(const char *cmd)
            "\n"
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
-           strcmp(cmd, "run") ? "" : "\n                [--live [--pace S]]",
+           strcmp(cmd, "run") ? "" : "\n                [--member I|all] [--live [--pace S]]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
@@ -64,6 +65,11 @@ static void run_help(const char *cmd)
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
                  "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
+                 "  --member I                run member I (0, 1, ... as dtsim check lists\n"
+                 "                            them) of the sweep alone, into --db, as one job\n"
+                 "                            of a job array [SLURM_ARRAY_TASK_ID when set;\n"
+                 "                            all: every member]; dtsim merge joins the\n"
+                 "                            members' databases\n"
                  "  --live                    redraw a view of the run on the terminal while\n"
                  "                            it runs: per host its steps and compute /\n"
                  "                            communication / idle shares, accuracy so far\n"
@@ -83,6 +89,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"jobs", required_argument, 0, 'j'},
         {"links", no_argument, 0, 'l'},
         {"live", no_argument, 0, 'L'},
+        {"member", required_argument, 0, 'M'},
         {"pace", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -117,6 +124,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             o->jobs = (int)jobs;
             break;
         }
+        case 'M':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--member\"");
+            o->member = optarg;
+            break;
         case 'L':
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--live\"");
@@ -472,6 +484,75 @@ done:
     return rc;
 }
 
+/* Which member of the sweep to run alone: --member I, or SLURM_ARRAY_TASK_ID in a job
+ * array; -1 (every member, or no sweep). Returns the exit code of a bad value. */
+static int member_of(const run_opts_t *o, const scenario_t *sc, long *member)
+{
+    const char *text = o->member, *from = "--member ";
+    if (!text && sc->sweep.n_keys && getenv("SLURM_ARRAY_TASK_ID")) {
+        text = getenv("SLURM_ARRAY_TASK_ID");
+        from = "SLURM_ARRAY_TASK_ID=";
+    }
+    *member = -1;
+    if (!text || (o->member && !strcmp(text, "all")))
+        return CLI_EXIT_OK;
+    if (!sc->sweep.n_keys)
+        return cli_usage_error("run", "--member %s: %s has no [sweep] (it is one run)", text,
+                               sc->path);
+    long n = scenario_sweep_count(sc);
+    if (cli_parse_long(text, 0, n - 1, member))
+        return cli_usage_error("run", "%s%s: %s is a sweep of %ld runs (members 0 to %ld%s)",
+                               from, text, sc->path, n, n - 1,
+                               o->member ? ", or all" : "; --member all runs every one");
+    return CLI_EXIT_OK;
+}
+
+/* The sweep id every member of one sweep stores, whichever job runs it: NAME-slurmJOB in a
+ * Slurm job array, else NAME- and a hash of the sweep's resolved scenario (the database it
+ * writes to left out, as each job may write its own). */
+static void member_sweep_id(const scenario_t *sc, char *id, size_t size)
+{
+    const char *job = getenv("SLURM_ARRAY_JOB_ID");
+    if (job && job[0] && strspn(job, "0123456789") == strlen(job)) {
+        snprintf(id, size, "%s-slurm%s", sc->name, job);
+        return;
+    }
+    scenario_t *copy = dt_malloc(sizeof *copy);
+    *copy = *sc;
+    copy->db[0] = '\0';
+    char *text = config_text(copy);
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    free(text);
+    free(copy);
+    snprintf(id, size, "%s-%016llx", sc->name, (unsigned long long)h);
+}
+
+/* One member of base's sweep, in this process, under the sweep's id and its index. */
+static int run_member(const scenario_t *base, long member, const run_opts_t *o,
+                      const char *argv0)
+{
+    if (o->live && !isatty(STDERR_FILENO))
+        return cli_usage_error("run", "--live draws on a terminal and stderr is not one");
+    scenario_t *run = dt_malloc(sizeof *run);
+    dt_err_t err;
+    int rc;
+    if (scenario_sweep_run(base, member, run, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+    } else {
+        char id[SCENARIO_STR + 64];
+        member_sweep_id(base, id, sizeof id);
+        rc = cli_run_scenario(run, argv0, id, member, 1, o->live, o->pace);
+        if (rc != CLI_EXIT_USAGE)
+            printf("member %ld of %ld of sweep %s (dtsim merge joins the members' databases)\n",
+               member, scenario_sweep_count(base), id);
+    }
+    free(run);
+    return rc;
+}
+
 int cli_run(int argc, char **argv)
 {
     run_opts_t o;
@@ -494,7 +575,14 @@ int cli_run(int argc, char **argv)
         free(sc);
         return CLI_EXIT_USAGE;
     }
-    if (o.live && sc->sweep.n_keys)
+    long member = -1;
+    if ((rc = member_of(&o, sc, &member)) != CLI_EXIT_OK) {
+        free(sc);
+        return rc;
+    }
+    if (member >= 0)
+        rc = run_member(sc, member, &o, argv[0]);
+    else if (o.live && sc->sweep.n_keys)
         rc = cli_usage_error("run", "--live shows one run and %s is a sweep of %ld runs (a "
                                     "copy of it without [sweep] is one run)",
                              sc->path, scenario_sweep_count(sc));

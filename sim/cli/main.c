@@ -25,6 +25,7 @@ static void usage(FILE *out)
             "  strategies         every strategy, the keys it reads, what it does\n"
             "  runs               list the runs of a results database\n"
             "  export --csv       write a database's tables (or some runs') as CSV files\n"
+            "  merge              join results databases (a sweep's members run apart)\n"
             "  train              train a model in one process (no simulation), printing\n"
             "                     test accuracy after each epoch\n"
             "  bench trainer      training speed and accuracy on this machine\n"
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
         return cli_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cli_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return cli_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
         return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
