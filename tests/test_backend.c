@@ -4,7 +4,13 @@
  * stated beside every call. */
 #include <check.h>
 
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend.h"
+#include "blas.h"
 #include "backend_checks.h"
 
 START_TEST(test_cpu_gemm)
@@ -104,6 +110,61 @@ START_TEST(test_cpu_name)
 }
 END_TEST
 
+/* The kernels asked of OpenBLAS, case by case. */
+START_TEST(test_blas_core_choice)
+{
+    trainer_cpu_t none = {0, 0}, skx = {1, 0}, cpx = {1, 1};
+    ck_assert_ptr_null(trainer_blas_core_for(none, "Zen"));
+    ck_assert_ptr_null(trainer_blas_core_for(none, "Haswell"));
+    ck_assert_str_eq(trainer_blas_core_for(skx, "Zen"), "SKYLAKEX");
+    ck_assert_str_eq(trainer_blas_core_for(skx, "Haswell"), "SKYLAKEX");
+    ck_assert_str_eq(trainer_blas_core_for(cpx, "Zen"), "COOPERLAKE");
+    /* OpenBLAS already runs AVX-512 kernels: nothing to change */
+    ck_assert_ptr_null(trainer_blas_core_for(cpx, "SkylakeX"));
+    ck_assert_ptr_null(trainer_blas_core_for(cpx, "Cooperlake"));
+    ck_assert_ptr_null(trainer_blas_core_for(skx, "SapphireRapids"));
+    ck_assert_ptr_null(trainer_blas_core_for(skx, NULL));
+}
+END_TEST
+
+/* Whether a flag is among the first "flags" line of /proc/cpuinfo (-1: no such file). */
+static int cpuinfo_has(const char *flag)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return -1;
+    static char line[1 << 14];
+    int found = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) {
+            for (char *t = strtok(strchr(line, ':') + 1, " \n"); t; t = strtok(NULL, " \n"))
+                found |= !strcmp(t, flag);
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+/* This CPU as the compiler's runtime sees it against the kernel's flags, and the description
+ * against what OpenBLAS reports. */
+START_TEST(test_blas_this_cpu)
+{
+    trainer_cpu_t cpu = trainer_cpu_detect();
+    int f = cpuinfo_has("avx512f"), bw = cpuinfo_has("avx512bw"), dq = cpuinfo_has("avx512dq"),
+        vl = cpuinfo_has("avx512vl");
+    if (f >= 0)
+        ck_assert_int_eq(cpu.avx512, f && bw && dq && vl);
+    if (f >= 0 && cpu.avx512)
+        ck_assert_int_eq(cpu.avx512_bf16, cpuinfo_has("avx512_bf16"));
+    char text[256];
+    trainer_blas_describe(text, sizeof text);
+    ck_assert_msg(strstr(text, openblas_get_corename()), "%s", text);
+    ck_assert_msg(!strncmp(text, "OpenBLAS ", 9), "%s", text);
+    if (!getenv("OPENBLAS_CORETYPE") && !cpu.avx512)
+        ck_assert_msg(strstr(text, "no AVX-512"), "%s", text);
+}
+END_TEST
+
 static Suite *backend_suite(void)
 {
     Suite *s = suite_create("backend");
@@ -123,6 +184,8 @@ static Suite *backend_suite(void)
     tcase_add_test(tc, test_cpu_average);
     tcase_add_test(tc, test_cpu_alloc_zeroed);
     tcase_add_test(tc, test_cpu_round_trip);
+    tcase_add_test(tc, test_blas_core_choice);
+    tcase_add_test(tc, test_blas_this_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

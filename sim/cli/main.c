@@ -3,6 +3,7 @@
 #include <string.h>
 
 
+#include "blas.h"
 #include "cli.h"
 #include "strategy.h"
 #include "transport.h"
@@ -34,11 +35,12 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -h, --help         this text (COMMAND --help for a command's options)\n"
-            "  --version          dtsim and SimGrid versions\n");
+            "  --version          dtsim and SimGrid versions, and which OpenBLAS kernels run\n");
 }
 
 int main(int argc, char **argv)
 {
+    trainer_blas_select(argv); /* may start dtsim again, with OpenBLAS's AVX-512 kernels */
     sim_strategies_register();
     if (argc < 2) {
         usage(stderr);
@@ -52,7 +54,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version")) {
         char version[32];
         sim_transport_version(version, sizeof version);
-        printf("dtsim %s (SimGrid %s)\n", DTSIM_VERSION, version);
+        char blas[256];
+        trainer_blas_describe(blas, sizeof blas);
+        printf("dtsim %s (SimGrid %s)\n%s\n", DTSIM_VERSION, version, blas);
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "run"))
