@@ -415,7 +415,7 @@ START_TEST(csv_export_and_run_list)
 
     const char *out = dir; /* teardown removes the files */
     int64_t only[1] = {r1};
-    ck_assert_int_eq(results_export_csv(path, only, 1, out, NULL, &err), DT_OK);
+    ck_assert_int_eq(results_export_csv(path, only, 1, 0, out, NULL, &err), DT_OK);
     char file[300];
     snprintf(file, sizeof file, "%s/runs.csv", out);
     FILE *f = fopen(file, "r");
@@ -444,7 +444,7 @@ START_TEST(csv_export_and_run_list)
     ck_assert_double_eq(strtod(fields[5], NULL), 0.25);
 
     /* all runs: the NaN loss of run 2 is an empty field */
-    ck_assert_int_eq(results_export_csv(path, NULL, 0, out, NULL, &err), DT_OK);
+    ck_assert_int_eq(results_export_csv(path, NULL, 0, 0, out, NULL, &err), DT_OK);
     f = fopen(file, "r");
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
