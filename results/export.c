@@ -84,6 +84,7 @@ const results_export_table_t results_export_tables[] = {
     {"client_fairness", "run", "federated run: participation, accuracy spread (view)"},
     {"label_hist", "run", "client and label: the partition's label counts"},
     {"timeline", "run", "interval: what a host did (compute, comm, idle), when"},
+    {"messages", "run", "message in the timeline's window: who to whom, when, bytes"},
     {"links", "run", "link: bytes it carried"},
     {"faults", "run", "fault: simulated time, kind, target, detail"},
 };

@@ -10,12 +10,14 @@
  *   - numbers go in as raw JSON in their shortest round-trip form (csv.h): cJSON's own
  *     printing keeps 15 digits when they read back within an epsilon, which can move a slice
  *     by a unit in the last place;
- *   - a message's flow leaves the sender and reaches the receiver at the middle of its
- *     transfer [start, done): the receiver spends that time in a comm slice and the sender,
- *     whose send ends with the transfer, in its send (or, for a send it posted and went on
- *     from, in whatever it did meanwhile); flow events bind to the slice enclosing their
- *     time, and a time strictly inside both binds on both sides whatever order a viewer
- *     gives to events of equal time. */
+ *   - a flow event binds to the slice that encloses its time, so a message's two ends are
+ *     put at one time strictly inside the receiver's slice that the transfer ended in: the
+ *     middle of [max(that slice's start, sent), done). A blocking sender spends all of
+ *     [sent, done) in its send, which holds that time too; a sender that posted the message
+ *     and went on is bound to whatever it was doing then. The receiver's slice, not the
+ *     message's own start, because a message that arrived while its receiver was still busy
+ *     with another transfer has a start equal to its done. Strictly inside: viewers differ
+ *     in which of two events of equal time comes first. */
 #define _POSIX_C_SOURCE 200809L
 #include "trace_json.h"
 
@@ -31,6 +33,7 @@ struct results_trace {
     results_messages_t msgs;
     int *pid;       /* (n_lanes) the process of each lane's host: 1 + its first lane */
     size_t *by_key; /* (n_lanes) lane indices by host, role, rank: a message's lanes */
+    size_t *first;  /* (n_lanes + 1) lane l's intervals are iv[first[l] .. first[l + 1]) */
 };
 
 static int lane_cmp(const results_lane_t *a, const char *host, const char *role, int rank)
@@ -67,6 +70,24 @@ static size_t find_lane(const results_trace_t *t, const char *host, const char *
     return SIZE_MAX;
 }
 
+/* The time of a message's flow: strictly inside the receiver's slice (on lane dst) that
+ * ends the transfer, [s, e) with s < done <= e; done itself when there is none. */
+static double flow_time(const results_trace_t *t, size_t dst, const results_message_t *m)
+{
+    size_t lo = t->first[dst], hi = t->first[dst + 1];
+    while (lo < hi) { /* the first interval starting at or after done */
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->tl.iv[mid].start < m->done)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == t->first[dst] || t->tl.iv[lo - 1].end < m->done)
+        return m->done;
+    double from = t->tl.iv[lo - 1].start > m->sent ? t->tl.iv[lo - 1].start : m->sent;
+    return (from + m->done) / 2;
+}
+
 /* by_key, and each lane's process: the lanes of one host, adjacent in by_key, share the
  * process numbered after the first of them in lane order. */
 static void index_lanes(results_trace_t *t)
@@ -74,8 +95,14 @@ static void index_lanes(results_trace_t *t)
     size_t n = t->tl.n_lanes;
     t->by_key = dt_malloc(n * sizeof *t->by_key);
     t->pid = dt_malloc(n * sizeof *t->pid);
+    t->first = dt_calloc(n + 1, sizeof *t->first);
     for (size_t i = 0; i < n; i++)
         t->by_key[i] = i;
+    for (size_t i = 0; i < t->tl.n; i++) /* the intervals come lane by lane, in start order */
+        t->first[t->tl.iv[i].lane + 1] = i + 1;
+    for (size_t l = 1; l <= n; l++)
+        if (t->first[l] < t->first[l - 1])
+            t->first[l] = t->first[l - 1];
     sort_lanes = t->tl.lanes;
     qsort(t->by_key, n, sizeof *t->by_key, by_key_cmp);
     for (size_t g = 0; g < n;) {
@@ -124,6 +151,7 @@ void results_trace_free(results_trace_t *t)
     results_messages_free(&t->msgs);
     free(t->pid);
     free(t->by_key);
+    free(t->first);
     free(t);
 }
 
@@ -209,7 +237,7 @@ static void emit_slices(const results_trace_t *t, FILE *f, size_t *count)
 }
 
 /* A flow per message whose sender and receiver both have a lane: "s" on the sender's, "f"
- * on the receiver's, bound to the slices enclosing the middle of the transfer. */
+ * on the receiver's, both at flow_time. */
 static void emit_flows(const results_trace_t *t, FILE *f, size_t *count)
 {
     for (size_t i = 0; i < t->msgs.n; i++) {
@@ -218,7 +246,7 @@ static void emit_flows(const results_trace_t *t, FILE *f, size_t *count)
         size_t dst = find_lane(t, m->dst_host, m->dst_role, m->dst_rank);
         if (src == SIZE_MAX || dst == SIZE_MAX)
             continue;
-        double mid = (m->start + m->done) / 2 * 1e6;
+        double mid = flow_time(t, dst, m) * 1e6;
         cJSON *s = event("s", "message", t->pid[src], src + 1);
         add_string(s, "cat", "message");
         add_number(s, "id", (double)(i + 1));
