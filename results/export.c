@@ -88,7 +88,8 @@ const results_export_table_t results_export_tables[] = {
     {"links", "run", "link: bytes it carried"},
     {"faults", "run", "fault: simulated time, kind, target, detail"},
 };
-const size_t results_export_n_tables = sizeof results_export_tables / sizeof results_export_tables[0];
+const size_t results_export_n_tables =
+    sizeof results_export_tables / sizeof results_export_tables[0];
 
 /* Writes a file through fn(ctx, f, err): under a temporary name beside path, renamed to path
  * when fn succeeded and every byte reached the file, removed otherwise; "-" is stdout. */
@@ -134,8 +135,8 @@ static dt_status make_dirs(const char *path, int is_dir, dt_err_t *err)
     if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
         return dt_err_input(err, "%.200s...: path too long", path);
     char *end = is_dir ? dir + strlen(dir) : strrchr(dir, '/');
-    if (!end)
-        return DT_OK; /* a file in the working directory */
+    if (!end || end == dir)
+        return DT_OK; /* a file in the working directory, or in / */
     *end = '\0';
     for (char *p = dir + 1;; p++) {
         if (*p != '/' && *p != '\0')

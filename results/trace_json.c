@@ -32,7 +32,7 @@ struct results_trace {
     results_timeline_t tl;
     results_messages_t msgs;
     int *pid;       /* (n_lanes) the process of each lane's host: 1 + its first lane */
-    size_t *by_key; /* (n_lanes) lane indices by host, role, rank: a message's lanes */
+    const results_lane_t **by_key; /* (n_lanes) the lanes by host, role, rank: a message's */
     size_t *first;  /* (n_lanes + 1) lane l's intervals are iv[first[l] .. first[l + 1]) */
 };
 
@@ -44,13 +44,12 @@ static int lane_cmp(const results_lane_t *a, const char *host, const char *role,
     return c ? c : (a->rank > rank) - (a->rank < rank);
 }
 
-static const results_lane_t *sort_lanes; /* qsort has no context argument */
-
 static int by_key_cmp(const void *x, const void *y)
 {
-    const results_lane_t *a = &sort_lanes[*(const size_t *)x], *b = &sort_lanes[*(const size_t *)y];
+    const results_lane_t *a = *(const results_lane_t *const *)x;
+    const results_lane_t *b = *(const results_lane_t *const *)y;
     int c = lane_cmp(a, b->host, b->role, b->rank);
-    return c ? c : (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
+    return c ? c : (a > b) - (a < b); /* the same lane twice: by position, one array */
 }
 
 /* The lane of host, role and rank; SIZE_MAX when the timeline has none. */
@@ -59,9 +58,9 @@ static size_t find_lane(const results_trace_t *t, const char *host, const char *
     size_t lo = 0, hi = t->tl.n_lanes;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = lane_cmp(&t->tl.lanes[t->by_key[mid]], host, role, rank);
+        int c = lane_cmp(t->by_key[mid], host, role, rank);
         if (c == 0)
-            return t->by_key[mid];
+            return (size_t)(t->by_key[mid] - t->tl.lanes);
         if (c < 0)
             lo = mid + 1;
         else
@@ -97,23 +96,23 @@ static void index_lanes(results_trace_t *t)
     t->pid = dt_malloc(n * sizeof *t->pid);
     t->first = dt_calloc(n + 1, sizeof *t->first);
     for (size_t i = 0; i < n; i++)
-        t->by_key[i] = i;
+        t->by_key[i] = &t->tl.lanes[i];
     for (size_t i = 0; i < t->tl.n; i++) /* the intervals come lane by lane, in start order */
         t->first[t->tl.iv[i].lane + 1] = i + 1;
     for (size_t l = 1; l <= n; l++)
         if (t->first[l] < t->first[l - 1])
             t->first[l] = t->first[l - 1];
-    sort_lanes = t->tl.lanes;
     qsort(t->by_key, n, sizeof *t->by_key, by_key_cmp);
     for (size_t g = 0; g < n;) {
-        size_t e = g, first = t->by_key[g];
-        while (e < n && !strcmp(t->tl.lanes[t->by_key[e]].host, t->tl.lanes[first].host)) {
-            if (t->by_key[e] < first)
-                first = t->by_key[e];
+        size_t e = g, first = (size_t)(t->by_key[g] - t->tl.lanes);
+        while (e < n && !strcmp(t->by_key[e]->host, t->by_key[g]->host)) {
+            size_t lane = (size_t)(t->by_key[e] - t->tl.lanes);
+            if (lane < first)
+                first = lane;
             e++;
         }
         for (size_t k = g; k < e; k++)
-            t->pid[t->by_key[k]] = (int)first + 1;
+            t->pid[t->by_key[k] - t->tl.lanes] = (int)first + 1;
         g = e;
     }
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "db.h"
 #include "export.h"
 
 static char dir[64];
@@ -325,9 +326,10 @@ START_TEST(shortest_doubles_round_trip)
     ck_assert_str_eq(results_csv_double(buf, 0.05f), "0.05000000074505806");
     snprintf(buf, sizeof buf, "%.17g", 0.1); /* what the export wrote before */
     ck_assert_str_eq(buf, "0.10000000000000001");
-    const double fixed[] = {0.1,     0.2,      0.3,           1.0 / 3,  2.0 / 3, 3.141592653589793, -2.718281828459045,
-                            1e-300,  5e-324,   DBL_MIN,       DBL_MAX,  -0.0,    1e21, 1e22,
-                            123456789012345678.0, 9007199254740993.0, 0.000123, 100, 1e100};
+    const double fixed[] = {0.1,     0.2,     0.3,     1.0 / 3, 2.0 / 3, 3.141592653589793,
+                            -2.718281828459045,   1e-300,  5e-324,  DBL_MIN, DBL_MAX,
+                            -0.0,    1e21,    1e22,    123456789012345678.0,
+                            9007199254740993.0,   0.000123, 100,    1e100};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         assert_shortest(fixed[i]);
     /* random finite bit patterns */
@@ -643,6 +645,56 @@ START_TEST(trace_of_each_timeline)
 }
 END_TEST
 
+/* Two nodes on one host (a server and a worker): one process with two tracks, the host's
+ * process first as its server comes first; a message between them a flow within it. */
+START_TEST(several_nodes_on_one_host)
+{
+    char path[160], out[160];
+    snprintf(path, sizeof path, "%s/shared.db", dir);
+    snprintf(out, sizeof out, "%s/shared.json", dir);
+    results_db_t *w;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_db_open(&w, path, &err), DT_OK);
+    results_run_info_t info = {.name = "shared", .strategy = "sync-ps", .config = "x"};
+    int64_t run;
+    ck_assert_int_eq(results_run_begin(w, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "b", "worker", 0, "compute", 0, 1, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 1, "comm", 0, 2, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "server", 0, "idle", 0, 1, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "server", 0, "comm", 1, 2, &err), DT_OK);
+    results_msg_end_t src = {"a", "worker", 1}, dst = {"a", "server", 0};
+    ck_assert_int_eq(results_message_add(w, run, &src, &dst, 0.5, 1, 2, 8, &err), DT_OK);
+    results_db_close(w);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out,
+                                            NULL}),
+                     0);
+    char *text = slurp(out);
+    cJSON *doc = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(doc);
+    const cJSON *events = member(doc, "traceEvents"), *e;
+    int sp, st, wp, wt, bp, bt, processes = 0;
+    ck_assert(track_of(events, "a", "server", 0, &sp, &st));
+    ck_assert(track_of(events, "a", "worker", 1, &wp, &wt));
+    ck_assert(track_of(events, "b", "worker", 0, &bp, &bt));
+    ck_assert_int_eq(sp, wp);
+    ck_assert_int_ne(st, wt);
+    ck_assert_int_lt(sp, bp);
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *ph = member(e, "ph")->valuestring;
+        processes += !strcmp(ph, "M") && !strcmp(member(e, "name")->valuestring, "process_name");
+        if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+            ck_assert_int_eq(member(e, "tid")->valueint, ph[0] == 's' ? wt : st);
+            /* the middle of the server's comm slice [1, 2): 1.5 s */
+            ck_assert(member(e, "ts")->valuedouble == 1.5e6);
+        }
+    }
+    ck_assert_int_eq(processes, 2);
+    cJSON_Delete(doc);
+    free(text);
+}
+END_TEST
+
 /* --- errors ---------------------------------------------------------------------------- */
 
 /* One line, exit code 2, and the file at --out left as it was. */
@@ -830,6 +882,7 @@ int main(void)
     tcase_add_test(tc, csv_every_table_read_back);
     tcase_add_test(tc, tidy_table_of_a_sweep);
     tcase_add_test(tc, trace_of_each_timeline);
+    tcase_add_test(tc, several_nodes_on_one_host);
     tcase_add_test(tc, errors_touch_nothing);
     tcase_add_test(tc, older_file_without_messages);
     tcase_add_test(tc, readme_pandas_snippet);

@@ -132,6 +132,9 @@ int cli_export(int argc, char **argv)
                                          "--all-params");
     if (out && !*out)
         return cli_usage_error("export", "--out needs a path");
+    if (csv && out && !strcmp(out, "-"))
+        return cli_usage_error("export", "--csv writes a file per table: --out takes a "
+                                         "directory, not -");
     dt_err_t err;
     dt_status st;
     if (trace) {
