@@ -4,7 +4,8 @@
 set -eu
 
 PACKAGES="gcc libc6-dev make cmake pkg-config libsimgrid-dev libopenblas-dev libsqlite3-dev \
-check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang tmux"
+check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang tmux libcjson-dev \
+python3-pandas"
 
 missing=""
 for p in $PACKAGES; do

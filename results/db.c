@@ -46,6 +46,7 @@ enum stmt_id {
     ST_FAULT_ADD,
     ST_PRIVACY_ADD,
     ST_CLIENT_ADD,
+    ST_MESSAGE_ADD,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -85,6 +86,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_PRIVACY_ADD] = "INSERT INTO privacy (run, round, epsilon, delta) VALUES (?1, ?2, ?3, ?4)",
     [ST_CLIENT_ADD] = "INSERT INTO clients (run, client, rounds, samples, held_out, test_acc,"
                       " test_loss, byzantine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [ST_MESSAGE_ADD] = "INSERT INTO messages (run, src_host, src_role, src_rank, dst_host,"
+                       " dst_role, dst_rank, sent, start, done, bytes)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -284,8 +288,18 @@ static int migrate_3_to_4(sqlite3 *h)
     return sqlite3_exec(h, sql, NULL, NULL, NULL);
 }
 
+/* Version 4 -> 5: the messages table (as in schema.sql). */
+static const char migrate_4_to_5[] =
+    "CREATE TABLE messages (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " src_host TEXT NOT NULL, src_role TEXT NOT NULL, src_rank INTEGER NOT NULL,"
+    " dst_host TEXT NOT NULL, dst_role TEXT NOT NULL, dst_rank INTEGER NOT NULL,"
+    " sent REAL NOT NULL, start REAL NOT NULL, done REAL NOT NULL, bytes REAL NOT NULL);"
+    "CREATE INDEX messages_run ON messages (run, sent);"
+    "PRAGMA user_version = 5;";
+
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
-static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL};
+static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL,
+                                         migrate_4_to_5};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -616,6 +630,26 @@ dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
     bind_real(s, 6, start);
     bind_real(s, 7, end);
     return db_step(db, ST_TIMELINE_ADD, err, "storing a timeline interval", run);
+}
+
+dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_end_t *src,
+                              const results_msg_end_t *dst, double sent, double start,
+                              double done, double bytes, dt_err_t *err)
+{
+    DT_ASSERT(db && src && dst);
+    sqlite3_stmt *s = db->st[ST_MESSAGE_ADD];
+    bind_int(s, 1, run);
+    bind_text(s, 2, src->host);
+    bind_text(s, 3, src->role);
+    bind_int(s, 4, src->rank);
+    bind_text(s, 5, dst->host);
+    bind_text(s, 6, dst->role);
+    bind_int(s, 7, dst->rank);
+    bind_real(s, 8, sent);
+    bind_real(s, 9, start);
+    bind_real(s, 10, done);
+    bind_real(s, 11, bytes);
+    return db_step(db, ST_MESSAGE_ADD, err, "storing a message", run);
 }
 
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 4
+#define RESULTS_SCHEMA_VERSION 5
 
 typedef struct results_db results_db_t;
 
@@ -124,6 +124,16 @@ dt_status results_param_add(results_db_t *db, int64_t run, const char *key, cons
 dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
                                const char *role, int rank, const char *state, double start,
                                double end, dt_err_t *err);
+
+/* One message of the timeline's window: its sender's and receiver's host, role and rank,
+ * when it was posted, when the receiver's transfer began and when it ended, its bytes. */
+typedef struct results_msg_end {
+    const char *host, *role;
+    int rank;
+} results_msg_end_t;
+dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_end_t *src,
+                              const results_msg_end_t *dst, double sent, double start,
+                              double done, double bytes, dt_err_t *err);
 
 /* Adds bytes to a link's total. */
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,

@@ -1,10 +1,15 @@
-/* The run list and CSV export (see export.h). Read-only, through prepared statements with
- * bound run ids; table names come from a fixed list, never from the user. */
+/* The run list and the export (see export.h): CSV tables, the tidy table and the Chrome
+ * trace, each written whole under a temporary name and then renamed, so that a failed export
+ * leaves the files of an earlier one as they were. Read-only, through prepared statements
+ * with bound run ids; table names come from a fixed list, never from the user. */
 #define _POSIX_C_SOURCE 200809L
 #include "export.h"
 
+#include "csv.h"
 #include "db.h"
 #include "query.h"
+#include "tidy.h"
+#include "trace_json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
 {
@@ -64,102 +70,247 @@ dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
     return st;
 }
 
-/* One CSV field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
-static void csv_field(FILE *f, sqlite3_stmt *s, int col)
+const results_export_table_t results_export_tables[] = {
+    {"runs", "id", "run: name, strategy, status, configuration, seed, sweep"},
+    {"params", "run", "run and key: its text, its number in base units"},
+    {"evals", "run", "evaluation: time, step, samples, bytes, loss, accuracy"},
+    {"workers", "run", "host: role, rank, compute/comm/idle seconds, bytes, steps"},
+    {"memory", "run", "host: parameters, gradients, optimizer state, activations"},
+    {"summary", "run", "ended run: final accuracy, loss, times, bytes, shares"},
+    {"run_summary", "run", "ended run: summary, workers, throughput, scaling (view)"},
+    {"staleness", "run", "staleness value: gradients async-ps applied that stale"},
+    {"privacy", "run", "DP-FedAvg round: epsilon spent at delta"},
+    {"clients", "run", "federated client: rounds, samples, held-out accuracy"},
+    {"client_fairness", "run", "federated run: participation, accuracy spread (view)"},
+    {"label_hist", "run", "client and label: the partition's label counts"},
+    {"timeline", "run", "interval: what a host did (compute, comm, idle), when"},
+    {"messages", "run", "message in the timeline's window: who to whom, when, bytes"},
+    {"links", "run", "link: bytes it carried"},
+    {"faults", "run", "fault: simulated time, kind, target, detail"},
+};
+const size_t results_export_n_tables =
+    sizeof results_export_tables / sizeof results_export_tables[0];
+
+/* Writes a file through fn(ctx, f, err): under a temporary name beside path, renamed to path
+ * when fn succeeded and every byte reached the file, removed otherwise; "-" is stdout. */
+typedef dt_status (*write_fn)(void *ctx, FILE *f, dt_err_t *err);
+
+static dt_status write_file(const char *path, write_fn fn, void *ctx, FILE *written,
+                            dt_err_t *err)
 {
-    switch (sqlite3_column_type(s, col)) {
-    case SQLITE_NULL:
-        return;
-    case SQLITE_INTEGER:
-        fprintf(f, "%lld", (long long)sqlite3_column_int64(s, col));
-        return;
-    case SQLITE_FLOAT:
-        fprintf(f, "%.17g", sqlite3_column_double(s, col));
-        return;
-    default: {
-        const char *t = (const char *)sqlite3_column_text(s, col);
-        if (!strpbrk(t, ",\"\r\n")) {
-            fputs(t, f);
-            return;
-        }
-        fputc('"', f);
-        for (; *t; t++) {
-            if (*t == '"')
-                fputc('"', f);
-            fputc(*t, f);
-        }
-        fputc('"', f);
+    if (!strcmp(path, "-")) {
+        dt_status st = fn(ctx, stdout, err);
+        if (fflush(stdout) != 0 && st == DT_OK)
+            st = dt_err_input(err, "stdout: write failed: %s", strerror(errno));
+        return st;
     }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return dt_err_input(err, "%.200s...: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return dt_err_input(err, "%s: cannot write: %s", path, strerror(errno));
+    dt_status st = fn(ctx, f, err);
+    if (ferror(f) && st == DT_OK)
+        st = dt_err_input(err, "%s: write failed", path);
+    if (fclose(f) != 0 && st == DT_OK)
+        st = dt_err_input(err, "%s: write failed: %s", path, strerror(errno));
+    if (st == DT_OK && rename(tmp, path) != 0)
+        st = dt_err_input(err, "%s: cannot write: %s", path, strerror(errno));
+    if (st != DT_OK) {
+        unlink(tmp);
+        return st;
+    }
+    if (written)
+        fprintf(written, "%s\n", path);
+    return DT_OK;
+}
+
+/* mkdir -p of path's directory (of path itself when is_dir); "-" (stdout) needs none. */
+static dt_status make_dirs(const char *path, int is_dir, dt_err_t *err)
+{
+    if (!strcmp(path, "-"))
+        return DT_OK;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return dt_err_input(err, "%.200s...: path too long", path);
+    char *end = is_dir ? dir + strlen(dir) : strrchr(dir, '/');
+    if (!end || end == dir)
+        return DT_OK; /* a file in the working directory, or in / */
+    *end = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        struct stat sb;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return dt_err_input(err, "%s: cannot create: %s", dir, strerror(errno));
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            return dt_err_input(err, "%s: not a directory", dir);
+        if (!(*p = c))
+            return DT_OK;
     }
 }
 
-static dt_status export_table(sqlite3 *h, const char *db_path, const char *table,
-                              const char *run_col, const int64_t *runs, size_t n_runs,
-                              const char *dir, FILE *written, dt_err_t *err)
+typedef struct table_job {
+    sqlite3 *h;
+    const char *db_path;
+    const results_export_table_t *table;
+    const int64_t *runs;
+    size_t n_runs;
+} table_job_t;
+
+/* One table's rows, those of the given runs (all when none), as CSV. */
+static dt_status table_csv(void *ctx, FILE *f, dt_err_t *err)
 {
-    char path[4096], sql[256];
-    snprintf(path, sizeof path, "%s/%s.csv", dir, table);
-    if (n_runs)
-        snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s = ?1", table, run_col);
+    const table_job_t *j = ctx;
+    char sql[256];
+    if (j->n_runs)
+        snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s = ?1", j->table->name,
+                 j->table->run_col);
     else
-        snprintf(sql, sizeof sql, "SELECT * FROM %s", table);
+        snprintf(sql, sizeof sql, "SELECT * FROM %s", j->table->name);
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
-        return dt_err_input(err, "%s: %s: %s", db_path, table, sqlite3_errmsg(h));
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        sqlite3_finalize(s);
-        return dt_err_input(err, "%s: cannot write: %s", path, strerror(errno));
-    }
+    if (sqlite3_prepare_v2(j->h, sql, -1, &s, NULL) != SQLITE_OK)
+        return dt_err_input(err, "%s: %s: %s", j->db_path, j->table->name, sqlite3_errmsg(j->h));
     int cols = sqlite3_column_count(s);
     for (int c = 0; c < cols; c++)
         fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(s, c));
     fputc('\n', f);
     dt_status st = DT_OK;
-    for (size_t r = 0; r < (n_runs ? n_runs : 1) && st == DT_OK; r++) {
-        if (n_runs) {
+    for (size_t r = 0; r < (j->n_runs ? j->n_runs : 1) && st == DT_OK; r++) {
+        if (j->n_runs) {
             sqlite3_reset(s);
-            sqlite3_bind_int64(s, 1, runs[r]);
+            sqlite3_bind_int64(s, 1, j->runs[r]);
         }
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
             for (int c = 0; c < cols; c++) {
                 if (c)
                     fputc(',', f);
-                csv_field(f, s, c);
+                results_csv_column(f, s, c);
             }
             fputc('\n', f);
         }
         if (rc != SQLITE_DONE)
-            st = dt_err_input(err, "%s: %s: %s", db_path, table, sqlite3_errmsg(h));
+            st = dt_err_input(err, "%s: %s: %s", j->db_path, j->table->name,
+                              sqlite3_errmsg(j->h));
     }
     sqlite3_finalize(s);
-    if (fclose(f) != 0 && st == DT_OK)
-        st = dt_err_input(err, "%s: write failed: %s", path, strerror(errno));
-    if (st == DT_OK && written)
-        fprintf(written, "%s\n", path);
     return st;
 }
 
-dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_runs,
-                             const char *dir, FILE *written, dt_err_t *err)
+typedef struct tidy_job {
+    results_query_t *q;
+    const int64_t *runs;
+    size_t n_runs;
+    int all_params;
+} tidy_job_t;
+
+static dt_status tidy_csv(void *ctx, FILE *f, dt_err_t *err)
 {
-    static const char *const tables[][2] = {
-        {"runs", "id"},          {"params", "run"},   {"evals", "run"},
-        {"workers", "run"},      {"summary", "run"},  {"staleness", "run"},
-        {"label_hist", "run"},   {"timeline", "run"}, {"links", "run"},
-        {"faults", "run"},       {"memory", "run"},   {"privacy", "run"},
-        {"clients", "run"},
-    };
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return dt_err_input(err, "%s: cannot create: %s", dir, strerror(errno));
+    const tidy_job_t *j = ctx;
+    return results_tidy_write(j->q, j->runs, j->n_runs, j->all_params, f, err);
+}
+
+dt_status results_export_select(const char *db_path, const char *runs_spec, const char *sweep,
+                                int64_t **runs, size_t *n, dt_err_t *err)
+{
+    DT_ASSERT(!(runs_spec && sweep));
+    *runs = NULL;
+    *n = 0;
+    if (!runs_spec && !sweep)
+        return DT_OK;
     results_query_t *q;
     if (results_query_open(&q, db_path, err))
         return DT_ERR_INPUT;
-    dt_status st = DT_OK;
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0] && st == DT_OK; t++)
-        st = export_table(results_query_sqlite(q), db_path, tables[t][0], tables[t][1], runs,
-                          n_runs, dir, written, err);
+    results_runs_t sel = {0};
+    dt_status st = runs_spec ? results_query_select(q, runs_spec, NULL, &sel, err)
+                             : results_query_sweep(q, sweep, &sel, err);
+    if (st == DT_OK && sel.n == 0)
+        st = dt_err_input(err, "%s: no sweep \"%s\"", db_path, sweep);
+    if (st == DT_OK) {
+        *runs = dt_malloc(sel.n * sizeof **runs);
+        for (size_t i = 0; i < sel.n; i++)
+            (*runs)[i] = sel.v[i].id;
+        *n = sel.n;
+    }
+    results_runs_free(&sel);
+    results_query_close(q);
+    return st;
+}
+
+/* Whether the file has the table or view (an older schema version lacks the newer ones). */
+static int has_table(sqlite3 *h, const char *name)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(h, "SELECT 1 FROM sqlite_schema WHERE name = ?1", -1, &s, NULL))
+        return 1; /* let the table's own query say what is wrong */
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int found = sqlite3_step(s) != SQLITE_DONE;
+    sqlite3_finalize(s);
+    return found;
+}
+
+dt_status results_export_csv(const char *db_path, const int64_t *runs, size_t n_runs,
+                             int all_params, const char *dir, FILE *written, dt_err_t *err)
+{
+    results_query_t *q;
+    if (results_query_open(&q, db_path, err))
+        return DT_ERR_INPUT;
+    dt_status st = make_dirs(dir, 1, err);
+    char path[4096];
+    for (size_t t = 0; t < results_export_n_tables && st == DT_OK; t++) {
+        if (!has_table(results_query_sqlite(q), results_export_tables[t].name))
+            continue;
+        table_job_t job = {results_query_sqlite(q), db_path, &results_export_tables[t], runs,
+                           n_runs};
+        snprintf(path, sizeof path, "%s/%s.csv", dir, results_export_tables[t].name);
+        st = write_file(path, table_csv, &job, written, err);
+    }
+    if (st == DT_OK) {
+        tidy_job_t job = {q, runs, n_runs, all_params};
+        snprintf(path, sizeof path, "%s/%s", dir, RESULTS_TIDY_CSV);
+        st = write_file(path, tidy_csv, &job, written, err);
+    }
+    results_query_close(q);
+    return st;
+}
+
+dt_status results_export_tidy(const char *db_path, const int64_t *runs, size_t n_runs,
+                              int all_params, const char *path, FILE *written, dt_err_t *err)
+{
+    results_query_t *q;
+    if (results_query_open(&q, db_path, err))
+        return DT_ERR_INPUT;
+    tidy_job_t job = {q, runs, n_runs, all_params};
+    dt_status st = make_dirs(path, 0, err);
+    if (st == DT_OK)
+        st = write_file(path, tidy_csv, &job, written, err);
+    results_query_close(q);
+    return st;
+}
+
+static dt_status trace_json(void *trace, FILE *f, dt_err_t *err)
+{
+    return results_trace_write(trace, f, err);
+}
+
+dt_status results_export_trace(const char *db_path, int64_t run, const char *path,
+                               FILE *written, dt_err_t *err)
+{
+    results_query_t *q;
+    if (results_query_open(&q, db_path, err))
+        return DT_ERR_INPUT;
+    /* read and built first: a missing run or timeline leaves no file behind */
+    results_trace_t *trace = NULL;
+    dt_status st = results_trace_build(q, run, &trace, err);
+    if (st == DT_OK)
+        st = make_dirs(path, 0, err);
+    if (st == DT_OK)
+        st = write_file(path, trace_json, trace, written, err);
+    results_trace_free(trace);
     results_query_close(q);
     return st;
 }

@@ -789,3 +789,64 @@ void results_timeline_free(results_timeline_t *t)
     free(t->iv);
     memset(t, 0, sizeof *t);
 }
+
+const char *results_query_path(const results_query_t *q) { return q->path; }
+
+/* --- messages ----------------------------------------------------------------------------- */
+
+dt_status results_query_messages(results_query_t *q, int64_t run, results_messages_t *out,
+                                 dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    memset(out, 0, sizeof *out);
+    /* prepared here, not at open: a file before version 5 (read as it is) has no such table */
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(q->h,
+                           "SELECT src_host, src_role, src_rank, dst_host, dst_role, dst_rank,"
+                           " sent, start, done, bytes FROM messages WHERE run = ?1"
+                           " ORDER BY sent, rowid",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return DT_OK;
+    }
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        out->m = grow(out->m, &cap, out->n + 1, sizeof *out->m);
+        out->m[out->n++] = (results_message_t){
+            .src_host = text_dup(sqlite3_column_text(s, 0)),
+            .src_role = text_dup(sqlite3_column_text(s, 1)),
+            .src_rank = sqlite3_column_int(s, 2),
+            .dst_host = text_dup(sqlite3_column_text(s, 3)),
+            .dst_role = text_dup(sqlite3_column_text(s, 4)),
+            .dst_rank = sqlite3_column_int(s, 5),
+            .sent = sqlite3_column_double(s, 6),
+            .start = sqlite3_column_double(s, 7),
+            .done = sqlite3_column_double(s, 8),
+            .bytes = sqlite3_column_double(s, 9)};
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the messages of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+        results_messages_free(out);
+    }
+    sqlite3_finalize(s);
+    return st;
+}
+
+void results_messages_free(results_messages_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->m[i].src_host);
+        free(m->m[i].src_role);
+        free(m->m[i].dst_host);
+        free(m->m[i].dst_role);
+    }
+    free(m->m);
+    memset(m, 0, sizeof *m);
+}

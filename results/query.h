@@ -176,4 +176,29 @@ dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeli
 /* Frees the lanes (with their strings) and intervals and zeroes t; NULL is allowed. */
 void results_timeline_free(results_timeline_t *t);
 
+/* One message of the messages table: its sender's and receiver's lanes (as the timeline
+ * names them) and when it went (simulated seconds). */
+typedef struct results_message {
+    char *src_host, *src_role, *dst_host, *dst_role;
+    int src_rank, dst_rank;
+    double sent;  /* the sender posted it */
+    double start; /* the receiver's transfer began (the start of its comm interval) */
+    double done;  /* the receiver had it */
+    double bytes;
+} results_message_t;
+
+typedef struct results_messages {
+    results_message_t *m;
+    size_t n;
+} results_messages_t;
+/* run's messages by send time into out (none, or a file that predates the table: n = 0;
+ * failure: empty); free with results_messages_free. */
+dt_status results_query_messages(results_query_t *q, int64_t run, results_messages_t *out,
+                                 dt_err_t *err);
+/* Frees what results_query_messages filled and zeroes m; NULL is allowed. */
+void results_messages_free(results_messages_t *m);
+
+/* The path q was opened with, for messages of readers elsewhere in results/. */
+const char *results_query_path(const results_query_t *q);
+
 #endif

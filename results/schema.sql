@@ -1,7 +1,6 @@
--- dtsim results database, schema version 4 (version 1 lacked the memory table, version 2
--- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses; dtsim
--- brings an older file
--- up to date when it opens one).
+-- dtsim results database, schema version 5 (version 1 lacked the memory table, version 2
+-- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses,
+-- version 4 the messages table; dtsim brings an older file up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -16,7 +15,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -182,6 +181,23 @@ CREATE TABLE timeline (
     end   REAL NOT NULL
 );
 CREATE INDEX timeline_run ON timeline (run, role, rank, start);
+
+-- The messages delivered within the timeline's window, sender to receiver (each named as in
+-- the timeline): the flows of `dtsim export --trace`.
+CREATE TABLE messages (
+    run      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    src_host TEXT NOT NULL,
+    src_role TEXT NOT NULL,
+    src_rank INTEGER NOT NULL,
+    dst_host TEXT NOT NULL,
+    dst_role TEXT NOT NULL,
+    dst_rank INTEGER NOT NULL,
+    sent     REAL NOT NULL,   -- simulated seconds: the sender posted it
+    start    REAL NOT NULL,   -- the receiver's transfer began (its comm interval starts)
+    done     REAL NOT NULL,   -- the receiver had it
+    bytes    REAL NOT NULL
+);
+CREATE INDEX messages_run ON messages (run, sent);
 
 -- Bytes each network link carried over the run (sums over the routes of every message).
 CREATE TABLE links (

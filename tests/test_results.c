@@ -415,7 +415,7 @@ START_TEST(csv_export_and_run_list)
 
     const char *out = dir; /* teardown removes the files */
     int64_t only[1] = {r1};
-    ck_assert_int_eq(results_export_csv(path, only, 1, out, NULL, &err), DT_OK);
+    ck_assert_int_eq(results_export_csv(path, only, 1, 0, out, NULL, &err), DT_OK);
     char file[300];
     snprintf(file, sizeof file, "%s/runs.csv", out);
     FILE *f = fopen(file, "r");
@@ -444,7 +444,7 @@ START_TEST(csv_export_and_run_list)
     ck_assert_double_eq(strtod(fields[5], NULL), 0.25);
 
     /* all runs: the NaN loss of run 2 is an empty field */
-    ck_assert_int_eq(results_export_csv(path, NULL, 0, out, NULL, &err), DT_OK);
+    ck_assert_int_eq(results_export_csv(path, NULL, 0, 0, out, NULL, &err), DT_OK);
     f = fopen(file, "r");
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
@@ -495,7 +495,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 13);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 14);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -604,7 +604,7 @@ START_TEST(version_1_file_upgraded)
     results_db_close(db);
     sqlite3 *h = raw_open();
     raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
-                "DROP TABLE clients; PRAGMA user_version = 1");
+                "DROP TABLE clients; DROP TABLE messages; PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
     ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);
@@ -615,7 +615,8 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 4);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM clients WHERE client = 3 AND rounds = 2 "
@@ -646,7 +647,7 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; PRAGMA user_version = 3;",
+             "PRAGMA writable_schema = OFF; DROP TABLE messages; PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
     ck_assert_int_eq(raw_int(h, "SELECT instr(sql, '''stalled''') FROM sqlite_schema WHERE "
@@ -657,7 +658,7 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 4);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
     ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -669,6 +670,34 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A version-4 file (before the messages table) takes messages once opened; its runs stay,
+ * and a message reads back as it was stored. */
+START_TEST(version_4_file_takes_messages)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "sync-ps", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "DROP TABLE messages; PRAGMA user_version = 4");
+    sqlite3_close(h);
+    db = open_ok();
+    results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
+    ck_assert_int_eq(results_message_add(db, run, &src, &dst, 0.5, 0.75, 1.0, 4096, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
+                                "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
+                                " 'node-0' AND dst_role = 'server' AND sent = 0.5 AND start = "
+                                "0.75 AND done = 1.0 AND bytes = 4096", run), 1);
     sqlite3_close(h);
 }
 END_TEST
@@ -714,7 +743,7 @@ START_TEST(newer_or_foreign_file_refused)
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 5");
+    raw_exec(h, "PRAGMA user_version = 6");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -722,7 +751,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 5"),
+                      strstr(err.msg, "version 6"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -957,6 +986,7 @@ int main(void)
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
+    tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);
     tcase_add_test(tc, client_fairness_view);
     tcase_add_test(tc, missing_directory_is_clear_error);

@@ -1,6 +1,7 @@
-/* `dtsim runs` and `dtsim export --csv`: what the results database holds, as a list and as
- * CSV files. */
+/* `dtsim runs` and `dtsim export`: what the results database holds, as a list, and as CSV
+ * files, a tidy table or a Chrome trace. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,6 @@
 #include "cli.h"
 #include "export.h"
 #include "query.h"
-
-#define MAX_RUNS 100000
 
 int cli_runs(int argc, char **argv)
 {
@@ -44,14 +43,47 @@ int cli_runs(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static void export_help(void)
+{
+    printf("usage: dtsim export --csv [--db PATH] [--runs 3,5-9 | --sweep ID] [--all-params]"
+           " [--out DIR]\n"
+           "       dtsim export --tidy [--db PATH] [--runs 3,5-9 | --sweep ID] [--all-params]"
+           " [--out FILE]\n"
+           "       dtsim export --trace RUN [--db PATH] [--out FILE]\n\n"
+           "Writes runs of a results database [" DEFAULT_DB "] for other tools and prints\n"
+           "the path of every file written. Runs: --runs (ids and ranges), --sweep (every\n"
+           "run of that sweep, whatever its status), or all.\n\n"
+           "--csv          every table and view to DIR/NAME.csv, and the tidy table, with\n"
+           "               the rows of those runs; DIR [results/csv]. Files, one row per:\n");
+    for (size_t t = 0; t < results_export_n_tables; t++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.csv", results_export_tables[t].name);
+        printf("  %-20s %s\n", file, results_export_tables[t].row);
+    }
+    printf("  %-20s run: its identity, each scenario key that differs between\n"
+           "  %-20s the runs (--all-params: every key), its run_summary metrics\n"
+           "--tidy         the tidy table alone, to FILE [results/csv/" RESULTS_TIDY_CSV "]\n"
+           "               ('-': stdout); a key is a number where every run's value is\n"
+           "               one (as written, or in base units: 10Gbps is 1250000000\n"
+           "               bytes/s), text otherwise\n"
+           "--trace RUN    the run's timeline as Chrome trace JSON (ui.perfetto.dev,\n"
+           "               chrome://tracing) to FILE [results/trace-RUN.json] ('-': stdout):\n"
+           "               a process per host, a track per node, compute / comm / idle\n"
+           "               slices, a flow arrow per message\n\n"
+           "CSV is RFC 4180, NULL an empty field, reals in their shortest round-trip form.\n",
+           RESULTS_TIDY_CSV, "");
+}
+
 int cli_export(int argc, char **argv)
 {
     static const struct option longs[] = {
-        {"csv", no_argument, 0, 'c'},          {"db", required_argument, 0, 'd'},
-        {"runs", required_argument, 0, 'r'},   {"out", required_argument, 0, 'o'},
+        {"csv", no_argument, 0, 'c'},          {"tidy", no_argument, 0, 'T'},
+        {"trace", required_argument, 0, 't'},  {"db", required_argument, 0, 'd'},
+        {"runs", required_argument, 0, 'r'},   {"sweep", required_argument, 0, 's'},
+        {"out", required_argument, 0, 'o'},    {"all-params", no_argument, 0, 'a'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *db = DEFAULT_DB, *out = "results/csv", *spec = NULL;
-    int csv = 0, c;
+    const char *db = DEFAULT_DB, *out = NULL, *spec = NULL, *sweep = NULL, *trace = NULL;
+    int csv = 0, tidy = 0, all_params = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
@@ -59,21 +91,29 @@ int cli_export(int argc, char **argv)
         case 'c':
             csv = 1;
             break;
+        case 'T':
+            tidy = 1;
+            break;
+        case 't':
+            trace = optarg;
+            break;
         case 'd':
             db = optarg;
             break;
         case 'r':
             spec = optarg;
             break;
+        case 's':
+            sweep = optarg;
+            break;
         case 'o':
             out = optarg;
             break;
+        case 'a':
+            all_params = 1;
+            break;
         case 'h':
-            printf("usage: dtsim export --csv [--db PATH] [--runs 3,5-9] [--out DIR]\n\n"
-                   "Writes DIR/TABLE.csv for every table of the database (runs, params, evals,\n"
-                   "workers, summary, staleness, label_hist, timeline, links, faults), with the\n"
-                   "rows of the given runs [all], to DIR [results/csv]; database [" DEFAULT_DB
-                   "].\n");
+            export_help();
             return CLI_EXIT_OK;
         case ':':
             return cli_usage_error("export", "%s needs a value", argv[optind - 1]);
@@ -83,27 +123,40 @@ int cli_export(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("export", "unexpected argument \"%s\"", argv[optind]);
-    if (!csv)
-        return cli_usage_error("export", "say which format: --csv (the only one so far)");
-    static int64_t runs[MAX_RUNS];
-    size_t n = 0;
+    if (csv + tidy + !!trace != 1)
+        return cli_usage_error("export", "say which one: --csv, --tidy or --trace RUN");
+    if (spec && sweep)
+        return cli_usage_error("export", "--runs and --sweep both choose runs: give one");
+    if (trace && (spec || sweep || all_params))
+        return cli_usage_error("export", "--trace RUN takes one run: no --runs, --sweep or "
+                                         "--all-params");
+    if (out && !*out)
+        return cli_usage_error("export", "--out needs a path");
+    if (csv && out && !strcmp(out, "-"))
+        return cli_usage_error("export", "--csv writes a file per table: --out takes a "
+                                         "directory, not -");
     dt_err_t err;
-    if (spec) {
-        results_id_range_t *ranges;
-        size_t n_ranges;
-        if (results_runs_spec_parse(spec, &ranges, &n_ranges, &err))
-            return cli_usage_error("export", "--runs: %s", err.msg);
-        for (size_t r = 0; r < n_ranges; r++)
-            for (int64_t id = ranges[r].lo; id <= ranges[r].hi; id++) {
-                if (n == MAX_RUNS) {
-                    free(ranges);
-                    return cli_usage_error("export", "--runs: more than %d runs", MAX_RUNS);
-                }
-                runs[n++] = id;
-            }
-        free(ranges);
+    dt_status st;
+    if (trace) {
+        long run;
+        if (cli_parse_long(trace, 1, LONG_MAX, &run))
+            return cli_usage_error("export", "--trace \"%s\": expected a run id", trace);
+        char path[64];
+        snprintf(path, sizeof path, "results/trace-%ld.json", run);
+        st = results_export_trace(db, run, out ? out : path, stdout, &err);
+    } else {
+        int64_t *runs;
+        size_t n;
+        st = results_export_select(db, spec, sweep, &runs, &n, &err);
+        if (st == DT_OK && csv)
+            st = results_export_csv(db, runs, n, all_params, out ? out : "results/csv", stdout,
+                                    &err);
+        else if (st == DT_OK)
+            st = results_export_tidy(db, runs, n, all_params,
+                                     out ? out : "results/csv/" RESULTS_TIDY_CSV, stdout, &err);
+        free(runs);
     }
-    if (results_export_csv(db, runs, n, out, stdout, &err)) {
+    if (st != DT_OK) {
         fprintf(stderr, "dtsim export: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }

@@ -14,6 +14,7 @@ sim_msg_t *sim_msg_next(sim_node_t *self)
     memset(m, 0, sizeof *m);
     m->from = self->rank;
     m->src = self->host;
+    m->sender = self;
     return m;
 }
 
@@ -57,6 +58,7 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
     sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
     sim_record_interval(run, self, SIM_STATE_COMM, start, done);
     sim_record_traffic(run, msg->src, self->host, msg->bytes);
+    sim_record_message(run, msg->sender, self, msg->sent_at, start, done, msg->bytes);
 }
 
 sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg)
@@ -277,6 +279,10 @@ static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim
     self->bytes_recv += bytes;
     sim_record_interval(run, self, SIM_STATE_IDLE, t0, last_sent);
     sim_record_interval(run, self, SIM_STATE_COMM, last_sent, done);
+    for (int i = 0; i < count; i++)
+        if (msgs[i])
+            sim_record_message(run, msgs[i]->sender, self, msgs[i]->sent_at, last_sent, done,
+                               msgs[i]->bytes);
     return worst;
 }
 

@@ -1,4 +1,4 @@
-/* Per-link bytes and the timeline (see record.h). */
+/* Per-link bytes, the timeline and its messages (see record.h). */
 #include "record.h"
 
 #include <stdint.h>
@@ -23,6 +23,11 @@ typedef struct interval {
     double start, end;
 } interval_t;
 
+typedef struct message {
+    const sim_node_t *src, *dst;
+    double sent, start, done, bytes;
+} message_t;
+
 struct sim_record {
     sg_link_t *links;   /* every link of the platform */
     size_t n_links;
@@ -31,9 +36,12 @@ struct sim_record {
     size_t cap, used;
     interval_t *iv;
     size_t n_iv, cap_iv;
+    message_t *msg;
+    size_t n_msg, cap_msg;
 };
 
-/* Rows of the timeline at most, whatever the window: a guard for very large runs. */
+/* Rows of the timeline, and of its messages, at most, whatever the window: a guard for very
+ * large runs. */
 #define TIMELINE_MAX_ROWS 200000
 
 void sim_record_init(sim_run_t *run)
@@ -60,6 +68,7 @@ void sim_record_free(sim_run_t *run)
     free(r->links);
     free(r->bytes);
     free(r->iv);
+    free(r->msg);
     free(r);
     run->record = NULL;
 }
@@ -148,6 +157,21 @@ void sim_record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, do
     node->timeline_last = r->n_iv;
 }
 
+void sim_record_message(sim_run_t *run, const sim_node_t *sender, const sim_node_t *dst,
+                        double sent, double start, double done, double bytes)
+{
+    struct sim_record *r = run->record;
+    if (!r || !sender || run->timeline_steps <= 0 || done > run->timeline_end ||
+        r->n_msg >= TIMELINE_MAX_ROWS)
+        return;
+    if (r->n_msg == r->cap_msg) {
+        r->cap_msg = r->cap_msg ? 2 * r->cap_msg : 1024;
+        r->msg = realloc(r->msg, sizeof(message_t) * r->cap_msg);
+        DT_CHECK(r->msg, "out of memory");
+    }
+    r->msg[r->n_msg++] = (message_t){sender, dst, sent, start, done, bytes};
+}
+
 dt_status sim_record_store(sim_run_t *run, dt_err_t *err)
 {
     static const char *states[] = {"compute", "comm", "idle"};
@@ -164,6 +188,14 @@ dt_status sim_record_store(sim_run_t *run, dt_err_t *err)
         if (results_timeline_add(run->db, run->run_id, sim_host_name(v->node->host),
                                  v->node->role, v->node->rank, states[v->state], v->start,
                                  v->end, err))
+            return DT_ERR_RUN;
+    }
+    for (size_t i = 0; i < r->n_msg; i++) {
+        const message_t *m = &r->msg[i];
+        results_msg_end_t src = {sim_host_name(m->src->host), m->src->role, m->src->rank};
+        results_msg_end_t dst = {sim_host_name(m->dst->host), m->dst->role, m->dst->rank};
+        if (results_message_add(run->db, run->run_id, &src, &dst, m->sent, m->start, m->done,
+                                m->bytes, err))
             return DT_ERR_RUN;
     }
     return DT_OK;

@@ -1,7 +1,8 @@
 /* What a run records beyond the engine's counters: the bytes each network link carried
- * (every received message added along its route, routes cached per host pair) and the
- * timeline of the start of the run (who computes, who sends, who waits). Both are kept in
- * memory during the simulation and written in one transaction at the end. */
+ * (every received message added along its route, routes cached per host pair), the
+ * timeline of the start of the run (who computes, who sends, who waits) and the messages
+ * delivered within that window (who sent what to whom, when). All are kept in memory during
+ * the simulation and written in one transaction at the end. */
 #ifndef DTSIM_RECORD_H
 #define DTSIM_RECORD_H
 
@@ -26,7 +27,13 @@ void sim_record_traffic(struct sim_run *run, sim_host_t src, sim_host_t dst, dou
 void sim_record_interval(struct sim_run *run, struct sim_node *node, sim_state_t state,
                          double start, double end);
 
-/* Writes the links and timeline rows of the run (inside the caller's transaction). */
+/* dst received a message of bytes from sender (NULL: not recorded), posted at sent, whose
+ * transfer dst spent [start, done) on; kept when it ended within the timeline's window. */
+void sim_record_message(struct sim_run *run, const struct sim_node *sender,
+                        const struct sim_node *dst, double sent, double start, double done,
+                        double bytes);
+
+/* Writes the links, timeline and messages rows of the run (inside the caller's transaction). */
 dt_status sim_record_store(struct sim_run *run, dt_err_t *err);
 
 #endif

@@ -37,6 +37,7 @@
 typedef struct sim_msg {
     int from;          /* sender's rank among its role */
     sim_host_t src;     /* sender's host (for per-link bytes) */
+    const struct sim_node *sender; /* the sending node (the messages table), NULL: not said */
     long step;         /* sender's step, round or parameter version */
     double sent_at;    /* simulated time the send was posted */
     double bytes;      /* simulated size on the wire */

@@ -185,6 +185,7 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     m->step = version;
     m->from = node->rank;
     m->src = node->host;
+    m->sender = node;
     m->sent_at = sim_now();
     st->reply[i] = sim_post_send(sim_mailbox(run->workers[i].name, "params"), m,
                                         (long)m->bytes);

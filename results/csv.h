@@ -1,0 +1,25 @@
+/* Writing CSV (RFC 4180) for the export: text fields quoted when they need it, numbers in
+ * their shortest round-trip form, a SQLite column as a field. */
+#ifndef DTSIM_RESULTS_CSV_H
+#define DTSIM_RESULTS_CSV_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Room for any number results_csv_double writes, with its terminating NUL. */
+#define RESULTS_DOUBLE_LEN 32
+
+/* v as the shortest %.Ng (N = 1..17) that strtod reads back as exactly v: 0.1 is "0.1",
+ * not "0.10000000000000001"; "nan", "inf" and "-inf" as printf writes them. Returns buf. */
+char *results_csv_double(char buf[RESULTS_DOUBLE_LEN], double v);
+
+/* One text field: as is, or quoted (with quotes doubled) when it holds a comma, a quote,
+ * CR or LF. */
+void results_csv_text(FILE *f, const char *text);
+
+/* Column col of the current row of statement s as one field: NULL empty, integers as
+ * integers, reals by results_csv_double, text by results_csv_text. */
+struct sqlite3_stmt;
+void results_csv_column(FILE *f, struct sqlite3_stmt *s, int col);
+
+#endif
