@@ -1,4 +1,4 @@
-/* Reading runs back out: the run list and CSV export of a run's tables. */
+/* Reading runs back out: CSV export of a run's tables (the run list: query.h). */
 #ifndef DTSIM_RESULTS_EXPORT_H
 #define DTSIM_RESULTS_EXPORT_H
 
@@ -6,11 +6,6 @@
 #include <stdio.h>
 
 #include "common.h"
-
-/* Prints one line per run (id, name, strategy, status, sweep, final accuracy, simulated
- * time, start) to out, newest last, after marking the runs of vanished writers
- * interrupted. */
-dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
 
 /* Writes DIR/TABLE.csv for every table (runs, params, evals, workers, summary, staleness,
  * label_hist, timeline, links, faults, memory, privacy, clients) with the rows of the given runs (all runs when

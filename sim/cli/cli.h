@@ -42,6 +42,8 @@ int cli_strategies(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 /** dtsim runs: lists the runs of a results database. */
 int cli_runs(int argc, char **argv);
+/** dtsim show: prints one run of a results database whole. */
+int cli_show(int argc, char **argv);
 /** dtsim export --csv: writes a database's tables (or some runs') as CSV files. */
 int cli_export(int argc, char **argv);
 

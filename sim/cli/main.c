@@ -24,6 +24,7 @@ static void usage(FILE *out)
             "  keys               every scenario key with its default and meaning\n"
             "  strategies         every strategy, the keys it reads, what it does\n"
             "  runs               list the runs of a results database\n"
+            "  show RUN           print one run whole: summary, rows, every parameter\n"
             "  export --csv       write a database's tables (or some runs') as CSV files\n"
             "  train              train a model in one process (no simulation), printing\n"
             "                     test accuracy after each epoch\n"
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
         return cli_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "runs"))
         return cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "show"))
+        return cli_show(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
