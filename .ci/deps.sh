@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="gcc libc6-dev make cmake pkg-config libsimgrid-dev libopenblas-dev libsqlite3-dev \
-check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang"
+check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang help2man"
 
 missing=""
 for p in $PACKAGES; do

@@ -851,6 +851,13 @@ static char *text_shown(const unsigned char *t)
     return d;
 }
 
+void results_put_text(const char *s, FILE *out)
+{
+    char *t = text_shown((const unsigned char *)s);
+    fputs(t, out);
+    free(t);
+}
+
 /* Columns a UTF-8 text takes: its code points (a wide character counts one; names are
  * mostly ASCII). */
 static size_t text_cols(const char *s)
@@ -912,8 +919,8 @@ static void runs_row_read(sqlite3_stmt *s, runs_row_t *r)
     r->name = text_shown(sqlite3_column_text(s, 1));
     r->strategy = text_shown(sqlite3_column_text(s, 2));
     r->status = text_shown(sqlite3_column_text(s, 3));
-    r->sweep = sqlite3_column_type(s, 4) == SQLITE_NULL ? NULL
-                                                        : text_shown(sqlite3_column_text(s, 4));
+    r->sweep =
+        sqlite3_column_type(s, 4) == SQLITE_NULL ? NULL : text_shown(sqlite3_column_text(s, 4));
     r->sweep_index = (long)sqlite3_column_int64(s, 5);
     r->started = text_shown(sqlite3_column_text(s, 6));
     r->has_summary = sqlite3_column_int(s, 7);
@@ -947,16 +954,31 @@ static void fixed_text(double v, const char *fmt, char *buf, size_t size)
 }
 
 /* The columns of the list, in order; the name's width is what the others leave. */
-enum { RC_ID, RC_NAME, RC_STRATEGY, RC_STATUS, RC_ACC, RC_SIM, RC_WALL, RC_NARROW,
-       RC_LOSS = RC_NARROW, RC_TARGET, RC_BYTES, RC_STEPS, RC_STARTED, RC_SWEEP, RC_COUNT };
+enum {
+    RC_ID,
+    RC_NAME,
+    RC_STRATEGY,
+    RC_STATUS,
+    RC_ACC,
+    RC_SIM,
+    RC_WALL,
+    RC_NARROW,
+    RC_LOSS = RC_NARROW,
+    RC_TARGET,
+    RC_BYTES,
+    RC_STEPS,
+    RC_STARTED,
+    RC_SWEEP,
+    RC_COUNT
+};
 static const struct {
     const char *head;
     int right;
 } runs_cols[RC_COUNT] = {
-    [RC_ID] = {"id", 1},           [RC_NAME] = {"name", 0},       [RC_STRATEGY] = {"strategy", 0},
-    [RC_STATUS] = {"status", 0},   [RC_ACC] = {"accuracy", 1},    [RC_SIM] = {"sim time", 1},
-    [RC_WALL] = {"wall", 1},       [RC_LOSS] = {"loss", 1},       [RC_TARGET] = {"to target", 1},
-    [RC_BYTES] = {"bytes", 1},     [RC_STEPS] = {"steps", 1},     [RC_STARTED] = {"started", 0},
+    [RC_ID] = {"id", 1},         [RC_NAME] = {"name", 0},    [RC_STRATEGY] = {"strategy", 0},
+    [RC_STATUS] = {"status", 0}, [RC_ACC] = {"accuracy", 1}, [RC_SIM] = {"sim time", 1},
+    [RC_WALL] = {"wall", 1},     [RC_LOSS] = {"loss", 1},    [RC_TARGET] = {"to target", 1},
+    [RC_BYTES] = {"bytes", 1},   [RC_STEPS] = {"steps", 1},  [RC_STARTED] = {"started", 0},
     [RC_SWEEP] = {"sweep", 0},
 };
 
@@ -1032,16 +1054,14 @@ static void runs_print_sweeps(FILE *out, const runs_row_t *rows, size_t n)
         if (count == 1)
             snprintf(tail, sizeof tail, ": run %lld", (long long)rows[i].id);
         else if (last - rows[i].id + 1 == (int64_t)count)
-            snprintf(tail, sizeof tail, ": runs %lld-%lld", (long long)rows[i].id,
-                     (long long)last);
+            snprintf(tail, sizeof tail, ": runs %lld-%lld", (long long)rows[i].id, (long long)last);
         else
             snprintf(tail, sizeof tail, ": %zu runs, ids %lld to %lld", count,
                      (long long)rows[i].id, (long long)last);
         fputs("sweep ", out);
         size_t room = RESULTS_RUNS_COLUMNS - strlen("sweep ") - strlen(tail);
-        put_cell(out, rows[i].sweep, text_cols(rows[i].sweep) < room ? text_cols(rows[i].sweep)
-                                                                      : room,
-                 0);
+        put_cell(out, rows[i].sweep,
+                 text_cols(rows[i].sweep) < room ? text_cols(rows[i].sweep) : room, 0);
         fprintf(out, "%s\n", tail);
     }
 }
@@ -1193,25 +1213,25 @@ static int detail_faults(results_query_t *q, int64_t run, results_run_detail_t *
 
 static int detail_roles(results_query_t *q, int64_t run, results_run_detail_t *d)
 {
-    sqlite3_stmt *s = run_stmt(
-        q,
-        "SELECT role, count(*), sum(steps), sum(compute_s), sum(comm_s), sum(idle_s),"
-        " sum(bytes_sent) FROM workers WHERE run = ?1 GROUP BY role"
-        " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role",
-        run);
+    sqlite3_stmt *s =
+        run_stmt(q,
+                 "SELECT role, count(*), sum(steps), sum(compute_s), sum(comm_s), sum(idle_s),"
+                 " sum(bytes_sent) FROM workers WHERE run = ?1 GROUP BY role"
+                 " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role",
+                 run);
     DT_ASSERT(s);
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         d->roles = grow(d->roles, &cap, d->n_roles + 1, sizeof *d->roles);
-        d->roles[d->n_roles++] = (results_role_total_t){
-            .role = text_shown(sqlite3_column_text(s, 0)),
-            .hosts = (long)sqlite3_column_int64(s, 1),
-            .steps = (long)sqlite3_column_int64(s, 2),
-            .compute_s = col_real(s, 3),
-            .comm_s = col_real(s, 4),
-            .idle_s = col_real(s, 5),
-            .bytes_sent = col_real(s, 6)};
+        d->roles[d->n_roles++] =
+            (results_role_total_t){.role = text_shown(sqlite3_column_text(s, 0)),
+                                   .hosts = (long)sqlite3_column_int64(s, 1),
+                                   .steps = (long)sqlite3_column_int64(s, 2),
+                                   .compute_s = col_real(s, 3),
+                                   .comm_s = col_real(s, 4),
+                                   .idle_s = col_real(s, 5),
+                                   .bytes_sent = col_real(s, 6)};
     }
     sqlite3_finalize(s);
     return rc;
@@ -1220,8 +1240,7 @@ static int detail_roles(results_query_t *q, int64_t run, results_run_detail_t *d
 /* One aggregate row of an optional table into d; SQLITE_DONE when read or when the file
  * predates the table. */
 static int detail_row(results_query_t *q, int64_t run, const char *sql,
-                      void (*read)(sqlite3_stmt *, results_run_detail_t *),
-                      results_run_detail_t *d)
+                      void (*read)(sqlite3_stmt *, results_run_detail_t *), results_run_detail_t *d)
 {
     sqlite3_stmt *s = run_stmt(q, sql, run);
     if (!s)

@@ -192,6 +192,10 @@ dt_status results_query_open_current(results_query_t **q, const char *path, dt_e
  * has its control bytes written \xNN. */
 dt_status results_runs_print(results_query_t *q, FILE *out, int wide, dt_err_t *err);
 
+/* Writes s to out as the run list and `dtsim show` write text from the database: control
+ * bytes as \xNN, so a name cannot break a line or drive the terminal. */
+void results_put_text(const char *s, FILE *out);
+
 /* Duration text for tables: 3 significant digits in us, s, min, h or d ("7.65s", "12.5min");
  * "-" for NAN. buf holds at least 12 bytes. */
 void results_duration_text(double seconds, char *buf, size_t size);

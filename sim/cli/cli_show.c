@@ -37,11 +37,18 @@ static const char *bytes_text(double b, char *buf, size_t size)
 static void show_head(const results_run_view_t *v, const results_run_detail_t *d)
 {
     char wall[32];
-    printf("run %lld: %s\n", (long long)v->id, v->name);
-    printf("  " LABEL "%s\n", "strategy", v->strategy);
-    printf("  " LABEL "%s\n", "status", v->status);
-    if (v->sweep)
-        printf("  " LABEL "%s (index %ld)\n", "sweep", v->sweep, v->sweep_index);
+    printf("run %lld: ", (long long)v->id);
+    results_put_text(v->name, stdout);
+    printf("\n  " LABEL, "strategy");
+    results_put_text(v->strategy, stdout);
+    printf("\n  " LABEL, "status");
+    results_put_text(v->status, stdout);
+    printf("\n");
+    if (v->sweep) {
+        printf("  " LABEL, "sweep");
+        results_put_text(v->sweep, stdout);
+        printf(" (index %ld)\n", v->sweep_index);
+    }
     printf("  " LABEL "%lld\n", "seed", (long long)d->seed);
     printf("  " LABEL "%s\n", "started", d->started ? d->started : "-");
     results_duration_text(d->wall_s, wall, sizeof wall);
@@ -88,8 +95,8 @@ static void show_rows(const results_evals_t *e, const results_run_detail_t *d,
     printf("\n");
     if (e->n) {
         size_t l = e->n - 1;
-        printf(LABEL "%zu, the last at %.6g s, step %ld: accuracy %.4f, loss %.4f\n",
-               "evaluations", e->n, e->sim_time[l], e->step[l], e->test_acc[l], e->test_loss[l]);
+        printf(LABEL "%zu, the last at %.6g s, step %ld: accuracy %.4f, loss %.4f\n", "evaluations",
+               e->n, e->sim_time[l], e->step[l], e->test_acc[l], e->test_loss[l]);
     } else {
         printf(LABEL "none\n", "evaluations");
     }
@@ -139,8 +146,8 @@ static void show_rows(const results_evals_t *e, const results_run_detail_t *d,
                    d->delta, d->privacy_round);
     }
     if (d->stale_gradients)
-        printf(LABEL "mean %.3g, at most %ld, over %ld gradients\n", "staleness",
-               d->mean_staleness, d->max_staleness, d->stale_gradients);
+        printf(LABEL "mean %.3g, at most %ld, over %ld gradients\n", "staleness", d->mean_staleness,
+               d->max_staleness, d->stale_gradients);
 }
 
 /* This dtsim's defaults, "section.key" and text as a run stores them. */
@@ -261,8 +268,7 @@ int cli_show(int argc, char **argv)
             break;
         case 'h':
             printf("usage: dtsim show RUN [--db PATH] [--config]\n\n"
-                   "Prints run RUN (an id from dtsim runs) of a results database [" DEFAULT_DB
-                   "]\n"
+                   "Prints run RUN (an id from dtsim runs) of a results database [" DEFAULT_DB "]\n"
                    "whole: its status, sweep, seed, times and versions, its summary, its\n"
                    "evaluations, hosts, memory, faults, links, clients, privacy and staleness\n"
                    "rows, and every resolved parameter.\n\n"
