@@ -1,4 +1,4 @@
-/* The run list and the export (see export.h): CSV tables, the tidy table and the Chrome
+/* The export (see export.h): CSV tables, the tidy table and the Chrome
  * trace, each written whole under a temporary name and then renamed, so that a failed export
  * leaves the files of an earlier one as they were. Read-only, through prepared statements
  * with bound run ids; table names come from a fixed list, never from the user. */
@@ -18,57 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err)
-{
-    /* a read command never makes a database: a mistyped path is an error */
-    struct stat sb;
-    if (stat(db_path, &sb) != 0)
-        return dt_err_input(err, "%s: %s (dtsim run writes a results database)", db_path,
-                            strerror(errno));
-    /* a writer's open marks the runs of vanished writers interrupted first */
-    results_db_t *w;
-    if (results_db_open(&w, db_path, err))
-        return DT_ERR_INPUT;
-    results_db_close(w);
-    results_query_t *q;
-    if (results_query_open(&q, db_path, err))
-        return DT_ERR_INPUT;
-    sqlite3 *h = results_query_sqlite(q);
-    sqlite3_stmt *s;
-    const char *sql = "SELECT r.id, r.name, r.strategy, r.status, r.sweep, s.final_accuracy,"
-                      " s.sim_time, r.started FROM runs r LEFT JOIN summary s ON s.run = r.id"
-                      " ORDER BY r.id";
-    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK) {
-        dt_status st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
-        results_query_close(q);
-        return st;
-    }
-    fprintf(out, "%5s  %-40s %-10s %-11s %8s %12s  %-24s %s\n", "id", "name", "strategy",
-            "status", "accuracy", "sim_time", "started", "sweep");
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(s, 1);
-        const char *strategy = (const char *)sqlite3_column_text(s, 2);
-        const char *status = (const char *)sqlite3_column_text(s, 3);
-        const char *sweep = (const char *)sqlite3_column_text(s, 4);
-        const char *started = (const char *)sqlite3_column_text(s, 7);
-        char acc[16] = "-", t[24] = "-";
-        if (sqlite3_column_type(s, 5) != SQLITE_NULL)
-            snprintf(acc, sizeof acc, "%.4f", sqlite3_column_double(s, 5));
-        if (sqlite3_column_type(s, 6) != SQLITE_NULL)
-            snprintf(t, sizeof t, "%.4fs", sqlite3_column_double(s, 6));
-        fprintf(out, "%5lld  %-40s %-10s %-11s %8s %12s  %-24s %s\n",
-                (long long)sqlite3_column_int64(s, 0), name ? name : "", strategy ? strategy : "",
-                status ? status : "", acc, t, started ? started : "", sweep ? sweep : "-");
-    }
-    dt_status st = DT_OK;
-    if (rc != SQLITE_DONE)
-        st = dt_err_input(err, "%s: %s", db_path, sqlite3_errmsg(h));
-    sqlite3_finalize(s);
-    results_query_close(q);
-    return st;
-}
 
 const results_export_table_t results_export_tables[] = {
     {"runs", "id", "run: name, strategy, status, configuration, seed, sweep"},

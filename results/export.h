@@ -1,5 +1,5 @@
-/* Reading runs back out: the run list, and the export of runs as CSV tables (one file per
- * table, and the tidy table) and of a run's timeline as a Chrome trace. */
+/* Reading runs back out: the export of runs as CSV tables (one file per table, and the
+ * tidy table) and of a run's timeline as a Chrome trace (the run list: query.h). */
 #ifndef DTSIM_RESULTS_EXPORT_H
 #define DTSIM_RESULTS_EXPORT_H
 
@@ -7,11 +7,6 @@
 #include <stdio.h>
 
 #include "common.h"
-
-/* Prints one line per run (id, name, strategy, status, sweep, final accuracy, simulated
- * time, start) to out, newest last, after marking the runs of vanished writers
- * interrupted. */
-dt_status results_runs_print(const char *db_path, FILE *out, dt_err_t *err);
 
 /* A table or view that `dtsim export --csv` writes to DIR/NAME.csv: its name, the column
  * holding the run id, and what one row is (for --help). */

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common.h"
 #include "db.h" /* results_memory_t */
@@ -200,5 +201,69 @@ void results_messages_free(results_messages_t *m);
 
 /* The path q was opened with, for messages of readers elsewhere in results/. */
 const char *results_query_path(const results_query_t *q);
+
+/* --- what `dtsim runs` and `dtsim show` print ----------------------------------------- */
+
+/* Opens an existing database for `dtsim runs` and `dtsim show`: a writer's open first marks
+ * the runs of vanished writers interrupted, so a dead run does not read as running; a
+ * missing file is DT_ERR_INPUT, never created. Then as results_query_open. */
+dt_status results_query_open_current(results_query_t **q, const char *path, dt_err_t *err);
+
+/* The widest line of the run list without --wide: names are elided in the middle to fit. */
+#define RESULTS_RUNS_COLUMNS 100
+/* The run list, one line per run by id: id, name, strategy, status, final accuracy, simulated
+ * and wall time, then a line per sweep with its id and runs; wide adds the final loss, time to
+ * target, bytes, steps, start time and sweep, and writes names whole. Text from the database
+ * has its control bytes written \xNN. */
+dt_status results_runs_print(results_query_t *q, FILE *out, int wide, dt_err_t *err);
+
+/* Writes s to out as the run list and `dtsim show` write text from the database: control
+ * bytes as \xNN, so a name cannot break a line or drive the terminal. */
+void results_put_text(const char *s, FILE *out);
+
+/* Duration text for tables: 3 significant digits in us, s, min, h or d ("7.65s", "12.5min");
+ * "-" for NAN. buf holds at least 12 bytes. */
+void results_duration_text(double seconds, char *buf, size_t size);
+
+/* A run's rows beyond results_run_view_t, for `dtsim show` (text NULL where the column is
+ * NULL; a table the file predates reads as empty). */
+typedef struct results_role_total {
+    char *role; /* worker, server, client */
+    long hosts, steps;
+    double compute_s, comm_s, idle_s, bytes_sent; /* summed over its hosts */
+} results_role_total_t;
+
+typedef struct results_kind_count {
+    char *kind;
+    long n;
+} results_kind_count_t;
+
+typedef struct results_run_detail {
+    char *config, *dtsim_version, *simgrid_version, *host, *started, *ended;
+    int64_t seed;
+    long pid;
+    double wall_s;     /* ended - started; NAN while running or when ended is unknown */
+    double final_loss; /* the summary's; NAN: none */
+    size_t n_params;
+    char **param_key, **param_value;       /* (n_params) by key */
+    size_t n_fault_kinds;
+    results_kind_count_t *fault_kinds;     /* (n_fault_kinds) in order of first fault */
+    size_t n_roles;
+    results_role_total_t *roles;           /* (n_roles) servers, workers, clients */
+    long links;                            /* links that carried bytes */
+    char *busiest_link;                    /* NULL: no links rows */
+    double busiest_bytes;
+    long privacy_round;                    /* last DP round recorded; 0: none */
+    double epsilon, delta;                 /* at that round; epsilon NAN: infinite */
+    long stale_gradients;                  /* staleness rows' count; 0: none */
+    double mean_staleness;
+    long max_staleness;
+} results_run_detail_t;
+/* run's detail into out (DT_ERR_INPUT "no run ID" when there is none; failure: empty); free
+ * with results_run_detail_free. */
+dt_status results_query_detail(results_query_t *q, int64_t run, results_run_detail_t *out,
+                               dt_err_t *err);
+/* Frees what results_query_detail filled and zeroes d; NULL is allowed. */
+void results_run_detail_free(results_run_detail_t *d);
 
 #endif

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -1050,6 +1051,519 @@ START_TEST(readme_lists_every_strategy)
 }
 END_TEST
 
+/* --- dtsim runs, dtsim show, completion and installation ---------------------------------- */
+
+/* A database of runs whose names a table must shorten: run 1 "head-mmm...m-tail" (with a
+ * crash, so it has fault rows), run 2 a long UTF-8 name, runs 3 and 4 a sweep with a long
+ * name, run 5 a name with control bytes (written into the file: dtsim refuses them). */
+static void make_runs_db(const char *db)
+{
+    char ini[300], name[400], text[1024];
+    snprintf(ini, sizeof ini, "%s/names.ini", dir);
+    snprintf(text, sizeof text, "%s[faults]\ncrash = worker-1 at 0.00001s for 0.00001s\n", tiny);
+    write_file(ini, text);
+    int k = snprintf(name, sizeof name, "run.name=head-");
+    for (int i = 0; i < 120; i++)
+        name[k++] = 'm';
+    snprintf(name + k, sizeof name - k, "-tail");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set", name, NULL}), 0);
+    write_file(ini, tiny);
+    k = snprintf(name, sizeof name, "run.name=été ");
+    for (int i = 0; i < 40; i++)
+        k += snprintf(name + k, sizeof name - k, "日本");
+    snprintf(name + k, sizeof name - k, " fin");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set", name, "--set",
+                                            "strategy.kind=sync-ps", NULL}),
+                     0);
+    snprintf(text, sizeof text,
+             "%s[run]\nname = a-sweep-whose-name-runs-on-and-on-well-past-any-table-column"
+             "-at-all\n[sweep]\nmodel.lr = 0.1, 0.2\n",
+             tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    write_file(ini, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h,
+                                  "UPDATE runs SET name = 'two' || char(10) || 'lines' ||"
+                                  " char(27) || '[31m' WHERE id = 5",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* Columns of UTF-8 text: its code points. */
+static size_t cols_of(const char *s, size_t bytes)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < bytes; i++)
+        n += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return n;
+}
+
+/* The byte offset of column c of s. */
+static size_t byte_of_col(const char *s, size_t c)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && c-- == 0)
+            break;
+    return i;
+}
+
+/* Text as a table shows it: control bytes written \xNN (a second implementation). */
+static void escaped(const char *s, char *out, size_t size)
+{
+    size_t k = 0;
+    for (; *s && k + 5 < size; s++)
+        k += (unsigned char)*s < 0x20 || *s == 0x7f
+                 ? (size_t)snprintf(out + k, size - k, "\\x%02x", (unsigned char)*s)
+                 : (size_t)snprintf(out + k, size - k, "%c", *s);
+    out[k] = 0;
+}
+
+/* "7.65s", "1.24min", "12.3us" in seconds. */
+static double duration_of(const char *t)
+{
+    char *end;
+    double v = strtod(t, &end);
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = {{"us", 1e-6}, {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit))
+            return v * units[i].s;
+    ck_abort_msg("\"%s\" is not a duration", t);
+    return 0;
+}
+
+/* A shown duration rounds the stored one to 3 significant digits. */
+static void assert_duration(const char *shown, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) {
+        ck_assert_str_eq(shown, "-");
+        return;
+    }
+    double want = sqlite3_column_double(st, col), got = duration_of(shown);
+    ck_assert_msg(fabs(got - want) <= 0.005 * want + 1e-12, "shown %s, stored %g", shown, want);
+}
+
+START_TEST(runs_fit_100_columns_and_match_the_database)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/names.db", dir);
+    make_runs_db(db);
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+    char *o = slurp(out_path);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT r.name, r.strategy, r.status, s.final_accuracy,"
+                                        " s.sim_time, (julianday(r.ended) - julianday(r.started))"
+                                        " * 86400 FROM runs r LEFT JOIN summary s ON s.run = r.id"
+                                        " WHERE r.id = ?1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    const char *header = o, *name_at = strstr(header, "name"),
+               *strategy_at = strstr(header, "strategy");
+    ck_assert(name_at && strategy_at);
+    size_t name_col = (size_t)(name_at - header), name_width = (size_t)(strategy_at - name_at) - 2;
+    int rows = 0, sweeps = 0;
+    for (char *line = o, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        ck_assert_msg(cols_of(line, strlen(line)) <= 100, "%zu columns: %s",
+                      cols_of(line, strlen(line)), line);
+        if (line == o)
+            continue;
+        if (!strncmp(line, "sweep ", 6)) {
+            /* the sweep's id and its runs, as stored */
+            char want[400];
+            sqlite3_stmt *sw;
+            ck_assert_int_eq(
+                sqlite3_prepare_v2(h, "SELECT sweep FROM runs WHERE id = 3", -1, &sw, NULL),
+                SQLITE_OK);
+            ck_assert_int_eq(sqlite3_step(sw), SQLITE_ROW);
+            /* whole, or (too long for the line) its ends around "..." */
+            const char *id = (const char *)sqlite3_column_text(sw, 0);
+            snprintf(want, sizeof want, "sweep %s: runs 3-4", id);
+            char *dots = strstr(line, "...");
+            if (strlen(want) <= 100) {
+                ck_assert_str_eq(line, want);
+            } else {
+                ck_assert_msg(dots, "%s", line);
+                ck_assert_int_eq(cols_of(line, strlen(line)), 100);
+                ck_assert(!strncmp(line, want, (size_t)(dots - line)));
+                ck_assert_str_eq(want + strlen(want) - strlen(dots + 3), dots + 3);
+            }
+            sqlite3_finalize(sw);
+            sweeps++;
+            continue;
+        }
+        long id = strtol(line, NULL, 10);
+        sqlite3_bind_int64(st, 1, id);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        /* the name: whole, or its two ends around "..." in exactly the column's width */
+        size_t a = byte_of_col(line, name_col), b = byte_of_col(line, name_col + name_width);
+        char shown[512], stored[1024];
+        snprintf(shown, sizeof shown, "%.*s", (int)(b - a), line + a);
+        for (size_t n = strlen(shown); n && shown[n - 1] == ' ';)
+            shown[--n] = 0;
+        escaped((const char *)sqlite3_column_text(st, 0), stored, sizeof stored);
+        char *dots = strstr(shown, "...");
+        if (cols_of(stored, strlen(stored)) <= name_width) {
+            ck_assert_str_eq(shown, stored);
+        } else {
+            ck_assert_msg(dots, "run %ld: \"%s\" for \"%s\"", id, shown, stored);
+            ck_assert_int_eq(cols_of(shown, strlen(shown)), name_width);
+            ck_assert_msg(!strncmp(stored, shown, (size_t)(dots - shown)), "%s", shown);
+            ck_assert_str_eq(stored + strlen(stored) - strlen(dots + 3), dots + 3);
+            ck_assert_int_ge(dots - shown, 10); /* both ends kept */
+            ck_assert_int_ge(strlen(dots + 3), 10);
+        }
+        /* the columns after the name */
+        char strategy[32], status[32], acc[32], sim[32], wall[32];
+        ck_assert_int_eq(
+            sscanf(line + b, "%31s %31s %31s %31s %31s", strategy, status, acc, sim, wall), 5);
+        ck_assert_str_eq(strategy, (const char *)sqlite3_column_text(st, 1));
+        ck_assert_str_eq(status, (const char *)sqlite3_column_text(st, 2));
+        char want_acc[32] = "-";
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+            snprintf(want_acc, sizeof want_acc, "%.4f", sqlite3_column_double(st, 3));
+        ck_assert_str_eq(acc, want_acc);
+        assert_duration(sim, st, 4);
+        assert_duration(wall, st, 5);
+        sqlite3_reset(st);
+        rows++;
+    }
+    ck_assert_int_eq(rows, query_long(h, "SELECT count(*) FROM runs"));
+    ck_assert_int_eq(rows, 5);
+    ck_assert_int_eq(sweeps, 1);
+    free(o);
+
+    /* --wide: every name whole (escaped), one line per run */
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, "--wide", NULL}), 0);
+    o = slurp(out_path);
+    sqlite3_stmt *names;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT name FROM runs", -1, &names, NULL), SQLITE_OK);
+    while (sqlite3_step(names) == SQLITE_ROW) {
+        char stored[1024];
+        escaped((const char *)sqlite3_column_text(names, 0), stored, sizeof stored);
+        ck_assert_msg(strstr(o, stored), "--wide lacks %s", stored);
+    }
+    sqlite3_finalize(names);
+    int lines = 0;
+    for (char *c = o; *c; c++)
+        lines += *c == '\n';
+    ck_assert_int_eq(lines, 6);
+    free(o);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* The text after "\n" label and its blanks, up to the end of the line, into buf. */
+static const char *after_label(const char *o, const char *label, char *buf, size_t size)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, "\n%s ", label);
+    const char *p = strstr(o, needle);
+    ck_assert_msg(p, "no line \"%s\" in:\n%s", label, o);
+    p += strlen(needle);
+    while (*p == ' ')
+        p++;
+    snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+    return buf;
+}
+
+START_TEST(show_prints_a_run_whole)
+{
+    char db[300], text[512], want[512];
+    snprintf(db, sizeof db, "%s/names.db", dir);
+    make_runs_db(db);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 0);
+    char *o = slurp(out_path);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h,
+                           "SELECT r.name, r.status, r.seed, s.final_accuracy,"
+                           " s.final_loss, s.sim_time, s.steps, r.strategy"
+                           " FROM runs r JOIN summary s ON s.run = r.id WHERE r.id = 1",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    snprintf(want, sizeof want, "run 1: %s\n", sqlite3_column_text(st, 0));
+    ck_assert_msg(!strncmp(o, want, strlen(want)), "%s", o);
+    ck_assert_str_eq(after_label(o, "  status", text, sizeof text),
+                     (const char *)sqlite3_column_text(st, 1));
+    ck_assert_str_eq(after_label(o, "  strategy", text, sizeof text),
+                     (const char *)sqlite3_column_text(st, 7));
+    ck_assert_int_eq(strtol(after_label(o, "  seed", text, sizeof text), NULL, 10),
+                     sqlite3_column_int64(st, 2));
+    snprintf(want, sizeof want, "%.4f, loss %.4f", sqlite3_column_double(st, 3),
+             sqlite3_column_double(st, 4));
+    ck_assert_str_eq(after_label(o, "  final accuracy", text, sizeof text), want);
+    snprintf(want, sizeof want, "%.6g s", sqlite3_column_double(st, 5));
+    ck_assert_str_eq(after_label(o, "  simulated time", text, sizeof text), want);
+    ck_assert_int_eq(strtol(after_label(o, "  steps", text, sizeof text), NULL, 10),
+                     sqlite3_column_int64(st, 6));
+    sqlite3_finalize(st);
+    ck_assert_int_eq(strtol(after_label(o, "evaluations", text, sizeof text), NULL, 10),
+                     query_long(h, "SELECT count(*) FROM evals WHERE run = 1"));
+    /* "3: host-crash 1, abort 1, reform 1": the count, then each kind's */
+    after_label(o, "faults", text, sizeof text);
+    long faults = query_long(h, "SELECT count(*) FROM faults WHERE run = 1");
+    ck_assert_int_ge(faults, 1);
+    ck_assert_int_eq(strtol(text, NULL, 10), faults);
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT kind, count(*) FROM faults WHERE run = 1"
+                                        " GROUP BY kind",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(want, sizeof want, "%s %lld", sqlite3_column_text(st, 0),
+                 (long long)sqlite3_column_int64(st, 1));
+        ck_assert_msg(strstr(text, want), "\"%s\" not in faults: %s", want, text);
+    }
+    sqlite3_finalize(st);
+    /* every parameter, each on a line of its own: "  key  value" */
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT key, value FROM params WHERE run = 1", -1, &st, NULL),
+        SQLITE_OK);
+    long params = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char label[128];
+        snprintf(label, sizeof label, "  %.100s", sqlite3_column_text(st, 0));
+        ck_assert_str_eq(after_label(o, label, text, sizeof text),
+                         (const char *)sqlite3_column_text(st, 1));
+        params++;
+    }
+    sqlite3_finalize(st);
+    ck_assert_int_ge(params, 100);
+    long set = 0, defaults = 0, all = 0;
+    const char *p = strstr(o, "\nparameters set (");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sscanf(p, "\nparameters set (%ld of %ld", &set, &all), 2);
+    p = strstr(o, "\nparameters at their defaults (");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sscanf(p, "\nparameters at their defaults (%ld", &defaults), 1);
+    ck_assert_int_eq(all, params);
+    ck_assert_int_eq(set + defaults, params);
+    /* steps, eval_every, the model, the data, the crash... were set: more than 10 */
+    ck_assert_int_ge(set, 10);
+    free(o);
+
+    /* --config: the stored configuration, byte for byte */
+    ck_assert_int_eq(dtsim((const char *[]){"show", "--config", "2", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT config FROM runs WHERE id = 2", -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq(o, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    free(o);
+
+    /* a name with control bytes stays on its line */
+    ck_assert_int_eq(dtsim((const char *[]){"show", "5", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(!strncmp(o, "run 5: two\\x0alines\\x1b[31m\n", 28), "%s", o);
+    free(o);
+    sqlite3_close(h);
+
+    /* what is not there: one line, exit 2, nothing made */
+    ck_assert_int_eq(dtsim((const char *[]){"show", "99", "--db", db, NULL}), 2);
+    one_error_line("no run 99", db);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "3x", "--db", db, NULL}), 2);
+    one_error_line("\"3x\" is not a run id", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "--db", db, NULL}), 2);
+    one_error_line("missing RUN", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "1", "2", "--db", db, NULL}), 2);
+    one_error_line("unexpected argument \"2\"", NULL);
+    snprintf(db, sizeof db, "%s/typo.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 2);
+    one_error_line("typo.db: No such file or directory", NULL);
+    ck_assert_msg(access(db, F_OK) != 0, "dtsim show made %s", db);
+}
+END_TEST
+
+/* Runs argv (argv[0] a path; no shell) in the current directory with stdout and stderr to
+ * the usual files; returns the exit code. */
+static int run_argv(const char *const *argv)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* What the completion script offers for the command line `line` (cursor at its end), one
+ * answer a line, as bash would call it on TAB. */
+static char *complete_line(const char *script, const char *line)
+{
+    static const char *const body =
+        "source \"$1\" || exit 3\n"
+        "COMP_LINE=$2 COMP_POINT=${#2} COMP_WORDBREAKS=$' \\t\\n\"\\'><=;|&(:'\n"
+        "COMP_WORDS=($2) COMP_CWORD=${#COMP_WORDS[@]}\n"
+        "_dtsim\n"
+        "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+    ck_assert_int_eq(
+        run_argv((const char *[]){"/bin/bash", "-c", body, "bash", script, line, NULL}), 0);
+    return slurp(out_path);
+}
+
+START_TEST(completion_offers_commands_options_files_keys_and_runs)
+{
+    char script[512], line[1024], db[300], sub[300];
+    snprintf(script, sizeof script, "%s/sim/cli/dtsim-completion.bash", DTSIM_SOURCE);
+    snprintf(db, sizeof db, "%s/names.db", dir);
+    make_runs_db(db);
+    static const struct {
+        const char *typed, *want;
+    } cases[] = {
+        {"ru", "run\nruns\n"},
+        {"sh", "show\n"},
+        {"show --", "--config\n--db\n--help\n"},
+        {"runs --w", "--wide\n"},
+        {"bench ", "sim\ntrainer\n"},
+        {"bench sim --s", "--set\n"},
+        {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},
+        /* bash replaces what follows the = (a word break): the answer is that part */
+        {"check x.ini --set=model.l", "model.lr=\n"},
+        {"run x.ini -j ", "\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
+        char *got = complete_line(script, line);
+        ck_assert_msg(!strcmp(got, cases[i].want), "dtsim %s<TAB>: got \"%s\", want \"%s\"",
+                      cases[i].typed, got, cases[i].want);
+        free(got);
+    }
+    /* run ids and sweep ids of the database --db names */
+    snprintf(line, sizeof line, "%s show --db %s ", DTSIM_BINARY, db);
+    char *got = complete_line(script, line);
+    ck_assert_str_eq(got, "1\n2\n3\n4\n5\n");
+    free(got);
+    snprintf(line, sizeof line, "%s plot --db %s --sweep ", DTSIM_BINARY, db);
+    got = complete_line(script, line);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT sweep || char(10) FROM runs WHERE id = 3", -1, &st, NULL),
+        SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq(got, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(got);
+    /* a scenario argument: .ini files and folders, nothing else */
+    snprintf(sub, sizeof sub, "%s/sc", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(line, sizeof line, "%s/sc/a.ini", dir);
+    write_file(line, tiny);
+    snprintf(line, sizeof line, "%s/sc/b.txt", dir);
+    write_file(line, "");
+    snprintf(line, sizeof line, "%s/sc/inner", dir);
+    ck_assert_int_eq(mkdir(line, 0700), 0);
+    snprintf(line, sizeof line, "%s run %s/sc/", DTSIM_BINARY, dir);
+    got = complete_line(script, line);
+    char want_a[400], want_dir[400];
+    snprintf(want_a, sizeof want_a, "%s/sc/a.ini\n", dir);
+    snprintf(want_dir, sizeof want_dir, "%s/sc/inner\n", dir);
+    ck_assert_msg(strstr(got, want_a) && strstr(got, want_dir) && !strstr(got, "b.txt") &&
+                      strlen(got) == strlen(want_a) + strlen(want_dir),
+                  "%s", got);
+    free(got);
+}
+END_TEST
+
+/* The commands `dtsim --help` lists (a word each, in order), into words; how many. */
+static int help_commands(char words[][32], int max)
+{
+    ck_assert_int_eq(dtsim((const char *[]){"--help", NULL}), 0);
+    char *o = slurp(out_path);
+    char *p = strstr(o, "\ncommands:\n");
+    ck_assert_ptr_nonnull(p);
+    int n = 0;
+    for (p = strchr(p + 1, '\n') + 1; p[0] == ' ' && n < max; p = strchr(p, '\n') + 1)
+        if (p[1] == ' ' && p[2] != ' ' && sscanf(p, "%31s", words[n]) == 1 &&
+            (n == 0 || strcmp(words[n - 1], words[n])))
+            n++;
+    free(o);
+    return n;
+}
+
+/* `cmake --install` puts dtsim, its man page, its completion and the scenarios under a
+ * prefix, and the installed dtsim checks an installed scenario (its traces found beside it)
+ * from another folder. */
+START_TEST(installed_dtsim_runs_from_anywhere)
+{
+    char prefix[300], elsewhere[300], path[512], cwd[512];
+    snprintf(prefix, sizeof prefix, "%s/inst", dir);
+    ck_assert_int_eq(
+        run_argv((const char *[]){DTSIM_CMAKE, "--install", DTSIM_BUILD, "--prefix", prefix, NULL}),
+        0);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    ck_assert_int_eq(mkdir(elsewhere, 0700), 0);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(elsewhere), 0);
+    char bin[400], scenario[512];
+    snprintf(bin, sizeof bin, "%s/bin/dtsim", prefix);
+    snprintf(scenario, sizeof scenario, "%s/share/dtsim/scenarios/federated/device-traces.ini",
+             prefix);
+    int rc = run_argv((const char *[]){bin, "check", scenario, NULL});
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_int_eq(rc, 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 3 runs\n") && strstr(o, "devices-sample.csv"), "%s", o);
+    free(o);
+    snprintf(path, sizeof path, "%s/share/dtsim/topologies/fat-tree-16.xml", prefix);
+    ck_assert_int_eq(access(path, R_OK), 0);
+
+    /* the completion loads and completes with the installed dtsim */
+    snprintf(path, sizeof path, "%s/share/bash-completion/completions/dtsim", prefix);
+    char line[512];
+    snprintf(line, sizeof line, "%s sh", bin);
+    o = complete_line(path, line);
+    ck_assert_str_eq(o, "show\n");
+    free(o);
+
+    /* the man page names every command `dtsim --help` lists */
+    snprintf(path, sizeof path, "%s/share/man/man1/dtsim.1", prefix);
+    if (!DTSIM_MAN_PAGE) {
+        fprintf(stderr, "cli: help2man was not found at configure time: no man page to check\n");
+        ck_assert_int_ne(access(path, F_OK), 0);
+        return;
+    }
+    o = slurp(path);
+    char words[32][32];
+    int n = help_commands(words, 32);
+    ck_assert_int_ge(n, 12);
+    for (int i = 0; i < n; i++) {
+        char needle[40];
+        snprintf(needle, sizeof needle, "\n%.31s", words[i]);
+        ck_assert_msg(strstr(o, needle), "the man page lacks the command %s", words[i]);
+    }
+    ck_assert_msg(strstr(o, ".SH \"EXIT STATUS\"") || strstr(o, ".SH EXIT STATUS"),
+                  "no EXIT STATUS section");
+    free(o);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -1079,6 +1593,10 @@ int main(void)
     tcase_add_test(tc, readme_lists_every_key);
     tcase_add_test(tc, readme_lists_every_strategy);
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);
+    tcase_add_test(tc, runs_fit_100_columns_and_match_the_database);
+    tcase_add_test(tc, show_prints_a_run_whole);
+    tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);
+    tcase_add_test(tc, installed_dtsim_runs_from_anywhere);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

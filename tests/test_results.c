@@ -20,6 +20,7 @@
 
 #include "db.h"
 #include "export.h"
+#include "query.h"
 
 static char dir[64];
 static char path[128];
@@ -455,14 +456,17 @@ START_TEST(csv_export_and_run_list)
     char list[300];
     snprintf(list, sizeof list, "%s/list.txt", dir);
     f = fopen(list, "w");
-    ck_assert_int_eq(results_runs_print(path, f, &err), DT_OK);
+    results_query_t *q;
+    ck_assert_int_eq(results_query_open_current(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_runs_print(q, f, 0, &err), DT_OK);
+    results_query_close(q);
     fclose(f);
     f = fopen(list, "r");
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "second"));
     /* not a dtsim database */
-    ck_assert_int_eq(results_runs_print(list, stdout, &err), DT_ERR_INPUT);
+    ck_assert_int_eq(results_query_open_current(&q, list, &err), DT_ERR_INPUT);
 }
 END_TEST
 

@@ -43,6 +43,8 @@ int cli_strategies(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 /** dtsim runs: lists the runs of a results database. */
 int cli_runs(int argc, char **argv);
+/** dtsim show: prints one run of a results database whole. */
+int cli_show(int argc, char **argv);
 /** dtsim export: runs as CSV files (every table, the tidy table) or a run as a Chrome trace. */
 int cli_export(int argc, char **argv);
 /** dtsim merge: joins results databases (a sweep's members run as separate jobs). */

@@ -12,10 +12,12 @@
 
 int cli_runs(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"db", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"db", required_argument, 0, 'd'},
+                                          {"wide", no_argument, 0, 'w'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
     const char *db = DEFAULT_DB;
-    int c;
+    int wide = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
@@ -23,9 +25,18 @@ int cli_runs(int argc, char **argv)
         case 'd':
             db = optarg;
             break;
+        case 'w':
+            wide = 1;
+            break;
         case 'h':
-            printf("usage: dtsim runs [--db PATH]\n\nLists the runs of a results database "
-                   "[" DEFAULT_DB "].\n");
+            printf("usage: dtsim runs [--db PATH] [--wide]\n\n"
+                   "Lists the runs of a results database [" DEFAULT_DB "], one line each: id,\n"
+                   "name, strategy, status, final accuracy, simulated time and wall time, in %d\n"
+                   "columns (long names shortened in the middle with ...), then each sweep's id\n"
+                   "and runs. dtsim show ID prints one run whole.\n\n"
+                   "  --wide   every column (loss, time to target, bytes, steps, start, sweep),\n"
+                   "           names whole\n",
+                   RESULTS_RUNS_COLUMNS);
             return CLI_EXIT_OK;
         case ':':
             return cli_usage_error("runs", "%s needs a value", argv[optind - 1]);
@@ -36,10 +47,14 @@ int cli_runs(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("runs", "unexpected argument \"%s\"", argv[optind]);
     dt_err_t err;
-    if (results_runs_print(db, stdout, &err)) {
+    results_query_t *q;
+    if (results_query_open_current(&q, db, &err) ||
+        results_runs_print(q, stdout, wide, &err)) {
+        results_query_close(q);
         fprintf(stderr, "dtsim runs: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
+    results_query_close(q);
     return CLI_EXIT_OK;
 }
 

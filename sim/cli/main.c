@@ -25,13 +25,15 @@ static void usage(FILE *out)
             "  keys               every scenario key with its default and meaning\n"
             "  strategies         every strategy, the keys it reads, what it does\n"
             "  runs               list the runs of a results database\n"
+            "  show RUN           print one run whole: summary, rows, every parameter\n"
             "  export             write runs as CSV (--csv: every table, --tidy: a row per\n"
             "                     run) or a run's timeline as a Chrome trace (--trace RUN)\n"
             "  merge              join results databases (a sweep's members run apart)\n"
             "  train              train a model in one process (no simulation), printing\n"
             "                     test accuracy after each epoch\n"
             "  bench trainer      training speed and accuracy on this machine\n"
-            "  bench sim SCENARIO the simulation's own cost against plain training\n"
+            "  bench sim SCENARIO\n"
+            "                     the simulation's own cost against plain training\n"
             "  calibrate          measure this machine's step time: a device profile\n"
             "\n"
             "options:\n"
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
         return cli_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "runs"))
         return cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "show"))
+        return cli_show(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "merge"))

@@ -1,0 +1,142 @@
+# Bash completion for dtsim: installed as share/bash-completion/completions/dtsim (loaded on
+# first use), or `source sim/cli/dtsim-completion.bash` in a checkout.
+#
+# Commands and each command's options are read from dtsim's own --help, so a new command or
+# option completes without editing this file; the keys after --set come from `dtsim keys`, run
+# ids after `show`, --runs and --timeline-run, and sweep ids after --sweep, from `dtsim runs`
+# (of the database --db names). Scenario arguments complete to .ini files and folders.
+# The dtsim asked is the one on the command line (./build/dtsim, an installed one).
+
+# The commands `dtsim --help` lists.
+_dtsim_commands()
+{
+    "$1" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} /^$/ {on = 0}
+        on && /^  [a-z]/ && !seen[$1]++ {print $1}'
+}
+
+# The long options `dtsim CMD [SUB] --help` mentions.
+_dtsim_options()
+{
+    {
+        "$@" --help 2>/dev/null | grep -o -- '--[a-z][a-z_-]*'
+        echo --help
+    } | sort -u
+}
+
+# Every scenario key as "section.key=" (the tables of `dtsim keys`).
+_dtsim_keys()
+{
+    "$1" keys 2>/dev/null | awk '/^### \[/ {s = substr($2, 2, length($2) - 2); next}
+        /^#/ {s = ""}
+        s != "" && /^\| `/ {split($0, f, "`"); print s "." f[2] "="}'
+}
+
+# The run ids, then (with sweeps) the sweep ids, of the database $2 (the default: none given).
+_dtsim_runs()
+{
+    local -a db=()
+    [[ -n $2 ]] && db=(--db "$2")
+    if [[ $3 == sweeps ]]; then
+        # --wide ends a line with the start time, then the sweep id and index, whole
+        "$1" runs --wide "${db[@]}" 2>/dev/null |
+            sed -n 's/^.*[0-9]Z  \(.*\):[0-9]*$/\1/p' | awk '!seen[$0]++'
+    else
+        "$1" runs "${db[@]}" 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}'
+    fi
+}
+
+_dtsim()
+{
+    # Words as typed up to the cursor, split on blanks only: bash's own split also breaks at
+    # = and :, which would part "cluster.bandwidth=1Gbps" and "--db=x.db".
+    local line=${COMP_LINE:0:COMP_POINT} cur=
+    local -a words=()
+    read -ra words <<<"$line"
+    if [[ ! $line =~ [[:space:]]$ ]] && ((${#words[@]} > 1)); then
+        cur=${words[${#words[@]} - 1]}
+        unset 'words[${#words[@]}-1]'
+    fi
+    local dtsim=${words[0]} prev=${words[${#words[@]} - 1]} cmd= sub= db= n=0 i w
+    for ((i = 1; i < ${#words[@]}; i++)); do
+        w=${words[i]}
+        case $w in
+        --db) db=${words[i + 1]}; ((i++)) ;;
+        --db=*) db=${w#--db=} ;;
+        --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
+        -*) ;;
+        *)
+            if [[ -z $cmd ]]; then
+                cmd=$w
+            elif [[ $cmd == bench && -z $sub ]]; then
+                sub=$w
+            else
+                ((n++))
+            fi
+            ;;
+        esac
+    done
+
+    # --opt=value: the value completes as after --opt, each answer keeping "--opt="
+    local opt=
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        opt=$prev=
+        cur=${cur#*=}
+    fi
+    local -a list=()
+    local files= nospace=
+    case $prev in
+    --db) files=all ;;
+    --out) files=dirs ;;
+    --set) mapfile -t list < <(_dtsim_keys "$dtsim"); nospace=1 ;;
+    --runs | --timeline-run) mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
+    --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
+    --jobs | -j) return 0 ;;
+    *)
+        if [[ -z $cmd ]]; then
+            mapfile -t list < <(_dtsim_commands "$dtsim"; printf '%s\n' --help --version)
+        elif [[ $cur == -* ]]; then
+            mapfile -t list < <(_dtsim_options "$dtsim" "$cmd" ${sub:+"$sub"})
+        else
+            case $cmd/$sub in
+            run/ | check/ | platform/ | bench/sim) files='*.ini' ;;
+            bench/) list=(sim trainer) ;;
+            show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
+            esac
+        fi
+        ;;
+    esac
+
+    COMPREPLY=()
+    if [[ -n $files ]]; then
+        compopt -o filenames 2>/dev/null
+        case $files in
+        dirs) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+        all) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        *) mapfile -t COMPREPLY < <(compgen -f -X "!$files" -- "$cur"; compgen -d -- "$cur") ;;
+        esac
+    else
+        for w in "${list[@]}"; do
+            [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
+        done
+        [[ -n $nospace ]] && compopt -o nospace 2>/dev/null
+    fi
+    if [[ -n $opt ]]; then
+        for i in "${!COMPREPLY[@]}"; do
+            COMPREPLY[i]=$opt${COMPREPLY[i]}
+        done
+        cur=$opt$cur
+    fi
+    # bash replaces only what follows the last = or : of the word (when COMP_WORDBREAKS has
+    # them): drop the part of cur before it from each answer
+    local breaks=${COMP_WORDBREAKS//[^=:]/}
+    if [[ -n $breaks && $cur == *["$breaks"]* ]]; then
+        local head=${cur%"${cur##*["$breaks"]}"}
+        for i in "${!COMPREPLY[@]}"; do
+            COMPREPLY[i]=${COMPREPLY[i]#"$head"}
+        done
+    fi
+    return 0
+}
+
+complete -F _dtsim dtsim
