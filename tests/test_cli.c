@@ -122,6 +122,27 @@ START_TEST(usage_and_versions)
     ck_assert_int_eq(dtsim((const char *[]){"--version", NULL}), 0);
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, "SimGrid 3.32"), "%s", o);
+    /* the OpenBLAS kernels: AVX-512 ones exactly when the kernel says the CPU has AVX-512
+     * (F, BW, DQ, VL) and no OPENBLAS_CORETYPE of the user's decides otherwise */
+    ck_assert_msg(strstr(o, "\nOpenBLAS ") && strstr(o, ", kernels "), "%s", o);
+    if (!getenv("OPENBLAS_CORETYPE")) {
+        FILE *ci = fopen("/proc/cpuinfo", "r");
+        if (ci) {
+            static char line[1 << 14];
+            int avx512 = 0;
+            while (fgets(line, sizeof line, ci))
+                if (!strncmp(line, "flags", 5)) {
+                    avx512 = strstr(line, " avx512f") && strstr(line, " avx512bw") &&
+                             strstr(line, " avx512dq") && strstr(line, " avx512vl");
+                    break;
+                }
+            fclose(ci);
+            int avx512_kernels = strstr(o, "kernels SkylakeX") ||
+                                 strstr(o, "kernels Cooperlake") ||
+                                 strstr(o, "kernels SapphireRapids");
+            ck_assert_msg(avx512 == !!avx512_kernels, "AVX-512: %d, but %s", avx512, o);
+        }
+    }
     free(o);
     ck_assert_int_eq(dtsim((const char *[]){"--help", NULL}), 0);
     ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
