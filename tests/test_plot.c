@@ -668,6 +668,7 @@ static int starts_with(const char *path, const char *magic, size_t n)
     return got == n && memcmp(buf, magic, n) == 0;
 }
 
+/* path is an image of the format its extension names: the format's magic bytes. */
 static void ck_image(const char *path)
 {
     struct stat sb;
@@ -676,14 +677,16 @@ static void ck_image(const char *path)
     size_t l = strlen(path);
     if (l > 4 && !strcmp(path + l - 4, ".png"))
         ck_assert_msg(starts_with(path, "\x89PNG\r\n\x1a\n", 8), "%s: not a PNG", path);
+    else if (l > 4 && !strcmp(path + l - 4, ".pdf"))
+        ck_assert_msg(starts_with(path, "%PDF-", 5), "%s: not a PDF", path);
     else
         ck_assert_msg(starts_with(path, "<?xml", 5) || starts_with(path, "<svg", 4),
                       "%s: not an SVG", path);
 }
 
-/* Draws every figure of the selection (runs_spec, NULL: default) into dir/out; returns
- * a bit per figure drawn; notes[fig] gets each note. */
-static unsigned draw_all(const char *runs_spec, int svg, int64_t timeline_run,
+/* Draws every figure of the selection (runs_spec, NULL: default) into dir/out in formats;
+ * returns a bit per figure drawn; notes[fig] gets each note. */
+static unsigned draw_all(const char *runs_spec, unsigned formats, int64_t timeline_run,
                          char notes[RESULTS_FIGURE_COUNT][512])
 {
     char out_dir[256];
@@ -693,19 +696,25 @@ static unsigned draw_all(const char *runs_spec, int svg, int64_t timeline_run,
     results_runs_t runs;
     dt_err_t err = {""};
     ok(results_query_select(q, runs_spec, NULL, &runs, &err), &err);
-    results_plot_opts_t o = {out_dir, svg, timeline_run};
+    results_plot_opts_t o = {.out_dir = out_dir, .formats = formats,
+                             .timeline_run = timeline_run};
     unsigned drawn = 0;
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
         results_plot_out_t out;
         ok(results_plot_draw(q, &runs, (results_figure_t)fig, &o, &out, &err), &err);
-        ck_assert_int_eq(out.n_files, out.n_files ? 1 + svg : 0);
-        for (int i = 0; i < out.n_files; i++) {
+        /* a file per format asked (none: PNG), in the order png, svg, pdf */
+        int i = 0;
+        for (int fmt = 0; out.n_files && fmt < GP_FORMAT_COUNT; fmt++) {
+            if (!((formats ? formats : RESULTS_PLOT_PNG) & 1u << fmt))
+                continue;
             char want[512];
             snprintf(want, sizeof want, "%s/%s.%s", out_dir,
-                     results_figure_name((results_figure_t)fig), i ? "svg" : "png");
-            ck_assert_str_eq(out.files[i], want);
-            ck_image(out.files[i]);
+                     results_figure_name((results_figure_t)fig), gp_format_ext[fmt]);
+            ck_assert_int_lt(i, out.n_files);
+            ck_assert_str_eq(out.files[i++], want);
+            ck_image(want);
         }
+        ck_assert_int_eq(i, out.n_files);
         if (!out.n_files)
             ck_assert_msg(out.note[0], "%s skipped without a reason",
                           results_figure_name((results_figure_t)fig));
@@ -731,7 +740,7 @@ START_TEST(every_figure_of_the_sweep)
 {
     build_db();
     char notes[RESULTS_FIGURE_COUNT][512];
-    ck_assert_uint_eq(draw_all(NULL, 0, 0, notes), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG, 0, notes), ALL_FIGURES);
     /* sync-ps-1G never reached its target */
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "1 run "),
                   "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
@@ -776,10 +785,12 @@ static char *svg_text(const char *path)
     return buf;
 }
 
-START_TEST(svg_next_to_png)
+START_TEST(every_format)
 {
     build_db();
-    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF, 0,
+                               NULL),
+                      ALL_FIGURES);
     char p[256];
     snprintf(p, sizeof p, "%s/out/scaling.svg", dir);
     char *s = svg_text(p);
@@ -794,7 +805,7 @@ START_TEST(svg_next_to_png)
     ck_assert_msg(strstr(s, "allreduce, 8 workers") && strstr(s, "sync-ps, 8 workers") &&
                       strstr(s, "single, 1 worker"),
                   "time to target key");
-    ck_assert_msg(strstr(s, "70% test accuracy"), "time to target title");
+    ck_assert_msg(strstr(s, "Time to 70% accuracy vs bandwidth"), "time to target title");
     free(s);
     snprintf(p, sizeof p, "%s/out/parallelism.svg", dir);
     s = svg_text(p);
@@ -805,16 +816,19 @@ START_TEST(svg_next_to_png)
     /* the view's figures of run 2 in its key; run 4 (no held-out samples) not drawn */
     snprintf(p, sizeof p, "%s/out/clients.svg", dir);
     s = svg_text(p);
-    ck_assert_msg(strstr(s, "Each honest client's held-out accuracy, sorted") &&
+    ck_assert_msg(strstr(s, "Each client's held-out accuracy, sorted") &&
                       strstr(s, "(Byzantine clients left out)") &&
                       strstr(s, "Held-out accuracy vs rounds taken part"),
                   "clients titles");
     ck_assert_msg(strstr(s, "allreduce-1G: p10 35.0%, mean 59.8%, spread 75.0 points"),
                   "clients: run 2's fairness in the key");
     ck_assert_msg(strstr(s, "2 of 13 clients never aggregated, 2.5 rounds each on average"),
-                  "clients: run 2's participation in the title");
+                  "clients: run 2's participation in the caption");
     ck_assert_msg(!strstr(s, "sync-ps-1G"), "clients: a run without held-out accuracies");
     free(s);
+    /* no format is PNG only, SVG alone is SVG alone (draw_all checks the files) */
+    ck_assert(draw_all("2-4", 0, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
+    ck_assert(draw_all("2-4", RESULTS_PLOT_SVG, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
 }
 END_TEST
 
@@ -823,14 +837,14 @@ START_TEST(figures_skipped_with_a_reason)
     build_db();
     char notes[RESULTS_FIGURE_COUNT][512];
     /* one bandwidth: 10G, 2w, 4w and single */
-    unsigned drawn = draw_all("3,8-10", 0, 0, notes);
+    unsigned drawn = draw_all("3,8-10", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_TIME_TO_TARGET));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "cluster.bandwidth") &&
                       strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "10 Gb/s"),
                   "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
     ck_assert(drawn & 1u << RESULTS_FIGURE_SCALING);
     /* one worker count: the bandwidth runs; no timeline rows among 5-7 */
-    drawn = draw_all("5-7", 0, 0, notes);
+    drawn = draw_all("5-7", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "cluster.workers"), "%s",
                   notes[RESULTS_FIGURE_SCALING]);
@@ -845,10 +859,10 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_CLIENTS], "data.client_holdout"), "%s",
                   notes[RESULTS_FIGURE_CLIENTS]);
     /* clients rows without held-out samples are no figure either */
-    drawn = draw_all("4", 0, 0, notes);
+    drawn = draw_all("4", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_CLIENTS));
     /* ... unless the timeline's run is named */
-    drawn = draw_all("5-7", 0, TIMELINE_RUN, notes);
+    drawn = draw_all("5-7", RESULTS_PLOT_PNG, TIMELINE_RUN, notes);
     ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
     /* workers vary, but the sweep has no single run */
     results_db_t *db = NULL;
@@ -857,7 +871,7 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert_int_eq(add_run(db, "s2-2w", "allreduce", "s2", 0, &sweep_runs[7], "finished"), 13);
     ck_assert_int_eq(add_run(db, "s2-4w", "allreduce", "s2", 1, &sweep_runs[8], "finished"), 14);
     results_db_close(db);
-    drawn = draw_all("13-14", 0, 0, notes);
+    drawn = draw_all("13-14", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "single"), "%s",
                   notes[RESULTS_FIGURE_SCALING]);
@@ -897,7 +911,7 @@ static void build_hostile_db(void)
 START_TEST(hostile_names_stay_text)
 {
     build_hostile_db();
-    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG, 0, NULL), ALL_FIGURES);
     for (int i = 1; i <= 6; i++) {
         char p[256];
         snprintf(p, sizeof p, "%s/pwned%d", dir, i);
@@ -949,7 +963,7 @@ START_TEST(missing_gnuplot_is_one_clear_error)
     results_query_t *q = query_open_ok();
     results_runs_t runs;
     ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
-    results_plot_opts_t o = {out_dir, 0, 0};
+    results_plot_opts_t o = {.out_dir = out_dir};
     results_plot_out_t out;
     ck_assert_int_eq(results_plot_draw(q, &runs, RESULTS_FIGURE_ACCURACY, &o, &out, &err),
                      DT_ERR_INPUT);
@@ -1108,7 +1122,7 @@ int main(void)
         tcase_add_checked_fixture(tp, setup, teardown);
         tcase_set_timeout(tp, 120);
         tcase_add_test(tp, every_figure_of_the_sweep);
-        tcase_add_test(tp, svg_next_to_png);
+        tcase_add_test(tp, every_format);
         tcase_add_test(tp, figures_skipped_with_a_reason);
         tcase_add_test(tp, hostile_names_stay_text);
         tcase_add_test(tp, missing_gnuplot_is_one_clear_error);
