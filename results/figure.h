@@ -50,6 +50,12 @@ typedef struct figure {
 
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);
+/** The bar figures (figure_bars.c): time shares, and time per step with memory. */
+dt_status fig_breakdown(fig_t *f, dt_err_t *err);
+dt_status fig_parallelism(fig_t *f, dt_err_t *err);
+/** The colours and key titles of compute, communication and idle (breakdown, timeline). */
+extern const char *const fig_state_colors[RESULTS_STATE_COUNT];
+extern const char *const fig_state_titles[RESULTS_STATE_COUNT];
 
 /** Every figure, indexed by results_figure_t (figures.c). */
 extern const figure_t results_figures[RESULTS_FIGURE_COUNT];

@@ -97,7 +97,8 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
     }
     fig_caption_runs(f);
     fig_grid_panel(f, 0, 2, 1);
-    gp_printf(g, "set key outside below center horizontal Left reverse samplen 2 width 2\n"
+    gp_printf(g, "set key outside below center horizontal Left reverse samplen 2 width 2 "
+                 "height 1.5\n"
                  "set title \"Each client's held-out accuracy, sorted\"\n"
                  "set xlabel 'clients ranked by their held-out accuracy (fraction, "
                  "0: worst, 1: best)'\n"

@@ -61,8 +61,9 @@ typedef struct results_plot_out {
 /* Frees the paths in out->files and zeroes out (note included); NULL is allowed. */
 void results_plot_out_free(results_plot_out_t *out);
 
-/* Draws one figure of runs into o->out_dir (each file written under a temporary name and
- * renamed when gnuplot succeeded, so a failure leaves no half image). A figure the runs
+/* Draws one figure of runs into o->out_dir, a file NAME.png, .svg or .pdf per format asked
+ * (each written under a temporary name and renamed when gnuplot succeeded, so a failure
+ * leaves no half image). A figure the runs
  * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
  * reason in out->note. */
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,

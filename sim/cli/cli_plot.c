@@ -41,8 +41,9 @@ static void plot_help(void)
            "  --out DIR           where the figures go, created if needed [results/plots]\n"
            "  --format LIST       png, svg, pdf, or several: png,pdf (repeatable) [png]\n"
            "  --svg               the same as adding --format svg\n"
-           "  --size WxH          pixels of every figure, e.g. 800x500 (a PDF page is\n"
-           "                      W/96 x H/96 inches) [1000 wide, 600 high or more]\n"
+           "  --size WxH          pixels of a one-panel figure, e.g. 640x420; figures of\n"
+           "                      stacked panels grow taller in proportion; a PDF page\n"
+           "                      is W/96 x H/96 inches [1000x600]\n"
            "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
            "                      timeline rows, the one with the largest compute share]\n"
            "  -h, --help          this text\n",
