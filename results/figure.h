@@ -1,6 +1,11 @@
 /* What a figure is, between plot.c (which draws any figure) and figures.c (the figures):
  * one function that reads what it needs through query.h, reduces it, and writes the body of
- * a gnuplot script through gnuplot.h, and one row of the table results_figures. */
+ * a gnuplot script through gnuplot.h, and one row of the table results_figures.
+ *
+ * Every figure is a frame: a short fixed title on top, caption lines at the bottom (names,
+ * what the figure leaves out, how to read it), and between them one or more panels that the
+ * figure places with fig_panel. Names never go into a title, where a long one would be cut:
+ * they go into the key or the caption. */
 #ifndef DTSIM_RESULTS_FIGURE_H
 #define DTSIM_RESULTS_FIGURE_H
 
@@ -10,6 +15,12 @@
 #include "plot.h"
 #include "query.h"
 
+#define FIG_WIDTH 1000        /* pixels of a one-panel figure, unless --size says otherwise */
+#define FIG_HEIGHT 600
+#define FIG_TITLE_MAX 40      /* characters of a fixed title: 400 pixels at 13 points */
+#define FIG_CAPTION_LINES 4   /* caption lines at most; the last one ends "..." if cut */
+#define FIG_MAX_CURVES 8      /* curves a panel holds before a figure splits into panels */
+
 /** What a figure is given, and what it fills in. */
 typedef struct fig {
     results_query_t *q;
@@ -17,9 +28,15 @@ typedef struct fig {
     const results_plot_opts_t *o;
     const char *prefix; /* the "NAME" of "NAME/..." that every run's name starts with, or NULL */
     char **labels;      /* a legend label per run: its name less the prefix, shortened */
-    gp_t body;          /* the script after the shared header (gp_render writes that) */
+    gp_t body;          /* the script after the header and the frame (plot.c writes those) */
     int drawn;          /* set by a figure that drew; 0: skipped, the reason in the note */
-    int height;         /* image height in pixels: 600 unless the figure sets it */
+    int height;         /* the image height it asks for at FIG_WIDTH: FIG_HEIGHT unless it sets
+                         * it for panels (--size scales it) */
+    const char *title;  /* the figure's title: fixed text, at most FIG_TITLE_MAX characters */
+    char own_title[64]; /* where a title with numbers in it is written */
+    char *caption[FIG_CAPTION_LINES]; /* lines under the panels (fig_caption), malloc'ed */
+    size_t n_caption;
+    size_t panels;      /* panels begun (fig_panel) */
     char *note;         /* why it was skipped, or what it leaves out (fig_note) */
     size_t note_size;
 } fig_t;
@@ -33,16 +50,38 @@ typedef struct figure {
 
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);
+/** The bar figures (figure_bars.c): time shares, and time per step with memory. */
+dt_status fig_breakdown(fig_t *f, dt_err_t *err);
+dt_status fig_parallelism(fig_t *f, dt_err_t *err);
+/** The colours and key titles of compute, communication and idle (breakdown, timeline). */
+extern const char *const fig_state_colors[RESULTS_STATE_COUNT];
+extern const char *const fig_state_titles[RESULTS_STATE_COUNT];
 
 /** Every figure, indexed by results_figure_t (figures.c). */
 extern const figure_t results_figures[RESULTS_FIGURE_COUNT];
 
 /** The figure's note, printf-style (replaces any earlier one). */
 void fig_note(fig_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** Appends to a string expression the runs' common name prefix, if any, as ` . ': NAME/...'`. */
-void fig_runs_of(fig_t *f);
-/** "set title" of fixed text (dtsim's own, in double quotes: \n starts a line), then the runs'
- *  common name prefix, if any, as a literal ": NAME/...". */
-void fig_title(fig_t *f, const char *fixed);
+/** Adds caption lines, printf-style (the text may hold names: it is written with gp_text),
+ *  wrapped at blanks, commas or slashes to the image's width. */
+void fig_caption(fig_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** The caption line "runs of NAME (...)" when the runs share a name prefix. */
+void fig_caption_runs(fig_t *f);
+/** The image's width and height in pixels: FIG_WIDTH and f->height, or --size, with the height
+ *  scaled by f->height / FIG_HEIGHT (a figure of stacked panels stays taller). */
+int fig_width(const fig_t *f);
+int fig_height(const fig_t *f);
+/** Starts a panel at (x, y), w wide and h high, in fractions of the frame between the title
+ *  and the caption (y from the bottom). Every plot command follows one. */
+void fig_panel(fig_t *f, double x, double y, double w, double h);
+/** Starts panel p of a grid of rows x cols, filled row by row from the top left. */
+void fig_grid_panel(fig_t *f, size_t p, size_t rows, size_t cols);
+/** Columns of a grid of n panels: 2 when there are several and the image is wide enough. */
+size_t fig_grid_cols(const fig_t *f, size_t n);
+/** Legend labels for runs idx[0..n) alone, as the figure's own labels are for every run: the
+ *  values that tell these runs apart (a panel's runs share the panel's value). malloc'ed, as
+ *  is each label; free with fig_labels_free. */
+char **fig_labels_of(const fig_t *f, const size_t *idx, size_t n);
+void fig_labels_free(char **labels, size_t n);
 
 #endif

@@ -87,13 +87,20 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
                      a->mean_rounds == b->mean_rounds;
     }
     /* The keys go under the panels: beside them they would squeeze the curves. */
-    gp_printf(g, "set multiplot layout 2,1\n"
-                 "set key outside below center horizontal Left reverse samplen 2 width 2\n"
-                 "set title \"Each honest client's held-out accuracy, sorted (dot: the 10th "
-                 "percentile)%s\"",
-              byzantine ? "\\n(Byzantine clients left out)" : "");
-    fig_runs_of(f);
-    gp_printf(g, "\nset xlabel 'honest clients ranked by their held-out accuracy (fraction, "
+    fig_caption(f, "dots: each run's 10th percentile; lines below: the mean per round count");
+    if (byzantine)
+        fig_caption(f, "honest clients only (Byzantine clients left out)");
+    if (same_part) {
+        const results_clients_t *c = &cl[shown[0]];
+        fig_caption(f, "%zu of %zu clients never aggregated, %.1f rounds each on average",
+                    c->never_aggregated, c->clients, c->mean_rounds);
+    }
+    fig_caption_runs(f);
+    fig_grid_panel(f, 0, 2, 1);
+    gp_printf(g, "set key outside below center horizontal Left reverse samplen 2 width 2 "
+                 "height 1.5\n"
+                 "set title \"Each client's held-out accuracy, sorted\"\n"
+                 "set xlabel 'clients ranked by their held-out accuracy (fraction, "
                  "0: worst, 1: best)'\n"
                  "set ylabel 'held-out accuracy (%%)'\nset xrange [0:1]\n"
                  "set arrow 1 from 0.1, graph 0 to 0.1, graph 1 nohead lc rgb '#999999' dt 2 "
@@ -110,17 +117,12 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
                      "     $p10_%zu using 1:2 with points lt %zu pt 7 ps 1.6 notitle",
                   100 * c->p10_acc, 100 * c->mean_acc, 100 * c->spread, s, i % GP_COLORS + 1);
     }
-    gp_printf(g, "\nunset arrow 1\n"
-                 "set title \"Held-out accuracy vs rounds taken part (line: the mean per round "
-                 "count)");
-    if (same_part) {
-        const results_clients_t *c = &cl[shown[0]];
-        gp_printf(g, "\\n%zu of %zu clients never aggregated, %.1f rounds each on average",
-                  c->never_aggregated, c->clients, c->mean_rounds);
-    }
+    gp_printf(g, "\nunset arrow 1\n");
+    fig_grid_panel(f, 1, 2, 1);
     /* a tic per round count while they are few (FedBuff's clients may take part hundreds
      * of times) */
-    gp_printf(g, "\"\nset xlabel 'rounds the client''s update was aggregated in'\n"
+    gp_printf(g, "set title \"Held-out accuracy vs rounds taken part\"\n"
+                 "set xlabel 'rounds the client''s update was aggregated in'\n"
                  "set xrange [-0.5:%.1f]\n%sset grid noxtics\n%s"
                  "plot ",
               (double)max_rounds + 0.5, max_rounds <= 20 ? "set xtics 1\n" : "",
@@ -131,13 +133,13 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
         gp_printf(g, "%s$part%zu using 1:2 with points lt %zu pt 7 ps 0.5 notitle, \\\n"
                      "     $mean%zu using 1:2 with lines ",
                   s ? ", \\\n     " : "", s, i % GP_COLORS + 1, s);
-        gp_curve_style(g, i);
+        gp_line_style(g, i);
         gp_printf(g, " title ");
         gp_text(g, f->labels[i]);
         gp_printf(g, " . ': %zu of %zu never aggregated, %.1f rounds on average'",
                   c->never_aggregated, c->clients, c->mean_rounds);
     }
-    gp_printf(g, "\nunset multiplot\n");
+    gp_printf(g, "\n");
     f->height = 1000;
     f->drawn = 1;
     if (no_rows || no_acc) {

@@ -11,10 +11,8 @@
 
 #include "figure.h"
 
-/* The same three colours in the breakdown and the timeline. */
-static const char *const state_colors[RESULTS_STATE_COUNT] = {"#59a14f", "#4e79a7", "#cfcfcf"};
-static const char *const state_titles[RESULTS_STATE_COUNT] = {"compute", "communication",
-                                                              "idle"};
+const char *const fig_state_colors[RESULTS_STATE_COUNT] = {"#59a14f", "#4e79a7", "#cfcfcf"};
+const char *const fig_state_titles[RESULTS_STATE_COUNT] = {"compute", "communication", "idle"};
 
 /* --- sets of runs ------------------------------------------------------------------------- */
 
@@ -98,150 +96,438 @@ static void groups_sort(groups_t *g, const double *xs)
     }
 }
 
-/* --- bars named by runs (breakdown, parallelism) ------------------------------------------ */
+/* --- panels of curves (accuracy, accuracy_bytes) ------------------------------------------ */
 
-/* Run names are labels under the bars, not tic labels: gnuplot reads a tic label as a
- * format, and cuts one that holds a % to 49 characters. Long names are slanted; the first
- * one then needs room on the left. */
-static int bars_slant(size_t n, size_t longest)
+static void bandwidth_key(const results_run_view_t *r, char *key, size_t n)
 {
-    return n > 6 || longest > 14;
-}
-
-static void bars_margins(gp_t *g, int slant, size_t longest)
-{
-    if (slant)
-        gp_printf(g, "set lmargin %d\nset bmargin %d\n", 6 + (int)(0.5 * (double)longest),
-                  3 + (int)longest / 5);
+    if (isfinite(r->bandwidth) && r->bandwidth > 0)
+        snprintf(key, n, "%g Gb/s", gbps(r->bandwidth));
     else
-        gp_printf(g, "set bmargin 3\n");
+        snprintf(key, n, "no cluster.bandwidth");
 }
 
-/* A tic, with no text, under each of n bars at 0, 1, ... */
-static void bars_tics(gp_t *g, size_t n)
+static size_t groups_largest(const groups_t *g)
 {
-    gp_printf(g, "set format x ''\nset xtics (");
-    for (size_t b = 0; b < n; b++)
-        gp_printf(g, "%s%zu", b ? ", " : "", b);
-    gp_printf(g, ")\n");
+    size_t m = 0;
+    for (size_t i = 0; i < g->n; i++)
+        m = g->v[i].n > m ? g->v[i].n : m;
+    return m;
 }
 
-/* Bar b named by the label of run shown[b]. */
-static void bars_names(fig_t *f, const size_t *shown, size_t n, int slant)
+/* The panels of the runs with use[i] set, into out (a group per panel, keyed by its title):
+ * one panel of every run up to FIG_MAX_CURVES of them; past that, a panel per bandwidth or
+ * per strategy, whichever the runs vary, preferring panels that stay within FIG_MAX_CURVES
+ * curves, then fewer panels, then bandwidth (strategies side by side on one network is the
+ * comparison dtsim is for). Runs that vary neither stay in one panel. */
+static void curve_panels(const fig_t *f, const int *use, groups_t *out)
 {
-    for (size_t b = 0; b < n; b++) {
-        gp_printf(&f->body, "set label %zu ", b + 1);
-        gp_text(&f->body, f->labels[shown[b]]);
-        gp_printf(&f->body, " at first %zu, graph 0 %s tc rgb '#333333'\n", b,
-                  slant ? "right rotate by 25 offset 1,-1" : "center offset 0,-1");
+    const results_runs_t *runs = f->runs;
+    groups_t by[2] = {{0}, {0}}; /* bandwidth, strategy */
+    size_t n_use = 0;
+    for (size_t i = 0; i < runs->n; i++) {
+        if (!use[i])
+            continue;
+        char key[64];
+        bandwidth_key(&runs->v[i], key, sizeof key);
+        groups_add(&by[0], key, i);
+        groups_add(&by[1], runs->v[i].strategy, i);
+        n_use++;
     }
+    int pick = -1;
+    if (n_use > FIG_MAX_CURVES)
+        for (int k = 0; k < 2; k++) {
+            if (by[k].n < 2)
+                continue;
+            if (pick < 0) {
+                pick = k;
+                continue;
+            }
+            size_t big_k = groups_largest(&by[k]), big_p = groups_largest(&by[pick]);
+            int fits_k = big_k <= FIG_MAX_CURVES, fits_p = big_p <= FIG_MAX_CURVES;
+            if (fits_k != fits_p ? fits_k
+                                 : fits_k ? by[k].n < by[pick].n : big_k < big_p)
+                pick = k;
+        }
+    if (pick >= 0) {
+        *out = by[pick];
+        by[pick] = (groups_t){0};
+    } else {
+        for (size_t i = 0; i < runs->n; i++)
+            if (use[i])
+                groups_add(out, "", i);
+    }
+    groups_free(&by[0]);
+    groups_free(&by[1]);
+}
+
+/* label as it fits in fits characters: cut, "..." at its end, when longer. malloc'ed. */
+static char *fit_label(const char *label, size_t fits)
+{
+    size_t len = strlen(label), chars = 0, cut = len;
+    for (size_t b = 0; b < len; b++)
+        if (((unsigned char)label[b] & 0xc0) != 0x80 && chars++ == fits - 3)
+            cut = b;
+    char *out = dt_malloc(len + 4);
+    if (chars <= fits || fits < 4)
+        strcpy(out, label);
+    else
+        snprintf(out, len + 4, "%.*s...", (int)cut, label);
+    return out;
+}
+
+/* A key entry of curve style i (a line through a marker). */
+static void key_entry(gp_t *g, size_t style, const char *label)
+{
+    gp_printf(g, ", \\\n     keyentry with linespoints ");
+    gp_curve_style(g, style);
+    gp_printf(g, " ps 0.9 title ");
+    gp_text(g, label);
+}
+
+/* A curve per run, its points thinned to about eight markers and staggered between the
+ * curves of a panel (phase), so that curves lying on each other still show every marker. */
+static void curve_plot(gp_t *g, size_t run, size_t points, size_t style, size_t phase,
+                       size_t curves, const char *label, int keyed, int first)
+{
+    size_t every = points > 8 ? points / 8 : 1;
+    gp_printf(g, "%s$run%zu using 1:2 with lines ", first ? "" : ", \\\n     ", run);
+    gp_line_style(g, style);
+    gp_printf(g, " notitle, \\\n     $run%zu every %zu::%zu using 1:2 with points ", run, every,
+              phase * every / (curves ? curves : 1));
+    gp_point_style(g, style);
+    gp_printf(g, " ps 0.9 notitle");
+    if (keyed)
+        key_entry(g, style, label);
+}
+
+/* Linear tics at 1, 2 or 5 x 10^k apart, at most max_tics of them from 0 to max: gnuplot's
+ * own would crowd a narrow panel with labels that run into each other. */
+static void linear_tics(gp_t *g, const char *axis, double max, int max_tics)
+{
+    if (!(max > 0) || max_tics < 2) {
+        gp_printf(g, "set %stics autofreq\n", axis);
+        return;
+    }
+    double step = max / max_tics, mag = pow(10, floor(log10(step))), m = step / mag;
+    step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * mag;
+    gp_printf(g, "set %stics 0, %.10g\n", axis, step);
 }
 
 /* --- 1, 2: accuracy vs simulated time, vs bytes --------------------------------------------- */
 
+/* The x of evaluation k of e: simulated time, or bytes sent. NAN when it has no accuracy. */
+static double eval_x(const results_evals_t *e, size_t k, int by_bytes)
+{
+    double x = by_bytes ? e->bytes[k] : e->sim_time[k];
+    return isfinite(x) && isfinite(e->test_acc[k]) ? x : NAN;
+}
+
+/* Whether two runs draw the same curve: every point equal to 1e-9 relative (the same
+ * training at another bandwidth sends the same bytes). */
+static int same_curve(const results_evals_t *a, const results_evals_t *b, int by_bytes)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t k = 0; k < a->n; k++) {
+        double xa = eval_x(a, k, by_bytes), xb = eval_x(b, k, by_bytes);
+        if (isnan(xa) != isnan(xb))
+            return 0;
+        if (!isnan(xa) && (fabs(xa - xb) > 1e-9 * fabs(xa) ||
+                           fabs(a->test_acc[k] - b->test_acc[k]) > 1e-9))
+            return 0;
+    }
+    return 1;
+}
+
+/* The label of one curve for the runs whose labels are labels[0..n) (n > 1): the words
+ * they share, then the one word that differs as a list, "sync-ps iid (1Gbps, 10Gbps,
+ * 100Gbps)", or their count when more differ or the list would be too long. malloc'ed. */
+static char *merged_label(char *const *labels, size_t n)
+{
+#define WORDS 16
+    char *w[WORDS];
+    size_t nw = 0, len = 64;
+    for (size_t k = 0; k < n; k++)
+        len += strlen(labels[k]) + 2;
+    char *first = dt_malloc(strlen(labels[0]) + 1);
+    strcpy(first, labels[0]);
+    for (char *t = strtok(first, " "); t && nw < WORDS; t = strtok(NULL, " "))
+        w[nw++] = t;
+    /* the position of the one word that differs, -1: several (or other word counts) */
+    long differs = -2;
+    for (size_t k = 1; k < n && differs != -1; k++) {
+        const char *p = labels[k];
+        for (size_t i = 0; i < nw && differs != -1; i++) {
+            size_t l = strcspn(p, " ");
+            if (l != strlen(w[i]) || strncmp(p, w[i], l))
+                differs = differs == -2 || differs == (long)i ? (long)i : -1;
+            p += l + (p[l] == ' ');
+        }
+        if (*p)
+            differs = -1;
+    }
+    char *out = dt_malloc(len);
+    size_t o = 0;
+    for (size_t i = 0; i < nw; i++)
+        if ((long)i != differs)
+            o += (size_t)snprintf(out + o, len - o, "%s%s", o ? " " : "", w[i]);
+    size_t plain = o;
+    if (differs >= 0) {
+        o += (size_t)snprintf(out + o, len - o, "%s(", o ? " " : "");
+        for (size_t k = 0; k < n; k++) {
+            const char *p = labels[k];
+            for (long i = 0; i < differs; i++)
+                p += strcspn(p, " ") + 1;
+            o += (size_t)snprintf(out + o, len - o, "%s%.*s", k ? ", " : "",
+                                  (int)strcspn(p, " "), p);
+        }
+        snprintf(out + o, len - o, ")");
+    }
+    if (differs < 0 || gp_text_width(out) > 44)
+        snprintf(out + plain, len - plain, "%s(%zu runs)", plain ? " " : "", n);
+    free(first);
+    return out;
+#undef WORDS
+}
+
+/* The runs' curves: evaluations, points with an accuracy, and the run each one's curve is
+ * drawn as (itself, or an earlier run with the same curve). */
+typedef struct curves {
+    results_evals_t *ev;
+    size_t *points;
+    size_t *as;
+    int *drawn; /* has points and is its own curve */
+} curves_t;
+
+static void curves_free(curves_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        results_evals_free(&c->ev[i]);
+    free(c->ev);
+    free(c->points);
+    free(c->as);
+    free(c->drawn);
+}
+
+/* The key labels of a panel's curves: the values that tell its runs apart, and for a curve
+ * of several runs, theirs among all the panel's runs (merged_label). malloc'ed, pan->n of
+ * them: free with fig_labels_free. */
+static char **panel_labels(const fig_t *f, const curves_t *c, const group_t *pan)
+{
+    const results_runs_t *runs = f->runs;
+    char **labels = fig_labels_of(f, pan->members, pan->n);
+    size_t n_all = 0, *all = dt_calloc(runs->n ? runs->n : 1, sizeof *all);
+    for (size_t j = 0; j < runs->n; j++)
+        for (size_t m = 0; m < pan->n; m++)
+            if (c->points[j] && c->as[j] == pan->members[m])
+                all[n_all++] = j;
+    char **all_labels = fig_labels_of(f, all, n_all);
+    char **same = dt_calloc(n_all ? n_all : 1, sizeof *same);
+    for (size_t m = 0; m < pan->n; m++) {
+        size_t n_same = 0;
+        for (size_t j = 0; j < n_all; j++)
+            if (c->as[all[j]] == pan->members[m])
+                same[n_same++] = all_labels[j];
+        if (n_same > 1) {
+            free(labels[m]);
+            labels[m] = merged_label(same, n_same);
+        }
+    }
+    fig_labels_free(all_labels, n_all);
+    free(all);
+    free(same);
+    return labels;
+}
+
+/* A panel's curves (its runs' evaluations, x divided by div) and key (labels cut to fits
+ * characters). styles holds the labels seen so far, a label's index its style, so that a
+ * curve keeps its look from panel to panel. */
+static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char **labels,
+                           int by_bytes, double div, int keyed, size_t fits, int max_tics,
+                           char **styles, size_t *n_styles)
+{
+    gp_t *g = &f->body;
+    /* Runs ten times faster than others are lost against a linear time axis. */
+    double end_min = INFINITY, end_max = 0, xpos_min = INFINITY;
+    for (size_t m = 0; m < pan->n; m++) {
+        const results_evals_t *e = &c->ev[pan->members[m]];
+        double end = 0;
+        for (size_t k = 0; k < e->n; k++) {
+            double x = eval_x(e, k, by_bytes);
+            if (!isnan(x) && x > 0) {
+                end = fmax(end, x);
+                xpos_min = fmin(xpos_min, x);
+            }
+        }
+        if (end > 0) {
+            end_min = fmin(end_min, end);
+            end_max = fmax(end_max, end);
+        }
+    }
+    int logx = !by_bytes && end_max > 10 * end_min;
+    if (!by_bytes)
+        gp_printf(g, "set xlabel 'simulated time (s%s)'\n", logx ? ", log scale" : "");
+    if (logx) { /* the decades the data span, not the whole decades around them */
+        gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\nset xtics autofreq\n",
+                  xpos_min / 1.25, end_max * 1.25);
+    } else {
+        gp_printf(g, "unset logscale x\nset xrange [0:*]\n");
+        linear_tics(g, "x", end_max / div, max_tics);
+    }
+    gp_printf(g, "plot ");
+    for (size_t m = 0; m < pan->n; m++) {
+        size_t s = 0;
+        while (s < *n_styles && strcmp(styles[s], labels[m]))
+            s++;
+        if (s == *n_styles) {
+            styles[s] = dt_malloc(strlen(labels[m]) + 1);
+            strcpy(styles[(*n_styles)++], labels[m]);
+        }
+        char *fit = fit_label(labels[m], fits);
+        curve_plot(g, pan->members[m], c->points[pan->members[m]], s, m, pan->n, fit, keyed,
+                   m == 0);
+        free(fit);
+    }
+    gp_printf(g, "\n");
+}
+
 static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
-    results_evals_t *ev = dt_calloc(runs->n ? runs->n : 1, sizeof *ev);
+    size_t n = runs->n ? runs->n : 1;
+    curves_t c = {dt_calloc(n, sizeof *c.ev), dt_calloc(n, sizeof *c.points),
+                  dt_calloc(n, sizeof *c.as), dt_calloc(n, sizeof *c.drawn)};
+    groups_t panels = {0};
+    char ***labels = NULL; /* each panel's key labels */
+    char **styles = dt_calloc(n, sizeof *styles); /* labels seen: a label keeps its style */
+    size_t n_styles = 0, with_points = 0, merged = 0;
     dt_status st = DT_OK;
-    int *has_points = dt_calloc(runs->n ? runs->n : 1, sizeof *has_points);
-    size_t with_points = 0, left_out = 0;
-    double xmax = 0, end_min = INFINITY, end_max = 0, xpos_min = INFINITY;
+    double xmax = 0, amin = 100, amax = 0;
     for (size_t i = 0; i < runs->n; i++) {
-        if ((st = results_query_evals(f->q, runs->v[i].id, &ev[i], err)) != DT_OK)
+        if ((st = results_query_evals(f->q, runs->v[i].id, &c.ev[i], err)) != DT_OK)
             goto done;
-        double end = -1;
-        for (size_t k = 0; k < ev[i].n; k++) {
-            double x = by_bytes ? ev[i].bytes[k] : ev[i].sim_time[k];
-            if (isfinite(x) && isfinite(ev[i].test_acc[k]))
-                end = x > end ? x : end;
+        for (size_t k = 0; k < c.ev[i].n; k++) {
+            double x = eval_x(&c.ev[i], k, by_bytes);
+            if (isnan(x))
+                continue;
+            c.points[i]++;
+            xmax = x > xmax ? x : xmax;
+            amin = fmin(amin, 100 * c.ev[i].test_acc[k]);
+            amax = fmax(amax, 100 * c.ev[i].test_acc[k]);
         }
-        if (end < 0) {
-            left_out++;
-            continue;
-        }
-        with_points++;
-        has_points[i] = 1;
-        xmax = end > xmax ? end : xmax;
-        if (end > 0) {
-            end_min = end < end_min ? end : end_min;
-            end_max = end > end_max ? end : end_max;
-        }
-        for (size_t k = 0; k < ev[i].n; k++) {
-            double x = by_bytes ? ev[i].bytes[k] : ev[i].sim_time[k];
-            if (isfinite(x) && isfinite(ev[i].test_acc[k]) && x > 0)
-                xpos_min = x < xpos_min ? x : xpos_min;
-        }
+        c.as[i] = i;
+        for (size_t j = 0; j < i && c.as[i] == i && c.points[i]; j++)
+            if (c.drawn[j] && same_curve(&c.ev[j], &c.ev[i], by_bytes))
+                c.as[i] = j;
+        c.drawn[i] = c.points[i] > 0 && c.as[i] == i;
+        with_points += c.points[i] > 0;
+        merged += c.points[i] > 0 && c.as[i] != i;
     }
     if (with_points == 0) {
         fig_note(f, "none of the selected runs has an evaluation with a test accuracy");
         goto done;
     }
-    /* Runs ten times faster than others are lost against a linear time axis. */
-    int logx = !by_bytes && end_max > 30 * end_min;
     double div = 1;
     const char *unit = "s";
     if (by_bytes) {
         div = xmax >= 1e9 ? 1e9 : 1e6;
-        unit = xmax >= 1e9 ? "GB, 10^9 bytes" : "MB, 10^6 bytes";
+        unit = xmax >= 1e9 ? "GB" : "MB";
     }
     gp_t *g = &f->body;
     for (size_t i = 0; i < runs->n; i++) {
-        if (!has_points[i])
+        if (!c.drawn[i])
             continue;
         gp_block_begin(g, "run%zu", i);
-        for (size_t k = 0; k < ev[i].n; k++) {
-            double x = by_bytes ? ev[i].bytes[k] : ev[i].sim_time[k];
-            if (isfinite(x) && isfinite(ev[i].test_acc[k]) && (!logx || x > 0))
-                GP_ROW(g, x / div, 100 * ev[i].test_acc[k]);
+        for (size_t k = 0; k < c.ev[i].n; k++) {
+            double x = eval_x(&c.ev[i], k, by_bytes);
+            if (!isnan(x))
+                GP_ROW(g, x / div, 100 * c.ev[i].test_acc[k]);
         }
         gp_block_end(g);
     }
-    if (by_bytes) {
-        fig_title(f, "Test accuracy vs data sent");
+    curve_panels(f, c.drawn, &panels);
+    labels = dt_calloc(panels.n, sizeof *labels);
+    for (size_t p = 0; p < panels.n; p++)
+        labels[p] = panel_labels(f, &c, &panels.v[p]);
+    int many = panels.n > 1;
+    size_t cols = fig_grid_cols(f, panels.n), rows = (panels.n + cols - 1) / cols;
+    double panel_w = fig_width(f) / (double)cols;
+    /* Panels of the same curves (a sweep's strategies at each bandwidth) share one key, in
+     * the free cell of the grid, so that every panel keeps its whole width. */
+    int shared_key = many && rows * cols > panels.n;
+    for (size_t p = 1; p < panels.n && shared_key; p++) {
+        shared_key = panels.v[p].n == panels.v[0].n;
+        for (size_t m = 0; m < panels.v[0].n && shared_key; m++)
+            shared_key = !strcmp(labels[0][m], labels[p][m]);
+    }
+    /* A key beside the plot takes at most a third of the panel; a longer one goes under. */
+    size_t longest = 0, most = 0;
+    for (size_t p = 0; p < panels.n; p++) {
+        for (size_t m = 0; m < panels.v[p].n; m++)
+            longest = fmax(longest, gp_text_width(labels[p][m]));
+        most = panels.v[p].n > most ? panels.v[p].n : most;
+    }
+    double char_px = many ? 6.8 : 8.2; /* the key's font: 9 points in panels, else 11 */
+    int below = !shared_key && 60 + char_px * (double)longest > panel_w / 3;
+    f->title = by_bytes ? "Test accuracy vs data sent" : "Test accuracy vs simulated time";
+    /* a key under a plot makes the figure taller by its lines, rather than the plot lower */
+    if (many)
+        f->height = 60 + (400 + (below ? 16 * (int)most : 0)) * (int)rows;
+    else if (below)
+        f->height = FIG_HEIGHT + 19 * (int)most;
+    fig_caption_runs(f);
+    if (merged)
+        fig_caption(f, "a key entry listing runs in parentheses: their curves are the same, "
+                       "drawn once");
+    /* one accuracy range for every panel, in whole tens */
+    double ylo = 10 * floor(amin / 10), yhi = 10 * ceil(amax / 10);
+    if (yhi <= ylo)
+        yhi = ylo + 10;
+    gp_printf(g, "set ylabel 'test accuracy (%%)'\nset yrange [%g:%g]\n", ylo, yhi);
+    if (by_bytes)
         gp_printf(g, "set xlabel 'data sent by all hosts (%s)'\n", unit);
-    } else {
-        fig_title(f, "Test accuracy vs simulated time");
-        gp_printf(g, "set xlabel 'simulated time (s%s)'\n", logx ? ", log scale" : "");
-        if (logx)
-            gp_printf(g, "set logscale x\n");
+    if (below)
+        gp_printf(g, "set key outside below left Left reverse height 1.5\n");
+    if (many && !shared_key)
+        gp_printf(g, "set key font ',9' spacing 1 samplen 2\n");
+    /* a tic label every 60 pixels of a panel less its margins and key */
+    int max_tics = (int)((panel_w - (below || shared_key ? 100 : panel_w / 3 + 100)) / 60);
+    size_t fits = (size_t)((panel_w - 110) / char_px); /* characters a key line holds */
+    for (size_t p = 0; p < panels.n; p++) {
+        fig_grid_panel(f, p, rows, cols);
+        if (many) {
+            gp_printf(g, "set title ");
+            gp_text(g, panels.v[p].key);
+            gp_printf(g, "\n");
+        }
+        if (shared_key)
+            gp_printf(g, "unset key\n");
+        accuracy_panel(f, &c, &panels.v[p], labels[p], by_bytes, div, !shared_key, fits,
+                       max_tics, styles, &n_styles);
     }
-    if (logx) /* the decades the data span, not the whole decades around them */
-        gp_printf(g, "set xrange [%.10g:%.10g]\n", xpos_min / 1.25, xmax * 1.25);
-    else
-        gp_printf(g, "set xrange [0:*]\n");
-    /* Long names would squeeze the plot from the right: their key goes under it. */
-    size_t longest = 0;
-    for (size_t i = 0; i < runs->n; i++) {
-        size_t w = has_points[i] ? gp_text_width(f->labels[i]) : 0;
-        longest = w > longest ? w : longest;
+    if (shared_key) {
+        fig_grid_panel(f, panels.n, rows, cols);
+        gp_printf(g, "unset title\nunset xlabel\nunset ylabel\nunset border\nunset tics\n"
+                     "unset grid\nunset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
+                     "set key inside center center Left reverse spacing 1.4 samplen 3\n"
+                     "plot NaN notitle");
+        for (size_t s = 0; s < n_styles; s++)
+            key_entry(g, s, styles[s]);
+        gp_printf(g, "\n");
     }
-    size_t curves = with_points;
-    if (longest > 36 && curves <= 8)
-        gp_printf(g, "set key outside bottom center Left reverse\n");
-    if (curves > 12)
-        gp_printf(g, "set key font ',9' spacing 1\n");
-    gp_printf(g, "set ylabel 'test accuracy (%%)'\nplot ");
-    int first = 1;
-    for (size_t i = 0; i < runs->n; i++) {
-        if (!has_points[i])
-            continue;
-        gp_printf(g, "%s$run%zu using 1:2 with linespoints ", first ? "" : ", \\\n     ", i);
-        gp_curve_style(g, i);
-        gp_printf(g, " ps 0.6 title ");
-        gp_text(g, f->labels[i]);
-        first = 0;
-    }
-    gp_printf(g, "\n");
     f->drawn = 1;
-    if (left_out)
-        fig_note(f, "leaves out %zu run%s without evaluations", left_out,
-                 left_out == 1 ? "" : "s");
+    if (with_points < runs->n)
+        fig_note(f, "leaves out %zu run%s without evaluations", runs->n - with_points,
+                 runs->n - with_points == 1 ? "" : "s");
 done:
-    for (size_t i = 0; i < runs->n; i++)
-        results_evals_free(&ev[i]);
-    free(ev);
-    free(has_points);
+    curves_free(&c, runs->n);
+    for (size_t s = 0; s < n_styles; s++)
+        free(styles[s]);
+    free(styles);
+    for (size_t p = 0; labels && p < panels.n; p++)
+        fig_labels_free(labels[p], panels.v[p].n);
+    free(labels);
+    groups_free(&panels);
     return st;
 }
 
@@ -253,72 +539,6 @@ static dt_status fig_accuracy(fig_t *f, dt_err_t *err)
 static dt_status fig_accuracy_bytes(fig_t *f, dt_err_t *err)
 {
     return accuracy(f, 1, err);
-}
-
-/* --- 3: compute / communication / idle shares --------------------------------------------- */
-
-static dt_status fig_breakdown(fig_t *f, dt_err_t *err)
-{
-    (void)err;
-    const results_runs_t *runs = f->runs;
-    size_t *shown = dt_calloc(runs->n ? runs->n : 1, sizeof *shown);
-    size_t n = 0, longest = 0;
-    for (size_t i = 0; i < runs->n; i++) {
-        const results_run_view_t *r = &runs->v[i];
-        if (r->has_summary && isfinite(r->compute_share) && isfinite(r->comm_share) &&
-            isfinite(r->idle_share)) {
-            shown[n++] = i;
-            size_t l = gp_text_width(f->labels[i]);
-            longest = l > longest ? l : longest;
-        }
-    }
-    if (n == 0) {
-        fig_note(f, "none of the selected runs has a summary with time shares");
-        free(shown);
-        return DT_OK;
-    }
-    gp_t *g = &f->body;
-    /* Segment k of bar b spans [sum of shares before k, + share k], in percent. */
-    for (int s = 0; s < RESULTS_STATE_COUNT; s++) {
-        gp_block_begin(g, "state%d", s);
-        for (size_t b = 0; b < n; b++) {
-            const results_run_view_t *r = &runs->v[shown[b]];
-            double sh[3] = {r->compute_share, r->comm_share, r->idle_share};
-            double lo = 0;
-            for (int k = 0; k < s; k++)
-                lo += 100 * sh[k];
-            double hi = lo + 100 * sh[s];
-            /* x y xlow xhigh ylow yhigh share */
-            GP_ROW(g, b, (lo + hi) / 2, b - 0.35, b + 0.35, lo, hi, 100 * sh[s]);
-        }
-        gp_block_end(g);
-    }
-    fig_title(f, "Where the time goes: compute, communication and idle share of each run");
-    gp_printf(g, "set ylabel 'share of the summed time of all hosts (%%)'\n"
-                 "set yrange [0:100]\nset xrange [-0.6:%.1f]\n"
-                 "set grid noxtics\n",
-              n - 0.4);
-    int slant = bars_slant(n, longest);
-    bars_margins(g, slant, longest);
-    bars_tics(g, n);
-    bars_names(f, shown, n, slant);
-    gp_printf(g, "plot ");
-    for (int s = 0; s < RESULTS_STATE_COUNT; s++)
-        gp_printf(g, "%s$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
-                     "lc rgb 'white' lc rgb '%s' title '%s'",
-                  s ? ", \\\n     " : "", s, state_colors[s], state_titles[s]);
-    /* The percentages inside segments big enough to hold them. */
-    for (int s = 0; s < RESULTS_STATE_COUNT; s++)
-        gp_printf(g, ", \\\n     $state%d using 1:2:($7 >= 6 ? sprintf('%%.0f%%%%', $7) : '') "
-                     "with labels tc rgb '%s' notitle",
-                  s, s == RESULTS_STATE_IDLE ? "#333333" : "white");
-    gp_printf(g, "\n");
-    f->drawn = 1;
-    if (n < runs->n)
-        fig_note(f, "leaves out %zu run%s without a summary", runs->n - n,
-                 runs->n - n == 1 ? "" : "s");
-    free(shown);
-    return DT_OK;
 }
 
 /* --- 4: time to target accuracy vs bandwidth ---------------------------------------------- */
@@ -397,18 +617,18 @@ static dt_status fig_time_to_target(fig_t *f, dt_err_t *err)
         }
         gp_block_end(g);
     }
-    /* Fixed text and numbers only: a double-quoted title may hold a \n. */
-    char what[64];
-    if (one_target && isfinite(target))
-        snprintf(what, sizeof what, "%g%% test accuracy", 100 * target);
-    else
-        snprintf(what, sizeof what, "each run's target accuracy");
     size_t never = nc - reached;
-    gp_printf(g, "set title \"Simulated time to reach %s vs link bandwidth", what);
+    if (one_target && isfinite(target)) {
+        snprintf(f->own_title, sizeof f->own_title, "Time to %g%% accuracy vs bandwidth",
+                 100 * target);
+        f->title = f->own_title;
+    } else {
+        f->title = "Time to target accuracy vs bandwidth";
+    }
     if (never)
-        gp_printf(g, "\\n(%zu run%s that never reached it left out)", never,
-                  never == 1 ? "" : "s");
-    gp_printf(g, "\"\n");
+        fig_caption(f, "%zu run%s that never reached %s left out", never,
+                    never == 1 ? "" : "s", one_target ? "it" : "its target");
+    fig_panel(f, 0, 0, 1, 1);
     int logy = tmax > 30 * tmin;
     gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\n", bws[0] / 1.5,
               bws[nbw - 1] * 1.5);
@@ -516,12 +736,12 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
             smax = runs->v[i].scaling_efficiency * x[i];
     if (ws[nw - 1] > smax)
         smax = ws[nw - 1];
-    gp_printf(g, "set multiplot layout 2,1\n"
-                 "set logscale x 2\nset xrange [%.10g:%.10g]\n",
-              ws[0] / 1.3, ws[nw - 1] * 1.3);
+    fig_caption(f, "speedup: throughput / the single-worker run's throughput (same sweep); "
+                   "scaling efficiency: speedup / workers");
+    fig_grid_panel(f, 0, 2, 1);
+    gp_printf(g, "set logscale x 2\nset xrange [%.10g:%.10g]\n", ws[0] / 1.3, ws[nw - 1] * 1.3);
     gp_tics_at(g, "x", ws, nw);
-    gp_printf(g, "set title 'Speedup vs number of workers (throughput / single-worker "
-                 "throughput)'\n"
+    gp_printf(g, "set title 'Speedup vs number of workers'\n"
                  "set xlabel 'workers (log scale)'\n"
                  "set ylabel 'speedup (log scale)'\n"
                  "set logscale y 2\nset yrange [%.10g:%.10g]\nplot ",
@@ -535,8 +755,9 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     }
     gp_printf(g, ", \\\n     x with lines lc rgb '#333333' dt 2 lw 1.5 title "
                  "'ideal (speedup = workers)'\n");
+    fig_grid_panel(f, 1, 2, 1);
     gp_printf(g, "unset logscale y\n"
-                 "set title 'Scaling efficiency vs number of workers (speedup / workers)'\n"
+                 "set title 'Scaling efficiency vs number of workers'\n"
                  "set ylabel 'scaling efficiency'\n"
                  "set yrange [0:%.10g]\nplot ",
               emax * 1.15);
@@ -546,8 +767,7 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
         gp_printf(g, " ps 1.1 title ");
         gp_text(g, groups.v[gi].key);
     }
-    gp_printf(g, ", \\\n     1 with lines lc rgb '#333333' dt 2 lw 1.5 title 'ideal (1)'\n"
-                 "unset multiplot\n");
+    gp_printf(g, ", \\\n     1 with lines lc rgb '#333333' dt 2 lw 1.5 title 'ideal (1)'\n");
     f->height = 1000;
     f->drawn = 1;
     if (with_eff < nc)
@@ -625,6 +845,7 @@ static dt_status fig_timeline(fig_t *f, dt_err_t *err)
      * touch, or are apart by less than a quarter of a pixel, are merged. A gap that narrow
      * cannot be seen, but would leave an anti-aliased seam in a long box. */
     double bridge = (t1 - (t0 < 0 ? t0 : 0)) / 4000;
+    size_t boxes[RESULTS_STATE_COUNT] = {0};
     for (int s = 0; s < RESULTS_STATE_COUNT; s++) {
         gp_block_begin(g, "state%d", s);
         size_t lane = 0;
@@ -637,6 +858,7 @@ static dt_status fig_timeline(fig_t *f, dt_err_t *err)
                 hi = iv->end > hi ? iv->end : hi;
                 continue;
             }
+            boxes[s] += hi >= lo;
             if (hi >= lo) /* x y xlow xhigh ylow yhigh */
                 GP_ROW(g, (lo + hi) / 2 / div, lane, lo / div, hi / div, lane - 0.38,
                        lane + 0.38);
@@ -648,12 +870,13 @@ static dt_status fig_timeline(fig_t *f, dt_err_t *err)
         }
         gp_block_end(g);
     }
-    gp_printf(g, "set title 'Timeline of ' . ");
-    gp_text(g, name);
-    /* fixed text in double quotes, for its \n */
-    gp_printf(g, " . \" (run %lld)\\nwhen each host computes, communicates and waits\"\n",
-              (long long)id);
-    /* Lane names are labels left of the lanes, not tic labels (see bars_slant). */
+    f->title = "What each host does over simulated time";
+    if (name && name[0])
+        fig_caption(f, "run %lld: %s", (long long)id, name);
+    else
+        fig_caption(f, "run %lld", (long long)id);
+    fig_panel(f, 0, 0, 1, 1);
+    /* Lane names are labels left of the lanes, not tic labels (see bars_angle). */
     size_t every = (t.n_lanes + 39) / 40; /* at most 40 names */
     char **lane = dt_calloc(t.n_lanes, sizeof *lane);
     size_t widest = 0;
@@ -683,12 +906,13 @@ static dt_status fig_timeline(fig_t *f, dt_err_t *err)
      * The key lists the states in their usual order. */
     gp_printf(g, "plot ");
     for (int s = RESULTS_STATE_COUNT - 1; s >= 0; s--)
-        gp_printf(g, "$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder "
-                     "lc rgb '%s' notitle, \\\n     ",
-                  s, state_colors[s]);
+        if (boxes[s]) /* gnuplot warns of an empty block */
+            gp_printf(g, "$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder "
+                         "lc rgb '%s' notitle, \\\n     ",
+                      s, fig_state_colors[s]);
     for (int s = 0; s < RESULTS_STATE_COUNT; s++)
         gp_printf(g, "%skeyentry with boxxyerror fs solid 1.0 lc rgb '%s' title '%s'",
-                  s ? ", " : "", state_colors[s], state_titles[s]);
+                  s ? ", " : "", fig_state_colors[s], fig_state_titles[s]);
     gp_printf(g, "\n");
     f->drawn = 1;
     fig_note(f, "timeline of run %lld", (long long)id);
@@ -745,15 +969,20 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
                 GP_ROW(g, ev[i].sim_time[k], 100 * ev[i].test_acc[k]);
         gp_block_end(g);
     }
-    size_t cols = n_panels > 1 ? 2 : 1, rows = (n_panels + cols - 1) / cols;
-    gp_printf(g, "set multiplot layout %zu,%zu title \"Test accuracy vs simulated time, with "
-                 "and without faults (red: a host or link goes down, green: back)\"",
-              rows, cols);
-    fig_runs_of(f);
-    gp_printf(g, "\nset key inside bottom right Left reverse font ',9' spacing 1 samplen 2\n"
+    size_t cols = fig_grid_cols(f, n_panels), rows = (n_panels + cols - 1) / cols;
+    f->title = "Test accuracy with and without faults";
+    fig_caption(f, "red: runs with faults; dashed lines: a host or link down (red), back up "
+                   "(green)");
+    fig_caption_runs(f);
+    gp_printf(g, "set key outside below left Left reverse font ',9' spacing 1 samplen 2 "
+                 "height 1.5\n"
                  "set xlabel 'simulated time (s)'\nset ylabel 'test accuracy (%%)'\n"
                  "set xrange [0:*]\n");
+    /* characters of 9 points a key under a panel holds */
+    size_t fits = (size_t)((fig_width(f) / (int)cols - 110) / 6.8);
+    fits = fits > RESULTS_PLOT_TEXT_MAX ? RESULTS_PLOT_TEXT_MAX : fits < 20 ? 20 : fits;
     for (size_t p = 0; p < n_panels; p++) {
+        fig_grid_panel(f, p, rows, cols);
         gp_printf(g, "unset arrow\nset title ");
         gp_text(g, panel[p]);
         gp_printf(g, "\n");
@@ -766,27 +995,30 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
                               fl[i].down[k] ? "#e15759" : "#59a14f");
         gp_printf(g, "plot ");
         int first = 1;
-        size_t c = 0;
+        size_t clean = 0, faulty = 0;
         for (size_t i = 0; i < n; i++) {
             if (strcmp(runs->v[i].strategy, panel[p]))
                 continue;
-            gp_printf(g, "%s$run%zu using 1:2 with linespoints lt %d ps 0.5 title ",
-                      first ? "" : ", ", i, fl[i].rows ? 3 : 1 + (int)(c % 2) * 3);
+            gp_printf(g, "%s$run%zu using 1:2 with linespoints ", first ? "" : ", ", i);
+            /* runs with faults red and dashed, the others in the curve styles without red */
+            if (fl[i].rows)
+                gp_printf(g, "lc rgb '%s' dt %s pt 5", gp_palette[2],
+                          gp_dashes[1 + faulty++ % (GP_DASHES - 1)]);
+            else
+                gp_curve_style(g, clean < 2 ? clean : clean + 1);
+            clean += !fl[i].rows;
+            gp_printf(g, " ps 0.5 title ");
             /* in a panel the scenario's name is clear: the swept values tell the runs apart */
             const char *name = runs->v[i].name, *slash = strchr(name, '/');
-            char label[64];
-            snprintf(label, sizeof label, "%s", slash && slash[1] ? slash + 1 : f->labels[i]);
-            if (strlen(label) > 48) /* a longer key does not fit in a panel */
-                strcpy(label + 45, "...");
+            char *label = fit_label(slash && slash[1] ? slash + 1 : f->labels[i], fits);
             gp_text(g, label);
+            free(label);
             first = 0;
-            c++;
         }
         gp_printf(g, "\n");
     }
-    gp_printf(g, "unset multiplot\n");
     f->drawn = 1;
-    f->height = rows > 1 ? 420 * (int)rows : 600;
+    f->height = rows > 1 ? 60 + 400 * (int)rows : 600;
     if (left_out)
         fig_note(f, "leaves out %zu run%s beyond %d strategies", left_out,
                  left_out == 1 ? "" : "s", FAULT_PANELS);
@@ -800,106 +1032,16 @@ done:
     return st;
 }
 
-/* --- 8: time per step and memory per host ----------------------------------------------- */
-
-/* The kinds of memory, bottom to top in a bar. */
-#define MEM_KINDS 4
-static const char *const mem_titles[MEM_KINDS] = {"parameters", "gradients", "optimizer state",
-                                                  "activations"};
-static const char *const mem_colors[MEM_KINDS] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f"};
-
-/* m's kinds in mem_titles' order, MB, NULL (not known) as 0. */
-static void mem_mb(const results_memory_t *m, double mb[MEM_KINDS])
-{
-    const double bytes[MEM_KINDS] = {m->params, m->grads, m->optimizer, m->activations};
-    for (int k = 0; k < MEM_KINDS; k++)
-        mb[k] = isfinite(bytes[k]) ? bytes[k] / 1e6 : 0;
-}
-
-static dt_status fig_parallelism(fig_t *f, dt_err_t *err)
-{
-    const results_runs_t *runs = f->runs;
-    size_t cap = runs->n ? runs->n : 1, n = 0, longest = 0;
-    size_t *shown = dt_calloc(cap, sizeof *shown);
-    results_memory_t *mem = dt_calloc(cap, sizeof *mem);
-    dt_status st = DT_OK;
-    for (size_t i = 0; i < runs->n; i++) {
-        const results_run_view_t *r = &runs->v[i];
-        int found = 0;
-        if ((st = results_query_memory(f->q, r->id, &mem[n], &found, err)) != DT_OK)
-            goto done;
-        if (!found || !r->has_summary || r->steps <= 0 || !isfinite(r->sim_time))
-            continue;
-        shown[n++] = i;
-        size_t l = gp_text_width(f->labels[i]);
-        longest = l > longest ? l : longest;
-    }
-    if (n == 0) {
-        fig_note(f, "none of the selected runs has memory rows and a summary with steps "
-                    "(memory is recorded since schema version 2)");
-        goto done;
-    }
-    gp_t *g = &f->body;
-    double tmax = 0, mmax = 0;
-    gp_block_begin(g, "time");
-    for (size_t b = 0; b < n; b++) {
-        const results_run_view_t *r = &runs->v[shown[b]];
-        double ms = 1e3 * r->sim_time / (double)r->steps;
-        tmax = ms > tmax ? ms : tmax;
-        GP_ROW(g, b, ms);
-    }
-    gp_block_end(g);
-    /* segment k of bar b: [sum of the kinds before k, + kind k], in MB (NULL as 0) */
-    for (int k = 0; k < MEM_KINDS; k++) {
-        gp_block_begin(g, "mem%d", k);
-        for (size_t b = 0; b < n; b++) {
-            double mb[MEM_KINDS], lo = 0;
-            mem_mb(&mem[b], mb);
-            for (int j = 0; j < k; j++)
-                lo += mb[j];
-            double hi = lo + mb[k];
-            mmax = hi > mmax ? hi : mmax;
-            GP_ROW(g, b, (lo + hi) / 2, b - 0.35, b + 0.35, lo, hi);
-        }
-        gp_block_end(g);
-    }
-    int slant = bars_slant(n, longest);
-    gp_printf(g, "set multiplot layout 2,1\nset xrange [-0.6:%.1f]\nset grid noxtics\n",
-              n - 0.4);
-    bars_tics(g, n);
-    bars_margins(g, slant, longest);
-    bars_names(f, shown, n, slant);
-    gp_printf(g, "set title 'Time per step (simulated milliseconds: simulated time / steps)'\n"
-                 "set ylabel 'ms per step'\nset yrange [0:%.10g]\n"
-                 "plot $time using 1:2:(0.7) with boxes fs solid 0.8 lc rgb '%s' notitle, \\\n"
-                 "     $time using 1:2:(sprintf('%%.3g', $2)) with labels offset 0,0.7 "
-                 "tc rgb '#333333' notitle\n",
-              tmax * 1.2, gp_palette[0]);
-    gp_printf(g, "set title 'Memory of the most loaded host (MB), by kind'\n"
-                 "set ylabel 'MB'\nset yrange [0:%.10g]\nset key top right\nplot ",
-              mmax * 1.25 > 0 ? mmax * 1.25 : 1);
-    for (int k = 0; k < MEM_KINDS; k++)
-        gp_printf(g, "%s$mem%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
-                     "lc rgb 'white' lc rgb '%s' title '%s'",
-                  k ? ", \\\n     " : "", k, mem_colors[k], mem_titles[k]);
-    gp_printf(g, "\nunset multiplot\n");
-    f->height = 1000;
-    f->drawn = 1;
-    if (n < runs->n)
-        fig_note(f, "leaves out %zu run%s without memory rows or steps", runs->n - n,
-                 runs->n - n == 1 ? "" : "s");
-done:
-    free(shown);
-    free(mem);
-    return st;
-}
-
 /* --- the table ---------------------------------------------------------------------------- */
 
 const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
-    [RESULTS_FIGURE_ACCURACY] = {"accuracy", "test accuracy vs simulated time, a curve per run",
+    [RESULTS_FIGURE_ACCURACY] = {"accuracy",
+                                 "test accuracy vs simulated time, a curve per run (past 8,\n"
+                                 "a panel per bandwidth or strategy)",
                                  fig_accuracy},
-    [RESULTS_FIGURE_ACCURACY_BYTES] = {"accuracy_bytes", "test accuracy vs data sent (MB or GB)",
+    [RESULTS_FIGURE_ACCURACY_BYTES] = {"accuracy_bytes",
+                                       "test accuracy vs data sent (MB or GB); equal curves\n"
+                                       "drawn once",
                                        fig_accuracy_bytes},
     [RESULTS_FIGURE_BREAKDOWN] = {"breakdown",
                                   "compute / communication / idle share, a bar per run",
@@ -920,9 +1062,9 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                "with host or link faults next to those without",
                                fig_faults},
     [RESULTS_FIGURE_PARALLELISM] = {"parallelism",
-                                    "time per step and the memory of the most loaded host\n"
-                                    "(parameters, gradients, optimizer state, activations),\n"
-                                    "a bar per run",
+                                    "time per step (per round: a panel of its own) and the\n"
+                                    "memory of the most loaded host (parameters, gradients,\n"
+                                    "optimizer state, activations), a bar per run",
                                     fig_parallelism},
     [RESULTS_FIGURE_CLIENTS] = {"clients",
                                 "federated runs: each honest client's held-out accuracy,\n"

@@ -29,12 +29,20 @@
 
 extern char **environ;
 
-/* Tableau 10: ten colours told apart on screen and on paper; runs beyond ten repeat a colour
- * with another dash pattern and point shape. */
+/* Tableau 10: ten colours told apart on screen and on paper. */
 const char *const gp_palette[GP_COLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
                                            "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
                                            "#9c755f", "#bab0ac"};
-static const int point_types[] = {7, 5, 9, 11, 13};
+/* Eight dash patterns (lengths in line widths: solid, dashed, dotted, dash-dot, long dash,
+ * short dash, long dash-dot-dot, dash-dash-dot) and eight point shapes (filled circle, square,
+ * triangle, inverted triangle, diamond, then the open circle, square and triangle): what
+ * tells curves apart once printed in gray. */
+const char *const gp_dashes[GP_DASHES] = {"1",           "(6,3)",         "(1.5,2.5)",
+                                          "(6,3,1.5,3)", "(12,4)",        "(3,3)",
+                                          "(12,3,1.5,3,1.5,3)", "(6,3,6,3,1.5,3)"};
+static const int point_types[GP_DASHES] = {7, 5, 9, 11, 13, 6, 4, 8};
+
+const char *const gp_format_ext[GP_FORMAT_COUNT] = {"png", "svg", "pdf"};
 
 #define GNUPLOT "gnuplot"
 #define NOT_INSTALLED "gnuplot is not installed (or not on PATH): install the package gnuplot-nox"
@@ -180,16 +188,25 @@ void gp_block_end(gp_t *g)
     fputs("EOD\n", g->f);
 }
 
-/* The terminal and the look shared by every figure. */
-static void gp_header(gp_t *g, int svg, int height)
+/* The terminal and the look shared by every figure. Fonts are sized as pngcairo draws them
+ * (points at 96 dpi); the svg and pdfcairo terminals are scaled to match, so that a figure
+ * has the same layout in every format. */
+static void gp_header(gp_t *g, gp_format_t format, int width, int height)
 {
     gp_printf(g, "set encoding utf8\n");
-    if (svg)
-        gp_printf(g, "set terminal svg size 1000,%d font 'Sans,12' noenhanced "
-                     "background rgb 'white'\n", height);
+    if (format == GP_SVG)
+        gp_printf(g, "set terminal svg size %d,%d fontscale 1.3333 font 'Sans,11' noenhanced "
+                     "background rgb 'white'\n",
+                  width, height);
+    else if (format == GP_PDF)
+        /* pdfcairo draws a font at 4/3 x fontscale its size, a line at half its width */
+        gp_printf(g, "set terminal pdfcairo size %.4gin,%.4gin fontscale 0.75 linewidth 1.5 "
+                     "font 'Sans,11' noenhanced background rgb 'white'\n",
+                  width / GP_PDF_DPI, height / GP_PDF_DPI);
     else
-        gp_printf(g, "set terminal pngcairo size 1000,%d font 'Sans,11' noenhanced "
-                     "background rgb 'white'\n", height);
+        gp_printf(g, "set terminal pngcairo size %d,%d font 'Sans,11' noenhanced "
+                     "background rgb 'white'\n",
+                  width, height);
     gp_printf(g, "set termoption noenhanced\n");
     for (int i = 0; i < GP_COLORS; i++)
         gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps 0.8\n", i + 1, gp_palette[i]);
@@ -198,15 +215,27 @@ static void gp_header(gp_t *g, int svg, int height)
                  "set border 3 back lc rgb '#555555'\n"
                  "set tics nomirror\n"
                  "set key outside right top Left reverse spacing 1.2 samplen 2.5 width 1\n"
-                 "set title font ',13'\n",
+                 "set title font ',13'\n"
+                 /* three significant digits without an exponent below 10^6 */
+                 "plain(x) = sprintf(abs(x) >= 100 ? '%%.0f' : abs(x) >= 1 ? '%%.3g' : "
+                 "'%%.2g', x)\n",
               GP_COLORS);
 }
 
 void gp_curve_style(gp_t *g, size_t i)
 {
-    size_t round = i / GP_COLORS;
-    gp_printf(g, "lt %zu dt %zu pt %d", i % GP_COLORS + 1, round % 5 + 1,
-              point_types[round % (sizeof point_types / sizeof point_types[0])]);
+    gp_printf(g, "lc rgb '%s' dt %s pt %d", gp_palette[i % GP_COLORS], gp_dashes[i % GP_DASHES],
+              point_types[i % GP_DASHES]);
+}
+
+void gp_line_style(gp_t *g, size_t i)
+{
+    gp_printf(g, "lc rgb '%s' dt %s", gp_palette[i % GP_COLORS], gp_dashes[i % GP_DASHES]);
+}
+
+void gp_point_style(gp_t *g, size_t i)
+{
+    gp_printf(g, "lc rgb '%s' pt %d", gp_palette[i % GP_COLORS], point_types[i % GP_DASHES]);
 }
 
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n)
@@ -226,27 +255,57 @@ static dt_status spawn_error(int rc, dt_err_t *err)
     return dt_err_input(err, "cannot start gnuplot: %s", strerror(rc));
 }
 
-dt_status results_plot_gnuplot_check(dt_err_t *err)
+/* Runs gnuplot with argv, its standard streams on /dev/null; *status as waitpid gives it. */
+static dt_status gp_spawn_wait(char *const argv[], int *status, dt_err_t *err)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {GNUPLOT, "--version", NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, GNUPLOT, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return spawn_error(rc, err);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    while (waitpid(pid, status, 0) < 0)
         DT_CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return DT_OK;
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+dt_status results_plot_gnuplot_check(dt_err_t *err)
+{
+    char *argv[] = {GNUPLOT, "--version", NULL};
+    int status;
+    dt_status st = gp_spawn_wait(argv, &status, err);
+    if (st == DT_OK && exit_code(status) != 0)
         return dt_err_input(err, "gnuplot --version failed (exit status %d): reinstall the "
                                  "package gnuplot-nox",
-                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    return DT_OK;
+                            exit_code(status));
+    return st;
+}
+
+/* The terminal of each format. */
+static const char *const terminals[GP_FORMAT_COUNT] = {"pngcairo", "svg", "pdfcairo"};
+
+dt_status gp_format_check(gp_format_t format, dt_err_t *err)
+{
+    DT_ASSERT(format < GP_FORMAT_COUNT);
+    char command[64];
+    snprintf(command, sizeof command, "set terminal %s", terminals[format]);
+    char *argv[] = {GNUPLOT, "-e", command, NULL};
+    int status;
+    dt_status st = gp_spawn_wait(argv, &status, err);
+    if (st == DT_OK && exit_code(status) != 0)
+        return dt_err_input(err, "this gnuplot has no %s terminal, so it cannot write %s files: "
+                                 "install the package gnuplot-nox (built with cairo)",
+                            terminals[format], gp_format_ext[format]);
+    return st;
 }
 
 /* Writes all of buf to fd; a reader that went away (EPIPE) is reported, not a SIGPIPE that
@@ -368,15 +427,28 @@ done:
     return st;
 }
 
-dt_status gp_render(gp_t *body, int svg, int height, const char *path, dt_err_t *err)
+void gp_script(gp_t *body, gp_format_t format, int width, int height, char **script,
+               size_t *len)
 {
-    gp_t script;
-    gp_init(&script);
-    gp_header(&script, svg, height);
+    DT_ASSERT(format < GP_FORMAT_COUNT && width > 0 && height > 0);
+    gp_t s;
+    gp_init(&s);
+    gp_header(&s, format, width, height);
     gp_flush(body);
-    fwrite(body->buf, 1, body->len, script.f);
-    gp_flush(&script);
-    dt_status st = gp_run(script.buf, script.len, path, err);
-    gp_free(&script);
+    fwrite(body->buf, 1, body->len, s.f);
+    gp_flush(&s);
+    fclose(s.f);
+    *script = s.buf;
+    *len = s.len;
+}
+
+dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, const char *path,
+                    dt_err_t *err)
+{
+    char *script;
+    size_t len;
+    gp_script(body, format, width, height, &script, &len);
+    dt_status st = gp_run(script, len, path, err);
+    free(script);
     return st;
 }

@@ -45,19 +45,44 @@ void gp_block_row(gp_t *g, const double *v, size_t n);
 /** Ends the datablock. */
 void gp_block_end(gp_t *g);
 
+/** The image formats, each a gnuplot terminal: pngcairo, svg, pdfcairo. */
+typedef enum gp_format { GP_PNG, GP_SVG, GP_PDF, GP_FORMAT_COUNT } gp_format_t;
+/** The file extension of a format, which is also its name on the command line. */
+extern const char *const gp_format_ext[GP_FORMAT_COUNT];
+/** PDF pages measure W x H pixels as W/96 x H/96 inches: the fonts and lines of a PNG (whose
+ *  fonts pngcairo draws at 96 dpi) take the same share of the picture in every format. */
+#define GP_PDF_DPI 96.0
+
 /** The palette every figure draws with (Tableau 10); line type i + 1 is colour i. */
 #define GP_COLORS 10
 extern const char *const gp_palette[GP_COLORS];
-/** Line style of the i-th curve: colour, then dash and point shape beyond GP_COLORS. */
+/** Dash patterns and point shapes of the curves (gp_curve_style). */
+#define GP_DASHES 8
+extern const char *const gp_dashes[GP_DASHES];
+/** Style of the i-th curve: colour i % GP_COLORS, dash pattern and point shape i % GP_DASHES,
+ *  written as "lc rgb '#RRGGBB' dt DASH pt N": the first GP_DASHES curves differ in colour and
+ *  in dash (told apart in grayscale), and the first 40 in the (colour, dash) pair. */
 void gp_curve_style(gp_t *g, size_t i);
+/** The same for `with lines` (colour and dash) and `with points` (colour and point shape). */
+void gp_line_style(gp_t *g, size_t i);
+void gp_point_style(gp_t *g, size_t i);
 /** "set xtics (1, 10, 100)" at the values themselves, with a plain %g format. */
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
 
-/** Runs gnuplot on the shared header (terminal PNG, or SVG if svg, 1000 x height pixels;
- *  colours, grid, key) followed by body; gnuplot's stdout becomes path, through a temporary
+/** The shared header (terminal of format, width x height pixels; colours, grid, key; the
+ *  function plain(x), a number as text without an exponent) followed by body: the script
+ *  gnuplot reads, malloc'ed into *script (*len bytes, NUL-terminated). */
+void gp_script(gp_t *body, gp_format_t format, int width, int height, char **script,
+               size_t *len);
+/** Runs gnuplot on gp_script(body, ...); gnuplot's stdout becomes path, through a temporary
  *  name in the same directory renamed on success, so a failure leaves no half image.
  *  DT_ERR_INPUT: gnuplot missing, path not writable; DT_ERR_RUN: gnuplot failed. */
-dt_status gp_render(gp_t *body, int svg, int height, const char *path, dt_err_t *err);
+dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, const char *path,
+                    dt_err_t *err);
+
+/** DT_OK when gnuplot has the terminal of format; otherwise DT_ERR_INPUT naming it (a gnuplot
+ *  built without cairo has no pngcairo or pdfcairo). */
+dt_status gp_format_check(gp_format_t format, dt_err_t *err);
 
 /** DT_OK when gnuplot can be started; otherwise DT_ERR_INPUT saying to install gnuplot-nox. */
 dt_status results_plot_gnuplot_check(dt_err_t *err);

@@ -1,9 +1,11 @@
 /* Drawing one figure (see plot.h): the legend labels every figure shares, the figure's
- * function from the table (figures.c), then gnuplot once per format (gnuplot.c).
+ * function from the table (figures.c), the frame around its panels (title, caption), then
+ * gnuplot once per format (gnuplot.c).
  * Skipped figures are not errors: a bandwidth figure of runs at one bandwidth says so. */
 #define _POSIX_C_SOURCE 200809L
 #include "plot.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,22 +44,121 @@ void fig_note(fig_t *f, const char *fmt, ...)
     va_end(ap);
 }
 
-void fig_runs_of(fig_t *f)
+int fig_width(const fig_t *f)
 {
-    if (!f->prefix)
-        return;
-    char *runs_of = dt_malloc(strlen(f->prefix) + 16);
-    sprintf(runs_of, ": %s/...", f->prefix);
-    gp_printf(&f->body, " . ");
-    gp_text(&f->body, runs_of);
-    free(runs_of);
+    return f->o->width > 0 ? f->o->width : FIG_WIDTH;
 }
 
-void fig_title(fig_t *f, const char *fixed)
+int fig_height(const fig_t *f)
 {
-    gp_printf(&f->body, "set title \"%s\"", fixed);
-    fig_runs_of(f);
-    gp_printf(&f->body, "\n");
+    /* --size is the size of a one-panel figure: one of stacked panels grows in proportion */
+    if (f->o->height > 0)
+        return (int)lround(f->o->height * (double)f->height / FIG_HEIGHT);
+    return f->height;
+}
+
+/* Pixels a caption line takes (10 points), and its characters' mean width. */
+#define CAPTION_LINE_PX 17.0
+#define CAPTION_CHAR_PX 7.4
+/* Pixels above the panels for the title (13 points), or without one. */
+#define TITLE_PX 40.0
+#define NO_TITLE_PX 8.0
+
+/* The length of the next caption line of text: all of it when it fits in max bytes, else up
+ * to its last blank, comma or slash within max (the blank dropped by the caller), else max
+ * bytes less a cut UTF-8 sequence. */
+static size_t caption_break(const char *text, size_t max)
+{
+    size_t len = strlen(text);
+    if (len <= max)
+        return len;
+    for (size_t k = max; k > max / 2; k--)
+        if (text[k - 1] == ',' || text[k - 1] == '/' || text[k] == ' ')
+            return k;
+    size_t k = max;
+    while (k > 1 && ((unsigned char)text[k] & 0xc0) == 0x80)
+        k--;
+    return k;
+}
+
+void fig_caption(fig_t *f, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    size_t max = (size_t)((fig_width(f) - 24) / CAPTION_CHAR_PX);
+    if (max > RESULTS_PLOT_TEXT_MAX)
+        max = RESULTS_PLOT_TEXT_MAX;
+    const char *p = text;
+    while (*p && f->n_caption < FIG_CAPTION_LINES) {
+        size_t len = caption_break(p, max);
+        int last = f->n_caption + 1 == FIG_CAPTION_LINES && p[len];
+        char *line = dt_malloc(len + 4);
+        memcpy(line, p, len);
+        strcpy(line + len, last ? "..." : "");
+        f->caption[f->n_caption++] = line;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+void fig_caption_runs(fig_t *f)
+{
+    if (f->prefix)
+        fig_caption(f, "runs of %s, named by the values that tell them apart", f->prefix);
+}
+
+void fig_panel(fig_t *f, double x, double y, double w, double h)
+{
+    gp_t *g = &f->body;
+    /* the title and the caption are labels, drawn with the first panel only */
+    if (f->panels++ == 1)
+        for (int k = 0; k <= FIG_CAPTION_LINES; k++)
+            gp_printf(g, "unset label %d\n", 9000 + k);
+    gp_printf(g, "set origin %.6g, fig_bottom + %.6g * fig_area\n"
+                 "set size %.6g, %.6g * fig_area\n",
+              x, y, w, h);
+}
+
+void fig_grid_panel(fig_t *f, size_t p, size_t rows, size_t cols)
+{
+    DT_ASSERT(rows > 0 && cols > 0 && p < rows * cols);
+    size_t r = p / cols, c = p % cols;
+    fig_panel(f, (double)c / (double)cols, (double)(rows - 1 - r) / (double)rows,
+              1.0 / (double)cols, 1.0 / (double)rows);
+}
+
+size_t fig_grid_cols(const fig_t *f, size_t n)
+{
+    return n > 1 && fig_width(f) >= 800 ? 2 : 1;
+}
+
+/* Before the figure's body: where the panels go (fig_top, fig_bottom, fig_area: fractions of
+ * the image) and the title and caption lines as labels (tags 9000 and up). */
+static void fig_frame(const fig_t *f, gp_t *g)
+{
+    double h = fig_height(f);
+    double top = f->title ? TITLE_PX : NO_TITLE_PX;
+    double bottom = f->n_caption ? 8 + CAPTION_LINE_PX * (double)f->n_caption : NO_TITLE_PX;
+    gp_printf(g, "fig_top = %.6g\nfig_bottom = %.6g\nfig_area = 1 - fig_top - fig_bottom\n"
+                 "set multiplot\n",
+              top / h, bottom / h);
+    if (f->title) {
+        DT_ASSERT(strlen(f->title) <= FIG_TITLE_MAX);
+        gp_printf(g, "set label 9000 ");
+        gp_text(g, f->title);
+        gp_printf(g, " at screen 0.5, screen %.6g center font ',13'\n", 1 - 20 / h);
+    }
+    for (size_t k = 0; k < f->n_caption; k++) {
+        gp_printf(g, "set label %zu ", 9001 + k);
+        gp_text(g, f->caption[k]);
+        gp_printf(g, " at screen %.6g, screen %.6g left font ',10' tc rgb '#555555'\n",
+                  12 / (double)fig_width(f),
+                  (bottom - 4 - CAPTION_LINE_PX * ((double)k + 0.5)) / h);
+    }
 }
 
 /* --- legend labels ---------------------------------------------------------------------- */
@@ -169,40 +270,56 @@ static int shorten_labels(char **labels, size_t n)
     return ok;
 }
 
-/* A legend label per run: its name less the common prefix (shortened as above for sweep
- * runs), with its id where names repeat (or "run ID" for a run without a name). */
-static char **run_labels(const results_runs_t *runs, const char *prefix)
+/* A legend label per run of idx[0..n) (all runs when idx is NULL): its name less the common
+ * prefix (shortened as above for sweep runs), with its id where names repeat (or "run ID" for
+ * a run without a name). */
+static char **labels_of(const results_runs_t *runs, const size_t *idx, size_t n,
+                        const char *prefix)
 {
     size_t skip = prefix ? strlen(prefix) + 1 : 0;
-    char **labels = dt_calloc(runs->n ? runs->n : 1, sizeof *labels);
+    char **labels = dt_calloc(n ? n : 1, sizeof *labels);
+#define RUN(i) (&runs->v[idx ? idx[i] : (i)])
     int repeats = 0;
-    for (size_t i = 0; i < runs->n; i++)
-        for (size_t j = i + 1; j < runs->n; j++)
-            repeats |= strcmp(runs->v[j].name, runs->v[i].name) == 0;
-    for (size_t i = 0; i < runs->n; i++) {
-        const char *name = runs->v[i].name + skip;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            repeats |= strcmp(RUN(j)->name, RUN(i)->name) == 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = RUN(i)->name + skip;
         labels[i] = dt_malloc(strlen(name) + 1);
         strcpy(labels[i], name);
     }
     if (prefix && !repeats)
-        shorten_labels(labels, runs->n);
-    for (size_t i = 0; i < runs->n; i++) {
-        const results_run_view_t *r = &runs->v[i];
+        shorten_labels(labels, n);
+    for (size_t i = 0; i < n; i++) {
+        const results_run_view_t *r = RUN(i);
         int repeated = 0;
-        for (size_t j = 0; j < runs->n && !repeated; j++)
-            repeated = j != i && strcmp(runs->v[j].name, r->name) == 0;
-        size_t n = strlen(labels[i]) + 32;
-        char *l = dt_malloc(n);
+        for (size_t j = 0; j < n && !repeated; j++)
+            repeated = j != i && strcmp(RUN(j)->name, r->name) == 0;
+        size_t len = strlen(labels[i]) + 32;
+        char *l = dt_malloc(len);
         if (labels[i][0] == '\0')
-            snprintf(l, n, "run %lld", (long long)r->id);
+            snprintf(l, len, "run %lld", (long long)r->id);
         else if (repeated)
-            snprintf(l, n, "%s (run %lld)", labels[i], (long long)r->id);
+            snprintf(l, len, "%s (run %lld)", labels[i], (long long)r->id);
         else
-            snprintf(l, n, "%s", labels[i]);
+            snprintf(l, len, "%s", labels[i]);
         free(labels[i]);
         labels[i] = l;
     }
+#undef RUN
     return labels;
+}
+
+char **fig_labels_of(const fig_t *f, const size_t *idx, size_t n)
+{
+    return labels_of(f->runs, idx, n, f->prefix);
+}
+
+void fig_labels_free(char **labels, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(labels[i]);
+    free(labels);
 }
 
 /* --- drawing ---------------------------------------------------------------------------- */
@@ -216,32 +333,95 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     return p;
 }
 
+/* Runs the figure's function; when it drew, *script holds the frame, its body and the end
+ * of the multiplot (without the header, which depends on the format). */
+static dt_status fig_build(fig_t *f, results_figure_t fig, gp_t *script, dt_err_t *err)
+{
+    dt_status st = results_figures[fig].draw(f, err);
+    gp_init(script);
+    if (st == DT_OK && f->drawn) {
+        fig_frame(f, script);
+        fflush(f->body.f);
+        fwrite(f->body.buf, 1, f->body.len, script->f);
+        gp_printf(script, "unset multiplot\n");
+    }
+    return st;
+}
+
+static void fig_free(fig_t *f)
+{
+    gp_free(&f->body);
+    fig_labels_free(f->labels, f->runs->n);
+    for (size_t k = 0; k < f->n_caption; k++)
+        free(f->caption[k]);
+    free((char *)f->prefix);
+}
+
+/* f in place: its body is a memory stream that writes through pointers into f. */
+static void fig_init(fig_t *f, results_query_t *q, const results_runs_t *runs,
+                     const results_plot_opts_t *o, results_plot_out_t *out)
+{
+    char *prefix = common_prefix(runs);
+    *f = (fig_t){.q = q, .runs = runs, .o = o, .prefix = prefix,
+                 .labels = labels_of(runs, NULL, runs->n, prefix), .height = FIG_HEIGHT,
+                 .note = out->note, .note_size = sizeof out->note};
+    gp_init(&f->body);
+}
+
+static void check_args(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
+                       const results_plot_opts_t *o, results_plot_out_t *out)
+{
+    DT_ASSERT(q && runs && o && out && fig < RESULTS_FIGURE_COUNT);
+    DT_ASSERT(results_figures[fig].name && results_figures[fig].draw);
+    DT_ASSERT((o->width == 0 && o->height == 0) ||
+              (o->width >= RESULTS_PLOT_MIN_WIDTH && o->width <= RESULTS_PLOT_MAX_SIZE &&
+               o->height >= RESULTS_PLOT_MIN_HEIGHT && o->height <= RESULTS_PLOT_MAX_SIZE));
+    memset(out, 0, sizeof *out);
+}
+
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
                             const results_plot_opts_t *o, results_plot_out_t *out,
                             dt_err_t *err)
 {
-    DT_ASSERT(q && runs && o && o->out_dir && out && fig < RESULTS_FIGURE_COUNT);
-    const figure_t *row = &results_figures[fig];
-    DT_ASSERT(row->name && row->draw);
-    memset(out, 0, sizeof *out);
-    char *prefix = common_prefix(runs);
-    fig_t f = {.q = q, .runs = runs, .o = o, .prefix = prefix,
-               .labels = run_labels(runs, prefix), .height = 600, .note = out->note,
-               .note_size = sizeof out->note};
-    gp_init(&f.body);
-    dt_status st = row->draw(&f, err);
-    for (int svg = 0; st == DT_OK && f.drawn && svg <= (o->svg != 0); svg++) {
-        char *path = path_join(o->out_dir, row->name, svg ? "svg" : "png");
-        st = gp_render(&f.body, svg, f.height, path, err);
+    check_args(q, runs, fig, o, out);
+    DT_ASSERT(o->out_dir);
+    fig_t f;
+    fig_init(&f, q, runs, o, out);
+    gp_t script;
+    dt_status st = fig_build(&f, fig, &script, err);
+    unsigned formats = o->formats ? o->formats : RESULTS_PLOT_PNG;
+    for (int fmt = 0; st == DT_OK && f.drawn && fmt < GP_FORMAT_COUNT; fmt++) {
+        if (!(formats & 1u << fmt))
+            continue;
+        char *path = path_join(o->out_dir, results_figures[fig].name, gp_format_ext[fmt]);
+        st = gp_render(&script, (gp_format_t)fmt, fig_width(&f), fig_height(&f), path, err);
         if (st == DT_OK)
             out->files[out->n_files++] = path;
         else
             free(path);
     }
-    gp_free(&f.body);
-    for (size_t i = 0; i < runs->n; i++)
-        free(f.labels[i]);
-    free(f.labels);
-    free(prefix);
+    gp_free(&script);
+    fig_free(&f);
+    return st;
+}
+
+dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
+                              results_figure_t fig, const results_plot_opts_t *o,
+                              gp_format_t format, char **out_script, results_plot_out_t *out,
+                              dt_err_t *err)
+{
+    check_args(q, runs, fig, o, out);
+    DT_ASSERT(format < GP_FORMAT_COUNT && out_script);
+    *out_script = NULL;
+    fig_t f;
+    fig_init(&f, q, runs, o, out);
+    gp_t script;
+    dt_status st = fig_build(&f, fig, &script, err);
+    if (st == DT_OK && f.drawn) {
+        size_t len;
+        gp_script(&script, format, fig_width(&f), fig_height(&f), out_script, &len);
+    }
+    gp_free(&script);
+    fig_free(&f);
     return st;
 }

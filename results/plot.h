@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common.h"
-#include "gnuplot.h" /* results_plot_gnuplot_check, results_plot_gp_string */
+#include "gnuplot.h" /* gp_format_t, results_plot_gnuplot_check, results_plot_gp_string */
 #include "query.h"
 
 typedef enum results_figure {
@@ -33,27 +33,49 @@ const char *results_figure_name(results_figure_t f);
  * follow a 22-column name, within 79). */
 const char *results_figure_help(results_figure_t f);
 
+/* The formats to write, or-ed into results_plot_opts_t.formats (0 reads as PNG only); a
+ * figure's files come in this order. SVG only: .formats = RESULTS_PLOT_SVG. */
+#define RESULTS_PLOT_PNG (1u << GP_PNG)
+#define RESULTS_PLOT_SVG (1u << GP_SVG)
+#define RESULTS_PLOT_PDF (1u << GP_PDF)
+
+/* The sizes --size takes, in pixels (a PDF page: pixels / GP_PDF_DPI inches). */
+#define RESULTS_PLOT_MIN_WIDTH 400
+#define RESULTS_PLOT_MIN_HEIGHT 300
+#define RESULTS_PLOT_MAX_SIZE 10000
+
 typedef struct results_plot_opts {
     const char *out_dir;  /* an existing directory */
-    int svg;              /* 1: write NAME.svg as well as NAME.png */
+    unsigned formats;     /* RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF; 0: PNG */
     int64_t timeline_run; /* the timeline's run; 0: of the selected runs with a timeline, the
                            * one whose hosts compute the largest share of the time */
+    int width, height;    /* pixels of every figure; 0: the figure's own (1000 wide, 600 high,
+                           * more for panels) */
 } results_plot_opts_t;
 
 typedef struct results_plot_out {
     int n_files;
-    char *files[2]; /* the paths written (PNG, then SVG), malloc'ed */
+    char *files[GP_FORMAT_COUNT]; /* the paths written (PNG, SVG, PDF of those asked), malloc'ed */
     char note[512]; /* why the figure was skipped (n_files = 0), or what it leaves out */
 } results_plot_out_t;
 /* Frees the paths in out->files and zeroes out (note included); NULL is allowed. */
 void results_plot_out_free(results_plot_out_t *out);
 
-/* Draws one figure of runs into o->out_dir (each file written under a temporary name and
- * renamed when gnuplot succeeded, so a failure leaves no half image). A figure the runs
+/* Draws one figure of runs into o->out_dir, a file NAME.png, .svg or .pdf per format asked
+ * (each written under a temporary name and renamed when gnuplot succeeded, so a failure
+ * leaves no half image). A figure the runs
  * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
  * reason in out->note. */
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
                             const results_plot_opts_t *o, results_plot_out_t *out,
                             dt_err_t *err);
+
+/* The script results_plot_draw feeds gnuplot for the figure in format (GP_PNG, ...), without
+ * running gnuplot: malloc'ed into *script, or NULL when the figure is skipped (the reason in
+ * out->note; out->n_files stays 0). For tests, and for reading what a figure draws. */
+dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
+                              results_figure_t fig, const results_plot_opts_t *o,
+                              gp_format_t format, char **script, results_plot_out_t *out,
+                              dt_err_t *err);
 
 #endif

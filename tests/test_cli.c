@@ -349,6 +349,32 @@ START_TEST(databases_are_never_made_by_mistake)
 }
 END_TEST
 
+/* dtsim plot's --format and --size: a bad value is one line naming the option, exit 2,
+ * before any database is opened. */
+START_TEST(plot_format_and_size_are_checked)
+{
+    static const char *const bad[][2] = {
+        {"--format", "gif"},       {"--format", "png,"},      {"--format", ""},
+        {"--format", "PNG"},       {"--size", "800"},         {"--size", "800x"},
+        {"--size", "x600"},        {"--size", "0x600"},       {"--size", "399x600"},
+        {"--size", "800x299"},     {"--size", "10001x600"},   {"--size", "800x600x2"},
+        {"--size", "-800x600"},    {"--size", "800 x 600"},   {"--size", "1e3x600"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plot", bad[i][0], bad[i][1], "--db",
+                                                "/nonexistent/x.db", NULL}),
+                         2);
+        one_error_line(bad[i][0], "expected");
+    }
+    /* good values pass on to the next check: here the missing database */
+    ck_assert_int_eq(dtsim((const char *[]){"plot", "--format", "svg,pdf", "--format", "png",
+                                            "--size", "400x300", "--db", "/nonexistent/x.db",
+                                            NULL}),
+                     2);
+    one_error_line("/nonexistent/x.db", NULL);
+}
+END_TEST
+
 START_TEST(error_lines_escape_control_bytes)
 {
     char path[300];
@@ -1596,6 +1622,7 @@ int main(void)
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, databases_are_never_made_by_mistake);
+    tcase_add_test(tc, plot_format_and_size_are_checked);
     tcase_add_test(tc, error_lines_escape_control_bytes);
     tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "figure.h" /* FIG_TITLE_MAX */
 #include "plot.h"
 #include "query.h"
 
@@ -668,6 +669,7 @@ static int starts_with(const char *path, const char *magic, size_t n)
     return got == n && memcmp(buf, magic, n) == 0;
 }
 
+/* path is an image of the format its extension names: the format's magic bytes. */
 static void ck_image(const char *path)
 {
     struct stat sb;
@@ -676,14 +678,16 @@ static void ck_image(const char *path)
     size_t l = strlen(path);
     if (l > 4 && !strcmp(path + l - 4, ".png"))
         ck_assert_msg(starts_with(path, "\x89PNG\r\n\x1a\n", 8), "%s: not a PNG", path);
+    else if (l > 4 && !strcmp(path + l - 4, ".pdf"))
+        ck_assert_msg(starts_with(path, "%PDF-", 5), "%s: not a PDF", path);
     else
         ck_assert_msg(starts_with(path, "<?xml", 5) || starts_with(path, "<svg", 4),
                       "%s: not an SVG", path);
 }
 
-/* Draws every figure of the selection (runs_spec, NULL: default) into dir/out; returns
- * a bit per figure drawn; notes[fig] gets each note. */
-static unsigned draw_all(const char *runs_spec, int svg, int64_t timeline_run,
+/* Draws every figure of the selection (runs_spec, NULL: default) into dir/out in formats;
+ * returns a bit per figure drawn; notes[fig] gets each note. */
+static unsigned draw_all(const char *runs_spec, unsigned formats, int64_t timeline_run,
                          char notes[RESULTS_FIGURE_COUNT][512])
 {
     char out_dir[256];
@@ -693,19 +697,25 @@ static unsigned draw_all(const char *runs_spec, int svg, int64_t timeline_run,
     results_runs_t runs;
     dt_err_t err = {""};
     ok(results_query_select(q, runs_spec, NULL, &runs, &err), &err);
-    results_plot_opts_t o = {out_dir, svg, timeline_run};
+    results_plot_opts_t o = {.out_dir = out_dir, .formats = formats,
+                             .timeline_run = timeline_run};
     unsigned drawn = 0;
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
         results_plot_out_t out;
         ok(results_plot_draw(q, &runs, (results_figure_t)fig, &o, &out, &err), &err);
-        ck_assert_int_eq(out.n_files, out.n_files ? 1 + svg : 0);
-        for (int i = 0; i < out.n_files; i++) {
+        /* a file per format asked (none: PNG), in the order png, svg, pdf */
+        int i = 0;
+        for (int fmt = 0; out.n_files && fmt < GP_FORMAT_COUNT; fmt++) {
+            if (!((formats ? formats : RESULTS_PLOT_PNG) & 1u << fmt))
+                continue;
             char want[512];
             snprintf(want, sizeof want, "%s/%s.%s", out_dir,
-                     results_figure_name((results_figure_t)fig), i ? "svg" : "png");
-            ck_assert_str_eq(out.files[i], want);
-            ck_image(out.files[i]);
+                     results_figure_name((results_figure_t)fig), gp_format_ext[fmt]);
+            ck_assert_int_lt(i, out.n_files);
+            ck_assert_str_eq(out.files[i++], want);
+            ck_image(want);
         }
+        ck_assert_int_eq(i, out.n_files);
         if (!out.n_files)
             ck_assert_msg(out.note[0], "%s skipped without a reason",
                           results_figure_name((results_figure_t)fig));
@@ -731,7 +741,7 @@ START_TEST(every_figure_of_the_sweep)
 {
     build_db();
     char notes[RESULTS_FIGURE_COUNT][512];
-    ck_assert_uint_eq(draw_all(NULL, 0, 0, notes), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG, 0, notes), ALL_FIGURES);
     /* sync-ps-1G never reached its target */
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "1 run "),
                   "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
@@ -776,10 +786,12 @@ static char *svg_text(const char *path)
     return buf;
 }
 
-START_TEST(svg_next_to_png)
+START_TEST(every_format)
 {
     build_db();
-    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF, 0,
+                               NULL),
+                      ALL_FIGURES);
     char p[256];
     snprintf(p, sizeof p, "%s/out/scaling.svg", dir);
     char *s = svg_text(p);
@@ -794,7 +806,7 @@ START_TEST(svg_next_to_png)
     ck_assert_msg(strstr(s, "allreduce, 8 workers") && strstr(s, "sync-ps, 8 workers") &&
                       strstr(s, "single, 1 worker"),
                   "time to target key");
-    ck_assert_msg(strstr(s, "70% test accuracy"), "time to target title");
+    ck_assert_msg(strstr(s, "Time to 70% accuracy vs bandwidth"), "time to target title");
     free(s);
     snprintf(p, sizeof p, "%s/out/parallelism.svg", dir);
     s = svg_text(p);
@@ -805,16 +817,19 @@ START_TEST(svg_next_to_png)
     /* the view's figures of run 2 in its key; run 4 (no held-out samples) not drawn */
     snprintf(p, sizeof p, "%s/out/clients.svg", dir);
     s = svg_text(p);
-    ck_assert_msg(strstr(s, "Each honest client's held-out accuracy, sorted") &&
+    ck_assert_msg(strstr(s, "Each client's held-out accuracy, sorted") &&
                       strstr(s, "(Byzantine clients left out)") &&
                       strstr(s, "Held-out accuracy vs rounds taken part"),
                   "clients titles");
     ck_assert_msg(strstr(s, "allreduce-1G: p10 35.0%, mean 59.8%, spread 75.0 points"),
                   "clients: run 2's fairness in the key");
     ck_assert_msg(strstr(s, "2 of 13 clients never aggregated, 2.5 rounds each on average"),
-                  "clients: run 2's participation in the title");
+                  "clients: run 2's participation in the caption");
     ck_assert_msg(!strstr(s, "sync-ps-1G"), "clients: a run without held-out accuracies");
     free(s);
+    /* no format is PNG only, SVG alone is SVG alone (draw_all checks the files) */
+    ck_assert(draw_all("2-4", 0, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
+    ck_assert(draw_all("2-4", RESULTS_PLOT_SVG, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
 }
 END_TEST
 
@@ -823,14 +838,14 @@ START_TEST(figures_skipped_with_a_reason)
     build_db();
     char notes[RESULTS_FIGURE_COUNT][512];
     /* one bandwidth: 10G, 2w, 4w and single */
-    unsigned drawn = draw_all("3,8-10", 0, 0, notes);
+    unsigned drawn = draw_all("3,8-10", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_TIME_TO_TARGET));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "cluster.bandwidth") &&
                       strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "10 Gb/s"),
                   "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
     ck_assert(drawn & 1u << RESULTS_FIGURE_SCALING);
     /* one worker count: the bandwidth runs; no timeline rows among 5-7 */
-    drawn = draw_all("5-7", 0, 0, notes);
+    drawn = draw_all("5-7", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "cluster.workers"), "%s",
                   notes[RESULTS_FIGURE_SCALING]);
@@ -845,10 +860,10 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_CLIENTS], "data.client_holdout"), "%s",
                   notes[RESULTS_FIGURE_CLIENTS]);
     /* clients rows without held-out samples are no figure either */
-    drawn = draw_all("4", 0, 0, notes);
+    drawn = draw_all("4", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_CLIENTS));
     /* ... unless the timeline's run is named */
-    drawn = draw_all("5-7", 0, TIMELINE_RUN, notes);
+    drawn = draw_all("5-7", RESULTS_PLOT_PNG, TIMELINE_RUN, notes);
     ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
     /* workers vary, but the sweep has no single run */
     results_db_t *db = NULL;
@@ -857,7 +872,7 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert_int_eq(add_run(db, "s2-2w", "allreduce", "s2", 0, &sweep_runs[7], "finished"), 13);
     ck_assert_int_eq(add_run(db, "s2-4w", "allreduce", "s2", 1, &sweep_runs[8], "finished"), 14);
     results_db_close(db);
-    drawn = draw_all("13-14", 0, 0, notes);
+    drawn = draw_all("13-14", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "single"), "%s",
                   notes[RESULTS_FIGURE_SCALING]);
@@ -897,7 +912,7 @@ static void build_hostile_db(void)
 START_TEST(hostile_names_stay_text)
 {
     build_hostile_db();
-    ck_assert_uint_eq(draw_all(NULL, 1, 0, NULL), ALL_FIGURES);
+    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG, 0, NULL), ALL_FIGURES);
     for (int i = 1; i <= 6; i++) {
         char p[256];
         snprintf(p, sizeof p, "%s/pwned%d", dir, i);
@@ -933,6 +948,396 @@ START_TEST(hostile_names_stay_text)
 }
 END_TEST
 
+/* --- what the figures draw: their scripts ------------------------------------------------- */
+
+/* The grid: 4 strategies x 3 bandwidths, runs 1..12 of sweep "g", named like a sweep's runs
+ * "grid/kind=K,bandwidth=B". A strategy's runs send the same bytes for the same accuracies at
+ * every bandwidth (their curves against bytes are one), while time shrinks with bandwidth. */
+static const char *const grid_kinds[] = {"sync-ps", "async-ps", "allreduce", "local-sgd"};
+static const double grid_gbps[] = {1, 10, 100};
+#define GRID_KINDS 4
+#define GRID_BWS 3
+
+static int64_t add_plain_run(results_db_t *db, const char *name, const char *strategy,
+                             const char *sweep, long index, double gbps, double sim_time,
+                             long steps)
+{
+    dt_err_t err = {""};
+    results_run_info_t info = {name, strategy, "[run]\n", "0.1.0", "3.32", 1, sweep, index};
+    int64_t id = 0;
+    ok(results_run_begin(db, &info, &id, &err), &err);
+    ok(results_param_add(db, id, "cluster.workers", "8", 8, &err), &err);
+    ok(results_param_add(db, id, "cluster.bandwidth", "x", gbps * 1.25e8, &err), &err);
+    results_summary_t sum = {0.8, 0.5, sim_time, NAN, 0.9, 1e9, 0.5, 0.4, 0.1, steps};
+    ok(results_run_end(db, id, "finished", &sum, &err), &err);
+    return id;
+}
+
+static void build_grid_db(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    for (int k = 0; k < GRID_KINDS; k++)
+        for (int b = 0; b < GRID_BWS; b++) {
+            char name[64];
+            snprintf(name, sizeof name, "grid/kind=%s,bandwidth=%gGbps", grid_kinds[k],
+                     grid_gbps[b]);
+            int64_t id = add_plain_run(db, name, grid_kinds[k], "g", k * GRID_BWS + b,
+                                       grid_gbps[b], 10.0 * (k + 1) / grid_gbps[b], 100);
+            for (int e = 1; e <= 10; e++)
+                ok(results_eval_add(db, id, e * (k + 1) / grid_gbps[b], 10 * e, 320.0 * e,
+                                    1e9 * e * (k + 1), 1.0 / e, 0.3 + 0.05 * e - 0.02 * k,
+                                    &err),
+                   &err);
+        }
+    results_db_close(db);
+}
+
+/* The script of figure fig of runs_spec (NULL: the default choice) in format at w x h pixels
+ * (0 x 0: its own), malloc'ed; NULL when the figure is skipped. */
+static char *script_of(const char *runs_spec, results_figure_t fig, int w, int h,
+                       gp_format_t format)
+{
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, runs_spec, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {.out_dir = dir, .width = w, .height = h};
+    results_plot_out_t out;
+    char *script = NULL;
+    ok(results_plot_script(q, &runs, fig, &o, format, &script, &out, &err), &err);
+    results_plot_out_free(&out);
+    results_runs_free(&runs);
+    results_query_close(q);
+    return script;
+}
+
+static size_t count_of(const char *s, const char *end, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(s, needle); p && (!end || p < end); p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* What follows each `after` in s[0..end) up to the next `until`, into out[i] (at most max of
+ * them, 96 characters each); returns the count. */
+static size_t fields(const char *s, const char *end, const char *after, const char *until,
+                     char out[][96], size_t max)
+{
+    size_t n = 0;
+    for (const char *p = strstr(s, after); p && (!end || p < end) && n < max;
+         p = strstr(p + 1, after)) {
+        const char *a = p + strlen(after), *b = strstr(a, until);
+        ck_assert_ptr_nonnull(b);
+        snprintf(out[n++], 96, "%.*s", (int)(b - a), a);
+    }
+    return n;
+}
+
+/* The colour ("lc rgb '#4e79a7'") and the dash ("dt (6,3)") of a style. */
+static void style_parts(const char *style, char colour[32], char dash[48])
+{
+    const char *lc = strstr(style, "lc rgb '"), *dt = strstr(style, " dt ");
+    ck_assert_msg(lc && dt, "style \"%s\" without a colour and a dash", style);
+    snprintf(colour, 32, "%.9s", lc + 8);
+    snprintf(dash, 48, "%.*s", (int)strcspn(dt + 4, " "), dt + 4);
+}
+
+/* styles[0..n) differ in colour and dash pairs, and also each in colour and in dash alone
+ * when alone is set. */
+static void ck_distinct_styles(char styles[][96], size_t n, int alone, const char *what)
+{
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++) {
+            char ca[32], da[48], cb[32], db[48];
+            style_parts(styles[a], ca, da);
+            style_parts(styles[b], cb, db);
+            ck_assert_msg(strcmp(ca, cb) || strcmp(da, db), "%s: curves %zu and %zu look alike: %s",
+                          what, a, b, styles[a]);
+            if (alone)
+                ck_assert_msg(strcmp(ca, cb) && strcmp(da, db),
+                              "%s: curves %zu and %zu share a colour or a dash: %s, %s", what, a,
+                              b, styles[a], styles[b]);
+        }
+}
+
+/* Curve i's style: the first GP_DASHES differ in colour and in dash, 40 in the pair. */
+START_TEST(curve_styles_differ)
+{
+    char styles[40][96];
+    for (size_t i = 0; i < 40; i++) {
+        gp_t g;
+        gp_init(&g);
+        gp_curve_style(&g, i);
+        fflush(g.f);
+        snprintf(styles[i], sizeof styles[i], "%s", g.buf);
+        gp_free(&g);
+    }
+    ck_distinct_styles(styles, GP_DASHES, 1, "gp_curve_style");
+    ck_distinct_styles(styles, 40, 0, "gp_curve_style");
+}
+END_TEST
+
+/* Up to 8 curves: one plot, each curve its own colour and dash. Past 8: a panel per bandwidth
+ * (3 panels of 4 beat 4 of 3), each strategy drawn alike in every panel, one key shared in
+ * the free fourth cell. */
+START_TEST(many_curves_make_panels)
+{
+    build_grid_db();
+    char *s = script_of("1-8", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_uint_eq(count_of(s, NULL, "\nset origin "), 1);
+    ck_assert_uint_eq(count_of(s, NULL, "\nset title '"), 0);
+    char styles[16][96];
+    ck_assert_uint_eq(fields(s, NULL, "keyentry with linespoints ", " ps", styles, 16), 8);
+    ck_distinct_styles(styles, 8, 1, "8 runs");
+    free(s);
+
+    s = script_of(NULL, RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_uint_eq(count_of(s, NULL, "\nset origin "), GRID_BWS + 1);
+    const char *panel[GRID_BWS + 1];
+    char title[32];
+    for (int b = 0; b < GRID_BWS; b++) {
+        snprintf(title, sizeof title, "\nset title '%g Gb/s'\n", grid_gbps[b]);
+        panel[b] = strstr(s, title);
+        ck_assert_msg(panel[b] && (b == 0 || panel[b] > panel[b - 1]), "no panel %s", title);
+    }
+    panel[GRID_BWS] = strstr(panel[GRID_BWS - 1], "\nunset border\n");
+    ck_assert_ptr_nonnull(panel[GRID_BWS]);
+    char first[GRID_KINDS][96];
+    for (int b = 0; b < GRID_BWS; b++) {
+        size_t n = fields(panel[b], panel[b + 1], "with lines ", " notitle", styles, 16);
+        ck_assert_uint_eq(n, GRID_KINDS);
+        ck_distinct_styles(styles, n, 1, "a panel");
+        for (size_t k = 0; k < n; k++) {
+            if (b == 0)
+                strcpy(first[k], styles[k]);
+            ck_assert_str_eq(styles[k], first[k]); /* a strategy looks alike in every panel */
+        }
+        ck_assert_uint_eq(count_of(panel[b], panel[b + 1], "keyentry"), 0);
+    }
+    char keys[8][96];
+    ck_assert_uint_eq(fields(panel[GRID_BWS], NULL, "title '", "'", keys, 8), GRID_KINDS);
+    for (int k = 0; k < GRID_KINDS; k++)
+        ck_assert_str_eq(keys[k], grid_kinds[k]);
+    free(s);
+}
+END_TEST
+
+/* Against bytes, a strategy's three runs are one curve, drawn once and keyed with the
+ * bandwidths it stands for; against time they are three. */
+START_TEST(equal_curves_drawn_once)
+{
+    build_grid_db();
+    char *s = script_of(NULL, RESULTS_FIGURE_ACCURACY_BYTES, 0, 0, GP_PNG);
+    ck_assert_uint_eq(count_of(s, NULL, " with lines "), GRID_KINDS);
+    char keys[8][96];
+    ck_assert_uint_eq(fields(s, NULL, "title '", "'", keys, 8), GRID_KINDS);
+    for (int k = 0; k < GRID_KINDS; k++) {
+        char want[96];
+        snprintf(want, sizeof want, "%s (1Gbps, 10Gbps, 100Gbps)", grid_kinds[k]);
+        ck_assert_str_eq(keys[k], want);
+    }
+    ck_assert_msg(strstr(s, "their curves are the same"), "no caption for the merged curves");
+    free(s);
+    s = script_of(NULL, RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_uint_eq(count_of(s, NULL, " with lines "), GRID_KINDS * GRID_BWS);
+    free(s);
+}
+END_TEST
+
+/* Titles are dtsim's short fixed text: every figure's title and every panel's fit in
+ * FIG_TITLE_MAX characters, and none holds a run's name, which goes to the caption. */
+START_TEST(titles_are_short_and_names_go_to_the_caption)
+{
+    build_grid_db();
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        char *s = script_of(NULL, (results_figure_t)fig, 0, 0, GP_PNG);
+        if (!s)
+            continue;
+        char titles[16][96];
+        size_t n = fields(s, NULL, "set label 9000 '", "'", titles, 16);
+        n += fields(s, NULL, "\nset title '", "'\n", titles + n, 16 - n);
+        for (size_t t = 0; t < n; t++) {
+            ck_assert_msg(strlen(titles[t]) <= FIG_TITLE_MAX, "%s: title \"%s\" too long",
+                          results_figure_name((results_figure_t)fig), titles[t]);
+            ck_assert_msg(!strstr(titles[t], "grid"), "%s: a name in the title \"%s\"",
+                          results_figure_name((results_figure_t)fig), titles[t]);
+        }
+        if (fig == RESULTS_FIGURE_ACCURACY || fig == RESULTS_FIGURE_BREAKDOWN)
+            ck_assert_msg(strstr(s, "set label 9001 'runs of grid"), "%s: no caption",
+                          results_figure_name((results_figure_t)fig));
+        free(s);
+    }
+}
+END_TEST
+
+/* Whether the file at path holds text (binary files included). */
+static int file_holds(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    size_t len = strlen(text);
+    int found = 0;
+    for (long i = 0; i + (long)len <= n && !found; i++)
+        found = memcmp(buf + i, text, len) == 0;
+    free(buf);
+    return found;
+}
+
+/* A PNG's width and height (its IHDR chunk). */
+static void png_size(const char *path, unsigned *w, unsigned *h)
+{
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fread(b, 1, 24, f), 24);
+    fclose(f);
+    *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+    *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+}
+
+/* --size is the pixels of a PNG and an SVG and W/96 x H/96 inches of a PDF page (72 points an
+ * inch); a figure of stacked panels keeps its height in proportion. */
+START_TEST(size_reaches_every_format)
+{
+    build_db();
+    char out_dir[256];
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {.out_dir = out_dir,
+                             .formats = RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF,
+                             .width = 640, .height = 420};
+    results_plot_out_t out;
+    ok(results_plot_draw(q, &runs, RESULTS_FIGURE_BREAKDOWN, &o, &out, &err), &err);
+    ck_assert_int_eq(out.n_files, 3);
+    unsigned w, h;
+    png_size(out.files[0], &w, &h);
+    ck_assert(w == 640 && h == 420);
+    char *svg = svg_text(out.files[1]);
+    ck_assert_msg(strstr(svg, "width=\"640\" height=\"420\""), "SVG size");
+    free(svg);
+    char box[64];
+    snprintf(box, sizeof box, "/MediaBox [ 0 0 %g %g ]", 640 * 72 / 96.0, 420 * 72 / 96.0);
+    ck_assert_msg(file_holds(out.files[2], box), "PDF page not %s", box);
+    results_plot_out_free(&out);
+    /* stacked panels: as tall against 420 as they are against 600 by default */
+    o.formats = RESULTS_PLOT_PNG;
+    ok(results_plot_draw(q, &runs, RESULTS_FIGURE_PARALLELISM, &o, &out, &err), &err);
+    png_size(out.files[0], &w, &h);
+    results_plot_out_free(&out);
+    o.width = o.height = 0;
+    unsigned w0, h0;
+    ok(results_plot_draw(q, &runs, RESULTS_FIGURE_PARALLELISM, &o, &out, &err), &err);
+    png_size(out.files[0], &w0, &h0);
+    results_plot_out_free(&out);
+    ck_assert(w == 640 && w0 == 1000 && h0 > 600);
+    ck_assert_int_eq(h, (unsigned)lround(420.0 * h0 / 600));
+    char *s = script_of(NULL, RESULTS_FIGURE_BREAKDOWN, 640, 420, GP_PDF);
+    ck_assert_msg(strstr(s, "set terminal pdfcairo size 6.667in,4.375in "), "pdf terminal");
+    free(s);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+/* Runs "m": A at 4260 ms a step holding 12 GB (6 of parameters, 6 of gradients), B at 1.71 ms
+ * holding 2 GB, C a federated run (clients rows) at 4.26 s a round. */
+static void build_memory_db(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    int64_t a = add_plain_run(db, "m/kind=zero", "zero", "m", 0, 100, 42.6, 10);
+    int64_t b = add_plain_run(db, "m/kind=allreduce", "allreduce", "m", 1, 100, 0.171, 100);
+    int64_t c = add_plain_run(db, "m/kind=fedavg", "fedavg", "m", 2, 100, 42.6, 10);
+    ok(results_memory_add(db, a, 0, "worker", 6e9, 6e9, 0, NAN, &err), &err);
+    ok(results_memory_add(db, b, 0, "worker", 1e9, 1e9, 0, NAN, &err), &err);
+    ok(results_memory_add(db, c, 0, "client", 1e9, 1e9, 0, NAN, &err), &err);
+    add_clients(db, c);
+    results_db_close(db);
+}
+
+/* The first row of datablock name in s, into v[0..n). */
+static void first_row(const char *s, const char *name, double *v, int n)
+{
+    char head[64];
+    snprintf(head, sizeof head, "$%s << EOD\n", name);
+    const char *p = strstr(s, head);
+    ck_assert_msg(p, "no block %s", name);
+    p += strlen(head);
+    for (int i = 0; i < n; i++) {
+        char *e;
+        v[i] = strtod(p, &e);
+        ck_assert_msg(e != p, "block %s: %d numbers expected", name, n);
+        p = e;
+    }
+}
+
+START_TEST(memory_in_gb_past_10_gb)
+{
+    build_memory_db();
+    double v[6];
+    char *s = script_of(NULL, RESULTS_FIGURE_PARALLELISM, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set ylabel 'GB (10^9 bytes)'"), "12 GB not in GB");
+    first_row(s, "mem0", v, 6); /* bar 0: parameters from 0 to 6 GB */
+    ck_assert(v[0] == 0 && v[4] == 0 && v[5] == 6);
+    free(s);
+    s = script_of("2-3", RESULTS_FIGURE_PARALLELISM, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set ylabel 'MB (10^6 bytes)'"), "2 GB not in MB");
+    first_row(s, "mem0", v, 6);
+    ck_assert(v[5] == 1000);
+    free(s);
+}
+END_TEST
+
+/* Time per step and time per round in panels of their own, each in a unit that keeps its
+ * numbers plain: 4260 ms a step reads 4.26 (s), never 4.26e+03. */
+START_TEST(steps_and_rounds_apart_numbers_plain)
+{
+    build_memory_db();
+    char *s = script_of(NULL, RESULTS_FIGURE_PARALLELISM, 0, 0, GP_PNG);
+    const char *step = strstr(s, "set title 'Time per step'"),
+               *round = strstr(s, "set title 'Time per round'");
+    ck_assert_msg(step && round && step < round, "no separate step and round panels");
+    double v[2];
+    first_row(s, "step", v, 2);
+    ck_assert(v[0] == 0 && fabs(v[1] - 4.26) < 1e-9); /* run A, in s: the longest passes 1 s */
+    first_row(s, "round", v, 2);
+    ck_assert(v[0] == 0 && fabs(v[1] - 4.26) < 1e-9); /* run C, the only one per round */
+    ck_assert_uint_eq(count_of(s, NULL, "set ylabel 's per step"), 1);
+    free(s);
+    char out_dir[256];
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {.out_dir = out_dir, .formats = RESULTS_PLOT_SVG};
+    results_plot_out_t out;
+    ok(results_plot_draw(q, &runs, RESULTS_FIGURE_PARALLELISM, &o, &out, &err), &err);
+    char *svg = svg_text(out.files[0]);
+    ck_assert_msg(strstr(svg, ">4.26<") && strstr(svg, ">0.0017<"), "plain bar labels");
+    ck_assert_msg(!strstr(svg, "e+0") && !strstr(svg, "e-0"), "a number with an exponent");
+    free(svg);
+    results_plot_out_free(&out);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
 START_TEST(missing_gnuplot_is_one_clear_error)
 {
     build_db();
@@ -949,7 +1354,7 @@ START_TEST(missing_gnuplot_is_one_clear_error)
     results_query_t *q = query_open_ok();
     results_runs_t runs;
     ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
-    results_plot_opts_t o = {out_dir, 0, 0};
+    results_plot_opts_t o = {.out_dir = out_dir};
     results_plot_out_t out;
     ck_assert_int_eq(results_plot_draw(q, &runs, RESULTS_FIGURE_ACCURACY, &o, &out, &err),
                      DT_ERR_INPUT);
@@ -1070,11 +1475,60 @@ START_TEST(command_line)
     ck_assert_int_eq(lines, 2 * RESULTS_FIGURE_COUNT);
     free(o);
 
+    /* --format: a comma list, repeatable; --svg adds SVG to it */
+    char p[256];
+    snprintf(p, sizeof p, "%s/f1", dir);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4",
+                                                       "--format", "pdf,svg", "--out", p, NULL}),
+                     0);
+    snprintf(p, sizeof p, "%s/f2", dir);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4", "--svg",
+                                                       "--format", "pdf", "--format", "png",
+                                                       "--out", p, NULL}),
+                     0);
+    for (int k = 1; k <= 2; k++) {
+        static const char *const ext[] = {"png", "svg", "pdf"};
+        for (int e = 0; e < 3; e++) {
+            snprintf(p, sizeof p, "%s/f%d/accuracy.%s", dir, k, ext[e]);
+            if (k == 1 && e == 0)
+                ck_assert_msg(!file_exists(p), "%s written without --format png", p);
+            else
+                ck_image(p);
+        }
+    }
+    /* a gnuplot without pdfcairo: one line saying so, nothing drawn */
+    char fake_dir[256], fake[300], real[512] = "", path_env[1024];
+    snprintf(fake_dir, sizeof fake_dir, "%s/fake", dir);
+    mkdir(fake_dir, 0777);
+    const char *path_var = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+    char *paths = strdup(path_var);
+    for (char *d = strtok(paths, ":"); d && !real[0]; d = strtok(NULL, ":")) {
+        snprintf(real, sizeof real, "%s/gnuplot", d);
+        if (access(real, X_OK) != 0)
+            real[0] = '\0';
+    }
+    free(paths);
+    ck_assert_msg(real[0], "gnuplot not found on PATH");
+    snprintf(fake, sizeof fake, "%s/gnuplot", fake_dir);
+    FILE *sh = fopen(fake, "w");
+    ck_assert_ptr_nonnull(sh);
+    fprintf(sh, "#!/bin/sh\ncase \"$*\" in *pdfcairo*) echo 'unknown terminal' >&2; exit 1;; "
+                "esac\nexec '%s' \"$@\"\n",
+            real);
+    fclose(sh);
+    chmod(fake, 0755);
+    snprintf(path_env, sizeof path_env, "%s:%s", fake_dir, path_var);
+    snprintf(p, sizeof p, "%s/f3", dir);
+    ck_assert_int_eq(dtsim_plot(path_env, (const char *[]){"--db", db_path, "--format",
+                                                           "png,pdf", "--out", p, NULL}),
+                     2);
+    one_error_line("no pdfcairo terminal");
+    ck_assert_msg(!file_exists(p), "%s made for a PDF gnuplot cannot write", p);
+
     /* an output directory named like a gnuplot pipe is just a directory */
     ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--out",
                                                        "|touch pwned7", "--runs", "2", NULL}),
                      0);
-    char p[256];
     snprintf(p, sizeof p, "%s/|touch pwned7/accuracy.png", dir);
     ck_image(p);
     snprintf(p, sizeof p, "%s/pwned7", dir);
@@ -1108,7 +1562,14 @@ int main(void)
         tcase_add_checked_fixture(tp, setup, teardown);
         tcase_set_timeout(tp, 120);
         tcase_add_test(tp, every_figure_of_the_sweep);
-        tcase_add_test(tp, svg_next_to_png);
+        tcase_add_test(tp, every_format);
+        tcase_add_test(tp, curve_styles_differ);
+        tcase_add_test(tp, many_curves_make_panels);
+        tcase_add_test(tp, equal_curves_drawn_once);
+        tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
+        tcase_add_test(tp, size_reaches_every_format);
+        tcase_add_test(tp, memory_in_gb_past_10_gb);
+        tcase_add_test(tp, steps_and_rounds_apart_numbers_plain);
         tcase_add_test(tp, figures_skipped_with_a_reason);
         tcase_add_test(tp, hostile_names_stay_text);
         tcase_add_test(tp, missing_gnuplot_is_one_clear_error);

@@ -15,8 +15,8 @@
 
 static void plot_help(void)
 {
-    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID] [--out DIR] [--svg]\n"
-           "                  [--timeline-run ID]\n"
+    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID] [--out DIR]\n"
+           "                  [--format png,svg,pdf] [--size WxH] [--timeline-run ID]\n"
            "\n"
            "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
            "path of each file written. Figures the runs cannot make are skipped, saying why:\n");
@@ -39,11 +39,53 @@ static void plot_help(void)
            "                      [the finished runs of the most recent sweep, or without a\n"
            "                      sweep the %d most recent finished runs]\n"
            "  --out DIR           where the figures go, created if needed [results/plots]\n"
-           "  --svg               write an SVG next to each PNG\n"
+           "  --format LIST       png, svg, pdf, or several: png,pdf (repeatable) [png]\n"
+           "  --svg               the same as adding --format svg\n"
+           "  --size WxH          pixels of a one-panel figure, e.g. 640x420; figures of\n"
+           "                      stacked panels grow taller in proportion; a PDF page\n"
+           "                      is W/96 x H/96 inches [1000x600]\n"
            "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
            "                      timeline rows, the one with the largest compute share]\n"
            "  -h, --help          this text\n",
            RESULTS_RECENT_RUNS);
+}
+
+/* Adds the formats of a comma list ("png,svg") to *formats; -1 on a name that is none. */
+static int parse_formats(const char *list, unsigned *formats)
+{
+    const char *p = list;
+    do {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int f = 0; f < GP_FORMAT_COUNT && found < 0; f++)
+            if (strlen(gp_format_ext[f]) == len && !strncmp(p, gp_format_ext[f], len))
+                found = f;
+        if (found < 0)
+            return -1;
+        *formats |= 1u << found;
+        p += len;
+    } while (*p++ == ',');
+    return 0;
+}
+
+/* "WxH" in pixels, within the sizes plot.h allows; -1 otherwise. */
+static int parse_size(const char *text, int *width, int *height)
+{
+    const char *x = strchr(text, 'x');
+    if (!x || x == text || strchr(x + 1, 'x'))
+        return -1;
+    char w[16];
+    long wl, hl;
+    if ((size_t)(x - text) >= sizeof w)
+        return -1;
+    memcpy(w, text, (size_t)(x - text));
+    w[x - text] = '\0';
+    if (cli_parse_long(w, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE, &wl) != 0 ||
+        cli_parse_long(x + 1, RESULTS_PLOT_MIN_HEIGHT, RESULTS_PLOT_MAX_SIZE, &hl) != 0)
+        return -1;
+    *width = (int)wl;
+    *height = (int)hl;
+    return 0;
 }
 
 /* mkdir -p: creates dir and its missing parents. */
@@ -84,12 +126,15 @@ int cli_plot(int argc, char **argv)
         {"sweep", required_argument, 0, 'w'},
         {"out", required_argument, 0, 'o'},
         {"svg", no_argument, 0, 's'},
+        {"format", required_argument, 0, 'f'},
+        {"size", required_argument, 0, 'z'},
         {"timeline-run", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *db_path = DEFAULT_DB, *runs_spec = NULL, *sweep = NULL;
-    results_plot_opts_t opts = {"results/plots", 0, 0};
+    results_plot_opts_t opts = {.out_dir = "results/plots"};
+    int svg = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -108,7 +153,20 @@ int cli_plot(int argc, char **argv)
             opts.out_dir = optarg;
             break;
         case 's':
-            opts.svg = 1;
+            svg = 1;
+            break;
+        case 'f':
+            if (parse_formats(optarg, &opts.formats) != 0)
+                return cli_usage_error("plot", "--format \"%s\": expected png, svg, pdf or a "
+                                               "comma list of them",
+                                       optarg);
+            break;
+        case 'z':
+            if (parse_size(optarg, &opts.width, &opts.height) != 0)
+                return cli_usage_error("plot", "--size \"%s\": expected WIDTHxHEIGHT in "
+                                               "pixels, width %d to %d, height %d to %d",
+                                       optarg, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE,
+                                       RESULTS_PLOT_MIN_HEIGHT, RESULTS_PLOT_MAX_SIZE);
             break;
         case 't': {
             long id;
@@ -141,10 +199,19 @@ int cli_plot(int argc, char **argv)
             return cli_usage_error("plot", "%s", err.msg);
         free(ranges);
     }
+    if (!opts.formats)
+        opts.formats = RESULTS_PLOT_PNG;
+    if (svg)
+        opts.formats |= RESULTS_PLOT_SVG;
     if (results_plot_gnuplot_check(&err) != DT_OK) {
         fprintf(stderr, "dtsim plot: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
+    for (int f = 0; f < GP_FORMAT_COUNT; f++)
+        if (opts.formats & 1u << f && gp_format_check((gp_format_t)f, &err) != DT_OK) {
+            fprintf(stderr, "dtsim plot: --format %s: %s\n", gp_format_ext[f], err.msg);
+            return CLI_EXIT_USAGE;
+        }
 
     int rc = CLI_EXIT_OK;
     results_query_t *q = NULL;
@@ -184,7 +251,7 @@ int cli_plot(int argc, char **argv)
         for (int i = 0; i < out.n_files; i++)
             printf("%s\n", out.files[i]);
         if (out.note[0])
-            fprintf(stderr, "dtsim plot: %s%s.png: %s\n", out.n_files ? "" : "skipped ", name,
+            fprintf(stderr, "dtsim plot: %s%s: %s\n", out.n_files ? "" : "skipped ", name,
                     out.note);
         results_plot_out_free(&out);
         fflush(stdout);
