@@ -4,7 +4,8 @@
  * parameters, FLOPs and outputs, in order) and pipeline cuts. One documented difference: the
  * script's last cut of ResNet-50 and Inception-v3 crosses after the global average pool
  * (2,048 elements), the built-in one before it (7 x 7 and 8 x 8 times as many). A module of
- * one's own (tests/fixtures/torch_module.py) against its layers worked out by hand; the
+ * one's own (tests/fixtures/torch_module.py) against its layers worked out by hand; GPT-2
+ * written in PyTorch against `dtsim profile transformer` of its shape; the
  * script's errors are one line with exit code 2. Skipped (exit 77) without a python3 that
  * imports torch and torchvision (Debian: python3-torch, python3-torchvision). */
 #define _POSIX_C_SOURCE 200809L
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "model_profile.h"
+#include "profile_transformer.h"
 
 static char dir[] = "/tmp/dtsim-torch-profile-XXXXXX";
 static const char *python;
@@ -87,8 +89,9 @@ static void profile_all(void)
              "cd %s && %s run_all.py 'resnet50 --out resnet50.ini' 'vgg16 --out vgg16.ini' "
              "'inception_v3 --input 3x299x299 --out inception_v3.ini' "
              "'%s/tests/fixtures/torch_module.py:Net --input 5x16 --out net.ini' "
+             "'%s/tests/fixtures/torch_gpt.py:GPT --input 16 --dtype long --out gpt.ini' "
              "'resnet5 --out x.ini' 'resnet50 --input 1x5 --out x.ini' 2>%s/all.err",
-             dir, python, DTSIM_SOURCE, dir);
+             dir, python, DTSIM_SOURCE, DTSIM_SOURCE, dir);
     int st = system(cmd);
     all_rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
     f = fopen(at("all.err"), "r");
@@ -186,6 +189,38 @@ START_TEST(own_module_by_hand)
 }
 END_TEST
 
+/* GPT-2 written in PyTorch (tests/fixtures/torch_gpt.py) counts what `dtsim profile
+ * transformer` counts for its shape: two implementations of the convention. Its layers
+ * differ where they should: the attention's products and softmax are rows of their own. */
+START_TEST(gpt_in_pytorch_as_dtsim_profile_transformer)
+{
+    ck_assert_msg(all_rc == 0, "%s", all_err);
+    sim_transformer_t t;
+    sim_transformer_init(&t);
+    t.layers = 2;
+    t.hidden = 64;
+    t.heads = 4;
+    t.seq = 16;
+    t.vocab = 100;
+    strcpy(t.name, "gpt");
+    dt_err_t err;
+    ck_assert(sim_transformer_resolve(&t, &err) == DT_OK);
+    FILE *f = fopen(at("transformer.ini"), "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert(sim_transformer_write(&t, f, &err) == DT_OK);
+    fclose(f);
+    sim_model_profile_t traced, written;
+    ck_assert_msg(sim_model_profile_load(&traced, at("gpt.ini"), &err) == DT_OK, "%s", err.msg);
+    ck_assert(sim_model_profile_load(&written, at("transformer.ini"), NULL) == DT_OK);
+    ck_assert_uint_eq(traced.params, written.params);
+    ck_assert_double_eq(traced.forward_flops, written.forward_flops);
+    ck_assert_double_eq(traced.backward_flops, written.backward_flops);
+    ck_assert_int_eq(traced.n_layers, written.n_layers + 2 * 2); /* scores: 3 rows, not 1 */
+    sim_model_profile_free(&traced);
+    sim_model_profile_free(&written);
+}
+END_TEST
+
 START_TEST(errors_are_one_line)
 {
     static const struct {
@@ -233,6 +268,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, torchvision_models_as_built_in);
     tcase_add_test(tc, own_module_by_hand);
+    tcase_add_test(tc, gpt_in_pytorch_as_dtsim_profile_transformer);
     tcase_add_test(tc, errors_are_one_line);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -96,6 +96,10 @@ def parse_args(argv):
 
 # ---- building the model -----------------------------------------------------------------
 
+def first_line(e):
+    return str(e).splitlines()[0] if str(e) else ""
+
+
 @contextlib.contextmanager
 def no_init(torch):
     """torch.nn.init's functions do nothing: the weights' values do not matter here, and
@@ -119,11 +123,17 @@ def build(torch, spec):
             os.path.splitext(os.path.basename(path))[0], path)
         module = importlib.util.module_from_spec(loader)
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        loader.loader.exec_module(module)
+        try:
+            loader.loader.exec_module(module)
+        except Exception as e:  # the user's file: its error, in one line
+            raise UsageError("%s: %s: %s" % (path, type(e).__name__, first_line(e)))
         if not hasattr(module, attr):
             raise UsageError("%s has no %s" % (path, attr))
-        with no_init(torch):
-            model = getattr(module, attr)()
+        try:
+            with no_init(torch):
+                model = getattr(module, attr)()
+        except Exception as e:
+            raise UsageError("%s: %s(): %s: %s" % (path, attr, type(e).__name__, first_line(e)))
         if not isinstance(model, torch.nn.Module):
             raise UsageError("%s: %s() returned a %s, not an nn.Module"
                              % (path, attr, type(model).__name__))
@@ -341,6 +351,7 @@ def trace(torch, model, x):
             return out
 
     modules = list(model.named_modules())
+    own = [m.__dict__.get("forward") for _, m in modules]  # a forward set on the instance
     for path, m in modules:
         m.forward = wrap(path, m, m.forward)
     tr.write(x, -1)
@@ -348,8 +359,11 @@ def trace(torch, model, x):
         with torch.no_grad(), Mode():
             out = model(x)
     finally:
-        for _, m in modules:
-            del m.forward  # the class's forward again
+        for (_, m), forward in zip(modules, own):
+            if forward is None:
+                del m.forward  # the class's forward again
+            else:
+                m.forward = forward
     for t in tensors(out, torch):  # the model's output is read at the end
         if id(t) in tr.values:
             tr.last_read[tr.values[id(t)]] = tr.events
@@ -394,7 +408,7 @@ def profile(torch, model, shape, dtype):
         return trace(torch, model.to("meta"), torch.zeros((1,) + shape, dtype=kind,
                                                           device="meta"))
     except (NotImplementedError, RuntimeError) as e:
-        on_meta = str(e).splitlines()[0] if str(e) else type(e).__name__
+        on_meta = first_line(e) or type(e).__name__
     tr = trace(torch, model.to_empty(device="cpu"), torch.zeros((1,) + shape, dtype=kind))
     print("torch_profile.py: ran on the CPU (on the meta device: %s)" % on_meta,
           file=sys.stderr)
@@ -424,8 +438,7 @@ def main(argv):
         tr = profile(torch, model, a.shape, a.dtype)
     except Exception as e:  # the user's model on the user's shape: say why, in one line
         raise UsageError("the forward pass of %s on a %s input failed: %s: %s"
-                         % (a.model, a.input, type(e).__name__, str(e).splitlines()[0]
-                            if str(e) else ""))
+                         % (a.model, a.input, type(e).__name__, first_line(e)))
     if not any(l[1] for l in tr.layers):
         raise UsageError("%s: the forward pass used no parameters" % a.model)
     unused = [(n, p.numel()) for n, p in model.named_parameters() if id(p) not in tr.used]
