@@ -330,6 +330,13 @@ START_TEST(written_profile_runs_for_its_flops)
     char *report = slurp(at("out"));
     ck_assert_msg(strstr(report, "tiny.ini: profile tiny, "), "%s", report);
     free(report);
+    /* a file name without .ini is a file all the same */
+    snprintf(args, sizeof args, "profile transformer --layers 1 --hidden 8 --heads 2 --seq 4 "
+                                "--vocab 10 --out %s", at("plain"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    report = slurp(at("out"));
+    ck_assert_msg(strstr(report, "plain: profile plain, "), "%s", report);
+    free(report);
     char *file = slurp(at("tiny.ini"));
     ck_assert_int_eq(dtsim("profile transformer --family llama --layers 2 --hidden 64 --heads 4 "
                            "--kv-heads 2 --seq 32 --vocab 1000 --name tiny --out -"),

@@ -119,9 +119,11 @@ static int write_profile(const sim_transformer_t *t, const char *path)
 /* The written file, read back by the profile loader, in one line. */
 static int report(const char *path)
 {
+    char spec[4096]; /* a name without '/' or .ini would be a built-in profile's */
+    snprintf(spec, sizeof spec, "%s%s", sim_model_profile_is_file(path) ? "" : "./", path);
     sim_model_profile_t p;
     dt_err_t err;
-    if (sim_model_profile_load(&p, path, &err)) {
+    if (sim_model_profile_load(&p, spec, &err)) {
         fprintf(stderr, "dtsim profile: %s does not load back: %s\n", path, err.msg);
         return CLI_EXIT_RUN;
     }
