@@ -1487,6 +1487,9 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"runs --w", "--wide\n"},
         {"bench ", "sim\ntrainer\n"},
         {"bench sim --s", "--set\n"},
+        {"profile ", "transformer\n"},
+        {"profile transformer --kv", "--kv-heads\n"},
+        {"profile transformer --layers 2 --family ", "gpt\nllama\nbert\n"},
         {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},
         /* bash replaces what follows the = (a word break): the answer is that part */
         {"check x.ini --set=model.l", "model.lr=\n"},

@@ -237,30 +237,39 @@ PROFILES = [
 ]
 
 
-def write(name, net, expect, sample, source):
+def profile_text(name, net, sample, source, header):
+    """The profile file of net: header (comment lines, each starting with '#'), then its
+    [profile], [backward] and [forward] sections. Returns the text and the totals."""
     params = sum(l[1] for l in net.layers)
-    assert params == expect, "%s: %d parameters, published %d" % (name, params, expect)
     first = next(i for i, l in enumerate(net.layers) if l[1] > 0)
     back = [(l[0], l[1], l[2] * (1 if i == first else 2)) for i, l in enumerate(net.layers)]
     fwd = sum(l[2] for l in net.layers)
     bwd = sum(f for _, _, f in back)
+    out = [header]
+    out.append("[profile]\nname = %s\nsample = %s\nsource = %s\n" % (name, sample, source))
+    out.append("params = %d\nforward_flops = %d\nbackward_flops = %d\n\n" % (params, fwd, bwd))
+    out.append("# layer = gradient elements, backward FLOPs per sample; listed in the order\n"
+               "# the backward pass produces them (last layer first)\n[backward]\n")
+    for nm, p, f in reversed(back):
+        out.append("%s = %d %d\n" % (nm, p, f))
+    out.append("\n# layer = forward FLOPs, output elements kept for the backward pass (per\n"
+               "# sample), and where a pipeline stage may end after it, the elements that\n"
+               "# cross to the next stage; first layer first\n[forward]\n")
+    for nm, p, f, o, c in net.layers:
+        out.append("%s = %d %d%s\n" % (nm, f, o, " %d" % c if c else ""))
+    return "".join(out), params, fwd, bwd, len(back)
+
+
+def write(name, net, expect, sample, source):
+    assert len(source) < 180, name + ": source longer than a scenario line"
+    text, params, fwd, bwd, layers = profile_text(
+        name, net, sample, source,
+        "# Model profile %s: written by make_profiles.py (see its FLOP convention).\n" % name)
+    assert params == expect, "%s: %d parameters, published %d" % (name, params, expect)
     with open(os.path.join(HERE, name + ".ini"), "w") as out:
-        out.write("# Model profile %s: written by make_profiles.py (see its FLOP convention).\n"
-                  % name)
-        assert len(source) < 180, name + ": source longer than a scenario line"
-        out.write("[profile]\nname = %s\nsample = %s\nsource = %s\n" % (name, sample, source))
-        out.write("params = %d\nforward_flops = %d\nbackward_flops = %d\n\n" % (params, fwd, bwd))
-        out.write("# layer = gradient elements, backward FLOPs per sample; listed in the order\n"
-                  "# the backward pass produces them (last layer first)\n[backward]\n")
-        for nm, p, f in reversed(back):
-            out.write("%s = %d %d\n" % (nm, p, f))
-        out.write("\n# layer = forward FLOPs, output elements kept for the backward pass (per\n"
-                  "# sample), and where a pipeline stage may end after it, the elements that\n"
-                  "# cross to the next stage; first layer first\n[forward]\n")
-        for nm, p, f, o, c in net.layers:
-            out.write("%s = %d %d%s\n" % (nm, f, o, " %d" % c if c else ""))
+        out.write(text)
     print("%-13s %13d params  %8.2f GFLOP forward  %8.2f GFLOP backward  %4d layers"
-          % (name, params, fwd / 1e9, bwd / 1e9, len(back)))
+          % (name, params, fwd / 1e9, bwd / 1e9, layers))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,8 @@ int cli_show(int argc, char **argv);
 int cli_export(int argc, char **argv);
 /** dtsim merge: joins results databases (a sweep's members run as separate jobs). */
 int cli_merge(int argc, char **argv);
+/** dtsim profile: writes the model profile of a transformer of the user's shape. */
+int cli_profile(int argc, char **argv);
 
 /* Prints "dtsim CMD: MESSAGE" and a hint to --help on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

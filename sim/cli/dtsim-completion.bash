@@ -67,7 +67,7 @@ _dtsim()
         *)
             if [[ -z $cmd ]]; then
                 cmd=$w
-            elif [[ $cmd == bench && -z $sub ]]; then
+            elif [[ ($cmd == bench || $cmd == profile) && -z $sub ]]; then
                 sub=$w
             else
                 ((n++))
@@ -92,6 +92,8 @@ _dtsim()
     --runs | --timeline-run) mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
     --jobs | -j) return 0 ;;
+    --family) list=(gpt llama bert) ;;
+    --norm) list=(layernorm rmsnorm) ;;
     *)
         if [[ -z $cmd ]]; then
             mapfile -t list < <(_dtsim_commands "$dtsim"; printf '%s\n' --help --version)
@@ -101,6 +103,7 @@ _dtsim()
             case $cmd/$sub in
             run/ | check/ | platform/ | bench/sim) files='*.ini' ;;
             bench/) list=(sim trainer) ;;
+            profile/) list=(transformer) ;;
             show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
             esac
         fi

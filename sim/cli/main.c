@@ -35,6 +35,9 @@ static void usage(FILE *out)
             "  bench sim SCENARIO\n"
             "                     the simulation's own cost against plain training\n"
             "  calibrate          measure this machine's step time: a device profile\n"
+            "  profile transformer\n"
+            "                     write the model profile of a GPT, Llama or BERT of any\n"
+            "                     shape, for timing-only runs (model.arch = profile:FILE)\n"
             "\n"
             "options:\n"
             "  -h, --help         this text (COMMAND --help for a command's options)\n"
@@ -86,6 +89,8 @@ int main(int argc, char **argv)
         return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate"))
         return cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profile"))
+        return cli_profile(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cli_bench(argc - 1, argv + 1);
     fprintf(stderr, "dtsim: unknown command \"%s\" (try dtsim --help)\n", cmd);

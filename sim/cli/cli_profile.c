@@ -1,0 +1,257 @@
+/* `dtsim profile transformer ... --out FILE`: writes the model profile of a transformer of
+ * the user's shape (sim/scenario/profile_transformer.h) for timing-only runs
+ * (`model.arch = profile:FILE`). The file is written under a temporary name and renamed, so
+ * a failure leaves an earlier file as it was; `--out -` writes to stdout. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "model_profile.h"
+#include "profile_transformer.h"
+
+static void profile_help(void)
+{
+    printf("usage: dtsim profile transformer --layers L --hidden H --heads A --seq T --vocab V\n"
+           "                                 [OPTIONS] --out FILE\n"
+           "\n"
+           "Writes the model profile of a transformer (for model.arch = profile:FILE): its\n"
+           "layers laid out as the family's Hugging Face implementation does, with\n"
+           "make_profiles.py's FLOP convention (2 per multiply-add, 4 per normalised element,\n"
+           "5 per attention score, backward twice forward except the first layer's).\n"
+           "\n"
+           "shape (required):\n"
+           "  --layers L        transformer layers (blocks), at most 10000\n"
+           "  --hidden H        hidden size (model width)\n"
+           "  --heads A         attention heads; A divides H\n"
+           "  --seq T           tokens per sample (sequence length)\n"
+           "  --vocab V         vocabulary size\n"
+           "options (default: the family's):\n"
+           "  --family NAME     gpt (GPT-2: LayerNorm, biases, GELU, learned positions, output\n"
+           "                    tied to the token embedding), llama (RMSNorm, no biases,\n"
+           "                    SwiGLU, rotary positions, untied), bert (BertModel: post-norm,\n"
+           "                    512 positions, 2 token types, pooler, no output layer)\n"
+           "  --kv-heads K      key and value heads (grouped-query attention); K divides A;\n"
+           "                    default A\n"
+           "  --ffn F           feed-forward width; default 4H, with --swiglu 8H/3 rounded up\n"
+           "                    to a multiple of 256 (Llama's rule)\n"
+           "  --positions P     rows of the learned position embedding (gpt: T, bert: 512);\n"
+           "                    0 for none (rotary, llama)\n"
+           "  --norm KIND       layernorm (scale and shift) or rmsnorm (scale)\n"
+           "  --bias, --no-bias biases in the linear layers, or none\n"
+           "  --tied, --untied  the output layer shares the token embedding's weights, or not\n"
+           "  --swiglu, --gelu  gated MLP (gate, up, down projections) or a plain one\n"
+           "  --name NAME       profile.name; default FILE's base name without .ini\n"
+           "  --out FILE        where to write (required; - for stdout)\n"
+           "  -h, --help        this text\n"
+           "\n"
+           "example (Llama-2 7B, 6,738,415,616 parameters):\n"
+           "  dtsim profile transformer --family llama --layers 32 --hidden 4096 --heads 32 \\\n"
+           "      --seq 4096 --vocab 32000 --ffn 11008 --out llama2-7b.ini\n");
+}
+
+/* A value the loader reads back as it was written: printable, no comment or key character,
+ * no blank at either end, shorter than profile.name's 64 bytes. */
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= 64 || isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isprint((unsigned char)s[i]) || strchr(";#=[]", s[i]))
+            return 0;
+    return 1;
+}
+
+/* The default name: FILE's base name without .ini ("transformer" for stdout); may be too
+ * long for a name (the caller checks). */
+static void name_from_path(const char *path, char *name, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!strcmp(path, "-") || !*base)
+        base = "transformer";
+    size_t n = strlen(base);
+    if (n > 4 && !strcmp(base + n - 4, ".ini"))
+        n -= 4;
+    snprintf(name, size, "%.*s", (int)n, base);
+}
+
+/* Writes t to path through a temporary file beside it (stdout for "-"). */
+static int write_profile(const sim_transformer_t *t, const char *path)
+{
+    dt_err_t err;
+    if (!strcmp(path, "-")) { /* a model too large prints nothing */
+        if (sim_transformer_write(t, stdout, &err))
+            return cli_usage_error("profile", "%s", err.msg);
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "dtsim profile: stdout: write failed: %s\n", strerror(errno));
+            return CLI_EXIT_RUN;
+        }
+        return CLI_EXIT_OK;
+    }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return cli_usage_error("profile", "--out: path too long");
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "dtsim profile: %s: cannot write: %s\n", path, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    dt_status st = sim_transformer_write(t, f, &err);
+    int failed = ferror(f);
+    failed |= fclose(f) != 0;
+    if (st == DT_OK && !failed && rename(tmp, path) == 0)
+        return CLI_EXIT_OK;
+    int saved = errno;
+    unlink(tmp);
+    if (st)
+        return cli_usage_error("profile", "%s", err.msg);
+    fprintf(stderr, "dtsim profile: %s: cannot write: %s\n", path, strerror(saved));
+    return CLI_EXIT_USAGE;
+}
+
+/* The written file, read back by the profile loader, in one line. */
+static int report(const char *path)
+{
+    char spec[4096]; /* a name without '/' or .ini would be a built-in profile's */
+    snprintf(spec, sizeof spec, "%s%s", sim_model_profile_is_file(path) ? "" : "./", path);
+    sim_model_profile_t p;
+    dt_err_t err;
+    if (sim_model_profile_load(&p, spec, &err)) {
+        fprintf(stderr, "dtsim profile: %s does not load back: %s\n", path, err.msg);
+        return CLI_EXIT_RUN;
+    }
+    printf("%s: profile %s, %zu parameters, %.6g GFLOP forward and %.6g backward per sample, "
+           "%d layers\n", path, p.name, p.params, p.forward_flops / 1e9, p.backward_flops / 1e9,
+           p.n_layers);
+    sim_model_profile_free(&p);
+    return CLI_EXIT_OK;
+}
+
+/* The shape options: one row each, the field they set and their range. */
+typedef struct shape_opt {
+    const char *name;
+    size_t field; /* offset of a long in sim_transformer_t */
+    long lo, hi;
+} shape_opt_t;
+
+#define SHAPE(name, field, lo, hi) {name, offsetof(sim_transformer_t, field), lo, hi}
+static const shape_opt_t shape_opts[] = {
+    SHAPE("layers", layers, 1, 10000),       SHAPE("hidden", hidden, 1, 1L << 20),
+    SHAPE("heads", heads, 1, 1L << 20),      SHAPE("seq", seq, 1, 1L << 24),
+    SHAPE("vocab", vocab, 1, 1L << 24),      SHAPE("kv-heads", kv_heads, 1, 1L << 20),
+    SHAPE("ffn", ffn, 1, 1L << 24),          SHAPE("positions", positions, 0, 1L << 24),
+};
+#define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
+
+enum { OPT_FAMILY = 256, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU,
+       OPT_GELU, OPT_NAME, OPT_OUT };
+
+static int cli_profile_transformer(int argc, char **argv)
+{
+    struct option longs[N_SHAPE + 12];
+    for (int i = 0; i < N_SHAPE; i++)
+        longs[i] = (struct option){shape_opts[i].name, required_argument, 0, i};
+    const struct option rest[] = {
+        {"family", required_argument, 0, OPT_FAMILY}, {"norm", required_argument, 0, OPT_NORM},
+        {"bias", no_argument, 0, OPT_BIAS},           {"no-bias", no_argument, 0, OPT_NO_BIAS},
+        {"tied", no_argument, 0, OPT_TIED},           {"untied", no_argument, 0, OPT_UNTIED},
+        {"swiglu", no_argument, 0, OPT_SWIGLU},       {"gelu", no_argument, 0, OPT_GELU},
+        {"name", required_argument, 0, OPT_NAME},     {"out", required_argument, 0, OPT_OUT},
+        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+    memcpy(longs + N_SHAPE, rest, sizeof rest);
+    sim_transformer_t t;
+    sim_transformer_init(&t);
+    const char *out = NULL, *name = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        if (c >= 0 && c < N_SHAPE) {
+            const shape_opt_t *o = &shape_opts[c];
+            if (cli_parse_long(optarg, o->lo, o->hi, (long *)((char *)&t + o->field)))
+                return cli_usage_error("profile", "--%s: \"%s\" is not a whole number in "
+                                                  "[%ld, %ld]", o->name, optarg, o->lo, o->hi);
+            continue;
+        }
+        switch (c) {
+        case OPT_FAMILY:
+            t.family = optarg;
+            break;
+        case OPT_NORM:
+            if (strcmp(optarg, "layernorm") && strcmp(optarg, "rmsnorm"))
+                return cli_usage_error("profile", "--norm: \"%s\" is not layernorm or rmsnorm",
+                                       optarg);
+            t.rmsnorm = !strcmp(optarg, "rmsnorm");
+            break;
+        case OPT_BIAS:
+        case OPT_NO_BIAS:
+            t.bias = c == OPT_BIAS;
+            break;
+        case OPT_TIED:
+        case OPT_UNTIED:
+            t.tied = c == OPT_TIED;
+            break;
+        case OPT_SWIGLU:
+        case OPT_GELU:
+            t.swiglu = c == OPT_SWIGLU;
+            break;
+        case OPT_NAME:
+            name = optarg;
+            break;
+        case OPT_OUT:
+            out = optarg;
+            break;
+        case 'h':
+            profile_help();
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("profile", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("profile", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("profile", "unexpected argument \"%s\"", argv[optind]);
+    dt_err_t err;
+    if (sim_transformer_resolve(&t, &err))
+        return cli_usage_error("profile", "%s", err.msg);
+    if (!out || !*out)
+        return cli_usage_error("profile", "say where: --out FILE (- for stdout)");
+    if (name && !valid_name(name))
+        return cli_usage_error("profile", "--name: \"%s\" is not a profile name (1 to 63 "
+                                          "printable characters, none of ;#=[], no blank at "
+                                          "either end)", name);
+    char derived[4096];
+    if (!name) {
+        name_from_path(out, derived, sizeof derived);
+        if (!valid_name(derived))
+            return cli_usage_error("profile", "the name from --out, \"%.80s\", is not a profile "
+                                              "name: give --name", derived);
+        name = derived;
+    }
+    memcpy(t.name, name, strlen(name) + 1); /* valid_name: shorter than t.name */
+    int rc = write_profile(&t, out);
+    return rc || !strcmp(out, "-") ? rc : report(out);
+}
+
+int cli_profile(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        if (argc < 2)
+            return cli_usage_error("profile", "which model? dtsim profile transformer ...");
+        profile_help();
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "transformer"))
+        return cli_profile_transformer(argc - 1, argv + 1);
+    return cli_usage_error("profile", "unknown model kind \"%s\" (transformer; torchvision "
+                                      "models and your own modules: "
+                                      "scenarios/profiles/torch_profile.py)", argv[1]);
+}

@@ -1,0 +1,36 @@
+/* Model profiles of transformers of any shape (`dtsim profile transformer`): the layers of a
+ * GPT-2, Llama or BERT-style network laid out as scenarios/profiles/make_profiles.py lays
+ * out gpt2_xl and bert_large, with its FLOP convention, written as a profile file
+ * (model_profile.h). A family fixes the layout and the layer names (those of its Hugging
+ * Face implementation) and gives the defaults; the options change the shape. */
+#ifndef DTSIM_PROFILE_TRANSFORMER_H
+#define DTSIM_PROFILE_TRANSFORMER_H
+
+#include <stdio.h>
+
+#include "common.h"
+
+typedef struct sim_transformer {
+    const char *family;              /* gpt, llama or bert; NULL: gpt */
+    long layers, hidden, heads, seq; /* required, >= 1 */
+    long vocab;                      /* required, >= 1 */
+    /* -1: the family's default (sim_transformer_resolve fills them in) */
+    long kv_heads;  /* key and value heads (grouped-query attention); default heads */
+    long ffn;       /* feed-forward width; default 4 x hidden, or Llama's rule with SwiGLU */
+    long positions; /* rows of the learned position embedding; 0: none (rotary) */
+    int rmsnorm;    /* RMSNorm (a scale only) rather than LayerNorm (scale and shift) */
+    int bias;       /* biases in the linear layers */
+    int tied;       /* the output layer shares the token embedding's weights */
+    int swiglu;     /* gated MLP: gate and up projections, then down */
+    char name[64];  /* profile.name */
+} sim_transformer_t;
+
+/** Sets every field to "not given": the family gpt, shape 0, options -1, no name. */
+void sim_transformer_init(sim_transformer_t *t);
+/** Fills what was not given from the family and checks the shape; errors name the option. */
+dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err);
+/** Writes the profile of a resolved t to out; DT_ERR_INPUT if a count passes a profile's
+ * limits (then nothing is written). */
+dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t *err);
+
+#endif
