@@ -247,7 +247,7 @@ static void lesson_inline(FILE *f, const char *s, size_t len)
         size_t id_len = id ? strspn(id, "abcdefghijklmnopqrstuvwxyz"
                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
                            : 0;
-        if (!close || memchr(next, '`', (size_t)(close - next)) || id_len == 0 ||
+        if (!close || strcspn(next + 1, "]`") != (size_t)(close - next - 1) || id_len == 0 ||
             id[id_len] != ')') {
             fputc('[', f);
             p = next + 1;
@@ -665,7 +665,42 @@ static double common_target(const results_runs_t *runs)
     return t;
 }
 
-static void write_summary(FILE *f, const results_runs_t *runs)
+/* Each run's mean gradient staleness (async-ps), NAN for a run without staleness rows; NULL
+ * when no run has any, or on a database error (err set). */
+static double *mean_staleness(results_query_t *q, const results_runs_t *runs, dt_status *st,
+                              dt_err_t *err)
+{
+    sqlite3 *h = results_query_sqlite(q);
+    sqlite3_stmt *s;
+    *st = DT_OK;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT sum(staleness * count) * 1.0 / sum(count) FROM staleness"
+                           " WHERE run = ?1 HAVING sum(count) > 0",
+                           -1, &s, NULL) != SQLITE_OK) {
+        *st = sql_failed(err, h, "reading staleness");
+        return NULL;
+    }
+    double *mean = dt_calloc(runs->n ? runs->n : 1, sizeof *mean);
+    int any = 0;
+    for (size_t i = 0; i < runs->n && *st == DT_OK; i++) {
+        DT_ASSERT(sqlite3_bind_int64(s, 1, runs->v[i].id) == SQLITE_OK);
+        int rc = sqlite3_step(s);
+        mean[i] = rc == SQLITE_ROW ? sqlite3_column_double(s, 0) : NAN;
+        any |= rc == SQLITE_ROW;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            *st = sql_failed(err, h, "reading staleness");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    if (!any || *st != DT_OK) {
+        free(mean);
+        return NULL;
+    }
+    return mean;
+}
+
+/* The summary table; a column of mean staleness when staleness is not NULL. */
+static void write_summary(FILE *f, const results_runs_t *runs, const double *staleness)
 {
     double target = common_target(runs);
     char ttt_head[48] = "time to target";
@@ -675,8 +710,8 @@ static void write_summary(FILE *f, const results_runs_t *runs)
             "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table>\n"
             "<tr><th>run</th><th>name</th><th>strategy</th><th>status</th><th>accuracy</th>"
             "<th>simulated time</th><th>%s</th><th>bytes sent</th><th>compute</th>"
-            "<th>comm</th><th>idle</th><th>steps</th></tr>\n",
-            ttt_head);
+            "<th>comm</th><th>idle</th><th>steps</th>%s</tr>\n",
+            ttt_head, staleness ? "<th>mean staleness</th>" : "");
     for (size_t i = 0; i < runs->n; i++) {
         const results_run_view_t *r = &runs->v[i];
         char acc[32], t[32], ttt[48], bytes[32], c[16], m[16], idle[16], steps[24];
@@ -709,13 +744,24 @@ static void write_summary(FILE *f, const results_runs_t *runs)
         td_num(f, m);
         td_num(f, idle);
         td_num(f, steps);
+        if (staleness) {
+            char st[24];
+            fmt_fixed(st, sizeof st, staleness[i], 2);
+            td_num(f, st);
+        }
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n<p>Accuracy: the test accuracy of the last evaluation. Time to "
           "target: the simulated time at which the test accuracy first reached the target "
           "(run.target_accuracy). Compute, comm and idle: the hosts' shares of their summed "
-          "time.</p>\n</section>\n",
+          "time.",
           f);
+    if (staleness)
+        fputs(" Mean staleness: how many updates, on average, the parameters had moved on "
+              "between the moment a worker read them and the moment its gradient was applied "
+              "(asynchronous SGD).",
+              f);
+    fputs("</p>\n</section>\n", f);
 }
 
 /* Whether key k is a column of the table of differences: run.name is left out, as the runs'
@@ -918,20 +964,24 @@ static dt_status write_page(FILE *f, results_query_t *q, const results_runs_t *r
                             dt_err_t *err)
 {
     results_params_t params;
+    double *staleness = NULL;
     dt_status st = results_report_params(q, runs, &params, err);
-    if (st != DT_OK)
-        return st;
-    write_head(f, runs, o);
-    if (o->lesson) {
-        fputs("<section id=\"lesson\" class=\"lesson\">\n", f);
-        results_report_lesson(f, o->lesson);
-        fputs("</section>\n", f);
+    if (st == DT_OK)
+        staleness = mean_staleness(q, runs, &st, err);
+    if (st == DT_OK) {
+        write_head(f, runs, o);
+        if (o->lesson) {
+            fputs("<section id=\"lesson\" class=\"lesson\">\n", f);
+            results_report_lesson(f, o->lesson);
+            fputs("</section>\n", f);
+        }
+        write_summary(f, runs, staleness);
+        write_figures(f, q, runs, o, res);
+        write_config(f, runs, &params);
+        st = write_runs(f, q, runs, err);
+        fputs("</body>\n</html>\n", f);
     }
-    write_summary(f, runs);
-    write_figures(f, q, runs, o, res);
-    write_config(f, runs, &params);
-    st = write_runs(f, q, runs, err);
-    fputs("</body>\n</html>\n", f);
+    free(staleness);
     results_params_free(&params);
     return st;
 }
