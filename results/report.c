@@ -99,7 +99,7 @@ static const char *const page_style =
     ".note{color:#8a5a00}.skipped{border-left:4px solid #e0c080;padding-left:10px}"
     ".common{columns:3 300px;column-gap:24px;font-size:.9em;padding:0;list-style:none}"
     ".common li{break-inside:avoid;overflow-wrap:anywhere}"
-    "code,pre{font-family:monospace;font-size:.92em}pre{background:#f7f7f7;padding:8px;"
+    "code,pre{font-family:monospace,monospace;font-size:.88em}pre{background:#f7f7f7;padding:8px;"
     "overflow-x:auto;max-height:420px}"
     ".lesson{background:#f4f8fc;border:1px solid #c8d8e8;padding:4px 18px 12px;"
     "margin-top:16px}";
