@@ -106,11 +106,10 @@ static const char *const page_style =
 
 /* --- text --------------------------------------------------------------------------------- */
 
-void results_report_escape(FILE *f, const char *text)
+/* The first n bytes of text, escaped as results_report_escape says. */
+static void escape_n(FILE *f, const char *text, size_t n)
 {
-    if (!text)
-        return;
-    for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+    for (const unsigned char *s = (const unsigned char *)text; n > 0; s++, n--) {
         switch (*s) {
         case '&':
             fputs("&amp;", f);
@@ -136,6 +135,12 @@ void results_report_escape(FILE *f, const char *text)
     }
 }
 
+void results_report_escape(FILE *f, const char *text)
+{
+    if (text)
+        escape_n(f, text, strlen(text));
+}
+
 /* A cell of text from the database. */
 static void td_text(FILE *f, const char *text)
 {
@@ -151,11 +156,9 @@ static void td_name(FILE *f, const char *name)
     fputs("<td class=\"name\">", f);
     for (const char *p = name ? name : ""; *p;) {
         size_t n = strcspn(p, ",/");
-        char *part = strndup(p, n + (p[n] != '\0'));
-        DT_CHECK(part, "out of memory");
-        results_report_escape(f, part);
-        free(part);
-        p += n + (p[n] != '\0');
+        n += p[n] != '\0'; /* the comma or slash with the part before it */
+        escape_n(f, p, n);
+        p += n;
         if (*p)
             fputs("<wbr>", f);
     }
@@ -644,7 +647,7 @@ static void write_figures(FILE *f, results_query_t *q, const results_runs_t *run
 
 /* --- sections -------------------------------------------------------------------------------- */
 
-/* "run ID" and its name, as a link to its details. */
+/* The run's id, as a link to its details. */
 static void run_link(FILE *f, const results_run_view_t *r)
 {
     fprintf(f, "<a href=\"#run-%lld\">%lld</a>", (long long)r->id, (long long)r->id);
