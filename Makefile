@@ -13,10 +13,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The strategy comparison: 15 runs into results/dtsim.db, figures into results/plots/.
+# The strategy comparison: 15 runs into results/dtsim.db, figures into results/plots/, and
+# the page about them all, results/report.html.
 demo: build
 	./$(BUILD)/dtsim run scenarios/demo.ini -j $(JOBS)
 	./$(BUILD)/dtsim plot
+	@page=$$(./$(BUILD)/dtsim report) && echo "demo: the report is $$page (open it in a browser)"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

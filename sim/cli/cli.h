@@ -41,6 +41,8 @@ int cli_keys(int argc, char **argv);
 int cli_strategies(int argc, char **argv);
 /** dtsim plot: draws figures of stored runs with gnuplot. */
 int cli_plot(int argc, char **argv);
+/** dtsim report: one self-contained HTML page about stored runs (results/report.h). */
+int cli_report(int argc, char **argv);
 /** dtsim runs: lists the runs of a results database. */
 int cli_runs(int argc, char **argv);
 /** dtsim show: prints one run of a results database whole. */

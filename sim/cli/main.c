@@ -22,6 +22,8 @@ static void usage(FILE *out)
             "  platform SCENARIO  print the SimGrid platform XML a scenario generates\n"
             "  plot               draw figures of stored runs (accuracy, time breakdown,\n"
             "                     scaling, timeline) with gnuplot\n"
+            "  report             one HTML page about stored runs: summary, figures,\n"
+            "                     configurations, lessons\n"
             "  keys               every scenario key with its default and meaning\n"
             "  strategies         every strategy, the keys it reads, what it does\n"
             "  runs               list the runs of a results database\n"
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
         return cli_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
         return cli_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
         return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "strategies"))

@@ -1,0 +1,666 @@
+/* The report page (results/report.h, `dtsim report`): text from the database escaped to the
+ * exact characters expected, a lesson's text turned into the expected markup, the keys that
+ * differ between runs against the table the test wrote, the page's sections, rows, figures
+ * and ids (every reference inside a figure pointing at an id of that figure), a hostile run
+ * name nowhere as markup, and the command as a user meets it: exit codes, one error line, a
+ * missing database never made, an earlier page kept when the new one cannot be written, the
+ * database unchanged, a lesson's text on its runs' page only.
+ *
+ * The figures need gnuplot; without it the page is checked with its figures left out, and
+ * the checks that need them say so. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "plot.h"
+#include "query.h"
+#include "report.h"
+
+static char dir[64];
+static char db_path[128];
+
+#define HOSTILE "<script>alert(\"x\")</script> & 'q'"
+#define HOSTILE_HTML "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"
+
+/* --- fixtures -------------------------------------------------------------------------- */
+
+static void rm_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+            rm_tree(p);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/dtsim-report-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(db_path, sizeof db_path, "%s/results.db", dir);
+}
+
+static void teardown(void)
+{
+    rm_tree(dir);
+}
+
+static void ok(dt_status st, const dt_err_t *err)
+{
+    ck_assert_msg(st == DT_OK, "%s", err->msg);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s", path);
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0)
+        if ((n += got) == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* What f wrote into a memstream, as a string (free it). */
+typedef struct mem {
+    char *buf;
+    size_t len;
+    FILE *f;
+} mem_t;
+
+static void mem_open(mem_t *m)
+{
+    m->buf = NULL;
+    m->f = open_memstream(&m->buf, &m->len);
+    ck_assert_ptr_nonnull(m->f);
+}
+
+static char *mem_close(mem_t *m)
+{
+    fclose(m->f);
+    return m->buf;
+}
+
+/* The runs: three of sweep "s1", one of them named HOSTILE. Their keys: model.arch the same
+ * in all, cluster.bandwidth and strategy.kind different, only.some missing in run 2, run.name
+ * each its own. */
+#define N_RUNS 3
+static const char *const run_names[N_RUNS] = {"sw/kind=allreduce,bw=1Gbps", HOSTILE,
+                                              "sw/kind=sync-ps,bw=10Gbps"};
+typedef struct key {
+    const char *key, *values[N_RUNS]; /* NULL: the run has no such key */
+} key_t;
+static const key_t keys[] = {
+    {"strategy.kind", {"allreduce", "allreduce", "sync-ps"}},
+    {"cluster.bandwidth", {"1Gbps", "10Gbps", "10Gbps"}},
+    {"model.arch", {"mlp", "mlp", "mlp"}},
+    {"only.some", {"7", NULL, "7"}},
+    {"run.name", {"sw", "odd", "sw"}},
+    {"data.source", {"fashion-mnist", "fashion-mnist", "fashion-mnist"}},
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* Writes the runs (ids 1..N_RUNS) with evaluations, summaries and a timeline, so that the
+ * accuracy, breakdown and timeline figures can be drawn; run 3 has staleness rows. */
+static void build_db(const char *const *names)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    for (int i = 0; i < N_RUNS; i++) {
+        results_run_info_t info = {names[i],
+                                   i == 2 ? "sync-ps" : "allreduce",
+                                   "[run]\nname = x<y>\n",
+                                   "0.1.0",
+                                   "3.32",
+                                   7,
+                                   "s1",
+                                   i};
+        int64_t id = 0;
+        ok(results_run_begin(db, &info, &id, &err), &err);
+        ck_assert_int_eq(id, i + 1);
+        for (size_t k = 0; k < N_KEYS; k++)
+            if (keys[k].values[i])
+                ok(results_param_add(db, id, keys[k].key, keys[k].values[i], NAN, &err), &err);
+        for (int e = 1; e <= 4; e++)
+            ok(results_eval_add(db, id, 0.5 * e, 10 * e, 1000.0 * e, 1e6 * e, 1.0 / e,
+                                0.5 + 0.1 * e - 0.01 * i, &err),
+               &err);
+        ok(results_timeline_add(db, id, "node-0", "worker", 0, "compute", 0, 1, &err), &err);
+        ok(results_timeline_add(db, id, "node-0", "worker", 0, "comm", 1, 1.5, &err), &err);
+        results_summary_t s = {0.9 - 0.01 * i, 0.25, 2.0, 1.0 + i, 0.85, 4e6, 0.5, 0.4, 0.1, 40};
+        ok(results_run_end(db, id, "finished", &s, &err), &err);
+    }
+    ok(results_staleness_add(db, 3, 1, 3, &err), &err);
+    ok(results_staleness_add(db, 3, 4, 1, &err), &err); /* mean (1*3 + 4*1) / 4 = 1.75 */
+    results_db_close(db);
+}
+
+static results_query_t *select_all(results_runs_t *runs)
+{
+    results_query_t *q = NULL;
+    dt_err_t err = {""};
+    ok(results_query_open(&q, db_path, &err), &err);
+    ok(results_query_select(q, "1-3", NULL, runs, &err), &err);
+    ck_assert_uint_eq(runs->n, N_RUNS);
+    return q;
+}
+
+/* --- text ------------------------------------------------------------------------------- */
+
+START_TEST(escape_exact)
+{
+    mem_t m;
+    mem_open(&m);
+    results_report_escape(m.f, "a<b>&\"c\"'d'\x01\x7f\t\nz\xc3\xa9");
+    results_report_escape(m.f, NULL);
+    char *got = mem_close(&m);
+    ck_assert_str_eq(got, "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;\xef\xbf\xbd\xef\xbf\xbd\t\nz"
+                          "\xc3\xa9");
+    free(got);
+}
+END_TEST
+
+START_TEST(lesson_markup)
+{
+    const char *text = "# Title & <b>\n"
+                       "\n"
+                       "A paragraph with `code <x>` and [the figure](#fig-accuracy),\n"
+                       "going on; [not a link](javascript:alert(1)) and [x](#a\"b) [y](#ok).\n"
+                       "## What to observe\n"
+                       "- first item\n"
+                       "  goes on\n"
+                       "- second\n"
+                       "\n"
+                       "1. one\n"
+                       "2. two `2 < 3`\n"
+                       "10 is no item\n";
+    const char *want = "<h2>Title &amp; &lt;b&gt;</h2>\n"
+                       "<p>A paragraph with <code>code &lt;x&gt;</code> and "
+                       "<a href=\"#fig-accuracy\">the figure</a>,\n"
+                       "going on; [not a link](javascript:alert(1)) and [x](#a&quot;b) "
+                       "<a href=\"#ok\">y</a>.</p>\n"
+                       "<h3>What to observe</h3>\n"
+                       "<ul>\n<li>first item\ngoes on</li>\n<li>second</li>\n</ul>\n"
+                       "<ol>\n<li>one</li>\n<li>two <code>2 &lt; 3</code>\n"
+                       "10 is no item</li>\n</ol>\n";
+    mem_t m;
+    mem_open(&m);
+    results_report_lesson(m.f, text);
+    char *got = mem_close(&m);
+    ck_assert_str_eq(got, want);
+    free(got);
+}
+END_TEST
+
+/* --- the keys that differ ---------------------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const key_t *)a)->key, ((const key_t *)b)->key);
+}
+
+START_TEST(params_against_the_written_table)
+{
+    build_db(run_names);
+    results_runs_t runs;
+    results_query_t *q = select_all(&runs);
+    results_params_t p;
+    dt_err_t err = {""};
+    ok(results_report_params(q, &runs, &p, &err), &err);
+    key_t sorted[N_KEYS];
+    memcpy(sorted, keys, sizeof sorted);
+    qsort(sorted, N_KEYS, sizeof *sorted, key_cmp);
+    ck_assert_uint_eq(p.n_keys, N_KEYS);
+    ck_assert_uint_eq(p.n_runs, N_RUNS);
+    for (size_t k = 0; k < N_KEYS; k++) {
+        ck_assert_str_eq(p.keys[k], sorted[k].key);
+        int differs = 0;
+        for (int r = 0; r < N_RUNS; r++) {
+            const char *want = sorted[k].values[r], *got = p.values[k * N_RUNS + r];
+            ck_assert_msg(want ? got && !strcmp(got, want) : !got, "%s of run %d: %s",
+                          sorted[k].key, r + 1, got ? got : "NULL");
+            const char *first = sorted[k].values[0];
+            differs |= !want || !first || strcmp(want, first) != 0;
+        }
+        ck_assert_msg(p.differs[k] == differs, "%s", sorted[k].key);
+    }
+    results_params_free(&p);
+    ck_assert_ptr_null(p.keys);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+/* --- the page ---------------------------------------------------------------------------- */
+
+static int have_gnuplot(void)
+{
+    dt_err_t err;
+    return results_plot_gnuplot_check(&err) == DT_OK;
+}
+
+static char *write_page(int figures, results_report_out_t *out)
+{
+    build_db(run_names);
+    results_runs_t runs;
+    results_query_t *q = select_all(&runs);
+    char path[256];
+    snprintf(path, sizeof path, "%s/page.html", dir);
+    results_report_opts_t o = {.db_path = db_path, .made_by = "dtsim test", .figures = figures};
+    dt_err_t err = {""};
+    ok(results_report_write(q, &runs, &o, path, out, &err), &err);
+    results_runs_free(&runs);
+    results_query_close(q);
+    return slurp(path);
+}
+
+/* The text between the first `from` after start and the next `to`, malloc'ed. */
+static char *between(const char *start, const char *from, const char *to)
+{
+    const char *a = strstr(start, from);
+    ck_assert_msg(a != NULL, "no %s", from);
+    a += strlen(from);
+    const char *b = strstr(a, to);
+    ck_assert_msg(b != NULL, "no %s after %s", to, from);
+    return strndup(a, (size_t)(b - a));
+}
+
+START_TEST(page_sections_rows_and_escaping)
+{
+    results_report_out_t out;
+    char *page = write_page(0, &out);
+    ck_assert(!strncmp(page, "<!DOCTYPE html>\n", 16));
+    ck_assert_ptr_nonnull(strstr(page, "Content-Security-Policy\" content=\"default-src 'none'"));
+    const char *sections[] = {"summary", "figures", "config", "config-differs", "config-common",
+                              "runs",    "run-1",   "run-2",  "run-3"};
+    for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "id=\"%s\"", sections[i]);
+        ck_assert_msg(count(page, id) == 1, "%s", id);
+    }
+    ck_assert_ptr_null(strstr(page, "id=\"lesson\""));
+    /* the hostile name only as text: no script element, its escaped form in the summary,
+     * the details' heading and the title of none (the sweep names the page) */
+    ck_assert_ptr_null(strstr(page, "<script"));
+    ck_assert_ptr_null(strstr(page, "<SCRIPT"));
+    ck_assert_int_eq(count(page, "<h3>Run 2: " HOSTILE_HTML "</h3>"), 1);
+    ck_assert_ptr_nonnull(strstr(page, "[run]\nname = x&lt;y&gt;\n"));
+
+    /* the summary: a row per run in the selection's order, the staleness column with run 3's
+     * mean (1.75) and no value for the others */
+    char *summary = between(page, "id=\"summary\"", "</table>");
+    ck_assert_uint_eq(count(summary, "<tr>"), N_RUNS + 1);
+    ck_assert_ptr_nonnull(strstr(summary, "<th>time to 0.85</th>"));
+    ck_assert_ptr_nonnull(strstr(summary, "<th>mean staleness</th>"));
+    ck_assert_ptr_nonnull(strstr(summary, "<td class=\"num\">1.75</td></tr>"));
+    ck_assert_uint_eq(count(summary, "<td class=\"num\">&ndash;</td></tr>"), 2);
+    ck_assert_ptr_nonnull(strstr(summary, "<td class=\"num\">0.8900</td>"));
+    ck_assert_ptr_nonnull(strstr(summary, "<td class=\"num\">4 MB</td>"));
+    for (int i = 0; i < N_RUNS; i++) {
+        char link[64];
+        snprintf(link, sizeof link, "<a href=\"#run-%d\">%d</a>", i + 1, i + 1);
+        ck_assert_msg(strstr(summary, link), "%s", link);
+    }
+    free(summary);
+
+    /* what differs: the differing keys but run.name, in key order, "not set" for run 2's
+     * missing only.some; what is shared: the others once each */
+    char *differs = between(page, "id=\"config-differs\"", "</table>");
+    ck_assert_ptr_nonnull(strstr(differs, "<tr><th>run</th><th>cluster.bandwidth</th>"
+                                          "<th>only.some</th><th>strategy.kind</th></tr>"));
+    ck_assert_ptr_nonnull(strstr(differs, "<td>10Gbps</td><td class=\"note\">not set</td>"
+                                          "<td>allreduce</td></tr>"));
+    ck_assert_ptr_null(strstr(differs, "run.name"));
+    free(differs);
+    char *common = between(page, "id=\"config-common\"", "</ul>");
+    ck_assert_uint_eq(count(common, "<li>"), 2);
+    ck_assert_ptr_nonnull(strstr(common, "<li><code>data.source</code> = fashion-mnist</li>"));
+    ck_assert_ptr_nonnull(strstr(common, "<li><code>model.arch</code> = mlp</li>"));
+    free(common);
+
+    /* no gnuplot asked for: every figure's place says so */
+    ck_assert_int_eq(out.drawn, 0);
+    ck_assert_int_eq(out.skipped, RESULTS_FIGURE_COUNT);
+    ck_assert_int_eq(out.failed, 0);
+    ck_assert_uint_eq(count(page, "<svg"), 0);
+    ck_assert_uint_eq(count(page, "<figure id=\"fig-"), RESULTS_FIGURE_COUNT);
+    ck_assert_uint_eq(count(page, "Not drawn: the figures need gnuplot"), RESULTS_FIGURE_COUNT);
+    free(page);
+}
+END_TEST
+
+/* Every id="..." or id='...' in text, as a newline-separated list with a leading newline. */
+static char *ids_of(const char *text)
+{
+    mem_t m;
+    mem_open(&m);
+    fputc('\n', m.f);
+    for (const char *p = strstr(text, " id="); p; p = strstr(p + 1, " id=")) {
+        char q = p[4];
+        const char *end = strchr(p + 5, q);
+        fprintf(m.f, "%.*s\n", (int)(end - p - 5), p + 5);
+    }
+    return mem_close(&m);
+}
+
+START_TEST(page_figures_inlined)
+{
+    if (!have_gnuplot()) {
+        fprintf(stderr, "page_figures_inlined: skipped, gnuplot is not installed\n");
+        return;
+    }
+    results_report_out_t out;
+    char *page = write_page(1, &out);
+    ck_assert_int_eq(out.failed, 0);
+    ck_assert_int_eq(out.drawn + out.skipped, RESULTS_FIGURE_COUNT);
+    /* these runs make at least the accuracy, breakdown and timeline figures */
+    ck_assert_int_ge(out.drawn, 3);
+    ck_assert_uint_eq(count(page, "<svg"), (size_t)out.drawn);
+    ck_assert_uint_eq(count(page, "</svg>"), (size_t)out.drawn);
+    ck_assert_uint_eq(count(page, "<figure id=\"fig-"), RESULTS_FIGURE_COUNT);
+    ck_assert_uint_eq(count(page, "<figure id=\"fig-") - count(page, "class=\"skipped\""),
+                      (size_t)out.drawn);
+    ck_assert_ptr_null(strstr(page, "<?xml"));
+    const char *drawn[] = {"accuracy", "breakdown", "timeline"};
+    for (size_t i = 0; i < 3; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "<figure id=\"fig-%s\">", drawn[i]);
+        char *fig = between(page, head, "</figure>");
+        ck_assert_msg(strstr(fig, "<svg") && strstr(fig, "<figcaption>"), "%s", drawn[i]);
+        /* every reference in the figure points at an id of the same figure */
+        char *ids = ids_of(fig);
+        for (const char *p = strstr(fig, "href='#"); p; p = strstr(p + 1, "href='#")) {
+            char want[128];
+            int n = (int)strcspn(p + 7, "'");
+            snprintf(want, sizeof want, "\n%.*s\n", n, p + 7);
+            ck_assert_msg(strstr(ids, want), "%s: no id %s", drawn[i], want + 1);
+            ck_assert_msg(!strncmp(p + 7, drawn[i], strlen(drawn[i])), "%.20s", p);
+        }
+        for (const char *p = strstr(fig, "url(#"); p; p = strstr(p + 1, "url(#")) {
+            char want[128];
+            snprintf(want, sizeof want, "\n%.*s\n", (int)strcspn(p + 5, ")"), p + 5);
+            ck_assert_msg(strstr(ids, want), "%s: no id %s", drawn[i], want + 1);
+        }
+        free(ids);
+        free(fig);
+    }
+    /* ids unique in the page: gnuplot's own (gpPt0, gnuplot_canvas) once per figure */
+    char *ids = ids_of(page);
+    for (char *p = ids + 1; *p; p = strchr(p, '\n') + 1) {
+        char want[160];
+        snprintf(want, sizeof want, "\n%.*s\n", (int)strcspn(p, "\n"), p);
+        ck_assert_msg(count(ids, want) == 1, "id %s more than once", want + 1);
+    }
+    free(ids);
+    /* the hostile name, drawn into the figures by gnuplot, stays text there too */
+    ck_assert_ptr_null(strstr(page, "<script"));
+    free(page);
+}
+END_TEST
+
+START_TEST(page_replaced_whole)
+{
+    build_db(run_names);
+    results_runs_t runs;
+    results_query_t *q = select_all(&runs);
+    char path[256], bad[256];
+    snprintf(path, sizeof path, "%s/page.html", dir);
+    snprintf(bad, sizeof bad, "%s/no/such/dir/page.html", dir);
+    FILE *f = fopen(path, "w");
+    fputs("earlier page", f);
+    fclose(f);
+    results_report_opts_t o = {.db_path = db_path};
+    results_report_out_t out;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_report_write(q, &runs, &o, bad, &out, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no/such/dir/page.html.tmp-"), "%s", err.msg);
+    ok(results_report_write(q, &runs, &o, path, &out, &err), &err);
+    char *page = slurp(path);
+    ck_assert(!strncmp(page, "<!DOCTYPE html>", 15));
+    ck_assert_ptr_nonnull(strstr(page, "</html>\n"));
+    free(page);
+    /* nothing left beside it: the results database, its page */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        ck_assert_msg(!strstr(e->d_name, ".tmp-"), "%s left behind", e->d_name);
+    closedir(d);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+/* --- the command ------------------------------------------------------------------------- */
+
+/* Runs dtsim with args (no shell); stdout and stderr into DIR/out and DIR/err. */
+static int dtsim(const char *const *args)
+{
+    const char *argv[32] = {DTSIM_BINARY};
+    int n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(DTSIM_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *output(const char *which)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, which);
+    return slurp(p);
+}
+
+/* stderr is one line holding needle. */
+static void one_error_line(const char *needle)
+{
+    char *e = output("err");
+    char *nl = strchr(e, '\n');
+    ck_assert_msg(nl && nl[1] == '\0', "expected one error line, got: %s", e);
+    ck_assert_msg(strstr(e, needle), "\"%s\" not in: %s", needle, e);
+    free(e);
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+START_TEST(command_errors)
+{
+    char missing[256], page[256];
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    snprintf(page, sizeof page, "%s/page.html", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", missing, "--out", page, NULL}), 2);
+    one_error_line("missing.db");
+    ck_assert(!exists(missing) && !exists(page));
+
+    build_db(run_names);
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--runs", "1", "--sweep",
+                                            "s1", "--out", page, NULL}),
+                     2);
+    one_error_line("cannot be combined");
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--runs", "1-", NULL}), 2);
+    one_error_line("3,5-9");
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--timeline-run", "99",
+                                            "--out", page, NULL}),
+                     2);
+    one_error_line("99");
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--bogus", NULL}), 2);
+    one_error_line("--bogus");
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--out", "", NULL}), 2);
+    one_error_line("--out");
+    ck_assert(!exists(page));
+}
+END_TEST
+
+START_TEST(command_writes_the_page_and_keeps_the_database)
+{
+    build_db(run_names);
+    char *before = slurp(db_path);
+    struct stat sb0;
+    ck_assert_int_eq(stat(db_path, &sb0), 0);
+    char page[256];
+    snprintf(page, sizeof page, "%s/made/page.html", dir); /* made/ is made */
+    /* 0 without gnuplot too: the page says its figures need it */
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--out", page, NULL}), 0);
+    char *out = output("out"), want[300];
+    snprintf(want, sizeof want, "%s\n", page);
+    ck_assert_str_eq(out, want);
+    free(out);
+    char *html = slurp(page);
+    ck_assert_ptr_nonnull(strstr(html, "3 finished runs of sweep s1"));
+    /* a bad choice afterwards leaves that page as it was */
+    ck_assert_int_eq(
+        dtsim((const char *[]){"report", "--db", db_path, "--runs", "99", "--out", page, NULL}), 2);
+    one_error_line("no run 99");
+    char *again = slurp(page);
+    ck_assert_str_eq(again, html);
+    free(again);
+    free(html);
+    struct stat sb1;
+    ck_assert_int_eq(stat(db_path, &sb1), 0);
+    char *after = slurp(db_path);
+    ck_assert(sb0.st_size == sb1.st_size && memcmp(before, after, (size_t)sb0.st_size) == 0);
+    free(before);
+    free(after);
+}
+END_TEST
+
+/* The title of scenarios/lessons/NAME.md: its first line less "# ". */
+static char *lesson_title(const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/scenarios/lessons/%s.md", DTSIM_SOURCE, name);
+    char *text = slurp(p);
+    ck_assert_msg(!strncmp(text, "# ", 2), "%s does not start with a title", p);
+    char *t = strndup(text + 2, strcspn(text + 2, "\n"));
+    free(text);
+    return t;
+}
+
+START_TEST(command_adds_a_lessons_text)
+{
+    const char *lesson[N_RUNS] = {"lesson-bandwidth/kind=sync-ps", "lesson-bandwidth",
+                                  "lesson-bandwidth/kind=allreduce"};
+    build_db(lesson);
+    char page[256];
+    snprintf(page, sizeof page, "%s/page.html", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--out", page, NULL}), 0);
+    char *html = slurp(page), *title = lesson_title("bandwidth"), want[512];
+    snprintf(want, sizeof want, "<section id=\"lesson\" class=\"lesson\">\n<h2>%s</h2>", title);
+    ck_assert_msg(strstr(html, want), "no %s", want);
+    ck_assert_ptr_nonnull(strstr(html, "<a href=\"#lesson\">Lesson</a>"));
+    free(html);
+    free(title);
+
+    /* a run whose name only starts like the lesson's: no lesson */
+    unlink(db_path);
+    const char *other[N_RUNS] = {"lesson-bandwidth/kind=sync-ps", "lesson-bandwidthx",
+                                 "lesson-bandwidth/kind=allreduce"};
+    build_db(other);
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--out", page, NULL}), 0);
+    html = slurp(page);
+    ck_assert_ptr_null(strstr(html, "id=\"lesson\""));
+    free(html);
+}
+END_TEST
+
+/* Every lesson of scenarios/lessons/README.md has its scenario and its text, and the text
+ * says what to observe and asks questions. */
+START_TEST(lessons_have_texts)
+{
+    const char *names[] = {"bandwidth", "staleness", "noniid", "pipeline"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/scenarios/lessons/%s.ini", DTSIM_SOURCE, names[i]);
+        char *ini = slurp(p);
+        char want[64];
+        snprintf(want, sizeof want, "name = lesson-%s\n", names[i]);
+        ck_assert_msg(strstr(ini, want), "%s: no %s", p, want);
+        free(ini);
+        snprintf(p, sizeof p, "%s/scenarios/lessons/%s.md", DTSIM_SOURCE, names[i]);
+        char *md = slurp(p);
+        ck_assert_msg(strstr(md, "\n## What to observe\n"), "%s", p);
+        char *questions = strstr(md, "\n## Questions\n");
+        ck_assert_msg(questions, "%s", p);
+        size_t n = 0;
+        for (char *l = questions; (l = strchr(l + 1, '\n'));)
+            n += l[1] >= '1' && l[1] <= '9' && l[2] == '.';
+        ck_assert_msg(n >= 3 && n <= 5, "%s: %zu questions", p, n);
+        free(md);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, escape_exact);
+    tcase_add_test(tc, lesson_markup);
+    tcase_add_test(tc, params_against_the_written_table);
+    tcase_add_test(tc, page_sections_rows_and_escaping);
+    tcase_add_test(tc, page_figures_inlined);
+    tcase_add_test(tc, page_replaced_whole);
+    tcase_add_test(tc, command_errors);
+    tcase_add_test(tc, command_writes_the_page_and_keeps_the_database);
+    tcase_add_test(tc, command_adds_a_lessons_text);
+    tcase_add_test(tc, lessons_have_texts);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
