@@ -971,6 +971,41 @@ START_TEST(recovery_livelocks_end)
 }
 END_TEST
 
+/* async-ps with a straggler and a time limit: a fast worker asked for the stop at its own
+ * step, the straggler then moved it below the steps the others had reached, and they left
+ * without a last push while the shard waited for them forever (it now hears a goodbye). */
+START_TEST(async_straggler_with_time_limit_ends)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/straggler.ini", dir);
+    snprintf(db, sizeof db, "%s/straggler.db", dir);
+    write_file(ini, "[run]\nsteps = 1000000\nmax_time = 0.05s\neval_every = 15\n[model]\n"
+                    "arch = mlp\nhidden = 256,128\nbatch = 32\nlr = 0.02\nmomentum = 0\n[data]\n"
+                    "source = synthetic\ntrain_samples = 4096\ntest_samples = 128\n"
+                    "synthetic_dim = 784\nsynthetic_classes = 10\n[cluster]\nplatform = star\n"
+                    "bandwidth = 100Gbps\nworkers = 4\n[strategy]\nkind = async-ps\n"
+                    "servers = 1\n[faults]\nstraggler = worker-0 x8\n");
+    pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+    int status = 0, waited = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0 && waited < 600) {
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+        waited++;
+    }
+    if (waited >= 600) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ck_abort_msg("the run did not end within 60 s");
+    }
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 1);
+    /* it stopped at the time limit, not at the end of its steps */
+    ck_assert_int_lt(query_long(h, "SELECT max(step) FROM evals"), 1000);
+    sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(device_cuda_without_gpu_is_one_clear_error)
 {
     /* Where no GPU can be used (this build has no CUDA, or no device answers), asking for one
@@ -1638,6 +1673,7 @@ int main(void)
     tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, runs_at_chance_end_collapsed);
     tcase_add_test(tc, runs_killed_at_several_points_leave_a_consistent_database);
+    tcase_add_test(tc, async_straggler_with_time_limit_ends);
     tcase_add_test(tc, device_cuda_without_gpu_is_one_clear_error);
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);

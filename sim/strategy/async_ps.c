@@ -15,7 +15,9 @@ static size_t slice_start(const sim_run_t *run, int s)
     return run->n_params * (size_t)s / (size_t)run->n_servers;
 }
 
-enum { MSG_GRAD = 0, MSG_LAST = 1, MSG_JOIN = 2 };
+/* MSG_BYE: the worker stops without a last gradient (another worker's max_time request moved
+ * the stop before its next step), so that the shards do not wait for it. */
+enum { MSG_GRAD = 0, MSG_LAST = 1, MSG_JOIN = 2, MSG_BYE = 3 };
 
 typedef struct worker_state {
     sim_box_t *to;
@@ -55,6 +57,21 @@ static int rejoin(sim_run_t *run, sim_node_t *node, worker_state_t *ws)
     return 0;
 }
 
+/* Tells every shard that this worker pushes no more (a request-sized message, no reply). */
+static void say_bye(sim_run_t *run, sim_node_t *node, worker_state_t *ws)
+{
+    for (int s = 0; s < run->n_servers; s++) {
+        ws->to[s] = run->servers[s].inbox;
+        ws->msgs[s] = sim_msg_next(node);
+        ws->msgs[s]->flag = MSG_BYE;
+        ws->msgs[s]->step = ws->version[s];
+        ws->msgs[s]->bytes = 64;
+        ws->msgs[s]->data = node->params;
+    }
+    if (sim_sendv(run, node, run->n_servers, ws->to, ws->msgs) != SIM_OK && run->has_faults)
+        sim_fault_log(run, "lost-push", node->name, "its goodbye did not reach every shard");
+}
+
 static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
@@ -72,6 +89,7 @@ static void worker(sim_node_t *node)
     sim_box_t params_box = sim_mailbox(node->name, "params");
     if (node->incarnation > 0 && rejoin(run, node, ws))
         return;
+    int said_last = 0;
     while (!sim_should_stop(run, ws->step) && !run->ended) {
         long step = ws->step++;
         sim_batch_own(run, node, batch, ws->idx);
@@ -85,6 +103,7 @@ static void worker(sim_node_t *node)
             ws->msgs[s]->flag = last ? MSG_LAST : MSG_GRAD;
         }
         sim_status_t e = sim_sendv(run, node, S, ws->to, ws->msgs);
+        said_last = last;
         if (e == SIM_OK)
             e = sim_recvv_for(run, node, params_box, S, ws->msgs, 2 * sim_fault_timeout(run));
         if (e != SIM_OK) {
@@ -103,6 +122,8 @@ static void worker(sim_node_t *node)
         if (last)
             break;
     }
+    if (!said_last && !run->ended && !run->failed)
+        say_bye(run, node, ws);
 }
 
 typedef struct server_state {
@@ -253,15 +274,25 @@ static void server(sim_node_t *node)
     /* a permanent receiver: pushes travel as soon as they are posted, all at once, instead
      * of one after the other as this loop takes them; the loop picks up finished ones */
     sim_inbox_open(run, node, N + 2);
-    while (!all_gone(run, st) && !run->failed && !run->ended) {
+    while (!all_gone(run, st) && !run->failed && !run->ended && !run->halt) {
         sim_msg_t *m = NULL;
         if (sim_inbox_recv(run, node, &m, sim_fault_timeout(run)) != SIM_OK) {
             if (!run->has_faults)
                 run->failed = 1;
-            continue; /* with faults: a push was lost, or nobody pushed for a while */
+            /* with faults: a push was lost, or nobody pushed for a while; a worker whose code
+             * has returned will push no more (nothing of it came within the timeout) */
+            for (int i = 0; i < N; i++)
+                if (run->workers[i].finished)
+                    st->finished[i] = 1;
+            sim_watchdog(run); /* a signal, or no step for run.stall_after: halt */
+            continue;
         }
         int i = m->from;
         st->dead[i] = 0;
+        if (m->flag == MSG_BYE) {
+            st->finished[i] = 1;
+            continue;
+        }
         if (m->flag == MSG_JOIN) {
             reply(run, node, st, i, off, len, st->version);
             continue;
