@@ -39,6 +39,8 @@ int cli_bench_sim(int argc, char **argv);
 int cli_keys(int argc, char **argv);
 /** dtsim strategies: every strategy, the keys it reads, what it does (Markdown). */
 int cli_strategies(int argc, char **argv);
+/** dtsim devices: the device catalogue, or one device value by value with its sources. */
+int cli_devices(int argc, char **argv);
 /** dtsim plot: draws figures of stored runs with gnuplot. */
 int cli_plot(int argc, char **argv);
 /** dtsim runs: lists the runs of a results database. */
