@@ -662,7 +662,6 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
         return DT_OK;
     run->prepared = 1;
     const scenario_t *sc = run->sc;
-    sc->strategy->deploy(run);
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
     for (int l = 0; l < 2; l++)
@@ -765,6 +764,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     }
     if (run->oversubscribed[0]) /* timed anyway (run.allow_oversubscribed_memory) */
         sim_fault_log(run, "memory", run->oversubscribed_host, "%s", run->oversubscribed);
+    st->deploy(run);
     sim_faults_start(run);
     sim_transport_run();
     sigaction(SIGINT, &old_int, NULL);

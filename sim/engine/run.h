@@ -101,8 +101,8 @@ typedef struct sim_node {
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (comm/wire.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
-    sim_memory_t mem;                 /* what it holds; set by the strategy during the run
-                                         (mem_set), else by its memory slot at the end */
+    sim_memory_t mem;                 /* what it holds: its strategy's memory slot, filled
+                                         by sim_run_prepare before the run (mem_set) */
     int mem_set;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
@@ -211,15 +211,16 @@ extern sim_run_t *sim_current;
 /* Loads data and model, initialises SimGrid and the platform, creates the nodes and
  * their buffers. argv0 is passed to sim_transport_init. */
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
-/* Deploys the strategy, fills every node's memory and checks it against the device's
- * capacity: DT_ERR_INPUT with "PATH:LINE: cluster.device: does not fit: 93.1 GB > 80 GB on
- * worker 3 (...)" unless run.allow_oversubscribed_memory, which only notes it. Nothing
- * simulated yet; sim_run_execute calls it when the caller has not. */
+/* Fills every node's memory (the strategy's memory slot) and checks the trainers' hosts
+ * against the device's capacity: DT_ERR_INPUT with "PATH:LINE: cluster.device: does not
+ * fit: 93.1 GB > 80 GB on worker 3 (...)" unless run.allow_oversubscribed_memory, which only
+ * notes it. Nothing is started yet (no actor: a refused run ends cleanly);
+ * sim_run_execute calls it when the caller has not. */
 dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err);
 /* The fullest host's memory against the device's: "worker 3 holds 61.2 GB of 80 GB", or
  * "" when the device states no capacity; after sim_run_prepare. */
 void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n);
-/* Deploys the strategy (sim_run_prepare), runs the simulation, records the summary.
+/* sim_run_prepare, then deploys the strategy, runs the simulation, records the summary.
  * Returns DT_OK for a finished or diverged run, DT_ERR_RUN when the run failed, and
  * sim_run_prepare's DT_ERR_INPUT. */
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);

@@ -153,7 +153,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
     free(cost);
 }
 
-/* A plan of a real model, with a workspace per micro-batch. */
+/* A plan of a real model (its workspaces: plan_make). */
 static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
@@ -195,15 +195,12 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
     /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
     plan->fwd[plan->S - 1] += 5.0 * m->classes;
     plan->bwd[plan->S - 1] += 2.0 * m->classes;
-    plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
-    for (int k = 0; k < plan->D * plan->M; k++)
-        trainer_workspace_init(&plan->ws[k], run->be, m, plan->micro);
 }
 
-static pipe_plan_t *plan_make(sim_run_t *run)
+/* The stages: their layers, FLOPs, parameters and activations. */
+static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     plan->S = (int)sc->stages;
     plan->M = (int)sc->micro_batches;
     plan->micro = (int)(sc->batch / sc->micro_batches);
@@ -213,6 +210,18 @@ static pipe_plan_t *plan_make(sim_run_t *run)
         plan_profile(plan, &run->profile, run->sc->recompute);
     else
         plan_model(plan, run);
+}
+
+/* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
+static pipe_plan_t *plan_make(sim_run_t *run)
+{
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    plan_layout(plan, run);
+    if (!run->timing_only) {
+        plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
+        for (int k = 0; k < plan->D * plan->M; k++)
+            trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
+    }
     for (int s = 0; s < plan->S; s++) {
         plan->group[s].size = plan->D;
         plan->group[s].members = dt_calloc((size_t)plan->D, sizeof(sim_node_t *));
@@ -448,13 +457,15 @@ static void deploy(sim_run_t *run)
  * piece that model.recompute recomputes at once. */
 static void memory(const sim_run_t *run, sim_node_t *node)
 {
-    const pipe_plan_t *plan = run->shared;
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan); /* before deploy: the layout alone */
+    plan_layout(plan, run);
     int S = plan->S, M = plan->M, s = node->rank % S;
     double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
     node->mem.params = node->mem.grads = slice * vb;
     node->mem.optimizer = slice * scenario_optimizer_bytes(run->sc);
     node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
+    free(plan);
 }
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
