@@ -1588,6 +1588,8 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         /* bash replaces what follows the = (a word break): the answer is that part */
         {"check x.ini --set=model.l", "model.lr=\n"},
         {"run x.ini -j ", "\n"},
+        {"dev", "devices\n"},
+        {"devices h", "h100\nh100-pcie\nh200\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
