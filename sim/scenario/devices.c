@@ -15,11 +15,11 @@
 #include "devices.h" /* generated: device_catalogue[] */
 #include "keys_impl.h"
 
+/* the keys of device files, in sim_device_field_t's order */
 static const char *const field_names[SIM_DEV_FIELDS] = {
-    "fp32",   "tf32",     "bf16",       "fp8", "memory", "memory_bandwidth", "power_idle",
-    "power_max", "efficiency", "tensor_efficiency"};
-
-static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
+    "fp32", "tf32", "bf16", "fp8", "memory", "memory_bandwidth", "power_idle", "power_max",
+    "efficiency", "tensor_efficiency",
+};
 
 const char *scenario_device_field_name(sim_device_field_t f)
 {

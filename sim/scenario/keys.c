@@ -69,7 +69,7 @@ static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", N
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
-static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
+const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 

@@ -48,6 +48,8 @@ void format_float(char *buf, size_t n, float v);
 const sim_device_profile_t *builtin_profile(const char *name);
 /** A catalogue entry or a profile file (absolute path); NULL for custom or a bad file. */
 const sim_device_profile_t *profile_find(const char *name);
+/** model.precision's names, in sim_precision_t's order (keys.c). */
+extern const char *const precision_names[];
 /** "cpu, v100, ...": the catalogue's names. */
 void device_names(char *buf, size_t n);
 
