@@ -37,8 +37,8 @@ fuzz-smoke: deps
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON -DDTSIM_CUDA=OFF \
 	  -DDTSIM_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario fuzz_platform
-	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario|platform)$$'
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario fuzz_platform fuzz_device
+	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario|platform|device)$$'
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

@@ -1107,6 +1107,129 @@ static int readme_holds(const char *path, const char *text)
     return strstr(readme, text) != NULL;
 }
 
+/* The activation values one sample of a profile keeps (its [forward] outputs), read from
+ * the profile file by a parser of its own. */
+static double profile_outputs(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    int in_forward = 0;
+    double sum = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '[')
+            in_forward = !strncmp(line, "[forward]", 9);
+        char *eq = strchr(line, '=');
+        double flops, outputs;
+        if (in_forward && eq && sscanf(eq + 1, "%lf %lf", &flops, &outputs) == 2)
+            sum += outputs;
+    }
+    fclose(f);
+    return sum;
+}
+
+/* GPT-2 XL data parallel on h100s: batch 8 holds 2 x 1,557,611,200 x 4 bytes of parameters
+ * and gradients and 8 x 4 bytes of every [forward] output, 84.7 GB: check and run refuse it
+ * in one line naming the key, writing nothing, and so does a sweep before its first run;
+ * run.allow_oversubscribed_memory times it and records it; batch 2 fits and check says by
+ * how much. */
+START_TEST(layouts_that_do_not_fit_are_refused)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/gpt.ini", dir);
+    snprintf(db, sizeof db, "%s/fit.db", dir);
+    write_file(ini, "[run]\nsteps = 1\n[model]\narch = profile:gpt2_xl\nbatch = 8\n[cluster]\n"
+                    "workers = 2\ndevice = h100\n[strategy]\nkind = allreduce\n");
+    double act = profile_outputs(DTSIM_SOURCE "/scenarios/profiles/gpt2_xl.ini") * 8 * 4;
+    double total = 2.0 * 1557611200 * 4 + act;
+    char want[160];
+    snprintf(want, sizeof want, "gpt.ini:8: cluster.device: does not fit: %.3g GB > 80 GB on "
+                                "worker 0 (parameters 6.23 GB, gradients 6.23 GB, optimizer 0 "
+                                "GB, activations %.3g GB",
+             total / 1e9, act / 1e9);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line(want, "set run.allow_oversubscribed_memory = yes to time it anyway");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line(want, NULL);
+    ck_assert_int_eq(access(db, F_OK), -1);
+    /* a sweep: refused before its first run */
+    char sweep[300];
+    snprintf(sweep, sizeof sweep, "%s/gpt-sweep.ini", dir);
+    write_file(sweep, "[run]\nsteps = 1\n[model]\narch = profile:gpt2_xl\n[cluster]\n"
+                      "workers = 2\ndevice = h100\n[strategy]\nkind = allreduce\n[sweep]\n"
+                      "model.batch = 2, 8\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", sweep, "--db", db, NULL}), 2);
+    one_error_line("dtsim run: run 1: ", "does not fit: ");
+    ck_assert_int_eq(access(db, F_OK), -1);
+    /* timed anyway, and recorded */
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set",
+                                            "run.allow_oversubscribed_memory=yes", NULL}),
+                     0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM faults WHERE kind = 'memory' AND "
+                                   "detail LIKE 'does not fit: % > 80 GB on worker 0%'"),
+                     1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 1);
+    /* the memory table holds what the message summed */
+    ck_assert_int_eq(query_long(h, "SELECT params + grads + optimizer + activations FROM memory "
+                                   "WHERE worker = 0"),
+                     (long)total);
+    sqlite3_close(h);
+    /* batch 2 fits: check says how full the fullest host is */
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "model.batch=2", NULL}), 0);
+    char *o = slurp(out_path), line[160];
+    snprintf(line, sizeof line, "\n# memory: worker 0 holds %.3g GB of 80 GB (h100)\n",
+             (2.0 * 1557611200 * 4 + act / 4) / 1e9);
+    ck_assert_msg(strstr(o, line), "no \"%s\" in:\n%.300s", line + 1, o);
+    free(o);
+}
+END_TEST
+
+/* dtsim devices: the table's rows against the catalogue's figures, one device's values with
+ * numbered sources, a profile file, and the errors. */
+START_TEST(devices_lists_the_catalogue)
+{
+    ck_assert_int_eq(dtsim((const char *[]){"devices", NULL}), 0);
+    char *o = slurp(out_path);
+    static const char *const rows[] = {
+        "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  "
+        "NVIDIA H100 SXM5 80 GB\n",
+        "\ncpu           0.09       -       -       -      -     -     -     -    1      -  ",
+        "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5  ",
+        "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  ",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ck_assert_msg(strstr(o, rows[i]), "no row %s in:\n%s", rows[i], o);
+    int lines = 0;
+    for (char *c = o; *c; c++)
+        lines += *c == '\n';
+    ck_assert_int_eq(lines, 1 + 10 + 2); /* header, the ten devices, the note */
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "a100", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_ptr_nonnull(strstr(o, "a100: NVIDIA A100 SXM4 40 GB\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  memory            40 GB           [1]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  power_idle        40 W            [2]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "fp32 13.65 TFLOP/s, tf32 78 TFLOP/s, bf16 156 TFLOP/s\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  [1] NVIDIA A100 Tensor Core GPU datasheet"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  [2] assumed: 10% of power_max"));
+    free(o);
+    char file[300];
+    snprintf(file, sizeof file, "%s/dev.ini", dir);
+    write_file(file, "[device]\nname = measured\nflops = 40Gf\n");
+    ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_ptr_nonnull(strstr(o, "fp32              0.04 TFLOP/s    [1]\n"));
+    free(o);
+    write_file(file, "[device]\nname = measured\nflops = 40Gf\nmemory = lots\n");
+    ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 2);
+    one_error_line("dev.ini:4: device.memory: bad size \"lots\"", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "tpu", NULL}), 2);
+    one_error_line("dtsim devices: unknown device \"tpu\" (expected one of cpu, v100", NULL);
+}
+END_TEST
+
 START_TEST(readme_lists_every_key)
 {
     /* the key tables in scenarios/README.md are exactly what `dtsim keys` prints (regenerate
@@ -1529,6 +1652,8 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         /* bash replaces what follows the = (a word break): the answer is that part */
         {"check x.ini --set=model.l", "model.lr=\n"},
         {"run x.ini -j ", "\n"},
+        {"dev", "devices\n"},
+        {"devices h", "h100\nh100-pcie\nh200\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
@@ -1658,6 +1783,8 @@ int main(void)
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
+    tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
+    tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, plot_format_and_size_are_checked);

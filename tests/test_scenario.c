@@ -880,7 +880,7 @@ START_TEST(device_profile_files)
     ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = noflops.ini\n"),
                                    NULL, 0, &err),
                      DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, "noflops.ini: device.flops missing"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "noflops.ini:1: device.fp32: missing"), "%s", err.msg);
     tmp_file("badunit.ini", "[device]\nflops = 40Gbps\n");
     ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badunit.ini\n"),
                                    NULL, 0, &err),
@@ -900,21 +900,74 @@ START_TEST(device_profile_files)
 }
 END_TEST
 
-START_TEST(device_profiles_and_device_flops)
+/* The catalogue against the datasheet figures written out again here, every value with a
+ * source; the FP32 speeds of the four first profiles kept (peak x 0.7, the CPU measured). */
+START_TEST(device_catalogue_values_and_sources)
 {
     size_t n;
     const sim_device_profile_t *p = scenario_device_profiles(&n);
-    ck_assert_uint_eq(n, 4);
     static const struct {
         const char *name;
-        double peak;
-    } want[] = {{"cpu", 90e9 / 0.7}, {"v100", 15.7e12}, {"a100", 19.5e12}, {"h100", 67e12}};
+        double fp32, tf32, bf16, fp8, memory_gb, bandwidth_gbs, power_max; /* 0: none */
+    } want[] = {
+        {"cpu", 0.09, 0, 0, 0, 0, 0, 0},
+        {"v100", 15.7, 0, 125, 0, 32, 900, 300},
+        {"a100", 19.5, 156, 312, 0, 40, 1555, 400},
+        {"a100-80gb", 19.5, 156, 312, 0, 80, 2039, 400},
+        {"h100", 67, 494.7, 989.4, 1978.9, 80, 3350, 700},
+        {"h100-pcie", 51, 378, 756, 1513, 80, 2000, 350},
+        {"h200", 67, 494.7, 989.4, 1978.9, 141, 4800, 700},
+        {"b200", 80, 1100, 2250, 4500, 180, 8000, 1000},
+        {"mi300x", 163.4, 653.7, 1307.4, 2614.9, 192, 5300, 750},
+        {"l4", 30.3, 60, 121, 242.5, 24, 300, 72},
+    };
+    ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n; i++) {
-        ck_assert_str_eq(p[i].name, want[i].name);
-        ck_assert_msg(fabs(p[i].flops - 0.7 * want[i].peak) <= 1e-12 * p[i].flops, "%s",
-                      p[i].name);
-        ck_assert_ptr_nonnull(p[i].source);
+        const sim_device_profile_t *d = &p[i];
+        ck_assert_str_eq(d->name, want[i].name);
+        ck_assert_msg(d->title[0], "%s has no name", d->name);
+        const double w[] = {want[i].fp32 * 1e12,     want[i].tf32 * 1e12,
+                            want[i].bf16 * 1e12,     want[i].fp8 * 1e12,
+                            want[i].memory_gb * 1e9, want[i].bandwidth_gbs * 1e9};
+        for (int f = 0; f < 6; f++) {
+            if (w[f] == 0)
+                ck_assert_msg(isnan(d->value[f]), "%s.%s", d->name,
+                              scenario_device_field_name(f));
+            else
+                ck_assert_msg(fabs(d->value[f] - w[f]) <= 1e-12 * w[f], "%s.%s = %g, want %g",
+                              d->name, scenario_device_field_name(f), d->value[f], w[f]);
+        }
+        if (want[i].power_max > 0) {
+            ck_assert(d->value[SIM_DEV_POWER_MAX] == want[i].power_max);
+            /* idle: an assumption, 10% of the maximum, and its source says so */
+            ck_assert(fabs(d->value[SIM_DEV_POWER_IDLE] - 0.1 * want[i].power_max) < 1e-9);
+            ck_assert_ptr_nonnull(strstr(d->source[SIM_DEV_POWER_IDLE], "assumed"));
+        }
+        for (int f = 0; f < SIM_DEV_FIELDS; f++)
+            if (!isnan(d->value[f]))
+                ck_assert_msg(strlen(d->source[f]) > 20, "%s.%s has no source", d->name,
+                              scenario_device_field_name(f));
     }
+    /* the first profiles' speeds, bit for bit: existing runs keep their times */
+    scenario_t sc;
+    scenario_defaults(&sc);
+    static const struct {
+        const char *name;
+        double speed;
+    } kept[] = {{"cpu", 90e9}, {"v100", 10.99e12}, {"a100", 13.65e12}, {"h100", 46.9e12}};
+    for (size_t i = 0; i < 4; i++) {
+        char set[64];
+        snprintf(set, sizeof set, "cluster.device=%s", kept[i].name);
+        dt_err_t err;
+        ck_assert_int_eq(scenario_set(&sc, set, &err), DT_OK);
+        ck_assert_msg(sc.device_flops == kept[i].speed, "%s: %.17g", kept[i].name,
+                      sc.device_flops);
+    }
+}
+END_TEST
+
+START_TEST(device_profiles_and_device_flops)
+{
     scenario_t sc;
     load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = a100\n"), NULL, 0);
     ck_assert_str_eq(sc.device, "a100");
@@ -933,15 +986,15 @@ START_TEST(device_profiles_and_device_flops)
     /* both, disagreeing: an error naming both lines */
     expect_file_error("[cluster]\ndevice = a100\nworkers = 2\ndevice_flops = 20Tf\n",
                       ":4: cluster.device_flops: 20Tf disagrees with device = a100 at line 2 "
-                      "(13.65Tf); write device = custom to use your own speed, or drop one of "
-                      "the two");
+                      "(13.65Tf at model.precision = fp32); write device = custom to use your "
+                      "own speed, or drop one of the two");
     expect_file_error("[cluster]\ndevice = custom\n",
                       ":2: cluster.device: custom needs cluster.device_flops (the simulated "
                       "speed, e.g. 20Tf)");
     expect_file_error("[cluster]\ndevice = tpu\n",
-                      ":2: cluster.device: unknown device \"tpu\" (expected cpu, v100, a100, "
-                      "h100, a profile file FILE.ini from dtsim calibrate, or custom with "
-                      "device_flops)");
+                      ":2: cluster.device: unknown device \"tpu\" (expected one of cpu, v100, "
+                      "a100, a100-80gb, h100, h100-pcie, h200, b200, mi300x, l4, a profile "
+                      "file FILE.ini, or custom with device_flops; dtsim devices lists them)");
     expect_file_error("[cluster]\ndevice_flops = 0Gf\n",
                       ":2: cluster.device_flops: \"0Gf\" is out of range (expected > 0)");
     /* --set replaces the pair */
@@ -956,6 +1009,132 @@ START_TEST(device_profiles_and_device_flops)
     expect_set_error("cluster.device=custom",
                      "--set cluster.device: custom needs a speed: give --set "
                      "cluster.device_flops=SPEED instead (it makes the device custom)");
+}
+END_TEST
+
+/* model.precision picks the peak and cluster.device_efficiency the fraction, in a file, by
+ * --set and in a sweep; what a device lacks, and what only timing-only models take, are
+ * errors naming the key. */
+START_TEST(precision_and_efficiency_set_the_speed)
+{
+    scenario_t sc;
+    const char *gpt = "[model]\narch = profile:gpt2_xl\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sprecision = bf16\n[cluster]\ndevice = h100\n", gpt);
+    load_ok(&sc, tmp_file("t.ini", text), NULL, 0);
+    ck_assert(sc.device_flops == 989.4e12 * 0.5); /* BF16 peak x tensor_efficiency */
+    ck_assert(scenario_value_bytes(&sc) == 2);
+    static const char *const fp8[] = {"model.precision=fp8", "cluster.device_efficiency=0.4"};
+    load_ok(&sc, tmp_file("t.ini", text), fp8, 2);
+    ck_assert(sc.device_flops == 1978.9e12 * 0.4);
+    static const char *const tf32[] = {"model.precision=tf32", "cluster.device=a100"};
+    load_ok(&sc, tmp_file("t.ini", text), tf32, 2);
+    ck_assert(sc.device_flops == 156e12 * 0.5);
+    ck_assert(scenario_value_bytes(&sc) == 4);
+    /* the written configuration loads back to the same speed */
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    scenario_write(&sc, f);
+    fclose(f);
+    scenario_t again;
+    load_ok(&again, tmp_file("w.ini", out), NULL, 0);
+    free(out);
+    ck_assert(again.device_flops == sc.device_flops && again.precision == SIM_PREC_TF32);
+    /* a sweep over precisions: each run its own speed */
+    snprintf(text, sizeof text,
+             "%s[cluster]\ndevice = mi300x\n[sweep]\nmodel.precision = fp32, bf16, fp8\n", gpt);
+    load_ok(&sc, tmp_file("t.ini", text), NULL, 0);
+    const double speeds[] = {163.4e12 * 0.7, 1307.4e12 * 0.5, 2614.9e12 * 0.5};
+    for (int i = 0; i < 3; i++) {
+        scenario_t run;
+        dt_err_t err;
+        ck_assert_int_eq(scenario_sweep_run(&sc, i, &run, &err), DT_OK);
+        ck_assert_msg(run.device_flops == speeds[i], "run %d: %g", i, run.device_flops);
+    }
+    /* errors: a precision the device lacks, a fraction for a custom device, an unknown
+     * precision, precision and optimizer on a real model */
+    snprintf(text, sizeof text, "%sprecision = fp8\n[cluster]\ndevice = a100\n", gpt);
+    expect_file_error(text, ":3: model.precision: device a100 has no fp8 peak (it has fp32, "
+                            "tf32, bf16; cluster.device at line 5)");
+    expect_file_error("[cluster]\ndevice_flops = 3Tf\ndevice_efficiency = 0.5\n",
+                      ":3: cluster.device_efficiency: device_efficiency scales a device's peak, "
+                      "but device = custom gives device_flops, a sustained speed, itself "
+                      "(expected a device of the catalogue or a profile file, or no "
+                      "device_efficiency; cluster.device_flops at line 2)");
+    expect_file_error("[model]\nprecision = fp16\n",
+                      ":2: model.precision: unknown value \"fp16\" (expected one of fp32, tf32, "
+                      "bf16, fp8)");
+    expect_file_error("[model]\nprecision = bf16\n[cluster]\ndevice = h100\n",
+                      ":2: model.precision: model.precision needs a timing-only model "
+                      "(model.arch = profile:NAME): real training here is FP32: another "
+                      "precision would change the simulated time and bytes, not the numbers "
+                      "trained (model.arch by default)");
+    expect_file_error("[model]\noptimizer = adam\n",
+                      ":2: model.optimizer: model.optimizer needs a timing-only model "
+                      "(model.arch = profile:NAME): real training here is SGD (model.arch by "
+                      "default)");
+    expect_file_error("[model]\narch = profile:resnet50\nrecompute = selective\n",
+                      ":3: model.recompute: selective recomputes attention cores, layers named "
+                      "*.scores, and resnet50 has none (expected recompute = full or none; "
+                      "model.arch at line 2)");
+    expect_file_error("[model]\narch = profile:gpt2_xl\nprecision = bf16\n[strategy]\n"
+                      "kind = allreduce\ncompression = fp16\n[cluster]\ndevice = h100\n",
+                      ":6: strategy.compression: the codecs encode FP32 values; with precision "
+                      "= bf16 the values are 16-bit already (expected compression = none, or "
+                      "precision = fp32 or tf32; model.precision at line 3)");
+}
+END_TEST
+
+/* A device file of one's own, written like a catalogue entry: its values, its defaults from
+ * the catalogue; every error with the file's line and key. */
+START_TEST(device_files_like_catalogue_entries)
+{
+    tmp_file("gpu.ini", "[device gpu9]\nname = a test GPU\nfp32 = 10Tf\nbf16 = 100Tf\n"
+                        "memory = 16GiB\nmemory_bandwidth = 1TBps\npower_max = 250W\n"
+                        "source = made up for the test\nsource.memory = the test again\n");
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:bert_large\nprecision = bf16\n"
+                                   "[cluster]\ndevice = gpu.ini\n"),
+            NULL, 0);
+    const sim_device_profile_t *d = scenario_device(&sc);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->title, "a test GPU");
+    ck_assert(d->value[SIM_DEV_MEMORY] == 16.0 * 1024 * 1024 * 1024);
+    ck_assert(d->value[SIM_DEV_MEMORY_BANDWIDTH] == 1e12);
+    ck_assert(isnan(d->value[SIM_DEV_POWER_IDLE]) && isnan(d->value[SIM_DEV_FP8]));
+    ck_assert_str_eq(d->source[SIM_DEV_FP32], "made up for the test");
+    ck_assert_str_eq(d->source[SIM_DEV_MEMORY], "the test again");
+    ck_assert(d->value[SIM_DEV_TENSOR_EFFICIENCY] == 0.5); /* [defaults] */
+    ck_assert(sc.device_flops == 100e12 * 0.5);
+    static const struct {
+        const char *file, *want;
+    } bad[] = {
+        {"[device]\nfp32 = 1Tf\nmemory = 80\n",
+         "b.ini:3: device.memory: missing unit in size \"80\""},
+        {"[device]\nfp32 = 1Tf\nmemry = 80GB\n", "b.ini:3: device.memry: unknown key"},
+        {"[device]\nfp32 = 1Tf\nflops = 2Tf\n",
+         "b.ini:3: device.flops: fp32 given at line 2 (flops is a measured speed, fp32 a "
+         "peak: give one of them)"},
+        {"[device]\nfp32 = 1Tf\nefficiency = 1.5\n",
+         "b.ini:3: device.efficiency: bad fraction \"1.5\" (expected a number in (0, 1])"},
+        {"[device]\nfp32 = 1Tf\nsource.fp8 = x\n",
+         "b.ini:3: device.source.fp8: a source for fp8, which the device does not give"},
+        {"[device a]\nfp32 = 1Tf\n[device b]\nfp32 = 2Tf\n",
+         "b.ini:3: [device b]: a device file holds one device (its first section is at line 1)"},
+        {"[gpu]\nfp32 = 1Tf\n", "b.ini:1: [gpu]: unknown section"},
+        {"[device]\nbf16 = 1Tf\n", "b.ini:1: device.fp32: missing"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tmp_file("b.ini", bad[i].file);
+        dt_err_t err = {""};
+        ck_assert_int_eq(
+            scenario_load(&sc, tmp_file("t.ini", "[cluster]\nworkers = 2\ndevice = b.ini\n"),
+                          NULL, 0, &err),
+            DT_ERR_INPUT);
+        ck_assert_msg(strstr(err.msg, ":3: cluster.device: ") && strstr(err.msg, bad[i].want),
+                      "%zu: %s", i, err.msg);
+    }
 }
 END_TEST
 
@@ -1107,9 +1286,10 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 110);
+    ck_assert_int_eq(keys, 115);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
-    ck_assert_ptr_nonnull(strstr(md, "| `a100` | 13.65Tf |"));
+    ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
+                                     "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 13.65Tf |"));
     free(md);
     free(ini);
 }
@@ -2225,6 +2405,9 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
     tcase_add_test(tc, lenient_syntax_that_is_still_exact);
     tcase_add_test(tc, names_and_markdown);
+    tcase_add_test(tc, device_catalogue_values_and_sources);
+    tcase_add_test(tc, precision_and_efficiency_set_the_speed);
+    tcase_add_test(tc, device_files_like_catalogue_entries);
     tcase_add_test(tc, faults_values_load_and_round_trip);
     tcase_add_test(tc, faults_bad_values_name_line_and_key);
     tcase_add_test(tc, client_devices_from_traces_and_distributions);

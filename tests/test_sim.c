@@ -1839,6 +1839,114 @@ START_TEST(zero_equals_single)
 }
 END_TEST
 
+/* ---- precision, recompute and memory ------------------------------------------------- */
+
+/* model.precision on a timing-only ring all-reduce: bf16 and fp8 move exactly half the bytes
+ * of fp32 and tf32; compute takes exactly the ratio of the device's sustained speeds (peak x
+ * fraction: h100 FP32 67 x 0.7, TF32 494.7, BF16 989.4 and FP8 1978.9 x 0.5). */
+START_TEST(precision_sets_bytes_and_compute_time)
+{
+    static const struct {
+        const char *set;
+        double speed, bytes_per_value;
+    } prec[] = {{"model.precision=fp32", 67e12 * 0.7, 4},
+                {"model.precision=tf32", 494.7e12 * 0.5, 4},
+                {"model.precision=bf16", 989.4e12 * 0.5, 2},
+                {"model.precision=fp8", 1978.9e12 * 0.5, 2}};
+    outcome_t o[4];
+    for (int i = 0; i < 4; i++) {
+        const char *sets[] = {"strategy.kind=allreduce", "model.arch=profile:resnet50",
+                              "cluster.workers=4", "run.steps=2", "cluster.device=h100",
+                              prec[i].set};
+        o[i] = simulate(sets, 6, NULL);
+        ck_assert(o[i].device_flops == prec[i].speed);
+    }
+    for (int i = 1; i < 4; i++) {
+        double want = o[0].bytes * prec[i].bytes_per_value / 4;
+        ck_assert_msg(o[i].bytes == want, "%s: %.17g bytes, want %.17g", prec[i].set,
+                      o[i].bytes, want);
+        double ratio = o[0].compute_s / o[i].compute_s, want_ratio = prec[i].speed / prec[0].speed;
+        ck_assert_msg(fabs(ratio - want_ratio) <= 1e-9 * want_ratio, "%s: compute x%.12g, want "
+                      "x%.12g", prec[i].set, ratio, want_ratio);
+    }
+}
+END_TEST
+
+/* Two attention blocks, forward order: a (50 values a sample kept, a cut of 20), x.scores
+ * (200), c (30, a cut of 10), y.scores (100), d (40); 1 MFLOP forward and 2 backward each,
+ * 100 parameters in a, c and d. */
+static const char *const blocks_profile =
+    "[profile]\nparams = 300\nforward_flops = 5e6\nbackward_flops = 10e6\n"
+    "[backward]\nd = 100 2e6\ny.scores = 0 2e6\nc = 100 2e6\nx.scores = 0 2e6\na = 100 2e6\n"
+    "[forward]\na = 1e6 50 20\nx.scores = 1e6 200\nc = 1e6 30 10\ny.scores = 1e6 100\n"
+    "d = 1e6 40\n";
+
+/* What a single worker holds and computes against hand counts (batch 8, momentum 0.9):
+ *   fp32, SGD: 4 + 4 + 4 bytes a parameter; activations 50 + 200 + 30 + 100 + 40 = 420;
+ *   bf16, Adam: 2 + 2 + (4 master + 4 + 4 moments): 16 bytes a parameter (ZeRO's 2 + 2 + 12);
+ *   selective: the scores recomputed, 50 + 30 + 40 kept and the larger score (200) at once:
+ *              320, and their 2 MFLOP forward again;
+ *   full: the cuts' 20 + 10 kept and the largest piece (x.scores + c: 230) at once: 260, and
+ *         exactly one more forward pass (5 MFLOP). */
+START_TEST(memory_and_flops_follow_precision_optimizer_and_recompute)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, blocks_profile);
+    static const struct {
+        const char *precision, *optimizer, *recompute;
+        double vb, ob, act, extra_flops;
+    } cases[] = {
+        {"model.precision=fp32", "model.optimizer=sgd", "model.recompute=none", 4, 4, 420, 0},
+        {"model.precision=bf16", "model.optimizer=adam", "model.recompute=none", 2, 12, 420, 0},
+        {"model.precision=bf16", "model.optimizer=sgd", "model.recompute=selective", 2, 8, 320,
+         2e6},
+        {"model.precision=fp8", "model.optimizer=adam", "model.recompute=full", 2, 12, 260, 5e6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *sets[] = {"strategy.kind=single", arch, "run.steps=3", "model.batch=8",
+                              "cluster.device_flops=1Gf", cases[i].precision,
+                              cases[i].optimizer, cases[i].recompute};
+        outcome_t o = simulate(sets, 8, NULL);
+        ck_assert_msg(o.mem0[0] == 300 * cases[i].vb && o.mem0[1] == 300 * cases[i].vb &&
+                          o.mem0[2] == 300 * cases[i].ob,
+                      "%zu: %g %g %g", i, o.mem0[0], o.mem0[1], o.mem0[2]);
+        ck_assert_msg(o.mem0[3] == cases[i].act * 8 * cases[i].vb, "%zu: activations %g", i,
+                      o.mem0[3]);
+        ck_assert(o.step_flops == 15e6 + cases[i].extra_flops);
+        double want = 3.0 * 8 * (15e6 + cases[i].extra_flops) / 1e9;
+        ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "%zu: %.12g s, want %.12g s", i,
+                      o.end_time, want);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* A pipeline stage under full recompute keeps its micro-batches' checkpoints (stage 0 of the
+ * 4-layer profile: none, its one layer being its last) and one piece at once: 50 values of
+ * one micro-batch of 2, not the 3 x 2 x 50 of every micro-batch in flight; its backward pass
+ * runs its 1 MFLOP forward again, so a step takes (M+S-1)(2 + 4 + 2) ms. */
+START_TEST(pipeline_stage_under_full_recompute)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 400\nforward_flops = 4e6\n"
+                 "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+                 "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n");
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4",
+                          "strategy.micro_batches=3", "model.batch=6", arch, "run.steps=3",
+                          "cluster.workers=4", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0", "cluster.device_flops=1Gf",
+                          "strategy.pipeline_schedule=gpipe", "model.recompute=full"};
+    outcome_t o = simulate(sets, 14, NULL);
+    unlink(path);
+    ck_assert_msg(o.mem0[3] == 50 * 2 * 4, "stage 0 activations %g", o.mem0[3]);
+    double want = 3 * (3 + 4 - 1) * 8e-3;
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-8 * want, "%.12g s, want %.12g s", o.end_time,
+                  want);
+}
+END_TEST
+
 /* ---- less communication: accumulation and compression ------------------------------- */
 
 /* k micro-batches accumulated = one batch k times larger: sync-ps and allreduce with
@@ -2055,6 +2163,9 @@ int main(void)
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, memory_per_worker);
+    tcase_add_test(tc, precision_sets_bytes_and_compute_time);
+    tcase_add_test(tc, memory_and_flops_follow_precision_optimizer_and_recompute);
+    tcase_add_test(tc, pipeline_stage_under_full_recompute);
     tcase_add_test(tc, zero_equals_single);
     tcase_add_test(tc, momentum_correction_moves_the_momentum);
     tcase_add_test(tc, timing_only_single_is_exact);

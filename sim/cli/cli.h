@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "common.h"
+
 #ifndef DTSIM_VERSION
 #define DTSIM_VERSION "unknown"
 #endif
@@ -29,6 +31,12 @@ int cli_run(int argc, char **argv);
 struct scenario;
 int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
                      long index, int summary, int live, double pace);
+/* What a run of sc meets before its first step (data, platform, fault targets, every host's
+ * memory against its device's), met in a child process as `run` would meet it; DT_ERR_INPUT
+ * with the run's one-line error. On success memory gets "worker 3 holds 61.2 GB of 80 GB
+ * (h100)", or "" when the device states no capacity. */
+dt_status cli_dry_run(const struct scenario *sc, const char *argv0, char *memory, size_t n,
+                      dt_err_t *err);
 /** dtsim check: validates a scenario and prints its resolved configuration. */
 int cli_check(int argc, char **argv);
 /** dtsim platform: prints the platform XML a scenario generates (--links: hosts, links). */
@@ -39,6 +47,8 @@ int cli_bench_sim(int argc, char **argv);
 int cli_keys(int argc, char **argv);
 /** dtsim strategies: every strategy, the keys it reads, what it does (Markdown). */
 int cli_strategies(int argc, char **argv);
+/** dtsim devices: the device catalogue, or one device value by value with its sources. */
+int cli_devices(int argc, char **argv);
 /** dtsim plot: draws figures of stored runs with gnuplot. */
 int cli_plot(int argc, char **argv);
 /** dtsim report: one self-contained HTML page about stored runs (results/report.h). */

@@ -198,14 +198,21 @@ static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char 
 }
 
 /* What a run of sc would meet before its first step, met in a child process: the same
- * sim_run_init a run does (data, model, partition, platform, fault targets), so `check`
- * refuses what `run` would. SimGrid runs once per process, hence the child. */
-static dt_status dry_init(const scenario_t *sc, const char *argv0, dt_err_t *err)
+ * sim_run_init and sim_run_prepare a run does (data, model, partition, platform, fault
+ * targets, the strategy's layout and every host's memory against the device's), so `check`
+ * refuses what `run` would. SimGrid runs once per process, hence the child. On success,
+ * memory gets the fullest host's memory against the device's ("" when the device states no
+ * capacity). */
+dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, size_t n,
+                      dt_err_t *err)
 {
     /* scenario_validate already checks the rest: what only loading finds is fault targets
-     * (platform names), and a data folder's files and shapes */
+     * (platform names), a data folder's files and shapes, and what the hosts hold */
     int own_data = strcmp(sc->data_source, "synthetic") && strcmp(sc->data_source, "fashion-mnist");
-    if (!scenario_has_faults(sc) && !(own_data && !sc->profile[0]))
+    const sim_device_profile_t *dev = scenario_device(sc);
+    int capacity = dev && !isnan(dev->value[SIM_DEV_MEMORY]);
+    memory[0] = '\0';
+    if (!scenario_has_faults(sc) && !(own_data && !sc->profile[0]) && !capacity)
         return DT_OK;
     int fds[2];
     if (pipe(fds) != 0)
@@ -227,7 +234,11 @@ static dt_status dry_init(const scenario_t *sc, const char *argv0, dt_err_t *err
         sim_run_t *run = dt_malloc(sizeof *run);
         dt_err_t e = {""};
         dt_status st = sim_run_init(run, sc, argv0, &e);
-        if (st != DT_OK && write(fds[1], e.msg, strlen(e.msg)) < 0)
+        if (st == DT_OK)
+            st = sim_run_prepare(run, &e);
+        if (st == DT_OK)
+            sim_run_memory_line(run, e.msg, sizeof e.msg); /* what the parent prints */
+        if (write(fds[1], e.msg, strlen(e.msg)) < 0)
             _exit(3);
         _exit(st == DT_OK ? 0 : st == DT_ERR_INPUT ? 2 : 1);
     }
@@ -243,8 +254,10 @@ static dt_status dry_init(const scenario_t *sc, const char *argv0, dt_err_t *err
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        snprintf(memory, n, "%s", msg);
         return DT_OK;
+    }
     if (!msg[0])
         snprintf(msg, sizeof msg, "%.400s: a run of it could not start (%s %d)", sc->path,
                  WIFSIGNALED(status) ? "signal" : "exit status",
@@ -262,22 +275,27 @@ int cli_check(int argc, char **argv)
     long n = scenario_sweep_count(sc);
     rc = CLI_EXIT_OK;
     dt_err_t err;
+    char memory[512];
     /* the platform file as a run would load it (a sweep's runs each below) */
-    if (!sc->sweep.n_keys && (sim_platform_check(sc, &err) || dry_init(sc, argv[0], &err))) {
+    if (!sc->sweep.n_keys &&
+        (sim_platform_check(sc, &err) || cli_dry_run(sc, argv[0], memory, sizeof memory, &err))) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
     }
     printf("# %s: %ld run%s\n", o.scenario, n, n == 1 ? "" : "s");
+    if (!sc->sweep.n_keys && memory[0])
+        printf("# memory: %s\n", memory);
     if (sc->sweep.n_keys) {
         scenario_t *run = dt_malloc(sizeof *run);
         for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
             if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err) ||
-                dry_init(run, argv[0], &err)) {
+                cli_dry_run(run, argv[0], memory, sizeof memory, &err)) {
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {
-                printf("# run %ld: %s\n", i, run->name);
+                printf("# run %ld: %s%s%s\n", i, run->name, memory[0] ? "; memory: " : "",
+                       memory);
             }
         }
         free(run);
@@ -452,11 +470,15 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
     char *config = NULL;
     int rc = CLI_EXIT_OK;
     dt_status st;
-    if (sim_run_init(run, sc, argv0, &err)) {
+    /* the layout is refused before anything is written when it does not fit */
+    if (sim_run_init(run, sc, argv0, &err) || sim_run_prepare(run, &err)) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = CLI_EXIT_USAGE;
         goto done;
     }
+    if (run->oversubscribed[0])
+        fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
+                sc->name, run->oversubscribed);
     if ((st = begin_run(run, sc, sweep, index, &db, &config, &err))) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;

@@ -372,6 +372,22 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
     s.jobs = jobs < s.n ? jobs : (int)s.n;
     dt_err_t err;
 
+    /* a layout that does not fit its device's memory is bad input, found before anything
+     * runs or is written: each run on a device that states its capacity, as check does */
+    scenario_t *each = dt_malloc(sizeof *each);
+    for (long i = 0; i < s.n; i++) {
+        char memory[512];
+        const sim_device_profile_t *dev;
+        if (scenario_sweep_run(base, i, each, &err) ||
+            ((dev = scenario_device(each)) && !isnan(dev->value[SIM_DEV_MEMORY]) &&
+             cli_dry_run(each, argv0, memory, sizeof memory, &err))) {
+            fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
+            free(each);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    free(each);
+
     /* the database first: a bad path is bad input, found before anything runs */
     results_db_t *db = NULL;
     if (results_db_open(&db, base->db, &err)) {

@@ -4,7 +4,8 @@
 # Commands and each command's options are read from dtsim's own --help, so a new command or
 # option completes without editing this file; the keys after --set come from `dtsim keys`, run
 # ids after `show`, --runs and --timeline-run, and sweep ids after --sweep, from `dtsim runs`
-# (of the database --db names). Scenario arguments complete to .ini files and folders.
+# (of the database --db names), device names after `devices`, from `dtsim devices`. Scenario
+# arguments complete to .ini files and folders.
 # The dtsim asked is the one on the command line (./build/dtsim, an installed one).
 
 # The commands `dtsim --help` lists.
@@ -29,6 +30,12 @@ _dtsim_keys()
     "$1" keys 2>/dev/null | awk '/^### \[/ {s = substr($2, 2, length($2) - 2); next}
         /^#/ {s = ""}
         s != "" && /^\| `/ {split($0, f, "`"); print s "." f[2] "="}'
+}
+
+# The device catalogue's names (the rows of `dtsim devices`, whose fp32 peak is a number).
+_dtsim_devices()
+{
+    "$1" devices 2>/dev/null | awk 'NR > 1 && $2 ~ /^[0-9.]+$/ {print $1}'
 }
 
 # The run ids, then (with sweeps) the sweep ids, of the database $2 (the default: none given).
@@ -105,6 +112,7 @@ _dtsim()
             bench/) list=(sim trainer) ;;
             profile/) list=(transformer) ;;
             show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
+            devices/) ((n == 0)) && mapfile -t list < <(_dtsim_devices "$dtsim") ;;
             esac
         fi
         ;;

@@ -26,6 +26,8 @@ static void usage(FILE *out)
             "                     configurations, lessons\n"
             "  keys               every scenario key with its default and meaning\n"
             "  strategies         every strategy, the keys it reads, what it does\n"
+            "  devices [NAME]     the device catalogue (cluster.device): peaks per precision,\n"
+            "                     memory, power; NAME: one device with each value's source\n"
             "  runs               list the runs of a results database\n"
             "  show RUN           print one run whole: summary, rows, every parameter\n"
             "  export             write runs as CSV (--csv: every table, --tidy: a row per\n"
@@ -87,6 +89,8 @@ int main(int argc, char **argv)
         return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "strategies"))
         return cli_strategies(argc - 1, argv + 1);
+    if (!strcmp(cmd, "devices"))
+        return cli_devices(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform"))
         return cli_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "train"))

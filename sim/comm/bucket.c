@@ -3,6 +3,7 @@
 
 
 #include "collective.h"
+#include "profile_memory.h"
 
 struct sim_buckets {
     int n;               /* buckets, in backward order */
@@ -30,7 +31,11 @@ static segment_t *plan_segments(const sim_run_t *run, int *count, double *forwar
         size_t top = run->n_params;
         double carry = 0;
         for (int i = 0; i < p->n_layers; i++) {
-            carry += p->layers[i].backward_flops;
+            /* a layer model.recompute recomputes runs its forward again before its backward */
+            int j = p->n_layers - 1 - i;
+            carry += p->layers[i].backward_flops +
+                     (sim_profile_recomputed(p, j, run->sc->recompute) ? p->layers[i].forward_flops
+                                                                       : 0);
             if (!p->layers[i].params)
                 continue; /* compute without a gradient: it delays the next one */
             seg[n].hi = top;
@@ -83,7 +88,7 @@ void sim_buckets_start(sim_run_t *run)
     b->flops = dt_calloc((size_t)n_seg, sizeof(double));
     double cap = run->sc->bucket_mb * 1e6;
     for (int i = 0; i < n_seg; i++) {
-        if (i == 0 || sizeof(float) * (double)(b->hi[b->n - 1] - b->lo[b->n - 1]) >= cap) {
+        if (i == 0 || run->value_bytes * (double)(b->hi[b->n - 1] - b->lo[b->n - 1]) >= cap) {
             b->hi[b->n] = seg[i].hi; /* a new bucket */
             b->n++;
         }

@@ -24,7 +24,7 @@ sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size
     m->data = buf + offset;
     m->offset = offset;
     m->n = n;
-    m->bytes = sizeof(float) * (double)n;
+    m->bytes = sim_current->value_bytes * (double)n; /* model.precision's values */
     m->step = step;
     return m;
 }

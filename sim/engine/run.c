@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "live.h"
+#include "profile_memory.h"
 
 sim_run_t *sim_current;
 
@@ -124,6 +125,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
                                sc->sgd.momentum != 0.0f &&
                                (st->takes & SIM_TAKES_MOMENTUM_CORRECTION);
     run->stop_before = run->total_steps;
+    run->value_bytes = scenario_value_bytes(sc);
     run->time_to_target = NAN;
     run->next_time_mark = sc->eval_interval;
     run->last_loss = NAN;
@@ -132,7 +134,9 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
 
     if (run->timing_only) {
         run->n_params = run->profile.params;
-        run->step_flops = run->profile.forward_flops + run->profile.backward_flops;
+        run->step_flops = run->profile.forward_flops + run->profile.backward_flops +
+                          sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
+                                                      sc->recompute);
         run->train.n = sc->train_samples ? (size_t)sc->train_samples : 60000;
     } else {
         if (load_data(run, err))
@@ -574,32 +578,34 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
     }
 }
 
+double sim_activation_values(const sim_run_t *run)
+{
+    if (!run->timing_only)
+        return (double)trainer_model_activation_floats(&run->model, 0, run->model.n_layers);
+    if (!run->profile.has_forward_layers)
+        return NAN; /* a profile without [forward] does not say */
+    double transient;
+    double kept = sim_profile_activations(&run->profile, 0, run->profile.n_layers,
+                                          run->sc->recompute, &transient);
+    return kept + transient;
+}
+
 void sim_memory_default(const sim_run_t *run, sim_node_t *node)
 {
     const scenario_t *sc = run->sc;
-    double n = (double)run->n_params, f = sizeof(float);
-    int momentum = sc->sgd.momentum != 0.0f;
-    double act = NAN; /* a profile without [forward] does not say */
-    if (!run->timing_only) {
-        act = (double)trainer_model_activation_floats(&run->model, 0, run->model.n_layers);
-    } else if (run->profile.has_forward_layers) {
-        act = 0;
-        for (int i = 0; i < run->profile.n_layers; i++)
-            act += run->profile.layers[i].outputs;
-    }
-    act *= (double)sc->batch * f;
+    double n = (double)run->n_params, vb = run->value_bytes, ob = scenario_optimizer_bytes(sc);
     node->mem_set = 1;
     if (!strcmp(node->role, "server")) {
         size_t S = (size_t)run->n_servers, r = (size_t)node->rank;
-        double slice = (double)(run->n_params * (r + 1) / S - run->n_params * r / S) * f;
-        node->mem.params = node->mem.grads = slice;
-        node->mem.optimizer = momentum ? slice : 0;
+        double slice = (double)(run->n_params * (r + 1) / S - run->n_params * r / S);
+        node->mem.params = node->mem.grads = slice * vb;
+        node->mem.optimizer = slice * ob;
         node->mem.activations = 0;
         return;
     }
-    node->mem.params = node->mem.grads = n * f;
-    node->mem.optimizer = momentum ? n * f : 0;
-    node->mem.activations = act;
+    node->mem.params = node->mem.grads = n * vb;
+    node->mem.optimizer = n * ob;
+    node->mem.activations = sim_activation_values(run) * (double)sc->batch * vb;
 }
 
 void sim_node_memory(const sim_run_t *run, sim_node_t *node)
@@ -610,6 +616,83 @@ void sim_node_memory(const sim_run_t *run, sim_node_t *node)
         run->sc->strategy->memory(run, node);
     else
         sim_memory_default(run, node);
+    node->mem_set = 1;
+}
+
+static double mem_total(const sim_memory_t *m)
+{
+    return m->params + m->grads + m->optimizer + (isnan(m->activations) ? 0 : m->activations);
+}
+
+/* The trainers' hosts (workers, client hosts) hold the model on the device: the fullest
+ * one. Servers are hosts of their own (a parameter server's, a federated server's memory
+ * is not the trainers' device). */
+static const sim_node_t *fullest(const sim_run_t *run)
+{
+    const sim_node_t *max = NULL;
+    for (int i = 0; i < run->n_workers; i++)
+        if (!max || mem_total(&run->workers[i].mem) > mem_total(&max->mem))
+            max = &run->workers[i];
+    return max;
+}
+
+static double device_memory(const sim_run_t *run)
+{
+    const sim_device_profile_t *p = scenario_device(run->sc);
+    return p ? p->value[SIM_DEV_MEMORY] : NAN;
+}
+
+void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n)
+{
+    const sim_node_t *w = fullest(run);
+    double cap = device_memory(run);
+    buf[0] = '\0';
+    if (!w || isnan(cap))
+        return;
+    char have[32], of[32];
+    scenario_format_gb(mem_total(&w->mem), have, sizeof have);
+    scenario_format_gb(cap, of, sizeof of);
+    snprintf(buf, n, "%s %d holds %s of %s (%s)%s", w->role, w->rank, have, of,
+             run->sc->device, isnan(w->mem.activations) ? " without activations" : "");
+}
+
+dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
+{
+    if (run->prepared)
+        return DT_OK;
+    run->prepared = 1;
+    const scenario_t *sc = run->sc;
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++)
+            sim_node_memory(run, &lists[l][i]);
+    const sim_node_t *w = fullest(run);
+    double cap = device_memory(run);
+    if (!w || isnan(cap) || mem_total(&w->mem) <= cap)
+        return DT_OK;
+    const sim_memory_t *m = &w->mem;
+    char have[32], of[32], parts[4][32], where[SCENARIO_STR + 64];
+    scenario_format_gb(mem_total(m), have, sizeof have);
+    scenario_format_gb(cap, of, sizeof of);
+    const double v[4] = {m->params, m->grads, m->optimizer, m->activations};
+    for (int i = 0; i < 4; i++)
+        if (isnan(v[i]))
+            snprintf(parts[i], sizeof parts[i], "not known");
+        else
+            scenario_format_gb(v[i], parts[i], sizeof parts[i]);
+    snprintf(run->oversubscribed, sizeof run->oversubscribed,
+             "does not fit: %s > %s on %s %d (parameters %s, gradients %s, optimizer %s, "
+             "activations %s; cluster.device = %.100s)",
+             have, of, w->role, w->rank, parts[0], parts[1], parts[2], parts[3], sc->device);
+    snprintf(run->oversubscribed_host, sizeof run->oversubscribed_host, "%s",
+             sim_host_name(w->host));
+    if (sc->allow_oversubscribed_memory)
+        return DT_OK;
+    scenario_key_location(sc, "cluster.device", where, sizeof where);
+    return dt_err_input(err, "%s: %s; set run.allow_oversubscribed_memory = yes to time it "
+                             "anyway",
+                        where, run->oversubscribed);
 }
 
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
@@ -673,6 +756,14 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     run->progress_wall = dt_wall_seconds();
+    dt_status prep = sim_run_prepare(run, err);
+    if (prep) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return prep;
+    }
+    if (run->oversubscribed[0]) /* timed anyway (run.allow_oversubscribed_memory) */
+        sim_fault_log(run, "memory", run->oversubscribed_host, "%s", run->oversubscribed);
     st->deploy(run);
     sim_faults_start(run);
     sim_transport_run();

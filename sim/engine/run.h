@@ -101,8 +101,8 @@ typedef struct sim_node {
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (comm/wire.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
-    sim_memory_t mem;                 /* what it holds; set by the strategy during the run
-                                         (mem_set), else by its memory slot at the end */
+    sim_memory_t mem;                 /* what it holds: its strategy's memory slot, filled
+                                         by sim_run_prepare before the run (mem_set) */
     int mem_set;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
     long ckpt_step;                   /* step of ckpt, -1: none */
@@ -128,7 +128,10 @@ typedef struct sim_run {
     sim_model_profile_t profile;
     trainer_learner_t engine; /* its workspace computes every node's steps and evaluations */
     size_t n_params;
-    double step_flops;        /* forward + backward of one sample */
+    double step_flops;        /* forward + backward of one sample (+ what model.recompute
+                                 recomputes) */
+    double value_bytes;       /* bytes of one parameter, gradient or activation on the wire
+                                 and in memory (model.precision: scenario_value_bytes) */
     int n_workers, n_servers;
     sim_node_t *workers, *servers;
 
@@ -148,6 +151,9 @@ typedef struct sim_run {
     int codec_in_allreduce;   /* compression travels inside gradient all-reduces (allreduce:
                                  fp16 in the collective's own messages, comm/wire.h) */
     char note[1024];          /* what the strategy set up, for the run's summary, or "" */
+    int prepared;             /* sim_run_prepare has deployed the strategy */
+    char oversubscribed[512]; /* "does not fit: ..." of a layout timed anyway, or "" */
+    char oversubscribed_host[64];
 
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
@@ -205,8 +211,18 @@ extern sim_run_t *sim_current;
 /* Loads data and model, initialises SimGrid and the platform, creates the nodes and
  * their buffers. argv0 is passed to sim_transport_init. */
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
-/* Deploys the strategy, runs the simulation, records the summary. Returns DT_OK for a
- * finished or diverged run, DT_ERR_RUN when the run failed. */
+/* Fills every node's memory (the strategy's memory slot) and checks the trainers' hosts
+ * against the device's capacity: DT_ERR_INPUT with "PATH:LINE: cluster.device: does not
+ * fit: 93.1 GB > 80 GB on worker 3 (...)" unless run.allow_oversubscribed_memory, which only
+ * notes it. Nothing is started yet (no actor: a refused run ends cleanly);
+ * sim_run_execute calls it when the caller has not. */
+dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err);
+/* The fullest host's memory against the device's: "worker 3 holds 61.2 GB of 80 GB", or
+ * "" when the device states no capacity; after sim_run_prepare. */
+void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n);
+/* sim_run_prepare, then deploys the strategy, runs the simulation, records the summary.
+ * Returns DT_OK for a finished or diverged run, DT_ERR_RUN when the run failed, and
+ * sim_run_prepare's DT_ERR_INPUT. */
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
 /* Frees what sim_run_init set up (after a failed one too), not run itself. */
 void sim_run_free(sim_run_t *run);
@@ -344,11 +360,17 @@ double sim_run_end_time(const sim_run_t *run);
  * after this exit at once, and the fault injector stops, so the clock ends here. */
 void sim_run_end(sim_run_t *run);
 /* A node's memory as the data-parallel strategies hold it (see sim_node_t.mem): the whole
- * model's parameters and gradients, momentum, activations of one batch (micro-batch with
- * accumulate); a parameter server its slice. Strategies adjust it in their memory slot. */
+ * model's parameters and gradients, the optimizer's state (scenario_optimizer_bytes a
+ * parameter), activations of one batch (micro-batch with accumulate) as model.recompute
+ * keeps them; a parameter server its slice. Values take run->value_bytes. Strategies adjust
+ * it in their memory slot. */
 void sim_memory_default(const sim_run_t *run, sim_node_t *node);
-/* Fills node->mem unless the strategy did during the run: its memory slot, else
- * sim_memory_default. */
+/* The activations one sample keeps for the backward pass, in values: a real model's, or a
+ * profile's under model.recompute (its transient piece included); NAN for a profile without
+ * [forward]. */
+double sim_activation_values(const sim_run_t *run);
+/* Fills node->mem unless done: its memory slot, else sim_memory_default (sim_run_prepare
+ * does it for every node before the simulation starts). */
 void sim_node_memory(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);

@@ -31,7 +31,7 @@ void scenario_defaults(scenario_t *sc)
     }
     const sim_device_profile_t *p = profile_find(sc->device);
     DT_ASSERT(p);
-    sc->device_flops = p->flops;
+    sc->device_flops = scenario_device_speed(p, sc);
 }
 
 typedef struct file_state {
@@ -228,23 +228,27 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
     if (sweep_finish(sc, err))
         return DT_ERR_INPUT;
     const sim_device_profile_t *p = profile_find(sc->device);
+    /* NAN without a peak at this precision: scenario_validate says so */
+    double speed = p ? scenario_device_speed(p, sc) : NAN;
     if (sc->key_line[kf] > 0) {
         if (sc->key_line[kd] == 0) {
             set_string(sc->device, sizeof sc->device, "custom", NULL);
         } else if (p) {
-            if (fabs(sc->device_flops - p->flops) > 1e-12 * p->flops) {
+            if (!isnan(speed) && fabs(sc->device_flops - speed) > 1e-12 * speed) {
                 char have[64], want[64];
                 format_unit(have, sizeof have, sc->device_flops, flops_units);
-                format_unit(want, sizeof want, p->flops, flops_units);
+                format_unit(want, sizeof want, speed, flops_units);
                 return key_error(err, sc, sc->key_line[kf], kf,
-                                 "%s disagrees with device = %s at line %d (%s); write device = "
-                                 "custom to use your own speed, or drop one of the two",
-                                 have, p->name, sc->key_line[kd], want);
+                                 "%s disagrees with device = %s at line %d (%s at "
+                                 "model.precision = %s); write device = custom to use your own "
+                                 "speed, or drop one of the two",
+                                 have, p->name, sc->key_line[kd], want,
+                                 scenario_precision_name(sc->precision));
             }
-            sc->device_flops = p->flops;
+            sc->device_flops = speed;
         }
     } else if (p) {
-        sc->device_flops = p->flops;
+        sc->device_flops = speed;
     } else if (sweep_find(sc, kf) < 0) {
         return key_error(err, sc, sc->key_line[kd], kd,
                          "custom needs cluster.device_flops (the simulated speed, e.g. 20Tf)");
@@ -364,10 +368,13 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
         return key_error(err, sc, -1, k, "%s", e.msg);
     }
     sc->key_line[k] = -1;
-    if (k == kd) {
-        const sim_device_profile_t *p = profile_find(sc->device);
+    const sim_device_profile_t *p = profile_find(sc->device);
+    if (k == key_index("model", "precision") || k == key_index("cluster", "device_efficiency")) {
+        if (p) /* the device's speed at the new precision or fraction */
+            sc->device_flops = scenario_device_speed(p, sc);
+    } else if (k == kd) {
         if (p) {
-            sc->device_flops = p->flops;
+            sc->device_flops = scenario_device_speed(p, sc);
             sc->key_line[kf] = 0;
         } else if (before.key_line[kf] == 0) {
             *sc = before;

@@ -15,6 +15,7 @@
 #include "fault_spec.h"
 #include "keys_impl.h"
 #include "model_profile.h"
+#include "profile_memory.h"
 
 /* Field offsets checked against the field's type at compile time: _Generic has no match,
  * and the build fails, when the table says long and the field is an int. */
@@ -53,6 +54,9 @@ _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
@@ -65,6 +69,9 @@ static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", N
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
+const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
+static const char *const optimizer_names[] = {"sgd", "adam", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 
 static dt_status parse_arch(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_arch(const scenario_t *, char *, size_t);
@@ -122,6 +129,10 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("run", "timeline_steps", "5", timeline_steps, 0, 1e6,
            "record who computes, sends and waits until the first node has computed this many "
            "gradients (the timeline figure); 0 = none"),
+    K_BOOL("run", "allow_oversubscribed_memory", "no", allow_oversubscribed_memory,
+           "a layout whose parameters, gradients, optimizer state and activations exceed a "
+           "host's device memory is refused by check and run (\"does not fit: ... on worker "
+           "N\"); yes times it anyway and records it (a `memory` row in the faults table)"),
     K_STRING("run", "db", "results/dtsim.db", db, "path", NULL,
              "results database (relative to the current directory)"),
 
@@ -151,6 +162,21 @@ static const key_desc_t builtin_keys[] = {
            "fedavg and local-sgd: train a round's clients (a period's workers) side by side "
            "as replicas, one launch per op for all of them (same results up to float "
            "rounding; auto: on the cuda device only)"),
+    K_ENUM("model", "precision", "fp32", precision, sim_precision_t, precision_names, 0,
+           "the simulated number format: it picks the device's peak (cluster.device) and the "
+           "bytes of parameters, gradients and activations on the wire and in memory: fp32 "
+           "and tf32 (TF32 tensor cores) 4 bytes, bf16 (mixed precision, FP32 master weights; "
+           "FP16 on the V100) and fp8 (FP8 GEMMs, BF16 storage) 2; anything but fp32 needs a "
+           "timing-only model (real training is FP32)"),
+    K_ENUM("model", "optimizer", "sgd", optimizer, sim_optimizer_t, optimizer_names, 0,
+           "whose state the memory counts: sgd (its momentum, when model.momentum > 0) or "
+           "adam (two FP32 moments: with bf16, 16 bytes a parameter in all); adam needs a "
+           "timing-only model, whose time it does not change"),
+    K_ENUM("model", "recompute", "none", recompute, sim_recompute_t, recompute_names, 0,
+           "activation recomputation of a timing-only model with a [forward] section: "
+           "selective recomputes the attention cores (layers named *.scores) in the backward "
+           "pass, full every layer, keeping only the inputs at the profile's cuts (one more "
+           "forward pass of FLOPs per step)"),
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,
@@ -197,13 +223,19 @@ static const key_desc_t builtin_keys[] = {
     K_BOOL("cluster", "crosstraffic", "yes", crosstraffic,
            "model the acknowledgement traffic flowing back on each link"),
     K_CUSTOM("cluster", "device", "cpu", parse_device, format_device,
-             "cpu, v100, a100, h100 (profiles below), FILE.ini (a profile dtsim calibrate "
-             "wrote, relative to the scenario file) or custom",
-             "simulated device of every host; its speed becomes device_flops"),
+             "a device of the catalogue (below; dtsim devices), FILE.ini (a profile as dtsim "
+             "calibrate writes it, or a catalogue entry of your own, relative to the scenario "
+             "file) or custom",
+             "simulated device of every host: its peak at model.precision x its achieved "
+             "fraction becomes device_flops, its memory bounds what a host may hold"),
     {.section = "cluster", .key = "device_flops", .type = KEY_FLOPS, .def = NULL,
      .off = OFF(device_flops, double), .store = ST_DOUBLE, .min = 0, .max = INFINITY,
      .flags = OPEN_MIN | DERIVED, .defdoc = "the device's speed",
      .doc = "simulated device speed; given without device it makes the device custom"},
+    K_DOUBLE("cluster", "device_efficiency", "0", device_efficiency, 0, 1, 0,
+             "achieved fraction of the device's peak at model.precision, replacing the "
+             "catalogue's (efficiency for fp32, tensor_efficiency for the others); 0 = the "
+             "device's"),
 
     /* [strategy] */
     K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),
@@ -419,6 +451,7 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
     if (strncmp(v, "profile:", 8)) {
         sc->profile[0] = '\0';
         sc->profile_pieces = 0;
+        sc->profile_attention = 0;
         return trainer_arch_parse(&sc->model.arch, v, err);
     }
     char spec[SCENARIO_STR];
@@ -431,6 +464,7 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
     sim_model_profile_t prof;
     if (sim_model_profile_load(&prof, spec, err))
         return DT_ERR_INPUT;
+    sc->profile_attention = sim_profile_has_attention(&prof);
     sc->profile_pieces = prof.has_forward_layers;
     for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
         sc->profile_pieces += prof.layers[i].cut > 0;
@@ -686,16 +720,21 @@ static dt_status parse_device(scenario_t *sc, const char *v, const parse_ctx_t *
 {
     if (ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
         char path[SCENARIO_STR];
-        double flops;
-        if (resolve_path(v, ctx, 0, path, sizeof path, err) || profile_read(path, &flops, err))
-            return DT_ERR_INPUT;
-        return set_string(sc->device, sizeof sc->device, path, err);
+        sim_device_profile_t *prof = dt_malloc(sizeof *prof);
+        dt_status st = resolve_path(v, ctx, 0, path, sizeof path, err);
+        if (!st)
+            st = scenario_device_read(path, prof, err);
+        free(prof);
+        return st ? st : set_string(sc->device, sizeof sc->device, path, err);
     }
-    if (!builtin_profile(v) && strcmp(v, "custom"))
-        return dt_err_input(err, "unknown device \"%s\" (expected cpu, v100, a100, h100, a "
-                                 "profile file FILE.ini from dtsim calibrate, or custom with "
-                                 "device_flops)",
-                            v);
+    if (!builtin_profile(v) && strcmp(v, "custom")) {
+        char names[256];
+        device_names(names, sizeof names);
+        return dt_err_input(err, "unknown device \"%s\" (expected one of %s, a profile file "
+                                 "FILE.ini, or custom with device_flops; dtsim devices lists "
+                                 "them)",
+                            v, names);
+    }
     return set_string(sc->device, sizeof sc->device, v, err);
 }
 

@@ -26,7 +26,8 @@ typedef struct unit {
     int bytes; /* written only when shorter than bits: links are quoted in bits */
 } unit_t;
 
-extern const unit_t bandwidth_units[], time_units[], flops_units[]; /* {NULL}-terminated */
+extern const unit_t bandwidth_units[], time_units[], flops_units[], size_units[],
+    power_units[]; /* {NULL}-terminated */
 
 /** "a, b, c": the names of units. */
 void unit_list(const unit_t *units, char *buf, size_t n);
@@ -43,12 +44,14 @@ void format_float(char *buf, size_t n, float v);
 
 /* ---- device profiles (devices.c) ---- */
 
-/** The built-in profile called name, or NULL. */
+/** The catalogue entry called name, or NULL. */
 const sim_device_profile_t *builtin_profile(const char *name);
-/** Reads the speed of a profile file (a [device] section, as dtsim calibrate writes it). */
-dt_status profile_read(const char *path, double *flops, dt_err_t *err);
-/** A built-in profile or a profile file (absolute path); NULL for custom or a bad file. */
+/** A catalogue entry or a profile file (absolute path); NULL for custom or a bad file. */
 const sim_device_profile_t *profile_find(const char *name);
+/** model.precision's names, in sim_precision_t's order (keys.c). */
+extern const char *const precision_names[];
+/** "cpu, v100, ...": the catalogue's names. */
+void device_names(char *buf, size_t n);
 
 /* ---- the key table (keys.c) ---- */
 

@@ -214,15 +214,54 @@ void scenario_write_keys_markdown(FILE *out)
     unit_list(flops_units, buf, sizeof buf);
     fprintf(out, "| speed | %s (FLOP/s, SI, as in SimGrid) | FLOP/s |\n", buf);
 
-    fprintf(out, "\n### Device profiles\n\n`cluster.device` sets `cluster.device_flops`; "
-                 "`device_flops` given without `device` makes the device `custom`; both in one "
-                 "file must agree (`device = custom`, or the profile's own speed); a `--set` of "
-                 "either one replaces the pair.\n\n| device | FP32 FLOP/s | source |\n"
-                 "|---|---|---|\n");
+    fprintf(out, "\n### Device catalogue\n\n`cluster.device` names one of these "
+                 "(`scenarios/devices/catalogue.ini`, compiled in; `dtsim devices NAME` shows "
+                 "one with the source of each value), a profile file or `custom`. Its peak at "
+                 "`model.precision` times its achieved fraction (`efficiency` for fp32, "
+                 "`tensor_efficiency` for the others, or `cluster.device_efficiency`) becomes "
+                 "`cluster.device_flops` (the last column: at fp32); `device_flops` given "
+                 "without `device` makes the device `custom`; both in one file must agree "
+                 "(`device = custom`, or the device's own speed); a `--set` of either one "
+                 "replaces the pair. Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
+                 "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
+                 "device has no such figure.\n\n"
+                 "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
+                 "efficiency | tensor | device_flops |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {
-        format_unit(buf, sizeof buf, profiles[i].flops, flops_units);
-        fprintf(out, "| `%s` | %s | %s |\n", profiles[i].name, buf, profiles[i].source);
+        const sim_device_profile_t *p = &profiles[i];
+        fprintf(out, "| `%s` | %s |", p->name, p->title);
+        for (int f = 0; f < SIM_DEV_FIELDS; f++) {
+            scenario_device_cell(p, (sim_device_field_t)f, buf, sizeof buf);
+            fprintf(out, " %s |", buf);
+        }
+        format_unit(buf, sizeof buf, p->value[SIM_DEV_FP32] * p->value[SIM_DEV_EFFICIENCY],
+                    flops_units);
+        fprintf(out, " %s |\n", buf);
+    }
+    /* the sources: [defaults]'s once, then each device's values by source */
+    const sim_device_profile_t *def = scenario_device_defaults();
+    fprintf(out, "\nSources (`dtsim devices NAME` shows them value by value):\n\n"
+                 "| device | values | source |\n|---|---|---|\n");
+    for (int f = 0; f < SIM_DEV_FIELDS; f++)
+        if (def->source[f][0])
+            fprintf(out, "| every device but where said | %s | %s |\n",
+                    scenario_device_field_name(f), def->source[f]);
+    for (size_t i = 0; i < n_profiles; i++) {
+        const sim_device_profile_t *p = &profiles[i];
+        int done[SIM_DEV_FIELDS] = {0};
+        for (int f = 0; f < SIM_DEV_FIELDS; f++) {
+            if (done[f] || isnan(p->value[f]) || !strcmp(p->source[f], def->source[f]))
+                continue;
+            fprintf(out, "| `%s` |", p->name); /* the values sharing this source */
+            for (int g = f; g < SIM_DEV_FIELDS; g++)
+                if (!isnan(p->value[g]) && !strcmp(p->source[g], p->source[f])) {
+                    fprintf(out, "%s %s", g == f ? "" : ",", scenario_device_field_name(g));
+                    done[g] = 1;
+                }
+            fprintf(out, " | %s |\n", p->source[f]);
+        }
     }
 }

@@ -74,6 +74,30 @@ typedef enum sim_attack {
     SIM_ATTACK_LABEL_FLIP,
 } sim_attack_t;
 
+/* The number format a model trains in (model.precision): it picks the device's peak and
+ * sets the bytes of the parameters, gradients and activations (scenario_value_bytes) and
+ * of the optimizer (scenario_optimizer_bytes). */
+typedef enum sim_precision {
+    SIM_PREC_FP32, /* FP32 throughout */
+    SIM_PREC_TF32, /* FP32 values, GEMMs on TF32 tensor cores */
+    SIM_PREC_BF16, /* mixed precision: 16-bit weights, gradients, activations; FP32 master */
+    SIM_PREC_FP8,  /* FP8 GEMMs (Transformer Engine), everything stored as in bf16 */
+} sim_precision_t;
+#define SIM_PRECISIONS 4
+
+typedef enum sim_optimizer {
+    SIM_OPT_SGD,  /* SGD, with momentum when model.momentum > 0: what dtsim trains with */
+    SIM_OPT_ADAM, /* Adam's two moments: memory of timing-only runs */
+} sim_optimizer_t;
+
+/* Activation recomputation (model.recompute): what the backward pass recomputes instead of
+ * keeping it from the forward pass. */
+typedef enum sim_recompute {
+    SIM_RECOMPUTE_NONE,
+    SIM_RECOMPUTE_SELECTIVE, /* the attention cores (layers named *.scores) */
+    SIM_RECOMPUTE_FULL,      /* every layer: only the inputs at the profile's cuts are kept */
+} sim_recompute_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -126,6 +150,7 @@ typedef struct scenario {
     sim_time_model_t time_model;
     int shared_replicas;    /* workers whose replicas are identical by construction share one */
     long timeline_steps;    /* the timeline covers the run until a node's N-th gradient */
+    int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
 
     /* [model] */
@@ -133,12 +158,16 @@ typedef struct scenario {
     char profile[SCENARIO_STR];   /* model profile (built-in name or absolute path of a
                                      file): a timing-only run; "" for a real model */
     int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
+    int profile_attention;        /* the profile has attention cores (layers *.scores) */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
     long threads;                 /* OpenBLAS threads of the real kernels */
     sim_backend_t backend;        /* where the real kernels run */
     sim_side_by_side_t side_by_side; /* fedavg clients as replicas on the device */
+    sim_precision_t precision;    /* the simulated number format (timing, bytes, memory) */
+    sim_optimizer_t optimizer;    /* whose state the memory counts */
+    sim_recompute_t recompute;    /* activations traded for FLOPs */
 
     /* [data] */
     char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */
@@ -160,9 +189,11 @@ typedef struct scenario {
     long racks;                       /* multi-rack; hierarchical group count default */
     sim_net_model_t network_model;
     int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
-    double device_flops;              /* simulated device speed, FLOP/s */
-    char device[SCENARIO_STR];        /* profile name, a profile file (absolute path, as
+    double device_flops;              /* simulated device speed, FLOP/s: the device's peak
+                                         at model.precision x its achieved fraction */
+    char device[SCENARIO_STR];        /* catalogue name, a profile file (absolute path, as
                                          dtsim calibrate writes them), or "custom" */
+    double device_efficiency;         /* achieved fraction of the peak; 0: the device's */
 
     /* [strategy] */
     const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
@@ -311,12 +342,59 @@ dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err);
 /** A bandwidth in bytes/s as scenario files write it ("10Gbps"). */
 void scenario_format_bandwidth(double bytes_per_s, char *buf, size_t n);
 
+/* What the device catalogue and profile files say of a device, field by field. */
+typedef enum sim_device_field {
+    SIM_DEV_FP32, /* peak FLOP/s of each precision, in sim_precision_t's order */
+    SIM_DEV_TF32,
+    SIM_DEV_BF16,
+    SIM_DEV_FP8,
+    SIM_DEV_MEMORY,            /* capacity, bytes */
+    SIM_DEV_MEMORY_BANDWIDTH,  /* bytes/s */
+    SIM_DEV_POWER_IDLE,        /* W */
+    SIM_DEV_POWER_MAX,         /* W */
+    SIM_DEV_EFFICIENCY,        /* achieved fraction of the FP32 peak */
+    SIM_DEV_TENSOR_EFFICIENCY, /* of the TF32, BF16 and FP8 peaks */
+    SIM_DEV_FIELDS,
+} sim_device_field_t;
+
 typedef struct sim_device_profile {
-    const char *name;   /* cluster.device */
-    double flops;       /* sustained FP32, FLOP/s */
-    const char *source; /* where the figure comes from */
+    char name[SCENARIO_STR];            /* cluster.device: a catalogue name or a file */
+    char title[128];                    /* what it is */
+    double value[SIM_DEV_FIELDS];       /* NAN where not known */
+    char source[SIM_DEV_FIELDS][400];   /* where each known value comes from */
 } sim_device_profile_t;
-/** The built-in device profiles, *count of them. */
+
+/** The device catalogue (scenarios/devices/catalogue.ini, compiled in), *count entries. */
 const sim_device_profile_t *scenario_device_profiles(size_t *count);
+/** The catalogue's [defaults]: the values and sources an entry or a file leaves out. */
+const sim_device_profile_t *scenario_device_defaults(void);
+/** The key of field f in device files ("fp32", "memory_bandwidth", ...). */
+const char *scenario_device_field_name(sim_device_field_t f);
+/** Reads a device profile file: dtsim calibrate's [device] (name, flops: a measured speed)
+ * or one section written like a catalogue entry; "FILE:LINE: device.KEY: why" on error. */
+dt_status scenario_device_read(const char *path, sim_device_profile_t *out, dt_err_t *err);
+/** cluster.device's profile: a catalogue entry or its file; NULL for custom. */
+const sim_device_profile_t *scenario_device(const scenario_t *sc);
+/** The sustained speed of p at sc's precision: its peak x its achieved fraction (or
+ * cluster.device_efficiency); NAN when p has no peak of that precision. */
+double scenario_device_speed(const sim_device_profile_t *p, const scenario_t *sc);
+/** Field f of p as the device tables print it: peaks in TFLOP/s, memory in GB, bandwidth
+ * in GB/s, power in W, fractions; "-" when not known. */
+void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf,
+                          size_t n);
+/** The name of a precision ("fp32", "bf16", ...). */
+const char *scenario_precision_name(sim_precision_t p);
+/** Bytes of one value of the parameters, gradients and activations: 4 in fp32 and tf32,
+ * 2 in bf16 and fp8 (what travels on the wire and what the memory counts). */
+double scenario_value_bytes(const scenario_t *sc);
+/** Optimizer bytes per parameter: the FP32 master copy of mixed precision (4) and the
+ * optimizer's state (SGD: 4 with momentum, else 0; Adam: 8). */
+double scenario_optimizer_bytes(const scenario_t *sc);
+/** "93.1 GB": bytes in GB (10^9), three significant figures. */
+void scenario_format_gb(double bytes, char *buf, size_t n);
+/** "80GB" into bytes (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB). */
+dt_status scenario_parse_size(const char *text, double *bytes, dt_err_t *err);
+/** "700W" into watts (W, kW). */
+dt_status scenario_parse_power(const char *text, double *watts, dt_err_t *err);
 
 #endif

@@ -95,8 +95,8 @@ typedef struct sim_strategy {
     long (*steps_done)(const struct sim_run *run);
     /** Message headers node keeps in rotation, given the engine's count (n). NULL: n. */
     size_t (*msg_slots)(const struct sim_run *run, const struct sim_node *node, size_t n);
-    /** What node holds when the strategy did not say during the run (sim_node_t.mem).
-     * NULL: sim_memory_default. */
+    /** What node holds (sim_node_t.mem), from the run before deploy: the device's memory
+     * is checked against it before anything starts. NULL: sim_memory_default. */
     void (*memory)(const struct sim_run *run, struct sim_node *node);
     /** Creates its actors on the run's hosts, before the simulation starts. */
     void (*deploy)(struct sim_run *run);

@@ -480,13 +480,14 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
         run->key_line[sk->key] = sk->line;
         if (key_apply(run, &key_table[sk->key], sweep_value(run, sk, sk->chosen), &ctx, &e))
             return key_error(err, run, sk->line, sk->key, "%s", e.msg);
-        if (sk->key == kd) {
-            const sim_device_profile_t *p = profile_find(run->device);
-            DT_ASSERT(p); /* custom was refused when the file was read */
-            run->device_flops = p->flops;
-        } else if (sk->key == kf) {
+        if (sk->key == kf)
             set_string(run->device, sizeof run->device, "custom", NULL);
-        }
+        else if (sk->key == kd)
+            DT_ASSERT(profile_find(run->device)); /* custom was refused with the file */
     }
+    /* the device's speed at this run's device, precision and fraction */
+    const sim_device_profile_t *p = profile_find(run->device);
+    if (p)
+        run->device_flops = scenario_device_speed(p, run);
     return scenario_validate(run, err);
 }

@@ -1,5 +1,5 @@
-/* Values with units (10Gbps, 5us, 19.5Tf): parsed into base units (bytes/s, seconds,
- * FLOP/s), and written back as the shortest spelling that reads back to the same double,
+/* Values with units (10Gbps, 5us, 19.5Tf, 80GB, 700W): parsed into base units (bytes/s,
+ * seconds, FLOP/s, bytes, watts), and written back as the shortest spelling that reads back to the same double,
  * so that a written scenario loads to the same struct. */
 #include <ctype.h>
 #include <math.h>
@@ -25,6 +25,16 @@ const unit_t flops_units[] = {
     {"flops", 1, 1, 1, 0},    {"kflops", 1e3, 1, 1, 0},  {"Mflops", 1e6, 1, 1, 0},
     {"Gflops", 1e9, 1, 1, 0}, {"Tflops", 1e12, 1, 1, 0}, {"Pflops", 1e15, 1, 1, 0},
     {NULL, 0, 0, 0, 0},
+};
+/* memory sizes: SI as datasheets print them (80 GB), and binary (80 GiB) */
+const unit_t size_units[] = {
+    {"B", 1, 1, 0, 0},         {"kB", 1e3, 1, 0, 0},       {"MB", 1e6, 1, 0, 0},
+    {"GB", 1e9, 1, 0, 0},      {"TB", 1e12, 1, 0, 0},      {"KiB", 1024.0, 1, 0, 0},
+    {"MiB", 1048576.0, 1, 0, 0}, {"GiB", 1073741824.0, 1, 0, 0},
+    {"TiB", 1099511627776.0, 1, 0, 0}, {NULL, 0, 0, 0, 0},
+};
+const unit_t power_units[] = {
+    {"W", 1, 1, 0, 0}, {"kW", 1e3, 1, 0, 0}, {NULL, 0, 0, 0, 0},
 };
 
 static double unit_value(double number, const unit_t *u) { return number * u->mul / u->div; }
@@ -128,6 +138,16 @@ dt_status scenario_parse_time(const char *text, double *seconds, dt_err_t *err)
 dt_status scenario_parse_flops(const char *text, double *flops, dt_err_t *err)
 {
     return parse_with_unit(text, flops_units, "speed", 0, flops, err);
+}
+
+dt_status scenario_parse_size(const char *text, double *bytes, dt_err_t *err)
+{
+    return parse_with_unit(text, size_units, "size", 1, bytes, err);
+}
+
+dt_status scenario_parse_power(const char *text, double *watts, dt_err_t *err)
+{
+    return parse_with_unit(text, power_units, "power", 1, watts, err);
 }
 
 void scenario_format_bandwidth(double bytes_per_s, char *buf, size_t n)

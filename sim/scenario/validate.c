@@ -217,11 +217,94 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
     return 0;
 }
 
+/* The device at model.precision, and what only a timing-only model may ask: a precision
+ * other than fp32 (real training here is FP32: its simulated time and bytes would not be
+ * those of the numbers it trains), Adam's memory, recomputation. 1 on an error. */
+static int check_precision(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    const sim_device_profile_t *p = scenario_device(sc);
+    const char *prec = scenario_precision_name(sc->precision);
+    if (!p && sc->device_efficiency > 0) {
+        k = scenario_blame(sc, "cluster.device_efficiency", "cluster.device_flops", where,
+                           sizeof where);
+        scenario_fail(sc, err, k,
+                      "device_efficiency scales a device's peak, but device = custom gives "
+                      "device_flops, a sustained speed, itself (expected a device of the "
+                      "catalogue or a profile file, or no device_efficiency; %s)",
+                      where);
+        return 1;
+    }
+    if (p && isnan(p->value[sc->precision])) {
+        char have[64] = "";
+        size_t len = 0;
+        for (int q = 0; q < SIM_PRECISIONS; q++)
+            if (!isnan(p->value[q]))
+                len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "",
+                                        scenario_precision_name((sim_precision_t)q));
+        k = scenario_blame(sc, "model.precision", "cluster.device", where, sizeof where);
+        scenario_fail(sc, err, k, "device %s has no %s peak (it has %s; %s)", p->name, prec,
+                      have, where);
+        return 1;
+    }
+    if (sc->profile[0]) {
+        if (sc->recompute != SIM_RECOMPUTE_NONE && !sc->profile_pieces) {
+            k = scenario_blame(sc, "model.recompute", "model.arch", where, sizeof where);
+            scenario_fail(sc, err, k,
+                          "recompute needs the profile's [forward] section (what each layer "
+                          "keeps, where it may be cut), which %s lacks (%s)",
+                          sc->profile, where);
+            return 1;
+        }
+        if (sc->recompute == SIM_RECOMPUTE_SELECTIVE && !sc->profile_attention) {
+            k = scenario_blame(sc, "model.recompute", "model.arch", where, sizeof where);
+            scenario_fail(sc, err, k,
+                          "selective recomputes attention cores, layers named *.scores, and "
+                          "%s has none (expected recompute = full or none; %s)",
+                          sc->profile, where);
+            return 1;
+        }
+        if (sc->precision >= SIM_PREC_BF16 && sc->compression.kind != TRAINER_CODEC_NONE) {
+            k = scenario_blame(sc, "strategy.compression", "model.precision", where,
+                               sizeof where);
+            scenario_fail(sc, err, k,
+                          "the codecs encode FP32 values; with precision = %s the values are "
+                          "16-bit already (expected compression = none, or precision = fp32 "
+                          "or tf32; %s)",
+                          prec, where);
+            return 1;
+        }
+        return 0;
+    }
+    static const struct {
+        const char *key, *what;
+    } timing_only[] = {
+        {"model.precision", "real training here is FP32: another precision would change the "
+                            "simulated time and bytes, not the numbers trained"},
+        {"model.optimizer", "real training here is SGD"},
+        {"model.recompute", "real training keeps every activation"},
+    };
+    int asked[] = {sc->precision != SIM_PREC_FP32, sc->optimizer != SIM_OPT_SGD,
+                   sc->recompute != SIM_RECOMPUTE_NONE};
+    for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++)
+        if (asked[i]) {
+            k = scenario_blame(sc, timing_only[i].key, "model.arch", where, sizeof where);
+            scenario_fail(sc, err, k,
+                          "%s needs a timing-only model (model.arch = profile:NAME): %s (%s)",
+                          timing_only[i].key, timing_only[i].what, where);
+            return 1;
+        }
+    return 0;
+}
+
 dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
 {
     const sim_strategy_t *st = sc->strategy;
     const char *k;
     char where[96], takers[256];
+    if (check_precision(sc, err))
+        return DT_ERR_INPUT;
     if (sc->platform == SIM_PLATFORM_EDGE && (st->takes & SIM_NEEDS_PEER_LINKS)) {
         k = scenario_blame(sc, "cluster.platform", "strategy.kind", where, sizeof where);
         scenario_strategies_lacking(SIM_NEEDS_PEER_LINKS, " or ", takers, sizeof takers);

@@ -202,7 +202,7 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     m->data = st->snapshot[i];
     m->offset = off;
     m->n = len;
-    m->bytes = sizeof(float) * (double)len;
+    m->bytes = run->value_bytes * (double)len;
     m->step = version;
     m->from = node->rank;
     m->src = node->host;

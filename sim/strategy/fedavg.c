@@ -201,7 +201,7 @@ static sim_msg_t *task_msg(sim_run_t *run, sim_node_t *node, const server_state_
     task->flag = c;
     if (st->scaffold) {
         task->aux = st->c;
-        task->bytes += sizeof(float) * (double)run->n_params;
+        task->bytes += run->value_bytes * (double)run->n_params;
     }
     return task;
 }
@@ -540,13 +540,13 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         double m = (double)scenario_fedavg_sampled(run->sc);
         trainer_fedopt_t opt;
         int slots = server_optimizer(run->sc, &opt) ? trainer_fedopt_slots(opt.kind) : 0;
-        node->mem.params = (1 + m) * (double)run->n_params * sizeof(float);
+        node->mem.params = (1 + m) * (double)run->n_params * run->value_bytes;
         node->mem.grads = node->mem.activations = 0;
-        node->mem.optimizer = slots * (double)run->n_params * sizeof(float);
+        node->mem.optimizer = slots * (double)run->n_params * sizeof(float); /* FP32 state */
     }
     if (scenario_own(run->sc, "scaffold")->i) {
         /* the server's c and its round's dc; each client host the c_i of its clients */
-        double n = (double)run->n_params * sizeof(float), clients = (double)run->sc->clients;
+        double n = (double)run->n_params * run->value_bytes, clients = (double)run->sc->clients;
         double per_host = ceil(clients / run->n_workers);
         if (!strcmp(node->role, "server"))
             node->mem.optimizer += n * (1.0 + (double)scenario_fedavg_sampled(run->sc));

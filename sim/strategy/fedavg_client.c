@@ -160,7 +160,7 @@ void fedavg_client_host(sim_node_t *node)
         up->weight = (double)sim_client_samples(run, c);
         if (st->scaffold) {
             up->aux = dc;
-            up->bytes += sizeof(float) * (double)run->n_params;
+            up->bytes += run->value_bytes * (double)run->n_params;
         }
         if (step >= 0)
             sim_secagg_mask(run, node, task, up);

@@ -248,7 +248,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     sim_memory_default(run, node);
     if (!strcmp(node->role, "server")) {
         double conc = (double)scenario_own(run->sc, "concurrency")->l;
-        node->mem.params = (2 + conc) * (double)run->n_params * sizeof(float);
+        node->mem.params = (2 + conc) * (double)run->n_params * run->value_bytes;
         node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
     }
 }

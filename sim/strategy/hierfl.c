@@ -322,7 +322,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     double held = node->rank == 0 ? R
                                   : (double)region_sampled(sc, region_clients(
                                         sc->clients, run->n_workers, R, node->rank - 1));
-    node->mem.params = (1 + held) * (double)run->n_params * sizeof(float);
+    node->mem.params = (1 + held) * (double)run->n_params * run->value_bytes;
     node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
 }
 

@@ -33,6 +33,7 @@
 
 
 #include "collective.h"
+#include "profile_memory.h"
 #include "strategy.h"
 
 #define PIPE_MAX_STAGES 64
@@ -43,7 +44,9 @@ typedef struct pipe_plan {
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
-    double act[PIPE_MAX_STAGES];    /* floats per sample it keeps for the backward pass */
+    double act[PIPE_MAX_STAGES];    /* values per sample it keeps for the backward pass */
+    double act_piece[PIPE_MAX_STAGES]; /* and holds besides while it recomputes a piece
+                                          (model.recompute) */
     size_t out[PIPE_MAX_STAGES];    /* floats per sample it sends on (the last: 0) */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run */
@@ -117,8 +120,9 @@ static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, 
     plan->first[plan->S] = n_layers;
 }
 
-/* A timing-only plan: the profile's layers in forward order, cut where it allows. */
-static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
+/* A timing-only plan: the profile's layers in forward order, cut where it allows; the
+ * forward FLOPs model.recompute recomputes are part of the backward pass. */
+static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_recompute_t r)
 {
     int L = p->n_layers, G = 0;
     int *start = dt_malloc(sizeof(int) * (size_t)(L + 1));
@@ -137,9 +141,11 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
             plan->fwd[s] += l->forward_flops;
             plan->bwd[s] += l->backward_flops;
-            plan->act[s] += l->outputs;
             off += l->params;
         }
+        plan->bwd[s] += sim_profile_recompute_flops(p, plan->first[s], plan->first[s + 1], r);
+        plan->act[s] = sim_profile_activations(p, plan->first[s], plan->first[s + 1], r,
+                                               &plan->act_piece[s]);
         plan->p1[s] = off;
         plan->out[s] = s + 1 < plan->S ? (size_t)p->layers[L - plan->first[s + 1]].cut : 0;
     }
@@ -147,7 +153,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p)
     free(cost);
 }
 
-/* A plan of a real model, with a workspace per micro-batch. */
+/* A plan of a real model (its workspaces: plan_make). */
 static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
@@ -189,24 +195,33 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
     /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
     plan->fwd[plan->S - 1] += 5.0 * m->classes;
     plan->bwd[plan->S - 1] += 2.0 * m->classes;
-    plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
-    for (int k = 0; k < plan->D * plan->M; k++)
-        trainer_workspace_init(&plan->ws[k], run->be, m, plan->micro);
 }
 
-static pipe_plan_t *plan_make(sim_run_t *run)
+/* The stages: their layers, FLOPs, parameters and activations. */
+static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     plan->S = (int)sc->stages;
     plan->M = (int)sc->micro_batches;
     plan->micro = (int)(sc->batch / sc->micro_batches);
     plan->D = (int)sc->data_parallel;
     DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S == run->n_workers);
     if (run->timing_only)
-        plan_profile(plan, &run->profile);
+        plan_profile(plan, &run->profile, run->sc->recompute);
     else
         plan_model(plan, run);
+}
+
+/* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
+static pipe_plan_t *plan_make(sim_run_t *run)
+{
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    plan_layout(plan, run);
+    if (!run->timing_only) {
+        plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
+        for (int k = 0; k < plan->D * plan->M; k++)
+            trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
+    }
     for (int s = 0; s < plan->S; s++) {
         plan->group[s].size = plan->D;
         plan->group[s].members = dt_calloc((size_t)plan->D, sizeof(sim_node_t *));
@@ -247,7 +262,7 @@ static sim_msg_t *payload(sim_node_t *node, const float *data, size_t n, int m, 
     sim_msg_t *msg = sim_msg_next(node);
     msg->data = data;
     msg->n = n;
-    msg->bytes = sizeof(float) * (double)n;
+    msg->bytes = sim_current->value_bytes * (double)n;
     msg->flag = m;
     msg->step = step;
     return msg;
@@ -291,14 +306,6 @@ static void stage(sim_node_t *node)
     st->sends = dt_calloc((size_t)(2 * M), sizeof(sim_comm_t));
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
-    /* what the stage holds: its layers' parameters, gradients and momentum, and the
-     * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s) */
-    double slice = (double)(plan->p1[s] - plan->p0[s]) * sizeof(float);
-    int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
-    node->mem.params = node->mem.grads = slice;
-    node->mem.optimizer = run->sc->sgd.momentum != 0.0f ? slice : 0;
-    node->mem.activations = (double)flight * b * sizeof(float) * plan->act[s];
-    node->mem_set = 1;
     sim_box_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
     sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
                                      : NULL;
@@ -445,6 +452,22 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], stage);
 }
 
+/* What a stage holds: its layers' parameters, gradients and optimizer state, and the
+ * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s), with the
+ * piece that model.recompute recomputes at once. */
+static void memory(const sim_run_t *run, sim_node_t *node)
+{
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan); /* before deploy: the layout alone */
+    plan_layout(plan, run);
+    int S = plan->S, M = plan->M, s = node->rank % S;
+    double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
+    int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
+    node->mem.params = node->mem.grads = slice * vb;
+    node->mem.optimizer = slice * scenario_optimizer_bytes(run->sc);
+    node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
+    free(plan);
+}
+
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)(sc->stages * sc->data_parallel);
@@ -539,5 +562,6 @@ const sim_strategy_t sim_strategy_pipeline = {
     .replicas = replicas,
     .msg_slots = msg_slots,
     .deploy = deploy,
+    .memory = memory,
     .summary = summary,
 };

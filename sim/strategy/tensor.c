@@ -77,6 +77,42 @@ static void tp_free(sim_node_t *node)
     free(t->idx);
 }
 
+/* The dense layers of the model as worker `rank` of T holds them: roles, widths, FLOPs
+ * per sample (the loss, computed whole on every worker, with the last). Returns them. */
+static int tp_layers(const sim_run_t *run, int rank, tp_layer_t *layer)
+{
+    const trainer_model_t *m = &run->model;
+    int L = 0, T = (int)run->sc->tensor_parallel, C = m->classes;
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->layers[i].kind == TRAINER_LAYER_DENSE) {
+            tp_layer_t *d = &layer[L++];
+            memset(d, 0, sizeof *d);
+            d->l = &m->layers[i];
+            d->relu_after = i + 1 < m->n_layers && m->layers[i + 1].kind == TRAINER_LAYER_RELU;
+        }
+    DT_CHECK(C % T == 0 || L % 2 == 0, "%s: tensor_parallel = %d does not divide the %d "
+             "classes of the output layer", run->sc->path, T, C);
+    for (int j = 0; j < L; j++) {
+        tp_layer_t *d = &layer[j];
+        int in = d->l->in_c, out = d->l->out_c;
+        d->role = j % 2 ? ROLE_ROW : j == L - 1 ? ROLE_GATHER : ROLE_COL;
+        if (d->role == ROLE_ROW) {
+            int k = in / T;
+            d->width = k;
+            d->fwd = 2.0 * k * out + (rank == 0 ? out : 0) + (d->relu_after ? out : 0);
+            d->bwd = 4.0 * out * k + k + (rank == 0 ? out : 0);
+        } else {
+            int o = out / T;
+            d->width = o;
+            d->fwd = 2.0 * in * o + o + (d->relu_after ? o : 0);
+            d->bwd = 2.0 * o * in + o + (j > 0 ? 2.0 * o * in + in : 0);
+        }
+    }
+    layer[L - 1].fwd += 5.0 * C;
+    layer[L - 1].bwd += 2.0 * C;
+    return L;
+}
+
 static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
 {
     const trainer_backend_t *be = run->be;
@@ -84,42 +120,23 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
     tp_worker_t *t = dt_calloc(1, sizeof *t);
     t->T = (int)run->sc->tensor_parallel;
     t->B = (int)run->sc->batch;
+    t->L = tp_layers(run, node->rank, t->layer);
     size_t B = (size_t)t->B, widest = m->in_size;
-    for (int i = 0; i < m->n_layers; i++)
-        if (m->layers[i].kind == TRAINER_LAYER_DENSE) {
-            tp_layer_t *d = &t->layer[t->L++];
-            d->l = &m->layers[i];
-            d->relu_after = i + 1 < m->n_layers && m->layers[i + 1].kind == TRAINER_LAYER_RELU;
-            if ((size_t)d->l->out_size > widest)
-                widest = d->l->out_size;
-        }
-    int T = t->T, C = m->classes;
-    DT_CHECK(C % T == 0 || t->L % 2 == 0, "%s: tensor_parallel = %d does not divide the %d "
-             "classes of the output layer", run->sc->path, T, C);
+    int C = m->classes;
     for (int j = 0; j < t->L; j++) {
         tp_layer_t *d = &t->layer[j];
         int in = d->l->in_c, out = d->l->out_c;
-        d->role = j % 2 ? ROLE_ROW : j == t->L - 1 ? ROLE_GATHER : ROLE_COL;
+        if ((size_t)d->l->out_size > widest)
+            widest = d->l->out_size;
         if (d->role == ROLE_ROW) {
-            int k = in / T;
-            d->width = k;
-            d->fwd = 2.0 * k * out + (node->rank == 0 ? out : 0) + (d->relu_after ? out : 0);
-            d->bwd = 4.0 * out * k + k + (node->rank == 0 ? out : 0);
             t->z[j] = be->alloc(sizeof(float) * B * (size_t)out);
         } else {
-            int o = out / T;
-            d->width = o;
-            d->fwd = 2.0 * in * o + o + (d->relu_after ? o : 0);
-            d->bwd = 2.0 * o * in + o + (j > 0 ? 2.0 * o * in + in : 0);
-            t->pre[j] = be->alloc(sizeof(float) * B * (size_t)o);
-            t->act[j] = be->alloc(sizeof(float) * B * (size_t)o);
+            t->pre[j] = be->alloc(sizeof(float) * B * (size_t)d->width);
+            t->act[j] = be->alloc(sizeof(float) * B * (size_t)d->width);
         }
         if (j > 0)
             t->in[j] = be->alloc(sizeof(float) * B * (size_t)in);
     }
-    /* the loss, computed whole on every worker */
-    t->layer[t->L - 1].fwd += 5.0 * C;
-    t->layer[t->L - 1].bwd += 2.0 * C;
     t->x = be->alloc(sizeof(float) * B * m->in_size);
     t->in[0] = t->x;
     t->labels = be->alloc(B);
@@ -132,27 +149,6 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
     t->one = be->alloc(sizeof(float));
     t->idx = dt_malloc(sizeof(uint32_t) * B);
     t->pending_step = -1;
-    /* what the worker holds: its slices (with worker 0's row-split biases), their gradients
-     * and momentum; the activations kept for the backward pass (as the other strategies
-     * count them, without the input batch): every split layer's replicated input and output
-     * slices, the all-reduced sums, the gathered blocks and the logits */
-    double own = 0, act = 0;
-    for (int j = 0; j < t->L; j++) {
-        const tp_layer_t *d = &t->layer[j];
-        int in = d->l->in_c, out = d->l->out_c;
-        if (d->role == ROLE_ROW) {
-            own += (double)out * d->width + (node->rank == 0 ? out : 0);
-            act += out;
-        } else {
-            own += (double)d->width * in + d->width;
-            act += (j > 0 ? in : 0) + 2.0 * d->width;
-        }
-    }
-    act += 2.0 * C; /* the gathered blocks and the logits */
-    node->mem.params = node->mem.grads = own * sizeof(float);
-    node->mem.optimizer = run->sc->sgd.momentum != 0.0f ? own * sizeof(float) : 0;
-    node->mem.activations = act * B * sizeof(float);
-    node->mem_set = 1;
     node->state = t;
     node->state_free = tp_free;
     return t;
@@ -360,6 +356,32 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+/* What a worker holds: its slices (with worker 0's row-split biases), their gradients and
+ * optimizer state; the activations kept for the backward pass (as the other strategies
+ * count them, without the input batch): every split layer's replicated input and output
+ * slices, the all-reduced sums, the gathered blocks and the logits. */
+static void memory(const sim_run_t *run, sim_node_t *node)
+{
+    tp_layer_t layer[TRAINER_MAX_HIDDEN + 1];
+    int L = tp_layers(run, node->rank, layer);
+    double own = 0, act = 0, vb = run->value_bytes;
+    for (int j = 0; j < L; j++) {
+        const tp_layer_t *d = &layer[j];
+        int in = d->l->in_c, out = d->l->out_c;
+        if (d->role == ROLE_ROW) {
+            own += (double)out * d->width + (node->rank == 0 ? out : 0);
+            act += out;
+        } else {
+            own += (double)d->width * in + d->width;
+            act += (j > 0 ? in : 0) + 2.0 * d->width;
+        }
+    }
+    act += 2.0 * run->model.classes; /* the gathered blocks and the logits */
+    node->mem.params = node->mem.grads = own * vb;
+    node->mem.optimizer = own * scenario_optimizer_bytes(run->sc);
+    node->mem.activations = act * (double)run->sc->batch * vb;
+}
+
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->tensor_parallel;
@@ -435,4 +457,5 @@ const sim_strategy_t sim_strategy_tensor = {
     .hosts = hosts,
     .replicas = replicas,
     .deploy = deploy,
+    .memory = memory,
 };

@@ -58,12 +58,6 @@ static void worker(sim_node_t *node)
     z->pending_step = -1;
     node->state = z;
     node->state_free = zero_free;
-    /* what ZeRO keeps: the shard of every sharded kind of state, the rest whole */
-    double f = sizeof(float), shard = (double)(hi - lo) * f, whole = (double)n * f;
-    sim_memory_default(run, node);
-    node->mem.params = stage >= 3 ? shard : whole;
-    node->mem.grads = stage >= 2 ? shard : whole;
-    node->mem.optimizer = sc->sgd.momentum != 0.0f ? shard : 0;
     float *w = node->params;
     long step;
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
@@ -129,6 +123,20 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+/* What ZeRO keeps: the shard of every sharded kind of state, the rest whole (Rajbhandari
+ * et al. 2020's (2 + 2 + K) parameters, of which the stages shard K, then the gradients'
+ * 2, then the parameters' 2). */
+static void memory(const sim_run_t *run, sim_node_t *node)
+{
+    int p = run->n_workers, r = node->rank, stage = (int)scenario_own(run->sc, "zero_stage")->l;
+    size_t n = run->n_params, lo = n * (size_t)r / (size_t)p, hi = n * (size_t)(r + 1) / (size_t)p;
+    double vb = run->value_bytes, shard = (double)(hi - lo), whole = (double)n;
+    sim_memory_default(run, node);
+    node->mem.params = (stage >= 3 ? shard : whole) * vb;
+    node->mem.grads = (stage >= 2 ? shard : whole) * vb;
+    node->mem.optimizer = shard * scenario_optimizer_bytes(run->sc);
+}
+
 static dt_status check(const scenario_t *sc, dt_err_t *err)
 {
     if (scenario_has_faults(sc))
@@ -156,4 +164,5 @@ const sim_strategy_t sim_strategy_zero = {
     .takes = SIM_TAKES_ACCUMULATE | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
     .deploy = deploy,
+    .memory = memory,
 };

@@ -1,0 +1,119 @@
+/* dtsim devices: the device catalogue as a table, or one device (a catalogue entry or a
+ * profile file) value by value with the source of each. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "scenario.h"
+
+static void devices_help(void)
+{
+    printf("usage: dtsim devices [NAME | FILE.ini]\n"
+           "\n"
+           "Without an argument, lists the device catalogue (what cluster.device names): peak\n"
+           "FLOP/s per precision (dense, TFLOP/s), memory (GB) and its bandwidth (GB/s), power\n"
+           "idle and at full load (W), the achieved fractions of the FP32 and the tensor\n"
+           "peaks. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
+           "that device's every value with its source, and its sustained speed at each\n"
+           "precision (what cluster.device_flops becomes).\n");
+}
+
+/* The table: a row per device. */
+static void devices_table(void)
+{
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n);
+    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s  %s\n", "device", "fp32", "tf32",
+           "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "what");
+    for (size_t i = 0; i < n; i++) {
+        char cell[SIM_DEV_FIELDS][32];
+        for (int f = 0; f < SIM_DEV_FIELDS; f++)
+            scenario_device_cell(&cat[i], (sim_device_field_t)f, cell[f], sizeof cell[f]);
+        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s  %s\n", cat[i].name, cell[0],
+               cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8], cell[9],
+               cat[i].title);
+    }
+    printf("peaks in TFLOP/s, dense; memory in GB (10^9 bytes); power in W; - where the device "
+           "has none\n(dtsim devices NAME: every value with its source)\n");
+}
+
+/* One device, value by value, each with the number of its source, the sources below. */
+static void device_detail(const sim_device_profile_t *d)
+{
+    static const char *const units[SIM_DEV_FIELDS] = {"TFLOP/s", "TFLOP/s", "TFLOP/s",
+                                                      "TFLOP/s", "GB",      "GB/s",
+                                                      "W",       "W",       "",
+                                                      ""};
+    const char *sources[SIM_DEV_FIELDS];
+    int n_sources = 0;
+    printf("%s: %s\n", d->name, d->title);
+    for (int f = 0; f < SIM_DEV_FIELDS; f++) {
+        if (isnan(d->value[f]))
+            continue;
+        int k = 0;
+        while (k < n_sources && strcmp(sources[k], d->source[f]))
+            k++;
+        if (k == n_sources)
+            sources[n_sources++] = d->source[f];
+        char cell[32], value[48];
+        scenario_device_cell(d, (sim_device_field_t)f, cell, sizeof cell);
+        snprintf(value, sizeof value, "%s%s%s", cell, units[f][0] ? " " : "", units[f]);
+        printf("  %-17s %-15s [%d]\n", scenario_device_field_name((sim_device_field_t)f), value,
+               k + 1);
+    }
+    scenario_t sc;
+    scenario_defaults(&sc);
+    printf("  sustained (peak x fraction, cluster.device_flops):");
+    for (int q = 0, first = 1; q < SIM_PRECISIONS; q++) {
+        sc.precision = (sim_precision_t)q;
+        double v = scenario_device_speed(d, &sc);
+        if (isnan(v))
+            continue;
+        printf("%s %s %.6g TFLOP/s", first ? "" : ",", scenario_precision_name(sc.precision),
+               v / 1e12);
+        first = 0;
+    }
+    printf("\n");
+    for (int k = 0; k < n_sources; k++)
+        printf("  [%d] %s\n", k + 1, sources[k]);
+}
+
+int cli_devices(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        devices_help();
+        return CLI_EXIT_OK;
+    }
+    if (argc > 2)
+        return cli_usage_error("devices", "unexpected argument \"%s\"", argv[2]);
+    if (argc == 1) {
+        devices_table();
+        return CLI_EXIT_OK;
+    }
+    const char *name = argv[1];
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cat[i].name, name)) {
+            device_detail(&cat[i]);
+            return CLI_EXIT_OK;
+        }
+    size_t len = strlen(name);
+    if (len > 4 && !strcmp(name + len - 4, ".ini")) {
+        static sim_device_profile_t d;
+        dt_err_t err;
+        if (scenario_device_read(name, &d, &err)) {
+            fprintf(stderr, "dtsim devices: %s\n", err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        device_detail(&d);
+        return CLI_EXIT_OK;
+    }
+    char names[256] = "";
+    for (size_t i = 0, l = 0; i < n && l < sizeof names; i++)
+        l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", cat[i].name);
+    return cli_usage_error("devices", "unknown device \"%s\" (expected one of %s, or a profile "
+                                      "file FILE.ini)",
+                           name, names);
+}

@@ -1,0 +1,70 @@
+/* Activations of model profiles and what recomputing them costs (see profile_memory.h). */
+#include "profile_memory.h"
+
+#include <string.h>
+
+static const sim_profile_layer_t *fwd_layer(const sim_model_profile_t *p, int j)
+{
+    return &p->layers[p->n_layers - 1 - j];
+}
+
+static int is_attention(const sim_profile_layer_t *l)
+{
+    size_t n = strlen(l->name);
+    return n >= 7 && !strcmp(l->name + n - 7, ".scores");
+}
+
+int sim_profile_has_attention(const sim_model_profile_t *p)
+{
+    for (int i = 0; i < p->n_layers; i++)
+        if (is_attention(&p->layers[i]))
+            return 1;
+    return 0;
+}
+
+int sim_profile_recomputed(const sim_model_profile_t *p, int j, sim_recompute_t r)
+{
+    return r == SIM_RECOMPUTE_FULL || (r == SIM_RECOMPUTE_SELECTIVE && is_attention(fwd_layer(p, j)));
+}
+
+double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r,
+                               double *transient)
+{
+    DT_ASSERT(p->has_forward_layers && 0 <= lo && lo <= hi && hi <= p->n_layers);
+    double kept = 0, piece = 0;
+    *transient = 0;
+    if (r == SIM_RECOMPUTE_FULL && lo > 0)
+        kept += fwd_layer(p, lo - 1)->cut; /* the stage's input: its first checkpoint */
+    for (int j = lo; j < hi; j++) {
+        const sim_profile_layer_t *l = fwd_layer(p, j);
+        if (r == SIM_RECOMPUTE_FULL) {
+            /* pieces end at the cuts; the input of the next one is a checkpoint */
+            piece += l->outputs;
+            if (l->cut > 0 || j == hi - 1) {
+                if (piece > *transient)
+                    *transient = piece;
+                piece = 0;
+                if (j < hi - 1)
+                    kept += l->cut;
+            }
+        } else if (sim_profile_recomputed(p, j, r)) {
+            if (l->outputs > *transient)
+                *transient = l->outputs;
+        } else {
+            kept += l->outputs;
+        }
+    }
+    return kept;
+}
+
+double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,
+                                   sim_recompute_t r)
+{
+    if (r == SIM_RECOMPUTE_FULL && lo == 0 && hi == p->n_layers)
+        return p->forward_flops; /* exactly one more forward pass */
+    double flops = 0;
+    for (int j = lo; j < hi && r != SIM_RECOMPUTE_NONE; j++)
+        if (sim_profile_recomputed(p, j, r))
+            flops += fwd_layer(p, j)->forward_flops;
+    return flops;
+}
