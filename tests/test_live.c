@@ -60,7 +60,10 @@ static char *run_live(const char *scen, const char *db, const char *args, int co
                       int *rc)
 {
     char cmd[2048];
-    snprintf(sock, sizeof sock, "dtsim-live-%d", (int)getpid());
+    /* a server of its own each time: a new session on a socket whose server is still
+     * shutting down (kill-server just before) can fail */
+    static int calls;
+    snprintf(sock, sizeof sock, "dtsim-live-%d-%d", (int)getpid(), calls++);
     snprintf(cmd, sizeof cmd,
              "tmux -L %s -f /dev/null new-session -d -x %d -y %d "
              "'%s run %s --db %s --live %s; echo EXIT=$?; sleep 600'",
