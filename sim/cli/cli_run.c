@@ -605,8 +605,8 @@ int cli_run(int argc, char **argv)
     if (member >= 0)
         rc = run_member(sc, member, &o, argv[0]);
     else if (o.live && sc->sweep.n_keys)
-        rc = cli_usage_error("run", "--live shows one run and %s is a sweep of %ld runs (a "
-                                    "copy of it without [sweep] is one run)",
+        rc = cli_usage_error("run", "--live shows one run and %s is a sweep of %ld runs "
+                                    "(--member I runs one of them)",
                              sc->path, scenario_sweep_count(sc));
     else if (o.live && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
