@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_select.h"
 #include "plot.h"
 #include "query.h"
 
@@ -187,18 +188,12 @@ int cli_plot(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("plot", "unexpected argument \"%s\"", argv[optind]);
-    if (runs_spec && sweep)
-        return cli_usage_error("plot", "--runs and --sweep cannot be combined");
+    int rc = cli_select_check("plot", runs_spec, sweep);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (opts.out_dir[0] == '\0')
         return cli_usage_error("plot", "--out needs a directory");
     dt_err_t err;
-    if (runs_spec) {
-        results_id_range_t *ranges;
-        size_t n;
-        if (results_runs_spec_parse(runs_spec, &ranges, &n, &err) != DT_OK)
-            return cli_usage_error("plot", "%s", err.msg);
-        free(ranges);
-    }
     if (!opts.formats)
         opts.formats = RESULTS_PLOT_PNG;
     if (svg)
@@ -213,25 +208,12 @@ int cli_plot(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
 
-    int rc = CLI_EXIT_OK;
     results_query_t *q = NULL;
     results_runs_t runs = {0};
     dt_status st;
-    if ((st = results_query_open(&q, db_path, &err)) != DT_OK ||
-        (st = results_query_select(q, runs_spec, sweep, &runs, &err)) != DT_OK) {
-        fprintf(stderr, "dtsim plot: %s\n", err.msg);
-        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+    rc = cli_select_runs("plot", db_path, runs_spec, sweep, opts.timeline_run, &q, &runs);
+    if (rc != CLI_EXIT_OK)
         goto done;
-    }
-    if (opts.timeline_run) {
-        results_run_view_t r;
-        if ((st = results_query_run(q, opts.timeline_run, &r, &err)) != DT_OK) {
-            fprintf(stderr, "dtsim plot: --timeline-run: %s\n", err.msg);
-            rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
-            goto done;
-        }
-        results_run_view_free(&r);
-    }
     char why[512];
     if (make_dirs(opts.out_dir, why, sizeof why) != 0) {
         fprintf(stderr, "dtsim plot: --out %s: %s\n", opts.out_dir, why);
