@@ -94,7 +94,8 @@ dt_status fig_cost(fig_t *f, dt_err_t *err)
     size_t panels = (priced > 0) + (powered > 0), p = 0;
     if (priced) {
         fig_grid_panel(f, p++, 1, panels);
-        cost_panel(f, shown, n_shown, x, dollars, 2, !powered, "Cost vs step time", "$ per 1000 samples");
+        cost_panel(f, shown, n_shown, x, dollars, 2, !powered, "Cost vs step time",
+                   "$ per 1000 samples");
     }
     if (powered) {
         fig_grid_panel(f, p++, 1, panels);

@@ -575,6 +575,14 @@ static double query_double(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* SELECT expr FROM table WHERE run = run. */
+static double run_value(sqlite3 *db, const char *expr, const char *table, int run)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE run = %d", expr, table, run);
+    return query_double(db, sql);
+}
+
 static void assert_close(double got, double want, const char *what)
 {
     ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want), "%s: %.17g, expected %.17g", what, got,
@@ -612,35 +620,29 @@ START_TEST(energy_and_cost_follow_their_formulas)
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     for (int run = 1; run <= 2; run++) {
-        char sql[512];
-#define RUN_SQL(...) (snprintf(sql, sizeof sql, __VA_ARGS__), sql)
-        double t = query_double(db, RUN_SQL("SELECT sim_time FROM summary WHERE run = %d", run));
-        double hosts = query_double(db, RUN_SQL("SELECT count(*) FROM workers WHERE run = %d", run));
+        double t = run_value(db, "sim_time", "summary", run);
+        double hosts = run_value(db, "count(*)", "workers", run);
         ck_assert_double_eq(hosts, 3);
-        double compute = query_double(db, RUN_SQL("SELECT sum(compute_s) FROM workers WHERE run = %d", run));
+        double compute = run_value(db, "sum(compute_s)", "workers", run);
         ck_assert(compute > 0 && compute < hosts * t);
-        assert_close(query_double(db, RUN_SQL("SELECT host_joules FROM energy WHERE run = %d", run)),
-                     compute * 110 + (hosts * t - compute) * 10, "host joules");
-        assert_close(query_double(db, RUN_SQL("SELECT link_joules FROM energy WHERE run = %d", run)),
-                     2 * hosts * 7 * t, "link joules");
-        double joules = compute * 110 + (hosts * t - compute) * 10 + 2 * hosts * 7 * t;
-        double steps = query_double(db, RUN_SQL("SELECT steps FROM summary WHERE run = %d", run));
-        double samples = query_double(db, RUN_SQL("SELECT max(samples) FROM evals WHERE run = %d", run));
-        assert_close(query_double(db, RUN_SQL("SELECT joules_per_step FROM energy WHERE run = %d", run)),
-                     joules / steps, "joules per step");
-        assert_close(query_double(db, RUN_SQL("SELECT joules_per_sample FROM energy WHERE run = %d", run)),
-                     joules / samples, "joules per sample");
-        ck_assert_double_eq(query_double(db, RUN_SQL("SELECT dollars FROM energy WHERE run = %d", run)),
-                            hosts * t / 3600 * 2.5);
-        ck_assert_double_eq(query_double(db, RUN_SQL("SELECT dollars_per_sample FROM energy WHERE run = %d", run)),
-                            hosts * t / 3600 * 2.5 / samples);
-        double ttt = query_double(db, RUN_SQL("SELECT time_to_target FROM summary WHERE run = %d", run));
-        double to_target = query_double(db, RUN_SQL("SELECT dollars_to_target FROM energy WHERE run = %d", run));
+        double host_j = compute * 110 + (hosts * t - compute) * 10, link_j = 2 * hosts * 7 * t;
+        assert_close(run_value(db, "host_joules", "energy", run), host_j, "host joules");
+        assert_close(run_value(db, "link_joules", "energy", run), link_j, "link joules");
+        double steps = run_value(db, "steps", "summary", run);
+        double samples = run_value(db, "max(samples)", "evals", run);
+        assert_close(run_value(db, "joules_per_step", "energy", run), (host_j + link_j) / steps,
+                     "joules per step");
+        assert_close(run_value(db, "joules_per_sample", "energy", run),
+                     (host_j + link_j) / samples, "joules per sample");
+        double dollars = hosts * t / 3600 * 2.5;
+        ck_assert_double_eq(run_value(db, "dollars", "energy", run), dollars);
+        ck_assert_double_eq(run_value(db, "dollars_per_sample", "energy", run), dollars / samples);
+        double ttt = run_value(db, "time_to_target", "summary", run);
+        double to_target = run_value(db, "dollars_to_target", "energy", run);
         if (run == 1)
             ck_assert(isnan(ttt) && isnan(to_target)); /* timing only: no accuracy */
         else
             ck_assert_double_eq(to_target, hosts * ttt / 3600 * 2.5);
-#undef RUN_SQL
     }
     sqlite3_close(db);
     /* without a price no cost; a device without power figures has no host joules */

@@ -608,7 +608,8 @@ START_TEST(version_1_file_upgraded)
     results_db_close(db);
     sqlite3 *h = raw_open();
     raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
-                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; PRAGMA user_version = 1");
+                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; "
+                "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
     ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);

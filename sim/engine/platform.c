@@ -183,7 +183,9 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
             up = given & SIM_DEVICE_UP ? u : up;
             down = given & SIM_DEVICE_DOWN ? d : down;
             lat = given & SIM_DEVICE_LATENCY ? l : lat;
-            fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/>%s</host>\n",
+            fprintf(out,
+                    "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" "
+                    "value=\"%s\"/>%s</host>\n",
                     c, sc->device_flops, given ? "client" : e->name, power);
             fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
                     up, lat);
