@@ -798,12 +798,15 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
                                dt_err_t *err)
 {
     DT_ASSERT(q && out);
-    out->joules_per_sample = out->dollars_per_sample = NAN;
+    double *col[] = {&out->host_joules, &out->link_joules, &out->joules_per_sample,
+                     &out->dollars, &out->dollars_per_sample, &out->dollars_to_target};
+    for (size_t k = 0; k < sizeof col / sizeof col[0]; k++)
+        *col[k] = NAN;
     /* prepared here, not at open: a file before version 6 (read as it is) has no such table */
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(q->h,
-                           "SELECT joules_per_sample, dollars_per_sample FROM energy"
-                           " WHERE run = ?1",
+                           "SELECT host_joules, link_joules, joules_per_sample, dollars,"
+                           " dollars_per_sample, dollars_to_target FROM energy WHERE run = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
         return DT_OK;
@@ -811,10 +814,9 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
     DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
-        if (sqlite3_column_type(s, 0) != SQLITE_NULL)
-            out->joules_per_sample = sqlite3_column_double(s, 0);
-        if (sqlite3_column_type(s, 1) != SQLITE_NULL)
-            out->dollars_per_sample = sqlite3_column_double(s, 1);
+        for (int k = 0; k < (int)(sizeof col / sizeof col[0]); k++)
+            if (sqlite3_column_type(s, k) != SQLITE_NULL)
+                *col[k] = sqlite3_column_double(s, k);
         rc = SQLITE_DONE;
     }
     dt_status st = DT_OK;

@@ -1622,6 +1622,15 @@ START_TEST(show_prints_a_run_whole)
     ck_assert_int_eq(strtol(after_label(o, "  steps", text, sizeof text), NULL, 10),
                      sqlite3_column_int64(st, 6));
     sqlite3_finalize(st);
+    /* the energy row: the cpu device has no power figures, the links do */
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT link_joules FROM energy WHERE run = 1", -1,
+                                        &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    snprintf(want, sizeof want, "hosts -, links %.4g kJ", sqlite3_column_double(st, 0) / 1e3);
+    sqlite3_finalize(st);
+    ck_assert_msg(!strncmp(after_label(o, "  energy", text, sizeof text), want, strlen(want)),
+                  "%s", text);
     ck_assert_int_eq(strtol(after_label(o, "evaluations", text, sizeof text), NULL, 10),
                      query_long(h, "SELECT count(*) FROM evals WHERE run = 1"));
     /* "3: host-crash 1, abort 1, reform 1": the count, then each kind's */
