@@ -644,6 +644,20 @@ START_TEST(energy_and_cost_follow_their_formulas)
         else
             ck_assert_double_eq(to_target, hosts * ttt / 3600 * 2.5);
     }
+    /* ports: two per host and per switch-to-switch link; 3 hosts on 2 racks: 2 uplinks; a
+     * fat-tree of 3 hosts: 3 spines and 2 leaves, 6 leaf-to-spine links */
+    static const char *const platforms[][2] = {{"cluster.platform=multi-rack", "10"},
+                                               {"cluster.platform=fat-tree", "18"}};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                                platforms[k][0], NULL}),
+                         0);
+        int run = 3 + k;
+        double ports = run_value(db, "link_ports", "energy", run);
+        ck_assert_double_eq(ports, atof(platforms[k][1]));
+        assert_close(run_value(db, "link_joules", "energy", run),
+                     ports * 7 * run_value(db, "sim_time", "summary", run), "link joules");
+    }
     sqlite3_close(db);
     /* without a price no cost; a device without power figures has no host joules */
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
@@ -654,7 +668,7 @@ START_TEST(energy_and_cost_follow_their_formulas)
     ck_assert_msg(!strstr(o, "\ncost: ") && strstr(o, "no device power figures"), "%s", o);
     free(o);
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
-    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM energy WHERE run = 3 AND dollars IS NULL"
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM energy WHERE run = 5 AND dollars IS NULL"
                                     " AND host_joules IS NULL AND link_joules > 0"),
                      1);
     sqlite3_close(db);
