@@ -47,6 +47,7 @@ enum stmt_id {
     ST_PRIVACY_ADD,
     ST_CLIENT_ADD,
     ST_MESSAGE_ADD,
+    ST_ENERGY_ADD,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -81,6 +82,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes) VALUES (?1, ?2, ?3)"
                     " ON CONFLICT (run, link) DO UPDATE SET bytes = bytes + excluded.bytes",
+    [ST_ENERGY_ADD] = "INSERT INTO energy (run, hosts, host_joules, link_ports, link_joules,"
+                      " joules_per_step, joules_per_sample, dollars, dollars_per_sample,"
+                      " dollars_to_target) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [ST_FAULT_ADD] = "INSERT INTO faults (run, sim_time, kind, target, detail)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_PRIVACY_ADD] = "INSERT INTO privacy (run, round, epsilon, delta) VALUES (?1, ?2, ?3, ?4)",
@@ -297,9 +301,17 @@ static const char migrate_4_to_5[] =
     "CREATE INDEX messages_run ON messages (run, sent);"
     "PRAGMA user_version = 5;";
 
+/* Version 5 -> 6: the energy table (as in schema.sql). */
+static const char migrate_5_to_6[] =
+    "CREATE TABLE energy (run INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,"
+    " hosts INTEGER, host_joules REAL, link_ports INTEGER, link_joules REAL,"
+    " joules_per_step REAL, joules_per_sample REAL, dollars REAL, dollars_per_sample REAL,"
+    " dollars_to_target REAL);"
+    "PRAGMA user_version = 6;";
+
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
 static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL,
-                                         migrate_4_to_5};
+                                         migrate_4_to_5, migrate_5_to_6};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -661,6 +673,24 @@ dt_status results_link_add(results_db_t *db, int64_t run, const char *link, doub
     bind_text(s, 2, link);
     bind_real(s, 3, bytes);
     return db_step(db, ST_LINK_ADD, err, "storing a link's bytes", run);
+}
+
+dt_status results_energy_add(results_db_t *db, int64_t run, const results_energy_t *e,
+                              dt_err_t *err)
+{
+    DT_ASSERT(db && e);
+    sqlite3_stmt *s = db->st[ST_ENERGY_ADD];
+    bind_int(s, 1, run);
+    bind_int(s, 2, e->hosts);
+    bind_real(s, 3, e->host_joules);
+    bind_int(s, 4, e->link_ports);
+    bind_real(s, 5, e->link_joules);
+    bind_real(s, 6, e->joules_per_step);
+    bind_real(s, 7, e->joules_per_sample);
+    bind_real(s, 8, e->dollars);
+    bind_real(s, 9, e->dollars_per_sample);
+    bind_real(s, 10, e->dollars_to_target);
+    return db_step(db, ST_ENERGY_ADD, err, "storing the energy", run);
 }
 
 dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 5
+#define RESULTS_SCHEMA_VERSION 6
 
 typedef struct results_db results_db_t;
 
@@ -142,6 +142,23 @@ dt_status results_link_add(results_db_t *db, int64_t run, const char *link, doub
 /* One fault or reaction at simulated time sim_time. */
 dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,
                             const char *target, const char *detail, dt_err_t *err);
+
+/* A run's energy and cost (the energy table); NAN is stored as NULL. */
+typedef struct results_energy {
+    long hosts;                /* hosts charged: workers and servers */
+    double host_joules;        /* their devices, SimGrid's host energy plugin */
+    long link_ports;           /* network ports charged at cluster.link_power */
+    double link_joules;        /* ports x link_power x simulated time */
+    double joules_per_step;    /* (host + link) / global steps */
+    double joules_per_sample;  /* (host + link) / training samples */
+    double dollars;            /* hosts x simulated hours x cluster.price_per_device_hour */
+    double dollars_per_sample;
+    double dollars_to_target;  /* hosts x hours to run.target_accuracy x price; NAN: never */
+} results_energy_t;
+
+/* Stores a run's energy row (once per run). */
+dt_status results_energy_add(results_db_t *db, int64_t run, const results_energy_t *e,
+                             dt_err_t *err);
 
 typedef struct results_summary {
     double final_accuracy, final_loss;

@@ -1071,4 +1071,9 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                 "sorted (10th percentile, spread), and against the rounds\n"
                                 "it took part in (needs data.client_holdout > 0)",
                                 fig_clients},
+    [RESULTS_FIGURE_COST] = {"cost",
+                             "dollars per 1000 samples and joules per sample vs\n"
+                             "simulated seconds per step, a point per run (needs\n"
+                             "cluster.price_per_device_hour or device power figures)",
+                             fig_cost},
 };

@@ -24,6 +24,7 @@ typedef enum results_figure {
     RESULTS_FIGURE_FAULTS,         /* accuracy vs time per strategy, with and without faults */
     RESULTS_FIGURE_PARALLELISM,    /* time per step and memory of the most loaded host, per run */
     RESULTS_FIGURE_CLIENTS,        /* federated clients' held-out accuracy, sorted and vs rounds */
+    RESULTS_FIGURE_COST,           /* $ and J per sample vs seconds per step, a point per run */
     RESULTS_FIGURE_COUNT
 } results_figure_t;
 

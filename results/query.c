@@ -792,6 +792,43 @@ void results_timeline_free(results_timeline_t *t)
 
 const char *results_query_path(const results_query_t *q) { return q->path; }
 
+/* --- energy ------------------------------------------------------------------------------- */
+
+dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_view_t *out,
+                               dt_err_t *err)
+{
+    DT_ASSERT(q && out);
+    double *col[] = {&out->host_joules, &out->link_joules, &out->joules_per_sample,
+                     &out->dollars, &out->dollars_per_sample, &out->dollars_to_target};
+    for (size_t k = 0; k < sizeof col / sizeof col[0]; k++)
+        *col[k] = NAN;
+    /* prepared here, not at open: a file before version 6 (read as it is) has no such table */
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(q->h,
+                           "SELECT host_joules, link_joules, joules_per_sample, dollars,"
+                           " dollars_per_sample, dollars_to_target FROM energy WHERE run = ?1",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return DT_OK;
+    }
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        for (int k = 0; k < (int)(sizeof col / sizeof col[0]); k++)
+            if (sqlite3_column_type(s, k) != SQLITE_NULL)
+                *col[k] = sqlite3_column_double(s, k);
+        rc = SQLITE_DONE;
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the energy of run %lld", (long long)run);
+        st = q_error(q, rc, err, what);
+    }
+    sqlite3_finalize(s);
+    return st;
+}
+
 /* --- messages ----------------------------------------------------------------------------- */
 
 dt_status results_query_messages(results_query_t *q, int64_t run, results_messages_t *out,

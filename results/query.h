@@ -192,6 +192,15 @@ typedef struct results_messages {
     results_message_t *m;
     size_t n;
 } results_messages_t;
+/* A run's energy and cost (the energy table); NAN where the run has no such row or value (a
+ * file that predates the table, a device without power figures, no price). */
+typedef struct results_energy_view {
+    double host_joules, link_joules, joules_per_sample;
+    double dollars, dollars_per_sample, dollars_to_target;
+} results_energy_view_t;
+dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_view_t *out,
+                               dt_err_t *err);
+
 /* run's messages by send time into out (none, or a file that predates the table: n = 0;
  * failure: empty); free with results_messages_free. */
 dt_status results_query_messages(results_query_t *q, int64_t run, results_messages_t *out,

@@ -1,6 +1,6 @@
--- dtsim results database, schema version 5 (version 1 lacked the memory table, version 2
+-- dtsim results database, schema version 6 (version 1 lacked the memory table, version 2
 -- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses,
--- version 4 the messages table; dtsim brings an older file up to date when it opens one).
+-- version 4 the messages table, version 5 the energy table; dtsim brings an older file up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -15,7 +15,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -230,6 +230,24 @@ CREATE TABLE summary (
     comm_share      REAL,
     idle_share      REAL,
     steps           INTEGER
+);
+
+-- One row per ended run: energy and cost. Hosts draw their device's power_max while they
+-- compute and power_idle otherwise (communication and waiting included): SimGrid's host
+-- energy plugin. Each network port draws cluster.link_power for the whole run, busy or not.
+-- Dollars are hosts x simulated hours x cluster.price_per_device_hour; NULL without a price,
+-- joules NULL for a device without power figures (custom, or a file that gives none).
+CREATE TABLE energy (
+    run                INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    hosts              INTEGER,   -- hosts charged: workers and servers
+    host_joules        REAL,      -- J, their devices
+    link_ports         INTEGER,   -- network ports charged
+    link_joules        REAL,      -- J, ports x cluster.link_power x sim_time
+    joules_per_step    REAL,      -- (host + link) J per global step (round for fedavg)
+    joules_per_sample  REAL,      -- (host + link) J per training sample
+    dollars            REAL,      -- $ for the whole run
+    dollars_per_sample REAL,
+    dollars_to_target  REAL       -- $ until run.target_accuracy; NULL if never reached
 );
 
 -- The summary with the sweep's context: throughput (training samples per simulated second)

@@ -565,6 +565,125 @@ START_TEST(timing_only_run_has_empty_accuracy)
 }
 END_TEST
 
+static double query_double(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    double v = sqlite3_column_type(st, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* SELECT expr FROM table WHERE run = run. */
+static double run_value(sqlite3 *db, const char *expr, const char *table, int run)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE run = %d", expr, table, run);
+    return query_double(db, sql);
+}
+
+static void assert_close(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want), "%s: %.17g, expected %.17g", what, got,
+                  want);
+}
+
+/* Energy against the hand formula: every host draws power_max while dtsim counted it
+ * computing and power_idle for the rest of the run, each of the 2 x hosts ports (star)
+ * link_power for the whole run; dollars are hosts x hours x price, exactly. */
+START_TEST(energy_and_cost_follow_their_formulas)
+{
+    char path[300], dev[300], db_path[300], text[1024];
+    snprintf(path, sizeof path, "%s/energy.ini", dir);
+    snprintf(dev, sizeof dev, "%s/board.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/energy.db", dir);
+    write_file(dev, "[device]\nname = test board\nfp32 = 2Tf\nefficiency = 1\n"
+                    "power_idle = 10W\npower_max = 110W\n");
+    snprintf(text, sizeof text,
+             "[run]\nsteps = 4\n[model]\narch = profile:resnet50\n[cluster]\nworkers = 2\n"
+             "device = %s\nprice_per_device_hour = 2.5\nlink_power = 7\n"
+             "[strategy]\nkind = sync-ps\n",
+             dev);
+    write_file(path, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nenergy: ") && strstr(o, "\ncost: $") && strstr(o, "(3 hosts)"),
+                  "%s", o);
+    free(o);
+    /* a run that reaches its target: the cost to it */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "model.arch=logreg", "--set", "run.steps=6",
+                                            "--set", "run.eval_every=2", "--set",
+                                            "run.target_accuracy=0.01", NULL}),
+                     0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    for (int run = 1; run <= 2; run++) {
+        double t = run_value(db, "sim_time", "summary", run);
+        double hosts = run_value(db, "count(*)", "workers", run);
+        ck_assert_double_eq(hosts, 3);
+        double compute = run_value(db, "sum(compute_s)", "workers", run);
+        ck_assert(compute > 0 && compute < hosts * t);
+        double host_j = compute * 110 + (hosts * t - compute) * 10, link_j = 2 * hosts * 7 * t;
+        assert_close(run_value(db, "host_joules", "energy", run), host_j, "host joules");
+        assert_close(run_value(db, "link_joules", "energy", run), link_j, "link joules");
+        double steps = run_value(db, "steps", "summary", run);
+        double samples = run_value(db, "max(samples)", "evals", run);
+        assert_close(run_value(db, "joules_per_step", "energy", run), (host_j + link_j) / steps,
+                     "joules per step");
+        assert_close(run_value(db, "joules_per_sample", "energy", run),
+                     (host_j + link_j) / samples, "joules per sample");
+        double dollars = hosts * t / 3600 * 2.5;
+        ck_assert_double_eq(run_value(db, "dollars", "energy", run), dollars);
+        ck_assert_double_eq(run_value(db, "dollars_per_sample", "energy", run), dollars / samples);
+        double ttt = run_value(db, "time_to_target", "summary", run);
+        double to_target = run_value(db, "dollars_to_target", "energy", run);
+        if (run == 1)
+            ck_assert(isnan(ttt) && isnan(to_target)); /* timing only: no accuracy */
+        else
+            ck_assert_double_eq(to_target, hosts * ttt / 3600 * 2.5);
+    }
+    /* ports: two per host and per switch-to-switch link; 3 hosts on 2 racks: 2 uplinks; a
+     * fat-tree of 3 hosts: 3 spines and 2 leaves, 6 leaf-to-spine links */
+    static const char *const platforms[][2] = {{"cluster.platform=multi-rack", "10"},
+                                               {"cluster.platform=fat-tree", "18"}};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                                platforms[k][0], NULL}),
+                         0);
+        int run = 3 + k;
+        double ports = run_value(db, "link_ports", "energy", run);
+        ck_assert_double_eq(ports, atof(platforms[k][1]));
+        assert_close(run_value(db, "link_joules", "energy", run),
+                     ports * 7 * run_value(db, "sim_time", "summary", run), "link joules");
+    }
+    sqlite3_close(db);
+    /* without a price no cost; a device without power figures has no host joules */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "cluster.price_per_device_hour=0", "--set",
+                                            "cluster.device_flops=1Tf", NULL}),
+                     0);
+    o = slurp(out_path);
+    ck_assert_msg(!strstr(o, "\ncost: ") && strstr(o, "no device power figures"), "%s", o);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM energy WHERE run = 5 AND dollars IS NULL"
+                                    " AND host_joules IS NULL AND link_joules > 0"),
+                     1);
+    sqlite3_close(db);
+    /* bad values: one line, exit 2 */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "cluster.link_power=-1", NULL}),
+                     2);
+    one_error_line("cluster.link_power", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "cluster.price_per_device_hour=cheap", NULL}),
+                     2);
+    one_error_line("cluster.price_per_device_hour", NULL);
+}
+END_TEST
+
 /* tiny without the keys its sweeps vary */
 static const char *tiny_sweep =
     "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\nbatch = 16\n"
@@ -1520,6 +1639,15 @@ START_TEST(show_prints_a_run_whole)
     ck_assert_int_eq(strtol(after_label(o, "  steps", text, sizeof text), NULL, 10),
                      sqlite3_column_int64(st, 6));
     sqlite3_finalize(st);
+    /* the energy row: the cpu device has no power figures, the links do */
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT link_joules FROM energy WHERE run = 1", -1,
+                                        &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    snprintf(want, sizeof want, "hosts -, links %.4g kJ", sqlite3_column_double(st, 0) / 1e3);
+    sqlite3_finalize(st);
+    ck_assert_msg(!strncmp(after_label(o, "  energy", text, sizeof text), want, strlen(want)),
+                  "%s", text);
     ck_assert_int_eq(strtol(after_label(o, "evaluations", text, sizeof text), NULL, 10),
                      query_long(h, "SELECT count(*) FROM evals WHERE run = 1"));
     /* "2: link-degrade 1, link-restore 1": the count, then each kind's */
@@ -1810,6 +1938,7 @@ int main(void)
     tcase_add_test(tc, readme_lists_every_key);
     tcase_add_test(tc, readme_lists_every_strategy);
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);
+    tcase_add_test(tc, energy_and_cost_follow_their_formulas);
     tcase_add_test(tc, runs_fit_100_columns_and_match_the_database);
     tcase_add_test(tc, show_prints_a_run_whole);
     tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);

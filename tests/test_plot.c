@@ -144,6 +144,15 @@ static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
                                0.7, 1e8 * t->workers * t->sim_time, t->shares[0],
                                t->shares[1], t->shares[2], 40};
         ok(results_run_end(db, id, status, &s, &err), &err);
+        /* $2 per host-hour; 300 W per host while busy */
+        double dollars = t->workers * t->sim_time / 3600 * 2;
+        double joules = t->workers * t->sim_time * 300 * (t->shares[0] + 0.1);
+        results_energy_t e = {.hosts = (long)t->workers, .host_joules = joules,
+                              .link_ports = 2 * (long)t->workers, .link_joules = 0,
+                              .joules_per_step = joules / 40, .joules_per_sample = joules / samples,
+                              .dollars = dollars, .dollars_per_sample = dollars / samples,
+                              .dollars_to_target = NAN};
+        ok(results_energy_add(db, id, &e, &err), &err);
     }
     return id;
 }
@@ -637,6 +646,7 @@ START_TEST(figure_table_rows)
         {RESULTS_FIGURE_FAULTS, "faults"},
         {RESULTS_FIGURE_PARALLELISM, "parallelism"},
         {RESULTS_FIGURE_CLIENTS, "clients"},
+        {RESULTS_FIGURE_COST, "cost"},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         ck_assert_str_eq(results_figure_name(known[k].fig), known[k].name);
@@ -827,6 +837,12 @@ START_TEST(every_format)
                   "clients: run 2's participation in the caption");
     ck_assert_msg(!strstr(s, "sync-ps-1G"), "clients: a run without held-out accuracies");
     free(s);
+    snprintf(p, sizeof p, "%s/out/cost.svg", dir);
+    s = svg_text(p);
+    ck_assert_msg(strstr(s, "Cost vs step time") && strstr(s, "Energy vs step time") &&
+                      strstr(s, "$ per 1000 samples") && strstr(s, "J per sample"),
+                  "cost titles");
+    free(s);
     /* no format is PNG only, SVG alone is SVG alone (draw_all checks the files) */
     ck_assert(draw_all("2-4", 0, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
     ck_assert(draw_all("2-4", RESULTS_PLOT_SVG, 0, NULL) & 1u << RESULTS_FIGURE_ACCURACY);
@@ -862,6 +878,23 @@ START_TEST(figures_skipped_with_a_reason)
     /* clients rows without held-out samples are no figure either */
     drawn = draw_all("4", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_CLIENTS));
+    /* runs without energy rows (before schema version 6): no cost figure; without a price,
+     * the energy panel alone */
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "UPDATE energy SET dollars_per_sample = NULL WHERE run = 5;"
+                                     "DELETE FROM energy WHERE run IN (6, 7)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    drawn = draw_all("6-7", RESULTS_PLOT_PNG, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_COST));
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_COST], "energy row"), "%s",
+                  notes[RESULTS_FIGURE_COST]);
+    drawn = draw_all("5-7", RESULTS_PLOT_PNG, 0, notes);
+    ck_assert(drawn & 1u << RESULTS_FIGURE_COST);
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_COST], "1 of 1 runs without a price"), "%s",
+                  notes[RESULTS_FIGURE_COST]);
+    sqlite3_close(h);
     /* ... unless the timeline's run is named */
     drawn = draw_all("5-7", RESULTS_PLOT_PNG, TIMELINE_RUN, notes);
     ck_assert(drawn & 1u << RESULTS_FIGURE_TIMELINE);
@@ -876,6 +909,14 @@ START_TEST(figures_skipped_with_a_reason)
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_SCALING));
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_SCALING], "single"), "%s",
                   notes[RESULTS_FIGURE_SCALING]);
+    /* a version-5 file, read as it is: no energy table, no cost figure, no error */
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TABLE energy; PRAGMA user_version = 5", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    drawn = draw_all("13-14", RESULTS_PLOT_PNG, 0, notes);
+    ck_assert(!(drawn & 1u << RESULTS_FIGURE_COST));
 }
 END_TEST
 

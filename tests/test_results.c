@@ -499,7 +499,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 14);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 15);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -608,7 +608,8 @@ START_TEST(version_1_file_upgraded)
     results_db_close(db);
     sqlite3 *h = raw_open();
     raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
-                "DROP TABLE clients; DROP TABLE messages; PRAGMA user_version = 1");
+                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; "
+                "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
     ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);
@@ -619,7 +620,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
@@ -651,7 +652,8 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; DROP TABLE messages; PRAGMA user_version = 3;",
+             "PRAGMA writable_schema = OFF; DROP TABLE messages; DROP TABLE energy; "
+             "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
     ck_assert_int_eq(raw_int(h, "SELECT instr(sql, '''stalled''') FROM sqlite_schema WHERE "
@@ -662,7 +664,7 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
     ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -689,19 +691,52 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE messages; PRAGMA user_version = 4");
+    raw_exec(h, "DROP TABLE messages; DROP TABLE energy; PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
     ck_assert_int_eq(results_message_add(db, run, &src, &dst, 0.5, 0.75, 1.0, 4096, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 5);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
                                 "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
                                 " 'node-0' AND dst_role = 'server' AND sent = 0.5 AND start = "
                                 "0.75 AND done = 1.0 AND bytes = 4096", run), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A version-5 file (before the energy table) takes an energy row once opened: its runs stay,
+ * the row reads back as stored (NAN as NULL), and deleting the run deletes it. */
+START_TEST(version_5_file_takes_energy)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "allreduce", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "DROP TABLE energy; PRAGMA user_version = 5");
+    sqlite3_close(h);
+    db = open_ok();
+    results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
+                          .joules_per_step = 17.5, .joules_per_sample = 0.25, .dollars = 0.5,
+                          .dollars_per_sample = 0.125, .dollars_to_target = NAN};
+    ck_assert_int_eq(results_energy_add(db, run, &e, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
+                                "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
+                                "joules_per_step = 17.5 AND joules_per_sample = 0.25 AND "
+                                "dollars = 0.5 AND dollars_per_sample = 0.125 AND "
+                                "dollars_to_target IS NULL", run), 1);
+    raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy", 0), 0);
     sqlite3_close(h);
 }
 END_TEST
@@ -747,7 +782,7 @@ START_TEST(newer_or_foreign_file_refused)
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 6");
+    raw_exec(h, "PRAGMA user_version = 7");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -755,7 +790,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 6"),
+                      strstr(err.msg, "version 7"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -990,6 +1025,7 @@ int main(void)
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
+    tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);
     tcase_add_test(tc, client_fairness_view);

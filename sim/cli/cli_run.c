@@ -348,6 +348,28 @@ int cli_platform(int argc, char **argv)
     return st ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
+/* "energy: 12.3 kJ (hosts 11.1 kJ, links 1.2 kJ), 61.5 J/step, 0.96 J/sample" and, with a
+ * price, "cost: $0.0123, $1.92e-07/sample, $0.0101 to target". */
+static void print_energy(const sim_run_t *run)
+{
+    results_energy_t e;
+    sim_run_energy(run, &e);
+    if (isnan(e.host_joules))
+        printf("energy: links %.4g kJ (%ld ports; no device power figures for the hosts)\n",
+               e.link_joules / 1e3, e.link_ports);
+    else
+        printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), %.4g J/step, %.4g J/sample\n",
+               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
+               e.link_joules / 1e3, e.joules_per_step, e.joules_per_sample);
+    if (isnan(e.dollars))
+        return;
+    char target[48] = "";
+    if (!isnan(e.dollars_to_target))
+        snprintf(target, sizeof target, ", $%.4g to target", e.dollars_to_target);
+    printf("cost: $%.4g (%ld hosts), $%.4g/sample%s\n", e.dollars, e.hosts,
+           e.dollars_per_sample, target);
+}
+
 static void print_summary(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
@@ -384,6 +406,7 @@ static void print_summary(const sim_run_t *run)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
                "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
                run->step_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+    print_energy(run);
     if (run->db)
         printf("stored as run %lld in %s\n", (long long)run->run_id, sc->db);
 }

@@ -1,5 +1,5 @@
 /* `dtsim show RUN`: one run of a results database on one page: its runs row, summary,
- * evaluations, hosts, memory, faults, links, clients, privacy and staleness, then every
+ * energy and cost, evaluations, hosts, memory, faults, links, clients, privacy and staleness, then every
  * resolved parameter, those the run set before those at this dtsim's defaults. `--config`
  * prints the stored configuration instead, a scenario file that `dtsim run` replays. The
  * rows come from results/query.c; this file only lays them out. */
@@ -61,7 +61,28 @@ static void show_head(const results_run_view_t *v, const results_run_detail_t *d
            d->pid, d->host ? d->host : "?");
 }
 
-static void show_summary(const results_run_view_t *v, const results_run_detail_t *d)
+/* The energy row's figures; nothing for a run without one (a file before schema version 6). */
+static void show_energy(const results_energy_view_t *en)
+{
+    if (isnan(en->link_joules))
+        return;
+    char hosts[32] = "-";
+    if (!isnan(en->host_joules))
+        snprintf(hosts, sizeof hosts, "%.4g kJ", en->host_joules / 1e3);
+    printf("  " LABEL "hosts %s, links %.4g kJ", "energy", hosts, en->link_joules / 1e3);
+    if (!isnan(en->joules_per_sample))
+        printf(", %.4g J per sample", en->joules_per_sample);
+    printf("\n");
+    if (isnan(en->dollars))
+        return;
+    printf("  " LABEL "$%.4g, $%.4g per sample", "cost", en->dollars, en->dollars_per_sample);
+    if (!isnan(en->dollars_to_target))
+        printf(", $%.4g to target", en->dollars_to_target);
+    printf("\n");
+}
+
+static void show_summary(const results_run_view_t *v, const results_run_detail_t *d,
+                         const results_energy_view_t *en)
 {
     if (!v->has_summary) {
         printf("\n" LABEL "none (the run did not end)\n", "summary");
@@ -86,6 +107,7 @@ static void show_summary(const results_run_view_t *v, const results_run_detail_t
     if (!isnan(v->scaling_efficiency))
         printf("  " LABEL "%.4f (against the sweep's single run)\n", "scaling eff.",
                v->scaling_efficiency);
+    show_energy(en);
 }
 
 static void show_rows(const results_evals_t *e, const results_run_detail_t *d,
@@ -217,6 +239,7 @@ static int show(const char *db, int64_t id, int config)
     results_evals_t e = {0};
     results_clients_t c = {0};
     results_memory_t mem;
+    results_energy_view_t en;
     int has_mem = 0;
     dt_status st = results_query_open_current(&q, db, &err);
     if (!st)
@@ -225,14 +248,15 @@ static int show(const char *db, int64_t id, int config)
         st = results_query_detail(q, id, &d, &err);
     if (!st && !config) {
         if (!(st = results_query_evals(q, id, &e, &err)) &&
-            !(st = results_query_memory(q, id, &mem, &has_mem, &err)))
+            !(st = results_query_memory(q, id, &mem, &has_mem, &err)) &&
+            !(st = results_query_energy(q, id, &en, &err)))
             st = results_query_clients(q, id, &c, &err);
     }
     if (!st && config) {
         fputs(d.config ? d.config : "", stdout);
     } else if (!st) {
         show_head(&v, &d);
-        show_summary(&v, &d);
+        show_summary(&v, &d, &en);
         show_rows(&e, &d, &mem, has_mem, &c);
         show_params(&d);
     }

@@ -8,6 +8,7 @@
 #include "platform.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
+#include <simgrid/plugins/energy.h>
 #include <xbt/config.h>
 
 #include "client_devices.h"
@@ -40,6 +42,28 @@ static const edge_class_t edge_classes[] = {
 };
 static const int edge_pattern[10] = {0, 1, 2, 0, 1, 2, 1, 0, 1, 2};
 
+/* Every generated host draws its device's power: wattage_per_state "idle:max" (W), which
+ * SimGrid's host energy plugin charges at max while the host computes and at idle
+ * otherwise. A device without power figures, and the fault injector's host, draw 0 W (the
+ * plugin refuses hosts without the property). */
+static void power_prop(const scenario_t *sc, char *buf, size_t n)
+{
+    double idle = 0, max = 0;
+    if (sim_platform_device_power(sc, &idle, &max) != DT_OK)
+        idle = max = 0;
+    snprintf(buf, n, "<prop id=\"wattage_per_state\" value=\"%.15g:%.15g\"/>", idle, max);
+}
+
+dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *max)
+{
+    const sim_device_profile_t *p = scenario_device(sc);
+    if (!p || isnan(p->value[SIM_DEV_POWER_IDLE]) || isnan(p->value[SIM_DEV_POWER_MAX]))
+        return DT_ERR_INPUT;
+    *idle = p->value[SIM_DEV_POWER_IDLE];
+    *max = p->value[SIM_DEV_POWER_MAX];
+    return DT_OK;
+}
+
 static void xml_head(FILE *out)
 {
     fprintf(out, "<?xml version='1.0'?>\n"
@@ -51,13 +75,17 @@ static void xml_head(FILE *out)
 static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int first, int last,
                         const char *extra)
 {
+    char power[128];
+    power_prop(sc, power, sizeof power);
     fprintf(out,
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"%d-%d\" "
             "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
-            "bb_bw=\"%.15gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s/>\n",
+            "bb_bw=\"%.15gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s>%s</cluster>\n",
             id, first, last, sc->device_flops, sc->bandwidth, sc->latency,
-            sc->bandwidth * (last - first + 1), extra ? extra : "");
+            sc->bandwidth * (last - first + 1), extra ? extra : "", power);
 }
+
+#define CONTROL_POWER "<prop id=\"wattage_per_state\" value=\"0:0\"/>"
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
  * has no links (it never communicates). */
@@ -65,7 +93,7 @@ static void xml_control_zone(FILE *out, const scenario_t *sc)
 {
     if (scenario_has_faults(sc))
         fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
-                     "\" speed=\"1f\"/></zone>\n");
+                     "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
 }
 
 dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
@@ -73,6 +101,8 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
     int workers, servers;
     sim_platform_counts(sc, &workers, &servers);
     int hosts = workers + servers;
+    char power[128];
+    power_prop(sc, power, sizeof power);
     xml_head(out);
     switch (sc->platform) {
     case SIM_PLATFORM_STAR:
@@ -92,8 +122,9 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
         fprintf(out,
                 "  <cluster id=\"fat-tree\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" "
                 "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
-                "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"/>\n",
-                k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k);
+                "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\">%s</cluster>\n",
+                k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k,
+                power);
         xml_control_zone(out, sc);
         fprintf(out, "</zone>\n");
         break;
@@ -133,9 +164,11 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
                 sc->uplink_bandwidth, sc->uplink_latency);
         for (int s = 0; s < servers; s++)
-            fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\"/>\n", s, sc->device_flops);
+            fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\">%s</host>\n", s,
+                    sc->device_flops, power);
         if (scenario_has_faults(sc))
-            fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\"/>\n");
+            fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\">" CONTROL_POWER
+                         "</host>\n");
         /* per-client links (faults.device_trace, client_up, ...) replace the class's
          * values they give: host c is client c's (scenario_validate: a host per client) */
         sim_client_devices_t dev = {0};
@@ -150,8 +183,10 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
             up = given & SIM_DEVICE_UP ? u : up;
             down = given & SIM_DEVICE_DOWN ? d : down;
             lat = given & SIM_DEVICE_LATENCY ? l : lat;
-            fprintf(out, "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" value=\"%s\"/></host>\n",
-                    c, sc->device_flops, given ? "client" : e->name);
+            fprintf(out,
+                    "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" "
+                    "value=\"%s\"/>%s</host>\n",
+                    c, sc->device_flops, given ? "client" : e->name, power);
             fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
                     up, lat);
             fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
@@ -222,6 +257,25 @@ static int by_natural_name(const void *a, const void *b)
     return (nx > ny) - (nx < ny);
 }
 
+/* Switch-to-switch links beyond the hosts' own: a fat-tree's leaf-to-spine links, a
+ * multi-rack platform's rack uplinks, the edge platform's datacenter, regional and WAN
+ * links; none known for a platform file. */
+static int platform_uplinks(const scenario_t *sc, int hosts)
+{
+    switch (sc->platform) {
+    case SIM_PLATFORM_FAT_TREE: {
+        int k = hosts < 8 ? hosts : 8, leaves = (hosts + k - 1) / k;
+        return k * (leaves < 2 ? 2 : leaves);
+    }
+    case SIM_PLATFORM_MULTI_RACK:
+        return (int)sc->racks < hosts ? (int)sc->racks : hosts;
+    case SIM_PLATFORM_EDGE:
+        return 1 + 2 * (sc->strategy->regions ? sc->strategy->regions(sc) : 0);
+    default:
+        return 0;
+    }
+}
+
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};
@@ -267,6 +321,10 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
             unlink(path);
             return st;
         }
+        /* before the hosts exist: the plugin reads their wattage_per_state as they are
+         * created. It adds no activity and changes no timing. */
+        sg_host_energy_plugin_init();
+        p->energy = 1;
         simgrid_load_platform(path);
         unlink(path);
     }
@@ -351,6 +409,7 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     for (int i = 0; i < p->n_workers; i++)
         if (p->group[i] + 1 > p->n_groups)
             p->n_groups = p->group[i] + 1;
+    p->ports = 2 * (hosts + platform_uplinks(sc, hosts));
     return DT_OK;
 }
 

@@ -22,7 +22,13 @@ typedef struct sim_platform {
     sim_host_t *servers; /* (n_servers) */
     int *group;         /* (n_workers) rack or group of each worker, for hierarchical */
     int n_groups;
+    int energy;          /* hosts carry wattage_per_state: sim_host_energy reads them */
+    int ports;           /* network ports: two per host link and per switch-to-switch link */
 } sim_platform_t;
+
+/* The device's power figures, W; DT_ERR_INPUT when it has none (custom, or a file that
+ * gives none). */
+dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *max);
 
 /* Hosts a scenario needs: workers, and servers for the strategies that have them. */
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);

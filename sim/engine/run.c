@@ -695,6 +695,38 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
                         where, run->oversubscribed);
 }
 
+/* Global steps (rounds for fedavg). */
+static long global_steps(const sim_run_t *run)
+{
+    return run->sc->strategy->steps_done ? run->sc->strategy->steps_done(run)
+                                         : run->workers[0].steps;
+}
+
+void sim_run_energy(const sim_run_t *run, results_energy_t *e)
+{
+    const scenario_t *sc = run->sc;
+    double end = sim_run_end_time(run), idle, max;
+    int hosts = run->n_workers + run->n_servers;
+    *e = (results_energy_t){.hosts = hosts, .host_joules = NAN, .link_ports = run->plat.ports};
+    if (run->plat.energy && sim_platform_device_power(sc, &idle, &max) == DT_OK) {
+        sim_host_t *lists[2] = {run->plat.workers, run->plat.servers};
+        int counts[2] = {run->n_workers, run->n_servers};
+        e->host_joules = 0;
+        for (int l = 0; l < 2; l++)
+            for (int i = 0; i < counts[l]; i++)
+                e->host_joules += sim_host_energy(lists[l][i]);
+    }
+    e->link_joules = run->plat.ports * sc->link_power * end;
+    long steps = global_steps(run);
+    double joules = e->host_joules + e->link_joules;
+    e->joules_per_step = steps > 0 ? joules / (double)steps : NAN;
+    e->joules_per_sample = run->samples > 0 ? joules / run->samples : NAN;
+    double price = sc->price_per_device_hour > 0 ? sc->price_per_device_hour : NAN;
+    e->dollars = hosts * end / 3600 * price;
+    e->dollars_per_sample = run->samples > 0 ? e->dollars / run->samples : NAN;
+    e->dollars_to_target = hosts * run->time_to_target / 3600 * price;
+}
+
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 {
     results_db_t *db = run->db;
@@ -721,6 +753,10 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
             return DT_ERR_RUN;
     if (sim_record_store(run, err))
         return DT_ERR_RUN;
+    results_energy_t energy;
+    sim_run_energy(run, &energy);
+    if (results_energy_add(db, run->run_id, &energy, err))
+        return DT_ERR_RUN;
     if (results_tx_commit(db, err))
         return DT_ERR_RUN;
     double compute, comm, idle;
@@ -736,9 +772,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         .compute_share = total > 0 ? compute / total : NAN,
         .comm_share = total > 0 ? comm / total : NAN,
         .idle_share = total > 0 ? idle / total : NAN,
-        /* global steps (rounds for fedavg) */
-        .steps = run->sc->strategy->steps_done ? run->sc->strategy->steps_done(run)
-                                               : run->workers[0].steps,
+        .steps = global_steps(run),
     };
     if (results_run_end(db, run->run_id, status, &sum, err))
         return DT_ERR_RUN;

@@ -353,6 +353,10 @@ int sim_should_stop(sim_run_t *run, long step);
 /* The workers' compute, communication and idle seconds summed (idle: whatever is not
  * compute or transfer until the run ends, now). */
 void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double *idle);
+/* The run's energy and cost (the energy table, results/schema.sql): host joules from
+ * SimGrid's host energy plugin (NAN without device power figures or on a platform file),
+ * link joules as ports x cluster.link_power x the end time, dollars NAN without a price. */
+void sim_run_energy(const sim_run_t *run, results_energy_t *e);
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);

@@ -64,6 +64,9 @@ void *sim_self_data(void);
 void sim_execute(double flops);
 /** A host's speed, FLOP/s; its name. */
 double sim_host_speed(sim_host_t host);
+/** Joules a host has drawn so far: its wattage_per_state (platform.c) at max while it
+ * computes, at idle otherwise; 0 for a host without one. */
+double sim_host_energy(sim_host_t host);
 /** A host's name, owned by the transport (not to free). */
 const char *sim_host_name(sim_host_t host);
 

@@ -10,6 +10,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/plugins/energy.h>
 #include <simgrid/semaphore.h>
 #include <simgrid/version.h>
 #include <xbt/log.h>
@@ -88,6 +89,7 @@ void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **ar
 void *sim_self_data(void) { return sg_actor_self_get_data(); }
 void sim_execute(double flops) { sg_actor_execute(flops); }
 double sim_host_speed(sim_host_t host) { return sg_host_get_speed((sg_host_t)host); }
+double sim_host_energy(sim_host_t host) { return sg_host_get_consumed_energy((sg_host_t)host); }
 const char *sim_host_name(sim_host_t host) { return sg_host_get_name((sg_host_t)host); }
 
 sim_sem_t sim_sem_new(int value) { return (sim_sem_t)sg_sem_init(value); }

@@ -236,6 +236,13 @@ static const key_desc_t builtin_keys[] = {
              "achieved fraction of the device's peak at model.precision, replacing the "
              "catalogue's (efficiency for fp32, tensor_efficiency for the others); 0 = the "
              "device's"),
+    K_DOUBLE("cluster", "link_power", "15", link_power, 0, 1e6, 0,
+             "W drawn by each network port (a NIC and the switch port it plugs into are two "
+             "ports), busy or idle; the default is a 400G port: a QSFP-DD optical module "
+             "(power class up to 12 W, QSFP-DD MSA 6.0) plus a share of the switch ASIC"),
+    K_DOUBLE("cluster", "price_per_device_hour", "0", price_per_device_hour, 0, 1e9, 0,
+             "$ per host (one device) per hour of simulated time: the run's cost, per sample "
+             "and to run.target_accuracy in the energy table; 0 = no cost (NULL)"),
 
     /* [strategy] */
     K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),

@@ -194,6 +194,8 @@ typedef struct scenario {
     char device[SCENARIO_STR];        /* catalogue name, a profile file (absolute path, as
                                          dtsim calibrate writes them), or "custom" */
     double device_efficiency;         /* achieved fraction of the peak; 0: the device's */
+    double link_power;                /* W per network port, busy or idle */
+    double price_per_device_hour;     /* $ per host-hour; 0: no cost */
 
     /* [strategy] */
     const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
