@@ -1740,6 +1740,39 @@ START_TEST(tensor_profile_bytes_flops_memory_exact)
 }
 END_TEST
 
+/* A stage's activations stay in flight while its tensor group's all-reduces cycle through
+ * many message headers (GPipe: the first stage runs its forwards 10 times faster than the
+ * second takes them): 2 stages of 4 row layers on tensor groups of 4, 16 micro-batches. Every activation and
+ * gradient arrives as sent, and the bytes are the all-reduces' (8 layers x 16 micro-batches
+ * x 2 (T-1) x 16 floats per group) and the cut's (16 x 2 ways x 4 members x 8 floats). */
+START_TEST(tensor_stage_keeps_its_messages_in_flight)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 800\nforward_flops = 4.4e7\n"
+                 "[backward]\nh = 100 2e7\ng = 100 2e7\nf = 100 2e7\ne = 100 2e7\n"
+                 "d = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+                 "[forward]\na = 1e6 16\nb = 1e6 16\nc = 1e6 16\nd = 1e6 16 8\ne = 1e7 16\n"
+                 "f = 1e7 16\ng = 1e7 16\nh = 1e7 16\n"
+                 "[tensor]\na = row 16\nb = row 16\nc = row 16\nd = row 16\ne = row 16\n"
+                 "f = row 16\ng = row 16\nh = row 16\n");
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                          "strategy.micro_batches=16", "model.batch=16", arch, "run.steps=2",
+                          "cluster.workers=8", "strategy.tensor=4",
+                          "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=10Gbps",
+                          "cluster.latency=10us", "cluster.device_flops=1Gf"};
+    outcome_t o = simulate(sets, 14, NULL);
+    unlink(path);
+    ck_assert_msg(o.ok, "%s", o.err);
+    double reduce = 2.0 * 8 * 16 * 2 * 3 * 16 * 4; /* steps, layers, M, 2 (T-1), floats */
+    double cut = 2.0 * 16 * 2 * 4 * 8 * 4;         /* steps, M, ways, members, floats */
+    double stops = o.bytes - reduce - cut;
+    ck_assert_msg(stops >= 0 && stops <= 64.0 * 4 * 2, "bytes %.0f, want %.0f + STOPs",
+                  o.bytes, reduce + cut);
+}
+END_TEST
+
 /* Tensor x pipeline x data, 2 x 2 x 2 on 8 hosts under alpha-beta (CM02 without cross
  * traffic, 1 Gb/s, 10 us a link): two equal stages, each a column layer and a row layer
  * of 100,000 parameters, 2e6 FLOPs forward and 4e6 backward per sample each, all-reducing
@@ -2264,6 +2297,7 @@ int main(void)
     tcase_add_test(tc, timing_only_pipeline_is_exact);
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
+    tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);

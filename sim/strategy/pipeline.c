@@ -339,10 +339,13 @@ static int schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s
     return n;
 }
 
-/* A message of n floats at data (in the shared workspace), for micro-batch m. */
-static sim_msg_t *payload(sim_node_t *node, const float *data, size_t n, int m, long step)
+/* A message of n floats at data (in the shared workspace), for micro-batch m, in the
+ * stage's own header msg: its activations and gradients stay in flight for the whole step,
+ * while a tensor group's collectives cycle through the node's ring of headers. */
+static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, size_t n, int m,
+                          long step)
 {
-    sim_msg_t *msg = sim_msg_next(node);
+    sim_msg_init(node, msg);
     msg->data = data;
     msg->n = n;
     msg->bytes = sim_current->value_bytes * (double)n;
@@ -386,6 +389,7 @@ typedef struct stage_state {
     uint32_t *idx;
     sim_comm_t *sends;
     sim_msg_t **sent;
+    sim_msg_t *own; /* (2 M + 1) the headers of the step's sends and of the STOP */
 } stage_state_t;
 
 static void stage_state_free(sim_node_t *node)
@@ -396,6 +400,7 @@ static void stage_state_free(sim_node_t *node)
     free(st->idx);
     free(st->sends);
     free(st->sent);
+    free(st->own);
 }
 
 static void stage(sim_node_t *node)
@@ -419,6 +424,7 @@ static void stage(sim_node_t *node)
     st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
     st->sends = dt_calloc((size_t)(2 * M), sizeof(sim_comm_t));
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
+    st->own = dt_calloc((size_t)(2 * M + 1), sizeof(sim_msg_t));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
     sim_box_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
     sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + T].name, "act")
@@ -475,8 +481,8 @@ static void stage(sim_node_t *node)
                     sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
                 }
                 if (act_out) {
-                    st->sent[n_sent] = payload(node, real ? ws->act[hi - 1] : w, out_n, m,
-                                               step);
+                    st->sent[n_sent] = payload(node, &st->own[n_sent],
+                                               real ? ws->act[hi - 1] : w, out_n, m, step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -501,8 +507,8 @@ static void stage(sim_node_t *node)
                     sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
                 }
                 if (grad_out) { /* the input gradient goes down before any all-reduce */
-                    st->sent[n_sent] = payload(node, real ? ws->dact[lo - 1] : w, in_n, m,
-                                               step);
+                    st->sent[n_sent] = payload(node, &st->own[n_sent],
+                                               real ? ws->dact[lo - 1] : w, in_n, m, step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -537,7 +543,7 @@ static void stage(sim_node_t *node)
             }
         if (stop) {
             if (act_out) { /* the stages below stop too */
-                sim_msg_t *m = payload(node, w, 0, PIPE_STOP, step);
+                sim_msg_t *m = payload(node, &st->own[2 * M], w, 0, PIPE_STOP, step);
                 m->bytes = 64;
                 sim_send(run, node, act_out, m);
             }
