@@ -1742,9 +1742,10 @@ END_TEST
 
 /* A stage's activations stay in flight while its tensor group's all-reduces cycle through
  * many message headers (GPipe: the first stage runs its forwards 10 times faster than the
- * second takes them): 2 stages of 4 row layers on tensor groups of 4, 16 micro-batches. Every activation and
- * gradient arrives as sent, and the bytes are the all-reduces' (8 layers x 16 micro-batches
- * x 2 (T-1) x 16 floats per group) and the cut's (16 x 2 ways x 4 members x 8 floats). */
+ * second takes them): 2 stages of 4 row layers on tensor groups of 4, 16 micro-batches.
+ * Every activation and gradient arrives as sent, and the bytes are the all-reduces' (8
+ * layers x 16 micro-batches x 2 (T-1) x 16 floats per group) and the cut's (16 x 2 ways x
+ * 4 members x 8 floats). */
 START_TEST(tensor_stage_keeps_its_messages_in_flight)
 {
     char path[256], arch[300];
@@ -1779,9 +1780,10 @@ END_TEST
  * 65,536 elements per sample (forward after the row layer, backward after the column
  * layer), one element per sample crossing the cut. GPipe, M micro-batches of b: a stage's
  * forward of a micro-batch takes F = b 4e6 / T / 1 GFLOP/s + AR(T, b 65536 x 4 bytes), its
- * backward B = b 8e6 / T / 1 GFLOP/s + the same all-reduce, so a step takes (M + 1)(F + B) + 2 x (the activation and its
- * gradient crossing the cut), then stage 0's gradient all-reduce with its replica (stage
- * 1's hides behind stage 0's last backward): AR(2, 100,000 x 4 bytes). Ring all-reduce of
+ * backward B = b 8e6 / T / 1 GFLOP/s + the same all-reduce, so a step takes
+ * (M + 1)(F + B) + 2 x (the activation and its gradient crossing the cut), then stage 0's
+ * gradient all-reduce with its replica (stage 1's hides behind stage 0's last backward):
+ * AR(2, 2 x 50,000 x 4 bytes: each member holds half of each layer). Ring all-reduce of
  * n bytes over p: 2 (p-1) a + 2 (p-1)/p n / BW. */
 START_TEST(tensor_pipeline_data_matches_composition)
 {

@@ -251,7 +251,8 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     case ROW_MLP_OUT:
         return linear(c, F, d, T);
     case ROW_HEAD: { /* no bias; tied: its gradient lands in the token embedding's */
-        row_t r = {.name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)), mul(c, T, V), 0};
+        row_t r = {.name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)),
+                   mul(c, T, V), 0};
         return r;
     }
     case ROW_POOLER:

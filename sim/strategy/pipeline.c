@@ -153,9 +153,9 @@ static double split_share(const pipe_plan_t *plan, sim_split_t split)
 }
 
 /* Tensor parallelism: the stages' FLOPs, parameters, kept outputs and activations sent on
- * as a member of a tensor group has them, and each layer's FLOPs and all-reduces (model.recompute is
- * none: checked). A row or vocab layer's output is the all-reduced whole, kept whole
- * unless sequence parallelism splits it. */
+ * as a member of a tensor group has them, and each layer's FLOPs and all-reduces
+ * (model.recompute is none: checked). A row or vocab layer's output is the all-reduced
+ * whole, kept whole unless sequence parallelism splits it. */
 static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p)
 {
     int L = p->n_layers, T = plan->T;
