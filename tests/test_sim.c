@@ -1783,7 +1783,8 @@ END_TEST
  * backward B = b 8e6 / T / 1 GFLOP/s + the same all-reduce, so a step takes
  * (M + 1)(F + B) + 2 x (the activation and its gradient crossing the cut), then stage 0's
  * gradient all-reduce with its replica (stage 1's hides behind stage 0's last backward):
- * AR(2, 2 x 50,000 x 4 bytes: each member holds half of each layer). Ring all-reduce of
+ * AR(2, 2 x 50,000 x 4 bytes: each member holds half of each layer); ZeRO-1's ring
+ * reduce-scatter and all-gather take what the ring all-reduce takes. Ring all-reduce of
  * n bytes over p: 2 (p-1) a + 2 (p-1)/p n / BW. */
 START_TEST(tensor_pipeline_data_matches_composition)
 {
@@ -1795,7 +1796,8 @@ START_TEST(tensor_pipeline_data_matches_composition)
                  "[forward]\na1 = 2e6 256\na2 = 2e6 64 1\nb1 = 2e6 256\nb2 = 2e6 64\n"
                  "[tensor]\na1 = column 65536\na2 = row 65536\nb1 = column 65536\n"
                  "b2 = row 65536\n");
-    for (int sp = 0; sp < 2; sp++) {
+    for (int k = 0; k < 3; k++) { /* plain, sequence parallel, and also ZeRO-1 */
+        int sp = k > 0;
         const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
                               "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
                               "cluster.workers=8", "strategy.tensor=2",
@@ -1804,8 +1806,10 @@ START_TEST(tensor_pipeline_data_matches_composition)
                               "cluster.bandwidth=1Gbps", "cluster.latency=10us",
                               "cluster.device_flops=1Gf",
                               sp ? "strategy.sequence_parallel=yes"
-                                 : "strategy.sequence_parallel=no"};
-        outcome_t o = simulate(sets, 16, NULL);
+                                 : "strategy.sequence_parallel=no",
+                              k == 2 ? "strategy.shard_optimizer=yes"
+                                     : "strategy.shard_optimizer=no"};
+        outcome_t o = simulate(sets, 17, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
         int M = 3, b = 4, T = 2;
         double tp_ar = 2.0 * (T - 1) * ALPHA + 2.0 * (T - 1) / T * b * 65536 * 4 / BW;
@@ -1813,9 +1817,10 @@ START_TEST(tensor_pipeline_data_matches_composition)
         double cut = ALPHA + b * 4 / BW; /* sequence parallelism: half of it */
         double dp_ar = 2.0 * ALPHA + 100000.0 * 4 / BW;
         double want = 2 * ((M + 1) * (F + B) + 2 * cut + dp_ar);
-        expect_close(sp ? "tensor x pipeline x data, sequence parallel"
-                        : "tensor x pipeline x data",
-                     T, 400000, o.end_time, want);
+        static const char *const what[] = {"tensor x pipeline x data",
+                                           "tensor x pipeline x data, sequence parallel",
+                                           "tensor x pipeline x data, sequence parallel, ZeRO-1"};
+        expect_close(what[k], T, 400000, o.end_time, want);
     }
     unlink(path);
 }
@@ -1906,6 +1911,44 @@ START_TEST(hybrid_equals_single)
         ck_assert_msg(slow.loss == fast.loss && slow.acc == fast.acc,
                       "%s: final loss %.9g at 10 Mb/s, %.9g with a fast network",
                       sched ? "1f1b" : "gpipe", slow.loss, fast.loss);
+    }
+}
+END_TEST
+
+/* ZeRO stage 1 over a hybrid's replicas (strategy.shard_optimizer): each replica updates
+ * its chunk of a stage's slice with that chunk's momentum, so the weights are still those
+ * of one worker with the global batch, with momentum; the bytes are the ring all-reduce's
+ * (a reduce-scatter and an all-gather) and a stage holds 1/D of its momentum. */
+START_TEST(hybrid_sharded_optimizer_equals_single)
+{
+    static const int DS[][2] = {{2, 2}, {3, 2}};
+    for (int k = 0; k < 2; k++) {
+        int D = DS[k][0], S = DS[k][1];
+        char sb[64], st[64], dp[64];
+        snprintf(sb, sizeof sb, "model.batch=%d", 24 * D);
+        const char *single[] = {"strategy.kind=single", "model.hidden=16,12", sb,
+                                "model.momentum=0.9"};
+        float *ref = NULL;
+        outcome_t a = simulate(single, 4, &ref);
+        snprintf(st, sizeof st, "strategy.stages=%d", S);
+        snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+        const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
+                              st, dp, "strategy.micro_batches=4", "model.momentum=0.9",
+                              "strategy.algorithm=ring", "strategy.shard_optimizer=yes"};
+        float *got = NULL;
+        outcome_t z = simulate(sets, 9, &got);
+        double diff = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d: max relative difference %g", D, S, diff);
+        sets[8] = "strategy.shard_optimizer=no";
+        outcome_t plain = simulate(sets, 9, NULL);
+        ck_assert_msg(z.bytes == plain.bytes, "D=%d: %.0f bytes sharded, %.0f not", D, z.bytes,
+                      plain.bytes);
+        ck_assert(plain.mem0[2] > 0);
+        double slice = plain.mem0[2] / 4; /* stage 0's momentum, one float per parameter */
+        ck_assert_msg(z.mem0[2] == ceil(slice / D) * 4, "D=%d: optimizer %g of %g", D,
+                      z.mem0[2], plain.mem0[2]);
+        free(got);
+        free(ref);
     }
 }
 END_TEST
@@ -2303,6 +2346,7 @@ int main(void)
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
+    tcase_add_test(tc, hybrid_sharded_optimizer_equals_single);
     tcase_add_test(tc, memory_per_worker);
     tcase_add_test(tc, precision_sets_bytes_and_compute_time);
     tcase_add_test(tc, memory_and_flops_follow_precision_optimizer_and_recompute);

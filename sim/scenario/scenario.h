@@ -217,6 +217,7 @@ typedef struct scenario {
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
     long tensor;                      /* pipeline of a profile: hosts each stage is split across */
     int sequence_parallel;            /* with tensor > 1: Megatron's sequence parallelism */
+    int shard_optimizer;              /* pipeline: ZeRO stage 1 over the replicas */
     long accumulate;                  /* micro-batches summed per exchange (strategies with
                                          SIM_TAKES_ACCUMULATE) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

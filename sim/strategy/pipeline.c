@@ -383,6 +383,35 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
     return SIM_OK;
 }
 
+/* A stage's update after its last backward pass of the step, on its slice of n parameters:
+ * with replicas, the sum of its gradients over them (the group of replica d's stage), then
+ * SGD on the mean. Sharded (strategy.shard_optimizer, ZeRO stage 1): a ring reduce-scatter
+ * instead, replica d updating chunk d of the slice with that chunk's momentum alone, then an
+ * all-gather of the weights; the same weights, the same bytes on a ring. */
+static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *w, float *g, float *v, size_t n, long step)
+{
+    int D = plan->D;
+    float mean = 1.0f / (float)(plan->M * D);
+    sim_status_t st;
+    if (D > 1 && run->sc->shard_optimizer) {
+        size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
+        if ((st = sim_reduce_scatter(run, grp, d, g, n)) != SIM_OK)
+            return st;
+        run->be->scale(hi - lo, mean, g + lo);
+        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+        return sim_allgather(run, grp, d, w, n);
+    }
+    sim_allreduce_algo_t algo = run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
+                                    ? SIM_ALLREDUCE_RING
+                                    : run->sc->algorithm;
+    if (D > 1 && (st = sim_allreduce(run, grp, d, g, n, algo)) != SIM_OK)
+        return st;
+    run->be->scale(n, mean, g);
+    sim_sgd(run, w, g, v, n, step);
+    return SIM_OK;
+}
+
 typedef struct stage_state {
     char *op;
     int *mb;
@@ -408,7 +437,7 @@ static void stage(sim_node_t *node)
     sim_run_t *run = sim_current;
     pipe_plan_t *plan = run->shared;
     int real = !run->timing_only; /* a timing-only stage computes and reads nothing */
-    int S = plan->S, M = plan->M, b = plan->micro, D = plan->D, T = plan->T;
+    int S = plan->S, M = plan->M, b = plan->micro, T = plan->T;
     int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
     /* member r of stage s of replica d, in the tensor group tp */
     const sim_group_t *tp = T > 1 ? &plan->tp[d * S + s] : NULL;
@@ -517,16 +546,12 @@ static void stage(sim_node_t *node)
                      * stage's gradients over them, while the stages below go on with their
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last) */
-                    size_t n = plan->p1[s] - plan->p0[s];
-                    if (D > 1 && sim_allreduce(run, &plan->group[s * T + r], d, g + plan->p0[s], n,
-                                               run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
-                                                   ? SIM_ALLREDUCE_RING
-                                                   : run->sc->algorithm) != SIM_OK) {
+                    size_t p0 = plan->p0[s], n = plan->p1[s] - p0;
+                    if (stage_update(run, plan, &plan->group[s * T + r], d, w + p0, g + p0,
+                                     v + p0, n, step) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
-                    run->be->scale(n, 1.0f / (float)(M * D), g + plan->p0[s]);
-                    sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
                     /* replica 0's weights are the step's once its last stage has updated
                      * (no stage updates the next step before every stage did this one) */
                     if (d == 0 && r == 0 && ++plan->updated == S) {
@@ -601,7 +626,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
     node->mem.params = node->mem.grads = slice * vb;
-    node->mem.optimizer = slice * scenario_optimizer_bytes(run->sc);
+    /* sharded: the largest chunk of the slice */
+    double kept = run->sc->shard_optimizer ? ceil(slice / plan->D) : slice;
+    node->mem.optimizer = kept * scenario_optimizer_bytes(run->sc);
     node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
     plan_free(plan);
 }
@@ -706,8 +733,8 @@ const sim_strategy_t sim_strategy_pipeline = {
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
              "(hybrid), each stage all-reducing its gradients across the replicas; `tensor` > 1 "
              "splits each stage of a model profile across a tensor group (Megatron-LM)",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, `tensor`, "
-            "`sequence_parallel`",
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, "
+            "`shard_optimizer`, `tensor`, `sequence_parallel`",
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
