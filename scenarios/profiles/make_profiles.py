@@ -15,7 +15,13 @@ Activations (the [forward] section): each layer's output elements per sample, wh
 for the backward pass (attention: its probabilities, heads x T x T, and its output); and the
 cuts where a pipeline stage may end: between residual blocks, inception modules,
 transformer layers and VGG's layers, with the elements that cross there (after pooling
-where a pool follows). Usage:
+where a pool follows).
+
+Tensor parallelism (the [tensor] section, transformers only): Megatron-LM's split of each
+layer (token embedding by vocabulary, QKV and the MLP's first projection and the output
+layer by columns, the attention core by heads, attention output and the MLP's second
+projection by rows; norms and positions replicated) and the all-reduce it needs, T x H
+elements per sample. Usage:
     python3 scenarios/profiles/make_profiles.py    (rewrites scenarios/profiles/*.ini)
 """
 import os
