@@ -370,6 +370,40 @@ START_TEST(written_profile_runs_for_its_flops)
 }
 END_TEST
 
+/* The [tensor] section a written profile carries splits as Megatron-LM does: with T = 2
+ * a micro-batch all-reduces T x hidden values per sample after the embedding and twice per
+ * layer forward (attention output, MLP output), twice per layer and once for the output
+ * layer backward (the input gradients of the QKV projection, of the MLP's first one and
+ * of lm_head): 2 + 4 L ring all-reduces of b x seq x hidden floats, 2 (T-1) times each
+ * over the group. */
+START_TEST(written_profile_splits_as_megatron)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "profile transformer --layers 2 --hidden 64 --heads 4 --seq 16 "
+                                "--vocab 128 --out %s", at("tp.ini"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    FILE *f = fopen(at("tp-s.ini"), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[run]\nsteps = 3\neval_every = 0\n[model]\narch = profile:tp.ini\nbatch = 4\n"
+          "[cluster]\nworkers = 2\ndevice_flops = 1Tf\n[strategy]\nkind = pipeline\n"
+          "stages = 1\nmicro_batches = 2\ntensor = 2\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "run %s --db %s", at("tp-s.ini"), at("tp.db"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open_v2(at("tp.db"), &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT total_bytes FROM summary", -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    double got = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    double want = 3.0 * 2 * (2 + 4 * 2) * 2 * (2 - 1) * 2 * 16 * 64 * 4;
+    ck_assert_msg(got == want, "%.0f bytes, want %.0f", got, want);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -380,6 +414,7 @@ int main(void)
     tcase_add_test(tc, options_change_what_they_say);
     tcase_add_test(tc, command_errors_are_one_line_and_keep_files);
     tcase_add_test(tc, written_profile_runs_for_its_flops);
+    tcase_add_test(tc, written_profile_splits_as_megatron);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

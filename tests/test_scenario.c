@@ -739,6 +739,45 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[model]\narch = profile:mine.ini\n[strategy]\nkind = pipeline\n"
                       "stages = 2\n",
                       ":2: model.arch: a pipeline of the profile ");
+    /* [tensor]: splits of [backward] layers, with [forward]; strategy.tensor needs it */
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = column 7\nb = row\n", head);
+    tmp_file("tp.ini", text);
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[strategy]\n"
+                                   "kind = pipeline\nstages = 2\ntensor = 4\n"
+                                   "sequence_parallel = yes\n"), NULL, 0);
+    ck_assert(sc.profile_splits && sc.tensor == 4 && sc.sequence_parallel);
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = rows 7\n", head);
+    tmp_file("tpname.ini", text);
+    expect_load_error("[model]\narch = profile:tpname.ini\n",
+                      "tpname.ini:11: tensor.a: \"rows 7\" is not SPLIT [REDUCE_ELEMENTS] "
+                      "(column, row, heads or vocab");
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = heads 7\n", head);
+    tmp_file("tpheads.ini", text);
+    expect_load_error("[model]\narch = profile:tpheads.ini\n",
+                      "tpheads.ini:11: tensor.a: \"heads 7\" is not SPLIT");
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\nc = row\n", head);
+    tmp_file("tpc.ini", text);
+    expect_load_error("[model]\narch = profile:tpc.ini\n",
+                      "tpc.ini: [tensor] names layer c, which [backward] does not list");
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = row\na = row\n", head);
+    tmp_file("tptwice.ini", text);
+    expect_load_error("[model]\narch = profile:tptwice.ini\n",
+                      "tptwice.ini: [tensor] lists layer a twice");
+    tmp_file("tpfwd.ini", "[profile]\nparams = 30\nforward_flops = 3\n"
+                          "[backward]\nb = 10 2\na = 20 2\n[tensor]\na = row\n");
+    expect_load_error("[model]\narch = profile:tpfwd.ini\n",
+                      "tpfwd.ini: a [tensor] section needs a [forward] section");
+    expect_load_error("[model]\narch = profile:two.ini\n[strategy]\nkind = pipeline\n"
+                      "tensor = 2\n",
+                      ":5: strategy.tensor: tensor = 2 splits the layers of a model profile "
+                      "with a [tensor] section (this one has none)");
+    expect_load_error("[model]\narch = profile:tp.ini\nrecompute = full\n[strategy]\n"
+                      "kind = pipeline\ntensor = 2\n",
+                      "model.recompute: recomputation with strategy.tensor > 1 is not "
+                      "supported");
+    expect_load_error("[model]\narch = profile:tp.ini\n[strategy]\nkind = pipeline\n"
+                      "tensor = 2\nstages = 2\n[cluster]\nworkers = 2\n",
+                      "workers must equal stages x data_parallel x tensor");
     expect_load_error("[run]\ntime_model = measured\n[model]\narch = profile:vgg16\n",
                       ":2: run.time_model: time_model = measured needs real kernels");
     /* keys that only make sense with a profile, or with one strategy */
@@ -1286,7 +1325,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 117);
+    ck_assert_int_eq(keys, 120);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 13.65Tf |"));

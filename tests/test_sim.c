@@ -1683,6 +1683,149 @@ START_TEST(hybrid_overlaps_the_gradient_all_reduce)
 }
 END_TEST
 
+/* Tensor parallelism of a timing-only profile (strategy.tensor): one transformer block as
+ * Megatron-LM splits it, 64 elements per sample between the layers (T x H), on T = 2 and 4
+ * hosts with a free network. Each micro-batch moves 4 ring all-reduces of b x 64 floats
+ * (after attn.c_proj and mlp.c_proj forward, after mlp.c_fc and attn.c_attn backward), 2
+ * (T-1) b 64 x 4 bytes each over the group, and sequence parallelism's reduce-scatter +
+ * all-gather the same; a member computes 1/T of the split layers and the whole of ln
+ * (1/T of it too with sequence parallelism), holds 1/T of the split layers' parameters
+ * and keeps 1/T of the split layers' outputs (row layers' whole, all-reduced, outputs
+ * and ln's unless sequence parallelism splits them). */
+static const char *const tp_block =
+    "[profile]\nparams = 1208\nforward_flops = 15e6\n"
+    "[backward]\nmlp.c_proj = 400 8e6\nmlp.c_fc = 400 8e6\nln = 8 2e6\n"
+    "attn.c_proj = 100 2e6\nattn.scores = 0 4e6\nattn.c_attn = 300 6e6\n"
+    "[forward]\nattn.c_attn = 3e6 192\nattn.scores = 2e6 64\nattn.c_proj = 1e6 64 1\n"
+    "ln = 1e6 64\nmlp.c_fc = 4e6 256\nmlp.c_proj = 4e6 64\n"
+    "[tensor]\nattn.c_attn = column 64\nattn.scores = heads\nattn.c_proj = row 64\n"
+    "mlp.c_fc = column 64\nmlp.c_proj = row 64\n";
+
+START_TEST(tensor_profile_bytes_flops_memory_exact)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    for (int T = 2; T <= 4; T += 2)
+        for (int sp = 0; sp < 2; sp++) {
+            char workers[64], tensor[64];
+            snprintf(workers, sizeof workers, "cluster.workers=%d", T);
+            snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=2", "model.batch=4", arch,
+                                  "run.steps=3", workers, tensor, "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0", "cluster.device_flops=1Gf",
+                                  sp ? "strategy.sequence_parallel=yes"
+                                     : "strategy.sequence_parallel=no"};
+            outcome_t o = simulate(sets, 14, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            ck_assert(o.timing_only);
+            int b = 2, M = 2, steps = 3;
+            double bytes = (double)steps * M * 4 * 2 * (T - 1) * b * 64 * 4;
+            ck_assert_msg(o.bytes == bytes, "T=%d sp=%d: %.0f bytes, want %.0f", T, sp,
+                          o.bytes, bytes);
+            double ln = sp ? 1.0 / T : 1.0; /* the replicated layer's share */
+            double flops = (14e6 + 28e6) / T + 3e6 * ln; /* per sample, forward + backward */
+            double want = steps * M * b * flops / 1e9;
+            ck_assert_msg(fabs(o.end_time - want) <= 1e-6 * want, "T=%d sp=%d: %.12g s, want "
+                          "%.12g s", T, sp, o.end_time, want);
+            ck_assert_msg(o.mem0[0] == (1200.0 / T + 8) * 4, "T=%d params %g", T, o.mem0[0]);
+            ck_assert(o.mem_params == T * o.mem0[0]);
+            /* 1f1b, one stage: one micro-batch of 2 in flight */
+            double kept = sp ? 704.0 / T : 512.0 / T + 192;
+            ck_assert_msg(o.mem0[3] == kept * b * 4, "T=%d sp=%d activations %g, want %g", T,
+                          sp, o.mem0[3], kept * b * 4);
+        }
+    unlink(path);
+}
+END_TEST
+
+/* A stage's activations stay in flight while its tensor group's all-reduces cycle through
+ * many message headers (GPipe: the first stage runs its forwards 10 times faster than the
+ * second takes them): 2 stages of 4 row layers on tensor groups of 4, 16 micro-batches.
+ * Every activation and gradient arrives as sent, and the bytes are the all-reduces' (8
+ * layers x 16 micro-batches x 2 (T-1) x 16 floats per group) and the cut's (16 x 2 ways x
+ * 4 members x 8 floats). */
+START_TEST(tensor_stage_keeps_its_messages_in_flight)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 800\nforward_flops = 4.4e7\n"
+                 "[backward]\nh = 100 2e7\ng = 100 2e7\nf = 100 2e7\ne = 100 2e7\n"
+                 "d = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+                 "[forward]\na = 1e6 16\nb = 1e6 16\nc = 1e6 16\nd = 1e6 16 8\ne = 1e7 16\n"
+                 "f = 1e7 16\ng = 1e7 16\nh = 1e7 16\n"
+                 "[tensor]\na = row 16\nb = row 16\nc = row 16\nd = row 16\ne = row 16\n"
+                 "f = row 16\ng = row 16\nh = row 16\n");
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                          "strategy.micro_batches=16", "model.batch=16", arch, "run.steps=2",
+                          "cluster.workers=8", "strategy.tensor=4",
+                          "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=10Gbps",
+                          "cluster.latency=10us", "cluster.device_flops=1Gf"};
+    outcome_t o = simulate(sets, 14, NULL);
+    unlink(path);
+    ck_assert_msg(o.ok, "%s", o.err);
+    double reduce = 2.0 * 8 * 16 * 2 * 3 * 16 * 4; /* steps, layers, M, 2 (T-1), floats */
+    double cut = 2.0 * 16 * 2 * 4 * 8 * 4;         /* steps, M, ways, members, floats */
+    double stops = o.bytes - reduce - cut;
+    ck_assert_msg(stops >= 0 && stops <= 64.0 * 4 * 2, "bytes %.0f, want %.0f + STOPs",
+                  o.bytes, reduce + cut);
+}
+END_TEST
+
+/* Tensor x pipeline x data, 2 x 2 x 2 on 8 hosts under alpha-beta (CM02 without cross
+ * traffic, 1 Gb/s, 10 us a link): two equal stages, each a column layer and a row layer
+ * of 100,000 parameters, 2e6 FLOPs forward and 4e6 backward per sample each, all-reducing
+ * 65,536 elements per sample (forward after the row layer, backward after the column
+ * layer), one element per sample crossing the cut. GPipe, M micro-batches of b: a stage's
+ * forward of a micro-batch takes F = b 4e6 / T / 1 GFLOP/s + AR(T, b 65536 x 4 bytes), its
+ * backward B = b 8e6 / T / 1 GFLOP/s + the same all-reduce, so a step takes
+ * (M + 1)(F + B) + 2 x (the activation and its gradient crossing the cut), then stage 0's
+ * gradient all-reduce with its replica (stage 1's hides behind stage 0's last backward):
+ * AR(2, 2 x 50,000 x 4 bytes: each member holds half of each layer); ZeRO-1's ring
+ * reduce-scatter and all-gather take what the ring all-reduce takes. Ring all-reduce of
+ * n bytes over p: 2 (p-1) a + 2 (p-1)/p n / BW. */
+START_TEST(tensor_pipeline_data_matches_composition)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 400000\nforward_flops = 8e6\n"
+                 "[backward]\nb2 = 100000 4e6\nb1 = 100000 4e6\na2 = 100000 4e6\n"
+                 "a1 = 100000 4e6\n"
+                 "[forward]\na1 = 2e6 256\na2 = 2e6 64 1\nb1 = 2e6 256\nb2 = 2e6 64\n"
+                 "[tensor]\na1 = column 65536\na2 = row 65536\nb1 = column 65536\n"
+                 "b2 = row 65536\n");
+    for (int k = 0; k < 3; k++) { /* plain, sequence parallel, and also ZeRO-1 */
+        int sp = k > 0;
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                              "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
+                              "cluster.workers=8", "strategy.tensor=2",
+                              "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.device_flops=1Gf",
+                              sp ? "strategy.sequence_parallel=yes"
+                                 : "strategy.sequence_parallel=no",
+                              k == 2 ? "strategy.shard_optimizer=yes"
+                                     : "strategy.shard_optimizer=no"};
+        outcome_t o = simulate(sets, 17, NULL);
+        ck_assert_msg(o.ok, "%s", o.err);
+        int M = 3, b = 4, T = 2;
+        double tp_ar = 2.0 * (T - 1) * ALPHA + 2.0 * (T - 1) / T * b * 65536 * 4 / BW;
+        double F = b * 4e6 / T / 1e9 + tp_ar, B = b * 8e6 / T / 1e9 + tp_ar;
+        double cut = ALPHA + b * 4 / BW; /* sequence parallelism: half of it */
+        double dp_ar = 2.0 * ALPHA + 100000.0 * 4 / BW;
+        double want = 2 * ((M + 1) * (F + B) + 2 * cut + dp_ar);
+        static const char *const what[] = {"tensor x pipeline x data",
+                                           "tensor x pipeline x data, sequence parallel",
+                                           "tensor x pipeline x data, sequence parallel, ZeRO-1"};
+        expect_close(what[k], T, 400000, o.end_time, want);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
  * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
  * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
@@ -1768,6 +1911,44 @@ START_TEST(hybrid_equals_single)
         ck_assert_msg(slow.loss == fast.loss && slow.acc == fast.acc,
                       "%s: final loss %.9g at 10 Mb/s, %.9g with a fast network",
                       sched ? "1f1b" : "gpipe", slow.loss, fast.loss);
+    }
+}
+END_TEST
+
+/* ZeRO stage 1 over a hybrid's replicas (strategy.shard_optimizer): each replica updates
+ * its chunk of a stage's slice with that chunk's momentum, so the weights are still those
+ * of one worker with the global batch, with momentum; the bytes are the ring all-reduce's
+ * (a reduce-scatter and an all-gather) and a stage holds 1/D of its momentum. */
+START_TEST(hybrid_sharded_optimizer_equals_single)
+{
+    static const int DS[][2] = {{2, 2}, {3, 2}};
+    for (int k = 0; k < 2; k++) {
+        int D = DS[k][0], S = DS[k][1];
+        char sb[64], st[64], dp[64];
+        snprintf(sb, sizeof sb, "model.batch=%d", 24 * D);
+        const char *single[] = {"strategy.kind=single", "model.hidden=16,12", sb,
+                                "model.momentum=0.9"};
+        float *ref = NULL;
+        outcome_t a = simulate(single, 4, &ref);
+        snprintf(st, sizeof st, "strategy.stages=%d", S);
+        snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+        const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
+                              st, dp, "strategy.micro_batches=4", "model.momentum=0.9",
+                              "strategy.algorithm=ring", "strategy.shard_optimizer=yes"};
+        float *got = NULL;
+        outcome_t z = simulate(sets, 9, &got);
+        double diff = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d: max relative difference %g", D, S, diff);
+        sets[8] = "strategy.shard_optimizer=no";
+        outcome_t plain = simulate(sets, 9, NULL);
+        ck_assert_msg(z.bytes == plain.bytes, "D=%d: %.0f bytes sharded, %.0f not", D, z.bytes,
+                      plain.bytes);
+        ck_assert(plain.mem0[2] > 0);
+        double slice = plain.mem0[2] / 4; /* stage 0's momentum, one float per parameter */
+        ck_assert_msg(z.mem0[2] == ceil(slice / D) * 4, "D=%d: optimizer %g of %g", D,
+                      z.mem0[2], plain.mem0[2]);
+        free(got);
+        free(ref);
     }
 }
 END_TEST
@@ -2159,9 +2340,13 @@ int main(void)
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
     tcase_add_test(tc, timing_only_pipeline_is_exact);
+    tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
+    tcase_add_test(tc, tensor_pipeline_data_matches_composition);
+    tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
+    tcase_add_test(tc, hybrid_sharded_optimizer_equals_single);
     tcase_add_test(tc, memory_per_worker);
     tcase_add_test(tc, precision_sets_bytes_and_compute_time);
     tcase_add_test(tc, memory_and_flops_follow_precision_optimizer_and_recompute);

@@ -15,7 +15,13 @@ Activations (the [forward] section): each layer's output elements per sample, wh
 for the backward pass (attention: its probabilities, heads x T x T, and its output); and the
 cuts where a pipeline stage may end: between residual blocks, inception modules,
 transformer layers and VGG's layers, with the elements that cross there (after pooling
-where a pool follows). Usage:
+where a pool follows).
+
+Tensor parallelism (the [tensor] section, transformers only): Megatron-LM's split of each
+layer (token embedding by vocabulary, QKV and the MLP's first projection and the output
+layer by columns, the attention core by heads, attention output and the MLP's second
+projection by rows; norms and positions replicated) and the all-reduce it needs, T x H
+elements per sample. Usage:
     python3 scenarios/profiles/make_profiles.py    (rewrites scenarios/profiles/*.ini)
 """
 import os
@@ -25,10 +31,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 class Net:
     def __init__(self):
-        self.layers = []  # [name, params, forward flops, output elements, cut elements]
+        self.layers = []  # [name, params, forward flops, output elements, cut elements,
+        #                    tensor split, its all-reduced elements]
 
     def add(self, name, params, flops, outputs):
-        self.layers.append([name, params, flops, outputs, 0])
+        self.layers.append([name, params, flops, outputs, 0, None, 0])
+
+    def split(self, kind, reduce=0):
+        """How Megatron-LM splits the last layer added across a tensor group: column, row,
+        heads or vocab, all-reducing reduce elements per sample (row, vocab: its output;
+        column: its input gradient)."""
+        self.layers[-1][5:7] = [kind, reduce]
 
     def cut(self, elements):
         """A pipeline stage may end after the last layer added, sending elements."""
@@ -173,6 +186,7 @@ def bert_large(seq=128):
     d, ff, vocab, layers, heads = 1024, 4096, 30522, 24, 16
     n = Net()
     n.add("embeddings.word", vocab * d, 0, seq * d)
+    n.split("vocab", seq * d)
     n.add("embeddings.position", 512 * d, 0, seq * d)
     n.add("embeddings.token_type", 2 * d, 0, seq * d)
     n.add("embeddings.LayerNorm", 2 * d, 4 * seq * d, seq * d)
@@ -180,12 +194,17 @@ def bert_large(seq=128):
     for i in range(layers):
         p = "encoder.layer.%d" % i
         n.linear(p + ".attention.qkv", d, 3 * d, seq)
+        n.split("column", seq * d)
         n.add(p + ".attention.scores", 0, 2 * 2 * seq * seq * d + 5 * heads * seq * seq,
               heads * seq * seq + seq * d)
+        n.split("heads")
         n.linear(p + ".attention.output", d, d, seq)
+        n.split("row", seq * d)
         n.add(p + ".attention.LayerNorm", 2 * d, 4 * seq * d, seq * d)
         n.linear(p + ".intermediate", d, ff, seq)
+        n.split("column", seq * d)
         n.linear(p + ".output", ff, d, seq)
+        n.split("row", seq * d)
         n.add(p + ".output.LayerNorm", 2 * d, 4 * seq * d, seq * d)
         n.cut(seq * d)
     n.linear("pooler", d, d)
@@ -196,22 +215,29 @@ def gpt2_xl(seq=1024):
     d, vocab, layers, heads = 1600, 50257, 48, 25
     n = Net()
     n.add("wte", vocab * d, 0, seq * d)
+    n.split("vocab", seq * d)
     n.add("wpe", seq * d, 0, seq * d)
     n.cut(seq * d)
     for i in range(layers):
         p = "h.%d" % i
         n.add(p + ".ln_1", 2 * d, 4 * seq * d, seq * d)
         n.linear(p + ".attn.c_attn", d, 3 * d, seq)
+        n.split("column", seq * d)
         n.add(p + ".attn.scores", 0, 2 * 2 * seq * seq * d + 5 * heads * seq * seq,
               heads * seq * seq + seq * d)
+        n.split("heads")
         n.linear(p + ".attn.c_proj", d, d, seq)
+        n.split("row", seq * d)
         n.add(p + ".ln_2", 2 * d, 4 * seq * d, seq * d)
         n.linear(p + ".mlp.c_fc", d, 4 * d, seq)
+        n.split("column", seq * d)
         n.linear(p + ".mlp.c_proj", 4 * d, d, seq)
+        n.split("row", seq * d)
         n.cut(seq * d)
     n.add("ln_f", 2 * d, 4 * seq * d, seq * d)
     n.cut(seq * d)
     n.add("lm_head", 0, 2 * seq * d * vocab, seq * vocab)  # tied to wte: its gradient lands in wte's
+    n.split("column", seq * d)
     return n
 
 
@@ -239,7 +265,8 @@ PROFILES = [
 
 def profile_text(name, net, sample, source, header):
     """The profile file of net: header (comment lines, each starting with '#'), then its
-    [profile], [backward] and [forward] sections. Returns the text and the totals."""
+    [profile], [backward] and [forward] sections, and [tensor] when it marks splits. Returns
+    the text and the totals."""
     params = sum(l[1] for l in net.layers)
     first = next(i for i, l in enumerate(net.layers) if l[1] > 0)
     back = [(l[0], l[1], l[2] * (1 if i == first else 2)) for i, l in enumerate(net.layers)]
@@ -255,8 +282,16 @@ def profile_text(name, net, sample, source, header):
     out.append("\n# layer = forward FLOPs, output elements kept for the backward pass (per\n"
                "# sample), and where a pipeline stage may end after it, the elements that\n"
                "# cross to the next stage; first layer first\n[forward]\n")
-    for nm, p, f, o, c in net.layers:
+    for nm, p, f, o, c, _, _ in net.layers:
         out.append("%s = %d %d%s\n" % (nm, f, o, " %d" % c if c else ""))
+    if any(l[5] for l in net.layers):
+        out.append("\n# layer = how Megatron-LM's tensor parallelism splits it (column, row, heads\n"
+                   "# or vocab) and the elements per sample it then all-reduces across the tensor\n"
+                   "# group (row, vocab: its output; column: its input gradient); layers not\n"
+                   "# listed are replicated; first layer first\n[tensor]\n")
+        for l in net.layers:
+            if l[5]:
+                out.append("%s = %s%s\n" % (l[0], l[5], " %d" % l[6] if l[6] else ""))
     return "".join(out), params, fwd, bwd, len(back)
 
 

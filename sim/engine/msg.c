@@ -11,11 +11,16 @@ sim_msg_t *sim_msg_next(sim_node_t *self)
 {
     sim_msg_t *m = &self->msgs[self->next_msg];
     self->next_msg = (self->next_msg + 1) % self->n_msgs;
+    sim_msg_init(self, m);
+    return m;
+}
+
+void sim_msg_init(sim_node_t *self, sim_msg_t *m)
+{
     memset(m, 0, sizeof *m);
     m->from = self->rank;
     m->src = self->host;
     m->sender = self;
-    return m;
 }
 
 sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step)

@@ -262,6 +262,8 @@ void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long 
  * a node can have in flight, because a sender may run one exchange ahead of a receiver that
  * completed at the same simulated instant but has not read its header yet. */
 sim_msg_t *sim_msg_next(sim_node_t *self);
+/* Clears m, a header the caller keeps itself, and makes self its sender. */
+void sim_msg_init(sim_node_t *self, sim_msg_t *m);
 /* A header for a slice of buf: data = buf + offset, n floats, bytes = 4 n. */
 sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size_t n, long step);
 

@@ -296,6 +296,20 @@ static const key_desc_t builtin_keys[] = {
            "then row split, an all-reduce of activations per pair; an unpaired last layer "
            "column-split with an all-gather); must divide the widths it splits; "
            "cluster.workers, if given, must equal it"),
+    K_LONG("strategy", "tensor", "1", tensor, 1, 1024,
+           "pipeline of a model profile with a [tensor] section: hosts every stage is split "
+           "across (Megatron-LM tensor parallelism: the profile's column, row, heads and vocab "
+           "layers divided, an all-reduce per marked layer in the tensor group); workers = "
+           "tensor x stages x data_parallel"),
+    K_BOOL("strategy", "sequence_parallel", "no", sequence_parallel,
+           "with strategy.tensor > 1: sequence parallelism (Korthikanti et al. 2022): each "
+           "all-reduce becomes a reduce-scatter and an all-gather (the same bytes), and the "
+           "replicated layers' FLOPs and kept outputs, and the activations between stages, "
+           "are divided by tensor"),
+    K_BOOL("strategy", "shard_optimizer", "no", shard_optimizer,
+           "pipeline with data_parallel > 1: ZeRO stage 1 over the replicas (each stage's "
+           "gradients reduce-scattered, each replica updating 1/data_parallel of them with "
+           "that share of the optimizer state, the weights all-gathered; ring)"),
     /* (the strategies' own keys go here: keys_use_strategies) */
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "
@@ -459,6 +473,7 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
         sc->profile[0] = '\0';
         sc->profile_pieces = 0;
         sc->profile_attention = 0;
+        sc->profile_splits = 0;
         return trainer_arch_parse(&sc->model.arch, v, err);
     }
     char spec[SCENARIO_STR];
@@ -472,6 +487,7 @@ static dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ct
     if (sim_model_profile_load(&prof, spec, err))
         return DT_ERR_INPUT;
     sc->profile_attention = sim_profile_has_attention(&prof);
+    sc->profile_splits = prof.has_tensor_splits;
     sc->profile_pieces = prof.has_forward_layers;
     for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
         sc->profile_pieces += prof.layers[i].cut > 0;

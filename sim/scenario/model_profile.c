@@ -28,11 +28,19 @@ typedef struct fwd_line {
     double flops, outputs, cut;
 } fwd_line_t;
 
+typedef struct tp_line {
+    char name[64];
+    sim_split_t split;
+    double reduce;
+} tp_line_t;
+
 typedef struct reader {
     sim_model_profile_t *p;
     int cap;
     fwd_line_t *fwd; /* [forward], file order; matched to [backward] by check() */
     int n_fwd, fwd_cap;
+    tp_line_t *tp; /* [tensor], file order; matched by name by check_tensor() */
+    int n_tp, tp_cap, has_tensor;
     int has_params, has_forward, has_backward;
     char bad[400]; /* the first error, without its line */
 } reader_t;
@@ -124,6 +132,7 @@ static int layer_line(reader_t *r, const char *name, const char *v)
         DT_CHECK(p->layers, "out of memory reading a model profile");
     }
     sim_profile_layer_t *l = &p->layers[p->n_layers++];
+    memset(l, 0, sizeof *l);
     strcpy(l->name, name);
     l->params = (size_t)params;
     l->backward_flops = flops;
@@ -160,6 +169,40 @@ static int forward_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
+static const char *const split_names[] = {"none", "column", "row", "heads", "vocab"};
+
+static int tensor_line(reader_t *r, const char *name, const char *v)
+{
+    char a[64], b[64], extra[2];
+    double reduce = 0;
+    int n = sscanf(v, "%63s %63s %1s", a, b, extra), split = 0;
+    for (int k = 1; k < 5 && n >= 1; k++)
+        if (!strcmp(a, split_names[k]))
+            split = k;
+    if (n < 1 || n > 2 || !split || (n == 2 && (number(b, &reduce) || reduce != floor(reduce) ||
+                                                split == SIM_SPLIT_HEADS))) {
+        snprintf(r->bad, sizeof r->bad, "tensor.%s: \"%s\" is not SPLIT [REDUCE_ELEMENTS] "
+                 "(column, row, heads or vocab, then for all but heads an optional whole "
+                 "number)", name, v);
+        return 0;
+    }
+    if (strlen(name) >= sizeof r->tp[0].name) {
+        snprintf(r->bad, sizeof r->bad, "tensor.%s: layer name longer than %zu characters",
+                 name, sizeof r->tp[0].name - 1);
+        return 0;
+    }
+    if (r->n_tp == r->tp_cap) {
+        r->tp_cap = r->tp_cap ? 2 * r->tp_cap : 64;
+        r->tp = realloc(r->tp, sizeof *r->tp * (size_t)r->tp_cap);
+        DT_CHECK(r->tp, "out of memory reading a model profile");
+    }
+    tp_line_t *l = &r->tp[r->n_tp++];
+    strcpy(l->name, name);
+    l->split = (sim_split_t)split;
+    l->reduce = reduce;
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     reader_t *r = user;
@@ -169,8 +212,12 @@ static int handler(void *user, const char *section, const char *name, const char
         return layer_line(r, name, value);
     if (!strcmp(section, "forward"))
         return forward_line(r, name, value);
-    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward] "
-             "and [forward])", section);
+    if (!strcmp(section, "tensor")) {
+        r->has_tensor = 1;
+        return tensor_line(r, name, value);
+    }
+    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward], "
+             "[forward] and [tensor])", section);
     return 0;
 }
 
@@ -204,6 +251,30 @@ static dt_status check_forward(sim_model_profile_t *p, const reader_t *r, const 
     return DT_OK;
 }
 
+/* [tensor] names layers of [backward], each once, and needs [forward] (a tensor-parallel
+ * run cuts its stages and places its all-reduces by the forward order). */
+static dt_status check_tensor(sim_model_profile_t *p, const reader_t *r, const char *where,
+                              dt_err_t *err)
+{
+    if (!p->has_forward_layers)
+        return dt_err_input(err, "%s: a [tensor] section needs a [forward] section", where);
+    for (int k = 0; k < r->n_tp; k++) {
+        int i = 0;
+        while (i < p->n_layers && strcmp(p->layers[i].name, r->tp[k].name))
+            i++;
+        if (i == p->n_layers)
+            return dt_err_input(err, "%s: [tensor] names layer %s, which [backward] does not "
+                                     "list", where, r->tp[k].name);
+        if (p->layers[i].split)
+            return dt_err_input(err, "%s: [tensor] lists layer %s twice", where,
+                                r->tp[k].name);
+        p->layers[i].split = r->tp[k].split;
+        p->layers[i].reduce = r->tp[k].reduce;
+    }
+    p->has_tensor_splits = 1;
+    return DT_OK;
+}
+
 /* The whole-file checks: what the lines must add up to. */
 static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *where,
                        dt_err_t *err)
@@ -230,7 +301,9 @@ static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *wh
     if (!(p->forward_flops + flops > 0))
         return dt_err_input(err, "%s: a profile needs some FLOPs (forward_flops and the "
                                  "layers' backward FLOPs are all 0)", where);
-    return r->n_fwd ? check_forward(p, r, where, err) : DT_OK;
+    if (r->n_fwd && check_forward(p, r, where, err))
+        return DT_ERR_INPUT;
+    return r->has_tensor ? check_tensor(p, r, where, err) : DT_OK;
 }
 
 dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err)
@@ -243,6 +316,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         rc = ini_parse(spec, handler, &r);
         if (rc < 0) {
             free(r.fwd);
+            free(r.tp);
             sim_model_profile_free(p);
             return dt_err_input(err, "cannot read model profile %s", spec);
         }
@@ -265,6 +339,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         dt_err_input(err, "%s:%d: %s", where, rc,
                      r.bad[0] ? r.bad : "syntax error (expected key = value)");
         free(r.fwd);
+        free(r.tp);
         sim_model_profile_free(p);
         return DT_ERR_INPUT;
     }
@@ -274,6 +349,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     }
     dt_status st = check(p, &r, where, err);
     free(r.fwd);
+    free(r.tp);
     if (st) {
         sim_model_profile_free(p);
         return DT_ERR_INPUT;

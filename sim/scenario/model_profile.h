@@ -14,6 +14,14 @@
  *               sum to forward_flops; OUTPUT_ELEMENTS (per sample) is what the layer keeps
  *               for the backward pass; CUT_ELEMENTS marks a place where a pipeline stage
  *               may end after the layer, and is what then crosses to the next stage.
+ *   [tensor]    optional (tensor parallelism needs it; so does [forward]): LAYER = SPLIT
+ *               [REDUCE_ELEMENTS], how Megatron-LM splits the layer across a tensor group:
+ *               column (by output features), row (by input features), heads (an attention
+ *               core, by heads), vocab (an embedding, by vocabulary entries); each divides
+ *               the layer's parameters, FLOPs and outputs by the group's size. REDUCE_ELEMENTS
+ *               (per sample) is the all-reduce the split needs: row and vocab after the
+ *               forward pass (the partial sums of the output), column after the backward
+ *               pass (those of its input gradient). Layers not listed are replicated.
  * The built-in profiles are the .ini files of scenarios/profiles (made by
  * make_profiles.py there), compiled into the program. */
 #ifndef DTSIM_MODEL_PROFILE_H
@@ -22,6 +30,15 @@
 #include <stddef.h>
 
 #include "common.h"
+
+/* How tensor parallelism splits a layer ([tensor]). */
+typedef enum sim_split {
+    SIM_SPLIT_NONE, /* replicated on every member of the tensor group */
+    SIM_SPLIT_COLUMN,
+    SIM_SPLIT_ROW,
+    SIM_SPLIT_HEADS,
+    SIM_SPLIT_VOCAB
+} sim_split_t;
 
 typedef struct sim_profile_layer {
     char name[64];
@@ -32,6 +49,10 @@ typedef struct sim_profile_layer {
     double outputs;        /* elements kept for the backward pass, per sample */
     double cut;            /* > 0: a stage may end here, sending this many elements per
                               sample; 0: no cut after this layer */
+    /* from [tensor] (has_tensor_splits): */
+    sim_split_t split;
+    double reduce; /* elements per sample all-reduced across the tensor group: row, vocab
+                      after the forward pass, column after the backward pass */
 } sim_profile_layer_t;
 
 typedef struct sim_model_profile {
@@ -43,6 +64,7 @@ typedef struct sim_model_profile {
     int n_layers;
     sim_profile_layer_t *layers; /* backward order */
     int has_forward_layers;      /* the file has a [forward] section */
+    int has_tensor_splits;       /* the file has a [tensor] section */
 } sim_model_profile_t;
 
 /* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in

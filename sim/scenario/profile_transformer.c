@@ -174,6 +174,9 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
 typedef struct row {
     const char *name;
     uint64_t params, flops, outputs, cut; /* per sample; cut 0: none */
+    const char *split;                    /* Megatron-LM's tensor split ([tensor]); NULL:
+                                             replicated */
+    uint64_t reduce;                      /* elements per sample it all-reduces */
 } row_t;
 
 typedef struct group {
@@ -205,7 +208,7 @@ static uint64_t add(counter_t *c, uint64_t a, uint64_t b)
 /* fin -> fout on `tokens` tokens: 2 FLOPs per multiply-add, bias by the option */
 static row_t linear(counter_t *c, uint64_t fin, uint64_t fout, uint64_t tokens)
 {
-    return (row_t){"", add(c, mul(c, fin, fout), c->t->bias ? fout : 0),
+    return (row_t){.name = "", add(c, mul(c, fin, fout), c->t->bias ? fout : 0),
                    mul(c, 2, mul(c, tokens, mul(c, fin, fout))), mul(c, tokens, fout), 0};
 }
 
@@ -219,15 +222,15 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     const family_t *f = family_of(t->family);
     switch (kind) {
     case ROW_EMBED:
-        return (row_t){"", mul(c, V, d), 0, Td, 0};
+        return (row_t){.name = "", mul(c, V, d), 0, Td, 0};
     case ROW_POSITION:
-        return t->positions ? (row_t){"", mul(c, (uint64_t)t->positions, d), 0, Td, 0}
+        return t->positions ? (row_t){.name = "", mul(c, (uint64_t)t->positions, d), 0, Td, 0}
                             : (row_t){0};
     case ROW_TOKEN_TYPE:
-        return f->token_types ? (row_t){"", mul(c, (uint64_t)f->token_types, d), 0, Td, 0}
+        return f->token_types ? (row_t){.name = "", mul(c, (uint64_t)f->token_types, d), 0, Td, 0}
                               : (row_t){0};
     case ROW_NORM: /* 4 FLOPs per output element, LayerNorm or RMSNorm */
-        return (row_t){"", t->rmsnorm ? d : 2 * d, mul(c, 4, Td), Td, 0};
+        return (row_t){.name = "", t->rmsnorm ? d : 2 * d, mul(c, 4, Td), Td, 0};
     case ROW_QKV:
         return linear(c, d, add(c, d, mul(c, 2, kv)), T);
     case ROW_Q:
@@ -238,7 +241,7 @@ static row_t count_row(counter_t *c, row_kind_t kind)
         return linear(c, d, kv, T);
     case ROW_SCORES: /* Q K^T and the probabilities times V: 2 x 2 T^2 d; softmax: 5 per
                         score of every head; keeps the probabilities and the output */
-        return (row_t){"", 0,
+        return (row_t){.name = "", 0,
                        add(c, mul(c, 4, mul(c, TT, d)), mul(c, 5, mul(c, (uint64_t)t->heads, TT))),
                        add(c, mul(c, (uint64_t)t->heads, TT), Td), 0};
     case ROW_MLP_GATE:
@@ -248,7 +251,8 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     case ROW_MLP_OUT:
         return linear(c, F, d, T);
     case ROW_HEAD: { /* no bias; tied: its gradient lands in the token embedding's */
-        row_t r = {"", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)), mul(c, T, V), 0};
+        row_t r = {.name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)),
+                   mul(c, T, V), 0};
         return r;
     }
     case ROW_POOLER:
@@ -260,8 +264,42 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     return (row_t){0};
 }
 
-/* The rows of a group that the shape keeps, with their cuts; a cut on a row left out moves
- * to the row before it. */
+/* How Megatron-LM splits a row across a tensor group, and the all-reduce of T x hidden
+ * elements the split needs: the token embedding by vocabulary (its output), the attention
+ * core by heads (none), the attention output and the MLP's last projection by rows (their
+ * outputs), the projections reading the block's input by columns (their input gradient,
+ * once: on the first of the projections that read the same input, whose backward pass
+ * ends theirs). Norms, positions and BERT's pooler are replicated. */
+static void split_row(row_kind_t kind, row_t *r, const row_t *prev, uint64_t Td)
+{
+    switch (kind) {
+    case ROW_EMBED:
+        r->split = "vocab", r->reduce = Td;
+        break;
+    case ROW_SCORES:
+        r->split = "heads";
+        break;
+    case ROW_ATTN_OUT:
+    case ROW_MLP_OUT:
+        r->split = "row", r->reduce = Td;
+        break;
+    case ROW_QKV:
+    case ROW_Q:
+    case ROW_K:
+    case ROW_V:
+    case ROW_MLP_GATE:
+    case ROW_MLP_IN:
+    case ROW_HEAD:
+        r->split = "column";
+        r->reduce = prev && prev->split && !strcmp(prev->split, "column") ? 0 : Td;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The rows of a group that the shape keeps, with their cuts and splits; a cut on a row left
+ * out moves to the row before it. */
 static void count_group(counter_t *c, const row_def_t *defs, group_t *g)
 {
     uint64_t Td = mul(c, (uint64_t)c->t->seq, (uint64_t)c->t->hidden);
@@ -270,6 +308,7 @@ static void count_group(counter_t *c, const row_def_t *defs, group_t *g)
         row_t r = count_row(c, d->kind);
         if (r.name) {
             r.name = d->name;
+            split_row(d->kind, &r, g->n ? &g->rows[g->n - 1] : NULL, Td);
             g->rows[g->n++] = r;
         }
         if (d->cut && g->n)
@@ -386,6 +425,19 @@ dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t 
         fprintf(out, "%s = %" PRIu64 " %" PRIu64, name, r->flops, r->outputs);
         if (r->cut)
             fprintf(out, " %" PRIu64, r->cut);
+        fputc('\n', out);
+    }
+    fprintf(out, "\n# layer = how Megatron-LM's tensor parallelism splits it (column, row, heads\n"
+                 "# or vocab) and the elements per sample it then all-reduces across the tensor\n"
+                 "# group (row, vocab: its output; column: its input gradient); layers not\n"
+                 "# listed are replicated; first layer first\n[tensor]\n");
+    for (size_t i = 0; i < rows; i++) {
+        const row_t *r = net_row(&n, i, name, sizeof name);
+        if (!r->split)
+            continue;
+        fprintf(out, "%s = %s", name, r->split);
+        if (r->reduce)
+            fprintf(out, " %" PRIu64, r->reduce);
         fputc('\n', out);
     }
     return DT_OK;

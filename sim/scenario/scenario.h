@@ -22,7 +22,7 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
-#define SCENARIO_MAX_KEYS 128 /* room in key_line for every key of the table */
+#define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
 #define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
@@ -159,6 +159,7 @@ typedef struct scenario {
                                      file): a timing-only run; "" for a real model */
     int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
     int profile_attention;        /* the profile has attention cores (layers *.scores) */
+    int profile_splits;           /* the profile has a [tensor] section */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
@@ -216,6 +217,9 @@ typedef struct scenario {
     sim_pipeline_schedule_t pipeline_schedule;
     long data_parallel;               /* pipeline: replicas of the whole pipeline (hybrid) */
     long tensor_parallel;             /* tensor: workers each dense layer is split across */
+    long tensor;                      /* pipeline of a profile: hosts each stage is split across */
+    int sequence_parallel;            /* with tensor > 1: Megatron's sequence parallelism */
+    int shard_optimizer;              /* pipeline: ZeRO stage 1 over the replicas */
     long accumulate;                  /* micro-batches summed per exchange (strategies with
                                          SIM_TAKES_ACCUMULATE) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

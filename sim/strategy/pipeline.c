@@ -25,7 +25,19 @@
  * each stage updates only its own slice. Stage 0 draws the micro-batches and decides when
  * the run stops (a STOP travels down the pipe); the last of replica 0's stages to update
  * evaluates (a stage all-reduces and updates after it sent its input gradient down, so
- * stage 0 is not always the last). */
+ * stage 0 is not always the last).
+ *
+ * Tensor parallelism (strategy.tensor = T > 1, a model profile with a [tensor] section):
+ * each stage runs on a tensor group of T hosts, worker (d S + s) T + r being member r of
+ * stage s of replica d. The profile's split layers (column, row, heads, vocab) cost each
+ * member 1/T of their FLOPs, parameters and kept outputs, the others (norms, residuals)
+ * are replicated; after each layer's pass the member takes part in the all-reduce the
+ * split needs (row, vocab: after the forward pass; column: after the backward pass), ring,
+ * in the tensor group; member r sends its activations to member r of the next stage, and
+ * all-reduces its gradients with member r of the same stage of the other replicas (1/T of
+ * the split layers' parameters). Sequence parallelism turns each all-reduce into a
+ * reduce-scatter and an all-gather and also divides the replicated layers' FLOPs and
+ * outputs, and the activations between stages, by T. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +53,7 @@ enum { PIPE_STOP = -1 };
 
 typedef struct pipe_plan {
     int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
+    int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
@@ -50,7 +63,11 @@ typedef struct pipe_plan {
     size_t out[PIPE_MAX_STAGES];    /* floats per sample it sends on (the last: 0) */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run */
-    sim_group_t group[PIPE_MAX_STAGES]; /* D > 1: stage s of every replica */
+    sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
+    sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
+    /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
+     * and the elements per sample it all-reduces after each */
+    double *lf, *lb, *red_f, *red_b;
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
 } pipe_plan_t;
 
@@ -60,8 +77,16 @@ static void plan_free(void *p)
     for (int m = 0; plan->ws && m < plan->D * plan->M; m++)
         trainer_workspace_free(&plan->ws[m]);
     free(plan->ws);
-    for (int s = 0; s < plan->S; s++)
-        free(plan->group[s].members);
+    for (int k = 0; plan->group && k < plan->S * plan->T; k++)
+        free(plan->group[k].members);
+    for (int k = 0; plan->tp && k < plan->D * plan->S; k++)
+        free(plan->tp[k].members);
+    free(plan->group);
+    free(plan->tp);
+    free(plan->lf);
+    free(plan->lb);
+    free(plan->red_f);
+    free(plan->red_b);
     free(plan);
 }
 
@@ -120,6 +145,49 @@ static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, 
     plan->first[plan->S] = n_layers;
 }
 
+/* What a member of a tensor group of T holds and computes of a layer split so: a split
+ * layer's 1/T, a replicated one's whole or, under sequence parallelism, 1/T too. */
+static double split_share(const pipe_plan_t *plan, sim_split_t split)
+{
+    return split != SIM_SPLIT_NONE || plan->sp ? 1.0 / plan->T : 1.0;
+}
+
+/* Tensor parallelism: the stages' FLOPs, parameters, kept outputs and activations sent on
+ * as a member of a tensor group has them, and each layer's FLOPs and all-reduces
+ * (model.recompute is none: checked). A row or vocab layer's output is the all-reduced
+ * whole, kept whole unless sequence parallelism splits it. */
+static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p)
+{
+    int L = p->n_layers, T = plan->T;
+    plan->lf = dt_calloc((size_t)L, sizeof(double));
+    plan->lb = dt_calloc((size_t)L, sizeof(double));
+    plan->red_f = dt_calloc((size_t)L, sizeof(double));
+    plan->red_b = dt_calloc((size_t)L, sizeof(double));
+    size_t off = 0;
+    for (int s = 0; s < plan->S; s++) {
+        plan->fwd[s] = plan->bwd[s] = plan->act[s] = 0;
+        plan->p0[s] = off;
+        for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
+            const sim_profile_layer_t *l = &p->layers[L - 1 - i];
+            double share = split_share(plan, l->split);
+            int whole_out = l->split == SIM_SPLIT_ROW || l->split == SIM_SPLIT_VOCAB;
+            plan->lf[i] = l->forward_flops * share;
+            plan->lb[i] = l->backward_flops * share;
+            plan->fwd[s] += plan->lf[i];
+            plan->bwd[s] += plan->lb[i];
+            plan->act[s] += l->outputs * (whole_out && !plan->sp ? 1.0 : share);
+            off += l->split ? (l->params + (size_t)T - 1) / (size_t)T : l->params;
+            if (l->split == SIM_SPLIT_COLUMN)
+                plan->red_b[i] = l->reduce;
+            else
+                plan->red_f[i] = l->reduce;
+        }
+        plan->p1[s] = off;
+        if (plan->sp)
+            plan->out[s] = (plan->out[s] + (size_t)T - 1) / (size_t)T;
+    }
+}
+
 /* A timing-only plan: the profile's layers in forward order, cut where it allows; the
  * forward FLOPs model.recompute recomputes are part of the backward pass. */
 static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_recompute_t r)
@@ -151,6 +219,8 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
     }
     free(start);
     free(cost);
+    if (plan->T > 1)
+        plan_split(plan, p);
 }
 
 /* A plan of a real model (its workspaces: plan_make). */
@@ -205,7 +275,9 @@ static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->M = (int)sc->micro_batches;
     plan->micro = (int)(sc->batch / sc->micro_batches);
     plan->D = (int)sc->data_parallel;
-    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S == run->n_workers);
+    plan->T = (int)sc->tensor;
+    plan->sp = plan->T > 1 && sc->sequence_parallel;
+    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S * plan->T == run->n_workers);
     if (run->timing_only)
         plan_profile(plan, &run->profile, run->sc->recompute);
     else
@@ -222,11 +294,22 @@ static pipe_plan_t *plan_make(sim_run_t *run)
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
     }
-    for (int s = 0; s < plan->S; s++) {
-        plan->group[s].size = plan->D;
-        plan->group[s].members = dt_calloc((size_t)plan->D, sizeof(sim_node_t *));
-        for (int d = 0; d < plan->D; d++)
-            plan->group[s].members[d] = &run->workers[d * plan->S + s];
+    int S = plan->S, T = plan->T, D = plan->D;
+    plan->group = dt_calloc((size_t)(S * T), sizeof(sim_group_t));
+    for (int k = 0; k < S * T; k++) { /* k = s T + r: that member in every replica */
+        plan->group[k].size = D;
+        plan->group[k].members = dt_calloc((size_t)D, sizeof(sim_node_t *));
+        for (int d = 0; d < D; d++)
+            plan->group[k].members[d] = &run->workers[d * S * T + k];
+    }
+    if (T > 1) {
+        plan->tp = dt_calloc((size_t)(D * S), sizeof(sim_group_t));
+        for (int k = 0; k < D * S; k++) { /* k = d S + s */
+            plan->tp[k].size = T;
+            plan->tp[k].members = dt_calloc((size_t)T, sizeof(sim_node_t *));
+            for (int r = 0; r < T; r++)
+                plan->tp[k].members[r] = &run->workers[k * T + r];
+        }
     }
     return plan;
 }
@@ -256,10 +339,13 @@ static int schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s
     return n;
 }
 
-/* A message of n floats at data (in the shared workspace), for micro-batch m. */
-static sim_msg_t *payload(sim_node_t *node, const float *data, size_t n, int m, long step)
+/* A message of n floats at data (in the shared workspace), for micro-batch m, in the
+ * stage's own header msg: its activations and gradients stay in flight for the whole step,
+ * while a tensor group's collectives cycle through the node's ring of headers. */
+static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, size_t n, int m,
+                          long step)
 {
-    sim_msg_t *msg = sim_msg_next(node);
+    sim_msg_init(node, msg);
     msg->data = data;
     msg->n = n;
     msg->bytes = sim_current->value_bytes * (double)n;
@@ -268,12 +354,71 @@ static sim_msg_t *payload(sim_node_t *node, const float *data, size_t n, int m, 
     return msg;
 }
 
+/* A tensor group's all-reduce of n elements (a timing-only buffer: nothing is read), or
+ * under sequence parallelism its reduce-scatter and all-gather. */
+static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *g,
+                              int r, float *buf, size_t n)
+{
+    if (!plan->sp)
+        return sim_allreduce(run, g, r, buf, n, SIM_ALLREDUCE_RING);
+    sim_status_t st = sim_reduce_scatter(run, g, r, buf, n);
+    return st != SIM_OK ? st : sim_allgather(run, g, r, buf, n);
+}
+
+/* Member r of a stage's tensor group runs the forward (backward) pass of layers [lo, hi)
+ * on b samples: each layer's FLOPs, then the all-reduce its split needs. */
+static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                            const sim_group_t *g, int r, int lo, int hi, int b, int forward,
+                            float *buf)
+{
+    for (int k = 0; k < hi - lo; k++) {
+        int i = forward ? lo + k : hi - 1 - k;
+        sim_charge(run, node, (forward ? plan->lf[i] : plan->lb[i]) * b, 0);
+        double n = forward ? plan->red_f[i] : plan->red_b[i];
+        sim_status_t st = n > 0 ? tp_reduce(run, plan, g, r, buf, (size_t)n * (size_t)b)
+                                : SIM_OK;
+        if (st != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
+}
+
+/* A stage's update after its last backward pass of the step, on its slice of n parameters:
+ * with replicas, the sum of its gradients over them (the group of replica d's stage), then
+ * SGD on the mean. Sharded (strategy.shard_optimizer, ZeRO stage 1): a ring reduce-scatter
+ * instead, replica d updating chunk d of the slice with that chunk's momentum alone, then an
+ * all-gather of the weights; the same weights, the same bytes on a ring. */
+static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *w, float *g, float *v, size_t n, long step)
+{
+    int D = plan->D;
+    float mean = 1.0f / (float)(plan->M * D);
+    sim_status_t st;
+    if (D > 1 && run->sc->shard_optimizer) {
+        size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
+        if ((st = sim_reduce_scatter(run, grp, d, g, n)) != SIM_OK)
+            return st;
+        run->be->scale(hi - lo, mean, g + lo);
+        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+        return sim_allgather(run, grp, d, w, n);
+    }
+    sim_allreduce_algo_t algo = run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
+                                    ? SIM_ALLREDUCE_RING
+                                    : run->sc->algorithm;
+    if (D > 1 && (st = sim_allreduce(run, grp, d, g, n, algo)) != SIM_OK)
+        return st;
+    run->be->scale(n, mean, g);
+    sim_sgd(run, w, g, v, n, step);
+    return SIM_OK;
+}
+
 typedef struct stage_state {
     char *op;
     int *mb;
     uint32_t *idx;
     sim_comm_t *sends;
     sim_msg_t **sent;
+    sim_msg_t *own; /* (2 M + 1) the headers of the step's sends and of the STOP */
 } stage_state_t;
 
 static void stage_state_free(sim_node_t *node)
@@ -284,6 +429,7 @@ static void stage_state_free(sim_node_t *node)
     free(st->idx);
     free(st->sends);
     free(st->sent);
+    free(st->own);
 }
 
 static void stage(sim_node_t *node)
@@ -291,11 +437,13 @@ static void stage(sim_node_t *node)
     sim_run_t *run = sim_current;
     pipe_plan_t *plan = run->shared;
     int real = !run->timing_only; /* a timing-only stage computes and reads nothing */
-    int S = plan->S, M = plan->M, b = plan->micro, D = plan->D;
-    int s = node->rank % S, d = node->rank / S; /* stage s of replica d */
+    int S = plan->S, M = plan->M, b = plan->micro, T = plan->T;
+    int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
+    /* member r of stage s of replica d, in the tensor group tp */
+    const sim_group_t *tp = T > 1 ? &plan->tp[d * S + s] : NULL;
     int lo = plan->first[s], hi = plan->first[s + 1];
     /* replica d's parameters: one buffer, each stage updating its slice */
-    sim_node_t *head = &run->workers[d * S];
+    sim_node_t *head = &run->workers[d * S * T];
     float *w = head->params, *v = head->velocity, *g = node->grads;
     stage_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
@@ -305,11 +453,12 @@ static void stage(sim_node_t *node)
     st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
     st->sends = dt_calloc((size_t)(2 * M), sizeof(sim_comm_t));
     st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
+    st->own = dt_calloc((size_t)(2 * M + 1), sizeof(sim_msg_t));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
     sim_box_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
-    sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + 1].name, "act")
+    sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + T].name, "act")
                                      : NULL;
-    sim_box_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - 1].name, "grad")
+    sim_box_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - T].name, "grad")
                                   : NULL;
     size_t out_n = (size_t)b * plan->out[s]; /* activations sent on */
     size_t in_n = s > 0 ? (size_t)b * plan->out[s - 1] : 0;
@@ -352,10 +501,17 @@ static void stage(sim_node_t *node)
                     trainer_model_loss(ws, b, &l, &correct);
                     loss += l;
                 }
-                sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
+                if (tp) {
+                    if (tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
+                } else {
+                    sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
+                }
                 if (act_out) {
-                    st->sent[n_sent] = payload(node, real ? ws->act[hi - 1] : w, out_n, m,
-                                               step);
+                    st->sent[n_sent] = payload(node, &st->own[n_sent],
+                                               real ? ws->act[hi - 1] : w, out_n, m, step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -371,10 +527,17 @@ static void stage(sim_node_t *node)
                 w0 = dt_wall_seconds();
                 if (real)
                     trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
-                sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
+                if (tp) {
+                    if (tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
+                } else {
+                    sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
+                }
                 if (grad_out) { /* the input gradient goes down before any all-reduce */
-                    st->sent[n_sent] = payload(node, real ? ws->dact[lo - 1] : w, in_n, m,
-                                               step);
+                    st->sent[n_sent] = payload(node, &st->own[n_sent],
+                                               real ? ws->dact[lo - 1] : w, in_n, m, step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     n_sent++;
                 }
@@ -383,19 +546,15 @@ static void stage(sim_node_t *node)
                      * stage's gradients over them, while the stages below go on with their
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last) */
-                    size_t n = plan->p1[s] - plan->p0[s];
-                    if (D > 1 && sim_allreduce(run, &plan->group[s], d, g + plan->p0[s], n,
-                                               run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
-                                                   ? SIM_ALLREDUCE_RING
-                                                   : run->sc->algorithm) != SIM_OK) {
+                    size_t p0 = plan->p0[s], n = plan->p1[s] - p0;
+                    if (stage_update(run, plan, &plan->group[s * T + r], d, w + p0, g + p0,
+                                     v + p0, n, step) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
-                    run->be->scale(n, 1.0f / (float)(M * D), g + plan->p0[s]);
-                    sim_sgd(run, w + plan->p0[s], g + plan->p0[s], v + plan->p0[s], n, step);
                     /* replica 0's weights are the step's once its last stage has updated
                      * (no stage updates the next step before every stage did this one) */
-                    if (d == 0 && ++plan->updated == S) {
+                    if (d == 0 && r == 0 && ++plan->updated == S) {
                         plan->updated = 0;
                         sim_eval_mark(run, step, w);
                     }
@@ -409,19 +568,19 @@ static void stage(sim_node_t *node)
             }
         if (stop) {
             if (act_out) { /* the stages below stop too */
-                sim_msg_t *m = payload(node, w, 0, PIPE_STOP, step);
+                sim_msg_t *m = payload(node, &st->own[2 * M], w, 0, PIPE_STOP, step);
                 m->bytes = 64;
                 sim_send(run, node, act_out, m);
             }
             break;
         }
-        if (s == S - 1)
+        if (s == S - 1 && r == 0)
             sim_count_step(run, node, (int)run->sc->batch,
                            real ? loss / (double)run->sc->batch : NAN);
         else
             node->steps++;
     }
-    if (d == 0 && ++plan->exited == S && !run->failed) /* after replica 0's last update */
+    if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) /* after replica 0's last update */
         sim_eval_final(run, step, w);
 }
 
@@ -430,8 +589,12 @@ static void summary(const sim_run_t *run, char *line, size_t size)
 {
     const pipe_plan_t *plan = run->shared;
     int n = plan->D > 1 ? snprintf(line, size, "hybrid: %d replicas of ", plan->D) : 0;
-    n += snprintf(line + n, size - (size_t)n, "pipeline: %d stage%s of layers", plan->S,
+    n += snprintf(line + n, size - (size_t)n, "pipeline: %d stage%s", plan->S,
                   plan->S == 1 ? "" : "s");
+    if (plan->T > 1)
+        n += snprintf(line + n, size - (size_t)n, " on tensor groups of %d%s", plan->T,
+                      plan->sp ? " (sequence parallel)" : "");
+    n += snprintf(line + n, size - (size_t)n, " of layers");
     for (int s = 0; s < plan->S && n < (int)size; s++)
         n += snprintf(line + n, size - (size_t)n, "%s%d-%d", s ? " | " : " ", plan->first[s],
                       plan->first[s + 1] - 1);
@@ -459,18 +622,20 @@ static void memory(const sim_run_t *run, sim_node_t *node)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan); /* before deploy: the layout alone */
     plan_layout(plan, run);
-    int S = plan->S, M = plan->M, s = node->rank % S;
+    int S = plan->S, M = plan->M, s = node->rank / plan->T % S;
     double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
     node->mem.params = node->mem.grads = slice * vb;
-    node->mem.optimizer = slice * scenario_optimizer_bytes(run->sc);
+    /* sharded: the largest chunk of the slice */
+    double kept = run->sc->shard_optimizer ? ceil(slice / plan->D) : slice;
+    node->mem.optimizer = kept * scenario_optimizer_bytes(run->sc);
     node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
-    free(plan);
+    plan_free(plan);
 }
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = (int)(sc->stages * sc->data_parallel);
+    *workers = (int)(sc->stages * sc->data_parallel * sc->tensor);
     *servers = 0;
 }
 
@@ -486,7 +651,8 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
     (void)node;
     (void)n;
-    return 2 * (size_t)(2 * (run->sc->micro_batches + run->sc->data_parallel) + 8);
+    return 2 * (size_t)(2 * (run->sc->micro_batches + run->sc->data_parallel + run->sc->tensor) +
+                        8);
 }
 
 /* The model must have a stage's worth of layers for every stage, the hosts must be
@@ -522,17 +688,29 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              sc->stages, trainer_arch_name(sc->model.arch), weighted,
                              weighted == 1 ? "" : "s", where);
     }
-    long hosts = sc->stages * sc->data_parallel;
+    if (sc->tensor > 1 && !sc->profile_splits)
+        return scenario_fail(sc, err, "strategy.tensor",
+                             "tensor = %ld splits the layers of a model profile with a [tensor] "
+                             "section (%s); the tensor strategy splits a real mlp",
+                             sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
+    if (sc->tensor > 1 && sc->recompute != SIM_RECOMPUTE_NONE)
+        return scenario_fail(sc, err, "model.recompute",
+                             "recomputation with strategy.tensor > 1 is not supported");
+    long hosts = sc->stages * sc->data_parallel * sc->tensor;
     if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
+        char tp[48] = "";
+        if (sc->tensor > 1)
+            snprintf(tp, sizeof tp, " x tensor groups of %ld", sc->tensor);
         return scenario_fail(sc, err, k,
-                             "a pipeline of %ld stages x %ld replicas runs on %ld hosts, not %ld "
-                             "(workers must equal stages x data_parallel; %s)",
-                             sc->stages, sc->data_parallel, hosts, sc->workers, where);
+                             "a pipeline of %ld stages x %ld replicas%s runs on %ld hosts, not %ld "
+                             "(workers must equal stages x data_parallel%s; %s)",
+                             sc->stages, sc->data_parallel, tp, hosts, sc->workers,
+                             sc->tensor > 1 ? " x tensor" : "", where);
     }
     if (hosts > 100000)
         return scenario_fail(sc, err, "strategy.data_parallel",
-                             "stages x data_parallel = %ld hosts (at most 100000)", hosts);
+                             "stages x data_parallel x tensor = %ld hosts (at most 100000)", hosts);
     if (sc->batch % sc->micro_batches) {
         k = scenario_blame(sc, "strategy.micro_batches", "model.batch", where, sizeof where);
         return scenario_fail(sc, err, k, "%ld micro-batches do not divide a batch of %ld (%s)",
@@ -553,8 +731,10 @@ const sim_strategy_t sim_strategy_pipeline = {
              "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
              "activations forward and their gradients back as messages; one SGD update per "
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
-             "(hybrid), each stage all-reducing its gradients across the replicas",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`",
+             "(hybrid), each stage all-reducing its gradients across the replicas; `tensor` > 1 "
+             "splits each stage of a model profile across a tensor group (Megatron-LM)",
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, "
+            "`shard_optimizer`, `tensor`, `sequence_parallel`",
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,

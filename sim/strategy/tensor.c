@@ -406,7 +406,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN)
         return scenario_fail(sc, err, "model.arch",
                              "tensor parallelism splits fully connected layers: the model must "
-                             "be mlp or logreg");
+                             "be mlp or logreg (a model profile with a [tensor] section: "
+                             "strategy.kind = pipeline with strategy.tensor)");
     if (sc->workers != T && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.tensor_parallel", where, sizeof where);
         return scenario_fail(sc, err, k,

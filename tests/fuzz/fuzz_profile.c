@@ -1,6 +1,6 @@
 /* Fuzz target: the model profile loader (sim/scenario/model_profile.c). The input is a profile
  * file. The oracle: no crash or sanitizer report, an error is one line naming the file, and
- * a loaded profile's totals are finite and non-negative. */
+ * a loaded profile's totals, and its layers' all-reduces, are finite and non-negative. */
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!isfinite(p.forward_flops) || !isfinite(p.backward_flops) || p.forward_flops < 0 ||
             p.backward_flops < 0 || p.n_layers < 0)
             __builtin_trap();
+        for (int i = 0; i < p.n_layers; i++) /* [tensor]: a known split, a count */
+            if (p.layers[i].split > SIM_SPLIT_VOCAB || !isfinite(p.layers[i].reduce) ||
+                p.layers[i].reduce < 0 || (!p.layers[i].split && p.layers[i].reduce))
+                __builtin_trap();
     } else if (!strstr(err.msg, "profile.ini") || strchr(err.msg, '\n')) {
         __builtin_trap();
     }
