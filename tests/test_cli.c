@@ -949,6 +949,23 @@ END_TEST
  * PRAGMA integrity_check, the rows written before the kill are there (evaluations in
  * order of time, every one of an existing run), and after the next open the run reads
  * interrupted, never running. */
+/* Runs stored in db so far (0 when it cannot be read yet). */
+static long runs_in(const char *db)
+{
+    long n = 0;
+    sqlite3 *w;
+    if (sqlite3_open_v2(db, &w, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(w, 1000);
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(w, "SELECT count(*) FROM runs", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(w);
+    return n;
+}
+
 START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
 {
     char ini[300], db[300];
@@ -963,6 +980,10 @@ START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
     for (int k = 0; k < 3; k++) {
         pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
         nanosleep(&(struct timespec){after_ms[k] / 1000, (after_ms[k] % 1000) * 1000000}, NULL);
+        /* the second time: kill once the run is stored (on a loaded machine, or under the
+         * sanitizers, 400 ms may not reach it) */
+        for (int tries = 0; k == 1 && tries < 600 && runs_in(db) <= runs; tries++)
+            nanosleep(&(struct timespec){0, 50000000}, NULL);
         long seen = 0; /* the last time: kill once evaluations are stored, then count them */
         for (int tries = 0; k == 2 && tries < 600 && seen < 2; tries++) {
             sqlite3 *w;
