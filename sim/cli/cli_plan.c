@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -51,42 +52,45 @@ static void plan_help(void)
 {
     printf("usage: dtsim plan --profile P --device D --devices N --global-batch B [OPTIONS]\n"
            "\n"
-           "Capacity planning of a timing-only model (sim/README.md: Capacity planning):\n"
-           "enumerates the tensor x pipeline x data layouts of N devices for one global batch,\n"
-           "with micro-batches of 1, 2 or 4 samples and ZeRO stage 0 or 1, drops those that do\n"
-           "not fit the device's memory, simulates the rest as one sweep (strategy.kind =\n"
-           "pipeline, 1F1B) stored in the database, and prints them by step time with the\n"
-           "fullest device's memory, achieved TFLOP/s per device, energy and cost.\n"
-           "\n"
-           "required:\n"
-           "  --profile P         model profile: a built-in name or a file (dtsim profile\n"
-           "                      transformer writes one)\n"
-           "  --device D          cluster.device (dtsim devices lists them)\n"
-           "  --devices N         devices in all\n"
-           "  --global-batch B    samples per step over all replicas\n"
-           "options:\n"
-           "  --precision P       model.precision (default bf16); the optimizer is Adam\n"
-           "  --per-server S      devices per server (default 8): multi-rack platform, a rack\n"
-           "                      per server, 2400 Gbit/s inside, 1600 Gbit/s uplinks; a tensor\n"
-           "                      group stays inside a server (tensor <= S)\n"
-           "  --heads A           attention heads: tensor must divide A (default: not checked)\n"
-           "  --set KEY=VALUE     any scenario key for every layout (cluster.uplink_bandwidth,\n"
-           "                      cluster.price_per_device_hour, strategy.sequence_parallel...)\n"
-           "  --steps K           simulated steps per layout (default 1)\n"
-           "  -j, --jobs J        layouts simulated at once (default 1)\n"
-           "  --db PATH           results database (default " DEFAULT_DB ")\n"
-           "  --top K             layouts printed (default 10)\n"
-           "  --max-runs M        layouts simulated at most, the first fitting ones in the\n"
-           "                      listed order (default and at most %d)\n"
-           "  --no-run            list the layouts and their fit; simulate nothing\n"
-           "  -h, --help          this text\n"
-           "\n"
-           "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
-           "transformer layers (its *.scores layers; its pipeline pieces when it has none);\n"
-           "data = N / (tensor x stages) must divide B. Gradient buckets are not enumerated:\n"
-           "the pipeline strategy reduces each stage's gradients once after its last backward.\n"
-           "\n"
-           "example (GPT-3 175B, Narayanan et al. 2021):\n"
+           "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
+        "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
+        "batch, with micro-batches of 1, 2 or 4 samples and ZeRO stage 0 or 1, drops\n"
+        "those that do not fit the device's memory, simulates the rest as one sweep\n"
+        "(strategy.kind = pipeline, 1F1B) stored in the database, and prints them by\n"
+        "step time with the fullest device's memory, achieved TFLOP/s per device,\n"
+        "energy and cost.\n"
+        "\n"
+        "required:\n"
+        "  --profile P         model profile: a built-in name or a file (dtsim profile\n"
+        "                      transformer writes one)\n"
+        "  --device D          cluster.device (dtsim devices lists them)\n"
+        "  --devices N         devices in all\n"
+        "  --global-batch B    samples per step over all replicas\n"
+        "options:\n"
+        "  --precision P       model.precision (default bf16); the optimizer is Adam\n"
+        "  --per-server S      devices per server (default 8): multi-rack platform, a\n"
+        "                      rack per server, 2400 Gbit/s inside, 1600 Gbit/s\n"
+        "                      uplinks; a tensor group stays inside a server\n"
+        "  --heads A           attention heads: tensor must divide A (default: not\n"
+        "                      checked)\n"
+        "  --set KEY=VALUE     any scenario key for every layout\n"
+        "                      (cluster.price_per_device_hour=4, ...)\n"
+        "  --steps K           simulated steps per layout (default 1)\n"
+        "  -j, --jobs J        layouts simulated at once (default 1)\n"
+        "  --db PATH           results database (default " DEFAULT_DB ")\n"
+        "  --top K             layouts printed (default 10)\n"
+        "  --max-runs M        layouts simulated at most, the first fitting ones in the\n"
+        "                      listed order (default and at most %d)\n"
+        "  --no-run            list the layouts and their fit; simulate nothing\n"
+        "  -h, --help          this text\n"
+        "\n"
+        "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
+        "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
+        "none); data = N / (tensor x stages) must divide B. Gradient buckets are not\n"
+        "enumerated: the pipeline strategy reduces each stage's gradients once, after\n"
+        "its last backward pass.\n"
+        "\n"
+        "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
            "      --vocab 51200 --out gpt3.ini\n"
            "  dtsim plan --profile gpt3.ini --device a100-80gb --devices 1024 --heads 96 \\\n"
@@ -513,6 +517,13 @@ int cli_plan(int argc, char **argv)
     if (o.no_run || !runs)
         goto done;
 
+    /* the default database's folder is made when missing, as `dtsim run` makes it */
+    if (!strcmp(o.db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "dtsim plan: cannot create results/ for %s: %s\n", DEFAULT_DB,
+                strerror(errno));
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
     /* the fitting layouts as one sweep, in the order listed: run index k is the k-th */
     list = dt_malloc(sizeof *list * (size_t)runs);
     char sweep[SCENARIO_STR + 64] = "";
