@@ -54,10 +54,12 @@ bench: build
 bench-scale: build
 	sh tests/bench/scale.sh $(BUILD)
 
-# dtsim against Horovod's published 512-GPU efficiencies and against SimGrid's SMPI.
+# dtsim against Horovod's published 512-GPU efficiencies, SimGrid's SMPI, and Megatron-LM's
+# GPT-3 175B on 1024 A100s (about 5 minutes).
 bench-check: build
 	sh tests/bench/horovod.sh $(BUILD)
 	sh tests/bench/smpi.sh $(BUILD)
+	sh tests/bench/megatron.sh $(BUILD)
 
 # CPU vs GPU training speed, FP32 peak fraction, fedavg rounds side by side (needs a GPU).
 bench-gpu: build

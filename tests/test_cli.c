@@ -1326,6 +1326,129 @@ START_TEST(layouts_that_do_not_fit_are_refused)
 }
 END_TEST
 
+/* dtsim plan of a 2-layer, 2-head GPT on 4 devices, 2 per server, global batch 2. By hand:
+ * tensor 1 or 2 (it divides the heads and fits a server), stages dividing the 2 layers, data
+ * = 4 / (tensor x stages) dividing the batch (1 x 1 x 4 does not), micro-batches of 1 or 2
+ * samples of each replica's batch, ZeRO-1 only with replicas. On a device of 800 kB the two
+ * layouts of 2 replicas without ZeRO hold more and are dropped with their memory; the others
+ * run as one sweep, and the printed memory and best step time are their stored runs'. */
+START_TEST(plan_enumerates_fits_and_runs_layouts)
+{
+    char prof[300], dev[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny.ini", dir);
+    snprintf(dev, sizeof dev, "%s/small.ini", dir);
+    snprintf(db, sizeof db, "%s/plan.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 800kB\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, "--no-run",
+                                            NULL}),
+                     0);
+    static const char *const hand[] = {"t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z1",
+                                       "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z1",
+                                       "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 6 layouts, 6 fit, 6 to simulate\n"), "%s", o);
+    char *line = strstr(o, "\nlayout ");
+    ck_assert_ptr_nonnull(line);
+    for (size_t i = 0; i < sizeof hand / sizeof *hand; i++) {
+        line = strchr(line + 1, '\n');
+        ck_assert_msg(line && !strncmp(line + 1, hand[i], strlen(hand[i])) &&
+                          line[1 + strlen(hand[i])] == ' ',
+                      "layout %zu is not %s in:\n%s", i, hand[i], o);
+    }
+    ck_assert_msg(!strchr(line + 1, '\n')[1], "more layouts than by hand:\n%s", o);
+    free(o);
+    ck_assert_int_eq(access(db, F_OK), -1); /* --no-run writes nothing */
+
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, "-j", "2",
+                                            NULL}),
+                     0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 6 layouts, 4 fit, 4 to simulate\n"), "%s", o);
+    for (int i = 0; i < 6; i++) {
+        char *at = strstr(o, hand[i]);
+        ck_assert_ptr_nonnull(at);
+        double used, cap;
+        int dropped = i == 0 || i == 2;
+        if (dropped)
+            ck_assert_msg(sscanf(at + 26, " dropped: does not fit: %lf GB > %lf GB", &used,
+                                 &cap) == 2,
+                          "%s", at);
+        else
+            ck_assert_msg(sscanf(at + 26, " fits: worker 0 holds %lf GB of %lf GB", &used,
+                                 &cap) == 2,
+                          "%s", at);
+        ck_assert_double_eq(cap, 0.0008);
+        ck_assert_msg(dropped ? used > cap : used <= cap, "%s", at);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished' AND "
+                                   "sweep LIKE 'plan-tiny-%'"),
+                     4);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep) FROM runs"), 1);
+    /* the best row: its run, step time and memory as stored, and no run faster */
+    char *best = strstr(o, "\n1    ");
+    ck_assert_msg(best, "%s", o);
+    char t[8], p[8], d[8], mb[16], z[8];
+    long run;
+    double step, samples, mem;
+    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf", t, p, d, mb, z,
+                            &run, &step, &samples, &mem),
+                     9);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT sim_time / steps FROM run_summary WHERE run = %ld", run);
+    double stored = query_double(h, sql);
+    ck_assert_msg(fabs(step - stored) <= 1e-5 * stored, "printed %g, stored %g", step, stored);
+    ck_assert_double_eq(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"), stored);
+    snprintf(sql, sizeof sql, "SELECT max(params + grads + optimizer + activations) FROM memory "
+                              "WHERE run = %ld", run);
+    double held = query_double(h, sql) / 1e9;
+    ck_assert_msg(fabs(mem - held) <= 1e-3 * held, "printed %g GB, stored %g GB", mem, held);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = %ld AND name = "
+                              "'plan-tiny-%s%s%s-%s-%s'", run, t, p, d, mb, z);
+    ck_assert_msg(query_long(h, sql) == 1, "run %ld is not %s %s %s %s %s", run, t, p, d, mb, z);
+    assert_intact(h);
+    sqlite3_close(h);
+    free(o);
+
+    /* bad input: one line, exit code 2, no database */
+    snprintf(db, sizeof db, "%s/plan-bad.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "4", "--db", db, NULL}),
+                     2);
+    one_error_line("dtsim plan: missing --global-batch B", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "6", "--per-server", "4",
+                                            "--global-batch", "6", "--db", db, NULL}),
+                     2);
+    one_error_line("--devices 6 is not a whole number of servers of 4", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "4", "--heads", "1", "--global-batch",
+                                            "1", "--db", db, NULL}),
+                     2);
+    one_error_line("no layout of 4 devices", "global batch of 1");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "4", "--global-batch", "4", "--set",
+                                            "cluster.nope=1", "--db", db, NULL}),
+                     2);
+    one_error_line("dtsim plan: --set cluster.nope", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "0", "--global-batch", "4", "--db", db,
+                                            NULL}),
+                     2);
+    one_error_line("--devices 0: expected an integer", NULL);
+    ck_assert_int_eq(access(db, F_OK), -1);
+}
+END_TEST
+
 /* dtsim devices: the table's rows against the catalogue's figures, one device's values with
  * numbered sources, a profile file, and the errors. */
 START_TEST(devices_lists_the_catalogue)
@@ -1936,6 +2059,7 @@ int main(void)
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
+    tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, databases_are_never_made_by_mistake);

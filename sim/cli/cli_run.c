@@ -634,7 +634,7 @@ int cli_run(int argc, char **argv)
     else if (o.live && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
     else if (sc->sweep.n_keys)
-        rc = cli_sweep_run(sc, o.jobs, argv[0]);
+        rc = cli_sweep_run(sc, o.jobs, argv[0], NULL, 0);
     else
         rc = cli_run_scenario(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);

@@ -46,6 +46,8 @@ typedef struct child {
 
 typedef struct sweep {
     const scenario_t *base;
+    const scenario_t *list; /* the runs themselves (cli_sweep_run_list); NULL: base's sweep */
+    const char *name;       /* the sweep's name in its id; NULL: base's */
     const char *argv0;
     char id[SCENARIO_STR + 64];
     long n;
@@ -61,6 +63,15 @@ typedef struct sweep {
 } sweep_t;
 
 static volatile sig_atomic_t stop_signal, signals;
+
+/* Run i of the sweep: made from base's [sweep], or a copy of the list's. */
+static dt_status sweep_member(const sweep_t *s, long i, scenario_t *run, dt_err_t *err)
+{
+    if (!s->list)
+        return scenario_sweep_run(s->base, i, run, err);
+    memcpy(run, &s->list[i], sizeof *run);
+    return DT_OK;
+}
 
 static void on_signal(int sig)
 {
@@ -180,7 +191,7 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
 static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
 {
     dt_err_t err;
-    if (scenario_sweep_run(s->base, i, run, &err)) {
+    if (sweep_member(s, i, run, &err)) {
         /* scenario_load checked every run: only a file removed since can get here */
         progress_clear(s);
         fprintf(stderr, "dtsim run: %s\n", err.msg);
@@ -324,7 +335,7 @@ static dt_status read_rows(const sweep_t *s, row_t *rows, dt_err_t *err)
 static void row_unstored(const sweep_t *s, long i, row_t *r, scenario_t *run)
 {
     dt_err_t err;
-    if (scenario_sweep_run(s->base, i, run, &err) == DT_OK) {
+    if (sweep_member(s, i, run, &err) == DT_OK) {
         snprintf(r->name, sizeof r->name, "%s", run->name);
         snprintf(r->strategy, sizeof r->strategy, "%s", run->strategy->name);
         r->bandwidth = run->bandwidth;
@@ -364,13 +375,16 @@ static void print_table(const row_t *rows, long n)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
+/* The runs of s (base and list set), as cli_sweep_run and cli_sweep_run_list say. */
+static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
 {
-    DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && base->sweep.n_keys > 0);
-    sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base),
-                 .parent = getpid()};
+    const scenario_t *base = s.base;
+    const char *argv0 = s.argv0;
+    s.parent = getpid();
     s.jobs = jobs < s.n ? jobs : (int)s.n;
     dt_err_t err;
+    if (id)
+        id[0] = '\0';
 
     /* a layout that does not fit its device's memory is bad input, found before anything
      * runs or is written: each run on a device that states its capacity, as check does */
@@ -378,7 +392,7 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
     for (long i = 0; i < s.n; i++) {
         char memory[512];
         const sim_device_profile_t *dev;
-        if (scenario_sweep_run(base, i, each, &err) ||
+        if (sweep_member(&s, i, each, &err) ||
             ((dev = scenario_device(each)) && !isnan(dev->value[SIM_DEV_MEMORY]) &&
              cli_dry_run(each, argv0, memory, sizeof memory, &err))) {
             fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
@@ -401,7 +415,10 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(s.id, sizeof s.id, "%s-%s-%ld", base->name, stamp, (long)getpid());
+    snprintf(s.id, sizeof s.id, "%.480s-%s-%ld", s.name ? s.name : base->name, stamp,
+             (long)getpid());
+    if (id)
+        snprintf(id, id_size, "%s", s.id);
 
     s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
     s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
@@ -475,4 +492,19 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0)
         raise(sig);
     }
     return rc;
+}
+
+int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0, char *id, size_t id_size)
+{
+    DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && base->sweep.n_keys > 0);
+    sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base)};
+    return sweep_main(s, jobs, id, id_size);
+}
+
+int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int jobs,
+                       const char *argv0, char *id, size_t id_size)
+{
+    DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && n > 0);
+    sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n};
+    return sweep_main(s, jobs, id, id_size);
 }

@@ -70,6 +70,8 @@ _dtsim()
         --db) db=${words[i + 1]}; ((i++)) ;;
         --db=*) db=${w#--db=} ;;
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
+        --profile | --device | --devices | --global-batch | --precision | --per-server | \
+            --heads | --steps | --top | --max-runs) ((i++)) ;;
         -*) ;;
         *)
             if [[ -z $cmd ]]; then
@@ -100,6 +102,9 @@ _dtsim()
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
     --jobs | -j) return 0 ;;
     --family) list=(gpt llama bert) ;;
+    --device) mapfile -t list < <(_dtsim_devices "$dtsim") ;;
+    --profile) files='*.ini' ;;
+    --precision) list=(fp32 tf32 bf16 fp8) ;;
     --norm) list=(layernorm rmsnorm) ;;
     *)
         if [[ -z $cmd ]]; then

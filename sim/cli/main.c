@@ -39,6 +39,9 @@ static void usage(FILE *out)
             "  bench sim SCENARIO\n"
             "                     the simulation's own cost against plain training\n"
             "  calibrate          measure this machine's step time: a device profile\n"
+            "  plan               capacity planning: every tensor x pipeline x data layout of\n"
+            "                     a model profile on N devices that fits, simulated, best\n"
+            "                     first (memory, TFLOP/s per device, energy, cost)\n"
             "  profile transformer\n"
             "                     write the model profile of a GPT, Llama or BERT of any\n"
             "                     shape, for timing-only runs (model.arch = profile:FILE)\n"
@@ -97,6 +100,8 @@ int main(int argc, char **argv)
         return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate"))
         return cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plan"))
+        return cli_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile"))
         return cli_profile(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
