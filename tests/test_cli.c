@@ -323,6 +323,13 @@ START_TEST(check_refuses_bad_topology_shapes)
     one_error_line("topo.ini:19: cluster.gpus_per_server: gpus_per_server 4 does not divide 6 "
                    "workers (2d all-reduce",
                    NULL);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = rail\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=1025",
+                                            "--set", "data.train_samples=2048", NULL}),
+                     2);
+    one_error_line("--set cluster.workers: the rail platform writes out every route: 1025 hosts",
+                   "at most 1024 hosts");
     snprintf(text, sizeof text, "%s[cluster]\nplatform = torus\ntorus = 2x1\n", tiny);
     write_file(ini, text);
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 0);

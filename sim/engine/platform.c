@@ -94,11 +94,25 @@ long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4])
     return dims[0] * dims[1] * dims[2] * dims[3];
 }
 
+static long rail_servers(const scenario_t *sc, int hosts);
+
 dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err)
 {
     int workers, servers;
     sim_platform_counts(sc, &workers, &servers);
     long d[4], n;
+    if (sc->platform == SIM_PLATFORM_RAIL &&
+        rail_servers(sc, workers + servers) * sc->gpus_per_server > SIM_RAIL_MAX_HOSTS) {
+        char where[96];
+        const char *k = scenario_blame(sc, "cluster.workers", "cluster.platform", where,
+                                       sizeof where);
+        return scenario_fail(sc, err, k,
+                             "the rail platform writes out every route: %d hosts would be "
+                             "%.3g routes (expected at most %d hosts; %s)",
+                             workers + servers,
+                             (double)(workers + servers) * (workers + servers - 1) / 2,
+                             SIM_RAIL_MAX_HOSTS, where);
+    }
     if (sc->platform == SIM_PLATFORM_TORUS)
         n = sim_platform_torus_shape(sc, workers + servers, d);
     else if (sc->platform == SIM_PLATFORM_DRAGONFLY)

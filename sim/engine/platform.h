@@ -38,8 +38,13 @@ void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
 long sim_platform_torus_shape(const scenario_t *sc, int hosts, long dims[4]);
 long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4]);
 
+/* The rail platform writes out each of its H (H - 1) / 2 routes: 1024 GPUs are 100 MB of
+ * XML that SimGrid reads in 2.6 s, and the file grows as H squared. */
+#define SIM_RAIL_MAX_HOSTS 1024
+
 /* DT_ERR_INPUT naming cluster.torus / cluster.dragonfly (or cluster.workers) where the
- * shape given holds fewer hosts than the scenario needs. */
+ * shape given holds fewer hosts than the scenario needs, or cluster.workers where the rail
+ * platform would hold more than SIM_RAIL_MAX_HOSTS. */
 dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err);
 
 /* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE); DT_ERR_INPUT where
