@@ -20,6 +20,7 @@
 #include <xbt/config.h>
 
 #include "client_devices.h"
+#include "platform_impl.h"
 
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
@@ -64,79 +65,6 @@ dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *
     return DT_OK;
 }
 
-long sim_platform_torus_shape(const scenario_t *sc, int hosts, long dims[4])
-{
-    memcpy(dims, sc->torus, sizeof sc->torus);
-    if (!dims[0]) {
-        /* about a cube: a = ceil(cbrt(h)), then the two others as small as will do */
-        long a = 1;
-        while (a * a * a < hosts)
-            a++;
-        long b = 1;
-        while (a * b * b < hosts)
-            b++;
-        long c = (hosts + a * b - 1) / (a * b);
-        dims[0] = a, dims[1] = b, dims[2] = c < 1 ? 1 : c, dims[3] = 0;
-    }
-    long n = 1;
-    for (int i = 0; i < 4 && dims[i]; i++)
-        n *= dims[i];
-    return n;
-}
-
-long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4])
-{
-    memcpy(dims, sc->dragonfly, sizeof sc->dragonfly);
-    if (!dims[0]) {
-        dims[1] = 1, dims[2] = 4, dims[3] = 4;
-        dims[0] = (hosts + 15) / 16;
-    }
-    return dims[0] * dims[1] * dims[2] * dims[3];
-}
-
-static long rail_servers(const scenario_t *sc, int hosts);
-
-dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err)
-{
-    int workers, servers;
-    sim_platform_counts(sc, &workers, &servers);
-    long d[4], n;
-    if (sc->platform == SIM_PLATFORM_RAIL &&
-        rail_servers(sc, workers + servers) * sc->gpus_per_server > SIM_RAIL_MAX_HOSTS) {
-        char where[96];
-        const char *k = scenario_blame(sc, "cluster.workers", "cluster.platform", where,
-                                       sizeof where);
-        return scenario_fail(sc, err, k,
-                             "the rail platform writes out every route: %d hosts would be "
-                             "%.3g routes (expected at most %d hosts; %s)",
-                             workers + servers,
-                             (double)(workers + servers) * (workers + servers - 1) / 2,
-                             SIM_RAIL_MAX_HOSTS, where);
-    }
-    if (sc->platform == SIM_PLATFORM_TORUS)
-        n = sim_platform_torus_shape(sc, workers + servers, d);
-    else if (sc->platform == SIM_PLATFORM_DRAGONFLY)
-        n = sim_platform_dragonfly_shape(sc, workers + servers, d);
-    else
-        return DT_OK;
-    if (n >= workers + servers)
-        return DT_OK;
-    int torus = sc->platform == SIM_PLATFORM_TORUS;
-    char where[96];
-    const char *k = scenario_blame(sc, torus ? "cluster.torus" : "cluster.dragonfly",
-                                   "cluster.workers", where, sizeof where);
-    return scenario_fail(sc, err, k,
-                         "a %s of %ld hosts cannot hold the run's %d (expected a larger shape, "
-                         "or auto; %s)",
-                         torus ? "torus" : "dragonfly", n, workers + servers, where);
-}
-
-/* Servers of the rail platform: enough for the hosts; spare GPUs are idle hosts. */
-static long rail_servers(const scenario_t *sc, int hosts)
-{
-    return (hosts + sc->gpus_per_server - 1) / sc->gpus_per_server;
-}
-
 static void xml_head(FILE *out)
 {
     fprintf(out, "<?xml version='1.0'?>\n"
@@ -158,7 +86,6 @@ static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int fir
             sc->bandwidth * (last - first + 1), extra ? extra : "", power);
 }
 
-#define CONTROL_POWER "<prop id=\"wattage_per_state\" value=\"0:0\"/>"
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
  * has no links (it never communicates). */
@@ -167,56 +94,6 @@ static void xml_control_zone(FILE *out, const scenario_t *sc)
     if (scenario_has_faults(sc))
         fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
                      "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
-}
-
-/* The rail-optimised fat-tree: server s holds GPUs node-(s*G) .. node-(s*G+G-1). GPU r of a
- * server reaches the server's other GPUs through its NVLink port (nvlink-I) and the NVSwitch
- * (non-blocking, no link of its own); its NIC (nic-I, cluster.bandwidth) sits on rail leaf
- * r, so GPU r of two servers meet at leaf r alone; GPUs of different rails and servers go
- * up through their leaves' spine links (rail-R, non-blocking: a server's worth of NICs).
- * Every route is written out (Full routing): H x (H - 1) / 2 of them. */
-static void xml_rail(FILE *out, const scenario_t *sc, int hosts, const char *power)
-{
-    long g = sc->gpus_per_server, n = rail_servers(sc, hosts) * g;
-    fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
-    for (long i = 0; i < n; i++)
-        fprintf(out,
-                "  <host id=\"node-%ld\" speed=\"%.15gf\"><prop id=\"server\" value=\"%ld\"/>"
-                "%s</host>\n"
-                "  <link id=\"nic-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                "sharing_policy=\"SPLITDUPLEX\"/>\n"
-                "  <link id=\"nvlink-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                i, sc->device_flops, i / g, power, i, sc->bandwidth, sc->latency, i,
-                sc->nvlink_bandwidth, sc->nvlink_latency);
-    for (long r = 0; r < g; r++)
-        fprintf(out,
-                "  <link id=\"rail-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                r, sc->bandwidth * (double)(n / g), sc->uplink_latency);
-    if (scenario_has_faults(sc))
-        fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\">" CONTROL_POWER
-                     "</host>\n");
-    for (long a = 0; a < n; a++)
-        for (long b = a + 1; b < n; b++) {
-            fprintf(out, "  <route src=\"node-%ld\" dst=\"node-%ld\">", a, b);
-            if (a / g == b / g)
-                fprintf(out, "<link_ctn id=\"nvlink-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"nvlink-%ld\" direction=\"DOWN\"/>",
-                        a, b);
-            else if (a % g == b % g)
-                fprintf(out, "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
-                        a, b);
-            else
-                fprintf(out, "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"rail-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"rail-%ld\" direction=\"DOWN\"/>"
-                             "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
-                        a, a % g, b % g, b);
-            fprintf(out, "</route>\n");
-        }
-    fprintf(out, "</zone>\n");
 }
 
 dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
@@ -357,39 +234,15 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
         break;
     }
     case SIM_PLATFORM_TORUS:
-    case SIM_PLATFORM_DRAGONFLY: {
-        /* SimGrid's own cluster topologies: every host is its router; a torus link joins
-         * neighbours in each dimension, a dragonfly's hosts hang off routers wired all-to-all
-         * in a chassis, by position across a group's chassis, and by one link per pair of
-         * groups (topo_parameters "G,links;C,links;R,links;N") */
-        long d[4];
-        char params[96];
-        int torus = sc->platform == SIM_PLATFORM_TORUS;
-        long n = torus ? sim_platform_torus_shape(sc, hosts, d)
-                       : sim_platform_dragonfly_shape(sc, hosts, d);
-        if (sim_platform_shape_check(sc, err))
-            return DT_ERR_INPUT;
-        if (torus) {
-            size_t len = 0;
-            for (int i = 0; i < 4 && d[i]; i++)
-                len += (size_t)snprintf(params + len, sizeof params - len, "%s%ld",
-                                        i ? "," : "", d[i]);
-        } else {
-            snprintf(params, sizeof params, "%ld,1;%ld,1;%ld,1;%ld", d[0], d[1], d[2], d[3]);
-        }
+    case SIM_PLATFORM_DRAGONFLY:
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
-        fprintf(out,
-                "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"0-%ld\" "
-                "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
-                "topology=\"%s\" topo_parameters=\"%s\">%s</cluster>\n",
-                torus ? "torus" : "dragonfly", n - 1, sc->device_flops, sc->bandwidth,
-                sc->latency, torus ? "TORUS" : "DRAGONFLY", params, power);
+        if (sim_platform_write_topology(sc, out, hosts, power, err))
+            return DT_ERR_INPUT;
         xml_control_zone(out, sc);
         fprintf(out, "</zone>\n");
         break;
-    }
     case SIM_PLATFORM_RAIL:
-        xml_rail(out, sc, hosts, power);
+        sim_platform_write_rail(sc, out, hosts, power);
         break;
     case SIM_PLATFORM_FILE:
         DT_ASSERT(!"file platforms are not generated");
@@ -424,7 +277,6 @@ static int by_natural_name(const void *a, const void *b)
  * counted (but a torus's are: they carry transit traffic). None known for a file. */
 static long platform_links(const scenario_t *sc, int hosts)
 {
-    long d[4];
     switch (sc->platform) {
     case SIM_PLATFORM_FAT_TREE: {
         int k = hosts < 8 ? hosts : 8, leaves = (hosts + k - 1) / k;
@@ -434,19 +286,10 @@ static long platform_links(const scenario_t *sc, int hosts)
         return hosts + ((int)sc->racks < hosts ? (int)sc->racks : hosts);
     case SIM_PLATFORM_EDGE:
         return hosts + 1 + 2 * (sc->strategy->regions ? sc->strategy->regions(sc) : 0);
-    case SIM_PLATFORM_TORUS: {
-        long n = sim_platform_torus_shape(sc, hosts, d), dims = 0;
-        while (dims < 4 && d[dims])
-            dims++;
-        return n * dims;
-    }
-    case SIM_PLATFORM_DRAGONFLY: {
-        sim_platform_dragonfly_shape(sc, hosts, d);
-        long g = d[0], c = d[1], r = d[2];
-        return hosts + g * c * r * (r - 1) / 2 + g * r * c * (c - 1) / 2 + g * (g - 1) / 2;
-    }
+    case SIM_PLATFORM_TORUS:
+    case SIM_PLATFORM_DRAGONFLY:
     case SIM_PLATFORM_RAIL:
-        return hosts + 2 * rail_servers(sc, hosts) * sc->gpus_per_server;
+        return sim_platform_topology_links(sc, hosts);
     default:
         return hosts;
     }
