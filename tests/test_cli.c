@@ -297,6 +297,45 @@ START_TEST(check_refuses_fault_targets_the_platform_lacks)
 }
 END_TEST
 
+/* Topology shapes: a malformed one, and one too small for the hosts, are one line naming
+ * the file, its line and the key. */
+START_TEST(check_refuses_bad_topology_shapes)
+{
+    char ini[300], text[1024];
+    snprintf(ini, sizeof ini, "%s/topo.ini", dir);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = dragonfly\ndragonfly = 2,3,4\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("topo.ini:19: cluster.dragonfly: bad dragonfly shape \"2,3,4\"", "G,C,R,N");
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = torus\ntorus = 4x0\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("topo.ini:19: cluster.torus: bad torus shape \"4x0\"", NULL);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = torus\ntorus = 1x1\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("topo.ini:19: cluster.torus: a torus of 1 hosts cannot hold the run's 2", NULL);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = rail\ngpus_per_server = 4\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=6", "--set",
+                                            "strategy.algorithm=2d", NULL}),
+                     2);
+    one_error_line("topo.ini:19: cluster.gpus_per_server: gpus_per_server 4 does not divide 6 "
+                   "workers (2d all-reduce",
+                   NULL);
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = rail\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=1025",
+                                            "--set", "data.train_samples=2048", NULL}),
+                     2);
+    one_error_line("--set cluster.workers: the rail platform writes out every route: 1025 hosts",
+                   "at most 1024 hosts");
+    snprintf(text, sizeof text, "%s[cluster]\nplatform = torus\ntorus = 2x1\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 0);
+}
+END_TEST
+
 START_TEST(databases_are_never_made_by_mistake)
 {
     char db[300], ini[300], text[1024];
@@ -645,10 +684,16 @@ START_TEST(energy_and_cost_follow_their_formulas)
             ck_assert_double_eq(to_target, hosts * ttt / 3600 * 2.5);
     }
     /* ports: two per host and per switch-to-switch link; 3 hosts on 2 racks: 2 uplinks; a
-     * fat-tree of 3 hosts: 3 spines and 2 leaves, 6 leaf-to-spine links */
+     * fat-tree of 3 hosts: 3 spines and 2 leaves, 6 leaf-to-spine links; a 2x2x1 torus (the
+     * auto shape for 3): 4 positions x 3 dimensions, no host links (SimGrid makes 12); a
+     * dragonfly of one chassis of 4 routers: 3 host links and 6 router pairs; a rail server
+     * of 8 GPUs: 3 NICs, 8 NVLink ports and 8 leaf-to-spine links */
     static const char *const platforms[][2] = {{"cluster.platform=multi-rack", "10"},
-                                               {"cluster.platform=fat-tree", "18"}};
-    for (int k = 0; k < 2; k++) {
+                                               {"cluster.platform=fat-tree", "18"},
+                                               {"cluster.platform=torus", "24"},
+                                               {"cluster.platform=dragonfly", "18"},
+                                               {"cluster.platform=rail", "38"}};
+    for (int k = 0; k < 5; k++) {
         ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
                                                 platforms[k][0], NULL}),
                          0);
@@ -668,7 +713,7 @@ START_TEST(energy_and_cost_follow_their_formulas)
     ck_assert_msg(!strstr(o, "\ncost: ") && strstr(o, "no device power figures"), "%s", o);
     free(o);
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
-    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM energy WHERE run = 5 AND dollars IS NULL"
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM energy WHERE run = 8 AND dollars IS NULL"
                                     " AND host_joules IS NULL AND link_joules > 0"),
                      1);
     sqlite3_close(db);
@@ -2062,6 +2107,7 @@ int main(void)
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
+    tcase_add_test(tc, check_refuses_bad_topology_shapes);
     tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, plot_format_and_size_are_checked);
     tcase_add_test(tc, error_lines_escape_control_bytes);

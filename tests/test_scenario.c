@@ -322,7 +322,7 @@ START_TEST(bad_enum_value)
                       "zero)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
-                      "tree, halving-doubling, hierarchical)");
+                      "tree, halving-doubling, hierarchical, 2d)");
     expect_file_error("[cluster]\nnetwork_model = LV09\n",
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
                       "CM02, SMPI, in any case)");
@@ -437,7 +437,8 @@ START_TEST(platform_xml_must_exist)
     expect_file_error("[cluster]\nplatform = nothere.xml\n", want);
     expect_file_error("[cluster]\nplatform = cluster.txt\n",
                       ":2: cluster.platform: unknown platform \"cluster.txt\" (expected star, "
-                      "fat-tree, multi-rack, edge or a path to a SimGrid .xml file)");
+                      "fat-tree, multi-rack, edge, torus, dragonfly, rail or a path to a "
+                      "SimGrid .xml file)");
 }
 END_TEST
 
@@ -1325,7 +1326,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 120);
+    ck_assert_int_eq(keys, 125);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 13.65Tf |"));

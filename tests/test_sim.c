@@ -28,8 +28,12 @@
 #include <unistd.h>
 
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 
 #include "compress.h"
+#include "platform.h"
 #include "run.h"
 #include "scenario.h"
 #include "secagg.h"
@@ -237,9 +241,9 @@ END_TEST
 
 START_TEST(allreduce_equals_single)
 {
-    static const char *algos[] = {"ring", "tree", "halving-doubling", "hierarchical"};
+    static const char *algos[] = {"ring", "tree", "halving-doubling", "hierarchical", "2d"};
     static const int workers[] = {4, 6};
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 5; a++)
         for (int w = 0; w < 2; w++) {
             char algo[64], nw[64];
             snprintf(algo, sizeof algo, "strategy.algorithm=%s", algos[a]);
@@ -1248,6 +1252,147 @@ START_TEST(platforms_run)
     outcome_t s1 = simulate(star, 3, NULL), s2 = simulate(racks, 5, NULL);
     ck_assert_msg(s2.end_time > 2 * s1.end_time, "star %g s, racks %g s", s1.end_time,
                   s2.end_time);
+}
+END_TEST
+
+/* ---- topologies: routes and the two-level all-reduce ------------------------------------ */
+
+#define MAX_PAIRS 8
+
+/* In a child: loads the platform of base + sets and writes, for each pair of hosts "node-A
+ * node-B", the links of its route separated by spaces (or "error: ..."). */
+static void routes_child(int fd, const char *const *sets, int n_sets, const int (*pairs)[2],
+                         int n_pairs)
+{
+    static scenario_t sc;
+    static char out[MAX_PAIRS][512];
+    dt_err_t err = {{0}};
+    scenario_defaults(&sc);
+    for (int i = 0; i < n_sets; i++)
+        if (scenario_set(&sc, sets[i], &err)) {
+            snprintf(out[0], sizeof out[0], "error: %.400s", err.msg);
+            write_all(fd, out, sizeof out);
+            _exit(0);
+        }
+    int argc = 1;
+    char *argv[] = {"test_sim", NULL};
+    simgrid_init(&argc, argv);
+    sim_platform_t p;
+    if (sim_platform_load(&p, &sc, &err)) {
+        snprintf(out[0], sizeof out[0], "error: %.400s", err.msg);
+        write_all(fd, out, sizeof out);
+        _exit(0);
+    }
+    for (int k = 0; k < n_pairs; k++) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, "node-%d", pairs[k][0]);
+        snprintf(b, sizeof b, "node-%d", pairs[k][1]);
+        xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+        sg_host_get_route(sg_host_by_name(a), sg_host_by_name(b), links);
+        size_t len = 0;
+        for (unsigned long i = 0; i < xbt_dynar_length(links) && len < sizeof out[k]; i++)
+            len += (size_t)snprintf(out[k] + len, sizeof out[k] - len, "%s%s", i ? " " : "",
+                                    sg_link_get_name(xbt_dynar_get_as(links, i, sg_link_t)));
+        xbt_dynar_free(&links);
+    }
+    write_all(fd, out, sizeof out);
+    _exit(0);
+}
+
+static void routes(const char *const *sets, int n_sets, const int (*pairs)[2], int n_pairs,
+                   char (*out)[512])
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        routes_child(fds[1], sets, n_sets, pairs, n_pairs);
+    }
+    close(fds[1]);
+    int got = read_all(fds[0], out, sizeof(char[MAX_PAIRS][512]));
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(got == 0, "the platform process died (status %d)", status);
+    ck_assert_msg(strncmp(out[0], "error", 5), "%s", out[0]);
+}
+
+static int hops(const char *route)
+{
+    int n = *route != 0;
+    for (const char *c = route; *c; c++)
+        n += *c == ' ';
+    return n;
+}
+
+/* A 4x4x4 torus routes neighbours (also across the wrap) in one link and the farthest
+ * position, (2,2,2), in the Manhattan distance 6; the rail platform keeps a server's GPUs on
+ * NVLink, a rail's GPUs on their leaf, and only other rails through the spines. */
+START_TEST(topologies_route_as_drawn)
+{
+    char out[MAX_PAIRS][512];
+    const char *torus[] = {"cluster.platform=torus", "cluster.torus=4x4x4",
+                           "cluster.workers=64", "strategy.kind=allreduce"};
+    static const int tp[][2] = {{0, 1}, {0, 3}, {0, 4}, {0, 16}, {0, 42}, {5, 58}};
+    routes(torus, 4, tp, 6, out);
+    static const int want[] = {1, 1, 1, 1, 6, 3}; /* 5 = (1,1,0), 58 = (2,2,3): 1+1+1 */
+    for (int k = 0; k < 6; k++)
+        ck_assert_msg(hops(out[k]) == want[k], "node-%d to node-%d: %d links (%s), expected %d",
+                      tp[k][0], tp[k][1], hops(out[k]), out[k], want[k]);
+
+    const char *rail[] = {"cluster.platform=rail", "cluster.gpus_per_server=4",
+                          "cluster.workers=8", "strategy.kind=allreduce"};
+    static const int rp[][2] = {{1, 5}, {5, 1}, {1, 2}, {1, 6}, {6, 1}};
+    routes(rail, 4, rp, 5, out);
+    ck_assert_str_eq(out[0], "nic-1_UP nic-5_DOWN");
+    ck_assert_str_eq(out[1], "nic-5_UP nic-1_DOWN");
+    ck_assert_str_eq(out[2], "nvlink-1_UP nvlink-2_DOWN");
+    ck_assert_str_eq(out[3], "nic-1_UP rail-1_UP rail-2_DOWN nic-6_DOWN");
+    ck_assert_str_eq(out[4], "nic-6_UP rail-2_UP rail-1_DOWN nic-1_DOWN");
+}
+END_TEST
+
+/* On the rail platform (S servers of G GPUs, NVLink a_nv = 2 x 1 us, B_nv = 10 GB/s; NICs
+ * a = 2 x 10 us, B = 1 Gbps), CM02 without cross traffic:
+ *   2d:           2 (G-1) (a_nv + n/G / B_nv) + 2 (S-1) (a + n/(G S) / B)
+ *   hierarchical: 2 log2(G) (a_nv + n / B_nv) + 2 (S-1) a + 2 (S-1)/S n / B */
+START_TEST(rail_allreduce_matches_alpha_beta)
+{
+    const double a_nv = 2e-6, b_nv = 1e10;
+    const int G = 4;
+    static const int servers[] = {2, 3};
+    for (int i = 0; i < 2; i++) {
+        int S = servers[i];
+        char w[64];
+        snprintf(w, sizeof w, "cluster.workers=%d", G * S);
+        for (int h = 0; h < 2; h++) {
+            const char *sets[] = {"strategy.kind=allreduce",
+                                  h ? "strategy.algorithm=hierarchical" : "strategy.algorithm=2d",
+                                  w,
+                                  "model.hidden=2048",
+                                  "run.steps=1",
+                                  "cluster.platform=rail",
+                                  "cluster.gpus_per_server=4",
+                                  "cluster.nvlink_bandwidth=10GBps",
+                                  "cluster.nvlink_latency=1us",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1000000Pf"};
+            outcome_t o = simulate(sets, 14, NULL);
+            double n = (double)(o.n_params * sizeof(float));
+            double want = h ? 2 * log2(G) * (a_nv + n / b_nv) + 2 * (S - 1) * ALPHA +
+                                  2.0 * (S - 1) / S * n / BW
+                            : 2 * (G - 1) * (a_nv + n / G / b_nv) +
+                                  2 * (S - 1) * (ALPHA + n / (G * S) / BW);
+            expect_close(h ? "rail hierarchical" : "rail 2d", G * S, (size_t)n, o.end_time,
+                         want);
+        }
+    }
 }
 END_TEST
 
@@ -2355,6 +2500,8 @@ int main(void)
     tcase_add_test(tc, momentum_correction_moves_the_momentum);
     tcase_add_test(tc, timing_only_single_is_exact);
     tcase_add_test(tc, ring_phases_match_ring_steps);
+    tcase_add_test(tc, topologies_route_as_drawn);
+    tcase_add_test(tc, rail_allreduce_matches_alpha_beta);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

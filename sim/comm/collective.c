@@ -274,6 +274,7 @@ sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_HIERARCHICAL:
+    case SIM_ALLREDUCE_2D:
         break;
     }
     DT_ASSERT(!"hierarchical all-reduce needs its groups: use sim_allreduce_hierarchical");
@@ -293,6 +294,17 @@ sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local
     return sim_broadcast(run, local, me_local, buf, n);
 }
 
+sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n)
+{
+    int p = local->size;
+    size_t off = chunk_start(n, p, me_local), len = chunk_start(n, p, me_local + 1) - off;
+    sim_status_t e = sim_reduce_scatter(run, local, me_local, buf, n);
+    if (e == SIM_OK && rail->size > 1)
+        e = sim_allreduce(run, rail, me_rail, buf + off, len, SIM_ALLREDUCE_RING);
+    return e != SIM_OK ? e : sim_allgather(run, local, me_local, buf, n);
+}
+
 void sim_groups_free(sim_groups_t *g)
 {
     if (!g)
@@ -301,6 +313,10 @@ void sim_groups_free(sim_groups_t *g)
         free(g->local[i].members);
     free(g->local);
     free(g->leaders.members);
+    for (int i = 0; i < g->n_rails; i++)
+        free(g->rails[i].members);
+    free(g->rails);
+    free(g->rail_index);
     free(g->local_index);
     free(g->index);
     free(g->all.members);
@@ -339,6 +355,24 @@ sim_groups_t *sim_groups_new(sim_run_t *run, const int *member, int first)
     for (int i = 0; i < g->n_groups; i++)
         if (g->local[i].size)
             g->leaders.members[g->leaders.size++] = g->local[i].members[0];
+    /* rails (2d): the members at one position of every group, when the groups are equal */
+    g->rail_index = dt_calloc((size_t)n, sizeof(int));
+    int size = g->leaders.size ? g->local[run->plat.group[g->leaders.members[0]->rank]].size : 0;
+    for (int i = 0; i < g->n_groups; i++)
+        if (g->local[i].size && g->local[i].size != size)
+            size = 0;
+    if (size > 0) {
+        g->n_rails = size;
+        g->rails = dt_calloc((size_t)size, sizeof(sim_group_t));
+        for (int r = 0; r < size; r++)
+            g->rails[r].members = dt_calloc((size_t)g->leaders.size, sizeof(sim_node_t *));
+        for (int i = 0; i < g->n_groups; i++)
+            for (int r = 0; r < g->local[i].size; r++) {
+                sim_node_t *m = g->local[i].members[r];
+                g->rail_index[m->rank] = g->rails[r].size;
+                g->rails[r].members[g->rails[r].size++] = m;
+            }
+    }
     return g;
 }
 
@@ -360,8 +394,12 @@ sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *n
     if (codec->kind == TRAINER_CODEC_TOPK || codec->kind == TRAINER_CODEC_QSGD8)
         return sim_codec_allgather(run, &g->all, g->index[node->rank], buf, n);
     node->wire_fp16 = sim_codec_wire_fp16(run); /* this gradient's messages, not a rendezvous */
-    if (run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL) {
-        int grp = run->plat.group[node->rank], li = g->local_index[node->rank];
+    int li = g->local_index[node->rank];
+    if (run->sc->algorithm == SIM_ALLREDUCE_2D && g->n_rails) {
+        e = sim_allreduce_2d(run, &g->local[run->plat.group[node->rank]], li, &g->rails[li],
+                             g->rail_index[node->rank], buf, n);
+    } else if (run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL) {
+        int grp = run->plat.group[node->rank];
         int leader = 0;
         for (int i = 0; i < g->leaders.size; i++)
             if (g->leaders.members[i] == node)

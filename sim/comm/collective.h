@@ -38,6 +38,13 @@ sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local
                                       const sim_group_t *leaders, int me_leader, float *buf,
                                       size_t n);
 
+/* NCCL-style two-level all-reduce, the fast domain first: ring reduce-scatter inside the
+ * group (member i ends with chunk i of p), ring all-reduce of chunk i among the members at
+ * position i of every group (one ring per rail), ring all-gather inside the group. Equal
+ * groups only. */
+sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n);
+
 /* The workers as one group, and split into the platform's groups (racks, or blocks of
  * group_size) for hierarchical all-reduce. */
 typedef struct sim_groups {
@@ -47,6 +54,11 @@ typedef struct sim_groups {
     int *local_index;     /* (workers) index of each worker in its group */
     int *index;           /* (workers) index of each worker in all, -1: not a member */
     int n_groups;
+    sim_group_t *rails;   /* (n_rails) the members at position r of every group, in group
+                             order; none (n_rails 0) when the groups differ in size: 2d
+                             then runs as hierarchical */
+    int *rail_index;      /* (workers) index of each worker in its rail */
+    int n_rails;
 } sim_groups_t;
 
 /* Builds the groups of the run's workers and hands them to run->shared (freed after the

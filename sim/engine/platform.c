@@ -20,6 +20,7 @@
 #include <xbt/config.h>
 
 #include "client_devices.h"
+#include "platform_impl.h"
 
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
@@ -85,7 +86,6 @@ static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int fir
             sc->bandwidth * (last - first + 1), extra ? extra : "", power);
 }
 
-#define CONTROL_POWER "<prop id=\"wattage_per_state\" value=\"0:0\"/>"
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
  * has no links (it never communicates). */
@@ -233,6 +233,17 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
         fprintf(out, "</zone>\n");
         break;
     }
+    case SIM_PLATFORM_TORUS:
+    case SIM_PLATFORM_DRAGONFLY:
+        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+        if (sim_platform_write_topology(sc, out, hosts, power, err))
+            return DT_ERR_INPUT;
+        xml_control_zone(out, sc);
+        fprintf(out, "</zone>\n");
+        break;
+    case SIM_PLATFORM_RAIL:
+        sim_platform_write_rail(sc, out, hosts, power);
+        break;
     case SIM_PLATFORM_FILE:
         DT_ASSERT(!"file platforms are not generated");
     }
@@ -257,22 +268,30 @@ static int by_natural_name(const void *a, const void *b)
     return (nx > ny) - (nx < ny);
 }
 
-/* Switch-to-switch links beyond the hosts' own: a fat-tree's leaf-to-spine links, a
- * multi-rack platform's rack uplinks, the edge platform's datacenter, regional and WAN
- * links; none known for a platform file. */
-static int platform_uplinks(const scenario_t *sc, int hosts)
+/* Physical links: each host's own, plus a fat-tree's leaf-to-spine links, a multi-rack
+ * platform's rack uplinks, the edge platform's datacenter, regional and WAN links; a
+ * torus's D links per position (it has no host links: each host routes); a dragonfly's
+ * host-to-router links, all-to-all routers in a chassis, same-position routers across a
+ * group's chassis, one link per pair of groups; the rail platform's NICs, NVLink ports and,
+ * per rail leaf, as many spine links as it has NICs. Host links of spare positions are not
+ * counted (but a torus's are: they carry transit traffic). None known for a file. */
+static long platform_links(const scenario_t *sc, int hosts)
 {
     switch (sc->platform) {
     case SIM_PLATFORM_FAT_TREE: {
         int k = hosts < 8 ? hosts : 8, leaves = (hosts + k - 1) / k;
-        return k * (leaves < 2 ? 2 : leaves);
+        return hosts + k * (leaves < 2 ? 2 : leaves);
     }
     case SIM_PLATFORM_MULTI_RACK:
-        return (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        return hosts + ((int)sc->racks < hosts ? (int)sc->racks : hosts);
     case SIM_PLATFORM_EDGE:
-        return 1 + 2 * (sc->strategy->regions ? sc->strategy->regions(sc) : 0);
+        return hosts + 1 + 2 * (sc->strategy->regions ? sc->strategy->regions(sc) : 0);
+    case SIM_PLATFORM_TORUS:
+    case SIM_PLATFORM_DRAGONFLY:
+    case SIM_PLATFORM_RAIL:
+        return sim_platform_topology_links(sc, hosts);
     default:
-        return 0;
+        return hosts;
     }
 }
 
@@ -390,8 +409,8 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     for (int i = 0; i < p->n_servers; i++)
         DT_ASSERT(p->servers[i]);
 
-    /* Groups for hierarchical all-reduce: racks on a multi-rack platform, else blocks of
-     * group_size consecutive workers. */
+    /* Groups for hierarchical all-reduce: racks on a multi-rack platform, servers (NVLink
+     * domains) on the rail platform, else blocks of group_size consecutive workers. */
     int hosts = p->n_workers + p->n_servers;
     if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
         int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
@@ -402,14 +421,15 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
             p->group[i] = r;
         }
     } else {
+        long size = sc->platform == SIM_PLATFORM_RAIL ? sc->gpus_per_server : sc->group_size;
         for (int i = 0; i < p->n_workers; i++)
-            p->group[i] = (int)(i / sc->group_size);
+            p->group[i] = (int)(i / size);
     }
     p->n_groups = 0;
     for (int i = 0; i < p->n_workers; i++)
         if (p->group[i] + 1 > p->n_groups)
             p->n_groups = p->group[i] + 1;
-    p->ports = 2 * (hosts + platform_uplinks(sc, hosts));
+    p->ports = (int)(2 * platform_links(sc, hosts));
     return DT_OK;
 }
 

@@ -1,7 +1,7 @@
 /* Platforms: SimGrid XML generated for N hosts from the scenario (star, fat-tree,
- * multi-rack, edge), or a user's XML file; network model settings; host lists for the
- * strategies. The C API cannot create hosts or links, so generated platforms are written
- * as XML into a temporary file, loaded, and removed. */
+ * multi-rack, edge, torus, dragonfly, rail), or a user's XML file; network model settings;
+ * host lists for the strategies. The C API cannot create hosts or links, so generated
+ * platforms are written as XML into a temporary file, loaded, and removed. */
 #ifndef DTSIM_PLATFORM_H
 #define DTSIM_PLATFORM_H
 
@@ -33,8 +33,23 @@ dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *
 /* Hosts a scenario needs: workers, and servers for the strategies that have them. */
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
 
+/* The torus's dimensions (0 after the last) and the dragonfly's groups, chassis, routers
+ * and hosts per router: the scenario's, or sized to hold hosts; returns the host count. */
+long sim_platform_torus_shape(const scenario_t *sc, int hosts, long dims[4]);
+long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4]);
+
+/* The rail platform writes out each of its H (H - 1) / 2 routes: 1024 GPUs are 100 MB of
+ * XML that SimGrid reads in 2.6 s, and the file grows as H squared. */
+#define SIM_RAIL_MAX_HOSTS 1024
+
+/* DT_ERR_INPUT naming cluster.torus / cluster.dragonfly (or cluster.workers) where the
+ * shape given holds fewer hosts than the scenario needs, or cluster.workers where the rail
+ * platform would hold more than SIM_RAIL_MAX_HOSTS. */
+dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err);
+
 /* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE); DT_ERR_INPUT where
- * a client device trace no longer reads (it was checked with the scenario). */
+ * a client device trace no longer reads (it was checked with the scenario) or a torus or
+ * dragonfly shape too small for the hosts. */
 dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err);
 
 /* Applies the network model settings, loads the platform (generated or file) and finds the
@@ -48,7 +63,8 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
 /* For a platform file: checks it as SimGrid will read it, in a child process, so that what
  * SimGrid refuses (and ends the process on) is one line naming cluster.platform, the file
  * and its line (DT_ERR_INPUT); also hosts of speed 0, links of bandwidth 0 and fewer hosts
- * than the scenario needs. DT_OK for generated platforms. Call before simgrid_init. */
+ * than the scenario needs. For generated platforms only sim_platform_shape_check. Call
+ * before simgrid_init. */
 dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
 /* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);

@@ -221,7 +221,7 @@ static void reason(const char *out, const char *path, int *line, char *why, size
 dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
 {
     if (sc->platform != SIM_PLATFORM_FILE)
-        return DT_OK;
+        return sim_platform_shape_check(sc, err);
     const char *path = sc->platform_file;
     struct stat st;
     if (stat(path, &st) != 0)

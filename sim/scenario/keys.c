@@ -61,13 +61,14 @@ _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
-                                              "hierarchical", NULL};
+                                              "hierarchical", "2d", NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
-static const char *const platform_names[] = {"star", "fat-tree", "multi-rack", "edge", NULL};
+static const char *const platform_names[] = {"star",  "fat-tree",  "multi-rack", "edge",
+                                             "torus", "dragonfly", "rail",       NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
 const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
@@ -90,6 +91,10 @@ static void format_partition(const scenario_t *, char *, size_t);
 static dt_status parse_platform(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_platform(const scenario_t *, char *, size_t);
 static dt_status parse_kind(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static dt_status parse_torus(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_torus(const scenario_t *, char *, size_t);
+static dt_status parse_dragonfly(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
+static void format_dragonfly(const scenario_t *, char *, size_t);
 static void format_kind(const scenario_t *, char *, size_t);
 static dt_status parse_device(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_device(const scenario_t *, char *, size_t);
@@ -202,8 +207,8 @@ static const key_desc_t builtin_keys[] = {
 
     /* [cluster] */
     K_CUSTOM("cluster", "platform", "star", parse_platform, format_platform,
-             "star, fat-tree, multi-rack, edge, or a path to a SimGrid .xml file (relative to "
-             "the scenario file)",
+             "star, fat-tree, multi-rack, edge, torus, dragonfly, rail, or a path to a SimGrid "
+             ".xml file (relative to the scenario file)",
              "simulated cluster"),
     K_LONG("cluster", "workers", "8", workers, 1, 100000,
            "trainer hosts (fedavg: client hosts; single ignores it and uses one; pipeline uses "
@@ -216,6 +221,22 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("cluster", "uplink_latency", KEY_TIME, "5us", uplink_latency, 0, 0,
            "latency of rack and fat-tree uplinks"),
     K_LONG("cluster", "racks", "2", racks, 1, 100000, "multi-rack: number of racks"),
+    K_CUSTOM("cluster", "torus", "auto", parse_torus, format_torus,
+             "auto, or dimensions AxBxC (1 to 4 of them, each 1 to 1024)",
+             "torus: the torus's shape (auto: about a cube that holds the hosts; spare positions "
+             "are idle hosts)"),
+    K_CUSTOM("cluster", "dragonfly", "auto", parse_dragonfly, format_dragonfly,
+             "auto, or G,C,R,N: groups, chassis per group, routers per chassis, hosts per router",
+             "dragonfly: the shape (auto: routers of 4 hosts, chassis of 4 routers, one chassis "
+             "per group, enough groups); one link between each pair of connected routers"),
+    K_LONG("cluster", "gpus_per_server", "8", gpus_per_server, 1, 1024,
+           "rail: GPUs (hosts) per server, joined by the server's NVLink switch; GPU r of "
+           "every server has its NIC on rail r"),
+    K_UNIT("cluster", "nvlink_bandwidth", KEY_BANDWIDTH, "450GBps", nvlink_bandwidth, 0,
+           OPEN_MIN,
+           "rail: each GPU's NVLink bandwidth each way (H100 NVLink 4: 900 GB/s both ways)"),
+    K_UNIT("cluster", "nvlink_latency", KEY_TIME, "1us", nvlink_latency, 0, 0,
+           "rail: latency of each GPU's NVLink port"),
     K_ENUM("cluster", "network_model", "LV08", network_model, sim_net_model_t, net_model_names,
            NOCASE,
            "SimGrid network model: LV08 (calibrated TCP), CM02 (max-min sharing; with "
@@ -263,8 +284,9 @@ static const key_desc_t builtin_keys[] = {
              "backward pass goes on (PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer); "
              "0 = one all-reduce after the backward pass; other strategies ignore it"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
-           "hierarchical all-reduce: workers per group (consecutive ranks); must divide "
-           "workers; on a multi-rack platform the racks are the groups"),
+           "hierarchical and 2d all-reduce: workers per group (consecutive ranks); must "
+           "divide workers; on a multi-rack platform the racks are the groups, on the rail "
+           "platform the servers"),
     K_LONG("strategy", "local_steps", "8", local_steps, 1, 1000000,
            "local-sgd: local steps between averagings (H)"),
     K_LONG("strategy", "clients", "100", clients, 1, 10000000, "fedavg: client population"),
@@ -724,7 +746,8 @@ static dt_status parse_platform(scenario_t *sc, const char *v, const parse_ctx_t
                             v);
     if (!ends_with(v, ".xml"))
         return dt_err_input(err, "unknown platform \"%s\" (expected star, fat-tree, multi-rack, "
-                                 "edge or a path to a SimGrid .xml file)",
+                                 "edge, torus, dragonfly, rail or a path to a SimGrid .xml "
+                                 "file)",
                             v);
     if (resolve_path(v, ctx, 0, sc->platform_file, sizeof sc->platform_file, err))
         return DT_ERR_INPUT;
@@ -736,6 +759,70 @@ static void format_platform(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s",
              sc->platform == SIM_PLATFORM_FILE ? sc->platform_file : platform_names[sc->platform]);
+}
+
+/* "auto" (all zero) or up to max positive numbers joined by sep, each 1..1024. */
+static dt_status parse_shape(long *dims, int max, char sep, const char *v, const char *what,
+                             dt_err_t *err)
+{
+    memset(dims, 0, sizeof(long) * (size_t)max);
+    if (!strcmp(v, "auto"))
+        return DT_OK;
+    const char *p = v;
+    for (int i = 0;; i++) {
+        char *end;
+        errno = 0;
+        long d = strtol(p, &end, 10);
+        if (i == max || end == p || errno || d < 1 || d > 1024 || (*end && *end != sep))
+            return dt_err_input(err, "bad %s \"%s\" (expected auto or %s)", what, v,
+                                sep == 'x' ? "1 to 4 dimensions AxBxC, each 1 to 1024"
+                                           : "G,C,R,N, each 1 to 1024");
+        dims[i] = d;
+        if (!*end) {
+            if (sep == ',' && i != 3)
+                return dt_err_input(err, "bad %s \"%s\" (expected auto or G,C,R,N: groups, "
+                                         "chassis, routers, hosts per router)",
+                                    what, v);
+            return DT_OK;
+        }
+        p = end + 1;
+    }
+}
+
+static void format_shape(const long *dims, int max, char sep, char *buf, size_t n)
+{
+    if (!dims[0]) {
+        snprintf(buf, n, "auto");
+        return;
+    }
+    size_t len = 0;
+    for (int i = 0; i < max && dims[i] && len < n; i++)
+        len += (size_t)(i ? snprintf(buf + len, n - len, "%c%ld", sep, dims[i])
+                          : snprintf(buf + len, n - len, "%ld", dims[i]));
+}
+
+static dt_status parse_torus(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                             dt_err_t *err)
+{
+    (void)ctx;
+    return parse_shape(sc->torus, 4, 'x', v, "torus shape", err);
+}
+
+static void format_torus(const scenario_t *sc, char *buf, size_t n)
+{
+    format_shape(sc->torus, 4, 'x', buf, n);
+}
+
+static dt_status parse_dragonfly(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                                 dt_err_t *err)
+{
+    (void)ctx;
+    return parse_shape(sc->dragonfly, 4, ',', v, "dragonfly shape", err);
+}
+
+static void format_dragonfly(const scenario_t *sc, char *buf, size_t n)
+{
+    format_shape(sc->dragonfly, 4, ',', buf, n);
 }
 
 static dt_status parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
@@ -775,6 +862,6 @@ const char *scenario_backend_name(sim_backend_t b)
 
 const char *scenario_algorithm_name(sim_allreduce_algo_t a)
 {
-    DT_ASSERT((int)a >= 0 && (int)a <= SIM_ALLREDUCE_HIERARCHICAL);
+    DT_ASSERT((int)a >= 0 && (int)a <= SIM_ALLREDUCE_2D);
     return algorithm_names[a];
 }

@@ -40,6 +40,7 @@ typedef enum sim_allreduce_algo {
     SIM_ALLREDUCE_TREE,
     SIM_ALLREDUCE_HALVING_DOUBLING,
     SIM_ALLREDUCE_HIERARCHICAL,
+    SIM_ALLREDUCE_2D, /* reduce-scatter in groups, a ring per position across, all-gather */
 } sim_allreduce_algo_t;
 
 typedef enum sim_ring_messages {
@@ -109,6 +110,9 @@ typedef enum sim_platform_kind {
     SIM_PLATFORM_FAT_TREE,   /* two-level fat-tree */
     SIM_PLATFORM_MULTI_RACK, /* racks of hosts on a switch each, slower uplinks between */
     SIM_PLATFORM_EDGE,       /* a datacenter server, clients on heterogeneous access links */
+    SIM_PLATFORM_TORUS,      /* SimGrid's torus cluster: each host a router, links to neighbours */
+    SIM_PLATFORM_DRAGONFLY,  /* SimGrid's dragonfly cluster: groups of chassis of routers */
+    SIM_PLATFORM_RAIL,       /* servers of NVLink-joined GPUs, GPU r's NIC on rail leaf r */
     SIM_PLATFORM_FILE,       /* a SimGrid XML file given by path */
 } sim_platform_kind_t;
 
@@ -188,6 +192,12 @@ typedef struct scenario {
     double uplink_bandwidth;          /* rack / fat-tree uplinks, bytes/s */
     double uplink_latency;            /* seconds */
     long racks;                       /* multi-rack; hierarchical group count default */
+    long torus[4];                    /* torus dimensions (0 = unused); all 0 = sized to hold
+                                         the hosts */
+    long dragonfly[4];                /* groups, chassis, routers, nodes; all 0 = sized */
+    long gpus_per_server;             /* rail: GPUs (hosts) per NVLink domain */
+    double nvlink_bandwidth;          /* rail: each GPU's NVLink port, bytes/s each way */
+    double nvlink_latency;            /* seconds */
     sim_net_model_t network_model;
     int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
     double device_flops;              /* simulated device speed, FLOP/s: the device's peak

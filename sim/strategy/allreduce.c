@@ -56,10 +56,13 @@ const sim_strategy_t sim_strategy_allreduce = {
     .about = "every worker all-reduces its gradient with `algorithm` = `ring` (reduce-scatter "
              "+ all-gather), `tree` (binomial reduce + broadcast), `halving-doubling` "
              "(recursive halving reduce-scatter + recursive doubling all-gather; extra workers "
-             "beyond a power of two fold in first) or `hierarchical` (binomial reduce inside "
-             "groups of `group_size` consecutive workers, or inside racks on a multi-rack "
-             "platform; ring among group leaders; broadcast back); all as real exchanges of "
-             "chunks of the buffer; then the same SGD step on every replica",
+             "beyond a power of two fold in first), `hierarchical` (binomial reduce inside "
+             "groups of `group_size` consecutive workers, racks on a multi-rack platform, "
+             "servers on the rail platform; ring among group leaders; broadcast back) or `2d` "
+             "(the fast domain first, as NCCL's hierarchical rings: ring reduce-scatter inside "
+             "each group, a ring per position across the groups, one per rail, ring "
+             "all-gather inside); all as real exchanges of chunks of the buffer; then the "
+             "same SGD step on every replica",
     .keys = "`algorithm`, `group_size`, `ring_messages`, `bucket_mb`, `accumulate`, "
             "`compression`, `error_feedback`, `momentum_correction`",
     .worker_role = "worker",

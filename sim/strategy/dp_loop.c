@@ -30,17 +30,22 @@ dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err)
 
 dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err)
 {
-    /* groups are racks on a multi-rack platform, blocks of group_size elsewhere */
-    if (sc->algorithm != SIM_ALLREDUCE_HIERARCHICAL || sc->platform == SIM_PLATFORM_MULTI_RACK ||
-        (sc->group_size <= sc->workers && sc->workers % sc->group_size == 0))
+    /* groups are racks on a multi-rack platform (uneven racks: 2d runs as hierarchical),
+     * servers on the rail platform, blocks of group_size elsewhere */
+    if (sc->algorithm < SIM_ALLREDUCE_HIERARCHICAL || sc->platform == SIM_PLATFORM_MULTI_RACK)
         return DT_OK;
+    int rail = sc->platform == SIM_PLATFORM_RAIL;
+    long size = rail ? sc->gpus_per_server : sc->group_size;
+    if ((rail && sc->workers < size) || (size <= sc->workers && sc->workers % size == 0))
+        return DT_OK;
+    const char *name = rail ? "cluster.gpus_per_server" : "strategy.group_size";
     char where[96];
-    const char *k = scenario_blame(sc, "strategy.group_size", "cluster.workers", where,
-                                   sizeof where);
+    const char *k = scenario_blame(sc, name, "cluster.workers", where, sizeof where);
     return scenario_fail(sc, err, k,
-                         "group_size %ld does not divide %ld workers (hierarchical all-reduce "
-                         "needs equal groups; %s)",
-                         sc->group_size, sc->workers, where);
+                         "%s %ld does not divide %ld workers (%s all-reduce needs equal groups; "
+                         "%s)",
+                         name + strcspn(name, ".") + 1, size, sc->workers,
+                         scenario_algorithm_name(sc->algorithm), where);
 }
 
 void sim_ps_memory(const sim_run_t *run, sim_node_t *node)

@@ -402,7 +402,7 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
         return sim_allgather(run, grp, d, w, n);
     }
-    sim_allreduce_algo_t algo = run->sc->algorithm == SIM_ALLREDUCE_HIERARCHICAL
+    sim_allreduce_algo_t algo = run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL
                                     ? SIM_ALLREDUCE_RING
                                     : run->sc->algorithm;
     if (D > 1 && (st = sim_allreduce(run, grp, d, g, n, algo)) != SIM_OK)
