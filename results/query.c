@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "db.h" /* RESULTS_SCHEMA_VERSION */
+#include "query_impl.h"
 
 #define RESULTS_APPLICATION_ID 1685353321
 
@@ -79,7 +80,7 @@ struct results_query {
     char path[]; /* for error messages */
 };
 
-static dt_status q_error(const results_query_t *q, int rc, dt_err_t *err, const char *what)
+dt_status results_q_error(const results_query_t *q, int rc, dt_err_t *err, const char *what)
 {
     if (err) {
         snprintf(err->msg, sizeof err->msg, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->h));
@@ -97,7 +98,7 @@ static void *xrealloc(void *p, size_t bytes)
 }
 
 /* Makes room for need elements of elem bytes in p (capacity *cap, doubling). */
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+void *results_q_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return p;
@@ -108,7 +109,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
     return xrealloc(p, c * elem);
 }
 
-static char *text_dup(const unsigned char *t)
+char *results_q_text_dup(const unsigned char *t)
 {
     const char *s = t ? (const char *)t : "";
     size_t n = strlen(s);
@@ -117,7 +118,7 @@ static char *text_dup(const unsigned char *t)
     return d;
 }
 
-static double col_real(sqlite3_stmt *s, int i)
+double results_q_col_real(sqlite3_stmt *s, int i)
 {
     return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
 }
@@ -149,7 +150,7 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
     int rc = sqlite3_open_v2(path, &q->h, SQLITE_OPEN_READONLY, NULL);
     DT_CHECK(q->h, "out of memory opening SQLite database %s", path);
     if (rc != SQLITE_OK) {
-        st = q_error(q, rc, err, "cannot open");
+        st = results_q_error(q, rc, err, "cannot open");
         goto fail;
     }
     sqlite3_extended_result_codes(q->h, 1);
@@ -157,7 +158,7 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
     int app = 0, version = 0;
     if ((rc = results_sql_int(q->h, "PRAGMA application_id", &app)) != SQLITE_OK ||
         (rc = results_sql_int(q->h, "PRAGMA user_version", &version)) != SQLITE_OK) {
-        st = q_error(q, rc, err, "cannot read");
+        st = results_q_error(q, rc, err, "cannot read");
         if ((rc & 0xff) == SQLITE_NOTADB)
             st = dt_err_input(err, "%s: not a dtsim results database", path);
         goto fail;
@@ -176,7 +177,7 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
     for (int i = 0; i < Q_COUNT; i++) {
         rc = sqlite3_prepare_v3(q->h, q_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
         if (rc != SQLITE_OK) {
-            st = q_error(q, rc, err, "preparing a query");
+            st = results_q_error(q, rc, err, "preparing a query");
             goto fail;
         }
     }
@@ -208,27 +209,27 @@ double results_run_view_workers(const results_run_view_t *r)
 static void run_view_read(sqlite3_stmt *s, results_run_view_t *out)
 {
     out->id = sqlite3_column_int64(s, 0);
-    out->name = text_dup(sqlite3_column_text(s, 1));
-    out->strategy = text_dup(sqlite3_column_text(s, 2));
-    out->status = text_dup(sqlite3_column_text(s, 3));
+    out->name = results_q_text_dup(sqlite3_column_text(s, 1));
+    out->strategy = results_q_text_dup(sqlite3_column_text(s, 2));
+    out->status = results_q_text_dup(sqlite3_column_text(s, 3));
     out->sweep = sqlite3_column_type(s, 4) == SQLITE_NULL
                      ? NULL
-                     : text_dup(sqlite3_column_text(s, 4));
+                     : results_q_text_dup(sqlite3_column_text(s, 4));
     out->sweep_index = (long)sqlite3_column_int64(s, 5);
-    out->workers = col_real(s, 6);
-    out->bandwidth = col_real(s, 7);
+    out->workers = results_q_col_real(s, 6);
+    out->bandwidth = results_q_col_real(s, 7);
     out->has_summary = sqlite3_column_int(s, 8);
-    out->final_accuracy = col_real(s, 9);
-    out->sim_time = col_real(s, 10);
-    out->time_to_target = col_real(s, 11);
-    out->target_accuracy = col_real(s, 12);
-    out->total_bytes = col_real(s, 13);
-    out->compute_share = col_real(s, 14);
-    out->comm_share = col_real(s, 15);
-    out->idle_share = col_real(s, 16);
+    out->final_accuracy = results_q_col_real(s, 9);
+    out->sim_time = results_q_col_real(s, 10);
+    out->time_to_target = results_q_col_real(s, 11);
+    out->target_accuracy = results_q_col_real(s, 12);
+    out->total_bytes = results_q_col_real(s, 13);
+    out->compute_share = results_q_col_real(s, 14);
+    out->comm_share = results_q_col_real(s, 15);
+    out->idle_share = results_q_col_real(s, 16);
     out->steps = (long)sqlite3_column_int64(s, 17);
-    out->throughput = col_real(s, 18);
-    out->scaling_efficiency = col_real(s, 19);
+    out->throughput = results_q_col_real(s, 18);
+    out->scaling_efficiency = results_q_col_real(s, 19);
 }
 
 /* Fills out from the run's row; DT_ERR_INPUT with "no run ID" when there is none. */
@@ -246,7 +247,7 @@ dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *
     } else if (rc == SQLITE_DONE) {
         st = dt_err_input(err, "%s: no run %lld", q->path, (long long)id);
     } else {
-        st = q_error(q, rc, err, "reading a run");
+        st = results_q_error(q, rc, err, "reading a run");
     }
     q_reset(s);
     return st;
@@ -294,7 +295,7 @@ dt_status results_runs_spec_parse(const char *spec, results_id_range_t **ranges,
             v[1] = v[0];
         if (v[0] < 1 || v[1] < v[0])
             goto bad;
-        *ranges = grow(*ranges, &cap, *n + 1, sizeof **ranges);
+        *ranges = results_q_grow(*ranges, &cap, *n + 1, sizeof **ranges);
         (*ranges)[(*n)++] = (results_id_range_t){v[0], v[1]};
         if (*p == '\0')
             return DT_OK;
@@ -320,7 +321,7 @@ static dt_status q_count(results_query_t *q, enum q_stmt id, const char *text, i
     if (rc == SQLITE_ROW)
         *out = sqlite3_column_int64(s, 0);
     else
-        st = q_error(q, rc, err, "counting runs");
+        st = results_q_error(q, rc, err, "counting runs");
     q_reset(s);
     return st;
 }
@@ -335,10 +336,10 @@ static dt_status q_ids(results_query_t *q, sqlite3_stmt *s, id_list_t *ids, dt_e
 {
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        ids->v = grow(ids->v, &ids->cap, ids->n + 1, sizeof *ids->v);
+        ids->v = results_q_grow(ids->v, &ids->cap, ids->n + 1, sizeof *ids->v);
         ids->v[ids->n++] = sqlite3_column_int64(s, 0);
     }
-    dt_status st = rc == SQLITE_DONE ? DT_OK : q_error(q, rc, err, "listing runs");
+    dt_status st = rc == SQLITE_DONE ? DT_OK : results_q_error(q, rc, err, "listing runs");
     q_reset(s);
     return st;
 }
@@ -428,9 +429,9 @@ static dt_status select_default(results_query_t *q, id_list_t *ids, results_runs
     int rc = sqlite3_step(s);
     char *sweep = NULL;
     if (rc == SQLITE_ROW)
-        sweep = text_dup(sqlite3_column_text(s, 0));
+        sweep = results_q_text_dup(sqlite3_column_text(s, 0));
     else if (rc != SQLITE_DONE)
-        st = q_error(q, rc, err, "finding the latest sweep");
+        st = results_q_error(q, rc, err, "finding the latest sweep");
     q_reset(s);
     if (st != DT_OK)
         return st;
@@ -497,13 +498,13 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        out->v = grow(out->v, &cap, out->n + 1, sizeof *out->v);
+        out->v = results_q_grow(out->v, &cap, out->n + 1, sizeof *out->v);
         memset(&out->v[out->n], 0, sizeof *out->v);
         run_view_read(s, &out->v[out->n++]);
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
-        st = q_error(q, rc, err, "reading the sweep's runs");
+        st = results_q_error(q, rc, err, "reading the sweep's runs");
         results_runs_free(out);
     } else {
         snprintf(out->what, sizeof out->what, "%zu run%s of sweep %s", out->n,
@@ -535,18 +536,18 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
             out->step = xrealloc(out->step, cap * sizeof(long));
         }
         size_t i = out->n++;
-        out->sim_time[i] = col_real(s, 0);
+        out->sim_time[i] = results_q_col_real(s, 0);
         out->step[i] = (long)sqlite3_column_int64(s, 1);
-        out->samples[i] = col_real(s, 2);
-        out->bytes[i] = col_real(s, 3);
-        out->test_loss[i] = col_real(s, 4);
-        out->test_acc[i] = col_real(s, 5);
+        out->samples[i] = results_q_col_real(s, 2);
+        out->bytes[i] = results_q_col_real(s, 3);
+        out->test_loss[i] = results_q_col_real(s, 4);
+        out->test_acc[i] = results_q_col_real(s, 5);
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the evaluations of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
         results_evals_free(out);
     }
     q_reset(s);
@@ -577,14 +578,14 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
             out->down = xrealloc(out->down, cap * sizeof(int));
         }
         size_t i = out->n++;
-        out->sim_time[i] = col_real(s, 0);
+        out->sim_time[i] = results_q_col_real(s, 0);
         out->down[i] = down;
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the faults of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
         results_faults_free(out);
     }
     q_reset(s);
@@ -613,15 +614,15 @@ dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *found = 1;
-        *mem = (results_memory_t){.params = col_real(s, 0), .grads = col_real(s, 1),
-                                  .optimizer = col_real(s, 2), .activations = col_real(s, 3)};
+        *mem = (results_memory_t){.params = results_q_col_real(s, 0), .grads = results_q_col_real(s, 1),
+                                  .optimizer = results_q_col_real(s, 2), .activations = results_q_col_real(s, 3)};
         rc = SQLITE_DONE;
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the memory of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
     }
     sqlite3_finalize(s);
     return st;
@@ -659,12 +660,12 @@ dt_status results_query_clients(results_query_t *q, int64_t run, results_clients
         out->clients = (size_t)sqlite3_column_int64(fair, 0);
         out->byzantine = (size_t)sqlite3_column_int64(fair, 1);
         out->never_aggregated = (size_t)sqlite3_column_int64(fair, 2);
-        out->mean_rounds = col_real(fair, 3);
+        out->mean_rounds = results_q_col_real(fair, 3);
         out->max_rounds = (long)sqlite3_column_int64(fair, 4);
-        out->mean_acc = col_real(fair, 5);
-        out->p10_acc = col_real(fair, 6);
-        out->p90_acc = col_real(fair, 7);
-        out->spread = col_real(fair, 8);
+        out->mean_acc = results_q_col_real(fair, 5);
+        out->p10_acc = results_q_col_real(fair, 6);
+        out->p90_acc = results_q_col_real(fair, 7);
+        out->spread = results_q_col_real(fair, 8);
         rc = SQLITE_DONE;
     }
     size_t cap = 0;
@@ -683,7 +684,7 @@ dt_status results_query_clients(results_query_t *q, int64_t run, results_clients
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the clients of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
         results_clients_free(out);
     }
     sqlite3_finalize(fair);
@@ -752,9 +753,9 @@ dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeli
         results_lane_t *last = out->n_lanes ? &out->lanes[out->n_lanes - 1] : NULL;
         if (!last || last->rank != rank || !str_eq(last->role, role) ||
             !str_eq(last->host, host)) {
-            out->lanes = grow(out->lanes, &lane_cap, out->n_lanes + 1, sizeof *out->lanes);
+            out->lanes = results_q_grow(out->lanes, &lane_cap, out->n_lanes + 1, sizeof *out->lanes);
             out->lanes[out->n_lanes++] =
-                (results_lane_t){text_dup(host), text_dup(role), rank};
+                (results_lane_t){results_q_text_dup(host), results_q_text_dup(role), rank};
         }
         const unsigned char *state = sqlite3_column_text(s, 3);
         results_state_t k = RESULTS_STATE_COUNT;
@@ -762,7 +763,7 @@ dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeli
             if (str_eq(results_state_name((results_state_t)j), state))
                 k = (results_state_t)j;
         DT_ASSERT(k != RESULTS_STATE_COUNT); /* the schema's CHECK allows only these */
-        out->iv = grow(out->iv, &cap, out->n + 1, sizeof *out->iv);
+        out->iv = results_q_grow(out->iv, &cap, out->n + 1, sizeof *out->iv);
         out->iv[out->n++] = (results_interval_t){out->n_lanes - 1, k, sqlite3_column_double(s, 4),
                                                  sqlite3_column_double(s, 5)};
     }
@@ -770,7 +771,7 @@ dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeli
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the timeline of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
         results_timeline_free(out);
     }
     q_reset(s);
@@ -823,7 +824,7 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the energy of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
     }
     sqlite3_finalize(s);
     return st;
@@ -850,13 +851,13 @@ dt_status results_query_messages(results_query_t *q, int64_t run, results_messag
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        out->m = grow(out->m, &cap, out->n + 1, sizeof *out->m);
+        out->m = results_q_grow(out->m, &cap, out->n + 1, sizeof *out->m);
         out->m[out->n++] = (results_message_t){
-            .src_host = text_dup(sqlite3_column_text(s, 0)),
-            .src_role = text_dup(sqlite3_column_text(s, 1)),
+            .src_host = results_q_text_dup(sqlite3_column_text(s, 0)),
+            .src_role = results_q_text_dup(sqlite3_column_text(s, 1)),
             .src_rank = sqlite3_column_int(s, 2),
-            .dst_host = text_dup(sqlite3_column_text(s, 3)),
-            .dst_role = text_dup(sqlite3_column_text(s, 4)),
+            .dst_host = results_q_text_dup(sqlite3_column_text(s, 3)),
+            .dst_role = results_q_text_dup(sqlite3_column_text(s, 4)),
             .dst_rank = sqlite3_column_int(s, 5),
             .sent = sqlite3_column_double(s, 6),
             .start = sqlite3_column_double(s, 7),
@@ -867,7 +868,7 @@ dt_status results_query_messages(results_query_t *q, int64_t run, results_messag
     if (rc != SQLITE_DONE) {
         char what[64];
         snprintf(what, sizeof what, "reading the messages of run %lld", (long long)run);
-        st = q_error(q, rc, err, what);
+        st = results_q_error(q, rc, err, what);
         results_messages_free(out);
     }
     sqlite3_finalize(s);
@@ -886,559 +887,4 @@ void results_messages_free(results_messages_t *m)
     }
     free(m->m);
     memset(m, 0, sizeof *m);
-}
-
-/* --- what `dtsim runs` and `dtsim show` print ------------------------------------------- */
-
-dt_status results_query_open_current(results_query_t **q, const char *path, dt_err_t *err)
-{
-    DT_ASSERT(q && path);
-    *q = NULL;
-    /* a read command never makes a database: a mistyped path is an error */
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return dt_err_input(err, "%s: %s (dtsim run writes a results database)", path,
-                            strerror(errno));
-    results_db_t *w;
-    if (results_db_open(&w, path, err))
-        return DT_ERR_INPUT;
-    results_db_close(w);
-    return results_query_open(q, path, err);
-}
-
-void results_duration_text(double s, char *buf, size_t size)
-{
-    static const struct {
-        double below, unit;
-        const char *name;
-    } units[] = {{1e-3, 1e-6, "us"}, {60, 1, "s"}, {3600, 60, "min"}, {3 * 86400, 3600, "h"}};
-    if (isnan(s)) {
-        snprintf(buf, size, "-");
-        return;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (s < units[i].below) {
-            /* trailing zeros kept ("19.0s" under "19.4s"), which %.3g drops */
-            double v = s / units[i].unit;
-            int decimals = v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : -1;
-            if (decimals < 0)
-                snprintf(buf, size, "%.3g%s", v, units[i].name);
-            else
-                snprintf(buf, size, "%.*f%s", decimals, v, units[i].name);
-            return;
-        }
-    snprintf(buf, size, s < 1000 * 86400 ? "%.3gd" : "%.0fd", s / 86400);
-}
-
-/* Text from the database as a table or page shows it: NULL as "", control bytes as \xNN (a
- * name with a newline or an escape sequence must not break a line or drive the terminal). */
-static char *text_shown(const unsigned char *t)
-{
-    const unsigned char *s = t ? t : (const unsigned char *)"";
-    size_t n = 0;
-    for (const unsigned char *c = s; *c; c++)
-        n += *c < 0x20 || *c == 0x7f ? 4 : 1;
-    char *d = dt_malloc(n + 1), *o = d;
-    for (const unsigned char *c = s; *c; c++) {
-        if (*c < 0x20 || *c == 0x7f)
-            o += sprintf(o, "\\x%02x", *c);
-        else
-            *o++ = (char)*c;
-    }
-    *o = '\0';
-    return d;
-}
-
-void results_put_text(const char *s, FILE *out)
-{
-    char *t = text_shown((const unsigned char *)s);
-    fputs(t, out);
-    free(t);
-}
-
-/* Columns a UTF-8 text takes: its code points (a wide character counts one; names are
- * mostly ASCII). */
-static size_t text_cols(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
-
-/* Byte offset of code point k of s (its end when s is shorter). */
-static size_t text_at(const char *s, size_t k)
-{
-    size_t i = 0;
-    for (; s[i]; i++)
-        if (((unsigned char)s[i] & 0xc0) != 0x80 && k-- == 0)
-            break;
-    return i;
-}
-
-#define ELISION "..."
-
-/* Writes s in exactly cols columns: padded with blanks (left: right-aligned), or, when
- * longer, its first and last code points around ELISION: the ends of a sweep's run names
- * ("demo/kind=...", "...bandwidth=10Gbps") are the parts that tell them apart. */
-static void put_cell(FILE *out, const char *s, size_t cols, int right)
-{
-    size_t n = text_cols(s);
-    if (n <= cols) {
-        fprintf(out, "%*s%s%*s", right ? (int)(cols - n) : 0, "", s, right ? 0 : (int)(cols - n),
-                "");
-        return;
-    }
-    if (cols <= strlen(ELISION)) {
-        fprintf(out, "%.*s", (int)text_at(s, cols), s);
-        return;
-    }
-    size_t keep = cols - strlen(ELISION), head = (keep + 1) / 2, tail = keep - head;
-    fprintf(out, "%.*s" ELISION "%s", (int)text_at(s, head), s, s + text_at(s, n - tail));
-}
-
-typedef struct runs_row {
-    int64_t id;
-    char *name, *strategy, *status, *sweep, *started; /* shown text; sweep NULL: none */
-    long sweep_index, steps;
-    int has_summary;
-    double acc, loss, sim_time, time_to_target, bytes, wall;
-} runs_row_t;
-
-static const char *const runs_sql =
-    "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index, r.started,"
-    " s.run IS NOT NULL, s.final_accuracy, s.final_loss, s.sim_time, s.time_to_target,"
-    " s.total_bytes, s.steps, (julianday(r.ended) - julianday(r.started)) * 86400"
-    " FROM runs r LEFT JOIN summary s ON s.run = r.id ORDER BY r.id";
-
-static void runs_row_read(sqlite3_stmt *s, runs_row_t *r)
-{
-    r->id = sqlite3_column_int64(s, 0);
-    r->name = text_shown(sqlite3_column_text(s, 1));
-    r->strategy = text_shown(sqlite3_column_text(s, 2));
-    r->status = text_shown(sqlite3_column_text(s, 3));
-    r->sweep =
-        sqlite3_column_type(s, 4) == SQLITE_NULL ? NULL : text_shown(sqlite3_column_text(s, 4));
-    r->sweep_index = (long)sqlite3_column_int64(s, 5);
-    r->started = text_shown(sqlite3_column_text(s, 6));
-    r->has_summary = sqlite3_column_int(s, 7);
-    r->acc = col_real(s, 8);
-    r->loss = col_real(s, 9);
-    r->sim_time = col_real(s, 10);
-    r->time_to_target = col_real(s, 11);
-    r->bytes = col_real(s, 12);
-    r->steps = sqlite3_column_type(s, 13) == SQLITE_NULL ? -1 : (long)sqlite3_column_int64(s, 13);
-    r->wall = col_real(s, 14);
-}
-
-static void runs_rows_free(runs_row_t *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(rows[i].name);
-        free(rows[i].strategy);
-        free(rows[i].status);
-        free(rows[i].sweep);
-        free(rows[i].started);
-    }
-    free(rows);
-}
-
-static void fixed_text(double v, const char *fmt, char *buf, size_t size)
-{
-    if (isnan(v))
-        snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, fmt, v);
-}
-
-/* The columns of the list, in order; the name's width is what the others leave. */
-enum {
-    RC_ID,
-    RC_NAME,
-    RC_STRATEGY,
-    RC_STATUS,
-    RC_ACC,
-    RC_SIM,
-    RC_WALL,
-    RC_NARROW,
-    RC_LOSS = RC_NARROW,
-    RC_TARGET,
-    RC_BYTES,
-    RC_STEPS,
-    RC_STARTED,
-    RC_SWEEP,
-    RC_COUNT
-};
-static const struct {
-    const char *head;
-    int right;
-} runs_cols[RC_COUNT] = {
-    [RC_ID] = {"id", 1},         [RC_NAME] = {"name", 0},    [RC_STRATEGY] = {"strategy", 0},
-    [RC_STATUS] = {"status", 0}, [RC_ACC] = {"accuracy", 1}, [RC_SIM] = {"sim time", 1},
-    [RC_WALL] = {"wall", 1},     [RC_LOSS] = {"loss", 1},    [RC_TARGET] = {"to target", 1},
-    [RC_BYTES] = {"bytes", 1},   [RC_STEPS] = {"steps", 1},  [RC_STARTED] = {"started", 0},
-    [RC_SWEEP] = {"sweep", 0},
-};
-
-/* The text of column c of row r, in buf or a string of r. */
-static const char *runs_cell(const runs_row_t *r, int c, char *buf, size_t size)
-{
-    switch (c) {
-    case RC_ID:
-        snprintf(buf, size, "%lld", (long long)r->id);
-        return buf;
-    case RC_NAME:
-        return r->name;
-    case RC_STRATEGY:
-        return r->strategy;
-    case RC_STATUS:
-        return r->status;
-    case RC_ACC:
-        fixed_text(r->acc, "%.4f", buf, size);
-        return buf;
-    case RC_SIM:
-        results_duration_text(r->sim_time, buf, size);
-        return buf;
-    case RC_WALL:
-        results_duration_text(r->wall, buf, size);
-        return buf;
-    case RC_LOSS:
-        fixed_text(r->loss, "%.4f", buf, size);
-        return buf;
-    case RC_TARGET:
-        if (r->has_summary && isnan(r->time_to_target))
-            snprintf(buf, size, "never");
-        else
-            results_duration_text(r->time_to_target, buf, size);
-        return buf;
-    case RC_BYTES:
-        fixed_text(r->bytes, "%.3g", buf, size);
-        return buf;
-    case RC_STEPS:
-        if (r->steps < 0)
-            snprintf(buf, size, "-");
-        else
-            snprintf(buf, size, "%ld", r->steps);
-        return buf;
-    case RC_STARTED:
-        return r->started;
-    default:
-        if (!r->sweep)
-            return "-";
-        snprintf(buf, size, "%s:%ld", r->sweep, r->sweep_index);
-        return buf;
-    }
-}
-
-/* After the narrow list, each sweep's id (what `dtsim plot --sweep` takes) and its runs. */
-static void runs_print_sweeps(FILE *out, const runs_row_t *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (!rows[i].sweep)
-            continue;
-        size_t first = i, count = 0;
-        for (size_t j = 0; j < i && first == i; j++)
-            if (rows[j].sweep && !strcmp(rows[j].sweep, rows[i].sweep))
-                first = j;
-        if (first != i)
-            continue; /* printed with its first run */
-        int64_t last = rows[i].id;
-        for (size_t j = i; j < n; j++)
-            if (rows[j].sweep && !strcmp(rows[j].sweep, rows[i].sweep)) {
-                count++;
-                last = rows[j].id;
-            }
-        char tail[96];
-        if (count == 1)
-            snprintf(tail, sizeof tail, ": run %lld", (long long)rows[i].id);
-        else if (last - rows[i].id + 1 == (int64_t)count)
-            snprintf(tail, sizeof tail, ": runs %lld-%lld", (long long)rows[i].id, (long long)last);
-        else
-            snprintf(tail, sizeof tail, ": %zu runs, ids %lld to %lld", count,
-                     (long long)rows[i].id, (long long)last);
-        fputs("sweep ", out);
-        size_t room = RESULTS_RUNS_COLUMNS - strlen("sweep ") - strlen(tail);
-        put_cell(out, rows[i].sweep,
-                 text_cols(rows[i].sweep) < room ? text_cols(rows[i].sweep) : room, 0);
-        fprintf(out, "%s\n", tail);
-    }
-}
-
-dt_status results_runs_print(results_query_t *q, FILE *out, int wide, dt_err_t *err)
-{
-    DT_ASSERT(q && out);
-    sqlite3_stmt *s;
-    int rc = sqlite3_prepare_v2(q->h, runs_sql, -1, &s, NULL);
-    if (rc != SQLITE_OK)
-        return q_error(q, rc, err, "listing runs");
-    runs_row_t *rows = NULL;
-    size_t n = 0, cap = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        rows = grow(rows, &cap, n + 1, sizeof *rows);
-        runs_row_read(s, &rows[n++]);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        runs_rows_free(rows, n);
-        return q_error(q, rc, err, "listing runs");
-    }
-
-    int cols = wide ? RC_COUNT : RC_NARROW;
-    size_t width[RC_COUNT];
-    char buf[512];
-    for (int c = 0; c < cols; c++) {
-        width[c] = strlen(runs_cols[c].head);
-        for (size_t i = 0; i < n; i++) {
-            size_t w = text_cols(runs_cell(&rows[i], c, buf, sizeof buf));
-            width[c] = w > width[c] ? w : width[c];
-        }
-    }
-    if (!wide) {
-        /* the strategy and name take what the other columns leave of the line */
-        if (width[RC_STRATEGY] > 10)
-            width[RC_STRATEGY] = 10;
-        size_t used = 2 * (RC_NARROW - 1);
-        for (int c = 0; c < RC_NARROW; c++)
-            used += c == RC_NAME ? 0 : width[c];
-        size_t room = used < RESULTS_RUNS_COLUMNS - 4 ? RESULTS_RUNS_COLUMNS - used : 4;
-        width[RC_NAME] = width[RC_NAME] < room ? width[RC_NAME] : room;
-    }
-    for (int c = 0; c < cols; c++) {
-        fputs(c ? "  " : "", out);
-        const char *h = runs_cols[c].head;
-        put_cell(out, h, c == cols - 1 && !runs_cols[c].right ? strlen(h) : width[c],
-                 runs_cols[c].right);
-    }
-    fputc('\n', out);
-    for (size_t i = 0; i < n; i++) {
-        for (int c = 0; c < cols; c++) {
-            fputs(c ? "  " : "", out);
-            const char *t = runs_cell(&rows[i], c, buf, sizeof buf);
-            /* the last column unpadded: no trailing blanks */
-            put_cell(out, t, c == cols - 1 && !runs_cols[c].right ? text_cols(t) : width[c],
-                     runs_cols[c].right);
-        }
-        fputc('\n', out);
-    }
-    if (!wide)
-        runs_print_sweeps(out, rows, n);
-    runs_rows_free(rows, n);
-    return DT_OK;
-}
-
-/* --- one run whole (`dtsim show`) -------------------------------------------------------- */
-
-/* A statement over one run, prepared here, not at open: a file older than the table (read as
- * it is) has none, which reads as no rows (NULL). */
-static sqlite3_stmt *run_stmt(results_query_t *q, const char *sql, int64_t run)
-{
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(q->h, sql, -1, &s, NULL) != SQLITE_OK) {
-        sqlite3_finalize(s);
-        return NULL;
-    }
-    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
-    return s;
-}
-
-static char *text_or_null(sqlite3_stmt *s, int i)
-{
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? NULL : text_shown(sqlite3_column_text(s, i));
-}
-
-/* The runs row and its summary's loss; SQLITE_DONE when there is no such run. */
-static int detail_run(results_query_t *q, int64_t run, results_run_detail_t *d)
-{
-    sqlite3_stmt *s = run_stmt(
-        q,
-        "SELECT r.config, r.seed, r.dtsim_version, r.simgrid_version, r.pid, r.host, r.started,"
-        " r.ended, (julianday(r.ended) - julianday(r.started)) * 86400, s.final_loss"
-        " FROM runs r LEFT JOIN summary s ON s.run = r.id WHERE r.id = ?1",
-        run);
-    DT_ASSERT(s); /* runs and summary are in every version */
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        /* the configuration as stored: it is a file to replay, not a line to show */
-        const unsigned char *c = sqlite3_column_text(s, 0);
-        d->config = c ? text_dup(c) : NULL;
-        d->seed = sqlite3_column_int64(s, 1);
-        d->dtsim_version = text_or_null(s, 2);
-        d->simgrid_version = text_or_null(s, 3);
-        d->pid = (long)sqlite3_column_int64(s, 4);
-        d->host = text_or_null(s, 5);
-        d->started = text_or_null(s, 6);
-        d->ended = text_or_null(s, 7);
-        d->wall_s = col_real(s, 8);
-        d->final_loss = col_real(s, 9);
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-static int detail_params(results_query_t *q, int64_t run, results_run_detail_t *d)
-{
-    sqlite3_stmt *s = run_stmt(q, "SELECT key, value FROM params WHERE run = ?1 ORDER BY key", run);
-    DT_ASSERT(s);
-    size_t cap = 0, cap2 = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        d->param_key = grow(d->param_key, &cap, d->n_params + 1, sizeof *d->param_key);
-        d->param_value = grow(d->param_value, &cap2, d->n_params + 1, sizeof *d->param_value);
-        d->param_key[d->n_params] = text_shown(sqlite3_column_text(s, 0));
-        d->param_value[d->n_params++] = text_shown(sqlite3_column_text(s, 1));
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-static int detail_faults(results_query_t *q, int64_t run, results_run_detail_t *d)
-{
-    sqlite3_stmt *s = run_stmt(q,
-                               "SELECT kind, count(*) FROM faults WHERE run = ?1 GROUP BY kind"
-                               " ORDER BY min(sim_time), kind",
-                               run);
-    DT_ASSERT(s);
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        d->fault_kinds = grow(d->fault_kinds, &cap, d->n_fault_kinds + 1, sizeof *d->fault_kinds);
-        d->fault_kinds[d->n_fault_kinds++] = (results_kind_count_t){
-            text_shown(sqlite3_column_text(s, 0)), (long)sqlite3_column_int64(s, 1)};
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-static int detail_roles(results_query_t *q, int64_t run, results_run_detail_t *d)
-{
-    sqlite3_stmt *s =
-        run_stmt(q,
-                 "SELECT role, count(*), sum(steps), sum(compute_s), sum(comm_s), sum(idle_s),"
-                 " sum(bytes_sent) FROM workers WHERE run = ?1 GROUP BY role"
-                 " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role",
-                 run);
-    DT_ASSERT(s);
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        d->roles = grow(d->roles, &cap, d->n_roles + 1, sizeof *d->roles);
-        d->roles[d->n_roles++] =
-            (results_role_total_t){.role = text_shown(sqlite3_column_text(s, 0)),
-                                   .hosts = (long)sqlite3_column_int64(s, 1),
-                                   .steps = (long)sqlite3_column_int64(s, 2),
-                                   .compute_s = col_real(s, 3),
-                                   .comm_s = col_real(s, 4),
-                                   .idle_s = col_real(s, 5),
-                                   .bytes_sent = col_real(s, 6)};
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-/* One aggregate row of an optional table into d; SQLITE_DONE when read or when the file
- * predates the table. */
-static int detail_row(results_query_t *q, int64_t run, const char *sql,
-                      void (*read)(sqlite3_stmt *, results_run_detail_t *), results_run_detail_t *d)
-{
-    sqlite3_stmt *s = run_stmt(q, sql, run);
-    if (!s)
-        return SQLITE_DONE;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        read(s, d);
-        rc = SQLITE_DONE;
-    }
-    sqlite3_finalize(s);
-    return rc;
-}
-
-static void read_links(sqlite3_stmt *s, results_run_detail_t *d)
-{
-    d->links = (long)sqlite3_column_int64(s, 0);
-    d->busiest_link = text_or_null(s, 1); /* SQLite: the link of the row max() took */
-    d->busiest_bytes = col_real(s, 2);
-}
-
-static void read_privacy(sqlite3_stmt *s, results_run_detail_t *d)
-{
-    d->privacy_round = (long)sqlite3_column_int64(s, 0);
-    d->epsilon = col_real(s, 1);
-    d->delta = col_real(s, 2);
-}
-
-static void read_staleness(sqlite3_stmt *s, results_run_detail_t *d)
-{
-    d->stale_gradients = (long)sqlite3_column_int64(s, 0);
-    d->mean_staleness = col_real(s, 1);
-    d->max_staleness = (long)sqlite3_column_int64(s, 2);
-}
-
-static int detail_rest(results_query_t *q, int64_t run, results_run_detail_t *d)
-{
-    int rc = detail_row(q, run, "SELECT count(*), link, max(bytes) FROM links WHERE run = ?1",
-                        read_links, d);
-    if (rc == SQLITE_DONE)
-        rc = detail_row(q, run,
-                        "SELECT round, epsilon, delta FROM privacy WHERE run = ?1"
-                        " ORDER BY round DESC LIMIT 1",
-                        read_privacy, d);
-    if (rc == SQLITE_DONE)
-        rc = detail_row(q, run,
-                        "SELECT sum(count), sum(staleness * count) * 1.0 / sum(count),"
-                        " max(staleness) FROM staleness WHERE run = ?1",
-                        read_staleness, d);
-    return rc;
-}
-
-dt_status results_query_detail(results_query_t *q, int64_t run, results_run_detail_t *out,
-                               dt_err_t *err)
-{
-    DT_ASSERT(q && out);
-    memset(out, 0, sizeof *out);
-    out->wall_s = out->final_loss = out->busiest_bytes = out->epsilon = out->delta = NAN;
-    out->mean_staleness = NAN;
-    int rc = detail_run(q, run, out);
-    if (rc == SQLITE_DONE)
-        return dt_err_input(err, "%s: no run %lld", q->path, (long long)run);
-    if (rc == SQLITE_ROW)
-        rc = detail_params(q, run, out);
-    if (rc == SQLITE_DONE)
-        rc = detail_faults(q, run, out);
-    if (rc == SQLITE_DONE)
-        rc = detail_roles(q, run, out);
-    if (rc == SQLITE_DONE)
-        rc = detail_rest(q, run, out);
-    if (rc == SQLITE_DONE)
-        return DT_OK;
-    char what[64];
-    snprintf(what, sizeof what, "reading run %lld", (long long)run);
-    dt_status st = q_error(q, rc, err, what);
-    results_run_detail_free(out);
-    return st;
-}
-
-void results_run_detail_free(results_run_detail_t *d)
-{
-    if (!d)
-        return;
-    free(d->config);
-    free(d->dtsim_version);
-    free(d->simgrid_version);
-    free(d->host);
-    free(d->started);
-    free(d->ended);
-    for (size_t i = 0; i < d->n_params; i++) {
-        free(d->param_key[i]);
-        free(d->param_value[i]);
-    }
-    free(d->param_key);
-    free(d->param_value);
-    for (size_t i = 0; i < d->n_fault_kinds; i++)
-        free(d->fault_kinds[i].kind);
-    free(d->fault_kinds);
-    for (size_t i = 0; i < d->n_roles; i++)
-        free(d->roles[i].role);
-    free(d->roles);
-    free(d->busiest_link);
-    memset(d, 0, sizeof *d);
 }
