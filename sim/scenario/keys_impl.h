@@ -174,6 +174,17 @@ void key_where(const scenario_t *sc, int k, char *buf, size_t n);
  * sweep, else the one the user gave (a first). */
 int blame(const scenario_t *sc, int a, int b);
 
+/* ---- the [model], [data] and [cluster] keys of their own syntax (keys_custom.c) ---- */
+
+#define CUSTOM_KEYS(X)                                                                      \
+    X(arch) X(hidden) X(conv) X(schedule) X(source) X(partition) X(compression) X(platform) \
+    X(torus) X(dragonfly) X(device)
+#define DECLARE_CUSTOM_KEY(field)                                                           \
+    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+                            dt_err_t *err);                                                 \
+    void format_##field(const scenario_t *sc, char *buf, size_t n);
+CUSTOM_KEYS(DECLARE_CUSTOM_KEY)
+
 /* ---- the [faults] keys of their own syntax (keys_faults.c) ---- */
 
 #define FAULT_KEYS(X)                                                                       \
