@@ -50,6 +50,8 @@ typedef struct figure {
 
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);
+/** The timeline figure (figure_timeline.c). */
+dt_status fig_timeline(fig_t *f, dt_err_t *err);
 /** The cost figure (figure_cost.c). */
 dt_status fig_cost(fig_t *f, dt_err_t *err);
 /** The bar figures (figure_bars.c): time shares, and time per step with memory. */

@@ -1,0 +1,149 @@
+/* Figure 6, timeline.png: what each host of one run does over simulated time (a file of its
+ * own beside figures.c, which stays under 40 KB). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figure.h"
+
+/* --- 6: per-host timeline of one run ----------------------------------------------------- */
+
+dt_status fig_timeline(fig_t *f, dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    results_timeline_t t = {0};
+    results_run_view_t own = {0};
+    const char *name = NULL;
+    int64_t id = f->o->timeline_run;
+    dt_status st = DT_OK;
+    if (id > 0) {
+        if ((st = results_query_run(f->q, id, &own, err)) != DT_OK)
+            return st;
+        name = own.name;
+        if ((st = results_query_timeline(f->q, id, &t, err)) != DT_OK)
+            goto done;
+        if (t.n == 0) {
+            fig_note(f, "run %lld has no timeline rows", (long long)id);
+            goto done;
+        }
+    } else {
+        /* the run whose hosts compute the largest share of the time: where computing,
+         * sending and waiting all show (in a run that only communicates, the compute boxes
+         * are too thin to see) */
+        size_t n = runs->n;
+        char *tried = dt_calloc(n ? n : 1, 1);
+        for (size_t round = 0; round < n && t.n == 0; round++) {
+            size_t best = n;
+            for (size_t i = 0; i < n; i++) {
+                double c = runs->v[i].compute_share;
+                double b = best < n ? runs->v[best].compute_share : NAN;
+                if (!tried[i] && (best == n || c > b || (isnan(b) && !isnan(c))))
+                    best = i;
+            }
+            tried[best] = 1;
+            results_timeline_free(&t);
+            if ((st = results_query_timeline(f->q, runs->v[best].id, &t, err)) != DT_OK) {
+                free(tried);
+                goto done;
+            }
+            id = runs->v[best].id;
+            name = runs->v[best].name;
+        }
+        free(tried);
+        if (t.n == 0) {
+            fig_note(f, "none of the selected runs has timeline rows");
+            goto done;
+        }
+    }
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (size_t k = 0; k < t.n; k++) {
+        t0 = t.iv[k].start < t0 ? t.iv[k].start : t0;
+        t1 = t.iv[k].end > t1 ? t.iv[k].end : t1;
+    }
+    double span = t1 > 0 ? t1 : 1;
+    double div = span >= 1 ? 1 : span >= 1e-3 ? 1e-3 : 1e-6;
+    const char *unit = span >= 1 ? "s" : span >= 1e-3 ? "ms" : "us";
+
+    gp_t *g = &f->body;
+    /* One box per stretch of a state: intervals of a lane (which come in start order) that
+     * touch, or are apart by less than a quarter of a pixel, are merged. A gap that narrow
+     * cannot be seen, but would leave an anti-aliased seam in a long box. */
+    double bridge = (t1 - (t0 < 0 ? t0 : 0)) / 4000;
+    size_t boxes[RESULTS_STATE_COUNT] = {0};
+    for (int s = 0; s < RESULTS_STATE_COUNT; s++) {
+        gp_block_begin(g, "state%d", s);
+        size_t lane = 0;
+        double lo = 0, hi = -1; /* the pending box; none while hi < lo */
+        for (size_t k = 0; k <= t.n; k++) {
+            const results_interval_t *iv = k < t.n ? &t.iv[k] : NULL;
+            if (iv && ((int)iv->state != s || !(iv->end >= iv->start)))
+                continue;
+            if (iv && hi >= lo && iv->lane == lane && iv->start <= hi + bridge) {
+                hi = iv->end > hi ? iv->end : hi;
+                continue;
+            }
+            boxes[s] += hi >= lo;
+            if (hi >= lo) /* x y xlow xhigh ylow yhigh */
+                GP_ROW(g, (lo + hi) / 2 / div, lane, lo / div, hi / div, lane - 0.38,
+                       lane + 0.38);
+            if (iv) {
+                lane = iv->lane;
+                lo = iv->start;
+                hi = iv->end;
+            }
+        }
+        gp_block_end(g);
+    }
+    f->title = "What each host does over simulated time";
+    if (name && name[0])
+        fig_caption(f, "run %lld: %s", (long long)id, name);
+    else
+        fig_caption(f, "run %lld", (long long)id);
+    fig_panel(f, 0, 0, 1, 1);
+    /* Lane names are labels left of the lanes, not tic labels (see bars_angle). */
+    size_t every = (t.n_lanes + 39) / 40; /* at most 40 names */
+    char **lane = dt_calloc(t.n_lanes, sizeof *lane);
+    size_t widest = 0;
+    for (size_t l = 0; l < t.n_lanes; l += every) {
+        lane[l] = dt_malloc(300);
+        snprintf(lane[l], 300, "%.100s %d (%.100s)", t.lanes[l].role, t.lanes[l].rank,
+                 t.lanes[l].host);
+        size_t w = gp_text_width(lane[l]);
+        widest = w > widest ? w : widest;
+    }
+    gp_printf(g, "set xlabel 'simulated time (%s)'\nset xrange [%.10g:%.10g]\n"
+                 "set yrange [%.1f:-0.5]\nset grid xtics noytics\nset lmargin %d\n"
+                 "set format y ''\nset ytics (",
+              unit, (t0 < 0 ? t0 : 0) / div, t1 / div, t.n_lanes - 0.5,
+              4 + (int)widest);
+    for (size_t l = 0; l < t.n_lanes; l += every)
+        gp_printf(g, "%s%zu", l ? ", " : "", l);
+    gp_printf(g, ")\n");
+    for (size_t l = 0; l < t.n_lanes; l += every) {
+        gp_printf(g, "set label %zu ", l + 1);
+        gp_text(g, lane[l]);
+        gp_printf(g, " at graph 0, first %zu right offset -1,0 tc rgb '#333333'\n", l);
+        free(lane[l]);
+    }
+    free(lane);
+    /* Idle at the bottom, compute on top: the thinnest, most telling boxes stay visible.
+     * The key lists the states in their usual order. */
+    gp_printf(g, "plot ");
+    for (int s = RESULTS_STATE_COUNT - 1; s >= 0; s--)
+        if (boxes[s]) /* gnuplot warns of an empty block */
+            gp_printf(g, "$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder "
+                         "lc rgb '%s' notitle, \\\n     ",
+                      s, fig_state_colors[s]);
+    for (int s = 0; s < RESULTS_STATE_COUNT; s++)
+        gp_printf(g, "%skeyentry with boxxyerror fs solid 1.0 lc rgb '%s' title '%s'",
+                  s ? ", " : "", fig_state_colors[s], fig_state_titles[s]);
+    gp_printf(g, "\n");
+    f->drawn = 1;
+    fig_note(f, "timeline of run %lld", (long long)id);
+done:
+    results_timeline_free(&t);
+    results_run_view_free(&own);
+    return st;
+}
