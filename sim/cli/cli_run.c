@@ -18,6 +18,7 @@
 #include "cli_sweep.h"
 #include "db.h"
 #include "live.h"
+#include "real.h"
 #include "run.h"
 #include "scenario.h"
 #include "strategy.h"
@@ -34,6 +35,7 @@ typedef struct run_opts {
     const char *member; /* run: one member of the sweep ("all": every one), or NULL */
     int live;    /* run: the live view */
     double pace; /* run --live: simulated seconds per wall second, 0: none */
+    int real;    /* run --real: real processes over MPI, one per host */
 } run_opts_t;
 
 static void run_help(const char *cmd)
@@ -49,7 +51,8 @@ static void run_help(const char *cmd)
            "\n"
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
-           strcmp(cmd, "run") ? "" : "\n                [--member I|all] [--live [--pace S]]",
+           strcmp(cmd, "run") ? ""
+                              : "\n                [--member I|all] [--live [--pace S]] [--real]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
@@ -76,6 +79,12 @@ static void run_help(const char *cmd)
                  "                            (one run, not a sweep; stderr a terminal)\n"
                  "  --pace S                  with --live: at most S simulated seconds per\n"
                  "                            second of wall-clock time, to watch a short run\n"
+                 "  --real                    run it for real under mpirun, one process per\n"
+                 "                            host of the scenario (mpirun -n HOSTS dtsim run\n"
+                 "                            SCENARIO --real): the same strategy code, real\n"
+                 "                            messages, the wall clock; rank 0 stores the run\n"
+                 "                            as NAME-real (strategies: sync-ps, async-ps,\n"
+                 "                            allreduce, local-sgd, fedavg, zero)\n"
            : !strcmp(cmd, "platform")
                ? "  --links                   list hosts and links instead of the XML\n"
                : "");
@@ -91,6 +100,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"live", no_argument, 0, 'L'},
         {"member", required_argument, 0, 'M'},
         {"pace", required_argument, 0, 'P'},
+        {"real", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -140,6 +150,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             if (cli_parse_double(optarg, 1e-9, 1e12, &o->pace) || o->pace <= 0)
                 return cli_usage_error(cmd, "--pace %s: expected simulated seconds per "
                                             "second, a number > 0", optarg);
+            break;
+        case 'R':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--real\"");
+            o->real = 1;
             break;
         case 'l':
             if (strcmp(cmd, "platform"))
@@ -455,10 +470,13 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
     if (results_db_open(db, sc->db, err))
         return DT_ERR_INPUT;
     *config = config_text(sc);
-    char engine_version[32];
+    char engine_version[64], name[SCENARIO_STR + 8];
     sim_transport_version(engine_version, sizeof engine_version);
+    /* a real run beside the simulated one of the same scenario: NAME-real, its engine
+     * "real: Open MPI v4.1.4" */
+    snprintf(name, sizeof name, "%s%s", sc->name, run->real ? "-real" : "");
     results_run_info_t info = {
-        .name = sc->name,
+        .name = name,
         .strategy = sc->strategy->name,
         .config = *config,
         .dtsim_version = DTSIM_VERSION,
@@ -493,31 +511,56 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
     char *config = NULL;
     int rc = CLI_EXIT_OK;
     dt_status st;
+    /* real mode: rank 0 speaks and stores; every process learns whether all could start */
+    int real = sim_transport_is_real(), speaks = sim_real_rank() == 0;
     /* the layout is refused before anything is written when it does not fit */
     if (sim_run_init(run, sc, argv0, &err) || sim_run_prepare(run, &err)) {
+        if (speaks)
+            fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+        if (real)
+            sim_real_min_long(0);
+        goto done;
+    }
+    if (run->oversubscribed[0] && speaks)
+        fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
+                sc->name, run->oversubscribed);
+    if (speaks && (st = begin_run(run, sc, sweep, index, &db, &config, &err))) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+        if (real)
+            sim_real_min_long(0);
+        goto done;
+    }
+    if (real && !sim_real_min_long(1)) {
+        if (speaks)
+            fprintf(stderr, "dtsim run: %s: another process could not start the run (its "
+                            "error is above)\n", sc->name);
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    if (run->oversubscribed[0])
-        fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
-                sc->name, run->oversubscribed);
-    if ((st = begin_run(run, sc, sweep, index, &db, &config, &err))) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
-        goto done;
+    if (!speaks) {
+        summary = 0;
+        run->progress = 0;
     }
     if (live) {
         run->progress = 0; /* the view shows it */
         sim_live_start(run, pace);
     }
     if (sim_run_execute(run, &err)) {
-        fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
-                err.msg[0] ? err.msg : "the run failed");
+        if (speaks)
+            fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
+                    err.msg[0] ? err.msg : "the run failed");
         rc = CLI_EXIT_RUN;
     }
     if (summary)
         print_summary(run);
+    if (summary && real) {
+        char lib[64];
+        sim_real_library(lib, sizeof lib);
+        printf("real run: %d processes, one per host (%s); times are wall-clock seconds\n",
+               sim_real_size(), lib + strlen("real: "));
+    }
     if (run->diverged || run->interrupted || run->collapsed)
         rc = CLI_EXIT_RUN;
 done:
@@ -590,12 +633,38 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
         char id[SCENARIO_STR + 64];
         member_sweep_id(base, id, sizeof id);
         rc = cli_run_scenario(run, argv0, id, member, 1, o->live, o->pace);
-        if (rc != CLI_EXIT_USAGE)
+        if (rc != CLI_EXIT_USAGE && sim_real_rank() == 0)
             printf("member %ld of %ld of sweep %s (dtsim merge joins the members' databases)\n",
                member, scenario_sweep_count(base), id);
     }
     free(run);
     return rc;
+}
+
+/* `--real`: one run (a scenario, or one member of its sweep) on real processes under
+ * mpirun, one per host; every process returns rank 0's exit code. */
+static int run_real(const scenario_t *sc, const run_opts_t *o, long member, const char *argv0)
+{
+    if (o->live)
+        return cli_usage_error("run", "--live draws a simulation; a --real run prints its "
+                                      "progress as it goes");
+    if (o->jobs > 1)
+        return cli_usage_error("run", "--real runs one run on every process: -j does not "
+                                      "apply");
+    if (sc->sweep.n_keys && member < 0)
+        return cli_usage_error("run", "--real runs one run and %s is a sweep of %ld runs "
+                                      "(--member I runs one of them)",
+                               sc->path, scenario_sweep_count(sc));
+    dt_err_t err;
+    if (sim_real_init(NULL, NULL, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    long rc = member >= 0 ? run_member(sc, member, o, argv0)
+                          : cli_run_scenario(sc, argv0, NULL, 0, 1, 0, 0);
+    sim_real_bcast_long(&rc);
+    sim_real_finalize();
+    return (int)rc;
 }
 
 int cli_run(int argc, char **argv)
@@ -622,6 +691,11 @@ int cli_run(int argc, char **argv)
     }
     long member = -1;
     if ((rc = member_of(&o, sc, &member)) != CLI_EXIT_OK) {
+        free(sc);
+        return rc;
+    }
+    if (o.real) {
+        rc = run_real(sc, &o, member, argv[0]);
         free(sc);
         return rc;
     }

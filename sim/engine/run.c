@@ -214,6 +214,8 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
         run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
     run->global_epoch = -1;
     run->progress = isatty(STDERR_FILENO);
+    if (sim_transport_is_real() && sim_real_setup(run, err))
+        return DT_ERR_INPUT;
     return DT_OK;
 }
 
@@ -268,6 +270,7 @@ void sim_run_free(sim_run_t *run)
         trainer_dataset_free(&run->test);
     }
     sim_model_profile_free(&run->profile);
+    sim_real_free(run);
     sim_record_free(run);
     sim_platform_free(&run->plat);
     if (sim_current == run)
@@ -313,6 +316,11 @@ void sim_run_end(sim_run_t *run)
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 {
     double t0 = sim_now();
+    if (run->real) { /* the real compute has taken its time: record it */
+        node->compute_s += wall;
+        sim_record_interval(run, node, SIM_STATE_COMPUTE, t0 - wall, t0);
+        return;
+    }
     double speed = sim_host_speed(node->host);
     double seconds = run->sc->time_model == SIM_TIME_MEASURED ? wall : flops / speed;
     if (sim_fault_slows(run) || node->slow != 1.0)
@@ -357,6 +365,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
     if (node->steps == run->timeline_steps && isinf(run->timeline_end))
         run->timeline_end = sim_now();
     run->samples += batch;
+    if (run->real)
+        sim_real_mark(run);
     if (!run->timing_only && !isfinite(loss) && !run->diverged) {
         run->diverged = 1;
         sim_request_stop(run, node->steps + 1); /* steps already counts this one */
@@ -471,9 +481,11 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
         run->diverged = 1;
         sim_request_stop(run, step + 1);
     }
-    if (run->db && !run->db_failed &&
-        results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
-                         ev.loss, ev.accuracy, &run->db_err))
+    if (run->real) /* recorded by rank 0 with every process's samples and bytes */
+        sim_real_eval(run, now, step, ev.loss, ev.accuracy);
+    else if (run->db && !run->db_failed &&
+             results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
+                              ev.loss, ev.accuracy, &run->db_err))
         run->db_failed = 1;
     if (run->live) {
         sim_live_eval(run, ev.accuracy);
@@ -527,6 +539,10 @@ int sim_eval_due(sim_run_t *run, long steps_done)
 
 void sim_request_stop(sim_run_t *run, long step)
 {
+    /* real mode: the processes would not stop at one step; every one stops after run.steps
+     * (a diverged run goes on to its end, marked diverged) */
+    if (run->real)
+        return;
     if (step < run->stop_before)
         run->stop_before = step;
 }
@@ -564,6 +580,8 @@ static double node_idle(const sim_node_t *n, double end)
 
 double sim_run_end_time(const sim_run_t *run)
 {
+    if (run->real && sim_real_end(run) > 0)
+        return sim_real_end(run);
     return run->has_faults && run->ended ? run->end_time : sim_now();
 }
 
@@ -801,6 +819,8 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     st->deploy(run);
     sim_faults_start(run);
     sim_transport_run();
+    if (run->real)
+        sim_real_collect(run);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     run->interrupted = interrupted;

@@ -203,6 +203,7 @@ typedef struct sim_run {
     int db_failed;
     int progress;             /* print progress on stderr */
     struct sim_live *live;    /* the live view (live.h), or NULL */
+    struct sim_real *real;    /* real mode's share of this process (real.c), or NULL */
 } sim_run_t;
 
 /* The run in progress (actors reach it through this; one run per process). */
@@ -380,5 +381,17 @@ double sim_activation_values(const sim_run_t *run);
 void sim_node_memory(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
+
+/* Real mode (real.h, real.c). sim_real_setup refuses what cannot run real (one line naming
+ * the key, or the process count against the hosts) and binds this process to its host; the
+ * evaluations and counters each process keeps go to rank 0 in sim_real_collect, after the
+ * nodes are done, and rank 0 records them as one run. */
+dt_status sim_real_setup(sim_run_t *run, dt_err_t *err);
+void sim_real_free(sim_run_t *run);
+void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc);
+void sim_real_mark(sim_run_t *run);
+void sim_real_collect(sim_run_t *run);
+/* The latest process's end (rank 0, after sim_real_collect; 0 before). */
+double sim_real_end(const sim_run_t *run);
 
 #endif

@@ -1,9 +1,9 @@
 /* The transport: how nodes exchange messages, keep time and compute, whatever runs them.
  * Strategies, collectives and the engine's message layer (run.h) speak only to this and
- * to the trainer. SimGrid is its one implementation today (transport_simgrid.c: simulated
- * time); the types are opaque, so a second one, real processes over MPI with one process
- * per host, fills the same functions (a box is then a (rank, tag) pair, the clock the wall
- * clock, compute charges nothing).
+ * to the trainer. It has two implementations (transport_impl.h): SimGrid (transport_simgrid.c:
+ * simulated time, the default) and real processes over MPI (transport_mpi.c, real mode:
+ * one process per host, a box reached through its owner's host's rank, the clock the wall
+ * clock, compute charging nothing; real.h switches to it).
  *
  * Every wait that can fail has a timeout and returns a status, never aborts: a dead peer is
  * data (SIM_ERR_TIMEOUT, SIM_ERR_NETWORK). A posted communication is consumed by its wait,
@@ -32,6 +32,24 @@ void sim_transport_init(const char *argv0);
 void sim_transport_run(void);
 /** "3.32.0": the transport's own version, for the runs table. */
 void sim_transport_version(char *buf, size_t n);
+
+/** 1 in real mode: the nodes run as real processes over MPI (real.h). */
+int sim_transport_is_real(void);
+/** Says on which host the node `owner` (the first half of its boxes' names) runs: real
+ * mode sends its messages to that host's process. Nothing on SimGrid. */
+void sim_transport_place(const char *owner, sim_host_t host);
+
+/* How real mode puts a payload on the wire (the engine's message headers, run.h): its size
+ * in bytes, its bytes written into buf, and the payload read back in place from a received
+ * buf (the payload points into buf, which the transport keeps as long as the receiver may
+ * read it: see transport_mpi.c). */
+typedef struct sim_payload_codec {
+    size_t (*size)(const void *payload);
+    void (*pack)(const void *payload, void *buf);
+    void *(*unpack)(void *buf, size_t n);
+} sim_payload_codec_t;
+/** Sets the codec real mode uses (the engine's, before a run). */
+void sim_transport_set_codec(const sim_payload_codec_t *codec);
 
 /** The clock: simulated seconds since the start (wall seconds on real processes). */
 double sim_now(void);

@@ -1,7 +1,7 @@
 /* The transport on SimGrid (transport.h): simulated time, mailboxes, actors. Each opaque
  * handle is the SimGrid object itself. See ../shared/SIMGRID-NOTES.md for the traps: waits
  * only through sg_comm_wait_for, never a NULL payload, never a blocking put or get. */
-#include "transport.h"
+#include "transport_impl.h"
 
 #include <stdio.h>
 
@@ -25,44 +25,44 @@ void sim_transport_init(const char *argv0)
     xbt_log_control_set("root.thresh:warning");
 }
 
-void sim_transport_run(void) { simgrid_run(); }
+static void sgt_transport_run(void) { simgrid_run(); }
 
-void sim_transport_version(char *buf, size_t n)
+static void sgt_transport_version(char *buf, size_t n)
 {
     int major, minor, patch;
     sg_version_get(&major, &minor, &patch);
     snprintf(buf, n, "%d.%d.%d", major, minor, patch);
 }
 
-double sim_now(void) { return simgrid_get_clock(); }
-void sim_sleep(double seconds) { sg_actor_sleep_for(seconds); }
-void sim_sleep_until(double t) { sg_actor_sleep_until(t); }
-void sim_yield(void) { sg_actor_yield(); }
+static double sgt_now(void) { return simgrid_get_clock(); }
+static void sgt_sleep(double seconds) { sg_actor_sleep_for(seconds); }
+static void sgt_sleep_until(double t) { sg_actor_sleep_until(t); }
+static void sgt_yield(void) { sg_actor_yield(); }
 
-sim_box_t sim_mailbox(const char *owner, const char *channel)
+static sim_box_t sgt_mailbox(const char *owner, const char *channel)
 {
     char name[96];
     snprintf(name, sizeof name, "%s/%s", owner, channel);
     return (sim_box_t)sg_mailbox_by_name(name);
 }
 
-void sim_box_set_receiver(sim_box_t box)
+static void sgt_box_set_receiver(sim_box_t box)
 {
     sg_mailbox_set_receiver(sg_mailbox_get_name((sg_mailbox_t)box));
 }
 
-sim_comm_t sim_post_send(sim_box_t to, void *payload, long bytes)
+static sim_comm_t sgt_post_send(sim_box_t to, void *payload, long bytes)
 {
     DT_ASSERT(payload); /* SimGrid aborts on a NULL payload */
     return (sim_comm_t)sg_mailbox_put_async((sg_mailbox_t)to, payload, bytes);
 }
 
-sim_comm_t sim_post_recv(sim_box_t from, void **payload)
+static sim_comm_t sgt_post_recv(sim_box_t from, void **payload)
 {
     return (sim_comm_t)sg_mailbox_get_async((sg_mailbox_t)from, payload);
 }
 
-sim_status_t sim_wait_for(sim_comm_t c, double timeout)
+static sim_status_t sgt_wait_for(sim_comm_t c, double timeout)
 {
     switch (sg_comm_wait_for((sg_comm_t)c, timeout)) {
     case SG_OK:
@@ -76,7 +76,7 @@ sim_status_t sim_wait_for(sim_comm_t c, double timeout)
     }
 }
 
-void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
+static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
                void *data, int daemon)
 {
     sg_actor_t a = sg_actor_init(name, (sg_host_t)host);
@@ -86,13 +86,35 @@ void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **ar
         sg_actor_daemonize(a);
 }
 
-void *sim_self_data(void) { return sg_actor_self_get_data(); }
-void sim_execute(double flops) { sg_actor_execute(flops); }
+static void *sgt_self_data(void) { return sg_actor_self_get_data(); }
+static void sgt_execute(double flops) { sg_actor_execute(flops); }
 double sim_host_speed(sim_host_t host) { return sg_host_get_speed((sg_host_t)host); }
 double sim_host_energy(sim_host_t host) { return sg_host_get_consumed_energy((sg_host_t)host); }
 const char *sim_host_name(sim_host_t host) { return sg_host_get_name((sg_host_t)host); }
 
-sim_sem_t sim_sem_new(int value) { return (sim_sem_t)sg_sem_init(value); }
-void sim_sem_acquire(sim_sem_t s) { sg_sem_acquire((sg_sem_t)s); }
-void sim_sem_release(sim_sem_t s) { sg_sem_release((sg_sem_t)s); }
-void sim_sem_free(sim_sem_t s) { sg_sem_destroy((sg_sem_t)s); }
+static sim_sem_t sgt_sem_new(int value) { return (sim_sem_t)sg_sem_init(value); }
+static void sgt_sem_acquire(sim_sem_t s) { sg_sem_acquire((sg_sem_t)s); }
+static void sgt_sem_release(sim_sem_t s) { sg_sem_release((sg_sem_t)s); }
+static void sgt_sem_free(sim_sem_t s) { sg_sem_destroy((sg_sem_t)s); }
+
+const sim_transport_ops_t sim_transport_simgrid = {
+    .name = "simgrid",
+    .run = sgt_transport_run,
+    .version = sgt_transport_version,
+    .now = sgt_now,
+    .sleep = sgt_sleep,
+    .sleep_until = sgt_sleep_until,
+    .yield = sgt_yield,
+    .mailbox = sgt_mailbox,
+    .box_set_receiver = sgt_box_set_receiver,
+    .post_send = sgt_post_send,
+    .post_recv = sgt_post_recv,
+    .wait_for = sgt_wait_for,
+    .start = sgt_start,
+    .self_data = sgt_self_data,
+    .execute = sgt_execute,
+    .sem_new = sgt_sem_new,
+    .sem_acquire = sgt_sem_acquire,
+    .sem_release = sgt_sem_release,
+    .sem_free = sgt_sem_free,
+};

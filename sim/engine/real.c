@@ -1,0 +1,326 @@
+/* Real mode's part of the engine (real.h): which scenarios can run real, which process runs
+ * which host, what each process keeps (its evaluations, its counters over time) and how
+ * rank 0 puts every process's share together into one run like a simulated one. */
+#include "real.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+extern const sim_payload_codec_t sim_msg_codec; /* msg_wire.c */
+
+typedef struct real_eval {
+    double t;
+    int64_t step;
+    double loss, acc;
+} real_eval_t;
+
+typedef struct real_mark { /* this process's counters at a moment */
+    double t, samples, bytes;
+} real_mark_t;
+
+struct sim_real {
+    real_eval_t *evals;
+    size_t n_evals, cap_evals;
+    real_mark_t *marks;
+    size_t n_marks, cap_marks;
+    double end; /* the latest process's end (rank 0, after sim_real_collect) */
+};
+
+/* The strategies whose every node runs as it would on SimGrid: no node reads another's
+ * memory and none is trained by another on its behalf. */
+static const char *const REAL_STRATEGIES[] = {"sync-ps", "async-ps", "allreduce", "local-sgd",
+                                              "fedavg", "zero", "single"};
+
+static int real_strategy(const char *name)
+{
+    for (size_t i = 0; i < sizeof REAL_STRATEGIES / sizeof *REAL_STRATEGIES; i++)
+        if (!strcmp(REAL_STRATEGIES[i], name))
+            return 1;
+    return 0;
+}
+
+static dt_status refuse(const sim_run_t *run, dt_err_t *err, const char *key, const char *why)
+{
+    return scenario_fail(run->sc, err, key, "%s", why);
+}
+
+/* What real mode cannot run, said with the key that asks for it. */
+static dt_status check(const sim_run_t *run, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    if (!real_strategy(sc->strategy->name))
+        return scenario_fail(sc, err, "strategy.name",
+                             "%s does not run real (--real runs sync-ps, async-ps, allreduce, "
+                             "local-sgd, fedavg and zero)",
+                             sc->strategy->name);
+    if (run->timing_only)
+        return refuse(run, err, "model.arch",
+                      "a model profile does not run real: it has no weights to train");
+    if (strcmp(run->be->name, "cpu"))
+        return refuse(run, err, "model.device", "real mode trains on the cpu backend");
+    if (scenario_has_faults(sc))
+        return refuse(run, err, "faults",
+                      "real mode runs without [faults] (Open MPI 4.1 does not survive a lost "
+                      "process; simulate them instead)");
+    if (sc->max_time > 0)
+        return refuse(run, err, "run.max_time",
+                      "real mode stops after run.steps (every process must agree on the "
+                      "last step without a clock they share)");
+    if (sc->bucket_mb > 0)
+        return refuse(run, err, "strategy.bucket_mb",
+                      "real mode exchanges whole gradients (bucket_mb = 0)");
+    return DT_OK;
+}
+
+/* The hosts of the run's nodes, each once: servers first, so rank 0 is the server of a
+ * parameter-server or federated run. */
+static int run_hosts(const sim_run_t *run, sim_host_t *out)
+{
+    int n = 0;
+    const sim_node_t *lists[2] = {run->servers, run->workers};
+    int counts[2] = {run->n_servers, run->n_workers};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            sim_host_t h = lists[l][i].host;
+            int seen = 0;
+            for (int k = 0; k < n && !seen; k++)
+                seen = out[k] == h;
+            if (!seen)
+                out[n++] = h;
+        }
+    return n;
+}
+
+dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
+{
+    if (check(run, err))
+        return DT_ERR_INPUT;
+    sim_host_t *hosts = dt_malloc(sizeof(sim_host_t) * (size_t)(run->n_workers + run->n_servers));
+    int n = run_hosts(run, hosts);
+    if (n != sim_real_size()) {
+        dt_err_input(err,
+                     "%s: %d processes for %d hosts (%s ... %s): real mode runs one process per "
+                     "host, start it with mpirun -n %d",
+                     run->sc->path, sim_real_size(), n, sim_host_name(hosts[0]),
+                     sim_host_name(hosts[n - 1]), n);
+        free(hosts);
+        return DT_ERR_INPUT;
+    }
+    sim_real_bind(hosts, n);
+    free(hosts);
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++)
+            sim_transport_place(lists[l][i].name, lists[l][i].host);
+    sim_transport_set_codec(&sim_msg_codec);
+    /* the timeline, its messages and the links' bytes would be rank 0's share alone */
+    sim_record_free(run);
+    run->timeline_steps = 0;
+    run->timeline_end = 0;
+    run->real = dt_calloc(1, sizeof *run->real);
+    return DT_OK;
+}
+
+void sim_real_free(sim_run_t *run)
+{
+    if (!run->real)
+        return;
+    free(run->real->evals);
+    free(run->real->marks);
+    free(run->real);
+    run->real = NULL;
+}
+
+#define GROW(arr, n, cap)                                                                     \
+    do {                                                                                      \
+        if ((n) == (cap)) {                                                                   \
+            (cap) = (cap) ? 2 * (cap) : 64;                                                   \
+            (arr) = realloc((arr), sizeof *(arr) * (cap));                                    \
+            DT_CHECK((arr), "out of memory");                                                 \
+        }                                                                                     \
+    } while (0)
+
+void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc)
+{
+    struct sim_real *r = run->real;
+    GROW(r->evals, r->n_evals, r->cap_evals);
+    r->evals[r->n_evals++] = (real_eval_t){t, step, loss, acc};
+}
+
+void sim_real_mark(sim_run_t *run)
+{
+    struct sim_real *r = run->real;
+    GROW(r->marks, r->n_marks, r->cap_marks);
+    r->marks[r->n_marks++] = (real_mark_t){sim_now(), run->samples, run->bytes_total};
+}
+
+/* ---- the end: every process's share to rank 0 ---------------------------------------- */
+
+typedef struct blob_head {
+    int64_t nodes, evals, marks, staleness;
+    int32_t diverged, failed, halt, pad;
+    double end, samples, bytes;
+} blob_head_t;
+
+typedef struct blob_node {
+    int32_t server, rank, finished, pad;
+    int64_t steps;
+    double compute_s, comm_s, idle_s, bytes_sent, bytes_recv, end_time;
+} blob_node_t;
+
+static void put(char **p, const void *src, size_t n)
+{
+    memcpy(*p, src, n);
+    *p += n;
+}
+
+static char *pack(sim_run_t *run, double end, size_t *len)
+{
+    struct sim_real *r = run->real;
+    blob_head_t h = {.evals = (int64_t)r->n_evals, .marks = (int64_t)r->n_marks,
+                     .staleness = run->staleness_cap, .diverged = run->diverged,
+                     .failed = run->failed, .halt = run->halt, .end = end,
+                     .samples = run->samples, .bytes = run->bytes_total};
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++)
+            h.nodes += sim_real_local(lists[l][i].host);
+    *len = sizeof h + sizeof(blob_node_t) * (size_t)h.nodes + sizeof(real_eval_t) * r->n_evals +
+           sizeof(real_mark_t) * r->n_marks + sizeof(long) * (size_t)run->staleness_cap;
+    char *blob = dt_malloc(*len + 1), *p = blob;
+    put(&p, &h, sizeof h);
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            sim_node_t *n = &lists[l][i];
+            if (!sim_real_local(n->host))
+                continue;
+            blob_node_t b = {l == 1, n->rank, n->finished, 0, n->steps, n->compute_s,
+                             n->comm_s, n->idle_s, n->bytes_sent, n->bytes_recv, n->end_time};
+            put(&p, &b, sizeof b);
+        }
+    put(&p, r->evals, sizeof(real_eval_t) * r->n_evals);
+    put(&p, r->marks, sizeof(real_mark_t) * r->n_marks);
+    if (run->staleness_cap)
+        put(&p, run->staleness, sizeof(long) * (size_t)run->staleness_cap);
+    return blob;
+}
+
+/* A rank's counters at time t: its latest mark at or before t. */
+static real_mark_t counters_at(const real_mark_t *m, size_t n, double t)
+{
+    real_mark_t out = {t, 0, 0};
+    for (size_t i = 0; i < n && m[i].t <= t; i++)
+        out = m[i];
+    return out;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const real_eval_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->step > y->step) - (x->step < y->step);
+}
+
+/* Rank 0: every rank's nodes, counters and evaluations into run; the evaluations recorded
+ * in time order, with the samples and bytes every rank had reached by then. */
+static void merge(sim_run_t *run, void **blobs, int size)
+{
+    struct sim_real *r = run->real;
+    const blob_head_t **heads = dt_calloc((size_t)size, sizeof *heads);
+    const real_mark_t **marks = dt_calloc((size_t)size, sizeof *marks);
+    real_eval_t *evals = NULL;
+    size_t n_evals = 0, cap = 0;
+    run->samples = run->bytes_total = 0;
+    double end = 0;
+    for (int k = 0; k < size; k++) {
+        const char *p = blobs[k];
+        const blob_head_t *h = heads[k] = (const blob_head_t *)p;
+        p += sizeof *h;
+        const blob_node_t *nodes = (const blob_node_t *)p;
+        for (int64_t i = 0; i < h->nodes; i++) {
+            const blob_node_t *b = &nodes[i];
+            sim_node_t *n = b->server ? &run->servers[b->rank] : &run->workers[b->rank];
+            n->finished = b->finished;
+            n->steps = b->steps;
+            n->compute_s = b->compute_s;
+            n->comm_s = b->comm_s;
+            n->idle_s = b->idle_s;
+            n->bytes_sent = b->bytes_sent;
+            n->bytes_recv = b->bytes_recv;
+            n->end_time = b->end_time;
+        }
+        p += sizeof(blob_node_t) * (size_t)h->nodes;
+        const real_eval_t *ev = (const real_eval_t *)p;
+        for (int64_t i = 0; i < h->evals; i++) {
+            GROW(evals, n_evals, cap);
+            evals[n_evals++] = ev[i];
+        }
+        p += sizeof(real_eval_t) * (size_t)h->evals;
+        marks[k] = (const real_mark_t *)p;
+        p += sizeof(real_mark_t) * (size_t)h->marks;
+        const long *stale = (const long *)p;
+        for (int64_t s = 0; k > 0 && s < h->staleness; s++) /* rank k's histogram, added */
+            if (stale[s]) {
+                sim_staleness_add(run, s);
+                run->staleness[s] += stale[s] - 1;
+            }
+        run->samples += h->samples;
+        run->bytes_total += h->bytes;
+        run->diverged |= h->diverged;
+        run->failed |= h->failed;
+        if (h->end > end)
+            end = h->end;
+    }
+    r->end = end;
+    qsort(evals, n_evals, sizeof *evals, by_time);
+    run->evals = 0;
+    for (size_t i = 0; i < n_evals; i++) {
+        const real_eval_t *e = &evals[i];
+        double samples = 0, bytes = 0;
+        for (int k = 0; k < size; k++) {
+            real_mark_t m = counters_at(marks[k], (size_t)heads[k]->marks, e->t);
+            samples += m.samples;
+            bytes += m.bytes;
+        }
+        run->last_loss = e->loss;
+        run->last_acc = e->acc;
+        run->last_eval_step = e->step;
+        run->evals++;
+        if (isnan(run->time_to_target) && e->acc >= run->sc->target_accuracy)
+            run->time_to_target = e->t;
+        if (run->db && !run->db_failed &&
+            results_eval_add(run->db, run->run_id, e->t, e->step, samples, bytes, e->loss,
+                             e->acc, &run->db_err))
+            run->db_failed = 1;
+    }
+    free(evals);
+    free(heads);
+    free(marks);
+}
+
+void sim_real_collect(sim_run_t *run)
+{
+    double end = sim_now();
+    sim_real_mark(run); /* the final counters */
+    size_t len;
+    char *mine = pack(run, end, &len);
+    size_t *lens = dt_calloc((size_t)sim_real_size(), sizeof(size_t));
+    void **blobs = sim_real_gather(mine, len, lens);
+    free(mine);
+    if (blobs) {
+        merge(run, blobs, sim_real_size());
+        for (int k = 0; k < sim_real_size(); k++)
+            free(blobs[k]);
+        free(blobs);
+    }
+    free(lens);
+    long failed = run->failed;
+    sim_real_bcast_long(&failed);
+    run->failed = (int)failed;
+}
+
+double sim_real_end(const sim_run_t *run) { return run->real->end; }
