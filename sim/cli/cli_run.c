@@ -641,23 +641,39 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
     return rc;
 }
 
+/* The rank the MPI launcher gave this process (Open MPI, PMIx, MPICH), 0 without one: the
+ * processes of a --real run other than rank 0 keep quiet about a scenario they all read. */
+static int launcher_rank(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && v[0])
+            return atoi(v);
+    }
+    return 0;
+}
+
+/* A usage error of --real, said once: by the launcher's rank 0. */
+#define REAL_USAGE(...) (launcher_rank() ? CLI_EXIT_USAGE : cli_usage_error("run", __VA_ARGS__))
+
 /* `--real`: one run (a scenario, or one member of its sweep) on real processes under
  * mpirun, one per host; every process returns rank 0's exit code. */
 static int run_real(const scenario_t *sc, const run_opts_t *o, long member, const char *argv0)
 {
     if (o->live)
-        return cli_usage_error("run", "--live draws a simulation; a --real run prints its "
-                                      "progress as it goes");
+        return REAL_USAGE("--live draws a simulation; a --real run prints its progress "
+                          "as it goes");
     if (o->jobs > 1)
-        return cli_usage_error("run", "--real runs one run on every process: -j does not "
-                                      "apply");
+        return REAL_USAGE("--real runs one run on every process: -j does not apply");
     if (sc->sweep.n_keys && member < 0)
-        return cli_usage_error("run", "--real runs one run and %s is a sweep of %ld runs "
-                                      "(--member I runs one of them)",
-                               sc->path, scenario_sweep_count(sc));
+        return REAL_USAGE("--real runs one run and %s is a sweep of %ld runs (--member I "
+                          "runs one of them)",
+                          sc->path, scenario_sweep_count(sc));
     dt_err_t err;
     if (sim_real_init(NULL, NULL, &err)) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        if (!launcher_rank())
+            fprintf(stderr, "dtsim run: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
     long rc = member >= 0 ? run_member(sc, member, o, argv0)
@@ -671,7 +687,23 @@ int cli_run(int argc, char **argv)
 {
     run_opts_t o;
     int rc;
+    int saved = -1; /* stderr, while a --real run's rank other than 0 reads the scenario */
+    for (int i = 1; i < argc && saved < 0 && launcher_rank() != 0; i++)
+        if (!strcmp(argv[i], "--real")) {
+            int null = open("/dev/null", O_WRONLY);
+            fflush(stderr);
+            saved = null >= 0 ? dup(STDERR_FILENO) : -1;
+            if (saved >= 0)
+                dup2(null, STDERR_FILENO);
+            if (null >= 0)
+                close(null);
+        }
     scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
     if (!sc)
         return rc;
     if (o.db)

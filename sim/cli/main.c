@@ -5,6 +5,7 @@
 
 #include "blas.h"
 #include "cli.h"
+#include "real.h"
 #include "strategy.h"
 #include "transport.h"
 
@@ -69,7 +70,10 @@ int main(int argc, char **argv)
         sim_transport_version(version, sizeof version);
         char blas[256];
         trainer_blas_describe(blas, sizeof blas);
-        printf("dtsim %s (SimGrid %s)\n%s\n", DTSIM_VERSION, version, blas);
+        char mpi[128];
+        sim_real_library(mpi, sizeof mpi);
+        printf("dtsim %s (SimGrid %s)\n%s\nreal mode: %s\n", DTSIM_VERSION, version, blas,
+               sim_real_built() ? mpi + strlen("real: ") : "not built (no MPI found at configure time)");
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "run"))

@@ -47,12 +47,27 @@ static dt_status refuse(const sim_run_t *run, dt_err_t *err, const char *key, co
     return scenario_fail(run->sc, err, key, "%s", why);
 }
 
+/* The first [faults] key the scenario gives (from `first` on in the list). */
+static const char *fault_key(const scenario_t *sc, int first)
+{
+    static const char *const keys[] = {
+        "faults.client_speed", "faults.device_trace", "faults.client_up",
+        "faults.client_down",  "faults.client_latency", "faults.crash",
+        "faults.link_down",    "faults.link_degrade", "faults.straggler",
+        "faults.slowdown",     "faults.mtbf",         "faults.dropout",
+        "faults.deadline",     "faults.over_select",  "faults.availability"};
+    for (size_t i = (size_t)first; i < sizeof keys / sizeof *keys; i++)
+        if (scenario_key_given(sc, keys[i]))
+            return keys[i];
+    return "faults.crash";
+}
+
 /* What real mode cannot run, said with the key that asks for it. */
 static dt_status check(const sim_run_t *run, dt_err_t *err)
 {
     const scenario_t *sc = run->sc;
     if (!real_strategy(sc->strategy->name))
-        return scenario_fail(sc, err, "strategy.name",
+        return scenario_fail(sc, err, "strategy.kind",
                              "%s does not run real (--real runs sync-ps, async-ps, allreduce, "
                              "local-sgd, fedavg and zero)",
                              sc->strategy->name);
@@ -61,14 +76,30 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
                       "a model profile does not run real: it has no weights to train");
     if (strcmp(run->be->name, "cpu"))
         return refuse(run, err, "model.device", "real mode trains on the cpu backend");
+    if (scenario_has_client_devices(sc))
+        return refuse(run, err, fault_key(sc, 0),
+                      "real mode's clients compute and send at their hosts' own speed: "
+                      "client_speed, device_trace and client links do not apply");
     if (scenario_has_faults(sc))
-        return refuse(run, err, "faults",
+        return refuse(run, err, fault_key(sc, 5),
                       "real mode runs without [faults] (Open MPI 4.1 does not survive a lost "
                       "process; simulate them instead)");
     if (sc->max_time > 0)
         return refuse(run, err, "run.max_time",
                       "real mode stops after run.steps (every process must agree on the "
                       "last step without a clock they share)");
+    if (sc->side_by_side == SIM_SIDE_YES)
+        return refuse(run, err, "strategy.side_by_side",
+                      "real mode trains every client on its own host (side_by_side = no)");
+    if (!strcmp(sc->strategy->name, "fedavg") && scenario_own(sc, "scaffold")->i)
+        return refuse(run, err, "strategy.scaffold",
+                      "SCAFFOLD's control variates live with the server's state; they do "
+                      "not run real yet");
+    if (!strcmp(sc->strategy->name, "fedavg") && sc->error_feedback &&
+        trainer_codec_lossy(&sc->compression))
+        return refuse(run, err, "strategy.error_feedback",
+                      "federated error feedback lives with the server's state; it does not "
+                      "run real yet");
     if (sc->bucket_mb > 0)
         return refuse(run, err, "strategy.bucket_mb",
                       "real mode exchanges whole gradients (bucket_mb = 0)");
@@ -102,9 +133,10 @@ dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
     int n = run_hosts(run, hosts);
     if (n != sim_real_size()) {
         dt_err_input(err,
-                     "%s: %d processes for %d hosts (%s ... %s): real mode runs one process per "
-                     "host, start it with mpirun -n %d",
-                     run->sc->path, sim_real_size(), n, sim_host_name(hosts[0]),
+                     "%s: %d process%s for %d hosts (%s ... %s): real mode runs one process "
+                     "per host, start it with mpirun -n %d",
+                     run->sc->path, sim_real_size(), sim_real_size() == 1 ? "" : "es", n,
+                     sim_host_name(hosts[0]),
                      sim_host_name(hosts[n - 1]), n);
         free(hosts);
         return DT_ERR_INPUT;

@@ -617,6 +617,11 @@ void sim_real_library(char *buf, size_t n)
 {
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
+    dt_err_t err;
+    if (!M.Get_library_version && !mpi_bind(&err)) { /* allowed before MPI_Init */
+        snprintf(buf, n, "real: %s", err.msg);
+        return;
+    }
     M.Get_library_version(v, &len);
     /* "Open MPI v4.1.4, package: Debian OpenMPI, ...": its first part */
     v[strcspn(v, ",\n")] = '\0';

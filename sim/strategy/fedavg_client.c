@@ -118,7 +118,11 @@ void fedavg_client_host(sim_node_t *node)
         }
         node->slow = sim_fl_client_slowdown(run, c);
         /* trained side by side by the server at the start of the round: charge its steps */
-        server_state_t *st = run->servers[0].state;
+        /* the server's choices this host follows; a real client process does not hold the
+         * server's state (real.c refuses side by side, SCAFFOLD and error feedback there) */
+        static const server_state_t remote_server;
+        server_state_t *st = run->servers[0].state ? run->servers[0].state
+                                                   : (server_state_t *)&remote_server;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
         float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
         if (!w) {

@@ -1,0 +1,240 @@
+/* Real mode against the simulation: `mpirun -n P dtsim run SCENARIO --real` on loopback (one
+ * process per host, oversubscribed on a small machine) and `dtsim run SCENARIO` of the same
+ * scenario into one database. With the flops time model a synchronous strategy must give the
+ * same evaluation rows (step, test loss and accuracy to the last bit) and every node the same
+ * steps and bytes sent, real or simulated: the same strategy code, only the transport
+ * differs. The asynchronous parameter server is checked for a finished run of the same
+ * shape (its order of arrivals is the machine's). Refusals: a process count that does not
+ * match the hosts, a strategy or key real mode cannot run, --real with a sweep, -j or --live:
+ * exit 2, one line, no database made.
+ *
+ * Skipped (77) when dtsim was built without MPI or mpirun is missing. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/dtsim-real-XXXXXX";
+static char err_text[8192];
+
+/* 3 workers on a star; a ring all-reduce unless a --set says otherwise */
+static const char *scenario_ini =
+    "[run]\nname = r\nsteps = 12\neval_every = 4\nseed = 5\n[model]\narch = mlp\nhidden = 32\n"
+    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 1024\ntest_samples = 256\n"
+    "synthetic_dim = 24\nsynthetic_classes = 4\n[cluster]\nworkers = 3\nbandwidth = 1Gbps\n"
+    "latency = 50us\n[strategy]\nkind = allreduce\n";
+
+static const char *at(const char *name)
+{
+    static char buf[4][300];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+/* Runs a shell command line (stdout dropped, stderr kept in err_text); its exit code. */
+static int sh(const char *line)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>%s/err", line, dir);
+    int st = system(cmd);
+    FILE *f = fopen(at("err"), "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(err_text, 1, sizeof err_text - 1, f);
+    err_text[n] = 0;
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* mpirun -n np dtsim run SCENARIO --real --db DB ARGS, as root too, oversubscribed, quiet */
+static int real_run(int np, const char *db, const char *args)
+{
+    char line[2048];
+    snprintf(line, sizeof line,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_"
+             "oversubscribe=1 timeout 120 %s -q -n %d %s run %s --real --db %s %s",
+             DTSIM_MPIRUN, np, DTSIM_BINARY, at("s.ini"), db, args);
+    return sh(line);
+}
+
+static int sim_run(const char *db, const char *args)
+{
+    char line[2048];
+    snprintf(line, sizeof line, "%s run %s --db %s %s", DTSIM_BINARY, at("s.ini"), db, args);
+    return sh(line);
+}
+
+static void one_line(const char *needle)
+{
+    char *nl = strchr(err_text, '\n');
+    ck_assert_msg(nl && !nl[1], "expected one error line, got: %s", err_text);
+    ck_assert_msg(strstr(err_text, needle), "\"%s\" not in: %s", needle, err_text);
+}
+
+/* The rows of a query joined into one text, a row a line. */
+static char *rows(sqlite3 *h, const char *sql, long run)
+{
+    sqlite3_stmt *st;
+    ck_assert_msg(sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(h));
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 1 << 16, len = 0;
+    char *out = calloc(1, cap);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const char *v = (const char *)sqlite3_column_text(st, c);
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "|" : "", v ? v : "NULL");
+        }
+        len += (size_t)snprintf(out + len, cap - len, "\n");
+        ck_assert(len < cap - 256);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+static long run_id(sqlite3 *h, const char *name)
+{
+    sqlite3_stmt *st;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC", -1, &st,
+                           NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "no run named %s", name);
+    long id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Real and simulated runs of the scenario with these --set options into one database;
+ * exact: the evaluation rows and every node's steps and bytes must be equal. */
+static void compare(int np, const char *args, int exact)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s", at("cmp.db"));
+    unlink(db);
+    ck_assert_msg(real_run(np, db, args) == 0, "real run of %s: %s", args, err_text);
+    ck_assert_msg(sim_run(db, args) == 0, "simulated run of %s: %s", args, err_text);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    long real = run_id(h, "r-real"), sim = run_id(h, "r");
+    char *engine = rows(h, "SELECT status, simgrid_version FROM runs WHERE id = ?1", real);
+    ck_assert_msg(!strncmp(engine, "finished|real: ", 15), "%s: %s", args, engine);
+    free(engine);
+    const char *evals = "SELECT step, test_loss, test_acc FROM evals WHERE run = ?1 ORDER BY step";
+    const char *nodes = "SELECT role, worker, host, steps, bytes_sent, bytes_recv FROM workers "
+                        "WHERE run = ?1 ORDER BY role, worker";
+    const char *shape = "SELECT count(*), max(step) FROM evals WHERE run = ?1";
+    const char *queries[3] = {evals, nodes, shape};
+    for (int q = exact ? 0 : 2; q < 3; q++) {
+        char *a = rows(h, queries[q], real), *b = rows(h, queries[q], sim);
+        ck_assert_msg(b[0] && strncmp(b, "0|", 2), "%s: no rows for %s", args, queries[q]);
+        ck_assert_msg(!strcmp(a, b), "%s: %s\nreal:\n%s\nsimulated:\n%s", args, queries[q], a,
+                      b);
+        free(a);
+        free(b);
+    }
+    /* the real run's clock is the wall clock: its workers' compute is their real gradients'
+     * time, more than nothing */
+    char *t = rows(h, "SELECT count(*), sum(compute_s > 0) FROM workers WHERE run = ?1 AND "
+                      "role != 'server'", real);
+    int all, busy;
+    ck_assert_int_eq(sscanf(t, "%d|%d", &all, &busy), 2);
+    ck_assert_msg(all > 0 && busy == all, "%s: workers with compute: %s", args, t);
+    free(t);
+    sqlite3_close(h);
+}
+
+START_TEST(allreduce_same_numbers)
+{
+    static const char *algorithms[] = {"ring", "tree", "halving-doubling"};
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--set strategy.algorithm=%s", algorithms[i]);
+        compare(3, args, 1);
+    }
+    compare(4, "--set strategy.algorithm=hierarchical --set cluster.workers=4 "
+               "--set strategy.group_size=2", 1);
+}
+END_TEST
+
+START_TEST(other_strategies_same_numbers)
+{
+    compare(4, "--set strategy.kind=sync-ps", 1);
+    compare(3, "--set strategy.kind=local-sgd --set strategy.local_steps=3", 1);
+    compare(3, "--set strategy.kind=zero", 1);
+    compare(4, "--set strategy.kind=fedavg --set strategy.clients=6 --set strategy.fraction=0.5 "
+               "--set strategy.rounds=3 --set run.eval_every=1",
+            1);
+    compare(4, "--set strategy.kind=async-ps", 0);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s", at("refused.db"));
+    unlink(db);
+    ck_assert_int_eq(real_run(2, db, ""), 2);
+    one_line("2 processes for 3 hosts");
+    ck_assert_msg(strstr(err_text, "mpirun -n 3"), "%s", err_text);
+    ck_assert_int_eq(real_run(3, db, "--set strategy.kind=tensor --set strategy.tensor_parallel=3 "
+                                  "--set model.hidden=36"),
+                     2);
+    one_line("strategy.kind");
+    ck_assert_int_eq(real_run(3, db, "--set \"faults.crash=worker-1 at 1s\""), 2);
+    one_line("real mode runs without [faults]");
+    ck_assert_int_eq(real_run(3, db, "--set run.max_time=10s"), 2);
+    one_line("run.max_time");
+    ck_assert_int_eq(real_run(3, db, "-j 2"), 2);
+    one_line("-j does not apply");
+    struct stat sb;
+    ck_assert_msg(stat(db, &sb) != 0, "a refused real run made %s", db);
+}
+END_TEST
+
+static int write_scenario(void)
+{
+    FILE *f = fopen(at("s.ini"), "w");
+    if (!f)
+        return -1;
+    fputs(scenario_ini, f);
+    return fclose(f);
+}
+
+int main(void)
+{
+    char line[512];
+    snprintf(line, sizeof line, "%s --version | grep -q 'real mode: not built'", DTSIM_BINARY);
+    if (!DTSIM_MPIRUN[0] || access(DTSIM_MPIRUN, X_OK) || system(line) == 0) {
+        printf("real: skipped: dtsim was built without MPI or mpirun is missing (make deps "
+               "installs openmpi-bin and libopenmpi-dev; configure again)\n");
+        return 77;
+    }
+    if (!mkdtemp(dir))
+        return 1;
+    if (write_scenario())
+        return 1;
+    Suite *s = suite_create("real");
+    TCase *tc = tcase_create("real");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, allreduce_same_numbers);
+    tcase_add_test(tc, other_strategies_same_numbers);
+    tcase_add_test(tc, refusals);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    snprintf(line, sizeof line, "rm -rf %s", dir);
+    if (!failed && system(line) != 0)
+        return 1;
+    return failed ? 1 : 0;
+}
