@@ -6,7 +6,8 @@
  * differs. The asynchronous parameter server is checked for a finished run of the same
  * shape (its order of arrivals is the machine's). Refusals: a process count that does not
  * match the hosts, a strategy or key real mode cannot run, --real with a sweep, -j or --live:
- * exit 2, one line, no database made.
+ * exit 2, one line, no database made. A sweep spread over processes (--mpi) and merged by
+ * rank 0 gives the rows of the same sweep run in one place.
  *
  * Skipped (77) when dtsim was built without MPI or mpirun is missing. */
 #define _POSIX_C_SOURCE 200809L
@@ -199,6 +200,49 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* `mpirun -n 3 dtsim run SWEEP --mpi`: the sweep's 6 members spread over 3 processes and
+ * merged by rank 0 give the rows of the same sweep run in one place. */
+START_TEST(sweep_spread)
+{
+    FILE *f = fopen(at("sw.ini"), "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%s[sweep]\nmodel.lr = 0.1, 0.2, 0.3\nstrategy.algorithm = ring, tree\n",
+            scenario_ini);
+    fclose(f);
+    char spread[300], whole[300], line[2048];
+    snprintf(spread, sizeof spread, "%s", at("spread.db"));
+    snprintf(whole, sizeof whole, "%s", at("whole.db"));
+    snprintf(line, sizeof line,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_"
+             "oversubscribe=1 timeout 120 %s -q -n 3 %s run %s --mpi --db %s",
+             DTSIM_MPIRUN, DTSIM_BINARY, at("sw.ini"), spread);
+    ck_assert_msg(sh(line) == 0, "%s", err_text);
+    snprintf(line, sizeof line, "%s run %s -j 2 --db %s", DTSIM_BINARY, at("sw.ini"), whole);
+    ck_assert_msg(sh(line) == 0, "%s", err_text);
+    const char *q = "SELECT r.sweep_index, r.name, e.step, e.sim_time, e.test_loss, "
+                    "e.test_acc FROM evals e JOIN runs r ON r.id = e.run WHERE ?1 = ?1 "
+                    "ORDER BY r.sweep_index, e.step";
+    sqlite3 *a, *b;
+    ck_assert_int_eq(sqlite3_open_v2(spread, &a, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open_v2(whole, &b, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *ra = rows(a, q, 0), *rb = rows(b, q, 0);
+    ck_assert_msg(!strcmp(ra, rb), "spread:\n%s\nwhole:\n%s", ra, rb);
+    char *n = rows(a, "SELECT count(DISTINCT sweep_index) FROM runs WHERE ?1 = ?1", 0);
+    ck_assert_str_eq(n, "6\n");
+    free(ra);
+    free(rb);
+    free(n);
+    sqlite3_close(a);
+    sqlite3_close(b);
+    /* a scenario without a sweep: one line, exit 2 */
+    snprintf(line, sizeof line,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s run %s --mpi --db %s",
+             DTSIM_BINARY, at("s.ini"), at("none.db"));
+    ck_assert_int_eq(sh(line), 2);
+    one_line("--mpi spreads a sweep's members");
+}
+END_TEST
+
 static int write_scenario(void)
 {
     FILE *f = fopen(at("s.ini"), "w");
@@ -227,6 +271,7 @@ int main(void)
     tcase_add_test(tc, allreduce_same_numbers);
     tcase_add_test(tc, other_strategies_same_numbers);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, sweep_spread);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

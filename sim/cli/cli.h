@@ -38,6 +38,11 @@ int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *s
 dt_status cli_dry_run(const struct scenario *sc, const char *argv0, char *memory, size_t n,
                       dt_err_t *err);
 /** dtsim check: validates a scenario and prints its resolved configuration. */
+/* `mpirun -n P dtsim run SWEEP.ini --mpi` (cli_spread.c): the sweep's members spread over
+ * the P processes, rank 0 merging them into sc->db; every process returns the worst exit
+ * code. */
+int cli_sweep_spread(const struct scenario *sc, const char *path, const char *const *sets,
+                     int n_sets, int jobs, const char *argv0);
 int cli_check(int argc, char **argv);
 /** dtsim platform: prints the platform XML a scenario generates (--links: hosts, links). */
 int cli_platform(int argc, char **argv);

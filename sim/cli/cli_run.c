@@ -36,6 +36,7 @@ typedef struct run_opts {
     int live;    /* run: the live view */
     double pace; /* run --live: simulated seconds per wall second, 0: none */
     int real;    /* run --real: real processes over MPI, one per host */
+    int mpi;     /* run --mpi: a sweep's members spread over MPI processes */
 } run_opts_t;
 
 static void run_help(const char *cmd)
@@ -52,7 +53,7 @@ static void run_help(const char *cmd)
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
            strcmp(cmd, "run") ? ""
-                              : "\n                [--member I|all] [--live [--pace S]] [--real]",
+                              : "\n                [--member I|all] [--live [--pace S]] [--real | --mpi]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
@@ -85,6 +86,9 @@ static void run_help(const char *cmd)
                  "                            messages, the wall clock; rank 0 stores the run\n"
                  "                            as NAME-real (strategies: sync-ps, async-ps,\n"
                  "                            allreduce, local-sgd, fedavg, zero)\n"
+                 "  --mpi                     under mpirun -n P: spread the sweep's members\n"
+                 "                            over the P processes (simulated runs, any\n"
+                 "                            machines); rank 0 merges them into --db\n"
            : !strcmp(cmd, "platform")
                ? "  --links                   list hosts and links instead of the XML\n"
                : "");
@@ -101,6 +105,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"member", required_argument, 0, 'M'},
         {"pace", required_argument, 0, 'P'},
         {"real", no_argument, 0, 'R'},
+        {"mpi", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -155,6 +160,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--real\"");
             o->real = 1;
+            break;
+        case 'S':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--mpi\"");
+            o->mpi = 1;
             break;
         case 'l':
             if (strcmp(cmd, "platform"))
@@ -723,6 +733,17 @@ int cli_run(int argc, char **argv)
     }
     long member = -1;
     if ((rc = member_of(&o, sc, &member)) != CLI_EXIT_OK) {
+        free(sc);
+        return rc;
+    }
+    if (o.mpi && (o.real || member >= 0 || o.live)) {
+        rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
+                             o.real ? "--real" : o.live ? "--live" : "--member");
+        free(sc);
+        return rc;
+    }
+    if (o.mpi) {
+        rc = cli_sweep_spread(sc, o.scenario, o.sets, o.n_sets, o.jobs, argv[0]);
         free(sc);
         return rc;
     }
