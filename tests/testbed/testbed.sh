@@ -338,8 +338,11 @@ cmd_with() {
     trap 'exit 143' TERM
     do_up "${up[@]}"
     echo "testbed: $name up: $hosts hosts, $topology, $bandwidth_arg, $latency_arg" >&2
+    # mpirun in the background and a `wait`, which a signal interrupts: bash runs a trap only
+    # once the foreground command has ended (stdin passed on, not the background's /dev/null)
     local rc=0
-    run_in "$name" "$hosts" "$@" || rc=$?
+    run_in "$name" "$hosts" "$@" <&0 &
+    wait $! || rc=$?
     exit "$rc"
 }
 
