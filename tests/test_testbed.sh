@@ -87,11 +87,23 @@ ip netns list | grep -q "^dttb$pid-" || fail "killed run: nothing left to clean 
 "$tb" cleanup
 check_gone "cleanup after kill -9" "dttb$pid"
 
+# Killed while being built or just after: the next run's `with` removes what it left
+"$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed2.out" 2>&1 &
+pid2=$!
+for _ in $(seq 100); do
+    ip netns pids "dttb$pid2-fab" 2> /dev/null | grep -q . && break
+    sleep 0.05
+done
+kill -9 "$pid2"
+wait "$pid2" 2> /dev/null
+ip netns list | grep -q "^dttb$pid2-" || fail "second killed run: nothing left to clean up"
+
 # 2-host star, 100 Mbps, 5 ms: one-way latency 2 x 5 ms (two links), bandwidth 100 Mbps
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 5ms -- "$bin/pingpong" --large 500000 --count 4 --reps 10 > "$tmp/star2.out" 2>&1 ||
     fail "star2: $(cat "$tmp/star2.out")"
 check_pair "star 2 x 100Mbps/5ms" "$tmp/star2.out" 0 1 10 100
 check_gone "after with" "$(testbed_of "$tmp/star2.out")"
+check_gone "a run after a kill -9" "dttb$pid2"
 
 # 3-host star through up / run / down, 400 Mbps, 2.5 ms
 name=$("$tb" up --hosts 3 --bandwidth 400Mbps --latency 2.5ms) || fail "up: $name"
@@ -102,14 +114,14 @@ check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 2 5 400
 "$tb" down "$name"
 check_gone "after down" "$name"
 
-# Two-level tree, 2 hosts a leaf switch: 200 Mbps / 2 ms host links, 50 Mbps / 3 ms uplinks.
-# Under one leaf: 2 x 2 ms; across: 2 x 2 + 2 x 3 ms, the uplinks' 50 Mbps.
-"$tb" with --hosts 4 --topology tree --per-switch 2 --bandwidth 200Mbps --latency 2ms \
+# Two-level tree, 2 hosts a leaf switch, 3 hosts (the second leaf holds one): 200 Mbps / 2 ms
+# host links, 50 Mbps / 3 ms uplinks. Under one leaf: 2 x 2 ms; across: 2 x 2 + 2 x 3 ms, the
+# uplinks' 50 Mbps.
+"$tb" with --hosts 3 --topology tree --per-switch 2 --bandwidth 200Mbps --latency 2ms \
     --uplink-bandwidth 50Mbps --uplink-latency 3ms -- "$bin/pingpong" --large 250000 --count 4 --reps 10 > "$tmp/tree.out" 2>&1 ||
     fail "tree: $(cat "$tmp/tree.out")"
 check_pair "tree, same leaf" "$tmp/tree.out" 0 1 4 200
 check_pair "tree, across" "$tmp/tree.out" 0 2 10 50
-check_pair "tree, across" "$tmp/tree.out" 0 3 10 50
 check_gone "after the tree" "$(testbed_of "$tmp/tree.out")"
 
 # TERM to a running `with`: its trap removes the testbed

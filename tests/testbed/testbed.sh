@@ -142,7 +142,12 @@ teardown() {
         [ -z "$pids" ] && break
         # shellcheck disable=SC2086
         kill -s "$sig" $pids 2>/dev/null || true
-        [ "$sig" = TERM ] && sleep 0.2
+        [ "$sig" = KILL ] && break
+        for _ in $(seq 20); do # up to 2 s for mpirun to stop its daemons
+            # shellcheck disable=SC2086
+            kill -0 $pids 2>/dev/null || break
+            sleep 0.1
+        done
     done
     for ns in $(ip netns list | awk '{print $1}' | grep -E "^$tb-" || true); do
         ip netns delete "$ns" 2>/dev/null || true
