@@ -124,7 +124,10 @@ EOF
 testbed_names() {
     {
         ip netns list | awk '{print $1}' | sed -n 's/^\(dttb[0-9][0-9]*\)-.*/\1/p'
-        [ -d "$state_dir" ] && ls "$state_dir" | grep -E '^dttb[0-9]+$' || true
+        local f
+        for f in "$state_dir"/dttb*; do
+            if [[ ${f##*/} =~ ^dttb[0-9]+$ ]]; then echo "${f##*/}"; fi
+        done
     } | sort -u
 }
 
@@ -138,8 +141,7 @@ teardown() {
         for ns in $(ip netns list | awk '{print $1}' | grep -E "^$tb-" || true); do
             pids="$pids $(ip netns pids "$ns" 2>/dev/null || true)"
         done
-        pids=$(echo $pids)
-        [ -z "$pids" ] && break
+        [ -z "${pids// /}" ] && break
         # shellcheck disable=SC2086
         kill -s "$sig" $pids 2>/dev/null || true
         [ "$sig" = KILL ] && break
@@ -367,7 +369,9 @@ cmd_list() {
     for tb in $(testbed_names); do
         if [ -r "$state_dir/$tb" ]; then
             (
+                # shellcheck disable=SC1090 # the state file of write_state
                 . "$state_dir/$tb"
+                # shellcheck disable=SC2154 # assigned by the state file
                 echo "$tb: $hosts hosts, $topology (per switch $per_switch), $bandwidth, $latency," \
                     "uplinks $uplink_bandwidth, $uplink_latency$([ "$persistent" = 1 ] || echo ", owner $owner")"
             )
