@@ -16,16 +16,16 @@
 #include <errno.h>
 #include <linux/if_packet.h>
 #include <linux/virtio_net.h>
-#include <net/if.h>
 #include <net/ethernet.h>
+#include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -87,9 +87,8 @@ static int open_port(const char *name)
     /* large buffers: a burst of frames must wait here, not be dropped by the socket */
     setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf);
-    struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-                              .sll_protocol = htons(ETH_P_ALL),
-                              .sll_ifindex = (int)idx};
+    struct sockaddr_ll sll = {
+        .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = (int)idx};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0)
         die("bind");
     struct packet_mreq mr = {.mr_ifindex = (int)idx, .mr_type = PACKET_MR_PROMISC};

@@ -8,10 +8,11 @@
  *   round trips (default 20), after 10 unmeasured ones;
  * - bandwidth: the first rank sends --count messages of --large bytes (default 8 and 1 MB) at
  *   once and waits for the second's answer that all arrived, then does the same with one
- *   message (after one unmeasured message that opens the TCP window), three times: bandwidth
- *   is (count - 1) x large bytes over the difference of the two fastest times, in which the latencies
- *   and Open MPI's rendezvous handshake cancel. (Timing the receiver between its first and
- *   last completion does not work: Open MPI interleaves the messages' fragments.)
+ *   message (after one unmeasured message that opens the TCP window), three times:
+ *   bandwidth is (count - 1) x large bytes over the difference of the two fastest times, in
+ *   which the latencies and Open MPI's rendezvous handshake cancel. (Timing the receiver
+ *   between its first and last completion does not work: Open MPI interleaves the messages'
+ *   fragments.)
  * One line a pair: `pair A B latency_ms X bandwidth_Mbps Y latency_min_ms Z` (megabits of MPI
  * payload per second, 1 Mbps = 1e6 bit/s as dtsim writes it; Z: half the fastest round trip). */
 #include <mpi.h>
@@ -108,8 +109,9 @@ static double timed_burst(int me, int a, int b, int k, const options_t *o, char 
 }
 
 /* Bytes per second from a to b, on rank a: the time of a burst of --count messages less that
- * of a burst of one (each the fastest of three), so that the latencies, the answer and Open MPI's rendezvous handshake
- * (the same in both) cancel, leaving the time of count - 1 messages on the wire. */
+ * of a burst of one (each the fastest of three), so that the latencies, the answer and Open
+ * MPI's rendezvous handshake (the same in both) cancel, leaving the time of count - 1 messages
+ * on the wire. */
 static double measure_bandwidth(int me, int a, int b, const options_t *o, char *buf,
                                 MPI_Request *req)
 {
