@@ -33,7 +33,7 @@
 
 #define SLOTS 1024
 #define SLOT_BYTES (sizeof(struct virtio_net_hdr) + 65536 + 256)
-#define MAX_PAIRS 512
+#define MAX_PAIRS 1024 /* testbed.sh: up to 500 host links and 500 uplinks */
 
 /* One direction of a pair: frames read from `in`, held for `delay_ns`, written to `out`. */
 typedef struct direction {
@@ -54,7 +54,7 @@ static void on_signal(int sig)
     stop = 1;
 }
 
-static void die(const char *what)
+_Noreturn static void die(const char *what)
 {
     fprintf(stderr, "delayline: %s: %s\n", what, strerror(errno));
     exit(1);
@@ -123,7 +123,9 @@ static int direction_read(direction_t *d)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 return 0;
-            return errno == ENETDOWN || errno == ENXIO || errno == ENODEV ? -1 : (die("recv"), -1);
+            if (errno == ENETDOWN || errno == ENXIO || errno == ENODEV)
+                return -1;
+            die("recv");
         }
         if (full) {
             d->dropped++;

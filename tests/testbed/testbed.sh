@@ -195,8 +195,8 @@ parse_up() {
         esac
         shift 2
     done
-    [[ $hosts =~ ^[0-9]+$ ]] && [ "$hosts" -ge 1 ] && [ "$hosts" -le 1000 ] ||
-        die "--hosts needs a number from 1 to 1000 (got \"$hosts\")"
+    [[ $hosts =~ ^[0-9]+$ ]] && [ "$hosts" -ge 1 ] && [ "$hosts" -le 500 ] ||
+        die "--hosts needs a number from 1 to 500 (got \"$hosts\")"
     [ -n "$bandwidth_arg" ] || die "up needs --bandwidth (e.g. 100Mbps)"
     [ -n "$latency_arg" ] || die "up needs --latency (e.g. 5ms)"
     case $topology in
