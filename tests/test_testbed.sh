@@ -65,7 +65,7 @@ check_pair() {
 check_gone() {
     local label=$1 name=$2
     ip netns list | grep -q "^$name-" && fail "$label: namespaces of $name left: $(ip netns list | grep "^$name-" | tr '\n' ' ')"
-    [ -e "/run/dtsim-testbed/$name" ] && fail "$label: state of $name left"
+    compgen -G "/run/dtsim-testbed/$name*" > /dev/null && fail "$label: state of $name left: $(ls /run/dtsim-testbed/)"
     ip -o link | grep -q "$name" && fail "$label: a link named after $name in the machine's namespace"
     return 0
 }

@@ -154,7 +154,7 @@ teardown() {
     for ns in $(ip netns list | awk '{print $1}' | grep -E "^$tb-" || true); do
         ip netns delete "$ns" 2>/dev/null || true
     done
-    rm -f "$state_dir/$tb" "$state_dir/$tb.tmp" "$state_dir/$tb.hosts"
+    rm -f "$state_dir/$tb" "$state_dir/$tb".* # .tmp, .hosts, .delayline.log
     rmdir "$state_dir" 2>/dev/null || true
 }
 
