@@ -1,0 +1,145 @@
+#!/bin/bash
+# The shaped-link testbed (tests/testbed/) against what it was told to model: pingpong's
+# one-way latency and bandwidth between namespaces of a 2-host star, a 3-host star and a
+# two-level tree, each against the analytic figure of the simulated platform (latency: the
+# links' latencies along the path; bandwidth: the slowest link's, less the TCP/IP and Ethernet
+# headers); then nothing of a testbed left after `down`, after `with` ends, after a TERM, and
+# after a kill -9 of the script (`cleanup`, and a later run, remove what it left).
+# Skips (exit 77), saying why, without root, ip, tc, unshare, mpirun or a built pingpong.
+# usage: tests/test_testbed.sh BUILD/testbed
+set -uo pipefail
+SECONDS=0
+
+bin=${1:?usage: test_testbed.sh BUILD/testbed}
+here=$(cd "$(dirname "$0")" && pwd)
+tb=$here/testbed/testbed.sh
+export DTSIM_TESTBED_BIN=$bin
+failures=0
+
+skip() {
+    echo "testbed: skipped: $*"
+    exit 77
+}
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces and tc)"
+for t in ip tc unshare mpirun; do
+    command -v $t > /dev/null || skip "no $t (Debian: iproute2, util-linux, openmpi-bin)"
+done
+[ -x "$bin/pingpong" ] || skip "no $bin/pingpong (built only where CMake found MPI: libopenmpi-dev)"
+[ -x "$bin/delayline" ] || skip "no $bin/delayline"
+ip netns add dttb-probe-$$ 2> /dev/null || skip "cannot make a network namespace here"
+ip netns delete dttb-probe-$$
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Payload bits per bit on the wire: a full frame of 1514 bytes (tbf counts the Ethernet
+# header) carries 1448 bytes of TCP payload (IPv4 20, TCP 20, timestamps 12).
+payload=$(awk 'BEGIN { print 1448 / 1514 }')
+
+# check_pair LABEL FILE A B LATENCY_MS BANDWIDTH_MBPS: pingpong's line for pair A B: the
+# median one-way latency within 20% + 1.5 ms of LATENCY_MS (the ranks share 2 busy cores: a
+# message waits for a time slice now and then), the fastest never below 95% of it (the delay
+# is really there), the bandwidth within 15% of the payload share of BANDWIDTH_MBPS.
+check_pair() {
+    local label=$1 file=$2 a=$3 b=$4 lat=$5 bw=$6 line
+    line=$(grep "^pair $a $b " "$file") || {
+        fail "$label: no figures for ranks $a and $b:"
+        cat "$file"
+        return
+    }
+    echo "$label: $line (expected latency_ms $lat bandwidth_Mbps $(awk -v b="$bw" -v p="$payload" 'BEGIN { printf "%.1f", b * p }'))"
+    awk -v l="$lat" -v b="$bw" -v p="$payload" -v line="$line" 'BEGIN {
+        split(line, f, " "); ml = f[5]; mb = f[7]; fastest = f[9]
+        if (ml > 1.2 * l + 1.5) { print "latency " ml " ms, expected " l; exit 1 }
+        if (fastest < 0.95 * l) { print "fastest latency " fastest " ms, expected " l; exit 1 }
+        e = b * p
+        if (mb > 1.15 * e || mb < 0.85 * e) { print "bandwidth " mb " Mbps, expected " e; exit 1 }
+    }' || fail "$label: ranks $a and $b"
+}
+
+# Nothing of testbed $1 (dttbPID) left: no namespace, no state file.
+check_gone() {
+    local label=$1 name=$2
+    ip netns list | grep -q "^$name-" && fail "$label: namespaces of $name left: $(ip netns list | grep "^$name-" | tr '\n' ' ')"
+    compgen -G "/run/dtsim-testbed/$name*" > /dev/null && fail "$label: state of $name left: $(ls /run/dtsim-testbed/)"
+    ip -o link | grep -q "$name" && fail "$label: a link named after $name in the machine's namespace"
+    return 0
+}
+
+# testbed_of FILE: the name `with` reported
+testbed_of() { sed -n 's/^testbed: \(dttb[0-9]*\) up:.*/\1/p' "$1" | head -1; }
+
+# A killed run first, so that the runs below are "a second run after a killed one".
+"$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . && break
+    sleep 0.1
+done
+ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . || fail "killed run: the ranks never started: $(cat "$tmp/killed.out")"
+kill -9 "$pid"
+wait "$pid" 2> /dev/null
+ip netns list | grep -q "^dttb$pid-" || fail "killed run: nothing left to clean up (the test would prove nothing)"
+"$tb" cleanup
+check_gone "cleanup after kill -9" "dttb$pid"
+
+# Killed while being built or just after: the next run's `with` removes what it left
+"$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed2.out" 2>&1 &
+pid2=$!
+for _ in $(seq 100); do
+    ip netns pids "dttb$pid2-fab" 2> /dev/null | grep -q . && break
+    sleep 0.05
+done
+kill -9 "$pid2"
+wait "$pid2" 2> /dev/null
+ip netns list | grep -q "^dttb$pid2-" || fail "second killed run: nothing left to clean up"
+
+# 2-host star, 100 Mbps, 5 ms: one-way latency 2 x 5 ms (two links), bandwidth 100 Mbps
+"$tb" with --hosts 2 --bandwidth 100Mbps --latency 5ms -- "$bin/pingpong" --large 500000 --count 4 --reps 10 > "$tmp/star2.out" 2>&1 ||
+    fail "star2: $(cat "$tmp/star2.out")"
+check_pair "star 2 x 100Mbps/5ms" "$tmp/star2.out" 0 1 10 100
+check_gone "after with" "$(testbed_of "$tmp/star2.out")"
+check_gone "a run after a kill -9" "dttb$pid2"
+
+# 3-host star through up / run / down, 400 Mbps, 2.5 ms
+name=$("$tb" up --hosts 3 --bandwidth 400Mbps --latency 2.5ms) || fail "up: $name"
+"$tb" list | grep -q "^$name: 3 hosts, star" || fail "list does not show $name: $("$tb" list)"
+"$tb" run --name "$name" -- "$bin/pingpong" --large 1000000 --count 4 --reps 10 > "$tmp/star3.out" 2>&1 || fail "star3: $(cat "$tmp/star3.out")"
+check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 1 5 400
+check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 2 5 400
+"$tb" down "$name"
+check_gone "after down" "$name"
+
+# Two-level tree, 2 hosts a leaf switch, 3 hosts (the second leaf holds one): 200 Mbps / 2 ms
+# host links, 50 Mbps / 3 ms uplinks. Under one leaf: 2 x 2 ms; across: 2 x 2 + 2 x 3 ms, the
+# uplinks' 50 Mbps.
+"$tb" with --hosts 3 --topology tree --per-switch 2 --bandwidth 200Mbps --latency 2ms \
+    --uplink-bandwidth 50Mbps --uplink-latency 3ms -- "$bin/pingpong" --large 250000 --count 4 --reps 10 > "$tmp/tree.out" 2>&1 ||
+    fail "tree: $(cat "$tmp/tree.out")"
+check_pair "tree, same leaf" "$tmp/tree.out" 0 1 4 200
+check_pair "tree, across" "$tmp/tree.out" 0 2 10 50
+check_gone "after the tree" "$(testbed_of "$tmp/tree.out")"
+
+# TERM to a running `with`: its trap removes the testbed
+"$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/term.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . && break
+    sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid" 2> /dev/null
+check_gone "after TERM" "dttb$pid"
+
+# Bad input: one line, exit code 2, nothing made
+out=$("$tb" up --hosts 2 --bandwidth 100Mbit --latency 5ms 2>&1)
+rc=$?
+[ "$rc" = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q 'bad bandwidth "100Mbit"' ||
+    fail "a bad bandwidth: exit $rc, \"$out\""
+
+[ "$failures" = 0 ] && echo "testbed: all checks passed ($SECONDS s)"
+[ "$failures" = 0 ]
