@@ -190,7 +190,7 @@ START_TEST(refusals)
                      2);
     one_line("strategy.kind");
     ck_assert_int_eq(real_run(3, db, "--set \"faults.crash=worker-1 at 1s\""), 2);
-    one_line("real mode runs without [faults]");
+    one_line("faults.crash: real mode plays stragglers and slowdowns only");
     ck_assert_int_eq(real_run(3, db, "--set run.max_time=10s"), 2);
     one_line("run.max_time");
     ck_assert_int_eq(real_run(3, db, "-j 2"), 2);
@@ -243,6 +243,23 @@ START_TEST(sweep_spread)
 }
 END_TEST
 
+/* A straggler computes for real, then sleeps the rest of its slowdown: its compute seconds
+ * are many times its peers', and the numbers stay those of the simulation. */
+START_TEST(straggler_sleeps)
+{
+    compare(3, "--set \"faults.straggler=worker-1 x20\"", 1);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *t = rows(h, "SELECT max(compute_s * (worker = 1)), max(compute_s * (worker != 1)) "
+                      "FROM workers WHERE run = ?1", run_id(h, "r-real"));
+    double slow, others;
+    ck_assert_int_eq(sscanf(t, "%lf|%lf", &slow, &others), 2);
+    ck_assert_msg(slow > 5 * others, "straggler %g s, the others at most %g s", slow, others);
+    free(t);
+    sqlite3_close(h);
+}
+END_TEST
+
 static int write_scenario(void)
 {
     FILE *f = fopen(at("s.ini"), "w");
@@ -272,6 +289,7 @@ int main(void)
     tcase_add_test(tc, other_strategies_same_numbers);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, sweep_spread);
+    tcase_add_test(tc, straggler_sleeps);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -47,7 +47,7 @@ static dt_status refuse(const sim_run_t *run, dt_err_t *err, const char *key, co
     return scenario_fail(run->sc, err, key, "%s", why);
 }
 
-/* The first [faults] key the scenario gives (from `first` on in the list). */
+/* The first [faults] key the scenario gives from `first` on in the list, NULL: none. */
 static const char *fault_key(const scenario_t *sc, int first)
 {
     static const char *const keys[] = {
@@ -59,7 +59,7 @@ static const char *fault_key(const scenario_t *sc, int first)
     for (size_t i = (size_t)first; i < sizeof keys / sizeof *keys; i++)
         if (scenario_key_given(sc, keys[i]))
             return keys[i];
-    return "faults.crash";
+    return NULL;
 }
 
 /* What real mode cannot run, said with the key that asks for it. */
@@ -76,14 +76,18 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
                       "a model profile does not run real: it has no weights to train");
     if (strcmp(run->be->name, "cpu"))
         return refuse(run, err, "model.device", "real mode trains on the cpu backend");
-    if (scenario_has_client_devices(sc))
+    if (scenario_has_client_devices(sc) && fault_key(sc, 0))
         return refuse(run, err, fault_key(sc, 0),
                       "real mode's clients compute and send at their hosts' own speed: "
                       "client_speed, device_trace and client links do not apply");
-    if (scenario_has_faults(sc))
-        return refuse(run, err, fault_key(sc, 5),
-                      "real mode runs without [faults] (Open MPI 4.1 does not survive a lost "
-                      "process; simulate them instead)");
+    /* stragglers and slowdowns are compute that takes longer: real sleeps (sim_charge) */
+    const char *fk = fault_key(sc, 5);
+    int slow_only = fk && (!strcmp(fk, "faults.straggler") || !strcmp(fk, "faults.slowdown"));
+    const char *other = slow_only ? fault_key(sc, 10) : fk;
+    if (scenario_has_faults(sc) && other)
+        return refuse(run, err, other,
+                      "real mode plays stragglers and slowdowns only (real sleeps); Open MPI "
+                      "4.1 does not survive a lost process: simulate the other faults");
     if (sc->max_time > 0)
         return refuse(run, err, "run.max_time",
                       "real mode stops after run.steps (every process must agree on the "

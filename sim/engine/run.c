@@ -316,9 +316,14 @@ void sim_run_end(sim_run_t *run)
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 {
     double t0 = sim_now();
-    if (run->real) { /* the real compute has taken its time: record it */
-        node->compute_s += wall;
-        sim_record_interval(run, node, SIM_STATE_COMPUTE, t0 - wall, t0);
+    if (run->real) { /* the real compute has taken its time; a straggler sleeps the rest */
+        double extra = 0;
+        if (sim_fault_slows(run) || node->slow != 1.0)
+            extra = sim_fault_compute_time(run, node, t0 - wall, wall) - wall;
+        if (extra > 0)
+            sim_sleep(extra);
+        node->compute_s += wall + (extra > 0 ? extra : 0);
+        sim_record_interval(run, node, SIM_STATE_COMPUTE, t0 - wall, sim_now());
         return;
     }
     double speed = sim_host_speed(node->host);
