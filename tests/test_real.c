@@ -260,6 +260,57 @@ START_TEST(straggler_sleeps)
 }
 END_TEST
 
+/* `dtsim validate` on the testbed (root): one link setting, 2 hosts, a few steps; a table
+ * row with the real and the three models' seconds per step, the runs in its database with
+ * the same evaluation rows real and simulated. Without a data set's files or with a sweep:
+ * one line, exit 2. */
+START_TEST(validate_table)
+{
+    char line[2048], db[300];
+    snprintf(db, sizeof db, "%s", at("validate.db"));
+    snprintf(line, sizeof line, "%s validate %s --db %s", DTSIM_BINARY, at("s.ini"), db);
+    ck_assert_int_eq(sh(line), 2);
+    one_line("data.source = synthetic");
+    if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK)) {
+        printf("real: validate's table skipped (needs root and dataset-fashion-mnist)\n");
+        return;
+    }
+    FILE *f = fopen(at("v.ini"), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
+          "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
+          "[strategy]\nkind = allreduce\n", f);
+    fclose(f);
+    char out[300];
+    snprintf(out, sizeof out, "%s", at("table.txt"));
+    snprintf(line, sizeof line, "%s validate %s --bandwidth 100Mbps --latency 0.1ms --steps 3 "
+                                "--db %s > %s", DTSIM_BINARY, at("v.ini"), db, out);
+    ck_assert_msg(system(line) == 0, "%s", line);
+    f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    char row[512] = "";
+    double real = 0, m[3];
+    int found = 0;
+    while (!found && fgets(row, sizeof row, f))
+        found = sscanf(row, "allreduce 100Mbps 0.1ms %lf %lf %*s %lf %*s %lf", &real, &m[0],
+                       &m[1], &m[2]) == 4;
+    fclose(f);
+    ck_assert_msg(found, "no table row in %s", out);
+    ck_assert_msg(real > 0 && m[0] > 0 && m[1] > 0 && m[2] > 0, "%s", row);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *n = rows(h, "SELECT count(*), sum(name LIKE '%-real') FROM runs WHERE ?1 = ?1", 0);
+    ck_assert_str_eq(n, "4|1\n");
+    free(n);
+    const char *ev = "SELECT step, test_loss, test_acc FROM evals WHERE run = ?1";
+    char *a = rows(h, ev, 1), *b = rows(h, ev, 2);
+    ck_assert_msg(a[0] && !strcmp(a, b), "real:\n%s\nsimulated:\n%s", a, b);
+    free(a);
+    free(b);
+    sqlite3_close(h);
+}
+END_TEST
+
 static int write_scenario(void)
 {
     FILE *f = fopen(at("s.ini"), "w");
@@ -290,6 +341,7 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, sweep_spread);
     tcase_add_test(tc, straggler_sleeps);
+    tcase_add_test(tc, validate_table);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -43,6 +43,9 @@ dt_status cli_dry_run(const struct scenario *sc, const char *argv0, char *memory
  * code. */
 int cli_sweep_spread(const struct scenario *sc, const char *path, const char *const *sets,
                      int n_sets, int jobs, const char *argv0);
+/* `dtsim validate SCENARIO` (cli_validate.c): real seconds per step on the shaped-link
+ * testbed against CM02, LV08 and SMPI's. */
+int cli_validate(int argc, char **argv);
 int cli_check(int argc, char **argv);
 /** dtsim platform: prints the platform XML a scenario generates (--links: hosts, links). */
 int cli_platform(int argc, char **argv);

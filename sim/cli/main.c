@@ -34,6 +34,9 @@ static void usage(FILE *out)
             "  export             write runs as CSV (--csv: every table, --tidy: a row per\n"
             "                     run) or a run's timeline as a Chrome trace (--trace RUN)\n"
             "  merge              join results databases (a sweep's members run apart)\n"
+            "  validate SCENARIO  real time against simulated: the scenario run real on a\n"
+            "                     testbed of shaped links and simulated under CM02, LV08 and\n"
+            "                     SMPI (root, Open MPI)\n"
             "  train              train a model in one process (no simulation), printing\n"
             "                     test accuracy after each epoch\n"
             "  bench trainer      training speed and accuracy on this machine\n"
@@ -104,6 +107,8 @@ int main(int argc, char **argv)
         return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate"))
         return cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate"))
+        return cli_validate(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan"))
         return cli_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile"))

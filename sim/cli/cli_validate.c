@@ -1,0 +1,416 @@
+/* `dtsim validate SCENARIO`: simulated time checked against real time. For each link
+ * setting (bandwidth x latency) the scenario runs real, one process per host on the
+ * shaped-link testbed (tests/testbed/testbed.sh: network namespaces, shaped veth links,
+ * mpirun), and simulated under SimGrid's CM02, LV08 and SMPI network models with the compute
+ * speed `dtsim calibrate` measures here with as many processes at once as the real run has.
+ * It prints real and simulated seconds per step and each model's error, and stores every run
+ * in one database (results/validate.db) for `dtsim plot` and `dtsim report`.
+ *
+ * Every run is a child process (`dtsim run`, `dtsim calibrate`, the testbed script) started
+ * without a shell: nothing the user typed is pasted into a command line. Needs root (the
+ * testbed's namespaces) and a dtsim built with MPI; says so in one line otherwise. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "real.h"
+#include "scenario.h"
+
+#define MAX_SETS 64
+#define MAX_LIST 8
+#define N_MODELS 3
+
+static const char *const MODELS[N_MODELS] = {"CM02", "LV08", "SMPI"};
+
+typedef struct validate_opts {
+    const char *scenario, *db, *testbed;
+    const char *sets[MAX_SETS];
+    int n_sets;
+    char bw_text[256], lat_text[256];
+    char *bw[MAX_LIST], *lat[MAX_LIST];
+    int n_bw, n_lat;
+    long steps;
+} validate_opts_t;
+
+static void help(void)
+{
+    printf("usage: dtsim validate SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
+           "                      [--latency LIST] [--steps N] [--db PATH]\n"
+           "\n"
+           "Runs the scenario real on the shaped-link testbed (one process per host, each\n"
+           "host's link shaped to the bandwidth and latency) and simulated under the CM02,\n"
+           "LV08 and SMPI network models, with the compute speed dtsim calibrate measures\n"
+           "here with as many processes at once; prints real and simulated seconds per step\n"
+           "and each model's error. Needs root (network namespaces), Open MPI and a dtsim\n"
+           "built with it.\n"
+           "\n"
+           "options:\n"
+           "  --set section.key=value   override a scenario key (repeatable)\n"
+           "  --bandwidth LIST          host link bandwidths [10Mbps,100Mbps,1Gbps]\n"
+           "  --latency LIST            host link latencies [0.1ms,5ms]\n"
+           "  --steps N                 steps of each run [10]\n"
+           "  --db PATH                 results database [results/validate.db]\n"
+           "  -h, --help                this text\n");
+}
+
+/* "a,b,c" into out[] (pointers into text), at most MAX_LIST; -1 past that or on an empty. */
+static int split(char *text, char **out)
+{
+    int n = 0;
+    for (char *tok = strtok(text, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == MAX_LIST || !tok[0])
+            return -1;
+        out[n++] = tok;
+    }
+    return n;
+}
+
+static int parse(validate_opts_t *o, int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"set", required_argument, 0, 's'},      {"bandwidth", required_argument, 0, 'b'},
+        {"latency", required_argument, 0, 'l'},  {"steps", required_argument, 0, 'n'},
+        {"db", required_argument, 0, 'd'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->db = "results/validate.db";
+    o->steps = 10;
+    snprintf(o->bw_text, sizeof o->bw_text, "10Mbps,100Mbps,1Gbps");
+    snprintf(o->lat_text, sizeof o->lat_text, "0.1ms,5ms");
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (o->n_sets == MAX_SETS)
+                return cli_usage_error("validate", "more than %d --set options", MAX_SETS);
+            o->sets[o->n_sets++] = optarg;
+            break;
+        case 'b':
+            snprintf(o->bw_text, sizeof o->bw_text, "%s", optarg);
+            break;
+        case 'l':
+            snprintf(o->lat_text, sizeof o->lat_text, "%s", optarg);
+            break;
+        case 'n':
+            if (cli_parse_long(optarg, 1, 1000000, &o->steps))
+                return cli_usage_error("validate", "--steps %s: expected an integer in [1, "
+                                                   "1000000]", optarg);
+            break;
+        case 'd':
+            o->db = optarg;
+            break;
+        case 'h':
+            help();
+            return -1;
+        case ':':
+            return cli_usage_error("validate", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("validate", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("validate", "missing SCENARIO file");
+    if (optind + 1 < argc)
+        return cli_usage_error("validate", "unexpected argument \"%s\"", argv[optind + 1]);
+    o->scenario = argv[optind];
+    if ((o->n_bw = split(o->bw_text, o->bw)) <= 0)
+        return cli_usage_error("validate", "--bandwidth: expected 1 to %d values such as "
+                                           "10Mbps,1Gbps", MAX_LIST);
+    if ((o->n_lat = split(o->lat_text, o->lat)) <= 0)
+        return cli_usage_error("validate", "--latency: expected 1 to %d values such as "
+                                           "0.1ms,5ms", MAX_LIST);
+    return 0;
+}
+
+/* Runs args (args[0] a program path) with stdout to `out` (-1: /dev/null) and stderr kept;
+ * its exit code, or 127 when it could not start. */
+static int spawn(const char *const *args, int out)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = out >= 0 ? out : open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDOUT_FILENO);
+        execv(args[0], (char *const *)args);
+        fprintf(stderr, "dtsim validate: cannot start %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return 127;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The scenario's runs share these arguments: --set k=v for the user's and ours. */
+typedef struct argv_buf {
+    const char *a[2 * MAX_SETS + 64];
+    int n;
+    char owned[16][128];
+    int n_owned;
+} argv_buf_t;
+
+static void add(argv_buf_t *b, const char *s) { b->a[b->n++] = s; }
+
+static void add_set(argv_buf_t *b, const char *fmt, const char *v)
+{
+    char *s = b->owned[b->n_owned++];
+    snprintf(s, 128, fmt, v);
+    add(b, "--set");
+    add(b, s);
+}
+
+/* The common tail of every run of one setting. */
+static void add_setting(argv_buf_t *b, const validate_opts_t *o, const char *bw,
+                        const char *lat, const char *name)
+{
+    for (int i = 0; i < o->n_sets; i++) {
+        add(b, "--set");
+        add(b, o->sets[i]);
+    }
+    char steps[32];
+    snprintf(steps, sizeof steps, "%ld", o->steps);
+    add_set(b, "run.steps=%s", steps);
+    add_set(b, "run.eval_every=%s", "0");
+    add_set(b, "cluster.bandwidth=%s", bw);
+    add_set(b, "cluster.latency=%s", lat);
+    add_set(b, "run.name=%s", name);
+}
+
+/* The latest run's seconds per step in db. */
+static double seconds_per_step(const char *db)
+{
+    sqlite3 *h;
+    double out = NAN;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return out;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, "SELECT sim_time, steps FROM summary ORDER BY run DESC LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
+        out = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
+
+/* `dtsim calibrate` of the scenario's model, as many at once as the real run has
+ * processes; their mean speed written as a device profile to `path`. */
+static int calibrate(const scenario_t *sc, const char *self, int hosts, const char *dir,
+                     const char *path)
+{
+    const trainer_model_config_t *m = &sc->model;
+    char hidden[128] = "", conv[32], fc[16], batch[24], data[600];
+    for (int i = 0; i < m->n_hidden; i++)
+        snprintf(hidden + strlen(hidden), sizeof hidden - strlen(hidden), "%s%d", i ? "," : "",
+                 m->hidden[i]);
+    snprintf(conv, sizeof conv, "%d,%d", m->conv[0], m->conv[1]);
+    snprintf(fc, sizeof fc, "%d", m->fc);
+    snprintf(batch, sizeof batch, "%ld", sc->batch);
+    snprintf(data, sizeof data, "%s",
+             !strcmp(sc->data_source, "fashion-mnist") ? TRAINER_FASHION_MNIST_DIR
+                                                      : sc->data_source);
+    pid_t *kids = dt_calloc((size_t)hosts, sizeof(pid_t));
+    char out[700];
+    fflush(NULL);
+    for (int i = 0; i < hosts; i++) {
+        snprintf(out, sizeof out, "%s/cal-%d.ini", dir, i);
+        const char *args[] = {self, "calibrate", "--model", trainer_arch_name(m->arch),
+                              "--hidden", m->n_hidden ? hidden : "256,128", "--conv", conv,
+                              "--fc", fc, "--batch", batch, "--data", data, "--steps", "100",
+                              "--limit", "8192", "--out", out, NULL};
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, STDOUT_FILENO);
+            execv(self, (char *const *)args);
+            _exit(127);
+        }
+    }
+    int bad = 0;
+    double sum = 0;
+    for (int i = 0; i < hosts; i++) {
+        int st;
+        if (kids[i] < 0 || waitpid(kids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+            bad = 1;
+            continue;
+        }
+        snprintf(out, sizeof out, "%s/cal-%d.ini", dir, i);
+        FILE *f = fopen(out, "r");
+        char line[256];
+        double gf = NAN;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "flops = %lfGf", &gf) == 1)
+                break;
+        if (f)
+            fclose(f);
+        unlink(out);
+        if (!(gf > 0))
+            bad = 1;
+        sum += gf;
+    }
+    free(kids);
+    if (bad)
+        return -1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "; dtsim validate: mean of %d dtsim calibrate run at once on this machine\n"
+               "[device]\nname = validate-%d\nflops = %.6gGf\n",
+            hosts, hosts, sum / hosts);
+    return fclose(f) ? -1 : 0;
+}
+
+/* "# hosts: N" of `dtsim platform SCENARIO --links` (with the user's --set). */
+static int count_hosts(const validate_opts_t *o, const char *self, const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/hosts.txt", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return -1;
+    argv_buf_t b = {.n = 0};
+    add(&b, self);
+    add(&b, "platform");
+    add(&b, o->scenario);
+    add(&b, "--links");
+    for (int i = 0; i < o->n_sets; i++) {
+        add(&b, "--set");
+        add(&b, o->sets[i]);
+    }
+    add(&b, NULL);
+    int rc = spawn(b.a, fd);
+    close(fd);
+    FILE *f = fopen(path, "r");
+    int hosts = -1;
+    char line[256];
+    while (rc == 0 && f && fgets(line, sizeof line, f))
+        if (sscanf(line, "# hosts: %d", &hosts) == 1)
+            break;
+    if (f)
+        fclose(f);
+    unlink(path);
+    return hosts;
+}
+
+int cli_validate(int argc, char **argv)
+{
+    validate_opts_t o;
+    int rc = parse(&o, argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    dt_err_t err;
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+        fprintf(stderr, "dtsim validate: %s\n", err.msg);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    char self[4096], testbed[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    snprintf(testbed, sizeof testbed, "%s/tests/testbed/testbed.sh", DTSIM_SOURCE_DIR);
+    const char *why = sc->sweep.n_keys              ? "validates one run, not a [sweep]"
+                      : !strcmp(sc->data_source, "synthetic")
+                          ? "calibrates on a data set (data.source = synthetic has no files)"
+                      : !sim_real_built()           ? "needs a dtsim built with MPI (Open MPI: "
+                                                      "make deps, then configure again)"
+                      : geteuid() != 0              ? "needs root: the testbed makes network "
+                                                      "namespaces and shapes their links"
+                      : access(testbed, X_OK) != 0  ? "needs the testbed of the source tree"
+                                                    : NULL;
+    if (why || !n) {
+        fprintf(stderr, "dtsim validate: %s: %s\n", o.scenario,
+                why ? why : "cannot find the dtsim binary");
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
+    char dir[] = "/tmp/dtsim-validate-XXXXXX", device[64];
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "dtsim validate: mkdtemp: %s\n", strerror(errno));
+        free(sc);
+        return CLI_EXIT_RUN;
+    }
+    snprintf(device, sizeof device, "%s/device.ini", dir);
+    int hosts = count_hosts(&o, self, dir);
+    if (hosts < 1 || calibrate(sc, self, hosts, dir, device)) {
+        fprintf(stderr, "dtsim validate: %s: %s\n", o.scenario,
+                hosts < 1 ? "cannot list its hosts (dtsim platform --links)"
+                          : "dtsim calibrate failed");
+        rmdir(dir);
+        free(sc);
+        return CLI_EXIT_RUN;
+    }
+    printf("# %s: %s on %d hosts, %ld steps; compute: dtsim calibrate x %d at once "
+           "(%s)\n",
+           sc->name, sc->strategy->name, hosts, o.steps, hosts, device);
+    printf("%-10s %-9s %-7s %10s", "strategy", "bandwidth", "latency", "real s/step");
+    for (int m = 0; m < N_MODELS; m++)
+        printf(" %10s %8s", MODELS[m], "error");
+    printf("  best\n");
+    fflush(stdout);
+    rc = CLI_EXIT_OK;
+    for (int i = 0; i < o.n_bw; i++)
+        for (int j = 0; j < o.n_lat; j++) {
+            char name[SCENARIO_STR + 64], hosts_text[16];
+            snprintf(name, sizeof name, "%s-%s-%s", sc->name, o.bw[i], o.lat[j]);
+            snprintf(hosts_text, sizeof hosts_text, "%d", hosts);
+            argv_buf_t b = {.n = 0};
+            const char *head[] = {testbed, "with", "--hosts", hosts_text, "--bandwidth",
+                                  o.bw[i], "--latency", o.lat[j], "--", self, "run",
+                                  o.scenario, "--real", "--db", o.db};
+            for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+                add(&b, head[k]);
+            add_setting(&b, &o, o.bw[i], o.lat[j], name);
+            add(&b, NULL);
+            double real = spawn(b.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
+            printf("%-10s %-9s %-7s %10.4g", sc->strategy->name, o.bw[i], o.lat[j], real);
+            double best = INFINITY;
+            int best_m = -1;
+            for (int m = 0; m < N_MODELS; m++) {
+                argv_buf_t s = {.n = 0};
+                const char *cmd[] = {self, "run", o.scenario, "--db", o.db};
+                for (size_t k = 0; k < sizeof cmd / sizeof *cmd; k++)
+                    add(&s, cmd[k]);
+                add_setting(&s, &o, o.bw[i], o.lat[j], name);
+                add_set(&s, "cluster.network_model=%s", MODELS[m]);
+                add_set(&s, "cluster.device=%s", device);
+                add(&s, NULL);
+                double sim = spawn(s.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
+                double e = (sim - real) / real;
+                printf(" %10.4g %+7.1f%%", sim, 100 * e);
+                if (fabs(e) < best) {
+                    best = fabs(e);
+                    best_m = m;
+                }
+            }
+            if (best_m < 0) {
+                printf("  (failed: see the lines above)\n");
+                rc = CLI_EXIT_RUN;
+            } else {
+                printf("  %s, %s\n", MODELS[best_m],
+                       best <= 0.10 ? "within 10%" : "off by more than 10%");
+            }
+            fflush(stdout);
+        }
+    printf("# stored in %s (real runs: NAME-BANDWIDTH-LATENCY-real)\n", o.db);
+    unlink(device);
+    rmdir(dir);
+    free(sc);
+    return rc;
+}
