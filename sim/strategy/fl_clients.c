@@ -121,6 +121,7 @@ static void fl_free(void *p)
     free(fl->flipped);
     free(fl->noise);
     free(fl->rounds);
+    free(fl->holders);
     sim_client_devices_close(&fl->devices);
     sim_avail_trace_free(&fl->avail_trace);
     free(fl);
@@ -134,6 +135,10 @@ void sim_fl_setup(sim_run_t *run)
     run->shared = fl;
     run->shared_free = fl_free;
     fl->rounds = dt_calloc((size_t)sc->clients, sizeof(long));
+    fl->holders = dt_malloc(sizeof(uint32_t) * (size_t)sc->clients);
+    for (long c = 0; c < sc->clients; c++)
+        if (sim_client_samples(run, (int)c) > 0)
+            fl->holders[fl->n_holders++] = (uint32_t)c;
     /* the traces were loaded when the scenario was read: an error now is a file changed
      * since, told as any bad input */
     dt_err_t e;
@@ -220,7 +225,10 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
     size_t n = sim_client_samples(run, c);
     size_t bytes = sizeof(float) * run->n_params;
     run->be->copy(w, global, bytes);
-    run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
+    /* a fresh optimizer each round; plain SGD has no velocity to clear (sim_sgd passes none),
+     * and clearing it would cost a client of one step as much as its update */
+    if (sc->sgd.momentum != 0.0f && !run->momentum_correction)
+        run->be->scale(run->n_params, 0.0f, node->velocity);
     /* a timing-only client has no samples to order: the same steps are only charged */
     uint32_t *order = NULL;
     if (!run->timing_only) {

@@ -76,6 +76,10 @@ typedef struct sim_fl {
     uint8_t *flipped;   /* (train.n) label_flip: the labels its clients train on */
     float *noise;       /* (n_params) host: the noise attack's draws */
     long *rounds;       /* (clients) updates of each client the server aggregated */
+    uint32_t *holders;  /* (n_holders) the clients holding training samples, ascending: the
+                           population rounds sample from (a client without data has nothing
+                           to train on or to weigh in the average) */
+    long n_holders;     /* clients when every client holds data */
     sim_client_devices_t devices; /* each client's speed (and links: platform.c) */
     sim_availability_t availability; /* faults.availability */
     sim_avail_trace_t avail_trace;   /* its windows with trace:PATH (n_clients 0: none) */
