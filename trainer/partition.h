@@ -40,10 +40,9 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
 
 /* Splits ds across `clients` clients. Errors (DT_ERR_INPUT): clients < 1 or more clients
  * than samples; shards: clients*K > n; dirichlet: a client left with no sample after
- * 100 redraws. With spec->empty_ok neither of the last two is an error: iid gives the first
- * clients one sample more than the others (some none when clients > n), and dirichlet keeps
- * its last draw with the clients it left empty (its only draw when clients > n, where no
- * redraw could fill them all). */
+ * 100 redraws. With spec->empty_ok more clients than samples is no error (iid then gives
+ * each client one sample or none) and dirichlet keeps its last draw with the clients it left
+ * empty (its only draw when clients > n, where no redraw could fill them all). */
 dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
                                  int clients, const trainer_partition_spec_t *spec,
                                  uint64_t seed, dt_err_t *err);
