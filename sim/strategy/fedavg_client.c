@@ -121,7 +121,9 @@ void fedavg_client_host(sim_node_t *node)
         server_state_t *st = run->servers[0].state;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
         float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
-        if (!w) {
+        if (st->at_server) /* the server computes the update: charge its steps */
+            sim_fl_local_charge(run, node, c, round);
+        else if (!w) {
             /* the global model, read by the server's aggregation only after the round, and
              * by late clients of this host after that: copy it before training */
             float *own = sim_fl_slot(run, &h->slots, round);
@@ -154,7 +156,8 @@ void fedavg_client_host(sim_node_t *node)
             up = sim_codec_msg(run, node, node->scratch, 0, run->n_params, residual,
                                host_packed(run, h, round), round);
         } else {
-            up = sim_msg_slice(node, w, 0, run->n_params, round);
+            up = sim_msg_slice(node, task->data, 0, run->n_params, round);
+            up->data = w; /* NULL with at_server: nothing for the server to read */
         }
         up->flag = c;
         up->weight = (double)sim_client_samples(run, c);
