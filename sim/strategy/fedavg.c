@@ -14,7 +14,9 @@
  * step follows g + c - c_i, the client then sets c_i += dc with
  *   dc = (x - y) / (K lr) - c       (x the global model, y its own after K steps of lr)
  * and uploads dc with its model; the server adds (1/clients) sum dc to c. The model and c
- * travel together both ways: twice FedAvg's bytes. */
+ * travel together both ways: twice FedAvg's bytes. With the plain mean the server computes
+ * each client's update itself as it averages (updates_at_server): the same weights, one
+ * model in memory rather than one per sampled client. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

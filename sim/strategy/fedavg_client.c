@@ -1,6 +1,8 @@
 /* fedavg's client hosts (fedavg.c has the server): each serves the clients c with c mod
  * hosts = its rank, one message at a time, so a host with several clients of a round
- * trains them one after the other and interleaves their secure aggregation steps. */
+ * trains them one after the other and interleaves their secure aggregation steps. When the
+ * server computes the updates as it averages (at_server), a host only charges each client's
+ * steps and sends an update of the model's size. */
 #include <stdlib.h>
 #include <string.h>
 
