@@ -15,7 +15,8 @@
 #     1,000 sampled a round: it follows the sampled clients, not the population.
 # About 3 minutes on an idle core.
 # usage: tests/bench/fedscale.sh [BUILD_DIR]   (env: ROUNDS=N timed rounds, default 10;
-#        REPEAT=N measurements of each, default 3)
+#        REPEAT=N measurements of each, default 3; needs the sqlite3 shell and Debian's
+#        python3-torch)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -24,6 +25,10 @@ scenario=$here/scenarios/federated/population-100k.ini
 rounds=${ROUNDS:-10}
 repeat=${REPEAT:-3}
 lo=2
+if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
+    echo "fedscale.sh: the PyTorch peer needs Debian's python3-torch (/usr/bin/python3)" >&2
+    exit 1
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
