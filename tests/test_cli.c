@@ -567,6 +567,57 @@ START_TEST(run_lands_in_database)
 }
 END_TEST
 
+/* A federated population larger than the training set (64 samples, 200 clients): the
+ * partition leaves clients empty, rounds sample only among those holding data, every sample
+ * is some client's, and a second run gives the same rows. A strategy that cannot take empty
+ * clients still refuses the split in one line. */
+START_TEST(population_larger_than_training_set)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/population.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/population.db", dir);
+    write_file(path, "[run]\neval_every = 0\n[model]\narch = logreg\nbatch = 4\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 64\ntest_samples = 32\n"
+                     "synthetic_dim = 8\nsynthetic_classes = 4\npartition = dirichlet:0.3\n"
+                     "[cluster]\nworkers = 4\n[strategy]\nkind = fedavg\nclients = 200\n"
+                     "fraction = 0.1\nrounds = 3\n");
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
+    /* more sampled than hold data: each round takes all of them */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "strategy.fraction=1", NULL}),
+                     0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    long holders = query_long(db, "SELECT count(*) FROM clients WHERE run = 1 AND samples > 0");
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM clients WHERE run = 1"), 200);
+    ck_assert_int_eq(query_long(db, "SELECT sum(samples) FROM clients WHERE run = 1"), 64);
+    ck_assert_msg(holders > 0 && holders < 64, "%ld clients hold data", holders);
+    /* 3 rounds of floor(0.1 x 200) = 20 clients, none of them empty */
+    ck_assert_int_eq(query_long(db, "SELECT sum(rounds) FROM clients WHERE run = 1"), 60);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM clients WHERE samples = 0 AND "
+                                    "rounds > 0"),
+                     0);
+    ck_assert_int_eq(query_long(db, "SELECT sum(rounds) FROM clients WHERE run = 3"),
+                     3 * holders);
+    /* the same seed, the same rows */
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM clients a JOIN clients b ON "
+                                    "b.client = a.client AND b.run = 2 WHERE a.run = 1 AND "
+                                    "a.rounds = b.rounds AND a.samples = b.samples"),
+                     200);
+    ck_assert_int_eq(query_long(db, "SELECT count(*) FROM summary a, summary b WHERE a.run = 1 "
+                                    "AND b.run = 2 AND a.final_loss = b.final_loss AND "
+                                    "a.sim_time = b.sim_time AND a.final_loss > 0"),
+                     1);
+    sqlite3_close(db);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "strategy.kind=fedbuff", "--set",
+                                            "strategy.concurrency=4", NULL}),
+                     2);
+    one_error_line("64 samples for 200 clients (expected at least one sample each)", NULL);
+}
+END_TEST
+
 /* A model profile: the run is timed, not trained; the summary says so and the evaluation
  * rows keep their time and step with empty loss and accuracy. */
 START_TEST(timing_only_run_has_empty_accuracy)
@@ -2128,6 +2179,7 @@ int main(void)
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);
     tcase_add_test(tc, readme_lists_every_key);
     tcase_add_test(tc, readme_lists_every_strategy);
+    tcase_add_test(tc, population_larger_than_training_set);
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);
     tcase_add_test(tc, energy_and_cost_follow_their_formulas);
     tcase_add_test(tc, runs_fit_100_columns_and_match_the_database);

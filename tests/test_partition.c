@@ -394,6 +394,63 @@ START_TEST(test_client_count_errors)
 }
 END_TEST
 
+/* A federated population (empty_ok): more clients than samples, or a Dirichlet draw that
+ * always leaves some client empty, is a partition with empty clients, still a cover of the
+ * samples and a function of the seed; shards still need K samples a client. */
+static trainer_partition_t make_empty_ok(const trainer_dataset_t *ds, int clients,
+                                         const char *text, uint64_t seed)
+{
+    trainer_partition_spec_t spec = spec_of(text);
+    spec.empty_ok = 1;
+    trainer_partition_t p;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK,
+                  "%s: %s", text, err.msg);
+    return p;
+}
+
+static int empty_clients(const trainer_partition_t *p)
+{
+    int n = 0;
+    for (int c = 0; c < p->clients; c++)
+        n += trainer_partition_size(p, c) == 0;
+    return n;
+}
+
+START_TEST(test_empty_ok)
+{
+    trainer_dataset_t ds;
+    trainer_dataset_synthetic(&ds, 50, 2, 4, 1.0f, 1);
+    trainer_partition_t a = make_empty_ok(&ds, 200, "dirichlet:0.3", 7);
+    trainer_partition_t b = make_empty_ok(&ds, 200, "dirichlet:0.3", 7);
+    check_cover(&a, ds.n);
+    ck_assert_int_ge(empty_clients(&a), 150); /* at most 50 clients hold a sample */
+    ck_assert_msg(same_partition(&a, &b, ds.n), "same seed, different partitions");
+    trainer_partition_free(&a);
+    trainer_partition_free(&b);
+    /* iid: 50 samples over 80 clients, one or none each */
+    trainer_partition_t i = make_empty_ok(&ds, 80, "iid", 7);
+    check_cover(&i, ds.n);
+    check_sizes_within_one(&i, ds.n);
+    ck_assert_int_eq(empty_clients(&i), 30);
+    trainer_partition_free(&i);
+    /* test_dirichlet_unsatisfiable's split: its last draw stands, with its empty clients */
+    trainer_dataset_t few;
+    trainer_dataset_synthetic(&few, 20, 2, 10, 1.0f, 1);
+    trainer_partition_t d = make_empty_ok(&few, 20, "dirichlet:0.001", 1);
+    check_cover(&d, few.n);
+    ck_assert_int_gt(empty_clients(&d), 0);
+    trainer_partition_free(&d);
+    trainer_dataset_free(&few);
+    trainer_partition_spec_t spec = spec_of("shards:1");
+    spec.empty_ok = 1;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_partition_make(&a, &ds, 51, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "at least 51 samples (got 50)"), "%s", err.msg);
+    trainer_dataset_free(&ds);
+}
+END_TEST
+
 static Suite *partition_suite(void)
 {
     Suite *s = suite_create("partition");
@@ -411,6 +468,7 @@ static Suite *partition_suite(void)
     tcase_add_test(tc, test_dirichlet_skew);
     tcase_add_test(tc, test_dirichlet_histogram);
     tcase_add_test(tc, test_dirichlet_unsatisfiable);
+    tcase_add_test(tc, test_empty_ok);
     tcase_add_loop_test(tc, test_deterministic, 0, 3);
     tcase_add_loop_test(tc, test_client_count_errors, 0, 3);
     suite_add_tcase(s, tc);

@@ -556,11 +556,15 @@ START_TEST(cross_key_errors_name_the_line_at_fault)
     expect_file_error("[data]\nsource = synthetic\ntrain_samples = 4\n",
                       ":3: data.train_samples: 4 samples for 8 workers (expected at least one "
                       "sample each)");
-    expect_file_error("[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n",
+    /* fedavg samples among the clients holding data (SIM_TAKES_EMPTY_CLIENTS), fedbuff not */
+    expect_file_error("[data]\ntrain_samples = 50\n[strategy]\nkind = fedbuff\n",
                       ":2: data.train_samples: 50 samples for 100 clients (expected at least "
                       "one sample each)");
-    /* the key a --set changed is blamed when the other one has its default */
     scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n"),
+            NULL, 0);
+    ck_assert_int_eq(sc.clients, 100);
+    /* the key a --set changed is blamed when the other one has its default */
     dt_err_t err;
     static const char *const sets[] = {"strategy.servers=16"};
     ck_assert_int_eq(scenario_load(&sc, NULL, sets, 1, &err), DT_ERR_INPUT);

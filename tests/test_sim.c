@@ -771,6 +771,48 @@ START_TEST(client_devices_set_speeds_links_and_availability)
 }
 END_TEST
 
+START_TEST(updates_at_the_server_are_the_clients_own)
+{
+    /* fedavg's plain mean computes each update on the server as it averages (flops time
+     * model); with time_model = measured each client trains on its host, and side by side the
+     * server trains them all at the start of the round. The same clients, order and
+     * operations: the weights are equal to the bit, with base's momentum and weight decay, a
+     * prox term, accumulated micro-batches, and clients without data (200 clients, 128
+     * samples); side by side the hosts replay the charges the at-server hosts make before
+     * anything is computed: the same simulated time, samples and compute. */
+    const char *sets[] = {"strategy.kind=fedavg",    "strategy.clients=200",
+                          "strategy.fraction=0.1",   "strategy.rounds=3",
+                          "cluster.workers=3",       "data.train_samples=128",
+                          "data.partition=dirichlet:0.3", "strategy.prox_mu=0.1",
+                          "model.batch=2",           "strategy.accumulate=2",
+                          "run.time_model=flops"};
+    float *at = NULL, *host = NULL;
+    outcome_t a = simulate(sets, 11, &at);
+    sets[10] = "run.time_model=measured";
+    simulate(sets, 11, &host);
+    ck_assert_msg(memcmp(at, host, sizeof(float) * a.n_params) == 0,
+                  "at the server and on the hosts differ by %g",
+                  max_rel_diff(at, host, a.n_params));
+    free(at);
+    free(host);
+    sets[9] = "strategy.accumulate=1";
+    sets[10] = "model.side_by_side=no";
+    a = simulate(sets, 11, &at);
+    sets[10] = "model.side_by_side=yes";
+    outcome_t s = simulate(sets, 11, &host);
+    ck_assert_msg(memcmp(at, host, sizeof(float) * a.n_params) == 0,
+                  "at the server and side by side differ by %g",
+                  max_rel_diff(at, host, a.n_params));
+    ck_assert_msg(a.end_time == s.end_time && a.samples == s.samples &&
+                      a.compute_s == s.compute_s && a.samples > 0,
+                  "charged differently: %.17g s, %g samples, %.17g s compute against %.17g, "
+                  "%g, %.17g",
+                  a.end_time, a.samples, a.compute_s, s.end_time, s.samples, s.compute_s);
+    free(at);
+    free(host);
+}
+END_TEST
+
 START_TEST(many_clients_a_host_keep_their_updates)
 {
     /* 40 clients a round on 1 host or on 40 (fedavg), 2 hosts or 20 (hierfl, 2 regions: a
@@ -2462,6 +2504,7 @@ int main(void)
     tcase_add_test(tc, robust_rules_and_attacks_against_the_mean);
     tcase_add_test(tc, dp_fedavg_clips_and_adds_noise);
     tcase_add_test(tc, many_clients_a_host_keep_their_updates);
+    tcase_add_test(tc, updates_at_the_server_are_the_clients_own);
     tcase_add_test(tc, a_closed_round_does_not_wait_behind_its_late_uploads);
     tcase_add_test(tc, secure_aggregation_costs_bytes_and_time_not_weights);
     tcase_add_test(tc, secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold);

@@ -138,7 +138,7 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
     size_t n = ds->n;
     if (clients < 1)
         return dt_err_input(err, "partition: need at least 1 client (got %d)", clients);
-    if ((size_t)clients > n)
+    if ((size_t)clients > n && !spec->empty_ok)
         return dt_err_input(err,
                             "partition: more clients than samples (expected at most %zu "
                             "clients, got %d)",
@@ -207,12 +207,16 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
         double *prop = dt_malloc((size_t)clients * sizeof *prop);
         sort_by_label(ds, sorted, start);
         int empty = 0;
-        for (int attempt = 0; attempt < DIRICHLET_ATTEMPTS; attempt++) {
+        /* more clients than samples leave some empty whatever the draw: one draw */
+        int attempts = (size_t)clients > n ? 1 : DIRICHLET_ATTEMPTS;
+        for (int attempt = 0; attempt < attempts; attempt++) {
             empty = dirichlet_draw(&rng, ds, clients, spec->alpha, sorted, start, client_of,
                                    sizes, prop);
             if (empty == 0)
                 break;
         }
+        if (spec->empty_ok)
+            empty = 0;
         if (empty == 0) {
             for (int c = 0; c < clients; c++)
                 offsets[c + 1] = offsets[c] + sizes[c];

@@ -23,6 +23,8 @@ typedef struct trainer_partition_spec {
     trainer_partition_kind_t kind;
     double alpha; /* dirichlet concentration, > 0 */
     int shards;   /* shards per client, >= 1 */
+    int empty_ok; /* a federated population: clients may hold no sample (set by the caller,
+                     not parsed) */
 } trainer_partition_spec_t;
 
 typedef struct trainer_partition {
@@ -38,7 +40,9 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
 
 /* Splits ds across `clients` clients. Errors (DT_ERR_INPUT): clients < 1 or more clients
  * than samples; shards: clients*K > n; dirichlet: a client left with no sample after
- * 100 redraws. */
+ * 100 redraws. With spec->empty_ok more clients than samples is no error (iid then gives
+ * each client one sample or none) and dirichlet keeps its last draw with the clients it left
+ * empty (its only draw when clients > n, where no redraw could fill them all). */
 dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
                                  int clients, const trainer_partition_spec_t *spec,
                                  uint64_t seed, dt_err_t *err);

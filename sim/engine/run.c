@@ -178,8 +178,10 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     /* Partition: per worker, or per fedavg client of the population. A timing-only run
      * has no data: its clients hold equal shares of data.train_samples (sim_client_samples). */
     int parts = st->parts ? (int)st->parts(sc, run->n_workers) : run->n_workers;
+    trainer_partition_spec_t spec = sc->partition;
+    spec.empty_ok = (st->takes & SIM_TAKES_EMPTY_CLIENTS) != 0;
     if (!run->timing_only &&
-        trainer_partition_make(&run->part, &run->train, parts, &sc->partition, sc->seed, err))
+        trainer_partition_make(&run->part, &run->train, parts, &spec, sc->seed, err))
         return DT_ERR_INPUT;
     if (!run->timing_only && sc->client_holdout > 0) {
         /* each client's samples in a seeded order, its last share held out */

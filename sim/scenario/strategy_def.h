@@ -26,6 +26,9 @@ enum {
     SIM_SAME_AS_SINGLE = 1 << 4,            /* trains single's model with the global batch
                                                (model.batch x accumulate x replicas): the
                                                weights agree up to float rounding (tested) */
+    SIM_TAKES_EMPTY_CLIENTS = 1 << 5,       /* a population whose clients may hold no sample
+                                               (data.partition over more clients than
+                                               samples): it samples among those holding some */
 };
 
 /* A [strategy] key of a strategy's own, declared in its file (sim_strategy_t.own_keys).

@@ -384,8 +384,9 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, k, "accumulate applies to %s, not %s (%s)", takers,
                              st->name, where);
     }
-    if (sc->train_samples > 0) {
-        /* one partition per worker or client (strategy_def.h: parts) */
+    if (sc->train_samples > 0 && !(st->takes & SIM_TAKES_EMPTY_CLIENTS)) {
+        /* one partition per worker or client (strategy_def.h: parts); a population that
+         * takes empty clients samples among those holding data */
         long need = st->parts ? st->parts(sc, sc->workers) : sc->workers;
         if (sc->train_samples < need) {
             int clients = !strcmp(st->worker_role, "client");

@@ -1,7 +1,9 @@
 /* fedavg: federated averaging (McMahan et al. 2017). A population of clients, each with
  * its own partition of the training set (iid, dirichlet or shards), lives on the client
  * hosts (client c on host c mod hosts). Each round the server samples
- * floor(fraction * clients) clients (at least one, checked with the scenario), sends them the global model, each trains E
+ * floor(fraction * clients) clients (at least one, checked with the scenario) among those
+ * holding data (a population larger than the training set leaves some clients empty: they
+ * are never sampled), sends them the global model, each trains E
  * local epochs of batch B on its data and sends its model back, and the server replaces
  * the global model by the average weighted by client sample counts. prox_mu > 0 adds
  * FedProx's proximal term mu/2 |w - w_global|^2 to every local step (Li et al. 2020).
@@ -12,7 +14,9 @@
  * step follows g + c - c_i, the client then sets c_i += dc with
  *   dc = (x - y) / (K lr) - c       (x the global model, y its own after K steps of lr)
  * and uploads dc with its model; the server adds (1/clients) sum dc to c. The model and c
- * travel together both ways: twice FedAvg's bytes. */
+ * travel together both ways: twice FedAvg's bytes. With the plain mean the server computes
+ * each client's update itself as it averages (updates_at_server): the same weights, one
+ * model in memory rather than one per sampled client. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +176,8 @@ static void dp_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, i
     }
     if (run->db) {
         const scenario_t *sc = run->sc;
-        double q = (double)m / (double)sc->clients, delta = scenario_own(sc, "dp_delta")->d;
+        const sim_fl_t *fl = run->shared;
+        double q = (double)m / (double)fl->n_holders, delta = scenario_own(sc, "dp_delta")->d;
         double eps = trainer_rdp_epsilon(q, st->dp_noise, round + 1, delta, NULL);
         dt_err_t e;
         if (results_privacy_add(run->db, run->run_id, round + 1, eps, delta, &e) != DT_OK)
@@ -211,7 +216,8 @@ static void scaffold_server(sim_run_t *run, server_state_t *st, int got)
 {
     if (!st->c)
         return;
-    float a = 1.0f / (float)run->sc->clients;
+    const sim_fl_t *fl = run->shared;
+    float a = 1.0f / (float)fl->n_holders; /* the population that can take part */
     for (int i = 0; i < got; i++)
         if (st->msgs[i]->aux)
             run->be->axpy(run->n_params, a, st->msgs[i]->aux, st->c);
@@ -259,11 +265,12 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
                              trainer_rng_t *rng, long round, int m)
 {
     const scenario_t *sc = run->sc;
-    int clients = (int)sc->clients, hosts = run->n_workers;
+    const sim_fl_t *fl = run->shared;
+    int hosts = run->n_workers;
     int n = 0;
-    for (int c = 0; c < clients; c++)
-        if (sim_fl_client_available(run, c, sim_now()))
-            st->population[n++] = (uint32_t)c;
+    for (long i = 0; i < fl->n_holders; i++)
+        if (sim_fl_client_available(run, (int)fl->holders[i], sim_now()))
+            st->population[n++] = fl->holders[i];
     if (n == 0) {
         sim_fault_log(run, "unavailable", node->name, "round %ld: no client online", round);
         sim_sleep_until(sim_fl_next_online(run, sim_now()));
@@ -301,9 +308,55 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
     return got;
 }
 
+/* Whether the server computes each update as it averages, rather than each client on its
+ * host: a client's local training depends only on the global model, its samples and its
+ * seeded order, so its host only charges the steps and the server computes the models one
+ * after the other, in the order it averages them, into one buffer. The same weights (the
+ * same operations in the same order), but one model in memory instead of one per sampled
+ * client, and that one warm in the cache. For the plain mean only: the flops time model
+ * (the host charges before anything is computed), a real model, and none of what reads or
+ * changes a client's model on its own (robust rules, DP-FedAvg, compression, SCAFFOLD,
+ * secure aggregation, Byzantine clients, clients side by side). */
+static int updates_at_server(const sim_run_t *run, const server_state_t *st)
+{
+    const scenario_t *sc = run->sc;
+    return !run->timing_only && sc->time_model == SIM_TIME_FLOPS &&
+           st->agg.kind == TRAINER_AGG_MEAN && st->dp_clip <= 0 && !sim_codec_on(run) &&
+           !st->scaffold && !st->sa.on && sc->byzantine == 0 && !st->side;
+}
+
+/* The mean of the round's got updates into params, weighted by st->weights (in client
+ * order), each computed here (at_server) as its client would have: the backend's average,
+ * a scaled copy of the first and an axpy of each next, one update at a time. A loss that is
+ * not finite marks the run diverged and ends it after this round. */
+static void average_at_server(sim_run_t *run, sim_node_t *node, server_state_t *st, int got,
+                              long round)
+{
+    size_t n = run->n_params;
+    float *sum = st->sum; /* not params: every update starts from it */
+    for (int i = 0; i < got; i++) {
+        if (!sim_fl_local_compute(run, node, &st->order, &st->order_cap, st->msgs[i]->flag,
+                                  round, node->params, st->local) &&
+            !run->diverged) {
+            run->diverged = 1;
+            sim_request_stop(run, round + 1);
+        }
+        if (i == 0)
+            run->be->average(sum, (const float *const *)&st->local, st->weights, 1, n);
+        else
+            run->be->axpy(n, st->weights[i], st->local, sum);
+    }
+    run->be->copy(node->params, sum, sizeof(float) * n);
+}
+
 static void server_state_free(sim_node_t *node)
 {
     server_state_t *st = node->state;
+    if (st->local) {
+        sim_current->be->free(st->local);
+        sim_current->be->free(st->sum);
+    }
+    free(st->order);
     free(st->rngs);
     free(st->side_clients);
     free(st->population);
@@ -359,7 +412,13 @@ static void server(sim_node_t *node)
     sim_run_t *run = sim_current;
     const scenario_t *sc = run->sc;
     int clients = (int)sc->clients, hosts = run->n_workers;
+    /* the population a round samples from: the clients holding data (all of them unless
+     * data.partition left some empty); m of them, or all when fewer hold data */
+    const sim_fl_t *fl = run->shared;
+    int pop = (int)fl->n_holders;
     int m = (int)scenario_fedavg_sampled(sc);
+    if (m > pop)
+        m = pop;
     int cap = round_cap(run);
     server_state_t *st = dt_calloc(1, sizeof *st);
     st->cap = cap;
@@ -400,6 +459,11 @@ static void server(sim_node_t *node)
         st->rngs = dt_calloc((size_t)cap, sizeof(trainer_rng_t));
         st->side_clients = dt_calloc((size_t)cap, sizeof(uint32_t));
     }
+    st->at_server = updates_at_server(run, st);
+    if (st->at_server) {
+        st->local = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+        st->sum = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+    }
     st->opt_on = server_optimizer(sc, &st->opt);
     st->server_step = st->opt_on && !run->timing_only;
     if (st->server_step) {
@@ -427,19 +491,18 @@ static void server(sim_node_t *node)
             }
         } else {
             if (st->dp_clip > 0) {
-                /* DP-FedAvg samples each client with probability q = m / clients (Poisson
+                /* DP-FedAvg samples each client with probability q = m / pop (Poisson
                  * sampling, which its accountant assumes): m clients a round on average */
                 got = 0;
-                double q = (double)m / (double)clients;
-                for (int c = 0; c < clients; c++)
+                double q = (double)m / (double)pop;
+                for (int i = 0; i < pop; i++)
                     if (trainer_rng_uniform(&rng) < q)
-                        st->population[got++] = (uint32_t)c;
+                        st->population[got++] = fl->holders[i];
             } else {
                 /* sample m distinct clients: a partial Fisher-Yates over the population */
-                for (int i = 0; i < clients; i++)
-                    st->population[i] = (uint32_t)i;
+                memcpy(st->population, fl->holders, sizeof(uint32_t) * (size_t)pop);
                 for (int i = 0; i < m; i++) {
-                    int j = i + (int)trainer_rng_below(&rng, (uint64_t)(clients - i));
+                    int j = i + (int)trainer_rng_below(&rng, (uint64_t)(pop - i));
                     uint32_t t = st->population[i];
                     st->population[i] = st->population[j];
                     st->population[j] = t;
@@ -487,6 +550,8 @@ static void server(sim_node_t *node)
             else if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
                 for (int i = 0; i < got; i++)
                     sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
+            else if (st->at_server)
+                average_at_server(run, node, st, got, round);
             else
                 run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
             if (st->scaffold) {
@@ -669,7 +734,7 @@ const sim_strategy_t sim_strategy_fedavg = {
             "`compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
-    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE,
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_EMPTY_CLIENTS,
     .check = check,
     .hosts = sim_fl_hosts,
     .parts = sim_fl_parts,

@@ -1,6 +1,8 @@
 /* fedavg's client hosts (fedavg.c has the server): each serves the clients c with c mod
  * hosts = its rank, one message at a time, so a host with several clients of a round
- * trains them one after the other and interleaves their secure aggregation steps. */
+ * trains them one after the other and interleaves their secure aggregation steps. When the
+ * server computes the updates as it averages (at_server), a host only charges each client's
+ * steps and sends an update of the model's size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,7 +127,9 @@ void fedavg_client_host(sim_node_t *node)
                                                    : (server_state_t *)&remote_server;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
         float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
-        if (!w) {
+        if (st->at_server) /* the server computes the update: charge its steps */
+            sim_fl_local_charge(run, node, c, round);
+        else if (!w) {
             /* the global model, read by the server's aggregation only after the round, and
              * by late clients of this host after that: copy it before training */
             float *own = sim_fl_slot(run, &h->slots, round);
@@ -158,7 +162,8 @@ void fedavg_client_host(sim_node_t *node)
             up = sim_codec_msg(run, node, node->scratch, 0, run->n_params, residual,
                                host_packed(run, h, round), round);
         } else {
-            up = sim_msg_slice(node, w, 0, run->n_params, round);
+            up = sim_msg_slice(node, task->data, 0, run->n_params, round);
+            up->data = w; /* NULL with at_server: nothing for the server to read */
         }
         up->flag = c;
         up->weight = (double)sim_client_samples(run, c);

@@ -40,6 +40,11 @@ typedef struct server_state {
     float *c;             /* (n_params) dev: the server's control variate, or NULL */
     float **ci;           /* (clients) dev: each client's, made when it first trains */
     sim_secagg_t sa;      /* secure aggregation's cost (secure_agg), or sa.on == 0 */
+    int at_server;        /* the server computes each update as it averages (at_server) */
+    float *local, *sum;   /* (n_params) dev, with at_server: the update being computed, and
+                             the weighted sum so far */
+    uint32_t *order;      /* its samples' order */
+    size_t order_cap;
 } server_state_t;
 
 /* A client host's loop: takes tasks (and secure aggregation's steps) for any of its clients

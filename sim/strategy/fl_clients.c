@@ -121,6 +121,7 @@ static void fl_free(void *p)
     free(fl->flipped);
     free(fl->noise);
     free(fl->rounds);
+    free(fl->holders);
     sim_client_devices_close(&fl->devices);
     sim_avail_trace_free(&fl->avail_trace);
     free(fl);
@@ -134,6 +135,10 @@ void sim_fl_setup(sim_run_t *run)
     run->shared = fl;
     run->shared_free = fl_free;
     fl->rounds = dt_calloc((size_t)sc->clients, sizeof(long));
+    fl->holders = dt_malloc(sizeof(uint32_t) * (size_t)sc->clients);
+    for (long c = 0; c < sc->clients; c++)
+        if (sim_client_samples(run, (int)c) > 0)
+            fl->holders[fl->n_holders++] = (uint32_t)c;
     /* the traces were loaded when the scenario was read: an error now is a file changed
      * since, told as any bad input */
     dt_err_t e;
@@ -211,19 +216,35 @@ void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rn
                      FL_STREAM_LOCAL);
 }
 
-long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+/* What local_steps does with each micro-batch: compute it and charge it (a client training
+ * on its host), only charge it (a client the server trains as it averages), or only
+ * compute it (the server, for such a client). */
+typedef enum local_mode {
+    LOCAL_TRAIN,
+    LOCAL_CHARGE,
+    LOCAL_COMPUTE,
+} local_mode_t;
+
+/* Client c's local training of `round` in `mode` (sim_fl_local_train says what it does).
+ * Returns its local steps; *finite is 0 when LOCAL_COMPUTE met a loss that is not. */
+static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                         size_t *order_cap, int c, long round, const float *global,
-                        const float *corr, float *w)
+                        const float *corr, float *w, local_mode_t mode, int *finite)
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
     size_t n = sim_client_samples(run, c);
-    size_t bytes = sizeof(float) * run->n_params;
-    run->be->copy(w, global, bytes);
-    run->be->scale(run->n_params, 0.0f, node->velocity); /* fresh optimizer each round */
+    int real = mode != LOCAL_CHARGE;
+    if (real) {
+        run->be->copy(w, global, sizeof(float) * run->n_params);
+        /* a fresh optimizer each round; plain SGD has no velocity to clear (sim_sgd passes
+         * none), and clearing it would cost a client of one step as much as its update */
+        if (sc->sgd.momentum != 0.0f && !run->momentum_correction)
+            run->be->scale(run->n_params, 0.0f, node->velocity);
+    }
     /* a timing-only client has no samples to order: the same steps are only charged */
     uint32_t *order = NULL;
-    if (!run->timing_only) {
+    if (!run->timing_only && real) {
         if (n > *order_cap) {
             free(*order_buf);
             *order_buf = dt_malloc(sizeof(uint32_t) * n);
@@ -249,8 +270,18 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
             for (long k = 0; k < sc->accumulate && off < n; k++) {
                 int b = (int)(n - off < (size_t)sc->batch ? n - off : (size_t)sc->batch);
                 float *g = k ? node->scratch : node->grads;
-                sim_compute_grad(run, node, w, g, order ? order + off : NULL, b);
-                if (sc->accumulate > 1) {
+                const uint32_t *idx = order ? order + off : NULL;
+                if (mode == LOCAL_TRAIN) {
+                    sim_compute_grad(run, node, w, g, idx, b);
+                } else if (mode == LOCAL_CHARGE) { /* its loss is the server's to check */
+                    sim_charge(run, node, run->step_flops * b, 0.0);
+                    sim_count_step(run, node, b, 0.0);
+                } else {
+                    double wall;
+                    if (!isfinite(sim_real_grad(run, w, g, idx, b, &wall)))
+                        *finite = 0;
+                }
+                if (real && sc->accumulate > 1) {
                     if (k)
                         run->be->axpy(run->n_params, (float)b, g, node->grads);
                     else
@@ -259,6 +290,9 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                 off += (size_t)b;
                 taken += (size_t)b;
             }
+            steps++;
+            if (!real)
+                continue;
             if (sc->accumulate > 1)
                 run->be->scale(run->n_params, 1.0f / (float)taken, node->grads);
             if (sc->prox_mu > 0) { /* grad += mu (w - w_global) */
@@ -268,13 +302,34 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
             if (corr)
                 run->be->axpy(run->n_params, 1.0f, corr, node->grads);
             sim_sgd(run, w, node->grads, node->velocity, run->n_params, round);
-            steps++;
         }
     }
     node->labels = NULL;
-    if (attacker)
+    if (attacker && real)
         attack(run, node, c, round, global, w);
     return steps;
+}
+
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                        size_t *order_cap, int c, long round, const float *global,
+                        const float *corr, float *w)
+{
+    return local_steps(run, node, order_buf, order_cap, c, round, global, corr, w, LOCAL_TRAIN,
+                       NULL);
+}
+
+long sim_fl_local_charge(sim_run_t *run, sim_node_t *node, int c, long round)
+{
+    return local_steps(run, node, NULL, NULL, c, round, NULL, NULL, NULL, LOCAL_CHARGE, NULL);
+}
+
+int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                         size_t *order_cap, int c, long round, const float *global, float *w)
+{
+    int finite = 1;
+    local_steps(run, node, order_buf, order_cap, c, round, global, NULL, w, LOCAL_COMPUTE,
+                &finite);
+    return finite;
 }
 
 void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs)

@@ -76,6 +76,10 @@ typedef struct sim_fl {
     uint8_t *flipped;   /* (train.n) label_flip: the labels its clients train on */
     float *noise;       /* (n_params) host: the noise attack's draws */
     long *rounds;       /* (clients) updates of each client the server aggregated */
+    uint32_t *holders;  /* (n_holders) the clients holding training samples, ascending: the
+                           population rounds sample from (a client without data has nothing
+                           to train on or to weigh in the average) */
+    long n_holders;     /* clients when every client holds data */
     sim_client_devices_t devices; /* each client's speed (and links: platform.c) */
     sim_availability_t availability; /* faults.availability */
     sim_avail_trace_t avail_trace;   /* its windows with trace:PATH (n_clients 0: none) */
@@ -126,6 +130,15 @@ void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rn
 long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                         size_t *order_cap, int c, long round, const float *global,
                         const float *corr, float *w);
+/* The two halves of sim_fl_local_train, for a client whose update the server computes as it
+ * averages (fedavg): the client's host charges node with its steps, as sim_fl_local_train
+ * would (the same micro-batches, flops and step counts), and returns them; the server
+ * computes its model into w without charging anyone (its own grads, scratch and velocity
+ * serve as the client's) and returns 0 when a loss was not finite. Neither takes a
+ * Byzantine client (sim_fl_local_train alone attacks) nor SCAFFOLD's correction. */
+long sim_fl_local_charge(sim_run_t *run, sim_node_t *node, int c, long round);
+int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
+                         size_t *order_cap, int c, long round, const float *global, float *w);
 /* The end of a federated run: a stop task (flag -1) to every client host; to and msgs hold
  * one entry per host. */
 void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs);
