@@ -316,11 +316,12 @@ static int round_with_faults(sim_run_t *run, sim_node_t *node, server_state_t *s
  * client, and that one warm in the cache. For the plain mean only: the flops time model
  * (the host charges before anything is computed), a real model, and none of what reads or
  * changes a client's model on its own (robust rules, DP-FedAvg, compression, SCAFFOLD,
- * secure aggregation, Byzantine clients, clients side by side). */
+ * secure aggregation, Byzantine clients, clients side by side). Never in real mode: there
+ * each client's host trains it, on its own machine. */
 static int updates_at_server(const sim_run_t *run, const server_state_t *st)
 {
     const scenario_t *sc = run->sc;
-    return !run->timing_only && sc->time_model == SIM_TIME_FLOPS &&
+    return !run->real && !run->timing_only && sc->time_model == SIM_TIME_FLOPS &&
            st->agg.kind == TRAINER_AGG_MEAN && st->dp_clip <= 0 && !sim_codec_on(run) &&
            !st->scaffold && !st->sa.on && sc->byzantine == 0 && !st->side;
 }
