@@ -2,7 +2,8 @@
  * setting (bandwidth x latency) the scenario runs real, one process per host on the
  * shaped-link testbed (tests/testbed/testbed.sh: network namespaces, shaped veth links,
  * mpirun), and simulated under SimGrid's CM02, LV08 and SMPI network models with the compute
- * speed `dtsim calibrate` measures here with as many processes at once as the real run has.
+ * speed `dtsim calibrate` measures here with as many processes at once as the real run has
+ * training (its hosts but the servers').
  * It prints real and simulated seconds per step and each model's error, and stores every run
  * in one database (results/validate.db) for `dtsim plot` and `dtsim report`.
  *
@@ -276,8 +277,10 @@ static int calibrate(const scenario_t *sc, const char *self, int hosts, const ch
     return fclose(f) ? -1 : 0;
 }
 
-/* "# hosts: N" of `dtsim platform SCENARIO --links` (with the user's --set). */
-static int count_hosts(const validate_opts_t *o, const char *self, const char *dir)
+/* "# hosts: N" of `dtsim platform SCENARIO --links` (with the user's --set); *servers gets
+ * the hosts that run a server (they average, the others train). */
+static int count_hosts(const validate_opts_t *o, const char *self, const char *dir,
+                       int *servers)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/hosts.txt", dir);
@@ -299,9 +302,11 @@ static int count_hosts(const validate_opts_t *o, const char *self, const char *d
     FILE *f = fopen(path, "r");
     int hosts = -1;
     char line[256];
-    while (rc == 0 && f && fgets(line, sizeof line, f))
-        if (sscanf(line, "# hosts: %d", &hosts) == 1)
-            break;
+    *servers = 0;
+    while (rc == 0 && f && fgets(line, sizeof line, f)) {
+        sscanf(line, "# hosts: %d", &hosts);
+        *servers += !strncmp(line, "host ", 5) && strstr(line, " server-") != NULL;
+    }
     if (f)
         fclose(f);
     unlink(path);
@@ -347,8 +352,10 @@ int cli_validate(int argc, char **argv)
         return CLI_EXIT_RUN;
     }
     snprintf(device, sizeof device, "%s/device.ini", dir);
-    int hosts = count_hosts(&o, self, dir);
-    if (hosts < 1 || calibrate(sc, self, hosts, dir, device)) {
+    int servers, hosts = count_hosts(&o, self, dir, &servers);
+    /* as many at once as the real run has processes training: its hosts without servers */
+    int trainers = hosts - servers > 0 ? hosts - servers : hosts;
+    if (hosts < 1 || calibrate(sc, self, trainers, dir, device)) {
         fprintf(stderr, "dtsim validate: %s: %s\n", o.scenario,
                 hosts < 1 ? "cannot list its hosts (dtsim platform --links)"
                           : "dtsim calibrate failed");
@@ -358,7 +365,7 @@ int cli_validate(int argc, char **argv)
     }
     printf("# %s: %s on %d hosts, %ld steps; compute: dtsim calibrate x %d at once "
            "(%s)\n",
-           sc->name, sc->strategy->name, hosts, o.steps, hosts, device);
+           sc->name, sc->strategy->name, hosts, o.steps, trainers, device);
     printf("%-10s %-9s %-7s %10s", "strategy", "bandwidth", "latency", "real s/step");
     for (int m = 0; m < N_MODELS; m++)
         printf(" %10s %8s", MODELS[m], "error");
