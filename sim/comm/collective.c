@@ -8,9 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sim_box_t pair_box(const sim_node_t *to, const sim_node_t *from)
+/* The box of the pair (self, peer): where peer's messages to self arrive when inward, else
+ * where self's messages to peer arrive. Each node keeps its peers' boxes: sim_mailbox
+ * formats a name and hashes it on every call, a sixth of a ring message's cost. */
+static sim_box_t peer_box(sim_node_t *self, const sim_node_t *peer, int inward)
 {
-    return sim_mailbox(to->name, from->name);
+    if (!self->peer_boxes)
+        self->peer_boxes = dt_calloc(SIM_PEER_BOXES, sizeof(sim_peer_box_t));
+    sim_peer_box_t *slot = &self->peer_boxes[(2 * (peer->rank & 7) + inward) % SIM_PEER_BOXES];
+    if (slot->peer != peer || slot->inward != inward) {
+        const sim_node_t *to = inward ? self : peer, *from = inward ? peer : self;
+        *slot = (sim_peer_box_t){peer, inward, sim_mailbox(to->name, from->name)};
+    }
+    return slot->box;
+}
+
+/* Where self sends to peer; where self receives from peer. */
+static sim_box_t box_to(sim_node_t *self, const sim_node_t *peer)
+{
+    return peer_box(self, peer, 0);
+}
+
+static sim_box_t box_from(sim_node_t *self, const sim_node_t *peer)
+{
+    return peer_box(self, peer, 1);
 }
 
 static void accumulate(sim_run_t *run, float *buf, const sim_msg_t *m)
@@ -33,8 +54,8 @@ static sim_status_t exchange(sim_run_t *run, const sim_group_t *g, int me, int t
 {
     sim_node_t *self = g->members[me];
     sim_msg_t *out = wire(run, self, buf, off, len, 0);
-    return sim_sendrecv(run, self, pair_box(g->members[to], self), out,
-                        pair_box(self, g->members[from]), buf, add, NULL);
+    return sim_sendrecv(run, self, box_to(self, g->members[to]), out,
+                        box_from(self, g->members[from]), buf, add, NULL);
 }
 
 /* An outgoing slice of buf, as the wire carries it (fp16 on a gradient all-reduce with
@@ -60,8 +81,8 @@ static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *bu
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_msg_t *in = NULL;
-        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
-                                    pair_box(self, g->members[left]), buf, 1, &in);
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                    box_from(self, g->members[left]), buf, 1, &in);
         if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
@@ -87,8 +108,8 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
         int send_c = ((me - s - 1) % p + p) % p;
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
-        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
-                                    pair_box(self, g->members[left]), buf, 1, NULL);
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                    box_from(self, g->members[left]), buf, 1, NULL);
         if (e != SIM_OK) {
             sim_exchange_done();
             return e;
@@ -125,7 +146,7 @@ static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, fl
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
-    sim_box_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
+    sim_box_t to = box_to(self, g->members[right]), from = box_from(self, g->members[left]);
     for (int phase = 0; phase < 2; phase++) {
         sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
                                     buf, 0, NULL);
@@ -151,11 +172,11 @@ sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf
     for (int k = 1; k < p; k <<= 1) {
         if (me % (2 * k) == k) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
-            return sim_send(run, self, pair_box(g->members[me - k], self), out);
+            return sim_send(run, self, box_to(self, g->members[me - k]), out);
         }
         if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *in = NULL;
-            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me + k]), &in);
+            sim_status_t e = sim_recv(run, self, box_from(self, g->members[me + k]), &in);
             if (e != SIM_OK)
                 return e;
             accumulate(run, buf, in);
@@ -173,13 +194,13 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
     for (int k = top / 2; k >= 1; k >>= 1) {
         if (me % (2 * k) == k) {
             sim_msg_t *in = NULL;
-            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me - k]), &in);
+            sim_status_t e = sim_recv(run, self, box_from(self, g->members[me - k]), &in);
             if (e != SIM_OK)
                 return e;
             overwrite(run, buf, in);
         } else if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
-            sim_status_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
+            sim_status_t e = sim_send(run, self, box_to(self, g->members[me + k]), out);
             if (e != SIM_OK)
                 return e;
         }
@@ -199,17 +220,17 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     /* fold the members beyond the largest power of two into the first ones */
     if (me >= pow2) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -1);
-        if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SIM_OK)
+        if ((e = sim_send(run, self, box_to(self, g->members[me - pow2]), out)) != SIM_OK)
             return e;
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me - pow2]), &in)) != SIM_OK)
+        if ((e = sim_recv(run, self, box_from(self, g->members[me - pow2]), &in)) != SIM_OK)
             return e;
         overwrite(run, buf, in);
         return SIM_OK;
     }
     if (me < extra) {
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me + pow2]), &in)) != SIM_OK)
+        if ((e = sim_recv(run, self, box_from(self, g->members[me + pow2]), &in)) != SIM_OK)
             return e;
         accumulate(run, buf, in);
     }
@@ -227,8 +248,8 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
         depth++;
         sim_msg_t *out = wire(run, self, buf, send_lo, send_hi - send_lo, mask);
         sim_msg_t *in = NULL;
-        e = sim_sendrecv(run, self, pair_box(g->members[partner], self), out,
-                         pair_box(self, g->members[partner]), buf, 1, &in);
+        e = sim_sendrecv(run, self, box_to(self, g->members[partner]), out,
+                         box_from(self, g->members[partner]), buf, 1, &in);
         if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == keep_lo && in->n == keep_hi - keep_lo);
@@ -247,7 +268,7 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     }
     if (me < extra) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -2);
-        if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SIM_OK)
+        if ((e = sim_send(run, self, box_to(self, g->members[me + pow2]), out)) != SIM_OK)
             return e;
     }
     return SIM_OK;
@@ -428,8 +449,8 @@ sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me,
     c->lens[me] = sim_codec_encode(run, self, g, 0, n, c->residual,
                                    run->timing_only ? NULL : c->packed + slot * me);
     int right = (me + 1) % p, left = (me + p - 1) % p;
-    sim_box_t to = sim_mailbox(grp->members[right]->name, self->name);
-    sim_box_t from = sim_mailbox(self->name, grp->members[left]->name);
+    sim_box_t to = box_to(self, grp->members[right]);
+    sim_box_t from = box_from(self, grp->members[left]);
     for (int s = 0; s < p - 1; s++) {
         int send_o = ((me - s) % p + p) % p;
         sim_msg_t *out = sim_msg_next(self);

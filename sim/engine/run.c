@@ -240,6 +240,7 @@ void sim_run_free(sim_run_t *run)
             free(n->msgs);
             free(n->comms);
             free(n->recv_data);
+            free(n->peer_boxes);
             free(n->win);
             free(n->win_data);
             if (n->state_free)

@@ -54,6 +54,19 @@ typedef struct sim_msg {
     long count, count2; /* what a control message's bytes stand for (a peer count) */
 } sim_msg_t;
 
+/* A mailbox between a node and one peer, kept by the node (comm/collective.c's cache). */
+typedef struct sim_peer_box {
+    const struct sim_node *peer; /* NULL: an empty slot */
+    int inward;                  /* the box of (node, peer) where the peer's messages
+                                    arrive; 0: of (peer, node), where the node's go */
+    sim_box_t box;
+} sim_peer_box_t;
+
+/* Slots of a node's peer-box cache: slot 2 (peer rank mod 8) + inward, so the two ring
+ * neighbours, and the log2 p partners of a tree or halving-doubling up to p = 16, each
+ * have their own slot (beyond, a miss costs a look-up by name). */
+#define SIM_PEER_BOXES 16
+
 /* What a node holds, bytes (NAN: not known). */
 typedef struct sim_memory {
     double params;      /* parameters */
@@ -84,6 +97,8 @@ typedef struct sim_node {
     size_t n_msgs, next_msg;
     sim_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
     void **recv_data;                 /* (n_msgs) */
+    sim_peer_box_t *peer_boxes;       /* (SIM_PEER_BOXES) its collectives' pair mailboxes,
+                                         made on first use, or NULL */
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
     void *state;                      /* strategy-specific, kept across restarts, freed with
                                          the node by state_free (free() when NULL) */
