@@ -190,6 +190,8 @@ typedef struct sim_run {
     double last_loss, last_acc, time_to_target;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
     double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
+    double eval_cpu, execute_cpu; /* the same in CPU seconds of the process (the figures a
+                                     machine shared with other work disturbs less) */
     long *staleness;          /* histogram */
     long staleness_cap;
 
@@ -352,6 +354,9 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
 /* Training samples held by fedavg client c (timing-only runs: an equal share of
  * data.train_samples, 60,000 when 0). Batch functions leave idx alone in timing-only runs. */
 size_t sim_client_samples(const sim_run_t *run, int c);
+
+/* CPU seconds this process has used so far, its threads together (`dtsim bench sim`). */
+double sim_cpu_seconds(void);
 
 /* Evaluates params (dev, whole model) on the test set at the current simulated time and
  * records it; step is the global step or round. */
