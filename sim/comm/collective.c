@@ -71,7 +71,44 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
 
 static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
 
-static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+/* A part of the sum that a lazy final phase leaves where it came from. */
+static void keep_part(sim_node_t *self, const sim_msg_t *in)
+{
+    DT_ASSERT(self->n_parts < self->cap_parts);
+    self->parts[self->n_parts++] = (sim_part_t){in->offset, in->n, in->data};
+}
+
+/* Ring all-gather: at step s member me sends chunk (me + shift - s) mod p, its own first,
+ * and receives the one its left neighbour sends. Lazy (sim_groups_allreduce_lazy): what it
+ * receives is not copied into buf but kept as a part and forwarded from where it lies. */
+static sim_status_t allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, int shift, int lazy)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    sim_node_t *self = g->members[me];
+    const float *carried = NULL; /* lazy: the chunk received last, in its owner's buffer */
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me + shift - s) % p + p) % p;
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sim_msg_t *out = wire(run, self, buf, so, sl, 0);
+        if (carried)
+            out->data = carried;
+        sim_msg_t *in = NULL;
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                      box_from(self, g->members[left]), lazy ? NULL : buf, 0,
+                                      &in);
+        if (e != SIM_OK)
+            return e;
+        if (lazy) {
+            keep_part(self, in);
+            carried = in->data;
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         int lazy)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     /* reduce-scatter: after p-1 steps member me holds the sum of chunk (me + 1) mod p */
@@ -87,15 +124,7 @@ static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *bu
             return e;
         DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
     }
-    /* all-gather */
-    for (int s = 0; s < p - 1; s++) {
-        int send_c = ((me + 1 - s) % p + p) % p;
-        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SIM_OK)
-            return e;
-    }
-    return SIM_OK;
+    return allgather(run, g, me, buf, n, 1, lazy);
 }
 
 sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
@@ -121,18 +150,9 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
 
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
-    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
-    for (int s = 0; s < p - 1; s++) {
-        int send_c = ((me - s) % p + p) % p;
-        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SIM_OK) {
-            sim_exchange_done();
-            return e;
-        }
-    }
+    sim_status_t e = allgather(run, g, me, buf, n, 0, 0);
     sim_exchange_done();
-    return SIM_OK;
+    return e;
 }
 
 /* The ring with one message per phase (strategy.ring_messages = phases, timing-only runs):
@@ -185,10 +205,14 @@ sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf
     return SIM_OK;
 }
 
-sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+/* Binomial broadcast from member 0. Lazy (sim_groups_allreduce_lazy): what a member
+ * receives is kept as a part, not copied, and forwarded from member 0's buffer. */
+static sim_status_t broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, int lazy)
 {
     int p = g->size, top = 1;
     sim_node_t *self = g->members[me];
+    const float *from = buf; /* what this member forwards */
     while (top < p)
         top <<= 1;
     for (int k = top / 2; k >= 1; k >>= 1) {
@@ -197,15 +221,26 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
             sim_status_t e = sim_recv(run, self, box_from(self, g->members[me - k]), &in);
             if (e != SIM_OK)
                 return e;
-            overwrite(run, buf, in);
+            if (lazy) {
+                keep_part(self, in);
+                from = in->data;
+            } else {
+                overwrite(run, buf, in);
+            }
         } else if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
+            out->data = from;
             sim_status_t e = sim_send(run, self, box_to(self, g->members[me + k]), out);
             if (e != SIM_OK)
                 return e;
         }
     }
     return SIM_OK;
+}
+
+sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    return broadcast(run, g, me, buf, n, 0);
 }
 
 static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
@@ -274,8 +309,9 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     return SIM_OK;
 }
 
-sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
-                         sim_allreduce_algo_t algo)
+/* sim_allreduce, its final phase lazy when asked (ring and tree; the others are eager). */
+static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, sim_allreduce_algo_t algo, int lazy)
 {
     if (g->size <= 1)
         return SIM_OK;
@@ -284,12 +320,12 @@ sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *
     case SIM_ALLREDUCE_RING:
         e = run->sc->ring_messages == SIM_RING_PHASES && g->size > 2
                 ? ring_phases(run, g, me, buf, n)
-                : ring(run, g, me, buf, n);
+                : ring(run, g, me, buf, n, lazy);
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_TREE:
         e = sim_reduce(run, g, me, buf, n);
-        return e != SIM_OK ? e : sim_broadcast(run, g, me, buf, n);
+        return e != SIM_OK ? e : broadcast(run, g, me, buf, n, lazy);
     case SIM_ALLREDUCE_HALVING_DOUBLING:
         e = halving_doubling(run, g, me, buf, n);
         sim_exchange_done();
@@ -302,9 +338,16 @@ sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *
     return SIM_OK;
 }
 
-sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
-                                      const sim_group_t *leaders, int me_leader, float *buf,
-                                      size_t n)
+sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         sim_allreduce_algo_t algo)
+{
+    return allreduce(run, g, me, buf, n, algo, 0);
+}
+
+/* The leaders' ring is eager: the broadcast sends what it leaves in their buffers. */
+static sim_status_t hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                 const sim_group_t *leaders, int me_leader, float *buf,
+                                 size_t n, int lazy)
 {
     sim_status_t e = sim_reduce(run, local, me_local, buf, n);
     if (e != SIM_OK)
@@ -312,18 +355,37 @@ sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local
     if (me_local == 0 && (e = sim_allreduce(run, leaders, me_leader, buf, n,
                                             SIM_ALLREDUCE_RING)) != SIM_OK)
         return e;
-    return sim_broadcast(run, local, me_local, buf, n);
+    return broadcast(run, local, me_local, buf, n, lazy);
 }
 
-sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
-                              const sim_group_t *rail, int me_rail, float *buf, size_t n)
+sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                      const sim_group_t *leaders, int me_leader, float *buf,
+                                      size_t n)
+{
+    return hierarchical(run, local, me_local, leaders, me_leader, buf, n, 0);
+}
+
+/* The rails' rings are eager: the all-gather sends what they leave in the buffers. */
+static sim_status_t two_level(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n,
+                              int lazy)
 {
     int p = local->size;
     size_t off = chunk_start(n, p, me_local), len = chunk_start(n, p, me_local + 1) - off;
     sim_status_t e = sim_reduce_scatter(run, local, me_local, buf, n);
     if (e == SIM_OK && rail->size > 1)
         e = sim_allreduce(run, rail, me_rail, buf + off, len, SIM_ALLREDUCE_RING);
-    return e != SIM_OK ? e : sim_allgather(run, local, me_local, buf, n);
+    if (e != SIM_OK)
+        return e;
+    e = allgather(run, local, me_local, buf, n, 0, lazy);
+    sim_exchange_done();
+    return e;
+}
+
+sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n)
+{
+    return two_level(run, local, me_local, rail, me_rail, buf, n, 0);
 }
 
 void sim_groups_free(sim_groups_t *g)
@@ -407,30 +469,58 @@ sim_groups_t *sim_groups_make(sim_run_t *run)
     return g;
 }
 
-sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
-                                size_t n)
+static sim_status_t groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
+                                     float *buf, size_t n, int lazy)
 {
     sim_status_t e;
     const trainer_codec_t *codec = &run->sc->compression;
     if (codec->kind == TRAINER_CODEC_TOPK || codec->kind == TRAINER_CODEC_QSGD8)
         return sim_codec_allgather(run, &g->all, g->index[node->rank], buf, n);
     node->wire_fp16 = sim_codec_wire_fp16(run); /* this gradient's messages, not a rendezvous */
+    lazy = lazy && !node->wire_fp16; /* fp16 messages are decoded into buf as they come */
     int li = g->local_index[node->rank];
     if (run->sc->algorithm == SIM_ALLREDUCE_2D && g->n_rails) {
-        e = sim_allreduce_2d(run, &g->local[run->plat.group[node->rank]], li, &g->rails[li],
-                             g->rail_index[node->rank], buf, n);
+        e = two_level(run, &g->local[run->plat.group[node->rank]], li, &g->rails[li],
+                      g->rail_index[node->rank], buf, n, lazy);
     } else if (run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL) {
         int grp = run->plat.group[node->rank];
         int leader = 0;
         for (int i = 0; i < g->leaders.size; i++)
             if (g->leaders.members[i] == node)
                 leader = i;
-        e = sim_allreduce_hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n);
+        e = hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n, lazy);
     } else {
-        e = sim_allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm);
+        e = allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm, lazy);
     }
     node->wire_fp16 = 0;
     return e;
+}
+
+sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+                                size_t n)
+{
+    return groups_allreduce(run, g, node, buf, n, 0);
+}
+
+sim_status_t sim_groups_allreduce_lazy(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
+                                       float *buf, size_t n)
+{
+    node->n_parts = 0;
+    if (node->cap_parts < g->all.size) {
+        free(node->parts);
+        node->cap_parts = g->all.size;
+        node->parts = dt_calloc((size_t)node->cap_parts, sizeof(sim_part_t));
+    }
+    return groups_allreduce(run, g, node, buf, n, 1);
+}
+
+void sim_allreduce_settle(sim_run_t *run, sim_node_t *node, float *buf)
+{
+    for (int i = 0; i < node->n_parts; i++) {
+        const sim_part_t *part = &node->parts[i];
+        run->be->copy(buf + part->offset, part->data, sizeof(float) * part->n);
+    }
+    node->n_parts = 0;
 }
 
 /* The ring all-gather of encodings: at step s member me forwards the encoding of member

@@ -242,6 +242,7 @@ void sim_run_free(sim_run_t *run)
             free(n->comms);
             free(n->recv_data);
             free(n->peer_boxes);
+            free(n->parts);
             free(n->win);
             free(n->win_data);
             if (n->state_free)

@@ -67,6 +67,14 @@ typedef struct sim_peer_box {
  * have their own slot (beyond, a miss costs a look-up by name). */
 #define SIM_PEER_BOXES 16
 
+/* A part of an all-reduce's sum that a node did not copy in: data[0..n) is sum[offset..],
+ * still in the buffer of the member that sent it (comm/collective.h,
+ * sim_groups_allreduce_lazy). */
+typedef struct sim_part {
+    size_t offset, n;
+    const float *data;
+} sim_part_t;
+
 /* What a node holds, bytes (NAN: not known). */
 typedef struct sim_memory {
     double params;      /* parameters */
@@ -99,6 +107,9 @@ typedef struct sim_node {
     void **recv_data;                 /* (n_msgs) */
     sim_peer_box_t *peer_boxes;       /* (SIM_PEER_BOXES) its collectives' pair mailboxes,
                                          made on first use, or NULL */
+    sim_part_t *parts;                /* (cap_parts) its latest lazy all-reduce's parts not
+                                         copied in (n_parts of them) */
+    int n_parts, cap_parts;
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
     void *state;                      /* strategy-specific, kept across restarts, freed with
                                          the node by state_free (free() when NULL) */
