@@ -71,11 +71,26 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
 
 static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
 
-/* A part of the sum that a lazy final phase leaves where it came from. */
+/* What a lazy final phase receives, left where it lies: the message's slice and the parts
+ * that came with it. */
 static void keep_part(sim_node_t *self, const sim_msg_t *in)
 {
-    DT_ASSERT(self->n_parts < self->cap_parts);
+    DT_ASSERT(self->n_parts + 1 + in->n_parts <= self->cap_parts);
     self->parts[self->n_parts++] = (sim_part_t){in->offset, in->n, in->data};
+    for (int i = 0; i < in->n_parts; i++)
+        self->parts[self->n_parts++] = in->parts[i];
+}
+
+/* A lazy message of `bytes` whose own slice is buf[lo, hi) (the sender's finished range) and
+ * which carries the sender's parts. */
+static void send_parts(sim_node_t *self, sim_msg_t *out, const float *buf, size_t lo,
+                       size_t hi)
+{
+    out->data = buf + lo;
+    out->offset = lo;
+    out->n = hi - lo;
+    out->parts = self->parts;
+    out->n_parts = self->n_parts;
 }
 
 /* Ring all-gather: at step s member me sends chunk (me + shift - s) mod p, its own first,
@@ -243,8 +258,10 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
     return broadcast(run, g, me, buf, n, 0);
 }
 
+/* Lazy: the doubling phase copies nothing; each message is the sender's finished range and
+ * the parts it has received so far, of the same size on the wire. */
 static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                                   size_t n)
+                                   size_t n, int lazy)
 {
     int p = g->size, pow2 = 1;
     while (pow2 * 2 <= p)
@@ -260,7 +277,10 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
         sim_msg_t *in = NULL;
         if ((e = sim_recv(run, self, box_from(self, g->members[me - pow2]), &in)) != SIM_OK)
             return e;
-        overwrite(run, buf, in);
+        if (lazy)
+            keep_part(self, in);
+        else
+            overwrite(run, buf, in);
         return SIM_OK;
     }
     if (me < extra) {
@@ -292,10 +312,20 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
         cur_hi = keep_hi;
     }
     /* recursive doubling: exchange owned ranges back up the same tree */
+    size_t own_lo = cur_lo, own_hi = cur_hi; /* the range this member finished */
     for (int mask = 1; mask < pow2; mask <<= 1) {
         int partner = me ^ mask;
         depth--;
-        e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
+        if (lazy) {
+            sim_msg_t *out = wire(run, self, buf, cur_lo, cur_hi - cur_lo, 0), *in = NULL;
+            send_parts(self, out, buf, own_lo, own_hi);
+            e = sim_sendrecv(run, self, box_to(self, g->members[partner]), out,
+                             box_from(self, g->members[partner]), NULL, 0, &in);
+            if (e == SIM_OK)
+                keep_part(self, in);
+        } else {
+            e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
+        }
         if (e != SIM_OK)
             return e;
         cur_lo = lo[depth];
@@ -303,13 +333,15 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     }
     if (me < extra) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -2);
+        if (lazy)
+            send_parts(self, out, buf, own_lo, own_hi);
         if ((e = sim_send(run, self, box_to(self, g->members[me + pow2]), out)) != SIM_OK)
             return e;
     }
     return SIM_OK;
 }
 
-/* sim_allreduce, its final phase lazy when asked (ring and tree; the others are eager). */
+/* sim_allreduce, its final phase lazy when asked. */
 static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf,
                               size_t n, sim_allreduce_algo_t algo, int lazy)
 {
@@ -327,7 +359,7 @@ static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, floa
         e = sim_reduce(run, g, me, buf, n);
         return e != SIM_OK ? e : broadcast(run, g, me, buf, n, lazy);
     case SIM_ALLREDUCE_HALVING_DOUBLING:
-        e = halving_doubling(run, g, me, buf, n);
+        e = halving_doubling(run, g, me, buf, n, lazy);
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_HIERARCHICAL:

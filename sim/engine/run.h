@@ -34,6 +34,14 @@
  * timeouts: sim_fault_timeout). */
 #define SIM_COMM_TIMEOUT 1e7
 
+/* A part of an all-reduce's sum that a node did not copy in: data[0..n) is sum[offset..],
+ * still in the buffer of the member that sent it (comm/collective.h,
+ * sim_groups_allreduce_lazy). */
+typedef struct sim_part {
+    size_t offset, n;
+    const float *data;
+} sim_part_t;
+
 typedef struct sim_msg {
     int from;          /* sender's rank among its role */
     sim_host_t src;     /* sender's host (for per-link bytes) */
@@ -52,6 +60,9 @@ typedef struct sim_msg {
     int tag;           /* the kind of a strategy's control message (secure aggregation's
                           steps), 0 for the rest */
     long count, count2; /* what a control message's bytes stand for (a peer count) */
+    const sim_part_t *parts; /* a lazy all-reduce's parts that go with data (the sender's,
+                                n_parts of them), or NULL */
+    int n_parts;
 } sim_msg_t;
 
 /* A mailbox between a node and one peer, kept by the node (comm/collective.c's cache). */
@@ -66,14 +77,6 @@ typedef struct sim_peer_box {
  * neighbours, and the log2 p partners of a tree or halving-doubling up to p = 16, each
  * have their own slot (beyond, a miss costs a look-up by name). */
 #define SIM_PEER_BOXES 16
-
-/* A part of an all-reduce's sum that a node did not copy in: data[0..n) is sum[offset..],
- * still in the buffer of the member that sent it (comm/collective.h,
- * sim_groups_allreduce_lazy). */
-typedef struct sim_part {
-    size_t offset, n;
-    const float *data;
-} sim_part_t;
 
 /* What a node holds, bytes (NAN: not known). */
 typedef struct sim_memory {
