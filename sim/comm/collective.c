@@ -538,6 +538,8 @@ sim_status_t sim_groups_allreduce_lazy(sim_run_t *run, sim_groups_t *g, sim_node
                                        float *buf, size_t n)
 {
     node->n_parts = 0;
+    if (run->timing_only) /* no data moves: no parts to keep (thousands of workers) */
+        return groups_allreduce(run, g, node, buf, n, 0);
     if (node->cap_parts < g->all.size) {
         free(node->parts);
         node->cap_parts = g->all.size;
