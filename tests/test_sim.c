@@ -258,6 +258,37 @@ START_TEST(allreduce_equals_single)
 }
 END_TEST
 
+/* Shared replicas take the lazy all-reduce (only the updating worker copies the finished
+ * sums in, comm/collective.h); private ones the eager one, every worker copying them. Both
+ * must give the same weights bit for bit, at the same simulated time with the same bytes:
+ * every algorithm, odd worker counts (uneven ring chunks, halving-doubling's folded
+ * members) and groups. */
+START_TEST(lazy_allreduce_equals_eager)
+{
+    static const char *algos[] = {"ring", "tree", "halving-doubling", "hierarchical", "2d"};
+    static const char *workers[] = {"cluster.workers=5", "cluster.workers=6"};
+    for (int a = 0; a < 5; a++)
+        for (int w = 0; w < 2; w++) {
+            char algo[64];
+            snprintf(algo, sizeof algo, "strategy.algorithm=%s", algos[a]);
+            const char *sets[] = {"strategy.kind=allreduce", algo, workers[w],
+                                  w ? "strategy.group_size=3" : "strategy.group_size=5",
+                                  "run.shared_replicas=no"};
+            float *eager = NULL, *lazy = NULL;
+            outcome_t e = simulate(sets, 5, &eager);
+            sets[4] = "run.shared_replicas=yes";
+            outcome_t l = simulate(sets, 5, &lazy);
+            ck_assert_msg(!memcmp(eager, lazy, sizeof(float) * e.n_params),
+                          "%s %s: lazy all-reduce's weights differ", algo, workers[w]);
+            ck_assert_msg(e.end_time == l.end_time && e.bytes == l.bytes && e.acc == l.acc,
+                          "%s %s: time %.17g / %.17g, bytes %.17g / %.17g", algo, workers[w],
+                          e.end_time, l.end_time, e.bytes, l.bytes);
+            free(eager);
+            free(lazy);
+        }
+}
+END_TEST
+
 /* ---- every registered strategy -------------------------------------------------------- */
 
 /* Each strategy of the registry runs the base model with its own defaults (8 workers;
@@ -2489,6 +2520,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, sync_ps_equals_single);
     tcase_add_test(tc, allreduce_equals_single);
+    tcase_add_test(tc, lazy_allreduce_equals_eager);
     tcase_add_test(tc, every_strategy_repeats_and_matches_single);
     tcase_add_test(tc, every_strategy_runs_on_the_edge_or_is_refused);
     tcase_add_test(tc, ring_tree_hd_match_alpha_beta);

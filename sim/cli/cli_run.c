@@ -770,8 +770,9 @@ int cli_run(int argc, char **argv)
 
 /* `dtsim bench sim SCENARIO`: the simulation's own cost. Runs the scenario (without a
  * database), then the same number of real gradient steps and updates, at the same batch
- * size, with the plain trainer and no simulation, and prints both wall times. Evaluation
- * is instrumentation, timed apart and left out of both. */
+ * size, with the plain trainer and no simulation, and prints both wall times, and both CPU
+ * times (less disturbed by other work on the machine). Evaluation is instrumentation, timed
+ * apart and left out of both. */
 int cli_bench_sim(int argc, char **argv)
 {
     run_opts_t o;
@@ -797,6 +798,7 @@ int cli_bench_sim(int argc, char **argv)
      * a tensor split's workers share their steps; accumulation takes several per step) */
     long steps = (long)(run->samples / (double)sc->batch + 0.5);
     double sim_wall = run->execute_wall - run->eval_wall;
+    double sim_cpu = run->execute_cpu - run->eval_cpu;
 
     /* the same steps without simulation: one learner, batch after batch */
     trainer_learner_t l;
@@ -808,21 +810,22 @@ int cli_bench_sim(int argc, char **argv)
         order[i] = (uint32_t)i;
     trainer_rng_shuffle_u32(&l.shuffle, order, n);
     size_t per_epoch = n / (size_t)sc->batch;
-    double w0 = dt_wall_seconds();
+    double w0 = dt_wall_seconds(), c0 = sim_cpu_seconds();
     for (long s = 0; s < steps; s++) {
         trainer_learner_grad(&l, &run->train, order + (size_t)s % per_epoch * (size_t)sc->batch,
                              (int)sc->batch);
         trainer_learner_update(&l);
     }
-    double trainer_wall = dt_wall_seconds() - w0;
+    double trainer_wall = dt_wall_seconds() - w0, trainer_cpu = sim_cpu_seconds() - c0;
     free(order);
     trainer_learner_free(&l);
     printf("bench=sim scenario=%s strategy=%s workers=%d batch=%ld gradient_steps=%ld "
            "sim_time=%.4fs sim_wall_s=%.3f trainer_wall_s=%.3f eval_wall_s=%.3f "
-           "overhead=%.3f\n",
+           "overhead=%.3f sim_cpu_s=%.3f trainer_cpu_s=%.3f cpu_overhead=%.3f\n",
            sc->name, sc->strategy->name, run->n_workers, sc->batch, steps,
            sim_now(), sim_wall, trainer_wall, run->eval_wall,
-           (sim_wall - trainer_wall) / sim_wall);
+           (sim_wall - trainer_wall) / sim_wall, sim_cpu, trainer_cpu,
+           (sim_cpu - trainer_cpu) / sim_cpu);
 done:
     sim_run_free(run);
     free(run);

@@ -8,9 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sim_box_t pair_box(const sim_node_t *to, const sim_node_t *from)
+/* The box of the pair (self, peer): where peer's messages to self arrive when inward, else
+ * where self's messages to peer arrive. Each node keeps its peers' boxes: sim_mailbox
+ * formats a name and hashes it on every call, a sixth of a ring message's cost. */
+static sim_box_t peer_box(sim_node_t *self, const sim_node_t *peer, int inward)
 {
-    return sim_mailbox(to->name, from->name);
+    if (!self->peer_boxes)
+        self->peer_boxes = dt_calloc(SIM_PEER_BOXES, sizeof(sim_peer_box_t));
+    sim_peer_box_t *slot = &self->peer_boxes[(2 * (peer->rank & 7) + inward) % SIM_PEER_BOXES];
+    if (slot->peer != peer || slot->inward != inward) {
+        const sim_node_t *to = inward ? self : peer, *from = inward ? peer : self;
+        *slot = (sim_peer_box_t){peer, inward, sim_mailbox(to->name, from->name)};
+    }
+    return slot->box;
+}
+
+/* Where self sends to peer; where self receives from peer. */
+static sim_box_t box_to(sim_node_t *self, const sim_node_t *peer)
+{
+    return peer_box(self, peer, 0);
+}
+
+static sim_box_t box_from(sim_node_t *self, const sim_node_t *peer)
+{
+    return peer_box(self, peer, 1);
 }
 
 static void accumulate(sim_run_t *run, float *buf, const sim_msg_t *m)
@@ -33,8 +54,8 @@ static sim_status_t exchange(sim_run_t *run, const sim_group_t *g, int me, int t
 {
     sim_node_t *self = g->members[me];
     sim_msg_t *out = wire(run, self, buf, off, len, 0);
-    return sim_sendrecv(run, self, pair_box(g->members[to], self), out,
-                        pair_box(self, g->members[from]), buf, add, NULL);
+    return sim_sendrecv(run, self, box_to(self, g->members[to]), out,
+                        box_from(self, g->members[from]), buf, add, NULL);
 }
 
 /* An outgoing slice of buf, as the wire carries it (fp16 on a gradient all-reduce with
@@ -50,7 +71,59 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
 
 static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
 
-static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+/* What a lazy final phase receives, left where it lies: the message's slice and the parts
+ * that came with it. */
+static void keep_part(sim_node_t *self, const sim_msg_t *in)
+{
+    DT_ASSERT(self->n_parts + 1 + in->n_parts <= self->cap_parts);
+    self->parts[self->n_parts++] = (sim_part_t){in->offset, in->n, in->data};
+    for (int i = 0; i < in->n_parts; i++)
+        self->parts[self->n_parts++] = in->parts[i];
+}
+
+/* A lazy message of `bytes` whose own slice is buf[lo, hi) (the sender's finished range) and
+ * which carries the sender's parts. */
+static void send_parts(sim_node_t *self, sim_msg_t *out, const float *buf, size_t lo,
+                       size_t hi)
+{
+    out->data = buf + lo;
+    out->offset = lo;
+    out->n = hi - lo;
+    out->parts = self->parts;
+    out->n_parts = self->n_parts;
+}
+
+/* Ring all-gather: at step s member me sends chunk (me + shift - s) mod p, its own first,
+ * and receives the one its left neighbour sends. Lazy (sim_groups_allreduce_lazy): what it
+ * receives is not copied into buf but kept as a part and forwarded from where it lies. */
+static sim_status_t allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, int shift, int lazy)
+{
+    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
+    sim_node_t *self = g->members[me];
+    const float *carried = NULL; /* lazy: the chunk received last, in its owner's buffer */
+    for (int s = 0; s < p - 1; s++) {
+        int send_c = ((me + shift - s) % p + p) % p;
+        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
+        sim_msg_t *out = wire(run, self, buf, so, sl, 0);
+        if (carried)
+            out->data = carried;
+        sim_msg_t *in = NULL;
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                      box_from(self, g->members[left]), lazy ? NULL : buf, 0,
+                                      &in);
+        if (e != SIM_OK)
+            return e;
+        if (lazy) {
+            keep_part(self, in);
+            carried = in->data;
+        }
+    }
+    return SIM_OK;
+}
+
+static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         int lazy)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     /* reduce-scatter: after p-1 steps member me holds the sum of chunk (me + 1) mod p */
@@ -60,21 +133,13 @@ static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *bu
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_msg_t *in = NULL;
-        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
-                                    pair_box(self, g->members[left]), buf, 1, &in);
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                    box_from(self, g->members[left]), buf, 1, &in);
         if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
     }
-    /* all-gather */
-    for (int s = 0; s < p - 1; s++) {
-        int send_c = ((me + 1 - s) % p + p) % p;
-        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SIM_OK)
-            return e;
-    }
-    return SIM_OK;
+    return allgather(run, g, me, buf, n, 1, lazy);
 }
 
 sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
@@ -87,8 +152,8 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
         int send_c = ((me - s - 1) % p + p) % p;
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
-        sim_status_t e = sim_sendrecv(run, self, pair_box(g->members[right], self), out,
-                                    pair_box(self, g->members[left]), buf, 1, NULL);
+        sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
+                                    box_from(self, g->members[left]), buf, 1, NULL);
         if (e != SIM_OK) {
             sim_exchange_done();
             return e;
@@ -100,18 +165,9 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
 
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
-    int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
-    for (int s = 0; s < p - 1; s++) {
-        int send_c = ((me - s) % p + p) % p;
-        size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
-        sim_status_t e = exchange(run, g, me, right, left, buf, so, sl, 0);
-        if (e != SIM_OK) {
-            sim_exchange_done();
-            return e;
-        }
-    }
+    sim_status_t e = allgather(run, g, me, buf, n, 0, 0);
     sim_exchange_done();
-    return SIM_OK;
+    return e;
 }
 
 /* The ring with one message per phase (strategy.ring_messages = phases, timing-only runs):
@@ -125,7 +181,7 @@ static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, fl
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
-    sim_box_t to = pair_box(g->members[right], self), from = pair_box(self, g->members[left]);
+    sim_box_t to = box_to(self, g->members[right]), from = box_from(self, g->members[left]);
     for (int phase = 0; phase < 2; phase++) {
         sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
                                     buf, 0, NULL);
@@ -151,11 +207,11 @@ sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf
     for (int k = 1; k < p; k <<= 1) {
         if (me % (2 * k) == k) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
-            return sim_send(run, self, pair_box(g->members[me - k], self), out);
+            return sim_send(run, self, box_to(self, g->members[me - k]), out);
         }
         if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *in = NULL;
-            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me + k]), &in);
+            sim_status_t e = sim_recv(run, self, box_from(self, g->members[me + k]), &in);
             if (e != SIM_OK)
                 return e;
             accumulate(run, buf, in);
@@ -164,22 +220,32 @@ sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf
     return SIM_OK;
 }
 
-sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+/* Binomial broadcast from member 0. Lazy (sim_groups_allreduce_lazy): what a member
+ * receives is kept as a part, not copied, and forwarded from member 0's buffer. */
+static sim_status_t broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, int lazy)
 {
     int p = g->size, top = 1;
     sim_node_t *self = g->members[me];
+    const float *from = buf; /* what this member forwards */
     while (top < p)
         top <<= 1;
     for (int k = top / 2; k >= 1; k >>= 1) {
         if (me % (2 * k) == k) {
             sim_msg_t *in = NULL;
-            sim_status_t e = sim_recv(run, self, pair_box(self, g->members[me - k]), &in);
+            sim_status_t e = sim_recv(run, self, box_from(self, g->members[me - k]), &in);
             if (e != SIM_OK)
                 return e;
-            overwrite(run, buf, in);
+            if (lazy) {
+                keep_part(self, in);
+                from = in->data;
+            } else {
+                overwrite(run, buf, in);
+            }
         } else if (me % (2 * k) == 0 && me + k < p) {
             sim_msg_t *out = wire(run, self, buf, 0, n, k);
-            sim_status_t e = sim_send(run, self, pair_box(g->members[me + k], self), out);
+            out->data = from;
+            sim_status_t e = sim_send(run, self, box_to(self, g->members[me + k]), out);
             if (e != SIM_OK)
                 return e;
         }
@@ -187,8 +253,15 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
     return SIM_OK;
 }
 
+sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
+{
+    return broadcast(run, g, me, buf, n, 0);
+}
+
+/* Lazy: the doubling phase copies nothing; each message is the sender's finished range and
+ * the parts it has received so far, of the same size on the wire. */
 static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                                   size_t n)
+                                   size_t n, int lazy)
 {
     int p = g->size, pow2 = 1;
     while (pow2 * 2 <= p)
@@ -199,17 +272,20 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     /* fold the members beyond the largest power of two into the first ones */
     if (me >= pow2) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -1);
-        if ((e = sim_send(run, self, pair_box(g->members[me - pow2], self), out)) != SIM_OK)
+        if ((e = sim_send(run, self, box_to(self, g->members[me - pow2]), out)) != SIM_OK)
             return e;
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me - pow2]), &in)) != SIM_OK)
+        if ((e = sim_recv(run, self, box_from(self, g->members[me - pow2]), &in)) != SIM_OK)
             return e;
-        overwrite(run, buf, in);
+        if (lazy)
+            keep_part(self, in);
+        else
+            overwrite(run, buf, in);
         return SIM_OK;
     }
     if (me < extra) {
         sim_msg_t *in = NULL;
-        if ((e = sim_recv(run, self, pair_box(self, g->members[me + pow2]), &in)) != SIM_OK)
+        if ((e = sim_recv(run, self, box_from(self, g->members[me + pow2]), &in)) != SIM_OK)
             return e;
         accumulate(run, buf, in);
     }
@@ -227,8 +303,8 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
         depth++;
         sim_msg_t *out = wire(run, self, buf, send_lo, send_hi - send_lo, mask);
         sim_msg_t *in = NULL;
-        e = sim_sendrecv(run, self, pair_box(g->members[partner], self), out,
-                         pair_box(self, g->members[partner]), buf, 1, &in);
+        e = sim_sendrecv(run, self, box_to(self, g->members[partner]), out,
+                         box_from(self, g->members[partner]), buf, 1, &in);
         if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == keep_lo && in->n == keep_hi - keep_lo);
@@ -236,10 +312,20 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
         cur_hi = keep_hi;
     }
     /* recursive doubling: exchange owned ranges back up the same tree */
+    size_t own_lo = cur_lo, own_hi = cur_hi; /* the range this member finished */
     for (int mask = 1; mask < pow2; mask <<= 1) {
         int partner = me ^ mask;
         depth--;
-        e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
+        if (lazy) {
+            sim_msg_t *out = wire(run, self, buf, cur_lo, cur_hi - cur_lo, 0), *in = NULL;
+            send_parts(self, out, buf, own_lo, own_hi);
+            e = sim_sendrecv(run, self, box_to(self, g->members[partner]), out,
+                             box_from(self, g->members[partner]), NULL, 0, &in);
+            if (e == SIM_OK)
+                keep_part(self, in);
+        } else {
+            e = exchange(run, g, me, partner, partner, buf, cur_lo, cur_hi - cur_lo, 0);
+        }
         if (e != SIM_OK)
             return e;
         cur_lo = lo[depth];
@@ -247,14 +333,17 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
     }
     if (me < extra) {
         sim_msg_t *out = wire(run, self, buf, 0, n, -2);
-        if ((e = sim_send(run, self, pair_box(g->members[me + pow2], self), out)) != SIM_OK)
+        if (lazy)
+            send_parts(self, out, buf, own_lo, own_hi);
+        if ((e = sim_send(run, self, box_to(self, g->members[me + pow2]), out)) != SIM_OK)
             return e;
     }
     return SIM_OK;
 }
 
-sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
-                         sim_allreduce_algo_t algo)
+/* sim_allreduce, its final phase lazy when asked. */
+static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n, sim_allreduce_algo_t algo, int lazy)
 {
     if (g->size <= 1)
         return SIM_OK;
@@ -263,14 +352,14 @@ sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *
     case SIM_ALLREDUCE_RING:
         e = run->sc->ring_messages == SIM_RING_PHASES && g->size > 2
                 ? ring_phases(run, g, me, buf, n)
-                : ring(run, g, me, buf, n);
+                : ring(run, g, me, buf, n, lazy);
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_TREE:
         e = sim_reduce(run, g, me, buf, n);
-        return e != SIM_OK ? e : sim_broadcast(run, g, me, buf, n);
+        return e != SIM_OK ? e : broadcast(run, g, me, buf, n, lazy);
     case SIM_ALLREDUCE_HALVING_DOUBLING:
-        e = halving_doubling(run, g, me, buf, n);
+        e = halving_doubling(run, g, me, buf, n, lazy);
         sim_exchange_done();
         return e;
     case SIM_ALLREDUCE_HIERARCHICAL:
@@ -281,9 +370,16 @@ sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *
     return SIM_OK;
 }
 
-sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
-                                      const sim_group_t *leaders, int me_leader, float *buf,
-                                      size_t n)
+sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                         sim_allreduce_algo_t algo)
+{
+    return allreduce(run, g, me, buf, n, algo, 0);
+}
+
+/* The leaders' ring is eager: the broadcast sends what it leaves in their buffers. */
+static sim_status_t hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                 const sim_group_t *leaders, int me_leader, float *buf,
+                                 size_t n, int lazy)
 {
     sim_status_t e = sim_reduce(run, local, me_local, buf, n);
     if (e != SIM_OK)
@@ -291,18 +387,37 @@ sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local
     if (me_local == 0 && (e = sim_allreduce(run, leaders, me_leader, buf, n,
                                             SIM_ALLREDUCE_RING)) != SIM_OK)
         return e;
-    return sim_broadcast(run, local, me_local, buf, n);
+    return broadcast(run, local, me_local, buf, n, lazy);
 }
 
-sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
-                              const sim_group_t *rail, int me_rail, float *buf, size_t n)
+sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
+                                      const sim_group_t *leaders, int me_leader, float *buf,
+                                      size_t n)
+{
+    return hierarchical(run, local, me_local, leaders, me_leader, buf, n, 0);
+}
+
+/* The rails' rings are eager: the all-gather sends what they leave in the buffers. */
+static sim_status_t two_level(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n,
+                              int lazy)
 {
     int p = local->size;
     size_t off = chunk_start(n, p, me_local), len = chunk_start(n, p, me_local + 1) - off;
     sim_status_t e = sim_reduce_scatter(run, local, me_local, buf, n);
     if (e == SIM_OK && rail->size > 1)
         e = sim_allreduce(run, rail, me_rail, buf + off, len, SIM_ALLREDUCE_RING);
-    return e != SIM_OK ? e : sim_allgather(run, local, me_local, buf, n);
+    if (e != SIM_OK)
+        return e;
+    e = allgather(run, local, me_local, buf, n, 0, lazy);
+    sim_exchange_done();
+    return e;
+}
+
+sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_local,
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n)
+{
+    return two_level(run, local, me_local, rail, me_rail, buf, n, 0);
 }
 
 void sim_groups_free(sim_groups_t *g)
@@ -386,30 +501,60 @@ sim_groups_t *sim_groups_make(sim_run_t *run)
     return g;
 }
 
-sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
-                                size_t n)
+static sim_status_t groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
+                                     float *buf, size_t n, int lazy)
 {
     sim_status_t e;
     const trainer_codec_t *codec = &run->sc->compression;
     if (codec->kind == TRAINER_CODEC_TOPK || codec->kind == TRAINER_CODEC_QSGD8)
         return sim_codec_allgather(run, &g->all, g->index[node->rank], buf, n);
     node->wire_fp16 = sim_codec_wire_fp16(run); /* this gradient's messages, not a rendezvous */
+    lazy = lazy && !node->wire_fp16; /* fp16 messages are decoded into buf as they come */
     int li = g->local_index[node->rank];
     if (run->sc->algorithm == SIM_ALLREDUCE_2D && g->n_rails) {
-        e = sim_allreduce_2d(run, &g->local[run->plat.group[node->rank]], li, &g->rails[li],
-                             g->rail_index[node->rank], buf, n);
+        e = two_level(run, &g->local[run->plat.group[node->rank]], li, &g->rails[li],
+                      g->rail_index[node->rank], buf, n, lazy);
     } else if (run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL) {
         int grp = run->plat.group[node->rank];
         int leader = 0;
         for (int i = 0; i < g->leaders.size; i++)
             if (g->leaders.members[i] == node)
                 leader = i;
-        e = sim_allreduce_hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n);
+        e = hierarchical(run, &g->local[grp], li, &g->leaders, leader, buf, n, lazy);
     } else {
-        e = sim_allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm);
+        e = allreduce(run, &g->all, g->index[node->rank], buf, n, run->sc->algorithm, lazy);
     }
     node->wire_fp16 = 0;
     return e;
+}
+
+sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+                                size_t n)
+{
+    return groups_allreduce(run, g, node, buf, n, 0);
+}
+
+sim_status_t sim_groups_allreduce_lazy(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
+                                       float *buf, size_t n)
+{
+    node->n_parts = 0;
+    if (run->timing_only) /* no data moves: no parts to keep (thousands of workers) */
+        return groups_allreduce(run, g, node, buf, n, 0);
+    if (node->cap_parts < g->all.size) {
+        free(node->parts);
+        node->cap_parts = g->all.size;
+        node->parts = dt_calloc((size_t)node->cap_parts, sizeof(sim_part_t));
+    }
+    return groups_allreduce(run, g, node, buf, n, 1);
+}
+
+void sim_allreduce_settle(sim_run_t *run, sim_node_t *node, float *buf)
+{
+    for (int i = 0; i < node->n_parts; i++) {
+        const sim_part_t *part = &node->parts[i];
+        run->be->copy(buf + part->offset, part->data, sizeof(float) * part->n);
+    }
+    node->n_parts = 0;
 }
 
 /* The ring all-gather of encodings: at step s member me forwards the encoding of member
@@ -428,8 +573,8 @@ sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me,
     c->lens[me] = sim_codec_encode(run, self, g, 0, n, c->residual,
                                    run->timing_only ? NULL : c->packed + slot * me);
     int right = (me + 1) % p, left = (me + p - 1) % p;
-    sim_box_t to = sim_mailbox(grp->members[right]->name, self->name);
-    sim_box_t from = sim_mailbox(self->name, grp->members[left]->name);
+    sim_box_t to = box_to(self, grp->members[right]);
+    sim_box_t from = box_from(self, grp->members[left]);
     for (int s = 0; s < p - 1; s++) {
         int send_o = ((me - s) % p + p) % p;
         sim_msg_t *out = sim_msg_next(self);

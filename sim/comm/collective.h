@@ -97,6 +97,17 @@ void sim_elastic_close(sim_run_t *run);
  * by the worker count is left to the caller, who may need it once for all). */
 sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
                                 size_t n);
+/* The same messages at the same times, but the final phase of every algorithm (the ring's
+ * all-gather, the tree's broadcast, halving-doubling's doubling) copies no finished sums: a
+ * member forwards what it receives from the buffers it lies in and keeps it as parts
+ * (node->parts; a message's parts travel with it). buf holds the sum only after
+ * sim_allreduce_settle, which reads other members' buffers: call it only while none has
+ * changed its buffer since its all-reduce ended, as the first worker through a step with
+ * shared replicas does (sim_dp_loop; the sum no other worker reads is never copied). */
+sim_status_t sim_groups_allreduce_lazy(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
+                                       float *buf, size_t n);
+/* Copies the parts of node's latest lazy all-reduce into buf (none after an eager one). */
+void sim_allreduce_settle(sim_run_t *run, sim_node_t *node, float *buf);
 
 /* allreduce with topk or qsgd8: encodes node's gradient g (n, dev, with the worker's error
  * feedback), all-gathers the encodings round the group's ring and leaves in g the sum of

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "live.h"
@@ -244,6 +245,8 @@ void sim_run_free(sim_run_t *run)
             free(n->msgs);
             free(n->comms);
             free(n->recv_data);
+            free(n->peer_boxes);
+            free(n->parts);
             free(n->win);
             free(n->win_data);
             if (n->state_free)
@@ -468,14 +471,22 @@ void sim_evaluate(sim_run_t *run, long step, const float *params)
     sim_evaluate_at(run, step, params, sim_now());
 }
 
+double sim_cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
 {
-    double w0 = dt_wall_seconds();
+    double w0 = dt_wall_seconds(), c0 = sim_cpu_seconds();
     /* timing-only: a progress row without loss and accuracy (stored as NULL) */
     trainer_eval_t ev = {.loss = NAN, .accuracy = NAN};
     if (!run->timing_only)
         ev = trainer_evaluate(&run->engine, params, &run->test);
     run->eval_wall += dt_wall_seconds() - w0;
+    run->eval_cpu += sim_cpu_seconds() - c0;
     run->last_loss = ev.loss;
     run->last_acc = ev.accuracy;
     run->last_eval_step = step;
@@ -808,7 +819,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
 {
     const scenario_t *sc = run->sc;
     const sim_strategy_t *st = sc->strategy;
-    double w0 = dt_wall_seconds();
+    double w0 = dt_wall_seconds(), c0 = sim_cpu_seconds();
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -832,6 +843,7 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     sigaction(SIGTERM, &old_term, NULL);
     run->interrupted = interrupted;
     run->execute_wall = dt_wall_seconds() - w0;
+    run->execute_cpu = sim_cpu_seconds() - c0;
     sim_live_end(run); /* before shared_free: a strategy's steps_done may read it */
     if (st->summary)
         st->summary(run, run->note, sizeof run->note);

@@ -34,6 +34,14 @@
  * timeouts: sim_fault_timeout). */
 #define SIM_COMM_TIMEOUT 1e7
 
+/* A part of an all-reduce's sum that a node did not copy in: data[0..n) is sum[offset..],
+ * still in the buffer of the member that sent it (comm/collective.h,
+ * sim_groups_allreduce_lazy). */
+typedef struct sim_part {
+    size_t offset, n;
+    const float *data;
+} sim_part_t;
+
 typedef struct sim_msg {
     int from;          /* sender's rank among its role */
     sim_host_t src;     /* sender's host (for per-link bytes) */
@@ -52,7 +60,23 @@ typedef struct sim_msg {
     int tag;           /* the kind of a strategy's control message (secure aggregation's
                           steps), 0 for the rest */
     long count, count2; /* what a control message's bytes stand for (a peer count) */
+    const sim_part_t *parts; /* a lazy all-reduce's parts that go with data (the sender's,
+                                n_parts of them), or NULL */
+    int n_parts;
 } sim_msg_t;
+
+/* A mailbox between a node and one peer, kept by the node (comm/collective.c's cache). */
+typedef struct sim_peer_box {
+    const struct sim_node *peer; /* NULL: an empty slot */
+    int inward;                  /* the box of (node, peer) where the peer's messages
+                                    arrive; 0: of (peer, node), where the node's go */
+    sim_box_t box;
+} sim_peer_box_t;
+
+/* Slots of a node's peer-box cache: slot 2 (peer rank mod 8) + inward, so the two ring
+ * neighbours, and the log2 p partners of a tree or halving-doubling up to p = 16, each
+ * have their own slot (beyond, a miss costs a look-up by name). */
+#define SIM_PEER_BOXES 16
 
 /* What a node holds, bytes (NAN: not known). */
 typedef struct sim_memory {
@@ -84,6 +108,11 @@ typedef struct sim_node {
     size_t n_msgs, next_msg;
     sim_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
     void **recv_data;                 /* (n_msgs) */
+    sim_peer_box_t *peer_boxes;       /* (SIM_PEER_BOXES) its collectives' pair mailboxes,
+                                         made on first use, or NULL */
+    sim_part_t *parts;                /* (cap_parts) its latest lazy all-reduce's parts not
+                                         copied in (n_parts of them) */
+    int n_parts, cap_parts;
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
     void *state;                      /* strategy-specific, kept across restarts, freed with
                                          the node by state_free (free() when NULL) */
@@ -175,6 +204,8 @@ typedef struct sim_run {
     double last_loss, last_acc, time_to_target;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
     double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
+    double eval_cpu, execute_cpu; /* the same in CPU seconds of the process (the figures a
+                                     machine shared with other work disturbs less) */
     long *staleness;          /* histogram */
     long staleness_cap;
 
@@ -338,6 +369,9 @@ void sim_batch_own(sim_run_t *run, sim_node_t *node, int batch, uint32_t *idx);
 /* Training samples held by fedavg client c (timing-only runs: an equal share of
  * data.train_samples, 60,000 when 0). Batch functions leave idx alone in timing-only runs. */
 size_t sim_client_samples(const sim_run_t *run, int c);
+
+/* CPU seconds this process has used so far, its threads together (`dtsim bench sim`). */
+double sim_cpu_seconds(void);
 
 /* Evaluates params (dev, whole model) on the test set at the current simulated time and
  * records it; step is the global step or round. */

@@ -10,8 +10,12 @@
 #include "collective.h"
 #include "strategy.h"
 
+/* With shared replicas only the first worker through the step reads its sum (sim_dp_loop
+ * settles it): the others need not copy it in. */
 static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
+    if (run->sc->shared_replicas && !run->has_faults)
+        return sim_groups_allreduce_lazy(run, sim_elastic_groups(run), node, buf, n);
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }
 

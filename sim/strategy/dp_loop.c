@@ -183,8 +183,10 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
                 return;
             continue;
         }
-        /* a worker still inside this step's exchange only reads gradients, never w */
+        /* a worker still inside this step's exchange only reads gradients, never w (nor
+         * has any changed the gradient whose parts a lazy all-reduce left with it) */
         if (!shared || run->replica_step <= step) {
+            sim_allreduce_settle(run, node, node->grads);
             if (size > 1)
                 run->be->scale(run->n_params, 1.0f / (float)size, node->grads);
             sim_sgd(run, w, node->grads, v, run->n_params, step);
