@@ -62,6 +62,8 @@ static size_t wire_size(const void *payload)
 static void wire_pack(const void *payload, void *buf)
 {
     const sim_msg_t *m = payload;
+    /* a lazy all-reduce's parts point into the sender's memory: real mode never makes one */
+    DT_CHECK(!m->n_parts, "real mode: a message with all-reduce parts cannot travel");
     wire_t w = {
         .from = m->from,
         .flag = m->flag,

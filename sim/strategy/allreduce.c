@@ -14,7 +14,7 @@
  * settles it): the others need not copy it in. */
 static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
-    if (run->sc->shared_replicas && !run->has_faults)
+    if (run->sc->shared_replicas && !run->has_faults && !run->real) /* as sim_dp_loop */
         return sim_groups_allreduce_lazy(run, sim_elastic_groups(run), node, buf, n);
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }

@@ -139,7 +139,9 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
         node->state = dt_malloc(sizeof(uint32_t) * (size_t)batch);
     uint32_t *idx = node->state;
     int elastic = run->has_faults && exchange;
-    int shared = run->sc->shared_replicas && !run->has_faults;
+    /* real mode: every process holds its own replica (a shared one is a simulation's
+     * saving, and the lazy all-reduce's parts would lie in other processes' memory) */
+    int shared = run->sc->shared_replicas && !run->has_faults && !run->real;
     float *w = shared ? run->workers[0].params : node->params;
     float *v = shared ? run->workers[0].velocity : node->velocity;
     float *vsync = run->sc->sgd.momentum > 0 ? v : NULL;
