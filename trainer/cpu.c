@@ -8,6 +8,16 @@
 #include "backend.h"
 #include "common.h"
 
+/* The loops that carry most of a step besides the GEMMs, compiled twice: for AVX2 and for
+ * the x86-64 baseline, the loader picking one (the binary still runs on any x86-64). Both
+ * clones compute the same operations in the same order (no FMA contraction under -std=c11),
+ * so results are the same bits on every machine. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT
+#endif
+
 static void *cpu_alloc(size_t bytes)
 {
     /* 64-byte alignment for SIMD loads; aligned_alloc wants a multiple of the alignment. */
@@ -63,7 +73,25 @@ static void cpu_bias_add(float *y, const float *bias, int outer, int channels, i
     }
 }
 
-static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
+/* Sum of n floats in 16 interleaved partial sums (lane j takes the terms i = j mod 16) added
+ * pairwise at the end: a fixed order, so the same bits on every machine, and one the compiler
+ * turns into vector adds (a single running sum is a chain of n dependent adds). */
+static float sum16(const float *p, size_t n)
+{
+    float lane[16] = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++)
+            lane[j] += p[i + j];
+    for (int j = 0; i < n; i++, j++)
+        lane[j] += p[i];
+    for (int half = 8; half >= 1; half /= 2)
+        for (int j = 0; j < half; j++)
+            lane[j] += lane[j + half];
+    return lane[0];
+}
+
+HOT static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
 {
     if (inner == 1) {
         /* dense layers: sum rows of (outer, channels), row by row for contiguous access */
@@ -77,11 +105,8 @@ static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels
     }
     for (int c = 0; c < channels; c++) {
         float s = 0.0f;
-        for (int o = 0; o < outer; o++) {
-            const float *p = dy + ((size_t)o * channels + c) * inner;
-            for (int i = 0; i < inner; i++)
-                s += p[i];
-        }
+        for (int o = 0; o < outer; o++)
+            s += sum16(dy + ((size_t)o * channels + c) * inner, (size_t)inner);
         dbias[c] = s;
     }
 }
@@ -145,10 +170,50 @@ static void cpu_col2im(float *dx, const float *col, int channels, int batch, int
             }
 }
 
-static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int planes, int h,
-                                int w, int k)
+/* One output row of 2 x 2 windows, the cnn's pooling, from input rows r0 and r1 (r0 starting
+ * at offset `at` of its plane): the four candidates in row-major order, each taking over only
+ * when strictly greater (first maximum wins), written as selects over restrict pointers so
+ * that the compiler vectorises along the row. */
+static void maxpool2_row(float *restrict out, int32_t *restrict am, const float *restrict r0,
+                         const float *restrict r1, int ow, int w, int32_t at)
+{
+    for (int j = 0; j < ow; j++) {
+        float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+        int32_t o = at + 2 * j;
+        int gb = b > a;
+        float v = gb ? b : a;
+        int32_t best = gb ? o + 1 : o;
+        int gc = c > v;
+        v = gc ? c : v;
+        best = gc ? o + w : best;
+        int gd = d > v;
+        out[j] = gd ? d : v;
+        am[j] = gd ? o + w + 1 : best;
+    }
+}
+
+/* Row `at` (an offset in its plane) of the gradient of 2 x 2 windows: each element gets its
+ * window's gradient if it was the winner, else zero. */
+static void maxpool2_backward_row(float *restrict row, const float *restrict g,
+                                  const int32_t *restrict am, int ow, int32_t at)
+{
+    for (int j = 0; j < ow; j++) {
+        row[2 * j] = am[j] == at + 2 * j ? g[j] : 0.0f;
+        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? g[j] : 0.0f;
+    }
+}
+
+HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int planes, int h,
+                                    int w, int k)
 {
     int oh = h / k, ow = w / k;
+    if (k == 2) {
+        for (size_t r = 0; r < (size_t)planes * oh; r++) { /* output rows of all planes */
+            const float *r0 = x + 2 * r * w;
+            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w, (int32_t)(r % oh) * 2 * w);
+        }
+        return;
+    }
     for (int p = 0; p < planes; p++) {
         const float *in = x + (size_t)p * h * w;
         float *out = y + (size_t)p * oh * ow;
@@ -171,17 +236,34 @@ static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int p
     }
 }
 
-static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax, int planes,
-                                 int h, int w, int k)
+/* The windows tile the plane (h, w multiples of k), so every element of dx is either its
+ * window's winner or zero: each window writes its k*k values, no clearing pass first. */
+HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax,
+                                     int planes, int h, int w, int k)
 {
-    size_t per_out = (size_t)(h / k) * (w / k);
-    memset(dx, 0, sizeof(float) * (size_t)planes * h * w);
+    int oh = h / k, ow = w / k;
+    if (k == 2) {
+        for (size_t r = 0; r < (size_t)planes * oh; r++) {
+            int32_t at = (int32_t)(r % oh) * 2 * w;
+            float *d = dx + 2 * r * w;
+            maxpool2_backward_row(d, dy + r * ow, argmax + r * ow, ow, at);
+            maxpool2_backward_row(d + w, dy + r * ow, argmax + r * ow, ow, at + w);
+        }
+        return;
+    }
     for (int p = 0; p < planes; p++) {
         float *d = dx + (size_t)p * h * w;
-        const float *g = dy + (size_t)p * per_out;
-        const int32_t *am = argmax + (size_t)p * per_out;
-        for (size_t i = 0; i < per_out; i++)
-            d[am[i]] += g[i];
+        for (int i = 0; i < oh; i++) {
+            const float *g = dy + ((size_t)p * oh + i) * ow;
+            const int32_t *am = argmax + ((size_t)p * oh + i) * ow;
+            for (int di = 0; di < k; di++) {
+                int32_t r = (i * k + di) * w;
+                float *row = d + r;
+                for (int j = 0; j < ow; j++)
+                    for (int dj = 0; dj < k; dj++)
+                        row[j * k + dj] = am[j] == r + j * k + dj ? g[j] : 0.0f;
+            }
+        }
     }
 }
 
