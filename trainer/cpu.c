@@ -128,8 +128,27 @@ static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t
     }
 }
 
-static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
-                       int k)
+/* rows x cols floats from src (row stride src_w) to dst (row stride dst_w); the rows of a
+ * convolution window are short (8 or 24 floats in the cnn), too short for memcpy calls. */
+static void copy_rows(float *restrict dst, int dst_w, const float *restrict src, int src_w,
+                      int rows, int cols)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            dst[(size_t)i * dst_w + j] = src[(size_t)i * src_w + j];
+}
+
+/* The same shape, added: dst += src. */
+static void add_rows(float *restrict dst, int dst_w, const float *restrict src, int src_w,
+                     int rows, int cols)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            dst[(size_t)i * dst_w + j] += src[(size_t)i * src_w + j];
+}
+
+HOT static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
+                           int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t ncols = (size_t)batch * oh * ow;
@@ -137,18 +156,17 @@ static void cpu_im2col(float *col, const float *x, int channels, int batch, int 
         for (int ki = 0; ki < k; ki++)
             for (int kj = 0; kj < k; kj++) {
                 float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
-                for (int b = 0; b < batch; b++) {
-                    const float *plane = x + ((size_t)c * batch + b) * h * w;
-                    float *dst = row + (size_t)b * oh * ow;
-                    for (int i = 0; i < oh; i++)
-                        memcpy(dst + (size_t)i * ow, plane + (size_t)(i + ki) * w + kj,
-                               sizeof(float) * (size_t)ow);
-                }
+                for (int b = 0; b < batch; b++)
+                    copy_rows(row + (size_t)b * oh * ow, ow,
+                              x + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj, w, oh,
+                              ow);
             }
 }
 
-static void cpu_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
-                       int k)
+/* Every element of dx sums its k*k window terms in the order (ki, kj) ascending from zero:
+ * the order the CUDA backend's col2im uses, so both give the same bits. */
+HOT static void cpu_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
+                           int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t ncols = (size_t)batch * oh * ow;
@@ -157,16 +175,9 @@ static void cpu_col2im(float *dx, const float *col, int channels, int batch, int
         for (int ki = 0; ki < k; ki++)
             for (int kj = 0; kj < k; kj++) {
                 const float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
-                for (int b = 0; b < batch; b++) {
-                    float *plane = dx + ((size_t)c * batch + b) * h * w;
-                    const float *src = row + (size_t)b * oh * ow;
-                    for (int i = 0; i < oh; i++) {
-                        float *d = plane + (size_t)(i + ki) * w + kj;
-                        const float *s = src + (size_t)i * ow;
-                        for (int j = 0; j < ow; j++)
-                            d[j] += s[j];
-                    }
-                }
+                for (int b = 0; b < batch; b++)
+                    add_rows(dx + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj, w,
+                             row + (size_t)b * oh * ow, ow, oh, ow);
             }
 }
 
