@@ -222,13 +222,14 @@ static void maxpool2_row(float *restrict out, int32_t *restrict am, const float 
 }
 
 /* Row `at` (an offset in its plane) of the gradient of 2 x 2 windows: each element gets its
- * window's gradient if it was the winner, else zero. */
+ * window's gradient if it was the winner, else zero. 0 + g, as a sum onto zeros would give
+ * (and the CUDA kernel does): -0 becomes +0. */
 static void maxpool2_backward_row(float *restrict row, const float *restrict g,
                                   const int32_t *restrict am, int ow, int32_t at)
 {
     for (int j = 0; j < ow; j++) {
-        row[2 * j] = am[j] == at + 2 * j ? g[j] : 0.0f;
-        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? g[j] : 0.0f;
+        row[2 * j] = am[j] == at + 2 * j ? 0.0f + g[j] : 0.0f;
+        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? 0.0f + g[j] : 0.0f;
     }
 }
 
@@ -236,10 +237,11 @@ HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, i
                                     int w, int k)
 {
     int oh = h / k, ow = w / k;
-    if (k == 2) {
-        for (size_t r = 0; r < (size_t)planes * oh; r++) { /* output rows of all planes */
+    if (k == 2 && h % 2 == 0) { /* then the output rows of all planes are one sequence */
+        for (size_t r = 0; r < (size_t)planes * oh; r++) {
             const float *r0 = x + 2 * r * w;
-            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w, (int32_t)(r % oh) * 2 * w);
+            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w,
+                         (int32_t)(r % oh) * 2 * w);
         }
         return;
     }
@@ -265,13 +267,14 @@ HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, i
     }
 }
 
-/* The windows tile the plane (h, w multiples of k), so every element of dx is either its
- * window's winner or zero: each window writes its k*k values, no clearing pass first. */
+/* Where the windows tile the plane (h, w multiples of k, as in every model), every element of
+ * dx is either its window's winner or zero: each window writes its k*k values, with no
+ * clearing pass first. */
 HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax,
                                      int planes, int h, int w, int k)
 {
     int oh = h / k, ow = w / k;
-    if (k == 2) {
+    if (k == 2 && h % 2 == 0 && w % 2 == 0) {
         for (size_t r = 0; r < (size_t)planes * oh; r++) {
             int32_t at = (int32_t)(r % oh) * 2 * w;
             float *d = dx + 2 * r * w;
@@ -280,19 +283,14 @@ HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *
         }
         return;
     }
+    size_t per_out = (size_t)oh * ow;
+    memset(dx, 0, sizeof(float) * (size_t)planes * h * w);
     for (int p = 0; p < planes; p++) {
         float *d = dx + (size_t)p * h * w;
-        for (int i = 0; i < oh; i++) {
-            const float *g = dy + ((size_t)p * oh + i) * ow;
-            const int32_t *am = argmax + ((size_t)p * oh + i) * ow;
-            for (int di = 0; di < k; di++) {
-                int32_t r = (i * k + di) * w;
-                float *row = d + r;
-                for (int j = 0; j < ow; j++)
-                    for (int dj = 0; dj < k; dj++)
-                        row[j * k + dj] = am[j] == r + j * k + dj ? g[j] : 0.0f;
-            }
-        }
+        const float *g = dy + (size_t)p * per_out;
+        const int32_t *am = argmax + (size_t)p * per_out;
+        for (size_t i = 0; i < per_out; i++)
+            d[am[i]] += g[i];
     }
 }
 
