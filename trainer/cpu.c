@@ -17,6 +17,12 @@
 #else
 #define HOT
 #endif
+/* The helpers of HOT functions: inlined into each clone, so that they are compiled for it. */
+#if defined(__GNUC__)
+#define HOT_HELPER static inline __attribute__((always_inline))
+#else
+#define HOT_HELPER static inline
+#endif
 
 static void *cpu_alloc(size_t bytes)
 {
@@ -63,7 +69,7 @@ static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha,
                 ldc);
 }
 
-static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
+HOT static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
 {
     if (inner == 1) { /* dense layers: add the bias vector to every row */
         for (int o = 0; o < outer; o++) {
@@ -87,7 +93,7 @@ static void cpu_bias_add(float *y, const float *bias, int outer, int channels, i
 /* Sum of n floats in 16 interleaved partial sums (lane j takes the terms i = j mod 16) added
  * pairwise at the end: a fixed order, so the same bits on every machine, and one the compiler
  * turns into vector adds (a single running sum is a chain of n dependent adds). */
-static float sum16(const float *p, size_t n)
+HOT_HELPER float sum16(const float *p, size_t n)
 {
     float lane[16] = {0};
     size_t i = 0;
@@ -122,7 +128,7 @@ HOT static void cpu_bias_grad(float *dbias, const float *dy, int outer, int chan
     }
 }
 
-static void cpu_relu_forward(float *y, const float *x, size_t n)
+HOT static void cpu_relu_forward(float *y, const float *x, size_t n)
 {
     /* Unconditional loads and a select: the form the compiler vectorises. */
     for (size_t i = 0; i < n; i++) {
@@ -131,7 +137,7 @@ static void cpu_relu_forward(float *y, const float *x, size_t n)
     }
 }
 
-static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
+HOT static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float g = dy[i];
@@ -143,7 +149,7 @@ static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t
  * (add 0) or dst += src (add 1). The rows of a convolution window are short (8 or 24 floats
  * in the cnn): too short for a memcpy call each, and short enough that a loop of known length
  * (the cases below, inlined) becomes a few vector moves with no loop control. */
-static inline void move_rows(float *restrict dst, int dst_w, const float *restrict src,
+HOT_HELPER void move_rows(float *restrict dst, int dst_w, const float *restrict src,
                              int src_w, int rows, int cols, int add)
 {
     for (int i = 0; i < rows; i++) {
@@ -154,8 +160,8 @@ static inline void move_rows(float *restrict dst, int dst_w, const float *restri
     }
 }
 
-static void move_window_rows(float *dst, int dst_w, const float *src, int src_w, int rows,
-                             int cols, int add)
+HOT_HELPER void move_window_rows(float *dst, int dst_w, const float *src, int src_w, int rows,
+                                 int cols, int add)
 {
     if (cols == 8)
         move_rows(dst, dst_w, src, src_w, rows, 8, add);
@@ -203,7 +209,7 @@ HOT static void cpu_col2im(float *dx, const float *col, int channels, int batch,
  * at offset `at` of its plane): the four candidates in row-major order, each taking over only
  * when strictly greater (first maximum wins), written as selects over restrict pointers so
  * that the compiler vectorises along the row. */
-static void maxpool2_row(float *restrict out, int32_t *restrict am, const float *restrict r0,
+HOT_HELPER void maxpool2_row(float *restrict out, int32_t *restrict am, const float *restrict r0,
                          const float *restrict r1, int ow, int w, int32_t at)
 {
     for (int j = 0; j < ow; j++) {
@@ -224,12 +230,13 @@ static void maxpool2_row(float *restrict out, int32_t *restrict am, const float 
 /* Row `at` (an offset in its plane) of the gradient of 2 x 2 windows: each element gets its
  * window's gradient if it was the winner, else zero. 0 + g, as a sum onto zeros would give
  * (and the CUDA kernel does): -0 becomes +0. */
-static void maxpool2_backward_row(float *restrict row, const float *restrict g,
-                                  const int32_t *restrict am, int ow, int32_t at)
+HOT_HELPER void maxpool2_backward_row(float *restrict row, const float *restrict g,
+                                      const int32_t *restrict am, int ow, int32_t at)
 {
     for (int j = 0; j < ow; j++) {
-        row[2 * j] = am[j] == at + 2 * j ? 0.0f + g[j] : 0.0f;
-        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? 0.0f + g[j] : 0.0f;
+        float v = 0.0f + g[j]; /* unconditionally: a select, not a branch */
+        row[2 * j] = am[j] == at + 2 * j ? v : 0.0f;
+        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? v : 0.0f;
     }
 }
 
