@@ -313,6 +313,7 @@ static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t 
                              int batch, int classes, float grad_scale, double *loss_sum,
                              int *correct)
 {
+    DT_ASSERT(classes >= 1 && classes <= 256);
     double loss = 0.0;
     int right = 0;
     for (int b = 0; b < batch; b++) {
@@ -324,19 +325,19 @@ static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t 
                 zmax = z[c];
                 best = c;
             }
-        double sum = 0.0;
-        for (int c = 0; c < classes; c++)
-            sum += exp((double)(z[c] - zmax));
+        double e[256], sum = 0.0; /* classes <= 256 (model.c); each exp computed once */
+        for (int c = 0; c < classes; c++) {
+            e[c] = exp((double)(z[c] - zmax));
+            sum += e[c];
+        }
         int y = labels[b];
         /* -log softmax(z)_y = log(sum exp(z - zmax)) - (z_y - zmax) */
         loss += log(sum) - (double)(z[y] - zmax);
         right += best == y;
         if (dlogits) {
             float *d = dlogits + (size_t)b * classes;
-            for (int c = 0; c < classes; c++) {
-                double p = exp((double)(z[c] - zmax)) / sum;
-                d[c] = (float)((p - (c == y ? 1.0 : 0.0)) * grad_scale);
-            }
+            for (int c = 0; c < classes; c++)
+                d[c] = (float)((e[c] / sum - (c == y ? 1.0 : 0.0)) * grad_scale);
         }
     }
     *loss_sum = loss;
