@@ -155,8 +155,12 @@ HOT_HELPER void move_rows(float *restrict dst, int dst_w, const float *restrict 
     for (int i = 0; i < rows; i++) {
         float *d = dst + (size_t)i * dst_w;
         const float *s = src + (size_t)i * src_w;
+        if (!add) { /* of a known size, memcpy is inlined as moves */
+            memcpy(d, s, sizeof(float) * (size_t)cols);
+            continue;
+        }
         for (int j = 0; j < cols; j++)
-            d[j] = add ? d[j] + s[j] : s[j];
+            d[j] += s[j];
     }
 }
 
