@@ -12,7 +12,7 @@
  * the x86-64 baseline, the loader picking one (the binary still runs on any x86-64). Both
  * clones compute the same operations in the same order (no FMA contraction under -std=c11),
  * so results are the same bits on every machine. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #define HOT __attribute__((target_clones("avx2", "default")))
 #else
 #define HOT
