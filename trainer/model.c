@@ -362,10 +362,11 @@ static const float *layer_input(const trainer_workspace_t *ws, int i)
 /* A ReLU followed by a max-pool, both in [first, last), runs in the other order: max-pool of
  * the ReLU's input, then the ReLU on the pooled values (a quarter as many with 2 x 2 windows),
  * and backward the ReLU's mask on the pooled gradient, then the pool's scatter straight into
- * the ReLU input's gradient. The two orders give the same bits: a ReLU keeps the order of
- * positive values, a window whose maximum is not positive gives 0 and a zero gradient either
- * way, and the pool's gradient is nonzero only at winners, where its mask is the pooled
- * value's. The ReLU's own act and dact are left unwritten: nothing reads them. */
+ * the ReLU input's gradient. For finite values the two orders give the same bits: a ReLU
+ * keeps the order of positive values, a window whose maximum is not positive gives 0 and a
+ * zero gradient either way, and the pool's gradient is nonzero only at winners, where its
+ * mask is the pooled value's (a NaN, which the ReLU would have zeroed, may now win a window).
+ * The ReLU's own act and dact are left unwritten: nothing reads them. */
 static int relu_then_pool(const trainer_model_t *m, int i, int first, int last)
 {
     return i >= first && i + 1 < last && m->layers[i].kind == TRAINER_LAYER_RELU &&
