@@ -325,6 +325,9 @@ static void check_im2col_all(const trainer_backend_t *be, double tol)
     check_im2col(be, tol, 2, 3, 8, 11, 5);
     check_im2col(be, tol, 1, 1, 5, 5, 5); /* output 1x1 */
     check_im2col(be, tol, 2, 2, 4, 6, 1); /* k = 1: col is x itself */
+    /* the cnn's shapes, rows of 24 and of 8 (the CPU backend has loops of those lengths) */
+    check_im2col(be, tol, 1, 2, 28, 28, 5);
+    check_im2col(be, tol, 3, 2, 12, 12, 5);
 }
 
 /* ---- maxpool --------------------------------------------------------------------------- */

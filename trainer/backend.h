@@ -60,7 +60,7 @@ typedef struct trainer_backend {
      * swapped. Moves conv activations (channels, batch, hw) to (batch, features). */
     void (*permute)(float *dst, const float *src, int a, int b, int inner);
 
-    /* Softmax cross-entropy over logits (batch, classes) with labels (batch, dev).
+    /* Softmax cross-entropy over logits (batch, classes <= 256) with labels (batch, dev).
      * Returns the summed loss and the number of correct argmax predictions in host memory.
      * If dlogits is not NULL it gets (softmax - onehot) * grad_scale. */
     void (*softmax_xent)(float *dlogits, const float *logits, const uint8_t *labels, int batch,

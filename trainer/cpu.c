@@ -8,6 +8,22 @@
 #include "backend.h"
 #include "common.h"
 
+/* The loops that carry most of a step besides the GEMMs, compiled twice: for AVX2 and for
+ * the x86-64 baseline, the loader picking one (the binary still runs on any x86-64). Both
+ * clones compute the same operations in the same order (no FMA contraction under -std=c11),
+ * so results are the same bits on every machine. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT
+#endif
+/* The helpers of HOT functions: inlined into each clone, so that they are compiled for it. */
+#if defined(__GNUC__)
+#define HOT_HELPER static inline __attribute__((always_inline))
+#else
+#define HOT_HELPER static inline
+#endif
+
 static void *cpu_alloc(size_t bytes)
 {
     /* 64-byte alignment for SIMD loads; aligned_alloc wants a multiple of the alignment. */
@@ -34,15 +50,26 @@ static void cpu_gather(float *x_dst, uint8_t *y_dst, const float *x, const uint8
     }
 }
 
+/* beta = 0 is a zeroed c and beta = 1: OpenBLAS zeroes c itself first, but with a loop that
+ * took a quarter of the cnn's largest products (c of 6.5 MB); memset does it in less than half
+ * the time, and the products that follow are the same operations, so the same bits. */
 static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
                      int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
+    if (beta == 0.0f) {
+        if (ldc == n)
+            memset(c, 0, sizeof(float) * (size_t)m * n);
+        else
+            for (int i = 0; i < m; i++)
+                memset(c + (size_t)i * ldc, 0, sizeof(float) * (size_t)n);
+        beta = 1.0f;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
                 ldc);
 }
 
-static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
+HOT static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
 {
     if (inner == 1) { /* dense layers: add the bias vector to every row */
         for (int o = 0; o < outer; o++) {
@@ -63,7 +90,25 @@ static void cpu_bias_add(float *y, const float *bias, int outer, int channels, i
     }
 }
 
-static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
+/* Sum of n floats in 16 interleaved partial sums (lane j takes the terms i = j mod 16) added
+ * pairwise at the end: a fixed order, so the same bits on every machine, and one the compiler
+ * turns into vector adds (a single running sum is a chain of n dependent adds). */
+HOT_HELPER float sum16(const float *p, size_t n)
+{
+    float lane[16] = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++)
+            lane[j] += p[i + j];
+    for (int j = 0; i < n; i++, j++)
+        lane[j] += p[i];
+    for (int half = 8; half >= 1; half /= 2)
+        for (int j = 0; j < half; j++)
+            lane[j] += lane[j + half];
+    return lane[0];
+}
+
+HOT static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels, int inner)
 {
     if (inner == 1) {
         /* dense layers: sum rows of (outer, channels), row by row for contiguous access */
@@ -77,16 +122,13 @@ static void cpu_bias_grad(float *dbias, const float *dy, int outer, int channels
     }
     for (int c = 0; c < channels; c++) {
         float s = 0.0f;
-        for (int o = 0; o < outer; o++) {
-            const float *p = dy + ((size_t)o * channels + c) * inner;
-            for (int i = 0; i < inner; i++)
-                s += p[i];
-        }
+        for (int o = 0; o < outer; o++)
+            s += sum16(dy + ((size_t)o * channels + c) * inner, (size_t)inner);
         dbias[c] = s;
     }
 }
 
-static void cpu_relu_forward(float *y, const float *x, size_t n)
+HOT static void cpu_relu_forward(float *y, const float *x, size_t n)
 {
     /* Unconditional loads and a select: the form the compiler vectorises. */
     for (size_t i = 0; i < n; i++) {
@@ -95,7 +137,7 @@ static void cpu_relu_forward(float *y, const float *x, size_t n)
     }
 }
 
-static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
+HOT static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float g = dy[i];
@@ -103,8 +145,38 @@ static void cpu_relu_backward(float *dx, const float *dy, const float *y, size_t
     }
 }
 
-static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
-                       int k)
+/* rows x cols floats from src (row stride src_w) to dst (row stride dst_w), dst = src
+ * (add 0) or dst += src (add 1). The rows of a convolution window are short (8 or 24 floats
+ * in the cnn): too short for a memcpy call each, and short enough that a loop of known length
+ * (the cases below, inlined) becomes a few vector moves with no loop control. */
+HOT_HELPER void move_rows(float *restrict dst, int dst_w, const float *restrict src,
+                             int src_w, int rows, int cols, int add)
+{
+    for (int i = 0; i < rows; i++) {
+        float *d = dst + (size_t)i * dst_w;
+        const float *s = src + (size_t)i * src_w;
+        if (!add) { /* of a known size, memcpy is inlined as moves */
+            memcpy(d, s, sizeof(float) * (size_t)cols);
+            continue;
+        }
+        for (int j = 0; j < cols; j++)
+            d[j] += s[j];
+    }
+}
+
+HOT_HELPER void move_window_rows(float *dst, int dst_w, const float *src, int src_w, int rows,
+                                 int cols, int add)
+{
+    if (cols == 8)
+        move_rows(dst, dst_w, src, src_w, rows, 8, add);
+    else if (cols == 24)
+        move_rows(dst, dst_w, src, src_w, rows, 24, add);
+    else
+        move_rows(dst, dst_w, src, src_w, rows, cols, add);
+}
+
+HOT static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
+                           int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t ncols = (size_t)batch * oh * ow;
@@ -112,18 +184,17 @@ static void cpu_im2col(float *col, const float *x, int channels, int batch, int 
         for (int ki = 0; ki < k; ki++)
             for (int kj = 0; kj < k; kj++) {
                 float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
-                for (int b = 0; b < batch; b++) {
-                    const float *plane = x + ((size_t)c * batch + b) * h * w;
-                    float *dst = row + (size_t)b * oh * ow;
-                    for (int i = 0; i < oh; i++)
-                        memcpy(dst + (size_t)i * ow, plane + (size_t)(i + ki) * w + kj,
-                               sizeof(float) * (size_t)ow);
-                }
+                for (int b = 0; b < batch; b++)
+                    move_window_rows(row + (size_t)b * oh * ow, ow,
+                                     x + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj,
+                                     w, oh, ow, 0);
             }
 }
 
-static void cpu_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
-                       int k)
+/* Every element of dx sums its k*k window terms in the order (ki, kj) ascending from zero:
+ * the order the CUDA backend's col2im uses, so both give the same bits. */
+HOT static void cpu_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
+                           int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t ncols = (size_t)batch * oh * ow;
@@ -132,23 +203,59 @@ static void cpu_col2im(float *dx, const float *col, int channels, int batch, int
         for (int ki = 0; ki < k; ki++)
             for (int kj = 0; kj < k; kj++) {
                 const float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
-                for (int b = 0; b < batch; b++) {
-                    float *plane = dx + ((size_t)c * batch + b) * h * w;
-                    const float *src = row + (size_t)b * oh * ow;
-                    for (int i = 0; i < oh; i++) {
-                        float *d = plane + (size_t)(i + ki) * w + kj;
-                        const float *s = src + (size_t)i * ow;
-                        for (int j = 0; j < ow; j++)
-                            d[j] += s[j];
-                    }
-                }
+                for (int b = 0; b < batch; b++)
+                    move_window_rows(dx + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj,
+                                     w, row + (size_t)b * oh * ow, ow, oh, ow, 1);
             }
 }
 
-static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int planes, int h,
-                                int w, int k)
+/* One output row of 2 x 2 windows, the cnn's pooling, from input rows r0 and r1 (r0 starting
+ * at offset `at` of its plane): the four candidates in row-major order, each taking over only
+ * when strictly greater (first maximum wins), written as selects over restrict pointers so
+ * that the compiler vectorises along the row. */
+HOT_HELPER void maxpool2_row(float *restrict out, int32_t *restrict am, const float *restrict r0,
+                         const float *restrict r1, int ow, int w, int32_t at)
+{
+    for (int j = 0; j < ow; j++) {
+        float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+        int32_t o = at + 2 * j;
+        int gb = b > a;
+        float v = gb ? b : a;
+        int32_t best = gb ? o + 1 : o;
+        int gc = c > v;
+        v = gc ? c : v;
+        best = gc ? o + w : best;
+        int gd = d > v;
+        out[j] = gd ? d : v;
+        am[j] = gd ? o + w + 1 : best;
+    }
+}
+
+/* Row `at` (an offset in its plane) of the gradient of 2 x 2 windows: each element gets its
+ * window's gradient if it was the winner, else zero. 0 + g, as a sum onto zeros would give
+ * (and the CUDA kernel does): -0 becomes +0. */
+HOT_HELPER void maxpool2_backward_row(float *restrict row, const float *restrict g,
+                                      const int32_t *restrict am, int ow, int32_t at)
+{
+    for (int j = 0; j < ow; j++) {
+        float v = 0.0f + g[j]; /* unconditionally: a select, not a branch */
+        row[2 * j] = am[j] == at + 2 * j ? v : 0.0f;
+        row[2 * j + 1] = am[j] == at + 2 * j + 1 ? v : 0.0f;
+    }
+}
+
+HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int planes, int h,
+                                    int w, int k)
 {
     int oh = h / k, ow = w / k;
+    if (k == 2 && h % 2 == 0) { /* then the output rows of all planes are one sequence */
+        for (size_t r = 0; r < (size_t)planes * oh; r++) {
+            const float *r0 = x + 2 * r * w;
+            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w,
+                         (int32_t)(r % oh) * 2 * w);
+        }
+        return;
+    }
     for (int p = 0; p < planes; p++) {
         const float *in = x + (size_t)p * h * w;
         float *out = y + (size_t)p * oh * ow;
@@ -171,10 +278,23 @@ static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, int p
     }
 }
 
-static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax, int planes,
-                                 int h, int w, int k)
+/* Where the windows tile the plane (h, w multiples of k, as in every model), every element of
+ * dx is either its window's winner or zero: each window writes its k*k values, with no
+ * clearing pass first. */
+HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax,
+                                     int planes, int h, int w, int k)
 {
-    size_t per_out = (size_t)(h / k) * (w / k);
+    int oh = h / k, ow = w / k;
+    if (k == 2 && h % 2 == 0 && w % 2 == 0) {
+        for (size_t r = 0; r < (size_t)planes * oh; r++) {
+            int32_t at = (int32_t)(r % oh) * 2 * w;
+            float *d = dx + 2 * r * w;
+            maxpool2_backward_row(d, dy + r * ow, argmax + r * ow, ow, at);
+            maxpool2_backward_row(d + w, dy + r * ow, argmax + r * ow, ow, at + w);
+        }
+        return;
+    }
+    size_t per_out = (size_t)oh * ow;
     memset(dx, 0, sizeof(float) * (size_t)planes * h * w);
     for (int p = 0; p < planes; p++) {
         float *d = dx + (size_t)p * h * w;
@@ -197,6 +317,7 @@ static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t 
                              int batch, int classes, float grad_scale, double *loss_sum,
                              int *correct)
 {
+    DT_ASSERT(classes >= 1 && classes <= 256);
     double loss = 0.0;
     int right = 0;
     for (int b = 0; b < batch; b++) {
@@ -208,19 +329,19 @@ static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t 
                 zmax = z[c];
                 best = c;
             }
-        double sum = 0.0;
-        for (int c = 0; c < classes; c++)
-            sum += exp((double)(z[c] - zmax));
+        double e[256], sum = 0.0; /* classes <= 256 (model.c); each exp computed once */
+        for (int c = 0; c < classes; c++) {
+            e[c] = exp((double)(z[c] - zmax));
+            sum += e[c];
+        }
         int y = labels[b];
         /* -log softmax(z)_y = log(sum exp(z - zmax)) - (z_y - zmax) */
         loss += log(sum) - (double)(z[y] - zmax);
         right += best == y;
         if (dlogits) {
             float *d = dlogits + (size_t)b * classes;
-            for (int c = 0; c < classes; c++) {
-                double p = exp((double)(z[c] - zmax)) / sum;
-                d[c] = (float)((p - (c == y ? 1.0 : 0.0)) * grad_scale);
-            }
+            for (int c = 0; c < classes; c++)
+                d[c] = (float)((e[c] / sum - (c == y ? 1.0 : 0.0)) * grad_scale);
         }
     }
     *loss_sum = loss;

@@ -359,6 +359,20 @@ static const float *layer_input(const trainer_workspace_t *ws, int i)
     return i == 0 ? ws->x : ws->act[i - 1];
 }
 
+/* A ReLU followed by a max-pool, both in [first, last), runs in the other order: max-pool of
+ * the ReLU's input, then the ReLU on the pooled values (a quarter as many with 2 x 2 windows),
+ * and backward the ReLU's mask on the pooled gradient, then the pool's scatter straight into
+ * the ReLU input's gradient. For finite values the two orders give the same bits: a ReLU
+ * keeps the order of positive values, a window whose maximum is not positive gives 0 and a
+ * zero gradient either way, and the pool's gradient is nonzero only at winners, where its
+ * mask is the pooled value's (a NaN, which the ReLU would have zeroed, may now win a window).
+ * The ReLU's own act and dact are left unwritten: nothing reads them. */
+static int relu_then_pool(const trainer_model_t *m, int i, int first, int last)
+{
+    return i >= first && i + 1 < last && m->layers[i].kind == TRAINER_LAYER_RELU &&
+           m->layers[i + 1].kind == TRAINER_LAYER_MAXPOOL;
+}
+
 /* The passes below run R = count replicas at once: every activation buffer holds R
  * consecutive blocks (the block of one replica is exactly its single-model layout), replica
  * r's parameters start at params + r * stride, and every op is the backend's batched form
@@ -402,6 +416,14 @@ static void forward_layers(trainer_workspace_t *ws, const float *params, size_t 
             break;
         }
         case TRAINER_LAYER_RELU:
+            if (relu_then_pool(m, i, first, last)) {
+                const trainer_layer_t *p = &m->layers[i + 1];
+                be->maxpool_forward(ws->act[i + 1], ws->argmax[i + 1], x,
+                                    p->in_c * batch * count, p->in_h, p->in_w, p->k);
+                be->relu_forward(ws->act[i + 1], ws->act[i + 1], R * B * p->out_size);
+                i++; /* the pool is done */
+                break;
+            }
             be->relu_forward(y, x, R * B * l->out_size);
             break;
         case TRAINER_LAYER_MAXPOOL:
@@ -497,6 +519,14 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
                 be->relu_backward(dx, dy, ws->act[i], R * B * l->out_size);
             break;
         case TRAINER_LAYER_MAXPOOL:
+            if (i > 1 && relu_then_pool(m, i - 1, first, last)) {
+                /* dact[i - 1], the ReLU's unused gradient, holds the masked pooled one */
+                be->relu_backward(ws->dact[i - 1], dy, ws->act[i], R * B * l->out_size);
+                be->maxpool_backward(ws->dact[i - 2], ws->dact[i - 1], ws->argmax[i],
+                                     l->in_c * batch * count, l->in_h, l->in_w, l->k);
+                i--; /* the ReLU is done */
+                break;
+            }
             if (dx)
                 be->maxpool_backward(dx, dy, ws->argmax[i], l->in_c * batch * count, l->in_h,
                                      l->in_w, l->k);

@@ -113,8 +113,10 @@ typedef struct trainer_workspace {
     int max_replicas;                  /* replicas side by side (trainer_model_*_group) */
     float *x;                          /* (max_batch, in_size) dev: the input batch */
     uint8_t *labels;                   /* (max_batch) dev */
-    float *act[TRAINER_MAX_LAYERS];    /* output of each layer, dev */
-    float *dact[TRAINER_MAX_LAYERS];   /* gradient w.r.t. each layer's output, dev */
+    /* Output of each layer and its gradient, dev; a ReLU followed by a max-pool in the same
+     * pass leaves both of its own unwritten (the pair runs as pool then ReLU, model.c). */
+    float *act[TRAINER_MAX_LAYERS];
+    float *dact[TRAINER_MAX_LAYERS];
     float *col[TRAINER_MAX_LAYERS];    /* im2col buffer of conv layers, dev */
     int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
     float *dcol;                       /* scratch for conv input gradients, dev */

@@ -1,11 +1,13 @@
 #!/bin/sh
 # Trainer benchmarks: figures, not pass/fail tests.
-#   1. speed: `dtsim bench trainer` (mlp 784-256-128-10, batch 64, 1 epoch, 1 thread) side by
-#      side with the same MLP in PyTorch (peers/torch_mlp.py, Debian's python3-torch), best
-#      of 3 runs each, and the ratio;
+#   1. speed: `dtsim bench trainer` side by side with the same network in PyTorch
+#      (peers/torch_mlp.py and torch_cnn.py, Debian's python3-torch), batch 64, 1 epoch, one
+#      thread (OPENBLAS_NUM_THREADS=1 for both), for the mlp 784-256-128-10 and the cnn (conv
+#      16,32, fc 128): three runs each, ours and theirs interleaved so that both see the same
+#      load, the best of each, and the ratio against its target (mlp 1.2, cnn 1.5);
 #   2. accuracy: mlp and cnn for 10 epochs against the targets 0.88 and 0.90.
-# usage: tests/bench/trainer.sh [BUILD_DIR]   (env: PEERS=dir holding torch_mlp.py,
-#        SKIP_ACCURACY=1 to run only the speed part)
+# usage: tests/bench/trainer.sh [BUILD_DIR]   (env: PEERS=dir holding torch_mlp.py and
+#        torch_cnn.py, SKIP_ACCURACY=1 to run only the speed part)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -18,19 +20,34 @@ best() { # prints the line with the highest samples_per_s among stdin's lines
 }
 rate() { echo "$1" | tr ' ' '\n' | sed -n 's/^samples_per_s=//p'; }
 
-echo "== speed: mlp 784-256-128-10, batch 64, 1 epoch, 1 thread (best of 3)"
-ours=$(for i in 1 2 3; do "$dtsim" bench trainer --model mlp --hidden 256,128 --batch 64 \
-        --epochs 1 --threads 1; done | best)
-echo "$ours"
-if [ -f "$peers/torch_mlp.py" ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-    theirs=$(for i in 1 2 3; do /usr/bin/python3 "$peers/torch_mlp.py" --epochs 1 --batch 64 \
-              --hidden 256,128 --threads 1; done | best)
+# speed MODEL TARGET DTSIM_ARGS PEER_ARGS: three interleaved runs of each side, best of each.
+speed() {
+    model=$1 target=$2 ours_args=$3 peer_args=$4
+    echo "== speed: $model, batch 64, 1 epoch, 1 thread (best of 3, interleaved with torch)"
+    peer=$peers/torch_$model.py
+    have_peer=0
+    if [ -f "$peer" ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then have_peer=1; fi
+    runs=$(for i in 1 2 3; do
+        # shellcheck disable=SC2086 # the argument lists are meant to split
+        "$dtsim" bench trainer --model "$model" $ours_args --batch 64 --epochs 1 --threads 1
+        [ $have_peer = 0 ] || /usr/bin/python3 "$peer" --epochs 1 --batch 64 --threads 1 $peer_args
+    done)
+    ours=$(echo "$runs" | grep '^bench=' | best)
+    echo "$ours"
+    if [ $have_peer = 0 ]; then
+        echo "torch peer skipped: need $peer and Debian's python3-torch"
+        return
+    fi
+    theirs=$(echo "$runs" | grep '^peer=' | best)
     echo "$theirs"
-    awk -v a="$(rate "$ours")" -v b="$(rate "$theirs")" \
-        'BEGIN { printf "dtsim/torch samples_per_s ratio=%.2f (target >= 1.2)\n", a / b }'
-else
-    echo "torch peer skipped: need $peers/torch_mlp.py and Debian's python3-torch"
-fi
+    awk -v a="$(rate "$ours")" -v b="$(rate "$theirs")" -v m="$model" -v t="$target" \
+        'BEGIN { printf "%s dtsim/torch samples_per_s ratio=%.2f (target >= %s)\n", m, a / b, t }'
+}
+
+export OPENBLAS_NUM_THREADS=1
+speed mlp 1.2 "--hidden 256,128" "--hidden 256,128"
+speed cnn 1.5 "--conv 16,32 --fc 128" "--conv 16,32 --fc 128"
+unset OPENBLAS_NUM_THREADS
 
 [ "${SKIP_ACCURACY:-0}" = 1 ] && exit 0
 echo "== accuracy: 10 epochs, momentum 0.9, cosine schedule, 2 threads"
