@@ -210,6 +210,8 @@ typedef struct blob_node {
 
 static void put(char **p, const void *src, size_t n)
 {
+    if (!n)
+        return; /* src may be NULL then */
     memcpy(*p, src, n);
     *p += n;
 }

@@ -24,6 +24,7 @@
 #include "transport_impl.h"
 #include "real.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,16 @@ static int mpi_bind(dt_err_t *err)
 
 enum { TAG_MSG = 1, TAG_DONE = 2, TAG_GATHER = 3 };
 #define STACK_BYTES (8u << 20) /* as SimGrid's actors: the trainer's calls run on it */
+
+/* AddressSanitizer follows the switches between stacks when told (make asan). */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define FIBER_START(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define FIBER_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define FIBER_START(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#define FIBER_FINISH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#endif
 #define BOX_BUCKETS 1024
 
 typedef struct kept {
@@ -144,6 +155,8 @@ static struct {
     struct sim_box *boxes[BOX_BUCKETS];
     coro_t *coros, *current;
     ucontext_t sched;
+    const void *sched_bottom; /* the scheduler's stack, for AddressSanitizer */
+    size_t sched_size;
     struct sim_comm *inflight; /* sends to other processes MPI still holds */
     int peers_done;            /* other processes that finished their nodes */
     int progressed;            /* something completed since the scheduler last looked */
@@ -198,10 +211,12 @@ static int box_rank(struct sim_box *b)
 
 static void trampoline(void)
 {
+    FIBER_FINISH(NULL, &R.sched_bottom, &R.sched_size);
     coro_t *c = R.current;
     c->fn(0, NULL);
     c->done = 1;
     R.progressed = 1;
+    FIBER_START(NULL, R.sched_bottom, R.sched_size); /* NULL: this stack is done */
     swapcontext(&c->ctx, &R.sched);
 }
 
@@ -213,7 +228,10 @@ static void block(void)
     coro_t *c = R.current;
     DT_ASSERT(c); /* blocking outside an activity */
     poll_mpi();
+    void *fake = NULL;
+    FIBER_START(&fake, R.sched_bottom, R.sched_size);
     swapcontext(&c->ctx, &R.sched);
+    FIBER_FINISH(fake, &R.sched_bottom, &R.sched_size);
 }
 
 /* A pass over every activity found nothing to do: nap, longer while it lasts. */
@@ -245,7 +263,10 @@ static void mpi_run(void)
             if (c->done)
                 continue;
             R.current = c;
+            void *fake = NULL;
+            FIBER_START(&fake, c->stack, STACK_BYTES);
             swapcontext(&R.sched, &c->ctx);
+            FIBER_FINISH(fake, NULL, NULL);
             R.current = NULL;
             if (!c->done && !c->daemon)
                 live++;
@@ -699,10 +720,46 @@ long sim_real_min_long(long v)
     return out;
 }
 
+/* What the transport made: activities and their stacks, boxes and what waits in them,
+ * places, the host table. */
+static void free_all(void)
+{
+    for (coro_t *c = R.coros, *next; c; c = next) {
+        next = c->next;
+        free_kept(c, LONG_MAX);
+        munmap(c->stack, STACK_BYTES);
+        free(c);
+    }
+    R.coros = NULL;
+    for (int b = 0; b < BOX_BUCKETS; b++)
+        for (struct sim_box *x = R.boxes[b], *next; x; x = next) {
+            next = x->next;
+            for (entry_t *e = x->head, *en; e; e = en) {
+                en = e->next;
+                free(e->buf);
+                free(e);
+            }
+            for (struct sim_comm *w = x->waiting, *wn; w; w = wn) {
+                wn = w->next;
+                free(w);
+            }
+            free(x);
+        }
+    memset(R.boxes, 0, sizeof R.boxes);
+    for (place_t *p = R.places, *next; p; p = next) {
+        next = p->next;
+        free(p);
+    }
+    R.places = NULL;
+    free(R.hosts);
+    R.hosts = NULL;
+}
+
 void sim_real_finalize(void)
 {
     if (!R.on)
         return;
+    free_all();
     M.Comm_free(&R.comm);
     M.Finalize();
     R.on = 0;
