@@ -190,7 +190,7 @@ START_TEST(refusals)
                      2);
     one_line("strategy.kind");
     ck_assert_int_eq(real_run(3, db, "--set \"faults.crash=worker-1 at 1s\""), 2);
-    one_line("faults.crash: real mode plays stragglers and slowdowns only");
+    one_line("faults.crash: real mode plays stragglers, slowdowns and (on the testbed) link");
     ck_assert_int_eq(real_run(3, db, "--set run.max_time=10s"), 2);
     one_line("run.max_time");
     ck_assert_int_eq(real_run(3, db, "-j 2"), 2);
@@ -305,6 +305,32 @@ START_TEST(validate_table)
     const char *ev = "SELECT step, test_loss, test_acc FROM evals WHERE run = ?1";
     char *a = rows(h, ev, 1), *b = rows(h, ev, 2);
     ck_assert_msg(a[0] && !strcmp(a, b), "real:\n%s\nsimulated:\n%s", a, b);
+    free(a);
+    free(b);
+    sqlite3_close(h);
+
+    /* faults.link_degrade on the testbed: the script reshapes worker-1's link and back, two
+     * rows at their moments; the numbers stay the simulation's. Off the testbed: refused. */
+    snprintf(db, sizeof db, "%s", at("degrade.db"));
+    const char *fault = "--set \"faults.link_degrade=worker-1 at 0.2s to 10Mbps for 0.3s\" "
+                        "--set run.steps=150 --set cluster.bandwidth=100Mbps";
+    ck_assert_int_eq(real_run(2, db, fault), 2);
+    one_line("on the shaped-link testbed only");
+    snprintf(line, sizeof line, "%s/tests/testbed/testbed.sh with --hosts 2 --bandwidth 100Mbps "
+                                "--latency 0.1ms -- %s run %s --real --db %s %s",
+             DTSIM_SOURCE_DIR, DTSIM_BINARY, at("v.ini"), db, fault);
+    ck_assert_msg(sh(line) == 0, "%s", err_text);
+    snprintf(line, sizeof line, "%s run %s --db %s %s", DTSIM_BINARY, at("v.ini"), db, fault);
+    ck_assert_msg(sh(line) == 0, "%s", err_text);
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *fr = rows(h, "SELECT kind, target, sim_time >= 0.2 AND sim_time < 0.2 + 0.25, "
+                      "sim_time >= 0.5 AND sim_time < 0.5 + 0.25 FROM faults WHERE run = ?1 "
+                      "ORDER BY sim_time", 1);
+    ck_assert_str_eq(fr, "link-degrade|worker-1|1|0\nlink-restore|worker-1|0|1\n");
+    free(fr);
+    a = rows(h, ev, 1);
+    b = rows(h, ev, 2);
+    ck_assert_msg(a[0] && !strcmp(a, b), "degraded, real:\n%s\nsimulated:\n%s", a, b);
     free(a);
     free(b);
     sqlite3_close(h);

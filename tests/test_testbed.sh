@@ -64,9 +64,9 @@ check_pair() {
 # Nothing of testbed $1 (dttbPID) left: no namespace, no state file.
 check_gone() {
     local label=$1 name=$2
-    ip netns list | grep -q "^$name-" && fail "$label: namespaces of $name left: $(ip netns list | grep "^$name-" | tr '\n' ' ')"
+    ip netns list | grep "^$name-" >/dev/null && fail "$label: namespaces of $name left: $(ip netns list | grep "^$name-" | tr '\n' ' ')"
     compgen -G "/run/dtsim-testbed/$name*" > /dev/null && fail "$label: state of $name left: $(ls /run/dtsim-testbed/)"
-    ip -o link | grep -q "$name" && fail "$label: a link named after $name in the machine's namespace"
+    ip -o link | grep "$name" >/dev/null && fail "$label: a link named after $name in the machine's namespace"
     return 0
 }
 
@@ -77,13 +77,13 @@ testbed_of() { sed -n 's/^testbed: \(dttb[0-9]*\) up:.*/\1/p' "$1" | head -1; }
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed.out" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
-    ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . && break
+    ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && break
     sleep 0.1
 done
-ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . || fail "killed run: the ranks never started: $(cat "$tmp/killed.out")"
+ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null || fail "killed run: the ranks never started: $(cat "$tmp/killed.out")"
 kill -9 "$pid"
 wait "$pid" 2> /dev/null
-ip netns list | grep -q "^dttb$pid-" || fail "killed run: nothing left to clean up (the test would prove nothing)"
+ip netns list | grep "^dttb$pid-" >/dev/null || fail "killed run: nothing left to clean up (the test would prove nothing)"
 "$tb" cleanup
 check_gone "cleanup after kill -9" "dttb$pid"
 
@@ -91,12 +91,12 @@ check_gone "cleanup after kill -9" "dttb$pid"
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed2.out" 2>&1 &
 pid2=$!
 for _ in $(seq 100); do
-    ip netns pids "dttb$pid2-fab" 2> /dev/null | grep -q . && break
+    ip netns pids "dttb$pid2-fab" 2> /dev/null | grep . >/dev/null && break
     sleep 0.05
 done
 kill -9 "$pid2"
 wait "$pid2" 2> /dev/null
-ip netns list | grep -q "^dttb$pid2-" || fail "second killed run: nothing left to clean up"
+ip netns list | grep "^dttb$pid2-" >/dev/null || fail "second killed run: nothing left to clean up"
 
 # 2-host star, 100 Mbps, 5 ms: one-way latency 2 x 5 ms (two links), bandwidth 100 Mbps
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 5ms -- "$bin/pingpong" --large 500000 --count 4 --reps 10 > "$tmp/star2.out" 2>&1 ||
@@ -107,7 +107,7 @@ check_gone "a run after a kill -9" "dttb$pid2"
 
 # 3-host star through up / run / down, 400 Mbps, 2.5 ms
 name=$("$tb" up --hosts 3 --bandwidth 400Mbps --latency 2.5ms) || fail "up: $name"
-"$tb" list | grep -q "^$name: 3 hosts, star" || fail "list does not show $name: $("$tb" list)"
+"$tb" list | grep "^$name: 3 hosts, star" >/dev/null || fail "list does not show $name: $("$tb" list)"
 "$tb" run --name "$name" -- "$bin/pingpong" --large 1000000 --count 4 --reps 10 > "$tmp/star3.out" 2>&1 || fail "star3: $(cat "$tmp/star3.out")"
 check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 1 5 400
 check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 2 5 400
@@ -128,7 +128,7 @@ check_gone "after the tree" "$(testbed_of "$tmp/tree.out")"
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/term.out" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
-    ip netns pids "dttb$pid-h1" 2> /dev/null | grep -q . && break
+    ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && break
     sleep 0.1
 done
 kill -TERM "$pid"
@@ -138,7 +138,7 @@ check_gone "after TERM" "dttb$pid"
 # Bad input: one line, exit code 2, nothing made
 out=$("$tb" up --hosts 2 --bandwidth 100Mbit --latency 5ms 2>&1)
 rc=$?
-[ "$rc" = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q 'bad bandwidth "100Mbit"' ||
+[ "$rc" = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep 'bad bandwidth "100Mbit"' >/dev/null ||
     fail "a bad bandwidth: exit $rc, \"$out\""
 
 [ "$failures" = 0 ] && echo "testbed: all checks passed ($SECONDS s)"

@@ -384,7 +384,10 @@ void sim_faults_free(sim_run_t *run)
 
 double sim_fault_timeout(const sim_run_t *run)
 {
-    return run->has_faults ? run->sc->fault_timeout : SIM_COMM_TIMEOUT;
+    /* real mode plays no fault a peer must detect (no crash, no lost link): a slow peer or
+     * link only makes a wait longer, and a recovery's protocol would read other processes'
+     * memory */
+    return run->has_faults && !run->real ? run->sc->fault_timeout : SIM_COMM_TIMEOUT;
 }
 
 void sim_fault_log(sim_run_t *run, const char *kind, const char *target, const char *fmt, ...)
@@ -404,7 +407,7 @@ void sim_fault_log(sim_run_t *run, const char *kind, const char *target, const c
         snprintf(run->fault_kinds + len, sizeof run->fault_kinds - len, "%s%s", len ? " " : "",
                  kind);
     if (run->db && !run->db_failed &&
-        results_fault_add(run->db, run->run_id, simgrid_get_clock(), kind, target, detail,
+        results_fault_add(run->db, run->run_id, sim_now(), kind, target, detail,
                           &run->db_err))
         run->db_failed = 1;
     sim_watchdog(run);

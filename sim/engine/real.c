@@ -1,15 +1,19 @@
 /* Real mode's part of the engine (real.h): which scenarios can run real, which process runs
  * which host, what each process keeps (its evaluations, its counters over time) and how
  * rank 0 puts every process's share together into one run like a simulated one. */
+#define _POSIX_C_SOURCE 200809L
 #include "real.h"
 
 #include <math.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "run.h"
 
 extern const sim_payload_codec_t sim_msg_codec; /* msg_wire.c */
+extern char **environ;
 
 typedef struct real_eval {
     double t;
@@ -21,12 +25,24 @@ typedef struct real_mark { /* this process's counters at a moment */
     double t, samples, bytes;
 } real_mark_t;
 
+typedef struct real_shape { /* a host link reshaped on the testbed at a moment */
+    double at;
+    int host;         /* its rank: the testbed's host index */
+    double bandwidth; /* bytes/s */
+    char target[SIM_FAULT_TARGET];
+    int restore;
+} real_shape_t;
+
 struct sim_real {
     real_eval_t *evals;
     size_t n_evals, cap_evals;
     real_mark_t *marks;
     size_t n_marks, cap_marks;
     double end; /* the latest process's end (rank 0, after sim_real_collect) */
+    sim_host_t *hosts; /* rank -> host */
+    int n_hosts;
+    real_shape_t *shapes; /* faults.link_degrade on the testbed, in time order */
+    size_t n_shapes;
 };
 
 /* The strategies whose every node runs as it would on SimGrid: no node reads another's
@@ -80,14 +96,23 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
         return refuse(run, err, fault_key(sc, 0),
                       "real mode's clients compute and send at their hosts' own speed: "
                       "client_speed, device_trace and client links do not apply");
-    /* stragglers and slowdowns are compute that takes longer: real sleeps (sim_charge) */
+    /* stragglers and slowdowns are compute that takes longer: real sleeps (sim_charge);
+     * link degradation reshapes a host link of the testbed (real_degrader) */
     const char *fk = fault_key(sc, 5);
+    int degrade = fk && !strcmp(fk, "faults.link_degrade");
+    if (degrade && !getenv("DTSIM_TESTBED"))
+        return refuse(run, err, fk,
+                      "real mode degrades links on the shaped-link testbed only "
+                      "(tests/testbed/testbed.sh with ... -- dtsim run ... --real)");
+    if (degrade)
+        fk = fault_key(sc, 8);
     int slow_only = fk && (!strcmp(fk, "faults.straggler") || !strcmp(fk, "faults.slowdown"));
     const char *other = slow_only ? fault_key(sc, 10) : fk;
     if (scenario_has_faults(sc) && other)
         return refuse(run, err, other,
-                      "real mode plays stragglers and slowdowns only (real sleeps); Open MPI "
-                      "4.1 does not survive a lost process: simulate the other faults");
+                      "real mode plays stragglers, slowdowns and (on the testbed) link "
+                      "degradation only; Open MPI 4.1 does not survive a lost process: "
+                      "simulate the other faults");
     if (sc->max_time > 0)
         return refuse(run, err, "run.max_time",
                       "real mode stops after run.steps (every process must agree on the "
@@ -129,6 +154,95 @@ static int run_hosts(const sim_run_t *run, sim_host_t *out)
     return n;
 }
 
+static int by_at(const void *a, const void *b)
+{
+    const real_shape_t *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* faults.link_degrade as reshapes of the testbed's host links: each target a node or a
+ * host of the run (its host's link), restored to cluster.bandwidth at its end. */
+static dt_status shapes_make(sim_run_t *run, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    if (!strcmp(sc->link_degrade, "none"))
+        return DT_OK;
+    sim_fault_spec_t specs[SIM_FAULT_MAX];
+    size_t n;
+    dt_err_t why;
+    if (sim_fault_spec_parse(SIM_FAULT_LINK_DEGRADE, sc->link_degrade, specs, SIM_FAULT_MAX,
+                             &n, &why))
+        return scenario_fail(sc, err, "faults.link_degrade", "%s", why.msg);
+    struct sim_real *r = run->real;
+    r->shapes = dt_calloc(2 * n + 1, sizeof *r->shapes);
+    for (size_t i = 0; i < n; i++) {
+        int host = -1;
+        for (int k = 0; k < r->n_hosts && host < 0; k++) {
+            if (!strcmp(sim_host_name(r->hosts[k]), specs[i].target))
+                host = k;
+            const sim_node_t *lists[2] = {run->workers, run->servers};
+            int counts[2] = {run->n_workers, run->n_servers};
+            for (int l = 0; l < 2 && host < 0; l++)
+                for (int j = 0; j < counts[l] && host < 0; j++)
+                    if (lists[l][j].host == r->hosts[k] &&
+                        !strcmp(lists[l][j].name, specs[i].target))
+                        host = k;
+        }
+        if (host < 0)
+            return scenario_fail(sc, err, "faults.link_degrade",
+                                 "item %zu: real mode degrades a host's link: name a node or "
+                                 "a host (\"%s\" is neither)",
+                                 i + 1, specs[i].target);
+        real_shape_t *x = &r->shapes[r->n_shapes++];
+        *x = (real_shape_t){specs[i].at, host, specs[i].value, "", 0};
+        snprintf(x->target, sizeof x->target, "%s", specs[i].target);
+        if (isfinite(specs[i].until)) {
+            real_shape_t *y = &r->shapes[r->n_shapes++];
+            *y = *x;
+            y->at = specs[i].until;
+            y->bandwidth = sc->bandwidth;
+            y->restore = 1;
+        }
+    }
+    qsort(r->shapes, r->n_shapes, sizeof *r->shapes, by_at);
+    return DT_OK;
+}
+
+/* Rank 0's daemon: at each moment, the testbed's script reshapes the host link. */
+static void real_degrader(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sim_run_t *run = sim_self_data();
+    const struct sim_real *r = run->real;
+    const char *script = getenv("DTSIM_TESTBED_SCRIPT"), *tb = getenv("DTSIM_TESTBED");
+    for (size_t i = 0; i < r->n_shapes && !run->ended; i++) {
+        const real_shape_t *x = &r->shapes[i];
+        sim_sleep_until(x->at);
+        char host[16], rate[48];
+        snprintf(host, sizeof host, "%d", x->host);
+        snprintf(rate, sizeof rate, "%.0fbps", 8 * x->bandwidth);
+        const char *args[] = {script ? script : "testbed.sh", "shape", tb, host, "--bandwidth",
+                              rate, NULL};
+        pid_t pid;
+        int st = -1;
+        if (!script || posix_spawn(&pid, script, NULL, NULL, (char *const *)args, environ) ||
+            waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+            sim_fault_log(run, "link-degrade", x->target, "the testbed could not reshape the "
+                                                          "link (DTSIM_TESTBED_SCRIPT %s)",
+                          script ? script : "unset");
+        else
+            sim_fault_log(run, x->restore ? "link-restore" : "link-degrade", x->target,
+                          "testbed host %d's link at %s", x->host, rate);
+    }
+}
+
+void sim_real_faults_start(sim_run_t *run)
+{
+    if (run->real->n_shapes && sim_real_rank() == 0)
+        sim_start("link-degrader", run->real->hosts[0], real_degrader, run, 1);
+}
+
 dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
 {
     if (check(run, err))
@@ -146,7 +260,11 @@ dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
         return DT_ERR_INPUT;
     }
     sim_real_bind(hosts, n);
-    free(hosts);
+    run->real = dt_calloc(1, sizeof *run->real);
+    run->real->hosts = hosts;
+    run->real->n_hosts = n;
+    if (shapes_make(run, err))
+        return DT_ERR_INPUT;
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
     for (int l = 0; l < 2; l++)
@@ -157,7 +275,6 @@ dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
     sim_record_free(run);
     run->timeline_steps = 0;
     run->timeline_end = 0;
-    run->real = dt_calloc(1, sizeof *run->real);
     return DT_OK;
 }
 
@@ -165,6 +282,8 @@ void sim_real_free(sim_run_t *run)
 {
     if (!run->real)
         return;
+    free(run->real->hosts);
+    free(run->real->shapes);
     free(run->real->evals);
     free(run->real->marks);
     free(run->real);

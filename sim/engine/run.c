@@ -835,7 +835,10 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
     if (run->oversubscribed[0]) /* timed anyway (run.allow_oversubscribed_memory) */
         sim_fault_log(run, "memory", run->oversubscribed_host, "%s", run->oversubscribed);
     st->deploy(run);
-    sim_faults_start(run);
+    if (run->real)
+        sim_real_faults_start(run);
+    else
+        sim_faults_start(run);
     sim_transport_run();
     if (run->real)
         sim_real_collect(run);

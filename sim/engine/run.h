@@ -425,6 +425,8 @@ void sim_real_free(sim_run_t *run);
 void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc);
 void sim_real_mark(sim_run_t *run);
 void sim_real_collect(sim_run_t *run);
+/* Real mode's faults: on the testbed, rank 0 reshapes host links (faults.link_degrade). */
+void sim_real_faults_start(sim_run_t *run);
 /* The latest process's end (rank 0, after sim_real_collect; 0 before). */
 double sim_real_end(const sim_run_t *run);
 

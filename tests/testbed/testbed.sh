@@ -16,6 +16,10 @@
 #   testbed.sh with UP-OPTIONS -- CMD...   up, run CMD, down; down also on failure and Ctrl-C
 #   testbed.sh list                        the testbeds up and what they model
 #   testbed.sh cleanup [--all]             removes what killed runs left (--all: every testbed)
+#   testbed.sh shape NAME HOST --bandwidth B   reshapes host HOST's link (both directions) to B,
+#                                        its latency kept (dtsim's real mode plays
+#                                        faults.link_degrade with it)
+# The ranks `run` and `with` start see DTSIM_TESTBED=NAME and DTSIM_TESTBED_SCRIPT=this file.
 # DTSIM_TESTBED_BIN: the folder with delayline (default: build/testbed of this checkout).
 set -euo pipefail
 
@@ -161,7 +165,7 @@ teardown() {
 # True when the testbed's owner still runs (a testbed.sh with that pid).
 owner_alive() {
     local pid=${1#dttb}
-    [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q testbed.sh
+    [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep testbed.sh >/dev/null
 }
 
 cmd_cleanup() {
@@ -310,7 +314,24 @@ run_in() {
     mapfile -t args < <(mpirun_args "$tb")
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         ip netns exec "$tb-head" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$tb-head" \
-        mpirun -n "$np" "${args[@]}" "$@"
+        mpirun -n "$np" "${args[@]}" -x DTSIM_TESTBED="$tb" -x DTSIM_TESTBED_SCRIPT="$here/testbed.sh" \
+        "$@"
+}
+
+# shape NAME HOST --bandwidth B: both tbf of host HOST's link replaced, at B, the testbed's
+# latency kept (the delay line is untouched)
+cmd_shape() {
+    [ $# -eq 4 ] && [ "$3" = --bandwidth ] || die "usage: testbed.sh shape NAME HOST --bandwidth B"
+    local tb=$1 h=$2 rate lat
+    [[ $tb =~ ^dttb[0-9]+$ ]] && [ -r "$state_dir/$tb" ] || die "no testbed $tb"
+    [[ $h =~ ^[0-9]+$ ]] && ip netns list | grep "^$tb-h$h\b" >/dev/null || die "$tb has no host $h"
+    rate=$(parse_bandwidth "$4")
+    lat=$(sed -n 's/^latency=//p' "$state_dir/$tb")
+    lat=$(parse_latency "$lat")
+    # shellcheck disable=SC2046
+    tc -n "$tb-h$h" qdisc replace dev eth0 root tbf $(tbf_args "$rate" "$lat")
+    # shellcheck disable=SC2046
+    tc -n "$tb-fab" qdisc replace dev "h${h}b" root tbf $(tbf_args "$rate" "$lat")
 }
 
 cmd_run() {
@@ -389,6 +410,7 @@ down) shift; [ "$(id -u)" = 0 ] || die "needs root"
     if [[ ${1:-} =~ ^dttb[0-9]+$ ]]; then teardown "$1"; else teardown "$(pick_testbed "${1:-}")"; fi ;;
 with) shift; cmd_with "$@" ;;
 list) cmd_list ;;
+shape) shift; [ "$(id -u)" = 0 ] || die "needs root"; cmd_shape "$@" ;;
 cleanup) shift; [ "$(id -u)" = 0 ] || die "needs root"; cmd_cleanup "$@" ;;
 *) sed -n '/^# usage:/,/^# DTSIM_TESTBED_BIN/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
