@@ -76,7 +76,7 @@ testbed_of() { sed -n 's/^testbed: \(dttb[0-9]*\) up:.*/\1/p' "$1" | head -1; }
 # A killed run first, so that the runs below are "a second run after a killed one".
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 600); do # at most a minute: a loaded CI machine builds a testbed slowly
     ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && break
     sleep 0.1
 done
@@ -90,7 +90,7 @@ check_gone "cleanup after kill -9" "dttb$pid"
 # Killed while being built or just after: the next run's `with` removes what it left
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed2.out" 2>&1 &
 pid2=$!
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
     ip netns pids "dttb$pid2-fab" 2> /dev/null | grep . >/dev/null && break
     sleep 0.05
 done
@@ -127,7 +127,7 @@ check_gone "after the tree" "$(testbed_of "$tmp/tree.out")"
 # TERM to a running `with`: its trap removes the testbed
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/term.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 600); do # at most a minute: a loaded CI machine builds a testbed slowly
     ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && break
     sleep 0.1
 done
