@@ -664,27 +664,43 @@ static int launcher_rank(void)
     return 0;
 }
 
-/* A usage error of --real, said once: by the launcher's rank 0. */
-#define REAL_USAGE(...) (launcher_rank() ? CLI_EXIT_USAGE : cli_usage_error("run", __VA_ARGS__))
-
 /* `--real`: one run (a scenario, or one member of its sweep) on real processes under
  * mpirun, one per host; every process returns rank 0's exit code. */
+/* The processes of a --real run that stops before running: rank 0 has said why; every
+ * process meets the others before exiting, so that mpirun, which ends the job at the first
+ * process that fails, does not cut rank 0's line. Without MPI there is no one to meet. */
+static int real_refused(int rc)
+{
+    dt_err_t err;
+    if (sim_real_size() > 1 || !sim_real_init(NULL, NULL, &err)) {
+        sim_real_min_long(0);
+        sim_real_finalize();
+    }
+    return rc;
+}
+
 static int run_real(const scenario_t *sc, const run_opts_t *o, long member, const char *argv0)
 {
-    if (o->live)
-        return REAL_USAGE("--live draws a simulation; a --real run prints its progress "
-                          "as it goes");
-    if (o->jobs > 1)
-        return REAL_USAGE("--real runs one run on every process: -j does not apply");
-    if (sc->sweep.n_keys && member < 0)
-        return REAL_USAGE("--real runs one run and %s is a sweep of %ld runs (--member I "
-                          "runs one of them)",
-                          sc->path, scenario_sweep_count(sc));
     dt_err_t err;
     if (sim_real_init(NULL, NULL, &err)) {
         if (!launcher_rank())
             fprintf(stderr, "dtsim run: %s\n", err.msg);
         return CLI_EXIT_USAGE;
+    }
+    char why[SCENARIO_STR + 128] = "";
+    if (o->live)
+        snprintf(why, sizeof why, "--live draws a simulation; a --real run prints its "
+                                  "progress as it goes");
+    else if (o->jobs > 1)
+        snprintf(why, sizeof why, "--real runs one run on every process: -j does not apply");
+    else if (sc->sweep.n_keys && member < 0)
+        snprintf(why, sizeof why, "--real runs one run and %s is a sweep of %ld runs "
+                                  "(--member I runs one of them)",
+                 sc->path, scenario_sweep_count(sc));
+    if (why[0]) {
+        if (sim_real_rank() == 0)
+            cli_usage_error("run", "%s", why);
+        return real_refused(CLI_EXIT_USAGE);
     }
     long rc = member >= 0 ? run_member(sc, member, o, argv0)
                           : cli_run_scenario(sc, argv0, NULL, 0, 1, 0, 0);
@@ -714,6 +730,10 @@ int cli_run(int argc, char **argv)
         dup2(saved, STDERR_FILENO);
         close(saved);
     }
+    if (!sc && rc == CLI_EXIT_USAGE)
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], "--real") && getenv("OMPI_COMM_WORLD_SIZE"))
+                return real_refused(rc); /* under mpirun: meet the others first */
     if (!sc)
         return rc;
     if (o.db)
