@@ -137,6 +137,11 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
     case KEY_STRING:
         if (!*v)
             return dt_err_input(err, "empty value (expected %s)", d->accepted);
+        /* the resolved configuration writes it as "key = value": a line the reader takes */
+        if (strlen(d->key) + 3 + strlen(v) > SCENARIO_LINE_MAX)
+            return dt_err_input(err, "a value of %zu characters (\"%s = VALUE\" must fit in "
+                                     "a line of %d)",
+                                strlen(v), d->key, SCENARIO_LINE_MAX);
         return set_string(p, d->size, v, err);
     case KEY_ENUM: {
         for (int i = 0; d->names[i]; i++)
