@@ -672,7 +672,7 @@ static int launcher_rank(void)
 static int real_refused(int rc)
 {
     dt_err_t err;
-    if (sim_real_size() > 1 || !sim_real_init(NULL, NULL, &err)) {
+    if (sim_transport_is_real() || !sim_real_init(NULL, NULL, &err)) { /* MPI up, or now */
         sim_real_min_long(0);
         sim_real_finalize();
     }
