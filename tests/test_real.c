@@ -195,6 +195,12 @@ START_TEST(refusals)
     one_line("run.max_time");
     ck_assert_int_eq(real_run(3, db, "-j 2"), 2);
     one_line("-j does not apply");
+    /* without mpirun (one process of its own): the same line, not an MPI abort */
+    char line[1024];
+    snprintf(line, sizeof line, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                                "%s run %s --real -j 2 --db %s", DTSIM_BINARY, at("s.ini"), db);
+    ck_assert_int_eq(sh(line), 2);
+    one_line("-j does not apply");
     struct stat sb;
     ck_assert_msg(stat(db, &sb) != 0, "a refused real run made %s", db);
 }
