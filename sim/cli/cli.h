@@ -7,6 +7,7 @@
 #define DEFAULT_DB "results/dtsim.db"
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common.h"
 
@@ -81,5 +82,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_parse_long(const char *text, long lo, long hi, long *out);
 /** The same for a finite double: 0 with *out set, or -1 with *out untouched. */
 int cli_parse_double(const char *text, double lo, double hi, double *out);
+/* Child processes, started without a shell: path run with args (args[0] its name, NULL at
+ * the end), its stdout to `out` (-1: /dev/null), stderr shared. cli_spawn_start returns the
+ * pid (or -1), cli_spawn_wait its exit code (127 when it could not start, 128 killed),
+ * cli_spawn both. */
+pid_t cli_spawn_start(const char *path, const char *const *args, int out);
+int cli_spawn_wait(pid_t pid);
+int cli_spawn(const char *path, const char *const *args, int out);
 
 #endif

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -17,7 +16,7 @@
 #include "real.h"
 #include "scenario.h"
 
-/* Runs `argv0 run PATH --member m --db DB --set ...`; its exit code (or 1). */
+/* Runs this dtsim as `argv0 run PATH --member m --db DB --set ...`; its exit code (or 1). */
 static int run_member_process(const char *argv0, const char *path, long m, const char *db,
                               const char *const *sets, int n_sets)
 {
@@ -36,19 +35,9 @@ static int run_member_process(const char *argv0, const char *path, long m, const
         args[k++] = "--set";
         args[k++] = sets[i];
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv("/proc/self/exe", (char *const *)args);
-        execvp(argv0, (char *const *)args);
-        fprintf(stderr, "dtsim run: cannot start %s: %s\n", argv0, strerror(errno));
-        _exit(CLI_EXIT_RUN);
-    }
+    int rc = cli_spawn("/proc/self/exe", args, STDOUT_FILENO); /* its summary shown */
     free(args);
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return CLI_EXIT_RUN;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : CLI_EXIT_RUN;
+    return rc == 127 ? CLI_EXIT_RUN : rc;
 }
 
 /* A file's bytes (NULL, *n = 0 when it does not exist). */

@@ -1,9 +1,14 @@
-/* Helpers shared by the commands: usage errors and strict number parsing. */
+/* Helpers shared by the commands: usage errors, strict number parsing, child processes. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -38,4 +43,32 @@ int cli_parse_double(const char *text, double lo, double hi, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+pid_t cli_spawn_start(const char *path, const char *const *args, int out)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = out >= 0 ? out : open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDOUT_FILENO);
+        execv(path, (char *const *)args);
+        fprintf(stderr, "dtsim: cannot start %s: %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+int cli_spawn_wait(pid_t pid)
+{
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return 127;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+int cli_spawn(const char *path, const char *const *args, int out)
+{
+    return cli_spawn_wait(cli_spawn_start(path, args, out));
 }

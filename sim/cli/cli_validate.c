@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -136,26 +135,6 @@ static int parse(validate_opts_t *o, int argc, char **argv)
     return 0;
 }
 
-/* Runs args (args[0] a program path) with stdout to `out` (-1: /dev/null) and stderr kept;
- * its exit code, or 127 when it could not start. */
-static int spawn(const char *const *args, int out)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = out >= 0 ? out : open("/dev/null", O_WRONLY);
-        if (fd >= 0)
-            dup2(fd, STDOUT_FILENO);
-        execv(args[0], (char *const *)args);
-        fprintf(stderr, "dtsim validate: cannot start %s: %s\n", args[0], strerror(errno));
-        _exit(127);
-    }
-    int st;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* The scenario's runs share these arguments: --set k=v for the user's and ours. */
 typedef struct argv_buf {
     const char *a[2 * MAX_SETS + 64];
@@ -228,26 +207,18 @@ static int calibrate(const scenario_t *sc, const char *self, int hosts, const ch
                                                       : sc->data_source);
     pid_t *kids = dt_calloc((size_t)hosts, sizeof(pid_t));
     char out[700];
-    fflush(NULL);
     for (int i = 0; i < hosts; i++) {
         snprintf(out, sizeof out, "%s/cal-%d.ini", dir, i);
         const char *args[] = {self, "calibrate", "--model", trainer_arch_name(m->arch),
                               "--hidden", m->n_hidden ? hidden : "256,128", "--conv", conv,
                               "--fc", fc, "--batch", batch, "--data", data, "--steps", "100",
                               "--limit", "8192", "--out", out, NULL};
-        kids[i] = fork();
-        if (kids[i] == 0) {
-            int null = open("/dev/null", O_WRONLY);
-            dup2(null, STDOUT_FILENO);
-            execv(self, (char *const *)args);
-            _exit(127);
-        }
+        kids[i] = cli_spawn_start(self, args, -1);
     }
     int bad = 0;
     double sum = 0;
     for (int i = 0; i < hosts; i++) {
-        int st;
-        if (kids[i] < 0 || waitpid(kids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        if (cli_spawn_wait(kids[i])) {
             bad = 1;
             continue;
         }
@@ -297,7 +268,7 @@ static int count_hosts(const validate_opts_t *o, const char *self, const char *d
         add(&b, o->sets[i]);
     }
     add(&b, NULL);
-    int rc = spawn(b.a, fd);
+    int rc = cli_spawn(self, b.a, fd);
     close(fd);
     FILE *f = fopen(path, "r");
     int hosts = -1;
@@ -385,7 +356,7 @@ int cli_validate(int argc, char **argv)
                 add(&b, head[k]);
             add_setting(&b, &o, o.bw[i], o.lat[j], name);
             add(&b, NULL);
-            double real = spawn(b.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
+            double real = cli_spawn(testbed, b.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
             printf("%-10s %-9s %-7s %10.4g", sc->strategy->name, o.bw[i], o.lat[j], real);
             double best = INFINITY;
             int best_m = -1;
@@ -398,7 +369,7 @@ int cli_validate(int argc, char **argv)
                 add_set(&s, "cluster.network_model=%s", MODELS[m]);
                 add_set(&s, "cluster.device=%s", device);
                 add(&s, NULL);
-                double sim = spawn(s.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
+                double sim = cli_spawn(self, s.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
                 double e = (sim - real) / real;
                 printf(" %10.4g %+7.1f%%", sim, 100 * e);
                 if (fabs(e) < best) {
