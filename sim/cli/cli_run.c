@@ -569,7 +569,7 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
         char lib[64];
         sim_real_library(lib, sizeof lib);
         printf("real run: %d processes, one per host (%s); times are wall-clock seconds\n",
-               sim_real_size(), lib + strlen("real: "));
+               sim_real_size(), lib);
     }
     if (run->diverged || run->interrupted || run->collapsed)
         rc = CLI_EXIT_RUN;

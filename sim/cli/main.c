@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         char mpi[128];
         sim_real_library(mpi, sizeof mpi);
         printf("dtsim %s (SimGrid %s)\n%s\nreal mode: %s\n", DTSIM_VERSION, version, blas,
-               sim_real_built() ? mpi + strlen("real: ") : "not built (no MPI found at configure time)");
+               sim_real_built() ? mpi : "not built (no MPI found at configure time)");
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "run"))

@@ -120,7 +120,7 @@ struct sim_box {
 };
 
 enum { C_SEND, C_RECV };
-enum { C_PENDING, C_DONE };
+enum { C_PENDING, C_DONE, C_ABANDONED }; /* abandoned: its wait gave up, MPI holds it */
 
 struct sim_comm {
     int kind, state;
@@ -397,10 +397,10 @@ static void poll_mpi(void)
         s->buf = NULL;
         s->next = NULL;
         R.progressed = 1;
-        if (s->state == C_PENDING)
-            s->state = C_DONE;
-        else
+        if (s->state == C_ABANDONED)
             free(s); /* its wait already gave up on it */
+        else
+            s->state = C_DONE;
     }
 }
 
@@ -519,7 +519,7 @@ static sim_status_t mpi_wait_for(sim_comm_t comm, double timeout)
     }
     sim_status_t why = R.doomed ? SIM_ERR_NETWORK : SIM_ERR_TIMEOUT;
     if (c->remote) {
-        c->state = C_DONE + 1; /* poll_mpi frees it when MPI lets go of its buffer */
+        c->state = C_ABANDONED; /* poll_mpi frees it when MPI lets go of its buffer */
         return why;
     }
     withdraw(c);
@@ -603,9 +603,12 @@ static void mpi_sem_release(sim_sem_t s)
 
 static void mpi_sem_free(sim_sem_t s) { free(s); }
 
+/* The runs table's engine of a real run: "real: Open MPI v4.1.4". */
 static void mpi_version(char *buf, size_t n)
 {
-    sim_real_library(buf, n);
+    char lib[1024];
+    sim_real_library(lib, sizeof lib);
+    snprintf(buf, n, "real: %.*s", (int)(n > 7 ? n - 7 : 0), lib);
 }
 
 static const sim_transport_ops_t ops = {
@@ -640,13 +643,13 @@ void sim_real_library(char *buf, size_t n)
     int len = 0;
     dt_err_t err;
     if (!M.Get_library_version && !mpi_bind(&err)) { /* allowed before MPI_Init */
-        snprintf(buf, n, "real: %s", err.msg);
+        snprintf(buf, n, "%s", err.msg);
         return;
     }
     M.Get_library_version(v, &len);
     /* "Open MPI v4.1.4, package: Debian OpenMPI, ...": its first part */
     v[strcspn(v, ",\n")] = '\0';
-    snprintf(buf, n, "real: %s", v);
+    snprintf(buf, n, "%s", v);
 }
 
 dt_status sim_real_init(int *argc, char ***argv, dt_err_t *err)
