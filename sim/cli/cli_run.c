@@ -651,7 +651,7 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
     return rc;
 }
 
-/* The rank the MPI launcher gave this process (Open MPI, PMIx, MPICH), 0 without one: the
+/* The rank the MPI launcher gave this process (Open MPI, PMIx, MPICH), -1 without one: the
  * processes of a --real run other than rank 0 keep quiet about a scenario they all read. */
 static int launcher_rank(void)
 {
@@ -661,7 +661,7 @@ static int launcher_rank(void)
         if (v && v[0])
             return atoi(v);
     }
-    return 0;
+    return -1;
 }
 
 /* `--real`: one run (a scenario, or one member of its sweep) on real processes under
@@ -683,7 +683,7 @@ static int run_real(const scenario_t *sc, const run_opts_t *o, long member, cons
 {
     dt_err_t err;
     if (sim_real_init(NULL, NULL, &err)) {
-        if (!launcher_rank())
+        if (launcher_rank() <= 0)
             fprintf(stderr, "dtsim run: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
@@ -714,7 +714,7 @@ int cli_run(int argc, char **argv)
     run_opts_t o;
     int rc;
     int saved = -1; /* stderr, while a --real run's rank other than 0 reads the scenario */
-    for (int i = 1; i < argc && saved < 0 && launcher_rank() != 0; i++)
+    for (int i = 1; i < argc && saved < 0 && launcher_rank() > 0; i++)
         if (!strcmp(argv[i], "--real")) {
             int null = open("/dev/null", O_WRONLY);
             fflush(stderr);
@@ -732,7 +732,7 @@ int cli_run(int argc, char **argv)
     }
     if (!sc && rc == CLI_EXIT_USAGE)
         for (int i = 1; i < argc; i++)
-            if (!strcmp(argv[i], "--real") && getenv("OMPI_COMM_WORLD_SIZE"))
+            if (!strcmp(argv[i], "--real") && launcher_rank() >= 0)
                 return real_refused(rc); /* under mpirun: meet the others first */
     if (!sc)
         return rc;
