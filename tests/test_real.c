@@ -278,6 +278,10 @@ START_TEST(validate_table)
     snprintf(line, sizeof line, "%s validate %s --db %s", DTSIM_BINARY, at("s.ini"), db);
     ck_assert_int_eq(sh(line), 2);
     one_line("data.source = synthetic");
+    snprintf(line, sizeof line, "%s validate %s --bandwidth 10Mbit --db %s", DTSIM_BINARY,
+             at("s.ini"), db);
+    ck_assert_int_eq(sh(line), 2);
+    one_line("cluster.bandwidth: unknown unit \"Mbit\"");
     if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK)) {
         printf("real: validate's table skipped (needs root and dataset-fashion-mnist)\n");
         return;

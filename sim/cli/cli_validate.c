@@ -284,6 +284,27 @@ static int count_hosts(const validate_opts_t *o, const char *self, const char *d
     return hosts;
 }
 
+/* Every setting of --bandwidth and --latency as the runs will take it, checked before any
+ * runs: a bad value is one line here, not a failed row later. */
+static dt_status settings_load(const validate_opts_t *o, const scenario_t *base, dt_err_t *err)
+{
+    scenario_t *probe = dt_malloc(sizeof *probe);
+    const char *sets[MAX_SETS + 2];
+    char bw[300], lat[300];
+    memcpy(sets, o->sets, sizeof(char *) * (size_t)o->n_sets);
+    dt_status st = DT_OK;
+    for (int i = 0; i < o->n_bw && !st; i++)
+        for (int j = 0; j < o->n_lat && !st; j++) {
+            snprintf(bw, sizeof bw, "cluster.bandwidth=%s", o->bw[i]);
+            snprintf(lat, sizeof lat, "cluster.latency=%s", o->lat[j]);
+            sets[o->n_sets] = bw;
+            sets[o->n_sets + 1] = lat;
+            st = scenario_load(probe, base->path, sets, o->n_sets + 2, err);
+        }
+    free(probe);
+    return st;
+}
+
 int cli_validate(int argc, char **argv)
 {
     validate_opts_t o;
@@ -292,7 +313,7 @@ int cli_validate(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     scenario_t *sc = dt_malloc(sizeof *sc);
     dt_err_t err;
-    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err)) {
+    if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err) || settings_load(&o, sc, &err)) {
         fprintf(stderr, "dtsim validate: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
