@@ -713,27 +713,30 @@ int cli_run(int argc, char **argv)
 {
     run_opts_t o;
     int rc;
-    int saved = -1; /* stderr, while a --real run's rank other than 0 reads the scenario */
-    for (int i = 1; i < argc && saved < 0 && launcher_rank() > 0; i++)
-        if (!strcmp(argv[i], "--real")) {
-            int null = open("/dev/null", O_WRONLY);
-            fflush(stderr);
-            saved = null >= 0 ? dup(STDERR_FILENO) : -1;
-            if (saved >= 0)
-                dup2(null, STDERR_FILENO);
-            if (null >= 0)
-                close(null);
-        }
+    /* under mpirun (--real, --mpi), every process reads the scenario: rank 0 alone says
+     * what is wrong with it, and all meet before exiting (real_refused) */
+    int under_mpi = 0;
+    for (int i = 1; i < argc; i++)
+        under_mpi |= (!strcmp(argv[i], "--real") || !strcmp(argv[i], "--mpi")) &&
+                     launcher_rank() >= 0;
+    int saved = -1; /* stderr, while a rank other than 0 reads the scenario */
+    if (under_mpi && launcher_rank() > 0) {
+        int null = open("/dev/null", O_WRONLY);
+        fflush(stderr);
+        saved = null >= 0 ? dup(STDERR_FILENO) : -1;
+        if (saved >= 0)
+            dup2(null, STDERR_FILENO);
+        if (null >= 0)
+            close(null);
+    }
     scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
     if (saved >= 0) {
         fflush(stderr);
         dup2(saved, STDERR_FILENO);
         close(saved);
     }
-    if (!sc && rc == CLI_EXIT_USAGE)
-        for (int i = 1; i < argc; i++)
-            if (!strcmp(argv[i], "--real") && launcher_rank() >= 0)
-                return real_refused(rc); /* under mpirun: meet the others first */
+    if (!sc && rc == CLI_EXIT_USAGE && under_mpi)
+        return real_refused(rc);
     if (!sc)
         return rc;
     if (o.db)
