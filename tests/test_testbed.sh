@@ -76,11 +76,12 @@ testbed_of() { sed -n 's/^testbed: \(dttb[0-9]*\) up:.*/\1/p' "$1" | head -1; }
 # A killed run first, so that the runs below are "a second run after a killed one".
 "$tb" with --hosts 2 --bandwidth 100Mbps --latency 1ms -- sleep 60 > "$tmp/killed.out" 2>&1 &
 pid=$!
+started=0
 for _ in $(seq 600); do # at most a minute: a loaded CI machine builds a testbed slowly
-    ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && break
+    ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null && started=1 && break
     sleep 0.1
 done
-ip netns pids "dttb$pid-h1" 2> /dev/null | grep . >/dev/null || fail "killed run: the ranks never started: $(cat "$tmp/killed.out")"
+[ "$started" = 1 ] || fail "killed run: the ranks never started: $(cat "$tmp/killed.out")"
 kill -9 "$pid"
 wait "$pid" 2> /dev/null
 ip netns list | grep "^dttb$pid-" >/dev/null || fail "killed run: nothing left to clean up (the test would prove nothing)"
