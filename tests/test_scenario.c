@@ -866,8 +866,8 @@ END_TEST
 /* Every scenario the project ships loads (sweeps included); the profiles are not scenarios. */
 START_TEST(shipped_scenarios_load)
 {
-    static const char *const dirs[] = {"",         "/mlp8", "/faults",   "/scale",
-                                       "/compress", "/gpu",  "/parallel", "/federated"};
+    static const char *const dirs[] = {"",         "/mlp8", "/faults",   "/scale",    "/compress",
+                                       "/gpu",     "/real", "/parallel", "/federated"};
     int loaded = 0;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         char dir[PATH_MAX];
