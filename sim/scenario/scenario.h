@@ -99,6 +99,12 @@ typedef enum sim_recompute {
     SIM_RECOMPUTE_FULL,      /* every layer: only the inputs at the profile's cuts are kept */
 } sim_recompute_t;
 
+/* Hosts of several jobs on one platform ([jobs] placement). */
+typedef enum sim_placement {
+    SIM_PLACEMENT_PACKED,      /* job 1 the first hosts, job 2 the next */
+    SIM_PLACEMENT_INTERLEAVED, /* one host each in turn */
+} sim_placement_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -259,6 +265,10 @@ typedef struct scenario {
     double byzantine;                 /* federated: fraction of the clients that attack */
     sim_attack_t attack;              /* what they do */
     double attack_scale;              /* sign_flip: factor; noise: standard deviation */
+
+    /* [jobs] */
+    char jobs_files[SCENARIO_STR];    /* job scenario files, comma-separated; "none": one run */
+    sim_placement_t jobs_placement;   /* which hosts each job gets */
 
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
      * order; read them with scenario_own. */
