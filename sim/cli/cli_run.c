@@ -732,7 +732,8 @@ static int run_jobs(const scenario_t *top, const char *argv0)
             rc = CLI_EXIT_RUN;
     }
     if (rc != CLI_EXIT_USAGE)
-        printf("%d jobs of %s, one simulation (sweep %s)\n", j.n, top->path, id);
+        printf("%d job%s of %s, one simulation (sweep %s)\n", j.n, j.n == 1 ? "" : "s",
+               top->path, id);
 done:
     for (int i = 0; config && i < j.n; i++)
         free(config[i]);
