@@ -19,7 +19,7 @@ static int platform_key(const char *key)
     return !strncmp(key, "cluster.", 8) && strcmp(key, "cluster.workers");
 }
 
-/* The top file's platform keys it gives, as --set assignments for each job. */
+/* The platform keys the top file gives, as assignments: each job's defaults. */
 typedef struct top_sets {
     const scenario_t *top;
     char text[JOB_SETS][SCENARIO_STR + 64];
@@ -103,9 +103,10 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         return dt_err_input(err, "%s: %s: %s", where, path, strerror(errno));
     snprintf(j->path[i], sizeof j->path[i], "%s", file);
 
+    /* the top file's platform keys as the job's defaults: a platform key the job gives
+     * must have the top file's value */
     scenario_t *sc = &j->sc[i];
-    /* the file alone first: a platform key it gives must be the top file's */
-    if (scenario_load(sc, path, NULL, 0, err))
+    if (scenario_load_under(sc, path, sets->sets, sets->n, err))
         return DT_ERR_INPUT;
     if (sim_jobs_given(sc)) {
         scenario_key_location(sc, "jobs.files", where, sizeof where);
@@ -126,8 +127,6 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         return DT_ERR_INPUT;
     }
     free(c);
-    if (scenario_load(sc, path, sets->sets, sets->n, err))
-        return DT_ERR_INPUT;
     /* the hosts run at the top file's device speed: a job's own model.precision (which
      * picks the device's peak) would be silently ignored */
     if (sc->device_flops != top->device_flops) {
@@ -236,9 +235,13 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
 
 dt_status sim_jobs_init(sim_jobs_t *j, const char *argv0, dt_err_t *err)
 {
+    /* the platform of the file of jobs: cluster.workers hosts, all listed as workers
+     * (sim_platform_counts), node-0 .. node-(workers - 1) */
     sim_platform_t all;
+    if (sim_platform_check(j->top, err))
+        return DT_ERR_INPUT;
     sim_transport_init(argv0);
-    if (sim_platform_load_hosts(&all, j->top, (int)j->top->workers, err))
+    if (sim_platform_load(&all, j->top, err))
         return DT_ERR_INPUT;
     j->runs = dt_calloc((size_t)j->n, sizeof *j->runs);
     dt_status st = DT_OK;

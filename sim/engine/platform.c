@@ -26,7 +26,8 @@ void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers;
     *servers = 0;
-    if (sc->strategy->hosts)
+    /* a file of jobs (jobs.h): cluster.workers is the shared platform's host count */
+    if (sc->strategy->hosts && !strcmp(sc->jobs_files, "none"))
         sc->strategy->hosts(sc, workers, servers);
 }
 
@@ -96,11 +97,10 @@ static void xml_control_zone(FILE *out, const scenario_t *sc)
                      "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
 }
 
-/* The generated platform of workers and servers (edge: client and server hosts; the others
- * name their hosts node-0 .. node-(workers + servers - 1)). */
-static dt_status write_xml(const scenario_t *sc, int workers, int servers, FILE *out,
-                           dt_err_t *err)
+dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
 {
+    int workers, servers;
+    sim_platform_counts(sc, &workers, &servers);
     int hosts = workers + servers;
     char power[128];
     power_prop(sc, power, sizeof power);
@@ -252,13 +252,6 @@ static dt_status write_xml(const scenario_t *sc, int workers, int servers, FILE 
     return DT_OK;
 }
 
-dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
-{
-    int workers, servers;
-    sim_platform_counts(sc, &workers, &servers);
-    return write_xml(sc, workers, servers, out, err);
-}
-
 /* Orders "node-2" before "node-10": the text before the trailing number, then the number. */
 static int by_natural_name(const void *a, const void *b)
 {
@@ -303,30 +296,6 @@ static long platform_links(const scenario_t *sc, int hosts)
     }
 }
 
-/* Groups for hierarchical all-reduce of p's workers on a platform of hosts: racks on a
- * multi-rack platform, servers (NVLink domains) on the rail platform, else blocks of
- * group_size consecutive workers. */
-static void set_groups(sim_platform_t *p, const scenario_t *sc, int hosts)
-{
-    if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
-        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
-        for (int i = 0; i < p->n_workers; i++) {
-            int r = 0;
-            while ((long)hosts * (r + 1) / racks <= i)
-                r++;
-            p->group[i] = r;
-        }
-    } else {
-        long size = sc->platform == SIM_PLATFORM_RAIL ? sc->gpus_per_server : sc->group_size;
-        for (int i = 0; i < p->n_workers; i++)
-            p->group[i] = (int)(i / size);
-    }
-    p->n_groups = 0;
-    for (int i = 0; i < p->n_workers; i++)
-        if (p->group[i] + 1 > p->n_groups)
-            p->n_groups = p->group[i] + 1;
-}
-
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};
@@ -337,30 +306,6 @@ static void apply_network_model(const scenario_t *sc)
      * faults that term is off */
     if (strcmp(sc->link_down, "none") || strcmp(sc->link_degrade, "none"))
         sg_cfg_set_double("network/weight-S", 0.0);
-}
-
-/* Writes the generated platform of workers and servers into a temporary file and loads it. */
-static dt_status load_generated(sim_platform_t *p, const scenario_t *sc, int workers,
-                                int servers, dt_err_t *err)
-{
-    char path[] = "/tmp/dtsim-platform-XXXXXX";
-    int fd = mkstemp(path);
-    DT_CHECK(fd >= 0, "cannot create a temporary platform file: %s", strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    DT_CHECK(f, "fdopen: %s", strerror(errno));
-    dt_status st = write_xml(sc, workers, servers, f, err);
-    DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
-    if (st) {
-        unlink(path);
-        return st;
-    }
-    /* before the hosts exist: the plugin reads their wattage_per_state as they are
-     * created. It adds no activity and changes no timing. */
-    sg_host_energy_plugin_init();
-    p->energy = 1;
-    simgrid_load_platform(path);
-    unlink(path);
-    return DT_OK;
 }
 
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err)
@@ -385,9 +330,23 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
             free(links);
         }
     } else {
-        dt_status st = load_generated(p, sc, p->n_workers, p->n_servers, err);
-        if (st)
+        char path[] = "/tmp/dtsim-platform-XXXXXX";
+        int fd = mkstemp(path);
+        DT_CHECK(fd >= 0, "cannot create a temporary platform file: %s", strerror(errno));
+        FILE *f = fdopen(fd, "w");
+        DT_CHECK(f, "fdopen: %s", strerror(errno));
+        dt_status st = sim_platform_write_xml(sc, f, err);
+        DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
+        if (st) {
+            unlink(path);
             return st;
+        }
+        /* before the hosts exist: the plugin reads their wattage_per_state as they are
+         * created. It adds no activity and changes no timing. */
+        sg_host_energy_plugin_init();
+        p->energy = 1;
+        simgrid_load_platform(path);
+        unlink(path);
     }
 
     p->workers = dt_calloc((size_t)p->n_workers, sizeof(sg_host_t));
@@ -451,31 +410,26 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     for (int i = 0; i < p->n_servers; i++)
         DT_ASSERT(p->servers[i]);
 
-    set_groups(p, sc, p->n_workers + p->n_servers);
-    p->ports = (int)(2 * platform_links(sc, p->n_workers + p->n_servers));
-    return DT_OK;
-}
-
-dt_status sim_platform_load_hosts(sim_platform_t *p, const scenario_t *sc, int hosts,
-                                  dt_err_t *err)
-{
-    DT_ASSERT(sc->platform != SIM_PLATFORM_FILE && sc->platform != SIM_PLATFORM_EDGE);
-    memset(p, 0, sizeof *p);
-    apply_network_model(sc);
-    dt_status st = load_generated(p, sc, hosts, 0, err);
-    if (st)
-        return st;
-    p->n_workers = hosts;
-    p->workers = dt_calloc((size_t)hosts, sizeof(sg_host_t));
-    p->servers = dt_calloc(1, sizeof(sg_host_t));
-    p->group = dt_calloc((size_t)hosts, sizeof(int));
-    for (int i = 0; i < hosts; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "node-%d", i);
-        p->workers[i] = (sim_host_t)sg_host_by_name(name);
-        DT_ASSERT(p->workers[i]);
+    /* Groups for hierarchical all-reduce: racks on a multi-rack platform, servers (NVLink
+     * domains) on the rail platform, else blocks of group_size consecutive workers. */
+    int hosts = p->n_workers + p->n_servers;
+    if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
+        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        for (int i = 0; i < p->n_workers; i++) {
+            int r = 0;
+            while ((long)hosts * (r + 1) / racks <= i)
+                r++;
+            p->group[i] = r;
+        }
+    } else {
+        long size = sc->platform == SIM_PLATFORM_RAIL ? sc->gpus_per_server : sc->group_size;
+        for (int i = 0; i < p->n_workers; i++)
+            p->group[i] = (int)(i / size);
     }
-    set_groups(p, sc, hosts);
+    p->n_groups = 0;
+    for (int i = 0; i < p->n_workers; i++)
+        if (p->group[i] + 1 > p->n_groups)
+            p->n_groups = p->group[i] + 1;
     p->ports = (int)(2 * platform_links(sc, hosts));
     return DT_OK;
 }

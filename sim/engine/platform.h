@@ -30,7 +30,8 @@ typedef struct sim_platform {
  * gives none). */
 dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *max);
 
-/* Hosts a scenario needs: workers, and servers for the strategies that have them. */
+/* Hosts a scenario needs: workers, and servers for the strategies that have them; a file of
+ * jobs (jobs.h), its cluster.workers (the hosts its jobs share). */
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
 
 /* The torus's dimensions (0 after the last) and the dragonfly's groups, chassis, routers
@@ -60,11 +61,6 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
  * cluster.latency, when the scenario gives them, are set on every link of a file platform
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
-/* The generated platform (not edge, not a file) of `hosts` hosts node-0 .. node-(hosts - 1),
- * all of them in p->workers (in that order), for several jobs that share it (jobs.h); the
- * network model settings applied as sim_platform_load does. */
-dt_status sim_platform_load_hosts(sim_platform_t *p, const scenario_t *sc, int hosts,
-                                  dt_err_t *err);
 /* For a platform file: checks it as SimGrid will read it, in a child process, so that what
  * SimGrid refuses (and ends the process on) is one line naming cluster.platform, the file
  * and its line (DT_ERR_INPUT); also hosts of speed 0, links of bandwidth 0 and fewer hosts

@@ -292,6 +292,11 @@ void scenario_defaults(scenario_t *sc);
  * scenario_validate of every run; DT_ERR_INPUT with one line naming file, line and key. */
 dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
                         dt_err_t *err);
+/** scenario_load (no sets) with each "section.key=value" of under applied before the file as
+ * if it were the key's default: the file may give it again, and scenario_key_given says
+ * whether it did (a file of jobs' platform keys under a job's file). */
+dt_status scenario_load_under(scenario_t *sc, const char *path, const char *const *under,
+                              int n_under, dt_err_t *err);
 /** Applies one "section.key=value" as if written in the file; on error sc is unchanged. */
 dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err);
 
