@@ -231,6 +231,35 @@ START_TEST(two_jobs_on_one_bottleneck_each_take_twice_the_transfer_time)
 }
 END_TEST
 
+START_TEST(jobs_of_one_file_keep_their_state_apart)
+{
+    /* two asynchronous parameter-server jobs of 2 shards each, side by side on a star: each
+     * ends when its own shards have (a count of finished shards shared between the jobs
+     * would end one early), with the same rows as the other */
+    char a[300], top[300], db_path[300];
+    write_file(a, sizeof a, "jobs/async.ini",
+               "[run]\nsteps = 6\neval_every = 4\n[model]\nhidden = 32\nbatch = 16\n"
+               "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+               "synthetic_dim = 32\n[cluster]\nworkers = 3\n"
+               "[strategy]\nkind = async-ps\nservers = 2\n");
+    write_file(top, sizeof top, "top.ini",
+               "[cluster]\nworkers = 10\n[jobs]\nfiles = jobs/async.ini, jobs/async.ini\n");
+    snprintf(db_path, sizeof db_path, "%s/runs.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", top, "--db", db_path, NULL}), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", a, "--db", db_path, NULL}), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    long j1 = run_id(db, "top/async-1"), j2 = run_id(db, "top/async-2");
+    long own = run_id(db, "async");
+    ck_assert_int_eq(evals_differing(db, j1, j2, 0), 0);
+    double last = query(db, "SELECT max(step) FROM evals WHERE run = %ld", own);
+    ck_assert(query(db, "SELECT max(step) FROM evals WHERE run = %ld", j1) == last);
+    ck_assert(query(db, "SELECT steps FROM summary WHERE run = %ld", j1) ==
+              query(db, "SELECT steps FROM summary WHERE run = %ld", own));
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
 {
     char a[300], bad[300], top[300], db_path[300];
@@ -269,6 +298,15 @@ START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
         ck_assert_int_eq(dtsim(args), 2);
         one_error_line("top.ini:3: cluster.platform: jobs share a generated platform", "edge");
     }
+    /* a job with a [sweep], and options that do not apply */
+    write_file(bad, sizeof bad, "jobs/bad.ini",
+               "[run]\nsteps = 2\n[cluster]\nworkers = 2\n[sweep]\nrun.seed = 1, 2\n");
+    write_file(top, sizeof top, "top.ini", "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/bad.ini\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", top, NULL}), 2);
+    one_error_line("jobs/bad.ini: a [sweep] in a job", NULL);
+    write_file(top, sizeof top, "top.ini", "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", top, "--db", db_path, "-j", "2", NULL}), 2);
+    one_error_line("-j does not apply to a file of jobs", NULL);
     ck_assert_int_ne(access(db_path, F_OK), 0); /* nothing written */
     const char *live[] = {"run", top, "--db", db_path, "--member", "0", NULL};
     write_file(top, sizeof top, "top.ini", "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini\n");
@@ -285,6 +323,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_job_that_shares_nothing_runs_as_its_scenario_does);
     tcase_add_test(tc, two_jobs_on_one_bottleneck_each_take_twice_the_transfer_time);
+    tcase_add_test(tc, jobs_of_one_file_keep_their_state_apart);
     tcase_add_test(tc, bad_files_of_jobs_are_one_line_and_exit_2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
