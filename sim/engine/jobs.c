@@ -182,11 +182,15 @@ static dt_status place(sim_jobs_t *j, dt_err_t *err)
         return dt_err_input(err, "%s: %ld hosts, but the jobs need %d (%s)", where,
                             j->top->workers, total, need);
     }
+    if (j->top->jobs_placement == SIM_PLACEMENT_PACKED) {
+        for (int i = 0, h = 0; i < j->n; i++)
+            for (int k = 0; k < j->n_hosts[i]; k++)
+                j->hosts[i][k] = h++;
+        return DT_OK;
+    }
+    /* interleaved: one host to each job in turn, passing over jobs that have theirs */
     int *got = dt_calloc((size_t)j->n, sizeof(int));
-    for (int i = 0, h = 0; i < j->n && j->top->jobs_placement == SIM_PLACEMENT_PACKED; i++)
-        for (int k = 0; k < j->n_hosts[i]; k++)
-            j->hosts[i][got[i]++] = h++;
-    for (int h = 0; h < total && j->top->jobs_placement == SIM_PLACEMENT_INTERLEAVED;)
+    for (int h = 0; h < total;)
         for (int i = 0; i < j->n; i++)
             if (got[i] < j->n_hosts[i])
                 j->hosts[i][got[i]++] = h++;
