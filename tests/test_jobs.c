@@ -124,7 +124,8 @@ static long evals_differing(sqlite3 *db, long x, long y, double tol)
     return (long)query(db,
                        "SELECT count(*) FROM evals a JOIN evals b ON a.step = b.step "
                        "WHERE a.run = %ld AND b.run = %ld AND (a.test_loss IS NOT b.test_loss OR "
-                       "a.test_acc IS NOT b.test_acc OR abs(a.sim_time - b.sim_time) > %g * b.sim_time)",
+                       "a.test_acc IS NOT b.test_acc OR "
+                       "abs(a.sim_time - b.sim_time) > %g * b.sim_time)",
                        x, y, tol);
 }
 
@@ -213,11 +214,21 @@ START_TEST(two_jobs_on_one_bottleneck_each_take_twice_the_transfer_time)
         /* the same traffic, each job's bytes its own */
         ck_assert(query(db, "SELECT total_bytes FROM summary WHERE run = %ld", id) ==
                   query(db, "SELECT total_bytes FROM summary WHERE run = %ld", solo));
-        double comm1 = query(db, "SELECT comm_s FROM workers WHERE run = %ld AND worker = 0 AND role = 'worker'",
+        double comm1 = query(db,
+                             "SELECT comm_s FROM workers WHERE run = %ld AND worker = 0 "
+                             "AND role = 'worker'",
                              solo);
-        double comm2 = query(db, "SELECT comm_s FROM workers WHERE run = %ld AND worker = 0 AND role = 'worker'",
+        double comm2 = query(db,
+                             "SELECT comm_s FROM workers WHERE run = %ld AND worker = 0 "
+                             "AND role = 'worker'",
                              id);
-        double latency = 12 * 4 * 1e-6; /* 6 steps x 2 transfers x 4 links of 1 us */
+        /* alone, by hand: 6 steps of a ring of 2 (a reduce-scatter and an all-gather
+         * step), each transfer half the mlp 64-256-10's parameters over 4 links of 1 us
+         * at the uplink's 12.5e6 bytes/s */
+        double params = 64 * 256 + 256 + 256 * 10 + 10, latency = 12 * 4 * 1e-6;
+        double by_hand = latency + 12 * (4 * params / 2) / 12.5e6;
+        ck_assert_msg(fabs(comm1 - by_hand) < 1e-6 * by_hand, "alone %g s, by hand %g s", comm1,
+                      by_hand);
         double ratio = (comm2 - latency) / (comm1 - latency);
         ck_assert_msg(ratio > 1.99 && ratio < 2.01, "job %d: communication %g s beside the "
                       "other, %g s alone (ratio %g, expected 2)", job, comm2, comm1, ratio);
@@ -301,7 +312,8 @@ START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
     /* a job with a [sweep], and options that do not apply */
     write_file(bad, sizeof bad, "jobs/bad.ini",
                "[run]\nsteps = 2\n[cluster]\nworkers = 2\n[sweep]\nrun.seed = 1, 2\n");
-    write_file(top, sizeof top, "top.ini", "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/bad.ini\n");
+    write_file(top, sizeof top, "top.ini",
+               "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/bad.ini\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", top, NULL}), 2);
     one_error_line("jobs/bad.ini: a [sweep] in a job", NULL);
     write_file(top, sizeof top, "top.ini", "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini\n");
