@@ -58,14 +58,16 @@ static void run_help(const char *cmd)
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
-                 "[sweep] runs every combination, each in its own process."
+                 "[sweep] runs every combination, each in its own process; a file of jobs\n"
+                 "([jobs] files = A.ini, B.ini) runs its jobs in one simulation on its\n"
+                 "platform, each stored as its own run."
            : !strcmp(cmd, "platform")
                ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
                  "hosts (with the node each one runs) and the links of the loaded platform:\n"
                  "the names that [faults] crash, link_down and link_degrade take."
            : !strcmp(cmd, "check")
-               ? "Validates a scenario (every run of its [sweep]) and prints its runs and its\n"
-                 "resolved configuration."
+               ? "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
+                 "prints its runs (jobs with their hosts) and its resolved configuration."
                : "Validates a scenario and prints its resolved configuration.",
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
