@@ -339,14 +339,14 @@ START_TEST(unknown_section)
 {
     expect_file_error("[run]\nsteps = 3\n\n[modle]\nlr = 0.1\n",
                       ":4: [modle]: unknown section (expected run, model, data, cluster, "
-                      "strategy, faults, sweep; did you mean [model]?)");
+                      "strategy, faults, jobs, sweep; did you mean [model]?)");
     /* inih says nothing about a section without keys; the parser still refuses it */
     expect_file_error("[run]\n[sweeps]\n",
                       ":2: [sweeps]: unknown section (expected run, model, data, cluster, "
-                      "strategy, faults, sweep; did you mean [sweep]?)");
+                      "strategy, faults, jobs, sweep; did you mean [sweep]?)");
     expect_file_error("[run]\n[tests]\n",
                       ":2: [tests]: unknown section (expected run, model, data, cluster, "
-                      "strategy, faults, sweep)");
+                      "strategy, faults, jobs, sweep)");
     expect_file_error("[run] steps = 3\n", ":1: [run]: unexpected text after ']'");
 }
 END_TEST
@@ -510,7 +510,7 @@ START_TEST(set_errors)
     expect_set_error("steps=10", "--set steps=10: expected section.key=value (e.g. "
                                  "run.steps=100)");
     expect_set_error("runn.steps=1", "--set runn.steps: unknown section [runn] (expected run, "
-                                     "model, data, cluster, strategy, faults, sweep; did you "
+                                     "model, data, cluster, strategy, faults, jobs, sweep; did you "
                                      "mean [run]?)");
     expect_set_error("cluster.latency=5", "--set cluster.latency: missing unit in time \"5\" "
                                           "(expected one of ns, us, ms, s, min, h)");
@@ -1330,7 +1330,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 125);
+    ck_assert_int_eq(keys, 127);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 13.65Tf |"));

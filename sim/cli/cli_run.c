@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_sweep.h"
 #include "db.h"
+#include "jobs.h"
 #include "live.h"
 #include "real.h"
 #include "run.h"
@@ -57,14 +58,16 @@ static void run_help(const char *cmd)
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
-                 "[sweep] runs every combination, each in its own process."
+                 "[sweep] runs every combination, each in its own process; a file of jobs\n"
+                 "([jobs] files = A.ini, B.ini) runs its jobs in one simulation on its\n"
+                 "platform, each stored as its own run."
            : !strcmp(cmd, "platform")
                ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
                  "hosts (with the node each one runs) and the links of the loaded platform:\n"
                  "the names that [faults] crash, link_down and link_degrade take."
            : !strcmp(cmd, "check")
-               ? "Validates a scenario (every run of its [sweep]) and prints its runs and its\n"
-                 "resolved configuration."
+               ? "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
+                 "prints its runs (jobs with their hosts) and its resolved configuration."
                : "Validates a scenario and prints its resolved configuration.",
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
@@ -290,6 +293,39 @@ dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, siz
     return dt_err_input(err, "%s", msg);
 }
 
+/* `dtsim check` of a file of jobs: every job read and checked as a run would, its hosts. */
+static int check_jobs(const scenario_t *top, const char *argv0)
+{
+    sim_jobs_t j;
+    dt_err_t err;
+    char memory[512];
+    int rc = CLI_EXIT_OK;
+    if (sim_jobs_load(&j, top, &err)) {
+        fprintf(stderr, "dtsim check: %s\n", err.msg);
+        sim_jobs_free(&j);
+        return CLI_EXIT_USAGE;
+    }
+    printf("# %s: %d jobs on %ld hosts (%s)\n", top->path, j.n, top->workers,
+           top->jobs_placement == SIM_PLACEMENT_PACKED ? "packed" : "interleaved");
+    for (int i = 0; i < j.n && rc == CLI_EXIT_OK; i++) {
+        /* alone on a platform of its own: its data, model and memory, as a run meets them */
+        if (cli_dry_run(&j.sc[i], argv0, memory, sizeof memory, &err)) {
+            fprintf(stderr, "dtsim check: %s\n", err.msg);
+            rc = CLI_EXIT_USAGE;
+            break;
+        }
+        printf("# job %d: %s (%s): %s, hosts", i + 1, j.sc[i].name, j.path[i],
+               j.sc[i].strategy->name);
+        for (int k = 0; k < j.n_hosts[i]; k++)
+            printf(" node-%d", j.hosts[i][k]);
+        printf("%s%s\n", memory[0] ? "; memory: " : "", memory);
+    }
+    if (rc == CLI_EXIT_OK)
+        scenario_write(top, stdout);
+    sim_jobs_free(&j);
+    return rc;
+}
+
 int cli_check(int argc, char **argv)
 {
     run_opts_t o;
@@ -297,6 +333,11 @@ int cli_check(int argc, char **argv)
     scenario_t *sc = load_scenario(&o, "check", argc, argv, &rc);
     if (!sc)
         return rc;
+    if (sim_jobs_given(sc)) {
+        rc = check_jobs(sc, argv[0]);
+        free(sc);
+        return rc;
+    }
     long n = scenario_sweep_count(sc);
     rc = CLI_EXIT_OK;
     dt_err_t err;
@@ -472,12 +513,12 @@ static void store_param(void *ctx, const char *key, const char *text, double num
         c->st = results_param_add(c->db, c->run, key, text, number, c->err);
 }
 
-/* Opens the database, starts the run row with its configuration, versions, parameters and
- * label histograms (one transaction). */
+/* Opens the database (unless *db is open: jobs share one), starts the run row with its
+ * configuration, versions, parameters and label histograms (one transaction). */
 static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *sweep, long index,
                            results_db_t **db, char **config, dt_err_t *err)
 {
-    if (results_db_open(db, sc->db, err))
+    if (!*db && results_db_open(db, sc->db, err))
         return DT_ERR_INPUT;
     *config = config_text(sc);
     char engine_version[64], name[SCENARIO_STR + 8];
@@ -651,6 +692,60 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
     return rc;
 }
 
+/* A file of jobs: every job set up and recorded as its own run (named TOP/JOB, under one
+ * sweep id, its index the job's), then one simulation of them all. */
+static int run_jobs(const scenario_t *top, const char *argv0)
+{
+    sim_jobs_t j;
+    dt_err_t err;
+    results_db_t *db = NULL;
+    char **config = NULL;
+    int rc = CLI_EXIT_OK;
+    dt_status st = sim_jobs_load(&j, top, &err);
+    if (!st)
+        st = sim_jobs_init(&j, argv0, &err);
+    for (int i = 0; !st && i < j.n; i++)
+        st = sim_run_prepare(&j.runs[i], &err);
+    if (st) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    char id[SCENARIO_STR + 64];
+    member_sweep_id(top, id, sizeof id);
+    config = dt_calloc((size_t)j.n, sizeof(char *));
+    sim_run_t **runs = dt_calloc((size_t)j.n, sizeof(sim_run_t *));
+    for (int i = 0; !st && i < j.n; i++) {
+        runs[i] = &j.runs[i];
+        st = begin_run(runs[i], &j.sc[i], id, i, &db, &config[i], &err);
+    }
+    if (st) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
+    } else if (sim_run_execute_all(runs, j.n, &err)) {
+        fprintf(stderr, "dtsim run: %s: %s\n", top->name,
+                err.msg[0] ? err.msg : "a job failed");
+        rc = CLI_EXIT_RUN;
+    }
+    free(runs);
+    for (int i = 0; rc != CLI_EXIT_USAGE && i < j.n; i++) {
+        print_summary(&j.runs[i]);
+        if (j.runs[i].diverged || j.runs[i].interrupted || j.runs[i].collapsed)
+            rc = CLI_EXIT_RUN;
+    }
+    if (rc != CLI_EXIT_USAGE)
+        printf("%d job%s of %s, one simulation (sweep %s)\n", j.n, j.n == 1 ? "" : "s",
+               top->path, id);
+done:
+    for (int i = 0; config && i < j.n; i++)
+        free(config[i]);
+    free(config);
+    sim_jobs_free(&j);
+    if (db)
+        results_db_close(db);
+    return rc;
+}
+
 /* The rank the MPI launcher gave this process (Open MPI, PMIx, MPICH), -1 without one: the
  * processes of a --real run other than rank 0 keep quiet about a scenario they all read. */
 static int launcher_rank(void)
@@ -762,6 +857,16 @@ int cli_run(int argc, char **argv)
     if (o.mpi && (o.real || member >= 0 || o.live)) {
         rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
                              o.real ? "--real" : o.live ? "--live" : "--member");
+        free(sc);
+        return rc;
+    }
+    if (sim_jobs_given(sc)) {
+        const char *no = o.real ? "--real" : o.mpi ? "--mpi" : o.live ? "--live"
+                         : member >= 0 ? "--member" : o.jobs > 1 ? "-j" : NULL;
+        rc = no ? cli_usage_error("run", "%s: %s does not apply to a file of jobs (its jobs "
+                                         "are one simulation)",
+                                  o.scenario, no)
+                : run_jobs(sc, argv[0]);
         free(sc);
         return rc;
     }

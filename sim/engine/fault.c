@@ -625,6 +625,7 @@ void sim_faults_start(sim_run_t *run)
         return;
     memset(&injector_node, 0, sizeof injector_node);
     snprintf(injector_node.name, sizeof injector_node.name, "fault-injector");
+    injector_node.run = run;
     /* generated platforms give it a host of its own; on a file platform it starts on the
      * first host and moves away from any host it turns off */
     injector_node.host = NULL;

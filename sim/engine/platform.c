@@ -26,7 +26,8 @@ void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers;
     *servers = 0;
-    if (sc->strategy->hosts)
+    /* a file of jobs (jobs.h): cluster.workers is the shared platform's host count */
+    if (sc->strategy->hosts && !strcmp(sc->jobs_files, "none"))
         sc->strategy->hosts(sc, workers, servers);
 }
 

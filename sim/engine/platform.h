@@ -30,7 +30,8 @@ typedef struct sim_platform {
  * gives none). */
 dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *max);
 
-/* Hosts a scenario needs: workers, and servers for the strategies that have them. */
+/* Hosts a scenario needs: workers, and servers for the strategies that have them; a file of
+ * jobs (jobs.h), its cluster.workers (the hosts its jobs share). */
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers);
 
 /* The torus's dimensions (0 after the last) and the dragonfly's groups, chassis, routers

@@ -12,7 +12,20 @@
 #include "live.h"
 #include "profile_memory.h"
 
-sim_run_t *sim_current;
+/* The run being set up, executed or freed; inside actors of several jobs, their nodes say
+ * whose (by_node: a simulation of several runs is under way). */
+static sim_run_t *active;
+static int by_node;
+
+sim_run_t *sim_run_current(void)
+{
+    if (by_node) {
+        const sim_node_t *node = sim_self_data();
+        if (node)
+            return node->run;
+    }
+    return active;
+}
 
 /* Set by SIGINT / SIGTERM during a run: every node stops at its next step boundary and the
  * run is recorded as interrupted. A second signal ends the process at once. */
@@ -70,10 +83,15 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
 {
     const trainer_backend_t *be = run->be;
     memset(node, 0, sizeof *node);
+    node->run = run;
     node->rank = rank;
     node->role = role;
     node->host = host;
-    snprintf(node->name, sizeof node->name, "%s-%d", role, rank);
+    /* every box is named after its node's name: jobs' nodes never share one */
+    if (run->job)
+        snprintf(node->name, sizeof node->name, "j%d.%s-%d", run->job, role, rank);
+    else
+        snprintf(node->name, sizeof node->name, "%s-%d", role, rank);
     node->inbox = sim_mailbox(node->name, "in");
     size_t bytes = sizeof(float) * (len ? len : 1);
     node->params = be->alloc(bytes);
@@ -96,12 +114,16 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->ckpt_step = -1;
 }
 
-dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
+/* sim_run_init, or sim_run_init_job with plat (its hosts) and job */
+static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, int job,
+                          sim_platform_t *plat, dt_err_t *err)
 {
     memset(run, 0, sizeof *run);
     run->sc = sc;
-    /* a platform file SimGrid would end the process on: one line, before anything else */
-    dt_status pst = sim_platform_check(sc, err);
+    run->job = job;
+    /* a platform file SimGrid would end the process on: one line, before anything else (a
+     * job's platform was checked and loaded for all jobs) */
+    dt_status pst = plat ? DT_OK : sim_platform_check(sc, err);
     if (pst)
         return pst;
     dt_err_t why;
@@ -131,7 +153,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     run->next_time_mark = sc->eval_interval;
     run->last_loss = NAN;
     run->last_acc = NAN;
-    sim_current = run;
+    active = run;
 
     if (run->timing_only) {
         run->n_params = run->profile.params;
@@ -160,9 +182,14 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
                              sc->seed);
     }
 
-    sim_transport_init(argv0);
-    if (sim_platform_load(&run->plat, sc, err))
-        return DT_ERR_INPUT;
+    if (plat) {
+        run->plat = *plat;
+        memset(plat, 0, sizeof *plat);
+    } else {
+        sim_transport_init(argv0);
+        if (sim_platform_load(&run->plat, sc, err))
+            return DT_ERR_INPUT;
+    }
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
     sim_record_init(run);
@@ -222,6 +249,18 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     return DT_OK;
 }
 
+dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
+{
+    return run_init(run, sc, argv0, 0, NULL, err);
+}
+
+dt_status sim_run_init_job(sim_run_t *run, const scenario_t *sc, int job, sim_platform_t *plat,
+                           dt_err_t *err)
+{
+    DT_ASSERT(job > 0 && plat);
+    return run_init(run, sc, NULL, job, plat, err);
+}
+
 void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx)
 {
     sim_cleanup_t *c = dt_malloc(sizeof *c);
@@ -231,6 +270,7 @@ void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void
 
 void sim_run_free(sim_run_t *run)
 {
+    active = run; /* strategies' state_free and cleanups read sim_current */
     const trainer_backend_t *be = run->be;
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
@@ -278,8 +318,7 @@ void sim_run_free(sim_run_t *run)
     sim_real_free(run);
     sim_record_free(run);
     sim_platform_free(&run->plat);
-    if (sim_current == run)
-        sim_current = NULL;
+    active = NULL;
 }
 
 /* ---- actors ---------------------------------------------------------------------- */
@@ -596,10 +635,30 @@ static double node_idle(const sim_node_t *n, double end)
     return idle > 0 ? idle : 0;
 }
 
+/* A job's end: its latest node's, or the clock while one still runs (nodes never
+ * started do not count). */
+static double job_end(const sim_run_t *run)
+{
+    const sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    double end = 0;
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; lists[l] && i < counts[l]; i++) {
+            const sim_node_t *n = &lists[l][i];
+            if (n->alive && !n->finished)
+                return sim_now();
+            if (n->finished && n->end_time > end)
+                end = n->end_time;
+        }
+    return end;
+}
+
 double sim_run_end_time(const sim_run_t *run)
 {
     if (run->real && sim_real_end(run) > 0)
         return sim_real_end(run);
+    if (run->job)
+        return job_end(run);
     return run->has_faults && run->ended ? run->end_time : sim_now();
 }
 
@@ -815,38 +874,33 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
     return DT_OK;
 }
 
-dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
+/* Before the simulation: prepares (sim_run_prepare) and deploys the strategy. */
+static dt_status run_start(sim_run_t *run, dt_err_t *err)
 {
-    const scenario_t *sc = run->sc;
-    const sim_strategy_t *st = sc->strategy;
-    double w0 = dt_wall_seconds(), c0 = sim_cpu_seconds();
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    active = run;
     run->progress_wall = dt_wall_seconds();
     dt_status prep = sim_run_prepare(run, err);
-    if (prep) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+    if (prep)
         return prep;
-    }
     if (run->oversubscribed[0]) /* timed anyway (run.allow_oversubscribed_memory) */
         sim_fault_log(run, "memory", run->oversubscribed_host, "%s", run->oversubscribed);
-    st->deploy(run);
+    run->sc->strategy->deploy(run);
     if (run->real)
         sim_real_faults_start(run);
     else
         sim_faults_start(run);
-    sim_transport_run();
-    if (run->real)
-        sim_real_collect(run);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    return DT_OK;
+}
+
+/* After the simulation: the run's status, summary and rows. */
+static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *err)
+{
+    const scenario_t *sc = run->sc;
+    const sim_strategy_t *st = sc->strategy;
+    active = run;
     run->interrupted = interrupted;
-    run->execute_wall = dt_wall_seconds() - w0;
-    run->execute_cpu = sim_cpu_seconds() - c0;
+    run->execute_wall = wall;
+    run->execute_cpu = cpu;
     sim_live_end(run); /* before shared_free: a strategy's steps_done may read it */
     if (st->summary)
         st->summary(run, run->note, sizeof run->note);
@@ -888,4 +942,45 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
             return DT_ERR_RUN;
     }
     return run->failed ? DT_ERR_RUN : DT_OK;
+}
+
+dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err)
+{
+    double w0 = dt_wall_seconds(), c0 = sim_cpu_seconds();
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    dt_status st = DT_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = run_start(runs[i], err);
+    if (st) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return st;
+    }
+    by_node = n > 1;
+    sim_transport_run();
+    by_node = 0;
+    for (int i = 0; i < n; i++)
+        if (runs[i]->real)
+            sim_real_collect(runs[i]);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    double wall = dt_wall_seconds() - w0, cpu = sim_cpu_seconds() - c0;
+    for (int i = 0; i < n; i++) {
+        dt_err_t e = {""};
+        dt_status r = run_finish(runs[i], wall, cpu, &e);
+        if (r && !st) {
+            st = r;
+            *err = e;
+        }
+    }
+    return st;
+}
+
+dt_status sim_run_execute(sim_run_t *run, dt_err_t *err)
+{
+    return sim_run_execute_all(&run, 1, err);
 }

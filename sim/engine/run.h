@@ -87,6 +87,7 @@ typedef struct sim_memory {
 } sim_memory_t;
 
 typedef struct sim_node {
+    struct sim_run *run; /* the run it belongs to (sim_current in its actors) */
     int rank;
     const char *role; /* "worker", "server" or "client" */
     char name[32];
@@ -235,14 +236,25 @@ typedef struct sim_run {
     int progress;             /* print progress on stderr */
     struct sim_live *live;    /* the live view (live.h), or NULL */
     struct sim_real *real;    /* real mode's share of this process (real.c), or NULL */
+    int job;                  /* 1, 2, ...: a job of several simulated together (jobs.h), its
+                                 node names prefixed "jJOB."; it ends when its nodes end.
+                                 0: a run of its own */
 } sim_run_t;
 
-/* The run in progress (actors reach it through this; one run per process). */
-extern sim_run_t *sim_current;
+/* The run in progress, which actors reach through sim_current: the calling actor's node's
+ * run while several jobs share the simulation (jobs.h), else (and in code outside actors)
+ * the run being set up, executed or freed. */
+sim_run_t *sim_run_current(void);
+#define sim_current (sim_run_current())
 
 /* Loads data and model, initialises SimGrid and the platform, creates the nodes and
  * their buffers. argv0 is passed to sim_transport_init. */
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
+/* sim_run_init for job `job` (1, 2, ...) of several that share one simulation (jobs.h): the
+ * transport is started and the platform loaded already; plat holds this job's hosts (the
+ * run takes its lists over and zeroes it). */
+dt_status sim_run_init_job(sim_run_t *run, const scenario_t *sc, int job, sim_platform_t *plat,
+                           dt_err_t *err);
 /* Fills every node's memory (the strategy's memory slot) and checks the trainers' hosts
  * against the device's capacity: DT_ERR_INPUT with "PATH:LINE: cluster.device: does not
  * fit: 93.1 GB > 80 GB on worker 3 (...)" unless run.allow_oversubscribed_memory, which only
@@ -256,6 +268,10 @@ void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n);
  * Returns DT_OK for a finished or diverged run, DT_ERR_RUN when the run failed, and
  * sim_run_prepare's DT_ERR_INPUT. */
 dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
+/* sim_run_execute of n runs in one simulation (the jobs of jobs.h): each is prepared and
+ * deployed, one simulation runs them all, each records its own summary. Returns the first
+ * run's error that is not DT_OK (in err), DT_OK when none. */
+dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err);
 /* Frees what sim_run_init set up (after a failed one too), not run itself. */
 void sim_run_free(sim_run_t *run);
 /* Calls fn(run, ctx) in sim_run_free (last registered first), after the nodes' buffers

@@ -389,10 +389,16 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     return DT_OK;
 }
 
-dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
-                        dt_err_t *err)
+/* scenario_load and scenario_load_under: defaults, under's assignments as defaults, the
+ * file, sets, validation */
+static dt_status load(scenario_t *sc, const char *path, const char *const *under, int n_under,
+                      const char *const *sets, int n_sets, dt_err_t *err)
 {
     scenario_defaults(sc);
+    for (int i = 0; i < n_under; i++)
+        if (scenario_set(sc, under[i], err))
+            return DT_ERR_INPUT;
+    memset(sc->key_line, 0, sizeof sc->key_line); /* defaults: the file may give them */
     if (path) {
         dt_err_t why;
         if (set_string(sc->path, sizeof sc->path, path, &why))
@@ -412,4 +418,16 @@ dt_status scenario_load(scenario_t *sc, const char *path, const char *const *set
         st = scenario_sweep_run(sc, i, run, err);
     free(run);
     return st;
+}
+
+dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
+                        dt_err_t *err)
+{
+    return load(sc, path, NULL, 0, sets, n_sets, err);
+}
+
+dt_status scenario_load_under(scenario_t *sc, const char *path, const char *const *under,
+                              int n_under, dt_err_t *err)
+{
+    return load(sc, path, under, n_under, NULL, 0, err);
 }

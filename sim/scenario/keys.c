@@ -57,6 +57,7 @@ _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
@@ -70,6 +71,7 @@ static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const placement_names[] = {"packed", "interleaved", NULL};
 
 static dt_status parse_kind(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_kind(const scenario_t *, char *, size_t);
@@ -399,6 +401,16 @@ static const key_desc_t builtin_keys[] = {
            "classes - 1 - y"),
     K_DOUBLE("faults", "attack_scale", "4", attack_scale, 0, 1e6, 0,
              "sign_flip: how far the negated update reaches; noise: its standard deviation"),
+
+    /* [jobs] */
+    K_STRING("jobs", "files", "none", jobs_files, "none, or comma-separated paths", NULL,
+             "several jobs on this file's platform: scenario files (relative to this file), "
+             "each its own run with its own strategy, model and hosts, simulated together so "
+             "that their traffic shares the fabric; cluster.workers is then the platform's "
+             "host count (see sim/README.md, Several jobs on one platform)"),
+    K_ENUM("jobs", "placement", "packed", jobs_placement, sim_placement_t, placement_names, 0,
+           "which hosts each job gets: packed (job 1 the first hosts, job 2 the next) or "
+           "interleaved (one host each in turn, so jobs share racks and uplinks)"),
 };
 #define N_BUILTIN (sizeof builtin_keys / sizeof builtin_keys[0])
 _Static_assert(N_BUILTIN + SCENARIO_OWN_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");

@@ -114,7 +114,7 @@ int ends_with(const char *s, const char *suffix);
 
 /* ---- lookups (keys_lookup.c) ---- */
 
-#define SECTION_LIST "run, model, data, cluster, strategy, faults, sweep"
+#define SECTION_LIST "run, model, data, cluster, strategy, faults, jobs, sweep"
 
 /** The index of section.key in key_table, -1 if there is none. */
 int key_find(const char *section, const char *key);

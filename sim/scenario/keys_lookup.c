@@ -4,7 +4,7 @@
 #include "keys_impl.h"
 
 static const char *const section_names[] = {"run",      "model",  "data",  "cluster",
-                                            "strategy", "faults", "sweep", NULL};
+                                            "strategy", "faults", "jobs",  "sweep", NULL};
 
 int key_find(const char *section, const char *key)
 {

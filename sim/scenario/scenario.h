@@ -99,6 +99,12 @@ typedef enum sim_recompute {
     SIM_RECOMPUTE_FULL,      /* every layer: only the inputs at the profile's cuts are kept */
 } sim_recompute_t;
 
+/* Hosts of several jobs on one platform ([jobs] placement). */
+typedef enum sim_placement {
+    SIM_PLACEMENT_PACKED,      /* job 1 the first hosts, job 2 the next */
+    SIM_PLACEMENT_INTERLEAVED, /* one host each in turn */
+} sim_placement_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -260,6 +266,10 @@ typedef struct scenario {
     sim_attack_t attack;              /* what they do */
     double attack_scale;              /* sign_flip: factor; noise: standard deviation */
 
+    /* [jobs] */
+    char jobs_files[SCENARIO_STR];    /* job scenario files, comma-separated; "none": one run */
+    sim_placement_t jobs_placement;   /* which hosts each job gets */
+
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
      * order; read them with scenario_own. */
     sim_own_value_t own[SCENARIO_OWN_KEYS];
@@ -282,6 +292,11 @@ void scenario_defaults(scenario_t *sc);
  * scenario_validate of every run; DT_ERR_INPUT with one line naming file, line and key. */
 dt_status scenario_load(scenario_t *sc, const char *path, const char *const *sets, int n_sets,
                         dt_err_t *err);
+/** scenario_load (no sets) with each "section.key=value" of under applied before the file as
+ * if it were the key's default: the file may give it again, and scenario_key_given says
+ * whether it did (a file of jobs' platform keys under a job's file). */
+dt_status scenario_load_under(scenario_t *sc, const char *path, const char *const *under,
+                              int n_under, dt_err_t *err);
 /** Applies one "section.key=value" as if written in the file; on error sc is unchanged. */
 dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err);
 

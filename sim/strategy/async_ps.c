@@ -137,8 +137,9 @@ typedef struct server_state {
     sim_msg_t *reply_msg; /* (N) header of the reply to each worker */
 } server_state_t;
 
-/* Shards that have finished; the last one evaluates the final model. */
-static int shards_done;
+/* Shards that have finished (run->shared, a run's own: jobs may share a process); the last
+ * one evaluates the final model. */
+static int *shards_done(sim_run_t *run) { return run->shared; }
 
 static void evaluate_model(sim_run_t *run, long step)
 {
@@ -327,7 +328,7 @@ static void server(sim_node_t *node)
     for (int i = 0; i < N; i++)
         finish_reply(run, node, st, i);
     long final_step = (st->version + N - 1) / N;
-    if (++shards_done == run->n_servers && !run->failed) {
+    if (++*shards_done(run) == run->n_servers && !run->failed) {
         if (run->evals == 0 || run->last_eval_step != final_step)
             evaluate_model(run, final_step);
         sim_run_end(run);
@@ -336,7 +337,9 @@ static void server(sim_node_t *node)
 
 static void deploy(sim_run_t *run)
 {
-    shards_done = 0;
+    DT_ASSERT(!run->shared);
+    run->shared = dt_calloc(1, sizeof(int));
+    run->shared_free = free;
     for (int s = 0; s < run->n_servers; s++)
         sim_spawn(run, &run->servers[s], server);
     for (int i = 0; i < run->n_workers; i++)
