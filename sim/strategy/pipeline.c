@@ -37,7 +37,14 @@
  * all-reduces its gradients with member r of the same stage of the other replicas (1/T of
  * the split layers' parameters). Sequence parallelism turns each all-reduce into a
  * reduce-scatter and an all-gather and also divides the replicated layers' FLOPs and
- * outputs, and the activations between stages, by T. */
+ * outputs, and the activations between stages, by T; model.recompute works on each
+ * member's share (plan_split).
+ *
+ * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
+ * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
+ * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
+ * also all-gathers the stage's parameters before each forward and backward pass
+ * (gather_slice) and keeps them sharded after the update. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
