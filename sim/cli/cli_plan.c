@@ -396,8 +396,21 @@ static long plan_more(const plan_layout_t *l, long n, int attention, const char 
                    l[i + 1].d != top->d || l[i + 1].mbs != top->mbs;
         if (!last || top->fits)
             continue;
+        /* hopeless when the most saving (the highest stage with full, or selective, which
+         * may keep less) does not fit: one or two checks, not up to eight */
+        int zmax = top->d > 1 ? 3 : 0;
+        plan_layout_t probe = *top;
+        probe.zero = zmax;
+        probe.rc = SIM_RECOMPUTE_FULL;
+        fit_one(&probe, sc, base, o, name, argv0);
+        if (!probe.fits && attention) {
+            probe.rc = SIM_RECOMPUTE_SELECTIVE;
+            fit_one(&probe, sc, base, o, name, argv0);
+        }
+        if (!probe.fits)
+            continue;
         int least = SIM_RECOMPUTE_FULL + 1; /* the least recomputation that fits so far */
-        for (int z = top->zero; z <= (top->d > 1 ? 3 : 0) && least > 0; z++)
+        for (int z = top->zero; z <= zmax && least > 0; z++)
             for (int rc = 0; rc < least && k < max; rc++) {
                 if ((z == top->zero && rc == 0) || (rc == SIM_RECOMPUTE_SELECTIVE && !attention))
                     continue;
