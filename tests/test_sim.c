@@ -2040,6 +2040,35 @@ START_TEST(tensor_pipeline_data_matches_composition)
                                            "tensor x pipeline x data, sequence parallel, ZeRO-1"};
         expect_close(what[k], T, 400000, o.end_time, want);
     }
+    /* ZeRO-2 and 3 on the same 2 x 2 x 2: each member's slice (2 layers' halves, 100,000
+     * parameters) is reduce-scattered after each of the M = 3 backward passes instead of
+     * once, and at stage 3 also all-gathered before each forward and backward pass instead
+     * of once after the update: (M + 1) and 3 M collectives instead of 2, (D-1) x 100,000 x
+     * 4 bytes each, for each of the 4 members' groups and the 2 steps; stage 3 holds half
+     * of the member's parameters */
+    double bytes[4] = {0}, held[4] = {0};
+    for (int z = 1; z <= 3; z++) {
+        char zs[64];
+        snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                              "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
+                              "cluster.workers=8", "strategy.tensor=2",
+                              "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs};
+        outcome_t o = simulate(sets, 17, NULL);
+        ck_assert_msg(o.ok, "%s", o.err);
+        bytes[z] = o.bytes;
+        held[z] = o.mem0[0];
+    }
+    double one = 2.0 * 4 * 1 * 100000 * 4; /* steps, groups, D-1, floats, bytes */
+    ck_assert_msg(bytes[2] - bytes[1] == (4 - 2) * one, "ZeRO-2: %.0f bytes more, want %.0f",
+                  bytes[2] - bytes[1], 2 * one);
+    ck_assert_msg(bytes[3] - bytes[1] == (9 - 2) * one, "ZeRO-3: %.0f bytes more, want %.0f",
+                  bytes[3] - bytes[1], 7 * one);
+    ck_assert_msg(held[1] == 100000 * 4 && held[3] == 50000 * 4, "parameters %g and %g",
+                  held[1], held[3]);
     unlink(path);
 }
 END_TEST
