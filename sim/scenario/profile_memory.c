@@ -27,9 +27,9 @@ int sim_profile_recomputed(const sim_model_profile_t *p, int j, sim_recompute_t 
     return r == SIM_RECOMPUTE_FULL || (r == SIM_RECOMPUTE_SELECTIVE && is_attention(fwd_layer(p, j)));
 }
 
-double sim_profile_activations_shared(const sim_model_profile_t *p, int lo, int hi,
-                                      sim_recompute_t r, const double *share, double cut_share,
-                                      double *transient)
+double sim_profile_activations_split(const sim_model_profile_t *p, int lo, int hi,
+                                     sim_recompute_t r, const double *share, double cut_share,
+                                     double *transient)
 {
     DT_ASSERT(p->has_forward_layers && 0 <= lo && lo <= hi && hi <= p->n_layers);
     double kept = 0, piece = 0;
@@ -62,7 +62,7 @@ double sim_profile_activations_shared(const sim_model_profile_t *p, int lo, int 
 double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r,
                                double *transient)
 {
-    return sim_profile_activations_shared(p, lo, hi, r, NULL, 1.0, transient);
+    return sim_profile_activations_split(p, lo, hi, r, NULL, 1.0, transient);
 }
 
 double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,

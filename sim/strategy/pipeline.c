@@ -62,7 +62,7 @@ typedef struct pipe_plan {
     int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
-    int refwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
+    int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
@@ -199,9 +199,9 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
         }
         if (rc == SIM_RECOMPUTE_FULL)
             plan->bwd[s] += plan->fwd[s];
-        plan->act[s] = sim_profile_activations_shared(p, plan->first[s], plan->first[s + 1], rc,
-                                                      kept, plan->sp ? 1.0 / T : 1.0,
-                                                      &plan->act_piece[s]);
+        plan->act[s] = sim_profile_activations_split(p, plan->first[s], plan->first[s + 1], rc,
+                                                     kept, plan->sp ? 1.0 / T : 1.0,
+                                                     &plan->act_piece[s]);
         plan->p1[s] = off;
         if (plan->sp)
             plan->out[s] = (plan->out[s] + (size_t)T - 1) / (size_t)T;
@@ -299,7 +299,7 @@ static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
-    plan->refwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
+    plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S * plan->T == run->n_workers);
     if (run->timing_only)
         plan_profile(plan, &run->profile, run->sc->recompute);
@@ -595,7 +595,7 @@ static void stage(sim_node_t *node)
                     trainer_model_backward_range(ws, w, g, b, lo, hi,
                                                  backwards > 0 && !sharded_grads);
                 if (tp) { /* (full recomputation: the forward pass again, first) */
-                    if ((plan->refwd &&
+                    if ((plan->rerun_fwd &&
                          tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w) != SIM_OK) ||
                         tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w) != SIM_OK) {
                         run->failed = 1;
