@@ -1545,6 +1545,87 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
 }
 END_TEST
 
+/* A layout that does not fit even with ZeRO-1 is tried again with more saved: the tiny GPT of
+ * plan_enumerates_fits_and_runs_layouts on a device of 550 kB. Both layouts of 2 replicas
+ * (their ZeRO-1 rows print parameters P, gradients G, optimizer state O and activations A)
+ * fit only at ZeRO-3, which holds P/2 + G/2 + O + A (ZeRO-2, P + G/2 + O + A, is more than
+ * 550 kB), not with recomputation at ZeRO-1 or 2 either; t2 p2 d1 with micro-batches of one
+ * sample fits only with full recomputation, and with micro-batches of two not at all. Each
+ * rerun is listed after its layout, runs with its keys, and holds what its row says. */
+START_TEST(plan_tries_zero3_and_recompute_to_fit)
+{
+    char prof[300], dev[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny3.ini", dir);
+    snprintf(dev, sizeof dev, "%s/small3.ini", dir);
+    snprintf(db, sizeof db, "%s/plan3.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, NULL}),
+                     0);
+    static const char *const hand[] = {
+        "t1 p2 d2 mb1x1 z0 ", "t1 p2 d2 mb1x1 z1 ", "t1 p2 d2 mb1x1 z3 ",
+        "t2 p1 d2 mb1x1 z0 ", "t2 p1 d2 mb1x1 z1 ", "t2 p1 d2 mb1x1 z3 ",
+        "t2 p2 d1 mb1x2 z0 ", "t2 p2 d1 mb1x2 z0 full ", "t2 p2 d1 mb2x1 z0 "};
+    static const int fits[] = {0, 0, 1, 0, 0, 1, 0, 1, 0};
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 9 layouts, 3 fit, 3 to simulate\n"), "%s", o);
+    char *line = strstr(o, "\nlayout ");
+    ck_assert_ptr_nonnull(line);
+    double P = 0, G = 0, O = 0, A = 0, used, cap, p_t2 = 0; /* t2 p1 d2 z1's parameters */
+    for (size_t i = 0; i < sizeof hand / sizeof *hand; i++) {
+        line = strchr(line + 1, '\n');
+        ck_assert_msg(line && !strncmp(line + 1, hand[i], strlen(hand[i])),
+                      "layout %zu is not %s in:\n%s", i, hand[i], o);
+        const char *what = line + 1 + strlen(hand[i]);
+        if (!fits[i]) {
+            ck_assert_msg(sscanf(what, " dropped: does not fit: %lf GB > %lf GB on worker 0 "
+                                       "(parameters %lf GB, gradients %lf GB, optimizer %lf GB, "
+                                       "activations %lf GB",
+                                 &used, &cap, &P, &G, &O, &A) == 6,
+                          "%s", what);
+            if (i == 4)
+                p_t2 = P;
+            continue;
+        }
+        ck_assert_msg(sscanf(what, " fits: worker 0 holds %lf GB of %lf GB", &used, &cap) == 2,
+                      "%s", what);
+        ck_assert_msg(used <= cap && cap == 0.00055, "%s", what);
+        if (hand[i][15] == '3') { /* after its ZeRO-1 row */
+            double z3 = P / 2 + G / 2 + O + A, z2 = P + G / 2 + O + A;
+            ck_assert_msg(fabs(used - z3) <= 2e-3 * z3 && z2 > cap, "%s: %g GB, want %g (ZeRO-2 "
+                          "%g)", hand[i], used, z3, z2);
+        }
+    }
+    line = strchr(line + 1, '\n');
+    ck_assert_msg(line && line[1] != 't', "more layouts than by hand:\n%s", o);
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 3);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-z3' AND config "
+                                   "LIKE '%shard_optimizer = yes%' AND config LIKE "
+                                   "'%zero_stage = 3%' AND config LIKE '%recompute = none%'"),
+                     2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name = "
+                                   "'plan-tiny3-t2p2d1-mb1x2-z0-full' AND config LIKE "
+                                   "'%shard_optimizer = no%' AND config LIKE "
+                                   "'%recompute = full%'"),
+                     1);
+    /* the ZeRO-3 runs hold half the parameters and gradients of their ZeRO-1 rows */
+    double held = query_double(h, "SELECT max(m.params) FROM memory m JOIN runs r ON r.id = "
+                                  "m.run WHERE r.name = 'plan-tiny3-t2p1d2-mb1x1-z3'");
+    ck_assert_msg(fabs(held / 1e9 - p_t2 / 2) <= 2e-3 * p_t2, "%g bytes, ZeRO-1 %g GB", held,
+                  p_t2);
+    assert_intact(h);
+    sqlite3_close(h);
+}
+END_TEST
+
 /* dtsim devices: the table's rows against the catalogue's figures, one device's values with
  * numbered sources, a profile file, and the errors. */
 START_TEST(devices_lists_the_catalogue)
@@ -2156,6 +2237,7 @@ int main(void)
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
+    tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);

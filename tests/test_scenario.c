@@ -776,10 +776,32 @@ START_TEST(model_profile_files_and_errors)
                       "tensor = 2\n",
                       ":5: strategy.tensor: tensor = 2 splits the layers of a model profile "
                       "with a [tensor] section (this one has none)");
-    expect_load_error("[model]\narch = profile:tp.ini\nrecompute = full\n[strategy]\n"
-                      "kind = pipeline\ntensor = 2\n",
-                      "model.recompute: recomputation with strategy.tensor > 1 is not "
-                      "supported");
+    /* recomputation composes with tensor parallelism (the sim suite checks its costs) */
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\nrecompute = full\n"
+                                   "[strategy]\nkind = pipeline\ntensor = 2\n"),
+            NULL, 0);
+    /* ZeRO over a pipeline's replicas: zero_stage with shard_optimizer, stage 3 on a profile */
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[cluster]\nworkers = 2\n"
+                                   "[strategy]\nkind = pipeline\nstages = 1\n"
+                                   "data_parallel = 2\nshard_optimizer = yes\nzero_stage = 3\n"),
+            NULL, 0);
+    ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 3);
+    expect_load_error("[model]\narch = profile:tp.ini\n[cluster]\nworkers = 2\n[strategy]\n"
+                      "kind = pipeline\nstages = 1\ndata_parallel = 2\nzero_stage = 2\n",
+                      ":9: strategy.zero_stage: zero_stage = 2 shards a pipeline's replicas only "
+                      "with shard_optimizer = yes");
+    expect_load_error("[cluster]\nworkers = 4\n[strategy]\nkind = pipeline\nstages = 2\n"
+                      "data_parallel = 2\nshard_optimizer = yes\nzero_stage = 3\n",
+                      ":8: strategy.zero_stage: zero_stage = 3 on a pipeline shards a model "
+                      "profile's parameters (timing only)");
+    /* in a sweep over kinds zero_stage is zero's: the pipeline's runs leave it alone */
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 2\n[strategy]\nzero_stage = 3\n"
+                                   "stages = 2\n[sweep]\nstrategy.kind = zero, pipeline\n"),
+            NULL, 0);
+    scenario_t swept;
+    dt_err_t why = {""};
+    ck_assert_int_eq(scenario_sweep_run(&sc, 1, &swept, &why), DT_OK);
+    ck_assert_str_eq(swept.strategy->name, "pipeline");
     expect_load_error("[model]\narch = profile:tp.ini\n[strategy]\nkind = pipeline\n"
                       "tensor = 2\nstages = 2\n[cluster]\nworkers = 2\n",
                       "workers must equal stages x data_parallel x tensor");
@@ -2251,8 +2273,8 @@ START_TEST(strategies_bring_their_own_keys)
     /* another strategy's key at its default passes (a written configuration holds every
      * key); set to anything else, it is refused for a strategy that does not read it */
     expect_file_error("[strategy]\nkind = windowed\nzero_stage = 3\n",
-                      ":3: strategy.zero_stage: zero_stage is a key of zero, which windowed does "
-                      "not read (strategy.kind at line 2)");
+                      ":3: strategy.zero_stage: zero_stage is a key of pipeline and zero, which "
+                      "windowed does not read (strategy.kind at line 2)");
     expect_file_error("[strategy]\nkind = fedbuff\nsecure_agg = yes\n",
                       ":3: strategy.secure_agg: secure_agg is a key of fedavg, which fedbuff "
                       "does not read (strategy.kind at line 2)");

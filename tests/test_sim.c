@@ -2040,6 +2040,154 @@ START_TEST(tensor_pipeline_data_matches_composition)
                                            "tensor x pipeline x data, sequence parallel, ZeRO-1"};
         expect_close(what[k], T, 400000, o.end_time, want);
     }
+    /* ZeRO-2 and 3 on the same 2 x 2 x 2: each member's slice (2 layers' halves, 100,000
+     * parameters) is reduce-scattered after each of the M = 3 backward passes instead of
+     * once, and at stage 3 also all-gathered before each forward and backward pass instead
+     * of once after the update: (M + 1) and 3 M collectives instead of 2, (D-1) x 100,000 x
+     * 4 bytes each, for each of the 4 members' groups and the 2 steps; stage 3 holds half
+     * of the member's parameters */
+    double bytes[4] = {0}, held[4] = {0};
+    for (int z = 1; z <= 3; z++) {
+        char zs[64];
+        snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                              "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
+                              "cluster.workers=8", "strategy.tensor=2",
+                              "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs};
+        outcome_t o = simulate(sets, 17, NULL);
+        ck_assert_msg(o.ok, "%s", o.err);
+        bytes[z] = o.bytes;
+        held[z] = o.mem0[0];
+    }
+    double one = 2.0 * 4 * 1 * 100000 * 4; /* steps, groups, D-1, floats, bytes */
+    ck_assert_msg(bytes[2] - bytes[1] == (4 - 2) * one, "ZeRO-2: %.0f bytes more, want %.0f",
+                  bytes[2] - bytes[1], 2 * one);
+    ck_assert_msg(bytes[3] - bytes[1] == (9 - 2) * one, "ZeRO-3: %.0f bytes more, want %.0f",
+                  bytes[3] - bytes[1], 7 * one);
+    ck_assert_msg(held[1] == 100000 * 4 && held[3] == 50000 * 4, "parameters %g and %g",
+                  held[1], held[3]);
+    unlink(path);
+}
+END_TEST
+
+/* ZeRO stages over a pipeline's replicas (strategy.shard_optimizer, zero_stage), one stage
+ * of a timing-only profile (2 layers of 100,000 parameters, 4e6 FLOPs forward and 8e6
+ * backward per sample in all) on D = 2 and 4 replicas under alpha-beta, GPipe, M = 4
+ * micro-batches of b = 2: a forward pass takes F = b 4e6 / 1 GFLOP/s, a backward pass
+ * B = b 8e6 / 1 GFLOP/s, and a ring reduce-scatter or all-gather of the n = 200,000
+ * parameters RS = (D-1) (a + n/D x 4 bytes / BW), moving (D-1) n x 4 bytes over the group.
+ * A step takes M (F + B) + 2 RS with stage 0 (all-reduce) and 1 (reduce-scatter and
+ * all-gather), M (F + B + RS) + RS with stage 2 (each micro-batch's gradients
+ * reduce-scattered, the weights all-gathered once) and M (F + B + RS + 2 RS) with stage 3
+ * (the parameters all-gathered before each forward and each backward pass, kept sharded);
+ * a stage holds n/D of what it shards (optimizer state from 1, gradients from 2,
+ * parameters at 3). */
+START_TEST(pipeline_zero_stages_bytes_time_memory)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256\nb = 2e6 64\n");
+    for (int D = 2; D <= 4; D += 2)
+        for (int z = 0; z <= 3; z++) {
+            char workers[64], dp[64], batch[64], stage[64];
+            snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+            snprintf(batch, sizeof batch, "model.batch=%d", 8);
+            snprintf(stage, sizeof stage, "strategy.zero_stage=%d", z ? z : 1);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=4", batch, arch, "run.steps=2",
+                                  workers, dp, "strategy.pipeline_schedule=gpipe",
+                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf", "model.momentum=0.9", stage,
+                                  z ? "strategy.shard_optimizer=yes"
+                                    : "strategy.shard_optimizer=no"};
+            outcome_t o = simulate(sets, 17, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            int M = 4, b = 2, steps = 2;
+            double n = 200000, F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
+            double rs = (D - 1) * (ALPHA + n / D * 4 / BW);
+            double step = z <= 1 ? M * (F + B) + 2 * rs
+                          : z == 2 ? M * (F + B + rs) + rs
+                                   : M * (F + B + 3 * rs);
+            ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-6 * steps * step,
+                          "D=%d ZeRO-%d: %.9g s, want %.9g s", D, z, o.end_time, steps * step);
+            double per = z <= 1 ? 2 : z == 2 ? M + 1 : 3 * M; /* collectives of n per step */
+            double bytes = steps * per * (D - 1) * n * 4;
+            ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
+                          o.bytes, bytes);
+            double shard = n / D * 4;
+            ck_assert_msg(o.mem0[0] == (z >= 3 ? shard : n * 4), "D=%d ZeRO-%d params %g", D,
+                          z, o.mem0[0]);
+            ck_assert_msg(o.mem0[1] == (z >= 2 ? shard : n * 4), "D=%d ZeRO-%d grads %g", D, z,
+                          o.mem0[1]);
+            ck_assert_msg(o.mem0[2] == (z >= 1 ? shard : n * 4), "D=%d ZeRO-%d momentum %g", D,
+                          z, o.mem0[2]);
+        }
+    unlink(path);
+}
+END_TEST
+
+/* Recomputation with tensor parallelism, the block of tensor_profile_bytes_flops_memory_exact
+ * on T = 2 and 4, GPipe (both micro-batches of 2 in flight). A member's forward pass costs
+ * Fm = 14e6 / T + 1e6 ln FLOPs per sample (ln: the replicated layer's share, 1 or 1/T under
+ * sequence parallelism), its backward pass Bm = 28e6 / T + 2e6 ln; selective recomputes its
+ * 1/T of the attention core (2e6 / T more, no communication), full its whole forward pass
+ * (Fm more) with the forward pass's 2 all-reduces (6 per micro-batch instead of 4). A member
+ * keeps (none) 512/T + 192 elements per sample (704/T with sequence parallelism); selective
+ * frees the core's 64/T and holds it again while it recomputes it; full keeps the checkpoint
+ * at the cut (1 element, 1/T with sequence parallelism) and holds the larger of the two
+ * pieces while it recomputes it: 192/T + 64/T + 64 (the whole attention output) and
+ * 64 + 256/T + 64 (every 64 divided by T with sequence parallelism). */
+START_TEST(tensor_recompute_flops_bytes_memory_exact)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    for (int T = 2; T <= 4; T += 2)
+        for (int sp = 0; sp < 2; sp++)
+            for (int rc = 1; rc <= 2; rc++) {
+                char workers[64], tensor[64];
+                snprintf(workers, sizeof workers, "cluster.workers=%d", T);
+                snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
+                const char *sets[] = {
+                    "strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
+                    "model.batch=4", arch, "run.steps=3", workers, tensor,
+                    "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                    "cluster.bandwidth=100000Gbps", "cluster.latency=0",
+                    "cluster.device_flops=1Gf", "strategy.pipeline_schedule=gpipe",
+                    rc == 1 ? "model.recompute=selective" : "model.recompute=full",
+                    sp ? "strategy.sequence_parallel=yes" : "strategy.sequence_parallel=no"};
+                outcome_t o = simulate(sets, 16, NULL);
+                ck_assert_msg(o.ok, "%s", o.err);
+                int b = 2, M = 2, steps = 3;
+                double ln = sp ? 1.0 / T : 1.0, fm = 14e6 / T + 1e6 * ln;
+                double flops = fm + 28e6 / T + 2e6 * ln + (rc == 1 ? 2e6 / T : fm);
+                double want = steps * M * b * flops / 1e9;
+                ck_assert_msg(fabs(o.end_time - want) <= 1e-6 * want,
+                              "T=%d sp=%d rc=%d: %.12g s, want %.12g s", T, sp, rc, o.end_time,
+                              want);
+                double bytes = (double)steps * M * (rc == 1 ? 4 : 6) * 2 * (T - 1) * b * 64 * 4;
+                ck_assert_msg(o.bytes == bytes, "T=%d sp=%d rc=%d: %.0f bytes, want %.0f", T,
+                              sp, rc, o.bytes, bytes);
+                double whole = sp ? 64.0 / T : 64, kept, piece;
+                if (rc == 1) {
+                    kept = (sp ? 704.0 / T : 512.0 / T + 192) - 64.0 / T;
+                    piece = 64.0 / T;
+                } else {
+                    kept = sp ? 1.0 / T : 1;
+                    double a = 256.0 / T + whole, m = whole + 256.0 / T + whole;
+                    piece = a > m ? a : m;
+                }
+                double act = (M * kept + piece) * b * 4;
+                ck_assert_msg(fabs(o.mem0[3] - act) <= 1e-9 * act,
+                              "T=%d sp=%d rc=%d activations %g, want %g", T, sp, rc, o.mem0[3],
+                              act);
+            }
     unlink(path);
 }
 END_TEST
@@ -2136,7 +2284,8 @@ END_TEST
 /* ZeRO stage 1 over a hybrid's replicas (strategy.shard_optimizer): each replica updates
  * its chunk of a stage's slice with that chunk's momentum, so the weights are still those
  * of one worker with the global batch, with momentum; the bytes are the ring all-reduce's
- * (a reduce-scatter and an all-gather) and a stage holds 1/D of its momentum. */
+ * (a reduce-scatter and an all-gather) and a stage holds 1/D of its momentum. Stage 2
+ * likewise, below. */
 START_TEST(hybrid_sharded_optimizer_equals_single)
 {
     static const int DS[][2] = {{2, 2}, {3, 2}};
@@ -2165,6 +2314,23 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
         double slice = plain.mem0[2] / 4; /* stage 0's momentum, one float per parameter */
         ck_assert_msg(z.mem0[2] == ceil(slice / D) * 4, "D=%d: optimizer %g of %g", D,
                       z.mem0[2], plain.mem0[2]);
+        free(got);
+        /* stage 2: each micro-batch's gradients reduce-scattered, the shards summed: the same
+         * weights, M + 1 collectives of each slice per step instead of 2, (D-1) n floats
+         * each over the replicas, and 1/D of the gradients held */
+        sets[8] = "strategy.shard_optimizer=yes";
+        const char *z2sets[10];
+        memcpy(z2sets, sets, sizeof sets);
+        z2sets[9] = "strategy.zero_stage=2";
+        outcome_t z2 = simulate(z2sets, 10, &got);
+        diff = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2: max relative difference %g", D, S, diff);
+        double steps = z2.samples / (24.0 * D), M = 4;
+        double extra = steps * (M - 1) * (D - 1) * (double)a.n_params * 4;
+        ck_assert_msg(z2.bytes == plain.bytes + extra, "D=%d ZeRO-2: %.0f bytes, want %.0f", D,
+                      z2.bytes, plain.bytes + extra);
+        ck_assert_msg(z2.mem0[1] == ceil(slice / D) * 4 && z2.mem0[2] == z.mem0[2],
+                      "D=%d ZeRO-2: gradients %g of %g", D, z2.mem0[1], plain.mem0[1]);
         free(got);
         free(ref);
     }
@@ -2562,6 +2728,8 @@ int main(void)
     tcase_add_test(tc, timing_only_pipeline_is_exact);
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
+    tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
+    tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, tensor_equals_single);

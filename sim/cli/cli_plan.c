@@ -1,11 +1,14 @@
 /* `dtsim plan`: capacity planning of a timing-only model on N devices. Enumerates the
  * tensor x pipeline x data layouts (strategy.kind = pipeline) of one global batch with their
  * micro-batch sizes and ZeRO stage 0 or 1, drops the layouts that do not fit the device's
- * memory (the check `dtsim check` makes, no simulation), runs the others as one sweep (the
- * machinery of `dtsim run`, -j children, one database, one sweep id) and prints them by step
- * time with memory, achieved FLOP/s per device, energy and cost, read back from the database.
- * The scenarios are written to temporary files (removed at the end): a base made of the
- * options, then the same with a [sweep] of the fitting layouts as linked tuples. */
+ * memory (the check `dtsim check` makes, no simulation), and tries one that does not fit
+ * again with what saves more memory at a cost: ZeRO stages 2 and 3 over its replicas and
+ * selective or full recomputation (each fitting combination with nothing less saving that
+ * fits). It runs the fitting ones as one sweep (the machinery of `dtsim run`, -j children,
+ * one database, one sweep id) and prints them by step time with memory, achieved FLOP/s per
+ * device, energy and cost, read back from the database. The scenarios are written to
+ * temporary files (removed at the end): a base made of the options, then the same with each
+ * layout's keys. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +24,7 @@
 #include "cli_sweep.h"
 #include "db.h"
 #include "model_profile.h"
+#include "profile_memory.h"
 #include "query.h"
 #include "scenario.h"
 
@@ -38,10 +42,11 @@ typedef struct plan_opts {
 } plan_opts_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches
- * of mbs samples, ZeRO stage 0 or 1 over the d replicas. */
+ * of mbs samples, ZeRO stage 0 to 3 over the d replicas, model.recompute rc. */
 typedef struct plan_layout {
     long t, p, d, mbs, m;
     int zero;
+    sim_recompute_t rc;
     int fits;         /* the fullest device holds no more than its memory */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
     int64_t run;      /* its run in the database; 0: none */
@@ -55,10 +60,11 @@ static void plan_help(void)
            "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
         "batch, with micro-batches of 1, 2 or 4 samples and ZeRO stage 0 or 1, drops\n"
-        "those that do not fit the device's memory, simulates the rest as one sweep\n"
-        "(strategy.kind = pipeline, 1F1B) stored in the database, and prints them by\n"
-        "step time with the fullest device's memory, achieved TFLOP/s per device,\n"
-        "energy and cost.\n"
+        "those that do not fit the device's memory, tries those again with ZeRO stage\n"
+        "2 or 3 and selective or full recomputation (the least that fits), simulates\n"
+        "the rest as one sweep (strategy.kind = pipeline, 1F1B) stored in the\n"
+        "database, and prints them by step time with the fullest device's memory,\n"
+        "achieved TFLOP/s per device, energy and cost.\n"
         "\n"
         "required:\n"
         "  --profile P         model profile: a built-in name or a file (dtsim profile\n"
@@ -87,8 +93,10 @@ static void plan_help(void)
         "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
         "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
         "none); data = N / (tensor x stages) must divide B. Gradient buckets are not\n"
-        "enumerated: the pipeline strategy reduces each stage's gradients once, after\n"
-        "its last backward pass.\n"
+        "enumerated: the pipeline strategy reduces each stage's gradients in one\n"
+        "collective (after its last backward pass; each micro-batch's at ZeRO 2, 3).\n"
+        "A layout is named tT pP dD mbSIZExCOUNT zZERO, then selective or full when it\n"
+        "recomputes.\n"
         "\n"
         "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
@@ -256,9 +264,12 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, int splits, plan_l
     return n;
 }
 
+static const char *const rc_names[] = {"", "selective", "full"}; /* sim_recompute_t */
+
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d", l->t, l->p, l->d, l->mbs, l->m, l->zero);
+    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s%s", l->t, l->p, l->d, l->mbs, l->m,
+             l->zero, l->rc ? " " : "", rc_names[l->rc]);
 }
 
 /* The base scenario: every layout's keys but the layout's own. */
@@ -297,8 +308,8 @@ static dt_status write_temp(char *path, const plan_opts_t *o, const char *profil
 static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t *o,
                              const plan_layout_t *l, const char *name, dt_err_t *err)
 {
-    char keys[6][SCENARIO_STR];
-    const char *sets[PLAN_MAX_SETS + 7];
+    char keys[8][SCENARIO_STR];
+    const char *sets[PLAN_MAX_SETS + 9];
     for (int i = 0; i < o->n_sets; i++)
         sets[i] = o->sets[i];
     snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", l->t);
@@ -306,13 +317,19 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
     snprintf(keys[2], sizeof keys[2], "strategy.data_parallel=%ld", l->d);
     snprintf(keys[3], sizeof keys[3], "model.batch=%ld", l->m * l->mbs);
     snprintf(keys[4], sizeof keys[4], "strategy.micro_batches=%ld", l->m);
-    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d", name, l->t,
-             l->p, l->d, l->mbs, l->m, l->zero);
+    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s%s", name, l->t,
+             l->p, l->d, l->mbs, l->m, l->zero, l->rc ? "-" : "", rc_names[l->rc]);
+    snprintf(keys[6], sizeof keys[6], "strategy.zero_stage=%d", l->zero ? l->zero : 1);
+    snprintf(keys[7], sizeof keys[7], "model.recompute=%s", l->rc ? rc_names[l->rc] : "none");
     int n = o->n_sets;
     for (int i = 0; i < 6; i++)
         sets[n++] = keys[i];
-    if (l->zero)
+    if (l->zero) {
         sets[n++] = "strategy.shard_optimizer=yes";
+        sets[n++] = keys[6];
+    }
+    if (l->rc)
+        sets[n++] = keys[7];
     return scenario_load(sc, path, sets, n, err);
 }
 
@@ -325,31 +342,90 @@ static const char *without_path(const char *msg, const char *base)
     return msg + strspn(msg, ": 0123456789");
 }
 
-/* Each layout's memory against the device's, as `dtsim check` finds it (no simulation). */
+/* A layout's memory against the device's, as `dtsim check` finds it (no simulation): into
+ * l->fits, and l->memory says how full or what does not fit. sc: a scenario's room. */
+static void fit_one(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
+                    const char *name, const char *argv0)
+{
+    dt_err_t err = {""};
+    char memory[512] = "";
+    l->fits = 0;
+    if (load_layout(sc, base, o, l, name, &err) == DT_OK &&
+        cli_dry_run(sc, argv0, memory, sizeof memory, &err) == DT_OK) {
+        l->fits = 1;
+        snprintf(l->memory, sizeof l->memory, "%s", memory);
+        return;
+    }
+    /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
+     * time it anyway": the plan says what does not fit, and drops it */
+    const char *why = without_path(err.msg, base);
+    if (!strncmp(why, "cluster.device: ", 16))
+        why += 16;
+    snprintf(l->memory, sizeof l->memory, "%s", why);
+    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
+    if (hint)
+        *hint = '\0';
+}
+
+/* Each layout's fit. */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
                      const char *name, const char *argv0)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
-    for (long i = 0; i < n; i++) {
-        dt_err_t err = {""};
-        char memory[512] = "";
-        if (load_layout(sc, base, o, &l[i], name, &err) == DT_OK &&
-            cli_dry_run(sc, argv0, memory, sizeof memory, &err) == DT_OK) {
-            l[i].fits = 1;
-            snprintf(l[i].memory, sizeof l[i].memory, "%s", memory);
+    for (long i = 0; i < n; i++)
+        fit_one(&l[i], sc, base, o, name, argv0);
+    free(sc);
+}
+
+/* The layouts of l (n, as enumerated and fitted) into out (at most max), each followed, when
+ * the most saving of its rows (ZeRO-1 with replicas, else ZeRO-0; no recomputation) does not
+ * fit, by what does fit with more saved: ZeRO stage z = that one's up to 3 (with replicas)
+ * and recompute none, selective (a profile with attention cores) or full, each (z, rc) that
+ * fits when neither (z - 1, rc) nor a lesser rc at z does (more ZeRO or more recomputation
+ * only costs time). Returns how many went to out. */
+static long plan_more(const plan_layout_t *l, long n, int attention, const char *base,
+                      const plan_opts_t *o, const char *name, const char *argv0,
+                      plan_layout_t *out, long max)
+{
+    scenario_t *sc = dt_malloc(sizeof *sc);
+    long k = 0;
+    for (long i = 0; i < n && k < max; i++) {
+        out[k++] = l[i];
+        const plan_layout_t *top = &l[i];
+        int last = i + 1 == n || l[i + 1].t != top->t || l[i + 1].p != top->p ||
+                   l[i + 1].d != top->d || l[i + 1].mbs != top->mbs;
+        if (!last || top->fits)
             continue;
+        /* hopeless when the most saving (the highest stage with full, or selective, which
+         * may keep less) does not fit: one or two checks, not up to eight */
+        int zmax = top->d > 1 ? 3 : 0;
+        plan_layout_t probe = *top;
+        probe.zero = zmax;
+        probe.rc = SIM_RECOMPUTE_FULL;
+        fit_one(&probe, sc, base, o, name, argv0);
+        if (!probe.fits && attention) {
+            probe.rc = SIM_RECOMPUTE_SELECTIVE;
+            fit_one(&probe, sc, base, o, name, argv0);
         }
-        /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
-         * time it anyway": the plan says what does not fit, and drops it */
-        const char *why = without_path(err.msg, base);
-        if (!strncmp(why, "cluster.device: ", 16))
-            why += 16;
-        snprintf(l[i].memory, sizeof l[i].memory, "%s", why);
-        char *hint = strstr(l[i].memory, "; set run.allow_oversubscribed_memory");
-        if (hint)
-            *hint = '\0';
+        if (!probe.fits)
+            continue;
+        int least = SIM_RECOMPUTE_FULL + 1; /* the least recomputation that fits so far */
+        for (int z = top->zero; z <= zmax && least > 0; z++)
+            for (int rc = 0; rc < least && k < max; rc++) {
+                if ((z == top->zero && rc == 0) || (rc == SIM_RECOMPUTE_SELECTIVE && !attention))
+                    continue;
+                out[k] = *top;
+                out[k].zero = z;
+                out[k].rc = (sim_recompute_t)rc;
+                fit_one(&out[k], sc, base, o, name, argv0);
+                if (out[k].fits) {
+                    k++;
+                    least = rc;
+                }
+            }
     }
     free(sc);
+    return k;
 }
 
 /* The sweep's runs back from the database: step time, throughput, memory, energy, cost. */
@@ -405,10 +481,10 @@ static int by_step_time(const void *a, const void *b)
 static void print_list(const plan_layout_t *l, long n)
 {
     char name[64];
-    printf("%-26s %s\n", "layout", "memory (dtsim check)");
+    printf("%-30s %s\n", "layout", "memory (dtsim check)");
     for (long i = 0; i < n; i++) {
         layout_name(&l[i], name, sizeof name);
-        printf("%-26s %s %s\n", name, l[i].fits ? "fits:" : "dropped:",
+        printf("%-30s %s %s\n", name, l[i].fits ? "fits:" : "dropped:",
                l[i].memory[0] ? l[i].memory : "no capacity stated");
     }
 }
@@ -418,8 +494,8 @@ static void print_best(const plan_layout_t *l, long n, long top, const plan_opts
 {
     char name[64];
     printf("\nbest layouts by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
-           "micro-batches, z ZeRO stage):\n");
-    printf("%-4s %-26s %6s %12s %10s %10s %12s %12s %12s\n", "rank", "layout", "run", "s/step",
+           "micro-batches, z ZeRO stage, then the recomputation if any):\n");
+    printf("%-4s %-30s %6s %12s %10s %10s %12s %12s %12s\n", "rank", "layout", "run", "s/step",
            "samples/s", "memory GB", "TFLOP/s/dev", "kJ/step", "$/1k samples");
     for (long i = 0, shown = 0; i < n && shown < top; i++) {
         if (!l[i].run)
@@ -432,7 +508,7 @@ static void print_best(const plan_layout_t *l, long n, long top, const plan_opts
             snprintf(kj, sizeof kj, "%.4g", l[i].joules / 1e3);
         if (!isnan(l[i].dollars_per_sample))
             snprintf(dollars, sizeof dollars, "%.4g", 1000 * l[i].dollars_per_sample);
-        printf("%-4ld %-26s %6lld %12.6g %10.4g %10.4g %12.4g %12s %12s\n", ++shown, name,
+        printf("%-4ld %-30s %6lld %12.6g %10.4g %10.4g %12.4g %12s %12s\n", ++shown, name,
                (long long)l[i].run, l[i].step_s, l[i].samples_s, l[i].mem_bytes / 1e9, tflops, kj,
                dollars);
     }
@@ -468,13 +544,13 @@ int cli_plan(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     long blocks = profile_blocks(&prof);
-    int splits = prof.has_tensor_splits;
+    int splits = prof.has_tensor_splits, attention = sim_profile_has_attention(&prof);
     double flops_per_sample = prof.forward_flops + prof.backward_flops;
     char name[SCENARIO_STR];
     snprintf(name, sizeof name, "plan-%s", prof.name);
     sim_model_profile_free(&prof);
 
-    plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l);
+    plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL;
     int *run = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *run);
     char base[PATH_MAX] = "";
     scenario_t *list = NULL;
@@ -502,6 +578,11 @@ int cli_plan(int argc, char **argv)
         goto done;
     }
     plan_fit(l, n, base, &o, name, argv[0]);
+    more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
+    n = plan_more(l, n, attention, base, &o, name, argv[0], more, PLAN_MAX_LAYOUTS);
+    free(l);
+    l = more;
+    more = NULL;
     long fit = 0, runs = 0;
     for (long i = 0; i < n; i++) {
         fit += l[i].fits;
@@ -553,5 +634,6 @@ done:
     free(list);
     free(run);
     free(l);
+    free(more);
     return rc;
 }

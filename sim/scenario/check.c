@@ -76,6 +76,11 @@ int scenario_key_given(const scenario_t *sc, const char *section_key)
     return sc->key_line[key_named(section_key)] != 0;
 }
 
+int scenario_key_swept(const scenario_t *sc, const char *section_key)
+{
+    return sc->sweep.is_run && sweep_find(sc, key_named(section_key)) >= 0;
+}
+
 /* The key to blame for a relation between a and b: in a run of a sweep, a swept one (it
  * makes this combination), else the one the user gave (a first). */
 int blame(const scenario_t *sc, int a, int b)

@@ -306,9 +306,9 @@ static const key_desc_t builtin_keys[] = {
            "replicated layers' FLOPs and kept outputs, and the activations between stages, "
            "are divided by tensor"),
     K_BOOL("strategy", "shard_optimizer", "no", shard_optimizer,
-           "pipeline with data_parallel > 1: ZeRO stage 1 over the replicas (each stage's "
-           "gradients reduce-scattered, each replica updating 1/data_parallel of them with "
-           "that share of the optimizer state, the weights all-gathered; ring)"),
+           "pipeline with data_parallel > 1: ZeRO over the replicas, stage zero_stage (1: each "
+           "stage's gradients reduce-scattered, each replica updating 1/data_parallel of them "
+           "with that share of the optimizer state, the weights all-gathered; ring)"),
     /* (the strategies' own keys go here: keys_use_strategies) */
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "

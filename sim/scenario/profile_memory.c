@@ -27,34 +27,42 @@ int sim_profile_recomputed(const sim_model_profile_t *p, int j, sim_recompute_t 
     return r == SIM_RECOMPUTE_FULL || (r == SIM_RECOMPUTE_SELECTIVE && is_attention(fwd_layer(p, j)));
 }
 
-double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r,
-                               double *transient)
+double sim_profile_activations_split(const sim_model_profile_t *p, int lo, int hi,
+                                     sim_recompute_t r, const double *share, double cut_share,
+                                     double *transient)
 {
     DT_ASSERT(p->has_forward_layers && 0 <= lo && lo <= hi && hi <= p->n_layers);
     double kept = 0, piece = 0;
     *transient = 0;
-    if (r == SIM_RECOMPUTE_FULL && lo > 0)
-        kept += fwd_layer(p, lo - 1)->cut; /* the stage's input: its first checkpoint */
+    if (r == SIM_RECOMPUTE_FULL && lo > 0) /* the stage's input: its first checkpoint */
+        kept += fwd_layer(p, lo - 1)->cut * cut_share;
     for (int j = lo; j < hi; j++) {
         const sim_profile_layer_t *l = fwd_layer(p, j);
+        double out = l->outputs * (share ? share[j] : 1.0);
         if (r == SIM_RECOMPUTE_FULL) {
             /* pieces end at the cuts; the input of the next one is a checkpoint */
-            piece += l->outputs;
+            piece += out;
             if (l->cut > 0 || j == hi - 1) {
                 if (piece > *transient)
                     *transient = piece;
                 piece = 0;
                 if (j < hi - 1)
-                    kept += l->cut;
+                    kept += l->cut * cut_share;
             }
         } else if (sim_profile_recomputed(p, j, r)) {
-            if (l->outputs > *transient)
-                *transient = l->outputs;
+            if (out > *transient)
+                *transient = out;
         } else {
-            kept += l->outputs;
+            kept += out;
         }
     }
     return kept;
+}
+
+double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r,
+                               double *transient)
+{
+    return sim_profile_activations_split(p, lo, hi, r, NULL, 1.0, transient);
 }
 
 double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,

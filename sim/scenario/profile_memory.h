@@ -28,6 +28,11 @@ int sim_profile_has_attention(const sim_model_profile_t *p);
  * besides while the largest recomputed piece is recomputed. */
 double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r,
                                double *transient);
+/** The same as one member of a tensor group holds them: forward-order layer j's outputs
+ * times share[j] (NULL: 1), the checkpoints at the cuts times cut_share. */
+double sim_profile_activations_split(const sim_model_profile_t *p, int lo, int hi,
+                                     sim_recompute_t r, const double *share, double cut_share,
+                                     double *transient);
 /** The forward FLOPs per sample that the backward pass of layers [lo, hi) recomputes:
  * the whole profile's forward_flops for the whole model under full. */
 double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,

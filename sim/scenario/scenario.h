@@ -318,6 +318,8 @@ const char *scenario_blame(const scenario_t *sc, const char *a, const char *b, c
 /** 1 if "section.key" was given in the file, by --set or by [sweep], 0 if it has its
  * default or was derived from another key (device_flops from device). */
 int scenario_key_given(const scenario_t *sc, const char *section_key);
+/** 1 in a run of a sweep whose [sweep] gives it "section.key". */
+int scenario_key_swept(const scenario_t *sc, const char *section_key);
 /** "PATH:LINE: section.key" ("--set section.key", "PATH: section.key" for a default), for
  * errors found after loading (a fault naming a host the platform lacks). */
 void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);

@@ -37,7 +37,14 @@
  * all-reduces its gradients with member r of the same stage of the other replicas (1/T of
  * the split layers' parameters). Sequence parallelism turns each all-reduce into a
  * reduce-scatter and an all-gather and also divides the replicated layers' FLOPs and
- * outputs, and the activations between stages, by T. */
+ * outputs, and the activations between stages, by T; model.recompute works on each
+ * member's share (plan_split).
+ *
+ * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
+ * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
+ * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
+ * also all-gathers the stage's parameters before each forward and backward pass
+ * (gather_slice) and keeps them sharded after the update. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +61,8 @@ enum { PIPE_STOP = -1 };
 typedef struct pipe_plan {
     int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
+    int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
+    int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
     int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
     double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
     size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
@@ -153,19 +162,23 @@ static double split_share(const pipe_plan_t *plan, sim_split_t split)
 }
 
 /* Tensor parallelism: the stages' FLOPs, parameters, kept outputs and activations sent on
- * as a member of a tensor group has them, and each layer's FLOPs and all-reduces
- * (model.recompute is none: checked). A row or vocab layer's output is the all-reduced
- * whole, kept whole unless sequence parallelism splits it. */
-static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p)
+ * as a member of a tensor group has them, and each layer's FLOPs and all-reduces. A row or
+ * vocab layer's output is the all-reduced whole, kept whole unless sequence parallelism
+ * splits it; so are the checkpoints at the cuts (model.recompute = full). Recomputation
+ * (Korthikanti et al. 2022): selective recomputes a member's share of each attention core
+ * in its backward pass (no all-reduce: the heads are the member's own); full re-runs the
+ * stage's forward pass before its backward pass, with its all-reduces (tp_pass). */
+static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_recompute_t rc)
 {
     int L = p->n_layers, T = plan->T;
     plan->lf = dt_calloc((size_t)L, sizeof(double));
     plan->lb = dt_calloc((size_t)L, sizeof(double));
     plan->red_f = dt_calloc((size_t)L, sizeof(double));
     plan->red_b = dt_calloc((size_t)L, sizeof(double));
+    double *kept = dt_calloc((size_t)L, sizeof(double)); /* a member's share of each output */
     size_t off = 0;
     for (int s = 0; s < plan->S; s++) {
-        plan->fwd[s] = plan->bwd[s] = plan->act[s] = 0;
+        plan->fwd[s] = plan->bwd[s] = 0;
         plan->p0[s] = off;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
@@ -173,19 +186,27 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p)
             int whole_out = l->split == SIM_SPLIT_ROW || l->split == SIM_SPLIT_VOCAB;
             plan->lf[i] = l->forward_flops * share;
             plan->lb[i] = l->backward_flops * share;
+            if (rc == SIM_RECOMPUTE_SELECTIVE && sim_profile_recomputed(p, i, rc))
+                plan->lb[i] += plan->lf[i];
             plan->fwd[s] += plan->lf[i];
             plan->bwd[s] += plan->lb[i];
-            plan->act[s] += l->outputs * (whole_out && !plan->sp ? 1.0 : share);
+            kept[i] = whole_out && !plan->sp ? 1.0 : share;
             off += l->split ? (l->params + (size_t)T - 1) / (size_t)T : l->params;
             if (l->split == SIM_SPLIT_COLUMN)
                 plan->red_b[i] = l->reduce;
             else
                 plan->red_f[i] = l->reduce;
         }
+        if (rc == SIM_RECOMPUTE_FULL)
+            plan->bwd[s] += plan->fwd[s];
+        plan->act[s] = sim_profile_activations_split(p, plan->first[s], plan->first[s + 1], rc,
+                                                     kept, plan->sp ? 1.0 / T : 1.0,
+                                                     &plan->act_piece[s]);
         plan->p1[s] = off;
         if (plan->sp)
             plan->out[s] = (plan->out[s] + (size_t)T - 1) / (size_t)T;
     }
+    free(kept);
 }
 
 /* A timing-only plan: the profile's layers in forward order, cut where it allows; the
@@ -220,7 +241,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
     free(start);
     free(cost);
     if (plan->T > 1)
-        plan_split(plan, p);
+        plan_split(plan, p, r);
 }
 
 /* A plan of a real model (its workspaces: plan_make). */
@@ -277,6 +298,8 @@ static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->D = (int)sc->data_parallel;
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
+    plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
+    plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S * plan->T == run->n_workers);
     if (run->timing_only)
         plan_profile(plan, &run->profile, run->sc->recompute);
@@ -383,24 +406,56 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
     return SIM_OK;
 }
 
+/* ZeRO stages 2 and 3 (plan->zero >= 2) over a stage's replicas: after each backward pass
+ * the micro-batch's gradients of the slice are reduce-scattered at once (DeepSpeed's stage
+ * 2 reduces each micro-batch's gradients as the backward pass makes them, so that only the
+ * shard accumulates), and replica d adds chunk d of the sum into acc, its accumulator;
+ * `first` starts it. */
+static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *g, float *acc, size_t n, int first)
+{
+    sim_status_t st = sim_reduce_scatter(run, grp, d, g, n);
+    if (st != SIM_OK || run->timing_only)
+        return st;
+    size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
+    if (first)
+        run->be->copy(acc + lo, g + lo, sizeof(float) * (hi - lo));
+    else
+        run->be->axpy(hi - lo, 1.0f, g + lo, acc + lo);
+    return SIM_OK;
+}
+
+/* ZeRO stage 3: the slice of n parameters all-gathered from its shards before each forward
+ * and each backward pass of a micro-batch (nothing to gather without replicas). */
+static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *w, size_t n)
+{
+    return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
+}
+
 /* A stage's update after its last backward pass of the step, on its slice of n parameters:
  * with replicas, the sum of its gradients over them (the group of replica d's stage), then
- * SGD on the mean. Sharded (strategy.shard_optimizer, ZeRO stage 1): a ring reduce-scatter
- * instead, replica d updating chunk d of the slice with that chunk's momentum alone, then an
- * all-gather of the weights; the same weights, the same bytes on a ring. */
+ * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
+ * d of the slice with that chunk's momentum alone; stage 1 gets the chunk's sum by a ring
+ * reduce-scatter of the step's gradients (the same weights, the same bytes as the ring
+ * all-reduce), stages 2 and 3 have it in acc (shard_reduce); stages 1 and 2 then all-gather
+ * the weights, stage 3 keeps its shard (gather_slice). */
 static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *w, float *g, float *v, size_t n, long step)
+                                 int d, float *w, float *g, float *v, const float *acc, size_t n,
+                                 long step)
 {
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
     sim_status_t st;
-    if (D > 1 && run->sc->shard_optimizer) {
+    if (D > 1 && plan->zero) {
         size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if ((st = sim_reduce_scatter(run, grp, d, g, n)) != SIM_OK)
+        if (plan->zero == 1 && (st = sim_reduce_scatter(run, grp, d, g, n)) != SIM_OK)
             return st;
+        if (plan->zero >= 2 && !run->timing_only)
+            run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
         run->be->scale(hi - lo, mean, g + lo);
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        return sim_allgather(run, grp, d, w, n);
+        return plan->zero < 3 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
     }
     sim_allreduce_algo_t algo = run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL
                                     ? SIM_ALLREDUCE_RING
@@ -444,7 +499,10 @@ static void stage(sim_node_t *node)
     int lo = plan->first[s], hi = plan->first[s + 1];
     /* replica d's parameters: one buffer, each stage updating its slice */
     sim_node_t *head = &run->workers[d * S * T];
-    float *w = head->params, *v = head->velocity, *g = node->grads;
+    float *w = head->params, *v = head->velocity, *g = node->grads, *acc = node->scratch;
+    const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
+    size_t p0 = plan->p0[s], n_slice = plan->p1[s] - p0;
+    int sharded_grads = plan->zero >= 2 && plan->D > 1; /* ZeRO 2, 3: shard_reduce */
     stage_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
     node->state_free = stage_state_free;
@@ -492,6 +550,10 @@ static void stage(sim_node_t *node)
                     }
                     DT_ASSERT(in->flag == m && in->step == step && in->n == in_n);
                 }
+                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                    run->failed = 1;
+                    return;
+                }
                 w0 = dt_wall_seconds();
                 if (real)
                     trainer_model_forward_range(ws, w, b, lo, hi);
@@ -524,11 +586,18 @@ static void stage(sim_node_t *node)
                     }
                     DT_ASSERT(in->flag == m && in->step == step && in->n == out_n);
                 }
+                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                    run->failed = 1;
+                    return;
+                }
                 w0 = dt_wall_seconds();
                 if (real)
-                    trainer_model_backward_range(ws, w, g, b, lo, hi, backwards > 0);
-                if (tp) {
-                    if (tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w) != SIM_OK) {
+                    trainer_model_backward_range(ws, w, g, b, lo, hi,
+                                                 backwards > 0 && !sharded_grads);
+                if (tp) { /* (full recomputation: the forward pass again, first) */
+                    if ((plan->rerun_fwd &&
+                         tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w) != SIM_OK) ||
+                        tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -541,14 +610,18 @@ static void stage(sim_node_t *node)
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     n_sent++;
                 }
+                if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
+                                                  backwards == 0) != SIM_OK) {
+                    run->failed = 1;
+                    return;
+                }
                 if (++backwards == M) {
                     /* the stage's last backward of the step: with replicas, the sum of the
                      * stage's gradients over them, while the stages below go on with their
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last) */
-                    size_t p0 = plan->p0[s], n = plan->p1[s] - p0;
-                    if (stage_update(run, plan, &plan->group[s * T + r], d, w + p0, g + p0,
-                                     v + p0, n, step) != SIM_OK) {
+                    if (stage_update(run, plan, dp, d, w + p0, g + p0, v + p0, acc + p0,
+                                     n_slice, step) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -615,7 +688,9 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], stage);
 }
 
-/* What a stage holds: its layers' parameters, gradients and optimizer state, and the
+/* What a stage holds: its layers' parameters, gradients and optimizer state (ZeRO shards
+ * the optimizer state, from stage 2 the gradients, at stage 3 the parameters: the ZeRO
+ * paper's accounting, without the buffers of a gather or a reduction in flight), and the
  * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s), with the
  * piece that model.recompute recomputes at once. */
 static void memory(const sim_run_t *run, sim_node_t *node)
@@ -625,10 +700,11 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     int S = plan->S, M = plan->M, s = node->rank / plan->T % S;
     double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
     int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
-    node->mem.params = node->mem.grads = slice * vb;
-    /* sharded: the largest chunk of the slice */
-    double kept = run->sc->shard_optimizer ? ceil(slice / plan->D) : slice;
-    node->mem.optimizer = kept * scenario_optimizer_bytes(run->sc);
+    /* ZeRO: the largest chunk of the slice of each sharded kind */
+    double shard = ceil(slice / plan->D);
+    node->mem.params = (plan->zero >= 3 ? shard : slice) * vb;
+    node->mem.grads = (plan->zero >= 2 ? shard : slice) * vb;
+    node->mem.optimizer = (plan->zero >= 1 ? shard : slice) * scenario_optimizer_bytes(run->sc);
     node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
     plan_free(plan);
 }
@@ -693,9 +769,18 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
                              "section (%s); the tensor strategy splits a real mlp",
                              sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
-    if (sc->tensor > 1 && sc->recompute != SIM_RECOMPUTE_NONE)
-        return scenario_fail(sc, err, "model.recompute",
-                             "recomputation with strategy.tensor > 1 is not supported");
+    long zero = scenario_own(sc, "zero_stage")->l;
+    if (!sc->shard_optimizer && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
+        !scenario_key_swept(sc, "strategy.kind")) /* a sweep over kinds: it is zero's */
+        return scenario_fail(sc, err, "strategy.zero_stage",
+                             "zero_stage = %ld shards a pipeline's replicas only with "
+                             "shard_optimizer = yes",
+                             zero);
+    if (sc->shard_optimizer && zero == 3 && !sc->profile[0])
+        return scenario_fail(sc, err, "strategy.zero_stage",
+                             "zero_stage = 3 on a pipeline shards a model profile's parameters "
+                             "(timing only); a real model's stages evaluate whole weights: "
+                             "expected 1 or 2");
     long hosts = sc->stages * sc->data_parallel * sc->tensor;
     if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
@@ -725,16 +810,30 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* zero's key, declared alike: its ZeRO stage over the replicas (with shard_optimizer) */
+static const sim_strategy_key_t own_keys[] = {
+    {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,
+     .doc = "zero (sharded data parallelism, ZeRO), and pipeline over its replicas with "
+            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients (a "
+            "pipeline reduce-scatters each micro-batch's), 3 also the parameters (all-gathered "
+            "for the forward and again for the backward pass; a pipeline's, of a model profile, "
+            "for each micro-batch's); the gradients are reduce-scattered, each shard updated, "
+            "the parameters all-gathered"},
+    {0},
+};
+
 const sim_strategy_t sim_strategy_pipeline = {
     .name = "pipeline",
     .about = "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
              "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
              "activations forward and their gradients back as messages; one SGD update per "
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
-             "(hybrid), each stage all-reducing its gradients across the replicas; `tensor` > 1 "
-             "splits each stage of a model profile across a tensor group (Megatron-LM)",
+             "(hybrid), each stage all-reducing its gradients across the replicas (ZeRO stage "
+             "`zero_stage` with `shard_optimizer`); `tensor` > 1 splits each stage of a model "
+             "profile across a tensor group (Megatron-LM)",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, "
-            "`shard_optimizer`, `tensor`, `sequence_parallel`",
+            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`",
+    .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,

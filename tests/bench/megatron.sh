@@ -16,9 +16,10 @@
 # Assumptions (sim/README.md: Checked against published and simulated references): the
 # catalogue's a100-80gb at BF16 sustains 50% of its peak (tensor_efficiency, itself taken from
 # this paper's 52% on 3072 GPUs); 2400 Gbit/s inside a server, 1600 Gbit/s per server uplink,
-# 2 us links, CM02; 1F1B (Megatron used its interleaved schedule); no activation recomputation
-# (dtsim has none with tensor > 1), no sequence parallelism (not in the paper), Adam in mixed
-# precision (16 bytes a parameter).
+# 2 us links, CM02; 1F1B (Megatron used its interleaved schedule); full activation
+# recomputation as in the paper (model.recompute = full: each stage re-runs its forward pass,
+# tensor all-reduces included, before its backward pass), no sequence parallelism (not in the
+# paper), Adam in mixed precision (16 bytes a parameter).
 # usage: tests/bench/megatron.sh [BUILD_DIR]   (about 5 minutes)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +46,7 @@ eval_every = 0
 arch = profile:gpt3-175b.ini
 precision = bf16
 optimizer = adam
+recompute = full
 [cluster]
 platform = multi-rack
 device = a100-80gb
@@ -71,7 +73,7 @@ run 8 8
 sqlite3 "$tmp/m.db" "SELECT group_concat(t, ' ') FROM (SELECT sim_time / steps AS t FROM run_summary ORDER BY run)" |
     awk '{
         replica = $1; dp = $3 - $2; step = replica + dp
-        # per sequence: Megatron-LM formula (with recomputation) and dtsim profile (without)
+        # per sequence: Megatron-LM formula (with recomputation)
         s = 2048; l = 96; h = 12288; V = 51200
         megatron = 96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
         paper_step = megatron * 1536 / (140e12 * 1024)
@@ -83,14 +85,6 @@ sqlite3 "$tmp/m.db" "SELECT group_concat(t, ' ') FROM (SELECT sim_time / steps A
         printf "%-48s %12s %12.3f\n", "  data-parallel all-reduce (8 replicas, exposed)", "", dp
         printf "%-48s %12.0f %12.1f\n", "TFLOP/s per GPU (Megatron-LM formula)", 140, tflops
         printf "%-48s %12s %12.2f\n", "dtsim / Megatron-LM", "", tflops / 140
-        # not simulated: the recomputed forward pass Megatron-LM paid, at the sustained
-        # 156 TFLOP/s (312 x 0.5), a replica of 192 sequences spread over its 128 GPUs
-        recompute = 735064426020864 * 192 / 128 / 156e12
-        est = megatron * 1536 / (step + recompute) / 1024 / 1e12
-        printf "%-48s %12.2f %12.2f\n", "s/step with recomputation (estimate)", paper_step, step + recompute
-        printf "%-48s %12.0f %12.1f\n", "TFLOP/s per GPU with recomputation (estimate)", 140, est
-        printf "%-48s %12s %12.2f\n", "dtsim / Megatron-LM (estimate)", "", est / 140
         printf "(Megatron-LM formula: %.4g FLOP per sequence, the forward pass counted twice as it\n", megatron
-        printf " recomputes it; dtsim does not recompute with tensor > 1, so its simulated step lacks that\n"
-        printf " pass; the estimate adds the profile'"'"'s forward FLOPs at the device'"'"'s sustained speed)\n"
+        printf " recomputes it; dtsim simulates the recomputation too)\n"
     }'
