@@ -1626,6 +1626,51 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
 }
 END_TEST
 
+/* A pipeline's evaluation rows count every replica's samples of the steps before them: each
+ * row's samples are its step x the global batch (model.batch x data_parallel), so the
+ * summary's throughput is the global batch per step time. One stage on a tensor group of 2
+ * with 2 replicas wrote replica 0's row before replica 1 had counted its step (half the
+ * samples of a one-step run); more stages and one replica are checked alike. */
+START_TEST(pipeline_rows_count_every_replica)
+{
+    char prof[300], ini[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-count.ini", dir);
+    snprintf(ini, sizeof ini, "%s/count.ini", dir);
+    snprintf(db, sizeof db, "%s/count.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    static const int layouts[][3] = {{2, 1, 2}, {1, 2, 2}, {2, 2, 1}, {1, 1, 3}}; /* t, p, d */
+    for (int k = 0; k < 4; k++) {
+        int t = layouts[k][0], p = layouts[k][1], d = layouts[k][2];
+        char text[600];
+        snprintf(text, sizeof text,
+                 "[run]\nname = count-%d\nsteps = 3\neval_every = 1\n[model]\narch = profile:%s\n"
+                 "batch = 4\n[cluster]\nworkers = %d\n[strategy]\nkind = pipeline\ntensor = %d\n"
+                 "stages = %d\ndata_parallel = %d\nmicro_batches = 2\n",
+                 k, prof, t * p * d, t, p, d);
+        write_file(ini, text);
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    for (int k = 0; k < 4; k++) {
+        char sql[400];
+        long global = 4L * layouts[k][2];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM evals e JOIN runs r ON r.id = e.run "
+                                  "WHERE r.name = 'count-%d' AND e.samples = e.step * %ld",
+                 k, global);
+        ck_assert_msg(query_long(h, sql) == 3, "count-%d: not 3 rows of step x %ld samples", k,
+                      global);
+        snprintf(sql, sizeof sql, "SELECT round(throughput * sim_time / steps) FROM run_summary "
+                                  "WHERE name = 'count-%d'", k);
+        ck_assert_int_eq(query_long(h, sql), global);
+    }
+    sqlite3_close(h);
+}
+END_TEST
+
 /* dtsim devices: the table's rows against the catalogue's figures, one device's values with
  * numbered sources, a profile file, and the errors. */
 START_TEST(devices_lists_the_catalogue)
@@ -2238,6 +2283,7 @@ int main(void)
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
+    tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);

@@ -629,6 +629,10 @@ static void stage(sim_node_t *node)
                      * (no stage updates the next step before every stage did this one) */
                     if (d == 0 && r == 0 && ++plan->updated == S) {
                         plan->updated = 0;
+                        /* the step's samples, every replica's, counted here before its
+                         * evaluation row: another replica's last stage may end its step
+                         * after this one (one stage on a tensor group did) */
+                        run->samples += (double)run->sc->batch * plan->D;
                         sim_eval_mark(run, step, w);
                     }
                 }
@@ -647,9 +651,8 @@ static void stage(sim_node_t *node)
             }
             break;
         }
-        if (s == S - 1 && r == 0)
-            sim_count_step(run, node, (int)run->sc->batch,
-                           real ? loss / (double)run->sc->batch : NAN);
+        if (s == S - 1 && r == 0) /* its samples: where replica 0's step ends, above */
+            sim_count_step(run, node, 0, real ? loss / (double)run->sc->batch : NAN);
         else
             node->steps++;
     }
