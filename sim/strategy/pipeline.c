@@ -40,6 +40,12 @@
  * outputs, and the activations between stages, by T; model.recompute works on each
  * member's share (plan_split).
  *
+ * Gradient buckets over the replicas (strategy.bucket_mb, without ZeRO; bucket.h): during
+ * the step's last backward pass each member hands its stage's buckets, layer by layer from
+ * the last, to its stream, which all-reduces them with the same member of the other
+ * replicas while the pass goes on (gradient accumulation: the earlier micro-batches only
+ * add up); the update waits for the last bucket (plan_buckets).
+ *
  * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
  * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
  * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
@@ -962,10 +968,11 @@ const sim_strategy_t sim_strategy_pipeline = {
              "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
              "activations forward and their gradients back as messages; one SGD update per "
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
-             "(hybrid), each stage all-reducing its gradients across the replicas (ZeRO stage "
-             "`zero_stage` with `shard_optimizer`); `tensor` > 1 splits each stage of a model "
-             "profile across a tensor group (Megatron-LM)",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, "
+             "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
+             "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
+             "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
+             "tensor group (Megatron-LM)",
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, `bucket_mb`, "
             "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`",
     .own_keys = own_keys,
     .worker_role = "worker",
