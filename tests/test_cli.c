@@ -181,6 +181,13 @@ START_TEST(bad_scenarios_exit_2_with_file_line_key)
     write_file(path, tiny);
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "--set", "model.lr=-1", NULL}), 2);
     one_error_line("--set model.lr", NULL);
+
+    /* gradient buckets over a pipeline's replicas are plain all-reduces, not ZeRO's */
+    write_file(path, "[model]\narch = mlp\n[cluster]\nworkers = 4\n[strategy]\n"
+                     "kind = pipeline\nstages = 2\ndata_parallel = 2\nshard_optimizer = yes\n"
+                     "bucket_mb = 25\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("bad.ini:10: strategy.bucket_mb", "shard_optimizer");
 }
 END_TEST
 
@@ -1425,9 +1432,11 @@ END_TEST
 /* dtsim plan of a 2-layer, 2-head GPT on 4 devices, 2 per server, global batch 2. By hand:
  * tensor 1 or 2 (it divides the heads and fits a server), stages dividing the 2 layers, data
  * = 4 / (tensor x stages) dividing the batch (1 x 1 x 4 does not), micro-batches of 1 or 2
- * samples of each replica's batch, ZeRO-1 only with replicas. On a device of 800 kB the two
- * layouts of 2 replicas without ZeRO hold more and are dropped with their memory; the others
- * run as one sweep, and the printed memory and best step time are their stored runs'. */
+ * samples of each replica's batch, ZeRO-1 only with replicas, and a fitting layout of
+ * replicas without ZeRO again with 25 MB gradient buckets (b25). On a device of 800 kB the
+ * two layouts of 2 replicas without ZeRO hold more and are dropped with their memory (and
+ * not tried with buckets); the others run as one sweep, and the printed memory and best
+ * step time are their stored runs'. */
 START_TEST(plan_enumerates_fits_and_runs_layouts)
 {
     char prof[300], dev[300], db[300];
@@ -1447,15 +1456,19 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     static const char *const hand[] = {"t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z1",
                                        "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z1",
                                        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
+    static const char *const listed[] = {
+        "t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z0 b25", "t1 p2 d2 mb1x1 z1",
+        "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z0 b25", "t2 p1 d2 mb1x1 z1",
+        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
     char *o = slurp(out_path);
-    ck_assert_msg(strstr(o, ": 6 layouts, 6 fit, 6 to simulate\n"), "%s", o);
+    ck_assert_msg(strstr(o, ": 8 layouts, 8 fit, 8 to simulate\n"), "%s", o);
     char *line = strstr(o, "\nlayout ");
     ck_assert_ptr_nonnull(line);
-    for (size_t i = 0; i < sizeof hand / sizeof *hand; i++) {
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++) {
         line = strchr(line + 1, '\n');
-        ck_assert_msg(line && !strncmp(line + 1, hand[i], strlen(hand[i])) &&
-                          line[1 + strlen(hand[i])] == ' ',
-                      "layout %zu is not %s in:\n%s", i, hand[i], o);
+        ck_assert_msg(line && !strncmp(line + 1, listed[i], strlen(listed[i])) &&
+                          line[1 + strlen(listed[i])] == ' ',
+                      "layout %zu is not %s in:\n%s", i, listed[i], o);
     }
     ck_assert_msg(!strchr(line + 1, '\n')[1], "more layouts than by hand:\n%s", o);
     free(o);
@@ -1622,6 +1635,129 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     ck_assert_msg(fabs(held / 1e9 - p_t2 / 2) <= 2e-3 * p_t2, "%g bytes, ZeRO-1 %g GB", held,
                   p_t2);
     assert_intact(h);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* Step time of the plan's run named name in h. */
+static double plan_step(sqlite3 *h, const char *name)
+{
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT sim_time / steps FROM run_summary WHERE name = '%s' AND "
+                              "status = 'finished'", name);
+    return query_double(h, sql);
+}
+
+/* Gradient buckets in plan (b25): with the stages' gradients in one bucket of 25 MB each (the
+ * tiny GPT of plan_enumerates_fits_and_runs_layouts) the bucket's all-reduce starts where the
+ * unbucketed one does, after the last backward pass: the same step time to the last digit.
+ * A GPT of 2 layers of hidden 1024 (25.2 MB of bf16 gradients each, 52.7 MB in all) on one
+ * stage of 4 replicas and a slow device (1 TFLOP/s: a 10 ms backward pass per layer and
+ * sample against well under 1 ms for an all-reduce) has 3 buckets, the first (the head and
+ * the last layer) reduced during the first layer's backward pass: that layout is faster
+ * with buckets, by less than its exposed all-reduce (its step less the compute). */
+START_TEST(plan_tries_gradient_buckets)
+{
+    char prof[300], dev[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-b.ini", dir);
+    snprintf(dev, sizeof dev, "%s/slow.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-b.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, NULL}),
+                     0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-b25' AND "
+                                   "config LIKE '%bucket_mb = 25%' AND status = 'finished'"),
+                     2);
+    static const char *const twins[] = {"plan-tiny-b-t1p2d2-mb1x1-z0", "plan-tiny-b-t2p1d2-mb1x1-z0"};
+    for (int i = 0; i < 2; i++) {
+        char b25[100];
+        snprintf(b25, sizeof b25, "%s-b25", twins[i]);
+        double plain = plan_step(h, twins[i]), bucketed = plan_step(h, b25);
+        ck_assert_msg(plain > 0 && bucketed == plain, "%s: %.9g s, with buckets %.9g s",
+                      twins[i], plain, bucketed);
+    }
+    sqlite3_close(h);
+
+    snprintf(prof, sizeof prof, "%s/mid-b.ini", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "1024", "--heads", "8", "--seq", "128", "--vocab",
+                                            "1000", "--out", prof, NULL}),
+                     0);
+    char *o = slurp(out_path);
+    double fwd, bwd;
+    const char *at = strstr(o, "parameters, ");
+    ck_assert_msg(at && sscanf(at, "parameters, %lf GFLOP forward and %lf backward", &fwd,
+                               &bwd) == 2, "%s", o);
+    free(o);
+    write_file(dev, "[device]\nfp32 = 1Tf\nbf16 = 1Tf\ntensor_efficiency = 1\nmemory = 80GB\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2",
+                                            "--global-batch", "4", "--db", db, NULL}),
+                     0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nt1 p1 d4 mb1x1 z0 b25 ") && strstr(o, "\nt1 p2 d2 mb2x1 z0 b25 ") &&
+                      !strstr(o, "z1 b25") && !strstr(o, "d1 mb1x4 z0 b25"),
+                  "%s", o);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    double compute = (fwd + bwd) * 1e9 / 1e12; /* one sample a replica */
+    double plain = plan_step(h, "plan-mid-b-t1p1d4-mb1x1-z0");
+    double bucketed = plan_step(h, "plan-mid-b-t1p1d4-mb1x1-z0-b25");
+    ck_assert_msg(plain > compute && bucketed < plain && bucketed > compute,
+                  "compute %.9g s, step %.9g s, with buckets %.9g s", compute, plain, bucketed);
+    assert_intact(h);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A pipeline's evaluation rows count every replica's samples of the steps before them: each
+ * row's samples are its step x the global batch (model.batch x data_parallel), so the
+ * summary's throughput is the global batch per step time. One stage on a tensor group of 2
+ * with 2 replicas wrote replica 0's row before replica 1 had counted its step (half the
+ * samples of a one-step run); more stages and one replica are checked alike. */
+START_TEST(pipeline_rows_count_every_replica)
+{
+    char prof[300], ini[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-count.ini", dir);
+    snprintf(ini, sizeof ini, "%s/count.ini", dir);
+    snprintf(db, sizeof db, "%s/count.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    static const int layouts[][3] = {{2, 1, 2}, {1, 2, 2}, {2, 2, 1}, {1, 1, 3}}; /* t, p, d */
+    for (int k = 0; k < 4; k++) {
+        int t = layouts[k][0], p = layouts[k][1], d = layouts[k][2];
+        char text[600];
+        snprintf(text, sizeof text,
+                 "[run]\nname = count-%d\nsteps = 3\neval_every = 1\n[model]\narch = profile:%s\n"
+                 "batch = 4\n[cluster]\nworkers = %d\n[strategy]\nkind = pipeline\ntensor = %d\n"
+                 "stages = %d\ndata_parallel = %d\nmicro_batches = 2\n",
+                 k, prof, t * p * d, t, p, d);
+        write_file(ini, text);
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    for (int k = 0; k < 4; k++) {
+        char sql[400];
+        long global = 4L * layouts[k][2];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM evals e JOIN runs r ON r.id = e.run "
+                                  "WHERE r.name = 'count-%d' AND e.samples = e.step * %ld",
+                 k, global);
+        ck_assert_msg(query_long(h, sql) == 3, "count-%d: not 3 rows of step x %ld samples", k,
+                      global);
+        snprintf(sql, sizeof sql, "SELECT round(throughput * sim_time / steps) FROM run_summary "
+                                  "WHERE name = 'count-%d'", k);
+        ck_assert_int_eq(query_long(h, sql), global);
+    }
     sqlite3_close(h);
 }
 END_TEST
@@ -2238,6 +2374,8 @@ int main(void)
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
+    tcase_add_test(tc, plan_tries_gradient_buckets);
+    tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);

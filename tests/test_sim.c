@@ -1901,6 +1901,50 @@ START_TEST(hybrid_overlaps_the_gradient_all_reduce)
 }
 END_TEST
 
+/* Gradient buckets in a hybrid (strategy.bucket_mb): 2 replicas of a one-stage pipeline of 4
+ * equal layers (400-byte gradients, forward 1 ms and backward 2 ms per layer and sample at 1
+ * GFLOP/s), 2 micro-batches of 1, alpha-beta network. Only the step's last backward pass
+ * reduces: bucket k (of 1 or 2 layers) is ready after its layers' backward at t_k, and the
+ * stream all-reduces in order, ending at e_k = max(t_k, e_(k-1)) + 2 alpha + bytes/BW (a
+ * ring of 2); the step ends with the last bucket. At 10 Mb/s every bucket but the last hides
+ * behind the backward pass; at 1 Mb/s (3.24 ms a layer) they queue. Without buckets: one
+ * all-reduce of 1600 bytes after the backward pass. */
+START_TEST(hybrid_buckets_overlap_the_last_backward)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 400\nforward_flops = 4e6\n"
+                 "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
+                 "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n");
+    static const char *const bws[] = {"cluster.bandwidth=10Mbps", "cluster.bandwidth=1Mbps"};
+    static const double bw[] = {1.25e6, 1.25e5};
+    static const char *const caps[] = {"strategy.bucket_mb=0", "strategy.bucket_mb=0.0004",
+                                       "strategy.bucket_mb=0.0008"};
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 3; c++) {
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.data_parallel=2", "cluster.workers=2",
+                                  "strategy.micro_batches=2", "model.batch=2", arch,
+                                  "run.steps=2", "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no", "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf", bws[k], caps[c]};
+            outcome_t o = simulate(sets, 14, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            double F = 4e-3, f = 2e-3, t = 2 * F + 4 * f; /* the last backward's start */
+            double end = t + 4 * f + ALPHA * 2 + 1600 / bw[k];
+            if (c > 0) { /* layers per bucket */
+                double e = 0;
+                for (int b = 0; b < 4 / c; b++)
+                    e = fmax(t + (b + 1) * c * f, e) + ALPHA * 2 + c * 400 / bw[k];
+                end = e;
+            }
+            ck_assert_msg(fabs(o.end_time - 2 * end) <= 1e-6 * end, "%s %s: %.9g s, want %.9g s",
+                          bws[k], caps[c], o.end_time, 2 * end);
+        }
+    unlink(path);
+}
+END_TEST
+
 /* Tensor parallelism of a timing-only profile (strategy.tensor): one transformer block as
  * Megatron-LM splits it, 64 elements per sample between the layers (T x H), on T = 2 and 4
  * hosts with a free network. Each micro-batch moves 4 ring all-reduces of b x 64 floats
@@ -2231,7 +2275,10 @@ START_TEST(tensor_equals_single)
 END_TEST
 
 /* Hybrid: D replicas of an S-stage pipeline, each stage's gradients all-reduced across the
- * replicas, train what one worker with the D x batch global batch trains. */
+ * replicas, train what one worker with the D x batch global batch trains; so do they with
+ * gradient buckets of 300 bytes (strategy.bucket_mb: a bucket per layer, all-reduced during
+ * the step's last backward pass), and with 2 replicas (a sum of two, in either order) to
+ * the bit what they train without. */
 START_TEST(hybrid_equals_single)
 {
     static const int DS[][2] = {{2, 2}, {3, 3}, {2, 3}};
@@ -2248,14 +2295,27 @@ START_TEST(hybrid_equals_single)
             const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
                                   st, dp, "strategy.micro_batches=4",
                                   sched ? "strategy.pipeline_schedule=1f1b"
-                                        : "strategy.pipeline_schedule=gpipe"};
-            float *got = NULL;
-            outcome_t b = simulate(sets, 7, &got);
-            ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
-            double d = max_rel_diff(got, ref, a.n_params);
-            ck_assert_msg(d < 2e-5, "D=%d S=%d %s: max relative difference %g", D, S,
-                          sched ? "1f1b" : "gpipe", d);
-            free(got);
+                                        : "strategy.pipeline_schedule=gpipe",
+                                  "strategy.bucket_mb=0"};
+            float *plain = NULL;
+            for (int bk = 0; bk < 2; bk++) {
+                sets[7] = bk ? "strategy.bucket_mb=0.0003" : "strategy.bucket_mb=0";
+                float *got = NULL;
+                outcome_t b = simulate(sets, 8, &got);
+                ck_assert_msg(b.ok, "%s", b.err);
+                ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
+                double d = max_rel_diff(got, ref, a.n_params);
+                ck_assert_msg(d < 2e-5, "D=%d S=%d %s bucket_mb %s: max relative difference %g",
+                              D, S, sched ? "1f1b" : "gpipe", sets[7] + 19, d);
+                if (!bk)
+                    plain = got;
+                else {
+                    ck_assert_msg(D > 2 || !memcmp(got, plain, sizeof(float) * a.n_params),
+                                  "D=%d S=%d: buckets change the weights", D, S);
+                    free(got);
+                }
+            }
+            free(plain);
             free(ref);
         }
     /* The evaluation sees every stage's update however long the all-reduces take: a stage
@@ -2732,6 +2792,7 @@ int main(void)
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
+    tcase_add_test(tc, hybrid_buckets_overlap_the_last_backward);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, hybrid_sharded_optimizer_equals_single);

@@ -4,7 +4,7 @@
  * memory (the check `dtsim check` makes, no simulation), and tries one that does not fit
  * again with what saves more memory at a cost: ZeRO stages 2 and 3 over its replicas and
  * selective or full recomputation (each fitting combination with nothing less saving that
- * fits). It runs the fitting ones as one sweep (the machinery of `dtsim run`, -j children,
+ * fits); a fitting one of replicas without ZeRO it tries again with gradient buckets. It runs the fitting ones as one sweep (the machinery of `dtsim run`, -j children,
  * one database, one sweep id) and prints them by step time with memory, achieved FLOP/s per
  * device, energy and cost, read back from the database. The scenarios are written to
  * temporary files (removed at the end): a base made of the options, then the same with each
@@ -32,6 +32,8 @@
 #define PLAN_MAX_LAYOUTS 4096
 /* the runs of one plan: their scenarios are held in memory at once */
 #define PLAN_MAX_RUNS 256
+/* gradient buckets tried besides one all-reduce per stage: PyTorch DDP's bucket_cap_mb */
+#define PLAN_BUCKET_MB 25
 
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
@@ -42,10 +44,11 @@ typedef struct plan_opts {
 } plan_opts_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches
- * of mbs samples, ZeRO stage 0 to 3 over the d replicas, model.recompute rc. */
+ * of mbs samples, ZeRO stage 0 to 3 over the d replicas, model.recompute rc, gradient
+ * buckets of bucket_mb (PLAN_BUCKET_MB or 0) over the replicas. */
 typedef struct plan_layout {
     long t, p, d, mbs, m;
-    int zero;
+    int zero, bucket_mb;
     sim_recompute_t rc;
     int fits;         /* the fullest device holds no more than its memory */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
@@ -61,7 +64,8 @@ static void plan_help(void)
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
         "batch, with micro-batches of 1, 2 or 4 samples and ZeRO stage 0 or 1, drops\n"
         "those that do not fit the device's memory, tries those again with ZeRO stage\n"
-        "2 or 3 and selective or full recomputation (the least that fits), simulates\n"
+        "2 or 3 and selective or full recomputation (the least that fits), and those\n"
+        "of replicas without ZeRO that fit with gradient buckets too, simulates\n"
         "the rest as one sweep (strategy.kind = pipeline, 1F1B) stored in the\n"
         "database, and prints them by step time with the fullest device's memory,\n"
         "achieved TFLOP/s per device, energy and cost.\n"
@@ -92,11 +96,12 @@ static void plan_help(void)
         "\n"
         "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
         "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
-        "none); data = N / (tensor x stages) must divide B. Gradient buckets are not\n"
-        "enumerated: the pipeline strategy reduces each stage's gradients in one\n"
-        "collective (after its last backward pass; each micro-batch's at ZeRO 2, 3).\n"
-        "A layout is named tT pP dD mbSIZExCOUNT zZERO, then selective or full when it\n"
-        "recomputes.\n"
+        "none); data = N / (tensor x stages) must divide B. A fitting layout of\n"
+        "replicas without ZeRO runs again with gradient buckets of 25 MB (PyTorch\n"
+        "DDP's default; strategy.bucket_mb) all-reduced during the last backward pass\n"
+        "instead of one all-reduce per stage after it; ZeRO reduces unbucketed.\n"
+        "A layout is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, then\n"
+        "selective or full when it recomputes.\n"
         "\n"
         "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
@@ -268,8 +273,11 @@ static const char *const rc_names[] = {"", "selective", "full"}; /* sim_recomput
 
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s%s", l->t, l->p, l->d, l->mbs, l->m,
-             l->zero, l->rc ? " " : "", rc_names[l->rc]);
+    char bucket[16] = "";
+    if (l->bucket_mb)
+        snprintf(bucket, sizeof bucket, " b%d", l->bucket_mb);
+    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s%s%s", l->t, l->p, l->d, l->mbs, l->m,
+             l->zero, bucket, l->rc ? " " : "", rc_names[l->rc]);
 }
 
 /* The base scenario: every layout's keys but the layout's own. */
@@ -308,8 +316,8 @@ static dt_status write_temp(char *path, const plan_opts_t *o, const char *profil
 static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t *o,
                              const plan_layout_t *l, const char *name, dt_err_t *err)
 {
-    char keys[8][SCENARIO_STR];
-    const char *sets[PLAN_MAX_SETS + 9];
+    char keys[9][SCENARIO_STR];
+    const char *sets[PLAN_MAX_SETS + 10];
     for (int i = 0; i < o->n_sets; i++)
         sets[i] = o->sets[i];
     snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", l->t);
@@ -317,8 +325,11 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
     snprintf(keys[2], sizeof keys[2], "strategy.data_parallel=%ld", l->d);
     snprintf(keys[3], sizeof keys[3], "model.batch=%ld", l->m * l->mbs);
     snprintf(keys[4], sizeof keys[4], "strategy.micro_batches=%ld", l->m);
-    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s%s", name, l->t,
-             l->p, l->d, l->mbs, l->m, l->zero, l->rc ? "-" : "", rc_names[l->rc]);
+    char bucket[16] = "";
+    if (l->bucket_mb)
+        snprintf(bucket, sizeof bucket, "-b%d", l->bucket_mb);
+    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s%s%s", name,
+             l->t, l->p, l->d, l->mbs, l->m, l->zero, bucket, l->rc ? "-" : "", rc_names[l->rc]);
     snprintf(keys[6], sizeof keys[6], "strategy.zero_stage=%d", l->zero ? l->zero : 1);
     snprintf(keys[7], sizeof keys[7], "model.recompute=%s", l->rc ? rc_names[l->rc] : "none");
     int n = o->n_sets;
@@ -330,6 +341,10 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
     }
     if (l->rc)
         sets[n++] = keys[7];
+    if (l->bucket_mb) {
+        snprintf(keys[8], sizeof keys[8], "strategy.bucket_mb=%d", l->bucket_mb);
+        sets[n++] = keys[8];
+    }
     return scenario_load(sc, path, sets, n, err);
 }
 
@@ -428,6 +443,23 @@ static long plan_more(const plan_layout_t *l, long n, int attention, const char 
     return k;
 }
 
+/* The layouts of l (n) into out (at most max), each fitting one with replicas and without
+ * ZeRO followed by the same with gradient buckets of PLAN_BUCKET_MB all-reduced during the
+ * last backward pass (the pipeline takes buckets without ZeRO only); they hold the same
+ * memory. Returns how many went to out. */
+static long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, long max)
+{
+    long k = 0;
+    for (long i = 0; i < n && k < max; i++) {
+        out[k++] = l[i];
+        if (l[i].d > 1 && !l[i].zero && l[i].fits && k < max) {
+            out[k] = l[i];
+            out[k++].bucket_mb = PLAN_BUCKET_MB;
+        }
+    }
+    return k;
+}
+
 /* The sweep's runs back from the database: step time, throughput, memory, energy, cost. */
 static dt_status plan_read(plan_layout_t *l, long n, const int *ran, const char *db,
                            const char *sweep, dt_err_t *err)
@@ -494,7 +526,9 @@ static void print_best(const plan_layout_t *l, long n, long top, const plan_opts
 {
     char name[64];
     printf("\nbest layouts by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
-           "micro-batches, z ZeRO stage, then the recomputation if any):\n");
+           "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
+           "recomputation if any):\n",
+           PLAN_BUCKET_MB, PLAN_BUCKET_MB);
     printf("%-4s %-30s %6s %12s %10s %10s %12s %12s %12s\n", "rank", "layout", "run", "s/step",
            "samples/s", "memory GB", "TFLOP/s/dev", "kJ/step", "$/1k samples");
     for (long i = 0, shown = 0; i < n && shown < top; i++) {
@@ -580,9 +614,7 @@ int cli_plan(int argc, char **argv)
     plan_fit(l, n, base, &o, name, argv[0]);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
     n = plan_more(l, n, attention, base, &o, name, argv[0], more, PLAN_MAX_LAYOUTS);
-    free(l);
-    l = more;
-    more = NULL;
+    n = plan_buckets(more, n, l, PLAN_MAX_LAYOUTS);
     long fit = 0, runs = 0;
     for (long i = 0; i < n; i++) {
         fit += l[i].fits;

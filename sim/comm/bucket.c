@@ -1,29 +1,24 @@
 /* Gradient buckets all-reduced while the backward pass goes on (see bucket.h). */
 #include "bucket.h"
 
+#include <string.h>
 
 #include "collective.h"
 #include "profile_memory.h"
 
 struct sim_buckets {
-    int n;               /* buckets, in backward order */
-    size_t *lo, *hi;     /* (n) slice of the gradient buffer */
-    double *flops;       /* (n) backward FLOPs per sample from the previous bucket to this one */
-    double forward;      /* forward FLOPs per sample (with the loss) */
-    sim_sem_t *ready;     /* (workers) buckets handed to the stream */
-    sim_sem_t *done;      /* (workers) released when the last bucket is reduced */
+    sim_bucket_list_t own;          /* sim_buckets_start's: the whole model's */
+    double forward;                 /* its forward FLOPs per sample (with the loss) */
+    const sim_bucket_list_t **list; /* (workers) each worker's buckets; NULL: no stream */
+    sim_bucket_reduce_fn reduce;
+    sim_sem_t *ready;               /* (workers) buckets handed to the stream */
+    sim_sem_t *done;                /* (workers) released when the last bucket is reduced */
 };
 
-/* One layer's gradient slice and the backward FLOPs up to its gradient. */
-typedef struct segment {
-    size_t lo, hi;
-    double flops;
-} segment_t;
-
-/* The segments in backward order. */
-static segment_t *plan_segments(const sim_run_t *run, int *count, double *forward)
+/* The whole model's segments in backward order. */
+static sim_grad_segment_t *plan_segments(const sim_run_t *run, int *count, double *forward)
 {
-    segment_t *seg;
+    sim_grad_segment_t *seg;
     int n = 0;
     if (run->timing_only) {
         const sim_model_profile_t *p = &run->profile;
@@ -73,44 +68,97 @@ static segment_t *plan_segments(const sim_run_t *run, int *count, double *forwar
     return seg;
 }
 
-static void stream(int argc, char **argv);
-
-static void buckets_free(sim_run_t *run, void *ctx);
-
-void sim_buckets_start(sim_run_t *run)
+void sim_bucket_list_make(sim_bucket_list_t *b, const sim_grad_segment_t *seg, int n_seg,
+                          double cap_bytes, double value_bytes)
 {
-    int n_seg;
-    sim_buckets_t *b = dt_calloc(1, sizeof *b);
-    segment_t *seg = plan_segments(run, &n_seg, &b->forward);
-    DT_ASSERT(n_seg > 0);
-    b->lo = dt_calloc((size_t)n_seg, sizeof(size_t));
-    b->hi = dt_calloc((size_t)n_seg, sizeof(size_t));
-    b->flops = dt_calloc((size_t)n_seg, sizeof(double));
-    double cap = run->sc->bucket_mb * 1e6;
+    memset(b, 0, sizeof *b);
+    b->lo = dt_calloc((size_t)n_seg + 1, sizeof(size_t));
+    b->hi = dt_calloc((size_t)n_seg + 1, sizeof(size_t));
+    b->flops = dt_calloc((size_t)n_seg + 1, sizeof(double));
+    b->last = dt_calloc((size_t)n_seg + 1, sizeof(int));
     for (int i = 0; i < n_seg; i++) {
-        if (i == 0 || run->value_bytes * (double)(b->hi[b->n - 1] - b->lo[b->n - 1]) >= cap) {
+        if (i == 0 || value_bytes * (double)(b->hi[b->n - 1] - b->lo[b->n - 1]) >= cap_bytes) {
             b->hi[b->n] = seg[i].hi; /* a new bucket */
             b->n++;
         }
         b->lo[b->n - 1] = seg[i].lo;
         b->flops[b->n - 1] += seg[i].flops;
+        b->last[b->n - 1] = i;
     }
-    free(seg);
+}
+
+void sim_bucket_list_free(sim_bucket_list_t *b)
+{
+    free(b->lo);
+    free(b->hi);
+    free(b->flops);
+    free(b->last);
+    memset(b, 0, sizeof *b);
+}
+
+static void stream(int argc, char **argv);
+
+static void buckets_free(sim_run_t *run, void *ctx);
+
+/* The allreduce strategy's reduction: the workers' groups, as its exchange without buckets. */
+static sim_status_t groups_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
+}
+
+/* run->buckets with each worker's semaphores, freed with the run. */
+static sim_buckets_t *buckets_new(sim_run_t *run, sim_bucket_reduce_fn reduce)
+{
+    sim_buckets_t *b = dt_calloc(1, sizeof *b);
+    b->reduce = reduce;
+    b->list = dt_calloc((size_t)run->n_workers, sizeof *b->list);
     b->ready = dt_calloc((size_t)run->n_workers, sizeof(sim_sem_t));
     b->done = dt_calloc((size_t)run->n_workers, sizeof(sim_sem_t));
-    run->buckets = b;
-    sim_run_on_free(run, buckets_free, NULL);
     for (int i = 0; i < run->n_workers; i++) {
-        sim_node_t *node = &run->workers[i];
         b->ready[i] = sim_sem_new(0);
         b->done[i] = sim_sem_new(0);
+    }
+    run->buckets = b;
+    sim_run_on_free(run, buckets_free, NULL);
+    return b;
+}
+
+/* A stream for each worker with buckets. */
+static void streams_start(sim_run_t *run, sim_buckets_t *b)
+{
+    for (int i = 0; i < run->n_workers; i++) {
+        if (!b->list[i] || b->list[i]->n == 0)
+            continue;
+        sim_node_t *node = &run->workers[i];
         char name[48];
         snprintf(name, sizeof name, "%s/stream", node->name);
         sim_start(name, node->host, stream, node, 1); /* a daemon: ends with the workers */
     }
 }
 
-/* A worker's communication stream: all-reduces its buckets in order as they are handed over. */
+void sim_buckets_start(sim_run_t *run)
+{
+    int n_seg;
+    sim_buckets_t *b = buckets_new(run, groups_reduce);
+    sim_grad_segment_t *seg = plan_segments(run, &n_seg, &b->forward);
+    DT_ASSERT(n_seg > 0);
+    sim_bucket_list_make(&b->own, seg, n_seg, run->sc->bucket_mb * 1e6, run->value_bytes);
+    free(seg);
+    for (int i = 0; i < run->n_workers; i++)
+        b->list[i] = &b->own;
+    streams_start(run, b);
+}
+
+void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *list,
+                             sim_bucket_reduce_fn reduce)
+{
+    sim_buckets_t *b = buckets_new(run, reduce);
+    for (int i = 0; i < run->n_workers; i++)
+        b->list[i] = list[i];
+    streams_start(run, b);
+}
+
+/* A worker's communication stream: reduces its buckets in order as they are handed over. */
 static void stream(int argc, char **argv)
 {
     (void)argc;
@@ -118,16 +166,26 @@ static void stream(int argc, char **argv)
     sim_run_t *run = sim_current;
     sim_node_t *node = sim_self_data();
     sim_buckets_t *b = run->buckets;
+    const sim_bucket_list_t *l = b->list[node->rank];
     for (;;) {
-        for (int k = 0; k < b->n; k++) {
+        for (int k = 0; k < l->n; k++) {
             sim_sem_acquire(b->ready[node->rank]);
-            if (sim_groups_allreduce(run, sim_elastic_groups(run), node,
-                                     node->grads + b->lo[k], b->hi[k] - b->lo[k]) != SIM_OK)
+            if (b->reduce(run, node, node->grads + l->lo[k], l->hi[k] - l->lo[k]) != SIM_OK)
                 run->failed = 1;
         }
         sim_exchange_done();
         sim_sem_release(b->done[node->rank]);
     }
+}
+
+void sim_buckets_ready(sim_run_t *run, sim_node_t *node)
+{
+    sim_sem_release(run->buckets->ready[node->rank]);
+}
+
+void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
+{
+    sim_sem_acquire(run->buckets->done[node->rank]);
 }
 
 double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
@@ -138,12 +196,12 @@ double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
     /* measured time: each part's share of the wall time in proportion to its FLOPs */
     double per_flop = wall / (run->step_flops * batch);
     sim_charge(run, node, b->forward * batch, b->forward * batch * per_flop);
-    for (int k = 0; k < b->n; k++) {
-        sim_charge(run, node, b->flops[k] * batch, b->flops[k] * batch * per_flop);
-        sim_sem_release(b->ready[node->rank]);
+    for (int k = 0; k < b->own.n; k++) {
+        sim_charge(run, node, b->own.flops[k] * batch, b->own.flops[k] * batch * per_flop);
+        sim_buckets_ready(run, node);
     }
     sim_count_step(run, node, batch, loss);
-    sim_sem_acquire(b->done[node->rank]);
+    sim_buckets_wait(run, node);
     return loss;
 }
 
@@ -161,9 +219,8 @@ static void buckets_free(sim_run_t *run, void *ctx)
     }
     free(b->ready);
     free(b->done);
-    free(b->lo);
-    free(b->hi);
-    free(b->flops);
+    free(b->list);
+    sim_bucket_list_free(&b->own);
     free(b);
     run->buckets = NULL;
 }

@@ -1,16 +1,19 @@
-/* Gradient bucketing with overlap (strategy.bucket_mb, allreduce): as PyTorch DDP and
- * Horovod's tensor fusion do, the gradients are grouped into buckets of about bucket_mb in
- * the order the backward pass produces them, and each bucket is all-reduced as soon as its
- * last layer's gradient is ready, while the backward pass goes on with the layers below.
+/* Gradient bucketing with overlap (strategy.bucket_mb: allreduce, and pipeline over its
+ * replicas): as PyTorch DDP and Horovod's tensor fusion do, the gradients are grouped into
+ * buckets of about bucket_mb in the order the backward pass produces them, and each bucket
+ * is all-reduced as soon as its last layer's gradient is ready, while the backward pass goes
+ * on with the layers below.
  *
  * Each worker gets a second actor on its host, its communication stream: the worker charges
- * the forward pass, then the backward pass bucket by bucket, handing each finished bucket to
- * the stream (a semaphore), and waits for the stream to finish the last all-reduce before
- * its optimizer step. The buckets are contiguous slices of the gradient buffer: layers sit in
- * it in forward order, so the layers of a bucket (consecutive in backward order) are
- * adjacent. Real models split their backward FLOPs by layer (trainer_model_layer_flops,
- * activations' and the loss's FLOPs going with the layer whose gradient follows them);
- * timing-only models by their profile's [backward] lines. */
+ * the backward pass bucket by bucket, handing each finished bucket to the stream (a
+ * semaphore), and waits for the stream to finish the last all-reduce before its optimizer
+ * step. The buckets are contiguous slices of the gradient buffer: layers sit in it in
+ * forward order, so the layers of a bucket (consecutive in backward order) are adjacent.
+ * Real models split their backward FLOPs by layer (trainer_model_layer_flops, activations'
+ * and the loss's FLOPs going with the layer whose gradient follows them); timing-only models
+ * by their profile's [backward] lines. The allreduce strategy buckets the whole model
+ * (sim_buckets_start, sim_buckets_step); the pipeline each stage's layers, on the step's
+ * last micro-batch (sim_bucket_list_make, sim_buckets_start_lists). */
 #ifndef DTSIM_BUCKET_H
 #define DTSIM_BUCKET_H
 
@@ -18,9 +21,44 @@
 
 typedef struct sim_buckets sim_buckets_t;
 
+/* One layer's gradient, in backward order: the slice [lo, hi) of the gradient buffer and the
+ * backward FLOPs per sample from the previous layer's gradient to its own. */
+typedef struct sim_grad_segment {
+    size_t lo, hi;
+    double flops;
+} sim_grad_segment_t;
+
+/* Buckets in backward order: bucket k is the slice [lo[k], hi[k]), its backward FLOPs per
+ * sample flops[k], its last segment last[k]. */
+typedef struct sim_bucket_list {
+    int n;
+    size_t *lo, *hi; /* (n) */
+    double *flops;   /* (n) */
+    int *last;       /* (n) */
+} sim_bucket_list_t;
+
+/* Groups n_seg segments (backward order, adjacent slices) into buckets: a bucket closes
+ * once it holds cap_bytes of value_bytes each (DDP's bucket_cap_mb). */
+void sim_bucket_list_make(sim_bucket_list_t *b, const sim_grad_segment_t *seg, int n_seg,
+                          double cap_bytes, double value_bytes);
+void sim_bucket_list_free(sim_bucket_list_t *b);
+
+/* A stream's all-reduce of a bucket: node's buf (n values) summed over its peers. */
+typedef sim_status_t (*sim_bucket_reduce_fn)(sim_run_t *run, sim_node_t *node, float *buf,
+                                             size_t n);
+
 /* Plans the buckets of the run's model and starts every worker's stream (call from the
  * strategy's deploy, after the groups exist); freed with the run. */
 void sim_buckets_start(sim_run_t *run);
+/* Starts a stream for each worker i whose list[i] has buckets: it reduces them, slices of
+ * node->grads, in order with reduce as the worker hands them over. The lists stay the
+ * caller's and must outlive the run's actors. */
+void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *list,
+                             sim_bucket_reduce_fn reduce);
+/* Hands node's next bucket to its stream. */
+void sim_buckets_ready(sim_run_t *run, sim_node_t *node);
+/* Returns once node's stream has reduced the last of its buckets handed over. */
+void sim_buckets_wait(sim_run_t *run, sim_node_t *node);
 /* One step of a worker: the real gradient of params on idx (timing-only: none), the compute
  * charged bucket by bucket with each bucket's all-reduce started when it is ready; returns
  * when node->grads holds the sum over the workers. Returns the mean loss. */

@@ -257,9 +257,11 @@ static const key_desc_t builtin_keys[] = {
            "(timing-only runs of thousands of workers; same time when the ring has its links "
            "to itself)"),
     K_DOUBLE("strategy", "bucket_mb", "0", bucket_mb, 0, 1e6, 0,
-             "allreduce: gradient buckets of this many MB (1e6 bytes), all-reduced while the "
-             "backward pass goes on (PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer); "
-             "0 = one all-reduce after the backward pass; other strategies ignore it"),
+             "allreduce, and pipeline over its replicas (data_parallel > 1, no "
+             "shard_optimizer): gradient buckets of this many MB (1e6 bytes), all-reduced "
+             "while the backward pass goes on (a pipeline's: its step's last; PyTorch DDP's "
+             "bucket_cap_mb, Horovod's fusion buffer); 0 = one all-reduce after the backward "
+             "pass; other strategies ignore it"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
            "hierarchical and 2d all-reduce: workers per group (consecutive ranks); must "
            "divide workers; on a multi-rack platform the racks are the groups, on the rail "

@@ -221,7 +221,7 @@ typedef struct scenario {
     sim_allreduce_algo_t algorithm;
     long group_size;                  /* hierarchical: workers per group */
     sim_ring_messages_t ring_messages;
-    double bucket_mb;                 /* allreduce gradient buckets (MB), 0 = off */
+    double bucket_mb;                 /* allreduce, pipeline gradient buckets (MB), 0 = off */
     long local_steps;                 /* local-sgd H */
     long clients;                     /* fedavg population */
     double fraction;                  /* fedavg clients sampled per round */

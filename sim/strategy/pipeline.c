@@ -40,6 +40,12 @@
  * outputs, and the activations between stages, by T; model.recompute works on each
  * member's share (plan_split).
  *
+ * Gradient buckets over the replicas (strategy.bucket_mb, without ZeRO; bucket.h): during
+ * the step's last backward pass each member hands its stage's buckets, layer by layer from
+ * the last, to its stream, which all-reduces them with the same member of the other
+ * replicas while the pass goes on (gradient accumulation: the earlier micro-batches only
+ * add up); the update waits for the last bucket (plan_buckets).
+ *
  * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
  * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
  * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
@@ -51,6 +57,7 @@
 #include <string.h>
 
 
+#include "bucket.h"
 #include "collective.h"
 #include "profile_memory.h"
 #include "strategy.h"
@@ -77,6 +84,12 @@ typedef struct pipe_plan {
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
+    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each stage's gradient
+     * buckets, all-reduced by each member's stream during the step's last backward pass,
+     * and per layer 1 where a bucket's last gradient is final after its backward pass */
+    int bucketed;
+    sim_bucket_list_t bk[PIPE_MAX_STAGES];
+    char *bk_end; /* (layers) */
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
 } pipe_plan_t;
 
@@ -96,6 +109,9 @@ static void plan_free(void *p)
     free(plan->lb);
     free(plan->red_f);
     free(plan->red_b);
+    for (int s = 0; s < plan->S; s++)
+        sim_bucket_list_free(&plan->bk[s]);
+    free(plan->bk_end);
     free(plan);
 }
 
@@ -307,11 +323,75 @@ static void plan_layout(pipe_plan_t *plan, const sim_run_t *run)
         plan_model(plan, run);
 }
 
+/* Layer i's gradient slice in the stage's layout, given the slice's end top (the layers
+ * above i: plan_profile, plan_split and plan_model lay a stage's out in forward order), and
+ * its backward FLOPs per sample as a member computes them. */
+static void layer_grad(const pipe_plan_t *plan, const sim_run_t *run, int i, size_t top,
+                       sim_grad_segment_t *seg)
+{
+    if (run->timing_only) {
+        const sim_model_profile_t *p = &run->profile;
+        const sim_profile_layer_t *l = &p->layers[p->n_layers - 1 - i];
+        size_t n = plan->T > 1 && l->split ? (l->params + (size_t)plan->T - 1) / (size_t)plan->T
+                                           : l->params;
+        *seg = (sim_grad_segment_t){top - n, top, plan->T > 1 ? plan->lb[i] : l->backward_flops};
+        return;
+    }
+    const trainer_layer_t *l = &run->model.layers[i];
+    seg->flops = trainer_model_layer_flops(&run->model, i).backward;
+    seg->lo = seg->hi = top;
+    if (!has_weights(l))
+        return;
+    seg->lo = l->w_off < l->b_off ? l->w_off : l->b_off;
+    DT_ASSERT(l->w_len + l->b_len == top - seg->lo); /* weights and bias, adjacent */
+}
+
+/* bucket_mb with replicas: each stage's layers in backward order as gradient segments,
+ * grouped into buckets as the allreduce strategy groups the whole model's (bucket.h). A
+ * layer without parameters adds its FLOPs to the next gradient; the stage's backward FLOPs
+ * beyond its layers' (the loss, model.recompute's forward passes) come before the first. */
+static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
+{
+    int L = run->timing_only ? run->profile.n_layers : run->model.n_layers, *layer;
+    sim_grad_segment_t *seg = dt_calloc((size_t)L, sizeof *seg);
+    layer = dt_calloc((size_t)L, sizeof *layer);
+    plan->bk_end = dt_calloc((size_t)L, 1);
+    plan->bucketed = 1;
+    for (int s = 0; s < plan->S; s++) {
+        int n = 0;
+        size_t top = plan->p1[s];
+        double carry = 0, sum = 0;
+        for (int i = plan->first[s + 1] - 1; i >= plan->first[s]; i--) {
+            layer_grad(plan, run, i, top, &seg[n]);
+            carry += seg[n].flops;
+            sum += seg[n].flops;
+            if (seg[n].hi == seg[n].lo)
+                continue;
+            seg[n].flops = carry;
+            top = seg[n].lo;
+            layer[n++] = i;
+            carry = 0;
+        }
+        DT_ASSERT(top == plan->p0[s] || n == 0);
+        if (n) {
+            seg[n - 1].flops += carry;
+            seg[0].flops += plan->bwd[s] - sum;
+        }
+        sim_bucket_list_make(&plan->bk[s], seg, n, run->sc->bucket_mb * 1e6, run->value_bytes);
+        for (int k = 0; k < plan->bk[s].n; k++)
+            plan->bk_end[layer[plan->bk[s].last[k]]] = 1;
+    }
+    free(seg);
+    free(layer);
+}
+
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
 static pipe_plan_t *plan_make(sim_run_t *run)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     plan_layout(plan, run);
+    if (run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero)
+        plan_buckets(plan, run);
     if (!run->timing_only) {
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
         for (int k = 0; k < plan->D * plan->M; k++)
@@ -389,10 +469,11 @@ static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
 }
 
 /* Member r of a stage's tensor group runs the forward (backward) pass of layers [lo, hi)
- * on b samples: each layer's FLOPs, then the all-reduce its split needs. */
+ * on b samples: each layer's FLOPs, then the all-reduce its split needs; a backward pass
+ * with buckets (ready: plan->bk_end) hands each to the stream after its last layer. */
 static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                             const sim_group_t *g, int r, int lo, int hi, int b, int forward,
-                            float *buf)
+                            float *buf, const char *ready)
 {
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
@@ -402,8 +483,22 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
                                 : SIM_OK;
         if (st != SIM_OK)
             return st;
+        if (ready && ready[i])
+            sim_buckets_ready(run, node);
     }
     return SIM_OK;
+}
+
+/* A stage's last backward pass of the step with buckets, without a tensor group: its FLOPs
+ * bucket by bucket (the measured wall time shared by FLOPs), each bucket handed to the
+ * stream once charged. */
+static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_list_t *bk,
+                           int b, double wall, double flops)
+{
+    for (int k = 0; k < bk->n; k++) {
+        sim_charge(run, node, bk->flops[k] * b, flops > 0 ? wall * bk->flops[k] / flops : 0);
+        sim_buckets_ready(run, node);
+    }
 }
 
 /* ZeRO stages 2 and 3 (plan->zero >= 2) over a stage's replicas: after each backward pass
@@ -433,16 +528,35 @@ static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const 
     return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
 }
 
+/* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
+ * groups (hierarchical, 2d: the replicas are one group). */
+static sim_allreduce_algo_t dp_algo(const sim_run_t *run)
+{
+    return run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL ? SIM_ALLREDUCE_RING
+                                                            : run->sc->algorithm;
+}
+
+/* A stream's all-reduce of a bucket of node's stage with the same member of the other
+ * replicas' (plan_buckets). */
+static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    const pipe_plan_t *plan = run->shared;
+    int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
+    return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, n,
+                         dp_algo(run));
+}
+
 /* A stage's update after its last backward pass of the step, on its slice of n parameters:
  * with replicas, the sum of its gradients over them (the group of replica d's stage), then
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
  * d of the slice with that chunk's momentum alone; stage 1 gets the chunk's sum by a ring
  * reduce-scatter of the step's gradients (the same weights, the same bytes as the ring
  * all-reduce), stages 2 and 3 have it in acc (shard_reduce); stages 1 and 2 then all-gather
- * the weights, stage 3 keeps its shard (gather_slice). */
+ * the weights, stage 3 keeps its shard (gather_slice). reduced: the stage's stream has
+ * summed the gradients already, bucket by bucket (plan_buckets). */
 static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, float *g, float *v, const float *acc, size_t n,
-                                 long step)
+                                 long step, int reduced)
 {
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
@@ -457,10 +571,7 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
         return plan->zero < 3 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
     }
-    sim_allreduce_algo_t algo = run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL
-                                    ? SIM_ALLREDUCE_RING
-                                    : run->sc->algorithm;
-    if (D > 1 && (st = sim_allreduce(run, grp, d, g, n, algo)) != SIM_OK)
+    if (D > 1 && !reduced && (st = sim_allreduce(run, grp, d, g, n, dp_algo(run))) != SIM_OK)
         return st;
     run->be->scale(n, mean, g);
     sim_sgd(run, w, g, v, n, step);
@@ -503,6 +614,7 @@ static void stage(sim_node_t *node)
     const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
     size_t p0 = plan->p0[s], n_slice = plan->p1[s] - p0;
     int sharded_grads = plan->zero >= 2 && plan->D > 1; /* ZeRO 2, 3: shard_reduce */
+    int bucketed = plan->bucketed && plan->bk[s].n > 0;  /* the stage's stream reduces */
     stage_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
     node->state_free = stage_state_free;
@@ -564,7 +676,7 @@ static void stage(sim_node_t *node)
                     loss += l;
                 }
                 if (tp) {
-                    if (tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w) != SIM_OK) {
+                    if (tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w, NULL) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -590,17 +702,23 @@ static void stage(sim_node_t *node)
                     run->failed = 1;
                     return;
                 }
+                /* the step's last backward pass reduces its buckets as it goes */
+                int overlap = bucketed && backwards == M - 1;
                 w0 = dt_wall_seconds();
                 if (real)
                     trainer_model_backward_range(ws, w, g, b, lo, hi,
                                                  backwards > 0 && !sharded_grads);
                 if (tp) { /* (full recomputation: the forward pass again, first) */
                     if ((plan->rerun_fwd &&
-                         tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w) != SIM_OK) ||
-                        tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w) != SIM_OK) {
+                         tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w, NULL) != SIM_OK) ||
+                        tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w,
+                                overlap ? plan->bk_end : NULL) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
+                } else if (overlap) {
+                    charge_buckets(run, node, &plan->bk[s], b, dt_wall_seconds() - w0,
+                                   plan->bwd[s]);
                 } else {
                     sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
                 }
@@ -620,8 +738,11 @@ static void stage(sim_node_t *node)
                      * stage's gradients over them, while the stages below go on with their
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last) */
-                    if (stage_update(run, plan, dp, d, w + p0, g + p0, v + p0, acc + p0,
-                                     n_slice, step) != SIM_OK) {
+                    if (overlap)
+                        sim_buckets_wait(run, node);
+                    if (run->failed ||
+                        stage_update(run, plan, dp, d, w + p0, g + p0, v + p0, acc + p0,
+                                     n_slice, step, overlap) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -629,6 +750,10 @@ static void stage(sim_node_t *node)
                      * (no stage updates the next step before every stage did this one) */
                     if (d == 0 && r == 0 && ++plan->updated == S) {
                         plan->updated = 0;
+                        /* the step's samples, every replica's, counted here before its
+                         * evaluation row: another replica's last stage may end its step
+                         * after this one (one stage on a tensor group did) */
+                        run->samples += (double)run->sc->batch * plan->D;
                         sim_eval_mark(run, step, w);
                     }
                 }
@@ -647,9 +772,8 @@ static void stage(sim_node_t *node)
             }
             break;
         }
-        if (s == S - 1 && r == 0)
-            sim_count_step(run, node, (int)run->sc->batch,
-                           real ? loss / (double)run->sc->batch : NAN);
+        if (s == S - 1 && r == 0) /* its samples: where replica 0's step ends, above */
+            sim_count_step(run, node, 0, real ? loss / (double)run->sc->batch : NAN);
         else
             node->steps++;
     }
@@ -684,6 +808,13 @@ static void deploy(sim_run_t *run)
     pipe_plan_t *plan = plan_make(run);
     run->shared = plan;
     run->shared_free = plan_free;
+    if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
+        const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
+        for (int i = 0; i < run->n_workers; i++)
+            list[i] = &plan->bk[i / plan->T % plan->S];
+        sim_buckets_start_lists(run, list, bucket_reduce);
+        free(list);
+    }
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], stage);
 }
@@ -781,6 +912,15 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "zero_stage = 3 on a pipeline shards a model profile's parameters "
                              "(timing only); a real model's stages evaluate whole weights: "
                              "expected 1 or 2");
+    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1) {
+        k = scenario_blame(sc, "strategy.bucket_mb", "strategy.shard_optimizer", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "bucket_mb overlaps a pipeline's all-reduces over its replicas with "
+                             "the last backward pass; with shard_optimizer (ZeRO) it reduces "
+                             "unbucketed: use bucket_mb = 0 (%s)",
+                             where);
+    }
     long hosts = sc->stages * sc->data_parallel * sc->tensor;
     if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
@@ -828,10 +968,11 @@ const sim_strategy_t sim_strategy_pipeline = {
              "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
              "activations forward and their gradients back as messages; one SGD update per "
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
-             "(hybrid), each stage all-reducing its gradients across the replicas (ZeRO stage "
-             "`zero_stage` with `shard_optimizer`); `tensor` > 1 splits each stage of a model "
-             "profile across a tensor group (Megatron-LM)",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, "
+             "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
+             "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
+             "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
+             "tensor group (Megatron-LM)",
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, `bucket_mb`, "
             "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`",
     .own_keys = own_keys,
     .worker_role = "worker",
