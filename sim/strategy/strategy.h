@@ -163,4 +163,15 @@ long sim_fl_parts(const scenario_t *sc, long workers);
 long sim_fl_horizon(const scenario_t *sc);
 long sim_fl_steps_done(const sim_run_t *run);
 
+/* strategy.zero_stage, a key of two strategies (zero, and pipeline over its replicas):
+ * both declare it with this one descriptor, as the registry asks of a shared key. */
+#define SIM_KEY_ZERO_STAGE                                                                   \
+    {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,             \
+     .doc = "zero (sharded data parallelism, ZeRO), and pipeline over its replicas with "    \
+            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients (a "  \
+            "pipeline reduce-scatters each micro-batch's), 3 also the parameters "           \
+            "(all-gathered for the forward and again for the backward pass; a pipeline's, "  \
+            "of a model profile, for each micro-batch's); the gradients are "                \
+            "reduce-scattered, each shard updated, the parameters all-gathered"}
+
 #endif

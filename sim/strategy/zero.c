@@ -145,13 +145,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 }
 
 static const sim_strategy_key_t own_keys[] = {
-    {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,
-     .doc = "zero (sharded data parallelism, ZeRO), and pipeline over its replicas with "
-            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients (a "
-            "pipeline reduce-scatters each micro-batch's), 3 also the parameters (all-gathered "
-            "for the forward and again for the backward pass; a pipeline's, of a model profile, "
-            "for each micro-batch's); the gradients are reduce-scattered, each shard updated, "
-            "the parameters all-gathered"},
+    SIM_KEY_ZERO_STAGE,
     {0},
 };
 
