@@ -768,6 +768,21 @@ START_TEST(model_profile_files_and_errors)
     tmp_file("tptwice.ini", text);
     expect_load_error("[model]\narch = profile:tptwice.ini\n",
                       "tptwice.ini: [tensor] lists layer a twice");
+    /* a layer listed twice among many (the reader's name index grown several times) */
+    {
+        static char many[16384];
+        size_t len = (size_t)snprintf(many, sizeof many,
+                                      "[profile]\nparams = 600\nforward_flops = 1\n[backward]\n");
+        for (int i = 0; i < 600; i++)
+            len += (size_t)snprintf(many + len, sizeof many - len, "l%d = 1 2\n", i);
+        snprintf(many + len, sizeof many - len, "l7 = 1 2\n");
+        tmp_file("many.ini", many);
+        expect_load_error("[model]\narch = profile:many.ini\n",
+                          "many.ini:605: backward.l7: layer listed twice");
+        many[len] = '\0';
+        tmp_file("many.ini", many);
+        load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:many.ini\n"), NULL, 0);
+    }
     tmp_file("tpfwd.ini", "[profile]\nparams = 30\nforward_flops = 3\n"
                           "[backward]\nb = 10 2\na = 20 2\n[tensor]\na = row\n");
     expect_load_error("[model]\narch = profile:tpfwd.ini\n",

@@ -38,6 +38,17 @@ int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *s
  * (h100)", or "" when the device states no capacity. */
 dt_status cli_dry_run(const struct scenario *sc, const char *argv0, char *memory, size_t n,
                       dt_err_t *err);
+/* cli_dry_run in two halves, so that several children check at once (dtsim plan -j): start
+ * forks the child (sc may be reused as soon as it returns), finish waits for it and answers
+ * as cli_dry_run does. A start with nothing to check, or that cannot fork, leaves no child
+ * and its finish says DT_OK with memory "" (a run would then meet what there is). */
+typedef struct cli_dry {
+    int pid; /* 0: no child */
+    int fd;
+    char path[512]; /* the scenario's, for a child that dies without a word */
+} cli_dry_t;
+void cli_dry_run_start(const struct scenario *sc, const char *argv0, cli_dry_t *d);
+dt_status cli_dry_run_finish(cli_dry_t *d, char *memory, size_t n, dt_err_t *err);
 /** dtsim check: validates a scenario and prints its resolved configuration. */
 /* `mpirun -n P dtsim run SWEEP.ini --mpi` (cli_spread.c): the sweep's members spread over
  * the P processes, rank 0 merging them into sc->db; every process returns the worst exit

@@ -86,7 +86,7 @@ static void plan_help(void)
         "  --set KEY=VALUE     any scenario key for every layout\n"
         "                      (cluster.price_per_device_hour=4, ...)\n"
         "  --steps K           simulated steps per layout (default 1)\n"
-        "  -j, --jobs J        layouts simulated at once (default 1)\n"
+        "  -j, --jobs J        layouts checked and simulated at once (default 1)\n"
         "  --db PATH           results database (default " DEFAULT_DB ")\n"
         "  --top K             layouts printed (default 10)\n"
         "  --max-runs M        layouts simulated at most, the first fitting ones in the\n"
@@ -357,23 +357,38 @@ static const char *without_path(const char *msg, const char *base)
     return msg + strspn(msg, ": 0123456789");
 }
 
-/* A layout's memory against the device's, as `dtsim check` finds it (no simulation): into
- * l->fits, and l->memory says how full or what does not fit. sc: a scenario's room. */
-static void fit_one(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
-                    const char *name, const char *argv0)
+/* A layout's check under way: its child (cli_dry_run_start), or the error its scenario
+ * gave when it did not load. */
+typedef struct fit_check {
+    cli_dry_t dry;
+    dt_err_t err;
+    int loaded;
+} fit_check_t;
+
+/* Starts the check of a layout's memory against the device's, as `dtsim check` finds it (no
+ * simulation). sc: a scenario's room, free again when this returns. */
+static void fit_start(const plan_layout_t *l, scenario_t *sc, const char *base,
+                      const plan_opts_t *o, const char *name, const char *argv0, fit_check_t *c)
 {
-    dt_err_t err = {""};
+    c->err.msg[0] = '\0';
+    c->loaded = load_layout(sc, base, o, l, name, &c->err) == DT_OK;
+    if (c->loaded)
+        cli_dry_run_start(sc, argv0, &c->dry);
+}
+
+/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
+static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
+{
     char memory[512] = "";
     l->fits = 0;
-    if (load_layout(sc, base, o, l, name, &err) == DT_OK &&
-        cli_dry_run(sc, argv0, memory, sizeof memory, &err) == DT_OK) {
+    if (c->loaded && cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err) == DT_OK) {
         l->fits = 1;
         snprintf(l->memory, sizeof l->memory, "%s", memory);
         return;
     }
     /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
      * time it anyway": the plan says what does not fit, and drops it */
-    const char *why = without_path(err.msg, base);
+    const char *why = without_path(c->err.msg, base);
     if (!strncmp(why, "cluster.device: ", 16))
         why += 16;
     snprintf(l->memory, sizeof l->memory, "%s", why);
@@ -382,13 +397,28 @@ static void fit_one(plan_layout_t *l, scenario_t *sc, const char *base, const pl
         *hint = '\0';
 }
 
-/* Each layout's fit. */
+static void fit_one(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
+                    const char *name, const char *argv0)
+{
+    fit_check_t c;
+    fit_start(l, sc, base, o, name, argv0, &c);
+    fit_finish(l, &c, base);
+}
+
+/* Each layout's fit, o->jobs checks at once (each is a child process). */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
                      const char *name, const char *argv0)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
-    for (long i = 0; i < n; i++)
-        fit_one(&l[i], sc, base, o, name, argv0);
+    int slots = o->jobs > 1 ? o->jobs : 1;
+    fit_check_t *c = dt_malloc(sizeof *c * (size_t)slots);
+    for (long i = 0; i < n + slots; i++) {
+        if (i >= slots && i - slots < n) /* the oldest first: answers in the listed order */
+            fit_finish(&l[i - slots], &c[(i - slots) % slots], base);
+        if (i < n)
+            fit_start(&l[i], sc, base, o, name, argv0, &c[i % slots]);
+    }
+    free(c);
     free(sc);
 }
 

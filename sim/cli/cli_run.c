@@ -231,26 +231,27 @@ static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char 
  * refuses what `run` would. SimGrid runs once per process, hence the child. On success,
  * memory gets the fullest host's memory against the device's ("" when the device states no
  * capacity). */
-dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, size_t n,
-                      dt_err_t *err)
+void cli_dry_run_start(const scenario_t *sc, const char *argv0, cli_dry_t *d)
 {
+    d->pid = 0;
+    d->fd = -1;
+    snprintf(d->path, sizeof d->path, "%.400s", sc->path);
     /* scenario_validate already checks the rest: what only loading finds is fault targets
      * (platform names), a data folder's files and shapes, and what the hosts hold */
     int own_data = strcmp(sc->data_source, "synthetic") && strcmp(sc->data_source, "fashion-mnist");
     const sim_device_profile_t *dev = scenario_device(sc);
     int capacity = dev && !isnan(dev->value[SIM_DEV_MEMORY]);
-    memory[0] = '\0';
     if (!scenario_has_faults(sc) && !(own_data && !sc->profile[0]) && !capacity)
-        return DT_OK;
+        return;
     int fds[2];
     if (pipe(fds) != 0)
-        return DT_OK; /* the run will say it */
+        return; /* the run will say it */
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return DT_OK;
+        return;
     }
     if (pid == 0) {
         close(fds[0]);
@@ -271,26 +272,44 @@ dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, siz
         _exit(st == DT_OK ? 0 : st == DT_ERR_INPUT ? 2 : 1);
     }
     close(fds[1]);
+    d->pid = (int)pid;
+    d->fd = fds[0];
+}
+
+dt_status cli_dry_run_finish(cli_dry_t *d, char *memory, size_t n, dt_err_t *err)
+{
+    memory[0] = '\0';
+    if (!d->pid)
+        return DT_OK;
     char msg[sizeof err->msg];
     size_t len = 0;
     ssize_t got;
-    while ((got = read(fds[0], msg + len, sizeof msg - 1 - len)) > 0 ||
+    while ((got = read(d->fd, msg + len, sizeof msg - 1 - len)) > 0 ||
            (got < 0 && errno == EINTR))
         len += got > 0 ? (size_t)got : 0;
-    close(fds[0]);
+    close(d->fd);
     msg[len] = '\0';
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid((pid_t)d->pid, &status, 0) < 0 && errno == EINTR)
         ;
+    d->pid = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         snprintf(memory, n, "%s", msg);
         return DT_OK;
     }
     if (!msg[0])
-        snprintf(msg, sizeof msg, "%.400s: a run of it could not start (%s %d)", sc->path,
+        snprintf(msg, sizeof msg, "%.400s: a run of it could not start (%s %d)", d->path,
                  WIFSIGNALED(status) ? "signal" : "exit status",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     return dt_err_input(err, "%s", msg);
+}
+
+dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, size_t n,
+                      dt_err_t *err)
+{
+    cli_dry_t d;
+    cli_dry_run_start(sc, argv0, &d);
+    return cli_dry_run_finish(&d, memory, n, err);
 }
 
 /* `dtsim check` of a file of jobs: every job read and checked as a run would, its hosts. */

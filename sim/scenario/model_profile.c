@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +43,49 @@ typedef struct reader {
     tp_line_t *tp; /* [tensor], file order; matched by name by check_tensor() */
     int n_tp, tp_cap, has_tensor;
     int has_params, has_forward, has_backward;
+    int *index, index_cap; /* the layers by name: open addressing, layer + 1 (0: empty),
+                              at most half full (GPT-3's 1,000 layers: a scan each was
+                              most of a load, and dtsim plan loads a profile per layout) */
     char bad[400]; /* the first error, without its line */
 } reader_t;
+
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* The layer named name, or -1. */
+static int layer_find(const reader_t *r, const char *name)
+{
+    if (!r->index_cap)
+        return -1;
+    for (size_t h = name_hash(name);; h++) {
+        int i = r->index[h & (size_t)(r->index_cap - 1)] - 1;
+        if (i < 0 || !strcmp(r->p->layers[i].name, name))
+            return i;
+    }
+}
+
+/* Puts layer i (its name new) in the index, which grows to stay at most half full. */
+static void layer_index(reader_t *r, int i)
+{
+    if (2 * (r->p->n_layers + 1) > r->index_cap) {
+        free(r->index);
+        r->index_cap = r->index_cap ? 2 * r->index_cap : 256;
+        r->index = calloc((size_t)r->index_cap, sizeof *r->index);
+        DT_CHECK(r->index, "out of memory reading a model profile");
+        for (int k = 0; k < r->p->n_layers; k++)
+            if (k != i)
+                layer_index(r, k);
+    }
+    size_t h = name_hash(r->p->layers[i].name);
+    while (r->index[h & (size_t)(r->index_cap - 1)])
+        h++;
+    r->index[h & (size_t)(r->index_cap - 1)] = i + 1;
+}
 
 /* A plain non-negative number ("8.2e9"); integers for element counts. */
 static int number(const char *v, double *out)
@@ -121,11 +163,10 @@ static int layer_line(reader_t *r, const char *name, const char *v)
                  name, sizeof p->layers[0].name - 1);
         return 0;
     }
-    for (int i = 0; i < p->n_layers; i++)
-        if (!strcmp(p->layers[i].name, name)) {
-            snprintf(r->bad, sizeof r->bad, "backward.%s: layer listed twice", name);
-            return 0;
-        }
+    if (layer_find(r, name) >= 0) {
+        snprintf(r->bad, sizeof r->bad, "backward.%s: layer listed twice", name);
+        return 0;
+    }
     if (p->n_layers == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 64;
         p->layers = realloc(p->layers, sizeof *p->layers * (size_t)r->cap);
@@ -136,6 +177,7 @@ static int layer_line(reader_t *r, const char *name, const char *v)
     strcpy(l->name, name);
     l->params = (size_t)params;
     l->backward_flops = flops;
+    layer_index(r, p->n_layers - 1);
     return 1;
 }
 
@@ -259,10 +301,8 @@ static dt_status check_tensor(sim_model_profile_t *p, const reader_t *r, const c
     if (!p->has_forward_layers)
         return dt_err_input(err, "%s: a [tensor] section needs a [forward] section", where);
     for (int k = 0; k < r->n_tp; k++) {
-        int i = 0;
-        while (i < p->n_layers && strcmp(p->layers[i].name, r->tp[k].name))
-            i++;
-        if (i == p->n_layers)
+        int i = layer_find(r, r->tp[k].name);
+        if (i < 0)
             return dt_err_input(err, "%s: [tensor] names layer %s, which [backward] does not "
                                      "list", where, r->tp[k].name);
         if (p->layers[i].split)
@@ -317,6 +357,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         if (rc < 0) {
             free(r.fwd);
             free(r.tp);
+            free(r.index);
             sim_model_profile_free(p);
             return dt_err_input(err, "cannot read model profile %s", spec);
         }
@@ -340,6 +381,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
                      r.bad[0] ? r.bad : "syntax error (expected key = value)");
         free(r.fwd);
         free(r.tp);
+        free(r.index);
         sim_model_profile_free(p);
         return DT_ERR_INPUT;
     }
@@ -350,6 +392,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     dt_status st = check(p, &r, where, err);
     free(r.fwd);
     free(r.tp);
+    free(r.index);
     if (st) {
         sim_model_profile_free(p);
         return DT_ERR_INPUT;
