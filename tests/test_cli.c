@@ -1565,6 +1565,36 @@ END_TEST
  * 550 kB), not with recomputation at ZeRO-1 or 2 either; t2 p2 d1 with micro-batches of one
  * sample fits only with full recomputation, and with micro-batches of two not at all. Each
  * rerun is listed after its layout, runs with its keys, and holds what its row says. */
+/* A plan where nothing fits: the list of what each layout would hold on stdout, one line
+ * on stderr, exit code 2, no database; --no-run the same. */
+START_TEST(plan_where_nothing_fits_is_one_error_line)
+{
+    char prof[300], dev[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny4.ini", dir);
+    snprintf(dev, sizeof dev, "%s/tiny4-dev.ini", dir);
+    snprintf(db, sizeof db, "%s/plan4.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 10kB\n");
+    for (int no_run = 0; no_run < 2; no_run++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                                "--devices", "4", "--per-server", "2",
+                                                "--heads", "2", "--global-batch", "2", "--db",
+                                                db, no_run ? "--no-run" : NULL, NULL}),
+                         2);
+        one_error_line("dtsim plan: none of the 6 layouts of tiny4 on 4 x ", "fits its memory");
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, ": 6 layouts, 0 fit, 0 to simulate\n") &&
+                          !strstr(o, " fits: "),
+                      "%s", o);
+        free(o);
+        ck_assert_int_ne(access(db, F_OK), 0);
+    }
+}
+END_TEST
+
 START_TEST(plan_tries_zero3_and_recompute_to_fit)
 {
     char prof[300], dev[300], db[300];
@@ -2373,6 +2403,7 @@ int main(void)
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
+    tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
     tcase_add_test(tc, pipeline_rows_count_every_replica);

@@ -656,6 +656,14 @@ int cli_plan(int argc, char **argv)
            name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
     print_list(l, n);
     fflush(stdout);
+    if (!fit) { /* the list above says what each would hold */
+        fprintf(stderr,
+                "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
+                "list says what each holds): more --devices, a --device with more memory, or "
+                "--set run.allow_oversubscribed_memory=yes to time them anyway\n",
+                n, name + 5, o.devices, o.device);
+        goto done; /* rc: CLI_EXIT_USAGE */
+    }
     rc = CLI_EXIT_OK;
     if (o.no_run || !runs)
         goto done;
