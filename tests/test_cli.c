@@ -1666,6 +1666,21 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
                   p_t2);
     assert_intact(h);
     sqlite3_close(h);
+    /* -j checks and retries layouts in child processes at once: the same list, in order */
+    char *lists[2];
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                                "--devices", "4", "--per-server", "2",
+                                                "--heads", "2", "--global-batch", "2",
+                                                "--no-run", "-j", i ? "3" : "1", NULL}),
+                         0);
+        lists[i] = slurp(out_path);
+    }
+    ck_assert_msg(strstr(lists[0], ": 9 layouts, 3 fit, 3 to simulate\n") &&
+                      !strcmp(lists[0], lists[1]),
+                  "-j 1:\n%s\n-j 3:\n%s", lists[0], lists[1]);
+    free(lists[0]);
+    free(lists[1]);
 }
 END_TEST
 

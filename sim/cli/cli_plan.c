@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -422,53 +423,150 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
     free(sc);
 }
 
-/* The layouts of l (n, as enumerated and fitted) into out (at most max), each followed, when
- * the most saving of its rows (ZeRO-1 with replicas, else ZeRO-0; no recomputation) does not
- * fit, by what does fit with more saved: ZeRO stage z = that one's up to 3 (with replicas)
- * and recompute none, selective (a profile with attention cores) or full, each (z, rc) that
- * fits when neither (z - 1, rc) nor a lesser rc at z does (more ZeRO or more recomputation
- * only costs time). Returns how many went to out. */
+/* The rows that fit with more saved than top, the last row of a layout whose most saving
+ * row (ZeRO-1 with replicas, else ZeRO-0; no recomputation) does not fit: ZeRO stage z =
+ * top's up to 3 (with replicas) and recompute none, selective (a profile with attention
+ * cores) or full, each (z, rc) that fits when neither (z - 1, rc) nor a lesser rc at z does
+ * (more ZeRO or more recomputation only costs time). Into out (at most max); returns how
+ * many. */
+static long plan_retry(const plan_layout_t *top, int attention, scenario_t *sc, const char *base,
+                       const plan_opts_t *o, const char *name, const char *argv0,
+                       plan_layout_t *out, long max)
+{
+    /* hopeless when the most saving (the highest stage with full, or selective, which
+     * may keep less) does not fit: one or two checks, not up to eight */
+    int zmax = top->d > 1 ? 3 : 0;
+    plan_layout_t probe = *top;
+    probe.zero = zmax;
+    probe.rc = SIM_RECOMPUTE_FULL;
+    fit_one(&probe, sc, base, o, name, argv0);
+    if (!probe.fits && attention) {
+        probe.rc = SIM_RECOMPUTE_SELECTIVE;
+        fit_one(&probe, sc, base, o, name, argv0);
+    }
+    if (!probe.fits)
+        return 0;
+    long k = 0;
+    int least = SIM_RECOMPUTE_FULL + 1; /* the least recomputation that fits so far */
+    for (int z = top->zero; z <= zmax && least > 0; z++)
+        for (int rc = 0; rc < least && k < max; rc++) {
+            if ((z == top->zero && rc == 0) || (rc == SIM_RECOMPUTE_SELECTIVE && !attention))
+                continue;
+            out[k] = *top;
+            out[k].zero = z;
+            out[k].rc = (sim_recompute_t)rc;
+            fit_one(&out[k], sc, base, o, name, argv0);
+            if (out[k].fits) {
+                k++;
+                least = rc;
+            }
+        }
+    return k;
+}
+
+/* At most (3 + 1) stages x 3 recomputations a layout's retries list. */
+#define PLAN_MAX_RETRIES 12
+
+/* A layout's retries under way in a child process (plan -j), which writes how many and the
+ * rows to fd. */
+typedef struct retry_child {
+    pid_t pid; /* 0: none (ran here, rows in the slot) */
+    int fd;
+    long n;
+    plan_layout_t rows[PLAN_MAX_RETRIES];
+} retry_child_t;
+
+static void retry_start(retry_child_t *c, const plan_layout_t *top, int attention, scenario_t *sc,
+                        const char *base, const plan_opts_t *o, const char *name,
+                        const char *argv0)
+{
+    int fds[2];
+    c->pid = 0;
+    fflush(NULL);
+    if (pipe(fds) == 0 && (c->pid = fork()) == 0) {
+        close(fds[0]);
+        long n = plan_retry(top, attention, sc, base, o, name, argv0, c->rows, PLAN_MAX_RETRIES);
+        int ok = write(fds[1], &n, sizeof n) == (ssize_t)sizeof n;
+        for (long i = 0; ok && i < n; i++)
+            ok = write(fds[1], &c->rows[i], sizeof c->rows[i]) == (ssize_t)sizeof c->rows[i];
+        _exit(ok ? 0 : 1);
+    }
+    if (c->pid > 0) {
+        close(fds[1]);
+        c->fd = fds[0];
+        return;
+    }
+    if (c->pid < 0) { /* no child: here, one after the other */
+        close(fds[0]);
+        close(fds[1]);
+        c->pid = 0;
+    }
+    c->n = plan_retry(top, attention, sc, base, o, name, argv0, c->rows, PLAN_MAX_RETRIES);
+}
+
+/* Reads n bytes (a child's answer), 0 when they all came. */
+static int read_all(int fd, void *p, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (char *)p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static void retry_finish(retry_child_t *c)
+{
+    if (!c->pid)
+        return;
+    if (read_all(c->fd, &c->n, sizeof c->n) || c->n < 0 || c->n > PLAN_MAX_RETRIES ||
+        read_all(c->fd, c->rows, sizeof c->rows[0] * (size_t)c->n))
+        c->n = 0; /* a child that died: its retries are lost, the layout stays dropped */
+    close(c->fd);
+    while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    c->pid = 0;
+}
+
+/* The layouts of l (n, as enumerated and fitted) into out (at most max), each layout's rows
+ * followed by its retries (plan_retry) when the most saving of them does not fit; o->jobs
+ * layouts' retries at once, each in a child process. Returns how many went to out. */
 static long plan_more(const plan_layout_t *l, long n, int attention, const char *base,
                       const plan_opts_t *o, const char *name, const char *argv0,
                       plan_layout_t *out, long max)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
-    long k = 0;
+    long *tops = dt_malloc(sizeof *tops * (size_t)(n + 1)), n_tops = 0;
+    for (long i = 0; i < n; i++) {
+        int last = i + 1 == n || l[i + 1].t != l[i].t || l[i + 1].p != l[i].p ||
+                   l[i + 1].d != l[i].d || l[i + 1].mbs != l[i].mbs;
+        if (last && !l[i].fits)
+            tops[n_tops++] = i;
+    }
+    int slots = o->jobs > 1 ? o->jobs : 1;
+    retry_child_t *c = dt_malloc(sizeof *c * (size_t)slots);
+    long k = 0, started = 0, done = 0;
     for (long i = 0; i < n && k < max; i++) {
         out[k++] = l[i];
-        const plan_layout_t *top = &l[i];
-        int last = i + 1 == n || l[i + 1].t != top->t || l[i + 1].p != top->p ||
-                   l[i + 1].d != top->d || l[i + 1].mbs != top->mbs;
-        if (!last || top->fits)
+        if (done == n_tops || tops[done] != i)
             continue;
-        /* hopeless when the most saving (the highest stage with full, or selective, which
-         * may keep less) does not fit: one or two checks, not up to eight */
-        int zmax = top->d > 1 ? 3 : 0;
-        plan_layout_t probe = *top;
-        probe.zero = zmax;
-        probe.rc = SIM_RECOMPUTE_FULL;
-        fit_one(&probe, sc, base, o, name, argv0);
-        if (!probe.fits && attention) {
-            probe.rc = SIM_RECOMPUTE_SELECTIVE;
-            fit_one(&probe, sc, base, o, name, argv0);
+        while (started < n_tops && started < done + slots) {
+            retry_start(&c[started % slots], &l[tops[started]], attention, sc, base, o, name,
+                        argv0);
+            started++;
         }
-        if (!probe.fits)
-            continue;
-        int least = SIM_RECOMPUTE_FULL + 1; /* the least recomputation that fits so far */
-        for (int z = top->zero; z <= zmax && least > 0; z++)
-            for (int rc = 0; rc < least && k < max; rc++) {
-                if ((z == top->zero && rc == 0) || (rc == SIM_RECOMPUTE_SELECTIVE && !attention))
-                    continue;
-                out[k] = *top;
-                out[k].zero = z;
-                out[k].rc = (sim_recompute_t)rc;
-                fit_one(&out[k], sc, base, o, name, argv0);
-                if (out[k].fits) {
-                    k++;
-                    least = rc;
-                }
-            }
+        retry_child_t *r = &c[done++ % slots];
+        retry_finish(r);
+        for (long j = 0; j < r->n && k < max; j++)
+            out[k++] = r->rows[j];
     }
+    while (done < started) /* out was full: the children still end */
+        retry_finish(&c[done++ % slots]);
+    free(c);
+    free(tops);
     free(sc);
     return k;
 }
