@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_checks.h"
+
 static char dir[] = "/tmp/dtsim-cli-XXXXXX";
 static char out_path[256], err_path[256];
 
@@ -29,48 +31,19 @@ static void setup(void)
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return strdup(buf);
-}
+static char *slurp(const char *path) { return cli_slurp(path); }
 
 /* Starts dtsim with args (no shell) and returns at once with its pid; stdout and stderr go
  * to the same files as dtsim()'s. */
 static pid_t dtsim_start(const char *const *args)
 {
-    const char *argv[32] = {DTSIM_BINARY};
-    int n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(DTSIM_BINARY, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
+    const char *argv[32];
+    cli_argv(DTSIM_BINARY, args, argv);
+    return cli_start_in(NULL, out_path, err_path, argv);
 }
 
 /* Runs dtsim with args (no shell); stdout and stderr go to files. Returns the exit code. */
-static int dtsim(const char *const *args)
-{
-    pid_t pid = dtsim_start(args);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+static int dtsim(const char *const *args) { return cli_wait(dtsim_start(args)); }
 
 /* PRAGMA integrity_check of an open database reads "ok". */
 static void assert_intact(sqlite3 *h)
@@ -82,24 +55,12 @@ static void assert_intact(sqlite3 *h)
     sqlite3_finalize(st);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
+static void write_file(const char *path, const char *text) { cli_write_file(path, text); }
 
 /* stderr is exactly one line and contains every needle. */
 static void one_error_line(const char *needle1, const char *needle2)
 {
-    char *e = slurp(err_path);
-    char *nl = strchr(e, '\n');
-    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
-    ck_assert_msg(strstr(e, needle1), "\"%s\" not in: %s", needle1, e);
-    if (needle2)
-        ck_assert_msg(strstr(e, needle2), "\"%s\" not in: %s", needle2, e);
-    free(e);
+    cli_one_error_line(err_path, needle1, needle2);
 }
 
 /* stderr is exactly one line and starts with prefix. */

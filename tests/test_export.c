@@ -30,75 +30,33 @@
 #include "db.h"
 #include "export.h"
 
+#include "cli_checks.h"
+
 static char dir[64];
 static char db[128], out_path[128], err_path[128];
 static char sweep[128];
 
 /* --- helpers --------------------------------------------------------------------------- */
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
+static char *slurp(const char *path) { return cli_slurp(path); }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
+static void write_file(const char *path, const char *text) { cli_write_file(path, text); }
 
 /* Runs argv[0] (found on PATH) in directory cwd (NULL: this one) with stdout and stderr to
  * out_path and err_path; returns its exit code. */
 static int run_in(const char *cwd, const char *const *argv)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        if (cwd && chdir(cwd) != 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return cli_wait(cli_start_in(cwd, out_path, err_path, argv));
 }
 
 /* dtsim with args (NULL-terminated); its exit code. */
 static int dtsim(const char *const *args)
 {
-    const char *argv[32] = {DTSIM_BINARY};
-    for (int i = 0; args[i]; i++)
-        argv[i + 1] = args[i];
-    return run_in(NULL, argv);
+    return cli_run(DTSIM_BINARY, out_path, err_path, args);
 }
 
 /* stderr is one line holding needle. */
-static void one_error_line(const char *needle)
-{
-    char *e = slurp(err_path);
-    char *nl = strchr(e, '\n');
-    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
-    ck_assert_msg(strstr(e, needle), "\"%s\" not in: %s", needle, e);
-    free(e);
-}
+static void one_error_line(const char *needle) { cli_one_error_line(err_path, needle, NULL); }
 
 static sqlite3 *db_open(void)
 {

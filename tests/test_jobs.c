@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_checks.h"
+
 static char dir[] = "/tmp/dtsim-jobs-XXXXXX";
 static char err_path[256], out_path[256];
 
@@ -31,50 +33,20 @@ static void setup(void)
 /* Runs dtsim with args (no shell), stdout and stderr into files; returns its exit code. */
 static int dtsim(const char *const *args)
 {
-    const char *argv[32] = {DTSIM_BINARY};
-    int n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(DTSIM_BINARY, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return cli_run(DTSIM_BINARY, out_path, err_path, args);
 }
 
 /* dir/name with text in it; the path in path. */
 static void write_file(char *path, size_t n, const char *name, const char *text)
 {
     snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
+    cli_write_file(path, text);
 }
 
 /* stderr is exactly one line holding both needles. */
 static void one_error_line(const char *needle1, const char *needle2)
 {
-    FILE *f = fopen(err_path, "r");
-    ck_assert_ptr_nonnull(f);
-    char e[4096];
-    size_t n = fread(e, 1, sizeof e - 1, f);
-    e[n] = '\0';
-    fclose(f);
-    char *nl = strchr(e, '\n');
-    ck_assert_msg(nl && nl[1] == 0, "expected one error line, got: %s", e);
-    ck_assert_msg(strstr(e, needle1), "\"%s\" not in: %s", needle1, e);
-    ck_assert_msg(!needle2 || strstr(e, needle2), "\"%s\" not in: %s", needle2, e);
+    cli_one_error_line(err_path, needle1, needle2);
 }
 
 static double query(sqlite3 *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

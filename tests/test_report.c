@@ -26,6 +26,8 @@
 #include "query.h"
 #include "report.h"
 
+#include "cli_checks.h"
+
 static char dir[64];
 static char db_path[128];
 
@@ -70,19 +72,7 @@ static void ok(dt_status st, const dt_err_t *err)
     ck_assert_msg(st == DT_OK, "%s", err->msg);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "%s", path);
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0)
-        if ((n += got) == cap)
-            buf = realloc(buf, (cap *= 2) + 1);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
+static char *slurp(const char *path) { return cli_slurp(path); }
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -467,28 +457,10 @@ END_TEST
 /* Runs dtsim with args (no shell); stdout and stderr into DIR/out and DIR/err. */
 static int dtsim(const char *const *args)
 {
-    const char *argv[32] = {DTSIM_BINARY};
-    int n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
     char out[256], err[256];
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(err, sizeof err, "%s/err", dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(DTSIM_BINARY, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return cli_run(DTSIM_BINARY, out, err, args);
 }
 
 static char *output(const char *which)
@@ -501,11 +473,9 @@ static char *output(const char *which)
 /* stderr is one line holding needle. */
 static void one_error_line(const char *needle)
 {
-    char *e = output("err");
-    char *nl = strchr(e, '\n');
-    ck_assert_msg(nl && nl[1] == '\0', "expected one error line, got: %s", e);
-    ck_assert_msg(strstr(e, needle), "\"%s\" not in: %s", needle, e);
-    free(e);
+    char err[256];
+    snprintf(err, sizeof err, "%s/err", dir);
+    cli_one_error_line(err, needle, NULL);
 }
 
 static int exists(const char *path)
