@@ -1,0 +1,50 @@
+/* What pipeline.c (the stages' activities and the strategy's slots) and pipeline_plan.c
+ * (the layout: where the stages cut, what each computes, keeps and sends, its tensor
+ * shares, gradient buckets and groups) share. */
+#ifndef DTSIM_PIPELINE_IMPL_H
+#define DTSIM_PIPELINE_IMPL_H
+
+#include "bucket.h"
+#include "collective.h"
+#include "strategy.h"
+
+#define PIPE_MAX_STAGES 64
+enum { PIPE_STOP = -1 };
+
+typedef struct pipe_plan {
+    int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
+    int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
+    int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
+    int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
+    int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
+    double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
+    size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
+    double act[PIPE_MAX_STAGES];    /* values per sample it keeps for the backward pass */
+    double act_piece[PIPE_MAX_STAGES]; /* and holds besides while it recomputes a piece
+                                          (model.recompute) */
+    size_t out[PIPE_MAX_STAGES];    /* floats per sample it sends on (the last: 0) */
+    trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
+                                       timing-only run */
+    sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
+    sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
+    /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
+     * and the elements per sample it all-reduces after each */
+    double *lf, *lb, *red_f, *red_b;
+    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each stage's gradient
+     * buckets, all-reduced by each member's stream during the step's last backward pass,
+     * and per layer 1 where a bucket's last gradient is final after its backward pass */
+    int bucketed;
+    sim_bucket_list_t bk[PIPE_MAX_STAGES];
+    char *bk_end; /* (layers) */
+    int updated, exited; /* replica 0's stages that updated this step, that left the run */
+} pipe_plan_t;
+
+/* The layout of run's pipeline (stages, their layers, FLOPs, parameters, activations, the
+ * tensor split), without workspaces or groups: what the memory and check slots need. */
+void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run);
+/* The layout, a workspace per micro-batch of a real model, the gradient buckets and the
+ * groups of a hybrid; pipe_plan_free frees it (a run's shared_free). */
+pipe_plan_t *pipe_plan_make(sim_run_t *run);
+void pipe_plan_free(void *plan);
+
+#endif
