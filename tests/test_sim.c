@@ -58,6 +58,7 @@ typedef struct outcome {
     double mem0[4];    /* worker 0's memory: params, grads, optimizer, activations */
     double mem_params; /* parameter bytes over every worker */
     double mem_server[4]; /* the first server's memory, as mem0 (0 without servers) */
+    char summary[1024];   /* the strategy's summary line (run.note), where it has one */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -142,6 +143,7 @@ static void child(int fd, const char *const *sets, int n_sets)
     }
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
+    snprintf(o.summary, sizeof o.summary, "%s", run.note); /* the strategy's summary */
     double sum = 0;
     for (long s = 0; s < run.staleness_cap; s++) {
         sum += (double)s * run.staleness[s];
@@ -2236,6 +2238,72 @@ START_TEST(tensor_recompute_flops_bytes_memory_exact)
 }
 END_TEST
 
+/* strategy.tensor_comm = formula against the same run with messages: a tensor group's ring
+ * all-reduces in closed form, each member's pass one charge and one wait. Where nothing else
+ * uses the group's links (one stage, one replica) the step times agree to 1e-9, on a star
+ * and on a multi-rack platform, CM02 with and without cross traffic and LV08; with stages
+ * and replicas (activations and gradient all-reduces crossing the same links, buckets,
+ * full recomputation, sequence parallelism) within 0.5%; the bytes are the same. Where no
+ * closed form holds (a fat-tree; LV08 at 1 ms, where the TCP window binds) it falls back to
+ * messages: the same time to the digit. */
+START_TEST(tensor_formula_matches_messages)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    static const struct {
+        const char *net, *xt, *platform, *racks, *lat, *stages, *dp, *workers, *extra;
+        double tol;
+    } c[] = {
+        {"CM02", "no", "star", "1", "10us", "1", "1", "4", "model.recompute=none", 1e-9},
+        {"CM02", "yes", "star", "1", "10us", "1", "1", "4", "model.recompute=none", 1e-9},
+        {"LV08", "yes", "star", "1", "10us", "1", "1", "4", "model.recompute=none", 1e-9},
+        {"CM02", "yes", "multi-rack", "2", "1ms", "1", "2", "8", "model.recompute=none", 5e-3},
+        {"CM02", "yes", "multi-rack", "4", "10us", "2", "2", "16", "model.recompute=full", 5e-3},
+        {"LV08", "yes", "multi-rack", "4", "10us", "2", "2", "16", "strategy.bucket_mb=0.001",
+         5e-3},
+        {"LV08", "yes", "multi-rack", "4", "10us", "2", "2", "16",
+         "strategy.sequence_parallel=yes", 5e-3},
+        {"CM02", "yes", "fat-tree", "1", "10us", "2", "1", "8", "model.recompute=none", 0},
+        {"LV08", "yes", "star", "1", "1ms", "1", "1", "4", "cluster.bandwidth=100Gbps", 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        outcome_t o[2];
+        for (int formula = 0; formula < 2; formula++) {
+            char net[64], xt[64], platform[64], racks[64], lat[64], stages[64], dp[64], w[64];
+            snprintf(net, sizeof net, "cluster.network_model=%s", c[k].net);
+            snprintf(xt, sizeof xt, "cluster.crosstraffic=%s", c[k].xt);
+            snprintf(platform, sizeof platform, "cluster.platform=%s", c[k].platform);
+            snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
+            snprintf(lat, sizeof lat, "cluster.latency=%s", c[k].lat);
+            snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%s", c[k].dp);
+            snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=3",
+                                  "model.batch=6", arch, "run.steps=2", "strategy.tensor=4",
+                                  "cluster.bandwidth=1Gbps", "cluster.device_flops=1Gf",
+                                  formula ? "strategy.tensor_comm=formula"
+                                          : "strategy.tensor_comm=messages",
+                                  net, xt, platform, racks, lat, stages, dp, w, c[k].extra};
+            o[formula] = simulate(sets, 18, NULL);
+            ck_assert_msg(o[formula].ok, "case %zu: %s", k, o[formula].err);
+        }
+        const char *said = c[k].tol > 0 ? "tensor all-reduces by formula"
+                                         : "tensor all-reduces as messages";
+        ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        double err = fabs(o[1].end_time - o[0].end_time) / o[0].end_time;
+        ck_assert_msg(err <= c[k].tol,
+                      "case %zu (%s %s, %s stages x %s replicas, %s, %s): formula %.12g s, "
+                      "messages %.12g s (%.3g)",
+                      k, c[k].net, c[k].platform, c[k].stages, c[k].dp, c[k].lat, c[k].extra,
+                      o[1].end_time, o[0].end_time, err);
+        ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
+                      "case %zu: %.0f bytes by formula, %.0f by messages", k, o[1].bytes,
+                      o[0].bytes);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
  * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
  * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
@@ -2790,6 +2858,7 @@ int main(void)
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
+    tcase_add_test(tc, tensor_formula_matches_messages);
     tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, hybrid_buckets_overlap_the_last_backward);

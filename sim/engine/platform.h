@@ -67,6 +67,14 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
  * than the scenario needs. For generated platforms only sim_platform_shape_check. Call
  * before simgrid_init. */
 dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
+/* The seconds of one step of a ring over the workers first..last when each sends `bytes` to
+ * its neighbour while receiving as much (every flow alike, nothing else on the network),
+ * under the run's network model: each host's link carries its own flow and the
+ * acknowledgements of the one it receives (cross traffic), the cluster's backbone none. A
+ * closed form of what SimGrid computes for those messages, for hosts of one cluster of the
+ * generated star or multi-rack platform under CM02 or LV08; negative elsewhere (other
+ * platforms and models, link faults), where only messages say how long it takes. */
+double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last, double bytes);
 /* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);
 

@@ -112,6 +112,51 @@ static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
     return st != SIM_OK ? st : sim_allgather(run, g, r, buf, n);
 }
 
+/* Adds a layer's FLOPs (flops) and the ring time and bytes of its all-reduce of n elements
+ * (2 (T-1) steps of n / T each) to a pass's sums. */
+static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flops, double n,
+                      double *sum_flops, double *seconds, double *bytes)
+{
+    *sum_flops += flops;
+    if (n > 0) {
+        double chunk = run->value_bytes * n / plan->T;
+        *seconds += 2.0 * (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
+        *bytes += 2.0 * (plan->T - 1) * chunk;
+    }
+}
+
+/* strategy.tensor_comm = formula: a member's pass of layers [lo, hi) on b samples as one
+ * charge of their FLOPs and one wait of their all-reduces' ring time (2 (T-1) steps of 1/T
+ * of the elements each; under sequence parallelism the reduce-scatter and all-gather make
+ * the same steps), cut where a gradient bucket is ready; a backward pass under full
+ * recomputation includes the forward pass it repeats. Exact where the group's links
+ * carry nothing else meanwhile; the bytes count as sent, the links' tables miss them. */
+static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                                    int lo, int hi, int b, int forward, const char *ready)
+{
+    double flops = 0, seconds = 0, bytes = 0;
+    /* a backward pass under full recomputation starts with the forward pass again: the
+     * same charge and wait */
+    for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++)
+        ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, &flops, &seconds, &bytes);
+    for (int k = 0; k < hi - lo; k++) {
+        int i = forward ? lo + k : hi - 1 - k;
+        ring_time(run, plan, (forward ? plan->lf[i] : plan->lb[i]) * b,
+                  (forward ? plan->red_f[i] : plan->red_b[i]) * b, &flops, &seconds, &bytes);
+        if ((ready && ready[i]) || k == hi - lo - 1) {
+            sim_charge(run, node, flops, 0);
+            sim_comm_wait(run, node, seconds);
+            flops = seconds = 0;
+            if (ready && ready[i])
+                sim_buckets_ready(run, node);
+        }
+    }
+    node->bytes_sent += bytes;
+    node->bytes_recv += bytes;
+    run->bytes_total += bytes;
+    return SIM_OK;
+}
+
 /* Member r of a stage's tensor group runs the forward (backward) pass of layers [lo, hi)
  * on b samples: each layer's FLOPs, then the all-reduce its split needs; a backward pass
  * with buckets (ready: plan->bk_end) hands each to the stream after its last layer. */
@@ -119,6 +164,8 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
                             const sim_group_t *g, int r, int lo, int hi, int b, int forward,
                             float *buf, const char *ready)
 {
+    if (plan->tp_formula)
+        return tp_pass_formula(run, node, plan, lo, hi, b, forward, ready);
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
         sim_charge(run, node, (forward ? plan->lf[i] : plan->lb[i]) * b, 0);
@@ -353,7 +400,7 @@ static void stage(sim_node_t *node)
                     trainer_model_backward_range(ws, w, g, b, lo, hi,
                                                  backwards > 0 && !sharded_grads);
                 if (tp) { /* (full recomputation: the forward pass again, first) */
-                    if ((plan->rerun_fwd &&
+                    if ((plan->rerun_fwd && !plan->tp_formula &&
                          tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w, NULL) != SIM_OK) ||
                         tp_pass(run, node, plan, tp, r, lo, hi, b, 0, w,
                                 overlap ? plan->bk_end : NULL) != SIM_OK) {
@@ -445,6 +492,14 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "and free messages",
                  plan->M, plan->micro, run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
+    n = (int)strlen(line);
+    if (plan->tp_formula && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; tensor all-reduces by formula (an approximation: contention on the "
+                 "group's links left out)");
+    else if (plan->tp_why && n < (int)size)
+        snprintf(line + n, size - (size_t)n, "; tensor all-reduces as messages (%s)",
+                 plan->tp_why);
 }
 
 static void deploy(sim_run_t *run)
@@ -595,8 +650,17 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 }
 
 /* zero's key: its ZeRO stage over the replicas (with shard_optimizer) */
+static const char *const tensor_comm_names[] = {"messages", "formula", NULL};
+
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
+    {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
+     .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
+            "simulated; messages: a ring of real messages, each layer's in turn; formula: "
+            "each member's pass is one charge of its layers' FLOPs and one wait of its "
+            "all-reduces' ring time in closed form (a tensor group in one cluster of a star "
+            "or multi-rack platform, CM02 or LV08, no faults; else messages), far cheaper to "
+            "simulate, exact while the group's links carry nothing else (dtsim plan uses it)"},
     {0},
 };
 

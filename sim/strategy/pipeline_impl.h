@@ -37,7 +37,16 @@ typedef struct pipe_plan {
     sim_bucket_list_t bk[PIPE_MAX_STAGES];
     char *bk_end; /* (layers) */
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
+    /* strategy.tensor_comm = formula, where the tensor groups allow it (plan_formula): a
+     * ring step of b bytes in a group takes tp_a + tp_c b seconds, and a member's pass is one
+     * charge of its layers' FLOPs and one wait of its all-reduces; tp_why: why it is
+     * messages after all (NULL: it is not) */
+    int tp_formula;
+    double tp_a, tp_c;
+    const char *tp_why;
 } pipe_plan_t;
+
+enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA }; /* strategy.tensor_comm */
 
 /* The layout of run's pipeline (stages, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pipeline_impl.h"
+#include "platform.h"
 #include "profile_memory.h"
 
 void pipe_plan_free(void *p)
@@ -302,6 +303,35 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
 }
 
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
+/* strategy.tensor_comm = formula: every tensor group must lie in one cluster of a star or
+ * multi-rack platform under CM02 or LV08 without faults, where a ring step has a closed
+ * form (sim_platform_ring_step_seconds), the same for every group; else messages, and why. */
+static void plan_formula(pipe_plan_t *plan, const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    if (plan->T < 2 || scenario_own(sc, "tensor_comm")->i != PIPE_TP_FORMULA)
+        return;
+    if (scenario_has_faults(sc)) {
+        plan->tp_why = "faults are detected by messages";
+        return;
+    }
+    double big = 1e9;
+    plan->tp_a = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, 0);
+    double b = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, big);
+    for (int g = 1; g < plan->D * plan->S && plan->tp_a >= 0; g++)
+        if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1, 0) !=
+            plan->tp_a)
+            plan->tp_a = -1;
+    if (plan->tp_a < 0 || b < 0) {
+        plan->tp_why = "no closed form: a tensor group outside one cluster of a star or "
+                       "multi-rack platform, the SMPI model, or LV08 where the TCP window "
+                       "bounds a flow";
+        return;
+    }
+    plan->tp_c = (b - plan->tp_a) / big;
+    plan->tp_formula = 1;
+}
+
 pipe_plan_t *pipe_plan_make(sim_run_t *run)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
@@ -313,6 +343,7 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
     }
+    plan_formula(plan, run);
     int S = plan->S, T = plan->T, D = plan->D;
     plan->group = dt_calloc((size_t)(S * T), sizeof(sim_group_t));
     for (int k = 0; k < S * T; k++) { /* k = s T + r: that member in every replica */
