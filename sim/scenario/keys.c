@@ -59,7 +59,7 @@ _Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 
-static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", NULL};
+static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", "2d", NULL};
@@ -285,8 +285,10 @@ static const key_desc_t builtin_keys[] = {
     K_ENUM("strategy", "pipeline_schedule", "1f1b", pipeline_schedule, sim_pipeline_schedule_t,
            pipe_schedule_names, 0,
            "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
-           "held at once) or 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
-           "micro-batches in flight); both flush and update once per step"),
+           "held at once), 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
+           "micro-batches in flight) or interleaved (Megatron-LM: 1f1b over virtual_stages "
+           "chunks of layers a stage, bubble divided by virtual_stages); all flush and update "
+           "once per step"),
     K_LONG("strategy", "data_parallel", "1", data_parallel, 1, 4096,
            "pipeline: replicas of the whole pipeline (hybrid data + pipeline parallelism: "
            "data_parallel x stages workers, each replica on its own batch of model.batch, each "

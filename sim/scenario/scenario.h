@@ -33,6 +33,7 @@
 typedef enum sim_pipeline_schedule {
     SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
     SIM_PIPE_1F1B,  /* one forward, one backward in the steady state (PipeDream-Flush) */
+    SIM_PIPE_INTERLEAVED, /* 1F1B over strategy.virtual_stages chunks a stage (Megatron-LM) */
 } sim_pipeline_schedule_t;
 
 typedef enum sim_allreduce_algo {

@@ -61,29 +61,65 @@
 
 #include "pipeline_impl.h"
 
-/* The stage's schedule for one step: op k is the forward (F) or backward of micro-batch
- * mb[k]. */
-static int schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
-                    int *mb)
+/* The k-th forward (backward) of a stage under the interleaved schedule, over M V virtual
+ * micro-batches: micro-batch *m of the stage's chunk *v (Megatron-LM's get_model_chunk_id:
+ * S micro-batches through one chunk, then the same S through the next, V chunks, then the
+ * next S micro-batches; backwards go through the chunks the other way). Every stage runs
+ * the same order, so a stage receives its activations and gradients in the order they
+ * were sent. */
+static void virtual_mb(const pipe_plan_t *plan, int k, int forward, int *m, int *v)
 {
-    int M = plan->M, n = 0;
+    int S = plan->S, V = plan->V, j = k / S % V;
+    *v = forward ? j : V - 1 - j;
+    *m = k / (S * V) * S + k % S;
+}
+
+/* The stage's schedule for one step: op k is the forward (F) or backward of micro-batch
+ * mb[k] through its chunk ch[k] (0 unless interleaved). */
+static int schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
+                    int *mb, int *ch)
+{
+    int M = plan->M, V = plan->V, n = 0;
     if (kind == SIM_PIPE_GPIPE) {
         for (int m = 0; m < M; m++)
-            op[n] = 'F', mb[n++] = m;
+            op[n] = 'F', ch[n] = 0, mb[n++] = m;
         for (int m = M - 1; m >= 0; m--)
-            op[n] = 'B', mb[n++] = m;
+            op[n] = 'B', ch[n] = 0, mb[n++] = m;
+        return n;
+    }
+    if (V > 1) {
+        /* Megatron-LM's interleaved 1F1B: (S-s-1) 2 + (V-1) S warm-up forwards (the first
+         * chunk's micro-batches must come round the whole pipeline V-1 times before the
+         * last chunk's first backward can start), then one forward and one backward in
+         * turn, then the remaining backwards */
+        int total = M * V, warm = (plan->S - s - 1) * 2 + (V - 1) * plan->S, f = 0, b = 0;
+        warm = warm < total ? warm : total;
+        while (f < total || b < total) {
+            int fwd = f < warm || (f < total && f - warm <= b);
+            int k = fwd ? f++ : b++;
+            op[n] = fwd ? 'F' : 'B';
+            virtual_mb(plan, k, fwd, &mb[n], &ch[n]);
+            n++;
+        }
         return n;
     }
     int warm = plan->S - s - 1 < M ? plan->S - s - 1 : M, f = 0, b = 0;
     while (f < warm)
-        op[n] = 'F', mb[n++] = f++;
+        op[n] = 'F', ch[n] = 0, mb[n++] = f++;
     while (f < M) {
-        op[n] = 'F', mb[n++] = f++;
-        op[n] = 'B', mb[n++] = b++;
+        op[n] = 'F', ch[n] = 0, mb[n++] = f++;
+        op[n] = 'B', ch[n] = 0, mb[n++] = b++;
     }
     while (b < M)
-        op[n] = 'B', mb[n++] = b++;
+        op[n] = 'B', ch[n] = 0, mb[n++] = b++;
     return n;
+}
+
+/* What a message to model chunk c about micro-batch m carries in its flag: the receiver
+ * checks that what arrives is what its schedule expects. */
+static int msg_tag(const pipe_plan_t *plan, int m, int c)
+{
+    return m * plan->C + c;
 }
 
 /* A message of n floats at data (in the shared workspace), for micro-batch m, in the
@@ -271,11 +307,11 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
 
 typedef struct stage_state {
     char *op;
-    int *mb;
+    int *mb, *ch;
     uint32_t *idx;
     sim_comm_t *sends;
     sim_msg_t **sent;
-    sim_msg_t *own; /* (2 M + 1) the headers of the step's sends and of the STOP */
+    sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
 } stage_state_t;
 
 static void stage_state_free(sim_node_t *node)
@@ -283,6 +319,7 @@ static void stage_state_free(sim_node_t *node)
     stage_state_t *st = node->state;
     free(st->op);
     free(st->mb);
+    free(st->ch);
     free(st->idx);
     free(st->sends);
     free(st->sent);
@@ -294,54 +331,60 @@ static void stage(sim_node_t *node)
     sim_run_t *run = sim_current;
     pipe_plan_t *plan = run->shared;
     int real = !run->timing_only; /* a timing-only stage computes and reads nothing */
-    int S = plan->S, M = plan->M, b = plan->micro, T = plan->T;
+    int S = plan->S, M = plan->M, V = plan->V, C = plan->C, b = plan->micro, T = plan->T;
     int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
     /* member r of stage s of replica d, in the tensor group tp */
     const sim_group_t *tp = T > 1 ? &plan->tp[d * S + s] : NULL;
-    int lo = plan->first[s], hi = plan->first[s + 1];
-    /* replica d's parameters: one buffer, each stage updating its slice */
+    /* replica d's parameters: one buffer, each stage updating its chunks' slices */
     sim_node_t *head = &run->workers[d * S * T];
     float *w = head->params, *v = head->velocity, *g = node->grads, *acc = node->scratch;
     const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
-    size_t p0 = plan->p0[s], n_slice = plan->p1[s] - p0;
     int sharded_grads = plan->zero >= 2 && plan->D > 1; /* ZeRO 2, 3: shard_reduce */
-    int bucketed = plan->bucketed && plan->bk[s].n > 0;  /* the stage's stream reduces */
+    /* the stage's stream reduces its chunks' buckets */
+    int bucketed = plan->bucketed && plan->bk_stage[s].n > 0;
     stage_state_t *st = dt_calloc(1, sizeof *st);
     node->state = st;
     node->state_free = stage_state_free;
-    st->op = dt_malloc((size_t)(2 * M));
-    st->mb = dt_malloc(sizeof(int) * (size_t)(2 * M));
+    size_t n_max = 2 * (size_t)M * (size_t)V; /* the step's passes, and its sends */
+    st->op = dt_malloc(n_max);
+    st->mb = dt_malloc(sizeof(int) * n_max);
+    st->ch = dt_malloc(sizeof(int) * n_max);
     st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
-    st->sends = dt_calloc((size_t)(2 * M), sizeof(sim_comm_t));
-    st->sent = dt_calloc((size_t)(2 * M), sizeof(sim_msg_t *));
-    st->own = dt_calloc((size_t)(2 * M + 1), sizeof(sim_msg_t));
-    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb);
+    st->sends = dt_calloc(n_max, sizeof(sim_comm_t));
+    st->sent = dt_calloc(n_max, sizeof(sim_msg_t *));
+    st->own = dt_calloc(n_max + 1, sizeof(sim_msg_t));
+    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb, st->ch);
+    /* the next and the previous stage, member r; interleaved, the last stage's chunks send
+     * on to the first stage's next chunks and the first stage's gradients go back round */
+    int next = (d * S + (s + 1) % S) * T + r, prev = (d * S + (s + S - 1) % S) * T + r;
     sim_box_t act_in = sim_mailbox(node->name, "act"), grad_in = sim_mailbox(node->name, "grad");
-    sim_box_t act_out = s + 1 < S ? sim_mailbox(run->workers[node->rank + T].name, "act")
-                                     : NULL;
-    sim_box_t grad_out = s > 0 ? sim_mailbox(run->workers[node->rank - T].name, "grad")
-                                  : NULL;
-    size_t out_n = (size_t)b * plan->out[s]; /* activations sent on */
-    size_t in_n = s > 0 ? (size_t)b * plan->out[s - 1] : 0;
+    sim_box_t act_out = S > 1 ? sim_mailbox(run->workers[next].name, "act") : NULL;
+    sim_box_t grad_out = S > 1 ? sim_mailbox(run->workers[prev].name, "grad") : NULL;
+    int nb[PIPE_MAX_CHUNKS]; /* backward passes of the step through each of the stage's chunks */
     long step;
     for (step = 0;; step++) {
         int stop = 0;
         if (s == 0)
             stop = sim_should_stop(run, step) || run->ended;
         int n_sent = 0, backwards = 0;
+        memset(nb, 0, sizeof(int) * (size_t)V);
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
-            int m = st->mb[k];
+            int m = st->mb[k], cv = st->ch[k], c = cv * S + s; /* chunk cv, model chunk c */
+            int lo = plan->first[c], hi = plan->first[c + 1];
+            size_t p0 = plan->p0[c], n_slice = plan->p1[c] - p0;
+            size_t out_n = (size_t)b * plan->out[c]; /* activations sent on */
+            size_t in_n = c > 0 ? (size_t)b * plan->out[c - 1] : 0;
             trainer_workspace_t *ws = real ? &plan->ws[d * M + m] : NULL;
             double wall = 0, w0;
             if (st->op[k] == 'F') {
-                if (s == 0 && real) {
+                if (c == 0 && real) {
                     sim_batch_global(run, step, d * M + m, b, st->idx);
                     w0 = dt_wall_seconds();
                     run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, b,
                                     run->train.dim);
                     wall += dt_wall_seconds() - w0;
-                } else if (s > 0) {
+                } else if (c > 0) {
                     sim_msg_t *in = NULL;
                     if (sim_recv(run, node, act_in, &in) != SIM_OK) {
                         run->failed = 1;
@@ -351,7 +394,8 @@ static void stage(sim_node_t *node)
                         stop = 1;
                         break;
                     }
-                    DT_ASSERT(in->flag == m && in->step == step && in->n == in_n);
+                    DT_ASSERT(in->flag == msg_tag(plan, m, c) && in->step == step &&
+                              in->n == in_n);
                 }
                 if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
                     run->failed = 1;
@@ -360,7 +404,7 @@ static void stage(sim_node_t *node)
                 w0 = dt_wall_seconds();
                 if (real)
                     trainer_model_forward_range(ws, w, b, lo, hi);
-                if (s == S - 1 && real) {
+                if (c == C - 1 && real) {
                     double l;
                     int correct;
                     trainer_model_loss(ws, b, &l, &correct);
@@ -372,33 +416,34 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 } else {
-                    sim_charge(run, node, plan->fwd[s] * b, wall + dt_wall_seconds() - w0);
+                    sim_charge(run, node, plan->fwd[c] * b, wall + dt_wall_seconds() - w0);
                 }
-                if (act_out) {
-                    st->sent[n_sent] = payload(node, &st->own[n_sent],
-                                               real ? ws->act[hi - 1] : w, out_n, m, step);
+                if (c + 1 < C) {
+                    st->sent[n_sent] = payload(node, &st->own[n_sent], real ? ws->act[hi - 1] : w,
+                                               out_n, msg_tag(plan, m, c + 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     n_sent++;
                 }
             } else {
-                if (s < S - 1) {
+                if (c < C - 1) {
                     sim_msg_t *in = NULL;
                     if (sim_recv(run, node, grad_in, &in) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
-                    DT_ASSERT(in->flag == m && in->step == step && in->n == out_n);
+                    DT_ASSERT(in->flag == msg_tag(plan, m, c) && in->step == step &&
+                              in->n == out_n);
                 }
                 if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
                     run->failed = 1;
                     return;
                 }
-                /* the step's last backward pass reduces its buckets as it goes */
-                int overlap = bucketed && backwards == M - 1;
+                /* the chunk's last backward pass of the step reduces its buckets as it goes */
+                int overlap = plan->bucketed && plan->bk[c].n > 0 && nb[cv] == M - 1;
                 w0 = dt_wall_seconds();
                 if (real)
                     trainer_model_backward_range(ws, w, g, b, lo, hi,
-                                                 backwards > 0 && !sharded_grads);
+                                                 nb[cv] > 0 && !sharded_grads);
                 if (tp) { /* (full recomputation: the forward pass again, first) */
                     if ((plan->rerun_fwd && !plan->tp_formula &&
                          tp_pass(run, node, plan, tp, r, lo, hi, b, 1, w, NULL) != SIM_OK) ||
@@ -408,35 +453,42 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 } else if (overlap) {
-                    charge_buckets(run, node, &plan->bk[s], b, dt_wall_seconds() - w0,
-                                   plan->bwd[s]);
+                    charge_buckets(run, node, &plan->bk[c], b, dt_wall_seconds() - w0,
+                                   plan->bwd[c]);
                 } else {
-                    sim_charge(run, node, plan->bwd[s] * b, dt_wall_seconds() - w0);
+                    sim_charge(run, node, plan->bwd[c] * b, dt_wall_seconds() - w0);
                 }
-                if (grad_out) { /* the input gradient goes down before any all-reduce */
+                if (c > 0) { /* the input gradient goes down before any all-reduce */
                     st->sent[n_sent] = payload(node, &st->own[n_sent],
-                                               real ? ws->dact[lo - 1] : w, in_n, m, step);
+                                               real ? ws->dact[lo - 1] : w, in_n,
+                                               msg_tag(plan, m, c - 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     n_sent++;
                 }
                 if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
-                                                  backwards == 0) != SIM_OK) {
+                                                  nb[cv] == 0) != SIM_OK) {
                     run->failed = 1;
                     return;
                 }
-                if (++backwards == M) {
+                nb[cv]++;
+                if (++backwards == M * V) {
                     /* the stage's last backward of the step: with replicas, the sum of the
                      * stage's gradients over them, while the stages below go on with their
                      * backward passes; then its update (stage 0 evaluates after its own, the
-                     * step's last) */
-                    if (overlap)
+                     * step's last); interleaved, chunk by chunk once all are done, as
+                     * Megatron-LM reduces each model chunk's gradients */
+                    if (bucketed)
                         sim_buckets_wait(run, node);
-                    if (run->failed ||
-                        stage_update(run, plan, dp, d, w + p0, g + p0, v + p0, acc + p0,
-                                     n_slice, step, overlap) != SIM_OK) {
-                        run->failed = 1;
-                        return;
+                    for (int u = 0; u < V && !run->failed; u++) {
+                        int cu = u * S + s;
+                        size_t q0 = plan->p0[cu];
+                        if (stage_update(run, plan, dp, d, w + q0, g + q0, v + q0, acc + q0,
+                                         plan->p1[cu] - q0, step,
+                                         plan->bucketed && plan->bk[cu].n > 0) != SIM_OK)
+                            run->failed = 1;
                     }
+                    if (run->failed)
+                        return;
                     /* replica 0's weights are the step's once its last stage has updated
                      * (no stage updates the next step before every stage did this one) */
                     if (d == 0 && r == 0 && ++plan->updated == S) {
@@ -456,8 +508,8 @@ static void stage(sim_node_t *node)
                 return;
             }
         if (stop) {
-            if (act_out) { /* the stages below stop too */
-                sim_msg_t *m = payload(node, &st->own[2 * M], w, 0, PIPE_STOP, step);
+            if (s + 1 < S) { /* the stages below stop too */
+                sim_msg_t *m = payload(node, &st->own[n_max], w, 0, PIPE_STOP, step);
                 m->bytes = 64;
                 sim_send(run, node, act_out, m);
             }
@@ -483,14 +535,27 @@ static void summary(const sim_run_t *run, char *line, size_t size)
         n += snprintf(line + n, size - (size_t)n, " on tensor groups of %d%s", plan->T,
                       plan->sp ? " (sequence parallel)" : "");
     n += snprintf(line + n, size - (size_t)n, " of layers");
+    /* a stage's chunks, "0-1,4-5", between the stages' " | " */
     for (int s = 0; s < plan->S && n < (int)size; s++)
-        n += snprintf(line + n, size - (size_t)n, "%s%d-%d", s ? " | " : " ", plan->first[s],
-                      plan->first[s + 1] - 1);
-    if (n < (int)size)
+        for (int u = 0; u < plan->V && n < (int)size; u++) {
+            int c = u * plan->S + s;
+            n += snprintf(line + n, size - (size_t)n, "%s%d-%d", u ? "," : s ? " | " : " ",
+                          plan->first[c], plan->first[c + 1] - 1);
+        }
+    if (n >= (int)size)
+        return;
+    if (plan->V > 1)
+        snprintf(line + n, size - (size_t)n,
+                 ", %d micro-batches of %d, interleaved (%d chunks a stage); bubble "
+                 "(S-1)/(V M+S-1) = %.1f%% with equal chunks and free messages",
+                 plan->M, plan->micro, plan->V,
+                 100.0 * (plan->S - 1) / (plan->V * plan->M + plan->S - 1));
+    else
         snprintf(line + n, size - (size_t)n,
                  ", %d micro-batches of %d, %s; bubble (S-1)/(M+S-1) = %.1f%% with equal stages "
                  "and free messages",
-                 plan->M, plan->micro, run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
+                 plan->M, plan->micro,
+                 run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
     n = (int)strlen(line);
     if (plan->tp_formula && n < (int)size)
@@ -521,21 +586,44 @@ static void deploy(sim_run_t *run)
 /* What a stage holds: its layers' parameters, gradients and optimizer state (ZeRO shards
  * the optimizer state, from stage 2 the gradients, at stage 3 the parameters: the ZeRO
  * paper's accounting, without the buffers of a gather or a reduction in flight), and the
- * activations of the micro-batches in flight (gpipe: all M; 1f1b: at most S - s), with the
- * piece that model.recompute recomputes at once. */
+ * activations of the micro-batches in flight at the schedule's peak (gpipe: all M; 1f1b:
+ * at most S - s; interleaved: its warm-up's virtual micro-batches + 1, each a chunk's),
+ * with the largest piece that model.recompute recomputes at once. */
 static void memory(const sim_run_t *run, sim_node_t *node)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan); /* before deploy: the layout alone */
     pipe_plan_layout(plan, run);
-    int S = plan->S, M = plan->M, s = node->rank / plan->T % S;
-    double slice = (double)(plan->p1[s] - plan->p0[s]), vb = run->value_bytes;
-    int flight = run->sc->pipeline_schedule == SIM_PIPE_GPIPE || S - s > M ? M : S - s;
-    /* ZeRO: the largest chunk of the slice of each sharded kind */
-    double shard = ceil(slice / plan->D);
+    int S = plan->S, V = plan->V, s = node->rank / plan->T % S;
+    double slice = 0, shard = 0, piece = 0, vb = run->value_bytes;
+    for (int u = 0; u < V; u++) {
+        int c = u * S + s;
+        double n = (double)(plan->p1[c] - plan->p0[c]);
+        slice += n;
+        shard += ceil(n / plan->D); /* ZeRO: the largest chunk of each slice */
+        piece = fmax(piece, plan->act_piece[c]);
+    }
+    /* the schedule walked: a forward keeps its chunk's activations until its backward */
+    size_t n_max = 2 * (size_t)plan->M * (size_t)V;
+    char *op = dt_malloc(n_max);
+    int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
+    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, op, mb, ch);
+    int *live = dt_calloc((size_t)V, sizeof(int)); /* micro-batches held, per chunk */
+    double peak = 0;
+    for (int k = 0; k < n_ops; k++) {
+        live[ch[k]] += op[k] == 'F' ? 1 : -1;
+        double held = 0; /* (counts times sizes: 1f1b's S - s times its size, exactly) */
+        for (int u = 0; u < V; u++)
+            held += live[u] * plan->act[u * S + s];
+        peak = fmax(peak, held);
+    }
+    free(live);
+    free(op);
+    free(mb);
+    free(ch);
     node->mem.params = (plan->zero >= 3 ? shard : slice) * vb;
     node->mem.grads = (plan->zero >= 2 ? shard : slice) * vb;
     node->mem.optimizer = (plan->zero >= 1 ? shard : slice) * scenario_optimizer_bytes(run->sc);
-    node->mem.activations = ((double)flight * plan->act[s] + plan->act_piece[s]) * plan->micro * vb;
+    node->mem.activations = (peak + piece) * plan->micro * vb;
     pipe_plan_free(plan);
 }
 
@@ -552,18 +640,75 @@ static int replicas(const scenario_t *sc, int workers)
     return (int)sc->data_parallel;
 }
 
-/* a step's activations and gradients in flight */
+/* a step's activations and gradients in flight (interleaved: of every chunk) */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
     (void)node;
     (void)n;
-    return 2 * (size_t)(2 * (run->sc->micro_batches + run->sc->data_parallel + run->sc->tensor) +
-                        8);
+    const scenario_t *sc = run->sc;
+    long V = sc->pipeline_schedule == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l
+                                                           : 1;
+    return 2 * (size_t)(2 * (sc->micro_batches * V + sc->data_parallel + sc->tensor) + 8);
 }
 
-/* The model must have a stage's worth of layers for every stage, the hosts must be
- * stages x data_parallel, and a step trains one model on the global batch, without
- * faults. */
+/* virtual_stages: chunks a stage under the interleaved schedule; 1f1b or gpipe, 1 (checked
+ * unless a sweep over schedules gives it to every run). An error names its key. */
+static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weighted)
+{
+    char where[96];
+    const char *k;
+    long V = scenario_own(sc, "virtual_stages")->l, S = sc->stages;
+    if (sc->pipeline_schedule != SIM_PIPE_INTERLEAVED) {
+        if (V == 1 || scenario_key_swept(sc, "strategy.pipeline_schedule"))
+            return DT_OK;
+        k = scenario_blame(sc, "strategy.virtual_stages", "strategy.pipeline_schedule", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "virtual_stages = %ld chunks a stage need pipeline_schedule = "
+                             "interleaved, not %s (%s)",
+                             V, sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b", where);
+    }
+    if (V == 1) /* 1f1b's schedule */
+        return DT_OK;
+    if (S == 1) {
+        k = scenario_blame(sc, "strategy.virtual_stages", "strategy.stages", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "virtual_stages = %ld interleaves the chunks of 2 or more stages; "
+                             "one stage has no pipeline to interleave (%s)",
+                             V, where);
+    }
+    if (sc->micro_batches % S) { /* Megatron-LM asserts it: its chunk order goes S at a time */
+        k = scenario_blame(sc, "strategy.micro_batches", "strategy.stages", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "the interleaved schedule takes micro-batches S at a time through "
+                             "each chunk: micro_batches = %ld must be a multiple of stages = %ld "
+                             "(%s)",
+                             sc->micro_batches, S, where);
+    }
+    int pieces = sc->profile[0] ? sc->profile_pieces : weighted;
+    if (S * V > pieces || S * V > PIPE_MAX_CHUNKS) {
+        k = scenario_blame(sc, "strategy.virtual_stages", "strategy.stages", where, sizeof where);
+        char what[640];
+        if (S * V > PIPE_MAX_CHUNKS)
+            snprintf(what, sizeof what, "at most %d", PIPE_MAX_CHUNKS);
+        else if (sc->profile[0])
+            snprintf(what, sizeof what,
+                     "the profile %s can be cut into at most %d (its [forward] cuts + 1)",
+                     sc->profile, pieces);
+        else
+            snprintf(what, sizeof what, "the %s has %d layer%s with weights, and a chunk needs "
+                     "at least one", trainer_arch_name(sc->model.arch), pieces,
+                     pieces == 1 ? "" : "s");
+        return scenario_fail(sc, err, k,
+                             "stages x virtual_stages = %ld x %ld = %ld chunks, but %s (%s)", S,
+                             V, S * V, what, where);
+    }
+    return DT_OK;
+}
+
+/* The model must have a stage's worth of layers for every stage (a chunk's for every
+ * chunk, interleaved), the hosts must be stages x data_parallel, and a step trains one
+ * model on the global batch, without faults. */
 static dt_status check(const scenario_t *sc, dt_err_t *err)
 {
     char where[96];
@@ -594,6 +739,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              sc->stages, trainer_arch_name(sc->model.arch), weighted,
                              weighted == 1 ? "" : "s", where);
     }
+    if (check_interleaved(sc, err, weighted) != DT_OK)
+        return DT_ERR_INPUT;
     if (sc->tensor > 1 && !sc->profile_splits)
         return scenario_fail(sc, err, "strategy.tensor",
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
@@ -649,7 +796,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
-/* zero's key: its ZeRO stage over the replicas (with shard_optimizer) */
+/* zero's key: its ZeRO stage over the replicas (with shard_optimizer); how tensor groups'
+ * all-reduces are simulated; the interleaved schedule's chunks a stage */
 static const char *const tensor_comm_names[] = {"messages", "formula", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
@@ -661,20 +809,28 @@ static const sim_strategy_key_t own_keys[] = {
             "all-reduces' ring time in closed form (a tensor group in one cluster of a star "
             "or multi-rack platform, CM02 or LV08, no faults; else messages), far cheaper to "
             "simulate, exact while the group's links carry nothing else (dtsim plan uses it)"},
+    {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
+     .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
+            "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "
+            "virtual_stages chunks, chunk c on stage c mod stages, which divides the bubble by "
+            "virtual_stages for as many more messages; micro_batches must be a multiple of "
+            "stages; 1 is 1f1b"},
     {0},
 };
 
 const sim_strategy_t sim_strategy_pipeline = {
     .name = "pipeline",
     .about = "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
-             "micro-batches of `batch` flow through them (GPipe or 1F1B, `pipeline_schedule`), "
+             "micro-batches of `batch` flow through them (GPipe, 1F1B or Megatron-LM's "
+             "interleaved 1F1B over `virtual_stages` chunks a stage, `pipeline_schedule`), "
              "activations forward and their gradients back as messages; one SGD update per "
              "step on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
              "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
              "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
              "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
              "tensor group (Megatron-LM)",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `data_parallel`, `bucket_mb`, "
+    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
+            "`bucket_mb`, "
             "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`",
     .own_keys = own_keys,
     .worker_role = "worker",

@@ -9,20 +9,27 @@
 #include "strategy.h"
 
 #define PIPE_MAX_STAGES 64
+/* stages x strategy.virtual_stages: the chunks of layers the model is cut into */
+#define PIPE_MAX_CHUNKS 512
 enum { PIPE_STOP = -1 };
 
+/* The model is cut into C = S V chunks of consecutive layers (V = strategy.virtual_stages
+ * under the interleaved schedule, else 1): chunk c runs on stage c mod S, as chunk c / S of
+ * its V (Megatron-LM's interleaving); with V = 1 chunk s is stage s. The per-chunk arrays
+ * below are in model order. */
 typedef struct pipe_plan {
     int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
+    int V, C;                       /* chunks a stage, chunks in all (S V) */
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
-    int first[PIPE_MAX_STAGES + 1]; /* stage s runs layers [first[s], first[s+1]) */
-    double fwd[PIPE_MAX_STAGES], bwd[PIPE_MAX_STAGES]; /* FLOPs per sample of each stage */
-    size_t p0[PIPE_MAX_STAGES], p1[PIPE_MAX_STAGES];   /* its parameters [p0, p1) */
-    double act[PIPE_MAX_STAGES];    /* values per sample it keeps for the backward pass */
-    double act_piece[PIPE_MAX_STAGES]; /* and holds besides while it recomputes a piece
+    int first[PIPE_MAX_CHUNKS + 1]; /* chunk c runs layers [first[c], first[c+1]) */
+    double fwd[PIPE_MAX_CHUNKS], bwd[PIPE_MAX_CHUNKS]; /* FLOPs per sample of each chunk */
+    size_t p0[PIPE_MAX_CHUNKS], p1[PIPE_MAX_CHUNKS];   /* its parameters [p0, p1) */
+    double act[PIPE_MAX_CHUNKS];    /* values per sample it keeps for the backward pass */
+    double act_piece[PIPE_MAX_CHUNKS]; /* and holds besides while it recomputes a piece
                                           (model.recompute) */
-    size_t out[PIPE_MAX_STAGES];    /* floats per sample it sends on (the last: 0) */
+    size_t out[PIPE_MAX_CHUNKS];    /* floats per sample it sends on (the last: 0) */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run */
     sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
@@ -30,11 +37,14 @@ typedef struct pipe_plan {
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
-    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each stage's gradient
-     * buckets, all-reduced by each member's stream during the step's last backward pass,
-     * and per layer 1 where a bucket's last gradient is final after its backward pass */
+    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each chunk's gradient
+     * buckets, all-reduced by each member's stream during the chunk's last backward pass of
+     * the step; a stage's stream takes its chunks' in the order those passes come (the last
+     * chunk's first); and per layer 1 where a bucket's last gradient is final after its
+     * backward pass */
     int bucketed;
-    sim_bucket_list_t bk[PIPE_MAX_STAGES];
+    sim_bucket_list_t bk[PIPE_MAX_CHUNKS];
+    sim_bucket_list_t bk_stage[PIPE_MAX_STAGES];
     char *bk_end; /* (layers) */
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
     /* strategy.tensor_comm = formula, where the tensor groups allow it (plan_formula): a
@@ -48,7 +58,7 @@ typedef struct pipe_plan {
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA }; /* strategy.tensor_comm */
 
-/* The layout of run's pipeline (stages, their layers, FLOPs, parameters, activations, the
+/* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */
 void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run);
 /* The layout, a workspace per micro-batch of a real model, the gradient buckets and the

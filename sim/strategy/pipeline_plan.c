@@ -26,8 +26,10 @@ void pipe_plan_free(void *p)
     free(plan->lb);
     free(plan->red_f);
     free(plan->red_b);
+    for (int c = 0; c < plan->C; c++)
+        sim_bucket_list_free(&plan->bk[c]);
     for (int s = 0; s < plan->S; s++)
-        sim_bucket_list_free(&plan->bk[s]);
+        sim_bucket_list_free(&plan->bk_stage[s]);
     free(plan->bk_end);
     free(plan);
 }
@@ -73,18 +75,18 @@ static void best_cut(const double *cost, int G, int k, int *cuts)
     free(suffix);
 }
 
-/* The stages' first layers: G groups of layers (group g starts at layer start[g]) of
- * costs cost[g], cut into plan->S stages. */
+/* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of
+ * costs cost[g], cut into plan->C chunks (the stages when V = 1). */
 static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
                        int n_layers)
 {
-    DT_ASSERT(plan->S <= G); /* checked with the scenario */
-    int cuts[PIPE_MAX_STAGES];
-    best_cut(cost, G, plan->S, cuts);
+    DT_ASSERT(plan->C <= G); /* checked with the scenario */
+    int cuts[PIPE_MAX_CHUNKS];
+    best_cut(cost, G, plan->C, cuts);
     plan->first[0] = 0;
-    for (int s = 1; s < plan->S; s++)
-        plan->first[s] = start[cuts[s - 1]];
-    plan->first[plan->S] = n_layers;
+    for (int c = 1; c < plan->C; c++)
+        plan->first[c] = start[cuts[c - 1]];
+    plan->first[plan->C] = n_layers;
 }
 
 /* What a member of a tensor group of T holds and computes of a layer split so: a split
@@ -110,7 +112,7 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
     plan->red_b = dt_calloc((size_t)L, sizeof(double));
     double *kept = dt_calloc((size_t)L, sizeof(double)); /* a member's share of each output */
     size_t off = 0;
-    for (int s = 0; s < plan->S; s++) {
+    for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->fwd[s] = plan->bwd[s] = 0;
         plan->p0[s] = off;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
@@ -157,7 +159,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
     }
     cut_stages(plan, cost, start, G, L);
     size_t off = 0;
-    for (int s = 0; s < plan->S; s++) {
+    for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->p0[s] = off;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
@@ -169,7 +171,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
         plan->act[s] = sim_profile_activations(p, plan->first[s], plan->first[s + 1], r,
                                                &plan->act_piece[s]);
         plan->p1[s] = off;
-        plan->out[s] = s + 1 < plan->S ? (size_t)p->layers[L - plan->first[s + 1]].cut : 0;
+        plan->out[s] = s + 1 < plan->C ? (size_t)p->layers[L - plan->first[s + 1]].cut : 0;
     }
     free(start);
     free(cost);
@@ -195,7 +197,7 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
     }
     start[G] = m->n_layers;
     cut_stages(plan, cost, start, G, m->n_layers);
-    for (int s = 0; s < plan->S; s++) {
+    for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->p0[s] = SIZE_MAX;
         plan->p1[s] = 0;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
@@ -214,14 +216,14 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
         DT_ASSERT(s == 0 || plan->p0[s] == plan->p1[s - 1]); /* slices in layer order */
         int lo = plan->first[s], hi = plan->first[s + 1];
         plan->act[s] = (double)trainer_model_activation_floats(m, lo, hi);
-        plan->out[s] = s + 1 < plan->S ? m->layers[hi - 1].out_size : 0;
+        plan->out[s] = s + 1 < plan->C ? m->layers[hi - 1].out_size : 0;
     }
-    /* the loss runs on the last stage: 5 FLOPs per logit forward, 2 backward */
-    plan->fwd[plan->S - 1] += 5.0 * m->classes;
-    plan->bwd[plan->S - 1] += 2.0 * m->classes;
+    /* the loss runs on the last chunk: 5 FLOPs per logit forward, 2 backward */
+    plan->fwd[plan->C - 1] += 5.0 * m->classes;
+    plan->bwd[plan->C - 1] += 2.0 * m->classes;
 }
 
-/* The stages: their layers, FLOPs, parameters and activations. */
+/* The chunks: their layers, FLOPs, parameters and activations. */
 void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
@@ -229,11 +231,18 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->M = (int)sc->micro_batches;
     plan->micro = (int)(sc->batch / sc->micro_batches);
     plan->D = (int)sc->data_parallel;
+    /* virtual_stages counts only under the interleaved schedule (a sweep over schedules
+     * may set it for all) */
+    plan->V = sc->pipeline_schedule == SIM_PIPE_INTERLEAVED
+                  ? (int)scenario_own(sc, "virtual_stages")->l
+                  : 1;
+    plan->C = plan->S * plan->V;
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
-    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->D * plan->S * plan->T == run->n_workers);
+    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->C <= PIPE_MAX_CHUNKS &&
+              plan->D * plan->S * plan->T == run->n_workers);
     if (run->timing_only)
         plan_profile(plan, &run->profile, run->sc->recompute);
     else
@@ -263,10 +272,12 @@ static void layer_grad(const pipe_plan_t *plan, const sim_run_t *run, int i, siz
     DT_ASSERT(l->w_len + l->b_len == top - seg->lo); /* weights and bias, adjacent */
 }
 
-/* bucket_mb with replicas: each stage's layers in backward order as gradient segments,
+/* bucket_mb with replicas: each chunk's layers in backward order as gradient segments,
  * grouped into buckets as the allreduce strategy groups the whole model's (bucket.h). A
- * layer without parameters adds its FLOPs to the next gradient; the stage's backward FLOPs
- * beyond its layers' (the loss, model.recompute's forward passes) come before the first. */
+ * layer without parameters adds its FLOPs to the next gradient; the chunk's backward FLOPs
+ * beyond its layers' (the loss, model.recompute's forward passes) come before the first.
+ * A stage's stream reduces its chunks' buckets in one list, its last chunk's first: the
+ * chunks' last backward passes of a step come in that order (pipeline.c's schedule). */
 static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
 {
     int L = run->timing_only ? run->profile.n_layers : run->model.n_layers, *layer;
@@ -274,7 +285,7 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
     layer = dt_calloc((size_t)L, sizeof *layer);
     plan->bk_end = dt_calloc((size_t)L, 1);
     plan->bucketed = 1;
-    for (int s = 0; s < plan->S; s++) {
+    for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         int n = 0;
         size_t top = plan->p1[s];
         double carry = 0, sum = 0;
@@ -300,6 +311,21 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
     }
     free(seg);
     free(layer);
+    for (int s = 0; s < plan->S; s++) {
+        sim_bucket_list_t *l = &plan->bk_stage[s];
+        for (int v = 0; v < plan->V; v++)
+            l->n += plan->bk[v * plan->S + s].n;
+        /* the stream reads the slices alone: the FLOPs are charged from each chunk's list */
+        l->lo = dt_calloc((size_t)l->n + 1, sizeof(size_t));
+        l->hi = dt_calloc((size_t)l->n + 1, sizeof(size_t));
+        for (int v = plan->V - 1, n = 0; v >= 0; v--) {
+            const sim_bucket_list_t *b = &plan->bk[v * plan->S + s];
+            for (int k = 0; k < b->n; k++, n++) {
+                l->lo[n] = b->lo[k];
+                l->hi[n] = b->hi[k];
+            }
+        }
+    }
 }
 
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
