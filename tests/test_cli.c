@@ -149,6 +149,12 @@ START_TEST(bad_scenarios_exit_2_with_file_line_key)
                      "bucket_mb = 25\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
     one_error_line("bad.ini:10: strategy.bucket_mb", "shard_optimizer");
+
+    /* the interleaved schedule goes through the chunks S micro-batches at a time */
+    write_file(path, "[model]\nbatch = 24\nhidden = 16,12,12\n[strategy]\nkind = pipeline\n"
+                     "micro_batches = 3\npipeline_schedule = interleaved\nvirtual_stages = 2\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, NULL}), 2);
+    one_error_line("bad.ini:6: strategy.micro_batches", "multiple of stages = 2");
 }
 END_TEST
 

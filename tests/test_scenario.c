@@ -849,6 +849,42 @@ START_TEST(model_profile_files_and_errors)
                       "stages = 19\n",
                       ":5: strategy.stages: 19 stages but the profile resnet50 can be cut into "
                       "at most 18");
+    /* the interleaved schedule: micro-batches S at a time, a chunk's layers for every
+     * chunk, virtual_stages with it alone (but in a sweep over schedules) */
+    expect_load_error("[model]\nbatch = 24\nhidden = 16,12,12,8,8,8,8\n[strategy]\n"
+                      "kind = pipeline\nstages = 4\nmicro_batches = 6\n"
+                      "pipeline_schedule = interleaved\nvirtual_stages = 2\n",
+                      ":7: strategy.micro_batches: the interleaved schedule takes micro-batches S "
+                      "at a time through each chunk: micro_batches = 6 must be a multiple of "
+                      "stages = 4 (strategy.stages at line 6)");
+    expect_load_error("[strategy]\nkind = pipeline\npipeline_schedule = gpipe\n"
+                      "virtual_stages = 2\n",
+                      ":4: strategy.virtual_stages: virtual_stages = 2 chunks a stage need "
+                      "pipeline_schedule = interleaved, not gpipe");
+    expect_load_error("[strategy]\nkind = pipeline\nvirtual_stages = 2\n",
+                      ":3: strategy.virtual_stages: virtual_stages = 2 chunks a stage need "
+                      "pipeline_schedule = interleaved, not 1f1b");
+    expect_load_error("[model]\nhidden = 16,12,12\n[strategy]\nkind = pipeline\n"
+                      "pipeline_schedule = interleaved\nvirtual_stages = 3\n",
+                      ":6: strategy.virtual_stages: stages x virtual_stages = 2 x 3 = 6 chunks, "
+                      "but the mlp has 4 layers with weights, and a chunk needs at least one");
+    expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n"
+                      "pipeline_schedule = interleaved\nstages = 4\nvirtual_stages = 5\n",
+                      ":7: strategy.virtual_stages: stages x virtual_stages = 4 x 5 = 20 chunks, "
+                      "but the profile resnet50 can be cut into at most 18");
+    expect_load_error("[cluster]\nworkers = 1\n[strategy]\nkind = pipeline\nstages = 1\n"
+                      "pipeline_schedule = interleaved\nvirtual_stages = 2\n",
+                      ":7: strategy.virtual_stages: virtual_stages = 2 interleaves the chunks of 2 "
+                      "or more stages");
+    load_ok(&sc, tmp_file("t.ini", "[model]\nhidden = 16,12,12\n[strategy]\nkind = pipeline\n"
+                                   "virtual_stages = 2\n[sweep]\n"
+                                   "strategy.pipeline_schedule = 1f1b, interleaved\n"),
+            NULL, 0);
+    ck_assert_int_eq(scenario_own(&sc, "virtual_stages")->l, 2);
+    load_ok(&sc, tmp_file("t.ini", "[model]\nbatch = 24\n[strategy]\nkind = pipeline\n"
+                                   "micro_batches = 3\npipeline_schedule = interleaved\n"),
+            NULL, 0); /* one chunk a stage: 1f1b, any micro-batches */
+    ck_assert(sc.pipeline_schedule == SIM_PIPE_INTERLEAVED);
     expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
                       ":2: data.partition: a pipeline trains one model on the global batch");
     load_ok(&sc, tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"
@@ -1367,7 +1403,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 127);
+    ck_assert_int_eq(keys, 128);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 13.65Tf |"));

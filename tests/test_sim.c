@@ -1874,6 +1874,225 @@ START_TEST(timing_only_pipeline_is_exact)
 }
 END_TEST
 
+/* ---- Megatron-LM's interleaved 1F1B (pipeline_schedule = interleaved, virtual_stages) ---- */
+
+/* A profile of 24 equal layers (1 MFLOP forward, 2 backward per sample, 50 outputs kept),
+ * each a place to cut (20 elements), into path. */
+static void equal_layers_profile(char *path, size_t path_n, char *arch, size_t arch_n)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     "[profile]\nparams = 2400\nforward_flops = 24e6\n[backward]\n");
+    for (int i = 23; i >= 0; i--)
+        n += snprintf(text + n, sizeof text - (size_t)n, "l%d = 100 2e6\n", i);
+    n += snprintf(text + n, sizeof text - (size_t)n, "[forward]\n");
+    for (int i = 0; i < 24; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "l%d = 1e6 50%s\n", i,
+                      i < 23 ? " 20" : "");
+    profile_file(path, path_n, arch, arch_n, text);
+}
+
+/* The interleaved bubble: S stages of V equal chunks each (24 equal layers), free
+ * messages, micro-batches of 2. A chunk's forward and backward take f = 24 / (S V) x 3e6 x
+ * 2 FLOPs at 1 GFLOP/s, a step (V M + S - 1) f where the ideal is V M f, so the stages idle
+ * (S-1)/(V M + S - 1): smaller than 1f1b's (S-1)/(M + S - 1) at the same S and M. Stage 0
+ * holds its warm-up's (S-1) 2 + (V-1) S virtual micro-batches and the next one, at most the
+ * M V of the step, each a chunk's 24 / (S V) x 50 values per sample. Under full
+ * recomputation each backward pass re-runs its chunk's forward pass first: f grows by a
+ * third. */
+START_TEST(interleaved_bubble_matches_formula)
+{
+    char path[256], arch[300];
+    equal_layers_profile(path, sizeof path, arch, sizeof arch);
+    for (int S = 2; S <= 4; S += 2)
+        for (int Mf = 1; Mf <= 2; Mf++) {
+            int M = S * Mf;
+            char st[64], mb[64], batch[64], sched[64], vs[64];
+            snprintf(st, sizeof st, "strategy.stages=%d", S);
+            snprintf(mb, sizeof mb, "strategy.micro_batches=%d", M);
+            snprintf(batch, sizeof batch, "model.batch=%d", 2 * M);
+            snprintf(sched, sizeof sched, "strategy.pipeline_schedule=1f1b");
+            snprintf(vs, sizeof vs, "strategy.virtual_stages=1");
+            const char *sets[] = {"strategy.kind=pipeline", st, mb, batch, arch, "run.steps=3",
+                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=100000Gbps", "cluster.latency=0",
+                                  "cluster.device_flops=1Gf", sched, vs, "model.recompute=none"};
+            outcome_t plain = simulate(sets, 14, NULL);
+            snprintf(sched, sizeof sched, "strategy.pipeline_schedule=interleaved");
+            /* interleaved with one chunk a stage is 1f1b, to the digit */
+            outcome_t one = simulate(sets, 14, NULL);
+            ck_assert_msg(one.end_time == plain.end_time && one.bytes == plain.bytes,
+                          "S=%d M=%d: V=1 %.12g s, 1f1b %.12g s", S, M, one.end_time,
+                          plain.end_time);
+            for (int V = 2; V <= 3; V++) {
+                snprintf(vs, sizeof vs, "strategy.virtual_stages=%d", V);
+                sets[13] = "model.recompute=none";
+                outcome_t o = simulate(sets, 14, NULL);
+                double want = (S - 1.0) / (V * M + S - 1.0);
+                ck_assert_msg(fabs(o.idle_share - want) <= 1e-6,
+                              "S=%d V=%d M=%d: idle share %.6f, (S-1)/(V M+S-1) = %.6f", S, V, M,
+                              o.idle_share, want);
+                ck_assert_msg(o.idle_share < plain.idle_share, "S=%d V=%d M=%d: %.4f, 1f1b %.4f",
+                              S, V, M, o.idle_share, plain.idle_share);
+                double f = 24.0 / (S * V) * 3e6 * 2 / 1e9;
+                double step = (V * M + S - 1) * f;
+                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step, "S=%d V=%d M=%d: "
+                              "%.9g s, want %.9g s", S, V, M, o.end_time, 3 * step);
+                int held = (S - 1) * 2 + (V - 1) * S + 1;
+                held = held < M * V ? held : M * V;
+                ck_assert_msg(o.mem0[3] == held * 24.0 / (S * V) * 50 * 2 * 4,
+                              "S=%d V=%d M=%d: stage 0 activations %g, want %d chunks'", S, V, M,
+                              o.mem0[3], held);
+                ck_assert_msg(o.mem0[0] == 2400.0 / S * 4, "stage 0 parameters %g", o.mem0[0]);
+                /* every micro-batch crosses S V - 1 cuts each way, not S - 1 */
+                double cuts = 3.0 * M * (S * V - 1) * 2 * 2 * 20 * 4;
+                ck_assert_msg(o.bytes >= cuts && o.bytes <= cuts + 64.0 * 3, "bytes %.0f, want "
+                              "%.0f + STOPs", o.bytes, cuts);
+                sets[13] = "model.recompute=full";
+                o = simulate(sets, 14, NULL);
+                step = (V * M + S - 1) * f * 4 / 3;
+                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step, "S=%d V=%d M=%d "
+                              "recompute: %.9g s, want %.9g s", S, V, M, o.end_time, 3 * step);
+            }
+        }
+    unlink(path);
+}
+END_TEST
+
+/* On real models the interleaved pipeline trains what one worker with the whole batch
+ * trains: an mlp of 6 dense layers in 2 x 2, 2 x 3 and 3 x 2 chunks, the cnn's 4 weight
+ * layers in 2 x 2; 2 replicas of 2 x 2 with a plain all-reduce, buckets of a layer or so
+ * (the same weights to the bit), ZeRO-1 and ZeRO-2. With the cnn on a 10 Gb/s star,
+ * interleaved with V = 1 is 1f1b's run, time and weights. */
+START_TEST(interleaved_equals_single)
+{
+    static const int SV[][2] = {{2, 2}, {2, 3}, {3, 2}};
+    const char *single[] = {"strategy.kind=single", "model.hidden=16,12,12,8,8",
+                            "model.batch=24"};
+    float *ref = NULL;
+    outcome_t a = simulate(single, 3, &ref);
+    for (int k = 0; k < 3; k++) {
+        char st[64], vs[64];
+        snprintf(st, sizeof st, "strategy.stages=%d", SV[k][0]);
+        snprintf(vs, sizeof vs, "strategy.virtual_stages=%d", SV[k][1]);
+        const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12,12,8,8",
+                              "model.batch=24", st, vs, "strategy.micro_batches=6",
+                              "strategy.pipeline_schedule=interleaved"};
+        float *got = NULL;
+        outcome_t b = simulate(sets, 7, &got);
+        ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
+        double d = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(d < 2e-5, "S=%d V=%d: max relative difference %g", SV[k][0], SV[k][1], d);
+        free(got);
+    }
+    free(ref);
+
+    const char *cnn_single[] = {"strategy.kind=single", "model.arch=cnn",
+                                "data.source=fashion-mnist", "model.batch=24", "model.conv=3,4",
+                                "model.kernel=5", "model.fc=8"};
+    a = simulate(cnn_single, 7, &ref);
+    const char *cnn[] = {"strategy.kind=pipeline", "model.arch=cnn", "data.source=fashion-mnist",
+                         "model.batch=24", "model.conv=3,4", "model.kernel=5", "model.fc=8",
+                         "strategy.stages=2", "strategy.micro_batches=4",
+                         "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2",
+                         "cluster.bandwidth=10Gbps"};
+    float *got = NULL;
+    outcome_t b = simulate(cnn, 12, &got);
+    double d = max_rel_diff(got, ref, a.n_params);
+    ck_assert_msg(d < 2e-5, "cnn 2 x 2: max relative difference %g", d);
+    free(got);
+    free(ref);
+    cnn[10] = "strategy.virtual_stages=1";
+    float *one_w = NULL, *f1b_w = NULL;
+    outcome_t one = simulate(cnn, 12, &one_w);
+    cnn[9] = "strategy.pipeline_schedule=1f1b";
+    outcome_t f1b = simulate(cnn, 12, &f1b_w);
+    ck_assert_msg(one.end_time == f1b.end_time && !memcmp(one_w, f1b_w, sizeof(float) * a.n_params),
+                  "cnn: interleaved V=1 %.12g s, 1f1b %.12g s", one.end_time, f1b.end_time);
+    ck_assert_msg(b.bytes > f1b.bytes, "cnn: interleaved %.0f bytes, 1f1b %.0f", b.bytes,
+                  f1b.bytes);
+    free(one_w);
+    free(f1b_w);
+
+    /* 2 replicas of 2 stages of 2 chunks: the mlp's 4 dense layers, one a chunk */
+    const char *hsingle[] = {"strategy.kind=single", "model.hidden=16,12,12", "model.batch=48"};
+    a = simulate(hsingle, 3, &ref);
+    const char *hy[] = {"strategy.kind=pipeline", "model.hidden=16,12,12", "model.batch=24",
+                        "strategy.stages=2", "strategy.virtual_stages=2",
+                        "strategy.micro_batches=4", "strategy.pipeline_schedule=interleaved",
+                        "strategy.data_parallel=2", "strategy.algorithm=ring",
+                        "strategy.bucket_mb=0", "strategy.shard_optimizer=no",
+                        "strategy.zero_stage=1"};
+    static const char *const variants[][3] = {
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=no", "strategy.zero_stage=1"},
+        {"strategy.bucket_mb=0.0003", "strategy.shard_optimizer=no", "strategy.zero_stage=1"},
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=yes", "strategy.zero_stage=2"}};
+    float *plain = NULL;
+    for (int k = 0; k < 4; k++) {
+        memcpy(&hy[9], variants[k], sizeof variants[k]);
+        b = simulate(hy, 12, &got);
+        ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
+        d = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(d < 2e-5, "2 replicas, %s %s %s: max relative difference %g", hy[9], hy[10],
+                      hy[11], d);
+        if (k == 1)
+            ck_assert_msg(!memcmp(got, plain, sizeof(float) * a.n_params),
+                          "buckets change the weights");
+        if (k == 0)
+            plain = got;
+        else
+            free(got);
+    }
+    free(plain);
+    free(ref);
+}
+END_TEST
+
+/* Tensor groups of 2 in an interleaved pipeline of 2 x 2 chunks: two transformer blocks (the
+ * tensor test's block twice), cut after each attention and each MLP (64 elements a sample).
+ * The tensor all-reduces are the same as 1f1b's on 2 stages; the messages between stages
+ * cross 3 cuts per micro-batch instead of 1, each way, from each member. (Not faster here:
+ * its chunks, an attention and an MLP, are 6 and 9 MFLOP, where 1f1b's stages are a block
+ * each.) */
+START_TEST(interleaved_tensor_groups_move_their_cuts)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 2416\nforward_flops = 30e6\n"
+                 "[backward]\nb.mlp.c_proj = 400 8e6\nb.mlp.c_fc = 400 8e6\nb.ln = 8 2e6\n"
+                 "b.attn.c_proj = 100 2e6\nb.attn.scores = 0 4e6\nb.attn.c_attn = 300 6e6\n"
+                 "a.mlp.c_proj = 400 8e6\na.mlp.c_fc = 400 8e6\na.ln = 8 2e6\n"
+                 "a.attn.c_proj = 100 2e6\na.attn.scores = 0 4e6\na.attn.c_attn = 300 6e6\n"
+                 "[forward]\na.attn.c_attn = 3e6 192\na.attn.scores = 2e6 64\n"
+                 "a.attn.c_proj = 1e6 64 64\na.ln = 1e6 64\na.mlp.c_fc = 4e6 256\n"
+                 "a.mlp.c_proj = 4e6 64 64\n"
+                 "b.attn.c_attn = 3e6 192\nb.attn.scores = 2e6 64\n"
+                 "b.attn.c_proj = 1e6 64 64\nb.ln = 1e6 64\nb.mlp.c_fc = 4e6 256\n"
+                 "b.mlp.c_proj = 4e6 64\n"
+                 "[tensor]\na.attn.c_attn = column 64\na.attn.scores = heads\n"
+                 "a.attn.c_proj = row 64\na.mlp.c_fc = column 64\na.mlp.c_proj = row 64\n"
+                 "b.attn.c_attn = column 64\nb.attn.scores = heads\n"
+                 "b.attn.c_proj = row 64\nb.mlp.c_fc = column 64\nb.mlp.c_proj = row 64\n");
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.tensor=2",
+                          "cluster.workers=4", "strategy.micro_batches=4", "model.batch=8",
+                          arch, "run.steps=2", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0", "cluster.device_flops=1Gf",
+                          "strategy.pipeline_schedule=1f1b", "strategy.virtual_stages=1"};
+    outcome_t f1b = simulate(sets, 15, NULL);
+    sets[13] = "strategy.pipeline_schedule=interleaved";
+    sets[14] = "strategy.virtual_stages=2";
+    outcome_t il = simulate(sets, 15, NULL);
+    unlink(path);
+    ck_assert(il.timing_only);
+    /* steps x micro-batches x 2 more cuts x 2 ways x 2 members x 2 samples x 64 x 4 bytes */
+    double extra = 2.0 * 4 * 2 * 2 * 2 * 2 * 64 * 4;
+    ck_assert_msg(il.bytes == f1b.bytes + extra, "interleaved %.0f bytes, want 1f1b's %.0f + %.0f",
+                  il.bytes, f1b.bytes, extra);
+}
+END_TEST
+
 /* Hybrid: a stage all-reduces its gradients while the stages below go on with their
  * backward passes. A profile of 4 equal stages (2 ms forward, 4 ms backward per
  * micro-batch, GPipe, M = 3) whose parameters all sit on the last stage, 2 replicas on a
@@ -2812,6 +3031,12 @@ int main(void)
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("sim");
     tcase_set_timeout(tc, 300);
+    TCase *dev = tcase_create("dev");
+    tcase_set_timeout(dev, 300);
+    tcase_add_test(dev, interleaved_bubble_matches_formula);
+    tcase_add_test(dev, interleaved_equals_single);
+    tcase_add_test(dev, interleaved_tensor_groups_move_their_cuts);
+    suite_add_tcase(s, dev);
     tcase_add_test(tc, sync_ps_equals_single);
     tcase_add_test(tc, allreduce_equals_single);
     tcase_add_test(tc, lazy_allreduce_equals_eager);
@@ -2854,6 +3079,9 @@ int main(void)
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
     tcase_add_test(tc, timing_only_pipeline_is_exact);
+    tcase_add_test(tc, interleaved_bubble_matches_formula);
+    tcase_add_test(tc, interleaved_equals_single);
+    tcase_add_test(tc, interleaved_tensor_groups_move_their_cuts);
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);

@@ -575,7 +575,7 @@ static void deploy(sim_run_t *run)
     if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
         for (int i = 0; i < run->n_workers; i++)
-            list[i] = &plan->bk[i / plan->T % plan->S];
+            list[i] = &plan->bk_stage[i / plan->T % plan->S];
         sim_buckets_start_lists(run, list, bucket_reduce);
         free(list);
     }
