@@ -3031,12 +3031,6 @@ int main(void)
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("sim");
     tcase_set_timeout(tc, 300);
-    TCase *dev = tcase_create("dev");
-    tcase_set_timeout(dev, 300);
-    tcase_add_test(dev, interleaved_bubble_matches_formula);
-    tcase_add_test(dev, interleaved_equals_single);
-    tcase_add_test(dev, interleaved_tensor_groups_move_their_cuts);
-    suite_add_tcase(s, dev);
     tcase_add_test(tc, sync_ps_equals_single);
     tcase_add_test(tc, allreduce_equals_single);
     tcase_add_test(tc, lazy_allreduce_equals_eager);
