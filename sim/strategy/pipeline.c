@@ -12,7 +12,12 @@
  * 1f1b runs S-s-1 warm-up forwards, then alternates one forward and one backward, then
  * drains the backwards, so a stage holds at most S-s micro-batches' activations. Both
  * idle (S-1)/(M+S-1) of the step when the stages take equal time and messages take none:
- * the pipeline bubble, recorded as the workers' idle share.
+ * the pipeline bubble, recorded as the workers' idle share. interleaved (Megatron-LM,
+ * Narayanan et al. 2021) cuts the model into S V chunks (V = virtual_stages), chunk c on
+ * stage c mod S, and runs 1F1B over the M V (micro-batch, chunk) pairs in Megatron-LM's
+ * order (schedule, virtual_mb): the last stage's chunk v sends on to the first stage's
+ * chunk v + 1, and the bubble shrinks to (S-1)/(V M+S-1) for V times the messages. A
+ * message's flag names the micro-batch and the chunk it is for (msg_tag).
  *
  * The stages cut at layers with weights, where the forward + backward FLOPs of the most
  * loaded stage are the lowest (non-weight layers go with the weight layer before them).
