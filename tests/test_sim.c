@@ -12,6 +12,8 @@
  *   - timing-only runs (model profiles) cost exactly their FLOPs; a ring of one message per
  *     phase takes the step-by-step ring's time; gradient buckets overlap the backward pass
  *     exactly as the alpha-beta timeline says;
+ *   - the interleaved pipeline schedule idles (S-1)/(V M+S-1) of a step of equal chunks,
+ *     trains single's weights, and with one chunk a stage is 1f1b;
  *   - secure aggregation leaves the weights, moves the bytes its four steps add up to
  *     (the paper's published expansion for the per-client count), charges the documented
  *     cryptography, and fails exactly the rounds where its clients' dropouts leave a step
