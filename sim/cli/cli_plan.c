@@ -85,7 +85,10 @@ static void plan_help(void)
         "  --heads A           attention heads: tensor must divide A (default: not\n"
         "                      checked)\n"
         "  --set KEY=VALUE     any scenario key for every layout\n"
-        "                      (cluster.price_per_device_hour=4, ...)\n"
+        "                      (cluster.price_per_device_hour=4, ...); tensor\n"
+        "                      all-reduces are timed in closed form\n"
+        "                      (strategy.tensor_comm=formula; =messages simulates\n"
+        "                      each ring step)\n"
         "  --steps K           simulated steps per layout (default 1)\n"
         "  -j, --jobs J        layouts checked and simulated at once (default 1)\n"
         "  --db PATH           results database (default " DEFAULT_DB ")\n"
@@ -291,7 +294,8 @@ static void write_scenario(FILE *f, const plan_opts_t *o, const char *profile, c
             "[cluster]\nplatform = multi-rack\nracks = %ld\nworkers = %ld\ndevice = %s\n"
             "bandwidth = 2400Gbps\nuplink_bandwidth = 1600Gbps\nlatency = 2us\n"
             "uplink_latency = 2us\nnetwork_model = CM02\n"
-            "[strategy]\nkind = pipeline\nalgorithm = ring\npipeline_schedule = 1f1b\n",
+            "[strategy]\nkind = pipeline\nalgorithm = ring\npipeline_schedule = 1f1b\n"
+            "tensor_comm = formula\n",
             name, o->steps, o->db, profile, o->precision, o->devices / per_server, o->devices,
             o->device);
 }

@@ -314,10 +314,45 @@ typedef struct stage_state {
     char *op;
     int *mb, *ch;
     uint32_t *idx;
-    sim_comm_t *sends;
+    sim_comm_t *sends; /* NULL once finished early (finish_acked) */
     sim_msg_t **sent;
+    /* finish_acked: per direction (0 activations on, 1 gradients back) the step's sends in
+     * order, how many were sent and finished, how many messages came the other way, and
+     * after the j-th of those how many of ours the peer had taken in (acked) */
+    int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
     sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
 } stage_state_t;
+
+/* A stage's sends of a step used to be waited for at the step's end, and the simulator
+ * scans an activity's list of unwaited sends at each completion: with hundreds of
+ * micro-batches a step's cost grew as their square. But a message from a neighbour says
+ * which of our sends it had taken in before it sent it: its schedule, known here. After
+ * the j-th message received from a neighbour, the sends acked[dir][j] of that direction
+ * are done, and waiting for them takes no simulated time. */
+
+/* For neighbour x's schedule: before its j-th pass of kind `sends` that sends us a message,
+ * the passes of kind `takes` in which it took one of ours (a forward takes activations where
+ * its model chunk is not the first, a backward takes gradients where it is not the last;
+ * a forward sends where it is not the last, a backward where it is not the first). */
+static void acked_counts(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int x,
+                         char sends, char takes, int *acked)
+{
+    size_t n_max = 2 * (size_t)plan->M * (size_t)plan->V;
+    char *op = dt_malloc(n_max);
+    int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
+    int n = schedule(plan, kind, x, op, mb, ch), taken = 0, j = 0;
+    for (int k = 0; k < n; k++) {
+        int c = ch[k] * plan->S + x;
+        int first = c == 0, last = c == plan->C - 1;
+        if (op[k] == takes && (takes == 'F' ? !first : !last))
+            taken++;
+        if (op[k] == sends && (sends == 'F' ? !last : !first))
+            acked[j++] = taken;
+    }
+    free(op);
+    free(mb);
+    free(ch);
+}
 
 static void stage_state_free(sim_node_t *node)
 {
@@ -328,7 +363,26 @@ static void stage_state_free(sim_node_t *node)
     free(st->idx);
     free(st->sends);
     free(st->sent);
+    for (int k = 0; k < 2; k++) {
+        free(st->order[k]);
+        free(st->acked[k]);
+    }
     free(st->own);
+}
+
+/* The peer that our sends of direction dir go to has sent us its next message: the sends it
+ * had taken in by then are finished (no simulated time passes). */
+static sim_status_t finish_acked(sim_run_t *run, sim_node_t *node, stage_state_t *st, int dir)
+{
+    int upto = st->acked[dir][st->n_got[dir]++];
+    for (; st->n_done[dir] < upto && st->n_done[dir] < st->n_dir[dir]; st->n_done[dir]++) {
+        int k = st->order[dir][st->n_done[dir]];
+        sim_status_t e = sim_send_finish(run, node, st->sends[k], st->sent[k]);
+        st->sends[k] = NULL;
+        if (e != SIM_OK)
+            return e;
+    }
+    return SIM_OK;
 }
 
 static void stage(sim_node_t *node)
@@ -357,8 +411,16 @@ static void stage(sim_node_t *node)
     st->idx = dt_malloc(sizeof(uint32_t) * (size_t)b);
     st->sends = dt_calloc(n_max, sizeof(sim_comm_t));
     st->sent = dt_calloc(n_max, sizeof(sim_msg_t *));
+    for (int k = 0; k < 2; k++) {
+        st->order[k] = dt_calloc(n_max, sizeof(int));
+        st->acked[k] = dt_calloc(n_max, sizeof(int));
+    }
     st->own = dt_calloc(n_max + 1, sizeof(sim_msg_t));
     int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb, st->ch);
+    if (S > 1) {
+        acked_counts(plan, run->sc->pipeline_schedule, (s + 1) % S, 'B', 'F', st->acked[0]);
+        acked_counts(plan, run->sc->pipeline_schedule, (s + S - 1) % S, 'F', 'B', st->acked[1]);
+    }
     /* the next and the previous stage, member r; interleaved, the last stage's chunks send
      * on to the first stage's next chunks and the first stage's gradients go back round */
     int next = (d * S + (s + 1) % S) * T + r, prev = (d * S + (s + S - 1) % S) * T + r;
@@ -372,6 +434,9 @@ static void stage(sim_node_t *node)
         if (s == 0)
             stop = sim_should_stop(run, step) || run->ended;
         int n_sent = 0, backwards = 0;
+        memset(st->n_dir, 0, sizeof st->n_dir);
+        memset(st->n_done, 0, sizeof st->n_done);
+        memset(st->n_got, 0, sizeof st->n_got);
         memset(nb, 0, sizeof(int) * (size_t)V);
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
@@ -401,6 +466,10 @@ static void stage(sim_node_t *node)
                     }
                     DT_ASSERT(in->flag == msg_tag(plan, m, c) && in->step == step &&
                               in->n == in_n);
+                    if (finish_acked(run, node, st, 1) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
                 }
                 if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
                     run->failed = 1;
@@ -427,7 +496,7 @@ static void stage(sim_node_t *node)
                     st->sent[n_sent] = payload(node, &st->own[n_sent], real ? ws->act[hi - 1] : w,
                                                out_n, msg_tag(plan, m, c + 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
-                    n_sent++;
+                    st->order[0][st->n_dir[0]++] = n_sent++;
                 }
             } else {
                 if (c < C - 1) {
@@ -438,6 +507,10 @@ static void stage(sim_node_t *node)
                     }
                     DT_ASSERT(in->flag == msg_tag(plan, m, c) && in->step == step &&
                               in->n == out_n);
+                    if (finish_acked(run, node, st, 0) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
                 }
                 if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
                     run->failed = 1;
@@ -468,7 +541,7 @@ static void stage(sim_node_t *node)
                                                real ? ws->dact[lo - 1] : w, in_n,
                                                msg_tag(plan, m, c - 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
-                    n_sent++;
+                    st->order[1][st->n_dir[1]++] = n_sent++;
                 }
                 if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
                                                   nb[cv] == 0) != SIM_OK) {
@@ -508,7 +581,7 @@ static void stage(sim_node_t *node)
             }
         }
         for (int k = 0; k < n_sent; k++)
-            if (sim_send_finish(run, node, st->sends[k], st->sent[k]) != SIM_OK) {
+            if (st->sends[k] && sim_send_finish(run, node, st->sends[k], st->sent[k]) != SIM_OK) {
                 run->failed = 1;
                 return;
             }

@@ -1,0 +1,121 @@
+#!/bin/sh
+# How fast dtsim answers a capacity planner (figures, not a pass/fail test): the wall time,
+# best of REPEAT (default 3), of
+#   1. one step of GPT-3 175B on 1024 A100s (tensor 8 x pipeline 16 x data 8, batch 1536 in
+#      micro-batches of one: 192 per replica), simulated whole, every GPU an actor;
+#   2. one step of the 1T-parameter GPT of Narayanan et al. 2021 on 3072 A100s (128 layers,
+#      hidden 25600, 160 heads; tensor 8 x pipeline 64 x data 6, batch 3072: 512
+#      micro-batches per replica);
+#   3. `dtsim plan` of Llama-2 70B on 64 H100s (global batch 512, -j 2): every fitting
+#      layout simulated and ranked;
+#   4. Llama 3 405B on 16,384 H100s (tensor 8 x pipeline 16 x data 128, 2048 sequences of
+#      8192 tokens, micro-batches of one: 16 per replica), one step simulated whole.
+# Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them)
+# and the replicas' ring all-reduces a message per phase (strategy.ring_messages = phases);
+# the same simulated times as step-by-step messages within 0.5% (the sim suite's
+# tensor_formula_matches_messages and ring_phases_match_ring_steps).
+# usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-4; default all)
+set -eu
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build}
+[ $# -gt 0 ] && shift
+items=${*:-1 2 3 4}
+dtsim=$build/dtsim
+repeat=${REPEAT:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# best: label, then a command; runs it REPEAT times, prints the best wall time and the
+# command's last line of interest (its simulated step)
+best() {
+    label=$1
+    shift
+    b=""
+    for k in $(seq "$repeat"); do
+        rm -f "$tmp"/*.db
+        /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > "$tmp/out" 2> "$tmp/err" || {
+            echo "$label: failed"; tail -3 "$tmp/err"; return 0; }
+        w=$(cut -d' ' -f1 "$tmp/time")
+        if [ -z "$b" ] || awk -v w="$w" -v b="$b" 'BEGIN { exit !(w < b) }'; then
+            b=$w
+            m=$(cut -d' ' -f2 "$tmp/time")
+        fi
+    done
+    sim=$(awk '$2 == "pipeline" && $3 == "finished" { print $5; exit }' "$tmp/out")
+    printf "%-58s wall %7.1f s (best of %d)  peak %5d MB  %s\n" "$label" "$b" "$repeat" \
+        $((m / 1024)) "${sim:+simulated $sim a step}"
+}
+
+scenario() { # NAME PROFILE DEVICE UPLINK: a one-step timing-only pipeline on multi-rack
+    cat > "$tmp/$1.ini" <<EOF
+[run]
+name = $1
+steps = 1
+eval_every = 0
+[model]
+arch = profile:$2
+precision = bf16
+optimizer = adam
+recompute = full
+[cluster]
+platform = multi-rack
+device = $3
+bandwidth = 2400Gbps
+uplink_bandwidth = $4
+latency = 2us
+uplink_latency = 2us
+network_model = CM02
+[strategy]
+kind = pipeline
+algorithm = ring
+pipeline_schedule = 1f1b
+tensor = 8
+tensor_comm = formula
+ring_messages = phases
+EOF
+}
+
+echo "planspeed: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for item in $items; do
+    case $item in
+    1)
+        "$dtsim" profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \
+            --vocab 51200 --name gpt3-175b --out "$tmp/gpt3-175b.ini" > /dev/null
+        scenario gpt3 gpt3-175b.ini a100-80gb 1600Gbps
+        best "GPT-3 175B, 1024 A100s, t8 p16 d8, 192 micro-batches" \
+            "$dtsim" run "$tmp/gpt3.ini" --db "$tmp/a.db" --set strategy.stages=16 \
+            --set strategy.data_parallel=8 --set cluster.workers=1024 --set cluster.racks=128 \
+            --set model.batch=192 --set strategy.micro_batches=192
+        ;;
+    2)
+        "$dtsim" profile transformer --layers 128 --hidden 25600 --heads 160 --seq 2048 \
+            --vocab 51200 --name gpt-1t --out "$tmp/gpt-1t.ini" > /dev/null
+        scenario gpt1t gpt-1t.ini a100-80gb 1600Gbps
+        best "GPT 1T, 3072 A100s, t8 p64 d6, 512 micro-batches" \
+            "$dtsim" run "$tmp/gpt1t.ini" --db "$tmp/a.db" --set strategy.stages=64 \
+            --set strategy.data_parallel=6 --set cluster.workers=3072 --set cluster.racks=384 \
+            --set model.batch=512 --set strategy.micro_batches=512
+        ;;
+    3)
+        "$dtsim" profile transformer --family llama --layers 80 --hidden 8192 --heads 64 \
+            --kv-heads 8 --seq 4096 --vocab 32000 --ffn 28672 --name llama2-70b \
+            --out "$tmp/llama2-70b.ini" > /dev/null
+        best "dtsim plan Llama-2 70B, 64 H100s, batch 512, -j 2" \
+            "$dtsim" plan --profile "$tmp/llama2-70b.ini" --device h100 --devices 64 \
+            --heads 64 --global-batch 512 -j 2 --set cluster.price_per_device_hour=4 \
+            --db "$tmp/a.db"
+        ;;
+    4)
+        "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 --heads 128 \
+            --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 --name llama3-405b \
+            --out "$tmp/llama3-405b.ini" > /dev/null
+        scenario llama3 llama3-405b.ini h100 3200Gbps
+        best "Llama 3 405B, 16384 H100s, t8 p16 d128, 16 micro-batches" \
+            "$dtsim" run "$tmp/llama3.ini" --db "$tmp/a.db" --set strategy.stages=16 \
+            --set strategy.data_parallel=128 --set cluster.workers=16384 \
+            --set cluster.racks=2048 --set model.batch=16 --set strategy.micro_batches=16 \
+            --set strategy.sequence_parallel=yes
+        ;;
+    *) echo "planspeed: no item $item (1-4)" >&2; exit 2 ;;
+    esac
+done
