@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <simgrid/actor.h>
+#include <xbt/config.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
@@ -135,6 +136,9 @@ dt_status sim_goodput_simulate(sim_goodput_job_t *jobs, int n, const char *argv0
         return dt_err_input(err, "goodput simulation: cannot write %s", path);
     }
     sim_transport_init(argv0);
+    /* every crash starts an actor: small stacks (these actors only sleep) make thousands of
+     * them cheap to map */
+    sg_cfg_set_int("contexts/stack-size", 64);
     simgrid_load_platform(path);
     unlink(path);
     sg_host_t cluster = sg_host_by_name("cluster"), other = sg_host_by_name("failures");
