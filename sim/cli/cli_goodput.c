@@ -247,6 +247,17 @@ static void fmt_time(double s, char *buf, size_t n)
         snprintf(buf, n, "%.3g days", s / 86400);
 }
 
+/* "1.69 million", "81234": a count or an amount, millions and billions to three figures. */
+static void fmt_count(double v, char *buf, size_t n)
+{
+    if (v >= 1e9)
+        snprintf(buf, n, "%.3g billion", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, n, "%.3g million", v / 1e6);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
 /* "5.67 TB", "812 GB": bytes in the decimal unit that reads best. */
 static void fmt_bytes(double v, char *buf, size_t n)
 {
@@ -319,12 +330,15 @@ int cli_goodput(int argc, char **argv)
         fmt_time(o.in.train_s, a, sizeof a);
         fmt_time(g.wall_s, b, sizeof b);
         fmt_time(g.lost_s, c, sizeof c);
-        printf("%-34s %s failure-free: %s of wall time, %s lost, %.0f failures\n", "training",
-               a, b, c, g.failures);
-        printf("%-34s %.4g device-hours", "lost", g.lost_s / 3600 * N);
-        if (o.price > 0)
-            printf(" = $%.4g at $%g per device-hour (of $%.4g in all)",
-                   g.lost_s / 3600 * N * o.price, o.price, g.wall_s / 3600 * N * o.price);
+        printf("%-34s %s failure-free: %s of wall time, %s lost, %.0f failure%s\n",
+               "training", a, b, c, g.failures, round(g.failures) == 1 ? "" : "s");
+        fmt_count(g.lost_s / 3600 * N, a, sizeof a);
+        printf("%-34s %s device-hours", "lost", a);
+        if (o.price > 0) {
+            fmt_count(g.lost_s / 3600 * N * o.price, b, sizeof b);
+            fmt_count(g.wall_s / 3600 * N * o.price, c, sizeof c);
+            printf(" = $%s at $%g per device-hour (of $%s in all)", b, o.price, c);
+        }
         printf("\n");
     }
     if (o.simulate) {
