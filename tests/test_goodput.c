@@ -2,7 +2,8 @@
  * Daly's intervals against values computed by hand, Daly's interval as the optimum of the
  * model, the expected goodput against a SimGrid simulation of crashes, checkpoints and
  * restarts (thousands of crashes, within 5%), the simulated goodput lower at half and twice
- * the interval, and the command: its table, --simulate, and one error line for bad input. */
+ * the interval, and the command: its table, --simulate, one error line for bad input, and
+ * its bash completion. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -242,6 +243,35 @@ START_TEST(bad_input_is_one_line_and_exit_2)
 }
 END_TEST
 
+/* The bash completion offers the command and its options (read from its --help). */
+START_TEST(completion_offers_goodput)
+{
+    static const char *const body =
+        "source \"$1\" || exit 3\n"
+        "COMP_LINE=$2 COMP_POINT=${#2} COMP_WORDBREAKS=$' \\t\\n\"\\'><=;|&(:'\n"
+        "COMP_WORDS=($2) COMP_CWORD=${#COMP_WORDS[@]}\n"
+        "_dtsim\n"
+        "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+    char script[512], line[1024];
+    snprintf(script, sizeof script, "%s/sim/cli/dtsim-completion.bash", DTSIM_SOURCE);
+    static const char *const cases[][2] = {
+        {"goo", "goodput\n"},
+        {"goodput --devices 8 --ckpt-t", "--ckpt-total-bandwidth\n"},
+        {"goodput --mtbf 50000h --sim", "--simulate\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i][0]);
+        ck_assert_int_eq(cli_run("/bin/bash",  out_path, err_path,
+                                 (const char *[]){"-c", body, "bash", script, line, NULL}),
+                         0);
+        char *got = cli_slurp(out_path);
+        ck_assert_msg(!strcmp(got, cases[i][1]), "dtsim %s<TAB>: got \"%s\", want \"%s\"",
+                      cases[i][0], got, cases[i][1]);
+        free(got);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("goodput");
@@ -255,6 +285,7 @@ int main(void)
     tcase_add_test(tc, simulation_refuses_bad_jobs);
     tcase_add_test(tc, command_prints_the_table);
     tcase_add_test(tc, bad_input_is_one_line_and_exit_2);
+    tcase_add_test(tc, completion_offers_goodput);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
