@@ -278,8 +278,12 @@ int cli_goodput(int argc, char **argv)
     scenario_defaults(&sc);
     char set[96];
     snprintf(set, sizeof set, "model.precision=%s", o.precision);
-    if (scenario_set(&sc, set, &err) || scenario_set(&sc, "model.optimizer=adam", &err))
-        return cli_usage_error("goodput", "--precision %s: %s", o.precision, err.msg);
+    if (scenario_set(&sc, set, &err) || scenario_set(&sc, "model.optimizer=adam", &err)) {
+        /* the key's own message, without the --set it was given as */
+        const char *why = strstr(err.msg, "model.precision: ");
+        return cli_usage_error("goodput", "--precision %s: %s", o.precision,
+                               why ? why + strlen("model.precision: ") : err.msg);
+    }
     if (o.profile) {
         sim_model_profile_t prof;
         if (sim_model_profile_load(&prof, o.profile, &err))
@@ -326,6 +330,9 @@ int cli_goodput(int argc, char **argv)
     printf("%-34s %.2f%%\n", "  lost writing checkpoints", 100 * g.ckpt_share);
     printf("%-34s %.2f%%\n", "  lost to rework after failures", 100 * g.rework_share);
     printf("%-34s %.2f%%\n", "  lost restarting", 100 * g.restart_share);
+    if (g.step_wall_s > 0)
+        printf("%-34s %.4g s with failures (%.4g s without)\n", "a step in wall time",
+               g.step_wall_s, o.in.step_s);
     if (o.in.train_s > 0) {
         fmt_time(o.in.train_s, a, sizeof a);
         fmt_time(g.wall_s, b, sizeof b);

@@ -98,6 +98,8 @@ dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt
     g.ckpt_share = g.ckpt_s / wall;
     g.rework_share = (M * expm1(s / M) - s) / wall;
     g.restart_share = expm1(s / M) * M * expm1(R / M) / wall;
+    if (in->step_s > 0)
+        g.step_wall_s = in->step_s / g.goodput;
     if (in->train_s > 0) {
         g.wall_s = in->train_s / g.goodput;
         g.lost_s = g.wall_s - in->train_s;

@@ -62,6 +62,7 @@ typedef struct sim_goodput {
     double ckpt_share;     /* writing checkpoints that complete */
     double rework_share;   /* computing and writing that a failure then loses */
     double restart_share;  /* restarting (restarts a failure cuts short included) */
+    double step_wall_s;    /* step_s / goodput: a step's expected wall time; 0 without step_s */
     double wall_s;         /* train_s / goodput: the expected wall time; 0 without train_s */
     double lost_s;         /* wall_s - train_s */
     double failures;       /* expected failures in wall_s */
@@ -80,9 +81,10 @@ double sim_goodput_ckpt_bytes(const scenario_t *sc, double params);
 /** Everything of sim_goodput_t from in; DT_ERR_INPUT naming the bad field when one is out of
  * range (never exits). */
 dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt_err_t *err);
-/** For dtsim plan, one layout at the defaults: devices, its step time (s), the model's
+/** For dtsim plan, one layout at the defaults above: devices, its step time (s), the model's
  * parameters, checkpoint bytes a parameter (sim_goodput_ckpt_bytes(sc, 1)), train_s of
- * failure-free training (0: none); out's interval_s, interval_steps, goodput, wall_s. */
+ * failure-free training (0: none); out's interval_s and interval_steps (how often to
+ * checkpoint), goodput, step_wall_s (the step time failures make) and wall_s. */
 dt_status sim_goodput_layout(double devices, double step_s, double params,
                              double bytes_per_param, double train_s, sim_goodput_t *out,
                              dt_err_t *err);
