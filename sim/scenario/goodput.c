@@ -109,6 +109,8 @@ dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt
     return DT_OK;
 }
 
+/* bytes_per_param: sim_goodput_ckpt_bytes(sc, 1) of the layout's scenario; train_s 0 leaves
+ * the totals out. */
 dt_status sim_goodput_layout(double devices, double step_s, double params,
                              double bytes_per_param, double train_s, sim_goodput_t *out,
                              dt_err_t *err)

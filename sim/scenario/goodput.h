@@ -78,13 +78,9 @@ double sim_goodput_daly(double ckpt_s, double mtbf_s);
 double sim_goodput_fraction(double interval_s, double ckpt_s, double restart_s, double mtbf_s);
 /** Bytes of a checkpoint of params parameters in sc's precision and optimizer. */
 double sim_goodput_ckpt_bytes(const scenario_t *sc, double params);
-/** Everything of sim_goodput_t from in; DT_ERR_INPUT naming the bad field when one is out of
- * range (never exits). */
+/** Everything of sim_goodput_t from in; DT_ERR_INPUT naming a field out of range. */
 dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt_err_t *err);
-/** For dtsim plan, one layout at the defaults above: devices, its step time (s), the model's
- * parameters, checkpoint bytes a parameter (sim_goodput_ckpt_bytes(sc, 1)), train_s of
- * failure-free training (0: none); out's interval_s and interval_steps (how often to
- * checkpoint), goodput, step_wall_s (the step time failures make) and wall_s. */
+/** dtsim plan, a layout at the defaults: its interval, goodput, step_wall_s (and wall_s). */
 dt_status sim_goodput_layout(double devices, double step_s, double params,
                              double bytes_per_param, double train_s, sim_goodput_t *out,
                              dt_err_t *err);
