@@ -213,6 +213,22 @@ START_TEST(command_prints_the_table)
     o = cli_slurp(out_path);
     ck_assert_msg(strstr(o, "2.83 s at 2000 GB/s"), "%s", o);
     free(o);
+    /* 15.6e12 tokens of 2^24 a step: ceil(929,832.5) = 929,833 steps of 6.22 s = 66.9 days,
+     * as many steps given as such */
+    static const char *const lengths[][6] = {
+        {"--tokens", "15.6e12", "--step-tokens", "16777216", NULL},
+        {"--steps", "929833", NULL},
+    };
+    for (int k = 0; k < 2; k++) {
+        const char *args[16] = {"goodput", "--devices", "16384", "--params", "405e9",
+                                "--step-time", "6.22s"};
+        for (int i = 0; lengths[k][i]; i++)
+            args[7 + i] = lengths[k][i];
+        ck_assert_int_eq(dtsim(args), 0);
+        o = cli_slurp(out_path);
+        ck_assert_msg(strstr(o, "66.9 days failure-free: 72.3 days of wall time"), "%s", o);
+        free(o);
+    }
     ck_assert_int_eq(dtsim((const char *[]){"goodput", "--devices", "8", "--profile", "gpt2_xl",
                                             NULL}),
                      0);
