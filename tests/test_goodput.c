@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
+#include "blas.h"
 #include "cli_checks.h"
 #include "goodput.h"
 #include "goodput_sim.h"
@@ -299,6 +302,11 @@ END_TEST
 
 int main(void)
 {
+    /* the kernels dtsim would start itself again with (trainer_blas_select), chosen once
+     * here: each of the suite's two dozen dtsim processes then starts once, not twice */
+    const char *core = trainer_blas_core_for(trainer_cpu_detect(), openblas_get_corename());
+    if (core)
+        setenv("OPENBLAS_CORETYPE", core, 0);
     Suite *s = suite_create("goodput");
     TCase *tc = tcase_create("goodput");
     tcase_add_checked_fixture(tc, setup, NULL);
