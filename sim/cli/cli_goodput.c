@@ -56,7 +56,8 @@ static void goodput_help(void)
            "  --price USD             dollars per device-hour (the lost dollars)\n"
            "  --simulate              also simulate the training with crashes drawn at the\n"
            "                          job's MTBF (SimGrid: checkpoints and restarts as\n"
-           "                          events; 1000 MTBFs of work without a training length)\n"
+           "                          events; without a training length, 1000 MTBFs of\n"
+           "                          work or a million checkpoints, the shorter)\n"
            "  --seed S                the simulated crashes' seed (default 1)\n"
            "  -h, --help              this text\n"
            "\n"
@@ -67,6 +68,9 @@ static void goodput_help(void)
            "  dtsim goodput --devices 16384 --params 405e9 --step-time 6.22s \\\n"
            "      --train-time 54d\n");
 }
+
+/* checkpoints --simulate simulates at most (10 s or so) */
+#define SIM_MAX_CKPTS 1e6
 
 typedef struct goodput_opts {
     sim_goodput_in_t in;
@@ -234,7 +238,8 @@ static int goodput_opts_parse(goodput_opts_t *o, int argc, char **argv)
     return 0;
 }
 
-/* "6.22 s", "4.1 min", "3.09 h", "58.3 days": a duration in the unit that reads best. */
+/* "6.22 s", "4.1 min", "3.09 h", "58.3 days", "5.78 years": a duration in the unit that
+ * reads best. */
 static void fmt_time(double s, char *buf, size_t n)
 {
     if (s < 120)
@@ -243,8 +248,10 @@ static void fmt_time(double s, char *buf, size_t n)
         snprintf(buf, n, "%.3g min", s / 60);
     else if (s < 3 * 86400)
         snprintf(buf, n, "%.3g h", s / 3600);
-    else
+    else if (s < 999.5 * 86400)
         snprintf(buf, n, "%.3g days", s / 86400);
+    else
+        snprintf(buf, n, "%.3g years", s / (365.25 * 86400));
 }
 
 /* "1.69 million", "81234": a count or an amount, millions and billions to three figures. */
@@ -306,9 +313,12 @@ int cli_goodput(int argc, char **argv)
     printf("%-34s %.0f; a failure every %s (%.0f device-hours each)\n", "devices", N, a,
            o.in.mtbf_device_s / 3600);
     fmt_bytes(o.in.ckpt_bytes, b, sizeof b);
-    if (o.params > 0)
-        printf("%-34s %.4g billion parameters x %g bytes (%s, Adam) = %s\n", "checkpoint",
-               o.params / 1e9, o.in.ckpt_bytes / o.params, o.precision, b);
+    if (o.params > 0) {
+        char count[48];
+        fmt_count(o.params, count, sizeof count);
+        printf("%-34s %s parameters x %g bytes (%s, Adam) = %s\n", "checkpoint", count,
+               o.in.ckpt_bytes / o.params, o.precision, b);
+    }
     else
         printf("%-34s %s\n", "checkpoint", b);
     double bw = o.in.ckpt_bw_total > 0 ? o.in.ckpt_bw_total : o.in.ckpt_bw_device * N;
@@ -349,12 +359,21 @@ int cli_goodput(int argc, char **argv)
         printf("\n");
     }
     if (o.simulate) {
+        /* the simulation's cost is its checkpoints (about 100,000 a second): 1000 MTBFs of
+         * work unless that takes more than a million of them */
+        double work = o.in.train_s > 0 ? o.in.train_s
+                                       : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
+        if (work / g.interval_s > SIM_MAX_CKPTS)
+            return cli_usage_error("goodput",
+                                   "--simulate: %.3g checkpoints to simulate, more than %g: "
+                                   "give a shorter training",
+                                   ceil(work / g.interval_s), SIM_MAX_CKPTS);
         sim_goodput_job_t job = {
             .interval_s = g.interval_s,
             .ckpt_s = g.ckpt_s,
             .restart_s = o.in.restart_s,
             .mtbf_s = g.mtbf_s,
-            .work_s = o.in.train_s > 0 ? o.in.train_s : 1000 * g.mtbf_s,
+            .work_s = work,
             .seed = (uint64_t)o.seed,
         };
         if (sim_goodput_simulate(&job, 1, argv[0], &err))
