@@ -244,7 +244,7 @@ END_TEST
 START_TEST(bad_input_is_one_line_and_exit_2)
 {
     static const struct {
-        const char *args[8], *needle;
+        const char *args[10], *needle;
     } cases[] = {
         {{"goodput", "--params", "405e9", NULL}, "missing --devices"},
         {{"goodput", "--devices", "0", "--params", "1e9", NULL}, "--devices 0"},
@@ -263,6 +263,9 @@ START_TEST(bad_input_is_one_line_and_exit_2)
         {{"goodput", "--devices", "8", "--params", "1e9", "--frobnicate", NULL},
          "unknown option \"--frobnicate\""},
         {{"goodput", "--devices", "8", "--params", "1e9", "--seed", NULL}, "--seed needs a value"},
+        {{"goodput", "--devices", "1", "--params", "1e6", "--train-time", "20000000h",
+          "--simulate", NULL},
+         "--simulate: 1.11e+07 checkpoints to simulate"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_msg(dtsim(cases[i].args) == 2, "case %zu", i);
