@@ -270,6 +270,9 @@ START_TEST(bad_input_is_one_line_and_exit_2)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_msg(dtsim(cases[i].args) == 2, "case %zu", i);
         cli_one_error_line(err_path, "dtsim goodput: ", cases[i].needle);
+        char *o = cli_slurp(out_path);
+        ck_assert_msg(!o[0], "case %zu printed: %s", i, o);
+        free(o);
     }
 }
 END_TEST

@@ -306,6 +306,15 @@ int cli_goodput(int argc, char **argv)
     sim_goodput_t g;
     if (sim_goodput_compute(&o.in, &g, &err))
         return cli_usage_error("goodput", "%s", err.msg);
+    /* the simulation's cost is its checkpoints (about 100,000 a second): 1000 MTBFs of work
+     * unless that takes more than a million of them; refused before anything is printed */
+    double work = o.in.train_s > 0 ? o.in.train_s
+                                   : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
+    if (o.simulate && work / g.interval_s > SIM_MAX_CKPTS)
+        return cli_usage_error("goodput",
+                               "--simulate: %.3g checkpoints to simulate, more than %g: give a "
+                               "shorter training",
+                               ceil(work / g.interval_s), SIM_MAX_CKPTS);
 
     char a[48], b[48], c[48];
     double N = o.in.devices;
@@ -359,15 +368,6 @@ int cli_goodput(int argc, char **argv)
         printf("\n");
     }
     if (o.simulate) {
-        /* the simulation's cost is its checkpoints (about 100,000 a second): 1000 MTBFs of
-         * work unless that takes more than a million of them */
-        double work = o.in.train_s > 0 ? o.in.train_s
-                                       : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
-        if (work / g.interval_s > SIM_MAX_CKPTS)
-            return cli_usage_error("goodput",
-                                   "--simulate: %.3g checkpoints to simulate, more than %g: "
-                                   "give a shorter training",
-                                   ceil(work / g.interval_s), SIM_MAX_CKPTS);
         sim_goodput_job_t job = {
             .interval_s = g.interval_s,
             .ckpt_s = g.ckpt_s,
