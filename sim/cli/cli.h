@@ -83,6 +83,8 @@ int cli_export(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 /** dtsim plan: enumerates, fits and simulates the parallel layouts of a model on N devices. */
 int cli_plan(int argc, char **argv);
+/** dtsim goodput: the checkpoint interval and the time failures cost (scenario/goodput.h). */
+int cli_goodput(int argc, char **argv);
 /** dtsim profile: writes the model profile of a transformer of the user's shape. */
 int cli_profile(int argc, char **argv);
 

@@ -72,6 +72,9 @@ _dtsim()
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
             --heads | --steps | --top | --max-runs) ((i++)) ;;
+        --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
+            --restart | --step-time | --train-time | --tokens | --step-tokens | --price | \
+            --seed) ((i++)) ;;
         -*) ;;
         *)
             if [[ -z $cmd ]]; then

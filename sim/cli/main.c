@@ -46,6 +46,9 @@ static void usage(FILE *out)
             "  plan               capacity planning: every tensor x pipeline x data layout of\n"
             "                     a model profile on N devices that fits, simulated, best\n"
             "                     first (memory, TFLOP/s per device, energy, cost)\n"
+            "  goodput            what failures cost: the checkpoint interval (Young, Daly)\n"
+            "                     and the share of time lost to checkpoints, rework and\n"
+            "                     restarts at a device MTBF, checked by simulation\n"
             "  profile transformer\n"
             "                     write the model profile of a GPT, Llama or BERT of any\n"
             "                     shape, for timing-only runs (model.arch = profile:FILE)\n"
@@ -111,6 +114,8 @@ int main(int argc, char **argv)
         return cli_validate(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan"))
         return cli_plan(argc - 1, argv + 1);
+    if (!strcmp(cmd, "goodput"))
+        return cli_goodput(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile"))
         return cli_profile(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

@@ -1,0 +1,389 @@
+/* `dtsim goodput`: what failures cost a job of N devices that checkpoints and restarts
+ * (scenario/goodput.h): the job's MTBF, a checkpoint's write time, Young's and Daly's
+ * intervals, the share of wall time that is useful and where the rest goes, and for a
+ * training length its wall time, failures and lost device-hours. --simulate checks the
+ * formula against simulated crashes (engine/goodput_sim.h) and prints both. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "goodput.h"
+#include "goodput_sim.h"
+#include "model_profile.h"
+#include "scenario.h"
+
+static void goodput_help(void)
+{
+    printf("usage: dtsim goodput --devices N (--params P | --profile P | --ckpt-size S)\n"
+           "                     [OPTIONS]\n"
+           "\n"
+           "What failures cost a training job (sim/README.md: Goodput: failures and\n"
+           "checkpoints): a failure of any of the N devices stops the job, which restarts\n"
+           "and goes on from its last checkpoint. Prints the job's mean time between\n"
+           "failures (a device's MTBF / N), a checkpoint's write time, the checkpoint\n"
+           "interval of Young (sqrt(2 x write x MTBF)) and of Daly 2006 (higher order,\n"
+           "the one used, rounded to whole steps with --step-time), the expected goodput\n"
+           "(useful time / wall time) with the shares lost to checkpoints, rework and\n"
+           "restarts, and with a training length its expected wall time, failures and\n"
+           "lost device-hours (and dollars with --price).\n"
+           "\n"
+           "required:\n"
+           "  --devices N             devices the job runs on\n"
+           "  --params P              model parameters (405e9); or\n"
+           "  --profile P             a model profile's (built-in name or file); or\n"
+           "  --ckpt-size S           one checkpoint's size (5.67TB)\n"
+           "options:\n"
+           "  --precision P           model.precision (default bf16); the optimizer is Adam:\n"
+           "                          a checkpoint holds weights, FP32 master copy and both\n"
+           "                          moments, 14 bytes a parameter in bf16\n"
+           "  --mtbf T                one device's mean time between failures (default\n"
+           "                          50677h: Llama 3, 419 interruptions in 54 days on\n"
+           "                          16,384 GPUs)\n"
+           "  --ckpt-bandwidth BW     checkpoint write rate per device (default 122MBps:\n"
+           "                          Llama 3's storage, 2 TB/s sustained over 16,384 GPUs)\n"
+           "  --ckpt-total-bandwidth BW\n"
+           "                          the whole job's write rate instead (2TBps)\n"
+           "  --restart T             a restart after a failure (default 10min, assumed)\n"
+           "  --step-time T           one training step (intervals in whole steps)\n"
+           "  --train-time T          failure-free training time (54d, 1296h); or\n"
+           "  --steps K               training steps (needs --step-time); or\n"
+           "  --tokens X              training tokens (needs --step-time, --step-tokens)\n"
+           "  --step-tokens X         tokens a step (16.8e6)\n"
+           "  --price USD             dollars per device-hour (the lost dollars)\n"
+           "  --simulate              also simulate the training with crashes drawn at the\n"
+           "                          job's MTBF (SimGrid: checkpoints and restarts as\n"
+           "                          events; without a training length, 1000 MTBFs of\n"
+           "                          work or a million checkpoints, the shorter)\n"
+           "  --seed S                the simulated crashes' seed (default 1)\n"
+           "  -h, --help              this text\n"
+           "\n"
+           "Times take ns, us, ms, s, min, h and d; rates bps to Tbps and Bps to TBps;\n"
+           "sizes B to TB and KiB to TiB.\n"
+           "\n"
+           "example (Llama 3 405B on 16,384 H100s, 16M tokens a step in 6.22 s):\n"
+           "  dtsim goodput --devices 16384 --params 405e9 --step-time 6.22s \\\n"
+           "      --train-time 54d\n");
+}
+
+/* checkpoints --simulate simulates at most (10 s or so) */
+#define SIM_MAX_CKPTS 1e6
+
+typedef struct goodput_opts {
+    sim_goodput_in_t in;
+    const char *profile, *precision;
+    double params, ckpt_size, steps, tokens, step_tokens, price;
+    int simulate;
+    long seed;
+} goodput_opts_t;
+
+/* A time in the project's units (scenario_parse_time), and days, which a training length
+ * wants and a scenario never does. */
+static int parse_time(const char *text, double *out)
+{
+    size_t n = strlen(text);
+    if (n > 1 && text[n - 1] == 'd') {
+        char num[64];
+        if (n - 1 >= sizeof num)
+            return -1;
+        memcpy(num, text, n - 1);
+        num[n - 1] = 0;
+        if (cli_parse_double(num, 0, 1e12, out))
+            return -1;
+        *out *= 86400.0;
+        return 0;
+    }
+    dt_err_t err;
+    return scenario_parse_time(text, out, &err) || !isfinite(*out) || *out < 0 ? -1 : 0;
+}
+
+enum {
+    O_DEVICES = 1000, O_PARAMS, O_PROFILE, O_CKPT_SIZE, O_PRECISION, O_MTBF, O_BW, O_BW_TOTAL,
+    O_RESTART, O_STEP, O_TRAIN, O_STEPS, O_TOKENS, O_STEP_TOKENS, O_PRICE, O_SIMULATE, O_SEED
+};
+
+static int goodput_opts_parse(goodput_opts_t *o, int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"devices", required_argument, 0, O_DEVICES},
+        {"params", required_argument, 0, O_PARAMS},
+        {"profile", required_argument, 0, O_PROFILE},
+        {"ckpt-size", required_argument, 0, O_CKPT_SIZE},
+        {"precision", required_argument, 0, O_PRECISION},
+        {"mtbf", required_argument, 0, O_MTBF},
+        {"ckpt-bandwidth", required_argument, 0, O_BW},
+        {"ckpt-total-bandwidth", required_argument, 0, O_BW_TOTAL},
+        {"restart", required_argument, 0, O_RESTART},
+        {"step-time", required_argument, 0, O_STEP},
+        {"train-time", required_argument, 0, O_TRAIN},
+        {"steps", required_argument, 0, O_STEPS},
+        {"tokens", required_argument, 0, O_TOKENS},
+        {"step-tokens", required_argument, 0, O_STEP_TOKENS},
+        {"price", required_argument, 0, O_PRICE},
+        {"simulate", no_argument, 0, O_SIMULATE},
+        {"seed", required_argument, 0, O_SEED},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    memset(o, 0, sizeof *o);
+    sim_goodput_defaults(&o->in);
+    o->in.devices = 0;
+    o->precision = "bf16";
+    o->seed = 1;
+    int c, at = -1;
+    optind = 1;
+    opterr = 0;
+    dt_err_t err;
+    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
+        const char *name = argv[optind - 1];
+        char named[32];
+        snprintf(named, sizeof named, "--%s", at >= 0 ? longs[at].name : "");
+        at = -1;
+        int bad = 0;
+        const char *want = "";
+        switch (c) {
+        case O_DEVICES:
+            bad = cli_parse_double(optarg, 1, 1e9, &o->in.devices) ||
+                  o->in.devices != floor(o->in.devices);
+            want = "a whole number of devices in [1, 1e9]";
+            break;
+        case O_PARAMS:
+            bad = cli_parse_double(optarg, 1, 1e15, &o->params);
+            want = "a parameter count in [1, 1e15]";
+            break;
+        case O_PROFILE:
+            o->profile = optarg;
+            break;
+        case O_PRECISION:
+            o->precision = optarg;
+            break;
+        case O_CKPT_SIZE:
+            bad = scenario_parse_size(optarg, &o->ckpt_size, &err) || !(o->ckpt_size > 0);
+            want = "a positive size (5.67TB, 80GiB)";
+            break;
+        case O_MTBF:
+        case O_RESTART:
+        case O_STEP:
+        case O_TRAIN: {
+            double t;
+            bad = parse_time(optarg, &t) || (c == O_MTBF && !(t > 0));
+            want = c == O_MTBF ? "a positive time (50677h)" : "a time (10min, 6.2s, 54d)";
+            if (!bad)
+                *(c == O_MTBF      ? &o->in.mtbf_device_s
+                  : c == O_RESTART ? &o->in.restart_s
+                  : c == O_STEP    ? &o->in.step_s
+                                   : &o->in.train_s) = t;
+            break;
+        }
+        case O_BW:
+        case O_BW_TOTAL: {
+            double bw;
+            bad = scenario_parse_bandwidth(optarg, &bw, &err) || !(bw > 0) || !isfinite(bw);
+            want = "a positive rate (122MBps, 1Gbps)";
+            if (!bad)
+                *(c == O_BW ? &o->in.ckpt_bw_device : &o->in.ckpt_bw_total) = bw;
+            break;
+        }
+        case O_STEPS:
+        case O_TOKENS:
+        case O_STEP_TOKENS:
+            bad = cli_parse_double(optarg, 1, 1e18, c == O_STEPS    ? &o->steps
+                                                    : c == O_TOKENS ? &o->tokens
+                                                                    : &o->step_tokens);
+            want = "a number in [1, 1e18]";
+            break;
+        case O_PRICE:
+            bad = cli_parse_double(optarg, 0, 1e9, &o->price);
+            want = "dollars per device-hour in [0, 1e9]";
+            break;
+        case O_SIMULATE:
+            o->simulate = 1;
+            break;
+        case O_SEED:
+            bad = cli_parse_long(optarg, 0, 1000000000L, &o->seed);
+            want = "an integer in [0, 1e9]";
+            break;
+        case 'h':
+            goodput_help();
+            return -1;
+        case ':':
+            return cli_usage_error("goodput", "%s needs a value", name);
+        default:
+            return cli_usage_error("goodput", "unknown option \"%s\"", name);
+        }
+        if (bad)
+            return cli_usage_error("goodput", "%s %s: expected %s", named, optarg, want);
+    }
+    if (optind < argc)
+        return cli_usage_error("goodput", "unexpected argument \"%s\"", argv[optind]);
+    if (!o->in.devices)
+        return cli_usage_error("goodput", "missing --devices N");
+    int sizes = (o->params > 0) + (o->profile != NULL) + (o->ckpt_size > 0);
+    if (sizes != 1)
+        return cli_usage_error("goodput", "%s one of --params, --profile and --ckpt-size",
+                               sizes ? "give only" : "missing");
+    int lengths = (o->in.train_s > 0) + (o->steps > 0) + (o->tokens > 0);
+    if (lengths > 1)
+        return cli_usage_error("goodput", "give only one of --train-time, --steps and --tokens");
+    if ((o->steps > 0 || o->tokens > 0) && !(o->in.step_s > 0))
+        return cli_usage_error("goodput", "%s needs --step-time",
+                               o->steps > 0 ? "--steps" : "--tokens");
+    if (o->tokens > 0 && !(o->step_tokens > 0))
+        return cli_usage_error("goodput", "--tokens needs --step-tokens");
+    if (o->step_tokens > 0 && !(o->tokens > 0))
+        return cli_usage_error("goodput", "--step-tokens goes with --tokens");
+    return 0;
+}
+
+/* "6.22 s", "4.1 min", "3.09 h", "58.3 days", "5.78 years": a duration in the unit that
+ * reads best. */
+static void fmt_time(double s, char *buf, size_t n)
+{
+    if (s < 120)
+        snprintf(buf, n, "%.3g s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.3g min", s / 60);
+    else if (s < 3 * 86400)
+        snprintf(buf, n, "%.3g h", s / 3600);
+    else if (s < 999.5 * 86400)
+        snprintf(buf, n, "%.3g days", s / 86400);
+    else
+        snprintf(buf, n, "%.3g years", s / (365.25 * 86400));
+}
+
+/* "1.69 million", "81234": a count or an amount, millions and billions to three figures. */
+static void fmt_count(double v, char *buf, size_t n)
+{
+    if (v >= 1e9)
+        snprintf(buf, n, "%.3g billion", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, n, "%.3g million", v / 1e6);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+/* "5.67 TB", "812 GB": bytes in the decimal unit that reads best. */
+static void fmt_bytes(double v, char *buf, size_t n)
+{
+    if (v >= 1e12)
+        snprintf(buf, n, "%.3g TB", v / 1e12);
+    else
+        snprintf(buf, n, "%.3g GB", v / 1e9);
+}
+
+int cli_goodput(int argc, char **argv)
+{
+    goodput_opts_t o;
+    int rc = goodput_opts_parse(&o, argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    dt_err_t err;
+    scenario_t sc;
+    scenario_defaults(&sc);
+    char set[96];
+    snprintf(set, sizeof set, "model.precision=%s", o.precision);
+    if (scenario_set(&sc, set, &err) || scenario_set(&sc, "model.optimizer=adam", &err)) {
+        /* the key's own message, without the --set it was given as */
+        const char *why = strstr(err.msg, "model.precision: ");
+        return cli_usage_error("goodput", "--precision %s: %s", o.precision,
+                               why ? why + strlen("model.precision: ") : err.msg);
+    }
+    if (o.profile) {
+        sim_model_profile_t prof;
+        if (sim_model_profile_load(&prof, o.profile, &err))
+            return cli_usage_error("goodput", "--profile %s: %s", o.profile, err.msg);
+        o.params = (double)prof.params;
+        sim_model_profile_free(&prof);
+    }
+    o.in.ckpt_bytes = o.ckpt_size > 0 ? o.ckpt_size : sim_goodput_ckpt_bytes(&sc, o.params);
+    if (o.steps > 0)
+        o.in.train_s = o.steps * o.in.step_s;
+    if (o.tokens > 0)
+        o.in.train_s = ceil(o.tokens / o.step_tokens) * o.in.step_s;
+    sim_goodput_t g;
+    if (sim_goodput_compute(&o.in, &g, &err))
+        return cli_usage_error("goodput", "%s", err.msg);
+    /* the simulation's cost is its checkpoints (about 100,000 a second): 1000 MTBFs of work
+     * unless that takes more than a million of them; refused before anything is printed */
+    double work = o.in.train_s > 0 ? o.in.train_s
+                                   : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
+    if (o.simulate && work / g.interval_s > SIM_MAX_CKPTS)
+        return cli_usage_error("goodput",
+                               "--simulate: %.3g checkpoints to simulate, more than %g: give a "
+                               "shorter training",
+                               ceil(work / g.interval_s), SIM_MAX_CKPTS);
+
+    char a[48], b[48], c[48];
+    double N = o.in.devices;
+    fmt_time(g.mtbf_s, a, sizeof a);
+    printf("%-34s %.0f; a failure every %s (%.0f device-hours each)\n", "devices", N, a,
+           o.in.mtbf_device_s / 3600);
+    fmt_bytes(o.in.ckpt_bytes, b, sizeof b);
+    if (o.params > 0) {
+        char count[48];
+        fmt_count(o.params, count, sizeof count);
+        printf("%-34s %s parameters x %g bytes (%s, Adam) = %s\n", "checkpoint", count,
+               o.in.ckpt_bytes / o.params, o.precision, b);
+    }
+    else
+        printf("%-34s %s\n", "checkpoint", b);
+    double bw = o.in.ckpt_bw_total > 0 ? o.in.ckpt_bw_total : o.in.ckpt_bw_device * N;
+    fmt_time(g.ckpt_s, a, sizeof a);
+    printf("%-34s %s at %.4g GB/s\n", "checkpoint write (delta)", a, bw / 1e9);
+    fmt_time(o.in.restart_s, a, sizeof a);
+    printf("%-34s %s\n", "restart (R)", a);
+    fmt_time(g.young_s, a, sizeof a);
+    printf("%-34s %s\n", "interval, Young sqrt(2 delta M)", a);
+    fmt_time(g.daly_s, a, sizeof a);
+    printf("%-34s %s\n", "interval, Daly 2006", a);
+    fmt_time(g.interval_s, a, sizeof a);
+    if (g.interval_steps)
+        printf("%-34s %s: %ld steps of %.4g s\n", "interval used", a, g.interval_steps,
+               o.in.step_s);
+    else
+        printf("%-34s %s\n", "interval used", a);
+    printf("%-34s %.2f%% of wall time\n", "goodput (useful)", 100 * g.goodput);
+    printf("%-34s %.2f%%\n", "  lost writing checkpoints", 100 * g.ckpt_share);
+    printf("%-34s %.2f%%\n", "  lost to rework after failures", 100 * g.rework_share);
+    printf("%-34s %.2f%%\n", "  lost restarting", 100 * g.restart_share);
+    if (g.step_wall_s > 0)
+        printf("%-34s %.4g s with failures (%.4g s without)\n", "a step in wall time",
+               g.step_wall_s, o.in.step_s);
+    if (o.in.train_s > 0) {
+        fmt_time(o.in.train_s, a, sizeof a);
+        fmt_time(g.wall_s, b, sizeof b);
+        fmt_time(g.lost_s, c, sizeof c);
+        printf("%-34s %s failure-free: %s of wall time, %s lost, %.0f failure%s\n",
+               "training", a, b, c, g.failures, round(g.failures) == 1 ? "" : "s");
+        fmt_count(g.lost_s / 3600 * N, a, sizeof a);
+        printf("%-34s %s device-hours", "lost", a);
+        if (o.price > 0) {
+            fmt_count(g.lost_s / 3600 * N * o.price, b, sizeof b);
+            fmt_count(g.wall_s / 3600 * N * o.price, c, sizeof c);
+            printf(" = $%s at $%g per device-hour (of $%s in all)", b, o.price, c);
+        }
+        printf("\n");
+    }
+    if (o.simulate) {
+        sim_goodput_job_t job = {
+            .interval_s = g.interval_s,
+            .ckpt_s = g.ckpt_s,
+            .restart_s = o.in.restart_s,
+            .mtbf_s = g.mtbf_s,
+            .work_s = work,
+            .seed = (uint64_t)o.seed,
+        };
+        if (sim_goodput_simulate(&job, 1, argv[0], &err))
+            return cli_usage_error("goodput", "--simulate: %s", err.msg);
+        fmt_time(job.wall_s, a, sizeof a);
+        printf("%-34s %.2f%% of wall time (checkpoints %.2f%%, rework %.2f%%, restarts "
+               "%.2f%%): %ld failures in %s, seed %ld\n",
+               "simulated goodput", 100 * job.useful_s / job.wall_s,
+               100 * job.ckpt_spent_s / job.wall_s, 100 * job.rework_s / job.wall_s,
+               100 * job.restart_spent_s / job.wall_s, job.failures, a, o.seed);
+    }
+    return CLI_EXIT_OK;
+}
