@@ -42,7 +42,28 @@ static int has_weights(const trainer_layer_t *l)
 /* The cut of G groups into k stages with the lowest possible largest stage cost: cuts[j]
  * is the first group of stage j + 1. best[j][g] is the lowest largest cost of groups
  * g..G-1 in j + 1 stages; among equal cuts the earliest end of the first stage wins. */
+static void best_cut_solve(const double *cost, int G, int k, int *cuts);
+
+/* best_cut_solve takes k G^2 steps, and the memory slot asks it the same question for every
+ * host of a run (16,384 of them, 128 groups: seconds): the last answer is kept. */
 static void best_cut(const double *cost, int G, int k, int *cuts)
+{
+    static double *last_cost;
+    static int last_G = -1, last_k, last_cuts[PIPE_MAX_CHUNKS];
+    if (G == last_G && k == last_k && !memcmp(cost, last_cost, sizeof(double) * (size_t)G)) {
+        memcpy(cuts, last_cuts, sizeof(int) * (size_t)(k > 0 ? k - 1 : 0));
+        return;
+    }
+    best_cut_solve(cost, G, k, cuts);
+    free(last_cost);
+    last_cost = dt_malloc(sizeof(double) * (size_t)(G > 0 ? G : 1));
+    memcpy(last_cost, cost, sizeof(double) * (size_t)G);
+    memcpy(last_cuts, cuts, sizeof(int) * (size_t)(k > 0 ? k - 1 : 0));
+    last_G = G;
+    last_k = k;
+}
+
+static void best_cut_solve(const double *cost, int G, int k, int *cuts)
 {
     double *best = dt_malloc(sizeof(double) * (size_t)(k * (G + 1)));
     int *end = dt_malloc(sizeof(int) * (size_t)(k * (G + 1)));
