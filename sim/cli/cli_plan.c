@@ -1286,7 +1286,9 @@ int cli_plan(int argc, char **argv)
         }
         at++;
     }
-    cli_sweep_opts_t so = {.id = sweep, .index = todo, .label = "plan", .done_before = stored,
+    char stored_id[sizeof sweep]; /* sweep is the sweep's answer, cleared as it starts */
+    snprintf(stored_id, sizeof stored_id, "%s", sweep);
+    cli_sweep_opts_t so = {.id = stored_id, .index = todo, .label = "plan", .done_before = stored,
                            .total = runs};
     if (o.time_limit > 0)
         so.deadline = t0 + o.time_limit;

@@ -59,6 +59,7 @@ typedef struct sweep {
     int jobs;
     child_t *slots;  /* jobs of them */
     int *status;     /* per run: RUN_NOT_STARTED or its wait status */
+    char *told;      /* per run: it was running when the sweep was told to stop */
     long done;
     int live;
     double t0;
@@ -329,8 +330,10 @@ static void sweep_execute(sweep_t *s)
         if (signals > forwarded) {
             forwarded = signals;
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid)
+                if (s->slots[j].pid) {
                     kill(s->slots[j].pid, stop_signal);
+                    s->told[s->slots[j].index] = 1;
+                }
         }
         /* the deadline: stop as a first signal stops, then as a second after the grace */
         double now = deadline > 0 ? cli_sweep_now() : 0;
@@ -338,8 +341,10 @@ static void sweep_execute(sweep_t *s)
             s->deadline_hit = 1;
             stops++;
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid)
+                if (s->slots[j].pid) {
                     kill(s->slots[j].pid, SIGTERM);
+                    s->told[s->slots[j].index] = 1;
+                }
         }
         int stopping = stop_signal || s->deadline_hit;
         for (int j = 0; j < s->jobs && next < s->n && !stopping && !failed_start; j++)
@@ -507,6 +512,7 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
 
     s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
     s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
+    s.told = dt_calloc((size_t)s.n, 1);
     for (long i = 0; i < s.n; i++)
         s.status[i] = RUN_NOT_STARTED;
     s.progress = isatty(STDERR_FILENO);
@@ -551,9 +557,7 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
         int ok = !strcmp(rows[i].status, "finished") && w != RUN_NOT_STARTED &&
                  WIFEXITED(w) && WEXITSTATUS(w) == 0;
         /* stopped on purpose (opts): not started, or stopped as it was told */
-        int stopped = s.opts && (stop_signal || s.deadline_hit) &&
-                      (w == RUN_NOT_STARTED || !strcmp(rows[i].status, "interrupted") ||
-                       WIFSIGNALED(w));
+        int stopped = s.opts && (w == RUN_NOT_STARTED || s.told[i]);
         if (ok || stopped)
             continue;
         if (bad++ < 10) {
@@ -574,6 +578,7 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     }
     free(rows);
     free(s.status);
+    free(s.told);
     free(s.slots);
     if (s.opts) {
         s.opts->stopped = stop_signal ? stop_signal : s.deadline_hit ? -1 : 0;
