@@ -62,7 +62,7 @@ typedef struct plan_opts {
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*
  * (plan_params), so that --show ranks a stored plan from the database alone. */
 typedef struct plan_info {
-    char options[4096]; /* the options deciding the layouts and runs, as a command line: what
+    char options[8192]; /* the options deciding the layouts and runs, as a command line: what
                          * --resume matches */
     char title[512];    /* "tiny on 4 x a100-80gb, global batch 2, bf16" */
     char precision[16];
