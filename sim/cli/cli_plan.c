@@ -133,9 +133,9 @@ static void plan_help(void)
         "  --resume            continue the plan of the same options stored in --db:\n"
         "                      simulate only the layouts without a finished run\n"
         "                      (all of them when there is none), then rank them all\n"
-        "  --tokens N          also the days, MWh and dollars to train N tokens (300e9,\n"
-        "                      300B, 1T; k, M, B or G, T: 10^3 ... 10^12) at each layout's\n"
-        "                      pace; the profile must count tokens per sample\n"
+        "  --tokens N          also the days, MWh and dollars to train N tokens at each\n"
+        "                      layout's pace (300e9, 300B, 1T: k, M, B or G, T for\n"
+        "                      10^3 to 10^12); the profile must count tokens per sample\n"
         "  --show              rank the plan stored in --db again, from the database\n"
         "                      alone (no profile): the newest plan, or --sweep ID\n"
         "  --sweep ID          with --show: the plan's sweep id\n"
@@ -725,9 +725,9 @@ static void append_word(char *buf, size_t size, const char *text)
                                         "0123456789_./=:,+-@%") == strlen(text);
     len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? " " : "",
                             plain ? "" : "'");
-    for (const char *c = text; *c && len < size; c++)
-        len += (size_t)snprintf(buf + len, size - len, *c == '\'' && !plain ? "'\\''" : "%c",
-                                *c);
+    for (const char *c = text; *c && len < size; c++) /* a quote: end, \', begin again */
+        len += (size_t)(*c == '\'' && !plain ? snprintf(buf + len, size - len, "'\\''")
+                                              : snprintf(buf + len, size - len, "%c", *c));
     if (!plain && len < size)
         snprintf(buf + len, size - len, "'");
 }
