@@ -1904,7 +1904,7 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
 
     /* a time limit that passes mid-way: exit code 0, PARTIAL; --resume completes it */
     snprintf(db, sizeof db, "%s/plan-limit.db", dir);
-    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", "1s", NULL)), 0);
+    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", "700ms", NULL)), 0);
     o = slurp(out_path);
     e = slurp(err_path);
     k = plan_partial(o);
