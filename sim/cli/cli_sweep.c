@@ -104,7 +104,8 @@ double cli_sweep_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void cli_duration_words(double seconds, char *buf, size_t size)
+/* "3 min 10 s", "1 h 2 min", "45 s": a wall-clock duration for the plain progress lines. */
+static void duration_words(double seconds, char *buf, size_t size)
 {
     long t = seconds > 0 ? (long)(seconds + 0.5) : 0;
     if (t < 60)
@@ -140,10 +141,10 @@ static void progress_line(const sweep_t *s)
     double elapsed, left;
     progress_counts(s, &done, &total, &elapsed, &left);
     char spent[32], rest[48] = "";
-    cli_duration_words(elapsed, spent, sizeof spent);
+    duration_words(elapsed, spent, sizeof spent);
     if (!isnan(left)) {
         char words[32];
-        cli_duration_words(left, words, sizeof words);
+        duration_words(left, words, sizeof words);
         snprintf(rest, sizeof rest, ", about %s left", words);
     }
     fprintf(stderr, "%s: %ld/%ld done, %s%s\n", s->opts->label, done, total, spent, rest);

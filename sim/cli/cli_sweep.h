@@ -41,7 +41,5 @@ int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int job
                        const char *argv0, char *id, size_t id_size, cli_sweep_opts_t *o);
 /* The clock of cli_sweep_opts_t.deadline. */
 double cli_sweep_now(void);
-/* "3 min 10 s", "1 h 2 min", "45 s": a wall-clock duration for progress lines. */
-void cli_duration_words(double seconds, char *buf, size_t size);
 
 #endif
