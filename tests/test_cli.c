@@ -1475,10 +1475,15 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     ck_assert_msg(best, "%s", o);
     char t[8], p[8], d[8], mb[16], z[8];
     long run;
-    double step, samples, mem;
-    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf", t, p, d, mb, z,
-                            &run, &step, &samples, &mem),
-                     9);
+    double step, samples, tokens, mem, headroom;
+    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf %lf %lf", t, p, d,
+                            mb, z, &run, &step, &samples, &tokens, &mem, &headroom),
+                     11);
+    /* the profile's sequences of 32 tokens; the device's 800 kB less the fullest device's */
+    ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g tokens/s, %g samples/s",
+                  tokens, samples);
+    ck_assert_msg(fabs(headroom - (0.0008 - mem)) <= 1e-3 * 0.0008, "headroom %g GB, %g GB held",
+                  headroom, mem);
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT sim_time / steps FROM run_summary WHERE run = %ld", run);
     double stored = query_double(h, sql);
@@ -1648,6 +1653,280 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
                   "-j 1:\n%s\n-j 3:\n%s", lists[0], lists[1]);
     free(lists[0]);
     free(lists[1]);
+}
+END_TEST
+
+/* A plan's ranking block: from its "best layouts" line to the end of its output. */
+static char *plan_ranking(const char *out)
+{
+    const char *at = strstr(out, "\nbest layouts of ");
+    ck_assert_msg(at, "no ranking in:\n%s", out);
+    return strdup(at + 1);
+}
+
+/* The ranked rows of a plan's output without their run ids (which differ between
+ * databases), one a line. */
+static char *plan_rows(const char *out)
+{
+    char *rows = calloc(1, strlen(out) + 1), *w = rows;
+    const char *line = strstr(out, "\nrank ");
+    ck_assert_msg(line, "no ranking in:\n%s", out);
+    for (line = strchr(line + 1, '\n'); line && line[1] >= '1' && line[1] <= '9';
+         line = strchr(line + 1, '\n')) {
+        const char *end = strchr(line + 1, '\n');
+        size_t len = end ? (size_t)(end - line - 1) : strlen(line + 1);
+        ck_assert_uint_gt(len, 42);
+        memcpy(w, line + 1, 35); /* rank and layout; then the run id's column is left out */
+        memcpy(w + 35, line + 43, len - 42);
+        w += len - 7;
+        *w++ = '\n';
+    }
+    return rows;
+}
+
+/* The first number after "PARTIAL: " in out, -1 when there is no such line. */
+static long plan_partial(const char *out)
+{
+    const char *at = strstr(out, "\nPARTIAL: ");
+    long k = -1, n = 0;
+    if (at)
+        ck_assert_int_eq(sscanf(at, "\nPARTIAL: %ld of %ld layouts simulated", &k, &n), 2);
+    return k;
+}
+
+/* The peak of a device of the catalogue at a precision, read from catalogue.ini here. */
+static double catalogue_peak(const char *device, const char *precision)
+{
+    char path[512], line[512], section[128];
+    snprintf(path, sizeof path, "%s/scenarios/devices/catalogue.ini", DTSIM_SOURCE);
+    snprintf(section, sizeof section, "[device %s]\n", device);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int in = 0;
+    double tf = NAN;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '[')
+            in = !strcmp(line, section);
+        size_t n = strlen(precision);
+        if (in && !strncmp(line, precision, n) && sscanf(line + n, " = %lfTf", &tf) == 1)
+            break;
+    }
+    fclose(f);
+    ck_assert_msg(!isnan(tf), "no %s peak of %s in %s", precision, device, path);
+    return tf * 1e12;
+}
+
+/* The ranking's new columns of the tiny GPT of plan_enumerates_fits_and_runs_layouts on 4
+ * A100s at $4 a device-hour, with --tokens 2T, each against what the test works out itself:
+ * tokens/s = 32 tokens x samples/s; %peak = the printed TFLOP/s over the catalogue's BF16
+ * peak (read from catalogue.ini here); headroom = 80 GB less the memory printed; $/M tokens,
+ * days, MWh and $ of 2T tokens from the stored cost per sample and the printed step time and
+ * energy. --show prints the same ranking from the database alone; bad options are one line,
+ * exit code 2, nothing written. */
+START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
+{
+    char prof[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-r.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-r.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, "--set",
+                                            "cluster.price_per_device_hour=4", "--tokens", "2T",
+                                            NULL}),
+                     0);
+    char *o = slurp(out_path), *e = slurp(err_path);
+    ck_assert_msg(plan_partial(o) == -1 && strstr(e, "plan: 8/8 done, "), "%s\n%s", o, e);
+    free(e);
+    const char *best = strstr(o, "\n1    ");
+    ck_assert_msg(best, "%s", o);
+    char t[8], p[8], d[8], mb[16], z[8];
+    long run;
+    double step, samples, tokens, mem, headroom, tflops, peak, kj, per_1k, per_m, days, mwh,
+        dollars;
+    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf %lf %lf %lf %lf %lf "
+                                  "%lf %lf %lf %lf %lf",
+                            t, p, d, mb, z, &run, &step, &samples, &tokens, &mem, &headroom,
+                            &tflops, &peak, &kj, &per_1k, &per_m, &days, &mwh, &dollars),
+                     19);
+    ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g vs %g", tokens, samples);
+    double want_peak = 100 * tflops * 1e12 / catalogue_peak("a100-80gb", "bf16");
+    ck_assert_msg(fabs(peak - want_peak) <= 1e-2 * want_peak, "%%peak %g, want %g", peak,
+                  want_peak);
+    ck_assert_msg(fabs(headroom - (80 - mem)) <= 1e-3 * 80, "headroom %g, memory %g", headroom,
+                  mem);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT dollars_per_sample FROM energy WHERE run = %ld", run);
+    double per_sample = query_double(h, sql);
+    ck_assert_msg(per_sample > 0, "run %ld costs %g", run, per_sample);
+    ck_assert_msg(fabs(per_1k - 1000 * per_sample) <= 1e-3 * per_1k, "%g", per_1k);
+    ck_assert_msg(fabs(per_m - 1e6 * per_sample / 32) <= 1e-3 * per_m, "%g", per_m);
+    double steps = 2e12 / (32 * 2);
+    ck_assert_msg(fabs(days - steps * step / 86400) <= 1e-3 * days, "%g days", days);
+    ck_assert_msg(fabs(mwh - steps * kj * 1e3 / 3.6e9) <= 1e-3 * mwh, "%g MWh", mwh);
+    ck_assert_msg(fabs(dollars - 2e12 / 32 * per_sample) <= 1e-3 * dollars, "$%g", dollars);
+    /* what --show needs is stored with every run */
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM params WHERE key = 'plan.options'"), 8);
+    sqlite3_close(h);
+
+    /* --show: the same ranking from the database alone, the profile gone */
+    char *ranking = plan_ranking(o);
+    free(o);
+    ck_assert_int_eq(unlink(prof), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--tokens", "2T", NULL}),
+                     0);
+    o = slurp(out_path);
+    char *again = plan_ranking(o);
+    ck_assert_msg(!strcmp(ranking, again), "plan:\n%s\n--show:\n%s", ranking, again);
+    free(again);
+    free(o);
+    free(ranking);
+
+    /* bad options: one line, exit code 2, nothing written */
+    snprintf(db, sizeof db, "%s/plan-r-bad.db", dir);
+    static const struct {
+        const char *option, *value, *want;
+    } bad[] = {
+        {"--time-limit", "10", "--time-limit 10: expected a wall time"},
+        {"--time-limit", "0s", "--time-limit 0s: expected a wall time"},
+        {"--tokens", "2X", "--tokens 2X: expected a count of tokens"},
+        {"--tokens", "-1T", "--tokens -1T: expected a count of tokens"},
+        {"--sweep", "s1", "--sweep s1 goes with --show"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device",
+                                                "h100", "--devices", "4", "--global-batch", "4",
+                                                "--db", db, bad[i].option, bad[i].value, NULL}),
+                         2);
+        one_error_line(bad[i].want, NULL);
+    }
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "resnet50", "--device", "h100",
+                                            "--devices", "4", "--global-batch", "4", "--db", db,
+                                            "--tokens", "1T", NULL}),
+                     2);
+    one_error_line("--tokens 1T: profile resnet50 counts no tokens per sample", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--devices", "4", NULL}),
+                     2);
+    one_error_line("--show ranks a stored plan: --devices does not go with it", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, NULL}), 2);
+    one_error_line("dtsim plan: ", db);
+    ck_assert_int_eq(access(db, F_OK), -1);
+}
+END_TEST
+
+/* A plan always answers. The tiny GPT on 4 devices (8 layouts, 200 steps each so that a
+ * plan takes a while) is planned whole in one database; in another it is stopped by SIGINT
+ * once 2 runs are done (exit code 130, a PARTIAL ranking of k < 8 layouts and how to go
+ * on), and --resume simulates only the 8 - k missing layouts under the same sweep id: its
+ * ranking is the whole plan's, row for row (simulated times are deterministic), the runs
+ * stored before are kept and ranked, and --show prints the same ranking again. A time limit
+ * that passes mid-way stops it as well (exit code 0, PARTIAL), and --resume completes it. */
+START_TEST(plan_stopped_ranks_partial_and_resumes)
+{
+    char prof[300], whole[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-s.ini", dir);
+    snprintf(whole, sizeof whole, "%s/plan-whole.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+#define PLAN_ARGS(DB, ...)                                                                      \
+    (const char *[]){"plan", "--profile", prof, "--device", "a100-80gb", "--devices", "4",       \
+                     "--per-server", "2", "--heads", "2", "--global-batch", "2", "--steps",      \
+                     "200", "--db", DB, __VA_ARGS__}
+    ck_assert_int_eq(dtsim(PLAN_ARGS(whole, NULL)), 0);
+    char *o = slurp(out_path);
+    char *want = plan_rows(o);
+    long rows = 0;
+    for (const char *c = want; *c; c++)
+        rows += *c == '\n';
+    ck_assert_msg(plan_partial(o) == -1 && rows == 8, "%s", o);
+    free(o);
+
+    /* SIGINT once 2 runs are done */
+    snprintf(db, sizeof db, "%s/plan-int.db", dir);
+    write_file(err_path, ""); /* the whole plan's lines are not this one's */
+    pid_t pid = dtsim_start(PLAN_ARGS(db, NULL));
+    for (int tries = 0; tries < 3000; tries++) {
+        char *e = slurp(err_path);
+        int two = strstr(e, "plan: 2/8 done, ") != NULL;
+        free(e);
+        if (two)
+            break;
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    kill(pid, SIGINT);
+    ck_assert_int_eq(cli_wait(pid), 130);
+    o = slurp(out_path);
+    char *e = slurp(err_path);
+    long k = plan_partial(o);
+    ck_assert_msg(k >= 2 && k < 8 && strstr(o, " --resume\n") &&
+                      strstr(e, "dtsim plan: interrupted (SIGINT): "),
+                  "%s\n%s", o, e);
+    free(e);
+    char *partial = plan_rows(o);
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), k);
+    long before = query_long(h, "SELECT count(*) FROM runs");
+    sqlite3_close(h);
+    /* each partial row is one of the whole plan's */
+    for (char *line = partial; *line; line = strchr(line, '\n') + 1) {
+        char row[400];
+        snprintf(row, sizeof row, "%.*s", (int)(strchr(line, '\n') - line + 1), line);
+        ck_assert_msg(strstr(want, row + 5), "%s not in:\n%s", row, want);
+    }
+    free(partial);
+
+    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--resume", NULL)), 0);
+    o = slurp(out_path);
+    char line[80];
+    snprintf(line, sizeof line, ": %ld of 8 layouts finished, %ld to simulate\n", k, 8 - k);
+    ck_assert_msg(strstr(o, line) && plan_partial(o) == -1, "%s", o);
+    char *got = plan_rows(o);
+    ck_assert_msg(!strcmp(got, want), "resumed:\n%s\nwhole:\n%s", got, want);
+    free(got);
+    char *ranking = plan_ranking(o);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 8);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep) FROM runs"), 1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 8 - k);
+    assert_intact(h);
+    sqlite3_close(h);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    char *shown = plan_ranking(o);
+    ck_assert_msg(!strcmp(shown, ranking), "--show:\n%s\nplan:\n%s", shown, ranking);
+    free(shown);
+    free(ranking);
+    free(o);
+
+    /* a time limit that passes mid-way: exit code 0, PARTIAL; --resume completes it */
+    snprintf(db, sizeof db, "%s/plan-limit.db", dir);
+    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", "700ms", NULL)), 0);
+    o = slurp(out_path);
+    e = slurp(err_path);
+    k = plan_partial(o);
+    ck_assert_msg(k >= 0 && k < 8 && strstr(e, "dtsim plan: the time limit passed: "), "%s\n%s",
+                  o, e);
+    free(e);
+    free(o);
+    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--resume", NULL)), 0);
+    o = slurp(out_path);
+    got = plan_rows(o);
+    ck_assert_msg(!strcmp(got, want) && plan_partial(o) == -1, "resumed:\n%s\nwhole:\n%s", o,
+                  want);
+    free(got);
+    free(o);
+    free(want);
+#undef PLAN_ARGS
 }
 END_TEST
 
@@ -2388,6 +2667,8 @@ int main(void)
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
+    tcase_add_test(tc, plan_ranks_tokens_peak_headroom_and_cost);
+    tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);
     tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);

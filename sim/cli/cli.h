@@ -32,6 +32,16 @@ int cli_run(int argc, char **argv);
 struct scenario;
 int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
                      long index, int summary, int live, double pace);
+/* A row of a run's params table besides its scenario keys ("plan.options": dtsim plan's
+ * own, for --show and --resume); number NAN when it is text only. */
+typedef struct cli_param {
+    const char *key, *text;
+    double number;
+} cli_param_t;
+/* cli_run_scenario with no summary, no live view, and params[0..n) stored with the run's
+ * scenario keys (one transaction: a run row never lacks them). */
+int cli_run_scenario_with(const struct scenario *sc, const char *argv0, const char *sweep,
+                          long index, const cli_param_t *params, int n);
 /* What a run of sc meets before its first step (data, platform, fault targets, every host's
  * memory against its device's), met in a child process as `run` would meet it; DT_ERR_INPUT
  * with the run's one-line error. On success memory gets "worker 3 holds 61.2 GB of 80 GB

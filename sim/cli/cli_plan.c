@@ -8,18 +8,28 @@
  * one database, one sweep id) and prints them by step time with memory, achieved FLOP/s per
  * device, energy and cost, read back from the database. The scenarios are written to
  * temporary files (removed at the end): a base made of the options, then the same with each
- * layout's keys. */
+ * layout's keys.
+ *
+ * A plan always answers: on SIGINT or SIGTERM, or when --time-limit passes, it stops its
+ * runs (cli_sweep_run_opts) and ranks those that finished, marked PARTIAL. What the ranking
+ * needs besides the runs (the options, the profile's FLOPs and tokens per sample, the
+ * device's peak and memory) is stored with each run as params plan.*, so that --show ranks
+ * a stored plan from the database alone and --resume finds the plan of the same options and
+ * simulates only the layouts that have no finished run, under the same sweep id. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "cli.h"
 #include "cli_sweep.h"
@@ -39,10 +49,28 @@
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
     long devices, per_server, global_batch, heads, steps, top, max_runs;
-    int jobs, no_run;
+    int jobs, no_run, resume, show;
+    double time_limit; /* wall seconds from the start; 0: none */
+    double tokens;     /* --tokens: tokens to train; 0: none */
+    const char *time_limit_text, *tokens_text;
+    const char *sweep;    /* --show --sweep */
+    const char *planning; /* the first option --show does not take, for its error */
     const char *sets[PLAN_MAX_SETS];
     int n_sets;
 } plan_opts_t;
+
+/* What a plan's ranking needs besides its runs: stored with each run as params plan.*
+ * (plan_params), so that --show ranks a stored plan from the database alone. */
+typedef struct plan_info {
+    char options[8192]; /* the options deciding the layouts and runs, as a command line: what
+                         * --resume matches */
+    char title[512];    /* "tiny on 4 x a100-80gb, global batch 2, bf16" */
+    char precision[16];
+    double flops_per_sample, tokens_per_sample; /* tokens 0: the profile counts none */
+    double global_batch, devices;
+    double peak_flops, capacity; /* the device's at the precision, bytes; NAN: unknown */
+    long runs;                   /* layouts the whole plan simulates */
+} plan_info_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches
  * of mbs samples, ZeRO stage 0 to 3 over the d replicas, model.recompute rc, gradient
@@ -54,12 +82,14 @@ typedef struct plan_layout {
     int fits;         /* the fullest device holds no more than its memory */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
     int64_t run;      /* its run in the database; 0: none */
+    long index;       /* its index in the plan's sweep (the ranking's tie-break) */
     double step_s, samples_s, mem_bytes, joules, dollars_per_sample;
 } plan_layout_t;
 
 static void plan_help(void)
 {
     printf("usage: dtsim plan --profile P --device D --devices N --global-batch B [OPTIONS]\n"
+           "       dtsim plan --show [--db PATH] [--sweep ID] [--top K] [--tokens N]\n"
            "\n"
            "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
@@ -69,7 +99,12 @@ static void plan_help(void)
         "of replicas without ZeRO that fit with gradient buckets too, simulates\n"
         "the rest as one sweep (strategy.kind = pipeline, 1F1B) stored in the\n"
         "database, and prints them by step time with the fullest device's memory,\n"
-        "achieved TFLOP/s per device, energy and cost.\n"
+        "achieved TFLOP/s per device and its share of the device's peak, memory\n"
+        "headroom, tokens/s, energy and cost.\n"
+        "\n"
+        "It always answers: on Ctrl-C (SIGINT) or SIGTERM, or when --time-limit\n"
+        "passes, it stops its runs and ranks those that finished, marked PARTIAL (k of\n"
+        "n simulated); --resume with the same options and --db simulates the rest.\n"
         "\n"
         "required:\n"
         "  --profile P         model profile: a built-in name or a file (dtsim profile\n"
@@ -96,6 +131,17 @@ static void plan_help(void)
         "  --max-runs M        layouts simulated at most, the first fitting ones in the\n"
         "                      listed order (default and at most %d)\n"
         "  --no-run            list the layouts and their fit; simulate nothing\n"
+        "  --time-limit T      wall time (120s, 10min, 2h) after which no layout starts\n"
+        "                      and the running ones stop: the ranking is PARTIAL\n"
+        "  --resume            continue the plan of the same options stored in --db:\n"
+        "                      simulate only the layouts without a finished run\n"
+        "                      (all of them when there is none), then rank them all\n"
+        "  --tokens N          also the days, MWh and dollars to train N tokens at each\n"
+        "                      layout's pace (300e9, 300B, 1T: k, M, B or G, T for\n"
+        "                      10^3 to 10^12); the profile must count tokens per sample\n"
+        "  --show              rank the plan stored in --db again, from the database\n"
+        "                      alone (no profile): the newest plan, or --sweep ID\n"
+        "  --sweep ID          with --show: the plan's sweep id\n"
         "  -h, --help          this text\n"
         "\n"
         "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
@@ -107,12 +153,49 @@ static void plan_help(void)
         "A layout is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, then\n"
         "selective or full when it recomputes.\n"
         "\n"
+        "exit code: 0 a plan ranked whole, or PARTIAL because --time-limit passed;\n"
+        "1 a run failed; 2 bad input; 130 (128 + SIGINT) or 143 (SIGTERM) when stopped\n"
+        "by that signal, after the PARTIAL ranking. Progress goes to stderr: a line on a\n"
+        "terminal, else \"plan: 3/8 done, 12 s, about 20 s left\" after each run.\n"
+        "\n"
         "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
            "      --vocab 51200 --out gpt3.ini\n"
            "  dtsim plan --profile gpt3.ini --device a100-80gb --devices 1024 --heads 96 \\\n"
            "      --global-batch 1536 --no-run\n",
            PLAN_MAX_RUNS);
+}
+
+/* The entry of longs whose value is c. */
+static int at_of(const struct option *longs, int c)
+{
+    int i = 0;
+    while (longs[i].name && longs[i].val != c)
+        i++;
+    return i;
+}
+
+/* "300e9", "300B", "1.5T", "2T": a count of tokens (k 10^3, M 10^6, B or G 10^9, T 10^12);
+ * 0 when it is one above 0, -1 otherwise. */
+static int parse_tokens(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno)
+        return -1;
+    static const char suffixes[] = "kMBGT";
+    static const double scale[] = {1e3, 1e6, 1e9, 1e9, 1e12};
+    if (*end) {
+        const char *at = strchr(suffixes, *end);
+        if (!at || end[1])
+            return -1;
+        v *= scale[at - suffixes];
+    }
+    if (!isfinite(v) || !(v >= 1))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
@@ -132,6 +215,11 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"top", required_argument, 0, 't'},
         {"max-runs", required_argument, 0, 'm'},
         {"no-run", no_argument, 0, 'N'},
+        {"time-limit", required_argument, 0, 'T'},
+        {"resume", no_argument, 0, 'R'},
+        {"tokens", required_argument, 0, 'o'},
+        {"show", no_argument, 0, 'W'},
+        {"sweep", required_argument, 0, 'w'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -152,6 +240,10 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         char named[32];
         snprintf(named, sizeof named, "--%s", c == 'j' ? "jobs" : at >= 0 ? longs[at].name : "");
         at = -1;
+        /* what --show does not take: the options of a plan to make */
+        if (!o->planning && c != 'd' && c != 't' && c != 'o' && c != 'W' && c != 'w' &&
+            c != 'h' && c != ':' && c != '?')
+            o->planning = longs[at_of(longs, c)].name;
         switch (c) {
         case 'p':
             o->profile = optarg;
@@ -164,6 +256,29 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
             break;
         case 'N':
             o->no_run = 1;
+            break;
+        case 'R':
+            o->resume = 1;
+            break;
+        case 'W':
+            o->show = 1;
+            break;
+        case 'w':
+            o->sweep = optarg;
+            break;
+        case 'T': {
+            dt_err_t e;
+            o->time_limit_text = optarg;
+            if (scenario_parse_time(optarg, &o->time_limit, &e) || !(o->time_limit > 0))
+                return cli_usage_error("plan", "--time-limit %s: expected a wall time above 0 "
+                                               "with a unit (120s, 10min, 2h)", optarg);
+            break;
+        }
+        case 'o':
+            o->tokens_text = optarg;
+            if (parse_tokens(optarg, &o->tokens))
+                return cli_usage_error("plan", "--tokens %s: expected a count of tokens above 0 "
+                                               "(300e9, 300B, 1T)", optarg);
             break;
         case 'd':
             if (!optarg[0])
@@ -211,6 +326,17 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("plan", "unexpected argument \"%s\"", argv[optind]);
+    if (o->show) {
+        if (o->planning)
+            return cli_usage_error("plan", "--show ranks a stored plan: --%s does not go with "
+                                           "it (--db, --sweep, --top, --tokens do)",
+                                   o->planning);
+        return 0;
+    }
+    if (o->sweep)
+        return cli_usage_error("plan", "--sweep %s goes with --show", o->sweep);
+    if (o->resume && o->no_run)
+        return cli_usage_error("plan", "--resume simulates: --no-run does not go with it");
     if (!o->profile || !o->device || !o->devices || !o->global_batch)
         return cli_usage_error("plan", "missing %s",
                                !o->profile   ? "--profile P"
@@ -592,54 +718,277 @@ static long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, lon
     return k;
 }
 
-/* The sweep's runs back from the database: step time, throughput, memory, energy, cost. */
-static dt_status plan_read(plan_layout_t *l, long n, const int *ran, const char *db,
-                           const char *sweep, dt_err_t *err)
+/* ---- what a plan stores for its ranking, and the ranking --------------------------------- */
+
+/* Appends text to buf (size) as a shell word: as it is when it is plain, else in single
+ * quotes. */
+static void append_word(char *buf, size_t size, const char *text)
 {
-    long *index = dt_malloc(sizeof *index * (size_t)(n + 1)); /* sweep index -> layout */
-    long k = 0;
-    for (long i = 0; i < n; i++)
-        if (ran[i])
-            index[k++] = i;
+    size_t len = strlen(buf);
+    int plain = text[0] && strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_./=:,+-@%") == strlen(text);
+    len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? " " : "",
+                            plain ? "" : "'");
+    for (const char *c = text; *c && len < size; c++) /* a quote: end, \', begin again */
+        len += (size_t)(*c == '\'' && !plain ? snprintf(buf + len, size - len, "'\\''")
+                                              : snprintf(buf + len, size - len, "%c", *c));
+    if (!plain && len < size)
+        snprintf(buf + len, size - len, "'");
+}
+
+/* The options that decide a plan's layouts and runs as a command line (-j, --top, --db,
+ * --time-limit and --tokens do not): the profile and a device file by their absolute paths. */
+static void plan_options_text(const plan_opts_t *o, const char *profile, char *buf, size_t size)
+{
+    char num[32];
+    buf[0] = '\0';
+    const char *pairs[][2] = {{"--profile", profile}, {"--device", o->device},
+                              {"--precision", o->precision}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        append_word(buf, size, pairs[i][0]);
+        append_word(buf, size, pairs[i][1]);
+    }
+    const struct {
+        const char *name;
+        long v;
+    } nums[] = {{"--devices", o->devices},       {"--per-server", o->per_server},
+                {"--global-batch", o->global_batch}, {"--heads", o->heads},
+                {"--steps", o->steps},           {"--max-runs", o->max_runs}};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        if (!nums[i].v) /* --heads not given */
+            continue;
+        snprintf(num, sizeof num, "%ld", nums[i].v);
+        append_word(buf, size, nums[i].name);
+        append_word(buf, size, num);
+    }
+    for (int i = 0; i < o->n_sets; i++) {
+        append_word(buf, size, "--set");
+        append_word(buf, size, o->sets[i]);
+    }
+}
+
+/* The plan.* params of info, into p (PLAN_PARAMS; numbers' text in texts). */
+#define PLAN_PARAMS 10
+static void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32])
+{
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"plan.flops_per_sample", in->flops_per_sample},
+                {"plan.tokens_per_sample", in->tokens_per_sample},
+                {"plan.global_batch", in->global_batch},
+                {"plan.devices", in->devices},
+                {"plan.peak_flops", in->peak_flops},
+                {"plan.memory", in->capacity},
+                {"plan.runs", (double)in->runs}};
+    int n = 0;
+    p[n++] = (cli_param_t){"plan.options", in->options, NAN};
+    p[n++] = (cli_param_t){"plan.title", in->title, NAN};
+    p[n++] = (cli_param_t){"plan.precision", in->precision, NAN};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        snprintf(texts[i], 32, isnan(nums[i].v) ? "-" : "%.17g", nums[i].v);
+        p[n++] = (cli_param_t){nums[i].key, texts[i], nums[i].v};
+    }
+    DT_ASSERT(n == PLAN_PARAMS);
+}
+
+/* A prepared statement on q's connection, or the error naming the database. */
+static dt_status plan_prepare(results_query_t *q, const char *sql, sqlite3_stmt **st,
+                              dt_err_t *err)
+{
+    sqlite3 *h = results_query_sqlite(q);
+    if (sqlite3_prepare_v2(h, sql, -1, st, NULL) == SQLITE_OK)
+        return DT_OK;
+    return dt_err_input(err, "%s: cannot read plans: %s", results_query_path(q),
+                        sqlite3_errmsg(h));
+}
+
+/* The sweep id of the newest plan (options NULL) or of the newest plan of those options,
+ * into sweep (size); "" when there is none. */
+static dt_status plan_find(results_query_t *q, const char *options, char *sweep, size_t size,
+                           dt_err_t *err)
+{
+    sqlite3_stmt *st;
+    sweep[0] = '\0';
+    if (plan_prepare(q,
+                     "SELECT r.sweep FROM runs r JOIN params p ON p.run = r.id AND p.key = "
+                     "'plan.options' WHERE r.sweep IS NOT NULL AND (?1 IS NULL OR p.value = ?1) "
+                     "ORDER BY r.id DESC LIMIT 1",
+                     &st, err))
+        return DT_ERR_INPUT;
+    sqlite3_bind_text(st, 1, options, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        snprintf(sweep, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return DT_OK;
+}
+
+/* The plan.* params of sweep's newest run that has them into in. */
+static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info_t *in,
+                                dt_err_t *err)
+{
+    sqlite3_stmt *st;
+    if (plan_prepare(q,
+                     "SELECT key, value, number FROM params WHERE key LIKE 'plan.%' AND run = "
+                     "(SELECT max(r.id) FROM runs r JOIN params p ON p.run = r.id AND p.key = "
+                     "'plan.options' WHERE r.sweep = ?1)",
+                     &st, err))
+        return DT_ERR_INPUT;
+    sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
+    memset(in, 0, sizeof *in);
+    in->peak_flops = in->capacity = NAN;
+    int found = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 0) + 5;
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        double v = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
+        found = 1;
+        if (!strcmp(key, "options"))
+            snprintf(in->options, sizeof in->options, "%s", text ? text : "");
+        else if (!strcmp(key, "title"))
+            snprintf(in->title, sizeof in->title, "%s", text ? text : "");
+        else if (!strcmp(key, "precision"))
+            snprintf(in->precision, sizeof in->precision, "%s", text ? text : "");
+        else if (!strcmp(key, "flops_per_sample"))
+            in->flops_per_sample = v;
+        else if (!strcmp(key, "tokens_per_sample"))
+            in->tokens_per_sample = v;
+        else if (!strcmp(key, "global_batch"))
+            in->global_batch = v;
+        else if (!strcmp(key, "devices"))
+            in->devices = v;
+        else if (!strcmp(key, "peak_flops"))
+            in->peak_flops = v;
+        else if (!strcmp(key, "memory"))
+            in->capacity = v;
+        else if (!strcmp(key, "runs"))
+            in->runs = isnan(v) ? 0 : (long)v;
+    }
+    sqlite3_finalize(st);
+    if (!found || in->runs < 1 || in->runs > PLAN_MAX_RUNS || !(in->global_batch > 0) ||
+        !(in->devices > 0))
+        return dt_err_input(err, "%s: sweep %s is not a plan's (its runs have no plan.* params)",
+                            results_query_path(q), sweep);
+    return DT_OK;
+}
+
+/* A run's layout back from its scenario keys (the params load_layout set). */
+static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_layout_t *x,
+                                  dt_err_t *err)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, x->run);
+    int shard = 0, stage = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 0);
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        long v = (long)sqlite3_column_double(st, 2);
+        if (!strcmp(key, "strategy.tensor"))
+            x->t = v;
+        else if (!strcmp(key, "strategy.stages"))
+            x->p = v;
+        else if (!strcmp(key, "strategy.data_parallel"))
+            x->d = v;
+        else if (!strcmp(key, "strategy.micro_batches"))
+            x->m = v;
+        else if (!strcmp(key, "model.batch"))
+            x->mbs = v; /* the replica's batch: divided by m below */
+        else if (!strcmp(key, "strategy.bucket_mb"))
+            x->bucket_mb = (int)v;
+        else if (!strcmp(key, "strategy.shard_optimizer"))
+            shard = text && !strcmp(text, "yes");
+        else if (!strcmp(key, "strategy.zero_stage"))
+            stage = (int)v;
+        else if (!strcmp(key, "model.recompute"))
+            x->rc = text && !strcmp(text, "full")        ? SIM_RECOMPUTE_FULL
+                    : text && !strcmp(text, "selective") ? SIM_RECOMPUTE_SELECTIVE
+                                                         : SIM_RECOMPUTE_NONE;
+    }
+    if (x->m < 1 || x->t < 1 || x->p < 1 || x->d < 1)
+        return dt_err_input(err, "%s: run %lld has no plan layout", results_query_path(q),
+                            (long long)x->run);
+    x->mbs /= x->m;
+    x->zero = shard ? stage : 0;
+    return DT_OK;
+}
+
+/* The finished runs of the plan's sweep into *rows (in->runs of them, by sweep index, run 0
+ * where none finished; the newest finished run of an index counts), with their step time,
+ * throughput, memory, energy and cost; how many finished into *finished. read_info: in from
+ * the runs' plan.* params first (--show). Opening the database marks the runs of vanished
+ * writers interrupted. */
+static dt_status plan_rank_read(const char *db, const char *sweep, int read_info,
+                                plan_info_t *in, plan_layout_t **rows, long *finished,
+                                dt_err_t *err)
+{
     results_query_t *q = NULL;
     results_runs_t runs = {0};
-    dt_status st = results_query_open(&q, db, err);
-    if (st == DT_OK)
-        st = results_query_sweep(q, sweep, &runs, err);
-    for (size_t r = 0; st == DT_OK && r < runs.n; r++) {
+    sqlite3_stmt *st = NULL;
+    *rows = NULL;
+    *finished = 0;
+    dt_status s = results_query_open_current(&q, db, err);
+    if (s == DT_OK && read_info)
+        s = plan_info_read(q, sweep, in, err);
+    if (s == DT_OK)
+        s = results_query_sweep(q, sweep, &runs, err);
+    if (s == DT_OK)
+        s = plan_prepare(q,
+                         "SELECT key, value, number FROM params WHERE run = ?1 AND key IN "
+                         "('strategy.tensor', 'strategy.stages', 'strategy.data_parallel', "
+                         "'strategy.micro_batches', 'model.batch', 'strategy.bucket_mb', "
+                         "'strategy.shard_optimizer', 'strategy.zero_stage', "
+                         "'model.recompute')",
+                         &st, err);
+    plan_layout_t *l = s == DT_OK ? dt_calloc((size_t)in->runs, sizeof *l) : NULL;
+    for (size_t r = 0; s == DT_OK && r < runs.n; r++) {
         const results_run_view_t *v = &runs.v[r];
-        if (v->sweep_index < 0 || v->sweep_index >= k || strcmp(v->status, "finished"))
+        if (v->sweep_index < 0 || v->sweep_index >= in->runs || strcmp(v->status, "finished"))
             continue;
-        plan_layout_t *x = &l[index[v->sweep_index]];
+        plan_layout_t *x = &l[v->sweep_index];
+        *finished += !x->run;
+        memset(x, 0, sizeof *x);
         x->run = v->id;
+        x->index = v->sweep_index;
         x->step_s = v->steps > 0 ? v->sim_time / (double)v->steps : NAN;
         x->samples_s = v->throughput;
         results_memory_t mem;
         results_energy_view_t en;
         int found = 0;
-        st = results_query_memory(q, v->id, &mem, &found, err);
+        s = plan_layout_read(q, st, x, err);
+        if (s == DT_OK)
+            s = results_query_memory(q, v->id, &mem, &found, err);
         x->mem_bytes = found ? mem.params + mem.grads + mem.optimizer +
                                    (isnan(mem.activations) ? 0 : mem.activations)
                              : NAN;
-        if (st == DT_OK)
-            st = results_query_energy(q, v->id, &en, err);
-        if (st == DT_OK) {
+        if (s == DT_OK)
+            s = results_query_energy(q, v->id, &en, err);
+        if (s == DT_OK) {
             double link = isnan(en.link_joules) ? 0 : en.link_joules;
             x->joules = v->steps > 0 ? (en.host_joules + link) / (double)v->steps : NAN;
             x->dollars_per_sample = en.dollars_per_sample;
         }
     }
+    sqlite3_finalize(st);
     results_runs_free(&runs);
     results_query_close(q);
-    free(index);
-    return st;
+    if (s != DT_OK) {
+        free(l);
+        *finished = 0;
+        return s;
+    }
+    *rows = l;
+    return DT_OK;
 }
 
+/* By step time; a tie by the order listed, so that the ranking is the same however the
+ * runs were stored (one sweep, or resumed). */
 static int by_step_time(const void *a, const void *b)
 {
     const plan_layout_t *x = a, *y = b;
     double u = x->run ? x->step_s : INFINITY, w = y->run ? y->step_s : INFINITY;
-    return (u > w) - (u < w);
+    if (u != w)
+        return (u > w) - (u < w);
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 static void print_list(const plan_layout_t *l, long n)
@@ -653,39 +1002,131 @@ static void print_list(const plan_layout_t *l, long n)
     }
 }
 
-static void print_best(const plan_layout_t *l, long n, long top, const plan_opts_t *o,
-                       double flops_per_sample)
+/* x with printf's format into buf; "-" when x is NAN. */
+static const char *cell(char *buf, size_t n, const char *format, double x)
 {
-    char name[64];
-    printf("\nbest layouts by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, format, x);
+    return buf;
+}
+
+/* The ranking of the plan's finished runs (l: in->runs, sorted here), then, when some are
+ * missing, the PARTIAL line and how to go on; the same from the plan and from --show, as
+ * everything in it comes from in and the database. tokens: --tokens (0: none). */
+static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished, long top,
+                          double tokens, const char *db)
+{
+    qsort(l, (size_t)in->runs, sizeof *l, by_step_time);
+    double tps = in->tokens_per_sample;
+    printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
            "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
            "recomputation if any):\n",
-           PLAN_BUCKET_MB, PLAN_BUCKET_MB);
-    printf("%-4s %-30s %6s %12s %10s %10s %12s %12s %12s\n", "rank", "layout", "run", "s/step",
-           "samples/s", "memory GB", "TFLOP/s/dev", "kJ/step", "$/1k samples");
-    for (long i = 0, shown = 0; i < n && shown < top; i++) {
-        if (!l[i].run)
+           in->title, PLAN_BUCKET_MB, PLAN_BUCKET_MB);
+    printf("%-4s %-30s %6s %12s %10s %10s %10s %11s %12s %6s %10s %12s %10s", "rank", "layout",
+           "run", "s/step", "samples/s", "tokens/s", "memory GB", "headroom GB", "TFLOP/s/dev",
+           "%peak", "kJ/step", "$/1k samples", "$/M tokens");
+    if (tokens > 0)
+        printf(" %9s %9s %11s", "days", "MWh", "$");
+    printf("\n");
+    char name[64], c[12][32];
+    for (long i = 0, shown = 0; i < in->runs && shown < top; i++) {
+        const plan_layout_t *x = &l[i];
+        if (!x->run)
             continue;
-        layout_name(&l[i], name, sizeof name);
-        double tflops =
-            flops_per_sample * (double)o->global_batch / l[i].step_s / (double)o->devices / 1e12;
-        char kj[32] = "-", dollars[32] = "-"; /* none: no power figures, no price */
-        if (!isnan(l[i].joules))
-            snprintf(kj, sizeof kj, "%.4g", l[i].joules / 1e3);
-        if (!isnan(l[i].dollars_per_sample))
-            snprintf(dollars, sizeof dollars, "%.4g", 1000 * l[i].dollars_per_sample);
-        printf("%-4ld %-30s %6lld %12.6g %10.4g %10.4g %12.4g %12s %12s\n", ++shown, name,
-               (long long)l[i].run, l[i].step_s, l[i].samples_s, l[i].mem_bytes / 1e9, tflops, kj,
-               dollars);
+        layout_name(x, name, sizeof name);
+        double tflops = in->flops_per_sample * in->global_batch / x->step_s / in->devices / 1e12;
+        double steps = tokens > 0 && tps > 0 ? tokens / (tps * in->global_batch) : NAN;
+        printf("%-4ld %-30s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
+               ++shown, name, (long long)x->run, x->step_s, x->samples_s,
+               cell(c[0], 32, "%.4g", tps > 0 ? x->samples_s * tps : NAN), x->mem_bytes / 1e9,
+               cell(c[1], 32, "%.4g", (in->capacity - x->mem_bytes) / 1e9), tflops,
+               cell(c[2], 32, "%.3g", 100 * tflops * 1e12 / in->peak_flops),
+               cell(c[3], 32, "%.4g", x->joules / 1e3),
+               cell(c[4], 32, "%.4g", 1000 * x->dollars_per_sample),
+               cell(c[5], 32, "%.4g", tps > 0 ? 1e6 * x->dollars_per_sample / tps : NAN));
+        if (tokens > 0)
+            printf(" %9s %9s %11s", cell(c[6], 32, "%.4g", steps * x->step_s / 86400),
+                   cell(c[7], 32, "%.4g", steps * x->joules / 3.6e9),
+                   cell(c[8], 32, "%.4g", tokens / tps * x->dollars_per_sample));
+        printf("\n");
     }
+    if (finished < in->runs) {
+        char again[sizeof in->options + PATH_MAX + 64];
+        snprintf(again, sizeof again, "%s", in->options);
+        append_word(again, sizeof again, "--db");
+        append_word(again, sizeof again, db);
+        printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
+               "rest: dtsim plan %s --resume\n",
+               finished, in->runs, again);
+    }
+    printf("TFLOP/s/dev: the profile's %.4g FLOP per sample (forward and backward, no "
+           "recomputation) x %.0f samples / s/step / %.0f devices; %%peak: of the device's "
+           "%s peak, %s TFLOP/s\n",
+           in->flops_per_sample, in->global_batch, in->devices, in->precision,
+           cell(c[9], 32, "%.6g", in->peak_flops / 1e12));
+    printf("headroom: the device's %s GB less the fullest device's memory; kJ/step: hosts and "
+           "links; $: cluster.price_per_device_hour (- without)\n",
+           cell(c[10], 32, "%.6g", in->capacity / 1e9));
+    if (tps > 0)
+        printf("tokens: %.0f per sample (the profile's sample)%s\n", tps,
+               tokens > 0 ? "; days, MWh, $: to train --tokens at each layout's step time, "
+                            "energy and price"
+                          : "");
+    if (tokens > 0)
+        printf("--tokens: %.6g tokens, %.6g steps of %.0f samples\n", tokens,
+               tokens / (tps * in->global_batch), in->global_batch);
+}
+
+/* dtsim plan --show: the stored plan's ranking again, from the database alone. */
+static int plan_show(const plan_opts_t *o)
+{
+    dt_err_t err;
+    char sweep[SCENARIO_STR + 64];
+    plan_info_t *in = dt_calloc(1, sizeof *in);
+    plan_layout_t *l = NULL;
+    long finished = 0;
+    int rc = CLI_EXIT_USAGE;
+    results_query_t *q = NULL;
+    dt_status st = results_query_open_current(&q, o->db, &err);
+    if (st == DT_OK && o->sweep)
+        snprintf(sweep, sizeof sweep, "%s", o->sweep);
+    else if (st == DT_OK && (st = plan_find(q, NULL, sweep, sizeof sweep, &err)) == DT_OK &&
+             !sweep[0])
+        st = dt_err_input(&err, "%s holds no plan", o->db);
+    results_query_close(q);
+    if (st) {
+        fprintf(stderr, "dtsim plan: %s\n", err.msg);
+        goto done;
+    }
+    if (plan_rank_read(o->db, sweep, 1, in, &l, &finished, &err)) {
+        fprintf(stderr, "dtsim plan: %s\n", err.msg);
+        goto done;
+    }
+    if (o->tokens > 0 && !(in->tokens_per_sample > 0)) {
+        cli_usage_error("plan", "--tokens %s: the plan's profile counts no tokens per sample",
+                        o->tokens_text);
+        goto done;
+    }
+    printf("plan %s (sweep %s in %s)\n", in->title, sweep, o->db);
+    print_ranking(in, l, finished, o->top, o->tokens, o->db);
+    rc = CLI_EXIT_OK;
+done:
+    free(l);
+    free(in);
+    return rc;
 }
 
 int cli_plan(int argc, char **argv)
 {
+    double t0 = cli_sweep_now(); /* --time-limit counts from here */
     plan_opts_t o;
     int rc = plan_opts_parse(&o, argc, argv);
     if (rc)
         return rc < 0 ? CLI_EXIT_OK : rc;
+    if (o.show)
+        return plan_show(&o);
 
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
@@ -711,13 +1152,26 @@ int cli_plan(int argc, char **argv)
     }
     long blocks = profile_blocks(&prof);
     int splits = prof.has_tensor_splits, attention = sim_profile_has_attention(&prof);
-    double flops_per_sample = prof.forward_flops + prof.backward_flops;
-    char name[SCENARIO_STR];
+    plan_info_t *in = dt_calloc(1, sizeof *in);
+    in->flops_per_sample = prof.forward_flops + prof.backward_flops;
+    in->tokens_per_sample = sim_model_profile_tokens(&prof);
+    in->global_batch = (double)o.global_batch;
+    in->devices = (double)o.devices;
+    snprintf(in->precision, sizeof in->precision, "%s", o.precision);
+    char name[SCENARIO_STR], sample[sizeof prof.sample];
     snprintf(name, sizeof name, "plan-%s", prof.name);
+    snprintf(sample, sizeof sample, "%s", prof.sample);
     sim_model_profile_free(&prof);
+    if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
+        free(in);
+        return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
+                                       "(its sample: \"%s\")",
+                               o.tokens_text, name + 5, sample);
+    }
 
-    plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL;
+    plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL, *ranked = NULL;
     int *run = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *run);
+    long *todo = NULL;
     char base[PATH_MAX] = "";
     scenario_t *list = NULL;
     long n = plan_enumerate(&o, blocks, splits, l, PLAN_MAX_LAYOUTS);
@@ -737,6 +1191,13 @@ int cli_plan(int argc, char **argv)
     /* a bad --set, device or precision is the user's, named once, not once per layout */
     scenario_t *sc = dt_malloc(sizeof *sc);
     dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
+    if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
+        const sim_device_profile_t *dev = scenario_device(sc);
+        in->peak_flops = dev ? dev->value[sc->precision] : NAN;
+        in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
+        snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s", name + 5,
+                 o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
+    }
     free(sc);
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
                strstr(err.msg, "model.precision"))) {
@@ -777,35 +1238,104 @@ int cli_plan(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    /* the fitting layouts as one sweep, in the order listed: run index k is the k-th */
-    list = dt_malloc(sizeof *list * (size_t)runs);
+    in->runs = runs;
+    plan_options_text(&o, profile, in->options, sizeof in->options);
+
+    /* --resume: the newest stored plan of these options, and which of its layouts finished
+     * (run index k is the k-th fitting layout, as listed, in the plan and in its resumptions) */
     char sweep[SCENARIO_STR + 64] = "";
-    for (long i = 0, k = 0; i < n; i++)
-        if (run[i] && load_layout(&list[k++], base, &o, &l[i], name, &err)) {
-            fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
+    long stored = 0;
+    if (o.resume && access(o.db, F_OK) == 0) {
+        results_query_t *q = NULL;
+        st = results_query_open_current(&q, o.db, &err);
+        if (st == DT_OK)
+            st = plan_find(q, in->options, sweep, sizeof sweep, &err);
+        results_query_close(q);
+        if (st == DT_OK && sweep[0]) {
+            plan_info_t *was = dt_calloc(1, sizeof *was);
+            st = plan_rank_read(o.db, sweep, 1, was, &ranked, &stored, &err);
+            if (st == DT_OK && was->runs != runs)
+                st = dt_err_input(&err, "%s: the plan of sweep %s simulates %ld layouts, these "
+                                        "options %ld", o.db, sweep, was->runs, runs);
+            free(was);
+        }
+        if (st) {
+            fprintf(stderr, "dtsim plan: --resume: %s\n", err.msg);
             rc = CLI_EXIT_USAGE;
             goto done;
         }
-    rc = cli_sweep_run_list(list, runs, name, o.jobs, argv[0], sweep, sizeof sweep);
-    if (rc == CLI_EXIT_USAGE || !sweep[0])
-        goto done;
-    if (plan_read(l, n, run, o.db, sweep, &err)) {
+    }
+    if (o.resume && sweep[0])
+        printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, %ld to simulate\n",
+               sweep, o.db, stored, runs, runs - stored);
+    else if (o.resume)
+        fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
+                        "%ld layouts\n", o.db, runs);
+
+    /* the layouts without a finished run as one sweep (continuing the stored one), each under
+     * its index in the whole plan */
+    list = dt_malloc(sizeof *list * (size_t)runs);
+    todo = dt_malloc(sizeof *todo * (size_t)runs);
+    long k = 0;
+    for (long i = 0, at = 0; i < n; i++) {
+        if (!run[i])
+            continue;
+        if (!(ranked && ranked[at].run)) {
+            if (load_layout(&list[k], base, &o, &l[i], name, &err)) {
+                fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
+                rc = CLI_EXIT_USAGE;
+                goto done;
+            }
+            todo[k++] = at;
+        }
+        at++;
+    }
+    char stored_id[sizeof sweep]; /* sweep is the sweep's answer, cleared as it starts */
+    snprintf(stored_id, sizeof stored_id, "%s", sweep);
+    cli_sweep_opts_t so = {.id = stored_id, .index = todo, .label = "plan", .done_before = stored,
+                           .total = runs};
+    if (o.time_limit > 0)
+        so.deadline = t0 + o.time_limit;
+    cli_param_t params[PLAN_PARAMS];
+    char texts[PLAN_PARAMS][32];
+    plan_params(in, params, texts);
+    so.params = params;
+    so.n_params = PLAN_PARAMS;
+    if (k > 0) {
+        rc = cli_sweep_run_opts(list, k, name, o.jobs, argv[0], sweep, sizeof sweep, &so);
+        if (rc == CLI_EXIT_USAGE || !sweep[0])
+            goto done;
+    }
+    free(ranked);
+    long finished = 0;
+    if (plan_rank_read(o.db, sweep, 0, in, &ranked, &finished, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         rc = CLI_EXIT_RUN;
         goto done;
     }
-    qsort(l, (size_t)n, sizeof *l, by_step_time);
-    print_best(l, n, o.top, &o, flops_per_sample);
-    printf("TFLOP/s/dev: the profile's %.4g FLOP per sample (forward and backward, no "
-           "recomputation) x %ld samples / s/step / %ld devices\n",
-           flops_per_sample, o.global_batch, o.devices);
+    print_ranking(in, ranked, finished, o.top, o.tokens, o.db);
+    fflush(stdout);
+    if (so.stopped) {
+        fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
+                        "PARTIAL); --resume simulates the rest\n",
+                so.stopped == SIGINT    ? "interrupted (SIGINT)"
+                : so.stopped == SIGTERM ? "stopped (SIGTERM)"
+                : so.stopped > 0        ? "stopped by a signal"
+                                        : "the time limit passed",
+                finished, runs);
+        if (so.stopped > 0)
+            rc = 128 + so.stopped;
+    }
 
 done:
     if (base[0])
         unlink(base);
     free(list);
+    free(todo);
     free(run);
     free(l);
     free(more);
+    free(ranked);
+    free(in);
     return rc;
 }

@@ -535,7 +535,8 @@ static void store_param(void *ctx, const char *key, const char *text, double num
 /* Opens the database (unless *db is open: jobs share one), starts the run row with its
  * configuration, versions, parameters and label histograms (one transaction). */
 static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *sweep, long index,
-                           results_db_t **db, char **config, dt_err_t *err)
+                           const cli_param_t *params, int n_params, results_db_t **db,
+                           char **config, dt_err_t *err)
 {
     if (!*db && results_db_open(db, sc->db, err))
         return DT_ERR_INPUT;
@@ -562,6 +563,8 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
     pc.run = run->run_id;
     if (pc.st == DT_OK)
         scenario_foreach_key(sc, store_param, &pc);
+    for (int i = 0; i < n_params; i++)
+        store_param(&pc, params[i].key, params[i].text, params[i].number);
     if (pc.st != DT_OK || results_tx_commit(*db, err)) {
         results_tx_rollback(*db, NULL);
         return DT_ERR_RUN;
@@ -572,8 +575,9 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
     return record_label_histograms(run, err) ? DT_ERR_RUN : DT_OK;
 }
 
-int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
-                     int summary, int live, double pace)
+static int run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
+                        int summary, int live, double pace, const cli_param_t *params,
+                        int n_params)
 {
     dt_err_t err;
     sim_run_t *run = dt_malloc(sizeof *run);
@@ -595,7 +599,8 @@ int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep,
     if (run->oversubscribed[0] && speaks)
         fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
                 sc->name, run->oversubscribed);
-    if (speaks && (st = begin_run(run, sc, sweep, index, &db, &config, &err))) {
+    if (speaks &&
+        (st = begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err))) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
         if (real)
@@ -640,6 +645,18 @@ done:
     free(config);
     free(run);
     return rc;
+}
+
+int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
+                     int summary, int live, double pace)
+{
+    return run_scenario(sc, argv0, sweep, index, summary, live, pace, NULL, 0);
+}
+
+int cli_run_scenario_with(const scenario_t *sc, const char *argv0, const char *sweep,
+                          long index, const cli_param_t *params, int n)
+{
+    return run_scenario(sc, argv0, sweep, index, 0, 0, 0, params, n);
 }
 
 /* Which member of the sweep to run alone: --member I, or SLURM_ARRAY_TASK_ID in a job
@@ -736,7 +753,7 @@ static int run_jobs(const scenario_t *top, const char *argv0)
     sim_run_t **runs = dt_calloc((size_t)j.n, sizeof(sim_run_t *));
     for (int i = 0; !st && i < j.n; i++) {
         runs[i] = &j.runs[i];
-        st = begin_run(runs[i], &j.sc[i], id, i, &db, &config[i], &err);
+        st = begin_run(runs[i], &j.sc[i], id, i, NULL, 0, &db, &config[i], &err);
     }
     if (st) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);

@@ -12,7 +12,12 @@
  * interrupted; a second signal ends it at once); the parent waits for them, prints what
  * there is, then ends on the same signal. A run whose child died leaves a 'running' row
  * that the next open of the database (the parent's, at the end) marks 'interrupted'. The
- * summary table is read back from the database, so it shows what was stored. */
+ * summary table is read back from the database, so it shows what was stored.
+ *
+ * dtsim plan asks more (cli_sweep_run_opts): runs that continue a stored sweep under their
+ * own indices, a deadline after which it stops as on a signal (SIGTERM to the runs, a second
+ * one a few seconds later to those still going), a plain progress line per finished run when
+ * stderr is no terminal, and no ending on the signal: the plan still prints its ranking. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_sweep.h"
 
@@ -54,13 +59,26 @@ typedef struct sweep {
     int jobs;
     child_t *slots;  /* jobs of them */
     int *status;     /* per run: RUN_NOT_STARTED or its wait status */
+    char *told;      /* per run: it was running when the sweep was told to stop */
     long done;
     int live;
     double t0;
     int progress;    /* stderr is a terminal */
     char shown[128]; /* the progress line on screen, "" none */
     pid_t parent;    /* the sweep's process, which its runs do not outlive */
+    cli_sweep_opts_t *opts; /* NULL: a plain sweep */
+    int deadline_hit;       /* opts->deadline passed: stopping */
 } sweep_t;
+
+/* The grace a run stopped at the deadline has to record its step before a second signal
+ * ends it at once (its row is then marked interrupted by the next open of the database). */
+#define SWEEP_STOP_GRACE_S 3.0
+
+/* Run i's index in the sweep. */
+static long sweep_index_of(const sweep_t *s, long i)
+{
+    return s->opts && s->opts->index ? s->opts->index[i] : i;
+}
 
 static volatile sig_atomic_t stop_signal, signals;
 
@@ -79,14 +97,59 @@ static void on_signal(int sig)
     signals++;
 }
 
-static double now_s(void)
+double cli_sweep_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* "3 min 10 s", "1 h 2 min", "45 s": a wall-clock duration for the plain progress lines. */
+static void duration_words(double seconds, char *buf, size_t size)
+{
+    long t = seconds > 0 ? (long)(seconds + 0.5) : 0;
+    if (t < 60)
+        snprintf(buf, size, "%ld s", t);
+    else if (t < 3600)
+        snprintf(buf, size, "%ld min %ld s", t / 60, t % 60);
+    else
+        snprintf(buf, size, "%ld h %ld min", t / 3600, t % 3600 / 60);
+}
+
 /* ---- the progress line ------------------------------------------------------------------ */
+
+/* Runs done and in all as the progress counts them (a continued sweep counts what was done
+ * before), and the time left at this session's pace. */
+static void progress_counts(const sweep_t *s, long *done, long *total, double *elapsed,
+                            double *left)
+{
+    long before = s->opts ? s->opts->done_before : 0;
+    *done = before + s->done;
+    *total = s->opts && s->opts->total ? s->opts->total : before + s->n;
+    *elapsed = cli_sweep_now() - s->t0;
+    *left = s->done > 0 && s->done < s->n ? *elapsed / (double)s->done * (double)(s->n - s->done)
+                                          : NAN;
+}
+
+/* The plain line after a finished run when stderr is no terminal (a log, a pipe): done,
+ * elapsed, time left. */
+static void progress_line(const sweep_t *s)
+{
+    if (s->progress || !s->opts || !s->opts->label)
+        return;
+    long done, total;
+    double elapsed, left;
+    progress_counts(s, &done, &total, &elapsed, &left);
+    char spent[32], rest[48] = "";
+    duration_words(elapsed, spent, sizeof spent);
+    if (!isnan(left)) {
+        char words[32];
+        duration_words(left, words, sizeof words);
+        snprintf(rest, sizeof rest, ", about %s left", words);
+    }
+    fprintf(stderr, "%s: %ld/%ld done, %s%s\n", s->opts->label, done, total, spent, rest);
+    fflush(stderr);
+}
 
 static void progress_clear(sweep_t *s)
 {
@@ -99,12 +162,13 @@ static void progress_show(sweep_t *s)
 {
     if (!s->progress)
         return;
-    double elapsed = now_s() - s->t0;
+    long done, total;
+    double elapsed, left;
+    progress_counts(s, &done, &total, &elapsed, &left);
     char text[128];
-    int len = snprintf(text, sizeof text, "[%ld/%ld] elapsed %.0fs", s->done, s->n, elapsed);
-    if (s->done > 0 && s->done < s->n)
-        snprintf(text + len, sizeof text - (size_t)len, ", about %.0fs left",
-                 elapsed / (double)s->done * (double)(s->n - s->done));
+    int len = snprintf(text, sizeof text, "[%ld/%ld] elapsed %.0fs", done, total, elapsed);
+    if (!isnan(left))
+        snprintf(text + len, sizeof text - (size_t)len, ", about %.0fs left", left);
     if (!strcmp(text, s->shown))
         return;
     size_t len_now = strlen(text), len_before = strlen(s->shown);
@@ -182,7 +246,9 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
     }
     dup2(err_fd, STDERR_FILENO);
     close(err_fd);
-    int rc = cli_run_scenario(run, s->argv0, s->id, i, 0, 0, 0);
+    int rc = s->opts ? cli_run_scenario_with(run, s->argv0, s->id, sweep_index_of(s, i),
+                                             s->opts->params, s->opts->n_params)
+                     : cli_run_scenario(run, s->argv0, s->id, i, 0, 0, 0);
     fflush(NULL);
     _exit(rc);
 }
@@ -250,6 +316,7 @@ static void child_reap(sweep_t *s, child_t *c, int block)
     c->pid = 0;
     s->live--;
     s->done++;
+    progress_line(s);
 }
 
 /* Starts runs and waits for them until every started one has ended. */
@@ -258,18 +325,33 @@ static void sweep_execute(sweep_t *s)
     scenario_t *run = dt_malloc(sizeof *run);
     struct pollfd *pfd = dt_malloc(sizeof *pfd * (size_t)s->jobs);
     long next = 0;
-    int forwarded = 0, failed_start = 0;
+    int forwarded = 0, failed_start = 0, stops = 0;
+    double deadline = s->opts ? s->opts->deadline : 0;
     for (;;) {
         if (signals > forwarded) {
             forwarded = signals;
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid)
+                if (s->slots[j].pid) {
                     kill(s->slots[j].pid, stop_signal);
+                    s->told[s->slots[j].index] = 1;
+                }
         }
-        for (int j = 0; j < s->jobs && next < s->n && !stop_signal && !failed_start; j++)
+        /* the deadline: stop as a first signal stops, then as a second after the grace */
+        double now = deadline > 0 ? cli_sweep_now() : 0;
+        if (deadline > 0 && stops < 2 && now >= deadline + (stops ? SWEEP_STOP_GRACE_S : 0)) {
+            s->deadline_hit = 1;
+            stops++;
+            for (int j = 0; j < s->jobs; j++)
+                if (s->slots[j].pid) {
+                    kill(s->slots[j].pid, SIGTERM);
+                    s->told[s->slots[j].index] = 1;
+                }
+        }
+        int stopping = stop_signal || s->deadline_hit;
+        for (int j = 0; j < s->jobs && next < s->n && !stopping && !failed_start; j++)
             if (!s->slots[j].pid && child_start(s, &s->slots[j], next++, run))
                 failed_start = 1;
-        if (!s->live && (next == s->n || stop_signal || failed_start))
+        if (!s->live && (next == s->n || stopping || failed_start))
             break;
         int n = 0;
         for (int j = 0; j < s->jobs; j++)
@@ -312,6 +394,12 @@ static dt_status read_rows(const sweep_t *s, row_t *rows, dt_err_t *err)
     for (size_t k = 0; k < runs.n; k++) {
         const results_run_view_t *v = &runs.v[k];
         long i = v->sweep_index;
+        if (s->opts && s->opts->index) { /* a continued sweep: the run of that index, if ours */
+            long at = 0;
+            while (at < s->n && s->opts->index[at] != i)
+                at++;
+            i = at;
+        }
         if (i < 0 || i >= s->n)
             continue;
         row_t *r = &rows[i];
@@ -415,17 +503,21 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(s.id, sizeof s.id, "%.480s-%s-%ld", s.name ? s.name : base->name, stamp,
-             (long)getpid());
+    if (s.opts && s.opts->id && s.opts->id[0])
+        snprintf(s.id, sizeof s.id, "%s", s.opts->id);
+    else
+        snprintf(s.id, sizeof s.id, "%.480s-%s-%ld", s.name ? s.name : base->name, stamp,
+                 (long)getpid());
     if (id)
         snprintf(id, id_size, "%s", s.id);
 
     s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
     s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
+    s.told = dt_calloc((size_t)s.n, 1);
     for (long i = 0; i < s.n; i++)
         s.status[i] = RUN_NOT_STARTED;
     s.progress = isatty(STDERR_FILENO);
-    s.t0 = now_s();
+    s.t0 = cli_sweep_now();
 
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
@@ -436,7 +528,7 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (s.progress)
-        fprintf(stderr, "%ld runs in %.0fs\n", s.done, now_s() - s.t0);
+        fprintf(stderr, "%ld runs in %.0fs\n", s.done, cli_sweep_now() - s.t0);
 
     /* the table, from the database (opening it marks the dead children's runs interrupted) */
     int rc = CLI_EXIT_OK;
@@ -465,7 +557,9 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
         int w = s.status[i];
         int ok = !strcmp(rows[i].status, "finished") && w != RUN_NOT_STARTED &&
                  WIFEXITED(w) && WEXITSTATUS(w) == 0;
-        if (ok)
+        /* stopped on purpose (opts): not started, or stopped as it was told */
+        int stopped = s.opts && (w == RUN_NOT_STARTED || s.told[i]);
+        if (ok || stopped)
             continue;
         if (bad++ < 10) {
             char how[48] = "";
@@ -485,7 +579,12 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     }
     free(rows);
     free(s.status);
+    free(s.told);
     free(s.slots);
+    if (s.opts) {
+        s.opts->stopped = stop_signal ? stop_signal : s.deadline_hit ? -1 : 0;
+        return rc;
+    }
     if (stop_signal) {
         int sig = stop_signal;
         signal(sig, SIG_DFL);
@@ -506,5 +605,15 @@ int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int job
 {
     DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && n > 0);
     sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n};
+    return sweep_main(s, jobs, id, id_size);
+}
+
+int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int jobs,
+                       const char *argv0, char *id, size_t id_size, cli_sweep_opts_t *o)
+{
+    DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && n > 0 && o);
+    o->stopped = 0;
+    sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n,
+                 .opts = o};
     return sweep_main(s, jobs, id, id_size);
 }

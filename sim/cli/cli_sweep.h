@@ -2,6 +2,7 @@
 #ifndef DTSIM_CLI_SWEEP_H
 #define DTSIM_CLI_SWEEP_H
 
+#include "cli.h"
 #include "scenario.h"
 
 #define CLI_SWEEP_MAX_JOBS 256
@@ -17,5 +18,28 @@ int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0, char *id,
  * database): one sweep whose id begins with name, run i its index i. */
 int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int jobs,
                        const char *argv0, char *id, size_t id_size);
+
+/* What a caller that must answer whatever happens (dtsim plan) asks of a list's sweep. */
+typedef struct cli_sweep_opts {
+    const char *id;     /* continue this sweep (its id, "": a new one, as above) */
+    const long *index;  /* runs[i]'s sweep index (NULL: i) */
+    double deadline;    /* CLOCK_MONOTONIC seconds (cli_sweep_now) after which no run starts
+                         * and the running ones are stopped; 0: none */
+    const char *label;  /* when stderr is no terminal: "LABEL: 3/8 done, 12 s, about 20 s
+                         * left" after each run; NULL: nothing (the terminal line as ever) */
+    long done_before;   /* runs counted done before these (the progress says so) */
+    long total;         /* runs in all for the progress; 0: n */
+    const cli_param_t *params; /* stored with each run's parameters (NULL: none) */
+    int n_params;
+    int stopped;        /* out: 0 ran to the end; the signal (SIGINT, SIGTERM) that stopped
+                         * it; -1 the deadline passed */
+} cli_sweep_opts_t;
+/* cli_sweep_run_list with o: a run stopped by a signal or by the deadline, and one never
+ * started, counts as neither failed nor listed (o->stopped says the sweep stopped); after a
+ * signal the process does not end on it: the caller answers, then ends as it chooses. */
+int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int jobs,
+                       const char *argv0, char *id, size_t id_size, cli_sweep_opts_t *o);
+/* The clock of cli_sweep_opts_t.deadline. */
+double cli_sweep_now(void);
 
 #endif

@@ -71,9 +71,9 @@ _dtsim()
         --db=*) db=${w#--db=} ;;
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
-            --heads | --steps | --top | --max-runs) ((i++)) ;;
+            --heads | --steps | --top | --max-runs | --time-limit | --tokens) ((i++)) ;;
         --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
-            --restart | --step-time | --train-time | --tokens | --step-tokens | --price | \
+            --restart | --step-time | --train-time | --step-tokens | --price | \
             --seed) ((i++)) ;;
         -*) ;;
         *)
@@ -103,7 +103,7 @@ _dtsim()
     --set) mapfile -t list < <(_dtsim_keys "$dtsim"); nospace=1 ;;
     --runs | --timeline-run) mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
-    --jobs | -j) return 0 ;;
+    --jobs | -j | --time-limit | --tokens) return 0 ;;
     --family) list=(gpt llama bert) ;;
     --device) mapfile -t list < <(_dtsim_devices "$dtsim") ;;
     --profile) files='*.ini' ;;

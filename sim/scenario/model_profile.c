@@ -1,6 +1,7 @@
 /* Model profiles (see model_profile.h). */
 #include "model_profile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -16,6 +17,20 @@
 const char *sim_model_profile_builtin(size_t i)
 {
     return i < N_BUILTIN ? builtin_profiles[i].name : NULL;
+}
+
+double sim_model_profile_tokens(const sim_model_profile_t *p)
+{
+    for (const char *c = p->sample; *c; c++) {
+        if (!isdigit((unsigned char)*c) || (c > p->sample && isalnum((unsigned char)c[-1])))
+            continue;
+        char *end;
+        long n = strtol(c, &end, 10);
+        if (n > 0 && (!strncmp(end, " tokens", 7) || !strncmp(end, " token", 6)))
+            return (double)n;
+        c = end - 1;
+    }
+    return 0;
 }
 
 int sim_model_profile_is_file(const char *spec)

@@ -74,6 +74,10 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
 void sim_model_profile_free(sim_model_profile_t *p);
 /* True when spec names a profile file rather than a built-in one. */
 int sim_model_profile_is_file(const char *spec);
+/* Tokens per sample, read from the sample's description where it counts them ("a sequence
+ * of 1024 tokens", as the built-in language models and `dtsim profile transformer` write
+ * it); 0 when it does not (an image). */
+double sim_model_profile_tokens(const sim_model_profile_t *p);
 /* The built-in profiles' names, i = 0, 1, ...; NULL past the last. */
 const char *sim_model_profile_builtin(size_t i);
 
