@@ -55,10 +55,12 @@ typedef struct figure {
 
 /** The Pareto chart (figure_pareto.c). */
 dt_status fig_pareto(fig_t *f, dt_err_t *err);
-/** The Pareto front of points (x[i], y[i]), both to minimise: the points no other is at
- *  least as good as in both and better in one (equal points all stay). Writes their indices
- *  to front, by ascending x (then y), and returns how many. NAN points are left out. */
-size_t fig_pareto_front(const double *x, const double *y, size_t n, size_t *front);
+/** The Pareto front of points (x[i], y[i], z[i]), each to minimise (z NULL: two objectives):
+ *  the points no other is at least as good as in all and better in one (equal points all
+ *  stay). Writes their indices to front, by ascending x (then y, z), and returns how many.
+ *  Points with a NAN x or y are left out; a NAN z counts as the worst. */
+size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
+                        size_t *front);
 
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);

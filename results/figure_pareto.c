@@ -1,8 +1,11 @@
 /* Figure 11, pareto.png: what each run costs against how fast it steps, one point per run
  * whatever their number (a plan's 100 layouts and more), the memory of its fullest device as
- * the point's colour, and only the runs of the Pareto front named: no other run is both
- * faster and cheaper than one of them. A key of a hundred names, or a hundred labels, would
- * cover the points; the front is what a planner chooses from. */
+ * the point's colour, and only the runs of the Pareto front named: those no other run beats
+ * at once on step time, cost and memory. A key of a hundred names, or a hundred labels,
+ * would cover the points; the front is what a planner chooses from. Memory is one of the
+ * three because on a fixed number of devices the cost is the step time times a constant:
+ * a front of the first two alone would be the fastest run, where the planner's trade is
+ * the memory left on the devices against the time. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,39 +17,53 @@
 #define PARETO_LABELS 16
 
 typedef struct pareto_pt {
-    double x, y;
+    double v[3];
     size_t i;
 } pareto_pt_t;
 
 static int pt_cmp(const void *a, const void *b)
 {
     const pareto_pt_t *p = a, *q = b;
-    if (p->x != q->x)
-        return (p->x > q->x) - (p->x < q->x);
-    if (p->y != q->y)
-        return (p->y > q->y) - (p->y < q->y);
+    for (int k = 0; k < 3; k++)
+        if (p->v[k] != q->v[k])
+            return (p->v[k] > q->v[k]) - (p->v[k] < q->v[k]);
     return (p->i > q->i) - (p->i < q->i);
 }
 
-size_t fig_pareto_front(const double *x, const double *y, size_t n, size_t *front)
+/* a is at least as good as b in every objective and better in one */
+static int dominates(const pareto_pt_t *a, const pareto_pt_t *b)
+{
+    int better = 0;
+    for (int k = 0; k < 3; k++) {
+        if (a->v[k] > b->v[k])
+            return 0;
+        better |= a->v[k] < b->v[k];
+    }
+    return better;
+}
+
+size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
+                        size_t *front)
 {
     pareto_pt_t *p = dt_malloc((n ? n : 1) * sizeof *p);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (!isnan(x[i]) && !isnan(y[i]))
-            p[m++] = (pareto_pt_t){x[i], y[i], i};
+            p[m++] = (pareto_pt_t){{x[i], y[i], !z ? 0 : isnan(z[i]) ? INFINITY : z[i]}, i};
+    /* in lexicographic order a point's dominators all come before it, and one of them is on
+     * the front (domination is transitive): each point is checked against the front so far */
     qsort(p, m, sizeof *p, pt_cmp);
-    /* by ascending x: a point is on the front when its y is below every y before it, or
-     * equal to the lowest and at the same x (a copy of a front point dominates nothing) */
-    size_t k = 0;
-    double best_y = INFINITY, best_x = NAN;
+    size_t *on = dt_malloc((m ? m : 1) * sizeof *on), k = 0;
     for (size_t j = 0; j < m; j++) {
-        if (p[j].y < best_y || (p[j].y == best_y && p[j].x == best_x)) {
-            front[k++] = p[j].i;
-            best_y = p[j].y;
-            best_x = p[j].x;
-        }
+        size_t f = 0;
+        while (f < k && !dominates(&p[on[f]], &p[j]))
+            f++;
+        if (f == k)
+            on[k++] = j;
     }
+    for (size_t f = 0; f < k; f++)
+        front[f] = p[on[f]].i;
+    free(on);
     free(p);
     return k;
 }
@@ -64,7 +81,7 @@ static void pareto_axis(gp_t *g, const char *axis, double lo, double hi)
 
 /* Seconds per step (sim_time / steps) against dollars per 1000 samples (joules per sample
  * when no run has a price), a point per run coloured by the memory its fullest device holds
- * (the memory table), the front a dashed staircase with its runs named. */
+ * (the memory table), the front circled with its runs named. */
 dt_status fig_pareto(fig_t *f, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
@@ -106,7 +123,7 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     }
     /* dollars when any run has a price: what a buyer compares; joules otherwise */
     const double *y = priced ? dollars : joules;
-    size_t n_front = fig_pareto_front(x, y, runs->n, front);
+    size_t n_front = fig_pareto_front(x, y, mem, runs->n, front);
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
     size_t no_mem = 0;
     gp_block_begin(g, "runs");
@@ -133,29 +150,65 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
         GP_ROW(g, x[front[k]], y[front[k]]);
     gp_block_end(g);
 
+    /* the front's names less what they all share ("plan-gpt2_xl-"), cut after a - or / */
+    size_t named = n_front < PARETO_LABELS ? n_front : PARETO_LABELS, cut = 0;
+    if (named) {
+        const char *first = f->labels[front[0]];
+        size_t common = strlen(first);
+        for (size_t k = 1; k < named; k++) {
+            const char *l = f->labels[front[k]];
+            size_t c = 0;
+            while (c < common && l[c] == first[c])
+                c++;
+            common = c;
+        }
+        for (size_t c = 0; c < common; c++)
+            if (first[c] == '-' || first[c] == '/')
+                cut = c + 1;
+        for (size_t k = 0; k < named && cut; k++)
+            if (!f->labels[front[k]][cut])
+                cut = 0; /* a name would be empty */
+    }
     f->title = "Cost against step time: Pareto front";
     fig_caption_runs(f);
     fig_caption(f, "a point per run (%zu), coloured by the memory of its fullest device; the %zu "
-                   "named on the dashed front: no other run is both faster and cheaper",
-                n_pts + no_mem, n_front);
-    fig_panel(f, 0, 0, 1, 1);
+                   "circled: the Pareto front, no other run as fast, as cheap and as light on "
+                   "memory and better in one", n_pts + no_mem, n_front);
+    if (cut)
+        fig_caption(f, "front runs named less their common %.*s", (int)cut,
+                    f->labels[front[0]]);
+    /* the plot on the left two thirds, the front's names listed on the right: labels at
+     * the points would write over each other where the front is dense */
+    fig_panel(f, 0, 0, 0.64, 1);
     pareto_axis(g, "x", xlo, xhi);
     pareto_axis(g, "y", ylo, yhi);
     gp_printf(g, "set xlabel 'simulated seconds per step'\nset ylabel '%s'\n"
                  "set cblabel 'memory of the fullest device (GB)'\n"
                  "set palette defined (0 '#4e79a7', 1 '#59a14f', 2 '#edc948', 3 '#e15759')\n"
-                 "set colorbox vertical\nset key top right opaque box\n",
+                 "set colorbox vertical\nset key inside top left opaque box\n",
               priced ? "$ per 1000 samples" : "J per sample");
-    /* names of the front, fastest first, alternately above and below their point so that
-     * neighbours on a steep front do not write over each other */
-    size_t named = n_front < PARETO_LABELS ? n_front : PARETO_LABELS;
+    double h = fig_height(f);
+    if (named) {
+        gp_printf(g, "set label 199 'Pareto front, fastest first:' at screen 0.66, "
+                     "fig_bottom + fig_area - %.6g left font ',10' tc rgb '#222222'\n",
+                  10 / h);
+    }
     for (size_t k = 0; k < named; k++) {
         size_t i = front[k];
-        gp_printf(g, "set label %zu ", 100 + k);
-        gp_text(g, f->labels[i]);
-        gp_printf(g, " at first %.10g, first %.10g offset char 1, char %s font ',9' "
-                     "tc rgb '#222222' front\n",
-                  x[i], y[i], k % 2 ? "-0.8" : "0.8");
+        /* its number at the point, alternately above and below it */
+        gp_printf(g, "set label %zu '%zu' at first %.10g, first %.10g offset char 0.9, char %s "
+                     "font ',9' tc rgb '#222222' front\n",
+                  100 + k, k + 1, x[i], y[i], k % 2 ? "-0.7" : "0.7");
+        char line[200], gb[32] = "";
+        if (!isnan(mem[i]))
+            snprintf(gb, sizeof gb, "  %.3g GB", mem[i]);
+        snprintf(line, sizeof line, "%zu  %.60s  %.4g s%s", k + 1, f->labels[i] + cut, x[i],
+                 gb);
+        gp_printf(g, "set label %zu ", 200 + k);
+        gp_text(g, line);
+        gp_printf(g, " at screen 0.66, fig_bottom + fig_area - %.6g left font ',10' "
+                     "tc rgb '#222222'\n",
+                  (10 + 17 * (double)(k + 1)) / h);
     }
     gp_printf(g, "plot ");
     if (n_pts)
@@ -163,8 +216,8 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     if (no_mem)
         gp_printf(g, "$nomem using 1:2 with points pt 7 ps 1.3 lc rgb '#9a9a9a' "
                      "title 'run, memory unknown', ");
-    gp_printf(g, "$front using 1:2 with steps dt 2 lw 1.5 lc rgb '#333333' title 'Pareto front', "
-                 "$front using 1:2 with points pt 6 ps 2.2 lw 1.5 lc rgb '#222222' notitle\n");
+    gp_printf(g, "$front using 1:2 with points pt 6 ps 2.2 lw 1.5 lc rgb '#222222' "
+                 "title 'Pareto front'\n");
     if (named < n_front)
         fig_note(f, "names %zu of the %zu runs on the Pareto front (the fastest)", named,
                  n_front);
