@@ -164,12 +164,41 @@ static void fig_frame(const fig_t *f, gp_t *g)
 
 /* --- legend labels ---------------------------------------------------------------------- */
 
+/* Where "-tTpPdD-mb" begins in a plan's run name "plan-PROFILE-tTpPdD-mb..." (the profile's
+ * name may hold dashes), or NULL when name is not one. */
+static const char *plan_layout(const char *name)
+{
+    if (strncmp(name, "plan-", 5))
+        return NULL;
+    for (const char *s = strstr(name + 5, "-t"); s; s = strstr(s + 2, "-t")) {
+        long t, p, d;
+        int end = 0;
+        if (sscanf(s, "-t%ldp%ldd%ld-mb%n", &t, &p, &d, &end) == 3 && end > 0)
+            return s;
+    }
+    return NULL;
+}
+
 /* The "NAME/" that every run name starts with (a sweep names its runs NAME/key=value,...),
- * malloc'ed without the '/', or NULL. */
+ * or the "plan-PROFILE-" of a plan's runs (named by their layouts after it), malloc'ed
+ * without the '/' or '-', or NULL. */
 static char *common_prefix(const results_runs_t *runs)
 {
     if (runs->n < 2)
         return NULL;
+    /* a plan's "plan-PROFILE": its layouts tell its runs apart */
+    const char *layout = plan_layout(runs->v[0].name);
+    if (layout) {
+        size_t len = (size_t)(layout - runs->v[0].name);
+        for (size_t i = 1; i < runs->n; i++)
+            if (strncmp(runs->v[i].name, runs->v[0].name, len + 1) != 0 ||
+                plan_layout(runs->v[i].name) != runs->v[i].name + len)
+                return NULL;
+        char *p = dt_malloc(len + 1);
+        memcpy(p, runs->v[0].name, len);
+        p[len] = '\0';
+        return p;
+    }
     const char *slash = strchr(runs->v[0].name, '/');
     if (!slash || slash == runs->v[0].name)
         return NULL;
@@ -377,23 +406,11 @@ static void fastest_of(const results_runs_t *runs, size_t max, results_runs_t *o
 
 int results_runs_plan(const results_runs_t *runs)
 {
-    if (runs->n < 2)
+    if (runs->n < 2 || !runs->v[0].sweep)
         return 0;
     for (size_t i = 0; i < runs->n; i++) {
         const results_run_view_t *r = &runs->v[i];
-        long t, p, d;
-        int end = 0;
-        if (!r->sweep || strcmp(r->sweep, runs->v[0].sweep ? runs->v[0].sweep : "") ||
-            strncmp(r->name, "plan-", 5))
-            return 0;
-        /* "-tTpPdD-mb" somewhere after the profile's name (which may hold dashes) */
-        const char *s = r->name + 5;
-        int found = 0;
-        while (!found && (s = strstr(s, "-t"))) {
-            found = sscanf(s, "-t%ldp%ldd%ld-mb%n", &t, &p, &d, &end) == 3 && end > 0;
-            s += 2;
-        }
-        if (!found)
+        if (!r->sweep || strcmp(r->sweep, runs->v[0].sweep) || !plan_layout(r->name))
             return 0;
     }
     return 1;
@@ -403,10 +420,12 @@ int results_runs_plan(const results_runs_t *runs)
  * of the multiplot (without the header, which depends on the format). */
 static dt_status fig_build(fig_t *f, results_figure_t fig, gp_t *script, dt_err_t *err)
 {
+    /* first, so that the figure's own lines are the ones cut when there are too many */
+    if (f->runs->n < f->selected)
+        fig_caption(f, "the %zu fastest of %zu runs by s/step (pareto.png: all)", f->runs->n,
+                    f->selected);
     dt_status st = results_figures[fig].draw(f, err);
     if (st == DT_OK && f->drawn && f->runs->n < f->selected) {
-        fig_caption(f, "the %zu fastest of %zu runs (simulated seconds per step); pareto.png "
-                       "shows them all", f->runs->n, f->selected);
         size_t len = strlen(f->note);
         snprintf(f->note + len, f->note_size - len, "%sthe %zu fastest of %zu runs",
                  len ? "; " : "", f->runs->n, f->selected);

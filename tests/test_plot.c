@@ -1565,6 +1565,7 @@ START_TEST(many_runs_show_the_fastest)
         char note[64];
         snprintf(note, sizeof note, "the %zu fastest of %d runs", max[k], PLAN_RUNS);
         ck_assert_msg(strstr(out.note, note), "%s: %s", results_figure_name(figs[k]), out.note);
+        snprintf(note, sizeof note, "the %zu fastest of %d runs by s/step", max[k], PLAN_RUNS);
         ck_assert_ptr_nonnull(strstr(script, note));
         /* named: those faster than the max-th, not those slower */
         for (int i = 0; i < PLAN_RUNS; i++) {
