@@ -127,8 +127,9 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         fig_caption(f, "sampled (run.timeline = sampled): %zu hosts spread over the ranks, "
                        "short boxes merged", t.n_lanes);
     if (one_step && recorded < step * (1 - 1e-9))
-        fig_caption(f, "recorded until %.4g s of its %.4g s step: the 200,000-row cap "
-                       "(run.timeline = sampled keeps a whole step)", recorded, step);
+        fig_caption(f, "recorded until %.4g s of its %.4g s step (run.timeline_steps, or "
+                       "the 200,000-row cap; run.timeline = sampled keeps a whole step)",
+                    recorded, step);
     else if (one_step)
         fig_caption(f, "its first step (%.4g s; simulated time / steps)", step);
     fig_panel(f, 0, 0, 1, 1);

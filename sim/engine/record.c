@@ -232,8 +232,8 @@ static int iv_cmp(const void *a, const void *b)
 
 /* Merges each node's boxes shorter than res into the box being built until it is res long
  * (named by the state holding most of its time; a box following one of its state extends
- * it; each starts where the last ended): at most about window / res boxes a node. Writes them to out (NULL: only counts) and
- * returns their estimated bytes; *n their count. */
+ * it; each starts where the last ended): at most about window / res boxes a node. Writes
+ * them to out (NULL: only counts) and returns their estimated bytes; *n their count. */
 static double coarsen(const interval_t *iv, size_t n_iv, double res, interval_t *out, size_t *n)
 {
     double bytes = 0;

@@ -197,7 +197,7 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     /* a sampled timeline keeps the first step, every host's: recorded until the second
      * (a pipeline's last stage counts its step before the first stage ends it), cut at
      * the store */
-    if (sim_record_sampled(run) && run->timeline_steps > 2)
+    if (sim_record_sampled(run) && run->timeline_steps > 0)
         run->timeline_steps = 2;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     /* a pipeline's stages or a tensor split's workers share one batch */
