@@ -831,11 +831,11 @@ START_TEST(readme_pandas_snippet)
 END_TEST
 
 /* run.timeline: a timing-only run of 48 workers whose ring all-reduces go in 5 MB buckets
- * writes 3 MB of timeline and messages whole; sampled (its default) it grows the file by at
+ * writes 12.7 MB of timeline and messages whole; sampled (its default) it grows the file by at
  * most 1 MB (the old behaviour, everything, fails that), keeps the first step whole (from 0
  * to the step time) of at most 16 hosts, the first and last among them, in boxes that tile
  * each lane, messages only between kept hosts, and still makes a trace whose flows lie in
- * slices; whole keeps every host and every message (their bytes are the hosts' totals). */
+ * slices; whole keeps every host, in the timeline and receiving messages. */
 static int64_t pages(const char *path)
 {
     sqlite3 *h;
