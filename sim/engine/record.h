@@ -5,7 +5,7 @@
  * the simulation and written in one transaction at the end.
  *
  * run.timeline = sampled (a timing-only model's default) keeps what a planner reads within
- * about 700 KB a run, where a 128-GPU pipeline wrote 30 MB: the first step (until the
+ * about 700 KB a run, where a 128-GPU pipeline wrote 35 MB: the first step (until the
  * later of the first gradient and the mean step time: a pipeline's last stage counts its
  * step before its first stage has ended it), of at most 16
  * hosts of each role list spread over its ranks (the first and last among them) and the
