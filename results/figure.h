@@ -24,7 +24,10 @@
 /** What a figure is given, and what it fills in. */
 typedef struct fig {
     results_query_t *q;
-    const results_runs_t *runs;
+    const results_runs_t *runs; /* the runs drawn: of a figure that summarises (max_runs),
+                                 * the fastest max_runs of the selection */
+    results_runs_t fastest;     /* those, when it does (views shared with the selection) */
+    size_t selected;            /* runs selected, drawn or not */
     const results_plot_opts_t *o;
     const char *prefix; /* the "NAME" of "NAME/..." that every run's name starts with, or NULL */
     char **labels;      /* a legend label per run: its name less the prefix, shortened */
@@ -46,7 +49,18 @@ typedef struct figure {
     const char *name; /* the file name without extension */
     const char *help; /* for `dtsim plot --help`: lines of at most 57 characters */
     dt_status (*draw)(fig_t *f, dt_err_t *err); /* DT_OK also when skipped */
+    size_t max_runs;  /* runs it can show apart (a bar, a key entry each); past them it shows
+                       * the fastest (seconds per step) and says so; 0: no limit */
 } figure_t;
+
+/** The Pareto chart (figure_pareto.c). */
+dt_status fig_pareto(fig_t *f, dt_err_t *err);
+/** The Pareto front of points (x[i], y[i], z[i]), each to minimise (z NULL: two objectives):
+ *  the points no other is at least as good as in all and better in one (equal points all
+ *  stay). Writes their indices to front, by ascending x (then y, z), and returns how many.
+ *  Points with a NAN x or y are left out; a NAN z counts as the worst. */
+size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
+                        size_t *front);
 
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);

@@ -9,12 +9,21 @@
 /* One axis: log scale when the values span more than a factor of 10. */
 static void cost_axis(gp_t *g, const char *axis, double lo, double hi)
 {
-    if (hi > 10 * lo && lo > 0)
-        gp_printf(g, "set logscale %s\nset %srange [%.10g:%.10g]\n", axis, axis, lo / 1.3,
-                  hi * 1.3);
-    else
-        gp_printf(g, "unset logscale %s\nset %srange [%.10g:%.10g]\n", axis, axis,
-                  lo > 0 ? lo - (hi - lo) * 0.1 - 0.05 * lo : 0, hi + (hi - lo) * 0.1 + 0.05 * hi);
+    if (hi > 10 * lo && lo > 0) {
+        gp_printf(g, "set logscale %s\nset %srange [%.10g:%.10g]\nset %stics autofreq\n", axis,
+                  axis, lo / 1.3, hi * 1.3, axis);
+        return;
+    }
+    double a = lo > 0 ? lo - (hi - lo) * 0.1 - 0.05 * lo : 0;
+    double b = hi + (hi - lo) * 0.1 + 0.05 * hi;
+    gp_printf(g, "unset logscale %s\nset %srange [%.10g:%.10g]\n", axis, axis, a, b);
+    /* about 4 tics of 1, 2 or 5 times a power of ten: gnuplot's own choice writes seven
+     * numbers of five digits under a panel half the image wide, over each other */
+    double raw = (b - a) / 4;
+    if (raw > 0 && isfinite(raw)) {
+        double mag = pow(10, floor(log10(raw))), m = raw / mag;
+        gp_printf(g, "set %stics %.10g\n", axis, (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * mag);
+    }
 }
 
 /* One panel: a point per run at (seconds per step, y[i]), column `column` of its datablock,

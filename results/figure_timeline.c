@@ -1,5 +1,7 @@
 /* Figure 6, timeline.png: what each host of one run does over simulated time (a file of its
- * own beside figures.c, which stays under 40 KB). */
+ * own beside figures.c, which stays under 40 KB). A timing-only run's (a model profile, a
+ * plan's layout) shows its first step whatever was recorded: the window is its step time,
+ * and a sampled timeline (run.timeline = sampled) says what it kept. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -16,12 +18,14 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
     results_timeline_t t = {0};
     results_run_view_t own = {0};
     const char *name = NULL;
+    const results_run_view_t *rv = NULL;
     int64_t id = f->o->timeline_run;
     dt_status st = DT_OK;
     if (id > 0) {
         if ((st = results_query_run(f->q, id, &own, err)) != DT_OK)
             return st;
         name = own.name;
+        rv = &own;
         if ((st = results_query_timeline(f->q, id, &t, err)) != DT_OK)
             goto done;
         if (t.n == 0) {
@@ -50,6 +54,7 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
             }
             id = runs->v[best].id;
             name = runs->v[best].name;
+            rv = &runs->v[best];
         }
         free(tried);
         if (t.n == 0) {
@@ -62,6 +67,22 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         t0 = t.iv[k].start < t0 ? t.iv[k].start : t0;
         t1 = t.iv[k].end > t1 ? t.iv[k].end : t1;
     }
+    /* a timing-only run: its first step, from the step time (a window of several steps cut
+     * to it, one cut short by the row cap said so) */
+    char arch[300], mode[32];
+    int found_arch, found_mode;
+    if ((st = results_query_param(f->q, id, "model.arch", arch, sizeof arch, &found_arch,
+                                  err)) != DT_OK ||
+        (st = results_query_param(f->q, id, "run.timeline", mode, sizeof mode, &found_mode,
+                                  err)) != DT_OK)
+        goto done;
+    double step = rv && rv->has_summary && rv->steps > 0 && rv->sim_time > 0
+                      ? rv->sim_time / (double)rv->steps
+                      : NAN;
+    int one_step = found_arch && !strncmp(arch, "profile:", 8) && !isnan(step);
+    double recorded = t1;
+    if (one_step)
+        t1 = step;
     double span = t1 > 0 ? t1 : 1;
     double div = span >= 1 ? 1 : span >= 1e-3 ? 1e-3 : 1e-6;
     const char *unit = span >= 1 ? "s" : span >= 1e-3 ? "ms" : "us";
@@ -78,7 +99,8 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         double lo = 0, hi = -1; /* the pending box; none while hi < lo */
         for (size_t k = 0; k <= t.n; k++) {
             const results_interval_t *iv = k < t.n ? &t.iv[k] : NULL;
-            if (iv && ((int)iv->state != s || !(iv->end >= iv->start)))
+            if (iv && ((int)iv->state != s || !(iv->end >= iv->start) ||
+                       (one_step && iv->start >= t1)))
                 continue;
             if (iv && hi >= lo && iv->lane == lane && iv->start <= hi + bridge) {
                 hi = iv->end > hi ? iv->end : hi;
@@ -101,6 +123,15 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         fig_caption(f, "run %lld: %s", (long long)id, name);
     else
         fig_caption(f, "run %lld", (long long)id);
+    if (found_mode && !strcmp(mode, "sampled"))
+        fig_caption(f, "sampled (run.timeline = sampled): %zu hosts spread over the ranks, "
+                       "short boxes merged", t.n_lanes);
+    if (one_step && recorded < step * (1 - 1e-9))
+        fig_caption(f, "recorded until %.4g s of its %.4g s step (run.timeline_steps, or "
+                       "the 200,000-row cap; run.timeline = sampled keeps a whole step)",
+                    recorded, step);
+    else if (one_step)
+        fig_caption(f, "its first step (%.4g s; simulated time / steps)", step);
     fig_panel(f, 0, 0, 1, 1);
     /* Lane names are labels left of the lanes, not tic labels (see bars_angle). */
     size_t every = (t.n_lanes + 39) / 40; /* at most 40 names */

@@ -904,8 +904,9 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                        "drawn once",
                                        fig_accuracy_bytes},
     [RESULTS_FIGURE_BREAKDOWN] = {"breakdown",
-                                  "compute / communication / idle share, a bar per run",
-                                  fig_breakdown},
+                                  "compute / communication / idle share, a bar per run (past\n"
+                                  "24 runs the 24 fastest)",
+                                  fig_breakdown, 24},
     [RESULTS_FIGURE_TIME_TO_TARGET] = {"time_to_target",
                                        "time to the target accuracy vs bandwidth, per strategy\n"
                                        "(needs runs at several cluster.bandwidth values)",
@@ -924,8 +925,9 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_PARALLELISM] = {"parallelism",
                                     "time per step (per round: a panel of its own) and the\n"
                                     "memory of the most loaded host (parameters, gradients,\n"
-                                    "optimizer state, activations), a bar per run",
-                                    fig_parallelism},
+                                    "optimizer state, activations), a bar per run (past\n"
+                                    "24 runs the 24 fastest)",
+                                    fig_parallelism, 24},
     [RESULTS_FIGURE_CLIENTS] = {"clients",
                                 "federated runs: each honest client's held-out accuracy,\n"
                                 "sorted (10th percentile, spread), and against the rounds\n"
@@ -934,6 +936,12 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_COST] = {"cost",
                              "dollars per 1000 samples and joules per sample vs\n"
                              "simulated seconds per step, a point per run (needs\n"
-                             "cluster.price_per_device_hour or device power figures)",
-                             fig_cost},
+                             "cluster.price_per_device_hour or device power figures;\n"
+                             "past 12 runs the 12 fastest)",
+                             fig_cost, 12},
+    [RESULTS_FIGURE_PARETO] = {"pareto",
+                               "$ per 1000 samples (J per sample without a price) vs\n"
+                               "seconds per step, a point per run however many, coloured\n"
+                               "by the fullest device's memory, the Pareto front named",
+                               fig_pareto},
 };

@@ -1,6 +1,7 @@
-/* Drawing one figure (see plot.h): the legend labels every figure shares, the figure's
+/* Drawing one figure (see plot.h): the legend labels every figure shares, the runs a figure
+ * that cannot tell many apart shows (the fastest, said in its caption and note), the figure's
  * function from the table (figures.c), the frame around its panels (title, caption), then
- * gnuplot once per format (gnuplot.c).
+ * gnuplot once per format (gnuplot.c); and what makes a selection a plan's.
  * Skipped figures are not errors: a bandwidth figure of runs at one bandwidth says so. */
 #define _POSIX_C_SOURCE 200809L
 #include "plot.h"
@@ -163,12 +164,41 @@ static void fig_frame(const fig_t *f, gp_t *g)
 
 /* --- legend labels ---------------------------------------------------------------------- */
 
+/* Where "-tTpPdD-mb" begins in a plan's run name "plan-PROFILE-tTpPdD-mb..." (the profile's
+ * name may hold dashes), or NULL when name is not one. */
+static const char *plan_layout(const char *name)
+{
+    if (strncmp(name, "plan-", 5))
+        return NULL;
+    for (const char *s = strstr(name + 5, "-t"); s; s = strstr(s + 2, "-t")) {
+        long t, p, d;
+        int end = 0;
+        if (sscanf(s, "-t%ldp%ldd%ld-mb%n", &t, &p, &d, &end) == 3 && end > 0)
+            return s;
+    }
+    return NULL;
+}
+
 /* The "NAME/" that every run name starts with (a sweep names its runs NAME/key=value,...),
- * malloc'ed without the '/', or NULL. */
+ * or the "plan-PROFILE-" of a plan's runs (named by their layouts after it), malloc'ed
+ * without the '/' or '-', or NULL. */
 static char *common_prefix(const results_runs_t *runs)
 {
     if (runs->n < 2)
         return NULL;
+    /* a plan's "plan-PROFILE": its layouts tell its runs apart */
+    const char *layout = plan_layout(runs->v[0].name);
+    if (layout) {
+        size_t len = (size_t)(layout - runs->v[0].name);
+        for (size_t i = 1; i < runs->n; i++)
+            if (strncmp(runs->v[i].name, runs->v[0].name, len + 1) != 0 ||
+                plan_layout(runs->v[i].name) != runs->v[i].name + len)
+                return NULL;
+        char *p = dt_malloc(len + 1);
+        memcpy(p, runs->v[0].name, len);
+        p[len] = '\0';
+        return p;
+    }
     const char *slash = strchr(runs->v[0].name, '/');
     if (!slash || slash == runs->v[0].name)
         return NULL;
@@ -333,11 +363,73 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     return p;
 }
 
+/* Seconds per step of a run, INFINITY without a summary or steps (last among the fastest). */
+static double step_s(const results_run_view_t *r)
+{
+    return r->has_summary && r->steps > 0 && r->sim_time > 0 ? r->sim_time / (double)r->steps
+                                                             : INFINITY;
+}
+
+typedef struct ranked {
+    double step_s;
+    size_t i;
+} ranked_t;
+
+static int ranked_cmp(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    if (x->step_s != y->step_s)
+        return (x->step_s > y->step_s) - (x->step_s < y->step_s);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static int index_cmp(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The fastest max of runs, in their selection order (the views shared, not copied). */
+static void fastest_of(const results_runs_t *runs, size_t max, results_runs_t *out)
+{
+    ranked_t *r = dt_malloc(runs->n * sizeof *r);
+    for (size_t i = 0; i < runs->n; i++)
+        r[i] = (ranked_t){step_s(&runs->v[i]), i};
+    qsort(r, runs->n, sizeof *r, ranked_cmp);
+    qsort(r, max, sizeof *r, index_cmp);
+    *out = (results_runs_t){.v = dt_malloc(max * sizeof *out->v), .n = max};
+    for (size_t k = 0; k < max; k++)
+        out->v[k] = runs->v[r[k].i];
+    snprintf(out->what, sizeof out->what, "%s", runs->what);
+    free(r);
+}
+
+int results_runs_plan(const results_runs_t *runs)
+{
+    if (runs->n < 2 || !runs->v[0].sweep)
+        return 0;
+    for (size_t i = 0; i < runs->n; i++) {
+        const results_run_view_t *r = &runs->v[i];
+        if (!r->sweep || strcmp(r->sweep, runs->v[0].sweep) || !plan_layout(r->name))
+            return 0;
+    }
+    return 1;
+}
+
 /* Runs the figure's function; when it drew, *script holds the frame, its body and the end
  * of the multiplot (without the header, which depends on the format). */
 static dt_status fig_build(fig_t *f, results_figure_t fig, gp_t *script, dt_err_t *err)
 {
+    /* first, so that the figure's own lines are the ones cut when there are too many */
+    if (f->runs->n < f->selected)
+        fig_caption(f, "the %zu fastest of %zu runs by s/step (pareto.png: all)", f->runs->n,
+                    f->selected);
     dt_status st = results_figures[fig].draw(f, err);
+    if (st == DT_OK && f->drawn && f->runs->n < f->selected) {
+        size_t len = strlen(f->note);
+        snprintf(f->note + len, f->note_size - len, "%sthe %zu fastest of %zu runs",
+                 len ? "; " : "", f->runs->n, f->selected);
+    }
     gp_init(script);
     if (st == DT_OK && f->drawn) {
         fig_frame(f, script);
@@ -352,6 +444,7 @@ static void fig_free(fig_t *f)
 {
     gp_free(&f->body);
     fig_labels_free(f->labels, f->runs->n);
+    free(f->fastest.v);
     for (size_t k = 0; k < f->n_caption; k++)
         free(f->caption[k]);
     free((char *)f->prefix);
@@ -359,12 +452,18 @@ static void fig_free(fig_t *f)
 
 /* f in place: its body is a memory stream that writes through pointers into f. */
 static void fig_init(fig_t *f, results_query_t *q, const results_runs_t *runs,
-                     const results_plot_opts_t *o, results_plot_out_t *out)
+                     results_figure_t fig, const results_plot_opts_t *o,
+                     results_plot_out_t *out)
 {
-    char *prefix = common_prefix(runs);
-    *f = (fig_t){.q = q, .runs = runs, .o = o, .prefix = prefix,
-                 .labels = labels_of(runs, NULL, runs->n, prefix), .height = FIG_HEIGHT,
+    *f = (fig_t){.q = q, .runs = runs, .o = o, .selected = runs->n, .height = FIG_HEIGHT,
                  .note = out->note, .note_size = sizeof out->note};
+    size_t max = results_figures[fig].max_runs;
+    if (max && runs->n > max) {
+        fastest_of(runs, max, &f->fastest);
+        f->runs = &f->fastest;
+    }
+    f->prefix = common_prefix(f->runs);
+    f->labels = labels_of(f->runs, NULL, f->runs->n, f->prefix);
     gp_init(&f->body);
 }
 
@@ -386,7 +485,7 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
     check_args(q, runs, fig, o, out);
     DT_ASSERT(o->out_dir);
     fig_t f;
-    fig_init(&f, q, runs, o, out);
+    fig_init(&f, q, runs, fig, o, out);
     gp_t script;
     dt_status st = fig_build(&f, fig, &script, err);
     unsigned formats = o->formats ? o->formats : RESULTS_PLOT_PNG;
@@ -414,7 +513,7 @@ dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
     DT_ASSERT(format < GP_FORMAT_COUNT && out_script);
     *out_script = NULL;
     fig_t f;
-    fig_init(&f, q, runs, o, out);
+    fig_init(&f, q, runs, fig, o, out);
     gp_t script;
     dt_status st = fig_build(&f, fig, &script, err);
     if (st == DT_OK && f.drawn) {

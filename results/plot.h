@@ -25,6 +25,8 @@ typedef enum results_figure {
     RESULTS_FIGURE_PARALLELISM,    /* time per step and memory of the most loaded host, per run */
     RESULTS_FIGURE_CLIENTS,        /* federated clients' held-out accuracy, sorted and vs rounds */
     RESULTS_FIGURE_COST,           /* $ and J per sample vs seconds per step, a point per run */
+    RESULTS_FIGURE_PARETO,         /* cost vs seconds per step, memory as colour, the front
+                                      named: readable with hundreds of runs (a plan's) */
     RESULTS_FIGURE_COUNT
 } results_figure_t;
 
@@ -33,6 +35,10 @@ const char *results_figure_name(results_figure_t f);
 /* What the figure shows, for `dtsim plot --help`: lines of at most 57 characters (they
  * follow a 22-column name, within 79). */
 const char *results_figure_help(results_figure_t f);
+
+/* The runs are a plan's (`dtsim plan`): more than one, one sweep, every name
+ * "plan-PROFILE-tTpPdD-mb...". The report then ranks them and puts the Pareto chart first. */
+int results_runs_plan(const results_runs_t *runs);
 
 /* The formats to write, or-ed into results_plot_opts_t.formats (0 reads as PNG only); a
  * figure's files come in this order. SVG only: .formats = RESULTS_PLOT_SVG. */

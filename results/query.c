@@ -830,6 +830,38 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
     return st;
 }
 
+/* --- params ------------------------------------------------------------------------------- */
+
+dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf,
+                              size_t n, int *found, dt_err_t *err)
+{
+    DT_ASSERT(q && key && buf && n > 0 && found);
+    *found = 0;
+    buf[0] = '\0';
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(q->h, "SELECT value FROM params WHERE run = ?1 AND key = ?2",
+                                -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+        DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+        DT_ASSERT(sqlite3_bind_text(s, 2, key, -1, SQLITE_TRANSIENT) == SQLITE_OK);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(s, 0);
+            snprintf(buf, n, "%s", t ? (const char *)t : "");
+            *found = 1;
+            rc = SQLITE_DONE;
+        }
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[160];
+        snprintf(what, sizeof what, "reading %.100s of run %lld", key, (long long)run);
+        st = results_q_error(q, rc, err, what);
+    }
+    sqlite3_finalize(s);
+    return st;
+}
+
 /* --- messages ----------------------------------------------------------------------------- */
 
 dt_status results_query_messages(results_query_t *q, int64_t run, results_messages_t *out,

@@ -123,6 +123,11 @@ void results_faults_free(results_faults_t *f);
 dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
                                int *found, dt_err_t *err);
 
+/* The text of scenario key `key` (params.value) of run; *found = 0, buf "", when the run
+ * has no such row (a key newer than the run). */
+dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf,
+                              size_t n, int *found, dt_err_t *err);
+
 /* A federated run's clients at its end: the client_fairness row (the statistics are the
  * view's, NULL read as NAN) and the honest clients that have a held-out accuracy, ascending
  * by it. clients = 0 when the run has no clients rows (or the file predates them). */

@@ -78,6 +78,18 @@ static const caption_t captions[RESULTS_FIGURE_COUNT] = {
          "Each federated client's accuracy on its own held-out samples, sorted, and against "
          "the rounds it took part in. A wide spread means one global model serves some "
          "clients much worse than others, as non-IID data does."},
+    [RESULTS_FIGURE_COST] =
+        {"Cost and energy against step time",
+         "What each run costs in dollars and joules per sample against its time per step. "
+         "Points low and to the left are the cheap, fast runs; past 12 runs only the fastest "
+         "are drawn (the Pareto chart shows them all)."},
+    [RESULTS_FIGURE_PARETO] =
+        {"Pareto chart: cost, step time and memory",
+         "Every run as a point: its time per step against its cost per sample, coloured by "
+         "the memory its fullest device holds. The circled, numbered runs are the Pareto "
+         "front: no other run is as fast, as cheap and as light on memory and better in one. "
+         "Choose among them: the fastest, or a slower one that leaves the devices more "
+         "memory."},
 };
 
 /* The page's look: readable on a laptop and on a projector, tables that scroll inside
@@ -633,8 +645,13 @@ static void write_figures(FILE *f, results_query_t *q, const results_runs_t *run
         snprintf(why_not, sizeof why_not, "cannot make a temporary directory %s: %s", dir,
                  strerror(errno));
     fputs("<section id=\"figures\">\n<h2>Figures</h2>\n", f);
+    /* a plan's runs: the Pareto chart first, what a planner reads before the rest */
+    int plan = results_runs_plan(runs);
+    if (plan)
+        write_figure(f, q, runs, RESULTS_FIGURE_PARETO, made, why_not, o, res);
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++)
-        write_figure(f, q, runs, (results_figure_t)fig, made, why_not, o, res);
+        if (!plan || fig != RESULTS_FIGURE_PARETO)
+            write_figure(f, q, runs, (results_figure_t)fig, made, why_not, o, res);
     fputs("</section>\n", f);
     if (made)
         rmdir(made);
@@ -701,6 +718,79 @@ static double *mean_staleness(results_query_t *q, const results_runs_t *runs, dt
         return NULL;
     }
     return mean;
+}
+
+/* A run of the ranking: its step time (INFINITY without one: last), then its id. */
+typedef struct rank_row {
+    double step_s;
+    size_t i;
+} rank_row_t;
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const rank_row_t *x = a, *y = b;
+    if (x->step_s != y->step_s)
+        return (x->step_s > y->step_s) - (x->step_s < y->step_s);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* A plan's runs ranked by simulated seconds per step (as `dtsim plan` prints them), with the
+ * memory of each one's fullest device and its cost, read from the database. */
+static dt_status write_ranking(FILE *f, results_query_t *q, const results_runs_t *runs,
+                               dt_err_t *err)
+{
+    rank_row_t *rows = dt_malloc(runs->n * sizeof *rows);
+    for (size_t i = 0; i < runs->n; i++) {
+        const results_run_view_t *r = &runs->v[i];
+        rows[i] = (rank_row_t){r->has_summary && r->steps > 0 && r->sim_time > 0
+                                   ? r->sim_time / (double)r->steps
+                                   : INFINITY,
+                               i};
+    }
+    qsort(rows, runs->n, sizeof *rows, rank_cmp);
+    fputs("<section id=\"ranking\">\n<h2>Ranking</h2>\n<div class=\"scroll\"><table>\n"
+          "<tr><th>rank</th><th>run</th><th>name</th><th>s/step</th><th>memory GB</th>"
+          "<th>$ per 1000 samples</th><th>J per sample</th></tr>\n",
+          f);
+    dt_status st = DT_OK;
+    for (size_t k = 0; st == DT_OK && k < runs->n; k++) {
+        const results_run_view_t *r = &runs->v[rows[k].i];
+        results_memory_t m;
+        results_energy_view_t e;
+        int found;
+        if ((st = results_query_memory(q, r->id, &m, &found, err)) != DT_OK ||
+            (st = results_query_energy(q, r->id, &e, err)) != DT_OK)
+            break;
+        double parts[4] = {m.params, m.grads, m.optimizer, m.activations}, gb = 0;
+        int known = 0;
+        for (int p = 0; p < 4; p++)
+            if (!isnan(parts[p])) {
+                gb += parts[p] / 1e9;
+                known = 1;
+            }
+        char step[32], mem[32], dollars[32], joules[32];
+        fmt_fixed(step, sizeof step, isinf(rows[k].step_s) ? NAN : rows[k].step_s, 6);
+        fmt_fixed(mem, sizeof mem, found && known ? gb : NAN, 2);
+        fmt_fixed(dollars, sizeof dollars, 1000 * e.dollars_per_sample, 4);
+        fmt_fixed(joules, sizeof joules, e.joules_per_sample, 1);
+        fprintf(f, "<tr><td class=\"num\">%zu</td><td>", k + 1);
+        run_link(f, r);
+        fputs("</td>", f);
+        td_name(f, r->name);
+        td_num(f, step);
+        td_num(f, mem);
+        td_num(f, dollars);
+        td_num(f, joules);
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n<p>The runs of a plan (<code>dtsim plan</code>), fastest first: "
+          "simulated seconds per step (simulated time / steps), the memory the fullest device "
+          "holds (parameters, gradients, optimizer state, activations), dollars per 1000 "
+          "samples (cluster.price_per_device_hour) and joules per sample. The Pareto chart "
+          "below shows them all at once.</p>\n</section>\n",
+          f);
+    free(rows);
+    return st;
 }
 
 /* The summary table; a column of mean staleness when staleness is not NULL. */
@@ -957,10 +1047,11 @@ static void write_head(FILE *f, const results_runs_t *runs, const results_report
     fputs("; made by ", f);
     results_report_escape(f, o->made_by ? o->made_by : "dtsim");
     fprintf(f,
-            " on %s.</p>\n<nav>%s<a href=\"#summary\">Summary</a><a href=\"#figures\">"
+            " on %s.</p>\n<nav>%s%s<a href=\"#summary\">Summary</a><a href=\"#figures\">"
             "Figures</a><a href=\"#config\">Configuration</a><a href=\"#runs\">Runs</a>"
             "</nav>\n",
-            when, o->lesson ? "<a href=\"#lesson\">Lesson</a>" : "");
+            when, o->lesson ? "<a href=\"#lesson\">Lesson</a>" : "",
+            results_runs_plan(runs) ? "<a href=\"#ranking\">Ranking</a>" : "");
 }
 
 static dt_status write_page(FILE *f, results_query_t *q, const results_runs_t *runs,
@@ -979,6 +1070,10 @@ static dt_status write_page(FILE *f, results_query_t *q, const results_runs_t *r
             results_report_lesson(f, o->lesson);
             fputs("</section>\n", f);
         }
+        if (results_runs_plan(runs))
+            st = write_ranking(f, q, runs, err);
+    }
+    if (st == DT_OK) {
         write_summary(f, runs, staleness);
         write_figures(f, q, runs, o, res);
         write_config(f, runs, &params);

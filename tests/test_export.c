@@ -830,6 +830,108 @@ START_TEST(readme_pandas_snippet)
 }
 END_TEST
 
+/* run.timeline: a timing-only run of 48 workers whose ring all-reduces go in 5 MB buckets
+ * writes 12.7 MB of timeline and messages whole; sampled (its default) it grows the file by at
+ * most 1 MB (the old behaviour, everything, fails that), keeps the first step whole (from 0
+ * to the step time) of at most 16 hosts, the first and last among them, in boxes that tile
+ * each lane, messages only between kept hosts, and still makes a trace whose flows lie in
+ * slices; whole keeps every host, in the timeline and receiving messages. */
+static int64_t pages(const char *path)
+{
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *s = prepare(h, "SELECT page_count * page_size FROM pragma_page_count,"
+                                 " pragma_page_size");
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    int64_t bytes = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return bytes;
+}
+
+static double one_real(sqlite3 *h, const char *sql, int64_t a)
+{
+    sqlite3_stmt *s = prepare(h, sql);
+    sqlite3_bind_int64(s, 1, a);
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    double v = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+START_TEST(sampled_timeline_of_a_timing_only_run)
+{
+    char ini[128], path[128], keep[128];
+    snprintf(ini, sizeof ini, "%s/timing.ini", dir);
+    snprintf(path, sizeof path, "%s/timing.db", dir);
+    write_file(ini, "[run]\nname = timing\nsteps = 2\neval_every = 0\ntimeline_steps = 2\n"
+                    "[model]\narch = profile:resnet50\nbatch = 32\n"
+                    "[cluster]\nworkers = 48\n"
+                    "[strategy]\nkind = allreduce\nalgorithm = ring\nbucket_mb = 5\n");
+    /* a first run makes the schema; then whole, then sampled (the default) */
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, "--set",
+                                            "run.timeline_steps=0", NULL}), 0);
+    int64_t p0 = pages(path);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, "--set",
+                                            "run.timeline=whole", NULL}), 0);
+    int64_t p1 = pages(path);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, NULL}), 0);
+    int64_t p2 = pages(path);
+    ck_assert_msg(p1 - p0 > 2 * 1024 * 1024, "whole grew the file by only %lld bytes",
+                  (long long)(p1 - p0));
+    ck_assert_msg(p2 - p1 <= 1024 * 1024, "sampled grew the file by %lld bytes",
+                  (long long)(p2 - p1));
+
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(one_int(h, "SELECT value = 'whole' FROM params WHERE run = 2 AND"
+                                " key = 'run.timeline'", 0), 1);
+    ck_assert_int_eq(one_int(h, "SELECT value = 'sampled' FROM params WHERE run = 3 AND"
+                                " key = 'run.timeline'", 0), 1);
+    /* whole: every host, in the timeline and receiving messages */
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 2),
+                     48);
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT dst_rank) FROM messages WHERE run = ?1",
+                             2), 48);
+    /* sampled: 16 hosts, the first and the last among them */
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 3),
+                     16);
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1 AND"
+                                " rank IN (0, 47) AND start = 0", 3), 2);
+    /* the first step whole: every lane from 0 to the step time, its boxes tiling it */
+    double step = one_real(h, "SELECT sim_time / steps FROM summary WHERE run = ?1", 3);
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM (SELECT rank, min(start) AS lo,"
+                                " max(end) AS hi, sum(end - start) AS busy FROM timeline"
+                                " WHERE run = ?1 GROUP BY rank) WHERE lo = 0 AND"
+                                " abs(hi - (SELECT sim_time / steps FROM summary WHERE"
+                                " run = ?1)) < 1e-9 AND abs(busy - hi) < 1e-9 * hi", 3), 16);
+    ck_assert_double_eq_tol(one_real(h, "SELECT max(end) FROM timeline WHERE run = ?1", 3),
+                            step, 1e-9 * step);
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM timeline a JOIN timeline b ON"
+                                " a.run = b.run AND a.rank = b.rank AND a.rowid < b.rowid AND"
+                                " a.start < b.end AND b.start < a.end WHERE a.run = ?1", 3), 0);
+    /* it was coarsened (more boxes whole in that step) and messages only between kept hosts */
+    ck_assert_int_lt(one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1", 3),
+                     one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1 AND start < "
+                                "(SELECT sim_time / steps FROM summary WHERE run = ?1) AND rank"
+                                " IN (SELECT DISTINCT rank FROM timeline WHERE run = 3)", 2));
+    ck_assert_int_gt(one_int(h, "SELECT count(*) FROM messages WHERE run = ?1", 3), 0);
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND (src_rank NOT"
+                                " IN (SELECT rank FROM timeline WHERE run = ?1) OR dst_rank NOT"
+                                " IN (SELECT rank FROM timeline WHERE run = ?1) OR done > "
+                                "(SELECT sim_time / steps FROM summary WHERE run = ?1) + 1e-9)",
+                     3), 0);
+    sqlite3_close(h);
+    /* its trace: every slice and every flow where it belongs */
+    snprintf(keep, sizeof keep, "%s", db);
+    snprintf(db, sizeof db, "%s", path);
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    check_trace(h, 3);
+    sqlite3_close(h);
+    snprintf(db, sizeof db, "%s", keep);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("export");
@@ -844,6 +946,7 @@ int main(void)
     tcase_add_test(tc, errors_touch_nothing);
     tcase_add_test(tc, older_file_without_messages);
     tcase_add_test(tc, readme_pandas_snippet);
+    tcase_add_test(tc, sampled_timeline_of_a_timing_only_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -252,6 +252,12 @@ static results_query_t *query_open_ok(void)
     return q;
 }
 
+static int dbl_cmp_test(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void ck_close(double got, double want, const char *what)
 {
     ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%s: %.17g, expected %.17g", what,
@@ -1379,6 +1385,230 @@ START_TEST(steps_and_rounds_apart_numbers_plain)
 }
 END_TEST
 
+/* --- plans: the Pareto front, many runs ------------------------------------------------- */
+
+/* i is on the front of (x, y, z) by the definition: no j at least as good in all three and
+ * better in one (a NAN z the worst). */
+static int on_front_brute(const double *x, const double *y, const double *z, size_t n, size_t i)
+{
+    if (isnan(x[i]) || isnan(y[i]))
+        return 0;
+    double zi = !z ? 0 : isnan(z[i]) ? INFINITY : z[i];
+    for (size_t j = 0; j < n; j++) {
+        if (j == i || isnan(x[j]) || isnan(y[j]))
+            continue;
+        double zj = !z ? 0 : isnan(z[j]) ? INFINITY : z[j];
+        if (x[j] <= x[i] && y[j] <= y[i] && zj <= zi &&
+            (x[j] < x[i] || y[j] < y[i] || zj < zi))
+            return 0;
+    }
+    return 1;
+}
+
+static void ck_front(const double *x, const double *y, const double *z, size_t n)
+{
+    size_t *front = calloc(n ? n : 1, sizeof *front);
+    size_t k = fig_pareto_front(x, y, z, n, front);
+    char *in = calloc(n ? n : 1, 1);
+    for (size_t f = 0; f < k; f++) {
+        ck_assert_uint_lt(front[f], n);
+        ck_assert_msg(!in[front[f]], "point %zu twice", front[f]);
+        in[front[f]] = 1;
+        if (f > 0) /* by ascending x */
+            ck_assert(x[front[f - 1]] <= x[front[f]]);
+    }
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(in[i] == on_front_brute(x, y, z, n, i), "point %zu (%g, %g, %g): %s",
+                      i, x[i], y[i], z ? z[i] : 0, in[i] ? "on the front, dominated" :
+                                                           "left out, not dominated");
+    free(front);
+    free(in);
+}
+
+/* The figure's front against the definition, on hand-made points (ties, copies, NANs) and
+ * on random sets of small integers (many ties), with two and with three objectives. */
+START_TEST(pareto_front_against_brute_force)
+{
+    double x[] = {1, 2, 2, 3, 1, 4, 2, NAN, 5, 0.5};
+    double y[] = {5, 3, 3, 1, 5, 0.5, 4, 0, NAN, 9};
+    double z[] = {1, 1, 1, 2, 1, 9, 0, 0, 0, NAN};
+    ck_front(x, y, NULL, 10);
+    ck_front(x, y, z, 10);
+    size_t front[10];
+    /* two: (0.5, 9), the copies (1, 5), the copies (2, 3), (3, 1), (4, 0.5) */
+    ck_assert_uint_eq(fig_pareto_front(x, y, NULL, 10, front), 7);
+    ck_assert_uint_eq(fig_pareto_front(x, y, NULL, 0, front), 0);
+    unsigned seed = 7;
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + (size_t)(rand_r(&seed) % 60);
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = rand_r(&seed) % 8;
+            b[i] = rand_r(&seed) % 8;
+            c[i] = rand_r(&seed) % 10 == 0 ? NAN : rand_r(&seed) % 5;
+        }
+        ck_front(a, b, NULL, n);
+        ck_front(a, b, c, n);
+        free(a);
+        free(b);
+        free(c);
+    }
+}
+END_TEST
+
+#define PLAN_RUNS 30
+
+/* A plan's sweep of PLAN_RUNS timing-only runs, "plan-toy-tTp1dD-mb1xM-z0" with D and M
+ * made unique, each with a step time, dollars and a fullest device's memory of its own (a few
+ * copies of one point among them); values[i] = {s/step, $ per 1000 samples, GB}. */
+static void build_plan_db(double values[PLAN_RUNS][3])
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    unsigned seed = 11;
+    for (int i = 0; i < PLAN_RUNS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "plan-toy-t%dp1d%d-mb1x%d-z0", 1 + i % 4, 1 + i / 4, 2 + i);
+        double step = 0.5 + (rand_r(&seed) % 40) / 20.0, gb = 2 + rand_r(&seed) % 30;
+        if (i == 7 || i == 8) /* a copy of run 6 */
+            step = values[6][0], gb = values[6][2];
+        int64_t id = add_plain_run(db, name, "pipeline", "plan-toy-1", i, 100, 2 * step, 2);
+        ok(results_param_add(db, id, "model.arch", "profile:toy", NAN, &err), &err);
+        ok(results_memory_add(db, id, 0, "worker", gb * 0.5e9, gb * 0.25e9, gb * 0.25e9, NAN,
+                              &err), &err);
+        /* 8 hosts at $3 an hour, 64 samples a step; one run in 10 also cheaper */
+        double dollars = 8 * 2 * step / 3600 * 3 * (i % 10 == 3 ? 0.5 : 1);
+        results_energy_t e = {.hosts = 8, .host_joules = 1e3 * step, .link_joules = 0,
+                              .joules_per_step = 500 * step,
+                              .joules_per_sample = 1e3 * step / 128, .dollars = dollars,
+                              .dollars_per_sample = dollars / 128, .dollars_to_target = NAN};
+        ok(results_energy_add(db, id, &e, &err), &err);
+        values[i][0] = step;
+        values[i][1] = 1000 * dollars / 128;
+        values[i][2] = gb;
+    }
+    results_db_close(db);
+}
+
+/* pareto.png of a plan: every run a point, the front computed here by the definition (step
+ * time, dollars, memory) numbered at its points and listed, no other run named; a plan's
+ * runs are told from other sweeps. */
+START_TEST(pareto_names_only_the_front)
+{
+    double v[PLAN_RUNS][3];
+    build_plan_db(v);
+    char *script = script_of(NULL, RESULTS_FIGURE_PARETO, 0, 0, GP_SVG);
+    ck_assert_ptr_nonnull(script);
+    double x[PLAN_RUNS], y[PLAN_RUNS], z[PLAN_RUNS];
+    size_t on = 0;
+    for (int i = 0; i < PLAN_RUNS; i++)
+        x[i] = v[i][0], y[i] = v[i][1], z[i] = v[i][2];
+    for (size_t i = 0; i < PLAN_RUNS; i++)
+        on += (size_t)on_front_brute(x, y, z, PLAN_RUNS, i);
+    ck_assert_uint_gt(on, 2);
+    ck_assert_uint_lt(on, PLAN_RUNS);
+    /* numbers at the points (" at first "), names in the list (labels 200 and up) */
+    ck_assert_uint_eq(count_of(script, NULL, " at first "), on);
+    ck_assert_uint_eq(count_of(script, NULL, "set label 2"), on);
+    for (size_t i = 0; i < PLAN_RUNS; i++) {
+        char name[64], listed[80];
+        snprintf(name, sizeof name, "t%zup1d%zu-mb1x%zu-z0'", 1 + i % 4, 1 + i / 4, 2 + i);
+        snprintf(listed, sizeof listed, "  %.*s", (int)strlen(name) - 1, name);
+        const char *p = strstr(script, listed);
+        ck_assert_msg((p != NULL) == on_front_brute(x, y, z, PLAN_RUNS, i),
+                      "run %zu %s", i, p ? "named off the front" : "on the front, not named");
+    }
+    /* every run a point */
+    const char *block = strstr(script, "$runs << EOD\n");
+    ck_assert_ptr_nonnull(block);
+    block += strlen("$runs << EOD\n");
+    ck_assert_uint_eq(count_of(block, strstr(block, "EOD\n"), "\n"), PLAN_RUNS);
+    free(script);
+
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    ck_assert_int_eq(results_runs_plan(&runs), 1);
+    free(runs.v[4].name);
+    runs.v[4].name = strdup("plan-toy-other");
+    ck_assert_int_eq(results_runs_plan(&runs), 0);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+END_TEST
+
+/* Bars past 24 runs and cost points past 12: the fastest drawn, the slowest not, the
+ * caption and the note saying so; pareto.png keeps them all. */
+START_TEST(many_runs_show_the_fastest)
+{
+    double v[PLAN_RUNS][3];
+    build_plan_db(v);
+    double sorted[PLAN_RUNS];
+    for (int i = 0; i < PLAN_RUNS; i++)
+        sorted[i] = v[i][0];
+    qsort(sorted, PLAN_RUNS, sizeof *sorted, dbl_cmp_test);
+    const results_figure_t figs[] = {RESULTS_FIGURE_PARALLELISM, RESULTS_FIGURE_BREAKDOWN,
+                                     RESULTS_FIGURE_COST};
+    const size_t max[] = {24, 24, 12};
+    for (int k = 0; k < 3; k++) {
+        results_query_t *q = query_open_ok();
+        results_runs_t runs;
+        dt_err_t err = {""};
+        ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+        results_plot_opts_t o = {.out_dir = dir};
+        results_plot_out_t out;
+        char *script = NULL;
+        ok(results_plot_script(q, &runs, figs[k], &o, GP_SVG, &script, &out, &err), &err);
+        ck_assert_ptr_nonnull(script);
+        char note[64];
+        snprintf(note, sizeof note, "the %zu fastest of %d runs", max[k], PLAN_RUNS);
+        ck_assert_msg(strstr(out.note, note), "%s: %s", results_figure_name(figs[k]), out.note);
+        snprintf(note, sizeof note, "the %zu fastest of %d runs by s/step", max[k], PLAN_RUNS);
+        ck_assert_ptr_nonnull(strstr(script, note));
+        /* named: those faster than the max-th, not those slower */
+        for (int i = 0; i < PLAN_RUNS; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "t%dp1d%d-mb1x%d-z0", 1 + i % 4, 1 + i / 4, 2 + i);
+            if (v[i][0] < sorted[max[k] - 1])
+                ck_assert_msg(strstr(script, name), "%s: %s left out",
+                              results_figure_name(figs[k]), name);
+            else if (v[i][0] > sorted[max[k] - 1])
+                ck_assert_msg(!strstr(script, name), "%s: %s drawn",
+                              results_figure_name(figs[k]), name);
+        }
+        free(script);
+        results_plot_out_free(&out);
+        results_runs_free(&runs);
+        results_query_close(q);
+    }
+}
+END_TEST
+
+/* A timing-only run's timeline: the window is its step (simulated time / steps), whatever
+ * was recorded past it; a sampled one says so. */
+START_TEST(timeline_of_a_timing_only_run_is_its_step)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    int64_t id = add_plain_run(db, "plan-toy-t1p2d1-mb1x2-z0", "pipeline", NULL, 0, 100, 8, 2);
+    ok(results_param_add(db, id, "model.arch", "profile:toy", NAN, &err), &err);
+    ok(results_param_add(db, id, "run.timeline", "sampled", NAN, &err), &err);
+    for (int k = 0; k < 8; k++)
+        ok(results_timeline_add(db, id, "h0", "worker", 0, k % 2 ? "comm" : "compute", k,
+                                k + 1, &err), &err);
+    results_db_close(db);
+    char *script = script_of(NULL, RESULTS_FIGURE_TIMELINE, 0, 0, GP_SVG);
+    ck_assert_ptr_nonnull(script);
+    ck_assert_ptr_nonnull(strstr(script, "set xrange [0:4]"));
+    ck_assert_ptr_nonnull(strstr(script, "run.timeline = sampled"));
+    ck_assert_ptr_nonnull(strstr(script, "its first step (4 s"));
+    free(script);
+}
+END_TEST
+
 START_TEST(missing_gnuplot_is_one_clear_error)
 {
     build_db();
@@ -1594,6 +1824,7 @@ int main(void)
     tcase_add_test(tq, gp_string_quoting);
     tcase_add_test(tq, gp_datablocks_hold_numbers);
     tcase_add_test(tq, figure_table_rows);
+    tcase_add_test(tq, pareto_front_against_brute_force);
     suite_add_tcase(s, tq);
 
     dt_err_t err;
@@ -1603,6 +1834,9 @@ int main(void)
         tcase_add_checked_fixture(tp, setup, teardown);
         tcase_set_timeout(tp, 120);
         tcase_add_test(tp, every_figure_of_the_sweep);
+        tcase_add_test(tp, pareto_names_only_the_front);
+        tcase_add_test(tp, many_runs_show_the_fastest);
+        tcase_add_test(tp, timeline_of_a_timing_only_run_is_its_step);
         tcase_add_test(tp, every_format);
         tcase_add_test(tp, curve_styles_differ);
         tcase_add_test(tp, many_curves_make_panels);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -545,6 +546,101 @@ START_TEST(command_writes_the_page_and_keeps_the_database)
 }
 END_TEST
 
+/* A plan's sweep (runs "plan-toy-tTp1dD-mb1xM-z0", one sweep): the page ranks them, its order
+ * that of the stored step times (ORDER BY sim_time / steps, run: ties in their order), each
+ * row with the fullest device's memory and the cost; the Pareto chart's place comes first
+ * among the figures. Another sweep's page has no ranking. */
+START_TEST(plan_page_ranks_by_step_time)
+{
+    results_report_out_t out;
+    char *plain = write_page(0, &out);
+    ck_assert_ptr_null(strstr(plain, "id=\"ranking\""));
+    free(plain);
+    char side[160];
+    unlink(db_path);
+    snprintf(side, sizeof side, "%s-wal", db_path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db_path);
+    unlink(side);
+
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    const double step_s[] = {3, 1.5, 2, 1.5, 0.75, 4, 2, 1};
+    const int n = (int)(sizeof step_s / sizeof *step_s);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "plan-toy-t%dp1d%d-mb1x%d-z0", 1 + i % 2, 1 + i, 2 * i + 1);
+        results_run_info_t info = {name, "pipeline", "[run]\n", "0.1.0", "3.32", 1,
+                                   "plan-toy-20261126T000000Z-1", i};
+        int64_t id = 0;
+        ok(results_run_begin(db, &info, &id, &err), &err);
+        ok(results_memory_add(db, id, 0, "worker", 1e9 * (i + 1), 1e9, 0, NAN, &err), &err);
+        results_summary_t sum = {NAN, NAN, 3 * step_s[i], NAN, 0.85, 1e9, 0.5, 0.4, 0.1, 3};
+        ok(results_run_end(db, id, "finished", &sum, &err), &err);
+        results_energy_t e = {.hosts = 8, .host_joules = 100, .link_joules = 0,
+                              .joules_per_step = 33, .joules_per_sample = 0.5 * (i + 1),
+                              .dollars = 1, .dollars_per_sample = 1e-3 * step_s[i],
+                              .dollars_to_target = NAN};
+        ok(results_energy_add(db, id, &e, &err), &err);
+    }
+    results_db_close(db);
+
+    results_query_t *q = NULL;
+    ok(results_query_open(&q, db_path, &err), &err);
+    results_runs_t runs;
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    ck_assert_uint_eq(runs.n, (size_t)n);
+    char path[256];
+    snprintf(path, sizeof path, "%s/plan.html", dir);
+    results_report_opts_t o = {.db_path = db_path, .made_by = "dtsim test", .figures = 0};
+    ok(results_report_write(q, &runs, &o, path, &out, &err), &err);
+    results_runs_free(&runs);
+    char *page = slurp(path);
+    char *ranking = between(page, "<section id=\"ranking\">", "</section>");
+    /* the order against the database's */
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(results_query_sqlite(q),
+                                        "SELECT s.run, r.name FROM summary s JOIN runs r ON"
+                                        " r.id = s.run ORDER BY s.sim_time / s.steps, s.run",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    const char *at = ranking;
+    int rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char link[64], rank[64];
+        snprintf(rank, sizeof rank, "<tr><td class=\"num\">%d</td>", rows + 1);
+        snprintf(link, sizeof link, "<a href=\"#run-%lld\">", sqlite3_column_int64(st, 0));
+        const char *r = strstr(at, rank);
+        ck_assert_msg(r != NULL, "no rank %d", rows + 1);
+        const char *next = strstr(r + 1, "<tr>");
+        const char *l = strstr(r, link);
+        ck_assert_msg(l != NULL && (!next || l < next), "rank %d is not run %lld", rows + 1,
+                      sqlite3_column_int64(st, 0));
+        ck_assert_ptr_nonnull(strstr(r, (const char *)sqlite3_column_text(st, 1)));
+        at = r + 1;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    ck_assert_int_eq(rows, n);
+    ck_assert_uint_eq(count(ranking, "<tr><td class=\"num\">"), (size_t)n);
+    /* the fastest (0.75 s, run 5): 6 GB of memory ($ 0.75 per 1000 samples, 2.5 J) */
+    ck_assert_ptr_nonnull(strstr(ranking, "<td class=\"num\">0.750000</td><td class=\"num\">"
+                                          "6.00</td><td class=\"num\">0.7500</td>"
+                                          "<td class=\"num\">2.5</td>"));
+    /* ranking before the summary, the Pareto chart first of the figures */
+    ck_assert(strstr(page, "id=\"ranking\"") < strstr(page, "id=\"summary\""));
+    ck_assert_ptr_nonnull(strstr(page, "<a href=\"#ranking\">Ranking</a>"));
+    const char *pareto = strstr(page, "<figure id=\"fig-pareto\"");
+    ck_assert_ptr_nonnull(pareto);
+    ck_assert(pareto < strstr(page, "<figure id=\"fig-accuracy\""));
+    ck_assert_uint_eq(count(page, "<figure id=\"fig-pareto\""), 1);
+    free(ranking);
+    free(page);
+    results_query_close(q);
+}
+END_TEST
+
 /* The title of scenarios/lessons/NAME.md: its first line less "# ". */
 static char *lesson_title(const char *name)
 {
@@ -625,6 +721,7 @@ int main(void)
     tcase_add_test(tc, page_replaced_whole);
     tcase_add_test(tc, command_errors);
     tcase_add_test(tc, command_writes_the_page_and_keeps_the_database);
+    tcase_add_test(tc, plan_page_ranks_by_step_time);
     tcase_add_test(tc, command_adds_a_lessons_text);
     tcase_add_test(tc, lessons_have_texts);
     suite_add_tcase(s, tc);

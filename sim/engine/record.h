@@ -2,7 +2,16 @@
  * (every received message added along its route, routes cached per host pair), the
  * timeline of the start of the run (who computes, who sends, who waits) and the messages
  * delivered within that window (who sent what to whom, when). All are kept in memory during
- * the simulation and written in one transaction at the end. */
+ * the simulation and written in one transaction at the end.
+ *
+ * run.timeline = sampled (a timing-only model's default) keeps what a planner reads within
+ * about 700 KB a run, where a 128-GPU pipeline wrote 35 MB: the first step (until the
+ * later of the first gradient and the mean step time: a pipeline's last stage counts its
+ * step before its first stage has ended it), of at most 16
+ * hosts of each role list spread over its ranks (the first and last among them) and the
+ * messages between them; over the budget, each host's boxes shorter than a resolution are
+ * merged into their neighbours (the state holding most of the time names the merged box,
+ * the resolution the finest that fits), and every k-th message is kept. */
 #ifndef DTSIM_RECORD_H
 #define DTSIM_RECORD_H
 
@@ -33,7 +42,11 @@ void sim_record_message(struct sim_run *run, const struct sim_node *sender,
                         const struct sim_node *dst, double sent, double start, double done,
                         double bytes);
 
-/* Writes the links, timeline and messages rows of the run (inside the caller's transaction). */
-dt_status sim_record_store(struct sim_run *run, dt_err_t *err);
+/* The run stores a sampled timeline (run.timeline resolved to sampled). */
+int sim_record_sampled(const struct sim_run *run);
+
+/* Writes the links, timeline and messages rows of the run (inside the caller's transaction);
+ * step_s, the run's simulated seconds per step, bounds a sampled timeline's first step. */
+dt_status sim_record_store(struct sim_run *run, double step_s, dt_err_t *err);
 
 #endif

@@ -194,6 +194,11 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     run->n_servers = run->plat.n_servers;
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
+    /* a sampled timeline keeps the first step, every host's: recorded until the second
+     * (a pipeline's last stage counts its step before the first stage ends it), cut at
+     * the store */
+    if (sim_record_sampled(run) && run->timeline_steps > 0)
+        run->timeline_steps = 2;
     run->timeline_end = sc->timeline_steps > 0 ? INFINITY : 0.0;
     /* a pipeline's stages or a tensor split's workers share one batch */
     int replicas = st->replicas ? st->replicas(sc, run->n_workers) : run->n_workers;
@@ -413,6 +418,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
     node->steps++;
     if (node->steps == run->timeline_steps && isinf(run->timeline_end))
         run->timeline_end = sim_now();
+    if (node->steps == 1 && run->timeline_first == 0)
+        run->timeline_first = sim_now();
     run->samples += batch;
     if (run->real)
         sim_real_mark(run);
@@ -846,7 +853,8 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
         if (run->staleness[s] &&
             results_staleness_add(db, run->run_id, s, run->staleness[s], err))
             return DT_ERR_RUN;
-    if (sim_record_store(run, err))
+    long steps = global_steps(run);
+    if (sim_record_store(run, steps > 0 ? end / (double)steps : end, err))
         return DT_ERR_RUN;
     results_energy_t energy;
     sim_run_energy(run, &energy);

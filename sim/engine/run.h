@@ -229,6 +229,8 @@ typedef struct sim_run {
     long timeline_steps;      /* the timeline covers the run until the first node has
                                  computed this many gradients */
     double timeline_end;      /* that moment (INFINITY until then) */
+    double timeline_first;    /* when the first node computed its first gradient (0: not
+                                 yet): a sampled timeline keeps its first step (record.c) */
     results_db_t *db;
     int64_t run_id;
     dt_err_t db_err;

@@ -409,8 +409,10 @@ static dt_status load(scenario_t *sc, const char *path, const char *const *under
     for (int i = 0; i < n_sets; i++)
         if (scenario_set(sc, sets[i], err))
             return DT_ERR_INPUT;
-    if (!sc->sweep.n_keys)
+    if (!sc->sweep.n_keys) {
+        timeline_resolve(sc);
         return scenario_validate(sc, err);
+    }
     /* every run, so that no combination fails once a sweep has started */
     scenario_t *run = dt_malloc(sizeof *run);
     dt_status st = DT_OK;

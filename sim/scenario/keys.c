@@ -111,6 +111,13 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("run", "timeline_steps", "5", timeline_steps, 0, 1e6,
            "record who computes, sends and waits until the first node has computed this many "
            "gradients (the timeline figure); 0 = none"),
+    K_CUSTOM("run", "timeline", "auto", parse_timeline, format_timeline,
+             "auto, sampled, whole",
+             "what of that timeline and its messages the database keeps: sampled = the first "
+             "step (whatever timeline_steps above 0) of at most 16 hosts spread over the "
+             "ranks, boxes too short to see merged, within about 700 KB (a plan's 128-GPU "
+             "runs wrote 35 MB each); whole = every host (200,000 rows at most); auto (a run "
+             "stores it resolved) = sampled for a timing-only model, whole for a real one"),
     K_BOOL("run", "allow_oversubscribed_memory", "no", allow_oversubscribed_memory,
            "a layout whose parameters, gradients, optimizer state and activations exceed a "
            "host's device memory is refused by check and run (\"does not fit: ... on worker "

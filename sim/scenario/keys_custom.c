@@ -1,7 +1,8 @@
-/* The keys of [model], [data] and [cluster] with a syntax of their own (their rows are in
- * keys.c's table): the model's architecture or profile, hidden sizes, convolutions, the
- * learning-rate schedule, the data source, the partition, compression, the platform and
- * its torus or dragonfly shape, the device; and the scenario-relative paths they take. */
+/* The keys of [run], [model], [data] and [cluster] with a syntax of their own (their rows
+ * are in keys.c's table): what of the timeline is stored, the model's architecture or
+ * profile, hidden sizes, convolutions, the learning-rate schedule, the data source, the
+ * partition, compression, the platform and its torus or dragonfly shape, the device; and the
+ * scenario-relative paths they take. */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +17,32 @@
 static const char *const platform_names[] = {"star",  "fat-tree",  "multi-rack", "edge",
                                              "torus", "dragonfly", "rail",       NULL};
 static const char *const schedule_names[] = {"constant", "cosine", NULL};
+static const char *const timeline_names[] = {"auto", "sampled", "whole", NULL};
+
+/* run.timeline: auto is resolved against model.arch once the scenario is final (after the
+ * file, the --set and a sweep run's values: timeline_resolve), so that the stored
+ * configuration and params say which the run did (a figure reads it). */
+dt_status parse_timeline(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
+{
+    (void)ctx;
+    for (int i = 0; timeline_names[i]; i++)
+        if (!strcmp(v, timeline_names[i])) {
+            sc->timeline = (sim_timeline_mode_t)i;
+            return DT_OK;
+        }
+    return dt_err_input(err, "unknown value \"%s\" (expected one of auto, sampled, whole)", v);
+}
+
+void timeline_resolve(scenario_t *sc)
+{
+    if (sc->timeline == SIM_TIMELINE_AUTO)
+        sc->timeline = sc->profile[0] ? SIM_TIMELINE_SAMPLED : SIM_TIMELINE_WHOLE;
+}
+
+void format_timeline(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", timeline_names[sc->timeline]);
+}
 
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
  * now and kept (a file as an absolute path). */

@@ -178,12 +178,14 @@ int blame(const scenario_t *sc, int a, int b);
 
 #define CUSTOM_KEYS(X)                                                                      \
     X(arch) X(hidden) X(conv) X(schedule) X(source) X(partition) X(compression) X(platform) \
-    X(torus) X(dragonfly) X(device)
+    X(torus) X(dragonfly) X(device) X(timeline)
 #define DECLARE_CUSTOM_KEY(field)                                                           \
     dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                             dt_err_t *err);                                                 \
     void format_##field(const scenario_t *sc, char *buf, size_t n);
 CUSTOM_KEYS(DECLARE_CUSTOM_KEY)
+/** run.timeline = auto made sampled (a timing-only model) or whole: once sc is final. */
+void timeline_resolve(scenario_t *sc);
 
 /* ---- the [faults] keys of their own syntax (keys_faults.c) ---- */
 

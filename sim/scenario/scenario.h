@@ -94,6 +94,14 @@ typedef enum sim_optimizer {
 
 /* Activation recomputation (model.recompute): what the backward pass recomputes instead of
  * keeping it from the forward pass. */
+/* run.timeline: AUTO is SAMPLED for a timing-only model, WHOLE for a real one (a
+ * plan's runs are many and large; a real model's runs are few and small). */
+typedef enum sim_timeline_mode {
+    SIM_TIMELINE_AUTO,
+    SIM_TIMELINE_SAMPLED, /* the first step of at most 16 hosts, within about 700 KB */
+    SIM_TIMELINE_WHOLE,   /* every host over run.timeline_steps (200,000 rows at most) */
+} sim_timeline_mode_t;
+
 typedef enum sim_recompute {
     SIM_RECOMPUTE_NONE,
     SIM_RECOMPUTE_SELECTIVE, /* the attention cores (layers named *.scores) */
@@ -161,6 +169,7 @@ typedef struct scenario {
     sim_time_model_t time_model;
     int shared_replicas;    /* workers whose replicas are identical by construction share one */
     long timeline_steps;    /* the timeline covers the run until a node's N-th gradient */
+    sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
 

@@ -453,8 +453,10 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
 {
     DT_ASSERT(!sc->sweep.is_run && i >= 0 && i < scenario_sweep_count(sc));
     *run = *sc;
-    if (!sc->sweep.n_keys)
+    if (!sc->sweep.n_keys) {
+        timeline_resolve(run);
         return scenario_validate(run, err);
+    }
     run->sweep.is_run = 1;
     run->sweep.run = i;
     long rest = i;
@@ -489,5 +491,6 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
     const sim_device_profile_t *p = profile_find(run->device);
     if (p)
         run->device_flops = scenario_device_speed(p, run);
+    timeline_resolve(run);
     return scenario_validate(run, err);
 }
