@@ -1819,8 +1819,8 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
 }
 END_TEST
 
-/* A plan always answers. The tiny GPT on 4 devices (8 layouts, 200 steps each so that a
- * plan takes a while) is planned whole in one database; in another it is stopped by SIGINT
+/* A plan always answers. The tiny GPT on 4 devices (8 layouts, 200 steps each, tensor
+ * all-reduces as messages, so that a plan takes a while) is planned whole in one database; in another it is stopped by SIGINT
  * once 2 runs are done (exit code 130, a PARTIAL ranking of k < 8 layouts and how to go
  * on), and --resume simulates only the 8 - k missing layouts under the same sweep id: its
  * ranking is the whole plan's, row for row (simulated times are deterministic), the runs
@@ -1838,7 +1838,7 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
 #define PLAN_ARGS(DB, ...)                                                                      \
     (const char *[]){"plan", "--profile", prof, "--device", "a100-80gb", "--devices", "4",       \
                      "--per-server", "2", "--heads", "2", "--global-batch", "2", "--steps",      \
-                     "200", "--db", DB, __VA_ARGS__}
+                     "200", "--set", "strategy.tensor_comm=messages", "--db", DB, __VA_ARGS__}
     ck_assert_int_eq(dtsim(PLAN_ARGS(whole, NULL)), 0);
     char *o = slurp(out_path);
     char *want = plan_rows(o);

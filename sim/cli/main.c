@@ -45,16 +45,11 @@ static void usage(FILE *out)
             "  calibrate          measure this machine's step time: a device profile\n"
             "  plan               capacity planning: every tensor x pipeline x data layout of\n"
             "                     a model profile on N devices that fits, simulated, best\n"
-            "                     first (memory, TFLOP/s per device, energy, cost);
-"
-            "                     --time-limit, --resume, --show
-"
-            "  goodput            what failures cost: the checkpoint interval (Young, Daly)
-"
-            "                     and the share of time lost to checkpoints, rework and
-"
-            "                     restarts at a device MTBF, checked by simulation
-"
+            "                     first (memory, TFLOP/s per device, energy, cost);\n"
+            "                     --time-limit, --resume, --show\n"
+            "  goodput            what failures cost: the checkpoint interval (Young, Daly)\n"
+            "                     and the share of time lost to checkpoints, rework and\n"
+            "                     restarts at a device MTBF, checked by simulation\n"
             "  profile transformer\n"
             "                     write the model profile of a GPT, Llama or BERT of any\n"
             "                     shape, for timing-only runs (model.arch = profile:FILE)\n"
