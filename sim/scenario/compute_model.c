@@ -40,10 +40,11 @@ int sim_compute_by_shape(const scenario_t *sc, const sim_model_profile_t *p, sim
 
 double sim_compute_gemm(const sim_compute_t *c, double m, double n, double k)
 {
-    double tiles = ceil(m / SIM_GEMM_TILE) * ceil(n / SIM_GEMM_TILE);
-    double waves = ceil(tiles / c->sms);
-    double compute = waves * 2 * SIM_GEMM_TILE * SIM_GEMM_TILE * k /
-                     (c->peak / c->sms * c->gemm_eff);
+    /* a tile no larger than the matrix: a product of a few rows (a pooler's one token) is
+     * not charged for 128 of them */
+    double tm = m < SIM_GEMM_TILE ? m : SIM_GEMM_TILE, tn = n < SIM_GEMM_TILE ? n : SIM_GEMM_TILE;
+    double waves = ceil(ceil(m / tm) * ceil(n / tn) / c->sms);
+    double compute = waves * 2 * tm * tn * k / (c->peak / c->sms * c->gemm_eff);
     double memory = (m * k + k * n + m * n) * c->value_bytes / c->bandwidth;
     return compute > memory ? compute : memory;
 }

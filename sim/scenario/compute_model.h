@@ -3,9 +3,10 @@
  * (model_profile.h), on a device of the catalogue that gives its multiprocessors (sms):
  *
  *   GEMM of M x N x K: the roofline, max(compute, memory), where compute is the GEMM's
- *     128 x 128 output tiles spread over the device's multiprocessors in whole waves,
- *     ceil(ceil(M/128) ceil(N/128) / sms) waves of 2 x 128 x 128 x K FLOPs each at the
- *     per-multiprocessor peak x gemm_efficiency, and memory is its operands and result,
+ *     output tiles of 128 x 128 (fewer rows or columns when the matrix has fewer) spread over
+ *     the device's multiprocessors in whole waves, ceil(ceil(M/128) ceil(N/128) / sms)
+ *     waves of 2 x 128 x 128 x K FLOPs each at the per-multiprocessor peak x
+ *     gemm_efficiency, and memory is its operands and result,
  *     (M K + K N + M N) values, at memory_bandwidth x memory_efficiency; the backward pass is
  *     the input gradient's M x K x N and the weight gradient's K x N x M; a GEMM's fused
  *     elementwise work moves its elements at that bandwidth after it;
