@@ -1775,11 +1775,14 @@ START_TEST(devices_lists_the_catalogue)
     ck_assert_int_eq(dtsim((const char *[]){"devices", NULL}), 0);
     char *o = slurp(out_path);
     static const char *const rows[] = {
-        "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  "
-        "NVIDIA H100 SXM5 80 GB\n",
-        "\ncpu           0.09       -       -       -      -     -     -     -    1      -  ",
-        "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5  ",
-        "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  ",
+        "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  132 "
+        "0.801  NVIDIA H100 SXM5 80 GB\n",
+        "\ncpu           0.09       -       -       -      -     -     -     -    1      -    -  "
+        "   -  ",
+        "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5   80 "
+        "  0.8  ",
+        "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  304 "
+        "0.601  ",
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         ck_assert_msg(strstr(o, rows[i]), "no row %s in:\n%s", rows[i], o);
@@ -2239,7 +2242,8 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"runs --w", "--wide\n"},
         {"bench ", "sim\ntrainer\n"},
         {"bench sim --s", "--set\n"},
-        {"profile ", "transformer\n"},
+        {"profile ", "transformer\ntime\n"},
+        {"profile time --mic", "--micro-batch\n"},
         {"profile transformer --kv", "--kv-heads\n"},
         {"profile transformer --layers 2 --family ", "gpt\nllama\nbert\n"},
         {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},

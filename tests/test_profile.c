@@ -590,6 +590,35 @@ START_TEST(layer_is_the_sum_of_its_operations)
             (2 + 2) * T * V * s * mem;                    /* lm_head and the loss's softmax */
     double t = step_time("layer.ini", 2, "");
     ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%.12g s, want %.12g by hand", t, want);
+    /* dtsim profile time says the same of a call of 2 samples, to its 4 digits */
+    snprintf(args, sizeof args, "profile time %s --device a100-80gb --micro-batch 2",
+             at("layer.ini"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    char *table = slurp(at("out")), *all = strstr(table, "\nall layers");
+    ck_assert_ptr_nonnull(all);
+    int layers;
+    double gflop, ms;
+    ck_assert_int_eq(sscanf(all, "\nall layers %d %lf %lf", &layers, &gflop, &ms), 3);
+    ck_assert_int_eq(layers, 11);
+    ck_assert_msg(fabs(ms - want * 1e3) <= 1e-3 * ms, "%.6g ms, want %.6g", ms, want * 1e3);
+    ck_assert_ptr_nonnull(strstr(table, "\nblock h.0.*"));
+    free(table);
+    /* its errors: one line, exit code 2 */
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        {"", "which device? --device NAME"},
+        {"--device tpu", "--device: unknown device \"tpu\""},
+        {"--device cpu", "--device cpu: no peak at that precision"},
+        {"--device a100 --precision fp8", "--device a100: no peak at that precision"},
+        {"--device a100 --tensor 0", "--tensor: \"0\" is not a whole number"},
+        {"--device a100 --precision fp16", "--precision: \"fp16\" is not fp32"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "profile time %s %s", at("layer.ini"), bad[i].args);
+        ck_assert_msg(dtsim(args) == 2, "%s: exit code not 2", bad[i].args);
+        one_line(bad[i].needle);
+    }
 }
 END_TEST
 

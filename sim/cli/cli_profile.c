@@ -301,8 +301,9 @@ static int cli_profile_time(int argc, char **argv)
         case OPT_MICRO:
         case OPT_TENSOR:
             if (cli_parse_long(optarg, 1, 1L << 20, c == OPT_MICRO ? &micro : &tensor))
-                return cli_usage_error("profile", "%s: \"%s\" is not a whole number in [1, "
-                                                  "1048576]", argv[optind - 1], optarg);
+                return cli_usage_error("profile", "--%s: \"%s\" is not a whole number in [1, "
+                                                  "1048576]",
+                                       c == OPT_MICRO ? "micro-batch" : "tensor", optarg);
             break;
         case OPT_SP:
             sp = 1;

@@ -71,7 +71,7 @@ _dtsim()
         --db=*) db=${w#--db=} ;;
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
-            --heads | --steps | --top | --max-runs) ((i++)) ;;
+            --heads | --steps | --top | --max-runs | --micro-batch | --tensor) ((i++)) ;;
         -*) ;;
         *)
             if [[ -z $cmd ]]; then
@@ -115,7 +115,8 @@ _dtsim()
             case $cmd/$sub in
             run/ | check/ | platform/ | bench/sim) files='*.ini' ;;
             bench/) list=(sim trainer) ;;
-            profile/) list=(transformer) ;;
+            profile/) list=(transformer time) ;;
+            profile/time) ((n == 0)) && files='*.ini' ;;
             show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
             devices/) ((n == 0)) && mapfile -t list < <(_dtsim_devices "$dtsim") ;;
             esac
