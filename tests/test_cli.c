@@ -1776,13 +1776,13 @@ START_TEST(devices_lists_the_catalogue)
     char *o = slurp(out_path);
     static const char *const rows[] = {
         "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  132 "
-        "0.801  NVIDIA H100 SXM5 80 GB\n",
+        "0.60075  NVIDIA H100 SXM5 80 GB\n",
         "\ncpu           0.09       -       -       -      -     -     -     -    1      -    -  "
-        "   -  ",
+        "     -  ",
         "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5   80 "
-        "  0.8  ",
+        "    0.6  ",
         "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  304 "
-        "0.601  ",
+        "0.45075  ",
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         ck_assert_msg(strstr(o, rows[i]), "no row %s in:\n%s", rows[i], o);
@@ -1794,8 +1794,8 @@ START_TEST(devices_lists_the_catalogue)
     ck_assert_int_eq(dtsim((const char *[]){"devices", "a100", NULL}), 0);
     o = slurp(out_path);
     ck_assert_ptr_nonnull(strstr(o, "a100: NVIDIA A100 SXM4 40 GB\n"));
-    ck_assert_ptr_nonnull(strstr(o, "\n  memory            40 GB           [1]\n"));
-    ck_assert_ptr_nonnull(strstr(o, "\n  power_idle        40 W            [2]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  memory               40 GB           [1]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  power_idle           40 W            [2]\n"));
     ck_assert_ptr_nonnull(strstr(o, "fp32 13.65 TFLOP/s, tf32 78 TFLOP/s, bf16 156 TFLOP/s\n"));
     ck_assert_ptr_nonnull(strstr(o, "\n  [1] NVIDIA A100 Tensor Core GPU datasheet"));
     ck_assert_ptr_nonnull(strstr(o, "\n  [2] assumed: 10% of power_max"));

@@ -25,14 +25,14 @@ static void devices_table(void)
 {
     size_t n;
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
-    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %5s  %s\n", "device", "fp32",
+    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", "device", "fp32",
            "tf32", "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "sms", "gemm",
            "what");
     for (size_t i = 0; i < n; i++) {
         char cell[SIM_DEV_FIELDS][32];
         for (int f = 0; f < SIM_DEV_FIELDS; f++)
             scenario_device_cell(&cat[i], (sim_device_field_t)f, cell[f], sizeof cell[f]);
-        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %5s  %s\n", cat[i].name,
+        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", cat[i].name,
                cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8],
                cell[9], cell[SIM_DEV_SMS], cell[SIM_DEV_GEMM_EFFICIENCY], cat[i].title);
     }
@@ -62,7 +62,7 @@ static void device_detail(const sim_device_profile_t *d)
         char cell[32], value[48];
         scenario_device_cell(d, (sim_device_field_t)f, cell, sizeof cell);
         snprintf(value, sizeof value, "%s%s%s", cell, units[f][0] ? " " : "", units[f]);
-        printf("  %-17s %-15s [%d]\n", scenario_device_field_name((sim_device_field_t)f), value,
+        printf("  %-20s %-15s [%d]\n", scenario_device_field_name((sim_device_field_t)f), value,
                k + 1);
     }
     scenario_t sc;
