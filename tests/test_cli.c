@@ -1805,7 +1805,7 @@ START_TEST(devices_lists_the_catalogue)
     write_file(file, "[device]\nname = measured\nflops = 40Gf\n");
     ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 0);
     o = slurp(out_path);
-    ck_assert_ptr_nonnull(strstr(o, "fp32              0.04 TFLOP/s    [1]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "fp32                 0.04 TFLOP/s    [1]\n"));
     free(o);
     write_file(file, "[device]\nname = measured\nflops = 40Gf\nmemory = lots\n");
     ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 2);
