@@ -2060,11 +2060,14 @@ START_TEST(devices_lists_the_catalogue)
     ck_assert_int_eq(dtsim((const char *[]){"devices", NULL}), 0);
     char *o = slurp(out_path);
     static const char *const rows[] = {
-        "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  "
-        "NVIDIA H100 SXM5 80 GB\n",
-        "\ncpu           0.09       -       -       -      -     -     -     -    1      -  ",
-        "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5  ",
-        "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  ",
+        "\nh100            67   494.7   989.4  1978.9     80  3350    70   700  0.7    0.5  132 "
+        "0.60075  NVIDIA H100 SXM5 80 GB\n",
+        "\ncpu           0.09       -       -       -      -     -     -     -    1      -    -  "
+        "     -  ",
+        "\nv100          15.7       -     125       -     32   900    30   300  0.7    0.5   80 "
+        "    0.6  ",
+        "\nmi300x       163.4   653.7  1307.4  2614.9    192  5300    75   750  0.7    0.5  304 "
+        "0.45075  ",
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         ck_assert_msg(strstr(o, rows[i]), "no row %s in:\n%s", rows[i], o);
@@ -2076,8 +2079,8 @@ START_TEST(devices_lists_the_catalogue)
     ck_assert_int_eq(dtsim((const char *[]){"devices", "a100", NULL}), 0);
     o = slurp(out_path);
     ck_assert_ptr_nonnull(strstr(o, "a100: NVIDIA A100 SXM4 40 GB\n"));
-    ck_assert_ptr_nonnull(strstr(o, "\n  memory            40 GB           [1]\n"));
-    ck_assert_ptr_nonnull(strstr(o, "\n  power_idle        40 W            [2]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  memory               40 GB           [1]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "\n  power_idle           40 W            [2]\n"));
     ck_assert_ptr_nonnull(strstr(o, "fp32 13.65 TFLOP/s, tf32 78 TFLOP/s, bf16 156 TFLOP/s\n"));
     ck_assert_ptr_nonnull(strstr(o, "\n  [1] NVIDIA A100 Tensor Core GPU datasheet"));
     ck_assert_ptr_nonnull(strstr(o, "\n  [2] assumed: 10% of power_max"));
@@ -2087,7 +2090,7 @@ START_TEST(devices_lists_the_catalogue)
     write_file(file, "[device]\nname = measured\nflops = 40Gf\n");
     ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 0);
     o = slurp(out_path);
-    ck_assert_ptr_nonnull(strstr(o, "fp32              0.04 TFLOP/s    [1]\n"));
+    ck_assert_ptr_nonnull(strstr(o, "fp32                 0.04 TFLOP/s    [1]\n"));
     free(o);
     write_file(file, "[device]\nname = measured\nflops = 40Gf\nmemory = lots\n");
     ck_assert_int_eq(dtsim((const char *[]){"devices", file, NULL}), 2);
@@ -2524,7 +2527,8 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"runs --w", "--wide\n"},
         {"bench ", "sim\ntrainer\n"},
         {"bench sim --s", "--set\n"},
-        {"profile ", "transformer\n"},
+        {"profile ", "transformer\ntime\n"},
+        {"profile time --mic", "--micro-batch\n"},
         {"profile transformer --kv", "--kv-heads\n"},
         {"profile transformer --layers 2 --family ", "gpt\nllama\nbert\n"},
         {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compute_model.h"
 #include "model_profile.h"
 #include "profile_transformer.h"
 
@@ -113,6 +114,13 @@ static void assert_same_as_builtin(sim_transformer_t t, const char *builtin)
     ck_assert_msg(got, "%s", err.msg);
     const char *w = strstr(want, "\nparams = "), *g = strstr(got, "\nparams = ");
     ck_assert(w && g);
+    /* the built-in profiles have no [shape] section (make_profiles.py writes none): up to
+     * the section, then the section in full */
+    char *shape = strstr(got, "\n# layer = what it computes");
+    ck_assert_ptr_nonnull(shape);
+    ck_assert_ptr_nonnull(strstr(shape, "\n[shape]\n"));
+    ck_assert_ptr_null(strstr(want, "[shape]"));
+    shape[0] = '\0';
     ck_assert_msg(!strcmp(g, w), "%s: the generated profile differs from the built-in one",
                   builtin);
     const char *ws = strstr(want, "\nsample = "), *gs = strstr(got, "\nsample = ");
@@ -404,6 +412,270 @@ START_TEST(written_profile_splits_as_megatron)
 }
 END_TEST
 
+/* ---- the compute model by operation and shape ------------------------------------------ */
+
+/* The catalogue's a100-80gb at bf16, as the shape model reads it. */
+static const sim_device_profile_t *a100(sim_compute_t *c)
+{
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n), *d = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cat[i].name, "a100-80gb"))
+            d = &cat[i];
+    ck_assert_ptr_nonnull(d);
+    scenario_t *sc = calloc(1, sizeof *sc); /* what the model reads of it: the precision */
+    sc->precision = SIM_PREC_BF16;
+    ck_assert_int_eq(sim_compute_of_device(d, sc, c), 1);
+    free(sc);
+    return d;
+}
+
+/* The sustained bandwidth: the datasheet's x memory_efficiency. */
+static double hand_bandwidth(const sim_device_profile_t *d)
+{
+    return d->value[SIM_DEV_MEMORY_BANDWIDTH] * d->value[SIM_DEV_MEMORY_EFFICIENCY];
+}
+
+/* By hand: the roofline of a GEMM in bf16 (2 bytes a value) on d, 128 x 128 tiles in whole
+ * waves over its multiprocessors. */
+static double hand_gemm(const sim_device_profile_t *d, double m, double n, double k)
+{
+    double sms = d->value[SIM_DEV_SMS];
+    double per_sm = d->value[SIM_DEV_BF16] / sms * d->value[SIM_DEV_GEMM_EFFICIENCY];
+    double tm = m < 128 ? m : 128, tn = n < 128 ? n : 128;
+    double waves = ceil(ceil(m / tm) * ceil(n / tn) / sms);
+    double compute = waves * 2 * tm * tn * k / per_sm;
+    double memory = (m * k + k * n + m * n) * 2 / hand_bandwidth(d);
+    return compute > memory ? compute : memory;
+}
+
+START_TEST(gemm_against_the_roofline)
+{
+    sim_compute_t c;
+    const sim_device_profile_t *d = a100(&c);
+    double peak = 312e12, sms = 108, bw = 2039e9 * d->value[SIM_DEV_MEMORY_EFFICIENCY];
+    ck_assert_double_eq(d->value[SIM_DEV_SMS], sms);
+    ck_assert_double_eq(d->value[SIM_DEV_BF16], peak);
+    ck_assert_double_eq(c.bandwidth, bw);
+    double eff = d->value[SIM_DEV_GEMM_EFFICIENCY];
+    /* small: 4096 x 4096 outputs over k = 64 (an unfused attention score product) is bound
+     * by its 16.8 M outputs and 0.5 M inputs moved, not by its 2.1 GFLOP */
+    double t = sim_compute_gemm(&c, 4096, 4096, 64);
+    double bytes = (4096.0 * 64 + 64.0 * 4096 + 4096.0 * 4096) * 2;
+    ck_assert_msg(fabs(t - bytes / bw) <= 1e-12 * t, "%.9g s, want %.9g", t, bytes / bw);
+    ck_assert_double_eq_tol(t, hand_gemm(d, 4096, 4096, 64), 1e-12 * t);
+    ck_assert(2.0 * 4096 * 4096 * 64 / (peak * eff) < t); /* compute alone would be less */
+    /* large: 13,824 x 4,096 is 108 x 32 tiles, 32 whole waves on 108 SMs: exactly the FLOPs
+     * at the sustained fraction of the peak */
+    t = sim_compute_gemm(&c, 13824, 4096, 8192);
+    double want = 2.0 * 13824 * 4096 * 8192 / (peak * eff);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want, "%.9g s, want %.9g", t, want);
+    /* quantised: one more column of tiles (16 x 109 = 1,744 tiles, 17 waves where 16 x 108
+     * = 1,728 fill 16) costs a whole wave for 0.9% more FLOPs */
+    double full = sim_compute_gemm(&c, 2048, 108 * 128, 4096);
+    double more = sim_compute_gemm(&c, 2048, 109 * 128, 4096);
+    ck_assert_double_eq_tol(full, 16 * 2.0 * 128 * 128 * 4096 / (peak / sms * eff), 1e-12 * full);
+    ck_assert_double_eq_tol(more / full, 17.0 / 16, 1e-12);
+    ck_assert_double_eq_tol(more, hand_gemm(d, 2048, 109 * 128, 4096), 1e-12 * more);
+    /* one row (a pooler's token): its tile is one row high, so the weights moved bound it */
+    t = sim_compute_gemm(&c, 1, 4096, 4096);
+    want = (4096.0 + 4096.0 * 4096 + 4096) * 2 / bw;
+    ck_assert_double_eq_tol(t, want, 1e-12 * want);
+    /* memory-bound: elements x 2 bytes at the sustained bandwidth */
+    ck_assert_double_eq_tol(sim_compute_memory(&c, 1e9), 2e9 / bw, 1e-12);
+    /* attention: its FLOPs at the 16-bit peak x attention_efficiency, or its IO */
+    double ae = d->value[SIM_DEV_ATTENTION_EFFICIENCY];
+    ck_assert_double_eq_tol(sim_compute_attention(&c, 1e12, 1e6), 1e12 / (peak * ae), 1e-15);
+    ck_assert_double_eq_tol(sim_compute_attention(&c, 1e6, 1e9), 2e9 / bw, 1e-15);
+}
+END_TEST
+
+/* The value of "SELECT sim_time FROM summary" in db. */
+static double sim_time_of(const char *db_path)
+{
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT sim_time FROM summary", -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    double t = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return t;
+}
+
+/* One step of batch B of profile FILE on the a100-80gb at bf16, one worker; extra: --set
+ * options. */
+static double step_time(const char *profile, int batch, const char *extra)
+{
+    FILE *f = fopen(at("shape-s.ini"), "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "[run]\nsteps = 1\neval_every = 0\n[model]\narch = profile:%s\nbatch = %d\n"
+               "precision = bf16\n[cluster]\ndevice = a100-80gb\n[strategy]\nkind = single\n",
+            profile, batch);
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "run %s --db %s %s", at("shape-s.ini"), at("shape.db"), extra);
+    unlink(at("shape.db"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    return sim_time_of(at("shape.db"));
+}
+
+START_TEST(profile_without_shapes_times_flat)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "profile transformer --layers 2 --hidden 256 --heads 4 --seq 128 "
+                                "--vocab 1000 --out %s", at("shaped.ini"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    char *text = slurp(at("shaped.ini"));
+    char *cut = strstr(text, "\n# layer = what it computes");
+    ck_assert_ptr_nonnull(cut);
+    cut[1] = '\0';
+    FILE *f = fopen(at("flat.ini"), "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    sim_model_profile_t p;
+    dt_err_t err;
+    ck_assert_msg(sim_model_profile_load(&p, at("flat.ini"), &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(p.has_shapes, 0);
+    double flops = p.forward_flops + p.backward_flops;
+    sim_model_profile_free(&p);
+    /* without [shape]: every FLOP at 312 x 0.5 TFLOP/s, as before the model by shape */
+    double want = 4 * flops / (312e12 * 0.5);
+    double t = step_time("flat.ini", 4, "");
+    ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%.12g s, want %.12g", t, want);
+    /* with it, the same by cluster.compute_model = flat or cluster.device_efficiency */
+    ck_assert_double_eq(step_time("shaped.ini", 4, "--set cluster.compute_model=flat"), t);
+    double half = step_time("shaped.ini", 4, "--set cluster.device_efficiency=0.25");
+    ck_assert_double_eq_tol(half, 2 * t, 1e-9 * t);
+    /* and by shape it differs */
+    ck_assert(fabs(step_time("shaped.ini", 4, "") - t) > 1e-3 * t);
+    ck_assert_ptr_nonnull(strstr(slurp(at("out")), "compute by shape: "));
+}
+END_TEST
+
+/* A transformer layer written by dtsim profile transformer, timed by a run, against its
+ * operations timed by hand: the embeddings and norms by the elements they move, the
+ * projections as GEMMs (the backward pass: input and weight gradients) with their fused
+ * elementwise work, the attention core as flash attention. */
+START_TEST(layer_is_the_sum_of_its_operations)
+{
+    const double T = 512, d = 1024, A = 16, V = 2048, F = 4 * d, s = 2; /* s: the batch */
+    char args[1024];
+    snprintf(args, sizeof args, "profile transformer --layers 1 --hidden 1024 --heads 16 "
+                                "--seq 512 --vocab 2048 --out %s", at("layer.ini"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    sim_compute_t c;
+    const sim_device_profile_t *dev = a100(&c);
+    double bw = hand_bandwidth(dev), M = T * s, Td = T * d * s;
+    double mem = 2 / bw; /* seconds per element moved */
+    double peak_attn = 312e12 * dev->value[SIM_DEV_ATTENTION_EFFICIENCY];
+    double want = 0;
+    want += (2 + 3) * Td * mem;                           /* wte: gather, scatter-add */
+    want += (3 + 3) * Td * mem;                           /* wpe: added */
+    want += 3 * (2 + 3) * Td * mem;                       /* ln_1, ln_2, ln_f */
+    want += hand_gemm(dev, M, 3 * d, d) + hand_gemm(dev, M, d, 3 * d) +
+            hand_gemm(dev, d, 3 * d, M);                  /* c_attn */
+    double attn_flops = s * (4 * T * T * d + 5 * A * T * T), io = 4 * T * d * s;
+    want += fmax(attn_flops / peak_attn, io * mem) +
+            fmax(2 * attn_flops / peak_attn, 2 * io * mem); /* scores */
+    for (int k = 0; k < 2; k++) /* attn.c_proj (d x d) and mlp.c_proj (F -> d) */
+        want += hand_gemm(dev, M, d, k ? F : d) + hand_gemm(dev, M, k ? F : d, d) +
+                hand_gemm(dev, k ? F : d, d, M) + (3 + 2) * Td * mem;
+    want += hand_gemm(dev, M, F, d) + hand_gemm(dev, M, d, F) + hand_gemm(dev, d, F, M) +
+            (2 + 3) * T * F * s * mem;                    /* mlp.c_fc and GELU */
+    want += hand_gemm(dev, M, V, d) + hand_gemm(dev, M, d, V) + hand_gemm(dev, d, V, M) +
+            (2 + 2) * T * V * s * mem;                    /* lm_head and the loss's softmax */
+    double t = step_time("layer.ini", 2, "");
+    ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%.12g s, want %.12g by hand", t, want);
+    /* dtsim profile time says the same of a call of 2 samples, to its 4 digits */
+    snprintf(args, sizeof args, "profile time %s --device a100-80gb --micro-batch 2",
+             at("layer.ini"));
+    ck_assert_msg(dtsim(args) == 0, "%s", err_text);
+    char *table = slurp(at("out")), *all = strstr(table, "\nall layers");
+    ck_assert_ptr_nonnull(all);
+    int layers;
+    double gflop, ms;
+    ck_assert_int_eq(sscanf(all, "\nall layers %d %lf %lf", &layers, &gflop, &ms), 3);
+    ck_assert_int_eq(layers, 11);
+    ck_assert_msg(fabs(ms - want * 1e3) <= 1e-3 * ms, "%.6g ms, want %.6g", ms, want * 1e3);
+    ck_assert_ptr_nonnull(strstr(table, "\nblock h.0.*"));
+    free(table);
+    /* its errors: one line, exit code 2 */
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        {"", "which device? --device NAME"},
+        {"--device tpu", "--device: unknown device \"tpu\""},
+        {"--device cpu", "--device cpu: no peak at that precision"},
+        {"--device a100 --precision fp8", "--device a100: no peak at that precision"},
+        {"--device a100 --tensor 0", "--tensor: \"0\" is not a whole number"},
+        {"--device a100 --precision fp16", "--precision: \"fp16\" is not fp32"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "profile time %s %s", at("layer.ini"), bad[i].args);
+        ck_assert_msg(dtsim(args) == 2, "%s: exit code not 2", bad[i].args);
+        one_line(bad[i].needle);
+    }
+}
+END_TEST
+
+/* [shape] lines and device files with the model's figures: errors are FILE:LINE: KEY. */
+START_TEST(shape_errors_name_file_line_key)
+{
+    static const struct {
+        const char *shape, *needle;
+    } bad[] = {
+        {"a = gemm 8 8", ":11: shape.a: \"gemm 8 8\" is not gemm M N K"},
+        {"a = conv 1 2 3", ":11: shape.a: \"conv 1 2 3\" is not"},
+        {"a = gemm 0 8 8", ":11: shape.a: \"gemm 0 8 8\" is not"},
+        {"a = memory 1.5 2", ":11: shape.a: \"memory 1.5 2\" is not"},
+        {"c = memory 1 2", ":11: shape.c: no such layer in [backward]"},
+        {"a = memory 1 2\na = memory 1 2", ":12: shape.a: layer listed twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(at("bad.ini"), "w");
+        fprintf(f, "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
+                   "a = 2 0\n[forward]\na = 0 4\nb = 10 4\n[shape]\n%s\n", bad[i].shape);
+        fclose(f);
+        sim_model_profile_t p;
+        dt_err_t err;
+        ck_assert_int_eq(sim_model_profile_load(&p, at("bad.ini"), &err), DT_ERR_INPUT);
+        ck_assert_msg(strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].shape, err.msg);
+    }
+    /* a device file: sms needs the efficiencies; they need sms */
+    FILE *f = fopen(at("gpu.ini"), "w");
+    fputs("[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory_bandwidth = 1TBps\nsms = 50\n", f);
+    fclose(f);
+    sim_device_profile_t dev;
+    dt_err_t err;
+    ck_assert_int_eq(scenario_device_read(at("gpu.ini"), &dev, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "gpu.ini:1: device.gemm_efficiency: missing (sms at line 5"),
+                  "%s", err.msg);
+    f = fopen(at("gpu.ini"), "w");
+    fputs("[device]\nfp32 = 10Tf\ngemm_efficiency = 0.8\n", f);
+    fclose(f);
+    ck_assert_int_eq(scenario_device_read(at("gpu.ini"), &dev, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "gpu.ini:3: device.gemm_efficiency: given without sms"),
+                  "%s", err.msg);
+    f = fopen(at("gpu.ini"), "w");
+    fputs("[device]\nfp32 = 10Tf\nsms = 1.5\n", f);
+    fclose(f);
+    ck_assert_int_eq(scenario_device_read(at("gpu.ini"), &dev, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "gpu.ini:3: device.sms: bad count"), "%s", err.msg);
+    /* given whole, the [defaults] fill the attention and memory fractions */
+    f = fopen(at("gpu.ini"), "w");
+    fputs("[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory_bandwidth = 1TBps\nsms = 50\n"
+          "gemm_efficiency = 0.8\n", f);
+    fclose(f);
+    ck_assert_msg(scenario_device_read(at("gpu.ini"), &dev, &err) == DT_OK, "%s", err.msg);
+    ck_assert_double_eq(dev.value[SIM_DEV_ATTENTION_EFFICIENCY],
+                        scenario_device_defaults()->value[SIM_DEV_ATTENTION_EFFICIENCY]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -415,6 +687,10 @@ int main(void)
     tcase_add_test(tc, command_errors_are_one_line_and_keep_files);
     tcase_add_test(tc, written_profile_runs_for_its_flops);
     tcase_add_test(tc, written_profile_splits_as_megatron);
+    tcase_add_test(tc, gemm_against_the_roofline);
+    tcase_add_test(tc, profile_without_shapes_times_flat);
+    tcase_add_test(tc, layer_is_the_sum_of_its_operations);
+    tcase_add_test(tc, shape_errors_name_file_line_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -14,7 +14,8 @@ static void devices_help(void)
            "Without an argument, lists the device catalogue (what cluster.device names): peak\n"
            "FLOP/s per precision (dense, TFLOP/s), memory (GB) and its bandwidth (GB/s), power\n"
            "idle and at full load (W), the achieved fractions of the FP32 and the tensor\n"
-           "peaks. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
+           "peaks, the multiprocessors and the large-GEMM fraction of the compute model by\n"
+           "shape. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
            "that device's every value with its source, and its sustained speed at each\n"
            "precision (what cluster.device_flops becomes).\n");
 }
@@ -24,15 +25,16 @@ static void devices_table(void)
 {
     size_t n;
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
-    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s  %s\n", "device", "fp32", "tf32",
-           "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "what");
+    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", "device", "fp32",
+           "tf32", "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "sms", "gemm",
+           "what");
     for (size_t i = 0; i < n; i++) {
         char cell[SIM_DEV_FIELDS][32];
         for (int f = 0; f < SIM_DEV_FIELDS; f++)
             scenario_device_cell(&cat[i], (sim_device_field_t)f, cell[f], sizeof cell[f]);
-        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s  %s\n", cat[i].name, cell[0],
-               cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8], cell[9],
-               cat[i].title);
+        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", cat[i].name,
+               cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8],
+               cell[9], cell[SIM_DEV_SMS], cell[SIM_DEV_GEMM_EFFICIENCY], cat[i].title);
     }
     printf("peaks in TFLOP/s, dense; memory in GB (10^9 bytes); power in W; - where the device "
            "has none\n(dtsim devices NAME: every value with its source)\n");
@@ -44,7 +46,8 @@ static void device_detail(const sim_device_profile_t *d)
     static const char *const units[SIM_DEV_FIELDS] = {"TFLOP/s", "TFLOP/s", "TFLOP/s",
                                                       "TFLOP/s", "GB",      "GB/s",
                                                       "W",       "W",       "",
-                                                      ""};
+                                                      "",        "",        "",
+                                                      "",        ""};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);
@@ -59,7 +62,7 @@ static void device_detail(const sim_device_profile_t *d)
         char cell[32], value[48];
         scenario_device_cell(d, (sim_device_field_t)f, cell, sizeof cell);
         snprintf(value, sizeof value, "%s%s%s", cell, units[f][0] ? " " : "", units[f]);
-        printf("  %-17s %-15s [%d]\n", scenario_device_field_name((sim_device_field_t)f), value,
+        printf("  %-20s %-15s [%d]\n", scenario_device_field_name((sim_device_field_t)f), value,
                k + 1);
     }
     scenario_t sc;

@@ -6,12 +6,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "compute_model.h"
 #include "model_profile.h"
 #include "profile_transformer.h"
 
@@ -242,6 +245,181 @@ static int cli_profile_transformer(int argc, char **argv)
     return rc || !strcmp(out, "-") ? rc : report(out);
 }
 
+/* ---- dtsim profile time: what the compute model by shape makes of a profile ------------- */
+
+static void time_help(void)
+{
+    printf("usage: dtsim profile time FILE.ini|NAME --device DEVICE [--precision P]\n"
+           "                          [--micro-batch B] [--tensor T] [--sequence-parallel]\n"
+           "\n"
+           "Times a model profile's layers with the compute model by operation and shape\n"
+           "(cluster.compute_model = shape) on a device of the catalogue (or a device file),\n"
+           "as a run charges them: per operation (gemm, attention, memory-bound, layers\n"
+           "without a shape at the flat speed), the model's FLOPs, the forward and backward\n"
+           "time of one call of B samples (default 1) on a member of a tensor group of T\n"
+           "(default 1), and the sustained TFLOP/s and fraction of the peak at P (default\n"
+           "bf16); then the first transformer block alone (the layers named like its\n"
+           "first one, PREFIX.0.*) and the whole profile.\n");
+}
+
+typedef struct time_sum {
+    double flops, seconds;
+    int layers;
+} time_sum_t;
+
+static void time_row(const char *what, const time_sum_t *t, double peak)
+{
+    double speed = t->seconds > 0 ? t->flops / t->seconds : 0;
+    printf("%-22s %6d %12.4g %12.4g %9.1f %8.1f%%\n", what, t->layers, t->flops / 1e9,
+           t->seconds * 1e3, speed / 1e12, 100 * speed / peak);
+}
+
+static int cli_profile_time(int argc, char **argv)
+{
+    enum { OPT_DEVICE = 256, OPT_PRECISION, OPT_MICRO, OPT_TENSOR, OPT_SP };
+    const struct option longs[] = {
+        {"device", required_argument, 0, OPT_DEVICE},
+        {"precision", required_argument, 0, OPT_PRECISION},
+        {"micro-batch", required_argument, 0, OPT_MICRO},
+        {"tensor", required_argument, 0, OPT_TENSOR},
+        {"sequence-parallel", no_argument, 0, OPT_SP},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *device = NULL, *precision = "bf16";
+    long micro = 1, tensor = 1;
+    int sp = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case OPT_DEVICE:
+            device = optarg;
+            break;
+        case OPT_PRECISION:
+            precision = optarg;
+            break;
+        case OPT_MICRO:
+        case OPT_TENSOR:
+            if (cli_parse_long(optarg, 1, 1L << 20, c == OPT_MICRO ? &micro : &tensor))
+                return cli_usage_error("profile", "--%s: \"%s\" is not a whole number in [1, "
+                                                  "1048576]",
+                                       c == OPT_MICRO ? "micro-batch" : "tensor", optarg);
+            break;
+        case OPT_SP:
+            sp = 1;
+            break;
+        case 'h':
+            time_help();
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("profile", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("profile", "unknown option \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_usage_error("profile", "time: %s", optind < argc ? "one profile only"
+                                                                  : "which profile? FILE.ini");
+    if (!device)
+        return cli_usage_error("profile", "time: which device? --device NAME (dtsim devices)");
+    scenario_t *sc = dt_calloc(1, sizeof *sc);
+    scenario_defaults(sc);
+    int q = 0;
+    while (q < SIM_PRECISIONS && strcmp(scenario_precision_name((sim_precision_t)q), precision))
+        q++;
+    sim_device_profile_t file;
+    const sim_device_profile_t *d = NULL;
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n);
+    for (size_t i = 0; i < n && !d; i++)
+        d = strcmp(cat[i].name, device) ? NULL : &cat[i];
+    dt_err_t err;
+    sim_compute_t cm;
+    int rc = CLI_EXIT_USAGE;
+    sim_model_profile_t p = {0};
+    if (q == SIM_PRECISIONS) {
+        cli_usage_error("profile", "--precision: \"%s\" is not fp32, tf32, bf16 or fp8",
+                        precision);
+        goto done;
+    }
+    sc->precision = (sim_precision_t)q;
+    if (!d && !strchr(device, '/') && !strstr(device, ".ini")) {
+        char names[512] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     cat[i].name);
+        cli_usage_error("profile", "--device: unknown device \"%s\" (%s, or FILE.ini)", device,
+                        names);
+        goto done;
+    }
+    if (!d) {
+        if (scenario_device_read(device, &file, &err)) {
+            fprintf(stderr, "dtsim profile: %s\n", err.msg);
+            goto done;
+        }
+        d = &file;
+    }
+    if (!sim_compute_of_device(d, sc, &cm)) {
+        cli_usage_error("profile", "--device %s: %s", device,
+                        isnan(d->value[sc->precision]) ? "no peak at that precision"
+                                                       : "no sms: it has no model by shape");
+        goto done;
+    }
+    if (sim_model_profile_load(&p, argv[optind], &err)) {
+        fprintf(stderr, "dtsim profile: %s\n", err.msg);
+        goto done;
+    }
+    sc->device_efficiency = 0;
+    double speed = scenario_device_speed(d, sc), peak = d->value[sc->precision];
+    sim_compute_call_t call = {(double)micro, (int)tensor, tensor > 1 && sp};
+    /* the first block: the layers named like the first one with ".0." in its name */
+    char block[64] = "";
+    for (int i = p.n_layers - 1; i >= 0 && !block[0]; i--) {
+        const char *at = strstr(p.layers[i].name, ".0.");
+        if (at)
+            snprintf(block, sizeof block, "%.*s", (int)(at - p.layers[i].name) + 3,
+                     p.layers[i].name);
+    }
+    static const char *const ops[] = {"flat (no shape)", "gemm", "attention", "memory-bound"};
+    time_sum_t by_op[4] = {{0}}, in_block = {0}, all = {0};
+    for (int i = 0; i < p.n_layers; i++) {
+        const sim_profile_layer_t *l = &p.layers[i];
+        double share = tensor > 1 && (l->split || call.sp) ? 1.0 / (double)tensor : 1.0;
+        double fwd, bwd;
+        sim_compute_layer(&cm, l, &call, speed, &fwd, &bwd);
+        time_sum_t one = {(l->forward_flops + l->backward_flops) * share * (double)micro,
+                          fwd + bwd, 1};
+        time_sum_t *to[3] = {&by_op[l->op], &all,
+                             block[0] && !strncmp(l->name, block, strlen(block)) ? &in_block
+                                                                                  : NULL};
+        for (int k = 0; k < 3; k++)
+            if (to[k]) {
+                to[k]->flops += one.flops;
+                to[k]->seconds += one.seconds;
+                to[k]->layers++;
+            }
+    }
+    printf("%s: %s on %s at %s, %ld sample%s a call, tensor %ld%s; peak %.6g TFLOP/s, flat "
+           "%.6g\n", argv[optind], p.name, d->name, precision, micro, micro == 1 ? "" : "s",
+           tensor, call.sp ? " with sequence parallelism" : "", peak / 1e12, speed / 1e12);
+    printf("%-22s %6s %12s %12s %9s %9s\n", "forward + backward", "layers", "GFLOP", "ms",
+           "TFLOP/s", "of peak");
+    for (int k = 1; k <= 4; k++)
+        if (by_op[k % 4].layers)
+            time_row(ops[k % 4], &by_op[k % 4], peak);
+    if (in_block.layers) {
+        char what[64];
+        snprintf(what, sizeof what, "block %.14s*", block);
+        time_row(what, &in_block, peak);
+    }
+    time_row("all layers", &all, peak);
+    rc = CLI_EXIT_OK;
+done:
+    sim_model_profile_free(&p);
+    free(sc);
+    return rc;
+}
+
 int cli_profile(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -252,7 +430,10 @@ int cli_profile(int argc, char **argv)
     }
     if (!strcmp(argv[1], "transformer"))
         return cli_profile_transformer(argc - 1, argv + 1);
-    return cli_usage_error("profile", "unknown model kind \"%s\" (transformer; torchvision "
+    if (!strcmp(argv[1], "time"))
+        return cli_profile_time(argc - 1, argv + 1);
+    return cli_usage_error("profile", "unknown model kind \"%s\" (transformer, or time to "
+                                      "time a profile; torchvision "
                                       "models and your own modules: "
                                       "scenarios/profiles/torch_profile.py)", argv[1]);
 }

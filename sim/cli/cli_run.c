@@ -490,7 +490,12 @@ static void print_summary(const sim_run_t *run)
     if (run->timing_only)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
                "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
-               run->step_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+               run->model_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+    if (run->shape_speed > 0) /* what the layers' shapes make of the device */
+        printf("compute by shape: %.4g TFLOP/s per device while computing (%.1f%% of the %s "
+               "peak; flat: %.4g TFLOP/s)\n", run->shape_speed / 1e12,
+               100 * run->shape_speed / scenario_device(sc)->value[sc->precision],
+               scenario_precision_name(sc->precision), sc->device_flops / 1e12);
     print_energy(run);
     if (run->db)
         printf("stored as run %lld in %s\n", (long long)run->run_id, sc->db);

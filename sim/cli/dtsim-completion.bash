@@ -71,7 +71,8 @@ _dtsim()
         --db=*) db=${w#--db=} ;;
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
-            --heads | --steps | --top | --max-runs | --time-limit | --tokens) ((i++)) ;;
+            --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
+            --tensor) ((i++)) ;;
         --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
             --restart | --step-time | --train-time | --step-tokens | --price | \
             --seed) ((i++)) ;;
@@ -118,7 +119,8 @@ _dtsim()
             case $cmd/$sub in
             run/ | check/ | platform/ | bench/sim) files='*.ini' ;;
             bench/) list=(sim trainer) ;;
-            profile/) list=(transformer) ;;
+            profile/) list=(transformer time) ;;
+            profile/time) ((n == 0)) && files='*.ini' ;;
             show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
             devices/) ((n == 0)) && mapfile -t list < <(_dtsim_devices "$dtsim") ;;
             esac

@@ -53,6 +53,8 @@ static void usage(FILE *out)
             "  profile transformer\n"
             "                     write the model profile of a GPT, Llama or BERT of any\n"
             "                     shape, for timing-only runs (model.arch = profile:FILE)\n"
+            "  profile time       a profile's layers timed by operation and shape on a\n"
+            "                     device: GEMMs, attention, memory-bound, TFLOP/s\n"
             "\n"
             "options:\n"
             "  -h, --help         this text (COMMAND --help for a command's options)\n"

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compute_model.h"
 #include "live.h"
 #include "profile_memory.h"
 
@@ -157,6 +158,18 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
 
     if (run->timing_only) {
         run->n_params = run->profile.params;
+        run->model_flops = run->profile.forward_flops + run->profile.backward_flops +
+                           sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
+                                                       sc->recompute);
+        /* timed by shape: the profile's FLOPs become those that take the shape model's time
+         * at the host's speed, so every strategy charges them as it charges FLOPs */
+        sim_compute_t cm;
+        if (sim_compute_by_shape(sc, &run->profile, &cm)) {
+            sim_compute_call_t call = sim_compute_call_of(sc);
+            double flops, seconds;
+            sim_compute_charge(&run->profile, &cm, &call, sc->device_flops, &flops, &seconds);
+            run->shape_speed = flops / seconds;
+        }
         run->step_flops = run->profile.forward_flops + run->profile.backward_flops +
                           sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
                                                       sc->recompute);

@@ -159,7 +159,11 @@ typedef struct sim_run {
     trainer_learner_t engine; /* its workspace computes every node's steps and evaluations */
     size_t n_params;
     double step_flops;        /* forward + backward of one sample (+ what model.recompute
-                                 recomputes) */
+                                 recomputes), as charged: timed by shape, the FLOPs that
+                                 take the shape model's time at device_flops */
+    double model_flops;       /* the same in the model's own FLOPs */
+    double shape_speed;       /* > 0: timed by shape (compute_model.h), the model's FLOPs a
+                                 device computes per second of compute; 0: flat */
     double value_bytes;       /* bytes of one parameter, gradient or activation on the wire
                                  and in memory (model.precision: scenario_value_bytes) */
     int n_workers, n_servers;

@@ -18,8 +18,16 @@
 /* the keys of device files, in sim_device_field_t's order */
 static const char *const field_names[SIM_DEV_FIELDS] = {
     "fp32", "tf32", "bf16", "fp8", "memory", "memory_bandwidth", "power_idle", "power_max",
-    "efficiency", "tensor_efficiency",
+    "efficiency", "tensor_efficiency", "sms", "gemm_efficiency", "attention_efficiency",
+    "memory_efficiency",
 };
+
+/* The fields of the compute model by shape: they mean something only with sms. */
+static int shape_field(int f)
+{
+    return f == SIM_DEV_GEMM_EFFICIENCY || f == SIM_DEV_ATTENTION_EFFICIENCY ||
+           f == SIM_DEV_MEMORY_EFFICIENCY;
+}
 
 const char *scenario_device_field_name(sim_device_field_t f)
 {
@@ -80,8 +88,11 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
                                 r->path, r->source_line[f], field_names[f], field_names[f]);
         int tensor = !isnan(d->value[SIM_DEV_TF32]) || !isnan(d->value[SIM_DEV_BF16]) ||
                      !isnan(d->value[SIM_DEV_FP8]);
+        /* [defaults]'s shape fractions go to the devices that give sms, the only ones the
+         * shape model times */
         if (isnan(d->value[f]) && def && !isnan(def->value[f]) &&
-            (f != SIM_DEV_TENSOR_EFFICIENCY || tensor)) {
+            (f != SIM_DEV_TENSOR_EFFICIENCY || tensor) &&
+            (!shape_field(f) || !isnan(d->value[SIM_DEV_SMS]))) {
             d->value[f] = def->value[f];
             memcpy(d->source[f], def->source[f], sizeof d->source[f]);
             continue;
@@ -101,6 +112,24 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
         return dt_err_input(err, "%s:%d: device.fp32: missing (every device needs its FP32 "
                                  "peak, e.g. fp32 = 19.5Tf, or flops: a measured speed)",
                             r->path, r->section_line);
+    /* the shape model needs all of its figures, or none */
+    static const sim_device_field_t needs[] = {SIM_DEV_MEMORY_BANDWIDTH,
+                                               SIM_DEV_GEMM_EFFICIENCY,
+                                               SIM_DEV_ATTENTION_EFFICIENCY,
+                                               SIM_DEV_MEMORY_EFFICIENCY};
+    for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
+        int sms = !isnan(d->value[SIM_DEV_SMS]), f = needs[k];
+        if (sms && isnan(d->value[f]))
+            return dt_err_input(err, "%s:%d: device.%s: missing (sms at line %d times GEMMs "
+                                     "by shape, which needs memory_bandwidth and the "
+                                     "gemm, attention and memory efficiencies)",
+                                r->path, r->section_line, field_names[f],
+                                r->line_of[SIM_DEV_SMS]);
+        if (!sms && shape_field(f) && r->line_of[f])
+            return dt_err_input(err, "%s:%d: device.%s: given without sms (the compute model "
+                                     "by shape needs the device's multiprocessors)",
+                                r->path, r->line_of[f], field_names[f]);
+    }
     r->cur = NULL;
     return DT_OK;
 }
@@ -169,8 +198,20 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     case SIM_DEV_POWER_IDLE:
     case SIM_DEV_POWER_MAX:
         return scenario_parse_power(v, out, err);
+    case SIM_DEV_SMS: {
+        char *end;
+        size_t len = scan_number(v);
+        *out = len ? strtod(v, &end) : NAN;
+        if (!len || v[len] || !(*out >= 1 && *out <= 100000) || *out != floor(*out))
+            return dt_err_input(err, "bad count \"%s\" (expected a whole number of "
+                                     "multiprocessors, 1 to 100000)", v);
+        return DT_OK;
+    }
     case SIM_DEV_EFFICIENCY:
-    case SIM_DEV_TENSOR_EFFICIENCY: {
+    case SIM_DEV_TENSOR_EFFICIENCY:
+    case SIM_DEV_GEMM_EFFICIENCY:
+    case SIM_DEV_ATTENTION_EFFICIENCY:
+    case SIM_DEV_MEMORY_EFFICIENCY: {
         char *end;
         size_t len = scan_number(v);
         *out = len ? strtod(v, &end) : NAN;
@@ -236,7 +277,8 @@ static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int l
     if (f == SIM_DEV_FIELDS)
         return dt_err_input(err, "%s:%d: %s.%s: unknown key (expected %sfp32, tf32, bf16, fp8, "
                                  "memory, memory_bandwidth, power_idle, power_max, efficiency, "
-                                 "tensor_efficiency%s or source.KEY)",
+                                 "tensor_efficiency, sms, gemm_efficiency, "
+                                 "attention_efficiency, memory_efficiency%s or source.KEY)",
                             r->path, line, sect, key,
                             r->in_defaults ? "" : r->user ? "name, flops, " : "name, ",
                             r->in_defaults ? "" : ", source");
@@ -434,7 +476,8 @@ void device_names(char *buf, size_t n)
 void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf,
                           size_t n)
 {
-    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1, 1, 1, 1};
+    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1,
+                                                 1,    1,    1,    1,    1,   1, 1};
     double v = p->value[f];
     if (isnan(v))
         snprintf(buf, n, "-");

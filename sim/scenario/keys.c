@@ -58,6 +58,7 @@ _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
 
 static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
@@ -72,6 +73,7 @@ const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"packed", "interleaved", NULL};
+static const char *const compute_model_names[] = {"shape", "flat", NULL};
 
 static dt_status parse_kind(scenario_t *, const char *, const parse_ctx_t *, dt_err_t *);
 static void format_kind(const scenario_t *, char *, size_t);
@@ -241,6 +243,15 @@ static const key_desc_t builtin_keys[] = {
              "achieved fraction of the device's peak at model.precision, replacing the "
              "catalogue's (efficiency for fp32, tensor_efficiency for the others); 0 = the "
              "device's"),
+    K_ENUM("cluster", "compute_model", "shape", compute_model, sim_compute_model_t,
+           compute_model_names, 0,
+           "how a timing-only model's layers are timed: shape times those its profile's "
+           "[shape] section describes by operation and shape on the device (GEMMs by tiles, "
+           "waves and the roofline at gemm_efficiency, flash attention at "
+           "attention_efficiency, memory-bound layers at memory_bandwidth x "
+           "memory_efficiency), the others at device_flops; flat times every FLOP at "
+           "device_flops. A profile without [shape], a device without sms (cpu, custom) or "
+           "cluster.device_efficiency given: flat"),
     K_DOUBLE("cluster", "link_power", "15", link_power, 0, 1e6, 0,
              "W drawn by each network port (a NIC and the switch port it plugs into are two "
              "ports), busy or idle; the default is a 400G port: a QSFP-DD optical module "

@@ -260,6 +260,45 @@ static int tensor_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
+/* A [shape] line: its layer, listed by [backward] above, gets its operation and sizes. */
+static int shape_line(reader_t *r, const char *name, const char *v)
+{
+    static const char *const ops[] = {"", "gemm", "attention", "memory"};
+    static const int need[] = {0, 3, 4, 2}; /* numbers each takes (gemm: 3 or 5) */
+    char op[16], a[5][64], extra[2];
+    int n = sscanf(v, "%15s %63s %63s %63s %63s %63s %1s", op, a[0], a[1], a[2], a[3], a[4],
+                   extra) - 1;
+    int k = 1;
+    while (k < 4 && (n < 0 || strcmp(op, ops[k])))
+        k++;
+    int ok = k < 4 && (n == need[k] || (k == SIM_OP_GEMM && n == 5));
+    double dim[5] = {0};
+    for (int i = 0; ok && i < n; i++) /* sizes >= 1, element counts >= 0 */
+        ok = !number(a[i], &dim[i]) && dim[i] == floor(dim[i]) && dim[i] <= 1e15 &&
+             (k == SIM_OP_MEMORY || i >= 3 || dim[i] >= 1);
+    if (!ok) {
+        snprintf(r->bad, sizeof r->bad, "shape.%s: \"%s\" is not gemm M N K [FORWARD_ELEMENTS "
+                 "BACKWARD_ELEMENTS], attention HEADS QUERIES KEYS HEAD_DIM or memory "
+                 "FORWARD_ELEMENTS BACKWARD_ELEMENTS (whole numbers; sizes >= 1)", name, v);
+        return 0;
+    }
+    int i = layer_find(r, name);
+    if (i < 0) {
+        snprintf(r->bad, sizeof r->bad, "shape.%s: no such layer in [backward] (the layers "
+                 "come first, [shape] after them)", name);
+        return 0;
+    }
+    sim_profile_layer_t *l = &r->p->layers[i];
+    if (l->op != SIM_OP_NONE) {
+        snprintf(r->bad, sizeof r->bad, "shape.%s: layer listed twice", name);
+        return 0;
+    }
+    l->op = (sim_op_t)k;
+    memcpy(l->dim, dim, sizeof dim);
+    r->p->has_shapes = 1;
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     reader_t *r = user;
@@ -273,8 +312,10 @@ static int handler(void *user, const char *section, const char *name, const char
         r->has_tensor = 1;
         return tensor_line(r, name, value);
     }
+    if (!strcmp(section, "shape"))
+        return shape_line(r, name, value);
     snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward], "
-             "[forward] and [tensor])", section);
+             "[forward], [tensor] and [shape])", section);
     return 0;
 }
 

@@ -22,6 +22,16 @@
  *               (per sample) is the all-reduce the split needs: row and vocab after the
  *               forward pass (the partial sums of the output), column after the backward
  *               pass (those of its input gradient). Layers not listed are replicated.
+ *   [shape]     optional, after [backward]: LAYER = OP ..., what the layer computes, for
+ *               the compute model by operation and shape (compute_model.h), per sample:
+ *               gemm M N K [FORWARD_ELEMENTS BACKWARD_ELEMENTS]: a matrix product of M rows
+ *                 (tokens) by K inputs by N outputs, and the elements its fused elementwise
+ *                 work (bias, activation, dropout, residual) reads and writes;
+ *               attention HEADS QUERIES KEYS HEAD_DIM: an attention core, flash attention;
+ *               memory FORWARD_ELEMENTS BACKWARD_ELEMENTS: a memory-bound layer (norm,
+ *                 embedding) and the elements it reads and writes.
+ *               Layers not listed run at the device's flat speed, as every layer of a
+ *               profile without the section does.
  * The built-in profiles are the .ini files of scenarios/profiles (made by
  * make_profiles.py there), compiled into the program. */
 #ifndef DTSIM_MODEL_PROFILE_H
@@ -40,6 +50,14 @@ typedef enum sim_split {
     SIM_SPLIT_VOCAB
 } sim_split_t;
 
+/* What a layer computes ([shape]). */
+typedef enum sim_op {
+    SIM_OP_NONE,      /* not said: the flat speed */
+    SIM_OP_GEMM,      /* dim: M, N, K, elementwise elements forward, backward */
+    SIM_OP_ATTENTION, /* dim: heads, queries, keys, head dimension */
+    SIM_OP_MEMORY,    /* dim: elements moved forward, backward */
+} sim_op_t;
+
 typedef struct sim_profile_layer {
     char name[64];
     size_t params;         /* gradient elements */
@@ -53,6 +71,9 @@ typedef struct sim_profile_layer {
     sim_split_t split;
     double reduce; /* elements per sample all-reduced across the tensor group: row, vocab
                       after the forward pass, column after the backward pass */
+    /* from [shape] (has_shapes): */
+    sim_op_t op;
+    double dim[5]; /* per sample, as sim_op_t says */
 } sim_profile_layer_t;
 
 typedef struct sim_model_profile {
@@ -65,6 +86,7 @@ typedef struct sim_model_profile {
     sim_profile_layer_t *layers; /* backward order */
     int has_forward_layers;      /* the file has a [forward] section */
     int has_tensor_splits;       /* the file has a [tensor] section */
+    int has_shapes;              /* the file has a [shape] section */
 } sim_model_profile_t;
 
 /* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in

@@ -222,12 +222,16 @@ void scenario_write_keys_markdown(FILE *out)
                  "`cluster.device_flops` (the last column: at fp32); `device_flops` given "
                  "without `device` makes the device `custom`; both in one file must agree "
                  "(`device = custom`, or the device's own speed); a `--set` of either one "
-                 "replaces the pair. Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
+                 "replaces the pair. With `sms`, a profile's GEMMs, attention and memory-bound layers are "
+                 "timed by their shapes instead (`cluster.compute_model`; sim/README.md, "
+                 "\"Compute by operation and shape\"): `gemm_efficiency` of the peak for large "
+                 "GEMMs, `attention_efficiency` of the 16-bit peak for flash attention, "
+                 "`memory_efficiency` of the bandwidth for memory-bound layers. Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
                  "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
                  "device has no such figure.\n\n"
                  "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
-                 "efficiency | tensor | device_flops |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "efficiency | tensor | sms | gemm | attention | memory eff. | device_flops |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {

@@ -177,6 +177,9 @@ typedef struct row {
     const char *split;                    /* Megatron-LM's tensor split ([tensor]); NULL:
                                              replicated */
     uint64_t reduce;                      /* elements per sample it all-reduces */
+    const char *op;                       /* [shape]: gemm, attention or memory */
+    uint64_t dim[5];                      /* its sizes (model_profile.h); n_dim of them */
+    int n_dim;
 } row_t;
 
 typedef struct group {
@@ -264,6 +267,81 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     return (row_t){0};
 }
 
+/* What a row computes ([shape]), per sample of T tokens, for the compute model by shape.
+ * Elements moved by the memory-bound work (values read plus values written): a norm reads
+ * its input and writes its output (2 T H), and its backward pass reads the output gradient
+ * and the input and writes the input gradient (3 T H); an embedding gathers T rows (2 T H),
+ * its backward pass scatter-adds them into the table's gradient (3 T H); a position or
+ * token-type embedding adds its rows to the sum so far (3 T H either way). Around the GEMMs,
+ * what frameworks fuse into one elementwise kernel after them (biases go into the GEMM's
+ * epilogue): the MLP's activation (GELU: 2 T F forward, 3 T F backward; SwiGLU's SiLU on
+ * the gate the same, its product with the up projection 3 T F and 5 T F), dropout and the
+ * residual addition after the attention and MLP outputs (3 T H, 2 T H), and the loss's
+ * softmax over the output layer's logits (2 T V each way). */
+static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
+{
+    const sim_transformer_t *t = c->t;
+    uint64_t T = (uint64_t)t->seq, d = (uint64_t)t->hidden, V = (uint64_t)t->vocab;
+    uint64_t A = (uint64_t)t->heads, kv = d / A * (uint64_t)t->kv_heads, F = (uint64_t)t->ffn;
+    uint64_t Td = mul(c, T, d), TF = mul(c, T, F);
+#define SHAPE(op_, n_, ...)                                                                 \
+    do {                                                                                    \
+        const uint64_t v_[] = {__VA_ARGS__};                                                \
+        r->op = op_;                                                                        \
+        r->n_dim = n_;                                                                      \
+        memcpy(r->dim, v_, sizeof v_);                                                      \
+    } while (0)
+    switch (kind) {
+    case ROW_EMBED:
+        SHAPE("memory", 2, mul(c, 2, Td), mul(c, 3, Td));
+        break;
+    case ROW_POSITION:
+    case ROW_TOKEN_TYPE:
+        SHAPE("memory", 2, mul(c, 3, Td), mul(c, 3, Td));
+        break;
+    case ROW_NORM:
+        SHAPE("memory", 2, mul(c, 2, Td), mul(c, 3, Td));
+        break;
+    case ROW_QKV:
+        SHAPE("gemm", 3, T, add(c, d, mul(c, 2, kv)), d);
+        break;
+    case ROW_Q:
+        SHAPE("gemm", 3, T, d, d);
+        break;
+    case ROW_K:
+    case ROW_V:
+        SHAPE("gemm", 3, T, kv, d);
+        break;
+    case ROW_SCORES:
+        SHAPE("attention", 4, A, T, T, d / A);
+        break;
+    case ROW_ATTN_OUT:
+        SHAPE("gemm", 5, T, d, d, mul(c, 3, Td), mul(c, 2, Td));
+        break;
+    case ROW_MLP_GATE: /* SiLU */
+        SHAPE("gemm", 5, T, F, d, mul(c, 2, TF), mul(c, 3, TF));
+        break;
+    case ROW_MLP_IN: /* GELU, or SwiGLU's product */
+        if (t->swiglu)
+            SHAPE("gemm", 5, T, F, d, mul(c, 3, TF), mul(c, 5, TF));
+        else
+            SHAPE("gemm", 5, T, F, d, mul(c, 2, TF), mul(c, 3, TF));
+        break;
+    case ROW_MLP_OUT:
+        SHAPE("gemm", 5, T, d, F, mul(c, 3, Td), mul(c, 2, Td));
+        break;
+    case ROW_HEAD:
+        SHAPE("gemm", 5, T, V, d, mul(c, 2, mul(c, T, V)), mul(c, 2, mul(c, T, V)));
+        break;
+    case ROW_POOLER: /* one token */
+        SHAPE("gemm", 3, 1, d, d);
+        break;
+    case ROW_NONE:
+        break;
+    }
+#undef SHAPE
+}
+
 /* How Megatron-LM splits a row across a tensor group, and the all-reduce of T x hidden
  * elements the split needs: the token embedding by vocabulary (its output), the attention
  * core by heads (none), the attention output and the MLP's last projection by rows (their
@@ -309,6 +387,7 @@ static void count_group(counter_t *c, const row_def_t *defs, group_t *g)
         if (r.name) {
             r.name = d->name;
             split_row(d->kind, &r, g->n ? &g->rows[g->n - 1] : NULL, Td);
+            shape_row(c, d->kind, &r);
             g->rows[g->n++] = r;
         }
         if (d->cut && g->n)
@@ -438,6 +517,18 @@ dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t 
         fprintf(out, "%s = %s", name, r->split);
         if (r->reduce)
             fprintf(out, " %" PRIu64, r->reduce);
+        fputc('\n', out);
+    }
+    fprintf(out, "\n# layer = what it computes, per sample, for the compute model by shape:\n"
+                 "# gemm M N K (tokens x outputs x inputs) and the elements its fused\n"
+                 "# elementwise work moves forward and backward; attention HEADS QUERIES KEYS\n"
+                 "# HEAD_DIM; memory ELEMENTS moved forward and backward; first layer first\n"
+                 "[shape]\n");
+    for (size_t i = 0; i < rows; i++) {
+        const row_t *r = net_row(&n, i, name, sizeof name);
+        fprintf(out, "%s = %s", name, r->op);
+        for (int k = 0; k < r->n_dim; k++)
+            fprintf(out, " %" PRIu64, r->dim[k]);
         fputc('\n', out);
     }
     return DT_OK;

@@ -114,6 +114,12 @@ typedef enum sim_placement {
     SIM_PLACEMENT_INTERLEAVED, /* one host each in turn */
 } sim_placement_t;
 
+/* How a timing-only model's layers are timed (cluster.compute_model). */
+typedef enum sim_compute_model {
+    SIM_COMPUTE_SHAPE, /* by operation and shape where the profile and the device say them */
+    SIM_COMPUTE_FLAT,  /* every FLOP at cluster.device_flops */
+} sim_compute_model_t;
+
 typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
@@ -221,6 +227,8 @@ typedef struct scenario {
     char device[SCENARIO_STR];        /* catalogue name, a profile file (absolute path, as
                                          dtsim calibrate writes them), or "custom" */
     double device_efficiency;         /* achieved fraction of the peak; 0: the device's */
+    sim_compute_model_t compute_model; /* shape: a profile's [shape] lines timed by
+                                          compute_model.h; flat: at device_flops */
     double link_power;                /* W per network port, busy or idle */
     double price_per_device_hour;     /* $ per host-hour; 0: no cost */
 
@@ -397,6 +405,12 @@ typedef enum sim_device_field {
     SIM_DEV_POWER_MAX,         /* W */
     SIM_DEV_EFFICIENCY,        /* achieved fraction of the FP32 peak */
     SIM_DEV_TENSOR_EFFICIENCY, /* of the TF32, BF16 and FP8 peaks */
+    /* the compute model by operation and shape (compute_model.h); a device without sms
+     * runs every layer at the flat speed above */
+    SIM_DEV_SMS,                  /* streaming multiprocessors (AMD: compute units) */
+    SIM_DEV_GEMM_EFFICIENCY,      /* sustained fraction of the tensor peak, large GEMMs */
+    SIM_DEV_ATTENTION_EFFICIENCY, /* of the 16-bit tensor peak, flash attention */
+    SIM_DEV_MEMORY_EFFICIENCY,    /* sustained fraction of memory_bandwidth */
     SIM_DEV_FIELDS,
 } sim_device_field_t;
 

@@ -14,15 +14,24 @@
 #    plus the time the data-parallel all-reduce adds, measured as the difference of two short
 #    runs of 8 micro-batches: data 8 (1024 GPUs) minus data 1.
 # Assumptions (sim/README.md: Checked against published and simulated references): the
-# catalogue's a100-80gb at BF16 sustains 50% of its peak (tensor_efficiency, itself taken from
-# this paper's 52% on 3072 GPUs); 2400 Gbit/s inside a server, 1600 Gbit/s per server uplink,
+# catalogue's a100-80gb at BF16, each layer timed by operation and shape (the profile's
+# [shape] section; cluster.compute_model = shape: GEMMs by tiles and waves over 108 SMs at
+# gemm_efficiency, whose factor 0.75 was fitted on this very figure, flash attention, memory-
+# bound layers at the HBM bandwidth; sim/README.md: Compute by operation and shape);
+# --flat times every FLOP at 50% of the peak instead (tensor_efficiency, itself taken from
+# this paper's 52% on 3072 GPUs), as dtsim did before; 2400 Gbit/s inside a server, 1600 Gbit/s per server uplink,
 # 2 us links, CM02; 1F1B (Megatron used its interleaved schedule); full activation
 # recomputation as in the paper (model.recompute = full: each stage re-runs its forward pass,
 # tensor all-reduces included, before its backward pass), no sequence parallelism (not in the
 # paper), Adam in mixed precision (16 bytes a parameter).
-# usage: tests/bench/megatron.sh [BUILD_DIR]   (about 5 minutes)
+# usage: tests/bench/megatron.sh [--flat] [BUILD_DIR]   (about 5 minutes)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
+model=shape
+if [ "${1:-}" = --flat ]; then
+    model=flat
+    shift
+fi
 build=${1:-$here/build}
 dtsim=$build/dtsim
 tmp=$(mktemp -d)
@@ -65,20 +74,21 @@ EOF
 run() { # DATA MICRO_BATCHES
     "$dtsim" run "$tmp/megatron.ini" --db "$tmp/m.db" --set strategy.data_parallel="$1" \
         --set cluster.workers=$((128 * $1)) --set cluster.racks=$((16 * $1)) \
-        --set model.batch="$2" --set strategy.micro_batches="$2" > /dev/null
+        --set model.batch="$2" --set strategy.micro_batches="$2" \
+        --set cluster.compute_model=$model > /dev/null
 }
 run 1 192
 run 1 8
 run 8 8
 sqlite3 "$tmp/m.db" "SELECT group_concat(t, ' ') FROM (SELECT sim_time / steps AS t FROM run_summary ORDER BY run)" |
-    awk '{
+    awk -v model="$model" '{
         replica = $1; dp = $3 - $2; step = replica + dp
         # per sequence: Megatron-LM formula (with recomputation)
         s = 2048; l = 96; h = 12288; V = 51200
         megatron = 96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
         paper_step = megatron * 1536 / (140e12 * 1024)
         tflops = megatron * 1536 / step / 1024 / 1e12
-        printf "GPT-3 175B, 1024 A100 80GB, tensor 8 x pipeline 16 x data 8, batch 1536\n"
+        printf "GPT-3 175B, 1024 A100 80GB, tensor 8 x pipeline 16 x data 8, batch 1536 (compute: %s)\n", model
         printf "%-48s %12s %12s\n", "", "Megatron-LM", "dtsim"
         printf "%-48s %12.2f %12.2f\n", "s/step", paper_step, step
         printf "%-48s %12s %12.2f\n", "  one replica, 128 GPUs, 192 micro-batches", "", replica
