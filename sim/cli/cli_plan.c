@@ -32,8 +32,10 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "cli_plan_compare.h"
 #include "cli_sweep.h"
 #include "db.h"
+#include "goodput.h"
 #include "model_profile.h"
 #include "profile_memory.h"
 #include "query.h"
@@ -57,6 +59,11 @@ typedef struct plan_opts {
     const char *planning; /* the first option --show does not take, for its error */
     const char *sets[PLAN_MAX_SETS];
     int n_sets;
+    /* side by side (cli_plan_compare.c): each --device value and --option */
+    const char *device_args[CLI_PLAN_MAX_OPTIONS], *option_args[CLI_PLAN_MAX_OPTIONS];
+    int n_device_args, n_option_args;
+    const char *label;           /* an option's name after the profile's in the runs' names */
+    cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
 } plan_opts_t;
 
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*
@@ -69,6 +76,7 @@ typedef struct plan_info {
     double flops_per_sample, tokens_per_sample; /* tokens 0: the profile counts none */
     double global_batch, devices;
     double peak_flops, capacity; /* the device's at the precision, bytes; NAN: unknown */
+    double ckpt_bytes;           /* a checkpoint of the model (goodput); NAN: unknown */
     long runs;                   /* layouts the whole plan simulates */
 } plan_info_t;
 
@@ -220,6 +228,11 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"tokens", required_argument, 0, 'o'},
         {"show", no_argument, 0, 'W'},
         {"sweep", required_argument, 0, 'w'},
+        {"option", required_argument, 0, 'O'},
+        {"fabric", required_argument, 0, 'O'},
+        {"mtbf", required_argument, 0, 'M'},
+        {"ckpt-bandwidth", required_argument, 0, 'B'},
+        {"restart", required_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -231,6 +244,7 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
     o->jobs = 1;
     o->top = 10;
     o->max_runs = PLAN_MAX_RUNS;
+    cli_plan_goodput_defaults(&o->goodput);
     int c, at = -1;
     long v;
     optind = 1;
@@ -242,14 +256,29 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         at = -1;
         /* what --show does not take: the options of a plan to make */
         if (!o->planning && c != 'd' && c != 't' && c != 'o' && c != 'W' && c != 'w' &&
-            c != 'h' && c != ':' && c != '?')
+            c != 'M' && c != 'B' && c != 'r' && c != 'h' && c != ':' && c != '?')
             o->planning = longs[at_of(longs, c)].name;
         switch (c) {
         case 'p':
             o->profile = optarg;
             break;
         case 'D':
-            o->device = optarg;
+            if (o->n_device_args == CLI_PLAN_MAX_OPTIONS)
+                return cli_usage_error("plan", "more than %d --device options",
+                                       CLI_PLAN_MAX_OPTIONS);
+            o->device = o->device_args[o->n_device_args++] = optarg;
+            break;
+        case 'O':
+            if (o->n_option_args == CLI_PLAN_MAX_OPTIONS)
+                return cli_usage_error("plan", "more than %d --option options",
+                                       CLI_PLAN_MAX_OPTIONS);
+            o->option_args[o->n_option_args++] = optarg;
+            break;
+        case 'M':
+        case 'B':
+        case 'r':
+            if (cli_plan_goodput_option(&o->goodput, named + 2, optarg))
+                return CLI_EXIT_USAGE;
             break;
         case 'P':
             o->precision = optarg;
@@ -329,7 +358,8 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
     if (o->show) {
         if (o->planning)
             return cli_usage_error("plan", "--show ranks a stored plan: --%s does not go with "
-                                           "it (--db, --sweep, --top, --tokens do)",
+                                           "it (--db, --sweep, --top, --tokens, --mtbf, "
+                                           "--ckpt-bandwidth, --restart do)",
                                    o->planning);
         return 0;
     }
@@ -768,7 +798,7 @@ static void plan_options_text(const plan_opts_t *o, const char *profile, char *b
 }
 
 /* The plan.* params of info, into p (PLAN_PARAMS; numbers' text in texts). */
-#define PLAN_PARAMS 10
+#define PLAN_PARAMS 11
 static void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32])
 {
     const struct {
@@ -780,6 +810,7 @@ static void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32])
                 {"plan.devices", in->devices},
                 {"plan.peak_flops", in->peak_flops},
                 {"plan.memory", in->capacity},
+                {"plan.ckpt_bytes", in->ckpt_bytes},
                 {"plan.runs", (double)in->runs}};
     int n = 0;
     p[n++] = (cli_param_t){"plan.options", in->options, NAN};
@@ -836,7 +867,7 @@ static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info
         return DT_ERR_INPUT;
     sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
     memset(in, 0, sizeof *in);
-    in->peak_flops = in->capacity = NAN;
+    in->peak_flops = in->capacity = in->ckpt_bytes = NAN; /* ckpt_bytes: not in older plans */
     int found = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0) + 5;
@@ -861,6 +892,8 @@ static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info
             in->peak_flops = v;
         else if (!strcmp(key, "memory"))
             in->capacity = v;
+        else if (!strcmp(key, "ckpt_bytes"))
+            in->ckpt_bytes = v;
         else if (!strcmp(key, "runs"))
             in->runs = isnan(v) ? 0 : (long)v;
     }
@@ -1014,12 +1047,24 @@ static const char *cell(char *buf, size_t n, const char *format, double x)
 
 /* The ranking of the plan's finished runs (l: in->runs, sorted here), then, when some are
  * missing, the PARTIAL line and how to go on; the same from the plan and from --show, as
- * everything in it comes from in and the database. tokens: --tokens (0: none). */
+ * everything in it comes from in and the database. tokens: --tokens (0: none); goodput: the
+ * failure model of the goodput columns; best: the first row's figures (NULL: not wanted;
+ * best->run 0 when none finished). */
 static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished, long top,
-                          double tokens, const char *db)
+                          double tokens, const cli_plan_goodput_t *goodput, const char *db,
+                          cli_plan_row_t *best)
 {
     qsort(l, (size_t)in->runs, sizeof *l, by_step_time);
     double tps = in->tokens_per_sample;
+    cli_plan_basis_t basis = {.flops_per_sample = in->flops_per_sample,
+                              .tokens_per_sample = tps,
+                              .global_batch = in->global_batch,
+                              .devices = in->devices,
+                              .peak_flops = in->peak_flops,
+                              .capacity = in->capacity,
+                              .ckpt_bytes = in->ckpt_bytes,
+                              .tokens = tokens,
+                              .goodput = *goodput};
     printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
            "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
            "recomputation if any):\n",
@@ -1029,27 +1074,37 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
            "%peak", "kJ/step", "$/1k samples", "$/M tokens");
     if (tokens > 0)
         printf(" %9s %9s %11s", "days", "MWh", "$");
+    printf(" %10s %8s", "ckpt/steps", "goodput");
+    if (tokens > 0)
+        printf(" %10s %11s", "days+fail", "$+fail");
     printf("\n");
-    char name[64], c[12][32];
+    if (best)
+        memset(best, 0, sizeof *best);
+    char c[14][32];
     for (long i = 0, shown = 0; i < in->runs && shown < top; i++) {
         const plan_layout_t *x = &l[i];
         if (!x->run)
             continue;
-        layout_name(x, name, sizeof name);
-        double tflops = in->flops_per_sample * in->global_batch / x->step_s / in->devices / 1e12;
-        double steps = tokens > 0 && tps > 0 ? tokens / (tps * in->global_batch) : NAN;
+        cli_plan_row_t r = {.run = x->run};
+        layout_name(x, r.layout, sizeof r.layout);
+        cli_plan_row_compute(&basis, x->step_s, x->samples_s, x->mem_bytes, x->joules,
+                             x->dollars_per_sample, &r);
+        if (best && !shown)
+            *best = r;
         printf("%-4ld %-30s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
-               ++shown, name, (long long)x->run, x->step_s, x->samples_s,
-               cell(c[0], 32, "%.4g", tps > 0 ? x->samples_s * tps : NAN), x->mem_bytes / 1e9,
-               cell(c[1], 32, "%.4g", (in->capacity - x->mem_bytes) / 1e9), tflops,
-               cell(c[2], 32, "%.3g", 100 * tflops * 1e12 / in->peak_flops),
-               cell(c[3], 32, "%.4g", x->joules / 1e3),
-               cell(c[4], 32, "%.4g", 1000 * x->dollars_per_sample),
-               cell(c[5], 32, "%.4g", tps > 0 ? 1e6 * x->dollars_per_sample / tps : NAN));
+               ++shown, r.layout, r.run, r.step_s, r.samples_s,
+               cell(c[0], 32, "%.4g", r.tokens_s), r.mem_gb, cell(c[1], 32, "%.4g", r.headroom_gb),
+               r.tflops_dev, cell(c[2], 32, "%.3g", r.peak_pct), cell(c[3], 32, "%.4g", r.kj_step),
+               cell(c[4], 32, "%.4g", r.per_1k_samples), cell(c[5], 32, "%.4g", r.per_m_tokens));
         if (tokens > 0)
-            printf(" %9s %9s %11s", cell(c[6], 32, "%.4g", steps * x->step_s / 86400),
-                   cell(c[7], 32, "%.4g", steps * x->joules / 3.6e9),
-                   cell(c[8], 32, "%.4g", tokens / tps * x->dollars_per_sample));
+            printf(" %9s %9s %11s", cell(c[6], 32, "%.4g", r.days), cell(c[7], 32, "%.4g", r.mwh),
+                   cell(c[8], 32, "%.4g", r.dollars));
+        if (r.ckpt_steps)
+            snprintf(c[11], 32, "%ld", r.ckpt_steps);
+        printf(" %10s %8s", r.ckpt_steps ? c[11] : "-", cell(c[12], 32, "%.4f", r.goodput));
+        if (tokens > 0)
+            printf(" %10s %11s", cell(c[13], 32, "%.4g", r.days_fail),
+                   cell(c[6], 32, "%.4g", r.dollars_fail));
         printf("\n");
     }
     if (finished < in->runs) {
@@ -1067,13 +1122,19 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
            in->flops_per_sample, in->global_batch, in->devices, in->precision,
            cell(c[9], 32, "%.6g", in->peak_flops / 1e12));
     printf("headroom: the device's %s GB less the fullest device's memory; kJ/step: hosts and "
-           "links; $: cluster.price_per_device_hour (- without)\n",
+           "links; $: cluster.price_per_device_hour and cluster.price_per_port_hour (- without)\n",
            cell(c[10], 32, "%.6g", in->capacity / 1e9));
     if (tps > 0)
         printf("tokens: %.0f per sample (the profile's sample)%s\n", tps,
                tokens > 0 ? "; days, MWh, $: to train --tokens at each layout's step time, "
                             "energy and price"
                           : "");
+    printf("goodput: the useful share of wall time when any device's failure (MTBF %.6g h a "
+           "device) stops the job, which restarts (%.6g s) from its last checkpoint of %s GB "
+           "written at %.6g MB/s a device every ckpt/steps steps (Daly's interval)%s\n",
+           goodput->mtbf_device_s / 3600, goodput->restart_s,
+           cell(c[9], 32, "%.4g", in->ckpt_bytes / 1e9), goodput->ckpt_bw_device / 1e6,
+           tokens > 0 ? "; days+fail, $+fail: to train --tokens with failures" : "");
     if (tokens > 0)
         printf("--tokens: %.6g tokens, %.6g steps of %.0f samples\n", tokens,
                tokens / (tps * in->global_batch), in->global_batch);
@@ -1110,7 +1171,7 @@ static int plan_show(const plan_opts_t *o)
         goto done;
     }
     printf("plan %s (sweep %s in %s)\n", in->title, sweep, o->db);
-    print_ranking(in, l, finished, o->top, o->tokens, o->db);
+    print_ranking(in, l, finished, o->top, o->tokens, &o->goodput, o->db, NULL);
     rc = CLI_EXIT_OK;
 done:
     free(l);
@@ -1118,31 +1179,34 @@ done:
     return rc;
 }
 
-int cli_plan(int argc, char **argv)
+/* One plan of o: enumerated, fitted, simulated and ranked (argv0: this program, for its
+ * children; t0: when the command started, for --time-limit). check: only load the base
+ * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
+ * on success and its error into why (n) rather than on stderr. best: the first ranked row
+ * (cli_plan_compare), or NULL. Returns the exit code. */
+static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
+                    cli_plan_row_t *best, char *why, size_t why_n)
 {
-    double t0 = cli_sweep_now(); /* --time-limit counts from here */
-    plan_opts_t o;
-    int rc = plan_opts_parse(&o, argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    if (o.show)
-        return plan_show(&o);
-
+    int rc;
+    if (best)
+        memset(best, 0, sizeof *best);
+    if (why_n)
+        why[0] = '\0';
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
-    if (sim_model_profile_is_file(o.profile)) {
-        if (!realpath(o.profile, profile))
-            return cli_usage_error("plan", "--profile %s: %s", o.profile, strerror(errno));
+    if (sim_model_profile_is_file(o->profile)) {
+        if (!realpath(o->profile, profile))
+            return cli_usage_error("plan", "--profile %s: %s", o->profile, strerror(errno));
     } else {
-        snprintf(profile, sizeof profile, "%s", o.profile);
+        snprintf(profile, sizeof profile, "%s", o->profile);
     }
     /* a device file likewise (the catalogue's names end in no .ini) */
     char device[PATH_MAX];
-    size_t dlen = strlen(o.device);
-    if (dlen > 4 && !strcmp(o.device + dlen - 4, ".ini")) {
-        if (!realpath(o.device, device))
-            return cli_usage_error("plan", "--device %s: %s", o.device, strerror(errno));
-        o.device = device;
+    size_t dlen = strlen(o->device);
+    if (dlen > 4 && !strcmp(o->device + dlen - 4, ".ini")) {
+        if (!realpath(o->device, device))
+            return cli_usage_error("plan", "--device %s: %s", o->device, strerror(errno));
+        o->device = device;
     }
     sim_model_profile_t prof;
     dt_err_t err;
@@ -1155,18 +1219,22 @@ int cli_plan(int argc, char **argv)
     plan_info_t *in = dt_calloc(1, sizeof *in);
     in->flops_per_sample = prof.forward_flops + prof.backward_flops;
     in->tokens_per_sample = sim_model_profile_tokens(&prof);
-    in->global_batch = (double)o.global_batch;
-    in->devices = (double)o.devices;
-    snprintf(in->precision, sizeof in->precision, "%s", o.precision);
+    in->global_batch = (double)o->global_batch;
+    in->devices = (double)o->devices;
+    snprintf(in->precision, sizeof in->precision, "%s", o->precision);
     char name[SCENARIO_STR], sample[sizeof prof.sample];
-    snprintf(name, sizeof name, "plan-%s", prof.name);
+    if (o->label) /* a comparison's option: its name in the runs' names */
+        snprintf(name, sizeof name, "plan-%.100s-%.64s", prof.name, o->label);
+    else
+        snprintf(name, sizeof name, "plan-%s", prof.name);
+    double model_params = (double)prof.params;
     snprintf(sample, sizeof sample, "%s", prof.sample);
     sim_model_profile_free(&prof);
-    if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
+    if (o->tokens > 0 && !(in->tokens_per_sample > 0)) {
         free(in);
         return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
                                        "(its sample: \"%s\")",
-                               o.tokens_text, name + 5, sample);
+                               o->tokens_text, name + 5, sample);
     }
 
     plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL, *ranked = NULL;
@@ -1174,49 +1242,58 @@ int cli_plan(int argc, char **argv)
     long *todo = NULL;
     char base[PATH_MAX] = "";
     scenario_t *list = NULL;
-    long n = plan_enumerate(&o, blocks, splits, l, PLAN_MAX_LAYOUTS);
+    long n = plan_enumerate(o, blocks, splits, l, PLAN_MAX_LAYOUTS);
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
                         "no layout of %ld devices (tensor 1, 2, 4, 8 of at most %ld "
                         "per server, stages dividing %ld layers) divides the global "
                         "batch of %ld",
-                        o.devices, o.per_server, blocks, o.global_batch);
+                        o->devices, o->per_server, blocks, o->global_batch);
         goto done;
     }
-    if (write_temp(base, &o, profile, name, &err)) {
+    if (write_temp(base, o, profile, name, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         goto done;
     }
     /* a bad --set, device or precision is the user's, named once, not once per layout */
     scenario_t *sc = dt_malloc(sizeof *sc);
-    dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
+    dt_status st = load_layout(sc, base, o, &l[0], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
         in->peak_flops = dev ? dev->value[sc->precision] : NAN;
         in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
+        /* the whole model's checkpoint, in the layout's precision and optimizer */
+        in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, model_params);
         snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s", name + 5,
-                 o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
+                 o->devices, dev ? dev->name : o->device, o->global_batch, o->precision);
     }
     free(sc);
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
                strstr(err.msg, "model.precision"))) {
-        fprintf(stderr, "dtsim plan: %s\n", without_path(err.msg, base));
+        if (why_n)
+            snprintf(why, why_n, "%s", without_path(err.msg, base));
+        else
+            fprintf(stderr, "dtsim plan: %s\n", without_path(err.msg, base));
         goto done;
     }
-    plan_fit(l, n, base, &o, name, argv[0]);
+    if (check) {
+        rc = CLI_EXIT_OK;
+        goto done;
+    }
+    plan_fit(l, n, base, o, name, argv0);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
-    n = plan_more(l, n, attention, base, &o, name, argv[0], more, PLAN_MAX_LAYOUTS);
+    n = plan_more(l, n, attention, base, o, name, argv0, more, PLAN_MAX_LAYOUTS);
     n = plan_buckets(more, n, l, PLAN_MAX_LAYOUTS);
     long fit = 0, runs = 0;
     for (long i = 0; i < n; i++) {
         fit += l[i].fits;
-        run[i] = l[i].fits && runs < o.max_runs;
+        run[i] = l[i].fits && runs < o->max_runs;
         runs += run[i];
     }
     printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, %ld to "
            "simulate\n",
-           name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
+           name + 5, o->devices, o->device, o->global_batch, o->precision, n, fit, runs);
     print_list(l, n);
     fflush(stdout);
     if (!fit) { /* the list above says what each would hold */
@@ -1224,39 +1301,39 @@ int cli_plan(int argc, char **argv)
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
                 "list says what each holds): more --devices, a --device with more memory, or "
                 "--set run.allow_oversubscribed_memory=yes to time them anyway\n",
-                n, name + 5, o.devices, o.device);
+                n, name + 5, o->devices, o->device);
         goto done; /* rc: CLI_EXIT_USAGE */
     }
     rc = CLI_EXIT_OK;
-    if (o.no_run || !runs)
+    if (o->no_run || !runs)
         goto done;
 
     /* the default database's folder is made when missing, as `dtsim run` makes it */
-    if (!strcmp(o.db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
+    if (!strcmp(o->db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "dtsim plan: cannot create results/ for %s: %s\n", DEFAULT_DB,
                 strerror(errno));
         rc = CLI_EXIT_USAGE;
         goto done;
     }
     in->runs = runs;
-    plan_options_text(&o, profile, in->options, sizeof in->options);
+    plan_options_text(o, profile, in->options, sizeof in->options);
 
     /* --resume: the newest stored plan of these options, and which of its layouts finished
      * (run index k is the k-th fitting layout, as listed, in the plan and in its resumptions) */
     char sweep[SCENARIO_STR + 64] = "";
     long stored = 0;
-    if (o.resume && access(o.db, F_OK) == 0) {
+    if (o->resume && access(o->db, F_OK) == 0) {
         results_query_t *q = NULL;
-        st = results_query_open_current(&q, o.db, &err);
+        st = results_query_open_current(&q, o->db, &err);
         if (st == DT_OK)
             st = plan_find(q, in->options, sweep, sizeof sweep, &err);
         results_query_close(q);
         if (st == DT_OK && sweep[0]) {
             plan_info_t *was = dt_calloc(1, sizeof *was);
-            st = plan_rank_read(o.db, sweep, 1, was, &ranked, &stored, &err);
+            st = plan_rank_read(o->db, sweep, 1, was, &ranked, &stored, &err);
             if (st == DT_OK && was->runs != runs)
                 st = dt_err_input(&err, "%s: the plan of sweep %s simulates %ld layouts, these "
-                                        "options %ld", o.db, sweep, was->runs, runs);
+                                        "options %ld", o->db, sweep, was->runs, runs);
             free(was);
         }
         if (st) {
@@ -1265,12 +1342,12 @@ int cli_plan(int argc, char **argv)
             goto done;
         }
     }
-    if (o.resume && sweep[0])
+    if (o->resume && sweep[0])
         printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, %ld to simulate\n",
-               sweep, o.db, stored, runs, runs - stored);
-    else if (o.resume)
+               sweep, o->db, stored, runs, runs - stored);
+    else if (o->resume)
         fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
-                        "%ld layouts\n", o.db, runs);
+                        "%ld layouts\n", o->db, runs);
 
     /* the layouts without a finished run as one sweep (continuing the stored one), each under
      * its index in the whole plan */
@@ -1281,7 +1358,7 @@ int cli_plan(int argc, char **argv)
         if (!run[i])
             continue;
         if (!(ranked && ranked[at].run)) {
-            if (load_layout(&list[k], base, &o, &l[i], name, &err)) {
+            if (load_layout(&list[k], base, o, &l[i], name, &err)) {
                 fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
                 rc = CLI_EXIT_USAGE;
                 goto done;
@@ -1294,26 +1371,26 @@ int cli_plan(int argc, char **argv)
     snprintf(stored_id, sizeof stored_id, "%s", sweep);
     cli_sweep_opts_t so = {.id = stored_id, .index = todo, .label = "plan", .done_before = stored,
                            .total = runs};
-    if (o.time_limit > 0)
-        so.deadline = t0 + o.time_limit;
+    if (o->time_limit > 0)
+        so.deadline = t0 + o->time_limit;
     cli_param_t params[PLAN_PARAMS];
     char texts[PLAN_PARAMS][32];
     plan_params(in, params, texts);
     so.params = params;
     so.n_params = PLAN_PARAMS;
     if (k > 0) {
-        rc = cli_sweep_run_opts(list, k, name, o.jobs, argv[0], sweep, sizeof sweep, &so);
+        rc = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, sizeof sweep, &so);
         if (rc == CLI_EXIT_USAGE || !sweep[0])
             goto done;
     }
     free(ranked);
     long finished = 0;
-    if (plan_rank_read(o.db, sweep, 0, in, &ranked, &finished, &err)) {
+    if (plan_rank_read(o->db, sweep, 0, in, &ranked, &finished, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         rc = CLI_EXIT_RUN;
         goto done;
     }
-    print_ranking(in, ranked, finished, o.top, o.tokens, o.db);
+    print_ranking(in, ranked, finished, o->top, o->tokens, &o->goodput, o->db, best);
     fflush(stdout);
     if (so.stopped) {
         fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
@@ -1338,4 +1415,52 @@ done:
     free(ranked);
     free(in);
     return rc;
+}
+
+/* A comparison's plan of one option: o's options with the option's device and keys, its
+ * name in the runs' names (cli_plan_one_fn). */
+typedef struct plan_compare_ctx {
+    const plan_opts_t *o;
+    const char *argv0;
+    double t0;
+} plan_compare_ctx_t;
+
+static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
+                            cli_plan_row_t *best, char *why, size_t n)
+{
+    const plan_compare_ctx_t *c = ctx;
+    plan_opts_t *o = dt_malloc(sizeof *o);
+    *o = *c->o;
+    o->device = opt->device;
+    o->label = opt->name;
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < opt->n_sets && !rc; i++) {
+        if (o->n_sets == PLAN_MAX_SETS)
+            rc = cli_usage_error("plan", "--option %s: more than %d --set options with its keys",
+                                 opt->name, PLAN_MAX_SETS);
+        else
+            o->sets[o->n_sets++] = opt->sets[i];
+    }
+    if (!rc)
+        rc = plan_one(o, c->argv0, c->t0, check, best, why, n);
+    free(o);
+    return rc;
+}
+
+int cli_plan(int argc, char **argv)
+{
+    double t0 = cli_sweep_now(); /* --time-limit counts from here */
+    plan_opts_t o;
+    int rc = plan_opts_parse(&o, argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if (o.show)
+        return plan_show(&o);
+    /* several devices or any --option: each planned in turn, then their best side by side */
+    if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {
+        plan_compare_ctx_t ctx = {.o = &o, .argv0 = argv[0], .t0 = t0};
+        return cli_plan_compare(o.device_args, o.n_device_args, o.option_args, o.n_option_args,
+                                o.tokens, plan_compare_one, &ctx);
+    }
+    return plan_one(&o, argv[0], t0, 0, NULL, NULL, 0);
 }

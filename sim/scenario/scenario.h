@@ -231,6 +231,7 @@ typedef struct scenario {
                                           compute_model.h; flat: at device_flops */
     double link_power;                /* W per network port, busy or idle */
     double price_per_device_hour;     /* $ per host-hour; 0: no cost */
+    double price_per_port_hour;       /* $ per network port-hour, added; 0: none */
 
     /* [strategy] */
     const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
