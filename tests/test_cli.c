@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli_checks.h"
+#include "goodput.h"
 
 static char dir[] = "/tmp/dtsim-cli-XXXXXX";
 static char out_path[256], err_path[256];
@@ -1819,6 +1820,203 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
 }
 END_TEST
 
+/* The rank 1 row of a plan's ranking: its layout (the 30 characters after "1    ", trimmed)
+ * into layout, and after its run id the numbers into x (at most n); returns how many. */
+static int plan_best_row(const char *out, char *layout, double *x, int n)
+{
+    const char *row = strstr(out, "\n1    ");
+    ck_assert_msg(row, "no rank 1 in:\n%s", out);
+    snprintf(layout, 31, "%.30s", row + 6);
+    for (char *end = layout + strlen(layout); end > layout && end[-1] == ' ';)
+        *--end = '\0';
+    char line[1024]; /* the row alone: the next one starts with a number too */
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    ck_assert_uint_gt(strlen(line), 35);
+    const char *at = line + 35;
+    long run;
+    int k = 0, used;
+    ck_assert_int_eq(sscanf(at, "%ld%n", &run, &used), 1);
+    for (at += used; k < n && sscanf(at, "%lf%n", &x[k], &used) == 1; at += used)
+        k++;
+    return k;
+}
+
+/* The row of option name in a comparison's table: layout (columns 36 to 65, trimmed) and the
+ * numbers after the run id into x (at most n); returns how many. */
+static int plan_option_row(const char *out, const char *name, char *layout, double *x, int n)
+{
+    const char *table = strstr(out, "\nbest layout of each option");
+    ck_assert_msg(table, "no option table in:\n%s", out);
+    char start[64];
+    snprintf(start, sizeof start, "\n%-20s ", name);
+    const char *row = strstr(table, start);
+    ck_assert_msg(row, "no row %s in:\n%s", name, table);
+    snprintf(layout, 31, "%.30s", row + 37);
+    for (char *end = layout + strlen(layout); end > layout && end[-1] == ' ';)
+        *--end = '\0';
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    ck_assert_uint_gt(strlen(line), 66);
+    const char *at = line + 66;
+    long run;
+    int k = 0, used;
+    ck_assert_int_eq(sscanf(at, "%ld%n", &run, &used), 1);
+    for (at += used; k < n && sscanf(at, "%lf%n", &x[k], &used) == 1; at += used)
+        k++;
+    return k;
+}
+
+/* The parameters of a profile file ("params = N" in its [profile] section). */
+static double profile_params(const char *path)
+{
+    char *text = slurp(path);
+    const char *at = strstr(text, "\nparams = ");
+    ck_assert_msg(at, "no params in %s", path);
+    double v = strtod(at + 10, NULL);
+    free(text);
+    return v;
+}
+
+/* Two devices side by side (--device a100-80gb,h100) on the tiny GPT of
+ * plan_enumerates_fits_and_runs_layouts at $4 a device-hour with --tokens 2T: each option's
+ * row of the final table is the rank 1 row of the same plan made alone for that device (its
+ * layout, step time, tokens/s, TFLOP/s, kJ, $/M tokens, days, MWh, $, checkpoint interval,
+ * goodput and the same with failures). The goodput columns are what sim_goodput_layout gives
+ * here for the printed step time (the defaults: Llama 3's MTBF and storage), and, through
+ * --show with --mtbf 2h --ckpt-bandwidth 1kBps --restart 1min (a checkpoint of 6 minutes: a
+ * goodput well below 1), what sim_goodput_compute gives with those. A port price adds ports x
+ * price to the cost: the energy table's ports. Bad devices and options: one line naming the
+ * option, exit code 2, nothing written. */
+START_TEST(plan_compares_devices_and_goodput)
+{
+    char prof[300], db[300], one[300];
+    snprintf(prof, sizeof prof, "%s/tiny-c.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-c.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+#define PLAN_C "plan", "--profile", prof, "--devices", "4", "--per-server", "2", "--heads", "2", \
+               "--global-batch", "2", "--set", "cluster.price_per_device_hour=4", "--tokens", "2T"
+    ck_assert_int_eq(
+        dtsim((const char *[]){PLAN_C, "--device", "a100-80gb,h100", "--db", db, NULL}), 0);
+    char *both = slurp(out_path);
+    ck_assert_msg(strstr(both, "=== option a100-80gb: --device a100-80gb ===") &&
+                      strstr(both, "=== option h100: --device h100 ==="),
+                  "%s", both);
+    static const char *const devices[] = {"a100-80gb", "h100"};
+    double params = profile_params(prof), steps = 2e12 / (32 * 2);
+    for (int i = 0; i < 2; i++) {
+        snprintf(one, sizeof one, "%s/plan-c-%s.db", dir, devices[i]);
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", devices[i], "--db", one,
+                                                NULL}),
+                         0);
+        char *alone = slurp(out_path), want[32], got[32];
+        /* run s/step samples/s tokens/s memory headroom TFLOP/s %peak kJ $/1k $/M days MWh $
+         * ckpt/steps goodput days+fail $+fail */
+        double a[18], b[13];
+        ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
+        ck_assert_int_eq(plan_option_row(both, devices[i], got, b, 13), 12);
+        ck_assert_msg(!strcmp(want, got), "%s: best %s alone, %s side by side", devices[i], want,
+                      got);
+        /* s/step tokens/s TFLOP/s kJ $/M days MWh $ ckpt goodput days+fail $+fail */
+        static const int same[] = {0, 2, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16};
+        for (int k = 0; k < 12; k++)
+            ck_assert_msg(a[same[k]] == b[k], "%s: column %d: %g alone, %g side by side",
+                          devices[i], k, a[same[k]], b[k]);
+        /* the goodput columns at the defaults, for the printed step time */
+        sim_goodput_t g;
+        dt_err_t err;
+        ck_assert_int_eq(sim_goodput_layout(4, a[0], params, 14, steps * a[0], &g, &err), DT_OK);
+        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 && fabs(a[13] - (double)g.interval_steps) <=
+                                                            1e-4 * (double)g.interval_steps,
+                      "%s: goodput %g every %g steps, want %g every %ld", devices[i], a[14],
+                      a[13], g.goodput, g.interval_steps);
+        /* the same --show'n with another failure model */
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", one, "--tokens", "2T",
+                                                "--mtbf", "2h", "--ckpt-bandwidth", "1kBps",
+                                                "--restart", "1min", NULL}),
+                         0);
+        free(alone);
+        alone = slurp(out_path);
+        ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
+        sim_goodput_in_t in;
+        sim_goodput_defaults(&in);
+        in.devices = 4;
+        in.mtbf_device_s = 7200;
+        in.ckpt_bw_device = 1000;
+        in.restart_s = 60;
+        in.ckpt_bytes = params * 14;
+        in.step_s = a[0];
+        in.train_s = steps * a[0];
+        ck_assert_int_eq(sim_goodput_compute(&in, &g, &err), DT_OK);
+        ck_assert_msg(g.goodput < 0.9, "goodput %g", g.goodput);
+        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 &&
+                          fabs(a[13] - (double)g.interval_steps) <= 1e-4 * g.interval_steps &&
+                          fabs(a[15] - g.wall_s / 86400) <= 1e-3 * a[15] &&
+                          fabs(a[16] - a[12] / g.goodput) <= 1e-3 * a[16],
+                      "%s: goodput %g every %g steps, %g days, $%g; want %g every %ld, %g days, "
+                      "$%g",
+                      devices[i], a[14], a[13], a[15], a[16], g.goodput, g.interval_steps,
+                      g.wall_s / 86400, a[12] / g.goodput);
+        free(alone);
+    }
+    free(both);
+
+    /* a port price: the cost per sample grows by ports x price over devices x price */
+    snprintf(db, sizeof db, "%s/plan-c-ports.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", "h100", "--option",
+                                            "free:port_price=0", "--option",
+                                            "priced:port_price=1", "--db", db, NULL}),
+                     0);
+    char *o = slurp(out_path), layout[32];
+    double x[13], y[13];
+    ck_assert_int_eq(plan_option_row(o, "free", layout, x, 13), 12);
+    ck_assert_int_eq(plan_option_row(o, "priced", layout, y, 13), 12);
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    double ports = query_double(h, "SELECT e.link_ports FROM energy e JOIN runs r ON r.id = "
+                                   "e.run WHERE r.name LIKE 'plan-tiny-c-priced-%' LIMIT 1");
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE "
+                                   "'plan-tiny-c-free-%'"),
+                     8);
+    sqlite3_close(h);
+    ck_assert_msg(ports >= 8 && x[0] == y[0], "%g ports, %g and %g s/step", ports, x[0], y[0]);
+    ck_assert_msg(fabs(y[4] - x[4] * (4 * 4 + ports) / (4 * 4)) <= 1e-3 * y[4],
+                  "$/M tokens %g with %g ports at $1, %g without", y[4], ports, x[4]);
+
+    /* bad input: one line naming the option, exit code 2, nothing written */
+    snprintf(db, sizeof db, "%s/plan-c-bad.db", dir);
+    static const struct {
+        const char *option, *value, *want;
+    } bad[] = {
+        {"--device", "h100,h900", "dtsim plan: --device h900: cluster.device: unknown device"},
+        {"--device", "h100,", "dtsim plan: --device h100,: an empty device name"},
+        {"--option", "x", "dtsim plan: --option x: expected NAME:KEY=VALUE"},
+        {"--option", "fast:uplink", "dtsim plan: --option fast:uplink: \"uplink\" is not"},
+        {"--option", "fast:nic=1Gbps", "dtsim plan: --option fast:nic=1Gbps: unknown key"},
+        {"--option", "fast:uplink=quick", "dtsim plan: --option fast:uplink=quick: "
+                                          "cluster.uplink_bandwidth: bad bandwidth"},
+        {"--mtbf", "0h", "dtsim plan: --mtbf 0h: expected a positive time"},
+        {"--restart", "soon", "dtsim plan: --restart soon: expected a time"},
+        {"--ckpt-bandwidth", "fast", "dtsim plan: --ckpt-bandwidth fast: expected a positive"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *device = strcmp(bad[i].option, "--device") ? "h100,a100-80gb" : bad[i].value;
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", device, bad[i].option,
+                                                bad[i].value, "--db", db, NULL}),
+                         2);
+        one_error_line(bad[i].want, NULL);
+        ck_assert_msg(access(db, F_OK) != 0, "%s %s wrote %s", bad[i].option, bad[i].value, db);
+        o = slurp(out_path);
+        ck_assert_msg(!o[0], "%s %s printed: %s", bad[i].option, bad[i].value, o);
+        free(o);
+    }
+#undef PLAN_C
+}
+END_TEST
+
 /* A plan always answers. The tiny GPT on 4 devices (8 layouts, 200 steps each, tensor
  * all-reduces as messages, so that a plan takes a while) is planned whole in one database; in another it is stopped by SIGINT
  * once 2 runs are done (exit code 130, a PARTIAL ranking of k < 8 layouts and how to go
@@ -2672,6 +2870,7 @@ int main(void)
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
     tcase_add_test(tc, plan_ranks_tokens_peak_headroom_and_cost);
+    tcase_add_test(tc, plan_compares_devices_and_goodput);
     tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);
     tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);

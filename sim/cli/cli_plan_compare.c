@@ -169,11 +169,13 @@ static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *row
 {
     printf("\nbest layout of each option (devices and --option side by side; each plan's "
            "rank 1 above):\n");
-    printf("%-20s %-14s %-30s %6s %12s %10s %12s %10s %10s %10s %8s", "option", "device",
-           "layout", "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step", "$/M tokens",
-           "ckpt/steps", "goodput");
+    printf("%-20s %-14s %-30s %6s %12s %10s %12s %10s %10s", "option", "device", "layout",
+           "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step", "$/M tokens");
     if (tokens > 0)
-        printf(" %9s %9s %11s %10s %11s", "days", "MWh", "$", "days+fail", "$+fail");
+        printf(" %9s %9s %11s", "days", "MWh", "$");
+    printf(" %10s %8s", "ckpt/steps", "goodput");
+    if (tokens > 0)
+        printf(" %10s %11s", "days+fail", "$+fail");
     printf("\n");
     char dev[64], c[12][32];
     for (int i = 0; i < n; i++) {
@@ -184,16 +186,19 @@ static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *row
                    rcs[i] ? "no layout ran (see its plan above)" : "not planned");
             continue;
         }
-        printf("%-20s %-14s %-30s %6lld %12.6g %10s %12.4g %10s %10s %10s %8s", opts[i].name,
-               dev, r->layout, r->run, r->step_s, cell(c[0], 32, "%.4g", r->tokens_s),
-               r->tflops_dev, cell(c[1], 32, "%.4g", r->kj_step),
-               cell(c[2], 32, "%.4g", r->per_m_tokens),
-               r->ckpt_steps ? (snprintf(c[3], 32, "%ld", r->ckpt_steps), c[3]) : "-",
-               cell(c[4], 32, "%.4f", r->goodput));
+        /* the columns of the plan's ranking, in its order, less memory and peak */
+        printf("%-20s %-14s %-30s %6lld %12.6g %10s %12.4g %10s %10s", opts[i].name, dev,
+               r->layout, r->run, r->step_s, cell(c[0], 32, "%.4g", r->tokens_s), r->tflops_dev,
+               cell(c[1], 32, "%.4g", r->kj_step), cell(c[2], 32, "%.4g", r->per_m_tokens));
         if (tokens > 0)
-            printf(" %9s %9s %11s %10s %11s", cell(c[5], 32, "%.4g", r->days),
-                   cell(c[6], 32, "%.4g", r->mwh), cell(c[7], 32, "%.4g", r->dollars),
-                   cell(c[8], 32, "%.4g", r->days_fail), cell(c[9], 32, "%.4g", r->dollars_fail));
+            printf(" %9s %9s %11s", cell(c[5], 32, "%.4g", r->days),
+                   cell(c[6], 32, "%.4g", r->mwh), cell(c[7], 32, "%.4g", r->dollars));
+        if (r->ckpt_steps)
+            snprintf(c[3], 32, "%ld", r->ckpt_steps);
+        printf(" %10s %8s", r->ckpt_steps ? c[3] : "-", cell(c[4], 32, "%.4f", r->goodput));
+        if (tokens > 0)
+            printf(" %10s %11s", cell(c[8], 32, "%.4g", r->days_fail),
+                   cell(c[9], 32, "%.4g", r->dollars_fail));
         printf("\n");
     }
     printf("each option's fastest layout by s/step; $: cluster.price_per_device_hour and "
