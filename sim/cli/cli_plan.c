@@ -1300,6 +1300,7 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
     }
     /* a bad --set, device or precision is the user's, named once, not once per layout */
     scenario_t *sc = dt_malloc(sizeof *sc);
+    char device_name[64] = ""; /* the device the layouts load: a --set may name it */
     dt_status st = load_layout(sc, base, o, &l[0], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
@@ -1307,6 +1308,7 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
         in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
         /* the whole model's checkpoint, in the layout's precision and optimizer */
         in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, model_params);
+        snprintf(device_name, sizeof device_name, "%.63s", dev ? dev->name : o->device);
         snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s", name + 5,
                  o->devices, dev ? dev->name : o->device, o->global_batch, o->precision);
     }
@@ -1433,6 +1435,8 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
         goto done;
     }
     print_ranking(in, ranked, finished, o->top, o->tokens, &o->goodput, o->db, best);
+    if (best)
+        snprintf(best->device, sizeof best->device, "%s", device_name);
     fflush(stdout);
     if (so.stopped) {
         fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "

@@ -180,7 +180,11 @@ static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *row
     char dev[64], c[12][32];
     for (int i = 0; i < n; i++) {
         const cli_plan_row_t *r = &rows[i];
-        device_short(opts[i].device, dev, sizeof dev);
+        /* the plan's own device: an --option may set cluster.device (with its price) */
+        if (r->device[0])
+            snprintf(dev, sizeof dev, "%s", r->device);
+        else
+            device_short(opts[i].device, dev, sizeof dev);
         if (!r->run) {
             printf("%-20s %-14s %s\n", opts[i].name, dev,
                    rcs[i] ? "no layout ran (see its plan above)" : "not planned");

@@ -38,7 +38,8 @@ typedef struct cli_plan_basis {
 /* One ranked layout's figures, as dtsim plan prints them; NAN where unknown. */
 typedef struct cli_plan_row {
     char layout[64];
-    long long run; /* 0: none (no layout of the option ran) */
+    char device[64]; /* the device's name as the plan resolved it ("" where unknown) */
+    long long run;   /* 0: none (no layout of the option ran) */
     double step_s, samples_s, tokens_s, mem_gb, headroom_gb, tflops_dev, peak_pct, kj_step,
         per_1k_samples, per_m_tokens;
     double days, mwh, dollars; /* to train --tokens without failures */
