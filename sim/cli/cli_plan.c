@@ -1221,12 +1221,12 @@ done:
     return rc;
 }
 
-/* One plan of o: enumerated, fitted, simulated and ranked (argv0: this program, for its
+/* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
  * children; t0: when the command started, for --time-limit). check: only load the base
  * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
  * on success and its error into why (n) rather than on stderr. best: the first ranked row
  * (cli_plan_compare), or NULL. Returns the exit code. */
-static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
+static int plan_one(plan_opts_t o, char **argv, double t0, int check,
                     cli_plan_row_t *best, char *why, size_t why_n)
 {
     int rc;
@@ -1236,19 +1236,19 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
         why[0] = '\0';
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
-    if (sim_model_profile_is_file(o->profile)) {
-        if (!realpath(o->profile, profile))
-            return cli_usage_error("plan", "--profile %s: %s", o->profile, strerror(errno));
+    if (sim_model_profile_is_file(o.profile)) {
+        if (!realpath(o.profile, profile))
+            return cli_usage_error("plan", "--profile %s: %s", o.profile, strerror(errno));
     } else {
-        snprintf(profile, sizeof profile, "%s", o->profile);
+        snprintf(profile, sizeof profile, "%s", o.profile);
     }
     /* a device file likewise (the catalogue's names end in no .ini) */
     char device[PATH_MAX];
-    size_t dlen = strlen(o->device);
-    if (dlen > 4 && !strcmp(o->device + dlen - 4, ".ini")) {
-        if (!realpath(o->device, device))
-            return cli_usage_error("plan", "--device %s: %s", o->device, strerror(errno));
-        o->device = device;
+    size_t dlen = strlen(o.device);
+    if (dlen > 4 && !strcmp(o.device + dlen - 4, ".ini")) {
+        if (!realpath(o.device, device))
+            return cli_usage_error("plan", "--device %s: %s", o.device, strerror(errno));
+        o.device = device;
     }
     sim_model_profile_t prof;
     dt_err_t err;
@@ -1261,22 +1261,22 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
     plan_info_t *in = dt_calloc(1, sizeof *in);
     in->flops_per_sample = prof.forward_flops + prof.backward_flops;
     in->tokens_per_sample = sim_model_profile_tokens(&prof);
-    in->global_batch = (double)o->global_batch;
-    in->devices = (double)o->devices;
-    snprintf(in->precision, sizeof in->precision, "%s", o->precision);
+    in->global_batch = (double)o.global_batch;
+    in->devices = (double)o.devices;
+    snprintf(in->precision, sizeof in->precision, "%s", o.precision);
     char name[SCENARIO_STR], sample[sizeof prof.sample];
-    if (o->label) /* a comparison's option: its name in the runs' names */
-        snprintf(name, sizeof name, "plan-%.100s-%.64s", prof.name, o->label);
+    if (o.label) /* a comparison's option: its name in the runs' names */
+        snprintf(name, sizeof name, "plan-%.100s-%.64s", prof.name, o.label);
     else
         snprintf(name, sizeof name, "plan-%s", prof.name);
     double model_params = (double)prof.params;
     snprintf(sample, sizeof sample, "%s", prof.sample);
     sim_model_profile_free(&prof);
-    if (o->tokens > 0 && !(in->tokens_per_sample > 0)) {
+    if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
         free(in);
         return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
                                        "(its sample: \"%s\")",
-                               o->tokens_text, name + 5, sample);
+                               o.tokens_text, name + 5, sample);
     }
 
     plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL, *ranked = NULL;
@@ -1284,33 +1284,33 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
     long *todo = NULL;
     char base[PATH_MAX] = "";
     scenario_t *list = NULL;
-    long n = plan_enumerate(o, blocks, splits, l, PLAN_MAX_LAYOUTS);
+    long n = plan_enumerate(&o, blocks, splits, l, PLAN_MAX_LAYOUTS);
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
                         "no layout of %ld devices (tensor 1, 2, 4, 8 of at most %ld "
                         "per server, stages dividing %ld layers) divides the global "
                         "batch of %ld",
-                        o->devices, o->per_server, blocks, o->global_batch);
+                        o.devices, o.per_server, blocks, o.global_batch);
         goto done;
     }
-    if (write_temp(base, o, profile, name, &err)) {
+    if (write_temp(base, &o, profile, name, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         goto done;
     }
     /* a bad --set, device or precision is the user's, named once, not once per layout */
     scenario_t *sc = dt_malloc(sizeof *sc);
     char device_name[64] = ""; /* the device the layouts load: a --set may name it */
-    dt_status st = load_layout(sc, base, o, &l[0], name, &err);
+    dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
         in->peak_flops = dev ? dev->value[sc->precision] : NAN;
         in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
         /* the whole model's checkpoint, in the layout's precision and optimizer */
         in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, model_params);
-        snprintf(device_name, sizeof device_name, "%.63s", dev ? dev->name : o->device);
+        snprintf(device_name, sizeof device_name, "%.63s", dev ? dev->name : o.device);
         snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s", name + 5,
-                 o->devices, dev ? dev->name : o->device, o->global_batch, o->precision);
+                 o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
     }
     free(sc);
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
@@ -1325,19 +1325,19 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
         rc = CLI_EXIT_OK;
         goto done;
     }
-    plan_fit(l, n, base, o, name, argv0);
+    plan_fit(l, n, base, &o, name, argv[0]);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
-    n = plan_more(l, n, attention, base, o, name, argv0, more, PLAN_MAX_LAYOUTS);
+    n = plan_more(l, n, attention, base, &o, name, argv[0], more, PLAN_MAX_LAYOUTS);
     n = plan_buckets(more, n, l, PLAN_MAX_LAYOUTS);
     long fit = 0, runs = 0;
     for (long i = 0; i < n; i++) {
         fit += l[i].fits;
-        run[i] = l[i].fits && runs < o->max_runs;
+        run[i] = l[i].fits && runs < o.max_runs;
         runs += run[i];
     }
     printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, %ld to "
            "simulate\n",
-           name + 5, o->devices, o->device, o->global_batch, o->precision, n, fit, runs);
+           name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
     print_list(l, n);
     fflush(stdout);
     if (!fit) { /* the list above says what each would hold */
@@ -1345,39 +1345,39 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
                 "list says what each holds): more --devices, a --device with more memory, or "
                 "--set run.allow_oversubscribed_memory=yes to time them anyway\n",
-                n, name + 5, o->devices, o->device);
+                n, name + 5, o.devices, o.device);
         goto done; /* rc: CLI_EXIT_USAGE */
     }
     rc = CLI_EXIT_OK;
-    if (o->no_run || !runs)
+    if (o.no_run || !runs)
         goto done;
 
     /* the default database's folder is made when missing, as `dtsim run` makes it */
-    if (!strcmp(o->db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
+    if (!strcmp(o.db, DEFAULT_DB) && mkdir("results", 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "dtsim plan: cannot create results/ for %s: %s\n", DEFAULT_DB,
                 strerror(errno));
         rc = CLI_EXIT_USAGE;
         goto done;
     }
     in->runs = runs;
-    plan_options_text(o, profile, in->options, sizeof in->options);
+    plan_options_text(&o, profile, in->options, sizeof in->options);
 
     /* --resume: the newest stored plan of these options, and which of its layouts finished
      * (run index k is the k-th fitting layout, as listed, in the plan and in its resumptions) */
     char sweep[SCENARIO_STR + 64] = "";
     long stored = 0;
-    if (o->resume && access(o->db, F_OK) == 0) {
+    if (o.resume && access(o.db, F_OK) == 0) {
         results_query_t *q = NULL;
-        st = results_query_open_current(&q, o->db, &err);
+        st = results_query_open_current(&q, o.db, &err);
         if (st == DT_OK)
             st = plan_find(q, in->options, sweep, sizeof sweep, &err);
         results_query_close(q);
         if (st == DT_OK && sweep[0]) {
             plan_info_t *was = dt_calloc(1, sizeof *was);
-            st = plan_rank_read(o->db, sweep, 1, was, &ranked, &stored, &err);
+            st = plan_rank_read(o.db, sweep, 1, was, &ranked, &stored, &err);
             if (st == DT_OK && was->runs != runs)
                 st = dt_err_input(&err, "%s: the plan of sweep %s simulates %ld layouts, these "
-                                        "options %ld", o->db, sweep, was->runs, runs);
+                                        "options %ld", o.db, sweep, was->runs, runs);
             free(was);
         }
         if (st) {
@@ -1386,12 +1386,12 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
             goto done;
         }
     }
-    if (o->resume && sweep[0])
+    if (o.resume && sweep[0])
         printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, %ld to simulate\n",
-               sweep, o->db, stored, runs, runs - stored);
-    else if (o->resume)
+               sweep, o.db, stored, runs, runs - stored);
+    else if (o.resume)
         fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
-                        "%ld layouts\n", o->db, runs);
+                        "%ld layouts\n", o.db, runs);
 
     /* the layouts without a finished run as one sweep (continuing the stored one), each under
      * its index in the whole plan */
@@ -1402,7 +1402,7 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
         if (!run[i])
             continue;
         if (!(ranked && ranked[at].run)) {
-            if (load_layout(&list[k], base, o, &l[i], name, &err)) {
+            if (load_layout(&list[k], base, &o, &l[i], name, &err)) {
                 fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
                 rc = CLI_EXIT_USAGE;
                 goto done;
@@ -1415,26 +1415,26 @@ static int plan_one(plan_opts_t *o, const char *argv0, double t0, int check,
     snprintf(stored_id, sizeof stored_id, "%s", sweep);
     cli_sweep_opts_t so = {.id = stored_id, .index = todo, .label = "plan", .done_before = stored,
                            .total = runs};
-    if (o->time_limit > 0)
-        so.deadline = t0 + o->time_limit;
+    if (o.time_limit > 0)
+        so.deadline = t0 + o.time_limit;
     cli_param_t params[PLAN_PARAMS];
     char texts[PLAN_PARAMS][32];
     plan_params(in, params, texts);
     so.params = params;
     so.n_params = PLAN_PARAMS;
     if (k > 0) {
-        rc = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, sizeof sweep, &so);
+        rc = cli_sweep_run_opts(list, k, name, o.jobs, argv[0], sweep, sizeof sweep, &so);
         if (rc == CLI_EXIT_USAGE || !sweep[0])
             goto done;
     }
     free(ranked);
     long finished = 0;
-    if (plan_rank_read(o->db, sweep, 0, in, &ranked, &finished, &err)) {
+    if (plan_rank_read(o.db, sweep, 0, in, &ranked, &finished, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         rc = CLI_EXIT_RUN;
         goto done;
     }
-    print_ranking(in, ranked, finished, o->top, o->tokens, &o->goodput, o->db, best);
+    print_ranking(in, ranked, finished, o.top, o.tokens, &o.goodput, o.db, best);
     if (best)
         snprintf(best->device, sizeof best->device, "%s", device_name);
     fflush(stdout);
@@ -1467,7 +1467,7 @@ done:
  * name in the runs' names (cli_plan_one_fn). */
 typedef struct plan_compare_ctx {
     const plan_opts_t *o;
-    const char *argv0;
+    char **argv;
     double t0;
 } plan_compare_ctx_t;
 
@@ -1488,7 +1488,7 @@ static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
             o->sets[o->n_sets++] = opt->sets[i];
     }
     if (!rc)
-        rc = plan_one(o, c->argv0, c->t0, check, best, why, n);
+        rc = plan_one(*o, c->argv, c->t0, check, best, why, n);
     free(o);
     return rc;
 }
@@ -1504,9 +1504,9 @@ int cli_plan(int argc, char **argv)
         return plan_show(&o);
     /* several devices or any --option: each planned in turn, then their best side by side */
     if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {
-        plan_compare_ctx_t ctx = {.o = &o, .argv0 = argv[0], .t0 = t0};
+        plan_compare_ctx_t ctx = {.o = &o, .argv = argv, .t0 = t0};
         return cli_plan_compare(o.device_args, o.n_device_args, o.option_args, o.n_option_args,
                                 o.tokens, plan_compare_one, &ctx);
     }
-    return plan_one(&o, argv[0], t0, 0, NULL, NULL, 0);
+    return plan_one(o, argv, t0, 0, NULL, NULL, 0);
 }
