@@ -2735,6 +2735,10 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"run x.ini -j ", "\n"},
         {"dev", "devices\n"},
         {"devices h", "h100\nh100-pcie\nh200\n"},
+        /* dtsim plan's device list: the names after the last comma, the list kept */
+        {"plan --device a100,h2", "a100,h200\n"},
+        {"plan --mt", "--mtbf\n"},
+        {"plan --fab", "--fabric\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
