@@ -1166,6 +1166,19 @@ START_TEST(recovery_livelocks_end)
     unlink(db);
     pid_t pid =
         dtsim_start((const char *[]){"run", ini, "--set", "run.stall_after=0", "--db", db, NULL});
+    /* once the run is in the database (a loaded machine or a sanitizer build can take
+     * longer than a second to get there), plus a second of its livelock */
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            break;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
     nanosleep(&(struct timespec){1, 0}, NULL);
     kill(pid, SIGTERM);
     struct timespec t0, t1;
