@@ -1167,6 +1167,19 @@ START_TEST(recovery_livelocks_end)
     unlink(db);
     pid_t pid =
         dtsim_start((const char *[]){"run", ini, "--set", "run.stall_after=0", "--db", db, NULL});
+    /* once the run is in the database (a loaded machine or a sanitizer build can take
+     * longer than a second to get there), plus a second of its livelock */
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            break;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
     nanosleep(&(struct timespec){1, 0}, NULL);
     kill(pid, SIGTERM);
     struct timespec t0, t1;
@@ -2251,6 +2264,46 @@ START_TEST(pipeline_rows_count_every_replica)
 }
 END_TEST
 
+/* strategy.tensor_comm = nccl's bad input, one line naming the file, line and key, exit 2:
+ * NVLS on a device whose switch has no SHARP (the A100), NCCL on a device without NVLink
+ * figures; the same scenario on the H100 runs, its summary saying how. */
+START_TEST(nccl_bad_input_names_its_key)
+{
+    char prof[300], ini[300], db[300], text[700];
+    snprintf(prof, sizeof prof, "%s/tiny-nccl.ini", dir);
+    snprintf(ini, sizeof ini, "%s/nccl.ini", dir);
+    snprintf(db, sizeof db, "%s/nccl.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    static const char *const form =
+        "[run]\nname = nccl\nsteps = 2\n[model]\narch = profile:%s\nbatch = 4\n"
+        "[cluster]\nworkers = 2\ndevice = %s\n[strategy]\nkind = pipeline\nstages = 1\n"
+        "tensor = 2\nmicro_batches = 2\ntensor_comm = nccl\nnccl_algorithm = %s\n";
+    snprintf(text, sizeof text, form, prof, "a100", "nvls");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("nccl.ini:16: strategy.nccl_algorithm: nccl_algorithm = nvls needs NVLink "
+                   "SHARP",
+                   "(cluster.device at line 9)");
+    snprintf(text, sizeof text, form, prof, "v100", "auto");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("nccl.ini:15: strategy.tensor_comm: tensor_comm = nccl runs on the server's "
+                   "NVLink, but the device v100 has no nvlink_busbw",
+                   NULL);
+    snprintf(text, sizeof text, form, prof, "h100", "nvls");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "tensor all-reduces as NCCL runs them (algorithm nvls, protocol by "
+                            "size, on the device's NVLink with NVLS"),
+                  "%s", o);
+    free(o);
+}
+END_TEST
+
 /* dtsim devices: the table's rows against the catalogue's figures, one device's values with
  * numbered sources, a profile file, and the errors. */
 START_TEST(devices_lists_the_catalogue)
@@ -2878,6 +2931,7 @@ int main(void)
     tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);
     tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
+    tcase_add_test(tc, nccl_bad_input_names_its_key);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);
     tcase_add_test(tc, databases_are_never_made_by_mistake);

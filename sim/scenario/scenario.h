@@ -412,6 +412,10 @@ typedef enum sim_device_field {
     SIM_DEV_GEMM_EFFICIENCY,      /* sustained fraction of the tensor peak, large GEMMs */
     SIM_DEV_ATTENTION_EFFICIENCY, /* of the 16-bit tensor peak, flash attention */
     SIM_DEV_MEMORY_EFFICIENCY,    /* sustained fraction of memory_bandwidth */
+    /* collectives as NCCL runs them inside a server (strategy.tensor_comm = nccl), both in
+     * nccl-tests' bus bandwidth convention (algbw x 2 (T-1) / T for an all-reduce) */
+    SIM_DEV_NVLINK_BUSBW, /* bytes/s a GPU's ring all-reduce reaches over NVLink */
+    SIM_DEV_NVLS_BUSBW,   /* bytes/s with NVLink SHARP (in-switch reduction); NAN: none */
     SIM_DEV_FIELDS,
 } sim_device_field_t;
 
