@@ -36,6 +36,7 @@
 
 #include "cli.h"
 #include "cli_sweep.h"
+#include "compute_model.h"
 #include "db.h"
 #include "model_profile.h"
 #include "profile_memory.h"
@@ -564,6 +565,47 @@ static const char *without_path(const char *msg, const char *base)
     return msg + strspn(msg, ": 0123456789");
 }
 
+/* A lower bound of l's step time in seconds, without simulating (sc: l loaded): the compute
+ * of its busiest device, which no communication shortens. Each layer's seconds as the run
+ * charges them (timed by shape, cluster.compute_model, a tensor group member's share; else
+ * its FLOPs at the device's sustained speed, at most 1/tensor of them split), forward and
+ * backward, the forward again where l recomputes it; the replica's batch over the stages
+ * (the busiest stage holds at least the mean); times the pipeline's bubble, 1 + (S - 1) /
+ * (V M) for S stages, V virtual stages and M micro-batches (the first micro-batch's forward
+ * and the last one's backward cross the other stages while a stage waits). It assumes the
+ * stages as even as the simulator cuts them; the plan reports any simulated step below its
+ * bound. 0 where the device states no speed: then nothing is pruned. */
+static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
+                         const sim_model_profile_t *prof)
+{
+    double speed = sc->device_flops;
+    if (!(speed > 0))
+        return 0;
+    sim_compute_t cm;
+    sim_compute_call_t call = sim_compute_call_of(sc);
+    int shape = sim_compute_by_shape(sc, prof, &cm);
+    double member = 0; /* a tensor group member's seconds per sample */
+    for (int i = 0; i < prof->n_layers; i++) {
+        const sim_profile_layer_t *x = &prof->layers[i];
+        double fwd, bwd;
+        if (shape) {
+            sim_compute_layer(&cm, x, &call, speed, &fwd, &bwd);
+            fwd /= call.samples;
+            bwd /= call.samples;
+        } else {
+            fwd = x->forward_flops / ((double)l->t * speed);
+            bwd = x->backward_flops / ((double)l->t * speed);
+        }
+        size_t len = strlen(x->name); /* selective recomputes the attention cores */
+        int again = l->rc == SIM_RECOMPUTE_FULL ||
+                    (l->rc == SIM_RECOMPUTE_SELECTIVE && len >= 7 &&
+                     !strcmp(x->name + len - 7, ".scores"));
+        member += fwd + bwd + (again ? fwd : 0);
+    }
+    return member * (double)(l->m * l->mbs) / (double)l->p *
+           (1 + (double)(l->p - 1) / (double)(l->v * l->m));
+}
+
 /* A layout's check under way: its child (cli_dry_run_start), or the error its scenario
  * gave when it did not load. */
 typedef struct fit_check {
@@ -574,13 +616,16 @@ typedef struct fit_check {
 
 /* Starts the check of a layout's memory against the device's, as `dtsim check` finds it (no
  * simulation). sc: a scenario's room, free again when this returns. */
-static void fit_start(const plan_layout_t *l, scenario_t *sc, const char *base,
-                      const plan_opts_t *o, const char *name, const char *argv0, fit_check_t *c)
+static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
+                      const sim_model_profile_t *prof, const char *name, const char *argv0,
+                      fit_check_t *c)
 {
     c->err.msg[0] = '\0';
     c->loaded = load_layout(sc, base, o, l, name, &c->err) == DT_OK;
-    if (c->loaded)
+    if (c->loaded) {
+        l->bound = plan_bound(l, sc, prof);
         cli_dry_run_start(sc, argv0, &c->dry);
+    }
 }
 
 /* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
@@ -606,7 +651,7 @@ static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
 
 /* Each layout's fit, o->jobs checks at once (each is a child process). */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
-                     const char *name, const char *argv0)
+                     const sim_model_profile_t *prof, const char *name, const char *argv0)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
     int slots = o->jobs > 1 ? o->jobs : 1;
@@ -615,7 +660,7 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
         if (i >= slots && i - slots < n) /* the oldest first: answers in the listed order */
             fit_finish(&l[i - slots], &c[(i - slots) % slots], base);
         if (i < n)
-            fit_start(&l[i], sc, base, o, name, argv0, &c[i % slots]);
+            fit_start(&l[i], sc, base, o, prof, name, argv0, &c[i % slots]);
     }
     free(c);
     free(sc);
@@ -627,7 +672,8 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
  * stage z for each row of stage z - 1 that does not fit, checks them, and returns the rows
  * there are then. */
 static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
-                           const plan_opts_t *o, const char *name, const char *argv0, long max)
+                           const plan_opts_t *o, const sim_model_profile_t *prof,
+                           const char *name, const char *argv0, long max)
 {
     long k = n;
     for (long i = 0; i < n && k < max; i++)
@@ -636,7 +682,7 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
             l[k].zero = z;
             l[k++].order = l[i].order + 1; /* right after the row it retries */
         }
-    plan_fit(l + n, k - n, base, o, name, argv0);
+    plan_fit(l + n, k - n, base, o, prof, name, argv0);
     return k;
 }
 
@@ -644,22 +690,6 @@ static int by_order(const void *a, const void *b)
 {
     const plan_layout_t *x = a, *y = b;
     return (x->order > y->order) - (x->order < y->order);
-}
-
-/* A lower bound of l's step time in seconds, without simulating: its FLOPs per device
- * (the profile's forward and backward, plus what its recomputation runs again, of the
- * global batch over the devices) at the device's peak, times the pipeline's bubble 1 + (S -
- * 1) / (V M). It holds whatever the layout communicates (ignored: it only adds) and however
- * the simulator spreads the work (a tensor split or a stage holding more than its share
- * only adds to the busiest device; without sequence parallelism the replicated layers run
- * whole on every device of the group). recompute[rc]: the recomputed FLOPs per sample.
- * 0 when the peak is unknown: then nothing is pruned. */
-static double plan_bound(const plan_layout_t *l, const plan_info_t *in, const double *recompute)
-{
-    if (!(in->peak_flops > 0))
-        return 0;
-    double flops = (in->flops_per_sample + recompute[l->rc]) * in->global_batch / in->devices;
-    return flops / in->peak_flops * (1 + (double)(l->p - 1) / (double)(l->v * l->m));
 }
 
 /* The layouts of l (n) into out (at most max), each fitting one with replicas and without
@@ -1318,9 +1348,6 @@ int cli_plan(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     long blocks = profile_blocks(&prof), pieces = profile_pieces(&prof);
-    double recompute[3]; /* FLOPs per sample recomputed, by sim_recompute_t */
-    for (int r = 0; r < 3; r++)
-        recompute[r] = sim_profile_recompute_flops(&prof, 0, prof.n_layers, (sim_recompute_t)r);
     int splits = prof.has_tensor_splits, attention = sim_profile_has_attention(&prof);
     plan_info_t *in = dt_calloc(1, sizeof *in);
     in->flops_per_sample = prof.forward_flops + prof.backward_flops;
@@ -1331,8 +1358,8 @@ int cli_plan(int argc, char **argv)
     char name[SCENARIO_STR], sample[sizeof prof.sample];
     snprintf(name, sizeof name, "plan-%s", prof.name);
     snprintf(sample, sizeof sample, "%s", prof.sample);
-    sim_model_profile_free(&prof);
     if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
+        sim_model_profile_free(&prof); /* kept for the bounds (plan_bound) */
         free(in);
         return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
                                        "(its sample: \"%s\")",
@@ -1373,9 +1400,9 @@ int cli_plan(int argc, char **argv)
         fprintf(stderr, "dtsim plan: %s\n", without_path(err.msg, base));
         goto done;
     }
-    plan_fit(l, n, base, &o, name, argv[0]);
+    plan_fit(l, n, base, &o, &prof, name, argv[0]);
     for (int z = 2; z <= 3; z++)
-        n = plan_zero_more(l, n, z, base, &o, name, argv[0], PLAN_MAX_LAYOUTS);
+        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], PLAN_MAX_LAYOUTS);
     qsort(l, (size_t)n, sizeof *l, by_order);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
     n = plan_buckets(l, n, more, PLAN_MAX_LAYOUTS);
@@ -1383,10 +1410,8 @@ int cli_plan(int argc, char **argv)
     l = more;
     more = tmp;
     long fit = 0;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n; i++)
         fit += l[i].fits;
-        l[i].bound = plan_bound(&l[i], in, recompute);
-    }
     long runs = fit < o.max_runs ? fit : o.max_runs; /* at most */
     printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, at most %ld to "
            "simulate\n",
@@ -1487,6 +1512,7 @@ int cli_plan(int argc, char **argv)
     }
 
 done:
+    sim_model_profile_free(&prof);
     if (base[0])
         unlink(base);
     free(cand);
