@@ -1293,15 +1293,18 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
                     best = fmin(best, rows[i].step_s);
         free(rows);
     }
-    /* what did not run, when nothing stopped the plan: pruned, or past --max-runs */
+    /* what did not run, when nothing stopped the plan: pruned, or past --max-runs; when
+     * something did, nothing is pruned yet and what --max-runs leaves out is capped */
     in->pruned = in->capped = 0;
-    for (long i = 0; i < fit; i++) {
-        if (state[i] != PENDING || *stopped)
+    for (long i = 0; i < fit && !*stopped; i++) {
+        if (state[i] != PENDING)
             continue;
         state[i] = !o->no_prune && cand[i].bound > best ? PRUNED : CAPPED;
         in->pruned += state[i] == PRUNED;
         in->capped += state[i] == CAPPED;
     }
+    if (*stopped && fit > o->max_runs)
+        in->capped = fit - o->max_runs;
     in->best_bound = best;
     if (sweep[0])
         plan_store_skipped(o->db, sweep, in);
@@ -1471,9 +1474,10 @@ int cli_plan(int argc, char **argv)
             goto done;
         }
     }
+    long most = fit < o.max_runs ? fit : o.max_runs;
     if (o.resume && sweep[0])
-        printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished\n", sweep, o.db,
-               stored, fit);
+        printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, at most %ld to "
+               "simulate\n", sweep, o.db, stored, most, most > stored ? most - stored : 0);
     else if (o.resume)
         fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
                         "%ld layouts\n", o.db, fit);
