@@ -6,8 +6,8 @@
  * ZeRO-1 does not fit again at ZeRO-2, then ZeRO-3; a fitting one of replicas without ZeRO it
  * tries again with gradient buckets. It simulates the fitting ones as one sweep (the
  * machinery of `dtsim run`, -j children, one database, one sweep id) in order of a lower
- * bound of their step time (compute at the device's peak and the pipeline's bubble), in
- * batches of -j, and prunes those whose bound exceeds the best step simulated so far: the
+ * bound of their step time (their compute as the run charges it and the pipeline's bubble),
+ * in batches of -j, and prunes those whose bound exceeds the best step simulated so far: the
  * bound never exceeds the simulated step, so a pruned layout cannot win. It prints them by
  * step time with memory, achieved FLOP/s per device, energy and cost, read back from the
  * database. The scenarios are written to temporary files (removed at the end): a base made
@@ -114,9 +114,10 @@ static void plan_help(void)
         "with ZeRO-2, then 3, and those of replicas without ZeRO that fit with\n"
         "gradient buckets too; simulates the fitting ones as one sweep\n"
         "(strategy.kind = pipeline) in order of a lower bound of their step time\n"
-        "(their FLOPs per device at the device's peak, times 1 + the bubble\n"
-        "(stages - 1) / (virtual stages x micro-batches)), -j at a time, and prunes\n"
-        "those whose bound exceeds the best step simulated so far (they cannot win);\n"
+        "(the compute seconds of the busiest stage as the run charges them, times\n"
+        "1 + the bubble (stages - 1) / (virtual stages x micro-batches); no\n"
+        "communication), -j at a time, and prunes those whose bound exceeds the best\n"
+        "step simulated so far (they cannot win; --no-prune runs them all);\n"
         "prints them by step time with the fullest device's memory,\n"
         "achieved TFLOP/s per device and its share of the device's peak, memory\n"
         "headroom, tokens/s, energy and cost.\n"
