@@ -1400,7 +1400,7 @@ END_TEST
  * tensor 1 or 2 (it divides the heads and fits a server), stages dividing the 2 layers, data
  * = 4 / (tensor x stages) dividing the batch (1 x 1 x 4 does not), micro-batches of 1 or 2
  * samples of each replica's batch; then on each: the interleaved schedule over 2 virtual
- * stages (v2) where there are 2 stages and 2 micro-batches (2 x 2 chunks of the profile's 7
+ * stages (v2) where there are 2 stages and 2 micro-batches (2 x 2 chunks of the profile's 5
  * pieces; 4 would need 8), sequence parallelism (sp) with tensor 2, no, selective or full
  * recomputation, ZeRO-1 only with replicas, and a fitting layout of replicas without ZeRO
  * again with 25 MB gradient buckets (b25): 45 on an A100. On a device of 800 kB the layouts

@@ -1193,6 +1193,30 @@ static void plan_store_skipped(const char *db, const char *sweep, const plan_inf
     sqlite3_close(h);
 }
 
+/* The best step time of sweep's finished runs in db, seconds; INFINITY when none (or the
+ * database does not answer: then nothing more is pruned). One query after each batch:
+ * reading every run back as the ranking does would cost more than a run of a small plan. */
+static double plan_best_step(const char *db, const char *sweep)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    double best = INFINITY;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(h, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(h,
+                           "SELECT min(s.sim_time / s.steps) FROM runs r JOIN summary s ON "
+                           "s.run = r.id WHERE r.sweep = ?1 AND r.status = 'finished' AND "
+                           "s.steps > 0",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            best = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return best;
+}
+
 /* Simulates the plan's fitting layouts (cand, in->runs of them by sweep index; stored: the
  * rows of those that finished in an earlier run of the plan, or NULL, stored of them) as
  * one sweep, continuing sweep (its id, "" for a new one; the id goes there), in order of
@@ -1207,7 +1231,9 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
                          size_t size, int *stopped)
 {
     enum { PENDING, SIMULATED, PRUNED, CAPPED };
-    long fit = in->runs, batch = o->no_prune ? PLAN_MAX_RUNS : o->jobs;
+    long fit = in->runs, batch = o->no_prune ? o->max_runs : o->jobs;
+    if (batch > fit) /* the scenarios of a batch are held at once */
+        batch = fit;
     char *state = dt_calloc((size_t)fit, 1);
     long *order = dt_malloc(sizeof *order * (size_t)fit);
     long *todo = dt_malloc(sizeof *todo * (size_t)batch);
@@ -1285,14 +1311,7 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
         }
         if (o->no_prune)
             continue;
-        plan_layout_t *rows = NULL;
-        long finished = 0;
-        dt_err_t err;
-        if (plan_rank_read(o->db, sweep, 0, in, &rows, &finished, &err) == DT_OK)
-            for (long i = 0; i < fit; i++)
-                if (rows[i].run)
-                    best = fmin(best, rows[i].step_s);
-        free(rows);
+        best = fmin(best, plan_best_step(o->db, sweep));
     }
     /* what did not run, when nothing stopped the plan: pruned, or past --max-runs; when
      * something did, nothing is pruned yet and what --max-runs leaves out is capped */
