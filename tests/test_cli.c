@@ -1564,6 +1564,12 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                      2);
     one_error_line("dtsim plan: --set cluster.nope", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "4", "--global-batch", "4", "--set",
+                                            "strategy.sequence_parallel=yes", "--db", db, NULL}),
+                     2);
+    one_error_line("dtsim plan: --set strategy.sequence_parallel=yes: the plan searches "
+                   "strategy.sequence_parallel itself", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
                                             "--devices", "0", "--global-batch", "4", "--db", db,
                                             NULL}),
                      2);

@@ -1347,6 +1347,21 @@ int cli_plan(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     if (o.show)
         return plan_show(&o);
+    /* a key each layout sets would be overridden on some layouts and not others, their names
+     * then saying what did not run: refused */
+    static const char *const searched[] = {
+        "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
+        "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
+        "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
+        "strategy.pipeline_schedule", "strategy.virtual_stages"};
+    for (int i = 0; i < o.n_sets; i++)
+        for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
+            size_t len = strlen(searched[k]);
+            if (!strncmp(o.sets[i], searched[k], len) && o.sets[i][len] == '=')
+                return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
+                                               "layout sets it)",
+                                       o.sets[i], searched[k]);
+        }
 
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
