@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli_checks.h"
+#include "goodput.h"
 
 static char dir[] = "/tmp/dtsim-cli-XXXXXX";
 static char out_path[256], err_path[256];
@@ -1166,6 +1167,19 @@ START_TEST(recovery_livelocks_end)
     unlink(db);
     pid_t pid =
         dtsim_start((const char *[]){"run", ini, "--set", "run.stall_after=0", "--db", db, NULL});
+    /* once the run is in the database (a loaded machine or a sanitizer build can take
+     * longer than a second to get there), plus a second of its livelock */
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            break;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
     nanosleep(&(struct timespec){1, 0}, NULL);
     kill(pid, SIGTERM);
     struct timespec t0, t1;
@@ -1911,6 +1925,235 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
 }
 END_TEST
 
+/* A ranked row's layout and figures from at, where its layout's words start in a line of
+ * len characters: the layout (its words up to the run id, the first word of digits only: a
+ * layout's words, t1, mb1x2, z0, sp, v2, full, are not) into layout (64), then the numbers
+ * after the run id into x (at most n); returns how many. */
+static int plan_row_after(const char *line, const char *at, char *layout, double *x, int n)
+{
+    at += strspn(at, " ");
+    const char *id = at;
+    for (;;) {
+        id += strspn(id, " ");
+        size_t len = strcspn(id, " "), digits = strspn(id, "0123456789");
+        ck_assert_msg(len, "no run id in %s", line);
+        if (digits == len)
+            break;
+        id += len;
+    }
+    snprintf(layout, 64, "%.*s", (int)(id - at), at);
+    for (char *end = layout + strlen(layout); end > layout && end[-1] == ' ';)
+        *--end = '\0';
+    long run;
+    int k = 0, used;
+    ck_assert_int_eq(sscanf(id, "%ld%n", &run, &used), 1);
+    for (id += used; k < n && sscanf(id, "%lf%n", &x[k], &used) == 1; id += used)
+        k++;
+    return k;
+}
+
+/* The rank 1 row of a plan's ranking: its layout (after "1    ", up to its run id) into
+ * layout (64), and after its run id the numbers into x (at most n); returns how many. */
+static int plan_best_row(const char *out, char *layout, double *x, int n)
+{
+    const char *row = strstr(out, "\n1    ");
+    ck_assert_msg(row, "no rank 1 in:\n%s", out);
+    char line[1024]; /* the row alone: the next one starts with a number too */
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    return plan_row_after(line, line + 5, layout, x, n);
+}
+
+/* The row of option name in a comparison's table: its layout (after the option's name and
+ * device, up to its run id) into layout (64) and the numbers after the run id into x (at
+ * most n); returns how many. */
+static int plan_option_row(const char *out, const char *name, char *layout, double *x, int n)
+{
+    const char *table = strstr(out, "\nbest layout of each option");
+    ck_assert_msg(table, "no option table in:\n%s", out);
+    char start[64];
+    snprintf(start, sizeof start, "\n%-20s ", name);
+    const char *row = strstr(table, start);
+    ck_assert_msg(row, "no row %s in:\n%s", name, table);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    const char *at = line + 21; /* the device's name, then the layout */
+    at += strspn(at, " ");
+    at += strcspn(at, " ");
+    return plan_row_after(line, at, layout, x, n);
+}
+
+/* The parameters of a profile file ("params = N" in its [profile] section). */
+static double profile_params(const char *path)
+{
+    char *text = slurp(path);
+    const char *at = strstr(text, "\nparams = ");
+    ck_assert_msg(at, "no params in %s", path);
+    double v = strtod(at + 10, NULL);
+    free(text);
+    return v;
+}
+
+/* Two devices side by side (--device a100-80gb,h100) on the tiny GPT of
+ * plan_enumerates_fits_and_runs_layouts at $4 a device-hour with --tokens 2T: each option's
+ * row of the final table is the rank 1 row of the same plan made alone for that device (its
+ * layout, step time, tokens/s, TFLOP/s, kJ, $/M tokens, days, MWh, $, checkpoint interval,
+ * goodput and the same with failures); both plans prune by the same bound, and pruning never
+ * drops the winner (plan_prunes_what_cannot_win), so the rank 1 rows are the same. The goodput columns are what sim_goodput_layout gives
+ * here for the printed step time (the defaults: Llama 3's MTBF and storage), and, through
+ * --show with --mtbf 2h --ckpt-bandwidth 1kBps --restart 1min (a checkpoint of 6 minutes: a
+ * goodput well below 1), what sim_goodput_compute gives with those. A port price adds ports x
+ * price to the cost: the energy table's ports. Bad devices and options: one line naming the
+ * option, exit code 2, nothing written. */
+START_TEST(plan_compares_devices_and_goodput)
+{
+    char prof[300], db[300], one[300];
+    snprintf(prof, sizeof prof, "%s/tiny-c.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-c.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+#define PLAN_C "plan", "--profile", prof, "--devices", "4", "--per-server", "2", "--heads", "2", \
+               "--global-batch", "2", "--set", "cluster.price_per_device_hour=4", "--tokens", "2T"
+    ck_assert_int_eq(
+        dtsim((const char *[]){PLAN_C, "--device", "a100-80gb,h100", "--db", db, NULL}), 0);
+    char *both = slurp(out_path);
+    ck_assert_msg(strstr(both, "=== option a100-80gb: --device a100-80gb ===") &&
+                      strstr(both, "=== option h100: --device h100 ==="),
+                  "%s", both);
+    static const char *const devices[] = {"a100-80gb", "h100"};
+    double params = profile_params(prof), steps = 2e12 / (32 * 2);
+    for (int i = 0; i < 2; i++) {
+        snprintf(one, sizeof one, "%s/plan-c-%s.db", dir, devices[i]);
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", devices[i], "--db", one,
+                                                NULL}),
+                         0);
+        char *alone = slurp(out_path), want[64], got[64];
+        /* run s/step samples/s tokens/s memory headroom TFLOP/s %peak kJ $/1k $/M days MWh $
+         * ckpt/steps goodput days+fail $+fail */
+        double a[18], b[13];
+        ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
+        ck_assert_int_eq(plan_option_row(both, devices[i], got, b, 13), 12);
+        ck_assert_msg(!strcmp(want, got), "%s: best %s alone, %s side by side", devices[i], want,
+                      got);
+        /* s/step tokens/s TFLOP/s kJ $/M days MWh $ ckpt goodput days+fail $+fail */
+        static const int same[] = {0, 2, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16};
+        for (int k = 0; k < 12; k++)
+            ck_assert_msg(a[same[k]] == b[k], "%s: column %d: %g alone, %g side by side",
+                          devices[i], k, a[same[k]], b[k]);
+        /* the goodput columns at the defaults, for the printed step time */
+        sim_goodput_t g;
+        dt_err_t err;
+        ck_assert_int_eq(sim_goodput_layout(4, a[0], params, 14, steps * a[0], &g, &err), DT_OK);
+        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 && fabs(a[13] - (double)g.interval_steps) <=
+                                                            1e-4 * (double)g.interval_steps,
+                      "%s: goodput %g every %g steps, want %g every %ld", devices[i], a[14],
+                      a[13], g.goodput, g.interval_steps);
+        /* the same --show'n with another failure model */
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", one, "--tokens", "2T",
+                                                "--mtbf", "2h", "--ckpt-bandwidth", "1kBps",
+                                                "--restart", "1min", NULL}),
+                         0);
+        free(alone);
+        alone = slurp(out_path);
+        ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
+        sim_goodput_in_t in;
+        sim_goodput_defaults(&in);
+        in.devices = 4;
+        in.mtbf_device_s = 7200;
+        in.ckpt_bw_device = 1000;
+        in.restart_s = 60;
+        in.ckpt_bytes = params * 14;
+        in.step_s = a[0];
+        in.train_s = steps * a[0];
+        ck_assert_int_eq(sim_goodput_compute(&in, &g, &err), DT_OK);
+        ck_assert_msg(g.goodput < 0.9, "goodput %g", g.goodput);
+        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 &&
+                          fabs(a[13] - (double)g.interval_steps) <= 1e-4 * g.interval_steps &&
+                          fabs(a[15] - g.wall_s / 86400) <= 1e-3 * a[15] &&
+                          fabs(a[16] - a[12] / g.goodput) <= 1e-3 * a[16],
+                      "%s: goodput %g every %g steps, %g days, $%g; want %g every %ld, %g days, "
+                      "$%g",
+                      devices[i], a[14], a[13], a[15], a[16], g.goodput, g.interval_steps,
+                      g.wall_s / 86400, a[12] / g.goodput);
+        free(alone);
+    }
+    free(both);
+
+    /* a port price: the cost per sample grows by ports x price over devices x price */
+    snprintf(db, sizeof db, "%s/plan-c-ports.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", "h100", "--option",
+                                            "free:port_price=0", "--option",
+                                            "priced:port_price=1", "--db", db, NULL}),
+                     0);
+    char *o = slurp(out_path), layout[64], priced[64];
+    double x[13], y[13];
+    ck_assert_int_eq(plan_option_row(o, "free", layout, x, 13), 12);
+    ck_assert_int_eq(plan_option_row(o, "priced", priced, y, 13), 12);
+    /* each option's plan: its 45 layouts fit (plan_enumerates_fits_and_runs_layouts), and
+     * what the bound does not prune runs; the price changes no step, so the same are pruned */
+    long pruned[2] = {0, 0};
+    static const char *const sections[] = {"=== option free: ", "=== option priced: "};
+    for (int i = 0; i < 2; i++) {
+        const char *at = strstr(o, sections[i]), *end = i ? NULL : strstr(o, sections[1]);
+        ck_assert_msg(at && strstr(at, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s",
+                      o);
+        const char *pr = strstr(at, "\npruned ");
+        if (pr && (!end || pr < end))
+            ck_assert_msg(sscanf(pr, "\npruned %ld of 45 layouts", &pruned[i]) == 1, "%s", o);
+    }
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    double ports = query_double(h, "SELECT e.link_ports FROM energy e JOIN runs r ON r.id = "
+                                   "e.run WHERE r.name LIKE 'plan-tiny-c-priced-%' LIMIT 1");
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE "
+                                   "'plan-tiny-c-free-%'"),
+                     45 - pruned[0]);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE "
+                                   "'plan-tiny-c-priced-%'"),
+                     45 - pruned[1]);
+    sqlite3_close(h);
+    ck_assert_int_eq(pruned[0], pruned[1]);
+    ck_assert_msg(ports >= 8 && x[0] == y[0] && !strcmp(layout, priced),
+                  "%g ports, %g and %g s/step, %s and %s", ports, x[0], y[0], layout, priced);
+    ck_assert_msg(fabs(y[4] - x[4] * (4 * 4 + ports) / (4 * 4)) <= 1e-3 * y[4],
+                  "$/M tokens %g with %g ports at $1, %g without", y[4], ports, x[4]);
+
+    /* bad input: one line naming the option, exit code 2, nothing written */
+    snprintf(db, sizeof db, "%s/plan-c-bad.db", dir);
+    static const struct {
+        const char *option, *value, *want;
+    } bad[] = {
+        {"--device", "h100,h900", "dtsim plan: --device h900: cluster.device: unknown device"},
+        {"--device", "h100,", "dtsim plan: --device h100,: an empty device name"},
+        {"--option", "x", "dtsim plan: --option x: expected NAME:KEY=VALUE"},
+        {"--option", "fast:uplink", "dtsim plan: --option fast:uplink: \"uplink\" is not"},
+        {"--option", "fast:nic=1Gbps", "dtsim plan: --option fast:nic=1Gbps: unknown key"},
+        {"--option", "fast:uplink=quick", "dtsim plan: --option fast:uplink=quick: "
+                                          "cluster.uplink_bandwidth: bad bandwidth"},
+        {"--option", "tp:strategy.tensor=2", "dtsim plan: --option tp:strategy.tensor=2: "
+                                             "strategy.tensor=2: the plan searches "
+                                             "strategy.tensor itself"},
+        {"--mtbf", "0h", "dtsim plan: --mtbf 0h: expected a positive time"},
+        {"--restart", "soon", "dtsim plan: --restart soon: expected a time"},
+        {"--ckpt-bandwidth", "fast", "dtsim plan: --ckpt-bandwidth fast: expected a positive"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *device = strcmp(bad[i].option, "--device") ? "h100,a100-80gb" : bad[i].value;
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", device, bad[i].option,
+                                                bad[i].value, "--db", db, NULL}),
+                         2);
+        one_error_line(bad[i].want, NULL);
+        ck_assert_msg(access(db, F_OK) != 0, "%s %s wrote %s", bad[i].option, bad[i].value, db);
+        o = slurp(out_path);
+        ck_assert_msg(!o[0], "%s %s printed: %s", bad[i].option, bad[i].value, o);
+        free(o);
+    }
+#undef PLAN_C
+}
+END_TEST
+
 /* A plan always answers. The tiny GPT on 4 devices (8 layouts by --max-runs and --no-prune,
  * 200 steps each, tensor all-reduces as messages, so that a plan takes a while) is planned
  * whole in one database; in another it is stopped by SIGINT
@@ -2224,6 +2467,46 @@ START_TEST(pipeline_rows_count_every_replica)
         ck_assert_int_eq(query_long(h, sql), global);
     }
     sqlite3_close(h);
+}
+END_TEST
+
+/* strategy.tensor_comm = nccl's bad input, one line naming the file, line and key, exit 2:
+ * NVLS on a device whose switch has no SHARP (the A100), NCCL on a device without NVLink
+ * figures; the same scenario on the H100 runs, its summary saying how. */
+START_TEST(nccl_bad_input_names_its_key)
+{
+    char prof[300], ini[300], db[300], text[700];
+    snprintf(prof, sizeof prof, "%s/tiny-nccl.ini", dir);
+    snprintf(ini, sizeof ini, "%s/nccl.ini", dir);
+    snprintf(db, sizeof db, "%s/nccl.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    static const char *const form =
+        "[run]\nname = nccl\nsteps = 2\n[model]\narch = profile:%s\nbatch = 4\n"
+        "[cluster]\nworkers = 2\ndevice = %s\n[strategy]\nkind = pipeline\nstages = 1\n"
+        "tensor = 2\nmicro_batches = 2\ntensor_comm = nccl\nnccl_algorithm = %s\n";
+    snprintf(text, sizeof text, form, prof, "a100", "nvls");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("nccl.ini:16: strategy.nccl_algorithm: nccl_algorithm = nvls needs NVLink "
+                   "SHARP",
+                   "(cluster.device at line 9)");
+    snprintf(text, sizeof text, form, prof, "v100", "auto");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("nccl.ini:15: strategy.tensor_comm: tensor_comm = nccl runs on the server's "
+                   "NVLink, but the device v100 has no nvlink_busbw",
+                   NULL);
+    snprintf(text, sizeof text, form, prof, "h100", "nvls");
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "tensor all-reduces as NCCL runs them (algorithm nvls, protocol by "
+                            "size, on the device's NVLink with NVLS"),
+                  "%s", o);
+    free(o);
 }
 END_TEST
 
@@ -2711,6 +2994,10 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"run x.ini -j ", "\n"},
         {"dev", "devices\n"},
         {"devices h", "h100\nh100-pcie\nh200\n"},
+        /* dtsim plan's device list: the names after the last comma, the list kept */
+        {"plan --device a100,h2", "a100,h200\n"},
+        {"plan --mt", "--mtbf\n"},
+        {"plan --fab", "--fabric\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
@@ -2847,9 +3134,11 @@ int main(void)
     tcase_add_test(tc, plan_tries_gradient_buckets);
     tcase_add_test(tc, plan_prunes_what_cannot_win);
     tcase_add_test(tc, plan_ranks_tokens_peak_headroom_and_cost);
+    tcase_add_test(tc, plan_compares_devices_and_goodput);
     tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);
     tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
+    tcase_add_test(tc, nccl_bad_input_names_its_key);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);
     tcase_add_test(tc, databases_are_never_made_by_mistake);

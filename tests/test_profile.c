@@ -552,7 +552,9 @@ START_TEST(profile_without_shapes_times_flat)
     ck_assert_double_eq_tol(half, 2 * t, 1e-9 * t);
     /* and by shape it differs */
     ck_assert(fabs(step_time("shaped.ini", 4, "") - t) > 1e-3 * t);
-    ck_assert_ptr_nonnull(strstr(slurp(at("out")), "compute by shape: "));
+    char *out = slurp(at("out"));
+    ck_assert_ptr_nonnull(strstr(out, "compute by shape: "));
+    free(out);
 }
 END_TEST
 

@@ -35,6 +35,7 @@
 #include <xbt/dynar.h>
 
 #include "compress.h"
+#include "nccl.h"
 #include "platform.h"
 #include "run.h"
 #include "scenario.h"
@@ -2525,6 +2526,191 @@ START_TEST(tensor_formula_matches_messages)
 }
 END_TEST
 
+/* The catalogue's value of field f for device name. */
+static double catalogue_value(const char *name, sim_device_field_t f)
+{
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cat[i].name, name))
+            return cat[i].value[f];
+    ck_abort_msg("no device %s", name);
+    return 0;
+}
+
+/* NCCL's time of an all-reduce on 8 GPUs against its formula worked by hand from NCCL's
+ * tuning figures (base latency + steps x hop latency + bytes / (bus bandwidth x protocol
+ * efficiency x the algorithm's ratio)): 1 KB is latency-bound, ring with LL (15 us: 6.6 +
+ * 14 x 0.6) on both devices; 4 MiB on the A100 takes LL128 (40.6 us + n / (0.92 B x 8/14));
+ * 1 GB takes NVLS on the H100 (23 us + n / (480 GB/s x 8/14)) and the ring with Simple on
+ * the A100 (8.4 + 14 x 3.4 us + n / (B x 8/14)). The bus bandwidth of 1 GB (algbw x
+ * 2 (T-1) / T) is within 5% of nccl-tests' 480 GB/s on the H100 and of the catalogue's
+ * figure on the A100. */
+START_TEST(nccl_time_matches_its_formula)
+{
+    double h100 = catalogue_value("h100", SIM_DEV_NVLINK_BUSBW);
+    double h100_nvls = catalogue_value("h100", SIM_DEV_NVLS_BUSBW);
+    double a100 = catalogue_value("a100", SIM_DEV_NVLINK_BUSBW);
+    ck_assert(h100 == 370e9 && h100_nvls == 480e9 && a100 == 235e9);
+    ck_assert(isnan(catalogue_value("a100", SIM_DEV_NVLS_BUSBW)));
+    sim_nccl_t h, a;
+    sim_nccl_nvlink(&h, 8, h100, h100_nvls);
+    sim_nccl_nvlink(&a, 8, a100, 0);
+    double share = 2.0 * 7 / 8; /* a GPU's bytes of a ring all-reduce, over n */
+    static const struct {
+        int h100;
+        double n;
+        sim_nccl_algo_t algo;
+        sim_nccl_proto_t proto;
+        double base_us, hop_us, steps, bw;
+    } c[] = {
+        {1, 1024, SIM_NCCL_RING, SIM_NCCL_LL, 6.6, 0.6, 14, 370e9 * 0.25},
+        {0, 1024, SIM_NCCL_RING, SIM_NCCL_LL, 6.6, 0.6, 14, 235e9 * 0.25},
+        {0, 4194304, SIM_NCCL_RING, SIM_NCCL_LL128, 14.0, 1.9, 14, 235e9 * 0.92},
+        {1, 1e9, SIM_NCCL_NVLS, SIM_NCCL_SIMPLE, 0, 23.0, 1, 480e9},
+        {0, 1e9, SIM_NCCL_RING, SIM_NCCL_SIMPLE, 8.4, 3.4, 14, 235e9},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        sim_nccl_algo_t algo;
+        sim_nccl_proto_t proto;
+        double t = sim_nccl_best(c[k].h100 ? &h : &a, SIM_NCCL_ALLREDUCE, -1, -1, c[k].n, &algo,
+                                 &proto);
+        double want = (c[k].base_us + c[k].steps * c[k].hop_us) * 1e-6 +
+                      c[k].n * share / c[k].bw;
+        ck_assert_msg(algo == c[k].algo && proto == c[k].proto, "case %zu: %s/%s", k,
+                      sim_nccl_algo_name(algo), sim_nccl_proto_name(proto));
+        ck_assert_msg(fabs(t - want) <= 1e-12 * want, "case %zu: %.15g s, want %.15g s", k, t,
+                      want);
+    }
+    double t = sim_nccl_best(&h, SIM_NCCL_ALLREDUCE, -1, -1, 1e9, NULL, NULL);
+    double busbw = 1e9 / t * share;
+    ck_assert_msg(fabs(busbw - 480e9) <= 0.05 * 480e9, "h100 busbw %g", busbw);
+    t = sim_nccl_best(&a, SIM_NCCL_ALLREDUCE, -1, -1, 1e9, NULL, NULL);
+    busbw = 1e9 / t * share;
+    ck_assert_msg(fabs(busbw - a100) <= 0.05 * a100, "a100 busbw %g", busbw);
+    /* the ring alone on the H100 (NCCL_ALGO=Ring) reaches its 370 GB/s within 5% */
+    t = sim_nccl_best(&h, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, 1e9, NULL, NULL);
+    ck_assert_msg(fabs(1e9 / t * share - 370e9) <= 0.05 * 370e9, "h100 ring %g", 1e9 / t * share);
+    /* what NCCL has no pairing for */
+    ck_assert(sim_nccl_time(&h, SIM_NCCL_REDUCE_SCATTER, SIM_NCCL_TREE, SIM_NCCL_SIMPLE, 1e6) < 0);
+    ck_assert(sim_nccl_time(&h, SIM_NCCL_ALLREDUCE, SIM_NCCL_NVLS, SIM_NCCL_LL, 1e6) < 0);
+    ck_assert(sim_nccl_time(&a, SIM_NCCL_ALLREDUCE, SIM_NCCL_NVLS, SIM_NCCL_SIMPLE, 1e6) < 0);
+    ck_assert(sim_nccl_best(&a, SIM_NCCL_ALLREDUCE, SIM_NCCL_NVLS, -1, 1e6, NULL, NULL) < 0);
+}
+END_TEST
+
+/* NCCL's tuner's choice is the fastest of the fixed choices, every collective, size (1 B to
+ * 4 GiB) and group (2, 4, 8 GPUs of either device): the minimum over every (algorithm,
+ * protocol) pairing, and over the protocols of a fixed algorithm; the three regimes all
+ * occur on the H100 (LL, then NVLS) and the A100 (LL, LL128, Simple). */
+START_TEST(nccl_auto_is_the_fastest_fixed_choice)
+{
+    int seen[2][SIM_NCCL_ALGOS][SIM_NCCL_PROTOS] = {{{0}}};
+    for (int dev = 0; dev < 2; dev++)
+        for (int T = 2; T <= 8; T *= 2) {
+            sim_nccl_t m;
+            if (dev)
+                sim_nccl_nvlink(&m, T, 370e9, 480e9);
+            else
+                sim_nccl_nvlink(&m, T, 235e9, 0);
+            for (int c = 0; c < 3; c++)
+                for (double n = 1; n <= 4294967296.0; n *= 2) {
+                    sim_nccl_algo_t a;
+                    sim_nccl_proto_t p;
+                    double best = sim_nccl_best(&m, (sim_nccl_coll_t)c, -1, -1, n, &a, &p);
+                    double low = -1;
+                    for (int i = 0; i < SIM_NCCL_ALGOS; i++) {
+                        double low_i = -1;
+                        for (int j = 0; j < SIM_NCCL_PROTOS; j++) {
+                            double f = sim_nccl_best(&m, (sim_nccl_coll_t)c, i, j, n, NULL, NULL);
+                            ck_assert(f == sim_nccl_time(&m, (sim_nccl_coll_t)c,
+                                                         (sim_nccl_algo_t)i,
+                                                         (sim_nccl_proto_t)j, n));
+                            if (f >= 0 && (low_i < 0 || f < low_i))
+                                low_i = f;
+                        }
+                        ck_assert(sim_nccl_best(&m, (sim_nccl_coll_t)c, i, -1, n, NULL, NULL) ==
+                                  low_i);
+                        if (low_i >= 0 && (low < 0 || low_i < low))
+                            low = low_i;
+                    }
+                    ck_assert_msg(best == low && best > 0, "dev %d T=%d coll %d n=%.0f: %g, "
+                                  "fastest fixed %g", dev, T, c, n, best, low);
+                    ck_assert(best == sim_nccl_time(&m, (sim_nccl_coll_t)c, a, p, n));
+                    if (T == 8 && c == SIM_NCCL_ALLREDUCE)
+                        seen[dev][a][p] = 1;
+                }
+        }
+    ck_assert(seen[1][SIM_NCCL_RING][SIM_NCCL_LL] && seen[1][SIM_NCCL_NVLS][SIM_NCCL_SIMPLE]);
+    ck_assert(seen[0][SIM_NCCL_RING][SIM_NCCL_LL] && seen[0][SIM_NCCL_RING][SIM_NCCL_LL128] &&
+              seen[0][SIM_NCCL_RING][SIM_NCCL_SIMPLE]);
+}
+END_TEST
+
+/* strategy.tensor_comm = nccl in a pipeline. On the platform's links (nccl_links =
+ * platform) with the ring and Simple fixed, NCCL's model is the ring formula: the same step
+ * time as tensor_comm = formula to 1e-9, with and without sequence parallelism, and NCCL's
+ * tuner, free to choose, is never slower. On the H100's NVLink, one stage of 4 members
+ * and its 24 all-reduces of 512 bytes (3 steps x 2 micro-batches x 4 split layers), each
+ * ring/LL's 6.6 + 6 x 0.6 us + 512 x 1.5 / (370 GB/s / 4): the run takes their sum longer
+ * than with the formula on 100000 Gbps links without latency (to 1e-4: what those cost). */
+START_TEST(tensor_nccl_matches_formula)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    for (int sp = 0; sp < 2; sp++) {
+        outcome_t o[3];
+        for (int k = 0; k < 3; k++) {
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=3",
+                                  "model.batch=6", arch, "run.steps=2", "strategy.tensor=4",
+                                  "cluster.workers=4", "strategy.stages=1",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  "cluster.network_model=CM02",
+                                  sp ? "strategy.sequence_parallel=yes"
+                                     : "strategy.sequence_parallel=no",
+                                  k == 0 ? "strategy.tensor_comm=formula"
+                                         : "strategy.tensor_comm=nccl",
+                                  "strategy.nccl_links=platform",
+                                  k == 1 ? "strategy.nccl_algorithm=ring"
+                                         : "strategy.nccl_algorithm=auto",
+                                  k == 1 ? "strategy.nccl_protocol=simple"
+                                         : "strategy.nccl_protocol=auto"};
+            o[k] = simulate(sets, 17, NULL);
+            ck_assert_msg(o[k].ok, "%s", o[k].err);
+        }
+        ck_assert_msg(strstr(o[1].summary, "tensor all-reduces as NCCL runs them (algorithm "
+                                           "ring, protocol simple, on the platform's links"),
+                      "%s", o[1].summary);
+        ck_assert_msg(fabs(o[1].end_time - o[0].end_time) <= 1e-9 * o[0].end_time,
+                      "sp=%d: nccl ring/simple %.12g s, formula %.12g s", sp, o[1].end_time,
+                      o[0].end_time);
+        ck_assert(o[1].bytes == o[0].bytes);
+        ck_assert_msg(o[2].end_time <= o[0].end_time * (1 + 1e-12),
+                      "sp=%d: nccl auto %.12g s, formula %.12g s", sp, o[2].end_time,
+                      o[0].end_time);
+    }
+    outcome_t o[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=2", "model.batch=4", arch, "run.steps=3",
+                              "cluster.workers=4", "strategy.tensor=4",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=100000Gbps", "cluster.latency=0",
+                              "cluster.device=h100",
+                              k ? "strategy.tensor_comm=nccl" : "strategy.tensor_comm=formula"};
+        o[k] = simulate(sets, 14, NULL);
+        ck_assert_msg(o[k].ok, "%s", o[k].err);
+    }
+    ck_assert_msg(strstr(o[1].summary, "on the device's NVLink with NVLS"), "%s", o[1].summary);
+    double ar = (6.6 + 6 * 0.6) * 1e-6 + 512 * 1.5 / (370e9 * 0.25);
+    double want = 24 * ar, got = o[1].end_time - o[0].end_time;
+    /* less the formula's own all-reduces at 100000 Gbps, about 1e-8 s in all */
+    ck_assert_msg(fabs(got - want) <= 1e-4 * want, "nccl adds %.12g s, want %.12g s", got, want);
+    unlink(path);
+}
+END_TEST
+
 /* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
  * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
  * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
@@ -3083,6 +3269,9 @@ int main(void)
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_formula_matches_messages);
+    tcase_add_test(tc, nccl_time_matches_its_formula);
+    tcase_add_test(tc, nccl_auto_is_the_fastest_fixed_choice);
+    tcase_add_test(tc, tensor_nccl_matches_formula);
     tcase_add_test(tc, tensor_stage_keeps_its_messages_in_flight);
     tcase_add_test(tc, hybrid_overlaps_the_gradient_all_reduce);
     tcase_add_test(tc, hybrid_buckets_overlap_the_last_backward);

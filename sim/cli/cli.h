@@ -105,6 +105,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_parse_long(const char *text, long lo, long hi, long *out);
 /** The same for a finite double: 0 with *out set, or -1 with *out untouched. */
 int cli_parse_double(const char *text, double lo, double hi, double *out);
+/* A time of at least 0 in scenario units (ns to h) or days (54d): 0, or -1 (cli_goodput.c). */
+int cli_parse_duration(const char *text, double *out);
 /* Child processes, started without a shell: path run with args (args[0] its name, NULL at
  * the end), its stdout to `out` (-1: /dev/null), stderr shared. cli_spawn_start returns the
  * pid (or -1), cli_spawn_wait its exit code (127 when it could not start, 128 killed),

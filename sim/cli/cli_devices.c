@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nccl.h"
 #include "scenario.h"
 
 static void devices_help(void)
@@ -40,6 +41,34 @@ static void devices_table(void)
            "has none\n(dtsim devices NAME: every value with its source)\n");
 }
 
+/* A device with NVLink figures: what strategy.tensor_comm = nccl makes of an all-reduce on
+ * a server's 8 GPUs, size by size, in nccl-tests' columns (algbw = bytes / time, busbw =
+ * algbw x 2 (T-1) / T), to hold against published all_reduce_perf runs. */
+static void nccl_table(const sim_device_profile_t *d)
+{
+    if (!(d->value[SIM_DEV_NVLINK_BUSBW] > 0))
+        return;
+    int T = 8;
+    sim_nccl_t m;
+    double nvls = d->value[SIM_DEV_NVLS_BUSBW];
+    sim_nccl_nvlink(&m, T, d->value[SIM_DEV_NVLINK_BUSBW], nvls > 0 ? nvls : 0);
+    printf("  all-reduce on %d GPUs as NCCL runs it (strategy.tensor_comm = nccl; NCCL's tuner "
+           "chooses):\n  %12s  %-13s %10s %8s %8s %8s\n",
+           T, "bytes", "algorithm", "time us", "algbw", "busbw", "ring");
+    for (double n = 1024; n <= 4.3e9; n *= 8) {
+        sim_nccl_algo_t a;
+        sim_nccl_proto_t p;
+        double t = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, n, &a, &p);
+        double ring = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, n, NULL, NULL);
+        char what[32];
+        snprintf(what, sizeof what, "%s/%s", sim_nccl_algo_name(a), sim_nccl_proto_name(p));
+        double bus = 2.0 * (T - 1) / T;
+        printf("  %12.0f  %-13s %10.1f %8.1f %8.1f %8.1f\n", n, what, t * 1e6, n / t / 1e9,
+               n / t / 1e9 * bus, n / ring / 1e9 * bus);
+    }
+    printf("  (GB/s; ring: the busbw of the fastest ring protocol, NCCL_ALGO=Ring)\n");
+}
+
 /* One device, value by value, each with the number of its source, the sources below. */
 static void device_detail(const sim_device_profile_t *d)
 {
@@ -47,7 +76,8 @@ static void device_detail(const sim_device_profile_t *d)
                                                       "TFLOP/s", "GB",      "GB/s",
                                                       "W",       "W",       "",
                                                       "",        "",        "",
-                                                      "",        ""};
+                                                      "",        "",
+                                                      "GB/s",    "GB/s"};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);
@@ -78,6 +108,7 @@ static void device_detail(const sim_device_profile_t *d)
         first = 0;
     }
     printf("\n");
+    nccl_table(d);
     for (int k = 0; k < n_sources; k++)
         printf("  [%d] %s\n", k + 1, sources[k]);
 }

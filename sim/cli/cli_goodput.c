@@ -81,8 +81,8 @@ typedef struct goodput_opts {
 } goodput_opts_t;
 
 /* A time in the project's units (scenario_parse_time), and days, which a training length
- * wants and a scenario never does. */
-static int parse_time(const char *text, double *out)
+ * and an MTBF want and a scenario never does (dtsim plan's --mtbf and --restart too). */
+int cli_parse_duration(const char *text, double *out)
 {
     size_t n = strlen(text);
     if (n > 1 && text[n - 1] == 'd') {
@@ -169,7 +169,7 @@ static int goodput_opts_parse(goodput_opts_t *o, int argc, char **argv)
         case O_STEP:
         case O_TRAIN: {
             double t;
-            bad = parse_time(optarg, &t) || (c == O_MTBF && !(t > 0));
+            bad = cli_parse_duration(optarg, &t) || (c == O_MTBF && !(t > 0));
             want = c == O_MTBF ? "a positive time (50677h)" : "a time (10min, 6.2s, 54d)";
             if (!bad)
                 *(c == O_MTBF      ? &o->in.mtbf_device_s

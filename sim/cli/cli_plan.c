@@ -35,9 +35,11 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "cli_plan_compare.h"
 #include "cli_sweep.h"
 #include "compute_model.h"
 #include "db.h"
+#include "goodput.h"
 #include "model_profile.h"
 #include "profile_memory.h"
 #include "query.h"
@@ -65,6 +67,11 @@ typedef struct plan_opts {
     const char *planning; /* the first option --show does not take, for its error */
     const char *sets[PLAN_MAX_SETS];
     int n_sets;
+    /* side by side (cli_plan_compare.c): each --device value and --option */
+    const char *device_args[CLI_PLAN_MAX_OPTIONS], *option_args[CLI_PLAN_MAX_OPTIONS];
+    int n_device_args, n_option_args;
+    const char *label;           /* an option's name after the profile's in the runs' names */
+    cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
 } plan_opts_t;
 
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*
@@ -77,6 +84,7 @@ typedef struct plan_info {
     double flops_per_sample, tokens_per_sample; /* tokens 0: the profile counts none */
     double global_batch, devices;
     double peak_flops, capacity; /* the device's at the precision, bytes; NAN: unknown */
+    double ckpt_bytes;           /* a checkpoint of the model (goodput); NAN: unknown */
     long runs;                   /* the plan's fitting layouts: its sweep's indices */
     long pruned, capped;         /* of those, not simulated: their bound exceeds the best
                                   * step; past --max-runs */
@@ -103,6 +111,8 @@ typedef struct plan_layout {
 static void plan_help(void)
 {
     printf("usage: dtsim plan --profile P --device D --devices N --global-batch B [OPTIONS]\n"
+           "       dtsim plan --profile P --device D[,D...] [--option NAME:KEY=VALUE,...]...\n"
+           "                  --devices N --global-batch B [OPTIONS]\n"
            "       dtsim plan --show [--db PATH] [--sweep ID] [--top K] [--tokens N]\n"
            "\n"
            "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
@@ -120,7 +130,18 @@ static void plan_help(void)
         "step simulated so far (they cannot win; --no-prune runs them all);\n"
         "prints them by step time with the fullest device's memory,\n"
         "achieved TFLOP/s per device and its share of the device's peak, memory\n"
-        "headroom, tokens/s, energy and cost.\n"
+        "headroom, tokens/s, energy, cost, and the goodput under failures: Daly's\n"
+        "checkpoint interval in steps (ckpt/steps) and the useful share of wall time\n"
+        "(dtsim goodput's model: any device's failure stops the job, which restarts\n"
+        "from its last checkpoint).\n"
+        "\n"
+        "Side by side: several devices (--device h100,h200, or --device repeated) or\n"
+        "cluster options (--option) make one plan for each device x option, each its\n"
+        "own sweep with the option's name in its runs' names (plan-PROFILE-NAME-...),\n"
+        "then one table of each option's best layout: s/step, tokens/s, TFLOP/s per\n"
+        "device, kJ/step, $/M tokens, with --tokens the days, MWh and $ to train\n"
+        "them, and the goodput columns. Every device and option is checked before\n"
+        "any plan starts.\n"
         "\n"
         "It always answers: on Ctrl-C (SIGINT) or SIGTERM, or when --time-limit\n"
         "passes, it stops its runs and ranks those that finished, marked PARTIAL (k of\n"
@@ -129,7 +150,8 @@ static void plan_help(void)
         "required:\n"
         "  --profile P         model profile: a built-in name or a file (dtsim profile\n"
         "                      transformer writes one)\n"
-        "  --device D          cluster.device (dtsim devices lists them)\n"
+        "  --device D          cluster.device (dtsim devices lists them); D,D,... or\n"
+        "                      --device again: the devices side by side\n"
         "  --devices N         devices in all\n"
         "  --global-batch B    samples per step over all replicas\n"
         "options:\n"
@@ -144,6 +166,21 @@ static void plan_help(void)
         "                      all-reduces are timed in closed form\n"
         "                      (strategy.tensor_comm=formula; =messages simulates\n"
         "                      each ring step)\n"
+        "  --option NAME:KEY=VALUE[,KEY=VALUE...]\n"
+        "                      a cluster option side by side with the others (with\n"
+        "                      each --device); --fabric is the same. KEY: bandwidth\n"
+        "                      (cluster.bandwidth, inside a server), uplink\n"
+        "                      (cluster.uplink_bandwidth), latency, uplink_latency,\n"
+        "                      platform, price (cluster.price_per_device_hour),\n"
+        "                      port_price (cluster.price_per_port_hour: $ per network\n"
+        "                      port-hour), or any scenario key SECTION.KEY. NAME:\n"
+        "                      letters, digits, _ . -\n"
+        "  --mtbf T            one device's mean time between failures for the goodput\n"
+        "                      (default 50677h: Llama 3, 419 interruptions in 54 days\n"
+        "                      on 16,384 GPUs; 2h, 30d)\n"
+        "  --ckpt-bandwidth BW checkpoint write rate per device (default 122MBps:\n"
+        "                      Llama 3's storage, 2 TB/s over 16,384 GPUs)\n"
+        "  --restart T         a restart after a failure (default 10min, assumed)\n"
         "  --steps K           simulated steps per layout (default 1)\n"
         "  -j, --jobs J        layouts checked and simulated at once (default 1)\n"
         "  --db PATH           results database (default " DEFAULT_DB ")\n"
@@ -160,10 +197,13 @@ static void plan_help(void)
         "                      (all of them when there is none), then rank them all\n"
         "  --tokens N          also the days, MWh and dollars to train N tokens at each\n"
         "                      layout's pace (300e9, 300B, 1T: k, M, B or G, T for\n"
-        "                      10^3 to 10^12); the profile must count tokens per sample\n"
+        "                      10^3 to 10^12); the profile must count tokens per sample;\n"
+        "                      days+fail and $+fail: the same with failures (a step's\n"
+        "                      expected wall time: s/step / goodput)\n"
         "  --show              rank the plan stored in --db again, from the database\n"
         "                      alone (no profile): the newest plan, or --sweep ID\n"
-        "  --sweep ID          with --show: the plan's sweep id\n"
+        "  --sweep ID          with --show: the plan's sweep id (--show takes --tokens,\n"
+        "                      --top, --mtbf, --ckpt-bandwidth, --restart too)\n"
         "  -h, --help          this text\n"
         "\n"
         "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
@@ -179,15 +219,25 @@ static void plan_help(void)
         "or full when it recomputes.\n"
         "\n"
         "exit code: 0 a plan ranked whole, or PARTIAL because --time-limit passed;\n"
-        "1 a run failed; 2 bad input; 130 (128 + SIGINT) or 143 (SIGTERM) when stopped\n"
-        "by that signal, after the PARTIAL ranking. Progress goes to stderr: a line on a\n"
-        "terminal, else \"plan: 3/8 done, 12 s, about 20 s left\" after each run.\n"
+        "1 a run failed; 2 bad input (side by side: also an option where no layout\n"
+        "fits, the other options still planned); 130 (128 + SIGINT) or 143 (SIGTERM)\n"
+        "when stopped by that signal, after the PARTIAL ranking. Progress goes to\n"
+        "stderr: a line on a terminal, else \"plan: 3/8 done, 12 s, about 20 s left\"\n"
+        "after each run.\n"
         "\n"
         "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
            "      --vocab 51200 --out gpt3.ini\n"
            "  dtsim plan --profile gpt3.ini --device a100-80gb --devices 1024 --heads 96 \\\n"
-           "      --global-batch 1536 --no-run\n",
+           "      --global-batch 1536 --no-run\n"
+           "\n"
+           "example (Llama 2 7B on 16 H100s or H200s, 400 or 100 Gbit/s uplinks):\n"
+           "  dtsim profile transformer --family llama --layers 32 --hidden 4096 \\\n"
+           "      --heads 32 --seq 4096 --vocab 32000 --ffn 11008 --out llama2-7b.ini\n"
+           "  dtsim plan --profile llama2-7b.ini --device h100,h200 --devices 16 \\\n"
+           "      --heads 32 --global-batch 64 --set cluster.price_per_device_hour=4 \\\n"
+           "      --option 400g:uplink=400Gbps,port_price=0.1 \\\n"
+           "      --option 100g:uplink=100Gbps,port_price=0.03 --tokens 2T -j 2\n",
            PLAN_MAX_RUNS);
 }
 
@@ -246,6 +296,11 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"tokens", required_argument, 0, 'o'},
         {"show", no_argument, 0, 'W'},
         {"sweep", required_argument, 0, 'w'},
+        {"option", required_argument, 0, 'O'},
+        {"fabric", required_argument, 0, 'O'},
+        {"mtbf", required_argument, 0, 'M'},
+        {"ckpt-bandwidth", required_argument, 0, 'B'},
+        {"restart", required_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -257,6 +312,7 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
     o->jobs = 1;
     o->top = 10;
     o->max_runs = PLAN_MAX_RUNS;
+    cli_plan_goodput_defaults(&o->goodput);
     int c, at = -1;
     long v;
     optind = 1;
@@ -268,14 +324,29 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         at = -1;
         /* what --show does not take: the options of a plan to make */
         if (!o->planning && c != 'd' && c != 't' && c != 'o' && c != 'W' && c != 'w' &&
-            c != 'h' && c != ':' && c != '?')
+            c != 'M' && c != 'B' && c != 'r' && c != 'h' && c != ':' && c != '?')
             o->planning = longs[at_of(longs, c)].name;
         switch (c) {
         case 'p':
             o->profile = optarg;
             break;
         case 'D':
-            o->device = optarg;
+            if (o->n_device_args == CLI_PLAN_MAX_OPTIONS)
+                return cli_usage_error("plan", "more than %d --device options",
+                                       CLI_PLAN_MAX_OPTIONS);
+            o->device = o->device_args[o->n_device_args++] = optarg;
+            break;
+        case 'O':
+            if (o->n_option_args == CLI_PLAN_MAX_OPTIONS)
+                return cli_usage_error("plan", "more than %d --option options",
+                                       CLI_PLAN_MAX_OPTIONS);
+            o->option_args[o->n_option_args++] = optarg;
+            break;
+        case 'M':
+        case 'B':
+        case 'r':
+            if (cli_plan_goodput_option(&o->goodput, named + 2, optarg))
+                return CLI_EXIT_USAGE;
             break;
         case 'P':
             o->precision = optarg;
@@ -358,7 +429,8 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
     if (o->show) {
         if (o->planning)
             return cli_usage_error("plan", "--show ranks a stored plan: --%s does not go with "
-                                           "it (--db, --sweep, --top, --tokens do)",
+                                           "it (--db, --sweep, --top, --tokens, --mtbf, "
+                                           "--ckpt-bandwidth, --restart do)",
                                    o->planning);
         return 0;
     }
@@ -760,7 +832,7 @@ static void plan_options_text(const plan_opts_t *o, const char *profile, char *b
 }
 
 /* The plan.* params of info, into p (PLAN_PARAMS; numbers' text in texts). */
-#define PLAN_PARAMS 10
+#define PLAN_PARAMS 11
 static void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32])
 {
     const struct {
@@ -772,6 +844,7 @@ static void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32])
                 {"plan.devices", in->devices},
                 {"plan.peak_flops", in->peak_flops},
                 {"plan.memory", in->capacity},
+                {"plan.ckpt_bytes", in->ckpt_bytes},
                 {"plan.runs", (double)in->runs}};
     int n = 0;
     p[n++] = (cli_param_t){"plan.options", in->options, NAN};
@@ -828,7 +901,7 @@ static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info
         return DT_ERR_INPUT;
     sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
     memset(in, 0, sizeof *in);
-    in->peak_flops = in->capacity = NAN;
+    in->peak_flops = in->capacity = in->ckpt_bytes = NAN; /* ckpt_bytes: not in older plans */
     int found = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0) + 5;
@@ -853,6 +926,8 @@ static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info
             in->peak_flops = v;
         else if (!strcmp(key, "memory"))
             in->capacity = v;
+        else if (!strcmp(key, "ckpt_bytes"))
+            in->ckpt_bytes = v;
         else if (!strcmp(key, "runs"))
             in->runs = isnan(v) ? 0 : (long)v;
         else if (!strcmp(key, "pruned"))
@@ -1021,12 +1096,24 @@ static const char *cell(char *buf, size_t n, const char *format, double x)
 
 /* The ranking of the plan's finished runs (l: in->runs, sorted here), then, when some are
  * missing, the PARTIAL line and how to go on; the same from the plan and from --show, as
- * everything in it comes from in and the database. tokens: --tokens (0: none). */
+ * everything in it comes from in and the database. tokens: --tokens (0: none); goodput: the
+ * failure model of the goodput columns; best: the first row's figures (NULL: not wanted;
+ * best->run 0 when none finished). */
 static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished, long top,
-                          double tokens, const char *db)
+                          double tokens, const cli_plan_goodput_t *goodput, const char *db,
+                          cli_plan_row_t *best)
 {
     qsort(l, (size_t)in->runs, sizeof *l, by_step_time);
     double tps = in->tokens_per_sample;
+    cli_plan_basis_t basis = {.flops_per_sample = in->flops_per_sample,
+                              .tokens_per_sample = tps,
+                              .global_batch = in->global_batch,
+                              .devices = in->devices,
+                              .peak_flops = in->peak_flops,
+                              .capacity = in->capacity,
+                              .ckpt_bytes = in->ckpt_bytes,
+                              .tokens = tokens,
+                              .goodput = *goodput};
     printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
            "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
            "recomputation if any):\n",
@@ -1036,27 +1123,37 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
            "%peak", "kJ/step", "$/1k samples", "$/M tokens");
     if (tokens > 0)
         printf(" %9s %9s %11s", "days", "MWh", "$");
+    printf(" %10s %8s", "ckpt/steps", "goodput");
+    if (tokens > 0)
+        printf(" %10s %11s", "days+fail", "$+fail");
     printf("\n");
-    char name[64], c[12][32];
+    if (best)
+        memset(best, 0, sizeof *best);
+    char c[14][32];
     for (long i = 0, shown = 0; i < in->runs && shown < top; i++) {
         const plan_layout_t *x = &l[i];
         if (!x->run)
             continue;
-        layout_name(x, name, sizeof name);
-        double tflops = in->flops_per_sample * in->global_batch / x->step_s / in->devices / 1e12;
-        double steps = tokens > 0 && tps > 0 ? tokens / (tps * in->global_batch) : NAN;
+        cli_plan_row_t r = {.run = x->run};
+        layout_name(x, r.layout, sizeof r.layout);
+        cli_plan_row_compute(&basis, x->step_s, x->samples_s, x->mem_bytes, x->joules,
+                             x->dollars_per_sample, &r);
+        if (best && !shown)
+            *best = r;
         printf("%-4ld %-30s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
-               ++shown, name, (long long)x->run, x->step_s, x->samples_s,
-               cell(c[0], 32, "%.4g", tps > 0 ? x->samples_s * tps : NAN), x->mem_bytes / 1e9,
-               cell(c[1], 32, "%.4g", (in->capacity - x->mem_bytes) / 1e9), tflops,
-               cell(c[2], 32, "%.3g", 100 * tflops * 1e12 / in->peak_flops),
-               cell(c[3], 32, "%.4g", x->joules / 1e3),
-               cell(c[4], 32, "%.4g", 1000 * x->dollars_per_sample),
-               cell(c[5], 32, "%.4g", tps > 0 ? 1e6 * x->dollars_per_sample / tps : NAN));
+               ++shown, r.layout, r.run, r.step_s, r.samples_s,
+               cell(c[0], 32, "%.4g", r.tokens_s), r.mem_gb, cell(c[1], 32, "%.4g", r.headroom_gb),
+               r.tflops_dev, cell(c[2], 32, "%.3g", r.peak_pct), cell(c[3], 32, "%.4g", r.kj_step),
+               cell(c[4], 32, "%.4g", r.per_1k_samples), cell(c[5], 32, "%.4g", r.per_m_tokens));
         if (tokens > 0)
-            printf(" %9s %9s %11s", cell(c[6], 32, "%.4g", steps * x->step_s / 86400),
-                   cell(c[7], 32, "%.4g", steps * x->joules / 3.6e9),
-                   cell(c[8], 32, "%.4g", tokens / tps * x->dollars_per_sample));
+            printf(" %9s %9s %11s", cell(c[6], 32, "%.4g", r.days), cell(c[7], 32, "%.4g", r.mwh),
+                   cell(c[8], 32, "%.4g", r.dollars));
+        if (r.ckpt_steps)
+            snprintf(c[11], 32, "%ld", r.ckpt_steps);
+        printf(" %10s %8s", r.ckpt_steps ? c[11] : "-", cell(c[12], 32, "%.4f", r.goodput));
+        if (tokens > 0)
+            printf(" %10s %11s", cell(c[13], 32, "%.4g", r.days_fail),
+                   cell(c[6], 32, "%.4g", r.dollars_fail));
         printf("\n");
     }
     if (in->pruned)
@@ -1080,13 +1177,19 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
            in->flops_per_sample, in->global_batch, in->devices, in->precision,
            cell(c[9], 32, "%.6g", in->peak_flops / 1e12));
     printf("headroom: the device's %s GB less the fullest device's memory; kJ/step: hosts and "
-           "links; $: cluster.price_per_device_hour (- without)\n",
+           "links; $: cluster.price_per_device_hour and cluster.price_per_port_hour (- without)\n",
            cell(c[10], 32, "%.6g", in->capacity / 1e9));
     if (tps > 0)
         printf("tokens: %.0f per sample (the profile's sample)%s\n", tps,
                tokens > 0 ? "; days, MWh, $: to train --tokens at each layout's step time, "
                             "energy and price"
                           : "");
+    printf("goodput: the useful share of wall time when any device's failure (MTBF %.6g h a "
+           "device) stops the job, which restarts (%.6g s) from its last checkpoint of %s GB "
+           "written at %.6g MB/s a device every ckpt/steps steps (Daly's interval)%s\n",
+           goodput->mtbf_device_s / 3600, goodput->restart_s,
+           cell(c[9], 32, "%.4g", in->ckpt_bytes / 1e9), goodput->ckpt_bw_device / 1e6,
+           tokens > 0 ? "; days+fail, $+fail: to train --tokens with failures" : "");
     if (tokens > 0)
         printf("--tokens: %.6g tokens, %.6g steps of %.0f samples\n", tokens,
                tokens / (tps * in->global_batch), in->global_batch);
@@ -1123,7 +1226,7 @@ static int plan_show(const plan_opts_t *o)
         goto done;
     }
     printf("plan %s (sweep %s in %s)\n", in->title, sweep, o->db);
-    print_ranking(in, l, finished, o->top, o->tokens, o->db);
+    print_ranking(in, l, finished, o->top, o->tokens, &o->goodput, o->db, NULL);
     rc = CLI_EXIT_OK;
 done:
     free(l);
@@ -1338,31 +1441,49 @@ done:
     return rc;
 }
 
-int cli_plan(int argc, char **argv)
+/* The key of a --set ("KEY=VALUE") that each layout sets itself, or NULL: such a key would
+ * be overridden on some layouts and not others, their names then saying what did not run. */
+static const char *plan_searched_key(const char *set)
 {
-    double t0 = cli_sweep_now(); /* --time-limit counts from here */
-    plan_opts_t o;
-    int rc = plan_opts_parse(&o, argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_EXIT_OK : rc;
-    if (o.show)
-        return plan_show(&o);
-    /* a key each layout sets would be overridden on some layouts and not others, their names
-     * then saying what did not run: refused */
     static const char *const searched[] = {
         "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
         "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
         "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
         "strategy.pipeline_schedule", "strategy.virtual_stages"};
-    for (int i = 0; i < o.n_sets; i++)
-        for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
-            size_t len = strlen(searched[k]);
-            if (!strncmp(o.sets[i], searched[k], len) && o.sets[i][len] == '=')
-                return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
-                                               "layout sets it)",
-                                       o.sets[i], searched[k]);
-        }
+    for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
+        size_t len = strlen(searched[k]);
+        if (!strncmp(set, searched[k], len) && set[len] == '=')
+            return searched[k];
+    }
+    return NULL;
+}
 
+/* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
+ * children; t0: when the command started, for --time-limit). check: only load the base
+ * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
+ * on success and its error into why (n) rather than on stderr. best: the first ranked row
+ * (cli_plan_compare), or NULL. Returns the exit code. */
+static int plan_one(plan_opts_t o, char **argv, double t0, int check,
+                    cli_plan_row_t *best, char *why, size_t why_n)
+{
+    int rc;
+    if (best)
+        memset(best, 0, sizeof *best);
+    if (why_n)
+        why[0] = '\0';
+    /* a key the plan searches, from an --option (the user's --set are checked before) */
+    for (int i = 0; i < o.n_sets; i++) {
+        const char *key = plan_searched_key(o.sets[i]);
+        if (!key)
+            continue;
+        if (why_n) {
+            snprintf(why, why_n, "--set %s: the plan searches %s itself (each layout sets it)",
+                     o.sets[i], key);
+            return CLI_EXIT_USAGE;
+        }
+        return cli_usage_error("plan", "--set %s: the plan searches %s itself (each layout "
+                                       "sets it)", o.sets[i], key);
+    }
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
     if (sim_model_profile_is_file(o.profile)) {
@@ -1394,7 +1515,11 @@ int cli_plan(int argc, char **argv)
     in->devices = (double)o.devices;
     snprintf(in->precision, sizeof in->precision, "%s", o.precision);
     char name[SCENARIO_STR], sample[sizeof prof.sample];
-    snprintf(name, sizeof name, "plan-%s", prof.name);
+    if (o.label) /* a comparison's option: its name in the runs' names */
+        snprintf(name, sizeof name, "plan-%.100s-%.64s", prof.name, o.label);
+    else
+        snprintf(name, sizeof name, "plan-%s", prof.name);
+    double model_params = (double)prof.params;
     snprintf(sample, sizeof sample, "%s", prof.sample);
     if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
         sim_model_profile_free(&prof); /* kept for the bounds (plan_bound) */
@@ -1424,18 +1549,29 @@ int cli_plan(int argc, char **argv)
     }
     /* a bad --set, device or precision is the user's, named once, not once per layout */
     scenario_t *sc = dt_malloc(sizeof *sc);
+    char device_name[64] = ""; /* the device the layouts load: a --set may name it */
     dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
         in->peak_flops = dev ? dev->value[sc->precision] : NAN;
         in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
+        /* the whole model's checkpoint, in the layout's precision and optimizer */
+        in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, model_params);
+        snprintf(device_name, sizeof device_name, "%.63s", dev ? dev->name : o.device);
         snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s", name + 5,
                  o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
     }
     free(sc);
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
                strstr(err.msg, "model.precision"))) {
-        fprintf(stderr, "dtsim plan: %s\n", without_path(err.msg, base));
+        if (why_n)
+            snprintf(why, why_n, "%s", without_path(err.msg, base));
+        else
+            fprintf(stderr, "dtsim plan: %s\n", without_path(err.msg, base));
+        goto done;
+    }
+    if (check) {
+        rc = CLI_EXIT_OK;
         goto done;
     }
     plan_fit(l, n, base, &o, &prof, name, argv[0]);
@@ -1536,7 +1672,9 @@ int cli_plan(int argc, char **argv)
     if (below)
         fprintf(stderr, "dtsim plan: %ld simulated steps are below their lower bound: run "
                         "again with --no-prune\n", below);
-    print_ranking(in, ranked, finished, o.top, o.tokens, o.db);
+    print_ranking(in, ranked, finished, o.top, o.tokens, &o.goodput, o.db, best);
+    if (best)
+        snprintf(best->device, sizeof best->device, "%s", device_name);
     fflush(stdout);
     if (stopped) {
         fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
@@ -1560,4 +1698,59 @@ done:
     free(ranked);
     free(in);
     return rc;
+}
+
+/* A comparison's plan of one option: o's options with the option's device and keys, its
+ * name in the runs' names (cli_plan_one_fn). */
+typedef struct plan_compare_ctx {
+    const plan_opts_t *o;
+    char **argv;
+    double t0;
+} plan_compare_ctx_t;
+
+static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
+                            cli_plan_row_t *best, char *why, size_t n)
+{
+    const plan_compare_ctx_t *c = ctx;
+    plan_opts_t *o = dt_malloc(sizeof *o);
+    *o = *c->o;
+    o->device = opt->device;
+    o->label = opt->name;
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < opt->n_sets && !rc; i++) {
+        if (o->n_sets == PLAN_MAX_SETS)
+            rc = cli_usage_error("plan", "--option %s: more than %d --set options with its keys",
+                                 opt->name, PLAN_MAX_SETS);
+        else
+            o->sets[o->n_sets++] = opt->sets[i];
+    }
+    if (!rc)
+        rc = plan_one(*o, c->argv, c->t0, check, best, why, n);
+    free(o);
+    return rc;
+}
+
+int cli_plan(int argc, char **argv)
+{
+    double t0 = cli_sweep_now(); /* --time-limit counts from here */
+    plan_opts_t o;
+    int rc = plan_opts_parse(&o, argc, argv);
+    if (rc)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    if (o.show)
+        return plan_show(&o);
+    for (int i = 0; i < o.n_sets; i++) {
+        const char *key = plan_searched_key(o.sets[i]);
+        if (key)
+            return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
+                                           "layout sets it)",
+                                   o.sets[i], key);
+    }
+    /* several devices or any --option: each planned in turn, then their best side by side */
+    if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {
+        plan_compare_ctx_t ctx = {.o = &o, .argv = argv, .t0 = t0};
+        return cli_plan_compare(o.device_args, o.n_device_args, o.option_args, o.n_option_args,
+                                o.tokens, plan_compare_one, &ctx);
+    }
+    return plan_one(o, argv, t0, 0, NULL, NULL, 0);
 }

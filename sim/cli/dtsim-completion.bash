@@ -72,7 +72,7 @@ _dtsim()
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
             --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
-            --tensor) ((i++)) ;;
+            --tensor | --option | --fabric) ((i++)) ;;
         --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
             --restart | --step-time | --train-time | --step-tokens | --price | \
             --seed) ((i++)) ;;
@@ -104,9 +104,14 @@ _dtsim()
     --set) mapfile -t list < <(_dtsim_keys "$dtsim"); nospace=1 ;;
     --runs | --timeline-run) mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
-    --jobs | -j | --time-limit | --tokens) return 0 ;;
+    --jobs | -j | --time-limit | --tokens | --option | --fabric) return 0 ;;
     --family) list=(gpt llama bert) ;;
-    --device) mapfile -t list < <(_dtsim_devices "$dtsim") ;;
+    --device)
+        # dtsim plan's list h100,h200: the names after the last comma, the list before kept
+        local head=
+        [[ $cur == *,* ]] && head=${cur%,*},
+        mapfile -t list < <(_dtsim_devices "$dtsim" | sed "s|^|$head|")
+        ;;
     --profile) files='*.ini' ;;
     --precision) list=(fp32 tf32 bf16 fp8) ;;
     --norm) list=(layernorm rmsnorm) ;;

@@ -836,10 +836,16 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
     double joules = e->host_joules + e->link_joules;
     e->joules_per_step = steps > 0 ? joules / (double)steps : NAN;
     e->joules_per_sample = run->samples > 0 ? joules / run->samples : NAN;
-    double price = sc->price_per_device_hour > 0 ? sc->price_per_device_hour : NAN;
-    e->dollars = hosts * end / 3600 * price;
+    /* the devices' hours and, priced apart, the network ports' (what a faster fabric
+     * costs); the devices' term as it always was, so that a run without a port price costs
+     * the same to the bit; NAN when neither has a price */
+    double dev = sc->price_per_device_hour, port = sc->price_per_port_hour;
+    double priced = dev > 0 || port > 0 ? 1 : NAN;
+    e->dollars = (hosts * end / 3600 * dev + run->plat.ports * end / 3600 * port) * priced;
     e->dollars_per_sample = run->samples > 0 ? e->dollars / run->samples : NAN;
-    e->dollars_to_target = hosts * run->time_to_target / 3600 * price;
+    e->dollars_to_target = (hosts * run->time_to_target / 3600 * dev +
+                            run->plat.ports * run->time_to_target / 3600 * port) *
+                           priced;
 }
 
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)

@@ -19,7 +19,7 @@
 static const char *const field_names[SIM_DEV_FIELDS] = {
     "fp32", "tf32", "bf16", "fp8", "memory", "memory_bandwidth", "power_idle", "power_max",
     "efficiency", "tensor_efficiency", "sms", "gemm_efficiency", "attention_efficiency",
-    "memory_efficiency",
+    "memory_efficiency", "nvlink_busbw", "nvls_busbw",
 };
 
 /* The fields of the compute model by shape: they mean something only with sms. */
@@ -130,6 +130,12 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
                                      "by shape needs the device's multiprocessors)",
                                 r->path, r->line_of[f], field_names[f]);
     }
+    /* NVLink SHARP reduces in the switch of a server whose GPUs also ring over NVLink: the
+     * NCCL model compares the two, so NVLS alone has nothing to be chosen against */
+    if (!isnan(d->value[SIM_DEV_NVLS_BUSBW]) && isnan(d->value[SIM_DEV_NVLINK_BUSBW]))
+        return dt_err_input(err, "%s:%d: device.nvls_busbw: given without nvlink_busbw (a "
+                                 "server with NVLink SHARP also rings over NVLink)",
+                            r->path, r->line_of[SIM_DEV_NVLS_BUSBW]);
     r->cur = NULL;
     return DT_OK;
 }
@@ -193,6 +199,8 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
         st = scenario_parse_size(v, out, err);
         break;
     case SIM_DEV_MEMORY_BANDWIDTH:
+    case SIM_DEV_NVLINK_BUSBW:
+    case SIM_DEV_NVLS_BUSBW:
         st = scenario_parse_bandwidth(v, out, err);
         break;
     case SIM_DEV_POWER_IDLE:
@@ -278,7 +286,8 @@ static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int l
         return dt_err_input(err, "%s:%d: %s.%s: unknown key (expected %sfp32, tf32, bf16, fp8, "
                                  "memory, memory_bandwidth, power_idle, power_max, efficiency, "
                                  "tensor_efficiency, sms, gemm_efficiency, "
-                                 "attention_efficiency, memory_efficiency%s or source.KEY)",
+                                 "attention_efficiency, memory_efficiency, nvlink_busbw, "
+                                 "nvls_busbw%s or source.KEY)",
                             r->path, line, sect, key,
                             r->in_defaults ? "" : r->user ? "name, flops, " : "name, ",
                             r->in_defaults ? "" : ", source");
@@ -476,8 +485,8 @@ void device_names(char *buf, size_t n)
 void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf,
                           size_t n)
 {
-    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1,
-                                                 1,    1,    1,    1,    1,   1, 1};
+    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1, 1,
+                                                 1,    1,    1,    1,    1,   1,   1e9, 1e9};
     double v = p->value[f];
     if (isnan(v))
         snprintf(buf, n, "-");

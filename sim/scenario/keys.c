@@ -259,6 +259,11 @@ static const key_desc_t builtin_keys[] = {
     K_DOUBLE("cluster", "price_per_device_hour", "0", price_per_device_hour, 0, 1e9, 0,
              "$ per host (one device) per hour of simulated time: the run's cost, per sample "
              "and to run.target_accuracy in the energy table; 0 = no cost (NULL)"),
+    K_DOUBLE("cluster", "price_per_port_hour", "0", price_per_port_hour, 0, 1e9, 0,
+             "$ per network port per hour of simulated time, added to the devices' price: "
+             "the platform's ports (two per host link and per switch-to-switch link, as "
+             "cluster.link_power counts them) priced as a share of the NICs, switches and "
+             "optics; 0 = none"),
 
     /* [strategy] */
     K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),

@@ -226,12 +226,16 @@ void scenario_write_keys_markdown(FILE *out)
                  "timed by their shapes instead (`cluster.compute_model`; sim/README.md, "
                  "\"Compute by operation and shape\"): `gemm_efficiency` of the peak for large "
                  "GEMMs, `attention_efficiency` of the 16-bit peak for flash attention, "
-                 "`memory_efficiency` of the bandwidth for memory-bound layers. Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
+                 "`memory_efficiency` of the bandwidth for memory-bound layers. `nvlink_busbw` and "
+                 "`nvls_busbw` (GB/s, nccl-tests' bus bandwidth of an all-reduce inside the "
+                 "server, by ring and by NVLink SHARP) time tensor groups' collectives as NCCL "
+                 "runs them (`strategy.tensor_comm = nccl`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
                  "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
                  "device has no such figure.\n\n"
                  "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
-                 "efficiency | tensor | sms | gemm | attention | memory eff. | device_flops |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "efficiency | tensor | sms | gemm | attention | memory eff. | NVLink busbw | "
+                 "NVLS busbw | device_flops |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {

@@ -231,6 +231,7 @@ typedef struct scenario {
                                           compute_model.h; flat: at device_flops */
     double link_power;                /* W per network port, busy or idle */
     double price_per_device_hour;     /* $ per host-hour; 0: no cost */
+    double price_per_port_hour;       /* $ per network port-hour, added; 0: none */
 
     /* [strategy] */
     const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
@@ -411,6 +412,10 @@ typedef enum sim_device_field {
     SIM_DEV_GEMM_EFFICIENCY,      /* sustained fraction of the tensor peak, large GEMMs */
     SIM_DEV_ATTENTION_EFFICIENCY, /* of the 16-bit tensor peak, flash attention */
     SIM_DEV_MEMORY_EFFICIENCY,    /* sustained fraction of memory_bandwidth */
+    /* collectives as NCCL runs them inside a server (strategy.tensor_comm = nccl), both in
+     * nccl-tests' bus bandwidth convention (algbw x 2 (T-1) / T for an all-reduce) */
+    SIM_DEV_NVLINK_BUSBW, /* bytes/s a GPU's ring all-reduce reaches over NVLink */
+    SIM_DEV_NVLS_BUSBW,   /* bytes/s with NVLink SHARP (in-switch reduction); NAN: none */
     SIM_DEV_FIELDS,
 } sim_device_field_t;
 

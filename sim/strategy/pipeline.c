@@ -153,15 +153,34 @@ static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
     return st != SIM_OK ? st : sim_allgather(run, g, r, buf, n);
 }
 
+/* The seconds NCCL takes for a tensor group's all-reduce of v bytes (under sequence
+ * parallelism its reduce-scatter and all-gather, each NCCL's own choice, as each is its own
+ * call), by the keys' algorithm and protocol or the tuner's. */
+static double nccl_time(const pipe_plan_t *plan, double v)
+{
+    const sim_nccl_t *m = &plan->nccl;
+    if (!plan->sp)
+        return sim_nccl_best(m, SIM_NCCL_ALLREDUCE, plan->nccl_algo, plan->nccl_proto, v, NULL,
+                             NULL);
+    return sim_nccl_best(m, SIM_NCCL_REDUCE_SCATTER, plan->nccl_algo, plan->nccl_proto, v, NULL,
+                         NULL) +
+           sim_nccl_best(m, SIM_NCCL_ALLGATHER, plan->nccl_algo, plan->nccl_proto, v, NULL,
+                         NULL);
+}
+
 /* Adds a layer's FLOPs (flops) and the ring time and bytes of its all-reduce of n elements
- * (2 (T-1) steps of n / T each) to a pass's sums. */
+ * (2 (T-1) steps of n / T each; strategy.tensor_comm = nccl: NCCL's time, the bytes still
+ * counted as the ring's) to a pass's sums. */
 static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flops, double n,
                       double *sum_flops, double *seconds, double *bytes)
 {
     *sum_flops += flops;
     if (n > 0) {
         double chunk = run->value_bytes * n / plan->T;
-        *seconds += 2.0 * (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
+        if (plan->tp_nccl)
+            *seconds += nccl_time(plan, run->value_bytes * n);
+        else
+            *seconds += 2.0 * (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
         *bytes += 2.0 * (plan->T - 1) * chunk;
     }
 }
@@ -636,7 +655,16 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
     n = (int)strlen(line);
-    if (plan->tp_formula && n < (int)size)
+    if (plan->tp_nccl && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; tensor all-reduces as NCCL runs them (algorithm %s, protocol %s, on %s; "
+                 "contention on the group's links left out)",
+                 plan->nccl_algo < 0 ? "by size" : sim_nccl_algo_name(plan->nccl_algo),
+                 plan->nccl_proto < 0 ? "by size" : sim_nccl_proto_name(plan->nccl_proto),
+                 !plan->nccl_device        ? "the platform's links"
+                 : plan->nccl.nvls_busbw > 0 ? "the device's NVLink with NVLS"
+                                             : "the device's NVLink");
+    else if (plan->tp_formula && n < (int)size)
         snprintf(line + n, size - (size_t)n,
                  "; tensor all-reduces by formula (an approximation: contention on the "
                  "group's links left out)");
@@ -784,6 +812,64 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
     return DT_OK;
 }
 
+/* tensor_comm = nccl: what NCCL can run. The device's NVLink needs its figures and holds an
+ * HGX server's 8 GPUs; NVLS needs the switch's SHARP (nvls_busbw) and runs Simple only;
+ * NCCL's trees all-reduce only, so sequence parallelism's reduce-scatters cannot take one. */
+static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    if (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i != PIPE_TP_NCCL)
+        return DT_OK;
+    int device = scenario_own(sc, "nccl_links")->i == PIPE_LINKS_DEVICE;
+    int algo = pipe_nccl_algo(sc), proto = pipe_nccl_proto(sc);
+    const sim_device_profile_t *d = scenario_device(sc);
+    int nvlink = d && d->value[SIM_DEV_NVLINK_BUSBW] > 0;
+    int nvls = nvlink && d->value[SIM_DEV_NVLS_BUSBW] > 0;
+    if (device && !nvlink) {
+        k = scenario_blame(sc, "strategy.tensor_comm", "cluster.device", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "tensor_comm = nccl runs on the server's NVLink, but the device %s "
+                             "has no nvlink_busbw (the catalogue gives it for a100, a100-80gb, "
+                             "h100, h200, b200); or use nccl_links = platform (%s)",
+                             sc->device[0] ? sc->device : "custom", where);
+    }
+    if (device && sc->tensor > 8) {
+        k = scenario_blame(sc, "strategy.tensor", "strategy.tensor_comm", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "tensor = %ld with tensor_comm = nccl on NVLink: a server's NVLink "
+                             "joins 8 GPUs (HGX); use nccl_links = platform (%s)",
+                             sc->tensor, where);
+    }
+    if (algo == SIM_NCCL_NVLS && !(device && nvls)) {
+        k = scenario_blame(sc, "strategy.nccl_algorithm", device ? "cluster.device"
+                                                                 : "strategy.nccl_links",
+                           where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "nccl_algorithm = nvls needs NVLink SHARP in the server's switch: %s "
+                             "(%s)",
+                             device ? "the device has no nvls_busbw (h100, h200 and b200 do)"
+                                    : "nccl_links = platform has none",
+                             where);
+    }
+    if (algo == SIM_NCCL_NVLS && proto >= 0 && proto != SIM_NCCL_SIMPLE) {
+        k = scenario_blame(sc, "strategy.nccl_protocol", "strategy.nccl_algorithm", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "nccl_algorithm = nvls runs the simple protocol only, not %s (%s)",
+                             sim_nccl_proto_name((sim_nccl_proto_t)proto), where);
+    }
+    if (algo == SIM_NCCL_TREE && sc->sequence_parallel) {
+        k = scenario_blame(sc, "strategy.nccl_algorithm", "strategy.sequence_parallel", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "nccl_algorithm = tree all-reduces only; sequence_parallel's "
+                             "reduce-scatters and all-gathers need ring or nvls (%s)",
+                             where);
+    }
+    return DT_OK;
+}
+
 /* The model must have a stage's worth of layers for every stage (a chunk's for every
  * chunk, interleaved), the hosts must be stages x data_parallel, and a step trains one
  * model on the global batch, without faults. */
@@ -824,6 +910,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
                              "section (%s); the tensor strategy splits a real mlp",
                              sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
+    if (check_nccl(sc, err) != DT_OK)
+        return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
     if (!sc->shard_optimizer && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
         !scenario_key_swept(sc, "strategy.kind")) /* a sweep over kinds: it is zero's */
@@ -876,7 +964,10 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 
 /* zero's key: its ZeRO stage over the replicas (with shard_optimizer); how tensor groups'
  * all-reduces are simulated; the interleaved schedule's chunks a stage */
-static const char *const tensor_comm_names[] = {"messages", "formula", NULL};
+static const char *const tensor_comm_names[] = {"messages", "formula", "nccl", NULL};
+static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
+static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
+static const char *const nccl_links_names[] = {"device", "platform", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
@@ -886,7 +977,25 @@ static const sim_strategy_key_t own_keys[] = {
             "each member's pass is one charge of its layers' FLOPs and one wait of its "
             "all-reduces' ring time in closed form (a tensor group in one cluster of a star "
             "or multi-rack platform, CM02 or LV08, no faults; else messages), far cheaper to "
-            "simulate, exact while the group's links carry nothing else (dtsim plan uses it)"},
+            "simulate, exact while the group's links carry nothing else (dtsim plan uses it); "
+            "nccl: the same, each all-reduce (reduce-scatter and all-gather under "
+            "sequence_parallel) taking the time NCCL takes inside a server, by "
+            "nccl_algorithm and nccl_protocol on nccl_links (no faults; else messages)"},
+    {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_algorithm_names,
+     .doc = "tensor_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the fastest for each "
+            "message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; tree: a chain "
+            "inside the server, all-reduce only (not with sequence_parallel); nvls: NVLink "
+            "SHARP, the switch reducing, on a device with nvls_busbw (H100, H200, B200) and "
+            "nccl_links = device, protocol simple"},
+    {.key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_protocol_names,
+     .doc = "tensor_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the fastest for each "
+            "size; simple: the whole bandwidth, the highest latency; ll: a quarter of it in "
+            "NCCL's model, the lowest latency; ll128: 92% of it"},
+    {.key = "nccl_links", .kind = SIM_KEY_ENUM, .def = "device", .names = nccl_links_names,
+     .doc = "tensor_comm = nccl: what the tensor group's collectives run on; device: the "
+            "server's NVLink as cluster.device gives it (nvlink_busbw, nvls_busbw), with "
+            "NCCL's latencies; platform: the platform's ring step in closed form (as formula "
+            "times it) as every step's latency and the bus bandwidth, no base latency, no NVLS"},
     {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
      .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "

@@ -6,6 +6,7 @@
 
 #include "bucket.h"
 #include "collective.h"
+#include "nccl.h"
 #include "strategy.h"
 
 #define PIPE_MAX_STAGES 64
@@ -54,9 +55,18 @@ typedef struct pipe_plan {
     int tp_formula;
     double tp_a, tp_c;
     const char *tp_why;
+    /* strategy.tensor_comm = nccl (tp_formula set too): each collective takes NCCL's time
+     * (nccl.h) on the device's NVLink or the platform's ring step, by the algorithm and
+     * protocol the keys fix (-1: NCCL's tuner chooses by size) */
+    int tp_nccl, nccl_algo, nccl_proto, nccl_device;
+    sim_nccl_t nccl;
 } pipe_plan_t;
 
-enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA }; /* strategy.tensor_comm */
+enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
+enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
+/* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
+int pipe_nccl_algo(const scenario_t *sc);
+int pipe_nccl_proto(const scenario_t *sc);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

@@ -350,32 +350,76 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
 }
 
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
-/* strategy.tensor_comm = formula: every tensor group must lie in one cluster of a star or
- * multi-rack platform under CM02 or LV08 without faults, where a ring step has a closed
- * form (sim_platform_ring_step_seconds), the same for every group; else messages, and why. */
+int pipe_nccl_algo(const scenario_t *sc)
+{
+    static const int algo[] = {-1, SIM_NCCL_RING, SIM_NCCL_TREE, SIM_NCCL_NVLS};
+    return algo[scenario_own(sc, "nccl_algorithm")->i];
+}
+
+int pipe_nccl_proto(const scenario_t *sc)
+{
+    static const int proto[] = {-1, SIM_NCCL_SIMPLE, SIM_NCCL_LL, SIM_NCCL_LL128};
+    return proto[scenario_own(sc, "nccl_protocol")->i];
+}
+
+/* strategy.tensor_comm = nccl on the device's NVLink: the catalogue's bus bandwidths and
+ * NCCL's latencies, whatever the platform's links (the server's NVLink is not one of them);
+ * 0 where the device has no NVLink figure (check() says so first). */
+static int plan_nccl_device(pipe_plan_t *plan, const scenario_t *sc)
+{
+    const sim_device_profile_t *d = scenario_device(sc);
+    if (!d || !(d->value[SIM_DEV_NVLINK_BUSBW] > 0))
+        return 0;
+    double nvls = d->value[SIM_DEV_NVLS_BUSBW];
+    sim_nccl_nvlink(&plan->nccl, plan->T, d->value[SIM_DEV_NVLINK_BUSBW], nvls > 0 ? nvls : 0);
+    return 1;
+}
+
+/* strategy.tensor_comm = formula (or nccl on the platform's links): every tensor group must
+ * lie in one cluster of a star or multi-rack platform under CM02 or LV08 without faults,
+ * where a ring step has a closed form (sim_platform_ring_step_seconds), the same for every
+ * group; else messages, and why. nccl on the device's NVLink needs no faults only. */
 static void plan_formula(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    if (plan->T < 2 || scenario_own(sc, "tensor_comm")->i != PIPE_TP_FORMULA)
+    int comm = scenario_own(sc, "tensor_comm")->i;
+    if (plan->T < 2 || comm == PIPE_TP_MESSAGES)
         return;
     if (scenario_has_faults(sc)) {
         plan->tp_why = "faults are detected by messages";
         return;
     }
-    double big = 1e9;
-    plan->tp_a = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, 0);
-    double b = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, big);
-    for (int g = 1; g < plan->D * plan->S && plan->tp_a >= 0; g++)
-        if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1, 0) !=
-            plan->tp_a)
-            plan->tp_a = -1;
-    if (plan->tp_a < 0 || b < 0) {
-        plan->tp_why = "no closed form: a tensor group outside one cluster of a star or "
-                       "multi-rack platform, the SMPI model, or LV08 where the TCP window "
-                       "bounds a flow";
-        return;
+    int device = comm == PIPE_TP_NCCL &&
+                 scenario_own(sc, "nccl_links")->i == PIPE_LINKS_DEVICE;
+    if (device) {
+        if (!plan_nccl_device(plan, sc)) {
+            plan->tp_why = "the device has no NVLink figure (nvlink_busbw)";
+            return;
+        }
+    } else {
+        double big = 1e9;
+        plan->tp_a = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, 0);
+        double b = sim_platform_ring_step_seconds(sc, 0, plan->T - 1, big);
+        for (int g = 1; g < plan->D * plan->S && plan->tp_a >= 0; g++)
+            if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1, 0) !=
+                plan->tp_a)
+                plan->tp_a = -1;
+        if (plan->tp_a < 0 || b < 0) {
+            plan->tp_why = "no closed form: a tensor group outside one cluster of a star or "
+                           "multi-rack platform, the SMPI model, or LV08 where the TCP window "
+                           "bounds a flow";
+            return;
+        }
+        plan->tp_c = (b - plan->tp_a) / big;
+        if (comm == PIPE_TP_NCCL)
+            sim_nccl_links(&plan->nccl, plan->T, plan->tp_a, plan->tp_c);
     }
-    plan->tp_c = (b - plan->tp_a) / big;
+    if (comm == PIPE_TP_NCCL) {
+        plan->tp_nccl = 1;
+        plan->nccl_device = device;
+        plan->nccl_algo = pipe_nccl_algo(sc);
+        plan->nccl_proto = pipe_nccl_proto(sc);
+    }
     plan->tp_formula = 1;
 }
 

@@ -10,6 +10,8 @@
 #      layout simulated and ranked;
 #   4. Llama 3 405B on 16,384 H100s (tensor 8 x pipeline 16 x data 128, 2048 sequences of
 #      8192 tokens, micro-batches of one: 16 per replica), one step simulated whole.
+# The user CPU time of the best run is printed beside it: on a shared machine it is the
+# steadier figure (a simulation is one thread; plan -j 2 runs two).
 # Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them)
 # and the replicas' ring all-reduces a message per phase (strategy.ring_messages = phases);
 # the same simulated times as step-by-step messages within 0.5% (the sim suite's
@@ -33,17 +35,18 @@ best() {
     b=""
     for k in $(seq "$repeat"); do
         rm -f "$tmp"/*.db
-        /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > "$tmp/out" 2> "$tmp/err" || {
+        /usr/bin/time -f "%e %M %U" -o "$tmp/time" "$@" > "$tmp/out" 2> "$tmp/err" || {
             echo "$label: failed"; tail -3 "$tmp/err"; return 0; }
         w=$(cut -d' ' -f1 "$tmp/time")
         if [ -z "$b" ] || awk -v w="$w" -v b="$b" 'BEGIN { exit !(w < b) }'; then
             b=$w
             m=$(cut -d' ' -f2 "$tmp/time")
+            u=$(cut -d' ' -f3 "$tmp/time")
         fi
     done
     sim=$(awk '$2 == "pipeline" && $3 == "finished" { print $5; exit }' "$tmp/out")
-    printf "%-58s wall %7.1f s (best of %d)  peak %5d MB  %s\n" "$label" "$b" "$repeat" \
-        $((m / 1024)) "${sim:+simulated $sim a step}"
+    printf "%-56s wall %6.1f s (best of %d; user %6.1f s)  peak %5d MB  %s\n" "$label" "$b" \
+        "$repeat" "$u" $((m / 1024)) "${sim:+simulated $sim a step}"
 }
 
 scenario() { # NAME PROFILE DEVICE UPLINK: a one-step timing-only pipeline on multi-rack

@@ -1,0 +1,310 @@
+/* dtsim plan's row figures and its comparison of devices and cluster options (see
+ * cli_plan_compare.h). A comparison plans each device x option as a plan of its own (its own
+ * sweep, the option's name in its runs' names, so that --resume and --show find each), and
+ * reads each plan's best row back as the ranking printed it: the final table holds the
+ * same figures as the plans above it, from the same code (cli_plan_row_compute). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_plan_compare.h"
+#include "goodput.h"
+#include "scenario.h"
+
+void cli_plan_goodput_defaults(cli_plan_goodput_t *g)
+{
+    sim_goodput_in_t in;
+    sim_goodput_defaults(&in);
+    *g = (cli_plan_goodput_t){.mtbf_device_s = in.mtbf_device_s,
+                              .ckpt_bw_device = in.ckpt_bw_device,
+                              .restart_s = in.restart_s};
+}
+
+/* The same parsing and ranges as dtsim goodput's options of these names. */
+int cli_plan_goodput_option(cli_plan_goodput_t *g, const char *option, const char *value)
+{
+    double v;
+    dt_err_t err;
+    if (!strcmp(option, "ckpt-bandwidth")) {
+        if (scenario_parse_bandwidth(value, &v, &err) || !(v > 0) || !isfinite(v))
+            return cli_usage_error("plan", "--ckpt-bandwidth %s: expected a positive rate "
+                                           "(122MBps, 1Gbps)", value);
+        g->ckpt_bw_device = v;
+        return 0;
+    }
+    int mtbf = !strcmp(option, "mtbf");
+    if (cli_parse_duration(value, &v) || (mtbf && !(v > 0)))
+        return cli_usage_error("plan", "--%s %s: expected %s", option, value,
+                               mtbf ? "a positive time (50677h)" : "a time (10min, 600s)");
+    *(mtbf ? &g->mtbf_device_s : &g->restart_s) = v;
+    return 0;
+}
+
+void cli_plan_row_compute(const cli_plan_basis_t *b, double step_s, double samples_s,
+                          double mem_bytes, double joules, double dollars_per_sample,
+                          cli_plan_row_t *r)
+{
+    double tps = b->tokens_per_sample > 0 ? b->tokens_per_sample : NAN;
+    double steps = b->tokens > 0 ? b->tokens / (tps * b->global_batch) : NAN;
+    r->step_s = step_s;
+    r->samples_s = samples_s;
+    r->tokens_s = samples_s * tps;
+    r->mem_gb = mem_bytes / 1e9;
+    r->headroom_gb = (b->capacity - mem_bytes) / 1e9;
+    r->tflops_dev = b->flops_per_sample * b->global_batch / step_s / b->devices / 1e12;
+    r->peak_pct = 100 * r->tflops_dev * 1e12 / b->peak_flops;
+    r->kj_step = joules / 1e3;
+    r->per_1k_samples = 1000 * dollars_per_sample;
+    r->per_m_tokens = 1e6 * dollars_per_sample / tps;
+    r->days = steps * step_s / 86400;
+    r->mwh = steps * joules / 3.6e9;
+    r->dollars = b->tokens / tps * dollars_per_sample;
+    /* goodput: Daly's interval for this layout's step time and the whole model's checkpoint,
+     * written by all devices at once (scenario/goodput.h) */
+    sim_goodput_in_t in;
+    sim_goodput_defaults(&in);
+    in.devices = b->devices;
+    in.mtbf_device_s = b->goodput.mtbf_device_s;
+    in.ckpt_bw_device = b->goodput.ckpt_bw_device;
+    in.restart_s = b->goodput.restart_s;
+    in.ckpt_bytes = b->ckpt_bytes;
+    in.step_s = step_s;
+    in.train_s = isnan(r->days) ? 0 : steps * step_s;
+    sim_goodput_t g;
+    dt_err_t err;
+    r->ckpt_steps = 0;
+    r->goodput = r->days_fail = r->dollars_fail = NAN;
+    if (!(b->ckpt_bytes > 0) || sim_goodput_compute(&in, &g, &err) != DT_OK)
+        return; /* a plan stored before plan.ckpt_bytes was: no goodput */
+    r->ckpt_steps = g.interval_steps;
+    r->goodput = g.goodput;
+    /* the lost time is paid for as the useful time is: every device is held throughout */
+    r->days_fail = steps * g.step_wall_s / 86400;
+    r->dollars_fail = r->dollars / g.goodput;
+}
+
+/* --option's short key names and the scenario keys they stand for. */
+static const struct {
+    const char *name, *key;
+} option_keys[] = {
+    {"bandwidth", "cluster.bandwidth"},
+    {"uplink", "cluster.uplink_bandwidth"},
+    {"latency", "cluster.latency"},
+    {"uplink_latency", "cluster.uplink_latency"},
+    {"platform", "cluster.platform"},
+    {"price", "cluster.price_per_device_hour"},
+    {"port_price", "cluster.price_per_port_hour"},
+};
+
+/* "NAME:KEY=VALUE[,KEY=VALUE...]" into opt's name and sets (the device is the caller's);
+ * 0, or the one-line usage error printed and CLI_EXIT_USAGE. */
+static int option_parse(const char *text, cli_plan_option_t *opt)
+{
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : 0;
+    /* the name goes into run names and sweep ids: plain characters only */
+    if (!colon || !len || len >= sizeof opt->name ||
+        strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
+        return cli_usage_error("plan", "--option %s: expected NAME:KEY=VALUE[,KEY=VALUE...] "
+                                       "with a NAME of letters, digits, _ . - (at most %zu)",
+                               text, sizeof opt->name - 1);
+    memcpy(opt->name, text, len);
+    opt->name[len] = '\0';
+    opt->n_sets = 0;
+    char *keys = strdup(colon + 1), *save = NULL;
+    int rc = 0;
+    for (char *kv = strtok_r(keys, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq || eq == kv || !eq[1]) {
+            rc = cli_usage_error("plan", "--option %s: \"%s\" is not KEY=VALUE", text, kv);
+            break;
+        }
+        *eq = '\0';
+        const char *key = kv;
+        for (size_t i = 0; i < sizeof option_keys / sizeof *option_keys; i++)
+            if (!strcmp(kv, option_keys[i].name))
+                key = option_keys[i].key;
+        if (!strchr(key, '.'))
+            rc = cli_usage_error("plan", "--option %s: unknown key \"%s\" (bandwidth, uplink, "
+                                         "latency, uplink_latency, platform, price, port_price "
+                                         "or a scenario key SECTION.KEY)", text, kv);
+        else if (opt->n_sets == CLI_PLAN_OPTION_KEYS)
+            rc = cli_usage_error("plan", "--option %s: more than %d keys", text,
+                                 CLI_PLAN_OPTION_KEYS);
+        else
+            snprintf(opt->sets[opt->n_sets++], sizeof opt->sets[0], "%s=%s", key, eq + 1);
+    }
+    if (!rc && !opt->n_sets)
+        rc = cli_usage_error("plan", "--option %s: expected NAME:KEY=VALUE[,KEY=VALUE...]", text);
+    free(keys);
+    return rc;
+}
+
+/* A device's short name for an option's name: a file's base name without .ini. */
+static void device_short(const char *device, char *buf, size_t n)
+{
+    const char *base = strrchr(device, '/');
+    base = base ? base + 1 : device;
+    size_t len = strlen(base);
+    if (len > 4 && !strcmp(base + len - 4, ".ini"))
+        len -= 4;
+    snprintf(buf, n, "%.*s", (int)len, base);
+}
+
+/* x with printf's format into buf; "-" when x is NAN. */
+static const char *cell(char *buf, size_t n, const char *format, double x)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, format, x);
+    return buf;
+}
+
+static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *rows,
+                        const int *rcs, int n, double tokens)
+{
+    printf("\nbest layout of each option (devices and --option side by side; each plan's "
+           "rank 1 above):\n");
+    printf("%-20s %-14s %-30s %6s %12s %10s %12s %10s %10s", "option", "device", "layout",
+           "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step", "$/M tokens");
+    if (tokens > 0)
+        printf(" %9s %9s %11s", "days", "MWh", "$");
+    printf(" %10s %8s", "ckpt/steps", "goodput");
+    if (tokens > 0)
+        printf(" %10s %11s", "days+fail", "$+fail");
+    printf("\n");
+    char dev[64], c[12][32];
+    for (int i = 0; i < n; i++) {
+        const cli_plan_row_t *r = &rows[i];
+        /* the plan's own device: an --option may set cluster.device (with its price) */
+        if (r->device[0])
+            snprintf(dev, sizeof dev, "%s", r->device);
+        else
+            device_short(opts[i].device, dev, sizeof dev);
+        if (!r->run) {
+            printf("%-20s %-14s %s\n", opts[i].name, dev,
+                   rcs[i] ? "no layout ran (see its plan above)" : "not planned");
+            continue;
+        }
+        /* the columns of the plan's ranking, in its order, less memory and peak */
+        printf("%-20s %-14s %-30s %6lld %12.6g %10s %12.4g %10s %10s", opts[i].name, dev,
+               r->layout, r->run, r->step_s, cell(c[0], 32, "%.4g", r->tokens_s), r->tflops_dev,
+               cell(c[1], 32, "%.4g", r->kj_step), cell(c[2], 32, "%.4g", r->per_m_tokens));
+        if (tokens > 0)
+            printf(" %9s %9s %11s", cell(c[5], 32, "%.4g", r->days),
+                   cell(c[6], 32, "%.4g", r->mwh), cell(c[7], 32, "%.4g", r->dollars));
+        if (r->ckpt_steps)
+            snprintf(c[3], 32, "%ld", r->ckpt_steps);
+        printf(" %10s %8s", r->ckpt_steps ? c[3] : "-", cell(c[4], 32, "%.4f", r->goodput));
+        if (tokens > 0)
+            printf(" %10s %11s", cell(c[8], 32, "%.4g", r->days_fail),
+                   cell(c[9], 32, "%.4g", r->dollars_fail));
+        printf("\n");
+    }
+    printf("each option's fastest layout by s/step; $: cluster.price_per_device_hour and "
+           "cluster.price_per_port_hour (- without); goodput: the useful share of wall time "
+           "with failures and Daly's checkpoint interval (ckpt/steps)%s\n",
+           tokens > 0 ? "; days+fail, $+fail: to train --tokens with failures" : "");
+}
+
+int cli_plan_compare(const char *const *device_args, int n_device_args,
+                     const char *const *option_args, int n_option_args, double tokens,
+                     cli_plan_one_fn one, void *ctx)
+{
+    /* the devices, each --device value split at its commas */
+    char devices[CLI_PLAN_MAX_OPTIONS][512];
+    int n_devices = 0;
+    for (int i = 0; i < n_device_args; i++) {
+        const char *at = device_args[i];
+        for (;;) {
+            size_t len = strcspn(at, ",");
+            if (!len || len >= sizeof devices[0])
+                return cli_usage_error("plan", "--device %s: %s", device_args[i],
+                                       len ? "a device name too long" : "an empty device name");
+            if (n_devices == CLI_PLAN_MAX_OPTIONS)
+                return cli_usage_error("plan", "--device %s: more than %d devices",
+                                       device_args[i], CLI_PLAN_MAX_OPTIONS);
+            snprintf(devices[n_devices++], sizeof devices[0], "%.*s", (int)len, at);
+            if (!at[len])
+                break;
+            at += len + 1;
+        }
+    }
+    /* the options, then every device x option (an option of the one device alone when none) */
+    int n_kinds = n_option_args ? n_option_args : 1;
+    if (n_devices * n_kinds > CLI_PLAN_MAX_OPTIONS)
+        return cli_usage_error("plan", "%d devices x %d --option: more than %d plans", n_devices,
+                               n_kinds, CLI_PLAN_MAX_OPTIONS);
+    cli_plan_option_t kinds[CLI_PLAN_MAX_OPTIONS] = {0};
+    for (int k = 0; k < n_option_args; k++) {
+        if (option_parse(option_args[k], &kinds[k]))
+            return CLI_EXIT_USAGE;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(kinds[j].name, kinds[k].name))
+                return cli_usage_error("plan", "--option %s: the name %s is given twice",
+                                       option_args[k], kinds[k].name);
+    }
+    int n = n_devices * n_kinds;
+    cli_plan_option_t *opts = calloc((size_t)n, sizeof *opts);
+    cli_plan_row_t *rows = calloc((size_t)n, sizeof *rows);
+    int *rcs = calloc((size_t)n, sizeof *rcs), rc = CLI_EXIT_OK;
+    char dev[64], why[1024];
+    for (int d = 0; d < n_devices; d++)
+        for (int k = 0; k < n_kinds; k++) {
+            cli_plan_option_t *o = &opts[d * n_kinds + k];
+            *o = kinds[k];
+            snprintf(o->device, sizeof o->device, "%.511s", devices[d]);
+            device_short(devices[d], dev, sizeof dev);
+            if (!n_option_args)
+                snprintf(o->name, sizeof o->name, "%s", dev);
+            else if (n_devices > 1)
+                snprintf(o->name, sizeof o->name, "%.30s-%.32s", dev, kinds[k].name);
+        }
+    /* everything is checked before anything runs: a bad device or key is one line naming
+     * its option, and no plan is half made. Each device alone first (an error is the
+     * device's), then each option on the first device (an error is the option's). */
+    for (int d = 0; d < n_devices && !rc; d++) {
+        cli_plan_option_t bare = {0};
+        snprintf(bare.name, sizeof bare.name, "%s", opts[d * n_kinds].name);
+        snprintf(bare.device, sizeof bare.device, "%s", devices[d]);
+        if ((rc = one(ctx, &bare, 1, NULL, why, sizeof why)) != CLI_EXIT_OK)
+            rc = why[0] ? cli_usage_error("plan", "--device %s: %s", devices[d], why) : rc;
+    }
+    for (int k = 0; k < n_option_args && !rc; k++)
+        if ((rc = one(ctx, &opts[k], 1, NULL, why, sizeof why)) != CLI_EXIT_OK)
+            /* the option's keys went in as --set: the user wrote them in --option */
+            rc = why[0] ? cli_usage_error("plan", "--option %s: %s", option_args[k],
+                                          why + (strncmp(why, "--set ", 6) ? 0 : 6))
+                        : rc;
+    for (int i = 0; i < n && !rc; i++) {
+        printf("%s=== option %s: --device %s", i ? "\n" : "", opts[i].name, opts[i].device);
+        for (int s = 0; s < opts[i].n_sets; s++)
+            printf(" --set %s", opts[i].sets[s]);
+        printf(" ===\n");
+        fflush(stdout);
+        rcs[i] = one(ctx, &opts[i], 0, &rows[i], why, sizeof why);
+        /* a signal stops the comparison (the plan printed its PARTIAL ranking); a plan
+         * where nothing fits or a run failed leaves its row empty and the rest go on */
+        if (rcs[i] >= 128) {
+            rc = rcs[i];
+            break;
+        }
+    }
+    int ran = 0;
+    for (int i = 0; i < n; i++) {
+        ran |= rows[i].run != 0;
+        if (!rc && rcs[i])
+            rc = rcs[i];
+    }
+    if (ran || rc >= 128)
+        print_table(opts, rows, rcs, n, tokens);
+    fflush(stdout);
+    free(rcs);
+    free(rows);
+    free(opts);
+    return rc;
+}
