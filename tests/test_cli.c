@@ -1413,11 +1413,14 @@ END_TEST
 /* dtsim plan of a 2-layer, 2-head GPT on 4 devices, 2 per server, global batch 2. By hand:
  * tensor 1 or 2 (it divides the heads and fits a server), stages dividing the 2 layers, data
  * = 4 / (tensor x stages) dividing the batch (1 x 1 x 4 does not), micro-batches of 1 or 2
- * samples of each replica's batch, ZeRO-1 only with replicas, and a fitting layout of
- * replicas without ZeRO again with 25 MB gradient buckets (b25). On a device of 800 kB the
- * two layouts of 2 replicas without ZeRO hold more and are dropped with their memory (and
- * not tried with buckets); the others run as one sweep, and the printed memory and best
- * step time are their stored runs'. */
+ * samples of each replica's batch; then on each: the interleaved schedule over 2 virtual
+ * stages (v2) where there are 2 stages and 2 micro-batches (2 x 2 chunks of the profile's 5
+ * pieces; 4 would need 8), sequence parallelism (sp) with tensor 2, no, selective or full
+ * recomputation, ZeRO-1 only with replicas, and a fitting layout of replicas without ZeRO
+ * again with 25 MB gradient buckets (b25): 45 on an A100. On a device of 800 kB the layouts
+ * of 2 replicas without ZeRO hold more and are dropped with their memory (and not tried with
+ * buckets); the others run as one sweep, the printed memory and best step time are their
+ * stored runs', and the variants run with their keys. */
 START_TEST(plan_enumerates_fits_and_runs_layouts)
 {
     char prof[300], dev[300], db[300];
@@ -1439,10 +1442,24 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
     static const char *const listed[] = {
         "t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z0 b25", "t1 p2 d2 mb1x1 z1",
-        "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z0 b25", "t2 p1 d2 mb1x1 z1",
-        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
+        "t1 p2 d2 mb1x1 z0 selective", "t1 p2 d2 mb1x1 z0 b25 selective",
+        "t1 p2 d2 mb1x1 z1 selective", "t1 p2 d2 mb1x1 z0 full", "t1 p2 d2 mb1x1 z0 b25 full",
+        "t1 p2 d2 mb1x1 z1 full", "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z0 b25",
+        "t2 p1 d2 mb1x1 z1", "t2 p1 d2 mb1x1 z0 selective", "t2 p1 d2 mb1x1 z0 b25 selective",
+        "t2 p1 d2 mb1x1 z1 selective", "t2 p1 d2 mb1x1 z0 full", "t2 p1 d2 mb1x1 z0 b25 full",
+        "t2 p1 d2 mb1x1 z1 full", "t2 p1 d2 mb1x1 z0 sp", "t2 p1 d2 mb1x1 z0 b25 sp",
+        "t2 p1 d2 mb1x1 z1 sp", "t2 p1 d2 mb1x1 z0 sp selective",
+        "t2 p1 d2 mb1x1 z0 b25 sp selective", "t2 p1 d2 mb1x1 z1 sp selective",
+        "t2 p1 d2 mb1x1 z0 sp full", "t2 p1 d2 mb1x1 z0 b25 sp full", "t2 p1 d2 mb1x1 z1 sp full",
+        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb1x2 z0 selective", "t2 p2 d1 mb1x2 z0 full",
+        "t2 p2 d1 mb1x2 z0 sp", "t2 p2 d1 mb1x2 z0 sp selective", "t2 p2 d1 mb1x2 z0 sp full",
+        "t2 p2 d1 mb1x2 z0 v2", "t2 p2 d1 mb1x2 z0 v2 selective", "t2 p2 d1 mb1x2 z0 v2 full",
+        "t2 p2 d1 mb1x2 z0 sp v2", "t2 p2 d1 mb1x2 z0 sp v2 selective",
+        "t2 p2 d1 mb1x2 z0 sp v2 full", "t2 p2 d1 mb2x1 z0", "t2 p2 d1 mb2x1 z0 selective",
+        "t2 p2 d1 mb2x1 z0 full", "t2 p2 d1 mb2x1 z0 sp", "t2 p2 d1 mb2x1 z0 sp selective",
+        "t2 p2 d1 mb2x1 z0 sp full"};
     char *o = slurp(out_path);
-    ck_assert_msg(strstr(o, ": 8 layouts, 8 fit, 8 to simulate\n"), "%s", o);
+    ck_assert_msg(strstr(o, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s", o);
     char *line = strstr(o, "\nlayout ");
     ck_assert_ptr_nonnull(line);
     for (size_t i = 0; i < sizeof listed / sizeof *listed; i++) {
@@ -1461,7 +1478,10 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                             NULL}),
                      0);
     o = slurp(out_path);
-    ck_assert_msg(strstr(o, ": 6 layouts, 4 fit, 4 to simulate\n"), "%s", o);
+    ck_assert_msg(strstr(o, ": 36 layouts, 27 fit, at most 27 to simulate\n"), "%s", o);
+    long pruned = 0; /* the bound prunes what cannot win; what it leaves runs */
+    const char *pr = strstr(o, "\npruned ");
+    ck_assert_msg(!pr || sscanf(pr, "\npruned %ld of 27 layouts", &pruned) == 1, "%s", o);
     for (int i = 0; i < 6; i++) {
         char *at = strstr(o, hand[i]);
         ck_assert_ptr_nonnull(at);
@@ -1482,7 +1502,29 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished' AND "
                                    "sweep LIKE 'plan-tiny-%'"),
-                     4);
+                     27 - pruned);
+    /* each variant with its keys, and none without them */
+    static const struct {
+        const char *name, *config;
+    } keyed[] = {
+        {"plan-tiny-t2p2d1-mb1x2-z0-sp-v2", "%pipeline_schedule = interleaved%sequence_parallel "
+                                            "= yes%virtual_stages = 2%"},
+        {"plan-tiny-t2p2d1-mb1x2-z0-v2", "%pipeline_schedule = interleaved%sequence_parallel = "
+                                         "no%virtual_stages = 2%"},
+        {"plan-tiny-t2p2d1-mb1x2-z0-sp", "%pipeline_schedule = 1f1b%sequence_parallel = yes%"},
+        {"plan-tiny-t1p2d2-mb1x1-z1-selective", "%recompute = selective%"},
+        {"plan-tiny-t2p1d2-mb1x1-z1-sp-full", "%recompute = full%sequence_parallel = yes%"},
+    };
+    for (size_t i = 0; i < sizeof keyed / sizeof *keyed; i++) {
+        char q[400];
+        snprintf(q, sizeof q, "SELECT count(*) FROM runs WHERE name = '%s' AND status = "
+                              "'finished' AND config LIKE '%s'", keyed[i].name, keyed[i].config);
+        ck_assert_msg(query_long(h, q) == 1, "%s", q);
+    }
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE (name LIKE '%-sp%') != "
+                                   "(config LIKE '%sequence_parallel = yes%') OR (name LIKE "
+                                   "'%-v2%') != (config LIKE '%virtual_stages = 2%')"),
+                     0);
     ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep) FROM runs"), 1);
     /* the best row: its run, step time and memory as stored, and no run faster */
     char *best = strstr(o, "\n1    ");
@@ -1536,6 +1578,12 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                      2);
     one_error_line("dtsim plan: --set cluster.nope", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "4", "--global-batch", "4", "--set",
+                                            "strategy.sequence_parallel=yes", "--db", db, NULL}),
+                     2);
+    one_error_line("dtsim plan: --set strategy.sequence_parallel=yes: the plan searches "
+                   "strategy.sequence_parallel itself", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
                                             "--devices", "0", "--global-batch", "4", "--db", db,
                                             NULL}),
                      2);
@@ -1544,13 +1592,6 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
 }
 END_TEST
 
-/* A layout that does not fit even with ZeRO-1 is tried again with more saved: the tiny GPT of
- * plan_enumerates_fits_and_runs_layouts on a device of 550 kB. Both layouts of 2 replicas
- * (their ZeRO-1 rows print parameters P, gradients G, optimizer state O and activations A)
- * fit only at ZeRO-3, which holds P/2 + G/2 + O + A (ZeRO-2, P + G/2 + O + A, is more than
- * 550 kB), not with recomputation at ZeRO-1 or 2 either; t2 p2 d1 with micro-batches of one
- * sample fits only with full recomputation, and with micro-batches of two not at all. Each
- * rerun is listed after its layout, runs with its keys, and holds what its row says. */
 /* A plan where nothing fits: the list of what each layout would hold on stdout, one line
  * on stderr, exit code 2, no database; --no-run the same. */
 START_TEST(plan_where_nothing_fits_is_one_error_line)
@@ -1570,9 +1611,9 @@ START_TEST(plan_where_nothing_fits_is_one_error_line)
                                                 "--heads", "2", "--global-batch", "2", "--db",
                                                 db, no_run ? "--no-run" : NULL, NULL}),
                          2);
-        one_error_line("dtsim plan: none of the 6 layouts of tiny4 on 4 x ", "fits its memory");
+        one_error_line("dtsim plan: none of the 54 layouts of tiny4 on 4 x ", "fits its memory");
         char *o = slurp(out_path);
-        ck_assert_msg(strstr(o, ": 6 layouts, 0 fit, 0 to simulate\n") &&
+        ck_assert_msg(strstr(o, ": 54 layouts, 0 fit, at most 0 to simulate\n") &&
                           !strstr(o, " fits: "),
                       "%s", o);
         free(o);
@@ -1581,6 +1622,15 @@ START_TEST(plan_where_nothing_fits_is_one_error_line)
 }
 END_TEST
 
+/* A layout that does not fit at ZeRO-1 is tried again at ZeRO-2, and at ZeRO-3 where ZeRO-2
+ * does not fit: the tiny GPT of plan_enumerates_fits_and_runs_layouts on a device of 550 kB.
+ * Every variant of 2 replicas (its ZeRO-1 row prints parameters P, gradients G, optimizer
+ * state O and activations A) fits only at ZeRO-3, which holds P/2 + G/2 + O + A (ZeRO-2,
+ * P + G/2 + O + A, is more than 550 kB), but t2 p1 d2 with sequence parallelism and full
+ * recomputation, which fits at ZeRO-2 and is not tried at 3; t2 p2 d1 fits with sequence
+ * parallelism, or with full recomputation, and with micro-batches of two samples only with
+ * sequence parallelism. Each retry is listed after the row it retries, runs with its keys
+ * (--no-prune: all of them), and holds what its row says. */
 START_TEST(plan_tries_zero3_and_recompute_to_fit)
 {
     char prof[300], dev[300], db[300];
@@ -1594,17 +1644,38 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
                                             "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, NULL}),
+                                            "2", "--global-batch", "2", "--db", db,
+                                            "--no-prune", NULL}),
                      0);
     static const char *const hand[] = {
-        "t1 p2 d2 mb1x1 z0 ", "t1 p2 d2 mb1x1 z1 ", "t1 p2 d2 mb1x1 z3 ",
-        "t2 p1 d2 mb1x1 z0 ", "t2 p1 d2 mb1x1 z1 ", "t2 p1 d2 mb1x1 z3 ",
-        "t2 p2 d1 mb1x2 z0 ", "t2 p2 d1 mb1x2 z0 full ", "t2 p2 d1 mb2x1 z0 "};
-    static const int fits[] = {0, 0, 1, 0, 0, 1, 0, 1, 0};
+        "t1 p2 d2 mb1x1 z0 ", "t1 p2 d2 mb1x1 z1 ", "t1 p2 d2 mb1x1 z2 ", "t1 p2 d2 mb1x1 z3 ",
+        "t1 p2 d2 mb1x1 z0 selective ", "t1 p2 d2 mb1x1 z1 selective ",
+        "t1 p2 d2 mb1x1 z2 selective ", "t1 p2 d2 mb1x1 z3 selective ", "t1 p2 d2 mb1x1 z0 full ",
+        "t1 p2 d2 mb1x1 z1 full ", "t1 p2 d2 mb1x1 z2 full ", "t1 p2 d2 mb1x1 z3 full ",
+        "t2 p1 d2 mb1x1 z0 ", "t2 p1 d2 mb1x1 z1 ", "t2 p1 d2 mb1x1 z2 ", "t2 p1 d2 mb1x1 z3 ",
+        "t2 p1 d2 mb1x1 z0 selective ", "t2 p1 d2 mb1x1 z1 selective ",
+        "t2 p1 d2 mb1x1 z2 selective ", "t2 p1 d2 mb1x1 z3 selective ", "t2 p1 d2 mb1x1 z0 full ",
+        "t2 p1 d2 mb1x1 z1 full ", "t2 p1 d2 mb1x1 z2 full ", "t2 p1 d2 mb1x1 z3 full ",
+        "t2 p1 d2 mb1x1 z0 sp ", "t2 p1 d2 mb1x1 z1 sp ", "t2 p1 d2 mb1x1 z2 sp ",
+        "t2 p1 d2 mb1x1 z3 sp ", "t2 p1 d2 mb1x1 z0 sp selective ",
+        "t2 p1 d2 mb1x1 z1 sp selective ", "t2 p1 d2 mb1x1 z2 sp selective ",
+        "t2 p1 d2 mb1x1 z3 sp selective ", "t2 p1 d2 mb1x1 z0 sp full ",
+        "t2 p1 d2 mb1x1 z1 sp full ", "t2 p1 d2 mb1x1 z2 sp full ", "t2 p2 d1 mb1x2 z0 ",
+        "t2 p2 d1 mb1x2 z0 selective ", "t2 p2 d1 mb1x2 z0 full ", "t2 p2 d1 mb1x2 z0 sp ",
+        "t2 p2 d1 mb1x2 z0 sp selective ", "t2 p2 d1 mb1x2 z0 sp full ", "t2 p2 d1 mb1x2 z0 v2 ",
+        "t2 p2 d1 mb1x2 z0 v2 selective ", "t2 p2 d1 mb1x2 z0 v2 full ",
+        "t2 p2 d1 mb1x2 z0 sp v2 ", "t2 p2 d1 mb1x2 z0 sp v2 selective ",
+        "t2 p2 d1 mb1x2 z0 sp v2 full ", "t2 p2 d1 mb2x1 z0 ", "t2 p2 d1 mb2x1 z0 selective ",
+        "t2 p2 d1 mb2x1 z0 full ", "t2 p2 d1 mb2x1 z0 sp ", "t2 p2 d1 mb2x1 z0 sp selective ",
+        "t2 p2 d1 mb2x1 z0 sp full "};
+    static const int fits[] = {
+        0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0,
+        0, 1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1};
     char *o = slurp(out_path);
-    ck_assert_msg(strstr(o, ": 9 layouts, 3 fit, 3 to simulate\n"), "%s", o);
+    ck_assert_msg(strstr(o, ": 53 layouts, 20 fit, at most 20 to simulate\n"), "%s", o);
     char *line = strstr(o, "\nlayout ");
     ck_assert_ptr_nonnull(line);
+    /* the last ZeRO-1 row's (the variant's, listed before its retries) */
     double P = 0, G = 0, O = 0, A = 0, used, cap, p_t2 = 0; /* t2 p1 d2 z1's parameters */
     for (size_t i = 0; i < sizeof hand / sizeof *hand; i++) {
         line = strchr(line + 1, '\n');
@@ -1612,19 +1683,23 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
                       "layout %zu is not %s in:\n%s", i, hand[i], o);
         const char *what = line + 1 + strlen(hand[i]);
         if (!fits[i]) {
+            double p, g, q, a;
             ck_assert_msg(sscanf(what, " dropped: does not fit: %lf GB > %lf GB on worker 0 "
                                        "(parameters %lf GB, gradients %lf GB, optimizer %lf GB, "
                                        "activations %lf GB",
-                                 &used, &cap, &P, &G, &O, &A) == 6,
+                                 &used, &cap, &p, &g, &q, &a) == 6,
                           "%s", what);
-            if (i == 4)
-                p_t2 = P;
+            if (hand[i][16] == '1') {
+                P = p, G = g, O = q, A = a;
+                if (!strcmp(hand[i], "t2 p1 d2 mb1x1 z1 "))
+                    p_t2 = P;
+            }
             continue;
         }
         ck_assert_msg(sscanf(what, " fits: worker 0 holds %lf GB of %lf GB", &used, &cap) == 2,
                       "%s", what);
         ck_assert_msg(used <= cap && cap == 0.00055, "%s", what);
-        if (hand[i][15] == '3') { /* after its ZeRO-1 row */
+        if (hand[i][16] == '3') { /* after its ZeRO-1 and ZeRO-2 rows */
             double z3 = P / 2 + G / 2 + O + A, z2 = P + G / 2 + O + A;
             ck_assert_msg(fabs(used - z3) <= 2e-3 * z3 && z2 > cap, "%s: %g GB, want %g (ZeRO-2 "
                           "%g)", hand[i], used, z3, z2);
@@ -1635,7 +1710,7 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     free(o);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 3);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 20);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-z3' AND config "
                                    "LIKE '%shard_optimizer = yes%' AND config LIKE "
                                    "'%zero_stage = 3%' AND config LIKE '%recompute = none%'"),
@@ -1662,7 +1737,7 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
                          0);
         lists[i] = slurp(out_path);
     }
-    ck_assert_msg(strstr(lists[0], ": 9 layouts, 3 fit, 3 to simulate\n") &&
+    ck_assert_msg(strstr(lists[0], ": 53 layouts, 20 fit, at most 20 to simulate\n") &&
                       !strcmp(lists[0], lists[1]),
                   "-j 1:\n%s\n-j 3:\n%s", lists[0], lists[1]);
     free(lists[0]);
@@ -1689,10 +1764,21 @@ static char *plan_rows(const char *out)
          line = strchr(line + 1, '\n')) {
         const char *end = strchr(line + 1, '\n');
         size_t len = end ? (size_t)(end - line - 1) : strlen(line + 1);
-        ck_assert_uint_gt(len, 42);
-        memcpy(w, line + 1, 35); /* rank and layout; then the run id's column is left out */
-        memcpy(w + 35, line + 43, len - 42);
-        w += len - 7;
+        /* the run id: the first word after the rank of digits only (a layout's words, t1,
+         * mb1x2, z0, sp, v2, full, are not), however long the layout's name */
+        const char *id = line + 1 + strcspn(line + 1, " ");
+        for (;;) {
+            id += strspn(id, " ");
+            size_t n = strcspn(id, " \n"), digits = strspn(id, "0123456789");
+            ck_assert_msg(n && id < line + 1 + len, "no run id in %.*s", (int)len, line + 1);
+            if (digits == n)
+                break;
+            id += n;
+        }
+        size_t head = (size_t)(id - line - 1), skip = strcspn(id, " \n");
+        memcpy(w, line + 1, head);
+        memcpy(w + head, id + skip, len - head - skip);
+        w += len - skip;
         *w++ = '\n';
     }
     return rows;
@@ -1750,10 +1836,12 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", db, "--set",
                                             "cluster.price_per_device_hour=4", "--tokens", "2T",
-                                            NULL}),
+                                            "--no-prune", "--max-runs", "8", NULL}),
                      0);
     char *o = slurp(out_path), *e = slurp(err_path);
-    ck_assert_msg(plan_partial(o) == -1 && strstr(e, "plan: 8/8 done, "), "%s\n%s", o, e);
+    ck_assert_msg(plan_partial(o) == -1 && strstr(e, "plan: 8/8 done, ") &&
+                      strstr(o, "\nnot simulated 37 of 45 layouts: past --max-runs"),
+                  "%s\n%s", o, e);
     free(e);
     const char *best = strstr(o, "\n1    ");
     ck_assert_msg(best, "%s", o);
@@ -1761,11 +1849,15 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
     long run;
     double step, samples, tokens, mem, headroom, tflops, peak, kj, per_1k, per_m, days, mwh,
         dollars;
-    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf %lf %lf %lf %lf %lf "
-                                  "%lf %lf %lf %lf %lf",
-                            t, p, d, mb, z, &run, &step, &samples, &tokens, &mem, &headroom,
-                            &tflops, &peak, &kj, &per_1k, &per_m, &days, &mwh, &dollars),
-                     19);
+    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s", t, p, d, mb, z), 5);
+    /* the run id: the first word of digits after the layout's (sp, v2, selective, ...) */
+    const char *id = best + strspn(best, "\n 1");
+    while (*id != '\n' && strspn(id, "0123456789") != strcspn(id, " \n"))
+        id += strcspn(id, " \n") + strspn(id + strcspn(id, " \n"), " ");
+    ck_assert_int_eq(sscanf(id, "%ld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &run,
+                            &step, &samples, &tokens, &mem, &headroom, &tflops, &peak, &kj,
+                            &per_1k, &per_m, &days, &mwh, &dollars),
+                     14);
     ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g vs %g", tokens, samples);
     double want_peak = 100 * tflops * 1e12 / catalogue_peak("a100-80gb", "bf16");
     ck_assert_msg(fabs(peak - want_peak) <= 1e-2 * want_peak, "%%peak %g, want %g", peak,
@@ -1833,29 +1925,47 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
 }
 END_TEST
 
-/* The rank 1 row of a plan's ranking: its layout (the 30 characters after "1    ", trimmed)
- * into layout, and after its run id the numbers into x (at most n); returns how many. */
-static int plan_best_row(const char *out, char *layout, double *x, int n)
+/* A ranked row's layout and figures from at, where its layout's words start in a line of
+ * len characters: the layout (its words up to the run id, the first word of digits only: a
+ * layout's words, t1, mb1x2, z0, sp, v2, full, are not) into layout (64), then the numbers
+ * after the run id into x (at most n); returns how many. */
+static int plan_row_after(const char *line, const char *at, char *layout, double *x, int n)
 {
-    const char *row = strstr(out, "\n1    ");
-    ck_assert_msg(row, "no rank 1 in:\n%s", out);
-    snprintf(layout, 31, "%.30s", row + 6);
+    at += strspn(at, " ");
+    const char *id = at;
+    for (;;) {
+        id += strspn(id, " ");
+        size_t len = strcspn(id, " "), digits = strspn(id, "0123456789");
+        ck_assert_msg(len, "no run id in %s", line);
+        if (digits == len)
+            break;
+        id += len;
+    }
+    snprintf(layout, 64, "%.*s", (int)(id - at), at);
     for (char *end = layout + strlen(layout); end > layout && end[-1] == ' ';)
         *--end = '\0';
-    char line[1024]; /* the row alone: the next one starts with a number too */
-    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
-    ck_assert_uint_gt(strlen(line), 35);
-    const char *at = line + 35;
     long run;
     int k = 0, used;
-    ck_assert_int_eq(sscanf(at, "%ld%n", &run, &used), 1);
-    for (at += used; k < n && sscanf(at, "%lf%n", &x[k], &used) == 1; at += used)
+    ck_assert_int_eq(sscanf(id, "%ld%n", &run, &used), 1);
+    for (id += used; k < n && sscanf(id, "%lf%n", &x[k], &used) == 1; id += used)
         k++;
     return k;
 }
 
-/* The row of option name in a comparison's table: layout (columns 36 to 65, trimmed) and the
- * numbers after the run id into x (at most n); returns how many. */
+/* The rank 1 row of a plan's ranking: its layout (after "1    ", up to its run id) into
+ * layout (64), and after its run id the numbers into x (at most n); returns how many. */
+static int plan_best_row(const char *out, char *layout, double *x, int n)
+{
+    const char *row = strstr(out, "\n1    ");
+    ck_assert_msg(row, "no rank 1 in:\n%s", out);
+    char line[1024]; /* the row alone: the next one starts with a number too */
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+    return plan_row_after(line, line + 5, layout, x, n);
+}
+
+/* The row of option name in a comparison's table: its layout (after the option's name and
+ * device, up to its run id) into layout (64) and the numbers after the run id into x (at
+ * most n); returns how many. */
 static int plan_option_row(const char *out, const char *name, char *layout, double *x, int n)
 {
     const char *table = strstr(out, "\nbest layout of each option");
@@ -1864,19 +1974,12 @@ static int plan_option_row(const char *out, const char *name, char *layout, doub
     snprintf(start, sizeof start, "\n%-20s ", name);
     const char *row = strstr(table, start);
     ck_assert_msg(row, "no row %s in:\n%s", name, table);
-    snprintf(layout, 31, "%.30s", row + 37);
-    for (char *end = layout + strlen(layout); end > layout && end[-1] == ' ';)
-        *--end = '\0';
     char line[1024];
     snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
-    ck_assert_uint_gt(strlen(line), 66);
-    const char *at = line + 66;
-    long run;
-    int k = 0, used;
-    ck_assert_int_eq(sscanf(at, "%ld%n", &run, &used), 1);
-    for (at += used; k < n && sscanf(at, "%lf%n", &x[k], &used) == 1; at += used)
-        k++;
-    return k;
+    const char *at = line + 21; /* the device's name, then the layout */
+    at += strspn(at, " ");
+    at += strcspn(at, " ");
+    return plan_row_after(line, at, layout, x, n);
 }
 
 /* The parameters of a profile file ("params = N" in its [profile] section). */
@@ -1894,7 +1997,8 @@ static double profile_params(const char *path)
  * plan_enumerates_fits_and_runs_layouts at $4 a device-hour with --tokens 2T: each option's
  * row of the final table is the rank 1 row of the same plan made alone for that device (its
  * layout, step time, tokens/s, TFLOP/s, kJ, $/M tokens, days, MWh, $, checkpoint interval,
- * goodput and the same with failures). The goodput columns are what sim_goodput_layout gives
+ * goodput and the same with failures); both plans prune by the same bound, and pruning never
+ * drops the winner (plan_prunes_what_cannot_win), so the rank 1 rows are the same. The goodput columns are what sim_goodput_layout gives
  * here for the printed step time (the defaults: Llama 3's MTBF and storage), and, through
  * --show with --mtbf 2h --ckpt-bandwidth 1kBps --restart 1min (a checkpoint of 6 minutes: a
  * goodput well below 1), what sim_goodput_compute gives with those. A port price adds ports x
@@ -1924,7 +2028,7 @@ START_TEST(plan_compares_devices_and_goodput)
         ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", devices[i], "--db", one,
                                                 NULL}),
                          0);
-        char *alone = slurp(out_path), want[32], got[32];
+        char *alone = slurp(out_path), want[64], got[64];
         /* run s/step samples/s tokens/s memory headroom TFLOP/s %peak kJ $/1k $/M days MWh $
          * ckpt/steps goodput days+fail $+fail */
         double a[18], b[13];
@@ -1982,10 +2086,22 @@ START_TEST(plan_compares_devices_and_goodput)
                                             "free:port_price=0", "--option",
                                             "priced:port_price=1", "--db", db, NULL}),
                      0);
-    char *o = slurp(out_path), layout[32];
+    char *o = slurp(out_path), layout[64], priced[64];
     double x[13], y[13];
     ck_assert_int_eq(plan_option_row(o, "free", layout, x, 13), 12);
-    ck_assert_int_eq(plan_option_row(o, "priced", layout, y, 13), 12);
+    ck_assert_int_eq(plan_option_row(o, "priced", priced, y, 13), 12);
+    /* each option's plan: its 45 layouts fit (plan_enumerates_fits_and_runs_layouts), and
+     * what the bound does not prune runs; the price changes no step, so the same are pruned */
+    long pruned[2] = {0, 0};
+    static const char *const sections[] = {"=== option free: ", "=== option priced: "};
+    for (int i = 0; i < 2; i++) {
+        const char *at = strstr(o, sections[i]), *end = i ? NULL : strstr(o, sections[1]);
+        ck_assert_msg(at && strstr(at, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s",
+                      o);
+        const char *pr = strstr(at, "\npruned ");
+        if (pr && (!end || pr < end))
+            ck_assert_msg(sscanf(pr, "\npruned %ld of 45 layouts", &pruned[i]) == 1, "%s", o);
+    }
     free(o);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
@@ -1993,9 +2109,14 @@ START_TEST(plan_compares_devices_and_goodput)
                                    "e.run WHERE r.name LIKE 'plan-tiny-c-priced-%' LIMIT 1");
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE "
                                    "'plan-tiny-c-free-%'"),
-                     8);
+                     45 - pruned[0]);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE "
+                                   "'plan-tiny-c-priced-%'"),
+                     45 - pruned[1]);
     sqlite3_close(h);
-    ck_assert_msg(ports >= 8 && x[0] == y[0], "%g ports, %g and %g s/step", ports, x[0], y[0]);
+    ck_assert_int_eq(pruned[0], pruned[1]);
+    ck_assert_msg(ports >= 8 && x[0] == y[0] && !strcmp(layout, priced),
+                  "%g ports, %g and %g s/step, %s and %s", ports, x[0], y[0], layout, priced);
     ck_assert_msg(fabs(y[4] - x[4] * (4 * 4 + ports) / (4 * 4)) <= 1e-3 * y[4],
                   "$/M tokens %g with %g ports at $1, %g without", y[4], ports, x[4]);
 
@@ -2011,6 +2132,9 @@ START_TEST(plan_compares_devices_and_goodput)
         {"--option", "fast:nic=1Gbps", "dtsim plan: --option fast:nic=1Gbps: unknown key"},
         {"--option", "fast:uplink=quick", "dtsim plan: --option fast:uplink=quick: "
                                           "cluster.uplink_bandwidth: bad bandwidth"},
+        {"--option", "tp:strategy.tensor=2", "dtsim plan: --option tp:strategy.tensor=2: "
+                                             "strategy.tensor=2: the plan searches "
+                                             "strategy.tensor itself"},
         {"--mtbf", "0h", "dtsim plan: --mtbf 0h: expected a positive time"},
         {"--restart", "soon", "dtsim plan: --restart soon: expected a time"},
         {"--ckpt-bandwidth", "fast", "dtsim plan: --ckpt-bandwidth fast: expected a positive"},
@@ -2030,8 +2154,9 @@ START_TEST(plan_compares_devices_and_goodput)
 }
 END_TEST
 
-/* A plan always answers. The tiny GPT on 4 devices (8 layouts, 200 steps each, tensor
- * all-reduces as messages, so that a plan takes a while) is planned whole in one database; in another it is stopped by SIGINT
+/* A plan always answers. The tiny GPT on 4 devices (8 layouts by --max-runs and --no-prune,
+ * 200 steps each, tensor all-reduces as messages, so that a plan takes a while) is planned
+ * whole in one database; in another it is stopped by SIGINT
  * once 2 runs are done (exit code 130, a PARTIAL ranking of k < 8 layouts and how to go
  * on), and --resume simulates only the 8 - k missing layouts under the same sweep id: its
  * ranking is the whole plan's, row for row (simulated times are deterministic), the runs
@@ -2049,7 +2174,8 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
 #define PLAN_ARGS(DB, ...)                                                                      \
     (const char *[]){"plan", "--profile", prof, "--device", "a100-80gb", "--devices", "4",       \
                      "--per-server", "2", "--heads", "2", "--global-batch", "2", "--steps",      \
-                     "200", "--set", "strategy.tensor_comm=messages", "--db", DB, __VA_ARGS__}
+                     "200", "--set", "strategy.tensor_comm=messages", "--no-prune", "--max-runs", \
+                     "8", "--db", DB, __VA_ARGS__}
     ck_assert_int_eq(dtsim(PLAN_ARGS(whole, NULL)), 0);
     char *o = slurp(out_path);
     char *want = plan_rows(o);
@@ -2098,7 +2224,8 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--resume", NULL)), 0);
     o = slurp(out_path);
     char line[80];
-    snprintf(line, sizeof line, ": %ld of 8 layouts finished, %ld to simulate\n", k, 8 - k);
+    snprintf(line, sizeof line, ": %ld of 8 layouts finished, at most %ld to simulate\n", k,
+             8 - k);
     ck_assert_msg(strstr(o, line) && plan_partial(o) == -1, "%s", o);
     char *got = plan_rows(o);
     ck_assert_msg(!strcmp(got, want), "resumed:\n%s\nwhole:\n%s", got, want);
@@ -2141,6 +2268,83 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
 }
 END_TEST
 
+/* Pruning never drops the winner. The tiny GPT of plan_enumerates_fits_and_runs_layouts on a
+ * slow device (10 GFLOP/s: compute, not latency, decides the step) of 800 kB: 27 layouts fit;
+ * with pruning some of them are not simulated, as the one line says, and the ranking's best
+ * row is --no-prune's, each row simulated as --no-prune simulates it, and no step below its
+ * bound; --show says what was pruned again, and --no-prune does not go with --show. */
+START_TEST(plan_prunes_what_cannot_win)
+{
+    char prof[300], dev[300], db[300], all[300];
+    snprintf(prof, sizeof prof, "%s/tiny-p.ini", dir);
+    snprintf(dev, sizeof dev, "%s/slow-p.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-p.db", dir);
+    snprintf(all, sizeof all, "%s/plan-p-all.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 1Gf\nbf16 = 10Gf\nmemory = 800kB\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", all,
+                                            "--no-prune", "-j", "2", NULL}),
+                     0);
+    char *o = slurp(out_path);
+    ck_assert_msg(!strstr(o, "\npruned "), "%s", o);
+    char *want = plan_rows(o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db, NULL}),
+                     0);
+    o = slurp(out_path);
+    char *e = slurp(err_path);
+    long pruned = 0;
+    double best;
+    const char *at = strstr(o, "\npruned ");
+    ck_assert_msg(at && sscanf(at, "\npruned %ld of 27 layouts: their lower bound exceeds the "
+                                   "best simulated step (%lf s)", &pruned, &best) == 2 &&
+                      pruned > 0 && pruned < 27 && strstr(o, ": 36 layouts, 27 fit, ") &&
+                      !strstr(e, "below their lower bound") && plan_partial(o) == -1,
+                  "%s\n%s", o, e);
+    free(e);
+    char *got = plan_rows(o);
+    /* the same best row, and every row one of --no-prune's */
+    ck_assert_msg(!strncmp(got, want, strcspn(want, "\n") + 1), "pruned:\n%s\nall:\n%s", got,
+                  want);
+    for (char *line = got; *line; line = strchr(line, '\n') + 1) {
+        char row[400];
+        snprintf(row, sizeof row, "%.*s", (int)(strchr(line, '\n') - line + 1), line);
+        ck_assert_msg(strstr(want, row + 5), "%s not in:\n%s", row, want);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"),
+                     27 - pruned);
+    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"),
+                            best, 1e-5 * best); /* printed to 6 digits */
+    sqlite3_close(h);
+    ck_assert_int_eq(sqlite3_open(all, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 27);
+    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"),
+                            best, 1e-5 * best);
+    sqlite3_close(h);
+    free(got);
+    free(want);
+    free(o);
+    char line[120];
+    snprintf(line, sizeof line, "\npruned %ld of 27 layouts: their lower bound exceeds", pruned);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, line) && plan_partial(o) == -1, "%s", o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--no-prune", NULL}),
+                     2);
+    one_error_line("--show ranks a stored plan: --no-prune does not go with it", NULL);
+}
+END_TEST
+
 /* Step time of the plan's run named name in h. */
 static double plan_step(sqlite3 *h, const char *name)
 {
@@ -2170,13 +2374,15 @@ START_TEST(plan_tries_gradient_buckets)
                      0);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
                                             "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, NULL}),
+                                            "2", "--global-batch", "2", "--db", db, "--no-prune",
+                                            NULL}),
                      0);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-b25' AND "
+    /* t1 p2 d2 and t2 p1 d2 at ZeRO-0, each recomputation, t2 with and without sp */
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-b25%' AND "
                                    "config LIKE '%bucket_mb = 25%' AND status = 'finished'"),
-                     2);
+                     9);
     static const char *const twins[] = {"plan-tiny-b-t1p2d2-mb1x1-z0", "plan-tiny-b-t2p1d2-mb1x1-z0"};
     for (int i = 0; i < 2; i++) {
         char b25[100];
@@ -2926,6 +3132,7 @@ int main(void)
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
+    tcase_add_test(tc, plan_prunes_what_cannot_win);
     tcase_add_test(tc, plan_ranks_tokens_peak_headroom_and_cost);
     tcase_add_test(tc, plan_compares_devices_and_goodput);
     tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);

@@ -1,14 +1,17 @@
 /* `dtsim plan`: capacity planning of a timing-only model on N devices. Enumerates the
  * tensor x pipeline x data layouts (strategy.kind = pipeline) of one global batch with their
- * micro-batch sizes and ZeRO stage 0 or 1, drops the layouts that do not fit the device's
- * memory (the check `dtsim check` makes, no simulation), and tries one that does not fit
- * again with what saves more memory at a cost: ZeRO stages 2 and 3 over its replicas and
- * selective or full recomputation (each fitting combination with nothing less saving that
- * fits); a fitting one of replicas without ZeRO it tries again with gradient buckets. It runs the fitting ones as one sweep (the machinery of `dtsim run`, -j children,
- * one database, one sweep id) and prints them by step time with memory, achieved FLOP/s per
- * device, energy and cost, read back from the database. The scenarios are written to
- * temporary files (removed at the end): a base made of the options, then the same with each
- * layout's keys.
+ * micro-batch sizes, the interleaved schedule's virtual stages, sequence parallelism,
+ * recomputation (none, selective, full) and ZeRO stage 0 or 1, drops the layouts that do not
+ * fit the device's memory (the check `dtsim check` makes, no simulation), and tries one whose
+ * ZeRO-1 does not fit again at ZeRO-2, then ZeRO-3; a fitting one of replicas without ZeRO it
+ * tries again with gradient buckets. It simulates the fitting ones as one sweep (the
+ * machinery of `dtsim run`, -j children, one database, one sweep id) in order of a lower
+ * bound of their step time (their compute as the run charges it and the pipeline's bubble),
+ * in batches of -j, and prunes those whose bound exceeds the best step simulated so far: the
+ * bound never exceeds the simulated step, so a pruned layout cannot win. It prints them by
+ * step time with memory, achieved FLOP/s per device, energy and cost, read back from the
+ * database. The scenarios are written to temporary files (removed at the end): a base made
+ * of the options, then the same with each layout's keys.
  *
  * A plan always answers: on SIGINT or SIGTERM, or when --time-limit passes, it stops its
  * runs (cli_sweep_run_opts) and ranks those that finished, marked PARTIAL. What the ranking
@@ -34,6 +37,7 @@
 #include "cli.h"
 #include "cli_plan_compare.h"
 #include "cli_sweep.h"
+#include "compute_model.h"
 #include "db.h"
 #include "goodput.h"
 #include "model_profile.h"
@@ -42,16 +46,20 @@
 #include "scenario.h"
 
 #define PLAN_MAX_SETS 64
-#define PLAN_MAX_LAYOUTS 4096
-/* the runs of one plan: their scenarios are held in memory at once */
+#define PLAN_MAX_LAYOUTS 16384
+/* the runs of one plan (--max-runs): the scenarios of one call of the sweep are held in
+ * memory at once */
 #define PLAN_MAX_RUNS 256
+/* virtual stages of the interleaved schedule tried: 2, 4, ... up to this (and up to the
+ * profile's pieces over the stages) */
+#define PLAN_MAX_VIRTUAL 8
 /* gradient buckets tried besides one all-reduce per stage: PyTorch DDP's bucket_cap_mb */
 #define PLAN_BUCKET_MB 25
 
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
     long devices, per_server, global_batch, heads, steps, top, max_runs;
-    int jobs, no_run, resume, show;
+    int jobs, no_run, resume, show, no_prune;
     double time_limit; /* wall seconds from the start; 0: none */
     double tokens;     /* --tokens: tokens to train; 0: none */
     const char *time_limit_text, *tokens_text;
@@ -77,16 +85,22 @@ typedef struct plan_info {
     double global_batch, devices;
     double peak_flops, capacity; /* the device's at the precision, bytes; NAN: unknown */
     double ckpt_bytes;           /* a checkpoint of the model (goodput); NAN: unknown */
-    long runs;                   /* layouts the whole plan simulates */
+    long runs;                   /* the plan's fitting layouts: its sweep's indices */
+    long pruned, capped;         /* of those, not simulated: their bound exceeds the best
+                                  * step; past --max-runs */
+    double best_bound;           /* the best simulated step the pruning compared with */
 } plan_info_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches
  * of mbs samples, ZeRO stage 0 to 3 over the d replicas, model.recompute rc, gradient
- * buckets of bucket_mb (PLAN_BUCKET_MB or 0) over the replicas. */
+ * buckets of bucket_mb (PLAN_BUCKET_MB or 0) over the replicas, sequence parallelism sp,
+ * the interleaved schedule over v virtual stages (1: 1F1B). */
 typedef struct plan_layout {
-    long t, p, d, mbs, m;
-    int zero, bucket_mb;
+    long t, p, d, mbs, m, v;
+    int zero, bucket_mb, sp;
     sim_recompute_t rc;
+    long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
+    double bound;     /* lower bound of its step time, seconds (plan_bound) */
     int fits;         /* the fullest device holds no more than its memory */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
     int64_t run;      /* its run in the database; 0: none */
@@ -103,12 +117,18 @@ static void plan_help(void)
            "\n"
            "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
-        "batch, with micro-batches of 1, 2 or 4 samples and ZeRO stage 0 or 1, drops\n"
-        "those that do not fit the device's memory, tries those again with ZeRO stage\n"
-        "2 or 3 and selective or full recomputation (the least that fits), and those\n"
-        "of replicas without ZeRO that fit with gradient buckets too, simulates\n"
-        "the rest as one sweep (strategy.kind = pipeline, 1F1B) stored in the\n"
-        "database, and prints them by step time with the fullest device's memory,\n"
+        "batch, each with micro-batches of 1, 2 or 4 samples, the 1F1B or the\n"
+        "interleaved schedule (virtual stages 2, 4, 8), sequence parallelism or not\n"
+        "(tensor > 1), no, selective or full recomputation, and ZeRO stage 0 or 1;\n"
+        "drops those that do not fit the device's memory, tries those of ZeRO-1 again\n"
+        "with ZeRO-2, then 3, and those of replicas without ZeRO that fit with\n"
+        "gradient buckets too; simulates the fitting ones as one sweep\n"
+        "(strategy.kind = pipeline) in order of a lower bound of their step time\n"
+        "(the compute seconds of the busiest stage as the run charges them, times\n"
+        "1 + the bubble (stages - 1) / (virtual stages x micro-batches); no\n"
+        "communication), -j at a time, and prunes those whose bound exceeds the best\n"
+        "step simulated so far (they cannot win; --no-prune runs them all);\n"
+        "prints them by step time with the fullest device's memory,\n"
         "achieved TFLOP/s per device and its share of the device's peak, memory\n"
         "headroom, tokens/s, energy, cost, and the goodput under failures: Daly's\n"
         "checkpoint interval in steps (ckpt/steps) and the useful share of wall time\n"
@@ -165,8 +185,10 @@ static void plan_help(void)
         "  -j, --jobs J        layouts checked and simulated at once (default 1)\n"
         "  --db PATH           results database (default " DEFAULT_DB ")\n"
         "  --top K             layouts printed (default 10)\n"
-        "  --max-runs M        layouts simulated at most, the first fitting ones in the\n"
-        "                      listed order (default and at most %d)\n"
+        "  --max-runs M        layouts simulated at most, in order of their lower bound\n"
+        "                      (default and at most %d)\n"
+        "  --no-prune          simulate every fitting layout (up to --max-runs), however\n"
+        "                      far its bound is above the best step\n"
         "  --no-run            list the layouts and their fit; simulate nothing\n"
         "  --time-limit T      wall time (120s, 10min, 2h) after which no layout starts\n"
         "                      and the running ones stop: the ranking is PARTIAL\n"
@@ -190,8 +212,11 @@ static void plan_help(void)
         "replicas without ZeRO runs again with gradient buckets of 25 MB (PyTorch\n"
         "DDP's default; strategy.bucket_mb) all-reduced during the last backward pass\n"
         "instead of one all-reduce per stage after it; ZeRO reduces unbucketed.\n"
-        "A layout is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, then\n"
-        "selective or full when it recomputes.\n"
+        "The interleaved schedule needs stages > 1, micro-batches a multiple of the\n"
+        "stages, and stages x virtual stages at most the profile's pieces. A layout\n"
+        "is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, sp with\n"
+        "sequence parallelism, vV interleaved over V virtual stages, then selective\n"
+        "or full when it recomputes.\n"
         "\n"
         "exit code: 0 a plan ranked whole, or PARTIAL because --time-limit passed;\n"
         "1 a run failed; 2 bad input (side by side: also an option where no layout\n"
@@ -264,6 +289,7 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"db", required_argument, 0, 'd'},
         {"top", required_argument, 0, 't'},
         {"max-runs", required_argument, 0, 'm'},
+        {"no-prune", no_argument, 0, 'X'},
         {"no-run", no_argument, 0, 'N'},
         {"time-limit", required_argument, 0, 'T'},
         {"resume", no_argument, 0, 'R'},
@@ -327,6 +353,9 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
             break;
         case 'N':
             o->no_run = 1;
+            break;
+        case 'X':
+            o->no_prune = 1;
             break;
         case 'R':
             o->resume = 1;
@@ -437,10 +466,25 @@ static long profile_blocks(const sim_model_profile_t *prof)
     return blocks ? blocks : pieces;
 }
 
+/* The pieces the profile can be cut into (its [forward] cuts + 1): the interleaved schedule
+ * needs a piece for each of its stages x virtual stages chunks. */
+static long profile_pieces(const sim_model_profile_t *prof)
+{
+    long pieces = 1;
+    for (int i = 0; i < prof->n_layers; i++)
+        pieces += prof->layers[i].cut > 0;
+    return pieces;
+}
+
 /* Every layout of o's devices and batch, in the order printed: tensor, then stages, from
- * small to large, then micro-batch size, then ZeRO. Returns how many went to out. */
-static long plan_enumerate(const plan_opts_t *o, long blocks, int splits, plan_layout_t *out,
-                           long max)
+ * small to large, then micro-batch size, virtual stages (1 first: 1F1B), sequence
+ * parallelism (off first), recomputation (none, selective, full) and ZeRO (0, then 1 with
+ * replicas; plan_zero_more adds 2 and 3). Selective only with attention cores, sequence
+ * parallelism only with tensor > 1, where it changes something; Megatron-LM turns it on
+ * with every tensor split, but off it is what a layout without it costs, so both run.
+ * Returns how many went to out. */
+static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int splits,
+                           int attention, plan_layout_t *out, long max)
 {
     static const long tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
     long n = 0;
@@ -456,14 +500,28 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, int splits, plan_l
                 continue;
             long b = o->global_batch / d;
             for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
-                long mbs = sizes[si];
-                if (b % mbs || b / mbs > 4096)
+                long mbs = sizes[si], m = b / mbs;
+                if (b % mbs || m > 4096)
                     continue;
-                for (int zero = 0; zero <= (d > 1); zero++) {
-                    if (n == max)
-                        return n;
-                    out[n++] = (plan_layout_t){
-                        .t = t, .p = p, .d = d, .mbs = mbs, .m = b / mbs, .zero = zero};
+                for (long v = 1; v <= PLAN_MAX_VIRTUAL; v *= 2) {
+                    /* the schedule's own rules (pipeline.c): 2 or more stages, micro-batches
+                     * S at a time, a piece of the profile for every chunk */
+                    if (v > 1 && (p < 2 || m % p || p * v > pieces))
+                        continue;
+                    for (int sp = 0; sp <= (t > 1); sp++)
+                        for (int rc = SIM_RECOMPUTE_NONE; rc <= SIM_RECOMPUTE_FULL; rc++) {
+                            if (rc == SIM_RECOMPUTE_SELECTIVE && !attention)
+                                continue;
+                            for (int zero = 0; zero <= (d > 1); zero++) {
+                                if (n == max)
+                                    return n;
+                                out[n] = (plan_layout_t){.t = t, .p = p, .d = d, .mbs = mbs,
+                                                         .m = m, .v = v, .sp = sp,
+                                                         .rc = (sim_recompute_t)rc,
+                                                         .zero = zero, .order = 4 * n};
+                                n++;
+                            }
+                        }
                 }
             }
         }
@@ -473,13 +531,28 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, int splits, plan_l
 
 static const char *const rc_names[] = {"", "selective", "full"}; /* sim_recompute_t */
 
+/* What a layout adds to tT pP dD mbSxC zZ, each word after sep: "b25", "sp", "v2", the
+ * recomputation. */
+static void layout_more(const plan_layout_t *l, char sep, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    if (l->bucket_mb)
+        k += (size_t)snprintf(buf + k, n - k, "%cb%d", sep, l->bucket_mb);
+    if (l->sp && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%csp", sep);
+    if (l->v > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%cv%ld", sep, l->v);
+    if (l->rc && k < n)
+        snprintf(buf + k, n - k, "%c%s", sep, rc_names[l->rc]);
+}
+
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    char bucket[16] = "";
-    if (l->bucket_mb)
-        snprintf(bucket, sizeof bucket, " b%d", l->bucket_mb);
-    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s%s%s", l->t, l->p, l->d, l->mbs, l->m,
-             l->zero, bucket, l->rc ? " " : "", rc_names[l->rc]);
+    char more[24]; /* " b25 sp v8 selective" at most */
+    layout_more(l, ' ', more, sizeof more);
+    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", l->t, l->p, l->d, l->mbs, l->m, l->zero,
+             more);
 }
 
 /* The base scenario: every layout's keys but the layout's own. */
@@ -519,8 +592,8 @@ static dt_status write_temp(char *path, const plan_opts_t *o, const char *profil
 static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t *o,
                              const plan_layout_t *l, const char *name, dt_err_t *err)
 {
-    char keys[9][SCENARIO_STR];
-    const char *sets[PLAN_MAX_SETS + 10];
+    char keys[11][SCENARIO_STR], more[64];
+    const char *sets[PLAN_MAX_SETS + 14];
     for (int i = 0; i < o->n_sets; i++)
         sets[i] = o->sets[i];
     snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", l->t);
@@ -528,11 +601,9 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
     snprintf(keys[2], sizeof keys[2], "strategy.data_parallel=%ld", l->d);
     snprintf(keys[3], sizeof keys[3], "model.batch=%ld", l->m * l->mbs);
     snprintf(keys[4], sizeof keys[4], "strategy.micro_batches=%ld", l->m);
-    char bucket[16] = "";
-    if (l->bucket_mb)
-        snprintf(bucket, sizeof bucket, "-b%d", l->bucket_mb);
-    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s%s%s", name,
-             l->t, l->p, l->d, l->mbs, l->m, l->zero, bucket, l->rc ? "-" : "", rc_names[l->rc]);
+    layout_more(l, '-', more, sizeof more);
+    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s", name, l->t,
+             l->p, l->d, l->mbs, l->m, l->zero, more);
     snprintf(keys[6], sizeof keys[6], "strategy.zero_stage=%d", l->zero ? l->zero : 1);
     snprintf(keys[7], sizeof keys[7], "model.recompute=%s", l->rc ? rc_names[l->rc] : "none");
     int n = o->n_sets;
@@ -548,6 +619,13 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
         snprintf(keys[8], sizeof keys[8], "strategy.bucket_mb=%d", l->bucket_mb);
         sets[n++] = keys[8];
     }
+    if (l->sp)
+        sets[n++] = "strategy.sequence_parallel=yes";
+    if (l->v > 1) {
+        sets[n++] = "strategy.pipeline_schedule=interleaved";
+        snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", l->v);
+        sets[n++] = keys[9];
+    }
     return scenario_load(sc, path, sets, n, err);
 }
 
@@ -560,6 +638,47 @@ static const char *without_path(const char *msg, const char *base)
     return msg + strspn(msg, ": 0123456789");
 }
 
+/* A lower bound of l's step time in seconds, without simulating (sc: l loaded): the compute
+ * of its busiest device, which no communication shortens. Each layer's seconds as the run
+ * charges them (timed by shape, cluster.compute_model, a tensor group member's share; else
+ * its FLOPs at the device's sustained speed, at most 1/tensor of them split), forward and
+ * backward, the forward again where l recomputes it; the replica's batch over the stages
+ * (the busiest stage holds at least the mean); times the pipeline's bubble, 1 + (S - 1) /
+ * (V M) for S stages, V virtual stages and M micro-batches (the first micro-batch's forward
+ * and the last one's backward cross the other stages while a stage waits). It assumes the
+ * stages as even as the simulator cuts them; the plan reports any simulated step below its
+ * bound. 0 where the device states no speed: then nothing is pruned. */
+static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
+                         const sim_model_profile_t *prof)
+{
+    double speed = sc->device_flops;
+    if (!(speed > 0))
+        return 0;
+    sim_compute_t cm;
+    sim_compute_call_t call = sim_compute_call_of(sc);
+    int shape = sim_compute_by_shape(sc, prof, &cm);
+    double member = 0; /* a tensor group member's seconds per sample */
+    for (int i = 0; i < prof->n_layers; i++) {
+        const sim_profile_layer_t *x = &prof->layers[i];
+        double fwd, bwd;
+        if (shape) {
+            sim_compute_layer(&cm, x, &call, speed, &fwd, &bwd);
+            fwd /= call.samples;
+            bwd /= call.samples;
+        } else {
+            fwd = x->forward_flops / ((double)l->t * speed);
+            bwd = x->backward_flops / ((double)l->t * speed);
+        }
+        size_t len = strlen(x->name); /* selective recomputes the attention cores */
+        int again = l->rc == SIM_RECOMPUTE_FULL ||
+                    (l->rc == SIM_RECOMPUTE_SELECTIVE && len >= 7 &&
+                     !strcmp(x->name + len - 7, ".scores"));
+        member += fwd + bwd + (again ? fwd : 0);
+    }
+    return member * (double)(l->m * l->mbs) / (double)l->p *
+           (1 + (double)(l->p - 1) / (double)(l->v * l->m));
+}
+
 /* A layout's check under way: its child (cli_dry_run_start), or the error its scenario
  * gave when it did not load. */
 typedef struct fit_check {
@@ -570,13 +689,16 @@ typedef struct fit_check {
 
 /* Starts the check of a layout's memory against the device's, as `dtsim check` finds it (no
  * simulation). sc: a scenario's room, free again when this returns. */
-static void fit_start(const plan_layout_t *l, scenario_t *sc, const char *base,
-                      const plan_opts_t *o, const char *name, const char *argv0, fit_check_t *c)
+static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
+                      const sim_model_profile_t *prof, const char *name, const char *argv0,
+                      fit_check_t *c)
 {
     c->err.msg[0] = '\0';
     c->loaded = load_layout(sc, base, o, l, name, &c->err) == DT_OK;
-    if (c->loaded)
+    if (c->loaded) {
+        l->bound = plan_bound(l, sc, prof);
         cli_dry_run_start(sc, argv0, &c->dry);
+    }
 }
 
 /* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
@@ -600,17 +722,9 @@ static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
         *hint = '\0';
 }
 
-static void fit_one(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
-                    const char *name, const char *argv0)
-{
-    fit_check_t c;
-    fit_start(l, sc, base, o, name, argv0, &c);
-    fit_finish(l, &c, base);
-}
-
 /* Each layout's fit, o->jobs checks at once (each is a child process). */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
-                     const char *name, const char *argv0)
+                     const sim_model_profile_t *prof, const char *name, const char *argv0)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
     int slots = o->jobs > 1 ? o->jobs : 1;
@@ -619,158 +733,36 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
         if (i >= slots && i - slots < n) /* the oldest first: answers in the listed order */
             fit_finish(&l[i - slots], &c[(i - slots) % slots], base);
         if (i < n)
-            fit_start(&l[i], sc, base, o, name, argv0, &c[i % slots]);
+            fit_start(&l[i], sc, base, o, prof, name, argv0, &c[i % slots]);
     }
     free(c);
     free(sc);
 }
 
-/* The rows that fit with more saved than top, the last row of a layout whose most saving
- * row (ZeRO-1 with replicas, else ZeRO-0; no recomputation) does not fit: ZeRO stage z =
- * top's up to 3 (with replicas) and recompute none, selective (a profile with attention
- * cores) or full, each (z, rc) that fits when neither (z - 1, rc) nor a lesser rc at z does
- * (more ZeRO or more recomputation only costs time). Into out (at most max); returns how
- * many. */
-static long plan_retry(const plan_layout_t *top, int attention, scenario_t *sc, const char *base,
-                       const plan_opts_t *o, const char *name, const char *argv0,
-                       plan_layout_t *out, long max)
+/* ZeRO-2 over the replicas where ZeRO-1 does not fit, then ZeRO-3 where ZeRO-2 does not: a
+ * stage more only adds messages (at best, one micro-batch, ZeRO-2 ties), so it is tried only
+ * where the one below does not fit. Appends to l (n rows, fitted; room for max) a row of
+ * stage z for each row of stage z - 1 that does not fit, checks them, and returns the rows
+ * there are then. */
+static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
+                           const plan_opts_t *o, const sim_model_profile_t *prof,
+                           const char *name, const char *argv0, long max)
 {
-    /* hopeless when the most saving (the highest stage with full, or selective, which
-     * may keep less) does not fit: one or two checks, not up to eight */
-    int zmax = top->d > 1 ? 3 : 0;
-    plan_layout_t probe = *top;
-    probe.zero = zmax;
-    probe.rc = SIM_RECOMPUTE_FULL;
-    fit_one(&probe, sc, base, o, name, argv0);
-    if (!probe.fits && attention) {
-        probe.rc = SIM_RECOMPUTE_SELECTIVE;
-        fit_one(&probe, sc, base, o, name, argv0);
-    }
-    if (!probe.fits)
-        return 0;
-    long k = 0;
-    int least = SIM_RECOMPUTE_FULL + 1; /* the least recomputation that fits so far */
-    for (int z = top->zero; z <= zmax && least > 0; z++)
-        for (int rc = 0; rc < least && k < max; rc++) {
-            if ((z == top->zero && rc == 0) || (rc == SIM_RECOMPUTE_SELECTIVE && !attention))
-                continue;
-            out[k] = *top;
-            out[k].zero = z;
-            out[k].rc = (sim_recompute_t)rc;
-            fit_one(&out[k], sc, base, o, name, argv0);
-            if (out[k].fits) {
-                k++;
-                least = rc;
-            }
+    long k = n;
+    for (long i = 0; i < n && k < max; i++)
+        if (l[i].zero == z - 1 && l[i].d > 1 && !l[i].fits) {
+            l[k] = l[i];
+            l[k].zero = z;
+            l[k++].order = l[i].order + 1; /* right after the row it retries */
         }
+    plan_fit(l + n, k - n, base, o, prof, name, argv0);
     return k;
 }
 
-/* At most (3 + 1) stages x 3 recomputations a layout's retries list. */
-#define PLAN_MAX_RETRIES 12
-
-/* A layout's retries under way in a child process (plan -j), which writes how many and the
- * rows to fd. */
-typedef struct retry_child {
-    pid_t pid; /* 0: none (ran here, rows in the slot) */
-    int fd;
-    long n;
-    plan_layout_t rows[PLAN_MAX_RETRIES];
-} retry_child_t;
-
-static void retry_start(retry_child_t *c, const plan_layout_t *top, int attention, scenario_t *sc,
-                        const char *base, const plan_opts_t *o, const char *name,
-                        const char *argv0)
+static int by_order(const void *a, const void *b)
 {
-    int fds[2];
-    c->pid = 0;
-    fflush(NULL);
-    if (pipe(fds) == 0 && (c->pid = fork()) == 0) {
-        close(fds[0]);
-        long n = plan_retry(top, attention, sc, base, o, name, argv0, c->rows, PLAN_MAX_RETRIES);
-        int ok = write(fds[1], &n, sizeof n) == (ssize_t)sizeof n;
-        for (long i = 0; ok && i < n; i++)
-            ok = write(fds[1], &c->rows[i], sizeof c->rows[i]) == (ssize_t)sizeof c->rows[i];
-        _exit(ok ? 0 : 1);
-    }
-    if (c->pid > 0) {
-        close(fds[1]);
-        c->fd = fds[0];
-        return;
-    }
-    if (c->pid < 0) { /* no child: here, one after the other */
-        close(fds[0]);
-        close(fds[1]);
-        c->pid = 0;
-    }
-    c->n = plan_retry(top, attention, sc, base, o, name, argv0, c->rows, PLAN_MAX_RETRIES);
-}
-
-/* Reads n bytes (a child's answer), 0 when they all came. */
-static int read_all(int fd, void *p, size_t n)
-{
-    for (size_t got = 0; got < n;) {
-        ssize_t r = read(fd, (char *)p + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-static void retry_finish(retry_child_t *c)
-{
-    if (!c->pid)
-        return;
-    if (read_all(c->fd, &c->n, sizeof c->n) || c->n < 0 || c->n > PLAN_MAX_RETRIES ||
-        read_all(c->fd, c->rows, sizeof c->rows[0] * (size_t)c->n))
-        c->n = 0; /* a child that died: its retries are lost, the layout stays dropped */
-    close(c->fd);
-    while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    c->pid = 0;
-}
-
-/* The layouts of l (n, as enumerated and fitted) into out (at most max), each layout's rows
- * followed by its retries (plan_retry) when the most saving of them does not fit; o->jobs
- * layouts' retries at once, each in a child process. Returns how many went to out. */
-static long plan_more(const plan_layout_t *l, long n, int attention, const char *base,
-                      const plan_opts_t *o, const char *name, const char *argv0,
-                      plan_layout_t *out, long max)
-{
-    scenario_t *sc = dt_malloc(sizeof *sc);
-    long *tops = dt_malloc(sizeof *tops * (size_t)(n + 1)), n_tops = 0;
-    for (long i = 0; i < n; i++) {
-        int last = i + 1 == n || l[i + 1].t != l[i].t || l[i + 1].p != l[i].p ||
-                   l[i + 1].d != l[i].d || l[i + 1].mbs != l[i].mbs;
-        if (last && !l[i].fits)
-            tops[n_tops++] = i;
-    }
-    int slots = o->jobs > 1 ? o->jobs : 1;
-    retry_child_t *c = dt_malloc(sizeof *c * (size_t)slots);
-    long k = 0, started = 0, done = 0;
-    for (long i = 0; i < n && k < max; i++) {
-        out[k++] = l[i];
-        if (done == n_tops || tops[done] != i)
-            continue;
-        while (started < n_tops && started < done + slots) {
-            retry_start(&c[started % slots], &l[tops[started]], attention, sc, base, o, name,
-                        argv0);
-            started++;
-        }
-        retry_child_t *r = &c[done++ % slots];
-        retry_finish(r);
-        for (long j = 0; j < r->n && k < max; j++)
-            out[k++] = r->rows[j];
-    }
-    while (done < started) /* out was full: the children still end */
-        retry_finish(&c[done++ % slots]);
-    free(c);
-    free(tops);
-    free(sc);
-    return k;
+    const plan_layout_t *x = a, *y = b;
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 /* The layouts of l (n) into out (at most max), each fitting one with replicas and without
@@ -938,9 +930,15 @@ static dt_status plan_info_read(results_query_t *q, const char *sweep, plan_info
             in->ckpt_bytes = v;
         else if (!strcmp(key, "runs"))
             in->runs = isnan(v) ? 0 : (long)v;
+        else if (!strcmp(key, "pruned"))
+            in->pruned = isnan(v) ? 0 : (long)v;
+        else if (!strcmp(key, "capped"))
+            in->capped = isnan(v) ? 0 : (long)v;
+        else if (!strcmp(key, "best_bound"))
+            in->best_bound = v;
     }
     sqlite3_finalize(st);
-    if (!found || in->runs < 1 || in->runs > PLAN_MAX_RUNS || !(in->global_batch > 0) ||
+    if (!found || in->runs < 1 || in->runs > PLAN_MAX_LAYOUTS || !(in->global_batch > 0) ||
         !(in->devices > 0))
         return dt_err_input(err, "%s: sweep %s is not a plan's (its runs have no plan.* params)",
                             results_query_path(q), sweep);
@@ -953,7 +951,7 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
 {
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, x->run);
-    int shard = 0, stage = 0;
+    int shard = 0, stage = 0, interleaved = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0);
         const char *text = (const char *)sqlite3_column_text(st, 1);
@@ -974,6 +972,12 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
             shard = text && !strcmp(text, "yes");
         else if (!strcmp(key, "strategy.zero_stage"))
             stage = (int)v;
+        else if (!strcmp(key, "strategy.sequence_parallel"))
+            x->sp = text && !strcmp(text, "yes");
+        else if (!strcmp(key, "strategy.virtual_stages"))
+            x->v = v;
+        else if (!strcmp(key, "strategy.pipeline_schedule"))
+            interleaved = text && !strcmp(text, "interleaved");
         else if (!strcmp(key, "model.recompute"))
             x->rc = text && !strcmp(text, "full")        ? SIM_RECOMPUTE_FULL
                     : text && !strcmp(text, "selective") ? SIM_RECOMPUTE_SELECTIVE
@@ -984,6 +988,8 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
                             (long long)x->run);
     x->mbs /= x->m;
     x->zero = shard ? stage : 0;
+    if (!interleaved || x->v < 1)
+        x->v = 1;
     return DT_OK;
 }
 
@@ -1012,7 +1018,8 @@ static dt_status plan_rank_read(const char *db, const char *sweep, int read_info
                          "('strategy.tensor', 'strategy.stages', 'strategy.data_parallel', "
                          "'strategy.micro_batches', 'model.batch', 'strategy.bucket_mb', "
                          "'strategy.shard_optimizer', 'strategy.zero_stage', "
-                         "'model.recompute')",
+                         "'model.recompute', 'strategy.sequence_parallel', "
+                         "'strategy.pipeline_schedule', 'strategy.virtual_stages')",
                          &st, err);
     plan_layout_t *l = s == DT_OK ? dt_calloc((size_t)in->runs, sizeof *l) : NULL;
     for (size_t r = 0; s == DT_OK && r < runs.n; r++) {
@@ -1069,10 +1076,10 @@ static int by_step_time(const void *a, const void *b)
 static void print_list(const plan_layout_t *l, long n)
 {
     char name[64];
-    printf("%-30s %s\n", "layout", "memory (dtsim check)");
+    printf("%-34s %s\n", "layout", "memory (dtsim check)");
     for (long i = 0; i < n; i++) {
         layout_name(&l[i], name, sizeof name);
-        printf("%-30s %s %s\n", name, l[i].fits ? "fits:" : "dropped:",
+        printf("%-34s %s %s\n", name, l[i].fits ? "fits:" : "dropped:",
                l[i].memory[0] ? l[i].memory : "no capacity stated");
     }
 }
@@ -1149,14 +1156,20 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
                    cell(c[6], 32, "%.4g", r.dollars_fail));
         printf("\n");
     }
-    if (finished < in->runs) {
+    if (in->pruned)
+        printf("pruned %ld of %ld layouts: their lower bound exceeds the best simulated step "
+               "(%.6g s)\n", in->pruned, in->runs, in->best_bound);
+    if (in->capped)
+        printf("not simulated %ld of %ld layouts: past --max-runs, by their lower bound\n",
+               in->capped, in->runs);
+    if (finished + in->pruned + in->capped < in->runs) {
         char again[sizeof in->options + PATH_MAX + 64];
         snprintf(again, sizeof again, "%s", in->options);
         append_word(again, sizeof again, "--db");
         append_word(again, sizeof again, db);
         printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
                "rest: dtsim plan %s --resume\n",
-               finished, in->runs, again);
+               finished, in->runs - in->pruned - in->capped, again);
     }
     printf("TFLOP/s/dev: the profile's %.4g FLOP per sample (forward and backward, no "
            "recomputation) x %.0f samples / s/step / %.0f devices; %%peak: of the device's "
@@ -1221,6 +1234,230 @@ done:
     return rc;
 }
 
+/* The signal that came between two batches of the sweep (each batch's own handler takes
+ * those that come during it). */
+static volatile sig_atomic_t plan_signal;
+
+static void plan_on_signal(int sig)
+{
+    plan_signal = sig;
+}
+
+/* By lower bound; a tie by index, so that the order is the same in a plan and its
+ * resumptions. */
+static const plan_layout_t *bound_of;
+static int by_bound(const void *a, const void *b)
+{
+    const plan_layout_t *x = &bound_of[*(const long *)a], *y = &bound_of[*(const long *)b];
+    if (x->bound != y->bound)
+        return (x->bound > y->bound) - (x->bound < y->bound);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* in's pruned, capped and best_bound as params plan.* of every run of sweep, so that --show
+ * and --resume know which layouts were left out on purpose. Known only when the sweep's
+ * last batch has run, so written after it. */
+static void plan_store_skipped(const char *db, const char *sweep, const plan_info_t *in)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"plan.pruned", (double)in->pruned},
+                {"plan.capped", (double)in->capped},
+                {"plan.best_bound", in->best_bound}};
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(h, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(h,
+                           "INSERT OR REPLACE INTO params (run, key, value, number) "
+                           "SELECT id, ?1, ?2, ?3 FROM runs WHERE sweep = ?4",
+                           -1, &st, NULL) == SQLITE_OK) {
+        for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+            char text[32];
+            snprintf(text, sizeof text, "%.17g", nums[i].v);
+            sqlite3_reset(st);
+            sqlite3_bind_text(st, 1, nums[i].key, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+            if (isfinite(nums[i].v))
+                sqlite3_bind_double(st, 3, nums[i].v);
+            else
+                sqlite3_bind_null(st, 3);
+            sqlite3_bind_text(st, 4, sweep, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                fprintf(stderr, "dtsim plan: %s: cannot store %s: %s\n", db, nums[i].key,
+                        sqlite3_errmsg(h));
+        }
+    } else {
+        fprintf(stderr, "dtsim plan: %s: cannot store what was pruned: %s\n", db,
+                h ? sqlite3_errmsg(h) : "out of memory");
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+/* The best step time of sweep's finished runs in db, seconds; INFINITY when none (or the
+ * database does not answer: then nothing more is pruned). One query after each batch:
+ * reading every run back as the ranking does would cost more than a run of a small plan. */
+static double plan_best_step(const char *db, const char *sweep)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    double best = INFINITY;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(h, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(h,
+                           "SELECT min(s.sim_time / s.steps) FROM runs r JOIN summary s ON "
+                           "s.run = r.id WHERE r.sweep = ?1 AND r.status = 'finished' AND "
+                           "s.steps > 0",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            best = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return best;
+}
+
+/* Simulates the plan's fitting layouts (cand, in->runs of them by sweep index; stored: the
+ * rows of those that finished in an earlier run of the plan, or NULL, stored of them) as
+ * one sweep, continuing sweep (its id, "" for a new one; the id goes there), in order of
+ * their lower bound: -j at a time, after each batch the best step read back and every
+ * layout whose bound exceeds it pruned (all at once with --no-prune, none pruned), at most
+ * --max-runs in all. Into in: what was pruned and capped. *stopped: the signal that
+ * stopped it, -1 when the time limit passed, 0 when it ran to the end. Returns the sweep's
+ * exit code. */
+static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layout_t *cand,
+                         const plan_layout_t *stored, long n_stored, double deadline,
+                         const char *base, const char *name, const char *argv0, char *sweep,
+                         size_t size, int *stopped)
+{
+    enum { PENDING, SIMULATED, PRUNED, CAPPED };
+    long fit = in->runs, batch = o->no_prune ? o->max_runs : o->jobs;
+    if (batch > fit) /* the scenarios of a batch are held at once */
+        batch = fit;
+    char *state = dt_calloc((size_t)fit, 1);
+    long *order = dt_malloc(sizeof *order * (size_t)fit);
+    long *todo = dt_malloc(sizeof *todo * (size_t)batch);
+    scenario_t *list = dt_malloc(sizeof *list * (size_t)batch);
+    double best = INFINITY;
+    for (long i = 0; i < fit; i++) {
+        order[i] = i;
+        if (stored && stored[i].run) {
+            state[i] = SIMULATED;
+            best = fmin(best, stored[i].step_s);
+        }
+    }
+    bound_of = cand;
+    qsort(order, (size_t)fit, sizeof *order, by_bound);
+    cli_param_t params[PLAN_PARAMS];
+    char texts[PLAN_PARAMS][32];
+    plan_params(in, params, texts);
+    struct sigaction sa = {.sa_handler = plan_on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    plan_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = CLI_EXIT_OK;
+    long at = 0, started = n_stored, done = n_stored;
+    *stopped = 0;
+    for (;;) {
+        long k = 0;
+        while (at < fit && k < batch && started < o->max_runs) {
+            long i = order[at];
+            if (state[i] != PENDING) {
+                at++;
+                continue;
+            }
+            if (!o->no_prune && cand[i].bound > best)
+                break; /* by bound: every one after it has a bound as high */
+            dt_err_t err;
+            if (load_layout(&list[k], base, o, &cand[i], name, &err)) {
+                fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
+                rc = CLI_EXIT_USAGE;
+                goto done;
+            }
+            state[i] = SIMULATED;
+            todo[k++] = i;
+            started++;
+            at++;
+        }
+        if (!k)
+            break;
+        if (plan_signal || (deadline > 0 && cli_sweep_now() >= deadline)) {
+            for (long j = 0; j < k; j++) /* never started */
+                state[todo[j]] = PENDING;
+            *stopped = plan_signal ? plan_signal : -1;
+            break;
+        }
+        /* the progress's total: what is done, and what may still run at this best */
+        long total = started;
+        for (long j = at; j < fit && total < o->max_runs; j++)
+            total += state[order[j]] == PENDING && (o->no_prune || cand[order[j]].bound <= best);
+        char id[SCENARIO_STR + 64]; /* the sweep's answer goes to sweep, cleared as it starts */
+        snprintf(id, sizeof id, "%s", sweep);
+        cli_sweep_opts_t so = {.id = id, .index = todo, .label = "plan", .done_before = done,
+                               .total = total, .deadline = deadline, .params = params,
+                               .n_params = PLAN_PARAMS, .quiet = 1};
+        int r = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, size, &so);
+        if (r == CLI_EXIT_USAGE || !sweep[0]) {
+            rc = r ? r : CLI_EXIT_RUN;
+            goto done;
+        }
+        if (r != CLI_EXIT_OK)
+            rc = r;
+        done += k;
+        if (so.stopped) {
+            *stopped = so.stopped;
+            break;
+        }
+        if (o->no_prune)
+            continue;
+        best = fmin(best, plan_best_step(o->db, sweep));
+    }
+    /* what did not run, when nothing stopped the plan: pruned, or past --max-runs; when
+     * something did, nothing is pruned yet and what --max-runs leaves out is capped */
+    in->pruned = in->capped = 0;
+    for (long i = 0; i < fit && !*stopped; i++) {
+        if (state[i] != PENDING)
+            continue;
+        state[i] = !o->no_prune && cand[i].bound > best ? PRUNED : CAPPED;
+        in->pruned += state[i] == PRUNED;
+        in->capped += state[i] == CAPPED;
+    }
+    if (*stopped && fit > o->max_runs)
+        in->capped = fit - o->max_runs;
+    in->best_bound = best;
+    if (sweep[0])
+        plan_store_skipped(o->db, sweep, in);
+done:
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    free(list);
+    free(todo);
+    free(order);
+    free(state);
+    return rc;
+}
+
+/* The key of a --set ("KEY=VALUE") that each layout sets itself, or NULL: such a key would
+ * be overridden on some layouts and not others, their names then saying what did not run. */
+static const char *plan_searched_key(const char *set)
+{
+    static const char *const searched[] = {
+        "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
+        "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
+        "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
+        "strategy.pipeline_schedule", "strategy.virtual_stages"};
+    for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
+        size_t len = strlen(searched[k]);
+        if (!strncmp(set, searched[k], len) && set[len] == '=')
+            return searched[k];
+    }
+    return NULL;
+}
+
 /* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
  * children; t0: when the command started, for --time-limit). check: only load the base
  * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
@@ -1234,6 +1471,19 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         memset(best, 0, sizeof *best);
     if (why_n)
         why[0] = '\0';
+    /* a key the plan searches, from an --option (the user's --set are checked before) */
+    for (int i = 0; i < o.n_sets; i++) {
+        const char *key = plan_searched_key(o.sets[i]);
+        if (!key)
+            continue;
+        if (why_n) {
+            snprintf(why, why_n, "--set %s: the plan searches %s itself (each layout sets it)",
+                     o.sets[i], key);
+            return CLI_EXIT_USAGE;
+        }
+        return cli_usage_error("plan", "--set %s: the plan searches %s itself (each layout "
+                                       "sets it)", o.sets[i], key);
+    }
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
     if (sim_model_profile_is_file(o.profile)) {
@@ -1256,7 +1506,7 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         return CLI_EXIT_USAGE;
     }
-    long blocks = profile_blocks(&prof);
+    long blocks = profile_blocks(&prof), pieces = profile_pieces(&prof);
     int splits = prof.has_tensor_splits, attention = sim_profile_has_attention(&prof);
     plan_info_t *in = dt_calloc(1, sizeof *in);
     in->flops_per_sample = prof.forward_flops + prof.backward_flops;
@@ -1271,8 +1521,8 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         snprintf(name, sizeof name, "plan-%s", prof.name);
     double model_params = (double)prof.params;
     snprintf(sample, sizeof sample, "%s", prof.sample);
-    sim_model_profile_free(&prof);
     if (o.tokens > 0 && !(in->tokens_per_sample > 0)) {
+        sim_model_profile_free(&prof); /* kept for the bounds (plan_bound) */
         free(in);
         return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
                                        "(its sample: \"%s\")",
@@ -1280,11 +1530,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     }
 
     plan_layout_t *l = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *l), *more = NULL, *ranked = NULL;
-    int *run = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *run);
-    long *todo = NULL;
+    plan_layout_t *cand = NULL; /* the fitting layouts, by sweep index */
+    int stopped = 0;
     char base[PATH_MAX] = "";
-    scenario_t *list = NULL;
-    long n = plan_enumerate(&o, blocks, splits, l, PLAN_MAX_LAYOUTS);
+    long n = plan_enumerate(&o, blocks, pieces, splits, attention, l, PLAN_MAX_LAYOUTS);
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
@@ -1325,17 +1574,20 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         rc = CLI_EXIT_OK;
         goto done;
     }
-    plan_fit(l, n, base, &o, name, argv[0]);
+    plan_fit(l, n, base, &o, &prof, name, argv[0]);
+    for (int z = 2; z <= 3; z++)
+        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], PLAN_MAX_LAYOUTS);
+    qsort(l, (size_t)n, sizeof *l, by_order);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
-    n = plan_more(l, n, attention, base, &o, name, argv[0], more, PLAN_MAX_LAYOUTS);
-    n = plan_buckets(more, n, l, PLAN_MAX_LAYOUTS);
-    long fit = 0, runs = 0;
-    for (long i = 0; i < n; i++) {
+    n = plan_buckets(l, n, more, PLAN_MAX_LAYOUTS);
+    plan_layout_t *tmp = l; /* the list back in l */
+    l = more;
+    more = tmp;
+    long fit = 0;
+    for (long i = 0; i < n; i++)
         fit += l[i].fits;
-        run[i] = l[i].fits && runs < o.max_runs;
-        runs += run[i];
-    }
-    printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, %ld to "
+    long runs = fit < o.max_runs ? fit : o.max_runs; /* at most */
+    printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, at most %ld to "
            "simulate\n",
            name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
     print_list(l, n);
@@ -1349,7 +1601,7 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         goto done; /* rc: CLI_EXIT_USAGE */
     }
     rc = CLI_EXIT_OK;
-    if (o.no_run || !runs)
+    if (o.no_run)
         goto done;
 
     /* the default database's folder is made when missing, as `dtsim run` makes it */
@@ -1359,11 +1611,18 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    in->runs = runs;
+    /* the sweep's indices: index k is the k-th fitting layout, as listed, in the plan and in
+     * its resumptions */
+    in->runs = fit;
+    cand = dt_malloc(sizeof *cand * (size_t)fit);
+    for (long i = 0, k = 0; i < n; i++)
+        if (l[i].fits) {
+            l[i].index = k;
+            cand[k++] = l[i];
+        }
     plan_options_text(&o, profile, in->options, sizeof in->options);
 
-    /* --resume: the newest stored plan of these options, and which of its layouts finished
-     * (run index k is the k-th fitting layout, as listed, in the plan and in its resumptions) */
+    /* --resume: the newest stored plan of these options, and which of its layouts finished */
     char sweep[SCENARIO_STR + 64] = "";
     long stored = 0;
     if (o.resume && access(o.db, F_OK) == 0) {
@@ -1375,9 +1634,9 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         if (st == DT_OK && sweep[0]) {
             plan_info_t *was = dt_calloc(1, sizeof *was);
             st = plan_rank_read(o.db, sweep, 1, was, &ranked, &stored, &err);
-            if (st == DT_OK && was->runs != runs)
-                st = dt_err_input(&err, "%s: the plan of sweep %s simulates %ld layouts, these "
-                                        "options %ld", o.db, sweep, was->runs, runs);
+            if (st == DT_OK && was->runs != fit)
+                st = dt_err_input(&err, "%s: the plan of sweep %s has %ld fitting layouts, these "
+                                        "options %ld", o.db, sweep, was->runs, fit);
             free(was);
         }
         if (st) {
@@ -1386,76 +1645,54 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
             goto done;
         }
     }
+    long most = fit < o.max_runs ? fit : o.max_runs;
     if (o.resume && sweep[0])
-        printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, %ld to simulate\n",
-               sweep, o.db, stored, runs, runs - stored);
+        printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, at most %ld to "
+               "simulate\n", sweep, o.db, stored, most, most > stored ? most - stored : 0);
     else if (o.resume)
         fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
-                        "%ld layouts\n", o.db, runs);
+                        "%ld layouts\n", o.db, fit);
 
-    /* the layouts without a finished run as one sweep (continuing the stored one), each under
-     * its index in the whole plan */
-    list = dt_malloc(sizeof *list * (size_t)runs);
-    todo = dt_malloc(sizeof *todo * (size_t)runs);
-    long k = 0;
-    for (long i = 0, at = 0; i < n; i++) {
-        if (!run[i])
-            continue;
-        if (!(ranked && ranked[at].run)) {
-            if (load_layout(&list[k], base, &o, &l[i], name, &err)) {
-                fprintf(stderr, "dtsim plan: %s\n", err.msg); /* it loaded a moment ago */
-                rc = CLI_EXIT_USAGE;
-                goto done;
-            }
-            todo[k++] = at;
-        }
-        at++;
-    }
-    char stored_id[sizeof sweep]; /* sweep is the sweep's answer, cleared as it starts */
-    snprintf(stored_id, sizeof stored_id, "%s", sweep);
-    cli_sweep_opts_t so = {.id = stored_id, .index = todo, .label = "plan", .done_before = stored,
-                           .total = runs};
-    if (o.time_limit > 0)
-        so.deadline = t0 + o.time_limit;
-    cli_param_t params[PLAN_PARAMS];
-    char texts[PLAN_PARAMS][32];
-    plan_params(in, params, texts);
-    so.params = params;
-    so.n_params = PLAN_PARAMS;
-    if (k > 0) {
-        rc = cli_sweep_run_opts(list, k, name, o.jobs, argv[0], sweep, sizeof sweep, &so);
-        if (rc == CLI_EXIT_USAGE || !sweep[0])
-            goto done;
-    }
+    rc = plan_simulate(&o, in, cand, ranked, stored, o.time_limit > 0 ? t0 + o.time_limit : 0,
+                       base, name, argv[0], sweep, sizeof sweep, &stopped);
+    if (rc == CLI_EXIT_USAGE || !sweep[0])
+        goto done;
     free(ranked);
+    ranked = NULL;
     long finished = 0;
     if (plan_rank_read(o.db, sweep, 0, in, &ranked, &finished, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         rc = CLI_EXIT_RUN;
         goto done;
     }
+    /* the bound is a bound: a simulated step below it would make the pruning unsafe */
+    long below = 0;
+    for (long i = 0; i < in->runs; i++)
+        below += ranked[i].run && ranked[i].step_s < cand[i].bound * (1 - 1e-9);
+    if (below)
+        fprintf(stderr, "dtsim plan: %ld simulated steps are below their lower bound: run "
+                        "again with --no-prune\n", below);
     print_ranking(in, ranked, finished, o.top, o.tokens, &o.goodput, o.db, best);
     if (best)
         snprintf(best->device, sizeof best->device, "%s", device_name);
     fflush(stdout);
-    if (so.stopped) {
+    if (stopped) {
         fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
                         "PARTIAL); --resume simulates the rest\n",
-                so.stopped == SIGINT    ? "interrupted (SIGINT)"
-                : so.stopped == SIGTERM ? "stopped (SIGTERM)"
-                : so.stopped > 0        ? "stopped by a signal"
-                                        : "the time limit passed",
-                finished, runs);
-        if (so.stopped > 0)
-            rc = 128 + so.stopped;
+                stopped == SIGINT    ? "interrupted (SIGINT)"
+                : stopped == SIGTERM ? "stopped (SIGTERM)"
+                : stopped > 0        ? "stopped by a signal"
+                                     : "the time limit passed",
+                finished, fit - in->pruned - in->capped);
+        if (stopped > 0)
+            rc = 128 + stopped;
     }
 
 done:
+    sim_model_profile_free(&prof);
     if (base[0])
         unlink(base);
-    free(list);
-    free(todo);
-    free(run);
+    free(cand);
     free(l);
     free(more);
     free(ranked);
@@ -1502,6 +1739,13 @@ int cli_plan(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     if (o.show)
         return plan_show(&o);
+    for (int i = 0; i < o.n_sets; i++) {
+        const char *key = plan_searched_key(o.sets[i]);
+        if (key)
+            return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
+                                           "layout sets it)",
+                                   o.sets[i], key);
+    }
     /* several devices or any --option: each planned in turn, then their best side by side */
     if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {
         plan_compare_ctx_t ctx = {.o = &o, .argv = argv, .t0 = t0};

@@ -545,10 +545,12 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
         if (!rows[i].stored)
             row_unstored(&s, i, &rows[i], run);
     free(run);
-    printf("sweep %s: %ld runs\n", s.id, s.n);
-    print_table(rows, s.n);
-    printf("stored in %s (dtsim plot --db %s --sweep %s draws them)\n", base->db, base->db,
-           s.id);
+    if (!(s.opts && s.opts->quiet)) {
+        printf("sweep %s: %ld runs\n", s.id, s.n);
+        print_table(rows, s.n);
+        printf("stored in %s (dtsim plot --db %s --sweep %s draws them)\n", base->db, base->db,
+               s.id);
+    }
     fflush(stdout);
 
     /* every run that did not finish, by name */

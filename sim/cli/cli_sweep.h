@@ -31,6 +31,8 @@ typedef struct cli_sweep_opts {
     long total;         /* runs in all for the progress; 0: n */
     const cli_param_t *params; /* stored with each run's parameters (NULL: none) */
     int n_params;
+    int quiet;          /* no table and no "stored in" line (dtsim plan runs its sweep in
+                         * batches and prints its own ranking) */
     int stopped;        /* out: 0 ran to the end; the signal (SIGINT, SIGTERM) that stopped
                          * it; -1 the deadline passed */
 } cli_sweep_opts_t;
