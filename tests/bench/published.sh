@@ -15,13 +15,15 @@
 #   3. the 1T-parameter GPT of the same paper's Table 1 (128 layers, hidden 25600, 160
 #      heads) on 3072 A100s: tensor 8 x pipeline 64 x data 6, batch 3072 (512
 #      micro-batches per replica), 163 TFLOP/s per GPU (52% of peak), 1F1B,
-#   4. Llama 3 405B on 8,192 H100s (Dubey et al. 2024, The Llama 3 Herd of Models, Table 4):
+#   4. the same, interleaved, virtual_stages 2 (the paper used its interleaved schedule;
+#      V assumed),
+#   5. Llama 3 405B on 8,192 H100s (Dubey et al. 2024, The Llama 3 Herd of Models, Table 4):
 #      tensor 8 x pipeline 16 x data 64, 16M tokens a step (2048 sequences of 8192: 32 per
 #      replica), 430 TFLOP/s per GPU (BF16, model FLOPs: dtsim's profile's forward and
 #      backward FLOPs, no recomputation counted), interleaved, virtual_stages 2 (assumed),
 #      sequence parallelism, ZeRO-2 over the replicas and selective recomputation (assumed:
 #      the least of dtsim's options with which it fits 80 GB),
-#   5. the same on 16,384 H100s: data 128, 16 sequences per replica, 400 TFLOP/s.
+#   6. the same on 16,384 H100s: data 128, 16 sequences per replica, 400 TFLOP/s.
 # Platform: multi-rack, a rack per server of 8 GPUs, 2400 Gbit/s inside a server, an uplink
 # per server (DGX A100: 8 x 200 = 1600 Gbit/s; Llama 3's servers: 8 x 400 = 3200 Gbit/s),
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
@@ -29,14 +31,13 @@
 # Not expressible (printed, not simulated): Llama 3 405B at 131,072 tokens with context
 # parallelism 16 (380 TFLOP/s), DeepSeek-V3 on 2,048 H800s (expert parallelism, MoE).
 #
-# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-5; default all)
-# Time: about 15 minutes on 2 shared cores (rows 1-2 under a minute, 3 about 3 to 5
-# minutes, 4 and 5 about 3 to 5 minutes each); peak memory about 1.5 GB.
+# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-6; default all)
+# Time: ROW_TIMES
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-rows=${*:-1 2 3 4 5}
+rows=${*:-1 2 3 4 5 6}
 dtsim=$build/dtsim
 [ -x "$dtsim" ] || { echo "published.sh: no $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -130,23 +131,31 @@ for r in $rows; do
                 --set strategy.virtual_stages=2
         fi
         ;;
-    3)
-        "$dtsim" profile transformer --layers 128 --hidden 25600 --heads 160 --seq 2048 \
-            --vocab 51200 --name gpt-1t --out "$tmp/gpt-1t.ini" > /dev/null
-        scenario gpt1t gpt-1t.ini a100-80gb 1600Gbps
-        row 3 "GPT 1T, 3072 A100, t8 p64 d6, 1F1B" 163 "$(megatron 2048 128 25600 51200)" \
-            3072 3072 gpt1t.ini --set strategy.stages=64 --set strategy.data_parallel=6 \
+    3|4)
+        [ -f "$tmp/gpt1t.ini" ] || {
+            "$dtsim" profile transformer --layers 128 --hidden 25600 --heads 160 --seq 2048 \
+                --vocab 51200 --name gpt-1t --out "$tmp/gpt-1t.ini" > /dev/null
+            scenario gpt1t gpt-1t.ini a100-80gb 1600Gbps; }
+        f=$(megatron 2048 128 25600 51200)
+        set -- --set strategy.stages=64 --set strategy.data_parallel=6 \
             --set cluster.workers=3072 --set cluster.racks=384 --set model.batch=512 \
             --set strategy.micro_batches=512
+        if [ "$r" = 3 ]; then
+            row 3 "GPT 1T, 3072 A100, t8 p64 d6, 1F1B" 163 "$f" 3072 3072 gpt1t.ini "$@"
+        else
+            row 4 "GPT 1T, 3072 A100, t8 p64 d6, interleaved V=2" 163 "$f" 3072 3072 \
+                gpt1t.ini "$@" --set strategy.pipeline_schedule=interleaved \
+                --set strategy.virtual_stages=2
+        fi
         ;;
-    4|5)
+    5|6)
         [ -f "$tmp/llama3.ini" ] || {
             "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 \
                 --heads 128 --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 \
                 --name llama3-405b --out "$tmp/llama3-405b.ini" > /dev/null
             scenario llama3 llama3-405b.ini h100 3200Gbps; }
         f=$(model_flops "$tmp/llama3-405b.ini")
-        if [ "$r" = 4 ]; then d=64 pub=430; else d=128 pub=400; fi
+        if [ "$r" = 5 ]; then d=64 pub=430; else d=128 pub=400; fi
         row "$r" "Llama 3 405B, $((128 * d)) H100, t8 p16 d$d, interleaved V=2" "$pub" "$f" \
             2048 $((128 * d)) llama3.ini --set strategy.stages=16 \
             --set strategy.data_parallel=$d --set cluster.workers=$((128 * d)) \
@@ -156,7 +165,7 @@ for r in $rows; do
             --set model.recompute=selective \
             --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2
         ;;
-    *) echo "published.sh: no row $r (1-5)" >&2; exit 2 ;;
+    *) echo "published.sh: no row $r (1-6)" >&2; exit 2 ;;
     esac
 done
 
@@ -168,8 +177,8 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" - "Llama 3 405B, 16384 H100, t8 cp16 p16, 
     "-" 380 - -
 printf "%-3s %-52s %9s %9s %6s %6s\n" - "DeepSeek-V3 671B MoE, 2048 H800, EP64 p16" "-" \
     "180K h/T" - -
-echo "(TFLOP/s per GPU; rows 1-3 by Megatron-LM's formula, which counts the recomputed forward"
-echo " pass; rows 4-5 by the profile's forward and backward FLOPs, none recomputed. Not"
+echo "(TFLOP/s per GPU; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
+echo " pass; rows 5-6 by the profile's forward and backward FLOPs, none recomputed. Not"
 echo " expressible: context parallelism (Llama 3 at 131K tokens), expert parallelism and MoE"
 echo " (DeepSeek-V3: 180K H800 GPU hours per trillion tokens); see sim/README.md)"
 echo
