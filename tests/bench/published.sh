@@ -33,7 +33,9 @@
 # parallelism 16 (380 TFLOP/s), DeepSeek-V3 on 2,048 H800s (expert parallelism, MoE).
 #
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-6; default 1 2 3 5 6)
-# Time: ROW_TIMES
+# Time: about 10 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
+# 10 and 20 s, row 3 5 minutes, row 5 2.6 and row 6 1.7 minutes; row 4, not run by
+# default, over 10); peak memory 2.3 GB (row 6).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
