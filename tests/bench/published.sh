@@ -171,7 +171,7 @@ for r in $rows; do
 done
 
 echo
-printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio "±10%"
+printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio "10%"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%-3s %-52s %9s %9s %6s %6s\n", $1, $2, $3, $4, $5, $6 }' \
     "$tmp/table"
 printf "%-3s %-52s %9s %9s %6s %6s\n" - "Llama 3 405B, 16384 H100, t8 cp16 p16, 131K tokens" \
@@ -183,6 +183,6 @@ echo " pass; rows 5-6 by the profile's forward and backward FLOPs, none recomput
 echo " expressible: context parallelism (Llama 3 at 131K tokens), expert parallelism and MoE"
 echo " (DeepSeek-V3: 180K H800 GPU hours per trillion tokens); see sim/README.md)"
 echo
-echo "commands (in a scenario the script writes; see scenario() above):"
+echo "commands (SCENARIO.ini: written by scenario() in tests/bench/published.sh):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
 exit 0
