@@ -178,7 +178,7 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" - "Llama 3 405B, 16384 H100, t8 cp16 p16, 
     "-" 380 - -
 printf "%-3s %-52s %9s %9s %6s %6s\n" - "DeepSeek-V3 671B MoE, 2048 H800, EP64 p16" "-" \
     "180K h/T" - -
-echo "(TFLOP/s per GPU; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
+echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
 echo " pass; rows 5-6 by the profile's forward and backward FLOPs, none recomputed. Not"
 echo " expressible: context parallelism (Llama 3 at 131K tokens), expert parallelism and MoE"
 echo " (DeepSeek-V3: 180K H800 GPU hours per trillion tokens); see sim/README.md)"
