@@ -56,7 +56,7 @@ bench-scale: build
 
 # dtsim against Horovod's published 512-GPU efficiencies, SimGrid's SMPI, and published
 # large-scale runs (GPT-3 175B and a 1T GPT on up to 3072 A100s, Llama 3 405B on 8,192 and
-# 16,384 H100s), each simulated whole (about 30 to 60 minutes on 2 shared cores;
+# 16,384 H100s), each simulated whole (about 20 minutes on 2 shared cores;
 # tests/bench/megatron.sh, GPT-3 175B reduced plus dtsim plan's layouts, runs on its own).
 bench-check: build
 	sh tests/bench/horovod.sh $(BUILD)
