@@ -49,34 +49,7 @@ best() {
         "$repeat" "$u" $((m / 1024)) "${sim:+simulated $sim a step}"
 }
 
-scenario() { # NAME PROFILE DEVICE UPLINK: a one-step timing-only pipeline on multi-rack
-    cat > "$tmp/$1.ini" <<EOF
-[run]
-name = $1
-steps = 1
-eval_every = 0
-[model]
-arch = profile:$2
-precision = bf16
-optimizer = adam
-recompute = full
-[cluster]
-platform = multi-rack
-device = $3
-bandwidth = 2400Gbps
-uplink_bandwidth = $4
-latency = 2us
-uplink_latency = 2us
-network_model = CM02
-[strategy]
-kind = pipeline
-algorithm = ring
-pipeline_schedule = 1f1b
-tensor = 8
-tensor_comm = formula
-ring_messages = phases
-EOF
-}
+. "$here/tests/bench/frontier.sh" # scenario NAME PROFILE DEVICE UPLINK
 
 echo "planspeed: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for item in $items; do

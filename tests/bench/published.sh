@@ -49,34 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "published.sh: $(uname -n), $(nproc) cores, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC'), $("$dtsim" --version 2>/dev/null | head -1)"
 echo
 
-scenario() { # NAME PROFILE DEVICE UPLINK: a one-step timing-only pipeline on multi-rack
-    cat > "$tmp/$1.ini" <<EOF
-[run]
-name = $1
-steps = 1
-eval_every = 0
-[model]
-arch = profile:$2
-precision = bf16
-optimizer = adam
-recompute = full
-[cluster]
-platform = multi-rack
-device = $3
-bandwidth = 2400Gbps
-uplink_bandwidth = $4
-latency = 2us
-uplink_latency = 2us
-network_model = CM02
-[strategy]
-kind = pipeline
-algorithm = ring
-pipeline_schedule = 1f1b
-tensor = 8
-tensor_comm = formula
-ring_messages = phases
-EOF
-}
+. "$here/tests/bench/frontier.sh" # scenario NAME PROFILE DEVICE UPLINK
 
 # megatron: FLOPs per sequence by Megatron-LM's formula (s l h V)
 megatron() {
@@ -183,6 +156,6 @@ echo " pass; rows 5-6 by the profile's forward and backward FLOPs, none recomput
 echo " expressible: context parallelism (Llama 3 at 131K tokens), expert parallelism and MoE"
 echo " (DeepSeek-V3: 180K H800 GPU hours per trillion tokens); see sim/README.md)"
 echo
-echo "commands (SCENARIO.ini: written by scenario() in tests/bench/published.sh):"
+echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
 exit 0
