@@ -1118,7 +1118,7 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
            "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
            "recomputation if any):\n",
            in->title, PLAN_BUCKET_MB, PLAN_BUCKET_MB);
-    printf("%-4s %-30s %6s %12s %10s %10s %10s %11s %12s %6s %10s %12s %10s", "rank", "layout",
+    printf("%-4s %-40s %6s %12s %10s %10s %10s %11s %12s %6s %10s %12s %10s", "rank", "layout",
            "run", "s/step", "samples/s", "tokens/s", "memory GB", "headroom GB", "TFLOP/s/dev",
            "%peak", "kJ/step", "$/1k samples", "$/M tokens");
     if (tokens > 0)
@@ -1140,7 +1140,7 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
                              x->dollars_per_sample, &r);
         if (best && !shown)
             *best = r;
-        printf("%-4ld %-30s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
+        printf("%-4ld %-40s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
                ++shown, r.layout, r.run, r.step_s, r.samples_s,
                cell(c[0], 32, "%.4g", r.tokens_s), r.mem_gb, cell(c[1], 32, "%.4g", r.headroom_gb),
                r.tflops_dev, cell(c[2], 32, "%.3g", r.peak_pct), cell(c[3], 32, "%.4g", r.kj_step),

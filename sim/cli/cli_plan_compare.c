@@ -169,7 +169,7 @@ static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *row
 {
     printf("\nbest layout of each option (devices and --option side by side; each plan's "
            "rank 1 above):\n");
-    printf("%-20s %-14s %-30s %6s %12s %10s %12s %10s %10s", "option", "device", "layout",
+    printf("%-20s %-14s %-40s %6s %12s %10s %12s %10s %10s", "option", "device", "layout",
            "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step", "$/M tokens");
     if (tokens > 0)
         printf(" %9s %9s %11s", "days", "MWh", "$");
@@ -191,7 +191,7 @@ static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *row
             continue;
         }
         /* the columns of the plan's ranking, in its order, less memory and peak */
-        printf("%-20s %-14s %-30s %6lld %12.6g %10s %12.4g %10s %10s", opts[i].name, dev,
+        printf("%-20s %-14s %-40s %6lld %12.6g %10s %12.4g %10s %10s", opts[i].name, dev,
                r->layout, r->run, r->step_s, cell(c[0], 32, "%.4g", r->tokens_s), r->tflops_dev,
                cell(c[1], 32, "%.4g", r->kj_step), cell(c[2], 32, "%.4g", r->per_m_tokens));
         if (tokens > 0)
