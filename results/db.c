@@ -414,12 +414,19 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     sqlite3_busy_timeout(db->h, 10000);
     /* another program's database is refused before anything is written to it (switching it
      * to WAL would change its file): a file with tables or a version and not our id */
+    /* the three reads in one read transaction: another writer creating the schema of a new
+     * file (a sweep's -j processes) commits all of it at once, but between two separate
+     * reads a file could show its version without its id yet (tests: concurrent writers) */
     int app = 0, version = 0, objects = 0;
-    rc = results_sql_int(db->h, "PRAGMA application_id", &app);
+    rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = results_sql_int(db->h, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK)
         rc = results_sql_int(db->h, "PRAGMA user_version", &version);
     if (rc == SQLITE_OK)
         rc = results_sql_int(db->h, "SELECT count(*) FROM sqlite_schema", &objects);
+    if (sqlite3_get_autocommit(db->h) == 0)
+        sqlite3_exec(db->h, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     if (rc == SQLITE_OK && app != RESULTS_APPLICATION_ID && (version != 0 || objects > 0)) {
         st = dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
                           path);
