@@ -3123,7 +3123,7 @@ int main(void)
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300); /* the plan tests check dozens of layouts, each a process */
     tcase_add_test(tc, usage_and_versions);
     tcase_add_test(tc, bad_scenarios_exit_2_with_file_line_key);
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
