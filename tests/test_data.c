@@ -771,10 +771,11 @@ START_TEST(test_text_errors)
 }
 END_TEST
 
-/* The Debian corpora, against sizes counted with find(1) and wc(1) (fortunes 1:1.99.1-7.3,
- * fortunes-de 0.35-1, fortunes-es 1.36, fortunes-it 1.99-4.1). */
+/* The Debian corpora (fortunes 1:1.99.1-7.3, fortunes-de 0.35-1, fortunes-es 1.36,
+ * fortunes-it 1.99-4.1), against sizes counted with find(1) and wc(1), and window counts at
+ * seq 64 from a separate Python reading of the same files. */
 static void check_corpus(const char *name, int sources, const char *const *names,
-                         const size_t *bytes)
+                         const size_t *bytes, size_t train_windows, size_t valid_windows)
 {
     struct stat sb;
     ck_assert_msg(stat(TRAINER_FORTUNES_DIR, &sb) == 0,
@@ -800,20 +801,22 @@ static void check_corpus(const char *name, int sources, const char *const *names
     }
     ck_assert_uint_eq(tr.n, want_tr);
     ck_assert_uint_eq(va.n, want_va);
+    ck_assert_uint_eq(tr.n, train_windows);
+    ck_assert_uint_eq(va.n, valid_windows);
     if (!bytes)
         ck_assert_uint_eq(total, 2576674);
     trainer_dataset_free(&tr);
     trainer_dataset_free(&va);
 }
 
-START_TEST(test_text_fortunes) { check_corpus("fortunes", 43, NULL, NULL); }
+START_TEST(test_text_fortunes) { check_corpus("fortunes", 43, NULL, NULL, 36213, 4003); }
 END_TEST
 
 START_TEST(test_text_fortunes_languages)
 {
     static const char *const names[] = {"en", "de", "es", "it"};
     static const size_t bytes[] = {2576674, 2963648, 936470, 1595662};
-    check_corpus("fortunes-languages", 4, names, bytes);
+    check_corpus("fortunes-languages", 4, names, bytes, 113517, 12612);
 }
 END_TEST
 
