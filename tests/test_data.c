@@ -658,10 +658,15 @@ START_TEST(test_text_windows_hand_count)
     ck_assert_uint_eq(tr.n, 11);
     ck_assert_uint_eq(va.n, 1);
     ck_assert_int_eq(tr.seq, 4);
-    ck_assert_uint_eq(tr.dim, 4);
+    ck_assert_uint_eq(tr.dim, 5);
+    ck_assert_int_eq(tr.cols, 5);
     ck_assert_int_eq(tr.classes, 256);
-    ck_assert_ptr_null(tr.x);
-    ck_assert_ptr_null(tr.y);
+    /* x: the same tokens as floats, y: zeros (the learner's gather reads them) */
+    for (size_t i = 0; i < tr.n * 5; i++)
+        ck_assert(tr.x[i] == (float)tr.tokens[i]);
+    ck_assert(tr.x[5] == (float)'4' && tr.x[9] == (float)'8');
+    for (size_t i = 0; i < tr.n; i++)
+        ck_assert_uint_eq(tr.y[i], 0);
     ck_assert_mem_eq(tr.tokens, "01234", 5);
     ck_assert_mem_eq(tr.tokens + 5, "45678", 5);
     ck_assert_mem_eq(tr.tokens + 10 * 5, "EFGHI", 5); /* bytes 40..44 */
@@ -706,6 +711,7 @@ START_TEST(test_text_windows_hand_count)
                   "%s", err.msg);
     ck_assert_ptr_null(tr.tokens);
     ck_assert_ptr_null(va.tokens);
+    ck_assert_ptr_null(tr.x);
 }
 END_TEST
 

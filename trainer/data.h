@@ -22,19 +22,22 @@
 #define TRAINER_FORTUNES_DIR "/usr/share/games/fortunes"
 /* Byte tokens: the vocabulary of every text set. */
 #define TRAINER_TEXT_VOCAB 256
-/* Largest text corpus read, all sources together. */
-#define TRAINER_TEXT_MAX_BYTES ((size_t)1 << 30)
+/* Largest text corpus read, all sources together: 256 MiB (the windows take about 5 bytes a
+ * byte of text, their tokens as bytes and as floats). */
+#define TRAINER_TEXT_MAX_BYTES ((size_t)1 << 28)
 /* The validation split of a text set: the last 1/TRAINER_TEXT_VALID_DIV of each source's
  * bytes (rounded down). */
 #define TRAINER_TEXT_VALID_DIV 10
 
 typedef struct trainer_dataset {
     size_t n;            /* samples (text: windows) */
-    size_t dim;          /* features per sample = channels * rows * cols (text: seq) */
-    int channels, rows, cols; /* sample shape; synthetic sets are (1, 1, dim), text (1, 1, seq) */
+    size_t dim;          /* features per sample = channels * rows * cols (text: seq + 1) */
+    int channels, rows, cols; /* sample shape; synthetic sets are (1, 1, dim), text
+                                 (1, 1, seq + 1) */
     int classes;         /* labels are in [0, classes) (text: the vocabulary, 256) */
-    float *x;            /* (n, dim), owned; NULL for text */
-    uint8_t *y;          /* (n), owned; NULL for text */
+    float *x;            /* (n, dim), owned (text: the window's token ids as floats, exact,
+                            so that the learner's gather feeds a token model unchanged) */
+    uint8_t *y;          /* (n), owned (text: zeros; the targets are in the window) */
     /* Text sets only (tokens != NULL); zero for image sets. */
     int seq;             /* input tokens per window; a window holds seq + 1 tokens */
     uint8_t *tokens;     /* (n, seq + 1), owned: window i is tokens[i*(seq+1) ..]; its inputs

@@ -221,14 +221,17 @@ static void cut_windows(trainer_dataset_t *ds, const text_corpus_t *c, int seq, 
         n += windows_of(valid ? tail : c->src[i].len - tail, seq);
     }
     memset(ds, 0, sizeof *ds);
+    size_t dim = (size_t)seq + 1;
     ds->n = n;
-    ds->dim = (size_t)seq;
+    ds->dim = dim;
     ds->channels = 1;
     ds->rows = 1;
-    ds->cols = seq;
+    ds->cols = (int)dim;
     ds->classes = TRAINER_TEXT_VOCAB;
     ds->seq = seq;
-    ds->tokens = dt_malloc((n ? n : 1) * ((size_t)seq + 1));
+    ds->tokens = dt_malloc((n ? n : 1) * dim);
+    ds->x = dt_malloc((n ? n : 1) * dim * sizeof *ds->x);
+    ds->y = dt_calloc(n ? n : 1, 1);
     ds->source = dt_malloc((n ? n : 1) * sizeof *ds->source);
     ds->sources = c->n;
     ds->source_names = dt_malloc((size_t)c->n * sizeof *ds->source_names);
@@ -249,6 +252,8 @@ static void cut_windows(trainer_dataset_t *ds, const text_corpus_t *c, int seq, 
         }
     }
     DT_ASSERT(w == n);
+    for (size_t i = 0; i < n * dim; i++)
+        ds->x[i] = (float)ds->tokens[i];
 }
 
 dt_status trainer_dataset_load_text(trainer_dataset_t *train, trainer_dataset_t *valid,
@@ -268,7 +273,7 @@ dt_status trainer_dataset_load_text(trainer_dataset_t *train, trainer_dataset_t 
     if (st == DT_OK) {
         cut_windows(train, &c, seq, 0);
         cut_windows(valid, &c, seq, 1);
-        /* n < 2^32: at most TRAINER_TEXT_MAX_BYTES = 2^30 windows */
+        /* n < 2^32: at most TRAINER_TEXT_MAX_BYTES = 2^28 windows */
         if (train->n == 0) {
             st = dt_err_input(err,
                               "%s: no training window of %d + 1 bytes in %zu bytes of text "
