@@ -183,17 +183,30 @@ static dt_status add_folder(text_corpus_t *c, const char *dir, const char *one_s
     return st;
 }
 
+/* A folder of a Debian fortunes package: a missing one names the package to install. */
+static dt_status add_package_folder(text_corpus_t *c, const char *dir, const char *one_source,
+                                    const char *package, dt_err_t *err)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return dt_err_input(err, "%s: cannot open folder: %s (expected Debian's %s package: "
+                                 ".ci/deps.sh installs it)",
+                            dir, strerror(errno), package);
+    return add_folder(c, dir, one_source, err);
+}
+
 static dt_status read_corpus(text_corpus_t *c, const char *path, dt_err_t *err)
 {
     if (!strcmp(path, "fortunes"))
-        return add_folder(c, TRAINER_FORTUNES_DIR, NULL, err);
+        return add_package_folder(c, TRAINER_FORTUNES_DIR, NULL, "fortunes", err);
     if (!strcmp(path, "fortunes-languages")) {
         static const char *const langs[] = {"de", "es", "it"};
-        dt_status st = add_folder(c, TRAINER_FORTUNES_DIR, "en", err);
-        char dir[TEXT_PATH_MAX];
+        dt_status st = add_package_folder(c, TRAINER_FORTUNES_DIR, "en", "fortunes", err);
+        char dir[TEXT_PATH_MAX], package[32];
         for (size_t i = 0; i < sizeof langs / sizeof *langs && st == DT_OK; i++) {
             snprintf(dir, sizeof dir, "%s/%s", TRAINER_FORTUNES_DIR, langs[i]);
-            st = add_folder(c, dir, langs[i], err);
+            snprintf(package, sizeof package, "fortunes-%s", langs[i]);
+            st = add_package_folder(c, dir, langs[i], package, err);
         }
         return st;
     }
