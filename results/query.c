@@ -53,7 +53,7 @@ enum q_stmt {
 
 static const char *const q_sql[Q_COUNT] = {
     [Q_RUN] = RUN_VIEW_SQL " WHERE r.id = ?1",
-    [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc FROM evals"
+    [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc, perplexity FROM evals"
                 " WHERE run = ?1 ORDER BY sim_time, step, rowid",
     [Q_TIMELINE] = "SELECT host, role, rank, state, start, end FROM timeline WHERE run = ?1"
                    " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END,"
@@ -533,6 +533,7 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
             out->bytes = xrealloc(out->bytes, cap * sizeof(double));
             out->test_loss = xrealloc(out->test_loss, cap * sizeof(double));
             out->test_acc = xrealloc(out->test_acc, cap * sizeof(double));
+            out->perplexity = xrealloc(out->perplexity, cap * sizeof(double));
             out->step = xrealloc(out->step, cap * sizeof(long));
         }
         size_t i = out->n++;
@@ -542,6 +543,8 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
         out->bytes[i] = results_q_col_real(s, 3);
         out->test_loss[i] = results_q_col_real(s, 4);
         out->test_acc[i] = results_q_col_real(s, 5);
+        out->perplexity[i] = results_q_col_real(s, 6);
+        out->text += !isnan(out->perplexity[i]);
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
@@ -719,6 +722,7 @@ void results_evals_free(results_evals_t *e)
     free(e->bytes);
     free(e->test_loss);
     free(e->test_acc);
+    free(e->perplexity);
     free(e->step);
     memset(e, 0, sizeof *e);
 }

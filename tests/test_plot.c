@@ -1332,6 +1332,55 @@ static void first_row(const char *s, const char *name, double *v, int n)
     }
 }
 
+/* Two language models (evaluations with a perplexity) and a classifier. */
+static void build_text_db(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    int64_t a = add_plain_run(db, "t/kind=allreduce", "allreduce", "t", 0, 10, 4, 40);
+    int64_t b = add_plain_run(db, "t/kind=fedavg", "fedavg", "t", 1, 10, 4, 40);
+    int64_t c = add_plain_run(db, "mlp", "allreduce", NULL, 0, 10, 4, 40);
+    for (int k = 1; k <= 4; k++) {
+        double loss = 3.0 / k;
+        ok(results_eval_add_text(db, a, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.1 * k, exp(loss),
+                                 &err),
+           &err);
+        ok(results_eval_add_text(db, b, k, 10 * k, 640.0 * k, 2e6 * k, loss, 0.05 * k,
+                                 exp(loss), &err),
+           &err);
+        ok(results_eval_add(db, c, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.2 * k, &err), &err);
+    }
+    results_db_close(db);
+}
+
+/* A language model's accuracy is labelled next-token accuracy, in the title, the axis and a
+ * caption line; a classifier's stays test accuracy; both together say both. */
+START_TEST(text_runs_labelled_next_token)
+{
+    build_text_db();
+    char *s = script_of("1-2", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Next-token accuracy vs simulated time'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'next-token accuracy (%)'"), "%s", s);
+    ck_assert_msg(strstr(s, "'next-token accuracy: the share of validation tokens predicted"),
+                  "%s", s);
+    double v[2];
+    first_row(s, "run0", v, 2); /* the curve is test_acc, in percent */
+    ck_assert(v[0] == 1 && fabs(v[1] - 10) < 1e-9);
+    free(s);
+    s = script_of("1-3", RESULTS_FIGURE_ACCURACY_BYTES, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Test accuracy vs data sent'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'test or next-token accuracy (%)'"), "%s", s);
+    ck_assert_msg(strstr(s, "'text runs: next-token accuracy"), "%s", s);
+    free(s);
+    s = script_of("3", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Test accuracy vs simulated time'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'test accuracy (%)'"), "%s", s);
+    ck_assert_msg(!strstr(s, "next-token"), "%s", s);
+    free(s);
+}
+END_TEST
+
 START_TEST(memory_in_gb_past_10_gb)
 {
     build_memory_db();
@@ -1844,6 +1893,7 @@ int main(void)
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
         tcase_add_test(tp, memory_in_gb_past_10_gb);
+        tcase_add_test(tp, text_runs_labelled_next_token);
         tcase_add_test(tp, steps_and_rounds_apart_numbers_plain);
         tcase_add_test(tp, figures_skipped_with_a_reason);
         tcase_add_test(tp, hostile_names_stay_text);

@@ -306,7 +306,7 @@ START_TEST(out_of_range_values)
          "[1, 1048576], e.g. 256,128)"},
         {"[data]\npartition = dirichlet:0\n",
          ":2: data.partition: bad partition \"dirichlet:0\": ALPHA must be a finite number > 0 "
-         "(expected iid, dirichlet:ALPHA or shards:K)"},
+         "(expected iid, dirichlet:ALPHA, shards:K or by-source)"},
         {"[run]\nname =\n", ":2: run.name: empty value (expected text)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -465,11 +465,47 @@ START_TEST(relative_paths_resolve_against_the_scenario_file)
     char want[PATH_MAX + 300];
     snprintf(want, sizeof want,
              ":2: data.source: cannot read \"fashion_mnist\" (%s/fashion_mnist): No such file or "
-             "directory (expected fashion-mnist, synthetic or a directory of MNIST-format files)",
+             "directory (expected fashion-mnist, synthetic, text or a directory of MNIST-format "
+             "files)",
              tmpdir);
     expect_file_error("[data]\nsource = fashion_mnist\n", want);
     unlink(xml);
     rmdir(sub);
+}
+END_TEST
+
+/* data.text: fortunes by default, a path resolved against the scenario file; text needs a
+ * model that reads tokens, and by-source a text corpus. */
+START_TEST(text_data_keys)
+{
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[run]\nname = x\n"), NULL, 0);
+    ck_assert_str_eq(sc.data_text, "fortunes");
+    char corpus[PATH_MAX + 16], real[PATH_MAX];
+    snprintf(corpus, sizeof corpus, "%s/corpus", tmpdir);
+    ck_assert_int_eq(mkdir(corpus, 0700), 0);
+    load_ok(&sc,
+            tmp_file("t.ini", "[data]\nsource = text\ntext = corpus\npartition = by-source\n"
+                              "[model]\narch = profile:gpt2_xl\n"),
+            NULL, 0);
+    ck_assert_str_eq(sc.data_source, "text");
+    ck_assert_ptr_nonnull(realpath(corpus, real));
+    ck_assert_str_eq(sc.data_text, real);
+    ck_assert_int_eq(sc.partition.kind, TRAINER_PARTITION_BY_SOURCE);
+    const char *sets[] = {"data.text=fortunes-languages"};
+    load_ok(&sc, tmp_file("t.ini", "[data]\ntext = corpus\n"), sets, 1);
+    ck_assert_str_eq(sc.data_text, "fortunes-languages");
+    rmdir(corpus);
+    expect_file_error("[data]\nsource = text\n",
+                      ":2: data.source: data.source = text is byte tokens, which model.arch = "
+                      "mlp does not read (model.arch by default; expected a token model, "
+                      "model.arch = gpt)");
+    expect_file_error("[data]\npartition = by-source\n",
+                      ":2: data.partition: by-source gives a client per source file of a text "
+                      "corpus; data.source = fashion-mnist is not text and has none (data.source "
+                      "by default; expected data.source = text, or iid, dirichlet:ALPHA or "
+                      "shards:K)");
+    expect_file_error_start("[data]\ntext = nowhere\n", ":2: data.text: cannot read \"nowhere\"");
 }
 END_TEST
 
@@ -516,7 +552,7 @@ START_TEST(set_errors)
                                           "(expected one of ns, us, ms, s, min, h)");
     expect_set_error("data.partition=shards:0",
                      "--set data.partition: bad partition \"shards:0\": K must be an integer "
-                     ">= 1 (expected iid, dirichlet:ALPHA or shards:K)");
+                     ">= 1 (expected iid, dirichlet:ALPHA, shards:K or by-source)");
     expect_set_error("run.name=a ;b",
                      "--set run.name: \"a ;b\" contains \" ;\", which starts a comment in a "
                      "scenario file");
@@ -2511,6 +2547,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, platform_so_is_refused);
     tcase_add_test(tc, platform_xml_must_exist);
     tcase_add_test(tc, relative_paths_resolve_against_the_scenario_file);
+    tcase_add_test(tc, text_data_keys);
     tcase_add_test(tc, set_overrides_the_file);
     tcase_add_test(tc, set_errors);
     tcase_add_test(tc, cross_key_errors_name_the_line_at_fault);

@@ -561,8 +561,11 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
     if (run->real) /* recorded by rank 0 with every process's samples and bytes */
         sim_real_eval(run, now, step, ev.loss, ev.accuracy);
     else if (run->db && !run->db_failed &&
-             results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
-                              ev.loss, ev.accuracy, &run->db_err))
+             results_eval_add_text(run->db, run->run_id, now, step, run->samples,
+                                   run->bytes_total, ev.loss, ev.accuracy,
+                                   /* a language model's: the loss is per next token */
+                                   run->test.tokens ? trainer_text_perplexity(ev.loss) : NAN,
+                                   &run->db_err))
         run->db_failed = 1;
     if (run->live) {
         sim_live_eval(run, ev.accuracy);

@@ -197,7 +197,10 @@ typedef struct scenario {
     sim_recompute_t recompute;    /* activations traded for FLOPs */
 
     /* [data] */
-    char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */
+    char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic", "text" or an MNIST-format
+                                       dir */
+    char data_text[SCENARIO_STR];   /* with data_source "text": "fortunes", "fortunes-languages"
+                                       or the absolute path of a text file or folder */
     long train_samples;             /* 0 = all (synthetic: how many to make) */
     long test_samples;              /* 0 = all */
     long synthetic_dim, synthetic_classes;

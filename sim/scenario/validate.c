@@ -156,6 +156,34 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
     return 0;
 }
 
+/* Text data against the model and the partition: byte tokens need a model that reads tokens
+ * (logreg, mlp and cnn read images), and by-source needs a corpus' sources. 1 on an error. */
+static int check_text(const scenario_t *sc, dt_err_t *err)
+{
+    int text = !strcmp(sc->data_source, "text");
+    char where[96];
+    if (sc->partition.kind == TRAINER_PARTITION_BY_SOURCE && !text) {
+        const char *k = scenario_blame(sc, "data.partition", "data.source", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "by-source gives a client per source file of a text corpus; "
+                      "data.source = %s is not text and has none (%s; expected "
+                      "data.source = text, or iid, dirichlet:ALPHA or shards:K)",
+                      sc->data_source, where);
+        return 1;
+    }
+    trainer_arch_t a = sc->model.arch;
+    if (text && !sc->profile[0] &&
+        (a == TRAINER_ARCH_LOGREG || a == TRAINER_ARCH_MLP || a == TRAINER_ARCH_CNN)) {
+        const char *k = scenario_blame(sc, "model.arch", "data.source", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "data.source = text is byte tokens, which model.arch = %s does not read "
+                      "(%s; expected a token model, model.arch = gpt)",
+                      trainer_arch_name(a), where);
+        return 1;
+    }
+    return 0;
+}
+
 /* The model against the data's shape, as the run will build it, and the run's model
  * buffers (parameters, gradients, velocity and scratch on every node) against this
  * machine's memory. Timing-only profiles allocate neither; a data folder of the user's is
@@ -397,7 +425,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                                  sc->train_samples, need, st->worker_role);
         }
     }
-    if (check_model(sc, err))
+    if (check_text(sc, err) || check_model(sc, err))
         return DT_ERR_INPUT;
     return DT_OK;
 }
