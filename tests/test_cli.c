@@ -3118,6 +3118,77 @@ START_TEST(installed_dtsim_runs_from_anywhere)
 }
 END_TEST
 
+/* ---- issue 36: wrong exits, silent acceptance, leftovers ----------------------------- */
+
+/* Waits (at most 60 s) until db holds a row in runs. */
+static void wait_for_run_row(const char *db)
+{
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            return;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+}
+
+/* Sends sig to pid and waits for it at most limit seconds (then kills it and fails);
+ * returns the seconds it took. */
+static double stop_within(pid_t pid, int sig, double limit, int *status)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(pid, sig);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return waited;
+        if (waited > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            ck_abort_msg("still running %.0f s after signal %d", limit, sig);
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+}
+
+/* A one-step timing-only run whose step simulates for minutes (a ring of 1024 ResNet-50
+ * workers, one message per ring step: 8 million messages) stops within two seconds of a
+ * SIGTERM or a SIGINT, recorded interrupted: the signal used to wait for a step boundary
+ * that was minutes away. */
+START_TEST(signals_stop_a_long_step_at_once)
+{
+    char db[300];
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        snprintf(db, sizeof db, "%s/long%d.db", dir, i);
+        pid_t pid = dtsim_start((const char *[]){
+            "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1",
+            "--set", "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db,
+            NULL});
+        wait_for_run_row(db);
+        nanosleep(&(struct timespec){1, 0}, NULL);
+        int status;
+        double waited = stop_within(pid, sigs[i], 20, &status);
+        ck_assert_msg(waited < 2.5, "the run took %.1f s to stop after signal %d", waited,
+                      sigs[i]);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(
+            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 1);
+        assert_intact(h);
+        sqlite3_close(h);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3169,6 +3240,12 @@ int main(void)
     tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);
     tcase_add_test(tc, installed_dtsim_runs_from_anywhere);
     suite_add_tcase(s, tc);
+    /* issue 36's regressions, a case of their own (CK_RUN_CASE=exits runs only them) */
+    TCase *ex = tcase_create("exits");
+    tcase_add_checked_fixture(ex, setup, NULL);
+    tcase_set_timeout(ex, 120);
+    tcase_add_test(ex, signals_stop_a_long_step_at_once);
+    suite_add_tcase(s, ex);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
