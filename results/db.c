@@ -127,6 +127,7 @@ static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, c
     }
     switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:
+    case SQLITE_CORRUPT:
     case SQLITE_CANTOPEN:
     case SQLITE_NOTADB:
     case SQLITE_READONLY:

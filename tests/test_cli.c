@@ -3189,6 +3189,84 @@ START_TEST(signals_stop_a_long_step_at_once)
 }
 END_TEST
 
+/* The read commands over db: each exits 2 with one line naming base (the file's name). */
+static void read_commands_refuse(const char *db, const char *base)
+{
+    char out[300], into[300];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(into, sizeof into, "%s/into.db", dir);
+    const char *const cmds[][8] = {
+        {"runs", "--db", db, NULL},
+        {"show", "1", "--db", db, NULL},
+        {"report", "--db", db, "--out", out, NULL},
+        {"plot", "--db", db, "--out", out, NULL},
+        {"export", "--csv", "--db", db, "--out", out, NULL},
+        {"merge", db, "--into", into, NULL},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        unlink(into);
+        int rc = dtsim(cmds[i]);
+        char *e = slurp(err_path);
+        ck_assert_msg(rc == 2, "dtsim %s on %s: exit %d, %s", cmds[i][0], base, rc, e);
+        free(e);
+        one_error_line(base, NULL);
+    }
+}
+
+/* A database with one page zeroed: every read command exits 2 with one line naming the
+ * file, whichever table the page held (show, report and merge exited 1; runs listed the
+ * runs and exited 0 when the page was not the runs table's). An empty file is no database
+ * and stays empty: `runs` used to write a schema into it. */
+START_TEST(damaged_and_empty_databases_exit_2)
+{
+    char ini[300], db[300], bad[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(db, sizeof db, "%s/good.db", dir);
+    write_file(ini, tiny);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    long pages = query_long(h, "PRAGMA page_count"), size = query_long(h, "PRAGMA page_size");
+    sqlite3_close(h);
+    ck_assert_int_gt(pages, 8);
+    /* the first page after the header's, one in the middle, the last */
+    const long which[] = {2, pages / 2, pages};
+    char *text = NULL;
+    {
+        FILE *f = fopen(db, "rb");
+        ck_assert_ptr_nonnull(f);
+        text = malloc((size_t)(pages * size));
+        ck_assert_int_eq(fread(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fclose(f);
+    }
+    for (int k = 0; k < 3; k++) {
+        snprintf(bad, sizeof bad, "%s/zeroed-%ld.db", dir, which[k]);
+        FILE *f = fopen(bad, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fwrite(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fseek(f, (which[k] - 1) * size, SEEK_SET);
+        static char zero[65536];
+        ck_assert_int_eq(fwrite(zero, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+        char base[64];
+        snprintf(base, sizeof base, "zeroed-%ld.db: the database is damaged", which[k]);
+        read_commands_refuse(bad, base);
+    }
+    free(text);
+
+    char empty[300];
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    write_file(empty, "");
+    read_commands_refuse(empty, "empty.db: not a dtsim results database");
+    struct stat sb;
+    ck_assert_int_eq(stat(empty, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3245,6 +3323,7 @@ int main(void)
     tcase_add_checked_fixture(ex, setup, NULL);
     tcase_set_timeout(ex, 120);
     tcase_add_test(ex, signals_stop_a_long_step_at_once);
+    tcase_add_test(ex, damaged_and_empty_databases_exit_2);
     suite_add_tcase(s, ex);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
