@@ -713,8 +713,8 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sb = 1 5 5\na = 2 5\n", head);
     tmp_file("order.ini", text);
     expect_load_error("[model]\narch = profile:order.ini\n",
-                      "order.ini: [forward] line 1 is layer b, but [backward] read from its end "
-                      "gives a there");
+                      "order.ini:8: forward.b: [forward]'s layer 1, but [backward] read from "
+                      "its end gives a there");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 1 5\n", head);
     tmp_file("fsum.ini", text);
     expect_load_error("[model]\narch = profile:fsum.ini\n",
@@ -763,11 +763,31 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\nc = row\n", head);
     tmp_file("tpc.ini", text);
     expect_load_error("[model]\narch = profile:tpc.ini\n",
-                      "tpc.ini: [tensor] names layer c, which [backward] does not list");
+                      "tpc.ini:11: tensor.c: no such layer in [backward]");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = row\na = row\n", head);
     tmp_file("tptwice.ini", text);
     expect_load_error("[model]\narch = profile:tptwice.ini\n",
-                      "tptwice.ini: [tensor] lists layer a twice");
+                      "tptwice.ini:12: tensor.a: layer listed twice");
+    /* two faults: the first one's line with the first one's message (a later handler's
+     * message used to stand beside the first fault's line: "line 6" for line 13's fault);
+     * a syntax error first is a syntax error, whatever follows */
+    tmp_file("two.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb = 10 2\n"
+                            "a = 20 x\nc = 1 1\n\n\n\n\n\nd = 1 y\n");
+    expect_load_error("[model]\narch = profile:two.bad.ini\n",
+                      "two.bad.ini:6: backward.a: \"20 x\" is not GRADIENT_ELEMENTS");
+    tmp_file("syn.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb 10 2\n"
+                            "a = 20 x\n");
+    expect_load_error("[model]\narch = profile:syn.bad.ini\n",
+                      "syn.bad.ini:5: syntax error (expected key = value)");
+    /* a line longer than inih's buffer is refused, not split into two miscounted lines */
+    {
+        char longer[512];
+        snprintf(longer, sizeof longer, "[profile]\nparams = 30\nforward_flops = 3\n"
+                                        "source = %0300d\n[backward]\na = 30 x\n", 0);
+        tmp_file("long.bad.ini", longer);
+        expect_load_error("[model]\narch = profile:long.bad.ini\n",
+                          "long.bad.ini:4: line longer than 198 characters");
+    }
     /* a layer listed twice among many (the reader's name index grown several times) */
     {
         static char many[16384];
