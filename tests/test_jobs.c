@@ -275,6 +275,23 @@ START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
         one_error_line("top.ini:2: cluster.workers: 3 hosts, but the jobs need 4 "
                        "(jobs/a.ini 2, jobs/a.ini 2)",
                        NULL);
+        /* an empty name between two commas, or after the last, was skipped silently */
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini,,jobs/a.ini\n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("top.ini:4: jobs.files: an empty file name", NULL);
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini, \n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("top.ini:4: jobs.files: an empty file name", NULL);
+        /* a job without cluster.workers silently got the default's 8 hosts */
+        write_file(bad, sizeof bad, "jobs/bad.ini", "[run]\nsteps = 2\n[strategy]\nkind = allreduce\n");
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 16\n[jobs]\nfiles = jobs/a.ini, jobs/bad.ini\n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("jobs/bad.ini: cluster.workers missing: a job states its own host count "
+                       "(the platform has 16",
+                       NULL);
         /* what jobs do not support */
         write_file(top, sizeof top, "top.ini",
                    "[cluster]\nworkers = 4\nplatform = edge\n[jobs]\nfiles = jobs/a.ini\n");

@@ -112,6 +112,12 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         scenario_key_location(sc, "jobs.files", where, sizeof where);
         return dt_err_input(err, "%s: a job cannot have jobs of its own", where);
     }
+    /* cluster.workers is the one key the top file does not hand down: a job without it
+     * would silently get the default's 8 hosts */
+    if (!scenario_key_given(sc, "cluster.workers"))
+        return dt_err_input(err, "%s: cluster.workers missing: a job states its own host "
+                                 "count (the platform has %ld, cluster.workers in %s)",
+                            sc->path, top->workers, top->path);
     if (unsupported(sc, "a job", err))
         return DT_ERR_INPUT;
     conflict_t *c = dt_calloc(1, sizeof *c);
@@ -204,10 +210,15 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
     j->top = top;
     if (unsupported(top, "a file of jobs", err))
         return DT_ERR_INPUT;
-    char files[SCENARIO_STR], *save = NULL;
+    char files[SCENARIO_STR];
     snprintf(files, sizeof files, "%s", top->jobs_files);
     char *names[JOBS_MAX];
-    for (char *f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+    /* every comma separates two names: "a.ini,,b.ini" and a trailing comma are refused, not
+     * read as two jobs */
+    for (char *f = files, *next; f; f = next) {
+        next = strchr(f, ',');
+        if (next)
+            *next++ = '\0';
         while (*f == ' ' || *f == '\t')
             f++;
         size_t len = strlen(f);
@@ -217,7 +228,9 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
         scenario_key_location(top, "jobs.files", where, sizeof where);
         if (!len || j->n == JOBS_MAX)
             return dt_err_input(err, "%s: %s", where,
-                                len ? "more than 64 jobs" : "an empty file name");
+                                len ? "more than 64 jobs"
+                                    : "an empty file name (between two commas, or after the "
+                                      "last)");
         names[j->n++] = f;
     }
     j->sc = dt_calloc((size_t)j->n, sizeof *j->sc);
