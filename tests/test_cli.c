@@ -3267,6 +3267,44 @@ START_TEST(damaged_and_empty_databases_exit_2)
 }
 END_TEST
 
+/* The plan's errors name what the user gave: --set strategy.kind=fedavg is refused (it
+ * planned a federated layout); 65,536 devices of a profile that cannot be cut named
+ * "--set strategy.data_parallel", never given; 1e9 devices blamed memory though every
+ * layout was dropped for cluster.racks. */
+START_TEST(plan_errors_name_what_was_given)
+{
+    char prof[300];
+    snprintf(prof, sizeof prof, "%s/mine.ini", dir);
+    write_file(prof, "[profile]\nname = mine\nparams = 30\nforward_flops = 1e6\n[backward]\n"
+                     "b = 10 1e6\na = 20 1e6\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
+                                            "--devices", "8", "--global-batch", "16",
+                                            "--no-run", "--set", "strategy.kind=fedavg", NULL}),
+                     2);
+    one_error_line("--set strategy.kind=fedavg: a plan lays out tensor x pipeline x data "
+                   "parallel runs (strategy.kind = pipeline in every layout)",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "65536", "--global-batch", "65536",
+                                            "--no-run", NULL}),
+                     2);
+    one_error_line("--devices 65536 and --global-batch 65536: no layout can be simulated",
+                   "strategy.data_parallel: ");
+    char *e = slurp(err_path);
+    ck_assert_msg(!strstr(e, "--set"), "%s", e);
+    free(e);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "1000000000", "--global-batch",
+                                            "1000000000", "--no-run", NULL}),
+                     2);
+    e = slurp(err_path);
+    ck_assert_msg(strstr(e, "can be simulated, none for its memory: cluster.racks: ") &&
+                      !strstr(e, "fits its memory"),
+                  "%s", e);
+    free(e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3324,6 +3362,7 @@ int main(void)
     tcase_set_timeout(ex, 120);
     tcase_add_test(ex, signals_stop_a_long_step_at_once);
     tcase_add_test(ex, damaged_and_empty_databases_exit_2);
+    tcase_add_test(ex, plan_errors_name_what_was_given);
     suite_add_tcase(s, ex);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
