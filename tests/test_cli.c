@@ -3305,6 +3305,93 @@ START_TEST(plan_errors_name_what_was_given)
 }
 END_TEST
 
+/* 1 when a network namespace of testbed tb (dttbPID-...) exists. */
+static int testbed_namespaces(pid_t tb)
+{
+    char prefix[32], line[256];
+    snprintf(prefix, sizeof prefix, "dttb%ld-", (long)tb);
+    FILE *p = popen("ip netns list 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    int found = 0;
+    while (fgets(line, sizeof line, p))
+        found |= !strncmp(line, prefix, strlen(prefix));
+    pclose(p);
+    return found;
+}
+
+/* `dtsim validate` killed with SIGKILL while its real run trains left testbed.sh running
+ * with its namespaces, orted, the delay line and the ranks, and a row `running` for good
+ * (its host the namespace's name). Now the testbed dies with it (PR_SET_PDEATHSIG) and
+ * tears itself down, and the row records this machine's name, so a later open marks it
+ * interrupted. Needs root (network namespaces), Open MPI and the Fashion-MNIST files. */
+START_TEST(validate_killed_takes_its_testbed_with_it)
+{
+    if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK) ||
+        system("command -v mpirun >/dev/null && ip netns list >/dev/null 2>&1") != 0) {
+        printf("cli: validate_killed_takes_its_testbed_with_it skipped: needs root (network "
+               "namespaces), Open MPI and dataset-fashion-mnist\n");
+        return;
+    }
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/v.ini", dir);
+    snprintf(db, sizeof db, "%s/v.db", dir);
+    write_file(ini, "[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
+                    "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
+                    "[strategy]\nkind = allreduce\n");
+    pid_t pid = dtsim_start((const char *[]){"validate", ini, "--bandwidth", "10Mbps",
+                                             "--latency", "5ms", "--steps", "2000", "--db", db,
+                                             NULL});
+    /* until the real run is in the database, then a second of it */
+    sqlite3 *h;
+    int in = 0;
+    for (int tries = 0; tries < 1200 && !in; tries++) {
+        sqlite3_stmt *st = NULL;
+        in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT count(*) FROM runs WHERE name LIKE '%-real'", -1,
+                                &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (!in)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(in, "no real run in %s after 120 s", db);
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    /* its child now: the testbed (testbed.sh with ...) */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+    char *kids = slurp(path);
+    long tb = atol(kids);
+    free(kids);
+    ck_assert_int_gt(tb, 0);
+    ck_assert(testbed_namespaces((pid_t)tb));
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    int gone = 0;
+    for (int tries = 0; tries < 150 && !gone; tries++) {
+        gone = kill((pid_t)tb, 0) != 0 && !testbed_namespaces((pid_t)tb);
+        if (!gone)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(gone, "testbed %ld or its namespaces still there 15 s after validate died", tb);
+    /* a later open marks the killed ranks' run interrupted: its host is this machine's */
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT status, host FROM runs WHERE name LIKE "
+                                           "'%-real'", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), host);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "interrupted");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3359,10 +3446,11 @@ int main(void)
     /* issue 36's regressions, a case of their own (CK_RUN_CASE=exits runs only them) */
     TCase *ex = tcase_create("exits");
     tcase_add_checked_fixture(ex, setup, NULL);
-    tcase_set_timeout(ex, 120);
+    tcase_set_timeout(ex, 300); /* validate calibrates before its real run */
     tcase_add_test(ex, signals_stop_a_long_step_at_once);
     tcase_add_test(ex, damaged_and_empty_databases_exit_2);
     tcase_add_test(ex, plan_errors_name_what_was_given);
+    tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
     suite_add_tcase(s, ex);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
