@@ -671,6 +671,45 @@ START_TEST(builtin_model_profiles)
 }
 END_TEST
 
+/* A hundred jobs: jobs.files given on several lines appends (a line ends at 198 characters
+ * and a repeated key was refused, so no file could list them); the resolved text writes
+ * them back over lines the reader takes, and reads back to the same list. Other keys given
+ * twice stay refused. */
+START_TEST(jobs_files_lines_append)
+{
+    static char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text, "[cluster]\nworkers = 200\n[jobs]\n");
+    char want[4096] = "";
+    for (int line = 0; line < 10; line++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "files = ");
+        for (int i = 0; i < 10; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "jobs/job-%03d.ini", 10 * line + i);
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? ", " : "", name);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+                     line || i ? ", " : "", name);
+        }
+        len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+    }
+    scenario_t *sc = malloc(sizeof *sc), *back = malloc(sizeof *back);
+    load_ok(sc, tmp_file("hundred.ini", text), NULL, 0);
+    ck_assert_str_eq(sc->jobs_files, want);
+    char *written = write_to_string(sc);
+    for (char *l = written; *l;) {
+        size_t n = strcspn(l, "\n");
+        ck_assert_msg(n <= 198, "a written line of %zu characters: %.60s...", n, l);
+        l += n + (l[n] == '\n');
+    }
+    load_ok(back, tmp_file("back.ini", written), NULL, 0);
+    ck_assert_str_eq(back->jobs_files, want);
+    free(written);
+    free(sc);
+    free(back);
+    expect_file_error("[jobs]\nplacement = packed\nplacement = interleaved\n",
+                      ":3: jobs.placement: given twice (lines 2 and 3)");
+}
+END_TEST
+
 START_TEST(model_profile_files_and_errors)
 {
     scenario_t sc;
@@ -2538,6 +2577,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, device_profile_files);
     tcase_add_test(tc, builtin_model_profiles);
     tcase_add_test(tc, model_profile_files_and_errors);
+    tcase_add_test(tc, jobs_files_lines_append);
     tcase_add_test(tc, shipped_scenarios_load);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);

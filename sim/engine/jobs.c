@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define JOBS_MAX 64
+#define JOBS_MAX 256
 #define JOB_SETS 32 /* platform keys a top file may give ([cluster] has fewer) */
 
 int sim_jobs_given(const scenario_t *sc) { return strcmp(sc->jobs_files, "none") != 0; }
@@ -210,8 +210,8 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
     j->top = top;
     if (unsupported(top, "a file of jobs", err))
         return DT_ERR_INPUT;
-    char files[SCENARIO_STR];
-    snprintf(files, sizeof files, "%s", top->jobs_files);
+    char *files = dt_malloc(sizeof top->jobs_files);
+    snprintf(files, sizeof top->jobs_files, "%s", top->jobs_files);
     char *names[JOBS_MAX];
     /* every comma separates two names: "a.ini,,b.ini" and a trailing comma are refused, not
      * read as two jobs */
@@ -226,11 +226,13 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
             f[--len] = '\0';
         char where[SCENARIO_STR + 64];
         scenario_key_location(top, "jobs.files", where, sizeof where);
-        if (!len || j->n == JOBS_MAX)
+        if (!len || j->n == JOBS_MAX) {
+            free(files);
             return dt_err_input(err, "%s: %s", where,
-                                len ? "more than 64 jobs"
+                                len ? "more than 256 jobs"
                                     : "an empty file name (between two commas, or after the "
                                       "last)");
+        }
         names[j->n++] = f;
     }
     j->sc = dt_calloc((size_t)j->n, sizeof *j->sc);
@@ -244,6 +246,7 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
     for (int i = 0; i < j->n && !st; i++)
         st = load_job(j, i, names[i], sets, err);
     free(sets);
+    free(files); /* names[] pointed into it; each job keeps its own path */
     if (st)
         return st;
     name_jobs(j);
