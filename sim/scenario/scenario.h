@@ -22,7 +22,7 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
-#define SCENARIO_JOBS_FILES 16384 /* jobs.files: 256 jobs of names up to 60 characters */
+#define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
 #define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
