@@ -3178,6 +3178,10 @@ START_TEST(signals_stop_a_long_step_at_once)
         double waited = stop_within(pid, sigs[i], 20, &status);
         ck_assert_msg(waited < 2.5, "the run took %.1f s to stop after signal %d", waited,
                       sigs[i]);
+        /* no step finished: the summary says so, not "nan J/step" */
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, " interrupted ") && !strstr(o, "nan"), "%s", o);
+        free(o);
         sqlite3 *h;
         ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
         ck_assert_int_eq(
