@@ -3380,6 +3380,10 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
             nanosleep(&(struct timespec){0, 100000000}, NULL);
     }
     ck_assert_msg(gone, "testbed %ld or its namespaces still there 15 s after validate died", tb);
+    /* its folder (/tmp/dtsim-validate-PID-*) waits for the next validation: removed here */
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf /tmp/dtsim-validate-%ld-*", (long)pid);
+    ck_assert_int_eq(system(rm), 0);
     /* a later open marks the killed ranks' run interrupted: its host is this machine's */
     ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
     char host[256] = "";
