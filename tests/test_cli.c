@@ -3129,6 +3129,288 @@ START_TEST(installed_dtsim_runs_from_anywhere)
 }
 END_TEST
 
+/* ---- issue 36: wrong exits, silent acceptance, leftovers ----------------------------- */
+
+/* Waits (at most 60 s) until db holds a row in runs. */
+static void wait_for_run_row(const char *db)
+{
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            return;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+}
+
+/* Sends sig to pid and waits for it at most limit seconds (then kills it and fails);
+ * returns the seconds it took. */
+static double stop_within(pid_t pid, int sig, double limit, int *status)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(pid, sig);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return waited;
+        if (waited > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            ck_abort_msg("still running %.0f s after signal %d", limit, sig);
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+}
+
+/* A one-step timing-only run whose step simulates for minutes (a ring of 1024 ResNet-50
+ * workers, one message per ring step: 8 million messages) stops within two seconds of a
+ * SIGTERM or a SIGINT, recorded interrupted: the signal used to wait for a step boundary
+ * that was minutes away. */
+START_TEST(signals_stop_a_long_step_at_once)
+{
+    char db[300];
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        snprintf(db, sizeof db, "%s/long%d.db", dir, i);
+        pid_t pid = dtsim_start((const char *[]){
+            "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1",
+            "--set", "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db,
+            NULL});
+        wait_for_run_row(db);
+        nanosleep(&(struct timespec){1, 0}, NULL);
+        int status;
+        double waited = stop_within(pid, sigs[i], 20, &status);
+        ck_assert_msg(waited < 2.5, "the run took %.1f s to stop after signal %d", waited,
+                      sigs[i]);
+        /* no step finished: the summary says so, not "nan J/step" */
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, " interrupted ") && !strstr(o, "nan"), "%s", o);
+        free(o);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(
+            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 1);
+        assert_intact(h);
+        sqlite3_close(h);
+    }
+}
+END_TEST
+
+/* The read commands over db: each exits 2 with one line naming base (the file's name). */
+static void read_commands_refuse(const char *db, const char *base)
+{
+    char out[300], into[300];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(into, sizeof into, "%s/into.db", dir);
+    const char *const cmds[][8] = {
+        {"runs", "--db", db, NULL},
+        {"show", "1", "--db", db, NULL},
+        {"report", "--db", db, "--out", out, NULL},
+        {"plot", "--db", db, "--out", out, NULL},
+        {"export", "--csv", "--db", db, "--out", out, NULL},
+        {"merge", db, "--into", into, NULL},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        unlink(into);
+        int rc = dtsim(cmds[i]);
+        char *e = slurp(err_path);
+        ck_assert_msg(rc == 2, "dtsim %s on %s: exit %d, %s", cmds[i][0], base, rc, e);
+        free(e);
+        one_error_line(base, NULL);
+    }
+}
+
+/* A database with one page zeroed: every read command exits 2 with one line naming the
+ * file, whichever table the page held (show, report and merge exited 1; runs listed the
+ * runs and exited 0 when the page was not the runs table's). An empty file is no database
+ * and stays empty: `runs` used to write a schema into it. */
+START_TEST(damaged_and_empty_databases_exit_2)
+{
+    char ini[300], db[300], bad[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(db, sizeof db, "%s/good.db", dir);
+    write_file(ini, tiny);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    long pages = query_long(h, "PRAGMA page_count"), size = query_long(h, "PRAGMA page_size");
+    sqlite3_close(h);
+    ck_assert_int_gt(pages, 8);
+    /* the first page after the header's, one in the middle, the last */
+    const long which[] = {2, pages / 2, pages};
+    char *text = NULL;
+    {
+        FILE *f = fopen(db, "rb");
+        ck_assert_ptr_nonnull(f);
+        text = malloc((size_t)(pages * size));
+        ck_assert_int_eq(fread(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fclose(f);
+    }
+    for (int k = 0; k < 3; k++) {
+        snprintf(bad, sizeof bad, "%s/zeroed-%ld.db", dir, which[k]);
+        FILE *f = fopen(bad, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fwrite(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fseek(f, (which[k] - 1) * size, SEEK_SET);
+        static char zero[65536];
+        ck_assert_int_eq(fwrite(zero, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+        char base[64];
+        snprintf(base, sizeof base, "zeroed-%ld.db: the database is damaged", which[k]);
+        read_commands_refuse(bad, base);
+    }
+    free(text);
+
+    char empty[300];
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    write_file(empty, "");
+    read_commands_refuse(empty, "empty.db: not a dtsim results database");
+    struct stat sb;
+    ck_assert_int_eq(stat(empty, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+}
+END_TEST
+
+/* The plan's errors name what the user gave: --set strategy.kind=fedavg is refused (it
+ * planned a federated layout); 65,536 devices of a profile that cannot be cut named
+ * "--set strategy.data_parallel", never given; 1e9 devices blamed memory though every
+ * layout was dropped for cluster.racks. */
+START_TEST(plan_errors_name_what_was_given)
+{
+    char prof[300];
+    snprintf(prof, sizeof prof, "%s/mine.ini", dir);
+    write_file(prof, "[profile]\nname = mine\nparams = 30\nforward_flops = 1e6\n[backward]\n"
+                     "b = 10 1e6\na = 20 1e6\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
+                                            "--devices", "8", "--global-batch", "16",
+                                            "--no-run", "--set", "strategy.kind=fedavg", NULL}),
+                     2);
+    one_error_line("--set strategy.kind=fedavg: a plan lays out tensor x pipeline x data "
+                   "parallel runs (strategy.kind = pipeline in every layout)",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "65536", "--global-batch", "65536",
+                                            "--no-run", NULL}),
+                     2);
+    one_error_line("--devices 65536 and --global-batch 65536: no layout can be simulated",
+                   "strategy.data_parallel: ");
+    char *e = slurp(err_path);
+    ck_assert_msg(!strstr(e, "--set"), "%s", e);
+    free(e);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "1000000000", "--global-batch",
+                                            "1000000000", "--no-run", NULL}),
+                     2);
+    e = slurp(err_path);
+    ck_assert_msg(strstr(e, "can be simulated, none for its memory: cluster.racks: ") &&
+                      !strstr(e, "fits its memory"),
+                  "%s", e);
+    free(e);
+}
+END_TEST
+
+/* 1 when a network namespace of testbed tb (dttbPID-...) exists. */
+static int testbed_namespaces(pid_t tb)
+{
+    char prefix[32], line[256];
+    snprintf(prefix, sizeof prefix, "dttb%ld-", (long)tb);
+    FILE *p = popen("ip netns list 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    int found = 0;
+    while (fgets(line, sizeof line, p))
+        found |= !strncmp(line, prefix, strlen(prefix));
+    pclose(p);
+    return found;
+}
+
+/* `dtsim validate` killed with SIGKILL while its real run trains left testbed.sh running
+ * with its namespaces, orted, the delay line and the ranks, and a row `running` for good
+ * (its host the namespace's name). Now the testbed dies with it (PR_SET_PDEATHSIG) and
+ * tears itself down, and the row records this machine's name, so a later open marks it
+ * interrupted. Needs root (network namespaces), Open MPI and the Fashion-MNIST files. */
+START_TEST(validate_killed_takes_its_testbed_with_it)
+{
+    if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK) ||
+        system("command -v mpirun >/dev/null && ip netns list >/dev/null 2>&1") != 0) {
+        printf("cli: validate_killed_takes_its_testbed_with_it skipped: needs root (network "
+               "namespaces), Open MPI and dataset-fashion-mnist\n");
+        return;
+    }
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/v.ini", dir);
+    snprintf(db, sizeof db, "%s/v.db", dir);
+    write_file(ini, "[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
+                    "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
+                    "[strategy]\nkind = allreduce\n");
+    pid_t pid = dtsim_start((const char *[]){"validate", ini, "--bandwidth", "10Mbps",
+                                             "--latency", "5ms", "--steps", "2000", "--db", db,
+                                             NULL});
+    /* until the real run is in the database, then a second of it */
+    sqlite3 *h;
+    int in = 0;
+    for (int tries = 0; tries < 1200 && !in; tries++) {
+        sqlite3_stmt *st = NULL;
+        in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT count(*) FROM runs WHERE name LIKE '%-real'", -1,
+                                &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (!in)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(in, "no real run in %s after 120 s", db);
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    /* its child now: the testbed (testbed.sh with ...) */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+    char *kids = slurp(path);
+    long tb = atol(kids);
+    free(kids);
+    ck_assert_int_gt(tb, 0);
+    ck_assert(testbed_namespaces((pid_t)tb));
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    int gone = 0;
+    for (int tries = 0; tries < 150 && !gone; tries++) {
+        gone = kill((pid_t)tb, 0) != 0 && !testbed_namespaces((pid_t)tb);
+        if (!gone)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(gone, "testbed %ld or its namespaces still there 15 s after validate died", tb);
+    /* its folder (/tmp/dtsim-validate-PID-*) waits for the next validation: removed here */
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf /tmp/dtsim-validate-%ld-*", (long)pid);
+    ck_assert_int_eq(system(rm), 0);
+    /* a later open marks the killed ranks' run interrupted: its host is this machine's */
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT status, host FROM runs WHERE name LIKE "
+                                           "'%-real'", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), host);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "interrupted");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3180,6 +3462,15 @@ int main(void)
     tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);
     tcase_add_test(tc, installed_dtsim_runs_from_anywhere);
     suite_add_tcase(s, tc);
+    /* issue 36's regressions, a case of their own (CK_RUN_CASE=exits runs only them) */
+    TCase *ex = tcase_create("exits");
+    tcase_add_checked_fixture(ex, setup, NULL);
+    tcase_set_timeout(ex, 300); /* validate calibrates before its real run */
+    tcase_add_test(ex, signals_stop_a_long_step_at_once);
+    tcase_add_test(ex, damaged_and_empty_databases_exit_2);
+    tcase_add_test(ex, plan_errors_name_what_was_given);
+    tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
+    suite_add_tcase(s, ex);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -1856,6 +1856,46 @@ START_TEST(command_line)
 }
 END_TEST
 
+/* A run whose clock ran off to infinity: a timeline row ending at inf, a summary whose
+ * simulated time is inf. gnuplot read "inf" as an undefined variable and every figure of
+ * plot and report failed (exit 1): the timeline leaves the row out and says so, the other
+ * figures draw, and a data row holds NaN (gnuplot's missing point) where a value is not
+ * finite. */
+START_TEST(infinite_times_are_left_out)
+{
+    gp_t g;
+    gp_init(&g);
+    gp_block_begin(&g, "x");
+    GP_ROW(&g, 1, INFINITY, -INFINITY, NAN, 2);
+    gp_block_end(&g);
+    fflush(g.f);
+    ck_assert_str_eq(g.buf, "$x << EOD\n1 NaN NaN NaN 2\nEOD\n");
+    gp_free(&g);
+
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    test_run_t t = sweep_runs[1];
+    t.sim_time = INFINITY;
+    int64_t id = add_run(db, "lost-clock", "allreduce", NULL, 0, &t, "failed");
+    add_timeline(db, id, "node-0");
+    ok(results_timeline_add(db, id, "node-0", "worker", 0, "idle", 2.0, INFINITY, &err), &err);
+    results_db_close(db);
+    char *script = script_of("1", RESULTS_FIGURE_TIMELINE, 0, 0, GP_SVG);
+    ck_assert_ptr_nonnull(script);
+    ck_assert_msg(!strstr(script, "inf"), "%s", script);
+    ck_assert_msg(strstr(script, "1 intervals left out: their times are not finite"), "%s",
+                  script);
+    /* the x range ends where the finite rows end, 2 s */
+    ck_assert_msg(strstr(script, "set xrange [0:2]"), "%s", script);
+    free(script);
+    if (results_plot_gnuplot_check(&err) != DT_OK)
+        return;
+    char notes[RESULTS_FIGURE_COUNT][512];
+    ck_assert(draw_all("1", RESULTS_PLOT_PNG, id, notes) & 1u << RESULTS_FIGURE_TIMELINE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plot");
@@ -1872,6 +1912,7 @@ int main(void)
     tcase_add_test(tq, sweep_runs_whatever_their_status);
     tcase_add_test(tq, gp_string_quoting);
     tcase_add_test(tq, gp_datablocks_hold_numbers);
+    tcase_add_test(tq, infinite_times_are_left_out);
     tcase_add_test(tq, figure_table_rows);
     tcase_add_test(tq, pareto_front_against_brute_force);
     suite_add_tcase(s, tq);

@@ -293,10 +293,18 @@ START_TEST(command_errors_are_one_line_and_keep_files)
         {"--hidden 4096 --heads 32 --seq 4096 --vocab 32000", "--layers missing"},
         {"--layers 32 --hidden 4096 --heads 32 --seq 4096", "--vocab missing"},
         {SHAPE_7B " --ffn 0", "--ffn: \"0\" is not a whole number in [1, "},
-        {SHAPE_7B " --layers -2", "--layers: \"-2\" is not a whole number"},
-        {SHAPE_7B " --heads 3", "--heads 3 does not divide --hidden 4096"},
+        {"--hidden 4096 --heads 32 --seq 4096 --vocab 32000 --layers -2",
+         "--layers: \"-2\" is not a whole number"},
+        /* an option given twice was won silently by the last one */
+        {SHAPE_7B " --layers 3", "--layers given twice"},
+        {SHAPE_7B " --family gpt --family=llama", "--family given twice"},
+        {SHAPE_7B " --bias --no-bias", "--bias and --no-bias both given"},
+        {SHAPE_7B " --gelu --gelu", "--gelu given twice"},
+        {"--layers 32 --hidden 4096 --heads 3 --seq 4096 --vocab 32000",
+         "--heads 3 does not divide --hidden 4096"},
         {SHAPE_7B " --kv-heads 5", "--kv-heads 5 does not divide --heads 32"},
-        {SHAPE_7B " --positions 2048 --seq 4096", "--seq 4096 is longer than the 2048"},
+        {"--layers 32 --hidden 4096 --heads 32 --vocab 32000 --positions 2048 --seq 4096",
+         "--seq 4096 is longer than the 2048"},
         {SHAPE_7B " --family gpt2", "--family: unknown family \"gpt2\""},
         {SHAPE_7B " --norm batchnorm", "--norm: \"batchnorm\" is not layernorm or rmsnorm"},
         {SHAPE_7B " --family bert --untied", "--untied: the bert family has no output layer"},
@@ -315,6 +323,8 @@ START_TEST(command_errors_are_one_line_and_keep_files)
     }
     ck_assert_int_eq(dtsim("profile transformer " SHAPE_7B), 2);
     one_line("say where: --out FILE");
+    ck_assert_int_eq(dtsim("profile time --device a100 --device h100 gpt2_xl"), 2);
+    one_line("--device given twice");
     ck_assert_int_eq(dtsim("profile resnet"), 2);
     one_line("unknown model kind \"resnet\"");
     snprintf(args, sizeof args, "profile transformer " SHAPE_7B " --out %s/no/such/dir.ini", dir);

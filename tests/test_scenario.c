@@ -707,6 +707,45 @@ START_TEST(builtin_model_profiles)
 }
 END_TEST
 
+/* A hundred jobs: jobs.files given on several lines appends (a line ends at 198 characters
+ * and a repeated key was refused, so no file could list them); the resolved text writes
+ * them back over lines the reader takes, and reads back to the same list. Other keys given
+ * twice stay refused. */
+START_TEST(jobs_files_lines_append)
+{
+    static char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text, "[cluster]\nworkers = 200\n[jobs]\n");
+    char want[4096] = "";
+    for (int line = 0; line < 10; line++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "files = ");
+        for (int i = 0; i < 10; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "jobs/job-%03d.ini", 10 * line + i);
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? ", " : "", name);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+                     line || i ? ", " : "", name);
+        }
+        len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+    }
+    scenario_t *sc = malloc(sizeof *sc), *back = malloc(sizeof *back);
+    load_ok(sc, tmp_file("hundred.ini", text), NULL, 0);
+    ck_assert_str_eq(sc->jobs_files, want);
+    char *written = write_to_string(sc);
+    for (char *l = written; *l;) {
+        size_t n = strcspn(l, "\n");
+        ck_assert_msg(n <= 198, "a written line of %zu characters: %.60s...", n, l);
+        l += n + (l[n] == '\n');
+    }
+    load_ok(back, tmp_file("back.ini", written), NULL, 0);
+    ck_assert_str_eq(back->jobs_files, want);
+    free(written);
+    free(sc);
+    free(back);
+    expect_file_error("[jobs]\nplacement = packed\nplacement = interleaved\n",
+                      ":3: jobs.placement: given twice (lines 2 and 3)");
+}
+END_TEST
+
 START_TEST(model_profile_files_and_errors)
 {
     scenario_t sc;
@@ -749,8 +788,8 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sb = 1 5 5\na = 2 5\n", head);
     tmp_file("order.ini", text);
     expect_load_error("[model]\narch = profile:order.ini\n",
-                      "order.ini: [forward] line 1 is layer b, but [backward] read from its end "
-                      "gives a there");
+                      "order.ini:8: forward.b: [forward]'s layer 1, but [backward] read from "
+                      "its end gives a there");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 1 5\n", head);
     tmp_file("fsum.ini", text);
     expect_load_error("[model]\narch = profile:fsum.ini\n",
@@ -799,11 +838,31 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\nc = row\n", head);
     tmp_file("tpc.ini", text);
     expect_load_error("[model]\narch = profile:tpc.ini\n",
-                      "tpc.ini: [tensor] names layer c, which [backward] does not list");
+                      "tpc.ini:11: tensor.c: no such layer in [backward]");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = row\na = row\n", head);
     tmp_file("tptwice.ini", text);
     expect_load_error("[model]\narch = profile:tptwice.ini\n",
-                      "tptwice.ini: [tensor] lists layer a twice");
+                      "tptwice.ini:12: tensor.a: layer listed twice");
+    /* two faults: the first one's line with the first one's message (a later handler's
+     * message used to stand beside the first fault's line: "line 6" for line 13's fault);
+     * a syntax error first is a syntax error, whatever follows */
+    tmp_file("two.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb = 10 2\n"
+                            "a = 20 x\nc = 1 1\n\n\n\n\n\nd = 1 y\n");
+    expect_load_error("[model]\narch = profile:two.bad.ini\n",
+                      "two.bad.ini:6: backward.a: \"20 x\" is not GRADIENT_ELEMENTS");
+    tmp_file("syn.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb 10 2\n"
+                            "a = 20 x\n");
+    expect_load_error("[model]\narch = profile:syn.bad.ini\n",
+                      "syn.bad.ini:5: syntax error (expected key = value)");
+    /* a line longer than inih's buffer is refused, not split into two miscounted lines */
+    {
+        char longer[512];
+        snprintf(longer, sizeof longer, "[profile]\nparams = 30\nforward_flops = 3\n"
+                                        "source = %0300d\n[backward]\na = 30 x\n", 0);
+        tmp_file("long.bad.ini", longer);
+        expect_load_error("[model]\narch = profile:long.bad.ini\n",
+                          "long.bad.ini:4: line longer than 198 characters");
+    }
     /* a layer listed twice among many (the reader's name index grown several times) */
     {
         static char many[16384];
@@ -2555,6 +2614,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, device_profile_files);
     tcase_add_test(tc, builtin_model_profiles);
     tcase_add_test(tc, model_profile_files_and_errors);
+    tcase_add_test(tc, jobs_files_lines_append);
     tcase_add_test(tc, shipped_scenarios_load);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);

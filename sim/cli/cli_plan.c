@@ -701,6 +701,8 @@ static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const 
     }
 }
 
+static const char *layout_key_error(const char *msg);
+
 /* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
 static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
 {
@@ -716,6 +718,8 @@ static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
     const char *why = without_path(c->err.msg, base);
     if (!strncmp(why, "cluster.device: ", 16))
         why += 16;
+    if (layout_key_error(why)) /* the layout's own key: no --set of the user's */
+        why = layout_key_error(why);
     snprintf(l->memory, sizeof l->memory, "%s", why);
     char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
     if (hint)
@@ -1458,6 +1462,41 @@ static const char *plan_searched_key(const char *set)
     return NULL;
 }
 
+/* A --set ("KEY=VALUE") a plan cannot take, its reason into why: a key each layout sets
+ * itself (plan_searched_key), or strategy.kind, which is pipeline in every layout (a
+ * federated or data-parallel kind would plan a layout it does not run). Returns 1 when
+ * refused. */
+static int plan_set_refused(const char *set, char *why, size_t n)
+{
+    const char *key = plan_searched_key(set);
+    if (key) {
+        snprintf(why, n, "--set %s: the plan searches %s itself (each layout sets it)", set,
+                 key);
+        return 1;
+    }
+    if (!strncmp(set, "strategy.kind=", 14) && strcmp(set + 14, "pipeline")) {
+        snprintf(why, n, "--set %s: a plan lays out tensor x pipeline x data parallel runs "
+                 "(strategy.kind = pipeline in every layout); plan another strategy with "
+                 "dtsim run and a [sweep]", set);
+        return 1;
+    }
+    return 0;
+}
+
+/* A layout's key in an error ("--set strategy.data_parallel: 65536 is out of range"): the
+ * user never gave it; msg without the "--set " then names the key the layout set. */
+static const char *layout_key_error(const char *msg)
+{
+    if (strncmp(msg, "--set ", 6))
+        return NULL;
+    char set[96];
+    size_t len = strcspn(msg + 6, ": =");
+    if (len + 2 > sizeof set)
+        return NULL;
+    snprintf(set, sizeof set, "%.*s=", (int)len, msg + 6);
+    return plan_searched_key(set) ? msg + 6 : NULL;
+}
+
 /* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
  * children; t0: when the command started, for --time-limit). check: only load the base
  * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
@@ -1473,16 +1512,14 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         why[0] = '\0';
     /* a key the plan searches, from an --option (the user's --set are checked before) */
     for (int i = 0; i < o.n_sets; i++) {
-        const char *key = plan_searched_key(o.sets[i]);
-        if (!key)
+        char refused[600];
+        if (!plan_set_refused(o.sets[i], refused, sizeof refused))
             continue;
         if (why_n) {
-            snprintf(why, why_n, "--set %s: the plan searches %s itself (each layout sets it)",
-                     o.sets[i], key);
+            snprintf(why, why_n, "%s", refused);
             return CLI_EXIT_USAGE;
         }
-        return cli_usage_error("plan", "--set %s: the plan searches %s itself (each layout "
-                                       "sets it)", o.sets[i], key);
+        return cli_usage_error("plan", "%s", refused);
     }
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
@@ -1551,6 +1588,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     scenario_t *sc = dt_malloc(sizeof *sc);
     char device_name[64] = ""; /* the device the layouts load: a --set may name it */
     dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
+    /* a layout's own key out of its range (65,536 devices: data_parallel 65536) is that
+     * layout's, dropped by its fit check: the user's keys are checked on one that loads */
+    for (long i = 1; st && layout_key_error(err.msg) && i < n; i++)
+        st = load_layout(sc, base, &o, &l[i], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
         in->peak_flops = dev ? dev->value[sc->precision] : NAN;
@@ -1562,6 +1603,17 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
                  o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
     }
     free(sc);
+    if (st && layout_key_error(err.msg)) { /* no layout loads: say what the user gave */
+        char what[700];
+        snprintf(what, sizeof what, "--devices %ld and --global-batch %ld: no layout can be "
+                 "simulated (each sets a key out of its range; e.g. %s)", o.devices, o.global_batch,
+                 layout_key_error(err.msg));
+        if (why_n)
+            snprintf(why, why_n, "%s", what);
+        else
+            fprintf(stderr, "dtsim plan: %s\n", what);
+        goto done;
+    }
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
                strstr(err.msg, "model.precision"))) {
         if (why_n)
@@ -1592,6 +1644,16 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
            name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
     print_list(l, n);
     fflush(stdout);
+    long for_memory = 0;
+    for (long i = 0; i < n; i++)
+        for_memory += !strncmp(l[i].memory, "does not fit", 12);
+    if (!fit && !for_memory) { /* not one was dropped for memory: say what dropped them */
+        fprintf(stderr,
+                "dtsim plan: none of the %ld layouts of %s on %ld x %s can be simulated, none "
+                "for its memory: %s (the list says why each was dropped)\n",
+                n, name + 5, o.devices, o.device, n ? l[0].memory : "no layout");
+        goto done;
+    }
     if (!fit) { /* the list above says what each would hold */
         fprintf(stderr,
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
@@ -1740,11 +1802,9 @@ int cli_plan(int argc, char **argv)
     if (o.show)
         return plan_show(&o);
     for (int i = 0; i < o.n_sets; i++) {
-        const char *key = plan_searched_key(o.sets[i]);
-        if (key)
-            return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
-                                           "layout sets it)",
-                                   o.sets[i], key);
+        char refused[600];
+        if (plan_set_refused(o.sets[i], refused, sizeof refused))
+            return cli_usage_error("plan", "%s", refused);
     }
     /* several devices or any --option: each planned in turn, then their best side by side */
     if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {

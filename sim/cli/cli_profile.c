@@ -157,6 +157,21 @@ static const shape_opt_t shape_opts[] = {
 enum { OPT_FAMILY = 256, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU,
        OPT_GELU, OPT_NAME, OPT_OUT };
 
+/* An option given a second time is refused, not silently won by the last one (--layers 2
+ * --layers 3): seen[group] holds the name it came as; a pair of opposites (--bias and
+ * --no-bias) is one group. Returns 0, or the usage error's exit code. */
+static int once(const char **seen, int group, const char *name)
+{
+    if (seen[group]) {
+        if (!strcmp(seen[group], name))
+            return cli_usage_error("profile", "--%s given twice (give each option once)", name);
+        return cli_usage_error("profile", "--%s and --%s both given (one or the other)",
+                               seen[group], name);
+    }
+    seen[group] = name;
+    return 0;
+}
+
 static int cli_profile_transformer(int argc, char **argv)
 {
     struct option longs[N_SHAPE + 12];
@@ -173,10 +188,21 @@ static int cli_profile_transformer(int argc, char **argv)
     sim_transformer_t t;
     sim_transformer_init(&t);
     const char *out = NULL, *name = NULL;
-    int c;
+    const char *seen[N_SHAPE + 12] = {0};
+    int c, at = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
+        if (at >= 0 && c != 'h') {
+            /* a pair of opposites counts as one option: its first member's row */
+            int group = at;
+            if (c == OPT_NO_BIAS || c == OPT_UNTIED || c == OPT_GELU)
+                group--;
+            int rc = once(seen, group, longs[at].name);
+            if (rc)
+                return rc;
+        }
+        at = -1;
         if (c >= 0 && c < N_SHAPE) {
             const shape_opt_t *o = &shape_opts[c];
             if (cli_parse_long(optarg, o->lo, o->hi, (long *)((char *)&t + o->field)))
@@ -287,10 +313,17 @@ static int cli_profile_time(int argc, char **argv)
         {0, 0, 0, 0}};
     const char *device = NULL, *precision = "bf16";
     long micro = 1, tensor = 1;
-    int sp = 0, c;
+    int sp = 0, c, at = -1;
+    const char *seen[sizeof longs / sizeof longs[0]] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
+        if (at >= 0 && c != 'h') {
+            int rc = once(seen, at, longs[at].name);
+            if (rc)
+                return rc;
+        }
+        at = -1;
         switch (c) {
         case OPT_DEVICE:
             device = optarg;

@@ -28,13 +28,15 @@ sim_run_t *sim_run_current(void)
     return active;
 }
 
-/* Set by SIGINT / SIGTERM during a run: every node stops at its next step boundary and the
- * run is recorded as interrupted. A second signal ends the process at once. */
+/* Set by SIGINT / SIGTERM during a run: the simulation ends at once (sim_transport_halt:
+ * wherever the nodes are, a step can take minutes) and the run is recorded as interrupted;
+ * real processes stop at their next step boundary. A second signal ends the process. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
     interrupted = 1;
+    sim_transport_halt();
     signal(sig, SIG_DFL);
 }
 

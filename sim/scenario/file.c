@@ -143,11 +143,34 @@ static int file_handler(void *user, const char *section, const char *name, const
         dt_err_input(st->err, "%s:%d: %s.%s: unknown key%s", sc->path, line, section, name, hint);
         goto fail;
     }
+    dt_err_t e;
+    /* jobs.files again: the line's names go after the earlier ones (a hundred jobs do not
+     * fit one line: inih's lines end at INI_MAX_LINE) */
+    if (sc->key_line[k] > 0 && k == key_index("jobs", "files")) {
+        char *before = dt_malloc(sizeof sc->jobs_files);
+        memcpy(before, sc->jobs_files, sizeof sc->jobs_files);
+        int bad = key_apply(sc, &key_table[k], value, &st->ctx, &e) != DT_OK;
+        if (!bad && strlen(before) + 2 + strlen(sc->jobs_files) >= sizeof sc->jobs_files) {
+            snprintf(e.msg, sizeof e.msg, "the list of files is longer than %zu characters",
+                     sizeof sc->jobs_files - 1);
+            bad = 1;
+        }
+        if (!bad) {
+            size_t len = strlen(before);
+            snprintf(before + len, sizeof sc->jobs_files - len, ", %s", sc->jobs_files);
+            memcpy(sc->jobs_files, before, sizeof sc->jobs_files);
+        }
+        free(before);
+        if (bad) {
+            key_error(st->err, sc, line, k, "%s", e.msg);
+            goto fail;
+        }
+        return 1;
+    }
     if (sc->key_line[k] > 0) {
         key_error(st->err, sc, line, k, "given twice (lines %d and %d)", sc->key_line[k], line);
         goto fail;
     }
-    dt_err_t e;
     if (key_apply(sc, &key_table[k], value, &st->ctx, &e)) {
         key_error(st->err, sc, line, k, "%s", e.msg);
         goto fail;

@@ -22,6 +22,7 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
+#define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
 #define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
@@ -289,7 +290,8 @@ typedef struct scenario {
     double attack_scale;              /* sign_flip: factor; noise: standard deviation */
 
     /* [jobs] */
-    char jobs_files[SCENARIO_STR];    /* job scenario files, comma-separated; "none": one run */
+    char jobs_files[SCENARIO_JOBS_FILES]; /* job scenario files, comma-separated (repeated
+                                             `files` lines append); "none": one run */
     sim_placement_t jobs_placement;   /* which hosts each job gets */
 
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
