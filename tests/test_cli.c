@@ -240,6 +240,10 @@ START_TEST(model_data_and_memory_are_checked_up_front)
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
     one_error_line("m.ini:6: data.source: ", "the training images are 1x28x28, the test images "
                    "1x32x32 (expected one shape)");
+    /* train refuses the same folder in the same words, before an assertion could */
+    ck_assert_int_eq(dtsim((const char *[]){"train", "--data", data, NULL}), 2);
+    one_error_line("dtsim train: --data ", "the training images are 1x28x28, the test images "
+                   "1x32x32 (expected one shape)");
     /* a FIFO in place of the test labels: refused, not waited on */
     snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
     unlink(path);

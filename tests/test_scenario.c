@@ -413,6 +413,15 @@ START_TEST(missing_file)
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s: cannot read: Is a directory", tmpdir);
     ck_assert_str_eq(err.msg, want);
+    /* a FIFO: refused before a read that would wait for a writer for good */
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/fifo.ini", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(scenario_load(&sc, fifo, NULL, 0, &err), DT_ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not a regular file (a FIFO or a device would never end)",
+             fifo);
+    ck_assert_str_eq(err.msg, want);
+    unlink(fifo);
 }
 END_TEST
 

@@ -26,6 +26,63 @@ int scenario_has_faults(const scenario_t *sc)
 }
 
 
+int scenario_simulable(sim_quantity_t q, double v)
+{
+    switch (q) {
+    case SIM_Q_LATENCY:
+        return v == 0 || (v >= SIM_LATENCY_MIN && v <= SIM_LATENCY_MAX);
+    case SIM_Q_BANDWIDTH:
+        return v >= SIM_BANDWIDTH_MIN && v <= SIM_BANDWIDTH_MAX;
+    case SIM_Q_SPEED:
+        return v >= SIM_SPEED_MIN && v <= SIM_SPEED_MAX;
+    }
+    return 0;
+}
+
+const char *scenario_simulable_range(sim_quantity_t q)
+{
+    static const char *const text[] = {"0, or 1ns to 1000s", "1kbps to 1000TBps",
+                                       "1f to 1e24f"};
+    DT_ASSERT((int)q >= 0 && q <= SIM_Q_SPEED);
+    return text[q];
+}
+
+/* The links' and hosts' values the platform is built from, against what SimGrid's solver
+ * computes with (scenario_simulable): a value the keys' own ranges take but the solver
+ * does not is refused here, with the range, not met as a crash in the run. */
+static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        sim_quantity_t q;
+    } keys[] = {
+        {"cluster.latency", offsetof(scenario_t, latency), SIM_Q_LATENCY},
+        {"cluster.uplink_latency", offsetof(scenario_t, uplink_latency), SIM_Q_LATENCY},
+        {"cluster.nvlink_latency", offsetof(scenario_t, nvlink_latency), SIM_Q_LATENCY},
+        {"cluster.bandwidth", offsetof(scenario_t, bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.uplink_bandwidth", offsetof(scenario_t, uplink_bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.nvlink_bandwidth", offsetof(scenario_t, nvlink_bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.device_flops", offsetof(scenario_t, device_flops), SIM_Q_SPEED},
+    };
+    static const unit_t *const units[] = {time_units, bandwidth_units, flops_units};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        double v = *(const double *)((const char *)sc + keys[i].off);
+        if (scenario_simulable(keys[i].q, v))
+            continue;
+        const char *k = keys[i].key;
+        /* a speed from the device: the device is the key to name */
+        if (keys[i].q == SIM_Q_SPEED && !scenario_key_given(sc, k))
+            k = "cluster.device";
+        char text[64];
+        format_unit(text, sizeof text, v, units[keys[i].q]);
+        return scenario_fail(sc, err, k,
+                             "%s is beyond what SimGrid's solver computes with (expected %s)",
+                             text, scenario_simulable_range(keys[i].q));
+    }
+    return DT_OK;
+}
+
 /* The client device keys: the first given for a strategy without clients, a trace column
  * given twice, per-client links where the platform has none. */
 static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
@@ -304,6 +361,8 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     const char *k;
     char where[96], takers[256];
     if (check_precision(sc, err))
+        return DT_ERR_INPUT;
+    if (check_simulable(sc, err))
         return DT_ERR_INPUT;
     if (sc->platform == SIM_PLATFORM_EDGE && (st->takes & SIM_NEEDS_PEER_LINKS)) {
         k = scenario_blame(sc, "cluster.platform", "strategy.kind", where, sizeof where);
