@@ -43,6 +43,11 @@ long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4])
  * XML that SimGrid reads in 2.6 s, and the file grows as H squared. */
 #define SIM_RAIL_MAX_HOSTS 1024
 
+/* A platform file declares at most this many hosts (its <host> elements, its clusters'
+ * radicals and topologies), counted before SimGrid allocates them: the most workers a
+ * scenario takes (100,000) with room for servers. */
+#define SIM_PLATFORM_FILE_MAX_HOSTS 131072
+
 /* DT_ERR_INPUT naming cluster.torus / cluster.dragonfly (or cluster.workers) where the
  * shape given holds fewer hosts than the scenario needs, or cluster.workers where the rail
  * platform would hold more than SIM_RAIL_MAX_HOSTS. */
