@@ -206,8 +206,26 @@ static int line_of_nth_id(const char *path, const char *name, int nth)
     return seen == nth ? at : 0;
 }
 
+/* The first line holding attr="value" for the value val; 0 if none. */
+static int line_of_attr(const char *path, const char *attr, const char *val)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char want[200], line[4096];
+    snprintf(want, sizeof want, "%s=\"%s\"", attr, val);
+    int at = 0, found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        at++;
+        found = strstr(line, want) != NULL;
+    }
+    fclose(f);
+    return found ? at : 0;
+}
+
 /* The line that declares name, or for a name SimGrid made up from an element's id (a
- * cluster's links: "star_link_0_UP") that element's line; 0 if none. */
+ * cluster's links: "star_link_0_UP") that element's line, or for a cluster's host
+ * ("node-3") the line of the cluster of that prefix; 0 if none. */
 static int line_of_id(const char *path, const char *name)
 {
     char prefix[128];
@@ -216,9 +234,17 @@ static int line_of_id(const char *path, const char *name)
         int line = line_of_nth_id(path, prefix, 1);
         char *cut = strrchr(prefix, '_');
         if (line || !cut)
-            return line;
+            break;
         *cut = '\0';
     }
+    int line = line_of_nth_id(path, prefix, 1);
+    if (line)
+        return line;
+    snprintf(prefix, sizeof prefix, "%s", name);
+    size_t n = strlen(prefix);
+    while (n && prefix[n - 1] >= '0' && prefix[n - 1] <= '9')
+        prefix[--n] = '\0';
+    return n < strlen(name) ? line_of_attr(path, "prefix", prefix) : 0;
 }
 
 /* The first len bytes of s into out (n bytes, cut to fit). The control bytes SimGrid echoes
