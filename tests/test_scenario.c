@@ -2596,6 +2596,31 @@ START_TEST(device_trace_values_beyond_the_solver_are_refused)
             load_ok(&sc, tmp_file("t.ini", ini), NULL, 0);
         }
     }
+    /* the per-client keys, drawn for every client as the run draws them: a constant of
+     * 1e-300 B/s aborted SimGrid; a distribution's draws are checked too */
+    static const struct {
+        const char *line, *want;
+    } keys[] = {
+        {"client_down = 1e-300Bps\n",
+         ":9: faults.client_down: client 0's bandwidth is 1e-300 B/s, beyond what SimGrid's "
+         "solver computes with (expected 1kbps to 1000TBps)"},
+        {"client_up = uniform:1bps:2bps\n", ":9: faults.client_up: client 0's bandwidth is 0."},
+        {"client_latency = 1e-12s\n", ":9: faults.client_latency: client 0's latency is 1e-12 s"},
+        {"client_speed = lognormal:1e-300f:1\n", ":9: faults.client_speed: client 0's speed is "},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\nkind = fedavg\n"
+                 "clients = 4\nfraction = 1\n[faults]\n%s",
+                 keys[i].line);
+        expect_load_error(text, keys[i].want);
+    }
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\n"
+                                   "kind = fedavg\nclients = 4\nfraction = 1\n[faults]\n"
+                                   "client_up = lognormal:5Mbps:0.8\n"),
+            NULL, 0);
 }
 END_TEST
 

@@ -152,6 +152,56 @@ static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* Each federated client's speed and link as the run will draw them (the same seeded
+ * streams), against what SimGrid's solver computes with: a distribution's tail or a
+ * constant can give what no trace row may (a downlink of 1e-300 B/s aborted SimGrid). */
+static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
+{
+    if (!scenario_has_client_devices(sc) || strcmp(sc->strategy->worker_role, "client"))
+        return DT_OK;
+    sim_client_devices_t d;
+    if (sim_client_devices_open(&d, sc, 0, err))
+        return DT_ERR_INPUT;
+    static const struct {
+        unsigned bit;
+        const char *key;
+        sim_quantity_t q;
+    } what[] = {
+        {SIM_DEVICE_UP, "faults.client_up", SIM_Q_BANDWIDTH},
+        {SIM_DEVICE_DOWN, "faults.client_down", SIM_Q_BANDWIDTH},
+        {SIM_DEVICE_LATENCY, "faults.client_latency", SIM_Q_LATENCY},
+    };
+    /* FedScale's times become speeds through the model's FLOPs: bounded as they are read */
+    int speeds = !(d.trace.n && (d.trace.has & SIM_DEVICE_MS_PER_SAMPLE));
+    dt_status st = DT_OK;
+    for (long c = 0; c < sc->clients && !st; c++) {
+        double v[3], speed = speeds ? sim_client_speed(&d, c) : 1;
+        unsigned given = sim_client_link(&d, c, &v[0], &v[1], &v[2]);
+        const char *key = NULL;
+        sim_quantity_t q = SIM_Q_SPEED;
+        double x = speed;
+        if (!scenario_simulable(SIM_Q_SPEED, speed))
+            key = d.trace.n && (d.trace.has & SIM_DEVICE_SPEED) ? "faults.device_trace"
+                                                                 : "faults.client_speed";
+        for (int i = 0; i < 3 && !key; i++)
+            if ((given & what[i].bit) && !scenario_simulable(what[i].q, v[i])) {
+                key = (d.dists & what[i].bit) ? what[i].key : "faults.device_trace";
+                q = what[i].q;
+                x = v[i];
+            }
+        if (key)
+            st = scenario_fail(sc, err, key,
+                               "client %ld's %s is %.4g %s, beyond what SimGrid's solver "
+                               "computes with (expected %s)",
+                               c, q == SIM_Q_SPEED ? "speed" : q == SIM_Q_LATENCY ? "latency"
+                                                                               : "bandwidth",
+                               x, q == SIM_Q_SPEED ? "flop/s" : q == SIM_Q_LATENCY ? "s" : "B/s",
+                               scenario_simulable_range(q));
+    }
+    sim_client_devices_close(&d);
+    return st;
+}
+
 long scenario_fedavg_sampled(const scenario_t *sc)
 {
     return (long)floor((double)sc->clients * sc->fraction + 1e-9);
@@ -397,7 +447,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                              "client_holdout holds out federated clients' samples: it needs "
                              "fedavg, fedbuff or hierfl, not %s",
                              st->name);
-    if (check_client_devices(sc, err))
+    if (check_client_devices(sc, err) || check_client_values(sc, err))
         return DT_ERR_INPUT;
     if (sc->byzantine > 0) {
         if (strcmp(st->worker_role, "client"))
