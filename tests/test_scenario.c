@@ -1661,6 +1661,9 @@ START_TEST(faults_bad_values_name_line_and_key)
         {"[faults]\nlink_degrade = node-1 at 1s to 0Gbps\n",
          ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 0Gbps\": bandwidth 0Gbps "
          "must be > 0 (use link_down for a dead link)"},
+        {"[faults]\nlink_degrade = node-1 at 1s to 1e-300Bps\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 1e-300Bps\": bandwidth "
+         "1e-300Bps is beyond what SimGrid's solver computes with (expected 1kbps to 1000TBps)"},
         {"[faults]\nstraggler = worker-1 x0\n",
          ":2: faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a slowdown "
          "factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)"},
