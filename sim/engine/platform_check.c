@@ -2,8 +2,11 @@
  * ends the process on a platform it cannot take (malformed XML, an unknown element or host, a
  * second host of one name: SIGABRT or exit 1, with its reason on stderr), so a forked child
  * loads the file and tells what it found; the parent turns SimGrid's reason into one line
- * naming the scenario's key, the file and its line. The child also reports what SimGrid
- * accepts but no run can use: hosts of speed 0, links of bandwidth 0, too few hosts. */
+ * naming the scenario's key, the file and its line. The child loads it as the run does
+ * (sim_platform_load) and also reports what SimGrid accepts but no run can use: host speeds,
+ * link bandwidths and latencies beyond what its solver computes with (scenario_simulable),
+ * too few hosts, no route between two hosts the run uses. Before any of it the parent
+ * counts the hosts in the file's text, so that SimGrid never allocates millions. */
 #define _POSIX_C_SOURCE 200809L
 #include "platform.h"
 
