@@ -240,6 +240,10 @@ START_TEST(model_data_and_memory_are_checked_up_front)
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
     one_error_line("m.ini:6: data.source: ", "the training images are 1x28x28, the test images "
                    "1x32x32 (expected one shape)");
+    /* train refuses the same folder in the same words, before an assertion could */
+    ck_assert_int_eq(dtsim((const char *[]){"train", "--data", data, NULL}), 2);
+    one_error_line("dtsim train: --data ", "the training images are 1x28x28, the test images "
+                   "1x32x32 (expected one shape)");
     /* a FIFO in place of the test labels: refused, not waited on */
     snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
     unlink(path);
@@ -435,12 +439,60 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
-         ".xml:7: link l has bandwidth 0 (expected more than 0)"},
+         ".xml:7: link l has bandwidth 0 B/s (expected 1kbps to 1000TBps: what SimGrid's "
+         "solver computes with)"},
         {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"0Bps\" "
          "lat=\"1us\"/>\n</zone>\n</platform>\n",
          ".xml:5: link c_link_0_DOWN has bandwidth 0"},
         {"  <host id=\"a\" speed=\"0f\"/>\n</zone>\n</platform>\n",
-         ".xml:5: host a has speed 0 (expected more than 0)"},
+         ".xml:5: host a has speed 0 flop/s (expected 1f to 1e24f: what SimGrid's solver "
+         "computes with)"},
+        /* values SimGrid takes but its solver does not compute with: a negative latency ran
+         * with it, an infinite one failed the run with NaN, one below 1 ns crashed it */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"-5us\"/>\n"
+         "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
+         ".xml:7: link l has latency -5e-06 s (expected 0, or 1ns to 1000s: what SimGrid's "
+         "solver computes with)"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" "
+         "lat=\"inf\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has latency inf s (expected 0, or 1ns to 1000s"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" "
+         "lat=\"1e-12s\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has latency 1e-12 s"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1e-300f\" "
+         "bw=\"1Gbps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: host n-0 has speed 1e-300 flop/s (expected 1f to 1e24f"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+         "bw=\"100Bps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has bandwidth 100 B/s (expected 1kbps to 1000TBps"},
+        /* hosts the run uses without a route between them: SIGABRT at the first message */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: no route from host a to host b, both hosts of the run (expected a route "
+         "between every two hosts it uses)"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+         "  <route src=\"a\" dst=\"b\" symmetrical=\"NO\"><link_ctn id=\"l\"/></route>\n"
+         "</zone>\n</platform>\n",
+         ".xml:6: no route from host b to host a"},
+        /* Floyd routing without links: SimGrid crashed looking the route up */
+        {"  <zone id=\"f\" routing=\"Floyd\">\n  <host id=\"a\" speed=\"1Gf\"/>\n"
+         "  <host id=\"b\" speed=\"1Gf\"/>\n  </zone>\n</zone>\n</platform>\n",
+         ".xml:6: no route from host a to host b"},
+        /* sizes bounded before SimGrid allocates: 3e7 hosts took check past 60 s */
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-29999999\" speed=\"1Gf\" "
+         "bw=\"1Gbps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: 3e+07 hosts up to this element (expected at most 131072 in a platform "
+         "file: SimGrid allocates every host before a run starts)"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" "
+         "radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" lat=\"1us\" topology=\"TORUS\" "
+         "topo_parameters=\"1000,1000,1000\"/>\n</zone>\n</platform>\n",
+         ".xml:6: 1e+09 hosts up to this element"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-99999,100000-131071\" "
+         "speed=\"1Gf\" bw=\"1Gbps\" lat=\"1us\"/>\n  <host id=\"a\" speed=\"1Gf\"/>\n"
+         "</zone>\n</platform>\n",
+         ".xml:6: 1.31e+05 hosts up to this element"},
         {"  <host id=\"a\" speed=\"1Gf\"/>\n</zone>\n</platform>\n",
          ".xml has 1 host; allreduce needs 2 workers (expected at least 2 hosts"},
     };
@@ -451,7 +503,7 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
     snprintf(text, sizeof text, "%s[cluster]\nplatform = p.xml\n", tiny);
     write_file(ini, text);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char body[1024];
+        char body[2048];
         snprintf(body, sizeof body, "%s%s", cases[i].body ? head : "",
                  cases[i].body ? cases[i].body : "");
         write_file(xml, body);
@@ -470,6 +522,68 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
     one_error_line("p.ini:18: cluster.platform", "is not a regular file");
     unlink(xml);
+}
+END_TEST
+
+/* What `check` accepts, `run` runs: inputs that crashed or hung a run after check said yes
+ * (issue 36) are refused up front, one line naming file, line and key, exit 2, and the run
+ * writes no database. */
+START_TEST(what_check_accepts_run_runs)
+{
+    char ini[300], db[300], path[400], text[1024];
+    snprintf(db, sizeof db, "%s/c.db", dir);
+    /* a latency below SimGrid's precision: SIGSEGV in its solver, rows left `running` */
+    const char *alone = DTSIM_SOURCE "/scenarios/jobs/alone.ini";
+    const char *lat[] = {"check", alone, "--set", "cluster.latency=2e-09us", NULL};
+    ck_assert_int_eq(dtsim(lat), 2);
+    one_error_line("--set cluster.latency: 2e-15s is beyond what SimGrid's solver computes "
+                   "with (expected 0, or 1ns to 1000s)",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"run", alone, "--set", "cluster.latency=2e-09us",
+                                            "--db", db, NULL}),
+                     2);
+    one_error_line("--set cluster.latency: 2e-15s", NULL);
+    ck_assert_msg(access(db, F_OK) != 0, "run wrote %s", db);
+
+    /* a FedScale device trace of 0.001 kbit/s: SimGrid's "The Impossible Did Happen" */
+    snprintf(path, sizeof path, "%s/fs.csv", dir);
+    write_file(path, "client_id,computation,communication\n0,10,1000\n1,10,0.001\n");
+    snprintf(ini, sizeof ini, "%s/fs.ini", dir);
+    write_file(ini, "[run]\nsteps = 2\n[model]\narch = logreg\nbatch = 16\n[data]\n"
+                    "source = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                    "[cluster]\nplatform = edge\nworkers = 2\n[strategy]\nkind = fedavg\n"
+                    "clients = 2\nfraction = 1\nrounds = 1\n[faults]\ndevice_trace = fs.csv\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("fs.ini:19: faults.device_trace: ",
+                   "fs.csv:3: column communication: \"0.001\" is beyond what SimGrid's solver "
+                   "computes with");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    ck_assert_msg(access(db, F_OK) != 0, "run wrote %s", db);
+
+    /* FIFOs, as the scenario and as a job's file: refused at once, not read forever */
+    snprintf(path, sizeof path, "%s/f.ini", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("f.ini: not a regular file", NULL);
+    snprintf(ini, sizeof ini, "%s/jobs.ini", dir);
+    write_file(ini, "[cluster]\nworkers = 4\n[jobs]\nfiles = f.ini\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("jobs.ini:4: jobs.files: ", "f.ini: not a regular file");
+    unlink(path);
+
+    /* a device file whose values no run can use */
+    snprintf(path, sizeof path, "%s/dev.ini", dir);
+    write_file(path, "[device]\nfp32 = 1e-300f\n");
+    snprintf(ini, sizeof ini, "%s/d.ini", dir);
+    snprintf(text, sizeof text, "%s[cluster]\ndevice = dev.ini\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("d.ini:18: cluster.device: ", "dev.ini:2: device.fp32: \"1e-300f\" is "
+                   "beyond what SimGrid's solver computes with (expected 1f to 1e24f)");
+    write_file(path, "[device]\nfp32 = 10Tf\npower_idle = 500W\npower_max = 100W\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("d.ini:18: cluster.device: ", "dev.ini:3: device.power_idle: power_idle "
+                   "500 W above power_max 100 W (expected power_idle <= power_max)");
 }
 END_TEST
 
@@ -3437,7 +3551,6 @@ int main(void)
     tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, plot_format_and_size_are_checked);
     tcase_add_test(tc, error_lines_escape_control_bytes);
-    tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);
     tcase_add_test(tc, check_lists_the_runs_of_a_sweep);
@@ -3471,6 +3584,13 @@ int main(void)
     tcase_add_test(ex, plan_errors_name_what_was_given);
     tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
     suite_add_tcase(s, ex);
+    /* input that crashed, hung or ran wrong after check accepted it (CK_RUN_CASE=inputs) */
+    TCase *inputs = tcase_create("inputs");
+    tcase_add_checked_fixture(inputs, setup, NULL);
+    tcase_set_timeout(inputs, 300);
+    tcase_add_test(inputs, bad_platform_files_exit_2_naming_file_line);
+    tcase_add_test(inputs, what_check_accepts_run_runs);
+    suite_add_tcase(s, inputs);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

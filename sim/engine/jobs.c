@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define JOBS_MAX 256
@@ -101,6 +102,9 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - top->path), top->path, file);
     if (access(path, R_OK) != 0)
         return dt_err_input(err, "%s: %s: %s", where, path, strerror(errno));
+    struct stat sb; /* a FIFO would block its reading for good */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return dt_err_input(err, "%s: %s: not a regular file", where, path);
     snprintf(j->path[i], sizeof j->path[i], "%s", file);
 
     /* the top file's platform keys as the job's defaults: a platform key the job gives

@@ -347,6 +347,22 @@ int scenario_key_swept(const scenario_t *sc, const char *section_key);
 /** "PATH:LINE: section.key" ("--set section.key", "PATH: section.key" for a default), for
  * errors found after loading (a fault naming a host the platform lacks). */
 void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);
+/** What SimGrid's solver computes with, measured on 3.32 (sim/README.md, "Values the
+ * simulator computes"): a latency in (0, 1 ns), below its surf/precision, crashed its
+ * solver (SIGSEGV); a link of 0.19 B/s aborted it; a speed of 1e-300 flop/s made simulated
+ * time inf. Latency 0, or SIM_LATENCY_MIN..SIM_LATENCY_MAX s; bandwidth and speed within
+ * their MIN..MAX (B/s, flop/s). */
+#define SIM_LATENCY_MIN 1e-9
+#define SIM_LATENCY_MAX 1e3
+#define SIM_BANDWIDTH_MIN 125.0 /* 1 kbps */
+#define SIM_BANDWIDTH_MAX 1e15
+#define SIM_SPEED_MIN 1.0
+#define SIM_SPEED_MAX 1e24
+typedef enum sim_quantity { SIM_Q_LATENCY, SIM_Q_BANDWIDTH, SIM_Q_SPEED } sim_quantity_t;
+/** 1 when v (s, B/s or flop/s as q says) is in the range above. */
+int scenario_simulable(sim_quantity_t q, double v);
+/** The range of q as users write it ("0, or 1ns to 1000s"), for "(expected ...)". */
+const char *scenario_simulable_range(sim_quantity_t q);
 /** 1 when any fault, straggler or federated dropout is described: peers then wait for each
  * other at most faults.timeout. */
 int scenario_has_faults(const scenario_t *sc);
