@@ -23,7 +23,7 @@
 
 #define SCENARIO_STR 512
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
-#define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
+#define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
@@ -186,6 +186,8 @@ typedef struct scenario {
     int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
     int profile_attention;        /* the profile has attention cores (layers *.scores) */
     int profile_splits;           /* the profile has a [tensor] section */
+    int profile_experts;          /* the fewest routed experts of its [experts] layers; 0:
+                                     none */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
