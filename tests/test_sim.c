@@ -1830,13 +1830,15 @@ static void profile_file(char *path, size_t path_n, char *arch, size_t arch_n, c
 }
 
 /* Expert parallelism on a star (1 Gbps, 10 us links, CM02 without cross traffic: a step of
- * b bytes between two hosts takes ALPHA + b / BW): one stage, 4 replicas, one micro-batch of
+ * b bytes between two hosts takes ALPHA + b / BW): one stage, D replicas, one micro-batch of
  * 2 samples, a profile of a dense layer, a routed layer of 4 experts (4000 parameters, each
  * of its all-to-alls 1000 elements a sample) and a dense layer, FLOPs negligible. A step is
- * the MoE block's 2 all-to-alls forward and 2 backward, p - 1 steps of one block of 2000 / p
- * floats each, then the ring all-reduce of the 200 dense parameters over the 4 replicas and
- * of the member's 4000 / E expert parameters over the 4 / E replicas holding them; the same
- * as messages and in closed form (tensor_comm = formula), and the bytes by hand. */
+ * the MoE block's 2 all-to-alls forward and 2 backward, E - 1 steps of one block of 2000 / E
+ * floats each, then the ring all-reduce of the dense parameters over the D replicas and of
+ * the member's 4000 / E expert parameters over the D / E replicas holding them; the same as
+ * messages and in closed form (tensor_comm = formula), and the bytes by hand. With tensor
+ * groups of 2 (the first layer split by columns, no all-reduce of its own) each member
+ * runs its all-to-alls in its own expert group at once, on its own link. */
 START_TEST(expert_alltoall_matches_hand_count)
 {
     char path[256], arch[300];
@@ -1844,33 +1846,38 @@ START_TEST(expert_alltoall_matches_hand_count)
                  "[profile]\nparams = 4200\nforward_flops = 3\n"
                  "[backward]\ntop = 100 2\nmoe = 4000 2\nbottom = 100 2\n"
                  "[forward]\nbottom = 1 10\nmoe = 1 10\ntop = 1 10\n"
-                 "[experts]\nmoe = 4 2 1000\n");
-    const double vb = 4, per_sample = 1000, b = 2, D = 4;
-    for (int E = 2; E <= 4; E += 2)
+                 "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
+    const double vb = 4, per_sample = 1000, b = 2;
+    static const int cases[][3] = {{2, 4, 1}, {4, 4, 1}, {2, 2, 2}}; /* E, D, T */
+    for (int c = 0; c < 3; c++)
         for (int formula = 0; formula < 2; formula++) {
-            char ex[64];
+            int E = cases[c][0], T = cases[c][2];
+            double D = cases[c][1];
+            char ex[64], dp[64], tp[64], workers[64];
             snprintf(ex, sizeof ex, "strategy.expert=%d", E);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", cases[c][1]);
+            snprintf(tp, sizeof tp, "strategy.tensor=%d", T);
+            snprintf(workers, sizeof workers, "cluster.workers=%d", cases[c][1] * T);
             const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
                                   "strategy.micro_batches=1", "model.batch=2", arch,
-                                  "run.steps=1", "cluster.workers=4",
-                                  "strategy.data_parallel=4", ex,
+                                  "run.steps=1", workers, dp, ex, tp,
                                   formula ? "strategy.tensor_comm=formula"
                                           : "strategy.tensor_comm=messages",
                                   "cluster.network_model=CM02", "cluster.crosstraffic=no",
                                   "cluster.bandwidth=1Gbps", "cluster.latency=10us",
                                   "cluster.device_flops=1000000Pf"};
-            outcome_t o = simulate(sets, 15, NULL);
+            outcome_t o = simulate(sets, 16, NULL);
             ck_assert(o.timing_only);
             double block = per_sample * b / E * vb; /* bytes a member sends each peer */
             double a2a = 4 * (E - 1) * (ALPHA + block / BW);
-            double dense = 200, experts = 4000 / E, Dx = D / E;
+            double dense = 100 + 100 / T, experts = 4000 / E, Dx = D / E;
             double ring = 2 * (D - 1) * ALPHA + 2 * (D - 1) / D * dense * vb / BW;
             if (Dx > 1)
                 ring += 2 * (Dx - 1) * ALPHA + 2 * (Dx - 1) / Dx * experts * vb / BW;
             expect_close(formula ? "all-to-all by formula" : "all-to-all as messages", E,
                          (size_t)block, o.end_time, a2a + ring);
-            double bytes = D * (4 * (E - 1) * block + 2 * (D - 1) / D * dense * vb +
-                                (Dx > 1 ? 2 * (Dx - 1) / Dx * experts * vb : 0));
+            double bytes = D * T * (4 * (E - 1) * block + 2 * (D - 1) / D * dense * vb +
+                                    (Dx > 1 ? 2 * (Dx - 1) / Dx * experts * vb : 0));
             ck_assert_msg(fabs(o.bytes - bytes) <= 1e-9 * bytes, "E=%d: %.0f bytes, want %.0f",
                           E, o.bytes, bytes);
             ck_assert_msg(o.mem0[0] == (dense + experts) * vb, "E=%d: parameters %g", E,

@@ -157,6 +157,7 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
     for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->fwd[s] = plan->bwd[s] = 0;
         plan->p0[s] = off;
+        plan->pe[s] = 0;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
             double share = split_share(plan, l->split) * expert_load(plan, l);
