@@ -1886,6 +1886,29 @@ START_TEST(expert_alltoall_matches_hand_count)
                                                     : "all-to-alls as messages"),
                           "%s", o.summary);
         }
+    /* strategy.expert_imbalance: the routed layer's FLOPs (3e6 a sample forward and
+     * backward, 2 samples at 1 GFLOP/s: 6 ms) times the factor, on every member */
+    char path2[256], arch2[300];
+    profile_file(path2, sizeof path2, arch2, sizeof arch2,
+                 "[profile]\nparams = 4200\nforward_flops = 1000002\n"
+                 "[backward]\ntop = 100 2\nmoe = 4000 2e6\nbottom = 100 2\n"
+                 "[forward]\nbottom = 1 10\nmoe = 1e6 10\ntop = 1 10\n"
+                 "[experts]\nmoe = 4 2 1000\n");
+    double step[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=1", "model.batch=2", arch2, "run.steps=1",
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "strategy.expert=2", "strategy.tensor_comm=formula",
+                              k ? "strategy.expert_imbalance=2.5" : "strategy.expert_imbalance=1",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.device_flops=1Gf"};
+        step[k] = simulate(sets, 16, NULL).end_time;
+    }
+    ck_assert_msg(fabs(step[1] - step[0] - 1.5 * 6e-3) <= 1e-9, "imbalance adds %.9g s, want %g",
+                  step[1] - step[0], 1.5 * 6e-3);
+    unlink(path2);
     /* its errors name the key */
     static const struct {
         const char *set, *needle;
