@@ -187,6 +187,8 @@ static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flop
 
 /* ---- expert parallelism (strategy.expert; sim/README.md, Expert parallelism) ---------- */
 
+static sim_allreduce_algo_t dp_algo(const sim_run_t *run); /* (below) */
+
 /* A MoE block's all-to-alls on b samples inside node's expert group: count of them
  * (dispatch and combine, or their gradients: 2) of `elements` each (the block's a2a x b:
  * every token's top_k copies), each member's cut into E blocks of which E-1 go to the
@@ -268,9 +270,7 @@ static sim_status_t ep_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
 {
     int E = plan->E, T = plan->T, S = plan->S;
     int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
-    sim_allreduce_algo_t algo = run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL
-                                    ? SIM_ALLREDUCE_RING
-                                    : run->sc->algorithm;
+    sim_allreduce_algo_t algo = dp_algo(run);
     sim_status_t st = SIM_OK;
     if (plan->D > 1 && n > pe)
         st = sim_allreduce(run, &plan->group[s * T + r], d, g, n - pe, algo);
