@@ -1206,7 +1206,8 @@ const sim_strategy_t sim_strategy_pipeline = {
              "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
              "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
              "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
-             "tensor group (Megatron-LM)",
+             "tensor group (Megatron-LM); `expert` > 1 splits a MoE profile's routed experts "
+             "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
             "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`",
