@@ -46,9 +46,9 @@
 # parallelism 16 (380 TFLOP/s).
 #
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-7; default all)
-# Time: about 15 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
-# 10 and 20 s, rows 3 and 4 about 5 minutes each, row 5 2.6 and row 6 2.5 minutes); peak
-# memory 2.3 GB.
+# Time: about 19 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
+# 10 and 20 s, rows 3 and 4 about 5 minutes each, row 5 2.6 and row 6 2.5 minutes, row 7
+# 3.8 minutes, 35 s of CPU); peak memory 2.3 GB.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
