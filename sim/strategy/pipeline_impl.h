@@ -78,6 +78,7 @@ typedef struct pipe_plan {
                                         ep_a + ep_c b seconds */
     double ep_a, ep_c;
     const char *ep_why;              /* why they are messages after all (NULL: not) */
+    int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
@@ -85,6 +86,12 @@ enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links 
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);
 int pipe_nccl_proto(const scenario_t *sc);
+
+/* strategy.tensor_overlap: of a layer's compute c seconds and its tensor collective's m,
+ * split into T chunks each, the time the collective adds to the layer (the pass waits for
+ * the first chunk's transfer, then each chunk's compute and the next chunk's transfer go
+ * together): c/T + (T-1)/T max(c, m) + m/T - c = m/T + (T-1)/T max(0, m - c). */
+double pipe_overlap_exposed(double c, double m, int T);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */
