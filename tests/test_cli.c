@@ -1524,6 +1524,49 @@ START_TEST(layouts_that_do_not_fit_are_refused)
 }
 END_TEST
 
+/* A MoE profile's plan (--no-run) adds expert groups of 2 and 4 replicas to each layout of 4
+ * replicas without ZeRO, right after it, and none to ZeRO's or the bucketed ones; a layout
+ * with experts holds less, the more replicas share them (dtsim check's memory). */
+START_TEST(plan_searches_expert_groups)
+{
+    char prof[300], db[300];
+    snprintf(prof, sizeof prof, "%s/moe.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-moe.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--family", "llama",
+                                            "--layers", "2", "--hidden", "64", "--heads", "2",
+                                            "--seq", "32", "--vocab", "100", "--experts", "4",
+                                            "--top-k", "2", "--moe-ffn", "256", "--out", prof,
+                                            NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "4",
+                                            "--global-batch", "4", "--db", db, "--no-run",
+                                            NULL}),
+                     0);
+    char *o = slurp(out_path);
+    static const char *const after[] = {"t1 p1 d4 mb1x1 z0", "t1 p1 d4 mb1x1 z0 b25",
+                                        "t1 p1 d4 mb1x1 z0 e2", "t1 p1 d4 mb1x1 z0 e4",
+                                        "t1 p1 d4 mb1x1 z1"};
+    double gb[5];
+    char *line = strstr(o, "\nt1 p1 d4 mb1x1 z0 ");
+    for (int i = 0; i < 5; i++) {
+        ck_assert_msg(line && !strncmp(line + 1, after[i], strlen(after[i])) &&
+                          line[1 + strlen(after[i])] == ' ',
+                      "layout %d is not %s in:\n%s", i, after[i], o);
+        const char *holds = strstr(line, " holds ");
+        ck_assert_ptr_nonnull(holds);
+        gb[i] = atof(holds + 7);
+        line = strchr(line + 1, '\n');
+    }
+    ck_assert_msg(gb[3] < gb[2] && gb[2] < gb[0] && gb[1] == gb[0], "%g %g %g %g", gb[0], gb[1],
+                  gb[2], gb[3]);
+    ck_assert_msg(!strstr(o, "z1 e") && !strstr(o, "b25 e") && !strstr(o, "z2") &&
+                      !strstr(o, "d1 mb1x4 z0 e"),
+                  "%s", o);
+    free(o);
+}
+END_TEST
+
 /* dtsim plan of a 2-layer, 2-head GPT on 4 devices, 2 per server, global batch 2. By hand:
  * tensor 1 or 2 (it divides the heads and fits a server), stages dividing the 2 layers, data
  * = 4 / (tensor x stages) dividing the batch (1 x 1 x 4 does not), micro-batches of 1 or 2
@@ -3536,6 +3579,7 @@ int main(void)
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
+    tcase_add_test(tc, plan_searches_expert_groups);
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);

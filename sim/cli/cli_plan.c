@@ -97,6 +97,7 @@ typedef struct plan_info {
  * the interleaved schedule over v virtual stages (1: 1F1B). */
 typedef struct plan_layout {
     long t, p, d, mbs, m, v;
+    long e; /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
     int zero, bucket_mb, sp;
     sim_recompute_t rc;
     long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
@@ -119,7 +120,8 @@ static void plan_help(void)
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
         "batch, each with micro-batches of 1, 2 or 4 samples, the 1F1B or the\n"
         "interleaved schedule (virtual stages 2, 4, 8), sequence parallelism or not\n"
-        "(tensor > 1), no, selective or full recomputation, and ZeRO stage 0 or 1;\n"
+        "(tensor > 1), no, selective or full recomputation, and ZeRO stage 0 or 1\n"
+        "(a MoE profile: also expert groups of 2, 4, ... replicas without ZeRO);\n"
         "drops those that do not fit the device's memory, tries those of ZeRO-1 again\n"
         "with ZeRO-2, then 3, and those of replicas without ZeRO that fit with\n"
         "gradient buckets too; simulates the fitting ones as one sweep\n"
@@ -518,7 +520,7 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int s
                                 out[n] = (plan_layout_t){.t = t, .p = p, .d = d, .mbs = mbs,
                                                          .m = m, .v = v, .sp = sp,
                                                          .rc = (sim_recompute_t)rc,
-                                                         .zero = zero, .order = 4 * n};
+                                                         .zero = zero, .order = 16 * n};
                                 n++;
                             }
                         }
@@ -543,13 +545,15 @@ static void layout_more(const plan_layout_t *l, char sep, char *buf, size_t n)
         k += (size_t)snprintf(buf + k, n - k, "%csp", sep);
     if (l->v > 1 && k < n)
         k += (size_t)snprintf(buf + k, n - k, "%cv%ld", sep, l->v);
+    if (l->e > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%ce%ld", sep, l->e);
     if (l->rc && k < n)
         snprintf(buf + k, n - k, "%c%s", sep, rc_names[l->rc]);
 }
 
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    char more[24]; /* " b25 sp v8 selective" at most */
+    char more[32]; /* " b25 sp v8 e4096 selective" at most */
     layout_more(l, ' ', more, sizeof more);
     snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", l->t, l->p, l->d, l->mbs, l->m, l->zero,
              more);
@@ -625,6 +629,10 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
         sets[n++] = "strategy.pipeline_schedule=interleaved";
         snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", l->v);
         sets[n++] = keys[9];
+    }
+    if (l->e > 1) {
+        snprintf(keys[10], sizeof keys[10], "strategy.expert=%ld", l->e);
+        sets[n++] = keys[10];
     }
     return scenario_load(sc, path, sets, n, err);
 }
@@ -763,6 +771,25 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
     return k;
 }
 
+/* A MoE profile's expert parallelism (pipeline.c: expert groups of E replicas, E dividing
+ * the replicas and the routed experts, no ZeRO): appends to l (n rows, not yet fitted;
+ * room for max) a row of each E = 2, 4, ... for each row with replicas and without ZeRO,
+ * right after it, and returns the rows there are then. */
+static long plan_expert_more(plan_layout_t *l, long n, int experts, long max)
+{
+    long k = n;
+    for (long i = 0; i < n; i++) {
+        long slot = 1; /* orders are 16 apart (plan_enumerate) */
+        for (long e = 2; e <= l[i].d && l[i].zero == 0 && k < max && slot < 16; e *= 2)
+            if (l[i].d % e == 0 && experts % e == 0) {
+                l[k] = l[i];
+                l[k].e = e;
+                l[k++].order = l[i].order + slot++;
+            }
+    }
+    return k;
+}
+
 static int by_order(const void *a, const void *b)
 {
     const plan_layout_t *x = a, *y = b;
@@ -778,7 +805,7 @@ static long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, lon
     long k = 0;
     for (long i = 0; i < n && k < max; i++) {
         out[k++] = l[i];
-        if (l[i].d > 1 && !l[i].zero && l[i].fits && k < max) {
+        if (l[i].d > 1 && !l[i].zero && l[i].e < 2 && l[i].fits && k < max) {
             out[k] = l[i];
             out[k++].bucket_mb = PLAN_BUCKET_MB;
         }
@@ -980,6 +1007,8 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
             x->sp = text && !strcmp(text, "yes");
         else if (!strcmp(key, "strategy.virtual_stages"))
             x->v = v;
+        else if (!strcmp(key, "strategy.expert"))
+            x->e = v;
         else if (!strcmp(key, "strategy.pipeline_schedule"))
             interleaved = text && !strcmp(text, "interleaved");
         else if (!strcmp(key, "model.recompute"))
@@ -1023,7 +1052,8 @@ static dt_status plan_rank_read(const char *db, const char *sweep, int read_info
                          "'strategy.micro_batches', 'model.batch', 'strategy.bucket_mb', "
                          "'strategy.shard_optimizer', 'strategy.zero_stage', "
                          "'model.recompute', 'strategy.sequence_parallel', "
-                         "'strategy.pipeline_schedule', 'strategy.virtual_stages')",
+                         "'strategy.pipeline_schedule', 'strategy.virtual_stages', "
+                         "'strategy.expert')",
                          &st, err);
     plan_layout_t *l = s == DT_OK ? dt_calloc((size_t)in->runs, sizeof *l) : NULL;
     for (size_t r = 0; s == DT_OK && r < runs.n; r++) {
@@ -1453,7 +1483,7 @@ static const char *plan_searched_key(const char *set)
         "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
         "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
         "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
-        "strategy.pipeline_schedule", "strategy.virtual_stages"};
+        "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert"};
     for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
         size_t len = strlen(searched[k]);
         if (!strncmp(set, searched[k], len) && set[len] == '=')
@@ -1571,6 +1601,12 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     int stopped = 0;
     char base[PATH_MAX] = "";
     long n = plan_enumerate(&o, blocks, pieces, splits, attention, l, PLAN_MAX_LAYOUTS);
+    int experts = 0; /* the fewest routed experts of a MoE layer (0: none) */
+    for (int i = 0; i < prof.n_layers; i++)
+        if (prof.layers[i].experts && (!experts || prof.layers[i].experts < experts))
+            experts = prof.layers[i].experts;
+    if (experts)
+        n = plan_expert_more(l, n, experts, PLAN_MAX_LAYOUTS);
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",

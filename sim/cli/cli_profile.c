@@ -50,6 +50,13 @@ static void profile_help(void)
            "  --bias, --no-bias biases in the linear layers, or none\n"
            "  --tied, --untied  the output layer shares the token embedding's weights, or not\n"
            "  --swiglu, --gelu  gated MLP (gate, up, down projections) or a plain one\n"
+           "mixture of experts (every layer dense without --experts):\n"
+           "  --experts N       routed experts in each MoE layer's MLP ([experts]:\n"
+           "                    strategy.expert), behind a router of H x N\n"
+           "  --top-k K         routed experts each token uses (required with --experts)\n"
+           "  --shared-experts S  experts every token uses, besides; default 0\n"
+           "  --moe-ffn F       an expert's feed-forward width; default --ffn's\n"
+           "  --dense-layers D  the first D layers keep the dense MLP; default 0\n"
            "  --name NAME       profile.name; default FILE's base name without .ini\n"
            "  --out FILE        where to write (required; - for stdout)\n"
            "  -h, --help        this text\n"
@@ -131,9 +138,13 @@ static int report(const char *path)
         fprintf(stderr, "dtsim profile: %s does not load back: %s\n", path, err.msg);
         return CLI_EXIT_RUN;
     }
-    printf("%s: profile %s, %zu parameters, %.6g GFLOP forward and %.6g backward per sample, "
-           "%d layers\n", path, p.name, p.params, p.forward_flops / 1e9, p.backward_flops / 1e9,
-           p.n_layers);
+    char active[64] = "";
+    if (p.has_experts)
+        snprintf(active, sizeof active, " (%.0f active per token)",
+                 sim_model_profile_active_params(&p));
+    printf("%s: profile %s, %zu parameters%s, %.6g GFLOP forward and %.6g backward per "
+           "sample, %d layers\n", path, p.name, p.params, active, p.forward_flops / 1e9,
+           p.backward_flops / 1e9, p.n_layers);
     sim_model_profile_free(&p);
     return CLI_EXIT_OK;
 }
@@ -151,6 +162,9 @@ static const shape_opt_t shape_opts[] = {
     SHAPE("heads", heads, 1, 1L << 20),      SHAPE("seq", seq, 1, 1L << 24),
     SHAPE("vocab", vocab, 1, 1L << 24),      SHAPE("kv-heads", kv_heads, 1, 1L << 20),
     SHAPE("ffn", ffn, 1, 1L << 24),          SHAPE("positions", positions, 0, 1L << 24),
+    SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
+    SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
+    SHAPE("dense-layers", dense_layers, 0, 10000),
 };
 #define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
 

@@ -54,6 +54,7 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         sc->profile_pieces = 0;
         sc->profile_attention = 0;
         sc->profile_splits = 0;
+        sc->profile_experts = 0;
         return trainer_arch_parse(&sc->model.arch, v, err);
     }
     char spec[SCENARIO_STR];
@@ -68,6 +69,11 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         return DT_ERR_INPUT;
     sc->profile_attention = sim_profile_has_attention(&prof);
     sc->profile_splits = prof.has_tensor_splits;
+    sc->profile_experts = 0;
+    for (int i = 0; i < prof.n_layers; i++)
+        if (prof.layers[i].experts && (!sc->profile_experts ||
+                                       prof.layers[i].experts < sc->profile_experts))
+            sc->profile_experts = prof.layers[i].experts;
     sc->profile_pieces = prof.has_forward_layers;
     for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
         sc->profile_pieces += prof.layers[i].cut > 0;

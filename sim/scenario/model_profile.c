@@ -306,6 +306,38 @@ static int shape_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
+/* An [experts] line: its layer, listed by [backward] above, gets its experts. */
+static int experts_line(reader_t *r, const char *name, const char *v)
+{
+    char a[3][64], extra[2];
+    double x[3] = {0};
+    int n = sscanf(v, "%63s %63s %63s %1s", a[0], a[1], a[2], extra), ok = n == 2 || n == 3;
+    for (int i = 0; ok && i < n; i++)
+        ok = !number(a[i], &x[i]) && x[i] == floor(x[i]) && x[i] <= (i < 2 ? 1e6 : 1e15);
+    if (!ok || x[0] < 1 || x[1] < 1 || x[1] > x[0] || (n == 3 && x[2] < 1)) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: \"%s\" is not ROUTED TOP_K "
+                 "[ALL_TO_ALL_ELEMENTS] (whole numbers, 1 <= TOP_K <= ROUTED, elements >= 1)",
+                 name, v);
+        return 0;
+    }
+    int i = layer_find(r, name);
+    if (i < 0) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: no such layer in [backward] (the layers "
+                 "come first, [experts] after them)", name);
+        return 0;
+    }
+    sim_profile_layer_t *l = &r->p->layers[i];
+    if (l->experts) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: layer listed twice", name);
+        return 0;
+    }
+    l->experts = (int)x[0];
+    l->top_k = (int)x[1];
+    l->a2a = x[2];
+    r->p->has_experts = 1;
+    return 1;
+}
+
 static int section_handler(reader_t *r, const char *section, const char *name,
                            const char *value)
 {
@@ -321,8 +353,10 @@ static int section_handler(reader_t *r, const char *section, const char *name,
     }
     if (!strcmp(section, "shape"))
         return shape_line(r, name, value);
+    if (!strcmp(section, "experts"))
+        return experts_line(r, name, value);
     snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward], "
-             "[forward], [tensor] and [shape])", section);
+             "[forward], [tensor], [shape] and [experts])", section);
     return 0;
 }
 
@@ -541,6 +575,16 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     if (!p->name[0])
         snprintf(p->name, sizeof p->name, "%.63s", where);
     return DT_OK;
+}
+
+double sim_model_profile_active_params(const sim_model_profile_t *p)
+{
+    double n = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        const sim_profile_layer_t *l = &p->layers[i];
+        n += l->experts ? (double)l->params * l->top_k / l->experts : (double)l->params;
+    }
+    return n;
 }
 
 void sim_model_profile_free(sim_model_profile_t *p)

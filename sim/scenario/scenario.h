@@ -24,7 +24,7 @@
 #define SCENARIO_STR 512
 #define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
-#define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
+#define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
@@ -187,6 +187,8 @@ typedef struct scenario {
     int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
     int profile_attention;        /* the profile has attention cores (layers *.scores) */
     int profile_splits;           /* the profile has a [tensor] section */
+    int profile_experts;          /* the fewest routed experts of its [experts] layers; 0:
+                                     none */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
