@@ -2443,6 +2443,23 @@ START_TEST(context_exchange_matches_closed_form)
     want += 2 * (fwd + 2e6 / 4 / 1e9);
     ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "selective: %.12g s, want %.12g s",
                   o.end_time, want);
+    /* each member in a rack of its own behind a 0.5 Gbit/s, 1 us uplink: a step crosses two
+     * host links and two uplinks, at the uplink's rate (the ring all-reduce's messages too,
+     * as SimGrid routes them) */
+    const char *racks[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6],
+                           sets[7], sets[8], sets[9], sets[10], "model.recompute=none", sets[12],
+                           "cluster.platform=multi-rack", "cluster.racks=4",
+                           "cluster.uplink_bandwidth=0.5Gbps", "cluster.uplink_latency=1us"};
+    o = simulate(racks, 17, NULL);
+    double U = 0.0625e9, lat2 = 2 * 5e-6 + 2 * 1e-6;
+    t1 = lat2 + x / U;
+    t2 = lat2 + 2 * x / U;
+    fwd = 3 * (t1 - a);
+    bwd = 2 * (t1 - ab) + 2 * (t2 - ab);
+    ck_assert(t1 > ab);
+    want = compute + 2 * (fwd + bwd) + 6 * (lat2 + 8 * 4 / U);
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "racks: %.12g s, want %.12g s",
+                  o.end_time, want);
     unlink(path);
 }
 END_TEST
