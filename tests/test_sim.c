@@ -2347,7 +2347,8 @@ END_TEST
  * query/key/value projection (4 heads of 16 and one key/value head: 64 + 16 + 16 outputs a
  * token), an attention core and an output projection, 8 MFLOP forward and 18 backward a
  * sample (2 and 6 of them the attention's); a stage may end after block a (1024 elements a
- * sample). */
+ * sample); Megatron-LM's tensor split of each (a 1024-element all-reduce a sample after
+ * each projection). */
 static void context_profile(char *path, size_t path_n, char *arch, size_t arch_n)
 {
     profile_file(path, path_n, arch, arch_n,
@@ -2360,7 +2361,9 @@ static void context_profile(char *path, size_t path_n, char *arch, size_t arch_n
                  "[shape]\na.ln = memory 0 0\na.qkv = gemm 1024 96 64\n"
                  "a.scores = attention 4 1024 1024 16\na.proj = gemm 1024 64 64\n"
                  "b.ln = memory 0 0\nb.qkv = gemm 1024 96 64\n"
-                 "b.scores = attention 4 1024 1024 16\nb.proj = gemm 1024 64 64\n");
+                 "b.scores = attention 4 1024 1024 16\nb.proj = gemm 1024 64 64\n"
+                 "[tensor]\na.qkv = column 1024\na.scores = heads\na.proj = row 1024\n"
+                 "b.qkv = column 1024\nb.scores = heads\nb.proj = row 1024\n");
 }
 
 /* Free messages: a context group of C divides every pass by C, so a 1f1b step of 2 stages
@@ -2401,7 +2404,6 @@ START_TEST(context_divides_step_and_memory)
     sets[12] = "strategy.context=1";
     sets[13] = "strategy.data_parallel=4";
     outcome_t d4 = simulate(sets, 14, NULL);
-    unlink(path);
     double act2 = 2.0 * 4 * 2 * 2 * 2 * 1024 * 4, act4 = 2 * act2;
     double kv = 2.0 * 4 * 8 * 3 * (2.0 * 512 * 16 * 2 * 4);
     ck_assert_msg(dc.bytes - act2 - kv == d4.bytes - act4,
@@ -2409,6 +2411,19 @@ START_TEST(context_divides_step_and_memory)
                   "data 4: %.0f less %.0f activations",
                   dc.bytes, act2, kv, d4.bytes, act4);
     ck_assert_msg(dc.samples == 2 * 8 * 2, "data 2 x context 2: %g samples", dc.samples);
+    /* tensor groups of 2 in context groups of 2: every layer's FLOPs split both ways, / 4;
+     * a member keeps 1/T of the column and heads layers' outputs and the row layer's whole
+     * (all-reduced) output, each / C */
+    const char *tc[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6], sets[7],
+                        sets[8], sets[9], sets[10], sets[11], "strategy.context=2",
+                        "strategy.data_parallel=1", "strategy.tensor=2"};
+    outcome_t o = simulate(tc, 15, NULL);
+    double step = 5 * (16e6 + 36e6) / 4 / 1e9;
+    ck_assert_msg(fabs(o.end_time - 2 * step) <= 1e-6 * step, "t2 x c2: %.9g s, want %.9g s",
+                  o.end_time, 2 * step);
+    ck_assert_msg(o.mem0[3] == 2.0 * (2048 / 2 + 1024 / 2 + 1024) / 2 * 2 * 4,
+                  "t2 x c2: activations %g B", o.mem0[3]);
+    unlink(path);
 }
 END_TEST
 
