@@ -436,6 +436,204 @@ static void cpu_softmax_xent_batched(float *dlogits, const float *logits, const 
                          &correct[r]);
 }
 
+/* ---- the transformer's ops (gpt.c); the reference every other backend is tested against */
+
+static void cpu_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, int batch,
+                             int seq)
+{
+    for (int b = 0; b < batch; b++) {
+        const float *row = x + (size_t)b * (seq + 1);
+        for (int t = 0; t < seq; t++) {
+            tokens[(size_t)b * seq + t] = (int32_t)row[t];
+            targets[(size_t)b * seq + t] = (uint8_t)row[t + 1];
+        }
+    }
+}
+
+static void cpu_embed_forward(float *out, const int32_t *tokens, const float *wte,
+                              const float *wpe, int batch, int seq, int C)
+{
+    for (int b = 0; b < batch; b++)
+        for (int t = 0; t < seq; t++) {
+            float *o = out + ((size_t)b * seq + t) * C;
+            const float *e = wte + (size_t)tokens[(size_t)b * seq + t] * C;
+            const float *p = wpe + (size_t)t * C;
+            for (int i = 0; i < C; i++)
+                o[i] = e[i] + p[i];
+        }
+}
+
+static void cpu_embed_backward(float *dwte, float *dwpe, const float *dout,
+                               const int32_t *tokens, int batch, int seq, int C)
+{
+    memset(dwpe, 0, sizeof(float) * (size_t)seq * C);
+    for (int b = 0; b < batch; b++)
+        for (int t = 0; t < seq; t++) {
+            const float *d = dout + ((size_t)b * seq + t) * C;
+            float *e = dwte + (size_t)tokens[(size_t)b * seq + t] * C;
+            float *p = dwpe + (size_t)t * C;
+            for (int i = 0; i < C; i++) {
+                e[i] += d[i];
+                p[i] += d[i];
+            }
+        }
+}
+
+HOT static void cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
+                                      const float *w, const float *b, int n, int C)
+{
+    for (int r = 0; r < n; r++) {
+        const float *xr = x + (size_t)r * C;
+        float *o = out + (size_t)r * C;
+        float m = 0.0f;
+        for (int i = 0; i < C; i++)
+            m += xr[i];
+        m /= (float)C;
+        float v = 0.0f;
+        for (int i = 0; i < C; i++)
+            v += (xr[i] - m) * (xr[i] - m);
+        v /= (float)C;
+        float s = 1.0f / sqrtf(v + 1e-5f);
+        for (int i = 0; i < C; i++)
+            o[i] = (xr[i] - m) * s * w[i] + b[i];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+HOT static void cpu_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
+                                       const float *x, const float *w, const float *mean,
+                                       const float *rstd, int n, int C, int accumulate)
+{
+    memset(dw, 0, sizeof(float) * (size_t)C);
+    memset(db, 0, sizeof(float) * (size_t)C);
+    for (int r = 0; r < n; r++) {
+        const float *d = dout + (size_t)r * C, *xr = x + (size_t)r * C;
+        float *g = dx + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        /* the two means the input gradient needs: of dnorm and of dnorm * norm */
+        float dn_mean = 0.0f, dnn_mean = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float norm = (xr[i] - m) * s, dn = w[i] * d[i];
+            dn_mean += dn;
+            dnn_mean += dn * norm;
+        }
+        dn_mean /= (float)C;
+        dnn_mean /= (float)C;
+        for (int i = 0; i < C; i++) {
+            float norm = (xr[i] - m) * s, dn = w[i] * d[i];
+            dw[i] += norm * d[i];
+            db[i] += d[i];
+            float v = (dn - dn_mean - norm * dnn_mean) * s;
+            g[i] = accumulate ? g[i] + v : v;
+        }
+    }
+}
+
+#define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
+
+HOT static void cpu_gelu_forward(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(GELU_SCALE * (v + 0.044715f * v * v * v)));
+    }
+}
+
+HOT static void cpu_gelu_backward(float *dx, const float *dy, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float th = tanhf(GELU_SCALE * (v + 0.044715f * v * v * v));
+        float du = GELU_SCALE * (1.0f + 3.0f * 0.044715f * v * v);
+        dx[i] = (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * du) * dy[i];
+    }
+}
+
+/* One (sequence, head) at a time, each query row over the keys up to its own position. */
+static void cpu_attention_forward(float *out, float *att, const float *qkv, int batch, int seq,
+                                  int C, int heads)
+{
+    int hs = C / heads;
+    float scale = 1.0f / sqrtf((float)hs);
+    size_t row = (size_t)3 * C;
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int t = 0; t < seq; t++) {
+                const float *q = qkv + ((size_t)b * seq + t) * row + (size_t)h * hs;
+                float *a = att + (((size_t)b * heads + h) * seq + t) * seq;
+                float amax = -FLT_MAX;
+                for (int u = 0; u <= t; u++) {
+                    const float *k = qkv + ((size_t)b * seq + u) * row + C + (size_t)h * hs;
+                    float dot = 0.0f;
+                    for (int i = 0; i < hs; i++)
+                        dot += q[i] * k[i];
+                    a[u] = dot * scale;
+                    if (a[u] > amax)
+                        amax = a[u];
+                }
+                float sum = 0.0f;
+                for (int u = 0; u <= t; u++) {
+                    a[u] = expf(a[u] - amax);
+                    sum += a[u];
+                }
+                for (int u = 0; u <= t; u++)
+                    a[u] /= sum;
+                for (int u = t + 1; u < seq; u++)
+                    a[u] = 0.0f;
+                float *o = out + ((size_t)b * seq + t) * C + (size_t)h * hs;
+                memset(o, 0, sizeof(float) * (size_t)hs);
+                for (int u = 0; u <= t; u++) {
+                    const float *v = qkv + ((size_t)b * seq + u) * row + 2 * C + (size_t)h * hs;
+                    for (int i = 0; i < hs; i++)
+                        o[i] += a[u] * v[i];
+                }
+            }
+}
+
+static void cpu_attention_backward(float *dqkv, const float *dout, const float *qkv,
+                                   const float *att, int batch, int seq, int C, int heads)
+{
+    int hs = C / heads;
+    float scale = 1.0f / sqrtf((float)hs);
+    size_t row = (size_t)3 * C;
+    float datt[TRAINER_GPT_MAX_SEQ]; /* one query row's gradient of its probabilities */
+    DT_ASSERT(seq <= TRAINER_GPT_MAX_SEQ);
+    memset(dqkv, 0, sizeof(float) * (size_t)batch * seq * row);
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int t = 0; t < seq; t++) {
+                const float *a = att + (((size_t)b * heads + h) * seq + t) * seq;
+                const float *d = dout + ((size_t)b * seq + t) * C + (size_t)h * hs;
+                const float *q = qkv + ((size_t)b * seq + t) * row + (size_t)h * hs;
+                float *dq = dqkv + ((size_t)b * seq + t) * row + (size_t)h * hs;
+                /* through the product with the values, then through the softmax */
+                float dot = 0.0f;
+                for (int u = 0; u <= t; u++) {
+                    size_t base = ((size_t)b * seq + u) * row + 2 * C + (size_t)h * hs;
+                    const float *v = qkv + base;
+                    float *dv = dqkv + base;
+                    float s = 0.0f;
+                    for (int i = 0; i < hs; i++) {
+                        s += d[i] * v[i];
+                        dv[i] += a[u] * d[i];
+                    }
+                    datt[u] = s;
+                    dot += a[u] * s;
+                }
+                for (int u = 0; u <= t; u++) {
+                    float dpre = a[u] * (datt[u] - dot) * scale;
+                    size_t base = ((size_t)b * seq + u) * row + C + (size_t)h * hs;
+                    const float *k = qkv + base;
+                    float *dk = dqkv + base;
+                    for (int i = 0; i < hs; i++) {
+                        dq[i] += dpre * k[i];
+                        dk[i] += dpre * q[i];
+                    }
+                }
+            }
+}
+
 static void cpu_sync(void) {}
 
 static const trainer_backend_t cpu_backend = {
@@ -466,6 +664,15 @@ static const trainer_backend_t cpu_backend = {
     .bias_grad_batched = cpu_bias_grad_batched,
     .permute_batched = cpu_permute_batched,
     .softmax_xent_batched = cpu_softmax_xent_batched,
+    .tokens_split = cpu_tokens_split,
+    .embed_forward = cpu_embed_forward,
+    .embed_backward = cpu_embed_backward,
+    .layernorm_forward = cpu_layernorm_forward,
+    .layernorm_backward = cpu_layernorm_backward,
+    .gelu_forward = cpu_gelu_forward,
+    .gelu_backward = cpu_gelu_backward,
+    .attention_forward = cpu_attention_forward,
+    .attention_backward = cpu_attention_backward,
     .sync = cpu_sync,
 };
 
