@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "data.h"
 #include "model.h"
 #include "rng.h"
 
@@ -322,6 +323,27 @@ void trainer_gpt_backward_sgd(trainer_workspace_t *ws, float *params, int batch,
 {
     trainer_gpt_backward(ws, params, ws->gpt->grads, batch);
     ws->be->sgd_update(params, ws->gpt->grads, NULL, ws->m->n_params, lr, 0.0f, weight_decay);
+}
+
+dt_status trainer_gpt_windows(trainer_dataset_t *ds, const unsigned char *text, size_t len,
+                              int seq, dt_err_t *err)
+{
+    memset(ds, 0, sizeof *ds);
+    if (seq < 1 || len < (size_t)seq + 1)
+        return dt_err_input(err, "a text of %zu bytes holds no window of %d + 1 tokens", len,
+                            seq);
+    size_t dim = (size_t)seq + 1;
+    ds->n = len - (size_t)seq;
+    ds->dim = dim;
+    ds->channels = ds->rows = 1;
+    ds->cols = (int)dim;
+    ds->classes = 256;
+    ds->x = dt_malloc(sizeof(float) * ds->n * dim);
+    ds->y = dt_calloc(ds->n, 1);
+    for (size_t i = 0; i < ds->n; i++)
+        for (size_t t = 0; t < dim; t++)
+            ds->x[i * dim + t] = (float)text[i + t];
+    return DT_OK;
 }
 
 const float *trainer_gpt_logits(const trainer_workspace_t *ws) { return ws->gpt->logits; }

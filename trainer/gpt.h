@@ -76,6 +76,12 @@ void trainer_gpt_backward(struct trainer_workspace *ws, const float *params, flo
 /* Backward into the workspace's own gradient buffer, then plain SGD on params. */
 void trainer_gpt_backward_sgd(struct trainer_workspace *ws, float *params, int batch, float lr,
                               float weight_decay);
+/* Every window of seq + 1 bytes of text[0..len) (len - seq of them, one starting at each
+ * byte) as a data set of the layout above: rows of seq + 1 token ids stored as floats,
+ * classes 256, labels 0. DT_ERR_INPUT when the text is shorter than seq + 1 bytes. */
+struct trainer_dataset;
+dt_status trainer_gpt_windows(struct trainer_dataset *ds, const unsigned char *text, size_t len,
+                              int seq, dt_err_t *err);
 /* The logits (batch, seq, V) of the last forward pass, dev. */
 const float *trainer_gpt_logits(const struct trainer_workspace *ws);
 /* DT_ERR_INPUT when be lacks the transformer's ops. */
