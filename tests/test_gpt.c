@@ -95,6 +95,8 @@ static trainer_model_config_t tiny_cfg(void)
     c.heads = 2;
     c.seq = 8;
     c.classes = 256;
+    c.in_channels = c.in_h = 1;
+    c.in_w = c.seq + 1; /* windows of seq + 1 tokens */
     return c;
 }
 
@@ -224,7 +226,7 @@ START_TEST(counts_match_the_profile)
         const int *sh = shapes[s];
         trainer_model_config_t c = tiny_cfg();
         c.layers = sh[0], c.hidden[0] = sh[1], c.heads = sh[2], c.seq = sh[3];
-        c.classes = sh[4];
+        c.classes = sh[4], c.in_w = sh[3] + 1;
         trainer_model_t m;
         build_ok(&m, &c);
         double prof[3];
@@ -250,10 +252,17 @@ START_TEST(bad_shapes_are_refused)
         {2, 16, 1, 3, 8, 256, "divide"},    {2, 16, 1, 2, 0, 256, "seq"},
         {2, 16, 1, 2, 4096, 256, "seq"},    {2, 16, 1, 2, 8, 1, "vocabulary"},
     };
+    trainer_model_config_t img = tiny_cfg(); /* image-shaped data: 28 x 28 values */
+    img.in_h = img.in_w = 28;
+    trainer_model_t mi;
+    dt_err_t e = {{0}};
+    ck_assert_int_eq(trainer_model_build(&mi, &img, &e), DT_ERR_INPUT);
+    ck_assert_msg(strstr(e.msg, "784 values") && strstr(e.msg, "seq + 1 = 9"), "%s", e.msg);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         trainer_model_config_t c = tiny_cfg();
         c.layers = bad[i].layers, c.hidden[0] = bad[i].hidden, c.n_hidden = bad[i].n_hidden;
         c.heads = bad[i].heads, c.seq = bad[i].seq, c.classes = bad[i].classes;
+        c.in_w = bad[i].seq + 1;
         trainer_model_t m;
         dt_err_t err = {{0}};
         ck_assert_int_eq(trainer_model_build(&m, &c, &err), DT_ERR_INPUT);

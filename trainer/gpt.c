@@ -48,7 +48,7 @@ dt_status trainer_gpt_build(trainer_model_t *m, dt_err_t *err)
 {
     const trainer_model_config_t *c = &m->cfg;
     if (c->n_hidden != 1)
-        return dt_err_input(err, "gpt: hidden takes one size, the width (e.g. 64), got %d",
+        return dt_err_input(err, "gpt: hidden takes one size, its width (e.g. 64), not %d sizes",
                             c->n_hidden);
     int C = c->hidden[0], L = c->layers, NH = c->heads, T = c->seq;
     if (L < 1 || L > 1024)
@@ -59,6 +59,10 @@ dt_status trainer_gpt_build(trainer_model_t *m, dt_err_t *err)
         return dt_err_input(err, "gpt: heads %d does not divide hidden %d", NH, C);
     if (T < 1 || T > TRAINER_GPT_MAX_SEQ)
         return dt_err_input(err, "gpt: seq %d out of range [1, %d]", T, TRAINER_GPT_MAX_SEQ);
+    long dim = (long)c->in_channels * c->in_h * c->in_w;
+    if (dim != (long)T + 1)
+        return dt_err_input(err, "gpt: samples of %ld values are not windows of seq + 1 = %d "
+                                 "tokens (a text source of the same seq)", dim, T + 1);
     trainer_gpt_layout_t *g = &m->gpt;
     memset(g, 0, sizeof *g);
     g->L = L, g->C = C, g->NH = NH, g->T = T, g->V = c->classes;

@@ -48,7 +48,7 @@ typedef struct trainer_gpt_acts trainer_gpt_acts_t;
 trainer_gpt_block_t trainer_gpt_block(const trainer_gpt_layout_t *g, int l);
 
 /* Checks the shape (layers, hidden = cfg->hidden[0], heads, seq, classes as the
- * vocabulary) and lays out m's parameters; DT_ERR_INPUT naming what does not fit. */
+ * vocabulary, in_channels x in_h x in_w = seq + 1: the data's windows) and lays out m's parameters; DT_ERR_INPUT naming what does not fit. */
 dt_status trainer_gpt_build(struct trainer_model *m, dt_err_t *err);
 /* GPT-2's initialisation: weights N(0, 0.02), the two projections into the residual stream
  * N(0, 0.02 / sqrt(2 L)), biases 0, layer-norm scales 1, from the seeded init stream. */

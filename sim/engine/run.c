@@ -186,6 +186,8 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         if (trainer_model_build(&run->model, &mc, &why_model))
             return scenario_fail(sc, err, "model.arch", "%s, the inputs of data.source = %s",
                                  why_model.msg, sc->data_source);
+        if (trainer_model_check_backend(&run->model, run->be, &why_model))
+            return scenario_fail(sc, err, "model.device", "%s", why_model.msg);
         run->n_params = run->model.n_params;
         trainer_flops_t f = trainer_model_flops(&run->model);
         run->step_flops = f.forward + f.backward;
