@@ -128,10 +128,10 @@ typedef struct trainer_backend {
     /* Causal multi-head attention: qkv (batch, seq, 3C) holds queries, keys and values, each
      * C = heads * head size; att (batch, heads, seq, seq) gets the softmax probabilities
      * (zero above the diagonal), out (batch, seq, C) the heads' outputs side by side.
-     * Backward overwrites dqkv. */
+     * Backward overwrites dqkv; scratch holds seq * seq floats. */
     void (*attention_forward)(float *out, float *att, const float *qkv, int batch, int seq,
                               int C, int heads);
-    void (*attention_backward)(float *dqkv, const float *dout, const float *qkv,
+    void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                const float *att, int batch, int seq, int C, int heads);
     /* Waits until every op issued so far has finished (a no-op where ops are synchronous):
      * for timing. */

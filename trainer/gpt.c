@@ -31,6 +31,7 @@ struct trainer_gpt_acts {
     float *dln, *datty;               /* (B, T, C) */
     float *dqkv;                      /* (B, T, 3C) */
     float *dfch;                      /* (B, T, 4C) */
+    float *datt;                      /* (T, T) attention backward's scratch */
     float *grads;                     /* (n_params) for the fused update */
 };
 
@@ -185,6 +186,7 @@ void trainer_gpt_workspace_init(trainer_workspace_t *ws, int max_batch)
     a->datty = F(BT * C);
     a->dqkv = F(BT * 3 * C);
     a->dfch = F(BT * 4 * C);
+    a->datt = F((size_t)g->T * g->T);
     a->grads = F(ws->m->n_params);
 #undef F
     ws->gpt = a;
@@ -199,7 +201,7 @@ void trainer_gpt_workspace_free(trainer_workspace_t *ws)
                     a->qkv, a->atty, a->att, a->res2, a->ln2, a->ln2_mean, a->ln2_rstd,
                     a->fch, a->fch_gelu, a->res3, a->lnf, a->lnf_mean, a->lnf_rstd,
                     a->logits, a->dlogits, a->dres, a->dln, a->datty, a->dqkv, a->dfch,
-                    a->grads};
+                    a->datt, a->grads};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ws->be->free(bufs[i]);
     free(a);
@@ -310,7 +312,7 @@ void trainer_gpt_backward(trainer_workspace_t *ws, const float *params, float *g
         be->gemm(0, 0, BT, C, C, 1.0f, a->dres, C, P + b.attprojw, C, 0.0f, a->datty, C);
         be->gemm(1, 0, C, C, BT, 1.0f, a->dres, C, atty, C, 0.0f, G + b.attprojw, C);
         be->bias_grad(G + b.attprojb, a->dres, BT, C, 1);
-        be->attention_backward(a->dqkv, a->datty, qkv, att, batch, T, C, NH);
+        be->attention_backward(a->dqkv, a->datt, a->datty, qkv, att, batch, T, C, NH);
         be->gemm(0, 0, BT, C, 3 * C, 1.0f, a->dqkv, 3 * C, P + b.qkvw, C, 0.0f, a->dln, C);
         be->gemm(1, 0, 3 * C, C, BT, 1.0f, a->dqkv, 3 * C, ln1, C, 0.0f, G + b.qkvw, C);
         be->bias_grad(G + b.qkvb, a->dqkv, BT, 3 * C, 1);

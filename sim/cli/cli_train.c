@@ -384,7 +384,7 @@ static void noop_ln(float *o, float *m, float *r, const float *x, const float *w
 static void noop_ln_b(float *dx, float *dw, float *db, const float *d, const float *x, const float *w, const float *m, const float *r, int n, int c, int a) { (void)dx, (void)dw, (void)db, (void)d, (void)x, (void)w, (void)m, (void)r, (void)n, (void)c, (void)a; }
 static void noop_gelu_b(float *dx, const float *dy, const float *x, size_t n) { (void)dx, (void)dy, (void)x, (void)n; }
 static void noop_attn(float *o, float *a, const float *q, int b, int t, int c, int h) { (void)o, (void)a, (void)q, (void)b, (void)t, (void)c, (void)h; }
-static void noop_attn_b(float *d, const float *o, const float *q, const float *a, int b, int t, int c, int h) { (void)d, (void)o, (void)q, (void)a, (void)b, (void)t, (void)c, (void)h; }
+static void noop_attn_b(float *d, float *s, const float *o, const float *q, const float *a, int b, int t, int c, int h) { (void)d, (void)s, (void)o, (void)q, (void)a, (void)b, (void)t, (void)c, (void)h; }
 static void noop_embed(float *o, const int32_t *t, const float *e, const float *p, int b, int s, int c) { (void)o, (void)t, (void)e, (void)p, (void)b, (void)s, (void)c; }
 static void noop_embed_b(float *e, float *p, const float *d, const int32_t *t, int b, int s, int c) { (void)e, (void)p, (void)d, (void)t, (void)b, (void)s, (void)c; }
 static void noop_bias1(float *y, const float *b, int o, int c, int i) { (void)y, (void)b, (void)o, (void)c, (void)i; }
