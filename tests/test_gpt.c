@@ -599,6 +599,45 @@ START_TEST(fused_update_and_determinism)
 }
 END_TEST
 
+/* What data-parallel strategies rely on: the mean of two workers' gradients, each on half
+ * the batch, is the gradient of the whole batch (the loss is a mean over tokens, and both
+ * halves hold as many), in the flat buffer's layout. Up to float rounding: the sums run in
+ * another order. */
+START_TEST(half_batches_average_to_the_whole)
+{
+    model_run_t whole, half;
+    model_run_init(&whole, 6, 41);
+    model_run_init(&half, 6, 41); /* the same params and windows */
+    size_t np = whole.m.n_params, row = whole.m.in_size;
+    model_loss(&whole);
+    trainer_model_backward(&whole.ws, whole.params, whole.grads, 6);
+    float *x = floats(6 * row), *sum = floats(np);
+    uint8_t y[6] = {0};
+    random_windows(x, y, 6, whole.m.gpt.T, whole.m.gpt.V, 41);
+    for (int w = 0; w < 2; w++) {
+        trainer_workspace_load(&half.ws, x + (size_t)w * 3 * row, y, 3);
+        half.batch = 3;
+        model_loss(&half);
+        trainer_model_backward(&half.ws, half.params, half.grads, 3);
+        for (size_t i = 0; i < np; i++)
+            sum[i] += 0.5f * half.grads[i];
+    }
+    double worst = 0.0, big = 0.0;
+    for (size_t i = 0; i < np; i++) {
+        worst = fmax(worst, fabs((double)sum[i] - whole.grads[i]));
+        big = fmax(big, fabs((double)whole.grads[i]));
+    }
+    printf("two half batches against the whole: max |diff| %.2e of max |grad| %.2e\n", worst,
+           big);
+    ck_assert_double_gt(big, 1e-2);
+    ck_assert_double_le(worst, 1e-5 * big);
+    free(x);
+    free(sum);
+    model_run_free(&whole);
+    model_run_free(&half);
+}
+END_TEST
+
 /* A short text, repeated: SGD on the tiny model learns to continue it. */
 START_TEST(learns_a_short_text)
 {
@@ -757,6 +796,7 @@ static Suite *gpt_suite(void)
     tcase_set_timeout(tc, 120); /* about a second each; much more under ASan */
     tcase_add_test(tc, model_gradient_matches_finite_differences);
     tcase_add_test(tc, fused_update_and_determinism);
+    tcase_add_test(tc, half_batches_average_to_the_whole);
     tcase_add_test(tc, learns_a_short_text);
     suite_add_tcase(s, tc);
     return s;
