@@ -286,6 +286,32 @@ START_TEST(backend_without_the_ops_is_refused)
 }
 END_TEST
 
+/* The gradient's pieces for buckets: contiguous from the top of the buffer down to 0, in the
+ * order backward completes them, their FLOPs adding up to the backward pass's. */
+START_TEST(backward_pieces_tile_the_buffer)
+{
+    trainer_model_t m;
+    trainer_model_config_t c = tiny_cfg();
+    c.layers = 3;
+    build_ok(&m, &c);
+    size_t lo[5], hi[5];
+    double fl[5], sum = 0.0;
+    ck_assert_int_eq(trainer_gpt_backward_pieces(&m, lo, hi, fl), 5);
+    size_t top = m.n_params;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_uint_eq(hi[i], top);
+        ck_assert_uint_lt(lo[i], hi[i]);
+        top = lo[i];
+        sum += fl[i];
+    }
+    ck_assert_uint_eq(top, 0);
+    ck_assert_uint_eq(lo[0], m.gpt.lnfw);                      /* the final norm first */
+    ck_assert_uint_eq(hi[4], (size_t)(256 + 8) * 16);          /* the embeddings last */
+    ck_assert_double_eq(fl[1], fl[3]);                         /* blocks cost the same */
+    ck_assert_double_eq_tol(sum, trainer_model_flops(&m).backward, 1e-6 * sum);
+}
+END_TEST
+
 /* ---- each op against finite differences ---------------------------------------------- */
 
 /* f = sum R . out for the op's output out, as a function of its inputs */
@@ -784,6 +810,7 @@ static Suite *gpt_suite(void)
     tcase_add_test(tc, counts_match_the_profile);
     tcase_add_test(tc, bad_shapes_are_refused);
     tcase_add_test(tc, backend_without_the_ops_is_refused);
+    tcase_add_test(tc, backward_pieces_tile_the_buffer);
     suite_add_tcase(s, tc);
     tc = tcase_create("ops");
     tcase_set_timeout(tc, 60);

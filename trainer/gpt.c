@@ -143,6 +143,24 @@ void trainer_gpt_flops(const trainer_model_t *m, double *forward, double *backwa
     *backward = 2.0 * *forward; /* the first layer with parameters, the embedding, has none */
 }
 
+int trainer_gpt_backward_pieces(const trainer_model_t *m, size_t *lo, size_t *hi,
+                                double *flops)
+{
+    const trainer_gpt_layout_t *g = &m->gpt;
+    double fwd, bwd, T = g->T, C = g->C;
+    trainer_gpt_flops(m, &fwd, &bwd);
+    double top = 2.0 * (4.0 * T * C + 2.0 * T * C * g->V); /* final norm, output layer */
+    double block = (bwd - top) / g->L; /* the embeddings count nothing */
+    int n = 0;
+    lo[n] = g->lnfw, hi[n] = m->n_params, flops[n++] = top;
+    for (int l = g->L - 1; l >= 0; l--) {
+        trainer_gpt_block_t b = trainer_gpt_block(g, l);
+        lo[n] = b.ln1w, hi[n] = lo[n] + g->block_len, flops[n++] = block;
+    }
+    lo[n] = 0, hi[n] = g->block0.ln1w, flops[n++] = 0.0;
+    return n;
+}
+
 size_t trainer_gpt_activation_floats(const trainer_model_t *m)
 {
     const trainer_gpt_layout_t *g = &m->gpt;

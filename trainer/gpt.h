@@ -58,6 +58,14 @@ void trainer_gpt_init_params(const struct trainer_model *m, float *params, uint6
  * attention 4 T^2 C + 5 heads T^2 (the full square, not its causal half), embeddings, GELU,
  * residuals and the loss nothing; backward twice forward. */
 void trainer_gpt_flops(const struct trainer_model *m, double *forward, double *backward);
+/* The gradient's pieces in the order the backward pass completes them, for gradient buckets:
+ * the final norm (after the output layer's products), blocks L-1 .. 0, then the embeddings
+ * (wte is complete only once the embedding's backward has added its part). Piece i is
+ * [lo[i], hi[i]), each ending where the one before begins; flops[i] is the backward FLOPs per
+ * sample from the end of the piece before (the output layer's are the first piece's). The
+ * arrays hold layers + 2; returns that count. */
+int trainer_gpt_backward_pieces(const struct trainer_model *m, size_t *lo, size_t *hi,
+                                double *flops);
 /* Floats one sample leaves in memory for the backward pass (gpt.c's activations). */
 size_t trainer_gpt_activation_floats(const struct trainer_model *m);
 
