@@ -327,7 +327,7 @@ START_TEST(bad_enum_value)
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
                       "CM02, SMPI, in any case)");
     expect_file_error("[model]\narch = resnet\n",
-                      ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp or cnn)");
+                      ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp, cnn or gpt)");
     /* network models are the one case-insensitive enum */
     scenario_t sc;
     load_ok(&sc, tmp_file("t.ini", "[cluster]\nnetwork_model = smpi\n"), NULL, 0);
@@ -1507,7 +1507,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 140);
+    ck_assert_int_eq(keys, 143);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 108 | 0.64425 | 0.5 | "

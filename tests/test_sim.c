@@ -236,6 +236,46 @@ static void check_equivalent(const char *const *sets, int n_sets, int workers)
     free(got);
 }
 
+/* The real transformer on text windows: allreduce (ring, private replicas) and sync-ps of 2
+ * workers of 4 sequences take the weights single takes with 8, to float rounding; the text
+ * is a small file of our own (the byte windows of data.text), so the test needs no corpus. */
+START_TEST(gpt_text_equals_single)
+{
+    char path[256], text[300];
+    snprintf(path, sizeof path, "/tmp/dtsim-gpt-%d.txt", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++)
+        fprintf(f, "line %d: the quick brown fox jumps over the lazy dog %d times.\n", i,
+                i * 7 % 13);
+    fclose(f);
+    snprintf(text, sizeof text, "data.text=%s", path);
+    const char *gpt[] = {"data.source=text", text, "model.arch=gpt", "model.hidden=16",
+                         "model.layers=2", "model.heads=2", "model.seq=16",
+                         "data.test_samples=64"};
+    const char *kinds[][2] = {{"strategy.kind=allreduce", "run.shared_replicas=no"},
+                              {"strategy.kind=sync-ps", "strategy.servers=1"}};
+    float *ref = NULL;
+    const char *single[] = {gpt[0], gpt[1], gpt[2], gpt[3], gpt[4], gpt[5], gpt[6], gpt[7],
+                            "strategy.kind=single", "model.batch=8"};
+    outcome_t a = simulate(single, 10, &ref);
+    ck_assert(a.loss > 0 && a.loss < 5.6); /* below log 256 = 5.55 + noise: it learned */
+    for (int k = 0; k < 2; k++) {
+        float *got = NULL;
+        const char *sets[] = {gpt[0], gpt[1], gpt[2], gpt[3], gpt[4], gpt[5], gpt[6], gpt[7],
+                              kinds[k][0], kinds[k][1], "cluster.workers=2", "model.batch=4"};
+        outcome_t b = simulate(sets, 12, &got);
+        ck_assert_uint_eq(a.n_params, b.n_params);
+        double d = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(d < 1e-4, "%s: max relative difference %g", kinds[k][0], d);
+        ck_assert(b.samples == a.samples && a.samples == 20.0 * 8);
+        free(got);
+    }
+    free(ref);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(sync_ps_equals_single)
 {
     const char *s1[] = {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=1"};
@@ -3611,6 +3651,7 @@ int main(void)
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_formula_matches_messages);
     tcase_add_test(tc, tensor_overlap_hides_what_compute_covers);
+    tcase_add_test(tc, gpt_text_equals_single);
     tcase_add_test(tc, nccl_time_matches_its_formula);
     tcase_add_test(tc, nccl_auto_is_the_fastest_fixed_choice);
     tcase_add_test(tc, tensor_nccl_matches_formula);

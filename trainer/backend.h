@@ -12,6 +12,9 @@
 
 #include "common.h"
 
+/* The longest sequence the transformer's ops take (model.seq). */
+#define TRAINER_GPT_MAX_SEQ 1024
+
 typedef struct trainer_backend {
     const char *name;
 
@@ -99,6 +102,37 @@ typedef struct trainer_backend {
     void (*softmax_xent_batched)(float *dlogits, const float *logits, const uint8_t *labels,
                                  int count, int batch, int classes, float grad_scale,
                                  double *loss_sum, int *correct);
+    /* The transformer's ops (model.arch = gpt, gpt.c); optional: NULL in a backend without
+     * them, which then refuses the model (trainer_model_check_backend). n rows of C. */
+    /* x (batch, seq + 1) token ids stored as floats -> tokens (batch, seq), the inputs, and
+     * targets (batch, seq), the next tokens. */
+    void (*tokens_split)(int32_t *tokens, uint8_t *targets, const float *x, int batch, int seq);
+    /* out (batch, seq, C) = wte[tokens] + wpe[position]. */
+    void (*embed_forward)(float *out, const int32_t *tokens, const float *wte, const float *wpe,
+                          int batch, int seq, int C);
+    /* dwte[token] += dout (added to what dwte holds: the tied output layer's part);
+     * dwpe (seq, C) = sum over the batch of dout (overwritten). */
+    void (*embed_backward)(float *dwte, float *dwpe, const float *dout, const int32_t *tokens,
+                           int batch, int seq, int C);
+    /* Layer normalisation over the last axis (eps 1e-5, biased variance): out (n, C),
+     * mean and rstd (n) kept for the backward pass. */
+    void (*layernorm_forward)(float *out, float *mean, float *rstd, const float *x,
+                              const float *w, const float *b, int n, int C);
+    /* dx = (accumulate ? dx : 0) + d/dx; dw, db (C) overwritten. */
+    void (*layernorm_backward)(float *dx, float *dw, float *db, const float *dout,
+                               const float *x, const float *w, const float *mean,
+                               const float *rstd, int n, int C, int accumulate);
+    /* GELU, tanh approximation (GPT-2's); dx = gelu'(x) dy (dx == dy allowed). */
+    void (*gelu_forward)(float *y, const float *x, size_t n);
+    void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);
+    /* Causal multi-head attention: qkv (batch, seq, 3C) holds queries, keys and values, each
+     * C = heads * head size; att (batch, heads, seq, seq) gets the softmax probabilities
+     * (zero above the diagonal), out (batch, seq, C) the heads' outputs side by side.
+     * Backward overwrites dqkv; scratch holds seq * seq floats. */
+    void (*attention_forward)(float *out, float *att, const float *qkv, int batch, int seq,
+                              int C, int heads);
+    void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                               const float *att, int batch, int seq, int C, int heads);
     /* Waits until every op issued so far has finished (a no-op where ops are synchronous):
      * for timing. */
     void (*sync)(void);

@@ -24,20 +24,23 @@ void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t ar
     cfg->conv[1] = 32;
     cfg->kernel = 5;
     cfg->fc = 128;
+    cfg->layers = 2;
+    cfg->heads = 4;
+    cfg->seq = 64;
 }
 
-static const char *arch_names[] = {"logreg", "mlp", "cnn"};
+static const char *arch_names[] = {"logreg", "mlp", "cnn", "gpt"};
 
 const char *trainer_arch_name(trainer_arch_t arch) { return arch_names[arch]; }
 
 dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(text, arch_names[i]) == 0) {
             *arch = (trainer_arch_t)i;
             return DT_OK;
         }
-    return dt_err_input(err, "unknown model \"%s\" (expected logreg, mlp or cnn)", text);
+    return dt_err_input(err, "unknown model \"%s\" (expected logreg, mlp, cnn or gpt)", text);
 }
 
 dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt_err_t *err)
@@ -143,6 +146,12 @@ dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
+    if (cfg->arch == TRAINER_ARCH_GPT) { /* its input is a window of tokens, not a shape */
+        if (cfg->classes < 2 || cfg->classes > 256)
+            return dt_err_input(err, "gpt: vocabulary must be in [2, 256], got %d",
+                                cfg->classes);
+        return trainer_gpt_build(m, err);
+    }
     if (cfg->in_channels < 1 || cfg->in_h < 1 || cfg->in_w < 1)
         return dt_err_input(err, "bad input shape %dx%dx%d", cfg->in_channels, cfg->in_h,
                             cfg->in_w);
@@ -206,6 +215,10 @@ dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *
 
 void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t seed)
 {
+    if (m->cfg.arch == TRAINER_ARCH_GPT) {
+        trainer_gpt_init_params(m, params, seed);
+        return;
+    }
     trainer_rng_t rng;
     trainer_rng_seed(&rng, seed, TRAINER_STREAM_INIT);
     memset(params, 0, sizeof(float) * m->n_params);
@@ -255,6 +268,10 @@ trainer_flops_t trainer_model_layer_flops(const trainer_model_t *m, int i)
 trainer_flops_t trainer_model_flops(const trainer_model_t *m)
 {
     trainer_flops_t f = {5.0 * m->classes, 2.0 * m->classes}; /* the loss */
+    if (m->cfg.arch == TRAINER_ARCH_GPT) {
+        trainer_gpt_flops(m, &f.forward, &f.backward);
+        return f;
+    }
     for (int i = 0; i < m->n_layers; i++) {
         trainer_flops_t l = trainer_model_layer_flops(m, i);
         f.forward += l.forward;
@@ -266,6 +283,8 @@ trainer_flops_t trainer_model_flops(const trainer_model_t *m)
 size_t trainer_model_activation_floats(const trainer_model_t *m, int first, int last)
 {
     size_t n = 0;
+    if (m->cfg.arch == TRAINER_ARCH_GPT)
+        return trainer_gpt_activation_floats(m); /* no layers: the whole model */
     for (int i = first; i < last; i++) {
         const trainer_layer_t *l = &m->layers[i];
         n += l->out_size;
@@ -306,6 +325,12 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
     size_t B = (size_t)max_batch * (size_t)max_replicas;
     ws->x = be->alloc(sizeof(float) * B * m->in_size * 2); /* room for a permuted copy */
     ws->labels = be->alloc(B);
+    if (m->cfg.arch == TRAINER_ARCH_GPT) {
+        DT_ASSERT(max_replicas == 1); /* replicas side by side: not for gpt yet */
+        DT_ASSERT(!trainer_gpt_check_backend(be, &(dt_err_t){{0}}));
+        trainer_gpt_workspace_init(ws, max_batch);
+        return;
+    }
     size_t dcol = 0, dbias = 1;
     for (int i = 0; i < m->n_layers; i++) {
         const trainer_layer_t *l = &m->layers[i];
@@ -334,6 +359,7 @@ void trainer_workspace_free(trainer_workspace_t *ws)
         return;
     be->free(ws->x);
     be->free(ws->labels);
+    trainer_gpt_workspace_free(ws);
     for (int i = 0; i < ws->m->n_layers; i++) {
         be->free(ws->act[i]);
         be->free(ws->dact[i]);
@@ -440,23 +466,40 @@ static void forward_layers(trainer_workspace_t *ws, const float *params, size_t 
 void trainer_model_forward_group(trainer_workspace_t *ws, const float *params, size_t stride,
                                  int count, int batch)
 {
+    if (ws->gpt) {
+        DT_ASSERT(count == 1);
+        trainer_gpt_forward(ws, params, batch);
+        return;
+    }
     forward_layers(ws, params, stride, count, batch, 0, ws->m->n_layers);
 }
 
 void trainer_model_forward(trainer_workspace_t *ws, const float *params, int batch)
 {
+    if (ws->gpt) {
+        trainer_gpt_forward(ws, params, batch);
+        return;
+    }
     forward_layers(ws, params, 0, 1, batch, 0, ws->m->n_layers);
 }
 
 void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
                                  int first, int last)
 {
+    DT_ASSERT(!ws->gpt); /* gpt has no layer list to cut */
     forward_layers(ws, params, 0, 1, batch, first, last);
 }
 
 void trainer_model_loss_group(trainer_workspace_t *ws, int count, int batch, double *loss_sum,
                               int *correct)
 {
+    if (ws->gpt) {
+        double right;
+        DT_ASSERT(count == 1);
+        trainer_gpt_loss(ws, batch, 1, loss_sum, &right);
+        *correct = (int)right; /* whole samples' worth of right tokens */
+        return;
+    }
     int last = ws->m->n_layers - 1;
     ws->be->softmax_xent_batched(ws->dact[last], ws->act[last], ws->labels, count, batch,
                                  ws->m->classes, 1.0f / (float)batch, loss_sum, correct);
@@ -465,6 +508,24 @@ void trainer_model_loss_group(trainer_workspace_t *ws, int count, int batch, dou
 void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct)
 {
     trainer_model_loss_group(ws, 1, batch, loss_sum, correct);
+}
+
+void trainer_model_score(trainer_workspace_t *ws, int batch, double *loss_sum, double *correct)
+{
+    if (ws->gpt) {
+        trainer_gpt_loss(ws, batch, 0, loss_sum, correct);
+        return;
+    }
+    int right;
+    ws->be->softmax_xent(NULL, ws->act[ws->m->n_layers - 1], ws->labels, batch, ws->m->classes,
+                         1.0f, loss_sum, &right);
+    *correct = right;
+}
+
+dt_status trainer_model_check_backend(const trainer_model_t *m, const trainer_backend_t *be,
+                                      dt_err_t *err)
+{
+    return m->cfg.arch == TRAINER_ARCH_GPT ? trainer_gpt_check_backend(be, err) : DT_OK;
 }
 
 /* Backward over all layers. Each parameter tensor p gets out[p] = beta * out[p] + alpha * grad:
@@ -547,24 +608,38 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
 void trainer_model_backward_group(trainer_workspace_t *ws, const float *params, float *grads,
                                   size_t stride, int count, int batch)
 {
+    if (ws->gpt) {
+        DT_ASSERT(count == 1);
+        trainer_gpt_backward(ws, params, grads, batch);
+        return;
+    }
     backward(ws, params, grads, stride, count, batch, 1.0f, 0.0f, 0, ws->m->n_layers);
 }
 
 void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
                             int batch)
 {
+    if (ws->gpt) {
+        trainer_gpt_backward(ws, params, grads, batch);
+        return;
+    }
     backward(ws, params, grads, 0, 1, batch, 1.0f, 0.0f, 0, ws->m->n_layers);
 }
 
 void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
                                   int batch, int first, int last, int accumulate)
 {
+    DT_ASSERT(!ws->gpt);
     backward(ws, params, grads, 0, 1, batch, 1.0f, accumulate ? 1.0f : 0.0f, first, last);
 }
 
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,
                                 float weight_decay)
 {
+    if (ws->gpt) {
+        trainer_gpt_backward_sgd(ws, params, batch, lr, weight_decay);
+        return;
+    }
     backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay, 0,
              ws->m->n_layers);
 }

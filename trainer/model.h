@@ -8,6 +8,8 @@
  *   mlp     in -> hidden[0] -> ... -> classes, ReLU between dense layers
  *   cnn     conv k x k (c1) -> ReLU -> maxpool 2 -> conv k x k (c2) -> ReLU -> maxpool 2
  *           -> dense (fc) -> ReLU -> dense (classes); convolutions by im2col + GEMM.
+ *   gpt     a decoder-only transformer on windows of tokens (gpt.h, gpt.c); it has no
+ *           layer list (n_layers is 0): its layout is m->gpt.
  *
  * Dense weights are (out, in) as in PyTorch; conv weights are (out_c, in_c * k * k).
  * Activations of the conv part are laid out (channels, batch, h, w) so that each
@@ -21,6 +23,7 @@
 
 #include "backend.h"
 #include "common.h"
+#include "gpt.h"
 
 #define TRAINER_MAX_HIDDEN 8
 #define TRAINER_MAX_LAYERS 24
@@ -29,17 +32,19 @@ typedef enum trainer_arch {
     TRAINER_ARCH_LOGREG,
     TRAINER_ARCH_MLP,
     TRAINER_ARCH_CNN,
+    TRAINER_ARCH_GPT,
 } trainer_arch_t;
 
 typedef struct trainer_model_config {
     trainer_arch_t arch;
     int in_channels, in_h, in_w; /* sample shape; dense-only models use in_channels*in_h*in_w */
     int classes;
-    int hidden[TRAINER_MAX_HIDDEN]; /* mlp hidden sizes */
+    int hidden[TRAINER_MAX_HIDDEN]; /* mlp hidden sizes; gpt: hidden[0] is the width */
     int n_hidden;
     int conv[2];    /* cnn output channels of the two convolutions */
     int kernel;     /* cnn kernel size */
     int fc;         /* cnn dense hidden size */
+    int layers, heads, seq; /* gpt blocks, attention heads, tokens per window */
 } trainer_model_config_t;
 
 typedef enum trainer_layer_kind {
@@ -66,13 +71,15 @@ typedef struct trainer_model {
     trainer_layer_t layers[TRAINER_MAX_LAYERS];
     size_t n_params;
     size_t in_size; /* elements per input sample */
-    int classes;
+    int classes;       /* gpt: the vocabulary */
+    trainer_gpt_layout_t gpt; /* gpt only */
 } trainer_model_t;
 
 /* Fills cfg with the defaults for an architecture on 1x28x28 inputs and 10 classes:
- * mlp 256,128; cnn conv 16,32 kernel 5, fc 128. */
+ * mlp 256,128; cnn conv 16,32 kernel 5, fc 128; gpt 2 layers, 4 heads, seq 64 (its width
+ * is hidden[0]: one size). */
 void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t arch);
-/* "logreg" | "mlp" | "cnn" -> arch; returns DT_ERR_INPUT on anything else. */
+/* "logreg" | "mlp" | "cnn" | "gpt" -> arch; returns DT_ERR_INPUT on anything else. */
 dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err);
 const char *trainer_arch_name(trainer_arch_t arch);
 /* Parses "256,128" into hidden sizes (each in [1, 1<<20], at most TRAINER_MAX_HIDDEN). */
@@ -121,6 +128,7 @@ typedef struct trainer_workspace {
     int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
     float *dcol;                       /* scratch for conv input gradients, dev */
     float *dbias;                      /* (largest bias) scratch for fused updates, dev */
+    trainer_gpt_acts_t *gpt;           /* gpt's activations (gpt.c); NULL otherwise */
 } trainer_workspace_t;
 
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
@@ -141,6 +149,12 @@ void trainer_model_forward(trainer_workspace_t *ws, const float *params, int bat
 /* Loss over the loaded labels: returns the summed loss and the correct count, and seeds the
  * backward pass with d(mean loss)/d(logits). */
 void trainer_model_loss(trainer_workspace_t *ws, int batch, double *loss_sum, int *correct);
+/* The loss of the loaded batch without a backward pass, for evaluation: per-sample sums as
+ * trainer_model_loss, the correct count as a double (gpt: next tokens right / seq). */
+void trainer_model_score(trainer_workspace_t *ws, int batch, double *loss_sum, double *correct);
+/* DT_ERR_INPUT when the backend cannot run the model (gpt on a backend without its ops). */
+dt_status trainer_model_check_backend(const trainer_model_t *m, const trainer_backend_t *be,
+                                      dt_err_t *err);
 /* Backward pass: grads (dev, n_params) is overwritten with d(mean loss)/d(params). */
 void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
                             int batch);

@@ -167,23 +167,21 @@ trainer_eval_t trainer_evaluate_subset(trainer_learner_t *l, const float *params
     int max = l->ws.max_batch;
     uint32_t *use = l->batch_idx;
     double loss_sum = 0.0;
-    size_t right = 0;
+    double right = 0.0; /* gpt: next tokens right / seq */
     for (size_t off = 0; off < n; off += (size_t)max) {
         int b = (int)(n - off < (size_t)max ? n - off : (size_t)max);
         for (int i = 0; i < b; i++)
             use[i] = idx ? idx[off + (size_t)i] : (uint32_t)(off + (size_t)i);
-        double loss;
-        int correct;
+        double loss, correct;
         trainer_learner_load(l, ds, use, b);
         trainer_model_forward(&l->ws, params, b);
-        l->be->softmax_xent(NULL, l->ws.act[l->m->n_layers - 1], l->ws.labels, b,
-                            l->m->classes, 1.0f, &loss, &correct);
+        trainer_model_score(&l->ws, b, &loss, &correct);
         loss_sum += loss;
-        right += (size_t)correct;
+        right += correct;
     }
     if (n) {
         ev.loss = loss_sum / (double)n;
-        ev.accuracy = (double)right / (double)n;
+        ev.accuracy = right / (double)n;
     }
     return ev;
 }

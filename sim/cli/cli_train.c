@@ -1,6 +1,8 @@
 /* `dtsim train` and `dtsim bench trainer`: the trainer on its own, one process, no
  * simulation. train prints test accuracy after each epoch; bench trainer prints one line of
- * figures (speed, the share of the time OpenBLAS's sgemm alone would need, accuracy). */
+ * figures (speed, the share of the time OpenBLAS's sgemm alone would need, accuracy).
+ * Image models train on an MNIST-format directory; gpt on a byte-level text (--text): every
+ * window of seq + 1 bytes of its first 90% for training, of its last 10% for validation. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
@@ -16,9 +18,14 @@
 #include "model.h"
 #include "train.h"
 
+/* Debian's base-files installs it everywhere: 35 KB of English prose. */
+#define TRAINER_DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
+
 typedef struct train_opts {
     trainer_model_config_t model;
     const char *hidden_text;
+    int hidden_given;
+    const char *text; /* gpt: the text file */
     trainer_sgd_t sgd;
     trainer_lr_schedule_t schedule;
     long batch, epochs, threads, seed, limit;
@@ -38,6 +45,7 @@ static void train_opts_default(train_opts_t *o, long epochs)
     o->seed = 1;
     o->data_dir = TRAINER_FASHION_MNIST_DIR;
     o->device = "cpu";
+    o->text = TRAINER_DEFAULT_TEXT;
 }
 
 static void train_opts_help(const char *cmd, long default_epochs)
@@ -45,8 +53,12 @@ static void train_opts_help(const char *cmd, long default_epochs)
     printf("usage: dtsim %s [OPTIONS]\n"
            "\n"
            "options (default in brackets):\n"
-           "  --model NAME        logreg, mlp or cnn [mlp]\n"
-           "  --hidden LIST       mlp hidden sizes [256,128]\n"
+           "  --model NAME        logreg, mlp, cnn or gpt [mlp]\n"
+           "  --hidden LIST       mlp hidden sizes; gpt: its width [256,128; gpt 64]\n"
+           "  --layers N          gpt blocks [2]\n"
+           "  --heads N           gpt attention heads [4]\n"
+           "  --seq N             gpt tokens per window [64]\n"
+           "  --text FILE         gpt: the text, byte-level tokens [%s]\n"
            "  --conv C1,C2        cnn convolution channels [16,32]\n"
            "  --fc N              cnn dense hidden size [128]\n"
            "  --batch N           samples per step [64]\n"
@@ -61,7 +73,7 @@ static void train_opts_help(const char *cmd, long default_epochs)
            "  --limit N           use only the first N training samples [all]\n"
            "  --device NAME       cpu, cuda or auto (cuda when a GPU is usable) [cpu]\n"
            "  -h, --help          this text\n",
-           cmd, default_epochs, TRAINER_FASHION_MNIST_DIR);
+           cmd, TRAINER_DEFAULT_TEXT, default_epochs, TRAINER_FASHION_MNIST_DIR);
 }
 
 /* Returns -1 when help was printed, CLI_EXIT_USAGE on a bad option, 0 otherwise. */
@@ -77,6 +89,8 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},
         {"data", required_argument, 0, 'd'},   {"limit", required_argument, 0, 'n'},
         {"schedule", required_argument, 0, 'S'}, {"device", required_argument, 0, 'D'},
+        {"layers", required_argument, 0, 'L'}, {"heads", required_argument, 0, 'A'},
+        {"seq", required_argument, 0, 'T'},    {"text", required_argument, 0, 'x'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     dt_err_t err;
@@ -92,6 +106,22 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
             break;
         case 'H':
             o->hidden_text = optarg;
+            o->hidden_given = 1;
+            break;
+        case 'L':
+        case 'A':
+        case 'T': {
+            long v;
+            const char *name = c == 'L' ? "--layers" : c == 'A' ? "--heads" : "--seq";
+            long hi = c == 'T' ? TRAINER_GPT_MAX_SEQ : 1024;
+            if (cli_parse_long(optarg, 1, hi, &v))
+                return cli_usage_error(cmd, "%s: expected an integer in [1, %ld], got \"%s\"",
+                                       name, hi, optarg);
+            *(c == 'L' ? &o->model.layers : c == 'A' ? &o->model.heads : &o->model.seq) = (int)v;
+            break;
+        }
+        case 'x':
+            o->text = optarg;
             break;
         case 'S':
             if (trainer_lr_schedule_parse(&o->schedule, optarg, &err))
@@ -178,8 +208,14 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
     }
     if (optind < argc)
         return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-    if (o->model.arch == TRAINER_ARCH_MLP && trainer_hidden_parse(&o->model, o->hidden_text, &err))
+    if (o->model.arch == TRAINER_ARCH_GPT && !o->hidden_given)
+        o->hidden_text = "64";
+    if ((o->model.arch == TRAINER_ARCH_MLP || o->model.arch == TRAINER_ARCH_GPT) &&
+        trainer_hidden_parse(&o->model, o->hidden_text, &err))
         return cli_usage_error(cmd, "--hidden: %s", err.msg);
+    if (o->model.arch == TRAINER_ARCH_GPT && o->model.n_hidden != 1)
+        return cli_usage_error(cmd, "--hidden: gpt takes one size, its width, got \"%s\"",
+                               o->hidden_text);
     return 0;
 }
 
@@ -190,11 +226,51 @@ typedef struct session {
     trainer_learner_t learner;
 } session_t;
 
+/* The text of --text split 90/10 into training and validation windows. */
+static int load_text(session_t *s, const train_opts_t *o, const char *cmd)
+{
+    FILE *f = fopen(o->text, "rb");
+    if (!f) {
+        fprintf(stderr, "dtsim %s: --text: %s: %s\n", cmd, o->text, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    unsigned char *buf = dt_malloc(cap);
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            unsigned char *more = realloc(buf, cap *= 2);
+            DT_CHECK(more, "out of memory reading %s", o->text);
+            buf = more;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    dt_err_t err;
+    size_t cut = len - len / 10;
+    int rc = 0;
+    if (bad) {
+        fprintf(stderr, "dtsim %s: --text: %s: read error\n", cmd, o->text);
+        rc = CLI_EXIT_USAGE;
+    } else if (trainer_gpt_windows(&s->train, buf, cut, o->model.seq, &err) ||
+               trainer_gpt_windows(&s->test, buf + cut, len - cut, o->model.seq, &err)) {
+        fprintf(stderr, "dtsim %s: --text: %s: %s (its last 10%% is the validation text)\n",
+                cmd, o->text, err.msg);
+        rc = CLI_EXIT_USAGE;
+    }
+    free(buf);
+    return rc;
+}
+
 static int session_init(session_t *s, train_opts_t *o, const char *cmd)
 {
     dt_err_t err;
     memset(s, 0, sizeof *s);
-    if (trainer_dataset_load_dir(&s->train, o->data_dir, "train", 10, &err) ||
+    if (o->model.arch == TRAINER_ARCH_GPT) {
+        int rc = load_text(s, o, cmd);
+        if (rc)
+            return rc;
+    } else if (trainer_dataset_load_dir(&s->train, o->data_dir, "train", 10, &err) ||
         trainer_dataset_load_dir(&s->test, o->data_dir, "t10k", 10, &err)) {
         fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
@@ -221,7 +297,7 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
         return CLI_EXIT_USAGE;
     }
     const trainer_backend_t *be = trainer_backend_by_name(o->device, &err);
-    if (!be) {
+    if (!be || trainer_model_check_backend(&s->model, be, &err)) {
         fprintf(stderr, "dtsim %s: --device: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
     }
@@ -246,6 +322,10 @@ static void describe_model(const session_t *s, const train_opts_t *o, char *out,
         break;
     case TRAINER_ARCH_CNN:
         snprintf(out, len, "model=cnn conv=%d,%d fc=%d", c->conv[0], c->conv[1], c->fc);
+        break;
+    case TRAINER_ARCH_GPT:
+        snprintf(out, len, "model=gpt layers=%d hidden=%d heads=%d seq=%d vocab=%d", c->layers,
+                 c->hidden[0], c->heads, c->seq, c->classes);
         break;
     default:
         snprintf(out, len, "model=%s", trainer_arch_name(c->arch));
@@ -280,8 +360,13 @@ int cli_train(int argc, char **argv)
                 break;
             }
             trainer_eval_t ev = trainer_evaluate(&s.learner, s.learner.params, &s.test);
-            printf("epoch %ld train_loss=%.4f test_loss=%.4f test_acc=%.4f (%.1f s)\n", e,
-                   st.mean_loss, ev.loss, ev.accuracy, dt);
+            if (o.model.arch == TRAINER_ARCH_GPT) /* per token */
+                printf("epoch %ld train_loss=%.4f val_loss=%.4f val_perplexity=%.2f "
+                       "val_next_token_acc=%.4f (%.1f s)\n",
+                       e, st.mean_loss, ev.loss, exp(ev.loss), ev.accuracy, dt);
+            else
+                printf("epoch %ld train_loss=%.4f test_loss=%.4f test_acc=%.4f (%.1f s)\n", e,
+                       st.mean_loss, ev.loss, ev.accuracy, dt);
             fflush(stdout);
         }
     }
@@ -306,9 +391,28 @@ static void noop_xent(float *d, const float *z, const uint8_t *y, int n, int b, 
         l[i] = 0.0, r[i] = 0;
 }
 
-/* The real backend's batched GEMM, counting the FLOPs it is asked for (2 m n k each). */
-static const trainer_backend_t *counted_be;
+static void noop_ln(float *o, float *m, float *r, const float *x, const float *w, const float *b, int n, int c) { (void)o, (void)m, (void)r, (void)x, (void)w, (void)b, (void)n, (void)c; }
+static void noop_ln_b(float *dx, float *dw, float *db, const float *d, const float *x, const float *w, const float *m, const float *r, int n, int c, int a) { (void)dx, (void)dw, (void)db, (void)d, (void)x, (void)w, (void)m, (void)r, (void)n, (void)c, (void)a; }
+static void noop_gelu_b(float *dx, const float *dy, const float *x, size_t n) { (void)dx, (void)dy, (void)x, (void)n; }
+static void noop_attn(float *o, float *a, const float *q, int b, int t, int c, int h) { (void)o, (void)a, (void)q, (void)b, (void)t, (void)c, (void)h; }
+static void noop_attn_b(float *d, float *s, const float *o, const float *q, const float *a, int b, int t, int c, int h) { (void)d, (void)s, (void)o, (void)q, (void)a, (void)b, (void)t, (void)c, (void)h; }
+static void noop_embed(float *o, const int32_t *t, const float *e, const float *p, int b, int s, int c) { (void)o, (void)t, (void)e, (void)p, (void)b, (void)s, (void)c; }
+static void noop_embed_b(float *e, float *p, const float *d, const int32_t *t, int b, int s, int c) { (void)e, (void)p, (void)d, (void)t, (void)b, (void)s, (void)c; }
+static void noop_bias1(float *y, const float *b, int o, int c, int i) { (void)y, (void)b, (void)o, (void)c, (void)i; }
+static void noop_bias_grad1(float *d, const float *y, int o, int c, int i) { (void)d, (void)y, (void)o, (void)c, (void)i; }
+static void noop_xent1(float *d, const float *z, const uint8_t *y, int b, int c, float g, double *l, int *r) { (void)d, (void)z, (void)y, (void)b, (void)c, (void)g, *l = 0.0, *r = 0; }
+
+/* The real backend's GEMM (gpt calls the plain one), counting its FLOPs. */
 static double counted_flops;
+static const trainer_backend_t *counted_be;
+static void counted_gemm1(int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                          int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    counted_flops += 2.0 * m * n * k;
+    counted_be->gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* The real backend's batched GEMM, counting the FLOPs it is asked for (2 m n k each). */
 static void counted_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a,
                          int lda, size_t sa, const float *b, int ldb, size_t sb, float beta,
                          float *c, int ldc, size_t sc, int count)
@@ -337,6 +441,19 @@ static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t step
     gemm_only.maxpool_backward = noop_pool_b;
     gemm_only.permute_batched = noop_permute;
     gemm_only.softmax_xent_batched = noop_xent;
+    /* gpt's: the plain GEMM counted, the rest no-ops except the token split (its targets) */
+    gemm_only.gemm = counted_gemm1;
+    gemm_only.bias_add = noop_bias1;
+    gemm_only.bias_grad = noop_bias_grad1;
+    gemm_only.softmax_xent = noop_xent1;
+    gemm_only.layernorm_forward = noop_ln;
+    gemm_only.layernorm_backward = noop_ln_b;
+    gemm_only.gelu_forward = noop_relu;
+    gemm_only.gelu_backward = noop_gelu_b;
+    gemm_only.attention_forward = noop_attn;
+    gemm_only.attention_backward = noop_attn_b;
+    gemm_only.embed_forward = noop_embed;
+    gemm_only.embed_backward = noop_embed_b;
     trainer_workspace_t ws;
     trainer_workspace_init(&ws, &gemm_only, &s->model, (int)o->batch);
     /* real numbers, not the zeros of a fresh workspace: the last training batch and its
@@ -344,8 +461,9 @@ static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t step
     int last = s->model.n_layers - 1;
     size_t batch = (size_t)o->batch;
     gemm_only.copy(ws.x, s->learner.ws.x, sizeof(float) * batch * s->model.in_size);
-    gemm_only.copy(ws.dact[last], s->learner.ws.dact[last],
-                   sizeof(float) * batch * (size_t)s->model.classes);
+    if (last >= 0) /* gpt keeps its logits' gradient inside its own activations */
+        gemm_only.copy(ws.dact[last], s->learner.ws.dact[last],
+                       sizeof(float) * batch * (size_t)s->model.classes);
     double t0 = dt_wall_seconds();
     for (size_t i = 0; i < steps; i++) {
         double loss;
@@ -406,13 +524,19 @@ int cli_bench(int argc, char **argv)
         double gemm_s = gemm_only_seconds(&s, &o, total.steps, &sgemm_gflops);
         char desc[128];
         describe_model(&s, &o, desc, sizeof desc);
+        char tail[128];
+        if (o.model.arch == TRAINER_ARCH_GPT) /* a sample is a window of seq tokens */
+            snprintf(tail, sizeof tail, "tokens_per_s=%.0f val_loss=%.4f val_next_token_acc=%.4f",
+                     (double)total.samples * o.model.seq / train_s, ev.loss, ev.accuracy);
+        else
+            snprintf(tail, sizeof tail, "test_acc=%.4f", ev.accuracy);
         printf("bench=trainer %s device=%s batch=%ld epochs=%ld threads=%ld params=%zu "
                "flops_per_step=%.4g train_s=%.3f gflops=%.2f sgemm_only_s=%.3f "
-               "sgemm_gflops=%.2f vs_sgemm=%.3f%s samples_per_s=%.0f test_acc=%.4f\n",
+               "sgemm_gflops=%.2f vs_sgemm=%.3f%s samples_per_s=%.0f %s\n",
                desc, s.learner.be->name, o.batch, o.epochs, o.threads, s.model.n_params,
                step_flops, train_s, gflops,
                gemm_s, sgemm_gflops, gemm_s / train_s, total.diverged ? " diverged=1" : "",
-               (double)total.samples / train_s, ev.accuracy);
+               (double)total.samples / train_s, tail);
         rc = total.diverged ? CLI_EXIT_RUN : CLI_EXIT_OK;
     }
     session_free(&s);

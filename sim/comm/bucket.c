@@ -42,6 +42,19 @@ static sim_grad_segment_t *plan_segments(const sim_run_t *run, int *count, doubl
         if (n)
             seg[n - 1].flops += carry;
         *forward = p->forward_flops;
+    } else if (run->model.cfg.arch == TRAINER_ARCH_GPT) { /* no layer list: its pieces */
+        const trainer_model_t *m = &run->model;
+        size_t P = (size_t)m->gpt.L + 2, *lo = dt_calloc(P, sizeof *lo);
+        size_t *hi = dt_calloc(P, sizeof *hi);
+        double *fl = dt_calloc(P, sizeof *fl);
+        seg = dt_calloc(P, sizeof *seg);
+        n = trainer_gpt_backward_pieces(m, lo, hi, fl);
+        for (int i = 0; i < n; i++)
+            seg[i].lo = lo[i], seg[i].hi = hi[i], seg[i].flops = fl[i];
+        free(lo);
+        free(hi);
+        free(fl);
+        *forward = trainer_model_flops(m).forward;
     } else {
         const trainer_model_t *m = &run->model;
         seg = dt_calloc((size_t)m->n_layers, sizeof *seg);

@@ -61,6 +61,16 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
         memcpy(run->test.y, all.y + n, nt);
         return DT_OK;
     }
+    if (!strcmp(sc->data_source, "text")) { /* windows of model.seq + 1 byte tokens */
+        if (trainer_dataset_load_text(&run->train, &run->test, sc->data_text, sc->model.seq,
+                                      err))
+            return DT_ERR_INPUT;
+        if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
+            run->train.n = (size_t)sc->train_samples;
+        if (sc->test_samples && (size_t)sc->test_samples < run->test.n)
+            run->test.n = (size_t)sc->test_samples;
+        return DT_OK;
+    }
     const char *dir =
         !strcmp(sc->data_source, "fashion-mnist") ? TRAINER_FASHION_MNIST_DIR : sc->data_source;
     if (trainer_dataset_load_dir(&run->train, dir, "train", 10, err) ||
@@ -188,6 +198,8 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         if (trainer_model_build(&run->model, &mc, &why_model))
             return scenario_fail(sc, err, "model.arch", "%s, the inputs of data.source = %s",
                                  why_model.msg, sc->data_source);
+        if (trainer_model_check_backend(&run->model, run->be, &why_model))
+            return scenario_fail(sc, err, "model.device", "%s", why_model.msg);
         run->n_params = run->model.n_params;
         trainer_flops_t f = trainer_model_flops(&run->model);
         run->step_flops = f.forward + f.backward;

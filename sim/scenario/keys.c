@@ -129,15 +129,21 @@ static const key_desc_t builtin_keys[] = {
 
     /* [model] */
     K_CUSTOM("model", "arch", "mlp", parse_arch, format_arch,
-             "logreg, mlp, cnn, profile:NAME, profile:FILE.ini",
+             "logreg, mlp, cnn, gpt, profile:NAME, profile:FILE.ini",
              "model architecture; a profile (resnet50, resnet101, inception_v3, vgg16, "
              "bert_large, gpt2_xl) is timed, not trained"),
     K_CUSTOM("model", "hidden", "256,128", parse_hidden, format_hidden,
-             "comma-separated sizes in [1, 1048576], at most 8", "mlp hidden layer sizes"),
+             "comma-separated sizes in [1, 1048576], at most 8",
+             "mlp hidden layer sizes; gpt: its width, one size"),
     K_CUSTOM("model", "conv", "16,32", parse_conv, format_conv,
              "C1,C2: two integers in [1, 4096]", "cnn output channels of the two convolutions"),
     K_INTF("model", "kernel", "5", model.kernel, 1, 15, "cnn convolution kernel size"),
     K_INTF("model", "fc", "128", model.fc, 1, 1048576, "cnn dense hidden size"),
+    K_INTF("model", "layers", "2", model.layers, 1, 1024, "gpt transformer blocks"),
+    K_INTF("model", "heads", "4", model.heads, 1, 1024,
+           "gpt attention heads (they divide model.hidden)"),
+    K_INTF("model", "seq", "64", model.seq, 1, TRAINER_GPT_MAX_SEQ,
+           "gpt tokens per window: a sample is seq + 1 tokens, the last seq of them targets"),
     K_LONG("model", "batch", "64", batch, 1, 65536,
            "batch size per worker (per client for fedavg)"),
     K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate"),

@@ -301,6 +301,12 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
         return 0;
     trainer_model_config_t mc = sc->model;
     const char *data = sc->data_source;
+    if (mc.arch == TRAINER_ARCH_GPT && sc->side_by_side == SIM_SIDE_YES) {
+        scenario_fail(sc, err, "model.side_by_side",
+                      "gpt trains its replicas one after the other: side_by_side = yes is not "
+                      "built for it (expected auto or no)");
+        return 1;
+    }
     if (!strcmp(data, "synthetic")) {
         mc.in_channels = mc.in_h = 1;
         mc.in_w = (int)sc->synthetic_dim;

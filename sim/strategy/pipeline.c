@@ -1155,6 +1155,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
                    : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
                                                          : 4;
+    if (!sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT)
+        return scenario_fail(sc, err, "model.arch",
+                             "a pipeline of the real gpt is not built yet (it has no stages to "
+                             "cut; its profile, model.arch = profile:FILE from dtsim profile "
+                             "transformer, is timed in stages)");
     if (sc->profile[0]) { /* a profile's stages end at its cuts */
         int pieces = sc->profile_pieces;
         if (pieces == 0)

@@ -403,7 +403,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long T = sc->tensor_parallel;
-    if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN)
+    if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN || sc->model.arch == TRAINER_ARCH_GPT)
         return scenario_fail(sc, err, "model.arch",
                              "tensor parallelism splits fully connected layers: the model must "
                              "be mlp or logreg (a model profile with a [tensor] section: "
