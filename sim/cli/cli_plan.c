@@ -1780,6 +1780,24 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
 
     rc = plan_simulate(&o, in, cand, ranked, stored, o.time_limit > 0 ? t0 + o.time_limit : 0,
                        base, name, argv[0], sweep, sizeof sweep, &stopped);
+    if (rc != CLI_EXIT_USAGE && !sweep[0] && stopped) { /* stopped before its first run */
+        char again[sizeof in->options + PATH_MAX + 64];
+        snprintf(again, sizeof again, "%s", in->options);
+        append_word(again, sizeof again, "--db");
+        append_word(again, sizeof again, o.db);
+        printf("PARTIAL: 0 of %ld layouts simulated, nothing to rank yet; to simulate them: "
+               "dtsim plan %s --resume\n",
+               most, again);
+        fflush(stdout);
+        fprintf(stderr, "dtsim plan: %s before the first layout was simulated (the ranking is "
+                        "PARTIAL: empty); --resume simulates them\n",
+                stopped == SIGINT    ? "interrupted (SIGINT)"
+                : stopped == SIGTERM ? "stopped (SIGTERM)"
+                : stopped > 0        ? "stopped by a signal"
+                                     : "the time limit passed");
+        rc = stopped > 0 ? 128 + stopped : CLI_EXIT_OK;
+        goto done;
+    }
     if (rc == CLI_EXIT_USAGE || !sweep[0])
         goto done;
     free(ranked);
