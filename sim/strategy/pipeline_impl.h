@@ -60,9 +60,17 @@ typedef struct pipe_plan {
      * protocol the keys fix (-1: NCCL's tuner chooses by size) */
     int tp_nccl, nccl_algo, nccl_proto, nccl_device;
     sim_nccl_t nccl;
+    /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
+     * member 0 of each group is simulated for all T, its messages and its all-reduces over
+     * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
+     * share a rack's uplink, 1 where each has links of its own); one_why: why every member
+     * is simulated after all (NULL: one was asked for and holds, or all was asked for) */
+    int one, fold;
+    const char *one_why;
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
+enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
 enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);
