@@ -353,12 +353,36 @@ typedef struct stage_state {
      * after the j-th of those how many of ours the peer had taken in (acked) */
     int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
     sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
-    double tp_bytes; /* its tensor all-reduces' bytes in closed form (tp_pass_formula) */
+    /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
+     * of the bytes its messages sent, those counted for the members they did not stand for
+     * (count_members), -1 once it stood for them (stand_for_members) */
+    double tp_bytes, counted;
 } stage_state_t;
 
+/* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
 static void count_tp_bytes(sim_node_t *node, double bytes)
 {
-    ((stage_state_t *)node->state)->tp_bytes += bytes;
+    const pipe_plan_t *plan = sim_current->shared;
+    if (plan->one) {
+        ((stage_state_t *)node->state)->tp_bytes += bytes;
+        sim_current->bytes_total += (plan->T - 1) * bytes;
+    }
+}
+
+/* tensor_members = one: the run's bytes as far as the step has come, every member's. Each
+ * member 0's messages stood for fold members; the other T - fold sent as much (on a star,
+ * fold 1: every member's messages its own). */
+static void count_members(sim_run_t *run, const pipe_plan_t *plan)
+{
+    for (int i = 0; plan->one && plan->fold < plan->T && i < run->n_workers; i += plan->T) {
+        sim_node_t *node = &run->workers[i];
+        stage_state_t *st = node->state;
+        if (!st || st->counted < 0)
+            continue;
+        double net = node->bytes_sent - st->tp_bytes;
+        run->bytes_total += (double)(plan->T / plan->fold - 1) * (net - st->counted);
+        st->counted = net;
+    }
 }
 
 /* tensor_members = one, member 0 of a tensor group at its end: the other members' rows are
@@ -366,12 +390,13 @@ static void count_tp_bytes(sim_node_t *node, double bytes)
  * carried fold members' (plan_members), its tensor all-reduces its own. */
 static void stand_for_members(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node)
 {
-    double tp = ((stage_state_t *)node->state)->tp_bytes;
+    stage_state_t *st = node->state;
+    count_members(run, plan);
+    st->counted = -1;
+    double tp = st->tp_bytes;
     double sent = (node->bytes_sent - tp) / plan->fold, recv = (node->bytes_recv - tp) / plan->fold;
     node->bytes_sent = sent + tp;
     node->bytes_recv = recv + tp;
-    /* what the other members sent: the messages fold did not stand for, their all-reduces */
-    run->bytes_total += (plan->T - plan->fold) * sent + (plan->T - 1) * tp;
     for (int k = 1; k < plan->T; k++) {
         sim_node_t *m = &run->workers[node->rank + k];
         m->compute_s = node->compute_s;
@@ -637,6 +662,7 @@ static void stage(sim_node_t *node)
                          * evaluation row: another replica's last stage may end its step
                          * after this one (one stage on a tensor group did) */
                         run->samples += (double)run->sc->batch * plan->D;
+                        count_members(run, plan);
                         sim_eval_mark(run, step, w);
                     }
                 }
@@ -660,8 +686,10 @@ static void stage(sim_node_t *node)
         else
             node->steps++;
     }
-    if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) /* after replica 0's last update */
+    if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) { /* after replica 0's last update */
+        count_members(run, plan);
         sim_eval_final(run, step, w);
+    }
     if (plan->one)
         stand_for_members(run, plan, node);
 }
@@ -750,6 +778,7 @@ static void deploy(sim_run_t *run)
         for (int i = 0; i < run->n_workers; i++)
             twin[i] = i - i % plan->T;
         run->worker_twin = twin;
+        run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
     }
     if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
