@@ -2507,6 +2507,17 @@ START_TEST(nccl_bad_input_names_its_key)
                             "size, on the device's NVLink with NVLS"),
                   "%s", o);
     free(o);
+    /* tensor_overlap hides a collective behind compute only where it is timed in closed form */
+    snprintf(text, sizeof text,
+             "[run]\nname = nccl\nsteps = 2\n[model]\narch = profile:%s\nbatch = 4\n"
+             "[cluster]\nworkers = 2\n[strategy]\nkind = pipeline\nstages = 1\ntensor = 2\n"
+             "micro_batches = 2\ntensor_overlap = yes\n",
+             prof);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    one_error_line("nccl.ini:14: strategy.tensor_overlap: tensor_overlap needs tensor > 1 and "
+                   "tensor_comm = formula or nccl (tensor = 2, tensor_comm = messages",
+                   NULL);
 }
 END_TEST
 

@@ -180,17 +180,18 @@ static double nccl_time(const pipe_plan_t *plan, double v)
 
 /* Adds a layer's FLOPs (flops) and the ring time and bytes of its all-reduce of n elements
  * (2 (T-1) steps of n / T each; strategy.tensor_comm = nccl: NCCL's time, the bytes still
- * counted as the ring's) to a pass's sums. */
+ * counted as the ring's) to a pass's sums. The time added is what the all-reduce adds to the
+ * pass: all of it, or under strategy.tensor_overlap what the layer's compute (flops at
+ * speed) does not hide (exposed). */
 static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flops, double n,
-                      double *sum_flops, double *seconds, double *bytes)
+                      double speed, double *sum_flops, double *seconds, double *bytes)
 {
     *sum_flops += flops;
     if (n > 0) {
         double chunk = run->value_bytes * n / plan->T;
-        if (plan->tp_nccl)
-            *seconds += nccl_time(plan, run->value_bytes * n);
-        else
-            *seconds += 2.0 * (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
+        double t = plan->tp_nccl ? nccl_time(plan, run->value_bytes * n)
+                                 : 2.0 * (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
+        *seconds += plan->tp_overlap ? pipe_overlap_exposed(flops / speed, t, plan->T) : t;
         *bytes += 2.0 * (plan->T - 1) * chunk;
     }
 }
@@ -205,15 +206,17 @@ static void count_tp_bytes(sim_node_t *node, double bytes);
 static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                                     int lo, int hi, int b, int forward, const char *ready)
 {
-    double flops = 0, seconds = 0, bytes = 0;
+    double flops = 0, seconds = 0, bytes = 0, speed = sim_host_speed(node->host);
     /* a backward pass under full recomputation starts with the forward pass again: the
      * same charge and wait */
     for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++)
-        ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, &flops, &seconds, &bytes);
+        ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds,
+                  &bytes);
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
         ring_time(run, plan, (forward ? plan->lf[i] : plan->lb[i]) * b,
-                  (forward ? plan->red_f[i] : plan->red_b[i]) * b, &flops, &seconds, &bytes);
+                  (forward ? plan->red_f[i] : plan->red_b[i]) * b, speed, &flops, &seconds,
+                  &bytes);
         if ((ready && ready[i]) || k == hi - lo - 1) {
             sim_charge(run, node, flops, 0);
             sim_comm_wait(run, node, seconds);
@@ -742,8 +745,16 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "; tensor all-reduces by formula (an approximation: contention on the "
                  "group's links left out)");
     else if (plan->tp_why && n < (int)size)
-        snprintf(line + n, size - (size_t)n, "; tensor all-reduces as messages (%s)",
-                 plan->tp_why);
+        snprintf(line + n, size - (size_t)n, "; tensor all-reduces as messages (%s%s)",
+                 plan->tp_why,
+                 scenario_own(run->sc, "tensor_overlap")->i ? "; tensor_overlap not applied"
+                                                            : "");
+    n = (int)strlen(line);
+    if (plan->tp_overlap && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; each all-reduce overlapped with its layer's compute in %d chunks "
+                 "(tensor_overlap)",
+                 plan->T);
     n = (int)strlen(line);
     if (plan->one && n < (int)size)
         snprintf(line + n, size - (size_t)n,
@@ -915,6 +926,9 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
     return DT_OK;
 }
 
+/* strategy.tensor_comm's values, in the order of PIPE_TP_* */
+static const char *const tensor_comm_names[] = {"messages", "formula", "nccl", NULL};
+
 /* tensor_comm = nccl: what NCCL can run. The device's NVLink needs its figures and holds an
  * HGX server's 8 GPUs; NVLS needs the switch's SHARP (nvls_busbw) and runs Simple only;
  * NCCL's trees all-reduce only, so sequence parallelism's reduce-scatters cannot take one. */
@@ -1013,6 +1027,17 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
                              "section (%s); the tensor strategy splits a real mlp",
                              sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
+    if (scenario_own(sc, "tensor_overlap")->i &&
+        (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
+        char where[96];
+        const char *k = scenario_blame(sc, "strategy.tensor_overlap", "strategy.tensor_comm",
+                                       where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "tensor_overlap needs tensor > 1 and tensor_comm = formula or "
+                             "nccl (tensor = %ld, tensor_comm = %s; %s)",
+                             sc->tensor, tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
+                             where);
+    }
     if (check_nccl(sc, err) != DT_OK)
         return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
@@ -1067,7 +1092,6 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 
 /* zero's key: its ZeRO stage over the replicas (with shard_optimizer); how tensor groups'
  * all-reduces are simulated; the interleaved schedule's chunks a stage */
-static const char *const tensor_comm_names[] = {"messages", "formula", "nccl", NULL};
 static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
 static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
@@ -1109,6 +1133,13 @@ static const sim_strategy_key_t own_keys[] = {
             "server's NVLink as cluster.device gives it (nvlink_busbw, nvls_busbw), with "
             "NCCL's latencies; platform: the platform's ring step in closed form (as formula "
             "times it) as every step's latency and the bus bandwidth, no base latency, no NVLS"},
+    {.key = "tensor_overlap", .kind = SIM_KEY_BOOL, .def = "no",
+     .doc = "tensor_comm = formula or nccl: each layer's tensor all-reduce (reduce-scatter "
+            "and all-gather under sequence_parallel) overlapped with the layer's own compute, "
+            "as Megatron-LM's tp-comm-overlap splits both into tensor chunks: the pass waits "
+            "only for the first chunk's transfer and whatever of the rest the compute does "
+            "not hide (c/T + (T-1)/T max(c, m) + m/T for compute c and communication m); no: "
+            "the all-reduce follows the layer's compute (Megatron-LM's default)"},
     {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
      .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "

@@ -60,6 +60,7 @@ typedef struct pipe_plan {
      * protocol the keys fix (-1: NCCL's tuner chooses by size) */
     int tp_nccl, nccl_algo, nccl_proto, nccl_device;
     sim_nccl_t nccl;
+    int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
     /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
      * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
@@ -75,6 +76,12 @@ enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links 
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);
 int pipe_nccl_proto(const scenario_t *sc);
+
+/* strategy.tensor_overlap: of a layer's compute c seconds and its tensor collective's m,
+ * split into T chunks each, the time the collective adds to the layer (the pass waits for
+ * the first chunk's transfer, then each chunk's compute and the next chunk's transfer go
+ * together): c/T + (T-1)/T max(c, m) + m/T - c = m/T + (T-1)/T max(0, m - c). */
+double pipe_overlap_exposed(double c, double m, int T);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

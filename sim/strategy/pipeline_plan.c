@@ -421,6 +421,12 @@ static void plan_formula(pipe_plan_t *plan, const sim_run_t *run)
         plan->nccl_proto = pipe_nccl_proto(sc);
     }
     plan->tp_formula = 1;
+    plan->tp_overlap = scenario_own(sc, "tensor_overlap")->i;
+}
+
+double pipe_overlap_exposed(double c, double m, int T)
+{
+    return m / T + (T - 1.0) / T * (m > c ? m - c : 0.0);
 }
 
 /* strategy.tensor_members = one: the T members of a tensor group do the same work at the
