@@ -23,7 +23,7 @@
 
 #define SCENARIO_STR 512
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
-#define SCENARIO_OWN_KEYS 32  /* strategies' own keys (sim_strategy_t.own_keys), together */
+#define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
