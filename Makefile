@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test asan fuzz fuzz-smoke bench bench-scale bench-check bench-gpu clean
+.PHONY: all deps build demo test asan fuzz fuzz-smoke fuzz-run bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -39,6 +39,13 @@ fuzz: deps
 	  -DDTSIM_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario fuzz_platform fuzz_device
 	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario|platform|device)$$'
+	@$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+# The run fuzzer: mutated scenarios run for two steps each, FUZZ_SECONDS of them from a
+# fresh seed; findings land in build/run-fuzz-long/finding-* (copy one to
+# tests/fuzz/regressions/run/ once fixed).
+fuzz-run: build
+	./$(BUILD)/run_fuzz ./$(BUILD)/dtsim $(BUILD)/run-fuzz-long 60 fuzz $$(date +%s) -$(FUZZ_SECONDS) tests/fuzz/corpus/run/*
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

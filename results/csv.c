@@ -24,13 +24,29 @@ char *results_csv_double(char buf[RESULTS_DOUBLE_LEN], double v)
     return buf;
 }
 
+/* A field a spreadsheet would run as a formula: it starts with =, +, -, @, a tab or a CR
+ * (OWASP's CSV-injection list) and is not simply a number ("-0.5" stays as it is). */
+static int formula_like(const char *t)
+{
+    if (!*t || !strchr("=+-@\t\r", *t))
+        return 0;
+    char *end;
+    strtod(t, &end);
+    return end == t || *end;
+}
+
 void results_csv_text(FILE *f, const char *t)
 {
+    int guard = formula_like(t);
     if (!strpbrk(t, ",\"\r\n")) {
+        if (guard)
+            fputc('\'', f);
         fputs(t, f);
         return;
     }
     fputc('"', f);
+    if (guard)
+        fputc('\'', f);
     for (; *t; t++) {
         if (*t == '"')
             fputc('"', f);

@@ -14,7 +14,9 @@
 char *results_csv_double(char buf[RESULTS_DOUBLE_LEN], double v);
 
 /* One text field: as is, or quoted (with quotes doubled) when it holds a comma, a quote,
- * CR or LF. */
+ * CR or LF; one that starts with =, +, -, @, a tab or a CR and is not a number gets a
+ * leading single quote, so that a spreadsheet shows it instead of running it (OWASP's
+ * advice against CSV injection: a run named =HYPERLINK(...)). */
 void results_csv_text(FILE *f, const char *text);
 
 /* Column col of the current row of statement s as one field: NULL empty, integers as

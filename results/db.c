@@ -66,8 +66,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                        " time_to_target, target_accuracy, total_bytes, compute_share,"
                        " comm_share, idle_share, steps)"
                        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    [ST_EVAL_ADD] = "INSERT INTO evals (run, sim_time, step, samples, bytes, test_loss, test_acc)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_EVAL_ADD] = "INSERT INTO evals (run, sim_time, step, samples, bytes, test_loss, test_acc,"
+                    " perplexity)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_WORKER_ADD] = "INSERT INTO workers (run, worker, host, role, compute_s, comm_s, idle_s,"
                       " bytes_sent, bytes_recv, steps)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -127,6 +128,7 @@ static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, c
     }
     switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:
+    case SQLITE_CORRUPT:
     case SQLITE_CANTOPEN:
     case SQLITE_NOTADB:
     case SQLITE_READONLY:
@@ -309,9 +311,13 @@ static const char migrate_5_to_6[] =
     " dollars_to_target REAL);"
     "PRAGMA user_version = 6;";
 
+/* Version 6 -> 7: the evaluations' perplexity (text data), NULL in the rows already there. */
+static const char migrate_6_to_7[] = "ALTER TABLE evals ADD COLUMN perplexity REAL;"
+                                     "PRAGMA user_version = 7;";
+
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
 static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL,
-                                         migrate_4_to_5, migrate_5_to_6};
+                                         migrate_4_to_5, migrate_5_to_6, migrate_6_to_7};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -400,7 +406,13 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     size_t len = strlen(path);
     results_db_t *db = dt_calloc(1, sizeof *db + len + 1);
     memcpy(db->path, path, len + 1);
-    if (gethostname(db->host, sizeof db->host) != 0)
+    /* DTSIM_HOST: the machine's name where gethostname answers another (the testbed's ranks
+     * run in a UTS namespace named after it): a later open on this machine must find the
+     * runs of writers that vanished and mark them interrupted */
+    const char *host = getenv("DTSIM_HOST");
+    if (host && *host)
+        snprintf(db->host, sizeof db->host, "%s", host);
+    else if (gethostname(db->host, sizeof db->host) != 0)
         strcpy(db->host, "unknown");
     db->host[sizeof db->host - 1] = '\0';
 
@@ -513,9 +525,9 @@ dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, in
     return st;
 }
 
-dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long step,
-                           double samples, double bytes, double test_loss, double test_acc,
-                           dt_err_t *err)
+dt_status results_eval_add_text(results_db_t *db, int64_t run, double sim_time, long step,
+                                double samples, double bytes, double test_loss,
+                                double test_acc, double perplexity, dt_err_t *err)
 {
     DT_ASSERT(db);
     sqlite3_stmt *s = db->st[ST_EVAL_ADD];
@@ -526,7 +538,16 @@ dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long 
     bind_real(s, 5, bytes);
     bind_real(s, 6, test_loss);
     bind_real(s, 7, test_acc);
+    bind_real(s, 8, perplexity);
     return db_step(db, ST_EVAL_ADD, err, "storing an evaluation", run);
+}
+
+dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long step,
+                           double samples, double bytes, double test_loss, double test_acc,
+                           dt_err_t *err)
+{
+    return results_eval_add_text(db, run, sim_time, step, samples, bytes, test_loss, test_acc,
+                                 NAN, err);
 }
 
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 6
+#define RESULTS_SCHEMA_VERSION 7
 
 typedef struct results_db results_db_t;
 
@@ -57,10 +57,17 @@ typedef struct results_run_info {
 dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, int64_t *run_id,
                             dt_err_t *err);
 
-/* One evaluation checkpoint. A NaN loss or accuracy (or any NaN) is stored as NULL. */
+/* One evaluation checkpoint of a classifier. A NaN loss or accuracy (or any NaN) is stored
+ * as NULL. */
 dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long step,
                            double samples, double bytes, double test_loss, double test_acc,
                            dt_err_t *err);
+/* One evaluation checkpoint of a language model (text data): test_loss its mean next-token
+ * cross-entropy in nats, test_acc its next-token accuracy, perplexity exp(test_loss) as the
+ * caller computed it. NaNs are stored as NULL. */
+dt_status results_eval_add_text(results_db_t *db, int64_t run, double sim_time, long step,
+                                double samples, double bytes, double test_loss,
+                                double test_acc, double perplexity, dt_err_t *err);
 
 /* One host's totals; role is "worker", "server" or "client". */
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,

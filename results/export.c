@@ -22,7 +22,7 @@
 const results_export_table_t results_export_tables[] = {
     {"runs", "id", "run: name, strategy, status, configuration, seed, sweep"},
     {"params", "run", "run and key: its text, its number in base units"},
-    {"evals", "run", "evaluation: time, step, samples, bytes, loss, accuracy"},
+    {"evals", "run", "evaluation: time, step, samples, bytes, loss, accuracy, perplexity (text)"},
     {"workers", "run", "host: role, rank, compute/comm/idle seconds, bytes, steps"},
     {"memory", "run", "host: parameters, gradients, optimizer state, activations"},
     {"summary", "run", "ended run: final accuracy, loss, times, bytes, shares"},

@@ -62,10 +62,21 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
             goto done;
         }
     }
+    /* an interval whose start or end is not finite (a clock that ran off to infinity) has
+     * no place on the axis: left out, and said so */
     double t0 = INFINITY, t1 = -INFINITY;
+    size_t unbounded = 0;
     for (size_t k = 0; k < t.n; k++) {
+        if (!isfinite(t.iv[k].start) || !isfinite(t.iv[k].end)) {
+            unbounded++;
+            continue;
+        }
         t0 = t.iv[k].start < t0 ? t.iv[k].start : t0;
         t1 = t.iv[k].end > t1 ? t.iv[k].end : t1;
+    }
+    if (unbounded == t.n) {
+        fig_note(f, "run %lld: no timeline row has finite times", (long long)id);
+        goto done;
     }
     /* a timing-only run: its first step, from the step time (a window of several steps cut
      * to it, one cut short by the row cap said so) */
@@ -76,7 +87,8 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         (st = results_query_param(f->q, id, "run.timeline", mode, sizeof mode, &found_mode,
                                   err)) != DT_OK)
         goto done;
-    double step = rv && rv->has_summary && rv->steps > 0 && rv->sim_time > 0
+    double step = rv && rv->has_summary && rv->steps > 0 && rv->sim_time > 0 &&
+                          isfinite(rv->sim_time)
                       ? rv->sim_time / (double)rv->steps
                       : NAN;
     int one_step = found_arch && !strncmp(arch, "profile:", 8) && !isnan(step);
@@ -100,6 +112,7 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         for (size_t k = 0; k <= t.n; k++) {
             const results_interval_t *iv = k < t.n ? &t.iv[k] : NULL;
             if (iv && ((int)iv->state != s || !(iv->end >= iv->start) ||
+                       !isfinite(iv->start) || !isfinite(iv->end) ||
                        (one_step && iv->start >= t1)))
                 continue;
             if (iv && hi >= lo && iv->lane == lane && iv->start <= hi + bridge) {
@@ -132,6 +145,8 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
                     recorded, step);
     else if (one_step)
         fig_caption(f, "its first step (%.4g s; simulated time / steps)", step);
+    if (unbounded)
+        fig_caption(f, "%zu intervals left out: their times are not finite", unbounded);
     fig_panel(f, 0, 0, 1, 1);
     /* Lane names are labels left of the lanes, not tic labels (see bars_angle). */
     size_t every = (t.n_lanes + 39) / 40; /* at most 40 names */

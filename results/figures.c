@@ -290,6 +290,25 @@ static char *merged_label(char *const *labels, size_t n)
 #undef WORDS
 }
 
+/* The accuracy axis of runs of which `text` of `all` are language models (their evaluations
+ * have a perplexity): a classifier's test accuracy, a language model's next-token accuracy,
+ * or both. */
+static const char *acc_ylabel(size_t text, size_t all)
+{
+    return !text ? "test accuracy (%)"
+           : text == all ? "next-token accuracy (%)"
+                         : "test or next-token accuracy (%)";
+}
+
+/* The caption line that says what a language model's accuracy is, when there is one. */
+static void acc_caption(fig_t *f, size_t text, size_t all)
+{
+    if (text)
+        fig_caption(f, "%snext-token accuracy: the share of validation tokens predicted "
+                       "(perplexity in the evals table)",
+                    text == all ? "" : "text runs: ");
+}
+
 /* The runs' curves: evaluations, points with an accuracy, and the run each one's curve is
  * drawn as (itself, or an earlier run with the same curve). */
 typedef struct curves {
@@ -400,7 +419,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     groups_t panels = {0};
     char ***labels = NULL; /* each panel's key labels */
     char **styles = dt_calloc(n, sizeof *styles); /* labels seen: a label keeps its style */
-    size_t n_styles = 0, with_points = 0, merged = 0;
+    size_t n_styles = 0, with_points = 0, merged = 0, text = 0;
     dt_status st = DT_OK;
     double xmax = 0, amin = 100, amax = 0;
     for (size_t i = 0; i < runs->n; i++) {
@@ -421,6 +440,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
                 c.as[i] = j;
         c.drawn[i] = c.points[i] > 0 && c.as[i] == i;
         with_points += c.points[i] > 0;
+        text += c.points[i] > 0 && c.ev[i].text > 0;
         merged += c.points[i] > 0 && c.as[i] != i;
     }
     if (with_points == 0) {
@@ -469,13 +489,18 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     }
     double char_px = many ? 6.8 : 8.2; /* the key's font: 9 points in panels, else 11 */
     int below = !shared_key && 60 + char_px * (double)longest > panel_w / 3;
-    f->title = by_bytes ? "Test accuracy vs data sent" : "Test accuracy vs simulated time";
+    if (text == with_points)
+        f->title = by_bytes ? "Next-token accuracy vs data sent"
+                            : "Next-token accuracy vs simulated time";
+    else
+        f->title = by_bytes ? "Test accuracy vs data sent" : "Test accuracy vs simulated time";
     /* a key under a plot makes the figure taller by its lines, rather than the plot lower */
     if (many)
         f->height = 60 + (400 + (below ? 16 * (int)most : 0)) * (int)rows;
     else if (below)
         f->height = FIG_HEIGHT + 19 * (int)most;
     fig_caption_runs(f);
+    acc_caption(f, text, with_points);
     if (merged)
         fig_caption(f, "a key entry listing runs in parentheses: their curves are the same, "
                        "drawn once");
@@ -483,7 +508,8 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     double ylo = 10 * floor(amin / 10), yhi = 10 * ceil(amax / 10);
     if (yhi <= ylo)
         yhi = ylo + 10;
-    gp_printf(g, "set ylabel 'test accuracy (%%)'\nset yrange [%g:%g]\n", ylo, yhi);
+    gp_printf(g, "set ylabel '%s'\nset yrange [%g:%g]\n", acc_ylabel(text, with_points), ylo,
+              yhi);
     if (by_bytes)
         gp_printf(g, "set xlabel 'data sent by all hosts (%s)'\n", unit);
     if (below)
@@ -795,12 +821,13 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
     results_evals_t *ev = dt_calloc(n ? n : 1, sizeof *ev);
     results_faults_t *fl = dt_calloc(n ? n : 1, sizeof *fl);
     dt_status st = DT_OK;
-    size_t with_faults = 0;
+    size_t with_faults = 0, text = 0;
     for (size_t i = 0; i < n; i++) {
         if ((st = results_query_evals(f->q, runs->v[i].id, &ev[i], err)) != DT_OK ||
             (st = results_query_faults(f->q, runs->v[i].id, &fl[i], err)) != DT_OK)
             goto done;
         with_faults += fl[i].rows > 0;
+        text += ev[i].text > 0;
     }
     if (!with_faults) {
         fig_note(f, "none of the selected runs has a fault");
@@ -830,14 +857,17 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
         gp_block_end(g);
     }
     size_t cols = fig_grid_cols(f, n_panels), rows = (n_panels + cols - 1) / cols;
-    f->title = "Test accuracy with and without faults";
+    f->title = text == n ? "Next-token accuracy with/without faults"
+                         : "Test accuracy with and without faults";
     fig_caption(f, "red: runs with faults; dashed lines: a host or link down (red), back up "
                    "(green)");
     fig_caption_runs(f);
+    acc_caption(f, text, n);
     gp_printf(g, "set key outside below left Left reverse font ',9' spacing 1 samplen 2 "
                  "height 1.5\n"
-                 "set xlabel 'simulated time (s)'\nset ylabel 'test accuracy (%%)'\n"
-                 "set xrange [0:*]\n");
+                 "set xlabel 'simulated time (s)'\nset ylabel '%s'\n"
+                 "set xrange [0:*]\n",
+              acc_ylabel(text, n));
     /* characters of 9 points a key under a panel holds */
     size_t fits = (size_t)((fig_width(f) / (int)cols - 110) / 6.8);
     fits = fits > RESULTS_PLOT_TEXT_MAX ? RESULTS_PLOT_TEXT_MAX : fits < 20 ? 20 : fits;

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -178,8 +179,15 @@ void gp_block_begin(gp_t *g, const char *name_fmt, ...)
 
 void gp_block_row(gp_t *g, const double *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        fprintf(g->f, i ? " %.10g" : "%.10g", v[i]);
+    /* gnuplot reads "inf" as an undefined variable; NaN is its missing point */
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc(' ', g->f);
+        if (isfinite(v[i]))
+            fprintf(g->f, "%.10g", v[i]);
+        else
+            fputs("NaN", g->f);
+    }
     fputc('\n', g->f);
 }
 

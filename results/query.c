@@ -53,7 +53,7 @@ enum q_stmt {
 
 static const char *const q_sql[Q_COUNT] = {
     [Q_RUN] = RUN_VIEW_SQL " WHERE r.id = ?1",
-    [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc FROM evals"
+    [Q_EVALS] = "SELECT sim_time, step, samples, bytes, test_loss, test_acc, perplexity FROM evals"
                 " WHERE run = ?1 ORDER BY sim_time, step, rowid",
     [Q_TIMELINE] = "SELECT host, role, rank, state, start, end FROM timeline WHERE run = ?1"
                    " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END,"
@@ -86,8 +86,11 @@ dt_status results_q_error(const results_query_t *q, int rc, dt_err_t *err, const
         snprintf(err->msg, sizeof err->msg, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->h));
         dt_err_clean(err);
     }
-    return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CANTOPEN ? DT_ERR_INPUT
-                                                                          : DT_ERR_RUN;
+    /* a damaged file (SQLITE_CORRUPT) is bad input like one that is no database at all */
+    return (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CANTOPEN ||
+                   (rc & 0xff) == SQLITE_CORRUPT
+               ? DT_ERR_INPUT
+               : DT_ERR_RUN;
 }
 
 static void *xrealloc(void *p, size_t bytes)
@@ -133,6 +136,30 @@ static void q_reset(sqlite3_stmt *s)
 
 struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
 
+/* PRAGMA quick_check(1): "ok", or the first damage found (DT_ERR_INPUT naming the file). */
+static dt_status quick_check(results_query_t *q, dt_err_t *err)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(q->h, "PRAGMA quick_check(1)", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    dt_status st = DT_OK;
+    if (rc == SQLITE_ROW) {
+        const char *r = (const char *)sqlite3_column_text(s, 0);
+        if (!r || strcmp(r, "ok")) {
+            /* "*** in database main ***\nPage 5: ...": the line that names the damage */
+            const char *nl = r ? strrchr(r, '\n') : NULL;
+            st = dt_err_input(err, "%s: the database is damaged (SQLite: %s); "
+                                   "restore it from a copy, or recover it with sqlite3's .recover",
+                              q->path, nl ? nl + 1 : r ? r : "no answer");
+        }
+    } else {
+        st = results_q_error(q, rc, err, "checking the file");
+    }
+    sqlite3_finalize(s);
+    return st;
+}
+
 dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *err)
 {
     DT_ASSERT(out && path);
@@ -174,6 +201,11 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
                           path, version, RESULTS_SCHEMA_VERSION);
         goto fail;
     }
+    /* A damaged page is found before anything is read, wherever it lies: a command that
+     * happened not to read it would list or draw a file that has lost rows (quick_check
+     * reads every page once: 0.08 s of CPU for a 35 MB file). */
+    if ((st = quick_check(q, err)) != DT_OK)
+        goto fail;
     for (int i = 0; i < Q_COUNT; i++) {
         rc = sqlite3_prepare_v3(q->h, q_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
         if (rc != SQLITE_OK) {
@@ -533,6 +565,7 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
             out->bytes = xrealloc(out->bytes, cap * sizeof(double));
             out->test_loss = xrealloc(out->test_loss, cap * sizeof(double));
             out->test_acc = xrealloc(out->test_acc, cap * sizeof(double));
+            out->perplexity = xrealloc(out->perplexity, cap * sizeof(double));
             out->step = xrealloc(out->step, cap * sizeof(long));
         }
         size_t i = out->n++;
@@ -542,6 +575,8 @@ dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *
         out->bytes[i] = results_q_col_real(s, 3);
         out->test_loss[i] = results_q_col_real(s, 4);
         out->test_acc[i] = results_q_col_real(s, 5);
+        out->perplexity[i] = results_q_col_real(s, 6);
+        out->text += !isnan(out->perplexity[i]);
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
@@ -719,6 +754,7 @@ void results_evals_free(results_evals_t *e)
     free(e->bytes);
     free(e->test_loss);
     free(e->test_acc);
+    free(e->perplexity);
     free(e->step);
     memset(e, 0, sizeof *e);
 }

@@ -92,10 +92,13 @@ typedef struct results_id_range {
 dt_status results_runs_spec_parse(const char *spec, results_id_range_t **ranges, size_t *n,
                                   dt_err_t *err);
 
-/* A run's evaluations in simulated time order; NULLs read as NAN. */
+/* A run's evaluations in simulated time order; NULLs read as NAN. A language model's
+ * (text > 0) test_acc is its next-token accuracy, test_loss its next-token cross-entropy. */
 typedef struct results_evals {
     size_t n;
     double *sim_time, *samples, *bytes, *test_loss, *test_acc;
+    double *perplexity; /* exp(test_loss) of a language model; NAN for a classifier */
+    size_t text;        /* evaluations with a perplexity */
     long *step;
 } results_evals_t;
 /* run's evaluations into out (none: n = 0; failure: empty); free with results_evals_free. */

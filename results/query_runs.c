@@ -24,11 +24,19 @@ dt_status results_query_open_current(results_query_t **q, const char *path, dt_e
     if (stat(path, &sb) != 0)
         return dt_err_input(err, "%s: %s (dtsim run writes a results database)", path,
                             strerror(errno));
+    /* read-only first: an empty file, another program's database or a damaged one is
+     * refused before a writer's open could give it a schema or touch it */
+    dt_status st = results_query_open(q, path, err);
+    if (st != DT_OK)
+        return st;
     results_db_t *w;
-    if (results_db_open(&w, path, err))
+    if (results_db_open(&w, path, err)) {
+        results_query_close(*q);
+        *q = NULL;
         return DT_ERR_INPUT;
+    }
     results_db_close(w);
-    return results_query_open(q, path, err);
+    return DT_OK;
 }
 
 void results_duration_text(double s, char *buf, size_t size)

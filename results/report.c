@@ -16,9 +16,11 @@
 #include "report.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -629,14 +631,52 @@ static void write_figure(FILE *f, results_query_t *q, const results_runs_t *runs
     results_plot_out_free(&out);
 }
 
-/* Every figure, drawn in a temporary directory that is gone afterwards. */
+/* The figure folders of reports killed while drawing (dtsim-report-PID-XXXXXX in parent,
+ * whose PID is gone): their files, then the folder. */
+static void remove_stale_folders(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        char tail[16];
+        if (sscanf(e->d_name, "dtsim-report-%ld-%15s", &pid, tail) != 2 || pid <= 0 ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t n = strlen(parent) + strlen(e->d_name) + 2;
+        char *path = dt_malloc(n);
+        snprintf(path, n, "%s/%s", parent, e->d_name);
+        DIR *in = opendir(path);
+        struct dirent *f;
+        while (in && (f = readdir(in))) {
+            if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+                continue;
+            size_t m = n + strlen(f->d_name) + 1;
+            char *file = dt_malloc(m);
+            snprintf(file, m, "%s/%s", path, f->d_name);
+            unlink(file);
+            free(file);
+        }
+        if (in)
+            closedir(in);
+        rmdir(path);
+        free(path);
+    }
+    closedir(d);
+}
+
+/* Every figure, drawn in a temporary directory that is gone afterwards (or, when the report
+ * is killed, with the next report). */
 static void write_figures(FILE *f, results_query_t *q, const results_runs_t *runs,
                           const results_report_opts_t *o, results_report_out_t *res)
 {
     const char *tmp = getenv("TMPDIR");
-    size_t n = (tmp && *tmp ? strlen(tmp) : 4) + 32;
+    size_t n = (tmp && *tmp ? strlen(tmp) : 4) + 64;
     char *dir = dt_malloc(n);
-    snprintf(dir, n, "%s/dtsim-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    remove_stale_folders(tmp && *tmp ? tmp : "/tmp");
+    snprintf(dir, n, "%s/dtsim-report-%ld-XXXXXX", tmp && *tmp ? tmp : "/tmp", (long)getpid());
     char why_not[320] = "";
     const char *made = NULL;
     if (!o->figures)

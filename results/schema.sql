@@ -1,6 +1,7 @@
--- dtsim results database, schema version 6 (version 1 lacked the memory table, version 2
+-- dtsim results database, schema version 7 (version 1 lacked the memory table, version 2
 -- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses,
--- version 4 the messages table, version 5 the energy table; dtsim brings an older file up to date when it opens one).
+-- version 4 the messages table, version 5 the energy table, version 6 the evaluations'
+-- perplexity; dtsim brings an older file up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -15,7 +16,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -59,6 +60,9 @@ CREATE TABLE params (
 ) WITHOUT ROWID;
 
 -- Test-set evaluations at checkpoints: the curves accuracy vs simulated time, vs bytes.
+-- A language model's evaluation (text data, next-token prediction) has a perplexity: its
+-- test_loss is then the mean next-token cross-entropy (nats), test_acc the next-token
+-- accuracy, and the figures label them so.
 CREATE TABLE evals (
     run       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     sim_time  REAL,      -- simulated seconds since the start of the run
@@ -66,7 +70,8 @@ CREATE TABLE evals (
     samples   REAL,      -- training samples processed so far, all workers together
     bytes     REAL,      -- bytes sent over the network so far, all hosts together
     test_loss REAL,      -- NULL if NaN
-    test_acc  REAL       -- in [0, 1]; NULL if NaN
+    test_acc  REAL,      -- in [0, 1]; NULL if NaN
+    perplexity REAL      -- next-token perplexity, exp(test_loss); NULL for a classifier (or NaN)
 );
 CREATE INDEX evals_run ON evals (run, sim_time);
 

@@ -22,6 +22,7 @@
 #include "trace_json.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,10 +157,13 @@ void results_trace_free(results_trace_t *t)
 
 /* --- writing --------------------------------------------------------------------------- */
 
+/* JSON has no inf or nan: such a value is written null (the events whose times are not
+ * finite are left out before, and counted in otherData.skipped). */
 static void add_number(cJSON *o, const char *key, double v)
 {
     char num[RESULTS_DOUBLE_LEN];
-    DT_CHECK(cJSON_AddRawToObject(o, key, results_csv_double(num, v)), "out of memory");
+    DT_CHECK(cJSON_AddRawToObject(o, key, isfinite(v) ? results_csv_double(num, v) : "null"),
+             "out of memory");
 }
 
 static void add_string(cJSON *o, const char *key, const char *v)
@@ -222,10 +226,16 @@ static void emit_tracks(const results_trace_t *t, FILE *f, size_t *count)
     }
 }
 
-static void emit_slices(const results_trace_t *t, FILE *f, size_t *count)
+/* A slice whose start or length in microseconds is not a finite number (a row that ends
+ * at 1e308 s) has no place on a viewer's axis: it is left out and counted in *skipped. */
+static void emit_slices(const results_trace_t *t, FILE *f, size_t *count, size_t *skipped)
 {
     for (size_t i = 0; i < t->tl.n; i++) {
         const results_interval_t *v = &t->tl.iv[i];
+        if (!isfinite(v->start * 1e6) || !isfinite((v->end - v->start) * 1e6)) {
+            (*skipped)++;
+            continue;
+        }
         const char *state = results_state_name(v->state);
         cJSON *e = event("X", state, t->pid[v->lane], v->lane + 1);
         add_string(e, "cat", state);
@@ -237,7 +247,7 @@ static void emit_slices(const results_trace_t *t, FILE *f, size_t *count)
 
 /* A flow per message whose sender and receiver both have a lane: "s" on the sender's, "f"
  * on the receiver's, both at flow_time. */
-static void emit_flows(const results_trace_t *t, FILE *f, size_t *count)
+static void emit_flows(const results_trace_t *t, FILE *f, size_t *count, size_t *skipped)
 {
     for (size_t i = 0; i < t->msgs.n; i++) {
         const results_message_t *m = &t->msgs.m[i];
@@ -246,6 +256,10 @@ static void emit_flows(const results_trace_t *t, FILE *f, size_t *count)
         if (src == SIZE_MAX || dst == SIZE_MAX)
             continue;
         double mid = flow_time(t, dst, m) * 1e6;
+        if (!isfinite(mid)) {
+            (*skipped)++;
+            continue;
+        }
         cJSON *s = event("s", "message", t->pid[src], src + 1);
         add_string(s, "cat", "message");
         add_number(s, "id", (double)(i + 1));
@@ -269,11 +283,11 @@ static void emit_flows(const results_trace_t *t, FILE *f, size_t *count)
 dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
 {
     (void)err; /* write errors are the caller's: it checks the stream */
-    size_t count = 0;
+    size_t count = 0, skipped = 0;
     fputs("{\"traceEvents\":[\n", f);
     emit_tracks(t, f, &count);
-    emit_slices(t, f, &count);
-    emit_flows(t, f, &count);
+    emit_slices(t, f, &count, &skipped);
+    emit_flows(t, f, &count, &skipped);
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":", f);
     cJSON *o = cJSON_CreateObject();
     DT_CHECK(o, "out of memory");
@@ -282,6 +296,13 @@ dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
     add_string(o, "strategy", t->run.strategy);
     add_string(o, "status", t->run.status);
     add_string(o, "clock", "simulated time, microseconds");
+    if (skipped) {
+        char note[128];
+        snprintf(note, sizeof note,
+                 "%zu slices or messages left out: their times are not finite numbers",
+                 skipped);
+        add_string(o, "skipped", note);
+    }
     char *text = cJSON_PrintUnformatted(o);
     DT_CHECK(text, "out of memory");
     fputs(text, f);

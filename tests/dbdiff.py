@@ -20,7 +20,7 @@ import sys
 # table -> (columns compared, order) ; every table has a `run` column but runs itself
 TABLES = {
     "params": ("key, value, number", "key"),  # less run.db (below)
-    "evals": ("sim_time, step, samples, bytes, test_loss, test_acc", "sim_time, step"),
+    "evals": ("sim_time, step, samples, bytes, test_loss, test_acc, perplexity", "sim_time, step"),
     "workers": ("worker, host, role, compute_s, comm_s, idle_s, bytes_sent, bytes_recv, steps",
                 "role, worker"),
     "memory": ("worker, role, params, grads, optimizer, activations", "role, worker"),

@@ -240,6 +240,10 @@ START_TEST(model_data_and_memory_are_checked_up_front)
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
     one_error_line("m.ini:6: data.source: ", "the training images are 1x28x28, the test images "
                    "1x32x32 (expected one shape)");
+    /* train refuses the same folder in the same words, before an assertion could */
+    ck_assert_int_eq(dtsim((const char *[]){"train", "--data", data, NULL}), 2);
+    one_error_line("dtsim train: --data ", "the training images are 1x28x28, the test images "
+                   "1x32x32 (expected one shape)");
     /* a FIFO in place of the test labels: refused, not waited on */
     snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
     unlink(path);
@@ -435,12 +439,60 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
-         ".xml:7: link l has bandwidth 0 (expected more than 0)"},
+         ".xml:7: link l has bandwidth 0 B/s (expected 1kbps to 1000TBps: what SimGrid's "
+         "solver computes with)"},
         {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"0Bps\" "
          "lat=\"1us\"/>\n</zone>\n</platform>\n",
          ".xml:5: link c_link_0_DOWN has bandwidth 0"},
         {"  <host id=\"a\" speed=\"0f\"/>\n</zone>\n</platform>\n",
-         ".xml:5: host a has speed 0 (expected more than 0)"},
+         ".xml:5: host a has speed 0 flop/s (expected 1f to 1e24f: what SimGrid's solver "
+         "computes with)"},
+        /* values SimGrid takes but its solver does not compute with: a negative latency ran
+         * with it, an infinite one failed the run with NaN, one below 1 ns crashed it */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"-5us\"/>\n"
+         "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
+         ".xml:7: link l has latency -5e-06 s (expected 0, or 1ns to 1000s: what SimGrid's "
+         "solver computes with)"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" "
+         "lat=\"inf\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has latency inf s (expected 0, or 1ns to 1000s"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" "
+         "lat=\"1e-12s\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has latency 1e-12 s"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1e-300f\" "
+         "bw=\"1Gbps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: host n-0 has speed 1e-300 flop/s (expected 1f to 1e24f"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+         "bw=\"100Bps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: link c_link_0_DOWN has bandwidth 100 B/s (expected 1kbps to 1000TBps"},
+        /* hosts the run uses without a route between them: SIGABRT at the first message */
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: no route from host a to host b, both hosts of the run (expected a route "
+         "between every two hosts it uses)"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
+         "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+         "  <route src=\"a\" dst=\"b\" symmetrical=\"NO\"><link_ctn id=\"l\"/></route>\n"
+         "</zone>\n</platform>\n",
+         ".xml:6: no route from host b to host a"},
+        /* Floyd routing without links: SimGrid crashed looking the route up */
+        {"  <zone id=\"f\" routing=\"Floyd\">\n  <host id=\"a\" speed=\"1Gf\"/>\n"
+         "  <host id=\"b\" speed=\"1Gf\"/>\n  </zone>\n</zone>\n</platform>\n",
+         ".xml:6: no route from host a to host b"},
+        /* sizes bounded before SimGrid allocates: 3e7 hosts took check past 60 s */
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-29999999\" speed=\"1Gf\" "
+         "bw=\"1Gbps\" lat=\"1us\"/>\n</zone>\n</platform>\n",
+         ".xml:5: 3e+07 hosts up to this element (expected at most 131072 in a platform "
+         "file: SimGrid allocates every host before a run starts)"},
+        {"  <host id=\"a\" speed=\"1Gf\"/>\n  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" "
+         "radical=\"0-3\" speed=\"1Gf\" bw=\"1Gbps\" lat=\"1us\" topology=\"TORUS\" "
+         "topo_parameters=\"1000,1000,1000\"/>\n</zone>\n</platform>\n",
+         ".xml:6: 1e+09 hosts up to this element"},
+        {"  <cluster id=\"c\" prefix=\"n-\" suffix=\"\" radical=\"0-99999,100000-131071\" "
+         "speed=\"1Gf\" bw=\"1Gbps\" lat=\"1us\"/>\n  <host id=\"a\" speed=\"1Gf\"/>\n"
+         "</zone>\n</platform>\n",
+         ".xml:6: 1.31e+05 hosts up to this element"},
         {"  <host id=\"a\" speed=\"1Gf\"/>\n</zone>\n</platform>\n",
          ".xml has 1 host; allreduce needs 2 workers (expected at least 2 hosts"},
     };
@@ -451,7 +503,7 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
     snprintf(text, sizeof text, "%s[cluster]\nplatform = p.xml\n", tiny);
     write_file(ini, text);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char body[1024];
+        char body[2048];
         snprintf(body, sizeof body, "%s%s", cases[i].body ? head : "",
                  cases[i].body ? cases[i].body : "");
         write_file(xml, body);
@@ -470,6 +522,68 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
     one_error_line("p.ini:18: cluster.platform", "is not a regular file");
     unlink(xml);
+}
+END_TEST
+
+/* What `check` accepts, `run` runs: inputs that crashed or hung a run after check said yes
+ * (issue 36) are refused up front, one line naming file, line and key, exit 2, and the run
+ * writes no database. */
+START_TEST(what_check_accepts_run_runs)
+{
+    char ini[300], db[300], path[400], text[1024];
+    snprintf(db, sizeof db, "%s/c.db", dir);
+    /* a latency below SimGrid's precision: SIGSEGV in its solver, rows left `running` */
+    const char *alone = DTSIM_SOURCE "/scenarios/jobs/alone.ini";
+    const char *lat[] = {"check", alone, "--set", "cluster.latency=2e-09us", NULL};
+    ck_assert_int_eq(dtsim(lat), 2);
+    one_error_line("--set cluster.latency: 2e-15s is beyond what SimGrid's solver computes "
+                   "with (expected 0, or 1ns to 1000s)",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"run", alone, "--set", "cluster.latency=2e-09us",
+                                            "--db", db, NULL}),
+                     2);
+    one_error_line("--set cluster.latency: 2e-15s", NULL);
+    ck_assert_msg(access(db, F_OK) != 0, "run wrote %s", db);
+
+    /* a FedScale device trace of 0.001 kbit/s: SimGrid's "The Impossible Did Happen" */
+    snprintf(path, sizeof path, "%s/fs.csv", dir);
+    write_file(path, "client_id,computation,communication\n0,10,1000\n1,10,0.001\n");
+    snprintf(ini, sizeof ini, "%s/fs.ini", dir);
+    write_file(ini, "[run]\nsteps = 2\n[model]\narch = logreg\nbatch = 16\n[data]\n"
+                    "source = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                    "[cluster]\nplatform = edge\nworkers = 2\n[strategy]\nkind = fedavg\n"
+                    "clients = 2\nfraction = 1\nrounds = 1\n[faults]\ndevice_trace = fs.csv\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("fs.ini:19: faults.device_trace: ",
+                   "fs.csv:3: column communication: \"0.001\" is beyond what SimGrid's solver "
+                   "computes with");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
+    ck_assert_msg(access(db, F_OK) != 0, "run wrote %s", db);
+
+    /* FIFOs, as the scenario and as a job's file: refused at once, not read forever */
+    snprintf(path, sizeof path, "%s/f.ini", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 2);
+    one_error_line("f.ini: not a regular file", NULL);
+    snprintf(ini, sizeof ini, "%s/jobs.ini", dir);
+    write_file(ini, "[cluster]\nworkers = 4\n[jobs]\nfiles = f.ini\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("jobs.ini:4: jobs.files: ", "f.ini: not a regular file");
+    unlink(path);
+
+    /* a device file whose values no run can use */
+    snprintf(path, sizeof path, "%s/dev.ini", dir);
+    write_file(path, "[device]\nfp32 = 1e-300f\n");
+    snprintf(ini, sizeof ini, "%s/d.ini", dir);
+    snprintf(text, sizeof text, "%s[cluster]\ndevice = dev.ini\n", tiny);
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("d.ini:18: cluster.device: ", "dev.ini:2: device.fp32: \"1e-300f\" is "
+                   "beyond what SimGrid's solver computes with (expected 1f to 1e24f)");
+    write_file(path, "[device]\nfp32 = 10Tf\npower_idle = 500W\npower_max = 100W\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("d.ini:18: cluster.device: ", "dev.ini:3: device.power_idle: power_idle "
+                   "500 W above power_max 100 W (expected power_idle <= power_max)");
 }
 END_TEST
 
@@ -1406,6 +1520,49 @@ START_TEST(layouts_that_do_not_fit_are_refused)
     snprintf(line, sizeof line, "\n# memory: worker 0 holds %.3g GB of 80 GB (h100)\n",
              (2.0 * 1557611200 * 4 + act / 4) / 1e9);
     ck_assert_msg(strstr(o, line), "no \"%s\" in:\n%.300s", line + 1, o);
+    free(o);
+}
+END_TEST
+
+/* A MoE profile's plan (--no-run) adds expert groups of 2 and 4 replicas to each layout of 4
+ * replicas without ZeRO, right after it, and none to ZeRO's or the bucketed ones; a layout
+ * with experts holds less, the more replicas share them (dtsim check's memory). */
+START_TEST(plan_searches_expert_groups)
+{
+    char prof[300], db[300];
+    snprintf(prof, sizeof prof, "%s/moe.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-moe.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--family", "llama",
+                                            "--layers", "2", "--hidden", "64", "--heads", "2",
+                                            "--seq", "32", "--vocab", "100", "--experts", "4",
+                                            "--top-k", "2", "--moe-ffn", "256", "--out", prof,
+                                            NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "4",
+                                            "--global-batch", "4", "--db", db, "--no-run",
+                                            NULL}),
+                     0);
+    char *o = slurp(out_path);
+    static const char *const after[] = {"t1 p1 d4 mb1x1 z0", "t1 p1 d4 mb1x1 z0 b25",
+                                        "t1 p1 d4 mb1x1 z0 e2", "t1 p1 d4 mb1x1 z0 e4",
+                                        "t1 p1 d4 mb1x1 z1"};
+    double gb[5];
+    char *line = strstr(o, "\nt1 p1 d4 mb1x1 z0 ");
+    for (int i = 0; i < 5; i++) {
+        ck_assert_msg(line && !strncmp(line + 1, after[i], strlen(after[i])) &&
+                          line[1 + strlen(after[i])] == ' ',
+                      "layout %d is not %s in:\n%s", i, after[i], o);
+        const char *holds = strstr(line, " holds ");
+        ck_assert_ptr_nonnull(holds);
+        gb[i] = atof(holds + 7);
+        line = strchr(line + 1, '\n');
+    }
+    ck_assert_msg(gb[3] < gb[2] && gb[2] < gb[0] && gb[1] == gb[0], "%g %g %g %g", gb[0], gb[1],
+                  gb[2], gb[3]);
+    ck_assert_msg(!strstr(o, "z1 e") && !strstr(o, "b25 e") && !strstr(o, "z2") &&
+                      !strstr(o, "d1 mb1x4 z0 e"),
+                  "%s", o);
     free(o);
 }
 END_TEST
@@ -3129,6 +3286,288 @@ START_TEST(installed_dtsim_runs_from_anywhere)
 }
 END_TEST
 
+/* ---- issue 36: wrong exits, silent acceptance, leftovers ----------------------------- */
+
+/* Waits (at most 60 s) until db holds a row in runs. */
+static void wait_for_run_row(const char *db)
+{
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            return;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+}
+
+/* Sends sig to pid and waits for it at most limit seconds (then kills it and fails);
+ * returns the seconds it took. */
+static double stop_within(pid_t pid, int sig, double limit, int *status)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(pid, sig);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return waited;
+        if (waited > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, status, 0);
+            ck_abort_msg("still running %.0f s after signal %d", limit, sig);
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+}
+
+/* A one-step timing-only run whose step simulates for minutes (a ring of 1024 ResNet-50
+ * workers, one message per ring step: 8 million messages) stops within two seconds of a
+ * SIGTERM or a SIGINT, recorded interrupted: the signal used to wait for a step boundary
+ * that was minutes away. */
+START_TEST(signals_stop_a_long_step_at_once)
+{
+    char db[300];
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        snprintf(db, sizeof db, "%s/long%d.db", dir, i);
+        pid_t pid = dtsim_start((const char *[]){
+            "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1",
+            "--set", "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db,
+            NULL});
+        wait_for_run_row(db);
+        nanosleep(&(struct timespec){1, 0}, NULL);
+        int status;
+        double waited = stop_within(pid, sigs[i], 20, &status);
+        ck_assert_msg(waited < 2.5, "the run took %.1f s to stop after signal %d", waited,
+                      sigs[i]);
+        /* no step finished: the summary says so, not "nan J/step" */
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, " interrupted ") && !strstr(o, "nan"), "%s", o);
+        free(o);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(
+            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 1);
+        assert_intact(h);
+        sqlite3_close(h);
+    }
+}
+END_TEST
+
+/* The read commands over db: each exits 2 with one line naming base (the file's name). */
+static void read_commands_refuse(const char *db, const char *base)
+{
+    char out[300], into[300];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(into, sizeof into, "%s/into.db", dir);
+    const char *const cmds[][8] = {
+        {"runs", "--db", db, NULL},
+        {"show", "1", "--db", db, NULL},
+        {"report", "--db", db, "--out", out, NULL},
+        {"plot", "--db", db, "--out", out, NULL},
+        {"export", "--csv", "--db", db, "--out", out, NULL},
+        {"merge", db, "--into", into, NULL},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        unlink(into);
+        int rc = dtsim(cmds[i]);
+        char *e = slurp(err_path);
+        ck_assert_msg(rc == 2, "dtsim %s on %s: exit %d, %s", cmds[i][0], base, rc, e);
+        free(e);
+        one_error_line(base, NULL);
+    }
+}
+
+/* A database with one page zeroed: every read command exits 2 with one line naming the
+ * file, whichever table the page held (show, report and merge exited 1; runs listed the
+ * runs and exited 0 when the page was not the runs table's). An empty file is no database
+ * and stays empty: `runs` used to write a schema into it. */
+START_TEST(damaged_and_empty_databases_exit_2)
+{
+    char ini[300], db[300], bad[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(db, sizeof db, "%s/good.db", dir);
+    write_file(ini, tiny);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    long pages = query_long(h, "PRAGMA page_count"), size = query_long(h, "PRAGMA page_size");
+    sqlite3_close(h);
+    ck_assert_int_gt(pages, 8);
+    /* the first page after the header's, one in the middle, the last */
+    const long which[] = {2, pages / 2, pages};
+    char *text = NULL;
+    {
+        FILE *f = fopen(db, "rb");
+        ck_assert_ptr_nonnull(f);
+        text = malloc((size_t)(pages * size));
+        ck_assert_int_eq(fread(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fclose(f);
+    }
+    for (int k = 0; k < 3; k++) {
+        snprintf(bad, sizeof bad, "%s/zeroed-%ld.db", dir, which[k]);
+        FILE *f = fopen(bad, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fwrite(text, 1, (size_t)(pages * size), f), (size_t)(pages * size));
+        fseek(f, (which[k] - 1) * size, SEEK_SET);
+        static char zero[65536];
+        ck_assert_int_eq(fwrite(zero, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+        char base[64];
+        snprintf(base, sizeof base, "zeroed-%ld.db: the database is damaged", which[k]);
+        read_commands_refuse(bad, base);
+    }
+    free(text);
+
+    char empty[300];
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    write_file(empty, "");
+    read_commands_refuse(empty, "empty.db: not a dtsim results database");
+    struct stat sb;
+    ck_assert_int_eq(stat(empty, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+}
+END_TEST
+
+/* The plan's errors name what the user gave: --set strategy.kind=fedavg is refused (it
+ * planned a federated layout); 65,536 devices of a profile that cannot be cut named
+ * "--set strategy.data_parallel", never given; 1e9 devices blamed memory though every
+ * layout was dropped for cluster.racks. */
+START_TEST(plan_errors_name_what_was_given)
+{
+    char prof[300];
+    snprintf(prof, sizeof prof, "%s/mine.ini", dir);
+    write_file(prof, "[profile]\nname = mine\nparams = 30\nforward_flops = 1e6\n[backward]\n"
+                     "b = 10 1e6\na = 20 1e6\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
+                                            "--devices", "8", "--global-batch", "16",
+                                            "--no-run", "--set", "strategy.kind=fedavg", NULL}),
+                     2);
+    one_error_line("--set strategy.kind=fedavg: a plan lays out tensor x pipeline x data "
+                   "parallel runs (strategy.kind = pipeline in every layout)",
+                   NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "65536", "--global-batch", "65536",
+                                            "--no-run", NULL}),
+                     2);
+    one_error_line("--devices 65536 and --global-batch 65536: no layout can be simulated",
+                   "strategy.data_parallel: ");
+    char *e = slurp(err_path);
+    ck_assert_msg(!strstr(e, "--set"), "%s", e);
+    free(e);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                            "--devices", "1000000000", "--global-batch",
+                                            "1000000000", "--no-run", NULL}),
+                     2);
+    e = slurp(err_path);
+    ck_assert_msg(strstr(e, "can be simulated, none for its memory: cluster.racks: ") &&
+                      !strstr(e, "fits its memory"),
+                  "%s", e);
+    free(e);
+}
+END_TEST
+
+/* 1 when a network namespace of testbed tb (dttbPID-...) exists. */
+static int testbed_namespaces(pid_t tb)
+{
+    char prefix[32], line[256];
+    snprintf(prefix, sizeof prefix, "dttb%ld-", (long)tb);
+    FILE *p = popen("ip netns list 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    int found = 0;
+    while (fgets(line, sizeof line, p))
+        found |= !strncmp(line, prefix, strlen(prefix));
+    pclose(p);
+    return found;
+}
+
+/* `dtsim validate` killed with SIGKILL while its real run trains left testbed.sh running
+ * with its namespaces, orted, the delay line and the ranks, and a row `running` for good
+ * (its host the namespace's name). Now the testbed dies with it (PR_SET_PDEATHSIG) and
+ * tears itself down, and the row records this machine's name, so a later open marks it
+ * interrupted. Needs root (network namespaces), Open MPI and the Fashion-MNIST files. */
+START_TEST(validate_killed_takes_its_testbed_with_it)
+{
+    if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK) ||
+        system("command -v mpirun >/dev/null && ip netns list >/dev/null 2>&1") != 0) {
+        printf("cli: validate_killed_takes_its_testbed_with_it skipped: needs root (network "
+               "namespaces), Open MPI and dataset-fashion-mnist\n");
+        return;
+    }
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/v.ini", dir);
+    snprintf(db, sizeof db, "%s/v.db", dir);
+    write_file(ini, "[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
+                    "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
+                    "[strategy]\nkind = allreduce\n");
+    pid_t pid = dtsim_start((const char *[]){"validate", ini, "--bandwidth", "10Mbps",
+                                             "--latency", "5ms", "--steps", "2000", "--db", db,
+                                             NULL});
+    /* until the real run is in the database, then a second of it */
+    sqlite3 *h;
+    int in = 0;
+    for (int tries = 0; tries < 1200 && !in; tries++) {
+        sqlite3_stmt *st = NULL;
+        in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT count(*) FROM runs WHERE name LIKE '%-real'", -1,
+                                &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (!in)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(in, "no real run in %s after 120 s", db);
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    /* its child now: the testbed (testbed.sh with ...) */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+    char *kids = slurp(path);
+    long tb = atol(kids);
+    free(kids);
+    ck_assert_int_gt(tb, 0);
+    ck_assert(testbed_namespaces((pid_t)tb));
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    int gone = 0;
+    for (int tries = 0; tries < 150 && !gone; tries++) {
+        gone = kill((pid_t)tb, 0) != 0 && !testbed_namespaces((pid_t)tb);
+        if (!gone)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_assert_msg(gone, "testbed %ld or its namespaces still there 15 s after validate died", tb);
+    /* its folder (/tmp/dtsim-validate-PID-*) waits for the next validation: removed here */
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf /tmp/dtsim-validate-%ld-*", (long)pid);
+    ck_assert_int_eq(system(rm), 0);
+    /* a later open marks the killed ranks' run interrupted: its host is this machine's */
+    ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT status, host FROM runs WHERE name LIKE "
+                                           "'%-real'", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), host);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "interrupted");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -3140,6 +3579,7 @@ int main(void)
     tcase_add_test(tc, model_data_and_memory_are_checked_up_front);
     tcase_add_test(tc, layouts_that_do_not_fit_are_refused);
     tcase_add_test(tc, plan_enumerates_fits_and_runs_layouts);
+    tcase_add_test(tc, plan_searches_expert_groups);
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
@@ -3155,7 +3595,6 @@ int main(void)
     tcase_add_test(tc, databases_are_never_made_by_mistake);
     tcase_add_test(tc, plot_format_and_size_are_checked);
     tcase_add_test(tc, error_lines_escape_control_bytes);
-    tcase_add_test(tc, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(tc, check_output_loads_back);
     tcase_add_test(tc, run_lands_in_database);
     tcase_add_test(tc, check_lists_the_runs_of_a_sweep);
@@ -3180,6 +3619,22 @@ int main(void)
     tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);
     tcase_add_test(tc, installed_dtsim_runs_from_anywhere);
     suite_add_tcase(s, tc);
+    /* issue 36's regressions, a case of their own (CK_RUN_CASE=exits runs only them) */
+    TCase *ex = tcase_create("exits");
+    tcase_add_checked_fixture(ex, setup, NULL);
+    tcase_set_timeout(ex, 300); /* validate calibrates before its real run */
+    tcase_add_test(ex, signals_stop_a_long_step_at_once);
+    tcase_add_test(ex, damaged_and_empty_databases_exit_2);
+    tcase_add_test(ex, plan_errors_name_what_was_given);
+    tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
+    suite_add_tcase(s, ex);
+    /* input that crashed, hung or ran wrong after check accepted it (CK_RUN_CASE=inputs) */
+    TCase *inputs = tcase_create("inputs");
+    tcase_add_checked_fixture(inputs, setup, NULL);
+    tcase_set_timeout(inputs, 300);
+    tcase_add_test(inputs, bad_platform_files_exit_2_naming_file_line);
+    tcase_add_test(inputs, what_check_accepts_run_runs);
+    suite_add_tcase(s, inputs);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

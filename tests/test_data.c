@@ -1,6 +1,8 @@
 /* Data sets: the IDX reader on small valid and malformed files written at run time (plain
  * and gzip), the real Fashion-MNIST set checked against golden counts and pixel sums, and
- * the synthetic generator's determinism, balance and class means. */
+ * the synthetic generator's determinism, balance and class means, and text sets: windows
+ * and the validation split against hand counts on tiny texts, a folder's sources, and the
+ * Debian fortunes corpora against sizes counted with find(1) and wc(1). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <dirent.h>
@@ -630,6 +632,200 @@ START_TEST(test_synthetic_means)
 }
 END_TEST
 
+/* ---- text ------------------------------------------------------------------------------- */
+
+/* 51 bytes: the last 51/10 = 5 ("STUVW") are the validation tail. */
+static const char tiny_text[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJSTUVW";
+
+static void write_text(char *path, const char *name, const char *text)
+{
+    size_t len = strlen(text);
+    bytes_t b = {malloc(len + 1), len};
+    memcpy(b.p, text, len);
+    write_file(path, name, b, NULL);
+}
+
+START_TEST(test_text_windows_hand_count)
+{
+    ck_assert_uint_eq(strlen(tiny_text), 51); /* the count below is for 51 bytes */
+    char path[PATH_BUF];
+    write_text(path, "tiny.txt", tiny_text);
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_dataset_load_text(&tr, &va, path, 4, &err) == DT_OK, "%s", err.msg);
+    /* 51 bytes: tail 51/10 = 5 ("STUVW"), head 46 bytes ("0" to "J");
+     * head windows (46 - 1) / 4 = 11, window k = bytes [4k, 4k + 4]; tail (5 - 1) / 4 = 1 */
+    ck_assert_uint_eq(tr.n, 11);
+    ck_assert_uint_eq(va.n, 1);
+    ck_assert_int_eq(tr.seq, 4);
+    ck_assert_uint_eq(tr.dim, 5);
+    ck_assert_int_eq(tr.cols, 5);
+    ck_assert_int_eq(tr.classes, 256);
+    /* x: the same tokens as floats, y: zeros (the learner's gather reads them) */
+    for (size_t i = 0; i < tr.n * 5; i++)
+        ck_assert(tr.x[i] == (float)tr.tokens[i]);
+    ck_assert(tr.x[5] == (float)'4' && tr.x[9] == (float)'8');
+    for (size_t i = 0; i < tr.n; i++)
+        ck_assert_uint_eq(tr.y[i], 0);
+    ck_assert_mem_eq(tr.tokens, "01234", 5);
+    ck_assert_mem_eq(tr.tokens + 5, "45678", 5);
+    ck_assert_mem_eq(tr.tokens + 10 * 5, "EFGHI", 5); /* bytes 40..44 */
+    ck_assert_mem_eq(va.tokens, "STUVW", 5);
+    ck_assert_int_eq(tr.sources, 1);
+    ck_assert_str_eq(tr.source_names[0], "tiny.txt");
+    ck_assert_uint_eq(tr.source_bytes[0], 46);
+    ck_assert_uint_eq(va.source_bytes[0], 5);
+    for (size_t i = 0; i < tr.n; i++)
+        ck_assert_uint_eq(tr.source[i], 0);
+
+    /* the batch: windows 10 and 0, inputs their first 4 bytes, targets shifted by one */
+    uint32_t idx[2] = {10, 0};
+    int32_t in[8], out[8];
+    trainer_text_batch(&tr, idx, 2, in, out);
+    const int32_t want_in[8] = {'E', 'F', 'G', 'H', '0', '1', '2', '3'};
+    const int32_t want_out[8] = {'F', 'G', 'H', 'I', '1', '2', '3', '4'};
+    ck_assert_mem_eq(in, want_in, sizeof in);
+    ck_assert_mem_eq(out, want_out, sizeof out);
+
+    /* the split is a pure function of the bytes: a second load is byte for byte the same */
+    trainer_dataset_t tr2, va2;
+    ck_assert_int_eq(trainer_dataset_load_text(&tr2, &va2, path, 4, &err), DT_OK);
+    ck_assert_uint_eq(tr2.n, tr.n);
+    ck_assert_uint_eq(va2.n, va.n);
+    ck_assert_mem_eq(tr2.tokens, tr.tokens, tr.n * 5);
+    ck_assert_mem_eq(va2.tokens, va.tokens, va.n * 5);
+    trainer_dataset_free(&tr2);
+    trainer_dataset_free(&va2);
+
+    /* seq 45 leaves one head window (46 bytes) and none in the tail; seq 46 none at all */
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 45, &err), DT_OK);
+    ck_assert_uint_eq(tr.n, 1);
+    ck_assert_uint_eq(va.n, 0);
+    ck_assert_mem_eq(tr.tokens, tiny_text, 46);
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 46, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "no training window of 46 + 1"),
+                  "%s", err.msg);
+    ck_assert_ptr_null(tr.tokens);
+    ck_assert_ptr_null(va.tokens);
+    ck_assert_ptr_null(tr.x);
+}
+END_TEST
+
+/* A folder: its regular files by name are the sources; hidden files, strfile's .dat
+ * indexes, links and subfolders are not. */
+START_TEST(test_text_folder_sources)
+{
+    char dir[PATH_BUF], path[PATH_BUF], sub[PATH_BUF];
+    snprintf(dir, sizeof dir, "%s/corpus", tmp_dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    write_text(path, "corpus/b", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"); /* 49 */
+    write_text(path, "corpus/a", "aaaaaaaaaaaaaaaaaaaaa");                              /* 21 */
+    write_text(path, "corpus/a.dat", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    write_text(path, "corpus/.hidden", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(sub, sizeof sub, "%s/corpus/sub", tmp_dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    write_text(path, "corpus/sub/c", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(path, sizeof path, "%s/corpus/a.u8", tmp_dir);
+    ck_assert_int_eq(symlink("a", path), 0);
+
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_dataset_load_text(&tr, &va, dir, 4, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(tr.sources, 2);
+    ck_assert_str_eq(tr.source_names[0], "a");
+    ck_assert_str_eq(tr.source_names[1], "b");
+    /* a: 21 bytes, tail 2, head 19: 18/4 = 4 windows; b: 49, tail 4, head 45: 11 windows;
+     * tails 2 and 4 bytes: no window */
+    ck_assert_uint_eq(tr.n, 4 + 11);
+    ck_assert_uint_eq(va.n, 0);
+    for (size_t i = 0; i < tr.n; i++) {
+        ck_assert_uint_eq(tr.source[i], i < 4 ? 0 : 1);
+        ck_assert_mem_eq(tr.tokens + i * 5, i < 4 ? "aaaaa" : "bbbbb", 5);
+    }
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+}
+END_TEST
+
+START_TEST(test_text_errors)
+{
+    char path[PATH_BUF], empty_dir[PATH_BUF];
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    write_text(path, "short.txt", "abc");
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 0, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "at least 1 token (got 0)"), "%s", err.msg);
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 3, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no training window of 3 + 1 bytes in 3 bytes"), "%s",
+                  err.msg);
+    write_text(path, "empty.txt", "");
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 3, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "source \"empty.txt\" is empty"), "%s", err.msg);
+    snprintf(empty_dir, sizeof empty_dir, "%s/nothing", tmp_dir);
+    ck_assert_int_eq(mkdir(empty_dir, 0700), 0);
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, empty_dir, 3, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "no text file in the folder"), "%s", err.msg);
+    snprintf(path, sizeof path, "%s/absent", tmp_dir);
+    ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 3, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "cannot open"), "%s", err.msg);
+    ck_assert_ptr_null(tr.tokens);
+    ck_assert_uint_eq(tr.n, 0);
+}
+END_TEST
+
+/* The Debian corpora (fortunes 1:1.99.1-7.3, fortunes-de 0.35-1, fortunes-es 1.36,
+ * fortunes-it 1.99-4.1), against sizes counted with find(1) and wc(1), and window counts at
+ * seq 64 from a separate Python reading of the same files. */
+static void check_corpus(const char *name, int sources, const char *const *names,
+                         const size_t *bytes, size_t train_windows, size_t valid_windows)
+{
+    struct stat sb;
+    ck_assert_msg(stat(TRAINER_FORTUNES_DIR, &sb) == 0,
+                  "%s not found: install the fortunes, fortunes-de, fortunes-es and "
+                  "fortunes-it packages (declared dependencies)",
+                  TRAINER_FORTUNES_DIR);
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    const int seq = 64;
+    ck_assert_msg(trainer_dataset_load_text(&tr, &va, name, seq, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(tr.sources, sources);
+    size_t total = 0, want_tr = 0, want_va = 0;
+    for (int s = 0; s < sources; s++) {
+        size_t len = tr.source_bytes[s] + va.source_bytes[s], tail = len / 10;
+        ck_assert_uint_eq(va.source_bytes[s], tail);
+        want_tr += (len - tail - 1) / seq;
+        want_va += tail > (size_t)seq ? (tail - 1) / seq : 0;
+        total += len;
+        if (names)
+            ck_assert_str_eq(tr.source_names[s], names[s]);
+        if (bytes)
+            ck_assert_uint_eq(len, bytes[s]);
+    }
+    ck_assert_uint_eq(tr.n, want_tr);
+    ck_assert_uint_eq(va.n, want_va);
+    ck_assert_uint_eq(tr.n, train_windows);
+    ck_assert_uint_eq(va.n, valid_windows);
+    if (!bytes)
+        ck_assert_uint_eq(total, 2576674);
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+}
+
+START_TEST(test_text_fortunes) { check_corpus("fortunes", 43, NULL, NULL, 36213, 4003); }
+END_TEST
+
+START_TEST(test_text_fortunes_languages)
+{
+    static const char *const names[] = {"en", "de", "es", "it"};
+    static const size_t bytes[] = {2576674, 2963648, 936470, 1595662};
+    check_corpus("fortunes-languages", 4, names, bytes, 113517, 12612);
+}
+END_TEST
+
 /* ---- runner ------------------------------------------------------------------------------ */
 
 static void remove_tree(const char *dir)
@@ -685,6 +881,15 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_synthetic_deterministic);
     tcase_add_test(tc, test_synthetic_balanced);
     tcase_add_test(tc, test_synthetic_means);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("text");
+    tcase_set_timeout(tc, 60); /* the Debian corpora: 9 MB read, well under 1 s each */
+    tcase_add_test(tc, test_text_windows_hand_count);
+    tcase_add_test(tc, test_text_folder_sources);
+    tcase_add_test(tc, test_text_errors);
+    tcase_add_test(tc, test_text_fortunes);
+    tcase_add_test(tc, test_text_fortunes_languages);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -653,6 +653,91 @@ START_TEST(several_nodes_on_one_host)
 }
 END_TEST
 
+/* A timeline row that ends at 1e308 s (1e314 microseconds: inf as a double) used to be
+ * written "dur":inf, which no JSON reader takes: the trace parses, the finite slice and
+ * the message are in it, the other left out and counted in otherData.skipped. */
+START_TEST(trace_of_infinite_times_is_json)
+{
+    char path[160], out[160];
+    snprintf(path, sizeof path, "%s/inf.db", dir);
+    snprintf(out, sizeof out, "%s/inf.json", dir);
+    results_db_t *w;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_db_open(&w, path, &err), DT_OK);
+    results_run_info_t info = {.name = "inf", .strategy = "sync-ps", .config = "x"};
+    int64_t run;
+    ck_assert_int_eq(results_run_begin(w, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 0, "compute", 0, 1, &err), DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 0, "idle", 1, 1e308, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "b", "server", 0, "comm", 0, 1, &err), DT_OK);
+    results_msg_end_t src = {"a", "worker", 0}, dst = {"b", "server", 0};
+    ck_assert_int_eq(results_message_add(w, run, &src, &dst, 0.25, 0.5, 1, 8, &err), DT_OK);
+    results_db_close(w);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out,
+                                            NULL}),
+                     0);
+    char *text = slurp(out);
+    ck_assert_msg(!strstr(text, "inf") || strstr(text, "\"name\":\"inf\""), "%s", text);
+    cJSON *doc = cJSON_Parse(text);
+    ck_assert_msg(doc, "not JSON: %s", text);
+    const cJSON *e;
+    int slices = 0, flows = 0;
+    cJSON_ArrayForEach(e, member(doc, "traceEvents"))
+    {
+        const char *ph = member(e, "ph")->valuestring;
+        slices += !strcmp(ph, "X");
+        flows += !strcmp(ph, "s") || !strcmp(ph, "f");
+    }
+    ck_assert_int_eq(slices, 2);
+    ck_assert_int_eq(flows, 2);
+    const cJSON *note = member(member(doc, "otherData"), "skipped");
+    ck_assert_str_eq(note->valuestring,
+                     "1 slices or messages left out: their times are not finite numbers");
+    cJSON_Delete(doc);
+    free(text);
+}
+END_TEST
+
+/* A run named like a formula is exported with a leading quote (OWASP's CSV-injection
+ * advice): =, +, -, @, tab and CR first; a plain number such as -0.5 stays a number. */
+START_TEST(csv_formulas_are_defused)
+{
+    char path[160], out[160];
+    snprintf(path, sizeof path, "%s/formula.db", dir);
+    snprintf(out, sizeof out, "%s/formula", dir);
+    results_db_t *w;
+    dt_err_t err = {""};
+    ck_assert_int_eq(results_db_open(&w, path, &err), DT_OK);
+    const char *names[] = {"=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)",
+                           "\tx", "-0.5", "plain"};
+    const char *want[] = {"\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"", "'+1+1", "'-2+3",
+                          "'@SUM(A1)", "'\tx", "-0.5", "plain"};
+    for (int i = 0; i < 7; i++) {
+        results_run_info_t info = {.name = names[i], .strategy = "sync-ps", .config = "x"};
+        int64_t run;
+        ck_assert_int_eq(results_run_begin(w, &info, &run, &err), DT_OK);
+    }
+    results_db_close(w);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", path, "--out", out, NULL}),
+                     0);
+    char file[200];
+    snprintf(file, sizeof file, "%s/runs.csv", out);
+    char *text = slurp(file);
+    char *line = strchr(text, '\n') + 1;
+    for (int i = 0; i < 7; i++) {
+        /* id,name,... */
+        char *comma = strchr(line, ',');
+        ck_assert_ptr_nonnull(comma);
+        ck_assert_msg(!strncmp(comma + 1, want[i], strlen(want[i])) &&
+                          comma[1 + strlen(want[i])] == ',',
+                      "run %d written as %.40s, want %s", i + 1, comma + 1, want[i]);
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
+}
+END_TEST
+
 /* --- errors ---------------------------------------------------------------------------- */
 
 /* One line, exit code 2, and the file at --out left as it was. */
@@ -943,6 +1028,8 @@ int main(void)
     tcase_add_test(tc, tidy_table_of_a_sweep);
     tcase_add_test(tc, trace_of_each_timeline);
     tcase_add_test(tc, several_nodes_on_one_host);
+    tcase_add_test(tc, trace_of_infinite_times_is_json);
+    tcase_add_test(tc, csv_formulas_are_defused);
     tcase_add_test(tc, errors_touch_nothing);
     tcase_add_test(tc, older_file_without_messages);
     tcase_add_test(tc, readme_pandas_snippet);

@@ -243,6 +243,35 @@ START_TEST(jobs_of_one_file_keep_their_state_apart)
 }
 END_TEST
 
+/* A hundred jobs in one simulation: jobs.files over ten lines (one line holds at most 198
+ * characters, and a repeated key was refused). Each is its own finished run. */
+START_TEST(a_hundred_jobs_over_several_lines)
+{
+    char job[300], top[300], db_path[300];
+    write_file(job, sizeof job, "jobs/t.ini",
+               "[run]\nsteps = 2\neval_every = 2\n[model]\nhidden = 16\nbatch = 16\n"
+               "[data]\nsource = synthetic\ntrain_samples = 256\ntest_samples = 64\n"
+               "synthetic_dim = 16\n[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
+    static char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "[cluster]\nworkers = 200\n[jobs]\n");
+    for (int line = 0; line < 10; line++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "files = ");
+        for (int i = 0; i < 10; i++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%sjobs/t.ini", i ? ", " : "");
+        len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+    }
+    write_file(top, sizeof top, "top.ini", text);
+    snprintf(db_path, sizeof db_path, "%s/hundred.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", top, "--db", db_path, NULL}), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert(query(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 100);
+    ck_assert(query(db, "SELECT count(DISTINCT name) FROM runs WHERE name LIKE 'top/t-%%'") ==
+              100);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
 {
     char a[300], bad[300], top[300], db_path[300];
@@ -274,6 +303,23 @@ START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
         ck_assert_int_eq(dtsim(args), 2);
         one_error_line("top.ini:2: cluster.workers: 3 hosts, but the jobs need 4 "
                        "(jobs/a.ini 2, jobs/a.ini 2)",
+                       NULL);
+        /* an empty name between two commas, or after the last, was skipped silently */
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini,,jobs/a.ini\n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("top.ini:4: jobs.files: an empty file name", NULL);
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 4\n[jobs]\nfiles = jobs/a.ini, \n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("top.ini:4: jobs.files: an empty file name", NULL);
+        /* a job without cluster.workers silently got the default's 8 hosts */
+        write_file(bad, sizeof bad, "jobs/bad.ini", "[run]\nsteps = 2\n[strategy]\nkind = allreduce\n");
+        write_file(top, sizeof top, "top.ini",
+                   "[cluster]\nworkers = 16\n[jobs]\nfiles = jobs/a.ini, jobs/bad.ini\n");
+        ck_assert_int_eq(dtsim(args), 2);
+        one_error_line("jobs/bad.ini: cluster.workers missing: a job states its own host count "
+                       "(the platform has 16",
                        NULL);
         /* what jobs do not support */
         write_file(top, sizeof top, "top.ini",
@@ -309,6 +355,7 @@ int main(void)
     tcase_add_test(tc, two_jobs_on_one_bottleneck_each_take_twice_the_transfer_time);
     tcase_add_test(tc, jobs_of_one_file_keep_their_state_apart);
     tcase_add_test(tc, bad_files_of_jobs_are_one_line_and_exit_2);
+    tcase_add_test(tc, a_hundred_jobs_over_several_lines);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,15 +1,20 @@
 /* Partitioners: spec parsing, exact coverage (every sample once), the sizes each kind
  * promises, the shard structure rebuilt independently, label skew growing as the
- * Dirichlet alpha shrinks, determinism from the seed, and the documented errors. */
+ * Dirichlet alpha shrinks, determinism from the seed, and the documented errors; by-source
+ * against the windows of each file as written. */
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "partition.h"
 
-#define FORMS "expected iid, dirichlet:ALPHA or shards:K"
+#define FORMS "expected iid, dirichlet:ALPHA, shards:K or by-source"
 
 static trainer_partition_spec_t spec_of(const char *text)
 {
@@ -92,6 +97,8 @@ START_TEST(test_parse_ok)
     ck_assert_int_eq(s.shards, 2);
     s = spec_of("shards:1");
     ck_assert_int_eq(s.shards, 1);
+    s = spec_of("by-source");
+    ck_assert_int_eq(s.kind, TRAINER_PARTITION_BY_SOURCE);
 }
 END_TEST
 
@@ -99,7 +106,7 @@ static const char *const bad_specs[] = {
     "dirichlet:0", "dirichlet:-1", "dirichlet:abc", "dirichlet:", "dirichlet:inf",
     "dirichlet:nan", "dirichlet: 1", "dirichlet:1x", "dirichlet:1e999", "shards:0",
     "shards:1.5", "shards:-1", "shards:", "shards: 2", "shards:+2", "shards:99999999999",
-    "foo", "", "IID", "iid ", "dirichlet", "shards",
+    "foo", "", "IID", "iid ", "dirichlet", "shards", "by-source:1", "by_source", "bysource",
 };
 
 START_TEST(test_parse_errors)
@@ -451,6 +458,149 @@ START_TEST(test_empty_ok)
 }
 END_TEST
 
+/* ---- by-source ---------------------------------------------------------------------------- */
+
+static char tmp_dir[] = "/tmp/dtsim_test_partition_XXXXXX";
+
+/* Writes the n files dir/NAME[c] of lens[c] bytes, file c's byte i being
+ * 'a' + (7 i + 3 c) % 26 (no two files agree at any offset), into tmp_dir/dir. */
+static void write_corpus(const char *dir, int n, const char *const *names, const size_t *lens,
+                         uint8_t **text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", tmp_dir, dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    for (int c = 0; c < n; c++) {
+        text[c] = malloc(lens[c]);
+        for (size_t i = 0; i < lens[c]; i++)
+            text[c][i] = (uint8_t)('a' + (7 * i + 3 * (size_t)c) % 26);
+        char file[1100];
+        snprintf(file, sizeof file, "%s/%s", path, names[c]);
+        FILE *f = fopen(file, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(text[c], 1, lens[c], f), lens[c]);
+        ck_assert_int_eq(fclose(f), 0);
+    }
+}
+
+/* Client c holds exactly its file's training windows: (L - L/10 - 1) / seq of them, window k
+ * being bytes [k seq, k seq + seq] of the file as written, in order. */
+START_TEST(test_by_source_exact)
+{
+    static const char *const names[] = {"law", "food", "zen"}; /* sources by name: food, law, zen */
+    static const size_t lens[] = {40, 25, 5};
+    static const int by_name[] = {1, 0, 2}; /* file of client c */
+    uint8_t *text[3];
+    char dir[512];
+    write_corpus("exact", 3, names, lens, text, dir, sizeof dir);
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    const int seq = 3;
+    ck_assert_msg(trainer_dataset_load_text(&tr, &va, dir, seq, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(tr.sources, 3);
+    trainer_partition_t p = make_ok(&tr, 3, "by-source", 1);
+    check_cover(&p, tr.n);
+    /* food 25: head 23, 22/3 = 7 windows; law 40: head 36, 35/3 = 11; zen 5: head 5, 4/3 = 1 */
+    static const size_t want[] = {7, 11, 1};
+    for (int c = 0; c < 3; c++) {
+        int f = by_name[c];
+        ck_assert_str_eq(tr.source_names[c], names[f]);
+        ck_assert_uint_eq(trainer_partition_size(&p, c), want[c]);
+        ck_assert_uint_eq(want[c], (lens[f] - lens[f] / 10 - 1) / (size_t)seq);
+        for (size_t k = 0; k < want[c]; k++) {
+            uint32_t w = p.idx[p.offsets[c] + k];
+            ck_assert_mem_eq(tr.tokens + (size_t)w * (seq + 1), text[f] + k * seq,
+                             (size_t)seq + 1);
+        }
+    }
+    /* another seed: the same split (by-source draws nothing) */
+    trainer_partition_t q = make_ok(&tr, 3, "by-source", 99);
+    ck_assert(same_partition(&p, &q, tr.n));
+    trainer_partition_free(&q);
+    trainer_partition_free(&p);
+
+    /* the text has no labels: dirichlet and shards are refused, iid works */
+    for (int k = 0; k < 2; k++) {
+        trainer_partition_spec_t spec = spec_of(k ? "shards:1" : "dirichlet:0.5");
+        ck_assert_int_eq(trainer_partition_make(&p, &tr, 3, &spec, 1, &err), DT_ERR_INPUT);
+        ck_assert_msg(strstr(err.msg, "text windows have no labels (expected iid or by-source)"),
+                      "%s", err.msg);
+    }
+    p = make_ok(&tr, 3, "iid", 1);
+    check_cover(&p, tr.n);
+    check_sizes_within_one(&p, tr.n);
+    trainer_partition_free(&p);
+
+    /* one client per source, no other count */
+    trainer_partition_spec_t spec = spec_of("by-source");
+    ck_assert_int_eq(trainer_partition_make(&p, &tr, 2, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "partition by-source: one client per source (expected 3 clients "
+                              "for 3 sources, got 2)");
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+    for (int c = 0; c < 3; c++)
+        free(text[c]);
+}
+END_TEST
+
+/* A source too short for a window: an error naming it, or (a federated population) an empty
+ * client; image data has no sources. */
+START_TEST(test_by_source_errors)
+{
+    static const char *const names[] = {"long", "short"};
+    static const size_t lens[] = {30, 4}; /* short: head 4 bytes, no window of 4 + 1 */
+    uint8_t *text[2];
+    char dir[512];
+    write_corpus("short", 2, names, lens, text, dir, sizeof dir);
+    trainer_dataset_t tr, va;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_dataset_load_text(&tr, &va, dir, 4, &err) == DT_OK, "%s", err.msg);
+    trainer_partition_spec_t spec = spec_of("by-source");
+    trainer_partition_t p;
+    ck_assert_int_eq(trainer_partition_make(&p, &tr, 2, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "source \"short\" has no window (4 bytes, windows of 4 + 1"),
+                  "%s", err.msg);
+    spec.empty_ok = 1;
+    ck_assert_int_eq(trainer_partition_make(&p, &tr, 2, &spec, 1, &err), DT_OK);
+    ck_assert_uint_eq(trainer_partition_size(&p, 0), (30 - 3 - 1) / 4);
+    ck_assert_uint_eq(trainer_partition_size(&p, 1), 0);
+    check_cover(&p, tr.n);
+    trainer_partition_free(&p);
+    trainer_dataset_free(&tr);
+    trainer_dataset_free(&va);
+    for (int c = 0; c < 2; c++)
+        free(text[c]);
+
+    trainer_dataset_t img;
+    trainer_dataset_synthetic(&img, 20, 2, 2, 1.0f, 1);
+    spec.empty_ok = 0;
+    ck_assert_int_eq(trainer_partition_make(&p, &img, 2, &spec, 1, &err), DT_ERR_INPUT);
+    ck_assert_str_eq(err.msg, "partition by-source: image data has no sources (expected a text "
+                              "set, data.source = text)");
+    trainer_dataset_free(&img);
+}
+END_TEST
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[1024];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+            remove_tree(path);
+        else
+            unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
 static Suite *partition_suite(void)
 {
     Suite *s = suite_create("partition");
@@ -472,14 +622,24 @@ static Suite *partition_suite(void)
     tcase_add_loop_test(tc, test_deterministic, 0, 3);
     tcase_add_loop_test(tc, test_client_count_errors, 0, 3);
     suite_add_tcase(s, tc);
+
+    tc = tcase_create("by_source");
+    tcase_add_test(tc, test_by_source_exact);
+    tcase_add_test(tc, test_by_source_errors);
+    suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
+    if (!mkdtemp(tmp_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
     SRunner *sr = srunner_create(partition_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    remove_tree(tmp_dir);
     return failed == 0 ? 0 : 1;
 }

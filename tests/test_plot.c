@@ -1332,6 +1332,55 @@ static void first_row(const char *s, const char *name, double *v, int n)
     }
 }
 
+/* Two language models (evaluations with a perplexity) and a classifier. */
+static void build_text_db(void)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    int64_t a = add_plain_run(db, "t/kind=allreduce", "allreduce", "t", 0, 10, 4, 40);
+    int64_t b = add_plain_run(db, "t/kind=fedavg", "fedavg", "t", 1, 10, 4, 40);
+    int64_t c = add_plain_run(db, "mlp", "allreduce", NULL, 0, 10, 4, 40);
+    for (int k = 1; k <= 4; k++) {
+        double loss = 3.0 / k;
+        ok(results_eval_add_text(db, a, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.1 * k, exp(loss),
+                                 &err),
+           &err);
+        ok(results_eval_add_text(db, b, k, 10 * k, 640.0 * k, 2e6 * k, loss, 0.05 * k,
+                                 exp(loss), &err),
+           &err);
+        ok(results_eval_add(db, c, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.2 * k, &err), &err);
+    }
+    results_db_close(db);
+}
+
+/* A language model's accuracy is labelled next-token accuracy, in the title, the axis and a
+ * caption line; a classifier's stays test accuracy; both together say both. */
+START_TEST(text_runs_labelled_next_token)
+{
+    build_text_db();
+    char *s = script_of("1-2", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Next-token accuracy vs simulated time'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'next-token accuracy (%)'"), "%s", s);
+    ck_assert_msg(strstr(s, "'next-token accuracy: the share of validation tokens predicted"),
+                  "%s", s);
+    double v[2];
+    first_row(s, "run0", v, 2); /* the curve is test_acc, in percent */
+    ck_assert(v[0] == 1 && fabs(v[1] - 10) < 1e-9);
+    free(s);
+    s = script_of("1-3", RESULTS_FIGURE_ACCURACY_BYTES, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Test accuracy vs data sent'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'test or next-token accuracy (%)'"), "%s", s);
+    ck_assert_msg(strstr(s, "'text runs: next-token accuracy"), "%s", s);
+    free(s);
+    s = script_of("3", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    ck_assert_msg(strstr(s, "set label 9000 'Test accuracy vs simulated time'"), "%s", s);
+    ck_assert_msg(strstr(s, "set ylabel 'test accuracy (%)'"), "%s", s);
+    ck_assert_msg(!strstr(s, "next-token"), "%s", s);
+    free(s);
+}
+END_TEST
+
 START_TEST(memory_in_gb_past_10_gb)
 {
     build_memory_db();
@@ -1807,6 +1856,46 @@ START_TEST(command_line)
 }
 END_TEST
 
+/* A run whose clock ran off to infinity: a timeline row ending at inf, a summary whose
+ * simulated time is inf. gnuplot read "inf" as an undefined variable and every figure of
+ * plot and report failed (exit 1): the timeline leaves the row out and says so, the other
+ * figures draw, and a data row holds NaN (gnuplot's missing point) where a value is not
+ * finite. */
+START_TEST(infinite_times_are_left_out)
+{
+    gp_t g;
+    gp_init(&g);
+    gp_block_begin(&g, "x");
+    GP_ROW(&g, 1, INFINITY, -INFINITY, NAN, 2);
+    gp_block_end(&g);
+    fflush(g.f);
+    ck_assert_str_eq(g.buf, "$x << EOD\n1 NaN NaN NaN 2\nEOD\n");
+    gp_free(&g);
+
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    test_run_t t = sweep_runs[1];
+    t.sim_time = INFINITY;
+    int64_t id = add_run(db, "lost-clock", "allreduce", NULL, 0, &t, "failed");
+    add_timeline(db, id, "node-0");
+    ok(results_timeline_add(db, id, "node-0", "worker", 0, "idle", 2.0, INFINITY, &err), &err);
+    results_db_close(db);
+    char *script = script_of("1", RESULTS_FIGURE_TIMELINE, 0, 0, GP_SVG);
+    ck_assert_ptr_nonnull(script);
+    ck_assert_msg(!strstr(script, "inf"), "%s", script);
+    ck_assert_msg(strstr(script, "1 intervals left out: their times are not finite"), "%s",
+                  script);
+    /* the x range ends where the finite rows end, 2 s */
+    ck_assert_msg(strstr(script, "set xrange [0:2]"), "%s", script);
+    free(script);
+    if (results_plot_gnuplot_check(&err) != DT_OK)
+        return;
+    char notes[RESULTS_FIGURE_COUNT][512];
+    ck_assert(draw_all("1", RESULTS_PLOT_PNG, id, notes) & 1u << RESULTS_FIGURE_TIMELINE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plot");
@@ -1823,6 +1912,7 @@ int main(void)
     tcase_add_test(tq, sweep_runs_whatever_their_status);
     tcase_add_test(tq, gp_string_quoting);
     tcase_add_test(tq, gp_datablocks_hold_numbers);
+    tcase_add_test(tq, infinite_times_are_left_out);
     tcase_add_test(tq, figure_table_rows);
     tcase_add_test(tq, pareto_front_against_brute_force);
     suite_add_tcase(s, tq);
@@ -1844,6 +1934,7 @@ int main(void)
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
         tcase_add_test(tp, memory_in_gb_past_10_gb);
+        tcase_add_test(tp, text_runs_labelled_next_token);
         tcase_add_test(tp, steps_and_rounds_apart_numbers_plain);
         tcase_add_test(tp, figures_skipped_with_a_reason);
         tcase_add_test(tp, hostile_names_stay_text);

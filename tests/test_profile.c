@@ -293,14 +293,25 @@ START_TEST(command_errors_are_one_line_and_keep_files)
         {"--hidden 4096 --heads 32 --seq 4096 --vocab 32000", "--layers missing"},
         {"--layers 32 --hidden 4096 --heads 32 --seq 4096", "--vocab missing"},
         {SHAPE_7B " --ffn 0", "--ffn: \"0\" is not a whole number in [1, "},
-        {SHAPE_7B " --layers -2", "--layers: \"-2\" is not a whole number"},
-        {SHAPE_7B " --heads 3", "--heads 3 does not divide --hidden 4096"},
+        {"--hidden 4096 --heads 32 --seq 4096 --vocab 32000 --layers -2",
+         "--layers: \"-2\" is not a whole number"},
+        /* an option given twice was won silently by the last one */
+        {SHAPE_7B " --layers 3", "--layers given twice"},
+        {SHAPE_7B " --family gpt --family=llama", "--family given twice"},
+        {SHAPE_7B " --bias --no-bias", "--bias and --no-bias both given"},
+        {SHAPE_7B " --gelu --gelu", "--gelu given twice"},
+        {"--layers 32 --hidden 4096 --heads 3 --seq 4096 --vocab 32000",
+         "--heads 3 does not divide --hidden 4096"},
         {SHAPE_7B " --kv-heads 5", "--kv-heads 5 does not divide --heads 32"},
-        {SHAPE_7B " --positions 2048 --seq 4096", "--seq 4096 is longer than the 2048"},
+        {"--layers 32 --hidden 4096 --heads 32 --vocab 32000 --positions 2048 --seq 4096",
+         "--seq 4096 is longer than the 2048"},
         {SHAPE_7B " --family gpt2", "--family: unknown family \"gpt2\""},
         {SHAPE_7B " --norm batchnorm", "--norm: \"batchnorm\" is not layernorm or rmsnorm"},
         {SHAPE_7B " --family bert --untied", "--untied: the bert family has no output layer"},
         {SHAPE_7B " --swiglu --dropout 0.1", "unknown option \"--dropout\""},
+        {SHAPE_7B " --top-k 2", "--top-k needs --experts"},
+        {SHAPE_7B " --experts 8 --top-k 9", "--top-k 9: the experts a token uses, 1 to"},
+        {SHAPE_7B " --experts 0 --top-k 1", "--experts: \"0\" is not a whole number"},
         {SHAPE_7B " --name 'a;b'", "--name: \"a;b\" is not a profile name"},
         {"--layers 10000 --hidden 1048576 --heads 1 --seq 16777216 --vocab 16777216",
          "the model is too large"},
@@ -315,6 +326,8 @@ START_TEST(command_errors_are_one_line_and_keep_files)
     }
     ck_assert_int_eq(dtsim("profile transformer " SHAPE_7B), 2);
     one_line("say where: --out FILE");
+    ck_assert_int_eq(dtsim("profile time --device a100 --device h100 gpt2_xl"), 2);
+    one_line("--device given twice");
     ck_assert_int_eq(dtsim("profile resnet"), 2);
     one_line("unknown model kind \"resnet\"");
     snprintf(args, sizeof args, "profile transformer " SHAPE_7B " --out %s/no/such/dir.ini", dir);
@@ -678,6 +691,133 @@ START_TEST(shape_errors_name_file_line_key)
 }
 END_TEST
 
+/* ---- mixture of experts ------------------------------------------------------------------ */
+
+/* A small MoE llama against a hand count: its parameters (every expert), the parameters a
+ * token uses (top_k of the routed ones), its FLOPs (top_k routed experts, the shared ones, the
+ * router), its [experts] lines; Mixtral 8x7B's and DeepSeek-V3's shapes against their
+ * published totals and active counts. */
+START_TEST(moe_counts_by_hand_and_published)
+{
+    const double L = 3, d = 64, A = 4, T = 16, V = 100, F = 96, E = 4, k = 2, S = 1, Fm = 32;
+    sim_transformer_t t = shape("llama", (long)L, (long)d, (long)A, (long)T, (long)V);
+    t.ffn = (long)F;
+    t.experts = (long)E;
+    t.top_k = (long)k;
+    t.shared_experts = (long)S;
+    t.moe_ffn = (long)Fm;
+    t.dense_layers = 1;
+    dt_err_t err;
+    char *text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    sim_model_profile_t p;
+    load_text(text, &p);
+    /* embeddings, per layer two RMSNorms and q, k, v, o; layer 0 a SwiGLU MLP of F, layers
+     * 1, 2 a router, E experts of Fm and S shared of Fm; the final norm, the untied head */
+    double common = 2 * V * d + L * (2 * d + 4 * d * d) + d + 3 * d * F;
+    double moe = 2 * (d * E + 3 * S * d * Fm), routed = 2 * 3 * d * Fm;
+    ck_assert_double_eq((double)p.params, common + moe + E * routed);
+    ck_assert_double_eq(sim_model_profile_active_params(&p), common + moe + k * routed);
+    double fwd = L * (2 * 4 * T * d + 2 * 4 * T * d * d + 4 * T * T * d + 5 * A * T * T) +
+                 4 * T * d + 2 * T * d * V + 2 * T * 3 * d * F +
+                 2 * (2 * T * d * E + 2 * T * 3 * d * S * Fm) + k * 2 * T * routed;
+    ck_assert_double_eq(p.forward_flops, fwd);
+    ck_assert_double_eq(p.backward_flops, 2 * fwd); /* the embedding computes nothing */
+    ck_assert_int_eq(p.n_layers, 1 + 10 + 2 * 14 + 2);
+    const sim_profile_layer_t *g = layer(&p, "model.layers.1.mlp.experts.gate_proj");
+    ck_assert_int_eq(g->experts, 4);
+    ck_assert_int_eq(g->top_k, 2);
+    ck_assert_double_eq(g->a2a, T * k * d); /* the dispatch: each token's k copies */
+    ck_assert_double_eq(layer(&p, "model.layers.2.mlp.experts.down_proj")->a2a, 0);
+    ck_assert_int_eq(layer(&p, "model.layers.2.mlp.shared_experts.up_proj")->experts, 0);
+    ck_assert_int_eq(layer(&p, "model.layers.0.mlp.up_proj")->experts, 0);
+    ck_assert_double_eq(layer(&p, "model.layers.2.mlp.shared_experts.down_proj")->cut, T * d);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* Mixtral 8x7B (Jiang et al. 2024): 46.7B parameters, 12.9B active; Hugging Face's
+     * num_parameters() of mistralai/Mixtral-8x7B-v0.1 is 46,702,792,704 */
+    t = shape("llama", 32, 4096, 32, 4096, 32000);
+    t.kv_heads = 8;
+    t.ffn = 14336;
+    t.experts = 8;
+    t.top_k = 2;
+    text = generate(&t, &err);
+    load_text(text, &p);
+    ck_assert_uint_eq(p.params, 46702792704u);
+    ck_assert_double_eq_tol(sim_model_profile_active_params(&p) / 1e9, 12.9, 0.05);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* DeepSeek-V3 (DeepSeek-AI 2024): 671B parameters, 37B active. Its multi-head latent
+     * attention is not a shape of the writer: as plain attention of 128 heads its 61 layers
+     * hold 205.5M attention weights each instead of MLA's 187.1M (q_a 7168 x 1536, q_b 1536 x
+     * 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, o 16384 x 7168): 1.12B more, here
+     * and in the active count */
+    t = shape("llama", 61, 7168, 128, 4096, 129280);
+    t.ffn = 18432;
+    t.experts = 256;
+    t.top_k = 8;
+    t.shared_experts = 1;
+    t.moe_ffn = 2048;
+    t.dense_layers = 3;
+    text = generate(&t, &err);
+    load_text(text, &p);
+    double mla = 61.0 * (7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 +
+                         16384 * 7168);
+    double extra = 61.0 * 4 * 7168 * 7168 - mla;
+    ck_assert_double_eq_tol(((double)p.params - extra) / 1e9, 671, 0.5);
+    ck_assert_double_eq_tol((sim_model_profile_active_params(&p) - extra) / 1e9, 37, 0.6);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* the options' errors */
+    static const struct {
+        long experts, top_k, dense;
+        const char *needle;
+    } bad[] = {
+        {0, 2, 0, "--top-k needs --experts"},
+        {0, 0, 1, "--dense-layers needs --experts"},
+        {8, 0, 0, "--top-k 0: the experts a token uses, 1 to --experts 8"},
+        {8, 9, 0, "--top-k 9: the experts a token uses"},
+        {8, 2, 3, "--dense-layers 3 leaves no MoE layer of --layers 3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = shape("llama", 3, 64, 4, 16, 100);
+        t.experts = bad[i].experts;
+        t.top_k = bad[i].top_k;
+        t.dense_layers = bad[i].dense;
+        ck_assert_ptr_null(generate(&t, &err));
+        ck_assert_msg(strstr(err.msg, bad[i].needle), "got %s", err.msg);
+    }
+}
+END_TEST
+
+/* [experts] lines: errors are FILE:LINE: KEY. */
+START_TEST(experts_errors_name_file_line_key)
+{
+    static const struct {
+        const char *line, *needle;
+    } bad[] = {
+        {"a = 4", ":9: experts.a: \"4\" is not ROUTED TOP_K"},
+        {"a = 4 5", ":9: experts.a: \"4 5\" is not"},
+        {"a = 4 2 0", ":9: experts.a: \"4 2 0\" is not"},
+        {"c = 4 2", ":9: experts.c: no such layer in [backward]"},
+        {"a = 4 2\na = 4 2", ":10: experts.a: layer listed twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(at("bad.ini"), "w");
+        fprintf(f, "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
+                   "a = 2 0\n\n[experts]\n%s\n", bad[i].line);
+        fclose(f);
+        sim_model_profile_t p;
+        dt_err_t err;
+        ck_assert_int_eq(sim_model_profile_load(&p, at("bad.ini"), &err), DT_ERR_INPUT);
+        ck_assert_msg(strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].line, err.msg);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -693,6 +833,8 @@ int main(void)
     tcase_add_test(tc, profile_without_shapes_times_flat);
     tcase_add_test(tc, layer_is_the_sum_of_its_operations);
     tcase_add_test(tc, shape_errors_name_file_line_key);
+    tcase_add_test(tc, moe_counts_by_hand_and_published);
+    tcase_add_test(tc, experts_errors_name_file_line_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -707,6 +707,31 @@ START_TEST(lessons_have_texts)
 }
 END_TEST
 
+/* A report killed while drawing (SIGTERM, SIGKILL) left its figures' folder in TMPDIR: the
+ * next report removes those whose process is gone, and leaves a live one's. */
+START_TEST(stale_figure_folders_removed)
+{
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+    char stale[256], live[256], file[300];
+    snprintf(stale, sizeof stale, "%s/dtsim-report-%ld-abcdef", dir, (long)dead);
+    snprintf(live, sizeof live, "%s/dtsim-report-%ld-ghijkl", dir, (long)getpid());
+    ck_assert_int_eq(mkdir(stale, 0700), 0);
+    ck_assert_int_eq(mkdir(live, 0700), 0);
+    snprintf(file, sizeof file, "%s/accuracy.svg", stale);
+    cli_write_file(file, "<svg/>");
+    setenv("TMPDIR", dir, 1);
+    results_report_out_t out;
+    char *page = write_page(0, &out);
+    unsetenv("TMPDIR");
+    free(page);
+    ck_assert_msg(!exists(stale), "%s is still there", stale);
+    ck_assert_msg(exists(live), "%s, a live report's, was removed", live);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("report");
@@ -724,6 +749,7 @@ int main(void)
     tcase_add_test(tc, plan_page_ranks_by_step_time);
     tcase_add_test(tc, command_adds_a_lessons_text);
     tcase_add_test(tc, lessons_have_texts);
+    tcase_add_test(tc, stale_figure_folders_removed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -440,8 +440,9 @@ START_TEST(csv_export_and_run_list)
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
     p = csv_record(csv_record(text, fields, 32, &n), fields, 32, &n);
-    ck_assert_int_eq(n, 7);
+    ck_assert_int_eq(n, 8);
     ck_assert_double_eq(strtod(fields[6], NULL), 0.875);
+    ck_assert_str_eq(fields[7], ""); /* a classifier's evaluation has no perplexity */
     ck_assert_double_eq(strtod(fields[5], NULL), 0.25);
 
     /* all runs: the NaN loss of run 2 is an empty field */
@@ -596,6 +597,16 @@ START_TEST(status_moves_only_from_running)
 }
 END_TEST
 
+/* The evals table before version 7 (no perplexity), its rows kept (legacy_alter_table: the
+ * views that read evals are left as they are while it is renamed). */
+#define EVALS_V6                                                                               \
+    "CREATE TABLE evals_v6 (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "    \
+    "sim_time REAL, step INTEGER, samples REAL, bytes REAL, test_loss REAL, test_acc REAL); " \
+    "INSERT INTO evals_v6 SELECT run, sim_time, step, samples, bytes, test_loss, test_acc "    \
+    "FROM evals; PRAGMA legacy_alter_table = ON; DROP TABLE evals; "                           \
+    "ALTER TABLE evals_v6 RENAME TO evals; PRAGMA legacy_alter_table = OFF; "                  \
+    "CREATE INDEX evals_run ON evals (run, sim_time); "
+
 /* A version-1 file (before the memory table) is upgraded when opened, step by step: its runs
  * stay, the memory, privacy and clients tables appear and take rows, the version reads 3. */
 START_TEST(version_1_file_upgraded)
@@ -608,7 +619,7 @@ START_TEST(version_1_file_upgraded)
     results_db_close(db);
     sqlite3 *h = raw_open();
     raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
-                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; "
+                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
                 "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
@@ -620,7 +631,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
@@ -647,12 +658,12 @@ START_TEST(version_3_file_takes_stalled)
     results_db_close(db);
     sqlite3 *h = raw_open();
     int64_t schema = raw_int(h, "PRAGMA schema_version", 0);
-    char sql[512];
+    char sql[2048];
     snprintf(sql, sizeof sql,
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; DROP TABLE messages; DROP TABLE energy; "
+             "PRAGMA writable_schema = OFF; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
              "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
@@ -664,7 +675,7 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
     ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -691,14 +702,14 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE messages; DROP TABLE energy; PRAGMA user_version = 4");
+    raw_exec(h, "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
     ck_assert_int_eq(results_message_add(db, run, &src, &dst, 0.5, 0.75, 1.0, 4096, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
                                 "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
@@ -719,7 +730,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE energy; PRAGMA user_version = 5");
+    raw_exec(h, "DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
     sqlite3_close(h);
     db = open_ok();
     results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
@@ -728,7 +739,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_energy_add(db, run, &e, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 6);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
                                 "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
@@ -777,12 +788,55 @@ START_TEST(client_fairness_view)
 }
 END_TEST
 
+/* A version-6 file (before the evaluations' perplexity) keeps its evaluations, NULL
+ * perplexity, once opened, and takes a language model's: what was given reads back, and
+ * the query's reader counts it as text. */
+START_TEST(version_6_file_takes_perplexity)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "single", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_eval_add(db, run, 1.0, 10, 640, 1e6, 0.5, 0.75, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, EVALS_V6 "PRAGMA user_version = 6");
+    sqlite3_close(h);
+    db = open_ok();
+    const double loss = 1.75; /* nats: a perplexity of e^1.75 = 5.7546... */
+    ck_assert_int_eq(results_eval_add_text(db, run, 2.0, 20, 1280, 2e6, loss, 0.375, exp(loss),
+                                           &err),
+                     DT_OK);
+    ck_assert_int_eq(results_eval_add_text(db, run, 3.0, 30, 1920, 3e6, NAN, NAN, NAN, &err),
+                     DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE perplexity IS NULL", 0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE step = 20 AND test_loss = "
+                                "1.75 AND test_acc = 0.375 AND abs(perplexity - 5.754602676005731)"
+                                " < 1e-12", 0), 1);
+    sqlite3_close(h);
+    results_query_t *q = NULL;
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    results_evals_t e;
+    ck_assert_int_eq(results_query_evals(q, run, &e, &err), DT_OK);
+    ck_assert_uint_eq(e.n, 3);
+    ck_assert_uint_eq(e.text, 1);
+    ck_assert(isnan(e.perplexity[0]) && isnan(e.perplexity[2]));
+    ck_assert_double_eq_tol(e.perplexity[1], exp(e.test_loss[1]), 1e-12);
+    results_evals_free(&e);
+    results_query_close(q);
+}
+END_TEST
+
 START_TEST(newer_or_foreign_file_refused)
 {
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 7");
+    raw_exec(h, "PRAGMA user_version = 8");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -790,7 +844,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 7"),
+                      strstr(err.msg, "version 8"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -1025,6 +1079,7 @@ int main(void)
     tcase_add_test(tc, status_moves_only_from_running);
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
+    tcase_add_test(tc, version_6_file_takes_perplexity);
     tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);

@@ -306,7 +306,7 @@ START_TEST(out_of_range_values)
          "[1, 1048576], e.g. 256,128)"},
         {"[data]\npartition = dirichlet:0\n",
          ":2: data.partition: bad partition \"dirichlet:0\": ALPHA must be a finite number > 0 "
-         "(expected iid, dirichlet:ALPHA or shards:K)"},
+         "(expected iid, dirichlet:ALPHA, shards:K or by-source)"},
         {"[run]\nname =\n", ":2: run.name: empty value (expected text)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -410,9 +410,18 @@ START_TEST(missing_file)
     ck_assert_int_eq(scenario_load(&sc, "/nonexistent/dir/x.ini", NULL, 0, &err), DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "/nonexistent/dir/x.ini: cannot open: No such file or directory");
     ck_assert_int_eq(scenario_load(&sc, tmpdir, NULL, 0, &err), DT_ERR_INPUT);
-    char want[PATH_MAX + 64];
+    char want[2 * PATH_MAX + 64];
     snprintf(want, sizeof want, "%s: cannot read: Is a directory", tmpdir);
     ck_assert_str_eq(err.msg, want);
+    /* a FIFO: refused before a read that would wait for a writer for good */
+    char fifo[PATH_MAX + 16];
+    snprintf(fifo, sizeof fifo, "%s/fifo.ini", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(scenario_load(&sc, fifo, NULL, 0, &err), DT_ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not a regular file (a FIFO or a device would never end)",
+             fifo);
+    ck_assert_str_eq(err.msg, want);
+    unlink(fifo);
 }
 END_TEST
 
@@ -465,11 +474,47 @@ START_TEST(relative_paths_resolve_against_the_scenario_file)
     char want[PATH_MAX + 300];
     snprintf(want, sizeof want,
              ":2: data.source: cannot read \"fashion_mnist\" (%s/fashion_mnist): No such file or "
-             "directory (expected fashion-mnist, synthetic or a directory of MNIST-format files)",
+             "directory (expected fashion-mnist, synthetic, text or a directory of MNIST-format "
+             "files)",
              tmpdir);
     expect_file_error("[data]\nsource = fashion_mnist\n", want);
     unlink(xml);
     rmdir(sub);
+}
+END_TEST
+
+/* data.text: fortunes by default, a path resolved against the scenario file; text needs a
+ * model that reads tokens, and by-source a text corpus. */
+START_TEST(text_data_keys)
+{
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[run]\nname = x\n"), NULL, 0);
+    ck_assert_str_eq(sc.data_text, "fortunes");
+    char corpus[PATH_MAX + 16], real[PATH_MAX];
+    snprintf(corpus, sizeof corpus, "%s/corpus", tmpdir);
+    ck_assert_int_eq(mkdir(corpus, 0700), 0);
+    load_ok(&sc,
+            tmp_file("t.ini", "[data]\nsource = text\ntext = corpus\npartition = by-source\n"
+                              "[model]\narch = profile:gpt2_xl\n"),
+            NULL, 0);
+    ck_assert_str_eq(sc.data_source, "text");
+    ck_assert_ptr_nonnull(realpath(corpus, real));
+    ck_assert_str_eq(sc.data_text, real);
+    ck_assert_int_eq(sc.partition.kind, TRAINER_PARTITION_BY_SOURCE);
+    const char *sets[] = {"data.text=fortunes-languages"};
+    load_ok(&sc, tmp_file("t.ini", "[data]\ntext = corpus\n"), sets, 1);
+    ck_assert_str_eq(sc.data_text, "fortunes-languages");
+    rmdir(corpus);
+    expect_file_error("[data]\nsource = text\n",
+                      ":2: data.source: data.source = text is byte tokens, which model.arch = "
+                      "mlp does not read (model.arch by default; expected a token model, "
+                      "model.arch = gpt)");
+    expect_file_error("[data]\npartition = by-source\n",
+                      ":2: data.partition: by-source gives a client per source file of a text "
+                      "corpus; data.source = fashion-mnist is not text and has none (data.source "
+                      "by default; expected data.source = text, or iid, dirichlet:ALPHA or "
+                      "shards:K)");
+    expect_file_error_start("[data]\ntext = nowhere\n", ":2: data.text: cannot read \"nowhere\"");
 }
 END_TEST
 
@@ -516,7 +561,7 @@ START_TEST(set_errors)
                                           "(expected one of ns, us, ms, s, min, h)");
     expect_set_error("data.partition=shards:0",
                      "--set data.partition: bad partition \"shards:0\": K must be an integer "
-                     ">= 1 (expected iid, dirichlet:ALPHA or shards:K)");
+                     ">= 1 (expected iid, dirichlet:ALPHA, shards:K or by-source)");
     expect_set_error("run.name=a ;b",
                      "--set run.name: \"a ;b\" contains \" ;\", which starts a comment in a "
                      "scenario file");
@@ -671,6 +716,45 @@ START_TEST(builtin_model_profiles)
 }
 END_TEST
 
+/* A hundred jobs: jobs.files given on several lines appends (a line ends at 198 characters
+ * and a repeated key was refused, so no file could list them); the resolved text writes
+ * them back over lines the reader takes, and reads back to the same list. Other keys given
+ * twice stay refused. */
+START_TEST(jobs_files_lines_append)
+{
+    static char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text, "[cluster]\nworkers = 200\n[jobs]\n");
+    char want[4096] = "";
+    for (int line = 0; line < 10; line++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "files = ");
+        for (int i = 0; i < 10; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "jobs/job-%03d.ini", 10 * line + i);
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? ", " : "", name);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+                     line || i ? ", " : "", name);
+        }
+        len += (size_t)snprintf(text + len, sizeof text - len, "\n");
+    }
+    scenario_t *sc = malloc(sizeof *sc), *back = malloc(sizeof *back);
+    load_ok(sc, tmp_file("hundred.ini", text), NULL, 0);
+    ck_assert_str_eq(sc->jobs_files, want);
+    char *written = write_to_string(sc);
+    for (char *l = written; *l;) {
+        size_t n = strcspn(l, "\n");
+        ck_assert_msg(n <= 198, "a written line of %zu characters: %.60s...", n, l);
+        l += n + (l[n] == '\n');
+    }
+    load_ok(back, tmp_file("back.ini", written), NULL, 0);
+    ck_assert_str_eq(back->jobs_files, want);
+    free(written);
+    free(sc);
+    free(back);
+    expect_file_error("[jobs]\nplacement = packed\nplacement = interleaved\n",
+                      ":3: jobs.placement: given twice (lines 2 and 3)");
+}
+END_TEST
+
 START_TEST(model_profile_files_and_errors)
 {
     scenario_t sc;
@@ -713,8 +797,8 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sb = 1 5 5\na = 2 5\n", head);
     tmp_file("order.ini", text);
     expect_load_error("[model]\narch = profile:order.ini\n",
-                      "order.ini: [forward] line 1 is layer b, but [backward] read from its end "
-                      "gives a there");
+                      "order.ini:8: forward.b: [forward]'s layer 1, but [backward] read from "
+                      "its end gives a there");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 1 5\n", head);
     tmp_file("fsum.ini", text);
     expect_load_error("[model]\narch = profile:fsum.ini\n",
@@ -763,11 +847,31 @@ START_TEST(model_profile_files_and_errors)
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\nc = row\n", head);
     tmp_file("tpc.ini", text);
     expect_load_error("[model]\narch = profile:tpc.ini\n",
-                      "tpc.ini: [tensor] names layer c, which [backward] does not list");
+                      "tpc.ini:11: tensor.c: no such layer in [backward]");
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = row\na = row\n", head);
     tmp_file("tptwice.ini", text);
     expect_load_error("[model]\narch = profile:tptwice.ini\n",
-                      "tptwice.ini: [tensor] lists layer a twice");
+                      "tptwice.ini:12: tensor.a: layer listed twice");
+    /* two faults: the first one's line with the first one's message (a later handler's
+     * message used to stand beside the first fault's line: "line 6" for line 13's fault);
+     * a syntax error first is a syntax error, whatever follows */
+    tmp_file("two.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb = 10 2\n"
+                            "a = 20 x\nc = 1 1\n\n\n\n\n\nd = 1 y\n");
+    expect_load_error("[model]\narch = profile:two.bad.ini\n",
+                      "two.bad.ini:6: backward.a: \"20 x\" is not GRADIENT_ELEMENTS");
+    tmp_file("syn.bad.ini", "[profile]\nparams = 30\nforward_flops = 3\n[backward]\nb 10 2\n"
+                            "a = 20 x\n");
+    expect_load_error("[model]\narch = profile:syn.bad.ini\n",
+                      "syn.bad.ini:5: syntax error (expected key = value)");
+    /* a line longer than inih's buffer is refused, not split into two miscounted lines */
+    {
+        char longer[512];
+        snprintf(longer, sizeof longer, "[profile]\nparams = 30\nforward_flops = 3\n"
+                                        "source = %0300d\n[backward]\na = 30 x\n", 0);
+        tmp_file("long.bad.ini", longer);
+        expect_load_error("[model]\narch = profile:long.bad.ini\n",
+                          "long.bad.ini:4: line longer than 198 characters");
+    }
     /* a layer listed twice among many (the reader's name index grown several times) */
     {
         static char many[16384];
@@ -1403,7 +1507,7 @@ START_TEST(names_and_markdown)
         ck_assert_msg(strstr(md, row), "no row %s", row);
         keys++;
     }
-    ck_assert_int_eq(keys, 137);
+    ck_assert_int_eq(keys, 140);
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 108 | 0.64425 | 0.5 | "
@@ -1652,6 +1756,9 @@ START_TEST(faults_bad_values_name_line_and_key)
         {"[faults]\nlink_degrade = node-1 at 1s to 0Gbps\n",
          ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 0Gbps\": bandwidth 0Gbps "
          "must be > 0 (use link_down for a dead link)"},
+        {"[faults]\nlink_degrade = node-1 at 1s to 1e-300Bps\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 1e-300Bps\": bandwidth "
+         "1e-300Bps is beyond what SimGrid's solver computes with (expected 1kbps to 1000TBps)"},
         {"[faults]\nstraggler = worker-1 x0\n",
          ":2: faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a slowdown "
          "factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)"},
@@ -2490,6 +2597,161 @@ START_TEST(hierfl_regions_are_checked)
 }
 END_TEST
 
+/* ---- values SimGrid's solver computes with ----------------------------------------------- */
+
+/* A load of t.ini under one --set: DT_OK, or the error in *err. */
+static dt_status load_with(const char *text, const char *set, dt_err_t *err)
+{
+    scenario_t sc;
+    const char *sets[] = {set};
+    return scenario_load(&sc, tmp_file("t.ini", text), sets, set ? 1 : 0, err);
+}
+
+/* Latencies, bandwidths and speeds the keys' own ranges take but SimGrid's solver does
+ * not (a latency of 2e-15 s crashed it, 0.19 B/s aborted it, 1e-300 flop/s made time inf)
+ * are refused in validation with the range; the range's own ends load. */
+START_TEST(values_beyond_the_solver_are_refused_with_the_range)
+{
+    static const char *const lat = "(expected 0, or 1ns to 1000s)";
+    static const char *const bw = "(expected 1kbps to 1000TBps)";
+    static const struct {
+        const char *set, *value_text, *range;
+    } bad[] = {
+        {"cluster.latency=2e-09us", "2e-15s", lat}, /* the issue's, as alone.ini took it */
+        {"cluster.latency=0.999ns", "0.999ns", lat},
+        {"cluster.latency=1001s", "1001s", lat},
+        {"cluster.uplink_latency=1e-12s", "1e-12s", lat},
+        {"cluster.nvlink_latency=1e-10s", "0.1ns", lat},
+        {"cluster.bandwidth=124Bps", "992bps", bw},
+        {"cluster.bandwidth=1001TBps", "8008Tbps", bw},
+        {"cluster.uplink_bandwidth=1bps", "1bps", bw},
+        {"cluster.nvlink_bandwidth=1e-300Bps", "8e-300bps", bw},
+        {"cluster.device_flops=1e-300f", "1e-300f", "(expected 1f to 1e24f)"},
+        {"cluster.device_flops=2e24f", "2e+24f", "(expected 1f to 1e24f)"},
+    };
+    const char *text = "[run]\nsteps = 2\n";
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dt_err_t err = {""};
+        ck_assert_int_eq(load_with(text, bad[i].set, &err), DT_ERR_INPUT);
+        char key[64], want[256];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(bad[i].set, "="), bad[i].set);
+        snprintf(want, sizeof want, "--set %s: %s is beyond what SimGrid's solver computes with %s",
+                 key, bad[i].value_text, bad[i].range);
+        ck_assert_str_eq(err.msg, want);
+    }
+    static const char *const good[] = {
+        "cluster.latency=0s",         "cluster.latency=1ns",         "cluster.latency=1000s",
+        "cluster.bandwidth=1kbps",    "cluster.bandwidth=1000TBps",  "cluster.device_flops=1f",
+        "cluster.device_flops=1e24f", "cluster.uplink_latency=0s",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        dt_err_t err = {""};
+        ck_assert_msg(load_with(text, good[i], &err) == DT_OK, "%s: %s", good[i], err.msg);
+    }
+    /* in a file: its line and key */
+    expect_file_error("[cluster]\nbandwidth = 100bps\n",
+                      ":2: cluster.bandwidth: 100bps is beyond what SimGrid's solver computes "
+                      "with (expected 1kbps to 1000TBps)");
+}
+END_TEST
+
+/* A device trace's values are range-checked as they are read: FedScale's kbit/s below
+ * 1kbps (0.001 aborted SimGrid), a dtsim latency in (0, 1 ns), a speed below 1 flop/s;
+ * the ends of the range load. */
+START_TEST(device_trace_values_beyond_the_solver_are_refused)
+{
+    const char *ini = "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\nkind = fedavg\n"
+                      "clients = 4\nfraction = 1\n[faults]\ndevice_trace = d.csv\n";
+    static const struct {
+        const char *csv, *want; /* want NULL: loads */
+    } cases[] = {
+        {"client_id,computation,communication\n0,10,1000\n1,10,0.001\n",
+         "/d.csv:3: column communication: \"0.001\" is beyond what SimGrid's solver computes "
+         "with (expected kbit/s, a number from 0.9765625 to 7.8125e12)"},
+        {"client_id,computation,communication\n1,10,1e-9\n", "/d.csv:2: column communication"},
+        {"client_id,computation,communication\n1,10,1e-308\n", "/d.csv:2: column communication"},
+        {"client_id,computation,communication\n1,10,0.976\n", "/d.csv:2: column communication"},
+        {"client_id,computation,communication\n1,10,7.9e12\n", "/d.csv:2: column communication"},
+        {"client_id,computation,communication\n1,10,0.9765625\n", NULL},
+        {"client_id,computation,communication\n1,10,7.8125e12\n", NULL},
+        {"client_id,computation,communication\n1,1e-7,1000\n",
+         "/d.csv:2: column computation: \"1e-7\" is out of range (expected milliseconds per "
+         "sample, a number from 1e-6 to 1e9)"},
+        {"client_id,computation,communication\n1,2e9,1000\n", "/d.csv:2: column computation"},
+        {"client,speed,up,down,latency\n0,1Gf,1Mbps,1Mbps,1e-12s\n",
+         "/d.csv:2: column latency: \"1e-12s\" is beyond what SimGrid's solver computes with "
+         "(expected a time with its unit, 0 or 1ns to 1000s, e.g. 40ms)"},
+        {"client,speed,up,down,latency\n0,1e-300f,1Mbps,1Mbps,0s\n", "/d.csv:2: column speed"},
+        {"client,speed,up,down,latency\n0,1Gf,100bps,1Mbps,0s\n", "/d.csv:2: column up"},
+        {"client,speed,up,down,latency\n0,1f,1kbps,1000TBps,1000s\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tmp_file("d.csv", cases[i].csv);
+        if (cases[i].want) {
+            expect_load_error(ini, cases[i].want);
+        } else {
+            scenario_t sc;
+            load_ok(&sc, tmp_file("t.ini", ini), NULL, 0);
+        }
+    }
+    /* the per-client keys, drawn for every client as the run draws them: a constant of
+     * 1e-300 B/s aborted SimGrid; a distribution's draws are checked too */
+    static const struct {
+        const char *line, *want;
+    } keys[] = {
+        {"client_down = 1e-300Bps\n",
+         ":9: faults.client_down: client 0's bandwidth is 1e-300 B/s, beyond what SimGrid's "
+         "solver computes with (expected 1kbps to 1000TBps)"},
+        {"client_up = uniform:1bps:2bps\n", ":9: faults.client_up: client 0's bandwidth is 0."},
+        {"client_latency = 1e-12s\n", ":9: faults.client_latency: client 0's latency is 1e-12 s"},
+        {"client_speed = lognormal:1e-300f:1\n", ":9: faults.client_speed: client 0's speed is "},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\nkind = fedavg\n"
+                 "clients = 4\nfraction = 1\n[faults]\n%s",
+                 keys[i].line);
+        expect_load_error(text, keys[i].want);
+    }
+    scenario_t sc;
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\n"
+                                   "kind = fedavg\nclients = 4\nfraction = 1\n[faults]\n"
+                                   "client_up = lognormal:5Mbps:0.8\n"),
+            NULL, 0);
+}
+END_TEST
+
+/* Device files: an idle power above the full power, and peaks beyond what the solver
+ * computes with (fp32 = 1e-300f made simulated time inf), refused with the line. */
+START_TEST(device_file_values_are_range_checked)
+{
+    static const struct {
+        const char *dev, *want;
+    } cases[] = {
+        {"[device]\nfp32 = 10Tf\npower_idle = 500W\npower_max = 100W\n",
+         "/dev.ini:3: device.power_idle: power_idle 500 W above power_max 100 W (expected "
+         "power_idle <= power_max)"},
+        {"[device]\nfp32 = 1e-300f\n",
+         "/dev.ini:2: device.fp32: \"1e-300f\" is beyond what SimGrid's solver computes with "
+         "(expected 1f to 1e24f)"},
+        {"[device]\nflops = 1e-300f\n", "/dev.ini:2: device.flops: \"1e-300f\" is beyond"},
+        {"[device]\nfp32 = 10Tf\nbf16 = 2e24f\n", "/dev.ini:3: device.bf16: \"2e24f\" is beyond"},
+        {"[device]\nfp32 = 10Tf\npower_idle = 100W\npower_max = 100W\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tmp_file("dev.ini", cases[i].dev);
+        const char *ini = "[cluster]\ndevice = dev.ini\n";
+        if (cases[i].want) {
+            expect_load_error(ini, cases[i].want);
+        } else {
+            scenario_t sc;
+            load_ok(&sc, tmp_file("t.ini", ini), NULL, 0);
+        }
+    }
+}
+END_TEST
+
 static Suite *scenario_suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -2511,6 +2773,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, platform_so_is_refused);
     tcase_add_test(tc, platform_xml_must_exist);
     tcase_add_test(tc, relative_paths_resolve_against_the_scenario_file);
+    tcase_add_test(tc, text_data_keys);
     tcase_add_test(tc, set_overrides_the_file);
     tcase_add_test(tc, set_errors);
     tcase_add_test(tc, cross_key_errors_name_the_line_at_fault);
@@ -2518,6 +2781,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, device_profile_files);
     tcase_add_test(tc, builtin_model_profiles);
     tcase_add_test(tc, model_profile_files_and_errors);
+    tcase_add_test(tc, jobs_files_lines_append);
     tcase_add_test(tc, shipped_scenarios_load);
     tcase_add_test(tc, full_fixture_values);
     tcase_add_test(tc, write_then_load_gives_the_same_struct);
@@ -2547,6 +2811,9 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, hierfl_regions_are_checked);
     tcase_add_test(tc, secure_aggregation_is_checked);
     tcase_add_test(tc, values_that_cannot_finish_are_refused);
+    tcase_add_test(tc, values_beyond_the_solver_are_refused_with_the_range);
+    tcase_add_test(tc, device_trace_values_beyond_the_solver_are_refused);
+    tcase_add_test(tc, device_file_values_are_range_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1846,6 +1846,123 @@ static void profile_file(char *path, size_t path_n, char *arch, size_t arch_n, c
     snprintf(arch, arch_n, "model.arch=profile:%s", path);
 }
 
+/* Expert parallelism on a star (1 Gbps, 10 us links, CM02 without cross traffic: a step of
+ * b bytes between two hosts takes ALPHA + b / BW): one stage, D replicas, one micro-batch of
+ * 2 samples, a profile of a dense layer, a routed layer of 4 experts (4000 parameters, each
+ * of its all-to-alls 1000 elements a sample) and a dense layer, FLOPs negligible. A step is
+ * the MoE block's 2 all-to-alls forward and 2 backward, E - 1 steps of one block of 2000 / E
+ * floats each, then the ring all-reduce of the dense parameters over the D replicas and of
+ * the member's 4000 / E expert parameters over the D / E replicas holding them; the same as
+ * messages and in closed form (tensor_comm = formula), and the bytes by hand. With tensor
+ * groups of 2 (the first layer split by columns, no all-reduce of its own) each member
+ * runs its all-to-alls in its own expert group at once, on its own link. */
+START_TEST(expert_alltoall_matches_hand_count)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 4200\nforward_flops = 3\n"
+                 "[backward]\ntop = 100 2\nmoe = 4000 2\nbottom = 100 2\n"
+                 "[forward]\nbottom = 1 10\nmoe = 1 10\ntop = 1 10\n"
+                 "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
+    const double vb = 4, per_sample = 1000, b = 2;
+    static const int cases[][3] = {{2, 4, 1}, {4, 4, 1}, {2, 2, 2}}; /* E, D, T */
+    for (int c = 0; c < 3; c++)
+        for (int formula = 0; formula < 2; formula++) {
+            int E = cases[c][0], T = cases[c][2];
+            double D = cases[c][1];
+            char ex[64], dp[64], tp[64], workers[64];
+            snprintf(ex, sizeof ex, "strategy.expert=%d", E);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", cases[c][1]);
+            snprintf(tp, sizeof tp, "strategy.tensor=%d", T);
+            snprintf(workers, sizeof workers, "cluster.workers=%d", cases[c][1] * T);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=1", "model.batch=2", arch,
+                                  "run.steps=1", workers, dp, ex, tp,
+                                  formula ? "strategy.tensor_comm=formula"
+                                          : "strategy.tensor_comm=messages",
+                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                                  "cluster.device_flops=1000000Pf"};
+            outcome_t o = simulate(sets, 16, NULL);
+            ck_assert(o.timing_only);
+            double block = per_sample * b / E * vb; /* bytes a member sends each peer */
+            double a2a = 4 * (E - 1) * (ALPHA + block / BW);
+            double dense = 100 + 100 / T, experts = 4000 / E, Dx = D / E;
+            double ring = 2 * (D - 1) * ALPHA + 2 * (D - 1) / D * dense * vb / BW;
+            if (Dx > 1)
+                ring += 2 * (Dx - 1) * ALPHA + 2 * (Dx - 1) / Dx * experts * vb / BW;
+            expect_close(formula ? "all-to-all by formula" : "all-to-all as messages", E,
+                         (size_t)block, o.end_time, a2a + ring);
+            double bytes = D * T * (4 * (E - 1) * block + 2 * (D - 1) / D * dense * vb +
+                                    (Dx > 1 ? 2 * (Dx - 1) / Dx * experts * vb : 0));
+            ck_assert_msg(fabs(o.bytes - bytes) <= 1e-9 * bytes, "E=%d: %.0f bytes, want %.0f",
+                          E, o.bytes, bytes);
+            ck_assert_msg(o.mem0[0] == (dense + experts) * vb, "E=%d: parameters %g", E,
+                          o.mem0[0]);
+            ck_assert_msg(strstr(o.summary, formula ? "all-to-alls by formula"
+                                                    : "all-to-alls as messages"),
+                          "%s", o.summary);
+        }
+    /* strategy.expert_imbalance: the routed layer's FLOPs (3e6 a sample forward and
+     * backward, 2 samples at 1 GFLOP/s: 6 ms) times the factor, on every member */
+    char path2[256], arch2[300];
+    profile_file(path2, sizeof path2, arch2, sizeof arch2,
+                 "[profile]\nparams = 4200\nforward_flops = 1000002\n"
+                 "[backward]\ntop = 100 2\nmoe = 4000 2e6\nbottom = 100 2\n"
+                 "[forward]\nbottom = 1 10\nmoe = 1e6 10\ntop = 1 10\n"
+                 "[experts]\nmoe = 4 2 1000\n");
+    double step[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=1", "model.batch=2", arch2, "run.steps=1",
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "strategy.expert=2", "strategy.tensor_comm=formula",
+                              k ? "strategy.expert_imbalance=2.5" : "strategy.expert_imbalance=1",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.device_flops=1Gf"};
+        step[k] = simulate(sets, 16, NULL).end_time;
+    }
+    ck_assert_msg(fabs(step[1] - step[0] - 1.5 * 6e-3) <= 1e-9, "imbalance adds %.9g s, want %g",
+                  step[1] - step[0], 1.5 * 6e-3);
+    unlink(path2);
+    /* its errors name the key */
+    static const struct {
+        const char *set, *needle;
+    } bad[] = {
+        {"strategy.expert=3", "strategy.expert: expert = 3 groups the replicas: it must divide "
+                              "data_parallel = 4"},
+        {"strategy.expert=8", "expert = 8 groups the replicas"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
+                              "cluster.workers=4", "strategy.data_parallel=4", bad[i].set};
+        scenario_t sc;
+        dt_err_t err = {{0}};
+        scenario_defaults(&sc);
+        int failed = 0;
+        for (int k = 0; k < 6 && !failed; k++)
+            failed = scenario_set(&sc, sets[k], &err) != DT_OK;
+        if (!failed)
+            failed = scenario_validate(&sc, &err) != DT_OK;
+        ck_assert_msg(failed && strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].set,
+                      err.msg);
+    }
+    const char *dense[] = {"strategy.kind=pipeline", "model.arch=profile:gpt2_xl",
+                           "strategy.stages=1", "cluster.workers=2", "strategy.data_parallel=2",
+                           "strategy.expert=2"};
+    scenario_t sc;
+    dt_err_t err = {{0}};
+    scenario_defaults(&sc);
+    for (int k = 0; k < 6; k++)
+        ck_assert_int_eq(scenario_set(&sc, dense[k], &err), DT_OK);
+    ck_assert_int_eq(scenario_validate(&sc, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "strategy.expert: expert = 2 splits the routed experts of a "
+                                  "model profile with an [experts] section"), "%s", err.msg);
+    unlink(path);
+}
+END_TEST
+
 /* A timing-only pipeline (a model profile with a [forward] section): 4 equal layers, each a
  * place to cut, in 4 stages, 3 micro-batches of 2, free messages. Each stage's forward
  * takes 2 x 1e6 FLOPs / 1 GFLOP/s = 2 ms, its backward 4 ms, so a step takes
@@ -3461,6 +3578,7 @@ int main(void)
     tcase_add_test(tc, topologies_route_as_drawn);
     tcase_add_test(tc, rail_allreduce_matches_alpha_beta);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
+    tcase_add_test(tc, expert_alltoall_matches_hand_count);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

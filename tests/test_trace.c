@@ -312,7 +312,7 @@ static const bad_case_t bad_cases[] = {
     {0, "client,up\n0,fast\n", ":2: column up: ", "bad bandwidth \"fast\""},
     {0, "client,down\n0,10\n", ":2: column down: ", "missing unit"},
     {0, "client,speed\n0,0Gf\n", ":2: column speed: ", "\"0Gf\" is out of range (expected a "
-                                                       "speed > 0"},
+                                                       "speed with its unit from 1f to 1e24f"},
     {0, "client,latency\n0,-4ms\n", ":2: column latency: ", "negative time"},
     {0, "client,speed,up,down,latency\n0,1Gf,1Mbps\n", ":2: column down: ",
      "missing value: the row has 3 fields, the header 5"},
@@ -323,7 +323,7 @@ static const bad_case_t bad_cases[] = {
     {0, "client_id,computation,communication\n5,abc,100\n", ":2: column computation: ",
      "\"abc\" is not a number (expected milliseconds per sample"},
     {0, "client_id,computation,communication\n5,10,0\n", ":2: column communication: ",
-     "out of range (expected kbit/s, a number > 0)"},
+     "out of range (expected kbit/s, a number from 0.9765625 to 7.8125e12)"},
     {0, "client_id,speed\n5,1Gf\n", ":1: column speed: ", "unknown column in FedScale's layout"},
     {1, "client,start,end\n0,0s,10s\n1,0s,5s\n0,5s,20s\n", ":4: column start: ",
      "client 0's window [5s, 20s) overlaps its window [0s, 10s) on line 2"},
@@ -442,7 +442,7 @@ START_TEST(converter_writes_what_the_loader_reads)
         "sys.path.insert(0, '" TRACES "')\n"
         "import fedscale_to_csv as fc\n"
         "dev = {432802: {'computation': 162.0, 'communication': 5648.109619499134},\n"
-        "       '17': {'computation': 3, 'communication': 1e-3}}\n"
+        "       '17': {'computation': 3, 'communication': 1.5}}\n"
         "beh = {3834: {'duration': 211625, 'inactive': [65881, 133574, 208292, 276575, 295006,"
         " 356236, 400906, 475099], 'finish_time': 518400, 'active': [12788, 100044, 188992,"
         " 271372, 276663, 352625, 356267, 441193], 'model': 'CPH1801'},\n"
@@ -477,7 +477,7 @@ START_TEST(converter_writes_what_the_loader_reads)
     ck_assert_uint_eq(d.n, 2);
     ck_assert_int_eq(d.rows[0].client, 17);
     ck_assert_double_eq(d.rows[0].ms_per_sample, 3);
-    ck_assert_double_eq(d.rows[0].up, 1e-3 * 128);
+    ck_assert_double_eq(d.rows[0].up, 1.5 * 128);
     ck_assert_int_eq(d.rows[1].client, 432802);
     ck_assert_double_eq(d.rows[1].ms_per_sample, 162.0);
     ck_assert_double_eq(d.rows[1].up, 5648.109619499134 * 128);

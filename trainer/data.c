@@ -384,5 +384,11 @@ void trainer_dataset_free(trainer_dataset_t *ds)
         return;
     free(ds->x);
     free(ds->y);
+    free(ds->tokens);
+    free(ds->source);
+    for (int s = 0; ds->source_names && s < ds->sources; s++)
+        free(ds->source_names[s]);
+    free(ds->source_names);
+    free(ds->source_bytes);
     memset(ds, 0, sizeof *ds);
 }

@@ -1,4 +1,4 @@
-/* Partitioners: iid, dirichlet:ALPHA and shards:K (see partition.h). All randomness comes
+/* Partitioners: iid, dirichlet:ALPHA, shards:K and by-source (see partition.h). All randomness comes
  * from one stream (seed, TRAINER_STREAM_PARTITION), and each client's indices are stored
  * in ascending order, so a partition is a pure function of (data labels, clients, spec,
  * seed) and two partitions compare with memcmp. */
@@ -12,7 +12,7 @@
 
 #include "rng.h"
 
-#define PARTITION_FORMS "expected iid, dirichlet:ALPHA or shards:K"
+#define PARTITION_FORMS "expected iid, dirichlet:ALPHA, shards:K or by-source"
 #define DIRICHLET_ATTEMPTS 100
 
 dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *text,
@@ -22,6 +22,10 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
     memset(spec, 0, sizeof *spec);
     if (strcmp(text, "iid") == 0) {
         spec->kind = TRAINER_PARTITION_IID;
+        return DT_OK;
+    }
+    if (strcmp(text, "by-source") == 0) {
+        spec->kind = TRAINER_PARTITION_BY_SOURCE;
         return DT_OK;
     }
     if (strncmp(text, "dirichlet:", 10) == 0) {
@@ -138,7 +142,22 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
     size_t n = ds->n;
     if (clients < 1)
         return dt_err_input(err, "partition: need at least 1 client (got %d)", clients);
-    if ((size_t)clients > n && !spec->empty_ok)
+    if (spec->kind == TRAINER_PARTITION_BY_SOURCE) {
+        if (!ds->source)
+            return dt_err_input(err, "partition by-source: image data has no sources "
+                                     "(expected a text set, data.source = text)");
+        if (clients != ds->sources)
+            return dt_err_input(err,
+                                "partition by-source: one client per source (expected %d "
+                                "clients for %d sources, got %d)",
+                                ds->sources, ds->sources, clients);
+    } else if (ds->tokens && spec->kind != TRAINER_PARTITION_IID) {
+        return dt_err_input(err,
+                            "partition %s: text windows have no labels (expected iid or "
+                            "by-source)",
+                            spec->kind == TRAINER_PARTITION_DIRICHLET ? "dirichlet" : "shards");
+    }
+    if (spec->kind != TRAINER_PARTITION_BY_SOURCE && (size_t)clients > n && !spec->empty_ok)
         return dt_err_input(err,
                             "partition: more clients than samples (expected at most %zu "
                             "clients, got %d)",
@@ -239,6 +258,32 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
                                 "(%d clients, %zu samples; expected a larger ALPHA or fewer "
                                 "clients)",
                                 spec->alpha, DIRICHLET_ATTEMPTS, clients, n);
+        }
+        break;
+    }
+    case TRAINER_PARTITION_BY_SOURCE: {
+        /* windows are grouped by source in source order (data.h): a counting pass */
+        for (size_t i = 0; i < n; i++) {
+            DT_ASSERT(ds->source[i] < (uint32_t)clients);
+            offsets[ds->source[i] + 1]++;
+            idx[i] = (uint32_t)i;
+        }
+        for (int c = 0; c < clients; c++)
+            offsets[c + 1] += offsets[c];
+        for (size_t i = 0; i + 1 < n; i++)
+            DT_ASSERT(ds->source[i] <= ds->source[i + 1]);
+        for (int c = 0; c < clients && !spec->empty_ok; c++) {
+            if (offsets[c + 1] == offsets[c]) {
+                const char *name = ds->source_names ? ds->source_names[c] : "?";
+                size_t bytes = ds->source_bytes ? ds->source_bytes[c] : 0;
+                free(offsets);
+                free(idx);
+                return dt_err_input(err,
+                                    "partition by-source: source \"%s\" has no window (%zu "
+                                    "bytes, windows of %d + 1; expected a shorter model.seq "
+                                    "or more text in it)",
+                                    name, bytes, ds->seq);
+            }
         }
         break;
     }

@@ -97,6 +97,7 @@ typedef struct plan_info {
  * the interleaved schedule over v virtual stages (1: 1F1B). */
 typedef struct plan_layout {
     long t, p, d, mbs, m, v;
+    long e; /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
     int zero, bucket_mb, sp;
     sim_recompute_t rc;
     long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
@@ -119,7 +120,8 @@ static void plan_help(void)
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
         "batch, each with micro-batches of 1, 2 or 4 samples, the 1F1B or the\n"
         "interleaved schedule (virtual stages 2, 4, 8), sequence parallelism or not\n"
-        "(tensor > 1), no, selective or full recomputation, and ZeRO stage 0 or 1;\n"
+        "(tensor > 1), no, selective or full recomputation, and ZeRO stage 0 or 1\n"
+        "(a MoE profile: also expert groups of 2, 4, ... replicas without ZeRO);\n"
         "drops those that do not fit the device's memory, tries those of ZeRO-1 again\n"
         "with ZeRO-2, then 3, and those of replicas without ZeRO that fit with\n"
         "gradient buckets too; simulates the fitting ones as one sweep\n"
@@ -520,7 +522,7 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int s
                                 out[n] = (plan_layout_t){.t = t, .p = p, .d = d, .mbs = mbs,
                                                          .m = m, .v = v, .sp = sp,
                                                          .rc = (sim_recompute_t)rc,
-                                                         .zero = zero, .order = 4 * n};
+                                                         .zero = zero, .order = 16 * n};
                                 n++;
                             }
                         }
@@ -545,13 +547,15 @@ static void layout_more(const plan_layout_t *l, char sep, char *buf, size_t n)
         k += (size_t)snprintf(buf + k, n - k, "%csp", sep);
     if (l->v > 1 && k < n)
         k += (size_t)snprintf(buf + k, n - k, "%cv%ld", sep, l->v);
+    if (l->e > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%ce%ld", sep, l->e);
     if (l->rc && k < n)
         snprintf(buf + k, n - k, "%c%s", sep, rc_names[l->rc]);
 }
 
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    char more[24]; /* " b25 sp v8 selective" at most */
+    char more[32]; /* " b25 sp v8 e4096 selective" at most */
     layout_more(l, ' ', more, sizeof more);
     snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", l->t, l->p, l->d, l->mbs, l->m, l->zero,
              more);
@@ -628,6 +632,10 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
         snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", l->v);
         sets[n++] = keys[9];
     }
+    if (l->e > 1) {
+        snprintf(keys[10], sizeof keys[10], "strategy.expert=%ld", l->e);
+        sets[n++] = keys[10];
+    }
     return scenario_load(sc, path, sets, n, err);
 }
 
@@ -703,6 +711,8 @@ static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const 
     }
 }
 
+static const char *layout_key_error(const char *msg);
+
 /* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
 static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
 {
@@ -718,6 +728,8 @@ static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
     const char *why = without_path(c->err.msg, base);
     if (!strncmp(why, "cluster.device: ", 16))
         why += 16;
+    if (layout_key_error(why)) /* the layout's own key: no --set of the user's */
+        why = layout_key_error(why);
     snprintf(l->memory, sizeof l->memory, "%s", why);
     char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
     if (hint)
@@ -761,6 +773,25 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
     return k;
 }
 
+/* A MoE profile's expert parallelism (pipeline.c: expert groups of E replicas, E dividing
+ * the replicas and the routed experts, no ZeRO): appends to l (n rows, not yet fitted;
+ * room for max) a row of each E = 2, 4, ... for each row with replicas and without ZeRO,
+ * right after it, and returns the rows there are then. */
+static long plan_expert_more(plan_layout_t *l, long n, int experts, long max)
+{
+    long k = n;
+    for (long i = 0; i < n; i++) {
+        long slot = 1; /* orders are 16 apart (plan_enumerate) */
+        for (long e = 2; e <= l[i].d && l[i].zero == 0 && k < max && slot < 16; e *= 2)
+            if (l[i].d % e == 0 && experts % e == 0) {
+                l[k] = l[i];
+                l[k].e = e;
+                l[k++].order = l[i].order + slot++;
+            }
+    }
+    return k;
+}
+
 static int by_order(const void *a, const void *b)
 {
     const plan_layout_t *x = a, *y = b;
@@ -776,7 +807,7 @@ static long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, lon
     long k = 0;
     for (long i = 0; i < n && k < max; i++) {
         out[k++] = l[i];
-        if (l[i].d > 1 && !l[i].zero && l[i].fits && k < max) {
+        if (l[i].d > 1 && !l[i].zero && l[i].e < 2 && l[i].fits && k < max) {
             out[k] = l[i];
             out[k++].bucket_mb = PLAN_BUCKET_MB;
         }
@@ -978,6 +1009,8 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
             x->sp = text && !strcmp(text, "yes");
         else if (!strcmp(key, "strategy.virtual_stages"))
             x->v = v;
+        else if (!strcmp(key, "strategy.expert"))
+            x->e = v;
         else if (!strcmp(key, "strategy.pipeline_schedule"))
             interleaved = text && !strcmp(text, "interleaved");
         else if (!strcmp(key, "model.recompute"))
@@ -1021,7 +1054,8 @@ static dt_status plan_rank_read(const char *db, const char *sweep, int read_info
                          "'strategy.micro_batches', 'model.batch', 'strategy.bucket_mb', "
                          "'strategy.shard_optimizer', 'strategy.zero_stage', "
                          "'model.recompute', 'strategy.sequence_parallel', "
-                         "'strategy.pipeline_schedule', 'strategy.virtual_stages')",
+                         "'strategy.pipeline_schedule', 'strategy.virtual_stages', "
+                         "'strategy.expert')",
                          &st, err);
     plan_layout_t *l = s == DT_OK ? dt_calloc((size_t)in->runs, sizeof *l) : NULL;
     for (size_t r = 0; s == DT_OK && r < runs.n; r++) {
@@ -1451,13 +1485,48 @@ static const char *plan_searched_key(const char *set)
         "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
         "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
         "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
-        "strategy.pipeline_schedule", "strategy.virtual_stages"};
+        "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert"};
     for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
         size_t len = strlen(searched[k]);
         if (!strncmp(set, searched[k], len) && set[len] == '=')
             return searched[k];
     }
     return NULL;
+}
+
+/* A --set ("KEY=VALUE") a plan cannot take, its reason into why: a key each layout sets
+ * itself (plan_searched_key), or strategy.kind, which is pipeline in every layout (a
+ * federated or data-parallel kind would plan a layout it does not run). Returns 1 when
+ * refused. */
+static int plan_set_refused(const char *set, char *why, size_t n)
+{
+    const char *key = plan_searched_key(set);
+    if (key) {
+        snprintf(why, n, "--set %s: the plan searches %s itself (each layout sets it)", set,
+                 key);
+        return 1;
+    }
+    if (!strncmp(set, "strategy.kind=", 14) && strcmp(set + 14, "pipeline")) {
+        snprintf(why, n, "--set %s: a plan lays out tensor x pipeline x data parallel runs "
+                 "(strategy.kind = pipeline in every layout); plan another strategy with "
+                 "dtsim run and a [sweep]", set);
+        return 1;
+    }
+    return 0;
+}
+
+/* A layout's key in an error ("--set strategy.data_parallel: 65536 is out of range"): the
+ * user never gave it; msg without the "--set " then names the key the layout set. */
+static const char *layout_key_error(const char *msg)
+{
+    if (strncmp(msg, "--set ", 6))
+        return NULL;
+    char set[96];
+    size_t len = strcspn(msg + 6, ": =");
+    if (len + 2 > sizeof set)
+        return NULL;
+    snprintf(set, sizeof set, "%.*s=", (int)len, msg + 6);
+    return plan_searched_key(set) ? msg + 6 : NULL;
 }
 
 /* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
@@ -1475,16 +1544,14 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         why[0] = '\0';
     /* a key the plan searches, from an --option (the user's --set are checked before) */
     for (int i = 0; i < o.n_sets; i++) {
-        const char *key = plan_searched_key(o.sets[i]);
-        if (!key)
+        char refused[600];
+        if (!plan_set_refused(o.sets[i], refused, sizeof refused))
             continue;
         if (why_n) {
-            snprintf(why, why_n, "--set %s: the plan searches %s itself (each layout sets it)",
-                     o.sets[i], key);
+            snprintf(why, why_n, "%s", refused);
             return CLI_EXIT_USAGE;
         }
-        return cli_usage_error("plan", "--set %s: the plan searches %s itself (each layout "
-                                       "sets it)", o.sets[i], key);
+        return cli_usage_error("plan", "%s", refused);
     }
     /* the profile: a file by its absolute path, as the temporary scenario lies elsewhere */
     char profile[PATH_MAX];
@@ -1536,6 +1603,12 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     int stopped = 0;
     char base[PATH_MAX] = "";
     long n = plan_enumerate(&o, blocks, pieces, splits, attention, l, PLAN_MAX_LAYOUTS);
+    int experts = 0; /* the fewest routed experts of a MoE layer (0: none) */
+    for (int i = 0; i < prof.n_layers; i++)
+        if (prof.layers[i].experts && (!experts || prof.layers[i].experts < experts))
+            experts = prof.layers[i].experts;
+    if (experts)
+        n = plan_expert_more(l, n, experts, PLAN_MAX_LAYOUTS);
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
@@ -1553,6 +1626,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     scenario_t *sc = dt_malloc(sizeof *sc);
     char device_name[64] = ""; /* the device the layouts load: a --set may name it */
     dt_status st = load_layout(sc, base, &o, &l[0], name, &err);
+    /* a layout's own key out of its range (65,536 devices: data_parallel 65536) is that
+     * layout's, dropped by its fit check: the user's keys are checked on one that loads */
+    for (long i = 1; st && layout_key_error(err.msg) && i < n; i++)
+        st = load_layout(sc, base, &o, &l[i], name, &err);
     if (st == DT_OK) { /* the device's peak at the precision and its memory, for the ranking */
         const sim_device_profile_t *dev = scenario_device(sc);
         in->peak_flops = dev ? dev->value[sc->precision] : NAN;
@@ -1564,6 +1641,17 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
                  o.devices, dev ? dev->name : o.device, o.global_batch, o.precision);
     }
     free(sc);
+    if (st && layout_key_error(err.msg)) { /* no layout loads: say what the user gave */
+        char what[700];
+        snprintf(what, sizeof what, "--devices %ld and --global-batch %ld: no layout can be "
+                 "simulated (each sets a key out of its range; e.g. %s)", o.devices, o.global_batch,
+                 layout_key_error(err.msg));
+        if (why_n)
+            snprintf(why, why_n, "%s", what);
+        else
+            fprintf(stderr, "dtsim plan: %s\n", what);
+        goto done;
+    }
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
                strstr(err.msg, "model.precision"))) {
         if (why_n)
@@ -1594,6 +1682,16 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
            name + 5, o.devices, o.device, o.global_batch, o.precision, n, fit, runs);
     print_list(l, n);
     fflush(stdout);
+    long for_memory = 0;
+    for (long i = 0; i < n; i++)
+        for_memory += !strncmp(l[i].memory, "does not fit", 12);
+    if (!fit && !for_memory) { /* not one was dropped for memory: say what dropped them */
+        fprintf(stderr,
+                "dtsim plan: none of the %ld layouts of %s on %ld x %s can be simulated, none "
+                "for its memory: %s (the list says why each was dropped)\n",
+                n, name + 5, o.devices, o.device, n ? l[0].memory : "no layout");
+        goto done;
+    }
     if (!fit) { /* the list above says what each would hold */
         fprintf(stderr,
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
@@ -1742,11 +1840,9 @@ int cli_plan(int argc, char **argv)
     if (o.show)
         return plan_show(&o);
     for (int i = 0; i < o.n_sets; i++) {
-        const char *key = plan_searched_key(o.sets[i]);
-        if (key)
-            return cli_usage_error("plan", "--set %s: the plan searches %s itself (each "
-                                           "layout sets it)",
-                                   o.sets[i], key);
+        char refused[600];
+        if (plan_set_refused(o.sets[i], refused, sizeof refused))
+            return cli_usage_error("plan", "%s", refused);
     }
     /* several devices or any --option: each planned in turn, then their best side by side */
     if (o.n_device_args > 1 || strchr(o.device, ',') || o.n_option_args) {

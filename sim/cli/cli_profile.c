@@ -50,6 +50,13 @@ static void profile_help(void)
            "  --bias, --no-bias biases in the linear layers, or none\n"
            "  --tied, --untied  the output layer shares the token embedding's weights, or not\n"
            "  --swiglu, --gelu  gated MLP (gate, up, down projections) or a plain one\n"
+           "mixture of experts (every layer dense without --experts):\n"
+           "  --experts N       routed experts in each MoE layer's MLP ([experts]:\n"
+           "                    strategy.expert), behind a router of H x N\n"
+           "  --top-k K         routed experts each token uses (required with --experts)\n"
+           "  --shared-experts S  experts every token uses, besides; default 0\n"
+           "  --moe-ffn F       an expert's feed-forward width; default --ffn's\n"
+           "  --dense-layers D  the first D layers keep the dense MLP; default 0\n"
            "  --name NAME       profile.name; default FILE's base name without .ini\n"
            "  --out FILE        where to write (required; - for stdout)\n"
            "  -h, --help        this text\n"
@@ -131,9 +138,13 @@ static int report(const char *path)
         fprintf(stderr, "dtsim profile: %s does not load back: %s\n", path, err.msg);
         return CLI_EXIT_RUN;
     }
-    printf("%s: profile %s, %zu parameters, %.6g GFLOP forward and %.6g backward per sample, "
-           "%d layers\n", path, p.name, p.params, p.forward_flops / 1e9, p.backward_flops / 1e9,
-           p.n_layers);
+    char active[64] = "";
+    if (p.has_experts)
+        snprintf(active, sizeof active, " (%.0f active per token)",
+                 sim_model_profile_active_params(&p));
+    printf("%s: profile %s, %zu parameters%s, %.6g GFLOP forward and %.6g backward per "
+           "sample, %d layers\n", path, p.name, p.params, active, p.forward_flops / 1e9,
+           p.backward_flops / 1e9, p.n_layers);
     sim_model_profile_free(&p);
     return CLI_EXIT_OK;
 }
@@ -151,11 +162,29 @@ static const shape_opt_t shape_opts[] = {
     SHAPE("heads", heads, 1, 1L << 20),      SHAPE("seq", seq, 1, 1L << 24),
     SHAPE("vocab", vocab, 1, 1L << 24),      SHAPE("kv-heads", kv_heads, 1, 1L << 20),
     SHAPE("ffn", ffn, 1, 1L << 24),          SHAPE("positions", positions, 0, 1L << 24),
+    SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
+    SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
+    SHAPE("dense-layers", dense_layers, 0, 10000),
 };
 #define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
 
 enum { OPT_FAMILY = 256, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU,
        OPT_GELU, OPT_NAME, OPT_OUT };
+
+/* An option given a second time is refused, not silently won by the last one (--layers 2
+ * --layers 3): seen[group] holds the name it came as; a pair of opposites (--bias and
+ * --no-bias) is one group. Returns 0, or the usage error's exit code. */
+static int once(const char **seen, int group, const char *name)
+{
+    if (seen[group]) {
+        if (!strcmp(seen[group], name))
+            return cli_usage_error("profile", "--%s given twice (give each option once)", name);
+        return cli_usage_error("profile", "--%s and --%s both given (one or the other)",
+                               seen[group], name);
+    }
+    seen[group] = name;
+    return 0;
+}
 
 static int cli_profile_transformer(int argc, char **argv)
 {
@@ -173,10 +202,21 @@ static int cli_profile_transformer(int argc, char **argv)
     sim_transformer_t t;
     sim_transformer_init(&t);
     const char *out = NULL, *name = NULL;
-    int c;
+    const char *seen[N_SHAPE + 12] = {0};
+    int c, at = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
+        if (at >= 0 && c != 'h') {
+            /* a pair of opposites counts as one option: its first member's row */
+            int group = at;
+            if (c == OPT_NO_BIAS || c == OPT_UNTIED || c == OPT_GELU)
+                group--;
+            int rc = once(seen, group, longs[at].name);
+            if (rc)
+                return rc;
+        }
+        at = -1;
         if (c >= 0 && c < N_SHAPE) {
             const shape_opt_t *o = &shape_opts[c];
             if (cli_parse_long(optarg, o->lo, o->hi, (long *)((char *)&t + o->field)))
@@ -287,10 +327,17 @@ static int cli_profile_time(int argc, char **argv)
         {0, 0, 0, 0}};
     const char *device = NULL, *precision = "bf16";
     long micro = 1, tensor = 1;
-    int sp = 0, c;
+    int sp = 0, c, at = -1;
+    const char *seen[sizeof longs / sizeof longs[0]] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
+        if (at >= 0 && c != 'h') {
+            int rc = once(seen, at, longs[at].name);
+            if (rc)
+                return rc;
+        }
+        at = -1;
         switch (c) {
         case OPT_DEVICE:
             device = optarg;

@@ -442,10 +442,14 @@ static void print_energy(const sim_run_t *run)
     if (isnan(e.host_joules))
         printf("energy: links %.4g kJ (%ld ports; no device power figures for the hosts)\n",
                e.link_joules / 1e3, e.link_ports);
-    else
+    else if (isfinite(e.joules_per_step)) /* no step (stopped at once by a signal): none */
         printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), %.4g J/step, %.4g J/sample\n",
                (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
                e.link_joules / 1e3, e.joules_per_step, e.joules_per_sample);
+    else
+        printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), no step finished\n",
+               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
+               e.link_joules / 1e3);
     if (isnan(e.dollars))
         return;
     char target[48] = "";

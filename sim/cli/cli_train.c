@@ -199,6 +199,17 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
         fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
     }
+    /* the model is built for the training images: test images of another shape would
+     * be read past their end (as a run refuses them: sim/engine/run.c) */
+    if (s->train.rows != s->test.rows || s->train.cols != s->test.cols ||
+        s->train.channels != s->test.channels) {
+        fprintf(stderr,
+                "dtsim %s: --data %s: the training images are %dx%dx%d, the test images "
+                "%dx%dx%d (expected one shape)\n",
+                cmd, o->data_dir, s->train.channels, s->train.rows, s->train.cols,
+                s->test.channels, s->test.rows, s->test.cols);
+        return CLI_EXIT_USAGE;
+    }
     if (o->limit && (size_t)o->limit < s->train.n)
         s->train.n = (size_t)o->limit;
     o->model.in_channels = s->train.channels;

@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,8 +50,14 @@ int cli_parse_double(const char *text, double lo, double hi, double *out)
 pid_t cli_spawn_start(const char *path, const char *const *args, int out)
 {
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* the child dies with dtsim, however dtsim ends (SIGKILL included): a testbed then
+         * tears down its namespaces, a run stops as on a signal (recorded interrupted).
+         * A parent already gone before prctl: end at once. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+            _exit(128 + SIGTERM);
         int fd = out >= 0 ? out : open("/dev/null", O_WRONLY);
         if (fd >= 0)
             dup2(fd, STDOUT_FILENO);

@@ -11,10 +11,12 @@
  * without a shell: nothing the user typed is pasted into a command line. Needs root (the
  * testbed's namespaces) and a dtsim built with MPI; says so in one line otherwise. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +307,38 @@ static dt_status settings_load(const validate_opts_t *o, const scenario_t *base,
     return st;
 }
 
+/* The temporary folders of earlier validations killed before they could remove theirs
+ * (/tmp/dtsim-validate-PID-XXXXXX whose PID is gone): their files, then the folder. */
+static void remove_stale_folders(void)
+{
+    DIR *d = opendir("/tmp");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        char tail[16];
+        if (sscanf(e->d_name, "dtsim-validate-%ld-%15s", &pid, tail) != 2 || pid <= 0 ||
+            (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        DIR *in = opendir(path);
+        if (!in)
+            continue;
+        struct dirent *f;
+        while ((f = readdir(in))) {
+            char file[600];
+            snprintf(file, sizeof file, "%s/%s", path, f->d_name);
+            if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
+                unlink(file);
+        }
+        closedir(in);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
 int cli_validate(int argc, char **argv)
 {
     validate_opts_t o;
@@ -337,7 +371,11 @@ int cli_validate(int argc, char **argv)
         free(sc);
         return CLI_EXIT_USAGE;
     }
-    char dir[] = "/tmp/dtsim-validate-XXXXXX", device[64];
+    /* its children (the testbed, the runs) die with it (cli_spawn_start); a folder it could
+     * not remove, killed, is removed by the next validation */
+    remove_stale_folders();
+    char dir[64], device[96];
+    snprintf(dir, sizeof dir, "/tmp/dtsim-validate-%ld-XXXXXX", (long)getpid());
     if (!mkdtemp(dir)) {
         fprintf(stderr, "dtsim validate: mkdtemp: %s\n", strerror(errno));
         free(sc);

@@ -27,6 +27,17 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
 /* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
  * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+/* All-to-all (MPI_Alltoall; a MoE layer's token dispatch and combine): send holds p blocks of
+ * `per` floats, block j for member j; afterwards block j of recv is member j's block me
+ * (send and recv may be the same buffer only in a timing-only run, where nothing is read).
+ * Pairwise shifts: at step s = 1 .. p-1 member me sends its block for me + s and receives
+ * the block of me - s (mod p), so every member sends one flow and receives one at a time;
+ * with b bytes a block, (p-1) (a + b/B) (sim_alltoall_seconds). */
+sim_status_t sim_alltoall(sim_run_t *run, const sim_group_t *g, int me, const float *send,
+                          float *recv, size_t per);
+/* The all-to-all's closed form: p - 1 steps of one block of `bytes` each, a step taking
+ * step_a + step_c bytes seconds (a ring step's, sim_platform_ring_step_seconds). */
+double sim_alltoall_seconds(int p, double step_a, double step_c, double bytes);
 /* Binomial-tree reduce to member 0 and broadcast from member 0. */
 sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 /* Binomial-tree broadcast: every member's buf becomes member 0's. */

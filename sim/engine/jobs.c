@@ -5,9 +5,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#define JOBS_MAX 64
+#define JOBS_MAX 256
 #define JOB_SETS 32 /* platform keys a top file may give ([cluster] has fewer) */
 
 int sim_jobs_given(const scenario_t *sc) { return strcmp(sc->jobs_files, "none") != 0; }
@@ -101,6 +102,9 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - top->path), top->path, file);
     if (access(path, R_OK) != 0)
         return dt_err_input(err, "%s: %s: %s", where, path, strerror(errno));
+    struct stat sb; /* a FIFO would block its reading for good */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return dt_err_input(err, "%s: %s: not a regular file", where, path);
     snprintf(j->path[i], sizeof j->path[i], "%s", file);
 
     /* the top file's platform keys as the job's defaults: a platform key the job gives
@@ -112,6 +116,12 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
         scenario_key_location(sc, "jobs.files", where, sizeof where);
         return dt_err_input(err, "%s: a job cannot have jobs of its own", where);
     }
+    /* cluster.workers is the one key the top file does not hand down: a job without it
+     * would silently get the default's 8 hosts */
+    if (!scenario_key_given(sc, "cluster.workers"))
+        return dt_err_input(err, "%s: cluster.workers missing: a job states its own host "
+                                 "count (the platform has %ld, cluster.workers in %s)",
+                            sc->path, top->workers, top->path);
     if (unsupported(sc, "a job", err))
         return DT_ERR_INPUT;
     conflict_t *c = dt_calloc(1, sizeof *c);
@@ -204,10 +214,15 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
     j->top = top;
     if (unsupported(top, "a file of jobs", err))
         return DT_ERR_INPUT;
-    char files[SCENARIO_STR], *save = NULL;
-    snprintf(files, sizeof files, "%s", top->jobs_files);
+    char *files = dt_malloc(sizeof top->jobs_files);
+    snprintf(files, sizeof top->jobs_files, "%s", top->jobs_files);
     char *names[JOBS_MAX];
-    for (char *f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+    /* every comma separates two names: "a.ini,,b.ini" and a trailing comma are refused, not
+     * read as two jobs */
+    for (char *f = files, *next; f; f = next) {
+        next = strchr(f, ',');
+        if (next)
+            *next++ = '\0';
         while (*f == ' ' || *f == '\t')
             f++;
         size_t len = strlen(f);
@@ -215,9 +230,13 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
             f[--len] = '\0';
         char where[SCENARIO_STR + 64];
         scenario_key_location(top, "jobs.files", where, sizeof where);
-        if (!len || j->n == JOBS_MAX)
+        if (!len || j->n == JOBS_MAX) {
+            free(files);
             return dt_err_input(err, "%s: %s", where,
-                                len ? "more than 64 jobs" : "an empty file name");
+                                len ? "more than 256 jobs"
+                                    : "an empty file name (between two commas, or after the "
+                                      "last)");
+        }
         names[j->n++] = f;
     }
     j->sc = dt_calloc((size_t)j->n, sizeof *j->sc);
@@ -231,6 +250,7 @@ dt_status sim_jobs_load(sim_jobs_t *j, const scenario_t *top, dt_err_t *err)
     for (int i = 0; i < j->n && !st; i++)
         st = load_job(j, i, names[i], sets, err);
     free(sets);
+    free(files); /* names[] pointed into it; each job keeps its own path */
     if (st)
         return st;
     name_jobs(j);

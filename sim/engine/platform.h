@@ -43,6 +43,11 @@ long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4])
  * XML that SimGrid reads in 2.6 s, and the file grows as H squared. */
 #define SIM_RAIL_MAX_HOSTS 1024
 
+/* A platform file declares at most this many hosts (its <host> elements, its clusters'
+ * radicals and topologies), counted before SimGrid allocates them: the most workers a
+ * scenario takes (100,000) with room for servers. */
+#define SIM_PLATFORM_FILE_MAX_HOSTS 131072
+
 /* DT_ERR_INPUT naming cluster.torus / cluster.dragonfly (or cluster.workers) where the
  * shape given holds fewer hosts than the scenario needs, or cluster.workers where the rail
  * platform would hold more than SIM_RAIL_MAX_HOSTS. */
@@ -63,9 +68,11 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
 /* For a platform file: checks it as SimGrid will read it, in a child process, so that what
  * SimGrid refuses (and ends the process on) is one line naming cluster.platform, the file
- * and its line (DT_ERR_INPUT); also hosts of speed 0, links of bandwidth 0 and fewer hosts
- * than the scenario needs. For generated platforms only sim_platform_shape_check. Call
- * before simgrid_init. */
+ * and its line (DT_ERR_INPUT); also more than SIM_PLATFORM_FILE_MAX_HOSTS hosts (counted
+ * before SimGrid reads it), host speeds and link bandwidths and latencies beyond what
+ * SimGrid's solver computes with (scenario_simulable), fewer hosts than the scenario needs,
+ * and hosts the run uses with no route between them. For generated platforms only
+ * sim_platform_shape_check. Call before simgrid_init. */
 dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
 /* The seconds of one step of a ring over the workers first..last when each sends `bytes` to
  * its neighbour while receiving as much (every flow alike, nothing else on the network),

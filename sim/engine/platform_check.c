@@ -2,17 +2,22 @@
  * ends the process on a platform it cannot take (malformed XML, an unknown element or host, a
  * second host of one name: SIGABRT or exit 1, with its reason on stderr), so a forked child
  * loads the file and tells what it found; the parent turns SimGrid's reason into one line
- * naming the scenario's key, the file and its line. The child also reports what SimGrid
- * accepts but no run can use: hosts of speed 0, links of bandwidth 0, too few hosts. */
+ * naming the scenario's key, the file and its line. The child loads it as the run does
+ * (sim_platform_load) and also reports what SimGrid accepts but no run can use: host speeds,
+ * link bandwidths and latencies beyond what its solver computes with (scenario_simulable),
+ * too few hosts, no route between two hosts the run uses. Before any of it the parent
+ * counts the hosts in the file's text, so that SimGrid never allocates millions. */
 #define _POSIX_C_SOURCE 200809L
 #include "platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,8 +35,78 @@
  * any handler the parent registered (a fuzzer's, the sanitizers') takes the exit for its own. */
 static void child_exit_now(void) { _exit(1); }
 
-/* The child: loads the file, prints what it found, one fact a line after TAG. */
-static void child(const char *path, int fd)
+/* The pair of hosts whose route is being looked up: SimGrid throws (and so aborts) on some
+ * missing routes, or crashes (Floyd routing without links), and the handler tells which
+ * pair. */
+static const char *route_src, *route_dst;
+
+static void put(const char *s) { (void)!write(STDOUT_FILENO, s, strlen(s)); }
+
+static void no_route_abort(int sig)
+{
+    (void)sig;
+    if (route_src && route_dst) {
+        put("\n" TAG "noroute ");
+        put(route_src);
+        put(" ");
+        put(route_dst);
+        put("\n");
+    }
+    _exit(3);
+}
+
+/* Whether a message from a to b has a path: a route of links, or a latency of its own
+ * (SimGrid's check before it sends; an empty route between two hosts aborts the run). */
+static int route_exists(sg_host_t a, sg_host_t b, xbt_dynar_t links)
+{
+    route_src = sg_host_get_name(a);
+    route_dst = sg_host_get_name(b);
+    xbt_dynar_reset(links);
+    sg_host_get_route(a, b, links);
+    return xbt_dynar_length(links) > 0 || sg_host_get_route_latency(a, b) > 0;
+}
+
+/* Routes between the hosts the run uses, in both directions: with a strategy that
+ * exchanges between workers (SIM_NEEDS_PEER_LINKS), every pair up to ROUTE_PAIRS_ALL hosts,
+ * and beyond, each host with the first, with those 2^k places from it (ring neighbours,
+ * trees, halving-doubling partners) and with every server; else (parameter servers,
+ * federated clients) each worker with every server, and the servers among themselves. */
+#define ROUTE_PAIRS_ALL 512
+static void check_routes(const sim_platform_t *p, int peer)
+{
+    int n = p->n_workers + p->n_servers;
+    sg_host_t *h = dt_calloc((size_t)n, sizeof *h);
+    for (int i = 0; i < p->n_workers; i++)
+        h[i] = (sg_host_t)p->workers[i];
+    for (int i = 0; i < p->n_servers; i++)
+        h[p->n_workers + i] = (sg_host_t)p->servers[i];
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    signal(SIGABRT, no_route_abort);
+    signal(SIGSEGV, no_route_abort); /* Floyd routing without links: a lookup crashes */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            int d = j > i ? j - i : i - j, workers = i < p->n_workers && j < p->n_workers;
+            if (workers && (!peer || (n > ROUTE_PAIRS_ALL && i && j && (d & (d - 1)))))
+                continue;
+            if (!route_exists(h[i], h[j], links)) {
+                printf(TAG "noroute %s %s\n", route_src, route_dst);
+                goto done;
+            }
+        }
+done:
+    signal(SIGABRT, SIG_DFL);
+    signal(SIGSEGV, SIG_DFL);
+    route_src = route_dst = NULL;
+    xbt_dynar_free(&links);
+    free(h);
+}
+
+/* The child: loads the platform as the run will (sim_platform_load: the network model, the
+ * scenario's overrides, the hosts it picks), prints what it found, one fact a line after
+ * TAG: values SimGrid's solver does not compute with, the host count, missing routes. */
+static void child(const scenario_t *sc, int fd)
 {
     static const int deadly[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
     for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
@@ -43,22 +118,39 @@ static void child(const char *path, int fd)
     int argc = 1;
     char *argv[] = {(char *)"dtsim", NULL};
     simgrid_init(&argc, argv);
-    xbt_log_control_set("root.thresh:warning");
-    simgrid_load_platform(path);
+    /* warnings, less the network's one a link (a latency below its precision): those values
+     * are told below, and thousands of such lines would crowd out the facts */
+    xbt_log_control_set("root.thresh:warning res_network.thresh:error");
+    sim_platform_t p;
+    dt_err_t e;
+    dt_status loaded = sim_platform_load(&p, sc, &e); /* DT_ERR_INPUT: too few hosts */
     size_t n = sg_host_count();
     sg_host_t *hosts = sg_host_list();
     for (size_t i = 0; i < n; i++)
-        if (!(sg_host_get_speed(hosts[i]) > 0))
-            printf(TAG "host %s %g\n", sg_host_get_name(hosts[i]), sg_host_get_speed(hosts[i]));
+        for (unsigned long k = 0; k < sg_host_get_nb_pstates(hosts[i]); k++) {
+            double v = sg_host_get_pstate_speed(hosts[i], k);
+            if (!scenario_simulable(SIM_Q_SPEED, v)) {
+                printf(TAG "speed %s %g\n", sg_host_get_name(hosts[i]), v);
+                break;
+            }
+        }
     free(hosts);
     size_t m = sg_link_count();
     sg_link_t *links = sg_link_list();
-    for (size_t i = 0; i < m; i++)
-        if (!(sg_link_get_bandwidth(links[i]) > 0))
-            printf(TAG "link %s %g\n", sg_link_get_name(links[i]),
-                   sg_link_get_bandwidth(links[i]));
+    for (size_t i = 0; i < m; i++) {
+        double bw = sg_link_get_bandwidth(links[i]), lat = sg_link_get_latency(links[i]);
+        if (!scenario_simulable(SIM_Q_BANDWIDTH, bw))
+            printf(TAG "bandwidth %s %g\n", sg_link_get_name(links[i]), bw);
+        if (!scenario_simulable(SIM_Q_LATENCY, lat))
+            printf(TAG "latency %s %g\n", sg_link_get_name(links[i]), lat);
+    }
     free(links);
     printf(TAG "hosts %zu\n", n);
+    fflush(NULL);
+    if (loaded == DT_OK) {
+        check_routes(&p, (sc->strategy->takes & SIM_NEEDS_PEER_LINKS) != 0);
+        sim_platform_free(&p);
+    }
     fflush(NULL);
     _exit(0);
 }
@@ -117,8 +209,26 @@ static int line_of_nth_id(const char *path, const char *name, int nth)
     return seen == nth ? at : 0;
 }
 
+/* The first line holding attr="value" for the value val; 0 if none. */
+static int line_of_attr(const char *path, const char *attr, const char *val)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char want[200], line[4096];
+    snprintf(want, sizeof want, "%s=\"%s\"", attr, val);
+    int at = 0, found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        at++;
+        found = strstr(line, want) != NULL;
+    }
+    fclose(f);
+    return found ? at : 0;
+}
+
 /* The line that declares name, or for a name SimGrid made up from an element's id (a
- * cluster's links: "star_link_0_UP") that element's line; 0 if none. */
+ * cluster's links: "star_link_0_UP") that element's line, or for a cluster's host
+ * ("node-3") the line of the cluster of that prefix; 0 if none. */
 static int line_of_id(const char *path, const char *name)
 {
     char prefix[128];
@@ -127,9 +237,17 @@ static int line_of_id(const char *path, const char *name)
         int line = line_of_nth_id(path, prefix, 1);
         char *cut = strrchr(prefix, '_');
         if (line || !cut)
-            return line;
+            break;
         *cut = '\0';
     }
+    int line = line_of_nth_id(path, prefix, 1);
+    if (line)
+        return line;
+    snprintf(prefix, sizeof prefix, "%s", name);
+    size_t n = strlen(prefix);
+    while (n && prefix[n - 1] >= '0' && prefix[n - 1] <= '9')
+        prefix[--n] = '\0';
+    return n < strlen(name) ? line_of_attr(path, "prefix", prefix) : 0;
 }
 
 /* The first len bytes of s into out (n bytes, cut to fit). The control bytes SimGrid echoes
@@ -218,6 +336,156 @@ static void reason(const char *out, const char *path, int *line, char *why, size
         snprintf(why, n, "SimGrid could not load it");
 }
 
+/* The value of attribute name in the element elem[0..len) into out (n bytes, cut to fit);
+ * 0 if the element has none. */
+static int attr(const char *elem, size_t len, const char *name, char *out, size_t n)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 1; i + nl + 2 < len; i++) {
+        if (memcmp(elem + i, name, nl) || !strchr(" \t\r\n", elem[i - 1]))
+            continue;
+        size_t j = i + nl;
+        while (j < len && strchr(" \t\r\n", elem[j]))
+            j++;
+        if (j >= len || elem[j] != '=')
+            continue;
+        j++;
+        while (j < len && strchr(" \t\r\n", elem[j]))
+            j++;
+        if (j >= len || (elem[j] != '"' && elem[j] != '\''))
+            continue;
+        char q = elem[j++];
+        size_t k = 0;
+        while (j < len && elem[j] != q && k + 1 < n)
+            out[k++] = elem[j++];
+        out[k] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* Hosts a radical ("0-99,200-299,300") names; what does not parse counts nothing (SimGrid
+ * says what is wrong with it). */
+static double radical_hosts(const char *r)
+{
+    double n = 0;
+    while (*r) {
+        char *end;
+        double a = strtod(r, &end), b = a;
+        if (end == r)
+            return n;
+        if (*end == '-') {
+            const char *s = end + 1;
+            b = strtod(s, &end);
+            if (end == s)
+                return n;
+        }
+        if (b >= a)
+            n += b - a + 1;
+        r = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return n;
+    }
+    return n;
+}
+
+/* Hosts a cluster's topology creates: TORUS "X,Y,Z" their product; FAT_TREE
+ * "L;d1,..,dL;u..;p.." the product of the d's; DRAGONFLY "G,l;C,l;R,l;N" G x C x R x N. */
+static double topology_hosts(const char *topo, const char *params)
+{
+    double n = 1;
+    if (!strcmp(topo, "TORUS")) {
+        for (const char *p = params; *p;) {
+            char *end;
+            double x = strtod(p, &end);
+            if (end == p)
+                break;
+            n *= x;
+            p = *end == ',' ? end + 1 : end;
+            if (*end != ',')
+                break;
+        }
+        return n;
+    }
+    int group = 0;
+    for (const char *p = params; *p; group++) {
+        const char *semi = strchr(p, ';');
+        if (!strcmp(topo, "DRAGONFLY") || (!strcmp(topo, "FAT_TREE") && group == 1)) {
+            for (const char *q = p; q && *q && (!semi || q < semi);) {
+                char *end;
+                double x = strtod(q, &end);
+                if (end == q)
+                    break;
+                n *= x;
+                if (!strcmp(topo, "DRAGONFLY"))
+                    break; /* the group's first number: the links after it are no hosts */
+                q = *end == ',' ? end + 1 : NULL;
+            }
+        }
+        if (!semi)
+            break;
+        p = semi + 1;
+    }
+    return n;
+}
+
+/* The hosts a platform file declares, counted in its text before SimGrid reads it:
+ * SimGrid allocates each (a cluster radical of tens of millions took it minutes), so a
+ * file of more than SIM_PLATFORM_FILE_MAX_HOSTS is refused at the element that passes it. */
+static dt_status check_sizes(const scenario_t *sc, const char *path, const struct stat *st,
+                             dt_err_t *err)
+{
+    if (st->st_size == 0)
+        return DT_OK; /* SimGrid says what an empty file lacks */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return scenario_fail(sc, err, "cluster.platform", "%s: %s", path, strerror(errno));
+    size_t len = (size_t)st->st_size;
+    const char *text = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (text == MAP_FAILED)
+        return scenario_fail(sc, err, "cluster.platform", "%s: %s", path, strerror(errno));
+    double hosts = 0;
+    int line = 1;
+    dt_status status = DT_OK;
+    const char *p = text, *end = text + len, *counted = text;
+    while ((p = memchr(p, '<', (size_t)(end - p)))) {
+        const char *close = memchr(p, '>', (size_t)(end - p));
+        size_t elen = close ? (size_t)(close - p) : (size_t)(end - p);
+        double here = 0;
+        char radical[4096], topo[32], params[512];
+        if (elen > 6 && !memcmp(p, "<host", 5) && strchr(" \t\r\n/", p[5])) {
+            here = 1;
+        } else if ((elen > 9 && !memcmp(p, "<cluster", 8) && strchr(" \t\r\n", p[8])) ||
+                   (elen > 9 && !memcmp(p, "<cabinet", 8) && strchr(" \t\r\n", p[8]))) {
+            if (attr(p, elen, "radical", radical, sizeof radical))
+                here = radical_hosts(radical);
+            if (attr(p, elen, "topology", topo, sizeof topo) &&
+                attr(p, elen, "topo_parameters", params, sizeof params)) {
+                double t = topology_hosts(topo, params);
+                here = t > here ? t : here;
+            }
+        }
+        if (here > 0) {
+            hosts += here;
+            for (const char *c = counted; c < p; c++)
+                line += *c == '\n';
+            counted = p;
+            if (!(hosts <= SIM_PLATFORM_FILE_MAX_HOSTS)) {
+                status = scenario_fail(sc, err, "cluster.platform",
+                                       "%s:%d: %.3g hosts up to this element (expected at most "
+                                       "%d in a platform file: SimGrid allocates every host "
+                                       "before a run starts)",
+                                       path, line, hosts, SIM_PLATFORM_FILE_MAX_HOSTS);
+                break;
+            }
+        }
+        p += 1;
+    }
+    munmap((void *)text, len);
+    return status;
+}
+
 dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
 {
     if (sc->platform != SIM_PLATFORM_FILE)
@@ -228,6 +496,8 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, "cluster.platform", "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return scenario_fail(sc, err, "cluster.platform", "%s: not a regular file", path);
+    if (check_sizes(sc, path, &st, err))
+        return DT_ERR_INPUT;
     int fds[2];
     if (pipe(fds) != 0) {
         dt_err_input(err, "checking %s: pipe: %s", path, strerror(errno));
@@ -243,7 +513,7 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
     }
     if (pid == 0) {
         close(fds[0]);
-        child(path, fds[1]);
+        child(sc, fds[1]);
     }
     close(fds[1]);
     static char out[1 << 16];
@@ -259,7 +529,10 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
                              "%s: SimGrid did not finish reading it in %.0f s", path,
                              CHECK_SECONDS);
     const char *done = strstr(out, TAG "hosts ");
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || !done) {
+    /* 3: the child ended itself on a route SimGrid threw on (no_route_abort) */
+    int ended = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
+                                      (WEXITSTATUS(status) == 3 && strstr(out, TAG "noroute ")));
+    if (!ended || !done) {
         char why[600];
         int line;
         reason(out, path, &line, why, sizeof why);
@@ -275,19 +548,24 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
     }
     /* what SimGrid took but no run can use */
     for (const char *p = strstr(out, TAG); p; p = strstr(p + 1, TAG)) {
-        char kind[8], name[128];
+        char kind[16], name[128];
         double v;
-        if (sscanf(p + strlen(TAG), "%7s %127s %lg", kind, name, &v) != 3)
+        if (sscanf(p + strlen(TAG), "%15s %127s %lg", kind, name, &v) != 3)
             continue;
-        const char *what = !strcmp(kind, "host") ? "speed" : "bandwidth";
+        int speed = !strcmp(kind, "speed"), lat = !strcmp(kind, "latency");
+        if (!speed && !lat && strcmp(kind, "bandwidth"))
+            continue;
+        sim_quantity_t q = speed ? SIM_Q_SPEED : lat ? SIM_Q_LATENCY : SIM_Q_BANDWIDTH;
+        char at[32] = "";
         int line = line_of_id(path, name);
         if (line > 0)
-            return scenario_fail(sc, err, "cluster.platform",
-                                 "%s:%d: %s %s has %s %g (expected more than 0)", path, line,
-                                 kind, name, what, v);
+            snprintf(at, sizeof at, ":%d", line);
         return scenario_fail(sc, err, "cluster.platform",
-                             "%s: %s %s has %s %g (expected more than 0)", path, kind, name,
-                             what, v);
+                             "%s%s: %s %s has %s %g %s (expected %s: what SimGrid's solver "
+                             "computes with)",
+                             path, at, speed ? "host" : "link", name, kind, v,
+                             speed ? "flop/s" : lat ? "s" : "B/s",
+                             scenario_simulable_range(q));
     }
     long hosts = strtol(done + strlen(TAG "hosts "), NULL, 10);
     int workers, servers;
@@ -302,6 +580,20 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
                              path, hosts, hosts == 1 ? "" : "s", sc->strategy->name, workers,
                              sc->strategy->worker_role, workers == 1 ? "" : "s", sv,
                              workers + servers);
+    }
+    const char *nr = strstr(out, TAG "noroute ");
+    if (nr) {
+        char a[128], b[128];
+        if (sscanf(nr + strlen(TAG "noroute "), "%127s %127s", a, b) == 2) {
+            char at[32] = "";
+            int line = line_of_id(path, a);
+            if (line > 0)
+                snprintf(at, sizeof at, ":%d", line);
+            return scenario_fail(sc, err, "cluster.platform",
+                                 "%s%s: no route from host %s to host %s, both hosts of the "
+                                 "run (expected a route between every two hosts it uses)",
+                                 path, at, a, b);
+        }
     }
     return DT_OK;
 }

@@ -450,8 +450,10 @@ static void merge(sim_run_t *run, void **blobs, int size)
         if (isnan(run->time_to_target) && e->acc >= run->sc->target_accuracy)
             run->time_to_target = e->t;
         if (run->db && !run->db_failed &&
-            results_eval_add(run->db, run->run_id, e->t, e->step, samples, bytes, e->loss,
-                             e->acc, &run->db_err))
+            results_eval_add_text(run->db, run->run_id, e->t, e->step, samples, bytes, e->loss,
+                                  e->acc,
+                                  run->test.tokens ? trainer_text_perplexity(e->loss) : NAN,
+                                  &run->db_err))
             run->db_failed = 1;
     }
     free(evals);

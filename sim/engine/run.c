@@ -28,13 +28,15 @@ sim_run_t *sim_run_current(void)
     return active;
 }
 
-/* Set by SIGINT / SIGTERM during a run: every node stops at its next step boundary and the
- * run is recorded as interrupted. A second signal ends the process at once. */
+/* Set by SIGINT / SIGTERM during a run: the simulation ends at once (sim_transport_halt:
+ * wherever the nodes are, a step can take minutes) and the run is recorded as interrupted;
+ * real processes stop at their next step boundary. A second signal ends the process. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
     interrupted = 1;
+    sim_transport_halt();
     signal(sig, SIG_DFL);
 }
 
@@ -561,8 +563,11 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
     if (run->real) /* recorded by rank 0 with every process's samples and bytes */
         sim_real_eval(run, now, step, ev.loss, ev.accuracy);
     else if (run->db && !run->db_failed &&
-             results_eval_add(run->db, run->run_id, now, step, run->samples, run->bytes_total,
-                              ev.loss, ev.accuracy, &run->db_err))
+             results_eval_add_text(run->db, run->run_id, now, step, run->samples,
+                                   run->bytes_total, ev.loss, ev.accuracy,
+                                   /* a language model's: the loss is per next token */
+                                   run->test.tokens ? trainer_text_perplexity(ev.loss) : NAN,
+                                   &run->db_err))
         run->db_failed = 1;
     if (run->live) {
         sim_live_eval(run, ev.accuracy);

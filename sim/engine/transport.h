@@ -30,6 +30,10 @@ typedef struct sim_sem *sim_sem_t;   /* a counting semaphore between a node's ac
 void sim_transport_init(const char *argv0);
 /** Runs every started activity until all are done. */
 void sim_transport_run(void);
+/** Ends the simulation at once: every activity ends at its next call into the transport
+ * and sim_transport_run returns (async-signal-safe: a SIGINT / SIGTERM handler calls it).
+ * Nothing on real processes, which stop at their next step. */
+void sim_transport_halt(void);
 /** "3.32.0": the transport's own version, for the runs table. */
 void sim_transport_version(char *buf, size_t n);
 

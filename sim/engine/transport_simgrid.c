@@ -3,6 +3,7 @@
  * only through sg_comm_wait_for, never a NULL payload, never a blocking put or get. */
 #include "transport_impl.h"
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <simgrid/actor.h>
@@ -27,6 +28,21 @@ void sim_transport_init(const char *argv0)
 
 static void sgt_transport_run(void) { simgrid_run(); }
 
+/* Set from a signal handler (sim_transport_halt): the next activity that calls into the
+ * transport kills every other one and ends itself, so the simulation returns within one
+ * event of SimGrid's, wherever the nodes are (a step of a big run can take minutes). */
+static volatile sig_atomic_t halt_now;
+
+void sim_transport_halt(void) { halt_now = 1; }
+
+static void halt_check(void)
+{
+    if (!halt_now)
+        return;
+    sg_actor_kill_all();
+    sg_actor_exit();
+}
+
 static void sgt_transport_version(char *buf, size_t n)
 {
     int major, minor, patch;
@@ -35,9 +51,21 @@ static void sgt_transport_version(char *buf, size_t n)
 }
 
 static double sgt_now(void) { return simgrid_get_clock(); }
-static void sgt_sleep(double seconds) { sg_actor_sleep_for(seconds); }
-static void sgt_sleep_until(double t) { sg_actor_sleep_until(t); }
-static void sgt_yield(void) { sg_actor_yield(); }
+static void sgt_sleep(double seconds)
+{
+    halt_check();
+    sg_actor_sleep_for(seconds);
+}
+static void sgt_sleep_until(double t)
+{
+    halt_check();
+    sg_actor_sleep_until(t);
+}
+static void sgt_yield(void)
+{
+    halt_check();
+    sg_actor_yield();
+}
 
 static sim_box_t sgt_mailbox(const char *owner, const char *channel)
 {
@@ -64,6 +92,7 @@ static sim_comm_t sgt_post_recv(sim_box_t from, void **payload)
 
 static sim_status_t sgt_wait_for(sim_comm_t c, double timeout)
 {
+    halt_check();
     switch (sg_comm_wait_for((sg_comm_t)c, timeout)) {
     case SG_OK:
         return SIM_OK;
@@ -87,13 +116,21 @@ static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
 }
 
 static void *sgt_self_data(void) { return sg_actor_self_get_data(); }
-static void sgt_execute(double flops) { sg_actor_execute(flops); }
+static void sgt_execute(double flops)
+{
+    halt_check();
+    sg_actor_execute(flops);
+}
 double sim_host_speed(sim_host_t host) { return sg_host_get_speed((sg_host_t)host); }
 double sim_host_energy(sim_host_t host) { return sg_host_get_consumed_energy((sg_host_t)host); }
 const char *sim_host_name(sim_host_t host) { return sg_host_get_name((sg_host_t)host); }
 
 static sim_sem_t sgt_sem_new(int value) { return (sim_sem_t)sg_sem_init(value); }
-static void sgt_sem_acquire(sim_sem_t s) { sg_sem_acquire((sg_sem_t)s); }
+static void sgt_sem_acquire(sim_sem_t s)
+{
+    halt_check();
+    sg_sem_acquire((sg_sem_t)s);
+}
 static void sgt_sem_release(sim_sem_t s) { sg_sem_release((sg_sem_t)s); }
 static void sgt_sem_free(sim_sem_t s) { sg_sem_destroy((sg_sem_t)s); }
 

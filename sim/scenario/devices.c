@@ -130,6 +130,15 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
                                      "by shape needs the device's multiprocessors)",
                                 r->path, r->line_of[f], field_names[f]);
     }
+    /* a device idles at or below its full power: the energy model interpolates between */
+    double idle = d->value[SIM_DEV_POWER_IDLE], max = d->value[SIM_DEV_POWER_MAX];
+    if (!isnan(idle) && !isnan(max) && idle > max) {
+        int li = r->line_of[SIM_DEV_POWER_IDLE], lm = r->line_of[SIM_DEV_POWER_MAX];
+        return dt_err_input(err, "%s:%d: device.%s: power_idle %g W above power_max %g W "
+                                 "(expected power_idle <= power_max)",
+                            r->path, li ? li : lm ? lm : r->section_line,
+                            li || !lm ? "power_idle" : "power_max", idle, max);
+    }
     /* NVLink SHARP reduces in the switch of a server whose GPUs also ring over NVLink: the
      * NCCL model compares the two, so NVLS alone has nothing to be chosen against */
     if (!isnan(d->value[SIM_DEV_NVLS_BUSBW]) && isnan(d->value[SIM_DEV_NVLINK_BUSBW]))
@@ -229,6 +238,10 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     }
     default:
         st = scenario_parse_flops(v, out, err);
+        if (!st && *out > 0 && !scenario_simulable(SIM_Q_SPEED, *out))
+            return dt_err_input(err, "\"%s\" is beyond what SimGrid's solver computes with "
+                                     "(expected %s)",
+                                v, scenario_simulable_range(SIM_Q_SPEED));
         break;
     }
     if (!st && !(*out > 0))

@@ -100,6 +100,10 @@ static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t 
         if (s->value <= 0)
             return dt_err_input(err, "bandwidth %s must be > 0 (use link_down for a dead link)",
                                 w[i + 1]);
+        if (!scenario_simulable(SIM_Q_BANDWIDTH, s->value))
+            return dt_err_input(err, "bandwidth %s is beyond what SimGrid's solver computes "
+                                     "with (expected %s)",
+                                w[i + 1], scenario_simulable_range(SIM_Q_BANDWIDTH));
         i += 2;
     }
     if (i < n && (!strcmp(w[i], "for") || !strcmp(w[i], "until"))) {

@@ -5,10 +5,13 @@
 #define _XOPEN_SOURCE 700 /* POSIX 2008 */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -143,11 +146,34 @@ static int file_handler(void *user, const char *section, const char *name, const
         dt_err_input(st->err, "%s:%d: %s.%s: unknown key%s", sc->path, line, section, name, hint);
         goto fail;
     }
+    dt_err_t e;
+    /* jobs.files again: the line's names go after the earlier ones (a hundred jobs do not
+     * fit one line: inih's lines end at INI_MAX_LINE) */
+    if (sc->key_line[k] > 0 && k == key_index("jobs", "files")) {
+        char *before = dt_malloc(sizeof sc->jobs_files);
+        memcpy(before, sc->jobs_files, sizeof sc->jobs_files);
+        int bad = key_apply(sc, &key_table[k], value, &st->ctx, &e) != DT_OK;
+        if (!bad && strlen(before) + 2 + strlen(sc->jobs_files) >= sizeof sc->jobs_files) {
+            snprintf(e.msg, sizeof e.msg, "the list of files is longer than %zu characters",
+                     sizeof sc->jobs_files - 1);
+            bad = 1;
+        }
+        if (!bad) {
+            size_t len = strlen(before);
+            snprintf(before + len, sizeof sc->jobs_files - len, ", %s", sc->jobs_files);
+            memcpy(sc->jobs_files, before, sizeof sc->jobs_files);
+        }
+        free(before);
+        if (bad) {
+            key_error(st->err, sc, line, k, "%s", e.msg);
+            goto fail;
+        }
+        return 1;
+    }
     if (sc->key_line[k] > 0) {
         key_error(st->err, sc, line, k, "given twice (lines %d and %d)", sc->key_line[k], line);
         goto fail;
     }
-    dt_err_t e;
     if (key_apply(sc, &key_table[k], value, &st->ctx, &e)) {
         key_error(st->err, sc, line, k, "%s", e.msg);
         goto fail;
@@ -179,11 +205,35 @@ static void text_line(const char *text, int line, char *buf, size_t n)
     buf[len] = '\0';
 }
 
+/* Opens path for reading if it is a regular file: a FIFO or a device would block the open
+ * or the reads for good, so it is opened without blocking and looked at before any read. */
+static dt_status open_regular(const char *path, FILE **out, dt_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return dt_err_input(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = errno;
+        close(fd);
+        if (!e && S_ISDIR(sb.st_mode))
+            e = EISDIR;
+        return e ? dt_err_input(err, "%s: cannot read: %s", path, strerror(e))
+                 : dt_err_input(err, "%s: not a regular file (a FIFO or a device would never "
+                                     "end)",
+                                path);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    *out = fdopen(fd, "rb");
+    DT_CHECK(*out, "fdopen %s: %s", path, strerror(errno));
+    return DT_OK;
+}
+
 static dt_status read_all(const char *path, char **out, dt_err_t *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dt_err_input(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if (open_regular(path, &f, err))
+        return DT_ERR_INPUT;
     size_t cap = 4096, len = 0;
     char *text = dt_malloc(cap);
     for (;;) {

@@ -171,9 +171,16 @@ static const key_desc_t builtin_keys[] = {
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,
-             "fashion-mnist, synthetic, or a directory of MNIST-format IDX files (relative "
-             "to the scenario file)",
+             "fashion-mnist, synthetic, text (byte tokens from data.text, cut into windows "
+             "of model.seq + 1), or a directory of MNIST-format IDX files (relative to the "
+             "scenario file)",
              "data set"),
+    K_CUSTOM("data", "text", "fortunes", parse_text, format_text,
+             "fortunes (Debian's fortunes: a source per English topic file), "
+             "fortunes-languages (a source per language: en, de, es, it), or a text file or "
+             "folder of text files, a source each (relative to the scenario file)",
+             "data.source = text: the corpus; each source's last tenth is the validation "
+             "set"),
     K_LONG("data", "train_samples", "0", train_samples, 0, 1e9,
            "training samples used; 0 = all (synthetic: 60000 are made)"),
     K_LONG("data", "test_samples", "0", test_samples, 0, 1e9, "test samples used; 0 = all"),
@@ -184,7 +191,8 @@ static const key_desc_t builtin_keys[] = {
     K_DOUBLE("data", "synthetic_noise", "1", synthetic_noise, 0, 100, OPEN_MIN,
              "synthetic: standard deviation of the noise around each class centre"),
     K_CUSTOM("data", "partition", "iid", parse_partition, format_partition,
-             "iid, dirichlet:ALPHA (ALPHA > 0), shards:K (K >= 1)",
+             "iid, dirichlet:ALPHA (ALPHA > 0), shards:K (K >= 1), by-source (text: a "
+             "client per source)",
              "how the training set is split across workers or clients"),
     K_DOUBLE("data", "client_holdout", "0", client_holdout, 0, 0.9, 0,
              "fedavg, fedbuff: share of each client's samples kept out of its training; the "

@@ -54,6 +54,7 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         sc->profile_pieces = 0;
         sc->profile_attention = 0;
         sc->profile_splits = 0;
+        sc->profile_experts = 0;
         return trainer_arch_parse(&sc->model.arch, v, err);
     }
     char spec[SCENARIO_STR];
@@ -68,6 +69,11 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         return DT_ERR_INPUT;
     sc->profile_attention = sim_profile_has_attention(&prof);
     sc->profile_splits = prof.has_tensor_splits;
+    sc->profile_experts = 0;
+    for (int i = 0; i < prof.n_layers; i++)
+        if (prof.layers[i].experts && (!sc->profile_experts ||
+                                       prof.layers[i].experts < sc->profile_experts))
+            sc->profile_experts = prof.layers[i].experts;
     sc->profile_pieces = prof.has_forward_layers;
     for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
         sc->profile_pieces += prof.layers[i].cut > 0;
@@ -189,6 +195,9 @@ void format_partition(const scenario_t *sc, char *buf, size_t n)
     case TRAINER_PARTITION_SHARDS:
         snprintf(buf, n, "shards:%d", sc->partition.shards);
         return;
+    case TRAINER_PARTITION_BY_SOURCE:
+        snprintf(buf, n, "by-source");
+        return;
     }
 }
 
@@ -242,17 +251,38 @@ dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char
 dt_status parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                        dt_err_t *err)
 {
-    if (!strcmp(v, "fashion-mnist") || !strcmp(v, "synthetic"))
+    if (!strcmp(v, "fashion-mnist") || !strcmp(v, "synthetic") || !strcmp(v, "text"))
         return set_string(sc->data_source, sizeof sc->data_source, v, err);
     if (!*v)
-        return dt_err_input(err, "empty value (expected fashion-mnist, synthetic or a "
+        return dt_err_input(err, "empty value (expected fashion-mnist, synthetic, text or a "
                                  "directory)");
     dt_err_t e;
     if (resolve_path(v, ctx, 1, sc->data_source, sizeof sc->data_source, &e))
-        return dt_err_input(err, "%s (expected fashion-mnist, synthetic or a directory of "
-                                 "MNIST-format files)",
+        return dt_err_input(err, "%s (expected fashion-mnist, synthetic, text or a directory "
+                                 "of MNIST-format files)",
                             e.msg);
     return DT_OK;
+}
+
+dt_status parse_text(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
+{
+    if (!strcmp(v, "fortunes") || !strcmp(v, "fortunes-languages"))
+        return set_string(sc->data_text, sizeof sc->data_text, v, err);
+    if (!*v)
+        return dt_err_input(err, "empty value (expected fortunes, fortunes-languages, or a "
+                                 "text file or folder)");
+    dt_err_t as_file, as_dir;
+    if (!resolve_path(v, ctx, 0, sc->data_text, sizeof sc->data_text, &as_file) ||
+        !resolve_path(v, ctx, 1, sc->data_text, sizeof sc->data_text, &as_dir))
+        return DT_OK;
+    return dt_err_input(err, "%s (expected fortunes, fortunes-languages, or a text file or "
+                             "folder)",
+                        as_file.msg);
+}
+
+void format_text(const scenario_t *sc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", sc->data_text);
 }
 
 void format_source(const scenario_t *sc, char *buf, size_t n)

@@ -42,12 +42,14 @@ int sim_model_profile_is_file(const char *spec)
 typedef struct fwd_line {
     char name[64];
     double flops, outputs, cut;
+    int line; /* in the file, for the whole-file checks' errors */
 } fwd_line_t;
 
 typedef struct tp_line {
     char name[64];
     sim_split_t split;
     double reduce;
+    int line;
 } tp_line_t;
 
 typedef struct reader {
@@ -62,6 +64,9 @@ typedef struct reader {
                               at most half full (GPT-3's 1,000 layers: a scan each was
                               most of a load, and dtsim plan loads a profile per layout) */
     char bad[400]; /* the first error, without its line */
+    const char *next; /* the text not yet handed to inih (line_reader) */
+    int line;         /* the line inih handles now, 1-based */
+    int bad_line;     /* the line of the first error; 0: none yet */
 } reader_t;
 
 static size_t name_hash(const char *s)
@@ -220,6 +225,7 @@ static int forward_line(reader_t *r, const char *name, const char *v)
     }
     fwd_line_t *l = &r->fwd[r->n_fwd++];
     strcpy(l->name, name);
+    l->line = r->line;
     l->flops = flops;
     l->outputs = outputs;
     l->cut = cut;
@@ -255,6 +261,7 @@ static int tensor_line(reader_t *r, const char *name, const char *v)
     }
     tp_line_t *l = &r->tp[r->n_tp++];
     strcpy(l->name, name);
+    l->line = r->line;
     l->split = (sim_split_t)split;
     l->reduce = reduce;
     return 1;
@@ -299,9 +306,41 @@ static int shape_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+/* An [experts] line: its layer, listed by [backward] above, gets its experts. */
+static int experts_line(reader_t *r, const char *name, const char *v)
 {
-    reader_t *r = user;
+    char a[3][64], extra[2];
+    double x[3] = {0};
+    int n = sscanf(v, "%63s %63s %63s %1s", a[0], a[1], a[2], extra), ok = n == 2 || n == 3;
+    for (int i = 0; ok && i < n; i++)
+        ok = !number(a[i], &x[i]) && x[i] == floor(x[i]) && x[i] <= (i < 2 ? 1e6 : 1e15);
+    if (!ok || x[0] < 1 || x[1] < 1 || x[1] > x[0] || (n == 3 && x[2] < 1)) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: \"%s\" is not ROUTED TOP_K "
+                 "[ALL_TO_ALL_ELEMENTS] (whole numbers, 1 <= TOP_K <= ROUTED, elements >= 1)",
+                 name, v);
+        return 0;
+    }
+    int i = layer_find(r, name);
+    if (i < 0) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: no such layer in [backward] (the layers "
+                 "come first, [experts] after them)", name);
+        return 0;
+    }
+    sim_profile_layer_t *l = &r->p->layers[i];
+    if (l->experts) {
+        snprintf(r->bad, sizeof r->bad, "experts.%s: layer listed twice", name);
+        return 0;
+    }
+    l->experts = (int)x[0];
+    l->top_k = (int)x[1];
+    l->a2a = x[2];
+    r->p->has_experts = 1;
+    return 1;
+}
+
+static int section_handler(reader_t *r, const char *section, const char *name,
+                           const char *value)
+{
     if (!strcmp(section, "profile"))
         return profile_key(r, name, value);
     if (!strcmp(section, "backward"))
@@ -314,9 +353,83 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "shape"))
         return shape_line(r, name, value);
+    if (!strcmp(section, "experts"))
+        return experts_line(r, name, value);
     snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward], "
-             "[forward], [tensor] and [shape])", section);
+             "[forward], [tensor], [shape] and [experts])", section);
     return 0;
+}
+
+/* Only the first error counts, with its own line: inih goes on after an error, and a later
+ * line's message must not stand beside the first one's line number. */
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    reader_t *r = user;
+    if (r->bad_line)
+        return 1;
+    if (section_handler(r, section, name, value))
+        return 1;
+    r->bad_line = r->line;
+    return 0;
+}
+
+/* Hands inih the text one line per call, counting lines (Debian's libinih has no
+ * INI_HANDLER_LINENO); stops at the first error, and refuses a line longer than inih's
+ * buffer, which it would split into two lines and miscount. */
+static char *line_reader(char *buf, int num, void *stream)
+{
+    reader_t *r = stream;
+    if (r->bad_line || !r->next || !*r->next)
+        return NULL;
+    const char *line = r->next, *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    r->next = eol ? eol + 1 : NULL;
+    r->line++;
+    if (len + 2 > (size_t)num) {
+        snprintf(r->bad, sizeof r->bad, "line longer than %d characters", num - 2);
+        r->bad_line = r->line;
+        len = 0;
+    }
+    memcpy(buf, line, len);
+    buf[len] = '\n';
+    buf[len + 1] = '\0';
+    return buf;
+}
+
+/* The whole of a profile file, malloc'ed; NULL when it cannot be read (errno) or is larger
+ * than 64 MiB (EFBIG). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *t = dt_malloc(cap);
+    size_t got;
+    while ((got = fread(t + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            if (cap >= (size_t)64 << 20) {
+                free(t);
+                fclose(f);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap *= 2;
+            char *g = realloc(t, cap);
+            DT_CHECK(g, "out of memory reading %s", path);
+            t = g;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(t);
+        errno = EIO;
+        return NULL;
+    }
+    t[len] = '\0';
+    return t;
 }
 
 /* [forward] names the [backward] layers in the opposite order; its FLOPs add up to
@@ -328,9 +441,10 @@ static dt_status check_forward(sim_model_profile_t *p, const reader_t *r, const 
     double flops = 0;
     for (int i = 0; i < r->n_fwd; i++) {
         if (i >= L || strcmp(r->fwd[i].name, p->layers[L - 1 - i].name))
-            return dt_err_input(err, "%s: [forward] line %d is layer %s, but [backward] read "
-                                     "from its end gives %s there (the same layers, first "
-                                     "layer first)", where, i + 1, r->fwd[i].name,
+            return dt_err_input(err, "%s:%d: forward.%s: [forward]'s layer %d, but [backward] "
+                                     "read from its end gives %s there (the same layers, "
+                                     "first layer first)", where, r->fwd[i].line,
+                                r->fwd[i].name, i + 1,
                                 i < L ? p->layers[L - 1 - i].name : "no more layers");
         sim_profile_layer_t *l = &p->layers[L - 1 - i];
         l->forward_flops = r->fwd[i].flops;
@@ -359,11 +473,11 @@ static dt_status check_tensor(sim_model_profile_t *p, const reader_t *r, const c
     for (int k = 0; k < r->n_tp; k++) {
         int i = layer_find(r, r->tp[k].name);
         if (i < 0)
-            return dt_err_input(err, "%s: [tensor] names layer %s, which [backward] does not "
-                                     "list", where, r->tp[k].name);
+            return dt_err_input(err, "%s:%d: tensor.%s: no such layer in [backward]", where,
+                                r->tp[k].line, r->tp[k].name);
         if (p->layers[i].split)
-            return dt_err_input(err, "%s: [tensor] lists layer %s twice", where,
-                                r->tp[k].name);
+            return dt_err_input(err, "%s:%d: tensor.%s: layer listed twice", where,
+                                r->tp[k].line, r->tp[k].name);
         p->layers[i].split = r->tp[k].split;
         p->layers[i].reduce = r->tp[k].reduce;
     }
@@ -408,15 +522,17 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     reader_t r = {.p = p};
     int rc;
     const char *where = spec;
+    char *file_text = NULL;
     if (sim_model_profile_is_file(spec)) {
-        rc = ini_parse(spec, handler, &r);
-        if (rc < 0) {
-            free(r.fwd);
-            free(r.tp);
-            free(r.index);
+        file_text = read_text(spec);
+        if (!file_text) {
             sim_model_profile_free(p);
-            return dt_err_input(err, "cannot read model profile %s", spec);
+            return dt_err_input(err, "cannot read model profile %s: %s", spec,
+                                strerror(errno));
         }
+        r.next = file_text;
+        rc = ini_parse_stream(line_reader, &r, handler, &r);
+        free(file_text);
     } else {
         size_t i = 0;
         while (i < N_BUILTIN && strcmp(builtin_profiles[i].name, spec))
@@ -429,12 +545,15 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
             return dt_err_input(err, "unknown model profile \"%s\" (built in: %s; or a "
                                      "profile file FILE.ini)", spec, names);
         }
-        rc = ini_parse_string((const char *)builtin_profiles[i].text, handler, &r);
+        r.next = (const char *)builtin_profiles[i].text;
+        rc = ini_parse_stream(line_reader, &r, handler, &r);
         where = builtin_profiles[i].name;
     }
-    if (rc > 0) {
-        dt_err_input(err, "%s:%d: %s", where, rc,
-                     r.bad[0] ? r.bad : "syntax error (expected key = value)");
+    if (rc > 0 || r.bad_line) {
+        /* the first error: inih's syntax error or a handler's, whichever came first */
+        int line = r.bad_line && (rc <= 0 || r.bad_line <= rc) ? r.bad_line : rc;
+        dt_err_input(err, "%s:%d: %s", where, line,
+                     line == r.bad_line ? r.bad : "syntax error (expected key = value)");
         free(r.fwd);
         free(r.tp);
         free(r.index);
@@ -456,6 +575,16 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     if (!p->name[0])
         snprintf(p->name, sizeof p->name, "%.63s", where);
     return DT_OK;
+}
+
+double sim_model_profile_active_params(const sim_model_profile_t *p)
+{
+    double n = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        const sim_profile_layer_t *l = &p->layers[i];
+        n += l->experts ? (double)l->params * l->top_k / l->experts : (double)l->params;
+    }
+    return n;
 }
 
 void sim_model_profile_free(sim_model_profile_t *p)

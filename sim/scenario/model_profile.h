@@ -32,6 +32,14 @@
  *                 embedding) and the elements it reads and writes.
  *               Layers not listed run at the device's flat speed, as every layer of a
  *               profile without the section does.
+ *   [experts]   optional, after [backward] (mixture of experts): LAYER = ROUTED TOP_K
+ *               [ALL_TO_ALL_ELEMENTS]: the layer holds ROUTED experts' weights (its
+ *               parameters count them all), of which each token uses TOP_K (its FLOPs count
+ *               those); expert parallelism (strategy.expert = E) gives each member of an
+ *               expert group ROUTED/E of them. ALL_TO_ALL_ELEMENTS (per sample, tokens x
+ *               TOP_K x hidden), on the first routed layer of a MoE block, is what each of
+ *               the block's two all-to-alls (dispatch before the experts, combine after)
+ *               moves in the forward pass, and their gradients in the backward pass.
  * The built-in profiles are the .ini files of scenarios/profiles (made by
  * make_profiles.py there), compiled into the program. */
 #ifndef DTSIM_MODEL_PROFILE_H
@@ -74,6 +82,9 @@ typedef struct sim_profile_layer {
     /* from [shape] (has_shapes): */
     sim_op_t op;
     double dim[5]; /* per sample, as sim_op_t says */
+    /* from [experts] (has_experts): 0 for a layer not listed */
+    int experts, top_k;
+    double a2a; /* elements per sample each all-to-all of the MoE block moves */
 } sim_profile_layer_t;
 
 typedef struct sim_model_profile {
@@ -87,6 +98,7 @@ typedef struct sim_model_profile {
     int has_forward_layers;      /* the file has a [forward] section */
     int has_tensor_splits;       /* the file has a [tensor] section */
     int has_shapes;              /* the file has a [shape] section */
+    int has_experts;             /* the file has an [experts] section */
 } sim_model_profile_t;
 
 /* spec: a built-in name (resnet50, ...) or a profile file (a path with a '/' or ending in
@@ -100,6 +112,9 @@ int sim_model_profile_is_file(const char *spec);
  * of 1024 tokens", as the built-in language models and `dtsim profile transformer` write
  * it); 0 when it does not (an image). */
 double sim_model_profile_tokens(const sim_model_profile_t *p);
+/* The parameters a token uses: all but the routed experts' a token does not ([experts]:
+ * each such layer counts TOP_K / ROUTED of its parameters); params without experts. */
+double sim_model_profile_active_params(const sim_model_profile_t *p);
 /* The built-in profiles' names, i = 0, 1, ...; NULL past the last. */
 const char *sim_model_profile_builtin(size_t i);
 

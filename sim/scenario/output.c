@@ -54,10 +54,31 @@ static void sweep_write_line(const scenario_t *sc, int j, int end, int compact, 
     }
 }
 
+/* "key = value", or where that is longer than a line the reader takes (only jobs.files,
+ * whose repeated lines append: file.c), the value's comma-separated names over several
+ * "key = ..." lines. */
+static void write_key_line(FILE *out, const char *key, const char *value)
+{
+    size_t room = SCENARIO_LINE_MAX - strlen(key) - 3;
+    while (strlen(value) > room) {
+        /* the last ", " that leaves a line within room (a name longer than a line cannot
+         * come from a file: written whole) */
+        size_t cut = 0;
+        for (size_t i = 1; i + 1 < room && value[i]; i++)
+            if (value[i] == ',' && value[i + 1] == ' ')
+                cut = i;
+        if (!cut)
+            break;
+        fprintf(out, "%s = %.*s\n", key, (int)cut, value);
+        value += cut + 2;
+    }
+    fprintf(out, "%s = %s\n", key, value);
+}
+
 void scenario_write(const scenario_t *sc, FILE *out)
 {
     const char *section = NULL;
-    char value[SCENARIO_STR + 64];
+    char value[SCENARIO_JOBS_FILES + 64];
     int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
     int kd = key_index("cluster", "device");
     fprintf(out, "; dtsim scenario, resolved: every key with its value, defaults included\n");
@@ -78,7 +99,7 @@ void scenario_write(const scenario_t *sc, FILE *out)
             continue;
         }
         key_format(sc, &key_table[k], value, sizeof value);
-        fprintf(out, "%s = %s\n", key_table[k].key, value);
+        write_key_line(out, key_table[k].key, value);
     }
     if (!sweep)
         return;
@@ -113,7 +134,7 @@ void scenario_foreach_key(const scenario_t *sc,
                           double number),
                           void *ctx)
 {
-    char value[SCENARIO_STR + 64], name[96];
+    char value[SCENARIO_JOBS_FILES + 64], name[96];
     for (int k = 0; k < key_count; k++) {
         const key_desc_t *d = &key_table[k];
         const void *p = field_cptr(sc, d);

@@ -27,6 +27,7 @@ typedef enum row_kind {
     ROW_MLP_OUT,
     ROW_HEAD,   /* the output layer: tokens x vocabulary logits */
     ROW_POOLER, /* BERT's pooler: one token, hidden x hidden */
+    ROW_ROUTER, /* a MoE layer's router: hidden x experts logits, no bias */
 } row_kind_t;
 
 typedef struct row_def {
@@ -115,6 +116,7 @@ void sim_transformer_init(sim_transformer_t *t)
     memset(t, 0, sizeof *t);
     t->kv_heads = t->ffn = t->positions = -1;
     t->rmsnorm = t->bias = t->tied = t->swiglu = -1;
+    t->moe_ffn = -1;
 }
 
 dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
@@ -163,6 +165,22 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
     if (t->kv_heads < 1 || t->heads % t->kv_heads)
         return dt_err_input(err, "--kv-heads %ld does not divide --heads %ld", t->kv_heads,
                             t->heads);
+    if (!t->experts) {
+        const char *moe = t->top_k ? "--top-k" : t->shared_experts ? "--shared-experts"
+                        : t->moe_ffn >= 0 ? "--moe-ffn" : t->dense_layers ? "--dense-layers"
+                        : NULL;
+        if (moe)
+            return dt_err_input(err, "%s needs --experts", moe);
+    } else {
+        if (t->top_k < 1 || t->top_k > t->experts)
+            return dt_err_input(err, "--top-k %ld: the experts a token uses, 1 to --experts "
+                                     "%ld", t->top_k, t->experts);
+        if (t->dense_layers >= t->layers)
+            return dt_err_input(err, "--dense-layers %ld leaves no MoE layer of --layers %ld",
+                                t->dense_layers, t->layers);
+        if (t->moe_ffn < 0)
+            t->moe_ffn = t->ffn;
+    }
     if (t->positions > 0 && t->seq > t->positions)
         return dt_err_input(err, "--seq %ld is longer than the %ld learned positions "
                                  "(--positions)", t->seq, t->positions);
@@ -177,19 +195,25 @@ typedef struct row {
     const char *split;                    /* Megatron-LM's tensor split ([tensor]); NULL:
                                              replicated */
     uint64_t reduce;                      /* elements per sample it all-reduces */
+    uint64_t experts, top_k, a2a;         /* [experts]: a routed experts' row (model_profile.h) */
+    char label[48];                       /* the name of a MoE layer's row */
     const char *op;                       /* [shape]: gemm, attention or memory */
     uint64_t dim[5];                      /* its sizes (model_profile.h); n_dim of them */
     int n_dim;
 } row_t;
 
 typedef struct group {
-    row_t rows[12];
+    row_t rows[16];
     int n;
 } group_t;
 
+/* F: the width of the MLP being counted; k: the copies of each token it computes (a MoE
+ * layer's routed experts: top_k, else 1) */
 typedef struct counter {
     const sim_transformer_t *t;
     int overflow;
+    uint64_t F, k;
+    int routed; /* counting a MoE layer's routed experts */
 } counter_t;
 
 static uint64_t mul(counter_t *c, uint64_t a, uint64_t b)
@@ -220,8 +244,8 @@ static row_t count_row(counter_t *c, row_kind_t kind)
 {
     const sim_transformer_t *t = c->t;
     uint64_t T = (uint64_t)t->seq, d = (uint64_t)t->hidden, V = (uint64_t)t->vocab;
-    uint64_t kv = d / (uint64_t)t->heads * (uint64_t)t->kv_heads, F = (uint64_t)t->ffn;
-    uint64_t Td = mul(c, T, d), TT = mul(c, T, T);
+    uint64_t kv = d / (uint64_t)t->heads * (uint64_t)t->kv_heads, F = c->F;
+    uint64_t Td = mul(c, T, d), TT = mul(c, T, T), Tk = mul(c, T, c->k);
     const family_t *f = family_of(t->family);
     switch (kind) {
     case ROW_EMBED:
@@ -248,11 +272,16 @@ static row_t count_row(counter_t *c, row_kind_t kind)
                        add(c, mul(c, 4, mul(c, TT, d)), mul(c, 5, mul(c, (uint64_t)t->heads, TT))),
                        add(c, mul(c, (uint64_t)t->heads, TT), Td), 0};
     case ROW_MLP_GATE:
-        return t->swiglu ? linear(c, d, F, T) : (row_t){0};
+        return t->swiglu ? linear(c, d, F, Tk) : (row_t){0};
     case ROW_MLP_IN:
-        return linear(c, d, F, T);
+        return linear(c, d, F, Tk);
     case ROW_MLP_OUT:
-        return linear(c, F, d, T);
+        return linear(c, F, d, Tk);
+    case ROW_ROUTER: { /* no bias (Mixtral's and DeepSeek-V3's gate) */
+        uint64_t E = (uint64_t)t->experts;
+        return (row_t){.name = "", mul(c, d, E), mul(c, 2, mul(c, T, mul(c, d, E))),
+                       mul(c, T, E), 0};
+    }
     case ROW_HEAD: { /* no bias; tied: its gradient lands in the token embedding's */
         row_t r = {.name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)),
                    mul(c, T, V), 0};
@@ -282,8 +311,8 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
 {
     const sim_transformer_t *t = c->t;
     uint64_t T = (uint64_t)t->seq, d = (uint64_t)t->hidden, V = (uint64_t)t->vocab;
-    uint64_t A = (uint64_t)t->heads, kv = d / A * (uint64_t)t->kv_heads, F = (uint64_t)t->ffn;
-    uint64_t Td = mul(c, T, d), TF = mul(c, T, F);
+    uint64_t A = (uint64_t)t->heads, kv = d / A * (uint64_t)t->kv_heads, F = c->F;
+    uint64_t Td = mul(c, T, d), Tk = mul(c, T, c->k), TF = mul(c, Tk, F), Tkd = mul(c, Tk, d);
 #define SHAPE(op_, n_, ...)                                                                 \
     do {                                                                                    \
         const uint64_t v_[] = {__VA_ARGS__};                                                \
@@ -319,16 +348,23 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
         SHAPE("gemm", 5, T, d, d, mul(c, 3, Td), mul(c, 2, Td));
         break;
     case ROW_MLP_GATE: /* SiLU */
-        SHAPE("gemm", 5, T, F, d, mul(c, 2, TF), mul(c, 3, TF));
+        SHAPE("gemm", 5, Tk, F, d, mul(c, 2, TF), mul(c, 3, TF));
         break;
     case ROW_MLP_IN: /* GELU, or SwiGLU's product */
         if (t->swiglu)
-            SHAPE("gemm", 5, T, F, d, mul(c, 3, TF), mul(c, 5, TF));
+            SHAPE("gemm", 5, Tk, F, d, mul(c, 3, TF), mul(c, 5, TF));
         else
-            SHAPE("gemm", 5, T, F, d, mul(c, 2, TF), mul(c, 3, TF));
+            SHAPE("gemm", 5, Tk, F, d, mul(c, 2, TF), mul(c, 3, TF));
         break;
-    case ROW_MLP_OUT:
-        SHAPE("gemm", 5, T, d, F, mul(c, 3, Td), mul(c, 2, Td));
+    case ROW_MLP_OUT: /* routed experts: their k outputs weighted and summed, 2 T k H */
+        if (c->routed)
+            SHAPE("gemm", 5, Tk, d, F, mul(c, 2, Tkd), mul(c, 2, Tkd));
+        else
+            SHAPE("gemm", 5, T, d, F, mul(c, 3, Td), mul(c, 2, Td));
+        break;
+    case ROW_ROUTER: /* and its softmax over the logits */
+        SHAPE("gemm", 5, T, (uint64_t)t->experts, d, mul(c, 2, mul(c, T, (uint64_t)t->experts)),
+              mul(c, 2, mul(c, T, (uint64_t)t->experts)));
         break;
     case ROW_HEAD:
         SHAPE("gemm", 5, T, V, d, mul(c, 2, mul(c, T, V)), mul(c, 2, mul(c, T, V)));
@@ -376,37 +412,104 @@ static void split_row(row_kind_t kind, row_t *r, const row_t *prev, uint64_t Td)
     }
 }
 
-/* The rows of a group that the shape keeps, with their cuts and splits; a cut on a row left
- * out moves to the row before it. */
-static void count_group(counter_t *c, const row_def_t *defs, group_t *g)
+static int is_mlp(row_kind_t kind)
 {
-    uint64_t Td = mul(c, (uint64_t)c->t->seq, (uint64_t)c->t->hidden);
+    return kind == ROW_MLP_GATE || kind == ROW_MLP_IN || kind == ROW_MLP_OUT;
+}
+
+/* Appends row r (kept: r.name set) of kind to g, split and shaped; label (if not NULL)
+ * names it instead of r.name. */
+static void push_row(counter_t *c, group_t *g, row_kind_t kind, row_t r, const char *label)
+{
+    uint64_t Tkd = mul(c, mul(c, (uint64_t)c->t->seq, c->k), (uint64_t)c->t->hidden);
+    DT_ASSERT(g->n < (int)(sizeof g->rows / sizeof g->rows[0]));
+    split_row(kind, &r, g->n ? &g->rows[g->n - 1] : NULL, Tkd);
+    shape_row(c, kind, &r);
+    g->rows[g->n] = r;
+    if (label) {
+        snprintf(g->rows[g->n].label, sizeof r.label, "%s", label);
+        g->rows[g->n].name = g->rows[g->n].label;
+    }
+    g->n++;
+}
+
+/* A MoE layer's rows for the family's MLP row d: the router before the first of them, the
+ * routed experts' row (all experts' weights, the FLOPs of top_k of them per token; the first
+ * such row carries the dispatch all-to-all's elements, T top_k H), and after the last MLP
+ * row the shared experts' rows, as one MLP shared x moe_ffn wide. Named after the family's
+ * row: mlp.router, mlp.experts.NAME, mlp.shared_experts.NAME (NAME: its last component). */
+static void moe_rows(counter_t *c, const row_def_t *defs, const row_def_t *d, group_t *g)
+{
+    const sim_transformer_t *t = c->t;
+    char label[48];
+    const char *base = strrchr(d->name, '.');
+    base = base ? base + 1 : d->name;
+    if (d->kind == ROW_MLP_GATE)
+        push_row(c, g, ROW_ROUTER, count_row(c, ROW_ROUTER), "mlp.router");
+    c->F = (uint64_t)t->moe_ffn;
+    c->k = (uint64_t)t->top_k;
+    c->routed = 1;
+    row_t r = count_row(c, d->kind);
+    if (r.name) {
+        r.params = mul(c, r.params, (uint64_t)t->experts);
+        r.experts = (uint64_t)t->experts;
+        r.top_k = (uint64_t)t->top_k;
+        int first = 1; /* the first routed row of the layer dispatches */
+        for (int i = 0; i < g->n; i++)
+            first &= g->rows[i].experts == 0;
+        r.a2a = first ? mul(c, mul(c, (uint64_t)t->seq, c->k), (uint64_t)t->hidden) : 0;
+        snprintf(label, sizeof label, "mlp.experts.%s", base);
+        push_row(c, g, d->kind, r, label);
+    }
+    c->routed = 0;
+    c->k = 1;
+    if (d->kind == ROW_MLP_OUT && t->shared_experts > 0) {
+        c->F = mul(c, (uint64_t)t->shared_experts, (uint64_t)t->moe_ffn);
+        for (const row_def_t *e = defs; e->kind != ROW_NONE; e++) {
+            if (!is_mlp(e->kind) || !(r = count_row(c, e->kind)).name)
+                continue;
+            const char *b = strrchr(e->name, '.');
+            snprintf(label, sizeof label, "mlp.shared_experts.%s", b ? b + 1 : e->name);
+            push_row(c, g, e->kind, r, label);
+        }
+    }
+    c->F = (uint64_t)t->ffn;
+}
+
+/* The rows of a group that the shape keeps, with their cuts and splits; a cut on a row left
+ * out moves to the row before it. moe: a MoE layer's block (moe_rows for the MLP). */
+static void count_group(counter_t *c, const row_def_t *defs, group_t *g, int moe)
+{
     g->n = 0;
     for (const row_def_t *d = defs; d->kind != ROW_NONE; d++) {
-        row_t r = count_row(c, d->kind);
-        if (r.name) {
-            r.name = d->name;
-            split_row(d->kind, &r, g->n ? &g->rows[g->n - 1] : NULL, Td);
-            shape_row(c, d->kind, &r);
-            g->rows[g->n++] = r;
+        if (moe && is_mlp(d->kind)) {
+            moe_rows(c, defs, d, g);
+        } else {
+            row_t r = count_row(c, d->kind);
+            if (r.name) {
+                r.name = d->name;
+                push_row(c, g, d->kind, r, NULL);
+            }
         }
         if (d->cut && g->n)
-            g->rows[g->n - 1].cut = Td;
+            g->rows[g->n - 1].cut = mul(c, (uint64_t)c->t->seq, (uint64_t)c->t->hidden);
     }
 }
 
 /* ---- writing ------------------------------------------------------------------------- */
 
+/* The blocks: dense ones (block) first, then MoE ones (moe); layers = dense + n_moe. */
 typedef struct net {
-    group_t embed, block, top;
-    long layers;
+    group_t embed, block, moe, top;
+    long layers, dense;
     const char *prefix;
     size_t first; /* the first row with parameters: its backward pass has no input gradient */
 } net_t;
 
 static size_t net_rows(const net_t *n)
 {
-    return (size_t)n->embed.n + (size_t)n->layers * (size_t)n->block.n + (size_t)n->top.n;
+    return (size_t)n->embed.n + (size_t)n->dense * (size_t)n->block.n +
+           (size_t)(n->layers - n->dense) * (size_t)n->moe.n + (size_t)n->top.n;
 }
 
 /* Row i in forward order, its name written into name. */
@@ -419,12 +522,19 @@ static const row_t *net_row(const net_t *n, size_t i, char *name, size_t size)
         return r;
     }
     i -= (size_t)n->embed.n;
-    if (i < (size_t)n->layers * (size_t)n->block.n) {
+    if (i < (size_t)n->dense * (size_t)n->block.n) {
         r = &n->block.rows[i % (size_t)n->block.n];
         snprintf(name, size, "%s.%zu.%s", n->prefix, i / (size_t)n->block.n, r->name);
         return r;
     }
-    r = &n->top.rows[i - (size_t)n->layers * (size_t)n->block.n];
+    i -= (size_t)n->dense * (size_t)n->block.n;
+    if (i < (size_t)(n->layers - n->dense) * (size_t)n->moe.n) {
+        r = &n->moe.rows[i % (size_t)n->moe.n];
+        snprintf(name, size, "%s.%zu.%s", n->prefix, (size_t)n->dense + i / (size_t)n->moe.n,
+                 r->name);
+        return r;
+    }
+    r = &n->top.rows[i - (size_t)(n->layers - n->dense) * (size_t)n->moe.n];
     snprintf(name, size, "%s", r->name);
     return r;
 }
@@ -439,9 +549,9 @@ static uint64_t group_sum(counter_t *c, const group_t *g, int flops)
 
 static uint64_t net_sum(counter_t *c, const net_t *n, int flops)
 {
-    return add(c, add(c, group_sum(c, &n->embed, flops),
-                      mul(c, (uint64_t)n->layers, group_sum(c, &n->block, flops))),
-               group_sum(c, &n->top, flops));
+    uint64_t blocks = add(c, mul(c, (uint64_t)n->dense, group_sum(c, &n->block, flops)),
+                          mul(c, (uint64_t)(n->layers - n->dense), group_sum(c, &n->moe, flops)));
+    return add(c, add(c, group_sum(c, &n->embed, flops), blocks), group_sum(c, &n->top, flops));
 }
 
 /* The options that make this profile again, every one written out. */
@@ -456,17 +566,24 @@ static void print_command(const sim_transformer_t *t, FILE *out)
     if (family_of(t->family)->has_head)
         fprintf(out, " --%s", t->tied ? "tied" : "untied");
     fprintf(out, " --%s\n", t->swiglu ? "swiglu" : "gelu");
+    if (t->experts)
+        fprintf(out, "#   --experts %ld --top-k %ld --shared-experts %ld --moe-ffn %ld "
+                     "--dense-layers %ld\n", t->experts, t->top_k, t->shared_experts,
+                t->moe_ffn, t->dense_layers);
 }
 
 dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t *err)
 {
     const family_t *f = family_of(t->family);
     DT_ASSERT(f && t->layers >= 1 && t->layers <= MAX_LAYERS && t->kv_heads >= 1);
-    counter_t c = {t, 0};
-    net_t n = {.layers = t->layers, .prefix = f->block_prefix};
-    count_group(&c, f->embed, &n.embed);
-    count_group(&c, f->block, &n.block);
-    count_group(&c, f->top, &n.top);
+    counter_t c = {t, 0, (uint64_t)t->ffn, 1, 0};
+    net_t n = {.layers = t->layers, .dense = t->experts ? t->dense_layers : t->layers,
+               .prefix = f->block_prefix};
+    count_group(&c, f->embed, &n.embed, 0);
+    count_group(&c, f->block, &n.block, 0);
+    if (t->experts)
+        count_group(&c, f->block, &n.moe, 1);
+    count_group(&c, f->top, &n.top, 0);
     uint64_t params = net_sum(&c, &n, 0), forward = net_sum(&c, &n, 1);
     char name[64];
     size_t rows = net_rows(&n);
@@ -529,6 +646,21 @@ dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t 
         fprintf(out, "%s = %s", name, r->op);
         for (int k = 0; k < r->n_dim; k++)
             fprintf(out, " %" PRIu64, r->dim[k]);
+        fputc('\n', out);
+    }
+    if (!t->experts)
+        return DT_OK;
+    fprintf(out, "\n# layer = the routed experts it holds, how many of them each token uses, and\n"
+                 "# on the first of a MoE layer's routed rows the elements per sample that each\n"
+                 "# all-to-all (dispatch, combine) moves, tokens x top_k x hidden; first layer\n"
+                 "# first\n[experts]\n");
+    for (size_t i = 0; i < rows; i++) {
+        const row_t *r = net_row(&n, i, name, sizeof name);
+        if (!r->experts)
+            continue;
+        fprintf(out, "%s = %" PRIu64 " %" PRIu64, name, r->experts, r->top_k);
+        if (r->a2a)
+            fprintf(out, " %" PRIu64, r->a2a);
         fputc('\n', out);
     }
     return DT_OK;

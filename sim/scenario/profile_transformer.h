@@ -22,6 +22,12 @@ typedef struct sim_transformer {
     int bias;       /* biases in the linear layers */
     int tied;       /* the output layer shares the token embedding's weights */
     int swiglu;     /* gated MLP: gate and up projections, then down */
+    /* mixture of experts (experts 0: every layer dense) */
+    long experts;        /* routed experts of a MoE layer's MLP */
+    long top_k;          /* of them each token uses; required with experts */
+    long shared_experts; /* experts every token uses (as one MLP shared x moe_ffn wide) */
+    long moe_ffn;        /* an expert's feed-forward width; default ffn */
+    long dense_layers;   /* the first layers keep the dense MLP (DeepSeek-V3: 3) */
     char name[64];  /* profile.name */
 } sim_transformer_t;
 

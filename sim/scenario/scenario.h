@@ -22,6 +22,7 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
+#define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
 #define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
@@ -186,6 +187,8 @@ typedef struct scenario {
     int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
     int profile_attention;        /* the profile has attention cores (layers *.scores) */
     int profile_splits;           /* the profile has a [tensor] section */
+    int profile_experts;          /* the fewest routed experts of its [experts] layers; 0:
+                                     none */
     long batch;                   /* per worker (per client for fedavg) */
     trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
     trainer_lr_schedule_t schedule;
@@ -197,7 +200,10 @@ typedef struct scenario {
     sim_recompute_t recompute;    /* activations traded for FLOPs */
 
     /* [data] */
-    char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic" or an MNIST-format dir */
+    char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic", "text" or an MNIST-format
+                                       dir */
+    char data_text[SCENARIO_STR];   /* with data_source "text": "fortunes", "fortunes-languages"
+                                       or the absolute path of a text file or folder */
     long train_samples;             /* 0 = all (synthetic: how many to make) */
     long test_samples;              /* 0 = all */
     long synthetic_dim, synthetic_classes;
@@ -286,7 +292,8 @@ typedef struct scenario {
     double attack_scale;              /* sign_flip: factor; noise: standard deviation */
 
     /* [jobs] */
-    char jobs_files[SCENARIO_STR];    /* job scenario files, comma-separated; "none": one run */
+    char jobs_files[SCENARIO_JOBS_FILES]; /* job scenario files, comma-separated (repeated
+                                             `files` lines append); "none": one run */
     sim_placement_t jobs_placement;   /* which hosts each job gets */
 
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
@@ -342,6 +349,22 @@ int scenario_key_swept(const scenario_t *sc, const char *section_key);
 /** "PATH:LINE: section.key" ("--set section.key", "PATH: section.key" for a default), for
  * errors found after loading (a fault naming a host the platform lacks). */
 void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n);
+/** What SimGrid's solver computes with, measured on 3.32 (sim/README.md, "Values the
+ * simulator computes"): a latency in (0, 1 ns), below its surf/precision, crashed its
+ * solver (SIGSEGV); a link of 0.19 B/s aborted it; a speed of 1e-300 flop/s made simulated
+ * time inf. Latency 0, or SIM_LATENCY_MIN..SIM_LATENCY_MAX s; bandwidth and speed within
+ * their MIN..MAX (B/s, flop/s). */
+#define SIM_LATENCY_MIN 1e-9
+#define SIM_LATENCY_MAX 1e3
+#define SIM_BANDWIDTH_MIN 125.0 /* 1 kbps */
+#define SIM_BANDWIDTH_MAX 1e15
+#define SIM_SPEED_MIN 1.0
+#define SIM_SPEED_MAX 1e24
+typedef enum sim_quantity { SIM_Q_LATENCY, SIM_Q_BANDWIDTH, SIM_Q_SPEED } sim_quantity_t;
+/** 1 when v (s, B/s or flop/s as q says) is in the range above. */
+int scenario_simulable(sim_quantity_t q, double v);
+/** The range of q as users write it ("0, or 1ns to 1000s"), for "(expected ...)". */
+const char *scenario_simulable_range(sim_quantity_t q);
 /** 1 when any fault, straggler or federated dropout is described: peers then wait for each
  * other at most faults.timeout. */
 int scenario_has_faults(const scenario_t *sc);

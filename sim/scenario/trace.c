@@ -83,6 +83,9 @@ typedef struct column {
     double min;       /* values >= min, or > min with open */
     int open;         /* 1: value > min */
     const char *what; /* the "(expected ...)" text */
+    int simulable;    /* a sim_quantity_t the value (times scale) is checked as; -1: none */
+    double scale;     /* to the quantity's unit (FedScale's kbit/s: SIM_FEDSCALE_KBPS B/s) */
+    double max;       /* without simulable: values <= max (0: no bound) */
 } column_t;
 
 typedef struct layout {
@@ -94,17 +97,24 @@ typedef struct layout {
 /* Column indices below follow these tables' order. */
 enum { DEV_CLIENT, DEV_SPEED, DEV_UP, DEV_DOWN, DEV_LATENCY };
 static const column_t dtsim_device_cols[] = {
-    {"client", COL_CLIENT, 1, 0, 0, "an integer id >= 0"},
-    {"speed", COL_FLOPS, 0, 0, 1, "a speed > 0 with its unit, e.g. 2.5Gf"},
-    {"up", COL_BANDWIDTH, 0, 0, 1, "a bandwidth > 0 with its unit, e.g. 10Mbps"},
-    {"down", COL_BANDWIDTH, 0, 0, 1, "a bandwidth > 0 with its unit, e.g. 10Mbps"},
-    {"latency", COL_TIME, 0, 0, 0, "a time >= 0 with its unit, e.g. 40ms"},
+    {"client", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
+    {"speed", COL_FLOPS, 0, 0, 1, "a speed with its unit from 1f to 1e24f, e.g. 2.5Gf",
+     SIM_Q_SPEED, 1, 0},
+    {"up", COL_BANDWIDTH, 0, 0, 1, "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
+     "10Mbps", SIM_Q_BANDWIDTH, 1, 0},
+    {"down", COL_BANDWIDTH, 0, 0, 1, "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
+     "10Mbps", SIM_Q_BANDWIDTH, 1, 0},
+    {"latency", COL_TIME, 0, 0, 0, "a time with its unit, 0 or 1ns to 1000s, e.g. 40ms",
+     SIM_Q_LATENCY, 1, 0},
 };
 enum { FSD_CLIENT, FSD_COMPUTATION, FSD_COMMUNICATION };
 static const column_t fedscale_device_cols[] = {
-    {"client_id", COL_CLIENT, 1, 0, 0, "an integer id >= 0"},
-    {"computation", COL_NUMBER, 0, 0, 1, "milliseconds per sample, a number > 0"},
-    {"communication", COL_NUMBER, 0, 0, 1, "kbit/s, a number > 0"},
+    {"client_id", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
+    {"computation", COL_NUMBER, 0, 1e-6, 0, "milliseconds per sample, a number from 1e-6 to "
+     "1e9", -1, 1, 1e9},
+    /* 1kbps to 1000TBps, in kbit/s of 128 B/s */
+    {"communication", COL_NUMBER, 0, 0, 1, "kbit/s, a number from 0.9765625 to 7.8125e12",
+     SIM_Q_BANDWIDTH, SIM_FEDSCALE_KBPS, 0},
 };
 static const layout_t device_layouts[] = {
     {"dtsim", dtsim_device_cols, 5},
@@ -113,16 +123,16 @@ static const layout_t device_layouts[] = {
 
 enum { AV_CLIENT, AV_START, AV_END, AV_PERIOD };
 static const column_t dtsim_avail_cols[] = {
-    {"client", COL_CLIENT, 1, 0, 0, "an integer id >= 0"},
-    {"start", COL_TIME, 1, 0, 0, "a time >= 0 with its unit, e.g. 0s or 7h"},
-    {"end", COL_TIME, 1, 0, 1, "a time > 0 with its unit, e.g. 3600s or 9h"},
-    {"period", COL_TIME, 0, 0, 1, "a time > 0 with its unit, e.g. 24h"},
+    {"client", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
+    {"start", COL_TIME, 1, 0, 0, "a time >= 0 with its unit, e.g. 0s or 7h", -1, 1, 0},
+    {"end", COL_TIME, 1, 0, 1, "a time > 0 with its unit, e.g. 3600s or 9h", -1, 1, 0},
+    {"period", COL_TIME, 0, 0, 1, "a time > 0 with its unit, e.g. 24h", -1, 1, 0},
 };
 static const column_t fedscale_avail_cols[] = {
-    {"client_id", COL_CLIENT, 1, 0, 0, "an integer id >= 0"},
-    {"active", COL_NUMBER, 1, 0, 0, "seconds, a number >= 0"},
-    {"inactive", COL_NUMBER, 1, 0, 0, "seconds, a number >= 0"},
-    {"finish_time", COL_NUMBER, 0, 0, 1, "seconds, a number > 0"},
+    {"client_id", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
+    {"active", COL_NUMBER, 1, 0, 0, "seconds, a number >= 0", -1, 1, 0},
+    {"inactive", COL_NUMBER, 1, 0, 0, "seconds, a number >= 0", -1, 1, 0},
+    {"finish_time", COL_NUMBER, 0, 0, 1, "seconds, a number > 0", -1, 1, 0},
 };
 static const layout_t avail_layouts[] = {
     {"dtsim", dtsim_avail_cols, 4},
@@ -297,6 +307,13 @@ static dt_status parse_field(table_t *t, int j, const char *text, long *client, 
                                                       c->what);
     if (c->open ? !(*v > c->min) : !(*v >= c->min))
         return row_error(t, c->name, "\"%s\" is out of range (expected %s)", text, c->what);
+    if (c->max > 0 && !(*v <= c->max))
+        return row_error(t, c->name, "\"%s\" is out of range (expected %s)", text, c->what);
+    /* legal, but beyond what the simulator computes with: refused as it is read */
+    if (c->simulable >= 0 && !scenario_simulable((sim_quantity_t)c->simulable, *v * c->scale))
+        return row_error(t, c->name, "\"%s\" is beyond what SimGrid's solver computes with "
+                                     "(expected %s)",
+                         text, c->what);
     return DT_OK;
 }
 

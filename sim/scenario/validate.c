@@ -26,6 +26,63 @@ int scenario_has_faults(const scenario_t *sc)
 }
 
 
+int scenario_simulable(sim_quantity_t q, double v)
+{
+    switch (q) {
+    case SIM_Q_LATENCY:
+        return v == 0 || (v >= SIM_LATENCY_MIN && v <= SIM_LATENCY_MAX);
+    case SIM_Q_BANDWIDTH:
+        return v >= SIM_BANDWIDTH_MIN && v <= SIM_BANDWIDTH_MAX;
+    case SIM_Q_SPEED:
+        return v >= SIM_SPEED_MIN && v <= SIM_SPEED_MAX;
+    }
+    return 0;
+}
+
+const char *scenario_simulable_range(sim_quantity_t q)
+{
+    static const char *const text[] = {"0, or 1ns to 1000s", "1kbps to 1000TBps",
+                                       "1f to 1e24f"};
+    DT_ASSERT((int)q >= 0 && q <= SIM_Q_SPEED);
+    return text[q];
+}
+
+/* The links' and hosts' values the platform is built from, against what SimGrid's solver
+ * computes with (scenario_simulable): a value the keys' own ranges take but the solver
+ * does not is refused here, with the range, not met as a crash in the run. */
+static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        sim_quantity_t q;
+    } keys[] = {
+        {"cluster.latency", offsetof(scenario_t, latency), SIM_Q_LATENCY},
+        {"cluster.uplink_latency", offsetof(scenario_t, uplink_latency), SIM_Q_LATENCY},
+        {"cluster.nvlink_latency", offsetof(scenario_t, nvlink_latency), SIM_Q_LATENCY},
+        {"cluster.bandwidth", offsetof(scenario_t, bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.uplink_bandwidth", offsetof(scenario_t, uplink_bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.nvlink_bandwidth", offsetof(scenario_t, nvlink_bandwidth), SIM_Q_BANDWIDTH},
+        {"cluster.device_flops", offsetof(scenario_t, device_flops), SIM_Q_SPEED},
+    };
+    static const unit_t *const units[] = {time_units, bandwidth_units, flops_units};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        double v = *(const double *)((const char *)sc + keys[i].off);
+        if (scenario_simulable(keys[i].q, v))
+            continue;
+        const char *k = keys[i].key;
+        /* a speed from the device: the device is the key to name */
+        if (keys[i].q == SIM_Q_SPEED && !scenario_key_given(sc, k))
+            k = "cluster.device";
+        char text[64];
+        format_unit(text, sizeof text, v, units[keys[i].q]);
+        return scenario_fail(sc, err, k,
+                             "%s is beyond what SimGrid's solver computes with (expected %s)",
+                             text, scenario_simulable_range(keys[i].q));
+    }
+    return DT_OK;
+}
+
 /* The client device keys: the first given for a strategy without clients, a trace column
  * given twice, per-client links where the platform has none. */
 static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
@@ -95,6 +152,56 @@ static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* Each federated client's speed and link as the run will draw them (the same seeded
+ * streams), against what SimGrid's solver computes with: a distribution's tail or a
+ * constant can give what no trace row may (a downlink of 1e-300 B/s aborted SimGrid). */
+static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
+{
+    if (!scenario_has_client_devices(sc) || strcmp(sc->strategy->worker_role, "client"))
+        return DT_OK;
+    sim_client_devices_t d;
+    if (sim_client_devices_open(&d, sc, 0, err))
+        return DT_ERR_INPUT;
+    static const struct {
+        unsigned bit;
+        const char *key;
+        sim_quantity_t q;
+    } what[] = {
+        {SIM_DEVICE_UP, "faults.client_up", SIM_Q_BANDWIDTH},
+        {SIM_DEVICE_DOWN, "faults.client_down", SIM_Q_BANDWIDTH},
+        {SIM_DEVICE_LATENCY, "faults.client_latency", SIM_Q_LATENCY},
+    };
+    /* FedScale's times become speeds through the model's FLOPs: bounded as they are read */
+    int speeds = !(d.trace.n && (d.trace.has & SIM_DEVICE_MS_PER_SAMPLE));
+    dt_status st = DT_OK;
+    for (long c = 0; c < sc->clients && !st; c++) {
+        double v[3], speed = speeds ? sim_client_speed(&d, c) : 1;
+        unsigned given = sim_client_link(&d, c, &v[0], &v[1], &v[2]);
+        const char *key = NULL;
+        sim_quantity_t q = SIM_Q_SPEED;
+        double x = speed;
+        if (!scenario_simulable(SIM_Q_SPEED, speed))
+            key = d.trace.n && (d.trace.has & SIM_DEVICE_SPEED) ? "faults.device_trace"
+                                                                 : "faults.client_speed";
+        for (int i = 0; i < 3 && !key; i++)
+            if ((given & what[i].bit) && !scenario_simulable(what[i].q, v[i])) {
+                key = (d.dists & what[i].bit) ? what[i].key : "faults.device_trace";
+                q = what[i].q;
+                x = v[i];
+            }
+        if (key)
+            st = scenario_fail(sc, err, key,
+                               "client %ld's %s is %.4g %s, beyond what SimGrid's solver "
+                               "computes with (expected %s)",
+                               c, q == SIM_Q_SPEED ? "speed" : q == SIM_Q_LATENCY ? "latency"
+                                                                               : "bandwidth",
+                               x, q == SIM_Q_SPEED ? "flop/s" : q == SIM_Q_LATENCY ? "s" : "B/s",
+                               scenario_simulable_range(q));
+    }
+    sim_client_devices_close(&d);
+    return st;
+}
+
 long scenario_fedavg_sampled(const scenario_t *sc)
 {
     return (long)floor((double)sc->clients * sc->fraction + 1e-9);
@@ -152,6 +259,34 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
                           k->key, who, st->name, where);
             return 1;
         }
+    }
+    return 0;
+}
+
+/* Text data against the model and the partition: byte tokens need a model that reads tokens
+ * (logreg, mlp and cnn read images), and by-source needs a corpus' sources. 1 on an error. */
+static int check_text(const scenario_t *sc, dt_err_t *err)
+{
+    int text = !strcmp(sc->data_source, "text");
+    char where[96];
+    if (sc->partition.kind == TRAINER_PARTITION_BY_SOURCE && !text) {
+        const char *k = scenario_blame(sc, "data.partition", "data.source", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "by-source gives a client per source file of a text corpus; "
+                      "data.source = %s is not text and has none (%s; expected "
+                      "data.source = text, or iid, dirichlet:ALPHA or shards:K)",
+                      sc->data_source, where);
+        return 1;
+    }
+    trainer_arch_t a = sc->model.arch;
+    if (text && !sc->profile[0] &&
+        (a == TRAINER_ARCH_LOGREG || a == TRAINER_ARCH_MLP || a == TRAINER_ARCH_CNN)) {
+        const char *k = scenario_blame(sc, "model.arch", "data.source", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "data.source = text is byte tokens, which model.arch = %s does not read "
+                      "(%s; expected a token model, model.arch = gpt)",
+                      trainer_arch_name(a), where);
+        return 1;
     }
     return 0;
 }
@@ -305,6 +440,8 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     char where[96], takers[256];
     if (check_precision(sc, err))
         return DT_ERR_INPUT;
+    if (check_simulable(sc, err))
+        return DT_ERR_INPUT;
     if (sc->platform == SIM_PLATFORM_EDGE && (st->takes & SIM_NEEDS_PEER_LINKS)) {
         k = scenario_blame(sc, "cluster.platform", "strategy.kind", where, sizeof where);
         scenario_strategies_lacking(SIM_NEEDS_PEER_LINKS, " or ", takers, sizeof takers);
@@ -338,7 +475,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                              "client_holdout holds out federated clients' samples: it needs "
                              "fedavg, fedbuff or hierfl, not %s",
                              st->name);
-    if (check_client_devices(sc, err))
+    if (check_client_devices(sc, err) || check_client_values(sc, err))
         return DT_ERR_INPUT;
     if (sc->byzantine > 0) {
         if (strcmp(st->worker_role, "client"))
@@ -397,7 +534,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                                  sc->train_samples, need, st->worker_role);
         }
     }
-    if (check_model(sc, err))
+    if (check_text(sc, err) || check_model(sc, err))
         return DT_ERR_INPUT;
     return DT_OK;
 }

@@ -196,6 +196,119 @@ static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flop
     }
 }
 
+/* ---- expert parallelism (strategy.expert; sim/README.md, Expert parallelism) ---------- */
+
+static sim_allreduce_algo_t dp_algo(const sim_run_t *run); /* (below) */
+
+/* A MoE block's all-to-alls on b samples inside node's expert group: count of them
+ * (dispatch and combine, or their gradients: 2) of `elements` each (the block's a2a x b:
+ * every token's top_k copies), each member's cut into E blocks of which E-1 go to the
+ * others; in closed form (sim_alltoall_seconds; *seconds, when not NULL, takes the time
+ * instead of a wait) or as messages (sim_alltoall). */
+static sim_status_t ep_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                                double elements, int count, float *buf, double *seconds)
+{
+    int E = plan->E, T = plan->T, S = plan->S;
+    int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
+    size_t per = (size_t)ceil(elements / E);
+    if (plan->ep_formula) {
+        double bytes = run->value_bytes * (double)per, sent = count * (E - 1) * bytes;
+        double t = count * sim_alltoall_seconds(E, plan->ep_a, plan->ep_c, bytes);
+        if (seconds)
+            *seconds += t;
+        else
+            sim_comm_wait(run, node, t);
+        node->bytes_sent += sent;
+        node->bytes_recv += sent;
+        run->bytes_total += sent;
+        return SIM_OK;
+    }
+    const sim_group_t *g = &plan->ep[(d / E * S + s) * T + r];
+    for (int k = 0; k < count; k++) {
+        sim_status_t st = sim_alltoall(run, g, d % E, buf, buf, per);
+        if (st != SIM_OK)
+            return st;
+    }
+    return SIM_OK;
+}
+
+/* A stage without a tensor group runs the forward (backward) pass of chunk c on b samples
+ * with expert parallelism: the FLOPs up to each MoE block's routed experts as one charge,
+ * then the block's all-to-alls (its dispatch and combine together: nothing overlaps them,
+ * so the pass takes the same sum), the rest after the last; a backward pass charges the
+ * chunk's FLOPs beyond its layers' (model.recompute's forward pass) first, and under full
+ * recomputation repeats the forward pass's all-to-alls too. */
+static sim_status_t ep_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
+                            int b, int forward, float *buf)
+{
+    const sim_model_profile_t *p = &run->profile;
+    int L = p->n_layers, lo = plan->first[c], hi = plan->first[c + 1];
+    int count = !forward && run->sc->recompute == SIM_RECOMPUTE_FULL ? 4 : 2;
+    double layers = 0, flops = 0;
+    for (int i = lo; i < hi; i++) {
+        const sim_profile_layer_t *l = &p->layers[L - 1 - i];
+        layers += (forward ? l->forward_flops : l->backward_flops) *
+                  (l->experts ? plan->imbalance : 1.0);
+    }
+    if (!forward) /* what the chunk recomputes, first */
+        flops = plan->bwd[c] - layers;
+    for (int k = 0; k < hi - lo; k++) {
+        int i = forward ? lo + k : hi - 1 - k;
+        const sim_profile_layer_t *l = &p->layers[L - 1 - i];
+        double f = (forward ? l->forward_flops : l->backward_flops) *
+                   (l->experts ? plan->imbalance : 1.0);
+        if (!forward) /* backward: the gradients reach the block's dispatch after it */
+            flops += f;
+        if (plan->a2a[i] > 0) {
+            sim_charge(run, node, flops * b, 0);
+            flops = 0;
+            sim_status_t st = ep_alltoall(run, node, plan, plan->a2a[i] * b, count, buf, NULL);
+            if (st != SIM_OK)
+                return st;
+        }
+        if (forward)
+            flops += f;
+    }
+    sim_charge(run, node, flops * b, 0);
+    return SIM_OK;
+}
+
+/* The step's gradient reduction of a member's slice of n parameters with expert
+ * parallelism: the last pe (its experts') summed over the replicas holding the same experts
+ * (data_parallel / E of them), the rest over all the stage's replicas. */
+static sim_status_t ep_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_node_t *node,
+                              float *g, size_t n, size_t pe)
+{
+    int E = plan->E, T = plan->T, S = plan->S;
+    int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
+    sim_allreduce_algo_t algo = dp_algo(run);
+    sim_status_t st = SIM_OK;
+    if (plan->D > 1 && n > pe)
+        st = sim_allreduce(run, &plan->group[s * T + r], d, g, n - pe, algo);
+    if (st == SIM_OK && plan->D / E > 1 && pe > 0)
+        st = sim_allreduce(run, &plan->eg[(d % E * S + s) * T + r], d / E, g + n - pe, pe,
+                           algo);
+    return st;
+}
+
+/* tp_pass_formula's layer i with expert parallelism: the all-to-alls of the MoE block
+ * whose routed experts start there, added to the pass's sums in closed form, or as
+ * messages after the sums so far are charged and waited. */
+static sim_status_t formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                                int i, int b, double *flops, double *seconds)
+{
+    if (!plan->a2a || !(plan->a2a[i] > 0))
+        return SIM_OK;
+    if (!plan->ep_formula) {
+        sim_charge(run, node, *flops, 0);
+        sim_comm_wait(run, node, *seconds);
+        *flops = *seconds = 0;
+    }
+    /* a timing-only buffer: nothing is read */
+    return ep_alltoall(run, node, plan, plan->a2a[i] * b, 2, node->grads,
+                       plan->ep_formula ? seconds : NULL);
+}
+
 /* strategy.tensor_comm = formula: a member's pass of layers [lo, hi) on b samples as one
  * charge of their FLOPs and one wait of their all-reduces' ring time (2 (T-1) steps of 1/T
  * of the elements each; under sequence parallelism the reduce-scatter and all-gather make
@@ -209,14 +322,21 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
     double flops = 0, seconds = 0, bytes = 0, speed = sim_host_speed(node->host);
     /* a backward pass under full recomputation starts with the forward pass again: the
      * same charge and wait */
-    for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++)
+    for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++) {
         ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds,
                   &bytes);
+        sim_status_t st = formula_a2a(run, node, plan, k, b, &flops, &seconds);
+        if (st != SIM_OK)
+            return st;
+    }
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
         ring_time(run, plan, (forward ? plan->lf[i] : plan->lb[i]) * b,
                   (forward ? plan->red_f[i] : plan->red_b[i]) * b, speed, &flops, &seconds,
                   &bytes);
+        sim_status_t st = formula_a2a(run, node, plan, i, b, &flops, &seconds);
+        if (st != SIM_OK)
+            return st;
         if ((ready && ready[i]) || k == hi - lo - 1) {
             sim_charge(run, node, flops, 0);
             sim_comm_wait(run, node, seconds);
@@ -247,6 +367,8 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
         double n = forward ? plan->red_f[i] : plan->red_b[i];
         sim_status_t st = n > 0 ? tp_reduce(run, plan, g, r, buf, (size_t)n * (size_t)b)
                                 : SIM_OK;
+        if (st == SIM_OK && plan->a2a && plan->a2a[i] > 0) /* expert parallelism */
+            st = ep_alltoall(run, node, plan, plan->a2a[i] * b, 2, buf, NULL);
         if (st != SIM_OK)
             return st;
         if (ready && ready[i])
@@ -579,6 +701,11 @@ static void stage(sim_node_t *node)
                         run->failed = 1;
                         return;
                     }
+                } else if (plan->E > 1) {
+                    if (ep_pass(run, node, plan, c, b, 1, w) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
                 } else {
                     sim_charge(run, node, plan->fwd[c] * b, wall + dt_wall_seconds() - w0);
                 }
@@ -623,6 +750,11 @@ static void stage(sim_node_t *node)
                 } else if (overlap) {
                     charge_buckets(run, node, &plan->bk[c], b, dt_wall_seconds() - w0,
                                    plan->bwd[c]);
+                } else if (plan->E > 1) {
+                    if (ep_pass(run, node, plan, c, b, 0, w) != SIM_OK) {
+                        run->failed = 1;
+                        return;
+                    }
                 } else {
                     sim_charge(run, node, plan->bwd[c] * b, dt_wall_seconds() - w0);
                 }
@@ -650,9 +782,12 @@ static void stage(sim_node_t *node)
                     for (int u = 0; u < V && !run->failed; u++) {
                         int cu = u * S + s;
                         size_t q0 = plan->p0[cu];
-                        if (stage_update(run, plan, dp, d, w + q0, g + q0, v + q0, acc + q0,
+                        if ((plan->E > 1 && ep_reduce(run, plan, node, g + q0,
+                                                      plan->p1[cu] - q0, plan->pe[cu])) ||
+                            stage_update(run, plan, dp, d, w + q0, g + q0, v + q0, acc + q0,
                                          plan->p1[cu] - q0, step,
-                                         plan->bucketed && plan->bk[cu].n > 0) != SIM_OK)
+                                         (plan->bucketed && plan->bk[cu].n > 0) ||
+                                             plan->E > 1) != SIM_OK)
                             run->failed = 1;
                     }
                     if (run->failed)
@@ -755,6 +890,12 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "; each all-reduce overlapped with its layer's compute in %d chunks "
                  "(tensor_overlap)",
                  plan->T);
+    n = (int)strlen(line);
+    if (plan->E > 1 && n < (int)size)
+        snprintf(line + n, size - (size_t)n, "; experts over groups of %d replicas%s, "
+                 "all-to-alls %s%s%s", plan->E, plan->imbalance > 1 ? " (imbalanced)" : "",
+                 plan->ep_formula ? "by formula" : "as messages", plan->ep_why ? ": " : "",
+                 plan->ep_why ? plan->ep_why : "");
     n = (int)strlen(line);
     if (plan->one && n < (int)size)
         snprintf(line + n, size - (size_t)n,
@@ -987,6 +1128,43 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* expert: a profile's routed experts, split evenly over groups of replicas. */
+static dt_status check_expert(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    long E = scenario_own(sc, "expert")->l;
+    if (E == 1)
+        return DT_OK;
+    if (!sc->profile_experts)
+        return scenario_fail(sc, err, "strategy.expert",
+                             "expert = %ld splits the routed experts of a model profile with an "
+                             "[experts] section (dtsim profile transformer --experts); %s",
+                             E, sc->profile[0] ? "this one has none" : "not a real model");
+    if (sc->data_parallel % E) {
+        k = scenario_blame(sc, "strategy.expert", "strategy.data_parallel", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "expert = %ld groups the replicas: it must divide data_parallel = "
+                             "%ld (%s)",
+                             E, sc->data_parallel, where);
+    }
+    if (sc->profile_experts % E) {
+        k = scenario_blame(sc, "strategy.expert", "model.arch", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "expert = %ld does not divide the profile's %d routed experts (%s)",
+                             E, sc->profile_experts, where);
+    }
+    if (sc->shard_optimizer) {
+        k = scenario_blame(sc, "strategy.expert", "strategy.shard_optimizer", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "expert = %ld with shard_optimizer (ZeRO over the replicas) is not "
+                             "modelled: the experts' shards would span other groups (%s)",
+                             E, where);
+    }
+    return DT_OK;
+}
+
 /* The model must have a stage's worth of layers for every stage (a chunk's for every
  * chunk, interleaved), the hosts must be stages x data_parallel, and a step trains one
  * model on the global batch, without faults. */
@@ -1038,7 +1216,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              sc->tensor, tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
                              where);
     }
-    if (check_nccl(sc, err) != DT_OK)
+    if (check_nccl(sc, err) != DT_OK || check_expert(sc, err) != DT_OK)
         return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
     if (!sc->shard_optimizer && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
@@ -1140,6 +1318,19 @@ static const sim_strategy_key_t own_keys[] = {
             "only for the first chunk's transfer and whatever of the rest the compute does "
             "not hide (c/T + (T-1)/T max(c, m) + m/T for compute c and communication m); no: "
             "the all-reduce follows the layer's compute (Megatron-LM's default)"},
+    {.key = "expert", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 65536,
+     .doc = "pipeline of a profile with an [experts] section (dtsim profile transformer "
+            "--experts): expert parallelism; each MoE layer's routed experts split over "
+            "groups of `expert` consecutive replicas (it divides data_parallel and the "
+            "routed experts), its tokens dispatched and combined by all-to-all inside the "
+            "group in the forward and the backward pass (in closed form where tensor_comm "
+            "is formula or nccl and the group lies in one cluster, else messages); the "
+            "experts' gradients all-reduced over the data_parallel / expert replicas holding "
+            "them; 1: none"},
+    {.key = "expert_imbalance", .kind = SIM_KEY_REAL, .def = "1", .min = 1, .max = 1000,
+     .doc = "expert > 1: the busiest member's routed-expert FLOPs over the mean (the load "
+            "imbalance of the router), charged to every member as the step waits for the "
+            "busiest; 1: balanced"},
     {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
      .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "
@@ -1159,10 +1350,11 @@ const sim_strategy_t sim_strategy_pipeline = {
              "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
              "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
              "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
-             "tensor group (Megatron-LM)",
+             "tensor group (Megatron-LM); `expert` > 1 splits a MoE profile's routed experts "
+             "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`",
+            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

@@ -60,6 +60,24 @@ typedef struct pipe_plan {
      * protocol the keys fix (-1: NCCL's tuner chooses by size) */
     int tp_nccl, nccl_algo, nccl_proto, nccl_device;
     sim_nccl_t nccl;
+    /* strategy.expert = E > 1 (a profile with [experts]; sim/README.md, Expert
+     * parallelism): replicas d of one expert group, d / E alike, hold 1/E of each routed
+     * layer's experts; a member's chunk c holds pe[c] expert parameters, the last pe[c] of
+     * its slice [p0, p1) as the gradient reduction sees them */
+    int E;
+    double imbalance;                /* strategy.expert_imbalance: the busiest member's
+                                        routed FLOPs over the mean */
+    size_t pe[PIPE_MAX_CHUNKS];
+    double *a2a;                     /* (layers) each all-to-all's elements per sample of
+                                        the MoE block whose routed experts start there */
+    sim_group_t *ep;                 /* (D/E S T) expert groups: member r of stage s of
+                                        replicas x E .. x E + E-1, index (x S + s) T + r */
+    sim_group_t *eg;                 /* (E S T) the same experts' replicas: member r of stage
+                                        s of replicas d = e mod E, index (e S + s) T + r */
+    int ep_formula;                  /* all-to-alls in closed form: a step of b bytes takes
+                                        ep_a + ep_c b seconds */
+    double ep_a, ep_c;
+    const char *ep_why;              /* why they are messages after all (NULL: not) */
     int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
     /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over

@@ -20,6 +20,15 @@ void pipe_plan_free(void *p)
         free(plan->group[k].members);
     for (int k = 0; plan->tp && k < plan->D * plan->S; k++)
         free(plan->tp[k].members);
+    int n_ep = plan->E > 1 ? plan->D / plan->E * plan->S * plan->T : 0;
+    int n_eg = plan->E > 1 ? plan->E * plan->S * plan->T : 0;
+    for (int k = 0; plan->ep && k < n_ep; k++)
+        free(plan->ep[k].members);
+    for (int k = 0; plan->eg && k < n_eg; k++)
+        free(plan->eg[k].members);
+    free(plan->ep);
+    free(plan->eg);
+    free(plan->a2a);
     free(plan->group);
     free(plan->tp);
     free(plan->lf);
@@ -117,6 +126,18 @@ static double split_share(const pipe_plan_t *plan, sim_split_t split)
     return split != SIM_SPLIT_NONE || plan->sp ? 1.0 / plan->T : 1.0;
 }
 
+/* Expert parallelism: the parameters a member holds of layer l (1/E of a routed layer's),
+ * and the factor on its FLOPs (the busiest member's share of a routed layer's tokens). */
+static size_t expert_held(const pipe_plan_t *plan, const sim_profile_layer_t *l, size_t n)
+{
+    return plan->E > 1 && l->experts ? (n + (size_t)plan->E - 1) / (size_t)plan->E : n;
+}
+
+static double expert_load(const pipe_plan_t *plan, const sim_profile_layer_t *l)
+{
+    return plan->E > 1 && l->experts ? plan->imbalance : 1.0;
+}
+
 /* Tensor parallelism: the stages' FLOPs, parameters, kept outputs and activations sent on
  * as a member of a tensor group has them, and each layer's FLOPs and all-reduces. A row or
  * vocab layer's output is the all-reduced whole, kept whole unless sequence parallelism
@@ -136,9 +157,10 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
     for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->fwd[s] = plan->bwd[s] = 0;
         plan->p0[s] = off;
+        plan->pe[s] = 0;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
-            double share = split_share(plan, l->split);
+            double share = split_share(plan, l->split) * expert_load(plan, l);
             int whole_out = l->split == SIM_SPLIT_ROW || l->split == SIM_SPLIT_VOCAB;
             plan->lf[i] = l->forward_flops * share;
             plan->lb[i] = l->backward_flops * share;
@@ -147,7 +169,10 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
             plan->fwd[s] += plan->lf[i];
             plan->bwd[s] += plan->lb[i];
             kept[i] = whole_out && !plan->sp ? 1.0 : share;
-            off += l->split ? (l->params + (size_t)T - 1) / (size_t)T : l->params;
+            size_t held = expert_held(plan, l, l->split ? (l->params + (size_t)T - 1) /
+                                                           (size_t)T : l->params);
+            off += held;
+            plan->pe[s] += l->experts && plan->E > 1 ? held : 0;
             if (l->split == SIM_SPLIT_COLUMN)
                 plan->red_b[i] = l->reduce;
             else
@@ -180,13 +205,21 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
     }
     cut_stages(plan, cost, start, G, L);
     size_t off = 0;
+    if (plan->E > 1)
+        plan->a2a = dt_calloc((size_t)L, sizeof(double));
     for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->p0[s] = off;
+        plan->pe[s] = 0;
         for (int i = plan->first[s]; i < plan->first[s + 1]; i++) {
             const sim_profile_layer_t *l = &p->layers[L - 1 - i];
-            plan->fwd[s] += l->forward_flops;
-            plan->bwd[s] += l->backward_flops;
-            off += l->params;
+            plan->fwd[s] += l->forward_flops * expert_load(plan, l);
+            plan->bwd[s] += l->backward_flops * expert_load(plan, l);
+            size_t held = expert_held(plan, l, l->params);
+            off += held;
+            if (plan->E > 1 && l->experts) {
+                plan->pe[s] += held;
+                plan->a2a[i] = l->a2a;
+            }
         }
         plan->bwd[s] += sim_profile_recompute_flops(p, plan->first[s], plan->first[s + 1], r);
         plan->act[s] = sim_profile_activations(p, plan->first[s], plan->first[s + 1], r,
@@ -262,6 +295,8 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
+    plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
+    plan->imbalance = scenario_own(sc, "expert_imbalance")->d;
     DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->C <= PIPE_MAX_CHUNKS &&
               plan->D * plan->S * plan->T == run->n_workers);
     if (run->timing_only)
@@ -453,6 +488,10 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
         plan->one_why = "SMPI's factors depend on a message's size";
         return;
     }
+    if (plan->E > 1) {
+        plan->one_why = "expert parallelism's all-to-alls run for every member";
+        return;
+    }
     if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
         long hosts = (long)plan->D * plan->S * plan->T;
         double route = 2 * (sc->latency + sc->uplink_latency) *
@@ -478,11 +517,64 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
     plan->one = 1;
 }
 
+/* A group of n workers, member i rank first + i * stride. */
+static void group_of(sim_group_t *g, sim_run_t *run, int n, int first, int stride)
+{
+    g->size = n;
+    g->members = dt_calloc((size_t)n, sizeof(sim_node_t *));
+    for (int i = 0; i < n; i++)
+        g->members[i] = &run->workers[first + i * stride];
+}
+
+/* Expert parallelism: the expert groups (E consecutive replicas, as Megatron-LM and
+ * DeepSeek form them from the data-parallel ranks), the groups of the replicas holding the
+ * same experts (those E apart), and whether the all-to-alls have a closed form:
+ * strategy.tensor_comm formula or nccl, no faults, and every expert group within one
+ * cluster of a star or multi-rack platform under CM02 or LV08, where a step of the shifted
+ * exchange, each member sending one block and receiving one, takes a ring step's time
+ * (sim_platform_ring_step_seconds) the same in every group; else messages, and why. */
+static void plan_experts(pipe_plan_t *plan, sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    int S = plan->S, T = plan->T, D = plan->D, E = plan->E, ST = S * T;
+    plan->ep = dt_calloc((size_t)(D / E * ST), sizeof(sim_group_t));
+    for (int x = 0; x < D / E; x++)
+        for (int k = 0; k < ST; k++) /* k = s T + r */
+            group_of(&plan->ep[x * ST + k], run, E, x * E * ST + k, ST);
+    plan->eg = dt_calloc((size_t)(E * ST), sizeof(sim_group_t));
+    for (int e = 0; e < E; e++)
+        for (int k = 0; k < ST; k++)
+            group_of(&plan->eg[e * ST + k], run, D / E, e * ST + k, E * ST);
+    if (scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)
+        return;
+    if (scenario_has_faults(sc)) {
+        plan->ep_why = "faults are detected by messages";
+        return;
+    }
+    double big = 1e9;
+    plan->ep_a = sim_platform_ring_step_seconds(sc, 0, (E - 1) * ST, 0);
+    double b = sim_platform_ring_step_seconds(sc, 0, (E - 1) * ST, big);
+    for (int g = 1; g < D / E * ST && plan->ep_a >= 0; g++) {
+        int first = g / ST * E * ST + g % ST;
+        if (sim_platform_ring_step_seconds(sc, first, first + (E - 1) * ST, 0) != plan->ep_a)
+            plan->ep_a = -1;
+    }
+    if (plan->ep_a < 0 || b < 0) {
+        plan->ep_why = "no closed form: an expert group outside one cluster of a star or "
+                       "multi-rack platform, the SMPI model, or LV08 where the TCP window "
+                       "bounds a flow";
+        return;
+    }
+    plan->ep_c = (b - plan->ep_a) / big;
+    plan->ep_formula = 1;
+}
+
 pipe_plan_t *pipe_plan_make(sim_run_t *run)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     pipe_plan_layout(plan, run);
-    if (run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero)
+    /* expert parallelism reduces its two kinds of gradients after the step (pipeline.c) */
+    if (run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1)
         plan_buckets(plan, run);
     if (!run->timing_only) {
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
@@ -499,6 +591,8 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         for (int d = 0; d < D; d++)
             plan->group[k].members[d] = &run->workers[d * S * T + k];
     }
+    if (plan->E > 1)
+        plan_experts(plan, run);
     if (T > 1) {
         plan->tp = dt_calloc((size_t)(D * S), sizeof(sim_group_t));
         for (int k = 0; k < D * S; k++) { /* k = d S + s */

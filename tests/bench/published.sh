@@ -22,26 +22,47 @@
 #      tensor 8 x pipeline 16 x data 64, 16M tokens a step (2048 sequences of 8192: 32 per
 #      replica), 430 TFLOP/s per GPU (BF16, model FLOPs: dtsim's profile's forward and
 #      backward FLOPs, no recomputation counted), interleaved, virtual_stages 2 (assumed),
-#      sequence parallelism and full recomputation (assumed: without recomputation the
-#      stages do not fit 80 GB, and selective recomputation fits only with ZeRO-2 over the
-#      replicas, which takes many times longer to simulate),
-#   6. the same on 16,384 H100s: data 128, 16 sequences per replica, 400 TFLOP/s.
+#      sequence parallelism, no activation checkpointing (the paper trains its 8K sequences
+#      without it: model.recompute = selective, the attention scores recomputed as flash
+#      attention does), the tensor groups' collectives as NCCL runs them on the H100's
+#      NVLink (NVLS). The paper's FSDP shards the gradients and optimizer state over the
+#      replicas (ZeRO-2); dtsim times ZeRO-1 (shard_optimizer), whose gradients it keeps
+#      whole: 85.7 GB a device by its accounting where ZeRO-2's would be 79.4 GB of 80, so
+#      the row runs with run.allow_oversubscribed_memory (ZeRO-2's reduce-scatter of every
+#      micro-batch is simulated without overlap and many times slower),
+#   6. the same on 16,384 H100s: data 128, 16 sequences per replica, 400 TFLOP/s,
+#   7. DeepSeek-V3 671B (MoE) on 2,048 H800s (DeepSeek-AI 2024, DeepSeek-V3 Technical
+#      Report): pipeline 16 x expert 64 x data 128 (expert groups of 64 replicas), no tensor
+#      parallelism, 15360 sequences of 4096 tokens (120 per replica, micro-batches of one),
+#      FP8, 180K H800 GPU hours per trillion tokens, set beside dtsim as TFLOP/s per GPU
+#      with the profile's FLOPs per token x 10^12 / (180,000 x 3600) tokens per GPU-second
+#      (the ratio is the published GPU hours over dtsim's). The H800 is the H100 SXM's
+#      compute and memory (its NVLink, cut to 400 GB/s, is not used: no tensor groups), so
+#      the device is h100; every GPU on its own 400 Gbit/s link (one InfiniBand NIC per GPU)
+#      into a non-blocking switch (a star: the all-to-alls in closed form), selective
+#      recomputation, 1F1B (DeepSeek's DualPipe is not modelled); the stages hold more than
+#      80 GB in dtsim's accounting (DeepSeek's FP8 activation caching and recomputation of
+#      norms and MLA up-projections are not modelled), so the row times it anyway
+#      (run.allow_oversubscribed_memory),
+#   8. row 5 with strategy.tensor_overlap (the tensor collectives behind the GEMMs, as
+#      Megatron-LM's tp-comm-overlap runs them; whether Meta's run overlapped them the paper
+#      does not say: this row shows what the overlap is worth).
 # Platform: multi-rack, a rack per server of 8 GPUs, 2400 Gbit/s inside a server, an uplink
 # per server (DGX A100: 8 x 200 = 1600 Gbit/s; Llama 3's servers: 8 x 400 = 3200 Gbit/s),
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
 # replicas' ring all-reduces a message per phase (strategy.ring_messages = phases).
 # Not expressible (printed, not simulated): Llama 3 405B at 131,072 tokens with context
-# parallelism 16 (380 TFLOP/s), DeepSeek-V3 on 2,048 H800s (expert parallelism, MoE).
+# parallelism 16 (380 TFLOP/s).
 #
-# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-6; default all)
-# Time: about 15 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
-# 10 and 20 s, rows 3 and 4 about 5 minutes each, row 5 2.6 and row 6 2.5 minutes); peak
-# memory 2.3 GB.
+# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-8; default all)
+# Time: about 25 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
+# 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5, 6 and 8 about 2.5 minutes of CPU
+# each, row 7 3.8 minutes, 35 s of CPU); peak memory 2.3 GB.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-rows=${*:-1 2 3 4 5 6}
+rows=${*:-1 2 3 4 5 6 7 8}
 dtsim=$build/dtsim
 [ -x "$dtsim" ] || { echo "published.sh: no $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -125,22 +146,66 @@ for r in $rows; do
                 --set strategy.virtual_stages=2
         fi
         ;;
-    5|6)
+    5|6|8)
         [ -f "$tmp/llama3.ini" ] || {
             "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 \
                 --heads 128 --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 \
                 --name llama3-405b --out "$tmp/llama3-405b.ini" > /dev/null
             scenario llama3 llama3-405b.ini h100 3200Gbps; }
         f=$(model_flops "$tmp/llama3-405b.ini")
-        if [ "$r" = 5 ]; then d=64 pub=430; else d=128 pub=400; fi
-        row "$r" "Llama 3 405B, $((128 * d)) H100, t8 p16 d$d, interleaved V=2" "$pub" "$f" \
+        if [ "$r" = 6 ]; then d=128 pub=400; else d=64 pub=430; fi
+        if [ "$r" = 8 ]; then ov=yes; how=", TP overlap"; else ov=no; how=""; fi
+        row "$r" "Llama 3 405B, $((128 * d)) H100, t8 p16 d$d, V=2$how" "$pub" "$f" \
             2048 $((128 * d)) llama3.ini --set strategy.stages=16 \
             --set strategy.data_parallel=$d --set cluster.workers=$((128 * d)) \
             --set cluster.racks=$((16 * d)) --set model.batch=$((2048 / d)) \
             --set strategy.micro_batches=$((2048 / d)) --set strategy.sequence_parallel=yes \
-            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2 \
+            --set model.recompute=selective --set strategy.shard_optimizer=yes \
+            --set run.allow_oversubscribed_memory=yes --set strategy.tensor_comm=nccl \
+            --set strategy.tensor_overlap=$ov
         ;;
-    *) echo "published.sh: no row $r (1-6)" >&2; exit 2 ;;
+    7)
+        [ -f "$tmp/deepseek-v3.ini" ] ||
+            "$dtsim" profile transformer --family llama --layers 61 --hidden 7168 --heads 128 \
+                --ffn 18432 --seq 4096 --vocab 129280 --experts 256 --top-k 8 \
+                --shared-experts 1 --moe-ffn 2048 --dense-layers 3 --name deepseek-v3 \
+                --out "$tmp/deepseek-v3.ini" > /dev/null
+        cat > "$tmp/deepseek.ini" <<EOF2
+[run]
+name = deepseek
+steps = 1
+eval_every = 0
+[model]
+arch = profile:deepseek-v3.ini
+precision = fp8
+optimizer = adam
+recompute = selective
+batch = 120
+[cluster]
+platform = star
+device = h100
+workers = 2048
+bandwidth = 400Gbps
+latency = 2us
+network_model = CM02
+[strategy]
+kind = pipeline
+algorithm = ring
+pipeline_schedule = 1f1b
+stages = 16
+data_parallel = 128
+micro_batches = 120
+expert = 64
+tensor_comm = formula
+ring_messages = phases
+EOF2
+        f=$(model_flops "$tmp/deepseek-v3.ini")
+        pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", f / 4096 * 1e12 / (180e3 * 3600) / 1e12 }')
+        row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128" "$pub" "$f" 15360 2048 \
+            deepseek.ini --set run.allow_oversubscribed_memory=yes
+        ;;
+    *) echo "published.sh: no row $r (1-8)" >&2; exit 2 ;;
     esac
 done
 
@@ -150,13 +215,11 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio 
     "$tmp/table"
 printf "%-3s %-52s %9s %9s %6s %6s\n" - "Llama 3 405B, 16384 H100, t8 cp16 p16, 131K tokens" \
     "-" 380 - -
-printf "%-3s %-52s %9s %9s %6s %6s\n" - "DeepSeek-V3 671B MoE, 2048 H800, EP64 p16" "-" \
-    "180K h/T" - -
 echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
-echo " pass; rows 5-6 by the profile's forward and backward FLOPs, none recomputed. Not"
-echo " expressible: context parallelism (Llama 3 at 131K tokens), expert parallelism and MoE"
-echo " (DeepSeek-V3: 180K H800 GPU hours per trillion tokens); see sim/README.md)"
+echo " pass; rows 5-8 by the profile's forward and backward FLOPs, none recomputed; row 7's"
+echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs. Not"
+echo " expressible: context parallelism (Llama 3 at 131K tokens); see sim/README.md)"
 echo
-echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh):"
+echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh; row 7's here):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
 exit 0

@@ -19,7 +19,8 @@
 #   testbed.sh shape NAME HOST --bandwidth B   reshapes host HOST's link (both directions) to B,
 #                                        its latency kept (dtsim's real mode plays
 #                                        faults.link_degrade with it)
-# The ranks `run` and `with` start see DTSIM_TESTBED=NAME and DTSIM_TESTBED_SCRIPT=this file.
+# The ranks `run` and `with` start see DTSIM_TESTBED=NAME and DTSIM_TESTBED_SCRIPT=this file,
+# and DTSIM_HOST=the machine's hostname (theirs is the namespace's).
 # DTSIM_TESTBED_BIN: the folder with delayline (default: build/testbed of this checkout).
 set -euo pipefail
 
@@ -313,11 +314,14 @@ mpirun_args() {
 run_in() {
     local tb=$1 np=$2
     shift 2
+    # the machine's name, which the ranks' UTS namespaces hide: dtsim records it with each run
+    # (DTSIM_HOST), so that a later open here marks the runs of killed ranks interrupted
+    local real_host=${DTSIM_HOST:-$(hostname)}
     local -a args
     mapfile -t args < <(mpirun_args "$tb")
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         ip netns exec "$tb-head" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$tb-head" \
-        mpirun -n "$np" "${args[@]}" -x DTSIM_TESTBED="$tb" -x DTSIM_TESTBED_SCRIPT="$here/testbed.sh" \
+        mpirun -n "$np" "${args[@]}" -x DTSIM_TESTBED="$tb" -x DTSIM_TESTBED_SCRIPT="$here/testbed.sh" -x DTSIM_HOST="$real_host" \
         "$@"
 }
 
