@@ -2582,6 +2582,43 @@ START_TEST(plan_tries_gradient_buckets)
 }
 END_TEST
 
+/* dtsim plan searches context parallelism for long sequences: a 2-layer, 2-head GPT of 32768
+ * tokens a sample on 4 devices, global batch 1. By hand: one replica (d = 1), so tensor x
+ * stages x context = 4: (t1 p1 cp4), (t1 p2 cp2), (t2 p1 cp2), (t2 p2); each with no,
+ * selective or full recomputation, sp with tensor 2, ZeRO 0 or 1 and 25 MB buckets (b25) over
+ * its data x context group where it has one: 3 x 3 + 3 x 3 + 6 x 3 + 6 = 42 layouts, where
+ * without context parallelism only t2 p2's 6 are (as at 16384 tokens, below the 32768 from
+ * which the plan tries it). */
+START_TEST(plan_tries_context_parallelism_for_long_sequences)
+{
+    char prof[300], db[300];
+    snprintf(db, sizeof db, "%s/plan-cp.db", dir);
+    static const char *const seqs[] = {"32768", "16384"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(prof, sizeof prof, "%s/long-%s.ini", dir, seqs[k]);
+        ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2",
+                                                "--hidden", "64", "--heads", "2", "--seq",
+                                                seqs[k], "--vocab", "100", "--out", prof, NULL}),
+                         0);
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device",
+                                                "a100-80gb", "--devices", "4", "--per-server",
+                                                "4", "--heads", "2", "--global-batch", "1",
+                                                "--db", db, "--no-run", NULL}),
+                         0);
+        char *o = slurp(out_path);
+        int n = k == 0 ? 42 : 6;
+        char want[96];
+        snprintf(want, sizeof want, ": %d layouts, %d fit, at most %d to simulate\n", n, n, n);
+        ck_assert_msg(strstr(o, want), "%s tokens: want%s in:\n%s", seqs[k], want, o);
+        ck_assert_msg(k == 1 || (strstr(o, "\nt1 p1 d1 mb1x1 z0 cp4 ") &&
+                                 strstr(o, "\nt2 p1 d1 mb1x1 z1 cp2 sp full ")),
+                      "%s", o);
+        ck_assert_msg(k == 0 || !strstr(o, " cp"), "%s", o);
+        free(o);
+    }
+}
+END_TEST
+
 /* A pipeline's evaluation rows count every replica's samples of the steps before them: each
  * row's samples are its step x the global batch (model.batch x data_parallel), so the
  * summary's throughput is the global batch per step time. One stage on a tensor group of 2
@@ -3583,6 +3620,7 @@ int main(void)
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
     tcase_add_test(tc, plan_tries_gradient_buckets);
+    tcase_add_test(tc, plan_tries_context_parallelism_for_long_sequences);
     tcase_add_test(tc, plan_prunes_what_cannot_win);
     tcase_add_test(tc, plan_ranks_tokens_peak_headroom_and_cost);
     tcase_add_test(tc, plan_compares_devices_and_goodput);

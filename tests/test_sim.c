@@ -2479,6 +2479,178 @@ START_TEST(tensor_pipeline_data_matches_composition)
 }
 END_TEST
 
+/* ---- context parallelism (strategy.context) ------------------------------------------- */
+
+/* Two transformer blocks a and b on sequences of 1024 tokens: each a norm (no FLOPs), a
+ * query/key/value projection (4 heads of 16 and one key/value head: 64 + 16 + 16 outputs a
+ * token), an attention core and an output projection, 8 MFLOP forward and 18 backward a
+ * sample (2 and 6 of them the attention's); a stage may end after block a (1024 elements a
+ * sample); Megatron-LM's tensor split of each (a 1024-element all-reduce a sample after
+ * each projection). */
+static void context_profile(char *path, size_t path_n, char *arch, size_t arch_n)
+{
+    profile_file(path, path_n, arch, arch_n,
+                 "[profile]\nparams = 32\nforward_flops = 16e6\n"
+                 "[backward]\nb.proj = 8 6e6\nb.scores = 0 6e6\nb.qkv = 8 6e6\nb.ln = 0 0\n"
+                 "a.proj = 8 6e6\na.scores = 0 6e6\na.qkv = 8 6e6\na.ln = 0 0\n"
+                 "[forward]\na.ln = 0 0\na.qkv = 3e6 2048\na.scores = 2e6 1024\n"
+                 "a.proj = 3e6 1024 1024\nb.ln = 0 0\nb.qkv = 3e6 2048\nb.scores = 2e6 1024\n"
+                 "b.proj = 3e6 1024\n"
+                 "[shape]\na.ln = memory 0 0\na.qkv = gemm 1024 96 64\n"
+                 "a.scores = attention 4 1024 1024 16\na.proj = gemm 1024 64 64\n"
+                 "b.ln = memory 0 0\nb.qkv = gemm 1024 96 64\n"
+                 "b.scores = attention 4 1024 1024 16\nb.proj = gemm 1024 64 64\n"
+                 "[tensor]\na.qkv = column 1024\na.scores = heads\na.proj = row 1024\n"
+                 "b.qkv = column 1024\nb.scores = heads\nb.proj = row 1024\n");
+}
+
+/* Free messages: a context group of C divides every pass by C, so a 1f1b step of 2 stages
+ * and 4 micro-batches of 2 takes (M+S-1)(16 + 36) ms / C at 1 GFLOP/s (the key/value
+ * exchange hides behind the attention), the bubble stays (S-1)/(M+S-1), and stage 0 holds
+ * S micro-batches' 4096 values a sample / C. Two replicas of context groups of 2 all-reduce
+ * their gradients in groups of 4, as 4 replicas do: the bytes differ by the activations
+ * (per stage boundary, micro-batch and way: a replica's 2 x 1024 values whatever C) and
+ * ring attention's (a member's 3 chunks of 2 x 512 x 16 x 2 values per attention core and
+ * micro-batch: forward K, V once, backward K, V and dK, dV). */
+START_TEST(context_divides_step_and_memory)
+{
+    char path[256], arch[300];
+    context_profile(path, sizeof path, arch, sizeof arch);
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.micro_batches=4",
+                          "model.batch=8", arch, "run.steps=2", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0", "cluster.device_flops=1Gf",
+                          "model.recompute=none", "strategy.context=1",
+                          "strategy.data_parallel=1"};
+    static const char *cps[] = {"strategy.context=1", "strategy.context=2", "strategy.context=4"};
+    for (int k = 0; k < 3; k++) {
+        int C = 1 << k;
+        sets[12] = cps[k];
+        outcome_t o = simulate(sets, 14, NULL);
+        ck_assert(o.timing_only);
+        double step = 5 * (16e6 + 36e6) / C / 1e9;
+        ck_assert_msg(fabs(o.end_time - 2 * step) <= 1e-6 * step, "C=%d: %.9g s, want %.9g s", C,
+                      o.end_time, 2 * step);
+        ck_assert_msg(fabs(o.idle_share - 0.2) <= 1e-6, "C=%d: idle %.6f", C, o.idle_share);
+        ck_assert_msg(o.mem0[3] == 2.0 * 4096 * 2 * 4 / C, "C=%d: activations %g B", C, o.mem0[3]);
+        ck_assert_msg(o.mem0[0] == 16 * 4, "C=%d: parameters %g B", C, o.mem0[0]);
+        ck_assert_msg(o.samples == 2 * 8, "C=%d: %g samples", C, o.samples);
+    }
+    sets[12] = "strategy.context=2";
+    sets[13] = "strategy.data_parallel=2";
+    outcome_t dc = simulate(sets, 14, NULL);
+    sets[12] = "strategy.context=1";
+    sets[13] = "strategy.data_parallel=4";
+    outcome_t d4 = simulate(sets, 14, NULL);
+    double act2 = 2.0 * 4 * 2 * 2 * 2 * 1024 * 4, act4 = 2 * act2;
+    double kv = 2.0 * 4 * 8 * 3 * (2.0 * 512 * 16 * 2 * 4);
+    ck_assert_msg(dc.bytes - act2 - kv == d4.bytes - act4,
+                  "data 2 x context 2: %.0f bytes less %.0f activations and %.0f keys/values; "
+                  "data 4: %.0f less %.0f activations",
+                  dc.bytes, act2, kv, d4.bytes, act4);
+    ck_assert_msg(dc.samples == 2 * 8 * 2, "data 2 x context 2: %g samples", dc.samples);
+    /* tensor groups of 2 in context groups of 2: every layer's FLOPs split both ways, / 4;
+     * a member keeps 1/T of the column and heads layers' outputs and the row layer's whole
+     * (all-reduced) output, each / C */
+    const char *tc[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6], sets[7],
+                        sets[8], sets[9], sets[10], sets[11], "strategy.context=2",
+                        "strategy.data_parallel=1", "strategy.tensor=2"};
+    outcome_t o = simulate(tc, 15, NULL);
+    double step = 5 * (16e6 + 36e6) / 4 / 1e9;
+    ck_assert_msg(fabs(o.end_time - 2 * step) <= 1e-6 * step, "t2 x c2: %.9g s, want %.9g s",
+                  o.end_time, 2 * step);
+    ck_assert_msg(o.mem0[3] == 2.0 * (2048 / 2 + 1024 / 2 + 1024) / 2 * 2 * 4,
+                  "t2 x c2: activations %g B", o.mem0[3]);
+    unlink(path);
+}
+END_TEST
+
+/* Slow links (1 Gbit/s, 5 us, alpha-beta): one stage, one sample, context groups of 4. A
+ * ring step of b bytes takes t(b) = 2 x 5 us + b / 1.25e8 s; each attention core passes
+ * chunks of x = 2 x 256 x 16 values (4 bytes), and a step of its attention takes a =
+ * 2 MFLOP / 16 forward, a_b = 6 MFLOP / 16 backward at 1 GFLOP/s: the forward exposes
+ * 3 (t(x) - a), the backward's first and last steps (x) hide behind a_b and its 2 middle
+ * ones (2 x) expose 2 (t(2x) - a_b). Selective recomputation repeats the attention's
+ * forward pass and its exchange in the backward pass. The step ends with the gradients'
+ * ring all-reduce over the group, 6 steps of 8 values. */
+START_TEST(context_exchange_matches_closed_form)
+{
+    char path[256], arch[300];
+    context_profile(path, sizeof path, arch, sizeof arch);
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=1",
+                          "model.batch=1", arch, "run.steps=1", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
+                          "cluster.latency=5us", "cluster.device_flops=1Gf",
+                          "model.recompute=none", "strategy.context=4"};
+    double B = 1.25e8, lat = 2 * 5e-6, x = 2.0 * 256 * 16 * 4;
+    double t1 = lat + x / B, t2 = lat + 2 * x / B, a = 2e6 / 16 / 1e9, ab = 6e6 / 16 / 1e9;
+    double fwd = 3 * (t1 - a), bwd = 2 * (t2 - ab); /* t1 < ab: hidden */
+    ck_assert(t1 > a && t1 < ab && t2 > ab);
+    double reduce = 6 * (lat + 8 * 4 / B), compute = (16e6 + 36e6) / 4 / 1e9;
+    outcome_t o = simulate(sets, 13, NULL);
+    double want = compute + 2 * (fwd + bwd) + reduce;
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "%.12g s, want %.12g s (exchange %.9g s)",
+                  o.end_time, want, 2 * (fwd + bwd));
+    sets[11] = "model.recompute=selective";
+    o = simulate(sets, 13, NULL);
+    want += 2 * (fwd + 2e6 / 4 / 1e9);
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "selective: %.12g s, want %.12g s",
+                  o.end_time, want);
+    /* each member in a rack of its own behind a 0.5 Gbit/s, 1 us uplink: a step crosses two
+     * host links and two uplinks, at the uplink's rate (the ring all-reduce's messages too,
+     * as SimGrid routes them) */
+    const char *racks[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6],
+                           sets[7], sets[8], sets[9], sets[10], "model.recompute=none", sets[12],
+                           "cluster.platform=multi-rack", "cluster.racks=4",
+                           "cluster.uplink_bandwidth=0.5Gbps", "cluster.uplink_latency=1us"};
+    o = simulate(racks, 17, NULL);
+    double U = 0.0625e9, lat2 = 2 * 5e-6 + 2 * 1e-6;
+    t1 = lat2 + x / U;
+    t2 = lat2 + 2 * x / U;
+    fwd = 3 * (t1 - a);
+    bwd = 2 * (t1 - ab) + 2 * (t2 - ab);
+    ck_assert(t1 > ab);
+    want = compute + 2 * (fwd + bwd) + 6 * (lat2 + 8 * 4 / U);
+    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want, "racks: %.12g s, want %.12g s",
+                  o.end_time, want);
+    unlink(path);
+}
+END_TEST
+
+/* What context parallelism cannot time is refused when the scenario is read, naming the
+ * key: a real model, a profile without attention shapes, a sequence of 1024 tokens in 2 x 3
+ * chunks, a fat-tree (no closed form for the exchange). */
+START_TEST(context_refusals_name_the_key)
+{
+    char path[256], arch[300], plain[256], plain_arch[300];
+    context_profile(path, sizeof path, arch, sizeof arch);
+    equal_layers_profile(plain, sizeof plain, plain_arch, sizeof plain_arch);
+    const char *cases[][3] = {
+        {"model.arch=mlp", "strategy.context=2", "a real model has none"},
+        {plain_arch, "strategy.context=2", "no attention layer in a [shape]"},
+        {arch, "strategy.context=3", "sequence is 1024 tokens"},
+        {arch, "cluster.platform=fat-tree", "on a star or multi-rack platform"},
+    };
+    for (int i = 0; i < 4; i++) {
+        static scenario_t sc;
+        dt_err_t err = {""};
+        scenario_defaults(&sc);
+        for (size_t j = 0; j < sizeof base / sizeof base[0]; j++)
+            ck_assert(scenario_set(&sc, base[j], &err) == DT_OK);
+        const char *sets[] = {"strategy.kind=pipeline", cases[i][0], cases[i][1],
+                              "strategy.context=2"};
+        for (int j = 0; j < 4 && (j < 3 || i == 3); j++)
+            ck_assert_msg(scenario_set(&sc, sets[j], &err) == DT_OK, "%s: %s", sets[j], err.msg);
+        dt_status st = scenario_validate(&sc, &err);
+        ck_assert_msg(st == DT_ERR_INPUT && strstr(err.msg, cases[i][2]) &&
+                          (strstr(err.msg, "strategy.context") || strstr(err.msg, "platform")),
+                      "case %d: %s", i, err.msg);
+    }
+    unlink(path);
+    unlink(plain);
+}
+END_TEST
+
 /* ZeRO stages over a pipeline's replicas (strategy.shard_optimizer, zero_stage), one stage
  * of a timing-only profile (2 layers of 100,000 parameters, 4e6 FLOPs forward and 8e6
  * backward per sample in all) on D = 2 and 4 replicas under alpha-beta, GPipe, M = 4
@@ -3554,6 +3726,9 @@ int main(void)
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
+    tcase_add_test(tc, context_divides_step_and_memory);
+    tcase_add_test(tc, context_exchange_matches_closed_form);
+    tcase_add_test(tc, context_refusals_name_the_key);
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_formula_matches_messages);
     tcase_add_test(tc, tensor_members_one_matches_all);

@@ -55,6 +55,11 @@
 #define PLAN_MAX_VIRTUAL 8
 /* gradient buckets tried besides one all-reduce per stage: PyTorch DDP's bucket_cap_mb */
 #define PLAN_BUCKET_MB 25
+/* context parallelism (strategy.context) tried, 2, 4, ... up to this, for sequences of at
+ * least PLAN_LONG_SEQUENCE tokens (shorter ones split well enough by tensor and sequence
+ * parallelism: Llama 3 used it only at 128K) */
+#define PLAN_MAX_CONTEXT 16
+#define PLAN_LONG_SEQUENCE 32768
 
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
@@ -98,6 +103,7 @@ typedef struct plan_info {
 typedef struct plan_layout {
     long t, p, d, mbs, m, v;
     long e; /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
+    long cp; /* context parallelism (strategy.context), 1: none */
     int zero, bucket_mb, sp;
     sim_recompute_t rc;
     long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
@@ -212,15 +218,17 @@ static void plan_help(void)
         "\n"
         "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
         "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
-        "none); data = N / (tensor x stages) must divide B. A fitting layout of\n"
+        "none); data = N / (tensor x stages x context) must divide B. Context\n"
+        "parallelism 2, 4, 8, 16 (strategy.context) is tried for profiles with\n"
+        "attention shapes and 32768 tokens a sample or more. A fitting layout of\n"
         "replicas without ZeRO runs again with gradient buckets of 25 MB (PyTorch\n"
         "DDP's default; strategy.bucket_mb) all-reduced during the last backward pass\n"
         "instead of one all-reduce per stage after it; ZeRO reduces unbucketed.\n"
         "The interleaved schedule needs stages > 1, micro-batches a multiple of the\n"
         "stages, and stages x virtual stages at most the profile's pieces. A layout\n"
-        "is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, sp with\n"
-        "sequence parallelism, vV interleaved over V virtual stages, then selective\n"
-        "or full when it recomputes.\n"
+        "is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, cpC with\n"
+        "context groups of C, sp with sequence parallelism, vV interleaved over V\n"
+        "virtual stages, then selective or full when it recomputes.\n"
         "\n"
         "exit code: 0 a plan ranked whole, or PARTIAL because --time-limit passed;\n"
         "1 a run failed; 2 bad input (side by side: also an option where no layout\n"
@@ -488,7 +496,7 @@ static long profile_pieces(const sim_model_profile_t *prof)
  * with every tensor split, but off it is what a layout without it costs, so both run.
  * Returns how many went to out. */
 static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int splits,
-                           int attention, plan_layout_t *out, long max)
+                           int attention, long seq, plan_layout_t *out, long max)
 {
     static const long tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
     long n = 0;
@@ -496,10 +504,12 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int s
         long t = tensors[ti];
         if (t > o->per_server || o->devices % t || (o->heads && o->heads % t) || (t > 1 && !splits))
             continue;
-        for (long p = 1; p <= blocks && p <= 64; p++) {
-            if (blocks % p || (o->devices / t) % p)
+        for (long p = 1; p <= blocks && p <= 64; p++)
+        for (long cp = 1; cp <= (seq >= PLAN_LONG_SEQUENCE ? PLAN_MAX_CONTEXT : 1); cp *= 2) {
+            if (blocks % p || (o->devices / t) % p || (o->devices / t / p) % cp ||
+                seq % (2 * cp))
                 continue;
-            long d = o->devices / (t * p);
+            long d = o->devices / (t * p * cp);
             if (o->global_batch % d)
                 continue;
             long b = o->global_batch / d;
@@ -516,10 +526,11 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int s
                         for (int rc = SIM_RECOMPUTE_NONE; rc <= SIM_RECOMPUTE_FULL; rc++) {
                             if (rc == SIM_RECOMPUTE_SELECTIVE && !attention)
                                 continue;
-                            for (int zero = 0; zero <= (d > 1); zero++) {
+                            for (int zero = 0; zero <= (d * cp > 1); zero++) {
                                 if (n == max)
                                     return n;
-                                out[n] = (plan_layout_t){.t = t, .p = p, .d = d, .mbs = mbs,
+                                out[n] = (plan_layout_t){.t = t, .p = p, .d = d, .cp = cp,
+                                                         .mbs = mbs,
                                                          .m = m, .v = v, .sp = sp,
                                                          .rc = (sim_recompute_t)rc,
                                                          .zero = zero, .order = 16 * n};
@@ -543,6 +554,8 @@ static void layout_more(const plan_layout_t *l, char sep, char *buf, size_t n)
     buf[0] = '\0';
     if (l->bucket_mb)
         k += (size_t)snprintf(buf + k, n - k, "%cb%d", sep, l->bucket_mb);
+    if (l->cp > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%ccp%ld", sep, l->cp);
     if (l->sp && k < n)
         k += (size_t)snprintf(buf + k, n - k, "%csp", sep);
     if (l->v > 1 && k < n)
@@ -555,7 +568,7 @@ static void layout_more(const plan_layout_t *l, char sep, char *buf, size_t n)
 
 static void layout_name(const plan_layout_t *l, char *buf, size_t n)
 {
-    char more[32]; /* " b25 sp v8 e4096 selective" at most */
+    char more[40]; /* " b25 cp16 sp v8 e4096 selective" at most */
     layout_more(l, ' ', more, sizeof more);
     snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", l->t, l->p, l->d, l->mbs, l->m, l->zero,
              more);
@@ -598,7 +611,7 @@ static dt_status write_temp(char *path, const plan_opts_t *o, const char *profil
 static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t *o,
                              const plan_layout_t *l, const char *name, dt_err_t *err)
 {
-    char keys[11][SCENARIO_STR], more[64];
+    char keys[12][SCENARIO_STR], more[64];
     const char *sets[PLAN_MAX_SETS + 14];
     for (int i = 0; i < o->n_sets; i++)
         sets[i] = o->sets[i];
@@ -627,6 +640,10 @@ static dt_status load_layout(scenario_t *sc, const char *path, const plan_opts_t
     }
     if (l->sp)
         sets[n++] = "strategy.sequence_parallel=yes";
+    if (l->cp > 1) {
+        snprintf(keys[11], sizeof keys[11], "strategy.context=%ld", l->cp);
+        sets[n++] = keys[11];
+    }
     if (l->v > 1) {
         sets[n++] = "strategy.pipeline_schedule=interleaved";
         snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", l->v);
@@ -685,7 +702,9 @@ static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
                      !strcmp(x->name + len - 7, ".scores"));
         member += fwd + bwd + (again ? fwd : 0);
     }
-    return member * (double)(l->m * l->mbs) / (double)l->p *
+    /* a context group's member computes 1/cp of each micro-batch (timed by shape, a call of
+     * its 1/cp of the samples) */
+    return member * (double)(l->m * l->mbs) / (double)l->p / (double)(l->cp > 1 ? l->cp : 1) *
            (1 + (double)(l->p - 1) / (double)(l->v * l->m));
 }
 
@@ -764,7 +783,7 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
 {
     long k = n;
     for (long i = 0; i < n && k < max; i++)
-        if (l[i].zero == z - 1 && l[i].d > 1 && !l[i].fits) {
+        if (l[i].zero == z - 1 && l[i].d * l[i].cp > 1 && !l[i].fits) {
             l[k] = l[i];
             l[k].zero = z;
             l[k++].order = l[i].order + 1; /* right after the row it retries */
@@ -782,7 +801,8 @@ static long plan_expert_more(plan_layout_t *l, long n, int experts, long max)
     long k = n;
     for (long i = 0; i < n; i++) {
         long slot = 1; /* orders are 16 apart (plan_enumerate) */
-        for (long e = 2; e <= l[i].d && l[i].zero == 0 && k < max && slot < 16; e *= 2)
+        for (long e = 2; e <= l[i].d && l[i].zero == 0 && l[i].cp < 2 && k < max && slot < 16;
+             e *= 2)
             if (l[i].d % e == 0 && experts % e == 0) {
                 l[k] = l[i];
                 l[k].e = e;
@@ -807,7 +827,7 @@ static long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, lon
     long k = 0;
     for (long i = 0; i < n && k < max; i++) {
         out[k++] = l[i];
-        if (l[i].d > 1 && !l[i].zero && l[i].e < 2 && l[i].fits && k < max) {
+        if (l[i].d * l[i].cp > 1 && !l[i].zero && l[i].e < 2 && l[i].fits && k < max) {
             out[k] = l[i];
             out[k++].bucket_mb = PLAN_BUCKET_MB;
         }
@@ -1011,6 +1031,8 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
             x->v = v;
         else if (!strcmp(key, "strategy.expert"))
             x->e = v;
+        else if (!strcmp(key, "strategy.context"))
+            x->cp = v;
         else if (!strcmp(key, "strategy.pipeline_schedule"))
             interleaved = text && !strcmp(text, "interleaved");
         else if (!strcmp(key, "model.recompute"))
@@ -1025,6 +1047,8 @@ static dt_status plan_layout_read(results_query_t *q, sqlite3_stmt *st, plan_lay
     x->zero = shard ? stage : 0;
     if (!interleaved || x->v < 1)
         x->v = 1;
+    if (x->cp < 1)
+        x->cp = 1;
     return DT_OK;
 }
 
@@ -1055,7 +1079,7 @@ static dt_status plan_rank_read(const char *db, const char *sweep, int read_info
                          "'strategy.shard_optimizer', 'strategy.zero_stage', "
                          "'model.recompute', 'strategy.sequence_parallel', "
                          "'strategy.pipeline_schedule', 'strategy.virtual_stages', "
-                         "'strategy.expert')",
+                         "'strategy.expert', 'strategy.context')",
                          &st, err);
     plan_layout_t *l = s == DT_OK ? dt_calloc((size_t)in->runs, sizeof *l) : NULL;
     for (size_t r = 0; s == DT_OK && r < runs.n; r++) {
@@ -1151,7 +1175,8 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
                               .tokens = tokens,
                               .goodput = *goodput};
     printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
-           "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, then the "
+           "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, cpC context "
+           "groups of C if any, then the "
            "recomputation if any):\n",
            in->title, PLAN_BUCKET_MB, PLAN_BUCKET_MB);
     printf("%-4s %-40s %6s %12s %10s %10s %10s %11s %12s %6s %10s %12s %10s", "rank", "layout",
@@ -1485,7 +1510,8 @@ static const char *plan_searched_key(const char *set)
         "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
         "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
         "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
-        "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert"};
+        "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert",
+        "strategy.context"};
     for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
         size_t len = strlen(searched[k]);
         if (!strncmp(set, searched[k], len) && set[len] == '=')
@@ -1602,7 +1628,8 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     plan_layout_t *cand = NULL; /* the fitting layouts, by sweep index */
     int stopped = 0;
     char base[PATH_MAX] = "";
-    long n = plan_enumerate(&o, blocks, pieces, splits, attention, l, PLAN_MAX_LAYOUTS);
+    long seq = prof.has_shapes && attention ? (long)in->tokens_per_sample : 0;
+    long n = plan_enumerate(&o, blocks, pieces, splits, attention, seq, l, PLAN_MAX_LAYOUTS);
     int experts = 0; /* the fewest routed experts of a MoE layer (0: none) */
     for (int i = 0; i < prof.n_layers; i++)
         if (prof.layers[i].experts && (!experts || prof.layers[i].experts < experts))

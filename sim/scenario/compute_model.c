@@ -141,6 +141,7 @@ sim_compute_call_t sim_compute_call_of(const scenario_t *sc)
         call.samples = (double)sc->batch / (double)sc->micro_batches;
         call.T = (int)sc->tensor;
         call.sp = call.T > 1 && sc->sequence_parallel;
+        call.samples /= (double)scenario_own(sc, "context")->l; /* a member's share of them */
     }
     return call;
 }

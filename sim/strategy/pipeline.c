@@ -434,6 +434,24 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
                          dp_algo(run));
 }
 
+/* Context parallelism: what the ring attention's key/value exchange adds to a member's
+ * pass of chunk c on a micro-batch where it outlasts the attention it overlaps, waited at
+ * the pass's end (plan_context_exchange), and the bytes it sends and receives meanwhile
+ * (the links' tables miss them). */
+static void context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
+                             int forward)
+{
+    if (plan->cp < 2)
+        return;
+    double seconds = forward ? plan->cx_f[c] : plan->cx_b[c];
+    double bytes = forward ? plan->cx_bytes_f[c] : plan->cx_bytes_b[c];
+    if (seconds > 0)
+        sim_comm_wait(run, node, seconds);
+    node->bytes_sent += bytes;
+    node->bytes_recv += bytes;
+    run->bytes_total += bytes;
+}
+
 /* A stage's update after its last backward pass of the step, on its slice of n parameters:
  * with replicas, the sum of its gradients over them (the group of replica d's stage), then
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
@@ -709,6 +727,7 @@ static void stage(sim_node_t *node)
                 } else {
                     sim_charge(run, node, plan->fwd[c] * b, wall + dt_wall_seconds() - w0);
                 }
+                context_exchange(run, node, plan, c, 1);
                 if (c + 1 < C) {
                     st->sent[n_sent] = payload(node, &st->own[n_sent], real ? ws->act[hi - 1] : w,
                                                out_n, msg_tag(plan, m, c + 1), step);
@@ -758,6 +777,7 @@ static void stage(sim_node_t *node)
                 } else {
                     sim_charge(run, node, plan->bwd[c] * b, dt_wall_seconds() - w0);
                 }
+                context_exchange(run, node, plan, c, 0);
                 if (c > 0) { /* the input gradient goes down before any all-reduce */
                     st->sent[n_sent] = payload(node, &st->own[n_sent],
                                                real ? ws->dact[lo - 1] : w, in_n,
@@ -799,7 +819,7 @@ static void stage(sim_node_t *node)
                         /* the step's samples, every replica's, counted here before its
                          * evaluation row: another replica's last stage may end its step
                          * after this one (one stage on a tensor group did) */
-                        run->samples += (double)run->sc->batch * plan->D;
+                        run->samples += (double)run->sc->batch * (plan->D / plan->cp);
                         count_members(run, plan);
                         sim_eval_mark(run, step, w);
                     }
@@ -836,12 +856,17 @@ static void stage(sim_node_t *node)
 static void summary(const sim_run_t *run, char *line, size_t size)
 {
     const pipe_plan_t *plan = run->shared;
-    int n = plan->D > 1 ? snprintf(line, size, "hybrid: %d replicas of ", plan->D) : 0;
+    int reps = plan->D / plan->cp;
+    int n = reps > 1 ? snprintf(line, size, "hybrid: %d replicas of ", reps) : 0;
     n += snprintf(line + n, size - (size_t)n, "pipeline: %d stage%s", plan->S,
                   plan->S == 1 ? "" : "s");
     if (plan->T > 1)
         n += snprintf(line + n, size - (size_t)n, " on tensor groups of %d%s", plan->T,
                       plan->sp ? " (sequence parallel)" : "");
+    if (plan->cp > 1)
+        n += snprintf(line + n, size - (size_t)n,
+                      " %s context groups of %d (the sequence split, ring attention)",
+                      plan->T > 1 ? "x" : "on", plan->cp);
     n += snprintf(line + n, size - (size_t)n, " of layers");
     /* a stage's chunks, "0-1,4-5", between the stages' " | " */
     for (int s = 0; s < plan->S && n < (int)size; s++)
@@ -990,7 +1015,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = (int)(sc->stages * sc->data_parallel * sc->tensor);
+    *workers = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
     *servers = 0;
 }
 
@@ -1009,7 +1034,9 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     const scenario_t *sc = run->sc;
     long V = sc->pipeline_schedule == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l
                                                            : 1;
-    return 2 * (size_t)(2 * (sc->micro_batches * V + sc->data_parallel + sc->tensor) + 8);
+    return 2 * (size_t)(2 * (sc->micro_batches * V + sc->data_parallel * pipe_context(sc) +
+                             sc->tensor) +
+                        8);
 }
 
 /* virtual_stages: chunks a stage under the interleaved schedule; 1f1b or gpipe, 1 (checked
@@ -1162,6 +1189,62 @@ static dt_status check_expert(const scenario_t *sc, dt_err_t *err)
                              "modelled: the experts' shards would span other groups (%s)",
                              E, where);
     }
+    if (scenario_own(sc, "context")->l > 1) {
+        k = scenario_blame(sc, "strategy.expert", "strategy.context", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "expert = %ld with context = %ld is not modelled: expert groups "
+                             "are consecutive replicas, and context members sit among them (%s)",
+                             E, scenario_own(sc, "context")->l, where);
+    }
+    return DT_OK;
+}
+
+/* context = cp > 1: a timing-only run of a transformer profile whose [shape] section gives
+ * its attention cores (dtsim profile transformer writes it), each sequence cut into 2 cp
+ * equal chunks (Megatron-LM's load balancing under the causal mask), on a star or
+ * multi-rack platform under CM02 or LV08, where the key/value exchange has a closed form
+ * (pipe_context_step). An error names its key. */
+static dt_status check_context(const scenario_t *sc, dt_err_t *err)
+{
+    long cp = pipe_context(sc);
+    if (cp == 1)
+        return DT_OK;
+    if (!sc->profile[0])
+        return scenario_fail(sc, err, "strategy.context",
+                             "context = %ld splits the sequences of a model profile (timing "
+                             "only); a real model has none to split",
+                             cp);
+    sim_model_profile_t p;
+    if (sim_model_profile_load(&p, sc->profile, err))
+        return DT_ERR_INPUT;
+    double keys = 0;
+    for (int i = 0; i < p.n_layers && keys == 0; i++)
+        if (p.layers[i].op == SIM_OP_ATTENTION)
+            keys = p.layers[i].dim[2];
+    sim_model_profile_free(&p);
+    if (keys == 0)
+        return scenario_fail(sc, err, "strategy.context",
+                             "context = %ld splits the sequence of a transformer profile's "
+                             "attention, but %s has no attention layer in a [shape] section "
+                             "(dtsim profile transformer writes one)",
+                             cp, sc->profile);
+    if (fmod(keys, 2.0 * cp) != 0)
+        return scenario_fail(sc, err, "strategy.context",
+                             "context = %ld cuts each sequence into 2 x %ld load-balanced "
+                             "chunks, but the profile's sequence is %.0f tokens",
+                             cp, cp, keys);
+    if ((sc->platform != SIM_PLATFORM_STAR && sc->platform != SIM_PLATFORM_MULTI_RACK) ||
+        sc->network_model == SIM_NET_SMPI) {
+        char where[96];
+        const char *k = scenario_blame(sc, "strategy.context",
+                                       sc->network_model == SIM_NET_SMPI ? "cluster.network_model"
+                                                                         : "cluster.platform",
+                                       where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "context = %ld times ring attention's key/value exchange in closed "
+                             "form, on a star or multi-rack platform under CM02 or LV08 (%s)",
+                             cp, where);
+    }
     return DT_OK;
 }
 
@@ -1216,7 +1299,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              sc->tensor, tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
                              where);
     }
-    if (check_nccl(sc, err) != DT_OK || check_expert(sc, err) != DT_OK)
+    if (check_nccl(sc, err) != DT_OK || check_expert(sc, err) != DT_OK ||
+        check_context(sc, err) != DT_OK)
         return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
     if (!sc->shard_optimizer && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
@@ -1239,17 +1323,21 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "unbucketed: use bucket_mb = 0 (%s)",
                              where);
     }
-    long hosts = sc->stages * sc->data_parallel * sc->tensor;
+    long hosts = sc->stages * sc->data_parallel * sc->tensor * pipe_context(sc);
     if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
-        char tp[48] = "";
+        char tp[96] = "";
+        int n = 0;
         if (sc->tensor > 1)
-            snprintf(tp, sizeof tp, " x tensor groups of %ld", sc->tensor);
+            n = snprintf(tp, sizeof tp, " x tensor groups of %ld", sc->tensor);
+        if (pipe_context(sc) > 1)
+            snprintf(tp + n, sizeof tp - (size_t)n, " x context groups of %d", pipe_context(sc));
         return scenario_fail(sc, err, k,
                              "a pipeline of %ld stages x %ld replicas%s runs on %ld hosts, not %ld "
-                             "(workers must equal stages x data_parallel%s; %s)",
+                             "(workers must equal stages x data_parallel%s%s; %s)",
                              sc->stages, sc->data_parallel, tp, hosts, sc->workers,
-                             sc->tensor > 1 ? " x tensor" : "", where);
+                             sc->tensor > 1 ? " x tensor" : "",
+                             pipe_context(sc) > 1 ? " x context" : "", where);
     }
     if (hosts > 100000)
         return scenario_fail(sc, err, "strategy.data_parallel",
@@ -1331,6 +1419,16 @@ static const sim_strategy_key_t own_keys[] = {
      .doc = "expert > 1: the busiest member's routed-expert FLOPs over the mean (the load "
             "imbalance of the router), charged to every member as the step waits for the "
             "busiest; 1: balanced"},
+    {.key = "context", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
+     .doc = "pipeline of a transformer profile (timing only): context parallelism, each "
+            "micro-batch's sequence split over a context group of this many hosts (Megatron-LM's "
+            "load-balanced chunks: 1/context of every layer's FLOPs, attention included, and "
+            "of the activations), ring attention's key/value exchange per attention layer "
+            "overlapped with the attention (forward: K, V; backward: K, V and dK, dV), the "
+            "gradients all-reduced over data_parallel x context; hosts stages x data_parallel "
+            "x tensor x context, worker ((d context + k) stages + s) tensor + r being member "
+            "k of its context group (members stages x tensor hosts apart); star or "
+            "multi-rack platform"},
     {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
      .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "

@@ -86,6 +86,14 @@ typedef struct pipe_plan {
      * is simulated after all (NULL: one was asked for and holds, or all was asked for) */
     int one, fold;
     const char *one_why;
+    /* strategy.context = cp > 1 (plan_context): each micro-batch's sequence split over a
+     * context group of cp hosts, which D counts among the replicas (D = data_parallel x cp:
+     * the group holds the same weights); per chunk, what its ring attention's key/value
+     * exchange adds to a micro-batch's forward and backward pass where it outlasts the
+     * attention it overlaps (seconds), and the bytes each member sends meanwhile */
+    int cp;
+    double cx_f[PIPE_MAX_CHUNKS], cx_b[PIPE_MAX_CHUNKS];
+    double cx_bytes_f[PIPE_MAX_CHUNKS], cx_bytes_b[PIPE_MAX_CHUNKS];
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
@@ -108,5 +116,11 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run);
  * groups of a hybrid; pipe_plan_free frees it (a run's shared_free). */
 pipe_plan_t *pipe_plan_make(sim_run_t *run);
 void pipe_plan_free(void *plan);
+/* strategy.context: the context group's size (1: none). */
+int pipe_context(const scenario_t *sc);
+/* The seconds of one step of the context groups' ring, every member sending `bytes` to the
+ * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
+ * where there is none (pipe_context_check refuses those). */
+double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double bytes);
 
 #endif
