@@ -63,6 +63,10 @@ typedef struct outcome {
     double mem_params; /* parameter bytes over every worker */
     double mem_server[4]; /* the first server's memory, as mem0 (0 without servers) */
     char summary[1024];   /* the strategy's summary line (run.note), where it has one */
+    /* the first 64 workers' rows as the database gets them, and the hosts' energy */
+    double w_compute[64], w_comm[64], w_idle[64], w_sent[64], w_recv[64];
+    long w_steps[64];
+    double host_joules;
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -145,6 +149,18 @@ static void child(int fd, const char *const *sets, int n_sets)
         sim_node_memory(&run, &run.servers[0]);
         memcpy(o.mem_server, &run.servers[0].mem, sizeof o.mem_server);
     }
+    for (int i = 0; i < run.n_workers && i < 64; i++) {
+        const sim_node_t *n = &run.workers[i];
+        o.w_compute[i] = n->compute_s;
+        o.w_comm[i] = n->comm_s;
+        o.w_idle[i] = o.end_time - n->compute_s - n->comm_s;
+        o.w_sent[i] = n->bytes_sent;
+        o.w_recv[i] = n->bytes_recv;
+        o.w_steps[i] = n->steps;
+    }
+    results_energy_t energy;
+    sim_run_energy(&run, &energy);
+    o.host_joules = energy.host_joules;
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     snprintf(o.summary, sizeof o.summary, "%s", run.note); /* the strategy's summary */
@@ -2210,6 +2226,25 @@ START_TEST(interleaved_equals_single)
 }
 END_TEST
 
+/* Two transformer blocks (tp_block twice), cut after each attention and each MLP (64
+ * elements a sample): 4 pieces. */
+static const char *const tp_two_blocks =
+    "[profile]\nparams = 2416\nforward_flops = 30e6\n"
+    "[backward]\nb.mlp.c_proj = 400 8e6\nb.mlp.c_fc = 400 8e6\nb.ln = 8 2e6\n"
+    "b.attn.c_proj = 100 2e6\nb.attn.scores = 0 4e6\nb.attn.c_attn = 300 6e6\n"
+    "a.mlp.c_proj = 400 8e6\na.mlp.c_fc = 400 8e6\na.ln = 8 2e6\n"
+    "a.attn.c_proj = 100 2e6\na.attn.scores = 0 4e6\na.attn.c_attn = 300 6e6\n"
+    "[forward]\na.attn.c_attn = 3e6 192\na.attn.scores = 2e6 64\n"
+    "a.attn.c_proj = 1e6 64 64\na.ln = 1e6 64\na.mlp.c_fc = 4e6 256\n"
+    "a.mlp.c_proj = 4e6 64 64\n"
+    "b.attn.c_attn = 3e6 192\nb.attn.scores = 2e6 64\n"
+    "b.attn.c_proj = 1e6 64 64\nb.ln = 1e6 64\nb.mlp.c_fc = 4e6 256\n"
+    "b.mlp.c_proj = 4e6 64\n"
+    "[tensor]\na.attn.c_attn = column 64\na.attn.scores = heads\n"
+    "a.attn.c_proj = row 64\na.mlp.c_fc = column 64\na.mlp.c_proj = row 64\n"
+    "b.attn.c_attn = column 64\nb.attn.scores = heads\n"
+    "b.attn.c_proj = row 64\nb.mlp.c_fc = column 64\nb.mlp.c_proj = row 64\n";
+
 /* Tensor groups of 2 in an interleaved pipeline of 2 x 2 chunks: two transformer blocks (the
  * tensor test's block twice), cut after each attention and each MLP (64 elements a sample).
  * The tensor all-reduces are the same as 1f1b's on 2 stages; the messages between stages
@@ -2219,22 +2254,7 @@ END_TEST
 START_TEST(interleaved_tensor_groups_move_their_cuts)
 {
     char path[256], arch[300];
-    profile_file(path, sizeof path, arch, sizeof arch,
-                 "[profile]\nparams = 2416\nforward_flops = 30e6\n"
-                 "[backward]\nb.mlp.c_proj = 400 8e6\nb.mlp.c_fc = 400 8e6\nb.ln = 8 2e6\n"
-                 "b.attn.c_proj = 100 2e6\nb.attn.scores = 0 4e6\nb.attn.c_attn = 300 6e6\n"
-                 "a.mlp.c_proj = 400 8e6\na.mlp.c_fc = 400 8e6\na.ln = 8 2e6\n"
-                 "a.attn.c_proj = 100 2e6\na.attn.scores = 0 4e6\na.attn.c_attn = 300 6e6\n"
-                 "[forward]\na.attn.c_attn = 3e6 192\na.attn.scores = 2e6 64\n"
-                 "a.attn.c_proj = 1e6 64 64\na.ln = 1e6 64\na.mlp.c_fc = 4e6 256\n"
-                 "a.mlp.c_proj = 4e6 64 64\n"
-                 "b.attn.c_attn = 3e6 192\nb.attn.scores = 2e6 64\n"
-                 "b.attn.c_proj = 1e6 64 64\nb.ln = 1e6 64\nb.mlp.c_fc = 4e6 256\n"
-                 "b.mlp.c_proj = 4e6 64\n"
-                 "[tensor]\na.attn.c_attn = column 64\na.attn.scores = heads\n"
-                 "a.attn.c_proj = row 64\na.mlp.c_fc = column 64\na.mlp.c_proj = row 64\n"
-                 "b.attn.c_attn = column 64\nb.attn.scores = heads\n"
-                 "b.attn.c_proj = row 64\nb.mlp.c_fc = column 64\nb.mlp.c_proj = row 64\n");
+    profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
     const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.tensor=2",
                           "cluster.workers=4", "strategy.micro_batches=4", "model.batch=8",
                           arch, "run.steps=2", "cluster.network_model=CM02",
@@ -2851,6 +2871,107 @@ START_TEST(tensor_formula_matches_messages)
         ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
                       "case %zu: %.0f bytes by formula, %.0f by messages", k, o[1].bytes,
                       o[0].bytes);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* strategy.tensor_members = one against all: member 0 of each tensor group of 4 simulated
+ * for the group, its messages and replica all-reduces carrying the group's bytes over the
+ * rack's uplink (multi-rack, a rack per group, hosts' links faster than the uplinks) or its
+ * own (star). The step time within 0.5% of the whole simulation on layouts with stages,
+ * replicas, buckets, the interleaved schedule, sequence parallelism, ZeRO 3, LV08 and NCCL's
+ * time; every worker's row (compute, communication, idle within 0.5% of the step; steps;
+ * bytes within 0.1%: a ring's chunks of T n elements round apart from T chunks of n) and the
+ * hosts' energy too, the run's bytes the same; the summary says so. Where the
+ * group is not symmetric on the network (two groups a rack, a host link slower than the
+ * uplink, a fat-tree where the all-reduces are messages) every member runs: the same time
+ * to the digit, and the summary says why. */
+START_TEST(tensor_members_one_matches_all)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
+    static const struct {
+        const char *platform, *net, *stages, *dp, *workers, *racks, *bw, *extra, *extra2;
+        int one; /* 1: tensor_members = one holds; 0: every member, and why */
+    } c[] = {
+        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "model.recompute=full",
+         "strategy.pipeline_schedule=1f1b", 1},
+        {"multi-rack", "CM02", "4", "1", "16", "4", "20Mbps", "strategy.pipeline_schedule=gpipe",
+         "model.recompute=none", 1},
+        {"multi-rack", "LV08", "2", "2", "16", "4", "20Mbps", "strategy.bucket_mb=0.0005",
+         "model.recompute=none", 1},
+        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "strategy.pipeline_schedule=interleaved",
+         "strategy.virtual_stages=2", 1},
+        {"multi-rack", "CM02", "2", "3", "24", "6", "20Mbps", "strategy.sequence_parallel=yes",
+         "strategy.ring_messages=phases", 1},
+        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "strategy.shard_optimizer=yes",
+         "strategy.zero_stage=3", 1},
+        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "strategy.tensor_comm=nccl",
+         "strategy.nccl_links=platform", 1},
+        {"star", "CM02", "2", "2", "16", "1", "20Mbps", "strategy.bucket_mb=0.0005",
+         "model.recompute=none", 1},
+        {"multi-rack", "CM02", "2", "2", "16", "2", "20Mbps", "model.recompute=none",
+         "model.recompute=none", 0},
+        {"multi-rack", "CM02", "2", "2", "16", "4", "5Mbps", "model.recompute=none",
+         "model.recompute=none", 0},
+        {"fat-tree", "CM02", "2", "1", "8", "1", "20Mbps", "model.recompute=none",
+         "model.recompute=none", 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        outcome_t o[2];
+        int W = atoi(c[k].workers);
+        for (int one = 0; one < 2; one++) {
+            char platform[64], net[64], stages[64], dp[64], w[64], racks[64], bw[64];
+            snprintf(platform, sizeof platform, "cluster.platform=%s", c[k].platform);
+            snprintf(net, sizeof net, "cluster.network_model=%s", c[k].net);
+            snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%s", c[k].dp);
+            snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
+            snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
+            snprintf(bw, sizeof bw, "cluster.bandwidth=%s", c[k].bw);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=4",
+                                  "model.batch=8", arch, "run.steps=2", "strategy.tensor=4",
+                                  "strategy.tensor_comm=formula", c[k].extra, c[k].extra2,
+                                  "cluster.uplink_bandwidth=10Mbps", "cluster.latency=10us",
+                                  "cluster.uplink_latency=10us", "cluster.device_flops=1Gf", "cluster.device=a100",
+                                  one ? "strategy.tensor_members=one"
+                                      : "strategy.tensor_members=all",
+                                  platform, net, stages, dp, w, racks, bw};
+            o[one] = simulate(sets, 22, NULL);
+            ck_assert_msg(o[one].ok, "case %zu: %s", k, o[one].err);
+        }
+        const char *said = c[k].one ? "one member of each tensor group simulated"
+                                    : "every member of the tensor groups simulated";
+        ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        ck_assert_msg(!strstr(o[0].summary, "member"), "case %zu: %s", k, o[0].summary);
+        double end = o[0].end_time, err = fabs(o[1].end_time - end) / end;
+        ck_assert_msg(err <= (c[k].one ? 5e-3 : 0),
+                      "case %zu (%s %s, %s stages x %s replicas, %s, %s): one %.12g s, all "
+                      "%.12g s (%.3g)",
+                      k, c[k].platform, c[k].net, c[k].stages, c[k].dp, c[k].extra, c[k].extra2,
+                      o[1].end_time, end, err);
+        ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
+                      "case %zu: %.0f bytes with one, %.0f with all", k, o[1].bytes, o[0].bytes);
+        ck_assert_msg(fabs(o[1].host_joules - o[0].host_joules) <= 5e-3 * o[0].host_joules,
+                      "case %zu: %.6g J with one, %.6g J with all", k, o[1].host_joules,
+                      o[0].host_joules);
+        for (int i = 0; i < W; i++) {
+            ck_assert_msg(fabs(o[1].w_compute[i] - o[0].w_compute[i]) <= 5e-3 * end &&
+                              fabs(o[1].w_comm[i] - o[0].w_comm[i]) <= 5e-3 * end &&
+                              fabs(o[1].w_idle[i] - o[0].w_idle[i]) <= 5e-3 * end,
+                          "case %zu worker %d: compute %g comm %g idle %g with one, %g %g %g "
+                          "with all",
+                          k, i, o[1].w_compute[i], o[1].w_comm[i], o[1].w_idle[i],
+                          o[0].w_compute[i], o[0].w_comm[i], o[0].w_idle[i]);
+            ck_assert_msg(o[1].w_steps[i] == o[0].w_steps[i] &&
+                              fabs(o[1].w_sent[i] - o[0].w_sent[i]) <= 1e-3 * o[0].w_sent[i] &&
+                              fabs(o[1].w_recv[i] - o[0].w_recv[i]) <= 1e-3 * o[0].w_recv[i],
+                          "case %zu worker %d: %ld steps, %.0f bytes sent, %.0f received with "
+                          "one; %ld, %.0f, %.0f with all",
+                          k, i, o[1].w_steps[i], o[1].w_sent[i], o[1].w_recv[i], o[0].w_steps[i],
+                          o[0].w_sent[i], o[0].w_recv[i]);
+        }
     }
     unlink(path);
 }
@@ -3650,6 +3771,7 @@ int main(void)
     tcase_add_test(tc, context_refusals_name_the_key);
     tcase_add_test(tc, tensor_recompute_flops_bytes_memory_exact);
     tcase_add_test(tc, tensor_formula_matches_messages);
+    tcase_add_test(tc, tensor_members_one_matches_all);
     tcase_add_test(tc, tensor_overlap_hides_what_compute_covers);
     tcase_add_test(tc, gpt_text_equals_single);
     tcase_add_test(tc, nccl_time_matches_its_formula);

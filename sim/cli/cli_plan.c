@@ -173,7 +173,9 @@ static void plan_help(void)
         "                      (cluster.price_per_device_hour=4, ...); tensor\n"
         "                      all-reduces are timed in closed form\n"
         "                      (strategy.tensor_comm=formula; =messages simulates\n"
-        "                      each ring step)\n"
+        "                      each ring step), one member of a tensor group\n"
+        "                      simulated for all where it fills a server\n"
+        "                      (strategy.tensor_members=one; =all: every member)\n"
         "  --option NAME:KEY=VALUE[,KEY=VALUE...]\n"
         "                      a cluster option side by side with the others (with\n"
         "                      each --device); --fabric is the same. KEY: bandwidth\n"
@@ -583,7 +585,7 @@ static void write_scenario(FILE *f, const plan_opts_t *o, const char *profile, c
             "bandwidth = 2400Gbps\nuplink_bandwidth = 1600Gbps\nlatency = 2us\n"
             "uplink_latency = 2us\nnetwork_model = CM02\n"
             "[strategy]\nkind = pipeline\nalgorithm = ring\npipeline_schedule = 1f1b\n"
-            "tensor_comm = formula\n",
+            "tensor_comm = formula\ntensor_members = one\n",
             name, o->steps, o->db, profile, o->precision, o->devices / per_server, o->devices,
             o->device);
 }

@@ -62,7 +62,7 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
     self->bytes_recv += msg->bytes;
     sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
     sim_record_interval(run, self, SIM_STATE_COMM, start, done);
-    sim_record_traffic(run, msg->src, self->host, msg->bytes);
+    sim_record_traffic_of(run, msg->sender, self, msg->src, msg->bytes);
     sim_record_message(run, msg->sender, self, msg->sent_at, start, done, msg->bytes);
 }
 
@@ -275,7 +275,7 @@ static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim
         if (msgs[i]->sent_at > last_sent)
             last_sent = msgs[i]->sent_at;
         bytes += msgs[i]->bytes;
-        sim_record_traffic(run, msgs[i]->src, self->host, msgs[i]->bytes);
+        sim_record_traffic_of(run, msgs[i]->sender, self, msgs[i]->src, msgs[i]->bytes);
     }
     if (last_sent > done)
         last_sent = done;

@@ -351,6 +351,8 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
     return lat + bytes / rate;
 }
 
+double sim_platform_tcp_gamma(void) { return sg_cfg_get_double("network/TCP-gamma"); }
+
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};

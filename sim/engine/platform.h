@@ -82,6 +82,9 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
  * generated star or multi-rack platform under CM02 or LV08; negative elsewhere (other
  * platforms and models, link faults), where only messages say how long it takes. */
 double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last, double bytes);
+/* The network model's TCP window (network/TCP-gamma, bytes): a flow's rate is at most
+ * gamma / (2 x its route's latency). */
+double sim_platform_tcp_gamma(void);
 /* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);
 

@@ -160,8 +160,44 @@ void sim_record_traffic(sim_run_t *run, sim_host_t src_, sim_host_t dst_, double
         r->bytes[rt->links[k]] += bytes;
 }
 
+static void record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, double start,
+                            double end);
+
+/* The workers that run->worker_twin says node stands for: the ranks after its own whose
+ * twin it is. */
+static int twins_of(const sim_run_t *run, const sim_node_t *node)
+{
+    int n = 0;
+    if (run->worker_twin && node >= run->workers && node < run->workers + run->n_workers)
+        while (node->rank + n + 1 < run->n_workers &&
+               run->worker_twin[node->rank + n + 1] == node->rank)
+            n++;
+    return n;
+}
+
+void sim_record_traffic_of(sim_run_t *run, const sim_node_t *sender, const sim_node_t *dst,
+                           sim_host_t src, double bytes)
+{
+    int n = sender ? twins_of(run, sender) : 0;
+    if (n == 0 || twins_of(run, dst) < n) {
+        sim_record_traffic(run, src, dst->host, bytes);
+        return;
+    }
+    for (int k = 0; k <= n; k++)
+        sim_record_traffic(run, sender[k].host, dst[k].host, bytes * run->twin_share);
+}
+
 void sim_record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, double start,
                          double end)
+{
+    int n = twins_of(run, node); /* the same interval on each worker it stands for */
+    record_interval(run, node, state, start, end);
+    for (int k = 1; k <= n; k++)
+        record_interval(run, node + k, state, start, end);
+}
+
+static void record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, double start,
+                            double end)
 {
     struct sim_record *r = run->record;
     if (end > run->timeline_end)
@@ -186,8 +222,25 @@ void sim_record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, do
     node->timeline_last = r->n_iv;
 }
 
+static void record_message(sim_run_t *run, const sim_node_t *sender, const sim_node_t *dst,
+                           double sent, double start, double done, double bytes);
+
 void sim_record_message(sim_run_t *run, const sim_node_t *sender, const sim_node_t *dst,
                         double sent, double start, double done, double bytes)
+{
+    /* between workers that stand for others, member k's message to member k, its share of
+     * the bytes each */
+    int n = sender ? twins_of(run, sender) : 0;
+    if (n == 0 || twins_of(run, dst) < n) {
+        record_message(run, sender, dst, sent, start, done, bytes);
+        return;
+    }
+    for (int k = 0; k <= n; k++)
+        record_message(run, sender + k, dst + k, sent, start, done, bytes * run->twin_share);
+}
+
+static void record_message(sim_run_t *run, const sim_node_t *sender, const sim_node_t *dst,
+                           double sent, double start, double done, double bytes)
 {
     struct sim_record *r = run->record;
     if (!r || !sender || run->timeline_steps <= 0 || done > run->timeline_end ||

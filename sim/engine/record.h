@@ -31,6 +31,11 @@ void sim_record_free(struct sim_run *run);
 
 /* bytes went from src to dst: added to every link of the route. */
 void sim_record_traffic(struct sim_run *run, sim_host_t src, sim_host_t dst, double bytes);
+/* A message of sender's (NULL: from src) reached dst: its bytes on the route, and where
+ * run->worker_twin has them stand for other workers, member k's share on member k's route
+ * (run->twin_share of the bytes each). */
+void sim_record_traffic_of(struct sim_run *run, const struct sim_node *sender,
+                           const struct sim_node *dst, sim_host_t src, double bytes);
 /* node spent [start, end) in state (kept until the first node has computed timeline_steps
  * gradients; clipped there). */
 void sim_record_interval(struct sim_run *run, struct sim_node *node, sim_state_t state,

@@ -846,7 +846,8 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
         e->host_joules = 0;
         for (int l = 0; l < 2; l++)
             for (int i = 0; i < counts[l]; i++)
-                e->host_joules += sim_host_energy(lists[l][i]);
+                e->host_joules += sim_host_energy(
+                    lists[l][l == 0 && run->worker_twin ? run->worker_twin[i] : i]);
     }
     e->link_joules = run->plat.ports * sc->link_power * end;
     long steps = global_steps(run);

@@ -168,6 +168,12 @@ typedef struct sim_run {
                                  and in memory (model.precision: scenario_value_bytes) */
     int n_workers, n_servers;
     sim_node_t *workers, *servers;
+    const int *worker_twin;   /* (n_workers) or NULL: a strategy that simulates one of
+                                 identical workers (pipeline's tensor_members = one) counts
+                                 worker i's host energy as worker worker_twin[i]'s, and
+                                 records its timeline and traffic for each */
+    double twin_share;        /* with worker_twin: the share of a message's bytes between
+                                 two workers that each worker it stands for sent */
 
     /* global sampler (sync strategies on iid data): one permutation per epoch */
     uint32_t *global_order;

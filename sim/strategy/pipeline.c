@@ -136,10 +136,20 @@ static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, s
     sim_msg_init(node, msg);
     msg->data = data;
     msg->n = n;
-    msg->bytes = sim_current->value_bytes * (double)n;
+    /* tensor_members = one: member 0's message stands for the group's (plan_members) */
+    msg->bytes = sim_current->value_bytes * (double)n *
+                 ((const pipe_plan_t *)sim_current->shared)->fold;
     msg->flag = m;
     msg->step = step;
     return msg;
+}
+
+/* The elements a collective over the replicas moves for a member's n: tensor_members = one,
+ * member 0's all-reduce stands for the group's fold (plan_members); a timing-only run (the
+ * only one with tensor groups) reads none of them. */
+static size_t dp_n(const pipe_plan_t *plan, size_t n)
+{
+    return n * (size_t)plan->fold;
 }
 
 /* A tensor group's all-reduce of n elements (a timing-only buffer: nothing is read), or
@@ -305,6 +315,7 @@ static sim_status_t formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_pla
  * the same steps), cut where a gradient bucket is ready; a backward pass under full
  * recomputation includes the forward pass it repeats. Exact where the group's links
  * carry nothing else meanwhile; the bytes count as sent, the links' tables miss them. */
+static void count_tp_bytes(sim_node_t *node, double bytes);
 static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                                     int lo, int hi, int b, int forward, const char *ready)
 {
@@ -337,6 +348,7 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
     node->bytes_sent += bytes;
     node->bytes_recv += bytes;
     run->bytes_total += bytes;
+    count_tp_bytes(node, bytes);
     return SIM_OK;
 }
 
@@ -385,7 +397,7 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
 static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *g, float *acc, size_t n, int first)
 {
-    sim_status_t st = sim_reduce_scatter(run, grp, d, g, n);
+    sim_status_t st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n));
     if (st != SIM_OK || run->timing_only)
         return st;
     size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
@@ -401,7 +413,7 @@ static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const 
 static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, size_t n)
 {
-    return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
+    return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
 }
 
 /* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
@@ -418,7 +430,7 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
 {
     const pipe_plan_t *plan = run->shared;
     int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
-    return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, n,
+    return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, dp_n(plan, n),
                          dp_algo(run));
 }
 
@@ -457,15 +469,16 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
     sim_status_t st;
     if (D > 1 && plan->zero) {
         size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if (plan->zero == 1 && (st = sim_reduce_scatter(run, grp, d, g, n)) != SIM_OK)
+        if (plan->zero == 1 && (st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n))) != SIM_OK)
             return st;
         if (plan->zero >= 2 && !run->timing_only)
             run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
         run->be->scale(hi - lo, mean, g + lo);
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        return plan->zero < 3 ? sim_allgather(run, grp, d, w, n) : SIM_OK;
+        return plan->zero < 3 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
     }
-    if (D > 1 && !reduced && (st = sim_allreduce(run, grp, d, g, n, dp_algo(run))) != SIM_OK)
+    if (D > 1 && !reduced &&
+        (st = sim_allreduce(run, grp, d, g, dp_n(plan, n), dp_algo(run))) != SIM_OK)
         return st;
     run->be->scale(n, mean, g);
     sim_sgd(run, w, g, v, n, step);
@@ -483,7 +496,62 @@ typedef struct stage_state {
      * after the j-th of those how many of ours the peer had taken in (acked) */
     int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
     sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
+    /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
+     * of the bytes its messages sent, those counted for the members they did not stand for
+     * (count_members), -1 once it stood for them (stand_for_members) */
+    double tp_bytes, counted;
 } stage_state_t;
+
+/* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
+static void count_tp_bytes(sim_node_t *node, double bytes)
+{
+    const pipe_plan_t *plan = sim_current->shared;
+    if (plan->one) {
+        ((stage_state_t *)node->state)->tp_bytes += bytes;
+        sim_current->bytes_total += (plan->T - 1) * bytes;
+    }
+}
+
+/* tensor_members = one: the run's bytes as far as the step has come, every member's. Each
+ * member 0's messages stood for fold members; the other T - fold sent as much (on a star,
+ * fold 1: every member's messages its own). */
+static void count_members(sim_run_t *run, const pipe_plan_t *plan)
+{
+    for (int i = 0; plan->one && plan->fold < plan->T && i < run->n_workers; i += plan->T) {
+        sim_node_t *node = &run->workers[i];
+        stage_state_t *st = node->state;
+        if (!st || st->counted < 0)
+            continue;
+        double net = node->bytes_sent - st->tp_bytes;
+        run->bytes_total += (double)(plan->T / plan->fold - 1) * (net - st->counted);
+        st->counted = net;
+    }
+}
+
+/* tensor_members = one, member 0 of a tensor group at its end: the other members' rows are
+ * its own (they did the same work at the same times), with a member's bytes: its messages
+ * carried fold members' (plan_members), its tensor all-reduces its own. */
+static void stand_for_members(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node)
+{
+    stage_state_t *st = node->state;
+    count_members(run, plan);
+    st->counted = -1;
+    double tp = st->tp_bytes;
+    double sent = (node->bytes_sent - tp) / plan->fold, recv = (node->bytes_recv - tp) / plan->fold;
+    node->bytes_sent = sent + tp;
+    node->bytes_recv = recv + tp;
+    for (int k = 1; k < plan->T; k++) {
+        sim_node_t *m = &run->workers[node->rank + k];
+        m->compute_s = node->compute_s;
+        m->comm_s = node->comm_s;
+        m->idle_s = node->idle_s;
+        m->bytes_sent = node->bytes_sent;
+        m->bytes_recv = node->bytes_recv;
+        m->steps = node->steps;
+        m->end_time = sim_now();
+        m->finished = 1;
+    }
+}
 
 /* A stage's sends of a step used to be waited for at the step's end, and the simulator
  * scans an activity's list of unwaited sends at each completion: with hundreds of
@@ -752,6 +820,7 @@ static void stage(sim_node_t *node)
                          * evaluation row: another replica's last stage may end its step
                          * after this one (one stage on a tensor group did) */
                         run->samples += (double)run->sc->batch * (plan->D / plan->cp);
+                        count_members(run, plan);
                         sim_eval_mark(run, step, w);
                     }
                 }
@@ -765,7 +834,7 @@ static void stage(sim_node_t *node)
         if (stop) {
             if (s + 1 < S) { /* the stages below stop too */
                 sim_msg_t *m = payload(node, &st->own[n_max], w, 0, PIPE_STOP, step);
-                m->bytes = 64;
+                m->bytes = 64.0 * plan->fold;
                 sim_send(run, node, act_out, m);
             }
             break;
@@ -775,8 +844,12 @@ static void stage(sim_node_t *node)
         else
             node->steps++;
     }
-    if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) /* after replica 0's last update */
+    if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) { /* after replica 0's last update */
+        count_members(run, plan);
         sim_eval_final(run, step, w);
+    }
+    if (plan->one)
+        stand_for_members(run, plan, node);
 }
 
 /* "hybrid: 2 replicas of pipeline: 2 stages of layers 0-1 | 2-3, 4 micro-batches of 8, ..." */
@@ -848,6 +921,25 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "all-to-alls %s%s%s", plan->E, plan->imbalance > 1 ? " (imbalanced)" : "",
                  plan->ep_formula ? "by formula" : "as messages", plan->ep_why ? ": " : "",
                  plan->ep_why ? plan->ep_why : "");
+    n = (int)strlen(line);
+    if (plan->one && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; one member of each tensor group simulated for all %d (tensor_members = one, "
+                 "an approximation: %s)",
+                 plan->T,
+                 plan->fold > 1 ? "its messages carry the group's bytes over the rack's uplink"
+                                : "every member's flows on links of its own");
+    else if (plan->one_why && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; every member of the tensor groups simulated (tensor_members = one, but %s)",
+                 plan->one_why);
+}
+
+static void free_twin(sim_run_t *run, void *ctx)
+{
+    (void)ctx;
+    free((void *)run->worker_twin);
+    run->worker_twin = NULL;
 }
 
 static void deploy(sim_run_t *run)
@@ -855,14 +947,25 @@ static void deploy(sim_run_t *run)
     pipe_plan_t *plan = pipe_plan_make(run);
     run->shared = plan;
     run->shared_free = pipe_plan_free;
+    /* tensor_members = one: member 0 of each tensor group runs for all T (plan_members),
+     * and the group's hosts' energy is its host's */
+    int step = plan->one ? plan->T : 1;
+    if (plan->one) {
+        int *twin = dt_malloc(sizeof(int) * (size_t)run->n_workers);
+        for (int i = 0; i < run->n_workers; i++)
+            twin[i] = i - i % plan->T;
+        run->worker_twin = twin;
+        run->twin_share = 1.0 / plan->fold;
+        sim_run_on_free(run, free_twin, NULL);
+    }
     if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
-        for (int i = 0; i < run->n_workers; i++)
+        for (int i = 0; i < run->n_workers; i += step)
             list[i] = &plan->bk_stage[i / plan->T % plan->S];
         sim_buckets_start_lists(run, list, bucket_reduce);
         free(list);
     }
-    for (int i = 0; i < run->n_workers; i++)
+    for (int i = 0; i < run->n_workers; i += step)
         sim_spawn(run, &run->workers[i], stage);
 }
 
@@ -1263,6 +1366,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
 static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
+static const char *const tensor_members_names[] = {"all", "one", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
@@ -1276,6 +1380,15 @@ static const sim_strategy_key_t own_keys[] = {
             "nccl: the same, each all-reduce (reduce-scatter and all-gather under "
             "sequence_parallel) taking the time NCCL takes inside a server, by "
             "nccl_algorithm and nccl_protocol on nccl_links (no faults; else messages)"},
+    {.key = "tensor_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
+     .doc = "pipeline with tensor > 1 and tensor_comm = formula or nccl: which members of a "
+            "tensor group are simulated; all: every member, an actor each; one: member 0 of "
+            "each group for all T (they do the same work), its messages to the next stage and "
+            "its all-reduces over the replicas carrying the group's bytes, the others' rows "
+            "copied from it: T times fewer actors and activities, within 0.5% of all where "
+            "the members' flows share a rack's uplink (multi-rack, a rack per tensor group, "
+            "host links at least as fast as the uplink) or have links of their own (star); "
+            "elsewhere all, and the summary says why"},
     {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_algorithm_names,
      .doc = "tensor_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the fastest for each "
             "message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; tree: a chain "

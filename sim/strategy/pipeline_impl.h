@@ -79,6 +79,13 @@ typedef struct pipe_plan {
     double ep_a, ep_c;
     const char *ep_why;              /* why they are messages after all (NULL: not) */
     int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
+    /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
+     * member 0 of each group is simulated for all T, its messages and its all-reduces over
+     * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
+     * share a rack's uplink, 1 where each has links of its own); one_why: why every member
+     * is simulated after all (NULL: one was asked for and holds, or all was asked for) */
+    int one, fold;
+    const char *one_why;
     /* strategy.context = cp > 1 (plan_context): each micro-batch's sequence split over a
      * context group of cp hosts, which D counts among the replicas (D = data_parallel x cp:
      * the group holds the same weights); per chunk, what its ring attention's key/value
@@ -90,6 +97,7 @@ typedef struct pipe_plan {
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
+enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
 enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);

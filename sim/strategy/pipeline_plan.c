@@ -590,6 +590,63 @@ double pipe_overlap_exposed(double c, double m, int T)
     return m / T + (T - 1.0) / T * (m > c ? m - c : 0.0);
 }
 
+/* strategy.tensor_members = one: the T members of a tensor group do the same work at the
+ * same times when their all-reduces are in closed form (plan_formula) on a symmetric
+ * network, so member 0 stands for all T. On a star every member's flows run on links of
+ * its own: member 0's messages are a member's (fold 1). On a multi-rack platform whose
+ * racks each hold one tensor group, every message leaves the rack, and the T members'
+ * parallel flows share its uplink: one flow of T times the bytes takes the same time under
+ * max-min sharing when that flow is bounded by the uplinks alone, i.e. a host's link is at
+ * least as fast as an uplink and the TCP window (gamma / (2 x the route's latency)) does not
+ * bound it either (fold T). Else every member, and why. */
+static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    plan->fold = 1;
+    if (plan->T < 2 || scenario_own(sc, "tensor_members")->i != PIPE_MEMBERS_ONE)
+        return;
+    if (!plan->tp_formula) {
+        plan->one_why = plan->tp_why ? plan->tp_why
+                                     : "tensor_comm = messages runs each member's all-reduces";
+        return;
+    }
+    if (sc->network_model == SIM_NET_SMPI) {
+        plan->one_why = "SMPI's factors depend on a message's size";
+        return;
+    }
+    if (plan->E > 1) {
+        plan->one_why = "expert parallelism's all-to-alls run for every member";
+        return;
+    }
+    if (plan->cp > 1) {
+        plan->one_why = "context parallelism's exchanges run for every member";
+        return;
+    }
+    if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
+        long hosts = (long)plan->D * plan->S * plan->T;
+        double route = 2 * (sc->latency + sc->uplink_latency) *
+                       (sc->network_model == SIM_NET_LV08 ? 13.01 : 1.0);
+        double gamma = sim_platform_tcp_gamma();
+        if (sc->racks * plan->T != hosts) {
+            plan->one_why = "a rack holds other hosts than one tensor group";
+            return;
+        }
+        if (sc->bandwidth < sc->uplink_bandwidth) {
+            plan->one_why = "a host's link is slower than its rack's uplink";
+            return;
+        }
+        if (route > 0 && gamma > 0 && gamma / (2 * route) < sc->uplink_bandwidth) {
+            plan->one_why = "the TCP window bounds a flow below the uplink's bandwidth";
+            return;
+        }
+        plan->fold = plan->T;
+    } else if (sc->platform != SIM_PLATFORM_STAR) {
+        plan->one_why = "the platform is neither a star nor multi-rack";
+        return;
+    }
+    plan->one = 1;
+}
+
 /* A group of n workers, member i rank first + i * stride. */
 static void group_of(sim_group_t *g, sim_run_t *run, int n, int first, int stride)
 {
@@ -657,6 +714,7 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
     plan_formula(plan, run);
     if (plan->cp > 1)
         plan_context_exchange(plan, run);
+    plan_members(plan, run);
     int S = plan->S, T = plan->T, D = plan->D;
     plan->group = dt_calloc((size_t)(S * T), sizeof(sim_group_t));
     for (int k = 0; k < S * T; k++) { /* k = s T + r: that member in every replica */

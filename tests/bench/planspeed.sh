@@ -2,7 +2,7 @@
 # How fast dtsim answers a capacity planner (figures, not a pass/fail test): the wall time,
 # best of REPEAT (default 3), of
 #   1. one step of GPT-3 175B on 1024 A100s (tensor 8 x pipeline 16 x data 8, batch 1536 in
-#      micro-batches of one: 192 per replica), simulated whole, every GPU an actor;
+#      micro-batches of one: 192 per replica), simulated whole, one actor per tensor group;
 #   2. one step of the 1T-parameter GPT of Narayanan et al. 2021 on 3072 A100s (128 layers,
 #      hidden 25600, 160 heads; tensor 8 x pipeline 64 x data 6, batch 3072: 512
 #      micro-batches per replica);
@@ -12,10 +12,13 @@
 #      8192 tokens, micro-batches of one: 16 per replica), one step simulated whole.
 # The user CPU time of the best run is printed beside it: on a shared machine it is the
 # steadier figure (a simulation is one thread; plan -j 2 runs two).
-# Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them)
-# and the replicas' ring all-reduces a message per phase (strategy.ring_messages = phases);
-# the same simulated times as step-by-step messages within 0.5% (the sim suite's
-# tensor_formula_matches_messages and ring_phases_match_ring_steps).
+# Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them),
+# one member of each tensor group simulated for the 8 (strategy.tensor_members = one) and the
+# replicas' ring all-reduces a message per phase (strategy.ring_messages = phases); the same
+# simulated times as step-by-step messages and every member within 0.5% (the sim suite's
+# tensor_formula_matches_messages, tensor_members_one_matches_all and
+# ring_phases_match_ring_steps). REPEAT=1 MEMBERS=all reruns items 1, 2 and 4 with every
+# member an actor.
 # usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-4; default all)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +27,7 @@ build=${1:-$here/build}
 items=${*:-1 2 3 4}
 dtsim=$build/dtsim
 repeat=${REPEAT:-3}
+members=${MEMBERS:-one}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -61,7 +65,8 @@ for item in $items; do
         best "GPT-3 175B, 1024 A100s, t8 p16 d8, 192 micro-batches" \
             "$dtsim" run "$tmp/gpt3.ini" --db "$tmp/a.db" --set strategy.stages=16 \
             --set strategy.data_parallel=8 --set cluster.workers=1024 --set cluster.racks=128 \
-            --set model.batch=192 --set strategy.micro_batches=192
+            --set model.batch=192 --set strategy.micro_batches=192 \
+            --set strategy.tensor_members="$members"
         ;;
     2)
         "$dtsim" profile transformer --layers 128 --hidden 25600 --heads 160 --seq 2048 \
@@ -70,7 +75,8 @@ for item in $items; do
         best "GPT 1T, 3072 A100s, t8 p64 d6, 512 micro-batches" \
             "$dtsim" run "$tmp/gpt1t.ini" --db "$tmp/a.db" --set strategy.stages=64 \
             --set strategy.data_parallel=6 --set cluster.workers=3072 --set cluster.racks=384 \
-            --set model.batch=512 --set strategy.micro_batches=512
+            --set model.batch=512 --set strategy.micro_batches=512 \
+            --set strategy.tensor_members="$members"
         ;;
     3)
         "$dtsim" profile transformer --family llama --layers 80 --hidden 8192 --heads 64 \
@@ -90,7 +96,7 @@ for item in $items; do
             "$dtsim" run "$tmp/llama3.ini" --db "$tmp/a.db" --set strategy.stages=16 \
             --set strategy.data_parallel=128 --set cluster.workers=16384 \
             --set cluster.racks=2048 --set model.batch=16 --set strategy.micro_batches=16 \
-            --set strategy.sequence_parallel=yes
+            --set strategy.sequence_parallel=yes --set strategy.tensor_members="$members"
         ;;
     *) echo "planspeed: no item $item (1-4)" >&2; exit 2 ;;
     esac

@@ -1,6 +1,7 @@
 #!/bin/sh
 # dtsim against published large-scale training runs (figures, not a pass/fail test): each run
-# dtsim can express is simulated whole, one step, every GPU an actor, and its throughput is
+# dtsim can express is simulated whole, one step, an actor per tensor group standing for its
+# GPUs (frontier.sh: strategy.tensor_members = one), and its throughput is
 # set beside the published one, as the paper counts FLOPs; the runs it cannot express are
 # listed with their published figure and what is missing. Use the figures to check dtsim,
 # not to tune it: no catalogue constant was changed for them.
