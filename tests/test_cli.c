@@ -3412,6 +3412,76 @@ START_TEST(signals_stop_a_long_step_at_once)
 }
 END_TEST
 
+/* Returns once pid runs the dtsim binary (it has exec'd): a signal before that would reach
+ * a copy of this test process, with the test runner's handlers. */
+static void wait_exec(pid_t pid)
+{
+    char link[64], exe[4096];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    for (int tries = 0; tries < 2000; tries++) {
+        ssize_t n = readlink(link, exe, sizeof exe - 1);
+        if (n > 0) {
+            exe[n] = 0;
+            if (strstr(exe, "/dtsim") && !strstr(exe, "test_cli"))
+                return;
+        }
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
+/* merge and report stop at once on SIGTERM or SIGINT wherever they are (the default action:
+ * neither holds anything a signal must finish), and a merge stopped at any point leaves its
+ * target whole: intact, every run in it with all of its evaluation rows (SQLite commits a
+ * merge or none of it). */
+START_TEST(merge_and_report_stop_on_signal)
+{
+    char ini[300], src[4][300], into[300], out[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    write_file(ini, tiny);
+    for (int i = 0; i < 4; i++) {
+        snprintf(src[i], sizeof src[i], "%s/src%d.db", dir, i);
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", src[i], NULL}), 0);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(src[0], &h), SQLITE_OK);
+    long evals = query_long(h, "SELECT count(*) FROM evals WHERE run = 1");
+    sqlite3_close(h);
+    ck_assert(evals > 0);
+    static const long delays_us[] = {0, 2000, 5000, 10000, 20000, 40000, 80000};
+    for (size_t d = 0; d < sizeof delays_us / sizeof *delays_us; d++) {
+        int sig = d % 2 ? SIGINT : SIGTERM, status;
+        snprintf(into, sizeof into, "%s/into%zu.db", dir, d);
+        pid_t pid = dtsim_start((const char *[]){"merge", src[0], src[1], src[2], src[3],
+                                                 "--into", into, NULL});
+        wait_exec(pid);
+        nanosleep(&(struct timespec){0, delays_us[d] * 1000}, NULL);
+        ck_assert(stop_within(pid, sig, 10, &status) < 2.0);
+        if (access(into, F_OK) == 0) {
+            ck_assert_int_eq(sqlite3_open(into, &h), SQLITE_OK);
+            assert_intact(h);
+            long runs = query_long(h, "SELECT count(*) FROM runs");
+            char sql[200];
+            snprintf(sql, sizeof sql,
+                     "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM evals e "
+                     "WHERE e.run = r.id) != %ld", evals);
+            ck_assert_msg(query_long(h, sql) == 0, "delay %ld us: a run merged in part",
+                          delays_us[d]);
+            ck_assert_msg(runs % 2 == 0 && runs <= 8, "delay %ld us: %ld runs", delays_us[d],
+                          runs);
+            sqlite3_close(h);
+        }
+        snprintf(out, sizeof out, "%s/report%zu", dir, d);
+        pid = dtsim_start((const char *[]){"report", "--db", src[0], "--out", out, NULL});
+        wait_exec(pid);
+        nanosleep(&(struct timespec){0, delays_us[d] * 1000}, NULL);
+        ck_assert(stop_within(pid, sig, 10, &status) < 2.0);
+    }
+    /* and a report after them draws whole */
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", src[0], "--out", out, NULL}), 0);
+}
+END_TEST
+
 /* The read commands over db: each exits 2 with one line naming base (the file's name). */
 static void read_commands_refuse(const char *db, const char *base)
 {
@@ -3676,6 +3746,7 @@ int main(void)
     tcase_add_checked_fixture(ex, setup, NULL);
     tcase_set_timeout(ex, 300); /* validate calibrates before its real run */
     tcase_add_test(ex, signals_stop_a_long_step_at_once);
+    tcase_add_test(ex, merge_and_report_stop_on_signal);
     tcase_add_test(ex, damaged_and_empty_databases_exit_2);
     tcase_add_test(ex, plan_errors_name_what_was_given);
     tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
