@@ -684,7 +684,7 @@ END_TEST
  * says what to observe and asks questions. */
 START_TEST(lessons_have_texts)
 {
-    const char *names[] = {"bandwidth", "staleness", "noniid", "pipeline"};
+    const char *names[] = {"bandwidth", "staleness", "noniid", "pipeline", "transformer"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char p[512];
         snprintf(p, sizeof p, "%s/scenarios/lessons/%s.ini", DTSIM_SOURCE, names[i]);

@@ -1044,7 +1044,7 @@ END_TEST
 START_TEST(shipped_scenarios_load)
 {
     static const char *const dirs[] = {"",         "/mlp8", "/faults",   "/scale",    "/compress",
-                                       "/gpu",     "/real", "/parallel", "/federated"};
+                                       "/gpu",     "/real", "/parallel", "/federated", "/lessons"};
     int loaded = 0;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         char dir[PATH_MAX];
