@@ -3395,7 +3395,13 @@ START_TEST(signals_stop_a_long_step_at_once)
         nanosleep(&(struct timespec){1, 0}, NULL);
         int status;
         double waited = stop_within(pid, sigs[i], 20, &status);
-        ck_assert_msg(waited < 2.5, "the run took %.1f s to stop after signal %d", waited,
+#if defined(__SANITIZE_ADDRESS__) /* a Debug build under AddressSanitizer ends its 1024 actors
+                                     several times slower: the bound is for a Release build */
+        const double bound = 10;
+#else
+        const double bound = 2.5;
+#endif
+        ck_assert_msg(waited < bound, "the run took %.1f s to stop after signal %d", waited,
                       sigs[i]);
         /* no step finished: the summary says so, not "nan J/step" */
         char *o = slurp(out_path);

@@ -377,6 +377,9 @@ int main(int argc, char **argv)
             }
             input_free(&in);
         }
+        for (int i = 0; i < n_dirs; i++)
+            input_free(&seeds[i]);
+        free(seeds);
     }
     double minutes = (now() - t0) / 60;
     printf("run_fuzz: %ld inputs in %.1f min (%.0f a minute), %ld finding%s\n", inputs,
