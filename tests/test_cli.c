@@ -1049,6 +1049,90 @@ START_TEST(sweep_interrupted_stops_its_children)
 }
 END_TEST
 
+/* A sweep stopped by SIGINT after k of its 4 members finished, then run again with
+ * --resume: only the 4 - k others run, under the same sweep id, and every member ends with
+ * exactly one finished run, the earlier rows untouched. stderr is no terminal here, so the
+ * sweep prints a progress line per finished member, the first one with an estimate. */
+START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/resume.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/resume.db", dir);
+    write_file(path, "[run]\nsteps = 10000\neval_every = 0\n[model]\narch = logreg\n"
+                     "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\ncluster.workers = 2, 3, 4, 5\n");
+    /* --resume needs a sweep */
+    char one[300];
+    snprintf(one, sizeof one, "%s/one.ini", dir);
+    write_file(one, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", one, "--resume", "--db", db_path, NULL}), 2);
+    one_error_line("--resume continues a sweep", "one.ini");
+
+    write_file(err_path, "");
+    pid_t pid = dtsim_start((const char *[]){"run", path, "--db", db_path, NULL});
+    for (int tries = 0; tries < 6000; tries++) {
+        char *e = slurp(err_path);
+        int two = strstr(e, "sweep resume: 2/4 done, ") != NULL;
+        free(e);
+        if (two)
+            break;
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    kill(pid, SIGINT);
+    ck_assert_int_eq(cli_wait(pid), 130);
+    char *e = slurp(err_path);
+    /* the first progress line: one member done, with the time left */
+    ck_assert_msg(!strncmp(e, "sweep resume: 1/4 done, ", 24) && strstr(e, " left\n") &&
+                      strstr(e, " left\n") < strchr(e, '\n') + 1,
+                  "%s", e);
+    ck_assert_msg(strstr(e, " --resume"), "%s", e);
+    free(e);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    long k = query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'");
+    long before = query_long(h, "SELECT count(*) FROM runs");
+    long first_ids = query_long(h, "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status "
+                                   "= 'finished'");
+    sqlite3_close(h);
+    ck_assert_msg(k >= 2 && k < 4, "%ld finished", k);
+
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--resume", "--db", db_path, NULL}), 0);
+    char *o = slurp(out_path);
+    char line[80];
+    snprintf(line, sizeof line, ": %ld of 4 runs finished, %ld to run\n", k, 4 - k);
+    ck_assert_msg(!strncmp(o, "resuming sweep resume-", 22) && strstr(o, line), "%s", o);
+    free(o);
+    e = slurp(err_path);
+    snprintf(line, sizeof line, "sweep resume: %ld/4 done, ", k + 1);
+    ck_assert_msg(strstr(e, line), "%s", e); /* counted on from the k finished before */
+    free(e);
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep) FROM runs"), 1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 4 - k);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 4);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep_index) FROM runs WHERE status "
+                                   "= 'finished'"),
+                     4);
+    /* the members finished before kept their rows (same ids) */
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status = "
+                              "'finished' AND id <= %ld",
+             before);
+    ck_assert_int_eq(query_long(h, sql), first_ids);
+    assert_intact(h);
+    sqlite3_close(h);
+    /* all finished: another --resume runs nothing */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--resume", "--db", db_path, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 4 of 4 runs finished, 0 to run\n"), "%s", o);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 4 - k);
+    sqlite3_close(h);
+}
+END_TEST
+
 /* Processes whose command line holds `needle` (the sweep's children are forks of dtsim and
  * keep its command line). */
 static int processes_with(const char *needle)
@@ -3653,6 +3737,7 @@ int main(void)
     tcase_add_test(tc, sweep_runs_in_parallel_into_one_database);
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
+    tcase_add_test(tc, sweep_interrupted_then_resumed_runs_only_the_rest);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, runs_at_chance_end_collapsed);

@@ -38,6 +38,7 @@ typedef struct run_opts {
     double pace; /* run --live: simulated seconds per wall second, 0: none */
     int real;    /* run --real: real processes over MPI, one per host */
     int mpi;     /* run --mpi: a sweep's members spread over MPI processes */
+    int resume;  /* run --resume: continue the stored sweep of this scenario */
 } run_opts_t;
 
 static void run_help(const char *cmd)
@@ -52,7 +53,7 @@ static void run_help(const char *cmd)
            "  -h, --help                this text\n"
            "\n"
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
-           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
+           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
            strcmp(cmd, "run") ? ""
                               : "\n                [--member I|all] [--live [--pace S]] [--real | --mpi]",
            strcmp(cmd, "platform") ? "" : " [--links]",
@@ -72,6 +73,9 @@ static void run_help(const char *cmd)
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
                  "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
+                 "  --resume                  continue the sweep of this scenario (the same file\n"
+                 "                            and --set options) stored in --db: run only the\n"
+                 "                            members without a finished run, under its id\n"
                  "  --member I                run member I (0, 1, ... as dtsim check lists\n"
                  "                            them) of the sweep alone, into --db, as one job\n"
                  "                            of a job array [SLURM_ARRAY_TASK_ID when set;\n"
@@ -109,6 +113,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"pace", required_argument, 0, 'P'},
         {"real", no_argument, 0, 'R'},
         {"mpi", no_argument, 0, 'S'},
+        {"resume", no_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -168,6 +173,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--mpi\"");
             o->mpi = 1;
+            break;
+        case 'r':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--resume\"");
+            o->resume = 1;
             break;
         case 'l':
             if (strcmp(cmd, "platform"))
@@ -701,16 +711,9 @@ static void member_sweep_id(const scenario_t *sc, char *id, size_t size)
         snprintf(id, size, "%s-slurm%s", sc->name, job);
         return;
     }
-    scenario_t *copy = dt_malloc(sizeof *copy);
-    *copy = *sc;
-    copy->db[0] = '\0';
-    char *text = config_text(copy);
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ULL;
-    free(text);
-    free(copy);
-    snprintf(id, size, "%s-%016llx", sc->name, (unsigned long long)h);
+    char hash[24];
+    cli_sweep_fingerprint(sc, hash, sizeof hash);
+    snprintf(id, size, "%s-%s", sc->name, hash);
 }
 
 /* One member of base's sweep, in this process, under the sweep's id and its index. */
@@ -899,6 +902,17 @@ int cli_run(int argc, char **argv)
         free(sc);
         return rc;
     }
+    if (o.resume && (!sc->sweep.n_keys || o.real || o.mpi || member >= 0 || o.live ||
+                     sim_jobs_given(sc))) {
+        rc = !sc->sweep.n_keys || sim_jobs_given(sc)
+                 ? cli_usage_error("run", "--resume continues a sweep and %s has no [sweep]",
+                                   sc->path)
+                 : cli_usage_error("run", "--resume runs the sweep's missing members: not with %s",
+                                   o.real ? "--real" : o.mpi ? "--mpi" : o.live ? "--live"
+                                                                             : "--member");
+        free(sc);
+        return rc;
+    }
     if (o.mpi && (o.real || member >= 0 || o.live)) {
         rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
                              o.real ? "--real" : o.live ? "--live" : "--member");
@@ -934,7 +948,7 @@ int cli_run(int argc, char **argv)
     else if (o.live && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
     else if (sc->sweep.n_keys)
-        rc = cli_sweep_run(sc, o.jobs, argv[0], NULL, 0);
+        rc = cli_sweep_run(sc, o.jobs, o.resume, argv[0], NULL, 0);
     else
         rc = cli_run_scenario(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);
