@@ -1133,6 +1133,27 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
 }
 END_TEST
 
+/* Run ids follow the sweep's order under -j 2 even when the first run takes longest to set
+ * up (its data set is 500 times larger): without the gate between the runs, the second run's
+ * row comes first. */
+START_TEST(sweep_run_ids_follow_sweep_order)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/order.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/order.db", dir);
+    write_file(path, "[run]\nsteps = 2\neval_every = 0\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntest_samples = 128\nsynthetic_dim = 64\n"
+                     "synthetic_classes = 4\n[sweep]\ndata.train_samples = 400000, 800, 600\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 3);
+    /* each run's id against its index: 1, 2, 3 for 0, 1, 2 */
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE id = sweep_index + 1"), 3);
+    sqlite3_close(h);
+}
+END_TEST
+
 /* Processes whose command line holds `needle` (the sweep's children are forks of dtsim and
  * keep its command line). */
 static int processes_with(const char *needle)
@@ -3738,6 +3759,7 @@ int main(void)
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, sweep_interrupted_then_resumed_runs_only_the_rest);
+    tcase_add_test(tc, sweep_run_ids_follow_sweep_order);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, runs_at_chance_end_collapsed);

@@ -618,8 +618,11 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
     if (run->oversubscribed[0] && speaks)
         fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
                 sc->name, run->oversubscribed);
-    if (speaks &&
-        (st = begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err))) {
+    if (speaks)
+        cli_sweep_gate_wait(); /* run ids in the sweep's order */
+    st = speaks ? begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err) : DT_OK;
+    cli_sweep_gate_pass();
+    if (st) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
         if (real)

@@ -70,6 +70,7 @@ typedef struct sweep {
     pid_t parent;    /* the sweep's process, which its runs do not outlive */
     cli_sweep_opts_t *opts; /* NULL: a plain sweep */
     int deadline_hit;       /* opts->deadline passed: stopping */
+    int next_gate;          /* read end of the gate of the run started next (-1: none) */
     char *skip;             /* per run: finished in the sweep this one resumes (NULL: none) */
     long skipped;           /* how many of them */
     char label[SCENARIO_STR + 16]; /* a plain sweep's progress label: "sweep NAME" */
@@ -87,6 +88,37 @@ static long sweep_index_of(const sweep_t *s, long i)
 }
 
 static volatile sig_atomic_t stop_signal, signals;
+
+/* Run ids in sweep order: the runs' rows are begun one after the other, in the order the runs
+ * were started, whatever their set-up takes. Each child gets a gate: the read end of a pipe
+ * whose only writer is the run started before it (gate_in), and the write end of the next
+ * run's (gate_out). A child begins its row after a byte or end of file on gate_in (its
+ * predecessor began its row, or ended), then passes the gate on. The parent keeps the read
+ * end of the gate of the run it starts next (-1: no run started yet). */
+static int gate_in = -1, gate_out = -1;
+
+void cli_sweep_gate_wait(void)
+{
+    if (gate_in < 0)
+        return;
+    char byte;
+    while (read(gate_in, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(gate_in);
+    gate_in = -1;
+}
+
+void cli_sweep_gate_pass(void)
+{
+    cli_sweep_gate_wait(); /* a run that never waited (it failed first) passes on in order */
+    if (gate_out < 0)
+        return;
+    char byte = 1;
+    while (write(gate_out, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(gate_out);
+    gate_out = -1;
+}
 
 /* Run i of the sweep: made from base's [sweep], or a copy of the list's. */
 static dt_status sweep_member(const sweep_t *s, long i, scenario_t *run, dt_err_t *err)
@@ -229,9 +261,11 @@ static void child_read(sweep_t *s, child_t *c)
 
 /* In the child: default signal handling, stdout to /dev/null, stderr into the pipe, then the
  * run. Never returns. */
-static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
+static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd, int gate[2],
                        const sigset_t *old_mask)
 {
+    gate_in = gate[0];
+    gate_out = gate[1];
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigaction(SIGINT, &dfl, NULL);
     sigaction(SIGTERM, &dfl, NULL);
@@ -275,9 +309,15 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
         s->done++;
         return 0;
     }
-    int fds[2];
+    int fds[2], next[2];
     if (pipe(fds)) {
         fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pipe(next)) {
+        fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
         return -1;
     }
     sigset_t block, old;
@@ -289,16 +329,22 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_main(s, run, i, fds[1], &old);
+        close(next[0]);
+        child_main(s, run, i, fds[1], (int[2]){s->next_gate, next[1]}, &old);
     }
     int e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
+    close(next[1]); /* the child is its only writer */
     if (pid < 0) {
+        close(next[0]); /* the next run waits on the same gate as this one would have */
         close(fds[0]);
         fprintf(stderr, "dtsim run: fork: %s\n", strerror(e));
         return -1;
     }
+    if (s->next_gate >= 0)
+        close(s->next_gate);
+    s->next_gate = next[0];
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     c->pid = pid;
     c->index = i;
@@ -382,6 +428,9 @@ static void sweep_execute(sweep_t *s)
         progress_show(s);
     }
     progress_clear(s);
+    if (s->next_gate >= 0)
+        close(s->next_gate);
+    s->next_gate = -1;
     free(pfd);
     free(run);
 }
@@ -617,6 +666,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
     s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
     s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
     s.told = dt_calloc((size_t)s.n, 1);
+    s.next_gate = -1;
     for (long i = 0; i < s.n; i++)
         s.status[i] = RUN_NOT_STARTED;
     s.progress = isatty(STDERR_FILENO);
