@@ -108,6 +108,17 @@ START_TEST(usage_and_versions)
     free(o);
     ck_assert_int_eq(dtsim((const char *[]){"--help", NULL}), 0);
     ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    /* each command's help describes that command (bench sim's once described check's) */
+    ck_assert_int_eq(dtsim((const char *[]){"bench", "sim", "--help", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "usage: dtsim bench sim ") && strstr(o, "the simulation's own cost") &&
+                      !strstr(o, "Validates"),
+                  "%s", o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "  --resume "), "%s", o);
+    free(o);
     ck_assert_int_eq(dtsim((const char *[]){"frobnicate", NULL}), 2);
     one_error_line("frobnicate", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"run", NULL}), 2);

@@ -66,6 +66,11 @@ static void run_help(const char *cmd)
                ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
                  "hosts (with the node each one runs) and the links of the loaded platform:\n"
                  "the names that [faults] crash, link_down and link_degrade take."
+           : !strcmp(cmd, "bench sim")
+               ? "Measures the simulation's own cost: runs the scenario without a database,\n"
+                 "then the same number of real gradient steps and updates at the same batch\n"
+                 "size with the plain trainer and no simulation, and prints both wall and CPU\n"
+                 "times (evaluation timed apart and left out of both)."
            : !strcmp(cmd, "check")
                ? "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
                  "prints its runs (jobs with their hosts) and its resolved configuration."
