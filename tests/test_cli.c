@@ -891,6 +891,41 @@ static const char *const tiny_sweep_names[] = {
     "tiny/kind=allreduce,workers=2", "tiny/kind=allreduce,workers=3",
     "tiny/kind=sync-ps,workers=2", "tiny/kind=sync-ps,workers=3"};
 
+/* A sweep over strategy.kind whose run.eval_every counts rounds for the federated
+ * strategies and steps for the others: check accepts it (exit 0) with one warning line naming
+ * both groups; none when nothing mixes. */
+START_TEST(check_warns_when_eval_every_counts_rounds_and_steps)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/mixed.ini", dir);
+    write_file(path, "[run]\nsteps = 20\neval_every = 10\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                     "synthetic_dim = 16\nsynthetic_classes = 4\n[strategy]\nrounds = 4\n"
+                     "[sweep]\nstrategy.kind = sync-ps, fedavg, allreduce, fedbuff\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
+    char want[400];
+    snprintf(want, sizeof want, "dtsim check: %s: warning: run.eval_every = 10 counts rounds for "
+                                "fedavg, fedbuff but steps for sync-ps, allreduce: ", path);
+    one_error_line_starting(want);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "# run 3: "), "%s", o); /* the runs listed as ever */
+    free(o);
+    /* no evaluation by steps, or no federated strategy: nothing to say */
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, "--set", "run.eval_every=0", NULL}), 0);
+    char *e = slurp(err_path);
+    ck_assert_str_eq(e, "");
+    free(e);
+    write_file(path, "[run]\nsteps = 20\neval_every = 10\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                     "synthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\nstrategy.kind = sync-ps, allreduce\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
+    e = slurp(err_path);
+    ck_assert_str_eq(e, "");
+    free(e);
+}
+END_TEST
+
 START_TEST(check_lists_the_runs_of_a_sweep)
 {
     char path[300], again[300], want[1024];
@@ -3771,6 +3806,7 @@ int main(void)
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
     tcase_add_test(tc, sweep_interrupted_then_resumed_runs_only_the_rest);
     tcase_add_test(tc, sweep_run_ids_follow_sweep_order);
+    tcase_add_test(tc, check_warns_when_eval_every_counts_rounds_and_steps);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, runs_at_chance_end_collapsed);

@@ -360,6 +360,50 @@ static int check_jobs(const scenario_t *top, const char *argv0)
     return rc;
 }
 
+/* Adds name to the ", "-separated list (size n) unless it is there. */
+static void name_add(char *list, size_t n, const char *name)
+{
+    size_t len = strlen(name), at = 0;
+    for (const char *p = list; *p; p += at) {
+        at = strcspn(p, ",");
+        if (at == len && !strncmp(p, name, len))
+            return;
+        at += p[at] == ',' ? 2 : 0;
+    }
+    size_t used = strlen(list);
+    snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
+}
+
+/* One warning line on stderr when runs of sc's sweep share a run.eval_every that counts
+ * rounds for some strategies (those with a horizon of their own: federated) and steps for
+ * others: their evaluations fall at points that do not compare. */
+static void check_eval_counts(const scenario_t *sc, long n)
+{
+    scenario_t *a = dt_malloc(sizeof *a), *b = dt_malloc(sizeof *b);
+    dt_err_t err;
+    for (long i = 0; i < n; i++) {
+        if (scenario_sweep_run(sc, i, a, &err) || a->eval_every <= 0 || !a->strategy->horizon)
+            continue;
+        char rounds[256] = "", steps[256] = "";
+        for (long j = 0; j < n; j++) {
+            if (scenario_sweep_run(sc, j, b, &err) || b->eval_every != a->eval_every)
+                continue;
+            name_add(b->strategy->horizon ? rounds : steps,
+                     b->strategy->horizon ? sizeof rounds : sizeof steps, b->strategy->name);
+        }
+        if (steps[0]) {
+            fprintf(stderr, "dtsim check: %s: warning: run.eval_every = %ld counts rounds for "
+                            "%s but steps for %s: their evaluations do not fall at comparable "
+                            "points (with run.eval_every = 0, run.eval_interval evaluates "
+                            "every run at the same simulated times)\n",
+                    sc->path, a->eval_every, rounds, steps);
+            break;
+        }
+    }
+    free(a);
+    free(b);
+}
+
 int cli_check(int argc, char **argv)
 {
     run_opts_t o;
@@ -400,6 +444,8 @@ int cli_check(int argc, char **argv)
         }
         free(run);
     }
+    if (rc == CLI_EXIT_OK && sc->sweep.n_keys)
+        check_eval_counts(sc, n);
     if (rc == CLI_EXIT_OK)
         scenario_write(sc, stdout);
     free(sc);
