@@ -903,7 +903,7 @@ START_TEST(check_warns_when_eval_every_counts_rounds_and_steps)
                      "synthetic_dim = 16\nsynthetic_classes = 4\n[strategy]\nrounds = 4\n"
                      "[sweep]\nstrategy.kind = sync-ps, fedavg, allreduce, fedbuff\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
-    char want[400];
+    char want[600];
     snprintf(want, sizeof want, "dtsim check: %s: warning: run.eval_every = 10 counts rounds for "
                                 "fedavg, fedbuff but steps for sync-ps, allreduce: ", path);
     one_error_line_starting(want);
