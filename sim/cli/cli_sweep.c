@@ -73,6 +73,8 @@ typedef struct sweep {
     int next_gate;          /* read end of the gate of the run started next (-1: none) */
     char *skip;             /* per run: finished in the sweep this one resumes (NULL: none) */
     long skipped;           /* how many of them */
+    double stored_mean;     /* their mean wall time, seconds (0: none), for the first
+                             * estimate before a run of this session has finished */
     char label[SCENARIO_STR + 16]; /* a plain sweep's progress label: "sweep NAME" */
     char fingerprint[24];   /* a plain sweep's scenario hash (stored as sweep.fingerprint) */
 } sweep_t;
@@ -169,6 +171,10 @@ static void progress_counts(const sweep_t *s, long *done, long *total, double *e
     *left = s->done > 0 && s->done < to_run
                 ? *elapsed / (double)s->done * (double)(to_run - s->done)
                 : NAN;
+    if (s->done == 0 && s->stored_mean > 0 && to_run > 0) /* resumed: the earlier runs' pace */
+        *left = s->stored_mean * (double)((to_run + s->jobs - 1) / s->jobs) - *elapsed;
+    if (*left < 0)
+        *left = 0;
 }
 
 /* The plain line after a finished run when stderr is no terminal (a log, a pipe): done,
@@ -558,7 +564,7 @@ static dt_status sweep_find_resumed(sweep_t *s, dt_err_t *err)
     if (st)
         return st;
     sqlite3 *h = results_query_sqlite(q);
-    sqlite3_stmt *find = NULL, *done = NULL;
+    sqlite3_stmt *find = NULL, *done = NULL, *mean = NULL;
     if (sqlite3_prepare_v2(h,
                            "SELECT r.sweep FROM runs r JOIN params p ON p.run = r.id AND p.key = "
                            "'sweep.fingerprint' WHERE r.sweep IS NOT NULL AND p.value = ?1 "
@@ -567,7 +573,11 @@ static dt_status sweep_find_resumed(sweep_t *s, dt_err_t *err)
         sqlite3_prepare_v2(h,
                            "SELECT DISTINCT sweep_index FROM runs WHERE sweep = ?1 AND "
                            "status = 'finished'",
-                           -1, &done, NULL) != SQLITE_OK) {
+                           -1, &done, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(h,
+                           "SELECT avg((julianday(ended) - julianday(started)) * 86400) FROM "
+                           "runs WHERE sweep = ?1 AND status = 'finished'",
+                           -1, &mean, NULL) != SQLITE_OK) {
         st = dt_err_input(err, "%s: cannot read its sweeps: %s", s->base->db, sqlite3_errmsg(h));
         goto out;
     }
@@ -576,6 +586,9 @@ static dt_status sweep_find_resumed(sweep_t *s, dt_err_t *err)
         goto out;
     snprintf(s->id, sizeof s->id, "%s", (const char *)sqlite3_column_text(find, 0));
     sqlite3_bind_text(done, 1, s->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(mean, 1, s->id, -1, SQLITE_STATIC);
+    if (sqlite3_step(mean) == SQLITE_ROW && sqlite3_column_type(mean, 0) != SQLITE_NULL)
+        s->stored_mean = sqlite3_column_double(mean, 0);
     while (sqlite3_step(done) == SQLITE_ROW) {
         long i = (long)sqlite3_column_int64(done, 0);
         if (i >= 0 && i < s->n && !s->skip[i]) {
@@ -586,6 +599,7 @@ static dt_status sweep_find_resumed(sweep_t *s, dt_err_t *err)
 out:
     sqlite3_finalize(find);
     sqlite3_finalize(done);
+    sqlite3_finalize(mean);
     results_query_close(q);
     return st;
 }
@@ -677,6 +691,8 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
     stop_signal = signals = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    if (s.skipped && s.skipped < s.n)
+        progress_line(&s); /* resumed: where it stands, at the earlier runs' pace */
     sweep_execute(&s);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
