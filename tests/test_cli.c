@@ -1181,6 +1181,16 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
     ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 4 - k);
     sqlite3_close(h);
+    /* the fingerprint is bookkeeping: no tidy column, even beside a run that lacks it */
+    ck_assert_int_eq(dtsim((const char *[]){"run", one, "--db", db_path, NULL}), 0);
+    char tidy[320];
+    snprintf(tidy, sizeof tidy, "%s/resume-tidy.csv", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--db", db_path, "--out", tidy,
+                                            NULL}),
+                     0);
+    o = slurp(tidy);
+    ck_assert_msg(strstr(o, ",cluster.workers,") && !strstr(o, "fingerprint"), "%.400s", o);
+    free(o);
 }
 END_TEST
 
