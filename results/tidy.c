@@ -91,9 +91,10 @@ static dt_status key_cols(tidy_t *t, int all_params, dt_err_t *err)
     }
     int rc;
     while ((rc = sqlite3_step(t->keys)) == SQLITE_ROW) {
-        if (!all_params && !sqlite3_column_int(t->keys, 1))
-            continue;
         const char *key = (const char *)sqlite3_column_text(t->keys, 0);
+        /* sweep.fingerprint (dtsim run --resume's) is bookkeeping, not a key of the runs */
+        if (!all_params && (!sqlite3_column_int(t->keys, 1) || !strcmp(key, "sweep.fingerprint")))
+            continue;
         t->cols = grow(t->cols, t->n_cols, sizeof *t->cols);
         t->cols[t->n_cols].key = dt_malloc(strlen(key) + 1);
         strcpy(t->cols[t->n_cols].key, key);

@@ -108,6 +108,17 @@ START_TEST(usage_and_versions)
     free(o);
     ck_assert_int_eq(dtsim((const char *[]){"--help", NULL}), 0);
     ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    /* each command's help describes that command (bench sim's once described check's) */
+    ck_assert_int_eq(dtsim((const char *[]){"bench", "sim", "--help", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "usage: dtsim bench sim ") && strstr(o, "the simulation's own cost") &&
+                      !strstr(o, "Validates"),
+                  "%s", o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "  --resume "), "%s", o);
+    free(o);
     ck_assert_int_eq(dtsim((const char *[]){"frobnicate", NULL}), 2);
     one_error_line("frobnicate", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"run", NULL}), 2);
@@ -880,6 +891,41 @@ static const char *const tiny_sweep_names[] = {
     "tiny/kind=allreduce,workers=2", "tiny/kind=allreduce,workers=3",
     "tiny/kind=sync-ps,workers=2", "tiny/kind=sync-ps,workers=3"};
 
+/* A sweep over strategy.kind whose run.eval_every counts rounds for the federated
+ * strategies and steps for the others: check accepts it (exit 0) with one warning line naming
+ * both groups; none when nothing mixes. */
+START_TEST(check_warns_when_eval_every_counts_rounds_and_steps)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/mixed.ini", dir);
+    write_file(path, "[run]\nsteps = 20\neval_every = 10\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                     "synthetic_dim = 16\nsynthetic_classes = 4\n[strategy]\nrounds = 4\n"
+                     "[sweep]\nstrategy.kind = sync-ps, fedavg, allreduce, fedbuff\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
+    char want[600];
+    snprintf(want, sizeof want, "dtsim check: %s: warning: run.eval_every = 10 counts rounds for "
+                                "fedavg, fedbuff but steps for sync-ps, allreduce: ", path);
+    one_error_line_starting(want);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "# run 3: "), "%s", o); /* the runs listed as ever */
+    free(o);
+    /* no evaluation by steps, or no federated strategy: nothing to say */
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, "--set", "run.eval_every=0", NULL}), 0);
+    char *e = slurp(err_path);
+    ck_assert_str_eq(e, "");
+    free(e);
+    write_file(path, "[run]\nsteps = 20\neval_every = 10\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                     "synthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\nstrategy.kind = sync-ps, allreduce\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
+    e = slurp(err_path);
+    ck_assert_str_eq(e, "");
+    free(e);
+}
+END_TEST
+
 START_TEST(check_lists_the_runs_of_a_sweep)
 {
     char path[300], again[300], want[1024];
@@ -1046,6 +1092,126 @@ START_TEST(sweep_interrupted_stops_its_children)
                       strstr(o, "long/workers=4 ") && strstr(o, "not run"),
                   "%s", o);
     free(o);
+}
+END_TEST
+
+/* A sweep stopped by SIGINT after k of its 4 members finished, then run again with
+ * --resume: only the 4 - k others run, under the same sweep id, and every member ends with
+ * exactly one finished run, the earlier rows untouched. stderr is no terminal here, so the
+ * sweep prints a progress line per finished member, the first one with an estimate. */
+START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/resume.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/resume.db", dir);
+    write_file(path, "[run]\nsteps = 10000\neval_every = 0\n[model]\narch = logreg\n"
+                     "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n"
+                     "[sweep]\ncluster.workers = 2, 3, 4, 5\n");
+    /* --resume needs a sweep */
+    char one[300];
+    snprintf(one, sizeof one, "%s/one.ini", dir);
+    write_file(one, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", one, "--resume", "--db", db_path, NULL}), 2);
+    one_error_line("--resume continues a sweep", "one.ini");
+
+    write_file(err_path, "");
+    pid_t pid = dtsim_start((const char *[]){"run", path, "--db", db_path, NULL});
+    for (int tries = 0; tries < 6000; tries++) {
+        char *e = slurp(err_path);
+        int two = strstr(e, "sweep resume: 2/4 done, ") != NULL;
+        free(e);
+        if (two)
+            break;
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    kill(pid, SIGINT);
+    ck_assert_int_eq(cli_wait(pid), 130);
+    char *e = slurp(err_path);
+    /* the first progress line: one member done, with the time left */
+    ck_assert_msg(!strncmp(e, "sweep resume: 1/4 done, ", 24) && strstr(e, " left\n") &&
+                      strstr(e, " left\n") < strchr(e, '\n') + 1,
+                  "%s", e);
+    ck_assert_msg(strstr(e, " --resume"), "%s", e);
+    free(e);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    long k = query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'");
+    long before = query_long(h, "SELECT count(*) FROM runs");
+    long first_ids = query_long(h, "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status "
+                                   "= 'finished'");
+    sqlite3_close(h);
+    ck_assert_msg(k >= 2 && k < 4, "%ld finished", k);
+
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--resume", "--db", db_path, NULL}), 0);
+    char *o = slurp(out_path);
+    char line[80];
+    snprintf(line, sizeof line, ": %ld of 4 runs finished, %ld to run\n", k, 4 - k);
+    ck_assert_msg(!strncmp(o, "resuming sweep resume-", 22) && strstr(o, line), "%s", o);
+    free(o);
+    e = slurp(err_path);
+    /* first where it stands, with an estimate from the earlier runs' pace, then counted on */
+    snprintf(line, sizeof line, "sweep resume: %ld/4 done, 0 s, about ", k);
+    ck_assert_msg(!strncmp(e, line, strlen(line)) && strstr(e, " left\n") &&
+                      strstr(e, " left\n") < strchr(e, '\n') + 1,
+                  "%s", e);
+    snprintf(line, sizeof line, "sweep resume: %ld/4 done, ", k + 1);
+    ck_assert_msg(strstr(e, line), "%s", e);
+    free(e);
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep) FROM runs"), 1);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 4 - k);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 4);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep_index) FROM runs WHERE status "
+                                   "= 'finished'"),
+                     4);
+    /* the members finished before kept their rows (same ids) */
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status = "
+                              "'finished' AND id <= %ld",
+             before);
+    ck_assert_int_eq(query_long(h, sql), first_ids);
+    assert_intact(h);
+    sqlite3_close(h);
+    /* all finished: another --resume runs nothing */
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--resume", "--db", db_path, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, ": 4 of 4 runs finished, 0 to run\n"), "%s", o);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), before + 4 - k);
+    sqlite3_close(h);
+    /* the fingerprint is bookkeeping: no tidy column, even beside a run that lacks it */
+    ck_assert_int_eq(dtsim((const char *[]){"run", one, "--db", db_path, NULL}), 0);
+    char tidy[320];
+    snprintf(tidy, sizeof tidy, "%s/resume-tidy.csv", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--db", db_path, "--out", tidy,
+                                            NULL}),
+                     0);
+    o = slurp(tidy);
+    ck_assert_msg(strstr(o, ",cluster.workers,") && !strstr(o, "fingerprint"), "%.400s", o);
+    free(o);
+}
+END_TEST
+
+/* Run ids follow the sweep's order under -j 2 even when the first run takes longest to set
+ * up (its data set is 500 times larger): without the gate between the runs, the second run's
+ * row comes first. */
+START_TEST(sweep_run_ids_follow_sweep_order)
+{
+    char path[300], db_path[300];
+    snprintf(path, sizeof path, "%s/order.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/order.db", dir);
+    write_file(path, "[run]\nsteps = 2\neval_every = 0\n[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntest_samples = 128\nsynthetic_dim = 64\n"
+                     "synthetic_classes = 4\n[sweep]\ndata.train_samples = 400000, 800, 600\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 3);
+    /* each run's id against its index: 1, 2, 3 for 0, 1, 2 */
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE id = sweep_index + 1"), 3);
+    sqlite3_close(h);
 }
 END_TEST
 
@@ -3729,6 +3895,9 @@ int main(void)
     tcase_add_test(tc, sweep_runs_in_parallel_into_one_database);
     tcase_add_test(tc, sweep_failed_runs_are_named);
     tcase_add_test(tc, sweep_interrupted_stops_its_children);
+    tcase_add_test(tc, sweep_interrupted_then_resumed_runs_only_the_rest);
+    tcase_add_test(tc, sweep_run_ids_follow_sweep_order);
+    tcase_add_test(tc, check_warns_when_eval_every_counts_rounds_and_steps);
     tcase_add_test(tc, sweep_killed_takes_its_children_with_it);
     tcase_add_test(tc, recovery_livelocks_end);
     tcase_add_test(tc, runs_at_chance_end_collapsed);

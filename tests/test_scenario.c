@@ -204,7 +204,9 @@ START_TEST(units_convert_to_hand_values)
         double want;
     } bw[] = {{"10Gbps", 1.25e9}, {"1GBps", 1e9},     {"100Mbps", 1.25e7}, {"8bps", 1.0},
               {"1kbps", 125.0},   {"1.5kBps", 1500.0}, {"10 Gbps", 1.25e9}, {"2Tbps", 2.5e11},
-              {"3MBps", 3e6},     {"1TBps", 1e12}},
+              {"3MBps", 3e6},     {"1TBps", 1e12},
+              /* with a slash, as documents write it */
+              {"10Gb/s", 1.25e9}, {"1GB/s", 1e9},     {"100 Mb/s", 1.25e7}, {"8b/s", 1.0}},
       tm[] = {{"5us", 5e-6}, {"2ms", 2e-3}, {"1.5s", 1.5}, {"3ns", 3e-9},
               {"2min", 120}, {"1h", 3600},  {"0", 0},     {"1e3 ms", 1.0}},
       fl[] = {{"19.5Tf", 1.95e13}, {"90Gf", 9e10}, {"2Pf", 2e15}, {"1.5Mf", 1.5e6},
@@ -235,6 +237,9 @@ START_TEST(bad_units_are_errors)
     ck_assert_str_eq(err.msg, "unknown unit \"Gbit\" in bandwidth \"10Gbit\" (expected one of "
                               "bps, kbps, Mbps, Gbps, Tbps, Bps, kBps, MBps, GBps, TBps)");
     ck_assert_int_eq(scenario_parse_bandwidth("10gbps", &v, &err), DT_ERR_INPUT); /* b vs B */
+    ck_assert_int_eq(scenario_parse_bandwidth("10Gbit/s", &v, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "unknown unit \"Gbit/s\" in bandwidth"), "%s", err.msg);
+    ck_assert_int_eq(scenario_parse_time("5u/s", &v, &err), DT_ERR_INPUT); /* bandwidths only */
     ck_assert_int_eq(scenario_parse_time("5", &v, &err), DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "missing unit in time \"5\" (expected one of ns, us, ms, s, min, h)");
     ck_assert_int_eq(scenario_parse_time("-5us", &v, &err), DT_ERR_INPUT);
@@ -322,10 +327,27 @@ START_TEST(bad_enum_value)
                       "zero)");
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
-                      "tree, halving-doubling, hierarchical, 2d)");
+                      "tree, halving-doubling, hierarchical, 2d); did you mean ring?");
     expect_file_error("[cluster]\nnetwork_model = LV09\n",
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
-                      "CM02, SMPI, in any case)");
+                      "CM02, SMPI, in any case); did you mean LV08?");
+    /* did you mean: the name but for '-' and '_', or one within 2 edits (1 for short ones) */
+    expect_file_error("[strategy]\nkind = all-reduce\n",
+                      ":2: strategy.kind: unknown value \"all-reduce\" (expected one of single, "
+                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
+                      "pipeline, tensor, zero); did you mean allreduce?");
+    expect_file_error("[strategy]\nkind = Local_SGD\n",
+                      ":2: strategy.kind: unknown value \"Local_SGD\" (expected one of single, "
+                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
+                      "pipeline, tensor, zero); did you mean local-sgd?");
+    expect_file_error("[strategy]\nkind = fedvag\n",
+                      ":2: strategy.kind: unknown value \"fedvag\" (expected one of single, "
+                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
+                      "pipeline, tensor, zero); did you mean fedavg?");
+    expect_file_error("[strategy]\nalgorithm = halvingdoubling\n",
+                      ":2: strategy.algorithm: unknown value \"halvingdoubling\" (expected one "
+                      "of ring, tree, halving-doubling, hierarchical, 2d); did you mean "
+                      "halving-doubling?");
     expect_file_error("[model]\narch = resnet\n",
                       ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp, cnn or gpt)");
     /* network models are the one case-insensitive enum */

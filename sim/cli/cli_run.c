@@ -38,6 +38,7 @@ typedef struct run_opts {
     double pace; /* run --live: simulated seconds per wall second, 0: none */
     int real;    /* run --real: real processes over MPI, one per host */
     int mpi;     /* run --mpi: a sweep's members spread over MPI processes */
+    int resume;  /* run --resume: continue the stored sweep of this scenario */
 } run_opts_t;
 
 static void run_help(const char *cmd)
@@ -52,7 +53,7 @@ static void run_help(const char *cmd)
            "  -h, --help                this text\n"
            "\n"
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
-           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N]",
+           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
            strcmp(cmd, "run") ? ""
                               : "\n                [--member I|all] [--live [--pace S]] [--real | --mpi]",
            strcmp(cmd, "platform") ? "" : " [--links]",
@@ -65,6 +66,11 @@ static void run_help(const char *cmd)
                ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
                  "hosts (with the node each one runs) and the links of the loaded platform:\n"
                  "the names that [faults] crash, link_down and link_degrade take."
+           : !strcmp(cmd, "bench sim")
+               ? "Measures the simulation's own cost: runs the scenario without a database,\n"
+                 "then the same number of real gradient steps and updates at the same batch\n"
+                 "size with the plain trainer and no simulation, and prints both wall and CPU\n"
+                 "times (evaluation timed apart and left out of both)."
            : !strcmp(cmd, "check")
                ? "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
                  "prints its runs (jobs with their hosts) and its resolved configuration."
@@ -72,6 +78,9 @@ static void run_help(const char *cmd)
            !strcmp(cmd, "run")
                ? "  --db PATH                 results database [run.db]\n"
                  "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
+                 "  --resume                  continue the sweep of this scenario (the same file\n"
+                 "                            and --set options) stored in --db: run only the\n"
+                 "                            members without a finished run, under its id\n"
                  "  --member I                run member I (0, 1, ... as dtsim check lists\n"
                  "                            them) of the sweep alone, into --db, as one job\n"
                  "                            of a job array [SLURM_ARRAY_TASK_ID when set;\n"
@@ -109,6 +118,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"pace", required_argument, 0, 'P'},
         {"real", no_argument, 0, 'R'},
         {"mpi", no_argument, 0, 'S'},
+        {"resume", no_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -168,6 +178,11 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--mpi\"");
             o->mpi = 1;
+            break;
+        case 'r':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--resume\"");
+            o->resume = 1;
             break;
         case 'l':
             if (strcmp(cmd, "platform"))
@@ -345,6 +360,50 @@ static int check_jobs(const scenario_t *top, const char *argv0)
     return rc;
 }
 
+/* Adds name to the ", "-separated list (size n) unless it is there. */
+static void name_add(char *list, size_t n, const char *name)
+{
+    size_t len = strlen(name), at = 0;
+    for (const char *p = list; *p; p += at) {
+        at = strcspn(p, ",");
+        if (at == len && !strncmp(p, name, len))
+            return;
+        at += p[at] == ',' ? 2 : 0;
+    }
+    size_t used = strlen(list);
+    snprintf(list + used, n - used, "%s%s", used ? ", " : "", name);
+}
+
+/* One warning line on stderr when runs of sc's sweep share a run.eval_every that counts
+ * rounds for some strategies (those with a horizon of their own: federated) and steps for
+ * others: their evaluations fall at points that do not compare. */
+static void check_eval_counts(const scenario_t *sc, long n)
+{
+    scenario_t *a = dt_malloc(sizeof *a), *b = dt_malloc(sizeof *b);
+    dt_err_t err;
+    for (long i = 0; i < n; i++) {
+        if (scenario_sweep_run(sc, i, a, &err) || a->eval_every <= 0 || !a->strategy->horizon)
+            continue;
+        char rounds[256] = "", steps[256] = "";
+        for (long j = 0; j < n; j++) {
+            if (scenario_sweep_run(sc, j, b, &err) || b->eval_every != a->eval_every)
+                continue;
+            name_add(b->strategy->horizon ? rounds : steps,
+                     b->strategy->horizon ? sizeof rounds : sizeof steps, b->strategy->name);
+        }
+        if (steps[0]) {
+            fprintf(stderr, "dtsim check: %s: warning: run.eval_every = %ld counts rounds for "
+                            "%s but steps for %s: their evaluations do not fall at comparable "
+                            "points (with run.eval_every = 0, run.eval_interval evaluates "
+                            "every run at the same simulated times)\n",
+                    sc->path, a->eval_every, rounds, steps);
+            break;
+        }
+    }
+    free(a);
+    free(b);
+}
+
 int cli_check(int argc, char **argv)
 {
     run_opts_t o;
@@ -385,6 +444,8 @@ int cli_check(int argc, char **argv)
         }
         free(run);
     }
+    if (rc == CLI_EXIT_OK && sc->sweep.n_keys)
+        check_eval_counts(sc, n);
     if (rc == CLI_EXIT_OK)
         scenario_write(sc, stdout);
     free(sc);
@@ -608,8 +669,11 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
     if (run->oversubscribed[0] && speaks)
         fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
                 sc->name, run->oversubscribed);
-    if (speaks &&
-        (st = begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err))) {
+    if (speaks)
+        cli_sweep_gate_wait(); /* run ids in the sweep's order */
+    st = speaks ? begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err) : DT_OK;
+    cli_sweep_gate_pass();
+    if (st) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
         if (real)
@@ -701,16 +765,9 @@ static void member_sweep_id(const scenario_t *sc, char *id, size_t size)
         snprintf(id, size, "%s-slurm%s", sc->name, job);
         return;
     }
-    scenario_t *copy = dt_malloc(sizeof *copy);
-    *copy = *sc;
-    copy->db[0] = '\0';
-    char *text = config_text(copy);
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ULL;
-    free(text);
-    free(copy);
-    snprintf(id, size, "%s-%016llx", sc->name, (unsigned long long)h);
+    char hash[24];
+    cli_sweep_fingerprint(sc, hash, sizeof hash);
+    snprintf(id, size, "%s-%s", sc->name, hash);
 }
 
 /* One member of base's sweep, in this process, under the sweep's id and its index. */
@@ -899,6 +956,17 @@ int cli_run(int argc, char **argv)
         free(sc);
         return rc;
     }
+    if (o.resume && (!sc->sweep.n_keys || o.real || o.mpi || member >= 0 || o.live ||
+                     sim_jobs_given(sc))) {
+        rc = !sc->sweep.n_keys || sim_jobs_given(sc)
+                 ? cli_usage_error("run", "--resume continues a sweep and %s has no [sweep]",
+                                   sc->path)
+                 : cli_usage_error("run", "--resume runs the sweep's missing members: not with %s",
+                                   o.real ? "--real" : o.mpi ? "--mpi" : o.live ? "--live"
+                                                                             : "--member");
+        free(sc);
+        return rc;
+    }
     if (o.mpi && (o.real || member >= 0 || o.live)) {
         rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
                              o.real ? "--real" : o.live ? "--live" : "--member");
@@ -934,7 +1002,7 @@ int cli_run(int argc, char **argv)
     else if (o.live && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
     else if (sc->sweep.n_keys)
-        rc = cli_sweep_run(sc, o.jobs, argv[0], NULL, 0);
+        rc = cli_sweep_run(sc, o.jobs, o.resume, argv[0], NULL, 0);
     else
         rc = cli_run_scenario(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);

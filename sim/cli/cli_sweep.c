@@ -24,7 +24,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,13 @@ typedef struct sweep {
     pid_t parent;    /* the sweep's process, which its runs do not outlive */
     cli_sweep_opts_t *opts; /* NULL: a plain sweep */
     int deadline_hit;       /* opts->deadline passed: stopping */
+    int next_gate;          /* read end of the gate of the run started next (-1: none) */
+    char *skip;             /* per run: finished in the sweep this one resumes (NULL: none) */
+    long skipped;           /* how many of them */
+    double stored_mean;     /* their mean wall time, seconds (0: none), for the first
+                             * estimate before a run of this session has finished */
+    char label[SCENARIO_STR + 16]; /* a plain sweep's progress label: "sweep NAME" */
+    char fingerprint[24];   /* a plain sweep's scenario hash (stored as sweep.fingerprint) */
 } sweep_t;
 
 /* The grace a run stopped at the deadline has to record its step before a second signal
@@ -81,6 +90,37 @@ static long sweep_index_of(const sweep_t *s, long i)
 }
 
 static volatile sig_atomic_t stop_signal, signals;
+
+/* Run ids in sweep order: the runs' rows are begun one after the other, in the order the runs
+ * were started, whatever their set-up takes. Each child gets a gate: the read end of a pipe
+ * whose only writer is the run started before it (gate_in), and the write end of the next
+ * run's (gate_out). A child begins its row after a byte or end of file on gate_in (its
+ * predecessor began its row, or ended), then passes the gate on. The parent keeps the read
+ * end of the gate of the run it starts next (-1: no run started yet). */
+static int gate_in = -1, gate_out = -1;
+
+void cli_sweep_gate_wait(void)
+{
+    if (gate_in < 0)
+        return;
+    char byte;
+    while (read(gate_in, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(gate_in);
+    gate_in = -1;
+}
+
+void cli_sweep_gate_pass(void)
+{
+    cli_sweep_gate_wait(); /* a run that never waited (it failed first) passes on in order */
+    if (gate_out < 0)
+        return;
+    char byte = 1;
+    while (write(gate_out, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(gate_out);
+    gate_out = -1;
+}
 
 /* Run i of the sweep: made from base's [sweep], or a copy of the list's. */
 static dt_status sweep_member(const sweep_t *s, long i, scenario_t *run, dt_err_t *err)
@@ -123,19 +163,26 @@ static void duration_words(double seconds, char *buf, size_t size)
 static void progress_counts(const sweep_t *s, long *done, long *total, double *elapsed,
                             double *left)
 {
-    long before = s->opts ? s->opts->done_before : 0;
+    long before = s->opts ? s->opts->done_before : s->skipped;
+    long to_run = s->n - s->skipped; /* runs this session starts */
     *done = before + s->done;
-    *total = s->opts && s->opts->total ? s->opts->total : before + s->n;
+    *total = s->opts && s->opts->total ? s->opts->total : s->opts ? before + s->n : s->n;
     *elapsed = cli_sweep_now() - s->t0;
-    *left = s->done > 0 && s->done < s->n ? *elapsed / (double)s->done * (double)(s->n - s->done)
-                                          : NAN;
+    *left = s->done > 0 && s->done < to_run
+                ? *elapsed / (double)s->done * (double)(to_run - s->done)
+                : NAN;
+    if (s->done == 0 && s->stored_mean > 0 && to_run > 0) /* resumed: the earlier runs' pace */
+        *left = s->stored_mean * (double)((to_run + s->jobs - 1) / s->jobs) - *elapsed;
+    if (*left < 0)
+        *left = 0;
 }
 
 /* The plain line after a finished run when stderr is no terminal (a log, a pipe): done,
  * elapsed, time left. */
 static void progress_line(const sweep_t *s)
 {
-    if (s->progress || !s->opts || !s->opts->label)
+    const char *label = s->opts ? s->opts->label : s->label;
+    if (s->progress || !label)
         return;
     long done, total;
     double elapsed, left;
@@ -147,7 +194,7 @@ static void progress_line(const sweep_t *s)
         duration_words(left, words, sizeof words);
         snprintf(rest, sizeof rest, ", about %s left", words);
     }
-    fprintf(stderr, "%s: %ld/%ld done, %s%s\n", s->opts->label, done, total, spent, rest);
+    fprintf(stderr, "%s: %ld/%ld done, %s%s\n", label, done, total, spent, rest);
     fflush(stderr);
 }
 
@@ -220,9 +267,11 @@ static void child_read(sweep_t *s, child_t *c)
 
 /* In the child: default signal handling, stdout to /dev/null, stderr into the pipe, then the
  * run. Never returns. */
-static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
+static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd, int gate[2],
                        const sigset_t *old_mask)
 {
+    gate_in = gate[0];
+    gate_out = gate[1];
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigaction(SIGINT, &dfl, NULL);
     sigaction(SIGTERM, &dfl, NULL);
@@ -246,9 +295,10 @@ static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd,
     }
     dup2(err_fd, STDERR_FILENO);
     close(err_fd);
+    cli_param_t fp = {.key = "sweep.fingerprint", .text = s->fingerprint, .number = NAN};
     int rc = s->opts ? cli_run_scenario_with(run, s->argv0, s->id, sweep_index_of(s, i),
                                              s->opts->params, s->opts->n_params)
-                     : cli_run_scenario(run, s->argv0, s->id, i, 0, 0, 0);
+                     : cli_run_scenario_with(run, s->argv0, s->id, i, &fp, 1);
     fflush(NULL);
     _exit(rc);
 }
@@ -265,9 +315,15 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
         s->done++;
         return 0;
     }
-    int fds[2];
+    int fds[2], next[2];
     if (pipe(fds)) {
         fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pipe(next)) {
+        fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
         return -1;
     }
     sigset_t block, old;
@@ -279,16 +335,22 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_main(s, run, i, fds[1], &old);
+        close(next[0]);
+        child_main(s, run, i, fds[1], (int[2]){s->next_gate, next[1]}, &old);
     }
     int e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
+    close(next[1]); /* the child is its only writer */
     if (pid < 0) {
+        close(next[0]); /* the next run waits on the same gate as this one would have */
         close(fds[0]);
         fprintf(stderr, "dtsim run: fork: %s\n", strerror(e));
         return -1;
     }
+    if (s->next_gate >= 0)
+        close(s->next_gate);
+    s->next_gate = next[0];
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     c->pid = pid;
     c->index = i;
@@ -348,9 +410,14 @@ static void sweep_execute(sweep_t *s)
                 }
         }
         int stopping = stop_signal || s->deadline_hit;
-        for (int j = 0; j < s->jobs && next < s->n && !stopping && !failed_start; j++)
-            if (!s->slots[j].pid && child_start(s, &s->slots[j], next++, run))
+        for (int j = 0; j < s->jobs && !stopping && !failed_start; j++) {
+            while (next < s->n && s->skip && s->skip[next])
+                next++; /* finished in the sweep this one resumes */
+            if (next < s->n && !s->slots[j].pid && child_start(s, &s->slots[j], next++, run))
                 failed_start = 1;
+        }
+        while (next < s->n && s->skip && s->skip[next])
+            next++;
         if (!s->live && (next == s->n || stopping || failed_start))
             break;
         int n = 0;
@@ -367,6 +434,9 @@ static void sweep_execute(sweep_t *s)
         progress_show(s);
     }
     progress_clear(s);
+    if (s->next_gate >= 0)
+        close(s->next_gate);
+    s->next_gate = -1;
     free(pfd);
     free(run);
 }
@@ -461,15 +531,90 @@ static void print_table(const row_t *rows, long n)
     }
 }
 
+/* ---- resuming --------------------------------------------------------------------------- */
+
+void cli_sweep_fingerprint(const scenario_t *base, char *out, size_t size)
+{
+    scenario_t *copy = dt_malloc(sizeof *copy);
+    *copy = *base;
+    copy->db[0] = '\0';
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    DT_CHECK(f, "open_memstream failed");
+    scenario_write(copy, f);
+    fclose(f);
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    free(text);
+    free(copy);
+    snprintf(out, size, "%016llx", (unsigned long long)h);
+}
+
+/* --resume: the newest sweep in the database whose runs carry s's fingerprint into s->id
+ * ("" none), and which of its members finished into s->skip. A missing database holds none. */
+static dt_status sweep_find_resumed(sweep_t *s, dt_err_t *err)
+{
+    s->id[0] = '\0';
+    if (access(s->base->db, F_OK) != 0)
+        return DT_OK;
+    results_query_t *q = NULL;
+    dt_status st = results_query_open_current(&q, s->base->db, err);
+    if (st)
+        return st;
+    sqlite3 *h = results_query_sqlite(q);
+    sqlite3_stmt *find = NULL, *done = NULL, *mean = NULL;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT r.sweep FROM runs r JOIN params p ON p.run = r.id AND p.key = "
+                           "'sweep.fingerprint' WHERE r.sweep IS NOT NULL AND p.value = ?1 "
+                           "ORDER BY r.id DESC LIMIT 1",
+                           -1, &find, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(h,
+                           "SELECT DISTINCT sweep_index FROM runs WHERE sweep = ?1 AND "
+                           "status = 'finished'",
+                           -1, &done, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(h,
+                           "SELECT avg((julianday(ended) - julianday(started)) * 86400) FROM "
+                           "runs WHERE sweep = ?1 AND status = 'finished'",
+                           -1, &mean, NULL) != SQLITE_OK) {
+        st = dt_err_input(err, "%s: cannot read its sweeps: %s", s->base->db, sqlite3_errmsg(h));
+        goto out;
+    }
+    sqlite3_bind_text(find, 1, s->fingerprint, -1, SQLITE_STATIC);
+    if (sqlite3_step(find) != SQLITE_ROW)
+        goto out;
+    snprintf(s->id, sizeof s->id, "%s", (const char *)sqlite3_column_text(find, 0));
+    sqlite3_bind_text(done, 1, s->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(mean, 1, s->id, -1, SQLITE_STATIC);
+    if (sqlite3_step(mean) == SQLITE_ROW && sqlite3_column_type(mean, 0) != SQLITE_NULL)
+        s->stored_mean = sqlite3_column_double(mean, 0);
+    while (sqlite3_step(done) == SQLITE_ROW) {
+        long i = (long)sqlite3_column_int64(done, 0);
+        if (i >= 0 && i < s->n && !s->skip[i]) {
+            s->skip[i] = 1;
+            s->skipped++;
+        }
+    }
+out:
+    sqlite3_finalize(find);
+    sqlite3_finalize(done);
+    sqlite3_finalize(mean);
+    results_query_close(q);
+    return st;
+}
+
 /* ---- the command ------------------------------------------------------------------------ */
 
-/* The runs of s (base and list set), as cli_sweep_run and cli_sweep_run_list say. */
-static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
+/* The runs of s (base and list set), as cli_sweep_run and cli_sweep_run_list say; resume:
+ * continue the stored sweep of the same scenario (a plain sweep only). */
+static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
 {
     const scenario_t *base = s.base;
     const char *argv0 = s.argv0;
     s.parent = getpid();
     s.jobs = jobs < s.n ? jobs : (int)s.n;
+    s.id[0] = '\0';
     dt_err_t err;
     if (id)
         id[0] = '\0';
@@ -498,12 +643,33 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     }
     results_db_close(db);
 
+    if (!s.opts) {
+        cli_sweep_fingerprint(base, s.fingerprint, sizeof s.fingerprint);
+        snprintf(s.label, sizeof s.label, "sweep %.480s", s.name ? s.name : base->name);
+    }
+    s.skip = dt_calloc((size_t)s.n, 1);
+    if (resume && sweep_find_resumed(&s, &err)) {
+        fprintf(stderr, "dtsim run: --resume: %s\n", err.msg);
+        free(s.skip);
+        return CLI_EXIT_USAGE;
+    }
+    if (resume && !s.id[0])
+        fprintf(stderr, "dtsim run: --resume: no sweep of this scenario in %s: running all %ld "
+                        "runs\n",
+                base->db, s.n);
+    else if (resume)
+        printf("resuming sweep %s of %s: %ld of %ld runs finished, %ld to run\n", s.id, base->db,
+               s.skipped, s.n, s.n - s.skipped);
+    fflush(stdout);
+
     char stamp[32];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    if (s.opts && s.opts->id && s.opts->id[0])
+    if (s.id[0])
+        ; /* resumed */
+    else if (s.opts && s.opts->id && s.opts->id[0])
         snprintf(s.id, sizeof s.id, "%s", s.opts->id);
     else
         snprintf(s.id, sizeof s.id, "%.480s-%s-%ld", s.name ? s.name : base->name, stamp,
@@ -514,6 +680,7 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     s.slots = dt_calloc((size_t)s.jobs, sizeof *s.slots);
     s.status = dt_malloc(sizeof *s.status * (size_t)s.n);
     s.told = dt_calloc((size_t)s.n, 1);
+    s.next_gate = -1;
     for (long i = 0; i < s.n; i++)
         s.status[i] = RUN_NOT_STARTED;
     s.progress = isatty(STDERR_FILENO);
@@ -524,6 +691,8 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     stop_signal = signals = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    if (s.skipped && s.skipped < s.n)
+        progress_line(&s); /* resumed: where it stands, at the earlier runs' pace */
     sweep_execute(&s);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -557,8 +726,8 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     long bad = 0;
     for (long i = 0; i < s.n; i++) {
         int w = s.status[i];
-        int ok = !strcmp(rows[i].status, "finished") && w != RUN_NOT_STARTED &&
-                 WIFEXITED(w) && WEXITSTATUS(w) == 0;
+        int ok = !strcmp(rows[i].status, "finished") &&
+                 (s.skip[i] || (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w) == 0));
         /* stopped on purpose (opts): not started, or stopped as it was told */
         int stopped = s.opts && (w == RUN_NOT_STARTED || s.told[i]);
         if (ok || stopped)
@@ -576,11 +745,15 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     if (bad > 10)
         fprintf(stderr, "dtsim run: ... and %ld more\n", bad - 10);
     if (bad) {
-        fprintf(stderr, "dtsim run: %ld of %ld runs did not finish\n", bad, s.n);
+        fprintf(stderr, "dtsim run: %ld of %ld runs did not finish%s\n", bad, s.n,
+                !s.opts && stop_signal ? " (dtsim run with --resume, the same scenario, --set "
+                                         "options and --db, runs the rest)"
+                                       : "");
         rc = CLI_EXIT_RUN;
     }
     free(rows);
     free(s.status);
+    free(s.skip);
     free(s.told);
     free(s.slots);
     if (s.opts) {
@@ -595,11 +768,12 @@ static int sweep_main(sweep_t s, int jobs, char *id, size_t id_size)
     return rc;
 }
 
-int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0, char *id, size_t id_size)
+int cli_sweep_run(const scenario_t *base, int jobs, int resume, const char *argv0, char *id,
+                  size_t id_size)
 {
     DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && base->sweep.n_keys > 0);
     sweep_t s = {.base = base, .argv0 = argv0, .n = scenario_sweep_count(base)};
-    return sweep_main(s, jobs, id, id_size);
+    return sweep_main(s, jobs, resume, id, id_size);
 }
 
 int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int jobs,
@@ -607,7 +781,7 @@ int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int job
 {
     DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && n > 0);
     sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n};
-    return sweep_main(s, jobs, id, id_size);
+    return sweep_main(s, jobs, 0, id, id_size);
 }
 
 int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int jobs,
@@ -617,5 +791,5 @@ int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int job
     o->stopped = 0;
     sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n,
                  .opts = o};
-    return sweep_main(s, jobs, id, id_size);
+    return sweep_main(s, jobs, 0, id, id_size);
 }

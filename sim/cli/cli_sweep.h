@@ -12,8 +12,11 @@
  * then prints the sweep's summary table. Returns the exit code: 0 every run finished, 1 some
  * did not (each one is named on stderr), 2 bad input (nothing ran). After SIGINT or SIGTERM,
  * forwarded to the children and waited for, the process ends on that signal. The sweep's id
- * goes to id (id_size bytes) unless id is NULL; "" when nothing ran. */
-int cli_sweep_run(const scenario_t *base, int jobs, const char *argv0, char *id, size_t id_size);
+ * goes to id (id_size bytes) unless id is NULL; "" when nothing ran. resume: continue the
+ * newest stored sweep of the same scenario (cli_sweep_fingerprint) under its id, running only
+ * its members with no finished run (none stored: every member, in a new sweep). */
+int cli_sweep_run(const scenario_t *base, int jobs, int resume, const char *argv0, char *id,
+                  size_t id_size);
 /* The same for runs made by the caller (runs[0..n), each validated, all with runs[0]'s
  * database): one sweep whose id begins with name, run i its index i. */
 int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int jobs,
@@ -41,6 +44,14 @@ typedef struct cli_sweep_opts {
  * signal the process does not end on it: the caller answers, then ends as it chooses. */
 int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int jobs,
                        const char *argv0, char *id, size_t id_size, cli_sweep_opts_t *o);
+/* A hash of base's resolved scenario, its database left out (16 hex digits): every run of a
+ * plain sweep stores it as its sweep.fingerprint, by which --resume finds the sweep. */
+void cli_sweep_fingerprint(const scenario_t *base, char *out, size_t size);
+/* In a sweep's run: wait until the run started before it has begun its row (or ended), so
+ * that run ids follow the sweep's order; nothing outside a sweep. */
+void cli_sweep_gate_wait(void);
+/* In a sweep's run, once its row is begun (or it will never be): let the next run begin. */
+void cli_sweep_gate_pass(void);
 /* The clock of cli_sweep_opts_t.deadline. */
 double cli_sweep_now(void);
 

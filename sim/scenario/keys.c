@@ -533,9 +533,15 @@ static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ct
         sc->strategy = st;
         return DT_OK;
     }
-    char list[256];
+    char list[256], hint[96];
     kind_names(list, sizeof list);
-    return dt_err_input(err, "unknown value \"%s\" (expected one of %s)", v, list);
+    const char *names[65];
+    int k = 0;
+    for (const sim_strategy_t *const *s = scenario_strategies(); *s && k < 64; s++)
+        names[k++] = (*s)->name;
+    names[k] = NULL;
+    value_hint(v, names, hint, sizeof hint);
+    return dt_err_input(err, "unknown value \"%s\" (expected one of %s)%s", v, list, hint);
 }
 
 static void format_kind(const scenario_t *sc, char *buf, size_t n)

@@ -126,6 +126,9 @@ int key_named(const char *section_key);
 int section_known(const char *name);
 /** " (did you mean X?)", " (X is a [cluster] key)" or "". */
 void key_hint(const char *section, const char *key, char *buf, size_t n);
+/* "; did you mean X?" for an unknown value v of names (NULL-terminated): the name equal to v
+ * but for '-', '_' and case, else the nearest by edit distance (below 3), else "". */
+void value_hint(const char *v, const char *const *names, char *buf, size_t n);
 /** "; did you mean [X]?" or "". */
 void section_hint(const char *section, char *buf, size_t n);
 /** The other key of the device / device_flops pair, -1 for any other key. */

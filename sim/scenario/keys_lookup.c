@@ -1,4 +1,5 @@
 /* Keys and sections found by name, with "did you mean" hints for names that are not. */
+#include <ctype.h>
 #include <string.h>
 
 #include "keys_impl.h"
@@ -92,6 +93,35 @@ void key_hint(const char *section, const char *key, char *buf, size_t n)
             snprintf(buf, n, " (%s is a [%s] key)", key, key_table[k].section);
             return;
         }
+}
+
+/* v with '-', '_' and blanks dropped and letters lowered, into out (size n). */
+static void squeeze(const char *v, char *out, size_t n)
+{
+    size_t len = 0;
+    for (; *v && len + 1 < n; v++)
+        if (*v != '-' && *v != '_' && *v != ' ')
+            out[len++] = (char)tolower((unsigned char)*v);
+    out[len] = '\0';
+}
+
+void value_hint(const char *v, const char *const *names, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    char want[64], have[64];
+    squeeze(v, want, sizeof want);
+    int best = strlen(v) > 4 ? 3 : 2; /* a short name is near too many others */
+    const char *best_name = NULL;
+    for (int i = 0; names[i]; i++) {
+        squeeze(names[i], have, sizeof have);
+        int dist = want[0] && !strcmp(want, have) ? 0 : edit_distance(v, names[i]);
+        if (dist < best) {
+            best = dist;
+            best_name = names[i];
+        }
+    }
+    if (best_name)
+        snprintf(buf, n, "; did you mean %s?", best_name);
 }
 
 void section_hint(const char *section, char *buf, size_t n)

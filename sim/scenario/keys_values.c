@@ -149,10 +149,11 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
                 *(int *)p = i;
                 return DT_OK;
             }
-        char list[256];
+        char list[256], hint[96];
         names_text(d->names, list, sizeof list);
-        return dt_err_input(err, "unknown value \"%s\" (expected one of %s%s)", v, list,
-                            (d->flags & NOCASE) ? ", in any case" : "");
+        value_hint(v, d->names, hint, sizeof hint);
+        return dt_err_input(err, "unknown value \"%s\" (expected one of %s%s)%s", v, list,
+                            (d->flags & NOCASE) ? ", in any case" : "", hint);
     }
     case KEY_BANDWIDTH:
     case KEY_TIME:

@@ -227,8 +227,8 @@ void scenario_write_keys_markdown(FILE *out)
                  "number and the unit are allowed; units are case-sensitive.\n\n"
                  "| quantity | units | stored as |\n|---|---|---|\n");
     unit_list(bandwidth_units, buf, sizeof buf);
-    fprintf(out, "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000) | bytes per second "
-                 "(10Gbps = 1.25e9) |\n",
+    fprintf(out, "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000; also with a slash: 10Gb/s "
+                 "is 10Gbps, 1GB/s is 1GBps) | bytes per second (10Gbps = 1.25e9) |\n",
             buf);
     unit_list(time_units, buf, sizeof buf);
     fprintf(out, "| time | %s | seconds |\n", buf);

@@ -1,4 +1,4 @@
-/* Values with units (10Gbps, 5us, 19.5Tf, 80GB, 700W): parsed into base units (bytes/s,
+/* Values with units (10Gbps or 10Gb/s, 5us, 19.5Tf, 80GB, 700W): parsed into base units (bytes/s,
  * seconds, FLOP/s, bytes, watts), and written back as the shortest spelling that reads back to the same double,
  * so that a written scenario loads to the same struct. */
 #include <ctype.h>
@@ -111,6 +111,14 @@ static dt_status parse_with_unit(const char *text, const unit_t *units, const ch
         return dt_err_input(err, "missing unit in %s \"%s\" (expected one of %s)", what, text,
                             list);
     }
+    /* a bandwidth spelled with a slash, as documents write it: Gb/s is Gbps, GB/s is GBps */
+    char slashed[16];
+    size_t ulen = strlen(u);
+    if (units == bandwidth_units && ulen >= 3 && ulen < sizeof slashed - 1 &&
+        !strcmp(u + ulen - 2, "/s")) {
+        snprintf(slashed, sizeof slashed, "%.*sps", (int)(ulen - 2), u);
+        u = slashed;
+    }
     for (const unit_t *p = units; p->name; p++)
         if (!strcmp(u, p->name)) {
             if (number < 0)
@@ -121,8 +129,8 @@ static dt_status parse_with_unit(const char *text, const unit_t *units, const ch
             *out = v;
             return DT_OK;
         }
-    return dt_err_input(err, "unknown unit \"%s\" in %s \"%s\" (expected one of %s)", u, what,
-                        text, list);
+    return dt_err_input(err, "unknown unit \"%s\" in %s \"%s\" (expected one of %s)",
+                        text + len + strspn(text + len, " \t"), what, text, list);
 }
 
 dt_status scenario_parse_bandwidth(const char *text, double *bytes_per_s, dt_err_t *err)
