@@ -43,7 +43,9 @@
 #include "model_profile.h"
 #include "profile_memory.h"
 #include "query.h"
+#include "run.h"
 #include "scenario.h"
+#include "strategy_def.h"
 
 #define PLAN_MAX_SETS 64
 #define PLAN_MAX_LAYOUTS 16384
@@ -679,7 +681,69 @@ static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
            (1 + (double)(l->p - 1) / (double)(l->v * l->m));
 }
 
-/* A layout's check under way: its child (cli_dry_run_start), or the error its scenario
+/* A layout's memory against the device's as `dtsim check` finds it, in this process: the
+ * pipeline's memory slot, which needs the layout (sc loaded with it) and the profile, not
+ * the platform or SimGrid, asked for one host of each stage (the first of its tensor
+ * group: the members of a stage hold the same, and the check names the first fullest
+ * host), then the check's own line or error (sim_memory_line, sim_memory_verdict). The
+ * child's dry run (cli_dry_run) meets the rest too, the platform and fault targets, which
+ * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same). */
+static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
+                             char *memory, size_t n, dt_err_t *err)
+{
+    sim_run_t *run = dt_calloc(1, sizeof *run);
+    run->sc = sc;
+    run->timing_only = 1;
+    run->profile = *prof; /* borrowed: never freed here */
+    run->n_params = prof->params;
+    run->value_bytes = scenario_value_bytes(sc);
+    run->n_workers = (int)(sc->stages * sc->data_parallel * sc->tensor);
+    sim_node_t node, best;
+    int have = 0;
+    for (long s = 0; s < sc->stages; s++) {
+        memset(&node, 0, sizeof node);
+        node.rank = (int)(s * sc->tensor);
+        node.role = "worker";
+        sim_node_memory(run, &node);
+        double total = node.mem.params + node.mem.grads + node.mem.optimizer +
+                       (isnan(node.mem.activations) ? 0 : node.mem.activations);
+        double top = have ? best.mem.params + best.mem.grads + best.mem.optimizer +
+                                (isnan(best.mem.activations) ? 0 : best.mem.activations)
+                          : 0;
+        if (!have || total > top) /* the first fullest, as the check takes it */
+            best = node;
+        have = 1;
+    }
+    free(run);
+    char over[512];
+    dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over,
+                                      err);
+    if (st == DT_OK)
+        sim_memory_line(sc, &best.mem, best.role, best.rank, memory, n);
+    return st;
+}
+
+/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
+static void fit_answer(plan_layout_t *l, dt_status st, const char *memory, const dt_err_t *err,
+                       const char *base)
+{
+    l->fits = st == DT_OK;
+    if (l->fits) {
+        snprintf(l->memory, sizeof l->memory, "%s", memory);
+        return;
+    }
+    /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
+     * time it anyway": the plan says what does not fit, and drops it */
+    const char *why = without_path(err->msg, base);
+    if (!strncmp(why, "cluster.device: ", 16))
+        why += 16;
+    snprintf(l->memory, sizeof l->memory, "%s", why);
+    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
+    if (hint)
+        *hint = '\0';
+}
+
+/* A layout's check under way in a child (cli_dry_run_start), or the error its scenario
  * gave when it did not load. */
 typedef struct fit_check {
     cli_dry_t dry;
@@ -687,8 +751,8 @@ typedef struct fit_check {
     int loaded;
 } fit_check_t;
 
-/* Starts the check of a layout's memory against the device's, as `dtsim check` finds it (no
- * simulation). sc: a scenario's room, free again when this returns. */
+/* Starts the check of a layout's memory in a child, as `dtsim check` makes it. sc: a
+ * scenario's room, free again when this returns. */
 static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
                       const sim_model_profile_t *prof, const char *name, const char *argv0,
                       fit_check_t *c)
@@ -701,32 +765,67 @@ static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const 
     }
 }
 
-/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
 static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
 {
     char memory[512] = "";
-    l->fits = 0;
-    if (c->loaded && cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err) == DT_OK) {
-        l->fits = 1;
-        snprintf(l->memory, sizeof l->memory, "%s", memory);
-        return;
-    }
-    /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
-     * time it anyway": the plan says what does not fit, and drops it */
-    const char *why = without_path(c->err.msg, base);
-    if (!strncmp(why, "cluster.device: ", 16))
-        why += 16;
-    snprintf(l->memory, sizeof l->memory, "%s", why);
-    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
-    if (hint)
-        *hint = '\0';
+    dt_status st = DT_ERR_INPUT;
+    if (c->loaded)
+        st = cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err);
+    fit_answer(l, st, memory, &c->err, base);
 }
 
-/* Each layout's fit, o->jobs checks at once (each is a child process). */
+/* The layouts' fit in this process (plan_memory), each loaded once for it and its bound.
+ * sc: a scenario's room. */
+static void fit_here(plan_layout_t *l, long n, scenario_t *sc, const char *base,
+                     const plan_opts_t *o, const sim_model_profile_t *prof, const char *name)
+{
+    for (long i = 0; i < n; i++) {
+        dt_err_t err = {""};
+        char memory[512] = "";
+        dt_status st = load_layout(sc, base, o, &l[i], name, &err);
+        if (st == DT_OK) {
+            l[i].bound = plan_bound(&l[i], sc, prof);
+            st = plan_memory(sc, prof, memory, sizeof memory, &err);
+        }
+        fit_answer(&l[i], st, memory, &err, base);
+    }
+}
+
+/* 1 when the first loadable layout of l (n) gets the same answer in this process as from
+ * the child's dry run, which meets the platform and fault targets too: then those are
+ * sound for every layout (they share them) and the rest is checked here. */
+static int plan_fit_same(plan_layout_t *l, long n, scenario_t *sc, const char *base,
+                         const plan_opts_t *o, const sim_model_profile_t *prof,
+                         const char *name, const char *argv0)
+{
+    for (long i = 0; i < n; i++) {
+        fit_check_t c;
+        fit_start(&l[i], sc, base, o, prof, name, argv0, &c);
+        if (!c.loaded)
+            continue; /* its keys' own error: the same either way */
+        fit_finish(&l[i], &c, base);
+        plan_layout_t here = l[i];
+        fit_here(&here, 1, sc, base, o, prof, name);
+        return here.fits == l[i].fits && !strcmp(here.memory, l[i].memory);
+    }
+    return 1;
+}
+
+/* Each layout's fit: in this process where the first one's answer equals its child's
+ * (plan_fit_same; once a plan, plan_fit asks), else each in a child, o->jobs at once.
+ * *same: -1 not asked yet, then plan_fit_same's answer. */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
-                     const sim_model_profile_t *prof, const char *name, const char *argv0)
+                     const sim_model_profile_t *prof, const char *name, const char *argv0,
+                     int *same)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
+    if (*same < 0 && n > 0)
+        *same = plan_fit_same(l, n, sc, base, o, prof, name, argv0);
+    if (*same > 0) {
+        fit_here(l, n, sc, base, o, prof, name);
+        free(sc);
+        return;
+    }
     int slots = o->jobs > 1 ? o->jobs : 1;
     fit_check_t *c = dt_malloc(sizeof *c * (size_t)slots);
     for (long i = 0; i < n + slots; i++) {
@@ -746,7 +845,7 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
  * there are then. */
 static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
                            const plan_opts_t *o, const sim_model_profile_t *prof,
-                           const char *name, const char *argv0, long max)
+                           const char *name, const char *argv0, int *same, long max)
 {
     long k = n;
     for (long i = 0; i < n && k < max; i++)
@@ -755,7 +854,7 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
             l[k].zero = z;
             l[k++].order = l[i].order + 1; /* right after the row it retries */
         }
-    plan_fit(l + n, k - n, base, o, prof, name, argv0);
+    plan_fit(l + n, k - n, base, o, prof, name, argv0, same);
     return k;
 }
 
@@ -1574,9 +1673,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         rc = CLI_EXIT_OK;
         goto done;
     }
-    plan_fit(l, n, base, &o, &prof, name, argv[0]);
+    int same = -1; /* memory checked here or in children (plan_fit) */
+    plan_fit(l, n, base, &o, &prof, name, argv[0], &same);
     for (int z = 2; z <= 3; z++)
-        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], PLAN_MAX_LAYOUTS);
+        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], &same, PLAN_MAX_LAYOUTS);
     qsort(l, (size_t)n, sizeof *l, by_order);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
     n = plan_buckets(l, n, more, PLAN_MAX_LAYOUTS);
