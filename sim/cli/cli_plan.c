@@ -57,6 +57,8 @@
 #define PLAN_MAX_VIRTUAL 8
 /* gradient buckets tried besides one all-reduce per stage: PyTorch DDP's bucket_cap_mb */
 #define PLAN_BUCKET_MB 25
+/* values a --tensor or --stages list holds at most */
+#define PLAN_MAX_LIST 16
 
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
@@ -72,6 +74,8 @@ typedef struct plan_opts {
     /* side by side (cli_plan_compare.c): each --device value and --option */
     const char *device_args[CLI_PLAN_MAX_OPTIONS], *option_args[CLI_PLAN_MAX_OPTIONS];
     int n_device_args, n_option_args;
+    long tensor[PLAN_MAX_LIST], stages[PLAN_MAX_LIST]; /* --tensor, --stages; none: all */
+    int n_tensor, n_stages;
     const char *label;           /* an option's name after the profile's in the runs' names */
     cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
 } plan_opts_t;
@@ -163,6 +167,9 @@ static void plan_help(void)
         "                      uplinks; a tensor group stays inside a server\n"
         "  --heads A           attention heads: tensor must divide A (default: not\n"
         "                      checked)\n"
+        "  --tensor T[,T...]   only these tensor sizes (1, 2, 4, 8; default all)\n"
+        "  --stages P[,P...]   only these pipeline stage counts (1 to 64; default\n"
+        "                      all)\n"
         "  --set KEY=VALUE     any scenario key for every layout\n"
         "                      (cluster.price_per_device_hour=4, ...); tensor\n"
         "                      all-reduces are timed in closed form\n"
@@ -208,12 +215,14 @@ static void plan_help(void)
         "                      --top, --mtbf, --ckpt-bandwidth, --restart too)\n"
         "  -h, --help          this text\n"
         "\n"
-        "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
-        "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
-        "none); data = N / (tensor x stages) must divide B. A fitting layout of\n"
-        "replicas without ZeRO runs again with gradient buckets of 25 MB (PyTorch\n"
-        "DDP's default; strategy.bucket_mb) all-reduced during the last backward pass\n"
-        "instead of one all-reduce per stage after it; ZeRO reduces unbucketed.\n"
+        "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages 1 to 64, at most the\n"
+        "profile's transformer layers (its *.scores layers; its pipeline pieces when\n"
+        "it has none), which they need not divide (the pipeline cuts them where the\n"
+        "largest stage is smallest); data = N / (tensor x stages) must divide B. A\n"
+        "fitting layout of replicas without ZeRO runs again with gradient buckets of\n"
+        "25 MB (PyTorch DDP's default; strategy.bucket_mb) all-reduced during the\n"
+        "last backward pass instead of one all-reduce per stage after it; ZeRO\n"
+        "reduces unbucketed.\n"
         "The interleaved schedule needs stages > 1, micro-batches a multiple of the\n"
         "stages, and stages x virtual stages at most the profile's pieces. A layout\n"
         "is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, sp with\n"
@@ -275,6 +284,39 @@ static int parse_tokens(const char *text, double *out)
     return 0;
 }
 
+/* "8" or "4,8": up to PLAN_MAX_LIST integers in [1, hi] into v (*n of them, increasing),
+ * each once; -1 otherwise. */
+static int parse_list(const char *text, long hi, long *v, int *n)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", text);
+    *n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        long x;
+        if (*n == PLAN_MAX_LIST || cli_parse_long(w, 1, hi, &x))
+            return -1;
+        for (int i = 0; i < *n; i++)
+            if (v[i] == x)
+                return -1;
+        int at = (*n)++; /* in increasing order, as the plan enumerates */
+        for (; at > 0 && v[at - 1] > x; at--)
+            v[at] = v[at - 1];
+        v[at] = x;
+    }
+    return *n ? 0 : -1;
+}
+
+static int powers_of_two(const long *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] & (v[i] - 1))
+            return 0;
+    return 1;
+}
+
 static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -303,6 +345,8 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"mtbf", required_argument, 0, 'M'},
         {"ckpt-bandwidth", required_argument, 0, 'B'},
         {"restart", required_argument, 0, 'r'},
+        {"tensor", required_argument, 0, 'e'},
+        {"stages", required_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -352,6 +396,15 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
             break;
         case 'P':
             o->precision = optarg;
+            break;
+        case 'e':
+        case 'g':
+            if (c == 'e' ? parse_list(optarg, 8, o->tensor, &o->n_tensor) ||
+                               !powers_of_two(o->tensor, o->n_tensor)
+                         : parse_list(optarg, 64, o->stages, &o->n_stages))
+                return cli_usage_error("plan", "%s %s: expected %s", named, optarg,
+                                       c == 'e' ? "tensor sizes of 1, 2, 4 or 8 (8, 4,8)"
+                                                : "stage counts in [1, 64] (16, 8,16)");
             break;
         case 'N':
             o->no_run = 1;
@@ -481,21 +534,26 @@ static long profile_pieces(const sim_model_profile_t *prof)
 /* Every layout of o's devices and batch, in the order printed: tensor, then stages, from
  * small to large, then micro-batch size, virtual stages (1 first: 1F1B), sequence
  * parallelism (off first), recomputation (none, selective, full) and ZeRO (0, then 1 with
- * replicas; plan_zero_more adds 2 and 3). Selective only with attention cores, sequence
- * parallelism only with tensor > 1, where it changes something; Megatron-LM turns it on
- * with every tensor split, but off it is what a layout without it costs, so both run.
- * Returns how many went to out. */
+ * replicas; plan_zero_more adds 2 and 3). Tensor 1, 2, 4, 8 and stages 1 to 64, or those of
+ * --tensor and --stages. Stages need not divide the layers: the pipeline cuts them where
+ * the largest stage is smallest (Llama 3 405B ran 126 layers in 16 stages). Selective only
+ * with attention cores, sequence parallelism only with tensor > 1, where it changes
+ * something; Megatron-LM turns it on with every tensor split, but off it is what a layout
+ * without it costs, so both run. Returns how many went to out. */
 static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int splits,
                            int attention, plan_layout_t *out, long max)
 {
-    static const long tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
+    static const long all_tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
+    const long *tensors = o->n_tensor ? o->tensor : all_tensors;
+    int n_tensors = o->n_tensor ? o->n_tensor : 4;
     long n = 0;
-    for (size_t ti = 0; ti < sizeof tensors / sizeof *tensors; ti++) {
+    for (int ti = 0; ti < n_tensors; ti++) {
         long t = tensors[ti];
         if (t > o->per_server || o->devices % t || (o->heads && o->heads % t) || (t > 1 && !splits))
             continue;
-        for (long p = 1; p <= blocks && p <= 64; p++) {
-            if (blocks % p || (o->devices / t) % p)
+        for (int pi = 0; pi < (o->n_stages ? o->n_stages : 64); pi++) {
+            long p = o->n_stages ? o->stages[pi] : pi + 1;
+            if (p > blocks || (o->devices / t) % p)
                 continue;
             long d = o->devices / (t * p);
             if (o->global_batch % d)
@@ -923,6 +981,17 @@ static void plan_options_text(const plan_opts_t *o, const char *profile, char *b
         snprintf(num, sizeof num, "%ld", nums[i].v);
         append_word(buf, size, nums[i].name);
         append_word(buf, size, num);
+    }
+    for (int k = 0; k < 2; k++) { /* --tensor and --stages when given */
+        const long *v = k ? o->stages : o->tensor;
+        int n = k ? o->n_stages : o->n_tensor;
+        char list[PLAN_MAX_LIST * 4] = "";
+        for (int i = 0, len = 0; i < n; i++)
+            len += snprintf(list + len, sizeof list - (size_t)len, "%s%ld", i ? "," : "", v[i]);
+        if (n) {
+            append_word(buf, size, k ? "--stages" : "--tensor");
+            append_word(buf, size, list);
+        }
     }
     for (int i = 0; i < o->n_sets; i++) {
         append_word(buf, size, "--set");
@@ -1498,7 +1567,7 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
         snprintf(id, sizeof id, "%s", sweep);
         cli_sweep_opts_t so = {.id = id, .index = todo, .label = "plan", .done_before = done,
                                .total = total, .deadline = deadline, .params = params,
-                               .n_params = PLAN_PARAMS, .quiet = 1};
+                               .n_params = PLAN_PARAMS, .quiet = 1, .checked = 1};
         int r = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, size, &so);
         if (r == CLI_EXIT_USAGE || !sweep[0]) {
             rc = r ? r : CLI_EXIT_RUN;
@@ -1636,10 +1705,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
-                        "no layout of %ld devices (tensor 1, 2, 4, 8 of at most %ld "
-                        "per server, stages dividing %ld layers) divides the global "
-                        "batch of %ld",
-                        o.devices, o.per_server, blocks, o.global_batch);
+                        "no layout of %ld devices (tensor %s of at most %ld per server, "
+                        "stages %s of at most %ld layers) divides the global batch of %ld",
+                        o.devices, o.n_tensor ? "--tensor" : "1, 2, 4, 8", o.per_server,
+                        o.n_stages ? "--stages" : "1 to 64", blocks, o.global_batch);
         goto done;
     }
     if (write_temp(base, &o, profile, name, &err)) {
