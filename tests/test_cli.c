@@ -1588,6 +1588,24 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                             NULL}),
                      2);
     one_error_line("--devices 0: expected an integer", NULL);
+    /* --tensor and --stages: sizes of 1, 2, 4, 8 and counts of 1 to 64, each once; stages
+     * beyond the profile's 2 layers leave no layout */
+    static const char *const lists[][3] = {
+        {"--tensor", "3", "--tensor 3: expected tensor sizes of 1, 2, 4 or 8"},
+        {"--tensor", "2,16", "--tensor 2,16: expected tensor sizes of 1, 2, 4 or 8"},
+        {"--stages", "0", "--stages 0: expected stage counts in [1, 64]"},
+        {"--stages", "2,2", "--stages 2,2: expected stage counts in [1, 64]"},
+        {"--stages", "4", "stages of --stages, at most 2 layers) divides the global batch"}};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                                "--devices", "4", "--global-batch", "4",
+                                                lists[i][0], lists[i][1], "--db", db, NULL}),
+                         2);
+        one_error_line(lists[i][2], NULL);
+    }
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--stages", "2", "--db", db, NULL}),
+                     2);
+    one_error_line("--show ranks a stored plan: --stages does not go with it", NULL);
     ck_assert_int_eq(access(db, F_OK), -1);
 }
 END_TEST

@@ -1705,10 +1705,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
-                        "no layout of %ld devices (tensor %s of at most %ld per server, "
-                        "stages %s of at most %ld layers) divides the global batch of %ld",
-                        o.devices, o.n_tensor ? "--tensor" : "1, 2, 4, 8", o.per_server,
-                        o.n_stages ? "--stages" : "1 to 64", blocks, o.global_batch);
+                        "no layout of %ld devices (tensor %s, at most %ld per server; "
+                        "stages %s, at most %ld layers) divides the global batch of %ld",
+                        o.devices, o.n_tensor ? "of --tensor" : "1, 2, 4, 8", o.per_server,
+                        o.n_stages ? "of --stages" : "1 to 64", blocks, o.global_batch);
         goto done;
     }
     if (write_temp(base, &o, profile, name, &err)) {
