@@ -1911,6 +1911,24 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                             NULL}),
                      2);
     one_error_line("--devices 0: expected an integer", NULL);
+    /* --tensor and --stages: sizes of 1, 2, 4, 8 and counts of 1 to 64, each once; stages
+     * beyond the profile's 2 layers leave no layout */
+    static const char *const lists[][3] = {
+        {"--tensor", "3", "--tensor 3: expected tensor sizes of 1, 2, 4 or 8"},
+        {"--tensor", "2,16", "--tensor 2,16: expected tensor sizes of 1, 2, 4 or 8"},
+        {"--stages", "0", "--stages 0: expected stage counts in [1, 64]"},
+        {"--stages", "2,2", "--stages 2,2: expected stage counts in [1, 64]"},
+        {"--stages", "4", "stages of --stages, at most 2 layers) divides the global batch"}};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
+                                                "--devices", "4", "--global-batch", "4",
+                                                lists[i][0], lists[i][1], "--db", db, NULL}),
+                         2);
+        one_error_line(lists[i][2], NULL);
+    }
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--stages", "2", "--db", db, NULL}),
+                     2);
+    one_error_line("--show ranks a stored plan: --stages does not go with it", NULL);
     ck_assert_int_eq(access(db, F_OK), -1);
 }
 END_TEST
@@ -2063,6 +2081,124 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     ck_assert_msg(strstr(lists[0], ": 53 layouts, 20 fit, at most 20 to simulate\n") &&
                       !strcmp(lists[0], lists[1]),
                   "-j 1:\n%s\n-j 3:\n%s", lists[0], lists[1]);
+    free(lists[0]);
+    free(lists[1]);
+}
+END_TEST
+
+/* The plan checks its layouts' memory in its own process (the pipeline's memory slot, no
+ * platform); `dtsim check` prepares a whole run in a child. Both must say the same: for a
+ * handful of layouts of plan_tries_zero3_and_recompute_to_fit (fitting and dropped, ZeRO-1
+ * to 3, sequence parallelism, recomputation, interleaved) and of a 5-layer GPT in 2 stages
+ * (--stages 2, which does not divide 5; its interleaved t2 p2 d1 mb1x2 v2, 4 chunks of 5
+ * layers, is fullest on worker 2, its second stage), each listed line equals check's line
+ * for a scenario written by hand with the plan's keys: "fits: " and check's "# memory: "
+ * line, or "dropped: " and check's error without its "FILE:LINE: cluster.device: " and
+ * hint. The 5-layer plan, by hand: tensor 1 (2 replicas of one sample: 1 micro-batch, ZeRO
+ * 0 or 1, 3 recomputations, and ZeRO 0 again with buckets: 9) and tensor 2 (one replica of
+ * 2 samples: micro-batches of 1, 1F1B or interleaved over 2 or 4 virtual stages, 8 chunks
+ * of its 11 pieces, and of 2, 1F1B only; each with and without sp and 3 recomputations:
+ * 24): 33, all fitting on an A100. */
+START_TEST(plan_memory_equals_check)
+{
+    char prof[300], prof5[300], dev[300], ini[300];
+    snprintf(prof, sizeof prof, "%s/tinym.ini", dir);
+    snprintf(prof5, sizeof prof5, "%s/tinym5.ini", dir);
+    snprintf(dev, sizeof dev, "%s/smallm.ini", dir);
+    snprintf(ini, sizeof ini, "%s/layout.ini", dir);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers",
+                                                k ? "5" : "2", "--hidden", "64", "--heads", "2",
+                                                "--seq", "32", "--vocab", "100", "--out",
+                                                k ? prof5 : prof, NULL}),
+                         0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
+    static const struct {
+        int uneven; /* the 5-layer GPT on an A100, --stages 2 */
+        const char *layout, *keys;
+    } cases[] = {
+        {0, "t1 p2 d2 mb1x1 z1 ", "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
+                                  "shard_optimizer = yes\nzero_stage = 1\n[model]\nbatch = 1\n"},
+        {0, "t1 p2 d2 mb1x1 z3 ", "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
+                                  "shard_optimizer = yes\nzero_stage = 3\n[model]\nbatch = 1\n"},
+        {0, "t2 p1 d2 mb1x1 z2 sp full ",
+         "tensor = 2\nstages = 1\ndata_parallel = 2\nmicro_batches = 1\nshard_optimizer = yes\n"
+         "zero_stage = 2\nsequence_parallel = yes\n[model]\nbatch = 1\nrecompute = full\n"},
+        {0, "t2 p2 d1 mb1x2 z0 sp v2 ",
+         "tensor = 2\nstages = 2\ndata_parallel = 1\nmicro_batches = 2\nsequence_parallel = yes\n"
+         "pipeline_schedule = interleaved\nvirtual_stages = 2\n[model]\nbatch = 2\n"},
+        {0, "t2 p2 d1 mb2x1 z0 selective ",
+         "tensor = 2\nstages = 2\ndata_parallel = 1\nmicro_batches = 1\n[model]\nbatch = 2\n"
+         "recompute = selective\n"},
+        {0, "t2 p2 d1 mb1x2 z0 sp full ",
+         "tensor = 2\nstages = 2\ndata_parallel = 1\nmicro_batches = 2\nsequence_parallel = yes\n"
+         "[model]\nbatch = 2\nrecompute = full\n"},
+        {1, "t1 p2 d2 mb1x1 z1 selective ",
+         "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\nshard_optimizer = yes\n"
+         "zero_stage = 1\n[model]\nbatch = 1\nrecompute = selective\n"},
+        {1, "t2 p2 d1 mb1x2 z0 v2 ",
+         "tensor = 2\nstages = 2\ndata_parallel = 1\nmicro_batches = 2\n"
+         "pipeline_schedule = interleaved\nvirtual_stages = 2\n[model]\nbatch = 2\n"},
+        {1, "t2 p2 d1 mb1x2 z0 sp full ",
+         "tensor = 2\nstages = 2\ndata_parallel = 1\nmicro_batches = 2\nsequence_parallel = yes\n"
+         "[model]\nbatch = 2\nrecompute = full\n"},
+    };
+    char *lists[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", k ? prof5 : prof, "--device",
+                                                k ? "a100-80gb" : dev, "--devices", "4",
+                                                "--per-server", "2", "--heads", "2",
+                                                "--global-batch", "2", "--no-run", "--stages",
+                                                k ? "2" : "1,2", NULL}),
+                         0);
+        lists[k] = slurp(out_path);
+    }
+    ck_assert_msg(strstr(lists[0], ": 53 layouts, 20 fit, at most 20 to simulate\n"), "%s",
+                  lists[0]);
+    ck_assert_msg(strstr(lists[1], ": 33 layouts, 33 fit, at most 33 to simulate\n"), "%s",
+                  lists[1]);
+    int fits = 0, dropped = 0, other = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[2048], want[1024], find[128];
+        snprintf(text, sizeof text,
+                 "[model]\narch = profile:%s\nprecision = bf16\noptimizer = adam\n"
+                 "[cluster]\nplatform = multi-rack\nracks = 2\nworkers = 4\ndevice = %s\n"
+                 "bandwidth = 2400Gbps\nuplink_bandwidth = 1600Gbps\nlatency = 2us\n"
+                 "uplink_latency = 2us\nnetwork_model = CM02\n"
+                 "[strategy]\nkind = pipeline\nalgorithm = ring\ntensor_comm = formula\n%s",
+                 cases[i].uneven ? prof5 : prof, cases[i].uneven ? "a100-80gb" : dev,
+                 cases[i].keys);
+        write_file(ini, text);
+        int rc = dtsim((const char *[]){"check", ini, NULL});
+        if (rc == 0) {
+            char *o = slurp(out_path), *at = strstr(o, "\n# memory: ");
+            ck_assert_msg(at, "%s: no memory line:\n%s", cases[i].layout, o);
+            at += 11;
+            snprintf(want, sizeof want, "fits: %.*s", (int)strcspn(at, "\n"), at);
+            other += strncmp(at, "worker 0 ", 9) != 0;
+            free(o);
+            fits++;
+        } else {
+            ck_assert_int_eq(rc, 2);
+            char *e = slurp(err_path), *at = strstr(e, "cluster.device: does not fit: ");
+            ck_assert_msg(at && strstr(at, "; set run."), "%s: %s", cases[i].layout, e);
+            at += 16;
+            snprintf(want, sizeof want, "dropped: %.*s", (int)(strstr(at, "; set run.") - at), at);
+            free(e);
+            dropped++;
+        }
+        snprintf(find, sizeof find, "\n%s", cases[i].layout);
+        const char *line = strstr(lists[cases[i].uneven], find);
+        ck_assert_msg(line, "no %s in:\n%s", cases[i].layout, lists[cases[i].uneven]);
+        line += strlen(find);
+        line += strspn(line, " ");
+        ck_assert_msg(!strncmp(line, want, strlen(want)) && line[strlen(want)] == '\n',
+                      "%s: plan\n  %.*s\ncheck\n  %s", cases[i].layout, (int)strcspn(line, "\n"),
+                      line, want);
+    }
+    ck_assert_int_eq(fits, 7);
+    ck_assert_int_eq(dropped, 2);
+    ck_assert_int_eq(other, 1); /* worker 2 */
     free(lists[0]);
     free(lists[1]);
 }
@@ -3875,6 +4011,7 @@ int main(void)
     tcase_add_test(tc, plan_searches_expert_groups);
     tcase_add_test(tc, plan_where_nothing_fits_is_one_error_line);
     tcase_add_test(tc, plan_tries_zero3_and_recompute_to_fit);
+    tcase_add_test(tc, plan_memory_equals_check);
     tcase_add_test(tc, plan_tries_gradient_buckets);
     tcase_add_test(tc, plan_tries_context_parallelism_for_long_sequences);
     tcase_add_test(tc, plan_prunes_what_cannot_win);

@@ -43,7 +43,9 @@
 #include "model_profile.h"
 #include "profile_memory.h"
 #include "query.h"
+#include "run.h"
 #include "scenario.h"
+#include "strategy_def.h"
 
 #define PLAN_MAX_SETS 64
 #define PLAN_MAX_LAYOUTS 16384
@@ -60,6 +62,8 @@
  * parallelism: Llama 3 used it only at 128K) */
 #define PLAN_MAX_CONTEXT 16
 #define PLAN_LONG_SEQUENCE 32768
+/* values a --tensor or --stages list holds at most */
+#define PLAN_MAX_LIST 16
 
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
@@ -75,6 +79,8 @@ typedef struct plan_opts {
     /* side by side (cli_plan_compare.c): each --device value and --option */
     const char *device_args[CLI_PLAN_MAX_OPTIONS], *option_args[CLI_PLAN_MAX_OPTIONS];
     int n_device_args, n_option_args;
+    long tensor[PLAN_MAX_LIST], stages[PLAN_MAX_LIST]; /* --tensor, --stages; none: all */
+    int n_tensor, n_stages;
     const char *label;           /* an option's name after the profile's in the runs' names */
     cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
 } plan_opts_t;
@@ -169,6 +175,9 @@ static void plan_help(void)
         "                      uplinks; a tensor group stays inside a server\n"
         "  --heads A           attention heads: tensor must divide A (default: not\n"
         "                      checked)\n"
+        "  --tensor T[,T...]   only these tensor sizes (1, 2, 4, 8; default all)\n"
+        "  --stages P[,P...]   only these pipeline stage counts (1 to 64; default\n"
+        "                      all)\n"
         "  --set KEY=VALUE     any scenario key for every layout\n"
         "                      (cluster.price_per_device_hour=4, ...); tensor\n"
         "                      all-reduces are timed in closed form\n"
@@ -216,14 +225,16 @@ static void plan_help(void)
         "                      --top, --mtbf, --ckpt-bandwidth, --restart too)\n"
         "  -h, --help          this text\n"
         "\n"
-        "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages divide the profile's\n"
-        "transformer layers (its *.scores layers; its pipeline pieces when it has\n"
-        "none); data = N / (tensor x stages x context) must divide B. Context\n"
-        "parallelism 2, 4, 8, 16 (strategy.context) is tried for profiles with\n"
-        "attention shapes and 32768 tokens a sample or more. A fitting layout of\n"
-        "replicas without ZeRO runs again with gradient buckets of 25 MB (PyTorch\n"
-        "DDP's default; strategy.bucket_mb) all-reduced during the last backward pass\n"
-        "instead of one all-reduce per stage after it; ZeRO reduces unbucketed.\n"
+        "tensor is 1, 2, 4 or 8 (dividing N); pipeline stages 1 to 64, at most the\n"
+        "profile's transformer layers (its *.scores layers; its pipeline pieces when\n"
+        "it has none), which they need not divide (the pipeline cuts them where the\n"
+        "largest stage is smallest); data = N / (tensor x stages x context) must\n"
+        "divide B. Context parallelism 2, 4, 8, 16 (strategy.context) is tried for\n"
+        "profiles with attention shapes and 32768 tokens a sample or more. A fitting\n"
+        "layout of replicas without ZeRO runs again with gradient buckets of 25 MB\n"
+        "(PyTorch DDP's default; strategy.bucket_mb) all-reduced during the last\n"
+        "backward pass instead of one all-reduce per stage after it; ZeRO reduces\n"
+        "unbucketed.\n"
         "The interleaved schedule needs stages > 1, micro-batches a multiple of the\n"
         "stages, and stages x virtual stages at most the profile's pieces. A layout\n"
         "is named tT pP dD mbSIZExCOUNT zZERO, then b25 with buckets, cpC with\n"
@@ -285,6 +296,39 @@ static int parse_tokens(const char *text, double *out)
     return 0;
 }
 
+/* "8" or "4,8": up to PLAN_MAX_LIST integers in [1, hi] into v (*n of them, increasing),
+ * each once; -1 otherwise. */
+static int parse_list(const char *text, long hi, long *v, int *n)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", text);
+    *n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        long x;
+        if (*n == PLAN_MAX_LIST || cli_parse_long(w, 1, hi, &x))
+            return -1;
+        for (int i = 0; i < *n; i++)
+            if (v[i] == x)
+                return -1;
+        int at = (*n)++; /* in increasing order, as the plan enumerates */
+        for (; at > 0 && v[at - 1] > x; at--)
+            v[at] = v[at - 1];
+        v[at] = x;
+    }
+    return *n ? 0 : -1;
+}
+
+static int powers_of_two(const long *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] & (v[i] - 1))
+            return 0;
+    return 1;
+}
+
 static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -313,6 +357,8 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
         {"mtbf", required_argument, 0, 'M'},
         {"ckpt-bandwidth", required_argument, 0, 'B'},
         {"restart", required_argument, 0, 'r'},
+        {"tensor", required_argument, 0, 'e'},
+        {"stages", required_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -362,6 +408,15 @@ static int plan_opts_parse(plan_opts_t *o, int argc, char **argv)
             break;
         case 'P':
             o->precision = optarg;
+            break;
+        case 'e':
+        case 'g':
+            if (c == 'e' ? parse_list(optarg, 8, o->tensor, &o->n_tensor) ||
+                               !powers_of_two(o->tensor, o->n_tensor)
+                         : parse_list(optarg, 64, o->stages, &o->n_stages))
+                return cli_usage_error("plan", "%s %s: expected %s", named, optarg,
+                                       c == 'e' ? "tensor sizes of 1, 2, 4 or 8 (8, 4,8)"
+                                                : "stage counts in [1, 64] (16, 8,16)");
             break;
         case 'N':
             o->no_run = 1;
@@ -491,22 +546,27 @@ static long profile_pieces(const sim_model_profile_t *prof)
 /* Every layout of o's devices and batch, in the order printed: tensor, then stages, from
  * small to large, then micro-batch size, virtual stages (1 first: 1F1B), sequence
  * parallelism (off first), recomputation (none, selective, full) and ZeRO (0, then 1 with
- * replicas; plan_zero_more adds 2 and 3). Selective only with attention cores, sequence
- * parallelism only with tensor > 1, where it changes something; Megatron-LM turns it on
- * with every tensor split, but off it is what a layout without it costs, so both run.
- * Returns how many went to out. */
+ * replicas; plan_zero_more adds 2 and 3). Tensor 1, 2, 4, 8 and stages 1 to 64, or those of
+ * --tensor and --stages. Stages need not divide the layers: the pipeline cuts them where
+ * the largest stage is smallest (Llama 3 405B ran 126 layers in 16 stages). Selective only
+ * with attention cores, sequence parallelism only with tensor > 1, where it changes
+ * something; Megatron-LM turns it on with every tensor split, but off it is what a layout
+ * without it costs, so both run. Returns how many went to out. */
 static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int splits,
                            int attention, long seq, plan_layout_t *out, long max)
 {
-    static const long tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
+    static const long all_tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
+    const long *tensors = o->n_tensor ? o->tensor : all_tensors;
+    int n_tensors = o->n_tensor ? o->n_tensor : 4;
     long n = 0;
-    for (size_t ti = 0; ti < sizeof tensors / sizeof *tensors; ti++) {
+    for (int ti = 0; ti < n_tensors; ti++) {
         long t = tensors[ti];
         if (t > o->per_server || o->devices % t || (o->heads && o->heads % t) || (t > 1 && !splits))
             continue;
-        for (long p = 1; p <= blocks && p <= 64; p++)
+        for (int pi = 0; pi < (o->n_stages ? o->n_stages : 64); pi++)
         for (long cp = 1; cp <= (seq >= PLAN_LONG_SEQUENCE ? PLAN_MAX_CONTEXT : 1); cp *= 2) {
-            if (blocks % p || (o->devices / t) % p || (o->devices / t / p) % cp ||
+            long p = o->n_stages ? o->stages[pi] : pi + 1;
+            if (p > blocks || (o->devices / t) % p || (o->devices / t / p) % cp ||
                 seq % (2 * cp))
                 continue;
             long d = o->devices / (t * p * cp);
@@ -708,7 +768,73 @@ static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
            (1 + (double)(l->p - 1) / (double)(l->v * l->m));
 }
 
-/* A layout's check under way: its child (cli_dry_run_start), or the error its scenario
+/* A layout's memory against the device's as `dtsim check` finds it, in this process: the
+ * pipeline's memory slot, which needs the layout (sc loaded with it) and the profile, not
+ * the platform or SimGrid, asked for one host of each stage (the first of its tensor
+ * group: the members of a stage hold the same, and the check names the first fullest
+ * host), then the check's own line or error (sim_memory_line, sim_memory_verdict). The
+ * child's dry run (cli_dry_run) meets the rest too, the platform and fault targets, which
+ * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same). */
+static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
+                             char *memory, size_t n, dt_err_t *err)
+{
+    sim_run_t *run = dt_calloc(1, sizeof *run);
+    run->sc = sc;
+    run->timing_only = 1;
+    run->profile = *prof; /* borrowed: never freed here */
+    run->n_params = prof->params;
+    run->value_bytes = scenario_value_bytes(sc);
+    run->n_workers = (int)(sc->stages * sc->data_parallel * sc->tensor);
+    sim_node_t node, best;
+    int have = 0;
+    for (long s = 0; s < sc->stages; s++) {
+        memset(&node, 0, sizeof node);
+        node.rank = (int)(s * sc->tensor);
+        node.role = "worker";
+        sim_node_memory(run, &node);
+        double total = node.mem.params + node.mem.grads + node.mem.optimizer +
+                       (isnan(node.mem.activations) ? 0 : node.mem.activations);
+        double top = have ? best.mem.params + best.mem.grads + best.mem.optimizer +
+                                (isnan(best.mem.activations) ? 0 : best.mem.activations)
+                          : 0;
+        if (!have || total > top) /* the first fullest, as the check takes it */
+            best = node;
+        have = 1;
+    }
+    free(run);
+    char over[512];
+    dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over,
+                                      err);
+    if (st == DT_OK)
+        sim_memory_line(sc, &best.mem, best.role, best.rank, memory, n);
+    return st;
+}
+
+/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
+static const char *layout_key_error(const char *msg);
+
+static void fit_answer(plan_layout_t *l, dt_status st, const char *memory, const dt_err_t *err,
+                       const char *base)
+{
+    l->fits = st == DT_OK;
+    if (l->fits) {
+        snprintf(l->memory, sizeof l->memory, "%s", memory);
+        return;
+    }
+    /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
+     * time it anyway": the plan says what does not fit, and drops it */
+    const char *why = without_path(err->msg, base);
+    if (!strncmp(why, "cluster.device: ", 16))
+        why += 16;
+    if (layout_key_error(why)) /* the layout's own key: no --set of the user's */
+        why = layout_key_error(why);
+    snprintf(l->memory, sizeof l->memory, "%s", why);
+    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
+    if (hint)
+        *hint = '\0';
+}
+
+/* A layout's check under way in a child (cli_dry_run_start), or the error its scenario
  * gave when it did not load. */
 typedef struct fit_check {
     cli_dry_t dry;
@@ -716,8 +842,8 @@ typedef struct fit_check {
     int loaded;
 } fit_check_t;
 
-/* Starts the check of a layout's memory against the device's, as `dtsim check` finds it (no
- * simulation). sc: a scenario's room, free again when this returns. */
+/* Starts the check of a layout's memory in a child, as `dtsim check` makes it. sc: a
+ * scenario's room, free again when this returns. */
 static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
                       const sim_model_profile_t *prof, const char *name, const char *argv0,
                       fit_check_t *c)
@@ -730,36 +856,67 @@ static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const 
     }
 }
 
-static const char *layout_key_error(const char *msg);
-
-/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
 static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
 {
     char memory[512] = "";
-    l->fits = 0;
-    if (c->loaded && cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err) == DT_OK) {
-        l->fits = 1;
-        snprintf(l->memory, sizeof l->memory, "%s", memory);
-        return;
-    }
-    /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
-     * time it anyway": the plan says what does not fit, and drops it */
-    const char *why = without_path(c->err.msg, base);
-    if (!strncmp(why, "cluster.device: ", 16))
-        why += 16;
-    if (layout_key_error(why)) /* the layout's own key: no --set of the user's */
-        why = layout_key_error(why);
-    snprintf(l->memory, sizeof l->memory, "%s", why);
-    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
-    if (hint)
-        *hint = '\0';
+    dt_status st = DT_ERR_INPUT;
+    if (c->loaded)
+        st = cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err);
+    fit_answer(l, st, memory, &c->err, base);
 }
 
-/* Each layout's fit, o->jobs checks at once (each is a child process). */
+/* The layouts' fit in this process (plan_memory), each loaded once for it and its bound.
+ * sc: a scenario's room. */
+static void fit_here(plan_layout_t *l, long n, scenario_t *sc, const char *base,
+                     const plan_opts_t *o, const sim_model_profile_t *prof, const char *name)
+{
+    for (long i = 0; i < n; i++) {
+        dt_err_t err = {""};
+        char memory[512] = "";
+        dt_status st = load_layout(sc, base, o, &l[i], name, &err);
+        if (st == DT_OK) {
+            l[i].bound = plan_bound(&l[i], sc, prof);
+            st = plan_memory(sc, prof, memory, sizeof memory, &err);
+        }
+        fit_answer(&l[i], st, memory, &err, base);
+    }
+}
+
+/* 1 when the first loadable layout of l (n) gets the same answer in this process as from
+ * the child's dry run, which meets the platform and fault targets too: then those are
+ * sound for every layout (they share them) and the rest is checked here. */
+static int plan_fit_same(plan_layout_t *l, long n, scenario_t *sc, const char *base,
+                         const plan_opts_t *o, const sim_model_profile_t *prof,
+                         const char *name, const char *argv0)
+{
+    for (long i = 0; i < n; i++) {
+        fit_check_t c;
+        fit_start(&l[i], sc, base, o, prof, name, argv0, &c);
+        if (!c.loaded)
+            continue; /* its keys' own error: the same either way */
+        fit_finish(&l[i], &c, base);
+        plan_layout_t here = l[i];
+        fit_here(&here, 1, sc, base, o, prof, name);
+        return here.fits == l[i].fits && !strcmp(here.memory, l[i].memory);
+    }
+    return 1;
+}
+
+/* Each layout's fit: in this process where the first one's answer equals its child's
+ * (plan_fit_same; once a plan, plan_fit asks), else each in a child, o->jobs at once.
+ * *same: -1 not asked yet, then plan_fit_same's answer. */
 static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
-                     const sim_model_profile_t *prof, const char *name, const char *argv0)
+                     const sim_model_profile_t *prof, const char *name, const char *argv0,
+                     int *same)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
+    if (*same < 0 && n > 0)
+        *same = plan_fit_same(l, n, sc, base, o, prof, name, argv0);
+    if (*same > 0) {
+        fit_here(l, n, sc, base, o, prof, name);
+        free(sc);
+        return;
+    }
     int slots = o->jobs > 1 ? o->jobs : 1;
     fit_check_t *c = dt_malloc(sizeof *c * (size_t)slots);
     for (long i = 0; i < n + slots; i++) {
@@ -779,7 +936,7 @@ static void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts
  * there are then. */
 static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
                            const plan_opts_t *o, const sim_model_profile_t *prof,
-                           const char *name, const char *argv0, long max)
+                           const char *name, const char *argv0, int *same, long max)
 {
     long k = n;
     for (long i = 0; i < n && k < max; i++)
@@ -788,7 +945,7 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
             l[k].zero = z;
             l[k++].order = l[i].order + 1; /* right after the row it retries */
         }
-    plan_fit(l + n, k - n, base, o, prof, name, argv0);
+    plan_fit(l + n, k - n, base, o, prof, name, argv0, same);
     return k;
 }
 
@@ -877,6 +1034,17 @@ static void plan_options_text(const plan_opts_t *o, const char *profile, char *b
         snprintf(num, sizeof num, "%ld", nums[i].v);
         append_word(buf, size, nums[i].name);
         append_word(buf, size, num);
+    }
+    for (int k = 0; k < 2; k++) { /* --tensor and --stages when given */
+        const long *v = k ? o->stages : o->tensor;
+        int n = k ? o->n_stages : o->n_tensor;
+        char list[PLAN_MAX_LIST * 4] = "";
+        for (int i = 0, len = 0; i < n; i++)
+            len += snprintf(list + len, sizeof list - (size_t)len, "%s%ld", i ? "," : "", v[i]);
+        if (n) {
+            append_word(buf, size, k ? "--stages" : "--tensor");
+            append_word(buf, size, list);
+        }
     }
     for (int i = 0; i < o->n_sets; i++) {
         append_word(buf, size, "--set");
@@ -1460,7 +1628,7 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
         snprintf(id, sizeof id, "%s", sweep);
         cli_sweep_opts_t so = {.id = id, .index = todo, .label = "plan", .done_before = done,
                                .total = total, .deadline = deadline, .params = params,
-                               .n_params = PLAN_PARAMS, .quiet = 1};
+                               .n_params = PLAN_PARAMS, .quiet = 1, .checked = 1};
         int r = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, size, &so);
         if (r == CLI_EXIT_USAGE || !sweep[0]) {
             rc = r ? r : CLI_EXIT_RUN;
@@ -1639,10 +1807,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     rc = CLI_EXIT_USAGE;
     if (!n) {
         cli_usage_error("plan",
-                        "no layout of %ld devices (tensor 1, 2, 4, 8 of at most %ld "
-                        "per server, stages dividing %ld layers) divides the global "
-                        "batch of %ld",
-                        o.devices, o.per_server, blocks, o.global_batch);
+                        "no layout of %ld devices (tensor %s, at most %ld per server; "
+                        "stages %s, at most %ld layers) divides the global batch of %ld",
+                        o.devices, o.n_tensor ? "of --tensor" : "1, 2, 4, 8", o.per_server,
+                        o.n_stages ? "of --stages" : "1 to 64", blocks, o.global_batch);
         goto done;
     }
     if (write_temp(base, &o, profile, name, &err)) {
@@ -1691,9 +1859,10 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         rc = CLI_EXIT_OK;
         goto done;
     }
-    plan_fit(l, n, base, &o, &prof, name, argv[0]);
+    int same = -1; /* memory checked here or in children (plan_fit) */
+    plan_fit(l, n, base, &o, &prof, name, argv[0], &same);
     for (int z = 2; z <= 3; z++)
-        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], PLAN_MAX_LAYOUTS);
+        n = plan_zero_more(l, n, z, base, &o, &prof, name, argv[0], &same, PLAN_MAX_LAYOUTS);
     qsort(l, (size_t)n, sizeof *l, by_order);
     more = dt_calloc(PLAN_MAX_LAYOUTS, sizeof *more);
     n = plan_buckets(l, n, more, PLAN_MAX_LAYOUTS);

@@ -626,7 +626,8 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
         char memory[512];
         const sim_device_profile_t *dev;
         if (sweep_member(&s, i, each, &err) ||
-            ((dev = scenario_device(each)) && !isnan(dev->value[SIM_DEV_MEMORY]) &&
+            (!(s.opts && s.opts->checked) && (dev = scenario_device(each)) &&
+             !isnan(dev->value[SIM_DEV_MEMORY]) &&
              cli_dry_run(each, argv0, memory, sizeof memory, &err))) {
             fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
             free(each);

@@ -36,6 +36,8 @@ typedef struct cli_sweep_opts {
     int n_params;
     int quiet;          /* no table and no "stored in" line (dtsim plan runs its sweep in
                          * batches and prints its own ranking) */
+    int checked;        /* the runs' memory is checked already (dtsim plan's own check):
+                         * no dry run of each before they start */
     int stopped;        /* out: 0 ran to the end; the signal (SIGINT, SIGTERM) that stopped
                          * it; -1 the deadline passed */
 } cli_sweep_opts_t;

@@ -72,7 +72,7 @@ _dtsim()
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
             --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
-            --tensor | --option | --fabric) ((i++)) ;;
+            --tensor | --stages | --option | --fabric) ((i++)) ;;
         --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
             --restart | --step-time | --train-time | --step-tokens | --price | \
             --seed) ((i++)) ;;

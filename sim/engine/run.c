@@ -768,24 +768,56 @@ static const sim_node_t *fullest(const sim_run_t *run)
     return max;
 }
 
-static double device_memory(const sim_run_t *run)
+void sim_memory_line(const scenario_t *sc, const sim_memory_t *m, const char *role, int rank,
+                     char *buf, size_t n)
 {
-    const sim_device_profile_t *p = scenario_device(run->sc);
-    return p ? p->value[SIM_DEV_MEMORY] : NAN;
+    const sim_device_profile_t *p = scenario_device(sc);
+    double cap = p ? p->value[SIM_DEV_MEMORY] : NAN;
+    buf[0] = '\0';
+    if (isnan(cap))
+        return;
+    char have[32], of[32];
+    scenario_format_gb(mem_total(m), have, sizeof have);
+    scenario_format_gb(cap, of, sizeof of);
+    snprintf(buf, n, "%s %d holds %s of %s (%s)%s", role, rank, have, of, sc->device,
+             isnan(m->activations) ? " without activations" : "");
 }
 
 void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n)
 {
     const sim_node_t *w = fullest(run);
-    double cap = device_memory(run);
     buf[0] = '\0';
-    if (!w || isnan(cap))
-        return;
-    char have[32], of[32];
-    scenario_format_gb(mem_total(&w->mem), have, sizeof have);
+    if (w)
+        sim_memory_line(run->sc, &w->mem, w->role, w->rank, buf, n);
+}
+
+dt_status sim_memory_verdict(const scenario_t *sc, const sim_memory_t *m, const char *role,
+                             int rank, char *over, size_t over_n, dt_err_t *err)
+{
+    const sim_device_profile_t *p = scenario_device(sc);
+    double cap = p ? p->value[SIM_DEV_MEMORY] : NAN;
+    over[0] = '\0';
+    if (isnan(cap) || mem_total(m) <= cap)
+        return DT_OK;
+    char have[32], of[32], parts[4][32], where[SCENARIO_STR + 64];
+    scenario_format_gb(mem_total(m), have, sizeof have);
     scenario_format_gb(cap, of, sizeof of);
-    snprintf(buf, n, "%s %d holds %s of %s (%s)%s", w->role, w->rank, have, of,
-             run->sc->device, isnan(w->mem.activations) ? " without activations" : "");
+    const double v[4] = {m->params, m->grads, m->optimizer, m->activations};
+    for (int i = 0; i < 4; i++)
+        if (isnan(v[i]))
+            snprintf(parts[i], sizeof parts[i], "not known");
+        else
+            scenario_format_gb(v[i], parts[i], sizeof parts[i]);
+    snprintf(over, over_n,
+             "does not fit: %s > %s on %s %d (parameters %s, gradients %s, optimizer %s, "
+             "activations %s; cluster.device = %.100s)",
+             have, of, role, rank, parts[0], parts[1], parts[2], parts[3], sc->device);
+    if (sc->allow_oversubscribed_memory)
+        return DT_OK;
+    scenario_key_location(sc, "cluster.device", where, sizeof where);
+    return dt_err_input(err, "%s: %s; set run.allow_oversubscribed_memory = yes to time it "
+                             "anyway",
+                        where, over);
 }
 
 dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
@@ -800,31 +832,14 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
         for (int i = 0; i < counts[l]; i++)
             sim_node_memory(run, &lists[l][i]);
     const sim_node_t *w = fullest(run);
-    double cap = device_memory(run);
-    if (!w || isnan(cap) || mem_total(&w->mem) <= cap)
+    if (!w)
         return DT_OK;
-    const sim_memory_t *m = &w->mem;
-    char have[32], of[32], parts[4][32], where[SCENARIO_STR + 64];
-    scenario_format_gb(mem_total(m), have, sizeof have);
-    scenario_format_gb(cap, of, sizeof of);
-    const double v[4] = {m->params, m->grads, m->optimizer, m->activations};
-    for (int i = 0; i < 4; i++)
-        if (isnan(v[i]))
-            snprintf(parts[i], sizeof parts[i], "not known");
-        else
-            scenario_format_gb(v[i], parts[i], sizeof parts[i]);
-    snprintf(run->oversubscribed, sizeof run->oversubscribed,
-             "does not fit: %s > %s on %s %d (parameters %s, gradients %s, optimizer %s, "
-             "activations %s; cluster.device = %.100s)",
-             have, of, w->role, w->rank, parts[0], parts[1], parts[2], parts[3], sc->device);
-    snprintf(run->oversubscribed_host, sizeof run->oversubscribed_host, "%s",
-             sim_host_name(w->host));
-    if (sc->allow_oversubscribed_memory)
-        return DT_OK;
-    scenario_key_location(sc, "cluster.device", where, sizeof where);
-    return dt_err_input(err, "%s: %s; set run.allow_oversubscribed_memory = yes to time it "
-                             "anyway",
-                        where, run->oversubscribed);
+    dt_status st = sim_memory_verdict(sc, &w->mem, w->role, w->rank, run->oversubscribed,
+                                      sizeof run->oversubscribed, err);
+    if (run->oversubscribed[0])
+        snprintf(run->oversubscribed_host, sizeof run->oversubscribed_host, "%s",
+                 sim_host_name(w->host));
+    return st;
 }
 
 /* Global steps (rounds for fedavg). */

@@ -276,6 +276,15 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err);
 /* The fullest host's memory against the device's: "worker 3 holds 61.2 GB of 80 GB", or
  * "" when the device states no capacity; after sim_run_prepare. */
 void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n);
+/* One host's memory m against sc's device, the host named by role and rank: the line
+ * sim_run_memory_line prints ("" when the device states no capacity), and the verdict
+ * sim_run_prepare gives, DT_ERR_INPUT with its error over the capacity (over gets the
+ * "does not fit: ..." text, "" when it fits; run.allow_oversubscribed_memory: DT_OK with
+ * it). dtsim plan checks its layouts with them without a platform (cli_plan.c). */
+void sim_memory_line(const scenario_t *sc, const sim_memory_t *m, const char *role, int rank,
+                     char *buf, size_t n);
+dt_status sim_memory_verdict(const scenario_t *sc, const sim_memory_t *m, const char *role,
+                             int rank, char *over, size_t over_n, dt_err_t *err);
 /* sim_run_prepare, then deploys the strategy, runs the simulation, records the summary.
  * Returns DT_OK for a finished or diverged run, DT_ERR_RUN when the run failed, and
  * sim_run_prepare's DT_ERR_INPUT. */

@@ -9,7 +9,11 @@
 #   3. `dtsim plan` of Llama-2 70B on 64 H100s (global batch 512, -j 2): every fitting
 #      layout simulated and ranked;
 #   4. Llama 3 405B on 16,384 H100s (tensor 8 x pipeline 16 x data 128, 2048 sequences of
-#      8192 tokens, micro-batches of one: 16 per replica), one step simulated whole.
+#      8192 tokens, micro-batches of one: 16 per replica), one step simulated whole;
+#   5. `dtsim plan` of that 405B on 16,384 H100s (global batch 2048, --tensor 8 --stages 16,
+#      -j 2): its layouts of micro-batch size, schedule, sequence parallelism,
+#      recomputation and ZeRO checked, simulated in order of their bound and ranked (16
+#      stages of 126 layers: the pipeline cuts them unevenly).
 # The user CPU time of the best run is printed beside it: on a shared machine it is the
 # steadier figure (a simulation is one thread; plan -j 2 runs two).
 # Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them),
@@ -19,12 +23,12 @@
 # tensor_formula_matches_messages, tensor_members_one_matches_all and
 # ring_phases_match_ring_steps). REPEAT=1 MEMBERS=all reruns items 1, 2 and 4 with every
 # member an actor.
-# usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-4; default all)
+# usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-5; default all)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-items=${*:-1 2 3 4}
+items=${*:-1 2 3 4 5}
 dtsim=$build/dtsim
 repeat=${REPEAT:-3}
 members=${MEMBERS:-one}
@@ -49,8 +53,14 @@ best() {
         fi
     done
     sim=$(awk '$2 == "pipeline" && $3 == "finished" { print $5; exit }' "$tmp/out")
-    printf "%-56s wall %6.1f s (best of %d; user %6.1f s)  peak %5d MB  %s\n" "$label" "$b" \
-        "$repeat" "$u" $((m / 1024)) "${sim:+simulated $sim a step}"
+    # a plan: how many layouts it simulated and pruned, and its best step
+    plan=$(awk '/layouts, .* fit, / { fit = $0; sub(/.*: /, "", fit); sub(/, at most.*/, "", fit) }
+        /^1 / { for (k = 2; $k !~ /^[0-9]+$/; k++) best = best (k > 2 ? " " : "") $k
+                best = best ", " $(k + 1) " s a step" }
+        /^pruned / { pruned = $2 }
+        END { if (fit != "") printf "%s, %s pruned; best %s", fit, pruned + 0, best }' "$tmp/out")
+    printf "%-56s wall %6.1f s (best of %d; user %6.1f s)  peak %5d MB  %s%s\n" "$label" "$b" \
+        "$repeat" "$u" $((m / 1024)) "${sim:+simulated $sim a step}" "$plan"
 }
 
 . "$here/tests/bench/frontier.sh" # scenario NAME PROFILE DEVICE UPLINK
@@ -98,6 +108,15 @@ for item in $items; do
             --set cluster.racks=2048 --set model.batch=16 --set strategy.micro_batches=16 \
             --set strategy.sequence_parallel=yes --set strategy.tensor_members="$members"
         ;;
-    *) echo "planspeed: no item $item (1-4)" >&2; exit 2 ;;
+    5)
+        "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 --heads 128 \
+            --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 --name llama3-405b \
+            --out "$tmp/llama3-405b.ini" > /dev/null
+        best "dtsim plan Llama 3 405B, 16384 H100s, t8 p16, -j 2" \
+            "$dtsim" plan --profile "$tmp/llama3-405b.ini" --device h100 --devices 16384 \
+            --heads 128 --global-batch 2048 --tensor 8 --stages 16 -j 2 \
+            --set cluster.price_per_device_hour=4 --db "$tmp/a.db"
+        ;;
+    *) echo "planspeed: no item $item (1-5)" >&2; exit 2 ;;
     esac
 done
