@@ -784,7 +784,9 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     run->profile = *prof; /* borrowed: never freed here */
     run->n_params = prof->params;
     run->value_bytes = scenario_value_bytes(sc);
-    run->n_workers = (int)(sc->stages * sc->data_parallel * sc->tensor);
+    /* the hosts as the pipeline counts them: its context groups among the replicas */
+    run->n_workers =
+        (int)(sc->stages * sc->data_parallel * sc->tensor * scenario_own(sc, "context")->l);
     sim_node_t node, best;
     int have = 0;
     for (long s = 0; s < sc->stages; s++) {
