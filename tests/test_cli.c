@@ -1127,10 +1127,15 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
     }
     kill(pid, SIGINT);
     ck_assert_int_eq(cli_wait(pid), 130);
-    char *e = slurp(err_path);
+    char *e = slurp(err_path), *first = e;
+    /* AddressSanitizer's warning on SimGrid's context switches comes first in a sanitized
+     * build: three lines that are not dtsim's */
+    while (!strncmp(first, "==", 2) || !strncmp(first, "False positive error reports", 28) ||
+           !strncmp(first, "For details see https://github.com/google/sanitizers", 52))
+        first = strchr(first, '\n') ? strchr(first, '\n') + 1 : first + strlen(first);
     /* the first progress line: one member done, with the time left */
-    ck_assert_msg(!strncmp(e, "sweep resume: 1/4 done, ", 24) && strstr(e, " left\n") &&
-                      strstr(e, " left\n") < strchr(e, '\n') + 1,
+    ck_assert_msg(!strncmp(first, "sweep resume: 1/4 done, ", 24) && strstr(first, " left\n") &&
+                      strstr(first, " left\n") < strchr(first, '\n') + 1,
                   "%s", e);
     ck_assert_msg(strstr(e, " --resume"), "%s", e);
     free(e);
@@ -3689,6 +3694,10 @@ START_TEST(signals_stop_a_long_step_at_once)
     const int sigs[] = {SIGTERM, SIGINT};
     for (int i = 0; i < 2; i++) {
         snprintf(db, sizeof db, "%s/long%d.db", dir, i);
+#if defined(__SANITIZE_ADDRESS__) /* LeakSanitizer's tracer crashes walking the stacks of 1024
+                                     stopped SimGrid actors, losing the summary: no leak check */
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+#endif
         pid_t pid = dtsim_start((const char *[]){
             "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1",
             "--set", "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db,
@@ -3697,6 +3706,9 @@ START_TEST(signals_stop_a_long_step_at_once)
         nanosleep(&(struct timespec){1, 0}, NULL);
         int status;
         double waited = stop_within(pid, sigs[i], 20, &status);
+#if defined(__SANITIZE_ADDRESS__)
+        unsetenv("ASAN_OPTIONS");
+#endif
 #if defined(__SANITIZE_ADDRESS__) /* a Debug build under AddressSanitizer ends its 1024 actors
                                      several times slower: the bound is for a Release build */
         const double bound = 10;
