@@ -1012,6 +1012,14 @@ static void append_word(char *buf, size_t size, const char *text)
         snprintf(buf + len, size - len, "'");
 }
 
+/* The options that plan the same again on db (what --resume and the PARTIAL line take). */
+static void plan_again(const plan_info_t *in, const char *db, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", in->options);
+    append_word(buf, size, "--db");
+    append_word(buf, size, db);
+}
+
 /* The options that decide a plan's layouts and runs as a command line (-j, --top, --db,
  * --time-limit and --tokens do not): the profile and a device file by their absolute paths. */
 static void plan_options_text(const plan_opts_t *o, const char *profile, char *buf, size_t size)
@@ -1395,9 +1403,7 @@ static void print_ranking(const plan_info_t *in, plan_layout_t *l, long finished
                in->capped, in->runs);
     if (finished + in->pruned + in->capped < in->runs) {
         char again[sizeof in->options + PATH_MAX + 64];
-        snprintf(again, sizeof again, "%s", in->options);
-        append_word(again, sizeof again, "--db");
-        append_word(again, sizeof again, db);
+        plan_again(in, db, again, sizeof again);
         printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
                "rest: dtsim plan %s --resume\n",
                finished, in->runs - in->pruned - in->capped, again);
@@ -1725,6 +1731,15 @@ static const char *layout_key_error(const char *msg)
     return plan_searched_key(set) ? msg + 6 : NULL;
 }
 
+/* What stopped a plan (plan_simulate's *stopped: a signal, or -1 for the time limit). */
+static const char *stop_reason(int stopped)
+{
+    return stopped == SIGINT    ? "interrupted (SIGINT)"
+           : stopped == SIGTERM ? "stopped (SIGTERM)"
+           : stopped > 0        ? "stopped by a signal"
+                                : "the time limit passed";
+}
+
 /* One plan of o: enumerated, fitted, simulated and ranked (argv[0]: this program, for its
  * children; t0: when the command started, for --time-limit). check: only load the base
  * scenario with the first layout's keys (a bad device, --set or precision), printing nothing
@@ -1955,19 +1970,14 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
                        base, name, argv[0], sweep, sizeof sweep, &stopped);
     if (rc != CLI_EXIT_USAGE && !sweep[0] && stopped) { /* stopped before its first run */
         char again[sizeof in->options + PATH_MAX + 64];
-        snprintf(again, sizeof again, "%s", in->options);
-        append_word(again, sizeof again, "--db");
-        append_word(again, sizeof again, o.db);
+        plan_again(in, o.db, again, sizeof again);
         printf("PARTIAL: 0 of %ld layouts simulated, nothing to rank yet; to simulate them: "
                "dtsim plan %s --resume\n",
                most, again);
         fflush(stdout);
         fprintf(stderr, "dtsim plan: %s before the first layout was simulated (the ranking is "
                         "PARTIAL: empty); --resume simulates them\n",
-                stopped == SIGINT    ? "interrupted (SIGINT)"
-                : stopped == SIGTERM ? "stopped (SIGTERM)"
-                : stopped > 0        ? "stopped by a signal"
-                                     : "the time limit passed");
+                stop_reason(stopped));
         rc = stopped > 0 ? 128 + stopped : CLI_EXIT_OK;
         goto done;
     }
@@ -1995,10 +2005,7 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
     if (stopped) {
         fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
                         "PARTIAL); --resume simulates the rest\n",
-                stopped == SIGINT    ? "interrupted (SIGINT)"
-                : stopped == SIGTERM ? "stopped (SIGTERM)"
-                : stopped > 0        ? "stopped by a signal"
-                                     : "the time limit passed",
+                stop_reason(stopped),
                 finished, fit - in->pruned - in->capped);
         if (stopped > 0)
             rc = 128 + stopped;
