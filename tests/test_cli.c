@@ -3538,6 +3538,12 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"plan --device a100,h2", "a100,h200\n"},
         {"plan --mt", "--mtbf\n"},
         {"plan --fab", "--fabric\n"},
+        /* plan's help names `dtsim profile transformer --family` without taking it */
+        {"plan --fam", "\n"},
+        {"export --tr", "--trace\n"},
+        /* a key's values where `dtsim keys` lists them; none for a bandwidth */
+        {"run x.ini --set strategy.kind=fed", "fedavg\nfedbuff\n"},
+        {"run x.ini --set cluster.bandwidth=", "\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
@@ -3654,6 +3660,11 @@ START_TEST(installed_dtsim_runs_from_anywhere)
     }
     ck_assert_msg(strstr(o, ".SH \"EXIT STATUS\"") || strstr(o, ".SH EXIT STATUS"),
                   "no EXIT STATUS section");
+    /* each command's options, from its own --help: plan's --time-limit under plan's heading */
+    char *plan = strstr(o, ".SS \"dtsim plan\"");
+    ck_assert_msg(plan && strstr(plan, "time\\-limit"), "no options of dtsim plan in the man page");
+    /* the version is one line: --version's OpenBLAS and MPI lines stay out of the options */
+    ck_assert_msg(!strstr(o, "OpenBLAS took"), "--version's text in the man page");
     free(o);
 }
 END_TEST

@@ -15,11 +15,24 @@ _dtsim_commands()
         on && /^  [a-z]/ && !seen[$1]++ {print $1}'
 }
 
-# The long options `dtsim CMD [SUB] --help` mentions.
+# The long options `dtsim CMD [SUB] --help` lists: those of its usage lines and those that
+# begin a line of its option lists ("--csv", "  --opt", "  -j, --jobs"), not those its text
+# mentions (plan's help names `dtsim profile transformer`'s options without taking them).
 _dtsim_options()
 {
     {
-        "$@" --help 2>/dev/null | grep -o -- '--[a-z][a-z_-]*'
+        "$@" --help 2>/dev/null | awk '
+            /^usage:/ {usage = 1}
+            /^$/ {usage = 0}
+            usage {
+                for (s = $0; match(s, /--[a-z][a-z_-]*/); s = substr(s, RSTART + RLENGTH))
+                    print substr(s, RSTART, RLENGTH)
+                next
+            }
+            # (mawk has no {m,n}: the indent is measured apart)
+            match($0, /^ */) && RLENGTH <= 8 && match($0, /^ *(-[a-zA-Z], )?--[a-z][a-z_-]*/) {
+                o = substr($0, RSTART, RLENGTH); sub(/^.*--/, "--", o); print o
+            }'
         echo --help
     } | sort -u
 }
@@ -30,6 +43,25 @@ _dtsim_keys()
     "$1" keys 2>/dev/null | awk '/^### \[/ {s = substr($2, 2, length($2) - 2); next}
         /^#/ {s = ""}
         s != "" && /^\| `/ {split($0, f, "`"); print s "." f[2] "="}'
+}
+
+# The values of one key that takes a word from a list ("section.key"): the words of its
+# "values" column in `dtsim keys` (strategy.kind: single, sync-ps, ...); none for numbers,
+# sizes and paths.
+_dtsim_key_values()
+{
+    local section=${2%%.*} key=${2#*.}
+    "$1" keys 2>/dev/null | awk -v s="$section" -v k="$key" -F'|' '
+        /^### \[/ {split($0, h, /[][]/); cur = h[2]; next}
+        cur == s && $2 ~ ("^ `" k "` $") {
+            n = split($4, v, ",")
+            for (i = 1; i <= n; i++) {
+                gsub(/^ +| +$/, "", v[i])
+                if (v[i] ~ /^[a-z0-9][a-z0-9_-]*$/) w[++m] = v[i]
+            }
+            if (m >= 2) for (i = 1; i <= m; i++) print w[i]
+            exit
+        }'
 }
 
 # The device catalogue's names (the rows of `dtsim devices`, whose fp32 peak is a number).
@@ -97,12 +129,24 @@ _dtsim()
         cur=${cur#*=}
     fi
     local -a list=()
-    local files= nospace=
+    local files= nospace= nosort=
     case $prev in
     --db) files=all ;;
     --out) files=dirs ;;
-    --set) mapfile -t list < <(_dtsim_keys "$dtsim"); nospace=1 ;;
-    --runs | --timeline-run) mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
+    --set)
+        if [[ $cur == *.*=* ]]; then
+            # a key's value: the words its list allows, after "section.key="
+            local k=${cur%%=*}
+            mapfile -t list < <(_dtsim_key_values "$dtsim" "$k" | sed "s|^|$k=|")
+        else
+            mapfile -t list < <(_dtsim_keys "$dtsim")
+            nospace=1
+        fi
+        ;;
+    --runs | --timeline-run)
+        mapfile -t list < <(_dtsim_runs "$dtsim" "$db")
+        nosort=1
+        ;;
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
     --jobs | -j | --time-limit | --tokens | --option | --fabric) return 0 ;;
     --family) list=(gpt llama bert) ;;
@@ -126,7 +170,7 @@ _dtsim()
             bench/) list=(sim trainer) ;;
             profile/) list=(transformer time) ;;
             profile/time) ((n == 0)) && files='*.ini' ;;
-            show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") ;;
+            show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") && nosort=1 ;;
             devices/) ((n == 0)) && mapfile -t list < <(_dtsim_devices "$dtsim") ;;
             esac
         fi
@@ -146,6 +190,8 @@ _dtsim()
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
         [[ -n $nospace ]] && compopt -o nospace 2>/dev/null
+        # run ids in their order (1, 2, ..., 10), not sorted as text by bash
+        [[ -n $nosort ]] && compopt -o nosort 2>/dev/null
     fi
     if [[ -n $opt ]]; then
         for i in "${!COMPREPLY[@]}"; do
