@@ -660,6 +660,26 @@ START_TEST(run_lands_in_database)
     ck_assert_int_eq(query_long(db, "SELECT sum(count) FROM label_hist WHERE run = 1"), 512);
     sqlite3_close(db);
 
+    /* its stderr a file, a run of its own prints plain progress lines (every step at an
+     * interval of 0 s), counting to the run's 6 steps; a sweep's members print none (the
+     * sweep prints its own) */
+    setenv("DTSIM_PROGRESS_EVERY", "0", 1);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
+    char *e = slurp(err_path);
+    ck_assert_msg(strstr(e, ": step 1/6, simulated ") && strstr(e, ": step 6/6, simulated ") &&
+                      !strchr(e, '\r'),
+                  "%s", e);
+    free(e);
+    char swept[300], text[1024];
+    snprintf(swept, sizeof swept, "%s/tiny-sweep.ini", dir);
+    snprintf(text, sizeof text, "%s[sweep]\nmodel.lr = 0.1, 0.2\n", tiny);
+    write_file(swept, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", swept, "--db", db_path, NULL}), 0);
+    e = slurp(err_path);
+    ck_assert_msg(!strstr(e, "/6, simulated"), "%s", e);
+    free(e);
+    unsetenv("DTSIM_PROGRESS_EVERY");
+
     char missing[300];
     snprintf(missing, sizeof missing, "%s/no/such/dir/x.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", missing, NULL}), 2);

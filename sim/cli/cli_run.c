@@ -689,10 +689,14 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
     }
     if (!speaks) {
         summary = 0;
-        run->progress = 0;
+        run->progress = SIM_PROGRESS_NONE;
+    } else if (summary && run->progress == SIM_PROGRESS_NONE) {
+        /* a run of its own into a pipe or a log: a plain line now and then (a sweep's or a
+         * plan's member, run without a summary, leaves progress to the sweep) */
+        run->progress = SIM_PROGRESS_PLAIN;
     }
     if (live) {
-        run->progress = 0; /* the view shows it */
+        run->progress = SIM_PROGRESS_NONE; /* the view shows it */
         sim_live_start(run, pace);
     }
     if (sim_run_execute(run, &err)) {
@@ -1029,7 +1033,7 @@ int cli_bench_sim(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    run->progress = 0;
+    run->progress = SIM_PROGRESS_NONE;
     if (sim_run_execute(run, &err)) {
         fprintf(stderr, "dtsim bench sim: %s\n", err.msg);
         rc = CLI_EXIT_RUN;

@@ -275,7 +275,7 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     if (!run->timing_only)
         run->global_order = dt_malloc(sizeof(uint32_t) * run->train.n);
     run->global_epoch = -1;
-    run->progress = isatty(STDERR_FILENO);
+    run->progress = isatty(STDERR_FILENO) ? SIM_PROGRESS_TERMINAL : SIM_PROGRESS_NONE;
     if (sim_transport_is_real() && sim_real_setup(run, err))
         return DT_ERR_INPUT;
     return DT_OK;
@@ -585,11 +585,54 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
         sim_live_eval(run, ev.accuracy);
         sim_live_tick(run);
     }
-    if (run->progress && run->timing_only)
-        fprintf(stderr, "\r%s: step %ld  t=%.3fs  (timing only)   ", run->sc->name, step, now);
-    else if (run->progress)
-        fprintf(stderr, "\r%s: step %ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name, step,
-                now, ev.accuracy, ev.loss);
+    if (run->progress == SIM_PROGRESS_TERMINAL && run->timing_only)
+        fprintf(stderr, "\r%s: step %ld/%ld  t=%.3fs  (timing only)   ", run->sc->name, step,
+                run->total_steps, now);
+    else if (run->progress == SIM_PROGRESS_TERMINAL)
+        fprintf(stderr, "\r%s: step %ld/%ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name,
+                step, run->total_steps, now, ev.accuracy, ev.loss);
+}
+
+/* "45 s", "3 min 10 s", "1 h 2 min": a wall-clock duration for the plain progress lines. */
+static void wall_text(char *out, size_t size, double s)
+{
+    long t = lround(s);
+    if (t < 60)
+        snprintf(out, size, "%ld s", t);
+    else if (t < 3600)
+        snprintf(out, size, "%ld min %ld s", t / 60, t % 60);
+    else
+        snprintf(out, size, "%ld h %ld min", t / 3600, t % 3600 / 60);
+}
+
+/* A plain progress line (stderr a pipe or a file) when SIM_PROGRESS_EVERY seconds of wall
+ * time have passed since the last one: steps (or rounds) done of the run's, the simulated
+ * clock, the wall time so far and an estimate of what is left, from the pace so far. */
+static void progress_plain(sim_run_t *run, long steps_done)
+{
+    static double every = -1;
+    if (every < 0) { /* DTSIM_PROGRESS_EVERY=S: another interval (the tests use 0) */
+        const char *e = getenv("DTSIM_PROGRESS_EVERY");
+        char *end;
+        every = e ? strtod(e, &end) : SIM_PROGRESS_EVERY;
+        if (!e || end == e || *end || !(every >= 0))
+            every = SIM_PROGRESS_EVERY;
+    }
+    double wall = dt_wall_seconds();
+    if (wall - run->progress_shown < every)
+        return;
+    run->progress_shown = wall;
+    double spent = wall - run->started_wall;
+    char so_far[32], left[48] = "";
+    wall_text(so_far, sizeof so_far, spent);
+    if (steps_done > 0 && run->total_steps > steps_done) {
+        char t[32];
+        wall_text(t, sizeof t, spent * (double)(run->total_steps - steps_done) / (double)steps_done);
+        snprintf(left, sizeof left, ", about %s left", t);
+    }
+    fprintf(stderr, "%s: %s %ld/%ld, simulated %.4g s in %s of wall time%s\n", run->sc->name,
+            run->sc->strategy->horizon ? "round" : "step", steps_done, run->total_steps, sim_now(),
+            so_far, left);
 }
 
 void sim_watchdog(sim_run_t *run)
@@ -616,6 +659,8 @@ int sim_eval_due(sim_run_t *run, long steps_done)
     if (steps_done > run->progress_step) {
         run->progress_step = steps_done;
         run->progress_wall = dt_wall_seconds();
+        if (run->progress == SIM_PROGRESS_PLAIN)
+            progress_plain(run, steps_done);
     }
     int due = 0;
     if (sc->eval_every > 0 && steps_done / sc->eval_every > run->last_step_mark) {
@@ -938,7 +983,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 static dt_status run_start(sim_run_t *run, dt_err_t *err)
 {
     active = run;
-    run->progress_wall = dt_wall_seconds();
+    run->progress_wall = run->progress_shown = run->started_wall = dt_wall_seconds();
     dt_status prep = sim_run_prepare(run, err);
     if (prep)
         return prep;
@@ -967,7 +1012,7 @@ static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *e
     if (run->shared_free)
         run->shared_free(run->shared);
     run->shared = NULL;
-    if (run->progress)
+    if (run->progress == SIM_PROGRESS_TERMINAL)
         fputc('\n', stderr);
     /* a slowdown or fault value so large that the clock ran off to infinity (or NaN): the
      * run cannot have finished, whatever its nodes believe */

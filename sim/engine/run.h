@@ -144,6 +144,12 @@ typedef struct sim_cleanup {
     struct sim_cleanup *next;
 } sim_cleanup_t;
 
+/* How a run shows its progress on stderr: not at all (a sweep's member: the sweep shows its
+ * own), one line rewritten in place on a terminal, or a plain line every
+ * SIM_PROGRESS_EVERY seconds of wall time when stderr is a pipe or a file (a log). */
+enum { SIM_PROGRESS_NONE, SIM_PROGRESS_TERMINAL, SIM_PROGRESS_PLAIN };
+#define SIM_PROGRESS_EVERY 10.0
+
 typedef struct sim_run {
     const scenario_t *sc;
     sim_platform_t plat;
@@ -245,7 +251,9 @@ typedef struct sim_run {
     int64_t run_id;
     dt_err_t db_err;
     int db_failed;
-    int progress;             /* print progress on stderr */
+    int progress;             /* print progress on stderr: SIM_PROGRESS_* */
+    double progress_shown;    /* wall clock of the last plain progress line */
+    double started_wall;      /* wall clock when the simulation started (run_start) */
     struct sim_live *live;    /* the live view (live.h), or NULL */
     struct sim_real *real;    /* real mode's share of this process (real.c), or NULL */
     int job;                  /* 1, 2, ...: a job of several simulated together (jobs.h), its
