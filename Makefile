@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test asan fuzz fuzz-smoke fuzz-run bench bench-scale bench-check bench-gpu clean
+.PHONY: all deps build docs demo test asan fuzz fuzz-smoke fuzz-run bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -12,6 +12,11 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The tables dtsim prints from its registries, written into the READMEs: the key reference
+# (scenarios/README.md) and the strategy table (sim/README.md); the cli suite checks them.
+docs: build
+	@sh sim/cli/docs.sh $(BUILD)
 
 # The strategy comparison: 15 runs into results/dtsim.db, figures into results/plots/, and
 # the page about them all, results/report.html.

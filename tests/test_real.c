@@ -189,6 +189,15 @@ START_TEST(refusals)
                                   "--set model.hidden=36"),
                      2);
     one_line("strategy.kind");
+    /* the strategies that run real, as they say of themselves (SIM_RUNS_REAL) */
+    ck_assert_msg(strstr(err_text, "tensor does not run real (--real runs single, sync-ps, "
+                                   "async-ps, allreduce, local-sgd, fedavg and zero)"),
+                  "%s", err_text);
+    /* fedavg's own refusal (its real_check), after real mode's generic ones */
+    ck_assert_int_eq(real_run(3, db, "--set strategy.kind=fedavg --set strategy.clients=4 "
+                                  "--set strategy.fraction=0.5 --set strategy.scaffold=yes"),
+                     2);
+    one_line("strategy.scaffold: SCAFFOLD's control variates");
     ck_assert_int_eq(real_run(3, db, "--set \"faults.crash=worker-1 at 1s\""), 2);
     one_line("faults.crash: real mode plays stragglers, slowdowns and (on the testbed) link");
     ck_assert_int_eq(real_run(3, db, "--set run.max_time=10s"), 2);

@@ -5,6 +5,7 @@
  * temporary directory so that each test shows the lines its expected message points at. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, realpath, open_memstream */
 #include <check.h>
+#include <stdarg.h>
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -319,12 +320,44 @@ START_TEST(out_of_range_values)
 }
 END_TEST
 
+/* The registry's strategies joined as an error message lists them ("a, b, c"; with last:
+ * "a, b last c"), those whose takes lacks every bit of lacking (0: all of them). The
+ * expected messages are built from it, so that a new strategy changes no test. */
+static const char *strategy_names(unsigned lacking, const char *last)
+{
+    static char buf[4][512];
+    static int next;
+    char *out = buf[next++ % 4];
+    const sim_strategy_t *const *s = scenario_strategies();
+    int total = 0, i = 0;
+    for (int j = 0; s[j]; j++)
+        total += !(s[j]->takes & lacking);
+    out[0] = 0;
+    for (int j = 0; s[j]; j++)
+        if (!(s[j]->takes & lacking)) {
+            strcat(out, i == 0 ? "" : last && i == total - 1 ? last : ", ");
+            strcat(out, s[j]->name);
+            i++;
+        }
+    return out;
+}
+
+/* expect_file_error with the expected text a printf format. */
+static void expect_file_errorf(const char *text, const char *format, ...)
+{
+    char want[2048];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(want, sizeof want, format, ap);
+    va_end(ap);
+    expect_file_error(text, want);
+}
+
 START_TEST(bad_enum_value)
 {
-    expect_file_error("[strategy]\nkind = ps\n",
-                      ":2: strategy.kind: unknown value \"ps\" (expected one of single, sync-ps, "
-                      "async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, pipeline, tensor, "
-                      "zero)");
+    expect_file_errorf("[strategy]\nkind = ps\n",
+                       ":2: strategy.kind: unknown value \"ps\" (expected one of %s)",
+                       strategy_names(0, NULL));
     expect_file_error("[strategy]\nalgorithm = Ring\n",
                       ":2: strategy.algorithm: unknown value \"Ring\" (expected one of ring, "
                       "tree, halving-doubling, hierarchical, 2d); did you mean ring?");
@@ -332,18 +365,18 @@ START_TEST(bad_enum_value)
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
                       "CM02, SMPI, in any case); did you mean LV08?");
     /* did you mean: the name but for '-' and '_', or one within 2 edits (1 for short ones) */
-    expect_file_error("[strategy]\nkind = all-reduce\n",
-                      ":2: strategy.kind: unknown value \"all-reduce\" (expected one of single, "
-                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
-                      "pipeline, tensor, zero); did you mean allreduce?");
-    expect_file_error("[strategy]\nkind = Local_SGD\n",
-                      ":2: strategy.kind: unknown value \"Local_SGD\" (expected one of single, "
-                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
-                      "pipeline, tensor, zero); did you mean local-sgd?");
-    expect_file_error("[strategy]\nkind = fedvag\n",
-                      ":2: strategy.kind: unknown value \"fedvag\" (expected one of single, "
-                      "sync-ps, async-ps, allreduce, local-sgd, fedavg, fedbuff, hierfl, "
-                      "pipeline, tensor, zero); did you mean fedavg?");
+    expect_file_errorf("[strategy]\nkind = all-reduce\n",
+                       ":2: strategy.kind: unknown value \"all-reduce\" (expected one of %s); did you "
+                       "mean allreduce?",
+                       strategy_names(0, NULL));
+    expect_file_errorf("[strategy]\nkind = Local_SGD\n",
+                       ":2: strategy.kind: unknown value \"Local_SGD\" (expected one of %s); did you "
+                       "mean local-sgd?",
+                       strategy_names(0, NULL));
+    expect_file_errorf("[strategy]\nkind = fedvag\n",
+                       ":2: strategy.kind: unknown value \"fedvag\" (expected one of %s); did you "
+                       "mean fedavg?",
+                       strategy_names(0, NULL));
     expect_file_error("[strategy]\nalgorithm = halvingdoubling\n",
                       ":2: strategy.algorithm: unknown value \"halvingdoubling\" (expected one "
                       "of ring, tree, halving-doubling, hierarchical, 2d); did you mean "
@@ -2140,10 +2173,10 @@ START_TEST(sweep_bad_values_name_line_key_and_value)
                       ":5: sweep cluster.bandwidth: value 3 \"10Gbs\": unknown unit \"Gbs\" in "
                       "bandwidth \"10Gbs\" (expected one of bps, kbps, Mbps, Gbps, Tbps, Bps, "
                       "kBps, MBps, GBps, TBps)");
-    expect_file_error("[sweep]\nstrategy.kind = sync-ps, ps\n",
-                      ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" (expected "
-                      "one of single, sync-ps, async-ps, allreduce, local-sgd, fedavg, "
-                      "fedbuff, hierfl, pipeline, tensor, zero)");
+    expect_file_errorf("[sweep]\nstrategy.kind = sync-ps, ps\n",
+                       ":2: sweep strategy.kind: value 2 \"ps\": unknown value \"ps\" "
+                       "(expected one of %s)",
+                       strategy_names(0, NULL));
     expect_file_error("[sweep]\ncluster.workers = 0, 4\n",
                       ":2: sweep cluster.workers: value 1 \"0\": 0 is out of range (expected an "
                       "integer in [1, 100000])");
@@ -2334,11 +2367,12 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
                       ":2: sweep strategy.servers: value 2 \"4\": 4 servers for 2 workers "
                       "(expected servers <= workers for sync-ps; cluster.workers = 2 from "
                       "[sweep] at line 3)");
-    expect_file_error("[cluster]\nplatform = edge\n[sweep]\nstrategy.kind = fedavg, allreduce\n",
-                      ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
-                      "connects clients only to the server, so allreduce (which exchanges "
-                      "between workers) cannot run on it (expected single, sync-ps, async-ps, "
-                      "fedavg, fedbuff or hierfl; cluster.platform at line 2)");
+    expect_file_errorf("[cluster]\nplatform = edge\n[sweep]\nstrategy.kind = fedavg, allreduce\n",
+                       ":4: sweep strategy.kind: value 2 \"allreduce\": the edge platform "
+                       "connects clients only to the server, so allreduce (which exchanges "
+                       "between workers) cannot run on it (expected %s; cluster.platform at "
+                       "line 2)",
+                       strategy_names(SIM_NEEDS_PEER_LINKS, " or "));
     expect_file_error("[data]\nsource = synthetic\ntrain_samples = 6\n[sweep]\n"
                       "cluster.workers = 2, 4, 8\n",
                       ":5: sweep cluster.workers: value 3 \"8\": 6 samples for 8 workers "

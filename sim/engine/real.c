@@ -45,19 +45,6 @@ struct sim_real {
     size_t n_shapes;
 };
 
-/* The strategies whose every node runs as it would on SimGrid: no node reads another's
- * memory and none is trained by another on its behalf. */
-static const char *const REAL_STRATEGIES[] = {"sync-ps", "async-ps", "allreduce", "local-sgd",
-                                              "fedavg", "zero", "single"};
-
-static int real_strategy(const char *name)
-{
-    for (size_t i = 0; i < sizeof REAL_STRATEGIES / sizeof *REAL_STRATEGIES; i++)
-        if (!strcmp(REAL_STRATEGIES[i], name))
-            return 1;
-    return 0;
-}
-
 static dt_status refuse(const sim_run_t *run, dt_err_t *err, const char *key, const char *why)
 {
     return scenario_fail(run->sc, err, key, "%s", why);
@@ -82,11 +69,12 @@ static const char *fault_key(const scenario_t *sc, int first)
 static dt_status check(const sim_run_t *run, dt_err_t *err)
 {
     const scenario_t *sc = run->sc;
-    if (!real_strategy(sc->strategy->name))
-        return scenario_fail(sc, err, "strategy.kind",
-                             "%s does not run real (--real runs sync-ps, async-ps, allreduce, "
-                             "local-sgd, fedavg and zero)",
-                             sc->strategy->name);
+    if (!(sc->strategy->takes & SIM_RUNS_REAL)) {
+        char real[256];
+        scenario_strategies_taking(SIM_RUNS_REAL, " and ", real, sizeof real);
+        return scenario_fail(sc, err, "strategy.kind", "%s does not run real (--real runs %s)",
+                             sc->strategy->name, real);
+    }
     if (run->timing_only)
         return refuse(run, err, "model.arch",
                       "a model profile does not run real: it has no weights to train");
@@ -120,19 +108,10 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
     if (sc->side_by_side == SIM_SIDE_YES)
         return refuse(run, err, "strategy.side_by_side",
                       "real mode trains every client on its own host (side_by_side = no)");
-    if (!strcmp(sc->strategy->name, "fedavg") && scenario_own(sc, "scaffold")->i)
-        return refuse(run, err, "strategy.scaffold",
-                      "SCAFFOLD's control variates live with the server's state; they do "
-                      "not run real yet");
-    if (!strcmp(sc->strategy->name, "fedavg") && sc->error_feedback &&
-        trainer_codec_lossy(&sc->compression))
-        return refuse(run, err, "strategy.error_feedback",
-                      "federated error feedback lives with the server's state; it does not "
-                      "run real yet");
     if (sc->bucket_mb > 0)
         return refuse(run, err, "strategy.bucket_mb",
                       "real mode exchanges whole gradients (bucket_mb = 0)");
-    return DT_OK;
+    return sc->strategy->real_check ? sc->strategy->real_check(sc, err) : DT_OK;
 }
 
 /* The hosts of the run's nodes, each once: servers first, so rank 0 is the server of a

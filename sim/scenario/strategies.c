@@ -38,17 +38,21 @@ const sim_strategy_t *scenario_strategy_find(const char *name)
     return NULL;
 }
 
-/* "a, b and c" of the strategies whose takes, masked, equals want. */
-static void list_names(unsigned mask, unsigned want, const char *last, char *buf, size_t n)
+/* "a, b and c" of the strategies whose takes, masked, equals want, and (federated) whose
+ * trainers are clients. */
+static void list_names(unsigned mask, unsigned want, int federated, const char *last, char *buf,
+                       size_t n)
 {
     const sim_strategy_t *const *s = scenario_strategies();
     int total = 0, i = 0;
     for (int j = 0; s[j]; j++)
-        total += (s[j]->takes & mask) == want;
+        total += (s[j]->takes & mask) == want &&
+                 (!federated || !strcmp(s[j]->worker_role, "client"));
     size_t len = 0;
     buf[0] = '\0';
     for (int j = 0; s[j] && len < n; j++) {
-        if ((s[j]->takes & mask) != want)
+        if ((s[j]->takes & mask) != want ||
+            (federated && strcmp(s[j]->worker_role, "client")))
             continue;
         const char *sep = i == 0 ? "" : i == total - 1 ? last : ", ";
         len += (size_t)snprintf(buf + len, n - len, "%s%s", sep, s[j]->name);
@@ -58,10 +62,15 @@ static void list_names(unsigned mask, unsigned want, const char *last, char *buf
 
 void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n)
 {
-    list_names(mask, mask, last, buf, n);
+    list_names(mask, mask, 0, last, buf, n);
 }
 
 void scenario_strategies_lacking(unsigned mask, const char *last, char *buf, size_t n)
 {
-    list_names(mask, 0, last, buf, n);
+    list_names(mask, 0, 0, last, buf, n);
+}
+
+void scenario_strategies_federated(unsigned mask, const char *last, char *buf, size_t n)
+{
+    list_names(mask, mask, 1, last, buf, n);
 }

@@ -29,6 +29,13 @@ enum {
     SIM_TAKES_EMPTY_CLIENTS = 1 << 5,       /* a population whose clients may hold no sample
                                                (data.partition over more clients than
                                                samples): it samples among those holding some */
+    SIM_TAKES_CLIENT_LINKS = 1 << 7,        /* per-client links (faults.client_up, ...):
+                                               each client trains on a host of its own, so a
+                                               host's access link is that client's */
+    SIM_RUNS_REAL = 1 << 6,                 /* `dtsim run --real` runs it over MPI: every
+                                               node runs as it would on SimGrid, none reads
+                                               another's memory or trains on its behalf
+                                               (what else it refuses: real_check) */
 };
 
 /* A [strategy] key of a strategy's own, declared in its file (sim_strategy_t.own_keys).
@@ -79,6 +86,9 @@ typedef struct sim_strategy {
     /** Its checks of the keys once all are read (scenario_validate calls it after the
      * generic ones): DT_ERR_INPUT through scenario_fail and scenario_blame. NULL: none. */
     dt_status (*check)(const struct scenario *sc, dt_err_t *err);
+    /** SIM_RUNS_REAL: what of its own it cannot run real, refused like check (real mode's
+     * generic refusals come first). NULL: nothing beyond them. */
+    dt_status (*real_check)(const struct scenario *sc, dt_err_t *err);
     /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
     void (*hosts)(const struct scenario *sc, int *workers, int *servers);
     /** Regional aggregators R (hierarchical FL): server 1 + r serves the worker hosts h with
@@ -120,5 +130,8 @@ const sim_strategy_t *scenario_strategy_find(const char *name);
 void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n);
 /** Likewise, the strategies whose takes has no bit of mask. */
 void scenario_strategies_lacking(unsigned mask, const char *last, char *buf, size_t n);
+/** Likewise, the federated ones (worker_role "client") whose takes has every bit of mask
+ * (0: every federated strategy). */
+void scenario_strategies_federated(unsigned mask, const char *last, char *buf, size_t n);
 
 #endif

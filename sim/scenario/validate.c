@@ -87,6 +87,7 @@ static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
  * given twice, per-client links where the platform has none. */
 static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
 {
+    char names[256];
     static const struct {
         const char *key;
         size_t off;
@@ -107,11 +108,13 @@ static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
         const char *v = (const char *)sc + keys[i].off;
         if (!strcmp(v, keys[i].unset))
             continue;
-        if (strcmp(st->worker_role, "client"))
+        if (strcmp(st->worker_role, "client")) {
+            scenario_strategies_federated(0, " or ", names, sizeof names);
             return scenario_fail(sc, err, keys[i].key,
-                                 "client devices describe federated clients: %s needs fedavg, "
-                                 "fedbuff or hierfl, not %s",
-                                 keys[i].key + 7, st->name);
+                                 "client devices describe federated clients: %s needs %s, "
+                                 "not %s",
+                                 keys[i].key + 7, names, st->name);
+        }
         if (sc->device_trace_has & keys[i].columns)
             return scenario_fail(sc, err, keys[i].key,
                                  "faults.device_trace (%s) gives every client's %s already "
@@ -136,11 +139,14 @@ static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
                              "edge; %s)",
                              where);
     }
-    if (!strcmp(st->name, "fedbuff"))
+    if (!(st->takes & SIM_TAKES_CLIENT_LINKS)) {
+        scenario_strategies_taking(SIM_TAKES_CLIENT_LINKS, " or ", names, sizeof names);
         return scenario_fail(sc, err, k,
-                             "per-client links need fedavg or hierfl: fedbuff's clients train "
-                             "on whichever host is free, so a host's link is no client's own "
-                             "(expected links of the platform, or strategy.kind = fedavg)");
+                             "per-client links need %s: %s's clients do not train on hosts "
+                             "of their own, so a host's link is no client's own (expected "
+                             "links of the platform, or another strategy.kind)",
+                             names, st->name);
+    }
     if (sc->workers < sc->clients) {
         k = scenario_blame(sc, "cluster.workers", k, where, sizeof where);
         return scenario_fail(sc, err, k,
@@ -476,19 +482,23 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, "strategy.bucket_mb",
                              "bucket_mb with [faults] is not supported (a failed bucket would "
                              "need its own re-formation); use bucket_mb = 0 with faults");
-    if (sc->client_holdout > 0 && strcmp(st->worker_role, "client"))
+    char names[256];
+    if (sc->client_holdout > 0 && strcmp(st->worker_role, "client")) {
+        scenario_strategies_federated(0, " or ", names, sizeof names);
         return scenario_fail(sc, err, "data.client_holdout",
                              "client_holdout holds out federated clients' samples: it needs "
-                             "fedavg, fedbuff or hierfl, not %s",
-                             st->name);
+                             "%s, not %s",
+                             names, st->name);
+    }
     if (check_client_devices(sc, err) || check_client_values(sc, err))
         return DT_ERR_INPUT;
     if (sc->byzantine > 0) {
-        if (strcmp(st->worker_role, "client"))
+        if (strcmp(st->worker_role, "client")) {
+            scenario_strategies_federated(0, " or ", names, sizeof names);
             return scenario_fail(sc, err, "faults.byzantine",
-                                 "Byzantine clients need a federated strategy (fedavg, "
-                                 "fedbuff or hierfl), not %s",
-                                 st->name);
+                                 "Byzantine clients need a federated strategy (%s), not %s",
+                                 names, st->name);
+        }
         if ((long)floor(sc->byzantine * (double)sc->clients + 1e-9) < 1) {
             k = scenario_blame(sc, "faults.byzantine", "strategy.clients", where, sizeof where);
             return scenario_fail(sc, err, k,

@@ -71,7 +71,7 @@ const sim_strategy_t sim_strategy_allreduce = {
             "`compression`, `error_feedback`, `momentum_correction`",
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
-             SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
+             SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
 };

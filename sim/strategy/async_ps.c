@@ -356,6 +356,7 @@ const sim_strategy_t sim_strategy_async_ps = {
              "than K pushes ahead of the slowest (stale-synchronous parallel)",
     .keys = "`servers`, `staleness`",
     .worker_role = "worker",
+    .takes = SIM_RUNS_REAL,
     .check = sim_ps_check,
     .hosts = sim_ps_hosts,
     .memory = sim_ps_memory,

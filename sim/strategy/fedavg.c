@@ -716,6 +716,20 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* What of fedavg does not run real: the server-side state real mode has no place for. */
+static dt_status real_check(const scenario_t *sc, dt_err_t *err)
+{
+    if (scenario_own(sc, "scaffold")->i)
+        return scenario_fail(sc, err, "strategy.scaffold",
+                             "SCAFFOLD's control variates live with the server's state; they "
+                             "do not run real yet");
+    if (sc->error_feedback && trainer_codec_lossy(&sc->compression))
+        return scenario_fail(sc, err, "strategy.error_feedback",
+                             "federated error feedback lives with the server's state; it does "
+                             "not run real yet");
+    return DT_OK;
+}
+
 const sim_strategy_t sim_strategy_fedavg = {
     .name = "fedavg",
     .about = "`clients` clients, each with its own partition, live on the worker hosts "
@@ -735,8 +749,10 @@ const sim_strategy_t sim_strategy_fedavg = {
             "`compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
-    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_EMPTY_CLIENTS,
+    .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_EMPTY_CLIENTS |
+             SIM_TAKES_CLIENT_LINKS | SIM_RUNS_REAL,
     .check = check,
+    .real_check = real_check,
     .hosts = sim_fl_hosts,
     .parts = sim_fl_parts,
     .horizon = sim_fl_horizon,

@@ -421,7 +421,7 @@ const sim_strategy_t sim_strategy_hierfl = {
             "`prox_mu`, `accumulate`",
     .own_keys = own_keys,
     .worker_role = "client",
-    .takes = SIM_TAKES_ACCUMULATE,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_TAKES_CLIENT_LINKS,
     .check = check,
     .hosts = hosts,
     .regions = regions,

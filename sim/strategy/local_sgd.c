@@ -107,7 +107,7 @@ const sim_strategy_t sim_strategy_local_sgd = {
              "the parameters are averaged by all-reduce (`algorithm`)",
     .keys = "`local_steps`, `algorithm`, `group_size`",
     .worker_role = "worker",
-    .takes = SIM_NEEDS_PEER_LINKS,
+    .takes = SIM_NEEDS_PEER_LINKS | SIM_RUNS_REAL,
     .check = sim_hierarchical_check,
     .deploy = deploy,
 };

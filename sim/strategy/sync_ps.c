@@ -314,7 +314,7 @@ const sim_strategy_t sim_strategy_sync_ps = {
     .keys = "`servers`, `accumulate`, `compression`, `error_feedback`, `momentum_correction`",
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
-             SIM_SAME_AS_SINGLE,
+             SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .check = sim_ps_check,
     .hosts = sim_ps_hosts,
     .memory = sim_ps_memory,

@@ -157,7 +157,8 @@ const sim_strategy_t sim_strategy_zero = {
     .keys = "`zero_stage`, `accumulate`",
     .own_keys = own_keys,
     .worker_role = "worker",
-    .takes = SIM_TAKES_ACCUMULATE | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE |
+             SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
     .memory = memory,
