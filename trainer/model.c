@@ -331,7 +331,7 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
         trainer_gpt_workspace_init(ws, max_batch);
         return;
     }
-    size_t dcol = 0, dbias = 1;
+    size_t dcol = 0, dbias = 1, dwt = 0;
     for (int i = 0; i < m->n_layers; i++) {
         const trainer_layer_t *l = &m->layers[i];
         if (l->b_len > dbias)
@@ -343,6 +343,8 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
             ws->col[i] = be->alloc(sizeof(float) * cols);
             if (i > 0 && cols > dcol)
                 dcol = cols;
+            if (l->w_len > dwt)
+                dwt = l->w_len;
         }
         if (l->kind == TRAINER_LAYER_MAXPOOL)
             ws->argmax[i] = be->alloc(sizeof(int32_t) * B * l->out_size);
@@ -350,6 +352,8 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
     if (dcol)
         ws->dcol = be->alloc(sizeof(float) * dcol);
     ws->dbias = be->alloc(sizeof(float) * dbias);
+    if (dwt) /* max_replicas blocks of g^T, then as many of g */
+        ws->dwt = be->alloc(sizeof(float) * 2 * dwt * (size_t)max_replicas);
 }
 
 void trainer_workspace_free(trainer_workspace_t *ws)
@@ -368,6 +372,7 @@ void trainer_workspace_free(trainer_workspace_t *ws)
     }
     be->free(ws->dcol);
     be->free(ws->dbias);
+    be->free(ws->dwt);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -528,6 +533,23 @@ dt_status trainer_model_check_backend(const trainer_model_t *m, const trainer_ba
     return m->cfg.arch == TRAINER_ARCH_GPT ? trainer_gpt_check_backend(be, err) : DT_OK;
 }
 
+/* w' (out_c, kk) = beta w' + alpha g, from g^T (kk, out_c) in gt; g is scratch for g when it
+ * cannot be written straight into w. */
+static void weight_grad_transposed(const trainer_backend_t *be, float *w, const float *gt,
+                                   float *g, int out_c, int kk, float alpha, float beta)
+{
+    size_t n = (size_t)out_c * kk;
+    if (alpha == 1.0f && beta == 0.0f) {
+        be->permute(w, gt, kk, out_c, 1);
+        return;
+    }
+    /* the fused update, in the order OpenBLAS applies it: w = beta w, then w += alpha g */
+    be->permute(g, gt, kk, out_c, 1);
+    if (beta != 1.0f)
+        be->scale(n, beta, w);
+    be->axpy(n, alpha, g, w);
+}
+
 /* Backward over all layers. Each parameter tensor p gets out[p] = beta * out[p] + alpha * grad:
  * (alpha 1, beta 0, out = grads) is the plain gradient; (alpha -lr, beta 1 - lr*wd,
  * out = params) is the fused SGD step. Input gradients are computed before a layer's
@@ -569,9 +591,15 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
                                  ws->dcol, n, cols, count);
                 be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
             }
-            /* w' (out_c, kk) = beta w' + alpha dy (out_c, n) col^T (n, kk) */
-            be->gemm_batched(0, 1, l->out_c, kk, n, alpha, dy, n, outs, ws->col[i], n, cols,
-                             beta, ow, kk, stride, count);
+            /* the gradient transposed, (kk, out_c) = col (kk, n) dy^T (n, out_c), then turned
+             * into w's layout: OpenBLAS runs this shape 1.1 to 1.4 times faster than
+             * w (out_c, kk) = dy col^T (the cnn's conv2: 1,020 against 1,390 us) */
+            size_t wl = (size_t)l->w_len;
+            be->gemm_batched(0, 1, kk, l->out_c, n, 1.0f, ws->col[i], n, cols, dy, n, outs,
+                             0.0f, ws->dwt, l->out_c, wl, count);
+            for (int r = 0; r < count; r++)
+                weight_grad_transposed(be, ow + r * stride, ws->dwt + r * wl,
+                                       ws->dwt + (R + r) * wl, l->out_c, kk, alpha, beta);
             be->bias_grad_batched(plain ? ob : ws->dbias, stride, dy, count, 1, l->out_c, n);
             break;
         }
