@@ -650,6 +650,14 @@ static void cpu_attention_backward(float *dqkv, float *scratch, const float *dou
 
 static void cpu_sync(void) {}
 
+/* A convolution's col slice (model.c): small enough that im2col's output is still in the L2
+ * cache (2 MB a core on the Xeon measured, 1 MB on Zen 4) when the product reads it, and
+ * col2im's input when the product has written it. On the cnn's conv2 (col 6.5 MB for batch
+ * 64) slices of 2 to 4 samples took 4.0 to 4.2 ms for the forward and backward products,
+ * im2col twice and col2im, against 6.4 ms for the whole batch at once; on conv1 (3.7 MB),
+ * 1.55 against 3.6 ms; slices of 8 and 16 samples gained less. */
+#define CPU_CONV_SLICE_BYTES (256 * 1024)
+
 static const trainer_backend_t cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -665,6 +673,7 @@ static const trainer_backend_t cpu_backend = {
     .relu_backward = cpu_relu_backward,
     .im2col = cpu_im2col,
     .col2im = cpu_col2im,
+    .conv_slice_bytes = CPU_CONV_SLICE_BYTES,
     .maxpool_forward = cpu_maxpool_forward,
     .maxpool_backward = cpu_maxpool_backward,
     .permute = cpu_permute,

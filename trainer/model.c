@@ -390,6 +390,16 @@ static const float *layer_input(const trainer_workspace_t *ws, int i)
     return i == 0 ? ws->x : ws->act[i - 1];
 }
 
+/* The input of conv layer i as its forward pass read it: for a first layer of several
+ * channels, the permuted copy of the batch (channels, batch, h, w) that forward_layers made
+ * behind x. */
+static const float *conv_input(const trainer_workspace_t *ws, int i)
+{
+    if (i == 0 && ws->m->layers[0].in_c > 1)
+        return ws->x + (size_t)ws->max_batch * ws->max_replicas * ws->m->in_size;
+    return layer_input(ws, i);
+}
+
 /* A ReLU followed by a max-pool, both in [first, last), runs in the other order: max-pool of
  * the ReLU's input, then the ReLU on the pooled values (a quarter as many with 2 x 2 windows),
  * and backward the ReLU's mask on the pooled gradient, then the pool's scatter straight into
@@ -402,6 +412,67 @@ static int relu_then_pool(const trainer_model_t *m, int i, int first, int last)
 {
     return i >= first && i + 1 < last && m->layers[i].kind == TRAINER_LAYER_RELU &&
            m->layers[i + 1].kind == TRAINER_LAYER_MAXPOOL;
+}
+
+/* ---- convolutions slice by slice (backends with conv_slice_bytes, backend.h) ----------- */
+
+/* Samples per slice: as many as keep a slice's col within the backend's budget, at least 1. */
+static int conv_slice(const trainer_backend_t *be, const trainer_layer_t *l, int batch)
+{
+    size_t per = sizeof(float) * (size_t)l->in_c * l->k * l->k * l->out_h * l->out_w;
+    size_t s = be->conv_slice_bytes / per;
+    return s < 1 ? 1 : s > (size_t)batch ? batch : (int)s;
+}
+
+/* col (in_c k k, m oh ow) of samples [b0, b0 + m) of x (in_c, batch, h, w): one im2col per
+ * input channel, whose planes for those samples lie side by side. */
+static void conv_slice_im2col(const trainer_backend_t *be, const trainer_layer_t *l, float *col,
+                              const float *x, int batch, int b0, int m)
+{
+    size_t rows = (size_t)l->k * l->k * m * l->out_h * l->out_w;
+    size_t plane = (size_t)l->in_h * l->in_w;
+    for (int c = 0; c < l->in_c; c++)
+        be->im2col(col + c * rows, x + ((size_t)c * batch + b0) * plane, 1, m, l->in_h, l->in_w,
+                   l->k);
+}
+
+/* y (out_c, batch oh ow) = w (out_c, kk) col, slice by slice; col is scratch. */
+static void conv_forward_sliced(const trainer_backend_t *be, const trainer_layer_t *l,
+                                float *col, const float *x, const float *w, float *y, int batch)
+{
+    int P = l->out_h * l->out_w, n = batch * P, kk = l->in_c * l->k * l->k;
+    int s = conv_slice(be, l, batch);
+    for (int b0 = 0; b0 < batch; b0 += s) {
+        int m = batch - b0 < s ? batch - b0 : s;
+        conv_slice_im2col(be, l, col, x, batch, b0, m);
+        be->gemm(0, 0, l->out_c, m * P, kk, 1.0f, w, kk, col, m * P, 0.0f, y + (size_t)b0 * P,
+                 n);
+    }
+}
+
+/* dwt (kk, out_c) = col dy^T, the weight gradient transposed, summed over the slices, and
+ * when dx is not NULL dx = col2im(w^T dy), slice by slice, each slice's col computed again;
+ * col and dcol are scratch. */
+static void conv_backward_sliced(const trainer_backend_t *be, const trainer_layer_t *l,
+                                 float *col, float *dcol, const float *x, const float *w,
+                                 const float *dy, float *dx, float *dwt, int batch)
+{
+    int P = l->out_h * l->out_w, n = batch * P, kk = l->in_c * l->k * l->k;
+    size_t rows = (size_t)l->k * l->k, plane = (size_t)l->in_h * l->in_w;
+    int s = conv_slice(be, l, batch);
+    for (int b0 = 0; b0 < batch; b0 += s) {
+        int m = batch - b0 < s ? batch - b0 : s;
+        const float *dys = dy + (size_t)b0 * P;
+        conv_slice_im2col(be, l, col, x, batch, b0, m);
+        be->gemm(0, 1, kk, l->out_c, m * P, 1.0f, col, m * P, dys, n, b0 ? 1.0f : 0.0f, dwt,
+                 l->out_c);
+        if (!dx)
+            continue;
+        be->gemm(1, 0, kk, m * P, l->out_c, 1.0f, w, kk, dys, n, 0.0f, dcol, m * P);
+        for (int c = 0; c < l->in_c; c++)
+            be->col2im(dx + ((size_t)c * batch + b0) * plane, dcol + c * rows * m * P, 1, m,
+                       l->in_h, l->in_w, l->k);
+    }
 }
 
 /* The passes below run R = count replicas at once: every activation buffer holds R
@@ -439,10 +510,17 @@ static void forward_layers(trainer_workspace_t *ws, const float *params, size_t 
             break;
         case TRAINER_LAYER_CONV: { /* y (out_c, B*oh*ow) = w (out_c, in_c*k*k) col */
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
-            /* the R input blocks (in_c, B, h, w) are one (R*in_c, B, h, w) */
-            be->im2col(ws->col[i], x, l->in_c * count, batch, l->in_h, l->in_w, l->k);
-            be->gemm_batched(0, 0, l->out_c, n, kk, 1.0f, w, kk, stride, ws->col[i], n,
-                             (size_t)kk * n, 0.0f, y, n, (size_t)l->out_c * n, count);
+            if (be->conv_slice_bytes) {
+                size_t xs = (size_t)l->in_c * batch * l->in_h * l->in_w;
+                for (int r = 0; r < count; r++)
+                    conv_forward_sliced(be, l, ws->col[i], x + r * xs, w + r * stride,
+                                        y + (size_t)r * l->out_c * n, batch);
+            } else {
+                /* the R input blocks (in_c, B, h, w) are one (R*in_c, B, h, w) */
+                be->im2col(ws->col[i], x, l->in_c * count, batch, l->in_h, l->in_w, l->k);
+                be->gemm_batched(0, 0, l->out_c, n, kk, 1.0f, w, kk, stride, ws->col[i], n,
+                                 (size_t)kk * n, 0.0f, y, n, (size_t)l->out_c * n, count);
+            }
             be->bias_add_batched(y, b, stride, count, 1, l->out_c, n);
             break;
         }
@@ -585,18 +663,27 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
         }
         case TRAINER_LAYER_CONV: {
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
-            size_t cols = (size_t)kk * n, outs = (size_t)l->out_c * n;
-            if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
-                be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs, 0.0f,
-                                 ws->dcol, n, cols, count);
-                be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
+            size_t cols = (size_t)kk * n, outs = (size_t)l->out_c * n, wl = (size_t)l->w_len;
+            /* The weight gradient is computed transposed, (kk, out_c) = col (kk, n) dy^T
+             * (n, out_c), then turned into w's layout: OpenBLAS runs this shape 1.1 to 1.4
+             * times faster than w (out_c, kk) = dy col^T (the cnn's conv2: 1,020 against
+             * 1,390 us). */
+            if (be->conv_slice_bytes) {
+                size_t xs = (size_t)l->in_c * batch * l->in_h * l->in_w;
+                const float *x = conv_input(ws, i);
+                for (int r = 0; r < count; r++)
+                    conv_backward_sliced(be, l, ws->col[i], ws->dcol, x + r * xs,
+                                         w + r * stride, dy + r * outs, dx ? dx + r * xs : NULL,
+                                         ws->dwt + r * wl, batch);
+            } else {
+                if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
+                    be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs,
+                                     0.0f, ws->dcol, n, cols, count);
+                    be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
+                }
+                be->gemm_batched(0, 1, kk, l->out_c, n, 1.0f, ws->col[i], n, cols, dy, n, outs,
+                                 0.0f, ws->dwt, l->out_c, wl, count);
             }
-            /* the gradient transposed, (kk, out_c) = col (kk, n) dy^T (n, out_c), then turned
-             * into w's layout: OpenBLAS runs this shape 1.1 to 1.4 times faster than
-             * w (out_c, kk) = dy col^T (the cnn's conv2: 1,020 against 1,390 us) */
-            size_t wl = (size_t)l->w_len;
-            be->gemm_batched(0, 1, kk, l->out_c, n, 1.0f, ws->col[i], n, cols, dy, n, outs,
-                             0.0f, ws->dwt, l->out_c, wl, count);
             for (int r = 0; r < count; r++)
                 weight_grad_transposed(be, ow + r * stride, ws->dwt + r * wl,
                                        ws->dwt + (R + r) * wl, l->out_c, kk, alpha, beta);
