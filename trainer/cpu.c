@@ -651,12 +651,12 @@ static void cpu_attention_backward(float *dqkv, float *scratch, const float *dou
 static void cpu_sync(void) {}
 
 /* A convolution's col slice (model.c): small enough that im2col's output is still in the L2
- * cache (2 MB a core on the Xeon measured, 1 MB on Zen 4) when the product reads it, and
- * col2im's input when the product has written it. On the cnn's conv2 (col 6.5 MB for batch
- * 64) slices of 2 to 4 samples took 4.0 to 4.2 ms for the forward and backward products,
- * im2col twice and col2im, against 6.4 ms for the whole batch at once; on conv1 (3.7 MB),
- * 1.55 against 3.6 ms; slices of 8 and 16 samples gained less. */
-#define CPU_CONV_SLICE_BYTES (256 * 1024)
+ * cache (2 MB a core on the Xeon measured) when the product reads it, and col2im's input when
+ * the product has written it. 128 KB is 2 samples of the cnn's conv1 and 1 of its conv2 (col
+ * 3.7 and 6.5 MB for batch 64 at once): a training step of the cnn took 6.4 to 7.2 ms of CPU
+ * time against 10.7 to 11.2 ms with whole batches (interleaved, on a loaded machine); slices
+ * of 64 KB to 256 KB were within that spread of each other, larger ones slower. */
+#define CPU_CONV_SLICE_BYTES (128 * 1024)
 
 static const trainer_backend_t cpu_backend = {
     .name = "cpu",
