@@ -352,8 +352,8 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
     if (dcol)
         ws->dcol = be->alloc(sizeof(float) * dcol);
     ws->dbias = be->alloc(sizeof(float) * dbias);
-    if (dwt) /* max_replicas blocks of g^T, then as many of g */
-        ws->dwt = be->alloc(sizeof(float) * 2 * dwt * (size_t)max_replicas);
+    if (dwt && be->conv_slice_bytes) /* g^T, then g */
+        ws->dwt = be->alloc(sizeof(float) * 2 * dwt);
 }
 
 void trainer_workspace_free(trainer_workspace_t *ws)
@@ -664,29 +664,30 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
         case TRAINER_LAYER_CONV: {
             int n = batch * l->out_h * l->out_w, kk = l->in_c * l->k * l->k;
             size_t cols = (size_t)kk * n, outs = (size_t)l->out_c * n, wl = (size_t)l->w_len;
-            /* The weight gradient is computed transposed, (kk, out_c) = col (kk, n) dy^T
-             * (n, out_c), then turned into w's layout: OpenBLAS runs this shape 1.1 to 1.4
-             * times faster than w (out_c, kk) = dy col^T (the cnn's conv2: 1,020 against
-             * 1,390 us). */
             if (be->conv_slice_bytes) {
+                /* The weight gradient is computed transposed, (kk, out_c) = col (kk, n) dy^T
+                 * (n, out_c), then turned into w's layout: OpenBLAS runs this shape 1.1 to 1.4
+                 * times faster than w (out_c, kk) = dy col^T (the cnn's conv2: 1,020 against
+                 * 1,390 us). */
                 size_t xs = (size_t)l->in_c * batch * l->in_h * l->in_w;
                 const float *x = conv_input(ws, i);
-                for (int r = 0; r < count; r++)
+                for (int r = 0; r < count; r++) {
                     conv_backward_sliced(be, l, ws->col[i], ws->dcol, x + r * xs,
                                          w + r * stride, dy + r * outs, dx ? dx + r * xs : NULL,
-                                         ws->dwt + r * wl, batch);
+                                         ws->dwt, batch);
+                    weight_grad_transposed(be, ow + r * stride, ws->dwt, ws->dwt + wl, l->out_c,
+                                           kk, alpha, beta);
+                }
             } else {
                 if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
                     be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs,
                                      0.0f, ws->dcol, n, cols, count);
                     be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
                 }
-                be->gemm_batched(0, 1, kk, l->out_c, n, 1.0f, ws->col[i], n, cols, dy, n, outs,
-                                 0.0f, ws->dwt, l->out_c, wl, count);
+                /* w' (out_c, kk) = beta w' + alpha dy (out_c, n) col^T (n, kk) */
+                be->gemm_batched(0, 1, l->out_c, kk, n, alpha, dy, n, outs, ws->col[i], n, cols,
+                                 beta, ow, kk, stride, count);
             }
-            for (int r = 0; r < count; r++)
-                weight_grad_transposed(be, ow + r * stride, ws->dwt + r * wl,
-                                       ws->dwt + (R + r) * wl, l->out_c, kk, alpha, beta);
             be->bias_grad_batched(plain ? ob : ws->dbias, stride, dy, count, 1, l->out_c, n);
             break;
         }
