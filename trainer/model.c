@@ -306,6 +306,15 @@ double trainer_sgd_flops(size_t n, float momentum, float weight_decay)
     return per * (double)n;
 }
 
+/* Samples per slice of a conv layer on a backend with conv_slice_bytes (backend.h): as many as
+ * keep a slice's col within the budget, at least 1. */
+static int conv_slice(const trainer_backend_t *be, const trainer_layer_t *l, int batch)
+{
+    size_t per = sizeof(float) * (size_t)l->in_c * l->k * l->k * l->out_h * l->out_w;
+    size_t s = be->conv_slice_bytes / per;
+    return s < 1 ? 1 : s > (size_t)batch ? batch : (int)s;
+}
+
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
                             const trainer_model_t *m, int max_batch)
 {
@@ -339,7 +348,9 @@ void trainer_workspace_init_group(trainer_workspace_t *ws, const trainer_backend
         ws->act[i] = be->alloc(sizeof(float) * B * l->out_size);
         ws->dact[i] = be->alloc(sizeof(float) * B * l->out_size);
         if (l->kind == TRAINER_LAYER_CONV) {
-            size_t cols = (size_t)l->in_c * l->k * l->k * B * l->out_h * l->out_w;
+            /* sliced, col holds one slice of one replica at a time */
+            size_t samples = be->conv_slice_bytes ? (size_t)conv_slice(be, l, max_batch) : B;
+            size_t cols = (size_t)l->in_c * l->k * l->k * samples * l->out_h * l->out_w;
             ws->col[i] = be->alloc(sizeof(float) * cols);
             if (i > 0 && cols > dcol)
                 dcol = cols;
@@ -415,14 +426,6 @@ static int relu_then_pool(const trainer_model_t *m, int i, int first, int last)
 }
 
 /* ---- convolutions slice by slice (backends with conv_slice_bytes, backend.h) ----------- */
-
-/* Samples per slice: as many as keep a slice's col within the backend's budget, at least 1. */
-static int conv_slice(const trainer_backend_t *be, const trainer_layer_t *l, int batch)
-{
-    size_t per = sizeof(float) * (size_t)l->in_c * l->k * l->k * l->out_h * l->out_w;
-    size_t s = be->conv_slice_bytes / per;
-    return s < 1 ? 1 : s > (size_t)batch ? batch : (int)s;
-}
 
 /* col (in_c k k, m oh ow) of samples [b0, b0 + m) of x (in_c, batch, h, w): one im2col per
  * input channel, whose planes for those samples lie side by side. */
