@@ -12,6 +12,9 @@
 #include "backend.h"
 #include "blas.h"
 #include "backend_checks.h"
+#include "data.h"
+#include "model.h"
+#include "train.h"
 
 START_TEST(test_cpu_gemm)
 {
@@ -165,6 +168,97 @@ START_TEST(test_blas_this_cpu)
 }
 END_TEST
 
+/* max |a - b| <= tol * max |b| over n values, naming what differs. */
+static void expect_rel_close(const char *what, const float *a, const float *b, size_t n,
+                             double tol)
+{
+    double big = 0.0, err = 0.0;
+    size_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        big = fmax(big, fabs((double)b[i]));
+        if (fabs((double)a[i] - b[i]) > err) {
+            err = fabs((double)a[i] - b[i]);
+            worst = i;
+        }
+    }
+    ck_assert_msg(big > 0.0, "%s: all zero (the comparison would prove nothing)", what);
+    ck_assert_msg(err <= tol * big, "%s[%zu]: %.9g sliced, %.9g whole (%.3g of the largest %.3g)",
+                  what, worst, a[worst], b[worst], err / big, big);
+}
+
+START_TEST(test_cpu_conv_slices)
+{
+    /* The CPU's convolutions slice by slice (conv_slice_bytes, model.c) against the whole
+     * batch at once (the same table with conv_slice_bytes 0, the path a GPU takes): slices of
+     * 3 samples of a batch of 13 (the last of 1), on a cnn of 1 and one of 2 input channels
+     * (its input permuted first). The products of a slice's columns are the whole batch's
+     * columns; the weight gradients sum over slices in another order: logits 1e-6, the loss
+     * 1e-6 of itself, gradients and the weights after one fused SGD step 1e-5 of each
+     * tensor's largest value (float32 sums of up to 13 * 144 terms). An index slip in a slice
+     * gives differences of the order of the values. */
+    enum { B = 13 };
+    for (int two = 0; two < 2; two++) {
+        trainer_model_config_t c;
+        trainer_model_config_default(&c, TRAINER_ARCH_CNN);
+        c.in_channels = two ? 2 : 1;
+        c.in_h = two ? 10 : 14;
+        c.in_w = 14;
+        c.kernel = 3;
+        c.conv[0] = 3;
+        c.conv[1] = 4;
+        c.fc = 6;
+        c.classes = 4;
+        trainer_model_t m;
+        dt_err_t err = {{0}};
+        ck_assert_int_eq(trainer_model_build(&m, &c, &err), DT_OK);
+        trainer_dataset_t ds;
+        trainer_dataset_synthetic(&ds, 50, m.in_size, c.classes, 1.0f, 77);
+        trainer_backend_t sliced = *trainer_backend_cpu(), whole = sliced;
+        const trainer_layer_t *l0 = &m.layers[0];
+        sliced.conv_slice_bytes = 3 * sizeof(float) * (size_t)l0->in_c * l0->k * l0->k *
+                                  l0->out_h * l0->out_w; /* conv2's per-sample col is smaller */
+        whole.conv_slice_bytes = 0;
+        const trainer_sgd_t sgd = {0.1f, 0.0f, 1e-3f};
+        trainer_learner_t ls, lw;
+        trainer_learner_init(&ls, &sliced, &m, &sgd, B, 5);
+        trainer_learner_init(&lw, &whole, &m, &sgd, B, 5);
+        uint32_t idx[B];
+        for (int i = 0; i < B; i++)
+            idx[i] = (uint32_t)(i * 3 + 1);
+        double loss[2];
+        int right[2];
+        trainer_learner_t *both[2] = {&ls, &lw};
+        for (int k = 0; k < 2; k++) {
+            trainer_learner_load(both[k], &ds, idx, B);
+            trainer_model_forward(&both[k]->ws, both[k]->params, B);
+            trainer_model_loss(&both[k]->ws, B, &loss[k], &right[k]);
+            trainer_model_backward(&both[k]->ws, both[k]->params, both[k]->grads, B);
+        }
+        int last = m.n_layers - 1;
+        expect_rel_close("logits", ls.ws.act[last], lw.ws.act[last], (size_t)B * c.classes,
+                         1e-6);
+        ck_assert_msg(fabs(loss[0] - loss[1]) <= 1e-6 * fabs(loss[1]), "loss %.12g, %.12g",
+                      loss[0], loss[1]);
+        for (int i = 0; i < m.n_layers; i++) {
+            const trainer_layer_t *l = &m.layers[i];
+            if (l->w_len) {
+                expect_rel_close("weight gradient", ls.grads + l->w_off, lw.grads + l->w_off,
+                                 l->w_len, 1e-5);
+                expect_rel_close("bias gradient", ls.grads + l->b_off, lw.grads + l->b_off,
+                                 l->b_len, 1e-5);
+            }
+        }
+        /* the fused step (weights updated inside the backward pass) */
+        trainer_learner_step(&ls, &ds, idx, B);
+        trainer_learner_step(&lw, &ds, idx, B);
+        expect_rel_close("weights after a fused step", ls.params, lw.params, m.n_params, 1e-5);
+        trainer_learner_free(&ls);
+        trainer_learner_free(&lw);
+        trainer_dataset_free(&ds);
+    }
+}
+END_TEST
+
 static Suite *backend_suite(void)
 {
     Suite *s = suite_create("backend");
@@ -186,6 +280,7 @@ static Suite *backend_suite(void)
     tcase_add_test(tc, test_cpu_round_trip);
     tcase_add_test(tc, test_blas_core_choice);
     tcase_add_test(tc, test_blas_this_cpu);
+    tcase_add_test(tc, test_cpu_conv_slices);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,7 +5,8 @@
  *     ops, grid-stride loops, multi-block reductions, TF32 creeping into the GEMM, and the
  *     ops that cuda.cu says give the CPU's bits;
  *   - whole models (logreg, mlp, two small cnns): one forward/loss/backward (logits, loss,
- *     every gradient) and five SGD steps, on CUDA and on the CPU from the same parameters.
+ *     every gradient) and five SGD steps, on CUDA and on the CPU from the same parameters;
+ *   - the transformer's ops and a tiny gpt's steps likewise (gpt_backend_checks.h).
  *
  * Without a usable GPU, or in a build without CUDA, it says why on stderr and exits 77, which
  * CTest reports as skipped. The tests run in this process (CK_NOFORK): a CUDA context does
@@ -35,6 +36,7 @@ int main(void)
 #include "model.h"
 #include "train.h"
 #include "group_checks.h"
+#include "gpt_backend_checks.h"
 
 static const trainer_backend_t *cuda; /* set by main before any test runs */
 
@@ -835,6 +837,24 @@ START_TEST(test_cuda_group)
 }
 END_TEST
 
+/* ---- the transformer ------------------------------------------------------------------- */
+
+START_TEST(test_cuda_gpt_ops)
+{
+    /* gpt_backend_checks.h, tolerances there. Shapes: seq 40 and 33 (rows longer than a warp,
+     * and not a multiple of it), widths 24 and 70 (fewer lanes than a warp; more, in three
+     * column blocks), 120 and 66 rows (two row chunks of the norm's weight gradient). */
+    gpt_check_ops(cuda, 3, 40, 24, 3, 1);
+    gpt_check_ops(cuda, 2, 33, 70, 5, 2);
+}
+END_TEST
+
+START_TEST(test_cuda_gpt_model)
+{
+    gpt_check_model(cuda, _i); /* plain SGD, then momentum and weight decay */
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda");
@@ -867,6 +887,8 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(models, test_cuda_model_step, 0, N_MODELS);
     tcase_add_loop_test(models, test_cuda_model_sgd, 0, 2 * N_MODELS);
     tcase_add_loop_test(models, test_cuda_group, 0, 5);
+    tcase_add_test(models, test_cuda_gpt_ops);
+    tcase_add_loop_test(models, test_cuda_gpt_model, 0, 2);
     suite_add_tcase(s, models);
     return s;
 }

@@ -49,6 +49,11 @@ typedef struct trainer_backend {
      * col is (channels * k * k, batch * oh * ow). col2im overwrites dx. */
     void (*im2col)(float *col, const float *x, int channels, int batch, int h, int w, int k);
     void (*col2im)(float *dx, const float *col, int channels, int batch, int h, int w, int k);
+    /* Where nonzero, a convolution runs its im2col, col2im and products slice of samples by
+     * slice, each slice's col at most this many bytes (at least one sample), and computes col
+     * again in the backward pass instead of keeping it (model.c): the CPU's, to stay in its
+     * cache. 0: the whole batch in one call each (a GPU's). */
+    size_t conv_slice_bytes;
 
     /* Max pooling k x k, stride k, over `planes` planes of (h, w) (h, w multiples of k);
      * argmax (planes * h/k * w/k) records the winning offset inside each plane; on ties the

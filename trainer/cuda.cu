@@ -14,7 +14,8 @@
  * so kernels run in call order and data handed back to the host is complete. The cuBLAS
  * handle, gather's pinned staging buffer and the loss scratch are made on first use, grown
  * only when a larger batch needs it, and live until the process exits. Like the rest of the
- * trainer this expects one OS thread (SimGrid actors share one). */
+ * trainer this expects one OS thread (SimGrid actors share one). The transformer's ops are in
+ * cuda_gpt.cu; what both files share, in cuda_common.cuh. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -24,44 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern "C" {
-#include "backend.h"
-#include "common.h"
-}
-
-/* Machine failures (STYLE.md 6): name the call, the file and line, and abort. */
-#define CUDA_CHECK(call)                                                               \
-    do {                                                                               \
-        cudaError_t cuda_check_err_ = (call);                                          \
-        DT_CHECK(cuda_check_err_ == cudaSuccess, "CUDA: %s: %s", #call,                \
-                 cudaGetErrorString(cuda_check_err_));                                 \
-    } while (0)
-
-#define CUBLAS_CHECK(call)                                                             \
-    do {                                                                               \
-        cublasStatus_t cublas_check_st_ = (call);                                      \
-        DT_CHECK(cublas_check_st_ == CUBLAS_STATUS_SUCCESS, "cuBLAS: %s: %s", #call,   \
-                 cublasGetStatusString(cublas_check_st_));                             \
-    } while (0)
-
-/* A bad launch configuration shows at once; faults inside a kernel show at the next
- * synchronous copy, which checks its status too. */
-#define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
-
-/* Threads per block (a power of two: the block reductions halve it). */
-#define THREADS 256
-/* Elementwise kernels loop with a grid stride past this many blocks. */
-#define MAX_BLOCKS 65536
-
-#define GRID_STRIDE(i, n)                                                              \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);             \
-         i += (size_t)gridDim.x * blockDim.x)
-
-static unsigned blocks_for(size_t n)
-{
-    size_t b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b < MAX_BLOCKS ? b : MAX_BLOCKS);
-}
+#include "cuda_common.cuh"
 
 static size_t transferred; /* bytes between host and device */
 
@@ -189,7 +153,7 @@ static void cuda_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha
 }
 
 /* Replicas: one strided-batched call (one launch for every replica's product). */
-static void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha,
+void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha,
                               const float *a, int lda, size_t stride_a, const float *b, int ldb,
                               size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
                               int count)
@@ -743,6 +707,7 @@ static trainer_backend_t cuda_table(void)
     t.bias_grad_batched = cuda_bias_grad_batched;
     t.permute_batched = cuda_permute_batched;
     t.softmax_xent_batched = cuda_softmax_xent_batched;
+    cuda_gpt_fill(&t);
     t.sync = cuda_sync;
     return t;
 }

@@ -128,6 +128,8 @@ typedef struct trainer_workspace {
     int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
     float *dcol;                       /* scratch for conv input gradients, dev */
     float *dbias;                      /* (largest bias) scratch for fused updates, dev */
+    float *dwt;                        /* 2 x the largest conv weight: a sliced conv's weight
+                                        * gradient transposed, then not, dev (model.c) */
     trainer_gpt_acts_t *gpt;           /* gpt's activations (gpt.c); NULL otherwise */
 } trainer_workspace_t;
 

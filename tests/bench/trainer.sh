@@ -15,7 +15,8 @@
 #   2. accuracy: mlp and cnn for 10 epochs against the targets 0.88 and 0.90.
 # The CPU is named first (lscpu's model name).
 # usage: tests/bench/trainer.sh [BUILD_DIR]   (env: PEERS=dir holding torch_mlp.py and
-#        torch_cnn.py, SKIP_ACCURACY=1 to run only the speed part, ONLY=gpt for the gpt rows)
+#        torch_cnn.py, SKIP_ACCURACY=1 to run only the speed part, ONLY="MODEL ..." for the
+#        speed rows of those models alone: mlp, cnn, gpt)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -85,17 +86,22 @@ gpt_user() {
                n / a, n / b, b / a }'
 }
 
+# wanted MODEL: whether ONLY (unset: every model) names it
+wanted() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) true ;; *) false ;; esac; }
+
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the start"
 export OPENBLAS_NUM_THREADS=1
-if [ "${ONLY:-}" != gpt ]; then
-    speed mlp 1.2 "--hidden 256,128" "--hidden 256,128"
-    speed cnn 1.5 "--conv 16,32 --fc 128" "--conv 16,32 --fc 128"
+if wanted mlp; then speed mlp 1.2 "--hidden 256,128" "--hidden 256,128"; fi
+if wanted cnn; then speed cnn 1.5 "--conv 16,32 --fc 128" "--conv 16,32 --fc 128"; fi
+if wanted gpt; then
+    speed gpt 1.5 "--layers 2 --hidden 64 --heads 4 --seq 64 --limit 3200" \
+        "--layers 2 --hidden 64 --heads 4 --seq 64 --limit 3200"
+    gpt_user
 fi
-speed gpt 1.5 "--layers 2 --hidden 64 --heads 4 --seq 64 --limit 3200" \
-    "--layers 2 --hidden 64 --heads 4 --seq 64 --limit 3200"
-gpt_user
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the end"
 unset OPENBLAS_NUM_THREADS
-[ "${ONLY:-}" != gpt ] || exit 0
+[ -z "${ONLY:-}" ] || exit 0
 
 [ "${SKIP_ACCURACY:-0}" = 1 ] && exit 0
 echo "== accuracy: 10 epochs, momentum 0.9, cosine schedule, 2 threads"
