@@ -1,7 +1,7 @@
 /* The backend op checks shared by test_backend (the CPU backend) and test_cuda (the CUDA
  * backend): each check is a function of (backend, tolerance) that moves its data through the
  * backend's own alloc/upload/download and compares with naive double-precision references
- * written here (the oracle pattern of ggml's test-backend-ops, STYLE.md 2). The callers state
+ * written here (the oracle pattern of ggml's test-backend-ops). The callers state
  * the tolerance beside every call; "relative to the sum of |terms|" means
  * |got - ref| <= tol * sum_i |term_i| (+ a floor of 1e-30), the natural bound for a float32
  * sum of products in any order.

@@ -1,5 +1,5 @@
 /* The transformer's backend ops (model.arch = gpt) and whole gpt training steps of one backend
- * against the CPU backend, the oracle (STYLE.md 2): used by test_cuda. Each comparison states
+ * against the CPU backend, the oracle: used by test_cuda. Each comparison states
  * its tolerance, relative to the largest |value| of the tensor compared; the ops that add in
  * cpu.c's order (tokens_split, embed_forward, embed_backward) are compared bit for bit. */
 #ifndef DTSIM_TESTS_GPT_BACKEND_CHECKS_H

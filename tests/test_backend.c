@@ -1,5 +1,5 @@
 /* The CPU backend, op by op, against naive double-precision references (the oracle pattern
- * of ggml's test-backend-ops, STYLE.md 2). The checks live in backend_checks.h, shared with
+ * of ggml's test-backend-ops). The checks live in backend_checks.h, shared with
  * test_cuda, which runs the same functions on the CUDA backend's table; the tolerance is
  * stated beside every call. */
 #include <check.h>

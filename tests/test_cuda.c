@@ -1,4 +1,4 @@
-/* The CUDA backend against the CPU oracle (STYLE.md 2), with the tolerance stated beside
+/* The CUDA backend against the CPU backend, its oracle, with the tolerance stated beside
  * every call:
  *   - every op through the checks test_backend runs on the CPU (backend_checks.h);
  *   - what only a GPU backend can get wrong: gather's staging, the transfer counter, empty

@@ -1,5 +1,5 @@
 /* The compute backend: one table of function pointers that every model op, the optimizer
- * and the strategies' buffer operations go through (ggml's backend interface, STYLE.md 3).
+ * and the strategies' buffer operations go through (as ggml's backend interface does).
  * cpu.c fills it with OpenBLAS and plain loops; a CUDA backend fills the same table.
  *
  * Pointers marked "dev" live in the backend's memory (host memory for the CPU backend);

@@ -1,4 +1,4 @@
-/* Backend registry: the one place that knows which backends this build has (STYLE.md 3). */
+/* Backend registry: the one place that knows which backends this build has. */
 #include <string.h>
 
 #include "backend.h"

@@ -1,7 +1,7 @@
 /* Shared by every dtsim module: status codes, the error message carrier, and the
  * two macros for failures that are not the user's fault (machine failures and bugs).
  *
- * Three tiers (STYLE.md 6):
+ * Three tiers of failure:
  *   - expected failures (bad input): functions return dt_status and fill a dt_err_t;
  *   - machine failures (malloc, fopen of our own temp files): DT_CHECK, which names file and
  *     line and aborts;

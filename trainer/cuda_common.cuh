@@ -13,7 +13,7 @@ extern "C" {
 #include "common.h"
 }
 
-/* Machine failures (STYLE.md 6): name the call, the file and line, and abort. */
+/* Machine failures (common.h's third tier): name the call, the file and line, and abort. */
 #define CUDA_CHECK(call)                                                               \
     do {                                                                               \
         cudaError_t cuda_check_err_ = (call);                                          \

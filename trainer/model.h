@@ -1,4 +1,4 @@
-/* Models over ONE flat float buffer of parameters (llm.c, STYLE.md 1).
+/* Models over ONE flat float buffer of parameters (as llm.c keeps its).
  *
  * A model is a list of layers whose weights and biases are offsets into one buffer; the
  * gradient buffer, the optimizer state and every message a strategy sends share that

@@ -1,5 +1,5 @@
 /* The transport on SimGrid (transport.h): simulated time, mailboxes, actors. Each opaque
- * handle is the SimGrid object itself. See ../shared/SIMGRID-NOTES.md for the traps: waits
+ * handle is the SimGrid object itself. SimGrid 3.32's C API has traps this file keeps clear of: waits
  * only through sg_comm_wait_for, never a NULL payload, never a blocking put or get. */
 #include "transport_impl.h"
 
