@@ -687,6 +687,20 @@ START_TEST(test_text_windows_hand_count)
     ck_assert_mem_eq(in, want_in, sizeof in);
     ck_assert_mem_eq(out, want_out, sizeof out);
 
+    /* the unigram baseline: the training targets are bytes 1..44, each once; the validation
+     * targets "TUVW" are none of them: each (0 + 1) / (44 + 256), the loss ln 300 */
+    ck_assert_double_eq_tol(trainer_text_unigram_loss(&tr, &va), log(300.0), 1e-12);
+    {   /* 51 a's: 44 training targets 'a', so each validation 'a' has (44 + 1) / 300 */
+        char apath[PATH_BUF];
+        write_text(apath, "a51.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+        trainer_dataset_t atr, ava;
+        ck_assert_int_eq(trainer_dataset_load_text(&atr, &ava, apath, 4, &err), DT_OK);
+        ck_assert_double_eq_tol(trainer_text_unigram_loss(&atr, &ava), -log(45.0 / 300.0),
+                                1e-12);
+        trainer_dataset_free(&atr);
+        trainer_dataset_free(&ava);
+    }
+
     /* the split is a pure function of the bytes: a second load is byte for byte the same */
     trainer_dataset_t tr2, va2;
     ck_assert_int_eq(trainer_dataset_load_text(&tr2, &va2, path, 4, &err), DT_OK);

@@ -92,6 +92,12 @@ dt_status trainer_dataset_load_text(trainer_dataset_t *train, trainer_dataset_t 
 void trainer_text_batch(const trainer_dataset_t *ds, const uint32_t *idx, int batch,
                         int32_t *inputs, int32_t *targets);
 
+/* The baseline a language model must beat: the mean next-token cross-entropy (nats) of
+ * valid's targets under the unigram frequencies of train's targets, add-one smoothed
+ * (p(t) = (count(t) + 1) / (targets + vocabulary)), the loss of a model that knows only
+ * how often each byte comes. NaN when valid holds no window. */
+double trainer_text_unigram_loss(const trainer_dataset_t *train, const trainer_dataset_t *valid);
+
 /* Perplexity of a mean next-token cross-entropy (nats): exp(loss); NaN stays NaN. */
 double trainer_text_perplexity(double loss);
 

@@ -316,6 +316,23 @@ void trainer_text_batch(const trainer_dataset_t *ds, const uint32_t *idx, int ba
     }
 }
 
+double trainer_text_unigram_loss(const trainer_dataset_t *train, const trainer_dataset_t *valid)
+{
+    if (!valid->n || !valid->tokens)
+        return NAN;
+    double count[TRAINER_TEXT_VOCAB] = {0};
+    size_t w = (size_t)train->seq + 1, targets = 0;
+    for (size_t i = 0; i < train->n; i++)
+        for (size_t t = 1; t < w; t++, targets++)
+            count[train->tokens[i * w + t]] += 1;
+    double denom = (double)targets + TRAINER_TEXT_VOCAB, sum = 0;
+    size_t wv = (size_t)valid->seq + 1, n = 0;
+    for (size_t i = 0; i < valid->n; i++)
+        for (size_t t = 1; t < wv; t++, n++)
+            sum -= log((count[valid->tokens[i * wv + t]] + 1) / denom);
+    return sum / (double)n;
+}
+
 double trainer_text_perplexity(double loss)
 {
     return exp(loss);
