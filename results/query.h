@@ -59,9 +59,12 @@ typedef struct results_runs {
 /* Chooses the runs to show:
  *   - runs_spec ("3,5-9"): those runs, ascending by id, whatever their status; a single id
  *     must exist, a range takes the runs that exist in it and must hold at least one;
- *   - sweep: the finished runs of that sweep, in sweep order;
- *   - neither: the finished runs of the most recent sweep (the sweep of the newest finished
- *     run that has one); without any, the RESULTS_RECENT_RUNS most recent finished runs.
+ *   - sweep: the finished runs of that sweep, in sweep order; a sweep id, or a sweep's name
+ *     (its runs are named NAME or NAME/...: the newest sweep of that name with more than one
+ *     finished run, else the newest);
+ *   - neither: as for the name of the newest finished run that has a sweep (so that one
+ *     member run alone, --member, does not hide its sweep); without any, the
+ *     RESULTS_RECENT_RUNS most recent finished runs.
  * Giving both is the caller's usage error (DT_ASSERT). An empty choice is DT_ERR_INPUT with a
  * message saying why. On success out owns its rows: free with results_runs_free. */
 #define RESULTS_RECENT_RUNS 16
