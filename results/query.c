@@ -590,8 +590,12 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
 {
     DT_ASSERT(q && sweep && out);
     memset(out, 0, sizeof *out);
+    char *id;
+    dt_status st = sweep_by_name(q, sweep, &id, err);
+    if (st != DT_OK)
+        return st;
     sqlite3_stmt *s = q->st[Q_SWEEP_ALL];
-    DT_ASSERT(sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC) == SQLITE_OK);
+    DT_ASSERT(sqlite3_bind_text(s, 1, id ? id : sweep, -1, SQLITE_TRANSIENT) == SQLITE_OK);
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -599,15 +603,15 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
         memset(&out->v[out->n], 0, sizeof *out->v);
         run_view_read(s, &out->v[out->n++]);
     }
-    dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
         st = results_q_error(q, rc, err, "reading the sweep's runs");
         results_runs_free(out);
     } else {
         snprintf(out->what, sizeof out->what, "%zu run%s of sweep %s", out->n,
-                 out->n == 1 ? "" : "s", sweep);
+                 out->n == 1 ? "" : "s", id ? id : sweep);
     }
     q_reset(s);
+    free(id);
     return st;
 }
 

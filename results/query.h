@@ -80,8 +80,9 @@ dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *
 /* Frees r's strings and zeroes r; NULL is allowed. */
 void results_run_view_free(results_run_view_t *r);
 
-/* Every run of sweep whatever its status (running, failed, interrupted, ...), by sweep index
- * then id: what `dtsim run` tables when a sweep ends. No run is not an error (out->n = 0).
+/* Every run of sweep (an id, or a name as results_query_select takes it) whatever its status
+ * (running, failed, interrupted, ...), by sweep index then id: what `dtsim run` tables when a
+ * sweep ends. No run is not an error (out->n = 0).
  * On success out owns its rows: free with results_runs_free. */
 dt_status results_query_sweep(results_query_t *q, const char *sweep, results_runs_t *out,
                               dt_err_t *err);

@@ -357,9 +357,11 @@ START_TEST(csv_every_table_read_back)
 }
 END_TEST
 
-/* The tidy table of the sweep: a row per run in sweep order, the two swept keys as columns
- * (bandwidth in bytes/s, the kind as text), no constant key, run_summary's columns equal to
- * the view's; --all-params adds every key, a plain number as written. */
+/* The tidy table of the sweep: a row per run in sweep order, the swept bandwidth as the
+ * scenario wrote it (1Gbps) with its value in bytes/s beside it, the swept kind as the
+ * strategy column only, cluster.workers always, no constant key, no column twice (neither
+ * strategy.kind nor run_summary's bandwidth and workers), run_summary's other columns equal
+ * to the view's; --all-params adds every key, a plain number as written. */
 START_TEST(tidy_table_of_a_sweep)
 {
     char out[160];
@@ -369,12 +371,17 @@ START_TEST(tidy_table_of_a_sweep)
                      0);
     csv_t c = csv_read(out);
     ck_assert_int_eq(c.n, 1 + 4);
-    const char *first[] = {"run", "name", "strategy", "status", "sweep", "sweep_index",
-                           "cluster.bandwidth", "strategy.kind"};
-    for (int k = 0; k < 8; k++)
+    const char *first[] = {"run",         "name", "strategy",          "status",
+                           "sweep",       "sweep_index",               "cluster.bandwidth",
+                           "cluster.bandwidth (B/s)",                  "cluster.workers"};
+    for (int k = 0; k < 9; k++)
         ck_assert_str_eq(c.rec[0][k], first[k]);
-    ck_assert_int_eq(csv_col(&c, "model.arch"), -1);
-    ck_assert_int_eq(csv_col(&c, "run.name"), -1);
+    for (int k = 0; k < c.n_fields[0]; k++)
+        for (int j = 0; j < k; j++)
+            ck_assert_str_ne(c.rec[0][j], c.rec[0][k]);
+    const char *absent[] = {"model.arch", "run.name", "strategy.kind", "bandwidth", "workers"};
+    for (size_t k = 0; k < sizeof absent / sizeof *absent; k++)
+        ck_assert_msg(csv_col(&c, absent[k]) == -1, "a column %s", absent[k]);
     sqlite3 *h = db_open();
     sqlite3_stmt *view = prepare(h, "SELECT * FROM run_summary WHERE run = ?1");
     int metrics = 0;
@@ -382,27 +389,36 @@ START_TEST(tidy_table_of_a_sweep)
         int64_t id = strtoll(c.rec[r][0], NULL, 10);
         ck_assert_int_eq(one_int(h, "SELECT sweep_index FROM runs WHERE id = ?1", id), r - 1);
         ck_assert_str_eq(c.rec[r][4], sweep);
-        sqlite3_stmt *p = prepare(h, "SELECT number FROM params WHERE run = ?1 AND key ="
+        sqlite3_stmt *p = prepare(h, "SELECT value, number FROM params WHERE run = ?1 AND key ="
                                      " 'cluster.bandwidth'");
         sqlite3_bind_int64(p, 1, id);
         ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
-        assert_field(c.rec[r][6], p, 0, "cluster.bandwidth");
+        /* as written in the [sweep] (1Gbps, 10Gbps), then bytes/s */
+        ck_assert_str_eq(c.rec[r][6], (const char *)sqlite3_column_text(p, 0));
+        ck_assert(!strcmp(c.rec[r][6], "1Gbps") || !strcmp(c.rec[r][6], "10Gbps"));
+        ck_assert(strtod(c.rec[r][7], NULL) == (c.rec[r][6][1] == 'G' ? 1.25e8 : 1.25e9));
+        assert_field(c.rec[r][7], p, 1, "cluster.bandwidth (B/s)");
         sqlite3_finalize(p);
-        ck_assert_str_eq(c.rec[r][7], c.rec[r][2]); /* strategy.kind is the strategy */
+        ck_assert_int_eq(strtol(c.rec[r][8], NULL, 10),
+                         one_int(h, "SELECT number FROM params WHERE run = ?1 AND key ="
+                                    " 'cluster.workers'", id));
         sqlite3_reset(view);
         sqlite3_bind_int64(view, 1, id);
         ck_assert_int_eq(sqlite3_step(view), SQLITE_ROW);
         metrics = 0;
         for (int k = 0; k < sqlite3_column_count(view); k++) {
-            int col = csv_col(&c, sqlite3_column_name(view, k));
-            ck_assert_msg(col >= 0, "no column %s", sqlite3_column_name(view, k));
+            const char *name = sqlite3_column_name(view, k);
+            int col = csv_col(&c, name);
+            if (!strcmp(name, "bandwidth") || !strcmp(name, "workers"))
+                continue; /* cluster.bandwidth (B/s) and cluster.workers, checked above */
+            ck_assert_msg(col >= 0, "no column %s", name);
             if (col < 6)
                 continue; /* the identity, from runs */
-            assert_field(c.rec[r][col], view, k, sqlite3_column_name(view, k));
+            assert_field(c.rec[r][col], view, k, name);
             metrics++;
         }
     }
-    ck_assert_int_ge(metrics, 14);
+    ck_assert_int_ge(metrics, 12);
     sqlite3_finalize(view);
     csv_free(&c);
 
@@ -413,9 +429,12 @@ START_TEST(tidy_table_of_a_sweep)
     ck_assert_int_eq(c.n, 2);
     int keys = 0;
     for (int k = 0; k < c.n_fields[0]; k++)
-        keys += strchr(c.rec[0][k], '.') != NULL;
-    ck_assert_int_eq(keys, one_int(h, "SELECT count(*) FROM params WHERE run = 1 AND key <>"
-                                      " 'run.name'", 0));
+        keys += strchr(c.rec[0][k], '.') != NULL && !strstr(c.rec[0][k], " (");
+    /* every key but run.name (the name column) and strategy.kind (the strategy column) */
+    ck_assert_int_eq(keys, one_int(h, "SELECT count(*) FROM params WHERE run = 1 AND key NOT IN"
+                                      " ('run.name', 'strategy.kind')", 0));
+    ck_assert_str_eq(c.rec[1][csv_col(&c, "cluster.latency")], "5us");
+    ck_assert(strtod(c.rec[1][csv_col(&c, "cluster.latency (s)")], NULL) == 5e-6);
     ck_assert_str_eq(c.rec[1][csv_col(&c, "model.arch")], "logreg");
     ck_assert_str_eq(c.rec[1][csv_col(&c, "model.lr")], "0.05"); /* not 0.0500000007450581 */
     csv_free(&c);
