@@ -101,6 +101,11 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
            "also evaluate at the first step boundary after every multiple of this simulated "
            "time; 0 = no time marks"),
+    K_LONG("run", "eval_samples", "0", eval_samples, 0, 1e15,
+           "also evaluate at the first step boundary after every multiple of this many "
+           "training samples (all workers or clients together): the same points for every "
+           "strategy of a sweep, where eval_every counts steps for some and rounds for "
+           "others; 0 = no sample marks"),
     K_DOUBLE("run", "target_accuracy", "0.85", target_accuracy, 0, 1, 0,
              "test accuracy for \"time to target\""),
     K_ENUM("run", "time_model", "flops", time_model, sim_time_model_t, time_model_names, 0,
