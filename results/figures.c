@@ -175,29 +175,42 @@ static char *fit_label(const char *label, size_t fits)
     return out;
 }
 
-/* A key entry of curve style i (a line through a marker). */
-static void key_entry(gp_t *g, size_t style, const char *label)
+/* How a curve looks: a colour (and marker) per strategy, a dash per value of the other keys
+ * that tell the runs apart (bandwidth, partition, ...); or, when the runs share one strategy,
+ * both by curve. */
+typedef struct look {
+    size_t colour, dash;
+} look_t;
+
+static int look_cmp(look_t a, look_t b)
+{
+    return a.colour != b.colour ? (a.colour > b.colour) - (a.colour < b.colour)
+                                : (a.dash > b.dash) - (a.dash < b.dash);
+}
+
+/* A key entry of a curve's look (a line through a marker). */
+static void key_entry(gp_t *g, look_t look, const char *label)
 {
     gp_printf(g, ", \\\n     keyentry with linespoints ");
-    gp_curve_style(g, style);
+    gp_curve_look(g, look.colour, look.dash);
     gp_printf(g, " ps 0.9 title ");
     gp_text(g, label);
 }
 
 /* A curve per run, its points thinned to about eight markers and staggered between the
  * curves of a panel (phase), so that curves lying on each other still show every marker. */
-static void curve_plot(gp_t *g, size_t run, size_t points, size_t style, size_t phase,
+static void curve_plot(gp_t *g, size_t run, size_t points, look_t look, size_t phase,
                        size_t curves, const char *label, int keyed, int first)
 {
     size_t every = points > 8 ? points / 8 : 1;
     gp_printf(g, "%s$run%zu using 1:2 with lines ", first ? "" : ", \\\n     ", run);
-    gp_line_style(g, style);
+    gp_line_look(g, look.colour, look.dash);
     gp_printf(g, " notitle, \\\n     $run%zu every %zu::%zu using 1:2 with points ", run, every,
               phase * every / (curves ? curves : 1));
-    gp_point_style(g, style);
+    gp_point_look(g, look.colour);
     gp_printf(g, " ps 0.9 notitle");
     if (keyed)
-        key_entry(g, style, label);
+        key_entry(g, look, label);
 }
 
 /* Linear tics at 1, 2 or 5 x 10^k apart, at most max_tics of them from 0 to max: gnuplot's
@@ -358,18 +371,21 @@ static char **panel_labels(const fig_t *f, const curves_t *c, const group_t *pan
     return labels;
 }
 
-/* A panel's curves (its runs' evaluations, x divided by div) and key (labels cut to fits
- * characters). styles holds the labels seen so far, a label's index its style, so that a
- * curve keeps its look from panel to panel. */
-static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char **labels,
-                           int by_bytes, double div, int keyed, size_t fits, int max_tics,
-                           char **styles, size_t *n_styles)
+/* The time axis every panel shares: logarithmic when the runs' lengths differ more than ten
+ * times (runs ten times faster than others are lost against a linear axis), from the data's
+ * smallest positive x (log) or 0 to its largest. */
+typedef struct x_axis {
+    int logx;
+    double lo, hi;
+} x_axis_t;
+
+static x_axis_t shared_x(const curves_t *c, size_t n, int by_bytes)
 {
-    gp_t *g = &f->body;
-    /* Runs ten times faster than others are lost against a linear time axis. */
     double end_min = INFINITY, end_max = 0, xpos_min = INFINITY;
-    for (size_t m = 0; m < pan->n; m++) {
-        const results_evals_t *e = &c->ev[pan->members[m]];
+    for (size_t i = 0; i < n; i++) {
+        if (!c->drawn[i])
+            continue;
+        const results_evals_t *e = &c->ev[i];
         double end = 0;
         for (size_t k = 0; k < e->n; k++) {
             double x = eval_x(e, k, by_bytes);
@@ -383,31 +399,111 @@ static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char
             end_max = fmax(end_max, end);
         }
     }
-    int logx = !by_bytes && end_max > 10 * end_min;
+    x_axis_t ax = {!by_bytes && end_max > 10 * end_min, 0, end_max};
+    if (ax.logx) /* the decades the data span, not the whole decades around them */
+        ax = (x_axis_t){1, xpos_min / 1.25, end_max * 1.25};
+    return ax;
+}
+
+/* A panel's curves (its runs' evaluations, x divided by div) and key (labels cut to fits
+ * characters), in the order of their looks, so that a strategy's curves stand together in
+ * the key. styles holds the labels seen so far and style_looks their looks, for the key that
+ * panels share. */
+static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char **labels,
+                           const look_t *looks, const x_axis_t *ax, int by_bytes, double div,
+                           int keyed, size_t fits, int max_tics, char **styles,
+                           look_t *style_looks, size_t *n_styles)
+{
+    gp_t *g = &f->body;
     if (!by_bytes)
-        gp_printf(g, "set xlabel 'simulated time (s%s)'\n", logx ? ", log scale" : "");
-    if (logx) { /* the decades the data span, not the whole decades around them */
-        gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\nset xtics autofreq\n",
-                  xpos_min / 1.25, end_max * 1.25);
+        gp_printf(g, "set xlabel 'simulated time (s%s)'\n", ax->logx ? ", log scale" : "");
+    if (ax->logx) {
+        gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\nset xtics autofreq\n", ax->lo,
+                  ax->hi);
     } else {
-        gp_printf(g, "unset logscale x\nset xrange [0:*]\n");
-        linear_tics(g, "x", end_max / div, max_tics);
+        gp_printf(g, "unset logscale x\nset xrange [0:%.10g]\n", ax->hi > 0 ? ax->hi / div : 1);
+        linear_tics(g, "x", ax->hi / div, max_tics);
+    }
+    size_t *ord = dt_calloc(pan->n ? pan->n : 1, sizeof *ord);
+    for (size_t m = 0; m < pan->n; m++) { /* insertion sort by look: few curves */
+        size_t j = m;
+        while (j > 0 && look_cmp(looks[pan->members[ord[j - 1]]], looks[pan->members[m]]) > 0) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = m;
     }
     gp_printf(g, "plot ");
-    for (size_t m = 0; m < pan->n; m++) {
-        size_t s = 0;
+    for (size_t o = 0; o < pan->n; o++) {
+        size_t m = ord[o], s = 0;
         while (s < *n_styles && strcmp(styles[s], labels[m]))
             s++;
         if (s == *n_styles) {
             styles[s] = dt_malloc(strlen(labels[m]) + 1);
-            strcpy(styles[(*n_styles)++], labels[m]);
+            strcpy(styles[s], labels[m]);
+            style_looks[(*n_styles)++] = looks[pan->members[m]];
         }
         char *fit = fit_label(labels[m], fits);
-        curve_plot(g, pan->members[m], c->points[pan->members[m]], s, m, pan->n, fit, keyed,
-                   m == 0);
+        curve_plot(g, pan->members[m], c->points[pan->members[m]], looks[pan->members[m]], o,
+                   pan->n, fit, keyed, o == 0);
         free(fit);
     }
+    free(ord);
     gp_printf(g, "\n");
+}
+
+/* Each drawn run's look: with more than one strategy among them a colour per strategy and a
+ * dash per the rest of its label (what else tells it apart: 1Gbps, shards:2), else a colour
+ * and dash per label, as the curves were told apart before. */
+static void curve_looks(const fig_t *f, const curves_t *c, look_t *looks)
+{
+    const results_runs_t *runs = f->runs;
+    size_t n = runs->n, n_drawn = 0;
+    size_t *drawn = dt_calloc(n ? n : 1, sizeof *drawn);
+    for (size_t i = 0; i < n; i++)
+        if (c->drawn[i])
+            drawn[n_drawn++] = i;
+    char **labels = fig_labels_of(f, drawn, n_drawn);
+    char **kinds = dt_calloc(n ? n : 1, sizeof *kinds), **rests = dt_calloc(n ? n : 1,
+                                                                           sizeof *rests);
+    size_t n_kinds = 0, n_rests = 0;
+    for (size_t d = 0; d < n_drawn; d++) {
+        const char *kind = runs->v[drawn[d]].strategy ? runs->v[drawn[d]].strategy : "";
+        size_t k = 0;
+        while (k < n_kinds && strcmp(kinds[k], kind))
+            k++;
+        if (k == n_kinds)
+            kinds[n_kinds++] = (char *)kind;
+    }
+    for (size_t d = 0; d < n_drawn; d++) {
+        const char *kind = runs->v[drawn[d]].strategy ? runs->v[drawn[d]].strategy : "";
+        /* the label less the word that is the strategy */
+        size_t len = strlen(labels[d]), o = 0;
+        char *rest = dt_malloc(len + 1);
+        rest[0] = '\0';
+        for (const char *p = labels[d]; *p;) {
+            size_t w = strcspn(p, " ");
+            if (n_kinds < 2 || w != strlen(kind) || strncmp(p, kind, w))
+                o += (size_t)snprintf(rest + o, len + 1 - o, "%s%.*s", o ? " " : "", (int)w, p);
+            p += w + (p[w] == ' ');
+        }
+        size_t k = 0, r = 0;
+        while (k < n_kinds && strcmp(kinds[k], kind))
+            k++;
+        while (r < n_rests && strcmp(rests[r], rest))
+            r++;
+        if (r == n_rests)
+            rests[n_rests++] = rest;
+        else
+            free(rest);
+        looks[drawn[d]] = n_kinds > 1 ? (look_t){k, r} : (look_t){r, r};
+    }
+    for (size_t r = 0; r < n_rests; r++)
+        free(rests[r]);
+    free(rests);
+    free(kinds);
+    fig_labels_free(labels, n_drawn);
+    free(drawn);
 }
 
 static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
@@ -419,6 +515,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     groups_t panels = {0};
     char ***labels = NULL; /* each panel's key labels */
     char **styles = dt_calloc(n, sizeof *styles); /* labels seen: a label keeps its style */
+    look_t *style_looks = dt_calloc(n, sizeof *style_looks), *looks = dt_calloc(n, sizeof *looks);
     size_t n_styles = 0, with_points = 0, merged = 0, text = 0;
     dt_status st = DT_OK;
     double xmax = 0, amin = 100, amax = 0;
@@ -466,6 +563,8 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         gp_block_end(g);
     }
     curve_panels(f, c.drawn, &panels);
+    curve_looks(f, &c, looks);
+    x_axis_t ax = shared_x(&c, runs->n, by_bytes);
     labels = dt_calloc(panels.n, sizeof *labels);
     for (size_t p = 0; p < panels.n; p++)
         labels[p] = panel_labels(f, &c, &panels.v[p]);
@@ -528,8 +627,8 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         }
         if (shared_key)
             gp_printf(g, "unset key\n");
-        accuracy_panel(f, &c, &panels.v[p], labels[p], by_bytes, div, !shared_key, fits,
-                       max_tics, styles, &n_styles);
+        accuracy_panel(f, &c, &panels.v[p], labels[p], looks, &ax, by_bytes, div, !shared_key,
+                       fits, max_tics, styles, style_looks, &n_styles);
     }
     if (shared_key) {
         fig_grid_panel(f, panels.n, rows, cols);
@@ -537,8 +636,18 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
                      "unset grid\nunset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
                      "set key inside center center Left reverse spacing 1.4 samplen 3\n"
                      "plot NaN notitle");
-        for (size_t s = 0; s < n_styles; s++)
-            key_entry(g, s, styles[s]);
+        for (size_t k = 0; k < n_styles; k++) { /* by look: a strategy's entries together */
+            size_t s = 0;
+            for (size_t j = 0; j < n_styles; j++) {
+                int before = 0; /* the k-th smallest (look, first seen) */
+                for (size_t i = 0; i < n_styles; i++)
+                    before += look_cmp(style_looks[i], style_looks[j]) < 0 ||
+                              (!look_cmp(style_looks[i], style_looks[j]) && i < j);
+                if ((size_t)before == k)
+                    s = j;
+            }
+            key_entry(g, style_looks[s], styles[s]);
+        }
         gp_printf(g, "\n");
     }
     f->drawn = 1;
@@ -550,6 +659,8 @@ done:
     for (size_t s = 0; s < n_styles; s++)
         free(styles[s]);
     free(styles);
+    free(style_looks);
+    free(looks);
     for (size_t p = 0; labels && p < panels.n; p++)
         fig_labels_free(labels[p], panels.v[p].n);
     free(labels);
