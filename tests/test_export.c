@@ -449,6 +449,7 @@ typedef struct slice {
     double ts, dur;
     const char *name;
     int used;
+    const char *thread; /* its track's name (message slices) */
 } slice_t;
 
 static const cJSON *member(const cJSON *o, const char *key)
@@ -490,6 +491,69 @@ static int track_of(const cJSON *events, const char *host, const char *role, int
     return 0;
 }
 
+/* The name of thread tid of process pid ("worker 3 sends 2"), "" when there is none. */
+static const char *thread_name(const cJSON *events, int pid, int tid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (strcmp(member(e, "ph")->valuestring, "M"))
+            break; /* the metadata comes first */
+        if (!strcmp(member(e, "name")->valuestring, "thread_name") &&
+            member(e, "pid")->valueint == pid && member(e, "tid")->valueint == tid)
+            return member(member(e, "args"), "name")->valuestring;
+    }
+    return "";
+}
+
+/* Message slices by process, start, length. */
+static int ms_cmp(const void *x, const void *y)
+{
+    const slice_t *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid - b->pid;
+    if (a->ts != b->ts)
+        return (a->ts > b->ts) - (a->ts < b->ts);
+    return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+/* By track, then start. */
+static int track_cmp(const void *x, const void *y)
+{
+    const slice_t *a = x, *b = y;
+    if (a->pid != b->pid || a->tid != b->tid)
+        return a->pid != b->pid ? a->pid - b->pid : a->tid - b->tid;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* The unused message slice named name ("send", "receive") of process pid on a track
+ * named "ROLE RANK WHAT" or "ROLE RANK WHAT K" at exactly [ts, ts + dur) microseconds; marks
+ * it used. NULL when there is none. */
+static slice_t *message_slice(slice_t *ms, int n, int pid, const char *name, const char *role,
+                              int rank, const char *what, double ts, double dur)
+{
+    char track[96];
+    int len = snprintf(track, sizeof track, "%s %d %s", role, rank, what);
+    int lo = 0, hi = n; /* ms is sorted by ms_cmp: the first at (pid, ts) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ms[mid].pid < pid || (ms[mid].pid == pid && ms[mid].ts < ts))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < n && ms[i].pid == pid && ms[i].ts == ts; i++) {
+        slice_t *s = &ms[i];
+        if (s->used || strcmp(s->name, name) || s->dur != dur ||
+            strncmp(s->thread, track, (size_t)len) ||
+            (s->thread[len] && s->thread[len] != ' '))
+            continue;
+        s->used = 1;
+        return s;
+    }
+    return NULL;
+}
+
 /* A slice of track (pid, tid) holds t strictly inside. */
 static int inside_slice(const slice_t *sl, int n, int pid, int tid, double t)
 {
@@ -517,8 +581,9 @@ static void check_trace(sqlite3 *h, int64_t id)
     ck_assert_int_eq(member(member(doc, "otherData"), "run")->valueint, id);
     const cJSON *events = member(doc, "traceEvents"), *e;
     ck_assert(cJSON_IsArray(events));
-    int n = 0, processes = 0;
+    int n = 0, n_ms = 0, processes = 0;
     slice_t *sl = calloc((size_t)cJSON_GetArraySize(events), sizeof *sl);
+    slice_t *ms = calloc((size_t)cJSON_GetArraySize(events), sizeof *ms);
     cJSON_ArrayForEach(e, events)
     {
         const char *ph = member(e, "ph")->valuestring;
@@ -526,9 +591,35 @@ static void check_trace(sqlite3 *h, int64_t id)
             processes++;
         if (strcmp(ph, "X"))
             continue;
-        sl[n++] = (slice_t){member(e, "pid")->valueint, member(e, "tid")->valueint,
-                            member(e, "ts")->valuedouble, member(e, "dur")->valuedouble,
-                            member(e, "name")->valuestring, 0};
+        slice_t x = {member(e, "pid")->valueint, member(e, "tid")->valueint,
+                     member(e, "ts")->valuedouble, member(e, "dur")->valuedouble,
+                     member(e, "name")->valuestring, 0, NULL};
+        if (!strcmp(member(e, "cat")->valuestring, "message")) {
+            x.thread = thread_name(events, x.pid, x.tid);
+            ms[n_ms++] = x;
+        } else {
+            sl[n++] = x;
+        }
+    }
+    /* slices of one track never overlap (viewers nest them) */
+    qsort(ms, (size_t)n_ms, sizeof *ms, track_cmp);
+    for (int i = 1; i < n_ms; i++)
+        ck_assert_msg(ms[i].pid != ms[i - 1].pid || ms[i].tid != ms[i - 1].tid ||
+                          ms[i].ts >= ms[i - 1].ts + ms[i - 1].dur,
+                      "run %lld: message slices overlap on %s", (long long)id, ms[i].thread);
+    qsort(ms, (size_t)n_ms, sizeof *ms, ms_cmp);
+    /* each message's flow events, by id */
+    int n_ev = cJSON_GetArraySize(events);
+    const cJSON **flow_from = calloc((size_t)n_ev + 1, sizeof *flow_from),
+                **flow_to = calloc((size_t)n_ev + 1, sizeof *flow_to);
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *ph = member(e, "ph")->valuestring;
+        if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+            int fid = member(e, "id")->valueint;
+            ck_assert(fid >= 1 && fid <= n_ev);
+            *(ph[0] == 's' ? &flow_from[fid] : &flow_to[fid]) = e;
+        }
     }
     ck_assert_int_eq(processes, one_int(h, "SELECT count(DISTINCT host) FROM timeline WHERE "
                                            "run = ?1", id));
@@ -556,9 +647,13 @@ static void check_trace(sqlite3 *h, int64_t id)
     ck_assert_int_eq(rows, n);
     ck_assert_int_gt(rows, 10);
 
-    /* flows: an "s" and an "f" per message, in message order by send time */
-    s = prepare(h, "SELECT src_host, src_role, src_rank, dst_host, dst_role, dst_rank FROM"
-                   " messages WHERE run = ?1 ORDER BY sent, rowid");
+    /* every message: a send slice on a sends track of its sender from when it was posted to
+     * when it was received, a receive slice on a receives track of its receiver from when
+     * its transfer began (when it was posted, for a transfer that had no time of its own) to
+     * when it was received, both at exactly the database's times; a flow from the send's
+     * start to the receive's end, a nanosecond inside each. Messages in order by send time. */
+    s = prepare(h, "SELECT src_host, src_role, src_rank, dst_host, dst_role, dst_rank, sent,"
+                   " start, done FROM messages WHERE run = ?1 ORDER BY sent, rowid");
     sqlite3_bind_int64(s, 1, id);
     int msgs = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -570,28 +665,41 @@ static void check_trace(sqlite3 *h, int64_t id)
         ck_assert(track_of(events, (const char *)sqlite3_column_text(s, 3),
                            (const char *)sqlite3_column_text(s, 4), sqlite3_column_int(s, 5), &dp,
                            &dt));
-        const cJSON *from = NULL, *to = NULL;
-        cJSON_ArrayForEach(e, events)
-        {
-            const char *ph = member(e, "ph")->valuestring;
-            if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && member(e, "id")->valueint == msgs)
-                *(ph[0] == 's' ? &from : &to) = e;
-        }
+        double sent = sqlite3_column_double(s, 6), start = sqlite3_column_double(s, 7),
+               done = sqlite3_column_double(s, 8), from_t = start < done ? start : sent;
+        slice_t *snd = message_slice(ms, n_ms, sp, "send", (const char *)sqlite3_column_text(s, 1),
+                                     sqlite3_column_int(s, 2), "sends", sent * 1e6,
+                                     (done - sent) * 1e6);
+        slice_t *rcv = message_slice(ms, n_ms, dp, "receive",
+                                     (const char *)sqlite3_column_text(s, 4),
+                                     sqlite3_column_int(s, 5), "receives", from_t * 1e6,
+                                     (done - from_t) * 1e6);
+        ck_assert_msg(snd && rcv, "run %lld message %d [%.17g, %.17g, %.17g]: %s%s",
+                      (long long)id, msgs, sent, start, done, snd ? "" : "no send slice ",
+                      rcv ? "" : "no receive slice");
+        const cJSON *from = msgs <= n_ev ? flow_from[msgs] : NULL,
+                    *to = msgs <= n_ev ? flow_to[msgs] : NULL;
         ck_assert(from && to);
-        ck_assert_int_eq(member(from, "pid")->valueint, sp);
-        ck_assert_int_eq(member(from, "tid")->valueint, st);
-        ck_assert_int_eq(member(to, "pid")->valueint, dp);
-        ck_assert_int_eq(member(to, "tid")->valueint, dt);
+        ck_assert_int_eq(member(from, "pid")->valueint, snd->pid);
+        ck_assert_int_eq(member(from, "tid")->valueint, snd->tid);
+        ck_assert_int_eq(member(to, "pid")->valueint, rcv->pid);
+        ck_assert_int_eq(member(to, "tid")->valueint, rcv->tid);
         ck_assert_str_eq(member(to, "bp")->valuestring, "e");
-        double t = member(to, "ts")->valuedouble;
-        ck_assert(member(from, "ts")->valuedouble == t);
-        ck_assert_msg(inside_slice(sl, n, dp, dt, t), "run %lld message %d: receiver",
-                      (long long)id, msgs);
-        ck_assert_msg(inside_slice(sl, n, sp, st, t), "run %lld message %d: sender",
-                      (long long)id, msgs);
+        double in_s = snd->dur > 2e-3 ? 1e-3 : snd->dur / 2,
+               in_r = rcv->dur > 2e-3 ? 1e-3 : rcv->dur / 2;
+        ck_assert(member(from, "ts")->valuedouble == snd->ts + in_s);
+        ck_assert(member(to, "ts")->valuedouble == rcv->ts + rcv->dur - in_r);
+        if (snd->dur > 0)
+            ck_assert(inside_slice(snd, 1, snd->pid, snd->tid, member(from, "ts")->valuedouble));
+        if (rcv->dur > 0)
+            ck_assert(inside_slice(rcv, 1, rcv->pid, rcv->tid, member(to, "ts")->valuedouble));
     }
     sqlite3_finalize(s);
     ck_assert_int_gt(msgs, 0);
+    ck_assert_int_eq(n_ms, 2 * msgs);
+    free(ms);
+    free(flow_from);
+    free(flow_to);
     int flows = 0;
     cJSON_ArrayForEach(e, events) flows += !strcmp(member(e, "ph")->valuestring, "s");
     ck_assert_int_eq(flows, msgs);
@@ -661,9 +769,17 @@ START_TEST(several_nodes_on_one_host)
         const char *ph = member(e, "ph")->valuestring;
         processes += !strcmp(ph, "M") && !strcmp(member(e, "name")->valuestring, "process_name");
         if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
-            ck_assert_int_eq(member(e, "tid")->valueint, ph[0] == 's' ? wt : st);
-            /* the middle of the server's comm slice [1, 2): 1.5 s */
-            ck_assert(member(e, "ts")->valuedouble == 1.5e6);
+            /* from the worker's send (posted at 0.5 s) to the server's receive (its transfer
+             * from 1 s to 2 s), a nanosecond inside each, on the tracks named for them */
+            ck_assert_int_eq(member(e, "pid")->valueint, sp);
+            ck_assert_str_eq(thread_name(events, sp, member(e, "tid")->valueint),
+                             ph[0] == 's' ? "worker 1 sends" : "server 0 receives");
+            ck_assert(member(e, "ts")->valuedouble == (ph[0] == 's' ? 0.5e6 + 1e-3 : 2e6 - 1e-3));
+        }
+        if (!strcmp(ph, "X") && !strcmp(member(e, "cat")->valuestring, "message")) {
+            int send = !strcmp(member(e, "name")->valuestring, "send");
+            ck_assert(member(e, "ts")->valuedouble == (send ? 0.5e6 : 1e6));
+            ck_assert(member(e, "dur")->valuedouble == (send ? 1.5e6 : 1e6));
         }
     }
     ck_assert_int_eq(processes, 2);
@@ -708,7 +824,7 @@ START_TEST(trace_of_infinite_times_is_json)
         slices += !strcmp(ph, "X");
         flows += !strcmp(ph, "s") || !strcmp(ph, "f");
     }
-    ck_assert_int_eq(slices, 2);
+    ck_assert_int_eq(slices, 4); /* the finite row, the server's, the message's two */
     ck_assert_int_eq(flows, 2);
     const cJSON *note = member(member(doc, "otherData"), "skipped");
     ck_assert_str_eq(note->valuestring,
