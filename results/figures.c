@@ -452,58 +452,57 @@ static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char
     gp_printf(g, "\n");
 }
 
-/* Each drawn run's look: with more than one strategy among them a colour per strategy and a
- * dash per the rest of its label (what else tells it apart: 1Gbps, shards:2), else a colour
- * and dash per label, as the curves were told apart before. */
-static void curve_looks(const fig_t *f, const curves_t *c, look_t *looks)
+/* Each drawn run's look, from its key label in its panel (so that a label looks the same in
+ * every panel, as the key that panels share shows it): with more than one strategy among the
+ * runs a colour per strategy and a dash per the rest of the label (what else tells the runs
+ * apart: iid, shards:2, 1Gbps), else a colour and dash per label. */
+static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, look_t *looks)
 {
     const results_runs_t *runs = f->runs;
-    size_t n = runs->n, n_drawn = 0;
-    size_t *drawn = dt_calloc(n ? n : 1, sizeof *drawn);
-    for (size_t i = 0; i < n; i++)
-        if (c->drawn[i])
-            drawn[n_drawn++] = i;
-    char **labels = fig_labels_of(f, drawn, n_drawn);
-    char **kinds = dt_calloc(n ? n : 1, sizeof *kinds), **rests = dt_calloc(n ? n : 1,
-                                                                           sizeof *rests);
+    size_t n = 0;
+    for (size_t p = 0; p < panels->n; p++)
+        n += panels->v[p].n;
+    char **kinds = dt_calloc(n + 1, sizeof *kinds), **rests = dt_calloc(n + 1, sizeof *rests);
     size_t n_kinds = 0, n_rests = 0;
-    for (size_t d = 0; d < n_drawn; d++) {
-        const char *kind = runs->v[drawn[d]].strategy ? runs->v[drawn[d]].strategy : "";
-        size_t k = 0;
-        while (k < n_kinds && strcmp(kinds[k], kind))
-            k++;
-        if (k == n_kinds)
-            kinds[n_kinds++] = (char *)kind;
-    }
-    for (size_t d = 0; d < n_drawn; d++) {
-        const char *kind = runs->v[drawn[d]].strategy ? runs->v[drawn[d]].strategy : "";
-        /* the label less the word that is the strategy */
-        size_t len = strlen(labels[d]), o = 0;
-        char *rest = dt_malloc(len + 1);
-        rest[0] = '\0';
-        for (const char *p = labels[d]; *p;) {
-            size_t w = strcspn(p, " ");
-            if (n_kinds < 2 || w != strlen(kind) || strncmp(p, kind, w))
-                o += (size_t)snprintf(rest + o, len + 1 - o, "%s%.*s", o ? " " : "", (int)w, p);
-            p += w + (p[w] == ' ');
+    for (size_t p = 0; p < panels->n; p++)
+        for (size_t m = 0; m < panels->v[p].n; m++) {
+            const char *kind = runs->v[panels->v[p].members[m]].strategy;
+            size_t k = 0;
+            while (k < n_kinds && strcmp(kinds[k], kind ? kind : ""))
+                k++;
+            if (k == n_kinds)
+                kinds[n_kinds++] = (char *)(kind ? kind : "");
         }
-        size_t k = 0, r = 0;
-        while (k < n_kinds && strcmp(kinds[k], kind))
-            k++;
-        while (r < n_rests && strcmp(rests[r], rest))
-            r++;
-        if (r == n_rests)
-            rests[n_rests++] = rest;
-        else
-            free(rest);
-        looks[drawn[d]] = n_kinds > 1 ? (look_t){k, r} : (look_t){r, r};
-    }
+    for (size_t p = 0; p < panels->n; p++)
+        for (size_t m = 0; m < panels->v[p].n; m++) {
+            size_t i = panels->v[p].members[m];
+            const char *kind = runs->v[i].strategy ? runs->v[i].strategy : "";
+            const char *label = labels[p][m];
+            size_t len = strlen(label), o = 0;
+            char *rest = dt_malloc(len + 1); /* the label less the word that is the strategy */
+            rest[0] = '\0';
+            for (const char *q = label; *q;) {
+                size_t w = strcspn(q, " ");
+                if (n_kinds < 2 || w != strlen(kind) || strncmp(q, kind, w))
+                    o += (size_t)snprintf(rest + o, len + 1 - o, "%s%.*s", o ? " " : "", (int)w,
+                                          q);
+                q += w + (q[w] == ' ');
+            }
+            size_t k = 0, r = 0;
+            while (k < n_kinds && strcmp(kinds[k], kind))
+                k++;
+            while (r < n_rests && strcmp(rests[r], rest))
+                r++;
+            if (r == n_rests)
+                rests[n_rests++] = rest;
+            else
+                free(rest);
+            looks[i] = n_kinds > 1 ? (look_t){k, r} : (look_t){r, r};
+        }
     for (size_t r = 0; r < n_rests; r++)
         free(rests[r]);
     free(rests);
     free(kinds);
-    fig_labels_free(labels, n_drawn);
-    free(drawn);
 }
 
 static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
@@ -563,11 +562,11 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         gp_block_end(g);
     }
     curve_panels(f, c.drawn, &panels);
-    curve_looks(f, &c, looks);
     x_axis_t ax = shared_x(&c, runs->n, by_bytes);
     labels = dt_calloc(panels.n, sizeof *labels);
     for (size_t p = 0; p < panels.n; p++)
         labels[p] = panel_labels(f, &c, &panels.v[p]);
+    curve_looks(f, &panels, labels, looks);
     int many = panels.n > 1;
     size_t cols = fig_grid_cols(f, panels.n), rows = (panels.n + cols - 1) / cols;
     double panel_w = fig_width(f) / (double)cols;
