@@ -1056,7 +1056,9 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                 "(needs several cluster.workers values and a single run in\n"
                                 "the sweep)",
                                 fig_scaling},
-    [RESULTS_FIGURE_TIMELINE] = {"timeline", "what each host does over simulated time, one run",
+    [RESULTS_FIGURE_TIMELINE] = {"timeline",
+                                 "what each host does over simulated time, one run: its\n"
+                                 "first 3 whole steps or rounds (a timing-only run: 1)",
                                  fig_timeline},
     [RESULTS_FIGURE_FAULTS] = {"faults",
                                "accuracy vs simulated time, a panel per strategy, runs\n"

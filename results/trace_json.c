@@ -49,6 +49,7 @@ struct results_trace {
     msg_slice_t *ms;  /* (2 per message with both lanes) the send and receive slices */
     size_t n_ms;
     size_t *tracks;   /* (2 n_lanes) send and receive tracks of each lane */
+    char covers[320]; /* what of the run the timeline holds, for otherData */
 };
 
 static int lane_cmp(const results_lane_t *a, const char *host, const char *role, int rank)
@@ -173,6 +174,32 @@ static void layout_messages(results_trace_t *t)
     free(free_at);
 }
 
+/* What of the run the timeline holds, in words: the whole run, or how far it goes and why
+ * it stopped there. */
+static void describe_cover(results_trace_t *t, int sampled, const char *steps)
+{
+    double end = 0;
+    for (size_t i = 0; i < t->tl.n; i++)
+        if (isfinite(t->tl.iv[i].end) && t->tl.iv[i].end > end)
+            end = t->tl.iv[i].end;
+    const results_run_view_t *r = &t->run;
+    if (sampled)
+        snprintf(t->covers, sizeof t->covers,
+                 "sampled (run.timeline = sampled): the first step of %zu hosts spread over "
+                 "the ranks, 0 to %.6g s%s%.6g s",
+                 t->tl.n_lanes, end, r->has_summary ? " of the run's " : "",
+                 r->has_summary ? r->sim_time : end);
+    else if (r->has_summary && isfinite(r->sim_time) && end >= r->sim_time * (1 - 1e-6))
+        snprintf(t->covers, sizeof t->covers, "the whole run: 0 to %.6g s", end);
+    else if (r->has_summary && isfinite(r->sim_time))
+        snprintf(t->covers, sizeof t->covers,
+                 "0 to %.6g s of the run's %.6g s: run.timeline_steps = %s, or the 200,000-row "
+                 "cap (dtsim run --set run.timeline_steps=all records a run whole)",
+                 end, r->sim_time, steps);
+    else
+        snprintf(t->covers, sizeof t->covers, "0 to %.6g s (the run has not ended)", end);
+}
+
 dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t **out,
                               dt_err_t *err)
 {
@@ -194,6 +221,16 @@ dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t *
     }
     index_lanes(t);
     layout_messages(t);
+    char mode[32] = "", steps[32] = "";
+    int has_mode = 0, has_steps = 0;
+    if ((st = results_query_param(q, run, "run.timeline", mode, sizeof mode, &has_mode, err)) !=
+            DT_OK ||
+        (st = results_query_param(q, run, "run.timeline_steps", steps, sizeof steps,
+                                  &has_steps, err)) != DT_OK) {
+        results_trace_free(t);
+        return st;
+    }
+    describe_cover(t, has_mode && !strcmp(mode, "sampled"), has_steps ? steps : "?");
     *out = t;
     return DT_OK;
 }
@@ -400,6 +437,7 @@ dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
     add_string(o, "strategy", t->run.strategy);
     add_string(o, "status", t->run.status);
     add_string(o, "clock", "simulated time, microseconds");
+    add_string(o, "covers", t->covers);
     if (skipped) {
         char note[128];
         snprintf(note, sizeof note,

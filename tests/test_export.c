@@ -184,7 +184,7 @@ static void assert_field(const char *field, sqlite3_stmt *s, int col, const char
 /* --- the database, made once for the suite --------------------------------------------- */
 
 static const char *sweep_ini =
-    "[run]\nsteps = 6\neval_every = 3\ntimeline_steps = 100\n[model]\narch = logreg\n"
+    "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\n"
     "batch = 16\nlr = 0.05\n[data]\nsource = synthetic\ntrain_samples = 512\n"
     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n[cluster]\nworkers = 2\n"
     "[sweep]\nstrategy.kind = allreduce, sync-ps\ncluster.bandwidth = 1Gbps, 10Gbps\n";
@@ -444,6 +444,8 @@ END_TEST
 
 /* --- the trace ------------------------------------------------------------------------- */
 
+static double one_real(sqlite3 *h, const char *sql, int64_t a);
+
 typedef struct slice {
     int pid, tid;
     double ts, dur;
@@ -697,6 +699,25 @@ static void check_trace(sqlite3 *h, int64_t id)
     sqlite3_finalize(s);
     ck_assert_int_gt(msgs, 0);
     ck_assert_int_eq(n_ms, 2 * msgs);
+    /* its extent: the timeline's, said in otherData.covers against the run's simulated time */
+    double extent = 0, last = 0;
+    for (int i = 0; i < n; i++)
+        extent = fmax(extent, sl[i].ts + sl[i].dur);
+    s = prepare(h, "SELECT max(t.end), s.sim_time FROM timeline t JOIN summary s ON"
+                   " s.run = t.run WHERE t.run = ?1");
+    sqlite3_bind_int64(s, 1, id);
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    last = sqlite3_column_double(s, 0);
+    double sim_time = sqlite3_column_double(s, 1);
+    sqlite3_finalize(s);
+    ck_assert_msg(fabs(extent - last * 1e6) <= 1e-9 * extent, "extent %.17g us, rows to %.17g s",
+                  extent, last);
+    const char *covers = member(member(doc, "otherData"), "covers")->valuestring;
+    if (last >= sim_time * (1 - 1e-6))
+        ck_assert_msg(!strncmp(covers, "the whole run: 0 to ", 20), "%s", covers);
+    else
+        ck_assert_msg(strstr(covers, " s of the run's ") || strstr(covers, "sampled"), "%s",
+                      covers);
     free(ms);
     free(flow_from);
     free(flow_to);
@@ -711,6 +732,12 @@ static void check_trace(sqlite3 *h, int64_t id)
 START_TEST(trace_of_each_timeline)
 {
     sqlite3 *h = db_open();
+    /* the whole run: the timeline ends where the run does */
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM summary s WHERE s.run IN (SELECT id FROM"
+                                " runs WHERE sweep IS NOT NULL) AND abs((SELECT max(end) FROM"
+                                " timeline t WHERE t.run = s.run) - s.sim_time) > 1e-9 *"
+                                " s.sim_time", 0),
+                     0);
     check_trace(h, sweep_run(h, "allreduce", 1.25e8));
     check_trace(h, sweep_run(h, "sync-ps", 1.25e9));
     /* the timeline covers the whole run: the messages are every byte each host received
@@ -727,6 +754,25 @@ START_TEST(trace_of_each_timeline)
     ck_assert_int_eq(one_int(h, "SELECT count(*) FROM messages WHERE NOT (sent <= start AND"
                                 " start <= done)", 0), 0);
     sqlite3_close(h);
+
+    /* a window of 2 gradients: the trace says how far it goes of the run */
+    char ini[200], keep[128], path[128];
+    snprintf(ini, sizeof ini, "%s/partial.ini", dir);
+    snprintf(path, sizeof path, "%s/partial.db", dir);
+    write_file(ini, "[run]\nsteps = 6\neval_every = 3\ntimeline_steps = 2\n[model]\n"
+                    "arch = logreg\nbatch = 16\n[data]\nsource = synthetic\n"
+                    "train_samples = 512\ntest_samples = 128\nsynthetic_dim = 16\n"
+                    "synthetic_classes = 4\n[cluster]\nworkers = 2\n[strategy]\n"
+                    "kind = sync-ps\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, NULL}), 0);
+    snprintf(keep, sizeof keep, "%s", db);
+    snprintf(db, sizeof db, "%s", path);
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert(one_real(h, "SELECT s.sim_time - (SELECT max(end) FROM timeline) FROM summary s",
+                       0) > 0);
+    check_trace(h, 1);
+    sqlite3_close(h);
+    snprintf(db, sizeof db, "%s", keep);
 }
 END_TEST
 

@@ -84,8 +84,15 @@ static void export_help(void)
            "               \"KEY (UNIT)\" beside it (cluster.bandwidth (B/s): 1250000000)\n"
            "--trace RUN    the run's timeline as Chrome trace JSON (ui.perfetto.dev,\n"
            "               chrome://tracing) to FILE [results/trace-RUN.json] ('-': stdout):\n"
-           "               a process per host, a track per node, compute / comm / idle\n"
-           "               slices, a flow arrow per message\n\n"
+           "               a process per host, a track per node with its compute / comm /\n"
+           "               idle slices, each message a send slice on its sender (posted to\n"
+           "               received) and a receive slice on its receiver (transfer to\n"
+           "               received), a flow arrow from one to the other. It covers what the\n"
+           "               run recorded: the whole run by default (run.timeline_steps = all;\n"
+           "               at most 200,000 intervals and as many messages), the first N\n"
+           "               gradients' worth with run.timeline_steps = N, the first step of\n"
+           "               16 hosts per role with run.timeline = sampled (a timing-only\n"
+           "               model's default); otherData.covers says which\n\n"
            "CSV is RFC 4180, NULL an empty field, reals in their shortest round-trip form.\n",
            RESULTS_TIDY_CSV, "");
 }
