@@ -170,8 +170,10 @@ int cli_report(int argc, char **argv)
                 res.failed == 1 ? "" : "s", res.failure.msg);
         rc = CLI_EXIT_RUN;
     }
-    fprintf(stderr, "dtsim report: %d figure%s, %d skipped (the page says why)\n", res.drawn,
-            res.drawn == 1 ? "" : "s", res.skipped);
+    fprintf(stderr, "dtsim report: %d figure%s, %d skipped (%s)\n", res.drawn,
+            res.drawn == 1 ? "" : "s", res.skipped,
+            opts.lesson ? "these runs cannot make them: a lesson's page leaves them out"
+                        : "the page says why");
     printf("%s\n", out_path);
 done:
     results_runs_free(&runs);
