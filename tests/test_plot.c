@@ -1437,6 +1437,14 @@ START_TEST(steps_and_rounds_apart_numbers_plain)
     first_row(s, "round", v, 2);
     ck_assert(v[0] == 0 && fabs(v[1] - 4.26) < 1e-9); /* run C, the only one per round */
     ck_assert_uint_eq(count_of(s, NULL, "set ylabel 's per step"), 1);
+    /* 4260 ms beside 1.71 ms (2491 times): a log axis from the decade below the shortest, the
+     * bars from its foot; the one round alone: linear from 0 */
+    ck_assert_msg(strstr(s, "set logscale y\nset yrange [0.001:17.04]\n"), "no log step axis");
+    ck_assert_msg(strstr(s, "set ylabel 's per step (simulated, log scale)'"), "%s", s);
+    ck_assert_msg(strstr(s, ":(0.001):2 with boxxyerror"), "bars not from the axis' foot");
+    const char *lin = strstr(step, "unset logscale y\nset yrange [0:");
+    ck_assert_msg(lin && lin < round, "round axis not linear"); /* set before its title */
+    ck_assert_msg(strstr(s, "set ylabel 's per round (simulated)'"), "%s", s);
     free(s);
     char out_dir[256];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
