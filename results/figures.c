@@ -459,8 +459,8 @@ done:
 const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_ACCURACY] = {"accuracy",
                                  "test accuracy vs simulated time, a curve per run: a\n"
-                                 "colour per strategy, a dash per other swept value (past 8,\n"
-                                 "a panel per bandwidth or strategy, one time axis)",
+                                 "colour per strategy, a dash per other swept value (past\n"
+                                 "8, a panel per bandwidth or strategy, one time axis)",
                                  fig_accuracy},
     [RESULTS_FIGURE_ACCURACY_BYTES] = {"accuracy_bytes",
                                        "test accuracy vs data sent (MB or GB); equal curves\n"

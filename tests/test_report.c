@@ -738,6 +738,17 @@ START_TEST(report_selects_a_sweep_by_name)
     char *html = slurp(page);
     ck_assert_ptr_nonnull(strstr(html, "id=\"lesson\""));
     ck_assert_msg(strstr(html, "3 finished runs of sweep s1"), "the page names another choice");
+    /* a lesson's page: no box about a figure its runs cannot make, the figures its text does
+     * not link to (the timeline: bandwidth.md links none) folded after those it does, the
+     * shared keys folded */
+    ck_assert_ptr_null(strstr(html, "Not drawn"));
+    const char *more = strstr(html, "<details class=\"more\">"),
+               *acc = strstr(html, "<figure id=\"fig-accuracy\""),
+               *timeline = strstr(html, "<figure id=\"fig-timeline\"");
+    if (acc) /* drawn: gnuplot is installed */
+        ck_assert_msg(more && acc < more && timeline && timeline > more, "lesson figures");
+    ck_assert_ptr_nonnull(strstr(html, "id=\"config-common\">What every run shares</h3>\n"
+                                       "<details><summary>"));
     free(html);
 
     /* another database's run of another name is not the lesson's: its own sweep */
