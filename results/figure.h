@@ -62,6 +62,32 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err);
 size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
                         size_t *front);
 
+/** The accuracy figures (figure_accuracy.c): against simulated time, against bytes sent. */
+dt_status fig_accuracy(fig_t *f, dt_err_t *err);
+dt_status fig_accuracy_bytes(fig_t *f, dt_err_t *err);
+/** The accuracy axis of runs of which `text` of `all` are language models, and the caption
+ *  line that says what a language model's accuracy is (the faults figure's too). */
+const char *fig_acc_ylabel(size_t text, size_t all);
+void fig_acc_caption(fig_t *f, size_t text, size_t all);
+/** Runs grouped by a key text (a curve of time to target or scaling, a panel of accuracy). */
+typedef struct group {
+    char *key;
+    size_t *members; /* indices into runs, sorted by x */
+    size_t n;
+} group_t;
+
+typedef struct groups {
+    group_t *v;
+    size_t n;
+} groups_t;
+
+/** Adds run `member` to the group of key (made when new); fig_groups_free frees them all. */
+void fig_groups_add(groups_t *g, const char *key, size_t member);
+void fig_groups_free(groups_t *g);
+/** Gb/s of a bandwidth in bytes per second. */
+double fig_gbps(double bytes_per_s);
+/** label cut to fits characters, "..." at its end, when longer. malloc'ed. */
+char *fig_fit_label(const char *label, size_t fits);
 /** The clients figure (figure_clients.c). */
 dt_status fig_clients(fig_t *f, dt_err_t *err);
 /** The timeline figure (figure_timeline.c). */

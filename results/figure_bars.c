@@ -195,15 +195,20 @@ static void mem_bytes(const results_memory_t *m, double v[MEM_KINDS])
 }
 
 /* Bars of time per step or per round (ms, or s when the longest passes a second) of the runs
- * shown[0..n), in the panel p of a column of panels. */
+ * shown[0..n), in the panel p of a column of panels; on a log axis when the times span more
+ * than a factor of 100 (a 100 Mb/s step of 1.24 s beside a 100 Gb/s one of 1.9 ms: on a
+ * linear axis most bars would be a line), the bars rising from the axis' foot. */
 static void time_panel(fig_t *f, const char *block, const size_t *shown, const double *ms,
                        size_t n, int rounds, size_t p, size_t panels, size_t longest)
 {
     gp_t *g = &f->body;
-    double tmax = 0;
-    for (size_t b = 0; b < n; b++)
+    double tmax = 0, tmin = INFINITY;
+    for (size_t b = 0; b < n; b++) {
         tmax = ms[b] > tmax ? ms[b] : tmax;
-    int secs = tmax >= 1000;
+        tmin = ms[b] > 0 && ms[b] < tmin ? ms[b] : tmin;
+    }
+    int secs = tmax >= 1000, logy = tmax > 100 * tmin;
+    double unit = secs ? 1e3 : 1, foot = logy ? pow(10, floor(log10(tmin / unit))) : 0;
     gp_block_begin(g, "%s", block);
     for (size_t b = 0; b < n; b++)
         GP_ROW(g, b, secs ? ms[b] / 1e3 : ms[b]);
@@ -214,13 +219,21 @@ static void time_panel(fig_t *f, const char *block, const size_t *shown, const d
     bars_tics(g, n);
     bars_margins(g, angle, longest);
     bars_names(f, shown, n, angle);
-    gp_printf(g, "set title 'Time per %s'\nset ylabel '%s per %s (simulated)'\n"
-                 "set yrange [0:%.10g]\n"
-                 "plot $%s using 1:2:(0.7) with boxes fs solid 0.8 lc rgb '%s' notitle, \\\n"
+    if (logy)
+        gp_printf(g, "set logscale y\nset yrange [%.10g:%.10g]\nset ytics autofreq\n"
+                     "set format y '%%g'\n",
+                  foot, tmax / unit * 4);
+    else
+        gp_printf(g, "unset logscale y\nset yrange [0:%.10g]\n", tmax / unit * 1.2);
+    gp_printf(g, "set title 'Time per %s'\nset ylabel '%s per %s (simulated%s)'\n"
+                 "plot $%s using 1:2:($1-0.35):($1+0.35):(%.10g):2 with boxxyerror fs solid 0.8 "
+                 "lc rgb '%s' notitle, \\\n"
                  "     $%s using 1:2:(plain($2)) with labels offset 0,0.7 tc rgb '#333333' "
                  "notitle\n",
               rounds ? "round" : "step", secs ? "s" : "ms", rounds ? "round" : "step",
-              (secs ? tmax / 1e3 : tmax) * 1.2, block, gp_palette[rounds ? 3 : 0], block);
+              logy ? ", log scale" : "", block, foot, gp_palette[rounds ? 3 : 0], block);
+    if (logy)
+        gp_printf(g, "unset logscale y\nset format y\n");
     bars_unname(g, n);
 }
 

@@ -12,6 +12,18 @@
 
 /* --- 6: per-host timeline of one run ----------------------------------------------------- */
 
+/* Simulated seconds per step (per round for the federated), NAN without a summary. */
+static double step_time(const results_run_view_t *r)
+{
+    return r->has_summary && r->steps > 0 && r->sim_time > 0 && isfinite(r->sim_time)
+               ? r->sim_time / (double)r->steps
+               : NAN;
+}
+
+/* The steps (rounds) the figure shows of a run of real training: a few whole ones from its
+ * start, enough to see the pattern repeat, not the hundreds a whole run holds. */
+#define SHOWN_STEPS 3
+
 dt_status fig_timeline(fig_t *f, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
@@ -35,7 +47,7 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
     } else {
         /* the run whose hosts compute the largest share of the time: where computing,
          * sending and waiting all show (in a run that only communicates, the compute boxes
-         * are too thin to see) */
+         * are too thin to see); a few whole steps or rounds of it (below) */
         size_t n = runs->n;
         char *tried = dt_calloc(n ? n : 1, 1);
         for (size_t round = 0; round < n && t.n == 0; round++) {
@@ -87,14 +99,16 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
         (st = results_query_param(f->q, id, "run.timeline", mode, sizeof mode, &found_mode,
                                   err)) != DT_OK)
         goto done;
-    double step = rv && rv->has_summary && rv->steps > 0 && rv->sim_time > 0 &&
-                          isfinite(rv->sim_time)
-                      ? rv->sim_time / (double)rv->steps
-                      : NAN;
+    double step = rv ? step_time(rv) : NAN;
     int one_step = found_arch && !strncmp(arch, "profile:", 8) && !isnan(step);
+    /* a run of real training: its first SHOWN_STEPS steps when more were recorded */
+    int few_steps = !one_step && !isnan(step) && rv->steps > SHOWN_STEPS &&
+                    t1 > SHOWN_STEPS * step * (1 + 1e-9);
     double recorded = t1;
     if (one_step)
         t1 = step;
+    if (few_steps)
+        t1 = SHOWN_STEPS * step;
     double span = t1 > 0 ? t1 : 1;
     double div = span >= 1 ? 1 : span >= 1e-3 ? 1e-3 : 1e-6;
     const char *unit = span >= 1 ? "s" : span >= 1e-3 ? "ms" : "us";
@@ -113,7 +127,7 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
             const results_interval_t *iv = k < t.n ? &t.iv[k] : NULL;
             if (iv && ((int)iv->state != s || !(iv->end >= iv->start) ||
                        !isfinite(iv->start) || !isfinite(iv->end) ||
-                       (one_step && iv->start >= t1)))
+                       ((one_step || few_steps) && iv->start >= t1)))
                 continue;
             if (iv && hi >= lo && iv->lane == lane && iv->start <= hi + bridge) {
                 hi = iv->end > hi ? iv->end : hi;
@@ -145,6 +159,23 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
                     recorded, step);
     else if (one_step)
         fig_caption(f, "its first step (%.4g s; simulated time / steps)", step);
+    int rounds = 0; /* a federated run (clients rows) counts rounds */
+    if (few_steps) {
+        results_clients_t cl;
+        if ((st = results_query_clients(f->q, id, &cl, err)) != DT_OK)
+            goto done;
+        rounds = cl.clients > 0;
+        results_clients_free(&cl);
+    }
+    if (few_steps)
+        fig_caption(f, "its first %d %s of %ld (%d x %.4g s, simulated time / %s; the "
+                       "timeline holds %.4g s: dtsim export --trace %lld shows it all)",
+                    SHOWN_STEPS, rounds ? "rounds" : "steps", rv->steps, SHOWN_STEPS, step,
+                    rounds ? "rounds" : "steps", recorded, (long long)id);
+    else if (!one_step && !isnan(step) && recorded < rv->sim_time * (1 - 1e-9))
+        fig_caption(f, "recorded until %.4g s of its %.4g s (run.timeline_steps, or the "
+                       "200,000-row cap)",
+                    recorded, rv->sim_time);
     if (unbounded)
         fig_caption(f, "%zu intervals left out: their times are not finite", unbounded);
     fig_panel(f, 0, 0, 1, 1);

@@ -246,6 +246,27 @@ void gp_point_style(gp_t *g, size_t i)
     gp_printf(g, "lc rgb '%s' pt %d", gp_palette[i % GP_COLORS], point_types[i % GP_DASHES]);
 }
 
+/* The dashes of a look in the order they are handed out: the dotted pattern, faint beside
+ * a solid line of the same colour, last. */
+static const int look_dashes[GP_DASHES] = {0, 1, 3, 4, 5, 7, 6, 2};
+
+void gp_curve_look(gp_t *g, size_t colour, size_t dash)
+{
+    gp_printf(g, "lc rgb '%s' dt %s pt %d", gp_palette[colour % GP_COLORS],
+              gp_dashes[look_dashes[dash % GP_DASHES]], point_types[colour % GP_DASHES]);
+}
+
+void gp_line_look(gp_t *g, size_t colour, size_t dash)
+{
+    gp_printf(g, "lc rgb '%s' dt %s", gp_palette[colour % GP_COLORS], gp_dashes[look_dashes[dash % GP_DASHES]]);
+}
+
+void gp_point_look(gp_t *g, size_t colour)
+{
+    gp_printf(g, "lc rgb '%s' pt %d", gp_palette[colour % GP_COLORS],
+              point_types[colour % GP_DASHES]);
+}
+
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n)
 {
     gp_printf(g, "set %stics (", axis);

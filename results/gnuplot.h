@@ -66,6 +66,12 @@ void gp_curve_style(gp_t *g, size_t i);
 /** The same for `with lines` (colour and dash) and `with points` (colour and point shape). */
 void gp_line_style(gp_t *g, size_t i);
 void gp_point_style(gp_t *g, size_t i);
+/** A look of two independent parts: colour (and point shape) `colour`, dash pattern `dash`,
+ *  for figures whose curves vary in two things (a colour per strategy, a dash per bandwidth);
+ *  the same three forms as above. */
+void gp_curve_look(gp_t *g, size_t colour, size_t dash);
+void gp_line_look(gp_t *g, size_t colour, size_t dash);
+void gp_point_look(gp_t *g, size_t colour);
 /** "set xtics (1, 10, 100)" at the values themselves, with a plain %g format. */
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
 

@@ -31,7 +31,8 @@ enum q_stmt {
     Q_TIMELINE,
     Q_RUN_COUNT,
     Q_FINISHED_COUNT,
-    Q_LATEST_SWEEP,
+    Q_LATEST_NAME,
+    Q_NAMED_SWEEP,
     Q_SWEEP_RUNS,
     Q_SWEEP_COUNT,
     Q_RECENT,
@@ -61,9 +62,14 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_RUN_COUNT] = "SELECT count(*) FROM runs",
     /* a collapsed run ran its whole schedule: its curves are drawn with the finished ones */
     [Q_FINISHED_COUNT] = "SELECT count(*) FROM runs WHERE status IN ('finished', 'collapsed')",
-    [Q_LATEST_SWEEP] = "SELECT sweep FROM runs WHERE sweep IS NOT NULL AND status IN"
-                       " ('finished', 'collapsed')"
-                       " ORDER BY id DESC LIMIT 1",
+    [Q_LATEST_NAME] = "SELECT name FROM runs WHERE sweep IS NOT NULL AND status IN"
+                      " ('finished', 'collapsed') ORDER BY id DESC LIMIT 1",
+    /* ?1 a sweep's name: its runs are named ?1 or ?1/...; the newest of its sweeps with more
+     * than one finished run, else the newest (a --member run is a sweep of one) */
+    [Q_NAMED_SWEEP] = "SELECT sweep FROM runs WHERE sweep IS NOT NULL AND status IN"
+                      " ('finished', 'collapsed') AND (name = ?1 OR"
+                      " substr(name, 1, length(?1) + 1) = ?1 || '/')"
+                      " GROUP BY sweep ORDER BY count(*) > 1 DESC, max(id) DESC LIMIT 1",
     [Q_SWEEP_RUNS] = "SELECT id FROM runs WHERE sweep = ?1 AND status IN ('finished', 'collapsed')"
                      " ORDER BY sweep_index, id",
     [Q_SWEEP_COUNT] = "SELECT count(*) FROM runs WHERE sweep = ?1",
@@ -416,8 +422,33 @@ static dt_status select_spec(results_query_t *q, const char *spec, id_list_t *id
     return DT_OK;
 }
 
-static dt_status select_sweep(results_query_t *q, const char *sweep, id_list_t *ids,
-                              results_runs_t *out, dt_err_t *err)
+/* The sweep id that name stands for: name itself when a sweep has that id, else the sweep
+ * that Q_NAMED_SWEEP picks among those whose runs are named name or name/... (malloc'ed in
+ * *id; NULL when there is none). */
+static dt_status sweep_by_name(results_query_t *q, const char *name, char **id, dt_err_t *err)
+{
+    *id = NULL;
+    int64_t all = 0;
+    dt_status st = q_count(q, Q_SWEEP_COUNT, name, &all, err);
+    if (st != DT_OK || all > 0) {
+        *id = st == DT_OK ? results_q_text_dup((const unsigned char *)name) : NULL;
+        return st;
+    }
+    sqlite3_stmt *s = q->st[Q_NAMED_SWEEP];
+    DT_ASSERT(sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC) == SQLITE_OK);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *id = results_q_text_dup(sqlite3_column_text(s, 0));
+    else if (rc != SQLITE_DONE)
+        st = results_q_error(q, rc, err, "finding the sweep by its name");
+    q_reset(s);
+    return st;
+}
+
+/* The finished runs of sweep id, and how they were chosen in out->what (name: the sweep name
+ * the id was found by, NULL when given as is). */
+static dt_status select_sweep_id(results_query_t *q, const char *sweep, const char *name,
+                                 id_list_t *ids, results_runs_t *out, dt_err_t *err)
 {
     sqlite3_stmt *s = q->st[Q_SWEEP_RUNS];
     DT_ASSERT(sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC) == SQLITE_OK);
@@ -434,9 +465,40 @@ static dt_status select_sweep(results_query_t *q, const char *sweep, id_list_t *
                                  "some with --runs)",
                             q->path, sweep, (long long)all);
     }
-    snprintf(out->what, sizeof out->what, "%zu finished run%s of sweep %s", ids->n,
-             ids->n == 1 ? "" : "s", sweep);
+    char by[96] = "";
+    if (name)
+        snprintf(by, sizeof by, " (the latest sweep named %.40s%s)", name,
+                 ids->n > 1 ? " with more than one run" : "");
+    snprintf(out->what, sizeof out->what, "%zu finished run%s of sweep %s%s", ids->n,
+             ids->n == 1 ? "" : "s", sweep, by);
     return DT_OK;
+}
+
+/* --sweep: a sweep id, or a sweep's name (run.name of its scenario: lesson-bandwidth). */
+static dt_status select_sweep(results_query_t *q, const char *sweep, id_list_t *ids,
+                              results_runs_t *out, dt_err_t *err)
+{
+    char *id;
+    dt_status st = sweep_by_name(q, sweep, &id, err);
+    if (st != DT_OK)
+        return st;
+    if (!id)
+        return dt_err_input(err, "%s: no sweep \"%s\" (neither a sweep id nor the name of a "
+                                 "sweep's finished runs; dtsim runs lists them)",
+                            q->path, sweep);
+    st = select_sweep_id(q, id, strcmp(id, sweep) ? sweep : NULL, ids, out, err);
+    free(id);
+    return st;
+}
+
+/* The name of a sweep that run name belongs to: name up to its first '/'. malloc'ed. */
+static char *sweep_name_of(const char *name)
+{
+    size_t len = strcspn(name, "/");
+    char *out = dt_malloc(len + 1);
+    memcpy(out, name, len);
+    out[len] = '\0';
+    return out;
 }
 
 static dt_status select_default(results_query_t *q, id_list_t *ids, results_runs_t *out,
@@ -457,21 +519,24 @@ static dt_status select_default(results_query_t *q, id_list_t *ids, results_runs
                                  "--runs)",
                             q->path, (long long)all);
 
-    sqlite3_stmt *s = q->st[Q_LATEST_SWEEP];
+    /* The sweep of the newest finished run's name, not that run's own sweep: one member run
+     * alone (--member, for a projector) leaves the lesson's report as it was. */
+    sqlite3_stmt *s = q->st[Q_LATEST_NAME];
     int rc = sqlite3_step(s);
-    char *sweep = NULL;
+    char *name = NULL, *sweep = NULL;
     if (rc == SQLITE_ROW)
-        sweep = results_q_text_dup(sqlite3_column_text(s, 0));
+        name = sweep_name_of((const char *)sqlite3_column_text(s, 0));
     else if (rc != SQLITE_DONE)
         st = results_q_error(q, rc, err, "finding the latest sweep");
     q_reset(s);
-    if (st != DT_OK)
+    if (st == DT_OK && name)
+        st = sweep_by_name(q, name, &sweep, err);
+    if (st == DT_OK && sweep)
+        st = select_sweep_id(q, sweep, name, ids, out, err);
+    free(name);
+    free(sweep);
+    if (st != DT_OK || ids->n)
         return st;
-    if (sweep) {
-        st = select_sweep(q, sweep, ids, out, err);
-        free(sweep);
-        return st;
-    }
     s = q->st[Q_RECENT];
     DT_ASSERT(sqlite3_bind_int64(s, 1, RESULTS_RECENT_RUNS) == SQLITE_OK);
     if ((st = q_ids(q, s, ids, err)) != DT_OK)
@@ -525,8 +590,12 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
 {
     DT_ASSERT(q && sweep && out);
     memset(out, 0, sizeof *out);
+    char *id;
+    dt_status st = sweep_by_name(q, sweep, &id, err);
+    if (st != DT_OK)
+        return st;
     sqlite3_stmt *s = q->st[Q_SWEEP_ALL];
-    DT_ASSERT(sqlite3_bind_text(s, 1, sweep, -1, SQLITE_STATIC) == SQLITE_OK);
+    DT_ASSERT(sqlite3_bind_text(s, 1, id ? id : sweep, -1, SQLITE_TRANSIENT) == SQLITE_OK);
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -534,15 +603,15 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
         memset(&out->v[out->n], 0, sizeof *out->v);
         run_view_read(s, &out->v[out->n++]);
     }
-    dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {
         st = results_q_error(q, rc, err, "reading the sweep's runs");
         results_runs_free(out);
     } else {
         snprintf(out->what, sizeof out->what, "%zu run%s of sweep %s", out->n,
-                 out->n == 1 ? "" : "s", sweep);
+                 out->n == 1 ? "" : "s", id ? id : sweep);
     }
     q_reset(s);
+    free(id);
     return st;
 }
 

@@ -59,9 +59,12 @@ typedef struct results_runs {
 /* Chooses the runs to show:
  *   - runs_spec ("3,5-9"): those runs, ascending by id, whatever their status; a single id
  *     must exist, a range takes the runs that exist in it and must hold at least one;
- *   - sweep: the finished runs of that sweep, in sweep order;
- *   - neither: the finished runs of the most recent sweep (the sweep of the newest finished
- *     run that has one); without any, the RESULTS_RECENT_RUNS most recent finished runs.
+ *   - sweep: the finished runs of that sweep, in sweep order; a sweep id, or a sweep's name
+ *     (its runs are named NAME or NAME/...: the newest sweep of that name with more than one
+ *     finished run, else the newest);
+ *   - neither: as for the name of the newest finished run that has a sweep (so that one
+ *     member run alone, --member, does not hide its sweep); without any, the
+ *     RESULTS_RECENT_RUNS most recent finished runs.
  * Giving both is the caller's usage error (DT_ASSERT). An empty choice is DT_ERR_INPUT with a
  * message saying why. On success out owns its rows: free with results_runs_free. */
 #define RESULTS_RECENT_RUNS 16
@@ -77,8 +80,9 @@ dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *
 /* Frees r's strings and zeroes r; NULL is allowed. */
 void results_run_view_free(results_run_view_t *r);
 
-/* Every run of sweep whatever its status (running, failed, interrupted, ...), by sweep index
- * then id: what `dtsim run` tables when a sweep ends. No run is not an error (out->n = 0).
+/* Every run of sweep (an id, or a name as results_query_select takes it) whatever its status
+ * (running, failed, interrupted, ...), by sweep index then id: what `dtsim run` tables when a
+ * sweep ends. No run is not an error (out->n = 0).
  * On success out owns its rows: free with results_runs_free. */
 dt_status results_query_sweep(results_query_t *q, const char *sweep, results_runs_t *out,
                               dt_err_t *err);

@@ -224,126 +224,6 @@ static void fmt_share(char *buf, size_t n, double v)
         snprintf(buf, n, "%.1f%%", 100 * v);
 }
 
-/* --- the lesson's text -------------------------------------------------------------------- */
-
-/* One line's text with `code` and [text](#id) links; everything else escaped. */
-static void lesson_inline(FILE *f, const char *s, size_t len)
-{
-    char *line = dt_malloc(len + 1);
-    memcpy(line, s, len);
-    line[len] = '\0';
-    char *p = line;
-    while (*p) {
-        char *tick = strchr(p, '`');
-        char *open = strchr(p, '[');
-        char *next = tick && (!open || tick < open) ? tick : open;
-        if (!next) {
-            results_report_escape(f, p);
-            break;
-        }
-        char c = *next;
-        *next = '\0';
-        results_report_escape(f, p);
-        *next = c;
-        if (c == '`') {
-            char *end = strchr(next + 1, '`');
-            if (!end) {
-                results_report_escape(f, next);
-                break;
-            }
-            *end = '\0';
-            fputs("<code>", f);
-            results_report_escape(f, next + 1);
-            fputs("</code>", f);
-            p = end + 1;
-            continue;
-        }
-        /* [text](#id): the id of letters, digits, '-' and '_' only */
-        char *close = strstr(next, "](#");
-        char *id = close ? close + 3 : NULL;
-        size_t id_len = id ? strspn(id, "abcdefghijklmnopqrstuvwxyz"
-                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-                           : 0;
-        if (!close || strcspn(next + 1, "]`") != (size_t)(close - next - 1) || id_len == 0 ||
-            id[id_len] != ')') {
-            fputc('[', f);
-            p = next + 1;
-            continue;
-        }
-        *close = '\0';
-        fprintf(f, "<a href=\"#%.*s\">", (int)id_len, id);
-        results_report_escape(f, next + 1);
-        fputs("</a>", f);
-        p = id + id_len + 1;
-    }
-    free(line);
-}
-
-/* What a line of a lesson is, and what block is open. */
-typedef enum { BLOCK_NONE, BLOCK_P, BLOCK_UL, BLOCK_OL, BLOCK_H2, BLOCK_H3 } block_t;
-
-/* Closes the open block (a list's last item with it). */
-static void block_close(FILE *f, block_t b)
-{
-    static const char *const ends[] = {"", "</p>\n", "</li>\n</ul>\n", "</li>\n</ol>\n"};
-    if (b <= BLOCK_OL)
-        fputs(ends[b], f);
-}
-
-/* The kind of the line t (blanks before it skipped), and how many characters its marker
- * takes ("## ", "- ", "12. "). */
-static block_t line_kind(const char *t, size_t len, size_t *skip)
-{
-    size_t digits = strspn(t, "0123456789");
-    *skip = 0;
-    if (len == 0)
-        return BLOCK_NONE;
-    if (len > 2 && !strncmp(t, "# ", 2))
-        return *skip = 2, BLOCK_H2;
-    if (len > 3 && !strncmp(t, "## ", 3))
-        return *skip = 3, BLOCK_H3;
-    if (len > 2 && !strncmp(t, "- ", 2))
-        return *skip = 2, BLOCK_UL;
-    if (digits > 0 && len > digits + 2 && !strncmp(t + digits, ". ", 2))
-        return *skip = digits + 2, BLOCK_OL;
-    return BLOCK_P;
-}
-
-void results_report_lesson(FILE *f, const char *text)
-{
-    block_t open = BLOCK_NONE;
-    for (const char *s = text ? text : ""; *s;) {
-        size_t len = strcspn(s, "\n");
-        const char *next = s + len + (s[len] == '\n');
-        while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r'))
-            len--;
-        size_t indent = strspn(s, " ");
-        const char *t = s + (indent < len ? indent : len);
-        size_t tl = len > indent ? len - indent : 0, skip;
-        block_t kind = line_kind(t, tl, &skip);
-        s = next;
-        if (kind == BLOCK_P && open != BLOCK_NONE) {
-            /* a line that goes on with the paragraph or the list item above */
-            fputc('\n', f);
-            lesson_inline(f, t, tl);
-            continue;
-        }
-        if ((kind == BLOCK_UL || kind == BLOCK_OL) && kind == open) {
-            fputs("</li>\n<li>", f);
-            lesson_inline(f, t + skip, tl - skip);
-            continue;
-        }
-        block_close(f, open);
-        open = kind <= BLOCK_OL ? kind : BLOCK_NONE;
-        static const char *const starts[] = {"", "<p>", "<ul>\n<li>", "<ol>\n<li>", "<h2>", "<h3>"};
-        fputs(starts[kind], f);
-        lesson_inline(f, t + skip, tl - skip);
-        if (kind == BLOCK_H2 || kind == BLOCK_H3)
-            fputs(kind == BLOCK_H2 ? "</h2>\n" : "</h3>\n", f);
-    }
-    block_close(f, open);
-}
-
 /* --- configuration keys -------------------------------------------------------------------- */
 
 /* A statement that failed on the database (I/O, a damaged file): DT_ERR_RUN. */
@@ -581,7 +461,8 @@ static void remove_files(const results_plot_out_t *out)
         unlink(out->files[i]);
 }
 
-/* The figure's place in the page: its SVG and caption, or why it is not there. dir is where
+/* The figure's place in the page: its SVG and caption, or why it is not there (nothing, on
+ * a lesson's page: a class needs no box about a figure these runs cannot make). dir is where
  * to draw, NULL when no figure can be drawn (why_not says why). */
 static void write_figure(FILE *f, results_query_t *q, const results_runs_t *runs,
                          results_figure_t fig, const char *dir, const char *why_not,
@@ -601,6 +482,11 @@ static void write_figure(FILE *f, results_query_t *q, const results_runs_t *runs
         if (st == DT_OK && svg_path && !(svg = read_file(svg_path, &len)))
             st = dt_err_input(&err, "%s: %s", svg_path, strerror(errno));
         remove_files(&out);
+    }
+    if (!svg && o->lesson && st == DT_OK) {
+        res->skipped++;
+        results_plot_out_free(&out);
+        return;
     }
     fprintf(f, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n", name, svg ? "" : " class=\"skipped\"",
             title);
@@ -689,9 +575,25 @@ static void write_figures(FILE *f, results_query_t *q, const results_runs_t *run
     int plan = results_runs_plan(runs);
     if (plan)
         write_figure(f, q, runs, RESULTS_FIGURE_PARETO, made, why_not, o, res);
-    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++)
-        if (!plan || fig != RESULTS_FIGURE_PARETO)
+    /* a lesson's page: the figures its text links to, the others folded away */
+    int linked[RESULTS_FIGURE_COUNT] = {0}, folded = 0;
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT && o->lesson; fig++) {
+        char anchor[64];
+        snprintf(anchor, sizeof anchor, "(#fig-%s)", results_figure_name((results_figure_t)fig));
+        linked[fig] = strstr(o->lesson, anchor) != NULL;
+    }
+    for (int pass = 0; pass < (o->lesson ? 2 : 1); pass++)
+        for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+            if ((plan && fig == RESULTS_FIGURE_PARETO) || (o->lesson && linked[fig] == pass))
+                continue;
+            if (pass && !folded++)
+                fputs("<details class=\"more\"><summary>More figures of these runs (the lesson "
+                      "does not use them)</summary>\n",
+                      f);
             write_figure(f, q, runs, (results_figure_t)fig, made, why_not, o, res);
+        }
+    if (folded)
+        fputs("</details>\n", f);
     fputs("</section>\n", f);
     if (made)
         rmdir(made);
@@ -946,8 +848,15 @@ static void write_config(FILE *f, const results_runs_t *runs, const results_para
         }
         fputs("</table></div>\n", f);
     }
-    fprintf(f, "<h3 id=\"config-common\">%s</h3>\n<ul class=\"common\">\n",
-            runs->n < 2 ? "Its configuration" : "What every run shares");
+    size_t shared = 0;
+    for (size_t k = 0; k < p->n_keys; k++)
+        shared += !p->differs[k];
+    /* the keys every run shares, folded: a lesson's 130 (faults.*, secagg_bits) are noise
+     * beside the few it varies */
+    fprintf(f, "<h3 id=\"config-common\">%s</h3>\n<details><summary>%zu key%s, the same in %s"
+               "</summary>\n<ul class=\"common\">\n",
+            runs->n < 2 ? "Its configuration" : "What every run shares", shared,
+            shared == 1 ? "" : "s", runs->n < 2 ? "the run" : "every run");
     for (size_t k = 0; k < p->n_keys; k++) {
         if (p->differs[k])
             continue;
@@ -957,7 +866,7 @@ static void write_config(FILE *f, const results_runs_t *runs, const results_para
         results_report_escape(f, p->values[k * p->n_runs]);
         fputs("</li>\n", f);
     }
-    fputs("</ul>\n</section>\n", f);
+    fputs("</ul>\n</details>\n</section>\n", f);
 }
 
 /* A row of a run's details: a name of dtsim's and a value from the database. */

@@ -1,7 +1,13 @@
 /* The tidy table (see tidy.h). Which keys become columns is one GROUP BY over the selected
  * runs' params rows (the run ids travel as one bound JSON array); each row is then the run's
  * runs and run_summary row with its params rows merged in by key, both sides in key order.
- * Keys are bound or compared, never pasted into SQL. */
+ * Keys are bound or compared, never pasted into SQL.
+ *
+ * A key is written as the user wrote it (10Gbps, 0.05, yes), so that a column reads as the
+ * scenario does; a key written with a unit gets a second column, "KEY (B/s)", its value in
+ * base units as params.number holds it, for computations. Nothing is written twice:
+ * strategy.kind is the strategy column, and run_summary's workers and bandwidth are
+ * cluster.workers and cluster.bandwidth, which are always columns. */
 #define _POSIX_C_SOURCE 200809L
 #include "tidy.h"
 
@@ -21,21 +27,34 @@ static const char row_sql[] =
     " FROM runs r LEFT JOIN run_summary s ON s.run = r.id WHERE r.id = ?1";
 static const char params_sql[] = "SELECT key, value, number FROM params WHERE run = ?1"
                                  " ORDER BY key";
-/* ?1: the run ids as a JSON array, ?2: how many */
+/* ?1: the run ids as a JSON array, ?2: how many. A key is a column when it differs, or is
+ * one that run_summary's own columns would otherwise repeat; strategy.kind when it is not
+ * the strategy column (a run whose kind and strategy name differ). */
 static const char keys_sql[] =
-    "SELECT key, count(*) < ?2 OR count(DISTINCT value) > 1, min(number IS NOT NULL)"
+    "SELECT key, count(*) < ?2 OR count(DISTINCT value) > 1"
+    " OR key IN ('cluster.workers', 'cluster.bandwidth'),"
+    " key <> 'strategy.kind' OR EXISTS (SELECT 1 FROM params p JOIN runs r ON r.id = p.run"
+    "   WHERE p.key = 'strategy.kind' AND p.value IS NOT r.strategy"
+    "   AND p.run IN (SELECT j.value FROM json_each(?1) AS j))"
     " FROM params WHERE run IN (SELECT j.value FROM json_each(?1) AS j)"
     " AND key <> 'run.name' GROUP BY key ORDER BY key";
+/* ?1: the key, ?2: the run ids */
+static const char values_sql[] =
+    "SELECT value FROM params WHERE key = ?1 AND run IN (SELECT j.value FROM json_each(?2) AS j)"
+    " AND number IS NOT NULL";
+
+/* run_summary's columns that the key columns hold already */
+static const char *const repeated[] = {"workers", "bandwidth"};
 
 typedef struct key_col {
     char *key;
-    int numeric; /* every run's value has a number */
+    const char *si; /* the base unit of a key written with one ("B/s"), else NULL */
 } key_col_t;
 
 typedef struct tidy {
     sqlite3 *h;
     const char *db;
-    sqlite3_stmt *row, *params, *keys, *all;
+    sqlite3_stmt *row, *params, *keys, *values, *all;
     key_col_t *cols;
     size_t n_cols;
     int64_t *ids;
@@ -71,8 +90,49 @@ static dt_status all_ids(tidy_t *t, dt_err_t *err)
     return rc == SQLITE_DONE ? DT_OK : sql_error(t, err);
 }
 
+/* The base unit that params.number holds for a value written with unit text (10Gbps, 5us,
+ * 312Tf; the units of dtsim keys' table), or NULL for a plain number or no unit. */
+static const char *base_unit(const char *text)
+{
+    char *end;
+    strtod(text, &end);
+    if (end == text)
+        return NULL;
+    end += strspn(end, " ");
+    size_t n = strlen(end);
+#define ENDS(s) (n >= sizeof(s) - 1 && !strcmp(end + n - (sizeof(s) - 1), s))
+    if (n == 0)
+        return NULL;
+    if (ENDS("f") || ENDS("flops"))
+        return "FLOP/s";
+    if (ENDS("ps") || ENDS("/s"))
+        return "B/s";
+    if (!strcmp(end, "ns") || !strcmp(end, "us") || !strcmp(end, "ms") || !strcmp(end, "s") ||
+        !strcmp(end, "min") || !strcmp(end, "h"))
+        return "s";
+    return NULL;
+#undef ENDS
+}
+
+/* The base unit of key among the runs (json: their ids), the first any value has. */
+static dt_status key_unit(tidy_t *t, const char *key, const char *json, const char **si,
+                          dt_err_t *err)
+{
+    *si = NULL;
+    sqlite3_reset(t->values);
+    if (sqlite3_bind_text(t->values, 1, key, -1, SQLITE_TRANSIENT) ||
+        sqlite3_bind_text(t->values, 2, json, -1, SQLITE_STATIC))
+        return sql_error(t, err);
+    int rc;
+    while (!*si && (rc = sqlite3_step(t->values)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(t->values, 0);
+        *si = v ? base_unit(v) : NULL;
+    }
+    return *si || rc == SQLITE_DONE ? DT_OK : sql_error(t, err);
+}
+
 /* The key columns: the keys of the runs' params that differ between them (all_params: every
- * key), in key order. */
+ * key), in key order, each with its base unit when written with one. */
 static dt_status key_cols(tidy_t *t, int all_params, dt_err_t *err)
 {
     size_t cap = 32 + 24 * t->n_ids, len = 0;
@@ -84,36 +144,43 @@ static dt_status key_cols(tidy_t *t, int all_params, dt_err_t *err)
     snprintf(json + len, cap - len, "]");
     dt_status st = DT_OK;
     if (sqlite3_prepare_v2(t->h, keys_sql, -1, &t->keys, NULL) ||
+        sqlite3_prepare_v2(t->h, values_sql, -1, &t->values, NULL) ||
         sqlite3_bind_text(t->keys, 1, json, -1, SQLITE_TRANSIENT) ||
         sqlite3_bind_int64(t->keys, 2, (sqlite3_int64)t->n_ids)) {
         st = sql_error(t, err);
         goto done;
     }
     int rc;
-    while ((rc = sqlite3_step(t->keys)) == SQLITE_ROW) {
+    while (st == DT_OK && (rc = sqlite3_step(t->keys)) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(t->keys, 0);
         /* sweep.fingerprint (dtsim run --resume's) is bookkeeping, not a key of the runs */
         if (!all_params && (!sqlite3_column_int(t->keys, 1) || !strcmp(key, "sweep.fingerprint")))
             continue;
+        if (!sqlite3_column_int(t->keys, 2))
+            continue; /* strategy.kind: the strategy column */
         t->cols = grow(t->cols, t->n_cols, sizeof *t->cols);
-        t->cols[t->n_cols].key = dt_malloc(strlen(key) + 1);
-        strcpy(t->cols[t->n_cols].key, key);
-        t->cols[t->n_cols++].numeric = sqlite3_column_int(t->keys, 2);
+        key_col_t *col = &t->cols[t->n_cols++];
+        col->key = dt_malloc(strlen(key) + 1);
+        strcpy(col->key, key);
+        st = key_unit(t, key, json, &col->si, err);
     }
-    if (rc != SQLITE_DONE)
+    if (st == DT_OK && rc != SQLITE_DONE)
         st = sql_error(t, err);
 done:
     free(json);
     return st;
 }
 
-/* run_summary's columns that are not identity columns. */
+/* run_summary's columns that are neither identity nor key columns. */
 static int is_metric(sqlite3_stmt *row, int col)
 {
     if (col < (int)N_IDENTITY)
         return 0;
     for (size_t i = 0; i < N_IDENTITY; i++)
         if (!strcmp(sqlite3_column_name(row, col), identity[i]))
+            return 0;
+    for (size_t i = 0; i < sizeof repeated / sizeof *repeated; i++)
+        if (!strcmp(sqlite3_column_name(row, col), repeated[i]))
             return 0;
     return 1;
 }
@@ -126,6 +193,12 @@ static void write_header(const tidy_t *t, FILE *out)
     for (size_t k = 0; k < t->n_cols; k++) {
         fputc(',', out);
         results_csv_text(out, t->cols[k].key);
+        if (t->cols[k].si) {
+            char name[512];
+            snprintf(name, sizeof name, "%s (%s)", t->cols[k].key, t->cols[k].si);
+            fputc(',', out);
+            results_csv_text(out, name);
+        }
     }
     for (int c = 0; c < cols; c++)
         if (is_metric(t->row, c))
@@ -133,20 +206,25 @@ static void write_header(const tidy_t *t, FILE *out)
     fputc('\n', out);
 }
 
-/* One key's field: a plain number as written, else params.number (base units); or text. */
+/* One key's field as written; then, for a key with a unit, params.number (base units). */
 static void key_field(FILE *out, const key_col_t *col, sqlite3_stmt *p)
 {
     const char *value = (const char *)sqlite3_column_text(p, 1);
-    if (!col->numeric) {
-        if (value)
+    if (value) {
+        char *end;
+        strtod(value, &end);
+        if (end != value && *end == '\0')
+            fputs(value, out); /* a plain number stays one: 0.05, not "0.05" */
+        else
             results_csv_text(out, value);
-        return;
     }
-    char *end, num[RESULTS_DOUBLE_LEN];
-    double v = value ? strtod(value, &end) : 0.0;
-    if (!value || end == value || *end)
-        v = sqlite3_column_double(p, 2);
-    fputs(results_csv_double(num, v), out);
+    if (col->si) {
+        fputc(',', out);
+        if (sqlite3_column_type(p, 2) != SQLITE_NULL) {
+            char num[RESULTS_DOUBLE_LEN];
+            fputs(results_csv_double(num, sqlite3_column_double(p, 2)), out);
+        }
+    }
 }
 
 /* The run's row; p has been bound to the run and steps through its params by key. */
@@ -167,6 +245,8 @@ static dt_status write_row(const tidy_t *t, FILE *out, dt_err_t *err)
             rc = sqlite3_step(p);
         if (rc == SQLITE_ROW && cmp == 0)
             key_field(out, &t->cols[k], p);
+        else if (t->cols[k].si)
+            fputc(',', out);
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return sql_error(t, err);
@@ -215,6 +295,7 @@ done:
     sqlite3_finalize(t.row);
     sqlite3_finalize(t.params);
     sqlite3_finalize(t.keys);
+    sqlite3_finalize(t.values);
     sqlite3_finalize(t.all);
     for (size_t k = 0; k < t.n_cols; k++)
         free(t.cols[k].key);

@@ -10,14 +10,17 @@
  *   - numbers go in as raw JSON in their shortest round-trip form (csv.h): cJSON's own
  *     printing keeps 15 digits when they read back within an epsilon, which can move a slice
  *     by a unit in the last place;
- *   - a flow event binds to the slice that encloses its time, so a message's two ends are
- *     put at one time strictly inside the receiver's slice that the transfer ended in: the
- *     middle of [max(that slice's start, sent), done). A blocking sender spends all of
- *     [sent, done) in its send, which holds that time too; a sender that posted the message
- *     and went on is bound to whatever it was doing then. The receiver's slice, not the
- *     message's own start, because a message that arrived while its receiver was still busy
- *     with another transfer has a start equal to its done. Strictly inside: viewers differ
- *     in which of two events of equal time comes first. */
+ *   - a message is two slices of its own, with its real times: "send" on a track of the
+ *     sender's from when it was posted to when it was received, and "receive" on a track of
+ *     the receiver's from when its transfer began to when it was received (from when it was
+ *     posted, for a message that arrived while its receiver was busy with another transfer:
+ *     its start equals its done). Messages overlap one another, and slices on one track must
+ *     nest, so each host's node gets as many send and receive tracks as it has messages at
+ *     once (the first track free at the message's start), beside its compute / comm / idle
+ *     track;
+ *     - its flow arrow goes from the send slice's start to the receive slice's end: a flow
+ *     event binds to the slice that encloses its time, and viewers differ on a time equal to
+ *     a slice's end, so both events sit a nanosecond inside (half the slice when shorter). */
 #define _POSIX_C_SOURCE 200809L
 #include "trace_json.h"
 
@@ -28,6 +31,14 @@
 
 #include "csv.h"
 
+/* One side of a message: a slice on track `track` (0, 1, ...) of lane's sends (dir 0) or
+ * receives (dir 1). */
+typedef struct msg_slice {
+    size_t lane, msg, track;
+    int dir;
+    double begin, end; /* simulated seconds */
+} msg_slice_t;
+
 struct results_trace {
     results_run_view_t run;
     results_timeline_t tl;
@@ -35,6 +46,10 @@ struct results_trace {
     int *pid;       /* (n_lanes) the process of each lane's host: 1 + its first lane */
     const results_lane_t **by_key; /* (n_lanes) the lanes by host, role, rank: a message's */
     size_t *first;  /* (n_lanes + 1) lane l's intervals are iv[first[l] .. first[l + 1]) */
+    msg_slice_t *ms;  /* (2 per message with both lanes) the send and receive slices */
+    size_t n_ms;
+    size_t *tracks;   /* (2 n_lanes) send and receive tracks of each lane */
+    char covers[320]; /* what of the run the timeline holds, for otherData */
 };
 
 static int lane_cmp(const results_lane_t *a, const char *host, const char *role, int rank)
@@ -70,24 +85,6 @@ static size_t find_lane(const results_trace_t *t, const char *host, const char *
     return SIZE_MAX;
 }
 
-/* The time of a message's flow: strictly inside the receiver's slice (on lane dst) that
- * ends the transfer, [s, e) with s < done <= e; done itself when there is none. */
-static double flow_time(const results_trace_t *t, size_t dst, const results_message_t *m)
-{
-    size_t lo = t->first[dst], hi = t->first[dst + 1];
-    while (lo < hi) { /* the first interval starting at or after done */
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->tl.iv[mid].start < m->done)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == t->first[dst] || t->tl.iv[lo - 1].end < m->done)
-        return m->done;
-    double from = t->tl.iv[lo - 1].start > m->sent ? t->tl.iv[lo - 1].start : m->sent;
-    return (from + m->done) / 2;
-}
-
 /* by_key, and each lane's process: the lanes of one host, adjacent in by_key, share the
  * process numbered after the first of them in lane order. */
 static void index_lanes(results_trace_t *t)
@@ -118,6 +115,91 @@ static void index_lanes(results_trace_t *t)
     }
 }
 
+static int ms_cmp(const void *x, const void *y)
+{
+    const msg_slice_t *a = x, *b = y;
+    if (a->lane != b->lane)
+        return (a->lane > b->lane) - (a->lane < b->lane);
+    if (a->dir != b->dir)
+        return a->dir - b->dir;
+    if (a->begin != b->begin)
+        return (a->begin > b->begin) - (a->begin < b->begin);
+    return (a->msg > b->msg) - (a->msg < b->msg);
+}
+
+/* The send and receive slices of every message whose two ends have lanes, each on the first
+ * track of its lane and side that is free at its begin (greedy by begin: the fewest tracks
+ * that keep a track's slices apart). */
+static void layout_messages(results_trace_t *t)
+{
+    t->ms = dt_calloc(2 * t->msgs.n + 1, sizeof *t->ms);
+    t->tracks = dt_calloc(2 * t->tl.n_lanes + 1, sizeof *t->tracks);
+    for (size_t i = 0; i < t->msgs.n; i++) {
+        const results_message_t *m = &t->msgs.m[i];
+        size_t src = find_lane(t, m->src_host, m->src_role, m->src_rank);
+        size_t dst = find_lane(t, m->dst_host, m->dst_role, m->dst_rank);
+        if (src == SIZE_MAX || dst == SIZE_MAX)
+            continue;
+        t->ms[t->n_ms++] = (msg_slice_t){src, i, 0, 0, m->sent, m->done};
+        t->ms[t->n_ms++] =
+            (msg_slice_t){dst, i, 0, 1, m->start < m->done ? m->start : m->sent, m->done};
+    }
+    qsort(t->ms, t->n_ms, sizeof *t->ms, ms_cmp);
+    double *free_at = NULL; /* end of the last slice on each track of the current side */
+    size_t cap = 0;
+    for (size_t g = 0; g < t->n_ms;) {
+        size_t e = g, n = 0;
+        while (e < t->n_ms && t->ms[e].lane == t->ms[g].lane && t->ms[e].dir == t->ms[g].dir)
+            e++;
+        for (size_t k = g; k < e; k++) {
+            /* in microseconds as written, so that a viewer sees the tracks apart too */
+            double ts = t->ms[k].begin * 1e6, end = ts + (t->ms[k].end - t->ms[k].begin) * 1e6;
+            size_t tr = 0;
+            while (tr < n && free_at[tr] > ts)
+                tr++;
+            if (tr == n) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    free_at = realloc(free_at, cap * sizeof *free_at);
+                    DT_CHECK(free_at, "out of memory");
+                }
+                n++;
+            }
+            free_at[tr] = end;
+            t->ms[k].track = tr;
+        }
+        t->tracks[2 * t->ms[g].lane + (size_t)t->ms[g].dir] = n;
+        g = e;
+    }
+    free(free_at);
+}
+
+/* What of the run the timeline holds, in words: the whole run, or how far it goes and why
+ * it stopped there. */
+static void describe_cover(results_trace_t *t, int sampled, const char *steps)
+{
+    double end = 0;
+    for (size_t i = 0; i < t->tl.n; i++)
+        if (isfinite(t->tl.iv[i].end) && t->tl.iv[i].end > end)
+            end = t->tl.iv[i].end;
+    const results_run_view_t *r = &t->run;
+    if (sampled)
+        snprintf(t->covers, sizeof t->covers,
+                 "sampled (run.timeline = sampled): the first step of %zu hosts spread over "
+                 "the ranks, 0 to %.6g s%s%.6g s",
+                 t->tl.n_lanes, end, r->has_summary ? " of the run's " : "",
+                 r->has_summary ? r->sim_time : end);
+    else if (r->has_summary && isfinite(r->sim_time) && end >= r->sim_time * (1 - 1e-6))
+        snprintf(t->covers, sizeof t->covers, "the whole run: 0 to %.6g s", end);
+    else if (r->has_summary && isfinite(r->sim_time))
+        snprintf(t->covers, sizeof t->covers,
+                 "0 to %.6g s of the run's %.6g s: run.timeline_steps = %s, or the 200,000-row "
+                 "cap (dtsim run --set run.timeline_steps=all records a run whole)",
+                 end, r->sim_time, steps);
+    else
+        snprintf(t->covers, sizeof t->covers, "0 to %.6g s (the run has not ended)", end);
+}
+
 dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t **out,
                               dt_err_t *err)
 {
@@ -138,6 +220,17 @@ dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t *
         return st;
     }
     index_lanes(t);
+    layout_messages(t);
+    char mode[32] = "", steps[32] = "";
+    int has_mode = 0, has_steps = 0;
+    if ((st = results_query_param(q, run, "run.timeline", mode, sizeof mode, &has_mode, err)) !=
+            DT_OK ||
+        (st = results_query_param(q, run, "run.timeline_steps", steps, sizeof steps,
+                                  &has_steps, err)) != DT_OK) {
+        results_trace_free(t);
+        return st;
+    }
+    describe_cover(t, has_mode && !strcmp(mode, "sampled"), has_steps ? steps : "?");
     *out = t;
     return DT_OK;
 }
@@ -152,6 +245,8 @@ void results_trace_free(results_trace_t *t)
     free(t->pid);
     free(t->by_key);
     free(t->first);
+    free(t->ms);
+    free(t->tracks);
     free(t);
 }
 
@@ -166,6 +261,15 @@ static void add_number(cJSON *o, const char *key, double v)
              "out of memory");
 }
 
+/* An integer as digits: the shortest round-trip form of 10 is 1e+01, which a viewer reading
+ * a thread id as an integer may refuse. */
+static void add_int(cJSON *o, const char *key, long long v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%lld", v);
+    DT_CHECK(cJSON_AddRawToObject(o, key, num), "out of memory");
+}
+
 static void add_string(cJSON *o, const char *key, const char *v)
 {
     DT_CHECK(cJSON_AddStringToObject(o, key, v), "out of memory");
@@ -178,8 +282,8 @@ static cJSON *event(const char *ph, const char *name, int pid, size_t tid)
     DT_CHECK(e, "out of memory");
     add_string(e, "name", name);
     add_string(e, "ph", ph);
-    add_number(e, "pid", pid);
-    add_number(e, "tid", (double)tid);
+    add_int(e, "pid", pid);
+    add_int(e, "tid", (long long)tid);
     return e;
 }
 
@@ -209,7 +313,18 @@ static void emit_meta(FILE *f, size_t *count, const char *what, int pid, size_t 
     emit(f, e, count);
 }
 
-/* The names of the processes (hosts) and threads (role and rank), in lane order. */
+/* The thread of track k of lane's sends (dir 0) or receives (dir 1): after the lanes' own
+ * threads (1 .. n_lanes), lane by lane. */
+static size_t msg_tid(const results_trace_t *t, size_t lane, int dir, size_t k)
+{
+    size_t tid = t->tl.n_lanes + 1;
+    for (size_t i = 0; i < 2 * lane + (size_t)dir; i++)
+        tid += t->tracks[i];
+    return tid + k;
+}
+
+/* The names of the processes (hosts) and threads (role and rank, then its message tracks
+ * beneath it: "worker 3 sends", "worker 3 sends 2", "worker 3 receives"), in lane order. */
 static void emit_tracks(const results_trace_t *t, FILE *f, size_t *count)
 {
     for (size_t i = 0; i < t->tl.n_lanes; i++) {
@@ -219,10 +334,23 @@ static void emit_tracks(const results_trace_t *t, FILE *f, size_t *count)
             emit_meta(f, count, "process_name", pid, 0, l->host, 0);
             emit_meta(f, count, "process_sort_index", pid, 0, NULL, pid);
         }
-        char name[96];
+        char name[128];
         snprintf(name, sizeof name, "%s %d", l->role, l->rank);
         emit_meta(f, count, "thread_name", pid, i + 1, name, 0);
-        emit_meta(f, count, "thread_sort_index", pid, i + 1, NULL, (double)i);
+        emit_meta(f, count, "thread_sort_index", pid, i + 1, NULL, (double)i * 1e6);
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t k = 0; k < t->tracks[2 * i + (size_t)dir]; k++) {
+                size_t tid = msg_tid(t, i, dir, k);
+                if (k)
+                    snprintf(name, sizeof name, "%s %d %s %zu", l->role, l->rank,
+                             dir ? "receives" : "sends", k + 1);
+                else
+                    snprintf(name, sizeof name, "%s %d %s", l->role, l->rank,
+                             dir ? "receives" : "sends");
+                emit_meta(f, count, "thread_name", pid, tid, name, 0);
+                emit_meta(f, count, "thread_sort_index", pid, tid, NULL,
+                          (double)i * 1e6 + 1 + (double)dir * 5e5 + (double)k);
+            }
     }
 }
 
@@ -245,38 +373,51 @@ static void emit_slices(const results_trace_t *t, FILE *f, size_t *count, size_t
     }
 }
 
-/* A flow per message whose sender and receiver both have a lane: "s" on the sender's, "f"
- * on the receiver's, both at flow_time. */
-static void emit_flows(const results_trace_t *t, FILE *f, size_t *count, size_t *skipped)
+/* The other end of a message, for its slice's args: "worker 5 on node-5". */
+static void peer_name(char *buf, size_t n, const char *role, int rank, const char *host)
 {
-    for (size_t i = 0; i < t->msgs.n; i++) {
-        const results_message_t *m = &t->msgs.m[i];
-        size_t src = find_lane(t, m->src_host, m->src_role, m->src_rank);
-        size_t dst = find_lane(t, m->dst_host, m->dst_role, m->dst_rank);
-        if (src == SIZE_MAX || dst == SIZE_MAX)
-            continue;
-        double mid = flow_time(t, dst, m) * 1e6;
-        if (!isfinite(mid)) {
+    snprintf(buf, n, "%s %d on %s", role, rank, host);
+}
+
+/* Each message's send and receive slices, and a flow from the send's start to the
+ * receive's end (a nanosecond inside each, or half the slice when it is shorter). */
+static void emit_messages(const results_trace_t *t, FILE *f, size_t *count, size_t *skipped)
+{
+    for (size_t k = 0; k < t->n_ms; k++) {
+        const msg_slice_t *s = &t->ms[k];
+        const results_message_t *m = &t->msgs.m[s->msg];
+        double ts = s->begin * 1e6, dur = (s->end - s->begin) * 1e6;
+        if (!isfinite(ts) || !isfinite(dur)) {
             (*skipped)++;
             continue;
         }
-        cJSON *s = event("s", "message", t->pid[src], src + 1);
-        add_string(s, "cat", "message");
-        add_number(s, "id", (double)(i + 1));
-        add_number(s, "ts", mid);
-        cJSON *args = cJSON_AddObjectToObject(s, "args");
+        int pid = t->pid[s->lane];
+        size_t tid = msg_tid(t, s->lane, s->dir, s->track);
+        cJSON *e = event("X", s->dir ? "receive" : "send", pid, tid);
+        add_string(e, "cat", "message");
+        add_number(e, "ts", ts);
+        add_number(e, "dur", dur);
+        cJSON *args = cJSON_AddObjectToObject(e, "args");
         DT_CHECK(args, "out of memory");
+        char peer[256];
+        if (s->dir)
+            peer_name(peer, sizeof peer, m->src_role, m->src_rank, m->src_host);
+        else
+            peer_name(peer, sizeof peer, m->dst_role, m->dst_rank, m->dst_host);
+        add_string(args, s->dir ? "from" : "to", peer);
         add_number(args, "bytes", m->bytes);
         add_number(args, "sent_s", m->sent);
         add_number(args, "start_s", m->start);
         add_number(args, "done_s", m->done);
-        emit(f, s, count);
-        cJSON *e = event("f", "message", t->pid[dst], dst + 1);
-        add_string(e, "cat", "message");
-        add_number(e, "id", (double)(i + 1));
-        add_number(e, "ts", mid);
-        add_string(e, "bp", "e");
         emit(f, e, count);
+        double in = dur > 2e-3 ? 1e-3 : dur / 2; /* a nanosecond, in microseconds */
+        cJSON *fl = event(s->dir ? "f" : "s", "message", pid, tid);
+        add_string(fl, "cat", "message");
+        add_int(fl, "id", (long long)(s->msg + 1));
+        add_number(fl, "ts", s->dir ? ts + dur - in : ts + in);
+        if (s->dir)
+            add_string(fl, "bp", "e");
+        emit(f, fl, count);
     }
 }
 
@@ -287,7 +428,7 @@ dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
     fputs("{\"traceEvents\":[\n", f);
     emit_tracks(t, f, &count);
     emit_slices(t, f, &count, &skipped);
-    emit_flows(t, f, &count, &skipped);
+    emit_messages(t, f, &count, &skipped);
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":", f);
     cJSON *o = cJSON_CreateObject();
     DT_CHECK(o, "out of memory");
@@ -296,6 +437,7 @@ dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
     add_string(o, "strategy", t->run.strategy);
     add_string(o, "status", t->run.status);
     add_string(o, "clock", "simulated time, microseconds");
+    add_string(o, "covers", t->covers);
     if (skipped) {
         char note[128];
         snprintf(note, sizeof note,

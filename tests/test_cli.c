@@ -946,6 +946,50 @@ START_TEST(check_warns_when_eval_every_counts_rounds_and_steps)
 }
 END_TEST
 
+/* run.eval_samples puts every strategy of a mixed sweep on the same points: sync-ps and
+ * all-reduce (8 workers x 16 samples: 128 a step) and fedavg (8 clients x 64 samples: 512 a
+ * round) each evaluate at the first step or round boundary at or past every multiple of 640
+ * samples, 4 times in 2560 samples, where run.eval_every = 1 gives 20 points against 5. */
+START_TEST(eval_samples_gives_every_strategy_the_same_points)
+{
+    char path[300], db[300];
+    snprintf(path, sizeof path, "%s/mixed.ini", dir);
+    snprintf(db, sizeof db, "%s/mixed.db", dir);
+    write_file(path, "[run]\nsteps = 20\neval_every = 0\neval_samples = 640\n"
+                     "[model]\narch = logreg\nbatch = 16\n"
+                     "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                     "synthetic_dim = 16\nsynthetic_classes = 4\n[cluster]\nworkers = 8\n"
+                     "[strategy]\nrounds = 5\nclients = 8\nfraction = 1\n"
+                     "[sweep]\nstrategy.kind = sync-ps, fedavg, allreduce\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db, NULL}), 0);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT r.strategy, e.samples FROM runs r JOIN evals e"
+                                           " ON e.run = r.id ORDER BY r.id, e.samples",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    const char *kinds[] = {"sync-ps", "fedavg", "allreduce"};
+    const double boundary[] = {128, 512, 128}; /* samples a step or round */
+    int seen[3] = {0, 0, 0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *kind = (const char *)sqlite3_column_text(st, 0);
+        int k = 0;
+        while (k < 3 && strcmp(kind, kinds[k]))
+            k++;
+        ck_assert_int_lt(k, 3);
+        /* evaluation m (1, 2, ...) at the first boundary at or past m x 640 */
+        double m = ++seen[k], want = ceil(m * 640 / boundary[k]) * boundary[k];
+        ck_assert_msg(sqlite3_column_double(st, 1) == want, "%s: evaluation %g at %g samples, "
+                      "not %g", kind, m, sqlite3_column_double(st, 1), want);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    for (int k = 0; k < 3; k++)
+        ck_assert_msg(seen[k] == 4, "%s: %d evaluations", kinds[k], seen[k]);
+}
+END_TEST
+
 START_TEST(check_lists_the_runs_of_a_sweep)
 {
     char path[300], again[300], want[1024];
@@ -4127,6 +4171,12 @@ int main(void)
     tcase_add_test(inputs, bad_platform_files_exit_2_naming_file_line);
     tcase_add_test(inputs, what_check_accepts_run_runs);
     suite_add_tcase(s, inputs);
+    /* issue 37's results a researcher trusts (CK_RUN_CASE=results) */
+    TCase *res = tcase_create("results");
+    tcase_add_checked_fixture(res, setup, NULL);
+    tcase_set_timeout(res, 120);
+    tcase_add_test(res, eval_samples_gives_every_strategy_the_same_points);
+    suite_add_tcase(s, res);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

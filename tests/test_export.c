@@ -184,7 +184,7 @@ static void assert_field(const char *field, sqlite3_stmt *s, int col, const char
 /* --- the database, made once for the suite --------------------------------------------- */
 
 static const char *sweep_ini =
-    "[run]\nsteps = 6\neval_every = 3\ntimeline_steps = 100\n[model]\narch = logreg\n"
+    "[run]\nsteps = 6\neval_every = 3\n[model]\narch = logreg\n"
     "batch = 16\nlr = 0.05\n[data]\nsource = synthetic\ntrain_samples = 512\n"
     "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n[cluster]\nworkers = 2\n"
     "[sweep]\nstrategy.kind = allreduce, sync-ps\ncluster.bandwidth = 1Gbps, 10Gbps\n";
@@ -357,9 +357,11 @@ START_TEST(csv_every_table_read_back)
 }
 END_TEST
 
-/* The tidy table of the sweep: a row per run in sweep order, the two swept keys as columns
- * (bandwidth in bytes/s, the kind as text), no constant key, run_summary's columns equal to
- * the view's; --all-params adds every key, a plain number as written. */
+/* The tidy table of the sweep: a row per run in sweep order, the swept bandwidth as the
+ * scenario wrote it (1Gbps) with its value in bytes/s beside it, the swept kind as the
+ * strategy column only, cluster.workers always, no constant key, no column twice (neither
+ * strategy.kind nor run_summary's bandwidth and workers), run_summary's other columns equal
+ * to the view's; --all-params adds every key, a plain number as written. */
 START_TEST(tidy_table_of_a_sweep)
 {
     char out[160];
@@ -369,12 +371,17 @@ START_TEST(tidy_table_of_a_sweep)
                      0);
     csv_t c = csv_read(out);
     ck_assert_int_eq(c.n, 1 + 4);
-    const char *first[] = {"run", "name", "strategy", "status", "sweep", "sweep_index",
-                           "cluster.bandwidth", "strategy.kind"};
-    for (int k = 0; k < 8; k++)
+    const char *first[] = {"run",         "name", "strategy",          "status",
+                           "sweep",       "sweep_index",               "cluster.bandwidth",
+                           "cluster.bandwidth (B/s)",                  "cluster.workers"};
+    for (int k = 0; k < 9; k++)
         ck_assert_str_eq(c.rec[0][k], first[k]);
-    ck_assert_int_eq(csv_col(&c, "model.arch"), -1);
-    ck_assert_int_eq(csv_col(&c, "run.name"), -1);
+    for (int k = 0; k < c.n_fields[0]; k++)
+        for (int j = 0; j < k; j++)
+            ck_assert_str_ne(c.rec[0][j], c.rec[0][k]);
+    const char *absent[] = {"model.arch", "run.name", "strategy.kind", "bandwidth", "workers"};
+    for (size_t k = 0; k < sizeof absent / sizeof *absent; k++)
+        ck_assert_msg(csv_col(&c, absent[k]) == -1, "a column %s", absent[k]);
     sqlite3 *h = db_open();
     sqlite3_stmt *view = prepare(h, "SELECT * FROM run_summary WHERE run = ?1");
     int metrics = 0;
@@ -382,27 +389,36 @@ START_TEST(tidy_table_of_a_sweep)
         int64_t id = strtoll(c.rec[r][0], NULL, 10);
         ck_assert_int_eq(one_int(h, "SELECT sweep_index FROM runs WHERE id = ?1", id), r - 1);
         ck_assert_str_eq(c.rec[r][4], sweep);
-        sqlite3_stmt *p = prepare(h, "SELECT number FROM params WHERE run = ?1 AND key ="
+        sqlite3_stmt *p = prepare(h, "SELECT value, number FROM params WHERE run = ?1 AND key ="
                                      " 'cluster.bandwidth'");
         sqlite3_bind_int64(p, 1, id);
         ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
-        assert_field(c.rec[r][6], p, 0, "cluster.bandwidth");
+        /* as written in the [sweep] (1Gbps, 10Gbps), then bytes/s */
+        ck_assert_str_eq(c.rec[r][6], (const char *)sqlite3_column_text(p, 0));
+        ck_assert(!strcmp(c.rec[r][6], "1Gbps") || !strcmp(c.rec[r][6], "10Gbps"));
+        ck_assert(strtod(c.rec[r][7], NULL) == (c.rec[r][6][1] == 'G' ? 1.25e8 : 1.25e9));
+        assert_field(c.rec[r][7], p, 1, "cluster.bandwidth (B/s)");
         sqlite3_finalize(p);
-        ck_assert_str_eq(c.rec[r][7], c.rec[r][2]); /* strategy.kind is the strategy */
+        ck_assert_int_eq(strtol(c.rec[r][8], NULL, 10),
+                         one_int(h, "SELECT number FROM params WHERE run = ?1 AND key ="
+                                    " 'cluster.workers'", id));
         sqlite3_reset(view);
         sqlite3_bind_int64(view, 1, id);
         ck_assert_int_eq(sqlite3_step(view), SQLITE_ROW);
         metrics = 0;
         for (int k = 0; k < sqlite3_column_count(view); k++) {
-            int col = csv_col(&c, sqlite3_column_name(view, k));
-            ck_assert_msg(col >= 0, "no column %s", sqlite3_column_name(view, k));
+            const char *name = sqlite3_column_name(view, k);
+            int col = csv_col(&c, name);
+            if (!strcmp(name, "bandwidth") || !strcmp(name, "workers"))
+                continue; /* cluster.bandwidth (B/s) and cluster.workers, checked above */
+            ck_assert_msg(col >= 0, "no column %s", name);
             if (col < 6)
                 continue; /* the identity, from runs */
-            assert_field(c.rec[r][col], view, k, sqlite3_column_name(view, k));
+            assert_field(c.rec[r][col], view, k, name);
             metrics++;
         }
     }
-    ck_assert_int_ge(metrics, 14);
+    ck_assert_int_ge(metrics, 12);
     sqlite3_finalize(view);
     csv_free(&c);
 
@@ -413,9 +429,12 @@ START_TEST(tidy_table_of_a_sweep)
     ck_assert_int_eq(c.n, 2);
     int keys = 0;
     for (int k = 0; k < c.n_fields[0]; k++)
-        keys += strchr(c.rec[0][k], '.') != NULL;
-    ck_assert_int_eq(keys, one_int(h, "SELECT count(*) FROM params WHERE run = 1 AND key <>"
-                                      " 'run.name'", 0));
+        keys += strchr(c.rec[0][k], '.') != NULL && !strstr(c.rec[0][k], " (");
+    /* every key but run.name (the name column) and strategy.kind (the strategy column) */
+    ck_assert_int_eq(keys, one_int(h, "SELECT count(*) FROM params WHERE run = 1 AND key NOT IN"
+                                      " ('run.name', 'strategy.kind')", 0));
+    ck_assert_str_eq(c.rec[1][csv_col(&c, "cluster.latency")], "5us");
+    ck_assert(strtod(c.rec[1][csv_col(&c, "cluster.latency (s)")], NULL) == 5e-6);
     ck_assert_str_eq(c.rec[1][csv_col(&c, "model.arch")], "logreg");
     ck_assert_str_eq(c.rec[1][csv_col(&c, "model.lr")], "0.05"); /* not 0.0500000007450581 */
     csv_free(&c);
@@ -425,11 +444,14 @@ END_TEST
 
 /* --- the trace ------------------------------------------------------------------------- */
 
+static double one_real(sqlite3 *h, const char *sql, int64_t a);
+
 typedef struct slice {
     int pid, tid;
     double ts, dur;
     const char *name;
     int used;
+    const char *thread; /* its track's name (message slices) */
 } slice_t;
 
 static const cJSON *member(const cJSON *o, const char *key)
@@ -471,6 +493,69 @@ static int track_of(const cJSON *events, const char *host, const char *role, int
     return 0;
 }
 
+/* The name of thread tid of process pid ("worker 3 sends 2"), "" when there is none. */
+static const char *thread_name(const cJSON *events, int pid, int tid)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (strcmp(member(e, "ph")->valuestring, "M"))
+            break; /* the metadata comes first */
+        if (!strcmp(member(e, "name")->valuestring, "thread_name") &&
+            member(e, "pid")->valueint == pid && member(e, "tid")->valueint == tid)
+            return member(member(e, "args"), "name")->valuestring;
+    }
+    return "";
+}
+
+/* Message slices by process, start, length. */
+static int ms_cmp(const void *x, const void *y)
+{
+    const slice_t *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid - b->pid;
+    if (a->ts != b->ts)
+        return (a->ts > b->ts) - (a->ts < b->ts);
+    return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+/* By track, then start. */
+static int track_cmp(const void *x, const void *y)
+{
+    const slice_t *a = x, *b = y;
+    if (a->pid != b->pid || a->tid != b->tid)
+        return a->pid != b->pid ? a->pid - b->pid : a->tid - b->tid;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* The unused message slice named name ("send", "receive") of process pid on a track
+ * named "ROLE RANK WHAT" or "ROLE RANK WHAT K" at exactly [ts, ts + dur) microseconds; marks
+ * it used. NULL when there is none. */
+static slice_t *message_slice(slice_t *ms, int n, int pid, const char *name, const char *role,
+                              int rank, const char *what, double ts, double dur)
+{
+    char track[96];
+    int len = snprintf(track, sizeof track, "%s %d %s", role, rank, what);
+    int lo = 0, hi = n; /* ms is sorted by ms_cmp: the first at (pid, ts) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ms[mid].pid < pid || (ms[mid].pid == pid && ms[mid].ts < ts))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < n && ms[i].pid == pid && ms[i].ts == ts; i++) {
+        slice_t *s = &ms[i];
+        if (s->used || strcmp(s->name, name) || s->dur != dur ||
+            strncmp(s->thread, track, (size_t)len) ||
+            (s->thread[len] && s->thread[len] != ' '))
+            continue;
+        s->used = 1;
+        return s;
+    }
+    return NULL;
+}
+
 /* A slice of track (pid, tid) holds t strictly inside. */
 static int inside_slice(const slice_t *sl, int n, int pid, int tid, double t)
 {
@@ -498,8 +583,9 @@ static void check_trace(sqlite3 *h, int64_t id)
     ck_assert_int_eq(member(member(doc, "otherData"), "run")->valueint, id);
     const cJSON *events = member(doc, "traceEvents"), *e;
     ck_assert(cJSON_IsArray(events));
-    int n = 0, processes = 0;
+    int n = 0, n_ms = 0, processes = 0;
     slice_t *sl = calloc((size_t)cJSON_GetArraySize(events), sizeof *sl);
+    slice_t *ms = calloc((size_t)cJSON_GetArraySize(events), sizeof *ms);
     cJSON_ArrayForEach(e, events)
     {
         const char *ph = member(e, "ph")->valuestring;
@@ -507,9 +593,35 @@ static void check_trace(sqlite3 *h, int64_t id)
             processes++;
         if (strcmp(ph, "X"))
             continue;
-        sl[n++] = (slice_t){member(e, "pid")->valueint, member(e, "tid")->valueint,
-                            member(e, "ts")->valuedouble, member(e, "dur")->valuedouble,
-                            member(e, "name")->valuestring, 0};
+        slice_t x = {member(e, "pid")->valueint, member(e, "tid")->valueint,
+                     member(e, "ts")->valuedouble, member(e, "dur")->valuedouble,
+                     member(e, "name")->valuestring, 0, NULL};
+        if (!strcmp(member(e, "cat")->valuestring, "message")) {
+            x.thread = thread_name(events, x.pid, x.tid);
+            ms[n_ms++] = x;
+        } else {
+            sl[n++] = x;
+        }
+    }
+    /* slices of one track never overlap (viewers nest them) */
+    qsort(ms, (size_t)n_ms, sizeof *ms, track_cmp);
+    for (int i = 1; i < n_ms; i++)
+        ck_assert_msg(ms[i].pid != ms[i - 1].pid || ms[i].tid != ms[i - 1].tid ||
+                          ms[i].ts >= ms[i - 1].ts + ms[i - 1].dur,
+                      "run %lld: message slices overlap on %s", (long long)id, ms[i].thread);
+    qsort(ms, (size_t)n_ms, sizeof *ms, ms_cmp);
+    /* each message's flow events, by id */
+    int n_ev = cJSON_GetArraySize(events);
+    const cJSON **flow_from = calloc((size_t)n_ev + 1, sizeof *flow_from),
+                **flow_to = calloc((size_t)n_ev + 1, sizeof *flow_to);
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *ph = member(e, "ph")->valuestring;
+        if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+            int fid = member(e, "id")->valueint;
+            ck_assert(fid >= 1 && fid <= n_ev);
+            *(ph[0] == 's' ? &flow_from[fid] : &flow_to[fid]) = e;
+        }
     }
     ck_assert_int_eq(processes, one_int(h, "SELECT count(DISTINCT host) FROM timeline WHERE "
                                            "run = ?1", id));
@@ -537,9 +649,13 @@ static void check_trace(sqlite3 *h, int64_t id)
     ck_assert_int_eq(rows, n);
     ck_assert_int_gt(rows, 10);
 
-    /* flows: an "s" and an "f" per message, in message order by send time */
-    s = prepare(h, "SELECT src_host, src_role, src_rank, dst_host, dst_role, dst_rank FROM"
-                   " messages WHERE run = ?1 ORDER BY sent, rowid");
+    /* every message: a send slice on a sends track of its sender from when it was posted to
+     * when it was received, a receive slice on a receives track of its receiver from when
+     * its transfer began (when it was posted, for a transfer that had no time of its own) to
+     * when it was received, both at exactly the database's times; a flow from the send's
+     * start to the receive's end, a nanosecond inside each. Messages in order by send time. */
+    s = prepare(h, "SELECT src_host, src_role, src_rank, dst_host, dst_role, dst_rank, sent,"
+                   " start, done FROM messages WHERE run = ?1 ORDER BY sent, rowid");
     sqlite3_bind_int64(s, 1, id);
     int msgs = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -551,28 +667,60 @@ static void check_trace(sqlite3 *h, int64_t id)
         ck_assert(track_of(events, (const char *)sqlite3_column_text(s, 3),
                            (const char *)sqlite3_column_text(s, 4), sqlite3_column_int(s, 5), &dp,
                            &dt));
-        const cJSON *from = NULL, *to = NULL;
-        cJSON_ArrayForEach(e, events)
-        {
-            const char *ph = member(e, "ph")->valuestring;
-            if ((!strcmp(ph, "s") || !strcmp(ph, "f")) && member(e, "id")->valueint == msgs)
-                *(ph[0] == 's' ? &from : &to) = e;
-        }
+        double sent = sqlite3_column_double(s, 6), start = sqlite3_column_double(s, 7),
+               done = sqlite3_column_double(s, 8), from_t = start < done ? start : sent;
+        slice_t *snd = message_slice(ms, n_ms, sp, "send", (const char *)sqlite3_column_text(s, 1),
+                                     sqlite3_column_int(s, 2), "sends", sent * 1e6,
+                                     (done - sent) * 1e6);
+        slice_t *rcv = message_slice(ms, n_ms, dp, "receive",
+                                     (const char *)sqlite3_column_text(s, 4),
+                                     sqlite3_column_int(s, 5), "receives", from_t * 1e6,
+                                     (done - from_t) * 1e6);
+        ck_assert_msg(snd && rcv, "run %lld message %d [%.17g, %.17g, %.17g]: %s%s",
+                      (long long)id, msgs, sent, start, done, snd ? "" : "no send slice ",
+                      rcv ? "" : "no receive slice");
+        const cJSON *from = msgs <= n_ev ? flow_from[msgs] : NULL,
+                    *to = msgs <= n_ev ? flow_to[msgs] : NULL;
         ck_assert(from && to);
-        ck_assert_int_eq(member(from, "pid")->valueint, sp);
-        ck_assert_int_eq(member(from, "tid")->valueint, st);
-        ck_assert_int_eq(member(to, "pid")->valueint, dp);
-        ck_assert_int_eq(member(to, "tid")->valueint, dt);
+        ck_assert_int_eq(member(from, "pid")->valueint, snd->pid);
+        ck_assert_int_eq(member(from, "tid")->valueint, snd->tid);
+        ck_assert_int_eq(member(to, "pid")->valueint, rcv->pid);
+        ck_assert_int_eq(member(to, "tid")->valueint, rcv->tid);
         ck_assert_str_eq(member(to, "bp")->valuestring, "e");
-        double t = member(to, "ts")->valuedouble;
-        ck_assert(member(from, "ts")->valuedouble == t);
-        ck_assert_msg(inside_slice(sl, n, dp, dt, t), "run %lld message %d: receiver",
-                      (long long)id, msgs);
-        ck_assert_msg(inside_slice(sl, n, sp, st, t), "run %lld message %d: sender",
-                      (long long)id, msgs);
+        double in_s = snd->dur > 2e-3 ? 1e-3 : snd->dur / 2,
+               in_r = rcv->dur > 2e-3 ? 1e-3 : rcv->dur / 2;
+        ck_assert(member(from, "ts")->valuedouble == snd->ts + in_s);
+        ck_assert(member(to, "ts")->valuedouble == rcv->ts + rcv->dur - in_r);
+        if (snd->dur > 0)
+            ck_assert(inside_slice(snd, 1, snd->pid, snd->tid, member(from, "ts")->valuedouble));
+        if (rcv->dur > 0)
+            ck_assert(inside_slice(rcv, 1, rcv->pid, rcv->tid, member(to, "ts")->valuedouble));
     }
     sqlite3_finalize(s);
     ck_assert_int_gt(msgs, 0);
+    ck_assert_int_eq(n_ms, 2 * msgs);
+    /* its extent: the timeline's, said in otherData.covers against the run's simulated time */
+    double extent = 0, last = 0;
+    for (int i = 0; i < n; i++)
+        extent = fmax(extent, sl[i].ts + sl[i].dur);
+    s = prepare(h, "SELECT max(t.end), s.sim_time FROM timeline t JOIN summary s ON"
+                   " s.run = t.run WHERE t.run = ?1");
+    sqlite3_bind_int64(s, 1, id);
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    last = sqlite3_column_double(s, 0);
+    double sim_time = sqlite3_column_double(s, 1);
+    sqlite3_finalize(s);
+    ck_assert_msg(fabs(extent - last * 1e6) <= 1e-9 * extent, "extent %.17g us, rows to %.17g s",
+                  extent, last);
+    const char *covers = member(member(doc, "otherData"), "covers")->valuestring;
+    if (last >= sim_time * (1 - 1e-6))
+        ck_assert_msg(!strncmp(covers, "the whole run: 0 to ", 20), "%s", covers);
+    else
+        ck_assert_msg(strstr(covers, " s of the run's ") || strstr(covers, "sampled"), "%s",
+                      covers);
+    free(ms);
+    free(flow_from);
+    free(flow_to);
     int flows = 0;
     cJSON_ArrayForEach(e, events) flows += !strcmp(member(e, "ph")->valuestring, "s");
     ck_assert_int_eq(flows, msgs);
@@ -584,6 +732,12 @@ static void check_trace(sqlite3 *h, int64_t id)
 START_TEST(trace_of_each_timeline)
 {
     sqlite3 *h = db_open();
+    /* the whole run: the timeline ends where the run does */
+    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM summary s WHERE s.run IN (SELECT id FROM"
+                                " runs WHERE sweep IS NOT NULL) AND abs((SELECT max(end) FROM"
+                                " timeline t WHERE t.run = s.run) - s.sim_time) > 1e-9 *"
+                                " s.sim_time", 0),
+                     0);
     check_trace(h, sweep_run(h, "allreduce", 1.25e8));
     check_trace(h, sweep_run(h, "sync-ps", 1.25e9));
     /* the timeline covers the whole run: the messages are every byte each host received
@@ -600,6 +754,25 @@ START_TEST(trace_of_each_timeline)
     ck_assert_int_eq(one_int(h, "SELECT count(*) FROM messages WHERE NOT (sent <= start AND"
                                 " start <= done)", 0), 0);
     sqlite3_close(h);
+
+    /* a window of 2 gradients: the trace says how far it goes of the run */
+    char ini[200], keep[128], path[128];
+    snprintf(ini, sizeof ini, "%s/partial.ini", dir);
+    snprintf(path, sizeof path, "%s/partial.db", dir);
+    write_file(ini, "[run]\nsteps = 6\neval_every = 3\ntimeline_steps = 2\n[model]\n"
+                    "arch = logreg\nbatch = 16\n[data]\nsource = synthetic\n"
+                    "train_samples = 512\ntest_samples = 128\nsynthetic_dim = 16\n"
+                    "synthetic_classes = 4\n[cluster]\nworkers = 2\n[strategy]\n"
+                    "kind = sync-ps\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, NULL}), 0);
+    snprintf(keep, sizeof keep, "%s", db);
+    snprintf(db, sizeof db, "%s", path);
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert(one_real(h, "SELECT s.sim_time - (SELECT max(end) FROM timeline) FROM summary s",
+                       0) > 0);
+    check_trace(h, 1);
+    sqlite3_close(h);
+    snprintf(db, sizeof db, "%s", keep);
 }
 END_TEST
 
@@ -642,9 +815,17 @@ START_TEST(several_nodes_on_one_host)
         const char *ph = member(e, "ph")->valuestring;
         processes += !strcmp(ph, "M") && !strcmp(member(e, "name")->valuestring, "process_name");
         if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
-            ck_assert_int_eq(member(e, "tid")->valueint, ph[0] == 's' ? wt : st);
-            /* the middle of the server's comm slice [1, 2): 1.5 s */
-            ck_assert(member(e, "ts")->valuedouble == 1.5e6);
+            /* from the worker's send (posted at 0.5 s) to the server's receive (its transfer
+             * from 1 s to 2 s), a nanosecond inside each, on the tracks named for them */
+            ck_assert_int_eq(member(e, "pid")->valueint, sp);
+            ck_assert_str_eq(thread_name(events, sp, member(e, "tid")->valueint),
+                             ph[0] == 's' ? "worker 1 sends" : "server 0 receives");
+            ck_assert(member(e, "ts")->valuedouble == (ph[0] == 's' ? 0.5e6 + 1e-3 : 2e6 - 1e-3));
+        }
+        if (!strcmp(ph, "X") && !strcmp(member(e, "cat")->valuestring, "message")) {
+            int send = !strcmp(member(e, "name")->valuestring, "send");
+            ck_assert(member(e, "ts")->valuedouble == (send ? 0.5e6 : 1e6));
+            ck_assert(member(e, "dur")->valuedouble == (send ? 1.5e6 : 1e6));
         }
     }
     ck_assert_int_eq(processes, 2);
@@ -689,7 +870,7 @@ START_TEST(trace_of_infinite_times_is_json)
         slices += !strcmp(ph, "X");
         flows += !strcmp(ph, "s") || !strcmp(ph, "f");
     }
-    ck_assert_int_eq(slices, 2);
+    ck_assert_int_eq(slices, 4); /* the finite row, the server's, the message's two */
     ck_assert_int_eq(flows, 2);
     const cJSON *note = member(member(doc, "otherData"), "skipped");
     ck_assert_str_eq(note->valuestring,

@@ -1127,18 +1127,40 @@ START_TEST(curve_styles_differ)
 }
 END_TEST
 
-/* Up to 8 curves: one plot, each curve its own colour and dash. Past 8: a panel per bandwidth
- * (3 panels of 4 beat 4 of 3), each strategy drawn alike in every panel, one key shared in
- * the free fourth cell. */
+/* Curves a and b of styles share a colour exactly when same_colour, a dash exactly when
+ * same_dash. */
+static void ck_look_pair(char styles[][96], size_t a, size_t b, int same_colour, int same_dash,
+                         const char *what)
+{
+    char ca[32], da[48], cb[32], db[48];
+    style_parts(styles[a], ca, da);
+    style_parts(styles[b], cb, db);
+    ck_assert_msg((strcmp(ca, cb) == 0) == same_colour, "%s: curves %zu and %zu: colours %s, %s",
+                  what, a, b, ca, cb);
+    ck_assert_msg((strcmp(da, db) == 0) == same_dash, "%s: curves %zu and %zu: dashes %s, %s", what,
+                  a, b, da, db);
+}
+
+/* Up to 8 curves: one plot, a colour per strategy and a dash per bandwidth, the key grouped
+ * by strategy (runs 1-8: sync-ps and async-ps at 1, 10, 100 Gb/s, allreduce at 1, 10). Past
+ * 8: a panel per bandwidth (3 panels of 4 beat 4 of 3), each strategy drawn alike in every
+ * panel, one key shared in the free fourth cell. */
 START_TEST(many_curves_make_panels)
 {
     build_grid_db();
     char *s = script_of("1-8", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
     ck_assert_uint_eq(count_of(s, NULL, "\nset origin "), 1);
     ck_assert_uint_eq(count_of(s, NULL, "\nset title '"), 0);
-    char styles[16][96];
+    char styles[16][96], labels[16][96];
     ck_assert_uint_eq(fields(s, NULL, "keyentry with linespoints ", " ps", styles, 16), 8);
-    ck_distinct_styles(styles, 8, 1, "8 runs");
+    ck_assert_uint_eq(fields(s, NULL, " title '", "'", labels, 16), 8);
+    for (size_t a = 0; a < 8; a++) {
+        char want[64];
+        snprintf(want, sizeof want, "%s %gGbps", grid_kinds[a / 3], grid_gbps[a % 3]);
+        ck_assert_str_eq(labels[a], want);
+        for (size_t b = a + 1; b < 8; b++)
+            ck_look_pair(styles, a, b, a / 3 == b / 3, a % 3 == b % 3, "8 runs");
+    }
     free(s);
 
     s = script_of(NULL, RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
@@ -1156,7 +1178,9 @@ START_TEST(many_curves_make_panels)
     for (int b = 0; b < GRID_BWS; b++) {
         size_t n = fields(panel[b], panel[b + 1], "with lines ", " notitle", styles, 16);
         ck_assert_uint_eq(n, GRID_KINDS);
-        ck_distinct_styles(styles, n, 1, "a panel");
+        for (size_t x = 0; x < n; x++) /* strategies alone tell a panel's curves apart */
+            for (size_t y = x + 1; y < n; y++)
+                ck_look_pair(styles, x, y, 0, 1, "a panel");
         for (size_t k = 0; k < n; k++) {
             if (b == 0)
                 strcpy(first[k], styles[k]);
@@ -1413,6 +1437,14 @@ START_TEST(steps_and_rounds_apart_numbers_plain)
     first_row(s, "round", v, 2);
     ck_assert(v[0] == 0 && fabs(v[1] - 4.26) < 1e-9); /* run C, the only one per round */
     ck_assert_uint_eq(count_of(s, NULL, "set ylabel 's per step"), 1);
+    /* 4260 ms beside 1.71 ms (2491 times): a log axis from the decade below the shortest, the
+     * bars from its foot; the one round alone: linear from 0 */
+    ck_assert_msg(strstr(s, "set logscale y\nset yrange [0.001:17.04]\n"), "no log step axis");
+    ck_assert_msg(strstr(s, "set ylabel 's per step (simulated, log scale)'"), "%s", s);
+    ck_assert_msg(strstr(s, ":(0.001):2 with boxxyerror"), "bars not from the axis' foot");
+    const char *lin = strstr(step, "unset logscale y\nset yrange [0:");
+    ck_assert_msg(lin && lin < round, "round axis not linear"); /* set before its title */
+    ck_assert_msg(strstr(s, "set ylabel 's per round (simulated)'"), "%s", s);
     free(s);
     char out_dir[256];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);

@@ -680,6 +680,92 @@ START_TEST(command_adds_a_lessons_text)
 }
 END_TEST
 
+/* Adds a finished run named name to sweep (its index 0) and returns its id. */
+static int64_t add_run(const char *name, const char *sweep)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    results_run_info_t info = {name, "sync-ps", "[run]\n", "0.1.0", "3.32", 7, sweep, 0};
+    int64_t id = 0;
+    ok(results_run_begin(db, &info, &id, &err), &err);
+    ok(results_eval_add(db, id, 1, 10, 1000, 1e6, 1, 0.6, &err), &err);
+    results_summary_t s = {0.6, 1, 2.0, 1.0, 0.85, 4e6, 0.5, 0.4, 0.1, 40};
+    ok(results_run_end(db, id, "finished", &s, &err), &err);
+    results_db_close(db);
+    return id;
+}
+
+/* The ids query.c selects for sweep (NULL: the default), as "1,2,3". */
+static void selected(const char *sweep, char *out, size_t n)
+{
+    results_query_t *q = NULL;
+    results_runs_t runs = {0};
+    dt_err_t err = {""};
+    ok(results_query_open(&q, db_path, &err), &err);
+    ok(results_query_select(q, NULL, sweep, &runs, &err), &err);
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < runs.n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%s%lld", i ? "," : "", (long long)runs.v[i].id);
+    results_runs_free(&runs);
+    results_query_close(q);
+}
+
+/* The projector step of the lessons: one member run alone (dtsim run --member 3, a sweep of
+ * one under an id of its own) after the lesson's sweep leaves the default report on the
+ * lesson's runs; --sweep takes a sweep's name (the newest of its sweeps with more than one
+ * run) as well as its id; a newer whole sweep of the name wins. */
+START_TEST(report_selects_a_sweep_by_name)
+{
+    const char *lesson[N_RUNS] = {"lesson-bandwidth/kind=sync-ps", "lesson-bandwidth/a",
+                                  "lesson-bandwidth/kind=allreduce"};
+    build_db(lesson); /* runs 1-3, sweep s1 */
+    ck_assert_int_eq(add_run("lesson-bandwidth/kind=sync-ps", "lesson-bandwidth-abc"), 4);
+    char ids[64];
+    selected(NULL, ids, sizeof ids);
+    ck_assert_str_eq(ids, "1,2,3");
+    selected("lesson-bandwidth", ids, sizeof ids);
+    ck_assert_str_eq(ids, "1,2,3");
+    selected("lesson-bandwidth-abc", ids, sizeof ids); /* an id is taken as is */
+    ck_assert_str_eq(ids, "4");
+    selected("s1", ids, sizeof ids);
+    ck_assert_str_eq(ids, "1,2,3");
+
+    char page[256];
+    snprintf(page, sizeof page, "%s/page.html", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--out", page, NULL}), 0);
+    char *html = slurp(page);
+    ck_assert_ptr_nonnull(strstr(html, "id=\"lesson\""));
+    ck_assert_msg(strstr(html, "3 finished runs of sweep s1"), "the page names another choice");
+    /* a lesson's page: no box about a figure its runs cannot make, the figures its text does
+     * not link to (the timeline: bandwidth.md links none) folded after those it does, the
+     * shared keys folded */
+    ck_assert_ptr_null(strstr(html, "Not drawn"));
+    const char *more = strstr(html, "<details class=\"more\">"),
+               *acc = strstr(html, "<figure id=\"fig-accuracy\""),
+               *timeline = strstr(html, "<figure id=\"fig-timeline\"");
+    if (acc) /* drawn: gnuplot is installed */
+        ck_assert_msg(more && acc < more && timeline && timeline > more, "lesson figures");
+    ck_assert_ptr_nonnull(strstr(html, "id=\"config-common\">What every run shares</h3>\n"
+                                       "<details><summary>"));
+    free(html);
+
+    /* another database's run of another name is not the lesson's: its own sweep */
+    ck_assert_int_eq(add_run("other", "other-1"), 5);
+    selected(NULL, ids, sizeof ids);
+    ck_assert_str_eq(ids, "5");
+    /* the lesson again, whole: the newest sweep of the name with more than one run */
+    ck_assert_int_eq(add_run("lesson-bandwidth/x", "s2"), 6);
+    ck_assert_int_eq(add_run("lesson-bandwidth/y", "s2"), 7);
+    selected("lesson-bandwidth", ids, sizeof ids);
+    ck_assert_str_eq(ids, "6,7");
+    ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db_path, "--sweep", "nothing",
+                                            "--out", page, NULL}),
+                     2);
+}
+END_TEST
+
 /* Every lesson of scenarios/lessons/README.md has its scenario and its text, and the text
  * says what to observe and asks questions. */
 START_TEST(lessons_have_texts)
@@ -748,6 +834,7 @@ int main(void)
     tcase_add_test(tc, command_writes_the_page_and_keeps_the_database);
     tcase_add_test(tc, plan_page_ranks_by_step_time);
     tcase_add_test(tc, command_adds_a_lessons_text);
+    tcase_add_test(tc, report_selects_a_sweep_by_name);
     tcase_add_test(tc, lessons_have_texts);
     tcase_add_test(tc, stale_figure_folders_removed);
     suite_add_tcase(s, tc);

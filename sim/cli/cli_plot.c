@@ -16,7 +16,7 @@
 
 static void plot_help(void)
 {
-    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID] [--out DIR]\n"
+    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID|NAME] [--out DIR]\n"
            "                  [--format png,svg,pdf] [--size WxH] [--timeline-run ID]\n"
            "\n"
            "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
@@ -36,9 +36,11 @@ static void plot_help(void)
            "options:\n"
            "  --db PATH           results database [results/dtsim.db]\n"
            "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"
-           "  --sweep ID          the finished runs of this sweep\n"
-           "                      [the finished runs of the most recent sweep, or without a\n"
-           "                      sweep the %d most recent finished runs]\n"
+           "  --sweep ID|NAME     the finished runs of this sweep: its id, or its name\n"
+           "                      (run.name: the newest sweep of it with more than one run)\n"
+           "                      [the sweep named as the newest finished run's, so that a\n"
+           "                      --member run alone keeps its sweep's; without sweeps the\n"
+           "                      %d most recent finished runs]\n"
            "  --out DIR           where the figures go, created if needed [results/plots]\n"
            "  --format LIST       png, svg, pdf, or several: png,pdf (repeatable) [png]\n"
            "  --svg               the same as adding --format svg\n"

@@ -20,7 +20,7 @@
 
 static void report_help(void)
 {
-    printf("usage: dtsim report [--db PATH] [--runs SPEC | --sweep ID] [--out FILE.html]\n"
+    printf("usage: dtsim report [--db PATH] [--runs SPEC | --sweep ID|NAME] [--out FILE.html]\n"
            "                    [--timeline-run ID]\n"
            "\n"
            "Writes one HTML page about stored runs that needs nothing else to be read (no\n"
@@ -32,9 +32,11 @@ static void report_help(void)
            "options:\n"
            "  --db PATH           results database [" DEFAULT_DB "]\n"
            "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"
-           "  --sweep ID          the finished runs of this sweep\n"
-           "                      [the finished runs of the most recent sweep, or without a\n"
-           "                      sweep the %d most recent finished runs]\n"
+           "  --sweep ID|NAME     the finished runs of this sweep: its id, or its name\n"
+           "                      (run.name: the newest sweep of it with more than one run)\n"
+           "                      [the sweep named as the newest finished run's, so that a\n"
+           "                      --member run alone keeps its sweep's; without sweeps the\n"
+           "                      %d most recent finished runs]\n"
            "  --out FILE          the page [" DEFAULT_REPORT "]\n"
            "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
            "                      timeline rows, the one with the largest compute share]\n"
@@ -168,8 +170,10 @@ int cli_report(int argc, char **argv)
                 res.failed == 1 ? "" : "s", res.failure.msg);
         rc = CLI_EXIT_RUN;
     }
-    fprintf(stderr, "dtsim report: %d figure%s, %d skipped (the page says why)\n", res.drawn,
-            res.drawn == 1 ? "" : "s", res.skipped);
+    fprintf(stderr, "dtsim report: %d figure%s, %d skipped (%s)\n", res.drawn,
+            res.drawn == 1 ? "" : "s", res.skipped,
+            opts.lesson ? "these runs cannot make them: a lesson's page leaves them out"
+                        : "the page says why");
     printf("%s\n", out_path);
 done:
     results_runs_free(&runs);

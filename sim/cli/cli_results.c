@@ -60,14 +60,15 @@ int cli_runs(int argc, char **argv)
 
 static void export_help(void)
 {
-    printf("usage: dtsim export --csv [--db PATH] [--runs 3,5-9 | --sweep ID] [--all-params]"
+    printf("usage: dtsim export --csv [--db PATH] [--runs 3,5-9 | --sweep ID|NAME] [--all-params]"
            " [--out DIR]\n"
-           "       dtsim export --tidy [--db PATH] [--runs 3,5-9 | --sweep ID] [--all-params]"
+           "       dtsim export --tidy [--db PATH] [--runs 3,5-9 | --sweep ID|NAME] [--all-params]"
            " [--out FILE]\n"
            "       dtsim export --trace RUN [--db PATH] [--out FILE]\n\n"
            "Writes runs of a results database [" DEFAULT_DB "] for other tools and prints\n"
            "the path of every file written. Runs: --runs (ids and ranges), --sweep (every\n"
-           "run of that sweep, whatever its status), or all.\n\n"
+           "run of that sweep, whatever its status: its id, or its name, run.name, for the\n"
+           "newest sweep of it with more than one run), or all.\n\n"
            "--csv          every table and view to DIR/NAME.csv, and the tidy table, with\n"
            "               the rows of those runs; DIR [results/csv]. Files, one row per:\n");
     for (size_t t = 0; t < results_export_n_tables; t++) {
@@ -78,13 +79,20 @@ static void export_help(void)
     printf("  %-20s run: its identity, each scenario key that differs between\n"
            "  %-20s the runs (--all-params: every key), its run_summary metrics\n"
            "--tidy         the tidy table alone, to FILE [results/csv/" RESULTS_TIDY_CSV "]\n"
-           "               ('-': stdout); a key is a number where every run's value is\n"
-           "               one (as written, or in base units: 10Gbps is 1250000000\n"
-           "               bytes/s), text otherwise\n"
+           "               ('-': stdout); a key as the scenario wrote it (10Gbps), and\n"
+           "               one written with a unit also in base units, in a column\n"
+           "               \"KEY (UNIT)\" beside it (cluster.bandwidth (B/s): 1250000000)\n"
            "--trace RUN    the run's timeline as Chrome trace JSON (ui.perfetto.dev,\n"
            "               chrome://tracing) to FILE [results/trace-RUN.json] ('-': stdout):\n"
-           "               a process per host, a track per node, compute / comm / idle\n"
-           "               slices, a flow arrow per message\n\n"
+           "               a process per host, a track per node with its compute / comm /\n"
+           "               idle slices, each message a send slice on its sender (posted to\n"
+           "               received) and a receive slice on its receiver (transfer to\n"
+           "               received), a flow arrow from one to the other. It covers what the\n"
+           "               run recorded: the whole run by default (run.timeline_steps = all;\n"
+           "               at most 200,000 intervals and as many messages), the first N\n"
+           "               gradients' worth with run.timeline_steps = N, the first step of\n"
+           "               16 hosts per role with run.timeline = sampled (a timing-only\n"
+           "               model's default); otherData.covers says which\n\n"
            "CSV is RFC 4180, NULL an empty field, reals in their shortest round-trip form.\n",
            RESULTS_TIDY_CSV, "");
 }

@@ -394,8 +394,9 @@ static void check_eval_counts(const scenario_t *sc, long n)
         if (steps[0]) {
             fprintf(stderr, "dtsim check: %s: warning: run.eval_every = %ld counts rounds for "
                             "%s but steps for %s: their evaluations do not fall at comparable "
-                            "points (with run.eval_every = 0, run.eval_interval evaluates "
-                            "every run at the same simulated times)\n",
+                            "points (with run.eval_every = 0, run.eval_samples evaluates "
+                            "every run after the same numbers of training samples, "
+                            "run.eval_interval at the same simulated times)\n",
                     sc->path, a->eval_every, rounds, steps);
             break;
         }

@@ -667,6 +667,11 @@ int sim_eval_due(sim_run_t *run, long steps_done)
         run->last_step_mark = steps_done / sc->eval_every;
         due = 1;
     }
+    if (sc->eval_samples > 0 && (long)(run->samples / (double)sc->eval_samples) >
+                                    run->last_sample_mark) {
+        run->last_sample_mark = (long)(run->samples / (double)sc->eval_samples);
+        due = 1;
+    }
     double now = sim_now();
     if (sc->eval_interval > 0 && now >= run->next_time_mark) {
         while (run->next_time_mark <= now)

@@ -218,6 +218,7 @@ typedef struct sim_run {
     long last_eval_step;
     long last_step_mark;      /* step marks passed (steps_done / eval_every) */
     double next_time_mark;    /* simulated time of the next time mark */
+    long last_sample_mark;    /* sample marks passed (samples / eval_samples) */
     double last_loss, last_acc, time_to_target;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
     double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
@@ -424,8 +425,9 @@ void sim_evaluate(sim_run_t *run, long step, const float *params);
 /* The same, recorded at simulated time `now` (an evaluation deferred to a moment when every
  * node's update of that step is known to be done). */
 void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now);
-/* True when a step mark (steps_done a multiple of eval_every) or a time mark
- * (eval_interval) has been passed since the last evaluation; marks it consumed. */
+/* True when a step mark (steps_done a multiple of eval_every), a sample mark (samples a
+ * multiple of eval_samples) or a time mark (eval_interval) has been passed since the last
+ * evaluation; marks it consumed. */
 int sim_eval_due(sim_run_t *run, long steps_done);
 /* Requests every node to stop before global step `step` (keeps the earliest request). */
 void sim_request_stop(sim_run_t *run, long step);

@@ -101,6 +101,11 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
            "also evaluate at the first step boundary after every multiple of this simulated "
            "time; 0 = no time marks"),
+    K_LONG("run", "eval_samples", "0", eval_samples, 0, 1e15,
+           "also evaluate at the first step boundary after every multiple of this many "
+           "training samples (all workers or clients together): the same points for every "
+           "strategy of a sweep, where eval_every counts steps for some and rounds for "
+           "others; 0 = no sample marks"),
     K_DOUBLE("run", "target_accuracy", "0.85", target_accuracy, 0, 1, 0,
              "test accuracy for \"time to target\""),
     K_ENUM("run", "time_model", "flops", time_model, sim_time_model_t, time_model_names, 0,
@@ -110,9 +115,11 @@ static const key_desc_t builtin_keys[] = {
            "all-reduce workers keep one shared parameter and momentum copy, updated once per "
            "step, since their replicas are identical by construction (no for one copy each: "
            "same results, N times the memory and update work)"),
-    K_LONG("run", "timeline_steps", "5", timeline_steps, 0, 1e6,
-           "record who computes, sends and waits until the first node has computed this many "
-           "gradients (the timeline figure); 0 = none"),
+    K_CUSTOM("run", "timeline_steps", "all", parse_timeline_steps, format_timeline_steps,
+             "all, or an integer in [0, 1000000]",
+             "record who computes, sends and waits (the timeline figure, dtsim export --trace): "
+             "all = the whole run, N = until the first node has computed N gradients; 0 = "
+             "none"),
     K_CUSTOM("run", "timeline", "auto", parse_timeline, format_timeline,
              "auto, sampled, whole",
              "what of that timeline and its messages the database keeps: sampled = the first "

@@ -44,6 +44,33 @@ void format_timeline(const scenario_t *sc, char *buf, size_t n)
     snprintf(buf, n, "%s", timeline_names[sc->timeline]);
 }
 
+/* run.timeline_steps: all (the whole run) or how many gradients the first node computes
+ * before the window closes (0: no timeline). */
+dt_status parse_timeline_steps(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+                               dt_err_t *err)
+{
+    (void)ctx;
+    if (!strcmp(v, "all")) {
+        sc->timeline_steps = SCENARIO_TIMELINE_ALL;
+        return DT_OK;
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < 0 || n > 1000000)
+        return dt_err_input(err, "\"%s\": expected all or an integer in [0, 1000000]", v);
+    sc->timeline_steps = n;
+    return DT_OK;
+}
+
+void format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
+{
+    if (sc->timeline_steps == SCENARIO_TIMELINE_ALL)
+        snprintf(buf, n, "all");
+    else
+        snprintf(buf, n, "%ld", sc->timeline_steps);
+}
+
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
  * now and kept (a file as an absolute path). */
 dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,

@@ -181,7 +181,7 @@ int blame(const scenario_t *sc, int a, int b);
 
 #define CUSTOM_KEYS(X)                                                                      \
     X(arch) X(hidden) X(conv) X(schedule) X(source) X(text) X(partition) X(compression)      \
-    X(platform) X(torus) X(dragonfly) X(device) X(timeline)
+    X(platform) X(torus) X(dragonfly) X(device) X(timeline) X(timeline_steps)
 #define DECLARE_CUSTOM_KEY(field)                                                           \
     dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                             dt_err_t *err);                                                 \

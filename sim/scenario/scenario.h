@@ -10,6 +10,7 @@
 #ifndef DTSIM_SCENARIO_H
 #define DTSIM_SCENARIO_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +24,8 @@
 
 #define SCENARIO_STR 512
 #define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
-#define SCENARIO_MAX_KEYS 160 /* room in key_line for every key of the table */
+#define SCENARIO_TIMELINE_ALL LONG_MAX /* run.timeline_steps = all */
+#define SCENARIO_MAX_KEYS 176 /* room in key_line for every key of the table */
 #define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
@@ -172,10 +174,12 @@ typedef struct scenario {
     long collapse_after;    /* evaluations at chance that end a run `collapsed`; 0 = never */
     long eval_every;        /* evaluate every N steps (rounds for fedavg), 0 = off */
     double eval_interval;   /* and every this many simulated seconds, 0 = off */
+    long eval_samples;      /* and every this many training samples, 0 = off */
     double target_accuracy; /* for "time to target" */
     sim_time_model_t time_model;
     int shared_replicas;    /* workers whose replicas are identical by construction share one */
-    long timeline_steps;    /* the timeline covers the run until a node's N-th gradient */
+    long timeline_steps;    /* the timeline covers the run until a node's N-th gradient
+                               (SCENARIO_TIMELINE_ALL: the whole run) */
     sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
