@@ -77,7 +77,8 @@ static void device_detail(const sim_device_profile_t *d)
                                                       "W",       "W",       "",
                                                       "",        "",        "",
                                                       "",        "",
-                                                      "GB/s",    "GB/s"};
+                                                      "GB/s",    "GB/s",
+                                                      ""};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);

@@ -26,6 +26,7 @@ void pipe_plan_free(void *p)
         free(plan->ep[k].members);
     for (int k = 0; plan->eg && k < n_eg; k++)
         free(plan->eg[k].members);
+    pipe_dp_free(plan);
     free(plan->ep);
     free(plan->eg);
     free(plan->a2a);
@@ -734,5 +735,6 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
                 plan->tp[k].members[r] = &run->workers[k * T + r];
         }
     }
+    pipe_dp_plan(plan, run);
     return plan;
 }
