@@ -3309,6 +3309,35 @@ START_TEST(nccl_net_matches_its_formula)
 }
 END_TEST
 
+/* allreduce with strategy.dp_comm = nccl: the gradients summed at once in rank order train
+ * the weights single takes (to float rounding, replicas identical, shared or not), and each
+ * of the 20 steps adds NCCL's all-reduce time by hand to worker 0's compute (a star of
+ * 1 Gbps links: 4 servers of one GPU, ring and Simple fixed: 8.4 + 6 x 14 us + 2 x 3/4 of
+ * the gradient's bytes / (0.96 x 125 MB/s)), the same run twice to the bit. */
+START_TEST(allreduce_nccl_trains_and_times_by_hand)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        const char *sets[] = {"strategy.kind=allreduce", "strategy.dp_comm=nccl",
+                              "cluster.workers=4", "cluster.bandwidth=1Gbps",
+                              shared ? "run.shared_replicas=yes" : "run.shared_replicas=no"};
+        check_equivalent(sets, 5, 4);
+    }
+    const char *sets[] = {"strategy.kind=allreduce", "strategy.dp_comm=nccl", "cluster.workers=4",
+                          "cluster.bandwidth=1Gbps", "run.shared_replicas=no",
+                          "strategy.nccl_algorithm=ring", "strategy.nccl_protocol=simple"};
+    float *w1 = NULL, *w2 = NULL;
+    outcome_t o = simulate(sets, 7, &w1), again = simulate(sets, 7, &w2);
+    ck_assert_msg(strstr(o.summary, "all-reduces as NCCL runs them (4 servers of 1, algorithm "
+                                    "ring, protocol simple"), "%s", o.summary);
+    double t = (8.4 + 6 * 14.0) * 1e-6 + 1.5 * 4.0 * (double)o.n_params / (0.96 * 1e9 / 8);
+    double got = (o.end_time - o.w_compute[0]) / 20;
+    ck_assert_msg(fabs(got - t) <= 1e-9 * t, "%.12g s a step, want %.12g", got, t);
+    ck_assert(again.end_time == o.end_time && !memcmp(w1, w2, sizeof(float) * o.n_params));
+    free(w1);
+    free(w2);
+}
+END_TEST
+
 /* strategy.dp_comm = nccl in a pipeline: D replicas of one stage (the tp_block profile,
  * 1208 parameters of 4 bytes) add to each of 3 steps NCCL's time of the replicas' all-reduce
  * over the D - 1 = 0 replica run's time, by hand: on a star of 1 Gbps links each replica is
@@ -3965,6 +3994,7 @@ int main(void)
     tcase_set_timeout(tn, 300);
     tcase_add_test(tn, nccl_net_matches_its_formula);
     tcase_add_test(tn, dp_nccl_matches_hand_count);
+    tcase_add_test(tn, allreduce_nccl_trains_and_times_by_hand);
     suite_add_tcase(s, tn);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

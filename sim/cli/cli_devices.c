@@ -170,11 +170,12 @@ int cli_devices(int argc, char **argv)
         dt_err_t err;
         if (argc < 4)
             return cli_usage_error("devices", "--nic needs a bandwidth (e.g. 400Gbps)");
-        if (scenario_parse_bandwidth(argv[3], &nic, &err) || !(nic > 0))
-            return cli_usage_error("devices", "--nic %s: %s", argv[3],
-                                   nic > 0 ? err.msg : "expected a bandwidth > 0 (400Gbps)");
+        if (scenario_parse_bandwidth(argv[3], &nic, &err))
+            return cli_usage_error("devices", "--nic %s: %s", argv[3], err.msg);
+        if (!(nic > 0))
+            return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)",
+                                   argv[3]);
         argc -= 2;
-        argv += 0;
         if (argc > 2)
             return cli_usage_error("devices", "unexpected argument \"%s\"", argv[4]);
     } else if (argc > 2) {

@@ -52,6 +52,7 @@ const char *sim_nccl_group_init(sim_nccl_group_t *ng, const scenario_t *sc, cons
     /* one NIC a member: the local members' NICs carry a server's share of the ring */
     sim_nccl_net(&ng->model, g->size, nodes, nvlink > 0 ? nvlink : 0, local * nic * eff);
     ng->sem = sim_sem_new(0);
+    ng->bufs = dt_calloc((size_t)g->size, sizeof(float *));
     return NULL;
 }
 
@@ -60,10 +61,13 @@ void sim_nccl_group_free(sim_nccl_group_t *ng)
     if (ng->sem)
         sim_sem_free(ng->sem);
     ng->sem = NULL;
+    free(ng->bufs);
+    ng->bufs = NULL;
 }
 
-void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
-                        sim_nccl_coll_t c, int algo, int proto, double n)
+/* The collective, and with n_sum > 0 the sum of the members' registered buffers */
+static void meet(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_nccl_coll_t c,
+                 int algo, int proto, double n, size_t n_sum)
 {
     double T = ng->size, share = (c == SIM_NCCL_ALLREDUCE ? 2.0 : 1.0) * (T - 1) / T;
     double t0 = sim_now();
@@ -78,6 +82,10 @@ void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
         DT_ASSERT(t >= 0);
         ng->start = t0;
         ng->done = t0 + t;
+        for (int i = 1; n_sum > 0 && i < ng->size; i++)
+            run->be->axpy(n_sum, 1.0f, ng->bufs[i], ng->bufs[0]);
+        for (int i = 1; n_sum > 0 && i < ng->size; i++)
+            run->be->copy(ng->bufs[i], ng->bufs[0], sizeof(float) * n_sum);
         ng->arrived = 0;
         for (int i = 1; i < ng->size; i++)
             sim_sem_release(ng->sem);
@@ -93,4 +101,17 @@ void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
     node->bytes_sent += share * n;
     node->bytes_recv += share * n;
     run->bytes_total += share * n;
+}
+
+void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
+                        sim_nccl_coll_t c, int algo, int proto, double n)
+{
+    meet(run, ng, node, c, algo, proto, n, 0);
+}
+
+void sim_nccl_group_allreduce(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, int me,
+                              float *buf, size_t n, int algo, int proto)
+{
+    ng->bufs[me] = buf;
+    meet(run, ng, node, SIM_NCCL_ALLREDUCE, algo, proto, run->value_bytes * (double)n, n);
 }

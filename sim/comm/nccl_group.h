@@ -15,6 +15,7 @@ typedef struct sim_nccl_group {
     int arrived;        /* members at the current collective so far */
     double start, done; /* the current collective's start (the last arrival) and end */
     sim_sem_t sem;      /* where the members wait for the last */
+    float **bufs;       /* (size) sim_nccl_group_allreduce: each member's buffer */
 } sim_nccl_group_t;
 
 /* NCCL's model for group g from the platform (sim_platform_server_of: the servers, a
@@ -30,5 +31,10 @@ void sim_nccl_group_free(sim_nccl_group_t *ng);
  * counts the ring's bytes as sent and received. */
 void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
                         sim_nccl_coll_t c, int algo, int proto, double n);
+/* An all-reduce of the group's real buffers as sim_nccl_group_run times it: member me's buf
+ * (n floats on the run's backend) becomes the sum of every member's, added in member order
+ * by the last to arrive. */
+void sim_nccl_group_allreduce(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, int me,
+                              float *buf, size_t n, int algo, int proto);
 
 #endif

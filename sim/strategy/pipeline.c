@@ -1369,11 +1369,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 
 /* zero's key: its ZeRO stage over the replicas (with shard_optimizer); how tensor groups'
  * all-reduces are simulated; the interleaved schedule's chunks a stage */
-static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
-static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
 static const char *const tensor_members_names[] = {"all", "one", NULL};
-static const char *const dp_comm_names[] = {"messages", "nccl", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
@@ -1396,32 +1393,14 @@ static const sim_strategy_key_t own_keys[] = {
             "the members' flows share a rack's uplink (multi-rack, a rack per tensor group, "
             "host links at least as fast as the uplink) or have links of their own (star); "
             "elsewhere all, and the summary says why"},
-    {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_algorithm_names,
-     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the fastest for each "
-            "message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; tree: a chain "
-            "inside the server, all-reduce only (not with sequence_parallel); nvls: NVLink "
-            "SHARP, the switch reducing, on a device with nvls_busbw (H100, H200, B200) and "
-            "nccl_links = device, protocol simple"},
-    {.key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_protocol_names,
-     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the fastest for each "
-            "size; simple: the whole bandwidth, the highest latency; ll: a quarter of it in "
-            "NCCL's model, the lowest latency; ll128: 92% of it"},
+    SIM_KEY_NCCL_ALGORITHM,
+    SIM_KEY_NCCL_PROTOCOL,
     {.key = "nccl_links", .kind = SIM_KEY_ENUM, .def = "device", .names = nccl_links_names,
      .doc = "tensor_comm = nccl: what the tensor group's collectives run on; device: the "
             "server's NVLink as cluster.device gives it (nvlink_busbw, nvls_busbw), with "
             "NCCL's latencies; platform: the platform's ring step in closed form (as formula "
             "times it) as every step's latency and the bus bandwidth, no base latency, no NVLS"},
-    {.key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = dp_comm_names,
-     .doc = "pipeline with data_parallel > 1: how the collectives over the replicas (the "
-            "gradients' all-reduce, ZeRO's reduce-scatters and all-gathers, the experts' "
-            "reductions) are simulated; messages: real exchanges (strategy.algorithm, "
-            "ring_messages); nccl: NCCL's time in closed form, the last member's arrival "
-            "starting it for all, by nccl_algorithm and nccl_protocol (ring or tree; nvls "
-            "falls back to ring across servers): NVLink inside a server (nvlink_busbw), the "
-            "members' NICs between servers (a GPU's link or its share of the rack's uplink "
-            "x the device's nic_efficiency), NCCL's latencies; timing-only runs on a star, "
-            "multi-rack (a rack per server) or rail platform without faults (else messages, "
-            "and the summary says why); contention with other traffic left out"},
+    SIM_KEY_DP_COMM,
     {.key = "tensor_overlap", .kind = SIM_KEY_BOOL, .def = "no",
      .doc = "tensor_comm = formula or nccl: each layer's tensor all-reduce (reduce-scatter "
             "and all-gather under sequence_parallel) overlapped with the layer's own compute, "
@@ -1475,7 +1454,7 @@ const sim_strategy_t sim_strategy_pipeline = {
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`",
+            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`, `dp_comm`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

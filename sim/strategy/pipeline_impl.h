@@ -106,7 +106,6 @@ typedef struct pipe_plan {
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
 enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
 enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
-enum { PIPE_DP_MESSAGES, PIPE_DP_NCCL };                  /* strategy.dp_comm */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);
 int pipe_nccl_proto(const scenario_t *sc);
