@@ -278,8 +278,8 @@ static sim_status_t ep_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
     if (plan->D > 1 && n > pe)
         st = pipe_dp_allreduce(run, plan, &plan->group[s * T + r], d, g, n - pe, algo);
     if (st == SIM_OK && plan->D / E > 1 && pe > 0)
-        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E, g + n - pe, pe,
-                           algo);
+        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E,
+                               g + n - pe, pe, algo);
     return st;
 }
 
@@ -423,7 +423,7 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
     const pipe_plan_t *plan = run->shared;
     int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
     return pipe_dp_allreduce(run, plan, &plan->group[s * T + r], node->rank / T / S, buf, n,
-                         dp_algo(run));
+                             dp_algo(run));
 }
 
 /* Context parallelism: what the ring attention's key/value exchange adds to a member's
