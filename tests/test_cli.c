@@ -3158,6 +3158,18 @@ START_TEST(devices_lists_the_catalogue)
     one_error_line("dev.ini:4: device.memory: bad size \"lots\"", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"devices", "tpu", NULL}), 2);
     one_error_line("dtsim devices: unknown device \"tpu\" (expected one of cpu, v100", NULL);
+    /* --nic: NCCL between servers of 8 H100s on NDR (sim/README.md, Collectives between
+     * servers: 364.9 GB/s by ring at 2 GB on 2 servers, 8.4 + 26 x 3.4 + 4 x 14 us of
+     * latency and 2 x 15/16 of 2 GB at NVLink's 370 GB/s) */
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", "400Gbps", NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "        2   2147483648  ring/simple      11035.3    194.6    364.9    "
+                            "364.9\n"), "%s", o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", "fast", NULL}), 2);
+    one_error_line("dtsim devices: --nic fast: ", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", NULL}), 2);
+    one_error_line("dtsim devices: --nic needs a bandwidth", NULL);
 }
 END_TEST
 

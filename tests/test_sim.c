@@ -3210,6 +3210,199 @@ START_TEST(tensor_nccl_matches_formula)
 }
 END_TEST
 
+/* NCCL between servers (sim_nccl_net) against its formulas worked by hand from NCCL's
+ * tuning figures: 4 servers of 8 A100s, a 200 Gbit/s NIC a GPU at 0.96 of it (192 GB/s a
+ * server), T = 32. Ring: 2 (T-1) = 62 steps of which 2 N = 8 cross the network (14, 4.0,
+ * 2.7 us by protocol), the other 54 NVLink's at least the network's overhead (3, 1, 1 us);
+ * the bus bandwidth the NICs' 192 GB/s (below NVLink's 235), x 0.92 for LL128, LL's a
+ * quarter capped at 20.4 GB/s. Tree: 2 (7 NVLink + log2 4 network) steps and half the bus
+ * bandwidth x 0.92 (x 120/128 for LL128). The tuner's switch points are where the hand
+ * formulas of its successive choices cross; with one GPU a server (64 servers, a DP group
+ * of a t8 layout) every step crosses the network and the ring's LL128 keeps 0.7; on 2
+ * servers the tree's NICs carry twice the bus bandwidth; one server is the NVLink model. */
+START_TEST(nccl_net_matches_its_formula)
+{
+    sim_nccl_t m;
+    sim_nccl_net(&m, 32, 4, 235e9, 8 * 25e9 * 0.96);
+    const double B = 192e9, n = 1e9, ring_share = 2.0 * 31 / 32;
+    static const struct {
+        sim_nccl_algo_t a;
+        sim_nccl_proto_t p;
+        double lat_us, bw; /* the algorithm's bandwidth: bytes of n a second */
+    } c[] = {
+        {SIM_NCCL_RING, SIM_NCCL_SIMPLE, 8.4 + 54 * 3.4 + 8 * 14.0, B / ring_share},
+        {SIM_NCCL_RING, SIM_NCCL_LL128, 14.0 + 54 * 1.9 + 8 * 4.0, 0.92 * B / ring_share},
+        {SIM_NCCL_RING, SIM_NCCL_LL, 6.6 + 54 * 1.0 + 8 * 2.7, 20.4e9 / ring_share},
+        {SIM_NCCL_TREE, SIM_NCCL_SIMPLE, 0 + 2 * (7 * 28.0 + 2 * 28.0), 0.5 * 0.92 * B},
+        {SIM_NCCL_TREE, SIM_NCCL_LL128, 14.0 + 2 * (7 * 1.25 + 2 * 8.5),
+         0.5 * 0.92 * 120.0 / 128.0 * B},
+        {SIM_NCCL_TREE, SIM_NCCL_LL, 6.8 + 2 * (7 * 0.6 + 2 * 5.0), 0.5 * 20.4e9},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        double t = sim_nccl_time(&m, SIM_NCCL_ALLREDUCE, c[k].a, c[k].p, n);
+        double want = c[k].lat_us * 1e-6 + n / c[k].bw;
+        ck_assert_msg(fabs(t - want) <= 1e-12 * want, "case %zu: %.15g s, want %.15g", k, t,
+                      want);
+    }
+    /* reduce-scatter: T-1 = 31 steps, N-1 = 3 across servers, half the ring's bytes */
+    double rs = sim_nccl_time(&m, SIM_NCCL_REDUCE_SCATTER, SIM_NCCL_RING, SIM_NCCL_SIMPLE, n);
+    double want = (8.4 + 28 * 3.4 + 3 * 14.0) * 1e-6 + n * 31.0 / 32 / B;
+    ck_assert_msg(fabs(rs - want) <= 1e-12 * want, "reduce-scatter %.15g, want %.15g", rs, want);
+    ck_assert(sim_nccl_time(&m, SIM_NCCL_ALLGATHER, SIM_NCCL_TREE, SIM_NCCL_SIMPLE, n) < 0);
+    ck_assert(sim_nccl_time(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_NVLS, SIM_NCCL_SIMPLE, n) < 0);
+    /* the tuner: tree/LL, then tree/LL128, ring/LL128, ring/Simple, each switch where the
+     * two hand formulas cross */
+    for (size_t k = 0; k < 3; k++) {
+        static const int order[4] = {5, 4, 1, 0};
+        int i = order[k], j = order[k + 1];
+        double x = (c[j].lat_us - c[i].lat_us) * 1e-6 / (1 / c[i].bw - 1 / c[j].bw);
+        sim_nccl_algo_t a;
+        sim_nccl_proto_t p;
+        sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, x * (1 - 1e-9), &a, &p);
+        ck_assert_msg(a == c[i].a && p == c[i].p, "below %.0f: %s/%s", x, sim_nccl_algo_name(a),
+                      sim_nccl_proto_name(p));
+        sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, x * (1 + 1e-9), &a, &p);
+        ck_assert_msg(a == c[j].a && p == c[j].p, "above %.0f: %s/%s", x, sim_nccl_algo_name(a),
+                      sim_nccl_proto_name(p));
+    }
+    /* one GPU a server on each of 64, a 400 Gbit/s NIC at 0.96 (48 GB/s): 126 steps, all on
+     * the network (NCCL's 2 N = 128, as many as there are) */
+    sim_nccl_net(&m, 64, 64, 0, 48e9);
+    double t = sim_nccl_time(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, SIM_NCCL_LL128, n);
+    want = (14.0 + 126 * 4.0) * 1e-6 + n * 2 * 63.0 / 64 / (0.7 * 48e9);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want, "64 x 1: %.15g, want %.15g", t, want);
+    /* 2 servers: the tree's bus bandwidth is NVLink's 235 where the NICs would carry 384 */
+    sim_nccl_net(&m, 16, 2, 235e9, 8 * 25e9 * 0.96);
+    t = sim_nccl_time(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_TREE, SIM_NCCL_SIMPLE, n);
+    want = 2 * (7 * 28.0 + 1 * 28.0) * 1e-6 + n / (0.5 * 0.92 * 235e9);
+    ck_assert_msg(fabs(t - want) <= 1e-12 * want, "2 x 8 tree: %.15g, want %.15g", t, want);
+    /* one server: the NVLink model without NVLS, to the bit */
+    sim_nccl_t one, nv;
+    sim_nccl_net(&one, 8, 1, 235e9, 192e9);
+    sim_nccl_nvlink(&nv, 8, 235e9, 0);
+    for (int cl = 0; cl < 3; cl++)
+        for (int a = 0; a < SIM_NCCL_ALGOS; a++)
+            for (int p = 0; p < SIM_NCCL_PROTOS; p++)
+                for (double b = 1; b < 5e9; b *= 7)
+                    ck_assert(sim_nccl_time(&one, (sim_nccl_coll_t)cl, (sim_nccl_algo_t)a,
+                                            (sim_nccl_proto_t)p, b) ==
+                              sim_nccl_time(&nv, (sim_nccl_coll_t)cl, (sim_nccl_algo_t)a,
+                                            (sim_nccl_proto_t)p, b));
+    /* the tuner is the fastest fixed pairing between servers too */
+    for (int N = 2; N <= 16; N *= 4)
+        for (int local = 1; local <= 8; local *= 8) {
+            sim_nccl_net(&m, N * local, N, 370e9, local * 48e9);
+            for (int cl = 0; cl < 3; cl++)
+                for (double b = 1; b < 5e9; b *= 3) {
+                    double best = sim_nccl_best(&m, (sim_nccl_coll_t)cl, -1, -1, b, NULL, NULL),
+                           low = -1;
+                    for (int a = 0; a < SIM_NCCL_ALGOS; a++)
+                        for (int p = 0; p < SIM_NCCL_PROTOS; p++) {
+                            double f = sim_nccl_time(&m, (sim_nccl_coll_t)cl, (sim_nccl_algo_t)a,
+                                                     (sim_nccl_proto_t)p, b);
+                            if (f >= 0 && (low < 0 || f < low))
+                                low = f;
+                        }
+                    ck_assert(best == low && best > 0);
+                }
+        }
+}
+END_TEST
+
+/* allreduce with strategy.dp_comm = nccl: the gradients summed at once in rank order train
+ * the weights single takes (to float rounding, replicas identical, shared or not), and each
+ * of the 20 steps adds NCCL's all-reduce time by hand to worker 0's compute (a star of
+ * 1 Gbps links: 4 servers of one GPU, ring and Simple fixed: 8.4 + 6 x 14 us + 2 x 3/4 of
+ * the gradient's bytes / (0.96 x 125 MB/s)), the same run twice to the bit. */
+START_TEST(allreduce_nccl_trains_and_times_by_hand)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        const char *sets[] = {"strategy.kind=allreduce", "strategy.dp_comm=nccl",
+                              "cluster.workers=4", "cluster.bandwidth=1Gbps",
+                              shared ? "run.shared_replicas=yes" : "run.shared_replicas=no"};
+        check_equivalent(sets, 5, 4);
+    }
+    const char *sets[] = {"strategy.kind=allreduce", "strategy.dp_comm=nccl", "cluster.workers=4",
+                          "cluster.bandwidth=1Gbps", "run.shared_replicas=no",
+                          "strategy.nccl_algorithm=ring", "strategy.nccl_protocol=simple"};
+    float *w1 = NULL, *w2 = NULL;
+    outcome_t o = simulate(sets, 7, &w1), again = simulate(sets, 7, &w2);
+    ck_assert_msg(strstr(o.summary, "all-reduces as NCCL runs them (4 servers of 1, algorithm "
+                                    "ring, protocol simple"), "%s", o.summary);
+    double t = (8.4 + 6 * 14.0) * 1e-6 + 1.5 * 4.0 * (double)o.n_params / (0.96 * 1e9 / 8);
+    double got = (o.end_time - o.w_compute[0]) / 20;
+    ck_assert_msg(fabs(got - t) <= 1e-9 * t, "%.12g s a step, want %.12g", got, t);
+    ck_assert(again.end_time == o.end_time && !memcmp(w1, w2, sizeof(float) * o.n_params));
+    free(w1);
+    free(w2);
+}
+END_TEST
+
+/* strategy.dp_comm = nccl in a pipeline: D replicas of one stage (the tp_block profile,
+ * 1208 parameters of 4 bytes) add to each of 3 steps NCCL's time of the replicas' all-reduce
+ * over the D - 1 = 0 replica run's time, by hand: on a star of 1 Gbps links each replica is
+ * a server of one GPU with its NIC at 0.96 x 125 MB/s, ring and Simple fixed: 8.4 us + 2 (D-1)
+ * steps across the network of 14 us + 2 (D-1)/D x 4832 bytes / 120 MB/s; under ZeRO-1 a
+ * reduce-scatter and an all-gather of D-1 steps and half the bytes each. On a multi-rack
+ * platform of 4 racks of 2 replicas (H100: NVLink inside), the NICs' share of a 100 Gbps
+ * uplink is 2 x 6.25 GB/s x 0.96 = 12 GB/s a server, 14 - 8 NVLink steps of 3.4 us and 8 of
+ * 14. The bytes are the ring's, as messages count them. */
+START_TEST(dp_nccl_matches_hand_count)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    const double bytes = 1208 * 4.0;
+    for (int zero = 0; zero < 2; zero++) {
+        outcome_t o[3];
+        for (int k = 0; k < 3; k++) {
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=2", "model.batch=2", arch,
+                                  "run.steps=3", k ? "cluster.workers=4" : "cluster.workers=1",
+                                  k ? "strategy.data_parallel=4" : "strategy.data_parallel=1",
+                                  "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  k == 2 ? "strategy.dp_comm=messages" : "strategy.dp_comm=nccl",
+                                  "strategy.nccl_algorithm=ring", "strategy.nccl_protocol=simple",
+                                  zero ? "strategy.shard_optimizer=yes"
+                                       : "strategy.shard_optimizer=no"};
+            o[k] = simulate(sets, 16, NULL);
+            ck_assert_msg(o[k].ok, "%s", o[k].err);
+        }
+        ck_assert_msg(strstr(o[1].summary, "replicas' collectives as NCCL runs them (4 servers "
+                                           "of 1, algorithm ring, protocol simple"),
+                      "%s", o[1].summary);
+        double bw = 0.96 * 1e9 / 8, t;
+        if (zero)
+            t = 2 * ((8.4 + 3 * 14.0) * 1e-6 + 0.75 * bytes / bw);
+        else
+            t = (8.4 + 6 * 14.0) * 1e-6 + 1.5 * bytes / bw;
+        double got = (o[1].end_time - o[0].end_time) / 3;
+        ck_assert_msg(fabs(got - t) <= 1e-9 * t, "zero=%d: %.12g s a step, want %.12g", zero,
+                      got, t);
+        ck_assert_msg(fabs(o[1].bytes - o[2].bytes) <= 1e-9 * o[2].bytes,
+                      "zero=%d: bytes %.0f, messages %.0f", zero, o[1].bytes, o[2].bytes);
+    }
+    outcome_t o[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=3",
+                              k ? "cluster.workers=8" : "cluster.workers=1",
+                              k ? "strategy.data_parallel=8" : "strategy.data_parallel=1",
+                              "cluster.platform=multi-rack", "cluster.racks=4",
+                              "cluster.uplink_bandwidth=100Gbps", "cluster.bandwidth=400Gbps",
+                              "cluster.network_model=CM02", "cluster.device=h100",
+                              "strategy.dp_comm=nccl", "strategy.nccl_algorithm=ring",
+                              "strategy.nccl_protocol=simple"};
+        o[k] = simulate(sets, 17, NULL);
+        ck_assert_msg(o[k].ok, "%s", o[k].err);
+    }
+    double t = (8.4 + 6 * 3.4 + 8 * 14.0) * 1e-6 + bytes * 14 / 8 / 12e9;
+    double got = (o[1].end_time - o[0].end_time) / 3;
+    ck_assert_msg(strstr(o[1].summary, "(4 servers of 2,"), "%s", o[1].summary);
+    ck_assert_msg(fabs(got - t) <= 1e-9 * t, "4 x 2: %.12g s a step, want %.12g", got, t);
+}
+END_TEST
+
 /* Tensor parallelism (Megatron column + row splits) trains the weights of one worker with
  * the whole batch: odd and even numbers of dense layers (an unpaired output layer is
  * column-split and all-gathered), logreg, T = 1, 2, 4; private slices, shared buffer. */
@@ -3796,6 +3989,13 @@ int main(void)
     tcase_add_test(tc, buckets_overlap_backward_exactly);
     tcase_add_test(tc, expert_alltoall_matches_hand_count);
     suite_add_tcase(s, tc);
+    /* NCCL between servers: a case of its own, to be run alone (CK_RUN_CASE=nccl_net) */
+    TCase *tn = tcase_create("nccl_net");
+    tcase_set_timeout(tn, 300);
+    tcase_add_test(tn, nccl_net_matches_its_formula);
+    tcase_add_test(tn, dp_nccl_matches_hand_count);
+    tcase_add_test(tn, allreduce_nccl_trains_and_times_by_hand);
+    suite_add_tcase(s, tn);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

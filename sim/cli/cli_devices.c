@@ -10,7 +10,7 @@
 
 static void devices_help(void)
 {
-    printf("usage: dtsim devices [NAME | FILE.ini]\n"
+    printf("usage: dtsim devices [NAME | FILE.ini [--nic BANDWIDTH]]\n"
            "\n"
            "Without an argument, lists the device catalogue (what cluster.device names): peak\n"
            "FLOP/s per precision (dense, TFLOP/s), memory (GB) and its bandwidth (GB/s), power\n"
@@ -18,7 +18,12 @@ static void devices_help(void)
            "peaks, the multiprocessors and the large-GEMM fraction of the compute model by\n"
            "shape. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
            "that device's every value with its source, and its sustained speed at each\n"
-           "precision (what cluster.device_flops becomes).\n");
+           "precision (what cluster.device_flops becomes).\n"
+           "\n"
+           "  --nic BANDWIDTH  also time an all-reduce as NCCL runs it between servers of 8\n"
+           "                   such GPUs, each GPU with a NIC of BANDWIDTH (400Gbps: NDR\n"
+           "                   InfiniBand) carrying nic_efficiency of it (strategy.dp_comm =\n"
+           "                   nccl), on 2 to 32 servers, in nccl-tests' columns\n");
 }
 
 /* The table: a row per device. */
@@ -69,15 +74,54 @@ static void nccl_table(const sim_device_profile_t *d)
     printf("  (GB/s; ring: the busbw of the fastest ring protocol, NCCL_ALGO=Ring)\n");
 }
 
+/* An all-reduce on N servers of 8 GPUs, each GPU with a NIC of nic bytes/s: what
+ * strategy.dp_comm = nccl makes of it, size by size, in nccl-tests' columns, to hold
+ * against published multi-server all_reduce_perf runs (tests/bench/nccl_net.sh). */
+static void nic_table(const sim_device_profile_t *d, double nic)
+{
+    double eff = d->value[SIM_DEV_NIC_EFFICIENCY];
+    if (isnan(eff))
+        eff = scenario_device_defaults()->value[SIM_DEV_NIC_EFFICIENCY];
+    double nvlink = d->value[SIM_DEV_NVLINK_BUSBW];
+    if (!(nvlink > 0)) {
+        printf("  between servers: the device has no nvlink_busbw for a server of 8\n");
+        return;
+    }
+    int G = 8;
+    printf("  all-reduce between servers of %d GPUs, a %.6g Gbit/s NIC each x nic_efficiency "
+           "%.3g (strategy.dp_comm = nccl; NCCL's tuner chooses):\n  %7s %12s  %-13s %10s "
+           "%8s %8s %8s\n",
+           G, nic * 8 / 1e9, eff, "servers", "bytes", "algorithm", "time us", "algbw", "busbw",
+           "ring");
+    for (int N = 2; N <= 32; N *= 2) {
+        int T = N * G;
+        sim_nccl_t m;
+        sim_nccl_net(&m, T, N, nvlink, G * nic * eff);
+        for (double n = 1024; n <= 4.3e9; n *= 8) {
+            sim_nccl_algo_t a;
+            sim_nccl_proto_t p;
+            double t = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, n, &a, &p);
+            double ring = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, n, NULL, NULL);
+            char what[32];
+            snprintf(what, sizeof what, "%s/%s", sim_nccl_algo_name(a), sim_nccl_proto_name(p));
+            double bus = 2.0 * (T - 1) / T;
+            printf("  %7d %12.0f  %-13s %10.1f %8.1f %8.1f %8.1f\n", N, n, what, t * 1e6,
+                   n / t / 1e9, n / t / 1e9 * bus, n / ring / 1e9 * bus);
+        }
+    }
+    printf("  (GB/s; ring: the busbw of the fastest ring protocol, NCCL_ALGO=Ring)\n");
+}
+
 /* One device, value by value, each with the number of its source, the sources below. */
-static void device_detail(const sim_device_profile_t *d)
+static void device_detail(const sim_device_profile_t *d, double nic)
 {
     static const char *const units[SIM_DEV_FIELDS] = {"TFLOP/s", "TFLOP/s", "TFLOP/s",
                                                       "TFLOP/s", "GB",      "GB/s",
                                                       "W",       "W",       "",
                                                       "",        "",        "",
                                                       "",        "",
-                                                      "GB/s",    "GB/s"};
+                                                      "GB/s",    "GB/s",
+                                                      ""};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);
@@ -109,6 +153,8 @@ static void device_detail(const sim_device_profile_t *d)
     }
     printf("\n");
     nccl_table(d);
+    if (nic > 0)
+        nic_table(d, nic);
     for (int k = 0; k < n_sources; k++)
         printf("  [%d] %s\n", k + 1, sources[k]);
 }
@@ -119,8 +165,22 @@ int cli_devices(int argc, char **argv)
         devices_help();
         return CLI_EXIT_OK;
     }
-    if (argc > 2)
+    double nic = 0;
+    if (argc > 2 && !strcmp(argv[2], "--nic")) {
+        dt_err_t err;
+        if (argc < 4)
+            return cli_usage_error("devices", "--nic needs a bandwidth (e.g. 400Gbps)");
+        if (scenario_parse_bandwidth(argv[3], &nic, &err))
+            return cli_usage_error("devices", "--nic %s: %s", argv[3], err.msg);
+        if (!(nic > 0))
+            return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)",
+                                   argv[3]);
+        argc -= 2;
+        if (argc > 2)
+            return cli_usage_error("devices", "unexpected argument \"%s\"", argv[4]);
+    } else if (argc > 2) {
         return cli_usage_error("devices", "unexpected argument \"%s\"", argv[2]);
+    }
     if (argc == 1) {
         devices_table();
         return CLI_EXIT_OK;
@@ -130,7 +190,7 @@ int cli_devices(int argc, char **argv)
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
     for (size_t i = 0; i < n; i++)
         if (!strcmp(cat[i].name, name)) {
-            device_detail(&cat[i]);
+            device_detail(&cat[i], nic);
             return CLI_EXIT_OK;
         }
     size_t len = strlen(name);
@@ -141,7 +201,7 @@ int cli_devices(int argc, char **argv)
             fprintf(stderr, "dtsim devices: %s\n", err.msg);
             return CLI_EXIT_USAGE;
         }
-        device_detail(&d);
+        device_detail(&d, nic);
         return CLI_EXIT_OK;
     }
     char names[256] = "";

@@ -347,6 +347,10 @@ int cli_train(int argc, char **argv)
         printf("%s params=%zu batch=%ld lr=%g momentum=%g train=%zu test=%zu\n", desc,
                s.model.n_params, o.batch, (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n,
                s.test.n);
+        if (o.model.arch == TRAINER_ARCH_GPT) /* the loss to beat */
+            printf("unigram val_loss=%.4f (the validation bytes under the training bytes' "
+                   "frequencies: a model that knows nothing else)\n",
+                   trainer_text_unigram_loss(&s.train, &s.test));
         for (long e = 1; e <= o.epochs; e++) {
             s.learner.sgd.lr =
                 trainer_lr_at(o.schedule, o.sgd.lr, (double)(e - 1) / (double)o.epochs);

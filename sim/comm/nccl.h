@@ -31,11 +31,18 @@ typedef enum sim_nccl_coll {
 
 typedef struct sim_nccl {
     int ranks;                                      /* T, the GPUs of the group */
+    int nodes;                                      /* N, the servers they span (1: NVLink) */
     double busbw;                                   /* bytes/s, ring Simple, large sizes */
+    double tree_busbw;                              /* bytes/s, the same for the tree */
     double nvls_busbw;                              /* bytes/s; 0: no NVLink SHARP */
     double base[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];   /* s, once a collective */
     double hop[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];    /* s, each step */
     double eff[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];    /* fraction of the bus bandwidth */
+    /* between servers (nodes > 1): hop[][] is the NVLink step inside a server, net_hop[][]
+     * the step that crosses the network */
+    double net_busbw;                               /* bytes/s, a server's NICs the group uses */
+    double net_hop[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS]; /* s */
+    double ll_max;                                  /* bytes/s, NCCL's cap on LL's bandwidth */
 } sim_nccl_t;
 
 /* T GPUs of a server on NVLink: bus bandwidths (nccl-tests' busbw, bytes/s) of a ring
@@ -46,6 +53,13 @@ void sim_nccl_nvlink(sim_nccl_t *m, int ranks, double busbw, double nvls_busbw);
  * no base latency, the bus bandwidth 1 / per_byte, no NVLS; the protocols keep NCCL's
  * efficiencies. Ring with Simple is then the 2 (T-1) steps of the ring formula. */
 void sim_nccl_links(sim_nccl_t *m, int ranks, double step, double per_byte);
+/* T GPUs spread over N servers, T / N in each, every GPU with a NIC of its own (rails):
+ * NCCL's rings and double binary trees between servers, NVLink inside them (bus bandwidth
+ * nvlink_busbw, unused where T = N) and the T / N NICs of a server together carrying
+ * net_busbw bytes/s each way; NCCL's latencies for NVLink and the network, no NVLS (NCCL
+ * needs CollNet for NVLS across servers; NVLS-tree is left out). N = 1 is sim_nccl_nvlink
+ * without NVLS. sim/README.md, "Collectives between servers", gives the formulas. */
+void sim_nccl_net(sim_nccl_t *m, int ranks, int nodes, double nvlink_busbw, double net_busbw);
 /* Seconds a collective of n bytes takes by algorithm a and protocol p; -1 where NCCL has no
  * such pairing (tree other than for an all-reduce, NVLS without SHARP or other than
  * Simple). */

@@ -351,6 +351,36 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
     return lat + bytes / rate;
 }
 
+int sim_platform_server_of(const scenario_t *sc, int host, int *size, double *nic)
+{
+    int workers, servers;
+    sim_platform_counts(sc, &workers, &servers);
+    int hosts = workers + servers;
+    if (host < 0 || host >= hosts)
+        return -1;
+    switch (sc->platform) {
+    case SIM_PLATFORM_STAR:
+        *size = 1;
+        *nic = sc->bandwidth;
+        return host;
+    case SIM_PLATFORM_RAIL:
+        *size = (int)sc->gpus_per_server;
+        *nic = sc->bandwidth;
+        return (int)(host / sc->gpus_per_server);
+    case SIM_PLATFORM_MULTI_RACK: {
+        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        int r = rack_of(host, hosts, racks);
+        *size = (int)((long)hosts * (r + 1) / racks - (long)hosts * r / racks);
+        /* the host's link, or its share of the rack's uplink */
+        double share = sc->uplink_bandwidth / *size;
+        *nic = sc->bandwidth < share ? sc->bandwidth : share;
+        return r;
+    }
+    default:
+        return -1;
+    }
+}
+
 double sim_platform_tcp_gamma(void) { return sg_cfg_get_double("network/TCP-gamma"); }
 
 static void apply_network_model(const scenario_t *sc)

@@ -82,6 +82,12 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err);
  * generated star or multi-rack platform under CM02 or LV08; negative elsewhere (other
  * platforms and models, link faults), where only messages say how long it takes. */
 double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last, double bytes);
+/* The server (NVLink domain) of host: its rack on the multi-rack platform (a rack per
+ * server), host / gpus_per_server on the rail platform, the host itself on a star; *size
+ * the hosts it holds and *nic the bytes/s the host's own way out of it carries (multi-rack:
+ * its link or its share of the uplink, whichever is less; rail and star: its link). -1 on
+ * other platforms. */
+int sim_platform_server_of(const scenario_t *sc, int host, int *size, double *nic);
 /* The network model's TCP window (network/TCP-gamma, bytes): a flow's rate is at most
  * gamma / (2 x its route's latency). */
 double sim_platform_tcp_gamma(void);

@@ -230,6 +230,8 @@ typedef struct sim_run {
     /* helpers' state (comm/): set up by the strategies, freed by sim_run_free */
     struct sim_buckets *buckets; /* allreduce with bucket_mb (comm/bucket.c) */
     struct sim_side *side;       /* local-sgd workers side by side (comm/replicas.c), else NULL */
+    struct sim_nccl_group *dp_nccl; /* allreduce with dp_comm = nccl (comm/nccl_group.c), else
+                                       NULL */
     struct sim_cleanup *cleanups; /* run by sim_run_free, the last registered first */
 
     /* faults (engine/fault.c) */

@@ -250,13 +250,15 @@ void scenario_write_keys_markdown(FILE *out)
                  "`memory_efficiency` of the bandwidth for memory-bound layers. `nvlink_busbw` and "
                  "`nvls_busbw` (GB/s, nccl-tests' bus bandwidth of an all-reduce inside the "
                  "server, by ring and by NVLink SHARP) time tensor groups' collectives as NCCL "
-                 "runs them (`strategy.tensor_comm = nccl`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
+                 "runs them (`strategy.tensor_comm = nccl`); `nic_efficiency`, the fraction of a NIC's "
+                 "line rate NCCL's collectives carry between servers, those of the replicas "
+                 "(`strategy.dp_comm = nccl`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
                  "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
                  "device has no such figure.\n\n"
                  "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
                  "efficiency | tensor | sms | gemm | attention | memory eff. | NVLink busbw | "
-                 "NVLS busbw | device_flops |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "NVLS busbw | NIC eff. | device_flops |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {

@@ -443,6 +443,9 @@ typedef enum sim_device_field {
      * nccl-tests' bus bandwidth convention (algbw x 2 (T-1) / T for an all-reduce) */
     SIM_DEV_NVLINK_BUSBW, /* bytes/s a GPU's ring all-reduce reaches over NVLink */
     SIM_DEV_NVLS_BUSBW,   /* bytes/s with NVLink SHARP (in-switch reduction); NAN: none */
+    /* and between servers (strategy.dp_comm = nccl): the fraction of a NIC's line rate
+     * NCCL's collectives carry (nccl-tests' busbw per NIC over its bandwidth) */
+    SIM_DEV_NIC_EFFICIENCY,
     SIM_DEV_FIELDS,
 } sim_device_field_t;
 

@@ -8,12 +8,18 @@
 
 #include "bucket.h"
 #include "collective.h"
+#include "nccl_group.h"
 #include "strategy.h"
 
 /* With shared replicas only the first worker through the step reads its sum (sim_dp_loop
  * settles it): the others need not copy it in. */
 static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
+    if (run->dp_nccl) { /* strategy.dp_comm = nccl: every worker, in rank order */
+        sim_nccl_group_allreduce(run, run->dp_nccl, node, node->rank, buf, n,
+                                 sim_nccl_algo_key(run->sc), sim_nccl_proto_key(run->sc));
+        return SIM_OK;
+    }
     if (run->sc->shared_replicas && !run->has_faults && !run->real) /* as sim_dp_loop */
         return sim_groups_allreduce_lazy(run, sim_elastic_groups(run), node, buf, n);
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
@@ -21,10 +27,55 @@ static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_
 
 static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange); }
 
+static void nccl_free(sim_run_t *run, void *ctx)
+{
+    (void)ctx;
+    if (run->dp_nccl)
+        sim_nccl_group_free(run->dp_nccl);
+    free(run->dp_nccl);
+    run->dp_nccl = NULL;
+}
+
+/* strategy.dp_comm = nccl: the workers' group in NCCL's closed form (nccl_group.h), where it
+ * holds; else messages, and the run's note says why */
+static void nccl_make(sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    if (scenario_own(sc, "dp_comm")->i != SIM_DP_NCCL || run->n_workers < 2)
+        return;
+    const char *why = NULL;
+    if (run->has_faults || run->real)
+        why = run->real ? "real mode exchanges real messages" : "faults are detected by messages";
+    else if (sc->compression.kind != TRAINER_CODEC_NONE)
+        why = "compression travels in the messages";
+    else if (sc->bucket_mb > 0)
+        why = "bucket_mb's streams exchange messages";
+    sim_nccl_group_t *ng = dt_calloc(1, sizeof *ng);
+    if (!why)
+        why = sim_nccl_group_init(ng, sc, &sim_elastic_groups(run)->all);
+    if (why) {
+        sim_nccl_group_free(ng);
+        free(ng);
+        snprintf(run->note, sizeof run->note, "all-reduces as messages (dp_comm = nccl, but %s)",
+                 why);
+        return;
+    }
+    run->dp_nccl = ng;
+    sim_run_on_free(run, nccl_free, NULL);
+    snprintf(run->note, sizeof run->note,
+             "all-reduces as NCCL runs them (%d servers of %d, algorithm %s, protocol %s; the "
+             "gradients summed in rank order; contention left out)",
+             ng->model.nodes, ng->model.ranks / ng->model.nodes,
+             sim_nccl_algo_key(sc) < 0 ? "by size" : sim_nccl_algo_name(sim_nccl_algo_key(sc)),
+             sim_nccl_proto_key(sc) < 0 ? "by size"
+                                        : sim_nccl_proto_name(sim_nccl_proto_key(sc)));
+}
+
 static void deploy(sim_run_t *run)
 {
     run->codec_in_allreduce = 1;
     sim_elastic_make(run);
+    nccl_make(run);
     if (run->sc->bucket_mb > 0 && run->n_workers > 1)
         sim_buckets_start(run);
     for (int i = 0; i < run->n_workers; i++)
@@ -55,6 +106,13 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return sim_hierarchical_check(sc, err);
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_DP_COMM,
+    SIM_KEY_NCCL_ALGORITHM,
+    SIM_KEY_NCCL_PROTOCOL,
+    {0},
+};
+
 const sim_strategy_t sim_strategy_allreduce = {
     .name = "allreduce",
     .about = "every worker all-reduces its gradient with `algorithm` = `ring` (reduce-scatter "
@@ -68,10 +126,12 @@ const sim_strategy_t sim_strategy_allreduce = {
              "all-gather inside); all as real exchanges of chunks of the buffer; then the "
              "same SGD step on every replica",
     .keys = "`algorithm`, `group_size`, `ring_messages`, `bucket_mb`, `accumulate`, "
-            "`compression`, `error_feedback`, `momentum_correction`",
+            "`compression`, `error_feedback`, `momentum_correction`, `dp_comm`, "
+            "`nccl_algorithm`, `nccl_protocol`",
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
              SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
+    .own_keys = own_keys,
 };

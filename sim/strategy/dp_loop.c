@@ -4,9 +4,26 @@
 
 #include "bucket.h"
 #include "collective.h"
+#include "nccl.h"
 
 
 #include <stddef.h>
+
+const char *const sim_dp_comm_names[] = {"messages", "nccl", NULL};
+const char *const sim_nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
+const char *const sim_nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
+
+int sim_nccl_algo_key(const scenario_t *sc)
+{
+    static const int algo[] = {-1, SIM_NCCL_RING, SIM_NCCL_TREE, SIM_NCCL_NVLS};
+    return algo[scenario_own(sc, "nccl_algorithm")->i];
+}
+
+int sim_nccl_proto_key(const scenario_t *sc)
+{
+    static const int proto[] = {-1, SIM_NCCL_SIMPLE, SIM_NCCL_LL, SIM_NCCL_LL128};
+    return proto[scenario_own(sc, "nccl_protocol")->i];
+}
 #include <stdlib.h>
 #include <string.h>
 

@@ -144,14 +144,6 @@ static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, s
     return msg;
 }
 
-/* The elements a collective over the replicas moves for a member's n: tensor_members = one,
- * member 0's all-reduce stands for the group's fold (plan_members); a timing-only run (the
- * only one with tensor groups) reads none of them. */
-static size_t dp_n(const pipe_plan_t *plan, size_t n)
-{
-    return n * (size_t)plan->fold;
-}
-
 /* A tensor group's all-reduce of n elements (a timing-only buffer: nothing is read), or
  * under sequence parallelism its reduce-scatter and all-gather. */
 static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *g,
@@ -284,10 +276,10 @@ static sim_status_t ep_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
     sim_allreduce_algo_t algo = dp_algo(run);
     sim_status_t st = SIM_OK;
     if (plan->D > 1 && n > pe)
-        st = sim_allreduce(run, &plan->group[s * T + r], d, g, n - pe, algo);
+        st = pipe_dp_allreduce(run, plan, &plan->group[s * T + r], d, g, n - pe, algo);
     if (st == SIM_OK && plan->D / E > 1 && pe > 0)
-        st = sim_allreduce(run, &plan->eg[(d % E * S + s) * T + r], d / E, g + n - pe, pe,
-                           algo);
+        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E,
+                               g + n - pe, pe, algo);
     return st;
 }
 
@@ -397,7 +389,7 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
 static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *g, float *acc, size_t n, int first)
 {
-    sim_status_t st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n));
+    sim_status_t st = pipe_dp_reduce_scatter(run, plan, grp, d, g, n);
     if (st != SIM_OK || run->timing_only)
         return st;
     size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
@@ -413,7 +405,7 @@ static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const 
 static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, size_t n)
 {
-    return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
+    return plan->zero >= 3 && plan->D > 1 ? pipe_dp_allgather(run, plan, grp, d, w, n) : SIM_OK;
 }
 
 /* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
@@ -430,8 +422,8 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
 {
     const pipe_plan_t *plan = run->shared;
     int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
-    return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, dp_n(plan, n),
-                         dp_algo(run));
+    return pipe_dp_allreduce(run, plan, &plan->group[s * T + r], node->rank / T / S, buf, n,
+                             dp_algo(run));
 }
 
 /* Context parallelism: what the ring attention's key/value exchange adds to a member's
@@ -469,16 +461,16 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
     sim_status_t st;
     if (D > 1 && plan->zero) {
         size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if (plan->zero == 1 && (st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n))) != SIM_OK)
+        if (plan->zero == 1 && (st = pipe_dp_reduce_scatter(run, plan, grp, d, g, n)) != SIM_OK)
             return st;
         if (plan->zero >= 2 && !run->timing_only)
             run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
         run->be->scale(hi - lo, mean, g + lo);
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        return plan->zero < 3 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
+        return plan->zero < 3 ? pipe_dp_allgather(run, plan, grp, d, w, n) : SIM_OK;
     }
     if (D > 1 && !reduced &&
-        (st = sim_allreduce(run, grp, d, g, dp_n(plan, n), dp_algo(run))) != SIM_OK)
+        (st = pipe_dp_allreduce(run, plan, grp, d, g, n, dp_algo(run))) != SIM_OK)
         return st;
     run->be->scale(n, mean, g);
     sim_sgd(run, w, g, v, n, step);
@@ -915,6 +907,20 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "; each all-reduce overlapped with its layer's compute in %d chunks "
                  "(tensor_overlap)",
                  plan->T);
+    n = (int)strlen(line);
+    if (plan->dp_nccl && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; replicas' collectives as NCCL runs them (%d servers of %d, algorithm %s, "
+                 "protocol %s; contention with other traffic left out)",
+                 plan->dp_group[0].model.nodes,
+                 plan->dp_group[0].model.ranks / plan->dp_group[0].model.nodes,
+                 pipe_nccl_algo(run->sc) < 0 ? "by size"
+                                             : sim_nccl_algo_name(pipe_nccl_algo(run->sc)),
+                 pipe_nccl_proto(run->sc) < 0 ? "by size"
+                                              : sim_nccl_proto_name(pipe_nccl_proto(run->sc)));
+    else if (plan->dp_why && n < (int)size)
+        snprintf(line + n, size - (size_t)n, "; replicas' collectives as messages (dp_comm = "
+                 "nccl, but %s)", plan->dp_why);
     n = (int)strlen(line);
     if (plan->E > 1 && n < (int)size)
         snprintf(line + n, size - (size_t)n, "; experts over groups of %d replicas%s, "
@@ -1363,8 +1369,6 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 
 /* zero's key: its ZeRO stage over the replicas (with shard_optimizer); how tensor groups'
  * all-reduces are simulated; the interleaved schedule's chunks a stage */
-static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
-static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
 static const char *const tensor_members_names[] = {"all", "one", NULL};
 
@@ -1389,21 +1393,14 @@ static const sim_strategy_key_t own_keys[] = {
             "the members' flows share a rack's uplink (multi-rack, a rack per tensor group, "
             "host links at least as fast as the uplink) or have links of their own (star); "
             "elsewhere all, and the summary says why"},
-    {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_algorithm_names,
-     .doc = "tensor_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the fastest for each "
-            "message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; tree: a chain "
-            "inside the server, all-reduce only (not with sequence_parallel); nvls: NVLink "
-            "SHARP, the switch reducing, on a device with nvls_busbw (H100, H200, B200) and "
-            "nccl_links = device, protocol simple"},
-    {.key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto", .names = nccl_protocol_names,
-     .doc = "tensor_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the fastest for each "
-            "size; simple: the whole bandwidth, the highest latency; ll: a quarter of it in "
-            "NCCL's model, the lowest latency; ll128: 92% of it"},
+    SIM_KEY_NCCL_ALGORITHM,
+    SIM_KEY_NCCL_PROTOCOL,
     {.key = "nccl_links", .kind = SIM_KEY_ENUM, .def = "device", .names = nccl_links_names,
      .doc = "tensor_comm = nccl: what the tensor group's collectives run on; device: the "
             "server's NVLink as cluster.device gives it (nvlink_busbw, nvls_busbw), with "
             "NCCL's latencies; platform: the platform's ring step in closed form (as formula "
             "times it) as every step's latency and the bus bandwidth, no base latency, no NVLS"},
+    SIM_KEY_DP_COMM,
     {.key = "tensor_overlap", .kind = SIM_KEY_BOOL, .def = "no",
      .doc = "tensor_comm = formula or nccl: each layer's tensor all-reduce (reduce-scatter "
             "and all-gather under sequence_parallel) overlapped with the layer's own compute, "
@@ -1457,7 +1454,7 @@ const sim_strategy_t sim_strategy_pipeline = {
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`",
+            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`, `dp_comm`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

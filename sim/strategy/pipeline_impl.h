@@ -7,6 +7,7 @@
 #include "bucket.h"
 #include "collective.h"
 #include "nccl.h"
+#include "nccl_group.h"
 #include "strategy.h"
 
 #define PIPE_MAX_STAGES 64
@@ -94,6 +95,12 @@ typedef struct pipe_plan {
     int cp;
     double cx_f[PIPE_MAX_CHUNKS], cx_b[PIPE_MAX_CHUNKS];
     double cx_bytes_f[PIPE_MAX_CHUNKS], cx_bytes_b[PIPE_MAX_CHUNKS];
+    /* strategy.dp_comm = nccl (pipe_dp_plan): the collectives over the replicas take
+     * NCCL's time in closed form, each group's from where its hosts lie (parallel to group
+     * and eg); dp_why: why they are messages after all (NULL: they are not) */
+    int dp_nccl;
+    sim_nccl_group_t *dp_group, *dp_eg;
+    const char *dp_why;
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
@@ -108,6 +115,20 @@ int pipe_nccl_proto(const scenario_t *sc);
  * the first chunk's transfer, then each chunk's compute and the next chunk's transfer go
  * together): c/T + (T-1)/T max(c, m) + m/T - c = m/T + (T-1)/T max(0, m - c). */
 double pipe_overlap_exposed(double c, double m, int T);
+
+/* strategy.dp_comm = nccl: NCCL's closed form for the replicas' groups where it holds
+ * (plan->dp_nccl, else plan->dp_why); pipe_dp_free frees it. */
+void pipe_dp_plan(pipe_plan_t *plan, const sim_run_t *run);
+void pipe_dp_free(pipe_plan_t *plan);
+/* A collective over a group of replicas (plan->group or plan->eg) of member d's n elements
+ * (tensor_members = one: the fold members' it stands for as messages), as messages or in
+ * NCCL's closed form. */
+sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n, sim_allreduce_algo_t algo);
+sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *buf, size_t n);
+sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

@@ -26,6 +26,7 @@ void pipe_plan_free(void *p)
         free(plan->ep[k].members);
     for (int k = 0; plan->eg && k < n_eg; k++)
         free(plan->eg[k].members);
+    pipe_dp_free(plan);
     free(plan->ep);
     free(plan->eg);
     free(plan->a2a);
@@ -511,17 +512,9 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
 }
 
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
-int pipe_nccl_algo(const scenario_t *sc)
-{
-    static const int algo[] = {-1, SIM_NCCL_RING, SIM_NCCL_TREE, SIM_NCCL_NVLS};
-    return algo[scenario_own(sc, "nccl_algorithm")->i];
-}
+int pipe_nccl_algo(const scenario_t *sc) { return sim_nccl_algo_key(sc); }
 
-int pipe_nccl_proto(const scenario_t *sc)
-{
-    static const int proto[] = {-1, SIM_NCCL_SIMPLE, SIM_NCCL_LL, SIM_NCCL_LL128};
-    return proto[scenario_own(sc, "nccl_protocol")->i];
-}
+int pipe_nccl_proto(const scenario_t *sc) { return sim_nccl_proto_key(sc); }
 
 /* strategy.tensor_comm = nccl on the device's NVLink: the catalogue's bus bandwidths and
  * NCCL's latencies, whatever the platform's links (the server's NVLink is not one of them);
@@ -734,5 +727,6 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
                 plan->tp[k].members[r] = &run->workers[k * T + r];
         }
     }
+    pipe_dp_plan(plan, run);
     return plan;
 }

@@ -174,4 +174,45 @@ long sim_fl_steps_done(const sim_run_t *run);
             "of a model profile, for each micro-batch's); the gradients are "                \
             "reduce-scattered, each shard updated, the parameters all-gathered"}
 
+/* strategy.dp_comm, a key of two strategies (allreduce, and pipeline over its replicas):
+ * how their collectives over the replicas are simulated (sim/README.md, "Collectives between
+ * servers"). */
+enum { SIM_DP_MESSAGES, SIM_DP_NCCL };
+extern const char *const sim_dp_comm_names[];
+extern const char *const sim_nccl_algorithm_names[];
+extern const char *const sim_nccl_protocol_names[];
+/* strategy.nccl_algorithm's and nccl_protocol's values as nccl.h's enums, -1: auto */
+int sim_nccl_algo_key(const scenario_t *sc);
+int sim_nccl_proto_key(const scenario_t *sc);
+/* strategy.nccl_algorithm and nccl_protocol, keys of allreduce and pipeline */
+#define SIM_KEY_NCCL_ALGORITHM                                                               \
+    {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto",                          \
+     .names = sim_nccl_algorithm_names,                                                     \
+     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the " \
+            "fastest for each message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; " \
+            "tree: a chain inside a server (and double binary trees between servers), "       \
+            "all-reduce only (not with sequence_parallel); nvls: NVLink SHARP, the switch "   \
+            "reducing, on a device with nvls_busbw (H100, H200, B200) and nccl_links = "      \
+            "device, protocol simple (across servers the ring instead)"}
+#define SIM_KEY_NCCL_PROTOCOL                                                                \
+    {.key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto",                           \
+     .names = sim_nccl_protocol_names,                                                      \
+     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the "  \
+            "fastest for each size; simple: the whole bandwidth, the highest latency; ll: a " \
+            "quarter of it in NCCL's model, the lowest latency; ll128: 92% of it"}
+#define SIM_KEY_DP_COMM                                                                      \
+    {.key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = sim_dp_comm_names,  \
+     .doc = "allreduce, and pipeline with data_parallel > 1: how the collectives over the "   \
+            "replicas (the gradients' all-reduce; a pipeline's ZeRO reduce-scatters and "     \
+            "all-gathers and experts' reductions too) are simulated; messages: real "         \
+            "exchanges (strategy.algorithm, ring_messages); nccl: NCCL's time in closed "     \
+            "form, the last member's arrival starting it for all, by nccl_algorithm and "     \
+            "nccl_protocol (ring or tree; nvls falls back to ring across servers): NVLink "   \
+            "inside a server (nvlink_busbw), the members' NICs between servers (a GPU's link " \
+            "or its share of the rack's uplink x the device's nic_efficiency), NCCL's "       \
+            "latencies; allreduce sums the real gradients in rank order at once; on a star, " \
+            "multi-rack (a rack per server) or rail platform without faults (allreduce: and " \
+            "without compression or bucket_mb; a pipeline: timing only), else messages and "  \
+            "the summary says why; contention with other traffic left out"}
+
 #endif
