@@ -318,18 +318,21 @@ void trainer_text_batch(const trainer_dataset_t *ds, const uint32_t *idx, int ba
 
 double trainer_text_unigram_loss(const trainer_dataset_t *train, const trainer_dataset_t *valid)
 {
-    if (!valid->n || !valid->tokens)
+    /* x holds every window's tokens as exact floats, for text sets of either kind (the
+     * disjoint windows of data.source = text, dtsim train's sliding ones) */
+    if (!valid->n || valid->dim < 2)
         return NAN;
     double count[TRAINER_TEXT_VOCAB] = {0};
-    size_t w = (size_t)train->seq + 1, targets = 0;
+    size_t targets = 0;
     for (size_t i = 0; i < train->n; i++)
-        for (size_t t = 1; t < w; t++, targets++)
-            count[train->tokens[i * w + t]] += 1;
+        for (size_t t = 1; t < train->dim; t++, targets++)
+            count[(int)train->x[i * train->dim + t] & (TRAINER_TEXT_VOCAB - 1)] += 1;
     double denom = (double)targets + TRAINER_TEXT_VOCAB, sum = 0;
-    size_t wv = (size_t)valid->seq + 1, n = 0;
+    size_t n = 0;
     for (size_t i = 0; i < valid->n; i++)
-        for (size_t t = 1; t < wv; t++, n++)
-            sum -= log((count[valid->tokens[i * wv + t]] + 1) / denom);
+        for (size_t t = 1; t < valid->dim; t++, n++)
+            sum -= log((count[(int)valid->x[i * valid->dim + t] & (TRAINER_TEXT_VOCAB - 1)] + 1) /
+                       denom);
     return sum / (double)n;
 }
 
