@@ -3116,6 +3116,53 @@ END_TEST
 
 /* dtsim devices: the table's rows against the catalogue's figures, one device's values with
  * numbered sources, a profile file, and the errors. */
+/* `dtsim calibrate --gemm` on the CPU: each size's TFLOP/s is 2 n^3 over its seconds, its
+ * result the double-precision product's, its fraction of the --like device's FP32 peak
+ * (read back from `dtsim devices`) and gemm_efficiency that fraction x 0.75; bad options in
+ * one line. */
+START_TEST(calibrate_gemm_curve)
+{
+    ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", NULL}), 0);
+    char *d = slurp(out_path);
+    char *fp = strstr(d, " fp32 ");
+    ck_assert_ptr_nonnull(fp);
+    double peak;
+    ck_assert_int_eq(sscanf(fp, " fp32 %lf", &peak), 1); /* TFLOP/s */
+    free(d);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"calibrate", "--gemm", "--max", "512", "--like", "h100", NULL}), 0);
+    char *o = slurp(out_path);
+    int rows = 0;
+    double best = 0;
+    for (char *p = strstr(o, "gemm m=n=k="); p; p = strstr(p + 1, "gemm m=n=k=")) {
+        long n;
+        double sec, tf, err, of;
+        ck_assert_int_eq(sscanf(p, "gemm m=n=k=%ld seconds=%lf tflops=%lf max_rel_error=%lf "
+                                   "of_peak=%lf", &n, &sec, &tf, &err, &of), 5);
+        ck_assert_int_eq(n, 256 << rows);
+        ck_assert_double_eq_tol(tf, 2.0 * n * n * n / sec * 1e-12, tf * 1e-3);
+        ck_assert_msg(err <= 1e-5, "%ld: error %g", n, err);
+        ck_assert_double_eq_tol(of, tf / peak, 1e-4 + of * 2e-3); /* printed to 4 places */
+        if (tf > best)
+            best = tf;
+        rows++;
+    }
+    ck_assert_int_eq(rows, 2);
+    double eff, measured;
+    char *e = strstr(o, "\ngemm_efficiency = "), *m = strstr(o, "source.gemm_efficiency = measured ");
+    ck_assert_msg(e && m, "%s", o);
+    ck_assert_int_eq(sscanf(e, "\ngemm_efficiency = %lf", &eff), 1);
+    ck_assert_int_eq(sscanf(m, "source.gemm_efficiency = measured %lf", &measured), 1);
+    ck_assert_double_eq_tol(measured, best / peak, 1e-3 + measured * 2e-3);
+    ck_assert_double_eq_tol(eff, measured * 0.75, 1e-3 + eff * 2e-3);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"calibrate", "--gemm", "--like", "tpu", NULL}), 2);
+    one_error_line("--like: unknown device \"tpu\"", NULL);
+    ck_assert_int_eq(dtsim((const char *[]){"calibrate", "--gemm", "--max", "100", NULL}), 2);
+    one_error_line("--max: expected an integer in [256, 16384]", NULL);
+}
+END_TEST
+
 START_TEST(devices_lists_the_catalogue)
 {
     ck_assert_int_eq(dtsim((const char *[]){"devices", NULL}), 0);
@@ -4133,6 +4180,7 @@ int main(void)
     tcase_add_test(tc, plan_stopped_ranks_partial_and_resumes);
     tcase_add_test(tc, pipeline_rows_count_every_replica);
     tcase_add_test(tc, devices_lists_the_catalogue);
+    tcase_add_test(tc, calibrate_gemm_curve);
     tcase_add_test(tc, nccl_bad_input_names_its_key);
     tcase_add_test(tc, check_refuses_fault_targets_the_platform_lacks);
     tcase_add_test(tc, check_refuses_bad_topology_shapes);

@@ -23,6 +23,8 @@ int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 /** dtsim calibrate: measures this machine's step time as a device profile. */
 int cli_calibrate(int argc, char **argv);
+/* `dtsim calibrate --gemm` (cli_gemm.c): the backend's GEMM curve. */
+int cli_calibrate_gemm(int argc, char **argv);
 /** dtsim run: runs a scenario (each run of its sweep), stores each run, prints a summary. */
 int cli_run(int argc, char **argv);
 /* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it

@@ -552,6 +552,9 @@ int cli_bench(int argc, char **argv)
  * profile that scenarios use with cluster.device = FILE.ini. */
 int cli_calibrate(int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--gemm"))
+            return cli_calibrate_gemm(argc, argv);
     const char *out = NULL;
     long steps = 200;
     /* take --out and --steps out before the training options */
@@ -580,7 +583,9 @@ int cli_calibrate(int argc, char **argv)
         if (rc < 0)
             printf("\ncalibrate options:\n"
                    "  --steps N           timed steps, after 10 warm-up steps [200]\n"
-                   "  --out FILE.ini      write the device profile there [print it only]\n");
+                   "  --out FILE.ini      write the device profile there [print it only]\n"
+                   "  --gemm              the backend's GEMM curve instead (dtsim calibrate "
+                   "--gemm --help)\n");
         return rc < 0 ? CLI_EXIT_OK : rc;
     }
     session_t s;
