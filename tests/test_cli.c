@@ -3160,6 +3160,14 @@ START_TEST(calibrate_gemm_curve)
     one_error_line("--like: unknown device \"tpu\"", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"calibrate", "--gemm", "--max", "100", NULL}), 2);
     one_error_line("--max: expected an integer in [256, 16384]", NULL);
+    /* tensor-core precisions are cuBLAS's: refused on the CPU backend, and a precision
+     * there is none of */
+    ck_assert_int_eq(
+        dtsim((const char *[]){"calibrate", "--gemm", "--precision", "bf16", NULL}), 2);
+    one_error_line("--precision bf16: tensor-core GEMMs are timed with cuBLAS", NULL);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"calibrate", "--gemm", "--precision", "fp64", NULL}), 2);
+    one_error_line("--precision: expected fp32, tf32 or bf16", NULL);
 }
 END_TEST
 

@@ -168,5 +168,10 @@ size_t trainer_backend_cuda_bytes_transferred(void);
 /* The GPU in use, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)", for reports; "no
  * CUDA device" when there is none. */
 void trainer_backend_cuda_device_name(char *buf, size_t n);
+/* Seconds of the fastest of reps n x n x n products on the GPU at precision 1 (TF32 tensor
+ * cores on FP32 data) or 2 (BF16 inputs, FP32 sums), after one warm-up call; the largest
+ * relative error of 64 sampled entries against a double product in *max_rel_error
+ * (dtsim calibrate --gemm --precision). */
+double trainer_backend_cuda_gemm_seconds(int precision, int n, int reps, double *max_rel_error);
 
 #endif

@@ -16,6 +16,7 @@
  * only when a larger batch needs it, and live until the process exits. Like the rest of the
  * trainer this expects one OS thread (SimGrid actors share one). The transformer's ops are in
  * cuda_gpt.cu; what both files share, in cuda_common.cuh. */
+#include <cuda_bf16.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -762,4 +763,92 @@ extern "C" void trainer_backend_cuda_device_name(char *buf, size_t n)
     }
     snprintf(buf, n, "%s (sm_%d%d, %d SMs, %.1f GiB)", prop.name, prop.major, prop.minor,
              prop.multiProcessorCount, (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+}
+
+/* ---- the GEMM curve at a tensor-core precision (dtsim calibrate --gemm --precision) ------- */
+
+/* Seconds of the best of reps n x n x n products at precision (1 TF32: FP32 data, TF32
+ * tensor cores; 2 BF16: BF16 inputs, FP32 sums and output), timed by CUDA events; the
+ * largest error of 64 sampled entries against a double product of the inputs as rounded,
+ * relative to the sum of |terms|, in *max_rel_error. */
+extern "C" double trainer_backend_cuda_gemm_seconds(int precision, int n, int reps,
+                                                    double *max_rel_error)
+{
+    size_t nn = (size_t)n * (size_t)n;
+    float *ha = (float *)malloc(sizeof(float) * nn), *hb = (float *)malloc(sizeof(float) * nn);
+    float *hc = (float *)malloc(sizeof(float) * nn);
+    DT_CHECK(ha && hb && hc, "out of memory");
+    uint64_t x = 88172645463325252ull; /* xorshift: any fixed values in [-1, 1) */
+    for (size_t i = 0; i < 2 * nn; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        float v = (float)((double)(x >> 11) / 9007199254740992.0 * 2 - 1);
+        if (precision == 2) /* the inputs as BF16 holds them */
+            v = __bfloat162float(__float2bfloat16(v));
+        (i < nn ? ha[i] : hb[i - nn]) = v;
+    }
+    void *a, *b;
+    float *c;
+    size_t in_bytes = precision == 2 ? sizeof(__nv_bfloat16) : sizeof(float);
+    CUDA_CHECK(cudaMalloc(&a, in_bytes * nn));
+    CUDA_CHECK(cudaMalloc(&b, in_bytes * nn));
+    CUDA_CHECK(cudaMalloc((void **)&c, sizeof(float) * nn));
+    if (precision == 2) {
+        __nv_bfloat16 *t = (__nv_bfloat16 *)malloc(sizeof(__nv_bfloat16) * nn);
+        DT_CHECK(t, "out of memory");
+        for (size_t i = 0; i < nn; i++)
+            t[i] = __float2bfloat16(ha[i]);
+        CUDA_CHECK(cudaMemcpy(a, t, in_bytes * nn, cudaMemcpyHostToDevice));
+        for (size_t i = 0; i < nn; i++)
+            t[i] = __float2bfloat16(hb[i]);
+        CUDA_CHECK(cudaMemcpy(b, t, in_bytes * nn, cudaMemcpyHostToDevice));
+        free(t);
+    } else {
+        CUDA_CHECK(cudaMemcpy(a, ha, in_bytes * nn, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(b, hb, in_bytes * nn, cudaMemcpyHostToDevice));
+    }
+    cudaDataType_t type = precision == 2 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t compute =
+        precision == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const float one = 1.0f, zero = 0.0f;
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    float best = INFINITY;
+    for (int r = 0; r <= reps; r++) { /* the first call warms up */
+        CUDA_CHECK(cudaEventRecord(start));
+        /* row-major C = A B is column-major C^T = B^T A^T: B first (as cuda_gemm) */
+        CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, type, n,
+                                  a, type, n, &zero, c, CUDA_R_32F, n, compute,
+                                  CUBLAS_GEMM_DEFAULT));
+        CUDA_CHECK(cudaEventRecord(stop));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        if (r > 0 && ms < best)
+            best = ms;
+    }
+    CUDA_CHECK(cudaMemcpy(hc, c, sizeof(float) * nn, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (int s = 0; s < 64; s++) {
+        size_t i = (size_t)(s * 7919) % (size_t)n, j = (size_t)(s * 104729 + 13) % (size_t)n;
+        double sum = 0, mag = 1e-30;
+        for (size_t k = 0; k < (size_t)n; k++) {
+            double t = (double)ha[i * n + k] * (double)hb[k * n + j];
+            sum += t;
+            mag += fabs(t);
+        }
+        double e = fabs(hc[i * n + j] - sum) / mag;
+        if (e > worst)
+            worst = e;
+    }
+    *max_rel_error = worst;
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaFree(a));
+    CUDA_CHECK(cudaFree(b));
+    CUDA_CHECK(cudaFree(c));
+    free(ha);
+    free(hb);
+    free(hc);
+    return best * 1e-3;
 }

@@ -52,11 +52,71 @@ static double gemm_error(const float *a, const float *b, const float *c, int n)
     return worst;
 }
 
+/* The gemm_efficiency lines for a device file like ref's, from the best TFLOP/s measured. */
+static void print_efficiency(const sim_device_profile_t *ref, sim_device_field_t field,
+                             const char *precision, long max, double best_tflops)
+{
+    double frac = best_tflops * 1e12 / ref->value[field];
+    char host[256] = "this machine", date[32];
+    gethostname(host, sizeof host);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    printf("; for a device file written like %s's catalogue entry (dtsim devices %s):\n"
+           "gemm_efficiency = %.4g\n"
+           "source.gemm_efficiency = measured %.3f (dtsim calibrate --gemm on %s, %s: %s GEMM "
+           "up to %ld, %.4g TFLOP/s of %.4g) x %.2f, the factor the catalogue fits once for "
+           "every device\n",
+           ref->name, ref->name, frac * GEMM_FITTED_FACTOR, frac, host, date, precision, max,
+           best_tflops, ref->value[field] * 1e-12, GEMM_FITTED_FACTOR);
+    if (frac > 1)
+        printf("; above %s's %s figure: that is not this machine's peak (a measured training "
+               "speed, or another device): compare with the device you have\n",
+               ref->name, precision);
+}
+
+/* TF32 or BF16 on tensor cores: cuBLAS's GemmEx, sizes 256 ... max. */
+static int tensor_curve(const trainer_backend_t *be, int prec, const char *precision, long max,
+                        const sim_device_profile_t *ref, sim_device_field_t field)
+{
+#ifdef DTSIM_HAVE_CUDA
+    if (!strcmp(be->name, "cuda")) {
+        printf("gemm device=cuda precision=%s%s%s\n", precision, ref ? " like=" : "",
+               ref ? ref->name : "");
+        double best_tflops = 0;
+        for (long n = 256; n <= max; n *= 2) {
+            double e, sec = trainer_backend_cuda_gemm_seconds(prec, (int)n, 5, &e);
+            double tflops = 2.0 * (double)n * (double)n * (double)n / sec * 1e-12;
+            if (tflops > best_tflops)
+                best_tflops = tflops;
+            printf("gemm m=n=k=%ld seconds=%.6g tflops=%.4g max_rel_error=%.2g", n, sec, tflops,
+                   e);
+            if (ref)
+                printf(" of_peak=%.4f", tflops * 1e12 / ref->value[field]);
+            printf("\n");
+            /* BF16 inputs are exact as rounded; TF32 rounds them again (10-bit mantissa) */
+            if (!(e <= (prec == 1 ? 2e-3 : 1e-4))) {
+                fprintf(stderr, "dtsim calibrate: the %s %ld x %ld GEMM differs from the "
+                                "double-precision reference by %.2g\n", precision, n, n, e);
+                return CLI_EXIT_RUN;
+            }
+        }
+        if (ref)
+            print_efficiency(ref, field, prec == 1 ? "TF32" : "BF16", max, best_tflops);
+        return CLI_EXIT_OK;
+    }
+#endif
+    (void)prec, (void)max, (void)ref, (void)field;
+    return cli_usage_error("calibrate", "--precision %s: tensor-core GEMMs are timed with cuBLAS "
+                                        "(--device cuda), not on the %s backend",
+                           precision, be->name);
+}
+
 static int usage(void)
 {
     printf("usage: dtsim calibrate --gemm [--device cpu|cuda|auto] [--max N] [--like NAME]\n"
-           "                           [--threads N]\n\n"
-           "Times the backend's FP32 GEMM (OpenBLAS sgemm on the CPU, cuBLAS on a GPU) on\n"
+           "                           [--precision fp32|tf32|bf16] [--threads N]\n\n"
+           "Times the backend's GEMM (OpenBLAS sgemm on the CPU, cuBLAS on a GPU; TF32 and\n"
+           "BF16 on a GPU's tensor cores with --precision) on\n"
            "square products of 256, 512, ... up to N (best of several calls, each result\n"
            "checked against a double-precision reference) and prints seconds and TFLOP/s by\n"
            "size. With --like NAME (a catalogue device: dtsim devices), the largest\n"
@@ -64,15 +124,16 @@ static int usage(void)
            "(that fraction x 0.75, the factor the catalogue fits once for every device),\n"
            "to put in a device file written like NAME's entry.\n\n"
            "  --device D   cpu, cuda or auto [cpu]\n"
+           "  --precision P fp32, or tf32 / bf16 with --device cuda [fp32]\n"
            "  --max N      the largest size, 256 to 16384 [cpu 2048, cuda 8192]\n"
-           "  --like NAME  compare with a catalogue device's FP32 peak\n"
+           "  --like NAME  compare with a catalogue device's peak at that precision\n"
            "  --threads N  OpenBLAS threads [1]\n");
     return CLI_EXIT_OK;
 }
 
 int cli_calibrate_gemm(int argc, char **argv)
 {
-    const char *device = "cpu", *like = NULL;
+    const char *device = "cpu", *like = NULL, *precision = "fp32";
     long max = 0, threads = 1;
     for (int i = 1; i < argc; i++) { /* argv[0]: the command's name */
         const char *a = argv[i];
@@ -86,6 +147,8 @@ int cli_calibrate_gemm(int argc, char **argv)
         const char *v = argv[++i];
         if (!strcmp(a, "--device"))
             device = v;
+        else if (!strcmp(a, "--precision"))
+            precision = v;
         else if (!strcmp(a, "--like"))
             like = v;
         else if (!strcmp(a, "--max")) {
@@ -99,12 +162,21 @@ int cli_calibrate_gemm(int argc, char **argv)
         } else
             return cli_usage_error("calibrate", "--gemm: unknown option \"%s\"", a);
     }
+    /* fp32 through the backend's gemm; tf32 and bf16 on tensor cores (cuBLAS only) */
+    int prec = !strcmp(precision, "fp32") ? 0 : !strcmp(precision, "tf32") ? 1
+               : !strcmp(precision, "bf16") ? 2 : -1;
+    if (prec < 0)
+        return cli_usage_error("calibrate", "--precision: expected fp32, tf32 or bf16, got "
+                                            "\"%s\"", precision);
+    sim_device_field_t peak_field = prec == 0 ? SIM_DEV_FP32 : prec == 1 ? SIM_DEV_TF32
+                                                                          : SIM_DEV_BF16;
     const sim_device_profile_t *ref = NULL;
     if (like && !(ref = catalogue_device(like)))
         return cli_usage_error("calibrate", "--like: unknown device \"%s\" (dtsim devices lists "
                                             "the catalogue)", like);
-    if (ref && !(ref->value[SIM_DEV_FP32] > 0))
-        return cli_usage_error("calibrate", "--like %s: the catalogue gives no FP32 peak", like);
+    if (ref && !(ref->value[peak_field] > 0))
+        return cli_usage_error("calibrate", "--like %s: the catalogue gives no %s peak", like,
+                               precision);
     dt_err_t err;
     const trainer_backend_t *be = trainer_backend_by_name(device, &err);
     if (!be)
@@ -112,6 +184,8 @@ int cli_calibrate_gemm(int argc, char **argv)
     trainer_backend_cpu_set_threads((int)threads);
     if (!max)
         max = strcmp(be->name, "cpu") ? 8192 : 2048;
+    if (prec > 0)
+        return tensor_curve(be, prec, precision, max, ref, peak_field);
 
     size_t big = (size_t)max * (size_t)max;
     float *ha = malloc(sizeof(float) * big), *hb = malloc(sizeof(float) * big);
@@ -164,7 +238,7 @@ int cli_calibrate_gemm(int argc, char **argv)
             best_tflops = tflops;
         printf("gemm m=n=k=%ld seconds=%.6g tflops=%.4g max_rel_error=%.2g", n, best, tflops, e);
         if (ref)
-            printf(" of_peak=%.4f", tflops * 1e12 / ref->value[SIM_DEV_FP32]);
+            printf(" of_peak=%.4f", tflops * 1e12 / ref->value[peak_field]);
         printf("\n");
         if (!(e <= 1e-4)) {
             fprintf(stderr, "dtsim calibrate: the %s backend's %ld x %ld GEMM differs from the "
@@ -173,24 +247,8 @@ int cli_calibrate_gemm(int argc, char **argv)
             rc = CLI_EXIT_RUN;
         }
     }
-    if (rc == CLI_EXIT_OK && ref) {
-        double frac = best_tflops * 1e12 / ref->value[SIM_DEV_FP32];
-        char host[256] = "this machine", date[32];
-        gethostname(host, sizeof host);
-        time_t now = time(NULL);
-        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        printf("; for a device file written like %s's catalogue entry (dtsim devices %s):\n"
-               "gemm_efficiency = %.4g\n"
-               "source.gemm_efficiency = measured %.3f (dtsim calibrate --gemm on %s, %s: "
-               "FP32 GEMM up to %ld, %.4g TFLOP/s of %.4g) x %.2f, the factor the catalogue "
-               "fits once for every device\n",
-               ref->name, ref->name, frac * GEMM_FITTED_FACTOR, frac, host, date, max,
-               best_tflops, ref->value[SIM_DEV_FP32] * 1e-12, GEMM_FITTED_FACTOR);
-        if (frac > 1)
-            printf("; above %s's FP32 figure: that is not this machine's peak (a measured "
-                   "training speed, or another device): compare with the device you have\n",
-                   ref->name);
-    }
+    if (rc == CLI_EXIT_OK && ref)
+        print_efficiency(ref, peak_field, "FP32", max, best_tflops);
     be->free(a);
     be->free(b);
     be->free(c);
