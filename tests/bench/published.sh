@@ -63,7 +63,7 @@
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
 # replicas' ring all-reduces a message per phase (strategy.ring_messages = phases).
 #
-# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-9; default all)
+# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-11; default all)
 # Time: about 25 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
 # 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5, 6 and 8 about 2.5 minutes of CPU
 # each, row 7 3.8 minutes, 35 s of CPU, row 9 9.4 minutes, 100 s of CPU); peak memory 2.3 GB.
@@ -71,7 +71,7 @@ set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-rows=${*:-1 2 3 4 5 6 7 8 9}
+rows=${*:-1 2 3 4 5 6 7 8 9 10 11}
 dtsim=$build/dtsim
 [ -x "$dtsim" ] || { echo "published.sh: no $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -226,9 +226,46 @@ EOF2
             --set strategy.data_parallel=8 --set cluster.workers=16384 --set cluster.racks=2048 \
             --set model.batch=16 --set strategy.micro_batches=16 \
             --set strategy.sequence_parallel=yes --set run.allow_oversubscribed_memory=yes \
-            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2 \
+            --set model.recompute=selective --set strategy.tensor_comm=nccl
         ;;
-    *) echo "published.sh: no row $r (1-9)" >&2; exit 2 ;;
+    10)
+        [ -f "$tmp/llama70.ini" ] || {
+            "$dtsim" profile transformer --family llama --layers 80 --hidden 8192 --heads 64 \
+                --kv-heads 8 --seq 8192 --vocab 128256 --ffn 28672 --name llama3-70b \
+                --out "$tmp/llama3-70b.ini" > /dev/null
+            scenario llama70 llama3-70b.ini h100 1600Gbps; }
+        f=$(model_flops "$tmp/llama3-70b.ini")
+        # NeMo 25.11 on DGX-H100: 1602 tokens a second a GPU
+        pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", 1602 * f / 8192 / 1e12 }')
+        row 10 "Llama 3 70B FP8, 64 H100, t4 p8 d2, V=5 (NeMo)" "$pub" "$f" 128 64 \
+            llama70.ini --set strategy.tensor=4 --set strategy.stages=8 \
+            --set strategy.data_parallel=2 --set cluster.workers=64 --set cluster.racks=16 \
+            --set model.batch=64 --set strategy.micro_batches=64 \
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=5 \
+            --set model.precision=fp8 --set model.recompute=selective \
+            --set strategy.sequence_parallel=yes --set strategy.tensor_comm=nccl \
+            --set strategy.tensor_overlap=yes --set strategy.shard_optimizer=yes
+        ;;
+    11)
+        [ -f "$tmp/llama3.ini" ] || {
+            "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 \
+                --heads 128 --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 \
+                --name llama3-405b --out "$tmp/llama3-405b.ini" > /dev/null
+            scenario llama3 llama3-405b.ini h100 3200Gbps; }
+        f=$(model_flops "$tmp/llama3-405b.ini")
+        # NeMo 25.11 on DGX-H100: 292 tokens a second a GPU
+        pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", 292 * f / 8192 / 1e12 }')
+        row 11 "Llama 3.1 405B FP8, 1024 H100, t8 cp2 p8 d8, V=8 (NeMo)" "$pub" "$f" 512 \
+            1024 llama3.ini --set strategy.stages=8 --set strategy.context=2 \
+            --set strategy.data_parallel=8 --set cluster.workers=1024 --set cluster.racks=128 \
+            --set model.batch=64 --set strategy.micro_batches=64 \
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=8 \
+            --set model.precision=fp8 --set model.recompute=selective \
+            --set strategy.sequence_parallel=yes --set strategy.tensor_comm=nccl \
+            --set strategy.tensor_overlap=yes --set run.allow_oversubscribed_memory=yes
+        ;;
+    *) echo "published.sh: no row $r (1-11)" >&2; exit 2 ;;
     esac
 done
 
