@@ -578,7 +578,6 @@ static void stage(sim_node_t *node)
         memset(st->n_got, 0, sizeof st->n_got);
         memset(nb, 0, sizeof(int) * (size_t)V);
         double loss = 0;
-        pipe_ep_pair_t pair = {0}; /* expert_overlap: a forward pass awaiting its backward */
         for (int k = 0; k < n_ops && !stop; k++) {
             int m = st->mb[k], cv = st->ch[k], c = cv * S + s; /* chunk cv, model chunk c */
             int lo = plan->first[c], hi = plan->first[c + 1];
@@ -630,8 +629,9 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 } else if (plan->E > 1) {
-                    if (pipe_expert_pass(run, node, plan, c, b, 1, w, &pair,
-                                         k + 1 < n_ops && st->op[k + 1] == 'B') != SIM_OK) {
+                    int next_b = k + 1 < n_ops && st->op[k + 1] == 'B'; /* its partner */
+                    if (pipe_expert_pass(run, node, plan, c, b, 1, w,
+                                         next_b ? st->ch[k + 1] * S + s : -1) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -681,7 +681,9 @@ static void stage(sim_node_t *node)
                     charge_buckets(run, node, &plan->bk[c], b, dt_wall_seconds() - w0,
                                    plan->bwd[c]);
                 } else if (plan->E > 1) {
-                    if (pipe_expert_pass(run, node, plan, c, b, 0, w, &pair, 0) != SIM_OK) {
+                    int after_f = k > 0 && st->op[k - 1] == 'F'; /* its partner */
+                    if (pipe_expert_pass(run, node, plan, c, b, 0, w,
+                                         after_f ? st->ch[k - 1] * S + s : -1) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }

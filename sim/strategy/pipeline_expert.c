@@ -264,40 +264,56 @@ static double layer_flops(const pipe_plan_t *plan, const sim_profile_layer_t *l,
     return (forward ? l->forward_flops : l->backward_flops) * (l->experts ? plan->imbalance : 1.0);
 }
 
-/* expert_overlap: the pass's FLOPs as one charge and its all-to-alls' seconds m, then the
- * wait DualPipe leaves: a forward pass that the schedule follows with a backward pass
- * (paired) waits nothing and leaves its compute and m in *pair; the backward pass after it
- * waits what the pair's compute does not hide, max(0, m_F + m_B - c_F - c_B); a pass
- * without a partner (1F1B's warm-up forwards, its last backwards) waits its m whole. */
-static sim_status_t overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
-                                    int lo, int hi, int b, int forward, double flops,
-                                    pipe_ep_pair_t *pair, int paired)
+/* The seconds of the all-to-alls of chunk c's forward (backward) pass on b samples in closed
+ * form, the bytes a member sends meanwhile added to *sent (when not NULL). */
+static double chunk_alltoalls(const sim_run_t *run, const pipe_plan_t *plan, int c, int b,
+                              int forward, double *sent)
 {
-    int count = !forward && run->sc->recompute == SIM_RECOMPUTE_FULL ? 4 : 2;
-    double m = 0;
-    for (int i = lo; i < hi; i++)
-        if (plan->a2a[i] > 0) /* in closed form: no message can fail */
-            (void)pipe_expert_alltoall(run, node, plan, i, b, count, NULL, &m);
-    double c = flops * b / sim_host_speed(node->host);
-    sim_charge(run, node, flops * b, 0);
-    if (forward && paired) {
-        pair->comm = m;
-        pair->compute = c;
-        pair->open = 1;
-        return SIM_OK;
+    const sim_model_profile_t *p = &run->profile;
+    int pairs = !forward && run->sc->recompute == SIM_RECOMPUTE_FULL ? 2 : 1;
+    double seconds = 0;
+    for (int i = plan->first[c]; i < plan->first[c + 1]; i++) {
+        if (!(plan->a2a[i] > 0))
+            continue;
+        const sim_profile_layer_t *l = &p->layers[p->n_layers - 1 - i];
+        double t_d, t_c, sent_d, sent_c;
+        alltoall_closed(plan, l, b, plan->ep_dispatch_bytes, &t_d, &sent_d);
+        alltoall_closed(plan, l, b, run->value_bytes, &t_c, &sent_c);
+        seconds += pairs * (t_d + t_c);
+        if (sent)
+            *sent += pairs * (sent_d + sent_c);
     }
-    double wait = m;
-    if (!forward && pair->open) {
-        wait = pair->comm + m - pair->compute - c;
+    return seconds;
+}
+
+/* expert_overlap: the pass's FLOPs as one charge, then the wait DualPipe leaves. A forward
+ * pass that the schedule follows with the backward pass of chunk partner runs beside it:
+ * the pair takes the longer of its compute c and its all-to-alls m, so the forward pass
+ * waits what the pair's compute does not hide, max(0, m_F + m_B - c_F - c_B) (before its
+ * activations go on: they exist once its all-to-alls are done), and the backward pass
+ * after it (partner >= 0) waits nothing; a pass without a partner (1F1B's warm-up forwards
+ * and last backwards) waits its all-to-alls whole. */
+static void overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
+                            int b, int forward, double flops, int partner)
+{
+    double sent = 0, speed = sim_host_speed(node->host);
+    double m = chunk_alltoalls(run, plan, c, b, forward, &sent), wait = m;
+    node->bytes_sent += sent;
+    node->bytes_recv += sent;
+    run->bytes_total += sent;
+    sim_charge(run, node, flops * b, 0);
+    if (forward && partner >= 0) {
+        wait = m + chunk_alltoalls(run, plan, partner, b, 0, NULL) - flops * b / speed -
+               plan->bwd[partner] * b / speed;
         wait = wait > 0 ? wait : 0;
-        pair->open = 0;
+    } else if (!forward && partner >= 0) {
+        wait = 0;
     }
     sim_comm_wait(run, node, wait);
-    return SIM_OK;
 }
 
 sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
-                              int b, int forward, float *buf, pipe_ep_pair_t *pair, int paired)
+                              int b, int forward, float *buf, int partner)
 {
     const sim_model_profile_t *p = &run->profile;
     int L = p->n_layers, lo = plan->first[c], hi = plan->first[c + 1];
@@ -307,9 +323,11 @@ sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_
         layers += layer_flops(plan, &p->layers[L - 1 - i], forward);
     if (!forward) /* what the chunk recomputes, first */
         flops = plan->bwd[c] - layers;
-    if (plan->ep_overlap)
-        return overlapped_pass(run, node, plan, lo, hi, b, forward,
-                               forward ? layers : plan->bwd[c], pair, paired);
+    if (plan->ep_overlap) {
+        overlapped_pass(run, node, plan, c, b, forward, forward ? layers : plan->bwd[c],
+                        partner);
+        return SIM_OK;
+    }
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
         double f = layer_flops(plan, &p->layers[L - 1 - i], forward);

@@ -115,18 +115,13 @@ int pipe_nccl_proto(const scenario_t *sc);
  * together): c/T + (T-1)/T max(c, m) + m/T - c = m/T + (T-1)/T max(0, m - c). */
 double pipe_overlap_exposed(double c, double m, int T);
 
-/* strategy.expert_overlap: a forward pass whose backward partner has not run yet (open),
- * its all-to-alls' seconds and its compute's */
-typedef struct pipe_ep_pair {
-    double comm, compute;
-    int open;
-} pipe_ep_pair_t;
-
 /* pipeline_expert.c: the expert keys' checks; the expert groups and the all-to-alls' closed
  * form; one all-to-all pass (count of them) of layer i's MoE block on b samples, waited or
  * added to *seconds (closed form only); tp_pass_formula's layer i (its all-to-alls added to
  * the pass's sums, or waited as messages after the sums are charged); a stage's pass of
- * chunk c without a tensor group (paired: a forward pass that a backward pass follows). */
+ * chunk c without a tensor group (expert_overlap's partner: for a forward pass the chunk of
+ * the backward pass the schedule runs next, for a backward pass that of the forward pass
+ * before it; -1: none). */
 dt_status pipe_expert_check(const scenario_t *sc, dt_err_t *err);
 void pipe_plan_experts(pipe_plan_t *plan, sim_run_t *run);
 sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
@@ -134,7 +129,7 @@ sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_p
 sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                                      int i, int b, double *flops, double *seconds);
 sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
-                              int b, int forward, float *buf, pipe_ep_pair_t *pair, int paired);
+                              int b, int forward, float *buf, int partner);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

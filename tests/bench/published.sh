@@ -40,7 +40,11 @@
 #      compute and memory (its NVLink, cut to 400 GB/s, is not used: no tensor groups), so
 #      the device is h100; every GPU on its own 400 Gbit/s link (one InfiniBand NIC per GPU)
 #      into a non-blocking switch (a star: the all-to-alls in closed form), selective
-#      recomputation, 1F1B (DeepSeek's DualPipe is not modelled); the stages hold more than
+#      recomputation, 1F1B, with DeepSeek's system as keys: DualPipe's overlap of a forward
+#      and a backward pass's all-to-alls with their compute (strategy.expert_overlap; its
+#      bidirectional schedule is not modelled), node-limited routing, each token to at most
+#      4 of its expert group's 8 servers of 8 GPUs (expert_nodes, expert_node_size), the
+#      dispatch in FP8 (expert_dispatch); the stages hold more than
 #      80 GB in dtsim's accounting (DeepSeek's FP8 activation caching and recomputation of
 #      norms and MLA up-projections are not modelled), so the row times it anyway
 #      (run.allow_oversubscribed_memory),
@@ -50,14 +54,22 @@
 #   9. the same model at 131,072 tokens on 16,384 H100s with context parallelism 16 (the
 #      same Table 4): tensor 8 x context 16 x pipeline 16 x data 8, 16M tokens a step (128
 #      sequences: 16 per replica), 380 TFLOP/s per GPU, model FLOPs as rows 5-6 count them;
-#      interleaved V = 2 and sequence parallelism as rows 5-6, full recomputation (assumed:
-#      the paper does not say how its long-context stage fitted), the tensor all-reduces in
-#      closed form (formula); run with run.allow_oversubscribed_memory = yes: the profile
-#      keeps each attention core's score matrix (a member's 16 heads x 8,192 queries x
-#      131,072 keys, 34 GB under full recomputation), which flash attention, as ring
-#      attention runs it, never holds; without it a stage holds 90 GB of the 80 (ZeRO-1 over
-#      data x context would fit it, at the same ring bytes, but its reduce-scatters and
-#      all-gathers run step by step: not finished after 7 CPU minutes here).
+#      interleaved V = 2, sequence parallelism and NCCL on NVLink as rows 5-6, no activation
+#      checkpointing (model.recompute = selective, as the paper trains its 8K sequences:
+#      each member of a context group of 16 holds 8,192 of the 131,072 tokens, the 8K
+#      stage's activations), run with run.allow_oversubscribed_memory = yes (no ZeRO: over
+#      data x context its reduce-scatters and all-gathers run step by step, not finished
+#      after 7 CPU minutes here),
+#  10. Llama 3 70B on 64 H100s in FP8 (NVIDIA NeMo 25.11, Megatron-Bridge's performance
+#      summary, DGX-H100): tensor 4 x pipeline 8 x data 2, interleaved V = 5, 128 sequences
+#      of 8192 (64 micro-batches a replica), 1602 tokens a second a GPU; the recipe's tensor
+#      overlap (userbuffers), sequence parallelism, distributed optimizer (ZeRO-1), no
+#      recomputation; a rack per tensor group of 4, 1600 Gbit/s uplink (400 a GPU),
+#  11. Llama 3.1 405B on 1,024 H100s in FP8 (the same table): tensor 8 x context 2 x
+#      pipeline 8 x data 8, V = 8, 512 sequences of 8192, 292 tokens a second a GPU, as row
+#      10 but without ZeRO (its memory check off, as row 9).
+#  Rows 10-11's published figures are tokens a second a GPU, set beside dtsim as TFLOP/s in
+#  the profile's FLOPs (the ratio is the throughputs', whatever the FLOP count).
 # Platform: multi-rack, a rack per server of 8 GPUs, 2400 Gbit/s inside a server, an uplink
 # per server (DGX A100: 8 x 200 = 1600 Gbit/s; Llama 3's servers: 8 x 400 = 3200 Gbit/s),
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
@@ -211,8 +223,10 @@ ring_messages = phases
 EOF2
         f=$(model_flops "$tmp/deepseek-v3.ini")
         pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", f / 4096 * 1e12 / (180e3 * 3600) / 1e12 }')
-        row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128" "$pub" "$f" 15360 2048 \
-            deepseek.ini --set run.allow_oversubscribed_memory=yes
+        row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128, DualPipe" "$pub" "$f" 15360 \
+            2048 deepseek.ini --set run.allow_oversubscribed_memory=yes \
+            --set strategy.expert_overlap=yes --set strategy.expert_nodes=4 \
+            --set strategy.expert_node_size=8 --set strategy.expert_dispatch=fp8
         ;;
     9)
         [ -f "$tmp/llama3cp.ini" ] || {
