@@ -289,9 +289,9 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio 
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%-3s %-52s %9s %9s %6s %6s\n", $1, $2, $3, $4, $5, $6 }' \
     "$tmp/table"
 echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
-echo " pass; rows 5-9 by the profile's forward and backward FLOPs, none recomputed; row 7's"
-echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs; see"
-echo " sim/README.md)"
+echo " pass; rows 5-11 by the profile's forward and backward FLOPs, none recomputed; row 7's"
+echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs, rows 10-11's"
+echo " NeMo's tokens a second a GPU in them; see sim/README.md)"
 echo
 echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh; row 7's here):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
