@@ -78,7 +78,7 @@
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-11; default all)
 # Time: about 35 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
 # 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5, 6 and 8 about 2.5 minutes of CPU
-# each, row 7 3.6 minutes, 32 s of CPU, row 9 2.7 minutes, 84 s of CPU, row 10 3 s, row 11
+# each, row 7 2.3 minutes, 30 s of CPU, row 9 2.7 minutes, 84 s of CPU, row 10 3 s, row 11
 # 5 minutes, 41 s of CPU); peak memory 2.3 GB.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
