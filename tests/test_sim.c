@@ -2003,6 +2003,121 @@ START_TEST(expert_alltoall_matches_hand_count)
 }
 END_TEST
 
+/* DeepSeek-V3's all-to-alls (expert_overlap, expert_nodes, expert_dispatch), by hand on the
+ * star of expert_alltoall_matches_hand_count: one stage, 4 replicas in one expert group of
+ * E = 4, 2 micro-batches of one sample, the routed layer 1e6 FLOPs a sample forward and 2e6
+ * backward, top 2 of 4 experts, 1000 elements an all-to-all. An all-to-all takes
+ * 3 (ALPHA + 1000 B / BW), its dispatch half in FP8 3 (ALPHA + 250 B / BW); with each token to
+ * at most n of 2 servers of 2 members, one shift of 1000 / 2 x n / 2 values. Against the run
+ * without them (the rest of the step, the all-reduce and the update, is the same):
+ * - overlap, 1F1B: each micro-batch's forward pass pairs with its backward pass, the pair
+ *   taking max(c, m) for compute c = cF + cB and all-to-alls m = mF + mB: the step is
+ *   2 (c + m - max(c, m)) = 2 min(c, m) shorter, at three device speeds (compute-bound, between,
+ *   all-to-all-bound);
+ * - overlap, GPipe (F1 F2 B2 B1): only F2 and B2 pair, min(c, m) once;
+ * - nodes and FP8: the step shorter by the all-to-alls' difference, the bytes by theirs. */
+static outcome_t deepseek_run(const char *arch, const char *speed, const char *schedule,
+                              const char *extra)
+{
+    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                          "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=1",
+                          "cluster.workers=4", "strategy.data_parallel=4", "strategy.expert=4",
+                          "strategy.tensor_comm=formula", "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
+                          "cluster.latency=10us", "strategy.expert_node_size=2", speed,
+                          schedule, extra};
+    return simulate(sets, 18, NULL);
+}
+
+START_TEST(expert_overlap_nodes_and_fp8_by_hand)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 4200\nforward_flops = 1000002\n"
+                 "[backward]\ntop = 100 2\nmoe = 4000 2e6\nbottom = 100 2\n"
+                 "[forward]\nbottom = 1 10\nmoe = 1e6 10\ntop = 1 10\n"
+                 "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
+    const double vb = 4, a2a = 3 * (ALPHA + 250 * vb / BW);
+    const double m = 4 * a2a; /* dispatch and combine, forward and backward */
+    static const struct {
+        const char *speed;
+        double flops_per_s;
+    } speeds[] = {{"cluster.device_flops=1Gf", 1e9},
+                  {"cluster.device_flops=10Gf", 1e10},
+                  {"cluster.device_flops=1000000Pf", 1e21}};
+    for (int k = 0; k < 3; k++) {
+        double c = (1000002.0 + 2000004.0) / speeds[k].flops_per_s, hidden = c < m ? c : m;
+        for (int gpipe = 0; gpipe < 2; gpipe++) {
+            const char *sched = gpipe ? "strategy.pipeline_schedule=gpipe"
+                                      : "strategy.pipeline_schedule=1f1b";
+            outcome_t off = deepseek_run(arch, speeds[k].speed, sched,
+                                         "strategy.expert_overlap=no");
+            outcome_t on = deepseek_run(arch, speeds[k].speed, sched,
+                                        "strategy.expert_overlap=yes");
+            double want = (gpipe ? 1 : 2) * hidden;
+            ck_assert_msg(fabs(off.end_time - on.end_time - want) <= 1e-9,
+                          "%s, %s: overlap saves %.9g s, want %.9g (c %g, m %g)",
+                          speeds[k].speed, sched, off.end_time - on.end_time, want, c, m);
+            ck_assert_msg(on.bytes == off.bytes, "overlap moved other bytes");
+            ck_assert_msg(strstr(on.summary, "expert_overlap, DualPipe"), "%s", on.summary);
+        }
+    }
+    /* node-limited routing and FP8 dispatch, all-to-alls in series */
+    const char *fast = "cluster.device_flops=1000000Pf", *sched = "strategy.pipeline_schedule=1f1b";
+    outcome_t plain = deepseek_run(arch, fast, sched, "strategy.expert_nodes=0");
+    static const struct {
+        const char *set;
+        double a2a_d, a2a_c, sent_d, sent_c; /* each all-to-all's seconds and bytes sent */
+    } cases[] = {
+        {"strategy.expert_dispatch=fp8", 3 * (ALPHA + 250 / BW), a2a, 750, 3000},
+        {"strategy.expert_nodes=1", ALPHA + 1000 / BW, ALPHA + 1000 / BW, 1000, 1000},
+        {"strategy.expert_nodes=2", ALPHA + 2000 / BW, ALPHA + 2000 / BW, 2000, 2000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        outcome_t o = deepseek_run(arch, fast, sched, cases[i].set);
+        /* 2 micro-batches x (forward + backward): 4 dispatches and 4 combines */
+        double saved = 4 * (2 * a2a - cases[i].a2a_d - cases[i].a2a_c);
+        ck_assert_msg(fabs(plain.end_time - o.end_time - saved) <= 1e-9,
+                      "%s: %.9g s shorter, want %.9g", cases[i].set,
+                      plain.end_time - o.end_time, saved);
+        double fewer = 4 * 4 * (2 * 3000 - cases[i].sent_d - cases[i].sent_c);
+        ck_assert_msg(fabs(plain.bytes - o.bytes - fewer) <= 1e-6,
+                      "%s: %.0f bytes fewer, want %.0f", cases[i].set, plain.bytes - o.bytes,
+                      fewer);
+    }
+    /* errors name their key */
+    static const struct {
+        const char *set[2], *needle;
+    } bad[] = {
+        {{"strategy.expert_overlap=yes", "strategy.tensor_comm=messages"},
+         "expert_overlap changes expert parallelism's all-to-alls in closed form"},
+        {{"strategy.expert_nodes=3", "strategy.expert_node_size=2"},
+         "strategy.expert_nodes: expert_nodes = 3: a token can reach at most the 2 servers"},
+        {{"strategy.expert_nodes=1", "strategy.expert_node_size=3"},
+         "expert_node_size = 3 does not divide expert = 4"},
+        {{"strategy.expert_overlap=yes", "strategy.tensor=2"},
+         "expert_overlap with tensor = 2 is not modelled"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "strategy.expert=4", "strategy.tensor_comm=formula",
+                              bad[i].set[0], bad[i].set[1]};
+        scenario_t sc;
+        dt_err_t err = {{0}};
+        scenario_defaults(&sc);
+        int failed = 0;
+        for (int k = 0; k < 9 && !failed; k++)
+            failed = scenario_set(&sc, sets[k], &err) != DT_OK;
+        if (!failed)
+            failed = scenario_validate(&sc, &err) != DT_OK;
+        ck_assert_msg(failed && strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].set[0],
+                      err.msg);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* A timing-only pipeline (a model profile with a [forward] section): 4 equal layers, each a
  * place to cut, in 4 stages, 3 micro-batches of 2, free messages. Each stage's forward
  * takes 2 x 1e6 FLOPs / 1 GFLOP/s = 2 ms, its backward 4 ms, so a step takes
@@ -3988,6 +4103,7 @@ int main(void)
     tcase_add_test(tc, rail_allreduce_matches_alpha_beta);
     tcase_add_test(tc, buckets_overlap_backward_exactly);
     tcase_add_test(tc, expert_alltoall_matches_hand_count);
+    tcase_add_test(tc, expert_overlap_nodes_and_fp8_by_hand);
     suite_add_tcase(s, tc);
     /* NCCL between servers: a case of its own, to be run alone (CK_RUN_CASE=nccl_net) */
     TCase *tn = tcase_create("nccl_net");

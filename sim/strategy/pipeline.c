@@ -188,82 +188,9 @@ static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flop
     }
 }
 
-/* ---- expert parallelism (strategy.expert; sim/README.md, Expert parallelism) ---------- */
+/* ---- expert parallelism (strategy.expert; pipeline_expert.c) ---------- */
 
 static sim_allreduce_algo_t dp_algo(const sim_run_t *run); /* (below) */
-
-/* A MoE block's all-to-alls on b samples inside node's expert group: count of them
- * (dispatch and combine, or their gradients: 2) of `elements` each (the block's a2a x b:
- * every token's top_k copies), each member's cut into E blocks of which E-1 go to the
- * others; in closed form (sim_alltoall_seconds; *seconds, when not NULL, takes the time
- * instead of a wait) or as messages (sim_alltoall). */
-static sim_status_t ep_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
-                                double elements, int count, float *buf, double *seconds)
-{
-    int E = plan->E, T = plan->T, S = plan->S;
-    int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
-    size_t per = (size_t)ceil(elements / E);
-    if (plan->ep_formula) {
-        double bytes = run->value_bytes * (double)per, sent = count * (E - 1) * bytes;
-        double t = count * sim_alltoall_seconds(E, plan->ep_a, plan->ep_c, bytes);
-        if (seconds)
-            *seconds += t;
-        else
-            sim_comm_wait(run, node, t);
-        node->bytes_sent += sent;
-        node->bytes_recv += sent;
-        run->bytes_total += sent;
-        return SIM_OK;
-    }
-    const sim_group_t *g = &plan->ep[(d / E * S + s) * T + r];
-    for (int k = 0; k < count; k++) {
-        sim_status_t st = sim_alltoall(run, g, d % E, buf, buf, per);
-        if (st != SIM_OK)
-            return st;
-    }
-    return SIM_OK;
-}
-
-/* A stage without a tensor group runs the forward (backward) pass of chunk c on b samples
- * with expert parallelism: the FLOPs up to each MoE block's routed experts as one charge,
- * then the block's all-to-alls (its dispatch and combine together: nothing overlaps them,
- * so the pass takes the same sum), the rest after the last; a backward pass charges the
- * chunk's FLOPs beyond its layers' (model.recompute's forward pass) first, and under full
- * recomputation repeats the forward pass's all-to-alls too. */
-static sim_status_t ep_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
-                            int b, int forward, float *buf)
-{
-    const sim_model_profile_t *p = &run->profile;
-    int L = p->n_layers, lo = plan->first[c], hi = plan->first[c + 1];
-    int count = !forward && run->sc->recompute == SIM_RECOMPUTE_FULL ? 4 : 2;
-    double layers = 0, flops = 0;
-    for (int i = lo; i < hi; i++) {
-        const sim_profile_layer_t *l = &p->layers[L - 1 - i];
-        layers += (forward ? l->forward_flops : l->backward_flops) *
-                  (l->experts ? plan->imbalance : 1.0);
-    }
-    if (!forward) /* what the chunk recomputes, first */
-        flops = plan->bwd[c] - layers;
-    for (int k = 0; k < hi - lo; k++) {
-        int i = forward ? lo + k : hi - 1 - k;
-        const sim_profile_layer_t *l = &p->layers[L - 1 - i];
-        double f = (forward ? l->forward_flops : l->backward_flops) *
-                   (l->experts ? plan->imbalance : 1.0);
-        if (!forward) /* backward: the gradients reach the block's dispatch after it */
-            flops += f;
-        if (plan->a2a[i] > 0) {
-            sim_charge(run, node, flops * b, 0);
-            flops = 0;
-            sim_status_t st = ep_alltoall(run, node, plan, plan->a2a[i] * b, count, buf, NULL);
-            if (st != SIM_OK)
-                return st;
-        }
-        if (forward)
-            flops += f;
-    }
-    sim_charge(run, node, flops * b, 0);
-    return SIM_OK;
-}
 
 /* The step's gradient reduction of a member's slice of n parameters with expert
  * parallelism: the last pe (its experts') summed over the replicas holding the same experts
@@ -283,24 +210,6 @@ static sim_status_t ep_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim
     return st;
 }
 
-/* tp_pass_formula's layer i with expert parallelism: the all-to-alls of the MoE block
- * whose routed experts start there, added to the pass's sums in closed form, or as
- * messages after the sums so far are charged and waited. */
-static sim_status_t formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
-                                int i, int b, double *flops, double *seconds)
-{
-    if (!plan->a2a || !(plan->a2a[i] > 0))
-        return SIM_OK;
-    if (!plan->ep_formula) {
-        sim_charge(run, node, *flops, 0);
-        sim_comm_wait(run, node, *seconds);
-        *flops = *seconds = 0;
-    }
-    /* a timing-only buffer: nothing is read */
-    return ep_alltoall(run, node, plan, plan->a2a[i] * b, 2, node->grads,
-                       plan->ep_formula ? seconds : NULL);
-}
-
 /* strategy.tensor_comm = formula: a member's pass of layers [lo, hi) on b samples as one
  * charge of their FLOPs and one wait of their all-reduces' ring time (2 (T-1) steps of 1/T
  * of the elements each; under sequence parallelism the reduce-scatter and all-gather make
@@ -317,7 +226,7 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
     for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++) {
         ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds,
                   &bytes);
-        sim_status_t st = formula_a2a(run, node, plan, k, b, &flops, &seconds);
+        sim_status_t st = pipe_expert_formula_a2a(run, node, plan, k, b, &flops, &seconds);
         if (st != SIM_OK)
             return st;
     }
@@ -326,7 +235,7 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
         ring_time(run, plan, (forward ? plan->lf[i] : plan->lb[i]) * b,
                   (forward ? plan->red_f[i] : plan->red_b[i]) * b, speed, &flops, &seconds,
                   &bytes);
-        sim_status_t st = formula_a2a(run, node, plan, i, b, &flops, &seconds);
+        sim_status_t st = pipe_expert_formula_a2a(run, node, plan, i, b, &flops, &seconds);
         if (st != SIM_OK)
             return st;
         if ((ready && ready[i]) || k == hi - lo - 1) {
@@ -360,7 +269,7 @@ static sim_status_t tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
         sim_status_t st = n > 0 ? tp_reduce(run, plan, g, r, buf, (size_t)n * (size_t)b)
                                 : SIM_OK;
         if (st == SIM_OK && plan->a2a && plan->a2a[i] > 0) /* expert parallelism */
-            st = ep_alltoall(run, node, plan, plan->a2a[i] * b, 2, buf, NULL);
+            st = pipe_expert_alltoall(run, node, plan, i, b, 2, buf, NULL);
         if (st != SIM_OK)
             return st;
         if (ready && ready[i])
@@ -712,7 +621,9 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 } else if (plan->E > 1) {
-                    if (ep_pass(run, node, plan, c, b, 1, w) != SIM_OK) {
+                    int next_b = k + 1 < n_ops && st->op[k + 1] == 'B'; /* its partner */
+                    if (pipe_expert_pass(run, node, plan, c, b, 1, w,
+                                         next_b ? st->ch[k + 1] * S + s : -1) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -762,7 +673,9 @@ static void stage(sim_node_t *node)
                     charge_buckets(run, node, &plan->bk[c], b, dt_wall_seconds() - w0,
                                    plan->bwd[c]);
                 } else if (plan->E > 1) {
-                    if (ep_pass(run, node, plan, c, b, 0, w) != SIM_OK) {
+                    int after_f = k > 0 && st->op[k - 1] == 'F'; /* its partner */
+                    if (pipe_expert_pass(run, node, plan, c, b, 0, w,
+                                         after_f ? st->ch[k - 1] * S + s : -1) != SIM_OK) {
                         run->failed = 1;
                         return;
                     }
@@ -927,6 +840,19 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "all-to-alls %s%s%s", plan->E, plan->imbalance > 1 ? " (imbalanced)" : "",
                  plan->ep_formula ? "by formula" : "as messages", plan->ep_why ? ": " : "",
                  plan->ep_why ? plan->ep_why : "");
+    n = (int)strlen(line);
+    if (plan->ep_nodes > 0 && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 ", each token to at most %d servers of %d members (expert_nodes)",
+                 plan->ep_nodes, plan->ep_node_size);
+    n = (int)strlen(line);
+    if (plan->ep_formula && plan->ep_dispatch_bytes == 1.0 && n < (int)size)
+        snprintf(line + n, size - (size_t)n, ", dispatch in FP8 (expert_dispatch)");
+    n = (int)strlen(line);
+    if (plan->ep_overlap && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 ", a forward and a backward pass's all-to-alls behind their compute "
+                 "(expert_overlap, DualPipe)");
     n = (int)strlen(line);
     if (plan->one && n < (int)size)
         snprintf(line + n, size - (size_t)n,
@@ -1161,50 +1087,6 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
-/* expert: a profile's routed experts, split evenly over groups of replicas. */
-static dt_status check_expert(const scenario_t *sc, dt_err_t *err)
-{
-    char where[96];
-    const char *k;
-    long E = scenario_own(sc, "expert")->l;
-    if (E == 1)
-        return DT_OK;
-    if (!sc->profile_experts)
-        return scenario_fail(sc, err, "strategy.expert",
-                             "expert = %ld splits the routed experts of a model profile with an "
-                             "[experts] section (dtsim profile transformer --experts); %s",
-                             E, sc->profile[0] ? "this one has none" : "not a real model");
-    if (sc->data_parallel % E) {
-        k = scenario_blame(sc, "strategy.expert", "strategy.data_parallel", where, sizeof where);
-        return scenario_fail(sc, err, k,
-                             "expert = %ld groups the replicas: it must divide data_parallel = "
-                             "%ld (%s)",
-                             E, sc->data_parallel, where);
-    }
-    if (sc->profile_experts % E) {
-        k = scenario_blame(sc, "strategy.expert", "model.arch", where, sizeof where);
-        return scenario_fail(sc, err, k,
-                             "expert = %ld does not divide the profile's %d routed experts (%s)",
-                             E, sc->profile_experts, where);
-    }
-    if (sc->shard_optimizer) {
-        k = scenario_blame(sc, "strategy.expert", "strategy.shard_optimizer", where,
-                           sizeof where);
-        return scenario_fail(sc, err, k,
-                             "expert = %ld with shard_optimizer (ZeRO over the replicas) is not "
-                             "modelled: the experts' shards would span other groups (%s)",
-                             E, where);
-    }
-    if (scenario_own(sc, "context")->l > 1) {
-        k = scenario_blame(sc, "strategy.expert", "strategy.context", where, sizeof where);
-        return scenario_fail(sc, err, k,
-                             "expert = %ld with context = %ld is not modelled: expert groups "
-                             "are consecutive replicas, and context members sit among them (%s)",
-                             E, scenario_own(sc, "context")->l, where);
-    }
-    return DT_OK;
-}
-
 /* context = cp > 1: a timing-only run of a transformer profile whose [shape] section gives
  * its attention cores (dtsim profile transformer writes it), each sequence cut into 2 cp
  * equal chunks (Megatron-LM's load balancing under the causal mask), on a star or
@@ -1310,7 +1192,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              sc->tensor, tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
                              where);
     }
-    if (check_nccl(sc, err) != DT_OK || check_expert(sc, err) != DT_OK ||
+    if (check_nccl(sc, err) != DT_OK || pipe_expert_check(sc, err) != DT_OK ||
         check_context(sc, err) != DT_OK)
         return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
@@ -1371,6 +1253,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
  * all-reduces are simulated; the interleaved schedule's chunks a stage */
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
 static const char *const tensor_members_names[] = {"all", "one", NULL};
+static const char *const expert_dispatch_names[] = {"model", "fp8", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
@@ -1421,6 +1304,29 @@ static const sim_strategy_key_t own_keys[] = {
      .doc = "expert > 1: the busiest member's routed-expert FLOPs over the mean (the load "
             "imbalance of the router), charged to every member as the step waits for the "
             "busiest; 1: balanced"},
+    {.key = "expert_overlap", .kind = SIM_KEY_BOOL, .def = "no",
+     .doc = "expert > 1, tensor_comm = formula or nccl, no tensor groups: DeepSeek-V3's "
+            "DualPipe overlap; a forward pass that the schedule follows with a backward pass "
+            "runs beside it, the pair's all-to-alls behind the pair's compute (the pair takes "
+            "the longer of its compute and its all-to-alls); the warm-up forwards and the last "
+            "backwards, with no partner, wait theirs; no: each all-to-all follows its "
+            "block's compute"},
+    {.key = "expert_nodes", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 65536,
+     .doc = "expert > 1, tensor_comm = formula or nccl: node-limited routing (DeepSeek-V3: 4); "
+            "each token goes to at most this many servers of its expert group, crossing the "
+            "network once to each (min(top_k, expert_nodes) of the group's servers, all but "
+            "1/servers of them remote) and forwarded inside the server to its experts (not "
+            "timed); the all-to-all is servers - 1 shifts between members of the same index; "
+            "0: every copy of a token goes to its expert's member"},
+    {.key = "expert_node_size", .kind = SIM_KEY_INT, .def = "8", .min = 1, .max = 1024,
+     .doc = "expert_nodes > 0: members of an expert group per server (consecutive in the "
+            "group; it divides expert)"},
+    {.key = "expert_dispatch", .kind = SIM_KEY_ENUM, .def = "model",
+     .names = expert_dispatch_names,
+     .doc = "expert > 1, tensor_comm = formula or nccl: the bytes of a value the dispatch "
+            "all-to-alls move (forward: the tokens; backward: the gradients of the combine's "
+            "outputs); fp8: one (DeepSeek-V3, the combines staying in BF16); model: "
+            "model.precision's"},
     {.key = "context", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
      .doc = "pipeline of a transformer profile (timing only): context parallelism, each "
             "micro-batch's sequence split over a context group of this many hosts (Megatron-LM's "
@@ -1454,7 +1360,8 @@ const sim_strategy_t sim_strategy_pipeline = {
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`, `dp_comm`",
+            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`, "
+            "`expert_overlap`, `expert_nodes`, `expert_dispatch`, `dp_comm`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

@@ -79,6 +79,12 @@ typedef struct pipe_plan {
                                         ep_a + ep_c b seconds */
     double ep_a, ep_c;
     const char *ep_why;              /* why they are messages after all (NULL: not) */
+    /* where ep_formula holds: strategy.expert_overlap (DualPipe's pairs), expert_nodes
+     * (0: any member; else each token to at most this many servers of expert_node_size
+     * members) and the bytes a value of a dispatch (expert_dispatch: fp8 1, else the
+     * model's) */
+    int ep_overlap, ep_nodes, ep_node_size;
+    double ep_dispatch_bytes;
     int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
     /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
@@ -129,6 +135,21 @@ sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *buf, size_t n);
 sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n);
+/* pipeline_expert.c: the expert keys' checks; the expert groups and the all-to-alls' closed
+ * form; one all-to-all pass (count of them) of layer i's MoE block on b samples, waited or
+ * added to *seconds (closed form only); tp_pass_formula's layer i (its all-to-alls added to
+ * the pass's sums, or waited as messages after the sums are charged); a stage's pass of
+ * chunk c without a tensor group (expert_overlap's partner: for a forward pass the chunk of
+ * the backward pass the schedule runs next, for a backward pass that of the forward pass
+ * before it; -1: none). */
+dt_status pipe_expert_check(const scenario_t *sc, dt_err_t *err);
+void pipe_plan_experts(pipe_plan_t *plan, sim_run_t *run);
+sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                                  int i, int b, int count, float *buf, double *seconds);
+sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                                     int i, int b, double *flops, double *seconds);
+sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
+                              int b, int forward, float *buf, int partner);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

@@ -640,58 +640,6 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
     plan->one = 1;
 }
 
-/* A group of n workers, member i rank first + i * stride. */
-static void group_of(sim_group_t *g, sim_run_t *run, int n, int first, int stride)
-{
-    g->size = n;
-    g->members = dt_calloc((size_t)n, sizeof(sim_node_t *));
-    for (int i = 0; i < n; i++)
-        g->members[i] = &run->workers[first + i * stride];
-}
-
-/* Expert parallelism: the expert groups (E consecutive replicas, as Megatron-LM and
- * DeepSeek form them from the data-parallel ranks), the groups of the replicas holding the
- * same experts (those E apart), and whether the all-to-alls have a closed form:
- * strategy.tensor_comm formula or nccl, no faults, and every expert group within one
- * cluster of a star or multi-rack platform under CM02 or LV08, where a step of the shifted
- * exchange, each member sending one block and receiving one, takes a ring step's time
- * (sim_platform_ring_step_seconds) the same in every group; else messages, and why. */
-static void plan_experts(pipe_plan_t *plan, sim_run_t *run)
-{
-    const scenario_t *sc = run->sc;
-    int S = plan->S, T = plan->T, D = plan->D, E = plan->E, ST = S * T;
-    plan->ep = dt_calloc((size_t)(D / E * ST), sizeof(sim_group_t));
-    for (int x = 0; x < D / E; x++)
-        for (int k = 0; k < ST; k++) /* k = s T + r */
-            group_of(&plan->ep[x * ST + k], run, E, x * E * ST + k, ST);
-    plan->eg = dt_calloc((size_t)(E * ST), sizeof(sim_group_t));
-    for (int e = 0; e < E; e++)
-        for (int k = 0; k < ST; k++)
-            group_of(&plan->eg[e * ST + k], run, D / E, e * ST + k, E * ST);
-    if (scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)
-        return;
-    if (scenario_has_faults(sc)) {
-        plan->ep_why = "faults are detected by messages";
-        return;
-    }
-    double big = 1e9;
-    plan->ep_a = sim_platform_ring_step_seconds(sc, 0, (E - 1) * ST, 0);
-    double b = sim_platform_ring_step_seconds(sc, 0, (E - 1) * ST, big);
-    for (int g = 1; g < D / E * ST && plan->ep_a >= 0; g++) {
-        int first = g / ST * E * ST + g % ST;
-        if (sim_platform_ring_step_seconds(sc, first, first + (E - 1) * ST, 0) != plan->ep_a)
-            plan->ep_a = -1;
-    }
-    if (plan->ep_a < 0 || b < 0) {
-        plan->ep_why = "no closed form: an expert group outside one cluster of a star or "
-                       "multi-rack platform, the SMPI model, or LV08 where the TCP window "
-                       "bounds a flow";
-        return;
-    }
-    plan->ep_c = (b - plan->ep_a) / big;
-    plan->ep_formula = 1;
-}
-
 pipe_plan_t *pipe_plan_make(sim_run_t *run)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
@@ -717,7 +665,7 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
             plan->group[k].members[d] = &run->workers[d * S * T + k];
     }
     if (plan->E > 1)
-        plan_experts(plan, run);
+        pipe_plan_experts(plan, run);
     if (T > 1) {
         plan->tp = dt_calloc((size_t)(D * S), sizeof(sim_group_t));
         for (int k = 0; k < D * S; k++) { /* k = d S + s */

@@ -40,7 +40,11 @@
 #      compute and memory (its NVLink, cut to 400 GB/s, is not used: no tensor groups), so
 #      the device is h100; every GPU on its own 400 Gbit/s link (one InfiniBand NIC per GPU)
 #      into a non-blocking switch (a star: the all-to-alls in closed form), selective
-#      recomputation, 1F1B (DeepSeek's DualPipe is not modelled); the stages hold more than
+#      recomputation, 1F1B, with DeepSeek's system as keys: DualPipe's overlap of a forward
+#      and a backward pass's all-to-alls with their compute (strategy.expert_overlap; its
+#      bidirectional schedule is not modelled), node-limited routing, each token to at most
+#      4 of its expert group's 8 servers of 8 GPUs (expert_nodes, expert_node_size), the
+#      dispatch in FP8 (expert_dispatch); the stages hold more than
 #      80 GB in dtsim's accounting (DeepSeek's FP8 activation caching and recomputation of
 #      norms and MLA up-projections are not modelled), so the row times it anyway
 #      (run.allow_oversubscribed_memory),
@@ -50,28 +54,37 @@
 #   9. the same model at 131,072 tokens on 16,384 H100s with context parallelism 16 (the
 #      same Table 4): tensor 8 x context 16 x pipeline 16 x data 8, 16M tokens a step (128
 #      sequences: 16 per replica), 380 TFLOP/s per GPU, model FLOPs as rows 5-6 count them;
-#      interleaved V = 2 and sequence parallelism as rows 5-6, full recomputation (assumed:
-#      the paper does not say how its long-context stage fitted), the tensor all-reduces in
-#      closed form (formula); run with run.allow_oversubscribed_memory = yes: the profile
-#      keeps each attention core's score matrix (a member's 16 heads x 8,192 queries x
-#      131,072 keys, 34 GB under full recomputation), which flash attention, as ring
-#      attention runs it, never holds; without it a stage holds 90 GB of the 80 (ZeRO-1 over
-#      data x context would fit it, at the same ring bytes, but its reduce-scatters and
-#      all-gathers run step by step: not finished after 7 CPU minutes here).
+#      interleaved V = 2, sequence parallelism and NCCL on NVLink as rows 5-6, no activation
+#      checkpointing (model.recompute = selective, as the paper trains its 8K sequences:
+#      each member of a context group of 16 holds 8,192 of the 131,072 tokens, the 8K
+#      stage's activations), run with run.allow_oversubscribed_memory = yes (no ZeRO: over
+#      data x context its reduce-scatters and all-gathers run step by step, not finished
+#      after 7 CPU minutes here),
+#  10. Llama 3 70B on 64 H100s in FP8 (NVIDIA NeMo 25.11, Megatron-Bridge's performance
+#      summary, DGX-H100): tensor 4 x pipeline 8 x data 2, interleaved V = 5, 128 sequences
+#      of 8192 (64 micro-batches a replica), 1602 tokens a second a GPU; the recipe's tensor
+#      overlap (userbuffers), sequence parallelism, distributed optimizer (ZeRO-1), no
+#      recomputation; a rack per tensor group of 4, 1600 Gbit/s uplink (400 a GPU),
+#  11. Llama 3.1 405B on 1,024 H100s in FP8 (the same table): tensor 8 x context 2 x
+#      pipeline 8 x data 8, V = 8, 512 sequences of 8192, 292 tokens a second a GPU, as row
+#      10 but without ZeRO (its memory check off, as row 9).
+#  Rows 10-11's published figures are tokens a second a GPU, set beside dtsim as TFLOP/s in
+#  the profile's FLOPs (the ratio is the throughputs', whatever the FLOP count).
 # Platform: multi-rack, a rack per server of 8 GPUs, 2400 Gbit/s inside a server, an uplink
 # per server (DGX A100: 8 x 200 = 1600 Gbit/s; Llama 3's servers: 8 x 400 = 3200 Gbit/s),
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
 # replicas' ring all-reduces a message per phase (strategy.ring_messages = phases).
 #
-# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-9; default all)
-# Time: about 25 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
+# usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-11; default all)
+# Time: about 35 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
 # 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5, 6 and 8 about 2.5 minutes of CPU
-# each, row 7 3.8 minutes, 35 s of CPU, row 9 9.4 minutes, 100 s of CPU); peak memory 2.3 GB.
+# each, row 7 2.3 minutes, 30 s of CPU, row 9 2.7 minutes, 84 s of CPU, row 10 3 s, row 11
+# 5 minutes, 41 s of CPU); peak memory 2.3 GB.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-rows=${*:-1 2 3 4 5 6 7 8 9}
+rows=${*:-1 2 3 4 5 6 7 8 9 10 11}
 dtsim=$build/dtsim
 [ -x "$dtsim" ] || { echo "published.sh: no $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -211,8 +224,10 @@ ring_messages = phases
 EOF2
         f=$(model_flops "$tmp/deepseek-v3.ini")
         pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", f / 4096 * 1e12 / (180e3 * 3600) / 1e12 }')
-        row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128" "$pub" "$f" 15360 2048 \
-            deepseek.ini --set run.allow_oversubscribed_memory=yes
+        row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128, DualPipe" "$pub" "$f" 15360 \
+            2048 deepseek.ini --set run.allow_oversubscribed_memory=yes \
+            --set strategy.expert_overlap=yes --set strategy.expert_nodes=4 \
+            --set strategy.expert_node_size=8 --set strategy.expert_dispatch=fp8
         ;;
     9)
         [ -f "$tmp/llama3cp.ini" ] || {
@@ -226,9 +241,46 @@ EOF2
             --set strategy.data_parallel=8 --set cluster.workers=16384 --set cluster.racks=2048 \
             --set model.batch=16 --set strategy.micro_batches=16 \
             --set strategy.sequence_parallel=yes --set run.allow_oversubscribed_memory=yes \
-            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2 \
+            --set model.recompute=selective --set strategy.tensor_comm=nccl
         ;;
-    *) echo "published.sh: no row $r (1-9)" >&2; exit 2 ;;
+    10)
+        [ -f "$tmp/llama70.ini" ] || {
+            "$dtsim" profile transformer --family llama --layers 80 --hidden 8192 --heads 64 \
+                --kv-heads 8 --seq 8192 --vocab 128256 --ffn 28672 --name llama3-70b \
+                --out "$tmp/llama3-70b.ini" > /dev/null
+            scenario llama70 llama3-70b.ini h100 1600Gbps; }
+        f=$(model_flops "$tmp/llama3-70b.ini")
+        # NeMo 25.11 on DGX-H100: 1602 tokens a second a GPU
+        pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", 1602 * f / 8192 / 1e12 }')
+        row 10 "Llama 3 70B FP8, 64 H100, t4 p8 d2, V=5 (NeMo)" "$pub" "$f" 128 64 \
+            llama70.ini --set strategy.tensor=4 --set strategy.stages=8 \
+            --set strategy.data_parallel=2 --set cluster.workers=64 --set cluster.racks=16 \
+            --set model.batch=64 --set strategy.micro_batches=64 \
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=5 \
+            --set model.precision=fp8 --set model.recompute=selective \
+            --set strategy.sequence_parallel=yes --set strategy.tensor_comm=nccl \
+            --set strategy.tensor_overlap=yes --set strategy.shard_optimizer=yes
+        ;;
+    11)
+        [ -f "$tmp/llama3.ini" ] || {
+            "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 \
+                --heads 128 --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 \
+                --name llama3-405b --out "$tmp/llama3-405b.ini" > /dev/null
+            scenario llama3 llama3-405b.ini h100 3200Gbps; }
+        f=$(model_flops "$tmp/llama3-405b.ini")
+        # NeMo 25.11 on DGX-H100: 292 tokens a second a GPU
+        pub=$(awk -v f="$f" 'BEGIN { printf "%.1f", 292 * f / 8192 / 1e12 }')
+        row 11 "Llama 3.1 405B FP8, 1024 H100, t8 cp2 p8 d8, V=8 (NeMo)" "$pub" "$f" 512 \
+            1024 llama3.ini --set strategy.stages=8 --set strategy.context=2 \
+            --set strategy.data_parallel=8 --set cluster.workers=1024 --set cluster.racks=128 \
+            --set model.batch=64 --set strategy.micro_batches=64 \
+            --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=8 \
+            --set model.precision=fp8 --set model.recompute=selective \
+            --set strategy.sequence_parallel=yes --set strategy.tensor_comm=nccl \
+            --set strategy.tensor_overlap=yes --set run.allow_oversubscribed_memory=yes
+        ;;
+    *) echo "published.sh: no row $r (1-11)" >&2; exit 2 ;;
     esac
 done
 
@@ -237,9 +289,9 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio 
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%-3s %-52s %9s %9s %6s %6s\n", $1, $2, $3, $4, $5, $6 }' \
     "$tmp/table"
 echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
-echo " pass; rows 5-9 by the profile's forward and backward FLOPs, none recomputed; row 7's"
-echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs; see"
-echo " sim/README.md)"
+echo " pass; rows 5-11 by the profile's forward and backward FLOPs, none recomputed; row 7's"
+echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs, rows 10-11's"
+echo " NeMo's tokens a second a GPU in them; see sim/README.md)"
 echo
 echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh; row 7's here):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
