@@ -2491,7 +2491,8 @@ START_TEST(tensor_pipeline_data_matches_composition)
      * once, and at stage 3 also all-gathered before each forward and backward pass instead
      * of once after the update: (M + 1) and 3 M collectives instead of 2, (D-1) x 100,000 x
      * 4 bytes each, for each of the 4 members' groups and the 2 steps; stage 3 holds half
-     * of the member's parameters */
+     * of the member's parameters (zero_grad_overlap off: with it, below, stage 2 moves
+     * stage 1's bytes) */
     double bytes[4] = {0}, held[4] = {0};
     for (int z = 1; z <= 3; z++) {
         char zs[64];
@@ -2502,12 +2503,20 @@ START_TEST(tensor_pipeline_data_matches_composition)
                               "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
                               "cluster.network_model=CM02", "cluster.crosstraffic=no",
                               "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs};
-        outcome_t o = simulate(sets, 17, NULL);
+                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs,
+                              "strategy.zero_grad_overlap=no"};
+        outcome_t o = simulate(sets, 18, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
         bytes[z] = o.bytes;
         held[z] = o.mem0[0];
+        if (z == 2) { /* the buckets reduce-scattered during the last backward pass */
+            sets[17] = "strategy.zero_grad_overlap=yes";
+            o = simulate(sets, 18, NULL);
+            bytes[0] = o.bytes;
+        }
     }
+    ck_assert_msg(bytes[0] == bytes[1], "ZeRO-2 with overlap: %.0f bytes, ZeRO-1 %.0f", bytes[0],
+                  bytes[1]);
     double one = 2.0 * 4 * 1 * 100000 * 4; /* steps, groups, D-1, floats, bytes */
     ck_assert_msg(bytes[2] - bytes[1] == (4 - 2) * one, "ZeRO-2: %.0f bytes more, want %.0f",
                   bytes[2] - bytes[1], 2 * one);
@@ -2724,8 +2733,9 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
                                   "cluster.bandwidth=1Gbps", "cluster.latency=10us",
                                   "cluster.device_flops=1Gf", "model.momentum=0.9", stage,
                                   z ? "strategy.shard_optimizer=yes"
-                                    : "strategy.shard_optimizer=no"};
-            outcome_t o = simulate(sets, 17, NULL);
+                                    : "strategy.shard_optimizer=no",
+                                  "strategy.zero_grad_overlap=no"};
+            outcome_t o = simulate(sets, 18, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             int M = 4, b = 2, steps = 2;
             double n = 200000, F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
@@ -2747,6 +2757,115 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
             ck_assert_msg(o.mem0[2] == (z >= 1 ? shard : n * 4), "D=%d ZeRO-%d momentum %g", D,
                           z, o.mem0[2]);
         }
+    unlink(path);
+}
+END_TEST
+
+/* strategy.zero_grad_overlap (the default) on the profile of
+ * pipeline_zero_stages_bytes_time_memory, ZeRO-2, a bucket per layer (bucket_mb = 100
+ * bytes): the M - 1 first backward passes add up whole gradients; during the last one the
+ * top layer's bucket (its B/2 of compute done) goes to the stream, whose reduce-scatter X =
+ * (D-1) (a + n/D x 4 bytes / BW) of its n = 100,000 parameters runs while the bottom layer
+ * computes its B/2; the bottom bucket's follows. The update then all-gathers each bucket
+ * (2 X). A step: M F + (M-1) B + B/2 + max(X, B/2) + X + 2 X: the first bucket exposes
+ * max(0, X - B/2), the last all of X. At 1 Gbit/s X is hidden, at 100 Mbit/s it is not. */
+START_TEST(pipeline_zero_overlap_timeline)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256\nb = 2e6 64\n");
+    for (int D = 2; D <= 4; D += 2)
+        for (int fast = 0; fast < 2; fast++) {
+            char workers[64], dp[64];
+            snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=4", "model.batch=8", arch,
+                                  "run.steps=2", workers, dp, "strategy.pipeline_schedule=gpipe",
+                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                                  fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
+                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
+                                  "strategy.bucket_mb=0.0001"};
+            outcome_t o = simulate(sets, 17, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            int M = 4, b = 2, steps = 2;
+            double bw = fast ? BW : BW / 10, n = 100000;
+            double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9, X = (D - 1) * (ALPHA + n / D * 4 / bw);
+            ck_assert(fast ? X < B / 2 : X > B / 2);
+            double step = M * F + (M - 1) * B + B / 2 + fmax(X, B / 2) + X + 2 * X;
+            ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-9 * steps * step,
+                          "D=%d %s: %.12g s, want %.12g s", D, fast ? "1 Gb/s" : "100 Mb/s",
+                          o.end_time, steps * step);
+            double bytes = steps * 4.0 * (D - 1) * n * 4; /* 2 buckets, reduced and gathered */
+            ck_assert_msg(o.bytes == bytes, "D=%d: %.0f bytes, want %.0f", D, o.bytes, bytes);
+            ck_assert_msg(o.mem0[1] == 2 * n * 4, "D=%d: gradients %g held, want whole", D,
+                          o.mem0[1]);
+        }
+    unlink(path);
+}
+END_TEST
+
+/* The zero strategy with overlap on the same two layers (a bucket each; a worker's forward
+ * FLOPs shared as the backward's: F/2 a bucket), b = 2 samples a worker, every collective X =
+ * (D-1) (a + n/D x 4 bytes / BW). ZeRO-2: F + B/2 + max(X, B/2) + X (the reduce-scatters
+ * behind the backward pass) + 2 X (the buckets' gathers after the update). ZeRO-3 with
+ * zero_prefetch: the stream gathers the first bucket (X), then the second while the first
+ * computes, the backward pass's first while the forward's last computes, and so on: t1 =
+ * max(2 X, X + F/2) starts the second bucket's forward, t2 = t1 + max(X, F/2) the backward,
+ * t3 = t2 + max(X, B/2) its second bucket, and the step ends at t3 + max(X, B/2) + X (the
+ * reduce-scatters queued behind the gathers); the run ends with the whole model gathered
+ * (2 X). With both keys off, the times of before: F + B + 2 X' (ZeRO-2) and F + B + 3 X'
+ * a step + X' (ZeRO-3), X' the whole model's collective. */
+START_TEST(zero_overlap_timeline)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256\nb = 2e6 64\n");
+    for (int D = 2; D <= 4; D += 2)
+        for (int fast = 0; fast < 2; fast++)
+            for (int z = 2; z <= 3; z++)
+                for (int on = 0; on < 2; on++) {
+                    char workers[64], zs[64];
+                    snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+                    snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
+                    const char *sets[] = {
+                        "strategy.kind=zero", "model.batch=2", arch, "run.steps=2", workers,
+                        "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                        fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
+                        "cluster.latency=10us", "cluster.device_flops=1Gf", zs,
+                        "strategy.bucket_mb=0.0001",
+                        on ? "strategy.zero_grad_overlap=yes" : "strategy.zero_grad_overlap=no",
+                        on ? "strategy.zero_prefetch=yes" : "strategy.zero_prefetch=no"};
+                    outcome_t o = simulate(sets, 14, NULL);
+                    ck_assert_msg(o.ok, "%s", o.err);
+                    int b = 2, steps = 2;
+                    double bw = fast ? BW : BW / 10, n = 100000;
+                    double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
+                    double X = (D - 1) * (ALPHA + n / D * 4 / bw);
+                    double Xw = (D - 1) * (ALPHA + 2 * n / D * 4 / bw), want;
+                    if (!on)
+                        want = z == 2 ? steps * (F + B + 2 * Xw) : steps * (F + B + 3 * Xw) + Xw;
+                    else if (z == 2)
+                        want = steps * (F + B / 2 + fmax(X, B / 2) + X + 2 * X);
+                    else {
+                        double t1 = fmax(2 * X, X + F / 2), t2 = t1 + fmax(X, F / 2);
+                        double t3 = t2 + fmax(X, B / 2);
+                        want = steps * (t3 + fmax(X, B / 2) + X) + 2 * X;
+                    }
+                    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want,
+                                  "D=%d %s ZeRO-%d overlap %s: %.12g s, want %.12g s", D,
+                                  fast ? "1 Gb/s" : "100 Mb/s", z, on ? "on" : "off", o.end_time,
+                                  want);
+                    double per = z == 2 ? 2 : 3, bytes = (steps * per + (z == 3)) * (D - 1) *
+                                                         2 * n * 4;
+                    ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
+                                  o.bytes, bytes);
+                }
     unlink(path);
 }
 END_TEST
@@ -3353,10 +3472,11 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
          * weights, M + 1 collectives of each slice per step instead of 2, (D-1) n floats
          * each over the replicas, and 1/D of the gradients held */
         sets[8] = "strategy.shard_optimizer=yes";
-        const char *z2sets[10];
+        const char *z2sets[11];
         memcpy(z2sets, sets, sizeof sets);
         z2sets[9] = "strategy.zero_stage=2";
-        outcome_t z2 = simulate(z2sets, 10, &got);
+        z2sets[10] = "strategy.zero_grad_overlap=no";
+        outcome_t z2 = simulate(z2sets, 11, &got);
         diff = max_rel_diff(got, ref, a.n_params);
         ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2: max relative difference %g", D, S, diff);
         double steps = z2.samples / (24.0 * D), M = 4;
@@ -3365,6 +3485,23 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
                       z2.bytes, plain.bytes + extra);
         ck_assert_msg(z2.mem0[1] == ceil(slice / D) * 4 && z2.mem0[2] == z.mem0[2],
                       "D=%d ZeRO-2: gradients %g of %g", D, z2.mem0[1], plain.mem0[1]);
+        free(got);
+        /* zero_grad_overlap: each layer's bucket reduce-scattered during the last backward
+         * pass, chunk d of every bucket updated by replica d, each bucket all-gathered: the
+         * same weights, the ring all-reduce's bytes, the gradients held whole while the
+         * micro-batches add up */
+        z2sets[10] = "strategy.zero_grad_overlap=yes";
+        const char *z2b[12];
+        memcpy(z2b, z2sets, sizeof z2sets);
+        z2b[11] = "strategy.bucket_mb=0.0001";
+        outcome_t ov = simulate(z2b, 12, &got);
+        diff = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2 overlapped: max relative difference %g", D,
+                      S, diff);
+        ck_assert_msg(ov.bytes == plain.bytes, "D=%d ZeRO-2 overlapped: %.0f bytes, want %.0f",
+                      D, ov.bytes, plain.bytes);
+        ck_assert_msg(ov.mem0[1] == plain.mem0[1] && ov.mem0[2] == z.mem0[2],
+                      "D=%d ZeRO-2 overlapped: gradients %g of %g", D, ov.mem0[1], plain.mem0[1]);
         free(got);
         free(ref);
     }
@@ -3766,6 +3903,8 @@ int main(void)
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
+    tcase_add_test(tc, pipeline_zero_overlap_timeline);
+    tcase_add_test(tc, zero_overlap_timeline);
     tcase_add_test(tc, context_divides_step_and_memory);
     tcase_add_test(tc, context_exchange_matches_closed_form);
     tcase_add_test(tc, context_refusals_name_the_key);

@@ -13,6 +13,7 @@ struct sim_buckets {
     sim_bucket_reduce_fn reduce;
     sim_sem_t *ready;               /* (workers) buckets handed to the stream */
     sim_sem_t *done;                /* (workers) released when the last bucket is reduced */
+    int each;                       /* done released after every bucket instead */
 };
 
 /* The whole model's segments in backward order. */
@@ -171,6 +172,27 @@ void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *lis
     streams_start(run, b);
 }
 
+void sim_buckets_start_each(sim_run_t *run, const sim_bucket_list_t *const *list,
+                            sim_bucket_reduce_fn reduce)
+{
+    sim_buckets_t *b = buckets_new(run, reduce);
+    b->each = 1;
+    for (int i = 0; i < run->n_workers; i++)
+        b->list[i] = list[i];
+    streams_start(run, b);
+}
+
+double sim_bucket_list_model(sim_bucket_list_t *b, const sim_run_t *run, double cap_bytes)
+{
+    int n_seg;
+    double forward;
+    sim_grad_segment_t *seg = plan_segments(run, &n_seg, &forward);
+    DT_ASSERT(n_seg > 0);
+    sim_bucket_list_make(b, seg, n_seg, cap_bytes, run->value_bytes);
+    free(seg);
+    return forward;
+}
+
 /* A worker's communication stream: reduces its buckets in order as they are handed over. */
 static void stream(int argc, char **argv)
 {
@@ -185,9 +207,12 @@ static void stream(int argc, char **argv)
             sim_sem_acquire(b->ready[node->rank]);
             if (b->reduce(run, node, node->grads + l->lo[k], l->hi[k] - l->lo[k]) != SIM_OK)
                 run->failed = 1;
+            if (b->each)
+                sim_sem_release(b->done[node->rank]);
         }
         sim_exchange_done();
-        sim_sem_release(b->done[node->rank]);
+        if (!b->each)
+            sim_sem_release(b->done[node->rank]);
     }
 }
 

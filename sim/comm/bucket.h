@@ -55,6 +55,13 @@ void sim_buckets_start(sim_run_t *run);
  * caller's and must outlive the run's actors. */
 void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *list,
                              sim_bucket_reduce_fn reduce);
+/* The same, its done released after every bucket: sim_buckets_wait returns once the next
+ * bucket not yet waited for is reduced (zero's prefetched gathers and reduce-scatters). */
+void sim_buckets_start_each(sim_run_t *run, const sim_bucket_list_t *const *list,
+                            sim_bucket_reduce_fn reduce);
+/* The whole model's buckets of cap_bytes in backward order, as sim_buckets_start plans them;
+ * returns the forward FLOPs per sample. */
+double sim_bucket_list_model(sim_bucket_list_t *b, const sim_run_t *run, double cap_bytes);
 /* Hands node's next bucket to its stream. */
 void sim_buckets_ready(sim_run_t *run, sim_node_t *node);
 /* Returns once node's stream has reduced the last of its buckets handed over. */

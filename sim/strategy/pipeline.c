@@ -53,9 +53,10 @@
  *
  * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
  * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
- * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
- * also all-gathers the stage's parameters before each forward and backward pass
- * (gather_slice) and keeps them sharded after the update.
+ * reduce-scatters the gradients in buckets during each chunk's last backward pass, on the
+ * stream (strategy.zero_grad_overlap, pipeline_zero.c), or without it each micro-batch's
+ * after its backward pass (shard_reduce); 3 also all-gathers the stage's parameters before
+ * each forward and backward pass (gather_slice) and keeps them sharded after the update.
  *
  * The layout (where the stages cut, what each computes, keeps and sends, a member's share,
  * the buckets, the groups) is pipeline_plan.c's. */
@@ -430,6 +431,9 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
 {
     const pipe_plan_t *plan = run->shared;
     int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
+    if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
+        return pipe_dp_reduce_scatter(run, plan, &plan->group[s * T + r], node->rank / T / S,
+                                      buf, n);
     return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, dp_n(plan, n),
                          dp_algo(run));
 }
@@ -628,7 +632,8 @@ static void stage(sim_node_t *node)
     sim_node_t *head = &run->workers[d * S * T];
     float *w = head->params, *v = head->velocity, *g = node->grads, *acc = node->scratch;
     const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
-    int sharded_grads = plan->zero >= 2 && plan->D > 1; /* ZeRO 2, 3: shard_reduce */
+    /* ZeRO 2, 3 without zero_grad_overlap: shard_reduce */
+    int sharded_grads = plan->zero >= 2 && plan->D > 1 && !plan->zero_overlap;
     /* the stage's stream reduces its chunks' buckets */
     int bucketed = plan->bucketed && plan->bk_stage[s].n > 0;
     stage_state_t *st = dt_calloc(1, sizeof *st);
@@ -802,12 +807,15 @@ static void stage(sim_node_t *node)
                     for (int u = 0; u < V && !run->failed; u++) {
                         int cu = u * S + s;
                         size_t q0 = plan->p0[cu];
-                        if ((plan->E > 1 && ep_reduce(run, plan, node, g + q0,
-                                                      plan->p1[cu] - q0, plan->pe[cu])) ||
-                            stage_update(run, plan, dp, d, w + q0, g + q0, v + q0, acc + q0,
-                                         plan->p1[cu] - q0, step,
-                                         (plan->bucketed && plan->bk[cu].n > 0) ||
-                                             plan->E > 1) != SIM_OK)
+                        if (plan->zero_overlap) { /* the stream reduce-scattered it */
+                            if (pipe_zero_update(run, plan, dp, d, cu, w, g, v, step) != SIM_OK)
+                                run->failed = 1;
+                        } else if ((plan->E > 1 && ep_reduce(run, plan, node, g + q0,
+                                                             plan->p1[cu] - q0, plan->pe[cu])) ||
+                                   stage_update(run, plan, dp, d, w + q0, g + q0, v + q0,
+                                                acc + q0, plan->p1[cu] - q0, step,
+                                                (plan->bucketed && plan->bk[cu].n > 0) ||
+                                                    plan->E > 1) != SIM_OK)
                             run->failed = 1;
                     }
                     if (run->failed)
@@ -1007,7 +1015,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     free(mb);
     free(ch);
     node->mem.params = (plan->zero >= 3 ? shard : slice) * vb;
-    node->mem.grads = (plan->zero >= 2 ? shard : slice) * vb;
+    /* zero_grad_overlap: whole gradients add up over the micro-batches (pipeline_zero.c) */
+    int whole_grads = plan->zero_overlap && plan->M * V > 1;
+    node->mem.grads = (plan->zero >= 2 && !whole_grads ? shard : slice) * vb;
     node->mem.optimizer = (plan->zero >= 1 ? shard : slice) * scenario_optimizer_bytes(run->sc);
     node->mem.activations = (peak + piece) * plan->micro * vb;
     pipe_plan_free(plan);
@@ -1319,13 +1329,15 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "zero_stage = 3 on a pipeline shards a model profile's parameters "
                              "(timing only); a real model's stages evaluate whole weights: "
                              "expected 1 or 2");
-    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1) {
+    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1 &&
+        !(zero >= 2 && scenario_own(sc, "zero_grad_overlap")->i)) {
         k = scenario_blame(sc, "strategy.bucket_mb", "strategy.shard_optimizer", where,
                            sizeof where);
         return scenario_fail(sc, err, k,
                              "bucket_mb overlaps a pipeline's all-reduces over its replicas with "
-                             "the last backward pass; with shard_optimizer (ZeRO) it reduces "
-                             "unbucketed: use bucket_mb = 0 (%s)",
+                             "the last backward pass; with shard_optimizer (ZeRO) it buckets "
+                             "only zero_stage 2 or 3 with zero_grad_overlap = yes: use "
+                             "bucket_mb = 0 (%s)",
                              where);
     }
     long hosts = sc->stages * sc->data_parallel * sc->tensor * pipe_context(sc);
@@ -1370,6 +1382,7 @@ static const char *const tensor_members_names[] = {"all", "one", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
+    SIM_KEY_ZERO_GRAD_OVERLAP,
     {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
      .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "

@@ -23,6 +23,8 @@ typedef struct pipe_plan {
     int V, C;                       /* chunks a stage, chunks in all (S V) */
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
+    int zero_overlap; /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
+                         reduce-scattered by the stream (pipeline_zero.c) */
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
     int first[PIPE_MAX_CHUNKS + 1]; /* chunk c runs layers [first[c], first[c+1]) */
     double fwd[PIPE_MAX_CHUNKS], bwd[PIPE_MAX_CHUNKS]; /* FLOPs per sample of each chunk */
@@ -38,8 +40,9 @@ typedef struct pipe_plan {
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
-    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each chunk's gradient
-     * buckets, all-reduced by each member's stream during the chunk's last backward pass of
+    /* strategy.bucket_mb with replicas, ZeRO off, or zero_overlap (plan_buckets): each
+     * chunk's gradient buckets, all-reduced (zero_overlap: reduce-scattered) by each
+     * member's stream during the chunk's last backward pass of
      * the step; a stage's stream takes its chunks' in the order those passes come (the last
      * chunk's first); and per layer 1 where a bucket's last gradient is final after its
      * backward pass */
@@ -108,6 +111,19 @@ int pipe_nccl_proto(const scenario_t *sc);
  * the first chunk's transfer, then each chunk's compute and the next chunk's transfer go
  * together): c/T + (T-1)/T max(c, m) + m/T - c = m/T + (T-1)/T max(0, m - c). */
 double pipe_overlap_exposed(double c, double m, int T);
+
+/* pipeline_zero.c: the reduce-scatter and all-gather of n of a member's elements over its
+ * stage's replicas grp (a message per phase where strategy.ring_messages = phases); replica
+ * d's update of chunk c's slice once the stream reduce-scattered its buckets, then (ZeRO
+ * stage 2) each bucket's weights all-gathered; a bucket's bytes under zero_overlap
+ * (bucket_mb, else Megatron-LM's max(40M, 1M x replicas) parameters). */
+sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *buf, size_t n);
+sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n);
+sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                              int d, int c, float *w, float *g, float *v, long step);
+double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

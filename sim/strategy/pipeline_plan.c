@@ -419,6 +419,7 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
+    plan->zero_overlap = plan->zero >= 2 && plan->D > 1 && scenario_own(sc, "zero_grad_overlap")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
     plan->imbalance = scenario_own(sc, "expert_imbalance")->d;
@@ -487,7 +488,10 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
             seg[n - 1].flops += carry;
             seg[0].flops += plan->bwd[s] - sum;
         }
-        sim_bucket_list_make(&plan->bk[s], seg, n, run->sc->bucket_mb * 1e6, run->value_bytes);
+        double cap = plan->zero_overlap
+                         ? pipe_zero_bucket_bytes(run->sc, run->value_bytes, plan->D)
+                         : run->sc->bucket_mb * 1e6;
+        sim_bucket_list_make(&plan->bk[s], seg, n, cap, run->value_bytes);
         for (int k = 0; k < plan->bk[s].n; k++)
             plan->bk_end[layer[plan->bk[s].last[k]]] = 1;
     }
@@ -704,7 +708,8 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     pipe_plan_layout(plan, run);
     /* expert parallelism reduces its two kinds of gradients after the step (pipeline.c) */
-    if (run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1)
+    if ((run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1) ||
+        plan->zero_overlap)
         plan_buckets(plan, run);
     if (!run->timing_only) {
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));

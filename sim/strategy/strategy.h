@@ -174,4 +174,24 @@ long sim_fl_steps_done(const sim_run_t *run);
             "of a model profile, for each micro-batch's); the gradients are "                \
             "reduce-scattered, each shard updated, the parameters all-gathered"}
 
+/* strategy.zero_grad_overlap and strategy.zero_prefetch, keys of zero and of pipeline over
+ * its replicas (sim/README.md, Sharded data parallelism: overlap). */
+#define SIM_KEY_ZERO_GRAD_OVERLAP                                                            \
+    {.key = "zero_grad_overlap", .kind = SIM_KEY_BOOL, .def = "yes",                         \
+     .doc = "zero_stage 2 or 3: the gradients' reduce-scatters in buckets of bucket_mb (0: "  \
+            "Megatron-LM's max(40M, 1M x replicas) parameters) behind the backward pass, "   \
+            "each launched once its layers' gradients are final, as FSDP, DeepSpeed and "      \
+            "Megatron-LM's distributed optimizer (overlap_grad_reduce) run them; a pipeline "  \
+            "accumulates whole gradients over its micro-batches and reduce-scatters them "   \
+            "during each chunk's last backward pass of the step (as Megatron-LM, and FSDP "  \
+            "under pipelining, do), so the memory table counts its gradients whole; no: "    \
+            "one reduce-scatter after the backward pass (a pipeline: after every "           \
+            "micro-batch's, only the shard kept)"}
+#define SIM_KEY_ZERO_PREFETCH                                                                \
+    {.key = "zero_prefetch", .kind = SIM_KEY_BOOL, .def = "yes",                             \
+     .doc = "zero_stage 3: the parameters all-gathered bucket by bucket (bucket_mb, as "      \
+            "zero_grad_overlap), each bucket's gather issued when the previous bucket's "     \
+            "compute starts (FSDP's forward and backward prefetch), in the forward and the "  \
+            "backward pass; no: the whole model gathered before each pass"}
+
 #endif

@@ -1,0 +1,63 @@
+/* ZeRO over a pipeline's replicas with the gradients' reduce-scatters behind the backward
+ * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: ZeRO's overlap). As Megatron-LM's
+ * distributed optimizer with overlap_grad_reduce, and FSDP under pipelining, run it: the
+ * earlier micro-batches' backward passes add up whole gradients; during each chunk's last
+ * backward pass of the step the stage's stream reduce-scatters its buckets over the
+ * replicas as each becomes final (plan_buckets, bucket_reduce in pipeline.c); then replica d
+ * updates chunk d of every bucket and, below ZeRO stage 3, all-gathers each bucket's
+ * weights. Elementwise, as every shard's update is, it trains single's weights. */
+#include "pipeline_impl.h"
+
+sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *buf, size_t n)
+{
+    size_t m = n * (size_t)plan->fold; /* tensor_members = one: the group's bytes */
+    if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
+        sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 0);
+        sim_exchange_done();
+        return e;
+    }
+    return sim_reduce_scatter(run, grp, d, buf, m);
+}
+
+sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n)
+{
+    size_t m = n * (size_t)plan->fold;
+    if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
+        sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 1);
+        sim_exchange_done();
+        return e;
+    }
+    return sim_allgather(run, grp, d, buf, m);
+}
+
+sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                              int d, int c, float *w, float *g, float *v, long step)
+{
+    const sim_bucket_list_t *bk = &plan->bk[c];
+    int D = plan->D;
+    float mean = 1.0f / (float)(plan->M * D);
+    for (int k = 0; k < bk->n; k++) { /* chunk d of each bucket, reduced by the stream */
+        size_t n = bk->hi[k] - bk->lo[k];
+        size_t lo = bk->lo[k] + n * (size_t)d / (size_t)D;
+        size_t hi = bk->lo[k] + n * (size_t)(d + 1) / (size_t)D;
+        run->be->scale(hi - lo, mean, g + lo);
+        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+    }
+    for (int k = 0; k < bk->n && plan->zero < 3; k++) {
+        sim_status_t e = pipe_dp_allgather(run, plan, grp, d, w + bk->lo[k],
+                                           bk->hi[k] - bk->lo[k]);
+        if (e != SIM_OK)
+            return e;
+    }
+    return SIM_OK;
+}
+
+double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas)
+{
+    if (sc->bucket_mb > 0)
+        return sc->bucket_mb * 1e6;
+    double params = 1e6 * replicas > 40e6 ? 1e6 * replicas : 40e6;
+    return params * value_bytes;
+}
