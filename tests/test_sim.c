@@ -2711,7 +2711,8 @@ END_TEST
  * reduce-scattered, the weights all-gathered once) and M (F + B + RS + 2 RS) with stage 3
  * (the parameters all-gathered before each forward and each backward pass, kept sharded);
  * a stage holds n/D of what it shards (optimizer state from 1, gradients from 2,
- * parameters at 3). */
+ * parameters at 3). With zero_grad_overlap and zero_prefetch off: the times of before
+ * those keys, to the digit (pipeline_zero_overlap_timeline: with them). */
 START_TEST(pipeline_zero_stages_bytes_time_memory)
 {
     char path[256], arch[300];
@@ -2734,8 +2735,8 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
                                   "cluster.device_flops=1Gf", "model.momentum=0.9", stage,
                                   z ? "strategy.shard_optimizer=yes"
                                     : "strategy.shard_optimizer=no",
-                                  "strategy.zero_grad_overlap=no"};
-            outcome_t o = simulate(sets, 18, NULL);
+                                  "strategy.zero_grad_overlap=no", "strategy.zero_prefetch=no"};
+            outcome_t o = simulate(sets, 19, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             int M = 4, b = 2, steps = 2;
             double n = 200000, F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
@@ -2762,13 +2763,17 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
 END_TEST
 
 /* strategy.zero_grad_overlap (the default) on the profile of
- * pipeline_zero_stages_bytes_time_memory, ZeRO-2, a bucket per layer (bucket_mb = 100
- * bytes): the M - 1 first backward passes add up whole gradients; during the last one the
- * top layer's bucket (its B/2 of compute done) goes to the stream, whose reduce-scatter X =
- * (D-1) (a + n/D x 4 bytes / BW) of its n = 100,000 parameters runs while the bottom layer
- * computes its B/2; the bottom bucket's follows. The update then all-gathers each bucket
- * (2 X). A step: M F + (M-1) B + B/2 + max(X, B/2) + X + 2 X: the first bucket exposes
- * max(0, X - B/2), the last all of X. At 1 Gbit/s X is hidden, at 100 Mbit/s it is not. */
+ * pipeline_zero_stages_bytes_time_memory, a bucket per layer (bucket_mb = 100 bytes): the
+ * M - 1 first backward passes add up whole gradients; during the last one the top layer's
+ * bucket (its B/2 of compute done) goes to the stream, whose reduce-scatter X = (D-1) (a +
+ * n/D x 4 bytes / BW) of its n = 100,000 parameters runs while the bottom layer computes its
+ * B/2; the bottom bucket's follows: B/2 + max(X, B/2) + X, the first bucket exposing max(0,
+ * X - B/2), the last all of X. ZeRO-2 then all-gathers each bucket (2 X): a step is M F +
+ * (M-1) B + B/2 + max(X, B/2) + 3 X. ZeRO-3 gathers the slice, Y = (D-1) (a + 2n/D x 4 / BW),
+ * before each of the 2 M passes: in turn (zero_prefetch = no), 2 M Y more than ZeRO-2 less
+ * its 2 X; prefetched, the first pass waits Y and each gather runs while the pass before
+ * computes, so pass k + 1 starts max(c_k, Y) after pass k: Y + M max(F, Y) + (M-1) max(B, Y)
+ * + B/2 + max(X, B/2) + X. At 1 Gbit/s X and Y hide, at 100 Mbit/s they do not. */
 START_TEST(pipeline_zero_overlap_timeline)
 {
     char path[256], arch[300];
@@ -2777,33 +2782,48 @@ START_TEST(pipeline_zero_overlap_timeline)
                  "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
                  "[forward]\na = 2e6 256\nb = 2e6 64\n");
     for (int D = 2; D <= 4; D += 2)
-        for (int fast = 0; fast < 2; fast++) {
-            char workers[64], dp[64];
-            snprintf(workers, sizeof workers, "cluster.workers=%d", D);
-            snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=4", "model.batch=8", arch,
-                                  "run.steps=2", workers, dp, "strategy.pipeline_schedule=gpipe",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
-                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
-                                  "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
-                                  "strategy.bucket_mb=0.0001"};
-            outcome_t o = simulate(sets, 17, NULL);
-            ck_assert_msg(o.ok, "%s", o.err);
-            int M = 4, b = 2, steps = 2;
-            double bw = fast ? BW : BW / 10, n = 100000;
-            double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9, X = (D - 1) * (ALPHA + n / D * 4 / bw);
-            ck_assert(fast ? X < B / 2 : X > B / 2);
-            double step = M * F + (M - 1) * B + B / 2 + fmax(X, B / 2) + X + 2 * X;
-            ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-9 * steps * step,
-                          "D=%d %s: %.12g s, want %.12g s", D, fast ? "1 Gb/s" : "100 Mb/s",
-                          o.end_time, steps * step);
-            double bytes = steps * 4.0 * (D - 1) * n * 4; /* 2 buckets, reduced and gathered */
-            ck_assert_msg(o.bytes == bytes, "D=%d: %.0f bytes, want %.0f", D, o.bytes, bytes);
-            ck_assert_msg(o.mem0[1] == 2 * n * 4, "D=%d: gradients %g held, want whole", D,
-                          o.mem0[1]);
-        }
+        for (int fast = 0; fast < 2; fast++)
+            for (int z = 2; z <= 4; z++) { /* 4: ZeRO-3 with zero_prefetch */
+                char workers[64], dp[64];
+                snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+                snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+                const char *sets[] = {
+                    "strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=4",
+                    "model.batch=8", arch, "run.steps=2", workers, dp,
+                    "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
+                    "cluster.crosstraffic=no",
+                    fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
+                    "cluster.latency=10us", "cluster.device_flops=1Gf",
+                    "strategy.shard_optimizer=yes",
+                    z == 2 ? "strategy.zero_stage=2" : "strategy.zero_stage=3",
+                    "strategy.bucket_mb=0.0001",
+                    z == 4 ? "strategy.zero_prefetch=yes" : "strategy.zero_prefetch=no"};
+                outcome_t o = simulate(sets, 18, NULL);
+                ck_assert_msg(o.ok, "%s", o.err);
+                int M = 4, b = 2, steps = 2;
+                double bw = fast ? BW : BW / 10, n = 100000;
+                double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9, X = (D - 1) * (ALPHA + n / D * 4 / bw);
+                double Y = (D - 1) * (ALPHA + 2 * n / D * 4 / bw);
+                ck_assert(fast ? X < B / 2 && Y < F : X > B / 2 && Y > B);
+                double last = B / 2 + fmax(X, B / 2) + X, step;
+                if (z == 2)
+                    step = M * F + (M - 1) * B + last + 2 * X;
+                else if (z == 3)
+                    step = M * F + (M - 1) * B + last + 2 * M * Y;
+                else
+                    step = Y + M * fmax(F, Y) + (M - 1) * fmax(B, Y) + last;
+                ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-9 * steps * step,
+                              "D=%d %s ZeRO-%d%s: %.12g s, want %.12g s", D,
+                              fast ? "1 Gb/s" : "100 Mb/s", z == 2 ? 2 : 3,
+                              z == 4 ? " prefetched" : "", o.end_time, steps * step);
+                /* 2 buckets reduced; ZeRO-2: gathered after the update, ZeRO-3: the slice
+                 * gathered before each pass */
+                double per = z == 2 ? 4 : 2 + 2 * M * 2, bytes = steps * per * (D - 1) * n * 4;
+                ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
+                              o.bytes, bytes);
+                ck_assert_msg(o.mem0[1] == 2 * n * 4, "D=%d: gradients %g held, want whole", D,
+                              o.mem0[1]);
+            }
     unlink(path);
 }
 END_TEST
@@ -3553,12 +3573,16 @@ START_TEST(zero_equals_single)
     const char *single[] = {"strategy.kind=single", "model.batch=32"};
     float *ref = NULL;
     outcome_t a = simulate(single, 2, &ref);
-    for (int stage = 1; stage <= 3; stage++) {
+    for (int v = 0; v < 5; v++) {
+        /* v = 3, 4: stages 2 and 3 with their collectives by layer (zero_grad_overlap,
+         * zero_prefetch: chunk r of each bucket is worker r's); else one bucket */
+        int stage = v < 3 ? v + 1 : v - 1;
         char zs[64];
         snprintf(zs, sizeof zs, "strategy.zero_stage=%d", stage);
-        const char *sets[] = {"strategy.kind=zero", "cluster.workers=4", zs};
+        const char *sets[] = {"strategy.kind=zero", "cluster.workers=4", zs,
+                              v >= 3 ? "strategy.bucket_mb=0.0001" : "strategy.bucket_mb=0"};
         float *got = NULL;
-        outcome_t b = simulate(sets, 3, &got);
+        outcome_t b = simulate(sets, 4, &got);
         ck_assert(b.samples == a.samples && b.replicas_identical);
         double d = max_rel_diff(got, ref, a.n_params);
         ck_assert_msg(d < 2e-5, "stage %d: max relative difference %g", stage, d);

@@ -410,7 +410,8 @@ static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const 
 }
 
 /* ZeRO stage 3: the slice of n parameters all-gathered from its shards before each forward
- * and each backward pass of a micro-batch (nothing to gather without replicas). */
+ * and each backward pass of a micro-batch (nothing to gather without replicas); see
+ * prefetched, below, for zero_prefetch. */
 static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, size_t n)
 {
@@ -431,9 +432,15 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
 {
     const pipe_plan_t *plan = run->shared;
     int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
+    const sim_group_t *grp = &plan->group[s * T + r];
+    if (plan->zero_prefetch) { /* the step's next job: a pass's gather or a bucket's */
+        int *job = node->state; /* stage_state_t's first field, zjob */
+        int j = (*job)++ % plan->zjobs[s].n;
+        if (plan->zkind[s][j] == 'G')
+            return pipe_dp_allgather(run, plan, grp, node->rank / T / S, buf, n);
+    }
     if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
-        return pipe_dp_reduce_scatter(run, plan, &plan->group[s * T + r], node->rank / T / S,
-                                      buf, n);
+        return pipe_dp_reduce_scatter(run, plan, grp, node->rank / T / S, buf, n);
     return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, dp_n(plan, n),
                          dp_algo(run));
 }
@@ -490,6 +497,8 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
 }
 
 typedef struct stage_state {
+    int zjob; /* zero_prefetch: the stream's jobs run (bucket_reduce reads it first) */
+    int zawaited; /* and the step's jobs the stage waited for */
     char *op;
     int *mb, *ch;
     uint32_t *idx;
@@ -619,6 +628,30 @@ static sim_status_t finish_acked(sim_run_t *run, sim_node_t *node, stage_state_t
     return SIM_OK;
 }
 
+/* zero_prefetch: returns once the stream has run the step's job j and those before it */
+static void wait_job(sim_run_t *run, sim_node_t *node, stage_state_t *st, int j)
+{
+    for (; st->zawaited <= j; st->zawaited++)
+        sim_buckets_wait(run, node);
+}
+
+/* ZeRO stage 3 before op k of n_ops of stage s computes: its slice gathered in turn
+ * (gather_slice), or with zero_prefetch the gather the stream ran meanwhile waited for and
+ * the next op's handed over (op 0's first). */
+static sim_status_t zero_gather(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                                stage_state_t *st, int s, int k, int n_ops,
+                                const sim_group_t *dp, int d, float *w, size_t n)
+{
+    if (!plan->zero_prefetch)
+        return gather_slice(run, plan, dp, d, w, n);
+    if (k == 0)
+        sim_buckets_ready(run, node);
+    wait_job(run, node, st, plan->zgather[s][k]);
+    if (k + 1 < n_ops)
+        sim_buckets_ready(run, node);
+    return SIM_OK;
+}
+
 static void stage(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
@@ -672,6 +705,7 @@ static void stage(sim_node_t *node)
         memset(st->n_dir, 0, sizeof st->n_dir);
         memset(st->n_done, 0, sizeof st->n_done);
         memset(st->n_got, 0, sizeof st->n_got);
+        st->zawaited = 0;
         memset(nb, 0, sizeof(int) * (size_t)V);
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
@@ -706,7 +740,8 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 }
-                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                if (zero_gather(run, plan, node, st, s, k, n_ops, dp, d, w + p0, n_slice) !=
+                    SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -753,7 +788,8 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 }
-                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                if (zero_gather(run, plan, node, st, s, k, n_ops, dp, d, w + p0, n_slice) !=
+                    SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -802,7 +838,9 @@ static void stage(sim_node_t *node)
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last); interleaved, chunk by chunk once all are done, as
                      * Megatron-LM reduces each model chunk's gradients */
-                    if (bucketed)
+                    if (plan->zero_prefetch) /* every job of the step */
+                        wait_job(run, node, st, plan->zjobs[s].n - 1);
+                    else if (bucketed)
                         sim_buckets_wait(run, node);
                     for (int u = 0; u < V && !run->failed; u++) {
                         int cu = u * S + s;
@@ -966,7 +1004,23 @@ static void deploy(sim_run_t *run)
         run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
     }
-    if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
+    if (plan->zero_prefetch) { /* each member's stream gathers and reduces (pipe_zero_jobs) */
+        size_t n_max = 2 * (size_t)plan->M * (size_t)plan->V;
+        char *op = dt_malloc(n_max);
+        int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
+        for (int s = 0; s < plan->S; s++) {
+            int n_ops = schedule(plan, run->sc->pipeline_schedule, s, op, mb, ch);
+            pipe_zero_jobs(plan, s, op, ch, n_ops);
+        }
+        free(op);
+        free(mb);
+        free(ch);
+        const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
+        for (int i = 0; i < run->n_workers; i += step)
+            list[i] = &plan->zjobs[i / plan->T % plan->S];
+        sim_buckets_start_each(run, list, bucket_reduce);
+        free(list);
+    } else if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
         for (int i = 0; i < run->n_workers; i += step)
             list[i] = &plan->bk_stage[i / plan->T % plan->S];
@@ -1383,6 +1437,7 @@ static const char *const tensor_members_names[] = {"all", "one", NULL};
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
     SIM_KEY_ZERO_GRAD_OVERLAP,
+    SIM_KEY_ZERO_PREFETCH,
     {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
      .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "

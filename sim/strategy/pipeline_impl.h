@@ -25,6 +25,14 @@ typedef struct pipe_plan {
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
     int zero_overlap; /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
                          reduce-scattered by the stream (pipeline_zero.c) */
+    int zero_prefetch; /* zero >= 3, D > 1, strategy.zero_prefetch: each pass's gather of its
+                          chunk's slice run by the stream while the pass before computes */
+    /* zero_prefetch: stage s's stream jobs of a step in the order they are handed over
+     * (the slice gathered or the bucket reduce-scattered), their kinds ('G', 'R') and, per
+     * op of its schedule, the job gathering for it (pipe_zero_jobs) */
+    sim_bucket_list_t zjobs[PIPE_MAX_STAGES];
+    char *zkind[PIPE_MAX_STAGES];
+    int *zgather[PIPE_MAX_STAGES];
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
     int first[PIPE_MAX_CHUNKS + 1]; /* chunk c runs layers [first[c], first[c+1]) */
     double fwd[PIPE_MAX_CHUNKS], bwd[PIPE_MAX_CHUNKS]; /* FLOPs per sample of each chunk */
@@ -124,6 +132,10 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
+/* zero_prefetch: stage s's jobs (zjobs, zkind, zgather) for its schedule of n_ops passes
+ * (op[k] 'F' or 'B' of chunk ch[k] of the stage): op k's gather is handed over as op k - 1
+ * computes, and a chunk's last backward pass hands over its buckets after it. */
+void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int n_ops);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */

@@ -37,8 +37,12 @@ void pipe_plan_free(void *p)
     free(plan->red_b);
     for (int c = 0; c < plan->C; c++)
         sim_bucket_list_free(&plan->bk[c]);
-    for (int s = 0; s < plan->S; s++)
+    for (int s = 0; s < plan->S; s++) {
         sim_bucket_list_free(&plan->bk_stage[s]);
+        sim_bucket_list_free(&plan->zjobs[s]);
+        free(plan->zkind[s]);
+        free(plan->zgather[s]);
+    }
     free(plan->bk_end);
     free(plan);
 }
@@ -419,7 +423,9 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
-    plan->zero_overlap = plan->zero >= 2 && plan->D > 1 && scenario_own(sc, "zero_grad_overlap")->i;
+    plan->zero_overlap =
+        plan->zero >= 2 && plan->D > 1 && scenario_own(sc, "zero_grad_overlap")->i;
+    plan->zero_prefetch = plan->zero >= 3 && plan->D > 1 && scenario_own(sc, "zero_prefetch")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
     plan->imbalance = scenario_own(sc, "expert_imbalance")->d;

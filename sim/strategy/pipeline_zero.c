@@ -5,7 +5,11 @@
  * backward pass of the step the stage's stream reduce-scatters its buckets over the
  * replicas as each becomes final (plan_buckets, bucket_reduce in pipeline.c); then replica d
  * updates chunk d of every bucket and, below ZeRO stage 3, all-gathers each bucket's
- * weights. Elementwise, as every shard's update is, it trains single's weights. */
+ * weights. Elementwise, as every shard's update is, it trains single's weights.
+ *
+ * ZeRO stage 3 with strategy.zero_prefetch: each pass's all-gather of its chunk's slice is
+ * handed to the stream when the pass before it starts computing (FSDP's forward and
+ * backward prefetch), the buckets' reduce-scatters queued behind it (pipe_zero_jobs). */
 #include "pipeline_impl.h"
 
 sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
@@ -60,4 +64,39 @@ double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int repl
         return sc->bucket_mb * 1e6;
     double params = 1e6 * replicas > 40e6 ? 1e6 * replicas : 40e6;
     return params * value_bytes;
+}
+
+void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int n_ops)
+{
+    int total = n_ops, nb[PIPE_MAX_CHUNKS] = {0}, backwards[PIPE_MAX_CHUNKS] = {0};
+    for (int v = 0; v < plan->V; v++)
+        total += plan->bucketed ? plan->bk[v * plan->S + s].n : 0;
+    sim_bucket_list_t *l = &plan->zjobs[s];
+    l->lo = dt_calloc((size_t)total, sizeof(size_t));
+    l->hi = dt_calloc((size_t)total, sizeof(size_t));
+    plan->zkind[s] = dt_calloc((size_t)total, 1);
+    plan->zgather[s] = dt_calloc((size_t)n_ops, sizeof(int));
+    for (int k = 0; k < n_ops; k++)
+        if (op[k] == 'B')
+            backwards[ch[k]]++;
+    for (int k = 0; k <= n_ops; k++) {
+        if (k < n_ops) { /* op k's gather: handed as op k - 1 starts (op 0: as it starts) */
+            int c = ch[k] * plan->S + s;
+            plan->zgather[s][k] = l->n;
+            l->lo[l->n] = plan->p0[c];
+            l->hi[l->n] = plan->p1[c];
+            plan->zkind[s][l->n++] = 'G';
+        }
+        /* op k - 1's buckets, after its compute: its chunk's last backward pass */
+        int j = k - 1;
+        if (j < 0 || op[j] != 'B' || ++nb[ch[j]] < backwards[ch[j]] || !plan->bucketed)
+            continue;
+        const sim_bucket_list_t *b = &plan->bk[ch[j] * plan->S + s];
+        for (int q = 0; q < b->n; q++) {
+            l->lo[l->n] = b->lo[q];
+            l->hi[l->n] = b->hi[q];
+            plan->zkind[s][l->n++] = 'R';
+        }
+    }
+    DT_ASSERT(l->n == total);
 }
