@@ -398,7 +398,8 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
 static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *g, float *acc, size_t n, int first)
 {
-    sim_status_t st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n));
+    sim_status_t st = plan->dp_formula ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
+                                       : sim_reduce_scatter(run, grp, d, g, dp_n(plan, n));
     if (st != SIM_OK || run->timing_only)
         return st;
     size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
@@ -415,7 +416,10 @@ static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const 
 static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, size_t n)
 {
-    return plan->zero >= 3 && plan->D > 1 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
+    if (plan->zero < 3 || plan->D < 2)
+        return SIM_OK;
+    return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
+                            : sim_allgather(run, grp, d, w, dp_n(plan, n));
 }
 
 /* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
@@ -441,8 +445,9 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
     }
     if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
         return pipe_dp_reduce_scatter(run, plan, grp, node->rank / T / S, buf, n);
-    return sim_allreduce(run, &plan->group[s * T + r], node->rank / T / S, buf, dp_n(plan, n),
-                         dp_algo(run));
+    if (plan->dp_formula)
+        return pipe_dp_allreduce(run, plan, grp, node->rank / T / S, buf, n, dp_algo(run));
+    return sim_allreduce(run, grp, node->rank / T / S, buf, dp_n(plan, n), dp_algo(run));
 }
 
 /* Context parallelism: what the ring attention's key/value exchange adds to a member's
@@ -480,16 +485,23 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
     sim_status_t st;
     if (D > 1 && plan->zero) {
         size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if (plan->zero == 1 && (st = sim_reduce_scatter(run, grp, d, g, dp_n(plan, n))) != SIM_OK)
+        if (plan->zero == 1 && (st = plan->dp_formula
+                                         ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
+                                         : sim_reduce_scatter(run, grp, d, g, dp_n(plan, n))))
             return st;
         if (plan->zero >= 2 && !run->timing_only)
             run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
         run->be->scale(hi - lo, mean, g + lo);
         sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        return plan->zero < 3 ? sim_allgather(run, grp, d, w, dp_n(plan, n)) : SIM_OK;
+        if (plan->zero >= 3)
+            return SIM_OK;
+        return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
+                                : sim_allgather(run, grp, d, w, dp_n(plan, n));
     }
     if (D > 1 && !reduced &&
-        (st = sim_allreduce(run, grp, d, g, dp_n(plan, n), dp_algo(run))) != SIM_OK)
+        (st = plan->dp_formula ? pipe_dp_allreduce(run, plan, grp, d, g, n, dp_algo(run))
+                               : sim_allreduce(run, grp, d, g, dp_n(plan, n), dp_algo(run))) !=
+            SIM_OK)
         return st;
     run->be->scale(n, mean, g);
     sim_sgd(run, w, g, v, n, step);
@@ -1433,11 +1445,22 @@ static const char *const nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls
 static const char *const nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 static const char *const nccl_links_names[] = {"device", "platform", NULL};
 static const char *const tensor_members_names[] = {"all", "one", NULL};
+static const char *const data_comm_names[] = {"messages", "formula", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
     SIM_KEY_ZERO_GRAD_OVERLAP,
     SIM_KEY_ZERO_PREFETCH,
+    {.key = "data_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = data_comm_names,
+     .doc = "pipeline of a profile with data_parallel > 1: how the collectives over a stage's "
+            "replicas (ZeRO's reduce-scatters and all-gathers, the ring all-reduce) are "
+            "simulated; messages: a ring of messages (ring_messages); formula: each one wait "
+            "of its D - 1 ring steps per phase in closed form, a step as SimGrid times a flow "
+            "whose every ring, in a rack or across racks, steps at once (star or multi-rack "
+            "platform, CM02 or LV08; else messages, and the summary says why), far cheaper "
+            "to simulate at thousands of replicas; exact while nothing else crosses the "
+            "replicas' links, within 0.5% beside a pipeline's messages (the sim suite); "
+            "expert groups' reductions stay messages"},
     {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
      .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "

@@ -31,6 +31,12 @@ typedef struct pipe_plan {
      * (the slice gathered or the bucket reduce-scattered), their kinds ('G', 'R') and, per
      * op of its schedule, the job gathering for it (pipe_zero_jobs) */
     sim_bucket_list_t zjobs[PIPE_MAX_STAGES];
+    /* strategy.data_comm = formula, where the replicas' rings allow it (pipe_plan_dp_formula):
+     * a ring step of b bytes over a stage's replicas takes dp_a + dp_c b seconds; dp_why:
+     * why it is messages after all (NULL: it is not) */
+    int dp_formula;
+    double dp_a, dp_c;
+    const char *dp_why;
     char *zkind[PIPE_MAX_STAGES];
     int *zgather[PIPE_MAX_STAGES];
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
@@ -108,6 +114,7 @@ typedef struct pipe_plan {
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
+enum { PIPE_DP_MESSAGES, PIPE_DP_FORMULA };              /* strategy.data_comm */
 enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
 enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
@@ -129,6 +136,11 @@ sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *buf, size_t n);
 sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n);
+/* The all-reduce over grp by algo (data_comm = formula and the ring: two phases in closed
+ * form), and the closed form's plan (pipeline_zero.c). */
+sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n, sim_allreduce_algo_t algo);
+void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
@@ -150,5 +162,9 @@ int pipe_context(const scenario_t *sc);
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */
 double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double bytes);
+/* The same for any ring of cp members `stride` hosts apart (member k of the ring on host k
+ * stride of its offset), every host in a ring of its own alike: the context groups' (stride
+ * S T), a stage's replicas' (stride S T, cp the replicas D). */
+double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes);
 
 #endif

@@ -239,8 +239,12 @@ static double kv_per_token(const sim_model_profile_t *p, int j)
 
 double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double bytes)
 {
-    int stride = S * T; /* from a member to the next of its context group */
-    int hosts = (int)(sc->stages * sc->data_parallel * sc->tensor) * cp;
+    return pipe_ring_step(sc, S * T, cp, bytes);
+}
+
+double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes)
+{
+    int hosts = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
     double t = sim_platform_ring_step_seconds(sc, 0, (cp - 1) * stride, bytes);
     if (t >= 0 || sc->network_model == SIM_NET_SMPI ||
         (sc->platform != SIM_PLATFORM_MULTI_RACK && sc->platform != SIM_PLATFORM_STAR))
@@ -723,6 +727,7 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
     }
     plan_formula(plan, run);
+    pipe_plan_dp_formula(plan, run);
     if (plan->cp > 1)
         plan_context_exchange(plan, run);
     plan_members(plan, run);

@@ -9,13 +9,70 @@
  *
  * ZeRO stage 3 with strategy.zero_prefetch: each pass's all-gather of its chunk's slice is
  * handed to the stream when the pass before it starts computing (FSDP's forward and
- * backward prefetch), the buckets' reduce-scatters queued behind it (pipe_zero_jobs). */
+ * backward prefetch), the buckets' reduce-scatters queued behind it (pipe_zero_jobs).
+ *
+ * strategy.data_comm = formula: the collectives over a stage's replicas (reduce-scatters,
+ * all-gathers, ring all-reduces) as one wait of their ring steps in closed form
+ * (pipe_ring_step), where the replicas' rings are alike on the fabric (plan_dp_formula). */
+#include <math.h>
+
 #include "pipeline_impl.h"
+
+/* data_comm = formula: one phase of the ring (a reduce-scatter's or an all-gather's) of n of
+ * a member's elements, D - 1 steps of n/D each, waited by the member; its bytes counted as
+ * the messages' (the links' tables miss them). */
+static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                             size_t n)
+{
+    int D = plan->D;
+    double chunk = run->value_bytes * (double)n / D;
+    sim_comm_wait(run, node, (D - 1) * (plan->dp_a + plan->dp_c * chunk));
+    double sent = (D - 1) * chunk * plan->fold;
+    node->bytes_sent += sent;
+    node->bytes_recv += sent;
+    run->bytes_total += sent;
+}
+
+void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    if (scenario_own(sc, "data_comm")->i != PIPE_DP_FORMULA || plan->D < 2)
+        return;
+    if (!run->timing_only) {
+        plan->dp_why = "a real model's gradients are summed by messages";
+        return;
+    }
+    double big = 1e9, a = pipe_ring_step(sc, plan->S * plan->T, plan->D, 0);
+    double b = pipe_ring_step(sc, plan->S * plan->T, plan->D, big);
+    if (a < 0 || b < 0) {
+        plan->dp_why = "no closed form: a platform other than star or multi-rack, or the SMPI "
+                       "model";
+        return;
+    }
+    plan->dp_a = a;
+    plan->dp_c = (b - a) / big;
+    plan->dp_formula = 1;
+}
+
+sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                               int d, float *buf, size_t n, sim_allreduce_algo_t algo)
+{
+    if (plan->dp_formula && algo == SIM_ALLREDUCE_RING) {
+        dp_phase_formula(run, plan, grp->members[d], n);
+        dp_phase_formula(run, plan, grp->members[d], n);
+        return SIM_OK;
+    }
+    return sim_allreduce(run, grp, d, buf, n * (size_t)plan->fold, algo);
+}
 
 sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *buf, size_t n)
 {
     size_t m = n * (size_t)plan->fold; /* tensor_members = one: the group's bytes */
+    if (plan->dp_formula) {
+        dp_phase_formula(run, plan, grp->members[d], n);
+        return SIM_OK;
+    }
     if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
         sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 0);
         sim_exchange_done();
@@ -28,6 +85,10 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
                                int d, float *buf, size_t n)
 {
     size_t m = n * (size_t)plan->fold;
+    if (plan->dp_formula) {
+        dp_phase_formula(run, plan, grp->members[d], n);
+        return SIM_OK;
+    }
     if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
         sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 1);
         sim_exchange_done();
