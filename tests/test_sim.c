@@ -2828,6 +2828,82 @@ START_TEST(pipeline_zero_overlap_timeline)
 }
 END_TEST
 
+/* strategy.data_comm = formula against the same run with messages: the collectives over a
+ * stage's replicas (ZeRO-2's buckets behind the backward pass, ZeRO-1's reduce-scatter and
+ * all-gather, ZeRO-3's prefetched gathers, the ring all-reduce with and without buckets) as
+ * waits of their ring steps in closed form. Alone on the network (one stage on a star:
+ * CM02 with and without cross traffic, LV08) to 1e-9; on a multi-rack platform with 2
+ * stages, the replicas' rings across racks sharing the uplinks (a rack per replica, or a
+ * host per rack, where the stages' messages cross the same uplinks) within 0.5%; the bytes
+ * the same. A fat-tree has no closed form, nor a rack holding two stages (which reduce at
+ * other times than the closed form's rings): messages, to the digit. */
+START_TEST(data_formula_matches_messages)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256 64\nb = 2e6 64\n");
+    static const struct {
+        const char *net, *xt, *platform, *racks, *stages, *workers, *zero, *extra;
+        double tol;
+    } c[] = {
+        {"CM02", "no", "star", "1", "1", "4", "strategy.zero_stage=2", "strategy.bucket_mb=0.0001",
+         1e-9},
+        {"CM02", "yes", "star", "1", "1", "4", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=yes", 1e-9},
+        {"LV08", "yes", "star", "1", "1", "4", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=no", 1e-9},
+        {"CM02", "yes", "multi-rack", "8", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 5e-3},
+        {"CM02", "no", "multi-rack", "8", "2", "8", "strategy.zero_stage=3",
+         "strategy.bucket_mb=0.0001", 5e-3},
+        {"LV08", "yes", "multi-rack", "8", "2", "8", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=no", 5e-3},
+        {"CM02", "yes", "fat-tree", "1", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 0},
+        {"CM02", "yes", "multi-rack", "4", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        outcome_t o[2];
+        for (int formula = 0; formula < 2; formula++) {
+            char net[64], xt[64], platform[64], racks[64], stages[64], w[64];
+            snprintf(net, sizeof net, "cluster.network_model=%s", c[k].net);
+            snprintf(xt, sizeof xt, "cluster.crosstraffic=%s", c[k].xt);
+            snprintf(platform, sizeof platform, "cluster.platform=%s", c[k].platform);
+            snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
+            snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
+            snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
+            int plain = strstr(c[k].extra, "shard_optimizer") != NULL;
+            const char *sets[] = {
+                "strategy.kind=pipeline", "strategy.micro_batches=4", "model.batch=8", arch,
+                "run.steps=2", "strategy.data_parallel=4", "cluster.bandwidth=1Gbps",
+                "cluster.uplink_bandwidth=1Gbps", "cluster.latency=10us",
+                "cluster.device_flops=1Gf", "strategy.pipeline_schedule=1f1b",
+                formula ? "strategy.data_comm=formula" : "strategy.data_comm=messages", net, xt,
+                platform, racks, stages, w, c[k].zero, c[k].extra,
+                plain ? "strategy.bucket_mb=0" : "strategy.shard_optimizer=yes"};
+            o[formula] = simulate(sets, 21, NULL);
+            ck_assert_msg(o[formula].ok, "case %zu: %s", k, o[formula].err);
+        }
+        const char *said = c[k].tol > 0 ? "replicas' collectives in closed form"
+                                         : "replicas' collectives as messages";
+        ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        double err = fabs(o[1].end_time - o[0].end_time) / o[0].end_time;
+        ck_assert_msg(err <= c[k].tol,
+                      "case %zu (%s %s, %s stages, %s, %s): formula %.12g s, messages %.12g s "
+                      "(%.3g)",
+                      k, c[k].net, c[k].platform, c[k].stages, c[k].zero, c[k].extra,
+                      o[1].end_time, o[0].end_time, err);
+        ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
+                      "case %zu: %.0f bytes by formula, %.0f by messages", k, o[1].bytes,
+                      o[0].bytes);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* The zero strategy with overlap on the same two layers (a bucket each; a worker's forward
  * FLOPs shared as the backward's: F/2 a bucket), b = 2 samples a worker, every collective X =
  * (D-1) (a + n/D x 4 bytes / BW). ZeRO-2: F + B/2 + max(X, B/2) + X (the reduce-scatters
@@ -3929,6 +4005,7 @@ int main(void)
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
     tcase_add_test(tc, pipeline_zero_overlap_timeline);
     tcase_add_test(tc, zero_overlap_timeline);
+    tcase_add_test(tc, data_formula_matches_messages);
     tcase_add_test(tc, context_divides_step_and_memory);
     tcase_add_test(tc, context_exchange_matches_closed_form);
     tcase_add_test(tc, context_refusals_name_the_key);

@@ -991,6 +991,22 @@ static void summary(const sim_run_t *run, char *line, size_t size)
         snprintf(line + n, size - (size_t)n,
                  "; every member of the tensor groups simulated (tensor_members = one, but %s)",
                  plan->one_why);
+    n = (int)strlen(line);
+    if (plan->zero_overlap && n < (int)size)
+        n += snprintf(line + n, size - (size_t)n,
+                      "; ZeRO-%d's reduce-scatters in buckets behind each chunk's last backward "
+                      "pass%s",
+                      plan->zero, plan->zero_prefetch ? ", its gathers prefetched" : "");
+    else if (plan->zero_prefetch && n < (int)size)
+        n += snprintf(line + n, size - (size_t)n, "; ZeRO-3's gathers prefetched");
+    if (plan->dp_formula && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; the replicas' collectives in closed form (data_comm = formula; contention "
+                 "with other traffic left out)");
+    else if (plan->dp_why && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; the replicas' collectives as messages (data_comm = formula, but %s)",
+                 plan->dp_why);
 }
 
 static void free_twin(sim_run_t *run, void *ctx)

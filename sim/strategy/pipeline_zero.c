@@ -42,6 +42,14 @@ void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run)
         plan->dp_why = "a real model's gradients are summed by messages";
         return;
     }
+    /* the stages reduce at different times (the last stage's backward passes end first):
+     * a rack's uplink is shared as the closed form says only by hosts of one stage */
+    int hosts = run->n_workers, racks = sc->racks < hosts ? (int)sc->racks : hosts;
+    if (sc->platform == SIM_PLATFORM_MULTI_RACK && plan->S > 1 && hosts / racks > plan->T) {
+        plan->dp_why = "a rack holds hosts of more than one stage, whose collectives come at "
+                       "other times";
+        return;
+    }
     double big = 1e9, a = pipe_ring_step(sc, plan->S * plan->T, plan->D, 0);
     double b = pipe_ring_step(sc, plan->S * plan->T, plan->D, big);
     if (a < 0 || b < 0) {
