@@ -1564,7 +1564,8 @@ const sim_strategy_t sim_strategy_pipeline = {
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`",
+            "`shard_optimizer`, `zero_stage`, `zero_grad_overlap`, `zero_prefetch`, "
+            "`data_comm`, `tensor`, `sequence_parallel`, `expert`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

@@ -168,11 +168,11 @@ long sim_fl_steps_done(const sim_run_t *run);
 #define SIM_KEY_ZERO_STAGE                                                                   \
     {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,             \
      .doc = "zero (sharded data parallelism, ZeRO), and pipeline over its replicas with "    \
-            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients (a "  \
-            "pipeline reduce-scatters each micro-batch's), 3 also the parameters "           \
-            "(all-gathered for the forward and again for the backward pass; a pipeline's, "  \
-            "of a model profile, for each micro-batch's); the gradients are "                \
-            "reduce-scattered, each shard updated, the parameters all-gathered"}
+            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients "    \
+            "(reduced behind the backward pass: zero_grad_overlap), 3 also the parameters "  \
+            "(all-gathered for the forward and again for the backward pass, prefetched: "    \
+            "zero_prefetch; a pipeline's, of a model profile, for each micro-batch's); the " \
+            "gradients are reduce-scattered, each shard updated, the parameters all-gathered"}
 
 /* strategy.zero_grad_overlap and strategy.zero_prefetch, keys of zero and of pipeline over
  * its replicas (sim/README.md, Sharded data parallelism: overlap). */
@@ -189,9 +189,11 @@ long sim_fl_steps_done(const sim_run_t *run);
             "micro-batch's, only the shard kept)"}
 #define SIM_KEY_ZERO_PREFETCH                                                                \
     {.key = "zero_prefetch", .kind = SIM_KEY_BOOL, .def = "yes",                             \
-     .doc = "zero_stage 3: the parameters all-gathered bucket by bucket (bucket_mb, as "      \
-            "zero_grad_overlap), each bucket's gather issued when the previous bucket's "     \
-            "compute starts (FSDP's forward and backward prefetch), in the forward and the "  \
-            "backward pass; no: the whole model gathered before each pass"}
+     .doc = "zero_stage 3: each gather of the parameters issued when the compute before it "  \
+            "starts (FSDP's forward and backward prefetch), on the worker's stream, the "     \
+            "reduce-scatters queued behind; zero: bucket by bucket (bucket_mb, as "           \
+            "zero_grad_overlap), the next bucket's while one computes, in the forward and "   \
+            "the backward pass; pipeline: a pass's slice while the pass before it computes; " \
+            "no: each gathered when its compute is due, in turn"}
 
 #endif

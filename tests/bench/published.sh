@@ -172,6 +172,7 @@ for r in $rows; do
             --set strategy.pipeline_schedule=interleaved --set strategy.virtual_stages=2 \
             --set model.recompute=selective --set strategy.shard_optimizer=yes \
             --set strategy.zero_stage=2 --set strategy.zero_grad_overlap=yes \
+            --set strategy.data_comm=formula \
             --set run.allow_oversubscribed_memory=yes --set strategy.tensor_comm=nccl \
             --set strategy.tensor_overlap=$ov
         ;;
