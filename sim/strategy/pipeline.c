@@ -430,26 +430,6 @@ static sim_allreduce_algo_t dp_algo(const sim_run_t *run)
                                                             : run->sc->algorithm;
 }
 
-/* A stream's all-reduce of a bucket of node's stage with the same member of the other
- * replicas' (plan_buckets). */
-static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
-{
-    const pipe_plan_t *plan = run->shared;
-    int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
-    const sim_group_t *grp = &plan->group[s * T + r];
-    if (plan->zero_prefetch) { /* the step's next job: a pass's gather or a bucket's */
-        int *job = node->state; /* stage_state_t's first field, zjob */
-        int j = (*job)++ % plan->zjobs[s].n;
-        if (plan->zkind[s][j] == 'G')
-            return pipe_dp_allgather(run, plan, grp, node->rank / T / S, buf, n);
-    }
-    if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
-        return pipe_dp_reduce_scatter(run, plan, grp, node->rank / T / S, buf, n);
-    if (plan->dp_formula)
-        return pipe_dp_allreduce(run, plan, grp, node->rank / T / S, buf, n, dp_algo(run));
-    return sim_allreduce(run, grp, node->rank / T / S, buf, dp_n(plan, n), dp_algo(run));
-}
-
 /* Context parallelism: what the ring attention's key/value exchange adds to a member's
  * pass of chunk c on a micro-batch where it outlasts the attention it overlaps, waited at
  * the pass's end (plan_context_exchange), and the bytes it sends and receives meanwhile
@@ -509,7 +489,7 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
 }
 
 typedef struct stage_state {
-    int zjob; /* zero_prefetch: the stream's jobs run (bucket_reduce reads it first) */
+    int zjob;     /* zero_prefetch: the jobs the stream has run (bucket_reduce) */
     int zawaited; /* and the step's jobs the stage waited for */
     char *op;
     int *mb, *ch;
@@ -526,6 +506,26 @@ typedef struct stage_state {
      * (count_members), -1 once it stood for them (stand_for_members) */
     double tp_bytes, counted;
 } stage_state_t;
+
+/* A stream's all-reduce of a bucket of node's stage with the same member of the other
+ * replicas' (plan_buckets); under ZeRO its reduce-scatter, and with zero_prefetch the step's
+ * next job, a pass's gather or a bucket's reduce-scatter (pipe_zero_jobs). */
+static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    const pipe_plan_t *plan = run->shared;
+    int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
+    const sim_group_t *grp = &plan->group[s * T + r];
+    if (plan->zero_prefetch) { /* the step's next job: a pass's gather or a bucket's */
+        int j = ((stage_state_t *)node->state)->zjob++ % plan->zjobs[s].n;
+        if (plan->zkind[s][j] == 'G')
+            return pipe_dp_allgather(run, plan, grp, node->rank / T / S, buf, n);
+    }
+    if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
+        return pipe_dp_reduce_scatter(run, plan, grp, node->rank / T / S, buf, n);
+    if (plan->dp_formula)
+        return pipe_dp_allreduce(run, plan, grp, node->rank / T / S, buf, n, dp_algo(run));
+    return sim_allreduce(run, grp, node->rank / T / S, buf, dp_n(plan, n), dp_algo(run));
+}
 
 /* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
 static void count_tp_bytes(sim_node_t *node, double bytes)
