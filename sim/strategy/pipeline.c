@@ -527,6 +527,17 @@ static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, 
     return sim_allreduce(run, grp, node->rank / T / S, buf, dp_n(plan, n), dp_algo(run));
 }
 
+/* bucket_reduce's collective in closed form (data_comm = formula; sim_buckets_start_timed):
+ * its seconds, its bytes counted. */
+static double bucket_seconds(sim_run_t *run, sim_node_t *node, size_t lo, size_t n)
+{
+    (void)lo;
+    const pipe_plan_t *plan = run->shared;
+    /* ZeRO: a pass's gather or a bucket's reduce-scatter, one phase; else an all-reduce */
+    double t = pipe_dp_phase_seconds(run, plan, node, n);
+    return plan->zero ? t : t + pipe_dp_phase_seconds(run, plan, node, n);
+}
+
 /* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
 static void count_tp_bytes(sim_node_t *node, double bytes)
 {
@@ -1046,13 +1057,19 @@ static void deploy(sim_run_t *run)
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
         for (int i = 0; i < run->n_workers; i += step)
             list[i] = &plan->zjobs[i / plan->T % plan->S];
-        sim_buckets_start_each(run, list, bucket_reduce);
+        if (plan->dp_formula) /* in closed form: no stream actors */
+            sim_buckets_start_timed(run, list, bucket_seconds, 1);
+        else
+            sim_buckets_start_each(run, list, bucket_reduce);
         free(list);
     } else if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
         for (int i = 0; i < run->n_workers; i += step)
             list[i] = &plan->bk_stage[i / plan->T % plan->S];
-        sim_buckets_start_lists(run, list, bucket_reduce);
+        if (plan->dp_formula && (plan->zero || dp_algo(run) == SIM_ALLREDUCE_RING))
+            sim_buckets_start_timed(run, list, bucket_seconds, 0);
+        else
+            sim_buckets_start_lists(run, list, bucket_reduce);
         free(list);
     }
     for (int i = 0; i < run->n_workers; i += step)

@@ -141,6 +141,11 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
 sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n, sim_allreduce_algo_t algo);
 void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
+/* data_comm = formula: one phase of the ring over a stage's replicas (a reduce-scatter's or an
+ * all-gather's) of n of a member's elements on node, D - 1 steps of n/D each: its seconds,
+ * its bytes counted as the messages' (the links' tables miss them). */
+double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                             size_t n);
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);

@@ -18,19 +18,23 @@
 
 #include "pipeline_impl.h"
 
-/* data_comm = formula: one phase of the ring (a reduce-scatter's or an all-gather's) of n of
- * a member's elements, D - 1 steps of n/D each, waited by the member; its bytes counted as
- * the messages' (the links' tables miss them). */
-static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
                              size_t n)
 {
     int D = plan->D;
     double chunk = run->value_bytes * (double)n / D;
-    sim_comm_wait(run, node, (D - 1) * (plan->dp_a + plan->dp_c * chunk));
     double sent = (D - 1) * chunk * plan->fold;
     node->bytes_sent += sent;
     node->bytes_recv += sent;
     run->bytes_total += sent;
+    return (D - 1) * (plan->dp_a + plan->dp_c * chunk);
+}
+
+/* data_comm = formula: the phase waited by the member. */
+static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                             size_t n)
+{
+    sim_comm_wait(run, node, pipe_dp_phase_seconds(run, plan, node, n));
 }
 
 void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run)
