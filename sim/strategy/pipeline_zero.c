@@ -1,5 +1,5 @@
 /* ZeRO over a pipeline's replicas with the gradients' reduce-scatters behind the backward
- * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: ZeRO's overlap). As Megatron-LM's
+ * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: replicas of a pipeline). As Megatron-LM's
  * distributed optimizer with overlap_grad_reduce, and FSDP under pipelining, run it: the
  * earlier micro-batches' backward passes add up whole gradients; during each chunk's last
  * backward pass of the step the stage's stream reduce-scatters its buckets over the
@@ -13,9 +13,9 @@
  *
  * strategy.data_comm = formula: the collectives over a stage's replicas (reduce-scatters,
  * all-gathers, ring all-reduces) as one wait of their ring steps in closed form
- * (pipe_ring_step), where the replicas' rings are alike on the fabric (plan_dp_formula). */
-#include <math.h>
-
+ * (pipe_ring_step), where the replicas' rings are alike on the fabric (pipe_plan_dp_formula);
+ * the stream is then a timeline with no actor (sim_buckets_start_timed, bucket_seconds in
+ * pipeline.c). */
 #include "pipeline_impl.h"
 
 double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,

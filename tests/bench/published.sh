@@ -25,11 +25,16 @@
 #      sequence parallelism, no activation checkpointing (the paper trains its 8K sequences
 #      without it: model.recompute = selective, the attention scores recomputed as flash
 #      attention does), the tensor groups' collectives as NCCL runs them on the H100's
-#      NVLink (NVLS). The paper's FSDP shards the gradients and optimizer state over the
-#      replicas (ZeRO-2); dtsim times ZeRO-1 (shard_optimizer), whose gradients it keeps
-#      whole: 85.7 GB a device by its accounting where ZeRO-2's would be 79.4 GB of 80, so
-#      the row runs with run.allow_oversubscribed_memory (ZeRO-2's reduce-scatter of every
-#      micro-batch is simulated without overlap and many times slower),
+#      NVLink (NVLS). The paper's FSDP (section 3.3.2) "shards optimizer states and
+#      gradients, but for model shards we do not reshard after forward computation", its
+#      gradients accumulated over the micro-batches and reduce-scattered: ZeRO-2 here, its
+#      reduce-scatters in buckets behind each chunk's last backward pass
+#      (strategy.zero_grad_overlap, as Megatron-LM and FSDP under pipelining run them), the
+#      replicas' collectives in closed form (strategy.data_comm = formula, within 0.5% of
+#      messages). The gradients add up whole, so a device holds 85.7 GB by dtsim's
+#      accounting (72.4 of them activations; ZeRO-3's sharded parameters would fit, 79.5 GB,
+#      but the paper does not reshard them): the row runs with
+#      run.allow_oversubscribed_memory,
 #   6. the same on 16,384 H100s: data 128, 16 sequences per replica, 400 TFLOP/s,
 #   7. DeepSeek-V3 671B (MoE) on 2,048 H800s (DeepSeek-AI 2024, DeepSeek-V3 Technical
 #      Report): pipeline 16 x expert 64 x data 128 (expert groups of 64 replicas), no tensor
