@@ -54,9 +54,10 @@
  * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
  * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
  * reduce-scatters the gradients in buckets during each chunk's last backward pass, on the
- * stream (strategy.zero_grad_overlap, pipeline_zero.c), or without it each micro-batch's
- * after its backward pass (shard_reduce); 3 also all-gathers the stage's parameters before
- * each forward and backward pass (gather_slice) and keeps them sharded after the update.
+ * stream (strategy.zero_grad_overlap), or without it each micro-batch's after its backward
+ * pass; 3 also all-gathers the stage's parameters before each forward and backward pass
+ * (prefetched: strategy.zero_prefetch) and keeps them sharded after the update
+ * (pipeline_zero.c).
  *
  * The layout (where the stages cut, what each computes, keeps and sends, a member's share,
  * the buckets, the groups) is pipeline_plan.c's. */
@@ -390,38 +391,6 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
     }
 }
 
-/* ZeRO stages 2 and 3 (plan->zero >= 2) over a stage's replicas: after each backward pass
- * the micro-batch's gradients of the slice are reduce-scattered at once (DeepSpeed's stage
- * 2 reduces each micro-batch's gradients as the backward pass makes them, so that only the
- * shard accumulates), and replica d adds chunk d of the sum into acc, its accumulator;
- * `first` starts it. */
-static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *g, float *acc, size_t n, int first)
-{
-    sim_status_t st = plan->dp_formula ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
-                                       : sim_reduce_scatter(run, grp, d, g, dp_n(plan, n));
-    if (st != SIM_OK || run->timing_only)
-        return st;
-    size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
-    if (first)
-        run->be->copy(acc + lo, g + lo, sizeof(float) * (hi - lo));
-    else
-        run->be->axpy(hi - lo, 1.0f, g + lo, acc + lo);
-    return SIM_OK;
-}
-
-/* ZeRO stage 3: the slice of n parameters all-gathered from its shards before each forward
- * and each backward pass of a micro-batch (nothing to gather without replicas); see
- * prefetched, below, for zero_prefetch. */
-static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *w, size_t n)
-{
-    if (plan->zero < 3 || plan->D < 2)
-        return SIM_OK;
-    return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
-                            : sim_allgather(run, grp, d, w, dp_n(plan, n));
-}
-
 /* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
  * groups (hierarchical, 2d: the replicas are one group). */
 static sim_allreduce_algo_t dp_algo(const sim_run_t *run)
@@ -453,9 +422,9 @@ static void context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
  * d of the slice with that chunk's momentum alone; stage 1 gets the chunk's sum by a ring
  * reduce-scatter of the step's gradients (the same weights, the same bytes as the ring
- * all-reduce), stages 2 and 3 have it in acc (shard_reduce); stages 1 and 2 then all-gather
- * the weights, stage 3 keeps its shard (gather_slice). reduced: the stage's stream has
- * summed the gradients already, bucket by bucket (plan_buckets). */
+ * all-reduce), stages 2 and 3 have it in acc; stages 1 and 2 then all-gather the weights,
+ * stage 3 keeps its shard (pipe_zero_slice_update). reduced: the stage's stream has summed
+ * the gradients already, bucket by bucket (plan_buckets). */
 static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, float *g, float *v, const float *acc, size_t n,
                                  long step, int reduced)
@@ -463,21 +432,8 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
     sim_status_t st;
-    if (D > 1 && plan->zero) {
-        size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if (plan->zero == 1 && (st = plan->dp_formula
-                                         ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
-                                         : sim_reduce_scatter(run, grp, d, g, dp_n(plan, n))))
-            return st;
-        if (plan->zero >= 2 && !run->timing_only)
-            run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
-        run->be->scale(hi - lo, mean, g + lo);
-        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        if (plan->zero >= 3)
-            return SIM_OK;
-        return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
-                                : sim_allgather(run, grp, d, w, dp_n(plan, n));
-    }
+    if (D > 1 && plan->zero)
+        return pipe_zero_slice_update(run, plan, grp, d, w, g, v, acc, n, step);
     if (D > 1 && !reduced &&
         (st = plan->dp_formula ? pipe_dp_allreduce(run, plan, grp, d, g, n, dp_algo(run))
                                : sim_allreduce(run, grp, d, g, dp_n(plan, n), dp_algo(run))) !=
@@ -659,14 +615,14 @@ static void wait_job(sim_run_t *run, sim_node_t *node, stage_state_t *st, int j)
 }
 
 /* ZeRO stage 3 before op k of n_ops of stage s computes: its slice gathered in turn
- * (gather_slice), or with zero_prefetch the gather the stream ran meanwhile waited for and
- * the next op's handed over (op 0's first). */
+ * (pipe_zero_gather_slice), or with zero_prefetch the gather the stream ran meanwhile
+ * waited for and the next op's handed over (op 0's first). */
 static sim_status_t zero_gather(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
                                 stage_state_t *st, int s, int k, int n_ops,
                                 const sim_group_t *dp, int d, float *w, size_t n)
 {
     if (!plan->zero_prefetch)
-        return gather_slice(run, plan, dp, d, w, n);
+        return pipe_zero_gather_slice(run, plan, dp, d, w, n);
     if (k == 0)
         sim_buckets_ready(run, node);
     wait_job(run, node, st, plan->zgather[s][k]);
@@ -688,7 +644,7 @@ static void stage(sim_node_t *node)
     sim_node_t *head = &run->workers[d * S * T];
     float *w = head->params, *v = head->velocity, *g = node->grads, *acc = node->scratch;
     const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
-    /* ZeRO 2, 3 without zero_grad_overlap: shard_reduce */
+    /* ZeRO 2, 3 without zero_grad_overlap: pipe_zero_shard_reduce */
     int sharded_grads = plan->zero >= 2 && plan->D > 1 && !plan->zero_overlap;
     /* the stage's stream reduces its chunks' buckets */
     int bucketed = plan->bucketed && plan->bk_stage[s].n > 0;
@@ -849,8 +805,8 @@ static void stage(sim_node_t *node)
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     st->order[1][st->n_dir[1]++] = n_sent++;
                 }
-                if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
-                                                  nb[cv] == 0) != SIM_OK) {
+                if (sharded_grads && pipe_zero_shard_reduce(run, plan, dp, d, g + p0, acc + p0,
+                                                            n_slice, nb[cv] == 0) != SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -1003,21 +959,8 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "; every member of the tensor groups simulated (tensor_members = one, but %s)",
                  plan->one_why);
     n = (int)strlen(line);
-    if (plan->zero_overlap && n < (int)size)
-        n += snprintf(line + n, size - (size_t)n,
-                      "; ZeRO-%d's reduce-scatters in buckets behind each chunk's last backward "
-                      "pass%s",
-                      plan->zero, plan->zero_prefetch ? ", its gathers prefetched" : "");
-    else if (plan->zero_prefetch && n < (int)size)
-        n += snprintf(line + n, size - (size_t)n, "; ZeRO-3's gathers prefetched");
-    if (plan->dp_formula && n < (int)size)
-        snprintf(line + n, size - (size_t)n,
-                 "; the replicas' collectives in closed form (data_comm = formula; contention "
-                 "with other traffic left out)");
-    else if (plan->dp_why && n < (int)size)
-        snprintf(line + n, size - (size_t)n,
-                 "; the replicas' collectives as messages (data_comm = formula, but %s)",
-                 plan->dp_why);
+    if (n < (int)size)
+        pipe_zero_summary(plan, line + n, size - (size_t)n);
 }
 
 static void free_twin(sim_run_t *run, void *ctx)

@@ -149,6 +149,24 @@ double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
+/* ZeRO without the overlap's buckets (pipeline_zero.c): stages 2 and 3 without
+ * zero_grad_overlap reduce-scatter each micro-batch's gradients of a slice of n after its
+ * backward pass (DeepSpeed's stage 2 reduces them as the backward pass makes them, so that
+ * only the shard accumulates), replica d adding chunk d of the sum into acc (`first` starts
+ * it); stage 3 gathers the slice before each pass (nothing without replicas); and the
+ * update of a slice: replica d's chunk d with its momentum alone, stage 1 reduce-scattering
+ * the step's gradients first (the ring all-reduce's bytes), stages 2 and 3 taking acc;
+ * stages 1 and 2 then all-gather the weights, stage 3 keeps its shard. */
+sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *g, float *acc, size_t n,
+                                    int first);
+sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, size_t n);
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, float *g, float *v,
+                                    const float *acc, size_t n, long step);
+/* What the summary line says of ZeRO's overlap and of data_comm, appended at line. */
+void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size);
 /* zero_prefetch: stage s's jobs (zjobs, zkind, zgather) for its schedule of n_ops passes
  * (op[k] 'F' or 'B' of chunk ch[k] of the stage): op k's gather is handed over as op k - 1
  * computes, and a chunk's last backward pass hands over its buckets after it. */

@@ -1,11 +1,13 @@
 /* ZeRO over a pipeline's replicas with the gradients' reduce-scatters behind the backward
- * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: replicas of a pipeline). As Megatron-LM's
- * distributed optimizer with overlap_grad_reduce, and FSDP under pipelining, run it: the
- * earlier micro-batches' backward passes add up whole gradients; during each chunk's last
- * backward pass of the step the stage's stream reduce-scatters its buckets over the
- * replicas as each becomes final (plan_buckets, bucket_reduce in pipeline.c); then replica d
- * updates chunk d of every bucket and, below ZeRO stage 3, all-gathers each bucket's
- * weights. Elementwise, as every shard's update is, it trains single's weights.
+ * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: replicas of a pipeline). As
+ * Megatron-LM's distributed optimizer with overlap_grad_reduce, and FSDP under pipelining,
+ * run it: the earlier micro-batches' backward passes add up whole gradients; during each
+ * chunk's last backward pass of the step the stage's stream reduce-scatters its buckets
+ * over the replicas as each becomes final (plan_buckets, bucket_reduce in pipeline.c); then
+ * replica d updates chunk d of every bucket and, below ZeRO stage 3, all-gathers each
+ * bucket's weights. Elementwise, as every shard's update is, it trains single's weights.
+ * Without the overlap, ZeRO's collectives of a whole slice (pipe_zero_slice_update and the
+ * two before it).
  *
  * ZeRO stage 3 with strategy.zero_prefetch: each pass's all-gather of its chunk's slice is
  * handed to the stream when the pass before it starts computing (FSDP's forward and
@@ -16,6 +18,8 @@
  * (pipe_ring_step), where the replicas' rings are alike on the fabric (pipe_plan_dp_formula);
  * the stream is then a timeline with no actor (sim_buckets_start_timed, bucket_seconds in
  * pipeline.c). */
+#include <stdio.h>
+
 #include "pipeline_impl.h"
 
 double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
@@ -172,4 +176,74 @@ void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int
         }
     }
     DT_ASSERT(l->n == total);
+}
+
+sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *g, float *acc, size_t n,
+                                    int first)
+{
+    sim_status_t st = plan->dp_formula
+                          ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
+                          : sim_reduce_scatter(run, grp, d, g, n * (size_t)plan->fold);
+    if (st != SIM_OK || run->timing_only)
+        return st;
+    size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
+    if (first)
+        run->be->copy(acc + lo, g + lo, sizeof(float) * (hi - lo));
+    else
+        run->be->axpy(hi - lo, 1.0f, g + lo, acc + lo);
+    return SIM_OK;
+}
+
+sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, size_t n)
+{
+    if (plan->zero < 3 || plan->D < 2)
+        return SIM_OK;
+    return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
+                            : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
+}
+
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, float *g, float *v,
+                                    const float *acc, size_t n, long step)
+{
+    int D = plan->D;
+    float mean = 1.0f / (float)(plan->M * D);
+    size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
+    sim_status_t st;
+    if (plan->zero == 1 &&
+        (st = plan->dp_formula ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
+                               : sim_reduce_scatter(run, grp, d, g, n * (size_t)plan->fold)))
+        return st;
+    if (plan->zero >= 2 && !run->timing_only)
+        run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
+    run->be->scale(hi - lo, mean, g + lo);
+    sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+    if (plan->zero >= 3)
+        return SIM_OK;
+    return plan->dp_formula ? pipe_dp_allgather(run, plan, grp, d, w, n)
+                            : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
+}
+
+void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size)
+{
+    int n = 0;
+    if (plan->zero_overlap)
+        n = snprintf(line, size,
+                     "; ZeRO-%d's reduce-scatters in buckets behind each chunk's last backward "
+                     "pass%s",
+                     plan->zero, plan->zero_prefetch ? ", its gathers prefetched" : "");
+    else if (plan->zero_prefetch)
+        n = snprintf(line, size, "; ZeRO-3's gathers prefetched");
+    if (n >= (int)size)
+        return;
+    if (plan->dp_formula)
+        snprintf(line + n, size - (size_t)n,
+                 "; the replicas' collectives in closed form (data_comm = formula; contention "
+                 "with other traffic left out)");
+    else if (plan->dp_why)
+        snprintf(line + n, size - (size_t)n,
+                 "; the replicas' collectives as messages (data_comm = formula, but %s)",
+                 plan->dp_why);
 }
