@@ -70,8 +70,8 @@
 #
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-9; default all)
 # Time: about 25 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
-# 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5, 6 and 8 about 2.5 minutes of CPU
-# each, row 7 3.8 minutes, 35 s of CPU, row 9 9.4 minutes, 100 s of CPU); peak memory 2.3 GB.
+# 10 and 20 s, rows 3 and 4 about 5 minutes each, rows 5 and 8 164 s of CPU together, row 6
+# 111 s (zerolap, 2026-11-26), row 7 3.8 minutes, 35 s of CPU, row 9 9.4 minutes, 100 s of CPU); peak memory 2.3 GB.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
