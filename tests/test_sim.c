@@ -2606,7 +2606,8 @@ START_TEST(tensor_pipeline_data_matches_composition)
      * once, and at stage 3 also all-gathered before each forward and backward pass instead
      * of once after the update: (M + 1) and 3 M collectives instead of 2, (D-1) x 100,000 x
      * 4 bytes each, for each of the 4 members' groups and the 2 steps; stage 3 holds half
-     * of the member's parameters */
+     * of the member's parameters (zero_grad_overlap off: with it, below, stage 2 moves
+     * stage 1's bytes) */
     double bytes[4] = {0}, held[4] = {0};
     for (int z = 1; z <= 3; z++) {
         char zs[64];
@@ -2617,12 +2618,20 @@ START_TEST(tensor_pipeline_data_matches_composition)
                               "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
                               "cluster.network_model=CM02", "cluster.crosstraffic=no",
                               "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs};
-        outcome_t o = simulate(sets, 17, NULL);
+                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs,
+                              "strategy.zero_grad_overlap=no"};
+        outcome_t o = simulate(sets, 18, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
         bytes[z] = o.bytes;
         held[z] = o.mem0[0];
+        if (z == 2) { /* the buckets reduce-scattered during the last backward pass */
+            sets[17] = "strategy.zero_grad_overlap=yes";
+            o = simulate(sets, 18, NULL);
+            bytes[0] = o.bytes;
+        }
     }
+    ck_assert_msg(bytes[0] == bytes[1], "ZeRO-2 with overlap: %.0f bytes, ZeRO-1 %.0f", bytes[0],
+                  bytes[1]);
     double one = 2.0 * 4 * 1 * 100000 * 4; /* steps, groups, D-1, floats, bytes */
     ck_assert_msg(bytes[2] - bytes[1] == (4 - 2) * one, "ZeRO-2: %.0f bytes more, want %.0f",
                   bytes[2] - bytes[1], 2 * one);
@@ -2817,7 +2826,8 @@ END_TEST
  * reduce-scattered, the weights all-gathered once) and M (F + B + RS + 2 RS) with stage 3
  * (the parameters all-gathered before each forward and each backward pass, kept sharded);
  * a stage holds n/D of what it shards (optimizer state from 1, gradients from 2,
- * parameters at 3). */
+ * parameters at 3). With zero_grad_overlap and zero_prefetch off: the times of before
+ * those keys, to the digit (pipeline_zero_overlap_timeline: with them). */
 START_TEST(pipeline_zero_stages_bytes_time_memory)
 {
     char path[256], arch[300];
@@ -2839,8 +2849,9 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
                                   "cluster.bandwidth=1Gbps", "cluster.latency=10us",
                                   "cluster.device_flops=1Gf", "model.momentum=0.9", stage,
                                   z ? "strategy.shard_optimizer=yes"
-                                    : "strategy.shard_optimizer=no"};
-            outcome_t o = simulate(sets, 17, NULL);
+                                    : "strategy.shard_optimizer=no",
+                                  "strategy.zero_grad_overlap=no", "strategy.zero_prefetch=no"};
+            outcome_t o = simulate(sets, 19, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             int M = 4, b = 2, steps = 2;
             double n = 200000, F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
@@ -2862,6 +2873,210 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
             ck_assert_msg(o.mem0[2] == (z >= 1 ? shard : n * 4), "D=%d ZeRO-%d momentum %g", D,
                           z, o.mem0[2]);
         }
+    unlink(path);
+}
+END_TEST
+
+/* strategy.zero_grad_overlap (the default) on the profile of
+ * pipeline_zero_stages_bytes_time_memory, a bucket per layer (bucket_mb = 100 bytes): the
+ * M - 1 first backward passes add up whole gradients; during the last one the top layer's
+ * bucket (its B/2 of compute done) goes to the stream, whose reduce-scatter X = (D-1) (a +
+ * n/D x 4 bytes / BW) of its n = 100,000 parameters runs while the bottom layer computes its
+ * B/2; the bottom bucket's follows: B/2 + max(X, B/2) + X, the first bucket exposing max(0,
+ * X - B/2), the last all of X. ZeRO-2 then all-gathers each bucket (2 X): a step is M F +
+ * (M-1) B + B/2 + max(X, B/2) + 3 X. ZeRO-3 gathers the slice, Y = (D-1) (a + 2n/D x 4 / BW),
+ * before each of the 2 M passes: in turn (zero_prefetch = no), 2 M Y more than ZeRO-2 less
+ * its 2 X; prefetched, the first pass waits Y and each gather runs while the pass before
+ * computes, so pass k + 1 starts max(c_k, Y) after pass k: Y + M max(F, Y) + (M-1) max(B, Y)
+ * + B/2 + max(X, B/2) + X. At 1 Gbit/s X and Y hide, at 100 Mbit/s they do not. */
+START_TEST(pipeline_zero_overlap_timeline)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256\nb = 2e6 64\n");
+    for (int D = 2; D <= 4; D += 2)
+        for (int fast = 0; fast < 2; fast++)
+            for (int z = 2; z <= 4; z++) { /* 4: ZeRO-3 with zero_prefetch */
+                char workers[64], dp[64];
+                snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+                snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
+                const char *sets[] = {
+                    "strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=4",
+                    "model.batch=8", arch, "run.steps=2", workers, dp,
+                    "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
+                    "cluster.crosstraffic=no",
+                    fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
+                    "cluster.latency=10us", "cluster.device_flops=1Gf",
+                    "strategy.shard_optimizer=yes",
+                    z == 2 ? "strategy.zero_stage=2" : "strategy.zero_stage=3",
+                    "strategy.bucket_mb=0.0001",
+                    z == 4 ? "strategy.zero_prefetch=yes" : "strategy.zero_prefetch=no"};
+                outcome_t o = simulate(sets, 18, NULL);
+                ck_assert_msg(o.ok, "%s", o.err);
+                int M = 4, b = 2, steps = 2;
+                double bw = fast ? BW : BW / 10, n = 100000;
+                double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9, X = (D - 1) * (ALPHA + n / D * 4 / bw);
+                double Y = (D - 1) * (ALPHA + 2 * n / D * 4 / bw);
+                ck_assert(fast ? X < B / 2 && Y < F : X > B / 2 && Y > B);
+                double last = B / 2 + fmax(X, B / 2) + X, step;
+                if (z == 2)
+                    step = M * F + (M - 1) * B + last + 2 * X;
+                else if (z == 3)
+                    step = M * F + (M - 1) * B + last + 2 * M * Y;
+                else
+                    step = Y + M * fmax(F, Y) + (M - 1) * fmax(B, Y) + last;
+                ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-9 * steps * step,
+                              "D=%d %s ZeRO-%d%s: %.12g s, want %.12g s", D,
+                              fast ? "1 Gb/s" : "100 Mb/s", z == 2 ? 2 : 3,
+                              z == 4 ? " prefetched" : "", o.end_time, steps * step);
+                /* 2 buckets reduced; ZeRO-2: gathered after the update, ZeRO-3: the slice
+                 * gathered before each pass */
+                double per = z == 2 ? 4 : 2 + 2 * M * 2, bytes = steps * per * (D - 1) * n * 4;
+                ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
+                              o.bytes, bytes);
+                ck_assert_msg(o.mem0[1] == 2 * n * 4, "D=%d: gradients %g held, want whole", D,
+                              o.mem0[1]);
+            }
+    unlink(path);
+}
+END_TEST
+
+/* strategy.dp_comm = formula against the same run with messages: the collectives over a
+ * stage's replicas (ZeRO-2's buckets behind the backward pass, ZeRO-1's reduce-scatter and
+ * all-gather, ZeRO-3's prefetched gathers, the ring all-reduce with and without buckets) as
+ * waits of their ring steps in closed form. Alone on the network (one stage on a star:
+ * CM02 with and without cross traffic, LV08) to 1e-9; on a multi-rack platform with 2
+ * stages, the replicas' rings across racks sharing the uplinks (a rack per replica, or a
+ * host per rack, where the stages' messages cross the same uplinks) within 0.5%; the bytes
+ * the same. A fat-tree has no closed form, nor a rack holding two stages (which reduce at
+ * other times than the closed form's rings): messages, to the digit. */
+START_TEST(data_formula_matches_messages)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256 64\nb = 2e6 64\n");
+    static const struct {
+        const char *net, *xt, *platform, *racks, *stages, *workers, *zero, *extra;
+        double tol;
+    } c[] = {
+        {"CM02", "no", "star", "1", "1", "4", "strategy.zero_stage=2", "strategy.bucket_mb=0.0001",
+         1e-9},
+        {"CM02", "yes", "star", "1", "1", "4", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=yes", 1e-9},
+        {"LV08", "yes", "star", "1", "1", "4", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=no", 1e-9},
+        {"CM02", "yes", "multi-rack", "8", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 5e-3},
+        {"CM02", "no", "multi-rack", "8", "2", "8", "strategy.zero_stage=3",
+         "strategy.bucket_mb=0.0001", 5e-3},
+        {"LV08", "yes", "multi-rack", "8", "2", "8", "strategy.zero_stage=1",
+         "strategy.shard_optimizer=no", 5e-3},
+        {"CM02", "yes", "fat-tree", "1", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 0},
+        {"CM02", "yes", "multi-rack", "4", "2", "8", "strategy.zero_stage=2",
+         "strategy.bucket_mb=0.0001", 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        outcome_t o[2];
+        for (int formula = 0; formula < 2; formula++) {
+            char net[64], xt[64], platform[64], racks[64], stages[64], w[64];
+            snprintf(net, sizeof net, "cluster.network_model=%s", c[k].net);
+            snprintf(xt, sizeof xt, "cluster.crosstraffic=%s", c[k].xt);
+            snprintf(platform, sizeof platform, "cluster.platform=%s", c[k].platform);
+            snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
+            snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
+            snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
+            int plain = strstr(c[k].extra, "shard_optimizer") != NULL;
+            const char *sets[] = {
+                "strategy.kind=pipeline", "strategy.micro_batches=4", "model.batch=8", arch,
+                "run.steps=2", "strategy.data_parallel=4", "cluster.bandwidth=1Gbps",
+                "cluster.uplink_bandwidth=1Gbps", "cluster.latency=10us",
+                "cluster.device_flops=1Gf", "strategy.pipeline_schedule=1f1b",
+                formula ? "strategy.dp_comm=formula" : "strategy.dp_comm=messages", net, xt,
+                platform, racks, stages, w, c[k].zero, c[k].extra,
+                plain ? "strategy.bucket_mb=0" : "strategy.shard_optimizer=yes"};
+            o[formula] = simulate(sets, 21, NULL);
+            ck_assert_msg(o[formula].ok, "case %zu: %s", k, o[formula].err);
+        }
+        const char *said = c[k].tol > 0 ? "replicas' collectives in closed form"
+                                         : "replicas' collectives as messages";
+        ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        double err = fabs(o[1].end_time - o[0].end_time) / o[0].end_time;
+        ck_assert_msg(err <= c[k].tol,
+                      "case %zu (%s %s, %s stages, %s, %s): formula %.12g s, messages %.12g s "
+                      "(%.3g)",
+                      k, c[k].net, c[k].platform, c[k].stages, c[k].zero, c[k].extra,
+                      o[1].end_time, o[0].end_time, err);
+        ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
+                      "case %zu: %.0f bytes by formula, %.0f by messages", k, o[1].bytes,
+                      o[0].bytes);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* The zero strategy with overlap on the same two layers (a bucket each; a worker's forward
+ * FLOPs shared as the backward's: F/2 a bucket), b = 2 samples a worker, every collective X =
+ * (D-1) (a + n/D x 4 bytes / BW). ZeRO-2: F + B/2 + max(X, B/2) + X (the reduce-scatters
+ * behind the backward pass) + 2 X (the buckets' gathers after the update). ZeRO-3 with
+ * zero_prefetch: the stream gathers the first bucket (X), then the second while the first
+ * computes, the backward pass's first while the forward's last computes, and so on: t1 =
+ * max(2 X, X + F/2) starts the second bucket's forward, t2 = t1 + max(X, F/2) the backward,
+ * t3 = t2 + max(X, B/2) its second bucket, and the step ends at t3 + max(X, B/2) + X (the
+ * reduce-scatters queued behind the gathers); the run ends with the whole model gathered
+ * (2 X). With both keys off, the times of before: F + B + 2 X' (ZeRO-2) and F + B + 3 X'
+ * a step + X' (ZeRO-3), X' the whole model's collective. */
+START_TEST(zero_overlap_timeline)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200000\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100000 4e6\na = 100000 4e6\n"
+                 "[forward]\na = 2e6 256\nb = 2e6 64\n");
+    for (int D = 2; D <= 4; D += 2)
+        for (int fast = 0; fast < 2; fast++)
+            for (int z = 2; z <= 3; z++)
+                for (int on = 0; on < 2; on++) {
+                    char workers[64], zs[64];
+                    snprintf(workers, sizeof workers, "cluster.workers=%d", D);
+                    snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
+                    const char *sets[] = {
+                        "strategy.kind=zero", "model.batch=2", arch, "run.steps=2", workers,
+                        "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                        fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
+                        "cluster.latency=10us", "cluster.device_flops=1Gf", zs,
+                        "strategy.bucket_mb=0.0001",
+                        on ? "strategy.zero_grad_overlap=yes" : "strategy.zero_grad_overlap=no",
+                        on ? "strategy.zero_prefetch=yes" : "strategy.zero_prefetch=no"};
+                    outcome_t o = simulate(sets, 14, NULL);
+                    ck_assert_msg(o.ok, "%s", o.err);
+                    int b = 2, steps = 2;
+                    double bw = fast ? BW : BW / 10, n = 100000;
+                    double F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
+                    double X = (D - 1) * (ALPHA + n / D * 4 / bw);
+                    double Xw = (D - 1) * (ALPHA + 2 * n / D * 4 / bw), want;
+                    if (!on)
+                        want = z == 2 ? steps * (F + B + 2 * Xw) : steps * (F + B + 3 * Xw) + Xw;
+                    else if (z == 2)
+                        want = steps * (F + B / 2 + fmax(X, B / 2) + X + 2 * X);
+                    else {
+                        double t1 = fmax(2 * X, X + F / 2), t2 = t1 + fmax(X, F / 2);
+                        double t3 = t2 + fmax(X, B / 2);
+                        want = steps * (t3 + fmax(X, B / 2) + X) + 2 * X;
+                    }
+                    ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want,
+                                  "D=%d %s ZeRO-%d overlap %s: %.12g s, want %.12g s", D,
+                                  fast ? "1 Gb/s" : "100 Mb/s", z, on ? "on" : "off", o.end_time,
+                                  want);
+                    double per = z == 2 ? 2 : 3, bytes = (steps * per + (z == 3)) * (D - 1) *
+                                                         2 * n * 4;
+                    ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
+                                  o.bytes, bytes);
+                }
     unlink(path);
 }
 END_TEST
@@ -3661,10 +3876,11 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
          * weights, M + 1 collectives of each slice per step instead of 2, (D-1) n floats
          * each over the replicas, and 1/D of the gradients held */
         sets[8] = "strategy.shard_optimizer=yes";
-        const char *z2sets[10];
+        const char *z2sets[11];
         memcpy(z2sets, sets, sizeof sets);
         z2sets[9] = "strategy.zero_stage=2";
-        outcome_t z2 = simulate(z2sets, 10, &got);
+        z2sets[10] = "strategy.zero_grad_overlap=no";
+        outcome_t z2 = simulate(z2sets, 11, &got);
         diff = max_rel_diff(got, ref, a.n_params);
         ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2: max relative difference %g", D, S, diff);
         double steps = z2.samples / (24.0 * D), M = 4;
@@ -3673,6 +3889,23 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
                       z2.bytes, plain.bytes + extra);
         ck_assert_msg(z2.mem0[1] == ceil(slice / D) * 4 && z2.mem0[2] == z.mem0[2],
                       "D=%d ZeRO-2: gradients %g of %g", D, z2.mem0[1], plain.mem0[1]);
+        free(got);
+        /* zero_grad_overlap: each layer's bucket reduce-scattered during the last backward
+         * pass, chunk d of every bucket updated by replica d, each bucket all-gathered: the
+         * same weights, the ring all-reduce's bytes, the gradients held whole while the
+         * micro-batches add up */
+        z2sets[10] = "strategy.zero_grad_overlap=yes";
+        const char *z2b[12];
+        memcpy(z2b, z2sets, sizeof z2sets);
+        z2b[11] = "strategy.bucket_mb=0.0001";
+        outcome_t ov = simulate(z2b, 12, &got);
+        diff = max_rel_diff(got, ref, a.n_params);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2 overlapped: max relative difference %g", D,
+                      S, diff);
+        ck_assert_msg(ov.bytes == plain.bytes, "D=%d ZeRO-2 overlapped: %.0f bytes, want %.0f",
+                      D, ov.bytes, plain.bytes);
+        ck_assert_msg(ov.mem0[1] == plain.mem0[1] && ov.mem0[2] == z.mem0[2],
+                      "D=%d ZeRO-2 overlapped: gradients %g of %g", D, ov.mem0[1], plain.mem0[1]);
         free(got);
         free(ref);
     }
@@ -3724,12 +3957,16 @@ START_TEST(zero_equals_single)
     const char *single[] = {"strategy.kind=single", "model.batch=32"};
     float *ref = NULL;
     outcome_t a = simulate(single, 2, &ref);
-    for (int stage = 1; stage <= 3; stage++) {
+    for (int v = 0; v < 5; v++) {
+        /* v = 3, 4: stages 2 and 3 with their collectives by layer (zero_grad_overlap,
+         * zero_prefetch: chunk r of each bucket is worker r's); else one bucket */
+        int stage = v < 3 ? v + 1 : v - 1;
         char zs[64];
         snprintf(zs, sizeof zs, "strategy.zero_stage=%d", stage);
-        const char *sets[] = {"strategy.kind=zero", "cluster.workers=4", zs};
+        const char *sets[] = {"strategy.kind=zero", "cluster.workers=4", zs,
+                              v >= 3 ? "strategy.bucket_mb=0.0001" : "strategy.bucket_mb=0"};
         float *got = NULL;
-        outcome_t b = simulate(sets, 3, &got);
+        outcome_t b = simulate(sets, 4, &got);
         ck_assert(b.samples == a.samples && b.replicas_identical);
         double d = max_rel_diff(got, ref, a.n_params);
         ck_assert_msg(d < 2e-5, "stage %d: max relative difference %g", stage, d);
@@ -4074,6 +4311,9 @@ int main(void)
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
+    tcase_add_test(tc, pipeline_zero_overlap_timeline);
+    tcase_add_test(tc, zero_overlap_timeline);
+    tcase_add_test(tc, data_formula_matches_messages);
     tcase_add_test(tc, context_divides_step_and_memory);
     tcase_add_test(tc, context_exchange_matches_closed_form);
     tcase_add_test(tc, context_refusals_name_the_key);

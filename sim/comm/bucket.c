@@ -13,6 +13,13 @@ struct sim_buckets {
     sim_bucket_reduce_fn reduce;
     sim_sem_t *ready;               /* (workers) buckets handed to the stream */
     sim_sem_t *done;                /* (workers) released when the last bucket is reduced */
+    int each;                       /* done released after every bucket instead */
+    /* sim_buckets_start_timed: no stream actors; per worker, when its stream is free, the
+     * buckets handed over and waited for, and each bucket's end (in list order) */
+    sim_bucket_time_fn time;
+    double *busy;
+    long *handed, *awaited;
+    double **end;
 };
 
 /* The whole model's segments in backward order. */
@@ -171,6 +178,44 @@ void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *lis
     streams_start(run, b);
 }
 
+void sim_buckets_start_timed(sim_run_t *run, const sim_bucket_list_t *const *list,
+                             sim_bucket_time_fn time, int each)
+{
+    sim_buckets_t *b = buckets_new(run, NULL);
+    b->each = each;
+    b->time = time;
+    b->busy = dt_calloc((size_t)run->n_workers, sizeof(double));
+    b->handed = dt_calloc((size_t)run->n_workers, sizeof(long));
+    b->awaited = dt_calloc((size_t)run->n_workers, sizeof(long));
+    b->end = dt_calloc((size_t)run->n_workers, sizeof(double *));
+    for (int i = 0; i < run->n_workers; i++) {
+        b->list[i] = list[i];
+        if (list[i] && list[i]->n > 0)
+            b->end[i] = dt_calloc((size_t)list[i]->n, sizeof(double));
+    }
+}
+
+void sim_buckets_start_each(sim_run_t *run, const sim_bucket_list_t *const *list,
+                            sim_bucket_reduce_fn reduce)
+{
+    sim_buckets_t *b = buckets_new(run, reduce);
+    b->each = 1;
+    for (int i = 0; i < run->n_workers; i++)
+        b->list[i] = list[i];
+    streams_start(run, b);
+}
+
+double sim_bucket_list_model(sim_bucket_list_t *b, const sim_run_t *run, double cap_bytes)
+{
+    int n_seg;
+    double forward;
+    sim_grad_segment_t *seg = plan_segments(run, &n_seg, &forward);
+    DT_ASSERT(n_seg > 0);
+    sim_bucket_list_make(b, seg, n_seg, cap_bytes, run->value_bytes);
+    free(seg);
+    return forward;
+}
+
 /* A worker's communication stream: reduces its buckets in order as they are handed over. */
 static void stream(int argc, char **argv)
 {
@@ -185,20 +230,40 @@ static void stream(int argc, char **argv)
             sim_sem_acquire(b->ready[node->rank]);
             if (b->reduce(run, node, node->grads + l->lo[k], l->hi[k] - l->lo[k]) != SIM_OK)
                 run->failed = 1;
+            if (b->each)
+                sim_sem_release(b->done[node->rank]);
         }
         sim_exchange_done();
-        sim_sem_release(b->done[node->rank]);
+        if (!b->each)
+            sim_sem_release(b->done[node->rank]);
     }
 }
 
 void sim_buckets_ready(sim_run_t *run, sim_node_t *node)
 {
-    sim_sem_release(run->buckets->ready[node->rank]);
+    sim_buckets_t *b = run->buckets;
+    int i = node->rank;
+    if (!b->time) {
+        sim_sem_release(b->ready[i]);
+        return;
+    }
+    const sim_bucket_list_t *l = b->list[i];
+    int k = (int)(b->handed[i]++ % l->n);
+    double start = b->busy[i] > sim_now() ? b->busy[i] : sim_now();
+    b->busy[i] = start + b->time(run, node, l->lo[k], l->hi[k] - l->lo[k]);
+    b->end[i][k] = b->busy[i];
 }
 
 void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
 {
-    sim_sem_acquire(run->buckets->done[node->rank]);
+    sim_buckets_t *b = run->buckets;
+    int i = node->rank;
+    if (!b->time) {
+        sim_sem_acquire(b->done[i]);
+        return;
+    }
+    double until = b->each ? b->end[i][b->awaited[i]++ % b->list[i]->n] : b->busy[i];
+    sim_comm_wait(run, node, until - sim_now());
 }
 
 double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
@@ -232,6 +297,12 @@ static void buckets_free(sim_run_t *run, void *ctx)
     }
     free(b->ready);
     free(b->done);
+    for (int i = 0; b->end && i < run->n_workers; i++)
+        free(b->end[i]);
+    free(b->end);
+    free(b->busy);
+    free(b->handed);
+    free(b->awaited);
     free(b->list);
     sim_bucket_list_free(&b->own);
     free(b);

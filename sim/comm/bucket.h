@@ -55,6 +55,24 @@ void sim_buckets_start(sim_run_t *run);
  * caller's and must outlive the run's actors. */
 void sim_buckets_start_lists(sim_run_t *run, const sim_bucket_list_t *const *list,
                              sim_bucket_reduce_fn reduce);
+/* The same, its done released after every bucket: sim_buckets_wait returns once the next
+ * bucket not yet waited for is reduced (zero's prefetched gathers and reduce-scatters). */
+void sim_buckets_start_each(sim_run_t *run, const sim_bucket_list_t *const *list,
+                            sim_bucket_reduce_fn reduce);
+/* A stream's bucket in closed form: the seconds its collective takes on node, the n values
+ * from lo of the gradient buffer (its bytes counted by the function). */
+typedef double (*sim_bucket_time_fn)(sim_run_t *run, sim_node_t *node, size_t lo, size_t n);
+/* Streams without actors, for collectives in closed form: a bucket handed over at t starts
+ * when the stream is free (at t, or when the bucket before it ends) and takes time()'s
+ * seconds; sim_buckets_wait waits (as communication) until the next bucket not yet waited
+ * for ends (each) or until the last handed over ends. The same timeline as a stream actor
+ * waiting those seconds, with no actor: at tens of thousands of workers SimGrid runs out of
+ * memory mappings for the streams' stacks. */
+void sim_buckets_start_timed(sim_run_t *run, const sim_bucket_list_t *const *list,
+                             sim_bucket_time_fn time, int each);
+/* The whole model's buckets of cap_bytes in backward order, as sim_buckets_start plans them;
+ * returns the forward FLOPs per sample. */
+double sim_bucket_list_model(sim_bucket_list_t *b, const sim_run_t *run, double cap_bytes);
 /* Hands node's next bucket to its stream. */
 void sim_buckets_ready(sim_run_t *run, sim_node_t *node);
 /* Returns once node's stream has reduced the last of its buckets handed over. */

@@ -176,28 +176,32 @@ sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *
  * are waited out. A step-by-step phase costs (p-1) (latency + chunk time); this one costs
  * the same when each step sees the same network, with 2 p messages per all-reduce instead
  * of 2 p (p-1). Nothing is summed: only a timing-only run may use it (checked at load). */
-static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n)
+sim_status_t sim_ring_phase(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                            int phase)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
     sim_box_t to = box_to(self, g->members[right]), from = box_from(self, g->members[left]);
-    for (int phase = 0; phase < 2; phase++) {
-        sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from,
-                                    buf, 0, NULL);
-        if (e != SIM_OK)
-            return e;
-        double step_latency = self->last_transfer_s; /* not the wait for a late neighbour */
-        /* the chunks this member sends in the phase: all but one */
-        int skip = (me + 1 + phase) % p;
-        size_t len = n - (chunk_start(n, p, skip + 1) - chunk_start(n, p, skip));
-        e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, len, phase), from, buf, 0,
-                         NULL);
-        if (e != SIM_OK)
-            return e;
-        sim_comm_wait(run, self, (p - 3) * step_latency);
-    }
+    sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from, buf, 0,
+                                  NULL);
+    if (e != SIM_OK)
+        return e;
+    double step_latency = self->last_transfer_s; /* not the wait for a late neighbour */
+    /* the chunks this member sends in the phase: all but one */
+    int skip = (me + 1 + phase) % p;
+    size_t len = n - (chunk_start(n, p, skip + 1) - chunk_start(n, p, skip));
+    e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, len, phase), from, buf, 0, NULL);
+    if (e != SIM_OK)
+        return e;
+    sim_comm_wait(run, self, (p - 3) * step_latency);
     return SIM_OK;
+}
+
+static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
+                              size_t n)
+{
+    sim_status_t e = sim_ring_phase(run, g, me, buf, n, 0);
+    return e != SIM_OK ? e : sim_ring_phase(run, g, me, buf, n, 1);
 }
 
 sim_status_t sim_alltoall(sim_run_t *run, const sim_group_t *g, int me, const float *send,

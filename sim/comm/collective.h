@@ -27,6 +27,11 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
 /* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
  * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
+/* One phase of the ring (0: the reduce-scatter's, 1: the all-gather's) as one message after a
+ * zero-byte one that measures a ring step's latency, the phase's other p-3 latencies waited
+ * out (strategy.ring_messages = phases; timing only: nothing is summed; p > 2). */
+sim_status_t sim_ring_phase(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                            int phase);
 /* All-to-all (MPI_Alltoall; a MoE layer's token dispatch and combine): send holds p blocks of
  * `per` floats, block j for member j; afterwards block j of recv is member j's block me
  * (send and recv may be the same buffer only in a timing-only run, where nothing is read).

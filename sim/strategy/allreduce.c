@@ -86,6 +86,10 @@ static void deploy(sim_run_t *run)
  * (topk, qsgd8) have no recovery from faults; hierarchical groups divide the workers. */
 static dt_status check(const scenario_t *sc, dt_err_t *err)
 {
+    if (scenario_own(sc, "dp_comm")->i == SIM_DP_FORMULA)
+        return scenario_fail(sc, err, "strategy.dp_comm",
+                             "formula times a pipeline's replicas (strategy.kind = pipeline); "
+                             "allreduce takes messages or nccl");
     int gathered = sc->compression.kind == TRAINER_CODEC_TOPK ||
                    sc->compression.kind == TRAINER_CODEC_QSGD8;
     if (sc->bucket_mb > 0 && (sc->accumulate > 1 || gathered)) {

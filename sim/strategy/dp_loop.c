@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-const char *const sim_dp_comm_names[] = {"messages", "nccl", NULL};
+const char *const sim_dp_comm_names[] = {"messages", "formula", "nccl", NULL};
 const char *const sim_nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
 const char *const sim_nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
 

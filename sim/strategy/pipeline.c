@@ -53,9 +53,11 @@
  *
  * ZeRO over the replicas (strategy.shard_optimizer = yes, stage strategy.zero_stage): 1
  * reduce-scatters a stage's summed gradients and all-gathers the updated weights; 2
- * reduce-scatters each micro-batch's gradients after its backward pass (shard_reduce); 3
- * also all-gathers the stage's parameters before each forward and backward pass
- * (gather_slice) and keeps them sharded after the update.
+ * reduce-scatters the gradients in buckets during each chunk's last backward pass, on the
+ * stream (strategy.zero_grad_overlap), or without it each micro-batch's after its backward
+ * pass; 3 also all-gathers the stage's parameters before each forward and backward pass
+ * (prefetched: strategy.zero_prefetch) and keeps them sharded after the update
+ * (pipeline_zero.c).
  *
  * The layout (where the stages cut, what each computes, keeps and sends, a member's share,
  * the buckets, the groups) is pipeline_plan.c's. */
@@ -290,49 +292,12 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
     }
 }
 
-/* ZeRO stages 2 and 3 (plan->zero >= 2) over a stage's replicas: after each backward pass
- * the micro-batch's gradients of the slice are reduce-scattered at once (DeepSpeed's stage
- * 2 reduces each micro-batch's gradients as the backward pass makes them, so that only the
- * shard accumulates), and replica d adds chunk d of the sum into acc, its accumulator;
- * `first` starts it. */
-static sim_status_t shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *g, float *acc, size_t n, int first)
-{
-    sim_status_t st = pipe_dp_reduce_scatter(run, plan, grp, d, g, n);
-    if (st != SIM_OK || run->timing_only)
-        return st;
-    size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
-    if (first)
-        run->be->copy(acc + lo, g + lo, sizeof(float) * (hi - lo));
-    else
-        run->be->axpy(hi - lo, 1.0f, g + lo, acc + lo);
-    return SIM_OK;
-}
-
-/* ZeRO stage 3: the slice of n parameters all-gathered from its shards before each forward
- * and each backward pass of a micro-batch (nothing to gather without replicas). */
-static sim_status_t gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *w, size_t n)
-{
-    return plan->zero >= 3 && plan->D > 1 ? pipe_dp_allgather(run, plan, grp, d, w, n) : SIM_OK;
-}
-
 /* The all-reduce over a stage's replicas: the scenario's algorithm, ring for those of
  * groups (hierarchical, 2d: the replicas are one group). */
 static sim_allreduce_algo_t dp_algo(const sim_run_t *run)
 {
     return run->sc->algorithm >= SIM_ALLREDUCE_HIERARCHICAL ? SIM_ALLREDUCE_RING
                                                             : run->sc->algorithm;
-}
-
-/* A stream's all-reduce of a bucket of node's stage with the same member of the other
- * replicas' (plan_buckets). */
-static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
-{
-    const pipe_plan_t *plan = run->shared;
-    int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
-    return pipe_dp_allreduce(run, plan, &plan->group[s * T + r], node->rank / T / S, buf, n,
-                             dp_algo(run));
 }
 
 /* Context parallelism: what the ring attention's key/value exchange adds to a member's
@@ -358,9 +323,9 @@ static void context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
  * d of the slice with that chunk's momentum alone; stage 1 gets the chunk's sum by a ring
  * reduce-scatter of the step's gradients (the same weights, the same bytes as the ring
- * all-reduce), stages 2 and 3 have it in acc (shard_reduce); stages 1 and 2 then all-gather
- * the weights, stage 3 keeps its shard (gather_slice). reduced: the stage's stream has
- * summed the gradients already, bucket by bucket (plan_buckets). */
+ * all-reduce), stages 2 and 3 have it in acc; stages 1 and 2 then all-gather the weights,
+ * stage 3 keeps its shard (pipe_zero_slice_update). reduced: the stage's stream has summed
+ * the gradients already, bucket by bucket (plan_buckets). */
 static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                  int d, float *w, float *g, float *v, const float *acc, size_t n,
                                  long step, int reduced)
@@ -368,16 +333,8 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
     sim_status_t st;
-    if (D > 1 && plan->zero) {
-        size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
-        if (plan->zero == 1 && (st = pipe_dp_reduce_scatter(run, plan, grp, d, g, n)) != SIM_OK)
-            return st;
-        if (plan->zero >= 2 && !run->timing_only)
-            run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
-        run->be->scale(hi - lo, mean, g + lo);
-        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
-        return plan->zero < 3 ? pipe_dp_allgather(run, plan, grp, d, w, n) : SIM_OK;
-    }
+    if (D > 1 && plan->zero)
+        return pipe_zero_slice_update(run, plan, grp, d, w, g, v, acc, n, step);
     if (D > 1 && !reduced &&
         (st = pipe_dp_allreduce(run, plan, grp, d, g, n, dp_algo(run))) != SIM_OK)
         return st;
@@ -387,6 +344,8 @@ static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const 
 }
 
 typedef struct stage_state {
+    int zjob;     /* zero_prefetch: the jobs the stream has run (bucket_reduce) */
+    int zawaited; /* and the step's jobs the stage waited for */
     char *op;
     int *mb, *ch;
     uint32_t *idx;
@@ -402,6 +361,35 @@ typedef struct stage_state {
      * (count_members), -1 once it stood for them (stand_for_members) */
     double tp_bytes, counted;
 } stage_state_t;
+
+/* A stream's all-reduce of a bucket of node's stage with the same member of the other
+ * replicas' (plan_buckets); under ZeRO its reduce-scatter, and with zero_prefetch the step's
+ * next job, a pass's gather or a bucket's reduce-scatter (pipe_zero_jobs). */
+static sim_status_t bucket_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+{
+    const pipe_plan_t *plan = run->shared;
+    int T = plan->T, S = plan->S, r = node->rank % T, s = node->rank / T % S;
+    const sim_group_t *grp = &plan->group[s * T + r];
+    if (plan->zero_prefetch) { /* the step's next job: a pass's gather or a bucket's */
+        int j = ((stage_state_t *)node->state)->zjob++ % plan->zjobs[s].n;
+        if (plan->zkind[s][j] == 'G')
+            return pipe_dp_allgather(run, plan, grp, node->rank / T / S, buf, n);
+    }
+    if (plan->zero_overlap) /* ZeRO: chunk d of the bucket to replica d (pipeline_zero.c) */
+        return pipe_dp_reduce_scatter(run, plan, grp, node->rank / T / S, buf, n);
+    return pipe_dp_allreduce(run, plan, grp, node->rank / T / S, buf, n, dp_algo(run));
+}
+
+/* bucket_reduce's collective in closed form (dp_comm = formula; sim_buckets_start_timed):
+ * its seconds, its bytes counted. */
+static double bucket_seconds(sim_run_t *run, sim_node_t *node, size_t lo, size_t n)
+{
+    (void)lo;
+    const pipe_plan_t *plan = run->shared;
+    /* ZeRO: a pass's gather or a bucket's reduce-scatter, one phase; else an all-reduce */
+    double t = pipe_dp_phase_seconds(run, plan, node, n);
+    return plan->zero ? t : t + pipe_dp_phase_seconds(run, plan, node, n);
+}
 
 /* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
 static void count_tp_bytes(sim_node_t *node, double bytes)
@@ -516,6 +504,30 @@ static sim_status_t finish_acked(sim_run_t *run, sim_node_t *node, stage_state_t
     return SIM_OK;
 }
 
+/* zero_prefetch: returns once the stream has run the step's job j and those before it */
+static void wait_job(sim_run_t *run, sim_node_t *node, stage_state_t *st, int j)
+{
+    for (; st->zawaited <= j; st->zawaited++)
+        sim_buckets_wait(run, node);
+}
+
+/* ZeRO stage 3 before op k of n_ops of stage s computes: its slice gathered in turn
+ * (pipe_zero_gather_slice), or with zero_prefetch the gather the stream ran meanwhile
+ * waited for and the next op's handed over (op 0's first). */
+static sim_status_t zero_gather(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                                stage_state_t *st, int s, int k, int n_ops,
+                                const sim_group_t *dp, int d, float *w, size_t n)
+{
+    if (!plan->zero_prefetch)
+        return pipe_zero_gather_slice(run, plan, dp, d, w, n);
+    if (k == 0)
+        sim_buckets_ready(run, node);
+    wait_job(run, node, st, plan->zgather[s][k]);
+    if (k + 1 < n_ops)
+        sim_buckets_ready(run, node);
+    return SIM_OK;
+}
+
 static void stage(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
@@ -529,7 +541,8 @@ static void stage(sim_node_t *node)
     sim_node_t *head = &run->workers[d * S * T];
     float *w = head->params, *v = head->velocity, *g = node->grads, *acc = node->scratch;
     const sim_group_t *dp = &plan->group[s * T + r]; /* the stage's replicas */
-    int sharded_grads = plan->zero >= 2 && plan->D > 1; /* ZeRO 2, 3: shard_reduce */
+    /* ZeRO 2, 3 without zero_grad_overlap: pipe_zero_shard_reduce */
+    int sharded_grads = plan->zero >= 2 && plan->D > 1 && !plan->zero_overlap;
     /* the stage's stream reduces its chunks' buckets */
     int bucketed = plan->bucketed && plan->bk_stage[s].n > 0;
     stage_state_t *st = dt_calloc(1, sizeof *st);
@@ -568,6 +581,7 @@ static void stage(sim_node_t *node)
         memset(st->n_dir, 0, sizeof st->n_dir);
         memset(st->n_done, 0, sizeof st->n_done);
         memset(st->n_got, 0, sizeof st->n_got);
+        st->zawaited = 0;
         memset(nb, 0, sizeof(int) * (size_t)V);
         double loss = 0;
         for (int k = 0; k < n_ops && !stop; k++) {
@@ -602,7 +616,8 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 }
-                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                if (zero_gather(run, plan, node, st, s, k, n_ops, dp, d, w + p0, n_slice) !=
+                    SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -651,7 +666,8 @@ static void stage(sim_node_t *node)
                         return;
                     }
                 }
-                if (gather_slice(run, plan, dp, d, w + p0, n_slice) != SIM_OK) {
+                if (zero_gather(run, plan, node, st, s, k, n_ops, dp, d, w + p0, n_slice) !=
+                    SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -690,8 +706,8 @@ static void stage(sim_node_t *node)
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     st->order[1][st->n_dir[1]++] = n_sent++;
                 }
-                if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
-                                                  nb[cv] == 0) != SIM_OK) {
+                if (sharded_grads && pipe_zero_shard_reduce(run, plan, dp, d, g + p0, acc + p0,
+                                                            n_slice, nb[cv] == 0) != SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -702,17 +718,22 @@ static void stage(sim_node_t *node)
                      * backward passes; then its update (stage 0 evaluates after its own, the
                      * step's last); interleaved, chunk by chunk once all are done, as
                      * Megatron-LM reduces each model chunk's gradients */
-                    if (bucketed)
+                    if (plan->zero_prefetch) /* every job of the step */
+                        wait_job(run, node, st, plan->zjobs[s].n - 1);
+                    else if (bucketed)
                         sim_buckets_wait(run, node);
                     for (int u = 0; u < V && !run->failed; u++) {
                         int cu = u * S + s;
                         size_t q0 = plan->p0[cu];
-                        if ((plan->E > 1 && ep_reduce(run, plan, node, g + q0,
-                                                      plan->p1[cu] - q0, plan->pe[cu])) ||
-                            stage_update(run, plan, dp, d, w + q0, g + q0, v + q0, acc + q0,
-                                         plan->p1[cu] - q0, step,
-                                         (plan->bucketed && plan->bk[cu].n > 0) ||
-                                             plan->E > 1) != SIM_OK)
+                        if (plan->zero_overlap) { /* the stream reduce-scattered it */
+                            if (pipe_zero_update(run, plan, dp, d, cu, w, g, v, step) != SIM_OK)
+                                run->failed = 1;
+                        } else if ((plan->E > 1 && ep_reduce(run, plan, node, g + q0,
+                                                             plan->p1[cu] - q0, plan->pe[cu])) ||
+                                   stage_update(run, plan, dp, d, w + q0, g + q0, v + q0,
+                                                acc + q0, plan->p1[cu] - q0, step,
+                                                (plan->bucketed && plan->bk[cu].n > 0) ||
+                                                    plan->E > 1) != SIM_OK)
                             run->failed = 1;
                     }
                     if (run->failed)
@@ -831,7 +852,8 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                                              : sim_nccl_algo_name(pipe_nccl_algo(run->sc)),
                  pipe_nccl_proto(run->sc) < 0 ? "by size"
                                               : sim_nccl_proto_name(pipe_nccl_proto(run->sc)));
-    else if (plan->dp_why && n < (int)size)
+    else if (plan->dp_why && n < (int)size &&
+             scenario_own(run->sc, "dp_comm")->i == SIM_DP_NCCL)
         snprintf(line + n, size - (size_t)n, "; replicas' collectives as messages (dp_comm = "
                  "nccl, but %s)", plan->dp_why);
     n = (int)strlen(line);
@@ -865,6 +887,9 @@ static void summary(const sim_run_t *run, char *line, size_t size)
         snprintf(line + n, size - (size_t)n,
                  "; every member of the tensor groups simulated (tensor_members = one, but %s)",
                  plan->one_why);
+    n = (int)strlen(line);
+    if (n < (int)size)
+        pipe_zero_summary(plan, line + n, size - (size_t)n);
 }
 
 static void free_twin(sim_run_t *run, void *ctx)
@@ -890,11 +915,33 @@ static void deploy(sim_run_t *run)
         run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
     }
-    if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
+    if (plan->zero_prefetch) { /* each member's stream gathers and reduces (pipe_zero_jobs) */
+        size_t n_max = 2 * (size_t)plan->M * (size_t)plan->V;
+        char *op = dt_malloc(n_max);
+        int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
+        for (int s = 0; s < plan->S; s++) {
+            int n_ops = schedule(plan, run->sc->pipeline_schedule, s, op, mb, ch);
+            pipe_zero_jobs(plan, s, op, ch, n_ops);
+        }
+        free(op);
+        free(mb);
+        free(ch);
+        const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
+        for (int i = 0; i < run->n_workers; i += step)
+            list[i] = &plan->zjobs[i / plan->T % plan->S];
+        if (plan->dp_formula) /* in closed form: no stream actors */
+            sim_buckets_start_timed(run, list, bucket_seconds, 1);
+        else
+            sim_buckets_start_each(run, list, bucket_reduce);
+        free(list);
+    } else if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
         for (int i = 0; i < run->n_workers; i += step)
             list[i] = &plan->bk_stage[i / plan->T % plan->S];
-        sim_buckets_start_lists(run, list, bucket_reduce);
+        if (plan->dp_formula && (plan->zero || dp_algo(run) == SIM_ALLREDUCE_RING))
+            sim_buckets_start_timed(run, list, bucket_seconds, 0);
+        else
+            sim_buckets_start_lists(run, list, bucket_reduce);
         free(list);
     }
     for (int i = 0; i < run->n_workers; i += step)
@@ -939,7 +986,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     free(mb);
     free(ch);
     node->mem.params = (plan->zero >= 3 ? shard : slice) * vb;
-    node->mem.grads = (plan->zero >= 2 ? shard : slice) * vb;
+    /* zero_grad_overlap: whole gradients add up over the micro-batches (pipeline_zero.c) */
+    int whole_grads = plan->zero_overlap && plan->M * V > 1;
+    node->mem.grads = (plan->zero >= 2 && !whole_grads ? shard : slice) * vb;
     node->mem.optimizer = (plan->zero >= 1 ? shard : slice) * scenario_optimizer_bytes(run->sc);
     node->mem.activations = (peak + piece) * plan->micro * vb;
     pipe_plan_free(plan);
@@ -1207,13 +1256,15 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "zero_stage = 3 on a pipeline shards a model profile's parameters "
                              "(timing only); a real model's stages evaluate whole weights: "
                              "expected 1 or 2");
-    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1) {
+    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1 &&
+        !(zero >= 2 && scenario_own(sc, "zero_grad_overlap")->i)) {
         k = scenario_blame(sc, "strategy.bucket_mb", "strategy.shard_optimizer", where,
                            sizeof where);
         return scenario_fail(sc, err, k,
                              "bucket_mb overlaps a pipeline's all-reduces over its replicas with "
-                             "the last backward pass; with shard_optimizer (ZeRO) it reduces "
-                             "unbucketed: use bucket_mb = 0 (%s)",
+                             "the last backward pass; with shard_optimizer (ZeRO) it buckets "
+                             "only zero_stage 2 or 3 with zero_grad_overlap = yes: use "
+                             "bucket_mb = 0 (%s)",
                              where);
     }
     long hosts = sc->stages * sc->data_parallel * sc->tensor * pipe_context(sc);
@@ -1257,6 +1308,8 @@ static const char *const expert_dispatch_names[] = {"model", "fp8", NULL};
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_ZERO_STAGE,
+    SIM_KEY_ZERO_GRAD_OVERLAP,
+    SIM_KEY_ZERO_PREFETCH,
     {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
      .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "
@@ -1360,8 +1413,9 @@ const sim_strategy_t sim_strategy_pipeline = {
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
             "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `tensor`, `sequence_parallel`, `expert`, "
-            "`expert_overlap`, `expert_nodes`, `expert_dispatch`, `dp_comm`",
+            "`shard_optimizer`, `zero_stage`, `zero_grad_overlap`, `zero_prefetch`, `tensor`, "
+            "`sequence_parallel`, `expert`, `expert_overlap`, `expert_nodes`, `expert_dispatch`, "
+            "`dp_comm`",
     .own_keys = own_keys,
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,

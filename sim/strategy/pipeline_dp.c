@@ -86,7 +86,7 @@ sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const si
                                int d, float *buf, size_t n, sim_allreduce_algo_t algo)
 {
     if (!plan->dp_nccl)
-        return sim_allreduce(run, grp, d, buf, n * (size_t)plan->fold, algo);
+        return pipe_ring_allreduce(run, plan, grp, d, buf, n, algo);
     nccl_run(run, plan, grp, d, SIM_NCCL_ALLREDUCE, n);
     return SIM_OK;
 }
@@ -95,7 +95,7 @@ sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *buf, size_t n)
 {
     if (!plan->dp_nccl)
-        return sim_reduce_scatter(run, grp, d, buf, n * (size_t)plan->fold);
+        return pipe_ring_reduce_scatter(run, plan, grp, d, buf, n);
     nccl_run(run, plan, grp, d, SIM_NCCL_REDUCE_SCATTER, n);
     return SIM_OK;
 }
@@ -104,7 +104,7 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
                                int d, float *buf, size_t n)
 {
     if (!plan->dp_nccl)
-        return sim_allgather(run, grp, d, buf, n * (size_t)plan->fold);
+        return pipe_ring_allgather(run, plan, grp, d, buf, n);
     nccl_run(run, plan, grp, d, SIM_NCCL_ALLGATHER, n);
     return SIM_OK;
 }

@@ -24,6 +24,22 @@ typedef struct pipe_plan {
     int V, C;                       /* chunks a stage, chunks in all (S V) */
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
+    int zero_overlap; /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
+                         reduce-scattered by the stream (pipeline_zero.c) */
+    int zero_prefetch; /* zero >= 3, D > 1, strategy.zero_prefetch: each pass's gather of its
+                          chunk's slice run by the stream while the pass before computes */
+    /* zero_prefetch: stage s's stream jobs of a step in the order they are handed over
+     * (the slice gathered or the bucket reduce-scattered), their kinds ('G', 'R') and, per
+     * op of its schedule, the job gathering for it (pipe_zero_jobs) */
+    sim_bucket_list_t zjobs[PIPE_MAX_STAGES];
+    /* strategy.dp_comm = formula, where the replicas' rings allow it (pipe_plan_dp_formula):
+     * a ring step of b bytes over a stage's replicas takes dp_a + dp_c b seconds (dp_why
+     * below: why it is messages after all) */
+    int dp_formula;
+    int dp_key; /* strategy.dp_comm: SIM_DP_MESSAGES, _FORMULA or _NCCL */
+    double dp_a, dp_c;
+    char *zkind[PIPE_MAX_STAGES];
+    int *zgather[PIPE_MAX_STAGES];
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
     int first[PIPE_MAX_CHUNKS + 1]; /* chunk c runs layers [first[c], first[c+1]) */
     double fwd[PIPE_MAX_CHUNKS], bwd[PIPE_MAX_CHUNKS]; /* FLOPs per sample of each chunk */
@@ -39,8 +55,9 @@ typedef struct pipe_plan {
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
-    /* strategy.bucket_mb with replicas, ZeRO off (plan_buckets): each chunk's gradient
-     * buckets, all-reduced by each member's stream during the chunk's last backward pass of
+    /* strategy.bucket_mb with replicas, ZeRO off, or zero_overlap (plan_buckets): each
+     * chunk's gradient buckets, all-reduced (zero_overlap: reduce-scattered) by each
+     * member's stream during the chunk's last backward pass of
      * the step; a stage's stream takes its chunks' in the order those passes come (the last
      * chunk's first); and per layer 1 where a bucket's last gradient is final after its
      * backward pass */
@@ -103,7 +120,8 @@ typedef struct pipe_plan {
     double cx_bytes_f[PIPE_MAX_CHUNKS], cx_bytes_b[PIPE_MAX_CHUNKS];
     /* strategy.dp_comm = nccl (pipe_dp_plan): the collectives over the replicas take
      * NCCL's time in closed form, each group's from where its hosts lie (parallel to group
-     * and eg); dp_why: why they are messages after all (NULL: they are not) */
+     * and eg); dp_why: why the replicas' collectives are messages after all under dp_comm =
+     * nccl or formula (NULL: they are not) */
     int dp_nccl;
     sim_nccl_group_t *dp_group, *dp_eg;
     const char *dp_why;
@@ -150,6 +168,46 @@ sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pip
                                      int i, int b, double *flops, double *seconds);
 sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
                               int b, int forward, float *buf, int partner);
+/* pipeline_zero.c: the collectives of pipe_dp_* where NCCL's form does not take them: as
+ * messages (a message per phase where strategy.ring_messages = phases), or under
+ * dp_comm = formula each phase of the ring in closed form; that form's plan. */
+sim_status_t pipe_ring_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *buf, size_t n, sim_allreduce_algo_t algo);
+sim_status_t pipe_ring_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
+                                      const sim_group_t *grp, int d, float *buf, size_t n);
+sim_status_t pipe_ring_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *buf, size_t n);
+void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
+/* dp_comm = formula: one phase of the ring over a stage's replicas (a reduce-scatter's or an
+ * all-gather's) of n of a member's elements on node, D - 1 steps of n/D each: its seconds,
+ * its bytes counted as the messages' (the links' tables miss them). */
+double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
+                             size_t n);
+sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                              int d, int c, float *w, float *g, float *v, long step);
+double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
+/* ZeRO without the overlap's buckets (pipeline_zero.c): stages 2 and 3 without
+ * zero_grad_overlap reduce-scatter each micro-batch's gradients of a slice of n after its
+ * backward pass (DeepSpeed's stage 2 reduces them as the backward pass makes them, so that
+ * only the shard accumulates), replica d adding chunk d of the sum into acc (`first` starts
+ * it); stage 3 gathers the slice before each pass (nothing without replicas); and the
+ * update of a slice: replica d's chunk d with its momentum alone, stage 1 reduce-scattering
+ * the step's gradients first (the ring all-reduce's bytes), stages 2 and 3 taking acc;
+ * stages 1 and 2 then all-gather the weights, stage 3 keeps its shard. */
+sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *g, float *acc, size_t n,
+                                    int first);
+sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, size_t n);
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *w, float *g, float *v,
+                                    const float *acc, size_t n, long step);
+/* What the summary line says of ZeRO's overlap and of dp_comm, appended at line. */
+void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size);
+/* zero_prefetch: stage s's jobs (zjobs, zkind, zgather) for its schedule of n_ops passes
+ * (op[k] 'F' or 'B' of chunk ch[k] of the stage): op k's gather is handed over as op k - 1
+ * computes, and a chunk's last backward pass hands over its buckets after it. */
+void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int n_ops);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
  * tensor split), without workspaces or groups: what the memory and check slots need. */
@@ -164,5 +222,9 @@ int pipe_context(const scenario_t *sc);
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */
 double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double bytes);
+/* The same for any ring of cp members `stride` hosts apart (member k of the ring on host k
+ * stride of its offset), every host in a ring of its own alike: the context groups' (stride
+ * S T), a stage's replicas' (stride S T, cp the replicas D). */
+double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes);
 
 #endif

@@ -38,8 +38,12 @@ void pipe_plan_free(void *p)
     free(plan->red_b);
     for (int c = 0; c < plan->C; c++)
         sim_bucket_list_free(&plan->bk[c]);
-    for (int s = 0; s < plan->S; s++)
+    for (int s = 0; s < plan->S; s++) {
         sim_bucket_list_free(&plan->bk_stage[s]);
+        sim_bucket_list_free(&plan->zjobs[s]);
+        free(plan->zkind[s]);
+        free(plan->zgather[s]);
+    }
     free(plan->bk_end);
     free(plan);
 }
@@ -236,8 +240,12 @@ static double kv_per_token(const sim_model_profile_t *p, int j)
 
 double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double bytes)
 {
-    int stride = S * T; /* from a member to the next of its context group */
-    int hosts = (int)(sc->stages * sc->data_parallel * sc->tensor) * cp;
+    return pipe_ring_step(sc, S * T, cp, bytes);
+}
+
+double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes)
+{
+    int hosts = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
     double t = sim_platform_ring_step_seconds(sc, 0, (cp - 1) * stride, bytes);
     if (t >= 0 || sc->network_model == SIM_NET_SMPI ||
         (sc->platform != SIM_PLATFORM_MULTI_RACK && sc->platform != SIM_PLATFORM_STAR))
@@ -420,6 +428,9 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
+    plan->zero_overlap =
+        plan->zero >= 2 && plan->D > 1 && scenario_own(sc, "zero_grad_overlap")->i;
+    plan->zero_prefetch = plan->zero >= 3 && plan->D > 1 && scenario_own(sc, "zero_prefetch")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
     plan->imbalance = scenario_own(sc, "expert_imbalance")->d;
@@ -488,7 +499,10 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
             seg[n - 1].flops += carry;
             seg[0].flops += plan->bwd[s] - sum;
         }
-        sim_bucket_list_make(&plan->bk[s], seg, n, run->sc->bucket_mb * 1e6, run->value_bytes);
+        double cap = plan->zero_overlap
+                         ? pipe_zero_bucket_bytes(run->sc, run->value_bytes, plan->D)
+                         : run->sc->bucket_mb * 1e6;
+        sim_bucket_list_make(&plan->bk[s], seg, n, cap, run->value_bytes);
         for (int k = 0; k < plan->bk[s].n; k++)
             plan->bk_end[layer[plan->bk[s].last[k]]] = 1;
     }
@@ -645,7 +659,8 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
     pipe_plan_layout(plan, run);
     /* expert parallelism reduces its two kinds of gradients after the step (pipeline.c) */
-    if (run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1)
+    if ((run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1) ||
+        plan->zero_overlap)
         plan_buckets(plan, run);
     if (!run->timing_only) {
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
@@ -653,6 +668,7 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
     }
     plan_formula(plan, run);
+    pipe_plan_dp_formula(plan, run);
     if (plan->cp > 1)
         plan_context_exchange(plan, run);
     plan_members(plan, run);

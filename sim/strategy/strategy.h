@@ -168,16 +168,38 @@ long sim_fl_steps_done(const sim_run_t *run);
 #define SIM_KEY_ZERO_STAGE                                                                   \
     {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,             \
      .doc = "zero (sharded data parallelism, ZeRO), and pipeline over its replicas with "    \
-            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients (a "  \
-            "pipeline reduce-scatters each micro-batch's), 3 also the parameters "           \
-            "(all-gathered for the forward and again for the backward pass; a pipeline's, "  \
-            "of a model profile, for each micro-batch's); the gradients are "                \
-            "reduce-scattered, each shard updated, the parameters all-gathered"}
+            "shard_optimizer = yes: 1 shards the optimizer state, 2 also the gradients "    \
+            "(reduced behind the backward pass: zero_grad_overlap), 3 also the parameters "  \
+            "(all-gathered for the forward and again for the backward pass, prefetched: "    \
+            "zero_prefetch; a pipeline's, of a model profile, for each micro-batch's); the " \
+            "gradients are reduce-scattered, each shard updated, the parameters all-gathered"}
+
+/* strategy.zero_grad_overlap and strategy.zero_prefetch, keys of zero and of pipeline over
+ * its replicas (sim/README.md, Sharded data parallelism: overlap). */
+#define SIM_KEY_ZERO_GRAD_OVERLAP                                                            \
+    {.key = "zero_grad_overlap", .kind = SIM_KEY_BOOL, .def = "yes",                         \
+     .doc = "zero_stage 2 or 3: the gradients' reduce-scatters in buckets of bucket_mb (0: "  \
+            "Megatron-LM's max(40M, 1M x replicas) parameters) behind the backward pass, "   \
+            "each launched once its layers' gradients are final, as FSDP, DeepSpeed and "      \
+            "Megatron-LM's distributed optimizer (overlap_grad_reduce) run them; a pipeline "  \
+            "accumulates whole gradients over its micro-batches and reduce-scatters them "   \
+            "during each chunk's last backward pass of the step (as Megatron-LM, and FSDP "  \
+            "under pipelining, do), so the memory table counts its gradients whole; no: "    \
+            "one reduce-scatter after the backward pass (a pipeline: after every "           \
+            "micro-batch's, only the shard kept)"}
+#define SIM_KEY_ZERO_PREFETCH                                                                \
+    {.key = "zero_prefetch", .kind = SIM_KEY_BOOL, .def = "yes",                             \
+     .doc = "zero_stage 3: each gather of the parameters issued when the compute before it "  \
+            "starts (FSDP's forward and backward prefetch), on the worker's stream, the "     \
+            "reduce-scatters queued behind; zero: bucket by bucket (bucket_mb, as "           \
+            "zero_grad_overlap), the next bucket's while one computes, in the forward and "   \
+            "the backward pass; pipeline: a pass's slice while the pass before it computes; " \
+            "no: each gathered when its compute is due, in turn"}
 
 /* strategy.dp_comm, a key of two strategies (allreduce, and pipeline over its replicas):
  * how their collectives over the replicas are simulated (sim/README.md, "Collectives between
  * servers"). */
-enum { SIM_DP_MESSAGES, SIM_DP_NCCL };
+enum { SIM_DP_MESSAGES, SIM_DP_FORMULA, SIM_DP_NCCL };
 extern const char *const sim_dp_comm_names[];
 extern const char *const sim_nccl_algorithm_names[];
 extern const char *const sim_nccl_protocol_names[];
@@ -205,7 +227,11 @@ int sim_nccl_proto_key(const scenario_t *sc);
      .doc = "allreduce, and pipeline with data_parallel > 1: how the collectives over the "   \
             "replicas (the gradients' all-reduce; a pipeline's ZeRO reduce-scatters and "     \
             "all-gathers and experts' reductions too) are simulated; messages: real "         \
-            "exchanges (strategy.algorithm, ring_messages); nccl: NCCL's time in closed "     \
+            "exchanges (strategy.algorithm, ring_messages); formula (pipeline): each phase "  \
+            "of the ring, D - 1 steps, one wait in closed form, a step as SimGrid times a "   \
+            "flow whose every ring steps at once (star or multi-rack platform, CM02 or LV08; " \
+            "else messages, and the summary says why), exact while nothing else crosses the " \
+            "replicas' links, within 0.5% beside a pipeline's messages; nccl: NCCL's time in closed "     \
             "form, the last member's arrival starting it for all, by nccl_algorithm and "     \
             "nccl_protocol (ring or tree; nvls falls back to ring across servers): NVLink "   \
             "inside a server (nvlink_busbw), the members' NICs between servers (a GPU's link " \
