@@ -1075,6 +1075,9 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[strategy]\ncompression = int4\n",
                       ":2: strategy.compression: unknown compression \"int4\" (none, fp16, "
                       "qsgd8 or topk:F with 0 < F <= 1)");
+    expect_load_error("[strategy]\nkind = allreduce\ndp_comm = formula\n",
+                      ":3: strategy.dp_comm: formula times a pipeline's replicas "
+                      "(strategy.kind = pipeline); allreduce takes messages or nccl");
     expect_load_error("[strategy]\nkind = local-sgd\naccumulate = 4\n",
                       ":3: strategy.accumulate: accumulate applies to single, sync-ps, "
                       "allreduce, fedavg, hierfl and zero, not local-sgd");
