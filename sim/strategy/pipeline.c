@@ -21,6 +21,8 @@
  *
  * The stages cut at layers with weights, where the forward + backward FLOPs of the most
  * loaded stage are the lowest (non-weight layers go with the weight layer before them).
+ * The real gpt cuts between blocks: stage 0 holds the embeddings, the last stage the final
+ * norm and the output layer tied to wte, whose gradient the two sum (tied_reduce).
  * A timing-only run (a model profile with a [forward] section) cuts at the profile's cut
  * places the same way; its messages carry the cut's elements, and nothing is computed.
  *
@@ -452,6 +454,37 @@ static void context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t
     run->bytes_total += bytes;
 }
 
+/* The real gpt's output layer is tied to its token embedding (wte), which stage 0 holds
+ * and the last stage reads: as Megatron-LM's embedding group, the two sum their parts of
+ * wte's gradient by an all-reduce of the V C floats at their last backward pass of the step,
+ * before any reduction over the replicas; stage 0 then updates wte for both (the last
+ * stage's copy would take the same update). buf: the stage's part, the sum on return. */
+static sim_status_t tied_reduce(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *buf)
+{
+    size_t n = (size_t)run->model.gpt.V * (size_t)run->model.gpt.C;
+    return sim_allreduce(run, &plan->emb[d], s == 0 ? 0 : 1, buf, n, SIM_ALLREDUCE_RING);
+}
+
+/* After each backward pass on stage 0 or the last stage of the real gpt on several stages
+ * (first: the step's first pass of the last chunk, -1 for other chunks): under ZeRO 2 (each
+ * pass's gradients reduced at once) the last stage keeps the output layer's part of wte's
+ * gradient in acc, summed over the micro-batches; at the stage's last pass of the step,
+ * tied_reduce of its part (stage 0's, with its embedding's, in g). */
+static sim_status_t tied_part(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *g,
+                              float *acc, int first, int last_pass)
+{
+    const trainer_gpt_layout_t *gl = &run->model.gpt;
+    size_t n = (size_t)gl->V * (size_t)gl->C;
+    int sharded = plan->zero >= 2 && plan->D > 1 && s > 0;
+    if (sharded && first >= 0) {
+        if (first)
+            run->be->copy(acc + gl->wte, g + gl->wte, sizeof(float) * n);
+        else
+            run->be->axpy(n, 1.0f, g + gl->wte, acc + gl->wte);
+    }
+    return last_pass ? tied_reduce(run, plan, d, s, (sharded ? acc : g) + gl->wte) : SIM_OK;
+}
+
 /* A stage's update after its last backward pass of the step, on its slice of n parameters:
  * with replicas, the sum of its gradients over them (the group of replica d's stage), then
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
@@ -729,8 +762,10 @@ static void stage(sim_node_t *node)
                 }
                 context_exchange(run, node, plan, c, 1);
                 if (c + 1 < C) {
-                    st->sent[n_sent] = payload(node, &st->own[n_sent], real ? ws->act[hi - 1] : w,
-                                               out_n, msg_tag(plan, m, c + 1), step);
+                    st->sent[n_sent] =
+                        payload(node, &st->own[n_sent],
+                                real ? trainer_model_range_output(ws, hi - 1) : w, out_n,
+                                msg_tag(plan, m, c + 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     st->order[0][st->n_dir[0]++] = n_sent++;
                 }
@@ -780,10 +815,18 @@ static void stage(sim_node_t *node)
                 context_exchange(run, node, plan, c, 0);
                 if (c > 0) { /* the input gradient goes down before any all-reduce */
                     st->sent[n_sent] = payload(node, &st->own[n_sent],
-                                               real ? ws->dact[lo - 1] : w, in_n,
+                                               real ? trainer_model_range_grad(ws, lo - 1)
+                                                    : w,
+                                               in_n,
                                                msg_tag(plan, m, c - 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     st->order[1][st->n_dir[1]++] = n_sent++;
+                }
+                if (plan->emb && (s == 0 || s == S - 1) &&
+                    tied_part(run, plan, d, s, g, acc, c == C - 1 ? nb[cv] == 0 : -1,
+                              backwards + 1 == M * V) != SIM_OK) {
+                    run->failed = 1;
+                    return;
                 }
                 if (sharded_grads && shard_reduce(run, plan, dp, d, g + p0, acc + p0, n_slice,
                                                   nb[cv] == 0) != SIM_OK) {
@@ -988,6 +1031,12 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         shard += ceil(n / plan->D); /* ZeRO: the largest chunk of each slice */
         piece = fmax(piece, plan->act_piece[c]);
     }
+    if (!run->timing_only && run->model.cfg.arch == TRAINER_ARCH_GPT && S > 1 && s == S - 1) {
+        /* the last stage's copy of the tied wte for its output layer (tied_reduce) */
+        double n = (double)run->model.gpt.V * run->model.gpt.C;
+        slice += n;
+        shard += ceil(n / plan->D);
+    }
     /* the schedule walked: a forward keeps its chunk's activations until its backward */
     size_t n_max = 2 * (size_t)plan->M * (size_t)V;
     char *op = dt_malloc(n_max);
@@ -1084,9 +1133,11 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
                      "the profile %s can be cut into at most %d (its [forward] cuts + 1)",
                      sc->profile, pieces);
         else
-            snprintf(what, sizeof what, "the %s has %d layer%s with weights, and a chunk needs "
-                     "at least one", trainer_arch_name(sc->model.arch), pieces,
-                     pieces == 1 ? "" : "s");
+            snprintf(what, sizeof what, "the %s has %d %s, and a chunk needs at least one",
+                     trainer_arch_name(sc->model.arch), pieces,
+                     sc->model.arch == TRAINER_ARCH_GPT ? "blocks (model.layers)"
+                     : pieces == 1                     ? "layer with weights"
+                                                       : "layers with weights");
         return scenario_fail(sc, err, k,
                              "stages x virtual_stages = %ld x %ld = %ld chunks, but %s (%s)", S,
                              V, S * V, what, where);
@@ -1257,12 +1308,17 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     const char *k;
     int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
                    : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
+                   : sc->model.arch == TRAINER_ARCH_GPT  ? sc->model.layers
                                                          : 4;
-    if (!sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT)
-        return scenario_fail(sc, err, "model.arch",
-                             "a pipeline of the real gpt is not built yet (it has no stages to "
-                             "cut; its profile, model.arch = profile:FILE from dtsim profile "
-                             "transformer, is timed in stages)");
+    int gpt = !sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT;
+    if (gpt && sc->bucket_mb > 0 && sc->data_parallel > 1) {
+        k = scenario_blame(sc, "strategy.bucket_mb", "model.arch", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "a pipeline of the real gpt reduces each stage's gradients over "
+                             "its replicas after the step's last backward pass (its tied wte "
+                             "is summed first): bucket_mb must be 0 (%s)",
+                             where);
+    }
     if (sc->profile[0]) { /* a profile's stages end at its cuts */
         int pieces = sc->profile_pieces;
         if (pieces == 0)
@@ -1281,10 +1337,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     } else if (sc->stages > weighted) {
         k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
         return scenario_fail(sc, err, k,
-                             "%ld stages but the %s has %d layer%s with weights, and a stage "
-                             "needs at least one (%s)",
+                             "%ld stages but the %s has %d %s%s%s, and a stage needs at least "
+                             "one (%s)",
                              sc->stages, trainer_arch_name(sc->model.arch), weighted,
-                             weighted == 1 ? "" : "s", where);
+                             gpt ? "block" : "layer", weighted == 1 ? "" : "s",
+                             gpt ? " (model.layers)" : " with weights", where);
     }
     if (check_interleaved(sc, err, weighted) != DT_OK)
         return DT_ERR_INPUT;

@@ -35,6 +35,8 @@ typedef struct pipe_plan {
                                        timing-only run */
     sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
     sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
+    sim_group_t *emb;   /* (D) the real gpt on S > 1 stages: replica d's stage 0 and last
+                           stage, which sum the tied wte's gradient (pipeline.c, tied_reduce) */
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;

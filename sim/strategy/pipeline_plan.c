@@ -29,6 +29,9 @@ void pipe_plan_free(void *p)
     free(plan->ep);
     free(plan->eg);
     free(plan->a2a);
+    for (int d = 0; plan->emb && d < plan->D; d++)
+        free(plan->emb[d].members);
+    free(plan->emb);
     free(plan->group);
     free(plan->tp);
     free(plan->lf);
@@ -357,10 +360,54 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
         plan_context_split(plan);
 }
 
+/* A plan of the real gpt, cut by blocks: its pipeline layers (gpt.h) are the embeddings,
+ * the L blocks and the output layer; group 0 is the embeddings and block 0, group L-1 block
+ * L-1 and the output layer (the final norm, the logits through the tied wte), so stage 0
+ * holds the embeddings and the last stage the output layer. FLOPs and activations by
+ * trainer_gpt_flops' convention, layer by layer. */
+static void plan_gpt(pipe_plan_t *plan, const sim_run_t *run)
+{
+    const trainer_model_t *m = &run->model;
+    int L = m->gpt.L, n = trainer_gpt_n_layers(&m->gpt);
+    int *start = dt_malloc(sizeof(int) * (size_t)(L + 1));
+    double *cost = dt_calloc((size_t)L, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        double f, b;
+        trainer_gpt_layer_flops(m, i, &f, &b);
+        int grp = i == 0 ? 0 : i <= L ? i - 1 : L - 1;
+        cost[grp] += f + b;
+    }
+    for (int k = 0; k < L; k++)
+        start[k] = k == 0 ? 0 : k + 1;
+    start[L] = n;
+    cut_stages(plan, cost, start, L, n);
+    for (int c = 0; c < plan->C; c++) {
+        int lo = plan->first[c], hi = plan->first[c + 1];
+        size_t q0, q1;
+        trainer_gpt_layer_params(m, lo, &plan->p0[c], &q1);
+        trainer_gpt_layer_params(m, hi - 1, &q0, &plan->p1[c]);
+        DT_ASSERT(c == 0 || plan->p0[c] == plan->p1[c - 1]);
+        for (int i = lo; i < hi; i++) {
+            double f, b;
+            trainer_gpt_layer_flops(m, i, &f, &b);
+            plan->fwd[c] += f;
+            plan->bwd[c] += b;
+        }
+        plan->act[c] = (double)trainer_gpt_range_activation_floats(m, lo, hi);
+        plan->out[c] = c + 1 < plan->C ? (size_t)m->gpt.T * (size_t)m->gpt.C : 0;
+    }
+    free(start);
+    free(cost);
+}
+
 /* A plan of a real model (its workspaces: plan_make). */
 static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
+    if (m->cfg.arch == TRAINER_ARCH_GPT) {
+        plan_gpt(plan, run);
+        return;
+    }
     /* groups: a weight layer and the layers after it up to the next weight layer (the
      * input-side layers before the first weight layer, if any, join the first group) */
     int start[TRAINER_MAX_LAYERS + 1], G = 0;
@@ -710,6 +757,15 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
+        if (run->model.cfg.arch == TRAINER_ARCH_GPT && plan->S > 1) { /* (T = 1: checked) */
+            plan->emb = dt_calloc((size_t)plan->D, sizeof(sim_group_t));
+            for (int d = 0; d < plan->D; d++) {
+                plan->emb[d].size = 2;
+                plan->emb[d].members = dt_calloc(2, sizeof(sim_node_t *));
+                plan->emb[d].members[0] = &run->workers[d * plan->S];
+                plan->emb[d].members[1] = &run->workers[d * plan->S + plan->S - 1];
+            }
+        }
     }
     plan_formula(plan, run);
     if (plan->cp > 1)
