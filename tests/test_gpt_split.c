@@ -343,6 +343,83 @@ START_TEST(gpt_tensor_equals_single)
 }
 END_TEST
 
+/* ---- every strategy --------------------------------------------------------------------- */
+
+/* Each registered strategy runs the gpt with its own defaults (8 workers; 3 rounds of the
+ * federated ones): it trains (the loss of the last evaluation finite and below log 256 =
+ * 5.55, the untrained model's; without momentum: async-ps's 8 stale gradients with
+ * momentum 0.9 at this rate blow the loss up to 1140), and where it promises single's model (SIM_SAME_AS_SINGLE:
+ * single, sync-ps, allreduce, pipeline, tensor, zero) it lands on single's weights with its
+ * global batch. */
+START_TEST(gpt_every_strategy_runs)
+{
+    int same = 0;
+    for (const sim_strategy_t *const *s = sim_strategies; *s; s++) {
+        char kind[64];
+        snprintf(kind, sizeof kind, "strategy.kind=%s", (*s)->name);
+        const char *sets[] = {kind, "strategy.rounds=3", "model.momentum=0"};
+        float *w = NULL;
+        outcome_t o = simulate(sets, 3, &w);
+        ck_assert_msg(o.ok, "%s: %s", (*s)->name, o.err);
+        ck_assert_msg(o.samples > 0 && isfinite(o.loss) && o.loss < 5.55, "%s: loss %g",
+                      (*s)->name, o.loss);
+        if ((*s)->takes & SIM_SAME_AS_SINGLE) {
+            static scenario_t sc;
+            dt_err_t err;
+            scenario_defaults(&sc);
+            for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+                ck_assert(scenario_set(&sc, base[i], &err) == DT_OK);
+            ck_assert(scenario_set(&sc, kind, &err) == DT_OK);
+            int workers = (int)sc.workers, servers = 0;
+            if ((*s)->hosts)
+                (*s)->hosts(&sc, &workers, &servers);
+            int replicas = (*s)->replicas ? (*s)->replicas(&sc, workers) : workers;
+            float *ref = NULL;
+            outcome_t r = single_of(8 * replicas, &sets[2], 1, &ref);
+            ck_assert_msg(r.samples == o.samples, "%s: %g samples, single %g", (*s)->name,
+                          o.samples, r.samples);
+            double d = max_rel_diff(w, ref, r.n_params);
+            ck_assert_msg(d < 2e-5, "%s: max relative difference %g from single", (*s)->name, d);
+            free(ref);
+            same++;
+        }
+        free(w);
+    }
+    ck_assert_int_ge(same, 6);
+}
+END_TEST
+
+/* ---- bad combinations --------------------------------------------------------------------- */
+
+/* Each refused when the scenario is checked, in one line naming the key at fault (--set
+ * lines have no file line: the message starts with the key, then says what does not fit). */
+START_TEST(gpt_bad_combinations_refused)
+{
+    static const struct {
+        const char *sets[3];
+        const char *key, *says;
+    } bad[] = {
+        {{"strategy.kind=tensor", "strategy.tensor_parallel=4", "model.heads=2"},
+         "strategy.tensor_parallel", "does not divide the gpt's 2 heads"},
+        {{"strategy.kind=pipeline", "strategy.stages=3", "model.layers=2"},
+         "strategy.stages", "the gpt has 2 blocks"},
+        {{"strategy.kind=pipeline", "strategy.pipeline_schedule=interleaved",
+          "strategy.virtual_stages=2"},
+         "strategy.virtual_stages", "the gpt has 2 blocks"},
+        {{"strategy.kind=pipeline", "strategy.data_parallel=2", "strategy.bucket_mb=1"},
+         "strategy.bucket_mb", "bucket_mb must be 0"},
+        {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.stages=2"},
+         "strategy.tensor", "splits a real mlp or gpt"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        outcome_t o = simulate(bad[i].sets, 3, NULL);
+        ck_assert_msg(!o.ok && strstr(o.err, bad[i].key) && strstr(o.err, bad[i].says) &&
+                          !strchr(o.err, '\n'),
+                      "%s %s: \"%s\"", bad[i].sets[0], bad[i].sets[1], o.err);
+    }
+}
+END_TEST
+
 /* ---- suite ------------------------------------------------------------------------------ */
 
 static void setup(void) { make_text(); }
@@ -358,6 +435,8 @@ static Suite *suite(void)
     tcase_add_test(tc, gpt_pipeline_equals_single);
     tcase_add_test(tc, gpt_hybrid_equals_single);
     tcase_add_test(tc, gpt_tensor_equals_single);
+    tcase_add_test(tc, gpt_every_strategy_runs);
+    tcase_add_test(tc, gpt_bad_combinations_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1335,7 +1335,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                                  sc->stages, sc->profile, pieces, where);
         }
     } else if (sc->stages > weighted) {
-        k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
+        k = scenario_blame(sc, "strategy.stages", gpt ? "model.layers" : "model.arch", where,
+                           sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld stages but the %s has %d %s%s%s, and a stage needs at least "
                              "one (%s)",
@@ -1348,7 +1349,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     if (sc->tensor > 1 && !sc->profile_splits)
         return scenario_fail(sc, err, "strategy.tensor",
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
-                             "section (%s); the tensor strategy splits a real mlp",
+                             "section (%s); the tensor strategy splits a real mlp or gpt",
                              sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
     if (scenario_own(sc, "tensor_overlap")->i &&
         (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
