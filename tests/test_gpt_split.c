@@ -28,6 +28,8 @@ typedef struct outcome {
     char err[512];
     double loss, bytes, samples;
     size_t n_params;
+    double compute_flops; /* the workers' compute seconds summed, times the hosts' speed */
+    double step_flops;    /* forward and backward per sample, as single charges them */
 } outcome_t;
 
 static char text_path[256];
@@ -99,6 +101,9 @@ static void child(int fd, const char *const *sets, int n_sets)
     o.bytes = run.bytes_total;
     o.samples = run.samples;
     o.n_params = run.n_params;
+    o.step_flops = run.step_flops;
+    for (int i = 0; i < run.n_workers; i++)
+        o.compute_flops += run.workers[i].compute_s * sim_host_speed(run.workers[i].host);
     const float *params = !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params
                                                                       : run.workers[0].params;
     write_all(fd, &o, sizeof o);
@@ -161,11 +166,11 @@ static outcome_t single_of(int batch, const char *const *extra, int n_extra, flo
     return o;
 }
 
-/* The run's weights against ref's; float32 sums in another order over 10 steps with
- * momentum: 2e-5 of the largest weight, as the sim suite asks of the mlp (measured: 1.1e-7
- * at most). */
+/* The run's weights against ref's: float32 sums in another order over 10 steps with
+ * momentum, within 2e-5 of the largest weight, as the sim suite asks of the mlp (measured:
+ * 1.1e-7 at most); twice: a second run's against the first's, to the bit. */
 static void expect_same(const char *const *sets, int n, const float *ref, const outcome_t *r,
-                        const char *what, outcome_t *out)
+                        const char *what, int twice, outcome_t *out)
 {
     float *got = NULL;
     outcome_t o = simulate(sets, n, &got);
@@ -177,6 +182,14 @@ static void expect_same(const char *const *sets, int n, const float *ref, const 
     ck_assert_msg(d < 2e-5, "%s: max relative difference %g from single", what, d);
     /* training moved the weights: single's loss is below the start's log 256 = 5.55 */
     ck_assert(r->loss < 5.5 && fabs(o.loss - r->loss) < 1e-3);
+    if (twice) { /* the same scenario and seed: the same run, to the bit */
+        float *again = NULL;
+        outcome_t p = simulate(sets, n, &again);
+        ck_assert_msg(p.ok && p.loss == o.loss && p.bytes == o.bytes &&
+                          !memcmp(again, got, sizeof(float) * o.n_params),
+                      "%s: two runs differ", what);
+        free(again);
+    }
     if (out)
         *out = o;
     free(got);
@@ -210,7 +223,8 @@ START_TEST(gpt_ranges_equal_whole)
                       trainer_gpt_activation_floats(&m));
     float *w = malloc(sizeof(float) * m.n_params), *x = malloc(sizeof(float) * 2 * B * 9);
     float *g_whole = calloc(m.n_params, sizeof(float)), *g1 = malloc(sizeof(float) * m.n_params);
-    float *g_parts = malloc(sizeof(float) * m.n_params), *g_top = malloc(sizeof(float) * m.n_params);
+    float *g_parts = malloc(sizeof(float) * m.n_params);
+    float *g_top = malloc(sizeof(float) * m.n_params);
     uint8_t labels[6] = {0};
     trainer_model_init_params(&m, w, 7);
     trainer_rng_t r;
@@ -279,9 +293,13 @@ START_TEST(gpt_pipeline_equals_single)
         const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
                               "strategy.micro_batches=4", sched[k]};
         outcome_t o;
-        expect_same(sets, 4, ref, &r, sched[k], &o);
+        expect_same(sets, 4, ref, &r, sched[k], k == 1, &o);
         double want = 10 * (4 * 2 * (2.0 * 16 * 16 * 4) + 2 * 4096.0 * 4) + 64;
         ck_assert_msg(o.bytes == want, "%s: %.17g bytes, want %.17g", sched[k], o.bytes, want);
+        /* the stages' FLOPs add up to the model's: 10 steps of 8 windows */
+        ck_assert_msg(fabs(o.compute_flops - 80 * r.step_flops) < 1e-9 * o.compute_flops,
+                      "%s: %.17g FLOPs charged, want %.17g", sched[k], o.compute_flops,
+                      80 * r.step_flops);
     }
     free(ref);
     const char *four[] = {"model.layers=4"};
@@ -289,7 +307,7 @@ START_TEST(gpt_pipeline_equals_single)
     const char *inter[] = {"model.layers=4", "strategy.kind=pipeline", "strategy.stages=2",
                            "strategy.micro_batches=4", "strategy.pipeline_schedule=interleaved",
                            "strategy.virtual_stages=2"};
-    expect_same(inter, 6, ref, &r, "interleaved", NULL);
+    expect_same(inter, 6, ref, &r, "interleaved", 0, NULL);
     free(ref);
 }
 END_TEST
@@ -301,16 +319,17 @@ START_TEST(gpt_hybrid_equals_single)
 {
     float *ref = NULL;
     outcome_t r = single_of(16, NULL, 0, &ref);
-    static const char *const zero[][2] = {{"strategy.shard_optimizer=no", "strategy.zero_stage=1"},
-                                          {"strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
-                                          {"strategy.shard_optimizer=yes", "strategy.zero_stage=2"}};
+    static const char *const zero[][2] = {
+        {"strategy.shard_optimizer=no", "strategy.zero_stage=1"},
+        {"strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
+        {"strategy.shard_optimizer=yes", "strategy.zero_stage=2"}};
     for (int k = 0; k < 3; k++) {
         const char *sets[] = {"strategy.kind=pipeline",      "strategy.stages=2",
                               "strategy.data_parallel=2",    "strategy.micro_batches=2",
                               "strategy.pipeline_schedule=1f1b", zero[k][0], zero[k][1]};
         char what[128];
         snprintf(what, sizeof what, "hybrid %s %s", zero[k][0], zero[k][1]);
-        expect_same(sets, 7, ref, &r, what, NULL);
+        expect_same(sets, 7, ref, &r, what, 0, NULL);
     }
     free(ref);
 }
@@ -333,10 +352,17 @@ START_TEST(gpt_tensor_equals_single)
             snprintf(what, sizeof what, "tensor %s %s", heads[k], tp);
             const char *sets[] = {heads[k], "strategy.kind=tensor", tp};
             outcome_t o;
-            expect_same(sets, 3, ref, &r, what, &o);
+            expect_same(sets, 3, ref, &r, what, T == 2, &o);
             double n = 8.0 * 16 * 16;
             double want = 10 * (2 * 4 * 2.0 * (T - 1) * n * 4) + 2.0 * (T - 1) * 4;
             ck_assert_msg(o.bytes == want, "%s: %.17g bytes, want %.17g", what, o.bytes, want);
+            /* every member charged its share of the split layers and the replicated ones
+             * whole: the model's FLOPs and T - 1 more copies of the two norms a block, the
+             * final norm and the output layer, forward and backward (3 x) */
+            double norm = 4.0 * 16 * 16, top = norm + 2.0 * 16 * 16 * 256;
+            double flops = 80 * (r.step_flops + (T - 1) * 3.0 * (2 * 2 * norm + top));
+            ck_assert_msg(fabs(o.compute_flops - flops) < 1e-9 * flops,
+                          "%s: %.17g FLOPs charged, want %.17g", what, o.compute_flops, flops);
         }
         free(ref);
     }
@@ -346,11 +372,11 @@ END_TEST
 /* ---- every strategy --------------------------------------------------------------------- */
 
 /* Each registered strategy runs the gpt with its own defaults (8 workers; 3 rounds of the
- * federated ones): it trains (the loss of the last evaluation finite and below log 256 =
- * 5.55, the untrained model's; without momentum: async-ps's 8 stale gradients with
- * momentum 0.9 at this rate blow the loss up to 1140), and where it promises single's model (SIM_SAME_AS_SINGLE:
- * single, sync-ps, allreduce, pipeline, tensor, zero) it lands on single's weights with its
- * global batch. */
+ * federated ones) and no momentum (async-ps's 8 stale gradients with momentum 0.9 at this
+ * rate blow the loss up to 1140): it trains (the loss of the last evaluation finite and
+ * below log 256 = 5.55, the untrained model's), and where it promises single's model
+ * (SIM_SAME_AS_SINGLE: single, sync-ps, allreduce, pipeline, tensor, zero) it lands on
+ * single's weights with its global batch. */
 START_TEST(gpt_every_strategy_runs)
 {
     int same = 0;
