@@ -369,6 +369,37 @@ START_TEST(gpt_tensor_equals_single)
 }
 END_TEST
 
+/* Sequence parallelism over T = 2 (2 heads) and 4 (4 heads): single's weights. Bytes: per
+ * step and block, four all-gathers and four reduce-scatters of the (8 x 16, 16) activations,
+ * (T-1) n floats each (the all-reduces' bytes), the all-reduce of the replicated tensors'
+ * gradients and the loss (V C + seq C + 2 blocks x 6 C + 2 C + 1 = 4577 floats), and the
+ * barrier. FLOPs: every member's norms and output layer on 1/T of the rows, so the members
+ * together are charged the model's. */
+START_TEST(gpt_sequence_parallel_equals_single)
+{
+    static const char *const heads[] = {"model.heads=2", "model.heads=4"};
+    for (int k = 0; k < 2; k++) {
+        int T = k ? 4 : 2;
+        float *ref = NULL;
+        outcome_t r = single_of(8, &heads[k], 1, &ref);
+        char tp[64], what[96];
+        snprintf(tp, sizeof tp, "strategy.tensor_parallel=%d", T);
+        snprintf(what, sizeof what, "sequence parallel %s %s", heads[k], tp);
+        const char *sets[] = {heads[k], "strategy.kind=tensor", tp,
+                              "strategy.sequence_parallel=yes"};
+        outcome_t o;
+        expect_same(sets, 4, ref, &r, what, T == 2, &o);
+        double n = 8.0 * 16 * 16, rep = 256 * 16 + 16 * 16 + 2 * 6 * 16 + 2 * 16 + 1;
+        double want = 10 * (2 * 8 * (T - 1) * n + 2.0 * (T - 1) * rep) * 4 + 2.0 * (T - 1) * 4;
+        ck_assert_msg(o.bytes == want, "%s: %.17g bytes, want %.17g", what, o.bytes, want);
+        ck_assert_msg(fabs(o.compute_flops - 80 * r.step_flops) < 1e-9 * o.compute_flops,
+                      "%s: %.17g FLOPs charged, want %.17g", what, o.compute_flops,
+                      80 * r.step_flops);
+        free(ref);
+    }
+}
+END_TEST
+
 /* ---- every strategy --------------------------------------------------------------------- */
 
 /* Each registered strategy runs the gpt with its own defaults (8 workers; 3 rounds of the
@@ -422,23 +453,30 @@ END_TEST
 START_TEST(gpt_bad_combinations_refused)
 {
     static const struct {
-        const char *sets[3];
+        const char *sets[4];
         const char *key, *says;
     } bad[] = {
-        {{"strategy.kind=tensor", "strategy.tensor_parallel=4", "model.heads=2"},
+        {{"strategy.kind=tensor", "strategy.tensor_parallel=4", "model.heads=2", NULL},
          "strategy.tensor_parallel", "does not divide the gpt's 2 heads"},
-        {{"strategy.kind=pipeline", "strategy.stages=3", "model.layers=2"},
+        {{"strategy.kind=tensor", "strategy.sequence_parallel=yes", "model.batch=1",
+          "model.seq=15"},
+         "strategy.sequence_parallel", "tensor_parallel must divide batch x seq"},
+        {{"strategy.kind=pipeline", "strategy.stages=3", "model.layers=2", NULL},
          "strategy.stages", "the gpt has 2 blocks"},
         {{"strategy.kind=pipeline", "strategy.pipeline_schedule=interleaved",
-          "strategy.virtual_stages=2"},
+          "strategy.virtual_stages=2", NULL},
          "strategy.virtual_stages", "the gpt has 2 blocks"},
-        {{"strategy.kind=pipeline", "strategy.data_parallel=2", "strategy.bucket_mb=1"},
+        {{"strategy.kind=pipeline", "strategy.data_parallel=2", "strategy.bucket_mb=1", NULL},
          "strategy.bucket_mb", "bucket_mb must be 0"},
-        {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.stages=2"},
+        {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.stages=2", NULL},
          "strategy.tensor", "splits a real mlp or gpt"},
+        {{"strategy.kind=tensor", "strategy.sequence_parallel=yes", "model.arch=mlp",
+          "data.source=synthetic"},
+         "strategy.sequence_parallel", "token rows"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        outcome_t o = simulate(bad[i].sets, 3, NULL);
+        int n = bad[i].sets[3] ? 4 : 3;
+        outcome_t o = simulate(bad[i].sets, n, NULL);
         ck_assert_msg(!o.ok && strstr(o.err, bad[i].key) && strstr(o.err, bad[i].says) &&
                           !strchr(o.err, '\n'),
                       "%s %s: \"%s\"", bad[i].sets[0], bad[i].sets[1], o.err);
@@ -461,6 +499,7 @@ static Suite *suite(void)
     tcase_add_test(tc, gpt_pipeline_equals_single);
     tcase_add_test(tc, gpt_hybrid_equals_single);
     tcase_add_test(tc, gpt_tensor_equals_single);
+    tcase_add_test(tc, gpt_sequence_parallel_equals_single);
     tcase_add_test(tc, gpt_every_strategy_runs);
     tcase_add_test(tc, gpt_bad_combinations_refused);
     suite_add_tcase(s, tc);

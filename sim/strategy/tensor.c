@@ -417,6 +417,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     int gpt = sc->model.arch == TRAINER_ARCH_GPT;
     if (gpt && sim_tensor_gpt_check(sc, err) != DT_OK)
         return DT_ERR_INPUT;
+    if (!gpt && sc->sequence_parallel && !scenario_key_swept(sc, "strategy.kind"))
+        return scenario_fail(sc, err, "strategy.sequence_parallel",
+                             "sequence_parallel divides a transformer's token rows between its "
+                             "split layers: the tensor strategy does it for the gpt, not the %s",
+                             trainer_arch_name(sc->model.arch));
     if (sc->workers != T && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.tensor_parallel", where, sizeof where);
         return scenario_fail(sc, err, k,
