@@ -911,6 +911,9 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                       " %s context groups of %d (the sequence split, ring attention)",
                       plan->T > 1 ? "x" : "on", plan->cp);
     n += snprintf(line + n, size - (size_t)n, " of layers");
+    if (!run->timing_only && run->model.cfg.arch == TRAINER_ARCH_GPT) /* its pipeline layers */
+        n += snprintf(line + n, size - (size_t)n, " (0 the embeddings, %d the output layer)",
+                      run->model.gpt.L + 1);
     /* a stage's chunks, "0-1,4-5", between the stages' " | " */
     for (int s = 0; s < plan->S && n < (int)size; s++)
         for (int u = 0; u < plan->V && n < (int)size; u++) {

@@ -248,7 +248,6 @@ static void evaluate_pending(sim_run_t *run, sim_node_t *node)
     t->pending_step = -1;
 }
 
-
 /* Whole tensors: B S rows; the stream's: a member's R. */
 #define SLAB(ptr, l, per) ((ptr) + (size_t)(l) * BS * (per))
 #define RSLAB(ptr, l, per) ((ptr) + (size_t)(l) * (size_t)t->R * (per))
