@@ -22,7 +22,7 @@
  * The stages cut at layers with weights, where the forward + backward FLOPs of the most
  * loaded stage are the lowest (non-weight layers go with the weight layer before them).
  * The real gpt cuts between blocks: stage 0 holds the embeddings, the last stage the final
- * norm and the output layer tied to wte, whose gradient the two sum (tied_reduce).
+ * norm and the output layer tied to wte, whose gradient the two sum (pipeline_gpt.c).
  * A timing-only run (a model profile with a [forward] section) cuts at the profile's cut
  * places the same way; its messages carry the cut's elements, and nothing is computed.
  *
@@ -454,37 +454,6 @@ static void context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t
     run->bytes_total += bytes;
 }
 
-/* The real gpt's output layer is tied to its token embedding (wte), which stage 0 holds
- * and the last stage reads: as Megatron-LM's embedding group, the two sum their parts of
- * wte's gradient by an all-reduce of the V C floats at their last backward pass of the step,
- * before any reduction over the replicas; stage 0 then updates wte for both (the last
- * stage's copy would take the same update). buf: the stage's part, the sum on return. */
-static sim_status_t tied_reduce(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *buf)
-{
-    size_t n = (size_t)run->model.gpt.V * (size_t)run->model.gpt.C;
-    return sim_allreduce(run, &plan->emb[d], s == 0 ? 0 : 1, buf, n, SIM_ALLREDUCE_RING);
-}
-
-/* After each backward pass on stage 0 or the last stage of the real gpt on several stages
- * (first: the step's first pass of the last chunk, -1 for other chunks): under ZeRO 2 (each
- * pass's gradients reduced at once) the last stage keeps the output layer's part of wte's
- * gradient in acc, summed over the micro-batches; at the stage's last pass of the step,
- * tied_reduce of its part (stage 0's, with its embedding's, in g). */
-static sim_status_t tied_part(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *g,
-                              float *acc, int first, int last_pass)
-{
-    const trainer_gpt_layout_t *gl = &run->model.gpt;
-    size_t n = (size_t)gl->V * (size_t)gl->C;
-    int sharded = plan->zero >= 2 && plan->D > 1 && s > 0;
-    if (sharded && first >= 0) {
-        if (first)
-            run->be->copy(acc + gl->wte, g + gl->wte, sizeof(float) * n);
-        else
-            run->be->axpy(n, 1.0f, g + gl->wte, acc + gl->wte);
-    }
-    return last_pass ? tied_reduce(run, plan, d, s, (sharded ? acc : g) + gl->wte) : SIM_OK;
-}
-
 /* A stage's update after its last backward pass of the step, on its slice of n parameters:
  * with replicas, the sum of its gradients over them (the group of replica d's stage), then
  * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
@@ -823,8 +792,8 @@ static void stage(sim_node_t *node)
                     st->order[1][st->n_dir[1]++] = n_sent++;
                 }
                 if (plan->emb && (s == 0 || s == S - 1) &&
-                    tied_part(run, plan, d, s, g, acc, c == C - 1 ? nb[cv] == 0 : -1,
-                              backwards + 1 == M * V) != SIM_OK) {
+                    pipe_gpt_tied(run, plan, d, s, g, acc, c == C - 1 ? nb[cv] == 0 : -1,
+                                  backwards + 1 == M * V) != SIM_OK) {
                     run->failed = 1;
                     return;
                 }
@@ -1034,12 +1003,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         shard += ceil(n / plan->D); /* ZeRO: the largest chunk of each slice */
         piece = fmax(piece, plan->act_piece[c]);
     }
-    if (!run->timing_only && run->model.cfg.arch == TRAINER_ARCH_GPT && S > 1 && s == S - 1) {
-        /* the last stage's copy of the tied wte for its output layer (tied_reduce) */
-        double n = (double)run->model.gpt.V * run->model.gpt.C;
-        slice += n;
-        shard += ceil(n / plan->D);
-    }
+    double tied = pipe_gpt_tied_copy(run, S, s); /* the real gpt's last stage: wte */
+    slice += tied;
+    shard += ceil(tied / plan->D);
     /* the schedule walked: a forward keeps its chunk's activations until its backward */
     size_t n_max = 2 * (size_t)plan->M * (size_t)V;
     char *op = dt_malloc(n_max);

@@ -108,10 +108,8 @@ static void best_cut_solve(const double *cost, int G, int k, int *cuts)
     free(suffix);
 }
 
-/* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of
- * costs cost[g], cut into plan->C chunks (the stages when V = 1). */
-static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
-                       int n_layers)
+void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
+                     int n_layers)
 {
     DT_ASSERT(plan->C <= G); /* checked with the scenario */
     int cuts[PIPE_MAX_CHUNKS];
@@ -328,7 +326,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
             start[G++] = i;
         cost[G - 1] += l->forward_flops + l->backward_flops;
     }
-    cut_stages(plan, cost, start, G, L);
+    pipe_cut_stages(plan, cost, start, G, L);
     size_t off = 0;
     if (plan->E > 1)
         plan->a2a = dt_calloc((size_t)L, sizeof(double));
@@ -360,52 +358,12 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
         plan_context_split(plan);
 }
 
-/* A plan of the real gpt, cut by blocks: its pipeline layers (gpt.h) are the embeddings,
- * the L blocks and the output layer; group 0 is the embeddings and block 0, group L-1 block
- * L-1 and the output layer (the final norm, the logits through the tied wte), so stage 0
- * holds the embeddings and the last stage the output layer. FLOPs and activations by
- * trainer_gpt_flops' convention, layer by layer. */
-static void plan_gpt(pipe_plan_t *plan, const sim_run_t *run)
-{
-    const trainer_model_t *m = &run->model;
-    int L = m->gpt.L, n = trainer_gpt_n_layers(&m->gpt);
-    int *start = dt_malloc(sizeof(int) * (size_t)(L + 1));
-    double *cost = dt_calloc((size_t)L, sizeof(double));
-    for (int i = 0; i < n; i++) {
-        double f, b;
-        trainer_gpt_layer_flops(m, i, &f, &b);
-        int grp = i == 0 ? 0 : i <= L ? i - 1 : L - 1;
-        cost[grp] += f + b;
-    }
-    for (int k = 0; k < L; k++)
-        start[k] = k == 0 ? 0 : k + 1;
-    start[L] = n;
-    cut_stages(plan, cost, start, L, n);
-    for (int c = 0; c < plan->C; c++) {
-        int lo = plan->first[c], hi = plan->first[c + 1];
-        size_t q0, q1;
-        trainer_gpt_layer_params(m, lo, &plan->p0[c], &q1);
-        trainer_gpt_layer_params(m, hi - 1, &q0, &plan->p1[c]);
-        DT_ASSERT(c == 0 || plan->p0[c] == plan->p1[c - 1]);
-        for (int i = lo; i < hi; i++) {
-            double f, b;
-            trainer_gpt_layer_flops(m, i, &f, &b);
-            plan->fwd[c] += f;
-            plan->bwd[c] += b;
-        }
-        plan->act[c] = (double)trainer_gpt_range_activation_floats(m, lo, hi);
-        plan->out[c] = c + 1 < plan->C ? (size_t)m->gpt.T * (size_t)m->gpt.C : 0;
-    }
-    free(start);
-    free(cost);
-}
-
 /* A plan of a real model (its workspaces: plan_make). */
 static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
     if (m->cfg.arch == TRAINER_ARCH_GPT) {
-        plan_gpt(plan, run);
+        pipe_gpt_layout(plan, run);
         return;
     }
     /* groups: a weight layer and the layers after it up to the next weight layer (the
@@ -421,7 +379,7 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
         cost[G - 1] += f.forward + f.backward;
     }
     start[G] = m->n_layers;
-    cut_stages(plan, cost, start, G, m->n_layers);
+    pipe_cut_stages(plan, cost, start, G, m->n_layers);
     for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->p0[s] = SIZE_MAX;
         plan->p1[s] = 0;
@@ -757,15 +715,8 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
-        if (run->model.cfg.arch == TRAINER_ARCH_GPT && plan->S > 1) { /* (T = 1: checked) */
-            plan->emb = dt_calloc((size_t)plan->D, sizeof(sim_group_t));
-            for (int d = 0; d < plan->D; d++) {
-                plan->emb[d].size = 2;
-                plan->emb[d].members = dt_calloc(2, sizeof(sim_node_t *));
-                plan->emb[d].members[0] = &run->workers[d * plan->S];
-                plan->emb[d].members[1] = &run->workers[d * plan->S + plan->S - 1];
-            }
-        }
+        if (run->model.cfg.arch == TRAINER_ARCH_GPT)
+            pipe_gpt_groups(plan, run);
     }
     plan_formula(plan, run);
     if (plan->cp > 1)
