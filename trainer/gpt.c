@@ -143,6 +143,21 @@ void trainer_gpt_flops(const trainer_model_t *m, double *forward, double *backwa
     *backward = 2.0 * *forward; /* the first layer with parameters, the embedding, has none */
 }
 
+void trainer_gpt_layer_flops(const trainer_model_t *m, int i, double *forward, double *backward)
+{
+    const trainer_gpt_layout_t *g = &m->gpt;
+    double T = g->T, C = g->C, NH = g->NH, norm = 4.0 * T * C;
+    DT_ASSERT(i >= 0 && i <= g->L + 1);
+    if (i == 0)
+        *forward = 0.0; /* the embeddings: a gather and an addition, counted as nothing */
+    else if (i <= g->L)
+        *forward = norm + 2.0 * T * C * 3.0 * C + 4.0 * T * T * C + 5.0 * NH * T * T +
+                   2.0 * T * C * C + norm + 2.0 * 2.0 * T * C * 4.0 * C;
+    else
+        *forward = norm + 2.0 * T * C * g->V;
+    *backward = 2.0 * *forward;
+}
+
 int trainer_gpt_backward_pieces(const trainer_model_t *m, size_t *lo, size_t *hi,
                                 double *flops)
 {
@@ -168,6 +183,17 @@ size_t trainer_gpt_activation_floats(const trainer_model_t *m)
     size_t block = T * C + 2 * T /* ln1 */ + 3 * T * C + T * C + (size_t)g->NH * T * T +
                    T * C /* res2 */ + T * C + 2 * T /* ln2 */ + 8 * T * C + T * C /* res3 */;
     return T * C + (size_t)g->L * block + T * C + 2 * T + T * (size_t)g->V;
+}
+
+size_t trainer_gpt_range_activation_floats(const trainer_model_t *m, int first, int last)
+{
+    const trainer_gpt_layout_t *g = &m->gpt;
+    size_t T = (size_t)g->T, C = (size_t)g->C, n = 0;
+    size_t block = T * C + 2 * T /* ln1 */ + 3 * T * C + T * C + (size_t)g->NH * T * T +
+                   T * C /* res2 */ + T * C + 2 * T /* ln2 */ + 8 * T * C + T * C /* res3 */;
+    for (int i = first; i < last; i++)
+        n += i == 0 ? T * C : i <= g->L ? block : T * C + 2 * T + T * (size_t)g->V;
+    return n;
 }
 
 /* Slabs of max_batch windows: per-layer tensors are L of them. */
@@ -229,51 +255,71 @@ void trainer_gpt_workspace_free(trainer_workspace_t *ws)
 /* Layer l's slab of a per-layer tensor with `per` floats per token. */
 #define SLAB(ptr, l, per) ((ptr) + (size_t)(l) * BTmax * (per))
 
-void trainer_gpt_forward(trainer_workspace_t *ws, const float *params, int batch)
+/* Block l's forward pass: res3 of layer l from res (the embeddings or block l-1's res3). */
+static void block_forward(trainer_workspace_t *ws, const float *P, int batch, int l)
+{
+    const trainer_backend_t *be = ws->be;
+    const trainer_gpt_layout_t *g = &ws->m->gpt;
+    trainer_gpt_acts_t *a = ws->gpt;
+    int T = g->T, C = g->C, NH = g->NH, BT = batch * T;
+    size_t BTmax = (size_t)ws->max_batch * T, n = (size_t)BT * C;
+    trainer_gpt_block_t b = trainer_gpt_block(g, l);
+    const float *res = l ? SLAB(a->res3, l - 1, C) : a->encoded;
+    float *ln1 = SLAB(a->ln1, l, C), *qkv = SLAB(a->qkv, l, 3 * C);
+    float *atty = SLAB(a->atty, l, C), *att = SLAB(a->att, l, (size_t)NH * T);
+    float *res2 = SLAB(a->res2, l, C), *ln2 = SLAB(a->ln2, l, C);
+    float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
+    float *res3 = SLAB(a->res3, l, C);
+    be->layernorm_forward(ln1, SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), res,
+                          P + b.ln1w, P + b.ln1b, BT, C);
+    /* qkv (BT, 3C) = ln1 (BT, C) qkvw^T + b */
+    be->gemm(0, 1, BT, 3 * C, C, 1.0f, ln1, C, P + b.qkvw, C, 0.0f, qkv, 3 * C);
+    be->bias_add(qkv, P + b.qkvb, BT, 3 * C, 1);
+    be->attention_forward(atty, att, qkv, batch, T, C, NH);
+    /* res2 = res + atty attprojw^T + b */
+    be->copy(res2, res, sizeof(float) * n);
+    be->gemm(0, 1, BT, C, C, 1.0f, atty, C, P + b.attprojw, C, 1.0f, res2, C);
+    be->bias_add(res2, P + b.attprojb, BT, C, 1);
+    be->layernorm_forward(ln2, SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), res2,
+                          P + b.ln2w, P + b.ln2b, BT, C);
+    be->gemm(0, 1, BT, 4 * C, C, 1.0f, ln2, C, P + b.fcw, C, 0.0f, fch, 4 * C);
+    be->bias_add(fch, P + b.fcb, BT, 4 * C, 1);
+    be->gelu_forward(fch_gelu, fch, (size_t)BT * 4 * C);
+    /* res3 = res2 + gelu (BT, 4C) fcprojw^T (4C, C) + b */
+    be->copy(res3, res2, sizeof(float) * n);
+    be->gemm(0, 1, BT, C, 4 * C, 1.0f, fch_gelu, 4 * C, P + b.fcprojw, 4 * C, 1.0f, res3, C);
+    be->bias_add(res3, P + b.fcprojb, BT, C, 1);
+}
+
+void trainer_gpt_forward_range(trainer_workspace_t *ws, const float *params, int batch,
+                               int first, int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_gpt_layout_t *g = &ws->m->gpt;
     trainer_gpt_acts_t *a = ws->gpt;
     DT_ASSERT(a && batch >= 1 && batch <= ws->max_batch);
-    int T = g->T, C = g->C, NH = g->NH, BT = batch * T;
-    size_t BTmax = (size_t)ws->max_batch * T, n = (size_t)BT * C;
+    DT_ASSERT(first >= 0 && first < last && last <= g->L + 2);
+    int T = g->T, C = g->C, BT = batch * T;
+    size_t BTmax = (size_t)ws->max_batch * T;
     const float *P = params;
-    be->tokens_split(a->tokens, a->targets, ws->x, batch, T);
-    be->embed_forward(a->encoded, a->tokens, P + g->wte, P + g->wpe, batch, T, C);
-    const float *res = a->encoded;
-    for (int l = 0; l < g->L; l++) {
-        trainer_gpt_block_t b = trainer_gpt_block(g, l);
-        float *ln1 = SLAB(a->ln1, l, C), *qkv = SLAB(a->qkv, l, 3 * C);
-        float *atty = SLAB(a->atty, l, C), *att = SLAB(a->att, l, (size_t)NH * T);
-        float *res2 = SLAB(a->res2, l, C), *ln2 = SLAB(a->ln2, l, C);
-        float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
-        float *res3 = SLAB(a->res3, l, C);
-        be->layernorm_forward(ln1, SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), res,
-                              P + b.ln1w, P + b.ln1b, BT, C);
-        /* qkv (BT, 3C) = ln1 (BT, C) qkvw^T + b */
-        be->gemm(0, 1, BT, 3 * C, C, 1.0f, ln1, C, P + b.qkvw, C, 0.0f, qkv, 3 * C);
-        be->bias_add(qkv, P + b.qkvb, BT, 3 * C, 1);
-        be->attention_forward(atty, att, qkv, batch, T, C, NH);
-        /* res2 = res + atty attprojw^T + b */
-        be->copy(res2, res, sizeof(float) * n);
-        be->gemm(0, 1, BT, C, C, 1.0f, atty, C, P + b.attprojw, C, 1.0f, res2, C);
-        be->bias_add(res2, P + b.attprojb, BT, C, 1);
-        be->layernorm_forward(ln2, SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), res2,
-                              P + b.ln2w, P + b.ln2b, BT, C);
-        be->gemm(0, 1, BT, 4 * C, C, 1.0f, ln2, C, P + b.fcw, C, 0.0f, fch, 4 * C);
-        be->bias_add(fch, P + b.fcb, BT, 4 * C, 1);
-        be->gelu_forward(fch_gelu, fch, (size_t)BT * 4 * C);
-        /* res3 = res2 + gelu (BT, 4C) fcprojw^T (4C, C) + b */
-        be->copy(res3, res2, sizeof(float) * n);
-        be->gemm(0, 1, BT, C, 4 * C, 1.0f, fch_gelu, 4 * C, P + b.fcprojw, 4 * C, 1.0f, res3,
-                 C);
-        be->bias_add(res3, P + b.fcprojb, BT, C, 1);
-        res = res3;
+    if (first == 0) {
+        be->tokens_split(a->tokens, a->targets, ws->x, batch, T);
+        be->embed_forward(a->encoded, a->tokens, P + g->wte, P + g->wpe, batch, T, C);
     }
-    be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, P + g->lnfw, P + g->lnfb, BT,
-                          C);
-    /* logits (BT, V) = lnf (BT, C) wte^T: the output layer is the token embedding */
-    be->gemm(0, 1, BT, g->V, C, 1.0f, a->lnf, C, P + g->wte, C, 0.0f, a->logits, g->V);
+    for (int i = first > 1 ? first : 1; i < last && i <= g->L; i++)
+        block_forward(ws, P, batch, i - 1);
+    if (last == g->L + 2) {
+        const float *res = g->L ? SLAB(a->res3, g->L - 1, C) : a->encoded;
+        be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, P + g->lnfw, P + g->lnfb,
+                              BT, C);
+        /* logits (BT, V) = lnf (BT, C) wte^T: the output layer is the token embedding */
+        be->gemm(0, 1, BT, g->V, C, 1.0f, a->lnf, C, P + g->wte, C, 0.0f, a->logits, g->V);
+    }
+}
+
+void trainer_gpt_forward(trainer_workspace_t *ws, const float *params, int batch)
+{
+    trainer_gpt_forward_range(ws, params, batch, 0, ws->m->gpt.L + 2);
 }
 
 void trainer_gpt_loss(trainer_workspace_t *ws, int batch, int seed_backward, double *loss_sum,
@@ -289,57 +335,127 @@ void trainer_gpt_loss(trainer_workspace_t *ws, int batch, int seed_backward, dou
     *correct = (double)right / g->T;
 }
 
-void trainer_gpt_backward(trainer_workspace_t *ws, const float *params, float *grads,
-                          int batch)
+/* Block l's backward pass: dres holds d res3 on entry, d res (the block's input) on exit;
+ * the block's gradients overwrite G's. */
+static void block_backward(trainer_workspace_t *ws, const float *P, float *G, int batch, int l)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_gpt_layout_t *g = &ws->m->gpt;
     trainer_gpt_acts_t *a = ws->gpt;
-    DT_ASSERT(a && batch >= 1 && batch <= ws->max_batch);
-    int T = g->T, C = g->C, NH = g->NH, V = g->V, L = g->L, BT = batch * T;
+    int T = g->T, C = g->C, NH = g->NH, BT = batch * T;
     size_t BTmax = (size_t)ws->max_batch * T;
-    const float *P = params;
-    float *G = grads;
-    /* output layer: dlnf (BT, C) = dlogits (BT, V) wte; dwte (V, C) = dlogits^T lnf */
-    be->gemm(0, 0, BT, C, V, 1.0f, a->dlogits, V, P + g->wte, C, 0.0f, a->dln, C);
-    be->gemm(1, 0, V, C, BT, 1.0f, a->dlogits, V, a->lnf, C, 0.0f, G + g->wte, C);
-    const float *last = L ? SLAB(a->res3, L - 1, C) : a->encoded;
-    be->layernorm_backward(a->dres, G + g->lnfw, G + g->lnfb, a->dln, last, P + g->lnfw,
-                           a->lnf_mean, a->lnf_rstd, BT, C, 0);
-    for (int l = L - 1; l >= 0; l--) {
-        trainer_gpt_block_t b = trainer_gpt_block(g, l);
-        const float *res = l ? SLAB(a->res3, l - 1, C) : a->encoded;
-        const float *ln1 = SLAB(a->ln1, l, C), *qkv = SLAB(a->qkv, l, 3 * C);
-        const float *atty = SLAB(a->atty, l, C), *att = SLAB(a->att, l, (size_t)NH * T);
-        const float *res2 = SLAB(a->res2, l, C), *ln2 = SLAB(a->ln2, l, C);
-        const float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
-        /* MLP: dres holds d res3 */
-        be->gemm(0, 0, BT, 4 * C, C, 1.0f, a->dres, C, P + b.fcprojw, 4 * C, 0.0f, a->dfch,
-                 4 * C);
-        be->gemm(1, 0, C, 4 * C, BT, 1.0f, a->dres, C, fch_gelu, 4 * C, 0.0f, G + b.fcprojw,
-                 4 * C);
-        be->bias_grad(G + b.fcprojb, a->dres, BT, C, 1);
-        be->gelu_backward(a->dfch, a->dfch, fch, (size_t)BT * 4 * C);
-        be->gemm(0, 0, BT, C, 4 * C, 1.0f, a->dfch, 4 * C, P + b.fcw, C, 0.0f, a->dln, C);
-        be->gemm(1, 0, 4 * C, C, BT, 1.0f, a->dfch, 4 * C, ln2, C, 0.0f, G + b.fcw, C);
-        be->bias_grad(G + b.fcb, a->dfch, BT, 4 * C, 1);
-        /* the residual: dres becomes d res2 */
-        be->layernorm_backward(a->dres, G + b.ln2w, G + b.ln2b, a->dln, res2, P + b.ln2w,
-                               SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), BT, C, 1);
-        /* attention */
-        be->gemm(0, 0, BT, C, C, 1.0f, a->dres, C, P + b.attprojw, C, 0.0f, a->datty, C);
-        be->gemm(1, 0, C, C, BT, 1.0f, a->dres, C, atty, C, 0.0f, G + b.attprojw, C);
-        be->bias_grad(G + b.attprojb, a->dres, BT, C, 1);
-        be->attention_backward(a->dqkv, a->datt, a->datty, qkv, att, batch, T, C, NH);
-        be->gemm(0, 0, BT, C, 3 * C, 1.0f, a->dqkv, 3 * C, P + b.qkvw, C, 0.0f, a->dln, C);
-        be->gemm(1, 0, 3 * C, C, BT, 1.0f, a->dqkv, 3 * C, ln1, C, 0.0f, G + b.qkvw, C);
-        be->bias_grad(G + b.qkvb, a->dqkv, BT, 3 * C, 1);
-        /* dres becomes d res, the block's input */
-        be->layernorm_backward(a->dres, G + b.ln1w, G + b.ln1b, a->dln, res, P + b.ln1w,
-                               SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), BT, C, 1);
+    trainer_gpt_block_t b = trainer_gpt_block(g, l);
+    const float *res = l ? SLAB(a->res3, l - 1, C) : a->encoded;
+    const float *ln1 = SLAB(a->ln1, l, C), *qkv = SLAB(a->qkv, l, 3 * C);
+    const float *atty = SLAB(a->atty, l, C), *att = SLAB(a->att, l, (size_t)NH * T);
+    const float *res2 = SLAB(a->res2, l, C), *ln2 = SLAB(a->ln2, l, C);
+    const float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
+    /* MLP: dres holds d res3 */
+    be->gemm(0, 0, BT, 4 * C, C, 1.0f, a->dres, C, P + b.fcprojw, 4 * C, 0.0f, a->dfch, 4 * C);
+    be->gemm(1, 0, C, 4 * C, BT, 1.0f, a->dres, C, fch_gelu, 4 * C, 0.0f, G + b.fcprojw,
+             4 * C);
+    be->bias_grad(G + b.fcprojb, a->dres, BT, C, 1);
+    be->gelu_backward(a->dfch, a->dfch, fch, (size_t)BT * 4 * C);
+    be->gemm(0, 0, BT, C, 4 * C, 1.0f, a->dfch, 4 * C, P + b.fcw, C, 0.0f, a->dln, C);
+    be->gemm(1, 0, 4 * C, C, BT, 1.0f, a->dfch, 4 * C, ln2, C, 0.0f, G + b.fcw, C);
+    be->bias_grad(G + b.fcb, a->dfch, BT, 4 * C, 1);
+    /* the residual: dres becomes d res2 */
+    be->layernorm_backward(a->dres, G + b.ln2w, G + b.ln2b, a->dln, res2, P + b.ln2w,
+                           SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), BT, C, 1);
+    /* attention */
+    be->gemm(0, 0, BT, C, C, 1.0f, a->dres, C, P + b.attprojw, C, 0.0f, a->datty, C);
+    be->gemm(1, 0, C, C, BT, 1.0f, a->dres, C, atty, C, 0.0f, G + b.attprojw, C);
+    be->bias_grad(G + b.attprojb, a->dres, BT, C, 1);
+    be->attention_backward(a->dqkv, a->datt, a->datty, qkv, att, batch, T, C, NH);
+    be->gemm(0, 0, BT, C, 3 * C, 1.0f, a->dqkv, 3 * C, P + b.qkvw, C, 0.0f, a->dln, C);
+    be->gemm(1, 0, 3 * C, C, BT, 1.0f, a->dqkv, 3 * C, ln1, C, 0.0f, G + b.qkvw, C);
+    be->bias_grad(G + b.qkvb, a->dqkv, BT, 3 * C, 1);
+    /* dres becomes d res, the block's input */
+    be->layernorm_backward(a->dres, G + b.ln1w, G + b.ln1b, a->dln, res, P + b.ln1w,
+                           SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), BT, C, 1);
+}
+
+/* Overwrites G's gradients of layers [first, last); the tied wte's is the output layer's
+ * part when last = L + 2, plus the embedding's when first = 0. */
+static void backward_layers(trainer_workspace_t *ws, const float *P, float *G, int batch,
+                            int first, int last)
+{
+    const trainer_backend_t *be = ws->be;
+    const trainer_gpt_layout_t *g = &ws->m->gpt;
+    trainer_gpt_acts_t *a = ws->gpt;
+    int T = g->T, C = g->C, V = g->V, L = g->L, BT = batch * T;
+    size_t BTmax = (size_t)ws->max_batch * T;
+    if (last == L + 2) {
+        /* output layer: dlnf (BT, C) = dlogits (BT, V) wte; dwte (V, C) = dlogits^T lnf */
+        be->gemm(0, 0, BT, C, V, 1.0f, a->dlogits, V, P + g->wte, C, 0.0f, a->dln, C);
+        be->gemm(1, 0, V, C, BT, 1.0f, a->dlogits, V, a->lnf, C, 0.0f, G + g->wte, C);
+        const float *top = L ? SLAB(a->res3, L - 1, C) : a->encoded;
+        be->layernorm_backward(a->dres, G + g->lnfw, G + g->lnfb, a->dln, top, P + g->lnfw,
+                               a->lnf_mean, a->lnf_rstd, BT, C, 0);
+    } else if (first == 0) {
+        /* a stage without the output layer: wte's gradient is the embedding's alone */
+        memset(G + g->wte, 0, sizeof(float) * (size_t)V * C);
     }
+    for (int i = (last <= L ? last : L + 1) - 1; i >= first && i >= 1; i--)
+        block_backward(ws, P, G, batch, i - 1);
     /* the token embedding adds to the output layer's part of dwte */
-    be->embed_backward(G + g->wte, G + g->wpe, a->dres, a->tokens, batch, T, C);
+    if (first == 0)
+        be->embed_backward(G + g->wte, G + g->wpe, a->dres, a->tokens, batch, T, C);
+}
+
+void trainer_gpt_layer_params(const trainer_model_t *m, int i, size_t *lo, size_t *hi)
+{
+    const trainer_gpt_layout_t *g = &m->gpt;
+    DT_ASSERT(i >= 0 && i <= g->L + 1);
+    if (i == 0)
+        *lo = 0, *hi = g->block0.ln1w;
+    else if (i <= g->L)
+        *lo = trainer_gpt_block(g, i - 1).ln1w, *hi = *lo + g->block_len;
+    else
+        *lo = g->lnfw, *hi = m->n_params;
+}
+
+void trainer_gpt_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
+                                int batch, int first, int last, int accumulate)
+{
+    const trainer_gpt_layout_t *g = &ws->m->gpt;
+    trainer_gpt_acts_t *a = ws->gpt;
+    DT_ASSERT(a && batch >= 1 && batch <= ws->max_batch);
+    DT_ASSERT(first >= 0 && first < last && last <= g->L + 2);
+    if (!accumulate) {
+        backward_layers(ws, params, grads, batch, first, last);
+        return;
+    }
+    /* micro-batches: the layers' gradients in the scratch buffer, then added slice by slice */
+    backward_layers(ws, params, a->grads, batch, first, last);
+    size_t lo, hi;
+    trainer_gpt_layer_params(ws->m, first, &lo, &hi);
+    size_t p0 = lo;
+    trainer_gpt_layer_params(ws->m, last - 1, &lo, &hi);
+    ws->be->axpy(hi - p0, 1.0f, a->grads + p0, grads + p0);
+    if (last == g->L + 2 && first > 0) /* the output layer's part of the tied wte */
+        ws->be->axpy((size_t)g->V * g->C, 1.0f, a->grads + g->wte, grads + g->wte);
+}
+
+void trainer_gpt_backward(trainer_workspace_t *ws, const float *params, float *grads,
+                          int batch)
+{
+    trainer_gpt_backward_range(ws, params, grads, batch, 0, ws->m->gpt.L + 2, 0);
+}
+
+const float *trainer_gpt_layer_output(const trainer_workspace_t *ws, int i)
+{
+    const trainer_gpt_layout_t *g = &ws->m->gpt;
+    const trainer_gpt_acts_t *a = ws->gpt;
+    size_t BTmax = (size_t)ws->max_batch * g->T;
+    DT_ASSERT(i >= 0 && i <= g->L + 1);
+    return i == 0 ? a->encoded : i <= g->L ? SLAB(a->res3, i - 1, g->C) : a->logits;
+}
+
+const float *trainer_gpt_layer_grad(const trainer_workspace_t *ws, int i)
+{
+    DT_ASSERT(i >= 0 && i <= ws->m->gpt.L + 1);
+    return i <= ws->m->gpt.L ? ws->gpt->dres : ws->gpt->dlogits;
 }
 
 void trainer_gpt_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,

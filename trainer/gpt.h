@@ -69,6 +69,17 @@ int trainer_gpt_backward_pieces(const struct trainer_model *m, size_t *lo, size_
 /* Floats one sample leaves in memory for the backward pass (gpt.c's activations). */
 size_t trainer_gpt_activation_floats(const struct trainer_model *m);
 
+/* Pipeline layers (stages cut between them): 0 the embeddings, 1 .. L the blocks, L + 1 the
+ * final norm and the output layer, tied to wte; layer i's output is the residual stream
+ * (B, T, C) for i <= L, the logits for L + 1. */
+static inline int trainer_gpt_n_layers(const trainer_gpt_layout_t *g) { return g->L + 2; }
+/* Layer i's parameters [lo, hi) (the output layer's: the final norm; wte is layer 0's). */
+void trainer_gpt_layer_params(const struct trainer_model *m, int i, size_t *lo, size_t *hi);
+/* Layer i's FLOPs per sample by trainer_gpt_flops' convention (they sum to its). */
+void trainer_gpt_layer_flops(const struct trainer_model *m, int i, double *forward,
+                             double *backward);
+/* Floats one sample leaves for the backward pass of layers [first, last). */
+size_t trainer_gpt_range_activation_floats(const struct trainer_model *m, int first, int last);
 void trainer_gpt_workspace_init(struct trainer_workspace *ws, int max_batch);
 void trainer_gpt_workspace_free(struct trainer_workspace *ws);
 void trainer_gpt_forward(struct trainer_workspace *ws, const float *params, int batch);
@@ -81,6 +92,19 @@ void trainer_gpt_loss(struct trainer_workspace *ws, int batch, int seed_backward
 /* grads (n_params) overwritten with d(mean token loss)/d(params). */
 void trainer_gpt_backward(struct trainer_workspace *ws, const float *params, float *grads,
                           int batch);
+/* Layers [first, last) alone (pipeline stages, model.h's trainer_model_*_range): forward
+ * reads layer first's input from layer first-1's output in the workspace; backward reads
+ * the gradient of layer last-1's output (trainer_gpt_layer_grad), writes its layers'
+ * gradients into grads (added to them with accumulate) and leaves the gradient of layer
+ * first-1's output. A range with the output layer but not the embeddings writes (adds) the
+ * output layer's part of wte's gradient: the pipeline sums the two stages' parts. */
+void trainer_gpt_forward_range(struct trainer_workspace *ws, const float *params, int batch,
+                               int first, int last);
+void trainer_gpt_backward_range(struct trainer_workspace *ws, const float *params,
+                                float *grads, int batch, int first, int last, int accumulate);
+/* Layer i's output in the workspace, and its gradient (the same buffer for every block). */
+const float *trainer_gpt_layer_output(const struct trainer_workspace *ws, int i);
+const float *trainer_gpt_layer_grad(const struct trainer_workspace *ws, int i);
 /* Backward into the workspace's own gradient buffer, then plain SGD on params. */
 void trainer_gpt_backward_sgd(struct trainer_workspace *ws, float *params, int batch, float lr,
                               float weight_decay);

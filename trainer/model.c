@@ -572,7 +572,10 @@ void trainer_model_forward(trainer_workspace_t *ws, const float *params, int bat
 void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
                                  int first, int last)
 {
-    DT_ASSERT(!ws->gpt); /* gpt has no layer list to cut */
+    if (ws->gpt) {
+        trainer_gpt_forward_range(ws, params, batch, first, last);
+        return;
+    }
     forward_layers(ws, params, 0, 1, batch, first, last);
 }
 
@@ -748,8 +751,21 @@ void trainer_model_backward(trainer_workspace_t *ws, const float *params, float 
 void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
                                   int batch, int first, int last, int accumulate)
 {
-    DT_ASSERT(!ws->gpt);
+    if (ws->gpt) {
+        trainer_gpt_backward_range(ws, params, grads, batch, first, last, accumulate);
+        return;
+    }
     backward(ws, params, grads, 0, 1, batch, 1.0f, accumulate ? 1.0f : 0.0f, first, last);
+}
+
+const float *trainer_model_range_output(const trainer_workspace_t *ws, int i)
+{
+    return ws->gpt ? trainer_gpt_layer_output(ws, i) : ws->act[i];
+}
+
+const float *trainer_model_range_grad(const trainer_workspace_t *ws, int i)
+{
+    return ws->gpt ? trainer_gpt_layer_grad(ws, i) : ws->dact[i];
 }
 
 void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batch, float lr,

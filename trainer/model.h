@@ -171,11 +171,15 @@ void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batc
  * from act[first - 1] (the loaded batch when first = 0) and leaves act[first .. last); the
  * backward pass reads dact[last - 1], writes the gradients of those layers' parameters into
  * grads (added to what grads holds with accumulate, for micro-batches) and, when first > 0,
- * the gradient of the stage's input into dact[first - 1]. */
+ * the gradient of the stage's input into dact[first - 1]. gpt: its pipeline layers
+ * (trainer_gpt_n_layers: the embeddings, the blocks, the output layer; gpt.h). */
 void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
                                  int first, int last);
 void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
                                   int batch, int first, int last, int accumulate);
+/* Layer i's output (act[i]) and its gradient (dact[i]), for gpt too. */
+const float *trainer_model_range_output(const trainer_workspace_t *ws, int i);
+const float *trainer_model_range_grad(const trainer_workspace_t *ws, int i);
 
 /* Replicas (federated clients trained side by side on one GPU): `count` models of this
  * architecture, replica r with parameters params + r * stride (and grads + r * stride), each

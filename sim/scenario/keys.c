@@ -349,10 +349,10 @@ static const key_desc_t builtin_keys[] = {
            "layers divided, an all-reduce per marked layer in the tensor group); workers = "
            "tensor x stages x data_parallel"),
     K_BOOL("strategy", "sequence_parallel", "no", sequence_parallel,
-           "with strategy.tensor > 1: sequence parallelism (Korthikanti et al. 2022): each "
-           "all-reduce becomes a reduce-scatter and an all-gather (the same bytes), and the "
-           "replicated layers' FLOPs and kept outputs, and the activations between stages, "
-           "are divided by tensor"),
+           "with strategy.tensor > 1 (or kind = tensor on the real gpt): sequence "
+           "parallelism (Korthikanti et al. 2022): each all-reduce becomes a reduce-scatter "
+           "and an all-gather (the same bytes), and the replicated layers' FLOPs and kept "
+           "outputs, and the activations between stages, are divided by tensor"),
     K_BOOL("strategy", "shard_optimizer", "no", shard_optimizer,
            "pipeline with data_parallel > 1: ZeRO over the replicas, stage zero_stage (1: each "
            "stage's gradients reduce-scattered, each replica updating 1/data_parallel of them "

@@ -21,6 +21,8 @@
  *
  * The stages cut at layers with weights, where the forward + backward FLOPs of the most
  * loaded stage are the lowest (non-weight layers go with the weight layer before them).
+ * The real gpt cuts between blocks: stage 0 holds the embeddings, the last stage the final
+ * norm and the output layer tied to wte, whose gradient the two sum (pipeline_gpt.c).
  * A timing-only run (a model profile with a [forward] section) cuts at the profile's cut
  * places the same way; its messages carry the cut's elements, and nothing is computed.
  *
@@ -647,8 +649,10 @@ static void stage(sim_node_t *node)
                 }
                 context_exchange(run, node, plan, c, 1);
                 if (c + 1 < C) {
-                    st->sent[n_sent] = payload(node, &st->own[n_sent], real ? ws->act[hi - 1] : w,
-                                               out_n, msg_tag(plan, m, c + 1), step);
+                    st->sent[n_sent] =
+                        payload(node, &st->own[n_sent],
+                                real ? trainer_model_range_output(ws, hi - 1) : w, out_n,
+                                msg_tag(plan, m, c + 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, act_out, st->sent[n_sent]);
                     st->order[0][st->n_dir[0]++] = n_sent++;
                 }
@@ -701,10 +705,18 @@ static void stage(sim_node_t *node)
                 context_exchange(run, node, plan, c, 0);
                 if (c > 0) { /* the input gradient goes down before any all-reduce */
                     st->sent[n_sent] = payload(node, &st->own[n_sent],
-                                               real ? ws->dact[lo - 1] : w, in_n,
+                                               real ? trainer_model_range_grad(ws, lo - 1)
+                                                    : w,
+                                               in_n,
                                                msg_tag(plan, m, c - 1), step);
                     st->sends[n_sent] = sim_send_post(run, node, grad_out, st->sent[n_sent]);
                     st->order[1][st->n_dir[1]++] = n_sent++;
+                }
+                if (plan->emb && (s == 0 || s == S - 1) &&
+                    pipe_gpt_tied(run, plan, d, s, g, acc, c == C - 1 ? nb[cv] == 0 : -1,
+                                  backwards + 1 == M * V) != SIM_OK) {
+                    run->failed = 1;
+                    return;
                 }
                 if (sharded_grads && pipe_zero_shard_reduce(run, plan, dp, d, g + p0, acc + p0,
                                                             n_slice, nb[cv] == 0) != SIM_OK) {
@@ -794,6 +806,9 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                       " %s context groups of %d (the sequence split, ring attention)",
                       plan->T > 1 ? "x" : "on", plan->cp);
     n += snprintf(line + n, size - (size_t)n, " of layers");
+    if (!run->timing_only && run->model.cfg.arch == TRAINER_ARCH_GPT) /* its pipeline layers */
+        n += snprintf(line + n, size - (size_t)n, " (0 the embeddings, %d the output layer)",
+                      run->model.gpt.L + 1);
     /* a stage's chunks, "0-1,4-5", between the stages' " | " */
     for (int s = 0; s < plan->S && n < (int)size; s++)
         for (int u = 0; u < plan->V && n < (int)size; u++) {
@@ -967,6 +982,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         shard += ceil(n / plan->D); /* ZeRO: the largest chunk of each slice */
         piece = fmax(piece, plan->act_piece[c]);
     }
+    double tied = pipe_gpt_tied_copy(run, S, s); /* the real gpt's last stage: wte */
+    slice += tied;
+    shard += ceil(tied / plan->D);
     /* the schedule walked: a forward keeps its chunk's activations until its backward */
     size_t n_max = 2 * (size_t)plan->M * (size_t)V;
     char *op = dt_malloc(n_max);
@@ -1065,9 +1083,11 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
                      "the profile %s can be cut into at most %d (its [forward] cuts + 1)",
                      sc->profile, pieces);
         else
-            snprintf(what, sizeof what, "the %s has %d layer%s with weights, and a chunk needs "
-                     "at least one", trainer_arch_name(sc->model.arch), pieces,
-                     pieces == 1 ? "" : "s");
+            snprintf(what, sizeof what, "the %s has %d %s, and a chunk needs at least one",
+                     trainer_arch_name(sc->model.arch), pieces,
+                     sc->model.arch == TRAINER_ARCH_GPT ? "blocks (model.layers)"
+                     : pieces == 1                     ? "layer with weights"
+                                                       : "layers with weights");
         return scenario_fail(sc, err, k,
                              "stages x virtual_stages = %ld x %ld = %ld chunks, but %s (%s)", S,
                              V, S * V, what, where);
@@ -1194,12 +1214,17 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     const char *k;
     int weighted = sc->model.arch == TRAINER_ARCH_LOGREG ? 1
                    : sc->model.arch == TRAINER_ARCH_MLP  ? sc->model.n_hidden + 1
+                   : sc->model.arch == TRAINER_ARCH_GPT  ? sc->model.layers
                                                          : 4;
-    if (!sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT)
-        return scenario_fail(sc, err, "model.arch",
-                             "a pipeline of the real gpt is not built yet (it has no stages to "
-                             "cut; its profile, model.arch = profile:FILE from dtsim profile "
-                             "transformer, is timed in stages)");
+    int gpt = !sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT;
+    if (gpt && sc->bucket_mb > 0 && sc->data_parallel > 1) {
+        k = scenario_blame(sc, "strategy.bucket_mb", "model.arch", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "a pipeline of the real gpt reduces each stage's gradients over "
+                             "its replicas after the step's last backward pass (its tied wte "
+                             "is summed first): bucket_mb must be 0 (%s)",
+                             where);
+    }
     if (sc->profile[0]) { /* a profile's stages end at its cuts */
         int pieces = sc->profile_pieces;
         if (pieces == 0)
@@ -1216,19 +1241,21 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                                  sc->stages, sc->profile, pieces, where);
         }
     } else if (sc->stages > weighted) {
-        k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
+        k = scenario_blame(sc, "strategy.stages", gpt ? "model.layers" : "model.arch", where,
+                           sizeof where);
         return scenario_fail(sc, err, k,
-                             "%ld stages but the %s has %d layer%s with weights, and a stage "
-                             "needs at least one (%s)",
+                             "%ld stages but the %s has %d %s%s%s, and a stage needs at least "
+                             "one (%s)",
                              sc->stages, trainer_arch_name(sc->model.arch), weighted,
-                             weighted == 1 ? "" : "s", where);
+                             gpt ? "block" : "layer", weighted == 1 ? "" : "s",
+                             gpt ? " (model.layers)" : " with weights", where);
     }
     if (check_interleaved(sc, err, weighted) != DT_OK)
         return DT_ERR_INPUT;
     if (sc->tensor > 1 && !sc->profile_splits)
         return scenario_fail(sc, err, "strategy.tensor",
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
-                             "section (%s); the tensor strategy splits a real mlp",
+                             "section (%s); the tensor strategy splits a real mlp or gpt",
                              sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
     if (scenario_own(sc, "tensor_overlap")->i &&
         (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {

@@ -52,6 +52,8 @@ typedef struct pipe_plan {
                                        timing-only run */
     sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
     sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
+    sim_group_t *emb;   /* (D) the real gpt on S > 1 stages: replica d's stage 0 and last
+                           stage, which sum the tied wte's gradient (pipe_gpt_tied) */
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
@@ -218,6 +220,28 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run);
 void pipe_plan_free(void *plan);
 /* strategy.context: the context group's size (1: none). */
 int pipe_context(const scenario_t *sc);
+/* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of costs
+ * cost[g], cut into plan->C chunks where the most loaded chunk's cost is lowest. */
+void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
+                     int n_layers);
+
+/* The real gpt (pipeline_gpt.c). Its chunks cut by blocks, stage 0 with the embeddings and
+ * the last stage with the output layer. */
+void pipe_gpt_layout(pipe_plan_t *plan, const sim_run_t *run);
+/* With S > 1 stages, each replica's embedding group (plan->emb): its stage 0 and last stage. */
+void pipe_gpt_groups(pipe_plan_t *plan, sim_run_t *run);
+/* The floats stage s of S holds besides its slice: the last stage's copy of wte (0 for the
+ * others, for one stage and for any other model). */
+double pipe_gpt_tied_copy(const sim_run_t *run, int S, int s);
+/* After each backward pass on stage 0 or the last stage of replica d (first: the step's
+ * first pass of the last chunk, -1 for other chunks): under ZeRO 2 the last stage keeps the
+ * output layer's part of wte's gradient in acc, summed over the micro-batches; at the
+ * stage's last pass of the step (last_pass), the all-reduce of the two stages' parts (stage
+ * 0's, with the embedding's, in g) before any reduction over the replicas. Stage 0 then
+ * updates wte for both; the last stage reads it from the one buffer (its copy would take the
+ * same update). */
+sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *g,
+                           float *acc, int first, int last_pass);
 /* The seconds of one step of the context groups' ring, every member sending `bytes` to the
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */

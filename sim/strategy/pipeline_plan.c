@@ -30,6 +30,9 @@ void pipe_plan_free(void *p)
     free(plan->ep);
     free(plan->eg);
     free(plan->a2a);
+    for (int d = 0; plan->emb && d < plan->D; d++)
+        free(plan->emb[d].members);
+    free(plan->emb);
     free(plan->group);
     free(plan->tp);
     free(plan->lf);
@@ -110,10 +113,8 @@ static void best_cut_solve(const double *cost, int G, int k, int *cuts)
     free(suffix);
 }
 
-/* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of
- * costs cost[g], cut into plan->C chunks (the stages when V = 1). */
-static void cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
-                       int n_layers)
+void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
+                     int n_layers)
 {
     DT_ASSERT(plan->C <= G); /* checked with the scenario */
     int cuts[PIPE_MAX_CHUNKS];
@@ -334,7 +335,7 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
             start[G++] = i;
         cost[G - 1] += l->forward_flops + l->backward_flops;
     }
-    cut_stages(plan, cost, start, G, L);
+    pipe_cut_stages(plan, cost, start, G, L);
     size_t off = 0;
     if (plan->E > 1)
         plan->a2a = dt_calloc((size_t)L, sizeof(double));
@@ -370,6 +371,10 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
 static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 {
     const trainer_model_t *m = &run->model;
+    if (m->cfg.arch == TRAINER_ARCH_GPT) {
+        pipe_gpt_layout(plan, run);
+        return;
+    }
     /* groups: a weight layer and the layers after it up to the next weight layer (the
      * input-side layers before the first weight layer, if any, join the first group) */
     int start[TRAINER_MAX_LAYERS + 1], G = 0;
@@ -383,7 +388,7 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
         cost[G - 1] += f.forward + f.backward;
     }
     start[G] = m->n_layers;
-    cut_stages(plan, cost, start, G, m->n_layers);
+    pipe_cut_stages(plan, cost, start, G, m->n_layers);
     for (int s = 0; s < plan->C; s++) { /* s: a chunk (V = 1: a stage) */
         plan->p0[s] = SIZE_MAX;
         plan->p1[s] = 0;
@@ -428,8 +433,11 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->T = (int)sc->tensor;
     plan->sp = plan->T > 1 && sc->sequence_parallel;
     plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
-    plan->zero_overlap =
-        plan->zero >= 2 && plan->D > 1 && scenario_own(sc, "zero_grad_overlap")->i;
+    /* the real gpt's stages reduce their slices after each backward pass: its tied wte has
+     * no per-layer buckets to reduce behind the pass (pipeline_gpt.c) */
+    int real_gpt = !run->timing_only && sc->model.arch == TRAINER_ARCH_GPT;
+    plan->zero_overlap = plan->zero >= 2 && plan->D > 1 && !real_gpt &&
+                         scenario_own(sc, "zero_grad_overlap")->i;
     plan->zero_prefetch = plan->zero >= 3 && plan->D > 1 && scenario_own(sc, "zero_prefetch")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
@@ -666,6 +674,8 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);
+        if (run->model.cfg.arch == TRAINER_ARCH_GPT)
+            pipe_gpt_groups(plan, run);
     }
     plan_formula(plan, run);
     pipe_plan_dp_formula(plan, run);

@@ -15,14 +15,15 @@
  * batch and T workers train the same weights (up to float rounding; tested). Every worker
  * draws the same batch. Worker 0 evaluates at the first all-reduce of the next step (when
  * every update of the step is known to be done), recorded at the time its step ended; after
- * the last step an all-reduce of one float stands for the end-of-training barrier. */
+ * the last step an all-reduce of one float stands for the end-of-training barrier.
+ * The real gpt's split (attention by heads, the MLP by columns then rows) is tensor_gpt.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 
 #include "collective.h"
-#include "strategy.h"
+#include "tensor_impl.h"
 
 enum { ROLE_COL, ROLE_ROW, ROLE_GATHER };
 
@@ -352,8 +353,9 @@ static void worker(sim_node_t *node)
 static void deploy(sim_run_t *run)
 {
     sim_groups_make(run);
+    int gpt = run->model.cfg.arch == TRAINER_ARCH_GPT;
     for (int i = 0; i < run->n_workers; i++)
-        sim_spawn(run, &run->workers[i], worker);
+        sim_spawn(run, &run->workers[i], gpt ? sim_tensor_gpt_worker : worker);
 }
 
 /* What a worker holds: its slices (with worker 0's row-split biases), their gradients and
@@ -362,6 +364,10 @@ static void deploy(sim_run_t *run)
  * slices, the all-reduced sums, the gathered blocks and the logits. */
 static void memory(const sim_run_t *run, sim_node_t *node)
 {
+    if (run->model.cfg.arch == TRAINER_ARCH_GPT) {
+        sim_tensor_gpt_memory(run, node);
+        return;
+    }
     tp_layer_t layer[TRAINER_MAX_HIDDEN + 1];
     int L = tp_layers(run, node->rank, layer);
     double own = 0, act = 0, vb = run->value_bytes;
@@ -403,11 +409,19 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long T = sc->tensor_parallel;
-    if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN || sc->model.arch == TRAINER_ARCH_GPT)
+    if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN)
         return scenario_fail(sc, err, "model.arch",
-                             "tensor parallelism splits fully connected layers: the model must "
-                             "be mlp or logreg (a model profile with a [tensor] section: "
-                             "strategy.kind = pipeline with strategy.tensor)");
+                             "tensor parallelism splits fully connected layers and attention: "
+                             "the model must be mlp, logreg or gpt (a model profile with a "
+                             "[tensor] section: strategy.kind = pipeline with strategy.tensor)");
+    int gpt = sc->model.arch == TRAINER_ARCH_GPT;
+    if (gpt && sim_tensor_gpt_check(sc, err) != DT_OK)
+        return DT_ERR_INPUT;
+    if (!gpt && sc->sequence_parallel && !scenario_key_swept(sc, "strategy.kind"))
+        return scenario_fail(sc, err, "strategy.sequence_parallel",
+                             "sequence_parallel divides a transformer's token rows between its "
+                             "split layers: the tensor strategy does it for the gpt, not the %s",
+                             trainer_arch_name(sc->model.arch));
     if (sc->workers != T && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.tensor_parallel", where, sizeof where);
         return scenario_fail(sc, err, k,
@@ -418,7 +432,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     /* the widths it splits: the outputs of the first layer of each pair (dense layers 1,
      * 3, ...: the second splits that as its input), and the classes when the dense layers
      * are odd in number (the last one is column-split) */
-    int L = sc->model.arch == TRAINER_ARCH_MLP ? sc->model.n_hidden + 1 : 1;
+    int L = gpt ? 0 : sc->model.arch == TRAINER_ARCH_MLP ? sc->model.n_hidden + 1 : 1;
     for (int j = 0; j < L - 1; j += 2)
         if (sc->model.hidden[j] % T) {
             k = scenario_blame(sc, "strategy.tensor_parallel", "model.hidden", where,
@@ -432,7 +446,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     long classes = !strcmp(sc->data_source, "synthetic")       ? sc->synthetic_classes
                    : !strcmp(sc->data_source, "fashion-mnist") ? 10
                                                                : 0;
-    if (L % 2 && classes > 0 && classes % T)
+    if (!gpt && L % 2 && classes > 0 && classes % T)
         return scenario_fail(sc, err, "strategy.tensor_parallel",
                              "tensor_parallel = %ld does not divide the %ld classes of the "
                              "output layer, which it splits by columns (an odd number of dense "
@@ -450,7 +464,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 const sim_strategy_t sim_strategy_tensor = {
     .name = "tensor",
     .about = "every dense layer split across `tensor_parallel` workers (Megatron-LM column "
-             "then row split, an all-reduce of activations per pair)",
+             "then row split, an all-reduce of activations per pair; gpt: attention by heads, "
+             "the MLP by columns then rows)",
     .keys = "`tensor_parallel`",
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
