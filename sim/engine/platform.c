@@ -353,6 +353,24 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
 
 double sim_platform_tcp_gamma(void) { return sg_cfg_get_double("network/TCP-gamma"); }
 
+void sim_platform_widen(const sim_platform_t *p, int stride)
+{
+    /* a generated cluster names host node-N's own links CLUSTER_link_N_UP and _DOWN (its
+     * routes are not built before the simulation starts: found by name) */
+    sg_link_t *links = sg_link_list();
+    for (size_t i = 0; i < sg_link_count(); i++) {
+        const char *name = sg_link_get_name(links[i]), *at = strstr(name, "_link_");
+        char *end;
+        long host = at ? strtol(at + 6, &end, 10) : -1;
+        if (host < 0 || host >= p->n_workers || host % stride ||
+            (strcmp(end, "_UP") && strcmp(end, "_DOWN")))
+            continue;
+        sg_link_set_bandwidth(links[i], stride * sg_link_get_bandwidth(links[i]));
+    }
+    free(links);
+    sg_cfg_set_double("network/TCP-gamma", stride * sg_cfg_get_double("network/TCP-gamma"));
+}
+
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};

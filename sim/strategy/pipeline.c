@@ -922,7 +922,13 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  plan->ep_formula ? "by formula" : "as messages", plan->ep_why ? ": " : "",
                  plan->ep_why ? plan->ep_why : "");
     n = (int)strlen(line);
-    if (plan->one && n < (int)size)
+    if (plan->one && plan->widen && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; one member of each tensor group simulated for all %d (tensor_members = one, "
+                 "an approximation: its messages carry the group's bytes, its own links and the "
+                 "TCP window made %d times as wide)",
+                 plan->T, plan->T);
+    else if (plan->one && n < (int)size)
         snprintf(line + n, size - (size_t)n,
                  "; one member of each tensor group simulated for all %d (tensor_members = one, "
                  "an approximation: %s)",
@@ -957,6 +963,8 @@ static void deploy(sim_run_t *run)
         run->worker_twin = twin;
         run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
+        if (plan->widen)
+            sim_platform_widen(&run->plat, plan->T);
     }
     if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
