@@ -3213,17 +3213,21 @@ END_TEST
  * replicas, buckets, the interleaved schedule, sequence parallelism, ZeRO 3, LV08 and NCCL's
  * time; every worker's row (compute, communication, idle within 0.5% of the step; steps;
  * bytes within 0.1%: a ring's chunks of T n elements round apart from T chunks of n) and the
- * hosts' energy too, the run's bytes the same; the summary says so. Where the
- * group is not symmetric on the network (two groups a rack, a host link slower than the
- * uplink, a fat-tree where the all-reduces are messages) every member runs: the same time
- * to the digit, and the summary says why. */
+ * hosts' energy too, the run's bytes the same; the summary says so. Under CM02 also where
+ * a rack holds two groups or a host's link is slower than the uplink, member 0's links and
+ * the TCP window widened 4 times (interleaved, ZeRO-1, a ring over replicas in a rack and
+ * across racks among them). Where the
+ * group is not symmetric on the network (those two under LV08, whose flows' weights depend
+ * on their links' bandwidth; a fat-tree where the all-reduces are messages) every member
+ * runs: the same time to the digit, and the summary says why. */
 START_TEST(tensor_members_one_matches_all)
 {
     char path[256], arch[300];
     profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
     static const struct {
         const char *platform, *net, *stages, *dp, *workers, *racks, *bw, *extra, *extra2;
-        int one; /* 1: tensor_members = one holds; 0: every member, and why */
+        int one; /* 1: tensor_members = one holds; 2: with member 0's links widened; 0:
+                  * every member, and why */
     } c[] = {
         {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "model.recompute=full",
          "strategy.pipeline_schedule=1f1b", 1},
@@ -3242,8 +3246,18 @@ START_TEST(tensor_members_one_matches_all)
         {"star", "CM02", "2", "2", "16", "1", "20Mbps", "strategy.bucket_mb=0.0005",
          "model.recompute=none", 1},
         {"multi-rack", "CM02", "2", "2", "16", "2", "20Mbps", "model.recompute=none",
-         "model.recompute=none", 0},
+         "model.recompute=none", 2},
         {"multi-rack", "CM02", "2", "2", "16", "4", "5Mbps", "model.recompute=none",
+         "model.recompute=none", 2},
+        {"multi-rack", "CM02", "2", "2", "16", "2", "5Mbps", "strategy.pipeline_schedule=interleaved",
+         "strategy.virtual_stages=2", 2},
+        {"multi-rack", "CM02", "2", "2", "16", "2", "20Mbps", "strategy.shard_optimizer=yes",
+         "strategy.ring_messages=phases", 2},
+        {"multi-rack", "CM02", "1", "4", "16", "2", "20Mbps", "model.recompute=none",
+         "model.recompute=none", 2},
+        {"multi-rack", "LV08", "2", "2", "16", "2", "20Mbps", "model.recompute=none",
+         "model.recompute=none", 0},
+        {"multi-rack", "LV08", "2", "2", "16", "4", "5Mbps", "model.recompute=none",
          "model.recompute=none", 0},
         {"fat-tree", "CM02", "2", "1", "8", "1", "20Mbps", "model.recompute=none",
          "model.recompute=none", 0},
@@ -3274,6 +3288,8 @@ START_TEST(tensor_members_one_matches_all)
         const char *said = c[k].one ? "one member of each tensor group simulated"
                                     : "every member of the tensor groups simulated";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        ck_assert_msg(!strstr(o[1].summary, "TCP window made 4 times as wide") == (c[k].one != 2),
+                      "case %zu: %s", k, o[1].summary);
         ck_assert_msg(!strstr(o[0].summary, "member"), "case %zu: %s", k, o[0].summary);
         double end = o[0].end_time, err = fabs(o[1].end_time - end) / end;
         ck_assert_msg(err <= (c[k].one ? 5e-3 : 0),

@@ -247,7 +247,8 @@ static void plan_help(void)
         "fits, the other options still planned); 130 (128 + SIGINT) or 143 (SIGTERM)\n"
         "when stopped by that signal, after the PARTIAL ranking. Progress goes to\n"
         "stderr: a line on a terminal, else \"plan: 3/8 done, 12 s, about 20 s left\"\n"
-        "after each run.\n"
+        "after each run (done of what may still run, the plan's elapsed time, its\n"
+        "checks included, and the time left at its runs' pace).\n"
         "\n"
         "example (GPT-3 175B, Narayanan et al. 2021):\n"
            "  dtsim profile transformer --layers 96 --hidden 12288 --heads 96 --seq 2048 \\\n"
@@ -1563,11 +1564,12 @@ static double plan_best_step(const char *db, const char *sweep)
  * one sweep, continuing sweep (its id, "" for a new one; the id goes there), in order of
  * their lower bound: -j at a time, after each batch the best step read back and every
  * layout whose bound exceeds it pruned (all at once with --no-prune, none pruned), at most
- * --max-runs in all. Into in: what was pruned and capped. *stopped: the signal that
+ * --max-runs in all; the progress counts from t0, the plan's start. Into in: what was
+ * pruned and capped. *stopped: the signal that
  * stopped it, -1 when the time limit passed, 0 when it ran to the end. Returns the sweep's
  * exit code. */
 static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layout_t *cand,
-                         const plan_layout_t *stored, long n_stored, double deadline,
+                         const plan_layout_t *stored, long n_stored, double t0, double deadline,
                          const char *base, const char *name, const char *argv0, char *sweep,
                          size_t size, int *stopped)
 {
@@ -1599,6 +1601,7 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
     sigaction(SIGTERM, &sa, &old_term);
     int rc = CLI_EXIT_OK;
     long at = 0, started = n_stored, done = n_stored;
+    double first_run = 0; /* when this session's first run began: its pace */
     *stopped = 0;
     for (;;) {
         long k = 0;
@@ -1635,9 +1638,13 @@ static int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layou
             total += state[order[j]] == PENDING && (o->no_prune || cand[order[j]].bound <= best);
         char id[SCENARIO_STR + 64]; /* the sweep's answer goes to sweep, cleared as it starts */
         snprintf(id, sizeof id, "%s", sweep);
+        if (!first_run)
+            first_run = cli_sweep_now();
         cli_sweep_opts_t so = {.id = id, .index = todo, .label = "plan", .done_before = done,
-                               .total = total, .deadline = deadline, .params = params,
-                               .n_params = PLAN_PARAMS, .quiet = 1, .checked = 1};
+                               .total = total, .started = t0, .pace_since = first_run,
+                               .pace_runs = done - n_stored, .deadline = deadline,
+                               .params = params, .n_params = PLAN_PARAMS, .quiet = 1,
+                               .checked = 1};
         int r = cli_sweep_run_opts(list, k, name, o->jobs, argv0, sweep, size, &so);
         if (r == CLI_EXIT_USAGE || !sweep[0]) {
             rc = r ? r : CLI_EXIT_RUN;
@@ -1967,7 +1974,7 @@ static int plan_one(plan_opts_t o, char **argv, double t0, int check,
         fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
                         "%ld layouts\n", o.db, fit);
 
-    rc = plan_simulate(&o, in, cand, ranked, stored, o.time_limit > 0 ? t0 + o.time_limit : 0,
+    rc = plan_simulate(&o, in, cand, ranked, stored, t0, o.time_limit > 0 ? t0 + o.time_limit : 0,
                        base, name, argv[0], sweep, sizeof sweep, &stopped);
     if (rc != CLI_EXIT_USAGE && !sweep[0] && stopped) { /* stopped before its first run */
         char again[sizeof in->options + PATH_MAX + 64];

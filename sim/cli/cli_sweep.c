@@ -167,10 +167,20 @@ static void progress_counts(const sweep_t *s, long *done, long *total, double *e
     long to_run = s->n - s->skipped; /* runs this session starts */
     *done = before + s->done;
     *total = s->opts && s->opts->total ? s->opts->total : s->opts ? before + s->n : s->n;
-    *elapsed = cli_sweep_now() - s->t0;
+    double now = cli_sweep_now();
+    *elapsed = now - s->t0;
     *left = s->done > 0 && s->done < to_run
                 ? *elapsed / (double)s->done * (double)(to_run - s->done)
                 : NAN;
+    if (s->opts && s->opts->started > 0) { /* the caller's whole time and pace (dtsim plan) */
+        long runs = s->opts->pace_runs + s->done;
+        *elapsed = now - s->opts->started;
+        *left = runs > 0 && *done < *total
+                    ? (now - s->opts->pace_since) / (double)runs * (double)(*total - *done)
+                    : NAN;
+        if (*left >= 0)
+            return;
+    }
     if (s->done == 0 && s->stored_mean > 0 && to_run > 0) /* resumed: the earlier runs' pace */
         *left = s->stored_mean * (double)((to_run + s->jobs - 1) / s->jobs) - *elapsed;
     if (*left < 0)
@@ -697,7 +707,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
     sweep_execute(&s);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (s.progress)
+    if (s.progress && !(s.opts && s.opts->started > 0)) /* a caller's batch: its line goes on */
         fprintf(stderr, "%ld runs in %.0fs\n", s.done, cli_sweep_now() - s.t0);
 
     /* the table, from the database (opening it marks the dead children's runs interrupted) */

@@ -32,6 +32,13 @@ typedef struct cli_sweep_opts {
                          * left" after each run; NULL: nothing (the terminal line as ever) */
     long done_before;   /* runs counted done before these (the progress says so) */
     long total;         /* runs in all for the progress; 0: n */
+    double started;     /* > 0: the caller's start (cli_sweep_now), from which the progress
+                         * counts the elapsed time (a plan's, over its batches); 0: the
+                         * sweep's own start */
+    double pace_since;  /* with started: when the caller's first run began, and how many of
+                         * its runs finished before these (pace_runs): the estimate of the
+                         * time left is that pace over all of them, these included */
+    long pace_runs;
     const cli_param_t *params; /* stored with each run's parameters (NULL: none) */
     int n_params;
     int quiet;          /* no table and no "stored in" line (dtsim plan runs its sweep in

@@ -383,6 +383,25 @@ int sim_platform_server_of(const scenario_t *sc, int host, int *size, double *ni
 
 double sim_platform_tcp_gamma(void) { return sg_cfg_get_double("network/TCP-gamma"); }
 
+void sim_platform_widen(const sim_platform_t *p, int stride)
+{
+    /* a generated cluster names host node-N's own links CLUSTER_link_N_UP and _DOWN (its
+     * routes are not built before the simulation starts: found by name) */
+    sg_link_t *links = sg_link_list();
+    size_t n = sg_link_count(); /* it walks every zone: once */
+    for (size_t i = 0; i < n; i++) {
+        const char *name = sg_link_get_name(links[i]), *at = strstr(name, "_link_");
+        char *end;
+        long host = at ? strtol(at + 6, &end, 10) : -1;
+        if (host < 0 || host >= p->n_workers || host % stride ||
+            (strcmp(end, "_UP") && strcmp(end, "_DOWN")))
+            continue;
+        sg_link_set_bandwidth(links[i], stride * sg_link_get_bandwidth(links[i]));
+    }
+    free(links);
+    sg_cfg_set_double("network/TCP-gamma", stride * sg_cfg_get_double("network/TCP-gamma"));
+}
+
 static void apply_network_model(const scenario_t *sc)
 {
     static const char *names[] = {"LV08", "CM02", "SMPI"};
@@ -483,14 +502,22 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
             return DT_ERR_INPUT;
         }
     } else {
-        for (int i = 0; i < p->n_workers; i++) {
-            snprintf(name, sizeof name, "node-%d", i);
-            p->workers[i] = (sim_host_t)sg_host_by_name(name);
+        /* node-N by its number, from one list: SimGrid 3.32 finds a host by name walking
+         * every zone (2048 of them for 16,384 hosts in racks) */
+        sg_host_t *all = sg_host_list();
+        size_t count = sg_host_count();
+        for (size_t i = 0; i < count; i++) {
+            const char *host = sg_host_get_name(all[i]);
+            char *end;
+            long k = strncmp(host, "node-", 5) ? -1 : strtol(host + 5, &end, 10);
+            if (k < 0 || *end)
+                continue;
+            if (k < p->n_workers)
+                p->workers[k] = (sim_host_t)all[i];
+            else if (k < p->n_workers + p->n_servers)
+                p->servers[k - p->n_workers] = (sim_host_t)all[i];
         }
-        for (int i = 0; i < p->n_servers; i++) {
-            snprintf(name, sizeof name, "node-%d", p->n_workers + i);
-            p->servers[i] = (sim_host_t)sg_host_by_name(name);
-        }
+        free(all);
     }
     for (int i = 0; i < p->n_workers; i++)
         DT_ASSERT(p->workers[i]);
@@ -502,8 +529,7 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     int hosts = p->n_workers + p->n_servers;
     if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
         int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
-        for (int i = 0; i < p->n_workers; i++) {
-            int r = 0;
+        for (int i = 0, r = 0; i < p->n_workers; i++) {
             while ((long)hosts * (r + 1) / racks <= i)
                 r++;
             p->group[i] = r;

@@ -91,6 +91,13 @@ int sim_platform_server_of(const scenario_t *sc, int host, int *size, double *ni
 /* The network model's TCP window (network/TCP-gamma, bytes): a flow's rate is at most
  * gamma / (2 x its route's latency). */
 double sim_platform_tcp_gamma(void);
+/* For a strategy that simulates worker i of each `stride` consecutive workers for all
+ * of them, their flows one flow of stride times the bytes: that worker's own links (up and
+ * down) stride times as fast and the TCP window stride times as wide. Under CM02 (no
+ * bandwidth in a flow's weight) every rate of such a run is then stride times the rate of
+ * each of the identical flows it stands for, wherever the shared links (uplinks, the
+ * backbones) carry only such flows. Before any communication. */
+void sim_platform_widen(const sim_platform_t *p, int stride);
 /* Frees p's host and group lists and zeroes p (p itself is the caller's). */
 void sim_platform_free(sim_platform_t *p);
 

@@ -891,7 +891,13 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  ", a forward and a backward pass's all-to-alls behind their compute "
                  "(expert_overlap, DualPipe)");
     n = (int)strlen(line);
-    if (plan->one && n < (int)size)
+    if (plan->one && plan->widen && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; one member of each tensor group simulated for all %d (tensor_members = one, "
+                 "an approximation: its messages carry the group's bytes, its own links and the "
+                 "TCP window made %d times as wide)",
+                 plan->T, plan->T);
+    else if (plan->one && n < (int)size)
         snprintf(line + n, size - (size_t)n,
                  "; one member of each tensor group simulated for all %d (tensor_members = one, "
                  "an approximation: %s)",
@@ -929,6 +935,8 @@ static void deploy(sim_run_t *run)
         run->worker_twin = twin;
         run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
+        if (plan->widen)
+            sim_platform_widen(&run->plat, plan->T);
     }
     if (plan->zero_prefetch) { /* each member's stream gathers and reduces (pipe_zero_jobs) */
         size_t n_max = 2 * (size_t)plan->M * (size_t)plan->V;

@@ -109,8 +109,10 @@ typedef struct pipe_plan {
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
      * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
      * share a rack's uplink, 1 where each has links of its own); one_why: why every member
-     * is simulated after all (NULL: one was asked for and holds, or all was asked for) */
-    int one, fold;
+     * is simulated after all (NULL: one was asked for and holds, or all was asked for);
+     * widen: fold T on racks of several groups or slow host links, member 0's links and the
+     * TCP window made T times as wide (sim_platform_widen) */
+    int one, fold, widen;
     const char *one_why;
     /* strategy.context = cp > 1 (plan_context): each micro-batch's sequence split over a
      * context group of cp hosts, which D counts among the replicas (D = data_parallel x cp:

@@ -613,7 +613,13 @@ double pipe_overlap_exposed(double c, double m, int T)
  * parallel flows share its uplink: one flow of T times the bytes takes the same time under
  * max-min sharing when that flow is bounded by the uplinks alone, i.e. a host's link is at
  * least as fast as an uplink and the TCP window (gamma / (2 x the route's latency)) does not
- * bound it either (fold T). Else every member, and why. */
+ * bound it either (fold T). Where those do not hold but each rack holds whole tensor
+ * groups (several a rack, host links slower than the uplink, the window binding), under
+ * CM02 member 0's own links are made T times as fast and the TCP window T times as wide
+ * (widen): every flow of the run is then one of T identical flows, each constraint of
+ * the sharing (a member's link, the shared uplinks and backbones, the window) scaled
+ * alike, so its rate is T times each member's (fold T). LV08 weighs a flow by its links'
+ * bandwidth, which the widened links would change. Else every member, and why. */
 static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
@@ -642,18 +648,24 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
         double route = 2 * (sc->latency + sc->uplink_latency) *
                        (sc->network_model == SIM_NET_LV08 ? 13.01 : 1.0);
         double gamma = sim_platform_tcp_gamma();
-        if (sc->racks * plan->T != hosts) {
-            plan->one_why = "a rack holds other hosts than one tensor group";
+        const char *why = NULL;
+        if (sc->racks * plan->T != hosts)
+            why = "a rack holds other hosts than one tensor group";
+        else if (sc->bandwidth < sc->uplink_bandwidth)
+            why = "a host's link is slower than its rack's uplink";
+        else if (route > 0 && gamma > 0 && gamma / (2 * route) < sc->uplink_bandwidth)
+            why = "the TCP window bounds a flow below the uplink's bandwidth";
+        if (why && sc->network_model != SIM_NET_CM02) {
+            plan->one_why = why; /* LV08: a flow's weight depends on its links' bandwidth */
             return;
         }
-        if (sc->bandwidth < sc->uplink_bandwidth) {
-            plan->one_why = "a host's link is slower than its rack's uplink";
-            return;
-        }
-        if (route > 0 && gamma > 0 && gamma / (2 * route) < sc->uplink_bandwidth) {
-            plan->one_why = "the TCP window bounds a flow below the uplink's bandwidth";
-            return;
-        }
+        for (int g = 0; why && g < plan->D * plan->S; g++)
+            if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1,
+                                               0) < 0) {
+                plan->one_why = "a tensor group spans two racks";
+                return;
+            }
+        plan->widen = why != NULL;
         plan->fold = plan->T;
     } else if (sc->platform != SIM_PLATFORM_STAR) {
         plan->one_why = "the platform is neither a star nor multi-rack";
