@@ -209,14 +209,14 @@ static void serve_usage(FILE *out)
             "accuracy against simulated time for every run, a colour per strategy, redrawn\n"
             "every two seconds (a run under way grows as its evals rows land), and any run\n"
             "replayed from its evals rows. JSON: /api/runs, /api/evals?run=ID.\n"
-            "  --db PATH   results database (default results.db)\n"
+            "  --db PATH   results database (default " DEFAULT_DB ")\n"
             "  --port N    TCP port on 127.0.0.1 (default 8037; 0: any free port, printed)\n"
             "Needs libmicrohttpd at configure time. Stops on Ctrl-C.\n");
 }
 
 int cli_serve(int argc, char **argv)
 {
-    const char *db_path = "results.db";
+    const char *db_path = DEFAULT_DB;
     long port = 8037;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
