@@ -85,6 +85,8 @@ int cli_devices(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 /** dtsim report: one self-contained HTML page about stored runs (results/report.h). */
 int cli_report(int argc, char **argv);
+/** dtsim serve: a live web page about a results database, on 127.0.0.1 (libmicrohttpd). */
+int cli_serve(int argc, char **argv);
 /** dtsim runs: lists the runs of a results database. */
 int cli_runs(int argc, char **argv);
 /** dtsim show: prints one run of a results database whole. */

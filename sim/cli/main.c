@@ -25,6 +25,7 @@ static void usage(FILE *out)
             "                     scaling, timeline) with gnuplot\n"
             "  report             one HTML page about stored runs: summary, figures,\n"
             "                     configurations, lessons\n"
+            "  serve              a live web page of stored and running runs, on 127.0.0.1\n"
             "  keys               every scenario key with its default and meaning\n"
             "  strategies         every strategy, the keys it reads, what it does\n"
             "  devices [NAME]     the device catalogue (cluster.device): peaks per precision,\n"
@@ -101,6 +102,8 @@ int main(int argc, char **argv)
         return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cli_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "keys"))
         return cli_keys(argc - 1, argv + 1);
     if (!strcmp(cmd, "strategies"))

@@ -1,0 +1,188 @@
+/* dtsim serve: the JSON endpoints against the database they read. A small database is written
+ * here with SQLite, dtsim serve is started on a free loopback port (--port 0), the answers are
+ * fetched over a plain socket and compared with the rows SQLite holds. Built without
+ * libmicrohttpd, the command must refuse in one line with exit code 2. */
+#define _DEFAULT_SOURCE /* mkstemp */
+#include <check.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void exec_sql(sqlite3 *h, const char *sql)
+{
+    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* A database with two runs (one still running) and their evals rows. */
+static void make_db(const char *path)
+{
+    sqlite3 *h;
+    unlink(path);
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    exec_sql(h, "CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT, strategy TEXT,"
+                " status TEXT, sweep TEXT);"
+                "CREATE TABLE evals (run INTEGER, sim_time REAL, step INTEGER, test_acc REAL);"
+                "INSERT INTO runs VALUES (1, 'a \"quoted\" run', 'sync-ps', 'finished', 's');"
+                "INSERT INTO runs VALUES (2, 'b', 'allreduce', 'running', NULL);"
+                "INSERT INTO evals VALUES (1, 0.5, 10, 0.25), (1, 1.5, 30, 0.75),"
+                " (1, 1.0, 20, 0.5), (2, 0.25, 5, 0.125);");
+    sqlite3_close(h);
+}
+
+/* GET PATH from 127.0.0.1:PORT; returns the whole answer (headers and body), malloc'd. */
+static char *http_get(int port, const char *path)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    ck_assert_int_eq(write(fd, req, (size_t)n), n);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    ssize_t got;
+    while ((got = read(fd, out + len, cap - len - 1)) > 0)
+        len += (size_t)got;
+    out[len] = 0;
+    close(fd);
+    return out;
+}
+
+static pid_t server;
+
+/* Starts dtsim serve --port 0 on DB; returns the port it printed. */
+static int start_server(const char *db)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    server = fork();
+    ck_assert_int_ge(server, 0);
+    if (server == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        execl(DTSIM_BINARY, DTSIM_BINARY, "serve", "--db", db, "--port", "0", (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    FILE *f = fdopen(p[0], "r");
+    char line[256] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    int port = 0;
+    ck_assert_int_eq(sscanf(line, "dtsim serve: http://127.0.0.1:%d/", &port), 1);
+    return port;
+}
+
+static void stop_server(void)
+{
+    int status;
+    kill(server, SIGTERM);
+    ck_assert_int_eq(waitpid(server, &status, 0), server);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+#ifdef DTSIM_HAVE_MHD
+START_TEST(serve_runs_and_evals_match_the_database)
+{
+    char db[] = "/tmp/dtsim-test-serve-XXXXXX";
+    int fd = mkstemp(db);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    make_db(db);
+    int port = start_server(db);
+
+    char *runs = http_get(port, "/api/runs");
+    ck_assert_ptr_nonnull(strstr(runs, "200 OK"));
+    ck_assert_ptr_nonnull(strstr(runs, "\r\n\r\n[{\"id\":1,\"name\":\"a \\\"quoted\\\" run\","
+                                       "\"strategy\":\"sync-ps\",\"status\":\"finished\","
+                                       "\"sweep\":\"s\"},{\"id\":2,\"name\":\"b\","
+                                       "\"strategy\":\"allreduce\",\"status\":\"running\","
+                                       "\"sweep\":null}]"));
+    free(runs);
+
+    /* run 1's rows in simulated-time order, as SQLite gives them */
+    char *evals = http_get(port, "/api/evals?run=1");
+    const char *body = strstr(evals, "\r\n\r\n");
+    ck_assert_ptr_nonnull(body);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT sim_time, test_acc, step FROM evals"
+                                           " WHERE run = 1 ORDER BY sim_time", -1, &st, NULL),
+                     SQLITE_OK);
+    const char *p = body + 4;
+    ck_assert_int_eq(*p++, '[');
+    int rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double t, acc, step;
+        int used = 0;
+        ck_assert_int_eq(sscanf(p, "%*[,][%lf,%lf,%lf]%n", &t, &acc, &step, &used) == 3 ||
+                             sscanf(p, "[%lf,%lf,%lf]%n", &t, &acc, &step, &used) == 3,
+                         1);
+        ck_assert_double_eq(t, sqlite3_column_double(st, 0));
+        ck_assert_double_eq(acc, sqlite3_column_double(st, 1));
+        ck_assert_double_eq(step, sqlite3_column_double(st, 2));
+        p += used;
+        rows++;
+    }
+    ck_assert_int_eq(rows, 3);
+    ck_assert_str_eq(p, "]");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(evals);
+
+    char *bad = http_get(port, "/api/evals?run=x");
+    ck_assert_ptr_nonnull(strstr(bad, " 400 "));
+    free(bad);
+    char *page = http_get(port, "/");
+    ck_assert_ptr_nonnull(strstr(page, "fetch(\"/api/runs\")"));
+    free(page);
+    stop_server();
+    unlink(db);
+}
+END_TEST
+#else
+START_TEST(serve_without_libmicrohttpd_refuses)
+{
+    int status = system(DTSIM_BINARY " serve --db /nonexistent.db 2>/dev/null");
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+}
+END_TEST
+#endif
+
+START_TEST(serve_rejects_bad_port_and_database)
+{
+    int status = system(DTSIM_BINARY " serve --port 70000 2>/dev/null");
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    status = system(DTSIM_BINARY " serve --db /nonexistent/dtsim.db 2>/dev/null");
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve");
+    TCase *tc = tcase_create("serve");
+    tcase_set_timeout(tc, 30);
+#ifdef DTSIM_HAVE_MHD
+    tcase_add_test(tc, serve_runs_and_evals_match_the_database);
+#else
+    tcase_add_test(tc, serve_without_libmicrohttpd_refuses);
+#endif
+    tcase_add_test(tc, serve_rejects_bad_port_and_database);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
