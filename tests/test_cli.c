@@ -3213,7 +3213,7 @@ START_TEST(devices_lists_the_catalogue)
     one_error_line("dev.ini:4: device.memory: bad size \"lots\"", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"devices", "tpu", NULL}), 2);
     one_error_line("dtsim devices: unknown device \"tpu\" (expected one of cpu, v100", NULL);
-    /* --nic: NCCL between servers of 8 H100s on NDR (sim/README.md, Collectives between
+    /* --nic: NCCL between servers of 8 H100s on NDR (sim/docs/scale.md, Collectives between
      * servers: 364.9 GB/s by ring at 2 GB on 2 servers, 8.4 + 26 x 3.4 + 4 x 14 us of
      * latency and 2 x 15/16 of 2 GB at NVLink's 370 GB/s) */
     ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", "400Gbps", NULL}), 0);

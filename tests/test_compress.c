@@ -67,7 +67,7 @@ START_TEST(parse_and_format)
 }
 END_TEST
 
-/* The sizes sim/README.md promises: fp16 half, qsgd8 a quarter plus a scale per 512, top-k
+/* The sizes sim/docs/parallelism.md promises: fp16 half, qsgd8 a quarter plus a scale per 512, top-k
  * 1% as index + value pairs = 2% of fp32. */
 START_TEST(sizes)
 {

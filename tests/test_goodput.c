@@ -201,11 +201,11 @@ START_TEST(command_prints_the_table)
     double simulated;
     ck_assert_int_eq(sscanf(s + strlen("simulated goodput"), " %lf%%", &simulated), 1);
     NEAR(simulated, 92.63, 0.05);
-    /* sim/README.md shows this very output (regenerate its example when it changes) */
+    /* sim/docs/planning.md shows this very output (regenerate its example when it changes) */
     char readme_path[512];
-    snprintf(readme_path, sizeof readme_path, "%s/sim/README.md", DTSIM_SOURCE);
+    snprintf(readme_path, sizeof readme_path, "%s/sim/docs/planning.md", DTSIM_SOURCE);
     char *readme = cli_slurp(readme_path);
-    ck_assert_msg(strstr(readme, o), "sim/README.md's goodput example is not the output of "
+    ck_assert_msg(strstr(readme, o), "sim/docs/planning.md's goodput example is not the output of "
                                      "its command now:\n%s", o);
     free(readme);
     free(o);

@@ -21,7 +21,7 @@ static void goodput_help(void)
     printf("usage: dtsim goodput --devices N (--params P | --profile P | --ckpt-size S)\n"
            "                     [OPTIONS]\n"
            "\n"
-           "What failures cost a training job (sim/README.md: Goodput: failures and\n"
+           "What failures cost a training job (sim/docs/planning.md: Goodput: failures and\n"
            "checkpoints): a failure of any of the N devices stops the job, which restarts\n"
            "and goes on from its last checkpoint. Prints the job's mean time between\n"
            "failures (a device's MTBF / N), a checkpoint's write time, the checkpoint\n"

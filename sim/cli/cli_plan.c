@@ -128,7 +128,7 @@ static void plan_help(void)
            "                  --devices N --global-batch B [OPTIONS]\n"
            "       dtsim plan --show [--db PATH] [--sweep ID] [--top K] [--tokens N]\n"
            "\n"
-           "Capacity planning of a timing-only model (sim/README.md: Planning a layout):\n"
+           "Capacity planning of a timing-only model (sim/docs/planning.md: Planning a layout):\n"
         "enumerates the tensor x pipeline x data layouts of N devices for one global\n"
         "batch, each with micro-batches of 1, 2 or 4 samples, the 1F1B or the\n"
         "interleaved schedule (virtual stages 2, 4, 8), sequence parallelism or not\n"

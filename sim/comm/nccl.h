@@ -4,7 +4,7 @@
  * tuner makes between them, in closed form (no messages). The model is NCCL's own tuning
  * model (src/graph/tuning.cc, NCCL 2.19-2.21): time = base latency + steps x hop latency
  * + bytes / algorithm bandwidth, the algorithm bandwidth being the server's bus bandwidth
- * times the protocol's efficiency and the algorithm's ratio; sim/README.md, "Collectives as
+ * times the protocol's efficiency and the algorithm's ratio; sim/docs/scale.md, "Collectives as
  * NCCL runs them", gives the figures and what is left out. */
 #ifndef DTSIM_NCCL_H
 #define DTSIM_NCCL_H
@@ -58,7 +58,7 @@ void sim_nccl_links(sim_nccl_t *m, int ranks, double step, double per_byte);
  * nvlink_busbw, unused where T = N) and the T / N NICs of a server together carrying
  * net_busbw bytes/s each way; NCCL's latencies for NVLink and the network, no NVLS (NCCL
  * needs CollNet for NVLS across servers; NVLS-tree is left out). N = 1 is sim_nccl_nvlink
- * without NVLS. sim/README.md, "Collectives between servers", gives the formulas. */
+ * without NVLS. sim/docs/scale.md, "Collectives between servers", gives the formulas. */
 void sim_nccl_net(sim_nccl_t *m, int ranks, int nodes, double nvlink_busbw, double net_busbw);
 /* Seconds a collective of n bytes takes by algorithm a and protocol p; -1 where NCCL has no
  * such pairing (tree other than for an all-reduce, NVLS without SHARP or other than

@@ -2,7 +2,7 @@
  * (strategy.dp_comm = nccl): the servers the members' hosts lie in make NCCL's model
  * (nccl.h: NVLink inside a server, a NIC per GPU between them), and a collective starts when
  * the group's last member arrives and ends NCCL's time later for every member, as NCCL's
- * kernels do; no messages. sim/README.md, "Collectives between servers". */
+ * kernels do; no messages. sim/docs/scale.md, "Collectives between servers". */
 #ifndef DTSIM_NCCL_GROUP_H
 #define DTSIM_NCCL_GROUP_H
 

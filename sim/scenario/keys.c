@@ -455,7 +455,7 @@ static const key_desc_t builtin_keys[] = {
              "several jobs on this file's platform: scenario files (relative to this file), "
              "each its own run with its own strategy, model and hosts, simulated together so "
              "that their traffic shares the fabric; cluster.workers is then the platform's "
-             "host count (see sim/README.md, Several jobs on one platform)"),
+             "host count (see sim/docs/fabrics.md, Several jobs on one platform)"),
     K_ENUM("jobs", "placement", "packed", jobs_placement, sim_placement_t, placement_names, 0,
            "which hosts each job gets: packed (job 1 the first hosts, job 2 the next) or "
            "interleaved (one host each in turn, so jobs share racks and uplinks)"),

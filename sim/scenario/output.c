@@ -244,7 +244,7 @@ void scenario_write_keys_markdown(FILE *out)
                  "without `device` makes the device `custom`; both in one file must agree "
                  "(`device = custom`, or the device's own speed); a `--set` of either one "
                  "replaces the pair. With `sms`, a profile's GEMMs, attention and memory-bound layers are "
-                 "timed by their shapes instead (`cluster.compute_model`; sim/README.md, "
+                 "timed by their shapes instead (`cluster.compute_model`; sim/docs/capacity.md, "
                  "\"Compute by operation and shape\"): `gemm_efficiency` of the peak for large "
                  "GEMMs, `attention_efficiency` of the 16-bit peak for flash attention, "
                  "`memory_efficiency` of the bandwidth for memory-bound layers. `nvlink_busbw` and "

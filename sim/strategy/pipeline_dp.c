@@ -1,7 +1,7 @@
 /* The pipeline's collectives over its replicas (the data-parallel all-reduces, ZeRO's
  * reduce-scatters and all-gathers, expert parallelism's gradient reductions): real
  * exchanges of messages (collective.h), or under strategy.dp_comm = nccl NCCL's time in
- * closed form over the servers the replicas' hosts occupy (nccl_group.h; sim/README.md,
+ * closed form over the servers the replicas' hosts occupy (nccl_group.h; sim/docs/scale.md,
  * "Collectives between servers"). */
 #include "pipeline_impl.h"
 

@@ -1,4 +1,4 @@
-/* Expert parallelism of a pipeline (strategy.expert; sim/README.md, Expert parallelism):
+/* Expert parallelism of a pipeline (strategy.expert; sim/docs/scale.md, Expert parallelism):
  * the keys' checks, the expert groups and the all-to-alls' closed form (pipe_plan_experts),
  * a MoE block's dispatch and combine (pipe_expert_alltoall), a stage's pass through them
  * (pipe_expert_pass), and what DeepSeek-V3's system changes about them: node-limited

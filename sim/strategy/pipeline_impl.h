@@ -80,7 +80,7 @@ typedef struct pipe_plan {
      * protocol the keys fix (-1: NCCL's tuner chooses by size) */
     int tp_nccl, nccl_algo, nccl_proto, nccl_device;
     sim_nccl_t nccl;
-    /* strategy.expert = E > 1 (a profile with [experts]; sim/README.md, Expert
+    /* strategy.expert = E > 1 (a profile with [experts]; sim/docs/scale.md, Expert
      * parallelism): replicas d of one expert group, d / E alike, hold 1/E of each routed
      * layer's experts; a member's chunk c holds pe[c] expert parameters, the last pe[c] of
      * its slice [p0, p1) as the gradient reduction sees them */

@@ -1,5 +1,5 @@
 /* ZeRO over a pipeline's replicas with the gradients' reduce-scatters behind the backward
- * pass (strategy.zero_grad_overlap; sim/README.md, Hybrid: replicas of a pipeline). As
+ * pass (strategy.zero_grad_overlap; sim/docs/parallelism.md, Hybrid: replicas of a pipeline). As
  * Megatron-LM's distributed optimizer with overlap_grad_reduce, and FSDP under pipelining,
  * run it: the earlier micro-batches' backward passes add up whole gradients; during each
  * chunk's last backward pass of the step the stage's stream reduce-scatters its buckets

@@ -175,7 +175,7 @@ long sim_fl_steps_done(const sim_run_t *run);
             "gradients are reduce-scattered, each shard updated, the parameters all-gathered"}
 
 /* strategy.zero_grad_overlap and strategy.zero_prefetch, keys of zero and of pipeline over
- * its replicas (sim/README.md, Sharded data parallelism: overlap). */
+ * its replicas (sim/docs/parallelism.md, Sharded data parallelism: overlap). */
 #define SIM_KEY_ZERO_GRAD_OVERLAP                                                            \
     {.key = "zero_grad_overlap", .kind = SIM_KEY_BOOL, .def = "yes",                         \
      .doc = "zero_stage 2 or 3: the gradients' reduce-scatters in buckets of bucket_mb (0: "  \
@@ -197,7 +197,7 @@ long sim_fl_steps_done(const sim_run_t *run);
             "no: each gathered when its compute is due, in turn"}
 
 /* strategy.dp_comm, a key of two strategies (allreduce, and pipeline over its replicas):
- * how their collectives over the replicas are simulated (sim/README.md, "Collectives between
+ * how their collectives over the replicas are simulated (sim/docs/scale.md, "Collectives between
  * servers"). */
 enum { SIM_DP_MESSAGES, SIM_DP_FORMULA, SIM_DP_NCCL };
 extern const char *const sim_dp_comm_names[];

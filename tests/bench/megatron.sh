@@ -13,11 +13,11 @@
 #    micro-batches, the whole pipeline schedule and every tensor all-reduce) is simulated,
 #    plus the time the data-parallel all-reduce adds, measured as the difference of two short
 #    runs of 8 micro-batches: data 8 (1024 GPUs) minus data 1.
-# Assumptions (sim/README.md: Checked against published and simulated references): the
+# Assumptions (sim/docs/published.md: Checked against published and simulated references): the
 # catalogue's a100-80gb at BF16, each layer timed by operation and shape (the profile's
 # [shape] section; cluster.compute_model = shape: GEMMs by tiles and waves over 108 SMs at
 # gemm_efficiency, whose factor 0.75 was fitted on this very figure, flash attention, memory-
-# bound layers at the HBM bandwidth; sim/README.md: Compute by operation and shape);
+# bound layers at the HBM bandwidth; sim/docs/capacity.md: Compute by operation and shape);
 # --flat times every FLOP at 50% of the peak instead (tensor_efficiency, itself taken from
 # this paper's 52% on 3072 GPUs), as dtsim did before; 2400 Gbit/s inside a server, 1600 Gbit/s per server uplink,
 # 2 us links, CM02; 1F1B (Megatron used its interleaved schedule); full activation

@@ -1,5 +1,5 @@
 #!/bin/sh
-# NCCL between servers as dtsim models it (strategy.dp_comm = nccl; sim/README.md,
+# NCCL between servers as dtsim models it (strategy.dp_comm = nccl; sim/docs/scale.md,
 # "Collectives between servers") beside published nccl-tests all_reduce_perf figures: the
 # bus bandwidth of a large all-reduce (2 GB) by ring (NCCL_ALGO=Ring, as NVIDIA asks such
 # figures to be measured) on 2 to 32 servers of 8 GPUs, each GPU's share of the servers'

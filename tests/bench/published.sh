@@ -6,7 +6,7 @@
 # listed with their published figure and what is missing. Use the figures to check dtsim,
 # not to tune it: no catalogue constant was changed for them.
 #
-# Rows (sim/README.md: Checked against published and simulated references):
+# Rows (sim/docs/published.md: Checked against published and simulated references):
 #   1. GPT-3 175B on 1024 A100 80GB (Narayanan et al., SC'21): tensor 8 x pipeline 16 x
 #      data 8, 1536 sequences of 2048 tokens in micro-batches of one (192 per replica), full
 #      recomputation, 140 TFLOP/s per GPU counted with Megatron-LM's formula
@@ -298,7 +298,7 @@ printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio 
 echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
 echo " pass; rows 5-11 by the profile's forward and backward FLOPs, none recomputed; row 7's"
 echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs, rows 10-11's"
-echo " NeMo's tokens a second a GPU in them; see sim/README.md)"
+echo " NeMo's tokens a second a GPU in them; see sim/docs/published.md)"
 echo
 echo "commands (SCENARIO.ini: written by scenario() in tests/bench/frontier.sh; row 7's here):"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%s: %s\n", $1, $7 }' "$tmp/table"
