@@ -59,3 +59,14 @@ double dt_wall_seconds(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+void dt_duration_words(double seconds, char *buf, size_t size)
+{
+    long t = seconds > 0 ? (long)(seconds + 0.5) : 0;
+    if (t < 60)
+        snprintf(buf, size, "%ld s", t);
+    else if (t < 3600)
+        snprintf(buf, size, "%ld min %ld s", t / 60, t % 60);
+    else
+        snprintf(buf, size, "%ld h %ld min", t / 3600, t % 3600 / 60);
+}

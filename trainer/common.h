@@ -59,5 +59,7 @@ void *dt_calloc(size_t count, size_t size);
 
 /* Wall-clock seconds from a monotonic clock, for benchmarks and the measured time model. */
 double dt_wall_seconds(void);
+/* "45 s", "3 min 10 s", "1 h 2 min": a wall-clock duration in words, for progress lines. */
+void dt_duration_words(double seconds, char *buf, size_t size);
 
 #endif

@@ -144,18 +144,6 @@ double cli_sweep_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "3 min 10 s", "1 h 2 min", "45 s": a wall-clock duration for the plain progress lines. */
-static void duration_words(double seconds, char *buf, size_t size)
-{
-    long t = seconds > 0 ? (long)(seconds + 0.5) : 0;
-    if (t < 60)
-        snprintf(buf, size, "%ld s", t);
-    else if (t < 3600)
-        snprintf(buf, size, "%ld min %ld s", t / 60, t % 60);
-    else
-        snprintf(buf, size, "%ld h %ld min", t / 3600, t % 3600 / 60);
-}
-
 /* ---- the progress line ------------------------------------------------------------------ */
 
 /* Runs done and in all as the progress counts them (a continued sweep counts what was done
@@ -198,10 +186,10 @@ static void progress_line(const sweep_t *s)
     double elapsed, left;
     progress_counts(s, &done, &total, &elapsed, &left);
     char spent[32], rest[48] = "";
-    duration_words(elapsed, spent, sizeof spent);
+    dt_duration_words(elapsed, spent, sizeof spent);
     if (!isnan(left)) {
         char words[32];
-        duration_words(left, words, sizeof words);
+        dt_duration_words(left, words, sizeof words);
         snprintf(rest, sizeof rest, ", about %s left", words);
     }
     fprintf(stderr, "%s: %ld/%ld done, %s%s\n", label, done, total, spent, rest);

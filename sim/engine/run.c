@@ -593,18 +593,6 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
                 step, run->total_steps, now, ev.accuracy, ev.loss);
 }
 
-/* "45 s", "3 min 10 s", "1 h 2 min": a wall-clock duration for the plain progress lines. */
-static void wall_text(char *out, size_t size, double s)
-{
-    long t = lround(s);
-    if (t < 60)
-        snprintf(out, size, "%ld s", t);
-    else if (t < 3600)
-        snprintf(out, size, "%ld min %ld s", t / 60, t % 60);
-    else
-        snprintf(out, size, "%ld h %ld min", t / 3600, t % 3600 / 60);
-}
-
 /* A plain progress line (stderr a pipe or a file) when SIM_PROGRESS_EVERY seconds of wall
  * time have passed since the last one: steps (or rounds) done of the run's, the simulated
  * clock, the wall time so far and an estimate of what is left, from the pace so far. */
@@ -624,10 +612,11 @@ static void progress_plain(sim_run_t *run, long steps_done)
     run->progress_shown = wall;
     double spent = wall - run->started_wall;
     char so_far[32], left[48] = "";
-    wall_text(so_far, sizeof so_far, spent);
+    dt_duration_words(spent, so_far, sizeof so_far);
     if (steps_done > 0 && run->total_steps > steps_done) {
         char t[32];
-        wall_text(t, sizeof t, spent * (double)(run->total_steps - steps_done) / (double)steps_done);
+        dt_duration_words(spent * (double)(run->total_steps - steps_done) / (double)steps_done, t,
+                          sizeof t);
         snprintf(left, sizeof left, ", about %s left", t);
     }
     fprintf(stderr, "%s: %s %ld/%ld, simulated %.4g s in %s of wall time%s\n", run->sc->name,
