@@ -46,6 +46,21 @@ static void devices_table(void)
            "has none\n(dtsim devices NAME: every value with its source)\n");
 }
 
+/* One row of an all-reduce table of n bytes on T GPUs: the tuner's choice, its time,
+ * nccl-tests' algbw and busbw, and the busbw of the fastest ring protocol. */
+static void nccl_row(const sim_nccl_t *m, int T, double n)
+{
+    sim_nccl_algo_t a;
+    sim_nccl_proto_t p;
+    double t = sim_nccl_best(m, SIM_NCCL_ALLREDUCE, -1, -1, n, &a, &p);
+    double ring = sim_nccl_best(m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, n, NULL, NULL);
+    char what[32];
+    snprintf(what, sizeof what, "%s/%s", sim_nccl_algo_name(a), sim_nccl_proto_name(p));
+    double bus = 2.0 * (T - 1) / T;
+    printf("%12.0f  %-13s %10.1f %8.1f %8.1f %8.1f\n", n, what, t * 1e6, n / t / 1e9,
+           n / t / 1e9 * bus, n / ring / 1e9 * bus);
+}
+
 /* A device with NVLink figures: what strategy.tensor_comm = nccl makes of an all-reduce on
  * a server's 8 GPUs, size by size, in nccl-tests' columns (algbw = bytes / time, busbw =
  * algbw x 2 (T-1) / T), to hold against published all_reduce_perf runs. */
@@ -61,15 +76,8 @@ static void nccl_table(const sim_device_profile_t *d)
            "chooses):\n  %12s  %-13s %10s %8s %8s %8s\n",
            T, "bytes", "algorithm", "time us", "algbw", "busbw", "ring");
     for (double n = 1024; n <= 4.3e9; n *= 8) {
-        sim_nccl_algo_t a;
-        sim_nccl_proto_t p;
-        double t = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, n, &a, &p);
-        double ring = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, n, NULL, NULL);
-        char what[32];
-        snprintf(what, sizeof what, "%s/%s", sim_nccl_algo_name(a), sim_nccl_proto_name(p));
-        double bus = 2.0 * (T - 1) / T;
-        printf("  %12.0f  %-13s %10.1f %8.1f %8.1f %8.1f\n", n, what, t * 1e6, n / t / 1e9,
-               n / t / 1e9 * bus, n / ring / 1e9 * bus);
+        printf("  ");
+        nccl_row(&m, T, n);
     }
     printf("  (GB/s; ring: the busbw of the fastest ring protocol, NCCL_ALGO=Ring)\n");
 }
@@ -98,15 +106,8 @@ static void nic_table(const sim_device_profile_t *d, double nic)
         sim_nccl_t m;
         sim_nccl_net(&m, T, N, nvlink, G * nic * eff);
         for (double n = 1024; n <= 4.3e9; n *= 8) {
-            sim_nccl_algo_t a;
-            sim_nccl_proto_t p;
-            double t = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, -1, -1, n, &a, &p);
-            double ring = sim_nccl_best(&m, SIM_NCCL_ALLREDUCE, SIM_NCCL_RING, -1, n, NULL, NULL);
-            char what[32];
-            snprintf(what, sizeof what, "%s/%s", sim_nccl_algo_name(a), sim_nccl_proto_name(p));
-            double bus = 2.0 * (T - 1) / T;
-            printf("  %7d %12.0f  %-13s %10.1f %8.1f %8.1f %8.1f\n", N, n, what, t * 1e6,
-                   n / t / 1e9, n / t / 1e9 * bus, n / ring / 1e9 * bus);
+            printf("  %7d ", N);
+            nccl_row(&m, T, n);
         }
     }
     printf("  (GB/s; ring: the busbw of the fastest ring protocol, NCCL_ALGO=Ring)\n");
