@@ -3323,6 +3323,102 @@ START_TEST(tensor_members_one_matches_all)
 }
 END_TEST
 
+/* strategy.data_members = one against all: replica 0 of the pipeline simulated for the D,
+ * where the replicas' collectives are in closed form (dp_comm = formula or nccl) and no
+ * link carries two replicas' flows (multi-rack with a rack per tensor group, or a star).
+ * The same step time to the digit (1e-9) on layouts with tensor groups (tensor_members one
+ * and all), the interleaved schedule, ZeRO 1, 2 and 3 with prefetch, gradient buckets and
+ * NCCL's time; the run's bytes and energy the same; every worker's
+ * row (compute, communication, idle, steps, bytes) equal to the whole simulation's; the
+ * summary says so. Where replicas exchange messages (dp_comm = messages), a rack holds two
+ * replicas or the platform is a fat-tree, every replica runs, to the digit, and the summary
+ * says why. */
+START_TEST(data_members_one_matches_all)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
+    static const struct {
+        const char *platform, *dp_comm, *tensor, *stages, *dp, *workers, *racks, *extra,
+            *extra2;
+        int one; /* 1: data_members = one holds; 0: every replica, and why */
+    } c[] = {
+        {"multi-rack", "formula", "4", "2", "3", "24", "6", "strategy.tensor_members=one",
+         "model.recompute=full", 1},
+        {"multi-rack", "formula", "4", "2", "2", "16", "4", "strategy.tensor_members=all",
+         "strategy.pipeline_schedule=1f1b", 1},
+        {"multi-rack", "formula", "2", "2", "4", "16", "8", "strategy.pipeline_schedule=interleaved",
+         "strategy.virtual_stages=2", 1},
+        {"multi-rack", "formula", "2", "2", "2", "8", "4", "strategy.shard_optimizer=yes",
+         "strategy.zero_stage=1", 1},
+        {"multi-rack", "formula", "2", "2", "2", "8", "4", "strategy.shard_optimizer=yes",
+         "strategy.zero_stage=3", 1},
+        {"multi-rack", "formula", "2", "2", "2", "8", "4", "strategy.bucket_mb=0.0005",
+         "model.recompute=none", 1},
+        {"multi-rack", "nccl", "4", "2", "2", "16", "2", "strategy.tensor_comm=nccl",
+         "model.recompute=none", 1},
+        {"star", "formula", "2", "2", "4", "16", "1", "strategy.shard_optimizer=yes",
+         "strategy.zero_stage=2", 1},
+        {"multi-rack", "messages", "2", "2", "2", "8", "4", "model.recompute=none",
+         "model.recompute=none", 0},
+        {"multi-rack", "formula", "2", "1", "4", "8", "2", "model.recompute=none",
+         "model.recompute=none", 0},
+        {"fat-tree", "formula", "2", "2", "2", "8", "1", "model.recompute=none",
+         "model.recompute=none", 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        outcome_t o[2];
+        int W = atoi(c[k].workers);
+        for (int one = 0; one < 2; one++) {
+            char platform[64], dpc[64], tensor[64], stages[64], dp[64], w[64], racks[64];
+            snprintf(platform, sizeof platform, "cluster.platform=%s", c[k].platform);
+            snprintf(dpc, sizeof dpc, "strategy.dp_comm=%s", c[k].dp_comm);
+            snprintf(tensor, sizeof tensor, "strategy.tensor=%s", c[k].tensor);
+            snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
+            snprintf(dp, sizeof dp, "strategy.data_parallel=%s", c[k].dp);
+            snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
+            snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=4",
+                                  "model.batch=8", arch, "run.steps=2",
+                                  "strategy.tensor_comm=formula", c[k].extra, c[k].extra2,
+                                  "cluster.bandwidth=20Mbps", "cluster.uplink_bandwidth=10Mbps",
+                                  "cluster.latency=10us", "cluster.uplink_latency=10us",
+                                  "cluster.device_flops=1Gf", "cluster.device=a100",
+                                  one ? "strategy.data_members=one"
+                                      : "strategy.data_members=all",
+                                  platform, dpc, tensor, stages, dp, w, racks};
+            o[one] = simulate(sets, 22, NULL);
+            ck_assert_msg(o[one].ok, "case %zu: %s", k, o[one].err);
+        }
+        const char *said = c[k].one ? "replica 0 simulated for all" : "every replica simulated";
+        ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        ck_assert_msg(!strstr(o[0].summary, "data_members"), "case %zu: %s", k, o[0].summary);
+        double end = o[0].end_time;
+        ck_assert_msg(fabs(o[1].end_time - end) <= 1e-9 * end,
+                      "case %zu (%s, dp_comm %s, t%s p%s d%s, %s, %s): one %.12g s, all %.12g s",
+                      k, c[k].platform, c[k].dp_comm, c[k].tensor, c[k].stages, c[k].dp,
+                      c[k].extra, c[k].extra2, o[1].end_time, end);
+        ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
+                      "case %zu: %.0f bytes with one, %.0f with all", k, o[1].bytes, o[0].bytes);
+        ck_assert_msg(fabs(o[1].host_joules - o[0].host_joules) <= 1e-9 * o[0].host_joules,
+                      "case %zu: %.9g J with one, %.9g J with all", k, o[1].host_joules,
+                      o[0].host_joules);
+        for (int i = 0; i < W; i++)
+            ck_assert_msg(fabs(o[1].w_compute[i] - o[0].w_compute[i]) <= 1e-9 * end &&
+                              fabs(o[1].w_comm[i] - o[0].w_comm[i]) <= 1e-9 * end &&
+                              fabs(o[1].w_idle[i] - o[0].w_idle[i]) <= 1e-9 * end &&
+                              o[1].w_steps[i] == o[0].w_steps[i] &&
+                              fabs(o[1].w_sent[i] - o[0].w_sent[i]) <= 1e-9 * o[0].w_sent[i] &&
+                              fabs(o[1].w_recv[i] - o[0].w_recv[i]) <= 1e-9 * o[0].w_recv[i],
+                          "case %zu worker %d: compute %g comm %g idle %g, %.0f bytes sent with "
+                          "one; %g %g %g, %.0f with all",
+                          k, i, o[1].w_compute[i], o[1].w_comm[i], o[1].w_idle[i],
+                          o[1].w_sent[i], o[0].w_compute[i], o[0].w_comm[i], o[0].w_idle[i],
+                          o[0].w_sent[i]);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* strategy.tensor_overlap, against the same run without it: where every layer's compute
  * outlasts its all-reduce, the collectives add M / T instead of M (M: their whole time,
  * found from two device speeds, A(F) = C / F + M and A(2F) = C / 2F + M, so M = 2 A(2F) -
@@ -4368,6 +4464,11 @@ int main(void)
     tcase_add_test(tn, dp_nccl_matches_hand_count);
     tcase_add_test(tn, allreduce_nccl_trains_and_times_by_hand);
     suite_add_tcase(s, tn);
+    /* frontier scale's exact shortcut: a case of its own (CK_RUN_CASE=data_members) */
+    TCase *td = tcase_create("data_members");
+    tcase_set_timeout(td, 300);
+    tcase_add_test(td, data_members_one_matches_all);
+    suite_add_tcase(s, td);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

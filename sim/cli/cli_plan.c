@@ -184,7 +184,12 @@ static void plan_help(void)
         "                      (strategy.tensor_comm=formula; =messages simulates\n"
         "                      each ring step), one member of a tensor group\n"
         "                      simulated for all where it fills a server\n"
-        "                      (strategy.tensor_members=one; =all: every member)\n"
+        "                      (strategy.tensor_members=one; =all: every member);\n"
+        "                      the replicas' collectives in closed form\n"
+        "                      (strategy.dp_comm=formula, within 0.5% of messages;\n"
+        "                      =messages) and replica 0 simulated for all where\n"
+        "                      the racks allow it, exactly (strategy.data_members=one;\n"
+        "                      =all: every replica)\n"
         "  --option NAME:KEY=VALUE[,KEY=VALUE...]\n"
         "  --fabric NAME:KEY=VALUE[,KEY=VALUE...]\n"
         "                      a cluster option side by side with the others (with\n"
@@ -647,7 +652,8 @@ static void write_scenario(FILE *f, const plan_opts_t *o, const char *profile, c
             "bandwidth = 2400Gbps\nuplink_bandwidth = 1600Gbps\nlatency = 2us\n"
             "uplink_latency = 2us\nnetwork_model = CM02\n"
             "[strategy]\nkind = pipeline\nalgorithm = ring\npipeline_schedule = 1f1b\n"
-            "tensor_comm = formula\ntensor_members = one\n",
+            "tensor_comm = formula\ntensor_members = one\ndp_comm = formula\n"
+            "data_members = one\n",
             name, o->steps, o->db, profile, o->precision, o->devices / per_server, o->devices,
             o->device);
 }

@@ -6,6 +6,7 @@
 const char *sim_nccl_group_init(sim_nccl_group_t *ng, const scenario_t *sc, const sim_group_t *g)
 {
     ng->size = g->size;
+    ng->quorum = g->size;
     ng->arrived = 0;
     ng->sem = NULL;
     int *server = dt_calloc((size_t)g->size, sizeof(int)), nodes = 0, local = -1;
@@ -73,7 +74,7 @@ static void meet(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_ncc
     double t0 = sim_now();
     if (ng->size < 2)
         return;
-    if (++ng->arrived < ng->size) {
+    if (++ng->arrived < ng->quorum) {
         sim_sem_acquire(ng->sem);
     } else {
         double t = sim_nccl_best(&ng->model, c, algo, proto, n, NULL, NULL);
@@ -82,12 +83,13 @@ static void meet(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_ncc
         DT_ASSERT(t >= 0);
         ng->start = t0;
         ng->done = t0 + t;
+        DT_ASSERT(n_sum == 0 || ng->quorum == ng->size);
         for (int i = 1; n_sum > 0 && i < ng->size; i++)
             run->be->axpy(n_sum, 1.0f, ng->bufs[i], ng->bufs[0]);
         for (int i = 1; n_sum > 0 && i < ng->size; i++)
             run->be->copy(ng->bufs[i], ng->bufs[0], sizeof(float) * n_sum);
         ng->arrived = 0;
-        for (int i = 1; i < ng->size; i++)
+        for (int i = 1; i < ng->quorum; i++)
             sim_sem_release(ng->sem);
     }
     /* read before the next collective's last arrival can change them: that needs this

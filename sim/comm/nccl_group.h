@@ -13,6 +13,8 @@ typedef struct sim_nccl_group {
     sim_nccl_t model;
     int size;           /* the group's members */
     int arrived;        /* members at the current collective so far */
+    int quorum;         /* members that arrive before a collective starts: size, or 1 where
+                           one member stands for all (pipeline's data_members = one) */
     double start, done; /* the current collective's start (the last arrival) and end */
     sim_sem_t sem;      /* where the members wait for the last */
     float **bufs;       /* (size) sim_nccl_group_allreduce: each member's buffer */

@@ -419,6 +419,38 @@ static void count_members(sim_run_t *run, const pipe_plan_t *plan)
     }
 }
 
+/* data_members = one: the run's bytes as far as the step has come, every replica's: each
+ * byte of replica 0's since the last count stands for D. */
+static void count_replicas(sim_run_t *run, pipe_plan_t *plan)
+{
+    if (!plan->rep_one)
+        return;
+    run->bytes_total += (plan->D - 1) * (run->bytes_total - plan->rep_counted);
+    plan->rep_counted = run->bytes_total;
+}
+
+/* data_members = one, a worker of replica 0 at its end (under tensor_members = one, its
+ * tensor group's member 0, after it stood for the others): the same worker of every other
+ * replica did the same work at the same times. */
+static void stand_for_replicas(sim_run_t *run, pipe_plan_t *plan, const sim_node_t *node)
+{
+    int ST = plan->S * plan->T, members = plan->one ? plan->T : 1;
+    count_replicas(run, plan);
+    for (int d = 1; d < plan->D; d++)
+        for (int k = 0; k < members; k++) {
+            const sim_node_t *from = &run->workers[node->rank + k];
+            sim_node_t *m = &run->workers[d * ST + node->rank + k];
+            m->compute_s = from->compute_s;
+            m->comm_s = from->comm_s;
+            m->idle_s = from->idle_s;
+            m->bytes_sent = from->bytes_sent;
+            m->bytes_recv = from->bytes_recv;
+            m->steps = from->steps;
+            m->end_time = sim_now();
+            m->finished = 1;
+        }
+}
+
 /* tensor_members = one, member 0 of a tensor group at its end: the other members' rows are
  * its own (they did the same work at the same times), with a member's bytes: its messages
  * carried fold members' (plan_members), its tensor all-reduces its own. */
@@ -759,6 +791,7 @@ static void stage(sim_node_t *node)
                          * after this one (one stage on a tensor group did) */
                         run->samples += (double)run->sc->batch * (plan->D / plan->cp);
                         count_members(run, plan);
+                        count_replicas(run, plan);
                         sim_eval_mark(run, step, w);
                     }
                 }
@@ -784,10 +817,13 @@ static void stage(sim_node_t *node)
     }
     if (d == 0 && r == 0 && ++plan->exited == S && !run->failed) { /* after replica 0's last update */
         count_members(run, plan);
+        count_replicas(run, plan);
         sim_eval_final(run, step, w);
     }
     if (plan->one)
         stand_for_members(run, plan, node);
+    if (plan->rep_one)
+        stand_for_replicas(run, plan, node);
 }
 
 /* "hybrid: 2 replicas of pipeline: 2 stages of layers 0-1 | 2-3, 4 micro-batches of 8, ..." */
@@ -909,6 +945,15 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  "; every member of the tensor groups simulated (tensor_members = one, but %s)",
                  plan->one_why);
     n = (int)strlen(line);
+    if (plan->rep_one && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; replica 0 simulated for all %d (data_members = one: exact, their "
+                 "collectives in closed form and their links their own)",
+                 plan->D);
+    else if (plan->rep_why && n < (int)size)
+        snprintf(line + n, size - (size_t)n,
+                 "; every replica simulated (data_members = one, but %s)", plan->rep_why);
+    n = (int)strlen(line);
     if (n < (int)size)
         pipe_zero_summary(plan, line + n, size - (size_t)n);
 }
@@ -928,10 +973,14 @@ static void deploy(sim_run_t *run)
     /* tensor_members = one: member 0 of each tensor group runs for all T (plan_members),
      * and the group's hosts' energy is its host's */
     int step = plan->one ? plan->T : 1;
-    if (plan->one) {
+    /* data_members = one: replica 0's workers run for all D (plan_replicas) */
+    int live = plan->rep_one ? plan->S * plan->T : run->n_workers;
+    if (plan->one || plan->rep_one) {
         int *twin = dt_malloc(sizeof(int) * (size_t)run->n_workers);
-        for (int i = 0; i < run->n_workers; i++)
-            twin[i] = i - i % plan->T;
+        for (int i = 0; i < run->n_workers; i++) {
+            int j = i % live;
+            twin[i] = plan->one ? j - j % plan->T : j;
+        }
         run->worker_twin = twin;
         run->twin_share = 1.0 / plan->fold;
         sim_run_on_free(run, free_twin, NULL);
@@ -950,7 +999,7 @@ static void deploy(sim_run_t *run)
         free(mb);
         free(ch);
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
-        for (int i = 0; i < run->n_workers; i += step)
+        for (int i = 0; i < live; i += step)
             list[i] = &plan->zjobs[i / plan->T % plan->S];
         if (plan->dp_formula) /* in closed form: no stream actors */
             sim_buckets_start_timed(run, list, bucket_seconds, 1);
@@ -959,7 +1008,7 @@ static void deploy(sim_run_t *run)
         free(list);
     } else if (plan->bucketed) { /* each member's stream reduces its stage's buckets */
         const sim_bucket_list_t **list = dt_calloc((size_t)run->n_workers, sizeof *list);
-        for (int i = 0; i < run->n_workers; i += step)
+        for (int i = 0; i < live; i += step)
             list[i] = &plan->bk_stage[i / plan->T % plan->S];
         if (plan->dp_formula && (plan->zero || dp_algo(run) == SIM_ALLREDUCE_RING))
             sim_buckets_start_timed(run, list, bucket_seconds, 0);
@@ -967,7 +1016,7 @@ static void deploy(sim_run_t *run)
             sim_buckets_start_lists(run, list, bucket_reduce);
         free(list);
     }
-    for (int i = 0; i < run->n_workers; i += step)
+    for (int i = 0; i < live; i += step)
         sim_spawn(run, &run->workers[i], stage);
 }
 
@@ -1364,6 +1413,15 @@ static const sim_strategy_key_t own_keys[] = {
             "the members' flows share a rack's uplink (multi-rack, a rack per tensor group, "
             "host links at least as fast as the uplink) or have links of their own (star); "
             "elsewhere all, and the summary says why"},
+    {.key = "data_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
+     .doc = "pipeline with data_parallel > 1 (timing only): which replicas are simulated; "
+            "all: every replica; one: replica 0 for all of them (they do the same work at the "
+            "same times), the others' rows copied from it and its bytes counted for each: "
+            "data_parallel times fewer actors, the same times to the digit, where nothing "
+            "passes between replicas as a message (dp_comm = formula or nccl, the ring "
+            "algorithm, no expert parallelism) and no link carries two replicas' flows (a "
+            "star, or multi-rack with each rack's hosts in one replica); elsewhere all, and "
+            "the summary says why; the timeline and the links' traffic show replica 0"},
     SIM_KEY_NCCL_ALGORITHM,
     SIM_KEY_NCCL_PROTOCOL,
     {.key = "nccl_links", .kind = SIM_KEY_ENUM, .def = "device", .names = nccl_links_names,

@@ -114,6 +114,12 @@ typedef struct pipe_plan {
      * TCP window made T times as wide (sim_platform_widen) */
     int one, fold, widen;
     const char *one_why;
+    /* strategy.data_members = one, where the replicas are independent (plan_replicas):
+     * replica 0 is simulated for all D, its bytes counted D times (rep_counted: the run's
+     * bytes when they last were); rep_why: why every replica is simulated after all */
+    int rep_one;
+    const char *rep_why;
+    double rep_counted;
     /* strategy.context = cp > 1 (plan_context): each micro-batch's sequence split over a
      * context group of cp hosts, which D counts among the replicas (D = data_parallel x cp:
      * the group holds the same weights); per chunk, what its ring attention's key/value

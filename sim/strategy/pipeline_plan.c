@@ -674,6 +674,43 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
     plan->one = 1;
 }
 
+/* strategy.data_members = one: the D replicas of a pipeline do the same work at the same
+ * times when nothing passes between them as a message (their collectives in closed form:
+ * dp_comm = formula or nccl; no expert all-to-alls) and no link carries two replicas'
+ * flows (a star's links are each host's own, its switch never blocks; on a multi-rack
+ * platform each rack holds hosts of one replica, and the core router has no link of its
+ * own). Replica 0 then stands for all D, exactly: the others' rows are its own, its bytes
+ * count D times. Else every replica, and why. */
+static void plan_replicas(pipe_plan_t *plan, const sim_run_t *run)
+{
+    const scenario_t *sc = run->sc;
+    if (plan->D < 2 || scenario_own(sc, "data_members")->i != PIPE_MEMBERS_ONE)
+        return;
+    long hosts = (long)run->n_workers, racks = sc->racks < hosts ? sc->racks : hosts;
+    long ST = (long)plan->S * plan->T;
+    const char *why = NULL;
+    if (!plan->dp_formula && !plan->dp_nccl)
+        why = plan->dp_why ? plan->dp_why : "dp_comm = messages runs each replica's collectives";
+    else if (plan->dp_formula && !plan->zero && sc->algorithm != SIM_ALLREDUCE_RING &&
+             sc->algorithm < SIM_ALLREDUCE_HIERARCHICAL)
+        why = "dp_comm = formula times the ring alone; this algorithm's all-reduces are "
+              "messages";
+    else if (plan->E > 1)
+        why = "expert parallelism's all-to-alls pass between replicas";
+    else if (sc->platform == SIM_PLATFORM_MULTI_RACK &&
+             (hosts % racks != 0 || ST % (hosts / racks) != 0))
+        why = "a rack holds hosts of more than one replica";
+    else if (sc->platform != SIM_PLATFORM_MULTI_RACK && sc->platform != SIM_PLATFORM_STAR)
+        why = "the platform is neither a star nor multi-rack";
+    if (why) {
+        plan->rep_why = why;
+        return;
+    }
+    for (int k = 0; plan->dp_nccl && k < plan->S * plan->T; k++)
+        plan->dp_group[k].quorum = 1; /* its member in replica 0 arrives for all */
+    plan->rep_one = 1;
+}
+
 pipe_plan_t *pipe_plan_make(sim_run_t *run)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
@@ -714,5 +751,6 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
         }
     }
     pipe_dp_plan(plan, run);
+    plan_replicas(plan, run);
     return plan;
 }
