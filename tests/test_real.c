@@ -12,6 +12,7 @@
  * Skipped (77) when dtsim was built without MPI or mpirun is missing. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,8 +277,10 @@ START_TEST(straggler_sleeps)
 }
 END_TEST
 
-/* `dtsim validate` on the testbed (root): one link setting, 2 hosts, a few steps; a table
- * row with the real and the three models' seconds per step, the runs in its database with
+/* `dtsim validate` on the testbed (root): one link setting, 2 hosts, a few steps, the real
+ * side twice; a table row with the real runs' median seconds per step (each run's figure
+ * read back from the database: their mean, two runs), their spread (max - min over the
+ * median), the load, and the three models' seconds per step, the runs in its database with
  * the same evaluation rows real and simulated. Without a data set's files or with a sweep:
  * one line, exit 2. */
 START_TEST(validate_table)
@@ -304,26 +307,37 @@ START_TEST(validate_table)
     char out[300];
     snprintf(out, sizeof out, "%s", at("table.txt"));
     snprintf(line, sizeof line, "%s validate %s --bandwidth 100Mbps --latency 0.1ms --steps 3 "
-                                "--db %s > %s", DTSIM_BINARY, at("v.ini"), db, out);
+                                "--repeat 2 --db %s > %s", DTSIM_BINARY, at("v.ini"), db, out);
     ck_assert_msg(system(line) == 0, "%s", line);
     f = fopen(out, "r");
     ck_assert_ptr_nonnull(f);
     char row[512] = "";
-    double real = 0, m[3];
+    double real = 0, spread = -1, load = -1, m[3];
     int found = 0;
     while (!found && fgets(row, sizeof row, f))
-        found = sscanf(row, "allreduce 100Mbps 0.1ms %lf %lf %*s %lf %*s %lf", &real, &m[0],
-                       &m[1], &m[2]) == 4;
+        found = sscanf(row, "allreduce 100Mbps 0.1ms %lf %lf%% %lf %lf %*s %lf %*s %lf", &real,
+                       &spread, &load, &m[0], &m[1], &m[2]) == 6;
     fclose(f);
     ck_assert_msg(found, "no table row in %s", out);
     ck_assert_msg(real > 0 && m[0] > 0 && m[1] > 0 && m[2] > 0, "%s", row);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     char *n = rows(h, "SELECT count(*), sum(name LIKE '%-real') FROM runs WHERE ?1 = ?1", 0);
-    ck_assert_str_eq(n, "4|1\n");
+    ck_assert_str_eq(n, "5|2\n");
     free(n);
+    /* the two real runs' seconds per step: the median of two is their mean, the spread
+     * their difference over it */
+    char *t = rows(h, "SELECT group_concat(sim_time / steps, ' ') FROM summary WHERE run <= 2 "
+                      "AND ?1 = ?1", 0);
+    double t1, t2;
+    ck_assert_int_eq(sscanf(t, "%lf %lf", &t1, &t2), 2);
+    free(t);
+    double mid = (t1 + t2) / 2;
+    ck_assert_msg(fabs(real - mid) <= 1e-3 * mid && fabs(spread - 100 * fabs(t1 - t2) / mid) <= 0.06,
+                  "row %s: runs %g and %g s a step", row, t1, t2);
+    ck_assert_msg(load >= 0, "%s", row);
     const char *ev = "SELECT step, test_loss, test_acc FROM evals WHERE run = ?1";
-    char *a = rows(h, ev, 1), *b = rows(h, ev, 2);
+    char *a = rows(h, ev, 1), *b = rows(h, ev, 3);
     ck_assert_msg(a[0] && !strcmp(a, b), "real:\n%s\nsimulated:\n%s", a, b);
     free(a);
     free(b);
