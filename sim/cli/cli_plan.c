@@ -186,7 +186,7 @@ static void plan_help(void)
         "                      simulated for all where it fills a server\n"
         "                      (strategy.tensor_members=one; =all: every member);\n"
         "                      the replicas' collectives in closed form\n"
-        "                      (strategy.dp_comm=formula, within 0.5% of messages;\n"
+        "                      (strategy.dp_comm=formula, within 0.5%% of messages;\n"
         "                      =messages) and replica 0 simulated for all where\n"
         "                      the racks allow it, exactly (strategy.data_members=one;\n"
         "                      =all: every replica)\n"
