@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ struct sim_live {
     double acc[LIVE_EVALS];
     long n_acc;        /* evaluations seen (the latest LIVE_EVALS kept, in rotation) */
     int term;          /* draw on stderr */
+    int tty_in;        /* with term: stdin is a terminal, lines typed there change links */
     /* published state (base != NULL) */
     char *base;        /* PATH.live-RUN: base.json, base.cmd */
     double next_publish;
@@ -198,7 +200,7 @@ static void draw(sim_run_t *run, double now, int final)
          "compute", "comm", "idle");
 
     /* rows left for nodes: the screen less the 3 lines above, the sparkline and one spare */
-    int room = fr.rows - 5;
+    int room = fr.rows - 5 - (sc->live_links && lv->tty_in); /* and the hint line */
     if (room < 2)
         room = 2;
     int n_nodes = run->n_servers + run->n_workers;
@@ -222,6 +224,10 @@ static void draw(sim_run_t *run, double now, int final)
             rest_row(&fr, run->workers, w_rows, run->n_workers, now);
     }
     sparkline(&fr, lv, run);
+    if (sc->live_links && lv->tty_in)
+        line(&fr, "change a link: type LINK BANDWIDTH and Enter (e.g. %s 100Mbps)%s%s",
+             sim_record_link_count(run) ? sim_record_link_name(run, 0) : "LINK",
+             lv->note[0] ? ": " : "", lv->note);
     if (lv->lines > fr.lines)
         fputs("\033[J", fr.f); /* the previous frame was taller */
     fclose(fr.f);
@@ -237,6 +243,7 @@ void sim_live_start(sim_run_t *run, double pace, int term, const char *base)
     lv->pace = pace > 0 ? pace : 0;
     lv->wall0 = dt_wall_seconds();
     lv->term = term;
+    lv->tty_in = term && isatty(STDIN_FILENO);
     if (base) {
         lv->base = dt_malloc(strlen(base) + 1);
         strcpy(lv->base, base);
@@ -268,23 +275,18 @@ static void json_num(FILE *f, const char *key, double v)
     fprintf(f, isfinite(v) ? ",\"%s\":%.9g" : ",\"%s\":null", key, isfinite(v) ? v : 0.0);
 }
 
-/* The link change the page asked for, if any: base.cmd read, removed and applied. */
-static void take_command(sim_run_t *run, struct sim_live *lv)
+/* A link change asked, "link TARGET BANDWIDTH" (from the page) or "TARGET BANDWIDTH" (typed
+ * under the terminal view): applied when the scenario allows it; lv->note says what became
+ * of it. */
+static void apply_command(sim_run_t *run, struct sim_live *lv, const char *line)
 {
-    char path[4096], line[256] = "";
-    snprintf(path, sizeof path, "%s.cmd", lv->base);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    if (!fgets(line, sizeof line, f))
-        line[0] = '\0';
-    fclose(f);
-    unlink(path);
     char target[SIM_FAULT_TARGET], bw_text[32];
     double bw;
     dt_err_t err;
-    if (sscanf(line, "link %63s %31s", target, bw_text) != 2) {
-        snprintf(lv->note, sizeof lv->note, "not a link change: expected link TARGET BANDWIDTH");
+    if (!strncmp(line, "link ", 5))
+        line += 5;
+    if (sscanf(line, "%63s %31s", target, bw_text) != 2) {
+        snprintf(lv->note, sizeof lv->note, "not a link change: expected LINK BANDWIDTH");
     } else if (!run->sc->live_links) {
         snprintf(lv->note, sizeof lv->note, "refused: this run's scenario does not take link "
                                             "changes (faults.live_links = no)");
@@ -298,6 +300,39 @@ static void take_command(sim_run_t *run, struct sim_live *lv)
         snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target,
                  bw_text, sim_now());
     }
+}
+
+/* The link change the page asked for, if any: base.cmd read, removed and applied. */
+static void take_command(sim_run_t *run, struct sim_live *lv)
+{
+    char path[4096], line[256] = "";
+    snprintf(path, sizeof path, "%s.cmd", lv->base);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (!fgets(line, sizeof line, f))
+        line[0] = '\0';
+    fclose(f);
+    unlink(path);
+    apply_command(run, lv, line);
+}
+
+/* A line typed under the terminal view (the terminal hands it over at Enter, echoed: the
+ * frame is one line lower). Only when stdin is a terminal and the scenario takes changes. */
+static void take_typed(sim_run_t *run, struct sim_live *lv)
+{
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    if (!run->sc->live_links || !lv->tty_in || poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+        return;
+    char line[256];
+    ssize_t got = read(STDIN_FILENO, line, sizeof line - 1);
+    if (got <= 0) {
+        lv->tty_in = 0; /* end of input: stop asking */
+        return;
+    }
+    line[got] = '\0';
+    lv->lines++;
+    apply_command(run, lv, line);
 }
 
 /* What node did since the last write: the larger of its compute and comm time, idle when
@@ -441,8 +476,10 @@ static void keep_pace(sim_run_t *run, struct sim_live *lv)
         if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
             lv->pace = 0;
         run->progress_wall += dt_wall_seconds() - now; /* waiting is not stalling */
-        if (lv->term)
+        if (lv->term) {
+            take_typed(run, lv);
             draw(run, sim_now(), 0);
+        }
         lv->next_frame = dt_wall_seconds() + SIM_LIVE_FRAME_S;
         if (lv->base && dt_wall_seconds() >= lv->next_publish) {
             publish(run, sim_now(), 0);
@@ -466,6 +503,7 @@ void sim_live_tick(sim_run_t *run)
     if (!lv->term || now < lv->next_frame)
         return;
     lv->next_frame = now + SIM_LIVE_FRAME_S;
+    take_typed(run, lv);
     draw(run, sim_now(), 0);
 }
 
