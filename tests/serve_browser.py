@@ -12,7 +12,9 @@ a free port of 127.0.0.1. Checks that:
   - Chromium loads the page with no console message and no error in the page's own
     collector (#errors); the page's figures agree with what they come from: the live
     panel's hosts and node names with the published state, the runs table's evals counts
-    and last accuracies with the database, the lesson text absent (no lesson run);
+    and last accuracies with the database, the links to change with the published ones;
+    the stored run replayed (?replay=1) with its lesson's text beside it, each host's shares
+    against its timeline rows;
   - the screenshot (SCREENSHOT.png, default serve_browser.png in the current folder) is a
     PNG of the window's size;
   - once the run is over, a rerun of the same scenario with the faults row's link_degrade
@@ -110,7 +112,8 @@ def main():
         ini = os.path.join(tmp, "s.ini")
         with open(ini, "w") as f:
             f.write(SCENARIO.format(steps=40))
-        subprocess.run([dtsim, "run", ini, "--db", db], check=True, capture_output=True)
+        subprocess.run([dtsim, "run", ini, "--db", db, "--set",
+                        "run.name=lesson-bandwidth/stored"], check=True, capture_output=True)
         with open(ini, "w") as f:
             f.write(SCENARIO.format(steps=200))
         # paced: about 10 s of wall time whatever the machine
@@ -178,6 +181,10 @@ def main():
                   "live hosts %r, published %r" % (cells, want))
             check(all(c in ("compute", "comm", "idle", "down", "done") for _, _, c in cells),
                   "host states %r" % (cells,))
+        sel = re.search(r'<select id="linkname">(.*?)</select>', html, re.S)
+        names = re.findall(r'<option value="([^"]*)">', sel.group(1)) if sel else []
+        check(names == state["link_names"] and "star_link_3_UP" in names,
+              "links to change on the page %r, published %r" % (names, state["link_names"]))
         check(re.search(r'id="head">serve-browser \(sync-ps, run 2\)', html),
               "the live panel names no run 2")
         runs_body = re.search(r'<tbody id="runs">(.*?)</tbody>', html, re.S)
@@ -197,6 +204,34 @@ def main():
         check('id="lesson" style="display: none;"' in html or
               re.search(r'<div id="lesson">\s*</div>', html), "a lesson shown for no lesson")
 
+        # the stored run replayed (?replay=1&pace=1: over one second, over before the
+        # virtual time runs out): its lesson's text beside it, and each host's shares over
+        # the timeline rows as the database has them
+        dom = subprocess.run([browser] + common + ["--dump-dom", url + "?replay=1&pace=1"],
+                             capture_output=True, text=True, timeout=60)
+        console = [l for l in dom.stderr.splitlines() if ":CONSOLE" in l]
+        check(not console, "console messages (replay): %s" % console[:5])
+        html = dom.stdout
+        check("<h1>Communication overhead against bandwidth</h1>" in html,
+              "no lesson text beside run 1")
+        box = re.search(r'<div id="replayhosts">(.*?)</table>', html, re.S)
+        if check(box, "no replayed hosts"):
+            got = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td class=\"\w+\">\w+</td>"
+                             r"<td></td><td>.*?<span> (\d+)% / (\d+)% / (\d+)%</span>",
+                             box.group(1))
+            want = {}
+            for host, role, rank, st, a, b in rows(db, "SELECT host, role, rank, state, start,"
+                                                       " end FROM timeline WHERE run = 1"):
+                k = (host, "%s-%d" % (role, rank))
+                want.setdefault(k, {"compute": 0, "comm": 0, "idle": 0})[st] += b - a
+            check(len(got) == len(want) > 0, "replayed hosts %d, timeline hosts %d" %
+                  (len(got), len(want)))
+            for host, name, c, m, i in got:
+                w = want.get((host, name))
+                tot = sum(w.values()) if w else 0
+                ok = w and all(abs(int(x) - 100 * w[k] / tot) <= 0.51
+                               for x, k in ((c, "compute"), (m, "comm"), (i, "idle")))
+                check(ok, "replayed %s %s: %s/%s/%s%%, timeline %r" % (host, name, c, m, i, w))
         shot_run = subprocess.run([browser] + common + ["--screenshot=" + shot, url],
                                   capture_output=True, text=True, timeout=60)
         console = [l for l in shot_run.stderr.splitlines() if ":CONSOLE" in l]

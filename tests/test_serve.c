@@ -54,8 +54,8 @@ static char *http_req(int port, const char *method, const char *path, const char
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     char req[256];
-    int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s\r\n", method,
-                     path, headers);
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\n%s%s\r\n", method, path,
+                     strstr(headers, "Host:") ? "" : "Host: 127.0.0.1\r\n", headers);
     ck_assert_int_eq(write(fd, req, (size_t)n), n);
     size_t cap = 1 << 16, len = 0;
     char *out = malloc(cap);
@@ -182,6 +182,10 @@ START_TEST(serve_runs_and_evals_match_the_database)
     free(post);
     post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=1Gbps", "X-Dtsim: 1\r\n");
     ck_assert_ptr_nonnull(strstr(post, " 404 "));
+    free(post);
+    post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=1Gbps",
+                    "Host: evil.example\r\nX-Dtsim: 1\r\n"); /* DNS rebinding */
+    ck_assert_ptr_nonnull(strstr(post, " 403 "));
     free(post);
     post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=fast", "X-Dtsim: 1\r\n");
     ck_assert_ptr_nonnull(strstr(post, " 400 "));

@@ -217,8 +217,7 @@ static int json_lesson(sqlite3 *db, long long run, buf_t *b)
     for (int i = 0; name && builtin_lessons[i].name && !found; i++) {
         char want[128];
         int len = snprintf(want, sizeof want, "lesson-%s", builtin_lessons[i].name);
-        if (!strncmp(name, want, (size_t)len) && (name[len] == 0 || name[len] == '/' ||
-                                                  name[len] == '-')) {
+        if (!strncmp(name, want, (size_t)len) && (name[len] == 0 || name[len] == '/')) {
             buf_str(b, "{\"lesson\":");
             buf_json_string(b, builtin_lessons[i].name);
             buf_str(b, ",\"text\":");
@@ -358,11 +357,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                           MHD_RESPMEM_PERSISTENT);
     }
     if (what == LINK) {
-        /* a page of another site cannot send this header without a CORS answer it never
-         * gets: only dtsim's own page changes links */
-        const char *why;
+        /* a page of another site cannot send the X-Dtsim header without a CORS answer it
+         * never gets: only dtsim's own page changes links */
+        const char *why, *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+        /* and a name that a foreign site rebinds to 127.0.0.1 is not ours */
+        int ours = host && (!strncmp(host, "127.0.0.1", 9) || !strncmp(host, "localhost", 9)) &&
+                   (host[9] == 0 || host[9] == ':');
         unsigned status =
-            !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Dtsim")
+            !ours ? (why = "Host: only 127.0.0.1 or localhost\n", MHD_HTTP_FORBIDDEN)
+            : !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Dtsim")
                 ? (why = "X-Dtsim header missing\n", MHD_HTTP_FORBIDDEN)
                 : link_change(run, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "link"),
                               MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bw"), &why);

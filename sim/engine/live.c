@@ -26,6 +26,7 @@
 /* Nodes and links the published state lists at most (a projector shows a few). */
 #define LIVE_NODES 64
 #define LIVE_LINKS 8
+#define LIVE_LINK_NAMES 512 /* the page's list of links to change */
 
 struct sim_live {
     double pace;       /* simulated seconds per wall second, 0: none */
@@ -445,6 +446,16 @@ static void publish(sim_run_t *run, double now, int final)
         json_num(f, "bandwidth", sim_record_link_bandwidth(run, top[k]));
         json_num(f, "use", use[k]);
         fputc('}', f);
+    }
+    /* every link a teacher may change, in the platform's order (SimGrid's own loopback
+     * left out) */
+    fprintf(f, "],\"link_names\":[");
+    for (size_t i = 0, k = 0; sc->live_links && i < lv->n_links && k < LIVE_LINK_NAMES; i++) {
+        const char *name = sim_record_link_name(run, i);
+        if (strncmp(name, "__", 2)) {
+            fputs(k++ ? "," : "", f);
+            json_str(f, name);
+        }
     }
     fprintf(f, "]}\n");
     for (size_t i = 0; i < lv->n_links; i++)
