@@ -3,8 +3,10 @@
  * final frame is compared with what the run stored: the rounds, the final accuracy, every
  * host's compute / communication / idle shares (the workers table), the mean of the hosts
  * that did not fit; no line is wider than the terminal and no frame taller; with --pace the
- * wall clock the frame shows is at least the simulated time over the pace. Without tmux the
- * suite is skipped (exit 77). The option errors need no terminal. */
+ * wall clock the frame shows is at least the simulated time over the pace; a line typed
+ * under the view changes a link (faults.live_links) and the rerun with the recorded item
+ * gives the same rows. Without tmux the suite is skipped (exit 77). The option errors need
+ * no terminal. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -272,6 +274,76 @@ START_TEST(pace_holds_the_wall_clock_back)
 }
 END_TEST
 
+/* A line typed under the view changes a link (faults.live_links): a faults row with the
+ * link_degrade item that replays it, and a rerun with that item gives the same evals rows. */
+START_TEST(a_typed_line_changes_a_link)
+{
+    char scen[300], db_path[300], cmd[2048];
+    snprintf(scen, sizeof scen, "%s/links.ini", dir);
+    snprintf(db_path, sizeof db_path, "%s/links.db", dir);
+    FILE *f = fopen(scen, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, scenario, 2, "sync-ps");
+    fprintf(f, "[faults]\nlive_links = yes\n");
+    fclose(f);
+    /* its simulated time, then watched over about 3 s */
+    snprintf(cmd, sizeof cmd, "%s run %s --db %s/links0.db >/dev/null 2>&1", DTSIM_BINARY,
+             scen, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    char db0[300];
+    snprintf(db0, sizeof db0, "%s/links0.db", dir);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db0, &h), SQLITE_OK);
+    double sim_time = query(h, "SELECT max(sim_time) FROM evals", NULL);
+    sqlite3_close(h);
+    snprintf(sock, sizeof sock, "dtsim-live-%d-links", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "tmux -L %s -f /dev/null new-session -d -x 120 -y 30 "
+             "'%s run %s --db %s --live --pace %.9g; echo EXIT=$?; sleep 600'",
+             sock, DTSIM_BINARY, scen, db_path, sim_time / 3);
+    ck_assert_int_eq(sh(cmd), 0);
+    char *screen = NULL;
+    int typed = 0;
+    for (int i = 0; i < 600 && !(screen && strstr(screen, "EXIT=")); i++) {
+        free(screen);
+        screen = capture();
+        if (!typed && strstr(screen, "change a link: type LINK BANDWIDTH")) {
+            snprintf(cmd, sizeof cmd, "tmux -L %s send-keys 'worker-0 10Mbps' Enter", sock);
+            ck_assert_int_eq(sh(cmd), 0);
+            typed = 1;
+        }
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    snprintf(cmd, sizeof cmd, "tmux -L %s kill-server 2>/dev/null", sock);
+    sh(cmd);
+    ck_assert_msg(typed && strstr(screen, "EXIT=0"), "no prompt, or the run failed:\n%s",
+                  screen);
+    ck_assert_msg(strstr(screen, "worker-0 at 10Mbps from "), "no note:\n%s", screen);
+    free(screen);
+    ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT target, detail FROM faults WHERE run = 1",
+                                        -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "worker-0");
+    const char *item = strstr((const char *)sqlite3_column_text(st, 1), "replay: link_degrade = ");
+    ck_assert_ptr_nonnull(item);
+    snprintf(cmd, sizeof cmd, "%s run %s --db %s --set 'faults.link_degrade=%s' >/dev/null 2>&1",
+             DTSIM_BINARY, scen, db_path, item + strlen("replay: link_degrade = "));
+    sqlite3_finalize(st);
+    ck_assert_int_eq(sh(cmd), 0);
+    /* the rerun's rows are the live run's; the run without the change differs */
+    ck_assert_double_eq(query(h, "SELECT count(*) FROM evals a JOIN evals b ON a.step = b.step"
+                                 " AND b.run = 2 WHERE a.run = 1 AND a.sim_time = b.sim_time"
+                                 " AND a.test_acc = b.test_acc", NULL),
+                        query(h, "SELECT count(*) FROM evals WHERE run = 1", NULL));
+    ck_assert_double_eq(query(h, "SELECT count(*) FROM evals WHERE run = 2", NULL),
+                        query(h, "SELECT count(*) FROM evals WHERE run = 1", NULL));
+    ck_assert(query(h, "SELECT max(sim_time) FROM evals WHERE run = 1", NULL) > sim_time);
+    sqlite3_close(h);
+}
+END_TEST
+
 /* Option errors: one line, exit 2, without a terminal. */
 static int dtsim_quiet(const char *args, char *err, size_t size)
 {
@@ -333,6 +405,7 @@ int main(void)
         tcase_add_test(tc, final_frame_matches_the_database);
         tcase_add_test(tc, hosts_that_do_not_fit_are_summed_up);
         tcase_add_test(tc, pace_holds_the_wall_clock_back);
+        tcase_add_test(tc, a_typed_line_changes_a_link);
     } else {
         printf("live: the terminal tests are skipped: tmux is not installed (make deps "
                "installs it)\n");

@@ -186,7 +186,7 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\nhidden = 256,128\nconv = 16,32\n",
         "\npartition = iid\n",
         "\nfraction = 0.1\n",
-        "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\n"
+        "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\nlive_links = no\n"
         "straggler = none\nslowdown = none\nmtbf = 0s\nmttr = 0s\ncheckpoint_every = 0\n"
         "dropout = 0\ndeadline = 0s\nover_select = 1\navailability = always\n"
         "client_speed = same\n",

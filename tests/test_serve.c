@@ -32,12 +32,21 @@ static void make_db(const char *path)
                 "INSERT INTO runs VALUES (1, 'a \"quoted\" run', 'sync-ps', 'finished', 's');"
                 "INSERT INTO runs VALUES (2, 'b', 'allreduce', 'running', NULL);"
                 "INSERT INTO evals VALUES (1, 0.5, 10, 0.25), (1, 1.5, 30, 0.75),"
-                " (1, 1.0, 20, 0.5), (2, 0.25, 5, 0.125);");
+                " (1, 1.0, 20, 0.5), (2, 0.25, 5, 0.125);"
+                "INSERT INTO runs VALUES (3, 'lesson-bandwidth/x', 'sync-ps', 'finished', NULL);"
+                "CREATE TABLE timeline (run INTEGER, host TEXT, role TEXT, rank INTEGER,"
+                " state TEXT, start REAL, end REAL);"
+                "INSERT INTO timeline VALUES (1, 'h1', 'worker', 0, 'comm', 0.5, 0.75),"
+                " (1, 'h0', 'server', 0, 'compute', 0, 0.5), (2, 'h9', 'worker', 1, 'idle', 0, 1);"
+                "CREATE TABLE faults (run INTEGER, sim_time REAL, kind TEXT, target TEXT,"
+                " detail TEXT);"
+                "INSERT INTO faults VALUES (1, 0.125, 'link-degrade', 'l0', 'a \"b\"');");
     sqlite3_close(h);
 }
 
-/* GET PATH from 127.0.0.1:PORT; returns the whole answer (headers and body), malloc'd. */
-static char *http_get(int port, const char *path)
+/* METHOD PATH (with extra header lines) to 127.0.0.1:PORT; returns the whole answer
+ * (headers and body), malloc'd. */
+static char *http_req(int port, const char *method, const char *path, const char *headers)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fd, 0);
@@ -45,7 +54,8 @@ static char *http_get(int port, const char *path)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\n%s%s\r\n", method, path,
+                     strstr(headers, "Host:") ? "" : "Host: 127.0.0.1\r\n", headers);
     ck_assert_int_eq(write(fd, req, (size_t)n), n);
     size_t cap = 1 << 16, len = 0;
     char *out = malloc(cap);
@@ -56,6 +66,8 @@ static char *http_get(int port, const char *path)
     close(fd);
     return out;
 }
+
+static char *http_get(int port, const char *path) { return http_req(port, "GET", path, ""); }
 
 static pid_t server;
 
@@ -106,7 +118,9 @@ START_TEST(serve_runs_and_evals_match_the_database)
                                        "\"strategy\":\"sync-ps\",\"status\":\"finished\","
                                        "\"sweep\":\"s\"},{\"id\":2,\"name\":\"b\","
                                        "\"strategy\":\"allreduce\",\"status\":\"running\","
-                                       "\"sweep\":null}]"));
+                                       "\"sweep\":null},{\"id\":3,"
+                                       "\"name\":\"lesson-bandwidth/x\",\"strategy\":"
+                                       "\"sync-ps\",\"status\":\"finished\",\"sweep\":null}]"));
     free(runs);
 
     /* run 1's rows in simulated-time order, as SQLite gives them */
@@ -143,6 +157,39 @@ START_TEST(serve_runs_and_evals_match_the_database)
     char *bad = http_get(port, "/api/evals?run=x");
     ck_assert_ptr_nonnull(strstr(bad, " 400 "));
     free(bad);
+    /* the timeline by start, the faults, a lesson's text by the run's name */
+    char *tl = http_get(port, "/api/timeline?run=1");
+    ck_assert_ptr_nonnull(strstr(tl, "\r\n\r\n[[\"h0\",\"server\",0,\"compute\",0,0.5],"
+                                     "[\"h1\",\"worker\",0,\"comm\",0.5,0.75]]"));
+    free(tl);
+    char *fl = http_get(port, "/api/faults?run=1");
+    ck_assert_ptr_nonnull(
+        strstr(fl, "\r\n\r\n[[0.125,\"link-degrade\",\"l0\",\"a \\\"b\\\"\"]]"));
+    free(fl);
+    char *ls = http_get(port, "/api/lesson?run=3");
+    ck_assert_ptr_nonnull(strstr(ls, "\r\n\r\n{\"lesson\":\"bandwidth\",\"text\":"
+                                     "\"# Communication overhead against bandwidth\\u000a"));
+    free(ls);
+    ls = http_get(port, "/api/lesson?run=1");
+    ck_assert_ptr_nonnull(strstr(ls, "\r\n\r\n{\"lesson\":null}"));
+    free(ls);
+    /* run 2 publishes nothing: no state, and a link change is refused */
+    char *lv = http_get(port, "/api/live?run=2");
+    ck_assert_ptr_nonnull(strstr(lv, " 404 "));
+    free(lv);
+    char *post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=1Gbps", "");
+    ck_assert_ptr_nonnull(strstr(post, " 403 ")); /* no X-Dtsim header */
+    free(post);
+    post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=1Gbps", "X-Dtsim: 1\r\n");
+    ck_assert_ptr_nonnull(strstr(post, " 404 "));
+    free(post);
+    post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=1Gbps",
+                    "Host: evil.example\r\nX-Dtsim: 1\r\n"); /* DNS rebinding */
+    ck_assert_ptr_nonnull(strstr(post, " 403 "));
+    free(post);
+    post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=fast", "X-Dtsim: 1\r\n");
+    ck_assert_ptr_nonnull(strstr(post, " 400 "));
+    free(post);
     char *page = http_get(port, "/");
     ck_assert_ptr_nonnull(strstr(page, "fetch(\"/api/runs\")"));
     free(page);

@@ -29,9 +29,11 @@ int cli_calibrate_gemm(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* Runs one resolved scenario in this process (SimGrid runs once per process) and stores it
  * in sc->db with the sweep id and index (NULL, 0: none); prints the summary table when
- * summary is set; draws the live view on stderr when live is set, at pace simulated
+ * summary is set; draws the live view on stderr and/or publishes it (live), at pace simulated
  * seconds per wall second (0: as fast as it goes). Returns the exit code. */
 struct scenario;
+/* live: the terminal view (--live) and the published state (--publish), or'd */
+enum { CLI_LIVE_TERM = 1, CLI_LIVE_PUBLISH = 2 };
 int cli_run_scenario(const struct scenario *sc, const char *argv0, const char *sweep,
                      long index, int summary, int live, double pace);
 /* A row of a run's params table besides its scenario keys ("plan.options": dtsim plan's

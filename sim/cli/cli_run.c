@@ -34,12 +34,15 @@ typedef struct run_opts {
     int jobs; /* sweep runs at once */
     int links; /* platform: list hosts and links instead of the XML */
     const char *member; /* run: one member of the sweep ("all": every one), or NULL */
-    int live;    /* run: the live view */
-    double pace; /* run --live: simulated seconds per wall second, 0: none */
+    int live;    /* run: CLI_LIVE_TERM (--live), CLI_LIVE_PUBLISH (--publish), or both */
+    double pace; /* run --live / --publish: simulated seconds per wall second, 0: none */
     int real;    /* run --real: real processes over MPI, one per host */
     int mpi;     /* run --mpi: a sweep's members spread over MPI processes */
     int resume;  /* run --resume: continue the stored sweep of this scenario */
 } run_opts_t;
+
+/* The option that asked for a live view, for messages. */
+static const char *live_option(int live) { return live & CLI_LIVE_TERM ? "--live" : "--publish"; }
 
 static void run_help(const char *cmd)
 {
@@ -55,7 +58,7 @@ static void run_help(const char *cmd)
            "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
            strcmp(cmd, "run") ? ""
-                              : "\n                [--member I|all] [--live [--pace S]] [--real | --mpi]",
+                              : "\n                [--member I|all] [--live] [--publish] [--pace S] [--real | --mpi]",
            strcmp(cmd, "platform") ? "" : " [--links]",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
@@ -90,8 +93,13 @@ static void run_help(const char *cmd)
                  "                            it runs: per host its steps and compute /\n"
                  "                            communication / idle shares, accuracy so far\n"
                  "                            (one run, not a sweep; stderr a terminal)\n"
-                 "  --pace S                  with --live: at most S simulated seconds per\n"
-                 "                            second of wall-clock time, to watch a short run\n"
+                 "  --publish                 write the run's state beside the database while\n"
+                 "                            it runs (DB.live-RUN.json, a few times a second)\n"
+                 "                            for dtsim serve's live page, and take the link\n"
+                 "                            changes the page asks for (faults.live_links)\n"
+                 "  --pace S                  with --live or --publish: at most S simulated\n"
+                 "                            seconds per second of wall-clock time, to watch\n"
+                 "                            a short run\n"
                  "  --real                    run it for real under mpirun, one process per\n"
                  "                            host of the scenario (mpirun -n HOSTS dtsim run\n"
                  "                            SCENARIO --real): the same strategy code, real\n"
@@ -116,6 +124,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         {"live", no_argument, 0, 'L'},
         {"member", required_argument, 0, 'M'},
         {"pace", required_argument, 0, 'P'},
+        {"publish", no_argument, 0, 'U'},
         {"real", no_argument, 0, 'R'},
         {"mpi", no_argument, 0, 'S'},
         {"resume", no_argument, 0, 'r'},
@@ -160,7 +169,12 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         case 'L':
             if (strcmp(cmd, "run"))
                 return cli_usage_error(cmd, "unknown option \"--live\"");
-            o->live = 1;
+            o->live |= CLI_LIVE_TERM;
+            break;
+        case 'U':
+            if (strcmp(cmd, "run"))
+                return cli_usage_error(cmd, "unknown option \"--publish\"");
+            o->live |= CLI_LIVE_PUBLISH;
             break;
         case 'P':
             if (strcmp(cmd, "run"))
@@ -199,7 +213,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
         }
     }
     if (o->pace > 0 && !o->live)
-        return cli_usage_error(cmd, "--pace paces the live view: it needs --live");
+        return cli_usage_error(cmd, "--pace paces the live view: it needs --live or --publish");
     if (optind >= argc)
         return cli_usage_error(cmd, "missing SCENARIO file");
     if (optind + 1 < argc)
@@ -696,9 +710,12 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
          * plan's member, run without a summary, leaves progress to the sweep) */
         run->progress = SIM_PROGRESS_PLAIN;
     }
-    if (live) {
-        run->progress = SIM_PROGRESS_NONE; /* the view shows it */
-        sim_live_start(run, pace);
+    if (live && run->db) {
+        char base[4096];
+        snprintf(base, sizeof base, "%s.live-%lld", sc->db, (long long)run->run_id);
+        if (live & CLI_LIVE_TERM)
+            run->progress = SIM_PROGRESS_NONE; /* the view shows it */
+        sim_live_start(run, pace, live & CLI_LIVE_TERM, live & CLI_LIVE_PUBLISH ? base : NULL);
     }
     if (sim_run_execute(run, &err)) {
         if (speaks)
@@ -779,7 +796,7 @@ static void member_sweep_id(const scenario_t *sc, char *id, size_t size)
 static int run_member(const scenario_t *base, long member, const run_opts_t *o,
                       const char *argv0)
 {
-    if (o->live && !isatty(STDERR_FILENO))
+    if ((o->live & CLI_LIVE_TERM) && !isatty(STDERR_FILENO))
         return cli_usage_error("run", "--live draws on a terminal and stderr is not one");
     scenario_t *run = dt_malloc(sizeof *run);
     dt_err_t err;
@@ -891,8 +908,8 @@ static int run_real(const scenario_t *sc, const run_opts_t *o, long member, cons
     }
     char why[SCENARIO_STR + 128] = "";
     if (o->live)
-        snprintf(why, sizeof why, "--live draws a simulation; a --real run prints its "
-                                  "progress as it goes");
+        snprintf(why, sizeof why, "%s shows a simulation; a --real run prints its "
+                                  "progress as it goes", live_option(o->live));
     else if (o->jobs > 1)
         snprintf(why, sizeof why, "--real runs one run on every process: -j does not apply");
     else if (sc->sweep.n_keys && member < 0)
@@ -967,19 +984,19 @@ int cli_run(int argc, char **argv)
                  ? cli_usage_error("run", "--resume continues a sweep and %s has no [sweep]",
                                    sc->path)
                  : cli_usage_error("run", "--resume runs the sweep's missing members: not with %s",
-                                   o.real ? "--real" : o.mpi ? "--mpi" : o.live ? "--live"
+                                   o.real ? "--real" : o.mpi ? "--mpi" : o.live ? live_option(o.live)
                                                                              : "--member");
         free(sc);
         return rc;
     }
     if (o.mpi && (o.real || member >= 0 || o.live)) {
         rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
-                             o.real ? "--real" : o.live ? "--live" : "--member");
+                             o.real ? "--real" : o.live ? live_option(o.live) : "--member");
         free(sc);
         return rc;
     }
     if (sim_jobs_given(sc)) {
-        const char *no = o.real ? "--real" : o.mpi ? "--mpi" : o.live ? "--live"
+        const char *no = o.real ? "--real" : o.mpi ? "--mpi" : o.live ? live_option(o.live)
                          : member >= 0 ? "--member" : o.jobs > 1 ? "-j" : NULL;
         rc = no ? cli_usage_error("run", "%s: %s does not apply to a file of jobs (its jobs "
                                          "are one simulation)",
@@ -1001,10 +1018,10 @@ int cli_run(int argc, char **argv)
     if (member >= 0)
         rc = run_member(sc, member, &o, argv[0]);
     else if (o.live && sc->sweep.n_keys)
-        rc = cli_usage_error("run", "--live shows one run and %s is a sweep of %ld runs "
+        rc = cli_usage_error("run", "%s shows one run and %s is a sweep of %ld runs "
                                     "(--member I runs one of them)",
-                             sc->path, scenario_sweep_count(sc));
-    else if (o.live && !isatty(STDERR_FILENO))
+                             live_option(o.live), sc->path, scenario_sweep_count(sc));
+    else if ((o.live & CLI_LIVE_TERM) && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
     else if (sc->sweep.n_keys)
         rc = cli_sweep_run(sc, o.jobs, o.resume, argv[0], NULL, 0);

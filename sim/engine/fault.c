@@ -218,6 +218,23 @@ static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
     return n;
 }
 
+dt_status sim_fault_link_now(sim_run_t *run, const char *target, double bw,
+                             const char *bw_text, dt_err_t *err)
+{
+    sg_link_t found[2 * 4];
+    size_t k = resolve_links(run, target, found);
+    if (!k)
+        return dt_err_input(err, "no link, node or host named \"%s\" (dtsim platform --links "
+                                 "lists the links)", target);
+    for (size_t j = 0; j < k; j++)
+        sg_link_set_bandwidth(found[j], bw);
+    /* %.17g: the item's time reads back as the same double */
+    sim_fault_log(run, "link-degrade", target, "%zu link%s at %s, asked live; replay: "
+                  "link_degrade = %s at %.17gs to %s", k, k == 1 ? "" : "s", bw_text, target,
+                  sim_now(), bw_text);
+    return DT_OK;
+}
+
 static dt_status add_link_events(sim_run_t *run, sim_faults_t *f, sim_fault_kind_t kind,
                                  const char *text, const char *key, dt_err_t *err)
 {

@@ -61,6 +61,13 @@ int sim_fault_workers_left(const struct sim_run *run);
 /* Called when a node's code returns: ends the run when no node runs or will come back. */
 void sim_fault_node_finished(struct sim_run *run);
 
+/* A link change asked while the run runs (dtsim serve's page, faults.live_links): the links
+ * target names (as a link_degrade LINK does) carry bw bytes/s from now on; a link-degrade
+ * row of the faults table gives the link_degrade item that replays it (bw_text as written).
+ * DT_ERR_INPUT, the run unchanged, when no link matches. */
+dt_status sim_fault_link_now(struct sim_run *run, const char *target, double bw,
+                             const char *bw_text, dt_err_t *err);
+
 /* Stops the fault injector (the run has ended; not from the injector itself). */
 void sim_faults_stop(struct sim_run *run);
 

@@ -12,14 +12,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
+#include "record.h"
 #include "run.h"
 
 /* Evaluations the sparkline keeps (the latest; older ones drop off the left). */
 #define LIVE_EVALS 512
+/* Nodes and links the published state lists at most (a projector shows a few). */
+#define LIVE_NODES 64
+#define LIVE_LINKS 8
+#define LIVE_LINK_NAMES 512 /* the page's list of links to change */
 
 struct sim_live {
     double pace;       /* simulated seconds per wall second, 0: none */
@@ -28,6 +35,16 @@ struct sim_live {
     int lines;         /* lines of the frame on screen */
     double acc[LIVE_EVALS];
     long n_acc;        /* evaluations seen (the latest LIVE_EVALS kept, in rotation) */
+    int term;          /* draw on stderr */
+    int tty_in;        /* with term: stdin is a terminal, lines typed there change links */
+    /* published state (base != NULL) */
+    char *base;        /* PATH.live-RUN: base.json, base.cmd */
+    double next_publish;
+    double pub_sim;    /* simulated time of the last write */
+    double *node_cm;   /* (nodes, 2) compute_s, comm_s at the last write */
+    double *link_bytes; /* (links) bytes carried at the last write */
+    size_t n_links;
+    char note[640];    /* what became of the last link change asked */
 };
 
 typedef struct frame {
@@ -184,7 +201,7 @@ static void draw(sim_run_t *run, double now, int final)
          "compute", "comm", "idle");
 
     /* rows left for nodes: the screen less the 3 lines above, the sparkline and one spare */
-    int room = fr.rows - 5;
+    int room = fr.rows - 5 - (sc->live_links && lv->tty_in); /* and the hint line */
     if (room < 2)
         room = 2;
     int n_nodes = run->n_servers + run->n_workers;
@@ -208,6 +225,10 @@ static void draw(sim_run_t *run, double now, int final)
             rest_row(&fr, run->workers, w_rows, run->n_workers, now);
     }
     sparkline(&fr, lv, run);
+    if (sc->live_links && lv->tty_in)
+        line(&fr, "change a link: type LINK BANDWIDTH and Enter (e.g. %s 100Mbps)%s%s",
+             sim_record_link_count(run) ? sim_record_link_name(run, 0) : "LINK",
+             lv->note[0] ? ": " : "", lv->note);
     if (lv->lines > fr.lines)
         fputs("\033[J", fr.f); /* the previous frame was taller */
     fclose(fr.f);
@@ -217,12 +238,233 @@ static void draw(sim_run_t *run, double now, int final)
     lv->lines = fr.lines;
 }
 
-void sim_live_start(sim_run_t *run, double pace)
+void sim_live_start(sim_run_t *run, double pace, int term, const char *base)
 {
     struct sim_live *lv = dt_calloc(1, sizeof *lv);
     lv->pace = pace > 0 ? pace : 0;
     lv->wall0 = dt_wall_seconds();
+    lv->term = term;
+    lv->tty_in = term && isatty(STDIN_FILENO);
+    if (base) {
+        lv->base = dt_malloc(strlen(base) + 1);
+        strcpy(lv->base, base);
+        lv->node_cm = dt_calloc(2 * (size_t)(run->n_servers + run->n_workers) + 1, sizeof(double));
+    }
     run->live = lv;
+}
+
+/* ---- the published state ---------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static void json_num(FILE *f, const char *key, double v)
+{
+    fprintf(f, isfinite(v) ? ",\"%s\":%.9g" : ",\"%s\":null", key, isfinite(v) ? v : 0.0);
+}
+
+/* A link change asked, "link TARGET BANDWIDTH" (from the page) or "TARGET BANDWIDTH" (typed
+ * under the terminal view): applied when the scenario allows it; lv->note says what became
+ * of it. */
+static void apply_command(sim_run_t *run, struct sim_live *lv, const char *line)
+{
+    char target[SIM_FAULT_TARGET], bw_text[32];
+    double bw;
+    dt_err_t err;
+    if (!strncmp(line, "link ", 5))
+        line += 5;
+    if (sscanf(line, "%63s %31s", target, bw_text) != 2) {
+        snprintf(lv->note, sizeof lv->note, "not a link change: expected LINK BANDWIDTH");
+    } else if (!run->sc->live_links) {
+        snprintf(lv->note, sizeof lv->note, "refused: this run's scenario does not take link "
+                                            "changes (faults.live_links = no)");
+    } else if (scenario_parse_bandwidth(bw_text, &bw, &err) ||
+               !scenario_simulable(SIM_Q_BANDWIDTH, bw)) {
+        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a bandwidth such as 100Mbps",
+                 bw_text);
+    } else if (sim_fault_link_now(run, target, bw, bw_text, &err)) {
+        snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
+    } else {
+        snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target,
+                 bw_text, sim_now());
+    }
+}
+
+/* The link change the page asked for, if any: base.cmd read, removed and applied. */
+static void take_command(sim_run_t *run, struct sim_live *lv)
+{
+    char path[4096], line[256] = "";
+    snprintf(path, sizeof path, "%s.cmd", lv->base);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (!fgets(line, sizeof line, f))
+        line[0] = '\0';
+    fclose(f);
+    unlink(path);
+    apply_command(run, lv, line);
+}
+
+/* A line typed under the terminal view (the terminal hands it over at Enter, echoed: the
+ * frame is one line lower). Only when stdin is a terminal and the scenario takes changes. */
+static void take_typed(sim_run_t *run, struct sim_live *lv)
+{
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    if (!run->sc->live_links || !lv->tty_in || poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+        return;
+    char line[256];
+    ssize_t got = read(STDIN_FILENO, line, sizeof line - 1);
+    if (got <= 0) {
+        lv->tty_in = 0; /* end of input: stop asking */
+        return;
+    }
+    line[got] = '\0';
+    lv->lines++;
+    apply_command(run, lv, line);
+}
+
+/* What node did since the last write: the larger of its compute and comm time, idle when
+ * neither took half of it. */
+static const char *node_now(const sim_node_t *n, const double *cm, double dt)
+{
+    if (!n->alive && !n->finished)
+        return "down";
+    if (n->finished)
+        return "done";
+    double c = n->compute_s - cm[0], m = n->comm_s - cm[1];
+    if (dt <= 0 || (c < 0.5 * dt && m < 0.5 * dt))
+        return c > m && c > 0 ? "compute" : m > 0 ? "comm" : "idle";
+    return c >= m ? "compute" : "comm";
+}
+
+static void node_json(FILE *f, const sim_node_t *n, double *cm, double now, double dt, int first)
+{
+    double c, m, i;
+    shares(n, now, &c, &m, &i);
+    fprintf(f, "%s{\"host\":", first ? "" : ",");
+    json_str(f, sim_host_name(n->host));
+    fprintf(f, ",\"name\":");
+    json_str(f, n->name);
+    fprintf(f, ",\"now\":\"%s\",\"steps\":%ld", node_now(n, cm, dt), n->steps);
+    json_num(f, "compute", c);
+    json_num(f, "comm", m);
+    json_num(f, "idle", i);
+    fputc('}', f);
+    cm[0] = n->compute_s;
+    cm[1] = n->comm_s;
+}
+
+/* The busiest LIVE_LINKS links over the last interval, as indices, busiest first. */
+static size_t busiest(const sim_run_t *run, const struct sim_live *lv, double dt, size_t *out,
+                      double *use)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < lv->n_links; i++) {
+        double bw = sim_record_link_bandwidth(run, i);
+        double u = dt > 0 && bw > 0 ? (sim_record_link_bytes(run, i) - lv->link_bytes[i]) /
+                                          (bw * dt)
+                                    : 0;
+        u = u < 0 ? 0 : u > 1 ? 1 : u;
+        size_t k = n < LIVE_LINKS ? n++ : LIVE_LINKS;
+        if (k == LIVE_LINKS && u <= use[LIVE_LINKS - 1])
+            continue;
+        if (k == LIVE_LINKS)
+            k = LIVE_LINKS - 1;
+        while (k > 0 && use[k - 1] < u) {
+            use[k] = use[k - 1];
+            out[k] = out[k - 1];
+            k--;
+        }
+        use[k] = u;
+        out[k] = i;
+    }
+    return n;
+}
+
+static void publish(sim_run_t *run, double now, int final)
+{
+    struct sim_live *lv = run->live;
+    const scenario_t *sc = run->sc;
+    if (!final)
+        take_command(run, lv);
+    if (!lv->link_bytes) {
+        lv->n_links = sim_record_link_count(run);
+        lv->link_bytes = dt_calloc(lv->n_links + 1, sizeof(double));
+    }
+    double dt = now - lv->pub_sim;
+    char path[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s.json", lv->base);
+    snprintf(tmp, sizeof tmp, "%s.json.tmp", lv->base);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return; /* the page shows nothing new; the run goes on */
+    long step = sc->strategy->steps_done ? sc->strategy->steps_done(run)
+                                         : run->n_workers ? run->workers[0].steps : 0;
+    fprintf(f, "{\"run\":%lld,\"name\":", (long long)run->run_id);
+    json_str(f, sc->name);
+    fprintf(f, ",\"strategy\":");
+    json_str(f, sc->strategy->name);
+    fprintf(f, ",\"done\":%d,\"live_links\":%d,\"step\":%ld,\"steps\":%ld,\"evals\":%ld,"
+               "\"msgs_posted\":%ld,\"msgs_recv\":%ld,\"in_flight\":%ld",
+            final, sc->live_links, step, run->total_steps, run->evals, sim_posted_sends(),
+            run->msgs_recv,
+            sim_posted_sends() > run->msgs_recv ? sim_posted_sends() - run->msgs_recv : 0);
+    json_num(f, "sim_time", now);
+    json_num(f, "wall", dt_wall_seconds() - lv->wall0);
+    json_num(f, "pace", lv->pace);
+    json_num(f, "accuracy", run->timing_only || !run->evals ? NAN : run->last_acc);
+    json_num(f, "loss", run->timing_only || !run->evals ? NAN : run->last_loss);
+    json_num(f, "bytes", run->bytes_total);
+    fprintf(f, ",\"note\":");
+    json_str(f, lv->note);
+    fprintf(f, ",\"nodes\":[");
+    int shown = 0, n_nodes = run->n_servers + run->n_workers;
+    for (int k = 0; k < n_nodes && shown < LIVE_NODES; k++, shown++) {
+        sim_node_t *n = k < run->n_servers ? &run->servers[k] : &run->workers[k - run->n_servers];
+        node_json(f, n, &lv->node_cm[2 * k], now, dt, k == 0);
+    }
+    fprintf(f, "],\"more_nodes\":%d,\"links\":[", n_nodes - shown);
+    size_t top[LIVE_LINKS];
+    double use[LIVE_LINKS];
+    size_t n_top = busiest(run, lv, dt, top, use);
+    for (size_t k = 0; k < n_top; k++) {
+        fprintf(f, "%s{\"name\":", k ? "," : "");
+        json_str(f, sim_record_link_name(run, top[k]));
+        json_num(f, "bandwidth", sim_record_link_bandwidth(run, top[k]));
+        json_num(f, "use", use[k]);
+        fputc('}', f);
+    }
+    /* every link a teacher may change, in the platform's order (SimGrid's own loopback
+     * left out) */
+    fprintf(f, "],\"link_names\":[");
+    for (size_t i = 0, k = 0; sc->live_links && i < lv->n_links && k < LIVE_LINK_NAMES; i++) {
+        const char *name = sim_record_link_name(run, i);
+        if (strncmp(name, "__", 2)) {
+            fputs(k++ ? "," : "", f);
+            json_str(f, name);
+        }
+    }
+    fprintf(f, "]}\n");
+    for (size_t i = 0; i < lv->n_links; i++)
+        lv->link_bytes[i] = sim_record_link_bytes(run, i);
+    lv->pub_sim = now;
+    if (fclose(f) == 0)
+        rename(tmp, path);
+    else
+        unlink(tmp);
 }
 
 void sim_live_eval(sim_run_t *run, double accuracy)
@@ -245,8 +487,15 @@ static void keep_pace(sim_run_t *run, struct sim_live *lv)
         if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
             lv->pace = 0;
         run->progress_wall += dt_wall_seconds() - now; /* waiting is not stalling */
-        draw(run, sim_now(), 0);
+        if (lv->term) {
+            take_typed(run, lv);
+            draw(run, sim_now(), 0);
+        }
         lv->next_frame = dt_wall_seconds() + SIM_LIVE_FRAME_S;
+        if (lv->base && dt_wall_seconds() >= lv->next_publish) {
+            publish(run, sim_now(), 0);
+            lv->next_publish = dt_wall_seconds() + SIM_LIVE_PUBLISH_S;
+        }
     }
 }
 
@@ -258,17 +507,35 @@ void sim_live_tick(sim_run_t *run)
     if (lv->pace > 0)
         keep_pace(run, lv);
     double now = dt_wall_seconds();
-    if (now < lv->next_frame)
+    if (lv->base && now >= lv->next_publish) {
+        lv->next_publish = now + SIM_LIVE_PUBLISH_S;
+        publish(run, sim_now(), 0);
+    }
+    if (!lv->term || now < lv->next_frame)
         return;
     lv->next_frame = now + SIM_LIVE_FRAME_S;
+    take_typed(run, lv);
     draw(run, sim_now(), 0);
 }
 
 void sim_live_end(sim_run_t *run)
 {
-    if (!run->live)
+    struct sim_live *lv = run->live;
+    if (!lv)
         return;
-    draw(run, sim_run_end_time(run), 1);
-    free(run->live);
+    if (lv->term)
+        draw(run, sim_run_end_time(run), 1);
+    if (lv->base) {
+        /* the run's rows tell the rest: the files go */
+        char path[4096];
+        snprintf(path, sizeof path, "%s.json", lv->base);
+        unlink(path);
+        snprintf(path, sizeof path, "%s.cmd", lv->base);
+        unlink(path);
+    }
+    free(lv->base);
+    free(lv->node_cm);
+    free(lv->link_bytes);
+    free(lv);
     run->live = NULL;
 }

@@ -60,6 +60,7 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
     self->comm_s += done - start;
     self->last_transfer_s = done - start;
     self->bytes_recv += msg->bytes;
+    run->msgs_recv++;
     sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
     sim_record_interval(run, self, SIM_STATE_COMM, start, done);
     sim_record_traffic_of(run, msg->sender, self, msg->src, msg->bytes);
@@ -275,6 +276,7 @@ static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim
         if (msgs[i]->sent_at > last_sent)
             last_sent = msgs[i]->sent_at;
         bytes += msgs[i]->bytes;
+        run->msgs_recv++;
         sim_record_traffic_of(run, msgs[i]->sender, self, msgs[i]->src, msgs[i]->bytes);
     }
     if (last_sent > done)

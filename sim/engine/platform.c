@@ -331,7 +331,7 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
         return -1;
     }
     if (sc->network_model == SIM_NET_SMPI || strcmp(sc->link_down, "none") ||
-        strcmp(sc->link_degrade, "none"))
+        strcmp(sc->link_degrade, "none") || sc->live_links)
         return -1;
     /* SimGrid's factors for its models (LV08: latency x 13.01, bandwidth x 0.97; CM02:
      * none); with cross traffic each flow's acknowledgements weigh 0.05 of it on the
@@ -409,8 +409,8 @@ static void apply_network_model(const scenario_t *sc)
     sg_cfg_set_boolean("network/crosstraffic", sc->crosstraffic ? "yes" : "no");
     /* SimGrid 3.32 aborts ("Variable penalty should not be negative") when a link's
      * bandwidth changes under a model with an RTT-fairness term (LV08's weight-S): with link
-     * faults that term is off */
-    if (strcmp(sc->link_down, "none") || strcmp(sc->link_degrade, "none"))
+     * faults (and links a teacher may change, faults.live_links) that term is off */
+    if (strcmp(sc->link_down, "none") || strcmp(sc->link_degrade, "none") || sc->live_links)
         sg_cfg_set_double("network/weight-S", 0.0);
 }
 

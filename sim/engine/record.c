@@ -149,6 +149,23 @@ static const route_t *route_of(struct sim_record *r, sg_host_t src, sg_host_t ds
     return rt;
 }
 
+size_t sim_record_link_count(const sim_run_t *run)
+{
+    return run->record ? run->record->n_links : 0;
+}
+
+const char *sim_record_link_name(const sim_run_t *run, size_t i)
+{
+    return sg_link_get_name(run->record->links[i]);
+}
+
+double sim_record_link_bandwidth(const sim_run_t *run, size_t i)
+{
+    return sg_link_get_bandwidth(run->record->links[i]);
+}
+
+double sim_record_link_bytes(const sim_run_t *run, size_t i) { return run->record->bytes[i]; }
+
 void sim_record_traffic(sim_run_t *run, sim_host_t src_, sim_host_t dst_, double bytes)
 {
     sg_host_t src = (sg_host_t)src_, dst = (sg_host_t)dst_;

@@ -47,6 +47,14 @@ void sim_record_message(struct sim_run *run, const struct sim_node *sender,
                         const struct sim_node *dst, double sent, double start, double done,
                         double bytes);
 
+/* The platform's links (0 before sim_record_init), for the live page's link utilisation:
+ * link i's name, its bandwidth now (bytes/s) and the bytes it carried so far (received
+ * messages on their routes). */
+size_t sim_record_link_count(const struct sim_run *run);
+const char *sim_record_link_name(const struct sim_run *run, size_t i);
+double sim_record_link_bandwidth(const struct sim_run *run, size_t i);
+double sim_record_link_bytes(const struct sim_run *run, size_t i);
+
 /* The run stores a sampled timeline (run.timeline resolved to sampled). */
 int sim_record_sampled(const struct sim_run *run);
 

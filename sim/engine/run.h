@@ -214,6 +214,7 @@ typedef struct sim_run {
     double progress_wall;     /* wall clock when it last moved */
     double samples;           /* processed so far */
     double bytes_total;       /* sent so far, every node */
+    long msgs_recv;           /* point-to-point messages received (msg.c) */
     long evals;
     long last_eval_step;
     long last_step_mark;      /* step marks passed (steps_done / eval_every) */

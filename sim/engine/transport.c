@@ -18,8 +18,11 @@ sim_box_t sim_mailbox(const char *owner, const char *channel)
     return T->mailbox(owner, channel);
 }
 void sim_box_set_receiver(sim_box_t box) { T->box_set_receiver(box); }
+static long posted;
+long sim_posted_sends(void) { return posted; }
 sim_comm_t sim_post_send(sim_box_t to, void *payload, long bytes)
 {
+    posted++;
     return T->post_send(to, payload, bytes);
 }
 sim_comm_t sim_post_recv(sim_box_t from, void **payload) { return T->post_recv(from, payload); }

@@ -70,6 +70,8 @@ sim_box_t sim_mailbox(const char *owner, const char *channel);
 void sim_box_set_receiver(sim_box_t box);
 /** Posts a send of payload (bytes on the wire) to a box; returns at once. */
 sim_comm_t sim_post_send(sim_box_t to, void *payload, long bytes);
+/* Sends posted so far in this process (all runs of it): the live view's messages in flight. */
+long sim_posted_sends(void);
 /** Posts a receive from a box; *payload is set when it completes. */
 sim_comm_t sim_post_recv(sim_box_t from, void **payload);
 /** Waits at most `timeout` seconds for c (0: tests it); consumes c in every case. A timeout

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""`dtsim serve`'s live page in a real browser (headless Chromium, Debian package chromium).
+
+    python3 tests/serve_browser.py DTSIM_BINARY [SCREENSHOT.png]
+
+In a temporary folder: one stored run, then a second one started with --publish and a pace
+(it runs for about ten seconds of wall time, faults.live_links = yes), and `dtsim serve` on
+a free port of 127.0.0.1. Checks that:
+  - a link change asked over HTTP (POST /api/link, as the page's button sends it) reaches
+    the run: a link-degrade row of its faults table, and the published links' bandwidth;
+    without the page's X-Dtsim header the server refuses it (403);
+  - Chromium loads the page with no console message and no error in the page's own
+    collector (#errors); the page's figures agree with what they come from: the live
+    panel's hosts and node names with the published state, the runs table's evals counts
+    and last accuracies with the database, the links to change with the published ones;
+    the stored run replayed (?replay=1) with its lesson's text beside it, each host's shares
+    against its timeline rows;
+  - the screenshot (SCREENSHOT.png, default serve_browser.png in the current folder) is a
+    PNG of the window's size;
+  - once the run is over, a rerun of the same scenario with the faults row's link_degrade
+    item gives the same evals, timeline and workers rows.
+Exits 77 (skipped, for ctest) when chromium is not installed or dtsim serve was built
+without libmicrohttpd; 1 on a failure.
+"""
+import json
+import os
+import re
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+SKIP = 77
+SCENARIO = """[run]
+name = serve-browser
+steps = {steps}
+eval_every = 5
+seed = 3
+[model]
+arch = mlp
+hidden = 32
+batch = 16
+lr = 0.1
+[data]
+source = synthetic
+train_samples = 512
+test_samples = 128
+synthetic_dim = 16
+synthetic_classes = 4
+[cluster]
+platform = star
+workers = 3
+bandwidth = 1Gbps
+latency = 5us
+[strategy]
+kind = sync-ps
+servers = 1
+[faults]
+live_links = yes
+"""
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def http(port, path, method="GET", headers=None):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method=method,
+                                 headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def rows(db, sql):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: serve_browser.py DTSIM_BINARY [SCREENSHOT.png]", file=sys.stderr)
+        return 2
+    dtsim = os.path.abspath(sys.argv[1])
+    shot = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "serve_browser.png")
+    browser = shutil.which("chromium")
+    if not browser:
+        print("skipped: chromium is not installed (Debian package chromium)")
+        return SKIP
+    probe = subprocess.run([dtsim, "serve", "--db", "/nonexistent/x.db"], capture_output=True,
+                           text=True)
+    if "not built" in probe.stderr:
+        print("skipped: dtsim serve was built without libmicrohttpd")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="dtsim-serve-browser-")
+    db = os.path.join(tmp, "runs.db")
+    procs = []
+    try:
+        ini = os.path.join(tmp, "s.ini")
+        with open(ini, "w") as f:
+            f.write(SCENARIO.format(steps=40))
+        subprocess.run([dtsim, "run", ini, "--db", db, "--set",
+                        "run.name=lesson-bandwidth/stored"], check=True, capture_output=True)
+        with open(ini, "w") as f:
+            f.write(SCENARIO.format(steps=200))
+        # paced: about 10 s of wall time whatever the machine
+        log = open(os.path.join(tmp, "run.log"), "w+")
+        live = subprocess.Popen([dtsim, "run", ini, "--db", db, "--publish", "--pace", "0.06"],
+                                stdout=log, stderr=log)
+        procs.append(live)
+        server = subprocess.Popen([dtsim, "serve", "--db", db, "--port", "0"],
+                                  stdout=subprocess.PIPE, text=True)
+        procs.append(server)
+        m = re.match(r"dtsim serve: http://127\.0\.0\.1:(\d+)/", server.stdout.readline())
+        if not check(m, "dtsim serve printed no address"):
+            return 1
+        port = int(m.group(1))
+        state_path = db + ".live-2.json"
+        for _ in range(100):
+            if os.path.exists(state_path):
+                break
+            time.sleep(0.05)
+        check(os.path.exists(state_path), "no published state " + state_path)
+
+        status, _ = http(port, "/api/link?run=2&link=star_link_3&bw=100Mbps", "POST")
+        check(status == 403, "a POST without X-Dtsim answered %d, not 403" % status)
+        status, body = http(port, "/api/link?run=2&link=star_link_3&bw=fast", "POST",
+                            {"X-Dtsim": "1"})
+        check(status == 400, "bw=fast answered %d, not 400" % status)
+        status, body = http(port, "/api/link?run=2&link=star_link_3&bw=100Mbps", "POST",
+                            {"X-Dtsim": "1"})
+        check(status == 202, "the link change answered %d: %s" % (status, body))
+        changed = None
+        for _ in range(60):
+            status, body = http(port, "/api/live?run=2")
+            if status == 200:
+                s = json.loads(body)
+                bws = {l["name"]: l["bandwidth"] for l in s["links"]}
+                if "star_link_3" in s["note"] and bws.get("star_link_3_UP") == 12.5e6:
+                    changed = s
+                    break
+            time.sleep(0.1)
+        check(changed, "the published state never showed star_link_3 at 100Mbps")
+        fault = rows(db, "SELECT sim_time, detail FROM faults WHERE run = 2"
+                         " AND kind = 'link-degrade'")
+        check(len(fault) == 1, "faults rows of the change: %r" % (fault,))
+
+        # the page, with the run still under way
+        state = json.loads(http(port, "/api/live?run=2")[1])
+        common = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                  "--enable-logging=stderr", "--v=0", "--no-first-run",
+                  "--user-data-dir=" + os.path.join(tmp, "profile"),
+                  "--virtual-time-budget=4000", "--window-size=1920,1080"]
+        url = "http://127.0.0.1:%d/" % port
+        dom = subprocess.run([browser] + common + ["--dump-dom", url], capture_output=True,
+                             text=True, timeout=60)
+        console = [l for l in dom.stderr.splitlines() if ":CONSOLE" in l]
+        check(not console, "console messages: %s" % console[:5])
+        html = dom.stdout
+        errs = re.search(r'<pre id="errors">(.*?)</pre>', html, re.S)
+        check(errs and errs.group(1).strip() == "", "page errors: %s" %
+              (errs.group(1)[:500] if errs else "no #errors element"))
+        hosts = re.search(r'<tbody id="hosts">(.*?)</tbody>', html, re.S)
+        if check(hosts, "no live hosts table"):
+            cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td class=\"(\w+)\">", hosts.group(1))
+            want = [(n["host"], n["name"]) for n in state["nodes"]]
+            check([(h, n) for h, n, _ in cells] == want,
+                  "live hosts %r, published %r" % (cells, want))
+            check(all(c in ("compute", "comm", "idle", "down", "done") for _, _, c in cells),
+                  "host states %r" % (cells,))
+        sel = re.search(r'<select id="linkname">(.*?)</select>', html, re.S)
+        names = re.findall(r'<option value="([^"]*)">', sel.group(1)) if sel else []
+        check(names == state["link_names"] and "star_link_3_UP" in names,
+              "links to change on the page %r, published %r" % (names, state["link_names"]))
+        check(re.search(r'id="head">serve-browser \(sync-ps, run 2\)', html),
+              "the live panel names no run 2")
+        runs_body = re.search(r'<tbody id="runs">(.*?)</tbody>', html, re.S)
+        if check(runs_body, "no runs table"):
+            trs = re.findall(r"<tr[^>]*>(.*?)</tr>", runs_body.group(1))
+            for tr in trs:
+                td = re.findall(r"<td>(.*?)</td>", tr)
+                if td[1] != "1":
+                    continue
+                n, acc = rows(db, "SELECT count(*), (SELECT test_acc FROM evals WHERE run = 1"
+                                  " ORDER BY sim_time DESC, step DESC LIMIT 1)"
+                                  " FROM evals WHERE run = 1")[0]
+                check(td[5] == str(n) and td[6] == "%.4f" % acc,
+                      "run 1 on the page: %s evals, accuracy %s; database %d, %.4f" %
+                      (td[5], td[6], n, acc))
+            check(len(trs) == 2, "%d runs on the page, 2 in the database" % len(trs))
+        check('id="lesson" style="display: none;"' in html or
+              re.search(r'<div id="lesson">\s*</div>', html), "a lesson shown for no lesson")
+
+        # the stored run replayed (?replay=1&pace=1: over one second, over before the
+        # virtual time runs out): its lesson's text beside it, and each host's shares over
+        # the timeline rows as the database has them
+        dom = subprocess.run([browser] + common + ["--dump-dom", url + "?replay=1&pace=1"],
+                             capture_output=True, text=True, timeout=60)
+        console = [l for l in dom.stderr.splitlines() if ":CONSOLE" in l]
+        check(not console, "console messages (replay): %s" % console[:5])
+        html = dom.stdout
+        check("<h1>Communication overhead against bandwidth</h1>" in html,
+              "no lesson text beside run 1")
+        box = re.search(r'<div id="replayhosts">(.*?)</table>', html, re.S)
+        if check(box, "no replayed hosts"):
+            got = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td class=\"\w+\">\w+</td>"
+                             r"<td></td><td>.*?<span> (\d+)% / (\d+)% / (\d+)%</span>",
+                             box.group(1))
+            want = {}
+            for host, role, rank, st, a, b in rows(db, "SELECT host, role, rank, state, start,"
+                                                       " end FROM timeline WHERE run = 1"):
+                k = (host, "%s-%d" % (role, rank))
+                want.setdefault(k, {"compute": 0, "comm": 0, "idle": 0})[st] += b - a
+            check(len(got) == len(want) > 0, "replayed hosts %d, timeline hosts %d" %
+                  (len(got), len(want)))
+            for host, name, c, m, i in got:
+                w = want.get((host, name))
+                tot = sum(w.values()) if w else 0
+                ok = w and all(abs(int(x) - 100 * w[k] / tot) <= 0.51
+                               for x, k in ((c, "compute"), (m, "comm"), (i, "idle")))
+                check(ok, "replayed %s %s: %s/%s/%s%%, timeline %r" % (host, name, c, m, i, w))
+        shot_run = subprocess.run([browser] + common + ["--screenshot=" + shot, url],
+                                  capture_output=True, text=True, timeout=60)
+        console = [l for l in shot_run.stderr.splitlines() if ":CONSOLE" in l]
+        check(not console, "console messages (screenshot): %s" % console[:5])
+        if check(os.path.exists(shot), "no screenshot"):
+            head = open(shot, "rb").read(24)
+            check(head[:8] == b"\x89PNG\r\n\x1a\n" and
+                  struct.unpack(">II", head[16:24]) == (1920, 1080),
+                  "the screenshot is not a 1920x1080 PNG")
+            print("screenshot: " + shot)
+
+        # reproducible: the rerun with the recorded item gives the same rows
+        live.wait(timeout=120)
+        log.seek(0)
+        check(live.returncode == 0, "the published run exited %d: %s" %
+              (live.returncode, log.read()[-500:]))
+        check(not os.path.exists(state_path), "the state file outlived the run")
+        item = re.search(r"replay: link_degrade = (.*)$", fault[0][1]).group(1) if fault else ""
+        subprocess.run([dtsim, "run", ini, "--db", db, "--set",
+                        "faults.link_degrade=" + item], check=True, capture_output=True)
+        for table, cols in (("evals", "step, sim_time, test_acc, test_loss"),
+                            ("timeline", "host, role, rank, state, start, end"),
+                            ("workers", "worker, role, steps, compute_s, comm_s, idle_s")):
+            a = rows(db, "SELECT %s FROM %s WHERE run = 2 ORDER BY 1, 2, 3, 4" % (cols, table))
+            b = rows(db, "SELECT %s FROM %s WHERE run = 3 ORDER BY 1, 2, 3, 4" % (cols, table))
+            check(a and a == b, "%s: the rerun with %r differs (%d and %d rows)" %
+                  (table, item, len(a), len(b)))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in failures:
+        print("FAIL: " + f)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
