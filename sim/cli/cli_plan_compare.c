@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
+#include "cli_goodput.h"
 #include "cli_plan_compare.h"
 #include "goodput.h"
 #include "scenario.h"

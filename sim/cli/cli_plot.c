@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "cli_select.h"
 #include "plot.h"
 #include "query.h"

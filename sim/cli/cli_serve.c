@@ -4,6 +4,7 @@
  * evals rows land (the page polls /api/evals every two seconds); a stored run replays from the
  * same rows at a pace the page chooses. Built only with libmicrohttpd (DTSIM_HAVE_MHD). */
 #include "cli.h"
+#include "cli_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

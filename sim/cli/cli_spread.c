@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_util.h"
+#include "cli_exec.h"
+#include "cli_spread.h"
 #include "merge.h"
-#include "real.h"
+#include "transport_mpi.h"
 #include "scenario.h"
 
 /* Runs this dtsim as `argv0 run PATH --member m --db DB --set ...`; its exit code (or 1). */

@@ -2,7 +2,7 @@
 #ifndef DTSIM_CLI_SWEEP_H
 #define DTSIM_CLI_SWEEP_H
 
-#include "cli.h"
+#include "cli_exec.h"
 #include "scenario.h"
 
 #define CLI_SWEEP_MAX_JOBS 256

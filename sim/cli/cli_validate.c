@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "real.h"
+#include "cli_util.h"
+#include "cli_exec.h"
+#include "transport_mpi.h"
 #include "scenario.h"
 
 #define MAX_SETS 64

@@ -5,7 +5,8 @@
 
 #include "blas.h"
 #include "cli.h"
-#include "real.h"
+#include "cli_util.h"
+#include "transport_mpi.h"
 #include "strategy.h"
 #include "transport.h"
 
