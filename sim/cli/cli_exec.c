@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "cli_sweep.h"
 #include "cli_util.h"
 #include "db.h"

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "cli_util.h"
 #include "cli_select.h"
+#include "cli_util.h"
 #include "plot.h"
 #include "query.h"
 

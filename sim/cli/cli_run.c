@@ -19,10 +19,10 @@
 #include "cli_sweep.h"
 #include "cli_util.h"
 #include "jobs.h"
-#include "transport_mpi.h"
 #include "run.h"
 #include "scenario.h"
 #include "strategy.h"
+#include "transport_mpi.h"
 
 #define MAX_SETS 256
 

@@ -37,9 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_util.h"
 #include "cli_exec.h"
+#include "cli_util.h"
 #include "db.h"
 #include "query.h"
 

@@ -6,9 +6,9 @@
 #include "blas.h"
 #include "cli.h"
 #include "cli_util.h"
-#include "transport_mpi.h"
 #include "strategy.h"
 #include "transport.h"
+#include "transport_mpi.h"
 
 static void usage(FILE *out)
 {
