@@ -30,6 +30,14 @@
 
 /* ---- child processes -------------------------------------------------------------------- */
 
+/* In a child: sig's handler back to the default, an ignored sig left ignored (as exec does). */
+static void handler_default(int sig)
+{
+    struct sigaction now, dfl = {.sa_handler = SIG_DFL};
+    if (sigaction(sig, NULL, &now) == 0 && now.sa_handler != SIG_IGN)
+        sigaction(sig, &dfl, NULL);
+}
+
 int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd),
                     void *ctx)
 {
@@ -49,9 +57,8 @@ int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, i
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        sigaction(SIGINT, &dfl, NULL);
-        sigaction(SIGTERM, &dfl, NULL);
+        handler_default(SIGINT);
+        handler_default(SIGTERM);
         if (flags & CLI_CHILD_GROUP)
             setpgid(0, 0);
         /* a parent already gone before prctl: end at once */

@@ -76,7 +76,8 @@ enum {
 /** Forks a child that runs body(ctx, fd), fd the write end of a pipe whose read end is c->fd,
  * and exits with the code body returns (its stdio flushed). The child's stdout goes to out
  * (-1: /dev/null); SIGINT and SIGTERM are blocked across the fork and the child's handlers
- * of them are the defaults. Both ends of the pipe close on exec. Returns 0, or -1 with errno
+ * of them are the defaults (an ignored one stays ignored, as across exec). Both ends of the
+ * pipe close on exec. Returns 0, or -1 with errno
  * (pipe, fork) and nothing left open. */
 int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd),
                     void *ctx);

@@ -324,7 +324,8 @@ int cli_check(int argc, char **argv)
     char memory[512];
     /* the platform file as a run would load it (a sweep's runs each below) */
     if (!sc->sweep.n_keys &&
-        (sim_platform_check(sc, &err) || cli_exec_check(sc, argv[0], memory, sizeof memory, &err))) {
+        (sim_platform_check(sc, &err) ||
+         cli_exec_check(sc, argv[0], memory, sizeof memory, &err))) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
