@@ -1,4 +1,4 @@
-/* The dtsim command line: one function per command (main.c's table calls them); how they
+/* The dtsim command line: one function per command (main.c calls them); how they
  * read options and report usage errors is cli_util.h's, how they run a scenario cli_exec.h's. */
 #ifndef DTSIM_CLI_H
 #define DTSIM_CLI_H
@@ -11,8 +11,8 @@ int cli_bench(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 /** dtsim run: runs a scenario (each run of its sweep), stores each run, prints a summary. */
 int cli_run(int argc, char **argv);
-/* `dtsim validate SCENARIO` (cli_validate.c): real seconds per step on the shaped-link
- * testbed against CM02, LV08 and SMPI's. */
+/** dtsim validate: real seconds per step on the shaped-link testbed against CM02, LV08 and
+ * SMPI's (cli_validate.c). */
 int cli_validate(int argc, char **argv);
 /** dtsim check: validates a scenario and prints its resolved configuration. */
 int cli_check(int argc, char **argv);
