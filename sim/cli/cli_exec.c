@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli_sweep.h"
 #include "cli_util.h"
 #include "db.h"
 #include "jobs.h"
@@ -250,6 +249,39 @@ dt_status cli_exec_check(const scenario_t *sc, const char *argv0, char *memory, 
 
 /* ---- running a scenario ----------------------------------------------------------------- */
 
+/* The gate of a sweep's run (cli_exec_order): the read end from the run started before it,
+ * the write end to the next one's; -1: none. */
+static int order_in = -1, order_out = -1;
+
+void cli_exec_order(int in, int out)
+{
+    order_in = in;
+    order_out = out;
+}
+
+static void order_wait(void)
+{
+    if (order_in < 0)
+        return;
+    char byte;
+    while (read(order_in, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(order_in);
+    order_in = -1;
+}
+
+static void order_pass(void)
+{
+    order_wait(); /* a run that never waited (it failed first) passes on in order */
+    if (order_out < 0)
+        return;
+    char byte = 1;
+    while (write(order_out, &byte, 1) < 0 && errno == EINTR)
+        ;
+    close(order_out);
+    order_out = -1;
+}
+
 /* The resolved configuration as text (what check prints and run stores). */
 static char *config_text(const scenario_t *sc)
 {
@@ -438,9 +470,9 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
         fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
                 sc->name, run->oversubscribed);
     if (speaks)
-        cli_sweep_gate_wait(); /* run ids in the sweep's order */
+        order_wait(); /* run ids in the sweep's order */
     st = speaks ? begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err) : DT_OK;
-    cli_sweep_gate_pass();
+    order_pass();
     if (st) {
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;

@@ -30,6 +30,11 @@ int cli_exec_run(const scenario_t *sc, const char *argv0, const char *sweep, lon
  * scenario keys (one transaction: a run row never lacks them). */
 int cli_exec_run_with(const scenario_t *sc, const char *argv0, const char *sweep, long index,
                       const cli_param_t *params, int n);
+/** In a sweep's child, before it runs: the run begins its row only after a byte or end of
+ * file on in (the run started before it began its row, or ended), then writes a byte to
+ * out, so that run ids follow the order the runs were started; -1: no one to wait for, or
+ * to tell. Both are closed once used. */
+void cli_exec_order(int in, int out);
 /** A file of jobs (jobs.h): every job set up and stored as its own run (TOP/JOB, under the
  * sweep id, its index the job's), then one simulation of them all, a summary each. Returns
  * the exit code. */

@@ -91,35 +91,10 @@ static long sweep_index_of(const sweep_t *s, long i)
 static volatile sig_atomic_t stop_signal, signals;
 
 /* Run ids in sweep order: the runs' rows are begun one after the other, in the order the runs
- * were started, whatever their set-up takes. Each child gets a gate: the read end of a pipe
- * whose only writer is the run started before it (gate_in), and the write end of the next
- * run's (gate_out). A child begins its row after a byte or end of file on gate_in (its
- * predecessor began its row, or ended), then passes the gate on. The parent keeps the read
- * end of the gate of the run it starts next (-1: no run started yet). */
-static int gate_in = -1, gate_out = -1;
-
-void cli_sweep_gate_wait(void)
-{
-    if (gate_in < 0)
-        return;
-    char byte;
-    while (read(gate_in, &byte, 1) < 0 && errno == EINTR)
-        ;
-    close(gate_in);
-    gate_in = -1;
-}
-
-void cli_sweep_gate_pass(void)
-{
-    cli_sweep_gate_wait(); /* a run that never waited (it failed first) passes on in order */
-    if (gate_out < 0)
-        return;
-    char byte = 1;
-    while (write(gate_out, &byte, 1) < 0 && errno == EINTR)
-        ;
-    close(gate_out);
-    gate_out = -1;
-}
+ * were started, whatever their set-up takes. Each child gets a gate (cli_exec_order): the
+ * read end of a pipe whose only writer is the run started before it, and the write end of
+ * the next run's. The parent keeps the read end of the gate of the run it starts next (-1: no
+ * run started yet). */
 
 /* Run i of the sweep: made from base's [sweep], or a copy of the list's. */
 static dt_status sweep_member(const sweep_t *s, long i, scenario_t *run, dt_err_t *err)
@@ -278,8 +253,7 @@ static int child_main(void *ctx, int err_fd)
     const child_ctx_t *x = ctx;
     sweep_t *s = x->s;
     long i = x->i;
-    gate_in = x->gate_in;
-    gate_out = x->gate_out;
+    cli_exec_order(x->gate_in, x->gate_out);
     close(x->next_gate);
     close(err_fd); /* its stderr now */
     for (int j = 0; j < s->jobs; j++)
