@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "nccl.h"
 #include "scenario.h"
 

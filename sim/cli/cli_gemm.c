@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_gemm.h"
+#include "cli_util.h"
 #include "rng.h"
 #include "scenario.h"
 #include "train.h"

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_goodput.h"
+#include "cli_util.h"
 #include "goodput.h"
 #include "goodput_sim.h"
 #include "model_profile.h"

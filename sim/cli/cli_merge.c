@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "merge.h"
 
 static void merge_help(void)

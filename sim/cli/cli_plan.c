@@ -1,17 +1,16 @@
-/* `dtsim plan`: capacity planning of a timing-only model on N devices. Enumerates the
- * tensor x pipeline x data layouts (strategy.kind = pipeline) of one global batch with their
- * micro-batch sizes, the interleaved schedule's virtual stages, sequence parallelism,
- * recomputation (none, selective, full) and ZeRO stage 0 or 1, drops the layouts that do not
- * fit the device's memory (the check `dtsim check` makes, no simulation), and tries one whose
- * ZeRO-1 does not fit again at ZeRO-2, then ZeRO-3; a fitting one of replicas without ZeRO it
- * tries again with gradient buckets. It simulates the fitting ones as one sweep (the
- * machinery of `dtsim run`, -j children, one database, one sweep id) in order of a lower
- * bound of their step time (their compute as the run charges it and the pipeline's bubble),
- * in batches of -j, and prunes those whose bound exceeds the best step simulated so far: the
- * bound never exceeds the simulated step, so a pruned layout cannot win. It prints them by
- * step time with memory, achieved FLOP/s per device, energy and cost, read back from the
- * database. The scenarios are written to temporary files (removed at the end): a base made
- * of the options, then the same with each layout's keys.
+/* `dtsim plan`: capacity planning of a timing-only model on N devices. Enumerates the tensor x
+ * pipeline x data layouts (strategy.kind = pipeline) of one global batch with their micro-batch
+ * sizes, the interleaved schedule's virtual stages, sequence parallelism, recomputation (none,
+ * selective, full) and ZeRO stage 0 or 1, drops those that do not fit the device's memory (the
+ * check `dtsim check` makes, no simulation), and tries one whose ZeRO-1 does not fit again at
+ * ZeRO-2, then ZeRO-3; a fitting one of replicas without ZeRO it tries again with gradient
+ * buckets. It simulates the fitting ones as one sweep (`dtsim run`'s machinery: -j children,
+ * one database, one sweep id) in order of a lower bound of their step time (their compute as
+ * the run charges it and the pipeline's bubble), in batches of -j, and prunes those whose bound
+ * exceeds the best step simulated so far: the bound never exceeds the simulated step, so a
+ * pruned layout cannot win. It prints them by step time with memory, achieved FLOP/s per
+ * device, energy and cost, read back from the database. The scenarios go to temporary files
+ * (removed after): a base made of the options, then it with each layout's keys.
  *
  * A plan always answers: on SIGINT or SIGTERM, or when --time-limit passes, it stops its
  * runs (cli_sweep_run_opts) and ranks those that finished, marked PARTIAL. What the ranking
@@ -29,14 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "cli_exec.h"
 #include "cli_plan_compare.h"
 #include "cli_sweep.h"
+#include "cli_util.h"
 #include "compute_model.h"
 #include "db.h"
 #include "goodput.h"
@@ -781,7 +781,7 @@ static double plan_bound(const plan_layout_t *l, const scenario_t *sc,
  * the platform or SimGrid, asked for one host of each stage (the first of its tensor
  * group: the members of a stage hold the same, and the check names the first fullest
  * host), then the check's own line or error (sim_memory_line, sim_memory_verdict). The
- * child's dry run (cli_dry_run) meets the rest too, the platform and fault targets, which
+ * child's check (cli_exec_check) meets the rest too, the platform and fault targets, which
  * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same). */
 static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
                              char *memory, size_t n, dt_err_t *err)
@@ -844,10 +844,10 @@ static void fit_answer(plan_layout_t *l, dt_status st, const char *memory, const
         *hint = '\0';
 }
 
-/* A layout's check under way in a child (cli_dry_run_start), or the error its scenario
- * gave when it did not load. */
+/* A layout's check under way in a child (cli_exec.h), or the error its scenario gave when
+ * it did not load. */
 typedef struct fit_check {
-    cli_dry_t dry;
+    cli_exec_check_t dry;
     dt_err_t err;
     int loaded;
 } fit_check_t;
@@ -862,7 +862,7 @@ static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const 
     c->loaded = load_layout(sc, base, o, l, name, &c->err) == DT_OK;
     if (c->loaded) {
         l->bound = plan_bound(l, sc, prof);
-        cli_dry_run_start(sc, argv0, &c->dry);
+        cli_exec_check_start(sc, argv0, &c->dry);
     }
 }
 
@@ -871,7 +871,7 @@ static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
     char memory[512] = "";
     dt_status st = DT_ERR_INPUT;
     if (c->loaded)
-        st = cli_dry_run_finish(&c->dry, memory, sizeof memory, &c->err);
+        st = cli_exec_check_finish(&c->dry, memory, sizeof memory, &c->err);
     fit_answer(l, st, memory, &c->err, base);
 }
 
@@ -893,8 +893,8 @@ static void fit_here(plan_layout_t *l, long n, scenario_t *sc, const char *base,
 }
 
 /* 1 when the first loadable layout of l (n) gets the same answer in this process as from
- * the child's dry run, which meets the platform and fault targets too: then those are
- * sound for every layout (they share them) and the rest is checked here. */
+ * the child's check, which meets the platform and fault targets too: then those are sound
+ * for every layout (they share them) and the rest is checked here. */
 static int plan_fit_same(plan_layout_t *l, long n, scenario_t *sc, const char *base,
                          const plan_opts_t *o, const sim_model_profile_t *prof,
                          const char *name, const char *argv0)

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_goodput.h"
 #include "cli_plan_compare.h"
+#include "cli_util.h"
 #include "goodput.h"
 #include "scenario.h"
 

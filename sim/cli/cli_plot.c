@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_select.h"
+#include "cli_util.h"
 #include "plot.h"
 #include "query.h"
 

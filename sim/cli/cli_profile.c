@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "compute_model.h"
 #include "model_profile.h"
 #include "profile_transformer.h"

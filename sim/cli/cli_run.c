@@ -1,6 +1,7 @@
-/* `dtsim run SCENARIO` and `dtsim check SCENARIO`: read and validate a scenario (with
- * --set overrides), print its resolved configuration (check) or run it in the simulated
- * cluster, store it in the results database, and print a summary (run). */
+/* `dtsim run SCENARIO` and `dtsim check SCENARIO` (and platform, bench sim, keys, strategies):
+ * read and validate a scenario (with --set overrides), print its resolved configuration
+ * (check) or hand it to the run service (cli_exec.h): in this process, as a sweep of child
+ * processes (cli_sweep.h), over MPI (--real, --mpi). */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <math.h>
@@ -10,19 +11,18 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 
-
 #include "cli.h"
+#include "cli_exec.h"
+#include "cli_spread.h"
 #include "cli_sweep.h"
-#include "db.h"
+#include "cli_util.h"
 #include "jobs.h"
-#include "live.h"
-#include "real.h"
 #include "run.h"
 #include "scenario.h"
 #include "strategy.h"
+#include "transport_mpi.h"
 
 #define MAX_SETS 256
 
@@ -222,18 +222,6 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
     return 0;
 }
 
-/* The resolved configuration as text (what check prints and run stores). */
-static char *config_text(const scenario_t *sc)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    DT_CHECK(f, "open_memstream failed");
-    scenario_write(sc, f);
-    fclose(f);
-    return buf;
-}
-
 /* Parses a command's options and loads its scenario. Returns NULL with *rc set (0 after
  * --help, 2 on a usage or scenario error, already reported) or the scenario to free. */
 static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char **argv, int *rc)
@@ -254,93 +242,6 @@ static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char 
     return sc;
 }
 
-/* What a run of sc would meet before its first step, met in a child process: the same
- * sim_run_init and sim_run_prepare a run does (data, model, partition, platform, fault
- * targets, the strategy's layout and every host's memory against the device's), so `check`
- * refuses what `run` would. SimGrid runs once per process, hence the child. On success,
- * memory gets the fullest host's memory against the device's ("" when the device states no
- * capacity). */
-void cli_dry_run_start(const scenario_t *sc, const char *argv0, cli_dry_t *d)
-{
-    d->pid = 0;
-    d->fd = -1;
-    snprintf(d->path, sizeof d->path, "%.400s", sc->path);
-    /* scenario_validate already checks the rest: what only loading finds is fault targets
-     * (platform names), a data folder's files and shapes, and what the hosts hold */
-    int own_data = strcmp(sc->data_source, "synthetic") && strcmp(sc->data_source, "fashion-mnist");
-    const sim_device_profile_t *dev = scenario_device(sc);
-    int capacity = dev && !isnan(dev->value[SIM_DEV_MEMORY]);
-    if (!scenario_has_faults(sc) && !(own_data && !sc->profile[0]) && !capacity)
-        return;
-    int fds[2];
-    if (pipe(fds) != 0)
-        return; /* the run will say it */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-            dup2(null, STDERR_FILENO);
-        }
-        sim_run_t *run = dt_malloc(sizeof *run);
-        dt_err_t e = {""};
-        dt_status st = sim_run_init(run, sc, argv0, &e);
-        if (st == DT_OK)
-            st = sim_run_prepare(run, &e);
-        if (st == DT_OK)
-            sim_run_memory_line(run, e.msg, sizeof e.msg); /* what the parent prints */
-        if (write(fds[1], e.msg, strlen(e.msg)) < 0)
-            _exit(3);
-        _exit(st == DT_OK ? 0 : st == DT_ERR_INPUT ? 2 : 1);
-    }
-    close(fds[1]);
-    d->pid = (int)pid;
-    d->fd = fds[0];
-}
-
-dt_status cli_dry_run_finish(cli_dry_t *d, char *memory, size_t n, dt_err_t *err)
-{
-    memory[0] = '\0';
-    if (!d->pid)
-        return DT_OK;
-    char msg[sizeof err->msg];
-    size_t len = 0;
-    ssize_t got;
-    while ((got = read(d->fd, msg + len, sizeof msg - 1 - len)) > 0 ||
-           (got < 0 && errno == EINTR))
-        len += got > 0 ? (size_t)got : 0;
-    close(d->fd);
-    msg[len] = '\0';
-    int status = 0;
-    while (waitpid((pid_t)d->pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    d->pid = 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        snprintf(memory, n, "%s", msg);
-        return DT_OK;
-    }
-    if (!msg[0])
-        snprintf(msg, sizeof msg, "%.400s: a run of it could not start (%s %d)", d->path,
-                 WIFSIGNALED(status) ? "signal" : "exit status",
-                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    return dt_err_input(err, "%s", msg);
-}
-
-dt_status cli_dry_run(const scenario_t *sc, const char *argv0, char *memory, size_t n,
-                      dt_err_t *err)
-{
-    cli_dry_t d;
-    cli_dry_run_start(sc, argv0, &d);
-    return cli_dry_run_finish(&d, memory, n, err);
-}
-
 /* `dtsim check` of a file of jobs: every job read and checked as a run would, its hosts. */
 static int check_jobs(const scenario_t *top, const char *argv0)
 {
@@ -357,7 +258,7 @@ static int check_jobs(const scenario_t *top, const char *argv0)
            top->jobs_placement == SIM_PLACEMENT_PACKED ? "packed" : "interleaved");
     for (int i = 0; i < j.n && rc == CLI_EXIT_OK; i++) {
         /* alone on a platform of its own: its data, model and memory, as a run meets them */
-        if (cli_dry_run(&j.sc[i], argv0, memory, sizeof memory, &err)) {
+        if (cli_exec_check(&j.sc[i], argv0, memory, sizeof memory, &err)) {
             fprintf(stderr, "dtsim check: %s\n", err.msg);
             rc = CLI_EXIT_USAGE;
             break;
@@ -437,7 +338,8 @@ int cli_check(int argc, char **argv)
     char memory[512];
     /* the platform file as a run would load it (a sweep's runs each below) */
     if (!sc->sweep.n_keys &&
-        (sim_platform_check(sc, &err) || cli_dry_run(sc, argv[0], memory, sizeof memory, &err))) {
+        (sim_platform_check(sc, &err) ||
+         cli_exec_check(sc, argv[0], memory, sizeof memory, &err))) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -449,7 +351,7 @@ int cli_check(int argc, char **argv)
         scenario_t *run = dt_malloc(sizeof *run);
         for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
             if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err) ||
-                cli_dry_run(run, argv[0], memory, sizeof memory, &err)) {
+                cli_exec_check(run, argv[0], memory, sizeof memory, &err)) {
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {
@@ -509,251 +411,6 @@ int cli_platform(int argc, char **argv)
     return st ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
-/* "energy: 12.3 kJ (hosts 11.1 kJ, links 1.2 kJ), 61.5 J/step, 0.96 J/sample" and, with a
- * price, "cost: $0.0123, $1.92e-07/sample, $0.0101 to target". */
-static void print_energy(const sim_run_t *run)
-{
-    results_energy_t e;
-    sim_run_energy(run, &e);
-    if (isnan(e.host_joules))
-        printf("energy: links %.4g kJ (%ld ports; no device power figures for the hosts)\n",
-               e.link_joules / 1e3, e.link_ports);
-    else if (isfinite(e.joules_per_step)) /* no step (stopped at once by a signal): none */
-        printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), %.4g J/step, %.4g J/sample\n",
-               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
-               e.link_joules / 1e3, e.joules_per_step, e.joules_per_sample);
-    else
-        printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), no step finished\n",
-               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
-               e.link_joules / 1e3);
-    if (isnan(e.dollars))
-        return;
-    char target[48] = "";
-    if (!isnan(e.dollars_to_target))
-        snprintf(target, sizeof target, ", $%.4g to target", e.dollars_to_target);
-    printf("cost: $%.4g (%ld hosts), $%.4g/sample%s\n", e.dollars, e.hosts,
-           e.dollars_per_sample, target);
-}
-
-static void print_summary(const sim_run_t *run)
-{
-    const scenario_t *sc = run->sc;
-    double compute, comm, idle, end = sim_run_end_time(run);
-    sim_run_shares(run, &compute, &comm, &idle);
-    double total = compute + comm + idle;
-    char ttt[32];
-    if (isnan(run->time_to_target))
-        snprintf(ttt, sizeof ttt, "never");
-    else
-        snprintf(ttt, sizeof ttt, "%.4fs", run->time_to_target);
-    char acc[32] = "-"; /* a timing-only run has no accuracy and no time to target */
-    if (run->timing_only)
-        snprintf(ttt, sizeof ttt, "-");
-    else
-        snprintf(acc, sizeof acc, "%.4f", run->last_acc);
-    printf("%-24s %-10s %8s %8s %12s %14s %9s %7s %7s %7s\n", "run", "strategy", "status",
-           "accuracy", "sim_time", "time_to_target", "bytes", "compute", "comm", "idle");
-    printf("%-24s %-10s %8s %8s %11.4fs %14s %9.3g %6.1f%% %6.1f%% %6.1f%%\n", sc->name,
-           sc->strategy->name,
-           run->stalled       ? "stalled"
-           : run->failed      ? "failed"
-           : run->diverged    ? "diverged"
-           : run->interrupted ? "interrupted"
-           : run->collapsed   ? "collapsed"
-                              : "finished",
-           acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
-           total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
-    if (run->fault_rows)
-        printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
-    if (run->note[0])
-        printf("%s; idle (measured) %.1f%%\n", run->note, total > 0 ? 100 * idle / total : 0);
-    if (run->timing_only)
-        printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
-               "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
-               run->model_flops / 1e9, end > 0 ? run->samples / end : 0.0);
-    if (run->shape_speed > 0) /* what the layers' shapes make of the device */
-        printf("compute by shape: %.4g TFLOP/s per device while computing (%.1f%% of the %s "
-               "peak; flat: %.4g TFLOP/s)\n", run->shape_speed / 1e12,
-               100 * run->shape_speed / scenario_device(sc)->value[sc->precision],
-               scenario_precision_name(sc->precision), sc->device_flops / 1e12);
-    print_energy(run);
-    if (run->db)
-        printf("stored as run %lld in %s\n", (long long)run->run_id, sc->db);
-}
-
-/* The label histogram of every worker's (client's) partition, stored with the run. */
-static dt_status record_label_histograms(sim_run_t *run, dt_err_t *err)
-{
-    const trainer_partition_t *p = &run->part;
-    int classes = run->train.classes;
-    size_t *counts = dt_calloc((size_t)classes, sizeof(size_t));
-    dt_status st = results_tx_begin(run->db, err);
-    for (int c = 0; st == DT_OK && c < p->clients; c++) {
-        trainer_partition_histogram(p, &run->train, c, counts);
-        for (int k = 0; st == DT_OK && k < classes; k++)
-            if (counts[k])
-                st = results_label_hist_add(run->db, run->run_id, c, k, (long)counts[k], err);
-    }
-    if (st == DT_OK)
-        st = results_tx_commit(run->db, err);
-    else
-        results_tx_rollback(run->db, NULL);
-    free(counts);
-    return st;
-}
-
-/* Stores every resolved key with its numeric value (for selecting and plotting runs). */
-typedef struct param_ctx {
-    results_db_t *db;
-    int64_t run;
-    dt_err_t *err;
-    dt_status st;
-} param_ctx_t;
-
-static void store_param(void *ctx, const char *key, const char *text, double number)
-{
-    param_ctx_t *c = ctx;
-    if (c->st == DT_OK)
-        c->st = results_param_add(c->db, c->run, key, text, number, c->err);
-}
-
-/* Opens the database (unless *db is open: jobs share one), starts the run row with its
- * configuration, versions, parameters and label histograms (one transaction). */
-static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *sweep, long index,
-                           const cli_param_t *params, int n_params, results_db_t **db,
-                           char **config, dt_err_t *err)
-{
-    if (!*db && results_db_open(db, sc->db, err))
-        return DT_ERR_INPUT;
-    *config = config_text(sc);
-    char engine_version[64], name[SCENARIO_STR + 8];
-    sim_transport_version(engine_version, sizeof engine_version);
-    /* a real run beside the simulated one of the same scenario: NAME-real, its engine
-     * "real: Open MPI v4.1.4" */
-    snprintf(name, sizeof name, "%s%s", sc->name, run->real ? "-real" : "");
-    results_run_info_t info = {
-        .name = name,
-        .strategy = sc->strategy->name,
-        .config = *config,
-        .dtsim_version = DTSIM_VERSION,
-        .simgrid_version = engine_version,
-        .seed = sc->seed,
-        .sweep = sweep,
-        .sweep_index = index,
-    };
-    if (results_tx_begin(*db, err))
-        return DT_ERR_RUN;
-    param_ctx_t pc = {*db, 0, err, DT_OK};
-    pc.st = results_run_begin(*db, &info, &run->run_id, err);
-    pc.run = run->run_id;
-    if (pc.st == DT_OK)
-        scenario_foreach_key(sc, store_param, &pc);
-    for (int i = 0; i < n_params; i++)
-        store_param(&pc, params[i].key, params[i].text, params[i].number);
-    if (pc.st != DT_OK || results_tx_commit(*db, err)) {
-        results_tx_rollback(*db, NULL);
-        return DT_ERR_RUN;
-    }
-    run->db = *db;
-    if (run->timing_only)
-        return DT_OK; /* no data */
-    return record_label_histograms(run, err) ? DT_ERR_RUN : DT_OK;
-}
-
-static int run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
-                        int summary, int live, double pace, const cli_param_t *params,
-                        int n_params)
-{
-    dt_err_t err;
-    sim_run_t *run = dt_malloc(sizeof *run);
-    results_db_t *db = NULL;
-    char *config = NULL;
-    int rc = CLI_EXIT_OK;
-    dt_status st;
-    /* real mode: rank 0 speaks and stores; every process learns whether all could start */
-    int real = sim_transport_is_real(), speaks = sim_real_rank() == 0;
-    /* the layout is refused before anything is written when it does not fit */
-    if (sim_run_init(run, sc, argv0, &err) || sim_run_prepare(run, &err)) {
-        if (speaks)
-            fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_USAGE;
-        if (real)
-            sim_real_min_long(0);
-        goto done;
-    }
-    if (run->oversubscribed[0] && speaks)
-        fprintf(stderr, "dtsim run: %s: %s (timed anyway: run.allow_oversubscribed_memory)\n",
-                sc->name, run->oversubscribed);
-    if (speaks)
-        cli_sweep_gate_wait(); /* run ids in the sweep's order */
-    st = speaks ? begin_run(run, sc, sweep, index, params, n_params, &db, &config, &err) : DT_OK;
-    cli_sweep_gate_pass();
-    if (st) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
-        if (real)
-            sim_real_min_long(0);
-        goto done;
-    }
-    if (real && !sim_real_min_long(1)) {
-        if (speaks)
-            fprintf(stderr, "dtsim run: %s: another process could not start the run (its "
-                            "error is above)\n", sc->name);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (!speaks) {
-        summary = 0;
-        run->progress = SIM_PROGRESS_NONE;
-    } else if (summary && run->progress == SIM_PROGRESS_NONE) {
-        /* a run of its own into a pipe or a log: a plain line now and then (a sweep's or a
-         * plan's member, run without a summary, leaves progress to the sweep) */
-        run->progress = SIM_PROGRESS_PLAIN;
-    }
-    if (live && run->db) {
-        char base[4096];
-        snprintf(base, sizeof base, "%s.live-%lld", sc->db, (long long)run->run_id);
-        if (live & CLI_LIVE_TERM)
-            run->progress = SIM_PROGRESS_NONE; /* the view shows it */
-        sim_live_start(run, pace, live & CLI_LIVE_TERM, live & CLI_LIVE_PUBLISH ? base : NULL);
-    }
-    if (sim_run_execute(run, &err)) {
-        if (speaks)
-            fprintf(stderr, "dtsim run: %s: %s\n", sc->name,
-                    err.msg[0] ? err.msg : "the run failed");
-        rc = CLI_EXIT_RUN;
-    }
-    if (summary)
-        print_summary(run);
-    if (summary && real) {
-        char lib[64];
-        sim_real_library(lib, sizeof lib);
-        printf("real run: %d processes, one per host (%s); times are wall-clock seconds\n",
-               sim_real_size(), lib);
-    }
-    if (run->diverged || run->interrupted || run->collapsed)
-        rc = CLI_EXIT_RUN;
-done:
-    sim_run_free(run);
-    if (db)
-        results_db_close(db);
-    free(config);
-    free(run);
-    return rc;
-}
-
-int cli_run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
-                     int summary, int live, double pace)
-{
-    return run_scenario(sc, argv0, sweep, index, summary, live, pace, NULL, 0);
-}
-
-int cli_run_scenario_with(const scenario_t *sc, const char *argv0, const char *sweep,
-                          long index, const cli_param_t *params, int n)
-{
-    return run_scenario(sc, argv0, sweep, index, 0, 0, 0, params, n);
-}
-
 /* Which member of the sweep to run alone: --member I, or SLURM_ARRAY_TASK_ID in a job
  * array; -1 (every member, or no sweep). Returns the exit code of a bad value. */
 static int member_of(const run_opts_t *o, const scenario_t *sc, long *member)
@@ -807,66 +464,12 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
     } else {
         char id[SCENARIO_STR + 64];
         member_sweep_id(base, id, sizeof id);
-        rc = cli_run_scenario(run, argv0, id, member, 1, o->live, o->pace);
+        rc = cli_exec_run(run, argv0, id, member, 1, o->live, o->pace);
         if (rc != CLI_EXIT_USAGE && sim_real_rank() == 0)
             printf("member %ld of %ld of sweep %s (dtsim merge joins the members' databases)\n",
                member, scenario_sweep_count(base), id);
     }
     free(run);
-    return rc;
-}
-
-/* A file of jobs: every job set up and recorded as its own run (named TOP/JOB, under one
- * sweep id, its index the job's), then one simulation of them all. */
-static int run_jobs(const scenario_t *top, const char *argv0)
-{
-    sim_jobs_t j;
-    dt_err_t err;
-    results_db_t *db = NULL;
-    char **config = NULL;
-    int rc = CLI_EXIT_OK;
-    dt_status st = sim_jobs_load(&j, top, &err);
-    if (!st)
-        st = sim_jobs_init(&j, argv0, &err);
-    for (int i = 0; !st && i < j.n; i++)
-        st = sim_run_prepare(&j.runs[i], &err);
-    if (st) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    char id[SCENARIO_STR + 64];
-    member_sweep_id(top, id, sizeof id);
-    config = dt_calloc((size_t)j.n, sizeof(char *));
-    sim_run_t **runs = dt_calloc((size_t)j.n, sizeof(sim_run_t *));
-    for (int i = 0; !st && i < j.n; i++) {
-        runs[i] = &j.runs[i];
-        st = begin_run(runs[i], &j.sc[i], id, i, NULL, 0, &db, &config[i], &err);
-    }
-    if (st) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
-        rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
-    } else if (sim_run_execute_all(runs, j.n, &err)) {
-        fprintf(stderr, "dtsim run: %s: %s\n", top->name,
-                err.msg[0] ? err.msg : "a job failed");
-        rc = CLI_EXIT_RUN;
-    }
-    free(runs);
-    for (int i = 0; rc != CLI_EXIT_USAGE && i < j.n; i++) {
-        print_summary(&j.runs[i]);
-        if (j.runs[i].diverged || j.runs[i].interrupted || j.runs[i].collapsed)
-            rc = CLI_EXIT_RUN;
-    }
-    if (rc != CLI_EXIT_USAGE)
-        printf("%d job%s of %s, one simulation (sweep %s)\n", j.n, j.n == 1 ? "" : "s",
-               top->path, id);
-done:
-    for (int i = 0; config && i < j.n; i++)
-        free(config[i]);
-    free(config);
-    sim_jobs_free(&j);
-    if (db)
-        results_db_close(db);
     return rc;
 }
 
@@ -922,7 +525,7 @@ static int run_real(const scenario_t *sc, const run_opts_t *o, long member, cons
         return real_refused(CLI_EXIT_USAGE);
     }
     long rc = member >= 0 ? run_member(sc, member, o, argv0)
-                          : cli_run_scenario(sc, argv0, NULL, 0, 1, 0, 0);
+                          : cli_exec_run(sc, argv0, NULL, 0, 1, 0, 0);
     sim_real_bcast_long(&rc);
     sim_real_finalize();
     return (int)rc;
@@ -998,10 +601,12 @@ int cli_run(int argc, char **argv)
     if (sim_jobs_given(sc)) {
         const char *no = o.real ? "--real" : o.mpi ? "--mpi" : o.live ? live_option(o.live)
                          : member >= 0 ? "--member" : o.jobs > 1 ? "-j" : NULL;
+        char id[SCENARIO_STR + 64];
+        member_sweep_id(sc, id, sizeof id);
         rc = no ? cli_usage_error("run", "%s: %s does not apply to a file of jobs (its jobs "
                                          "are one simulation)",
                                   o.scenario, no)
-                : run_jobs(sc, argv[0]);
+                : cli_exec_jobs(sc, argv[0], id);
         free(sc);
         return rc;
     }
@@ -1026,7 +631,7 @@ int cli_run(int argc, char **argv)
     else if (sc->sweep.n_keys)
         rc = cli_sweep_run(sc, o.jobs, o.resume, argv[0], NULL, 0);
     else
-        rc = cli_run_scenario(sc, argv[0], NULL, 0, 1, o.live, o.pace);
+        rc = cli_exec_run(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);
     return rc;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "cli_util.h"
 
 int cli_select_check(const char *cmd, const char *runs_spec, const char *sweep)
 {

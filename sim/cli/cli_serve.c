@@ -7,6 +7,7 @@
  * from its evals and timeline rows at a pace the page chooses; a lesson's runs come with the
  * lesson's text. Built only with libmicrohttpd (DTSIM_HAVE_MHD). */
 #include "cli.h"
+#include "cli_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "query.h"
 #include "scenario.h"
 

@@ -11,10 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_exec.h"
+#include "cli_spread.h"
+#include "cli_util.h"
 #include "merge.h"
-#include "real.h"
 #include "scenario.h"
+#include "transport_mpi.h"
 
 /* Runs this dtsim as `argv0 run PATH --member m --db DB --set ...`; its exit code (or 1). */
 static int run_member_process(const char *argv0, const char *path, long m, const char *db,

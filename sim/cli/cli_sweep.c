@@ -1,5 +1,5 @@
 /* `dtsim run` of a scenario with a [sweep] (see cli_sweep.h). SimGrid initialises once per
- * process, so each run is a child process that calls cli_run_scenario and exits with its code;
+ * process, so each run is a child process that calls cli_exec_run_with and exits with its code;
  * the parent never touches SimGrid. All runs write to one database (WAL with a busy timeout:
  * see results/db.h), tagged with one sweep id "NAME-YYYYmmddTHHMMSSZ-PID" and their index.
  *
@@ -37,16 +37,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_exec.h"
+#include "cli_util.h"
 #include "db.h"
 #include "query.h"
 
 #define RUN_NOT_STARTED (-1) /* status[i] before run i is started */
 
 typedef struct child {
-    pid_t pid; /* 0: free slot */
+    cli_child_t child; /* pid 0: free slot; fd the read end of its stderr pipe */
     long index;
-    int fd;    /* read end of its stderr pipe; -1 once closed */
     size_t len;
     char line[1024]; /* the unfinished line so far */
 } child_t;
@@ -67,7 +67,6 @@ typedef struct sweep {
     double t0;
     int progress;    /* stderr is a terminal */
     char shown[128]; /* the progress line on screen, "" none */
-    pid_t parent;    /* the sweep's process, which its runs do not outlive */
     cli_sweep_opts_t *opts; /* NULL: a plain sweep */
     int deadline_hit;       /* opts->deadline passed: stopping */
     int next_gate;          /* read end of the gate of the run started next (-1: none) */
@@ -92,35 +91,10 @@ static long sweep_index_of(const sweep_t *s, long i)
 static volatile sig_atomic_t stop_signal, signals;
 
 /* Run ids in sweep order: the runs' rows are begun one after the other, in the order the runs
- * were started, whatever their set-up takes. Each child gets a gate: the read end of a pipe
- * whose only writer is the run started before it (gate_in), and the write end of the next
- * run's (gate_out). A child begins its row after a byte or end of file on gate_in (its
- * predecessor began its row, or ended), then passes the gate on. The parent keeps the read
- * end of the gate of the run it starts next (-1: no run started yet). */
-static int gate_in = -1, gate_out = -1;
-
-void cli_sweep_gate_wait(void)
-{
-    if (gate_in < 0)
-        return;
-    char byte;
-    while (read(gate_in, &byte, 1) < 0 && errno == EINTR)
-        ;
-    close(gate_in);
-    gate_in = -1;
-}
-
-void cli_sweep_gate_pass(void)
-{
-    cli_sweep_gate_wait(); /* a run that never waited (it failed first) passes on in order */
-    if (gate_out < 0)
-        return;
-    char byte = 1;
-    while (write(gate_out, &byte, 1) < 0 && errno == EINTR)
-        ;
-    close(gate_out);
-    gate_out = -1;
-}
+ * were started, whatever their set-up takes. Each child gets a gate (cli_exec_order): the
+ * read end of a pipe whose only writer is the run started before it, and the write end of
+ * the next run's. The parent keeps the read end of the gate of the run it starts next (-1: no
+ * run started yet). */
 
 /* Run i of the sweep: made from base's [sweep], or a copy of the list's. */
 static dt_status sweep_member(const sweep_t *s, long i, scenario_t *run, dt_err_t *err)
@@ -246,8 +220,8 @@ static void relay_lines(sweep_t *s, child_t *c, int flush)
 /* Reads what c's pipe holds; closes it at end of file. */
 static void child_read(sweep_t *s, child_t *c)
 {
-    while (c->fd >= 0) {
-        ssize_t got = read(c->fd, c->line + c->len, sizeof c->line - c->len);
+    while (c->child.fd >= 0) {
+        ssize_t got = read(c->child.fd, c->line + c->len, sizeof c->line - c->len);
         if (got > 0) {
             c->len += (size_t)got;
             relay_lines(s, c, 0);
@@ -258,47 +232,37 @@ static void child_read(sweep_t *s, child_t *c)
         if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         relay_lines(s, c, 1);
-        close(c->fd);
-        c->fd = -1;
+        close(c->child.fd);
+        c->child.fd = -1;
     }
 }
 
-/* In the child: default signal handling, stdout to /dev/null, stderr into the pipe, then the
- * run. Never returns. */
-static void child_main(sweep_t *s, const scenario_t *run, long i, int err_fd, int gate[2],
-                       const sigset_t *old_mask)
+/* What a run's child gets: the sweep, its run, and the gates (read end from the run
+ * started before, write end to the next one's; the read end of the next one's, to close). */
+typedef struct child_ctx {
+    sweep_t *s;
+    const scenario_t *run;
+    long i;
+    int gate_in, gate_out, next_gate;
+} child_ctx_t;
+
+/* In the child (stdout to /dev/null, stderr into the pipe, default signal handling): the run;
+ * its exit code. */
+static int child_main(void *ctx, int err_fd)
 {
-    gate_in = gate[0];
-    gate_out = gate[1];
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    sigaction(SIGINT, &dfl, NULL);
-    sigaction(SIGTERM, &dfl, NULL);
-    setpgid(0, 0);
-    /* a run does not outlive its sweep: killed with the parent (even by SIGKILL), it is
-     * stopped as a signal stops it (recorded as interrupted) */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != s->parent)
-        _exit(CLI_EXIT_RUN);
-    /* its stderr is a pipe to the parent: with the parent gone, a write must fail, not kill
-     * the run before it records how it ended */
-    signal(SIGPIPE, SIG_IGN);
-    sigprocmask(SIG_SETMASK, old_mask, NULL);
+    const child_ctx_t *x = ctx;
+    sweep_t *s = x->s;
+    long i = x->i;
+    cli_exec_order(x->gate_in, x->gate_out);
+    close(x->next_gate);
+    close(err_fd); /* its stderr now */
     for (int j = 0; j < s->jobs; j++)
-        if (s->slots[j].pid && s->slots[j].fd >= 0)
-            close(s->slots[j].fd);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-        dup2(null, STDOUT_FILENO);
-        close(null);
-    }
-    dup2(err_fd, STDERR_FILENO);
-    close(err_fd);
+        if (s->slots[j].child.pid && s->slots[j].child.fd >= 0)
+            close(s->slots[j].child.fd);
     cli_param_t fp = {.key = "sweep.fingerprint", .text = s->fingerprint, .number = NAN};
-    int rc = s->opts ? cli_run_scenario_with(run, s->argv0, s->id, sweep_index_of(s, i),
-                                             s->opts->params, s->opts->n_params)
-                     : cli_run_scenario_with(run, s->argv0, s->id, i, &fp, 1);
-    fflush(NULL);
-    _exit(rc);
+    return s->opts ? cli_exec_run_with(x->run, s->argv0, s->id, sweep_index_of(s, i),
+                                       s->opts->params, s->opts->n_params)
+                   : cli_exec_run_with(x->run, s->argv0, s->id, i, &fp, 1);
 }
 
 /* Starts run i in slot c. Returns 0, or -1 when fork or pipe failed (reported). */
@@ -313,46 +277,30 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
         s->done++;
         return 0;
     }
-    int fds[2], next[2];
-    if (pipe(fds)) {
-        fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
-        return -1;
-    }
+    int next[2];
     if (pipe(next)) {
         fprintf(stderr, "dtsim run: pipe: %s\n", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
         return -1;
     }
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old); /* the child resets its handlers first */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        close(next[0]);
-        child_main(s, run, i, fds[1], (int[2]){s->next_gate, next[1]}, &old);
-    }
+    /* its own group, so that a terminal's ^C reaches it once, through the sweep; it does not
+     * outlive the sweep: killed with it (even by SIGKILL), it stops as a signal stops it */
+    child_ctx_t ctx = {s, run, i, s->next_gate, next[1], next[0]};
+    cli_child_t child;
+    int started = cli_child_start(&child, CLI_CHILD_STDERR | CLI_CHILD_TIED | CLI_CHILD_GROUP,
+                                  -1, child_main, &ctx);
     int e = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    close(fds[1]);
     close(next[1]); /* the child is its only writer */
-    if (pid < 0) {
+    if (started != 0) {
         close(next[0]); /* the next run waits on the same gate as this one would have */
-        close(fds[0]);
         fprintf(stderr, "dtsim run: fork: %s\n", strerror(e));
         return -1;
     }
     if (s->next_gate >= 0)
         close(s->next_gate);
     s->next_gate = next[0];
-    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    c->pid = pid;
+    fcntl(child.fd, F_SETFL, fcntl(child.fd, F_GETFL) | O_NONBLOCK);
+    c->child = child;
     c->index = i;
-    c->fd = fds[0];
     c->len = 0;
     s->status[i] = 0;
     s->live++;
@@ -362,18 +310,13 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
 /* Reaps c if it has ended (block: wait for it); relays the rest of its stderr. */
 static void child_reap(sweep_t *s, child_t *c, int block)
 {
-    int wstatus;
-    pid_t got = waitpid(c->pid, &wstatus, block ? 0 : WNOHANG);
-    if (got == 0 || (got < 0 && errno == EINTR))
+    if (!cli_child_reap(&c->child, block))
         return;
-    if (got < 0)
-        wstatus = 127 << 8; /* not our child any more: cannot happen */
-    if (c->fd >= 0) {
-        fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
+    if (c->child.fd >= 0) {
+        fcntl(c->child.fd, F_SETFL, fcntl(c->child.fd, F_GETFL) & ~O_NONBLOCK);
         child_read(s, c);
     }
-    s->status[c->index] = wstatus;
-    c->pid = 0;
+    s->status[c->index] = c->child.status;
     s->live--;
     s->done++;
     progress_line(s);
@@ -391,8 +334,8 @@ static void sweep_execute(sweep_t *s)
         if (signals > forwarded) {
             forwarded = signals;
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid) {
-                    kill(s->slots[j].pid, stop_signal);
+                if (s->slots[j].child.pid) {
+                    kill(s->slots[j].child.pid, stop_signal);
                     s->told[s->slots[j].index] = 1;
                 }
         }
@@ -402,8 +345,8 @@ static void sweep_execute(sweep_t *s)
             s->deadline_hit = 1;
             stops++;
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid) {
-                    kill(s->slots[j].pid, SIGTERM);
+                if (s->slots[j].child.pid) {
+                    kill(s->slots[j].child.pid, SIGTERM);
                     s->told[s->slots[j].index] = 1;
                 }
         }
@@ -411,7 +354,7 @@ static void sweep_execute(sweep_t *s)
         for (int j = 0; j < s->jobs && !stopping && !failed_start; j++) {
             while (next < s->n && s->skip && s->skip[next])
                 next++; /* finished in the sweep this one resumes */
-            if (next < s->n && !s->slots[j].pid && child_start(s, &s->slots[j], next++, run))
+            if (next < s->n && !s->slots[j].child.pid && child_start(s, &s->slots[j], next++, run))
                 failed_start = 1;
         }
         while (next < s->n && s->skip && s->skip[next])
@@ -420,14 +363,14 @@ static void sweep_execute(sweep_t *s)
             break;
         int n = 0;
         for (int j = 0; j < s->jobs; j++)
-            if (s->slots[j].pid && s->slots[j].fd >= 0)
-                pfd[n++] = (struct pollfd){.fd = s->slots[j].fd, .events = POLLIN};
+            if (s->slots[j].child.pid && s->slots[j].child.fd >= 0)
+                pfd[n++] = (struct pollfd){.fd = s->slots[j].child.fd, .events = POLLIN};
         if (poll(pfd, (nfds_t)n, 100) > 0)
             for (int j = 0; j < s->jobs; j++)
-                if (s->slots[j].pid && s->slots[j].fd >= 0)
+                if (s->slots[j].child.pid && s->slots[j].child.fd >= 0)
                     child_read(s, &s->slots[j]);
         for (int j = 0; j < s->jobs; j++)
-            if (s->slots[j].pid)
+            if (s->slots[j].child.pid)
                 child_reap(s, &s->slots[j], 0);
         progress_show(s);
     }
@@ -610,7 +553,6 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
 {
     const scenario_t *base = s.base;
     const char *argv0 = s.argv0;
-    s.parent = getpid();
     s.jobs = jobs < s.n ? jobs : (int)s.n;
     s.id[0] = '\0';
     dt_err_t err;
@@ -626,7 +568,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
         if (sweep_member(&s, i, each, &err) ||
             (!(s.opts && s.opts->checked) && (dev = scenario_device(each)) &&
              !isnan(dev->value[SIM_DEV_MEMORY]) &&
-             cli_dry_run(each, argv0, memory, sizeof memory, &err))) {
+             cli_exec_check(each, argv0, memory, sizeof memory, &err))) {
             fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
             free(each);
             return CLI_EXIT_USAGE;

@@ -2,7 +2,7 @@
 #ifndef DTSIM_CLI_SWEEP_H
 #define DTSIM_CLI_SWEEP_H
 
-#include "cli.h"
+#include "cli_exec.h"
 #include "scenario.h"
 
 #define CLI_SWEEP_MAX_JOBS 256
@@ -56,11 +56,6 @@ int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int job
 /* A hash of base's resolved scenario, its database left out (16 hex digits): every run of a
  * plain sweep stores it as its sweep.fingerprint, by which --resume finds the sweep. */
 void cli_sweep_fingerprint(const scenario_t *base, char *out, size_t size);
-/* In a sweep's run: wait until the run started before it has begun its row (or ended), so
- * that run ids follow the sweep's order; nothing outside a sweep. */
-void cli_sweep_gate_wait(void);
-/* In a sweep's run, once its row is begun (or it will never be): let the next run begin. */
-void cli_sweep_gate_pass(void);
 /* The clock of cli_sweep_opts_t.deadline. */
 double cli_sweep_now(void);
 

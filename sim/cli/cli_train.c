@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_gemm.h"
+#include "cli_util.h"
 #include "data.h"
 #include "model.h"
 #include "train.h"

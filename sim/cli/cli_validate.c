@@ -25,8 +25,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "real.h"
+#include "cli_exec.h"
+#include "cli_util.h"
 #include "scenario.h"
+#include "transport_mpi.h"
 
 #define MAX_SETS 64
 #define MAX_LIST 8

@@ -5,9 +5,10 @@
 
 #include "blas.h"
 #include "cli.h"
-#include "real.h"
+#include "cli_util.h"
 #include "strategy.h"
 #include "transport.h"
+#include "transport_mpi.h"
 
 static void usage(FILE *out)
 {

@@ -2,7 +2,7 @@
  * a sim_msg_t, then its floats (data, aux) and its encoded bytes (packed), each present or
  * not. Pointers do not travel: the sending node and its host are named by role and rank and
  * found again among the receiving process's copies of every node (each process builds the
- * whole run, real.h); the payload pointers point into the received buffer. */
+ * whole run, real.c); the payload pointers point into the received buffer. */
 #include "run.h"
 
 #include <string.h>

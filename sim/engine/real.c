@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "run.h"
+#include "transport_mpi.h"
 
 extern const sim_payload_codec_t sim_msg_codec; /* msg_wire.c */
 extern char **environ;

@@ -6,37 +6,25 @@
  * its own host. Rank 0 holds the database: at the end every rank sends it what its nodes
  * measured (real.c) and rank 0 writes the run, marked real, like a simulated one.
  *
- * The primitives here are transport_mpi.c's (MPI stays inside engine/); in a build
- * without MPI, sim_real_init says so and nothing else is reached. */
+ * These are real.c's, the run's side of real mode; the MPI primitives they stand on are
+ * transport_mpi.h's. */
 #ifndef DTSIM_REAL_H
 #define DTSIM_REAL_H
 
-#include <stddef.h>
+#include "run.h"
 
-#include "common.h"
-#include "transport.h"
-
-/** 1 when this dtsim was built with MPI. */
-int sim_real_built(void);
-/** "Open MPI 4.1.4" (or "none"). */
-void sim_real_library(char *buf, size_t n);
-/** Starts MPI and makes it the transport (once per process, before sim_run_init). */
-dt_status sim_real_init(int *argc, char ***argv, dt_err_t *err);
-/** This process's rank and the number of processes (0 and 1 outside real mode). */
-int sim_real_rank(void);
-int sim_real_size(void);
-/** Rank i runs the nodes of hosts[i] (i < sim_real_size()). */
-void sim_real_bind(const sim_host_t *hosts, int n);
-/** Whether this process runs the nodes of host (always 1 outside real mode). */
-int sim_real_local(sim_host_t host);
-/** Every rank's blob to rank 0: returns there a malloc'd array of the ranks' blobs (each
- * malloc'd, lens[r] its size; blobs[0] a copy of mine), NULL elsewhere. Collective. */
-void **sim_real_gather(const void *mine, size_t n, size_t *lens);
-/** Rank 0's value of *v on every rank. Collective. */
-void sim_real_bcast_long(long *v);
-/** The smallest / largest of every rank's value. Collective. */
-long sim_real_min_long(long v);
-/** Ends MPI (after the last collective). */
-void sim_real_finalize(void);
+/* sim_real_setup refuses what cannot run real (one line naming the key, or the process count
+ * against the hosts) and binds this process to its host; the evaluations and counters each
+ * process keeps go to rank 0 in sim_real_collect, after the nodes are done, and rank 0
+ * records them as one run. */
+dt_status sim_real_setup(sim_run_t *run, dt_err_t *err);
+void sim_real_free(sim_run_t *run);
+void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc);
+void sim_real_mark(sim_run_t *run);
+void sim_real_collect(sim_run_t *run);
+/* Real mode's faults: on the testbed, rank 0 reshapes host links (faults.link_degrade). */
+void sim_real_faults_start(sim_run_t *run);
+/* The latest process's end (rank 0, after sim_real_collect; 0 before). */
+double sim_real_end(const sim_run_t *run);
 
 #endif

@@ -12,6 +12,7 @@
 #include "compute_model.h"
 #include "live.h"
 #include "profile_memory.h"
+#include "real.h"
 
 /* The run being set up, executed or freed; inside actors of several jobs, their nodes say
  * whose (by_node: a simulation of several runs is under way). */
@@ -30,7 +31,7 @@ sim_run_t *sim_run_current(void)
 
 /* Set by SIGINT / SIGTERM during a run: the simulation ends at once (sim_transport_halt:
  * wherever the nodes are, a step can take minutes) and the run is recorded as interrupted;
- * real processes stop at their next step boundary. A second signal ends the process. */
+ * real processes stop at their next step. A second signal ends the process. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
@@ -415,9 +416,9 @@ void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
     sim_record_interval(run, node, SIM_STATE_COMPUTE, t0, t1);
 }
 
-/* sim_real_grad on the training samples with these labels (run->train.y, or a node's own) */
-static double real_grad(sim_run_t *run, const uint8_t *labels, const float *params,
-                        float *grads, const uint32_t *idx, int batch, double *wall)
+/* sim_compute_grad_only with these labels (run->train.y, or a node's own) */
+static double grad_of(sim_run_t *run, const uint8_t *labels, const float *params,
+                      float *grads, const uint32_t *idx, int batch, double *wall)
 {
     *wall = 0.0;
     if (run->timing_only)
@@ -434,10 +435,10 @@ static double real_grad(sim_run_t *run, const uint8_t *labels, const float *para
     return loss / batch;
 }
 
-double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
-                     int batch, double *wall)
+double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads,
+                             const uint32_t *idx, int batch, double *wall)
 {
-    return real_grad(run, run->train.y, params, grads, idx, batch, wall);
+    return grad_of(run, run->train.y, params, grads, idx, batch, wall);
 }
 
 void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
@@ -460,8 +461,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
                         const uint32_t *idx, int batch)
 {
-    double wall, loss = real_grad(run, node->labels ? node->labels : run->train.y, params,
-                                  grads, idx, batch, &wall);
+    double wall, loss = grad_of(run, node->labels ? node->labels : run->train.y, params,
+                                grads, idx, batch, &wall);
     sim_charge(run, node, run->step_flops * batch, wall);
     sim_count_step(run, node, batch, loss);
     return loss;
@@ -672,7 +673,7 @@ int sim_eval_due(sim_run_t *run, long steps_done)
 
 void sim_request_stop(sim_run_t *run, long step)
 {
-    /* real mode: the processes would not stop at one step; every one stops after run.steps
+    /* real mode: the processes would not stop at one step; each stops after run.steps
      * (a diverged run goes on to its end, marked diverged) */
     if (run->real)
         return;

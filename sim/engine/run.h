@@ -321,11 +321,11 @@ void sim_actor_main(int argc, char **argv);
  * run diverged when it is not finite. */
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
                         const uint32_t *idx, int batch);
-/* The parts of sim_compute_grad: the real gradient alone (nothing charged; *wall gets its
- * wall seconds; NAN and no work in a timing-only run), and counting a computed step (steps,
- * samples, divergence on a loss that is not finite). */
-double sim_real_grad(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
-                     int batch, double *wall);
+/* The parts of sim_compute_grad: the gradient's compute only (nothing charged; *wall gets
+ * its wall seconds; NAN and no work in a timing-only run), and counting a computed step
+ * (steps, samples, divergence on a loss that is not finite). */
+double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads,
+                             const uint32_t *idx, int batch, double *wall);
 /* The watchdog, on every fault row: with no step finished for run.stall_after seconds of
  * wall-clock time, or a SIGINT / SIGTERM received while recoveries loop, the run halts (every
  * node's sim_should_stop is true at once). */
@@ -465,19 +465,5 @@ double sim_activation_values(const sim_run_t *run);
 void sim_node_memory(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);
-
-/* Real mode (real.h, real.c). sim_real_setup refuses what cannot run real (one line naming
- * the key, or the process count against the hosts) and binds this process to its host; the
- * evaluations and counters each process keeps go to rank 0 in sim_real_collect, after the
- * nodes are done, and rank 0 records them as one run. */
-dt_status sim_real_setup(sim_run_t *run, dt_err_t *err);
-void sim_real_free(sim_run_t *run);
-void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc);
-void sim_real_mark(sim_run_t *run);
-void sim_real_collect(sim_run_t *run);
-/* Real mode's faults: on the testbed, rank 0 reshapes host links (faults.link_degrade). */
-void sim_real_faults_start(sim_run_t *run);
-/* The latest process's end (rank 0, after sim_real_collect; 0 before). */
-double sim_real_end(const sim_run_t *run);
 
 #endif

@@ -1,5 +1,5 @@
 /* transport.h's functions: each calls the transport in use (transport_impl.h), SimGrid's
- * unless real mode (real.h) switched to MPI's. The platform's hosts are SimGrid's in both. */
+ * unless real mode (sim_real_init) switched to MPI's. The platform's hosts are SimGrid's in both. */
 #include "transport_impl.h"
 
 static const sim_transport_ops_t *T = &sim_transport_simgrid;

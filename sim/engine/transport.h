@@ -3,7 +3,7 @@
  * to the trainer. It has two implementations (transport_impl.h): SimGrid (transport_simgrid.c:
  * simulated time, the default) and real processes over MPI (transport_mpi.c, real mode:
  * one process per host, a box reached through its owner's host's rank, the clock the wall
- * clock, compute charging nothing; real.h switches to it).
+ * clock, compute charging nothing; sim_real_init switches to it).
  *
  * Every wait that can fail has a timeout and returns a status, never aborts: a dead peer is
  * data (SIM_ERR_TIMEOUT, SIM_ERR_NETWORK). A posted communication is consumed by its wait,
@@ -37,7 +37,7 @@ void sim_transport_halt(void);
 /** "3.32.0": the transport's own version, for the runs table. */
 void sim_transport_version(char *buf, size_t n);
 
-/** 1 in real mode: the nodes run as real processes over MPI (real.h). */
+/** 1 in real mode: the nodes run as real processes over MPI (real.h, transport_mpi.h). */
 int sim_transport_is_real(void);
 /** Says on which host the node `owner` (the first half of its boxes' names) runs: real
  * mode sends its messages to that host's process. Nothing on SimGrid. */

@@ -1,4 +1,4 @@
-/* The transport on real processes (transport.h, real.h): one MPI process per host, the
+/* The transport on real processes (transport.h, transport_mpi.h): one MPI process per host, the
  * activities of that host's nodes as coroutines of one thread, the wall clock.
  *
  * Why coroutines: a host may run more than one activity (a worker and its bucket stream)
@@ -22,7 +22,7 @@
  * instead of hanging. */
 #define _GNU_SOURCE
 #include "transport_impl.h"
-#include "real.h"
+#include "transport_mpi.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -633,7 +633,7 @@ static const sim_transport_ops_t ops = {
     .sem_free = mpi_sem_free,
 };
 
-/* ---- real.h -------------------------------------------------------------------------- */
+/* ---- transport_mpi.h ----------------------------------------------------------------- */
 
 int sim_real_built(void) { return 1; }
 

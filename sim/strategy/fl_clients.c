@@ -278,7 +278,7 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                     sim_count_step(run, node, b, 0.0);
                 } else {
                     double wall;
-                    if (!isfinite(sim_real_grad(run, w, g, idx, b, &wall)))
+                    if (!isfinite(sim_compute_grad_only(run, w, g, idx, b, &wall)))
                         *finite = 0;
                 }
                 if (real && sc->accumulate > 1) {

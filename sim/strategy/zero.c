@@ -214,7 +214,7 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
         else
             sim_batch_own(run, node, batch, z->idx);
         double wa;
-        loss += sim_real_grad(run, w, a ? node->scratch : node->grads, z->idx, batch, &wa);
+        loss += sim_compute_grad_only(run, w, a ? node->scratch : node->grads, z->idx, batch, &wa);
         wall += wa;
         if (a)
             run->be->axpy(run->n_params, 1.0f, node->scratch, node->grads);
@@ -292,7 +292,8 @@ static void worker(sim_node_t *node)
             else
                 sim_batch_own(run, node, batch, z->idx);
             double wj;
-            loss += sim_real_grad(run, w, j ? node->scratch : node->grads, z->idx, batch, &wj);
+            loss += sim_compute_grad_only(run, w, j ? node->scratch : node->grads, z->idx,
+                                          batch, &wj);
             wall += wj;
             if (j)
                 run->be->axpy(n, 1.0f, node->scratch, node->grads);
