@@ -2703,7 +2703,8 @@ END_TEST
  * on), and --resume simulates only the 8 - k missing layouts under the same sweep id: its
  * ranking is the whole plan's, row for row (simulated times are deterministic), the runs
  * stored before are kept and ranked, and --show prints the same ranking again. A time limit
- * that passes mid-way stops it as well (exit code 0, PARTIAL), and --resume completes it. */
+ * that passes mid-way (a quarter of the whole plan's wall time) stops it as well (exit code
+ * 0, PARTIAL), and --resume completes it. */
 START_TEST(plan_stopped_ranks_partial_and_resumes)
 {
     char prof[300], whole[300], db[300];
@@ -2718,7 +2719,13 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
                      "--per-server", "2", "--heads", "2", "--global-batch", "2", "--steps",      \
                      "200", "--set", "strategy.tensor_comm=messages", "--no-prune", "--max-runs", \
                      "8", "--db", DB, __VA_ARGS__}
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     ck_assert_int_eq(dtsim(PLAN_ARGS(whole, NULL)), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* the whole plan's wall time, for a time limit that passes mid-way below (a quarter of
+     * it: a fixed limit let a quiet machine finish the plan first) */
+    long whole_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     char *o = slurp(out_path);
     char *want = plan_rows(o);
     long rows = 0;
@@ -2803,7 +2810,9 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
 
     /* a time limit that passes mid-way: exit code 0, PARTIAL; --resume completes it */
     snprintf(db, sizeof db, "%s/plan-limit.db", dir);
-    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", "700ms", NULL)), 0);
+    char limit[32];
+    snprintf(limit, sizeof limit, "%ldms", whole_ms / 4 > 1 ? whole_ms / 4 : 1);
+    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", limit, NULL)), 0);
     o = slurp(out_path);
     e = slurp(err_path);
     k = plan_partial(o);
