@@ -418,7 +418,8 @@ static int cli_profile_time(int argc, char **argv)
     }
     sc->device_efficiency = 0;
     double speed = scenario_device_speed(d, sc), peak = d->value[sc->precision];
-    sim_compute_call_t call = {(double)micro, (int)tensor, tensor > 1 && sp};
+    /* no expert parallelism: a MoE layer's experts all on the device */
+    sim_compute_call_t call = {(double)micro, (int)tensor, tensor > 1 && sp, 1};
     /* the first block: the layers named like the first one with ".0." in its name */
     char block[64] = "";
     for (int i = p.n_layers - 1; i >= 0 && !block[0]; i--) {
