@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -639,6 +640,105 @@ START_TEST(loading_marks_head_and_router_wide)
 }
 END_TEST
 
+/* Multi-head latent attention (--kv-lora-rank): a small model's rows by hand, then
+ * DeepSeek-V3's counts against the published 671B and 37B (and the plain-attention profile
+ * less the difference that moe_counts_by_hand_and_published works out) */
+START_TEST(latent_attention_counts_by_hand_and_published)
+{
+    const double d = 64, A = 4, T = 16, V = 100, F = 96, Rq = 24, Rkv = 16, n = 8, r = 4,
+                 v = 12;
+    sim_transformer_t t = shape("llama", 1, (long)d, (long)A, (long)T, (long)V);
+    t.ffn = (long)F;
+    t.q_lora_rank = (long)Rq;
+    t.kv_lora_rank = (long)Rkv;
+    t.qk_nope_dim = (long)n;
+    t.qk_rope_dim = (long)r;
+    t.v_head_dim = (long)v;
+    dt_err_t err;
+    char *text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    sim_model_profile_t p;
+    load_text(text, &p);
+    /* embedding and head, 3 RMSNorms of d, the latents' 2 norms; q_a, q_b, kv_a, kv_b, o; MLP */
+    double attn = d * Rq + Rq * A * (n + r) + d * (Rkv + r) + Rkv * A * (n + v) + A * v * d;
+    ck_assert_double_eq((double)p.params, 2 * V * d + 3 * d + Rq + Rkv + attn + 3 * d * F);
+    double scores = 2 * T * T * A * (n + r) + 2 * T * T * A * v + 5 * A * T * T;
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.scores")->forward_flops, scores);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.kv_b_proj")->forward_flops,
+                        2 * T * Rkv * A * (n + v));
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.o_proj")->dim[2], A * v);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.scores")->dim[3], (n + r + v) / 2);
+    /* the up projections split by columns, their latent's gradient all-reduced */
+    ck_assert_int_eq(layer(&p, "model.layers.0.self_attn.q_b_proj")->split, SIM_SPLIT_COLUMN);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.q_b_proj")->reduce, T * Rq);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.kv_b_proj")->reduce, T * Rkv);
+    ck_assert_int_eq(layer(&p, "model.layers.0.self_attn.kv_a_proj_with_mqa")->split,
+                     SIM_SPLIT_NONE);
+    sim_model_profile_free(&p);
+    free(text);
+    /* without a query latent: q_proj, hidden -> heads x (n + r) */
+    t.q_lora_rank = 0;
+    text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    load_text(text, &p);
+    ck_assert_double_eq((double)layer(&p, "model.layers.0.self_attn.q_proj")->params,
+                        d * A * (n + r));
+    ck_assert_double_eq((double)p.params, 2 * V * d + 3 * d + Rkv + attn - d * Rq -
+                                              Rq * A * (n + r) + d * A * (n + r) + 3 * d * F);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* DeepSeek-V3: 671B parameters, 37B active (DeepSeek-AI 2024, Table 1 and the
+     * Hugging Face config: q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64,
+     * v_head_dim 128); 671,026,404,352 by hand below */
+    t = shape("llama", 61, 7168, 128, 4096, 129280);
+    t.ffn = 18432;
+    t.experts = 256;
+    t.top_k = 8;
+    t.shared_experts = 1;
+    t.moe_ffn = 2048;
+    t.dense_layers = 3;
+    t.q_lora_rank = 1536;
+    t.kv_lora_rank = 512;
+    t.qk_nope_dim = 128;
+    t.qk_rope_dim = 64;
+    t.v_head_dim = 128;
+    text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    load_text(text, &p);
+    uint64_t layer_attn = 7168 + 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
+                          512 + 512ull * 128 * 256 + 16384ull * 7168 + 7168;
+    uint64_t moe = 7168ull * 256 + 3ull * 7168 * 2048 * (256 + 1);
+    uint64_t want = 2 * 129280ull * 7168 + 7168 + 61 * layer_attn + 3 * 3ull * 7168 * 18432 +
+                    58 * moe;
+    ck_assert_uint_eq(p.params, want);
+    ck_assert_uint_eq(p.params, 671026404352ull);
+    ck_assert_double_eq_tol((double)p.params / 1e9, 671, 0.05);
+    ck_assert_double_eq_tol(sim_model_profile_active_params(&p) / 1e9, 37, 0.6);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* the options' errors */
+    static const struct {
+        const char *family;
+        long q, kv, kv_heads;
+        const char *needle;
+    } bad[] = {
+        {"llama", 8, 0, -1, "--q-lora-rank needs --kv-lora-rank"},
+        {"gpt", 0, 8, -1, "--kv-lora-rank: multi-head latent attention is a block of the llama"},
+        {"llama", 0, 8, 2, "--kv-heads 2 with --kv-lora-rank"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = shape(bad[i].family, 1, 64, 4, 16, 100);
+        t.q_lora_rank = bad[i].q;
+        t.kv_lora_rank = bad[i].kv;
+        t.kv_heads = bad[i].kv_heads;
+        ck_assert_ptr_null(generate(&t, &err));
+        ck_assert_msg(strstr(err.msg, bad[i].needle), "%s", err.msg);
+    }
+}
+END_TEST
+
 /* The value of "SELECT sim_time FROM summary" in db. */
 static double sim_time_of(const char *db_path)
 {
@@ -973,6 +1073,7 @@ int main(void)
     tcase_add_test(tc, layer_is_the_sum_of_its_operations);
     tcase_add_test(tc, shape_errors_name_file_line_key);
     tcase_add_test(tc, moe_counts_by_hand_and_published);
+    tcase_add_test(tc, latent_attention_counts_by_hand_and_published);
     tcase_add_test(tc, experts_errors_name_file_line_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -57,6 +57,12 @@ static void profile_help(void)
            "  --shared-experts S  experts every token uses, besides; default 0\n"
            "  --moe-ffn F       an expert's feed-forward width; default --ffn's\n"
            "  --dense-layers D  the first D layers keep the dense MLP; default 0\n"
+           "multi-head latent attention (llama family; DeepSeek-V2 and V3):\n"
+           "  --kv-lora-rank R  keys and values from a latent of R (with it, the rest)\n"
+           "  --q-lora-rank R   queries from a latent of R; default none (from the hidden)\n"
+           "  --qk-nope-dim N, --qk-rope-dim P  a query and key head's dimensions without\n"
+           "                    and with rotary positions; default H/A and 0\n"
+           "  --v-head-dim V    a value head's dimension; default H/A\n"
            "  --name NAME       profile.name; default FILE's base name without .ini\n"
            "  --out FILE        where to write (required; - for stdout)\n"
            "  -h, --help        this text\n"
@@ -165,6 +171,9 @@ static const shape_opt_t shape_opts[] = {
     SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
     SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
     SHAPE("dense-layers", dense_layers, 0, 10000),
+    SHAPE("q-lora-rank", q_lora_rank, 1, 1L << 20), SHAPE("kv-lora-rank", kv_lora_rank, 1, 1L << 20),
+    SHAPE("qk-rope-dim", qk_rope_dim, 1, 1L << 16), SHAPE("qk-nope-dim", qk_nope_dim, 1, 1L << 16),
+    SHAPE("v-head-dim", v_head_dim, 1, 1L << 16),
 };
 #define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
 
