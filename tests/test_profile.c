@@ -985,10 +985,11 @@ START_TEST(moe_counts_by_hand_and_published)
     sim_model_profile_free(&p);
     free(text);
 
-    /* DeepSeek-V3 (DeepSeek-AI 2024): 671B parameters, 37B active. Its multi-head latent
-     * attention is not a shape of the writer: as plain attention of 128 heads its 61 layers
-     * hold 205.5M attention weights each instead of MLA's 187.1M (q_a 7168 x 1536, q_b 1536 x
-     * 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, o 16384 x 7168): 1.12B more, here
+    /* DeepSeek-V3 (DeepSeek-AI 2024): 671B parameters, 37B active. Without --kv-lora-rank
+     * (latent_attention_counts_by_hand_and_published gives it), as plain attention of 128
+     * heads its 61 layers hold 205.5M attention weights each instead of MLA's 187.1M (q_a
+     * 7168 x 1536, q_b 1536 x 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, o 16384 x
+     * 7168): 1.12B more, here
      * and in the active count */
     t = shape("llama", 61, 7168, 128, 4096, 129280);
     t.ffn = 18432;

@@ -171,7 +171,8 @@ static const shape_opt_t shape_opts[] = {
     SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
     SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
     SHAPE("dense-layers", dense_layers, 0, 10000),
-    SHAPE("q-lora-rank", q_lora_rank, 1, 1L << 20), SHAPE("kv-lora-rank", kv_lora_rank, 1, 1L << 20),
+    SHAPE("q-lora-rank", q_lora_rank, 1, 1L << 20),
+    SHAPE("kv-lora-rank", kv_lora_rank, 1, 1L << 20),
     SHAPE("qk-rope-dim", qk_rope_dim, 1, 1L << 16), SHAPE("qk-nope-dim", qk_nope_dim, 1, 1L << 16),
     SHAPE("v-head-dim", v_head_dim, 1, 1L << 16),
 };
