@@ -3666,7 +3666,7 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"bench sim --s", "--set\n"},
         {"profile ", "transformer\ntime\n"},
         {"profile time --mic", "--micro-batch\n"},
-        {"profile transformer --kv", "--kv-heads\n"},
+        {"profile transformer --kv", "--kv-heads\n--kv-lora-rank\n"},
         {"profile transformer --layers 2 --family ", "gpt\nllama\nbert\n"},
         {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},
         /* bash replaces what follows the = (a word break): the answer is that part */

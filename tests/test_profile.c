@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,6 +504,241 @@ START_TEST(gemm_against_the_roofline)
 }
 END_TEST
 
+/* The catalogue's h100 at fp8 with scaling `scaling`, as the shape model reads it. */
+static const sim_device_profile_t *h100_fp8(sim_compute_t *c, sim_fp8_scaling_t scaling)
+{
+    size_t n;
+    const sim_device_profile_t *cat = scenario_device_profiles(&n), *d = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cat[i].name, "h100"))
+            d = &cat[i];
+    ck_assert_ptr_nonnull(d);
+    scenario_t *sc = calloc(1, sizeof *sc);
+    sc->precision = SIM_PREC_FP8;
+    sc->fp8_scaling = scaling;
+    ck_assert_int_eq(sim_compute_of_device(d, sc, c), 1);
+    free(sc);
+    return d;
+}
+
+/* By hand: `groups` GEMMs of m x n x k in one set of waves on the h100 at FP8 and fraction
+ * eff, each group's rows in whole 128-row tiles. */
+static double hand_grouped(double groups, double m, double n, double k, double eff)
+{
+    double per_sm = 1978.9e12 / 132 * eff, tn = n < 128 ? n : 128;
+    double waves = ceil(groups * ceil(m / 128) * ceil(n / tn) / 132);
+    double compute = waves * 2 * 128 * tn * k / per_sm;
+    double memory = groups * (m * k + k * n + m * n) * 2 / (3.35e12 * 0.8);
+    return compute > memory ? compute : memory;
+}
+
+/* fp8: the GEMMs at the FP8 peak x gemm_efficiency (a scale per tensor) or x
+ * fp8_block_gemm_efficiency (block scaling: DeepGEMM's 1358 of 1978.9 TFLOP/s x 0.75); the
+ * output head and routers (wide) at the BF16 peak x gemm_efficiency */
+START_TEST(fp8_scaling_and_wide_gemms)
+{
+    sim_compute_t t, b;
+    const sim_device_profile_t *d = h100_fp8(&t, SIM_FP8_TENSOR);
+    h100_fp8(&b, SIM_FP8_BLOCK);
+    ck_assert_double_eq(t.gemm_eff, d->value[SIM_DEV_GEMM_EFFICIENCY]);
+    ck_assert_double_eq_tol(b.gemm_eff, 1358.0 / 1978.9 * 0.75, 1e-4);
+    ck_assert_double_eq(t.wide_peak, 989.4e12);
+    ck_assert_double_eq(b.wide_eff, d->value[SIM_DEV_GEMM_EFFICIENCY]);
+    /* 13,200 x 4,096 is 132 x 32 tiles: 32 whole waves, the FLOPs at peak x fraction */
+    double flops = 2.0 * 16896 * 4096 * 8192;
+    ck_assert_double_eq_tol(sim_compute_gemm(&t, 16896, 4096, 8192),
+                            flops / (1978.9e12 * 0.60075), 1e-12);
+    ck_assert_double_eq_tol(sim_compute_gemm(&b, 16896, 4096, 8192),
+                            flops / (1978.9e12 * 0.5147), 1e-12);
+    /* a layer of that shape, then the same marked wide: the BF16 peak at the same fraction */
+    sim_profile_layer_t l = {.op = SIM_OP_GEMM, .dim = {16896, 4096, 16896, 0, 0},
+                             .forward_flops = flops, .backward_flops = 2 * flops};
+    sim_compute_call_t call = {.samples = 1, .T = 1, .sp = 0, .E = 1};
+    double fwd, bwd;
+    sim_compute_layer(&b, &l, &call, 1e15, &fwd, &bwd);
+    ck_assert_double_eq_tol(fwd, flops / (1978.9e12 * 0.5147), 1e-12);
+    ck_assert_double_eq_tol(bwd, 2 * flops / (1978.9e12 * 0.5147), 1e-12);
+    l.wide = 1;
+    sim_compute_layer(&b, &l, &call, 1e15, &fwd, &bwd);
+    ck_assert_double_eq_tol(fwd, flops / (989.4e12 * 0.60075), 1e-12);
+    ck_assert_double_eq_tol(bwd, 2 * flops / (989.4e12 * 0.60075), 1e-12);
+}
+END_TEST
+
+/* Routed experts as grouped GEMMs: a member's experts / E experts, each on M x E / experts
+ * rows in whole 128-row tiles, all tiles in one set of waves */
+START_TEST(routed_experts_grouped_by_hand)
+{
+    sim_compute_t c;
+    h100_fp8(&c, SIM_FP8_TENSOR);
+    double eff = 0.60075;
+    /* DeepSeek-V3's gate projection: a sequence's 4096 tokens x top-8 = 32,768 rows over
+     * 256 experts of 2048 x 7168; with expert = 64 a member holds 4 experts of 8192 rows */
+    sim_profile_layer_t l = {.op = SIM_OP_GEMM, .dim = {32768, 2048, 7168, 0, 0},
+                             .experts = 256, .top_k = 8};
+    double flops = 2.0 * 32768 * 2048 * 7168;
+    l.forward_flops = flops;
+    l.backward_flops = 2 * flops;
+    sim_compute_call_t call = {.samples = 1, .T = 1, .sp = 0, .E = 64};
+    double fwd, bwd;
+    sim_compute_layer(&c, &l, &call, 1e15, &fwd, &bwd);
+    /* 4 x 64 x 16 = 4,096 tiles: 32 waves, as one GEMM of 32,768 rows would take */
+    ck_assert_double_eq_tol(fwd, hand_grouped(4, 8192, 2048, 7168, eff), 1e-12);
+    ck_assert_double_eq_tol(fwd, 32.0 * 2 * 128 * 128 * 7168 / (1978.9e12 / 132 * eff), 1e-12);
+    ck_assert_double_eq_tol(fwd, sim_compute_gemm(&c, 32768, 2048, 7168), 1e-12);
+    ck_assert_double_eq_tol(bwd, hand_grouped(4, 8192, 7168, 2048, eff) +
+                                     hand_grouped(4, 7168, 2048, 8192, eff), 1e-12);
+    /* without expert parallelism: all 256 on the device, 128 rows each, the same tiles */
+    call.E = 1;
+    sim_compute_layer(&c, &l, &call, 1e15, &fwd, &bwd);
+    ck_assert_double_eq_tol(fwd, hand_grouped(256, 128, 2048, 7168, eff), 1e-12);
+    /* 3,200 tokens: with expert = 16, 16 experts of 1,600 rows, each padded to 13 tiles of
+     * 128: 3,328 tiles, 26 waves, where one GEMM of 25,600 rows fills 200 x 16 = 3,200 tiles
+     * in 25 */
+    l.dim[0] = 25600;
+    l.forward_flops = 2.0 * 25600 * 2048 * 7168;
+    l.backward_flops = 2 * l.forward_flops;
+    call.E = 16;
+    sim_compute_layer(&c, &l, &call, 1e15, &fwd, &bwd);
+    ck_assert_double_eq_tol(fwd, hand_grouped(16, 1600, 2048, 7168, eff), 1e-12);
+    ck_assert_double_eq_tol(fwd / sim_compute_gemm(&c, 25600, 2048, 7168), 26.0 / 25, 1e-12);
+    /* all 256 on one device, 100 rows each: the 256 experts' weights read bound it */
+    call.E = 1;
+    sim_compute_layer(&c, &l, &call, 1e15, &fwd, &bwd);
+    double bytes = 256 * (100 * 7168 + 7168.0 * 2048 + 100 * 2048) * 2;
+    ck_assert_double_eq_tol(fwd, bytes / (3.35e12 * 0.8), 1e-12);
+    /* a few tokens an expert: every expert's weights read, the memory bounds it */
+    double m = 8;
+    double want = 256 * (m * 7168 + 7168.0 * 2048 + m * 2048) * 2 / (3.35e12 * 0.8);
+    ck_assert_double_eq_tol(sim_compute_grouped_gemm(&c, 256, m, 2048, 7168), want, 1e-15);
+    ck_assert(sim_compute_gemm(&c, 256 * m, 2048, 7168) < want / 50); /* one weight: 1/256 */
+}
+END_TEST
+
+/* On loading, the GEMMs fp8 keeps in 16 bits: the last layer (the output head) and a MoE
+ * layer's router, nothing else */
+START_TEST(loading_marks_head_and_router_wide)
+{
+    char ini[512], args[1024];
+    snprintf(ini, sizeof ini, "%s", at("moe.ini"));
+    snprintf(args, sizeof args, "profile transformer --family llama --layers 3 --hidden 256 "
+             "--heads 4 --ffn 512 --seq 128 --vocab 1000 --experts 8 --top-k 2 "
+             "--shared-experts 1 --moe-ffn 128 --dense-layers 1 --out %s", ini);
+    ck_assert_int_eq(dtsim(args), 0);
+    sim_model_profile_t p;
+    dt_err_t err = {0};
+    ck_assert_int_eq(sim_model_profile_load(&p, ini, &err), DT_OK);
+    int wide = 0;
+    for (int i = 0; i < p.n_layers; i++) {
+        const sim_profile_layer_t *l = &p.layers[i];
+        int head = !strcmp(l->name, "lm_head"), router = strstr(l->name, "mlp.router") != NULL;
+        ck_assert_msg(l->wide == (head || router), "%s: wide %d", l->name, l->wide);
+        wide += l->wide;
+    }
+    ck_assert_int_eq(wide, 1 + 2); /* the head, a router in each of the 2 MoE layers */
+    sim_model_profile_free(&p);
+}
+END_TEST
+
+/* Multi-head latent attention (--kv-lora-rank): a small model's rows by hand, then
+ * DeepSeek-V3's counts against the published 671B and 37B (and the plain-attention profile
+ * less the difference that moe_counts_by_hand_and_published works out) */
+START_TEST(latent_attention_counts_by_hand_and_published)
+{
+    const double d = 64, A = 4, T = 16, V = 100, F = 96, Rq = 24, Rkv = 16, n = 8, r = 4,
+                 v = 12;
+    sim_transformer_t t = shape("llama", 1, (long)d, (long)A, (long)T, (long)V);
+    t.ffn = (long)F;
+    t.q_lora_rank = (long)Rq;
+    t.kv_lora_rank = (long)Rkv;
+    t.qk_nope_dim = (long)n;
+    t.qk_rope_dim = (long)r;
+    t.v_head_dim = (long)v;
+    dt_err_t err;
+    char *text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    sim_model_profile_t p;
+    load_text(text, &p);
+    /* embedding and head, 3 RMSNorms of d, the latents' 2 norms; q_a, q_b, kv_a, kv_b, o; MLP */
+    double attn = d * Rq + Rq * A * (n + r) + d * (Rkv + r) + Rkv * A * (n + v) + A * v * d;
+    ck_assert_double_eq((double)p.params, 2 * V * d + 3 * d + Rq + Rkv + attn + 3 * d * F);
+    double scores = 2 * T * T * A * (n + r) + 2 * T * T * A * v + 5 * A * T * T;
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.scores")->forward_flops, scores);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.kv_b_proj")->forward_flops,
+                        2 * T * Rkv * A * (n + v));
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.o_proj")->dim[2], A * v);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.scores")->dim[3], (n + r + v) / 2);
+    /* the up projections split by columns, their latent's gradient all-reduced */
+    ck_assert_int_eq(layer(&p, "model.layers.0.self_attn.q_b_proj")->split, SIM_SPLIT_COLUMN);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.q_b_proj")->reduce, T * Rq);
+    ck_assert_double_eq(layer(&p, "model.layers.0.self_attn.kv_b_proj")->reduce, T * Rkv);
+    ck_assert_int_eq(layer(&p, "model.layers.0.self_attn.kv_a_proj_with_mqa")->split,
+                     SIM_SPLIT_NONE);
+    sim_model_profile_free(&p);
+    free(text);
+    /* without a query latent: q_proj, hidden -> heads x (n + r) */
+    t.q_lora_rank = 0;
+    text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    load_text(text, &p);
+    ck_assert_double_eq((double)layer(&p, "model.layers.0.self_attn.q_proj")->params,
+                        d * A * (n + r));
+    ck_assert_double_eq((double)p.params, 2 * V * d + 3 * d + Rkv + attn - d * Rq -
+                                              Rq * A * (n + r) + d * A * (n + r) + 3 * d * F);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* DeepSeek-V3: 671B parameters, 37B active (DeepSeek-AI 2024, Table 1 and the
+     * Hugging Face config: q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64,
+     * v_head_dim 128); 671,026,404,352 by hand below */
+    t = shape("llama", 61, 7168, 128, 4096, 129280);
+    t.ffn = 18432;
+    t.experts = 256;
+    t.top_k = 8;
+    t.shared_experts = 1;
+    t.moe_ffn = 2048;
+    t.dense_layers = 3;
+    t.q_lora_rank = 1536;
+    t.kv_lora_rank = 512;
+    t.qk_nope_dim = 128;
+    t.qk_rope_dim = 64;
+    t.v_head_dim = 128;
+    text = generate(&t, &err);
+    ck_assert_msg(text, "%s", err.msg);
+    load_text(text, &p);
+    uint64_t layer_attn = 7168 + 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
+                          512 + 512ull * 128 * 256 + 16384ull * 7168 + 7168;
+    uint64_t moe = 7168ull * 256 + 3ull * 7168 * 2048 * (256 + 1);
+    uint64_t want = 2 * 129280ull * 7168 + 7168 + 61 * layer_attn + 3 * 3ull * 7168 * 18432 +
+                    58 * moe;
+    ck_assert_uint_eq(p.params, want);
+    ck_assert_uint_eq(p.params, 671026404352ull);
+    ck_assert_double_eq_tol((double)p.params / 1e9, 671, 0.05);
+    ck_assert_double_eq_tol(sim_model_profile_active_params(&p) / 1e9, 37, 0.6);
+    sim_model_profile_free(&p);
+    free(text);
+
+    /* the options' errors */
+    static const struct {
+        const char *family;
+        long q, kv, kv_heads;
+        const char *needle;
+    } bad[] = {
+        {"llama", 8, 0, -1, "--q-lora-rank needs --kv-lora-rank"},
+        {"gpt", 0, 8, -1, "--kv-lora-rank: multi-head latent attention is a block of the llama"},
+        {"llama", 0, 8, 2, "--kv-heads 2 with --kv-lora-rank"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = shape(bad[i].family, 1, 64, 4, 16, 100);
+        t.q_lora_rank = bad[i].q;
+        t.kv_lora_rank = bad[i].kv;
+        t.kv_heads = bad[i].kv_heads;
+        ck_assert_ptr_null(generate(&t, &err));
+        ck_assert_msg(strstr(err.msg, bad[i].needle), "%s", err.msg);
+    }
+}
+END_TEST
+
 /* The value of "SELECT sim_time FROM summary" in db. */
 static double sim_time_of(const char *db_path)
 {
@@ -749,10 +985,11 @@ START_TEST(moe_counts_by_hand_and_published)
     sim_model_profile_free(&p);
     free(text);
 
-    /* DeepSeek-V3 (DeepSeek-AI 2024): 671B parameters, 37B active. Its multi-head latent
-     * attention is not a shape of the writer: as plain attention of 128 heads its 61 layers
-     * hold 205.5M attention weights each instead of MLA's 187.1M (q_a 7168 x 1536, q_b 1536 x
-     * 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, o 16384 x 7168): 1.12B more, here
+    /* DeepSeek-V3 (DeepSeek-AI 2024): 671B parameters, 37B active. Without --kv-lora-rank
+     * (latent_attention_counts_by_hand_and_published gives it), as plain attention of 128
+     * heads its 61 layers hold 205.5M attention weights each instead of MLA's 187.1M (q_a
+     * 7168 x 1536, q_b 1536 x 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, o 16384 x
+     * 7168): 1.12B more, here
      * and in the active count */
     t = shape("llama", 61, 7168, 128, 4096, 129280);
     t.ffn = 18432;
@@ -830,10 +1067,14 @@ int main(void)
     tcase_add_test(tc, written_profile_runs_for_its_flops);
     tcase_add_test(tc, written_profile_splits_as_megatron);
     tcase_add_test(tc, gemm_against_the_roofline);
+    tcase_add_test(tc, fp8_scaling_and_wide_gemms);
+    tcase_add_test(tc, routed_experts_grouped_by_hand);
+    tcase_add_test(tc, loading_marks_head_and_router_wide);
     tcase_add_test(tc, profile_without_shapes_times_flat);
     tcase_add_test(tc, layer_is_the_sum_of_its_operations);
     tcase_add_test(tc, shape_errors_name_file_line_key);
     tcase_add_test(tc, moe_counts_by_hand_and_published);
+    tcase_add_test(tc, latent_attention_counts_by_hand_and_published);
     tcase_add_test(tc, experts_errors_name_file_line_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

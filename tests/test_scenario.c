@@ -1589,7 +1589,7 @@ START_TEST(names_and_markdown)
     ck_assert_ptr_nonnull(strstr(md, "| `steps` | `200` | an integer in [1, 1000000000] |"));
     ck_assert_ptr_nonnull(strstr(md, "| `a100` | NVIDIA A100 SXM4 40 GB | 19.5 | 156 | 312 | - "
                                      "| 40 | 1555 | 40 | 400 | 0.7 | 0.5 | 108 | 0.64425 | 0.5 | "
-                                     "0.8 | 235 | - | 0.96 | 13.65Tf |"));
+                                     "0.8 | 235 | - | 0.96 | - | 13.65Tf |"));
     free(md);
     free(ini);
 }

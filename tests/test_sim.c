@@ -2118,6 +2118,83 @@ START_TEST(expert_overlap_nodes_and_fp8_by_hand)
 }
 END_TEST
 
+/* expert_comm_sms: the all-to-alls of an overlapped pair hold that share phi of the
+ * device's multiprocessors while they run, the pair taking max(m, c + phi m). On the run of
+ * expert_overlap_nodes_and_fp8_by_hand with a device file of 100 multiprocessors at fp32
+ * (its speed the device_flops): 1F1B's 2 pairs save 2 (c + m - max(m, c + phi m)) against
+ * no overlap; with phi = 20 / 100, compute-bound (10 GFLOP/s: c = 300 us over m = 216 us)
+ * that is less than 2 min(c, m), all-to-all-bound (100 GFLOP/s: c + phi m < m) the same. */
+START_TEST(expert_comm_sms_by_hand)
+{
+    char path[256], arch[300], dev[256], device[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 4200\nforward_flops = 1000002\n"
+                 "[backward]\ntop = 100 2\nmoe = 4000 2e6\nbottom = 100 2\n"
+                 "[forward]\nbottom = 1 10\nmoe = 1e6 10\ntop = 1 10\n"
+                 "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
+    const double m = 4 * 3 * (ALPHA + 250 * 4 / BW), phi = 20.0 / 100;
+    static const double speeds[] = {1e10, 1e11};
+    for (int k = 0; k < 2; k++) {
+        snprintf(dev, sizeof dev, "/tmp/dtsim-test-device-%d-%d.ini", (int)getpid(), k);
+        FILE *f = fopen(dev, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "[device]\nname = hundred SMs\nfp32 = %gf\nefficiency = 1\nsms = 100\n"
+                   "memory_bandwidth = 1TBps\ngemm_efficiency = 1\nattention_efficiency = 1\n"
+                   "memory_efficiency = 1\n", speeds[k]);
+        ck_assert_int_eq(fclose(f), 0);
+        snprintf(device, sizeof device, "cluster.device=%s", dev);
+        double c = (1000002.0 + 2000004.0) / speeds[k];
+        double pair = m > c + phi * m ? m : c + phi * m;
+        outcome_t off = deepseek_run(arch, device, "strategy.pipeline_schedule=1f1b",
+                                     "strategy.expert_overlap=no");
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=1",
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "strategy.expert=4", "strategy.tensor_comm=formula",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "strategy.expert_node_size=2", device,
+                              "strategy.pipeline_schedule=1f1b", "strategy.expert_overlap=yes",
+                              "strategy.expert_comm_sms=20"};
+        outcome_t on = simulate(sets, 19, NULL);
+        double want = 2 * (c + m - pair);
+        ck_assert_msg(fabs(off.end_time - on.end_time - want) <= 1e-9,
+                      "%g FLOP/s: overlap with 20 of 100 SMs saves %.9g s, want %.9g (c %g, "
+                      "m %g)", speeds[k], off.end_time - on.end_time, want, c, m);
+        ck_assert(k == 1 ? want == 2 * c : want < 2 * (c < m ? c : m) - 1e-6);
+        ck_assert_msg(strstr(on.summary, "80% of the multiprocessors"), "%s", on.summary);
+        unlink(dev);
+    }
+    /* errors name their key: without the overlap, on a device without sms */
+    static const struct {
+        const char *set[2], *needle;
+    } bad[] = {
+        {{"strategy.expert_comm_sms=20", "strategy.expert_overlap=no"},
+         "strategy.expert_comm_sms: expert_comm_sms = 20: the SMs all-to-alls hold beside "
+         "compute, which needs expert_overlap = yes"},
+        {{"strategy.expert_comm_sms=20", "strategy.expert_overlap=yes"},
+         "expert_comm_sms = 20 must be fewer than the device's sms (custom: none given"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "strategy.expert=4", "strategy.tensor_comm=formula",
+                              "cluster.device_flops=1Gf", bad[i].set[0], bad[i].set[1]};
+        scenario_t sc;
+        dt_err_t err = {{0}};
+        scenario_defaults(&sc);
+        int failed = 0;
+        for (int k = 0; k < 10 && !failed; k++)
+            failed = scenario_set(&sc, sets[k], &err) != DT_OK;
+        if (!failed)
+            failed = scenario_validate(&sc, &err) != DT_OK;
+        ck_assert_msg(failed && strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].set[0],
+                      err.msg);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* A timing-only pipeline (a model profile with a [forward] section): 4 equal layers, each a
  * place to cut, in 4 stages, 3 micro-batches of 2, free messages. Each stage's forward
  * takes 2 x 1e6 FLOPs / 1 GFLOP/s = 2 ms, its backward 4 ms, so a step takes
@@ -4456,6 +4533,7 @@ int main(void)
     tcase_add_test(tc, buckets_overlap_backward_exactly);
     tcase_add_test(tc, expert_alltoall_matches_hand_count);
     tcase_add_test(tc, expert_overlap_nodes_and_fp8_by_hand);
+    tcase_add_test(tc, expert_comm_sms_by_hand);
     suite_add_tcase(s, tc);
     /* NCCL between servers: a case of its own, to be run alone (CK_RUN_CASE=nccl_net) */
     TCase *tn = tcase_create("nccl_net");

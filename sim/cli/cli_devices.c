@@ -123,7 +123,7 @@ static void device_detail(const sim_device_profile_t *d, double nic)
                                                       "",        "",        "",
                                                       "",        "",
                                                       "GB/s",    "GB/s",
-                                                      ""};
+                                                      "",        ""};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);

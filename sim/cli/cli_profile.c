@@ -58,6 +58,12 @@ static void profile_help(void)
            "  --shared-experts S  experts every token uses, besides; default 0\n"
            "  --moe-ffn F       an expert's feed-forward width; default --ffn's\n"
            "  --dense-layers D  the first D layers keep the dense MLP; default 0\n"
+           "multi-head latent attention (llama family; DeepSeek-V2 and V3):\n"
+           "  --kv-lora-rank R  keys and values from a latent of R (with it, the rest)\n"
+           "  --q-lora-rank R   queries from a latent of R; default none (from the hidden)\n"
+           "  --qk-nope-dim N, --qk-rope-dim P  a query and key head's dimensions without\n"
+           "                    and with rotary positions; default H/A and 0\n"
+           "  --v-head-dim V    a value head's dimension; default H/A\n"
            "  --name NAME       profile.name; default FILE's base name without .ini\n"
            "  --out FILE        where to write (required; - for stdout)\n"
            "  -h, --help        this text\n"
@@ -166,6 +172,10 @@ static const shape_opt_t shape_opts[] = {
     SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
     SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
     SHAPE("dense-layers", dense_layers, 0, 10000),
+    SHAPE("q-lora-rank", q_lora_rank, 1, 1L << 20),
+    SHAPE("kv-lora-rank", kv_lora_rank, 1, 1L << 20),
+    SHAPE("qk-rope-dim", qk_rope_dim, 1, 1L << 16), SHAPE("qk-nope-dim", qk_nope_dim, 1, 1L << 16),
+    SHAPE("v-head-dim", v_head_dim, 1, 1L << 16),
 };
 #define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
 
@@ -419,7 +429,8 @@ static int cli_profile_time(int argc, char **argv)
     }
     sc->device_efficiency = 0;
     double speed = scenario_device_speed(d, sc), peak = d->value[sc->precision];
-    sim_compute_call_t call = {(double)micro, (int)tensor, tensor > 1 && sp};
+    /* no expert parallelism: a MoE layer's experts all on the device */
+    sim_compute_call_t call = {(double)micro, (int)tensor, tensor > 1 && sp, 1};
     /* the first block: the layers named like the first one with ".0." in its name */
     char block[64] = "";
     for (int i = p.n_layers - 1; i >= 0 && !block[0]; i--) {

@@ -12,17 +12,22 @@ int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc,
     double peak = d->value[sc->precision];
     if (isnan(d->value[SIM_DEV_SMS]) || isnan(peak))
         return 0;
-    int fp32 = sc->precision == SIM_PREC_FP32;
+    int fp32 = sc->precision == SIM_PREC_FP32, fp8 = sc->precision == SIM_PREC_FP8;
     /* fp8: Transformer Engine's attention runs in BF16 */
     double attn_peak = sc->precision == SIM_PREC_FP8 ? d->value[SIM_DEV_BF16] : peak;
     if (isnan(attn_peak))
         attn_peak = peak;
+    /* no tensor cores in FP32: the device's FP32 fraction for both */
+    double gemm_eff = fp32 ? d->value[SIM_DEV_EFFICIENCY] : d->value[SIM_DEV_GEMM_EFFICIENCY];
     *c = (sim_compute_t){
         .peak = peak,
         .attn_peak = attn_peak,
         .sms = d->value[SIM_DEV_SMS],
-        /* no tensor cores in FP32: the device's FP32 fraction for both */
-        .gemm_eff = fp32 ? d->value[SIM_DEV_EFFICIENCY] : d->value[SIM_DEV_GEMM_EFFICIENCY],
+        .gemm_eff = fp8 && sc->fp8_scaling == SIM_FP8_BLOCK
+                        ? d->value[SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY]
+                        : gemm_eff,
+        .wide_peak = attn_peak,
+        .wide_eff = gemm_eff,
         .attn_eff = fp32 ? d->value[SIM_DEV_EFFICIENCY] : d->value[SIM_DEV_ATTENTION_EFFICIENCY],
         .bandwidth = d->value[SIM_DEV_MEMORY_BANDWIDTH] * d->value[SIM_DEV_MEMORY_EFFICIENCY],
         .value_bytes = scenario_value_bytes(sc),
@@ -46,6 +51,17 @@ double sim_compute_gemm(const sim_compute_t *c, double m, double n, double k)
     double waves = ceil(ceil(m / tm) * ceil(n / tn) / c->sms);
     double compute = waves * 2 * tm * tn * k / (c->peak / c->sms * c->gemm_eff);
     double memory = (m * k + k * n + m * n) * c->value_bytes / c->bandwidth;
+    return compute > memory ? compute : memory;
+}
+
+double sim_compute_grouped_gemm(const sim_compute_t *c, double groups, double m, double n,
+                                double k)
+{
+    double tn = n < SIM_GEMM_TILE ? n : SIM_GEMM_TILE;
+    double tiles = groups * ceil(m / SIM_GEMM_TILE) * ceil(n / tn);
+    double compute = ceil(tiles / c->sms) * 2 * SIM_GEMM_TILE * tn * k /
+                     (c->peak / c->sms * c->gemm_eff);
+    double memory = groups * (m * k + k * n + m * n) * c->value_bytes / c->bandwidth;
     return compute > memory ? compute : memory;
 }
 
@@ -87,12 +103,29 @@ void sim_compute_layer(const sim_compute_t *c, const sim_profile_layer_t *l,
             n /= T; /* column (and a vocab or heads GEMM): by output features */
         else if (T > 1 && call->sp)
             m /= T; /* replicated, its tokens split */
+        sim_compute_t wide;
+        if (l->wide) { /* kept in 16 bits under fp8 */
+            wide = *c;
+            wide.peak = c->wide_peak;
+            wide.gemm_eff = c->wide_eff;
+            c = &wide;
+        }
         /* the profile's FLOPs at the speed its GEMMs reach: a first layer without an input
          * gradient, or a bias counted in, keeps its own count */
         double gemm_flops = 2 * m * n * k;
-        *fwd = sim_compute_gemm(c, m, n, k) * f_flops / gemm_flops;
-        *bwd = (sim_compute_gemm(c, m, k, n) + sim_compute_gemm(c, k, n, m)) * b_flops /
-               (2 * gemm_flops);
+        if (l->experts) { /* the member's experts, each on its rows from the whole group */
+            /* strategy.expert divides the profile's fewest routed experts; a layer of more
+             * that it does not divide holds a fractional share on average */
+            double g = (double)l->experts / call->E, me = m / g;
+            *fwd = sim_compute_grouped_gemm(c, g, me, n, k) * f_flops / gemm_flops;
+            *bwd = (sim_compute_grouped_gemm(c, g, me, k, n) +
+                    sim_compute_grouped_gemm(c, g, k, n, me)) *
+                   b_flops / (2 * gemm_flops);
+        } else {
+            *fwd = sim_compute_gemm(c, m, n, k) * f_flops / gemm_flops;
+            *bwd = (sim_compute_gemm(c, m, k, n) + sim_compute_gemm(c, k, n, m)) * b_flops /
+                   (2 * gemm_flops);
+        }
         *fwd += sim_compute_memory(c, l->dim[3] * s * elements_share);
         *bwd += sim_compute_memory(c, l->dim[4] * s * elements_share);
         return;
@@ -136,8 +169,9 @@ void sim_compute_charge(sim_model_profile_t *p, const sim_compute_t *c,
 
 sim_compute_call_t sim_compute_call_of(const scenario_t *sc)
 {
-    sim_compute_call_t call = {.samples = (double)sc->batch, .T = 1, .sp = 0};
+    sim_compute_call_t call = {.samples = (double)sc->batch, .T = 1, .sp = 0, .E = 1};
     if (!strcmp(sc->strategy->name, "pipeline")) {
+        call.E = (int)scenario_own(sc, "expert")->l;
         call.samples = (double)sc->batch / (double)sc->micro_batches;
         call.T = (int)sc->tensor;
         call.sp = call.T > 1 && sc->sequence_parallel;

@@ -13,6 +13,11 @@
  *   attention (flash attention): max(its FLOPs at the 16-bit peak x attention_efficiency,
  *     its inputs and output, (2 QUERIES + 2 KEYS) x HEADS x HEAD_DIM values, at the
  *     bandwidth; twice those values backward);
+ *   a MoE layer's routed experts (grouped GEMM): a member's E_local = experts / expert
+ *     experts, each of M_e = its share of the group's token copies, the member's M x
+ *     expert / experts rows, padded to whole 128-row tiles (DeepGEMM's contiguous layout
+ *     aligns each expert's rows so), all experts' tiles in one set of waves; memory counts
+ *     every local expert's weights;
  *   memory-bound layers: their elements at the bandwidth;
  *   layers without a shape: their FLOPs at cluster.device_flops, as before.
  *
@@ -20,7 +25,10 @@
  * at the host's speed (cluster.device_flops), so the simulation engine and the strategies
  * charge FLOPs as before. Values are model.precision's bytes (2 in bf16 and fp8, whose
  * storage is 16-bit); fp32 GEMMs and attention run at the FP32 peak x efficiency (no tensor
- * cores), fp8 attention at the BF16 peak (Transformer Engine runs it in BF16). */
+ * cores), fp8 attention at the BF16 peak (Transformer Engine runs it in BF16), and so do
+ * fp8's output head and MoE routers (the layers marked wide, model_profile.h), at the
+ * device's gemm_efficiency; fp8's other GEMMs reach gemm_efficiency of the FP8 peak with a
+ * scale per tensor, fp8_block_gemm_efficiency with block scaling (model.fp8_scaling). */
 #ifndef DTSIM_COMPUTE_MODEL_H
 #define DTSIM_COMPUTE_MODEL_H
 
@@ -38,6 +46,8 @@ typedef struct sim_compute {
     double attn_peak;   /* FLOP/s of the attention kernel's precision */
     double sms;         /* multiprocessors */
     double gemm_eff;    /* sustained fraction of peak, large GEMMs */
+    double wide_peak;   /* FLOP/s of the GEMMs kept in 16 bits under fp8 (else peak) */
+    double wide_eff;    /* their sustained fraction */
     double attn_eff;    /* of attn_peak, flash attention */
     double bandwidth;   /* bytes/s sustained: memory_bandwidth x memory_efficiency */
     double value_bytes; /* bytes of a value at model.precision */
@@ -48,6 +58,7 @@ typedef struct sim_compute {
 typedef struct sim_compute_call {
     double samples;
     int T, sp;
+    int E; /* the expert-parallel group a member's routed experts take tokens from (1: none) */
 } sim_compute_call_t;
 
 /** 1 with c filled when sc's layers of p are timed by shape: cluster.compute_model = shape,
@@ -61,6 +72,10 @@ int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc,
                           sim_compute_t *c);
 /** Seconds of one M x N x K GEMM (2 M N K FLOPs). */
 double sim_compute_gemm(const sim_compute_t *c, double m, double n, double k);
+/** Seconds of a grouped GEMM: `groups` products of M x N x K each, every group's rows in
+ * whole 128-row tiles, all tiles in one set of waves. */
+double sim_compute_grouped_gemm(const sim_compute_t *c, double groups, double m, double n,
+                                double k);
 /** Seconds of a memory-bound kernel moving `elements` values. */
 double sim_compute_memory(const sim_compute_t *c, double elements);
 /** Seconds of flash attention of `flops` FLOPs reading and writing `elements` values. */

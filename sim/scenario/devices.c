@@ -20,13 +20,14 @@ static const char *const field_names[SIM_DEV_FIELDS] = {
     "fp32", "tf32", "bf16", "fp8", "memory", "memory_bandwidth", "power_idle", "power_max",
     "efficiency", "tensor_efficiency", "sms", "gemm_efficiency", "attention_efficiency",
     "memory_efficiency", "nvlink_busbw", "nvls_busbw", "nic_efficiency",
+    "fp8_block_gemm_efficiency",
 };
 
 /* The fields of the compute model by shape: they mean something only with sms. */
 static int shape_field(int f)
 {
     return f == SIM_DEV_GEMM_EFFICIENCY || f == SIM_DEV_ATTENTION_EFFICIENCY ||
-           f == SIM_DEV_MEMORY_EFFICIENCY;
+           f == SIM_DEV_MEMORY_EFFICIENCY || f == SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY;
 }
 
 const char *scenario_device_field_name(sim_device_field_t f)
@@ -229,7 +230,8 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     case SIM_DEV_GEMM_EFFICIENCY:
     case SIM_DEV_ATTENTION_EFFICIENCY:
     case SIM_DEV_MEMORY_EFFICIENCY:
-    case SIM_DEV_NIC_EFFICIENCY: {
+    case SIM_DEV_NIC_EFFICIENCY:
+    case SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY: {
         char *end;
         size_t len = scan_number(v);
         *out = len ? strtod(v, &end) : NAN;
@@ -301,7 +303,8 @@ static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int l
                                  "memory, memory_bandwidth, power_idle, power_max, efficiency, "
                                  "tensor_efficiency, sms, gemm_efficiency, "
                                  "attention_efficiency, memory_efficiency, nvlink_busbw, "
-                                 "nvls_busbw, nic_efficiency%s or source.KEY)",
+                                 "nvls_busbw, nic_efficiency, fp8_block_gemm_efficiency%s or "
+                                 "source.KEY)",
                             r->path, line, sect, key,
                             r->in_defaults ? "" : r->user ? "name, flops, " : "name, ",
                             r->in_defaults ? "" : ", source");
@@ -501,7 +504,7 @@ void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, c
 {
     static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1, 1,
                                                  1,    1,    1,    1,    1,   1,   1e9, 1e9,
-                                                 1};
+                                                 1,    1};
     double v = p->value[f];
     if (isnan(v))
         snprintf(buf, n, "-");

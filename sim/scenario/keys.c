@@ -55,6 +55,7 @@ _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_fp8_scaling_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
@@ -70,6 +71,7 @@ static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
 const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
+static const char *const fp8_scaling_names[] = {"tensor", "block", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"packed", "interleaved", NULL};
@@ -172,6 +174,13 @@ static const key_desc_t builtin_keys[] = {
            "and tf32 (TF32 tensor cores) 4 bytes, bf16 (mixed precision, FP32 master weights; "
            "FP16 on the V100) and fp8 (FP8 GEMMs, BF16 storage) 2; anything but fp32 needs a "
            "timing-only model (real training is FP32)"),
+    K_ENUM("model", "fp8_scaling", "tensor", fp8_scaling, sim_fp8_scaling_t, fp8_scaling_names,
+           0,
+           "with precision = fp8, how the GEMMs scale their operands, which sets the fraction "
+           "of the FP8 peak they reach in the compute model by shape: tensor (a scale per "
+           "tensor, Transformer Engine: the device's gemm_efficiency) or block (1 x 128 "
+           "activation and 128 x 128 weight blocks with FP32 promotion, DeepSeek-V3's "
+           "DeepGEMM: its fp8_block_gemm_efficiency)"),
     K_ENUM("model", "optimizer", "sgd", optimizer, sim_optimizer_t, optimizer_names, 0,
            "whose state the memory counts: sgd (its momentum, when model.momentum > 0) or "
            "adam (two FP32 moments: with bf16, 16 bytes a parameter in all); adam needs a "

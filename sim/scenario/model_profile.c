@@ -516,6 +516,25 @@ static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *wh
     return r->has_tensor ? check_tensor(p, r, where, err) : DT_OK;
 }
 
+/* The GEMMs FP8 recipes keep in 16 bits (DeepSeek-V3 report, section 3.3.1: the embedding,
+ * the output head, the MoE gating, normalisation and attention; Megatron-LM's output layer
+ * is not a Transformer Engine module, and Transformer Engine advises the last layer in
+ * higher precision): the last layer when it is a GEMM (the output head), and a router, the
+ * GEMM with one output per expert just before (in forward order) a routed layer. layers[]
+ * is in backward order: the last layer is its first, and a router follows its routed
+ * layers there. */
+static void mark_wide(sim_model_profile_t *p)
+{
+    if (p->n_layers && p->layers[0].op == SIM_OP_GEMM)
+        p->layers[0].wide = 1;
+    for (int i = 0; i < p->n_layers; i++) {
+        sim_profile_layer_t *l = &p->layers[i], *next = i + 1 < p->n_layers ? l + 1 : NULL;
+        if (l->experts && next && !next->experts && next->op == SIM_OP_GEMM &&
+            next->dim[1] == l->experts)
+            next->wide = 1;
+    }
+}
+
 dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_err_t *err)
 {
     memset(p, 0, sizeof *p);
@@ -574,6 +593,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
     }
     if (!p->name[0])
         snprintf(p->name, sizeof p->name, "%.63s", where);
+    mark_wide(p);
     return DT_OK;
 }
 

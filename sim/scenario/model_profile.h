@@ -85,6 +85,10 @@ typedef struct sim_profile_layer {
     /* from [experts] (has_experts): 0 for a layer not listed */
     int experts, top_k;
     double a2a; /* elements per sample each all-to-all of the MoE block moves */
+    /* set on loading: a GEMM that FP8 training keeps in 16 bits, the output head (the last
+     * layer, a GEMM) and a MoE router (the GEMM before a routed layer, one output per
+     * expert) */
+    int wide;
 } sim_profile_layer_t;
 
 typedef struct sim_model_profile {

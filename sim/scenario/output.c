@@ -252,13 +252,15 @@ void scenario_write_keys_markdown(FILE *out)
                  "server, by ring and by NVLink SHARP) time tensor groups' collectives as NCCL "
                  "runs them (`strategy.tensor_comm = nccl`); `nic_efficiency`, the fraction of a NIC's "
                  "line rate NCCL's collectives carry between servers, those of the replicas "
-                 "(`strategy.dp_comm = nccl`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
+                 "(`strategy.dp_comm = nccl`); `fp8 block`, the fraction of the FP8 peak large "
+                 "GEMMs reach with block scaling (`model.fp8_scaling = block`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
                  "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
                  "device has no such figure.\n\n"
                  "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
                  "efficiency | tensor | sms | gemm | attention | memory eff. | NVLink busbw | "
-                 "NVLS busbw | NIC eff. | device_flops |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "NVLS busbw | NIC eff. | fp8 block | device_flops |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+                 "---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {

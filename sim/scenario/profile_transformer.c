@@ -28,6 +28,13 @@ typedef enum row_kind {
     ROW_HEAD,   /* the output layer: tokens x vocabulary logits */
     ROW_POOLER, /* BERT's pooler: one token, hidden x hidden */
     ROW_ROUTER, /* a MoE layer's router: hidden x experts logits, no bias */
+    /* multi-head latent attention, in place of the Q, K and V rows */
+    ROW_Q_A,       /* hidden -> q_lora_rank */
+    ROW_Q_A_NORM,  /* RMSNorm of the query latent */
+    ROW_Q_B,       /* q_lora_rank -> heads x (nope + rope) */
+    ROW_KV_A,      /* hidden -> kv_lora_rank + rope (the shared rotary key) */
+    ROW_KV_A_NORM, /* RMSNorm of the key-value latent */
+    ROW_KV_B,      /* kv_lora_rank -> heads x (nope + v) */
 } row_kind_t;
 
 typedef struct row_def {
@@ -117,6 +124,7 @@ void sim_transformer_init(sim_transformer_t *t)
     t->kv_heads = t->ffn = t->positions = -1;
     t->rmsnorm = t->bias = t->tied = t->swiglu = -1;
     t->moe_ffn = -1;
+    t->qk_nope_dim = t->v_head_dim = -1;
 }
 
 dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
@@ -181,6 +189,25 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
         if (t->moe_ffn < 0)
             t->moe_ffn = t->ffn;
     }
+    if (!t->kv_lora_rank) {
+        const char *mla = t->q_lora_rank ? "--q-lora-rank" : t->qk_rope_dim ? "--qk-rope-dim"
+                        : t->qk_nope_dim >= 0 ? "--qk-nope-dim"
+                        : t->v_head_dim >= 0 ? "--v-head-dim" : NULL;
+        if (mla)
+            return dt_err_input(err, "%s needs --kv-lora-rank (multi-head latent attention)",
+                                mla);
+    } else {
+        if (strcmp(f->name, "llama"))
+            return dt_err_input(err, "--kv-lora-rank: multi-head latent attention is a block "
+                                     "of the llama family (DeepSeek's layout), not %s", f->name);
+        if (t->kv_heads != t->heads)
+            return dt_err_input(err, "--kv-heads %ld with --kv-lora-rank: latent attention "
+                                     "gives every head its keys and values", t->kv_heads);
+        if (t->qk_nope_dim < 0)
+            t->qk_nope_dim = t->hidden / t->heads;
+        if (t->v_head_dim < 0)
+            t->v_head_dim = t->hidden / t->heads;
+    }
     if (t->positions > 0 && t->seq > t->positions)
         return dt_err_input(err, "--seq %ld is longer than the %ld learned positions "
                                  "(--positions)", t->seq, t->positions);
@@ -203,7 +230,7 @@ typedef struct row {
 } row_t;
 
 typedef struct group {
-    row_t rows[16];
+    row_t rows[24];
     int n;
 } group_t;
 
@@ -247,6 +274,10 @@ static row_t count_row(counter_t *c, row_kind_t kind)
     uint64_t kv = d / (uint64_t)t->heads * (uint64_t)t->kv_heads, F = c->F;
     uint64_t Td = mul(c, T, d), TT = mul(c, T, T), Tk = mul(c, T, c->k);
     const family_t *f = family_of(t->family);
+    int mla = t->kv_lora_rank > 0;
+    uint64_t A = (uint64_t)t->heads, qk = (uint64_t)(t->qk_nope_dim + t->qk_rope_dim);
+    uint64_t vd = (uint64_t)t->v_head_dim, Rq = (uint64_t)t->q_lora_rank;
+    uint64_t Rkv = (uint64_t)t->kv_lora_rank;
     switch (kind) {
     case ROW_EMBED:
         return (row_t){.name = "", mul(c, V, d), 0, Td, 0};
@@ -260,14 +291,34 @@ static row_t count_row(counter_t *c, row_kind_t kind)
         return (row_t){.name = "", t->rmsnorm ? d : 2 * d, mul(c, 4, Td), Td, 0};
     case ROW_QKV:
         return linear(c, d, add(c, d, mul(c, 2, kv)), T);
-    case ROW_Q:
+    case ROW_Q: /* latent attention without a query latent: hidden -> heads x qk */
+        return mla ? linear(c, d, mul(c, A, qk), T) : linear(c, d, d, T);
     case ROW_ATTN_OUT:
-        return linear(c, d, d, T);
+        return mla ? linear(c, mul(c, A, vd), d, T) : linear(c, d, d, T);
+    case ROW_Q_A:
+        return Rq ? linear(c, d, Rq, T) : (row_t){0};
+    case ROW_Q_A_NORM:
+        return Rq ? (row_t){.name = "", Rq, mul(c, 4, mul(c, T, Rq)), mul(c, T, Rq), 0}
+                  : (row_t){0};
+    case ROW_Q_B:
+        return linear(c, Rq, mul(c, A, qk), T);
+    case ROW_KV_A:
+        return linear(c, d, add(c, Rkv, (uint64_t)t->qk_rope_dim), T);
+    case ROW_KV_A_NORM:
+        return (row_t){.name = "", Rkv, mul(c, 4, mul(c, T, Rkv)), mul(c, T, Rkv), 0};
+    case ROW_KV_B:
+        return linear(c, Rkv, mul(c, A, add(c, (uint64_t)t->qk_nope_dim, vd)), T);
     case ROW_K:
     case ROW_V:
         return linear(c, d, kv, T);
     case ROW_SCORES: /* Q K^T and the probabilities times V: 2 x 2 T^2 d; softmax: 5 per
-                        score of every head; keeps the probabilities and the output */
+                        score of every head; keeps the probabilities and the output (latent
+                        attention: 2 T^2 heads qk + 2 T^2 heads v) */
+        if (mla)
+            return (row_t){.name = "", 0,
+                           add(c, mul(c, 2, mul(c, TT, mul(c, A, add(c, qk, vd)))),
+                               mul(c, 5, mul(c, A, TT))),
+                           add(c, mul(c, A, TT), mul(c, T, mul(c, A, vd))), 0};
         return (row_t){.name = "", 0,
                        add(c, mul(c, 4, mul(c, TT, d)), mul(c, 5, mul(c, (uint64_t)t->heads, TT))),
                        add(c, mul(c, (uint64_t)t->heads, TT), Td), 0};
@@ -313,6 +364,9 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
     uint64_t T = (uint64_t)t->seq, d = (uint64_t)t->hidden, V = (uint64_t)t->vocab;
     uint64_t A = (uint64_t)t->heads, kv = d / A * (uint64_t)t->kv_heads, F = c->F;
     uint64_t Td = mul(c, T, d), Tk = mul(c, T, c->k), TF = mul(c, Tk, F), Tkd = mul(c, Tk, d);
+    int mla = t->kv_lora_rank > 0;
+    uint64_t qk = (uint64_t)(t->qk_nope_dim + t->qk_rope_dim), vd = (uint64_t)t->v_head_dim;
+    uint64_t Rq = (uint64_t)t->q_lora_rank, Rkv = (uint64_t)t->kv_lora_rank;
 #define SHAPE(op_, n_, ...)                                                                 \
     do {                                                                                    \
         const uint64_t v_[] = {__VA_ARGS__};                                                \
@@ -335,17 +389,40 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
         SHAPE("gemm", 3, T, add(c, d, mul(c, 2, kv)), d);
         break;
     case ROW_Q:
-        SHAPE("gemm", 3, T, d, d);
+        if (mla)
+            SHAPE("gemm", 3, T, mul(c, A, qk), d);
+        else
+            SHAPE("gemm", 3, T, d, d);
+        break;
+    case ROW_Q_A:
+        SHAPE("gemm", 3, T, Rq, d);
+        break;
+    case ROW_Q_A_NORM:
+        SHAPE("memory", 2, mul(c, 2, mul(c, T, Rq)), mul(c, 3, mul(c, T, Rq)));
+        break;
+    case ROW_Q_B:
+        SHAPE("gemm", 3, T, mul(c, A, qk), Rq);
+        break;
+    case ROW_KV_A:
+        SHAPE("gemm", 3, T, add(c, Rkv, (uint64_t)t->qk_rope_dim), d);
+        break;
+    case ROW_KV_A_NORM:
+        SHAPE("memory", 2, mul(c, 2, mul(c, T, Rkv)), mul(c, 3, mul(c, T, Rkv)));
+        break;
+    case ROW_KV_B:
+        SHAPE("gemm", 3, T, mul(c, A, add(c, (uint64_t)t->qk_nope_dim, vd)), Rkv);
         break;
     case ROW_K:
     case ROW_V:
         SHAPE("gemm", 3, T, kv, d);
         break;
-    case ROW_SCORES:
-        SHAPE("attention", 4, A, T, T, d / A);
+    case ROW_SCORES: /* latent attention: queries and keys of qk, values and outputs of v,
+                        (2 qk + 2 v) T heads values moved: a head dimension of (qk + v) / 2
+                        (rounded down where odd) */
+        SHAPE("attention", 4, A, T, T, mla ? (qk + vd) / 2 : d / A);
         break;
     case ROW_ATTN_OUT:
-        SHAPE("gemm", 5, T, d, d, mul(c, 3, Td), mul(c, 2, Td));
+        SHAPE("gemm", 5, T, d, mla ? mul(c, A, vd) : d, mul(c, 3, Td), mul(c, 2, Td));
         break;
     case ROW_MLP_GATE: /* SiLU */
         SHAPE("gemm", 5, Tk, F, d, mul(c, 2, TF), mul(c, 3, TF));
@@ -387,6 +464,11 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
 static void split_row(row_kind_t kind, row_t *r, const row_t *prev, uint64_t Td)
 {
     switch (kind) {
+    case ROW_Q_B:  /* Megatron-LM's latent attention: the down projections replicated, the */
+    case ROW_KV_B: /* up projections by columns, their latent input's gradient all-reduced */
+        r->split = "column";
+        r->reduce = prev ? prev->outputs : Td;
+        break;
     case ROW_EMBED:
         r->split = "vocab", r->reduce = Td;
         break;
@@ -481,7 +563,29 @@ static void moe_rows(counter_t *c, const row_def_t *defs, const row_def_t *d, gr
 static void count_group(counter_t *c, const row_def_t *defs, group_t *g, int moe)
 {
     g->n = 0;
+    /* latent attention's rows, in forward order (Hugging Face DeepseekV3Attention's names) */
+    static const row_def_t mla[] = {{ROW_Q_A, "self_attn.q_a_proj", 0},
+                                    {ROW_Q_A_NORM, "self_attn.q_a_layernorm", 0},
+                                    {ROW_Q_B, "self_attn.q_b_proj", 0},
+                                    {ROW_KV_A, "self_attn.kv_a_proj_with_mqa", 0},
+                                    {ROW_KV_A_NORM, "self_attn.kv_a_layernorm", 0},
+                                    {ROW_KV_B, "self_attn.kv_b_proj", 0},
+                                    {ROW_NONE, NULL, 0}};
     for (const row_def_t *d = defs; d->kind != ROW_NONE; d++) {
+        if (c->t->kv_lora_rank > 0 && (d->kind == ROW_Q || d->kind == ROW_K || d->kind == ROW_V)) {
+            if (d->kind != ROW_Q)
+                continue;
+            for (const row_def_t *m = mla; m->kind != ROW_NONE; m++) {
+                /* without a query latent, the queries come from q_proj */
+                const row_def_t *e = c->t->q_lora_rank || m->kind != ROW_Q_B ? m : d;
+                row_t r = count_row(c, e->kind);
+                if (r.name) {
+                    r.name = e->name;
+                    push_row(c, g, e->kind, r, NULL);
+                }
+            }
+            continue;
+        }
         if (moe && is_mlp(d->kind)) {
             moe_rows(c, defs, d, g);
         } else {
@@ -570,6 +674,10 @@ static void print_command(const sim_transformer_t *t, FILE *out)
         fprintf(out, "#   --experts %ld --top-k %ld --shared-experts %ld --moe-ffn %ld "
                      "--dense-layers %ld\n", t->experts, t->top_k, t->shared_experts,
                 t->moe_ffn, t->dense_layers);
+    if (t->kv_lora_rank)
+        fprintf(out, "#   --q-lora-rank %ld --kv-lora-rank %ld --qk-nope-dim %ld --qk-rope-dim "
+                     "%ld --v-head-dim %ld\n", t->q_lora_rank, t->kv_lora_rank, t->qk_nope_dim,
+                t->qk_rope_dim, t->v_head_dim);
 }
 
 dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t *err)

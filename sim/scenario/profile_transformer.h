@@ -28,6 +28,12 @@ typedef struct sim_transformer {
     long shared_experts; /* experts every token uses (as one MLP shared x moe_ffn wide) */
     long moe_ffn;        /* an expert's feed-forward width; default ffn */
     long dense_layers;   /* the first layers keep the dense MLP (DeepSeek-V3: 3) */
+    /* multi-head latent attention (DeepSeek-V2 and V3; kv_lora_rank 0: plain attention):
+     * keys and values from a latent of kv_lora_rank, queries from one of q_lora_rank (0:
+     * straight from the hidden state), heads of qk_nope_dim + qk_rope_dim for queries and
+     * keys and v_head_dim for values */
+    long q_lora_rank, kv_lora_rank, qk_rope_dim;
+    long qk_nope_dim, v_head_dim; /* default hidden / heads */
     char name[64];  /* profile.name */
 } sim_transformer_t;
 

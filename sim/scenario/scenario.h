@@ -90,6 +90,14 @@ typedef enum sim_precision {
 } sim_precision_t;
 #define SIM_PRECISIONS 4
 
+/* How fp8 GEMMs scale their operands (model.fp8_scaling): the scaling decides the kernels
+ * and so the fraction of the FP8 peak they reach (compute_model.h). */
+typedef enum sim_fp8_scaling {
+    SIM_FP8_TENSOR, /* a scale per tensor (Transformer Engine's delayed or current scaling) */
+    SIM_FP8_BLOCK,  /* per 1 x 128 activation and 128 x 128 weight blocks, promoted to FP32
+                       on CUDA cores (DeepSeek-V3, DeepGEMM) */
+} sim_fp8_scaling_t;
+
 typedef enum sim_optimizer {
     SIM_OPT_SGD,  /* SGD, with momentum when model.momentum > 0: what dtsim trains with */
     SIM_OPT_ADAM, /* Adam's two moments: memory of timing-only runs */
@@ -200,6 +208,7 @@ typedef struct scenario {
     sim_backend_t backend;        /* where the real kernels run */
     sim_side_by_side_t side_by_side; /* fedavg clients as replicas on the device */
     sim_precision_t precision;    /* the simulated number format (timing, bytes, memory) */
+    sim_fp8_scaling_t fp8_scaling; /* fp8: how its GEMMs scale (their sustained fraction) */
     sim_optimizer_t optimizer;    /* whose state the memory counts */
     sim_recompute_t recompute;    /* activations traded for FLOPs */
 
@@ -447,6 +456,9 @@ typedef enum sim_device_field {
     /* and between servers (strategy.dp_comm = nccl): the fraction of a NIC's line rate
      * NCCL's collectives carry (nccl-tests' busbw per NIC over its bandwidth) */
     SIM_DEV_NIC_EFFICIENCY,
+    /* the compute model by shape again: the large-GEMM fraction of the FP8 peak with block
+     * scaling (model.fp8_scaling = block); NAN: not known, block scaling refused */
+    SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY,
     SIM_DEV_FIELDS,
 } sim_device_field_t;
 

@@ -395,6 +395,21 @@ static int check_precision(const scenario_t *sc, dt_err_t *err)
                       have, where);
         return 1;
     }
+    if (sc->fp8_scaling == SIM_FP8_BLOCK && sc->precision != SIM_PREC_FP8) {
+        k = scenario_blame(sc, "model.fp8_scaling", "model.precision", where, sizeof where);
+        scenario_fail(sc, err, k, "fp8_scaling = block scales FP8 GEMMs, and precision = %s "
+                                  "has none (expected precision = fp8; %s)", prec, where);
+        return 1;
+    }
+    if (sc->fp8_scaling == SIM_FP8_BLOCK &&
+        (!p || isnan(p->value[SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY]))) {
+        k = scenario_blame(sc, "model.fp8_scaling", "cluster.device", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "fp8_scaling = block needs the device's fp8_block_gemm_efficiency, which "
+                      "%s does not give (expected a device with it, e.g. h100; %s)",
+                      p ? p->name : "device = custom", where);
+        return 1;
+    }
     if (sc->profile[0]) {
         if (sc->recompute != SIM_RECOMPUTE_NONE && !sc->profile_pieces) {
             k = scenario_blame(sc, "model.recompute", "model.arch", where, sizeof where);

@@ -927,6 +927,10 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  ", a forward and a backward pass's all-to-alls behind their compute "
                  "(expert_overlap, DualPipe)");
     n = (int)strlen(line);
+    if (plan->ep_overlap && plan->ep_comm_share > 0 && n < (int)size)
+        snprintf(line + n, size - (size_t)n, " on %.3g%% of the multiprocessors while they run "
+                 "(expert_comm_sms)", 100 * (1 - plan->ep_comm_share));
+    n = (int)strlen(line);
     if (plan->one && plan->widen && n < (int)size)
         snprintf(line + n, size - (size_t)n,
                  "; one member of each tensor group simulated for all %d (tensor_members = one, "
@@ -1457,6 +1461,12 @@ static const sim_strategy_key_t own_keys[] = {
             "the longer of its compute and its all-to-alls); the warm-up forwards and the last "
             "backwards, with no partner, wait theirs; no: each all-to-all follows its "
             "block's compute"},
+    {.key = "expert_comm_sms", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1024,
+     .doc = "expert_overlap, a device with sms (fewer than them): the multiprocessors the "
+            "all-to-all kernels hold while they run beside the pair's compute (DeepSeek-V3: "
+            "20 of the H800's 132), that share of the compute lost for as long as they run: "
+            "the pair takes max(m, c + expert_comm_sms / sms x m) for compute c and "
+            "all-to-alls m; 0: the all-to-alls take no compute"},
     {.key = "expert_nodes", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 65536,
      .doc = "expert > 1, tensor_comm = formula or nccl: node-limited routing (DeepSeek-V3: 4); "
             "each token goes to at most this many servers of its expert group, crossing the "

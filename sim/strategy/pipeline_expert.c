@@ -88,6 +88,28 @@ static dt_status check_deepseek(const scenario_t *sc, long E, dt_err_t *err)
                              "group's pass waits its all-to-alls with its all-reduces (%s)",
                              sc->tensor, where);
     }
+    long comm = scenario_own(sc, "expert_comm_sms")->l;
+    if (comm > 0) {
+        const sim_device_profile_t *d = scenario_device(sc);
+        double sms = d ? d->value[SIM_DEV_SMS] : NAN;
+        if (!scenario_own(sc, "expert_overlap")->i) {
+            k = scenario_blame(sc, "strategy.expert_comm_sms", "strategy.expert_overlap", where,
+                               sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "expert_comm_sms = %ld: the SMs all-to-alls hold beside "
+                                 "compute, which needs expert_overlap = yes (%s)",
+                                 comm, where);
+        }
+        if (isnan(sms) || comm >= sms) {
+            k = scenario_blame(sc, "strategy.expert_comm_sms", "cluster.device", where,
+                               sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "expert_comm_sms = %ld must be fewer than the device's sms "
+                                 "(%s: %s; %s)",
+                                 comm, d ? d->name : "custom",
+                                 isnan(sms) ? "none given" : "fewer", where);
+        }
+    }
     long g = scenario_own(sc, "expert_node_size")->l, nodes = scenario_own(sc, "expert_nodes")->l;
     if (given[1] && E % g) {
         k = scenario_blame(sc, "strategy.expert_node_size", "strategy.expert", where,
@@ -174,6 +196,9 @@ void pipe_plan_experts(pipe_plan_t *plan, sim_run_t *run)
     plan->ep_overlap = scenario_own(sc, "expert_overlap")->i;
     plan->ep_nodes = (int)scenario_own(sc, "expert_nodes")->l;
     plan->ep_node_size = (int)scenario_own(sc, "expert_node_size")->l;
+    if (plan->ep_overlap && scenario_own(sc, "expert_comm_sms")->l > 0)
+        plan->ep_comm_share = (double)scenario_own(sc, "expert_comm_sms")->l /
+                              scenario_device(sc)->value[SIM_DEV_SMS];
     plan->ep_dispatch_bytes = scenario_own(sc, "expert_dispatch")->i == PIPE_DISPATCH_FP8
                                   ? 1.0
                                   : run->value_bytes;
@@ -288,9 +313,11 @@ static double chunk_alltoalls(const sim_run_t *run, const pipe_plan_t *plan, int
 
 /* expert_overlap: the pass's FLOPs as one charge, then the wait DualPipe leaves. A forward
  * pass that the schedule follows with the backward pass of chunk partner runs beside it:
- * the pair takes the longer of its compute c and its all-to-alls m, so the forward pass
- * waits what the pair's compute does not hide, max(0, m_F + m_B - c_F - c_B) (before its
- * activations go on: they exist once its all-to-alls are done), and the backward pass
+ * the pair takes the longer of its all-to-alls m and its compute c slowed by the share
+ * phi of the multiprocessors the all-to-alls hold while they run (expert_comm_sms),
+ * max(m, c + phi m), so the forward pass waits what the pair's compute does not hide,
+ * max(m - c, phi m) for m = m_F + m_B, c = c_F + c_B (before its activations go on: they
+ * exist once its all-to-alls are done), and the backward pass
  * after it (partner >= 0) waits nothing; a pass without a partner (1F1B's warm-up forwards
  * and last backwards) waits its all-to-alls whole. */
 static void overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
@@ -303,9 +330,9 @@ static void overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t 
     run->bytes_total += sent;
     sim_charge(run, node, flops * b, 0);
     if (forward && partner >= 0) {
-        wait = m + chunk_alltoalls(run, plan, partner, b, 0, NULL) - flops * b / speed -
-               plan->bwd[partner] * b / speed;
-        wait = wait > 0 ? wait : 0;
+        double pair = m + chunk_alltoalls(run, plan, partner, b, 0, NULL);
+        wait = pair - flops * b / speed - plan->bwd[partner] * b / speed;
+        wait = wait > plan->ep_comm_share * pair ? wait : plan->ep_comm_share * pair;
     } else if (!forward && partner >= 0) {
         wait = 0;
     }

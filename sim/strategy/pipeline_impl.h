@@ -104,6 +104,7 @@ typedef struct pipe_plan {
      * model's) */
     int ep_overlap, ep_nodes, ep_node_size;
     double ep_dispatch_bytes;
+    double ep_comm_share; /* expert_comm_sms / the device's sms: compute the all-to-alls hold */
     int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
     /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
