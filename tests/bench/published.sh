@@ -50,7 +50,10 @@
 #      and a backward pass's all-to-alls with their compute (strategy.expert_overlap; its
 #      bidirectional schedule is not modelled), node-limited routing, each token to at most
 #      4 of its expert group's 8 servers of 8 GPUs (expert_nodes, expert_node_size), the
-#      dispatch in FP8 (expert_dispatch); the stages hold more than
+#      dispatch in FP8 (expert_dispatch), the all-to-alls holding 20 of the 132 SMs while
+#      they overlap (expert_comm_sms), FP8 GEMMs with DeepSeek's block scaling
+#      (model.fp8_scaling = block: DeepGEMM's published efficiency), the profile with
+#      multi-head latent attention (--q-lora-rank ... --v-head-dim); the stages hold more than
 #      80 GB in dtsim's accounting (DeepSeek's FP8 activation caching and recomputation of
 #      norms and MLA up-projections are not modelled), so the row times it anyway
 #      (run.allow_oversubscribed_memory),
@@ -229,7 +232,9 @@ for r in $rows; do
         [ -f "$tmp/deepseek-v3.ini" ] ||
             "$dtsim" profile transformer --family llama --layers 61 --hidden 7168 --heads 128 \
                 --ffn 18432 --seq 4096 --vocab 129280 --experts 256 --top-k 8 \
-                --shared-experts 1 --moe-ffn 2048 --dense-layers 3 --name deepseek-v3 \
+                --shared-experts 1 --moe-ffn 2048 --dense-layers 3 --q-lora-rank 1536 \
+                --kv-lora-rank 512 --qk-nope-dim 128 --qk-rope-dim 64 --v-head-dim 128 \
+                --name deepseek-v3 \
                 --out "$tmp/deepseek-v3.ini" > /dev/null
         cat > "$tmp/deepseek.ini" <<EOF2
 [run]
@@ -265,7 +270,8 @@ EOF2
         row 7 "DeepSeek-V3 671B MoE, 2048 H800, p16 ep64 d128, DualPipe" "$pub" "$f" 15360 \
             2048 deepseek.ini --set run.allow_oversubscribed_memory=yes \
             --set strategy.expert_overlap=yes --set strategy.expert_nodes=4 \
-            --set strategy.expert_node_size=8 --set strategy.expert_dispatch=fp8
+            --set strategy.expert_node_size=8 --set strategy.expert_dispatch=fp8 \
+            --set model.fp8_scaling=block --set strategy.expert_comm_sms=20
         ;;
     9)
         [ -f "$tmp/llama3cp.ini" ] || {
