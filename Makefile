@@ -48,9 +48,10 @@ fuzz: deps
 
 # The run fuzzer: mutated scenarios run for two steps each, FUZZ_SECONDS of them from a
 # fresh seed; findings land in build/run-fuzz-long/finding-* (copy one to
-# tests/fuzz/regressions/run/ once fixed).
+# tests/fuzz/regressions/run/ once fixed). An input may take up to 120 s before it counts as
+# a hang: a legal run can take most of a minute (100 million synthetic samples took 54 s here).
 fuzz-run: build
-	./$(BUILD)/run_fuzz ./$(BUILD)/dtsim $(BUILD)/run-fuzz-long 60 fuzz $$(date +%s) -$(FUZZ_SECONDS) tests/fuzz/corpus/run/*
+	./$(BUILD)/run_fuzz ./$(BUILD)/dtsim $(BUILD)/run-fuzz-long 120 fuzz $$(date +%s) -$(FUZZ_SECONDS) tests/fuzz/corpus/run/*
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
