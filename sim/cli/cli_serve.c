@@ -123,50 +123,21 @@ static int json_runs(sqlite3 *db, buf_t *b)
     return 0;
 }
 
-/* /api/evals?run=N: [[sim_time, test_acc, step], ...] in simulated-time order. */
-static int json_evals(sqlite3 *db, long long run, buf_t *b)
+/* Run N's rows of a query (?1 the run) as [[col, ...], ...]: a TEXT column as a JSON string,
+ * any other as a number (null for NULL). */
+static int json_rows(sqlite3 *db, const char *sql, long long run, buf_t *b)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT sim_time, test_acc, step FROM evals WHERE run = ?1"
-                           " ORDER BY sim_time, step",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, run);
     buf_str(b, "[");
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        buf_str(b, n++ ? ",[" : "[");
-        buf_json_number(b, st, 0);
-        buf_str(b, ",");
-        buf_json_number(b, st, 1);
-        buf_str(b, ",");
-        buf_json_number(b, st, 2);
-        buf_str(b, "]");
-    }
-    buf_str(b, "]");
-    sqlite3_finalize(st);
-    return 0;
-}
-
-/* /api/timeline?run=N: [[host, role, rank, state, start, end], ...] by start. */
-static int json_timeline(sqlite3 *db, long long run, buf_t *b)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT host, role, rank, state, start, end FROM timeline"
-                           " WHERE run = ?1 ORDER BY start, role, rank",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, run);
-    buf_str(b, "[");
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        buf_str(b, n++ ? ",[" : "[");
-        for (int c = 0; c < 6; c++) {
+    for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++) {
+        buf_str(b, n ? ",[" : "[");
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
             if (c)
                 buf_str(b, ",");
-            if (c == 0 || c == 1 || c == 3)
+            if (sqlite3_column_type(st, c) == SQLITE_TEXT)
                 buf_json_string(b, (const char *)sqlite3_column_text(st, c));
             else
                 buf_json_number(b, st, c);
@@ -178,31 +149,15 @@ static int json_timeline(sqlite3 *db, long long run, buf_t *b)
     return 0;
 }
 
+/* /api/evals?run=N: [[sim_time, test_acc, step], ...] in simulated-time order. */
+static const char *const EVALS_SQL =
+    "SELECT sim_time, test_acc, step FROM evals WHERE run = ?1 ORDER BY sim_time, step";
+/* /api/timeline?run=N: [[host, role, rank, state, start, end], ...] by start. */
+static const char *const TIMELINE_SQL = "SELECT host, role, rank, state, start, end FROM timeline"
+                                        " WHERE run = ?1 ORDER BY start, role, rank";
 /* /api/faults?run=N: [[sim_time, kind, target, detail], ...] in simulated-time order. */
-static int json_faults(sqlite3 *db, long long run, buf_t *b)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT sim_time, kind, target, detail FROM faults WHERE run = ?1"
-                           " ORDER BY sim_time, rowid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, run);
-    buf_str(b, "[");
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        buf_str(b, n++ ? ",[" : "[");
-        buf_json_number(b, st, 0);
-        for (int c = 1; c < 4; c++) {
-            buf_str(b, ",");
-            buf_json_string(b, (const char *)sqlite3_column_text(st, c));
-        }
-        buf_str(b, "]");
-    }
-    buf_str(b, "]");
-    sqlite3_finalize(st);
-    return 0;
-}
+static const char *const FAULTS_SQL = "SELECT sim_time, kind, target, detail FROM faults"
+                                      " WHERE run = ?1 ORDER BY sim_time, rowid";
 
 /* /api/lesson?run=N: {"lesson": NAME, "text": MARKDOWN} for a run named lesson-NAME or
  * lesson-NAME/..., {"lesson": null} otherwise. */
@@ -386,9 +341,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(db, 2000);
         rc = what == RUNS       ? json_runs(db, &b)
-             : what == EVALS    ? json_evals(db, run, &b)
-             : what == TIMELINE ? json_timeline(db, run, &b)
-             : what == FAULTS   ? json_faults(db, run, &b)
+             : what == EVALS    ? json_rows(db, EVALS_SQL, run, &b)
+             : what == TIMELINE ? json_rows(db, TIMELINE_SQL, run, &b)
+             : what == FAULTS   ? json_rows(db, FAULTS_SQL, run, &b)
                                 : json_lesson(db, run, &b);
     }
     sqlite3_close(db);
