@@ -419,6 +419,20 @@ static void count_members(sim_run_t *run, const pipe_plan_t *plan)
     }
 }
 
+/* A worker not simulated, at the end of the one that did its work at the same times: that
+ * one's row, finished now. */
+static void stand_in(sim_node_t *m, const sim_node_t *from)
+{
+    m->compute_s = from->compute_s;
+    m->comm_s = from->comm_s;
+    m->idle_s = from->idle_s;
+    m->bytes_sent = from->bytes_sent;
+    m->bytes_recv = from->bytes_recv;
+    m->steps = from->steps;
+    m->end_time = sim_now();
+    m->finished = 1;
+}
+
 /* data_members = one: the run's bytes as far as the step has come, every replica's: each
  * byte of replica 0's since the last count stands for D. */
 static void count_replicas(sim_run_t *run, pipe_plan_t *plan)
@@ -437,18 +451,8 @@ static void stand_for_replicas(sim_run_t *run, pipe_plan_t *plan, const sim_node
     int ST = plan->S * plan->T, members = plan->one ? plan->T : 1;
     count_replicas(run, plan);
     for (int d = 1; d < plan->D; d++)
-        for (int k = 0; k < members; k++) {
-            const sim_node_t *from = &run->workers[node->rank + k];
-            sim_node_t *m = &run->workers[d * ST + node->rank + k];
-            m->compute_s = from->compute_s;
-            m->comm_s = from->comm_s;
-            m->idle_s = from->idle_s;
-            m->bytes_sent = from->bytes_sent;
-            m->bytes_recv = from->bytes_recv;
-            m->steps = from->steps;
-            m->end_time = sim_now();
-            m->finished = 1;
-        }
+        for (int k = 0; k < members; k++)
+            stand_in(&run->workers[d * ST + node->rank + k], &run->workers[node->rank + k]);
 }
 
 /* tensor_members = one, member 0 of a tensor group at its end: the other members' rows are
@@ -463,17 +467,8 @@ static void stand_for_members(sim_run_t *run, const pipe_plan_t *plan, sim_node_
     double sent = (node->bytes_sent - tp) / plan->fold, recv = (node->bytes_recv - tp) / plan->fold;
     node->bytes_sent = sent + tp;
     node->bytes_recv = recv + tp;
-    for (int k = 1; k < plan->T; k++) {
-        sim_node_t *m = &run->workers[node->rank + k];
-        m->compute_s = node->compute_s;
-        m->comm_s = node->comm_s;
-        m->idle_s = node->idle_s;
-        m->bytes_sent = node->bytes_sent;
-        m->bytes_recv = node->bytes_recv;
-        m->steps = node->steps;
-        m->end_time = sim_now();
-        m->finished = 1;
-    }
+    for (int k = 1; k < plan->T; k++)
+        stand_in(&run->workers[node->rank + k], node);
 }
 
 /* A stage's sends of a step used to be waited for at the step's end, and the simulator
