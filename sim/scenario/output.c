@@ -75,12 +75,35 @@ static void write_key_line(FILE *out, const char *key, const char *value)
     fprintf(out, "%s = %s\n", key, value);
 }
 
+/* Whether cluster.workers was left to a strategy that lays out its own hosts (a pipeline's
+ * stages x replicas, tensor's group): written as the default it would read back as given,
+ * and a layout of another size would refuse it. */
+static int workers_laid_out(const scenario_t *sc)
+{
+    if (scenario_key_given(sc, "cluster.workers"))
+        return 0;
+    if (sc->sweep.n_keys && sweep_find(sc, key_index("strategy", "kind")) >= 0)
+        return 1;
+    if (!sc->strategy || !sc->strategy->hosts)
+        return 0;
+    /* the layout's count does not follow cluster.workers */
+    scenario_t *probe = malloc(sizeof *probe);
+    DT_CHECK(probe, "out of memory");
+    memcpy(probe, sc, sizeof *probe);
+    int a, b, servers;
+    sc->strategy->hosts(probe, &a, &servers);
+    probe->workers = sc->workers + 1;
+    sc->strategy->hosts(probe, &b, &servers);
+    free(probe);
+    return a == b;
+}
+
 void scenario_write(const scenario_t *sc, FILE *out)
 {
     const char *section = NULL;
     char value[SCENARIO_JOBS_FILES + 64];
     int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
-    int kd = key_index("cluster", "device");
+    int kd = key_index("cluster", "device"), kw = key_index("cluster", "workers");
     fprintf(out, "; dtsim scenario, resolved: every key with its value, defaults included\n");
     for (int k = 0; k < key_count; k++) {
         if (!section || strcmp(section, key_table[k].section)) {
@@ -96,6 +119,10 @@ void scenario_write(const scenario_t *sc, FILE *out)
         if (j >= 0) {
             const key_desc_t *d = &key_table[sc->sweep.keys[j].key];
             fprintf(out, "; %s: from [sweep] %s.%s\n", key_table[k].key, d->section, d->key);
+            continue;
+        }
+        if (k == kw && workers_laid_out(sc)) {
+            fprintf(out, "; workers: not given, the strategy's layout counts them\n");
             continue;
         }
         key_format(sc, &key_table[k], value, sizeof value);
