@@ -3544,6 +3544,80 @@ START_TEST(tensor_overlap_hides_what_compute_covers)
 }
 END_TEST
 
+/* The layout's cut (pipe_cut_stages): the lowest largest stage, and among such cuts the most
+ * even one. Against a brute force over every cut of small random profiles, and by hand:
+ * 79 equal layers and a last one of 3 (a block and its head) in 40 chunks give a largest
+ * of 3 and 38 chunks of 2 (the largest alone would allow 1, 1, 1, 3, 3 ...). */
+static void cut_measure(const pipe_plan_t *plan, const double *cost, double *largest,
+                        double *squares)
+{
+    *largest = *squares = 0;
+    for (int c = 0; c < plan->C; c++) {
+        double sum = 0;
+        for (int g = plan->first[c]; g < plan->first[c + 1]; g++)
+            sum += cost[g];
+        *largest = fmax(*largest, sum);
+        *squares += sum * sum;
+    }
+}
+
+static uint32_t cut_rand(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*x >> 33);
+}
+
+START_TEST(pipeline_cut_even)
+{
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    int start[80];
+    double cost[80];
+    for (int g = 0; g < 80; g++)
+        start[g] = g, cost[g] = g < 79 ? 1 : 3;
+    plan->C = 40;
+    pipe_cut_stages(plan, cost, start, 80, 80);
+    int twos = 0;
+    for (int c = 0; c < 40; c++) {
+        int n = plan->first[c + 1] - plan->first[c];
+        ck_assert_msg(n >= 1 && n <= 3, "chunk %d of %d layers", c, n);
+        twos += n == 2;
+    }
+    ck_assert_int_eq(plan->first[39], 79); /* the heavy one alone */
+    ck_assert_int_eq(twos, 38);
+    /* brute force: every cut of G groups into k, as a bit mask of where stages start */
+    uint64_t rng = 7;
+    for (int trial = 0; trial < 200; trial++) {
+        int G = 2 + (int)(cut_rand(&rng) % 11), k = 1 + (int)(cut_rand(&rng) % (uint32_t)G);
+        for (int g = 0; g < G; g++)
+            start[g] = g, cost[g] = 1 + (double)(cut_rand(&rng) % 4);
+        plan->C = k;
+        pipe_cut_stages(plan, cost, start, G, G);
+        double largest, squares, best_l = INFINITY, best_s = INFINITY;
+        cut_measure(plan, cost, &largest, &squares);
+        for (unsigned mask = 0; mask < 1u << (G - 1); mask++) {
+            if (__builtin_popcount(mask) != k - 1)
+                continue;
+            pipe_plan_t *t = dt_calloc(1, sizeof *t);
+            t->C = 0;
+            t->first[t->C++] = 0;
+            for (int g = 1; g < G; g++)
+                if (mask & 1u << (g - 1))
+                    t->first[t->C++] = g;
+            t->first[t->C] = G;
+            double l, q;
+            cut_measure(t, cost, &l, &q);
+            free(t);
+            if (l < best_l - 1e-12 || (l <= best_l + 1e-12 && q < best_s))
+                best_l = l, best_s = q;
+        }
+        ck_assert_msg(fabs(largest - best_l) < 1e-9 && fabs(squares - best_s) < 1e-9,
+                      "G %d k %d: largest %g squares %g, best %g %g", G, k, largest, squares,
+                      best_l, best_s);
+    }
+    free(plan);
+}
+END_TEST
+
 /* The catalogue's value of field f for device name. */
 static double catalogue_value(const char *name, sim_device_field_t f)
 {
@@ -4493,6 +4567,7 @@ int main(void)
     tcase_add_test(tc, error_feedback_recovers_topk);
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
+    tcase_add_test(tc, pipeline_cut_even);
     tcase_add_test(tc, timing_only_pipeline_is_exact);
     tcase_add_test(tc, interleaved_bubble_matches_formula);
     tcase_add_test(tc, interleaved_equals_single);

@@ -56,9 +56,12 @@ static int has_weights(const trainer_layer_t *l)
     return l->kind == TRAINER_LAYER_DENSE || l->kind == TRAINER_LAYER_CONV;
 }
 
-/* The cut of G groups into k stages with the lowest possible largest stage cost: cuts[j]
- * is the first group of stage j + 1. best[j][g] is the lowest largest cost of groups
- * g..G-1 in j + 1 stages; among equal cuts the earliest end of the first stage wins. */
+/* The cut of G groups into k stages with the lowest possible largest stage cost, and among
+ * those cuts the most even one (the least sum of squared stage costs): cuts[j] is the first
+ * group of stage j + 1. Only the largest stage bounding the cut would leave the others to
+ * chance: 79 layers in 39 chunks under a largest of 3 came out 1, 1, 1, 3, 3 a stage where
+ * frameworks lay out 2 each (Megatron-LM's even split), and the interleaved schedule idles
+ * on the uneven chunks. */
 static void best_cut_solve(const double *cost, int G, int k, int *cuts);
 
 /* best_cut_solve takes k G^2 steps, and the memory slot asks it the same question for every
@@ -80,6 +83,37 @@ static void best_cut(const double *cost, int G, int k, int *cuts)
     last_k = k;
 }
 
+/* best[j][g]: the lowest largest cost of groups g..G-1 in j + 1 non-empty stages (cap <
+ * 0), or the least sum of squared stage costs with none above cap (INFINITY: none fits);
+ * end[j][g] the end of its first stage, the earliest among equals. */
+static double cut_table(const double *suffix, int G, int k, double cap, double *best, int *end)
+{
+    for (int g = 0; g <= G; g++) {
+        double all = suffix[g];
+        best[g] = cap < 0 ? all : all <= cap ? all * all : INFINITY;
+    }
+    for (int j = 1; j < k; j++)
+        for (int g = 0; g + j < G; g++) {
+            double b = INFINITY;
+            end[j * (G + 1) + g] = g + 1;
+            for (int e = g + 1; e <= G - j; e++) {
+                double here = suffix[g] - suffix[e], rest = best[(j - 1) * (G + 1) + e], c;
+                if (cap < 0)
+                    c = here > rest ? here : rest;
+                else if (here > cap)
+                    break;
+                else
+                    c = here * here + rest;
+                if (c < b) {
+                    b = c;
+                    end[j * (G + 1) + g] = e;
+                }
+            }
+            best[j * (G + 1) + g] = b;
+        }
+    return best[(k - 1) * (G + 1)];
+}
+
 static void best_cut_solve(const double *cost, int G, int k, int *cuts)
 {
     double *best = dt_malloc(sizeof(double) * (size_t)(k * (G + 1)));
@@ -88,22 +122,9 @@ static void best_cut_solve(const double *cost, int G, int k, int *cuts)
     suffix[G] = 0;
     for (int g = G - 1; g >= 0; g--)
         suffix[g] = suffix[g + 1] + cost[g];
-    for (int g = 0; g <= G; g++)
-        best[g] = suffix[g];
-    for (int j = 1; j < k; j++)
-        for (int g = 0; g + j < G; g++) { /* groups g..G-1, j + 1 stages, each non-empty */
-            double b = -1, here = 0;
-            for (int e = g + 1; e <= G - j; e++) {
-                here += cost[e - 1];
-                double rest = best[(j - 1) * (G + 1) + e];
-                double c = here > rest ? here : rest;
-                if (b < 0 || c < b) {
-                    b = c;
-                    end[j * (G + 1) + g] = e;
-                }
-            }
-            best[j * (G + 1) + g] = b;
-        }
+    double largest = cut_table(suffix, G, k, -1, best, end);
+    /* the same largest, up to the rounding of sums taken in another order */
+    cut_table(suffix, G, k, largest * (1 + 1e-9), best, end);
     for (int j = k - 1, g = 0; j > 0; j--) {
         g = end[j * (G + 1) + g];
         cuts[k - 1 - j] = g;

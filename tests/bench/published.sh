@@ -86,10 +86,10 @@
 # replicas' ring all-reduces a message per phase (strategy.ring_messages = phases).
 #
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-11; default all)
-# Time: about 20 minutes (wall, on 2 cores shared with other jobs, 2026-11-26: rows 1 and 2
-# 10 and 5 s, rows 3 and 4 about 5 minutes each, rows 5 and 8 3 to 4 s for each V, rows 6
-# and 9 about 10 s for each V, row 7 2.3 minutes, 30 s of CPU, row 10 3 s, row 11 5
-# minutes, 41 s of CPU); peak memory 2.6 GB.
+# Time: about 3 minutes (wall, on 2 cores shared with other jobs, 2026-11-27: rows 1 and 2
+# 1.5 and 3 s, rows 3 and 4 9 and 24 s, rows 5 and 8 4 s for each V, rows 6 and 9 about
+# 11 s for each V, row 7 13 s, row 10 0.4 s, row 11 26 s); peak memory 2.6 GB. KEEP=1
+# keeps the scenarios and the databases (the folder is named on stderr).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -98,7 +98,7 @@ rows=${*:-1 2 3 4 5 6 7 8 9 10 11}
 dtsim=$build/dtsim
 [ -x "$dtsim" ] || { echo "published.sh: no $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "published.sh: kept $tmp" >&2 || rm -rf "$tmp"' EXIT
 
 echo "published.sh: $(uname -n), $(nproc) cores, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC'), $("$dtsim" --version 2>/dev/null | head -1)"
 echo
