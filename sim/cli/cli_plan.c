@@ -789,7 +789,17 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     sim_run_t *run = dt_calloc(1, sizeof *run);
     run->sc = sc;
     run->timing_only = 1;
-    run->profile = *prof; /* borrowed: never freed here */
+    /* the layers as the run charges them (timed by shape: the FLOPs that take the shape
+     * model's time), for the pipeline cuts them by these, and the cut sets the memory */
+    run->profile = *prof;
+    run->profile.layers = dt_malloc(sizeof *prof->layers * (size_t)(prof->n_layers ? prof->n_layers : 1));
+    memcpy(run->profile.layers, prof->layers, sizeof *prof->layers * (size_t)prof->n_layers);
+    sim_compute_t cm;
+    if (sim_compute_by_shape(sc, &run->profile, &cm)) {
+        sim_compute_call_t call = sim_compute_call_of(sc);
+        double flops, seconds;
+        sim_compute_charge(&run->profile, &cm, &call, sc->device_flops, &flops, &seconds);
+    }
     run->n_params = prof->params;
     run->value_bytes = scenario_value_bytes(sc);
     /* the hosts as the pipeline counts them: its context groups among the replicas */
@@ -811,6 +821,7 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
             best = node;
         have = 1;
     }
+    free(run->profile.layers);
     free(run);
     char over[512];
     dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over,
