@@ -14,7 +14,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The tables dtsim prints from its registries, written into the READMEs: the key reference
-# (scenarios/README.md) and the strategy table (sim/README.md); the cli suite checks them.
+# (scenarios/keys.md) and the strategy table (sim/README.md); the cli suite checks them.
 docs: build
 	@sh sim/cli/docs.sh $(BUILD)
 

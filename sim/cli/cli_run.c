@@ -55,7 +55,7 @@ static void run_help(const char *cmd)
            "%s"
            "  -h, --help                this text\n"
            "\n"
-           "Scenario keys, their defaults and units: scenarios/README.md, or dtsim keys.\n",
+           "Scenario keys, their defaults and units: scenarios/keys.md, or dtsim keys.\n",
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
            strcmp(cmd, "run") ? ""
                               : "\n                [--member I|all] [--live] [--publish] [--pace S] [--real | --mpi]",

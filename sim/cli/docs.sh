@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates the documentation tables that dtsim prints from its own registries (`make docs`):
-#   - scenarios/README.md from its line "### [run]" to the end: `dtsim keys` (the key
+#   - scenarios/keys.md from its line "### [run]" to the end: `dtsim keys` (the key
 #     reference, strategies' own keys and the strategy.kind row included);
 #   - the strategy table of sim/README.md (its "| kind | keys | ..." table): `dtsim strategies`.
 # The cli suite checks that both are current. Usage: sim/cli/docs.sh [BUILD_DIR]
@@ -12,7 +12,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp" "$tmp.keys" "$tmp.strategies"' EXIT
 
 "$dtsim" keys >"$tmp.keys"
-readme=$root/scenarios/README.md
+readme=$root/scenarios/keys.md
 grep -q '^### \[run\]' "$readme" || { echo "docs: $readme has no line \"### [run]\"" >&2; exit 2; }
 { sed '/^### \[run\]/,$d' "$readme"; cat "$tmp.keys"; } >"$tmp"
 cmp -s "$tmp" "$readme" || { cp "$tmp" "$readme"; echo "docs: rewrote $readme"; }
