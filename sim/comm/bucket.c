@@ -120,13 +120,23 @@ static void stream(int argc, char **argv);
 
 static void buckets_free(sim_run_t *run, void *ctx);
 
+/* The run's buckets, kept under this key (sim_run_keep). */
+static const char buckets_key;
+
+static sim_buckets_t *buckets_of(const sim_run_t *run)
+{
+    return sim_run_kept(run, &buckets_key);
+}
+
+int sim_buckets_on(const sim_run_t *run) { return buckets_of(run) != NULL; }
+
 /* The allreduce strategy's reduction: the workers' groups, as its exchange without buckets. */
 static sim_status_t groups_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }
 
-/* run->buckets with each worker's semaphores, freed with the run. */
+/* The run's buckets with each worker's semaphores, freed with the run. */
 static sim_buckets_t *buckets_new(sim_run_t *run, sim_bucket_reduce_fn reduce)
 {
     sim_buckets_t *b = dt_calloc(1, sizeof *b);
@@ -138,8 +148,7 @@ static sim_buckets_t *buckets_new(sim_run_t *run, sim_bucket_reduce_fn reduce)
         b->ready[i] = sim_sem_new(0);
         b->done[i] = sim_sem_new(0);
     }
-    run->buckets = b;
-    sim_run_on_free(run, buckets_free, NULL);
+    sim_run_keep(run, &buckets_key, b, buckets_free);
     return b;
 }
 
@@ -223,7 +232,7 @@ static void stream(int argc, char **argv)
     (void)argv;
     sim_run_t *run = sim_current;
     sim_node_t *node = sim_self_data();
-    sim_buckets_t *b = run->buckets;
+    sim_buckets_t *b = buckets_of(run);
     const sim_bucket_list_t *l = b->list[node->rank];
     for (;;) {
         for (int k = 0; k < l->n; k++) {
@@ -241,7 +250,7 @@ static void stream(int argc, char **argv)
 
 void sim_buckets_ready(sim_run_t *run, sim_node_t *node)
 {
-    sim_buckets_t *b = run->buckets;
+    sim_buckets_t *b = buckets_of(run);
     int i = node->rank;
     if (!b->time) {
         sim_sem_release(b->ready[i]);
@@ -256,7 +265,7 @@ void sim_buckets_ready(sim_run_t *run, sim_node_t *node)
 
 void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
 {
-    sim_buckets_t *b = run->buckets;
+    sim_buckets_t *b = buckets_of(run);
     int i = node->rank;
     if (!b->time) {
         sim_sem_acquire(b->done[i]);
@@ -269,7 +278,7 @@ void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
 double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
                         const uint32_t *idx, int batch)
 {
-    sim_buckets_t *b = run->buckets;
+    sim_buckets_t *b = buckets_of(run);
     double wall, loss = sim_compute_grad_only(run, params, node->grads, idx, batch, &wall);
     /* measured time: each part's share of the wall time in proportion to its FLOPs */
     double per_flop = wall / (run->step_flops * batch);
@@ -285,10 +294,7 @@ double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
 
 static void buckets_free(sim_run_t *run, void *ctx)
 {
-    (void)ctx;
-    sim_buckets_t *b = run->buckets;
-    if (!b)
-        return;
+    sim_buckets_t *b = ctx;
     for (int i = 0; i < run->n_workers; i++) {
         if (b->ready[i])
             sim_sem_free(b->ready[i]);
@@ -306,5 +312,4 @@ static void buckets_free(sim_run_t *run, void *ctx)
     free(b->list);
     sim_bucket_list_free(&b->own);
     free(b);
-    run->buckets = NULL;
 }

@@ -73,6 +73,8 @@ void sim_buckets_start_timed(sim_run_t *run, const sim_bucket_list_t *const *lis
 /* The whole model's buckets of cap_bytes in backward order, as sim_buckets_start plans them;
  * returns the forward FLOPs per sample. */
 double sim_bucket_list_model(sim_bucket_list_t *b, const sim_run_t *run, double cap_bytes);
+/* Whether the run's buckets are started (its workers hand gradients to streams). */
+int sim_buckets_on(const sim_run_t *run);
 /* Hands node's next bucket to its stream. */
 void sim_buckets_ready(sim_run_t *run, sim_node_t *node);
 /* Returns once node's stream has reduced the last of its buckets handed over. */

@@ -13,9 +13,19 @@ int sim_codec_on(const sim_run_t *run)
     return run->sc->compression.kind != TRAINER_CODEC_NONE;
 }
 
+/* Kept (as a mark, nothing to free) where the strategy's all-reduces carry the codec. */
+static const char in_allreduce_key;
+
+void sim_codec_in_allreduce(sim_run_t *run)
+{
+    if (!sim_run_kept(run, &in_allreduce_key))
+        sim_run_keep(run, &in_allreduce_key, (void *)&in_allreduce_key, NULL);
+}
+
 int sim_codec_wire_fp16(const sim_run_t *run)
 {
-    return run->sc->compression.kind == TRAINER_CODEC_FP16 && run->codec_in_allreduce;
+    return run->sc->compression.kind == TRAINER_CODEC_FP16 &&
+           sim_run_kept(run, &in_allreduce_key) != NULL;
 }
 
 /* The CPU backend's dev pointers are host memory: codecs work on them directly. */

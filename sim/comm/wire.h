@@ -42,6 +42,9 @@ typedef struct sim_codec_node {
 int sim_codec_on(const sim_run_t *run);
 /* fp16 moves inside the all-reduce's own messages (allreduce with compression = fp16). */
 int sim_codec_wire_fp16(const sim_run_t *run);
+/* The strategy's gradient all-reduces carry its compression in their own messages (the
+ * allreduce strategy says so as it deploys): sim_codec_wire_fp16 then holds for fp16. */
+void sim_codec_in_allreduce(sim_run_t *run);
 
 /* The node's state (made on first use, freed with the run); its packed buffer holds at
  * least `bytes`. */

@@ -297,8 +297,25 @@ dt_status sim_run_init_job(sim_run_t *run, const scenario_t *sc, int job, sim_pl
 void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx)
 {
     sim_cleanup_t *c = dt_malloc(sizeof *c);
-    *c = (sim_cleanup_t){fn, ctx, run->cleanups};
+    *c = (sim_cleanup_t){fn, ctx, NULL, run->cleanups};
     run->cleanups = c;
+}
+
+void sim_run_keep(sim_run_t *run, const void *key, void *state,
+                  void (*free_fn)(sim_run_t *run, void *state))
+{
+    DT_ASSERT(key);
+    sim_cleanup_t *c = dt_malloc(sizeof *c);
+    *c = (sim_cleanup_t){free_fn, state, key, run->kept};
+    run->kept = c;
+}
+
+void *sim_run_kept(const sim_run_t *run, const void *key)
+{
+    for (const sim_cleanup_t *c = run->kept; c; c = c->next)
+        if (c->key == key)
+            return c->ctx;
+    return NULL;
 }
 
 void sim_run_free(sim_run_t *run)
@@ -329,10 +346,18 @@ void sim_run_free(sim_run_t *run)
                 be->free(n->ckpt);
         }
     sim_faults_free(run);
+    while (run->kept) {
+        sim_cleanup_t *c = run->kept;
+        run->kept = c->next;
+        if (c->fn)
+            c->fn(run, c->ctx);
+        free(c);
+    }
     while (run->cleanups) {
         sim_cleanup_t *c = run->cleanups;
         run->cleanups = c->next;
-        c->fn(run, c->ctx);
+        if (c->fn)
+            c->fn(run, c->ctx);
         free(c);
     }
     free(run->workers);

@@ -139,8 +139,9 @@ typedef struct sim_node {
 } sim_node_t;
 
 typedef struct sim_cleanup {
-    void (*fn)(struct sim_run *run, void *ctx);
+    void (*fn)(struct sim_run *run, void *ctx); /* NULL: nothing to free */
     void *ctx;
+    const void *key; /* sim_run_keep's key, else NULL */
     struct sim_cleanup *next;
 } sim_cleanup_t;
 
@@ -190,12 +191,9 @@ typedef struct sim_run {
     void *shared;
     void (*shared_free)(void *shared);
 
-    long replica_step;        /* shared replica: steps applied to it */
     int momentum_correction;  /* top-k with error feedback and momentum (sync-ps, allreduce):
                                  each sender keeps the momentum (comm/wire.h), updates are
                                  plain SGD */
-    int codec_in_allreduce;   /* compression travels inside gradient all-reduces (allreduce:
-                                 fp16 in the collective's own messages, comm/wire.h) */
     char note[1024];          /* what the strategy set up, for the run's summary, or "" */
     int prepared;             /* sim_run_prepare has deployed the strategy */
     char oversubscribed[512]; /* "does not fit: ..." of a layout timed anyway, or "" */
@@ -228,12 +226,9 @@ typedef struct sim_run {
     long *staleness;          /* histogram */
     long staleness_cap;
 
-    /* helpers' state (comm/): set up by the strategies, freed by sim_run_free */
-    struct sim_buckets *buckets; /* allreduce with bucket_mb (comm/bucket.c) */
-    struct sim_side *side;       /* local-sgd workers side by side (comm/replicas.c), else NULL */
-    struct sim_nccl_group *dp_nccl; /* allreduce with dp_comm = nccl (comm/nccl_group.c), else
-                                       NULL */
-    struct sim_cleanup *cleanups; /* run by sim_run_free, the last registered first */
+    /* cleanups run by sim_run_free, the last registered first; and what strategies and
+     * comm/ helpers keep for the run (sim_run_keep: a few, looked up often), freed first */
+    struct sim_cleanup *cleanups, *kept;
 
     /* faults (engine/fault.c) */
     struct sim_faults *faults;
@@ -310,6 +305,14 @@ void sim_run_free(sim_run_t *run);
 /* Calls fn(run, ctx) in sim_run_free (last registered first), after the nodes' buffers
  * are freed: for state that helpers above the engine attach to the run or its nodes. */
 void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx);
+/* State a strategy or a comm/ helper keeps for one run, out of the engine's sight: found by
+ * key (the address of something static in the module that owns it), freed by
+ * free_fn(run, state) in sim_run_free as sim_run_on_free's are (free_fn NULL: nothing to
+ * free). One state a key: keeping a second replaces the first's lookup, not its free. */
+void sim_run_keep(sim_run_t *run, const void *key, void *state,
+                  void (*free_fn)(sim_run_t *run, void *state));
+/* The state kept under key, or NULL. */
+void *sim_run_kept(const sim_run_t *run, const void *key);
 
 /* Starts an actor on host running fn(node). */
 void sim_spawn(sim_run_t *run, sim_node_t *node, void (*fn)(sim_node_t *node));

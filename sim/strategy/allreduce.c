@@ -10,13 +10,18 @@
 #include "collective.h"
 #include "nccl_group.h"
 #include "strategy.h"
+#include "wire.h"
 
 /* With shared replicas only the first worker through the step reads its sum (sim_dp_loop
  * settles it): the others need not copy it in. */
+/* strategy.dp_comm = nccl's group in closed form, kept with the run where it holds */
+static const char nccl_key;
+
 static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
 {
-    if (run->dp_nccl) { /* strategy.dp_comm = nccl: every worker, in rank order */
-        sim_nccl_group_allreduce(run, run->dp_nccl, node, node->rank, buf, n,
+    sim_nccl_group_t *ng = sim_run_kept(run, &nccl_key);
+    if (ng) { /* strategy.dp_comm = nccl: every worker, in rank order */
+        sim_nccl_group_allreduce(run, ng, node, node->rank, buf, n,
                                  sim_nccl_algo_key(run->sc), sim_nccl_proto_key(run->sc));
         return SIM_OK;
     }
@@ -29,11 +34,9 @@ static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange);
 
 static void nccl_free(sim_run_t *run, void *ctx)
 {
-    (void)ctx;
-    if (run->dp_nccl)
-        sim_nccl_group_free(run->dp_nccl);
-    free(run->dp_nccl);
-    run->dp_nccl = NULL;
+    (void)run;
+    sim_nccl_group_free(ctx);
+    free(ctx);
 }
 
 /* strategy.dp_comm = nccl: the workers' group in NCCL's closed form (nccl_group.h), where it
@@ -60,8 +63,7 @@ static void nccl_make(sim_run_t *run)
                  why);
         return;
     }
-    run->dp_nccl = ng;
-    sim_run_on_free(run, nccl_free, NULL);
+    sim_run_keep(run, &nccl_key, ng, nccl_free);
     snprintf(run->note, sizeof run->note,
              "all-reduces as NCCL runs them (%d servers of %d, algorithm %s, protocol %s; the "
              "gradients summed in rank order; contention left out)",
@@ -73,7 +75,7 @@ static void nccl_make(sim_run_t *run)
 
 static void deploy(sim_run_t *run)
 {
-    run->codec_in_allreduce = 1;
+    sim_codec_in_allreduce(run);
     sim_elastic_make(run);
     nccl_make(run);
     if (run->sc->bucket_mb > 0 && run->n_workers > 1)

@@ -27,6 +27,25 @@ int sim_nccl_proto_key(const scenario_t *sc)
 #include <stdlib.h>
 #include <string.h>
 
+/* A shared replica's steps applied so far (sim_dp_loop), kept with the run. */
+static const char replica_key;
+
+static void free_kept(sim_run_t *run, void *state)
+{
+    (void)run;
+    free(state);
+}
+
+static long *replica_steps(sim_run_t *run)
+{
+    long *steps = sim_run_kept(run, &replica_key);
+    if (!steps) {
+        steps = dt_calloc(1, sizeof *steps);
+        sim_run_keep(run, &replica_key, steps, free_kept);
+    }
+    return steps;
+}
+
 void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers;
@@ -182,7 +201,7 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
             size = sim_elastic_groups(run)->all.size;
         }
         int exchanged = 1;
-        if (run->buckets && exchange) { /* compute and exchange overlap (no faults) */
+        if (exchange && sim_buckets_on(run)) { /* compute and exchange overlap (no faults) */
             sim_dp_batch(run, node, step, me, idx);
             sim_buckets_step(run, node, w, idx, batch);
             if (run->failed)
@@ -204,12 +223,13 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
         }
         /* a worker still inside this step's exchange only reads gradients, never w (nor
          * has any changed the gradient whose parts a lazy all-reduce left with it) */
-        if (!shared || run->replica_step <= step) {
+        if (!shared || *replica_steps(run) <= step) {
             sim_allreduce_settle(run, node, node->grads);
             if (size > 1)
                 run->be->scale(run->n_params, 1.0f / (float)size, node->grads);
             sim_sgd(run, w, node->grads, v, run->n_params, step);
-            run->replica_step = step + 1;
+            if (shared)
+                *replica_steps(run) = step + 1;
         }
         step++;
         if (K > 0 && node->ckpt && !exchange && step % K == 0) {

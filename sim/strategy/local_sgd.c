@@ -19,9 +19,13 @@ static int reform(sim_run_t *run, sim_node_t *node, long *step, long commit)
     return 0;
 }
 
+/* The workers' local periods side by side (comm/replicas.h), kept with the run, or none. */
+static const char side_key;
+
 static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
+    sim_side_t *side = sim_run_kept(run, &side_key);
     long H = run->sc->local_steps;
     int batch = (int)run->sc->batch, elastic = run->has_faults, me = node->rank;
     if (!node->state)
@@ -44,11 +48,11 @@ static void worker(sim_node_t *node)
                 return;
             continue;
         }
-        if (run->side) {
+        if (side) {
             /* trained with the others at the period's end (comm/replicas.h): charge and count now */
             if (step % H == 0) {
                 long left = run->total_steps - step;
-                sim_side_period_start(run->side, run, node, step, left < H ? left : H);
+                sim_side_period_start(side, run, node, step, left < H ? left : H);
             }
             sim_charge(run, node, run->step_flops * batch, 0.0);
             sim_count_step(run, node, batch, 0.0);
@@ -59,8 +63,8 @@ static void worker(sim_node_t *node)
         }
         step++;
         if (step % H == 0 || step == run->total_steps) {
-            if (run->side)
-                sim_side_period_end(run->side, run, node);
+            if (side)
+                sim_side_period_end(side, run, node);
             sim_groups_t *g = sim_elastic_groups(run);
             if (sim_groups_allreduce(run, g, node, node->params, run->n_params) != SIM_OK) {
                 if (!elastic) {
@@ -96,7 +100,7 @@ static void deploy(sim_run_t *run)
     sim_elastic_make(run);
     /* side by side needs every period to end on time: no faults, FLOP-counted time */
     if (!run->has_faults && run->sc->time_model == SIM_TIME_FLOPS && sim_side_enabled(run))
-        run->side = sim_side_new(run);
+        sim_run_keep(run, &side_key, sim_side_new(run), NULL); /* it frees itself */
     for (int i = 0; i < run->n_workers; i++)
         sim_spawn(run, &run->workers[i], worker);
 }
