@@ -3238,6 +3238,35 @@ START_TEST(devices_lists_the_catalogue)
 }
 END_TEST
 
+/* `dtsim check --real`: the check pipeline's real-mode stage (sim_real_check, the rules
+ * sim_real_setup applies under mpirun) refuses in one line with the key, exit 2; a scenario
+ * real mode runs passes it; only run and check take --real. */
+START_TEST(check_real_refuses_what_real_mode_cannot_run)
+{
+    char ini[300], set[64];
+    snprintf(ini, sizeof ini, "%s/real.ini", dir);
+    write_file(ini, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--real", NULL}), 0);
+    static const struct {
+        const char *set, *key, *says;
+    } no[] = {
+        {"strategy.bucket_mb=1", "strategy.bucket_mb", "real mode exchanges whole gradients"},
+        {"strategy.kind=tensor", "strategy.kind", "does not run real"},
+        {"run.max_time=10s", "run.max_time", "real mode stops after run.steps"},
+        {"model.device=cuda", "model.device", "real mode trains on the cpu backend"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        snprintf(set, sizeof set, "%s", no[i].set);
+        if (!strstr(set, "cuda")) /* without --real: a simulation's, fine (cuda: this machine's) */
+            ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", set, NULL}), 0);
+        ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", set, "--real", NULL}), 2);
+        one_error_line(no[i].key, no[i].says);
+    }
+    ck_assert_int_eq(dtsim((const char *[]){"platform", ini, "--real", NULL}), 2);
+    one_error_line("unknown option \"--real\"", NULL);
+}
+END_TEST
+
 START_TEST(readme_lists_every_key)
 {
     /* the key tables in scenarios/keys.md are exactly what `dtsim keys` prints (regenerate
@@ -4223,6 +4252,7 @@ int main(void)
     tcase_add_test(tc, fault_naming_no_node_is_bad_input);
     tcase_add_test(tc, fault_naming_no_link_is_bad_input);
     tcase_add_test(tc, readme_lists_every_key);
+    tcase_add_test(tc, check_real_refuses_what_real_mode_cannot_run);
     tcase_add_test(tc, readme_lists_every_strategy);
     tcase_add_test(tc, population_larger_than_training_set);
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);

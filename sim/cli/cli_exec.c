@@ -23,6 +23,8 @@
 #include "db.h"
 #include "jobs.h"
 #include "live.h"
+#include "platform.h"
+#include "real.h"
 #include "run.h"
 #include "strategy.h"
 #include "transport_mpi.h"
@@ -245,6 +247,22 @@ dt_status cli_exec_check(const scenario_t *sc, const char *argv0, char *memory, 
     cli_exec_check_t c;
     cli_exec_check_start(sc, argv0, &c);
     return cli_exec_check_finish(&c, memory, n, err);
+}
+
+dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages,
+                             char *memory, size_t n, dt_err_t *err)
+{
+    memory[0] = '\0';
+    if ((stages & CLI_CHECK_PLATFORM) && sim_platform_check(sc, err))
+        return DT_ERR_INPUT;
+    if ((stages & CLI_CHECK_REAL) && sim_real_check(sc, err))
+        return DT_ERR_INPUT;
+    int dry = stages & CLI_CHECK_DRY;
+    if (stages & CLI_CHECK_DRY_MEMORY) {
+        const sim_device_profile_t *dev = scenario_device(sc);
+        dry |= dev && !isnan(dev->value[SIM_DEV_MEMORY]);
+    }
+    return dry ? cli_exec_check(sc, argv0, memory, n, err) : DT_OK;
 }
 
 /* ---- running a scenario ----------------------------------------------------------------- */

@@ -42,6 +42,27 @@ void cli_exec_order(int in, int out);
  * the exit code. */
 int cli_exec_jobs(const scenario_t *top, const char *argv0, const char *id);
 
+/* ---- checking a scenario: the one pipeline ---------------------------------------------- */
+
+/* The stages of a scenario's check, in the order cli_check_scenario runs them. The first,
+ * the scenario's own checks (scenario_validate: units, ranges, relations between keys, the
+ * strategy's check of its keys), is loading's: a scenario here is loaded, or a sweep's run
+ * expanded (scenario_sweep_run), and so checked. */
+enum {
+    CLI_CHECK_PLATFORM = 1,   /* the platform: a topology's shape, a platform file as SimGrid
+                               * loads it (in a child: SimGrid ends a process on a bad file) */
+    CLI_CHECK_REAL = 2,       /* what real mode cannot run (sim_real_check; --real) */
+    CLI_CHECK_DRY = 4,        /* what a run meets before its first step, in a child
+                               * (cli_exec_check: data, fault targets, the layout, memory) */
+    CLI_CHECK_DRY_MEMORY = 8, /* CLI_CHECK_DRY only on a device that states its memory */
+};
+/** The one place a command checks a scenario before running it: the stages asked for, in
+ * order, the first refusal returned (DT_ERR_INPUT, one line naming file, line and key in
+ * err: the command prints it and exits 2). memory (n bytes) gets the dry check's line, or
+ * "" (no dry check, or a device without a capacity). */
+dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages,
+                             char *memory, size_t n, dt_err_t *err);
+
 /* ---- checking a scenario in a child ----------------------------------------------------- */
 
 /** What a run of sc meets before its first step (data, platform, fault targets, every host's

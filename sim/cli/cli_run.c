@@ -59,7 +59,7 @@ static void run_help(const char *cmd)
            cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
            strcmp(cmd, "run") ? ""
                               : "\n                [--member I|all] [--live] [--publish] [--pace S] [--real | --mpi]",
-           strcmp(cmd, "platform") ? "" : " [--links]",
+           !strcmp(cmd, "platform") ? " [--links]" : !strcmp(cmd, "check") ? " [--real]" : "",
            !strcmp(cmd, "run")
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
                  "[sweep] runs every combination, each in its own process; a file of jobs\n"
@@ -104,13 +104,17 @@ static void run_help(const char *cmd)
                  "                            host of the scenario (mpirun -n HOSTS dtsim run\n"
                  "                            SCENARIO --real): the same strategy code, real\n"
                  "                            messages, the wall clock; rank 0 stores the run\n"
-                 "                            as NAME-real (strategies: sync-ps, async-ps,\n"
-                 "                            allreduce, local-sgd, fedavg, zero)\n"
+                 "                            as NAME-real (the strategies that run real:\n"
+                 "                            dtsim strategies)\n"
                  "  --mpi                     under mpirun -n P: spread the sweep's members\n"
                  "                            over the P processes (simulated runs, any\n"
                  "                            machines); rank 0 merges them into --db\n"
            : !strcmp(cmd, "platform")
                ? "  --links                   list hosts and links instead of the XML\n"
+           : !strcmp(cmd, "check")
+               ? "  --real                    also what dtsim run --real would refuse (a\n"
+                 "                            strategy that does not run real, a model\n"
+                 "                            profile, faults real mode cannot play ...)\n"
                : "");
 }
 
@@ -184,7 +188,7 @@ static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
                                             "second, a number > 0", optarg);
             break;
         case 'R':
-            if (strcmp(cmd, "run"))
+            if (strcmp(cmd, "run") && strcmp(cmd, "check"))
                 return cli_usage_error(cmd, "unknown option \"--real\"");
             o->real = 1;
             break;
@@ -258,7 +262,7 @@ static int check_jobs(const scenario_t *top, const char *argv0)
            top->jobs_placement == SIM_PLACEMENT_PACKED ? "packed" : "interleaved");
     for (int i = 0; i < j.n && rc == CLI_EXIT_OK; i++) {
         /* alone on a platform of its own: its data, model and memory, as a run meets them */
-        if (cli_exec_check(&j.sc[i], argv0, memory, sizeof memory, &err)) {
+        if (cli_check_scenario(&j.sc[i], argv0, CLI_CHECK_DRY, memory, sizeof memory, &err)) {
             fprintf(stderr, "dtsim check: %s\n", err.msg);
             rc = CLI_EXIT_USAGE;
             break;
@@ -336,10 +340,11 @@ int cli_check(int argc, char **argv)
     rc = CLI_EXIT_OK;
     dt_err_t err;
     char memory[512];
-    /* the platform file as a run would load it (a sweep's runs each below) */
+    /* the platform file as a run would load it, what real mode refuses (--real), what a run
+     * meets before its first step (a sweep's runs each below) */
+    unsigned stages = CLI_CHECK_PLATFORM | CLI_CHECK_DRY | (o.real ? CLI_CHECK_REAL : 0);
     if (!sc->sweep.n_keys &&
-        (sim_platform_check(sc, &err) ||
-         cli_exec_check(sc, argv[0], memory, sizeof memory, &err))) {
+        cli_check_scenario(sc, argv[0], stages, memory, sizeof memory, &err)) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -350,8 +355,8 @@ int cli_check(int argc, char **argv)
     if (sc->sweep.n_keys) {
         scenario_t *run = dt_malloc(sizeof *run);
         for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-            if (scenario_sweep_run(sc, i, run, &err) || sim_platform_check(run, &err) ||
-                cli_exec_check(run, argv[0], memory, sizeof memory, &err)) {
+            if (scenario_sweep_run(sc, i, run, &err) ||
+                cli_check_scenario(run, argv[0], stages, memory, sizeof memory, &err)) {
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {

@@ -564,11 +564,10 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
     scenario_t *each = dt_malloc(sizeof *each);
     for (long i = 0; i < s.n; i++) {
         char memory[512];
-        const sim_device_profile_t *dev;
         if (sweep_member(&s, i, each, &err) ||
-            (!(s.opts && s.opts->checked) && (dev = scenario_device(each)) &&
-             !isnan(dev->value[SIM_DEV_MEMORY]) &&
-             cli_exec_check(each, argv0, memory, sizeof memory, &err))) {
+            (!(s.opts && s.opts->checked) &&
+             cli_check_scenario(each, argv0, CLI_CHECK_DRY_MEMORY, memory, sizeof memory,
+                                &err))) {
             fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
             free(each);
             return CLI_EXIT_USAGE;

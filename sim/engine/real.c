@@ -46,9 +46,9 @@ struct sim_real {
     size_t n_shapes;
 };
 
-static dt_status refuse(const sim_run_t *run, dt_err_t *err, const char *key, const char *why)
+static dt_status refuse(const scenario_t *sc, dt_err_t *err, const char *key, const char *why)
 {
-    return scenario_fail(run->sc, err, key, "%s", why);
+    return scenario_fail(sc, err, key, "%s", why);
 }
 
 /* The first [faults] key the scenario gives from `first` on in the list, NULL: none. */
@@ -66,23 +66,21 @@ static const char *fault_key(const scenario_t *sc, int first)
     return NULL;
 }
 
-/* What real mode cannot run, said with the key that asks for it. */
-static dt_status check(const sim_run_t *run, dt_err_t *err)
+dt_status sim_real_check(const scenario_t *sc, dt_err_t *err)
 {
-    const scenario_t *sc = run->sc;
     if (!(sc->strategy->takes & SIM_RUNS_REAL)) {
         char real[256];
         scenario_strategies_taking(SIM_RUNS_REAL, " and ", real, sizeof real);
         return scenario_fail(sc, err, "strategy.kind", "%s does not run real (--real runs %s)",
                              sc->strategy->name, real);
     }
-    if (run->timing_only)
-        return refuse(run, err, "model.arch",
+    if (sc->profile[0])
+        return refuse(sc, err, "model.arch",
                       "a model profile does not run real: it has no weights to train");
-    if (strcmp(run->be->name, "cpu"))
-        return refuse(run, err, "model.device", "real mode trains on the cpu backend");
+    if (sc->backend == SIM_BACKEND_CUDA)
+        return refuse(sc, err, "model.device", "real mode trains on the cpu backend");
     if (scenario_has_client_devices(sc) && fault_key(sc, 0))
-        return refuse(run, err, fault_key(sc, 0),
+        return refuse(sc, err, fault_key(sc, 0),
                       "real mode's clients compute and send at their hosts' own speed: "
                       "client_speed, device_trace and client links do not apply");
     /* stragglers and slowdowns are compute that takes longer: real sleeps (sim_charge);
@@ -90,7 +88,7 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
     const char *fk = fault_key(sc, 5);
     int degrade = fk && !strcmp(fk, "faults.link_degrade");
     if (degrade && !getenv("DTSIM_TESTBED"))
-        return refuse(run, err, fk,
+        return refuse(sc, err, fk,
                       "real mode degrades links on the shaped-link testbed only "
                       "(tests/testbed/testbed.sh with ... -- dtsim run ... --real)");
     if (degrade)
@@ -98,21 +96,31 @@ static dt_status check(const sim_run_t *run, dt_err_t *err)
     int slow_only = fk && (!strcmp(fk, "faults.straggler") || !strcmp(fk, "faults.slowdown"));
     const char *other = slow_only ? fault_key(sc, 10) : fk;
     if (scenario_has_faults(sc) && other)
-        return refuse(run, err, other,
+        return refuse(sc, err, other,
                       "real mode plays stragglers, slowdowns and (on the testbed) link "
                       "degradation only; Open MPI 4.1 does not survive a lost process: "
                       "simulate the other faults");
     if (sc->max_time > 0)
-        return refuse(run, err, "run.max_time",
+        return refuse(sc, err, "run.max_time",
                       "real mode stops after run.steps (every process must agree on the "
                       "last step without a clock they share)");
     if (sc->side_by_side == SIM_SIDE_YES)
-        return refuse(run, err, "strategy.side_by_side",
+        return refuse(sc, err, "strategy.side_by_side",
                       "real mode trains every client on its own host (side_by_side = no)");
     if (sc->bucket_mb > 0)
-        return refuse(run, err, "strategy.bucket_mb",
+        return refuse(sc, err, "strategy.bucket_mb",
                       "real mode exchanges whole gradients (bucket_mb = 0)");
     return sc->strategy->real_check ? sc->strategy->real_check(sc, err) : DT_OK;
+}
+
+/* sim_real_check, and the backend model.device = auto chose. */
+static dt_status check(const sim_run_t *run, dt_err_t *err)
+{
+    if (sim_real_check(run->sc, err))
+        return DT_ERR_INPUT;
+    if (strcmp(run->be->name, "cpu"))
+        return refuse(run->sc, err, "model.device", "real mode trains on the cpu backend");
+    return DT_OK;
 }
 
 /* The hosts of the run's nodes, each once: servers first, so rank 0 is the server of a

@@ -18,6 +18,10 @@
  * process keeps go to rank 0 in sim_real_collect, after the nodes are done, and rank 0
  * records them as one run. */
 dt_status sim_real_setup(sim_run_t *run, dt_err_t *err);
+/* What real mode cannot run (a strategy that does not run real, a model profile, the cuda
+ * backend, faults it cannot play, bucket_mb ...), said in one line with the key that asks
+ * for it: the check stage `dtsim check --real` and sim_real_setup share. */
+dt_status sim_real_check(const scenario_t *sc, dt_err_t *err);
 void sim_real_free(sim_run_t *run);
 void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc);
 void sim_real_mark(sim_run_t *run);
