@@ -3618,6 +3618,65 @@ START_TEST(pipeline_cut_even)
 }
 END_TEST
 
+/* The platform writer reads a plan alone (sim_platform_plan_t, no scenario): a star of two
+ * hosts with the fault injector's host and an edge platform of one server and two clients
+ * (one of its own links), written by hand. */
+START_TEST(platform_xml_from_a_plan)
+{
+    sim_platform_plan_t p = {.kind = SIM_PLATFORM_STAR, .workers = 2, .speed = 1e9,
+                             .power = "<P/>", .control = 1, .bandwidth = 100, .latency = 1e-3};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sim_platform_write_xml(&p, f);
+    fclose(f);
+    const char *head = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                       "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n";
+    char want[2048];
+    snprintf(want, sizeof want,
+             "%s<zone id=\"world\" routing=\"Full\">\n"
+             "  <cluster id=\"star\" prefix=\"node-\" suffix=\"\" radical=\"0-1\" "
+             "speed=\"1000000000f\" bw=\"100Bps\" lat=\"0.001s\" sharing_policy=\"SPLITDUPLEX\" "
+             "bb_bw=\"200Bps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"><P/></cluster>\n"
+             "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"dtsim-faults\" "
+             "speed=\"1f\"><prop id=\"wattage_per_state\" value=\"0:0\"/></host></zone>\n"
+             "</zone>\n</platform>\n",
+             head);
+    ck_assert_str_eq(text, want);
+    free(text);
+    sim_platform_client_link_t c[2] = {{10, 20, 0.5, "fibre"}, {1, 2, 0.25, "client"}};
+    sim_platform_plan_t e = {.kind = SIM_PLATFORM_EDGE, .workers = 2, .servers = 1,
+                             .speed = 5, .power = "", .uplink_bandwidth = 1000,
+                             .uplink_latency = 0.125, .client = c};
+    f = open_memstream(&text, &len);
+    sim_platform_write_xml(&e, f);
+    fclose(f);
+    snprintf(want, sizeof want,
+             "%s<zone id=\"world\" routing=\"Full\">\n"
+             "  <link id=\"dc\" bandwidth=\"1000Bps\" latency=\"0.125s\" "
+             "sharing_policy=\"SPLITDUPLEX\"/>\n"
+             "  <host id=\"server-0\" speed=\"5f\"></host>\n"
+             "  <host id=\"client-0\" speed=\"5f\"><prop id=\"access\" value=\"fibre\"/></host>\n"
+             "  <link id=\"up-0\" bandwidth=\"10Bps\" latency=\"0.5s\"/>\n"
+             "  <link id=\"down-0\" bandwidth=\"20Bps\" latency=\"0.5s\"/>\n"
+             "  <host id=\"client-1\" speed=\"5f\"><prop id=\"access\" value=\"client\"/></host>\n"
+             "  <link id=\"up-1\" bandwidth=\"1Bps\" latency=\"0.25s\"/>\n"
+             "  <link id=\"down-1\" bandwidth=\"2Bps\" latency=\"0.25s\"/>\n"
+             "  <route src=\"client-0\" dst=\"server-0\" symmetrical=\"NO\"><link_ctn id=\"up-0\"/>"
+             "<link_ctn id=\"dc\" direction=\"DOWN\"/></route>\n"
+             "  <route src=\"server-0\" dst=\"client-0\" symmetrical=\"NO\"><link_ctn id=\"dc\" "
+             "direction=\"UP\"/><link_ctn id=\"down-0\"/></route>\n"
+             "  <route src=\"client-1\" dst=\"server-0\" symmetrical=\"NO\"><link_ctn id=\"up-1\"/>"
+             "<link_ctn id=\"dc\" direction=\"DOWN\"/></route>\n"
+             "  <route src=\"server-0\" dst=\"client-1\" symmetrical=\"NO\"><link_ctn id=\"dc\" "
+             "direction=\"UP\"/><link_ctn id=\"down-1\"/></route>\n"
+             "</zone>\n</platform>\n",
+             head);
+    ck_assert_str_eq(text, want);
+    free(text);
+}
+END_TEST
+
 /* The catalogue's value of field f for device name. */
 static double catalogue_value(const char *name, sim_device_field_t f)
 {
@@ -4568,6 +4627,7 @@ int main(void)
     tcase_add_test(tc, pipeline_equals_single);
     tcase_add_test(tc, pipeline_bubble_matches_formula);
     tcase_add_test(tc, pipeline_cut_even);
+    tcase_add_test(tc, platform_xml_from_a_plan);
     tcase_add_test(tc, timing_only_pipeline_is_exact);
     tcase_add_test(tc, interleaved_bubble_matches_formula);
     tcase_add_test(tc, interleaved_equals_single);

@@ -409,9 +409,13 @@ int cli_platform(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     dt_err_t err;
-    dt_status st = sim_platform_write_xml(sc, stdout, &err);
+    sim_platform_plan_t plan;
+    dt_status st = sim_platform_plan(&plan, sc, &err);
     if (st)
         fprintf(stderr, "dtsim platform: %s\n", err.msg);
+    else
+        sim_platform_write_xml(&plan, stdout);
+    sim_platform_plan_free(&plan);
     free(sc);
     return st ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }

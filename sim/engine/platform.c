@@ -66,6 +66,71 @@ dt_status sim_platform_device_power(const scenario_t *sc, double *idle, double *
     return DT_OK;
 }
 
+/* ---- the plan: the scenario read once ------------------------------------------------- */
+
+/* The edge platform's clients: each class's links in the fixed pattern, or a client's own
+ * links (faults.device_trace, client_up, ...) where given: host c is client c's
+ * (scenario_validate: a host per client). */
+static dt_status plan_clients(sim_platform_plan_t *p, const scenario_t *sc, dt_err_t *err)
+{
+    p->client = dt_calloc((size_t)(p->workers ? p->workers : 1), sizeof *p->client);
+    sim_client_devices_t dev = {0};
+    unsigned links = sim_client_links_given(sc);
+    if (links && sim_client_devices_open(&dev, sc, 0, err))
+        return DT_ERR_INPUT;
+    for (int c = 0; c < p->workers; c++) {
+        const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
+        sim_platform_client_link_t *l = &p->client[c];
+        double u, d, lat;
+        unsigned given = links ? sim_client_link(&dev, c, &u, &d, &lat) : 0;
+        l->up = given & SIM_DEVICE_UP ? u : sc->bandwidth * e->up;
+        l->down = given & SIM_DEVICE_DOWN ? d : sc->bandwidth * e->down;
+        l->latency = given & SIM_DEVICE_LATENCY ? lat : e->latency + sc->latency;
+        l->access = given ? "client" : e->name;
+    }
+    sim_client_devices_close(&dev);
+    return DT_OK;
+}
+
+dt_status sim_platform_plan(sim_platform_plan_t *p, const scenario_t *sc, dt_err_t *err)
+{
+    DT_ASSERT(sc->platform != SIM_PLATFORM_FILE); /* files are not generated */
+    memset(p, 0, sizeof *p);
+    p->kind = sc->platform;
+    sim_platform_counts(sc, &p->workers, &p->servers);
+    int hosts = p->workers + p->servers;
+    p->speed = sc->device_flops;
+    power_prop(sc, p->power, sizeof p->power);
+    p->control = scenario_has_faults(sc);
+    p->bandwidth = sc->bandwidth;
+    p->latency = sc->latency;
+    p->uplink_bandwidth = sc->uplink_bandwidth;
+    p->uplink_latency = sc->uplink_latency;
+    p->racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+    p->gpus_per_server = sc->gpus_per_server;
+    p->nvlink_bandwidth = sc->nvlink_bandwidth;
+    p->nvlink_latency = sc->nvlink_latency;
+    switch (sc->platform) {
+    case SIM_PLATFORM_EDGE:
+        p->regions = sc->strategy->regions ? sc->strategy->regions(sc) : 0;
+        return plan_clients(p, sc, err);
+    case SIM_PLATFORM_TORUS:
+    case SIM_PLATFORM_DRAGONFLY:
+    case SIM_PLATFORM_RAIL:
+        return sim_platform_plan_topology(p, sc, err);
+    default:
+        return DT_OK;
+    }
+}
+
+void sim_platform_plan_free(sim_platform_plan_t *p)
+{
+    free(p->client);
+    p->client = NULL;
+}
+
+/* ---- the XML, from the plan alone ------------------------------------------------------- */
+
 static void xml_head(FILE *out)
 {
     fprintf(out, "<?xml version='1.0'?>\n"
@@ -74,42 +139,100 @@ static void xml_head(FILE *out)
 }
 
 /* One <cluster>: hosts node-FIRST .. node-LAST on a non-blocking switch. */
-static void xml_cluster(FILE *out, const scenario_t *sc, const char *id, int first, int last,
-                        const char *extra)
+static void xml_cluster(FILE *out, const sim_platform_plan_t *p, const char *id, int first,
+                        int last, const char *extra)
 {
-    char power[128];
-    power_prop(sc, power, sizeof power);
     fprintf(out,
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"%d-%d\" "
             "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
             "bb_bw=\"%.15gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s>%s</cluster>\n",
-            id, first, last, sc->device_flops, sc->bandwidth, sc->latency,
-            sc->bandwidth * (last - first + 1), extra ? extra : "", power);
+            id, first, last, p->speed, p->bandwidth, p->latency,
+            p->bandwidth * (last - first + 1), extra ? extra : "", p->power);
 }
-
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
  * has no links (it never communicates). */
-static void xml_control_zone(FILE *out, const scenario_t *sc)
+static void xml_control_zone(FILE *out, const sim_platform_plan_t *p)
 {
-    if (scenario_has_faults(sc))
+    if (p->control)
         fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
                      "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
 }
 
-dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
+/* Server(s) behind one datacenter link (uplink_*), clients behind their access links;
+ * regional aggregators (strategy_def.h: regions): server-(1+r) behind its own link
+ * region-r (uplink_*) serves the client hosts h with h mod R = r, and reaches the cloud
+ * server-0 over a WAN link wan-r (uplink_*) and the cloud's dc. */
+static void xml_edge(FILE *out, const sim_platform_plan_t *p)
 {
-    int workers, servers;
-    sim_platform_counts(sc, &workers, &servers);
-    int hosts = workers + servers;
-    char power[128];
-    power_prop(sc, power, sizeof power);
+    int workers = p->workers, servers = p->servers, regions = p->regions;
+    fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
+    fprintf(out,
+            "  <link id=\"dc\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
+            "sharing_policy=\"SPLITDUPLEX\"/>\n",
+            p->uplink_bandwidth, p->uplink_latency);
+    for (int s = 0; s < servers; s++)
+        fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\">%s</host>\n", s, p->speed,
+                p->power);
+    if (p->control)
+        fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\">" CONTROL_POWER
+                     "</host>\n");
+    for (int c = 0; c < workers; c++) {
+        const sim_platform_client_link_t *l = &p->client[c];
+        fprintf(out,
+                "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" "
+                "value=\"%s\"/>%s</host>\n",
+                c, p->speed, l->access, p->power);
+        fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
+                l->up, l->latency);
+        fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
+                l->down, l->latency);
+    }
+    for (int r = 0; r < regions; r++)
+        fprintf(out,
+                "  <link id=\"region-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
+                "sharing_policy=\"SPLITDUPLEX\"/>\n"
+                "  <link id=\"wan-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
+                "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                r, p->uplink_bandwidth, p->uplink_latency, r, p->uplink_bandwidth,
+                p->uplink_latency);
+    for (int r = 0; r < regions; r++)
+        fprintf(out,
+                "  <route src=\"server-%d\" dst=\"server-0\" symmetrical=\"NO\">"
+                "<link_ctn id=\"wan-%d\" direction=\"UP\"/><link_ctn id=\"dc\" "
+                "direction=\"DOWN\"/></route>\n"
+                "  <route src=\"server-0\" dst=\"server-%d\" symmetrical=\"NO\">"
+                "<link_ctn id=\"dc\" direction=\"UP\"/><link_ctn id=\"wan-%d\" "
+                "direction=\"DOWN\"/></route>\n",
+                1 + r, r, 1 + r, r);
+    for (int s = regions ? 1 : 0; s < servers; s++)
+        for (int c = 0; c < workers; c++) {
+            char via[32] = "dc";
+            if (regions && c % regions != s - 1)
+                continue;
+            if (regions)
+                snprintf(via, sizeof via, "region-%d", s - 1);
+            fprintf(out,
+                    "  <route src=\"client-%d\" dst=\"server-%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"up-%d\"/><link_ctn id=\"%s\" direction=\"DOWN\"/></route>\n",
+                    c, s, c, via);
+            fprintf(out,
+                    "  <route src=\"server-%d\" dst=\"client-%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"%s\" direction=\"UP\"/><link_ctn id=\"down-%d\"/></route>\n",
+                    s, c, via, c);
+        }
+    fprintf(out, "</zone>\n");
+}
+
+void sim_platform_write_xml(const sim_platform_plan_t *p, FILE *out)
+{
+    int hosts = p->workers + p->servers;
     xml_head(out);
-    switch (sc->platform) {
+    switch (p->kind) {
     case SIM_PLATFORM_STAR:
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
-        xml_cluster(out, sc, "star", 0, hosts - 1, NULL);
-        xml_control_zone(out, sc);
+        xml_cluster(out, p, "star", 0, hosts - 1, NULL);
+        xml_control_zone(out, p);
         fprintf(out, "</zone>\n");
         break;
     case SIM_PLATFORM_FAT_TREE: {
@@ -124,9 +247,8 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
                 "  <cluster id=\"fat-tree\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" "
                 "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
                 "topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\">%s</cluster>\n",
-                k * leaves - 1, sc->device_flops, sc->bandwidth, sc->latency, k, leaves, k,
-                power);
-        xml_control_zone(out, sc);
+                k * leaves - 1, p->speed, p->bandwidth, p->latency, k, leaves, k, p->power);
+        xml_control_zone(out, p);
         fprintf(out, "</zone>\n");
         break;
     }
@@ -136,20 +258,20 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
          * DOWN) are found through the core, so the file grows with the racks, not with
          * their pairs (2048 racks: 4096 routes instead of 2 million, whose loading was 40% of
          * the CPU of a 16,384-host run of one micro-batch) */
-        int racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+        int racks = p->racks;
         fprintf(out, "<zone id=\"world\" routing=\"DijkstraCache\">\n");
         for (int r = 0; r < racks; r++) {
             int first = (int)((long)hosts * r / racks), last = (int)((long)hosts * (r + 1) / racks) - 1;
             char id[32], extra[64];
             snprintf(id, sizeof id, "rack-%d", r);
             snprintf(extra, sizeof extra, " router_id=\"rack-%d-router\"", r);
-            xml_cluster(out, sc, id, first, last, extra);
+            xml_cluster(out, p, id, first, last, extra);
         }
         for (int r = 0; r < racks; r++)
             fprintf(out,
                     "  <link id=\"uplink-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                     "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                    r, sc->uplink_bandwidth, sc->uplink_latency);
+                    r, p->uplink_bandwidth, p->uplink_latency);
         fprintf(out, "  <zone id=\"core\" routing=\"None\"><router id=\"core-router\"/></zone>\n");
         for (int r = 0; r < racks; r++)
             fprintf(out,
@@ -160,107 +282,29 @@ dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err)
                     "gw_dst=\"rack-%d-router\" symmetrical=\"NO\"><link_ctn id=\"uplink-%d\" "
                     "direction=\"DOWN\"/></zoneRoute>\n",
                     r, r, r, r, r, r);
-        xml_control_zone(out, sc);
+        xml_control_zone(out, p);
         fprintf(out, "</zone>\n");
         break;
     }
-    case SIM_PLATFORM_EDGE: {
-        /* Server(s) behind one datacenter link (uplink_*), clients behind asymmetric
-         * access links whose class repeats in a fixed pattern. */
-        fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
-        fprintf(out,
-                "  <link id=\"dc\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                sc->uplink_bandwidth, sc->uplink_latency);
-        for (int s = 0; s < servers; s++)
-            fprintf(out, "  <host id=\"server-%d\" speed=\"%.15gf\">%s</host>\n", s,
-                    sc->device_flops, power);
-        if (scenario_has_faults(sc))
-            fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\">" CONTROL_POWER
-                         "</host>\n");
-        /* per-client links (faults.device_trace, client_up, ...) replace the class's
-         * values they give: host c is client c's (scenario_validate: a host per client) */
-        sim_client_devices_t dev = {0};
-        unsigned links = sim_client_links_given(sc);
-        if (links && sim_client_devices_open(&dev, sc, 0, err))
-            return DT_ERR_INPUT;
-        for (int c = 0; c < workers; c++) {
-            const edge_class_t *e = &edge_classes[edge_pattern[c % 10]];
-            double up = sc->bandwidth * e->up, down = sc->bandwidth * e->down;
-            double lat = e->latency + sc->latency, u, d, l;
-            unsigned given = links ? sim_client_link(&dev, c, &u, &d, &l) : 0;
-            up = given & SIM_DEVICE_UP ? u : up;
-            down = given & SIM_DEVICE_DOWN ? d : down;
-            lat = given & SIM_DEVICE_LATENCY ? l : lat;
-            fprintf(out,
-                    "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" "
-                    "value=\"%s\"/>%s</host>\n",
-                    c, sc->device_flops, given ? "client" : e->name, power);
-            fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
-                    up, lat);
-            fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
-                    down, lat);
-        }
-        sim_client_devices_close(&dev);
-        /* regional aggregators (strategy_def.h: regions): server-(1+r) behind its own link
-         * region-r (uplink_*) serves the client hosts h with h mod R = r, and reaches the
-         * cloud server-0 over a WAN link wan-r (uplink_*) and the cloud's dc */
-        int regions = sc->strategy->regions ? sc->strategy->regions(sc) : 0;
-        for (int r = 0; r < regions; r++)
-            fprintf(out,
-                    "  <link id=\"region-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                    "sharing_policy=\"SPLITDUPLEX\"/>\n"
-                    "  <link id=\"wan-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
-                    "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                    r, sc->uplink_bandwidth, sc->uplink_latency, r, sc->uplink_bandwidth,
-                    sc->uplink_latency);
-        for (int r = 0; r < regions; r++)
-            fprintf(out,
-                    "  <route src=\"server-%d\" dst=\"server-0\" symmetrical=\"NO\">"
-                    "<link_ctn id=\"wan-%d\" direction=\"UP\"/><link_ctn id=\"dc\" "
-                    "direction=\"DOWN\"/></route>\n"
-                    "  <route src=\"server-0\" dst=\"server-%d\" symmetrical=\"NO\">"
-                    "<link_ctn id=\"dc\" direction=\"UP\"/><link_ctn id=\"wan-%d\" "
-                    "direction=\"DOWN\"/></route>\n",
-                    1 + r, r, 1 + r, r);
-        for (int s = regions ? 1 : 0; s < servers; s++)
-            for (int c = 0; c < workers; c++) {
-                char via[32] = "dc";
-                if (regions && c % regions != s - 1)
-                    continue;
-                if (regions)
-                    snprintf(via, sizeof via, "region-%d", s - 1);
-                fprintf(out,
-                        "  <route src=\"client-%d\" dst=\"server-%d\" symmetrical=\"NO\">"
-                        "<link_ctn id=\"up-%d\"/><link_ctn id=\"%s\" direction=\"DOWN\"/></route>\n",
-                        c, s, c, via);
-                fprintf(out,
-                        "  <route src=\"server-%d\" dst=\"client-%d\" symmetrical=\"NO\">"
-                        "<link_ctn id=\"%s\" direction=\"UP\"/><link_ctn id=\"down-%d\"/></route>\n",
-                        s, c, via, c);
-            }
-        fprintf(out, "</zone>\n");
+    case SIM_PLATFORM_EDGE:
+        xml_edge(out, p);
         break;
-    }
     case SIM_PLATFORM_TORUS:
     case SIM_PLATFORM_DRAGONFLY:
         fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
-        if (sim_platform_write_topology(sc, out, hosts, power, err))
-            return DT_ERR_INPUT;
-        xml_control_zone(out, sc);
+        sim_platform_write_topology(p, out);
+        xml_control_zone(out, p);
         fprintf(out, "</zone>\n");
         break;
     case SIM_PLATFORM_RAIL:
-        sim_platform_write_rail(sc, out, hosts, power);
+        sim_platform_write_rail(p, out);
         break;
     case SIM_PLATFORM_FILE:
         DT_ASSERT(!"file platforms are not generated");
     }
     fprintf(out, "</platform>\n");
-    return DT_OK;
 }
 
-/* Orders "node-2" before "node-10": the text before the trailing number, then the number. */
 static int by_natural_name(const void *a, const void *b)
 {
     const char *x = sg_host_get_name(*(const sg_host_t *)a);
@@ -441,7 +485,11 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
         DT_CHECK(fd >= 0, "cannot create a temporary platform file: %s", strerror(errno));
         FILE *f = fdopen(fd, "w");
         DT_CHECK(f, "fdopen: %s", strerror(errno));
-        dt_status st = sim_platform_write_xml(sc, f, err);
+        sim_platform_plan_t plan;
+        dt_status st = sim_platform_plan(&plan, sc, err);
+        if (st == DT_OK)
+            sim_platform_write_xml(&plan, f);
+        sim_platform_plan_free(&plan);
         DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
         if (st) {
             unlink(path);

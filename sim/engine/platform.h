@@ -53,10 +53,36 @@ long sim_platform_dragonfly_shape(const scenario_t *sc, int hosts, long dims[4])
  * platform would hold more than SIM_RAIL_MAX_HOSTS. */
 dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err);
 
-/* Writes the generated platform XML for sc (not for SIM_PLATFORM_FILE); DT_ERR_INPUT where
- * a client device trace no longer reads (it was checked with the scenario) or a torus or
- * dragonfly shape too small for the hosts. */
-dt_status sim_platform_write_xml(const scenario_t *sc, FILE *out, dt_err_t *err);
+/* A generated platform resolved from its scenario: every host, link and figure the XML
+ * holds, so that writing it asks the scenario nothing (its strategy's hosts and regions,
+ * its faults, its clients' device traces are read here once). */
+typedef struct sim_platform_client_link {
+    double up, down, latency; /* the client's access links */
+    const char *access;       /* its class (fibre, cable, 4g) or "client" (its own links) */
+} sim_platform_client_link_t;
+typedef struct sim_platform_plan {
+    sim_platform_kind_t kind;
+    int workers, servers;     /* node-0 .. (or client-*, server-* on the edge platform) */
+    double speed;             /* FLOP/s of a host */
+    char power[128];          /* each host's wattage_per_state property */
+    int control;              /* a host for the fault injector (the scenario has faults) */
+    double bandwidth, latency;                /* a host's link */
+    double uplink_bandwidth, uplink_latency;  /* racks' uplinks, the edge's dc and regions */
+    int racks;                /* multi-rack: racks, at most one a host */
+    sim_platform_client_link_t *client;      /* edge: (workers) */
+    int regions;              /* edge: regional aggregators (hierfl) */
+    long dims[4], topo_hosts; /* torus, dragonfly: the shape and the hosts it holds */
+    long gpus_per_server, rail_hosts;        /* rail: GPUs a server, every GPU host */
+    double nvlink_bandwidth, nvlink_latency; /* rail */
+} sim_platform_plan_t;
+
+/* Resolves sc's generated platform (not SIM_PLATFORM_FILE) into p; DT_ERR_INPUT where a
+ * client device trace no longer reads (it was checked with the scenario) or a torus or
+ * dragonfly shape is too small for the hosts. sim_platform_plan_free frees it. */
+dt_status sim_platform_plan(sim_platform_plan_t *p, const scenario_t *sc, dt_err_t *err);
+void sim_platform_plan_free(sim_platform_plan_t *p);
+/* Writes a plan's platform XML. */
+void sim_platform_write_xml(const sim_platform_plan_t *p, FILE *out);
 
 /* Applies the network model settings, loads the platform (generated or file) and finds the
  * hosts. Must run after simgrid_init and before actors are created. For a file, hosts are

@@ -75,20 +75,29 @@ dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err)
                          torus ? "torus" : "dragonfly", n, workers + servers, where);
 }
 
+dt_status sim_platform_plan_topology(sim_platform_plan_t *p, const scenario_t *sc,
+                                     dt_err_t *err)
+{
+    int hosts = p->workers + p->servers;
+    if (sc->platform == SIM_PLATFORM_RAIL) {
+        p->rail_hosts = rail_servers(sc, hosts) * sc->gpus_per_server;
+        return DT_OK;
+    }
+    p->topo_hosts = sc->platform == SIM_PLATFORM_TORUS
+                        ? sim_platform_torus_shape(sc, hosts, p->dims)
+                        : sim_platform_dragonfly_shape(sc, hosts, p->dims);
+    return sim_platform_shape_check(sc, err);
+}
+
 /* SimGrid's own cluster topologies: every host is its router; a torus link joins neighbours
  * in each dimension, a dragonfly's hosts hang off routers wired all-to-all in a chassis, by
  * position across a group's chassis, and by one link per pair of groups (topo_parameters
  * "G,links;C,links;R,links;N"). */
-dt_status sim_platform_write_topology(const scenario_t *sc, FILE *out, int hosts,
-                                      const char *power, dt_err_t *err)
+void sim_platform_write_topology(const sim_platform_plan_t *p, FILE *out)
 {
-    long d[4];
+    const long *d = p->dims;
     char params[96];
-    int torus = sc->platform == SIM_PLATFORM_TORUS;
-    long n = torus ? sim_platform_torus_shape(sc, hosts, d)
-                   : sim_platform_dragonfly_shape(sc, hosts, d);
-    if (sim_platform_shape_check(sc, err))
-        return DT_ERR_INPUT;
+    int torus = p->kind == SIM_PLATFORM_TORUS;
     if (torus) {
         size_t len = 0;
         for (int i = 0; i < 4 && d[i]; i++)
@@ -101,9 +110,8 @@ dt_status sim_platform_write_topology(const scenario_t *sc, FILE *out, int hosts
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"0-%ld\" "
             "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
             "topology=\"%s\" topo_parameters=\"%s\">%s</cluster>\n",
-            torus ? "torus" : "dragonfly", n - 1, sc->device_flops, sc->bandwidth,
-            sc->latency, torus ? "TORUS" : "DRAGONFLY", params, power);
-    return DT_OK;
+            torus ? "torus" : "dragonfly", p->topo_hosts - 1, p->speed, p->bandwidth,
+            p->latency, torus ? "TORUS" : "DRAGONFLY", params, p->power);
 }
 
 /* The rail-optimised fat-tree: server s holds GPUs node-(s*G) .. node-(s*G+G-1). GPU r of a
@@ -112,9 +120,9 @@ dt_status sim_platform_write_topology(const scenario_t *sc, FILE *out, int hosts
  * r, so GPU r of two servers meet at leaf r alone; GPUs of different rails and servers go
  * up through their leaves' spine links (rail-R, non-blocking: a server's worth of NICs).
  * Every route is written out (Full routing): H x (H - 1) / 2 of them. */
-void sim_platform_write_rail(const scenario_t *sc, FILE *out, int hosts, const char *power)
+void sim_platform_write_rail(const sim_platform_plan_t *p, FILE *out)
 {
-    long g = sc->gpus_per_server, n = rail_servers(sc, hosts) * g;
+    long g = p->gpus_per_server, n = p->rail_hosts;
     fprintf(out, "<zone id=\"world\" routing=\"Full\">\n");
     for (long i = 0; i < n; i++)
         fprintf(out,
@@ -124,14 +132,14 @@ void sim_platform_write_rail(const scenario_t *sc, FILE *out, int hosts, const c
                 "sharing_policy=\"SPLITDUPLEX\"/>\n"
                 "  <link id=\"nvlink-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                i, sc->device_flops, i / g, power, i, sc->bandwidth, sc->latency, i,
-                sc->nvlink_bandwidth, sc->nvlink_latency);
+                i, p->speed, i / g, p->power, i, p->bandwidth, p->latency, i,
+                p->nvlink_bandwidth, p->nvlink_latency);
     for (long r = 0; r < g; r++)
         fprintf(out,
                 "  <link id=\"rail-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                r, sc->bandwidth * (double)(n / g), sc->uplink_latency);
-    if (scenario_has_faults(sc))
+                r, p->bandwidth * (double)(n / g), p->uplink_latency);
+    if (p->control)
         fprintf(out, "  <host id=\"" SIM_PLATFORM_CONTROL_HOST "\" speed=\"1f\">" CONTROL_POWER
                      "</host>\n");
     for (long a = 0; a < n; a++)
