@@ -170,12 +170,7 @@ void sim_compute_charge(sim_model_profile_t *p, const sim_compute_t *c,
 sim_compute_call_t sim_compute_call_of(const scenario_t *sc)
 {
     sim_compute_call_t call = {.samples = (double)sc->batch, .T = 1, .sp = 0, .E = 1};
-    if (!strcmp(sc->strategy->name, "pipeline")) {
-        call.E = (int)scenario_own(sc, "expert")->l;
-        call.samples = (double)sc->batch / (double)sc->micro_batches;
-        call.T = (int)sc->tensor;
-        call.sp = call.T > 1 && sc->sequence_parallel;
-        call.samples /= (double)scenario_own(sc, "context")->l; /* a member's share of them */
-    }
+    if (sc->strategy->compute_call)
+        sc->strategy->compute_call(sc, &call.samples, &call.T, &call.sp, &call.E);
     return call;
 }

@@ -89,6 +89,11 @@ typedef struct sim_strategy {
     /** SIM_RUNS_REAL: what of its own it cannot run real, refused like check (real mode's
      * generic refusals come first). NULL: nothing beyond them. */
     dt_status (*real_check)(const struct scenario *sc, dt_err_t *err);
+    /** What one compute call of a timing-only model holds (compute_model.h's call, the
+     * shape model times by it): samples (its micro-batch), a tensor group member's share T
+     * with sequence parallelism sp, the expert group E. NULL: model.batch whole, T = 1. */
+    void (*compute_call)(const struct scenario *sc, double *samples, int *T, int *sp,
+                         int *E);
     /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
     void (*hosts)(const struct scenario *sc, int *workers, int *servers);
     /** Regional aggregators R (hierarchical FL): server 1 + r serves the worker hosts h with

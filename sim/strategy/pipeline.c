@@ -1068,6 +1068,18 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     pipe_plan_free(plan);
 }
 
+/* A compute call: a micro-batch, a member's share of its context group's tokens, a tensor
+ * group member's share (sequence parallel or not), the expert group its routed experts take
+ * tokens from. */
+static void compute_call(const scenario_t *sc, double *samples, int *T, int *sp, int *E)
+{
+    *E = (int)scenario_own(sc, "expert")->l;
+    *samples = (double)sc->batch / (double)sc->micro_batches;
+    *T = (int)sc->tensor;
+    *sp = *T > 1 && sc->sequence_parallel;
+    *samples /= (double)scenario_own(sc, "context")->l;
+}
+
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
@@ -1518,6 +1530,7 @@ const sim_strategy_t sim_strategy_pipeline = {
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
+    .compute_call = compute_call,
     .hosts = hosts,
     .replicas = replicas,
     .msg_slots = msg_slots,
