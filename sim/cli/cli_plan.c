@@ -791,15 +791,11 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     run->timing_only = 1;
     /* the layers as the run charges them (timed by shape: the FLOPs that take the shape
      * model's time), for the pipeline cuts them by these, and the cut sets the memory */
+    size_t layers = sizeof *prof->layers * (size_t)prof->n_layers;
     run->profile = *prof;
-    run->profile.layers = dt_malloc(sizeof *prof->layers * (size_t)(prof->n_layers ? prof->n_layers : 1));
-    memcpy(run->profile.layers, prof->layers, sizeof *prof->layers * (size_t)prof->n_layers);
-    sim_compute_t cm;
-    if (sim_compute_by_shape(sc, &run->profile, &cm)) {
-        sim_compute_call_t call = sim_compute_call_of(sc);
-        double flops, seconds;
-        sim_compute_charge(&run->profile, &cm, &call, sc->device_flops, &flops, &seconds);
-    }
+    run->profile.layers = dt_malloc(layers ? layers : 1);
+    memcpy(run->profile.layers, prof->layers, layers);
+    sim_compute_charge_run(&run->profile, sc);
     run->n_params = prof->params;
     run->value_bytes = scenario_value_bytes(sc);
     /* the hosts as the pipeline counts them: its context groups among the replicas */

@@ -176,13 +176,7 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
                                                        sc->recompute);
         /* timed by shape: the profile's FLOPs become those that take the shape model's time
          * at the host's speed, so every strategy charges them as it charges FLOPs */
-        sim_compute_t cm;
-        if (sim_compute_by_shape(sc, &run->profile, &cm)) {
-            sim_compute_call_t call = sim_compute_call_of(sc);
-            double flops, seconds;
-            sim_compute_charge(&run->profile, &cm, &call, sc->device_flops, &flops, &seconds);
-            run->shape_speed = flops / seconds;
-        }
+        run->shape_speed = sim_compute_charge_run(&run->profile, sc);
         run->step_flops = run->profile.forward_flops + run->profile.backward_flops +
                           sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
                                                       sc->recompute);
@@ -318,6 +312,18 @@ void *sim_run_kept(const sim_run_t *run, const void *key)
     return NULL;
 }
 
+/* Runs and frees a list of cleanups (or kept states), the last registered first. */
+static void run_cleanups(sim_run_t *run, sim_cleanup_t **list)
+{
+    while (*list) {
+        sim_cleanup_t *c = *list;
+        *list = c->next;
+        if (c->fn)
+            c->fn(run, c->ctx);
+        free(c);
+    }
+}
+
 void sim_run_free(sim_run_t *run)
 {
     active = run; /* strategies' state_free and cleanups read sim_current */
@@ -346,20 +352,8 @@ void sim_run_free(sim_run_t *run)
                 be->free(n->ckpt);
         }
     sim_faults_free(run);
-    while (run->kept) {
-        sim_cleanup_t *c = run->kept;
-        run->kept = c->next;
-        if (c->fn)
-            c->fn(run, c->ctx);
-        free(c);
-    }
-    while (run->cleanups) {
-        sim_cleanup_t *c = run->cleanups;
-        run->cleanups = c->next;
-        if (c->fn)
-            c->fn(run, c->ctx);
-        free(c);
-    }
+    run_cleanups(run, &run->kept);
+    run_cleanups(run, &run->cleanups);
     free(run->workers);
     free(run->servers);
     free(run->global_order);

@@ -174,3 +174,14 @@ sim_compute_call_t sim_compute_call_of(const scenario_t *sc)
         sc->strategy->compute_call(sc, &call.samples, &call.T, &call.sp, &call.E);
     return call;
 }
+
+double sim_compute_charge_run(sim_model_profile_t *p, const scenario_t *sc)
+{
+    sim_compute_t cm;
+    if (!sim_compute_by_shape(sc, p, &cm))
+        return 0;
+    sim_compute_call_t call = sim_compute_call_of(sc);
+    double flops, seconds;
+    sim_compute_charge(p, &cm, &call, sc->device_flops, &flops, &seconds);
+    return flops / seconds;
+}

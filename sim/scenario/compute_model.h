@@ -93,5 +93,9 @@ void sim_compute_charge(sim_model_profile_t *p, const sim_compute_t *c,
                         double *seconds);
 /** The call a run of sc makes: a pipeline's micro-batch and tensor group, or model.batch. */
 sim_compute_call_t sim_compute_call_of(const scenario_t *sc);
+/** p's layers charged as a run of sc charges them: where sc times p by shape
+ * (sim_compute_by_shape), sim_compute_charge at sc's call and device speed, returning the
+ * sustained speed (FLOP/s); 0 and p untouched otherwise. */
+double sim_compute_charge_run(sim_model_profile_t *p, const scenario_t *sc);
 
 #endif

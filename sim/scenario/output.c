@@ -87,8 +87,7 @@ static int workers_laid_out(const scenario_t *sc)
     if (!sc->strategy || !sc->strategy->hosts)
         return 0;
     /* the layout's count does not follow cluster.workers */
-    scenario_t *probe = malloc(sizeof *probe);
-    DT_CHECK(probe, "out of memory");
+    scenario_t *probe = dt_malloc(sizeof *probe);
     memcpy(probe, sc, sizeof *probe);
     int a, b, servers;
     sc->strategy->hosts(probe, &a, &servers);
