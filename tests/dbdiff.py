@@ -7,7 +7,10 @@ Runs are matched by name (sweeps run with -j N insert in any order); every table
 run are compared in a fixed order (a table one file lacks, as messages before schema version
 5, is left out), all columns but those that name the process or the moment
 (run ids, pids, hosts, start and end times, versions, the sweep id) and the database's own
-path (run.db, in params and in the stored configuration). Wall-clock figures are
+path (run.db, in params and in the stored configuration). With --key-order, the stored
+configuration is compared as the set of its lines in each section, and the sweep's fingerprint
+(a hash of that text) is left out: for a change that moves keys in the key table and nothing
+else. Wall-clock figures are
 not stored, so on the CPU backend with the flops time model two runs of one scenario agree
 to the last digit: the default tolerance is 0. Prints each difference (at most 20 per table)
 and exits 1 when there is one, 0 when the databases agree, 2 on bad input.
@@ -52,6 +55,18 @@ def without_db(config):
     return "\n".join(l for l in config.split("\n") if not l.startswith("db = "))
 
 
+def by_section(config):
+    """The configuration's lines as {section: sorted lines} (the order of keys left out)."""
+    if config is None:
+        return None
+    out, section = {}, ""
+    for line in config.split("\n"):
+        if line.startswith("["):
+            section = line
+        out.setdefault(section, []).append(line)
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def show(v):
     text = repr(v)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -78,6 +93,9 @@ def main():
     ap.add_argument("after")
     ap.add_argument("--tolerance", type=float, default=0.0,
                     help="relative tolerance for real numbers (default 0: exact)")
+    ap.add_argument("--key-order", action="store_true",
+                    help="the configuration's keys in any order within a section, the sweep "
+                         "fingerprint left out")
     a = ap.parse_args()
     dbs = []
     for p in (a.before, a.after):
@@ -96,6 +114,8 @@ def main():
     for name in sorted(set(ra) & set(rb)):
         x, y = ra[name], rb[name]
         for col, u, v in zip(RUN_COLUMNS.split(", "), x[1:], y[1:]):
+            if col == "config" and a.key_order:
+                u, v = by_section(u), by_section(v)
             if not same(u, v, a.tolerance):
                 print(f"run {name!r}: runs.{col}: {show(u)} != {show(v)}")
                 diffs += 1
@@ -103,6 +123,8 @@ def main():
             if not all(has_table(db, table) for db in dbs):
                 continue  # a file from before the table (messages: schema version 5)
             skip = " AND key != 'run.db'" if table == "params" else ""
+            if table == "params" and a.key_order:
+                skip += " AND key != 'sweep.fingerprint'"
             q = f"SELECT {cols} FROM {table} WHERE run = ?{skip} ORDER BY {order}"
             rx = dbs[0].execute(q, (x[0],)).fetchall()
             ry = dbs[1].execute(q, (y[0],)).fetchall()

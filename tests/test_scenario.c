@@ -141,16 +141,16 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert_str_eq(sc.device, "cpu");
     ck_assert(sc.device_flops == 90e9);
     ck_assert_str_eq(sc.strategy->name, "sync-ps");
-    ck_assert_int_eq(sc.servers, 1);
-    ck_assert_int_eq(sc.staleness, 0);
+    ck_assert_int_eq(scenario_own(&sc, "servers")->l, 1);
+    ck_assert_int_eq(scenario_own(&sc, "staleness")->l, 0);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_RING);
     ck_assert_int_eq(sc.group_size, 4);
-    ck_assert_int_eq(sc.local_steps, 8);
-    ck_assert_int_eq(sc.clients, 100);
-    ck_assert(sc.fraction == 0.1);
-    ck_assert_int_eq(sc.local_epochs, 1);
-    ck_assert_int_eq(sc.rounds, 20);
-    ck_assert(sc.prox_mu == 0.0);
+    ck_assert_int_eq(scenario_own(&sc, "local_steps")->l, 8);
+    ck_assert_int_eq(scenario_own(&sc, "clients")->l, 100);
+    ck_assert(scenario_own(&sc, "fraction")->d == 0.1);
+    ck_assert_int_eq(scenario_own(&sc, "local_epochs")->l, 1);
+    ck_assert_int_eq(scenario_own(&sc, "rounds")->l, 20);
+    ck_assert(scenario_own(&sc, "prox_mu")->d == 0.0);
     ck_assert(sc.fault_timeout == 1.0);
     ck_assert_str_eq(sc.crash, "none");
     ck_assert_str_eq(sc.link_down, "none");
@@ -663,7 +663,7 @@ START_TEST(cross_key_errors_name_the_line_at_fault)
     scenario_t sc;
     load_ok(&sc, tmp_file("t.ini", "[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n"),
             NULL, 0);
-    ck_assert_int_eq(sc.clients, 100);
+    ck_assert_int_eq(scenario_own(&sc, "clients")->l, 100);
     /* the key a --set changed is blamed when the other one has its default */
     dt_err_t err;
     static const char *const sets[] = {"strategy.servers=16"};
@@ -889,7 +889,8 @@ START_TEST(model_profile_files_and_errors)
     load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[strategy]\n"
                                    "kind = pipeline\nstages = 2\ntensor = 4\n"
                                    "sequence_parallel = yes\n"), NULL, 0);
-    ck_assert(sc.profile_splits && sc.tensor == 4 && sc.sequence_parallel);
+    ck_assert(sc.profile_splits && scenario_own(&sc, "tensor")->l == 4 &&
+              scenario_own(&sc, "sequence_parallel")->i);
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = rows 7\n", head);
     tmp_file("tpname.ini", text);
     expect_load_error("[model]\narch = profile:tpname.ini\n",
@@ -1043,13 +1044,14 @@ START_TEST(model_profile_files_and_errors)
     load_ok(&sc, tmp_file("t.ini", "[model]\nbatch = 24\n[strategy]\nkind = pipeline\n"
                                    "micro_batches = 3\npipeline_schedule = interleaved\n"),
             NULL, 0); /* one chunk a stage: 1f1b, any micro-batches */
-    ck_assert(sc.pipeline_schedule == SIM_PIPE_INTERLEAVED);
+    ck_assert(scenario_own(&sc, "pipeline_schedule")->i == 2 /* gpipe, 1f1b, interleaved */);
     expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
                       ":2: data.partition: a pipeline trains one model on the global batch");
     load_ok(&sc, tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"
                                    "stages = 4\nmicro_batches = 8\npipeline_schedule = gpipe\n"),
             NULL, 0);
-    ck_assert(sc.stages == 4 && sc.micro_batches == 8 && sc.pipeline_schedule == SIM_PIPE_GPIPE);
+    ck_assert(scenario_own(&sc, "stages")->l == 4 && scenario_own(&sc, "micro_batches")->l == 8 &&
+              scenario_own(&sc, "pipeline_schedule")->i == 0);
     /* tensor splits that do not divide the widths */
     expect_load_error("[model]\nhidden = 256,100\n[strategy]\nkind = tensor\n"
                       "tensor_parallel = 3\n",
@@ -1064,7 +1066,7 @@ START_TEST(model_profile_files_and_errors)
     load_ok(&sc, tmp_file("t.ini", "[model]\nhidden = 256,128,64\n[strategy]\nkind = tensor\n"
                                    "tensor_parallel = 4\n"),
             NULL, 0);
-    ck_assert(sc.tensor_parallel == 4);
+    ck_assert(scenario_own(&sc, "tensor_parallel")->l == 4);
     /* less communication: who takes what */
     expect_load_error("[strategy]\nkind = local-sgd\ncompression = topk:0.01\n",
                       ":3: strategy.compression: compression applies to sync-ps, allreduce and "
@@ -1467,16 +1469,16 @@ START_TEST(full_fixture_values)
     ck_assert_str_eq(sc.device, "a100");
     ck_assert(sc.device_flops == 13.65e12);
     ck_assert_str_eq(sc.strategy->name, "allreduce");
-    ck_assert_int_eq(sc.servers, 2);
-    ck_assert_int_eq(sc.staleness, 4);
+    ck_assert_int_eq(scenario_own(&sc, "servers")->l, 2);
+    ck_assert_int_eq(scenario_own(&sc, "staleness")->l, 4);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_HIERARCHICAL);
     ck_assert_int_eq(sc.group_size, 2);
-    ck_assert_int_eq(sc.local_steps, 16);
-    ck_assert_int_eq(sc.clients, 50);
-    ck_assert(sc.fraction == 0.2);
-    ck_assert_int_eq(sc.local_epochs, 2);
-    ck_assert_int_eq(sc.rounds, 30);
-    ck_assert(sc.prox_mu == 0.01);
+    ck_assert_int_eq(scenario_own(&sc, "local_steps")->l, 16);
+    ck_assert_int_eq(scenario_own(&sc, "clients")->l, 50);
+    ck_assert(scenario_own(&sc, "fraction")->d == 0.2);
+    ck_assert_int_eq(scenario_own(&sc, "local_epochs")->l, 2);
+    ck_assert_int_eq(scenario_own(&sc, "rounds")->l, 30);
+    ck_assert(scenario_own(&sc, "prox_mu")->d == 0.01);
 }
 END_TEST
 
@@ -2474,7 +2476,7 @@ static const sim_strategy_key_t windowed_keys[] = {
     {0},
 };
 static const sim_strategy_t windowed = {
-    .name = "windowed", .about = "a test", .keys = "`window`", .worker_role = "worker",
+    .name = "windowed", .about = "a test", .worker_role = "worker",
     .own_keys = windowed_keys,
 };
 
@@ -2536,16 +2538,17 @@ START_TEST(strategies_bring_their_own_keys)
     ck_assert_int_eq(scenario_own(&run, "window")->l, 9);
     ck_assert_str_eq(run.name, "ws/window=9");
 
-    /* listed in the key reference among the [strategy] keys, before accumulate */
+    /* listed in the key reference among the [strategy] keys, before accumulate, with the
+     * strategies that read them */
     char *md = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&md, &len);
     scenario_write_keys_markdown(f);
     fclose(f);
-    char *w = strstr(md, "| `window` | `3` | an integer in [1, 10] | window |");
-    char *z = strstr(md, "| `zero_stage` | `1` |"), *acc = strstr(md, "| `accumulate` |");
+    char *w = strstr(md, "| `window` | windowed | `3` | an integer in [1, 10] | window |");
+    char *z = strstr(md, "| `zero_stage` | pipeline and zero | `1` |"), *acc = strstr(md, "| `accumulate` |");
     ck_assert_msg(w && z && acc && z < w && w < acc, "%s", md);
-    ck_assert_ptr_nonnull(strstr(md, "| `order` | `fifo` | fifo, lifo | order |"));
+    ck_assert_ptr_nonnull(strstr(md, "| `order` | windowed | `fifo` | fifo, lifo | order |"));
     free(md);
 }
 END_TEST

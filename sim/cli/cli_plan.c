@@ -799,13 +799,13 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     run->n_params = prof->params;
     run->value_bytes = scenario_value_bytes(sc);
     /* the hosts as the pipeline counts them: its context groups among the replicas */
-    run->n_workers =
-        (int)(sc->stages * sc->data_parallel * sc->tensor * scenario_own(sc, "context")->l);
+    run->n_workers = (int)(scenario_own(sc, "stages")->l * scenario_own(sc, "data_parallel")->l *
+                           scenario_own(sc, "tensor")->l * scenario_own(sc, "context")->l);
     sim_node_t node, best;
     int have = 0;
-    for (long s = 0; s < sc->stages; s++) {
+    for (long s = 0; s < scenario_own(sc, "stages")->l; s++) {
         memset(&node, 0, sizeof node);
-        node.rank = (int)(s * sc->tensor);
+        node.rank = (int)(s * scenario_own(sc, "tensor")->l);
         node.role = "worker";
         sim_node_memory(run, &node);
         double total = node.mem.params + node.mem.grads + node.mem.optimizer +

@@ -46,15 +46,16 @@ _dtsim_keys()
 }
 
 # The values of one key that takes a word from a list ("section.key"): the words of its
-# "values" column in `dtsim keys` (strategy.kind: single, sync-ps, ...); none for numbers,
+# "accepted values" column in `dtsim keys` (strategy.kind: single, sync-ps, ...); none for numbers,
 # sizes and paths.
 _dtsim_key_values()
 {
     local section=${2%%.*} key=${2#*.}
     "$1" keys 2>/dev/null | awk -v s="$section" -v k="$key" -F'|' '
         /^### \[/ {split($0, h, /[][]/); cur = h[2]; next}
+        /^\| key \|/ {for (i = 2; i <= NF; i++) if ($i == " accepted values ") col = i; next}
         cur == s && $2 ~ ("^ `" k "` $") {
-            n = split($4, v, ",")
+            n = split($col, v, ",")
             for (i = 1; i <= n; i++) {
                 gsub(/^ +| +$/, "", v[i])
                 if (v[i] ~ /^[a-z0-9][a-z0-9_-]*$/) w[++m] = v[i]

@@ -63,8 +63,8 @@ sim_side_t *sim_side_new(sim_run_t *run)
     sim_side_t *s = dt_calloc(1, sizeof *s);
     sim_run_on_free(run, side_free, s);
     s->round = -1;
-    s->replica_of = dt_malloc(sizeof(int) * (size_t)run->sc->clients);
-    for (long c = 0; c < run->sc->clients; c++)
+    s->replica_of = dt_malloc(sizeof(int) * (size_t)scenario_own(run->sc, "clients")->l);
+    for (long c = 0; c < scenario_own(run->sc, "clients")->l; c++)
         s->replica_of[c] = -1;
     size_t w = (size_t)run->n_workers;
     s->period_step = dt_malloc(sizeof(long) * w);
@@ -174,8 +174,9 @@ static void group_step(sim_side_t *s, sim_run_t *run, int r0, int r1, size_t s_o
                sizeof(uint32_t) * (size_t)batch);
     float *w = s->params + (size_t)r0 * n, *g = s->grads + (size_t)r0 * n;
     replicas_grad(s, run, w, g, count, batch);
-    if (run->sc->prox_mu > 0) { /* grad += mu (w - w_global), replica by replica */
-        float mu = (float)run->sc->prox_mu;
+    if (scenario_own(run->sc, "prox_mu")->d >
+        0) { /* grad += mu (w - w_global), replica by replica */
+        float mu = (float)scenario_own(run->sc, "prox_mu")->d;
         be->axpy(n * (size_t)count, mu, w, g);
         for (int r = 0; r < count; r++)
             be->axpy(n, -mu, global, g + (size_t)r * n);
@@ -207,7 +208,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     for (int i = 0; i < count; i++) {
         size_t ni = sim_client_samples(run, (int)clients[i]);
         samples += ni;
-        steps += (size_t)sc->local_epochs * ((ni + B - 1) / B);
+        steps += (size_t)scenario_own(sc, "local_epochs")->l * ((ni + B - 1) / B);
     }
     reserve(s, run, count, samples, steps);
 
@@ -227,7 +228,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
         memcpy(q->order, p->idx + p->offsets[q->client], sizeof(uint32_t) * q->n);
         o += q->n;
         q->first_step = st;
-        q->steps = (size_t)sc->local_epochs * ((q->n + B - 1) / B);
+        q->steps = (size_t)scenario_own(sc, "local_epochs")->l * ((q->n + B - 1) / B);
         st += q->steps;
         s->replica_of[q->client] = r;
         /* from the global model with a fresh optimizer, as one client's local training */
@@ -239,7 +240,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     for (int c0 = 0; c0 < count; c0 += SIDE_CHUNK) {
         int c1 = c0 + SIDE_CHUNK < count ? c0 + SIDE_CHUNK : count;
         size_t epoch_steps = (s->rep[c0].n + B - 1) / B; /* the largest replica's */
-        for (long e = 0; e < sc->local_epochs; e++) {
+        for (long e = 0; e < scenario_own(sc, "local_epochs")->l; e++) {
             for (int r = c0; r < c1; r++)
                 trainer_rng_shuffle_u32(&rng_of[r], s->rep[r].order, s->rep[r].n);
             for (size_t k = 0; k < epoch_steps; k++) {

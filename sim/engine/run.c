@@ -553,7 +553,7 @@ size_t sim_client_samples(const sim_run_t *run, int c)
 {
     if (!run->timing_only)
         return trainer_partition_size(&run->part, c) - (run->held_out ? run->held_out[c] : 0);
-    size_t k = (size_t)run->sc->clients, n = run->train.n;
+    size_t k = (size_t)scenario_own(run->sc, "clients")->l, n = run->train.n;
     return n / k + ((size_t)c < n % k);
 }
 

@@ -52,7 +52,6 @@ _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
-_Static_assert(sizeof(sim_pipeline_schedule_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_fp8_scaling_t) == sizeof(int), "enum size");
@@ -61,7 +60,6 @@ _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
 
-static const char *const pipe_schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", "2d", NULL};
@@ -88,7 +86,8 @@ static const key_desc_t builtin_keys[] = {
     K_NUM("run", "seed", KEY_INT, "1", OFF(seed, uint64_t), ST_U64, 0, 2147483647, 0,
           "seed of every random stream (data split, initialisation, sampling)"),
     K_LONG("run", "steps", "200", steps, 1, 1e9,
-           "synchronous steps (per worker for async-ps and local-sgd; fedavg uses rounds)"),
+           "steps (per worker where workers step at their own pace; federated strategies count "
+           "strategy.rounds instead)"),
     K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
            "simulated-time limit; 0 = none"),
     K_LONG("run", "collapse_after", "5", collapse_after, 0, 1e6,
@@ -99,7 +98,8 @@ static const key_desc_t builtin_keys[] = {
            "without finishing a step is stalled (a livelock of recoveries): it ends, recorded "
            "`stalled` with a fault row saying why; 0 = never"),
     K_LONG("run", "eval_every", "50", eval_every, 0, 1e9,
-           "evaluate on the test set every N steps (rounds for fedavg); 0 = no step marks"),
+           "evaluate on the test set every N steps (rounds for federated strategies); 0 = no "
+           "step marks"),
     K_UNIT("run", "eval_interval", KEY_TIME, "0s", eval_interval, 0, 0,
            "also evaluate at the first step boundary after every multiple of this simulated "
            "time; 0 = no time marks"),
@@ -154,7 +154,7 @@ static const key_desc_t builtin_keys[] = {
     K_INTF("model", "seq", "64", model.seq, 1, TRAINER_GPT_MAX_SEQ,
            "gpt tokens per window: a sample is seq + 1 tokens, the last seq of them targets"),
     K_LONG("model", "batch", "64", batch, 1, 65536,
-           "batch size per worker (per client for fedavg)"),
+           "batch size per worker (per client for federated strategies)"),
     K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate"),
     K_FLOAT("model", "momentum", "0", sgd.momentum, 0, 1, OPEN_MAX, "SGD momentum"),
     K_FLOAT("model", "weight_decay", "0", sgd.weight_decay, 0, 1, 0, "L2 weight decay"),
@@ -165,7 +165,7 @@ static const key_desc_t builtin_keys[] = {
            "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
            "error without a usable GPU) or auto (cuda when usable, else cpu)"),
     K_ENUM("model", "side_by_side", "auto", side_by_side, sim_side_by_side_t, side_names, 0,
-           "fedavg and local-sgd: train a round's clients (a period's workers) side by side "
+           "train a federated round's clients (local SGD: a period's workers) side by side "
            "as replicas, one launch per op for all of them (same results up to float "
            "rounding; auto: on the cuda device only)"),
     K_ENUM("model", "precision", "fp32", precision, sim_precision_t, precision_names, 0,
@@ -217,7 +217,7 @@ static const key_desc_t builtin_keys[] = {
              "client per source)",
              "how the training set is split across workers or clients"),
     K_DOUBLE("data", "client_holdout", "0", client_holdout, 0, 0.9, 0,
-             "fedavg, fedbuff: share of each client's samples kept out of its training; the "
+             "federated: share of each client's samples kept out of its training; the "
              "final model's accuracy on them is the client's row of the clients table "
              "(fairness across clients); 0 = none"),
 
@@ -227,8 +227,8 @@ static const key_desc_t builtin_keys[] = {
              ".xml file (relative to the scenario file)",
              "simulated cluster"),
     K_LONG("cluster", "workers", "8", workers, 1, 100000,
-           "trainer hosts (fedavg: client hosts; single ignores it and uses one; pipeline uses "
-           "one per stage)"),
+           "trainer hosts (federated: the hosts clients train on; a strategy that lays out its own "
+           "hosts, as the one-worker baseline or a pipeline's stages, sets or checks it)"),
     K_UNIT("cluster", "bandwidth", KEY_BANDWIDTH, "10Gbps", bandwidth, 0, OPEN_MIN,
            "bandwidth of each host's link"),
     K_UNIT("cluster", "latency", KEY_TIME, "5us", latency, 0, 0, "latency of each host's link"),
@@ -297,12 +297,8 @@ static const key_desc_t builtin_keys[] = {
 
     /* [strategy] */
     K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),
-    K_LONG("strategy", "servers", "1", servers, 1, 1024,
-           "parameter-server shards (sync-ps, async-ps); at most workers"),
-    K_LONG("strategy", "staleness", "0", staleness, 0, 1000000,
-           "async-ps: largest gradient staleness accepted; 0 = unbounded"),
     K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names,
-           0, "all-reduce algorithm (allreduce)"),
+           0, "the all-reduce's algorithm (the strategy table says what each does)"),
     K_ENUM("strategy", "ring_messages", "steps", ring_messages, sim_ring_messages_t,
            ring_message_names, 0,
            "ring all-reduce: steps = one message per step, 2 (p-1) per member; phases = one "
@@ -310,78 +306,30 @@ static const key_desc_t builtin_keys[] = {
            "(timing-only runs of thousands of workers; same time when the ring has its links "
            "to itself)"),
     K_DOUBLE("strategy", "bucket_mb", "0", bucket_mb, 0, 1e6, 0,
-             "allreduce, and pipeline over its replicas (data_parallel > 1, no "
-             "shard_optimizer): gradient buckets of this many MB (1e6 bytes), all-reduced "
-             "while the backward pass goes on (a pipeline's: its step's last; PyTorch DDP's "
-             "bucket_cap_mb, Horovod's fusion buffer); 0 = one all-reduce after the backward "
-             "pass; other strategies ignore it"),
+             "gradient buckets of this many MB (1e6 bytes), each reduced across the replicas "
+             "while the backward pass goes on (over micro-batches: during the step's last); "
+             "PyTorch DDP's bucket_cap_mb, Horovod's fusion buffer; 0 = one collective after "
+             "the backward pass (a sharded optimizer's: its own default)"),
     K_LONG("strategy", "group_size", "4", group_size, 1, 100000,
            "hierarchical and 2d all-reduce: workers per group (consecutive ranks); must "
            "divide workers; on a multi-rack platform the racks are the groups, on the rail "
            "platform the servers"),
-    K_LONG("strategy", "local_steps", "8", local_steps, 1, 1000000,
-           "local-sgd: local steps between averagings (H)"),
-    K_LONG("strategy", "clients", "100", clients, 1, 10000000, "fedavg: client population"),
-    K_DOUBLE("strategy", "fraction", "0.1", fraction, 0, 1, OPEN_MIN,
-             "fedavg: fraction of clients sampled per round; floor(clients x fraction) >= 1"),
-    K_LONG("strategy", "local_epochs", "1", local_epochs, 1, 1000,
-           "fedavg: local epochs per round (E)"),
-    K_LONG("strategy", "rounds", "20", rounds, 1, 10000000, "fedavg: rounds"),
-    K_DOUBLE("strategy", "prox_mu", "0", prox_mu, 0, 1000, 0,
-             "FedProx proximal term; 0 = plain FedAvg"),
-    K_LONG("strategy", "stages", "2", stages, 1, 64,
-           "pipeline: stages, each a run of consecutive layers on its own host (cut where the "
-           "FLOPs balance best, at layers with weights; a model profile: at its [forward] "
-           "cuts); cluster.workers, if given, must equal it"),
-    K_LONG("strategy", "micro_batches", "4", micro_batches, 1, 4096,
-           "pipeline: micro-batches each step's model.batch is cut into (must divide it)"),
-    K_ENUM("strategy", "pipeline_schedule", "1f1b", pipeline_schedule, sim_pipeline_schedule_t,
-           pipe_schedule_names, 0,
-           "pipeline: gpipe (all forwards, then all backwards; every micro-batch's activations "
-           "held at once), 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
-           "micro-batches in flight) or interleaved (Megatron-LM: 1f1b over virtual_stages "
-           "chunks of layers a stage, bubble divided by virtual_stages); all flush and update "
-           "once per step"),
-    K_LONG("strategy", "data_parallel", "1", data_parallel, 1, 4096,
-           "pipeline: replicas of the whole pipeline (hybrid data + pipeline parallelism: "
-           "data_parallel x stages workers, each replica on its own batch of model.batch, each "
-           "stage's gradients all-reduced with `algorithm` across the replicas before its "
-           "update); cluster.workers, if given, must equal data_parallel x stages"),
-    K_LONG("strategy", "tensor_parallel", "2", tensor_parallel, 1, 1024,
-           "tensor: workers every dense layer is split across (Megatron-LM: column split, "
-           "then row split, an all-reduce of activations per pair; an unpaired last layer "
-           "column-split with an all-gather); must divide the widths it splits; "
-           "cluster.workers, if given, must equal it"),
-    K_LONG("strategy", "tensor", "1", tensor, 1, 1024,
-           "pipeline of a model profile with a [tensor] section: hosts every stage is split "
-           "across (Megatron-LM tensor parallelism: the profile's column, row, heads and vocab "
-           "layers divided, an all-reduce per marked layer in the tensor group); workers = "
-           "tensor x stages x data_parallel"),
-    K_BOOL("strategy", "sequence_parallel", "no", sequence_parallel,
-           "with strategy.tensor > 1 (or kind = tensor on the real gpt): sequence "
-           "parallelism (Korthikanti et al. 2022): each all-reduce becomes a reduce-scatter "
-           "and an all-gather (the same bytes), and the replicated layers' FLOPs and kept "
-           "outputs, and the activations between stages, are divided by tensor"),
-    K_BOOL("strategy", "shard_optimizer", "no", shard_optimizer,
-           "pipeline with data_parallel > 1: ZeRO over the replicas, stage zero_stage (1: each "
-           "stage's gradients reduce-scattered, each replica updating 1/data_parallel of them "
-           "with that share of the optimizer state, the weights all-gathered; ring)"),
     /* (the strategies' own keys go here: keys_use_strategies) */
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
-           "single, sync-ps, allreduce, zero, fedavg: gradient accumulation, micro-batches of "
-           "model.batch summed before each exchange and update (a step then takes accumulate "
-           "x batch samples per worker; a fedavg client's local step likewise)"),
+           "gradient accumulation, micro-batches of model.batch summed before each exchange "
+           "and update (a step then takes accumulate x batch samples per worker; a "
+           "federated client's local step likewise)"),
     K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
              "none, fp16, qsgd8, topk:F (0 < F <= 1)",
-             "sync-ps, allreduce, fedavg: what gradients (fedavg: model updates) travel as: "
+             "what gradients (a federated client's: model updates) travel as: "
              "fp16 halves, qsgd8 8-bit stochastic quantization with a scale per 512, topk:F "
              "the largest F of them as index + value pairs; bytes on the wire are the "
              "encoding's (Compression below)"),
     K_BOOL("strategy", "error_feedback", "yes", error_feedback,
            "with a lossy compression: each sender keeps what its encoding left out and adds "
-           "it to its next gradient (fedavg: per client)"),
+           "it to its next gradient (federated: per client)"),
     K_BOOL("strategy", "momentum_correction", "yes", momentum_correction,
-           "sync-ps and allreduce with topk, error feedback and model.momentum > 0: each worker "
+           "with topk, error feedback and model.momentum > 0: each worker "
            "keeps the momentum of its own gradients, accumulates that, and clears what it sent "
            "(DGC, Lin et al. 2018); the update is then plain SGD"),
 
@@ -418,43 +366,44 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("faults", "mttr", KEY_TIME, "0s", mttr, 0, 0,
            "mean time to repair after a random failure (exponential); 0 = never back"),
     K_LONG("faults", "checkpoint_every", "0", checkpoint_every, 0, 1000000000,
-           "sync-ps servers and the single worker checkpoint every N steps and restart from "
+           "parameter servers and a lone worker checkpoint every N steps and restart from "
            "it after a crash; 0 = restart from the initial weights"),
     K_DOUBLE("faults", "dropout", "0", dropout, 0, 1, 0,
-             "fedavg: probability that a sampled client drops out of its round"),
+             "federated rounds: probability that a sampled client drops out of its round"),
     K_UNIT("faults", "deadline", KEY_TIME, "0s", deadline, 0, 0,
-           "fedavg: the server aggregates what arrived this long after the round started; "
+           "federated rounds: the server aggregates what arrived this long after the round started; "
            "0 = waits for every client (at most faults.timeout of silence)"),
     K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
-             "fedavg: sample this many times the clients needed and keep the first to answer"),
+             "federated rounds: sample this many times the clients needed and keep the first to "
+             "answer"),
     K_CUSTOM("faults", "availability", "always", parse_availability, format_availability,
              "always, PERIOD:FRACTION (e.g. 24h:0.3), trace:PATH (relative to the scenario file)",
-             "fedavg: each client is online FRACTION of every PERIOD (phase drawn per client), "
+             "federated: each client is online FRACTION of every PERIOD (phase drawn per client), "
              "or in its windows of an availability trace (scenarios/traces/README.md: dtsim's "
              "or FedScale's layout); only online clients are sampled"),
     K_CUSTOM("faults", "client_speed", "same", parse_client_speed, format_client_speed,
              "same, SPEED:SHARE, ... (shares sum to 1), or a distribution of speeds "
              "(uniform:LO:HI, lognormal:MEDIAN:SIGMA, choice:V1@P1,...)",
-             "fedavg, fedbuff, hierfl: each client's compute speed: a device class drawn per client, "
+             "federated: each client's compute speed: a device class drawn per client, "
              "or a speed drawn per client (same = cluster.device)"),
     K_CUSTOM("faults", "device_trace", "none", parse_device_trace, format_device_trace,
              "none, or a device trace FILE.csv (relative to the scenario file)",
-             "fedavg, fedbuff, hierfl: each client's speed, uplink, downlink and latency from a trace "
+             "federated: each client's speed, uplink, downlink and latency from a trace "
              "(dtsim's or FedScale's layout, scenarios/traces/README.md; client c takes row c "
              "mod rows); its link columns need the edge platform and a host per client"),
     K_CUSTOM("faults", "client_up", "platform", parse_client_up, format_client_up,
              "platform, or a distribution of bandwidths (e.g. lognormal:5Mbps:0.8)",
-             "fedavg, hierfl on the edge platform: each client's uplink bandwidth, drawn per client "
+             "federated, on the edge platform: each client's uplink bandwidth, drawn per client "
              "(platform = the edge platform's access classes); needs a host per client"),
     K_CUSTOM("faults", "client_down", "platform", parse_client_down, format_client_down,
              "platform, or a distribution of bandwidths (e.g. uniform:20Mbps:100Mbps)",
-             "fedavg, hierfl on the edge platform: each client's downlink bandwidth, drawn per client"),
+             "federated, on the edge platform: each client's downlink bandwidth, drawn per client"),
     K_CUSTOM("faults", "client_latency", "platform", parse_client_latency,
              format_client_latency, "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
-             "fedavg, hierfl on the edge platform: each client's one-way access latency, drawn per "
+             "federated, on the edge platform: each client's one-way access latency, drawn per "
              "client (platform = its access class's plus cluster.latency)"),
     K_DOUBLE("faults", "byzantine", "0", byzantine, 0, 1, OPEN_MAX,
-             "fedavg, fedbuff: fraction of the clients that are Byzantine (floor(fraction x "
+             "federated: fraction of the clients that are Byzantine (floor(fraction x "
              "clients), drawn once per run from the seed); they send faults.attack's update"),
     K_ENUM("faults", "attack", "sign_flip", attack, sim_attack_t, attack_names, 0,
            "Byzantine clients: sign_flip sends x - attack_scale (y - x) for its trained model "
@@ -478,6 +427,30 @@ _Static_assert(N_BUILTIN + SCENARIO_OWN_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARI
 
 const key_desc_t *key_table = builtin_keys;
 int key_count = (int)N_BUILTIN;
+
+/* The [strategy] keys of no strategy's own, which the engine reads for every strategy that
+ * takes their technique, and the SIM_TAKES_* bit (strategy_def.h) that says which do. */
+static const struct {
+    const char *key;
+    unsigned takes;
+} technique_keys[] = {
+    {"algorithm", SIM_TAKES_ALLREDUCE},
+    {"ring_messages", SIM_TAKES_ALLREDUCE},
+    {"bucket_mb", SIM_TAKES_BUCKETS},
+    {"group_size", SIM_TAKES_GROUPS},
+    {"accumulate", SIM_TAKES_ACCUMULATE},
+    {"compression", SIM_TAKES_COMPRESSION},
+    {"error_feedback", SIM_TAKES_COMPRESSION},
+    {"momentum_correction", SIM_TAKES_MOMENTUM_CORRECTION},
+};
+
+unsigned keys_technique(const char *key)
+{
+    for (size_t i = 0; i < sizeof technique_keys / sizeof *technique_keys; i++)
+        if (!strcmp(technique_keys[i].key, key))
+            return technique_keys[i].takes;
+    return 0;
+}
 
 /* The row of a strategy's own key, its value in sc->own[slot]. */
 static key_desc_t own_row(const sim_strategy_key_t *k, int slot)
@@ -530,6 +503,10 @@ void keys_use_strategies(const sim_strategy_t *const *list)
         table[n++] = *d;
     }
     DT_ASSERT(placed);
+    /* every built-in [strategy] key but kind is some technique's */
+    for (size_t b = 0; b < N_BUILTIN; b++)
+        DT_ASSERT(strcmp(builtin_keys[b].section, "strategy") ||
+                  !strcmp(builtin_keys[b].key, "kind") || keys_technique(builtin_keys[b].key));
     key_table = table;
     key_count = n;
 }

@@ -103,6 +103,9 @@ extern int key_count;
  * before strategy.accumulate (scenario_strategies_use). */
 void keys_use_strategies(const sim_strategy_t *const *list);
 
+/** The SIM_TAKES_* bit of a [strategy] key the engine reads for the strategies that take
+ * its technique (strategy.compression: SIM_TAKES_COMPRESSION); 0 for the others. */
+unsigned keys_technique(const char *key);
 /** "a, b and c" of the registry's strategies, for strategy.kind's messages and docs. */
 void kind_names(char *buf, size_t n);
 /** Resolves a path written in a scenario against ctx->base_dir and makes it absolute;

@@ -197,11 +197,12 @@ void scenario_write_keys_markdown(FILE *out)
     char buf[512];
     for (int k = 0; k < key_count; k++) {
         const key_desc_t *d = &key_table[k];
+        int strategy = !strcmp(d->section, "strategy"); /* a column of who reads it */
         if (!section || strcmp(section, d->section)) {
             section = d->section;
-            fprintf(out, "%s### [%s]\n\n| key | default | accepted values | meaning |\n"
-                         "|---|---|---|---|\n",
-                    k ? "\n" : "", section);
+            fprintf(out, "%s### [%s]\n\n| key |%s default | accepted values | meaning |\n"
+                         "|---|%s---|---|---|\n",
+                    k ? "\n" : "", section, strategy ? " read by |" : "", strategy ? "---|" : "");
         }
         const char *accepted = d->accepted;
         switch (d->type) {
@@ -246,7 +247,12 @@ void scenario_write_keys_markdown(FILE *out)
             snprintf(def, sizeof def, "%s", d->defdoc);
         else
             snprintf(def, sizeof def, "`%s`", d->def);
-        fprintf(out, "| `%s` | %s | %s | %s |\n", d->key, def, accepted, d->doc);
+        char readers[512] = "";
+        if (strategy && strcmp(d->key, "kind"))
+            scenario_key_readers(d->key, " and ", readers, sizeof readers);
+        fprintf(out, "| `%s` |%s%s%s %s | %s | %s |\n", d->key, strategy ? " " : "",
+                strategy ? (readers[0] ? readers : "every strategy") : "", strategy ? " |" : "",
+                def, accepted, d->doc);
     }
 
     fprintf(out, "\n### Units\n\nA unit is required (a time of 0 may omit it); spaces between the "

@@ -25,19 +25,13 @@
 #define SCENARIO_STR 512
 #define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_TIMELINE_ALL LONG_MAX /* run.timeline_steps = all */
-#define SCENARIO_MAX_KEYS 176 /* room in key_line for every key of the table */
-#define SCENARIO_OWN_KEYS 48  /* strategies' own keys (sim_strategy_t.own_keys), together */
+#define SCENARIO_MAX_KEYS 208 /* room in key_line for every key of the table */
+#define SCENARIO_OWN_KEYS 80  /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
 #define SCENARIO_SWEEP_TEXT 8192  /* the text of every value of a sweep, together */
 #define SCENARIO_SWEEP_RUNS 10000 /* runs of one sweep */
-
-typedef enum sim_pipeline_schedule {
-    SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
-    SIM_PIPE_1F1B,  /* one forward, one backward in the steady state (PipeDream-Flush) */
-    SIM_PIPE_INTERLEAVED, /* 1F1B over strategy.virtual_stages chunks a stage (Megatron-LM) */
-} sim_pipeline_schedule_t;
 
 typedef enum sim_allreduce_algo {
     SIM_ALLREDUCE_RING,
@@ -254,26 +248,10 @@ typedef struct scenario {
 
     /* [strategy] */
     const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
-    long servers;                     /* parameter-server shards */
-    long staleness;                   /* async-ps bound, 0 = unbounded */
     sim_allreduce_algo_t algorithm;
     long group_size;                  /* hierarchical: workers per group */
     sim_ring_messages_t ring_messages;
     double bucket_mb;                 /* allreduce, pipeline gradient buckets (MB), 0 = off */
-    long local_steps;                 /* local-sgd H */
-    long clients;                     /* fedavg population */
-    double fraction;                  /* fedavg clients sampled per round */
-    long local_epochs;                /* fedavg E */
-    long rounds;                      /* fedavg rounds */
-    double prox_mu;                   /* fedprox proximal term, 0 = FedAvg */
-    long stages;                      /* pipeline: stages, one host each */
-    long micro_batches;               /* pipeline: micro-batches of model.batch per step */
-    sim_pipeline_schedule_t pipeline_schedule;
-    long data_parallel;               /* pipeline: replicas of the whole pipeline (hybrid) */
-    long tensor_parallel;             /* tensor: workers each dense layer is split across */
-    long tensor;                      /* pipeline of a profile: hosts each stage is split across */
-    int sequence_parallel;            /* with tensor > 1: Megatron's sequence parallelism */
-    int shard_optimizer;              /* pipeline: ZeRO stage 1 over the replicas */
     long accumulate;                  /* micro-batches summed per exchange (strategies with
                                          SIM_TAKES_ACCUMULATE) */
     trainer_codec_t compression;      /* what gradients and updates travel as */

@@ -17,8 +17,30 @@ void scenario_strategies_use(const sim_strategy_t *const *list)
 
 const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key)
 {
-    int k = key_find("strategy", key);
-    DT_ASSERT(k >= 0); /* not a key: its strategy was not registered */
+    /* Callers name keys with literals, read in loops: the row of each is remembered by the
+     * name's address (a table of SEEN, replaced in turn when full), and its name compared. */
+    enum { SEEN = 64 };
+    static struct {
+        const char *key;
+        const key_desc_t *row;
+    } seen[SEEN];
+    static unsigned next;
+    static const key_desc_t *table;
+    if (table != key_table) { /* the key table was made again */
+        memset(seen, 0, sizeof seen);
+        table = key_table;
+    }
+    int k = -1;
+    for (unsigned i = 0; i < SEEN && seen[i].key && k < 0; i++)
+        if (seen[i].key == key && !strcmp(seen[i].row->key, key)) /* a buffer reused */
+            k = (int)(seen[i].row - key_table);
+    if (k < 0) {
+        k = key_find("strategy", key);
+        DT_ASSERT(k >= 0); /* not a key: its strategy was not registered */
+        seen[next % SEEN].key = key;
+        seen[next % SEEN].row = &key_table[k];
+        next++;
+    }
     size_t off = key_table[k].off, base = offsetof(scenario_t, own);
     DT_ASSERT(off >= base && off < base + sizeof sc->own); /* a built-in key, not an own one */
     return &sc->own[(off - base) / sizeof(sim_own_value_t)];
@@ -36,6 +58,44 @@ const sim_strategy_t *scenario_strategy_find(const char *name)
         if (!strcmp((*s)->name, name))
             return *s;
     return NULL;
+}
+
+int scenario_strategy_reads(const sim_strategy_t *st, const char *key)
+{
+    if (!strcmp(key, "kind"))
+        return 1;
+    for (const sim_strategy_key_t *k = st->own_keys; k && k->key; k++)
+        if (!strcmp(k->key, key))
+            return 1;
+    unsigned bit = keys_technique(key);
+    return bit && (st->takes & bit);
+}
+
+void scenario_strategy_keys(const sim_strategy_t *st, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < key_count && len < n; k++)
+        if (!strcmp(key_table[k].section, "strategy") && strcmp(key_table[k].key, "kind") &&
+            scenario_strategy_reads(st, key_table[k].key))
+            len += (size_t)snprintf(buf + len, n - len, "%s`%s`", len ? ", " : "",
+                                    key_table[k].key);
+}
+
+void scenario_key_readers(const char *key, const char *last, char *buf, size_t n)
+{
+    const sim_strategy_t *const *s = scenario_strategies();
+    int total = 0, i = 0;
+    for (int j = 0; s[j]; j++)
+        total += scenario_strategy_reads(s[j], key);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int j = 0; s[j] && len < n; j++)
+        if (scenario_strategy_reads(s[j], key)) {
+            i++;
+            len += (size_t)snprintf(buf + len, n - len, "%s%s",
+                                    i == 1 ? "" : i == total ? last : ", ", s[j]->name);
+        }
 }
 
 /* "a, b and c" of the strategies whose takes, masked, equals want, and (federated) whose

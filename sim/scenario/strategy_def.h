@@ -32,6 +32,12 @@ enum {
     SIM_TAKES_CLIENT_LINKS = 1 << 7,        /* per-client links (faults.client_up, ...):
                                                each client trains on a host of its own, so a
                                                host's access link is that client's */
+    SIM_TAKES_ALLREDUCE = 1 << 8,           /* its replicas all-reduce through the engine's
+                                               collectives: strategy.algorithm, ring_messages */
+    SIM_TAKES_GROUPS = 1 << 9,              /* hierarchical and 2d all-reduces in groups of
+                                               strategy.group_size */
+    SIM_TAKES_BUCKETS = 1 << 10,            /* gradient buckets reduced during the backward
+                                               pass: strategy.bucket_mb */
     SIM_RUNS_REAL = 1 << 6,                 /* `dtsim run --real` runs it over MPI: every
                                                node runs as it would on SimGrid, none reads
                                                another's memory or trains on its behalf
@@ -59,6 +65,10 @@ typedef struct sim_strategy_key {
     unsigned open;                /* SIM_KEY_OPEN_MIN, SIM_KEY_OPEN_MAX: bounds left out */
     const char *const *names;     /* ENUM: the values, NULL-terminated */
     const char *doc;              /* one line for the key reference */
+    int ignored_elsewhere;        /* 1: a scenario of another strategy may set it and it is
+                                     ignored there (the keys every strategy's file could hold
+                                     before they were a strategy's own); 0: set there to
+                                     other than its default, it is refused */
 } sim_strategy_key_t;
 
 /* Where a scenario keeps the value of a strategy's own key (scenario_t.own). */
@@ -73,11 +83,11 @@ typedef struct sim_strategy {
     const char *name;
     /** One line for the strategy table (sim/README.md, `dtsim strategies`). */
     const char *about;
-    /** The [strategy] keys it reads, for the strategy table ("" for none). */
-    const char *keys;
     /** Keys of its own, {NULL}-terminated, listed in the key reference before
      * strategy.accumulate; a name no built-in key has; two strategies that declare a key
-     * alike (kind, default, range, names) share it. NULL: none. */
+     * alike (kind, default, range, names) share it. NULL: none. The [strategy] keys it
+     * reads are these and those of the techniques its takes names (scenario_strategy_keys):
+     * the key reference and the strategy table list them from here. */
     const sim_strategy_key_t *own_keys;
     /** The role of its trainers: "worker", or "client" for federated strategies. */
     const char *worker_role;
@@ -135,6 +145,14 @@ const sim_strategy_t *scenario_strategy_find(const char *name);
 void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n);
 /** Likewise, the strategies whose takes has no bit of mask. */
 void scenario_strategies_lacking(unsigned mask, const char *last, char *buf, size_t n);
+/** 1 when st reads [strategy] key `key` (its own keys, the keys of the techniques it takes;
+ * strategy.kind: every strategy). */
+int scenario_strategy_reads(const sim_strategy_t *st, const char *key);
+/** "`a`, `b`" of the [strategy] keys st reads, in the key table's order, less kind ("" for
+ * none). */
+void scenario_strategy_keys(const sim_strategy_t *st, char *buf, size_t n);
+/** "a, b and c" (last = " and ") of the strategies that read [strategy] key `key`. */
+void scenario_key_readers(const char *key, const char *last, char *buf, size_t n);
 /** Likewise, the federated ones (worker_role "client") whose takes has every bit of mask
  * (0: every federated strategy). */
 void scenario_strategies_federated(unsigned mask, const char *last, char *buf, size_t n);

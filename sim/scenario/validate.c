@@ -147,13 +147,13 @@ static dt_status check_client_devices(const scenario_t *sc, dt_err_t *err)
                              "links of the platform, or another strategy.kind)",
                              names, st->name);
     }
-    if (sc->workers < sc->clients) {
+    if (sc->workers < scenario_own(sc, "clients")->l) {
         k = scenario_blame(sc, "cluster.workers", k, where, sizeof where);
         return scenario_fail(sc, err, k,
                              "per-client links need a host per client (client c trains on "
                              "host c mod workers): %ld hosts for %ld clients (expected "
                              "workers >= clients; %s)",
-                             sc->workers, sc->clients, where);
+                             sc->workers, scenario_own(sc, "clients")->l, where);
     }
     return DT_OK;
 }
@@ -180,7 +180,7 @@ static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
     /* FedScale's times become speeds through the model's FLOPs: bounded as they are read */
     int speeds = !(d.trace.n && (d.trace.has & SIM_DEVICE_MS_PER_SAMPLE));
     dt_status st = DT_OK;
-    for (long c = 0; c < sc->clients && !st; c++) {
+    for (long c = 0; c < scenario_own(sc, "clients")->l && !st; c++) {
         double v[3], speed = speeds ? sim_client_speed(&d, c) : 1;
         unsigned given = sim_client_link(&d, c, &v[0], &v[1], &v[2]);
         const char *key = NULL;
@@ -210,7 +210,8 @@ static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
 
 long scenario_fedavg_sampled(const scenario_t *sc)
 {
-    return (long)floor((double)sc->clients * sc->fraction + 1e-9);
+    return (long)floor((double)scenario_own(sc, "clients")->l * scenario_own(sc, "fraction")->d +
+                       1e-9);
 }
 
 /* Whether own key k of sc holds other than its default. */
@@ -234,7 +235,8 @@ static int own_differs(const scenario_t *sc, const sim_strategy_key_t *k)
 }
 
 /* A strategy's own key set to other than its default, in the file or with --set, for a
- * strategy that does not read it: an error, not silence (a written configuration holds
+ * strategy that does not read it (unless the key says it is ignored elsewhere): an error, not
+ * silence (a written configuration holds
  * every key at its default) (hierfl's check names fedavg's keys it refuses more precisely,
  * before this), except in a sweep over strategy.kind, whose keys are each for some runs. */
 static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err_t *err)
@@ -251,7 +253,8 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
                 mine = !strcmp(q->key, k->key);
             char name[64];
             snprintf(name, sizeof name, "strategy.%s", k->key);
-            if (mine || !scenario_key_given(sc, name) || !own_differs(sc, k))
+            if (mine || k->ignored_elsewhere || !scenario_key_given(sc, name) ||
+                !own_differs(sc, k))
                 continue;
             char who[160] = "", where[96];
             size_t len = 0;
@@ -514,12 +517,12 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
                                  "Byzantine clients need a federated strategy (%s), not %s",
                                  names, st->name);
         }
-        if ((long)floor(sc->byzantine * (double)sc->clients + 1e-9) < 1) {
+        if ((long)floor(sc->byzantine * (double)scenario_own(sc, "clients")->l + 1e-9) < 1) {
             k = scenario_blame(sc, "faults.byzantine", "strategy.clients", where, sizeof where);
             return scenario_fail(sc, err, k,
                                  "byzantine %g of %ld clients makes no client Byzantine "
                                  "(expected at least 1 / clients; %s)",
-                                 sc->byzantine, sc->clients, where);
+                                 sc->byzantine, scenario_own(sc, "clients")->l, where);
         }
         if (sc->side_by_side == SIM_SIDE_YES) {
             k = scenario_blame(sc, "model.side_by_side", "faults.byzantine", where, sizeof where);

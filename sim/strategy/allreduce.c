@@ -131,12 +131,10 @@ const sim_strategy_t sim_strategy_allreduce = {
              "each group, a ring per position across the groups, one per rail, ring "
              "all-gather inside); all as real exchanges of chunks of the buffer; then the "
              "same SGD step on every replica",
-    .keys = "`algorithm`, `group_size`, `ring_messages`, `bucket_mb`, `accumulate`, "
-            "`compression`, `error_feedback`, `momentum_correction`, `dp_comm`, "
-            "`nccl_algorithm`, `nccl_protocol`",
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
-             SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
+             SIM_TAKES_ALLREDUCE | SIM_TAKES_GROUPS | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS |
+             SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
     .own_keys = own_keys,

@@ -260,7 +260,7 @@ static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     int N = run->n_workers;
-    long bound = run->sc->staleness;
+    long bound = scenario_own(run->sc, "staleness")->l;
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     server_state_t *st = server_state(run, node, len);
     if (node->incarnation > 0) {
@@ -346,7 +346,17 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_SERVERS,
+    {.key = "staleness", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+     .doc = "largest gradient staleness accepted (updates the shard applied since the "
+            "worker's parameters were sent); 0 = unbounded",
+     .ignored_elsewhere = 1},
+    {0},
+};
+
 const sim_strategy_t sim_strategy_async_ps = {
+    .own_keys = own_keys,
     .name = "async-ps",
     .about = "workers push gradient slices and pull parameter slices at their own pace; pushes "
              "travel at once (the shard's inbox has a permanent receiver) and each shard "
@@ -354,7 +364,6 @@ const sim_strategy_t sim_strategy_async_ps = {
              "minus the version the gradient was computed on) of every gradient shard 0 "
              "applies is recorded; `staleness` = K > 0 holds back the reply to a worker more "
              "than K pushes ahead of the slowest (stale-synchronous parallel)",
-    .keys = "`servers`, `staleness`",
     .worker_role = "worker",
     .takes = SIM_RUNS_REAL,
     .check = sim_ps_check,

@@ -49,19 +49,19 @@ static long *replica_steps(sim_run_t *run)
 void sim_ps_hosts(const scenario_t *sc, int *workers, int *servers)
 {
     *workers = (int)sc->workers;
-    *servers = (int)sc->servers;
+    *servers = (int)scenario_own(sc, "servers")->l;
 }
 
 dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err)
 {
-    if (sc->servers <= sc->workers)
+    if (scenario_own(sc, "servers")->l <= sc->workers)
         return DT_OK;
     char where[96];
     const char *k = scenario_blame(sc, "strategy.servers", "cluster.workers", where,
                                    sizeof where);
     return scenario_fail(sc, err, k,
                          "%ld servers for %ld workers (expected servers <= workers for %s; %s)",
-                         sc->servers, sc->workers, sc->strategy->name, where);
+                         scenario_own(sc, "servers")->l, sc->workers, sc->strategy->name, where);
 }
 
 dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err)

@@ -33,62 +33,66 @@ enum {
 
 /* fedavg's own keys (sim_strategy_t.own_keys), read with scenario_own */
 static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_CLIENTS,
+    SIM_KEY_FRACTION,
+    SIM_KEY_LOCAL_EPOCHS,
+    SIM_KEY_ROUNDS,
+    SIM_KEY_PROX_MU,
     {.key = "server_optimizer", .kind = SIM_KEY_ENUM, .def = "avg", .names = trainer_fedopt_names,
-     .doc = "fedavg: what the server does with the round's average update delta: avg adds "
+     .doc = "what the server does with the round's average update delta: avg adds "
             "server_lr x delta (FedAvg), avgm adds server_lr x m with m = server_momentum x m + "
             "delta (FedAvgM), adagrad, adam and yogi are Reddi et al. 2021's FedAdagrad, "
             "FedAdam and FedYogi (server_lr x m / (sqrt(v) + server_tau); they want a "
             "server_lr near 0.01 to 0.1)"},
-    {.key = "server_lr", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 100,
-     .open = SIM_KEY_OPEN_MIN, .doc = "fedavg: the server's learning rate (eta)"},
+    SIM_KEY_SERVER_LR,
     {.key = "server_momentum", .kind = SIM_KEY_REAL, .def = "0.9", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MAX,
-     .doc = "fedavg: beta1 of avgm, adagrad, adam and yogi (their first moment)"},
+     .doc = "beta1 of avgm, adagrad, adam and yogi (their first moment)"},
     {.key = "server_beta2", .kind = SIM_KEY_REAL, .def = "0.99", .min = 0, .max = 1,
-     .open = SIM_KEY_OPEN_MAX, .doc = "fedavg: beta2 of adam and yogi (their second moment)"},
+     .open = SIM_KEY_OPEN_MAX, .doc = "beta2 of adam and yogi (their second moment)"},
     {.key = "server_tau", .kind = SIM_KEY_REAL, .def = "0.001", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MIN,
-     .doc = "fedavg: adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
+     .doc = "adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
     {.key = "aggregator", .kind = SIM_KEY_ENUM, .def = "mean", .names = trainer_agg_names,
-     .doc = "fedavg: how the server combines the round's models: mean (weighted by samples), "
+     .doc = "how the server combines the round's models: mean (weighted by samples), "
             "median or trimmed_mean (per coordinate), krum or multi_krum (Blanchard et al. "
             "2017: the model, or the mean of the multi_krum_m models, closest to their "
             "neighbours); the robust rules resist Byzantine clients (faults.byzantine)"},
     {.key = "trim", .kind = SIM_KEY_REAL, .def = "0.1", .min = 0, .max = 0.5,
      .open = SIM_KEY_OPEN_MAX,
-     .doc = "fedavg: trimmed_mean cuts floor(trim x updates) values at each end"},
+     .doc = "trimmed_mean cuts floor(trim x updates) values at each end"},
     {.key = "krum_f", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
-     .doc = "fedavg: Byzantine updates krum and multi_krum tolerate in a round (they need "
+     .doc = "Byzantine updates krum and multi_krum tolerate in a round (they need "
             "more than 2 krum_f + 2 updates); 0 = ceil(faults.byzantine x sampled clients)"},
     {.key = "multi_krum_m", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
-     .doc = "fedavg: models multi_krum averages; 0 = updates - krum_f"},
+     .doc = "models multi_krum averages; 0 = updates - krum_f"},
     {.key = "dp_clip", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1e9,
-     .doc = "fedavg: DP-FedAvg (McMahan et al. 2018): each update's L2 norm clipped to dp_clip, "
+     .doc = "DP-FedAvg (McMahan et al. 2018): each update's L2 norm clipped to dp_clip, "
             "the sum given Gaussian noise of deviation dp_noise x dp_clip and divided by the "
             "expected count; clients sampled each with probability fraction (Poisson, as the "
             "RDP accountant assumes); epsilon after every round in the privacy table; 0 = off"},
     {.key = "dp_noise", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 1000,
-     .doc = "fedavg: DP-FedAvg's noise multiplier z (0: clipping only, epsilon infinite)"},
+     .doc = "DP-FedAvg's noise multiplier z (0: clipping only, epsilon infinite)"},
     {.key = "dp_delta", .kind = SIM_KEY_REAL, .def = "1e-5", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MIN | SIM_KEY_OPEN_MAX,
-     .doc = "fedavg: the delta at which the RDP accountant states epsilon"},
+     .doc = "the delta at which the RDP accountant states epsilon"},
     {.key = "scaffold", .kind = SIM_KEY_BOOL, .def = "no",
-     .doc = "fedavg: SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
+     .doc = "SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
             "steps corrected by c - c_i, the model and the control variate sent both ways "
             "(twice the bytes)"},
     {.key = "secure_agg", .kind = SIM_KEY_BOOL, .def = "no",
-     .doc = "fedavg: secure aggregation's cost (Bonawitz et al. 2017): four steps a round "
+     .doc = "secure aggregation's cost (Bonawitz et al. 2017): four steps a round "
             "(advertise keys, share keys, masked input, unmasking) as messages, their key "
             "agreements, secret shares and masks as compute, clients leaving between steps "
             "(faults.dropout); time and bytes only, the weights are those without it"},
     {.key = "secagg_threshold", .kind = SIM_KEY_REAL, .def = "0.5", .min = 0, .max = 1,
      .open = SIM_KEY_OPEN_MIN,
-     .doc = "fedavg: secure aggregation needs more than this fraction of the round's clients "
+     .doc = "secure aggregation needs more than this fraction of the round's clients "
             "to answer each step (t = floor(fraction x n) + 1, at most n), else the round "
             "fails and the model stays (0.5: a majority, the least the paper allows against "
             "an honest-but-curious server)"},
     {.key = "secagg_bits", .kind = SIM_KEY_INT, .def = "32", .min = 1, .max = 62,
-     .doc = "fedavg: bits of each value a client masks; a masked value takes secagg_bits + "
+     .doc = "bits of each value a client masks; a masked value takes secagg_bits + "
             "ceil(log2 n) bits on the wire (n the round's clients), so the sum cannot wrap"},
     {0},
 };
@@ -369,11 +373,11 @@ static void server_state_free(sim_node_t *node)
     free(st->task_msgs);
     free(st->drained);
     if (st->residual)
-        for (long c = 0; c < sim_current->sc->clients; c++)
+        for (long c = 0; c < scenario_own(sim_current->sc, "clients")->l; c++)
             free(st->residual[c]);
     free(st->residual);
     if (st->ci)
-        for (long c = 0; c < sim_current->sc->clients; c++)
+        for (long c = 0; c < scenario_own(sim_current->sc, "clients")->l; c++)
             if (st->ci[c])
                 sim_current->be->free(st->ci[c]);
     free(st->ci);
@@ -398,7 +402,7 @@ static void server_state_free(sim_node_t *node)
 static int round_cap(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    int clients = (int)sc->clients, hosts = run->n_workers;
+    int clients = (int)scenario_own(sc, "clients")->l, hosts = run->n_workers;
     int most = clients > hosts ? clients : hosts;
     if (scenario_own(sc, "dp_clip")->d > 0)
         return most;
@@ -412,7 +416,7 @@ static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     const scenario_t *sc = run->sc;
-    int clients = (int)sc->clients, hosts = run->n_workers;
+    int clients = (int)scenario_own(sc, "clients")->l, hosts = run->n_workers;
     /* the population a round samples from: the clients holding data (all of them unless
      * data.partition left some empty); m of them, or all when fewer hold data */
     const sim_fl_t *fl = run->shared;
@@ -591,7 +595,7 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     size_t steps = scenario_own(sc, "secure_agg")->i ? SIM_SECAGG_STEPS : 1;
     double cap = round_cap(run);
     if (strcmp(node->role, "server")) {
-        double per_host = ceil((double)sc->clients / run->n_workers);
+        double per_host = ceil((double)scenario_own(sc, "clients")->l / run->n_workers);
         cap = per_host < cap ? per_host : cap;
     }
     size_t need = (size_t)cap * 2 * steps + 8;
@@ -612,7 +616,8 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     }
     if (scenario_own(run->sc, "scaffold")->i) {
         /* the server's c and its round's dc; each client host the c_i of its clients */
-        double n = (double)run->n_params * run->value_bytes, clients = (double)run->sc->clients;
+        double n = (double)run->n_params * run->value_bytes,
+               clients = (double)scenario_own(run->sc, "clients")->l;
         double per_host = ceil(clients / run->n_workers);
         if (!strcmp(node->role, "server"))
             node->mem.optimizer += n * (1.0 + (double)scenario_fedavg_sampled(run->sc));
@@ -631,7 +636,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, k,
                              "%ld clients x fraction %g samples no client per round (expected "
                              "clients x fraction >= 1; %s)",
-                             sc->clients, sc->fraction, where);
+                             scenario_own(sc, "clients")->l, scenario_own(sc, "fraction")->d,
+                             where);
     }
     if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES) {
         k = scenario_blame(sc, "strategy.accumulate", "model.side_by_side", where, sizeof where);
@@ -742,11 +748,6 @@ const sim_strategy_t sim_strategy_fedavg = {
              "SCAFFOLD's control variates; `aggregator` takes a robust rule (median, "
              "trimmed mean, Krum), `dp_clip` makes it DP-FedAvg, `secure_agg` adds secure "
              "aggregation's steps, bytes and compute",
-    .keys = "`clients`, `fraction`, `local_epochs`, `rounds`, `prox_mu`, `server_optimizer`, "
-            "`server_lr`, `server_momentum`, `server_beta2`, `server_tau`, `scaffold`, "
-            "`aggregator`, `trim`, `krum_f`, `multi_krum_m`, `dp_clip`, `dp_noise`, "
-            "`dp_delta`, `secure_agg`, `secagg_threshold`, `secagg_bits`, `accumulate`, "
-            "`compression`, `error_feedback`",
     .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_EMPTY_CLIENTS |

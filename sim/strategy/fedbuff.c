@@ -21,16 +21,18 @@ static const char *const weight_names[] = {"sqrt", "none", NULL};
 enum { WEIGHT_SQRT, WEIGHT_NONE };
 
 static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_CLIENTS,
     {.key = "buffer", .kind = SIM_KEY_INT, .def = "10", .min = 1, .max = 100000,
-     .doc = "fedbuff: client updates the server buffers before it updates the global model (K)"},
+     .doc = "client updates the server buffers before it updates the global model (K)"},
     {.key = "concurrency", .kind = SIM_KEY_INT, .def = "20", .min = 1, .max = 1000000,
-     .doc = "fedbuff: clients training at any time (at most strategy.clients)"},
+     .doc = "clients training at any time (at most strategy.clients)"},
     {.key = "staleness_weight", .kind = SIM_KEY_ENUM, .def = "sqrt", .names = weight_names,
-     .doc = "fedbuff: weight of an update s server versions old: sqrt = 1 / sqrt(1 + s), "
+     .doc = "weight of an update s server versions old: sqrt = 1 / sqrt(1 + s), "
             "none = 1"},
-    /* shared with fedavg, declared alike */
-    {.key = "server_lr", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 100,
-     .open = SIM_KEY_OPEN_MIN, .doc = "fedavg: the server's learning rate (eta)"},
+    SIM_KEY_SERVER_LR,
+    SIM_KEY_LOCAL_EPOCHS,
+    SIM_KEY_ROUNDS,
+    SIM_KEY_PROX_MU,
     {0},
 };
 
@@ -113,7 +115,7 @@ static void client_host(sim_node_t *node)
 static int dispatch(sim_run_t *run, sim_node_t *node, server_state_t *st, trainer_rng_t *rng,
                     int t, long version)
 {
-    int clients = (int)run->sc->clients, n = 0;
+    int clients = (int)scenario_own(run->sc, "clients")->l, n = 0;
     for (int c = 0; c < clients; c++)
         if (!st->training[c])
             st->idle[n++] = (uint32_t)c;
@@ -163,8 +165,8 @@ static void server(sim_node_t *node)
         st->tasks[t].client = -1;
         st->tasks[t].model = run->be->alloc(bytes);
     }
-    st->training = dt_calloc((size_t)sc->clients, 1);
-    st->idle = dt_calloc((size_t)sc->clients, sizeof(uint32_t));
+    st->training = dt_calloc((size_t)scenario_own(sc, "clients")->l, 1);
+    st->idle = dt_calloc((size_t)scenario_own(sc, "clients")->l, sizeof(uint32_t));
     st->acc = run->be->alloc(bytes);
     st->to = dt_calloc((size_t)run->n_workers, sizeof(sim_box_t));
     st->stops = dt_calloc((size_t)run->n_workers, sizeof(sim_msg_t *));
@@ -258,12 +260,12 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long conc = scenario_own(sc, "concurrency")->l;
-    if (conc > sc->clients) {
+    if (conc > scenario_own(sc, "clients")->l) {
         k = scenario_blame(sc, "strategy.concurrency", "strategy.clients", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld clients training at once, but the population is %ld "
                              "(expected concurrency <= clients; %s)",
-                             conc, sc->clients, where);
+                             conc, scenario_own(sc, "clients")->l, where);
     }
     if (scenario_has_faults(sc))
         return scenario_fail(sc, err, "strategy.kind",
@@ -283,8 +285,6 @@ const sim_strategy_t sim_strategy_fedbuff = {
              "train at all times, each on the model version it was sent; the server adds each "
              "update weighted by its staleness (`staleness_weight`) and every `buffer` updates "
              "moves the global model by `server_lr` x their mean; `rounds` server updates",
-    .keys = "`clients`, `concurrency`, `buffer`, `staleness_weight`, `server_lr`, "
-            "`local_epochs`, `rounds`, `prox_mu`",
     .own_keys = own_keys,
     .worker_role = "client",
     .check = check,

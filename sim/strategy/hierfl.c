@@ -29,11 +29,16 @@
 enum { HIERFL_STREAM_SAMPLE = 101 }; /* fedavg's: region 0 draws as fedavg does */
 
 static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_CLIENTS,
+    SIM_KEY_FRACTION,
+    SIM_KEY_LOCAL_EPOCHS,
+    SIM_KEY_ROUNDS,
+    SIM_KEY_PROX_MU,
     {.key = "regions", .kind = SIM_KEY_INT, .def = "4", .min = 1, .max = 10000,
-     .doc = "hierfl: edge aggregators R (servers 1..R, the cloud server 0); client c is in "
+     .doc = "edge aggregators R (servers 1..R, the cloud server 0); client c is in "
             "region (c mod workers) mod R, that of its host"},
     {.key = "edge_rounds", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 1000000,
-     .doc = "hierfl: FedAvg rounds each aggregator runs among its clients per cloud round"},
+     .doc = "FedAvg rounds each aggregator runs among its clients per cloud round"},
     {0},
 };
 
@@ -48,7 +53,7 @@ static long region_clients(long clients, long workers, long R, long r)
 
 static long region_sampled(const scenario_t *sc, long n)
 {
-    return (long)floor((double)n * sc->fraction + 1e-9);
+    return (long)floor((double)n * scenario_own(sc, "fraction")->d + 1e-9);
 }
 
 static int regions(const scenario_t *sc) { return (int)scenario_own(sc, "regions")->l; }
@@ -167,14 +172,14 @@ static void aggregator(sim_node_t *node)
     const scenario_t *sc = run->sc;
     int R = regions(sc), r = node->rank - 1, hosts = run->n_workers;
     long E = scenario_own(sc, "edge_rounds")->l;
-    int n = (int)region_clients(sc->clients, hosts, R, r);
+    int n = (int)region_clients(scenario_own(sc, "clients")->l, hosts, R, r);
     int m = (int)region_sampled(sc, n);
     int region_hosts = (hosts - r + R - 1) / R;
     server_state_t *st = server_state_new(node, m > region_hosts ? m : region_hosts);
     st->clients = dt_malloc(sizeof(uint32_t) * (size_t)n);
     st->pool = dt_malloc(sizeof(uint32_t) * (size_t)n);
     double samples = 0.0; /* |D^r| */
-    for (long c = 0; c < sc->clients; c++)
+    for (long c = 0; c < scenario_own(sc, "clients")->l; c++)
         if ((c % hosts) % R == r) {
             st->clients[st->n++] = (uint32_t)c;
             samples += (double)sim_client_samples(run, (int)c);
@@ -296,13 +301,15 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
     const scenario_t *sc = run->sc;
     if (strcmp(node->role, "server")) {
-        size_t need = 2 * (size_t)((sc->clients + run->n_workers - 1) / run->n_workers) + 8;
+        size_t need =
+            2 * (size_t)((scenario_own(sc, "clients")->l + run->n_workers - 1) / run->n_workers) +
+            8;
         return need > n ? need : n;
     }
     long R = regions(sc), most = R;
     if (node->rank > 0) {
         long r = node->rank - 1, hosts = run->n_workers;
-        long m = region_sampled(sc, region_clients(sc->clients, hosts, R, r));
+        long m = region_sampled(sc, region_clients(scenario_own(sc, "clients")->l, hosts, R, r));
         long region_hosts = (hosts - r + R - 1) / R;
         most = m > region_hosts ? m : region_hosts;
     }
@@ -319,9 +326,11 @@ static void memory(const sim_run_t *run, sim_node_t *node)
         return;
     const scenario_t *sc = run->sc;
     int R = regions(sc);
-    double held = node->rank == 0 ? R
-                                  : (double)region_sampled(sc, region_clients(
-                                        sc->clients, run->n_workers, R, node->rank - 1));
+    double held =
+        node->rank == 0
+            ? R
+            : (double)region_sampled(sc, region_clients(scenario_own(sc, "clients")->l,
+                                                        run->n_workers, R, node->rank - 1));
     node->mem.params = (1 + held) * (double)run->n_params * run->value_bytes;
     node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
 }
@@ -331,11 +340,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long R = scenario_own(sc, "regions")->l;
-    if (R > sc->clients) {
+    if (R > scenario_own(sc, "clients")->l) {
         k = scenario_blame(sc, "strategy.regions", "strategy.clients", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld regions for %ld clients (expected regions <= clients; %s)", R,
-                             sc->clients, where);
+                             scenario_own(sc, "clients")->l, where);
     }
     if (R > sc->workers) {
         k = scenario_blame(sc, "strategy.regions", "cluster.workers", where, sizeof where);
@@ -346,14 +355,14 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              R, sc->workers, where);
     }
     for (long r = 0; r < R; r++) {
-        long n = region_clients(sc->clients, sc->workers, R, r);
+        long n = region_clients(scenario_own(sc, "clients")->l, sc->workers, R, r);
         if (region_sampled(sc, n) < 1) {
             k = scenario_blame(sc, "strategy.fraction", "strategy.regions", where, sizeof where);
             return scenario_fail(sc, err, k,
                                  "region %ld's %ld clients x fraction %g sample no client per "
                                  "edge round (expected a region's clients x fraction >= 1; "
                                  "%s)",
-                                 r, n, sc->fraction, where);
+                                 r, n, scenario_own(sc, "fraction")->d, where);
         }
     }
     if (scenario_has_faults(sc))
@@ -394,9 +403,10 @@ static void summary(const sim_run_t *run, char *line, size_t n)
 {
     const scenario_t *sc = run->sc;
     int R = regions(sc);
-    long lo = sc->clients, hi = 0, mlo = sc->clients, mhi = 0;
+    long lo = scenario_own(sc, "clients")->l, hi = 0, mlo = scenario_own(sc, "clients")->l, mhi = 0;
     for (int r = 0; r < R; r++) {
-        long c = region_clients(sc->clients, run->n_workers, R, r), m = region_sampled(sc, c);
+        long c = region_clients(scenario_own(sc, "clients")->l, run->n_workers, R, r),
+             m = region_sampled(sc, c);
         lo = c < lo ? c : lo;
         hi = c > hi ? c : hi;
         mlo = m < mlo ? m : mlo;
@@ -417,8 +427,6 @@ const sim_strategy_t sim_strategy_hierfl = {
              "clients) sampled, `local_epochs` each) from the cloud's model, and the cloud "
              "(server 0) averages the regional models weighted by the regions' samples; "
              "`rounds` cloud rounds; on the edge platform only the aggregators reach the cloud",
-    .keys = "`clients`, `regions`, `edge_rounds`, `fraction`, `local_epochs`, `rounds`, "
-            "`prox_mu`, `accumulate`",
     .own_keys = own_keys,
     .worker_role = "client",
     .takes = SIM_TAKES_ACCUMULATE | SIM_TAKES_CLIENT_LINKS,

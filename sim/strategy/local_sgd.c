@@ -26,7 +26,7 @@ static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     sim_side_t *side = sim_run_kept(run, &side_key);
-    long H = run->sc->local_steps;
+    long H = scenario_own(run->sc, "local_steps")->l;
     int batch = (int)run->sc->batch, elastic = run->has_faults, me = node->rank;
     if (!node->state)
         node->state = dt_malloc(sizeof(uint32_t) * (size_t)batch);
@@ -105,13 +105,20 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    {.key = "local_steps", .kind = SIM_KEY_INT, .def = "8", .min = 1, .max = 1000000,
+     .doc = "local steps between averagings (H)",
+     .ignored_elsewhere = 1},
+    {0},
+};
+
 const sim_strategy_t sim_strategy_local_sgd = {
+    .own_keys = own_keys,
     .name = "local-sgd",
     .about = "`local_steps` (H) local SGD steps on each worker's own data and optimizer, then "
              "the parameters are averaged by all-reduce (`algorithm`)",
-    .keys = "`local_steps`, `algorithm`, `group_size`",
     .worker_role = "worker",
-    .takes = SIM_NEEDS_PEER_LINKS | SIM_RUNS_REAL,
+    .takes = SIM_TAKES_ALLREDUCE | SIM_TAKES_GROUPS | SIM_NEEDS_PEER_LINKS | SIM_RUNS_REAL,
     .check = sim_hierarchical_check,
     .deploy = deploy,
 };

@@ -589,10 +589,10 @@ static void stage(sim_node_t *node)
         st->acked[k] = dt_calloc(n_max, sizeof(int));
     }
     st->own = dt_calloc(n_max + 1, sizeof(sim_msg_t));
-    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, st->op, st->mb, st->ch);
+    int n_ops = schedule(plan, pipe_schedule_of(run->sc), s, st->op, st->mb, st->ch);
     if (S > 1) {
-        acked_counts(plan, run->sc->pipeline_schedule, (s + 1) % S, 'B', 'F', st->acked[0]);
-        acked_counts(plan, run->sc->pipeline_schedule, (s + S - 1) % S, 'F', 'B', st->acked[1]);
+        acked_counts(plan, pipe_schedule_of(run->sc), (s + 1) % S, 'B', 'F', st->acked[0]);
+        acked_counts(plan, pipe_schedule_of(run->sc), (s + S - 1) % S, 'F', 'B', st->acked[1]);
     }
     /* the next and the previous stage, member r; interleaved, the last stage's chunks send
      * on to the first stage's next chunks and the first stage's gradients go back round */
@@ -860,7 +860,7 @@ static void summary(const sim_run_t *run, char *line, size_t size)
                  ", %d micro-batches of %d, %s; bubble (S-1)/(M+S-1) = %.1f%% with equal stages "
                  "and free messages",
                  plan->M, plan->micro,
-                 run->sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
+                 pipe_schedule_of(run->sc) == SIM_PIPE_GPIPE ? "gpipe" : "1f1b",
                  100.0 * (plan->S - 1) / (plan->M + plan->S - 1));
     n = (int)strlen(line);
     if (plan->tp_nccl && n < (int)size)
@@ -991,7 +991,7 @@ static void deploy(sim_run_t *run)
         char *op = dt_malloc(n_max);
         int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
         for (int s = 0; s < plan->S; s++) {
-            int n_ops = schedule(plan, run->sc->pipeline_schedule, s, op, mb, ch);
+            int n_ops = schedule(plan, pipe_schedule_of(run->sc), s, op, mb, ch);
             pipe_zero_jobs(plan, s, op, ch, n_ops);
         }
         free(op);
@@ -1045,7 +1045,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     size_t n_max = 2 * (size_t)plan->M * (size_t)V;
     char *op = dt_malloc(n_max);
     int *mb = dt_malloc(sizeof(int) * n_max), *ch = dt_malloc(sizeof(int) * n_max);
-    int n_ops = schedule(plan, run->sc->pipeline_schedule, s, op, mb, ch);
+    int n_ops = schedule(plan, pipe_schedule_of(run->sc), s, op, mb, ch);
     int *live = dt_calloc((size_t)V, sizeof(int)); /* micro-batches held, per chunk */
     double peak = 0;
     for (int k = 0; k < n_ops; k++) {
@@ -1074,15 +1074,15 @@ static void memory(const sim_run_t *run, sim_node_t *node)
 static void compute_call(const scenario_t *sc, double *samples, int *T, int *sp, int *E)
 {
     *E = (int)scenario_own(sc, "expert")->l;
-    *samples = (double)sc->batch / (double)sc->micro_batches;
-    *T = (int)sc->tensor;
-    *sp = *T > 1 && sc->sequence_parallel;
+    *samples = (double)sc->batch / (double)pipe_micro_batches(sc);
+    *T = (int)pipe_tensor(sc);
+    *sp = *T > 1 && scenario_own(sc, "sequence_parallel")->i;
     *samples /= (double)scenario_own(sc, "context")->l;
 }
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
+    *workers = (int)(pipe_stages(sc) * pipe_replicas(sc) * pipe_tensor(sc)) * pipe_context(sc);
     *servers = 0;
 }
 
@@ -1090,7 +1090,7 @@ static void hosts(const scenario_t *sc, int *workers, int *servers)
 static int replicas(const scenario_t *sc, int workers)
 {
     (void)workers;
-    return (int)sc->data_parallel;
+    return (int)pipe_replicas(sc);
 }
 
 /* a step's activations and gradients in flight (interleaved: of every chunk) */
@@ -1099,10 +1099,10 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     (void)node;
     (void)n;
     const scenario_t *sc = run->sc;
-    long V = sc->pipeline_schedule == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l
+    long V = pipe_schedule_of(sc) == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l
                                                            : 1;
-    return 2 * (size_t)(2 * (sc->micro_batches * V + sc->data_parallel * pipe_context(sc) +
-                             sc->tensor) +
+    return 2 * (size_t)(2 * (pipe_micro_batches(sc) * V + pipe_replicas(sc) * pipe_context(sc) +
+                             pipe_tensor(sc)) +
                         8);
 }
 
@@ -1112,8 +1112,8 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
 {
     char where[96];
     const char *k;
-    long V = scenario_own(sc, "virtual_stages")->l, S = sc->stages;
-    if (sc->pipeline_schedule != SIM_PIPE_INTERLEAVED) {
+    long V = scenario_own(sc, "virtual_stages")->l, S = pipe_stages(sc);
+    if (pipe_schedule_of(sc) != SIM_PIPE_INTERLEAVED) {
         if (V == 1 || scenario_key_swept(sc, "strategy.pipeline_schedule"))
             return DT_OK;
         k = scenario_blame(sc, "strategy.virtual_stages", "strategy.pipeline_schedule", where,
@@ -1121,7 +1121,7 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
         return scenario_fail(sc, err, k,
                              "virtual_stages = %ld chunks a stage need pipeline_schedule = "
                              "interleaved, not %s (%s)",
-                             V, sc->pipeline_schedule == SIM_PIPE_GPIPE ? "gpipe" : "1f1b", where);
+                             V, pipe_schedule_of(sc) == SIM_PIPE_GPIPE ? "gpipe" : "1f1b", where);
     }
     if (V == 1) /* 1f1b's schedule */
         return DT_OK;
@@ -1132,13 +1132,13 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
                              "one stage has no pipeline to interleave (%s)",
                              V, where);
     }
-    if (sc->micro_batches % S) { /* Megatron-LM asserts it: its chunk order goes S at a time */
+    if (pipe_micro_batches(sc) % S) { /* Megatron-LM asserts it: its chunk order goes S at a time */
         k = scenario_blame(sc, "strategy.micro_batches", "strategy.stages", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "the interleaved schedule takes micro-batches S at a time through "
                              "each chunk: micro_batches = %ld must be a multiple of stages = %ld "
                              "(%s)",
-                             sc->micro_batches, S, where);
+                             pipe_micro_batches(sc), S, where);
     }
     int pieces = sc->profile[0] ? sc->profile_pieces : weighted;
     if (S * V > pieces || S * V > PIPE_MAX_CHUNKS) {
@@ -1173,7 +1173,7 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
 {
     char where[96];
     const char *k;
-    if (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i != PIPE_TP_NCCL)
+    if (pipe_tensor(sc) < 2 || scenario_own(sc, "tensor_comm")->i != PIPE_TP_NCCL)
         return DT_OK;
     int device = scenario_own(sc, "nccl_links")->i == PIPE_LINKS_DEVICE;
     int algo = pipe_nccl_algo(sc), proto = pipe_nccl_proto(sc);
@@ -1188,12 +1188,12 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
                              "h100, h200, b200); or use nccl_links = platform (%s)",
                              sc->device[0] ? sc->device : "custom", where);
     }
-    if (device && sc->tensor > 8) {
+    if (device && pipe_tensor(sc) > 8) {
         k = scenario_blame(sc, "strategy.tensor", "strategy.tensor_comm", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "tensor = %ld with tensor_comm = nccl on NVLink: a server's NVLink "
                              "joins 8 GPUs (HGX); use nccl_links = platform (%s)",
-                             sc->tensor, where);
+                             pipe_tensor(sc), where);
     }
     if (algo == SIM_NCCL_NVLS && !(device && nvls)) {
         k = scenario_blame(sc, "strategy.nccl_algorithm", device ? "cluster.device"
@@ -1213,7 +1213,7 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
                              "nccl_algorithm = nvls runs the simple protocol only, not %s (%s)",
                              sim_nccl_proto_name((sim_nccl_proto_t)proto), where);
     }
-    if (algo == SIM_NCCL_TREE && sc->sequence_parallel) {
+    if (algo == SIM_NCCL_TREE && scenario_own(sc, "sequence_parallel")->i) {
         k = scenario_blame(sc, "strategy.nccl_algorithm", "strategy.sequence_parallel", where,
                            sizeof where);
         return scenario_fail(sc, err, k,
@@ -1285,7 +1285,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                    : sc->model.arch == TRAINER_ARCH_GPT  ? sc->model.layers
                                                          : 4;
     int gpt = !sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT;
-    if (gpt && sc->bucket_mb > 0 && sc->data_parallel > 1) {
+    if (gpt && sc->bucket_mb > 0 && pipe_replicas(sc) > 1) {
         k = scenario_blame(sc, "strategy.bucket_mb", "model.arch", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "a pipeline of the real gpt reduces each stage's gradients over "
@@ -1301,57 +1301,58 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                                  "(each layer's forward FLOPs, outputs and the places a stage "
                                  "may end)",
                                  sc->profile);
-        if (sc->stages > pieces) {
+        if (pipe_stages(sc) > pieces) {
             k = scenario_blame(sc, "strategy.stages", "model.arch", where, sizeof where);
             return scenario_fail(sc, err, k,
                                  "%ld stages but the profile %s can be cut into at most %d "
                                  "(its [forward] cuts + 1; %s)",
-                                 sc->stages, sc->profile, pieces, where);
+                                 pipe_stages(sc), sc->profile, pieces, where);
         }
-    } else if (sc->stages > weighted) {
+    } else if (pipe_stages(sc) > weighted) {
         k = scenario_blame(sc, "strategy.stages", gpt ? "model.layers" : "model.arch", where,
                            sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld stages but the %s has %d %s%s%s, and a stage needs at least "
                              "one (%s)",
-                             sc->stages, trainer_arch_name(sc->model.arch), weighted,
+                             pipe_stages(sc), trainer_arch_name(sc->model.arch), weighted,
                              gpt ? "block" : "layer", weighted == 1 ? "" : "s",
                              gpt ? " (model.layers)" : " with weights", where);
     }
     if (check_interleaved(sc, err, weighted) != DT_OK)
         return DT_ERR_INPUT;
-    if (sc->tensor > 1 && !sc->profile_splits)
+    if (pipe_tensor(sc) > 1 && !sc->profile_splits)
         return scenario_fail(sc, err, "strategy.tensor",
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
                              "section (%s); the tensor strategy splits a real mlp or gpt",
-                             sc->tensor, sc->profile[0] ? "this one has none" : "not a real model");
+                             pipe_tensor(sc),
+                             sc->profile[0] ? "this one has none" : "not a real model");
     if (scenario_own(sc, "tensor_overlap")->i &&
-        (sc->tensor < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
+        (pipe_tensor(sc) < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
         char where[96];
         const char *k = scenario_blame(sc, "strategy.tensor_overlap", "strategy.tensor_comm",
                                        where, sizeof where);
         return scenario_fail(sc, err, k,
                              "tensor_overlap needs tensor > 1 and tensor_comm = formula or "
                              "nccl (tensor = %ld, tensor_comm = %s; %s)",
-                             sc->tensor, tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
+                             pipe_tensor(sc), tensor_comm_names[scenario_own(sc, "tensor_comm")->i],
                              where);
     }
     if (check_nccl(sc, err) != DT_OK || pipe_expert_check(sc, err) != DT_OK ||
         check_context(sc, err) != DT_OK)
         return DT_ERR_INPUT;
     long zero = scenario_own(sc, "zero_stage")->l;
-    if (!sc->shard_optimizer && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
+    if (!pipe_sharded(sc) && zero != 1 && scenario_key_given(sc, "strategy.zero_stage") &&
         !scenario_key_swept(sc, "strategy.kind")) /* a sweep over kinds: it is zero's */
         return scenario_fail(sc, err, "strategy.zero_stage",
                              "zero_stage = %ld shards a pipeline's replicas only with "
                              "shard_optimizer = yes",
                              zero);
-    if (sc->shard_optimizer && zero == 3 && !sc->profile[0])
+    if (pipe_sharded(sc) && zero == 3 && !sc->profile[0])
         return scenario_fail(sc, err, "strategy.zero_stage",
                              "zero_stage = 3 on a pipeline shards a model profile's parameters "
                              "(timing only); a real model's stages evaluate whole weights: "
                              "expected 1 or 2");
-    if (sc->bucket_mb > 0 && sc->shard_optimizer && sc->data_parallel > 1 &&
+    if (sc->bucket_mb > 0 && pipe_sharded(sc) && pipe_replicas(sc) > 1 &&
         !(zero >= 2 && scenario_own(sc, "zero_grad_overlap")->i)) {
         k = scenario_blame(sc, "strategy.bucket_mb", "strategy.shard_optimizer", where,
                            sizeof where);
@@ -1362,29 +1363,29 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              "bucket_mb = 0 (%s)",
                              where);
     }
-    long hosts = sc->stages * sc->data_parallel * sc->tensor * pipe_context(sc);
+    long hosts = pipe_stages(sc) * pipe_replicas(sc) * pipe_tensor(sc) * pipe_context(sc);
     if (sc->workers != hosts && scenario_key_given(sc, "cluster.workers")) {
         k = scenario_blame(sc, "cluster.workers", "strategy.stages", where, sizeof where);
         char tp[96] = "";
         int n = 0;
-        if (sc->tensor > 1)
-            n = snprintf(tp, sizeof tp, " x tensor groups of %ld", sc->tensor);
+        if (pipe_tensor(sc) > 1)
+            n = snprintf(tp, sizeof tp, " x tensor groups of %ld", pipe_tensor(sc));
         if (pipe_context(sc) > 1)
             snprintf(tp + n, sizeof tp - (size_t)n, " x context groups of %d", pipe_context(sc));
         return scenario_fail(sc, err, k,
                              "a pipeline of %ld stages x %ld replicas%s runs on %ld hosts, not %ld "
                              "(workers must equal stages x data_parallel%s%s; %s)",
-                             sc->stages, sc->data_parallel, tp, hosts, sc->workers,
-                             sc->tensor > 1 ? " x tensor" : "",
+                             pipe_stages(sc), pipe_replicas(sc), tp, hosts, sc->workers,
+                             pipe_tensor(sc) > 1 ? " x tensor" : "",
                              pipe_context(sc) > 1 ? " x context" : "", where);
     }
     if (hosts > 100000)
         return scenario_fail(sc, err, "strategy.data_parallel",
                              "stages x data_parallel x tensor = %ld hosts (at most 100000)", hosts);
-    if (sc->batch % sc->micro_batches) {
+    if (sc->batch % pipe_micro_batches(sc)) {
         k = scenario_blame(sc, "strategy.micro_batches", "model.batch", where, sizeof where);
         return scenario_fail(sc, err, k, "%ld micro-batches do not divide a batch of %ld (%s)",
-                             sc->micro_batches, sc->batch, where);
+                             pipe_micro_batches(sc), sc->batch, where);
     }
     if (sc->partition.kind != TRAINER_PARTITION_IID)
         return scenario_fail(sc, err, "data.partition",
@@ -1401,12 +1402,47 @@ static const char *const nccl_links_names[] = {"device", "platform", NULL};
 static const char *const tensor_members_names[] = {"all", "one", NULL};
 static const char *const expert_dispatch_names[] = {"model", "fp8", NULL};
 
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+
 static const sim_strategy_key_t own_keys[] = {
+    {.key = "stages", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 64,
+     .doc = "stages, each a run of consecutive layers on its own host (cut where the FLOPs "
+            "balance best, at layers with weights; a model profile: at its [forward] cuts); "
+            "cluster.workers, if given, must equal it",
+     .ignored_elsewhere = 1},
+    {.key = "micro_batches", .kind = SIM_KEY_INT, .def = "4", .min = 1, .max = 4096,
+     .doc = "micro-batches each step's model.batch is cut into (must divide it)",
+     .ignored_elsewhere = 1},
+    {.key = "pipeline_schedule", .kind = SIM_KEY_ENUM, .def = "1f1b", .names = schedule_names,
+     .doc = "gpipe (all forwards, then all backwards; every micro-batch's activations held "
+            "at once), 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
+            "micro-batches in flight) or interleaved (Megatron-LM: 1f1b over virtual_stages "
+            "chunks of layers a stage, bubble divided by virtual_stages); all flush and "
+            "update once per step",
+     .ignored_elsewhere = 1},
+    {.key = "data_parallel", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 4096,
+     .doc = "replicas of the whole pipeline (hybrid data + pipeline parallelism: "
+            "data_parallel x stages workers, each replica on its own batch of model.batch, "
+            "each stage's gradients all-reduced with `algorithm` across the replicas before "
+            "its update); cluster.workers, if given, must equal data_parallel x stages",
+     .ignored_elsewhere = 1},
+    {.key = "tensor", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
+     .doc = "of a model profile with a [tensor] section: hosts every stage is split across "
+            "(Megatron-LM tensor parallelism: the profile's column, row, heads and vocab "
+            "layers divided, an all-reduce per marked layer in the tensor group); workers = "
+            "tensor x stages x data_parallel",
+     .ignored_elsewhere = 1},
+    SIM_KEY_SEQUENCE_PARALLEL,
+    {.key = "shard_optimizer", .kind = SIM_KEY_BOOL, .def = "no",
+     .doc = "with data_parallel > 1: ZeRO over the replicas, stage zero_stage (1: each "
+            "stage's gradients reduce-scattered, each replica updating 1/data_parallel of "
+            "them with that share of the optimizer state, the weights all-gathered; ring)",
+     .ignored_elsewhere = 1},
     SIM_KEY_ZERO_STAGE,
     SIM_KEY_ZERO_GRAD_OVERLAP,
     SIM_KEY_ZERO_PREFETCH,
     {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = tensor_comm_names,
-     .doc = "pipeline of a profile with tensor > 1: how a tensor group's all-reduces are "
+     .doc = "of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "
             "each member's pass is one charge of its layers' FLOPs and one wait of its "
             "all-reduces' ring time in closed form (a tensor group in one cluster of a star "
@@ -1416,7 +1452,7 @@ static const sim_strategy_key_t own_keys[] = {
             "sequence_parallel) taking the time NCCL takes inside a server, by "
             "nccl_algorithm and nccl_protocol on nccl_links (no faults; else messages)"},
     {.key = "tensor_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
-     .doc = "pipeline with tensor > 1 and tensor_comm = formula or nccl: which members of a "
+     .doc = "with tensor > 1 and tensor_comm = formula or nccl: which members of a "
             "tensor group are simulated; all: every member, an actor each; one: member 0 of "
             "each group for all T (they do the same work), its messages to the next stage and "
             "its all-reduces over the replicas carrying the group's bytes, the others' rows "
@@ -1425,7 +1461,7 @@ static const sim_strategy_key_t own_keys[] = {
             "host links at least as fast as the uplink) or have links of their own (star); "
             "elsewhere all, and the summary says why"},
     {.key = "data_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
-     .doc = "pipeline with data_parallel > 1 (timing only): which replicas are simulated; "
+     .doc = "with data_parallel > 1 (timing only): which replicas are simulated; "
             "all: every replica; one: replica 0 for all of them (they do the same work at the "
             "same times), the others' rows copied from it and its bytes counted for each: "
             "data_parallel times fewer actors, the same times to the digit, where nothing "
@@ -1449,7 +1485,7 @@ static const sim_strategy_key_t own_keys[] = {
             "not hide (c/T + (T-1)/T max(c, m) + m/T for compute c and communication m); no: "
             "the all-reduce follows the layer's compute (Megatron-LM's default)"},
     {.key = "expert", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 65536,
-     .doc = "pipeline of a profile with an [experts] section (dtsim profile transformer "
+     .doc = "of a profile with an [experts] section (dtsim profile transformer "
             "--experts): expert parallelism; each MoE layer's routed experts split over "
             "groups of `expert` consecutive replicas (it divides data_parallel and the "
             "routed experts), its tokens dispatched and combined by all-to-all inside the "
@@ -1491,7 +1527,7 @@ static const sim_strategy_key_t own_keys[] = {
             "outputs); fp8: one (DeepSeek-V3, the combines staying in BF16); model: "
             "model.precision's"},
     {.key = "context", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
-     .doc = "pipeline of a transformer profile (timing only): context parallelism, each "
+     .doc = "of a transformer profile (timing only): context parallelism, each "
             "micro-batch's sequence split over a context group of this many hosts (Megatron-LM's "
             "load-balanced chunks: 1/context of every layer's FLOPs, attention included, and "
             "of the activations), ring attention's key/value exchange per attention layer "
@@ -1501,7 +1537,7 @@ static const sim_strategy_key_t own_keys[] = {
             "k of its context group (members stages x tensor hosts apart); star or "
             "multi-rack platform"},
     {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
-     .doc = "pipeline with pipeline_schedule = interleaved: chunks of layers each stage holds "
+     .doc = "with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "
             "virtual_stages chunks, chunk c on stage c mod stages, which divides the bubble by "
             "virtual_stages for as many more messages; micro_batches must be a multiple of "
@@ -1521,14 +1557,10 @@ const sim_strategy_t sim_strategy_pipeline = {
              "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
              "tensor group (Megatron-LM); `expert` > 1 splits a MoE profile's routed experts "
              "over groups of replicas, tokens dispatched and combined by all-to-all",
-    .keys = "`stages`, `micro_batches`, `pipeline_schedule`, `virtual_stages`, `data_parallel`, "
-            "`bucket_mb`, "
-            "`shard_optimizer`, `zero_stage`, `zero_grad_overlap`, `zero_prefetch`, `tensor`, "
-            "`sequence_parallel`, `expert`, `expert_overlap`, `expert_nodes`, `expert_dispatch`, "
-            "`dp_comm`",
     .own_keys = own_keys,
     .worker_role = "worker",
-    .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
+    .takes =
+        SIM_TAKES_ALLREDUCE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,
     .compute_call = compute_call,
     .hosts = hosts,

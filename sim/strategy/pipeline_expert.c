@@ -25,12 +25,12 @@ static dt_status check_groups(const scenario_t *sc, long E, dt_err_t *err)
                              "expert = %ld splits the routed experts of a model profile with an "
                              "[experts] section (dtsim profile transformer --experts); %s",
                              E, sc->profile[0] ? "this one has none" : "not a real model");
-    if (sc->data_parallel % E) {
+    if (pipe_replicas(sc) % E) {
         k = scenario_blame(sc, "strategy.expert", "strategy.data_parallel", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "expert = %ld groups the replicas: it must divide data_parallel = "
                              "%ld (%s)",
-                             E, sc->data_parallel, where);
+                             E, pipe_replicas(sc), where);
     }
     if (sc->profile_experts % E) {
         k = scenario_blame(sc, "strategy.expert", "model.arch", where, sizeof where);
@@ -38,7 +38,7 @@ static dt_status check_groups(const scenario_t *sc, long E, dt_err_t *err)
                              "expert = %ld does not divide the profile's %d routed experts (%s)",
                              E, sc->profile_experts, where);
     }
-    if (sc->shard_optimizer) {
+    if (pipe_sharded(sc)) {
         k = scenario_blame(sc, "strategy.expert", "strategy.shard_optimizer", where,
                            sizeof where);
         return scenario_fail(sc, err, k,
@@ -81,12 +81,12 @@ static dt_status check_deepseek(const scenario_t *sc, long E, dt_err_t *err)
                                  keys[i], E, where);
         }
     }
-    if (given[0] && sc->tensor > 1) {
+    if (given[0] && pipe_tensor(sc) > 1) {
         k = scenario_blame(sc, "strategy.expert_overlap", "strategy.tensor", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "expert_overlap with tensor = %ld is not modelled: a tensor "
                              "group's pass waits its all-to-alls with its all-reduces (%s)",
-                             sc->tensor, where);
+                             pipe_tensor(sc), where);
     }
     long comm = scenario_own(sc, "expert_comm_sms")->l;
     if (comm > 0) {

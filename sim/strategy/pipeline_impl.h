@@ -15,6 +15,13 @@
 #define PIPE_MAX_CHUNKS 512
 enum { PIPE_STOP = -1 };
 
+/* strategy.pipeline_schedule */
+typedef enum sim_pipeline_schedule {
+    SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
+    SIM_PIPE_1F1B,  /* one forward, one backward in the steady state (PipeDream-Flush) */
+    SIM_PIPE_INTERLEAVED, /* 1F1B over strategy.virtual_stages chunks a stage (Megatron-LM) */
+} sim_pipeline_schedule_t;
+
 /* The model is cut into C = S V chunks of consecutive layers (V = strategy.virtual_stages
  * under the interleaved schedule, else 1): chunk c runs on stage c mod S, as chunk c / S of
  * its V (Megatron-LM's interleaving); with V = 1 chunk s is stage s. The per-chunk arrays
@@ -229,6 +236,26 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run);
 void pipe_plan_free(void *plan);
 /* strategy.context: the context group's size (1: none). */
 int pipe_context(const scenario_t *sc);
+/* The pipeline's own keys (scenario_own): stages S, replicas D, tensor group T, micro-batches,
+ * the schedule (pipe_schedule_t) and shard_optimizer. */
+static inline long pipe_stages(const scenario_t *sc) { return scenario_own(sc, "stages")->l; }
+static inline long pipe_replicas(const scenario_t *sc)
+{
+    return scenario_own(sc, "data_parallel")->l;
+}
+static inline long pipe_tensor(const scenario_t *sc) { return scenario_own(sc, "tensor")->l; }
+static inline long pipe_micro_batches(const scenario_t *sc)
+{
+    return scenario_own(sc, "micro_batches")->l;
+}
+static inline sim_pipeline_schedule_t pipe_schedule_of(const scenario_t *sc)
+{
+    return (sim_pipeline_schedule_t)scenario_own(sc, "pipeline_schedule")->i;
+}
+static inline int pipe_sharded(const scenario_t *sc)
+{
+    return scenario_own(sc, "shard_optimizer")->i;
+}
 /* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of costs
  * cost[g], cut into plan->C chunks where the most loaded chunk's cost is lowest. */
 void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,

@@ -267,7 +267,7 @@ double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double byte
 
 double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes)
 {
-    int hosts = (int)(sc->stages * sc->data_parallel * sc->tensor) * pipe_context(sc);
+    int hosts = (int)(pipe_stages(sc) * pipe_replicas(sc) * pipe_tensor(sc)) * pipe_context(sc);
     double t = sim_platform_ring_step_seconds(sc, 0, (cp - 1) * stride, bytes);
     if (t >= 0 || sc->network_model == SIM_NET_SMPI ||
         (sc->platform != SIM_PLATFORM_MULTI_RACK && sc->platform != SIM_PLATFORM_STAR))
@@ -440,20 +440,20 @@ static void plan_model(pipe_plan_t *plan, const sim_run_t *run)
 void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    plan->S = (int)sc->stages;
-    plan->M = (int)sc->micro_batches;
-    plan->micro = (int)(sc->batch / sc->micro_batches);
+    plan->S = (int)pipe_stages(sc);
+    plan->M = (int)pipe_micro_batches(sc);
+    plan->micro = (int)(sc->batch / pipe_micro_batches(sc));
     plan->cp = pipe_context(sc);
-    plan->D = (int)sc->data_parallel * plan->cp; /* a context group's members: replicas */
+    plan->D = (int)pipe_replicas(sc) * plan->cp; /* a context group's members: replicas */
     /* virtual_stages counts only under the interleaved schedule (a sweep over schedules
      * may set it for all) */
-    plan->V = sc->pipeline_schedule == SIM_PIPE_INTERLEAVED
+    plan->V = pipe_schedule_of(sc) == SIM_PIPE_INTERLEAVED
                   ? (int)scenario_own(sc, "virtual_stages")->l
                   : 1;
     plan->C = plan->S * plan->V;
-    plan->T = (int)sc->tensor;
-    plan->sp = plan->T > 1 && sc->sequence_parallel;
-    plan->zero = sc->shard_optimizer ? (int)scenario_own(sc, "zero_stage")->l : 0;
+    plan->T = (int)pipe_tensor(sc);
+    plan->sp = plan->T > 1 && scenario_own(sc, "sequence_parallel")->i;
+    plan->zero = pipe_sharded(sc) ? (int)scenario_own(sc, "zero_stage")->l : 0;
     /* the real gpt's stages reduce their slices after each backward pass: its tied wte has
      * no per-layer buckets to reduce behind the pass (pipeline_gpt.c) */
     int real_gpt = !run->timing_only && sc->model.arch == TRAINER_ARCH_GPT;

@@ -25,6 +25,9 @@ void sim_strategies_register(void) { scenario_strategies_use(sim_strategies); }
 void sim_strategies_write_markdown(FILE *out)
 {
     fprintf(out, "| kind | keys | what happens each step |\n|---|---|---|\n");
-    for (const sim_strategy_t *const *s = sim_strategies; *s; s++)
-        fprintf(out, "| `%s` | %s | %s |\n", (*s)->name, (*s)->keys, (*s)->about);
+    char keys[2048];
+    for (const sim_strategy_t *const *s = sim_strategies; *s; s++) {
+        scenario_strategy_keys(*s, keys, sizeof keys);
+        fprintf(out, "| `%s` | %s | %s |\n", (*s)->name, keys, (*s)->about);
+    }
 }

@@ -29,7 +29,6 @@ static long parts(const scenario_t *sc, long workers)
 const sim_strategy_t sim_strategy_single = {
     .name = "single",
     .about = "one worker (on one host), SGD on its own batch: the baseline",
-    .keys = "`accumulate`",
     .worker_role = "worker",
     .takes = SIM_TAKES_ACCUMULATE | SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .hosts = hosts,

@@ -306,12 +306,17 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], worker);
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    SIM_KEY_SERVERS,
+    {0},
+};
+
 const sim_strategy_t sim_strategy_sync_ps = {
+    .own_keys = own_keys,
     .name = "sync-ps",
     .about = "each worker pushes slice s of its gradient to server shard s (`servers`), each "
              "shard averages the N slices in worker order, applies SGD (momentum and weight "
              "decay live on the server) and sends the slice back to every worker",
-    .keys = "`servers`, `accumulate`, `compression`, `error_feedback`, `momentum_correction`",
     .worker_role = "worker",
     .takes = SIM_TAKES_COMPRESSION | SIM_TAKES_ACCUMULATE | SIM_TAKES_MOMENTUM_CORRECTION |
              SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,

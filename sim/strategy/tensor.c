@@ -83,7 +83,7 @@ static void tp_free(sim_node_t *node)
 static int tp_layers(const sim_run_t *run, int rank, tp_layer_t *layer)
 {
     const trainer_model_t *m = &run->model;
-    int L = 0, T = (int)run->sc->tensor_parallel, C = m->classes;
+    int L = 0, T = (int)scenario_own(run->sc, "tensor_parallel")->l, C = m->classes;
     for (int i = 0; i < m->n_layers; i++)
         if (m->layers[i].kind == TRAINER_LAYER_DENSE) {
             tp_layer_t *d = &layer[L++];
@@ -119,7 +119,7 @@ static tp_worker_t *tp_make(sim_run_t *run, sim_node_t *node)
     const trainer_backend_t *be = run->be;
     const trainer_model_t *m = &run->model;
     tp_worker_t *t = dt_calloc(1, sizeof *t);
-    t->T = (int)run->sc->tensor_parallel;
+    t->T = (int)scenario_own(run->sc, "tensor_parallel")->l;
     t->B = (int)run->sc->batch;
     t->L = tp_layers(run, node->rank, t->layer);
     size_t B = (size_t)t->B, widest = m->in_size;
@@ -390,7 +390,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {
-    *workers = (int)sc->tensor_parallel;
+    *workers = (int)scenario_own(sc, "tensor_parallel")->l;
     *servers = 0;
 }
 
@@ -408,7 +408,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 {
     char where[96];
     const char *k;
-    long T = sc->tensor_parallel;
+    long T = scenario_own(sc, "tensor_parallel")->l;
     if (sc->profile[0] || sc->model.arch == TRAINER_ARCH_CNN)
         return scenario_fail(sc, err, "model.arch",
                              "tensor parallelism splits fully connected layers and attention: "
@@ -417,7 +417,8 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     int gpt = sc->model.arch == TRAINER_ARCH_GPT;
     if (gpt && sim_tensor_gpt_check(sc, err) != DT_OK)
         return DT_ERR_INPUT;
-    if (!gpt && sc->sequence_parallel && !scenario_key_swept(sc, "strategy.kind"))
+    if (!gpt && scenario_own(sc, "sequence_parallel")->i &&
+        !scenario_key_swept(sc, "strategy.kind"))
         return scenario_fail(sc, err, "strategy.sequence_parallel",
                              "sequence_parallel divides a transformer's token rows between its "
                              "split layers: the tensor strategy does it for the gpt, not the %s",
@@ -461,12 +462,23 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+static const sim_strategy_key_t own_keys[] = {
+    {.key = "tensor_parallel", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 1024,
+     .doc = "workers every dense layer is split across (Megatron-LM: column split, then row "
+            "split, an all-reduce of activations per pair; an unpaired last layer "
+            "column-split with an all-gather); must divide the widths it splits; "
+            "cluster.workers, if given, must equal it",
+     .ignored_elsewhere = 1},
+    SIM_KEY_SEQUENCE_PARALLEL,
+    {0},
+};
+
 const sim_strategy_t sim_strategy_tensor = {
+    .own_keys = own_keys,
     .name = "tensor",
     .about = "every dense layer split across `tensor_parallel` workers (Megatron-LM column "
              "then row split, an all-reduce of activations per pair; gpt: attention by heads, "
              "the MLP by columns then rows)",
-    .keys = "`tensor_parallel`",
     .worker_role = "worker",
     .takes = SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = check,

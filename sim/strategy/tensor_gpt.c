@@ -99,11 +99,12 @@ static tg_worker_t *tg_make(sim_run_t *run, sim_node_t *node)
     const trainer_backend_t *be = run->be;
     const trainer_gpt_layout_t *g = &run->model.gpt;
     tg_worker_t *t = dt_calloc(1, sizeof *t);
-    t->T = (int)run->sc->tensor_parallel, t->r = node->rank, t->B = (int)run->sc->batch;
+    t->T = (int)scenario_own(run->sc, "tensor_parallel")->l, t->r = node->rank,
+    t->B = (int)run->sc->batch;
     t->L = g->L, t->C = g->C, t->S = g->T, t->V = g->V;
     t->c = g->C / t->T, t->f = 4 * g->C / t->T, t->h = g->NH / t->T;
     size_t BS = (size_t)t->B * t->S, C = (size_t)t->C, L = (size_t)t->L;
-    t->sp = t->T > 1 && run->sc->sequence_parallel; /* B S % T == 0: checked */
+    t->sp = t->T > 1 && scenario_own(run->sc, "sequence_parallel")->i; /* B S % T == 0: checked */
     t->R = t->sp ? (int)(BS / (size_t)t->T) : (int)BS;
     t->row0 = t->sp ? t->r * t->R : 0;
     size_t R = (size_t)t->R;
@@ -562,14 +563,14 @@ static void count_piece(void *ctx, size_t at, size_t n)
 void sim_tensor_gpt_memory(const sim_run_t *run, sim_node_t *node)
 {
     const trainer_gpt_layout_t *g = &run->model.gpt;
-    int T = (int)run->sc->tensor_parallel;
+    int T = (int)scenario_own(run->sc, "tensor_parallel")->l;
     double own = 0, vb = run->value_bytes;
     tg_pieces(g, T, node->rank, 1, count_piece, &own);
     tg_pieces(g, T, node->rank, 0, count_piece, &own);
     /* what the forward pass keeps for the backward pass (tg_worker_t): its shares of the
      * split layers' outputs, the layer norms' outputs whole, the stream's rows (sp: 1/T) */
     double S = g->T, C = g->C, c = C / T, f = 4 * C / T;
-    double rows = T > 1 && run->sc->sequence_parallel ? 1.0 / T : 1.0;
+    double rows = T > 1 && scenario_own(run->sc, "sequence_parallel")->i ? 1.0 / T : 1.0;
     double block = 2 * S * C + (2 * S * C + 4 * S) * rows /* ln outputs; res2, res3 */
                    + 3 * S * c + S * c + (double)(g->NH / T) * S * S + 2 * S * f;
     double act = S * C * rows + g->L * block + (S * C + 2 * S + S * g->V) * rows;
@@ -581,7 +582,7 @@ void sim_tensor_gpt_memory(const sim_run_t *run, sim_node_t *node)
 dt_status sim_tensor_gpt_check(const scenario_t *sc, dt_err_t *err)
 {
     char where[96];
-    long T = sc->tensor_parallel;
+    long T = scenario_own(sc, "tensor_parallel")->l;
     if (sc->model.heads % T) {
         const char *k = scenario_blame(sc, "strategy.tensor_parallel", "model.heads", where,
                                        sizeof where);
@@ -590,7 +591,7 @@ dt_status sim_tensor_gpt_check(const scenario_t *sc, dt_err_t *err)
                              "it splits (%s)",
                              T, sc->model.heads, where);
     }
-    if (sc->sequence_parallel && T > 1 && (sc->batch * sc->model.seq) % T) {
+    if (scenario_own(sc, "sequence_parallel")->i && T > 1 && (sc->batch * sc->model.seq) % T) {
         const char *k = scenario_blame(sc, "strategy.sequence_parallel", "model.batch", where,
                                        sizeof where);
         return scenario_fail(sc, err, k,

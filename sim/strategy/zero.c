@@ -395,11 +395,10 @@ const sim_strategy_t sim_strategy_zero = {
              "3: also before the forward and backward passes); stages 2 and 3 reduce-scatter "
              "in buckets behind the backward pass (`zero_grad_overlap`), stage 3 prefetches "
              "each bucket's gather during the previous bucket's compute (`zero_prefetch`)",
-    .keys = "`zero_stage`, `zero_grad_overlap`, `zero_prefetch`, `bucket_mb`, `accumulate`",
     .own_keys = own_keys,
     .worker_role = "worker",
-    .takes = SIM_TAKES_ACCUMULATE | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE |
-             SIM_RUNS_REAL,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS |
+             SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
     .memory = memory,
