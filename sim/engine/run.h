@@ -115,8 +115,9 @@ typedef struct sim_node {
                                          copied in (n_parts of them) */
     int n_parts, cap_parts;
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
-    void *state;                      /* strategy-specific, kept across restarts, freed with
-                                         the node by state_free (free() when NULL) */
+    void *state;                      /* strategy-specific, kept across restarts; with the
+                                         node, state_free (if set) frees what it holds, then
+                                         free(state) */
     void (*state_free)(struct sim_node *node);
     void (*entry)(struct sim_node *node); /* the actor's code */
 
