@@ -2553,6 +2553,69 @@ START_TEST(strategies_bring_their_own_keys)
 }
 END_TEST
 
+/* Who reads each [strategy] key comes from the strategies themselves (their own keys, the
+ * techniques their takes names), and the key reference and the strategy table print it:
+ * a technique key's readers are the strategies taking it (the flag lists, a second way of
+ * counting them), an own key's include each strategy declaring it, every row of the
+ * reference's [strategy] table names some reader, and a strategy's keys column lists a key
+ * exactly when it reads it. */
+START_TEST(strategy_keys_name_their_readers)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } techniques[] = {
+        {"accumulate", SIM_TAKES_ACCUMULATE},      {"compression", SIM_TAKES_COMPRESSION},
+        {"error_feedback", SIM_TAKES_COMPRESSION}, {"algorithm", SIM_TAKES_ALLREDUCE},
+        {"ring_messages", SIM_TAKES_ALLREDUCE},    {"group_size", SIM_TAKES_GROUPS},
+        {"bucket_mb", SIM_TAKES_BUCKETS},
+        {"momentum_correction", SIM_TAKES_MOMENTUM_CORRECTION},
+    };
+    char got[1024], want[1024];
+    for (size_t i = 0; i < sizeof techniques / sizeof *techniques; i++) {
+        scenario_key_readers(techniques[i].key, " and ", got, sizeof got);
+        scenario_strategies_taking(techniques[i].bit, " and ", want, sizeof want);
+        ck_assert_msg(want[0] && !strcmp(got, want), "%s: read by \"%s\", taken by \"%s\"",
+                      techniques[i].key, got, want);
+    }
+    for (const sim_strategy_t *const *s = scenario_strategies(); *s; s++)
+        for (const sim_strategy_key_t *k = (*s)->own_keys; k && k->key; k++) {
+            ck_assert(scenario_strategy_reads(*s, k->key));
+            scenario_key_readers(k->key, ", ", got, sizeof got);
+            snprintf(want, sizeof want, ", %s, ", (*s)->name);
+            char padded[1100];
+            snprintf(padded, sizeof padded, ", %s, ", got);
+            ck_assert_msg(strstr(padded, want), "%s: read by %s, declared by %s", k->key, got,
+                          (*s)->name);
+        }
+
+    char *md = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&md, &len);
+    scenario_write_keys_markdown(f);
+    fclose(f);
+    char *start = strstr(md, "### [strategy]"), *end = start ? strstr(start + 1, "### ") : NULL;
+    ck_assert(start && end);
+    int rows = 0;
+    for (char *line = strstr(start, "\n| `"); line && line < end; line = strstr(line + 1, "\n| `")) {
+        char key[64], readers[512];
+        ck_assert_int_eq(sscanf(line, "\n| `%63[^`]` | %511[^|]|", key, readers), 2);
+        ck_assert_msg(strlen(readers) > 1, "%s: no reader", key);
+        for (const sim_strategy_t *const *s = scenario_strategies(); *s; s++) {
+            scenario_strategy_keys(*s, got, sizeof got);
+            snprintf(want, sizeof want, "`%s`", key);
+            int listed = strstr(got, want) != NULL;
+            ck_assert_msg(listed == (strcmp(key, "kind") && scenario_strategy_reads(*s, key)),
+                          "%s: %s in the keys of %s (%s)", key, listed ? "listed" : "not listed",
+                          (*s)->name, got);
+        }
+        rows++;
+    }
+    ck_assert_int_gt(rows, 20);
+    free(md);
+}
+END_TEST
+
 START_TEST(sweep_written_and_read_back)
 {
     scenario_t sc;
@@ -2889,6 +2952,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, sweep_cross_key_errors_name_the_combination);
     tcase_add_test(tc, check_api_words_errors_as_the_loader_does);
     tcase_add_test(tc, strategies_bring_their_own_keys);
+    tcase_add_test(tc, strategy_keys_name_their_readers);
     tcase_add_test(tc, sweep_written_and_read_back);
     tcase_add_test(tc, hierfl_regions_are_checked);
     tcase_add_test(tc, secure_aggregation_is_checked);
