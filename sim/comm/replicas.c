@@ -174,9 +174,9 @@ static void group_step(sim_side_t *s, sim_run_t *run, int r0, int r1, size_t s_o
                sizeof(uint32_t) * (size_t)batch);
     float *w = s->params + (size_t)r0 * n, *g = s->grads + (size_t)r0 * n;
     replicas_grad(s, run, w, g, count, batch);
-    if (scenario_own(run->sc, "prox_mu")->d >
-        0) { /* grad += mu (w - w_global), replica by replica */
-        float mu = (float)scenario_own(run->sc, "prox_mu")->d;
+    double prox_mu = scenario_own(run->sc, "prox_mu")->d;
+    if (prox_mu > 0) { /* grad += mu (w - w_global), replica by replica */
+        float mu = (float)prox_mu;
         be->axpy(n * (size_t)count, mu, w, g);
         for (int r = 0; r < count; r++)
             be->axpy(n, -mu, global, g + (size_t)r * n);

@@ -210,8 +210,8 @@ static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
 
 long scenario_fedavg_sampled(const scenario_t *sc)
 {
-    return (long)floor((double)scenario_own(sc, "clients")->l * scenario_own(sc, "fraction")->d +
-                       1e-9);
+    double clients = (double)scenario_own(sc, "clients")->l;
+    return (long)floor(clients * scenario_own(sc, "fraction")->d + 1e-9);
 }
 
 /* Whether own key k of sc holds other than its default. */

@@ -373,11 +373,11 @@ static void server_state_free(sim_node_t *node)
     free(st->task_msgs);
     free(st->drained);
     if (st->residual)
-        for (long c = 0; c < scenario_own(sim_current->sc, "clients")->l; c++)
+        for (long c = 0; c < sim_fl_clients(sim_current->sc); c++)
             free(st->residual[c]);
     free(st->residual);
     if (st->ci)
-        for (long c = 0; c < scenario_own(sim_current->sc, "clients")->l; c++)
+        for (long c = 0; c < sim_fl_clients(sim_current->sc); c++)
             if (st->ci[c])
                 sim_current->be->free(st->ci[c]);
     free(st->ci);
@@ -402,7 +402,7 @@ static void server_state_free(sim_node_t *node)
 static int round_cap(const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    int clients = (int)scenario_own(sc, "clients")->l, hosts = run->n_workers;
+    int clients = (int)sim_fl_clients(sc), hosts = run->n_workers;
     int most = clients > hosts ? clients : hosts;
     if (scenario_own(sc, "dp_clip")->d > 0)
         return most;
@@ -416,7 +416,7 @@ static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     const scenario_t *sc = run->sc;
-    int clients = (int)scenario_own(sc, "clients")->l, hosts = run->n_workers;
+    int clients = (int)sim_fl_clients(sc), hosts = run->n_workers;
     /* the population a round samples from: the clients holding data (all of them unless
      * data.partition left some empty); m of them, or all when fewer hold data */
     const sim_fl_t *fl = run->shared;
@@ -595,7 +595,7 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     size_t steps = scenario_own(sc, "secure_agg")->i ? SIM_SECAGG_STEPS : 1;
     double cap = round_cap(run);
     if (strcmp(node->role, "server")) {
-        double per_host = ceil((double)scenario_own(sc, "clients")->l / run->n_workers);
+        double per_host = ceil((double)sim_fl_clients(sc) / run->n_workers);
         cap = per_host < cap ? per_host : cap;
     }
     size_t need = (size_t)cap * 2 * steps + 8;
@@ -617,7 +617,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     if (scenario_own(run->sc, "scaffold")->i) {
         /* the server's c and its round's dc; each client host the c_i of its clients */
         double n = (double)run->n_params * run->value_bytes,
-               clients = (double)scenario_own(run->sc, "clients")->l;
+               clients = (double)sim_fl_clients(run->sc);
         double per_host = ceil(clients / run->n_workers);
         if (!strcmp(node->role, "server"))
             node->mem.optimizer += n * (1.0 + (double)scenario_fedavg_sampled(run->sc));
@@ -636,7 +636,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, k,
                              "%ld clients x fraction %g samples no client per round (expected "
                              "clients x fraction >= 1; %s)",
-                             scenario_own(sc, "clients")->l, scenario_own(sc, "fraction")->d,
+                             sim_fl_clients(sc), scenario_own(sc, "fraction")->d,
                              where);
     }
     if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES) {

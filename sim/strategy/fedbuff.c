@@ -115,7 +115,7 @@ static void client_host(sim_node_t *node)
 static int dispatch(sim_run_t *run, sim_node_t *node, server_state_t *st, trainer_rng_t *rng,
                     int t, long version)
 {
-    int clients = (int)scenario_own(run->sc, "clients")->l, n = 0;
+    int clients = (int)sim_fl_clients(run->sc), n = 0;
     for (int c = 0; c < clients; c++)
         if (!st->training[c])
             st->idle[n++] = (uint32_t)c;
@@ -165,8 +165,8 @@ static void server(sim_node_t *node)
         st->tasks[t].client = -1;
         st->tasks[t].model = run->be->alloc(bytes);
     }
-    st->training = dt_calloc((size_t)scenario_own(sc, "clients")->l, 1);
-    st->idle = dt_calloc((size_t)scenario_own(sc, "clients")->l, sizeof(uint32_t));
+    st->training = dt_calloc((size_t)sim_fl_clients(sc), 1);
+    st->idle = dt_calloc((size_t)sim_fl_clients(sc), sizeof(uint32_t));
     st->acc = run->be->alloc(bytes);
     st->to = dt_calloc((size_t)run->n_workers, sizeof(sim_box_t));
     st->stops = dt_calloc((size_t)run->n_workers, sizeof(sim_msg_t *));
@@ -260,12 +260,12 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long conc = scenario_own(sc, "concurrency")->l;
-    if (conc > scenario_own(sc, "clients")->l) {
+    if (conc > sim_fl_clients(sc)) {
         k = scenario_blame(sc, "strategy.concurrency", "strategy.clients", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld clients training at once, but the population is %ld "
                              "(expected concurrency <= clients; %s)",
-                             conc, scenario_own(sc, "clients")->l, where);
+                             conc, sim_fl_clients(sc), where);
     }
     if (scenario_has_faults(sc))
         return scenario_fail(sc, err, "strategy.kind",

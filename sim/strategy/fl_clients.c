@@ -49,8 +49,8 @@ double sim_fl_next_online(const sim_run_t *run, double t)
     double best = INFINITY;
     if (fl->avail_trace.n_clients) {
         /* the population's rows only: a trace may hold more clients than the run */
-        long n = scenario_own(run->sc, "clients")->l < (long)fl->avail_trace.n_clients
-                     ? scenario_own(run->sc, "clients")->l
+        long n = sim_fl_clients(run->sc) < (long)fl->avail_trace.n_clients
+                     ? sim_fl_clients(run->sc)
                      : (long)fl->avail_trace.n_clients;
         for (long c = 0; c < n; c++) {
             double x = sim_avail_trace_next_online(&fl->avail_trace, c, t);
@@ -59,7 +59,7 @@ double sim_fl_next_online(const sim_run_t *run, double t)
         }
         return best;
     }
-    for (int c = 0; c < (int)scenario_own(run->sc, "clients")->l; c++) {
+    for (int c = 0; c < (int)sim_fl_clients(run->sc); c++) {
         double phase = client_phase(run, c) * av->period;
         double x = fmod(phase - t, av->period);
         if (x <= 0)
@@ -134,9 +134,9 @@ void sim_fl_setup(sim_run_t *run)
     DT_ASSERT(!run->shared);
     run->shared = fl;
     run->shared_free = fl_free;
-    fl->rounds = dt_calloc((size_t)scenario_own(sc, "clients")->l, sizeof(long));
-    fl->holders = dt_malloc(sizeof(uint32_t) * (size_t)scenario_own(sc, "clients")->l);
-    for (long c = 0; c < scenario_own(sc, "clients")->l; c++)
+    fl->rounds = dt_calloc((size_t)sim_fl_clients(sc), sizeof(long));
+    fl->holders = dt_malloc(sizeof(uint32_t) * (size_t)sim_fl_clients(sc));
+    for (long c = 0; c < sim_fl_clients(sc); c++)
         if (sim_client_samples(run, (int)c) > 0)
             fl->holders[fl->n_holders++] = (uint32_t)c;
     /* the traces were loaded when the scenario was read: an error now is a file changed
@@ -149,18 +149,18 @@ void sim_fl_setup(sim_run_t *run)
         fprintf(stderr, "dtsim: %s\n", e.msg);
         exit(DT_ERR_INPUT);
     }
-    long bad = (long)floor(sc->byzantine * (double)scenario_own(sc, "clients")->l + 1e-9);
+    long bad = (long)floor(sc->byzantine * (double)sim_fl_clients(sc) + 1e-9);
     if (bad < 1)
         return;
     /* the first `bad` clients of a seeded permutation: the same set whatever the order of
      * events */
-    uint32_t *perm = dt_malloc(sizeof(uint32_t) * (size_t)scenario_own(sc, "clients")->l);
-    for (long c = 0; c < scenario_own(sc, "clients")->l; c++)
+    uint32_t *perm = dt_malloc(sizeof(uint32_t) * (size_t)sim_fl_clients(sc));
+    for (long c = 0; c < sim_fl_clients(sc); c++)
         perm[c] = (uint32_t)c;
     trainer_rng_t r;
     trainer_rng_seed(&r, sc->seed, FL_STREAM_BYZANTINE);
-    trainer_rng_shuffle_u32(&r, perm, (size_t)scenario_own(sc, "clients")->l);
-    fl->byzantine = dt_calloc((size_t)scenario_own(sc, "clients")->l, 1);
+    trainer_rng_shuffle_u32(&r, perm, (size_t)sim_fl_clients(sc));
+    fl->byzantine = dt_calloc((size_t)sim_fl_clients(sc), 1);
     for (long i = 0; i < bad; i++)
         fl->byzantine[perm[i]] = 1;
     fl->n_byzantine = bad;
@@ -400,7 +400,7 @@ void sim_fl_hosts(const scenario_t *sc, int *workers, int *servers)
 long sim_fl_parts(const scenario_t *sc, long workers)
 {
     (void)workers;
-    return scenario_own(sc, "clients")->l;
+    return sim_fl_clients(sc);
 }
 
 long sim_fl_horizon(const scenario_t *sc) { return scenario_own(sc, "rounds")->l; }
@@ -426,7 +426,7 @@ void sim_fl_finish(sim_run_t *run, long step, const float *params)
         run->db_failed = 1;
         return;
     }
-    for (long c = 0; c < scenario_own(run->sc, "clients")->l; c++) {
+    for (long c = 0; c < sim_fl_clients(run->sc); c++) {
         size_t n = sim_client_samples(run, (int)c);
         results_client_t r = {.client = c, .rounds = fl->rounds[c], .samples = (long)n,
                               .test_acc = NAN, .test_loss = NAN,

@@ -172,14 +172,14 @@ static void aggregator(sim_node_t *node)
     const scenario_t *sc = run->sc;
     int R = regions(sc), r = node->rank - 1, hosts = run->n_workers;
     long E = scenario_own(sc, "edge_rounds")->l;
-    int n = (int)region_clients(scenario_own(sc, "clients")->l, hosts, R, r);
+    int n = (int)region_clients(sim_fl_clients(sc), hosts, R, r);
     int m = (int)region_sampled(sc, n);
     int region_hosts = (hosts - r + R - 1) / R;
     server_state_t *st = server_state_new(node, m > region_hosts ? m : region_hosts);
     st->clients = dt_malloc(sizeof(uint32_t) * (size_t)n);
     st->pool = dt_malloc(sizeof(uint32_t) * (size_t)n);
     double samples = 0.0; /* |D^r| */
-    for (long c = 0; c < scenario_own(sc, "clients")->l; c++)
+    for (long c = 0; c < sim_fl_clients(sc); c++)
         if ((c % hosts) % R == r) {
             st->clients[st->n++] = (uint32_t)c;
             samples += (double)sim_client_samples(run, (int)c);
@@ -301,15 +301,14 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
     const scenario_t *sc = run->sc;
     if (strcmp(node->role, "server")) {
-        size_t need =
-            2 * (size_t)((scenario_own(sc, "clients")->l + run->n_workers - 1) / run->n_workers) +
-            8;
+        long per_host = (sim_fl_clients(sc) + run->n_workers - 1) / run->n_workers;
+        size_t need = 2 * (size_t)per_host + 8;
         return need > n ? need : n;
     }
     long R = regions(sc), most = R;
     if (node->rank > 0) {
         long r = node->rank - 1, hosts = run->n_workers;
-        long m = region_sampled(sc, region_clients(scenario_own(sc, "clients")->l, hosts, R, r));
+        long m = region_sampled(sc, region_clients(sim_fl_clients(sc), hosts, R, r));
         long region_hosts = (hosts - r + R - 1) / R;
         most = m > region_hosts ? m : region_hosts;
     }
@@ -329,7 +328,7 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     double held =
         node->rank == 0
             ? R
-            : (double)region_sampled(sc, region_clients(scenario_own(sc, "clients")->l,
+            : (double)region_sampled(sc, region_clients(sim_fl_clients(sc),
                                                         run->n_workers, R, node->rank - 1));
     node->mem.params = (1 + held) * (double)run->n_params * run->value_bytes;
     node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
@@ -340,11 +339,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     const char *k;
     long R = scenario_own(sc, "regions")->l;
-    if (R > scenario_own(sc, "clients")->l) {
+    if (R > sim_fl_clients(sc)) {
         k = scenario_blame(sc, "strategy.regions", "strategy.clients", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "%ld regions for %ld clients (expected regions <= clients; %s)", R,
-                             scenario_own(sc, "clients")->l, where);
+                             sim_fl_clients(sc), where);
     }
     if (R > sc->workers) {
         k = scenario_blame(sc, "strategy.regions", "cluster.workers", where, sizeof where);
@@ -355,7 +354,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                              R, sc->workers, where);
     }
     for (long r = 0; r < R; r++) {
-        long n = region_clients(scenario_own(sc, "clients")->l, sc->workers, R, r);
+        long n = region_clients(sim_fl_clients(sc), sc->workers, R, r);
         if (region_sampled(sc, n) < 1) {
             k = scenario_blame(sc, "strategy.fraction", "strategy.regions", where, sizeof where);
             return scenario_fail(sc, err, k,
@@ -403,9 +402,9 @@ static void summary(const sim_run_t *run, char *line, size_t n)
 {
     const scenario_t *sc = run->sc;
     int R = regions(sc);
-    long lo = scenario_own(sc, "clients")->l, hi = 0, mlo = scenario_own(sc, "clients")->l, mhi = 0;
+    long lo = sim_fl_clients(sc), hi = 0, mlo = sim_fl_clients(sc), mhi = 0;
     for (int r = 0; r < R; r++) {
-        long c = region_clients(scenario_own(sc, "clients")->l, run->n_workers, R, r),
+        long c = region_clients(sim_fl_clients(sc), run->n_workers, R, r),
              m = region_sampled(sc, c);
         lo = c < lo ? c : lo;
         hi = c > hi ? c : hi;

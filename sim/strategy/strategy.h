@@ -164,7 +164,9 @@ int sim_fl_gather(sim_run_t *run, sim_node_t *node, int n, sim_box_t *to, sim_ms
                   sim_comm_t *posted, sim_msg_t **in, int need, double until,
                   sim_msg_t **drained, int cap, sim_fl_accept_fn accept, void *ctx);
 /* The keys the federated strategies share, each declared by those that read it with its
- * one descriptor (fedavg, fedbuff and hierfl; fedbuff samples no fraction). */
+ * one descriptor (fedavg, fedbuff and hierfl; fedbuff samples no fraction), and the
+ * population, the one they read most. */
+static inline long sim_fl_clients(const scenario_t *sc) { return scenario_own(sc, "clients")->l; }
 #define SIM_KEY_CLIENTS                                                                      \
     {.key = "clients", .kind = SIM_KEY_INT, .def = "100", .min = 1, .max = 10000000,         \
      .doc = "client population, spread over cluster.workers hosts (client c on host c mod "  \
