@@ -228,7 +228,7 @@ static const key_desc_t builtin_keys[] = {
              "simulated cluster"),
     K_LONG("cluster", "workers", "8", workers, 1, 100000,
            "trainer hosts (federated: the hosts clients train on; a strategy that lays out its own "
-           "hosts, as the one-worker baseline or a pipeline's stages, sets or checks it)"),
+           "hosts, one or a host per stage, sets or checks it)"),
     K_UNIT("cluster", "bandwidth", KEY_BANDWIDTH, "10Gbps", bandwidth, 0, OPEN_MIN,
            "bandwidth of each host's link"),
     K_UNIT("cluster", "latency", KEY_TIME, "5us", latency, 0, 0, "latency of each host's link"),
