@@ -82,42 +82,53 @@ void scenario_strategy_keys(const sim_strategy_t *st, char *buf, size_t n)
                                     key_table[k].key);
 }
 
-void scenario_key_readers(const char *key, const char *last, char *buf, size_t n)
+/* "a, b and c" (last before the final name) of the strategies `pick` keeps. */
+static void join_names(int (*pick)(const sim_strategy_t *st, const void *arg), const void *arg,
+                       const char *last, char *buf, size_t n)
 {
     const sim_strategy_t *const *s = scenario_strategies();
     int total = 0, i = 0;
     for (int j = 0; s[j]; j++)
-        total += scenario_strategy_reads(s[j], key);
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int j = 0; s[j] && len < n; j++)
-        if (scenario_strategy_reads(s[j], key)) {
-            i++;
-            len += (size_t)snprintf(buf + len, n - len, "%s%s",
-                                    i == 1 ? "" : i == total ? last : ", ", s[j]->name);
-        }
-}
-
-/* "a, b and c" of the strategies whose takes, masked, equals want, and (federated) whose
- * trainers are clients. */
-static void list_names(unsigned mask, unsigned want, int federated, const char *last, char *buf,
-                       size_t n)
-{
-    const sim_strategy_t *const *s = scenario_strategies();
-    int total = 0, i = 0;
-    for (int j = 0; s[j]; j++)
-        total += (s[j]->takes & mask) == want &&
-                 (!federated || !strcmp(s[j]->worker_role, "client"));
+        total += pick(s[j], arg);
     size_t len = 0;
     buf[0] = '\0';
     for (int j = 0; s[j] && len < n; j++) {
-        if ((s[j]->takes & mask) != want ||
-            (federated && strcmp(s[j]->worker_role, "client")))
+        if (!pick(s[j], arg))
             continue;
         const char *sep = i == 0 ? "" : i == total - 1 ? last : ", ";
         len += (size_t)snprintf(buf + len, n - len, "%s%s", sep, s[j]->name);
         i++;
     }
+}
+
+/* What list_names keeps: takes, masked, equal to want, and (federated) trainers that are
+ * clients. */
+typedef struct {
+    unsigned mask, want;
+    int federated;
+} takes_pick_t;
+
+static int takes_pick(const sim_strategy_t *st, const void *arg)
+{
+    const takes_pick_t *p = arg;
+    return (st->takes & p->mask) == p->want &&
+           (!p->federated || !strcmp(st->worker_role, "client"));
+}
+
+static void list_names(unsigned mask, unsigned want, int federated, const char *last, char *buf,
+                       size_t n)
+{
+    join_names(takes_pick, &(takes_pick_t){mask, want, federated}, last, buf, n);
+}
+
+static int reads_pick(const sim_strategy_t *st, const void *key)
+{
+    return scenario_strategy_reads(st, key);
+}
+
+void scenario_key_readers(const char *key, const char *last, char *buf, size_t n)
+{
+    join_names(reads_pick, key, last, buf, n);
 }
 
 void scenario_strategies_taking(unsigned mask, const char *last, char *buf, size_t n)
