@@ -198,6 +198,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
     size_t B = (size_t)sc->batch, n = run->n_params;
+    long epochs = scenario_own(sc, "local_epochs")->l;
     for (int i = 0; i < s->count; i++)
         s->replica_of[s->rep[i].client] = -1;
     s->count = 0;
@@ -208,7 +209,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     for (int i = 0; i < count; i++) {
         size_t ni = sim_client_samples(run, (int)clients[i]);
         samples += ni;
-        steps += (size_t)scenario_own(sc, "local_epochs")->l * ((ni + B - 1) / B);
+        steps += (size_t)epochs * ((ni + B - 1) / B);
     }
     reserve(s, run, count, samples, steps);
 
@@ -228,7 +229,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
         memcpy(q->order, p->idx + p->offsets[q->client], sizeof(uint32_t) * q->n);
         o += q->n;
         q->first_step = st;
-        q->steps = (size_t)scenario_own(sc, "local_epochs")->l * ((q->n + B - 1) / B);
+        q->steps = (size_t)epochs * ((q->n + B - 1) / B);
         st += q->steps;
         s->replica_of[q->client] = r;
         /* from the global model with a fresh optimizer, as one client's local training */
@@ -240,7 +241,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     for (int c0 = 0; c0 < count; c0 += SIDE_CHUNK) {
         int c1 = c0 + SIDE_CHUNK < count ? c0 + SIDE_CHUNK : count;
         size_t epoch_steps = (s->rep[c0].n + B - 1) / B; /* the largest replica's */
-        for (long e = 0; e < scenario_own(sc, "local_epochs")->l; e++) {
+        for (long e = 0; e < epochs; e++) {
             for (int r = c0; r < c1; r++)
                 trainer_rng_shuffle_u32(&rng_of[r], s->rep[r].order, s->rep[r].n);
             for (size_t k = 0; k < epoch_steps; k++) {

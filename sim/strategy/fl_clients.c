@@ -259,8 +259,10 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
     int attacker = fl && fl->byzantine && fl->byzantine[c];
     if (attacker && fl->flipped)
         node->labels = fl->flipped;
-    long steps = 0;
-    for (long e = 0; e < scenario_own(sc, "local_epochs")->l; e++) {
+    long steps = 0, epochs = scenario_own(sc, "local_epochs")->l;
+    float mu = (float)scenario_own(sc, "prox_mu")->d; /* FedProx: grad += mu (w - w_global) */
+    int prox = scenario_own(sc, "prox_mu")->d > 0;
+    for (long e = 0; e < epochs; e++) {
         if (order)
             trainer_rng_shuffle_u32(&rng, order, n);
         for (size_t off = 0; off < n;) {
@@ -295,10 +297,9 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
                 continue;
             if (sc->accumulate > 1)
                 run->be->scale(run->n_params, 1.0f / (float)taken, node->grads);
-            if (scenario_own(sc, "prox_mu")->d > 0) { /* grad += mu (w - w_global) */
-                run->be->axpy(run->n_params, (float)scenario_own(sc, "prox_mu")->d, w, node->grads);
-                run->be->axpy(run->n_params, -(float)scenario_own(sc, "prox_mu")->d, global,
-                              node->grads);
+            if (prox) {
+                run->be->axpy(run->n_params, mu, w, node->grads);
+                run->be->axpy(run->n_params, -mu, global, node->grads);
             }
             if (corr)
                 run->be->axpy(run->n_params, 1.0f, corr, node->grads);
