@@ -3,7 +3,7 @@
 # installs nothing. As root it runs apt-get; otherwise it prints the exact line to run.
 set -eu
 
-PACKAGES="gcc libc6-dev make cmake pkg-config libsimgrid-dev libopenblas-dev libsqlite3-dev \
+PACKAGES="gcc g++ libc6-dev make cmake pkg-config libsimgrid-dev libopenblas-dev libsqlite3-dev \
 check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang tmux libcjson-dev \
 python3-pandas help2man python3-torch python3-torchvision chromium openmpi-bin \
 libopenmpi-dev libmicrohttpd-dev fortunes fortunes-de fortunes-es fortunes-it"

@@ -182,7 +182,10 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\n[run]\nname = scenario\nseed = 1\nsteps = 200\nmax_time = 0s\n",
         "\nlr = 0.05\nmomentum = 0\n",
         "\nbandwidth = 10Gbps\nlatency = 5us\nuplink_bandwidth = 40Gbps\nuplink_latency = 5us\n",
-        "\nnetwork_model = LV08\ncrosstraffic = yes\ndevice = cpu\ndevice_flops = 90Gf\n",
+        "\nnetwork_model = LV08\ncrosstraffic = yes\ntcp_congestion = cubic\n"
+        "tcp_initial_window = 10\ntcp_mss = 1448\ntcp_header = 66\ntcp_wmem_max = 4194304\n"
+        "tcp_rmem_max = 6291456\ntcp_slow_start_after_idle = yes\ntcp_rto_min = 200ms\n"
+        "tcp_handshake = 1\ndevice = cpu\ndevice_flops = 90Gf\n",
         "\nhidden = 256,128\nconv = 16,32\n",
         "\npartition = iid\n",
         "\nfraction = 0.1\n",
@@ -353,6 +356,37 @@ static void expect_file_errorf(const char *text, const char *format, ...)
     expect_file_error(text, want);
 }
 
+/* The tcp_* keys belong to the tcp model: refused under another, auto resolved by the
+ * links' latency (tcp from 1 ms, and on the edge platform). */
+START_TEST(tcp_keys_need_the_tcp_model)
+{
+    expect_file_error("[cluster]\nnetwork_model = CM02\ntcp_mss = 1000\n",
+                      ":3: cluster.tcp_mss: cluster.tcp_mss is read by network_model = tcp "
+                      "only, and this run's model is CM02 (cluster.network_model at line 2)");
+    expect_file_error("[cluster]\nnetwork_model = auto\nlatency = 0.5ms\n"
+                      "tcp_congestion = bbr\n",
+                      ":4: cluster.tcp_congestion: cluster.tcp_congestion is read by "
+                      "network_model = tcp only, and this run's model is LV08 (auto) "
+                      "(cluster.network_model at line 2)");
+    scenario_t sc;
+    dt_err_t err = {""};
+    const char *path = tmp_file("t.ini", "[cluster]\nnetwork_model = auto\nlatency = 1ms\n"
+                                         "tcp_congestion = bbr\n");
+    ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(scenario_network_model(&sc), SIM_NET_TCP);
+    ck_assert_int_eq(sc.tcp.congestion, SIM_TCP_BBR);
+    const char *sets[] = {"cluster.latency=5us"};
+    ck_assert_int_eq(scenario_load(&sc, path, sets, 1, &err), DT_ERR_INPUT);
+    const char *edge[] = {"cluster.latency=5us", "cluster.platform=edge",
+                          "strategy.kind=fedavg"};
+    ck_assert_msg(scenario_load(&sc, path, edge, 3, &err) == DT_OK, "%s", err.msg);
+    ck_assert_int_eq(scenario_network_model(&sc), SIM_NET_TCP);
+    /* a written configuration holds every key at its default: loads under any model */
+    path = tmp_file("t.ini", "[cluster]\nnetwork_model = SMPI\ntcp_mss = 1448\n");
+    ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
+}
+END_TEST
+
 START_TEST(bad_enum_value)
 {
     expect_file_errorf("[strategy]\nkind = ps\n",
@@ -363,7 +397,7 @@ START_TEST(bad_enum_value)
                       "tree, halving-doubling, hierarchical, 2d); did you mean ring?");
     expect_file_error("[cluster]\nnetwork_model = LV09\n",
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
-                      "CM02, SMPI, in any case); did you mean LV08?");
+                      "CM02, SMPI, tcp, auto, in any case); did you mean LV08?");
     /* did you mean: the name but for '-' and '_', or one within 2 edits (1 for short ones) */
     expect_file_errorf("[strategy]\nkind = all-reduce\n",
                        ":2: strategy.kind: unknown value \"all-reduce\" (expected one of %s); did you "
@@ -2909,6 +2943,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, missing_unit_names_line_and_key);
     tcase_add_test(tc, out_of_range_values);
     tcase_add_test(tc, bad_enum_value);
+    tcase_add_test(tc, tcp_keys_need_the_tcp_model);
     tcase_add_test(tc, unknown_section);
     tcase_add_test(tc, unknown_key_with_suggestion);
     tcase_add_test(tc, duplicate_key_names_both_lines);

@@ -20,6 +20,7 @@
 #include <xbt/config.h>
 
 #include "client_devices.h"
+#include "net_tcp.h"
 #include "platform_impl.h"
 
 void sim_platform_counts(const scenario_t *sc, int *workers, int *servers)
@@ -374,7 +375,8 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
     } else if (sc->platform != SIM_PLATFORM_STAR) {
         return -1;
     }
-    if (sc->network_model == SIM_NET_SMPI || strcmp(sc->link_down, "none") ||
+    sim_net_model_t model = scenario_network_model(sc);
+    if (model == SIM_NET_SMPI || model == SIM_NET_TCP || strcmp(sc->link_down, "none") ||
         strcmp(sc->link_degrade, "none") || sc->live_links)
         return -1;
     /* SimGrid's factors for its models (LV08: latency x 13.01, bandwidth x 0.97; CM02:
@@ -383,7 +385,7 @@ double sim_platform_ring_step_seconds(const scenario_t *sc, int first, int last,
      * flow's rate is also bounded by its TCP window, gamma / (2 x the route's latency):
      * checked against messages under CM02; under LV08 the bound's form differs (0.6% at
      * 1 ms links), so there it is messages where the bound binds */
-    int lv08 = sc->network_model == SIM_NET_LV08;
+    int lv08 = model == SIM_NET_LV08;
     double lat = 2 * sc->latency * (lv08 ? 13.01 : 1.0);
     double rate = sc->bandwidth * (lv08 ? 0.97 : 1.0) / (sc->crosstraffic ? 1.05 : 1.0);
     double gamma = sg_cfg_get_double("network/TCP-gamma");
@@ -448,8 +450,9 @@ void sim_platform_widen(const sim_platform_t *p, int stride)
 
 static void apply_network_model(const scenario_t *sc)
 {
-    static const char *names[] = {"LV08", "CM02", "SMPI"};
-    sg_cfg_set_string("network/model", names[sc->network_model]);
+    /* tcp is CM02's sharing with factors of its own (net_tcp.cc, installed once loaded) */
+    static const char *names[] = {"LV08", "CM02", "SMPI", "CM02"};
+    sg_cfg_set_string("network/model", names[scenario_network_model(sc)]);
     sg_cfg_set_boolean("network/crosstraffic", sc->crosstraffic ? "yes" : "no");
     /* SimGrid 3.32 aborts ("Variable penalty should not be negative") when a link's
      * bandwidth changes under a model with an RTT-fairness term (LV08's weight-S): with link
@@ -592,6 +595,8 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
         if (p->group[i] + 1 > p->n_groups)
             p->n_groups = p->group[i] + 1;
     p->ports = (int)(2 * platform_links(sc, hosts));
+    if (scenario_network_model(sc) == SIM_NET_TCP)
+        sim_net_tcp_install(&sc->tcp);
     return DT_OK;
 }
 

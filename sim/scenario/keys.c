@@ -51,6 +51,7 @@
 _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_time_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_net_model_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_tcp_cc_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
@@ -67,7 +68,8 @@ static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
-static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", NULL};
+static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", "tcp", "auto", NULL};
+static const char *const tcp_cc_names[] = {"cubic", "bbr", "reno", NULL};
 const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const fp8_scaling_names[] = {"tensor", "block", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", NULL};
@@ -256,9 +258,39 @@ static const key_desc_t builtin_keys[] = {
     K_ENUM("cluster", "network_model", "LV08", network_model, sim_net_model_t, net_model_names,
            NOCASE,
            "SimGrid network model: LV08 (calibrated TCP), CM02 (max-min sharing; with "
-           "crosstraffic = no, pure latency + size/bandwidth), SMPI"),
+           "crosstraffic = no, pure latency + size/bandwidth), SMPI, tcp (CM02's sharing, each "
+           "message charged TCP's window as Linux opens it: the tcp_* keys; for links of "
+           "milliseconds), auto (tcp where a host link's latency is 1 ms or more, the edge "
+           "platform's clients included, else LV08)"),
     K_BOOL("cluster", "crosstraffic", "yes", crosstraffic,
            "model the acknowledgement traffic flowing back on each link"),
+    K_ENUM("cluster", "tcp_congestion", "cubic", tcp.congestion, sim_tcp_cc_t, tcp_cc_names, 0,
+           "tcp: the congestion control (net.ipv4.tcp_congestion_control; Linux's default "
+           "cubic): cubic and reno restart slow start after an idle, then grow half the "
+           "window (cubic) or one segment (reno) a round trip; bbr keeps its window"),
+    K_LONG("cluster", "tcp_initial_window", "10", tcp.initial_window, 1, 1000,
+           "tcp: segments a connection's window starts at (RFC 6928; Linux's TCP_INIT_CWND)"),
+    K_LONG("cluster", "tcp_mss", "1448", tcp.mss, 88, 65495,
+           "tcp: payload bytes of a full segment (a 1500-byte MTU less 20 bytes of IP and 32 "
+           "of TCP with timestamps, net.ipv4.tcp_timestamps = 1)"),
+    K_LONG("cluster", "tcp_header", "66", tcp.header, 0, 1000,
+           "tcp: bytes each segment adds on the wire: Ethernet 14, IP 20, TCP 32 (as Linux's "
+           "queues count a frame; a physical link adds 24 more: preamble, FCS, gap)"),
+    K_LONG("cluster", "tcp_wmem_max", "4194304", tcp.wmem_max, 4096, 1L << 40,
+           "tcp: send buffer cap, bytes (net.ipv4.tcp_wmem's third value); the window keeps "
+           "0.68 of it in flight"),
+    K_LONG("cluster", "tcp_rmem_max", "6291456", tcp.rmem_max, 4096, 1L << 40,
+           "tcp: receive buffer cap, bytes (net.ipv4.tcp_rmem's third value); the receiver "
+           "offers half of it as window (net.ipv4.tcp_adv_win_scale = 1)"),
+    K_BOOL("cluster", "tcp_slow_start_after_idle", "yes", tcp.slow_start_after_idle,
+           "tcp: cubic and reno halve the window per retransmission timeout of idle, down to "
+           "the initial window (net.ipv4.tcp_slow_start_after_idle, RFC 2861)"),
+    K_UNIT("cluster", "tcp_rto_min", KEY_TIME, "200ms", tcp.rto_min, 0, OPEN_MIN,
+           "tcp: the retransmission timeout's floor: the timeout is the round trip plus it "
+           "(Linux's TCP_RTO_MIN)"),
+    K_LONG("cluster", "tcp_handshake", "1", tcp.handshake, 0, 10,
+           "tcp: round trips a connection's first message waits (the three-way handshake); "
+           "0: connections opened before the run"),
     K_CUSTOM("cluster", "device", "cpu", parse_device, format_device,
              "a device of the catalogue (below; dtsim devices), FILE.ini (a profile as dtsim "
              "calibrate writes it, or a catalogue entry of your own, relative to the scenario "

@@ -129,7 +129,28 @@ typedef enum sim_net_model {
     SIM_NET_LV08, /* SimGrid's default, calibrated TCP */
     SIM_NET_CM02, /* plain max-min sharing; with crosstraffic off: pure alpha-beta */
     SIM_NET_SMPI, /* SMPI's piecewise factors */
+    SIM_NET_TCP,  /* CM02's sharing, each message charged TCP's window (the cluster.tcp_* keys) */
+    SIM_NET_AUTO, /* resolved at load: tcp where a host link's latency reaches 1 ms, else LV08 */
 } sim_net_model_t;
+
+/* The congestion control the tcp network model follows (cluster.tcp_congestion). */
+typedef enum sim_tcp_cc {
+    SIM_TCP_CUBIC, /* Linux's default: slow start, then at most half the window a round trip */
+    SIM_TCP_BBR,   /* its own pacing: no slow start after idle */
+    SIM_TCP_RENO,  /* slow start, then one segment a round trip */
+} sim_tcp_cc_t;
+
+/* TCP as the tcp network model charges it (the cluster.tcp_* keys, Linux's defaults). */
+typedef struct sim_tcp {
+    sim_tcp_cc_t congestion;
+    long initial_window;       /* segments (RFC 6928: 10) */
+    long mss;                  /* payload bytes of a full segment */
+    long header;               /* bytes a segment adds on the wire (Ethernet, IP, TCP) */
+    long wmem_max, rmem_max;   /* socket buffer caps, bytes (net.ipv4.tcp_wmem, tcp_rmem) */
+    int slow_start_after_idle; /* net.ipv4.tcp_slow_start_after_idle */
+    double rto_min;            /* seconds: the retransmission timeout's floor */
+    long handshake;            /* round trips a connection's first message waits for */
+} sim_tcp_t;
 
 typedef enum sim_platform_kind {
     SIM_PLATFORM_STAR,       /* one switch, every host on its own link */
@@ -235,6 +256,7 @@ typedef struct scenario {
     double nvlink_latency;            /* seconds */
     sim_net_model_t network_model;
     int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
+    sim_tcp_t tcp;                    /* network_model = tcp: the connections' TCP */
     double device_flops;              /* simulated device speed, FLOP/s: the device's peak
                                          at model.precision x its achieved fraction */
     char device[SCENARIO_STR];        /* catalogue name, a profile file (absolute path, as
@@ -360,6 +382,9 @@ const char *scenario_simulable_range(sim_quantity_t q);
 /** 1 when any fault, straggler or federated dropout is described: peers then wait for each
  * other at most faults.timeout. */
 int scenario_has_faults(const scenario_t *sc);
+/** The network model a run uses: cluster.network_model, auto resolved (tcp where a host link
+ * or an uplink has 1 ms of latency or more, and on the edge platform; else LV08). */
+sim_net_model_t scenario_network_model(const scenario_t *sc);
 /** 1 when federated clients' devices are described (client_speed, device_trace,
  *  client_up, client_down, client_latency): not faults (nothing fails, peers wait as
  *  long as without them). */

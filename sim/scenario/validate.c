@@ -3,6 +3,7 @@
  * checks in its file (sim_strategy_t.check), called from here. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,54 @@ int scenario_has_faults(const scenario_t *sc)
            sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always");
 }
 
+sim_net_model_t scenario_network_model(const scenario_t *sc)
+{
+    if (sc->network_model != SIM_NET_AUTO)
+        return sc->network_model;
+    /* links of a millisecond or more are where messages wait on TCP's window (dtsim
+     * validate: the flow models run 12-49% fast at 5-50 ms, LV08 is within 5% at 0.1 ms) */
+    int wide = sc->platform == SIM_PLATFORM_EDGE || sc->latency >= 1e-3 ||
+               ((sc->platform == SIM_PLATFORM_MULTI_RACK || sc->platform == SIM_PLATFORM_FAT_TREE) &&
+                sc->uplink_latency >= 1e-3);
+    return wide ? SIM_NET_TCP : SIM_NET_LV08;
+}
+
+/* Whether the value of key d (a typed field of scenario_t) differs from its default. */
+static int key_differs(const scenario_t *sc, const key_desc_t *d)
+{
+    static scenario_t defaults;
+    static int have;
+    if (!have) {
+        scenario_defaults(&defaults);
+        have = 1;
+    }
+    size_t size = d->store == ST_INT || d->store == ST_FLOAT ? 4 : 8;
+    return memcmp((const char *)sc + d->off, (const char *)&defaults + d->off, size) != 0;
+}
+
+/* The cluster.tcp_* keys are the tcp model's: set to other than their defaults for another
+ * model, refused (a written configuration holds every key). */
+static int check_tcp_keys(const scenario_t *sc, dt_err_t *err)
+{
+    sim_net_model_t m = scenario_network_model(sc);
+    if (m == SIM_NET_TCP)
+        return 0;
+    for (int i = 0; i < key_count; i++) {
+        char name[64], where[96];
+        snprintf(name, sizeof name, "cluster.%s", key_table[i].key);
+        if (strcmp(key_table[i].section, "cluster") || strncmp(key_table[i].key, "tcp_", 4) ||
+            !scenario_key_given(sc, name) || !key_differs(sc, &key_table[i]))
+            continue;
+        const char *k = scenario_blame(sc, name, "cluster.network_model", where, sizeof where);
+        static const char *const names[] = {"LV08", "CM02", "SMPI"};
+        scenario_fail(sc, err, k,
+                      "%s is read by network_model = tcp only, and this run's model is %s%s "
+                      "(%s)",
+                      name, names[m], sc->network_model == SIM_NET_AUTO ? " (auto)" : "", where);
+        return 1;
+    }
+    return 0;
+}
 
 int scenario_simulable(sim_quantity_t q, double v)
 {
@@ -470,7 +519,7 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     char where[96], takers[256];
     if (check_precision(sc, err))
         return DT_ERR_INPUT;
-    if (check_simulable(sc, err))
+    if (check_simulable(sc, err) || check_tcp_keys(sc, err))
         return DT_ERR_INPUT;
     if (sc->platform == SIM_PLATFORM_EDGE && (st->takes & SIM_NEEDS_PEER_LINKS)) {
         k = scenario_blame(sc, "cluster.platform", "strategy.kind", where, sizeof where);

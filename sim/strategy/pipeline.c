@@ -1258,12 +1258,14 @@ static dt_status check_context(const scenario_t *sc, dt_err_t *err)
                              "context = %ld cuts each sequence into 2 x %ld load-balanced "
                              "chunks, but the profile's sequence is %.0f tokens",
                              cp, cp, keys);
+    sim_net_model_t model = scenario_network_model(sc);
     if ((sc->platform != SIM_PLATFORM_STAR && sc->platform != SIM_PLATFORM_MULTI_RACK) ||
-        sc->network_model == SIM_NET_SMPI) {
+        model == SIM_NET_SMPI || model == SIM_NET_TCP) {
         char where[96];
         const char *k = scenario_blame(sc, "strategy.context",
-                                       sc->network_model == SIM_NET_SMPI ? "cluster.network_model"
-                                                                         : "cluster.platform",
+                                       model == SIM_NET_SMPI || model == SIM_NET_TCP
+                                           ? "cluster.network_model"
+                                           : "cluster.platform",
                                        where, sizeof where);
         return scenario_fail(sc, err, k,
                              "context = %ld times ring attention's key/value exchange in closed "

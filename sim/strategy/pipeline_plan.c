@@ -269,7 +269,8 @@ double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes)
 {
     int hosts = (int)(pipe_stages(sc) * pipe_replicas(sc) * pipe_tensor(sc)) * pipe_context(sc);
     double t = sim_platform_ring_step_seconds(sc, 0, (cp - 1) * stride, bytes);
-    if (t >= 0 || sc->network_model == SIM_NET_SMPI ||
+    sim_net_model_t model = scenario_network_model(sc);
+    if (t >= 0 || model == SIM_NET_SMPI || model == SIM_NET_TCP ||
         (sc->platform != SIM_PLATFORM_MULTI_RACK && sc->platform != SIM_PLATFORM_STAR))
         return t;
     /* a ring across racks: every host of a rack takes part in its own group's step at once;
@@ -287,7 +288,7 @@ double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes)
             out += next >= in_rack;
         }
     }
-    int lv08 = sc->network_model == SIM_NET_LV08;
+    int lv08 = model == SIM_NET_LV08;
     double lat = (2 * sc->latency + (out ? 2 * sc->uplink_latency : 0)) * (lv08 ? 13.01 : 1.0);
     double rate = (out ? fmin(sc->bandwidth, sc->uplink_bandwidth / out) : sc->bandwidth) *
                   (lv08 ? 0.97 : 1.0) / (sc->crosstraffic ? 1.05 : 1.0);
@@ -652,8 +653,11 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
                                      : "tensor_comm = messages runs each member's all-reduces";
         return;
     }
-    if (sc->network_model == SIM_NET_SMPI) {
-        plan->one_why = "SMPI's factors depend on a message's size";
+    sim_net_model_t model = scenario_network_model(sc);
+    if (model == SIM_NET_SMPI || model == SIM_NET_TCP) {
+        plan->one_why = model == SIM_NET_SMPI ? "SMPI's factors depend on a message's size"
+                                              : "tcp's windows depend on each connection's "
+                                                "messages";
         return;
     }
     if (plan->E > 1) {
@@ -667,7 +671,7 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
     if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
         long hosts = (long)plan->D * plan->S * plan->T;
         double route = 2 * (sc->latency + sc->uplink_latency) *
-                       (sc->network_model == SIM_NET_LV08 ? 13.01 : 1.0);
+                       (model == SIM_NET_LV08 ? 13.01 : 1.0);
         double gamma = sim_platform_tcp_gamma();
         const char *why = NULL;
         if (sc->racks * plan->T != hosts)
@@ -676,7 +680,7 @@ static void plan_members(pipe_plan_t *plan, const sim_run_t *run)
             why = "a host's link is slower than its rack's uplink";
         else if (route > 0 && gamma > 0 && gamma / (2 * route) < sc->uplink_bandwidth)
             why = "the TCP window bounds a flow below the uplink's bandwidth";
-        if (why && sc->network_model != SIM_NET_CM02) {
+        if (why && model != SIM_NET_CM02) {
             plan->one_why = why; /* LV08: a flow's weight depends on its links' bandwidth */
             return;
         }

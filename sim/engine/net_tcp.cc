@@ -1,0 +1,110 @@
+/* The tcp network model on SimGrid (net_tcp.h). SimGrid asks two factors of each
+ * communication as it starts: its bandwidth factor (what share of the wire its payload gets:
+ * the headers' toll, mss / (mss + header)) and then its latency factor. The latency carries
+ * the time TCP's window takes to open (handshake and slow start, tcp_model.h), during which
+ * the flow takes no share of its links, as a flow in slow start takes little; once open it
+ * shares its links max-min with the others (CM02), bounded by the window cap per round trip
+ * (SimGrid's TCP-gamma, the cap over the payload share: gamma / RTT on the wire). So a flow
+ * that starts while another holds the link waits its ramp out while the first runs ahead.
+ *
+ * Connections are one per host pair (as Open MPI and gRPC keep them), a window per direction;
+ * the handshake is paid by the first message either way. The state lives for one simulation
+ * (one per process), reset by sim_net_tcp_install. */
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <xbt/config.h>
+
+#include <map>
+#include <utility>
+
+extern "C" {
+#include "net_tcp.h"
+#include "tcp_model.h"
+}
+
+namespace {
+
+using simgrid::s4u::Host;
+using simgrid::s4u::Link;
+using Pair = std::pair<const Host*, const Host*>;
+
+sim_tcp_t params;
+std::map<Pair, sim_tcp_conn_t> conns;
+long n_messages, n_opened;
+
+/* The latency factor of the message whose bandwidth factor was just asked (SimGrid asks the
+ * bandwidth factor first, then the latency factor, of the same communication). */
+struct Pending {
+  const Host* src = nullptr;
+  const Host* dst = nullptr;
+  double size     = -1;
+  double factor   = 1;
+} pending;
+
+double charge(double size, const Host* src, const Host* dst, const std::vector<Link*>& links)
+{
+  double latency = 0, bandwidth = -1;
+  for (const Link* l : links) {
+    latency += l->get_latency();
+    if (bandwidth < 0 || l->get_bandwidth() < bandwidth)
+      bandwidth = l->get_bandwidth();
+  }
+  if (links.empty() || !(latency > 0) || !(bandwidth > 0))
+    return 1.0; /* a host to itself, or a path without latency: nothing to open */
+  sim_tcp_conn_t& c = conns[Pair(src, dst)];
+  if (!c.open) {
+    auto back = conns.find(Pair(dst, src));
+    if (back != conns.end() && back->second.open)
+      sim_tcp_open(&params, &c);
+    else
+      n_opened++;
+  }
+  n_messages++;
+  double now          = simgrid::s4u::Engine::get_clock();
+  sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
+  /* SimGrid gives the flow latency x factor, then size / rate */
+  double wait = time.total - size / time.rate;
+  return wait > latency ? wait / latency : 1.0;
+}
+
+double bandwidth_factor(double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                        const std::unordered_set<simgrid::s4u::NetZone*>&)
+{
+  pending = {src, dst, size, charge(size, src, dst, links)};
+  return sim_tcp_efficiency(&params);
+}
+
+double latency_factor(double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                      const std::unordered_set<simgrid::s4u::NetZone*>&)
+{
+  if (pending.src == src && pending.dst == dst && pending.size == size) {
+    pending.size = -1;
+    return pending.factor;
+  }
+  return charge(size, src, dst, links); /* not asked in pairs: charge it here */
+}
+
+} // namespace
+
+extern "C" void sim_net_tcp_install(const sim_tcp_t* tcp)
+{
+  params = *tcp;
+  conns.clear();
+  n_messages = n_opened = 0;
+  pending    = Pending();
+  /* CM02 bounds a flow at TCP-gamma / (2 x its route's latency): the window cap per round
+   * trip, in wire bytes */
+  sg_cfg_set_double("network/TCP-gamma", sim_tcp_window_cap(tcp) / sim_tcp_efficiency(tcp));
+  auto* model = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
+  model->set_bw_factor_cb(bandwidth_factor);
+  model->set_lat_factor_cb(latency_factor);
+}
+
+extern "C" void sim_net_tcp_counts(long* messages, long* opened)
+{
+  *messages = n_messages;
+  *opened   = n_opened;
+}

@@ -1,0 +1,68 @@
+/* TCP's window as the Linux kernel runs it, reduced to what a message-level simulation needs:
+ * how long a message of S bytes takes alone on a path of one-way latency L and bottleneck
+ * bandwidth B, given what its connection carried from the messages before it (the
+ * congestion window, when it last sent). No SimGrid here: net_tcp.cc charges these times to
+ * SimGrid's flows, `dtsim validate --calibrate` fits the parameters to measured transfers,
+ * and the suite checks the formula by hand.
+ *
+ * The model, per message (sim/README.md#the-tcp-network-model says why each part):
+ * - a connection's first message waits tcp.handshake round trips (SYN, SYN-ACK);
+ * - the window starts at tcp.initial_window segments and, in slow start, grows by every byte
+ *   acknowledged while the sender is window-limited (Linux's tcp_is_cwnd_limited: up to twice
+ *   the largest flight), so it doubles every round trip of a long message;
+ * - a round trip moves one window; once the window holds the path's bandwidth-delay product
+ *   the rest flows at the payload rate B x mss / (mss + header);
+ * - the window is capped by the socket buffers: SIM_TCP_SNDBUF_SHARE of tcp.wmem_max (what
+ *   Linux's send buffer leaves in flight) and half of tcp.rmem_max (tcp_adv_win_scale = 1);
+ * - past slow start (ssthresh, set where the window filled the pipe or by an idle restart)
+ *   CUBIC grows at most half the window a round trip, Reno one segment; BBR's startup is
+ *   slow start's doubling;
+ * - after an idle longer than the retransmission timeout (RTT + tcp.rto_min), CUBIC and
+ *   Reno halve the window once per timeout elapsed, down to the initial window, and keep
+ *   ssthresh at 3/4 of the old window (tcp_cwnd_restart, RFC 2861); BBR keeps its window
+ *   (Linux skips the restart for congestion controls with their own cong_control). */
+#ifndef DTSIM_ENGINE_TCP_MODEL_H
+#define DTSIM_ENGINE_TCP_MODEL_H
+
+#include "scenario.h"
+
+/* What Linux's send buffer leaves in flight of tcp_wmem's maximum: 2.86 MB of 4 MiB measured
+ * on the testbed (1 Gbit/s, 50 ms links, 10 and 40 MB transfers), since the buffer also holds
+ * the bytes not yet sent and is charged each segment's overhead. */
+#define SIM_TCP_SNDBUF_SHARE 0.68
+
+/* One direction of a connection between two hosts. All zero: not connected yet. */
+typedef struct sim_tcp_conn {
+    double cwnd;      /* congestion window, payload bytes */
+    double ssthresh;  /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
+    double last_send; /* when its last message's last byte left the sender, s */
+    int open;         /* 1 once the connection exists */
+} sim_tcp_conn_t;
+
+/* One message's times, alone on its path. */
+typedef struct sim_tcp_time {
+    double total;  /* from its start until its last byte arrives, s */
+    double rate;   /* the payload rate once its window is open: min(B x mss/(mss+header),
+                      window cap / RTT), bytes/s */
+    double rounds; /* round trips spent opening the window (handshake included) */
+} sim_tcp_time_t;
+
+/** The payload share of the wire: mss / (mss + header). */
+double sim_tcp_efficiency(const sim_tcp_t *p);
+/** The largest window the socket buffers allow, payload bytes. */
+double sim_tcp_window_cap(const sim_tcp_t *p);
+/** Opens c without a handshake (the connection's other direction paid it): the initial
+ * window, no ssthresh. */
+void sim_tcp_open(const sim_tcp_t *p, sim_tcp_conn_t *c);
+/** The retransmission timeout of a path of round trip rtt: rtt + tcp.rto_min. */
+double sim_tcp_rto(const sim_tcp_t *p, double rtt);
+/** The window a connection starts a message at `now` with: its own, or what the idle
+ * restart leaves of it (ssthresh updated with it). */
+void sim_tcp_restart(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double rtt);
+/** A message of `bytes` sent at `now` on connection c over a path of one-way `latency` (s)
+ * and bottleneck `bandwidth` (wire bytes/s): its times, and c updated as the message leaves
+ * it (window grown, last send, open). */
+sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double bytes,
+                               double latency, double bandwidth);
+
+#endif
