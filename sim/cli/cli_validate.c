@@ -32,15 +32,16 @@
 
 #define MAX_SETS 64
 #define MAX_LIST 8
-#define N_MODELS 3
+#define N_MODELS 4
 
-static const char *const MODELS[N_MODELS] = {"CM02", "LV08", "SMPI"};
+static const char *const MODELS[N_MODELS] = {"CM02", "LV08", "SMPI", "tcp"};
 
 typedef struct validate_opts {
     const char *scenario, *db, *testbed;
     const char *sets[MAX_SETS];
     int n_sets;
     char bw_text[256], lat_text[256];
+    char congestion[32]; /* the testbed's and the tcp model's; "" = the machine's default */
     char *bw[MAX_LIST], *lat[MAX_LIST];
     int n_bw, n_lat;
     long steps, repeat;
@@ -53,19 +54,25 @@ typedef struct validate_opts {
 static void help(void)
 {
     printf("usage: dtsim validate SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
-           "                      [--latency LIST] [--steps N] [--repeat N] [--db PATH]\n"
+           "                      [--latency LIST] [--congestion NAME] [--steps N] [--repeat N]\n"
+           "                      [--db PATH]\n"
            "\n"
            "Runs the scenario real on the shaped-link testbed (one process per host, each\n"
            "host's link shaped to the bandwidth and latency) and simulated under the CM02,\n"
-           "LV08 and SMPI network models, with the compute speed dtsim calibrate measures\n"
-           "here with as many processes at once; prints real and simulated seconds per step\n"
-           "and each model's error. Needs root (network namespaces), Open MPI and a dtsim\n"
-           "built with it.\n"
+           "LV08, SMPI and tcp network models, with the compute speed dtsim calibrate\n"
+           "measures here with as many processes at once; prints real and simulated seconds\n"
+           "per step and each model's error. The tcp model gets the testbed's TCP: its\n"
+           "congestion control and this machine's socket buffer caps (net.ipv4.tcp_wmem,\n"
+           "tcp_rmem). Needs root (network namespaces), Open MPI and a dtsim built with it.\n"
            "\n"
            "options:\n"
            "  --set section.key=value   override a scenario key (repeatable)\n"
            "  --bandwidth LIST          host link bandwidths [10Mbps,100Mbps,1Gbps]\n"
-           "  --latency LIST            host link latencies [0.1ms,5ms]\n"
+           "  --latency LIST            host link latencies [0.1ms,5ms,20ms,50ms]\n"
+           "  --congestion NAME         the testbed's congestion control, and the tcp\n"
+           "                            model's [this machine's default]; a namespace may\n"
+           "                            take only those of\n"
+           "                            net.ipv4.tcp_allowed_congestion_control\n"
            "  --steps N                 steps of each run [10]\n"
            "  --repeat N                real runs of each setting [3]: the table gives\n"
            "                            their median, their spread (max - min over the\n"
@@ -94,7 +101,7 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         {"set", required_argument, 0, 's'},      {"bandwidth", required_argument, 0, 'b'},
         {"latency", required_argument, 0, 'l'},  {"steps", required_argument, 0, 'n'},
         {"db", required_argument, 0, 'd'},       {"help", no_argument, 0, 'h'},
-        {"repeat", required_argument, 0, 'r'},
+        {"repeat", required_argument, 0, 'r'},  {"congestion", required_argument, 0, 'c'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -102,7 +109,7 @@ static int parse(validate_opts_t *o, int argc, char **argv)
     o->steps = 10;
     o->repeat = 3;
     snprintf(o->bw_text, sizeof o->bw_text, "10Mbps,100Mbps,1Gbps");
-    snprintf(o->lat_text, sizeof o->lat_text, "0.1ms,5ms");
+    snprintf(o->lat_text, sizeof o->lat_text, "0.1ms,5ms,20ms,50ms");
     optind = 1;
     opterr = 0;
     int c;
@@ -131,6 +138,12 @@ static int parse(validate_opts_t *o, int argc, char **argv)
             if (cli_parse_long(optarg, 1, 100, &o->repeat))
                 return cli_usage_error("validate", "--repeat %s: expected an integer in [1, "
                                                    "100]", optarg);
+            break;
+        case 'c':
+            if (strcmp(optarg, "cubic") && strcmp(optarg, "bbr") && strcmp(optarg, "reno"))
+                return cli_usage_error("validate", "--congestion %s: expected cubic, bbr or "
+                                                   "reno (those the tcp model follows)", optarg);
+            snprintf(o->congestion, sizeof o->congestion, "%s", optarg);
             break;
         case 'h':
             help();
@@ -343,6 +356,49 @@ static dt_status settings_load(const validate_opts_t *o, const scenario_t *base,
     return st;
 }
 
+/* The testbed's TCP as the tcp model takes it: the congestion control (--congestion, else
+ * this machine's default) and the socket buffers' caps, which a new network namespace copies
+ * from the machine's (the third values of net.ipv4.tcp_wmem and tcp_rmem). */
+typedef struct testbed_tcp {
+    char congestion[32];
+    char wmem_max[32], rmem_max[32];
+} testbed_tcp_t;
+
+/* The first line of a /proc/sys file; its field-th whitespace-separated word (0-based). */
+static int proc_word(const char *path, int field, char *out, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int ok = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    if (!ok)
+        return -1;
+    char *save = NULL, *w = strtok_r(line, " \t\n", &save);
+    for (int i = 0; w && i < field; i++)
+        w = strtok_r(NULL, " \t\n", &save);
+    if (!w || strlen(w) >= n)
+        return -1;
+    snprintf(out, n, "%s", w);
+    return 0;
+}
+
+static int testbed_tcp(const validate_opts_t *o, testbed_tcp_t *t)
+{
+    if (o->congestion[0])
+        snprintf(t->congestion, sizeof t->congestion, "%s", o->congestion);
+    else if (proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, t->congestion,
+                       sizeof t->congestion))
+        return -1;
+    if (strcmp(t->congestion, "cubic") && strcmp(t->congestion, "bbr") &&
+        strcmp(t->congestion, "reno"))
+        return -1;
+    return proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, t->wmem_max, sizeof t->wmem_max) ||
+                   proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, t->rmem_max, sizeof t->rmem_max)
+               ? -1
+               : 0;
+}
+
 /* The temporary folders of earlier validations killed before they could remove theirs
  * (/tmp/dtsim-validate-PID-XXXXXX whose PID is gone): their files, then the folder. */
 static void remove_stale_folders(void)
@@ -407,6 +463,15 @@ int cli_validate(int argc, char **argv)
         free(sc);
         return CLI_EXIT_USAGE;
     }
+    testbed_tcp_t tcp;
+    if (testbed_tcp(&o, &tcp)) {
+        fprintf(stderr, "dtsim validate: %s: this machine's TCP is not one the tcp model "
+                        "follows (net.ipv4.tcp_congestion_control: cubic, bbr or reno; "
+                        "tcp_wmem and tcp_rmem readable): give --congestion\n",
+                o.scenario);
+        free(sc);
+        return CLI_EXIT_USAGE;
+    }
     /* its children (the testbed, the runs) die with it (cli_spawn_start); a folder it could
      * not remove, killed, is removed by the next validation */
     remove_stale_folders();
@@ -432,6 +497,10 @@ int cli_validate(int argc, char **argv)
     printf("# %s: %s on %d hosts, %ld steps; compute: dtsim calibrate x %d at once "
            "(%s); real: the median of %ld runs, their spread and the load before them\n",
            sc->name, sc->strategy->name, hosts, o.steps, trainers, device, o.repeat);
+    printf("# tcp: the testbed's congestion control %s%s, send and receive buffers up to %s "
+           "and %s bytes (this machine's net.ipv4.tcp_wmem and tcp_rmem)\n",
+           tcp.congestion, o.congestion[0] ? " (--congestion)" : " (this machine's default)",
+           tcp.wmem_max, tcp.rmem_max);
     printf("%-10s %-9s %-7s %10s %7s %5s", "strategy", "bandwidth", "latency", "real s/step",
            "spread", "load");
     for (int m = 0; m < N_MODELS; m++)
@@ -446,10 +515,16 @@ int cli_validate(int argc, char **argv)
             snprintf(hosts_text, sizeof hosts_text, "%d", hosts);
             argv_buf_t b = {.n = 0};
             const char *head[] = {testbed, "with", "--hosts", hosts_text, "--bandwidth",
-                                  o.bw[i], "--latency", o.lat[j], "--", self, "run",
-                                  o.scenario, "--real", "--db", o.db};
+                                  o.bw[i], "--latency", o.lat[j]};
             for (size_t k = 0; k < sizeof head / sizeof *head; k++)
                 add(&b, head[k]);
+            if (o.congestion[0]) {
+                add(&b, "--congestion");
+                add(&b, o.congestion);
+            }
+            const char *tail[] = {"--", self, "run", o.scenario, "--real", "--db", o.db};
+            for (size_t k = 0; k < sizeof tail / sizeof *tail; k++)
+                add(&b, tail[k]);
             add_setting(&b, &o, o.bw[i], o.lat[j], name);
             add(&b, NULL);
             double load = load_average(), runs[100];
@@ -477,6 +552,11 @@ int cli_validate(int argc, char **argv)
                     add(&s, cmd[k]);
                 add_setting(&s, &o, o.bw[i], o.lat[j], name);
                 add_set(&s, "cluster.network_model=%s", MODELS[m]);
+                if (!strcmp(MODELS[m], "tcp")) {
+                    add_set(&s, "cluster.tcp_congestion=%s", tcp.congestion);
+                    add_set(&s, "cluster.tcp_wmem_max=%s", tcp.wmem_max);
+                    add_set(&s, "cluster.tcp_rmem_max=%s", tcp.rmem_max);
+                }
                 add_set(&s, "cluster.device=%s", device);
                 add(&s, NULL);
                 double sim = cli_spawn(self, s.a, -1) == 0 ? seconds_per_step(o.db) : NAN;

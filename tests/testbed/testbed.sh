@@ -9,6 +9,7 @@
 # usage:
 #   testbed.sh up --hosts N --bandwidth 100Mbps --latency 5ms [--topology star|tree]
 #                 [--per-switch K] [--uplink-bandwidth 40Gbps] [--uplink-latency 5us]
+#                 [--congestion cubic|bbr|reno]
 #                                        brings one up, prints its name (dttbPID)
 #   testbed.sh run [--name NAME] [--np P] -- CMD...   mpirun CMD, one rank per host namespace
 #   testbed.sh mpirun-args [--name NAME]              the mpirun options `run` uses, one a line
@@ -102,11 +103,15 @@ add_link() {
 
 host_address() { echo "198.18.$(($1 / 250)).$(($1 % 250 + 1))"; }
 
-# Settings of a host's namespace: no IPv6 chatter; TCP keeps its window across the idle
-# gaps of a ping-pong (the simulated network has no slow start either).
+# Settings of a host's namespace: no IPv6 chatter; TCP as Linux runs it by default (the
+# socket buffers' caps are the machine's, which a new namespace copies; slow start after idle
+# on), with --congestion's congestion control where given (else the machine's default).
 ns_settings() {
-    ip netns exec "$1" sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null;
-        sysctl -qw net.ipv4.tcp_slow_start_after_idle=0 2>/dev/null; true'
+    ip netns exec "$1" sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null; true'
+    if [ -n "${congestion:-}" ]; then
+        ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$congestion" ||
+            die "cannot set the congestion control to $congestion: a namespace may pick only those of net.ipv4.tcp_allowed_congestion_control ($(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)), which only the machine's own namespace sets"
+    fi
     ip -n "$1" link set dev lo up
 }
 
@@ -123,6 +128,7 @@ bandwidth=$bandwidth_arg
 latency=$latency_arg
 uplink_bandwidth=$uplink_bandwidth_arg
 uplink_latency=$uplink_latency_arg
+congestion=${congestion:-default}
 EOF
     mv "$state_dir/$name.tmp" "$state_dir/$name"
 }
@@ -187,7 +193,7 @@ cmd_cleanup() {
 
 # --- up ---------------------------------------------------------------------------------
 parse_up() {
-    hosts="" bandwidth_arg="" latency_arg="" topology=star per_switch=0
+    hosts="" bandwidth_arg="" latency_arg="" topology=star per_switch=0 congestion=""
     uplink_bandwidth_arg=40Gbps uplink_latency_arg=5us
     while [ $# -gt 0 ]; do
         [ $# -ge 2 ] || die "$1 needs a value"
@@ -199,6 +205,7 @@ parse_up() {
         --per-switch) per_switch=$2 ;;
         --uplink-bandwidth) uplink_bandwidth_arg=$2 ;;
         --uplink-latency) uplink_latency_arg=$2 ;;
+        --congestion) congestion=$2 ;;
         *) die "unknown option $1 of up (see the usage at the top of $0)" ;;
         esac
         shift 2
@@ -207,6 +214,7 @@ parse_up() {
         die "--hosts needs a number from 1 to 500 (got \"$hosts\")"
     [ -n "$bandwidth_arg" ] || die "up needs --bandwidth (e.g. 100Mbps)"
     [ -n "$latency_arg" ] || die "up needs --latency (e.g. 5ms)"
+    [ -z "$congestion" ] || [[ $congestion =~ ^[a-z0-9_]+$ ]] || die "bad --congestion \"$congestion\""
     case $topology in
     star) per_switch=$hosts ;;
     tree) [[ $per_switch =~ ^[0-9]+$ ]] && [ "$per_switch" -ge 1 ] ||
