@@ -3,8 +3,9 @@
  * scenario into one database. With the flops time model a synchronous strategy must give the
  * same evaluation rows (step, test loss and accuracy to the last bit) and every node the same
  * steps and bytes sent, real or simulated: the same strategy code, only the transport
- * differs. The asynchronous parameter server is checked for a finished run of the same
- * shape (its order of arrivals is the machine's). Refusals: a process count that does not
+ * differs. The asynchronous parameter server and FedBuff are checked for a finished run of
+ * the same shape (their order of arrivals is the machine's); FedBuff with one client host,
+ * or one client in flight, for the same numbers. Refusals: a process count that does not
  * match the hosts, a strategy or key real mode cannot run, --real with a sweep, -j or --live:
  * exit 2, one line, no database made. A sweep spread over processes (--mpi) and merged by
  * rank 0 gives the rows of the same sweep run in one place.
@@ -180,6 +181,78 @@ START_TEST(other_strategies_same_numbers)
 }
 END_TEST
 
+/* The same text of one query on the real and the simulated run. */
+static void same_rows(sqlite3 *h, const char *sql, long real, long sim)
+{
+    char *a = rows(h, sql, real), *b = rows(h, sql, sim);
+    ck_assert_msg(b[0] && !strstr(b, "NULL"), "no rows for %s: %s", sql, b);
+    ck_assert_msg(!strcmp(a, b), "%s\nreal:\n%s\nsimulated:\n%s", sql, a, b);
+    free(a);
+    free(b);
+}
+
+/* FedBuff, 6 clients, 3 in flight, the model moved every 2 updates, 6 server updates. With
+ * one client host, the host trains its tasks in the order the server sent them and the
+ * server takes their updates in that order, real as on SimGrid: the same evaluation rows to
+ * the bit, steps and bytes, and the same staleness (tasks queue behind others: some
+ * updates are 1 and 2 versions old). One client in flight on 3 hosts: the same. 3 in flight
+ * on 3 hosts: which update arrives first is the machine's, and so are the versions and the
+ * clients drawn, but not the shape: as many evaluations up to the same step, the server's
+ * steps and bytes (concurrency + rounds x buffer - 1 = 14 models each way, whatever the
+ * order), the hosts' steps and bytes together (every client takes as many local steps),
+ * each host's bytes a whole number of the simulated run's messages, down as up, and
+ * 6 x 2 updates aggregated (clients and staleness tables). */
+START_TEST(fedbuff_same_shape)
+{
+    const char *fb = "--set strategy.kind=fedbuff --set strategy.clients=6 --set strategy.buffer=2 "
+                     "--set strategy.rounds=6 --set run.eval_every=1";
+    char args[512];
+    snprintf(args, sizeof args, "%s --set cluster.workers=1 --set strategy.concurrency=3", fb);
+    compare(2, args, 1);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    long real = run_id(h, "r-real"), sim = run_id(h, "r");
+    same_rows(h, "SELECT staleness, count FROM staleness WHERE run = ?1 ORDER BY staleness",
+              real, sim);
+    char *stale = rows(h, "SELECT max(staleness) FROM staleness WHERE run = ?1", sim);
+    ck_assert_msg(atoi(stale) >= 1, "no stale update in one host's queue: %s", stale);
+    free(stale);
+    sqlite3_close(h);
+    snprintf(args, sizeof args, "%s --set strategy.concurrency=1", fb);
+    compare(4, args, 1);
+
+    snprintf(args, sizeof args, "%s --set strategy.concurrency=3", fb);
+    compare(4, args, 0);
+    ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    real = run_id(h, "r-real");
+    sim = run_id(h, "r");
+    same_rows(h, "SELECT steps, bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
+                 "role = 'server'", real, sim);
+    same_rows(h, "SELECT count(*), sum(steps), sum(bytes_sent), sum(bytes_recv) FROM workers "
+                 "WHERE run = ?1 AND role = 'client'", real, sim);
+    same_rows(h, "SELECT sum(rounds) FROM clients WHERE run = ?1", real, sim);
+    same_rows(h, "SELECT sum(count) FROM staleness WHERE run = ?1", real, sim);
+    /* the model's bytes: the largest message of the simulated run (the stops carry none) */
+    char *b = rows(h, "SELECT max(bytes) FROM messages WHERE run = ?1", sim);
+    double msg = atof(b);
+    free(b);
+    ck_assert_msg(msg > 0, "no messages in the simulated run");
+    char *hosts = rows(h, "SELECT bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
+                          "role = 'client' ORDER BY worker", real);
+    int n = 0;
+    for (char *line = hosts; *line; n++) {
+        double sent, recv;
+        ck_assert_int_eq(sscanf(line, "%lf|%lf", &sent, &recv), 2);
+        ck_assert_msg(sent == recv && fmod(sent, msg) == 0, "a client host sent %g and took "
+                      "%g bytes, messages of %g bytes", sent, recv, msg);
+        line = strchr(line, '\n') + 1;
+    }
+    ck_assert_int_eq(n, 3);
+    free(hosts);
+    sqlite3_close(h);
+}
+END_TEST
+
 START_TEST(refusals)
 {
     char db[300];
@@ -284,7 +357,7 @@ END_TEST
 /* `dtsim validate` on the testbed (root): one link setting, 2 hosts, a few steps, the real
  * side twice; a table row with the real runs' median seconds per step (each run's figure
  * read back from the database: their mean, two runs), their spread (max - min over the
- * median), the load, and the three models' seconds per step, the runs in its database with
+ * median), the load, and the four models' seconds per step, the runs in its database with
  * the same evaluation rows real and simulated. Without a data set's files or with a sweep:
  * one line, exit 2. */
 START_TEST(validate_table)
@@ -316,18 +389,18 @@ START_TEST(validate_table)
     f = fopen(out, "r");
     ck_assert_ptr_nonnull(f);
     char row[512] = "";
-    double real = 0, spread = -1, load = -1, m[3];
+    double real = 0, spread = -1, load = -1, m[4];
     int found = 0;
     while (!found && fgets(row, sizeof row, f))
-        found = sscanf(row, "allreduce 100Mbps 0.1ms %lf %lf%% %lf %lf %*s %lf %*s %lf", &real,
-                       &spread, &load, &m[0], &m[1], &m[2]) == 6;
+        found = sscanf(row, "allreduce 100Mbps 0.1ms %lf %lf%% %lf %lf %*s %lf %*s %lf %*s %lf",
+                       &real, &spread, &load, &m[0], &m[1], &m[2], &m[3]) == 7;
     fclose(f);
     ck_assert_msg(found, "no table row in %s", out);
-    ck_assert_msg(real > 0 && m[0] > 0 && m[1] > 0 && m[2] > 0, "%s", row);
+    ck_assert_msg(real > 0 && m[0] > 0 && m[1] > 0 && m[2] > 0 && m[3] > 0, "%s", row);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     char *n = rows(h, "SELECT count(*), sum(name LIKE '%-real') FROM runs WHERE ?1 = ?1", 0);
-    ck_assert_str_eq(n, "5|2\n");
+    ck_assert_str_eq(n, "6|2\n");
     free(n);
     /* the two real runs' seconds per step: the median of two is their mean, the spread
      * their difference over it */
@@ -405,6 +478,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, allreduce_same_numbers);
     tcase_add_test(tc, other_strategies_same_numbers);
+    tcase_add_test(tc, fedbuff_same_shape);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, sweep_spread);
     tcase_add_test(tc, straggler_sleeps);

@@ -136,7 +136,8 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert(sc.uplink_bandwidth == 5e9);   /* 40 Gb/s */
     ck_assert(sc.uplink_latency == 5e-6);
     ck_assert_int_eq(sc.racks, 2);
-    ck_assert_int_eq(sc.network_model, SIM_NET_LV08);
+    ck_assert_int_eq(sc.network_model, SIM_NET_AUTO);
+    ck_assert_int_eq(scenario_network_model(&sc), SIM_NET_LV08); /* datacenter links */
     ck_assert_int_eq(sc.crosstraffic, 1);
     ck_assert_str_eq(sc.device, "cpu");
     ck_assert(sc.device_flops == 90e9);
@@ -182,7 +183,7 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\n[run]\nname = scenario\nseed = 1\nsteps = 200\nmax_time = 0s\n",
         "\nlr = 0.05\nmomentum = 0\n",
         "\nbandwidth = 10Gbps\nlatency = 5us\nuplink_bandwidth = 40Gbps\nuplink_latency = 5us\n",
-        "\nnetwork_model = LV08\ncrosstraffic = yes\ntcp_congestion = cubic\n"
+        "\nnetwork_model = auto\ncrosstraffic = yes\ntcp_congestion = cubic\n"
         "tcp_initial_window = 10\ntcp_mss = 1448\ntcp_header = 66\ntcp_wmem_max = 4194304\n"
         "tcp_rmem_max = 6291456\ntcp_slow_start_after_idle = yes\ntcp_rto_min = 200ms\n"
         "tcp_handshake = 1\ndevice = cpu\ndevice_flops = 90Gf\n",

@@ -9,7 +9,9 @@
  *     window halved per timeout, down to the initial window, slow start to 3/4 of the old
  *     window, then half the window a round trip) and not under bbr;
  *   - two flows on one link: the later one waits its ramp out while the earlier runs alone,
- *     then they share the link half and half.
+ *     then they share the link half and half;
+ *   - two messages sent at once on one connection go one after the other (one byte stream),
+ *     from two hosts they share the link.
  * SimGrid runs once per process: every simulation runs in a forked child that writes back
  * its times through a pipe. */
 #define _POSIX_C_SOURCE 200809L
@@ -59,18 +61,22 @@ static double by_hand(const sim_tcp_t *p, double bytes, double latency, double b
 {
     double rtt = 2 * latency, wire = bandwidth * 1448.0 / 1514.0;
     double cap = fmin(0.68 * (double)p->wmem_max, 0.5 * (double)p->rmem_max);
-    double rate = fmin(wire, cap / rtt), full = fmin(wire * rtt, cap);
+    double full = fmin(wire * rtt, cap);
     int m = 0; /* the first flight with the pipe open */
     while (w0 * pow(2, m) < full)
         m++;
     int n = 1; /* flights that carry the message if the pipe never opened */
     while (w0 * (pow(2, n) - 1) < bytes)
         n++;
-    double t = handshake * rtt;
-    if (n <= m)
+    double t = handshake * rtt, rest = bytes - w0 * (pow(2, m) - 1);
+    if (n <= m) {
         t += (n - 1) * rtt + (bytes - w0 * (pow(2, n - 1) - 1)) / wire;
-    else
-        t += m * rtt + (bytes - w0 * (pow(2, m) - 1)) / rate;
+    } else if (full >= wire * rtt) {
+        t += m * rtt + rest / wire;
+    } else { /* capped: k flights of the cap, a round trip each but the last */
+        double k = ceil(rest / cap);
+        t += (m + k - 1) * rtt + (rest - (k - 1) * cap) / wire;
+    }
     return t + latency;
 }
 
@@ -106,6 +112,7 @@ typedef struct xfer {
     int src, dst;
     double start, bytes; /* start: when the sender starts (after its previous message) */
     double done;         /* when the receiver had it */
+    int alone;           /* sent by an actor of its own, not after its host's previous one */
 } xfer_t;
 
 #define MAX_XFERS 8
@@ -132,7 +139,7 @@ static void sender(int argc, char **argv)
     int src = *(int *)sg_actor_self_get_data();
     static char token[] = "payload";
     for (int i = 0; i < n_xfers; i++) {
-        if (xfers[i].src != src)
+        if (xfers[i].src != src || xfers[i].alone)
             continue;
         if (simgrid_get_clock() < xfers[i].start)
             sg_actor_sleep_until(xfers[i].start);
@@ -140,6 +147,19 @@ static void sender(int argc, char **argv)
         snprintf(box, sizeof box, "box-%d", i);
         sg_mailbox_put(sg_mailbox_by_name(box), token, (long)xfers[i].bytes);
     }
+}
+
+/* one message, by an actor of its own */
+static void sender_alone(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    xfer_t *x = sg_actor_self_get_data();
+    static char token[] = "payload";
+    sg_actor_sleep_until(x->start);
+    char box[32];
+    snprintf(box, sizeof box, "box-%d", (int)(x - xfers));
+    sg_mailbox_put(sg_mailbox_by_name(box), token, (long)x->bytes);
 }
 
 /* Three hosts, each on its own link (a direction each way) of bandwidth bw and latency lat:
@@ -203,6 +223,14 @@ static void simulate(const sim_tcp_t *tcp, double bw, double lat)
             sg_actor_start(a, sender, 0, NULL);
         }
         for (int i = 0; i < n_xfers; i++) {
+            if (!xfers[i].alone)
+                continue;
+            snprintf(name, sizeof name, "h%d", xfers[i].src);
+            sg_actor_t a = sg_actor_init("sender", sg_host_by_name(name));
+            sg_actor_set_data(a, &xfers[i]);
+            sg_actor_start(a, sender_alone, 0, NULL);
+        }
+        for (int i = 0; i < n_xfers; i++) {
             snprintf(name, sizeof name, "h%d", xfers[i].dst);
             sg_actor_t a = sg_actor_init("receiver", sg_host_by_name(name));
             sg_actor_set_data(a, &xfers[i]);
@@ -225,7 +253,7 @@ static void simulate(const sim_tcp_t *tcp, double bw, double lat)
 
 static void one(int src, int dst, double start, double bytes)
 {
-    xfers[n_xfers++] = (xfer_t){src, dst, start, bytes, NAN};
+    xfers[n_xfers++] = (xfer_t){src, dst, start, bytes, NAN, 0};
 }
 
 /* loop test: i = size x round trip */
@@ -319,6 +347,36 @@ START_TEST(later_flow_ramps_while_the_earlier_holds_the_link)
 }
 END_TEST
 
+/* Two messages sent at once to one host: one connection, one byte stream. The second
+ * follows the first's last byte with the window the first opened; sent from two hosts they
+ * would share the receiver's link and end together. */
+START_TEST(one_connection_carries_its_messages_in_turn)
+{
+    sim_tcp_t p = linux_tcp();
+    double bw = 12.5e6, L = 0.2e-3, S = 940584; /* fedavg's mlp, links of 0.1 ms */
+    double wire = bw * 1448.0 / 1514.0;
+    n_xfers = 0;
+    one(0, 1, 0, S);
+    one(0, 1, 0, S);
+    xfers[0].alone = xfers[1].alone = 1;
+    simulate(&p, bw, L / 2);
+    double first = fmin(xfers[0].done, xfers[1].done), second = fmax(xfers[0].done, xfers[1].done);
+    double want = by_hand(&p, S, L, bw, 14480, 1);
+    ck_assert_msg(fabs(first - want) <= 1e-6 * want, "first %.9g s, want %.9g", first, want);
+    /* the second: behind the first's last byte (first - L), then at the rate (the first
+     * opened the window to the pipe) */
+    double then = first - L + S / wire + L;
+    ck_assert_msg(fabs(second - then) <= 1e-6 * then, "second %.9g s, want %.9g", second, then);
+    n_xfers = 0;
+    one(0, 2, 0, S);
+    one(1, 2, 0, S);
+    simulate(&p, bw, L / 2);
+    ck_assert_msg(fabs(xfers[0].done - xfers[1].done) <= 1e-9, "%.9g and %.9g", xfers[0].done,
+                  xfers[1].done);
+    ck_assert(xfers[0].done > first + 0.5 * S / wire);
+}
+END_TEST
+
 int main(void)
 {
     sim_strategies_register(); /* the key table: the tcp_* keys' defaults */
@@ -329,6 +387,7 @@ int main(void)
     tcase_add_loop_test(tc, simgrid_transfer_is_slow_start_by_hand, 0, 15);
     tcase_add_test(tc, window_carries_over_and_restarts_after_idle);
     tcase_add_test(tc, later_flow_ramps_while_the_earlier_holds_the_link);
+    tcase_add_test(tc, one_connection_carries_its_messages_in_turn);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -3,8 +3,10 @@
 # one-way latency and bandwidth between namespaces of a 2-host star, a 3-host star and a
 # two-level tree, each against the analytic figure of the simulated platform (latency: the
 # links' latencies along the path; bandwidth: the slowest link's, less the TCP/IP and Ethernet
-# headers); then nothing of a testbed left after `down`, after `with` ends, after a TERM, and
-# after a kill -9 of the script (`cleanup`, and a later run, remove what it left).
+# headers); tcpxfer's kept connection against fresh ones (a 1 MB message after a 10 MB one
+# on one connection against the round trips of a fresh connection's slow start); then nothing
+# of a testbed left after `down`, after `with` ends, after a TERM, and after a kill -9 of the
+# script (`cleanup`, and a later run, remove what it left).
 # Skips (exit 77), saying why, without root, ip, tc, unshare, mpirun or a built pingpong.
 # usage: tests/test_testbed.sh BUILD/testbed
 set -uo pipefail
@@ -105,6 +107,42 @@ ip netns list | grep "^dttb$pid2-" >/dev/null || fail "second killed run: nothin
 check_pair "star 2 x 100Mbps/5ms" "$tmp/star2.out" 0 1 10 100
 check_gone "after with" "$(testbed_of "$tmp/star2.out")"
 check_gone "a run after a kill -9" "dttb$pid2"
+
+# tcpxfer's kept connection (--keep) against fresh ones, on a 2-host star of 100 Mbps, 10 ms
+# links (one-way 20 ms, round trip 40 ms). A 1 MB message right after a 10 MB one on the same
+# connection finds TCP's window open: 1 MB at the payload rate (83.7 ms) and two one-way
+# latencies (the message's, the answer's): 0.124 s. A fresh 1 MB connection pays the
+# handshake and slow start from 10 segments (6 flights for 1 MB): 5 round trips more, and no
+# fewer than 2 however the kernel grows its window.
+if [ -x "$bin/tcpxfer" ]; then
+    name=$("$tb" up --hosts 2 --bandwidth 100Mbps --latency 10ms) || fail "up for tcpxfer: $name"
+    ip netns exec "$name-h1" "$bin/tcpxfer" serve 7077 > /dev/null 2>&1 &
+    srv=$!
+    for _ in $(seq 50); do # the server listening (and ARP settled) before the timed runs
+        ip netns exec "$name-h0" "$bin/tcpxfer" send 198.18.0.2 7077 1 1 > /dev/null 2>&1 && break
+        sleep 0.1
+    done
+    ip netns exec "$name-h0" "$bin/tcpxfer" send 198.18.0.2 7077 1000000 3 > "$tmp/fresh.out" 2>&1 ||
+        fail "tcpxfer fresh: $(cat "$tmp/fresh.out")"
+    ip netns exec "$name-h0" "$bin/tcpxfer" send 198.18.0.2 7077 10000000,1000000 1 --keep > "$tmp/keep.out" 2>&1 ||
+        fail "tcpxfer --keep: $(cat "$tmp/keep.out")"
+    kill "$srv" 2> /dev/null
+    wait "$srv" 2> /dev/null
+    "$tb" down "$name"
+    echo "tcpxfer fresh 1 MB: $(awk '{ printf "%s ", $6 }' "$tmp/fresh.out")s; kept 10 MB then 1 MB: $(awk '{ printf "%s ", $6 }' "$tmp/keep.out")s"
+    awk -v payload="$payload" '
+        FNR == NR { if ($1 == "transfer" && $4 == 1000000) { n++; if (!fastest || $6 < fastest) fastest = $6 } next }
+        $1 == "transfer" { kept_n++; if ($2 == 1 && $4 == 1000000) kept = $6 }
+        END {
+            expect = 1e6 / (100e6 / 8 * payload) + 2 * 0.020
+            if (n != 3 || kept_n != 2 || !kept) { print "expected 3 fresh and 2 kept transfers"; exit 1 }
+            if (kept < 0.95 * expect || kept > 1.3 * expect) { print "kept 1 MB " kept " s, expected " expect; exit 1 }
+            if (fastest < kept + 2 * 0.040) { print "fresh 1 MB " fastest " s, not 2 round trips slower than kept " kept; exit 1 }
+        }' "$tmp/fresh.out" "$tmp/keep.out" || fail "tcpxfer: kept against fresh"
+    check_gone "after tcpxfer" "$name"
+else
+    fail "no $bin/tcpxfer (built with delayline)"
+fi
 
 # 3-host star through up / run / down, 400 Mbps, 2.5 ms
 name=$("$tb" up --hosts 3 --bandwidth 400Mbps --latency 2.5ms) || fail "up: $name"

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli_exec.h"
+#include "cli_util.h"
 #include "scenario.h"
 #include "tcp_model.h"
 
@@ -55,7 +56,7 @@ typedef struct cal_seq {
 
 /* Every fresh size is a sequence of its own; the kept connections' follow. */
 static const long FRESH[] = {10000, 100000, 1000000, 10000000, 30000000};
-#define FRESH_SLOW 4 /* the sizes below 1 Gbit/s: 30 MB would take seconds */
+#define FRESH_BELOW_1G 4 /* those measured below 1 Gbit/s (30 MB: 2.5 s a run at 100 Mbit/s) */
 static const cal_seq_t KEPT[] = {
     {.keep = 1, .n = 4, .bytes = {10000000, 1000000, 1000000, 1000000},
      .label = {"kept, 1st", "kept, 2nd", "kept, 3rd", "kept, 4th"}},
@@ -82,25 +83,6 @@ static volatile sig_atomic_t calibrate_signal;
 static void on_signal(int sig) { calibrate_signal = sig; }
 
 /* ---- the machine and its programs -------------------------------------------------------- */
-
-/* The first line of a /proc/sys file; its field-th whitespace-separated word (0-based). */
-static int proc_word(const char *path, int field, char *out, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-    int ok = f && fgets(line, sizeof line, f);
-    if (f)
-        fclose(f);
-    if (!ok)
-        return -1;
-    char *save = NULL, *w = strtok_r(line, " \t\n", &save);
-    for (int i = 0; w && i < field; i++)
-        w = strtok_r(NULL, " \t\n", &save);
-    if (!w || strlen(w) >= n)
-        return -1;
-    snprintf(out, n, "%s", w);
-    return 0;
-}
 
 /* name's path along $PATH, then /usr/sbin and /sbin (root's tools, absent from some PATHs). */
 static int find_program(const char *name, char *out, size_t n)
@@ -221,7 +203,7 @@ static int measure(const cal_ctx_t *x, cal_seq_t *seqs, int n_fresh, int n_seqs)
     double t[REPS * MAX_SEQS];
     for (int i = 0; i < n_fresh; i++)
         sizes[i] = seqs[i].bytes[0];
-    if (tcpxfer_send(x, sizes, n_fresh, REPS, 0, 0, t, REPS * n_fresh))
+    if (calibrate_signal || tcpxfer_send(x, sizes, n_fresh, REPS, 0, 0, t, REPS * n_fresh))
         return -1;
     for (int i = 0; i < REPS * n_fresh; i++)
         seqs[i % n_fresh].runs[0][i / n_fresh] = t[i];
@@ -392,7 +374,7 @@ static int check_input(const char *script, const char *tcpxfer, const char *band
     dt_err_t err = {""};
     char w[32], r[32];
     int given = cc[0] != '\0';
-    if (!given && proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, cc, n_cc))
+    if (!given && cli_proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, cc, n_cc))
         snprintf(cc, n_cc, "?");
     int k = 0;
     while (k < 3 && strcmp(cc, CC_NAMES[k]))
@@ -412,8 +394,8 @@ static int check_input(const char *script, const char *tcpxfer, const char *band
     else if (k == 3)
         snprintf(why, n, "congestion control %s%s: the tcp model follows cubic, bbr and reno",
                  cc, given ? "" : " (net.ipv4.tcp_congestion_control)");
-    else if (proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, w, sizeof w) ||
-             proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, r, sizeof r) ||
+    else if (cli_proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, w, sizeof w) ||
+             cli_proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, r, sizeof r) ||
              (*wmem = atol(w)) < 4096 || (*rmem = atol(r)) < 4096)
         snprintf(why, n, "cannot read this machine's net.ipv4.tcp_wmem and tcp_rmem");
     else if (geteuid() != 0)
@@ -475,7 +457,7 @@ int cli_calibrate_tcp(const char *testbed_script, const char *tcpxfer_path, cons
     double one_way = 2 * lat; /* a message crosses two host links */
 
     cal_seq_t seqs[MAX_SEQS];
-    int n_fresh = bw >= 125e6 ? FRESH_SLOW + 1 : FRESH_SLOW, n_seqs = 0;
+    int n_fresh = bw >= 125e6 ? FRESH_BELOW_1G + 1 : FRESH_BELOW_1G, n_seqs = 0;
     for (int i = 0; i < n_fresh; i++)
         seqs[n_seqs++] = (cal_seq_t){.n = 1, .bytes = {FRESH[i]}, .label = {"fresh"}};
     for (size_t i = 0; i < sizeof KEPT / sizeof *KEPT; i++)

@@ -1,9 +1,10 @@
-/* Helpers shared by the commands: usage errors, strict number parsing. */
+/* Helpers shared by the commands: usage errors, strict number parsing, /proc settings. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli_util.h"
 
@@ -37,5 +38,23 @@ int cli_parse_double(const char *text, double lo, double hi, double *out)
     if (end == text || *end || errno || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+int cli_proc_word(const char *path, int field, char *out, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int ok = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    if (!ok)
+        return -1;
+    char *save = NULL, *w = strtok_r(line, " \t\n", &save);
+    for (int i = 0; w && i < field; i++)
+        w = strtok_r(NULL, " \t\n", &save);
+    if (!w || strlen(w) >= n)
+        return -1;
+    snprintf(out, n, "%s", w);
     return 0;
 }

@@ -19,6 +19,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Strict number parsing for option values: the whole text must be a number in [lo, hi]. */
 int cli_parse_long(const char *text, long lo, long hi, long *out);
+/** The field-th whitespace-separated word (0-based) of a file's first line, such as a
+ * /proc/sys setting, into out (n bytes); -1 when unreadable, missing or longer. */
+int cli_proc_word(const char *path, int field, char *out, size_t n);
 /** The same for a finite double: 0 with *out set, or -1 with *out untouched. */
 int cli_parse_double(const char *text, double lo, double hi, double *out);
 

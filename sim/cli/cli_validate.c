@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_calibrate_tcp.h"
 #include "cli_exec.h"
 #include "cli_util.h"
 #include "scenario.h"
@@ -45,6 +46,7 @@ typedef struct validate_opts {
     char *bw[MAX_LIST], *lat[MAX_LIST];
     int n_bw, n_lat;
     long steps, repeat;
+    int calibrate; /* --calibrate: fit the tcp model to transfers, no scenario */
 } validate_opts_t;
 
 /* A real cell whose runs spread more than this (max - min over the median) claims no
@@ -56,6 +58,8 @@ static void help(void)
     printf("usage: dtsim validate SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
            "                      [--latency LIST] [--congestion NAME] [--steps N] [--repeat N]\n"
            "                      [--db PATH]\n"
+           "       dtsim validate --calibrate [--bandwidth LIST] [--latency LIST]\n"
+           "                      [--congestion NAME]\n"
            "\n"
            "Runs the scenario real on the shaped-link testbed (one process per host, each\n"
            "host's link shaped to the bandwidth and latency) and simulated under the CM02,\n"
@@ -80,6 +84,11 @@ static void help(void)
            "                            them; past a 5%% spread no model's error is\n"
            "                            claimed\n"
            "  --db PATH                 results database [results/validate.db]\n"
+           "  --calibrate               no SCENARIO: fit the tcp model to TCP transfers timed\n"
+           "                            on a 2-host testbed at each --bandwidth x --latency\n"
+           "                            (fresh connections of 10 kB to 30 MB, a kept one\n"
+           "                            back to back and after idle) and print the\n"
+           "                            cluster.tcp_* lines that fit them\n"
            "  -h, --help                this text\n");
 }
 
@@ -102,6 +111,7 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         {"latency", required_argument, 0, 'l'},  {"steps", required_argument, 0, 'n'},
         {"db", required_argument, 0, 'd'},       {"help", no_argument, 0, 'h'},
         {"repeat", required_argument, 0, 'r'},  {"congestion", required_argument, 0, 'c'},
+        {"calibrate", no_argument, 0, 'C'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -145,6 +155,9 @@ static int parse(validate_opts_t *o, int argc, char **argv)
                                                    "reno (those the tcp model follows)", optarg);
             snprintf(o->congestion, sizeof o->congestion, "%s", optarg);
             break;
+        case 'C':
+            o->calibrate = 1;
+            break;
         case 'h':
             help();
             return -1;
@@ -154,11 +167,20 @@ static int parse(validate_opts_t *o, int argc, char **argv)
             return cli_usage_error("validate", "unknown option \"%s\"", argv[optind - 1]);
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("validate", "missing SCENARIO file");
-    if (optind + 1 < argc)
-        return cli_usage_error("validate", "unexpected argument \"%s\"", argv[optind + 1]);
-    o->scenario = argv[optind];
+    if (o->calibrate) {
+        if (optind < argc)
+            return cli_usage_error("validate", "--calibrate takes no SCENARIO (unexpected "
+                                               "\"%s\")", argv[optind]);
+        if (o->n_sets)
+            return cli_usage_error("validate", "--calibrate runs no scenario: --set does not "
+                                               "apply");
+    } else {
+        if (optind >= argc)
+            return cli_usage_error("validate", "missing SCENARIO file");
+        if (optind + 1 < argc)
+            return cli_usage_error("validate", "unexpected argument \"%s\"", argv[optind + 1]);
+        o->scenario = argv[optind];
+    }
     if ((o->n_bw = split(o->bw_text, o->bw)) <= 0)
         return cli_usage_error("validate", "--bandwidth: expected 1 to %d values such as "
                                            "10Mbps,1Gbps", MAX_LIST);
@@ -364,37 +386,18 @@ typedef struct testbed_tcp {
     char wmem_max[32], rmem_max[32];
 } testbed_tcp_t;
 
-/* The first line of a /proc/sys file; its field-th whitespace-separated word (0-based). */
-static int proc_word(const char *path, int field, char *out, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    char line[256];
-    int ok = f && fgets(line, sizeof line, f);
-    if (f)
-        fclose(f);
-    if (!ok)
-        return -1;
-    char *save = NULL, *w = strtok_r(line, " \t\n", &save);
-    for (int i = 0; w && i < field; i++)
-        w = strtok_r(NULL, " \t\n", &save);
-    if (!w || strlen(w) >= n)
-        return -1;
-    snprintf(out, n, "%s", w);
-    return 0;
-}
-
 static int testbed_tcp(const validate_opts_t *o, testbed_tcp_t *t)
 {
     if (o->congestion[0])
         snprintf(t->congestion, sizeof t->congestion, "%s", o->congestion);
-    else if (proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, t->congestion,
+    else if (cli_proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, t->congestion,
                        sizeof t->congestion))
         return -1;
     if (strcmp(t->congestion, "cubic") && strcmp(t->congestion, "bbr") &&
         strcmp(t->congestion, "reno"))
         return -1;
-    return proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, t->wmem_max, sizeof t->wmem_max) ||
-                   proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, t->rmem_max, sizeof t->rmem_max)
+    return cli_proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, t->wmem_max, sizeof t->wmem_max) ||
+                   cli_proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, t->rmem_max, sizeof t->rmem_max)
                ? -1
                : 0;
 }
@@ -431,12 +434,55 @@ static void remove_stale_folders(void)
     closedir(d);
 }
 
+/* --calibrate: the tcp model fitted to tcpxfer's transfers on a 2-host testbed, at every
+ * bandwidth x latency of the lists (cli_calibrate_tcp.c). tcpxfer is beside this dtsim
+ * (BUILD/testbed/tcpxfer), or in DTSIM_TESTBED_BIN. */
+static int calibrate_tcp(const validate_opts_t *o)
+{
+    char self[4096], testbed[4200], tcpxfer[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    const char *bin = getenv("DTSIM_TESTBED_BIN");
+    snprintf(tcpxfer, sizeof tcpxfer, "%s/tcpxfer", bin && bin[0] ? bin : self);
+    if (!bin || !bin[0])
+        snprintf(tcpxfer, sizeof tcpxfer, "%s/testbed/tcpxfer", self);
+    snprintf(testbed, sizeof testbed, "%s/tests/testbed/testbed.sh", DTSIM_SOURCE_DIR);
+    const char *why = geteuid() != 0 ? "needs root: the testbed makes network namespaces"
+                      : access(testbed, X_OK) != 0 ? "needs the testbed of the source tree"
+                      : access(tcpxfer, X_OK) != 0 ? "needs tcpxfer (cmake --build builds it "
+                                                     "beside dtsim, in testbed/)"
+                                                   : NULL;
+    if (why) {
+        fprintf(stderr, "dtsim validate --calibrate: %s\n", why);
+        return CLI_EXIT_USAGE;
+    }
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < o->n_bw; i++)
+        for (int j = 0; j < o->n_lat; j++) {
+            printf("%s# links of %s and %s\n", i || j ? "\n" : "", o->bw[i], o->lat[j]);
+            fflush(stdout);
+            int r = cli_calibrate_tcp(testbed, tcpxfer, o->bw[i], o->lat[j], o->congestion,
+                                      stdout);
+            if (r == 2)
+                return CLI_EXIT_USAGE;
+            if (r)
+                rc = CLI_EXIT_RUN;
+            fflush(stdout);
+        }
+    return rc;
+}
+
 int cli_validate(int argc, char **argv)
 {
     validate_opts_t o;
     int rc = parse(&o, argc, argv);
     if (rc)
         return rc < 0 ? CLI_EXIT_OK : rc;
+    if (o.calibrate)
+        return calibrate_tcp(&o);
     scenario_t *sc = dt_malloc(sizeof *sc);
     dt_err_t err;
     if (scenario_load(sc, o.scenario, o.sets, o.n_sets, &err) || settings_load(&o, sc, &err)) {
@@ -498,7 +544,8 @@ int cli_validate(int argc, char **argv)
            "(%s); real: the median of %ld runs, their spread and the load before them\n",
            sc->name, sc->strategy->name, hosts, o.steps, trainers, device, o.repeat);
     printf("# tcp: the testbed's congestion control %s%s, send and receive buffers up to %s "
-           "and %s bytes (this machine's net.ipv4.tcp_wmem and tcp_rmem)\n",
+           "and %s bytes (this machine's net.ipv4.tcp_wmem and tcp_rmem), connections open "
+           "when the clock starts (real mode's barrier opens them: tcp_handshake = 0)\n",
            tcp.congestion, o.congestion[0] ? " (--congestion)" : " (this machine's default)",
            tcp.wmem_max, tcp.rmem_max);
     printf("%-10s %-9s %-7s %10s %7s %5s", "strategy", "bandwidth", "latency", "real s/step",
@@ -556,6 +603,9 @@ int cli_validate(int argc, char **argv)
                     add_set(&s, "cluster.tcp_congestion=%s", tcp.congestion);
                     add_set(&s, "cluster.tcp_wmem_max=%s", tcp.wmem_max);
                     add_set(&s, "cluster.tcp_rmem_max=%s", tcp.rmem_max);
+                    /* real mode's processes meet in a barrier before its clock starts: the
+                     * connections are open (at their initial windows) when it does */
+                    add_set(&s, "cluster.tcp_handshake=%s", "0");
                 }
                 add_set(&s, "cluster.device=%s", device);
                 add(&s, NULL);

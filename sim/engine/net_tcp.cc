@@ -65,9 +65,11 @@ double charge(double size, const Host* src, const Host* dst, const std::vector<L
   n_messages++;
   double now          = simgrid::s4u::Engine::get_clock();
   sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
-  /* SimGrid gives the flow latency x factor, then size / rate */
+  /* SimGrid gives the flow latency x factor, then size / rate (the rate bounded by the
+   * window cap per round trip: TCP-gamma). A message within a capped window leaves in one
+   * flight, faster than the bound: its wait is shorter than the latency, down to none */
   double wait = time.total - size / time.rate;
-  return wait > latency ? wait / latency : 1.0;
+  return wait > 0 ? wait / latency : 0.0;
 }
 
 double bandwidth_factor(double size, const Host* src, const Host* dst, const std::vector<Link*>& links,

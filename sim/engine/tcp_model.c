@@ -75,24 +75,37 @@ static void grow(const sim_tcp_t *p, sim_tcp_conn_t *c, double acked, double fli
 sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double bytes,
                                double latency, double bandwidth)
 {
-    sim_tcp_time_t out = {0, 0, 0};
+    sim_tcp_time_t out = {0, 0, 0, 0};
     double rtt = 2 * latency, wire = bandwidth * sim_tcp_efficiency(p);
     double cap = sim_tcp_window_cap(p);
     out.rate = rtt > 0 && cap / rtt < wire ? cap / rtt : wire;
+    double t = 0;
     if (!c->open) {
         out.rounds += (double)p->handshake;
         sim_tcp_open(p, c);
+    } else if (now < c->last_send) {
+        /* one byte stream: behind the message still leaving, with the window it leaves */
+        out.queued = c->last_send - now;
+        t = out.queued;
     } else {
         sim_tcp_restart(p, c, now, rtt);
     }
-    double t = out.rounds * rtt;
+    t += out.rounds * rtt;
     /* the window that keeps the path busy: the bandwidth-delay product, or the cap below it */
     double full = wire * rtt < cap ? wire * rtt : cap;
     double left = bytes, flight_max = 0;
     while (left > 0) {
         double w = c->cwnd < cap ? c->cwnd : cap;
-        if (w >= full) { /* the pipe is open: the rest at the rate */
-            t += left / out.rate;
+        if (w >= full) {
+            if (full >= wire * rtt) { /* the pipe is open: the rest at the link's rate */
+                t += left / wire;
+            } else {
+                /* the buffers' cap, below the pipe: a window a round trip, the last flight
+                 * leaving at the link's rate (a message within the cap leaves in one) */
+                double n = ceil(left / w);
+                t += (n - 1) * rtt + (left - (n - 1) * w) / wire;
+                out.rounds += n - 1;
+            }
             flight_max = w;
             break;
         }

@@ -7,6 +7,8 @@
  *
  * The model, per message (sim/README.md#the-tcp-network-model says why each part):
  * - a connection's first message waits tcp.handshake round trips (SYN, SYN-ACK);
+ * - a connection is one byte stream: a message sent while the previous one is still leaving
+ *   (as this model times it alone) starts when that one's last byte has left;
  * - the window starts at tcp.initial_window segments and, in slow start, grows by every byte
  *   acknowledged while the sender is window-limited (Linux's tcp_is_cwnd_limited: up to twice
  *   the largest flight), so it doubles every round trip of a long message;
@@ -14,6 +16,8 @@
  *   the rest flows at the payload rate B x mss / (mss + header);
  * - the window is capped by the socket buffers: SIM_TCP_SNDBUF_SHARE of tcp.wmem_max (what
  *   Linux's send buffer leaves in flight) and half of tcp.rmem_max (tcp_adv_win_scale = 1);
+ *   capped below the pipe, a round trip moves one window, so a message within the cap leaves
+ *   in one flight at the link's rate;
  * - past slow start (ssthresh, set where the window filled the pipe or by an idle restart)
  *   CUBIC grows at most half the window a round trip, Reno one segment; BBR's startup is
  *   slow start's doubling;
@@ -35,16 +39,17 @@
 typedef struct sim_tcp_conn {
     double cwnd;      /* congestion window, payload bytes */
     double ssthresh;  /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
-    double last_send; /* when its last message's last byte left the sender, s */
+    double last_send; /* when its last message's last byte leaves the sender, s */
     int open;         /* 1 once the connection exists */
 } sim_tcp_conn_t;
 
 /* One message's times, alone on its path. */
 typedef struct sim_tcp_time {
     double total;  /* from its start until its last byte arrives, s */
-    double rate;   /* the payload rate once its window is open: min(B x mss/(mss+header),
-                      window cap / RTT), bytes/s */
+    double rate;   /* the payload rate of a long message once its window is open:
+                      min(B x mss/(mss+header), window cap / RTT), bytes/s */
     double rounds; /* round trips spent opening the window (handshake included) */
+    double queued; /* s behind the connection's previous message, still leaving then */
 } sim_tcp_time_t;
 
 /** The payload share of the wire: mss / (mss + header). */

@@ -255,13 +255,14 @@ static const key_desc_t builtin_keys[] = {
            "rail: each GPU's NVLink bandwidth each way (H100 NVLink 4: 900 GB/s both ways)"),
     K_UNIT("cluster", "nvlink_latency", KEY_TIME, "1us", nvlink_latency, 0, 0,
            "rail: latency of each GPU's NVLink port"),
-    K_ENUM("cluster", "network_model", "LV08", network_model, sim_net_model_t, net_model_names,
+    K_ENUM("cluster", "network_model", "auto", network_model, sim_net_model_t, net_model_names,
            NOCASE,
            "SimGrid network model: LV08 (calibrated TCP), CM02 (max-min sharing; with "
            "crosstraffic = no, pure latency + size/bandwidth), SMPI, tcp (CM02's sharing, each "
            "message charged TCP's window as Linux opens it: the tcp_* keys; for links of "
-           "milliseconds), auto (tcp where a host link's latency is 1 ms or more, the edge "
-           "platform's clients included, else LV08)"),
+           "milliseconds), auto (tcp on the edge platform and where latency or "
+           "uplink_latency is 1 ms or more, else LV08: dtsim validate found LV08 and tcp within "
+           "5% at 0.1 ms links, only tcp within 10% from 5 ms)"),
     K_BOOL("cluster", "crosstraffic", "yes", crosstraffic,
            "model the acknowledgement traffic flowing back on each link"),
     K_ENUM("cluster", "tcp_congestion", "cubic", tcp.congestion, sim_tcp_cc_t, tcp_cc_names, 0,

@@ -31,7 +31,8 @@ sim_net_model_t scenario_network_model(const scenario_t *sc)
     if (sc->network_model != SIM_NET_AUTO)
         return sc->network_model;
     /* links of a millisecond or more are where messages wait on TCP's window (dtsim
-     * validate: the flow models run 12-49% fast at 5-50 ms, LV08 is within 5% at 0.1 ms) */
+     * validate on the shaped-link testbed: CM02 runs 11-43% fast at 5-50 ms, LV08 and SMPI
+     * 30-530% slow, tcp within 10%; at 0.1 ms LV08 and tcp are both within 5%) */
     int wide = sc->platform == SIM_PLATFORM_EDGE || sc->latency >= 1e-3 ||
                ((sc->platform == SIM_PLATFORM_MULTI_RACK || sc->platform == SIM_PLATFORM_FAT_TREE) &&
                 sc->uplink_latency >= 1e-3);

@@ -83,9 +83,13 @@ void fedavg_client_host(sim_node_t *node)
         h->slots.round = -1;
         h->packed_round = -1;
     }
+    /* a receive always posted: the server's next message to this host (a later client's
+     * model) flows while this one trains and uploads, as it does over MPI's eager sends
+     * or a gRPC stream, instead of waiting for this host to ask for it */
+    sim_inbox_open(run, node, 1);
     while (!run->ended) {
         sim_msg_t *task = NULL;
-        sim_status_t err = sim_recv(run, node, node->inbox, &task);
+        sim_status_t err = sim_inbox_recv(run, node, &task, sim_fault_timeout(run));
         if (err != SIM_OK) {
             if (!run->has_faults) {
                 run->failed = 1;
@@ -181,5 +185,5 @@ void fedavg_client_host(sim_node_t *node)
             break;
         }
     }
+    sim_inbox_close(run, node);
 }
-

@@ -8,7 +8,10 @@
  * client's place to a new client drawn among those not training. `rounds` counts server
  * updates. Clients train as fedavg's do (sim_fl_local_train), so with concurrency = buffer
  * = 1 fedbuff is fedavg with one client a round (tested). The run ends when the in-flight
- * clients have returned their (discarded) updates. */
+ * clients have returned their (discarded) updates. Server and client hosts share nothing but
+ * their messages (the task: client, version, model; the update: client, version, samples,
+ * floats, kept by the host until the server has taken them: host_ring), so it runs real as
+ * it is simulated. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,16 +58,36 @@ typedef struct server_state {
 } server_state_t;
 
 typedef struct client_host {
-    float *global, *w;    /* (n_params) dev: the model received, the model trained */
+    float *global;        /* (n_params) dev: the model received */
+    float **w;            /* (ring) (n_params) dev each: a model trained, then its update */
+    int ring, next;
     uint32_t *order;
     size_t order_cap;
 } client_host_t;
+
+/* The updates a client host keeps, one per task of it that may be open at once (sent to it,
+ * its update not yet taken by the server): at most concurrency and its clients (c mod hosts
+ * = its rank). An update's floats stay with the host until the server takes them, and the
+ * server's inbox has a permanent receiver: an upload is done once it has travelled, and a
+ * busy server takes it later, after the host may have begun a task queued behind it (with
+ * one buffer, a slow server between fast links read updates already overwritten by the
+ * next training; real mode sent their copies). The server takes a host's updates in the
+ * order sent, so the one `ring` tasks back has been read. */
+static int host_ring(const sim_run_t *run, int rank)
+{
+    long hosts = run->n_workers, conc = scenario_own(run->sc, "concurrency")->l;
+    long mine = (sim_fl_clients(run->sc) - rank + hosts - 1) / hosts;
+    long ring = mine < conc ? mine : conc;
+    return ring < 1 ? 1 : (int)ring;
+}
 
 static void client_host_free(sim_node_t *node)
 {
     client_host_t *h = node->state;
     sim_current->be->free(h->global);
-    sim_current->be->free(h->w);
+    for (int i = 0; i < h->ring; i++)
+        sim_current->be->free(h->w[i]);
+    free(h->w);
     free(h->order);
 }
 
@@ -80,7 +103,10 @@ static void client_host(sim_node_t *node)
         node->state = h;
         node->state_free = client_host_free;
         h->global = run->be->alloc(bytes ? bytes : sizeof(float));
-        h->w = run->be->alloc(bytes ? bytes : sizeof(float));
+        h->ring = run->real ? 1 : host_ring(run, node->rank); /* real: the wire has a copy */
+        h->w = dt_calloc((size_t)h->ring, sizeof *h->w);
+        for (int i = 0; i < h->ring; i++)
+            h->w[i] = run->be->alloc(bytes ? bytes : sizeof(float));
     }
     for (;;) { /* until the server's stop: it sends one to every host */
         sim_msg_t *task = NULL;
@@ -95,11 +121,12 @@ static void client_host(sim_node_t *node)
         node->slow = sim_fl_client_slowdown(run, c);
         if (!run->timing_only) /* before the next transport call: the sender's buffer */
             run->be->copy(h->global, task->data, bytes);
-        sim_fl_local_train(run, node, &h->order, &h->order_cap, c, version, h->global, NULL,
-                           h->w);
+        float *w = h->w[h->next];
+        h->next = (h->next + 1) % h->ring;
+        sim_fl_local_train(run, node, &h->order, &h->order_cap, c, version, h->global, NULL, w);
         if (!run->timing_only)
-            run->be->axpy(run->n_params, -1.0f, h->global, h->w); /* the update */
-        sim_msg_t *up = sim_msg_slice(node, h->w, 0, run->n_params, version);
+            run->be->axpy(run->n_params, -1.0f, h->global, w); /* the update */
+        sim_msg_t *up = sim_msg_slice(node, w, 0, run->n_params, version);
         up->flag = c;
         up->weight = (double)sim_client_samples(run, c);
         if (sim_send(run, node, run->servers[0].inbox, up) != SIM_OK) {
@@ -236,12 +263,15 @@ static void deploy(sim_run_t *run)
         sim_spawn(run, &run->workers[i], client_host);
 }
 
-/* the server's tasks stay posted while their clients train */
+/* the server's tasks stay posted while their clients train; a client host's updates wait
+ * for the server to take them, as their floats do (host_ring) */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
-    size_t need = 2 * ((size_t)scenario_own(run->sc, "concurrency")->l +
-                       (size_t)run->n_workers) + 8;
-    return !strcmp(node->role, "server") && need > n ? need : n;
+    size_t need = !strcmp(node->role, "server")
+                      ? 2 * ((size_t)scenario_own(run->sc, "concurrency")->l +
+                             (size_t)run->n_workers) + 8
+                      : (size_t)host_ring(run, node->rank);
+    return need > n ? need : n;
 }
 
 /* the server holds the global model, one per task in flight and the buffer */
@@ -287,6 +317,7 @@ const sim_strategy_t sim_strategy_fedbuff = {
              "moves the global model by `server_lr` x their mean; `rounds` server updates",
     .own_keys = own_keys,
     .worker_role = "client",
+    .takes = SIM_RUNS_REAL,
     .check = check,
     .hosts = sim_fl_hosts,
     .parts = sim_fl_parts,

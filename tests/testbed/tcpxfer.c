@@ -24,8 +24,8 @@
  *   the end of file and closes.
  * - keep: the 8 bytes "tcpxKEEP" (a fresh message's zeros never begin so), then per message
  *   its length as 8 bytes big-endian and its bytes; the receiver answers each whole message
- *   with 1 byte. Both ends set TCP_NODELAY, as Open MPI does: Nagle's rule would hold each
- *   message's last partial segment until the segments before it were acknowledged.
+ *   with 1 byte. Both ends set TCP_NODELAY, as Open MPI does: no small segment (the answer,
+ *   a message's last one) waits for an acknowledgement under Nagle's rule.
  *
  * The sockets are otherwise the system's defaults (buffers autotuned by the kernel, its
  * congestion control): what the testbed's MPI ranks get. The server takes one connection at
