@@ -371,6 +371,13 @@ START_TEST(validate_table)
              at("s.ini"), db);
     ck_assert_int_eq(sh(line), 2);
     one_line("cluster.bandwidth: unknown unit \"Mbit\"");
+    /* --calibrate: no scenario, every value checked before a testbed comes up */
+    snprintf(line, sizeof line, "%s validate --calibrate --bandwidth 10Mbps,10Mbit", DTSIM_BINARY);
+    ck_assert_int_eq(sh(line), 2);
+    one_line("--bandwidth 10Mbit: unknown unit \"Mbit\"");
+    snprintf(line, sizeof line, "%s validate --calibrate %s", DTSIM_BINARY, at("s.ini"));
+    ck_assert_int_eq(sh(line), 2);
+    one_line("--calibrate takes no SCENARIO");
     if (geteuid() != 0 || access("/usr/share/datasets/fashion-mnist", R_OK)) {
         printf("real: validate's table skipped (needs root and dataset-fashion-mnist)\n");
         return;

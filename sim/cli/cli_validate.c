@@ -459,6 +459,21 @@ static int calibrate_tcp(const validate_opts_t *o)
         fprintf(stderr, "dtsim validate --calibrate: %s\n", why);
         return CLI_EXIT_USAGE;
     }
+    /* every value checked before the first testbed: a bad one is one line, nothing run */
+    double v;
+    dt_err_t err;
+    for (int i = 0; i < o->n_bw + o->n_lat; i++) {
+        int is_bw = i < o->n_bw;
+        const char *text = is_bw ? o->bw[i] : o->lat[i - o->n_bw];
+        int bad = is_bw ? scenario_parse_bandwidth(text, &v, &err) != DT_OK
+                        : scenario_parse_time(text, &v, &err) != DT_OK;
+        if (bad || !(v > 0)) {
+            fprintf(stderr, "dtsim validate --calibrate: --%s %s: %s\n",
+                    is_bw ? "bandwidth" : "latency", text,
+                    bad ? err.msg : "expected a value above 0");
+            return CLI_EXIT_USAGE;
+        }
+    }
     int rc = CLI_EXIT_OK;
     for (int i = 0; i < o->n_bw; i++)
         for (int j = 0; j < o->n_lat; j++) {
