@@ -39,17 +39,23 @@ sim_net_model_t scenario_network_model(const scenario_t *sc)
     return wide ? SIM_NET_TCP : SIM_NET_LV08;
 }
 
+/* Every key at its default, made once: what "set to other than its default" compares with. */
+static const scenario_t *defaults(void)
+{
+    static scenario_t d;
+    static int have;
+    if (!have) {
+        scenario_defaults(&d);
+        have = 1;
+    }
+    return &d;
+}
+
 /* Whether the value of key d (a typed field of scenario_t) differs from its default. */
 static int key_differs(const scenario_t *sc, const key_desc_t *d)
 {
-    static scenario_t defaults;
-    static int have;
-    if (!have) {
-        scenario_defaults(&defaults);
-        have = 1;
-    }
     size_t size = d->store == ST_INT || d->store == ST_FLOAT ? 4 : 8;
-    return memcmp((const char *)sc + d->off, (const char *)&defaults + d->off, size) != 0;
+    return memcmp((const char *)sc + d->off, (const char *)defaults() + d->off, size) != 0;
 }
 
 /* The cluster.tcp_* keys are the tcp model's: set to other than their defaults for another
@@ -267,13 +273,7 @@ long scenario_fedavg_sampled(const scenario_t *sc)
 /* Whether own key k of sc holds other than its default. */
 static int own_differs(const scenario_t *sc, const sim_strategy_key_t *k)
 {
-    static scenario_t defaults;
-    static int have;
-    if (!have) {
-        scenario_defaults(&defaults);
-        have = 1;
-    }
-    const sim_own_value_t *a = scenario_own(sc, k->key), *b = scenario_own(&defaults, k->key);
+    const sim_own_value_t *a = scenario_own(sc, k->key), *b = scenario_own(defaults(), k->key);
     switch (k->kind) {
     case SIM_KEY_INT:
         return a->l != b->l;
