@@ -47,6 +47,7 @@ typedef struct validate_opts {
     int n_bw, n_lat;
     long steps, repeat;
     int calibrate; /* --calibrate: fit the tcp model to transfers, no scenario */
+    int edge;      /* --edge: the edge platform's asymmetric access links, on the testbed too */
 } validate_opts_t;
 
 /* A real cell whose runs spread more than this (max - min over the median) claims no
@@ -56,8 +57,8 @@ typedef struct validate_opts {
 static void help(void)
 {
     printf("usage: dtsim validate SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
-           "                      [--latency LIST] [--congestion NAME] [--steps N] [--repeat N]\n"
-           "                      [--db PATH]\n"
+           "                      [--latency LIST] [--congestion NAME] [--edge] [--steps N]\n"
+           "                      [--repeat N] [--db PATH]\n"
            "       dtsim validate --calibrate [--bandwidth LIST] [--latency LIST]\n"
            "                      [--congestion NAME]\n"
            "\n"
@@ -84,6 +85,12 @@ static void help(void)
            "                            them; past a 5%% spread no model's error is\n"
            "                            claimed\n"
            "  --db PATH                 results database [results/validate.db]\n"
+           "  --edge                    on the edge platform: each client host behind its\n"
+           "                            access class's asymmetric link (fibre, cable, 4G:\n"
+           "                            down = the bandwidth x 1 / 0.2 / 0.03, up x 0.5 /\n"
+           "                            0.02 / 0.01, 5 / 15 / 40 ms + the latency), the\n"
+           "                            server behind 1 Gbit/s; the testbed shapes each\n"
+           "                            host's link as dtsim platform --links lists it\n"
            "  --calibrate               no SCENARIO: fit the tcp model to TCP transfers timed\n"
            "                            on a 2-host testbed at each --bandwidth x --latency\n"
            "                            (fresh connections of 10 kB to 30 MB, a kept one\n"
@@ -111,7 +118,7 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         {"latency", required_argument, 0, 'l'},  {"steps", required_argument, 0, 'n'},
         {"db", required_argument, 0, 'd'},       {"help", no_argument, 0, 'h'},
         {"repeat", required_argument, 0, 'r'},  {"congestion", required_argument, 0, 'c'},
-        {"calibrate", no_argument, 0, 'C'},
+        {"calibrate", no_argument, 0, 'C'},     {"edge", no_argument, 0, 'E'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -158,6 +165,9 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         case 'C':
             o->calibrate = 1;
             break;
+        case 'E':
+            o->edge = 1;
+            break;
         case 'h':
             help();
             return -1;
@@ -175,6 +185,12 @@ static int parse(validate_opts_t *o, int argc, char **argv)
             return cli_usage_error("validate", "--calibrate runs no scenario: --set does not "
                                                "apply");
     } else {
+        if (o->edge && o->n_sets + 2 > MAX_SETS)
+            return cli_usage_error("validate", "more than %d --set options", MAX_SETS - 2);
+        if (o->edge) { /* the server behind a link the testbed can shape (not 40 Gbit/s) */
+            o->sets[o->n_sets++] = "cluster.platform=edge";
+            o->sets[o->n_sets++] = "cluster.uplink_bandwidth=1Gbps";
+        }
         if (optind >= argc)
             return cli_usage_error("validate", "missing SCENARIO file");
         if (optind + 1 < argc)
@@ -192,7 +208,7 @@ static int parse(validate_opts_t *o, int argc, char **argv)
 
 /* The scenario's runs share these arguments: --set k=v for the user's and ours. */
 typedef struct argv_buf {
-    const char *a[2 * MAX_SETS + 64];
+    const char *a[2 * MAX_SETS + 64 + 2 * 64]; /* and --host I:... for up to 64 hosts */
     int n;
     char owned[16][128];
     int n_owned;
@@ -355,6 +371,66 @@ static int count_hosts(const validate_opts_t *o, const char *self, const char *d
         fclose(f);
     unlink(path);
     return hosts;
+}
+
+/* --edge: the testbed's --host I:DOWN:UP:LATENCY of every host, from `dtsim platform
+ * SCENARIO --links` at this setting: the server (host 0: real mode puts servers first)
+ * behind dc_DOWN / dc_UP, client host k (host 1 + k) behind down-k / up-k. Into b, the
+ * texts in specs (one row a host); -1 when the listing fails or lacks a link. */
+static int edge_hosts(const validate_opts_t *o, const char *self, const char *dir,
+                      const char *bw, const char *lat, int hosts, char (*specs)[128],
+                      argv_buf_t *b)
+{
+    char path[600], set_bw[300], set_lat[300];
+    snprintf(path, sizeof path, "%s/links.txt", dir);
+    snprintf(set_bw, sizeof set_bw, "cluster.bandwidth=%s", bw);
+    snprintf(set_lat, sizeof set_lat, "cluster.latency=%s", lat);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return -1;
+    argv_buf_t l = {.n = 0};
+    const char *head[] = {self, "platform", o->scenario, "--links"};
+    for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+        add(&l, head[k]);
+    for (int i = 0; i < o->n_sets; i++) {
+        add(&l, "--set");
+        add(&l, o->sets[i]);
+    }
+    const char *tail[] = {"--set", set_bw, "--set", set_lat, NULL};
+    for (size_t k = 0; k < sizeof tail / sizeof *tail; k++)
+        add(&l, tail[k]);
+    int rc = cli_spawn(self, l.a, fd);
+    close(fd);
+    /* per host: down and up bandwidth texts, latency text */
+    char down[64][32] = {{0}}, up[64][32] = {{0}}, late[64][32] = {{0}};
+    FILE *f = fopen(path, "r");
+    char line[256], name[64], rate[32], delay[32];
+    while (rc == 0 && f && fgets(line, sizeof line, f)) {
+        int k;
+        if (sscanf(line, "link %63s %31s %31s", name, rate, delay) != 3)
+            continue;
+        int h = !strcmp(name, "dc_DOWN") || !strcmp(name, "dc_UP")     ? 0
+                : sscanf(name, "down-%d", &k) == 1 || sscanf(name, "up-%d", &k) == 1 ? 1 + k
+                                                                                        : -1;
+        if (h < 0 || h >= hosts || h >= 64)
+            continue;
+        int is_down = !strncmp(name, "down", 4) || !strcmp(name, "dc_DOWN");
+        snprintf(is_down ? down[h] : up[h], 32, "%s", rate);
+        snprintf(late[h], 32, "%s", delay);
+    }
+    if (f)
+        fclose(f);
+    unlink(path);
+    if (rc || hosts > 64)
+        return -1;
+    for (int h = 0; h < hosts; h++) {
+        if (!down[h][0] || !up[h][0])
+            return -1;
+        snprintf(specs[h], 128, "%d:%s:%s:%s", h, down[h], up[h], late[h]);
+        add(b, "--host");
+        add(b, specs[h]);
+    }
+    return 0;
 }
 
 /* Every setting of --bandwidth and --latency as the runs will take it, checked before any
@@ -583,6 +659,14 @@ int cli_validate(int argc, char **argv)
             if (o.congestion[0]) {
                 add(&b, "--congestion");
                 add(&b, o.congestion);
+            }
+            static char specs[64][128];
+            if (o.edge && edge_hosts(&o, self, dir, o.bw[i], o.lat[j], hosts, specs, &b)) {
+                fprintf(stderr, "dtsim validate: %s: cannot list the edge platform's links of "
+                                "its %d hosts (dtsim platform --links)\n",
+                        o.scenario, hosts);
+                rc = CLI_EXIT_RUN;
+                continue;
             }
             const char *tail[] = {"--", self, "run", o.scenario, "--real", "--db", o.db};
             for (size_t k = 0; k < sizeof tail / sizeof *tail; k++)

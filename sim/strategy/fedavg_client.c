@@ -84,12 +84,15 @@ void fedavg_client_host(sim_node_t *node)
         h->packed_round = -1;
     }
     /* a receive always posted: the server's next message to this host (a later client's
-     * model) flows while this one trains and uploads, as it does over MPI's eager sends
-     * or a gRPC stream, instead of waiting for this host to ask for it */
-    sim_inbox_open(run, node, 1);
+     * model) flows while this one trains and uploads, as MPI's eager sends deliver it in
+     * real mode (or a gRPC stream), instead of waiting for this host to ask for it */
+    int posted = !run->real;
+    if (posted)
+        sim_inbox_open(run, node, 1);
     while (!run->ended) {
         sim_msg_t *task = NULL;
-        sim_status_t err = sim_inbox_recv(run, node, &task, sim_fault_timeout(run));
+        sim_status_t err = posted ? sim_inbox_recv(run, node, &task, sim_fault_timeout(run))
+                                  : sim_recv(run, node, node->inbox, &task);
         if (err != SIM_OK) {
             if (!run->has_faults) {
                 run->failed = 1;
@@ -185,5 +188,6 @@ void fedavg_client_host(sim_node_t *node)
             break;
         }
     }
-    sim_inbox_close(run, node);
+    if (posted)
+        sim_inbox_close(run, node);
 }

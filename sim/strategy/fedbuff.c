@@ -109,11 +109,15 @@ static void client_host(sim_node_t *node)
             h->w[i] = run->be->alloc(bytes ? bytes : sizeof(float));
     }
     /* a receive always posted: the server's next task to this host flows while the host
-     * trains, as over MPI's eager sends (fedbuff refuses [faults]: a permanent receiver) */
-    sim_inbox_open(run, node, 1);
+     * trains, as MPI's eager sends deliver it in real mode (fedbuff refuses [faults]: a
+     * permanent receiver) */
+    int posted = !run->real;
+    if (posted)
+        sim_inbox_open(run, node, 1);
     for (;;) { /* until the server's stop: it sends one to every host */
         sim_msg_t *task = NULL;
-        if (sim_inbox_recv(run, node, &task, sim_fault_timeout(run)) != SIM_OK) {
+        if ((posted ? sim_inbox_recv(run, node, &task, sim_fault_timeout(run))
+                    : sim_recv(run, node, node->inbox, &task)) != SIM_OK) {
             run->failed = 1;
             break;
         }
@@ -137,7 +141,8 @@ static void client_host(sim_node_t *node)
             break;
         }
     }
-    sim_inbox_close(run, node);
+    if (posted)
+        sim_inbox_close(run, node);
 }
 
 /* Sends the model (version) to a client drawn uniformly among those not training, in place

@@ -9,7 +9,7 @@
 # usage:
 #   testbed.sh up --hosts N --bandwidth 100Mbps --latency 5ms [--topology star|tree]
 #                 [--per-switch K] [--uplink-bandwidth 40Gbps] [--uplink-latency 5us]
-#                 [--congestion cubic|bbr|reno]
+#                 [--congestion cubic|bbr|reno] [--host I:DOWN:UP:LATENCY ...]
 #                                        brings one up, prints its name (dttbPID)
 #   testbed.sh run [--name NAME] [--np P] -- CMD...   mpirun CMD, one rank per host namespace
 #   testbed.sh mpirun-args [--name NAME]              the mpirun options `run` uses, one a line
@@ -83,13 +83,14 @@ gso_size() {
 # egress of IF1 (towards the switch) and of IF2 (towards IF1).
 add_link() {
     local name=$1 tag=$2 ns1=$3 if1=$4 master1=$5 if2=$6 master2=$7 rate=$8 lat=$9
+    local back=${10:-$8} # the other direction's rate (toward NS1), when it differs
     local fab=$name-fab
     ip link add name "$if1" netns "$ns1" type veth peer name "${tag}a" netns "$fab"
     ip link add name "${tag}c" netns "$fab" type veth peer name "$if2" netns "$fab"
     [ -n "$master1" ] && ip -n "$ns1" link set dev "$if1" master "$master1"
     ip -n "$fab" link set dev "$if2" master "$master2"
     local gso i
-    gso=$(gso_size "$rate")
+    gso=$(gso_size "$(awk -v a="$rate" -v b="$back" 'BEGIN { print (a < b ? a : b) }')")
     for i in "${tag}a" "${tag}c" "$if2"; do
         ip -n "$fab" link set dev "$i" gso_max_size "$gso" up
     done
@@ -97,7 +98,7 @@ add_link() {
     # shellcheck disable=SC2046
     tc -n "$ns1" qdisc add dev "$if1" root tbf $(tbf_args "$rate" "$lat")
     # shellcheck disable=SC2046
-    tc -n "$fab" qdisc add dev "$if2" root tbf $(tbf_args "$rate" "$lat")
+    tc -n "$fab" qdisc add dev "$if2" root tbf $(tbf_args "$back" "$lat")
     delay_pairs+=("${tag}a" "${tag}c" "$lat")
 }
 
@@ -194,6 +195,7 @@ cmd_cleanup() {
 # --- up ---------------------------------------------------------------------------------
 parse_up() {
     hosts="" bandwidth_arg="" latency_arg="" topology=star per_switch=0 congestion=""
+    host_specs=()
     uplink_bandwidth_arg=40Gbps uplink_latency_arg=5us
     while [ $# -gt 0 ]; do
         [ $# -ge 2 ] || die "$1 needs a value"
@@ -206,6 +208,7 @@ parse_up() {
         --uplink-bandwidth) uplink_bandwidth_arg=$2 ;;
         --uplink-latency) uplink_latency_arg=$2 ;;
         --congestion) congestion=$2 ;;
+        --host) host_specs+=("$2") ;;
         *) die "unknown option $1 of up (see the usage at the top of $0)" ;;
         esac
         shift 2
@@ -223,6 +226,18 @@ parse_up() {
     esac
     rate=$(parse_bandwidth "$bandwidth_arg")
     lat=$(parse_latency "$latency_arg")
+    # --host I:DOWN:UP:LATENCY: host I's own link (down: toward it), as dtsim's edge platform
+    # gives a client its access link
+    host_down=() host_up=() host_lat=()
+    local spec h
+    for spec in "${host_specs[@]}"; do
+        IFS=: read -r h d u l <<< "$spec"
+        [[ $h =~ ^[0-9]+$ ]] && [ "$h" -lt "$hosts" ] && [ -n "$l" ] ||
+            die "bad --host \"$spec\" (expected I:DOWN:UP:LATENCY with I a host below $hosts, e.g. 1:20Mbps:5Mbps:15ms)"
+        host_down[h]=$(parse_bandwidth "$d")
+        host_up[h]=$(parse_bandwidth "$u")
+        host_lat[h]=$(parse_latency "$l")
+    done
     uplink_rate=$(parse_bandwidth "$uplink_bandwidth_arg")
     uplink_lat=$(parse_latency "$uplink_latency_arg")
 }
@@ -266,7 +281,8 @@ build_testbed() {
         for ((i = first; i <= last; i++)); do
             ip netns add "$name-h$i"
             ns_settings "$name-h$i"
-            add_link "$name" "h$i" "$name-h$i" eth0 "" "h${i}b" "$sw" "$rate" "$lat"
+            add_link "$name" "h$i" "$name-h$i" eth0 "" "h${i}b" "$sw" "${host_up[i]:-$rate}" \
+                "${host_lat[i]:-$lat}" "${host_down[i]:-$rate}"
             ip -n "$name-h$i" addr add "$(host_address "$i")/15" dev eth0
         done
     done
