@@ -144,16 +144,16 @@ else
     fail "no $bin/tcpxfer (built with delayline)"
 fi
 
-# 3-host star through up / run / down, 400 Mbps, 2.5 ms
-# (3 ranks, the bridges and the delay line on 2 cores: now and then a measurement comes out at
-# half the bandwidth, on this machine with nothing else running too, once in about five
-# runs, for a while; up to three measurements, the last one decides, each one's figures shown)
-name=$("$tb" up --hosts 3 --bandwidth 400Mbps --latency 2.5ms) || fail "up: $name"
+# 3-host star through up / run / down, 200 Mbps, 2.5 ms. 3 ranks, the bridges and the delay
+# line share 2 cores: at 400 Mbps about one run in five came out at half the bandwidth for a
+# while, on this machine with nothing else running too; up to three measurements, the last
+# one decides, each one's figures shown.
+name=$("$tb" up --hosts 3 --bandwidth 200Mbps --latency 2.5ms) || fail "up: $name"
 "$tb" list | grep "^$name: 3 hosts, star" >/dev/null || fail "list does not show $name: $("$tb" list)"
 for try in 1 1 0; do
     "$tb" run --name "$name" -- "$bin/pingpong" --large 1000000 --count 4 --reps 10 > "$tmp/star3.out" 2>&1 || fail "star3: $(cat "$tmp/star3.out")"
-    TRY=$try check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 1 5 400 &&
-        TRY=$try check_pair "star 3 x 400Mbps/2.5ms" "$tmp/star3.out" 0 2 5 400 && break
+    TRY=$try check_pair "star 3 x 200Mbps/2.5ms" "$tmp/star3.out" 0 1 5 200 &&
+        TRY=$try check_pair "star 3 x 200Mbps/2.5ms" "$tmp/star3.out" 0 2 5 200 && break
 done
 "$tb" down "$name"
 check_gone "after down" "$name"
