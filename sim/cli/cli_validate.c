@@ -1,9 +1,12 @@
 /* `dtsim validate SCENARIO`: simulated time checked against real time. For each link
  * setting (bandwidth x latency) the scenario runs real, one process per host on the
  * shaped-link testbed (tests/testbed/testbed.sh: network namespaces, shaped veth links,
- * mpirun), and simulated under SimGrid's CM02, LV08 and SMPI network models with the compute
- * speed `dtsim calibrate` measures here with as many processes at once as the real run has
- * training (its hosts but the servers').
+ * mpirun), and simulated under SimGrid's CM02, LV08 and SMPI network models and the tcp model
+ * (given the testbed's congestion control and buffer caps), with the compute speed `dtsim
+ * calibrate` measures here with as many processes at once as the real run has training (its
+ * hosts but the servers'). `--edge` runs it on the edge platform, the testbed shaping each
+ * host's asymmetric link as `dtsim platform --links` lists it; `--calibrate` fits the tcp
+ * model to transfers timed on the testbed instead (cli_calibrate_tcp.c).
  * It prints real and simulated seconds per step and each model's error, and stores every run
  * in one database (results/validate.db) for `dtsim plot` and `dtsim report`.
  *
@@ -426,7 +429,7 @@ static int edge_hosts(const validate_opts_t *o, const char *self, const char *di
     for (int h = 0; h < hosts; h++) {
         if (!down[h][0] || !up[h][0])
             return -1;
-        snprintf(specs[h], 128, "%d:%s:%s:%s", h, down[h], up[h], late[h]);
+        snprintf(specs[h], 128, "%d:%.31s:%.31s:%.31s", h, down[h], up[h], late[h]);
         add(b, "--host");
         add(b, specs[h]);
     }
