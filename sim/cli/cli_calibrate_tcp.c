@@ -181,20 +181,6 @@ static int tcpxfer_send(const cal_ctx_t *x, const long *bytes, int n_bytes, int 
     return got == n ? 0 : -1;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v)
-{
-    double s[REPS];
-    memcpy(s, v, sizeof s);
-    qsort(s, REPS, sizeof *s, by_value);
-    return REPS % 2 ? s[REPS / 2] : (s[REPS / 2 - 1] + s[REPS / 2]) / 2;
-}
-
 /* Every sequence's runs and medians: the fresh ones (seqs[0..n_fresh)) in one tcpxfer run,
  * sizes interleaved, REPS times; each kept one REPS times, a connection each. */
 static int measure(const cal_ctx_t *x, cal_seq_t *seqs, int n_fresh, int n_seqs)
@@ -217,7 +203,11 @@ static int measure(const cal_ctx_t *x, cal_seq_t *seqs, int n_fresh, int n_seqs)
         }
     for (int s = 0; s < n_seqs; s++)
         for (int k = 0; k < seqs[s].n; k++)
-            seqs[s].measured[k] = median(seqs[s].runs[k]);
+            {
+                double v[REPS];
+                memcpy(v, seqs[s].runs[k], sizeof v);
+                seqs[s].measured[k] = cli_median(v, REPS);
+            }
     return 0;
 }
 

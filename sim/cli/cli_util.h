@@ -22,6 +22,8 @@ int cli_parse_long(const char *text, long lo, long hi, long *out);
 /** The field-th whitespace-separated word (0-based) of a file's first line, such as a
  * /proc/sys setting, into out (n bytes); -1 when unreadable, missing or longer. */
 int cli_proc_word(const char *path, int field, char *out, size_t n);
+/** The median of v[0..n) (n >= 1), sorting v in place. */
+double cli_median(double *v, int n);
 /** The same for a finite double: 0 with *out set, or -1 with *out untouched. */
 int cli_parse_double(const char *text, double lo, double hi, double *out);
 

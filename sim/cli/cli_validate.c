@@ -275,12 +275,6 @@ static double load_average(void)
     return load;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* `dtsim calibrate` of the scenario's model, as many at once as the real run has
  * processes; their mean speed written as a device profile to `path`. */
 static int calibrate(const scenario_t *sc, const char *self, int hosts, const char *dir,
@@ -683,11 +677,9 @@ int cli_validate(int argc, char **argv)
                 if (!isnan(t))
                     runs[n_runs++] = t;
             }
-            qsort(runs, (size_t)n_runs, sizeof *runs, by_value);
             double real = NAN, spread = NAN;
             if (n_runs == o.repeat) { /* a failed run leaves the cell without a figure */
-                real = n_runs % 2 ? runs[n_runs / 2]
-                                  : (runs[n_runs / 2 - 1] + runs[n_runs / 2]) / 2;
+                real = cli_median(runs, n_runs); /* sorted: the spread is last - first */
                 spread = (runs[n_runs - 1] - runs[0]) / real;
             }
             printf("%-10s %-9s %-7s %10.4g %6.1f%% %5.2f", sc->strategy->name, o.bw[i], o.lat[j],

@@ -33,7 +33,6 @@ using Pair = std::pair<const Host*, const Host*>;
 
 sim_tcp_t params;
 std::map<Pair, sim_tcp_conn_t> conns;
-long n_messages, n_opened;
 
 /* The latency factor of the message whose bandwidth factor was just asked (SimGrid asks the
  * bandwidth factor first, then the latency factor, of the same communication). */
@@ -55,14 +54,11 @@ double charge(double size, const Host* src, const Host* dst, const std::vector<L
   if (links.empty() || !(latency > 0) || !(bandwidth > 0))
     return 1.0; /* a host to itself, or a path without latency: nothing to open */
   sim_tcp_conn_t& c = conns[Pair(src, dst)];
-  if (!c.open) {
+  if (!c.open) { /* the other direction opened the connection: no handshake */
     auto back = conns.find(Pair(dst, src));
     if (back != conns.end() && back->second.open)
       sim_tcp_open(&params, &c);
-    else
-      n_opened++;
   }
-  n_messages++;
   double now          = simgrid::s4u::Engine::get_clock();
   sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
   /* SimGrid gives the flow latency x factor, then size / rate (the rate bounded by the
@@ -95,7 +91,6 @@ extern "C" void sim_net_tcp_install(const sim_tcp_t* tcp)
 {
   params = *tcp;
   conns.clear();
-  n_messages = n_opened = 0;
   pending    = Pending();
   /* CM02 bounds a flow at TCP-gamma / (2 x its route's latency): the window cap per round
    * trip, in wire bytes */
@@ -103,10 +98,4 @@ extern "C" void sim_net_tcp_install(const sim_tcp_t* tcp)
   auto* model = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
   model->set_bw_factor_cb(bandwidth_factor);
   model->set_lat_factor_cb(latency_factor);
-}
-
-extern "C" void sim_net_tcp_counts(long* messages, long* opened)
-{
-  *messages = n_messages;
-  *opened   = n_opened;
 }

@@ -14,8 +14,6 @@ extern "C" {
  * communication: the factor callbacks, the window cap as SimGrid's TCP-gamma, every
  * connection closed. */
 void sim_net_tcp_install(const sim_tcp_t *tcp);
-/** Messages charged since the install, and how many of them opened their connection. */
-void sim_net_tcp_counts(long *messages, long *opened);
 
 #ifdef __cplusplus
 }

@@ -14,8 +14,9 @@ double sim_tcp_window_cap(const sim_tcp_t *p)
     return snd < rcv ? snd : rcv;
 }
 
-/* Linux: srtt + max(rttvar, rto_min), rttvar settling at its floor on a steady path. */
-double sim_tcp_rto(const sim_tcp_t *p, double rtt) { return rtt + p->rto_min; }
+/* The retransmission timeout, Linux's srtt + max(rttvar, rto_min): rttvar settles at its
+ * floor on a steady path. */
+static double rto(const sim_tcp_t *p, double rtt) { return rtt + p->rto_min; }
 
 void sim_tcp_open(const sim_tcp_t *p, sim_tcp_conn_t *c)
 {
@@ -24,23 +25,25 @@ void sim_tcp_open(const sim_tcp_t *p, sim_tcp_conn_t *c)
     c->ssthresh = INFINITY;
 }
 
-void sim_tcp_restart(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double rtt)
+/* The window a connection starts a message at `now` with: its own, or what the idle
+ * restart leaves of it (ssthresh updated with it). */
+static void restart(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double rtt)
 {
     if (p->congestion == SIM_TCP_BBR || !p->slow_start_after_idle)
         return;
-    double rto = sim_tcp_rto(p, rtt), idle = now - c->last_send;
-    if (idle <= rto)
+    double timeout = rto(p, rtt), idle = now - c->last_send;
+    if (idle <= timeout)
         return;
     double initial = (double)(p->initial_window * p->mss);
-    double restart = c->cwnd < initial ? c->cwnd : initial;
+    double restart_cwnd = c->cwnd < initial ? c->cwnd : initial;
     /* tcp_cwnd_restart: ssthresh = tcp_current_ssthresh (at least 3/4 of the window), then
-     * the window halved once per timeout of idle, not below the restart window */
+     * the window halved once per timeout of idle, not below the initial one (restart_cwnd) */
     if (c->ssthresh < 0.75 * c->cwnd)
         c->ssthresh = 0.75 * c->cwnd;
     double cwnd = c->cwnd;
-    while ((idle -= rto) > 0 && cwnd > restart)
+    while ((idle -= timeout) > 0 && cwnd > restart_cwnd)
         cwnd /= 2;
-    c->cwnd = cwnd > restart ? cwnd : restart;
+    c->cwnd = cwnd > restart_cwnd ? cwnd : restart_cwnd;
 }
 
 /* The window after a round trip that acknowledged `acked` bytes, the largest flight of the
@@ -75,22 +78,20 @@ static void grow(const sim_tcp_t *p, sim_tcp_conn_t *c, double acked, double fli
 sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double bytes,
                                double latency, double bandwidth)
 {
-    sim_tcp_time_t out = {0, 0, 0, 0};
+    sim_tcp_time_t out = {0, 0};
     double rtt = 2 * latency, wire = bandwidth * sim_tcp_efficiency(p);
     double cap = sim_tcp_window_cap(p);
     out.rate = rtt > 0 && cap / rtt < wire ? cap / rtt : wire;
     double t = 0;
     if (!c->open) {
-        out.rounds += (double)p->handshake;
+        t = (double)p->handshake * rtt;
         sim_tcp_open(p, c);
     } else if (now < c->last_send) {
         /* one byte stream: behind the message still leaving, with the window it leaves */
-        out.queued = c->last_send - now;
-        t = out.queued;
+        t = c->last_send - now;
     } else {
-        sim_tcp_restart(p, c, now, rtt);
+        restart(p, c, now, rtt);
     }
-    t += out.rounds * rtt;
     /* the window that keeps the path busy: the bandwidth-delay product, or the cap below it */
     double full = wire * rtt < cap ? wire * rtt : cap;
     double left = bytes, flight_max = 0;
@@ -104,7 +105,6 @@ sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now
                  * leaving at the link's rate (a message within the cap leaves in one) */
                 double n = ceil(left / w);
                 t += (n - 1) * rtt + (left - (n - 1) * w) / wire;
-                out.rounds += n - 1;
             }
             flight_max = w;
             break;
@@ -113,12 +113,9 @@ sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now
         left -= f;
         if (f > flight_max)
             flight_max = f;
-        if (left > 0) { /* a round trip until the acknowledgements release the next flight */
-            t += rtt;
-            out.rounds += 1;
-        } else {
-            t += f / wire;
-        }
+        /* a round trip until the acknowledgements release the next flight; the last one's
+         * serialization */
+        t += left > 0 ? rtt : f / wire;
         grow(p, c, f, flight_max, w);
     }
     if (flight_max >= full && c->cwnd < full) {

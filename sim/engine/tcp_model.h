@@ -48,8 +48,6 @@ typedef struct sim_tcp_time {
     double total;  /* from its start until its last byte arrives, s */
     double rate;   /* the payload rate of a long message once its window is open:
                       min(B x mss/(mss+header), window cap / RTT), bytes/s */
-    double rounds; /* round trips spent opening the window (handshake included) */
-    double queued; /* s behind the connection's previous message, still leaving then */
 } sim_tcp_time_t;
 
 /** The payload share of the wire: mss / (mss + header). */
@@ -59,11 +57,6 @@ double sim_tcp_window_cap(const sim_tcp_t *p);
 /** Opens c without a handshake (the connection's other direction paid it): the initial
  * window, no ssthresh. */
 void sim_tcp_open(const sim_tcp_t *p, sim_tcp_conn_t *c);
-/** The retransmission timeout of a path of round trip rtt: rtt + tcp.rto_min. */
-double sim_tcp_rto(const sim_tcp_t *p, double rtt);
-/** The window a connection starts a message at `now` with: its own, or what the idle
- * restart leaves of it (ssthresh updated with it). */
-void sim_tcp_restart(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double rtt);
 /** A message of `bytes` sent at `now` on connection c over a path of one-way `latency` (s)
  * and bottleneck `bandwidth` (wire bytes/s): its times, and c updated as the message leaves
  * it (window grown, last send, open). */
