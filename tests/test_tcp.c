@@ -2,7 +2,11 @@
  * against slow start worked out by hand, in closed form (flights of IW x 2^k until the pipe
  * is open, the rest at the rate), not by the model's loop:
  *   - the model alone: a fresh connection's message of 10 KB to 100 MB at round trips of
- *     0.2, 10 and 100 ms, at 100 Mbit/s and 1 Gbit/s, the window capped or not;
+ *     0.2, 10 and 100 ms, at 100 Mbit/s and 1 Gbit/s, the window capped or not, and under
+ *     bbr (its last flight paced);
+ *   - bbr on a stream of small messages: the estimate and the time each takes at the fixed
+ *     point in closed form (and the testbed's measured figure), then a long message ending
+ *     STARTUP;
  *   - a two-host transfer simulated on SimGrid under tcp takes that time;
  *   - the window carries over between back-to-back messages (the second one at the rate)
  *     and, after an idle longer than the retransmission timeout, restarts under cubic (the
@@ -80,22 +84,55 @@ static double by_hand(const sim_tcp_t *p, double bytes, double latency, double b
     return t + latency;
 }
 
+/* bbr's STARTUP (tcp_bbr.c) on a fresh path, in closed form: the same flights (the window
+ * grown by what was acknowledged, each flight paced at 2/ln 2 the delivery rate of the one
+ * before, which leaves the window the limit), but the last flight leaves at that pace, not
+ * at the link's rate: the first one at 2/ln 2 the initial window per round trip, flight k at
+ * 2/ln 2 flight k-1 per round trip, the link's rate at most. Uncapped paths only. Linux's
+ * 2/ln 2 is 739/256 (bbr_high_gain; `ss -ti` prints pacing_gain:2.88672). */
+static double bbr_by_hand(const sim_tcp_t *p, double bytes, double latency, double bandwidth,
+                          double w0, int handshake)
+{
+    double rtt = 2 * latency, wire = bandwidth * 1448.0 / 1514.0, gain = 739.0 / 256;
+    double full = wire * rtt;
+    if (full > fmin(0.68 * (double)p->wmem_max, 0.5 * (double)p->rmem_max))
+        return NAN; /* capped */
+    int m = 0, n = 1;
+    while (w0 * pow(2, m) < full)
+        m++;
+    while (w0 * (pow(2, n) - 1) < bytes)
+        n++;
+    double t = handshake * rtt;
+    if (n <= m) {
+        double before = n > 1 ? w0 * pow(2, n - 2) : w0; /* the flight paced from */
+        double pace = fmin(wire, gain * before / rtt);
+        t += (n - 1) * rtt + (bytes - w0 * (pow(2, n - 1) - 1)) / pace;
+    } else {
+        t += m * rtt + (bytes - w0 * (pow(2, m) - 1)) / wire;
+    }
+    return t + latency;
+}
+
 static const double SIZES[] = {1e4, 1e5, 1e6, 1e7, 1e8};
 static const double RTTS[] = {0.2e-3, 10e-3, 100e-3};
 
 START_TEST(model_is_slow_start_by_hand)
 {
     sim_tcp_t p = linux_tcp();
-    for (int caps = 0; caps < 2; caps++) {
-        if (caps) /* buffers too small for the pipe: the window stops at the cap */
-            p.wmem_max = 262144;
+    for (int caps = 0; caps < 3; caps++) {
+        /* buffers too small for the pipe: the window stops at the cap; then bbr */
+        p.wmem_max = caps == 1 ? 262144 : 4194304;
+        p.congestion = caps == 2 ? SIM_TCP_BBR : SIM_TCP_CUBIC;
         for (int b = 0; b < 2; b++)
             for (size_t r = 0; r < sizeof RTTS / sizeof *RTTS; r++)
                 for (size_t s = 0; s < sizeof SIZES / sizeof *SIZES; s++) {
                     double bw = b ? 125e6 : 12.5e6, lat = RTTS[r] / 2;
-                    sim_tcp_conn_t c = {0, 0, 0, 0};
+                    sim_tcp_conn_t c = {0};
                     sim_tcp_time_t t = sim_tcp_message(&p, &c, 0, SIZES[s], lat, bw);
-                    double want = by_hand(&p, SIZES[s], lat, bw, 14480, 1);
+                    double want = caps == 2 ? bbr_by_hand(&p, SIZES[s], lat, bw, 14480, 1)
+                                            : by_hand(&p, SIZES[s], lat, bw, 14480, 1);
+                    if (isnan(want))
+                        continue; /* bbr on a capped path: not in closed form */
                     ck_assert_msg(fabs(t.total - want) <= 1e-9 * want,
                                   "%g bytes, rtt %g, %g B/s, cap %d: model %.9g s, by hand "
                                   "%.9g s",
@@ -103,6 +140,53 @@ START_TEST(model_is_slow_start_by_hand)
                     ck_assert(c.open && c.last_send > 0);
                 }
     }
+}
+END_TEST
+
+/* A stream of messages each within a flight, each sent when the previous one's answer came
+ * (the connection idle a round trip: tcpxfer --keep, a ring's step): every bbr sample is
+ * application-limited, STARTUP never ends, and the estimate settles where the pace it sets
+ * gives it back, estimate = bytes x (1 - 1/gain) / RTT, each message leaving in
+ * RTT / (gain - 1) whatever its size. On the testbed (1 Gbit/s, 80 ms round trip, 470 kB
+ * messages, 2026-11-29) `ss -ti` showed bw 30.8 Mbit/s and pacing_gain 2.88672, and each
+ * message took 0.1222 s from its first write to the answer: the formula's 3.84 MB/s, and
+ * 40 + 42.4 + 40 ms. A message longer than the pipe then ends STARTUP: the next one leaves
+ * at the link's rate. */
+START_TEST(bbr_paces_a_stream_of_small_messages)
+{
+    sim_tcp_t p = linux_tcp();
+    p.congestion = SIM_TCP_BBR;
+    p.rmem_max = p.wmem_max = 33554432; /* no cap below the pipe */
+    const double gain = 739.0 / 256, bw = 125e6, wire = bw * 1448.0 / 1514.0;
+    const double sizes[] = {100e3, 470e3, 1e6}, lats[] = {10e-3, 40e-3};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 2; j++) {
+            double bytes = sizes[i], lat = lats[j], rtt = 2 * lat;
+            if (bytes > wire * rtt / (gain - 1))
+                continue; /* paced at the link's rate: no stream effect */
+            sim_tcp_conn_t c = {0};
+            sim_tcp_open(&p, &c);
+            double now = 0, leave = 0;
+            for (int k = 0; k < 200; k++) {
+                double total = sim_tcp_message(&p, &c, now, bytes, lat, bw).total;
+                leave = total - lat;
+                now += total + lat; /* the answer */
+            }
+            double want_bw = bytes * (1 - 1 / gain) / rtt, want_leave = rtt / (gain - 1);
+            ck_assert_msg(fabs(c.bw - want_bw) <= 1e-3 * want_bw && !c.bbr_full,
+                          "%g B at rtt %g: estimate %.6g B/s, want %.6g", bytes, rtt, c.bw,
+                          want_bw);
+            ck_assert_msg(fabs(leave - want_leave) <= 1e-3 * want_leave,
+                          "%g B at rtt %g: leaves in %.6g s, want %.6g", bytes, rtt, leave,
+                          want_leave);
+            if (bytes == 470e3 && lat == 40e-3) /* the testbed's figure, within 1% */
+                ck_assert(fabs(lat + leave + lat - 0.1222) <= 0.01 * 0.1222);
+            /* a long message: samples not application-limited, the pipe found, STARTUP over */
+            now += sim_tcp_message(&p, &c, now, 50e6, lat, bw).total + lat;
+            ck_assert_msg(c.bbr_full && fabs(c.bw - wire) <= 1e-9 * wire, "long: full %d, estimate %.9g B/s", c.bbr_full, c.bw);
+            leave = sim_tcp_message(&p, &c, now, bytes, lat, bw).total - lat;
+            ck_assert_msg(fabs(leave - bytes / wire) <= 1e-9 * leave, "after: %.9g s", leave);
+        }
 }
 END_TEST
 
@@ -384,6 +468,7 @@ int main(void)
     TCase *tc = tcase_create("tcp");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, model_is_slow_start_by_hand);
+    tcase_add_test(tc, bbr_paces_a_stream_of_small_messages);
     tcase_add_loop_test(tc, simgrid_transfer_is_slow_start_by_hand, 0, 15);
     tcase_add_test(tc, window_carries_over_and_restarts_after_idle);
     tcase_add_test(tc, later_flow_ramps_while_the_earlier_holds_the_link);

@@ -35,7 +35,7 @@
 
 #define WHO "dtsim validate --calibrate"
 #define REPS 3                /* runs of every measurement: the table gives their median */
-#define MAX_MSGS 4            /* messages of one measured sequence */
+#define MAX_MSGS 12           /* messages of one measured sequence */
 #define MAX_SEQS 8
 #define PORT "7077"           /* tcpxfer's, in the testbed's own namespaces */
 #define RECEIVER "198.18.0.2" /* testbed host 1 */
@@ -62,6 +62,12 @@ static const cal_seq_t KEPT[] = {
      .label = {"kept, 1st", "kept, 2nd", "kept, 3rd", "kept, 4th"}},
     {.keep = 1, .gap = 1.0, .n = 2, .bytes = {10000000, 1000000},
      .label = {NULL, "kept, 2nd, 1 s idle"}},
+    /* a stream of messages each within a flight (a ring's or a parameter server's): bbr's
+     * estimate from application-limited samples only, its pacing below the link's rate */
+    {.keep = 1, .n = 12, .bytes = {300000, 300000, 300000, 300000, 300000, 300000, 300000,
+                                   300000, 300000, 300000, 300000, 300000},
+     .label = {"stream, 1st", NULL, NULL, "stream, 4th", NULL, NULL, NULL, NULL, NULL, NULL,
+               NULL, "stream, 12th"}},
 };
 
 /* The programs and the testbed's names. */

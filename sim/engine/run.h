@@ -221,6 +221,8 @@ typedef struct sim_run {
     long last_sample_mark;    /* sample marks passed (samples / eval_samples) */
     double last_loss, last_acc, time_to_target;
     double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
+    double final_eval_wall;   /* of those, the final evaluation's: real mode's clock leaves
+                                 them out of the run's end, as the simulation's has none */
     double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
     double eval_cpu, execute_cpu; /* the same in CPU seconds of the process (the figures a
                                      machine shared with other work disturbs less) */

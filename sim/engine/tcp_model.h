@@ -19,12 +19,18 @@
  *   capped below the pipe, a round trip moves one window, so a message within the cap leaves
  *   in one flight at the link's rate;
  * - past slow start (ssthresh, set where the window filled the pipe or by an idle restart)
- *   CUBIC grows at most half the window a round trip, Reno one segment; BBR's startup is
- *   slow start's doubling;
+ *   CUBIC grows at most half the window a round trip, Reno one segment;
  * - after an idle longer than the retransmission timeout (RTT + tcp.rto_min), CUBIC and
  *   Reno halve the window once per timeout elapsed, down to the initial window, and keep
  *   ssthresh at 3/4 of the old window (tcp_cwnd_restart, RFC 2861); BBR keeps its window
- *   (Linux skips the restart for congestion controls with their own cong_control). */
+ *   (Linux skips the restart for congestion controls with their own cong_control);
+ * - BBR paces each flight at its gain times its bandwidth estimate, the largest delivery
+ *   rate sampled (Linux's tcp_rate.c, from the last acknowledgement before a packet to its
+ *   own): STARTUP's 2/ln 2 while every sample is application-limited, as a message that
+ *   leaves in one flight is, so a stream of such messages settles at an estimate of
+ *   bytes x (1 - 1/gain) / RTT and each leaves in RTT / (gain - 1) however fast the link;
+ *   a message longer than a flight samples the link, three rounds without a quarter's
+ *   growth end STARTUP, and from then on the gain is 1 at the link's rate. */
 #ifndef DTSIM_ENGINE_TCP_MODEL_H
 #define DTSIM_ENGINE_TCP_MODEL_H
 
@@ -41,6 +47,14 @@ typedef struct sim_tcp_conn {
     double ssthresh;  /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
     double last_send; /* when its last message's last byte leaves the sender, s */
     int open;         /* 1 once the connection exists */
+    double bw;              /* BBR: its bandwidth estimate, payload bytes/s (0: none yet) */
+    double bbr_full_bw;     /* BBR STARTUP: the estimate it last grew 25% past */
+    int bbr_full_rounds;    /* BBR STARTUP: rounds since, not application-limited */
+    int bbr_full;           /* BBR: STARTUP over (the pipe was found full) */
+    double busy_since;      /* BBR: its rate samples' start: the last acknowledgement, s */
+    double busy_bytes;      /* BBR: bytes sent since busy_since */
+    double msg_start;       /* BBR: when its last message started leaving, s */
+    double msg_bytes;       /* BBR: that message's bytes */
 } sim_tcp_conn_t;
 
 /* One message's times, alone on its path. */

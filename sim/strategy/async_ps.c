@@ -329,8 +329,10 @@ static void server(sim_node_t *node)
         finish_reply(run, node, st, i);
     long final_step = (st->version + N - 1) / N;
     if (++*shards_done(run) == run->n_servers && !run->failed) {
+        double before = run->eval_wall;
         if (run->evals == 0 || run->last_eval_step != final_step)
             evaluate_model(run, final_step);
+        run->final_eval_wall += run->eval_wall - before;
         sim_run_end(run);
     }
 }

@@ -139,8 +139,10 @@ void sim_eval_mark(sim_run_t *run, long step, const float *params)
 
 void sim_eval_final(sim_run_t *run, long steps_done, const float *params)
 {
+    double before = run->eval_wall;
     if (run->evals == 0 || run->last_eval_step != steps_done)
         sim_evaluate(run, steps_done, params);
+    run->final_eval_wall += run->eval_wall - before;
     sim_run_end(run);
 }
 
