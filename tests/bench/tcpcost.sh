@@ -7,12 +7,14 @@
 # 1: the same messages with next to no training), where the network model's own cost is
 # most of the wall time. Prints each run's line, then a table: simulated seconds, wall
 # seconds, wall seconds per simulated second, and tcp's wall time over CM02's.
-# usage: tests/bench/tcpcost.sh [BUILD_DIR]   (env: RUNS=N, default 3)
+# usage: tests/bench/tcpcost.sh [BUILD_DIR]   (env: RUNS=N, default 3; CONGESTION=NAME, the
+# tcp runs' cluster.tcp_congestion, default cubic: bbr samples its delivery rate per message)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 dtsim=$build/dtsim
 runs=${RUNS:-3}
+congestion=${CONGESTION:-cubic}
 
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | tr -d s; }
 min() { awk -v a="$1" -v b="${2:-$1}" 'BEGIN { print (a < b ? a : b) }'; }
@@ -35,8 +37,11 @@ while IFS='|' read -r name scenario sets; do
             while [ "$i" -lt "$runs" ]; do
                 IFS=$IFS_SAVE
                 # shellcheck disable=SC2086 # sets and floor are lists of options
+                cc=""
+                [ "$model" = CM02 ] || cc="--set cluster.tcp_congestion=$congestion"
+                # shellcheck disable=SC2086 # cc is a list of options
                 line=$("$dtsim" bench sim "$here/$scenario" $sets $floor --set run.eval_every=0 \
-                       --set cluster.network_model=$model)
+                       --set cluster.network_model=$model $cc)
                 echo "$row $model: $line"
                 best=$(min "$(field "$line" sim_wall_s)" "$best")
                 simtime=$(field "$line" sim_time)

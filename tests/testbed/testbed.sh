@@ -110,8 +110,8 @@ host_address() { echo "198.18.$(($1 / 250)).$(($1 % 250 + 1))"; }
 ns_settings() {
     ip netns exec "$1" sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null; true'
     if [ -n "${congestion:-}" ]; then
-        ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$congestion" ||
-            die "cannot set the congestion control to $congestion: a namespace may pick only those of net.ipv4.tcp_allowed_congestion_control ($(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)), which only the machine's own namespace sets"
+        ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$congestion" 2>/dev/null ||
+            die "cannot set the congestion control to $congestion: a namespace may pick only those of net.ipv4.tcp_allowed_congestion_control ($(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)), which only the machine's own namespace sets (available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control); to allow it: sysctl -w net.ipv4.tcp_allowed_congestion_control=\"$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control) $congestion\")"
     fi
     ip -n "$1" link set dev lo up
 }
