@@ -4204,6 +4204,90 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
 }
 END_TEST
 
+/* ---- reliability, third pass: nothing aborts, hangs or misleads --------------------- */
+
+/* Waits for pid at most limit seconds (then kills it and fails); its exit code (128 + the
+ * signal that ended it) in *code, the seconds it took returned. */
+static double wait_within(pid_t pid, double limit, int *code)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int status;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            *code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            return waited;
+        }
+        if (waited > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            ck_abort_msg("still running after %.0f s", limit);
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+}
+
+/* Waits (at most 60 s) until the query's count on db is above zero. */
+static void wait_for_count(const char *db, const char *sql)
+{
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            return;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_abort_msg("nothing in %s after 60 s: %s", db, sql);
+}
+
+/* Time marks far finer than a step (run.eval_interval = 1e-15 s; 1e-300 s, below the
+ * clock's resolution) cost a loop iteration per interval passed at every step boundary:
+ * hours of a silent run deaf to SIGTERM and SIGINT, or forever. They now evaluate at every
+ * step boundary (the six of a six-step run) within seconds, and a long run so marked stops
+ * at once on SIGTERM, recorded interrupted. */
+START_TEST(tiny_eval_intervals_neither_hang_nor_deafen)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(db, sizeof db, "%s/marks.db", dir);
+    write_file(ini, tiny);
+    const char *sets[] = {"run.eval_interval=1e-15s", "run.eval_interval=1e-300s"};
+    for (int i = 0; i < 2; i++) {
+        int code;
+        double took = wait_within(
+            dtsim_start((const char *[]){"run", ini, "--set", sets[i], "--db", db, NULL}), 60,
+            &code);
+        ck_assert_msg(code == 0 && took < 30, "%s: exit %d after %.1f s", sets[i], code, took);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM evals"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT step) FROM evals"), 6);
+    sqlite3_close(h);
+
+    snprintf(ini, sizeof ini, "%s/long.ini", dir);
+    snprintf(db, sizeof db, "%s/long.db", dir);
+    write_file(ini, "[run]\nsteps = 100000000\neval_interval = 1e-300s\n[model]\narch = logreg\n"
+                    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n");
+    pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+    wait_for_count(db, "SELECT count(*) FROM evals");
+    int status;
+    double waited = stop_within(pid, SIGTERM, 30, &status);
+    ck_assert_msg(waited < 10, "the run took %.1f s to stop after SIGTERM", waited);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4285,6 +4369,12 @@ int main(void)
     tcase_set_timeout(res, 120);
     tcase_add_test(res, eval_samples_gives_every_strategy_the_same_points);
     suite_add_tcase(s, res);
+    /* the third reliability pass: aborts, hangs and misleading words (CK_RUN_CASE=reliability) */
+    TCase *rel = tcase_create("reliability");
+    tcase_add_checked_fixture(rel, setup, NULL);
+    tcase_set_timeout(rel, 300);
+    tcase_add_test(rel, tiny_eval_intervals_neither_hang_nor_deafen);
+    suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

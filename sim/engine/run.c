@@ -683,8 +683,10 @@ int sim_eval_due(sim_run_t *run, long steps_done)
     }
     double now = sim_now();
     if (sc->eval_interval > 0 && now >= run->next_time_mark) {
-        while (run->next_time_mark <= now)
-            run->next_time_mark += sc->eval_interval;
+        /* the first mark after now, by formula: stepping mark by mark took one iteration per
+         * interval passed (1e-15 s: hours per step boundary; below now's ulp: forever) */
+        double next = sc->eval_interval * (floor(now / sc->eval_interval) + 1.0);
+        run->next_time_mark = next > now ? next : nextafter(now, INFINITY);
         due = 1;
     }
     return due;
