@@ -4288,6 +4288,37 @@ START_TEST(tiny_eval_intervals_neither_hang_nor_deafen)
 }
 END_TEST
 
+/* --set replaces a file's value before it is read, so it repairs a bad one: seed = banana,
+ * or a data.text that does not exist, each given in the file and replaced by --set, used to
+ * fail on the file's value. Without the --set each is still one error line naming it; a
+ * replaced key given twice in the file is still refused. */
+START_TEST(set_repairs_a_bad_value_in_the_file)
+{
+    char ini[300];
+    snprintf(ini, sizeof ini, "%s/banana.ini", dir);
+    write_file(ini, "[run]\nseed = banana\nsteps = 6\n[model]\narch = logreg\nbatch = 16\n"
+                    "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                    "synthetic_dim = 16\nsynthetic_classes = 4\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("banana.ini:2: run.seed", "\"banana\"");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "run.seed=7", NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nseed = 7\n"), "%s", o);
+    free(o);
+    write_file(ini, "[run]\nseed = banana\nseed = 2\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "run.seed=7", NULL}), 2);
+    one_error_line("banana.ini:3: run.seed", "given twice (lines 2 and 3)");
+
+    snprintf(ini, sizeof ini, "%s/text.ini", dir);
+    write_file(ini, "[run]\nsteps = 2\n[model]\narch = gpt\nhidden = 16\nheads = 2\nlayers = 1\n"
+                    "seq = 8\nbatch = 4\n[data]\nsource = text\ntext = missing.txt\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("text.ini:12: data.text", "missing.txt");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "data.text=fortunes", NULL}),
+                     0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4374,6 +4405,7 @@ int main(void)
     tcase_add_checked_fixture(rel, setup, NULL);
     tcase_set_timeout(rel, 300);
     tcase_add_test(rel, tiny_eval_intervals_neither_hang_nor_deafen);
+    tcase_add_test(rel, set_repairs_a_bad_value_in_the_file);
     suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
