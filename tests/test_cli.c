@@ -4282,9 +4282,53 @@ START_TEST(tiny_eval_intervals_neither_hang_nor_deafen)
     int status;
     double waited = stop_within(pid, SIGTERM, 30, &status);
     ck_assert_msg(waited < 10, "the run took %.1f s to stop after SIGTERM", waited);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
     sqlite3_close(h);
+}
+END_TEST
+
+/* A run stopped by SIGINT or SIGTERM ends on that signal (130 or 143 to a shell), as a sweep
+ * and plan do, after storing it interrupted and printing its summary: it used to exit 1
+ * while a sweep ended on the signal and the README said 1 for all. The README, the man
+ * page's source and run --help say 130 and 143. */
+START_TEST(a_stopped_run_ends_on_its_signal)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/long.ini", dir);
+    write_file(ini, "[run]\nsteps = 100000000\neval_every = 1\n[model]\narch = logreg\n"
+                    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n");
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        snprintf(db, sizeof db, "%s/stopped%d.db", dir, i);
+        pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+        wait_for_count(db, "SELECT count(*) FROM evals");
+        int status;
+        stop_within(pid, sigs[i], 30, &status);
+        ck_assert_int_eq(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                         128 + sigs[i]);
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, " interrupted ") && strstr(o, "stored as run 1 in "), "%s", o);
+        free(o);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(
+            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        assert_intact(h);
+        sqlite3_close(h);
+    }
+    char *readme = slurp(DTSIM_SOURCE "/README.md");
+    ck_assert_msg(strstr(readme, "130/143 stopped by SIGINT/SIGTERM"), "README's exit codes");
+    free(readme);
+    char *man = slurp(DTSIM_SOURCE "/sim/cli/dtsim.h2m");
+    ck_assert_msg(strstr(man, ".B 130, 143\nstopped by SIGINT"), "dtsim.h2m's exit codes");
+    free(man);
+    ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "130 (128 + SIGINT) or 143 (SIGTERM)"), "%s", o);
+    free(o);
 }
 END_TEST
 
@@ -4406,6 +4450,7 @@ int main(void)
     tcase_set_timeout(rel, 300);
     tcase_add_test(rel, tiny_eval_intervals_neither_hang_nor_deafen);
     tcase_add_test(rel, set_repairs_a_bad_value_in_the_file);
+    tcase_add_test(rel, a_stopped_run_ends_on_its_signal);
     suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -32,11 +32,11 @@ sim_run_t *sim_run_current(void)
 /* Set by SIGINT / SIGTERM during a run: the simulation ends at once (sim_transport_halt:
  * wherever the nodes are, a step can take minutes) and the run is recorded as interrupted;
  * real processes stop at their next step. A second signal ends the process. */
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* the signal, 0 none */
 
 static void on_signal(int sig)
 {
-    interrupted = 1;
+    interrupted = sig;
     sim_transport_halt();
     signal(sig, SIG_DFL);
 }
@@ -1064,6 +1064,8 @@ static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *e
     }
     return run->failed ? DT_ERR_RUN : DT_OK;
 }
+
+int sim_run_stop_signal(void) { return interrupted; }
 
 dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err)
 {
