@@ -446,7 +446,7 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"c\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
-         ".xml:8: Route dst='c'"},
+         ".xml:8: Route dst 'c' names no host or router of the platform (it has 'a','b')"},
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
@@ -4363,6 +4363,59 @@ START_TEST(set_repairs_a_bad_value_in_the_file)
 }
 END_TEST
 
+/* SimGrid's own words used to be the one error line: its "BIG FAT WARNING" banner for a
+ * platform without a version or an old one, "THIS FILE COMES FROM THE FUTURE", and a
+ * gateway that "does name a node" (its "not" missing). Each is now dtsim's one line, exit
+ * code 2, naming the file and line. */
+START_TEST(platform_errors_in_dtsims_words)
+{
+    char ini[300], xml[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(xml, sizeof xml, "%s/plat.xml", dir);
+    write_file(ini, tiny);
+    char set[400];
+    snprintf(set, sizeof set, "cluster.platform=%s", xml);
+    static const char *const versions[][2] = {
+        {"", "plat.xml:3: <platform> with no version (expected version=\"4.1\""},
+        {" version=\"2\"", "plat.xml:3: <platform> with version \"2\" (expected version=\"4.1\""},
+        {" version=\"5.2\"", "plat.xml:3: <platform> with version \"5.2\" (expected"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char text[600];
+        snprintf(text, sizeof text,
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                 "\"https://simgrid.org/simgrid.dtd\">\n<platform%s>\n<zone id=\"world\" "
+                 "routing=\"Full\">\n  <cluster id=\"star\" prefix=\"node-\" suffix=\"\" "
+                 "radical=\"0-7\" speed=\"1Gf\" bw=\"1GBps\" lat=\"5us\"/>\n</zone>\n"
+                 "</platform>\n",
+                 versions[i][0]);
+        write_file(xml, text);
+        int code;
+        double took = wait_within(
+            dtsim_start((const char *[]){"check", ini, "--set", set, NULL}), 60, &code);
+        ck_assert_msg(code == 2 && took < 30, "exit %d after %.1f s", code, took);
+        one_error_line(versions[i][1], NULL);
+        char *e = slurp(err_path);
+        ck_assert_msg(!strstr(e, "*****") && !strstr(e, "BIG FAT"), "%s", e);
+        free(e);
+    }
+    write_file(xml, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                    "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n"
+                    "<zone id=\"world\" routing=\"Full\">\n"
+                    "  <cluster id=\"a\" prefix=\"a-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+                    "bw=\"1GBps\" lat=\"5us\" router_id=\"ra\"/>\n"
+                    "  <cluster id=\"b\" prefix=\"b-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+                    "bw=\"1GBps\" lat=\"5us\" router_id=\"rb\"/>\n"
+                    "  <link id=\"ab\" bandwidth=\"1GBps\" latency=\"5us\"/>\n"
+                    "  <zoneRoute src=\"a\" dst=\"b\" gw_src=\"nosuch\" gw_dst=\"rb\"><link_ctn "
+                    "id=\"ab\"/></zoneRoute>\n</zone>\n</platform>\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", set, NULL}), 2);
+    one_error_line("plat.xml:8: zoneRoute gw_src 'nosuch' names no host or router of the "
+                   "platform (it has 'a-0',",
+                   "'rb')");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4451,6 +4504,7 @@ int main(void)
     tcase_add_test(rel, tiny_eval_intervals_neither_hang_nor_deafen);
     tcase_add_test(rel, set_repairs_a_bad_value_in_the_file);
     tcase_add_test(rel, a_stopped_run_ends_on_its_signal);
+    tcase_add_test(rel, platform_errors_in_dtsims_words);
     suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
