@@ -4461,6 +4461,38 @@ START_TEST(a_writer_killed_making_the_database_leaves_none_or_a_whole_one)
 }
 END_TEST
 
+/* A gpt too large for this machine (1024 blocks of width 4096) died in the run with
+ * SIGABRT ("out of memory allocating 68719476736 bytes"), and check said only "a run of it
+ * could not start (signal 6)" after a minute; 1024 blocks of width 64 got the check's child
+ * killed for memory after two. The memory is now counted by formula before anything is
+ * allocated (the layout is offsets only) and refused in one line, needed against
+ * MemAvailable, exit 2, within seconds, by check and run alike. */
+START_TEST(a_gpt_beyond_memory_is_refused_by_formula)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/gpt.db", dir);
+    static const char *const sizes[][2] = {{"model.layers=1024", "model.hidden=4096"},
+                                           {"model.layers=4", "model.hidden=65536"}};
+    for (int i = 0; i < 2; i++)
+        for (int run = 0; run < 2; run++) {
+            int code;
+            double took = wait_within(
+                dtsim_start((const char *[]){run ? "run" : "check",
+                                             DTSIM_SOURCE "/scenarios/lessons/transformer.ini",
+                                             "--set", sizes[i][0], "--set", sizes[i][1],
+                                             "--set", "model.heads=1", run ? "--db" : NULL,
+                                             db, NULL}),
+                120, &code);
+            ck_assert_msg(code == 2 && took < 30, "%s %s: exit %d after %.1f s", sizes[i][0],
+                          sizes[i][1], code, took);
+            one_error_line("parameters in 4 buffers on each of 4 nodes, and a batch's "
+                           "activations on each, need ",
+                           " GB available (MemAvailable;");
+        }
+    ck_assert_int_ne(access(db, F_OK), 0); /* refused before the database */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4551,6 +4583,7 @@ int main(void)
     tcase_add_test(rel, a_stopped_run_ends_on_its_signal);
     tcase_add_test(rel, platform_errors_in_dtsims_words);
     tcase_add_test(rel, a_writer_killed_making_the_database_leaves_none_or_a_whole_one);
+    tcase_add_test(rel, a_gpt_beyond_memory_is_refused_by_formula);
     suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
