@@ -13,12 +13,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "db.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -395,6 +398,69 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
     return DT_OK;
 }
 
+/* Removes what writers on this host killed while making path's database left beside it
+ * (PATH.new-HOST-PID and its -wal, -shm, -journal): those whose PID is gone. */
+static void remove_stale(const char *path, const char *host)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], prefix[NAME_MAX + 1];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+             slash ? path : ".");
+    int n = snprintf(prefix, sizeof prefix, "%s.new-%.64s-", slash ? slash + 1 : path, host);
+    DIR *d = n > 0 && (size_t)n < sizeof prefix ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)n))
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + n, &end, 10);
+        if (pid <= 0 || pid > INT_MAX || end == e->d_name + n ||
+            (*end && strcmp(end, "-wal") && strcmp(end, "-shm") && strcmp(end, "-journal")))
+            continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char full[PATH_MAX + NAME_MAX + 2];
+            snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+            unlink(full);
+        }
+    }
+    closedir(d);
+}
+
+/* A new database appears whole: made beside path under a name of its own
+ * (PATH.new-HOST-PID, the host's name cut to 64 bytes), its schema committed, then linked to path (where another writer's
+ * may have appeared meanwhile: then that one is used). Made in place, a writer killed between
+ * SQLite's creating the file and committing its schema left an empty file that every read
+ * command refuses as no dtsim database. A file system without hard links makes it in place,
+ * as before. */
+static dt_status create_whole(const char *path, const char *host, dt_err_t *err)
+{
+    struct stat sb;
+    if (!path[0] || !strcmp(path, ":memory:") || stat(path, &sb) == 0 || errno != ENOENT)
+        return DT_OK; /* there already, or stat's error, which the open reports */
+    remove_stale(path, host);
+    char tmp[PATH_MAX + 320], side[PATH_MAX + 340];
+    snprintf(tmp, sizeof tmp, "%s.new-%.64s-%ld", path, host, (long)getpid());
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open_v2(tmp, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    DT_CHECK(h, "out of memory opening SQLite database %s", tmp);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+    dt_status st = rc == SQLITE_OK ? schema_ensure(h, path, err)
+                                   : db_error(path, h, rc, err, "cannot create");
+    sqlite3_close(h); /* the last connection: its WAL goes into the file */
+    /* failed: EEXIST, another writer's is used; no hard links here, made in place */
+    if (st == DT_OK)
+        (void)!link(tmp, path);
+    unlink(tmp);
+    static const char *const sides[] = {"-wal", "-shm", "-journal"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", tmp, sides[i]);
+        unlink(side);
+    }
+    return st;
+}
+
 dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
 {
     DT_ASSERT(out && path);
@@ -415,6 +481,8 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     else if (gethostname(db->host, sizeof db->host) != 0)
         strcpy(db->host, "unknown");
     db->host[sizeof db->host - 1] = '\0';
+    if ((st = create_whole(path, db->host, err)) != DT_OK)
+        goto fail;
 
     int rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     DT_CHECK(db->h, "out of memory opening SQLite database %s", path);

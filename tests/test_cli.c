@@ -446,7 +446,7 @@ START_TEST(bad_platform_files_exit_2_naming_file_line)
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"c\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
-         ".xml:8: Route dst='c'"},
+         ".xml:8: Route dst 'c' names no host or router of the platform (it has 'a','b')"},
         {"  <host id=\"a\" speed=\"1Gf\"/>\n  <host id=\"b\" speed=\"1Gf\"/>\n"
          "  <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n"
          "  <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n",
@@ -4204,6 +4204,295 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
 }
 END_TEST
 
+/* ---- reliability, third pass: nothing aborts, hangs or misleads --------------------- */
+
+/* Waits for pid at most limit seconds (then kills it and fails); its exit code (128 + the
+ * signal that ended it) in *code, the seconds it took returned. */
+static double wait_within(pid_t pid, double limit, int *code)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int status;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            *code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            return waited;
+        }
+        if (waited > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            ck_abort_msg("still running after %.0f s", limit);
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+}
+
+/* Waits (at most 60 s) until the query's count on db is above zero. */
+static void wait_for_count(const char *db, const char *sql)
+{
+    for (int tries = 0; tries < 600; tries++) {
+        sqlite3 *h = NULL;
+        sqlite3_stmt *st = NULL;
+        int in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        if (in)
+            return;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    ck_abort_msg("nothing in %s after 60 s: %s", db, sql);
+}
+
+/* Time marks far finer than a step (run.eval_interval = 1e-15 s; 1e-300 s, below the
+ * clock's resolution) cost a loop iteration per interval passed at every step boundary:
+ * hours of a silent run deaf to SIGTERM and SIGINT, or forever. They now evaluate at every
+ * step boundary (the six of a six-step run) within seconds, and a long run so marked stops
+ * at once on SIGTERM, recorded interrupted. */
+START_TEST(tiny_eval_intervals_neither_hang_nor_deafen)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(db, sizeof db, "%s/marks.db", dir);
+    write_file(ini, tiny);
+    const char *sets[] = {"run.eval_interval=1e-15s", "run.eval_interval=1e-300s"};
+    for (int i = 0; i < 2; i++) {
+        int code;
+        double took = wait_within(
+            dtsim_start((const char *[]){"run", ini, "--set", sets[i], "--db", db, NULL}), 60,
+            &code);
+        ck_assert_msg(code == 0 && took < 30, "%s: exit %d after %.1f s", sets[i], code, took);
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM evals"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT step) FROM evals"), 6);
+    sqlite3_close(h);
+
+    snprintf(ini, sizeof ini, "%s/long.ini", dir);
+    snprintf(db, sizeof db, "%s/long.db", dir);
+    write_file(ini, "[run]\nsteps = 100000000\neval_interval = 1e-300s\n[model]\narch = logreg\n"
+                    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n");
+    pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+    wait_for_count(db, "SELECT count(*) FROM evals");
+    int status;
+    double waited = stop_within(pid, SIGTERM, 30, &status);
+    ck_assert_msg(waited < 10, "the run took %.1f s to stop after SIGTERM", waited);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A run stopped by SIGINT or SIGTERM ends on that signal (130 or 143 to a shell), as a sweep
+ * and plan do, after storing it interrupted and printing its summary: it used to exit 1
+ * while a sweep ended on the signal and the README said 1 for all. The README, the man
+ * page's source and run --help say 130 and 143. */
+START_TEST(a_stopped_run_ends_on_its_signal)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/long.ini", dir);
+    write_file(ini, "[run]\nsteps = 100000000\neval_every = 1\n[model]\narch = logreg\n"
+                    "batch = 16\n[data]\nsource = synthetic\ntrain_samples = 512\n"
+                    "test_samples = 128\nsynthetic_dim = 16\nsynthetic_classes = 4\n");
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        snprintf(db, sizeof db, "%s/stopped%d.db", dir, i);
+        pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+        wait_for_count(db, "SELECT count(*) FROM evals");
+        int status;
+        stop_within(pid, sigs[i], 30, &status);
+        ck_assert_int_eq(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                         128 + sigs[i]);
+        char *o = slurp(out_path);
+        ck_assert_msg(strstr(o, " interrupted ") && strstr(o, "stored as run 1 in "), "%s", o);
+        free(o);
+        sqlite3 *h;
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(
+            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        assert_intact(h);
+        sqlite3_close(h);
+    }
+    char *readme = slurp(DTSIM_SOURCE "/README.md");
+    ck_assert_msg(strstr(readme, "130/143 stopped by SIGINT/SIGTERM"), "README's exit codes");
+    free(readme);
+    char *man = slurp(DTSIM_SOURCE "/sim/cli/dtsim.h2m");
+    ck_assert_msg(strstr(man, ".B 130, 143\nstopped by SIGINT"), "dtsim.h2m's exit codes");
+    free(man);
+    ck_assert_int_eq(dtsim((const char *[]){"run", "--help", NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "130 (128 + SIGINT) or 143 (SIGTERM)"), "%s", o);
+    free(o);
+}
+END_TEST
+
+/* --set replaces a file's value before it is read, so it repairs a bad one: seed = banana,
+ * or a data.text that does not exist, each given in the file and replaced by --set, used to
+ * fail on the file's value. Without the --set each is still one error line naming it; a
+ * replaced key given twice in the file is still refused. */
+START_TEST(set_repairs_a_bad_value_in_the_file)
+{
+    char ini[300];
+    snprintf(ini, sizeof ini, "%s/banana.ini", dir);
+    write_file(ini, "[run]\nseed = banana\nsteps = 6\n[model]\narch = logreg\nbatch = 16\n"
+                    "[data]\nsource = synthetic\ntrain_samples = 512\ntest_samples = 128\n"
+                    "synthetic_dim = 16\nsynthetic_classes = 4\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("banana.ini:2: run.seed", "\"banana\"");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "run.seed=7", NULL}), 0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nseed = 7\n"), "%s", o);
+    free(o);
+    write_file(ini, "[run]\nseed = banana\nseed = 2\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "run.seed=7", NULL}), 2);
+    one_error_line("banana.ini:3: run.seed", "given twice (lines 2 and 3)");
+
+    snprintf(ini, sizeof ini, "%s/text.ini", dir);
+    write_file(ini, "[run]\nsteps = 2\n[model]\narch = gpt\nhidden = 16\nheads = 2\nlayers = 1\n"
+                    "seq = 8\nbatch = 4\n[data]\nsource = text\ntext = missing.txt\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("text.ini:12: data.text", "missing.txt");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "data.text=fortunes", NULL}),
+                     0);
+}
+END_TEST
+
+/* SimGrid's own words used to be the one error line: its "BIG FAT WARNING" banner for a
+ * platform without a version or an old one, "THIS FILE COMES FROM THE FUTURE", and a
+ * gateway that "does name a node" (its "not" missing). Each is now dtsim's one line, exit
+ * code 2, naming the file and line. */
+START_TEST(platform_errors_in_dtsims_words)
+{
+    char ini[300], xml[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    snprintf(xml, sizeof xml, "%s/plat.xml", dir);
+    write_file(ini, tiny);
+    char set[400];
+    snprintf(set, sizeof set, "cluster.platform=%s", xml);
+    static const char *const versions[][2] = {
+        {"", "plat.xml:3: <platform> with no version (expected version=\"4.1\""},
+        {" version=\"2\"", "plat.xml:3: <platform> with version \"2\" (expected version=\"4.1\""},
+        {" version=\"5.2\"", "plat.xml:3: <platform> with version \"5.2\" (expected"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char text[600];
+        snprintf(text, sizeof text,
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                 "\"https://simgrid.org/simgrid.dtd\">\n<platform%s>\n<zone id=\"world\" "
+                 "routing=\"Full\">\n  <cluster id=\"star\" prefix=\"node-\" suffix=\"\" "
+                 "radical=\"0-7\" speed=\"1Gf\" bw=\"1GBps\" lat=\"5us\"/>\n</zone>\n"
+                 "</platform>\n",
+                 versions[i][0]);
+        write_file(xml, text);
+        int code;
+        double took = wait_within(
+            dtsim_start((const char *[]){"check", ini, "--set", set, NULL}), 60, &code);
+        ck_assert_msg(code == 2 && took < 30, "exit %d after %.1f s", code, took);
+        one_error_line(versions[i][1], NULL);
+        char *e = slurp(err_path);
+        ck_assert_msg(!strstr(e, "*****") && !strstr(e, "BIG FAT"), "%s", e);
+        free(e);
+    }
+    write_file(xml, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                    "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n"
+                    "<zone id=\"world\" routing=\"Full\">\n"
+                    "  <cluster id=\"a\" prefix=\"a-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+                    "bw=\"1GBps\" lat=\"5us\" router_id=\"ra\"/>\n"
+                    "  <cluster id=\"b\" prefix=\"b-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+                    "bw=\"1GBps\" lat=\"5us\" router_id=\"rb\"/>\n"
+                    "  <link id=\"ab\" bandwidth=\"1GBps\" latency=\"5us\"/>\n"
+                    "  <zoneRoute src=\"a\" dst=\"b\" gw_src=\"nosuch\" gw_dst=\"rb\"><link_ctn "
+                    "id=\"ab\"/></zoneRoute>\n</zone>\n</platform>\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", set, NULL}), 2);
+    one_error_line("plat.xml:8: zoneRoute gw_src 'nosuch' names no host or router of the "
+                   "platform (it has 'a-0',",
+                   "'rb')");
+}
+END_TEST
+
+/* A writer killed while it makes a new database (between SQLite's creating the file and
+ * the schema's commit) left an empty file that `dtsim runs` refused as no dtsim database,
+ * exit 2 (runs_killed_at_several_points... failed so when its 30 ms kill landed there). A
+ * new database now appears whole: made as PATH.new-HOST-PID and linked into place. Killed
+ * the moment either name appears, the writer leaves no file at PATH or a whole one; the
+ * next run removes the dead writer's leftover and runs. */
+START_TEST(a_writer_killed_making_the_database_leaves_none_or_a_whole_one)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
+    write_file(ini, tiny);
+    for (int k = 0; k < 3; k++) {
+        snprintf(db, sizeof db, "%s/made%d.db", dir, k);
+        pid_t pid = dtsim_start((const char *[]){"run", ini, "--db", db, NULL});
+        int seen = 0;
+        for (int tries = 0; tries < 200000 && !seen; tries++) {
+            DIR *d = opendir(dir);
+            ck_assert_ptr_nonnull(d);
+            char made[32];
+            snprintf(made, sizeof made, "made%d.db", k);
+            for (struct dirent *e; (e = readdir(d)) && !seen;)
+                seen = !strncmp(e->d_name, made, strlen(made));
+            closedir(d);
+            if (!seen && waitpid(pid, NULL, WNOHANG) == pid)
+                ck_abort_msg("the run ended before it made %s", db);
+            if (!seen)
+                nanosleep(&(struct timespec){0, 200000}, NULL);
+        }
+        ck_assert(seen);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        struct stat sb;
+        if (stat(db, &sb) == 0) { /* whole: readable, a dtsim database */
+            ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+        }
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+        ck_assert_int_eq(dtsim((const char *[]){"runs", "--db", db, NULL}), 0);
+        DIR *d = opendir(dir);
+        for (struct dirent *e; (e = readdir(d));)
+            ck_assert_msg(!strstr(e->d_name, ".new-"), "%s left in %s", e->d_name, dir);
+        closedir(d);
+    }
+}
+END_TEST
+
+/* A gpt too large for this machine (1024 blocks of width 4096) died in the run with
+ * SIGABRT ("out of memory allocating 68719476736 bytes"), and check said only "a run of it
+ * could not start (signal 6)" after a minute; 1024 blocks of width 64 got the check's child
+ * killed for memory after two. The memory is now counted by formula before anything is
+ * allocated (the layout is offsets only) and refused in one line, needed against
+ * MemAvailable, exit 2, within seconds, by check and run alike. */
+START_TEST(a_gpt_beyond_memory_is_refused_by_formula)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/gpt.db", dir);
+    static const char *const sizes[][2] = {{"model.layers=1024", "model.hidden=4096"},
+                                           {"model.layers=4", "model.hidden=65536"}};
+    for (int i = 0; i < 2; i++)
+        for (int run = 0; run < 2; run++) {
+            int code;
+            double took = wait_within(
+                dtsim_start((const char *[]){run ? "run" : "check",
+                                             DTSIM_SOURCE "/scenarios/lessons/transformer.ini",
+                                             "--set", sizes[i][0], "--set", sizes[i][1],
+                                             "--set", "model.heads=1", run ? "--db" : NULL,
+                                             db, NULL}),
+                120, &code);
+            ck_assert_msg(code == 2 && took < 30, "%s %s: exit %d after %.1f s", sizes[i][0],
+                          sizes[i][1], code, took);
+            one_error_line("parameters in 4 buffers on each of 4 nodes, and a batch's "
+                           "activations on each, need ",
+                           " GB available (MemAvailable;");
+        }
+    ck_assert_int_ne(access(db, F_OK), 0); /* refused before the database */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4285,6 +4574,17 @@ int main(void)
     tcase_set_timeout(res, 120);
     tcase_add_test(res, eval_samples_gives_every_strategy_the_same_points);
     suite_add_tcase(s, res);
+    /* the third reliability pass: aborts, hangs and misleading words (CK_RUN_CASE=reliability) */
+    TCase *rel = tcase_create("reliability");
+    tcase_add_checked_fixture(rel, setup, NULL);
+    tcase_set_timeout(rel, 300);
+    tcase_add_test(rel, tiny_eval_intervals_neither_hang_nor_deafen);
+    tcase_add_test(rel, set_repairs_a_bad_value_in_the_file);
+    tcase_add_test(rel, a_stopped_run_ends_on_its_signal);
+    tcase_add_test(rel, platform_errors_in_dtsims_words);
+    tcase_add_test(rel, a_writer_killed_making_the_database_leaves_none_or_a_whole_one);
+    tcase_add_test(rel, a_gpt_beyond_memory_is_refused_by_formula);
+    suite_add_tcase(s, rel);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

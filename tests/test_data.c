@@ -409,6 +409,52 @@ START_TEST(test_gzip_cut_midstream)
 }
 END_TEST
 
+/* A gzip file cut short with nothing forged, as a download or a full disk leaves it: its
+ * last 4 bytes are compressed data, not a size, and were read as the trailer's ISIZE ("
+ * trailing bytes after the data" for a file that lacks half its bytes). The stream is now
+ * counted before the trailer is believed: "truncated gzip stream", cut off. And zlib's own
+ * errors name the file, never "<fd:5>". */
+START_TEST(test_gzip_cut_without_forgery)
+{
+    char images[PATH_BUF], labels[PATH_BUF];
+    good_labels(labels, "plaincut-labels");
+    const uint32_t d[3] = {2, 100, 100};
+    uint8_t *px = malloc(20000);
+    for (int i = 0; i < 20000; i++) /* incompressible enough that a cut lands mid-stream */
+        px[i] = (uint8_t)((i * 2654435761u) >> 13);
+    write_file(images, "plaincut-full.gz", ubyte_idx(3, d, px, 20000), "wb");
+    free(px);
+    bytes_t raw = read_raw(images);
+    for (size_t cut = raw.len / 4; cut < raw.len - 8; cut += raw.len / 4) {
+        bytes_t part = {malloc(cut), cut};
+        memcpy(part.p, raw.p, cut);
+        write_file(images, "plaincut-images.gz", part, NULL);
+        expect_reject(images, labels, 10, images, "truncated gzip stream", "cut off", NULL);
+        trainer_dataset_t ds;
+        dt_err_t err = {{0}};
+        ck_assert_int_eq(trainer_dataset_load_idx(&ds, images, labels, 10, &err), DT_ERR_INPUT);
+        ck_assert_msg(!strstr(err.msg, "trailing") && !strstr(err.msg, "<fd:"), "%s", err.msg);
+    }
+    free(raw.p);
+    /* cut inside the trailer, its size forged right: zlib's "incorrect length check" or
+     * "unexpected end of file", under the file's name */
+    write_tiny(images, labels, "fdname", "wb");
+    raw = read_raw(images);
+    raw.p[raw.len - 5] = 28;
+    raw.p[raw.len - 4] = 0;
+    raw.p[raw.len - 3] = 0;
+    raw.p[raw.len - 2] = 0;
+    raw.len -= 1;
+    write_file(images, "fdname-images.gz", raw, NULL);
+    trainer_dataset_t ds;
+    dt_err_t err = {{0}};
+    ck_assert_int_eq(trainer_dataset_load_idx(&ds, images, labels, 10, &err), DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, images) && strstr(err.msg, "corrupt gzip data") &&
+                      !strstr(err.msg, "<fd:"),
+                  "%s", err.msg);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* Virtual memory of this process in bytes, from /proc (0 when unavailable). */
 static size_t vm_bytes(void)
@@ -880,6 +926,7 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_trailing_plain);
     tcase_add_test(tc, test_gzip_size_checks);
     tcase_add_test(tc, test_gzip_cut_midstream);
+    tcase_add_test(tc, test_gzip_cut_without_forgery);
     tcase_add_test(tc, test_gzip_lying_header);
     tcase_add_test(tc, test_count_mismatch);
     tcase_add_test(tc, test_label_range);

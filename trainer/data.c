@@ -27,6 +27,13 @@
 /* Longest path we build in trainer_dataset_load_dir. */
 #define DATA_PATH_MAX 4096
 
+static int gz_failed(gzFile gz)
+{
+    int errnum = Z_OK;
+    gzerror(gz, &errnum);
+    return errnum != Z_OK;
+}
+
 /* Reads up to len bytes; returns the count read, which is short only at end of data, or
  * -1 on a zlib error (gzerror says which). */
 static long long gz_read_all(gzFile gz, uint8_t *buf, size_t len)
@@ -46,21 +53,37 @@ static long long gz_read_all(gzFile gz, uint8_t *buf, size_t len)
     return (long long)got;
 }
 
-/* The zlib error of gz as a sentence; Z_BUF_ERROR is zlib's "unexpected end of file". */
+/* The zlib error of gz as a sentence; Z_BUF_ERROR is zlib's "unexpected end of file".
+ * gzerror's message starts with the name zlib knows the file by, "<fd:5>" for gzdopen:
+ * dropped, since every message here starts with the real path. */
 static const char *gz_reason(gzFile gz)
 {
     int errnum = Z_OK;
     const char *msg = gzerror(gz, &errnum);
     if (errnum == Z_ERRNO)
         return strerror(errno);
+    if (msg && !strncmp(msg, "<fd:", 4) && strstr(msg, ">: "))
+        msg = strstr(msg, ">: ") + 3;
     return msg && *msg ? msg : "unknown zlib error";
 }
 
-static int gz_failed(gzFile gz)
+/* The uncompressed bytes left in gz, read through a small buffer and counted (at most
+ * limit + 1); -1 when the stream is corrupt or cut off before its end (gz_failed). */
+static long long gz_count(gzFile gz, unsigned long long limit)
 {
-    int errnum = Z_OK;
-    gzerror(gz, &errnum);
-    return errnum != Z_OK;
+    enum { SCRATCH = 1 << 16 };
+    uint8_t *scratch = dt_malloc(SCRATCH);
+    unsigned long long n = 0;
+    int failed = 0;
+    while (n <= limit && !failed) {
+        int r = gzread(gz, scratch, SCRATCH);
+        failed = r < 0 || gz_failed(gz);
+        if (r <= 0)
+            break;
+        n += (unsigned long long)r;
+    }
+    free(scratch);
+    return failed ? -1 : (long long)n;
 }
 
 static uint32_t be32(const uint8_t *b)
@@ -196,6 +219,32 @@ static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8
     /* The size on disk must match the header before we allocate what the header says. */
     unsigned long long want_total = (unsigned long long)hdr_bytes + product;
     unsigned long long have_total = is_gzip ? isize : file_bytes;
+    if (is_gzip && have_total != (uint32_t)want_total) {
+        /* the trailer of a file cut short is whatever compressed bytes came last: count what
+         * the stream holds before believing it (bounded: the header's size is capped) */
+        long long data_n = gz_count(gz, product);
+        int errnum = Z_OK;
+        gzerror(gz, &errnum);
+        if (data_n < 0 && errnum == Z_BUF_ERROR) {
+            st = dt_err_input(err, "%s: truncated gzip stream: the file is cut off inside its "
+                                   "compressed data (expected %llu uncompressed bytes from the "
+                                   "header)",
+                              path, want_total);
+            goto done;
+        }
+        if (data_n < 0) {
+            st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+            goto done;
+        }
+        if ((uint32_t)(hdr_bytes + (unsigned long long)data_n) != have_total) {
+            st = dt_err_input(err, "%s: the gzip trailer says %llu bytes mod 2^32 and the "
+                                   "stream holds %llu: not one gzip member as gzip(1) writes "
+                                   "(expected %llu uncompressed bytes from the header)",
+                              path, have_total, hdr_bytes + (unsigned long long)data_n,
+                              want_total);
+            goto done;
+        }
+    }
     if (have_total != want_total) {
         const char *what = have_total < want_total ? "truncated" : "trailing bytes after the data";
         if (is_gzip)

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,11 @@ static void run_help(const char *cmd)
                ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
                  "[sweep] runs every combination, each in its own process; a file of jobs\n"
                  "([jobs] files = A.ini, B.ini) runs its jobs in one simulation on its\n"
-                 "platform, each stored as its own run."
+                 "platform, each stored as its own run.\n"
+                 "\n"
+                 "exit code: 0 finished; 1 a run failed, diverged, stalled or collapsed;\n"
+                 "2 bad input; 130 (128 + SIGINT) or 143 (SIGTERM) when stopped by that\n"
+                 "signal, after storing its runs as interrupted and printing the summary."
            : !strcmp(cmd, "platform")
                ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
                  "hosts (with the node each one runs) and the links of the loaded platform:\n"
@@ -540,6 +545,20 @@ static int run_real(const scenario_t *sc, const run_opts_t *o, long member, cons
     return (int)rc;
 }
 
+/* A run stopped by SIGINT or SIGTERM (stored interrupted, its summary printed) ends dtsim on
+ * that signal, as a sweep and plan do: 130 or 143 to the shell, and a caller's own handler
+ * sees the signal. */
+static int end_on_signal(int rc)
+{
+    int sig = sim_run_stop_signal();
+    if (sig) {
+        fflush(NULL);
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    return rc;
+}
+
 int cli_run(int argc, char **argv)
 {
     run_opts_t o;
@@ -617,7 +636,7 @@ int cli_run(int argc, char **argv)
                                   o.scenario, no)
                 : cli_exec_jobs(sc, argv[0], id);
         free(sc);
-        return rc;
+        return end_on_signal(rc);
     }
     if (o.mpi) {
         rc = cli_sweep_spread(sc, o.scenario, o.sets, o.n_sets, o.jobs, argv[0]);
@@ -642,7 +661,7 @@ int cli_run(int argc, char **argv)
     else
         rc = cli_exec_run(sc, argv[0], NULL, 0, 1, o.live, o.pace);
     free(sc);
-    return rc;
+    return end_on_signal(rc);
 }
 
 /* `dtsim bench sim SCENARIO`: the simulation's own cost. Runs the scenario (without a

@@ -262,7 +262,7 @@ static void copy_span(const char *s, size_t len, char *out, size_t n)
 
 /* SimGrid's reason from its output: "Parse error at FILE:LINE: WHY" gives the line and the
  * reason (less its parser state); an uncaught exception its message; else the last line. */
-static void reason(const char *out, const char *path, int *line, char *why, size_t n)
+static void reason_raw(const char *out, const char *path, int *line, char *why, size_t n)
 {
     *line = 0;
     const char *p = strstr(out, "Parse error at ");
@@ -334,6 +334,29 @@ static void reason(const char *out, const char *path, int *line, char *why, size
         copy_span(best, (size_t)(best_end - best), why, n);
     else
         snprintf(why, n, "SimGrid could not load it");
+}
+
+/* SimGrid's words that say the wrong thing, in dtsim's: a gateway that names no node is
+ * "gw_src='x' does name a node. Existing netpoints: 'a','b'" (its "not" missing). */
+static void in_our_words(char *why, size_t n)
+{
+    const char *bad = strstr(why, "' does name a node.");
+    const char *eq = bad ? strstr(why, "='") : NULL;
+    if (!bad || !eq || eq > bad)
+        return;
+    const char *known = strstr(bad, "Existing netpoints: ");
+    char fixed[1024];
+    snprintf(fixed, sizeof fixed, "%.*s '%.*s' names no host or router of the platform%s%.600s%s",
+             (int)(eq - why), why, (int)(bad - eq - 2), eq + 2, known ? " (it has " : "",
+             known ? known + strlen("Existing netpoints: ") : "", known ? ")" : "");
+    copy_span(fixed, strlen(fixed), why, n);
+}
+
+/* reason_raw, in dtsim's words */
+static void reason(const char *out, const char *path, int *line, char *why, size_t n)
+{
+    reason_raw(out, path, line, why, n);
+    in_our_words(why, n);
 }
 
 /* The value of attribute name in the element elem[0..len) into out (n bytes, cut to fit);
@@ -453,8 +476,25 @@ static dt_status check_sizes(const scenario_t *sc, const char *path, const struc
         const char *close = memchr(p, '>', (size_t)(end - p));
         size_t elen = close ? (size_t)(close - p) : (size_t)(end - p);
         double here = 0;
-        char radical[4096], topo[32], params[512];
-        if (elen > 6 && !memcmp(p, "<host", 5) && strchr(" \t\r\n/", p[5])) {
+        char radical[4096], topo[32], params[512], version[32];
+        if (elen >= 9 && !memcmp(p, "<platform", 9) && strchr(" \t\r\n>", p[9])) {
+            /* SimGrid refuses any other version with a banner of its own ("BIG FAT
+             * WARNING", "THIS FILE IS TOO OLD"): said here in one line instead */
+            int has = attr(p, elen, "version", version, sizeof version);
+            if (!has || (strcmp(version, "4.1") && strcmp(version, "4"))) {
+                for (const char *c = counted; c < p; c++)
+                    line += *c == '\n';
+                char given[64] = "no version";
+                if (has)
+                    snprintf(given, sizeof given, "version \"%.40s\"", version);
+                status = scenario_fail(sc, err, "cluster.platform",
+                                       "%s:%d: <platform> with %s (expected version=\"4.1\", "
+                                       "the format SimGrid 3.32 reads; simgrid_update_xml "
+                                       "converts an older file)",
+                                       path, line, given);
+                break;
+            }
+        } else if (elen > 6 && !memcmp(p, "<host", 5) && strchr(" \t\r\n/", p[5])) {
             here = 1;
         } else if ((elen > 9 && !memcmp(p, "<cluster", 8) && strchr(" \t\r\n", p[8])) ||
                    (elen > 9 && !memcmp(p, "<cabinet", 8) && strchr(" \t\r\n", p[8]))) {

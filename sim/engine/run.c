@@ -32,11 +32,11 @@ sim_run_t *sim_run_current(void)
 /* Set by SIGINT / SIGTERM during a run: the simulation ends at once (sim_transport_halt:
  * wherever the nodes are, a step can take minutes) and the run is recorded as interrupted;
  * real processes stop at their next step. A second signal ends the process. */
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* the signal, 0 none */
 
 static void on_signal(int sig)
 {
-    interrupted = 1;
+    interrupted = sig;
     sim_transport_halt();
     signal(sig, SIG_DFL);
 }
@@ -683,8 +683,10 @@ int sim_eval_due(sim_run_t *run, long steps_done)
     }
     double now = sim_now();
     if (sc->eval_interval > 0 && now >= run->next_time_mark) {
-        while (run->next_time_mark <= now)
-            run->next_time_mark += sc->eval_interval;
+        /* the first mark after now, by formula: stepping mark by mark took one iteration per
+         * interval passed (1e-15 s: hours per step boundary; below now's ulp: forever) */
+        double next = sc->eval_interval * (floor(now / sc->eval_interval) + 1.0);
+        run->next_time_mark = next > now ? next : nextafter(now, INFINITY);
         due = 1;
     }
     return due;
@@ -1062,6 +1064,8 @@ static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *e
     }
     return run->failed ? DT_ERR_RUN : DT_OK;
 }
+
+int sim_run_stop_signal(void) { return interrupted; }
 
 dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err)
 {

@@ -203,7 +203,8 @@ typedef struct sim_run {
     /* progress and stopping */
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
     long stop_before;         /* no node starts this step or later */
-    int diverged, failed, interrupted;
+    int diverged, failed;
+    int interrupted;          /* the signal that stopped it (SIGINT, SIGTERM), 0 none */
     int halt;                 /* stop at once, whatever the step (stalled, or a signal while
                                  recoveries loop) */
     int stalled;              /* the watchdog ended it (run.stall_after) */
@@ -303,6 +304,8 @@ dt_status sim_run_execute(sim_run_t *run, dt_err_t *err);
  * deployed, one simulation runs them all, each records its own summary. Returns the first
  * run's error that is not DT_OK (in err), DT_OK when none. */
 dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err);
+/* The signal (SIGINT, SIGTERM) that stopped this process's simulation, 0 none. */
+int sim_run_stop_signal(void);
 /* Frees what sim_run_init set up (after a failed one too), not run itself. */
 void sim_run_free(sim_run_t *run);
 /* Calls fn(run, ctx) in sim_run_free (last registered first), after the nodes' buffers

@@ -1,5 +1,6 @@
 /* Defaults, scenario files and --set, and scenario_load, which applies them in that order
- * and validates. device and device_flops are a pair: device names a profile (its speed
+ * and validates; a key that a --set replaces is not parsed from the file at all, so that
+ * --set repairs a bad value there (seed = banana, a data.text that is missing). device and device_flops are a pair: device names a profile (its speed
  * becomes device_flops) or "custom"; in one file both may appear only if they agree, so
  * nothing is silently overridden; a --set of either one replaces the pair. */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 */
@@ -44,6 +45,8 @@ typedef struct file_state {
     int line;         /* the line last handed to inih */
     int err_line;     /* the first error's line; 0 none */
     dt_err_t *err;
+    const char *by_set;  /* (key_count): 1 where a --set replaces the file's value */
+    int seen[SCENARIO_MAX_KEYS]; /* the line of each such key in the file: given twice? */
 } file_state_t;
 
 static void file_fail(file_state_t *st, int line) { st->err_line = line; }
@@ -145,6 +148,14 @@ static int file_handler(void *user, const char *section, const char *name, const
         key_hint(section, name, hint, sizeof hint);
         dt_err_input(st->err, "%s:%d: %s.%s: unknown key%s", sc->path, line, section, name, hint);
         goto fail;
+    }
+    if (st->by_set && st->by_set[k]) { /* replaced: its value is never read */
+        if (st->seen[k]) {
+            key_error(st->err, sc, line, k, "given twice (lines %d and %d)", st->seen[k], line);
+            goto fail;
+        }
+        st->seen[k] = line;
+        return 1;
     }
     dt_err_t e;
     /* jobs.files again: the line's names go after the earlier ones (a hundred jobs do not
@@ -316,7 +327,8 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
-static dt_status load_file(scenario_t *sc, const char *path, dt_err_t *err)
+static dt_status load_file(scenario_t *sc, const char *path, const char *by_set,
+                           dt_err_t *err)
 {
     char *text = NULL;
     if (read_all(path, &text, err))
@@ -330,8 +342,7 @@ static dt_status load_file(scenario_t *sc, const char *path, dt_err_t *err)
     } else {
         strcpy(dir, ".");
     }
-    file_state_t st = {.sc = sc, .ctx = {dir}, .next = text, .line = 0, .err_line = 0,
-                       .err = err};
+    file_state_t st = {.sc = sc, .ctx = {dir}, .next = text, .err = err, .by_set = by_set};
     int rc = ini_parse_stream(file_reader, &st, file_handler, &st);
     DT_CHECK(rc != -2, "out of memory in inih while reading %s", path);
     dt_status status = DT_OK;
@@ -355,14 +366,16 @@ static dt_status load_file(scenario_t *sc, const char *path, dt_err_t *err)
     return file_finish(sc, err);
 }
 
-dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
+/* A --set's section, key and value, trimmed; DT_ERR_INPUT when it is not section.key=value
+ * or a part is too long. */
+static dt_status set_split(const char *assignment, char section[64], char key[64],
+                           char value[SCENARIO_STR * 2], dt_err_t *err)
 {
     const char *eq = strchr(assignment, '=');
     const char *dot = eq ? memchr(assignment, '.', (size_t)(eq - assignment)) : NULL;
     if (!eq || !dot)
         return dt_err_input(err, "--set %s: expected section.key=value (e.g. run.steps=100)",
                             assignment);
-    char section[64], key[64], value[SCENARIO_STR * 2];
     const char *s0 = assignment, *k0 = dot + 1, *v0 = eq + 1;
     while (isspace((unsigned char)*s0))
         s0++;
@@ -374,7 +387,7 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     size_t vlen = strlen(v0);
     while (vlen && isspace((unsigned char)v0[vlen - 1]))
         vlen--;
-    if (slen >= sizeof section || klen >= sizeof key || vlen >= sizeof value)
+    if (slen >= 64 || klen >= 64 || vlen >= SCENARIO_STR * 2)
         return dt_err_input(err, "--set %s: too long", assignment);
     memcpy(section, s0, slen);
     section[slen] = '\0';
@@ -382,6 +395,14 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     key[klen] = '\0';
     memcpy(value, v0, vlen);
     value[vlen] = '\0';
+    return DT_OK;
+}
+
+dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
+{
+    char section[64], key[64], value[SCENARIO_STR * 2];
+    if (set_split(assignment, section, key, value, err))
+        return DT_ERR_INPUT;
     if (!section_known(section)) {
         char hint[64];
         section_hint(section, hint, sizeof hint);
@@ -453,7 +474,17 @@ static dt_status load(scenario_t *sc, const char *path, const char *const *under
         dt_err_t why;
         if (set_string(sc->path, sizeof sc->path, path, &why))
             return dt_err_input(err, "\"%s\": the path %s", path, why.msg);
-        if (load_file(sc, path, err))
+        /* the keys the sets replace (a malformed set is reported below, after the file) */
+        char *by_set = dt_calloc((size_t)key_count, 1);
+        for (int i = 0; i < n_sets; i++) {
+            char section[64], key[64], value[SCENARIO_STR * 2];
+            int k = set_split(sets[i], section, key, value, &why) ? -1 : key_find(section, key);
+            if (k >= 0)
+                by_set[k] = 1;
+        }
+        dt_status st = load_file(sc, path, by_set, err);
+        free(by_set);
+        if (st)
             return DT_ERR_INPUT;
     }
     for (int i = 0; i < n_sets; i++)

@@ -358,6 +358,9 @@ const char *scenario_blame(const scenario_t *sc, const char *a, const char *b, c
 /** 1 if "section.key" was given in the file, by --set or by [sweep], 0 if it has its
  * default or was derived from another key (device_flops from device). */
 int scenario_key_given(const scenario_t *sc, const char *section_key);
+/** This machine's memory available to a run now, in bytes (/proc/meminfo's MemAvailable;
+ * the physical memory where there is none). */
+double scenario_memory_available(void);
 /** 1 in a run of a sweep whose [sweep] gives it "section.key". */
 int scenario_key_swept(const scenario_t *sc, const char *section_key);
 /** "PATH:LINE: section.key" ("--set section.key", "PATH: section.key" for a default), for

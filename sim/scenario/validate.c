@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "client_devices.h"
+#include "gpt.h"
 #include "keys_impl.h"
 #include "scenario.h"
 
@@ -350,6 +351,22 @@ static int check_text(const scenario_t *sc, dt_err_t *err)
     return 0;
 }
 
+double scenario_memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    double kb = -1;
+    while (f && kb < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) != 1)
+            kb = -1;
+    if (f)
+        fclose(f);
+    if (kb >= 0)
+        return kb * 1024.0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+}
+
 /* The model against the data's shape, as the run will build it, and the run's model
  * buffers (parameters, gradients, velocity and scratch on every node) against this
  * machine's memory. Timing-only profiles allocate neither; a data folder of the user's is
@@ -374,6 +391,12 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
         mc.in_channels = 1;
         mc.in_h = mc.in_w = 28;
         mc.classes = 10;
+    } else if (mc.arch == TRAINER_ARCH_GPT && !strcmp(data, "text")) {
+        /* byte tokens in windows of seq + 1: the layout is offsets only, built in
+         * microseconds, so what the run will allocate is known before it allocates */
+        mc.in_channels = mc.in_h = 1;
+        mc.in_w = mc.seq + 1;
+        mc.classes = 256;
     } else {
         return 0;
     }
@@ -403,15 +426,29 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
     int workers = (int)sc->workers, servers = 0;
     if (sc->strategy->hosts)
         sc->strategy->hosts(sc, &workers, &servers);
-    double nodes = (double)workers + servers, per_node = 16.0 * (double)m.n_params + 65536.0;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    double ram = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+    /* a gpt's activations for a batch on each node (float32): a workspace each */
+    double acts = mc.arch == TRAINER_ARCH_GPT
+                      ? 4.0 * (double)trainer_gpt_activation_floats(&m) * (double)sc->batch
+                      : 0.0;
+    double nodes = (double)workers + servers,
+           per_node = 16.0 * (double)m.n_params + acts + 65536.0;
+    double ram = scenario_memory_available();
+    if (mc.arch == TRAINER_ARCH_GPT) /* the size the user gave */
+        model_key = scenario_key_given(sc, "model.layers")   ? "model.layers"
+                    : scenario_key_given(sc, "model.hidden") ? "model.hidden"
+                                                             : "model.arch";
     if (nodes * per_node > ram) {
         const char *k = per_node * 4 > ram ? model_key : "cluster.workers";
+        if (acts > per_node / 2 && scenario_key_given(sc, "model.batch"))
+            k = "model.batch";
         scenario_fail(sc, err, k,
-                      "%.3g parameters in 4 buffers on each of %.0f nodes need %.3g GB; this "
-                      "machine has %.3g GB (expected a smaller model or fewer workers)",
-                      (double)m.n_params, nodes, nodes * per_node / 1e9, ram / 1e9);
+                      "%.3g parameters in 4 buffers on each of %.0f nodes%s need %.3g GB; this "
+                      "machine has %.3g GB available (MemAvailable; expected a smaller model%s "
+                      "or fewer workers)",
+                      (double)m.n_params, nodes,
+                      acts > 0 ? ", and a batch's activations on each," : "",
+                      nodes * per_node / 1e9, ram / 1e9,
+                      acts > 0 ? ", batch" : "");
         return 1;
     }
     return 0;
