@@ -594,7 +594,7 @@ START_TEST(test_cuda_model_step)
     trainer_model_t m;
     trainer_dataset_t ds;
     model_setup(_i, &m, &ds);
-    const trainer_sgd_t sgd = {0.05f, 0.9f, 5e-4f};
+    const trainer_optim_t sgd = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 5e-4f};
     trainer_learner_t lc, lg;
     trainer_learner_init(&lc, cpu, &m, &sgd, BATCH, 21);
     trainer_learner_init(&lg, cuda, &m, &sgd, BATCH, 21);
@@ -678,8 +678,9 @@ START_TEST(test_cuda_model_sgd)
     trainer_model_t m;
     trainer_dataset_t ds;
     model_setup(which, &m, &ds);
-    const trainer_sgd_t sgd = fused ? (trainer_sgd_t){0.1f, 0.0f, 1e-3f}
-                                    : (trainer_sgd_t){0.05f, 0.9f, 5e-4f};
+    const trainer_optim_t sgd =
+        fused ? (trainer_optim_t){.lr = 0.1f, .momentum = 0.0f, .weight_decay = 1e-3f}
+              : (trainer_optim_t){.lr = 0.05f, .momentum = 0.9f, .weight_decay = 5e-4f};
     trainer_learner_t lc, lg;
     trainer_learner_init(&lc, cpu, &m, &sgd, BATCH, 33);
     trainer_learner_init(&lg, cuda, &m, &sgd, BATCH, 33);
