@@ -515,8 +515,13 @@ void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, si
 
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step)
 {
-    DT_ASSERT(run->sc->sgd.kind == TRAINER_OPT_SGD);
-    sim_update(run, w, g, v, NULL, n, step, step + 1);
+    /* its callers refuse adam for real models; a timing-only one computes nothing */
+    DT_ASSERT(run->sc->sgd.kind == TRAINER_OPT_SGD || run->timing_only);
+    trainer_optim_t o = run->sc->sgd;
+    o.kind = TRAINER_OPT_SGD;
+    if (run->momentum_correction)
+        o.momentum = 0.0f;
+    trainer_optim_update(run->be, &o, sim_lr(run, step), step + 1, w, g, v, NULL, n);
 }
 
 void sim_clip(sim_run_t *run, float *g, size_t n)
