@@ -260,8 +260,9 @@ static void gpt_check_model(const trainer_backend_t *be, int momentum)
     trainer_model_t m;
     trainer_dataset_t ds;
     gpt_check_setup(&m, &ds);
-    const trainer_sgd_t sgd = momentum ? (trainer_sgd_t){0.1f, 0.9f, 1e-3f}
-                                       : (trainer_sgd_t){0.3f, 0.0f, 0.0f};
+    const trainer_optim_t sgd =
+        momentum ? (trainer_optim_t){.lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-3f}
+                 : (trainer_optim_t){.lr = 0.3f, .momentum = 0.0f, .weight_decay = 0.0f};
     trainer_learner_t lc, lg;
     trainer_learner_init(&lc, cpu, &m, &sgd, GB, 71);
     trainer_learner_init(&lg, be, &m, &sgd, GB, 71);

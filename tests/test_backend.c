@@ -218,7 +218,7 @@ START_TEST(test_cpu_conv_slices)
         sliced.conv_slice_bytes = 3 * sizeof(float) * (size_t)l0->in_c * l0->k * l0->k *
                                   l0->out_h * l0->out_w; /* conv2's per-sample col is smaller */
         whole.conv_slice_bytes = 0;
-        const trainer_sgd_t sgd = {0.1f, 0.0f, 1e-3f};
+        const trainer_optim_t sgd = {.lr = 0.1f, .momentum = 0.0f, .weight_decay = 1e-3f};
         trainer_learner_t ls, lw;
         trainer_learner_init(&ls, &sliced, &m, &sgd, B, 5);
         trainer_learner_init(&lw, &whole, &m, &sgd, B, 5);

@@ -3700,7 +3700,7 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"profile transformer --layers 2 --family ", "gpt\nllama\nbert\n"},
         {"run x.ini --set cluster.bandw", "cluster.bandwidth=\n"},
         /* bash replaces what follows the = (a word break): the answer is that part */
-        {"check x.ini --set=model.l", "model.layers=\nmodel.lr=\n"},
+        {"check x.ini --set=model.l", "model.layers=\nmodel.lr=\nmodel.lr_min=\n"},
         {"run x.ini -j ", "\n"},
         {"dev", "devices\n"},
         {"devices h", "h100\nh100-pcie\nh200\n"},

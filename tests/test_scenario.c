@@ -1386,10 +1386,31 @@ START_TEST(precision_and_efficiency_set_the_speed)
                       "(model.arch = profile:NAME): real training here is FP32: another "
                       "precision would change the simulated time and bytes, not the numbers "
                       "trained (model.arch by default)");
-    expect_file_error("[model]\noptimizer = adam\n",
-                      ":2: model.optimizer: model.optimizer needs a timing-only model "
-                      "(model.arch = profile:NAME): real training here is SGD (model.arch by "
-                      "default)");
+    /* the optimizer's keys: each refused where nothing reads it */
+    expect_file_error("[model]\nbeta2 = 0.99\n",
+                      ":2: model.beta2: model.beta2 is read by model.optimizer = adam or adamw "
+                      "only, and this run's is sgd (model.optimizer by default)");
+    expect_file_error("[model]\noptimizer = adamw\nmomentum = 0.9\n",
+                      ":3: model.momentum: model.momentum is sgd's; adamw reads model.beta1 "
+                      "instead (model.optimizer at line 2; expected momentum = 0)");
+    expect_file_error("[model]\nlr_min = 0.001\n",
+                      ":2: model.lr_min: model.lr_min is the floor of a decay, which schedule = "
+                      "constant does not have (model.schedule by default; expected schedule = "
+                      "cosine or linear)");
+    expect_file_error("[model]\noptimizer = adam\n[strategy]\nkind = pipeline\n",
+                      ":2: model.optimizer: the pipeline trains with sgd only for now "
+                      "(strategy.kind at line 4; expected optimizer = sgd)");
+    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = zero\n",
+                      ":2: model.clip_norm: zero holds the gradient in shards, and the norm "
+                      "summed across shards is not built yet (strategy.kind at line 4; expected "
+                      "clip_norm = 0)");
+    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = sync-ps\nservers = 2\n",
+                      ":2: model.clip_norm: sync-ps holds the gradient in shards, and the norm "
+                      "summed across shards is not built yet (strategy.kind at line 4; expected "
+                      "clip_norm = 0, or servers = 1)");
+    expect_file_error("[model]\noptimizer = adam\nside_by_side = yes\n",
+                      ":3: model.side_by_side: replicas side by side train with sgd, unclipped "
+                      "(model.optimizer at line 2; expected side_by_side = auto or no)");
     expect_file_error("[model]\narch = profile:resnet50\nrecompute = selective\n",
                       ":3: model.recompute: selective recomputes attention cores, layers named "
                       "*.scores, and resnet50 has none (expected recompute = full or none; "

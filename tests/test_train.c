@@ -32,7 +32,7 @@ static void setup(void)
 
 static void teardown(void) { trainer_dataset_free(&ds); }
 
-static const trainer_sgd_t sgd = {0.05f, 0.9f, 1e-4f};
+static const trainer_optim_t sgd = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
 
 START_TEST(same_seed_same_weights)
 {
@@ -187,7 +187,7 @@ START_TEST(fused_step_matches_grad_then_update)
     /* Without momentum a step fuses the update into the backward GEMMs; with weight decay
      * it must land where gradient + separate update lands, up to float rounding. */
     /* _i = 0: the mlp on the 20-dimensional set; _i = 1: a small cnn on 14x14 images. */
-    trainer_sgd_t plain = {0.1f, 0.0f, 1e-3f};
+    trainer_optim_t plain = {.lr = 0.1f, .momentum = 0.0f, .weight_decay = 1e-3f};
     trainer_dataset_t img;
     trainer_model_t cnn;
     trainer_dataset_synthetic(&img, 200, 196, 4, 1.0f, 3);

@@ -15,6 +15,17 @@
 /* The longest sequence the transformer's ops take (model.seq). */
 #define TRAINER_GPT_MAX_SEQ 1024
 
+/* One Adam step's constants (adam_update), computed on the host in double and rounded to
+ * float as PyTorch rounds its Python scalars (trainer_optim_update). */
+typedef struct trainer_adam_step {
+    float decay;           /* AdamW: w's factor 1 - lr wd; 1: none */
+    float l2;              /* Adam: g' = g + l2 w; 0 for AdamW */
+    float one_minus_beta1; /* lerp's weight */
+    float beta2, one_minus_beta2, eps;
+    float step_size;       /* lr / (1 - beta1^t) */
+    float bias2_sqrt;      /* sqrt(1 - beta2^t) */
+} trainer_adam_step_t;
+
 typedef struct trainer_backend {
     const char *name;
 
@@ -78,6 +89,14 @@ typedef struct trainer_backend {
      * (with momentum 0, v is not touched and may be NULL). */
     void (*sgd_update)(float *w, const float *g, float *v, size_t n, float lr, float momentum,
                        float weight_decay);
+
+    /* Adam as PyTorch defines it, per element (torch.optim.Adam / AdamW, single-tensor):
+     * w *= decay; g' = g + l2 w; m = lerp(m, g', 1 - beta1); v = beta2 v + (1 - beta2) g'^2;
+     * w -= step_size m / (sqrt(v) / bias2_sqrt + eps). */
+    void (*adam_update)(float *w, const float *g, float *m, float *v, size_t n,
+                        const trainer_adam_step_t *a);
+    /* The sum of x[i]^2 (in double), returned in host memory: a gradient's norm. */
+    double (*sumsq)(const float *x, size_t n);
 
     /* Buffer ops for strategies. */
     void (*axpy)(size_t n, float a, const float *x, float *y);   /* y += a x */
@@ -162,8 +181,9 @@ void trainer_backend_cpu_set_threads(int threads);
  * GPU is usable ("no CUDA device: ...", "CUDA driver not found ..."). Dev pointers are
  * cudaMalloc'd; gather reads the data set from host memory. Expects one OS thread. */
 const trainer_backend_t *trainer_backend_cuda(dt_err_t *err);
-/* Bytes copied between host and GPU so far by this process: upload, download, gather and the
- * loss read-back of softmax_xent (device-to-device copies are not counted). */
+/* Bytes copied between host and GPU so far by this process: upload, download, gather, the
+ * loss read-back of softmax_xent and sumsq's partial sums (device-to-device copies are not
+ * counted). */
 size_t trainer_backend_cuda_bytes_transferred(void);
 /* The GPU in use, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)", for reports; "no
  * CUDA device" when there is none. */

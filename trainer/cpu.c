@@ -363,6 +363,36 @@ static void cpu_sgd_update(float *w, const float *g, float *v, size_t n, float l
     }
 }
 
+static void cpu_adam_update(float *w, const float *g, float *m, float *v, size_t n,
+                            const trainer_adam_step_t *a)
+{
+    /* PyTorch's lerp: from the nearer end, so weight 1 gives g' exactly */
+    int from_m = a->one_minus_beta1 < 0.5f;
+    float keep = 1.0f - a->one_minus_beta1;
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i];
+        if (a->decay != 1.0f)
+            wi *= a->decay;
+        float gi = g[i];
+        if (a->l2 != 0.0f)
+            gi = gi + a->l2 * wi;
+        float mi = from_m ? m[i] + a->one_minus_beta1 * (gi - m[i]) : gi - (gi - m[i]) * keep;
+        float vi = v[i] * a->beta2 + a->one_minus_beta2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float denom = sqrtf(vi) / a->bias2_sqrt + a->eps;
+        w[i] = wi + -a->step_size * mi / denom;
+    }
+}
+
+static double cpu_sumsq(const float *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)x[i] * x[i];
+    return s;
+}
+
 static void cpu_axpy(size_t n, float a, const float *x, float *y)
 {
     for (size_t i = 0; i < n; i++)
@@ -679,6 +709,8 @@ static const trainer_backend_t cpu_backend = {
     .permute = cpu_permute,
     .softmax_xent = cpu_softmax_xent,
     .sgd_update = cpu_sgd_update,
+    .adam_update = cpu_adam_update,
+    .sumsq = cpu_sumsq,
     .axpy = cpu_axpy,
     .scale = cpu_scale,
     .average = cpu_average,

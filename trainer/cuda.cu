@@ -618,6 +618,75 @@ static void cuda_sgd_update(float *w, const float *g, float *v, size_t n, float 
     LAUNCH_CHECK();
 }
 
+/* cpu.c's cpu_adam_update, element by element (sqrtf and the division IEEE-rounded, as
+ * nvcc's defaults make them) */
+__global__ void adam_kernel(float *w, const float *g, float *m, float *v, size_t n,
+                            trainer_adam_step_t a)
+{
+    int from_m = a.one_minus_beta1 < 0.5f;
+    float keep = 1.0f - a.one_minus_beta1;
+    GRID_STRIDE(i, n)
+    {
+        float wi = w[i];
+        if (a.decay != 1.0f)
+            wi *= a.decay;
+        float gi = g[i];
+        if (a.l2 != 0.0f)
+            gi = gi + a.l2 * wi;
+        float mi = from_m ? m[i] + a.one_minus_beta1 * (gi - m[i]) : gi - (gi - m[i]) * keep;
+        float vi = v[i] * a.beta2 + a.one_minus_beta2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float denom = sqrtf(vi) / a.bias2_sqrt + a.eps;
+        w[i] = wi + -a.step_size * mi / denom;
+    }
+}
+
+static void cuda_adam_update(float *w, const float *g, float *m, float *v, size_t n,
+                             const trainer_adam_step_t *a)
+{
+    if (!n)
+        return;
+    adam_kernel<<<blocks_for(n), THREADS>>>(w, g, m, v, n, *a);
+    LAUNCH_CHECK();
+}
+
+/* Each block's sum of squares in double, by a fixed tree: part[blockIdx.x]. */
+__global__ void sumsq_kernel(const float *x, size_t n, double *part)
+{
+    __shared__ double acc[THREADS];
+    double s = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        s += (double)x[i] * x[i];
+    }
+    acc[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned h = THREADS / 2; h > 0; h /= 2) {
+        if (threadIdx.x < h)
+            acc[threadIdx.x] += acc[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = acc[0];
+}
+
+static double cuda_sumsq(const float *x, size_t n)
+{
+    if (!n)
+        return 0.0;
+    unsigned blocks = blocks_for(n) < 1024 ? blocks_for(n) : 1024;
+    double *part = (double *)scratch_reserve(sizeof(double) * blocks);
+    sumsq_kernel<<<blocks, THREADS>>>(x, n, part);
+    LAUNCH_CHECK();
+    double host[1024], s = 0.0;
+    CUDA_CHECK(cudaMemcpy(host, part, sizeof(double) * blocks, cudaMemcpyDeviceToHost));
+    transferred += sizeof(double) * blocks;
+    for (unsigned b = 0; b < blocks; b++)
+        s += host[b];
+    return s;
+}
+
 __global__ void axpy_kernel(size_t n, float a, const float *x, float *y)
 {
     GRID_STRIDE(i, n)
@@ -700,6 +769,8 @@ static trainer_backend_t cuda_table(void)
     t.permute = cuda_permute;
     t.softmax_xent = cuda_softmax_xent;
     t.sgd_update = cuda_sgd_update;
+    t.adam_update = cuda_adam_update;
+    t.sumsq = cuda_sumsq;
     t.axpy = cuda_axpy;
     t.scale = cuda_scale;
     t.average = cuda_average;

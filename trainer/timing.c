@@ -73,6 +73,16 @@ static void t_sgd(float *w, const float *g, float *v, size_t n, float lr, float 
 {
     (void)w, (void)g, (void)v, (void)n, (void)lr, (void)momentum, (void)weight_decay;
 }
+static void t_adam(float *w, const float *g, float *m, float *v, size_t n,
+                   const trainer_adam_step_t *a)
+{
+    (void)w, (void)g, (void)m, (void)v, (void)n, (void)a;
+}
+static double t_sumsq(const float *x, size_t n)
+{
+    (void)x, (void)n;
+    return 0.0;
+}
 static void t_axpy(size_t n, float a, const float *x, float *y) { (void)n, (void)a, (void)x, (void)y; }
 static void t_scale(size_t n, float a, float *x) { (void)n, (void)a, (void)x; }
 static void t_average(float *dst, const float *const *srcs, const float *weights, int count,
@@ -134,6 +144,8 @@ static const trainer_backend_t timing = {
     .permute = t_permute,
     .softmax_xent = t_xent,
     .sgd_update = t_sgd,
+    .adam_update = t_adam,
+    .sumsq = t_sumsq,
     .axpy = t_axpy,
     .scale = t_scale,
     .average = t_average,

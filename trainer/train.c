@@ -5,15 +5,80 @@
 #include <math.h>
 #include <string.h>
 
-float trainer_lr_at(trainer_lr_schedule_t schedule, float base, double progress)
+const char *trainer_optimizer_name(trainer_optimizer_t kind)
 {
-    if (schedule == TRAINER_LR_CONSTANT)
+    static const char *const names[] = {"sgd", "adam", "adamw"};
+    return names[kind];
+}
+
+int trainer_optim_state_floats(const trainer_optim_t *o)
+{
+    return o->kind != TRAINER_OPT_SGD ? 2 : o->momentum != 0.0f ? 1 : 0;
+}
+
+void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr,
+                          long t, float *w, const float *g, float *m, float *v, size_t n)
+{
+    if (o->kind == TRAINER_OPT_SGD) {
+        be->sgd_update(w, g, o->momentum != 0.0f ? m : NULL, n, lr, o->momentum,
+                       o->weight_decay);
+        return;
+    }
+    DT_ASSERT(t >= 1 && m && v);
+    /* PyTorch computes these in double and rounds each to the tensor's float */
+    double b1 = o->beta1, b2 = o->beta2, wd = o->weight_decay;
+    int decoupled = o->kind == TRAINER_OPT_ADAMW;
+    trainer_adam_step_t a = {
+        .decay = decoupled ? (float)(1.0 - (double)lr * wd) : 1.0f,
+        .l2 = decoupled ? 0.0f : (float)wd,
+        .one_minus_beta1 = (float)(1.0 - b1),
+        .beta2 = (float)b2,
+        .one_minus_beta2 = (float)(1.0 - b2),
+        .eps = (float)o->eps,
+        .step_size = (float)((double)lr / (1.0 - pow(b1, (double)t))),
+        .bias2_sqrt = (float)sqrt(1.0 - pow(b2, (double)t)),
+    };
+    be->adam_update(w, g, m, v, n, &a);
+}
+
+float trainer_clip_factor(float clip, double norm)
+{
+    if (clip <= 0.0f)
+        return 1.0f;
+    double f = (double)clip / (norm + 1e-6);
+    return f < 1.0 ? (float)f : 1.0f;
+}
+
+double trainer_clip(const trainer_backend_t *be, const trainer_optim_t *o, float *g, size_t n)
+{
+    if (o->clip_norm <= 0.0f)
+        return 0.0;
+    double norm = sqrt(be->sumsq(g, n));
+    float f = trainer_clip_factor(o->clip_norm, norm);
+    if (f != 1.0f)
+        be->scale(n, f, g);
+    return norm;
+}
+
+float trainer_lr_at(const trainer_lr_t *p, long step, long total)
+{
+    float base = p->base;
+    if (step < p->warmup)
+        return (float)((double)base * (double)(step + 1) / (double)p->warmup);
+    if (p->schedule == TRAINER_LR_CONSTANT)
         return base;
+    double progress = total > p->warmup
+                          ? (double)(step - p->warmup) / (double)(total - p->warmup)
+                          : 1.0;
     if (progress < 0.0)
         progress = 0.0;
     if (progress > 1.0)
         progress = 1.0;
-    return (float)(0.5 * base * (1.0 + cos(3.14159265358979323846 * progress)));
+    double min = p->min;
+    if (p->schedule == TRAINER_LR_LINEAR)
+        return (float)(base - (base - min) * progress);
+    /* with min 0 this is 0.5 base (1 + cos(pi p)) to the bit, the schedule before floors */
+    return (float)(min + 0.5 * (base - min) * (1.0 + cos(3.14159265358979323846 * progress)));
 }
 
 dt_status trainer_lr_schedule_parse(trainer_lr_schedule_t *s, const char *text, dt_err_t *err)
@@ -22,15 +87,17 @@ dt_status trainer_lr_schedule_parse(trainer_lr_schedule_t *s, const char *text, 
         *s = TRAINER_LR_CONSTANT;
     else if (!strcmp(text, "cosine"))
         *s = TRAINER_LR_COSINE;
+    else if (!strcmp(text, "linear"))
+        *s = TRAINER_LR_LINEAR;
     else
-        return dt_err_input(err, "unknown learning-rate schedule \"%s\" (expected constant or "
-                                 "cosine)",
+        return dt_err_input(err, "unknown learning-rate schedule \"%s\" (expected constant, "
+                                 "cosine or linear)",
                             text);
     return DT_OK;
 }
 
 void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
-                          const trainer_model_t *m, const trainer_sgd_t *sgd, int max_batch,
+                          const trainer_model_t *m, const trainer_optim_t *sgd, int max_batch,
                           uint64_t seed)
 {
     memset(l, 0, sizeof *l);
@@ -42,6 +109,8 @@ void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
     l->params = be->alloc(bytes);
     l->grads = be->alloc(bytes);
     l->velocity = be->alloc(bytes);
+    if (sgd->kind != TRAINER_OPT_SGD)
+        l->moment2 = be->alloc(bytes);
     l->batch_idx = dt_malloc(sizeof(uint32_t) * (size_t)max_batch);
     float *init = dt_malloc(bytes);
     trainer_model_init_params(m, init, seed);
@@ -58,6 +127,8 @@ void trainer_learner_free(trainer_learner_t *l)
     l->be->free(l->params);
     l->be->free(l->grads);
     l->be->free(l->velocity);
+    if (l->moment2)
+        l->be->free(l->moment2);
     free(l->batch_idx);
     free(l->order);
     memset(l, 0, sizeof *l);
@@ -84,14 +155,18 @@ double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,
 
 void trainer_learner_update(trainer_learner_t *l)
 {
-    l->be->sgd_update(l->params, l->grads, l->velocity, l->m->n_params, l->sgd.lr,
-                      l->sgd.momentum, l->sgd.weight_decay);
+    trainer_clip(l->be, &l->sgd, l->grads, l->m->n_params);
+    l->updates++;
+    trainer_optim_update(l->be, &l->sgd, l->sgd.lr, l->updates, l->params, l->grads,
+                         l->velocity, l->moment2, l->m->n_params);
 }
 
 double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
                             const uint32_t *idx, int batch)
 {
-    if (l->sgd.momentum != 0.0f) {
+    if (l->lr_total > 0)
+        l->sgd.lr = trainer_lr_at(&l->lr, l->lr_steps++, l->lr_total);
+    if (l->sgd.momentum != 0.0f || l->sgd.kind != TRAINER_OPT_SGD || l->sgd.clip_norm > 0.0f) {
         double loss = trainer_learner_grad(l, ds, idx, batch);
         if (isfinite(loss))
             trainer_learner_update(l);

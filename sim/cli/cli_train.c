@@ -28,8 +28,10 @@ typedef struct train_opts {
     const char *hidden_text;
     int hidden_given;
     const char *text; /* gpt: the text file */
-    trainer_sgd_t sgd;
+    trainer_optim_t sgd;
     trainer_lr_schedule_t schedule;
+    long warmup;  /* steps */
+    float lr_min;
     long batch, epochs, threads, seed, limit;
     const char *data_dir;
     const char *device; /* cpu, cuda or auto */
@@ -41,6 +43,9 @@ static void train_opts_default(train_opts_t *o, long epochs)
     trainer_model_config_default(&o->model, TRAINER_ARCH_MLP);
     o->hidden_text = "256,128";
     o->sgd.lr = 0.05f;
+    o->sgd.beta1 = 0.9;
+    o->sgd.beta2 = 0.999;
+    o->sgd.eps = 1e-8;
     o->batch = 64;
     o->epochs = epochs;
     o->threads = 1;
@@ -66,9 +71,16 @@ static void train_opts_help(const char *cmd, long default_epochs)
            "  --batch N           samples per step [64]\n"
            "  --epochs N          passes over the training set [%ld]\n"
            "  --lr X              learning rate [0.05]\n"
-           "  --schedule NAME     learning rate per epoch: constant or cosine [constant]\n"
+           "  --optimizer NAME    sgd, adam or adamw (PyTorch's) [sgd]\n"
+           "  --schedule NAME     learning rate per step after the warmup: constant, or\n"
+           "                      cosine or linear decay to --lr-min [constant]\n"
+           "  --warmup N          steps of linear warmup [0]\n"
+           "  --lr-min X          the decay's floor [0]\n"
            "  --momentum X        SGD momentum [0]\n"
-           "  --weight-decay X    L2 weight decay [0]\n"
+           "  --beta1 X, --beta2 X, --eps X\n"
+           "                      adam and adamw's constants [0.9, 0.999, 1e-8]\n"
+           "  --weight-decay X    weight decay: L2, decoupled for adamw [0]\n"
+           "  --clip-norm X       clip the gradient to this global 2-norm; 0: off [0]\n"
            "  --threads N         OpenBLAS threads [1]\n"
            "  --seed N            initialisation and batch-order seed [1]\n"
            "  --data DIR          MNIST-format directory [%s]\n"
@@ -93,6 +105,10 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         {"schedule", required_argument, 0, 'S'}, {"device", required_argument, 0, 'D'},
         {"layers", required_argument, 0, 'L'}, {"heads", required_argument, 0, 'A'},
         {"seq", required_argument, 0, 'T'},    {"text", required_argument, 0, 'x'},
+        {"optimizer", required_argument, 0, 'O'}, {"beta1", required_argument, 0, '1'},
+        {"beta2", required_argument, 0, '2'},  {"eps", required_argument, 0, 'E'},
+        {"clip-norm", required_argument, 0, 'C'}, {"warmup", required_argument, 0, 'W'},
+        {"lr-min", required_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     dt_err_t err;
@@ -124,6 +140,44 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
         }
         case 'x':
             o->text = optarg;
+            break;
+        case 'O':
+            if (!strcmp(optarg, "sgd"))
+                o->sgd.kind = TRAINER_OPT_SGD;
+            else if (!strcmp(optarg, "adam"))
+                o->sgd.kind = TRAINER_OPT_ADAM;
+            else if (!strcmp(optarg, "adamw"))
+                o->sgd.kind = TRAINER_OPT_ADAMW;
+            else
+                return cli_usage_error(cmd, "--optimizer: expected sgd, adam or adamw, got \"%s\"",
+                                       optarg);
+            break;
+        case '1':
+        case '2':
+        case 'E': {
+            const char *name = c == '1' ? "--beta1" : c == '2' ? "--beta2" : "--eps";
+            if (cli_parse_double(optarg, 0.0, 1.0, &v) || v == 1.0 || (c == 'E' && v == 0.0))
+                return cli_usage_error(cmd, "%s: expected a number in %s, got \"%s\"", name,
+                                       c == 'E' ? "(0, 1)" : "[0, 1)", optarg);
+            *(c == '1' ? &o->sgd.beta1 : c == '2' ? &o->sgd.beta2 : &o->sgd.eps) = v;
+            break;
+        }
+        case 'C':
+            if (cli_parse_double(optarg, 0.0, 1e9, &v))
+                return cli_usage_error(cmd, "--clip-norm: expected a number in [0, 1e9], got \"%s\"",
+                                       optarg);
+            o->sgd.clip_norm = (float)v;
+            break;
+        case 'W':
+            if (cli_parse_long(optarg, 0, 1000000000L, &o->warmup))
+                return cli_usage_error(cmd, "--warmup: expected an integer in [0, 1e9], got \"%s\"",
+                                       optarg);
+            break;
+        case 'F':
+            if (cli_parse_double(optarg, 0.0, 100.0, &v))
+                return cli_usage_error(cmd, "--lr-min: expected a number in [0, 100], got \"%s\"",
+                                       optarg);
+            o->lr_min = (float)v;
             break;
         case 'S':
             if (trainer_lr_schedule_parse(&o->schedule, optarg, &err))
@@ -218,6 +272,9 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **a
     if (o->model.arch == TRAINER_ARCH_GPT && o->model.n_hidden != 1)
         return cli_usage_error(cmd, "--hidden: gpt takes one size, its width, got \"%s\"",
                                o->hidden_text);
+    if (o->sgd.kind != TRAINER_OPT_SGD && o->sgd.momentum != 0.0f)
+        return cli_usage_error(cmd, "--momentum: sgd's; %s reads --beta1 instead",
+                               trainer_optimizer_name(o->sgd.kind));
     return 0;
 }
 
@@ -305,6 +362,10 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
     }
     trainer_backend_cpu_set_threads((int)o->threads);
     trainer_learner_init(&s->learner, be, &s->model, &o->sgd, (int)o->batch, (uint64_t)o->seed);
+    /* the rate step by step: epochs of ceil(n / batch) steps */
+    size_t per_epoch = (s->train.n + (size_t)o->batch - 1) / (size_t)o->batch;
+    s->learner.lr = (trainer_lr_t){o->schedule, o->sgd.lr, o->lr_min, o->warmup};
+    s->learner.lr_total = (long)per_epoch * o->epochs;
     return 0;
 }
 
@@ -346,16 +407,17 @@ int cli_train(int argc, char **argv)
     if (rc == 0) {
         char desc[128];
         describe_model(&s, &o, desc, sizeof desc);
-        printf("%s params=%zu batch=%ld lr=%g momentum=%g train=%zu test=%zu\n", desc,
-               s.model.n_params, o.batch, (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n,
-               s.test.n);
+        printf("%s params=%zu batch=%ld optimizer=%s lr=%g momentum=%g train=%zu test=%zu\n",
+               desc, s.model.n_params, o.batch, trainer_optimizer_name(o.sgd.kind),
+               (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n, s.test.n);
         if (o.model.arch == TRAINER_ARCH_GPT) /* the loss to beat */
             printf("unigram val_loss=%.4f (the validation bytes under the training bytes' "
                    "frequencies: a model that knows nothing else)\n",
                    trainer_text_unigram_loss(&s.train, &s.test));
+        /* each line leaves at once, also into a file or a pipe: an interrupted run keeps
+         * every epoch it printed */
+        fflush(stdout);
         for (long e = 1; e <= o.epochs; e++) {
-            s.learner.sgd.lr =
-                trainer_lr_at(o.schedule, o.sgd.lr, (double)(e - 1) / (double)o.epochs);
             double t0 = dt_wall_seconds();
             trainer_epoch_stats_t st =
                 trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
@@ -510,8 +572,6 @@ int cli_bench(int argc, char **argv)
         trainer_epoch_stats_t total = {0};
         double t0 = dt_wall_seconds();
         for (long e = 1; e <= o.epochs && !total.diverged; e++) {
-            s.learner.sgd.lr =
-                trainer_lr_at(o.schedule, o.sgd.lr, (double)(e - 1) / (double)o.epochs);
             trainer_epoch_stats_t st =
                 trainer_learner_epoch(&s.learner, &s.train, NULL, s.train.n, (int)o.batch);
             total.samples += st.samples;

@@ -135,12 +135,13 @@ int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *
     if (*step < 0) { /* every member restarted: nothing to sync, start over */
         run->be->copy(buf, run->init_params, sizeof(float) * n);
         if (velocity)
-            run->be->scale(n, 0.0f, velocity);
+            sim_optim_clear(run, node, 0, n);
         *step = 0;
         return 0;
     }
     /* a member dying during the sync makes the next collective fail and re-form again */
-    if (sim_broadcast(run, &g->all, me, buf, n) == SIM_OK && velocity)
-        sim_broadcast(run, &g->all, me, velocity, n);
+    if (sim_broadcast(run, &g->all, me, buf, n) == SIM_OK && velocity &&
+        sim_broadcast(run, &g->all, me, velocity, n) == SIM_OK && node->moment2)
+        sim_broadcast(run, &g->all, me, node->moment2, n);
     return 0;
 }

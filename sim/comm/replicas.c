@@ -45,6 +45,9 @@ int sim_side_enabled(const sim_run_t *run)
         return 0;
     if (run->sc->accumulate > 1) /* (side_by_side = yes with it is refused with the scenario) */
         return 0;
+    /* replicas update with sgd, unclipped (yes with another is refused with the scenario) */
+    if (run->sc->sgd.kind != TRAINER_OPT_SGD || run->sc->sgd.clip_norm > 0.0f)
+        return 0;
     switch (run->sc->side_by_side) {
     case SIM_SIDE_YES:
         return 1;

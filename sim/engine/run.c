@@ -111,6 +111,8 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->params = be->alloc(bytes);
     node->grads = be->alloc(bytes);
     node->velocity = be->alloc(bytes);
+    if (run->sc->sgd.kind != TRAINER_OPT_SGD)
+        node->moment2 = be->alloc(bytes);
     node->scratch = be->alloc(bytes);
     /* a server talks to every worker at once; a worker to every server, or to one peer at a
      * time in a collective (so thousands of workers do not cost a square of headers) */
@@ -336,6 +338,8 @@ void sim_run_free(sim_run_t *run)
             be->free(n->params);
             be->free(n->grads);
             be->free(n->velocity);
+            if (n->moment2)
+                be->free(n->moment2);
             be->free(n->scratch);
             free(n->order);
             free(n->msgs);
@@ -490,16 +494,46 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
 float sim_lr(const sim_run_t *run, long step)
 {
     const scenario_t *sc = run->sc;
-    return trainer_lr_at(sc->schedule, sc->sgd.lr, (double)step / (double)run->total_steps);
+    trainer_lr_t plan = {sc->schedule, sc->sgd.lr, sc->lr_min, sc->warmup};
+    return trainer_lr_at(&plan, step, run->total_steps);
+}
+
+int sim_optim_floats(const sim_run_t *run)
+{
+    return run->momentum_correction ? 0 : trainer_optim_state_floats(&run->sc->sgd);
+}
+
+void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n,
+                long step, long t)
+{
+    trainer_optim_t o = run->sc->sgd;
+    /* with momentum correction the momentum lives with the senders (comm/wire.h) */
+    if (run->momentum_correction)
+        o.momentum = 0.0f;
+    trainer_optim_update(run->be, &o, sim_lr(run, step), t, w, g, m, v, n);
 }
 
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step)
 {
-    const scenario_t *sc = run->sc;
-    float lr = sim_lr(run, step);
-    /* with momentum correction the momentum lives with the senders (comm/wire.h) */
-    float m = run->momentum_correction ? 0.0f : sc->sgd.momentum;
-    run->be->sgd_update(w, g, m != 0.0f ? v : NULL, n, lr, m, sc->sgd.weight_decay);
+    /* its callers refuse adam for real models; a timing-only one computes nothing */
+    DT_ASSERT(run->sc->sgd.kind == TRAINER_OPT_SGD || run->timing_only);
+    trainer_optim_t o = run->sc->sgd;
+    o.kind = TRAINER_OPT_SGD;
+    if (run->momentum_correction)
+        o.momentum = 0.0f;
+    trainer_optim_update(run->be, &o, sim_lr(run, step), step + 1, w, g, v, NULL, n);
+}
+
+void sim_clip(sim_run_t *run, float *g, size_t n)
+{
+    trainer_clip(run->be, &run->sc->sgd, g, n);
+}
+
+void sim_optim_clear(sim_run_t *run, sim_node_t *node, size_t off, size_t len)
+{
+    run->be->scale(len, 0.0f, node->velocity + off);
+    if (node->moment2)
+        run->be->scale(len, 0.0f, node->moment2 + off);
 }
 
 /* ---- sampling ----------------------------------------------------------------------- */

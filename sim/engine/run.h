@@ -100,7 +100,9 @@ typedef struct sim_node {
                                          Byzantine client's flipped ones), NULL: the data's */
     long steps;
     double end_time;
-    float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice */
+    float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice;
+                                         velocity: SGD's momentum or Adam's first moment */
+    float *moment2;                   /* (n_params) dev, Adam's second moment; NULL: sgd */
     float *scratch;                   /* (n_params) dev, for receives and snapshots */
     trainer_rng_t rng;                /* this node's batch order */
     uint32_t *order;                  /* own samples, shuffled per epoch */
@@ -345,8 +347,29 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss);
 void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall);
 /* The learning rate at global step `step` (model.lr along model.schedule). */
 float sim_lr(const sim_run_t *run, long step);
-/* Applies an SGD step to a buffer slice with the run's optimizer at global step `step`. */
+/* One update of the run's optimizer (model.optimizer) on a slice of a node's buffers: w by
+ * the gradient g with the state m (SGD's momentum or Adam's first moment) and v (Adam's second
+ * moment, NULL for sgd), each the same slice of its buffer. The rate is model.lr's schedule at
+ * global step `step`; t counts the updates this state has had, this one included (Adam's bias
+ * correction: step + 1 where every step updates it). */
+void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n,
+                long step, long t);
+/* sim_update for sgd (the run's optimizer must be sgd): the strategies that refuse Adam. */
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step);
+/* node's second moment at offset off, NULL without one (sgd). */
+static inline float *sim_moment2(const sim_node_t *node, size_t off)
+{
+    return node->moment2 ? node->moment2 + off : NULL;
+}
+/* Global-norm clipping (model.clip_norm) of a gradient that one node holds whole: g (n
+ * floats, dev) scaled as torch.nn.utils.clip_grad_norm_ does; nothing when clip_norm is 0. */
+void sim_clip(sim_run_t *run, float *g, size_t n);
+/* Clears the optimizer state of node's slice [off, off + len) (a fresh optimizer: after a
+ * restart, or each round of a federated client). */
+void sim_optim_clear(sim_run_t *run, sim_node_t *node, size_t off, size_t len);
+/* The floats of optimizer state an update reads per parameter (trainer_optim_state_floats;
+ * 0 with momentum correction, whose momentum the senders keep). */
+int sim_optim_floats(const sim_run_t *run);
 
 /* The next free message header of a node. Headers rotate through twice as many slots as
  * a node can have in flight, because a sender may run one exchange ahead of a receiver that

@@ -522,7 +522,7 @@ double scenario_value_bytes(const scenario_t *sc)
 double scenario_optimizer_bytes(const scenario_t *sc)
 {
     double master = scenario_value_bytes(sc) < 4 ? 4.0 : 0.0;
-    double state = sc->optimizer == SIM_OPT_ADAM ? 8.0 : sc->sgd.momentum != 0.0f ? 4.0 : 0.0;
+    double state = 4.0 * trainer_optim_state_floats(&sc->sgd);
     return master + state;
 }
 

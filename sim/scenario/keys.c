@@ -56,7 +56,7 @@ _Static_assert(sizeof(sim_backend_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_attack_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_precision_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_fp8_scaling_t) == sizeof(int), "enum size");
-_Static_assert(sizeof(sim_optimizer_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(trainer_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
@@ -72,7 +72,7 @@ static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", "tcp", "au
 static const char *const tcp_cc_names[] = {"cubic", "bbr", "reno", NULL};
 const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const fp8_scaling_names[] = {"tensor", "block", NULL};
-static const char *const optimizer_names[] = {"sgd", "adam", NULL};
+static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"packed", "interleaved", NULL};
 static const char *const compute_model_names[] = {"shape", "flat", NULL};
@@ -157,11 +157,36 @@ static const key_desc_t builtin_keys[] = {
            "gpt tokens per window: a sample is seq + 1 tokens, the last seq of them targets"),
     K_LONG("model", "batch", "64", batch, 1, 65536,
            "batch size per worker (per client for federated strategies)"),
-    K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate"),
+    K_ENUM("model", "optimizer", "sgd", sgd.kind, trainer_optimizer_t, optimizer_names, 0,
+           "the optimizer, as PyTorch's: sgd (torch.optim.SGD, with model.momentum), adam "
+           "(torch.optim.Adam: weight_decay added to the gradient) or adamw (torch.optim.AdamW: "
+           "weight_decay decoupled); adam and adamw keep two FP32 moments a parameter (with "
+           "bf16, 16 bytes a parameter in all); the memory of a timing-only model counts them"),
+    K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate (the peak, after "
+            "model.warmup)"),
     K_FLOAT("model", "momentum", "0", sgd.momentum, 0, 1, OPEN_MAX, "SGD momentum"),
-    K_FLOAT("model", "weight_decay", "0", sgd.weight_decay, 0, 1, 0, "L2 weight decay"),
+    K_FLOAT("model", "weight_decay", "0", sgd.weight_decay, 0, 1, 0,
+            "weight decay: L2 (added to the gradient) for sgd and adam, decoupled (w *= 1 - lr "
+            "x weight_decay) for adamw"),
+    K_DOUBLE("model", "beta1", "0.9", sgd.beta1, 0, 1, OPEN_MAX,
+             "adam, adamw: the first moment's decay per step"),
+    K_DOUBLE("model", "beta2", "0.999", sgd.beta2, 0, 1, OPEN_MAX,
+             "adam, adamw: the second moment's decay per step"),
+    K_DOUBLE("model", "eps", "1e-8", sgd.eps, 0, 1, OPEN_MIN,
+             "adam, adamw: added to the root of the second moment"),
+    K_FLOAT("model", "clip_norm", "0", sgd.clip_norm, 0, 1e9, 0,
+            "gradient clipping by global norm (torch.nn.utils.clip_grad_norm_): the gradient "
+            "over all parameters is scaled by clip_norm / (norm + 1e-6) when its 2-norm is "
+            "larger; 0: off"),
     K_CUSTOM("model", "schedule", "constant", parse_schedule, format_schedule,
-             "constant, cosine", "learning-rate schedule over the run"),
+             "constant, cosine, linear",
+             "learning rate after model.warmup: constant, or cosine or linear decay to "
+             "model.lr_min at the end of the run (steps; rounds for federated strategies)"),
+    K_LONG("model", "warmup", "0", warmup, 0, 1000000000,
+           "steps (rounds for federated strategies) of linear warmup: lr x (s + 1) / warmup at "
+           "step s; 0: none"),
+    K_FLOAT("model", "lr_min", "0", lr_min, 0, 100, 0,
+            "the floor model.schedule = cosine or linear decays to"),
     K_LONG("model", "threads", "1", threads, 1, 1024, "OpenBLAS threads of the real kernels"),
     K_ENUM("model", "device", "cpu", backend, sim_backend_t, backend_names, 0,
            "where the real kernels run: cpu (OpenBLAS), cuda (cuBLAS and CUDA kernels; an "
@@ -183,10 +208,6 @@ static const key_desc_t builtin_keys[] = {
            "tensor, Transformer Engine: the device's gemm_efficiency) or block (1 x 128 "
            "activation and 128 x 128 weight blocks with FP32 promotion, DeepSeek-V3's "
            "DeepGEMM: its fp8_block_gemm_efficiency)"),
-    K_ENUM("model", "optimizer", "sgd", optimizer, sim_optimizer_t, optimizer_names, 0,
-           "whose state the memory counts: sgd (its momentum, when model.momentum > 0) or "
-           "adam (two FP32 moments: with bf16, 16 bytes a parameter in all); adam needs a "
-           "timing-only model, whose time it does not change"),
     K_ENUM("model", "recompute", "none", recompute, sim_recompute_t, recompute_names, 0,
            "activation recomputation of a timing-only model with a [forward] section: "
            "selective recomputes the attention cores (layers named *.scores) in the backward "

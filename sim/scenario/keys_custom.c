@@ -16,7 +16,7 @@
 
 static const char *const platform_names[] = {"star",  "fat-tree",  "multi-rack", "edge",
                                              "torus", "dragonfly", "rail",       NULL};
-static const char *const schedule_names[] = {"constant", "cosine", NULL};
+static const char *const schedule_names[] = {"constant", "cosine", "linear", NULL};
 static const char *const timeline_names[] = {"auto", "sampled", "whole", NULL};
 
 /* run.timeline: auto is resolved against model.arch once the scenario is final (after the

@@ -92,10 +92,6 @@ typedef enum sim_fp8_scaling {
                        on CUDA cores (DeepSeek-V3, DeepGEMM) */
 } sim_fp8_scaling_t;
 
-typedef enum sim_optimizer {
-    SIM_OPT_SGD,  /* SGD, with momentum when model.momentum > 0: what dtsim trains with */
-    SIM_OPT_ADAM, /* Adam's two moments: memory of timing-only runs */
-} sim_optimizer_t;
 
 /* Activation recomputation (model.recompute): what the backward pass recomputes instead of
  * keeping it from the forward pass. */
@@ -217,14 +213,16 @@ typedef struct scenario {
     int profile_experts;          /* the fewest routed experts of its [experts] layers; 0:
                                      none */
     long batch;                   /* per worker (per client for fedavg) */
-    trainer_sgd_t sgd;            /* lr, momentum, weight_decay */
-    trainer_lr_schedule_t schedule;
+    trainer_optim_t sgd;          /* the optimizer (model.optimizer, lr, momentum,
+                                     weight_decay, beta1, beta2, eps, clip_norm) */
+    trainer_lr_schedule_t schedule; /* after the warmup */
+    long warmup;                  /* steps (rounds) of linear warmup */
+    float lr_min;                 /* the decay's floor */
     long threads;                 /* OpenBLAS threads of the real kernels */
     sim_backend_t backend;        /* where the real kernels run */
     sim_side_by_side_t side_by_side; /* fedavg clients as replicas on the device */
     sim_precision_t precision;    /* the simulated number format (timing, bytes, memory) */
     sim_fp8_scaling_t fp8_scaling; /* fp8: how its GEMMs scale (their sustained fraction) */
-    sim_optimizer_t optimizer;    /* whose state the memory counts */
     sim_recompute_t recompute;    /* activations traded for FLOPs */
 
     /* [data] */

@@ -94,6 +94,7 @@ static void worker(sim_node_t *node)
         long step = ws->step++;
         sim_batch_own(run, node, batch, ws->idx);
         sim_compute_grad(run, node, node->params, node->grads, ws->idx, batch);
+        sim_clip(run, node->grads, run->n_params); /* each push, clipped by its worker */
         int last = sim_should_stop(run, step + 1);
         for (int s = 0; s < S; s++) {
             size_t off = slice_start(run, s);
@@ -267,7 +268,7 @@ static void server(sim_node_t *node)
         /* its memory is gone: the slice restarts from the initial weights; replies that
          * were in flight died with it */
         run->be->copy(node->params + off, run->init_params + off, sizeof(float) * len);
-        run->be->scale(len, 0.0f, node->velocity + off);
+        sim_optim_clear(run, node, off, len);
         memset(st->reply, 0, sizeof(sim_comm_t) * (size_t)N);
         memset(st->pending, 0, sizeof(int) * (size_t)N);
         sim_fault_log(run, "restore", node->name, "slice back to the initial weights");
@@ -303,7 +304,8 @@ static void server(sim_node_t *node)
         if (node->rank == 0)
             sim_staleness_add(run, staleness);
         /* applied on arrival; the schedule's step is the number of global steps so far */
-        sim_sgd(run, node->params + off, m->data, node->velocity + off, len, st->version / N);
+        sim_update(run, node->params + off, m->data, node->velocity + off,
+                   sim_moment2(node, off), len, st->version / N, st->version + 1);
         sim_charge(run, node,
                    trainer_sgd_flops(len, run->sc->sgd.momentum, run->sc->sgd.weight_decay),
                    dt_wall_seconds() - w0);

@@ -163,7 +163,7 @@ static long restart_single(sim_run_t *run, sim_node_t *node)
     int ck = node->ckpt && node->ckpt_step >= 0;
     run->be->copy(node->params, ck ? node->ckpt : run->init_params,
                   sizeof(float) * run->n_params);
-    run->be->scale(run->n_params, 0.0f, node->velocity);
+    sim_optim_clear(run, node, 0, run->n_params);
     long from = ck ? node->ckpt_step : 0;
     sim_fault_log(run, "restore", node->name, "restarted from %s of step %ld",
                   ck ? "its checkpoint" : "the initial weights", from);
@@ -182,7 +182,10 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
     int shared = run->sc->shared_replicas && !run->has_faults && !run->real;
     float *w = shared ? run->workers[0].params : node->params;
     float *v = shared ? run->workers[0].velocity : node->velocity;
-    float *vsync = run->sc->sgd.momentum > 0 ? v : NULL;
+    float *v2 = shared ? run->workers[0].moment2 : node->moment2;
+    /* the state a re-formed group takes from its first member (with Adam, the second moment
+     * goes along: sim_elastic_rendezvous) */
+    float *vsync = run->sc->sgd.momentum > 0 || v2 ? v : NULL;
     long K = run->sc->checkpoint_every;
     long step = 0;
     int me = node->rank, size = run->n_workers;
@@ -229,7 +232,8 @@ void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange)
             sim_allreduce_settle(run, node, node->grads);
             if (size > 1)
                 run->be->scale(run->n_params, 1.0f / (float)size, node->grads);
-            sim_sgd(run, w, node->grads, v, run->n_params, step);
+            sim_clip(run, node->grads, run->n_params);
+            sim_update(run, w, node->grads, v, v2, run->n_params, step, step + 1);
             if (shared)
                 *replica_steps(run) = step + 1;
         }

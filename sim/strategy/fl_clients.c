@@ -237,10 +237,11 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
     int real = mode != LOCAL_CHARGE;
     if (real) {
         run->be->copy(w, global, sizeof(float) * run->n_params);
-        /* a fresh optimizer each round; plain SGD has no velocity to clear (sim_sgd passes
-         * none), and clearing it would cost a client of one step as much as its update */
-        if (sc->sgd.momentum != 0.0f && !run->momentum_correction)
-            run->be->scale(run->n_params, 0.0f, node->velocity);
+        /* a fresh optimizer each round (Adam's moments too, as FedOpt's clients); plain SGD
+         * has no velocity to clear, and clearing it would cost a client of one step as much
+         * as its update */
+        if (sim_optim_floats(run) > 0)
+            sim_optim_clear(run, node, 0, run->n_params);
     }
     /* a timing-only client has no samples to order: the same steps are only charged */
     uint32_t *order = NULL;
@@ -303,7 +304,10 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
             }
             if (corr)
                 run->be->axpy(run->n_params, 1.0f, corr, node->grads);
-            sim_sgd(run, w, node->grads, node->velocity, run->n_params, round);
+            sim_clip(run, node->grads, run->n_params);
+            /* the rate of the round; Adam's bias correction counts this round's steps */
+            sim_update(run, w, node->grads, node->velocity, node->moment2, run->n_params, round,
+                       steps);
         }
     }
     node->labels = NULL;

@@ -59,7 +59,9 @@ static void worker(sim_node_t *node)
         } else {
             sim_batch_own(run, node, batch, idx);
             sim_compute_grad(run, node, node->params, node->grads, idx, batch);
-            sim_sgd(run, node->params, node->grads, node->velocity, run->n_params, step);
+            sim_clip(run, node->grads, run->n_params);
+            sim_update(run, node->params, node->grads, node->velocity, node->moment2,
+                       run->n_params, step, step + 1);
         }
         step++;
         if (step % H == 0 || step == run->total_steps) {

@@ -171,7 +171,7 @@ static void restore(sim_run_t *run, sim_node_t *node, ps_state_t *b)
     int ck = node->ckpt && node->ckpt_step >= 0;
     run->be->copy(node->params + off, (ck ? node->ckpt : run->init_params) + off,
                   sizeof(float) * len);
-    run->be->scale(len, 0.0f, node->velocity + off);
+    sim_optim_clear(run, node, off, len);
     long from = ck ? node->ckpt_step : 0;
     sim_fault_log(run, "restore", node->name, "%s of step %ld; %ld step%s of this slice lost",
                   ck ? "checkpoint" : "initial weights", from, b->step - from,
@@ -186,6 +186,7 @@ static void server(sim_node_t *node)
     int N = run->n_workers;
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     float *g = node->grads + off, *w = node->params + off, *v = node->velocity + off;
+    float *v2 = sim_moment2(node, off);
     long K = run->sc->checkpoint_every;
     sim_inbox_open(run, node, N + 2);
     if (node->incarnation > 0)
@@ -273,7 +274,8 @@ static void server(sim_node_t *node)
                 run->be->axpy(len, 1.0f, b->msgs[i]->data, g);
         }
         run->be->scale(len, 1.0f / (float)n, g);
-        sim_sgd(run, w, g, v, len, b->step);
+        sim_clip(run, g, len); /* one shard holds the whole gradient (scenario_validate) */
+        sim_update(run, w, g, v, v2, len, b->step, b->step + 1);
         /* the averaging and the update are real work on the server */
         sim_charge(run, node, (double)n * len + trainer_sgd_flops(len, run->sc->sgd.momentum,
                                                                    run->sc->sgd.weight_decay),

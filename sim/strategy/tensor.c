@@ -280,25 +280,32 @@ static int backward(sim_run_t *run, sim_node_t *node, tp_worker_t *t, const floa
     return 0;
 }
 
-/* SGD on the slices this worker owns. */
-static void update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *v,
-                   const float *g, long step)
+/* The optimizer on [at, at + n) of the buffers: m and v are the state's first and second
+ * (v NULL for sgd), in the parameters' layout. */
+static void update_piece(sim_run_t *run, float *w, const float *g, float *m, float *v,
+                         size_t at, size_t n, long step)
+{
+    sim_update(run, w + at, g + at, m + at, v ? v + at : NULL, n, step, step + 1);
+}
+
+/* The optimizer on the slices this worker owns. */
+static void update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *m,
+                   float *v, const float *g, long step)
 {
     int i = node->rank;
     for (int j = 0; j < t->L; j++) {
         const trainer_layer_t *l = t->layer[j].l;
         int in = l->in_c, out = l->out_c, k = t->layer[j].width;
         if (t->layer[j].role == ROLE_ROW) {
-            for (int r = 0; r < out; r++) {
-                size_t at = l->w_off + (size_t)r * in + (size_t)i * k;
-                sim_sgd(run, w + at, g + at, v + at, (size_t)k, step);
-            }
+            for (int r = 0; r < out; r++)
+                update_piece(run, w, g, m, v, l->w_off + (size_t)r * in + (size_t)i * k,
+                             (size_t)k, step);
             if (i == 0)
-                sim_sgd(run, w + l->b_off, g + l->b_off, v + l->b_off, (size_t)out, step);
+                update_piece(run, w, g, m, v, l->b_off, (size_t)out, step);
         } else {
-            size_t at = l->w_off + (size_t)i * k * in, bt = l->b_off + (size_t)i * k;
-            sim_sgd(run, w + at, g + at, v + at, (size_t)k * in, step);
-            sim_sgd(run, w + bt, g + bt, v + bt, (size_t)k, step);
+            update_piece(run, w, g, m, v, l->w_off + (size_t)i * k * in, (size_t)k * in,
+                         step);
+            update_piece(run, w, g, m, v, l->b_off + (size_t)i * k, (size_t)k, step);
         }
     }
 }
@@ -319,6 +326,7 @@ static void worker(sim_node_t *node)
     sim_run_t *run = sim_current;
     tp_worker_t *t = tp_make(run, node);
     float *w = run->workers[0].params, *v = run->workers[0].velocity;
+    float *v2 = run->workers[0].moment2;
     long step;
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
         sim_batch_global(run, step, 0, t->B, t->idx);
@@ -329,7 +337,7 @@ static void worker(sim_node_t *node)
         double loss = forward(run, node, t, w, evaluate_pending);
         if (run->failed || backward(run, node, t, w, node->grads))
             return;
-        update(run, node, t, w, v, node->grads, step);
+        update(run, node, t, w, v, v2, node->grads, step);
         if (node->rank == 0) {
             sim_count_step(run, node, t->B, loss);
             if (sim_eval_due(run, step + 1)) {

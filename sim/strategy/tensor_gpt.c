@@ -514,7 +514,8 @@ static void sgd_piece(void *ctx, size_t at, size_t n)
 {
     tg_sgd_t *k = ctx;
     sim_node_t *nd = k->node;
-    sim_sgd(k->run, nd->params + at, nd->grads + at, nd->velocity + at, n, k->step);
+    sim_update(k->run, nd->params + at, nd->grads + at, nd->velocity + at, sim_moment2(nd, at), n,
+               k->step, k->step + 1);
 }
 
 void sim_tensor_gpt_worker(sim_node_t *node)

@@ -249,7 +249,8 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
         }
         size_t c0 = lo + len * (size_t)r / (size_t)p, c1 = lo + len * (size_t)(r + 1) / (size_t)p;
         run->be->scale(c1 - c0, 1.0f / (float)p, node->grads + c0);
-        sim_sgd(run, w + c0, node->grads + c0, node->velocity + c0, c1 - c0, step);
+        sim_update(run, w + c0, node->grads + c0, node->velocity + c0, sim_moment2(node, c0),
+                   c1 - c0, step, step + 1);
     }
     if (stage < 3) {
         if (gather_buckets(run, node, zp))
@@ -315,7 +316,8 @@ static void worker(sim_node_t *node)
             return;
         }
         run->be->scale(hi - lo, 1.0f / (float)p, node->grads + lo);
-        sim_sgd(run, w + lo, node->grads + lo, node->velocity + lo, hi - lo, step);
+        sim_update(run, w + lo, node->grads + lo, node->velocity + lo, sim_moment2(node, lo),
+                   hi - lo, step, step + 1);
         if (stage < 3) {
             if (gather_params(run, node, w))
                 return;
