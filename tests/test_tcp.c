@@ -4,6 +4,8 @@
  *   - the model alone: a fresh connection's message of 10 KB to 100 MB at round trips of
  *     0.2, 10 and 100 ms, at 100 Mbit/s and 1 Gbit/s, the window capped or not, and under
  *     bbr (its last flight paced);
+ *   - the idle restart's timeout: Linux's estimator (rttvar from twice the round trip down
+ *     to tcp.rto_min, srtt with a shared link's queueing), just inside and just past it;
  *   - bbr on a stream of small messages: the estimate and the time each takes at the fixed
  *     point in closed form (and the testbed's measured figure), then a long message ending
  *     STARTUP;
@@ -186,6 +188,37 @@ START_TEST(bbr_paces_a_stream_of_small_messages)
             ck_assert_msg(c.bbr_full && fabs(c.bw - wire) <= 1e-9 * wire, "long: full %d, estimate %.9g B/s", c.bbr_full, c.bw);
             leave = sim_tcp_message(&p, &c, now, bytes, lat, bw).total - lat;
             ck_assert_msg(fabs(leave - bytes / wire) <= 1e-9 * leave, "after: %.9g s", leave);
+        }
+}
+END_TEST
+
+/* The timeout that decides an idle restart, as Linux's estimator gives it: srtt + rttvar,
+ * rttvar twice the round trip at the first sample and a quarter of the way down to
+ * tcp.rto_min per round trip of acknowledged data; srtt the round trip plus the queueing of
+ * a flight that shares its link with another flow (half its extra drain). Checked through
+ * the restart: a window kept just inside the timeout, halved just past it. */
+START_TEST(restart_timeout_follows_linux_estimator)
+{
+    sim_tcp_t p = linux_tcp();
+    p.rmem_max = p.wmem_max = 33554432;
+    const double bw = 125e6, wire = bw * 1448.0 / 1514.0, lat = 0.1, rtt = 2 * lat;
+    for (int shared = 0; shared < 2; shared++)
+        for (int past = 0; past < 2; past++) {
+            sim_tcp_conn_t c = {0};
+            sim_tcp_open(&p, &c);
+            c.sharing = shared;
+            double first = sim_tcp_message(&p, &c, 0, 1e6, lat, bw).total - lat;
+            /* 1 MB from 10 segments: 7 flights, the largest 64 x 14480 bytes */
+            double rounds = floor(first / rtt) + 1, flight = 64 * 14480.0;
+            double rttvar = 0.2 + (2 * rtt - 0.2) * pow(0.75, rounds);
+            double timeout = rtt + (shared ? 0.5 * flight / wire : 0) + rttvar;
+            double cwnd = c.cwnd, at = c.last_send + timeout + (past ? 0.01 : -0.01);
+            c.sharing = 0;
+            sim_tcp_message(&p, &c, at, 1e3, lat, bw);
+            double want = past ? cwnd / 2 : cwnd; /* idle past one timeout: halved once */
+            ck_assert_msg(fabs(c.cwnd - want) <= 1e-6 * want + 1e3,
+                          "shared %d, %s the timeout %.6g s: window %.0f, want %.0f", shared,
+                          past ? "past" : "inside", timeout, c.cwnd, want);
         }
 }
 END_TEST
@@ -469,6 +502,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, model_is_slow_start_by_hand);
     tcase_add_test(tc, bbr_paces_a_stream_of_small_messages);
+    tcase_add_test(tc, restart_timeout_follows_linux_estimator);
     tcase_add_loop_test(tc, simgrid_transfer_is_slow_start_by_hand, 0, 15);
     tcase_add_test(tc, window_carries_over_and_restarts_after_idle);
     tcase_add_test(tc, later_flow_ramps_while_the_earlier_holds_the_link);

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <utility>
+#include <vector>
 
 extern "C" {
 #include "net_tcp.h"
@@ -33,6 +34,17 @@ using Pair = std::pair<const Host*, const Host*>;
 
 sim_tcp_t params;
 std::map<Pair, sim_tcp_conn_t> conns;
+/* each host's connections as sender and as receiver: the messages a new one shares its
+ * hosts' links with are theirs still leaving */
+std::map<const Host*, std::vector<const sim_tcp_conn_t*>> sending, receiving;
+
+int still_leaving(const std::vector<const sim_tcp_conn_t*>& list, const sim_tcp_conn_t* self, double now)
+{
+  int n = 0;
+  for (const sim_tcp_conn_t* o : list)
+    n += o != self && o->last_send > now;
+  return n;
+}
 
 /* The latency factor of the message whose bandwidth factor was just asked (SimGrid asks the
  * bandwidth factor first, then the latency factor, of the same communication). */
@@ -53,13 +65,20 @@ double charge(double size, const Host* src, const Host* dst, const std::vector<L
   }
   if (links.empty() || !(latency > 0) || !(bandwidth > 0))
     return 1.0; /* a host to itself, or a path without latency: nothing to open */
-  sim_tcp_conn_t& c = conns[Pair(src, dst)];
+  auto found = conns.find(Pair(src, dst));
+  if (found == conns.end()) {
+    found = conns.emplace(Pair(src, dst), sim_tcp_conn_t{}).first;
+    sending[src].push_back(&found->second);
+    receiving[dst].push_back(&found->second);
+  }
+  sim_tcp_conn_t& c = found->second;
   if (!c.open) { /* the other direction opened the connection: no handshake */
     auto back = conns.find(Pair(dst, src));
     if (back != conns.end() && back->second.open)
       sim_tcp_open(&params, &c);
   }
   double now          = simgrid::s4u::Engine::get_clock();
+  c.sharing           = still_leaving(sending[src], &c, now) + still_leaving(receiving[dst], &c, now);
   sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
   /* SimGrid gives the flow latency x factor, then size / rate (the rate bounded by the
    * window cap per round trip: TCP-gamma). A message within a capped window leaves in one
@@ -91,6 +110,8 @@ extern "C" void sim_net_tcp_install(const sim_tcp_t* tcp)
 {
   params = *tcp;
   conns.clear();
+  sending.clear();
+  receiving.clear();
   pending    = Pending();
   /* CM02 bounds a flow at TCP-gamma / (2 x its route's latency): the window cap per round
    * trip, in wire bytes */

@@ -14,9 +14,28 @@ double sim_tcp_window_cap(const sim_tcp_t *p)
     return snd < rcv ? snd : rcv;
 }
 
-/* The retransmission timeout, Linux's srtt + max(rttvar, rto_min): rttvar settles at its
- * floor on a steady path. */
-static double rto(const sim_tcp_t *p, double rtt) { return rtt + p->rto_min; }
+/* The round-trip variation Linux's timeout adds to the round trip (tcp_rtt_estimator): its
+ * first sample sets it to twice the round trip (a timeout of 3 RTT); on a steady path each
+ * round trip of acknowledged data brings it a quarter of the way down to its floor,
+ * tcp.rto_min. The model's round trips do not vary, so it only decays. */
+static double rttvar(const sim_tcp_t *p, const sim_tcp_conn_t *c, double rtt)
+{
+    double v = c->rttvar > 0 ? c->rttvar : 2 * rtt;
+    return v > p->rto_min ? v : p->rto_min;
+}
+
+/* The retransmission timeout, Linux's srtt + rttvar: srtt the path's round trip and the
+ * queueing the connection's last message met. */
+static double rto(const sim_tcp_t *p, const sim_tcp_conn_t *c, double rtt)
+{
+    return rtt + c->queue + rttvar(p, c, rtt);
+}
+
+/* rttvar after `rounds` round trips of acknowledged data (mdev_max at its floor each one). */
+static void rttvar_decay(const sim_tcp_t *p, sim_tcp_conn_t *c, double rtt, double rounds)
+{
+    c->rttvar = p->rto_min + (rttvar(p, c, rtt) - p->rto_min) * pow(0.75, rounds);
+}
 
 void sim_tcp_open(const sim_tcp_t *p, sim_tcp_conn_t *c)
 {
@@ -31,7 +50,7 @@ static void restart(const sim_tcp_t *p, sim_tcp_conn_t *c, double now, double rt
 {
     if (p->congestion == SIM_TCP_BBR || !p->slow_start_after_idle)
         return;
-    double timeout = rto(p, rtt), idle = now - c->last_send;
+    double timeout = rto(p, c, rtt), idle = now - c->last_send;
     if (idle <= timeout)
         return;
     double initial = (double)(p->initial_window * p->mss);
@@ -255,6 +274,11 @@ static double window_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes
     }
     if (flight_max >= full && isinf(c->ssthresh))
         c->ssthresh = c->cwnd; /* HyStart leaves slow start where the pipe fills */
+    /* a flight sent at the link's rate into a link it shares with `sharing` other flows
+     * drains at 1/(sharing + 1) of it: its packets wait behind one another, half the
+     * flight's extra drain on average, and the round trips Linux samples (srtt, and so the
+     * timeout that decides an idle restart) carry that wait */
+    c->queue = c->sharing > 0 ? 0.5 * flight_max * c->sharing / wire : 0;
     return t;
 }
 
@@ -275,11 +299,11 @@ sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now
     } else {
         restart(p, c, now, rtt);
     }
-    if (p->congestion == SIM_TCP_BBR) {
-        t += bbr_flights(p, c, bytes, rtt, wire, cap, now + t);
-    } else {
-        t += window_flights(p, c, bytes, rtt, wire, cap);
-    }
+    double sending = p->congestion == SIM_TCP_BBR ? bbr_flights(p, c, bytes, rtt, wire, cap, now + t)
+                                                  : window_flights(p, c, bytes, rtt, wire, cap);
+    t += sending;
+    if (rtt > 0) /* the round trips its acknowledgements took, the last flight's included */
+        rttvar_decay(p, c, rtt, floor(sending / rtt) + 1);
     out.total = t + latency;
     c->last_send = now + t;
     return out;

@@ -20,8 +20,10 @@
  *   in one flight at the link's rate;
  * - past slow start (ssthresh, set where the window filled the pipe or by an idle restart)
  *   CUBIC grows at most half the window a round trip, Reno one segment;
- * - after an idle longer than the retransmission timeout (RTT + tcp.rto_min), CUBIC and
- *   Reno halve the window once per timeout elapsed, down to the initial window, and keep
+ * - after an idle longer than the retransmission timeout (Linux's srtt + rttvar: rttvar
+ *   twice the RTT at the first sample and a quarter of the way down to tcp.rto_min per
+ *   round trip of acknowledged data; srtt the RTT plus the queueing of a flight whose link
+ *   carries `sharing` other flows), CUBIC and Reno halve the window once per timeout elapsed, down to the initial window, and keep
  *   ssthresh at 3/4 of the old window (tcp_cwnd_restart, RFC 2861); BBR keeps its window
  *   (Linux skips the restart for congestion controls with their own cong_control);
  * - BBR paces each flight at its gain times its bandwidth estimate, the largest delivery
@@ -47,6 +49,11 @@ typedef struct sim_tcp_conn {
     double ssthresh;  /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
     double last_send; /* when its last message's last byte leaves the sender, s */
     int open;         /* 1 once the connection exists */
+    double rttvar;    /* its round-trip variation for the timeout, s (0: no sample yet) */
+    double queue;     /* the queueing its last message's round trips carried, s */
+    int sharing;      /* set by the caller before each message: the other messages leaving
+                         or arriving on its hosts' links meanwhile, whose flights queue with
+                         its own (0 alone) */
     double bw;              /* BBR: its bandwidth estimate, payload bytes/s (0: none yet) */
     double bbr_full_bw;     /* BBR STARTUP: the estimate it last grew 25% past */
     int bbr_full_rounds;    /* BBR STARTUP: rounds since, not application-limited */
