@@ -1159,6 +1159,46 @@ START_TEST(sweep_interrupted_stops_its_children)
 }
 END_TEST
 
+/* dtsim train with stdout a file, stopped by SIGINT after its first epoch: what it printed
+ * is in the file (a line is flushed as it is printed; a fully buffered stdout would lose it
+ * with the process). */
+START_TEST(train_interrupted_keeps_what_it_printed)
+{
+    char text[300], line[80];
+    snprintf(text, sizeof text, "%s/train.txt", dir);
+    FILE *f = fopen(text, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++) { /* 16 KB: a few hundred windows, an epoch in well under 1 s */
+        snprintf(line, sizeof line, "line %d of a small corpus for dtsim train's test.\n", i);
+        fputs(line, f);
+    }
+    fclose(f);
+    write_file(out_path, "");
+    pid_t pid = dtsim_start((const char *[]){"train", "--model", "gpt", "--text", text,
+                                             "--hidden", "16", "--layers", "1", "--heads", "2",
+                                             "--seq", "16", "--batch", "16", "--epochs",
+                                             "100000", NULL});
+    int seen = 0;
+    for (int tries = 0; tries < 12000 && !seen; tries++) { /* 60 s at most */
+        char *o = slurp(out_path);
+        seen = strstr(o, "\nepoch 1 train_loss=") != NULL;
+        free(o);
+        if (!seen)
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    ck_assert_msg(seen, "no epoch printed within 60 s");
+    kill(pid, SIGINT);
+    ck_assert_int_eq(cli_wait(pid), 128 + SIGINT);
+    char *o = slurp(out_path);
+    /* the header, the unigram baseline and at least the first epoch, each a whole line */
+    ck_assert_msg(!strncmp(o, "model=gpt ", 10) && strstr(o, "\nunigram val_loss=") &&
+                      strstr(o, "\nepoch 1 train_loss=") && strstr(o, " val_loss=") &&
+                      o[strlen(o) - 1] == '\n',
+                  "%s", o);
+    free(o);
+}
+END_TEST
+
 /* A sweep stopped by SIGINT after k of its 4 members finished, then run again with
  * --resume: only the 4 - k others run, under the same sweep id, and every member ends with
  * exactly one finished run, the earlier rows untouched. stderr is no terminal here, so the
@@ -4561,6 +4601,12 @@ int main(void)
     tcase_add_test(ex, plan_errors_name_what_was_given);
     tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
     suite_add_tcase(s, ex);
+    /* dtsim train's output kept through a SIGINT (CK_RUN_CASE=train_signal) */
+    TCase *ts = tcase_create("train_signal");
+    tcase_add_checked_fixture(ts, setup, NULL);
+    tcase_set_timeout(ts, 120);
+    tcase_add_test(ts, train_interrupted_keeps_what_it_printed);
+    suite_add_tcase(s, ts);
     /* input that crashed, hung or ran wrong after check accepted it (CK_RUN_CASE=inputs) */
     TCase *inputs = tcase_create("inputs");
     tcase_add_checked_fixture(inputs, setup, NULL);
