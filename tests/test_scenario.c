@@ -2781,6 +2781,19 @@ START_TEST(hierfl_regions_are_checked)
     expect_file_error("[strategy]\nkind = hierfl\ncompression = fp16\n",
                       ":3: strategy.compression: compression applies to sync-ps, allreduce and "
                       "fedavg, not hierfl (strategy.kind at line 2)");
+    /* a technique's key for a strategy that does not take it: refused, not ignored */
+    expect_file_error("[strategy]\nkind = sync-ps\nalgorithm = tree\n",
+                      ":3: strategy.algorithm: algorithm is a key of allreduce, local-sgd and "
+                      "pipeline, which sync-ps does not read (strategy.kind at line 2)");
+    expect_file_error("[strategy]\nkind = fedavg\nbucket_mb = 25\n",
+                      ":3: strategy.bucket_mb: bucket_mb is a key of allreduce, pipeline and "
+                      "zero, which fedavg does not read (strategy.kind at line 2)");
+    /* sequence parallelism with no tensor split: nothing reads it */
+    expect_file_error("[strategy]\nkind = pipeline\nsequence_parallel = yes\n",
+                      ":3: strategy.sequence_parallel: sequence_parallel divides a tensor "
+                      "group's work, and tensor = 1 makes no group: pipeline does not read it "
+                      "(strategy.tensor by default; expected tensor > 1, or sequence_parallel = "
+                      "no)");
     /* and through the API a run would take: the status is DT_ERR_INPUT (exit code 2) */
     scenario_t sc;
     dt_err_t err = {""};
