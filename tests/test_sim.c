@@ -548,9 +548,9 @@ START_TEST(staleness_bound_holds_back_fast_workers)
     /* On the edge platform fibre clients push far more often than 4G ones; a bound of 1
      * (stale-synchronous) must cut the largest and the mean staleness. */
     const char *free_run[] = {"strategy.kind=async-ps", "cluster.platform=edge",
-                              "cluster.workers=10", "model.momentum=0", "strategy.staleness=0"};
+                              "cluster.workers=10", "model.momentum=0", "strategy.max_lead=0"};
     outcome_t a = simulate(free_run, 5, NULL);
-    free_run[4] = "strategy.staleness=1";
+    free_run[4] = "strategy.max_lead=1";
     outcome_t b = simulate(free_run, 5, NULL);
     ck_assert_int_eq(a.stale_count, b.stale_count);
     ck_assert_msg(b.max_staleness < a.max_staleness && b.mean_staleness < a.mean_staleness,
@@ -1386,7 +1386,7 @@ START_TEST(every_strategy_runs_and_repeats)
     static const char *kinds[][3] = {
         {"strategy.kind=single", "cluster.workers=1", "run.steps=20"},
         {"strategy.kind=sync-ps", "cluster.workers=3", "strategy.servers=2"},
-        {"strategy.kind=async-ps", "cluster.workers=3", "strategy.staleness=1"},
+        {"strategy.kind=async-ps", "cluster.workers=3", "strategy.max_lead=1"},
         {"strategy.kind=allreduce", "cluster.workers=3", "strategy.algorithm=ring"},
         {"strategy.kind=local-sgd", "cluster.workers=3", "strategy.local_steps=4"},
         {"strategy.kind=fedavg", "cluster.workers=3", "strategy.fraction=0.5"},
