@@ -68,8 +68,10 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
             return DT_ERR_INPUT;
         if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
             run->train.n = (size_t)sc->train_samples;
+        /* the first test_samples windows would be the first sources' only (fortunes: 3 of
+         * 43): a sample stratified by source instead */
         if (sc->test_samples && (size_t)sc->test_samples < run->test.n)
-            run->test.n = (size_t)sc->test_samples;
+            trainer_text_subsample(&run->test, (size_t)sc->test_samples, sc->seed);
         return DT_OK;
     }
     const char *dir =
