@@ -234,7 +234,9 @@ static const key_desc_t builtin_keys[] = {
              "set"),
     K_LONG("data", "train_samples", "0", train_samples, 0, 1e9,
            "training samples used; 0 = all (synthetic: 60000 are made)"),
-    K_LONG("data", "test_samples", "0", test_samples, 0, 1e9, "test samples used; 0 = all"),
+    K_LONG("data", "test_samples", "0", test_samples, 0, 1e9,
+           "test samples used; 0 = all (images: the first N; a text set: N windows drawn from "
+           "every source, in proportion, seeded by run.seed)"),
     K_LONG("data", "synthetic_dim", "784", synthetic_dim, 1, 1048576,
            "synthetic: features per sample"),
     K_LONG("data", "synthetic_classes", "10", synthetic_classes, 2, 256,
