@@ -1159,6 +1159,95 @@ START_TEST(sweep_interrupted_stops_its_children)
 }
 END_TEST
 
+/* The two runs that were recorded `finished` with nonsense, scaled down: async-ps of 4 workers
+ * at lr 0.05, momentum 0.9 on the fortunes' byte windows (5.89 -> 20.57 nats in the report;
+ * here 9301 nats at the first evaluation) ends diverged by loss, exit 1, the step and the
+ * loss on stdout; SCAFFOLD with client momentum (3.41 -> 447.6 nats) is refused, as the
+ * paper's client step is plain SGD. */
+START_TEST(loss_divergence_ends_the_run_exit_1)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/div.ini", dir);
+    snprintf(db, sizeof db, "%s/div.db", dir);
+    static const char *const text =
+        "[run]\nsteps = 40\neval_every = 25\n[model]\narch = gpt\nlayers = 2\nhidden = 32\n"
+        "heads = 2\nseq = 32\nbatch = 32\nlr = 0.05\nmomentum = 0.9\n[data]\nsource = text\n"
+        "text = fortunes\ntest_samples = 64\n[cluster]\nworkers = 4\n[strategy]\n"
+        "kind = async-ps\n";
+    write_file(ini, text);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 1);
+    char *o = slurp(out_path);
+    /* bound 3 ln 256 = 16.64 nats; stopped after step 26 of 40 */
+    ck_assert_msg(strstr(o, " diverged ") &&
+                      strstr(o, "\ndiverged: test loss ") && strstr(o, " at step 25, above 16.64 "
+                                                                    "(run.divergence_factor 3 x "
+                                                                    "ln 256 classes)\n"),
+                  "%s", o);
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT r.status, (SELECT count(*) FROM faults f WHERE "
+                                        "f.run = r.id AND f.kind = 'diverged'), (SELECT "
+                                        "max(step) FROM evals e WHERE e.run = r.id) FROM runs r",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "diverged");
+    ck_assert_int_eq(sqlite3_column_int(st, 1), 1);
+    ck_assert_int_le(sqlite3_column_int(st, 2), 27);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    /* SCAFFOLD with client momentum: refused in one line, naming the line */
+    snprintf(ini, sizeof ini, "%s/scaffold.ini", dir);
+    write_file(ini, "[model]\nmomentum = 0.9\n[strategy]\nkind = fedavg\nscaffold = yes\n");
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
+    one_error_line("scaffold.ini:2: model.momentum: scaffold's client steps are plain SGD",
+                   "Karimireddy et al. 2020");
+}
+END_TEST
+
+/* dtsim train with stdout a file, stopped by SIGINT after its first epoch: what it printed
+ * is in the file (a line is flushed as it is printed; a fully buffered stdout would lose it
+ * with the process). */
+START_TEST(train_interrupted_keeps_what_it_printed)
+{
+    char text[300], line[80];
+    snprintf(text, sizeof text, "%s/train.txt", dir);
+    FILE *f = fopen(text, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++) { /* 16 KB: a few hundred windows, an epoch in well under 1 s */
+        snprintf(line, sizeof line, "line %d of a small corpus for dtsim train's test.\n", i);
+        fputs(line, f);
+    }
+    fclose(f);
+    write_file(out_path, "");
+    pid_t pid = dtsim_start((const char *[]){"train", "--model", "gpt", "--text", text,
+                                             "--hidden", "16", "--layers", "1", "--heads", "2",
+                                             "--seq", "16", "--batch", "16", "--epochs",
+                                             "100000", NULL});
+    int seen = 0;
+    for (int tries = 0; tries < 12000 && !seen; tries++) { /* 60 s at most */
+        char *o = slurp(out_path);
+        seen = strstr(o, "\nepoch 1 train_loss=") != NULL;
+        free(o);
+        if (!seen)
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    ck_assert_msg(seen, "no epoch printed within 60 s");
+    kill(pid, SIGINT);
+    ck_assert_int_eq(cli_wait(pid), 128 + SIGINT);
+    char *o = slurp(out_path);
+    /* the header, the unigram baseline and at least the first epoch, each a whole line */
+    ck_assert_msg(!strncmp(o, "model=gpt ", 10) && strstr(o, "\nunigram val_loss=") &&
+                      strstr(o, "\nepoch 1 train_loss=") && strstr(o, " val_loss=") &&
+                      o[strlen(o) - 1] == '\n',
+                  "%s", o);
+    free(o);
+}
+END_TEST
+
 /* A sweep stopped by SIGINT after k of its 4 members finished, then run again with
  * --resume: only the 4 - k others run, under the same sweep id, and every member ends with
  * exactly one finished run, the earlier rows untouched. stderr is no terminal here, so the
@@ -4561,6 +4650,14 @@ int main(void)
     tcase_add_test(ex, plan_errors_name_what_was_given);
     tcase_add_test(ex, validate_killed_takes_its_testbed_with_it);
     suite_add_tcase(s, ex);
+    /* dtsim train's output kept through a SIGINT, a run ended by its loss
+     * (CK_RUN_CASE=train_signal) */
+    TCase *ts = tcase_create("train_signal");
+    tcase_add_checked_fixture(ts, setup, NULL);
+    tcase_set_timeout(ts, 120);
+    tcase_add_test(ts, train_interrupted_keeps_what_it_printed);
+    tcase_add_test(ts, loss_divergence_ends_the_run_exit_1);
+    suite_add_tcase(s, ts);
     /* input that crashed, hung or ran wrong after check accepted it (CK_RUN_CASE=inputs) */
     TCase *inputs = tcase_create("inputs");
     tcase_add_checked_fixture(inputs, setup, NULL);

@@ -878,6 +878,66 @@ static void check_corpus(const char *name, int sources, const char *const *names
 START_TEST(test_text_fortunes) { check_corpus("fortunes", 43, NULL, NULL, 36213, 4003); }
 END_TEST
 
+/* text-noniid's test set (512 windows of 33 bytes of the fortunes' 43 topics): drawn from
+ * every source, one window each and the other 469 in proportion to the windows each has
+ * (floor or ceiling of its share), each an unchanged window of its own source's tail, in
+ * order; the same seed the same windows, another seed others. The first 512 windows held 3
+ * sources (art 266, ascii-art 18, computers 228). */
+START_TEST(test_text_subsample_every_source)
+{
+    trainer_dataset_t tr, va, full;
+    dt_err_t err = {{0}};
+    ck_assert_msg(trainer_dataset_load_text(&tr, &full, "fortunes", 32, &err) == DT_OK, "%s",
+                  err.msg);
+    trainer_dataset_free(&tr);
+    ck_assert_int_eq(full.sources, 43);
+    size_t have[43] = {0}, got[43] = {0}, k = 512, dim = full.dim;
+    for (size_t w = 0; w < full.n; w++)
+        have[full.source[w]]++;
+    size_t firsts = 0; /* sources in the first k windows, as the cut was */
+    for (int s = 0; s < 43; s++)
+        firsts += s == 0 || full.source[k - 1] >= (uint32_t)s ? have[s] > 0 : 0;
+    ck_assert_uint_eq(firsts, 3);
+    uint32_t picked_a[512], picked_b[512];
+    for (int pass = 0; pass < 3; pass++) {
+        ck_assert(trainer_dataset_load_text(&tr, &va, "fortunes", 32, &err) == DT_OK);
+        trainer_text_subsample(&va, k, pass == 2 ? 2 : 1);
+        ck_assert_uint_eq(va.n, k);
+        memset(got, 0, sizeof got);
+        size_t from = 0; /* each window found in its source's part of full, in order */
+        for (size_t w = 0; w < k; w++) {
+            uint32_t s = va.source[w];
+            ck_assert(w == 0 || s >= va.source[w - 1]);
+            got[s]++;
+            size_t j = from;
+            while (j < full.n && (full.source[j] != s ||
+                                  memcmp(full.tokens + j * dim, va.tokens + w * dim, dim)))
+                j++;
+            ck_assert_msg(j < full.n, "window %zu is none of source %u's", w, s);
+            for (size_t t = 0; t < dim; t++)
+                ck_assert(va.x[w * dim + t] == (float)va.tokens[w * dim + t]);
+            (pass == 1 ? picked_b : picked_a)[w] = (uint32_t)j;
+            from = j + 1;
+        }
+        size_t spare = full.n - 43;
+        for (int s = 0; s < 43; s++) {
+            double share = (double)(k - 43) * (double)(have[s] - 1) / (double)spare;
+            ck_assert_msg(have[s] > 0 && got[s] >= 1 + (size_t)floor(share) &&
+                              got[s] <= 1 + (size_t)ceil(share),
+                          "source %d (%s): %zu of %zu windows, share %g", s,
+                          full.source_names[s], got[s], have[s], share);
+        }
+        if (pass == 1) /* the same seed: the same windows */
+            ck_assert(!memcmp(picked_a, picked_b, sizeof picked_a));
+        if (pass == 2) /* another seed: others */
+            ck_assert(memcmp(picked_a, picked_b, sizeof picked_a));
+        trainer_dataset_free(&tr);
+        trainer_dataset_free(&va);
+    }
+    trainer_dataset_free(&full);
+}
+END_TEST
+
 START_TEST(test_text_fortunes_languages)
 {
     static const char *const names[] = {"en", "de", "es", "it"};
@@ -951,6 +1011,7 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_text_errors);
     tcase_add_test(tc, test_text_fortunes);
     tcase_add_test(tc, test_text_fortunes_languages);
+    tcase_add_test(tc, test_text_subsample_every_source);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -143,7 +143,7 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert(sc.device_flops == 90e9);
     ck_assert_str_eq(sc.strategy->name, "sync-ps");
     ck_assert_int_eq(scenario_own(&sc, "servers")->l, 1);
-    ck_assert_int_eq(scenario_own(&sc, "staleness")->l, 0);
+    ck_assert_int_eq(scenario_own(&sc, "max_lead")->l, 0);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_RING);
     ck_assert_int_eq(sc.group_size, 4);
     ck_assert_int_eq(scenario_own(&sc, "local_steps")->l, 8);
@@ -1526,7 +1526,7 @@ START_TEST(full_fixture_values)
     ck_assert(sc.device_flops == 13.65e12);
     ck_assert_str_eq(sc.strategy->name, "allreduce");
     ck_assert_int_eq(scenario_own(&sc, "servers")->l, 2);
-    ck_assert_int_eq(scenario_own(&sc, "staleness")->l, 4);
+    ck_assert_int_eq(scenario_own(&sc, "max_lead")->l, 4);
     ck_assert_int_eq(sc.algorithm, SIM_ALLREDUCE_HIERARCHICAL);
     ck_assert_int_eq(sc.group_size, 2);
     ck_assert_int_eq(scenario_own(&sc, "local_steps")->l, 16);
@@ -2412,7 +2412,7 @@ START_TEST(sweep_limits)
         "run.seed",        "run.steps",         "run.eval_every",    "model.batch",
         "model.lr",        "model.momentum",    "model.threads",     "model.kernel",
         "model.fc",        "data.test_samples", "data.synthetic_dim", "cluster.racks",
-        "strategy.staleness", "strategy.local_steps", "strategy.rounds", "strategy.local_epochs",
+        "strategy.max_lead", "strategy.local_steps", "strategy.rounds", "strategy.local_epochs",
         "model.weight_decay"};
     int n = snprintf(text, sizeof text, "[sweep]\n");
     for (int i = 0; i < 17; i++)
@@ -2781,6 +2781,24 @@ START_TEST(hierfl_regions_are_checked)
     expect_file_error("[strategy]\nkind = hierfl\ncompression = fp16\n",
                       ":3: strategy.compression: compression applies to sync-ps, allreduce and "
                       "fedavg, not hierfl (strategy.kind at line 2)");
+    /* the old name of async-ps's max_lead: refused, naming the new one */
+    expect_file_error("[strategy]\nkind = async-ps\nstaleness = 2\n",
+                      ":3: strategy.staleness: unknown key (renamed strategy.max_lead: it bounds "
+                      "how many pushes a worker runs ahead of the slowest (SSP's threshold, Ho et "
+                      "al. 2013), not a gradient's staleness)");
+    /* a technique's key for a strategy that does not take it: refused, not ignored */
+    expect_file_error("[strategy]\nkind = sync-ps\nalgorithm = tree\n",
+                      ":3: strategy.algorithm: algorithm is a key of allreduce, local-sgd and "
+                      "pipeline, which sync-ps does not read (strategy.kind at line 2)");
+    expect_file_error("[strategy]\nkind = fedavg\nbucket_mb = 25\n",
+                      ":3: strategy.bucket_mb: bucket_mb is a key of allreduce, pipeline and "
+                      "zero, which fedavg does not read (strategy.kind at line 2)");
+    /* sequence parallelism with no tensor split: nothing reads it */
+    expect_file_error("[strategy]\nkind = pipeline\nsequence_parallel = yes\n",
+                      ":3: strategy.sequence_parallel: sequence_parallel divides a tensor "
+                      "group's work, and tensor = 1 makes no group: pipeline does not read it "
+                      "(strategy.tensor by default; expected tensor > 1, or sequence_parallel = "
+                      "no)");
     /* and through the API a run would take: the status is DT_ERR_INPUT (exit code 2) */
     scenario_t sc;
     dt_err_t err = {""};

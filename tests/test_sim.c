@@ -55,6 +55,8 @@ typedef struct outcome {
     double compute_s;   /* worker 0 */
     double step_flops;  /* forward + backward per sample */
     double device_flops;
+    int diverged;
+    char diverged_why[200];
     long fault_rows;
     char fault_kinds[256];
     int timing_only; /* no weights follow */
@@ -129,6 +131,8 @@ static void child(int fd, const char *const *sets, int n_sets)
     o.ok = !run.failed;
     o.end_time = sim_run_end_time(&run);
     o.fault_rows = run.fault_rows;
+    o.diverged = run.diverged;
+    memcpy(o.diverged_why, run.diverged_why, sizeof o.diverged_why);
     memcpy(o.fault_kinds, run.fault_kinds, sizeof o.fault_kinds);
     o.acc = run.last_acc;
     o.loss = run.last_loss;
@@ -544,14 +548,69 @@ START_TEST(staleness_bound_holds_back_fast_workers)
     /* On the edge platform fibre clients push far more often than 4G ones; a bound of 1
      * (stale-synchronous) must cut the largest and the mean staleness. */
     const char *free_run[] = {"strategy.kind=async-ps", "cluster.platform=edge",
-                              "cluster.workers=10", "model.momentum=0", "strategy.staleness=0"};
+                              "cluster.workers=10", "model.momentum=0", "strategy.max_lead=0"};
     outcome_t a = simulate(free_run, 5, NULL);
-    free_run[4] = "strategy.staleness=1";
+    free_run[4] = "strategy.max_lead=1";
     outcome_t b = simulate(free_run, 5, NULL);
     ck_assert_int_eq(a.stale_count, b.stale_count);
     ck_assert_msg(b.max_staleness < a.max_staleness && b.mean_staleness < a.mean_staleness,
                   "unbounded: max %ld mean %g; bound 1: max %ld mean %g", a.max_staleness,
                   a.mean_staleness, b.max_staleness, b.mean_staleness);
+}
+END_TEST
+
+/* Divergence by loss, for every strategy: run.divergence_factor = 0.1 puts the bound at
+ * 0.1 ln 4 = 0.1386 nats, below any test loss the small mlp reaches in 20 steps (or a
+ * round at a slow lr), so the first evaluation (step 5, local-sgd's 6 at the end of its period; round 1) ends the run `diverged` with a fault row that gives the loss
+ * and the bound, and nothing runs past the next step; at the default (3 ln 4 = 4.159 nats)
+ * the same runs finish. */
+START_TEST(divergence_by_loss_stops_every_strategy)
+{
+    static const char *const kinds[][3] = {
+        {"strategy.kind=single", "cluster.workers=1", NULL},
+        {"strategy.kind=sync-ps", "cluster.workers=2", NULL},
+        {"strategy.kind=async-ps", "cluster.workers=2", NULL},
+        {"strategy.kind=allreduce", "cluster.workers=2", NULL},
+        {"strategy.kind=local-sgd", "cluster.workers=2", "strategy.local_steps=2"},
+        {"strategy.kind=fedavg", "strategy.clients=4", "strategy.rounds=10"},
+        {"strategy.kind=fedbuff", "strategy.clients=4", "strategy.concurrency=2"},
+        {"strategy.kind=hierfl", "strategy.clients=8", "strategy.rounds=10"},
+        {"strategy.kind=pipeline", "strategy.stages=2", NULL},
+        {"strategy.kind=tensor", "cluster.workers=2", NULL},
+        {"strategy.kind=zero", "cluster.workers=2", NULL},
+    };
+    size_t n = sizeof kinds / sizeof *kinds, tested = 0;
+    for (const sim_strategy_t *const *st = scenario_strategies(); *st; st++)
+        tested++;
+    ck_assert_uint_eq(tested, n); /* a new strategy joins this list */
+    for (size_t i = 0; i < n; i++) {
+        int fed = !strncmp(kinds[i][1], "strategy.clients", 16);
+        /* federated: a local epoch of 1,024 samples a round learns the task at lr 0.05 (loss
+         * 2e-4), so a slower lr and the first round's evaluation */
+        const char *sets[7] = {kinds[i][0], kinds[i][1], fed ? "run.eval_every=1" : "run.eval_every=5",
+                               "run.divergence_factor=0.1", "strategy.fraction=0.5",
+                               "model.lr=0.0005", kinds[i][2]};
+        int n_sets = (fed ? 6 : 4) + (kinds[i][2] != NULL);
+        if (!fed)
+            sets[4] = kinds[i][2];
+        outcome_t o = simulate(sets, n_sets, NULL);
+        ck_assert_msg(o.diverged, "%s: not diverged (loss %g)", kinds[i][0], o.loss);
+        ck_assert_msg(o.fault_rows == 1 && !strcmp(o.fault_kinds, "diverged"),
+                      "%s: fault rows %ld (%s)", kinds[i][0], o.fault_rows, o.fault_kinds);
+        const char *at = strstr(o.diverged_why, " at step ");
+        long step = -1;
+        ck_assert_msg(!strncmp(o.diverged_why, "test loss ", 10) && at &&
+                          sscanf(at, " at step %ld", &step) == 1 &&
+                          step == (fed ? 1 : 5) + !strcmp(kinds[i][0], "strategy.kind=local-sgd") &&
+                          strstr(o.diverged_why, ", above 0.1386 (run.divergence_factor 0.1 x "
+                                                 "ln 4 classes)"),
+                      "%s: %s", kinds[i][0], o.diverged_why);
+        ck_assert_msg(o.evals <= 2, "%s: %ld evaluations after diverging", kinds[i][0], o.evals);
+        sets[3] = "run.divergence_factor=3";
+        o = simulate(sets, n_sets, NULL);
+        ck_assert_msg(!o.diverged && o.fault_rows == 0, "%s at the default: %s", kinds[i][0],
+                      o.diverged_why);
+    }
 }
 END_TEST
 
@@ -1327,7 +1386,7 @@ START_TEST(every_strategy_runs_and_repeats)
     static const char *kinds[][3] = {
         {"strategy.kind=single", "cluster.workers=1", "run.steps=20"},
         {"strategy.kind=sync-ps", "cluster.workers=3", "strategy.servers=2"},
-        {"strategy.kind=async-ps", "cluster.workers=3", "strategy.staleness=1"},
+        {"strategy.kind=async-ps", "cluster.workers=3", "strategy.max_lead=1"},
         {"strategy.kind=allreduce", "cluster.workers=3", "strategy.algorithm=ring"},
         {"strategy.kind=local-sgd", "cluster.workers=3", "strategy.local_steps=4"},
         {"strategy.kind=fedavg", "cluster.workers=3", "strategy.fraction=0.5"},
@@ -4777,6 +4836,11 @@ int main(void)
     tcase_add_test(tn, dp_nccl_matches_hand_count);
     tcase_add_test(tn, allreduce_nccl_trains_and_times_by_hand);
     suite_add_tcase(s, tn);
+    /* divergence by loss, every strategy: a case of its own (CK_RUN_CASE=divergence) */
+    TCase *tv = tcase_create("divergence");
+    tcase_set_timeout(tv, 300);
+    tcase_add_test(tv, divergence_by_loss_stops_every_strategy);
+    suite_add_tcase(s, tv);
     /* frontier scale's exact shortcut: a case of its own (CK_RUN_CASE=data_members) */
     TCase *td = tcase_create("data_members");
     tcase_set_timeout(td, 300);

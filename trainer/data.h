@@ -96,6 +96,11 @@ void trainer_text_batch(const trainer_dataset_t *ds, const uint32_t *idx, int ba
  * valid's targets under the unigram frequencies of train's targets, add-one smoothed
  * (p(t) = (count(t) + 1) / (targets + vocabulary)), the loss of a model that knows only
  * how often each byte comes. NaN when valid holds no window. */
+/* Keeps k of a text set's n windows (k < n), drawn from every source: one from each source
+ * that has any (while k allows), the rest in proportion to each source's windows (largest
+ * remainders), each source's chosen by a shuffle seeded with seed (stream
+ * TRAINER_STREAM_TEST_SPLIT) and kept in their order, grouped by source as before. */
+void trainer_text_subsample(trainer_dataset_t *ds, size_t k, uint64_t seed);
 double trainer_text_unigram_loss(const trainer_dataset_t *train, const trainer_dataset_t *valid);
 
 /* Perplexity of a mean next-token cross-entropy (nats): exp(loss); NaN stays NaN. */

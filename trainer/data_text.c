@@ -1,14 +1,17 @@
 /* Text data sets (see data.h): a corpus read as bytes, one source per file (or per
  * language folder), each source split into a training head and a validation tail, each part
- * cut into windows of seq + 1 byte tokens. Nothing here draws a random number: the sets are
- * a pure function of the files' bytes, their names and seq. */
+ * cut into windows of seq + 1 byte tokens. The sets are a pure function of the files' bytes,
+ * their names and seq; trainer_text_subsample alone draws (seeded) which test windows a
+ * smaller test set keeps. */
 #define _POSIX_C_SOURCE 200809L
 #include "data.h"
+#include "rng.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -314,6 +317,84 @@ void trainer_text_batch(const trainer_dataset_t *ds, const uint32_t *idx, int ba
             out[t] = w[t + 1];
         }
     }
+}
+
+void trainer_text_subsample(trainer_dataset_t *ds, size_t k, uint64_t seed)
+{
+    DT_ASSERT(ds && ds->tokens && ds->source && k < ds->n && ds->sources > 0);
+    size_t S = (size_t)ds->sources, n = ds->n, dim = ds->dim;
+    size_t *have = dt_calloc(S, sizeof *have), *first = dt_calloc(S, sizeof *first);
+    size_t *take = dt_calloc(S, sizeof *take);
+    double *rem = dt_calloc(S, sizeof *rem);
+    for (size_t w = n; w-- > 0;) { /* windows are grouped by source, in source order */
+        have[ds->source[w]]++;
+        first[ds->source[w]] = w;
+    }
+    size_t nonempty = 0, left = k;
+    for (size_t s = 0; s < S; s++)
+        nonempty += have[s] > 0;
+    /* one each first (k < nonempty: the sources with the most windows) */
+    for (size_t s = 0; s < S && nonempty <= k; s++)
+        if (have[s]) {
+            take[s] = 1;
+            left--;
+        }
+    /* the rest in proportion to what each source has beyond what it gave */
+    size_t spare = 0;
+    for (size_t s = 0; s < S; s++)
+        spare += have[s] - take[s];
+    for (size_t s = 0; s < S && spare; s++) {
+        double share = (double)left * (double)(have[s] - take[s]) / (double)spare;
+        size_t whole = (size_t)floor(share);
+        take[s] += whole;
+        rem[s] = share - (double)whole;
+    }
+    size_t given = 0;
+    for (size_t s = 0; s < S; s++)
+        given += take[s];
+    while (given < k) { /* largest remainder first; ties to the lower source */
+        size_t best = S;
+        for (size_t s = 0; s < S; s++)
+            if (take[s] < have[s] && (best == S || rem[s] > rem[best]))
+                best = s;
+        DT_ASSERT(best < S);
+        take[best]++;
+        rem[best] = -1.0;
+        given++;
+    }
+    trainer_rng_t r;
+    trainer_rng_seed(&r, seed, TRAINER_STREAM_TEST_SPLIT);
+    uint32_t *pick = dt_malloc((n ? n : 1) * sizeof *pick);
+    size_t out = 0;
+    for (size_t s = 0; s < S; s++) {
+        if (!take[s])
+            continue;
+        for (size_t i = 0; i < have[s]; i++)
+            pick[i] = (uint32_t)(first[s] + i);
+        trainer_rng_shuffle_u32(&r, pick, have[s]);
+        /* the first take[s] of the shuffle, back in window order */
+        for (size_t i = 1; i < take[s]; i++)
+            for (size_t j = i; j > 0 && pick[j - 1] > pick[j]; j--) {
+                uint32_t t = pick[j];
+                pick[j] = pick[j - 1];
+                pick[j - 1] = t;
+            }
+        for (size_t i = 0; i < take[s]; i++, out++) {
+            size_t w = pick[i];
+            DT_ASSERT(w >= out);
+            memmove(ds->tokens + out * dim, ds->tokens + w * dim, dim);
+            memmove(ds->x + out * dim, ds->x + w * dim, dim * sizeof *ds->x);
+            ds->y[out] = ds->y[w];
+            ds->source[out] = ds->source[w];
+        }
+    }
+    DT_ASSERT(out == k);
+    ds->n = k;
+    free(pick);
+    free(rem);
+    free(take);
+    free(first);
+    free(have);
 }
 
 double trainer_text_unigram_loss(const trainer_dataset_t *train, const trainer_dataset_t *valid)

@@ -17,6 +17,7 @@ enum {
     TRAINER_STREAM_PARTITION = 2, /* data split across clients */
     TRAINER_STREAM_SHUFFLE = 3,   /* batch order */
     TRAINER_STREAM_SYNTHETIC = 4, /* synthetic data set */
+    TRAINER_STREAM_TEST_SPLIT = 5, /* a text set's test windows (trainer_text_subsample) */
 };
 
 void trainer_rng_seed(trainer_rng_t *r, uint64_t seed, uint64_t stream);

@@ -366,6 +366,8 @@ static void print_summary(const sim_run_t *run)
                               : "finished",
            acc, end, ttt, run->bytes_total, total > 0 ? 100 * compute / total : 0,
            total > 0 ? 100 * comm / total : 0, total > 0 ? 100 * idle / total : 0);
+    if (run->diverged && run->diverged_why[0])
+        printf("diverged: %s\n", run->diverged_why);
     if (run->fault_rows)
         printf("faults: %ld rows (%s)\n", run->fault_rows, run->fault_kinds);
     if (run->note[0])

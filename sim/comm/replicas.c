@@ -309,10 +309,8 @@ static void train_period(sim_side_t *s, sim_run_t *run, int count, long step, lo
         replicas_grad(s, run, s->params, s->grads, count, batch);
         sim_sgd(run, s->params, s->grads, s->velocity, n * (size_t)count, step + h);
         for (int r = 0; r < count; r++)
-            if (!isfinite(s->loss[r]) && !run->diverged) {
-                run->diverged = 1;
-                sim_request_stop(run, step + h + 1);
-            }
+            if (!isfinite(s->loss[r]))
+                sim_diverge(run, step + h, "training", s->loss[r], NAN);
     }
     for (int r = 0; r < count; r++) {
         be->copy(s->members[r]->params, s->params + (size_t)r * n, bytes);

@@ -68,8 +68,10 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
             return DT_ERR_INPUT;
         if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
             run->train.n = (size_t)sc->train_samples;
+        /* the first test_samples windows would be the first sources' only (fortunes: 3 of
+         * 43): a sample stratified by source instead */
         if (sc->test_samples && (size_t)sc->test_samples < run->test.n)
-            run->test.n = (size_t)sc->test_samples;
+            trainer_text_subsample(&run->test, (size_t)sc->test_samples, sc->seed);
         return DT_OK;
     }
     const char *dir =
@@ -474,10 +476,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
     run->samples += batch;
     if (run->real)
         sim_real_mark(run);
-    if (!run->timing_only && !isfinite(loss) && !run->diverged) {
-        run->diverged = 1;
-        sim_request_stop(run, node->steps + 1); /* steps already counts this one */
-    }
+    if (!run->timing_only && !isfinite(loss))
+        sim_diverge(run, node->steps, "training", loss, NAN); /* steps counts this one */
     sim_live_tick(run);
 }
 
@@ -622,9 +622,10 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
         run->time_to_target = now;
     if (!run->timing_only && run->train.classes > 1)
         run->chance_streak = ev.accuracy <= 1.5 / run->train.classes ? run->chance_streak + 1 : 0;
-    if (!run->timing_only && !isfinite(ev.loss) && !run->diverged) {
-        run->diverged = 1;
-        sim_request_stop(run, step + 1);
+    if (!run->timing_only) {
+        double bound = sim_divergence_bound(run);
+        if (!isfinite(ev.loss) || ev.loss > bound)
+            sim_diverge(run, step, "test", ev.loss, isfinite(ev.loss) ? bound : NAN);
     }
     if (run->real) /* recorded by rank 0 with every process's samples and bytes */
         sim_real_eval(run, now, step, ev.loss, ev.accuracy);
@@ -724,6 +725,37 @@ int sim_eval_due(sim_run_t *run, long steps_done)
         due = 1;
     }
     return due;
+}
+
+double sim_divergence_bound(const sim_run_t *run)
+{
+    /* ln classes is the loss of uniform guesses, where an untrained model starts; a loss k
+     * times it puts the right class at classes^-k on average: confidently wrong. Not k x the
+     * first evaluation's loss: that comes after eval_every steps, when a run may be far gone
+     * (async-ps at lr 0.05, momentum 0.9: 9301 nats at step 25 of a 256-token model) */
+    double k = run->sc->divergence_factor;
+    if (run->timing_only || !(k > 0) || run->train.classes < 2)
+        return INFINITY;
+    return k * log((double)run->train.classes);
+}
+
+void sim_diverge(sim_run_t *run, long step, const char *which, double loss, double bound)
+{
+    /* every call asks to stop: a federated client's steps are its own, not rounds, so the
+     * evaluation's call after its may be the one that stops the run */
+    sim_request_stop(run, step + 1);
+    if (run->diverged)
+        return;
+    run->diverged = 1;
+    if (isnan(bound))
+        snprintf(run->diverged_why, sizeof run->diverged_why, "%s loss %g at step %ld", which,
+                 loss, step);
+    else
+        snprintf(run->diverged_why, sizeof run->diverged_why,
+                 "%s loss %.4g at step %ld, above %.4g (run.divergence_factor %g x ln %d "
+                 "classes)",
+                 which, loss, step, bound, run->sc->divergence_factor, run->train.classes);
+    sim_fault_log(run, "diverged", "run", "%s", run->diverged_why);
 }
 
 void sim_request_stop(sim_run_t *run, long step)

@@ -206,6 +206,7 @@ typedef struct sim_run {
     long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
     long stop_before;         /* no node starts this step or later */
     int diverged, failed;
+    char diverged_why[200];   /* with diverged: the step, the loss and the bound, or "" */
     int interrupted;          /* the signal that stopped it (SIGINT, SIGTERM), 0 none */
     int halt;                 /* stop at once, whatever the step (stalled, or a signal while
                                  recoveries loop) */
@@ -464,6 +465,13 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
  * multiple of eval_samples) or a time mark (eval_interval) has been passed since the last
  * evaluation; marks it consumed. */
 int sim_eval_due(sim_run_t *run, long steps_done);
+/* The test loss above which an evaluation ends the run `diverged`: run.divergence_factor x
+ * ln classes; INFINITY with the factor 0, one class or no real model. */
+double sim_divergence_bound(const sim_run_t *run);
+/* Marks the run diverged at global step `step`: which loss ("test", "training") was loss,
+ * above bound (NAN: not finite); the first call writes a fault row of kind `diverged`, every
+ * call asks every node to stop before step + 1. */
+void sim_diverge(sim_run_t *run, long step, const char *which, double loss, double bound);
 /* Requests every node to stop before global step `step` (keeps the earliest request). */
 void sim_request_stop(sim_run_t *run, long step);
 /* True when the node should not start global step `step` (steps done, time limit,

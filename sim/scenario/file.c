@@ -144,7 +144,7 @@ static int file_handler(void *user, const char *section, const char *name, const
     }
     int k = key_find(section, name);
     if (k < 0) {
-        char hint[96];
+        char hint[256];
         key_hint(section, name, hint, sizeof hint);
         dt_err_input(st->err, "%s:%d: %s.%s: unknown key%s", sc->path, line, section, name, hint);
         goto fail;
@@ -415,7 +415,7 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
                             key);
     int k = key_find(section, key);
     if (k < 0) {
-        char hint[96];
+        char hint[256];
         key_hint(section, key, hint, sizeof hint);
         return dt_err_input(err, "--set %s.%s: unknown key%s", section, key, hint);
     }

@@ -95,6 +95,12 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("run", "collapse_after", "5", collapse_after, 0, 1e6,
            "a run whose last N evaluations all sit at chance (accuracy <= 1.5 / classes) ends "
            "recorded `collapsed` rather than `finished` (exit code 1); 0 = never"),
+    K_DOUBLE("run", "divergence_factor", "3", divergence_factor, 0, 1e6, 0,
+             "a run whose test loss exceeds this many times ln classes (the loss of uniform "
+             "guesses, where an untrained model starts) stops there, recorded `diverged` with "
+             "the step and the loss in a faults row (exit code 1), as one whose loss is NaN or "
+             "Inf always does; 3 x ln classes puts the right class at classes^-3 on average, a "
+             "model confidently wrong; 0 = only NaN / Inf"),
     K_UNIT("run", "stall_after", KEY_TIME, "5min", stall_after, 0, 0,
            "watchdog: a run with faults that writes fault rows for this long (wall-clock time) "
            "without finishing a step is stalled (a livelock of recoveries): it ends, recorded "
@@ -228,7 +234,9 @@ static const key_desc_t builtin_keys[] = {
              "set"),
     K_LONG("data", "train_samples", "0", train_samples, 0, 1e9,
            "training samples used; 0 = all (synthetic: 60000 are made)"),
-    K_LONG("data", "test_samples", "0", test_samples, 0, 1e9, "test samples used; 0 = all"),
+    K_LONG("data", "test_samples", "0", test_samples, 0, 1e9,
+           "test samples used; 0 = all (images: the first N; a text set: N windows drawn from "
+           "every source, in proportion, seeded by run.seed)"),
     K_LONG("data", "synthetic_dim", "784", synthetic_dim, 1, 1048576,
            "synthetic: features per sample"),
     K_LONG("data", "synthetic_classes", "10", synthetic_classes, 2, 256,

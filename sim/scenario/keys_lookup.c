@@ -69,10 +69,24 @@ static int edit_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-/* " (did you mean X?)" or " (X is a [cluster] key)" or "". */
+/* Keys renamed: the old name is refused with the new one and why. */
+static const struct {
+    const char *section, *key, *now, *why;
+} renamed[] = {
+    {"strategy", "staleness", "max_lead",
+     "it bounds how many pushes a worker runs ahead of the slowest (SSP's threshold, Ho et al. "
+     "2013), not a gradient's staleness"},
+};
+
+/* " (did you mean X?)" or " (X is a [cluster] key)" or " (renamed ...)" or "". */
 void key_hint(const char *section, const char *key, char *buf, size_t n)
 {
     buf[0] = '\0';
+    for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
+        if (!strcmp(renamed[i].section, section) && !strcmp(renamed[i].key, key)) {
+            snprintf(buf, n, " (renamed %s.%s: %s)", section, renamed[i].now, renamed[i].why);
+            return;
+        }
     int best = 3;
     const char *best_key = NULL;
     for (int k = 0; k < key_count; k++) {

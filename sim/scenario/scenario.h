@@ -191,6 +191,8 @@ typedef struct scenario {
     double max_time;        /* simulated seconds, 0 = no limit */
     double stall_after;     /* wall seconds of fault rows without a step: stalled; 0 = never */
     long collapse_after;    /* evaluations at chance that end a run `collapsed`; 0 = never */
+    double divergence_factor; /* a test loss above this x ln classes ends a run `diverged`;
+                                 0 = NaN / Inf only */
     long eval_every;        /* evaluate every N steps (rounds for fedavg), 0 = off */
     double eval_interval;   /* and every this many simulated seconds, 0 = off */
     long eval_samples;      /* and every this many training samples, 0 = off */

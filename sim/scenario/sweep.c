@@ -46,7 +46,7 @@ static dt_status sweep_error(dt_err_t *err, const scenario_t *sc, int line, cons
 static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t *err)
 {
     const char *dot = strchr(name, '.');
-    char section[64], hint[96], full[128];
+    char section[64], hint[256], full[128];
     if (!dot) {
         /* a key name alone, when only one section has it ("bandwidth" = cluster.bandwidth) */
         int found = -1, count = 0;

@@ -323,6 +323,38 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
     return 0;
 }
 
+/* A technique's [strategy] key (algorithm, ring_messages, bucket_mb, group_size,
+ * error_feedback, momentum_correction; compression and accumulate have their own words
+ * above) that st does not take, set to other than its default in the file, with --set or in
+ * a sweep: an error, not silence (a written configuration holds every key at its default),
+ * except in a sweep over strategy.kind, whose keys are each for some of its runs. */
+static int check_technique_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err_t *err)
+{
+    if (sc->sweep.is_run && sweep_find(sc, key_named("strategy.kind")) >= 0)
+        return 0;
+    for (int k = 0; k < key_count; k++) {
+        const key_desc_t *d = &key_table[k];
+        if (strcmp(d->section, "strategy") || !keys_technique(d->key) ||
+            scenario_strategy_reads(st, d->key))
+            continue;
+        char name[64], have[256], def[256];
+        snprintf(name, sizeof name, "strategy.%s", d->key);
+        if (!scenario_key_given(sc, name))
+            continue;
+        key_format(sc, d, have, sizeof have);
+        key_format(defaults(), d, def, sizeof def);
+        if (!strcmp(have, def))
+            continue;
+        char who[256], where[96];
+        scenario_key_readers(d->key, " and ", who, sizeof who);
+        const char *blame = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
+        scenario_fail(sc, err, blame, "%s is a key of %s, which %s does not read (%s)", d->key,
+                      who, st->name, where);
+        return 1;
+    }
+    return 0;
+}
+
 /* Text data against the model and the partition: byte tokens need a model that reads tokens
  * (logreg, mlp and cnn read images), and by-source needs a corpus' sources. 1 on an error. */
 static int check_text(const scenario_t *sc, dt_err_t *err)
@@ -710,6 +742,25 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         scenario_strategies_taking(SIM_TAKES_ACCUMULATE, " and ", takers, sizeof takers);
         return scenario_fail(sc, err, k, "accumulate applies to %s, not %s (%s)", takers,
                              st->name, where);
+    }
+    if (check_technique_keys(sc, st, err))
+        return DT_ERR_INPUT;
+    /* sequence parallelism splits a tensor group's work: with no tensor split it is read by
+     * nothing (pipeline's tensor, tensor's tensor_parallel; keyed on the name here while the
+     * pipeline's files move) */
+    if (scenario_strategy_reads(st, "sequence_parallel") &&
+        scenario_own(sc, "sequence_parallel")->i) {
+        const char *split = !strcmp(st->name, "pipeline") ? "tensor" : "tensor_parallel";
+        if (scenario_strategy_reads(st, split) && scenario_own(sc, split)->l <= 1) {
+            char name[48];
+            snprintf(name, sizeof name, "strategy.%s", split);
+            k = scenario_blame(sc, "strategy.sequence_parallel", name, where, sizeof where);
+            return scenario_fail(sc, err, k,
+                                 "sequence_parallel divides a tensor group's work, and %s = 1 "
+                                 "makes no group: %s does not read it (%s; expected %s > 1, or "
+                                 "sequence_parallel = no)",
+                                 split, st->name, where, split);
+        }
     }
     if (sc->train_samples > 0 && !(st->takes & SIM_TAKES_EMPTY_CLIENTS)) {
         /* one partition per worker or client (strategy_def.h: parts); a population that

@@ -1,8 +1,9 @@
 /* async-ps: asynchronous SGD through S parameter-server shards. Workers push gradients
  * and pull parameters at their own pace; each shard applies a gradient the moment it
  * arrives, so a gradient computed on version v of the parameters may be applied to version
- * v + k: k is its staleness, recorded for every gradient shard 0 applies. With a staleness
- * bound K > 0 (stale-synchronous parallel), a shard holds back the reply to a worker that
+ * v + k: k is its staleness, recorded for every gradient shard 0 applies. With max_lead
+ * K > 0 (stale-synchronous parallel, Ho et al. 2013: K is its staleness threshold, a bound
+ * on clocks, not on a gradient's staleness), a shard holds back the reply to a worker that
  * is more than K pushes ahead of the slowest unfinished worker. */
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +262,7 @@ static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     int N = run->n_workers;
-    long bound = scenario_own(run->sc, "staleness")->l;
+    long bound = scenario_own(run->sc, "max_lead")->l;
     size_t off = slice_start(run, node->rank), len = slice_start(run, node->rank + 1) - off;
     server_state_t *st = server_state(run, node, len);
     if (node->incarnation > 0) {
@@ -352,9 +353,13 @@ static void deploy(sim_run_t *run)
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_SERVERS,
-    {.key = "staleness", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
-     .doc = "largest gradient staleness accepted (updates the shard applied since the "
-            "worker's parameters were sent); 0 = unbounded",
+    {.key = "max_lead", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+     .doc = "stale-synchronous parallel (SSP, Ho et al. 2013, its staleness threshold s): a "
+            "shard holds back its reply to a worker more than this many pushes ahead of the "
+            "slowest unfinished worker, so no worker runs further ahead; the staleness of a "
+            "gradient (updates applied since its parameters were sent) is not bounded by it, "
+            "as every worker's pushes count (the staleness table records it); 0 = unbounded "
+            "(was `staleness`, which named what it does not bound)",
      .ignored_elsewhere = 1},
     {0},
 };
@@ -366,7 +371,7 @@ const sim_strategy_t sim_strategy_async_ps = {
              "travel at once (the shard's inbox has a permanent receiver) and each shard "
              "applies a gradient the moment it has arrived; the staleness (shard version now "
              "minus the version the gradient was computed on) of every gradient shard 0 "
-             "applies is recorded; `staleness` = K > 0 holds back the reply to a worker more "
+             "applies is recorded; `max_lead` = K > 0 holds back the reply to a worker more "
              "than K pushes ahead of the slowest (stale-synchronous parallel)",
     .worker_role = "worker",
     .takes = SIM_RUNS_REAL,
