@@ -585,7 +585,7 @@ static long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int s
                 if (b % mbs || m > 4096)
                     continue;
                 for (long v = 1; v <= PLAN_MAX_VIRTUAL; v *= 2) {
-                    /* the schedule's own rules (pipeline.c): 2 or more stages, micro-batches
+                    /* the schedule's own rules (strategy/pipeline/check.c): 2 or more stages, micro-batches
                      * S at a time, a piece of the profile for every chunk */
                     if (v > 1 && (p < 2 || m % p || p * v > pieces))
                         continue;
@@ -966,7 +966,7 @@ static long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
     return k;
 }
 
-/* A MoE profile's expert parallelism (pipeline.c: expert groups of E replicas, E dividing
+/* A MoE profile's expert parallelism (strategy/pipeline/experts.c: expert groups of E replicas, E dividing
  * the replicas and the routed experts, no ZeRO): appends to l (n rows, not yet fitted;
  * room for max) a row of each E = 2, 4, ... for each row with replicas and without ZeRO,
  * right after it, and returns the rows there are then. */

@@ -78,7 +78,7 @@ double sim_compute_attention(const sim_compute_t *c, double flops, double elemen
 }
 
 /* What a member of a tensor group computes of a layer: a split layer's 1/T, a replicated
- * one's whole or, under sequence parallelism, 1/T (pipeline_plan.c's split_share). */
+ * one's whole or, under sequence parallelism, 1/T (strategy/pipeline/plan.c's split_share). */
 static double flops_share(const sim_profile_layer_t *l, const sim_compute_call_t *call)
 {
     return call->T > 1 && (l->split != SIM_SPLIT_NONE || call->sp) ? 1.0 / call->T : 1.0;
@@ -90,7 +90,7 @@ void sim_compute_layer(const sim_compute_t *c, const sim_profile_layer_t *l,
     double s = call->samples, T = call->T, share = flops_share(l, call);
     /* the elementwise and memory-bound work follows the outputs: a row or vocab layer's
      * output is the all-reduced whole on every member unless sequence parallelism splits
-     * it (as pipeline_plan.c keeps it) */
+     * it (as strategy/pipeline/plan.c keeps it) */
     int whole = (l->split == SIM_SPLIT_ROW || l->split == SIM_SPLIT_VOCAB) && !call->sp;
     double elements_share = whole ? 1.0 : share;
     double f_flops = l->forward_flops * share * s, b_flops = l->backward_flops * share * s;

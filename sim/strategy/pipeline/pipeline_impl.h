@@ -1,6 +1,6 @@
-/* What pipeline.c (the stages' activities and the strategy's slots) and pipeline_plan.c
- * (the layout: where the stages cut, what each computes, keeps and sends, its tensor
- * shares, gradient buckets and groups) share. */
+/* What the pipeline strategy's files share (README.md: what each owns): the plan of a run
+ * (pipe_plan_t: the layout, where the stages cut, what each computes, keeps and sends, its
+ * tensor shares, gradient buckets and groups), a stage's state, and each part's functions. */
 #ifndef DTSIM_PIPELINE_IMPL_H
 #define DTSIM_PIPELINE_IMPL_H
 
@@ -32,7 +32,7 @@ typedef struct pipe_plan {
     int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
     int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
     int zero_overlap; /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
-                         reduce-scattered by the stream (pipeline_zero.c) */
+                         reduce-scattered by the stream (zero.c) */
     int zero_prefetch; /* zero >= 3, D > 1, strategy.zero_prefetch: each pass's gather of its
                           chunk's slice run by the stream while the pass before computes */
     /* zero_prefetch: stage s's stream jobs of a step in the order they are handed over
@@ -75,7 +75,7 @@ typedef struct pipe_plan {
     sim_bucket_list_t bk_stage[PIPE_MAX_STAGES];
     char *bk_end; /* (layers) */
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
-    /* strategy.tensor_comm = formula, where the tensor groups allow it (plan_formula): a
+    /* strategy.tensor_comm = formula, where the tensor groups allow it (pipe_plan_formula): a
      * ring step of b bytes in a group takes tp_a + tp_c b seconds, and a member's pass is one
      * charge of its layers' FLOPs and one wait of its all-reduces; tp_why: why it is
      * messages after all (NULL: it is not) */
@@ -113,7 +113,7 @@ typedef struct pipe_plan {
     double ep_dispatch_bytes;
     double ep_comm_share; /* expert_comm_sms / the device's sms: compute the all-to-alls hold */
     int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
-    /* strategy.tensor_members = one, where the tensor groups are symmetric (plan_members):
+    /* strategy.tensor_members = one, where the tensor groups are symmetric (pipe_plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
      * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
      * share a rack's uplink, 1 where each has links of its own); one_why: why every member
@@ -122,13 +122,13 @@ typedef struct pipe_plan {
      * TCP window made T times as wide (sim_platform_widen) */
     int one, fold, widen;
     const char *one_why;
-    /* strategy.data_members = one, where the replicas are independent (plan_replicas):
+    /* strategy.data_members = one, where the replicas are independent (pipe_plan_replicas):
      * replica 0 is simulated for all D, its bytes counted D times (rep_counted: the run's
      * bytes when they last were); rep_why: why every replica is simulated after all */
     int rep_one;
     const char *rep_why;
     double rep_counted;
-    /* strategy.context = cp > 1 (plan_context): each micro-batch's sequence split over a
+    /* strategy.context = cp > 1 (context.c): each micro-batch's sequence split over a
      * context group of cp hosts, which D counts among the replicas (D = data_parallel x cp:
      * the group holds the same weights); per chunk, what its ring attention's key/value
      * exchange adds to a micro-batch's forward and backward pass where it outlasts the
@@ -171,7 +171,7 @@ sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *buf, size_t n);
 sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n);
-/* pipeline_expert.c: the expert keys' checks; the expert groups and the all-to-alls' closed
+/* experts.c: the expert keys' checks; the expert groups and the all-to-alls' closed
  * form; one all-to-all pass (count of them) of layer i's MoE block on b samples, waited or
  * added to *seconds (closed form only); tp_pass_formula's layer i (its all-to-alls added to
  * the pass's sums, or waited as messages after the sums are charged); a stage's pass of
@@ -186,7 +186,7 @@ sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pip
                                      int i, int b, double *flops, double *seconds);
 sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
                               int b, int forward, float *buf, int partner);
-/* pipeline_zero.c: the collectives of pipe_dp_* where NCCL's form does not take them: as
+/* dp_comm.c: the collectives of pipe_dp_* where NCCL's form does not take them: as
  * messages (a message per phase where strategy.ring_messages = phases), or under
  * dp_comm = formula each phase of the ring in closed form; that form's plan. */
 sim_status_t pipe_ring_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
@@ -201,10 +201,12 @@ void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
  * its bytes counted as the messages' (the links' tables miss them). */
 double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
                              size_t n);
+/* zero.c: zero_grad_overlap's update of chunk c (replica d's chunk of each bucket the stream
+ * reduce-scattered), and the size of its buckets. */
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
-/* ZeRO without the overlap's buckets (pipeline_zero.c): stages 2 and 3 without
+/* ZeRO without the overlap's buckets (zero.c): stages 2 and 3 without
  * zero_grad_overlap reduce-scatter each micro-batch's gradients of a slice of n after its
  * backward pass (DeepSpeed's stage 2 reduces them as the backward pass makes them, so that
  * only the shard accumulates), replica d adding chunk d of the sum into acc (`first` starts
@@ -237,7 +239,7 @@ void pipe_plan_free(void *plan);
 /* strategy.context: the context group's size (1: none). */
 int pipe_context(const scenario_t *sc);
 /* The pipeline's own keys (scenario_own): stages S, replicas D, tensor group T, micro-batches,
- * the schedule (pipe_schedule_t) and shard_optimizer. */
+ * the schedule (sim_pipeline_schedule_t) and shard_optimizer. */
 static inline long pipe_stages(const scenario_t *sc) { return scenario_own(sc, "stages")->l; }
 static inline long pipe_replicas(const scenario_t *sc)
 {
@@ -261,7 +263,7 @@ static inline int pipe_sharded(const scenario_t *sc)
 void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
                      int n_layers);
 
-/* The real gpt (pipeline_gpt.c). Its chunks cut by blocks, stage 0 with the embeddings and
+/* The real gpt (gpt.c). Its chunks cut by blocks, stage 0 with the embeddings and
  * the last stage with the output layer. */
 void pipe_gpt_layout(pipe_plan_t *plan, const sim_run_t *run);
 /* With S > 1 stages, each replica's embedding group (plan->emb): its stage 0 and last stage. */
@@ -286,5 +288,78 @@ double pipe_context_step(const scenario_t *sc, int S, int T, int cp, double byte
  * stride of its offset), every host in a ring of its own alike: the context groups' (stride
  * S T), a stage's replicas' (stride S T, cp the replicas D). */
 double pipe_ring_step(const scenario_t *sc, int stride, int cp, double bytes);
+
+/* A stage's state (node->state), beside the stage's activity (stage.c). */
+typedef struct pipe_stage_state {
+    int zjob;     /* zero_prefetch: the jobs the stream has run (bucket_reduce) */
+    int zawaited; /* and the step's jobs the stage waited for */
+    char *op;     /* (2 M V) the step's passes: 'F' or 'B' of micro-batch mb[k], chunk ch[k] */
+    int *mb, *ch;
+    uint32_t *idx; /* (micro) the samples of stage 0's micro-batch */
+    sim_comm_t *sends; /* NULL once finished early (finish_acked) */
+    sim_msg_t **sent;
+    /* finish_acked: per direction (0 activations on, 1 gradients back) the step's sends in
+     * order, how many were sent and finished, how many messages came the other way, and
+     * after the j-th of those how many of ours the peer had taken in (acked) */
+    int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
+    sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
+    int *backwards_of; /* (V) the step's backward passes through each of the stage's chunks */
+    /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
+     * of the bytes its messages sent, those counted for the members they did not stand for
+     * (pipe_count_members), -1 once it stood for them (pipe_stand_for_members) */
+    double tp_bytes, counted;
+} pipe_stage_state_t;
+
+/* stage.c: the activity of member r of stage s of replica d (worker (d S + s) T + r), one
+ * per host simulated (deploy). */
+void pipe_stage(sim_node_t *node);
+/* schedule.c: the stage s's schedule for one step, its passes in order (op[k] 'F' or 'B' of
+ * micro-batch mb[k] through its chunk ch[k], 0 unless interleaved), their count returned;
+ * and for neighbour's schedule, before its j-th pass of kind `sends` that sends us a
+ * message, the passes of kind `takes` in which it took one of ours (acked[j]). */
+int pipe_schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
+                  int *mb, int *ch);
+void pipe_acked_counts(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int neighbour,
+                       char sends, char takes, int *acked);
+/* tensor.c: member r of a stage's tensor group g runs the forward (backward) pass of layers
+ * [lo, hi) on b samples, each layer's FLOPs and the all-reduce its split needs (ready: a
+ * bucket's end after layer i, handed to the stream); the tensor_comm keys' closed form, where
+ * it holds (tp_formula, tp_nccl; else tp_why). */
+sim_status_t pipe_tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                          const sim_group_t *g, int r, int lo, int hi, int b, int forward,
+                          float *buf, const char *ready);
+void pipe_plan_formula(pipe_plan_t *plan, const sim_run_t *run);
+/* members.c: tensor_members = one and data_members = one, where they hold (one, rep_one; else
+ * one_why, rep_why); the bytes of the members and replicas not simulated, counted as the
+ * run goes (a tensor all-reduce's of member 0, the messages' since the last count); at a
+ * worker's end, the rows of those it stood for. */
+void pipe_plan_members(pipe_plan_t *plan, const sim_run_t *run);
+void pipe_plan_replicas(pipe_plan_t *plan, const sim_run_t *run);
+void pipe_count_tp_bytes(sim_node_t *node, double bytes);
+void pipe_count_members(sim_run_t *run, const pipe_plan_t *plan);
+void pipe_count_replicas(sim_run_t *run, pipe_plan_t *plan);
+void pipe_stand_for_members(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node);
+void pipe_stand_for_replicas(sim_run_t *run, pipe_plan_t *plan, const sim_node_t *node);
+/* context.c: the context keys' check; a member's 1/cp of each chunk (after the layout); the
+ * key/value exchange's seconds and bytes per chunk (cx_*), and their wait in a member's pass
+ * of chunk c. */
+dt_status pipe_context_check(const scenario_t *sc, dt_err_t *err);
+void pipe_plan_context_split(pipe_plan_t *plan);
+void pipe_plan_context_exchange(pipe_plan_t *plan, const sim_run_t *run);
+void pipe_context_exchange(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
+                           int forward);
+/* dp_comm.c: the all-reduce algorithm over a stage's replicas (the scenario's; ring for
+ * those of groups). */
+sim_allreduce_algo_t pipe_dp_algo(const sim_run_t *run);
+/* experts.c: the step's reduction of a member's slice of n gradients, the last pe (its
+ * experts') over the replicas holding the same experts, the rest over all. */
+sim_status_t pipe_expert_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_node_t *node,
+                                float *g, size_t n, size_t pe);
+/* The strategy's slots: check.c's check, keys.c's key table (and tensor_comm's values, in
+ * the order of PIPE_TP_*), summary.c's line. */
+dt_status pipe_check(const scenario_t *sc, dt_err_t *err);
+extern const sim_strategy_key_t pipe_own_keys[];
+extern const char *const pipe_tensor_comm_names[];
+void pipe_summary(const sim_run_t *run, char *line, size_t size);
 
 #endif

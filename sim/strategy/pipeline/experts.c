@@ -373,3 +373,21 @@ sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_
     sim_charge(run, node, flops * b, 0);
     return SIM_OK;
 }
+
+/* The step's gradient reduction of a member's slice of n parameters with expert
+ * parallelism: the last pe (its experts') summed over the replicas holding the same experts
+ * (data_parallel / E of them), the rest over all the stage's replicas. */
+sim_status_t pipe_expert_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_node_t *node,
+                              float *g, size_t n, size_t pe)
+{
+    int E = plan->E, T = plan->T, S = plan->S;
+    int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
+    sim_allreduce_algo_t algo = pipe_dp_algo(run);
+    sim_status_t st = SIM_OK;
+    if (plan->D > 1 && n > pe)
+        st = pipe_dp_allreduce(run, plan, &plan->group[s * T + r], d, g, n - pe, algo);
+    if (st == SIM_OK && plan->D / E > 1 && pe > 0)
+        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E,
+                               g + n - pe, pe, algo);
+    return st;
+}

@@ -3,116 +3,19 @@
  * Megatron-LM's distributed optimizer with overlap_grad_reduce, and FSDP under pipelining,
  * run it: the earlier micro-batches' backward passes add up whole gradients; during each
  * chunk's last backward pass of the step the stage's stream reduce-scatters its buckets
- * over the replicas as each becomes final (plan_buckets, bucket_reduce in pipeline.c); then
- * replica d updates chunk d of every bucket and, below ZeRO stage 3, all-gathers each
- * bucket's weights. Elementwise, as every shard's update is, it trains single's weights.
- * Without the overlap, ZeRO's collectives of a whole slice (pipe_zero_slice_update and the
- * two before it).
+ * over the replicas as each becomes final (plan_buckets in plan.c, bucket_reduce in
+ * pipeline.c); then replica d updates chunk d of every bucket and, below ZeRO stage 3,
+ * all-gathers each bucket's weights. Elementwise, as every shard's update is, it trains
+ * single's weights. Without the overlap, ZeRO's collectives of a whole slice
+ * (pipe_zero_slice_update and the two before it).
  *
  * ZeRO stage 3 with strategy.zero_prefetch: each pass's all-gather of its chunk's slice is
  * handed to the stream when the pass before it starts computing (FSDP's forward and
  * backward prefetch), the buckets' reduce-scatters queued behind it (pipe_zero_jobs).
- *
- * strategy.dp_comm = formula: the collectives over a stage's replicas (reduce-scatters,
- * all-gathers, ring all-reduces) as one wait of their ring steps in closed form
- * (pipe_ring_step), where the replicas' rings are alike on the fabric (pipe_plan_dp_formula);
- * the stream is then a timeline with no actor (sim_buckets_start_timed, bucket_seconds in
- * pipeline.c). */
+ * The collectives themselves, as messages or in closed form, are dp_comm.c's. */
 #include <stdio.h>
 
 #include "pipeline_impl.h"
-
-double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
-                             size_t n)
-{
-    int D = plan->D;
-    double chunk = run->value_bytes * (double)n / D;
-    double sent = (D - 1) * chunk * plan->fold;
-    node->bytes_sent += sent;
-    node->bytes_recv += sent;
-    run->bytes_total += sent;
-    return (D - 1) * (plan->dp_a + plan->dp_c * chunk);
-}
-
-/* dp_comm = formula: the phase waited by the member. */
-static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
-                             size_t n)
-{
-    sim_comm_wait(run, node, pipe_dp_phase_seconds(run, plan, node, n));
-}
-
-void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run)
-{
-    const scenario_t *sc = run->sc;
-    plan->dp_key = (int)scenario_own(sc, "dp_comm")->i;
-    if (plan->dp_key != SIM_DP_FORMULA || plan->D < 2)
-        return;
-    if (!run->timing_only) {
-        plan->dp_why = "a real model's gradients are summed by messages";
-        return;
-    }
-    /* the stages reduce at different times (the last stage's backward passes end first):
-     * a rack's uplink is shared as the closed form says only by hosts of one stage */
-    int hosts = run->n_workers, racks = sc->racks < hosts ? (int)sc->racks : hosts;
-    if (sc->platform == SIM_PLATFORM_MULTI_RACK && plan->S > 1 && hosts / racks > plan->T) {
-        plan->dp_why = "a rack holds hosts of more than one stage, whose collectives come at "
-                       "other times";
-        return;
-    }
-    double big = 1e9, a = pipe_ring_step(sc, plan->S * plan->T, plan->D, 0);
-    double b = pipe_ring_step(sc, plan->S * plan->T, plan->D, big);
-    if (a < 0 || b < 0) {
-        plan->dp_why = "no closed form: a platform other than star or multi-rack, or the SMPI "
-                       "model";
-        return;
-    }
-    plan->dp_a = a;
-    plan->dp_c = (b - a) / big;
-    plan->dp_formula = 1;
-}
-
-sim_status_t pipe_ring_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                               int d, float *buf, size_t n, sim_allreduce_algo_t algo)
-{
-    if (plan->dp_formula && algo == SIM_ALLREDUCE_RING) {
-        dp_phase_formula(run, plan, grp->members[d], n);
-        dp_phase_formula(run, plan, grp->members[d], n);
-        return SIM_OK;
-    }
-    return sim_allreduce(run, grp, d, buf, n * (size_t)plan->fold, algo);
-}
-
-sim_status_t pipe_ring_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *buf, size_t n)
-{
-    size_t m = n * (size_t)plan->fold; /* tensor_members = one: the group's bytes */
-    if (plan->dp_formula) {
-        dp_phase_formula(run, plan, grp->members[d], n);
-        return SIM_OK;
-    }
-    if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
-        sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 0);
-        sim_exchange_done();
-        return e;
-    }
-    return sim_reduce_scatter(run, grp, d, buf, m);
-}
-
-sim_status_t pipe_ring_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                               int d, float *buf, size_t n)
-{
-    size_t m = n * (size_t)plan->fold;
-    if (plan->dp_formula) {
-        dp_phase_formula(run, plan, grp->members[d], n);
-        return SIM_OK;
-    }
-    if (run->timing_only && run->sc->ring_messages == SIM_RING_PHASES && grp->size > 2) {
-        sim_status_t e = sim_ring_phase(run, grp, d, buf, m, 1);
-        sim_exchange_done();
-        return e;
-    }
-    return sim_allgather(run, grp, d, buf, m);
-}
 
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                               int d, int c, float *w, float *g, float *v, long step)
