@@ -33,16 +33,25 @@ using simgrid::s4u::Link;
 using Pair = std::pair<const Host*, const Host*>;
 
 sim_tcp_t params;
-std::map<Pair, sim_tcp_conn_t> conns;
+/* A connection direction and the bandwidth of its route's slowest link. */
+struct Conn {
+  sim_tcp_conn_t tcp{};
+  double bottleneck = 0;
+};
+std::map<Pair, Conn> conns;
 /* each host's connections as sender and as receiver: the messages a new one shares its
  * hosts' links with are theirs still leaving */
-std::map<const Host*, std::vector<const sim_tcp_conn_t*>> sending, receiving;
+std::map<const Host*, std::vector<const Conn*>> sending, receiving;
 
-int still_leaving(const std::vector<const sim_tcp_conn_t*>& list, const sim_tcp_conn_t* self, double now)
+/* The messages of `list` other than self's still leaving at `now` whose flights queue with
+ * self's on `link` (a host's own link): those the link cannot carry each at its route's
+ * bottleneck beside self's (two workers' pushes into a server's link of their own speed;
+ * not a server's downloads to clients behind slower access links). */
+int queued_with(const std::vector<const Conn*>& list, const Conn* self, const Link* link, double now)
 {
   int n = 0;
-  for (const sim_tcp_conn_t* o : list)
-    n += o != self && o->last_send > now;
+  for (const Conn* o : list)
+    n += o != self && o->tcp.last_send > now && link->get_bandwidth() < self->bottleneck + o->bottleneck;
   return n;
 }
 
@@ -67,18 +76,21 @@ double charge(double size, const Host* src, const Host* dst, const std::vector<L
     return 1.0; /* a host to itself, or a path without latency: nothing to open */
   auto found = conns.find(Pair(src, dst));
   if (found == conns.end()) {
-    found = conns.emplace(Pair(src, dst), sim_tcp_conn_t{}).first;
+    found = conns.emplace(Pair(src, dst), Conn{}).first;
     sending[src].push_back(&found->second);
     receiving[dst].push_back(&found->second);
   }
-  sim_tcp_conn_t& c = found->second;
+  Conn& conn         = found->second;
+  conn.bottleneck    = bandwidth;
+  sim_tcp_conn_t& c  = conn.tcp;
   if (!c.open) { /* the other direction opened the connection: no handshake */
     auto back = conns.find(Pair(dst, src));
-    if (back != conns.end() && back->second.open)
+    if (back != conns.end() && back->second.tcp.open)
       sim_tcp_open(&params, &c);
   }
-  double now          = simgrid::s4u::Engine::get_clock();
-  c.sharing           = still_leaving(sending[src], &c, now) + still_leaving(receiving[dst], &c, now);
+  double now = simgrid::s4u::Engine::get_clock();
+  c.sharing  = queued_with(sending[src], &conn, links.front(), now) +
+              queued_with(receiving[dst], &conn, links.back(), now);
   sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
   /* SimGrid gives the flow latency x factor, then size / rate (the rate bounded by the
    * window cap per round trip: TCP-gamma). A message within a capped window leaves in one
