@@ -2,8 +2,9 @@
  * scenario.ini and the files it names (a platform, a device file, a trace); the fuzzer copies
  * one into a scratch folder, mutates it (a key deleted, values swapped between two keys, an
  * extreme number or unit put in a value, a number of a platform, trace or device file made
- * extreme), and runs `dtsim run scenario.ini --set run.steps=2` in a child process with a
- * time limit. Exit 0, 1 or 2 is an answer; a signal, another exit code or a hang is a
+ * extreme, or an override given on the command line: a time-like key or a model size set to
+ * an extreme with `--set`, kept in the input as set.txt), and runs `dtsim run scenario.ini
+ * --set run.steps=2 [--set KEY=VALUE]` in a child process with a time limit. Exit 0, 1 or 2 is an answer; a signal, another exit code or a hang is a
  * finding, kept as a folder under OUT that replays as a regression.
  *
  *   run_fuzz DTSIM OUT LIMIT_S replay DIR...           each DIR unmutated: 0 if all answer
@@ -234,8 +235,49 @@ static void mutate_numbers(input_t *in, int f)
     in->text[f] = splice(in->text[f], a, b, nums[pick(sizeof nums / sizeof *nums)]);
 }
 
+/* Keys whose extremes have hung or aborted runs before (a loop per interval, a model beyond
+ * memory), set with --set: the override path as well as the file's. */
+static const char *const override_keys[] = {
+    "run.eval_interval", "run.max_time",     "run.eval_every",  "run.eval_samples",
+    "faults.timeout",    "faults.mtbf",      "faults.mttr",     "faults.stall_after",
+    "cluster.latency",   "cluster.uplink_latency", "model.hidden", "model.layers",
+    "model.heads",       "model.seq",        "model.batch",     "data.test_samples",
+    "run.seed",          "model.warmup",     "model.clip_norm", "run.divergence_factor",
+};
+static const char *const override_values[] = {
+    "1e-15s", "1e-300s", "1ns", "1e9s", "0s", "-1s", "nan", "inf", "1e-12",
+    "0",      "1",       "-3",  "4096", "65536", "1048576", "1e9", "banana", "",
+};
+
+/* in's set.txt (the --set override) replaced by a random key and extreme value. */
+static void mutate_override(input_t *in)
+{
+    char line[160];
+    snprintf(line, sizeof line, "%s=%s",
+             override_keys[pick(sizeof override_keys / sizeof *override_keys)],
+             override_values[pick(sizeof override_values / sizeof *override_values)]);
+    int f = 0;
+    while (f < in->n && strcmp(in->name[f], "set.txt"))
+        f++;
+    if (f == in->n) {
+        if (in->n == MAX_FILES)
+            return;
+        snprintf(in->name[f], sizeof in->name[f], "set.txt");
+        in->text[f] = NULL;
+        in->n++;
+    }
+    free(in->text[f]);
+    in->text[f] = strdup(line);
+    if (!in->text[f]) {
+        perror("run_fuzz");
+        exit(2);
+    }
+}
+
 static void mutate(input_t *in)
 {
+    if (pick(3) == 0)
+        mutate_override(in);
     int rounds = 1 + (int)pick(3);
     for (int r = 0; r < rounds; r++) {
         int f = (int)pick((size_t)in->n);
@@ -273,7 +315,14 @@ static int run_one(const char *dtsim, const char *dir, double limit)
             dup2(fd, 2);
         }
         char *argv[] = {(char *)dtsim, (char *)"run", ini, (char *)"--set",
-                        (char *)"run.steps=2", (char *)"--db", db, NULL};
+                        (char *)"run.steps=2", (char *)"--db", db, NULL, NULL, NULL};
+        char set[4096], *override = NULL;
+        snprintf(set, sizeof set, "%s/set.txt", dir);
+        if ((override = slurp(set)) != NULL) { /* the input's --set override */
+            override[strcspn(override, "\n")] = '\0';
+            argv[7] = (char *)"--set";
+            argv[8] = override;
+        }
         execv(dtsim, argv);
         _exit(127);
     }
