@@ -1397,9 +1397,14 @@ START_TEST(precision_and_efficiency_set_the_speed)
                       ":2: model.lr_min: model.lr_min is the floor of a decay, which schedule = "
                       "constant does not have (model.schedule by default; expected schedule = "
                       "cosine or linear)");
-    expect_file_error("[model]\noptimizer = adam\n[strategy]\nkind = pipeline\n",
-                      ":2: model.optimizer: the pipeline trains with sgd only for now "
-                      "(strategy.kind at line 4; expected optimizer = sgd)");
+    /* the pipeline takes Adam and clipping (it sums its stages' squares) */
+    {
+        scenario_t sc;
+        dt_err_t err = {""};
+        const char *path = tmp_file("t.ini", "[model]\noptimizer = adamw\nclip_norm = 1\n"
+                                             "[strategy]\nkind = pipeline\nstages = 2\n");
+        ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
+    }
     expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = zero\n",
                       ":2: model.clip_norm: zero holds the gradient in shards, and the norm "
                       "summed across shards is not built yet (strategy.kind at line 4; expected "

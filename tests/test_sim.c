@@ -4152,7 +4152,7 @@ static outcome_t adam_run(const char *const *extra, int n_extra, int clip, int b
 {
     char b[64];
     snprintf(b, sizeof b, "model.batch=%d", batch);
-    const char *sets[16] = {"model.optimizer=adamw", "model.momentum=0", "model.lr=0.01",
+    const char *sets[24] = {"model.optimizer=adamw", "model.momentum=0", "model.lr=0.01",
                             "model.weight_decay=0.01", "model.warmup=5", "model.schedule=cosine",
                             "model.lr_min=0.001", b, clip ? "model.clip_norm=0.5"
                                                           : "model.clip_norm=0"};
@@ -4206,6 +4206,92 @@ START_TEST(adam_splits_equal_single)
     free(ref[0][0]);
     free(ref[1][0]);
     free(ref[0][1]);
+}
+END_TEST
+
+/* The pipeline with AdamW (adam_run's schedule), unclipped and clipped by the norm its stages
+ * (and ZeRO shards) sum: single's weights, to float rounding (the sgd tests' 2e-5), for 2 and
+ * 4 stages of an mlp of 6 dense layers under gpipe and 1f1b, 2 x 3 chunks interleaved, and 2
+ * replicas of 2 x 2 chunks with a plain all-reduce, buckets, ZeRO-1 and ZeRO-2 (with and
+ * without zero_grad_overlap). A stage's optimizer memory is 8 bytes a parameter, twice
+ * sgd's momentum at the same split. */
+START_TEST(adam_pipeline_equals_single)
+{
+    static const char *const deep[][6] = {
+        {"strategy.stages=2", "strategy.pipeline_schedule=gpipe", "strategy.micro_batches=4"},
+        {"strategy.stages=4", "strategy.pipeline_schedule=1f1b", "strategy.micro_batches=4"},
+        {"strategy.stages=2", "strategy.pipeline_schedule=interleaved", "strategy.micro_batches=6",
+         "strategy.virtual_stages=3"},
+    };
+    static const char *const hybrid[][4] = {
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=no", "strategy.zero_stage=1",
+         "strategy.zero_grad_overlap=no"},
+        {"strategy.bucket_mb=0.0003", "strategy.shard_optimizer=no", "strategy.zero_stage=1",
+         "strategy.zero_grad_overlap=no"},
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=yes", "strategy.zero_stage=1",
+         "strategy.zero_grad_overlap=no"},
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
+         "strategy.zero_grad_overlap=no"},
+        {"strategy.bucket_mb=0", "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
+         "strategy.zero_grad_overlap=yes"},
+    };
+    const char *six[] = {"strategy.kind=single", "model.hidden=16,12,12,8,8"};
+    const char *four[] = {"strategy.kind=single", "model.hidden=16,12,12"};
+    float *ref[2][2] = {{NULL}}; /* [clip][hybrid's model] */
+    outcome_t r[2];
+    for (int clip = 0; clip < 2; clip++) {
+        r[0] = adam_run(six, 2, clip, 24, &ref[clip][0]);
+        r[1] = adam_run(four, 2, clip, 48, &ref[clip][1]);
+    }
+    /* clipping moves single's weights: a clipped split equal to it clipped */
+    ck_assert_double_gt(max_rel_diff(ref[1][0], ref[0][0], r[0].n_params), 1e-4);
+    ck_assert_double_gt(max_rel_diff(ref[1][1], ref[0][1], r[1].n_params), 1e-4);
+    for (int clip = 0; clip < 2; clip++) {
+        for (size_t c = 0; c < sizeof deep / sizeof deep[0]; c++) {
+            const char *sets[8] = {"strategy.kind=pipeline", "model.hidden=16,12,12,8,8"};
+            int n = 2;
+            for (int i = 0; i < 6 && deep[c][i]; i++)
+                sets[n++] = deep[c][i];
+            float *got = NULL;
+            outcome_t o = adam_run(sets, n, clip, 24, &got);
+            ck_assert(o.samples == r[0].samples);
+            double d = max_rel_diff(got, ref[clip][0], o.n_params);
+            printf("adamw pipeline %s %s%s: max relative difference to single %.2e\n", deep[c][0],
+                   deep[c][1], clip ? " clip_norm=0.5" : "", d);
+            ck_assert_msg(d < 2e-5, "%s %s clip %d: max relative difference %g", deep[c][0],
+                          deep[c][1], clip, d);
+            if (c == 1 && !clip) { /* Adam's two moments against sgd's momentum, 4 stages */
+                const char *sgd[] = {"strategy.kind=pipeline", "model.hidden=16,12,12,8,8",
+                                     deep[c][0], deep[c][1], deep[c][2]};
+                outcome_t m = simulate(sgd, 5, NULL);
+                ck_assert_msg(o.mem0[2] == 2 * m.mem0[2] && o.mem0[2] == 2 * o.mem0[0],
+                              "optimizer memory %g, sgd's %g, parameters %g", o.mem0[2],
+                              m.mem0[2], o.mem0[0]);
+            }
+            free(got);
+        }
+        for (size_t c = 0; c < sizeof hybrid / sizeof hybrid[0]; c++) {
+            const char *sets[12] = {"strategy.kind=pipeline", "model.hidden=16,12,12",
+                                    "strategy.stages=2", "strategy.virtual_stages=2",
+                                    "strategy.micro_batches=4",
+                                    "strategy.pipeline_schedule=interleaved",
+                                    "strategy.data_parallel=2", "strategy.algorithm=ring"};
+            memcpy(&sets[8], hybrid[c], sizeof hybrid[c]);
+            float *got = NULL;
+            outcome_t o = adam_run(sets, 12, clip, 24, &got);
+            ck_assert(o.samples == r[1].samples);
+            double d = max_rel_diff(got, ref[clip][1], o.n_params);
+            printf("adamw pipeline 2 replicas %s %s %s %s%s: max relative difference to single "
+                   "%.2e\n",
+                   hybrid[c][0], hybrid[c][1], hybrid[c][2], hybrid[c][3],
+                   clip ? " clip_norm=0.5" : "", d);
+            ck_assert_msg(d < 2e-5, "2 replicas %s %s %s %s clip %d: max relative difference %g",
+                          hybrid[c][0], hybrid[c][1], hybrid[c][2], hybrid[c][3], clip, d);
+            free(got);
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        free(ref[k / 2][k % 2]);
 }
 END_TEST
 
@@ -4812,6 +4898,7 @@ int main(void)
     tcase_add_test(tc, hybrid_buckets_overlap_the_last_backward);
     tcase_add_test(tc, tensor_equals_single);
     tcase_add_test(tc, adam_splits_equal_single);
+    tcase_add_test(tc, adam_pipeline_equals_single);
     tcase_add_test(tc, hybrid_equals_single);
     tcase_add_test(tc, hybrid_sharded_optimizer_equals_single);
     tcase_add_test(tc, memory_per_worker);

@@ -581,9 +581,9 @@ static int check_precision(const scenario_t *sc, dt_err_t *err)
 }
 
 /* The optimizer's keys against the optimizer, the schedule and the strategy: Adam's keys
- * are not SGD's and momentum is not Adam's; lr_min is a decay's; the pipeline trains real
- * models with SGD only for now, and where the gradient is sharded (zero, tensor, pipeline, sync-ps over
- * several shards) the norm summed across shards is not built yet. 1 on an error. */
+ * are not SGD's and momentum is not Adam's; lr_min is a decay's; where the gradient is
+ * sharded (zero, tensor, sync-ps over several shards) the norm summed across shards is not
+ * built yet (the pipeline sums its stages' and shards' squares). 1 on an error. */
 static int check_optimizer(const scenario_t *sc, dt_err_t *err)
 {
     const trainer_optim_t *o = &sc->sgd;
@@ -631,14 +631,7 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
                       where);
         return 1;
     }
-    if (!strcmp(st, "pipeline") && o->kind != TRAINER_OPT_SGD) {
-        k = scenario_blame(sc, "model.optimizer", "strategy.kind", where, sizeof where);
-        scenario_fail(sc, err, k,
-                      "the pipeline trains with sgd only for now (%s; expected optimizer = sgd)",
-                      where);
-        return 1;
-    }
-    int sharded = !strcmp(st, "pipeline") || !strcmp(st, "zero") || !strcmp(st, "tensor") ||
+    int sharded = !strcmp(st, "zero") || !strcmp(st, "tensor") ||
                   (!strcmp(st, "sync-ps") && scenario_own(sc, "servers")->l > 1);
     if (sharded && o->clip_norm > 0.0f) {
         k = scenario_blame(sc, "model.clip_norm", "strategy.kind", where, sizeof where);

@@ -74,6 +74,12 @@ typedef struct pipe_plan {
     sim_bucket_list_t bk[PIPE_MAX_CHUNKS];
     sim_bucket_list_t bk_stage[PIPE_MAX_STAGES];
     char *bk_end; /* (layers) */
+    /* model.clip_norm on a real model: the groups that sum their members' squares of the
+     * mean gradient before any updates (Megatron-LM's model-parallel group): replica d's
+     * stages, group d; under ZeRO, every replica's stages in one group (each holds a
+     * shard) */
+    sim_group_t *norm;
+    int n_norm;
     int updated, exited; /* replica 0's stages that updated this step, that left the run */
     /* strategy.tensor_comm = formula, where the tensor groups allow it (pipe_plan_formula): a
      * ring step of b bytes in a group takes tp_a + tp_c b seconds, and a member's pass is one
@@ -146,6 +152,19 @@ typedef struct pipe_plan {
 } pipe_plan_t;
 
 enum { PIPE_TP_MESSAGES, PIPE_TP_FORMULA, PIPE_TP_NCCL }; /* strategy.tensor_comm */
+
+/* A replica's optimizer (model.optimizer) over the parameters' layout: its weights and
+ * state are the replica's head's, the gradients the member's own; each stage updates only
+ * its slices (pipe_optim_apply, stage.c). */
+typedef struct pipe_optim {
+    float *w; /* (n_params) replica d's weights */
+    float *g; /* (n_params) the member's gradients, the mean once reduced */
+    float *m; /* (n_params) SGD's momentum or Adam's first moment */
+    float *v; /* (n_params) Adam's second moment; NULL: sgd */
+    long step;
+} pipe_optim_t;
+/* The update of [at, at + n) at o's step, the gradients scaled by clip first (1: none). */
+void pipe_optim_apply(sim_run_t *run, const pipe_optim_t *o, size_t at, size_t n, float clip);
 enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
 enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
@@ -201,27 +220,36 @@ void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
  * its bytes counted as the messages' (the links' tables miss them). */
 double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
                              size_t n);
-/* zero.c: zero_grad_overlap's update of chunk c (replica d's chunk of each bucket the stream
- * reduce-scattered), and the size of its buckets. */
+/* zero.c: zero_grad_overlap's update of chunk c: the mean of replica d's chunk of each
+ * bucket the stream reduce-scattered (its sum of squares added to *sq, unless NULL), then
+ * the update of those chunks, the gradients scaled by clip first (model.clip_norm's
+ * factor; 1: none), and below stage 3 each bucket's weights all-gathered; and the size of
+ * its buckets. */
+void pipe_zero_mean(sim_run_t *run, const pipe_plan_t *plan, int d, int c, float *g, double *sq);
 sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                              int d, int c, float *w, float *g, float *v, long step);
+                              int d, int c, const pipe_optim_t *o, float clip);
 double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int replicas);
 /* ZeRO without the overlap's buckets (zero.c): stages 2 and 3 without
  * zero_grad_overlap reduce-scatter each micro-batch's gradients of a slice of n after its
  * backward pass (DeepSpeed's stage 2 reduces them as the backward pass makes them, so that
  * only the shard accumulates), replica d adding chunk d of the sum into acc (`first` starts
  * it); stage 3 gathers the slice before each pass (nothing without replicas); and the
- * update of a slice: replica d's chunk d with its momentum alone, stage 1 reduce-scattering
- * the step's gradients first (the ring all-reduce's bytes), stages 2 and 3 taking acc;
- * stages 1 and 2 then all-gather the weights, stage 3 keeps its shard. */
+ * update of a slice: replica d's chunk d with its optimizer state alone, its mean first
+ * (pipe_zero_slice_reduce: stage 1 reduce-scattering the step's gradients, the ring
+ * all-reduce's bytes; stages 2 and 3 taking acc; its sum of squares added to *sq unless
+ * NULL), then its update from p0 (the slice's start) scaled by clip, and stages 1 and 2
+ * all-gather the weights, stage 3 keeps its shard. */
 sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *g, float *acc, size_t n,
                                     int first);
 sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
                                     const sim_group_t *grp, int d, float *w, size_t n);
+sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *g, const float *acc,
+                                    size_t n, double *sq);
 sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *w, float *g, float *v,
-                                    const float *acc, size_t n, long step);
+                                    const sim_group_t *grp, int d, const pipe_optim_t *o,
+                                    size_t p0, size_t n, float clip);
 /* What the summary line says of ZeRO's overlap and of dp_comm, appended at line. */
 void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size);
 /* zero_prefetch: stage s's jobs (zjobs, zkind, zgather) for its schedule of n_ops passes
@@ -304,6 +332,7 @@ typedef struct pipe_stage_state {
     int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
     sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
     int *backwards_of; /* (V) the step's backward passes through each of the stage's chunks */
+    float norm2; /* model.clip_norm: its squares of the step's mean gradient, then the group's */
     /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
      * of the bytes its messages sent, those counted for the members they did not stand for
      * (pipe_count_members), -1 once it stood for them (pipe_stand_for_members) */

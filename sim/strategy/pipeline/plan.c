@@ -36,6 +36,9 @@ void pipe_plan_free(void *p)
         free(plan->emb[d].members);
     free(plan->emb);
     free(plan->group);
+    for (int g = 0; g < plan->n_norm; g++)
+        free(plan->norm[g].members);
+    free(plan->norm);
     free(plan->tp);
     free(plan->lf);
     free(plan->lb);
@@ -382,6 +385,19 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
             plan->tp[k].members = dt_calloc((size_t)T, sizeof(sim_node_t *));
             for (int r = 0; r < T; r++)
                 plan->tp[k].members[r] = &run->workers[k * T + r];
+        }
+    }
+    /* model.clip_norm on a real model: who sums its squares with whom (stage.c) */
+    if (!run->timing_only && run->sc->sgd.clip_norm > 0.0f) {
+        int sharded = plan->zero && D > 1;
+        plan->n_norm = sharded ? 1 : D;
+        plan->norm = dt_calloc((size_t)plan->n_norm, sizeof(sim_group_t));
+        for (int g = 0; g < plan->n_norm; g++) {
+            int size = (sharded ? D : 1) * S * T;
+            plan->norm[g].size = size;
+            plan->norm[g].members = dt_calloc((size_t)size, sizeof(sim_node_t *));
+            for (int k = 0; k < size; k++)
+                plan->norm[g].members[k] = &run->workers[g * size + k];
         }
     }
     pipe_dp_plan(plan, run);

@@ -47,27 +47,49 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
     }
 }
 
-/* A stage's update after its last backward pass of the step, on its slice of n parameters:
- * with replicas, the sum of its gradients over them (the group of replica d's stage), then
- * SGD on the mean. ZeRO (strategy.shard_optimizer with zero_stage): replica d updates chunk
- * d of the slice with that chunk's momentum alone; stage 1 gets the chunk's sum by a ring
- * reduce-scatter of the step's gradients (the same weights, the same bytes as the ring
- * all-reduce), stages 2 and 3 have it in acc; stages 1 and 2 then all-gather the weights,
- * stage 3 keeps its shard (pipe_zero_slice_update). reduced: the stage's stream has summed
- * the gradients already, bucket by bucket (plan_buckets in plan.c). */
-static sim_status_t stage_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                                 int d, float *w, float *g, float *v, const float *acc, size_t n,
-                                 long step, int reduced)
+void pipe_optim_apply(sim_run_t *run, const pipe_optim_t *o, size_t at, size_t n, float clip)
+{
+    if (clip != 1.0f)
+        run->be->scale(n, clip, o->g + at);
+    sim_update(run, o->w + at, o->g + at, o->m + at, o->v ? o->v + at : NULL, n, o->step,
+               o->step + 1);
+}
+
+/* The first half of a stage's update after its last backward pass of the step, on chunk
+ * c's slice of n parameters from p0: with replicas, the sum of its gradients over them
+ * (the group of replica d's stage), then their mean; its sum of squares added to *sq
+ * unless NULL. ZeRO (strategy.shard_optimizer with zero_stage): replica d's chunk d of the
+ * slice alone (pipe_zero_slice_reduce: stage 1 gets the chunk's sum by a ring
+ * reduce-scatter of the step's gradients, the same weights and bytes as the ring
+ * all-reduce; stages 2 and 3 have it in acc). reduced: the stage's stream has summed the
+ * gradients already, bucket by bucket (plan_buckets in plan.c). */
+static sim_status_t stage_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                 int d, float *g, const float *acc, size_t n, int reduced,
+                                 double *sq)
 {
     float mean = 1.0f / (float)(plan->M * plan->D);
     sim_status_t st;
     if (plan->D > 1 && plan->zero)
-        return pipe_zero_slice_update(run, plan, grp, d, w, g, v, acc, n, step);
+        return pipe_zero_slice_reduce(run, plan, grp, d, g, acc, n, sq);
     if (plan->D > 1 && !reduced &&
         (st = pipe_dp_allreduce(run, plan, grp, d, g, n, pipe_dp_algo(run))) != SIM_OK)
         return st;
     run->be->scale(n, mean, g);
-    sim_sgd(run, w, g, v, n, step);
+    if (sq)
+        *sq += run->be->sumsq(g, n);
+    return SIM_OK;
+}
+
+/* Its second half: the optimizer on what replica d updates of the slice, the gradients
+ * scaled by clip first; under ZeRO, replica d's chunk with that chunk's state alone, then
+ * stages 1 and 2 all-gather the weights, stage 3 keeps its shard
+ * (pipe_zero_slice_update). */
+static sim_status_t stage_apply(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                int d, const pipe_optim_t *o, size_t p0, size_t n, float clip)
+{
+    if (plan->D > 1 && plan->zero)
+        return pipe_zero_slice_update(run, plan, grp, d, o, p0, n, clip);
+    pipe_optim_apply(run, o, p0, n, clip);
     return SIM_OK;
 }
 
@@ -123,7 +145,8 @@ typedef struct stage_ctx {
     const sim_group_t *tp;      /* the stage's tensor group (NULL: tensor = 1) */
     const sim_group_t *dp;      /* the same member of the stage in every replica */
     /* replica d's parameters: one buffer, each stage updating its chunks' slices */
-    float *weights, *velocity, *grads, *acc;
+    float *weights, *grads, *acc;
+    pipe_optim_t opt; /* the replica's weights and optimizer state, the member's gradients */
     int sharded_grads; /* ZeRO 2, 3 without zero_grad_overlap: pipe_zero_shard_reduce */
     int bucketed;      /* the stage's stream reduces its chunks' buckets */
     int n_ops;         /* the passes of its schedule a step */
@@ -178,8 +201,9 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     x->dp = &plan->group[x->stage * tensor + x->member];
     sim_node_t *head = &run->workers[x->replica * stages * tensor];
     x->weights = head->params;
-    x->velocity = head->velocity;
     x->grads = node->grads;
+    x->opt = (pipe_optim_t){.w = head->params, .g = node->grads, .m = head->velocity,
+                            .v = head->moment2};
     x->acc = node->scratch;
     x->sharded_grads = plan->zero >= 2 && plan->D > 1 && !plan->zero_overlap;
     x->bucketed = plan->bucketed && plan->bk_stage[x->stage].n > 0;
@@ -343,34 +367,68 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
     return STAGE_ON;
 }
 
+/* model.clip_norm's factor from the stage's sum of squares sq of the step's mean gradient:
+ * the norm group's sum of them (a tree all-reduce of one float), so every stage clips by
+ * the whole model's norm (torch.nn.utils.clip_grad_norm_'s factor); -1 on a failure. */
+static float stage_clip_factor(stage_ctx_t *x, double sq)
+{
+    const pipe_plan_t *plan = x->plan;
+    int size = plan->norm[0].size, me = x->node->rank % size;
+    x->st->norm2 = (float)sq;
+    if (size > 1 && sim_allreduce(x->run, &plan->norm[x->node->rank / size], me, &x->st->norm2,
+                                  1, SIM_ALLREDUCE_TREE) != SIM_OK)
+        return -1.0f;
+    return trainer_clip_factor(x->run->sc->sgd.clip_norm, sqrt((double)x->st->norm2));
+}
+
 /* After the stage's last backward pass of the step: with replicas, the sum of the stage's
  * gradients over them, while the stages below go on with their backward passes; then its
  * update (stage 0 evaluates after its own, the step's last); interleaved, chunk by chunk
- * once all are done, as Megatron-LM reduces each model chunk's gradients. */
+ * once all are done, as Megatron-LM reduces each model chunk's gradients. With
+ * model.clip_norm every chunk is reduced, then the norm summed over the norm group, before
+ * any chunk is updated. */
 static int stage_step_update(stage_ctx_t *x)
 {
     sim_run_t *run = x->run;
     pipe_plan_t *plan = x->plan;
     int replica = x->replica;
     float *weights = x->weights, *grads = x->grads;
+    int clip = plan->norm != NULL;
+    double sq = 0;
+    x->opt.step = x->step;
     if (plan->zero_prefetch) /* every job of the step */
         wait_job(run, x->node, x->st, plan->zjobs[x->stage].n - 1);
     else if (x->bucketed)
         sim_buckets_wait(run, x->node);
-    for (int u = 0; u < plan->V && !run->failed; u++) {
-        int chunk = u * plan->S + x->stage; /* the stage's chunk u */
-        size_t p0 = plan->p0[chunk], n_params = plan->p1[chunk] - p0;
-        int reduced = (plan->bucketed && plan->bk[chunk].n > 0) || plan->E > 1;
-        if (plan->zero_overlap) { /* the stream reduce-scattered it */
-            if (pipe_zero_update(run, plan, x->dp, replica, chunk, weights, grads, x->velocity,
-                                 x->step) != SIM_OK)
-                run->failed = 1;
-        } else if ((plan->E > 1 && pipe_expert_reduce(run, plan, x->node, grads + p0, n_params,
-                                                      plan->pe[chunk])) ||
-                   stage_update(run, plan, x->dp, replica, weights + p0, grads + p0,
-                                x->velocity + p0, x->acc + p0, n_params, x->step,
-                                reduced) != SIM_OK)
+    for (int pass = 0; pass < 1 + clip && !run->failed; pass++) {
+        float factor = 1.0f;
+        if (pass == 1 && (factor = stage_clip_factor(x, sq)) < 0.0f) {
             run->failed = 1;
+            break;
+        }
+        for (int u = 0; u < plan->V && !run->failed; u++) {
+            int chunk = u * plan->S + x->stage; /* the stage's chunk u */
+            size_t p0 = plan->p0[chunk], n_params = plan->p1[chunk] - p0;
+            int reduced = (plan->bucketed && plan->bk[chunk].n > 0) || plan->E > 1;
+            int reduce = pass == 0, apply = pass == clip;
+            if (plan->zero_overlap) { /* the stream reduce-scattered it */
+                if (reduce)
+                    pipe_zero_mean(run, plan, replica, chunk, grads, clip ? &sq : NULL);
+                if (apply && pipe_zero_update(run, plan, x->dp, replica, chunk, &x->opt,
+                                              factor) != SIM_OK)
+                    run->failed = 1;
+                continue;
+            }
+            if (reduce &&
+                ((plan->E > 1 && pipe_expert_reduce(run, plan, x->node, grads + p0, n_params,
+                                                    plan->pe[chunk])) ||
+                 stage_reduce(run, plan, x->dp, replica, grads + p0, x->acc + p0, n_params,
+                              reduced, clip ? &sq : NULL) != SIM_OK))
+                run->failed = 1;
+            else if (apply && stage_apply(run, plan, x->dp, replica, &x->opt, p0, n_params,
+                                          factor) != SIM_OK)
+                run->failed = 1;
+        }
     }
     if (run->failed)
         return STAGE_FAILED;

@@ -17,21 +17,38 @@
 
 #include "pipeline_impl.h"
 
-sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                              int d, int c, float *w, float *g, float *v, long step)
+/* Chunk d of bucket k of chunk c's buckets: [*lo, *hi). */
+static void bucket_shard(const pipe_plan_t *plan, int c, int k, int d, size_t *lo, size_t *hi)
 {
     const sim_bucket_list_t *bk = &plan->bk[c];
-    int D = plan->D;
-    float mean = 1.0f / (float)(plan->M * D);
-    for (int k = 0; k < bk->n; k++) { /* chunk d of each bucket, reduced by the stream */
-        size_t n = bk->hi[k] - bk->lo[k];
-        size_t lo = bk->lo[k] + n * (size_t)d / (size_t)D;
-        size_t hi = bk->lo[k] + n * (size_t)(d + 1) / (size_t)D;
+    size_t n = bk->hi[k] - bk->lo[k];
+    *lo = bk->lo[k] + n * (size_t)d / (size_t)plan->D;
+    *hi = bk->lo[k] + n * (size_t)(d + 1) / (size_t)plan->D;
+}
+
+void pipe_zero_mean(sim_run_t *run, const pipe_plan_t *plan, int d, int c, float *g, double *sq)
+{
+    float mean = 1.0f / (float)(plan->M * plan->D);
+    for (int k = 0; k < plan->bk[c].n; k++) { /* chunk d of each bucket, reduced by the stream */
+        size_t lo, hi;
+        bucket_shard(plan, c, k, d, &lo, &hi);
         run->be->scale(hi - lo, mean, g + lo);
-        sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+        if (sq)
+            *sq += run->be->sumsq(g + lo, hi - lo);
+    }
+}
+
+sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                              int d, int c, const pipe_optim_t *o, float clip)
+{
+    const sim_bucket_list_t *bk = &plan->bk[c];
+    for (int k = 0; k < bk->n; k++) {
+        size_t lo, hi;
+        bucket_shard(plan, c, k, d, &lo, &hi);
+        pipe_optim_apply(run, o, lo, hi - lo, clip);
     }
     for (int k = 0; k < bk->n && plan->zero < 3; k++) {
-        sim_status_t e = pipe_dp_allgather(run, plan, grp, d, w + bk->lo[k],
+        sim_status_t e = pipe_dp_allgather(run, plan, grp, d, o->w + bk->lo[k],
                                            bk->hi[k] - bk->lo[k]);
         if (e != SIM_OK)
             return e;
@@ -108,9 +125,9 @@ sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
                             : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
 }
 
-sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *w, float *g, float *v,
-                                    const float *acc, size_t n, long step)
+sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, float *g, const float *acc,
+                                    size_t n, double *sq)
 {
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
@@ -123,9 +140,20 @@ sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
     if (plan->zero >= 2 && !run->timing_only)
         run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
     run->be->scale(hi - lo, mean, g + lo);
-    sim_sgd(run, w + lo, g + lo, v + lo, hi - lo, step);
+    if (sq)
+        *sq += run->be->sumsq(g + lo, hi - lo);
+    return SIM_OK;
+}
+
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, int d, const pipe_optim_t *o,
+                                    size_t p0, size_t n, float clip)
+{
+    size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
+    pipe_optim_apply(run, o, p0 + lo, hi - lo, clip);
     if (plan->zero >= 3)
         return SIM_OK;
+    float *w = o->w + p0;
     return plan->dp_formula || plan->dp_nccl ? pipe_dp_allgather(run, plan, grp, d, w, n)
                             : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
 }
