@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build docs demo test asan fuzz fuzz-smoke fuzz-run bench bench-scale bench-check bench-gpu clean
+.PHONY: all deps build docs demo test asan fuzz fuzz-smoke fuzz-run check-runs bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -52,6 +52,12 @@ fuzz: deps
 # a hang: a legal run can take most of a minute (100 million synthetic samples took 54 s here).
 fuzz-run: build
 	./$(BUILD)/run_fuzz ./$(BUILD)/dtsim $(BUILD)/run-fuzz-long 120 fuzz $$(date +%s) -$(FUZZ_SECONDS) tests/fuzz/corpus/run/*
+
+# What check accepts, run starts: every shipped scenario checked on each device (cuda where a
+# GPU is present) and, where accepted, its first run run for 2 steps (tests/check_runs.sh);
+# about 15 minutes on 2 cores, so not part of `make test`.
+check-runs: build
+	sh tests/check_runs.sh $(BUILD)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps
