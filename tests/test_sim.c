@@ -3658,6 +3658,7 @@ static uint32_t cut_rand(uint64_t *x)
 START_TEST(pipeline_cut_even)
 {
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    plan->first = dt_calloc(81, sizeof(int)); /* (C + 1) as pipe_plan_layout sizes it */
     int start[80];
     double cost[80];
     for (int g = 0; g < 80; g++)
@@ -3686,6 +3687,7 @@ START_TEST(pipeline_cut_even)
             if (__builtin_popcount(mask) != k - 1)
                 continue;
             pipe_plan_t *t = dt_calloc(1, sizeof *t);
+            t->first = dt_calloc((size_t)G + 1, sizeof(int));
             t->C = 0;
             t->first[t->C++] = 0;
             for (int g = 1; g < G; g++)
@@ -3694,6 +3696,7 @@ START_TEST(pipeline_cut_even)
             t->first[t->C] = G;
             double l, q;
             cut_measure(t, cost, &l, &q);
+            free(t->first);
             free(t);
             if (l < best_l - 1e-12 || (l <= best_l + 1e-12 && q < best_s))
                 best_l = l, best_s = q;
@@ -3702,6 +3705,7 @@ START_TEST(pipeline_cut_even)
                       "G %d k %d: largest %g squares %g, best %g %g", G, k, largest, squares,
                       best_l, best_s);
     }
+    free(plan->first);
     free(plan);
 }
 END_TEST

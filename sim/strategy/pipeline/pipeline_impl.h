@@ -10,8 +10,7 @@
 #include "nccl_group.h"
 #include "strategy.h"
 
-#define PIPE_MAX_STAGES 64
-/* stages x strategy.virtual_stages: the chunks of layers the model is cut into */
+/* stages x strategy.virtual_stages: the chunks of layers the model is cut into, at most */
 #define PIPE_MAX_CHUNKS 512
 enum { PIPE_STOP = -1 };
 
@@ -38,23 +37,24 @@ typedef struct pipe_plan {
     /* zero_prefetch: stage s's stream jobs of a step in the order they are handed over
      * (the slice gathered or the bucket reduce-scattered), their kinds ('G', 'R') and, per
      * op of its schedule, the job gathering for it (pipe_zero_jobs) */
-    sim_bucket_list_t zjobs[PIPE_MAX_STAGES];
+    sim_bucket_list_t *zjobs; /* (S) */
+    char **zkind;             /* (S) */
+    int **zgather;            /* (S) */
     /* strategy.dp_comm = formula, where the replicas' rings allow it (pipe_plan_dp_formula):
      * a ring step of b bytes over a stage's replicas takes dp_a + dp_c b seconds (dp_why
      * below: why it is messages after all) */
     int dp_formula;
     int dp_key; /* strategy.dp_comm: SIM_DP_MESSAGES, _FORMULA or _NCCL */
     double dp_a, dp_c;
-    char *zkind[PIPE_MAX_STAGES];
-    int *zgather[PIPE_MAX_STAGES];
     int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
-    int first[PIPE_MAX_CHUNKS + 1]; /* chunk c runs layers [first[c], first[c+1]) */
-    double fwd[PIPE_MAX_CHUNKS], bwd[PIPE_MAX_CHUNKS]; /* FLOPs per sample of each chunk */
-    size_t p0[PIPE_MAX_CHUNKS], p1[PIPE_MAX_CHUNKS];   /* its parameters [p0, p1) */
-    double act[PIPE_MAX_CHUNKS];    /* values per sample it keeps for the backward pass */
-    double act_piece[PIPE_MAX_CHUNKS]; /* and holds besides while it recomputes a piece
-                                          (model.recompute) */
-    size_t out[PIPE_MAX_CHUNKS];    /* floats per sample it sends on (the last: 0) */
+    /* per chunk (the arrays of C and of S are allocated with the layout, pipe_plan_layout) */
+    int *first;          /* (C + 1) chunk c runs layers [first[c], first[c+1]) */
+    double *fwd, *bwd;   /* (C) FLOPs per sample of each chunk */
+    size_t *p0, *p1;     /* (C) its parameters [p0, p1) */
+    double *act;         /* (C) values per sample it keeps for the backward pass */
+    double *act_piece;   /* (C) and holds besides while it recomputes a piece
+                            (model.recompute) */
+    size_t *out;         /* (C) floats per sample it sends on (the last: 0) */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run */
     sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
@@ -71,8 +71,8 @@ typedef struct pipe_plan {
      * chunk's first); and per layer 1 where a bucket's last gradient is final after its
      * backward pass */
     int bucketed;
-    sim_bucket_list_t bk[PIPE_MAX_CHUNKS];
-    sim_bucket_list_t bk_stage[PIPE_MAX_STAGES];
+    sim_bucket_list_t *bk;       /* (C) */
+    sim_bucket_list_t *bk_stage; /* (S) */
     char *bk_end; /* (layers) */
     /* model.clip_norm on a real model: the groups that sum their members' squares of the
      * mean gradient before any updates (Megatron-LM's model-parallel group): replica d's
@@ -100,7 +100,7 @@ typedef struct pipe_plan {
     int E;
     double imbalance;                /* strategy.expert_imbalance: the busiest member's
                                         routed FLOPs over the mean */
-    size_t pe[PIPE_MAX_CHUNKS];
+    size_t *pe;                      /* (C) */
     double *a2a;                     /* (layers) each all-to-all's elements per sample of
                                         the MoE block whose routed experts start there */
     sim_group_t *ep;                 /* (D/E S T) expert groups: member r of stage s of
@@ -140,8 +140,8 @@ typedef struct pipe_plan {
      * exchange adds to a micro-batch's forward and backward pass where it outlasts the
      * attention it overlaps (seconds), and the bytes each member sends meanwhile */
     int cp;
-    double cx_f[PIPE_MAX_CHUNKS], cx_b[PIPE_MAX_CHUNKS];
-    double cx_bytes_f[PIPE_MAX_CHUNKS], cx_bytes_b[PIPE_MAX_CHUNKS];
+    double *cx_f, *cx_b;             /* (C) */
+    double *cx_bytes_f, *cx_bytes_b; /* (C) */
     /* strategy.dp_comm = nccl (pipe_dp_plan): the collectives over the replicas take
      * NCCL's time in closed form, each group's from where its hosts lie (parallel to group
      * and eg); dp_why: why the replicas' collectives are messages after all under dp_comm =
@@ -258,7 +258,8 @@ void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size);
 void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int n_ops);
 
 /* The layout of run's pipeline (chunks, their layers, FLOPs, parameters, activations, the
- * tensor split), without workspaces or groups: what the memory and check slots need. */
+ * tensor split; the per-chunk and per-stage arrays allocated), without workspaces or groups:
+ * what the memory and check slots need. */
 void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run);
 /* The layout, a workspace per micro-batch of a real model, the gradient buckets and the
  * groups of a hybrid; pipe_plan_free frees it (a run's shared_free). */

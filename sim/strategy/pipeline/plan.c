@@ -12,6 +12,52 @@
 #include "platform.h"
 #include "profile_memory.h"
 
+/* The per-chunk and per-stage arrays, zeroed, for plan->C chunks on plan->S stages. */
+static void plan_arrays(pipe_plan_t *plan)
+{
+    size_t chunks = (size_t)plan->C, stages = (size_t)plan->S;
+    plan->first = dt_calloc(chunks + 1, sizeof(int));
+    plan->fwd = dt_calloc(chunks, sizeof(double));
+    plan->bwd = dt_calloc(chunks, sizeof(double));
+    plan->p0 = dt_calloc(chunks, sizeof(size_t));
+    plan->p1 = dt_calloc(chunks, sizeof(size_t));
+    plan->act = dt_calloc(chunks, sizeof(double));
+    plan->act_piece = dt_calloc(chunks, sizeof(double));
+    plan->out = dt_calloc(chunks, sizeof(size_t));
+    plan->pe = dt_calloc(chunks, sizeof(size_t));
+    plan->cx_f = dt_calloc(chunks, sizeof(double));
+    plan->cx_b = dt_calloc(chunks, sizeof(double));
+    plan->cx_bytes_f = dt_calloc(chunks, sizeof(double));
+    plan->cx_bytes_b = dt_calloc(chunks, sizeof(double));
+    plan->bk = dt_calloc(chunks, sizeof(sim_bucket_list_t));
+    plan->bk_stage = dt_calloc(stages, sizeof(sim_bucket_list_t));
+    plan->zjobs = dt_calloc(stages, sizeof(sim_bucket_list_t));
+    plan->zkind = dt_calloc(stages, sizeof(char *));
+    plan->zgather = dt_calloc(stages, sizeof(int *));
+}
+
+static void plan_arrays_free(pipe_plan_t *plan)
+{
+    free(plan->first);
+    free(plan->fwd);
+    free(plan->bwd);
+    free(plan->p0);
+    free(plan->p1);
+    free(plan->act);
+    free(plan->act_piece);
+    free(plan->out);
+    free(plan->pe);
+    free(plan->cx_f);
+    free(plan->cx_b);
+    free(plan->cx_bytes_f);
+    free(plan->cx_bytes_b);
+    free(plan->bk);
+    free(plan->bk_stage);
+    free(plan->zjobs);
+    free(plan->zkind);
+    free(plan->zgather);
+}
+
 void pipe_plan_free(void *p)
 {
     pipe_plan_t *plan = p;
@@ -44,15 +90,16 @@ void pipe_plan_free(void *p)
     free(plan->lb);
     free(plan->red_f);
     free(plan->red_b);
-    for (int c = 0; c < plan->C; c++)
+    for (int c = 0; plan->bk && c < plan->C; c++)
         sim_bucket_list_free(&plan->bk[c]);
-    for (int s = 0; s < plan->S; s++) {
+    for (int s = 0; plan->bk_stage && s < plan->S; s++) {
         sim_bucket_list_free(&plan->bk_stage[s]);
         sim_bucket_list_free(&plan->zjobs[s]);
         free(plan->zkind[s]);
         free(plan->zgather[s]);
     }
     free(plan->bk_end);
+    plan_arrays_free(plan);
     free(plan);
 }
 
@@ -252,8 +299,8 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
     plan->imbalance = scenario_own(sc, "expert_imbalance")->d;
-    DT_ASSERT(plan->S <= PIPE_MAX_STAGES && plan->C <= PIPE_MAX_CHUNKS &&
-              plan->D * plan->S * plan->T == run->n_workers);
+    DT_ASSERT(plan->C <= PIPE_MAX_CHUNKS && plan->D * plan->S * plan->T == run->n_workers);
+    plan_arrays(plan);
     if (run->timing_only)
         plan_profile(plan, &run->profile, run->sc->recompute);
     else
