@@ -12,25 +12,7 @@
 #include "model.h"
 #include "train.h"
 
-static trainer_dataset_t ds;
-static trainer_model_t mlp;
-
-static void setup(void)
-{
-    trainer_dataset_synthetic(&ds, 600, 20, 4, 1.0f, 7);
-    trainer_model_config_t cfg;
-    trainer_model_config_default(&cfg, TRAINER_ARCH_MLP);
-    cfg.in_channels = 1;
-    cfg.in_h = 1;
-    cfg.in_w = 20;
-    cfg.classes = 4;
-    cfg.n_hidden = 2;
-    cfg.hidden[0] = 16;
-    cfg.hidden[1] = 8;
-    ck_assert_int_eq(trainer_model_build(&mlp, &cfg, NULL), DT_OK);
-}
-
-static void teardown(void) { trainer_dataset_free(&ds); }
+#include "mlp_fixture.h"
 
 static const trainer_optim_t sgd = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
 
