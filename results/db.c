@@ -179,15 +179,34 @@ static void bind_text(sqlite3_stmt *s, int i, const char *v)
     DT_ASSERT(sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) == SQLITE_OK);
 }
 
-/* dtsim_pid_alive(pid): 0 only when pid names no process on this machine. A NULL or odd pid
- * counts as alive: a run we cannot judge is left as it is. */
+/* Whether pid is a zombie (or dying): killed, not yet reaped by its parent or by init. Its
+ * /proc/PID/stat reads "PID (COMM) STATE ..."; COMM may hold spaces and parentheses, so the
+ * state follows the last ')'. Unreadable counts as not a zombie. */
+static int pid_is_zombie(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    const char *close = strrchr(line, ')');
+    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
+/* dtsim_pid_alive(pid): 0 when pid names no process on this machine or only a zombie (a
+ * writer killed and not yet reaped has written its last row). A NULL or odd pid counts as
+ * alive: a run we cannot judge is left as it is. */
 static void sql_pid_alive(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     int alive = 1;
     if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
         sqlite3_int64 pid = sqlite3_value_int64(argv[0]);
-        if (pid > 0 && pid <= INT_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        if (pid > 0 && pid <= INT_MAX &&
+            ((kill((pid_t)pid, 0) != 0 && errno == ESRCH) || pid_is_zombie((pid_t)pid)))
             alive = 0;
     }
     sqlite3_result_int(ctx, alive);

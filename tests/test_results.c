@@ -1015,6 +1015,43 @@ START_TEST(killed_writer_leaves_committed_rows_and_interrupted_run)
 }
 END_TEST
 
+/* A writer killed and not yet reaped (a zombie: its parent died with it and init has not
+ * come round) has written its last row: the next open marks its run interrupted. */
+START_TEST(zombie_writer_counts_as_gone)
+{
+    results_db_t *db = open_ok();
+    results_db_close(db);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    siginfo_t info;
+    /* waits until it has exited, leaving it unreaped */
+    ck_assert_int_eq(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+    ck_assert_int_eq(kill(pid, 0), 0); /* a zombie still answers kill(pid, 0) */
+    sqlite3 *h = raw_open();
+    char sql[512], host[256];
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    snprintf(sql, sizeof sql,
+             "INSERT INTO runs (name, status, pid, host, started)"
+             " VALUES ('zombie', 'running', %d, '%s', 0)",
+             (int)pid, host);
+    raw_exec(h, sql);
+    int64_t run = sqlite3_last_insert_rowid(h);
+    sqlite3_close(h);
+
+    db = open_ok();
+    h = raw_open();
+    char buf[64];
+    ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", run, buf, sizeof buf),
+                     "interrupted");
+    sqlite3_close(h);
+    results_db_close(db);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
 START_TEST(concurrent_writers_lose_nothing)
 {
     /* Four processes on one new file at once (a sweep with -j 4): the schema is created once,
@@ -1086,6 +1123,7 @@ int main(void)
     tcase_add_test(tc, client_fairness_view);
     tcase_add_test(tc, missing_directory_is_clear_error);
     tcase_add_test(tc, killed_writer_leaves_committed_rows_and_interrupted_run);
+    tcase_add_test(tc, zombie_writer_counts_as_gone);
     tcase_add_test(tc, concurrent_writers_lose_nothing);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
