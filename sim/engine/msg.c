@@ -123,17 +123,33 @@ sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_
     return SIM_OK;
 }
 
+/* Healthy runs in the simulation: the permanent receiver starts every push at once, and
+ * the window's receives, each matched to one of them, are watched together so that the
+ * first to arrive is the first taken (a single receive would take the earliest posted,
+ * waiting behind a slow transfer while faster ones sit done, which no server does). Real
+ * mode's transport delivers in order of arrival by itself. */
+static int first_arrived(const sim_run_t *run) { return !run->has_faults && !run->real; }
+
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
 {
     if (!run->has_faults) {
         sim_box_set_receiver(self->inbox);
-        return;
+        if (run->real)
+            return;
     }
     if (self->win_n < window) {
         free(self->win);
         free(self->win_data);
+        free(self->win_live);
+        free(self->win_seen);
+        free(self->win_wait);
+        free(self->win_at);
         self->win = dt_calloc((size_t)window, sizeof(sim_comm_t));
         self->win_data = dt_calloc((size_t)window, sizeof(void *));
+        self->win_live = dt_calloc((size_t)window, 1);
+        self->win_seen = dt_calloc((size_t)window, sizeof(double));
+        self->win_wait = dt_calloc((size_t)window, sizeof(sim_comm_t));
+        self->win_at = dt_calloc((size_t)window, sizeof(int));
     }
     /* a new actor (after a restart): the receives of the killed one died with it */
     self->win_n = window;
@@ -141,13 +157,82 @@ void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
     for (int i = 0; i < window; i++) {
         self->win_data[i] = NULL;
         self->win[i] = sim_post_recv(self->inbox, &self->win_data[i]);
+        self->win_live[i] = 1;
     }
+}
+
+/* Moves every posted receive whose message has arrived to held, seen now. */
+static int inbox_sweep(sim_node_t *self)
+{
+    int held = 0;
+    double now = sim_now();
+    for (int i = 0; i < self->win_n; i++) {
+        if (self->win_live[i] && sim_test(self->win[i])) {
+            self->win_live[i] = 0;
+            self->win_seen[i] = now;
+        }
+        held += !self->win_live[i];
+    }
+    return held;
+}
+
+/* The held message to take first: the first seen; among those seen at once (transfers that
+ * ended at the same instant, or while the receiver was busy) the first sent, then the lowest
+ * sender rank, so that the order does not hang on the network model's bookkeeping. */
+static int inbox_first_held(const sim_node_t *self)
+{
+    int best = -1;
+    for (int i = 0; i < self->win_n; i++) {
+        if (self->win_live[i])
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        const sim_msg_t *a = self->win_data[i], *b = self->win_data[best];
+        double sa = self->win_seen[i], sb = self->win_seen[best];
+        if (sa < sb || (sa == sb && (a->sent_at < b->sent_at ||
+                                     (a->sent_at == b->sent_at && a->from < b->from))))
+            best = i;
+    }
+    return best;
+}
+
+/* sim_inbox_recv of a healthy simulated run: no timeout can fire there (callers pass
+ * SIM_COMM_TIMEOUT's 1e7 s), so it waits for the first arrival, however long. */
+static sim_status_t inbox_recv_first(sim_run_t *run, sim_node_t *self, sim_msg_t **msg)
+{
+    double t0 = sim_now();
+    while (inbox_sweep(self) == 0) {
+        int n = 0;
+        for (int i = 0; i < self->win_n; i++)
+            if (self->win_live[i]) {
+                self->win_at[n] = i;
+                self->win_wait[n++] = self->win[i];
+            }
+        int k = sim_wait_any(self->win_wait, n);
+        if (k < 0) {
+            self->idle_s += sim_now() - t0;
+            return SIM_ERR_OTHER;
+        }
+        self->win_live[self->win_at[k]] = 0;
+        self->win_seen[self->win_at[k]] = sim_now();
+    }
+    int h = inbox_first_held(self);
+    *msg = self->win_data[h];
+    self->win_data[h] = NULL;
+    self->win[h] = sim_post_recv(self->inbox, &self->win_data[h]);
+    self->win_live[h] = 1;
+    account_recv(run, self, *msg, t0, sim_now());
+    return SIM_OK;
 }
 
 sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout)
 {
-    if (!run->has_faults)
+    if (!run->has_faults && run->real)
         return sim_recv_for(run, self, self->inbox, msg, timeout);
+    if (first_arrived(run))
+        return inbox_recv_first(run, self, msg);
     int h = self->win_head;
     double t0 = sim_now();
     sim_status_t e = sim_wait_for(self->win[h], timeout);
@@ -189,10 +274,11 @@ int sim_inbox_drain(sim_run_t *run, sim_node_t *self, sim_msg_t **msgs, int max)
 
 void sim_inbox_close(sim_run_t *run, sim_node_t *self)
 {
-    if (!run->has_faults)
+    if (!run->has_faults && run->real)
         return;
     for (int i = 0; i < self->win_n; i++)
-        sim_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
+        if (self->win_live[i]) /* not held (a message arrived that nobody takes) */
+            sim_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
     self->win_n = 0;
 }
 

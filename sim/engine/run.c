@@ -351,6 +351,10 @@ void sim_run_free(sim_run_t *run)
             free(n->parts);
             free(n->win);
             free(n->win_data);
+            free(n->win_live);
+            free(n->win_seen);
+            free(n->win_wait);
+            free(n->win_at);
             if (n->state_free)
                 n->state_free(n);
             free(n->state);

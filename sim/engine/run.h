@@ -129,8 +129,13 @@ typedef struct sim_node {
     int incarnation;                  /* times started again after a crash */
     int finished;                     /* its code returned */
     double slow;                      /* compute slowdown set by the strategy (1: none) */
-    sim_comm_t *win;                   /* sim_inbox_*: receives kept posted, with faults */
+    sim_comm_t *win;                   /* sim_inbox_*: receives kept posted */
     void **win_data;
+    uint8_t *win_live;                 /* healthy runs: win[i] still posted (0: its message
+                                          arrived, held in win_data[i] until taken) */
+    double *win_seen;                  /* when a held message was seen arrived */
+    sim_comm_t *win_wait;              /* scratch: the posted ones, waited on together */
+    int *win_at;                       /* scratch: their places in win */
     int win_n, win_head;
     struct sim_codec_node *codec;     /* compression state (comm/wire.h), or NULL */
     int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
@@ -405,11 +410,14 @@ sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_
 sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
                         sim_box_t from, float *dst, int add, sim_msg_t **in);
 /* A server's inbox, where many peers send at once: pushes must travel as soon as they are
- * posted, not one after the other as the server takes them. Healthy runs make the server
- * the mailbox's permanent receiver. With faults that cannot be used (SimGrid 3.32 asserts
- * when a permanent receiver's host is off), so the server keeps a window of receives
- * posted and renews each one as it is taken. sim_inbox_recv returns the next message (in
- * the order the senders were matched) within the timeout. */
+ * posted, not one after the other as the server takes them, and the server keeps a window
+ * of receives posted, renewing each one as it is taken. Healthy runs also make the server
+ * the mailbox's permanent receiver, and sim_inbox_recv returns the first message to arrive
+ * (ties: the first sent, then the lowest sender rank), as a real server's socket gives it;
+ * real mode's MPI delivers in that order by itself. With faults a permanent receiver cannot
+ * be used (SimGrid 3.32 asserts when its host is off) nor a wait on several transfers (it
+ * aborts on a network failure): sim_inbox_recv returns the messages in the order the
+ * senders were matched, within the timeout. */
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window);
 /* The next message of self's inbox within timeout; *msg is the sender's header. */
 sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, double timeout);

@@ -27,6 +27,8 @@ sim_comm_t sim_post_send(sim_box_t to, void *payload, long bytes)
 }
 sim_comm_t sim_post_recv(sim_box_t from, void **payload) { return T->post_recv(from, payload); }
 sim_status_t sim_wait_for(sim_comm_t c, double timeout) { return T->wait_for(c, timeout); }
+int sim_wait_any(sim_comm_t *c, int n) { return T->wait_any(c, n); }
+int sim_test(sim_comm_t c) { return T->test(c); }
 void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv), void *data,
                int daemon)
 {

@@ -77,6 +77,14 @@ sim_comm_t sim_post_recv(sim_box_t from, void **payload);
 /** Waits at most `timeout` seconds for c (0: tests it); consumes c in every case. A timeout
  * on a transfer already under way cancels it on both sides. */
 sim_status_t sim_wait_for(sim_comm_t c, double timeout);
+/** Waits for whichever of c[0..n) completes first and returns its index, consuming that one
+ * only (the others stay posted); -1 when the transport gives up (real mode's peers failing).
+ * No timeout, and only where no peer or link can fail: SimGrid 3.32's wait-any aborts the
+ * process on a network failure and drops every handle on a timeout. */
+int sim_wait_any(sim_comm_t *c, int n);
+/** 1 when c has completed (consumed, its payload set), 0 while it has not (still posted).
+ * Takes no time. Only where no peer or link can fail, as sim_wait_any. */
+int sim_test(sim_comm_t c);
 
 /** Starts an activity on host running fn(argc, argv) with `data` as its own (sim_self_data);
  * a daemon ends with the last activity that is not one. */

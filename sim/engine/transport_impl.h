@@ -20,6 +20,8 @@ typedef struct sim_transport_ops {
     sim_comm_t (*post_send)(sim_box_t to, void *payload, long bytes);
     sim_comm_t (*post_recv)(sim_box_t from, void **payload);
     sim_status_t (*wait_for)(sim_comm_t c, double timeout);
+    int (*wait_any)(sim_comm_t *c, int n);
+    int (*test)(sim_comm_t c);
     void (*start)(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
                   void *data, int daemon);
     void *(*self_data)(void);

@@ -527,6 +527,25 @@ static sim_status_t mpi_wait_for(sim_comm_t comm, double timeout)
     return why;
 }
 
+static int mpi_wait_any(sim_comm_t *comms, int n)
+{
+    poll_mpi();
+    for (;;) {
+        for (int i = 0; i < n; i++)
+            if (((struct sim_comm *)comms[i])->state == C_DONE)
+                return mpi_wait_for(comms[i], 0) == SIM_OK ? i : -1;
+        if (R.doomed)
+            return -1;
+        block();
+    }
+}
+
+static int mpi_test(sim_comm_t comm)
+{
+    poll_mpi();
+    return ((struct sim_comm *)comm)->state == C_DONE && mpi_wait_for(comm, 0) == SIM_OK;
+}
+
 static void mpi_sleep_until(double t)
 {
     while (mpi_now() < t)
@@ -624,6 +643,8 @@ static const sim_transport_ops_t ops = {
     .post_send = mpi_post_send,
     .post_recv = mpi_post_recv,
     .wait_for = mpi_wait_for,
+    .wait_any = mpi_wait_any,
+    .test = mpi_test,
     .start = mpi_start,
     .self_data = mpi_self_data,
     .execute = mpi_execute,

@@ -105,6 +105,14 @@ static sim_status_t sgt_wait_for(sim_comm_t c, double timeout)
     }
 }
 
+static int sgt_wait_any(sim_comm_t *c, int n)
+{
+    halt_check();
+    return (int)sg_comm_wait_any((sg_comm_t *)c, (size_t)n);
+}
+
+static int sgt_test(sim_comm_t c) { return sg_comm_test((sg_comm_t)c); }
+
 static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
                void *data, int daemon)
 {
@@ -147,6 +155,8 @@ const sim_transport_ops_t sim_transport_simgrid = {
     .post_send = sgt_post_send,
     .post_recv = sgt_post_recv,
     .wait_for = sgt_wait_for,
+    .wait_any = sgt_wait_any,
+    .test = sgt_test,
     .start = sgt_start,
     .self_data = sgt_self_data,
     .execute = sgt_execute,
