@@ -64,6 +64,7 @@ typedef struct outcome {
     double mem0[4];    /* worker 0's memory: params, grads, optimizer, activations */
     double mem_params; /* parameter bytes over every worker */
     double mem_server[4]; /* the first server's memory, as mem0 (0 without servers) */
+    double server_compute; /* the first server's compute seconds (0 without servers) */
     char summary[1024];   /* the strategy's summary line (run.note), where it has one */
     /* the first 64 workers' rows as the database gets them, and the hosts' energy */
     double w_compute[64], w_comm[64], w_idle[64], w_sent[64], w_recv[64];
@@ -152,6 +153,7 @@ static void child(int fd, const char *const *sets, int n_sets)
     if (run.n_servers > 0) {
         sim_node_memory(&run, &run.servers[0]);
         memcpy(o.mem_server, &run.servers[0].mem, sizeof o.mem_server);
+        o.server_compute = run.servers[0].compute_s;
     }
     for (int i = 0; i < run.n_workers && i < 64; i++) {
         const sim_node_t *n = &run.workers[i];
@@ -523,6 +525,40 @@ START_TEST(sync_ps_matches_alpha_beta)
             double share = (double)p / S > 1.0 ? (double)p / S : 1.0;
             expect_close(S == 1 ? "sync-ps S=1" : "sync-ps S=2", p, n, t,
                          2.0 * (ALPHA + share * n / BW));
+        }
+}
+END_TEST
+
+/* A parameter server's compute is its optimizer's, counted by hand per parameter (the
+ * base's weight decay 1e-4 and momentum 0.9): sync-ps averages 2 gradients (2 n) and
+ * updates, SGD with both 6 n, Adam with its L2 term 15 n, AdamW with its decay 14 n,
+ * clipping 3 n more; async-ps updates on each of its 2 x 20 pushes. */
+START_TEST(ps_server_charges_its_optimizer)
+{
+    static const struct {
+        const char *opt, *clip;
+        double sync_per, async_per;
+    } cases[] = {
+        {"model.optimizer=sgd", "model.clip_norm=0", 2 + 6, 6},
+        {"model.optimizer=adam", "model.clip_norm=0", 2 + 15, 15},
+        {"model.optimizer=adamw", "model.clip_norm=0", 2 + 14, 14},
+        {"model.optimizer=adamw", "model.clip_norm=1", 2 + 3 + 14, 14},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int async = 0; async < 2; async++) {
+            int sgd = !strcmp(cases[i].opt, "model.optimizer=sgd");
+            const char *sets[] = {async ? "strategy.kind=async-ps" : "strategy.kind=sync-ps",
+                                  "cluster.workers=2", cases[i].opt, cases[i].clip,
+                                  "model.lr=0.001",
+                                  sgd ? "model.momentum=0.9" : "model.momentum=0"};
+            outcome_t o = simulate(sets, 6, NULL);
+            ck_assert_msg(o.ok, "%s: %s", cases[i].opt, o.err);
+            double updates = async ? 2 * 20 : 20;
+            double per = async ? cases[i].async_per : cases[i].sync_per;
+            double want = updates * per * (double)o.n_params / o.device_flops;
+            ck_assert_msg(fabs(o.server_compute - want) <= 1e-9 * want,
+                          "%s %s %s: server computed %.12g s, by hand %.12g s", sets[0],
+                          cases[i].opt, cases[i].clip, o.server_compute, want);
         }
 }
 END_TEST
@@ -4871,6 +4907,7 @@ int main(void)
     tcase_add_test(tc, fedbuff_is_fedavg_with_one_client_and_records_staleness);
     tcase_add_test(tc, fedbuff_server_reads_what_hosts_sent);
     tcase_add_test(tc, fedbuff_server_takes_updates_as_they_arrive);
+    tcase_add_test(tc, ps_server_charges_its_optimizer);
     tcase_add_test(tc, hierfl_one_region_one_edge_round_is_fedavg);
     tcase_add_test(tc, hierfl_regions_move_two_models_each_over_the_wan);
     tcase_add_test(tc, scaffold_is_fedavg_where_the_corrections_cancel);

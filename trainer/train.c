@@ -16,6 +16,21 @@ int trainer_optim_state_floats(const trainer_optim_t *o)
     return o->kind != TRAINER_OPT_SGD ? 2 : o->momentum != 0.0f ? 1 : 0;
 }
 
+double trainer_optim_flops(const trainer_optim_t *o, size_t n)
+{
+    if (o->kind == TRAINER_OPT_SGD)
+        return trainer_sgd_flops(n, o->momentum, o->weight_decay);
+    double per = 13.0;
+    if (o->weight_decay != 0.0f)
+        per += o->kind == TRAINER_OPT_ADAMW ? 1.0 : 2.0;
+    return per * (double)n;
+}
+
+double trainer_clip_flops(const trainer_optim_t *o, size_t n)
+{
+    return o->clip_norm > 0.0f ? 3.0 * (double)n : 0.0;
+}
+
 void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr,
                           long t, float *w, const float *g, float *m, float *v, size_t n)
 {

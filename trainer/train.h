@@ -39,6 +39,15 @@ typedef struct trainer_optim {
  * (momentum != 0), else 0. */
 int trainer_optim_state_floats(const trainer_optim_t *o);
 
+/* Floating-point operations of one update of n parameters as trainer_optim_update does it,
+ * per parameter: SGD 2 (w -= lr g), + 2 with weight decay, + 2 with momentum
+ * (trainer_sgd_flops); Adam and AdamW 13 (the first moment's lerp 3, the second's 4, the
+ * denominator's square root, division and epsilon 3, the step 3), + 2 for Adam's L2 term or
+ * 1 for AdamW's decay when weight_decay is set. trainer_clip_flops: trainer_clip's, 3 per
+ * parameter (the sum of squares' 2, the scaling's 1) when clip_norm is set, else 0. */
+double trainer_optim_flops(const trainer_optim_t *o, size_t n);
+double trainer_clip_flops(const trainer_optim_t *o, size_t n);
+
 /* One update of w (n floats) by the gradient g: SGD through be->sgd_update with the momentum
  * m, Adam's step with moments m and v (v unused by SGD, m by SGD without momentum: NULL
  * allowed). lr is this step's rate; t the updates this state has had, this one included

@@ -582,8 +582,8 @@ int cli_bench(int argc, char **argv)
         trainer_eval_t ev = trainer_evaluate(&s.learner, s.learner.params, &s.test);
         trainer_flops_t f = trainer_model_flops(&s.model);
         double step_flops = (f.forward + f.backward) * (double)o.batch +
-                            trainer_sgd_flops(s.model.n_params, o.sgd.momentum,
-                                              o.sgd.weight_decay);
+                            trainer_optim_flops(&o.sgd, s.model.n_params) +
+                            trainer_clip_flops(&o.sgd, s.model.n_params);
         double gflops = step_flops * (double)total.steps / train_s * 1e-9;
         /* The same number of full-batch steps with only the matrix products. */
         double sgemm_gflops;
@@ -669,7 +669,8 @@ int cli_calibrate(int argc, char **argv)
         free(order);
         trainer_flops_t f = trainer_model_flops(&s.model);
         double flops = (f.forward + f.backward) * (double)o.batch +
-                       trainer_sgd_flops(s.model.n_params, o.sgd.momentum, o.sgd.weight_decay);
+                       trainer_optim_flops(&o.sgd, s.model.n_params) +
+                       trainer_clip_flops(&o.sgd, s.model.n_params);
         double achieved = flops / step_s;
         char desc[128], host[256] = "this machine";
         describe_model(&s, &o, desc, sizeof desc);

@@ -308,7 +308,7 @@ static void server(sim_node_t *node)
         sim_update(run, node->params + off, m->data, node->velocity + off,
                    sim_moment2(node, off), len, st->version / N, st->version + 1);
         sim_charge(run, node,
-                   trainer_sgd_flops(len, run->sc->sgd.momentum, run->sc->sgd.weight_decay),
+                   trainer_optim_flops(&run->sc->sgd, len),
                    dt_wall_seconds() - w0);
         st->version++;
         node->steps++;

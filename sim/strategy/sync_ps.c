@@ -277,8 +277,9 @@ static void server(sim_node_t *node)
         sim_clip(run, g, len); /* one shard holds the whole gradient (scenario_validate) */
         sim_update(run, w, g, v, v2, len, b->step, b->step + 1);
         /* the averaging and the update are real work on the server */
-        sim_charge(run, node, (double)n * len + trainer_sgd_flops(len, run->sc->sgd.momentum,
-                                                                   run->sc->sgd.weight_decay),
+        sim_charge(run, node,
+                   (double)n * len + trainer_clip_flops(&run->sc->sgd, len) +
+                       trainer_optim_flops(&run->sc->sgd, len),
                    dt_wall_seconds() - w0);
         node->steps++;
         if (K > 0 && (b->step + 1) % K == 0 && node->ckpt) {
