@@ -2579,6 +2579,13 @@ START_TEST(strategies_bring_their_own_keys)
     expect_file_error("[strategy]\nkind = fedbuff\nsecure_agg = yes\n",
                       ":3: strategy.secure_agg: secure_agg is a key of fedavg, which fedbuff "
                       "does not read (strategy.kind at line 2)");
+    /* the splits' sizes: a tensor run with replicas, an all-reduce with a tensor split */
+    expect_file_error("[cluster]\nworkers = 2\n[strategy]\nkind = tensor\ndata_parallel = 2\n",
+                      ":5: strategy.data_parallel: data_parallel is a key of pipeline, which "
+                      "tensor does not read (strategy.kind at line 4)");
+    expect_file_error("[strategy]\nkind = allreduce\ntensor_parallel = 4\n",
+                      ":3: strategy.tensor_parallel: tensor_parallel is a key of tensor, which "
+                      "allreduce does not read (strategy.kind at line 2)");
 
     expect_file_error("[strategy]\nkind = windowed\nwindow = 11\n",
                       ":3: strategy.window: 11 is out of range (expected an integer in [1, 10])");

@@ -475,8 +475,7 @@ static const sim_strategy_key_t own_keys[] = {
      .doc = "workers every dense layer is split across (Megatron-LM: column split, then row "
             "split, an all-reduce of activations per pair; an unpaired last layer "
             "column-split with an all-gather); must divide the widths it splits; "
-            "cluster.workers, if given, must equal it",
-     .ignored_elsewhere = 1},
+            "cluster.workers, if given, must equal it"},
     SIM_KEY_SEQUENCE_PARALLEL,
     {0},
 };

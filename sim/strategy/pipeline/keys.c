@@ -30,8 +30,7 @@ const sim_strategy_key_t pipe_own_keys[] = {
      .doc = "replicas of the whole pipeline (hybrid data + pipeline parallelism: "
             "data_parallel x stages workers, each replica on its own batch of model.batch, "
             "each stage's gradients all-reduced with `algorithm` across the replicas before "
-            "its update); cluster.workers, if given, must equal data_parallel x stages",
-     .ignored_elsewhere = 1},
+            "its update); cluster.workers, if given, must equal data_parallel x stages"},
     {.key = "tensor", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
      .doc = "of a model profile with a [tensor] section: hosts every stage is split across "
             "(Megatron-LM tensor parallelism: the profile's column, row, heads and vocab "
