@@ -1559,6 +1559,8 @@ static void round_trip(const scenario_t *sc)
     memset(back.path, 0, sizeof back.path);
     memset(a.key_line, 0, sizeof a.key_line);
     memset(back.key_line, 0, sizeof back.key_line);
+    ck_assert_int_eq(back.resolved, 1); /* read as a resolved configuration */
+    a.resolved = back.resolved = 0;
     for (int j = 0; j < SCENARIO_SWEEP_KEYS; j++) /* the [sweep] lines too */
         a.sweep.keys[j].line = back.sweep.keys[j].line = 0;
     ck_assert_msg(memcmp(&a, &back, sizeof a) == 0, "round trip differs; written:\n%s", text);
@@ -2560,7 +2562,7 @@ START_TEST(strategies_bring_their_own_keys)
     ck_assert_int_eq(scenario_own(&sc, "order")->i, 0);
 
     const char *path = tmp_file("w.ini", "[strategy]\nkind = windowed\nwindow = 7\n"
-                                         "decay = 0.25\ngreedy = yes\nzero_stage = 1\n");
+                                         "decay = 0.25\ngreedy = yes\n");
     const char *sets[] = {"strategy.order=lifo"};
     load_ok(&sc, path, sets, 1);
     ck_assert_str_eq(sc.strategy->name, "windowed");
@@ -2571,11 +2573,22 @@ START_TEST(strategies_bring_their_own_keys)
     ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 1);
     ck_assert(scenario_key_given(&sc, "strategy.window"));
     round_trip(&sc);
-    /* another strategy's key at its default passes (a written configuration holds every
-     * key); set to anything else, it is refused for a strategy that does not read it */
+    /* another strategy's key, given, is refused for a strategy that does not read it, at
+     * its default too; a resolved configuration (scenario_write's: every key) may hold it at
+     * its default, not at another value */
     expect_file_error("[strategy]\nkind = windowed\nzero_stage = 3\n",
                       ":3: strategy.zero_stage: zero_stage is a key of pipeline and zero, which "
                       "windowed does not read (strategy.kind at line 2)");
+    expect_file_error("[strategy]\nkind = windowed\nzero_stage = 1\n",
+                      ":3: strategy.zero_stage: zero_stage is a key of pipeline and zero, which "
+                      "windowed does not read (strategy.kind at line 2)");
+    load_ok(&run, tmp_file("wr.ini", "# w.ini: 1 run\n" SCENARIO_RESOLVED_MARK ": every key\n"
+                                     "[strategy]\nkind = windowed\nzero_stage = 1\n"),
+            NULL, 0);
+    expect_file_error("# w.ini: 1 run\n" SCENARIO_RESOLVED_MARK ": every key\n"
+                      "[strategy]\nkind = windowed\nzero_stage = 3\n",
+                      ":5: strategy.zero_stage: zero_stage is a key of pipeline and zero, which "
+                      "windowed does not read (strategy.kind at line 4)");
     expect_file_error("[strategy]\nkind = fedbuff\nsecure_agg = yes\n",
                       ":3: strategy.secure_agg: secure_agg is a key of fedavg, which fedbuff "
                       "does not read (strategy.kind at line 2)");
@@ -2583,7 +2596,7 @@ START_TEST(strategies_bring_their_own_keys)
     expect_file_error("[cluster]\nworkers = 2\n[strategy]\nkind = tensor\ndata_parallel = 2\n",
                       ":5: strategy.data_parallel: data_parallel is a key of pipeline, which "
                       "tensor does not read (strategy.kind at line 4)");
-    expect_file_error("[strategy]\nkind = allreduce\ntensor_parallel = 4\n",
+    expect_file_error("[strategy]\nkind = allreduce\ntensor_parallel = 2\n",
                       ":3: strategy.tensor_parallel: tensor_parallel is a key of tensor, which "
                       "allreduce does not read (strategy.kind at line 2)");
 

@@ -327,6 +327,25 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
     return DT_OK;
 }
 
+/* Whether text is a resolved configuration: SCENARIO_RESOLVED_MARK opens one of the
+ * comment lines before its first key or section (dtsim check prints its runs above it). */
+static int resolved_text(const char *text)
+{
+    for (const char *p = text; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!strncmp(p, SCENARIO_RESOLVED_MARK, strlen(SCENARIO_RESOLVED_MARK)))
+            return 1;
+        if (*p != '#' && *p != ';' && *p != '\n' && *p != '\r')
+            return 0;
+        p = strchr(p, '\n');
+        if (!p)
+            return 0;
+        p++;
+    }
+    return 0;
+}
+
 static dt_status load_file(scenario_t *sc, const char *path, const char *by_set,
                            dt_err_t *err)
 {
@@ -342,6 +361,7 @@ static dt_status load_file(scenario_t *sc, const char *path, const char *by_set,
     } else {
         strcpy(dir, ".");
     }
+    sc->resolved = resolved_text(text);
     file_state_t st = {.sc = sc, .ctx = {dir}, .next = text, .err = err, .by_set = by_set};
     int rc = ini_parse_stream(file_reader, &st, file_handler, &st);
     DT_CHECK(rc != -2, "out of memory in inih while reading %s", path);

@@ -103,7 +103,7 @@ void scenario_write(const scenario_t *sc, FILE *out)
     char value[SCENARIO_JOBS_FILES + 64];
     int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
     int kd = key_index("cluster", "device"), kw = key_index("cluster", "workers");
-    fprintf(out, "; dtsim scenario, resolved: every key with its value, defaults included\n");
+    fprintf(out, "%s: every key with its value, defaults included\n", SCENARIO_RESOLVED_MARK);
     for (int k = 0; k < key_count; k++) {
         if (!section || strcmp(section, key_table[k].section)) {
             section = key_table[k].section;

@@ -318,11 +318,17 @@ typedef struct scenario {
      * table: > 0 the file's line, -1 a --set override, 0 the default. For messages and
      * scenario_key_given; not part of the configuration. */
     int key_line[SCENARIO_MAX_KEYS];
+    /* Private: the file is a resolved configuration (scenario_write's, every key given):
+     * another strategy's own key at its default is then no choice of the user's. */
+    int resolved;
 
     /* [sweep]: swept keys keep their defaults in the scenario itself (a swept key may not
      * also be given in its section), run i gets its values. */
     scenario_sweep_t sweep;
 } scenario_t;
+
+/* The first line of a resolved configuration (scenario_write), as the reader knows it. */
+#define SCENARIO_RESOLVED_MARK "; dtsim scenario, resolved"
 
 /* ---- reading (file.c) ---- */
 

@@ -285,11 +285,11 @@ static int own_differs(const scenario_t *sc, const sim_strategy_key_t *k)
     }
 }
 
-/* A strategy's own key set to other than its default, in the file or with --set, for a
- * strategy that does not read it (unless the key says it is ignored elsewhere): an error, not
- * silence (a written configuration holds
- * every key at its default) (hierfl's check names fedavg's keys it refuses more precisely,
- * before this), except in a sweep over strategy.kind, whose keys are each for some runs. */
+/* A strategy's own key given, in the file, with --set or in a sweep, for a strategy that
+ * does not read it (unless the key says it is ignored elsewhere): an error, not silence; in
+ * a resolved configuration (scenario_write's, which holds every key) only a value other
+ * than the default (hierfl's check names fedavg's keys it refuses more precisely, before
+ * this), except in a sweep over strategy.kind, whose keys are each for some runs. */
 static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err_t *err)
 {
     /* a sweep over strategies: each key is for some of its runs */
@@ -304,8 +304,9 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
                 mine = !strcmp(q->key, k->key);
             char name[64];
             snprintf(name, sizeof name, "strategy.%s", k->key);
+            /* given at its default: refused too, unless in a resolved configuration */
             if (mine || k->ignored_elsewhere || !scenario_key_given(sc, name) ||
-                !own_differs(sc, k))
+                (sc->resolved && !own_differs(sc, k)))
                 continue;
             char who[160] = "", where[96];
             size_t len = 0;
