@@ -195,13 +195,15 @@ END_TEST
 /* The timeout that decides an idle restart, as Linux's estimator gives it: srtt + rttvar,
  * rttvar twice the round trip at the first sample and a quarter of the way down to
  * tcp.rto_min per round trip of acknowledged data; srtt the round trip plus the queueing of
- * a flight that shares its link with another flow (half its extra drain). Checked through
- * the restart: a window kept just inside the timeout, halved just past it. */
+ * a flight that shares its link with another flow (its whole extra drain: the last packets'
+ * wait, which srtt's average of 1/8 per acknowledgement ends the flight on). Checked through
+ * the restart: a window kept just inside the timeout, halved just past it (10 ms either
+ * side; the queueing is 77 ms, half of it 39). */
 START_TEST(restart_timeout_follows_linux_estimator)
 {
     sim_tcp_t p = linux_tcp();
     p.rmem_max = p.wmem_max = 33554432;
-    const double bw = 125e6, wire = bw * 1448.0 / 1514.0, lat = 0.1, rtt = 2 * lat;
+    const double bw = 12.5e6, wire = bw * 1448.0 / 1514.0, lat = 0.1, rtt = 2 * lat;
     for (int shared = 0; shared < 2; shared++)
         for (int past = 0; past < 2; past++) {
             sim_tcp_conn_t c = {0};
@@ -211,7 +213,7 @@ START_TEST(restart_timeout_follows_linux_estimator)
             /* 1 MB from 10 segments: 7 flights, the largest 64 x 14480 bytes */
             double rounds = floor(first / rtt) + 1, flight = 64 * 14480.0;
             double rttvar = 0.2 + (2 * rtt - 0.2) * pow(0.75, rounds);
-            double timeout = rtt + (shared ? 0.5 * flight / wire : 0) + rttvar;
+            double timeout = rtt + (shared ? flight / wire : 0) + rttvar;
             double cwnd = c.cwnd, at = c.last_send + timeout + (past ? 0.01 : -0.01);
             c.sharing = 0;
             sim_tcp_message(&p, &c, at, 1e3, lat, bw);

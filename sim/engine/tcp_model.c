@@ -275,10 +275,12 @@ static double window_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes
     if (flight_max >= full && isinf(c->ssthresh))
         c->ssthresh = c->cwnd; /* HyStart leaves slow start where the pipe fills */
     /* a flight sent at the link's rate into a link it shares with `sharing` other flows
-     * drains at 1/(sharing + 1) of it: its packets wait behind one another, half the
-     * flight's extra drain on average, and the round trips Linux samples (srtt, and so the
-     * timeout that decides an idle restart) carry that wait */
-    c->queue = c->sharing > 0 ? 0.5 * flight_max * c->sharing / wire : 0;
+     * drains at 1/(sharing + 1) of it: its packets wait behind one another, the last ones
+     * the flight's whole extra drain, and the round trips Linux samples carry that wait:
+     * srtt, an average of 1/8 per acknowledgement over hundreds of them, ends the flight at
+     * the last packets' wait, and so does the timeout that decides an idle restart (sync-ps
+     * at 10 Mbit/s and 50 ms under cubic: +11.8% with half the drain, -4.1% with all) */
+    c->queue = c->sharing > 0 ? flight_max * c->sharing / wire : 0;
     return t;
 }
 
