@@ -195,7 +195,7 @@ static int check_body(void *ctx, int fd)
     const check_ctx_t *c = ctx;
     sim_run_t *run = dt_malloc(sizeof *run);
     dt_err_t e = {""};
-    dt_status st = sim_run_init(run, c->sc, c->argv0, &e);
+    dt_status st = sim_run_init_dry(run, c->sc, c->argv0, &e);
     if (st == DT_OK)
         st = sim_run_prepare(run, &e);
     if (st == DT_OK)

@@ -370,6 +370,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
                 h->next_failure = draw_exp(&f->rng, f->mtbf);
         }
 
+    if (run->dry) /* checked, never run: no checkpoint buffers */
+        return DT_OK;
     /* checkpoints (sync-ps, single) and last commits (elastic all-reduce, local-sgd) */
     for (int l = 0; l < 2; l++)
             for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {

@@ -110,12 +110,14 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
         snprintf(node->name, sizeof node->name, "%s-%d", role, rank);
     node->inbox = sim_mailbox(node->name, "in");
     size_t bytes = sizeof(float) * (len ? len : 1);
-    node->params = be->alloc(bytes);
-    node->grads = be->alloc(bytes);
-    node->velocity = be->alloc(bytes);
-    if (run->sc->sgd.kind != TRAINER_OPT_SGD)
-        node->moment2 = be->alloc(bytes);
-    node->scratch = be->alloc(bytes);
+    if (!run->dry) {
+        node->params = be->alloc(bytes);
+        node->grads = be->alloc(bytes);
+        node->velocity = be->alloc(bytes);
+        if (run->sc->sgd.kind != TRAINER_OPT_SGD)
+            node->moment2 = be->alloc(bytes);
+        node->scratch = be->alloc(bytes);
+    }
     /* a server talks to every worker at once; a worker to every server, or to one peer at a
      * time in a collective (so thousands of workers do not cost a square of headers) */
     int server = !strcmp(role, "server");
@@ -134,9 +136,10 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
 
 /* sim_run_init, or sim_run_init_job with plat (its hosts) and job */
 static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, int job,
-                          sim_platform_t *plat, dt_err_t *err)
+                          sim_platform_t *plat, int dry, dt_err_t *err)
 {
     memset(run, 0, sizeof *run);
+    run->dry = dry;
     run->sc = sc;
     run->job = job;
     /* a platform file SimGrid would end the process on: one line, before anything else (a
@@ -204,8 +207,9 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         run->step_flops = f.forward + f.backward;
         trainer_backend_cpu_set_threads((int)sc->threads);
         int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
-        trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch,
-                             sc->seed);
+        if (!run->dry)
+            trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch,
+                                 sc->seed);
     }
 
     if (plat) {
@@ -264,9 +268,9 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
 
     /* Every replica starts from the same initial weights. */
     size_t bytes = sizeof(float) * run->n_params;
-    for (int i = 0; i < run->n_workers; i++)
+    for (int i = 0; i < run->n_workers && !run->dry; i++)
         run->be->copy(run->workers[i].params, run->engine.params, bytes);
-    for (int i = 0; i < run->n_servers; i++)
+    for (int i = 0; i < run->n_servers && !run->dry; i++)
         run->be->copy(run->servers[i].params, run->engine.params, bytes);
 
     if (sim_faults_init(run, err))
@@ -282,14 +286,20 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
 
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
 {
-    return run_init(run, sc, argv0, 0, NULL, err);
+    return run_init(run, sc, argv0, 0, NULL, 0, err);
+}
+
+dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0,
+                           dt_err_t *err)
+{
+    return run_init(run, sc, argv0, 0, NULL, 1, err);
 }
 
 dt_status sim_run_init_job(sim_run_t *run, const scenario_t *sc, int job, sim_platform_t *plat,
                            dt_err_t *err)
 {
     DT_ASSERT(job > 0 && plat);
-    return run_init(run, sc, NULL, job, plat, err);
+    return run_init(run, sc, NULL, job, plat, 0, err);
 }
 
 void sim_run_on_free(sim_run_t *run, void (*fn)(sim_run_t *run, void *ctx), void *ctx)

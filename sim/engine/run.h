@@ -168,6 +168,8 @@ typedef struct sim_run {
                                  each client's part kept out of its training, or NULL */
     trainer_model_t model;
     const trainer_backend_t *be;
+    int dry;                  /* sim_run_init_dry: set up to be checked, not run (no model,
+                                 node or checkpoint buffers) */
     int timing_only;          /* a model profile: compute is charged, nothing is trained
                                  (be is the timing backend; no data, no evaluations) */
     sim_model_profile_t profile;
@@ -281,6 +283,12 @@ sim_run_t *sim_run_current(void);
 /* Loads data and model, initialises SimGrid and the platform, creates the nodes and
  * their buffers. argv0 is passed to sim_transport_init. */
 dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
+/* sim_run_init as `dtsim check` needs it: data, model layout, platform, partition, nodes and
+ * fault targets, without the model's weights, workspace and the nodes' buffers, so that a
+ * model of any size is checked in the time its data takes to load (and its memory counted
+ * by sim_run_prepare's formulas); such a run is only prepared and freed, never executed. */
+dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0,
+                           dt_err_t *err);
 /* sim_run_init for job `job` (1, 2, ...) of several that share one simulation (jobs.h): the
  * transport is started and the platform loaded already; plat holds this job's hosts (the
  * run takes its lists over and zeroes it). */
