@@ -190,6 +190,52 @@ START_TEST(serve_runs_and_evals_match_the_database)
     post = http_req(port, "POST", "/api/link?run=2&link=l0&bw=fast", "X-Dtsim: 1\r\n");
     ck_assert_ptr_nonnull(strstr(post, " 400 "));
     free(post);
+    /* run 2 published: a link it names (l1: both directions of a split duplex link) is asked
+     * for, the command file written; one it does not name is refused */
+    char state[300], cmd[300];
+    snprintf(state, sizeof state, "%s.live-2.json", db);
+    snprintf(cmd, sizeof cmd, "%s.live-2.cmd", db);
+    FILE *sf = fopen(state, "w");
+    ck_assert_ptr_nonnull(sf);
+    fputs("{\"hosts\":[{\"name\":\"worker-0\"}],\"link_names\":[\"l0\",\"l1_UP\","
+          "\"l1_DOWN\"]}", sf);
+    fclose(sf);
+    post = http_req(port, "POST", "/api/link?run=2&link=l2&bw=1Gbps", "X-Dtsim: 1\r\n");
+    ck_assert_msg(strstr(post, " 404 ") && strstr(post, "no link, node or host"), "%s", post);
+    free(post);
+    ck_assert_int_ne(access(cmd, F_OK), 0);
+    post = http_req(port, "POST", "/api/link?run=2&link=l1&bw=1Gbps", "X-Dtsim: 1\r\n");
+    ck_assert_msg(strstr(post, " 202 "), "%s", post);
+    free(post);
+    char *asked = NULL;
+    size_t asked_len = 0;
+    FILE *cf = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(cf);
+    ck_assert_int_gt(getline(&asked, &asked_len, cf), 0);
+    fclose(cf);
+    ck_assert_str_eq(asked, "link l1 1Gbps\n");
+    free(asked);
+    unlink(cmd);
+    unlink(state);
+    /* a run the database does not hold: 404, not an empty 200 */
+    static const char *const unknown[] = {"/api/evals?run=99", "/api/timeline?run=99",
+                                          "/api/faults?run=99", "/api/lesson?run=99"};
+    for (int i = 0; i < 4; i++) {
+        char *u = http_get(port, unknown[i]);
+        ck_assert_msg(strstr(u, " 404 ") && strstr(u, "no run of that id"), "%s: %s",
+                      unknown[i], u);
+        free(u);
+    }
+    /* a foreign name rebound to 127.0.0.1 reads nothing (DNS rebinding) */
+    static const char *const paths[] = {"/", "/api/runs", "/api/evals?run=1"};
+    for (int i = 0; i < 3; i++) {
+        char *f = http_req(port, "GET", paths[i], "Host: evil.example:8037\r\n");
+        ck_assert_msg(strstr(f, " 403 "), "%s: %s", paths[i], f);
+        free(f);
+    }
+    char *local = http_req(port, "GET", "/api/runs", "Host: localhost:8037\r\n");
+    ck_assert_ptr_nonnull(strstr(local, " 200 "));
+    free(local);
     char *page = http_get(port, "/");
     ck_assert_ptr_nonnull(strstr(page, "fetch(\"/api/runs\")"));
     free(page);

@@ -84,7 +84,7 @@ static void run_help(const char *cmd)
                  "prints its runs (jobs with their hosts) and its resolved configuration."
                : "Validates a scenario and prints its resolved configuration.",
            !strcmp(cmd, "run")
-               ? "  --db PATH                 results database [run.db]\n"
+               ? "  --db PATH                 results database [run.db: results/dtsim.db]\n"
                  "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
                  "  --resume                  continue the sweep of this scenario (the same file\n"
                  "                            and --set options) stored in --db: run only the\n"

@@ -123,6 +123,18 @@ static int json_runs(sqlite3 *db, buf_t *b)
     return 0;
 }
 
+/* 1 when the database holds run N, 0 when not, -1 on an error. */
+static int run_exists(sqlite3 *db, long long run)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Run N's rows of a query (?1 the run) as [[col, ...], ...]: a TEXT column as a JSON string,
  * any other as a number (null for NULL). */
 static int json_rows(sqlite3 *db, const char *sql, long long run, buf_t *b)
@@ -229,11 +241,26 @@ static unsigned link_change(long long run, const char *target, const char *bw, c
         *why = "bw: a bandwidth such as 100Mbps or 10Gbps\n";
         return MHD_HTTP_BAD_REQUEST;
     }
-    char state[4096], cmd[4096], tmp[4200];
-    live_path(state, sizeof state, run, "json");
+    char cmd[4096], tmp[4200];
     live_path(cmd, sizeof cmd, run, "cmd");
-    if (access(state, F_OK) != 0) {
+    buf_t pub = {0};
+    if (live_state(run, &pub)) {
+        free(pub.text);
         *why = "that run is not running with --publish\n";
+        return MHD_HTTP_NOT_FOUND;
+    }
+    /* a name the run published (its links, nodes and hosts), quoted whole, or a split
+     * duplex link's, whose two directions are NAME_UP and NAME_DOWN */
+    static const char *const ends[] = {"\"", "_UP\"", "_DOWN\""};
+    int known = 0;
+    for (int i = 0; i < 3 && !known; i++) {
+        char quoted[80];
+        snprintf(quoted, sizeof quoted, "\"%s%s", target, ends[i]);
+        known = strstr(pub.text, quoted) != NULL;
+    }
+    free(pub.text);
+    if (!known) {
+        *why = "link: no link, node or host of that run has this name\n";
         return MHD_HTTP_NOT_FOUND;
     }
     snprintf(tmp, sizeof tmp, "%s.%ld", cmd, (long)getpid());
@@ -289,6 +316,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (strcmp(method, "GET") && !post)
         return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad, strlen(bad),
                       MHD_RESPMEM_PERSISTENT);
+    /* a name that a foreign site rebinds to 127.0.0.1 is not ours: its pages must not read
+     * the runs (DNS rebinding) nor change a link */
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    if (!(host && (!strncmp(host, "127.0.0.1", 9) || !strncmp(host, "localhost", 9)) &&
+          (host[9] == 0 || host[9] == ':'))) {
+        static char foreign[] = "Host: only 127.0.0.1 or localhost\n";
+        return answer(c, MHD_HTTP_FORBIDDEN, "text/plain", foreign, strlen(foreign),
+                      MHD_RESPMEM_PERSISTENT);
+    }
     if (!post && !strcmp(url, "/"))
         return answer(c, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)serve_page_html,
                       sizeof serve_page_html - 1, MHD_RESPMEM_PERSISTENT);
@@ -315,13 +351,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (what == LINK) {
         /* a page of another site cannot send the X-Dtsim header without a CORS answer it
          * never gets: only dtsim's own page changes links */
-        const char *why, *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-        /* and a name that a foreign site rebinds to 127.0.0.1 is not ours */
-        int ours = host && (!strncmp(host, "127.0.0.1", 9) || !strncmp(host, "localhost", 9)) &&
-                   (host[9] == 0 || host[9] == ':');
+        const char *why;
         unsigned status =
-            !ours ? (why = "Host: only 127.0.0.1 or localhost\n", MHD_HTTP_FORBIDDEN)
-            : !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Dtsim")
+            !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Dtsim")
                 ? (why = "X-Dtsim header missing\n", MHD_HTTP_FORBIDDEN)
                 : link_change(run, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "link"),
                               MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bw"), &why);
@@ -338,8 +370,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(serve_db_path, &db, SQLITE_OPEN_READONLY, NULL);
-    if (rc == SQLITE_OK) {
+    if (rc == SQLITE_OK)
         sqlite3_busy_timeout(db, 2000);
+    if (rc == SQLITE_OK && what != RUNS) {
+        int known = run_exists(db, run);
+        if (known <= 0) {
+            sqlite3_close(db);
+            static char no_run[] = "no run of that id\n";
+            return known < 0 ? answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", failed,
+                                      strlen(failed), MHD_RESPMEM_PERSISTENT)
+                             : answer(c, MHD_HTTP_NOT_FOUND, "text/plain", no_run,
+                                      strlen(no_run), MHD_RESPMEM_PERSISTENT);
+        }
+    }
+    if (rc == SQLITE_OK) {
         rc = what == RUNS       ? json_runs(db, &b)
              : what == EVALS    ? json_rows(db, EVALS_SQL, run, &b)
              : what == TIMELINE ? json_rows(db, TIMELINE_SQL, run, &b)
