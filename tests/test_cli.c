@@ -3803,6 +3803,13 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         /* a key's values where `dtsim keys` lists them; none for a bandwidth */
         {"run x.ini --set strategy.kind=fed", "fedavg\nfedbuff\n"},
         {"run x.ini --set cluster.bandwidth=", "\n"},
+        /* a value with its gloss ("text (byte tokens ...)"); the device catalogue; serve's
+         * help names run's --publish without taking it; plot's format list */
+        {"run x.ini --set data.source=", "fashion-mnist\nsynthetic\ntext\n"},
+        {"run x.ini --set cluster.device=h1", "h100\nh100-pcie\n"},
+        {"run x.ini --set cluster.device=cu", "custom\n"},
+        {"serve --", "--db\n--help\n--port\n"},
+        {"plot --format png,s", "png,svg\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);
@@ -3821,11 +3828,18 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(
-        sqlite3_prepare_v2(h, "SELECT sweep || char(10) FROM runs WHERE id = 3", -1, &st, NULL),
-        SQLITE_OK);
+    /* the sweep's name (report, plot and export take it: its newest sweep), then its id */
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT name || char(10) || sweep || char(10) FROM runs"
+                                        " WHERE id = 3",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    ck_assert_str_eq(got, (const char *)sqlite3_column_text(st, 0));
+    const char *row = (const char *)sqlite3_column_text(st, 0);
+    char want_sweep[600];
+    snprintf(want_sweep, sizeof want_sweep, "%.*s\n%s", (int)strcspn(row, "/\n"), row,
+             strchr(row, '\n') + 1);
+    ck_assert_str_eq(got, want_sweep);
     sqlite3_finalize(st);
     sqlite3_close(h);
     free(got);

@@ -407,6 +407,7 @@ static void serve_usage(FILE *out)
 {
     fprintf(out,
             "usage: dtsim serve [--db PATH] [--port N]\n"
+            "\n"
             "A web page about the runs of a results database, on http://127.0.0.1:N/ only,\n"
             "in type large enough for a projector:\n"
             "- a run under way, started with dtsim run --publish into the same database:\n"

@@ -3,7 +3,7 @@
 #
 # Commands and each command's options are read from dtsim's own --help, so a new command or
 # option completes without editing this file; the keys after --set come from `dtsim keys`, run
-# ids after `show`, --runs and --timeline-run, and sweep ids after --sweep, from `dtsim runs`
+# ids after `show`, --runs and --timeline-run, and sweep names and ids after --sweep, from `dtsim runs`
 # (of the database --db names), device names after `devices`, from `dtsim devices`. Scenario
 # arguments complete to .ini files and folders.
 # The dtsim asked is the one on the command line (./build/dtsim, an installed one).
@@ -57,6 +57,7 @@ _dtsim_key_values()
         cur == s && $2 ~ ("^ `" k "` $") {
             n = split($col, v, ",")
             for (i = 1; i <= n; i++) {
+                sub(/ *\(.*$/, "", v[i]) # "text (byte tokens ...)": the word before
                 gsub(/^ +| +$/, "", v[i])
                 if (v[i] ~ /^[a-z0-9][a-z0-9_-]*$/) w[++m] = v[i]
             }
@@ -71,7 +72,9 @@ _dtsim_devices()
     "$1" devices 2>/dev/null | awk 'NR > 1 && $2 ~ /^[0-9.]+$/ {print $1}'
 }
 
-# The run ids, then (with sweeps) the sweep ids, of the database $2 (the default: none given).
+# The run ids, or (with sweeps) the sweeps' names and then their ids, of the database $2 (the
+# default: none given). A sweep's id is its name, -YYYYMMDDTHHMMSSZ and -PID; --sweep takes
+# either (a name: its newest sweep).
 _dtsim_runs()
 {
     local -a db=()
@@ -79,7 +82,14 @@ _dtsim_runs()
     if [[ $3 == sweeps ]]; then
         # --wide ends a line with the start time, then the sweep id and index, whole
         "$1" runs --wide "${db[@]}" 2>/dev/null |
-            sed -n 's/^.*[0-9]Z  \(.*\):[0-9]*$/\1/p' | awk '!seen[$0]++'
+            sed -n 's/^.*[0-9]Z  \(.*\):[0-9]*$/\1/p' | awk '!seen[$0]++ {
+                ids[++n] = $0
+                name = $0
+                # (mawk has no {m,n}: the digits spelled out)
+                d8 = "[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]"
+                if (sub("-" d8 "T" substr(d8, 1, 30) "Z-[0-9]+$", "", name) && !named[name]++)
+                    print name
+            } END {for (i = 1; i <= n; i++) print ids[i]}'
     else
         "$1" runs "${db[@]}" 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}'
     fi
@@ -102,7 +112,7 @@ _dtsim()
         case $w in
         --db) db=${words[i + 1]}; ((i++)) ;;
         --db=*) db=${w#--db=} ;;
-        --set | --out | --runs | --sweep | --timeline-run | --jobs | -j) ((i++)) ;;
+        --set | --out | --runs | --sweep | --timeline-run | --jobs | -j | --format) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
             --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
             --tensor | --stages | --option | --fabric) ((i++)) ;;
@@ -135,7 +145,10 @@ _dtsim()
     --db) files=all ;;
     --out) files=dirs ;;
     --set)
-        if [[ $cur == *.*=* ]]; then
+        if [[ $cur == cluster.device=* ]]; then
+            # the catalogue's devices, and custom (a FILE.ini is typed)
+            mapfile -t list < <({ _dtsim_devices "$dtsim"; echo custom; } | sed "s|^|cluster.device=|")
+        elif [[ $cur == *.*=* ]]; then
             # a key's value: the words its list allows, after "section.key="
             local k=${cur%%=*}
             mapfile -t list < <(_dtsim_key_values "$dtsim" "$k" | sed "s|^|$k=|")
@@ -159,6 +172,12 @@ _dtsim()
         ;;
     --profile) files='*.ini' ;;
     --precision) list=(fp32 tf32 bf16 fp8) ;;
+    --format)
+        # plot's list png,svg: the formats after the last comma, the list before kept
+        local head=
+        [[ $cur == *,* ]] && head=${cur%,*},
+        list=("${head}png" "${head}svg" "${head}pdf")
+        ;;
     --norm) list=(layernorm rmsnorm) ;;
     *)
         if [[ -z $cmd ]]; then
