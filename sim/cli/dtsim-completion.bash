@@ -3,8 +3,8 @@
 #
 # Commands and each command's options are read from dtsim's own --help, so a new command or
 # option completes without editing this file; the keys after --set come from `dtsim keys`, run
-# ids after `show`, --runs and --timeline-run, and sweep names and ids after --sweep, from `dtsim runs`
-# (of the database --db names), device names after `devices`, from `dtsim devices`. Scenario
+# ids after `show`, --runs and --timeline-run, and sweep names and ids after --sweep, from
+# `dtsim runs` (of the database --db names), device names after `devices`, from `dtsim devices`. Scenario
 # arguments complete to .ini files and folders.
 # The dtsim asked is the one on the command line (./build/dtsim, an installed one).
 
@@ -147,7 +147,10 @@ _dtsim()
     --set)
         if [[ $cur == cluster.device=* ]]; then
             # the catalogue's devices, and custom (a FILE.ini is typed)
-            mapfile -t list < <({ _dtsim_devices "$dtsim"; echo custom; } | sed "s|^|cluster.device=|")
+            mapfile -t list < <({
+                _dtsim_devices "$dtsim"
+                echo custom
+            } | sed "s|^|cluster.device=|")
         elif [[ $cur == *.*=* ]]; then
             # a key's value: the words its list allows, after "section.key="
             local k=${cur%%=*}
