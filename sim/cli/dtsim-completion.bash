@@ -4,8 +4,9 @@
 # Commands and each command's options are read from dtsim's own --help, so a new command or
 # option completes without editing this file; the keys after --set come from `dtsim keys`, run
 # ids after `show`, --runs and --timeline-run, and sweep names and ids after --sweep, from
-# `dtsim runs` (of the database --db names), device names after `devices`, from `dtsim devices`. Scenario
-# arguments complete to .ini files and folders.
+# `dtsim runs` (of the database --db names), device names after `devices` and
+# `--set cluster.device=`, from `dtsim devices`. Scenario arguments complete to .ini files and
+# folders.
 # The dtsim asked is the one on the command line (./build/dtsim, an installed one).
 
 # The commands `dtsim --help` lists.
