@@ -214,6 +214,10 @@ def main():
         html = dom.stdout
         check("<h1>Communication overhead against bandwidth</h1>" in html,
               "no lesson text beside run 1")
+        # the pace list says the bookmark's pace (1 s, an option of its own), not 30 s
+        sel = re.search(r'<select id="pace">(.*?)</select>', html, re.S)
+        check(sel and re.findall(r'<option value="(\d+)" selected="">', sel.group(1)) == ["1"],
+              "the pace list for ?pace=1: %s" % (sel.group(1) if sel else None))
         box = re.search(r'<div id="replayhosts">(.*?)</table>', html, re.S)
         if check(box, "no replayed hosts"):
             got = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td class=\"\w+\">\w+</td>"
