@@ -434,7 +434,10 @@ sim_status_t sim_inbox_recv(sim_run_t *run, sim_node_t *self, sim_msg_t **msg, d
  * transfer that belongs to a closed round. Messages already there go to msgs[0..) (at most
  * max, in the order they were matched; returns how many), transfers under way are cut. */
 int sim_inbox_drain(sim_run_t *run, sim_node_t *self, sim_msg_t **msgs, int max);
-/* Withdraws the receives still posted (with faults). */
+/* Withdraws the receives still posted (in the simulation): a transfer one of them had
+ * matched and that is still under way is cut on both sides, so a healthy run closes its
+ * inbox only after it has taken every message sent to it (each strategy's protocol does:
+ * its stops and last updates are the last messages). */
 void sim_inbox_close(sim_run_t *run, sim_node_t *self);
 /* Waits `seconds` that count as communication (latencies a collective models without
  * messages). */
