@@ -1270,7 +1270,8 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
 
     write_file(err_path, "");
     pid_t pid = dtsim_start((const char *[]){"run", path, "--db", db_path, NULL});
-    for (int tries = 0; tries < 6000; tries++) {
+    /* up to 2 minutes: a sanitized build on a busy machine takes 30 s and more */
+    for (int tries = 0; tries < 24000; tries++) {
         char *e = slurp(err_path);
         int two = strstr(e, "sweep resume: 2/4 done, ") != NULL;
         free(e);
