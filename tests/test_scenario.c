@@ -1405,8 +1405,8 @@ START_TEST(precision_and_efficiency_set_the_speed)
                                              "[strategy]\nkind = pipeline\nstages = 2\n");
         ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
     }
-    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = zero\n",
-                      ":2: model.clip_norm: zero holds the gradient in shards, and the norm "
+    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = tensor\n",
+                      ":2: model.clip_norm: tensor holds the gradient in shards, and the norm "
                       "summed across shards is not built yet (strategy.kind at line 4; expected "
                       "clip_norm = 0)");
     expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = sync-ps\nservers = 2\n",

@@ -4238,6 +4238,10 @@ START_TEST(adam_splits_equal_single)
         {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=3", "0"},
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=1", "0"},
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=3", "0"},
+        /* clipped by the norm the shards sum: the plain step, and the buckets' */
+        {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=1", "1"},
+        {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=2", "1"},
+        {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=3", "1"},
         {"strategy.kind=tensor", "strategy.tensor_parallel=2", "model.hidden=16,12", "0"},
     };
     const char *single = "strategy.kind=single";

@@ -632,7 +632,7 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
                       where);
         return 1;
     }
-    int sharded = !strcmp(st, "zero") || !strcmp(st, "tensor") ||
+    int sharded = !strcmp(st, "tensor") ||
                   (!strcmp(st, "sync-ps") && scenario_own(sc, "servers")->l > 1);
     if (sharded && o->clip_norm > 0.0f) {
         k = scenario_blame(sc, "model.clip_norm", "strategy.kind", where, sizeof where);

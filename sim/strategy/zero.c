@@ -21,6 +21,7 @@
  * order, then backward order), each bucket's reduce-scatter once its backward is charged.
  * Replica r updates chunk r of every bucket. The forward FLOPs are shared among the buckets
  * as their backward FLOPs are. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +49,24 @@ typedef struct zero_worker {
     const zero_plan_t *zp; /* NULL: no buckets */
     int handed, awaited, run_jobs; /* the step's jobs handed, waited for; the stream's count */
     double per_flop;               /* measured time: the last step's wall seconds a FLOP */
+    float norm2;                   /* model.clip_norm: the step's squared gradient norm */
 } zero_worker_t;
 
 static void zero_free(sim_node_t *node) { free(((zero_worker_t *)node->state)->idx); }
+
+/* model.clip_norm's factor from this worker's sum of squares sq of its chunks of the step's
+ * mean gradient: the workers' sum of them (a tree all-reduce of one float), so every shard
+ * clips by the whole model's norm (torch.nn.utils.clip_grad_norm_'s factor, as Megatron-LM's
+ * distributed optimizer sums its shards'); -1 on a failure. */
+static float clip_factor(sim_run_t *run, sim_node_t *node, zero_worker_t *z, double sq)
+{
+    sim_groups_t *g = run->shared;
+    z->norm2 = (float)sq;
+    if (run->n_workers > 1 &&
+        sim_allreduce(run, &g->all, node->rank, &z->norm2, 1, SIM_ALLREDUCE_TREE) != SIM_OK)
+        return -1.0f;
+    return trainer_clip_factor(run->sc->sgd.clip_norm, sqrt((double)z->norm2));
+}
 
 static void zero_plan_free(sim_run_t *run, void *ctx)
 {
@@ -240,17 +256,37 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
     sim_count_step(run, node, batch * acc, loss / acc);
     if (zp->overlap)
         wait_job(run, node, z, zp->jobs.n - 1);
-    for (int k = 0; k < B; k++) {
-        size_t lo = zp->bk.lo[k], len = zp->bk.hi[k] - lo;
-        if (!zp->overlap &&
-            sim_reduce_scatter(run, &g->all, r, node->grads + lo, len) != SIM_OK) {
+    /* with model.clip_norm every chunk is reduced, then the norm summed over the workers,
+     * before any chunk is updated */
+    int clip = run->sc->sgd.clip_norm > 0.0f;
+    double sq = 0;
+    float factor = 1.0f;
+    for (int pass = 0; pass < 1 + clip; pass++) {
+        if (pass == 1 && (factor = clip_factor(run, node, z, sq)) < 0.0f) {
             run->failed = 1;
             return;
         }
-        size_t c0 = lo + len * (size_t)r / (size_t)p, c1 = lo + len * (size_t)(r + 1) / (size_t)p;
-        run->be->scale(c1 - c0, 1.0f / (float)p, node->grads + c0);
-        sim_update(run, w + c0, node->grads + c0, node->velocity + c0, sim_moment2(node, c0),
-                   c1 - c0, step, step + 1);
+        for (int k = 0; k < B; k++) {
+            size_t lo = zp->bk.lo[k], len = zp->bk.hi[k] - lo;
+            size_t c0 = lo + len * (size_t)r / (size_t)p;
+            size_t c1 = lo + len * (size_t)(r + 1) / (size_t)p;
+            if (pass == 0) {
+                if (!zp->overlap &&
+                    sim_reduce_scatter(run, &g->all, r, node->grads + lo, len) != SIM_OK) {
+                    run->failed = 1;
+                    return;
+                }
+                run->be->scale(c1 - c0, 1.0f / (float)p, node->grads + c0);
+                if (clip)
+                    sq += run->be->sumsq(node->grads + c0, c1 - c0);
+            }
+            if (pass < clip)
+                continue;
+            if (factor != 1.0f)
+                run->be->scale(c1 - c0, factor, node->grads + c0);
+            sim_update(run, w + c0, node->grads + c0, node->velocity + c0,
+                       sim_moment2(node, c0), c1 - c0, step, step + 1);
+        }
     }
     if (stage < 3) {
         if (gather_buckets(run, node, zp))
@@ -316,6 +352,15 @@ static void worker(sim_node_t *node)
             return;
         }
         run->be->scale(hi - lo, 1.0f / (float)p, node->grads + lo);
+        if (sc->sgd.clip_norm > 0.0f) {
+            float f = clip_factor(run, node, z, run->be->sumsq(node->grads + lo, hi - lo));
+            if (f < 0.0f) {
+                run->failed = 1;
+                return;
+            }
+            if (f != 1.0f)
+                run->be->scale(hi - lo, f, node->grads + lo);
+        }
         sim_update(run, w + lo, node->grads + lo, node->velocity + lo, sim_moment2(node, lo),
                    hi - lo, step, step + 1);
         if (stage < 3) {
