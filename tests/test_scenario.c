@@ -1409,10 +1409,18 @@ START_TEST(precision_and_efficiency_set_the_speed)
                       ":2: model.clip_norm: tensor holds the gradient in shards, and the norm "
                       "summed across shards is not built yet (strategy.kind at line 4; expected "
                       "clip_norm = 0)");
-    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = sync-ps\nservers = 2\n",
-                      ":2: model.clip_norm: sync-ps holds the gradient in shards, and the norm "
-                      "summed across shards is not built yet (strategy.kind at line 4; expected "
-                      "clip_norm = 0, or servers = 1)");
+    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = sync-ps\nservers = 2\n"
+                      "[faults]\ncrash = worker-1 at 1s\n",
+                      ":2: model.clip_norm: sync-ps's shards sum their squares for the norm in "
+                      "an all-reduce among them, which a shard down would stall: with [faults] "
+                      "(strategy.servers at line 5; expected clip_norm = 0, or servers = 1)");
+    {
+        scenario_t sc;
+        dt_err_t err = {""};
+        const char *path = tmp_file("t.ini", "[model]\nclip_norm = 1\n[strategy]\n"
+                                             "kind = sync-ps\nservers = 2\n");
+        ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
+    }
     expect_file_error("[model]\noptimizer = adam\nside_by_side = yes\n",
                       ":3: model.side_by_side: replicas side by side train with sgd, unclipped "
                       "(model.optimizer at line 2; expected side_by_side = auto or no)");

@@ -4236,6 +4236,7 @@ START_TEST(adam_splits_equal_single)
         {"strategy.kind=allreduce", "cluster.workers=4", "run.shared_replicas=yes", "1"},
         {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=1", "1"},
         {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=3", "0"},
+        {"strategy.kind=sync-ps", "cluster.workers=4", "strategy.servers=3", "1"},
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=1", "0"},
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=3", "0"},
         /* clipped by the norm the shards sum: the plain step, and the buckets' */

@@ -632,14 +632,22 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
                       where);
         return 1;
     }
-    int sharded = !strcmp(st, "tensor") ||
-                  (!strcmp(st, "sync-ps") && scenario_own(sc, "servers")->l > 1);
-    if (sharded && o->clip_norm > 0.0f) {
+    if (!strcmp(st, "tensor") && o->clip_norm > 0.0f) {
         k = scenario_blame(sc, "model.clip_norm", "strategy.kind", where, sizeof where);
         scenario_fail(sc, err, k,
-                      "%s holds the gradient in shards, and the norm summed across shards is "
-                      "not built yet (%s; expected clip_norm = 0%s)",
-                      st, where, !strcmp(st, "sync-ps") ? ", or servers = 1" : "");
+                      "tensor holds the gradient in shards, and the norm summed across shards "
+                      "is not built yet (%s; expected clip_norm = 0)",
+                      where);
+        return 1;
+    }
+    if (!strcmp(st, "sync-ps") && scenario_own(sc, "servers")->l > 1 && o->clip_norm > 0.0f &&
+        scenario_has_faults(sc)) {
+        k = scenario_blame(sc, "model.clip_norm", "strategy.servers", where, sizeof where);
+        scenario_fail(sc, err, k,
+                      "sync-ps's shards sum their squares for the norm in an all-reduce among "
+                      "them, which a shard down would stall: with [faults] (%s; expected "
+                      "clip_norm = 0, or servers = 1)",
+                      where);
         return 1;
     }
     return 0;

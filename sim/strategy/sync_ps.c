@@ -17,6 +17,7 @@
 #include <string.h>
 
 
+#include "collective.h"
 #include "wire.h"
 #include "strategy.h"
 
@@ -36,6 +37,8 @@ typedef struct ps_state {
     uint8_t *packed;      /* worker, compressed: its slices' encodings, one after the other */
     float *residual;      /* worker, error feedback: (n_params) host */
     long step;            /* worker: next step; server: current step */
+    sim_group_t shards;   /* server, model.clip_norm over several shards: all of them */
+    float norm2;          /* server: the step's squared gradient norm, summed over shards */
 } ps_state_t;
 
 static void state_free(sim_node_t *node)
@@ -47,6 +50,7 @@ static void state_free(sim_node_t *node)
     free(b->live);
     free(b->idx);
     free(b->residual);
+    free(b->shards.members);
 }
 
 static ps_state_t *state_get(sim_run_t *run, sim_node_t *node)
@@ -179,6 +183,34 @@ static void restore(sim_run_t *run, sim_node_t *node, ps_state_t *b)
     b->step = from;
 }
 
+/* model.clip_norm on shard g (len floats, the step's mean gradient): one shard clips by its
+ * own norm, several by the norm their squares sum (a tree all-reduce of one float among
+ * them: torch.nn.utils.clip_grad_norm_'s factor over the whole model; scenario_validate
+ * keeps [faults] out, where a crashed shard would stall it). */
+static sim_status_t clip_shard(sim_run_t *run, sim_node_t *node, ps_state_t *b, float *g,
+                               size_t len)
+{
+    if (run->sc->sgd.clip_norm <= 0.0f)
+        return SIM_OK;
+    if (run->n_servers == 1) {
+        sim_clip(run, g, len);
+        return SIM_OK;
+    }
+    if (!b->shards.members) {
+        b->shards.size = run->n_servers;
+        b->shards.members = dt_calloc((size_t)run->n_servers, sizeof(sim_node_t *));
+        for (int s = 0; s < run->n_servers; s++)
+            b->shards.members[s] = &run->servers[s];
+    }
+    b->norm2 = (float)run->be->sumsq(g, len);
+    sim_status_t st = sim_allreduce(run, &b->shards, node->rank, &b->norm2, 1,
+                                    SIM_ALLREDUCE_TREE);
+    float f = trainer_clip_factor(run->sc->sgd.clip_norm, sqrt((double)b->norm2));
+    if (st == SIM_OK && f != 1.0f)
+        run->be->scale(len, f, g);
+    return st;
+}
+
 static void server(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
@@ -274,7 +306,10 @@ static void server(sim_node_t *node)
                 run->be->axpy(len, 1.0f, b->msgs[i]->data, g);
         }
         run->be->scale(len, 1.0f / (float)n, g);
-        sim_clip(run, g, len); /* one shard holds the whole gradient (scenario_validate) */
+        if (clip_shard(run, node, b, g, len) != SIM_OK) {
+            run->failed = 1;
+            break;
+        }
         sim_update(run, w, g, v, v2, len, b->step, b->step + 1);
         /* the averaging and the update are real work on the server */
         sim_charge(run, node,
