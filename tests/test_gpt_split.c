@@ -340,7 +340,9 @@ END_TEST
  * (and ZeRO shards) sum before any of them updates: the pipeline's weights are single's
  * within the sgd tests' 2e-5, for 2 stages under gpipe and 1f1b, 2 x 2 chunks interleaved,
  * and 2 replicas with a plain all-reduce, ZeRO 1 and 2 (the tied wte updated once, by stage
- * 0, with its moments). Measured: 1.0e-5 at most (gpipe unclipped), above SGD's 1.1e-7 as
+ * 0, with its moments); tensor parallelism over 2 members, with and without sequence
+ * parallelism, the same (its norm sums the members' split pieces and the replicated ones
+ * once; 6.2e-6 clipped). Measured: 1.0e-5 at most (gpipe unclipped), above SGD's 1.1e-7 as
  * Adam divides each gradient by its own root mean square, so rounding in a near-zero
  * gradient moves its weight by up to lr. */
 static const char *const adamw[] = {"model.optimizer=adamw", "model.momentum=0",
@@ -374,8 +376,13 @@ START_TEST(gpt_adam_pipeline_equals_single)
              "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
             {"strategy.stages=2", "strategy.micro_batches=2", "strategy.pipeline_schedule=1f1b",
              "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2"},
+            /* tensor parallelism: the norm of its members' split pieces and, once, the
+             * replicated ones */
+            {"strategy.kind=tensor", "strategy.tensor_parallel=2", "cluster.workers=2"},
+            {"strategy.kind=tensor", "strategy.tensor_parallel=2", "cluster.workers=2",
+             "strategy.sequence_parallel=yes"},
         };
-        static const int which[] = {0, 0, 1, 2, 2, 2};
+        static const int which[] = {0, 0, 1, 2, 2, 2, 0, 0};
         if (clip) /* clipping moves single's weights: a clipped split equal to it clipped */
             for (int k = 0; k < 3; k++)
                 ck_assert_double_gt(max_rel_diff(ref[k], unclipped[k], r[k].n_params), 1e-4);

@@ -1405,10 +1405,6 @@ START_TEST(precision_and_efficiency_set_the_speed)
                                              "[strategy]\nkind = pipeline\nstages = 2\n");
         ck_assert_msg(scenario_load(&sc, path, NULL, 0, &err) == DT_OK, "%s", err.msg);
     }
-    expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = tensor\n",
-                      ":2: model.clip_norm: tensor holds the gradient in shards, and the norm "
-                      "summed across shards is not built yet (strategy.kind at line 4; expected "
-                      "clip_norm = 0)");
     expect_file_error("[model]\nclip_norm = 1\n[strategy]\nkind = sync-ps\nservers = 2\n"
                       "[faults]\ncrash = worker-1 at 1s\n",
                       ":2: model.clip_norm: sync-ps's shards sum their squares for the norm in "

@@ -4244,6 +4244,8 @@ START_TEST(adam_splits_equal_single)
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=2", "1"},
         {"strategy.kind=zero", "cluster.workers=4", "strategy.zero_stage=3", "1"},
         {"strategy.kind=tensor", "strategy.tensor_parallel=2", "model.hidden=16,12", "0"},
+        {"strategy.kind=tensor", "strategy.tensor_parallel=2", "model.hidden=16,12", "1"},
+        {"strategy.kind=tensor", "strategy.tensor_parallel=4", "model.hidden=16,12", "1"},
     };
     const char *single = "strategy.kind=single";
     const char *wide[] = {single, "model.hidden=16,12"};
@@ -4251,6 +4253,7 @@ START_TEST(adam_splits_equal_single)
     outcome_t r = adam_run(&single, 1, 0, 32, &ref[0][0]);
     adam_run(&single, 1, 1, 32, &ref[1][0]);
     adam_run(wide, 2, 0, 8, &ref[0][1]);
+    adam_run(wide, 2, 1, 8, &ref[1][1]);
     ck_assert_msg(r.mem0[2] == 8.0 * r.n_params, "optimizer memory %g for %zu parameters",
                   r.mem0[2], (size_t)r.n_params);
     /* SGD from the same start lands elsewhere; so does Adam unclipped vs clipped */
@@ -4276,6 +4279,7 @@ START_TEST(adam_splits_equal_single)
     free(ref[0][0]);
     free(ref[1][0]);
     free(ref[0][1]);
+    free(ref[1][1]);
 }
 END_TEST
 

@@ -632,14 +632,6 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
                       where);
         return 1;
     }
-    if (!strcmp(st, "tensor") && o->clip_norm > 0.0f) {
-        k = scenario_blame(sc, "model.clip_norm", "strategy.kind", where, sizeof where);
-        scenario_fail(sc, err, k,
-                      "tensor holds the gradient in shards, and the norm summed across shards "
-                      "is not built yet (%s; expected clip_norm = 0)",
-                      where);
-        return 1;
-    }
     if (!strcmp(st, "sync-ps") && scenario_own(sc, "servers")->l > 1 && o->clip_norm > 0.0f &&
         scenario_has_faults(sc)) {
         k = scenario_blame(sc, "model.clip_norm", "strategy.servers", where, sizeof where);

@@ -280,34 +280,74 @@ static int backward(sim_run_t *run, sim_node_t *node, tp_worker_t *t, const floa
     return 0;
 }
 
-/* The optimizer on [at, at + n) of the buffers: m and v are the state's first and second
- * (v NULL for sgd), in the parameters' layout. */
-static void update_piece(sim_run_t *run, float *w, const float *g, float *m, float *v,
-                         size_t at, size_t n, long step)
+/* One piece of the parameters a worker owns, [at, at + n), for each pass over them. */
+typedef struct piece_ctx {
+    sim_run_t *run;
+    float *w, *m, *v, *g; /* v NULL for sgd */
+    long step;
+    double sq; /* PIECE_SUMSQ: the squares of g's pieces so far */
+    float f;   /* PIECE_SCALE: the factor */
+    enum { PIECE_SUMSQ, PIECE_SCALE, PIECE_UPDATE } op;
+} piece_ctx_t;
+
+static void piece(piece_ctx_t *c, size_t at, size_t n)
 {
-    sim_update(run, w + at, g + at, m + at, v ? v + at : NULL, n, step, step + 1);
+    const trainer_backend_t *be = c->run->be;
+    if (c->op == PIECE_SUMSQ)
+        c->sq += be->sumsq(c->g + at, n);
+    else if (c->op == PIECE_SCALE)
+        be->scale(n, c->f, c->g + at);
+    else
+        sim_update(c->run, c->w + at, c->g + at, c->m + at, c->v ? c->v + at : NULL, n,
+                   c->step, c->step + 1);
 }
 
-/* The optimizer on the slices this worker owns. */
-static void update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *m,
-                   float *v, const float *g, long step)
+/* c's pass over the slices worker i owns: they partition the model (a row-split layer's
+ * biases are worker 0's). */
+static void owned_pieces(const tp_worker_t *t, int i, piece_ctx_t *c)
 {
-    int i = node->rank;
     for (int j = 0; j < t->L; j++) {
         const trainer_layer_t *l = t->layer[j].l;
         int in = l->in_c, out = l->out_c, k = t->layer[j].width;
         if (t->layer[j].role == ROLE_ROW) {
             for (int r = 0; r < out; r++)
-                update_piece(run, w, g, m, v, l->w_off + (size_t)r * in + (size_t)i * k,
-                             (size_t)k, step);
+                piece(c, l->w_off + (size_t)r * in + (size_t)i * k, (size_t)k);
             if (i == 0)
-                update_piece(run, w, g, m, v, l->b_off, (size_t)out, step);
+                piece(c, l->b_off, (size_t)out);
         } else {
-            update_piece(run, w, g, m, v, l->w_off + (size_t)i * k * in, (size_t)k * in,
-                         step);
-            update_piece(run, w, g, m, v, l->b_off + (size_t)i * k, (size_t)k, step);
+            piece(c, l->w_off + (size_t)i * k * in, (size_t)k * in);
+            piece(c, l->b_off + (size_t)i * k, (size_t)k);
         }
     }
+}
+
+/* The optimizer on the slices this worker owns; with model.clip_norm, after scaling them by
+ * the norm the workers' squares sum (a tree all-reduce of one float: Megatron-LM's norm
+ * over tensor shards). Returns -1 when the run failed. */
+static int update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *m,
+                  float *v, float *g, long step)
+{
+    piece_ctx_t c = {run, w, m, v, g, step, 0, 1.0f, PIECE_SUMSQ};
+    float clip = run->sc->sgd.clip_norm;
+    if (clip > 0.0f) {
+        owned_pieces(t, node->rank, &c);
+        float sq = (float)c.sq;
+        run->be->upload(t->one, &sq, sizeof sq);
+        sim_groups_t *gr = run->shared;
+        if (t->T > 1 && sim_allreduce(run, &gr->all, node->rank, t->one, 1,
+                                      SIM_ALLREDUCE_TREE) != SIM_OK) {
+            run->failed = 1;
+            return -1;
+        }
+        run->be->download(&sq, t->one, sizeof sq);
+        c.f = trainer_clip_factor(clip, sqrt((double)sq));
+        c.op = PIECE_SCALE;
+        if (c.f != 1.0f)
+            owned_pieces(t, node->rank, &c);
+    }
+    c.op = PIECE_UPDATE;
+    owned_pieces(t, node->rank, &c);
+    return 0;
 }
 
 /* Worker 0's evaluation of the previous step, deferred to the first all-reduce of this one
@@ -337,7 +377,8 @@ static void worker(sim_node_t *node)
         double loss = forward(run, node, t, w, evaluate_pending);
         if (run->failed || backward(run, node, t, w, node->grads))
             return;
-        update(run, node, t, w, v, v2, node->grads, step);
+        if (update(run, node, t, w, v, v2, node->grads, step))
+            return;
         if (node->rank == 0) {
             sim_count_step(run, node, t->B, loss);
             if (sim_eval_due(run, step + 1)) {

@@ -32,6 +32,7 @@
  * them too under sequence parallelism).
  * Worker 0 evaluates at the first all-reduce of the next step (every member's update of the
  * step is done then), on its buffer with the other members' slices copied in. */
+#include <math.h>
 #include <string.h>
 
 #include "collective.h"
@@ -518,6 +519,56 @@ static void sgd_piece(void *ctx, size_t at, size_t n)
                k->step, k->step + 1);
 }
 
+typedef struct tg_clip {
+    const trainer_backend_t *be;
+    float *grads;
+    double sq;
+    float f;
+} tg_clip_t;
+
+static void sumsq_piece(void *ctx, size_t at, size_t n)
+{
+    tg_clip_t *k = ctx;
+    k->sq += k->be->sumsq(k->grads + at, n);
+}
+
+static void scale_piece(void *ctx, size_t at, size_t n)
+{
+    tg_clip_t *k = ctx;
+    k->be->scale(n, k->f, k->grads + at);
+}
+
+/* model.clip_norm: the member's gradient scaled by the model's norm, the sum over the members
+ * of their split pieces' squares and, once (member 0's), the replicated pieces' (all-reduced
+ * already: every member holds the same), as Megatron-LM skips a tensor-parallel duplicate;
+ * a tree all-reduce of one float. Returns -1 when the run failed. */
+static int clip_grads(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
+{
+    float clip = run->sc->sgd.clip_norm;
+    if (clip <= 0.0f)
+        return 0;
+    const trainer_gpt_layout_t *g = &run->model.gpt;
+    tg_clip_t k = {run->be, node->grads, 0, 1.0f};
+    tg_pieces(g, t->T, t->r, 1, sumsq_piece, &k);
+    if (t->r == 0)
+        tg_pieces(g, t->T, t->r, 0, sumsq_piece, &k);
+    float sq = (float)k.sq;
+    run->be->upload(t->one, &sq, sizeof sq);
+    sim_groups_t *gr = run->shared;
+    if (t->T > 1 &&
+        sim_allreduce(run, &gr->all, node->rank, t->one, 1, SIM_ALLREDUCE_TREE) != SIM_OK) {
+        run->failed = 1;
+        return -1;
+    }
+    run->be->download(&sq, t->one, sizeof sq);
+    k.f = trainer_clip_factor(clip, sqrt((double)sq));
+    if (k.f != 1.0f) {
+        tg_pieces(g, t->T, t->r, 1, scale_piece, &k);
+        tg_pieces(g, t->T, t->r, 0, scale_piece, &k);
+    }
+    return 0;
+}
+
 void sim_tensor_gpt_worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
@@ -531,6 +582,8 @@ void sim_tensor_gpt_worker(sim_node_t *node)
         sim_charge(run, node, 0, dt_wall_seconds() - w0);
         double loss = forward(run, node, t, node->params);
         if (loss < 0 || backward(run, node, t, node->params, node->grads, &loss))
+            return;
+        if (clip_grads(run, node, t))
             return;
         tg_sgd_t k = {run, node, step};
         tg_pieces(&run->model.gpt, t->T, t->r, 1, sgd_piece, &k);
