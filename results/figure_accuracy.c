@@ -152,8 +152,9 @@ static int same_curve(const results_evals_t *a, const results_evals_t *b, int by
 }
 
 /* The label of one curve for the runs whose labels are labels[0..n) (n > 1): the words
- * they share, then the one word that differs as a list, "sync-ps iid (1Gbps, 10Gbps,
- * 100Gbps)", or their count when more differ or the list would be too long. malloc'ed. */
+ * they share, then the one word that differs as a list, "sync-ps partition=iid (1Gbps,
+ * 10Gbps, 100Gbps)", or their count when more differ or the list would be too long.
+ * malloc'ed. */
 static char *merged_label(char *const *labels, size_t n)
 {
 #define WORDS 16

@@ -244,11 +244,32 @@ static int split_kv(char *buf, char **parts, int max)
 
 #define LABEL_KEYS 16
 
+/* Whether a swept value reads alone in a legend: a strategy (kind), or a quantity with its
+ * unit (1Gbps, 5ms); a bare number or word needs its key's name (lr=0.1, partition=iid). */
+static int reads_alone(const char *part)
+{
+    const char *eq = strchr(part, '='), *key = part;
+    for (const char *c = part; c < eq; c++)
+        if (*c == '.')
+            key = c + 1;
+    if (eq - key == 4 && !strncmp(key, "kind", 4))
+        return 1;
+    const char *v = eq + 1;
+    if (!(*v >= '0' && *v <= '9'))
+        return 0;
+    while ((*v >= '0' && *v <= '9') || *v == '.')
+        v++;
+    return (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
+}
+
 /* Sweep run names list every swept key (NAME/kind=sync-ps,platform=star,...,bandwidth=1Gbps).
  * For a legend, keep the values of as few keys as still tell the runs apart: each key in
- * turn is dropped when the runs stay distinct without it (keys that only follow others,
- * like a platform tied to a strategy, go), and the values are joined by blanks:
- * "sync-ps iid 1Gbps". Returns 0 (labels untouched) when the names are not of that form. */
+ * turn, from the last, is dropped when the runs stay distinct without it (keys that only
+ * follow others, like a platform tied to a strategy, or a learning rate swept with its
+ * optimizer, go; the first of keys swept together stays), and the parts are joined by
+ * blanks, each a value that reads alone or key=value: "sync-ps partition=iid 1Gbps",
+ * "allreduce optimizer=adamw". Returns 0 (labels untouched) when the names are not of that
+ * form. */
 static int shorten_labels(char **labels, size_t n)
 {
     if (n < 2)
@@ -269,7 +290,7 @@ static int shorten_labels(char **labels, size_t n)
     if (ok) {
         for (int j = 0; j < k; j++)
             keep[j] = 1;
-        for (int j = 0; j < k; j++) {
+        for (int j = k - 1; j >= 0; j--) {
             keep[j] = 0;
             int distinct = 1;
             for (size_t a = 0; a < n && distinct; a++)
@@ -285,10 +306,21 @@ static int shorten_labels(char **labels, size_t n)
             size_t len = 0, cap = strlen(labels[i]) + 1;
             char *out = dt_malloc(cap);
             out[0] = '\0';
-            for (int j = 0; j < k; j++)
-                if (keep[j])
+            for (int j = 0; j < k; j++) {
+                if (!keep[j])
+                    continue;
+                const char *part = parts[i][j], *eq = strchr(part, '=');
+                const char *key = part;
+                for (const char *c = part; c < eq; c++)
+                    if (*c == '.')
+                        key = c + 1;
+                if (reads_alone(part))
                     len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "",
-                                            strchr(parts[i][j], '=') + 1);
+                                            eq + 1);
+                else
+                    len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "",
+                                            key);
+            }
             free(labels[i]);
             labels[i] = out;
         }

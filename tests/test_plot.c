@@ -1141,6 +1141,50 @@ static void ck_look_pair(char styles[][96], size_t a, size_t b, int same_colour,
                   a, b, da, db);
 }
 
+/* Legend labels keep the first of keys swept together (the optimizer, not its learning
+ * rate) and name a value that does not read alone: a strategy and a quantity with its unit
+ * stand bare (the bandwidth, here dropped: it tells no two runs apart), a number or another
+ * word gets its key ("allreduce optimizer=adamw workers=8"); labels of values alone ("0.01
+ * 8") told nobody which key. */
+START_TEST(legend_labels_name_their_keys)
+{
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    static const char *const names[] = {
+        "tup/kind=allreduce,optimizer=sgd,lr=0.2,workers=4,bandwidth=1Gbps",
+        "tup/kind=allreduce,optimizer=adamw,lr=0.01,workers=4,bandwidth=1Gbps",
+        "tup/kind=allreduce,optimizer=adamw,lr=0.01,workers=8,bandwidth=1Gbps",
+        "tup/kind=local-sgd,optimizer=adamw,lr=0.01,workers=8,bandwidth=1Gbps",
+    };
+    static const char *const want[] = {
+        "allreduce optimizer=sgd workers=4",
+        "allreduce optimizer=adamw workers=4",
+        "allreduce optimizer=adamw workers=8",
+        "local-sgd optimizer=adamw workers=8",
+    };
+    for (int i = 0; i < 4; i++) {
+        int64_t id = add_plain_run(db, names[i], i < 3 ? "allreduce" : "local-sgd", "t", i, 1,
+                                   10.0, 100);
+        for (int e = 1; e <= 3; e++)
+            ok(results_eval_add(db, id, e, 10 * e, 320.0 * e, 1e6 * e, 1.0 / e,
+                                0.3 + 0.1 * e + 0.01 * i, &err),
+               &err);
+    }
+    results_db_close(db);
+    char *s = script_of(NULL, RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    char labels[16][96];
+    ck_assert_msg(fields(s, NULL, " title '", "'", labels, 16) == 4, "%s", s);
+    for (int i = 0; i < 4; i++) {
+        int found = 0;
+        for (int j = 0; j < 4; j++)
+            found |= !strcmp(labels[j], want[i]);
+        ck_assert_msg(found, "no label \"%s\" (first: \"%s\")", want[i], labels[0]);
+    }
+    free(s);
+}
+END_TEST
+
 /* Up to 8 curves: one plot, a colour per strategy and a dash per bandwidth, the key grouped
  * by strategy (runs 1-8: sync-ps and async-ps at 1, 10, 100 Gb/s, allreduce at 1, 10). Past
  * 8: a panel per bandwidth (3 panels of 4 beat 4 of 3), each strategy drawn alike in every
@@ -1962,6 +2006,7 @@ int main(void)
         tcase_add_test(tp, every_format);
         tcase_add_test(tp, curve_styles_differ);
         tcase_add_test(tp, many_curves_make_panels);
+        tcase_add_test(tp, legend_labels_name_their_keys);
         tcase_add_test(tp, equal_curves_drawn_once);
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
