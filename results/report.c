@@ -466,7 +466,7 @@ static void remove_files(const results_plot_out_t *out)
  * to draw, NULL when no figure can be drawn (why_not says why). */
 static void write_figure(FILE *f, results_query_t *q, const results_runs_t *runs,
                          results_figure_t fig, const char *dir, const char *why_not,
-                         const results_report_opts_t *o, results_report_out_t *res)
+                         const results_report_opts_t *o, int linked, results_report_out_t *res)
 {
     const char *name = results_figure_name(fig);
     const char *title = captions[fig].title ? captions[fig].title : name;
@@ -483,7 +483,9 @@ static void write_figure(FILE *f, results_query_t *q, const results_runs_t *runs
             st = dt_err_input(&err, "%s: %s", svg_path, strerror(errno));
         remove_files(&out);
     }
-    if (!svg && o->lesson && st == DT_OK) {
+    /* a lesson's page leaves out a figure its runs cannot make, unless its text links to it
+     * (the link lands on the figure's note) */
+    if (!svg && o->lesson && !linked && st == DT_OK) {
         res->skipped++;
         results_plot_out_free(&out);
         return;
@@ -574,7 +576,7 @@ static void write_figures(FILE *f, results_query_t *q, const results_runs_t *run
     /* a plan's runs: the Pareto chart first, what a planner reads before the rest */
     int plan = results_runs_plan(runs);
     if (plan)
-        write_figure(f, q, runs, RESULTS_FIGURE_PARETO, made, why_not, o, res);
+        write_figure(f, q, runs, RESULTS_FIGURE_PARETO, made, why_not, o, 0, res);
     /* a lesson's page: the figures its text links to, the others folded away */
     int linked[RESULTS_FIGURE_COUNT] = {0}, folded = 0;
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT && o->lesson; fig++) {
@@ -590,7 +592,7 @@ static void write_figures(FILE *f, results_query_t *q, const results_runs_t *run
                 fputs("<details class=\"more\"><summary>More figures of these runs (the lesson "
                       "does not use them)</summary>\n",
                       f);
-            write_figure(f, q, runs, (results_figure_t)fig, made, why_not, o, res);
+            write_figure(f, q, runs, (results_figure_t)fig, made, why_not, o, linked[fig], res);
         }
     if (folded)
         fputs("</details>\n", f);

@@ -738,10 +738,31 @@ START_TEST(report_selects_a_sweep_by_name)
     char *html = slurp(page);
     ck_assert_ptr_nonnull(strstr(html, "id=\"lesson\""));
     ck_assert_msg(strstr(html, "3 finished runs of sweep s1"), "the page names another choice");
-    /* a lesson's page: no box about a figure its runs cannot make, the figures its text does
-     * not link to (the timeline: bandwidth.md links none) folded after those it does, the
-     * shared keys folded */
-    ck_assert_ptr_null(strstr(html, "Not drawn"));
+    /* a lesson's page: no box about a figure its runs cannot make unless its text links to
+     * it (the link lands on the note, not nowhere), the figures its text does not link to
+     * (the timeline: bandwidth.md links none) folded after those it does, the shared keys
+     * folded */
+    char md_path[600];
+    snprintf(md_path, sizeof md_path, "%s/scenarios/lessons/bandwidth.md", DTSIM_SOURCE);
+    char *md = slurp(md_path);
+    for (const char *sk = html; (sk = strstr(sk, "<figure id=\"fig-")); sk++) {
+        char fig[64], anchor[80];
+        if (sscanf(sk, "<figure id=\"fig-%63[a-z_]\"", fig) != 1 ||
+            strncmp(sk + strlen("<figure id=\"fig-") + strlen(fig), "\" class=\"skipped\"",
+                    17))
+            continue;
+        snprintf(anchor, sizeof anchor, "(#fig-%s)", fig);
+        ck_assert_msg(strstr(md, anchor), "a note about %s, which the lesson does not link", fig);
+    }
+    /* and no dead link: every figure the text links to is on the page, drawn or noted */
+    for (const char *l = md; (l = strstr(l, "(#fig-")); l++) {
+        char fig[64], want_fig[96];
+        if (sscanf(l, "(#fig-%63[a-z_])", fig) != 1)
+            continue;
+        snprintf(want_fig, sizeof want_fig, "<figure id=\"fig-%s\"", fig);
+        ck_assert_msg(strstr(html, want_fig), "the lesson links #fig-%s, not on the page", fig);
+    }
+    free(md);
     const char *more = strstr(html, "<details class=\"more\">"),
                *acc = strstr(html, "<figure id=\"fig-accuracy\""),
                *timeline = strstr(html, "<figure id=\"fig-timeline\"");
@@ -766,20 +787,35 @@ START_TEST(report_selects_a_sweep_by_name)
 }
 END_TEST
 
-/* Every lesson of scenarios/lessons/README.md has its scenario and its text, and the text
- * says what to observe and asks questions. */
+/* Every lesson of scenarios/lessons/README.md's table has its scenario and its text, and the
+ * text says what to observe and asks 3 to 5 questions. */
 START_TEST(lessons_have_texts)
 {
-    const char *names[] = {"bandwidth", "staleness", "noniid", "pipeline", "transformer"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/scenarios/lessons/%s.ini", DTSIM_SOURCE, names[i]);
+    /* the lessons the README's table lists: its rows' "](NAME.md)" links */
+    char readme[512], lesson[16][64];
+    size_t count = 0;
+    snprintf(readme, sizeof readme, "%s/scenarios/lessons/README.md", DTSIM_SOURCE);
+    char *table = slurp(readme);
+    for (char *row = table; (row = strstr(row, "\n| [")) && count < 16; row++) {
+        char *end = strchr(row + 1, '\n'), *link = strstr(row, "](");
+        if (!link || (end && link > end))
+            continue;
+        size_t len = strcspn(link + 2, ")");
+        if (len > 3 && len < 60 && !strncmp(link + 2 + len - 3, ".md", 3))
+            snprintf(lesson[count++], sizeof lesson[0], "%.*s", (int)len - 3, link + 2);
+    }
+    free(table);
+    ck_assert_uint_ge(count, 6); /* bandwidth, staleness, noniid, pipeline, transformer,
+                                    optimizer */
+    for (size_t i = 0; i < count; i++) {
+        char p[768];
+        snprintf(p, sizeof p, "%s/scenarios/lessons/%.63s.ini", DTSIM_SOURCE, lesson[i]);
         char *ini = slurp(p);
-        char want[64];
-        snprintf(want, sizeof want, "name = lesson-%s\n", names[i]);
+        char want[128];
+        snprintf(want, sizeof want, "name = lesson-%.63s\n", lesson[i]);
         ck_assert_msg(strstr(ini, want), "%s: no %s", p, want);
         free(ini);
-        snprintf(p, sizeof p, "%s/scenarios/lessons/%s.md", DTSIM_SOURCE, names[i]);
+        snprintf(p, sizeof p, "%s/scenarios/lessons/%.63s.md", DTSIM_SOURCE, lesson[i]);
         char *md = slurp(p);
         ck_assert_msg(strstr(md, "\n## What to observe\n"), "%s", p);
         char *questions = strstr(md, "\n## Questions\n");
