@@ -2,9 +2,11 @@
  * runs to show, and the evaluation, summary, timeline, memory and clients rows of each.
  *
  * Why these choices:
- *   - SQLITE_OPEN_READONLY: drawing figures must not be able to change a result, and a
- *     reader never takes the write lock that a sweep's writers need (WAL readers do not
- *     block writers).
+ *   - PRAGMA query_only on a read-write connection: drawing figures must not be able to
+ *     change a result, and a reader never takes the write lock that a sweep's writers need
+ *     (WAL readers do not block writers); read-write (read-only only where the file is
+ *     write-protected) so that a reader that closes last checkpoints the database and
+ *     removes its -wal and -shm files, which a read-only connection leaves behind.
  *   - a run's figures come from the run_summary view, not from a second formula here: the
  *     scaling efficiency a figure shows is the one `sqlite3 ... run_summary` shows.
  *   - a --runs range is a filter over existing runs ("1-1000000" costs nothing), a single
@@ -180,8 +182,11 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
     results_query_t *q = dt_calloc(1, sizeof *q + len + 1);
     memcpy(q->path, path, len + 1);
     dt_status st = DT_OK;
-    int rc = sqlite3_open_v2(path, &q->h, SQLITE_OPEN_READONLY, NULL);
+    /* without SQLITE_OPEN_CREATE: a missing file stays an error */
+    int rc = sqlite3_open_v2(path, &q->h, SQLITE_OPEN_READWRITE, NULL);
     DT_CHECK(q->h, "out of memory opening SQLite database %s", path);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(q->h, "PRAGMA query_only = 1", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         st = results_q_error(q, rc, err, "cannot open");
         goto fail;

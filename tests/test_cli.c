@@ -3485,6 +3485,36 @@ static void assert_duration(const char *shown, sqlite3_stmt *st, int col)
     ck_assert_msg(fabs(got - want) <= 0.005 * want + 1e-12, "shown %s, stored %g", shown, want);
 }
 
+/* A command that only reads a database (runs, show, export) closes it as a writer would:
+ * the last connection checkpoints and removes the -wal and -shm files (a read-only
+ * connection left both beside every database it had read, plan's too). */
+START_TEST(read_commands_leave_no_wal_files)
+{
+    char ini[300], db[300], side[320], out[320];
+    snprintf(ini, sizeof ini, "%s/wal.ini", dir);
+    snprintf(db, sizeof db, "%s/wal.db", dir);
+    snprintf(out, sizeof out, "%s/csv", dir);
+    write_file(ini, tiny);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    const char *const reads[][6] = {
+        {"runs", "--db", db, NULL},
+        {"show", "1", "--db", db, NULL},
+        {"export", "--csv", "--db", db, "--out", out},
+    };
+    for (int i = 0; i < 3; i++) {
+        const char *args[8] = {0};
+        for (int j = 0; j < 6 && reads[i][j]; j++)
+            args[j] = reads[i][j];
+        ck_assert_int_eq(dtsim(args), 0);
+        static const char *const ext[] = {"-wal", "-shm"};
+        for (int e = 0; e < 2; e++) {
+            snprintf(side, sizeof side, "%s%s", db, ext[e]);
+            ck_assert_msg(access(side, F_OK) != 0, "dtsim %s left %s", reads[i][0], side);
+        }
+    }
+}
+END_TEST
+
 START_TEST(runs_fit_100_columns_and_match_the_database)
 {
     char db[300];
@@ -4676,6 +4706,7 @@ int main(void)
     tcase_add_test(tc, timing_only_run_has_empty_accuracy);
     tcase_add_test(tc, energy_and_cost_follow_their_formulas);
     tcase_add_test(tc, runs_fit_100_columns_and_match_the_database);
+    tcase_add_test(tc, read_commands_leave_no_wal_files);
     tcase_add_test(tc, show_prints_a_run_whole);
     tcase_add_test(tc, completion_offers_commands_options_files_keys_and_runs);
     tcase_add_test(tc, installed_dtsim_runs_from_anywhere);
