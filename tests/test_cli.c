@@ -4308,6 +4308,18 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
     free(kids);
     ck_assert_int_gt(tb, 0);
     ck_assert(testbed_namespaces((pid_t)tb));
+    /* running its own copy (a dtsim rebuilt meanwhile changes no cell after): a child's
+     * command line runs FOLDER/dtsim, FOLDER its /tmp/dtsim-validate-PID-* */
+    char prefix[64], want_copy[400] = "";
+    snprintf(prefix, sizeof prefix, "dtsim-validate-%ld-", (long)pid);
+    DIR *tmp = opendir("/tmp");
+    for (struct dirent *e; tmp && (e = readdir(tmp));)
+        if (!strncmp(e->d_name, prefix, strlen(prefix)))
+            snprintf(want_copy, sizeof want_copy, "/tmp/%.200s/dtsim run ", e->d_name);
+    if (tmp)
+        closedir(tmp);
+    ck_assert_msg(want_copy[0] && processes_with(want_copy) > 0, "no child runs %s",
+                  want_copy[0] ? want_copy : prefix);
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);

@@ -507,6 +507,34 @@ static void remove_stale_folders(void)
     closedir(d);
 }
 
+/* Copies the file src to dst (new, mode 0755); 0 on success. */
+static int copy_executable(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755), rc = out < 0;
+    char buf[1 << 16];
+    ssize_t got;
+    while (!rc && (got = read(in, buf, sizeof buf)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        for (ssize_t at = 0; !rc && got > 0 && at < got;) {
+            ssize_t put = write(out, buf + at, (size_t)(got - at));
+            if (put < 0 && errno != EINTR)
+                rc = -1;
+            at += put > 0 ? put : 0;
+        }
+        rc |= got < 0;
+    }
+    close(in);
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    if (rc && out >= 0)
+        unlink(dst);
+    return rc ? -1 : 0;
+}
+
 /* --calibrate: the tcp model fitted to tcpxfer's transfers on a 2-host testbed, at every
  * bandwidth x latency of the lists (cli_calibrate_tcp.c). tcpxfer is beside this dtsim
  * (BUILD/testbed/tcpxfer), or in DTSIM_TESTBED_BIN. */
@@ -617,6 +645,15 @@ int cli_validate(int argc, char **argv)
         return CLI_EXIT_RUN;
     }
     snprintf(device, sizeof device, "%s/device.ini", dir);
+    /* its children run a copy of it: a dtsim rebuilt during a validation of many minutes
+     * neither changes the cells after nor fails them (the binary replaced under them: its
+     * sims "Permission denied"); without a copy, itself */
+    char copy[96];
+    snprintf(copy, sizeof copy, "%s/dtsim", dir);
+    if (copy_executable(self, copy) == 0)
+        snprintf(self, sizeof self, "%s", copy);
+    else
+        copy[0] = '\0';
     int servers, hosts = count_hosts(&o, self, dir, &servers);
     /* as many at once as the real run has processes training: its hosts without servers */
     int trainers = hosts - servers > 0 ? hosts - servers : hosts;
@@ -624,6 +661,8 @@ int cli_validate(int argc, char **argv)
         fprintf(stderr, "dtsim validate: %s: %s\n", o.scenario,
                 hosts < 1 ? "cannot list its hosts (dtsim platform --links)"
                           : "dtsim calibrate failed");
+        if (copy[0])
+            unlink(copy);
         rmdir(dir);
         free(sc);
         return CLI_EXIT_RUN;
@@ -725,6 +764,8 @@ int cli_validate(int argc, char **argv)
         }
     printf("# stored in %s (real runs: NAME-BANDWIDTH-LATENCY-real)\n", o.db);
     unlink(device);
+    if (copy[0])
+        unlink(copy);
     rmdir(dir);
     free(sc);
     return rc;
