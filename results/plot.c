@@ -244,22 +244,23 @@ static int split_kv(char *buf, char **parts, int max)
 
 #define LABEL_KEYS 16
 
-/* Whether a swept value reads alone in a legend: a strategy (kind), or a quantity with its
- * unit (1Gbps, 5ms); a bare number or word needs its key's name (lr=0.1, partition=iid). */
-static int reads_alone(const char *part)
+/* What a legend shows of a swept "key=value" (the key maybe section.key): the value alone
+ * when it reads alone, a strategy (kind) or a quantity with its unit (1Gbps, 5ms); else
+ * key=value, a bare number or word needing its key's name (lr=0.1, partition=iid). */
+static const char *legend_part(const char *part)
 {
     const char *eq = strchr(part, '='), *key = part;
     for (const char *c = part; c < eq; c++)
         if (*c == '.')
             key = c + 1;
     if (eq - key == 4 && !strncmp(key, "kind", 4))
-        return 1;
+        return eq + 1;
     const char *v = eq + 1;
     if (!(*v >= '0' && *v <= '9'))
-        return 0;
+        return key;
     while ((*v >= '0' && *v <= '9') || *v == '.')
         v++;
-    return (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
+    return (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ? eq + 1 : key;
 }
 
 /* Sweep run names list every swept key (NAME/kind=sync-ps,platform=star,...,bandwidth=1Gbps).
@@ -306,21 +307,10 @@ static int shorten_labels(char **labels, size_t n)
             size_t len = 0, cap = strlen(labels[i]) + 1;
             char *out = dt_malloc(cap);
             out[0] = '\0';
-            for (int j = 0; j < k; j++) {
-                if (!keep[j])
-                    continue;
-                const char *part = parts[i][j], *eq = strchr(part, '=');
-                const char *key = part;
-                for (const char *c = part; c < eq; c++)
-                    if (*c == '.')
-                        key = c + 1;
-                if (reads_alone(part))
+            for (int j = 0; j < k; j++)
+                if (keep[j])
                     len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "",
-                                            eq + 1);
-                else
-                    len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "",
-                                            key);
-            }
+                                            legend_part(parts[i][j]));
             free(labels[i]);
             labels[i] = out;
         }
