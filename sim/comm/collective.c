@@ -5,6 +5,7 @@
 #include "wire.h"
 
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -402,6 +403,21 @@ static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, floa
     }
     DT_ASSERT(!"hierarchical all-reduce needs its groups: use sim_allreduce_hierarchical");
     return SIM_OK;
+}
+
+float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g, int me,
+                          double sq)
+{
+    float sum = (float)sq;
+    if (g->size > 1) {
+        if (!self->norm_sum)
+            self->norm_sum = run->be->alloc(sizeof(float));
+        run->be->upload(self->norm_sum, &sum, sizeof sum);
+        if (sim_allreduce(run, g, me, self->norm_sum, 1, SIM_ALLREDUCE_TREE) != SIM_OK)
+            return -1.0f;
+        run->be->download(&sum, self->norm_sum, sizeof sum);
+    }
+    return trainer_clip_factor(run->sc->sgd.clip_norm, sqrt((double)sum));
 }
 
 sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,

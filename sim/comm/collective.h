@@ -20,6 +20,13 @@ typedef struct sim_group {
  *                     extra members first fold into the others: + 2 (a + n/B)) */
 sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
                          sim_allreduce_algo_t algo);
+/* model.clip_norm's factor for a gradient the group's members hold in parts: sq is member
+ * me's sum of squares of its part, the group's sum of them (a tree all-reduce of one float,
+ * in self's device float) the squared norm, and the factor torch.nn.utils.clip_grad_norm_'s
+ * (trainer_clip_factor), the same on every member (Megatron-LM sums its shards' so). A group
+ * of one sends nothing. -1 on a failure. */
+float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g, int me,
+                          double sq);
 /* Ring reduce-scatter: afterwards member me holds the group's sum of chunk me of buf (chunk c
  * is [n c / p, n (c+1) / p)); the other chunks hold partial sums. (p-1) a + (p-1)/p n/B. */
 sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,

@@ -370,6 +370,8 @@ void sim_run_free(sim_run_t *run)
             free(n->state);
             if (n->ckpt)
                 be->free(n->ckpt);
+            if (n->norm_sum)
+                be->free(n->norm_sum);
         }
     sim_faults_free(run);
     run_cleanups(run, &run->kept);

@@ -143,6 +143,7 @@ typedef struct sim_node {
                                          by sim_run_prepare before the run (mem_set) */
     int mem_set;
     float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
+    float *norm_sum;                  /* (1) dev, or NULL: sim_clip_factor_sum's all-reduce */
     long ckpt_step;                   /* step of ckpt, -1: none */
 } sim_node_t;
 

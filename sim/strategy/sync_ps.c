@@ -38,7 +38,6 @@ typedef struct ps_state {
     float *residual;      /* worker, error feedback: (n_params) host */
     long step;            /* worker: next step; server: current step */
     sim_group_t shards;   /* server, model.clip_norm over several shards: all of them */
-    float norm2;          /* server: the step's squared gradient norm, summed over shards */
 } ps_state_t;
 
 static void state_free(sim_node_t *node)
@@ -202,13 +201,12 @@ static sim_status_t clip_shard(sim_run_t *run, sim_node_t *node, ps_state_t *b, 
         for (int s = 0; s < run->n_servers; s++)
             b->shards.members[s] = &run->servers[s];
     }
-    b->norm2 = (float)run->be->sumsq(g, len);
-    sim_status_t st = sim_allreduce(run, &b->shards, node->rank, &b->norm2, 1,
-                                    SIM_ALLREDUCE_TREE);
-    float f = trainer_clip_factor(run->sc->sgd.clip_norm, sqrt((double)b->norm2));
-    if (st == SIM_OK && f != 1.0f)
+    float f = sim_clip_factor_sum(run, node, &b->shards, node->rank, run->be->sumsq(g, len));
+    if (f < 0.0f)
+        return SIM_ERR_OTHER;
+    if (f != 1.0f)
         run->be->scale(len, f, g);
-    return st;
+    return SIM_OK;
 }
 
 static void server(sim_node_t *node)

@@ -331,16 +331,11 @@ static int update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, fl
     float clip = run->sc->sgd.clip_norm;
     if (clip > 0.0f) {
         owned_pieces(t, node->rank, &c);
-        float sq = (float)c.sq;
-        run->be->upload(t->one, &sq, sizeof sq);
         sim_groups_t *gr = run->shared;
-        if (t->T > 1 && sim_allreduce(run, &gr->all, node->rank, t->one, 1,
-                                      SIM_ALLREDUCE_TREE) != SIM_OK) {
+        if ((c.f = sim_clip_factor_sum(run, node, &gr->all, node->rank, c.sq)) < 0.0f) {
             run->failed = 1;
             return -1;
         }
-        run->be->download(&sq, t->one, sizeof sq);
-        c.f = trainer_clip_factor(clip, sqrt((double)sq));
         c.op = PIECE_SCALE;
         if (c.f != 1.0f)
             owned_pieces(t, node->rank, &c);

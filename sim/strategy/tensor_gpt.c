@@ -32,7 +32,6 @@
  * them too under sequence parallelism).
  * Worker 0 evaluates at the first all-reduce of the next step (every member's update of the
  * step is done then), on its buffer with the other members' slices copied in. */
-#include <math.h>
 #include <string.h>
 
 #include "collective.h"
@@ -552,16 +551,11 @@ static int clip_grads(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
     tg_pieces(g, t->T, t->r, 1, sumsq_piece, &k);
     if (t->r == 0)
         tg_pieces(g, t->T, t->r, 0, sumsq_piece, &k);
-    float sq = (float)k.sq;
-    run->be->upload(t->one, &sq, sizeof sq);
     sim_groups_t *gr = run->shared;
-    if (t->T > 1 &&
-        sim_allreduce(run, &gr->all, node->rank, t->one, 1, SIM_ALLREDUCE_TREE) != SIM_OK) {
+    if ((k.f = sim_clip_factor_sum(run, node, &gr->all, node->rank, k.sq)) < 0.0f) {
         run->failed = 1;
         return -1;
     }
-    run->be->download(&sq, t->one, sizeof sq);
-    k.f = trainer_clip_factor(clip, sqrt((double)sq));
     if (k.f != 1.0f) {
         tg_pieces(g, t->T, t->r, 1, scale_piece, &k);
         tg_pieces(g, t->T, t->r, 0, scale_piece, &k);

@@ -21,7 +21,6 @@
  * order, then backward order), each bucket's reduce-scatter once its backward is charged.
  * Replica r updates chunk r of every bucket. The forward FLOPs are shared among the buckets
  * as their backward FLOPs are. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,24 +48,10 @@ typedef struct zero_worker {
     const zero_plan_t *zp; /* NULL: no buckets */
     int handed, awaited, run_jobs; /* the step's jobs handed, waited for; the stream's count */
     double per_flop;               /* measured time: the last step's wall seconds a FLOP */
-    float norm2;                   /* model.clip_norm: the step's squared gradient norm */
 } zero_worker_t;
 
 static void zero_free(sim_node_t *node) { free(((zero_worker_t *)node->state)->idx); }
 
-/* model.clip_norm's factor from this worker's sum of squares sq of its chunks of the step's
- * mean gradient: the workers' sum of them (a tree all-reduce of one float), so every shard
- * clips by the whole model's norm (torch.nn.utils.clip_grad_norm_'s factor, as Megatron-LM's
- * distributed optimizer sums its shards'); -1 on a failure. */
-static float clip_factor(sim_run_t *run, sim_node_t *node, zero_worker_t *z, double sq)
-{
-    sim_groups_t *g = run->shared;
-    z->norm2 = (float)sq;
-    if (run->n_workers > 1 &&
-        sim_allreduce(run, &g->all, node->rank, &z->norm2, 1, SIM_ALLREDUCE_TREE) != SIM_OK)
-        return -1.0f;
-    return trainer_clip_factor(run->sc->sgd.clip_norm, sqrt((double)z->norm2));
-}
 
 static void zero_plan_free(sim_run_t *run, void *ctx)
 {
@@ -262,7 +247,9 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
     double sq = 0;
     float factor = 1.0f;
     for (int pass = 0; pass < 1 + clip; pass++) {
-        if (pass == 1 && (factor = clip_factor(run, node, z, sq)) < 0.0f) {
+        /* the workers' sum of their chunks' squares: the whole model's norm */
+        if (pass == 1 &&
+            (factor = sim_clip_factor_sum(run, node, &g->all, r, sq)) < 0.0f) {
             run->failed = 1;
             return;
         }
@@ -353,7 +340,8 @@ static void worker(sim_node_t *node)
         }
         run->be->scale(hi - lo, 1.0f / (float)p, node->grads + lo);
         if (sc->sgd.clip_norm > 0.0f) {
-            float f = clip_factor(run, node, z, run->be->sumsq(node->grads + lo, hi - lo));
+            float f = sim_clip_factor_sum(run, node, &g->all, r,
+                                          run->be->sumsq(node->grads + lo, hi - lo));
             if (f < 0.0f) {
                 run->failed = 1;
                 return;

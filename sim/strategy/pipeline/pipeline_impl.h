@@ -333,7 +333,6 @@ typedef struct pipe_stage_state {
     int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
     sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
     int *backwards_of; /* (V) the step's backward passes through each of the stage's chunks */
-    float norm2; /* model.clip_norm: its squares of the step's mean gradient, then the group's */
     /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
      * of the bytes its messages sent, those counted for the members they did not stand for
      * (pipe_count_members), -1 once it stood for them (pipe_stand_for_members) */

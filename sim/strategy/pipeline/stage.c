@@ -373,12 +373,9 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
 static float stage_clip_factor(stage_ctx_t *x, double sq)
 {
     const pipe_plan_t *plan = x->plan;
-    int size = plan->norm[0].size, me = x->node->rank % size;
-    x->st->norm2 = (float)sq;
-    if (size > 1 && sim_allreduce(x->run, &plan->norm[x->node->rank / size], me, &x->st->norm2,
-                                  1, SIM_ALLREDUCE_TREE) != SIM_OK)
-        return -1.0f;
-    return trainer_clip_factor(x->run->sc->sgd.clip_norm, sqrt((double)x->st->norm2));
+    int size = plan->norm[0].size;
+    return sim_clip_factor_sum(x->run, x->node, &plan->norm[x->node->rank / size],
+                               x->node->rank % size, sq);
 }
 
 /* After the stage's last backward pass of the step: with replicas, the sum of the stage's
