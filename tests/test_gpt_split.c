@@ -381,8 +381,16 @@ START_TEST(gpt_adam_pipeline_equals_single)
             {"strategy.kind=tensor", "strategy.tensor_parallel=2", "cluster.workers=2"},
             {"strategy.kind=tensor", "strategy.tensor_parallel=2", "cluster.workers=2",
              "strategy.sequence_parallel=yes"},
+            /* the three together: the norm over every stage's members */
+            {"strategy.stages=2", "strategy.micro_batches=2", "strategy.pipeline_schedule=1f1b",
+             "strategy.data_parallel=2", "strategy.tensor=2"},
+            {"strategy.stages=2", "strategy.micro_batches=2", "strategy.data_parallel=2",
+             "strategy.tensor=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
+             "strategy.sequence_parallel=yes"},
+            {"strategy.stages=2", "strategy.micro_batches=2", "strategy.data_parallel=2",
+             "strategy.tensor=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
         };
-        static const int which[] = {0, 0, 1, 2, 2, 2, 0, 0};
+        static const int which[] = {0, 0, 1, 2, 2, 2, 0, 0, 2, 2, 2};
         if (clip) /* clipping moves single's weights: a clipped split equal to it clipped */
             for (int k = 0; k < 3; k++)
                 ck_assert_double_gt(max_rel_diff(ref[k], unclipped[k], r[k].n_params), 1e-4);
@@ -474,6 +482,110 @@ START_TEST(gpt_sequence_parallel_equals_single)
 }
 END_TEST
 
+/* ---- pipeline x tensor x data ----------------------------------------------------------- */
+
+/* A tensor member's floats of the 2-block gpt (width 16, 2 heads, seq 16, V 256) split over
+ * T: a block's split pieces (its rows of Q, K, V and their biases, its columns of the
+ * projection, its rows of fc and their biases, its columns of fc proj) and replicated ones
+ * (the two norms, the row-split projections' biases). */
+static double member_block(int T)
+{
+    double C = 16, c = C / T, f = 4 * C / T;
+    return 3 * c * C + 3 * c + C * c + f * C + f + C * f + (2 * C + 3 * C + C);
+}
+
+/* The real gpt on stages x tensor groups x replicas (Megatron-LM's 3-D split): single's
+ * weights. 2 stages of 2 members (2 heads), 4 micro-batches of 2, under 1f1b and gpipe;
+ * 2 x 2 chunks of the 4-block gpt interleaved; 2 stages of 4 members (4 heads); 2 replicas
+ * of 2 stages of 2 (a batch of 8 each: single's with 16), also under ZeRO 1 and 2 and
+ * sequence parallelism; one stage of 2 members with 2 replicas. Bytes by hand, per step: each member's activations and their gradients at the
+ * cut (micro x seq x C floats each way, each micro-batch), four ring all-reduces a block
+ * and micro-batch in each tensor group (2 (T-1) n floats, n = micro x seq x C), each
+ * member's half of the tied wte's all-reduce of two (2 V C floats a pair), the replicas'
+ * ring all-reduce of each member's pieces (2 (D-1) floats each; ZeRO 1 a reduce-scatter and
+ * an all-gather, the same; ZeRO 2 a reduce-scatter a micro-batch), under sequence
+ * parallelism the tensor group's sum of the replicated pieces' gradients and the loss, and
+ * once the STOP from each member of stage 0 (under ZeRO each replica sums its shard of the
+ * replicated pieces, the loss on its own). FLOPs: the tensor strategy's (split layers 1/T a member, the
+ * norms and the output layer whole). */
+START_TEST(gpt_3d_equals_single)
+{
+    static const struct {
+        const char *sets[8];
+        int batch, heads, S, T, D, M, layers, sp, zero;
+    } cases[] = {
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
+          "strategy.pipeline_schedule=1f1b"}, 8, 2, 2, 2, 1, 4, 2, 0, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
+          "strategy.pipeline_schedule=gpipe"}, 8, 2, 2, 2, 1, 4, 2, 0, 0},
+        {{"strategy.stages=2", "strategy.tensor=4", "strategy.micro_batches=4",
+          "strategy.pipeline_schedule=1f1b", "model.heads=4"}, 8, 4, 2, 4, 1, 4, 2, 0, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.pipeline_schedule=1f1b", "strategy.data_parallel=2"},
+         16, 2, 2, 2, 2, 2, 2, 0, 0},
+        {{"strategy.stages=1", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.data_parallel=2"}, 16, 2, 1, 2, 2, 2, 2, 0, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
+          "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2",
+          "model.layers=4"}, 8, 2, 2, 2, 1, 4, 4, 0, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
+          "strategy.pipeline_schedule=1f1b", "strategy.sequence_parallel=yes"}, 8, 2, 2, 2, 1, 4,
+         2, 1, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.pipeline_schedule=gpipe", "strategy.data_parallel=2",
+          "strategy.sequence_parallel=yes"}, 16, 2, 2, 2, 2, 2, 2, 1, 0},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
+         16, 2, 2, 2, 2, 2, 2, 0, 1},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2"},
+         16, 2, 2, 2, 2, 2, 2, 0, 2},
+        {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
+          "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
+          "strategy.sequence_parallel=yes"},
+         16, 2, 2, 2, 2, 2, 2, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char heads[32], layers[32], what[256];
+        snprintf(heads, sizeof heads, "model.heads=%d", cases[i].heads);
+        snprintf(layers, sizeof layers, "model.layers=%d", cases[i].layers);
+        const char *shape[] = {heads, layers};
+        float *ref = NULL;
+        outcome_t r = single_of(cases[i].batch, shape, 2, &ref);
+        const char *sets[12] = {"strategy.kind=pipeline", heads, layers};
+        int n = 3, at = snprintf(what, sizeof what, "3-D");
+        for (int k = 0; k < 8 && cases[i].sets[k]; k++) {
+            sets[n++] = cases[i].sets[k];
+            at += snprintf(what + at, sizeof what - (size_t)at, " %s", cases[i].sets[k]);
+        }
+        outcome_t o;
+        expect_same(sets, n, ref, &r, what, i == 0, &o);
+        int S = cases[i].S, T = cases[i].T, D = cases[i].D, M = cases[i].M, sp = cases[i].sp;
+        if (cases[i].layers == 2) {
+            double micro = (double)cases[i].batch / D / M, act = micro * 16 * 16;
+            /* the pieces every member of a replica holds: each group of replicas' */
+            double members = T * (4352 + 2 * member_block(T) + 32);
+            /* sp: the replicated pieces' gradients (as in the tensor strategy's test) and the
+             * loss, summed in each tensor group */
+            double rep = 256 * 16 + 16 * 16 + 2 * 6 * 16 + 2 * 16 + 1;
+            double want = 10 * (4.0 * (S - 1) * D * T * M * 2 * act / (sp ? T : 1) +
+                                4.0 * D * M * 2 * 4 * 2.0 * (T - 1) * act +
+                                4.0 * (S > 1) * D * T * 2 * 256 * 16 +
+                                4.0 * (cases[i].zero == 2 ? M + 1 : 2) * (D - 1) * members +
+                                sp * 4.0 * 2 * (T - 1) * (cases[i].zero ? rep - 1 + D : D * rep)) +
+                          64.0 * (S > 1) * D * T;
+            ck_assert_msg(o.bytes == want, "%s: %.17g bytes, want %.17g", what, o.bytes, want);
+        }
+        double norm = 4.0 * 16 * 16, top = norm + 2.0 * 16 * 16 * 256;
+        double flops = 10.0 * cases[i].batch *
+                       (r.step_flops + !sp * (T - 1) * 3.0 * (2 * cases[i].layers * norm + top));
+        ck_assert_msg(fabs(o.compute_flops - flops) < 1e-9 * flops,
+                      "%s: %.17g FLOPs charged, want %.17g", what, o.compute_flops, flops);
+        free(ref);
+    }
+}
+END_TEST
+
 /* ---- every strategy --------------------------------------------------------------------- */
 
 /* Each registered strategy runs the gpt with its own defaults (8 workers; 3 rounds of the
@@ -542,8 +654,13 @@ START_TEST(gpt_bad_combinations_refused)
          "strategy.virtual_stages", "the gpt has 2 blocks"},
         {{"strategy.kind=pipeline", "strategy.data_parallel=2", "strategy.bucket_mb=1", NULL},
          "strategy.bucket_mb", "bucket_mb must be 0"},
-        {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.stages=2", NULL},
-         "strategy.tensor", "splits a real mlp or gpt"},
+        {{"strategy.kind=pipeline", "strategy.tensor=2", "model.arch=mlp",
+          "data.source=synthetic"},
+         "strategy.tensor", "splits the real gpt's blocks"},
+        {{"strategy.kind=pipeline", "strategy.tensor=4", "strategy.stages=2", NULL},
+         "strategy.tensor", "does not divide the gpt's 2 heads"},
+        {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.tensor_comm=formula", NULL},
+         "strategy.tensor_comm", "expected messages"},
         {{"strategy.kind=tensor", "strategy.sequence_parallel=yes", "model.arch=mlp",
           "data.source=synthetic"},
          "strategy.sequence_parallel", "token rows"},
@@ -575,6 +692,7 @@ static Suite *suite(void)
     tcase_add_test(tc, gpt_adam_pipeline_equals_single);
     tcase_add_test(tc, gpt_tensor_equals_single);
     tcase_add_test(tc, gpt_sequence_parallel_equals_single);
+    tcase_add_test(tc, gpt_3d_equals_single);
     tcase_add_test(tc, gpt_every_strategy_runs);
     tcase_add_test(tc, gpt_bad_combinations_refused);
     suite_add_tcase(s, tc);

@@ -101,6 +101,7 @@ typedef struct trainer_backend {
     /* Buffer ops for strategies. */
     void (*axpy)(size_t n, float a, const float *x, float *y);   /* y += a x */
     void (*scale)(size_t n, float a, float *x);                  /* x *= a */
+    void (*zero)(float *x, size_t n);                            /* x = 0 */
     /* dst = sum_i weights[i] * srcs[i]; dst may alias srcs[0]. */
     void (*average)(float *dst, const float *const *srcs, const float *weights, int count,
                     size_t n);

@@ -393,6 +393,8 @@ static double cpu_sumsq(const float *x, size_t n)
     return s;
 }
 
+static void cpu_zero(float *x, size_t n) { memset(x, 0, sizeof(float) * n); }
+
 static void cpu_axpy(size_t n, float a, const float *x, float *y)
 {
     for (size_t i = 0; i < n; i++)
@@ -713,6 +715,7 @@ static const trainer_backend_t cpu_backend = {
     .sumsq = cpu_sumsq,
     .axpy = cpu_axpy,
     .scale = cpu_scale,
+    .zero = cpu_zero,
     .average = cpu_average,
     .gemm_batched = cpu_gemm_batched,
     .bias_add_batched = cpu_bias_add_batched,

@@ -720,6 +720,12 @@ static void cuda_axpy(size_t n, float a, const float *x, float *y)
     LAUNCH_CHECK();
 }
 
+static void cuda_zero(float *x, size_t n)
+{
+    if (n)
+        CUDA_CHECK(cudaMemsetAsync(x, 0, sizeof(float) * n, 0));
+}
+
 static void cuda_scale(size_t n, float a, float *x)
 {
     if (!n)
@@ -773,6 +779,7 @@ static trainer_backend_t cuda_table(void)
     t.sumsq = cuda_sumsq;
     t.axpy = cuda_axpy;
     t.scale = cuda_scale;
+    t.zero = cuda_zero;
     t.average = cuda_average;
     t.gemm_batched = cuda_gemm_batched;
     t.bias_add_batched = cuda_bias_add_batched;

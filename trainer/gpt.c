@@ -394,7 +394,7 @@ static void backward_layers(trainer_workspace_t *ws, const float *P, float *G, i
                                a->lnf_mean, a->lnf_rstd, BT, C, 0);
     } else if (first == 0) {
         /* a stage without the output layer: wte's gradient is the embedding's alone */
-        memset(G + g->wte, 0, sizeof(float) * (size_t)V * C);
+        be->zero(G + g->wte, (size_t)V * C);
     }
     for (int i = (last <= L ? last : L + 1) - 1; i >= first && i >= 1; i--)
         block_backward(ws, P, G, batch, i - 1);

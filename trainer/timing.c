@@ -85,6 +85,7 @@ static double t_sumsq(const float *x, size_t n)
 }
 static void t_axpy(size_t n, float a, const float *x, float *y) { (void)n, (void)a, (void)x, (void)y; }
 static void t_scale(size_t n, float a, float *x) { (void)n, (void)a, (void)x; }
+static void t_zero(float *x, size_t n) { (void)x, (void)n; }
 static void t_average(float *dst, const float *const *srcs, const float *weights, int count,
                       size_t n)
 {
@@ -148,6 +149,7 @@ static const trainer_backend_t timing = {
     .sumsq = t_sumsq,
     .axpy = t_axpy,
     .scale = t_scale,
+    .zero = t_zero,
     .average = t_average,
     .gemm_batched = t_gemm_batched,
     .bias_add_batched = t_bias_batched,

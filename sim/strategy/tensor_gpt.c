@@ -34,11 +34,12 @@
  * step is done then), on its buffer with the other members' slices copied in. */
 #include <string.h>
 
-#include "collective.h"
+#include "tensor_gpt.h"
 #include "tensor_impl.h"
 
-typedef struct tg_worker {
+struct tg_worker {
     int T, r, B, L, C, c, f, h, S, V; /* S: tokens a window; c, f, h: a member's share */
+    const sim_group_t *grp;   /* the tensor group of the pass under way; r: its member */
     int sp, R, row0;          /* sequence parallel; its rows of the stream [row0, row0 + R) */
     size_t n_rep;             /* replicated parameters (sp: their gradients all-reduced) */
     uint32_t *idx;
@@ -72,7 +73,8 @@ typedef struct tg_worker {
     float *one;                       /* (1) the final barrier's payload */
     long pending_step;                /* worker 0: an evaluation of this step is due, or -1 */
     double pending_time;
-} tg_worker_t;
+};
+typedef sim_tgpt_t tg_worker_t;
 
 #define TG_BUFS(X)                                                                          \
     X(x) X(labels) X(tokens) X(targets) X(embed) X(encoded) X(ln1) X(ln1_mean) X(ln1_rstd)   \
@@ -80,31 +82,37 @@ typedef struct tg_worker {
     X(lnf) X(lnf_mean) X(lnf_rstd) X(logits) X(dlogits) X(part) X(dres) X(dfull) X(dln)      \
     X(rep) X(datty) X(dqkv) X(dfch) X(datt) X(qkvb) X(dqkvb) X(one)
 
-static void tg_free(sim_node_t *node)
+void sim_tgpt_free(const trainer_backend_t *be, sim_tgpt_t *t)
 {
-    const trainer_backend_t *be = sim_current->be;
-    tg_worker_t *t = node->state;
+    if (!t)
+        return;
 #define FREE(b) be->free(t->b);
     TG_BUFS(FREE)
 #undef FREE
     free(t->idx);
+    free(t);
+}
+
+static void tg_free(sim_node_t *node)
+{
+    sim_tgpt_free(sim_current->be, node->state);
+    node->state = NULL;
 }
 
 static void count_piece(void *ctx, size_t at, size_t n);
 static void tg_pieces(const trainer_gpt_layout_t *g, int T, int r, int split,
                       void (*fn)(void *ctx, size_t at, size_t n), void *ctx);
 
-static tg_worker_t *tg_make(sim_run_t *run, sim_node_t *node)
+sim_tgpt_t *sim_tgpt_make(sim_run_t *run, int T, int r, int sp, int batch)
 {
     const trainer_backend_t *be = run->be;
     const trainer_gpt_layout_t *g = &run->model.gpt;
     tg_worker_t *t = dt_calloc(1, sizeof *t);
-    t->T = (int)scenario_own(run->sc, "tensor_parallel")->l, t->r = node->rank,
-    t->B = (int)run->sc->batch;
+    t->T = T, t->r = r, t->B = batch;
     t->L = g->L, t->C = g->C, t->S = g->T, t->V = g->V;
     t->c = g->C / t->T, t->f = 4 * g->C / t->T, t->h = g->NH / t->T;
     size_t BS = (size_t)t->B * t->S, C = (size_t)t->C, L = (size_t)t->L;
-    t->sp = t->T > 1 && scenario_own(run->sc, "sequence_parallel")->i; /* B S % T == 0: checked */
+    t->sp = t->T > 1 && sp; /* B S % T == 0: checked */
     t->R = t->sp ? (int)(BS / (size_t)t->T) : (int)BS;
     t->row0 = t->sp ? t->r * t->R : 0;
     size_t R = (size_t)t->R;
@@ -151,6 +159,22 @@ static tg_worker_t *tg_make(sim_run_t *run, sim_node_t *node)
 #undef F
     t->idx = dt_malloc(sizeof(uint32_t) * (size_t)t->B);
     t->pending_step = -1;
+    return t;
+}
+
+void sim_tgpt_gather(sim_run_t *run, sim_tgpt_t *t, const uint32_t *idx)
+{
+    run->be->gather(t->x, t->labels, run->train.x, run->train.y, idx, t->B, run->train.dim);
+}
+
+/* The tensor strategy's member: the whole batch, its group every worker. */
+static tg_worker_t *tg_make(sim_run_t *run, sim_node_t *node)
+{
+    int T = (int)scenario_own(run->sc, "tensor_parallel")->l;
+    tg_worker_t *t = sim_tgpt_make(run, T, node->rank,
+                                   (int)scenario_own(run->sc, "sequence_parallel")->i,
+                                   (int)run->sc->batch);
+    t->grp = &((sim_groups_t *)run->shared)->all;
     node->state = t;
     node->state_free = tg_free;
     return t;
@@ -176,14 +200,16 @@ static tg_flops_t tg_flops(const trainer_gpt_layout_t *g, int T, int sp)
     return f;
 }
 /* Calls fn(at, n) on each contiguous piece of the parameters that member r of T holds of
- * the split layers (split), or on each replicated piece (!split), in layout order. */
-static void tg_pieces(const trainer_gpt_layout_t *g, int T, int r, int split,
-                      void (*fn)(void *ctx, size_t at, size_t n), void *ctx)
+ * the split layers (split), or on each replicated piece (!split), of gpt's pipeline layers
+ * [first, last) (0: the embeddings, 1 .. L: the blocks, L + 1: the final norm; the tied wte
+ * is the embeddings'), in layout order. */
+void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int first,
+                     int last, void (*fn)(void *ctx, size_t at, size_t n), void *ctx)
 {
     size_t C = (size_t)g->C, c = C / (size_t)T, f = 4 * C / (size_t)T;
-    if (!split)
+    if (!split && first == 0)
         fn(ctx, 0, g->block0.ln1w); /* wte, wpe */
-    for (int l = 0; l < g->L; l++) {
+    for (int l = (first > 0 ? first : 1) - 1; l < g->L && l + 1 < last; l++) {
         trainer_gpt_block_t b = trainer_gpt_block(g, l);
         if (!split) {
             fn(ctx, b.ln1w, 2 * C); /* ln1 w, b */
@@ -202,15 +228,20 @@ static void tg_pieces(const trainer_gpt_layout_t *g, int T, int r, int split,
         for (size_t row = 0; row < C; row++)
             fn(ctx, b.fcprojw + row * 4 * C + (size_t)r * f, f);
     }
-    if (!split)
+    if (!split && last == g->L + 2)
         fn(ctx, g->lnfw, 2 * C);
 }
 
-/* The all-reduce (sum) over the T members; failure ends the run. */
-static int sum_all(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
+static void tg_pieces(const trainer_gpt_layout_t *g, int T, int r, int split,
+                      void (*fn)(void *ctx, size_t at, size_t n), void *ctx)
 {
-    sim_groups_t *g = run->shared;
-    if (sim_allreduce(run, &g->all, node->rank, buf, n, SIM_ALLREDUCE_RING) != SIM_OK) {
+    sim_tgpt_pieces(g, T, r, split, 0, g->L + 2, fn, ctx);
+}
+
+/* The all-reduce (sum) over the T members; failure ends the run. */
+static int sum_all(sim_run_t *run, const tg_worker_t *t, float *buf, size_t n)
+{
+    if (sim_allreduce(run, t->grp, t->r, buf, n, SIM_ALLREDUCE_RING) != SIM_OK) {
         run->failed = 1;
         return -1;
     }
@@ -239,10 +270,9 @@ static void assemble(sim_run_t *run, const tg_worker_t *t)
     }
 }
 
-static void evaluate_pending(sim_run_t *run, sim_node_t *node)
+static void evaluate_pending(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
 {
-    tg_worker_t *t = node->state;
-    if (node->rank != 0 || t->pending_step < 0)
+    if (node->rank != 0 || t->pending_step < 0) /* (a pipeline's members: never pending) */
         return;
     assemble(run, t);
     sim_evaluate_at(run, t->pending_step, node->params, t->pending_time);
@@ -258,9 +288,8 @@ static void evaluate_pending(sim_run_t *run, sim_node_t *node)
 static float *sum_rows(sim_run_t *run, tg_worker_t *t, float *buf)
 {
     size_t n = (size_t)t->B * t->S * (size_t)t->C;
-    sim_groups_t *g = run->shared;
-    sim_status_t st = t->sp ? sim_reduce_scatter(run, &g->all, t->r, buf, n)
-                            : sim_allreduce(run, &g->all, t->r, buf, n, SIM_ALLREDUCE_RING);
+    sim_status_t st = t->sp ? sim_reduce_scatter(run, t->grp, t->r, buf, n)
+                            : sim_allreduce(run, t->grp, t->r, buf, n, SIM_ALLREDUCE_RING);
     if (st != SIM_OK) {
         run->failed = 1;
         return NULL;
@@ -272,8 +301,7 @@ static float *sum_rows(sim_run_t *run, tg_worker_t *t, float *buf)
  * all-gathered. 0, or -1 on failure. */
 static int gather_rows(sim_run_t *run, tg_worker_t *t, float *whole)
 {
-    sim_groups_t *g = run->shared;
-    if (t->sp && sim_allgather(run, &g->all, t->r, whole,
+    if (t->sp && sim_allgather(run, t->grp, t->r, whole,
                                (size_t)t->B * t->S * (size_t)t->C) != SIM_OK) {
         run->failed = 1;
         return -1;
@@ -318,7 +346,7 @@ static int block_forward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const
     if (!(sum = sum_rows(run, t, t->part)))
         return -1;
     if (!(*first_done)++)
-        evaluate_pending(run, node);
+        evaluate_pending(run, node, t);
     w0 = dt_wall_seconds();
     be->copy(res2, res, sizeof(float) * n);
     be->axpy(n, 1.0f, sum, res2);
@@ -345,32 +373,39 @@ static int block_forward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const
     return 0;
 }
 
-/* The forward pass and the loss of its rows (all of them without sp); the loss summed over
- * its tokens, or -1 when the run failed. */
-static double forward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const float *P)
+/* The forward pass of gpt's pipeline layers [first, last) (the windows in t->x at first 0;
+ * else block first - 1's input is the stream the layers before left in t) and, with the
+ * output layer, the loss of its rows (all of them without sp) summed over its tokens into
+ * *loss. 0, or -1 when the run failed. */
+int sim_tgpt_forward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim_group_t *grp,
+                     const float *P, int first, int last, double *loss)
 {
     const trainer_backend_t *be = run->be;
     const trainer_gpt_layout_t *g = &run->model.gpt;
     int B = t->B, S = t->S, C = t->C, R = t->R, first_done = 0, right;
-    double loss;
     tg_flops_t fl = tg_flops(g, t->T, t->sp);
+    t->grp = grp;
     double w0 = dt_wall_seconds();
-    be->tokens_split(t->tokens, t->targets, t->x, B, S);
-    be->embed_forward(t->embed, t->tokens, P + g->wte, P + g->wpe, B, S, C);
-    be->copy(t->encoded, t->embed + (size_t)t->row0 * C, sizeof(float) * (size_t)R * C);
-    sim_charge(run, node, 0, dt_wall_seconds() - w0);
-    for (int l = 0; l < t->L; l++)
-        if (block_forward(run, node, t, P, l, &first_done))
+    if (first == 0) {
+        be->tokens_split(t->tokens, t->targets, t->x, B, S);
+        be->embed_forward(t->embed, t->tokens, P + g->wte, P + g->wpe, B, S, C);
+        be->copy(t->encoded, t->embed + (size_t)t->row0 * C, sizeof(float) * (size_t)R * C);
+        sim_charge(run, node, 0, dt_wall_seconds() - w0);
+    }
+    for (int i = first > 0 ? first : 1; i < last && i <= t->L; i++)
+        if (block_forward(run, node, t, P, i - 1, &first_done))
             return -1;
+    if (last < t->L + 2)
+        return 0;
     w0 = dt_wall_seconds();
     be->layernorm_forward(t->lnf, t->lnf_mean, t->lnf_rstd, RSLAB(t->res3, t->L - 1, C),
                           P + g->lnfw, P + g->lnfb, R, C);
     be->gemm(0, 1, R, t->V, C, 1.0f, t->lnf, C, P + g->wte, C, 0.0f, t->logits, t->V);
     /* d(mean over all B S tokens)/d(logits), its rows' share */
     be->softmax_xent(t->dlogits, t->logits, t->targets + t->row0, R, t->V,
-                     1.0f / (float)(B * S), &loss, &right);
+                     1.0f / (float)(B * S), loss, &right);
     sim_charge(run, node, fl.top * B, dt_wall_seconds() - w0);
-    return loss;
+    return 0;
 }
 
 /* Block l's backward pass: dres holds d res3 (its rows) on entry, d res on exit; member r's
@@ -461,41 +496,61 @@ static void pack_piece(void *ctx, size_t at, size_t n)
     k->n += n;
 }
 
-/* The backward pass; under sp, then the all-reduce of the replicated tensors' gradients
- * and of the loss (*loss: its rows', the whole batch's on return). 0, or -1 on failure. */
-static int backward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const float *P, float *G,
-                    double *loss)
+/* The backward pass of gpt's pipeline layers [first, last): with the output layer from the
+ * loss's gradient, else from the stream's gradient the layers after left in t->dres; their
+ * gradients into G (overwritten; the output layer's part of the tied wte too, to which the
+ * embeddings add theirs: without the output layer, G's wte starts from zero).
+ * t->dres is left holding the gradient of layer first - 1's output. 0, or -1 on failure. */
+int sim_tgpt_backward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim_group_t *grp,
+                      const float *P, float *G, int first, int last)
 {
     const trainer_backend_t *be = run->be;
     const trainer_gpt_layout_t *g = &run->model.gpt;
     int B = t->B, S = t->S, C = t->C, V = t->V, R = t->R;
     tg_flops_t fl = tg_flops(g, t->T, t->sp);
+    t->grp = grp;
     double w0 = dt_wall_seconds();
-    be->gemm(0, 0, R, C, V, 1.0f, t->dlogits, V, P + g->wte, C, 0.0f, t->dln, C);
-    be->gemm(1, 0, V, C, R, 1.0f, t->dlogits, V, t->lnf, C, 0.0f, G + g->wte, C);
-    be->layernorm_backward(t->dres, G + g->lnfw, G + g->lnfb, t->dln,
-                           RSLAB(t->res3, t->L - 1, C), P + g->lnfw, t->lnf_mean, t->lnf_rstd,
-                           R, C, 0);
-    sim_charge(run, node, 2.0 * fl.top * B, dt_wall_seconds() - w0);
-    for (int l = t->L - 1; l >= 0; l--)
-        if (block_backward(run, node, t, P, G, l))
+    if (last == t->L + 2) {
+        be->gemm(0, 0, R, C, V, 1.0f, t->dlogits, V, P + g->wte, C, 0.0f, t->dln, C);
+        be->gemm(1, 0, V, C, R, 1.0f, t->dlogits, V, t->lnf, C, 0.0f, G + g->wte, C);
+        be->layernorm_backward(t->dres, G + g->lnfw, G + g->lnfb, t->dln,
+                               RSLAB(t->res3, t->L - 1, C), P + g->lnfw, t->lnf_mean,
+                               t->lnf_rstd, R, C, 0);
+        sim_charge(run, node, 2.0 * fl.top * B, dt_wall_seconds() - w0);
+    } else if (first == 0) {
+        be->zero(G + g->wte, (size_t)V * C);
+    }
+    for (int i = (last <= t->L ? last : t->L + 1) - 1; i >= first && i >= 1; i--)
+        if (block_backward(run, node, t, P, G, i - 1))
             return -1;
+    if (first > 0)
+        return 0;
     w0 = dt_wall_seconds();
     const float *dy = t->dres;
     if (t->sp) { /* the embeddings' gradient from its rows: the others' zero */
-        memset(t->dfull, 0, sizeof(float) * (size_t)B * S * C);
+        be->zero(t->dfull, (size_t)B * S * C);
         be->copy(t->dfull + (size_t)t->row0 * C, t->dres, sizeof(float) * (size_t)R * C);
         dy = t->dfull;
     }
     be->embed_backward(G + g->wte, G + g->wpe, dy, t->tokens, B, S, C);
     sim_charge(run, node, 0, dt_wall_seconds() - w0);
+    return 0;
+}
+
+/* Under sp, after the whole backward pass: the all-reduce of the replicated tensors'
+ * gradients and of the loss (*loss: its rows', the whole batch's on return). 0, or -1 on
+ * failure. */
+static int sp_reduce(sim_run_t *run, tg_worker_t *t, float *G, double *loss)
+{
+    const trainer_backend_t *be = run->be;
+    const trainer_gpt_layout_t *g = &run->model.gpt;
     if (!t->sp)
         return 0;
     tg_pack_t k = {be, G, t->rep, 0, 0};
     tg_pieces(g, t->T, t->r, 0, pack_piece, &k);
     float l = (float)*loss;
     be->upload(t->rep + t->n_rep, &l, sizeof l);
-    if (sum_all(run, node, t->rep, t->n_rep + 1))
+    if (sum_all(run, t, t->rep, t->n_rep + 1))
         return -1;
     be->download(&l, t->rep + t->n_rep, sizeof l);
     *loss = l;
@@ -551,8 +606,7 @@ static int clip_grads(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
     tg_pieces(g, t->T, t->r, 1, sumsq_piece, &k);
     if (t->r == 0)
         tg_pieces(g, t->T, t->r, 0, sumsq_piece, &k);
-    sim_groups_t *gr = run->shared;
-    if ((k.f = sim_clip_factor_sum(run, node, &gr->all, node->rank, k.sq)) < 0.0f) {
+    if ((k.f = sim_clip_factor_sum(run, node, t->grp, t->r, k.sq)) < 0.0f) {
         run->failed = 1;
         return -1;
     }
@@ -574,8 +628,11 @@ void sim_tensor_gpt_worker(sim_node_t *node)
         run->be->gather(t->x, t->labels, run->train.x, run->train.y, t->idx, t->B,
                         run->train.dim);
         sim_charge(run, node, 0, dt_wall_seconds() - w0);
-        double loss = forward(run, node, t, node->params);
-        if (loss < 0 || backward(run, node, t, node->params, node->grads, &loss))
+        double loss;
+        int layers = t->L + 2;
+        if (sim_tgpt_forward(run, node, t, t->grp, node->params, 0, layers, &loss) ||
+            sim_tgpt_backward(run, node, t, t->grp, node->params, node->grads, 0, layers) ||
+            sp_reduce(run, t, node->grads, &loss))
             return;
         if (clip_grads(run, node, t))
             return;
@@ -593,10 +650,10 @@ void sim_tensor_gpt_worker(sim_node_t *node)
         }
     }
     /* every update done before the final evaluation */
-    if (t->T > 1 && sum_all(run, node, t->one, 1))
+    if (t->T > 1 && sum_all(run, t, t->one, 1))
         return;
     if (node->rank == 0) {
-        evaluate_pending(run, node);
+        evaluate_pending(run, node, t);
         assemble(run, t);
         if (!run->failed)
             sim_eval_final(run, step, node->params);
@@ -615,16 +672,29 @@ void sim_tensor_gpt_memory(const sim_run_t *run, sim_node_t *node)
     double own = 0, vb = run->value_bytes;
     tg_pieces(g, T, node->rank, 1, count_piece, &own);
     tg_pieces(g, T, node->rank, 0, count_piece, &own);
-    /* what the forward pass keeps for the backward pass (tg_worker_t): its shares of the
-     * split layers' outputs, the layer norms' outputs whole, the stream's rows (sp: 1/T) */
-    double S = g->T, C = g->C, c = C / T, f = 4 * C / T;
-    double rows = T > 1 && scenario_own(run->sc, "sequence_parallel")->i ? 1.0 / T : 1.0;
-    double block = 2 * S * C + (2 * S * C + 4 * S) * rows /* ln outputs; res2, res3 */
-                   + 3 * S * c + S * c + (double)(g->NH / T) * S * S + 2 * S * f;
-    double act = S * C * rows + g->L * block + (S * C + 2 * S + S * g->V) * rows;
+    int sp = scenario_own(run->sc, "sequence_parallel")->i;
+    double act = sim_tgpt_activation_floats(g, T, sp, 0, g->L + 2);
     node->mem.params = node->mem.grads = own * vb;
     node->mem.optimizer = own * scenario_optimizer_bytes(run->sc);
     node->mem.activations = act * (double)run->sc->batch * vb;
+}
+
+/* What the forward pass keeps for the backward pass (tg_worker_t): its shares of the split
+ * layers' outputs, the layer norms' outputs whole, the stream's rows (sp: 1/T). */
+double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, int first,
+                                  int last)
+{
+    double S = g->T, C = g->C, c = C / T, f = 4 * C / T;
+    double rows = T > 1 && sp ? 1.0 / T : 1.0;
+    double block = 2 * S * C + (2 * S * C + 4 * S) * rows /* ln outputs; res2, res3 */
+                   + 3 * S * c + S * c + (double)(g->NH / T) * S * S + 2 * S * f;
+    int from = first > 0 ? first : 1, to = last <= g->L ? last : g->L + 1;
+    double act = (to > from ? to - from : 0) * block;
+    if (first == 0)
+        act += S * C * rows;
+    if (last == g->L + 2)
+        act += (S * C + 2 * S + S * g->V) * rows;
+    return act;
 }
 
 dt_status sim_tensor_gpt_check(const scenario_t *sc, dt_err_t *err)

@@ -166,16 +166,55 @@ static dt_status check_layers(const scenario_t *sc, dt_err_t *err, int weighted)
     return DT_OK;
 }
 
-/* tensor > 1 splits a profile's layers (its [tensor] section); tensor_overlap needs the
- * all-reduces in closed form. */
+/* tensor > 1 on the real gpt (tensor_gpt.h): the heads split evenly, the all-reduces real
+ * messages (they sum real activations), sequence parallelism's rows whole. */
+static dt_status check_tensor_gpt(const scenario_t *sc, dt_err_t *err)
+{
+    char where[96];
+    const char *k;
+    long T = pipe_tensor(sc);
+    if (sc->model.heads % T) {
+        k = scenario_blame(sc, "strategy.tensor", "model.heads", where, sizeof where);
+        return scenario_fail(sc, err, k,
+                             "tensor = %ld does not divide the gpt's %d heads, which it splits "
+                             "(%s)",
+                             T, sc->model.heads, where);
+    }
+    if (scenario_own(sc, "tensor_comm")->i != PIPE_TP_MESSAGES)
+        return scenario_fail(sc, err, "strategy.tensor_comm",
+                             "tensor_comm = %s times a model profile's all-reduces in closed "
+                             "form; the real gpt's sum its activations: expected messages",
+                             pipe_tensor_comm_names[scenario_own(sc, "tensor_comm")->i]);
+    long micro = sc->batch / pipe_micro_batches(sc); /* (check_hosts: without a remainder) */
+    if (scenario_own(sc, "sequence_parallel")->i && sc->batch % pipe_micro_batches(sc) == 0 &&
+        (micro * sc->model.seq) % T) {
+        k = scenario_blame(sc, "strategy.sequence_parallel", "strategy.micro_batches", where,
+                           sizeof where);
+        return scenario_fail(sc, err, k,
+                             "sequence_parallel divides a micro-batch's %ld x %d token rows "
+                             "among the %ld members: tensor must divide micro-batch x seq (%s)",
+                             micro, sc->model.seq, T, where);
+    }
+    return DT_OK;
+}
+
+/* tensor > 1 splits a profile's layers (its [tensor] section) or the real gpt's blocks;
+ * tensor_overlap needs the all-reduces in closed form. */
 static dt_status check_tensor(const scenario_t *sc, dt_err_t *err)
 {
-    if (pipe_tensor(sc) > 1 && !sc->profile_splits)
+    int gpt = !sc->profile[0] && sc->model.arch == TRAINER_ARCH_GPT;
+    if (pipe_tensor(sc) > 1 && gpt)
+        return check_tensor_gpt(sc, err);
+    if (pipe_tensor(sc) > 1 && !sc->profile_splits && sc->profile[0])
         return scenario_fail(sc, err, "strategy.tensor",
                              "tensor = %ld splits the layers of a model profile with a [tensor] "
-                             "section (%s); the tensor strategy splits a real mlp or gpt",
-                             pipe_tensor(sc),
-                             sc->profile[0] ? "this one has none" : "not a real model");
+                             "section (this one has none) or the real gpt's blocks",
+                             pipe_tensor(sc));
+    if (pipe_tensor(sc) > 1 && !sc->profile_splits)
+        return scenario_fail(sc, err, "strategy.tensor",
+                             "tensor = %ld splits the real gpt's blocks or a model profile's "
+                             "layers, not the %s's; the tensor strategy splits a real mlp",
+                             pipe_tensor(sc), trainer_arch_name(sc->model.arch));
     if (scenario_own(sc, "tensor_overlap")->i &&
         (pipe_tensor(sc) < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
         char where[96];

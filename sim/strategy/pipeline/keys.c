@@ -32,10 +32,11 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "each stage's gradients all-reduced with `algorithm` across the replicas before "
             "its update); cluster.workers, if given, must equal data_parallel x stages"},
     {.key = "tensor", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
-     .doc = "of a model profile with a [tensor] section: hosts every stage is split across "
-            "(Megatron-LM tensor parallelism: the profile's column, row, heads and vocab "
-            "layers divided, an all-reduce per marked layer in the tensor group); workers = "
-            "tensor x stages x data_parallel",
+     .doc = "of the real gpt or a model profile with a [tensor] section: hosts every stage "
+            "is split across (Megatron-LM tensor parallelism: the gpt's heads and MLP, or the "
+            "profile's column, row, heads and vocab layers divided, an all-reduce per split "
+            "in the tensor group; the gpt's weights split for real, as the tensor strategy "
+            "splits them); workers = tensor x stages x data_parallel",
      .ignored_elsewhere = 1},
     SIM_KEY_SEQUENCE_PARALLEL,
     {.key = "shard_optimizer", .kind = SIM_KEY_BOOL, .def = "no",

@@ -112,10 +112,13 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     pipe_plan_t *plan = dt_calloc(1, sizeof *plan); /* before deploy: the layout alone */
     pipe_plan_layout(plan, run);
     int stages = plan->S, chunks = plan->V, stage = node->rank / plan->T % stages;
+    int split_gpt = !run->timing_only && plan->T > 1; /* a member holds its pieces */
     double slice = 0, shard = 0, piece = 0, vb = run->value_bytes;
     for (int u = 0; u < chunks; u++) {
         int c = u * stages + stage; /* the stage's chunk u */
-        double params = (double)(plan->p1[c] - plan->p0[c]);
+        double params =
+            split_gpt ? (double)pipe_gpt_tensor_floats(plan, run, node->rank % plan->T, c)
+                      : (double)(plan->p1[c] - plan->p0[c]);
         slice += params;
         shard += ceil(params / plan->D); /* ZeRO: the largest chunk of each slice */
         piece = fmax(piece, plan->act_piece[c]);
@@ -197,8 +200,8 @@ const sim_strategy_t sim_strategy_pipeline = {
              "(`optimizer`) on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
              "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
              "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
-             "`shard_optimizer`); `tensor` > 1 splits each stage of a model profile across a "
-             "tensor group (Megatron-LM); `expert` > 1 splits a MoE profile's routed experts "
+             "`shard_optimizer`); `tensor` > 1 splits each stage of the real gpt or a model "
+             "profile across a tensor group (Megatron-LM's 3-D parallelism with the two above); `expert` > 1 splits a MoE profile's routed experts "
              "over groups of replicas, tokens dispatched and combined by all-to-all",
     .own_keys = pipe_own_keys,
     .worker_role = "worker",

@@ -9,6 +9,7 @@
 #include "nccl.h"
 #include "nccl_group.h"
 #include "strategy.h"
+#include "tensor_gpt.h"
 
 /* stages x strategy.virtual_stages: the chunks of layers the model is cut into, at most */
 #define PIPE_MAX_CHUNKS 512
@@ -56,11 +57,14 @@ typedef struct pipe_plan {
                             (model.recompute) */
     size_t *out;         /* (C) floats per sample it sends on (the last: 0) */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
-                                       timing-only run */
+                                       timing-only run and for a real gpt split by tensor */
+    sim_tgpt_t **tg;                /* (D T M) T > 1 on the real gpt: member r's share of
+                                       replica d's micro-batch m, (d T + r) M + m; else NULL */
     sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
     sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
-    sim_group_t *emb;   /* (D) the real gpt on S > 1 stages: replica d's stage 0 and last
-                           stage, which sum the tied wte's gradient (pipe_gpt_tied) */
+    sim_group_t *emb;   /* (D T) the real gpt on S > 1 stages: member r of replica d's stage 0
+                           and last stage, d T + r, which sum the tied wte's gradient
+                           (pipe_gpt_tied) */
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
@@ -307,8 +311,58 @@ double pipe_gpt_tied_copy(const sim_run_t *run, int S, int s);
  * 0's, with the embedding's, in g) before any reduction over the replicas. Stage 0 then
  * updates wte for both; the last stage reads it from the one buffer (its copy would take the
  * same update). */
-sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int s, float *g,
-                           float *acc, int first, int last_pass);
+sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int r, int s,
+                           float *g, float *acc, int first, int last_pass);
+/* The real gpt split by a tensor group on each stage (T > 1; tensor_gpt.h): each member's
+ * share of each micro-batch (plan->tg), made and freed with the plan. A member holds its own
+ * weights (member r of replica d: worker d S T + r's buffer, its stages updating their
+ * slices' pieces), so replicated tensors are not updated twice in one buffer. */
+void pipe_gpt_tensor_make(pipe_plan_t *plan, sim_run_t *run);
+void pipe_gpt_tensor_free(pipe_plan_t *plan, const trainer_backend_t *be);
+/* The floats member r holds of chunk c's parameters. */
+size_t pipe_gpt_tensor_floats(const pipe_plan_t *plan, const sim_run_t *run, int r, int c);
+/* Member r of stage s's packs for its updates (one per node, pipe_gpt_tensor_bufs): its
+ * chunks' pieces side by side, each split pieces first, then the replicated ones; chunk u's
+ * from base[u]. */
+typedef struct pipe_tensor_bufs {
+    int r, s;
+    size_t *base;   /* (V + 1) */
+    float *grads;   /* (base[V] + 1) the gradients packed, then the loss (sequence parallel) */
+    float *weights; /* ZeRO: a chunk's weights packed (its most) */
+    float *acc;     /* ZeRO 2: the replica's shard of each pass's gradients, summed (base[V]) */
+    float *m, *v;   /* ZeRO: the shards' optimizer state, at the packs' places (the node's
+                       velocity and moment2, which it does not use otherwise) */
+} pipe_tensor_bufs_t;
+pipe_tensor_bufs_t *pipe_gpt_tensor_bufs(const pipe_plan_t *plan, const sim_run_t *run,
+                                         sim_node_t *node, int r, int s);
+void pipe_gpt_tensor_bufs_free(pipe_tensor_bufs_t *b, const trainer_backend_t *be);
+/* ZeRO 2, after each backward pass through the stage's chunk u: its gradients packed and
+ * reduce-scattered over the replicas (grp), replica d's shard added to b->acc (first:
+ * copied). */
+sim_status_t pipe_gpt_tensor_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                          const sim_group_t *grp, int d,
+                                          const pipe_tensor_bufs_t *b, int u, float *grads,
+                                          int first);
+/* The first half of the member's update of the stage's chunk u after the step's last
+ * backward pass: its pieces packed; summed over the replicas (grp) when there are several
+ * (ZeRO: replica d's shard alone, reduce-scattered or from b->acc) and scaled to the mean;
+ * under sequence parallelism the replicated ones (its rows' parts) and *loss (its rows',
+ * after the last chunk; NULL for the others) summed over the tensor group tp; without ZeRO
+ * unpacked into grads. Their squares added to *sq unless NULL (the replicated pieces' by
+ * member 0 alone: every member holds the same). */
+sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
+                                    const sim_group_t *grp, const sim_group_t *tp, int d,
+                                    const pipe_tensor_bufs_t *b, int u, float *grads,
+                                    double *loss, double *sq);
+/* Its second half: the optimizer on the member's pieces of chunk u, scaled by clip first;
+ * under ZeRO on replica d's shard of the pack with the shard's state, the packed weights
+ * then all-gathered over the replicas and unpacked. */
+sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
+                                   const sim_group_t *grp, int d, const pipe_tensor_bufs_t *b,
+                                   int u, const pipe_optim_t *o, float clip);
+/* Replica 0's whole weights in worker 0's buffer: the other members' split pieces copied
+ * in (before an evaluation). */
+void pipe_gpt_tensor_assemble(sim_run_t *run, const pipe_plan_t *plan);
 /* The seconds of one step of the context groups' ring, every member sending `bytes` to the
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */
@@ -337,6 +391,7 @@ typedef struct pipe_stage_state {
      * of the bytes its messages sent, those counted for the members they did not stand for
      * (pipe_count_members), -1 once it stood for them (pipe_stand_for_members) */
     double tp_bytes, counted;
+    struct pipe_tensor_bufs *tb; /* the real gpt split by tensor: the member's packs */
 } pipe_stage_state_t;
 
 /* stage.c: the activity of member r of stage s of replica d (worker (d S + s) T + r), one

@@ -64,6 +64,8 @@ void pipe_plan_free(void *p)
     for (int m = 0; plan->ws && m < plan->D * plan->M; m++)
         trainer_workspace_free(&plan->ws[m]);
     free(plan->ws);
+    if (plan->tg) /* made in a run (sim_current's), never for memory() */
+        pipe_gpt_tensor_free(plan, sim_current->be);
     for (int k = 0; plan->group && k < plan->S * plan->T; k++)
         free(plan->group[k].members);
     for (int k = 0; plan->tp && k < plan->D * plan->S; k++)
@@ -78,8 +80,8 @@ void pipe_plan_free(void *p)
     free(plan->ep);
     free(plan->eg);
     free(plan->a2a);
-    for (int d = 0; plan->emb && d < plan->D; d++)
-        free(plan->emb[d].members);
+    for (int k = 0; plan->emb && k < plan->D * plan->T; k++)
+        free(plan->emb[k].members);
     free(plan->emb);
     free(plan->group);
     for (int g = 0; g < plan->n_norm; g++)
@@ -403,7 +405,10 @@ pipe_plan_t *pipe_plan_make(sim_run_t *run)
     if ((run->sc->bucket_mb > 0 && plan->D > 1 && !plan->zero && plan->E == 1) ||
         plan->zero_overlap)
         plan_buckets(plan, run);
-    if (!run->timing_only) {
+    if (!run->timing_only && plan->T > 1) { /* the real gpt split by tensor (check.c) */
+        pipe_gpt_tensor_make(plan, run);
+        pipe_gpt_groups(plan, run);
+    } else if (!run->timing_only) {
         plan->ws = dt_calloc((size_t)(plan->D * plan->M), sizeof(trainer_workspace_t));
         for (int k = 0; k < plan->D * plan->M; k++)
             trainer_workspace_init(&plan->ws[k], run->be, &run->model, plan->micro);

@@ -108,6 +108,7 @@ static void stage_state_free(sim_node_t *node)
         free(st->acked[k]);
     }
     free(st->own);
+    pipe_gpt_tensor_bufs_free(st->tb, sim_current->be);
 }
 
 /* The peer that our sends of direction dir go to has sent us its next message: the sends it
@@ -144,6 +145,8 @@ typedef struct stage_ctx {
     int samples;                /* a micro-batch's */
     const sim_group_t *tp;      /* the stage's tensor group (NULL: tensor = 1) */
     const sim_group_t *dp;      /* the same member of the stage in every replica */
+    sim_tgpt_t *const *tg;      /* the real gpt split by tensor: the member's share of each of
+                                   its replica's micro-batches (NULL: not split) */
     /* replica d's parameters: one buffer, each stage updating its chunks' slices */
     float *weights, *grads, *acc;
     pipe_optim_t opt; /* the replica's weights and optimizer state, the member's gradients */
@@ -199,7 +202,8 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     x->samples = plan->micro;
     x->tp = tensor > 1 ? &plan->tp[x->replica * stages + x->stage] : NULL;
     x->dp = &plan->group[x->stage * tensor + x->member];
-    sim_node_t *head = &run->workers[x->replica * stages * tensor];
+    /* the replica's weights: its first worker's, or on a split real gpt its member's */
+    sim_node_t *head = &run->workers[x->replica * stages * tensor + (plan->tg ? x->member : 0)];
     x->weights = head->params;
     x->grads = node->grads;
     x->opt = (pipe_optim_t){.w = head->params, .g = node->grads, .m = head->velocity,
@@ -224,6 +228,10 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     }
     st->own = dt_calloc(n_max + 1, sizeof(sim_msg_t));
     st->backwards_of = dt_calloc((size_t)plan->V, sizeof(int));
+    if (plan->tg) {
+        x->tg = plan->tg + (size_t)(x->replica * tensor + x->member) * (size_t)plan->M;
+        st->tb = pipe_gpt_tensor_bufs(plan, run, node, x->member, x->stage);
+    }
     sim_pipeline_schedule_t kind = pipe_schedule_of(run->sc);
     int next = (x->stage + 1) % stages, prev = (x->stage + stages - 1) % stages;
     x->n_ops = pipe_schedule(plan, kind, x->stage, st->op, st->mb, st->ch);
@@ -304,13 +312,17 @@ static int stage_forward(stage_ctx_t *x, int k)
     int micro = st->mb[k], chunk = st->ch[k] * plan->S + x->stage; /* its model chunk */
     int lo = plan->first[chunk], hi = plan->first[chunk + 1], samples = x->samples;
     size_t p0 = plan->p0[chunk];
-    trainer_workspace_t *ws = x->real ? &plan->ws[x->replica * plan->M + micro] : NULL;
+    sim_tgpt_t *tg = x->tg ? x->tg[micro] : NULL;
+    trainer_workspace_t *ws = x->real && !tg ? &plan->ws[x->replica * plan->M + micro] : NULL;
     double wall = 0, start;
     if (chunk == 0 && x->real) {
         sim_batch_global(run, x->step, x->replica * plan->M + micro, samples, st->idx);
         start = dt_wall_seconds();
-        run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, samples,
-                        run->train.dim);
+        if (tg)
+            sim_tgpt_gather(run, tg, st->idx);
+        else
+            run->be->gather(ws->x, ws->labels, run->train.x, run->train.y, st->idx, samples,
+                            run->train.dim);
         wall += dt_wall_seconds() - start;
     } else if (chunk > 0) {
         int got = stage_receive(x, 1, micro, chunk, (size_t)samples * plan->out[chunk - 1]);
@@ -320,18 +332,28 @@ static int stage_forward(stage_ctx_t *x, int k)
     if (zero_gather(x, k, p0, plan->p1[chunk] - p0) != STAGE_ON)
         return STAGE_FAILED;
     start = dt_wall_seconds();
-    if (x->real)
-        trainer_model_forward_range(ws, x->weights, samples, lo, hi);
-    if (chunk == plan->C - 1 && x->real) {
-        double loss;
-        int correct;
-        trainer_model_loss(ws, samples, &loss, &correct);
-        x->loss += loss;
+    if (tg) { /* the member's share, its all-reduces and charges (tensor_gpt.h) */
+        double loss = 0;
+        if (chunk == 0)
+            sim_charge(run, x->node, 0, wall);
+        if (sim_tgpt_forward(run, x->node, tg, x->tp, x->weights, lo, hi, &loss))
+            return stage_failed(x);
+        x->loss += loss / run->model.gpt.T; /* as trainer_model_loss: per window */
+    } else {
+        if (x->real)
+            trainer_model_forward_range(ws, x->weights, samples, lo, hi);
+        if (chunk == plan->C - 1 && x->real) {
+            double loss;
+            int correct;
+            trainer_model_loss(ws, samples, &loss, &correct);
+            x->loss += loss;
+        }
+        if (forward_compute(x, k, chunk, wall, start) != STAGE_ON)
+            return STAGE_FAILED;
     }
-    if (forward_compute(x, k, chunk, wall, start) != STAGE_ON)
-        return STAGE_FAILED;
+    /* (a split gpt's stages share its activations: the message is their size and time) */
     if (chunk + 1 < plan->C)
-        stage_send(x, x->act_out, x->real ? trainer_model_range_output(ws, hi - 1) : x->weights,
+        stage_send(x, x->act_out, ws ? trainer_model_range_output(ws, hi - 1) : x->weights,
                    (size_t)samples * plan->out[chunk], micro, chunk + 1, 0);
     return STAGE_ON;
 }
@@ -364,6 +386,28 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
         sim_charge(run, x->node, plan->bwd[chunk] * x->samples, dt_wall_seconds() - start);
     }
     pipe_context_exchange(run, x->node, plan, chunk, 0);
+    return STAGE_ON;
+}
+
+/* The backward pass of chunk `chunk` by the member's share of the split gpt (tensor_gpt.h):
+ * its gradients into the member's, or after the step's first pass through the chunk
+ * (accumulate) into the node's scratch and added from there, its slice and the output
+ * layer's part of wte (trainer_gpt_backward_range's way). */
+static int tensor_backward(stage_ctx_t *x, sim_tgpt_t *tg, int chunk, int accumulate)
+{
+    sim_run_t *run = x->run;
+    const pipe_plan_t *plan = x->plan;
+    const trainer_gpt_layout_t *g = &run->model.gpt;
+    int lo = plan->first[chunk], hi = plan->first[chunk + 1];
+    float *into = accumulate ? x->acc : x->grads;
+    if (sim_tgpt_backward(run, x->node, tg, x->tp, x->weights, into, lo, hi))
+        return stage_failed(x);
+    if (accumulate) {
+        size_t p0 = plan->p0[chunk];
+        run->be->axpy(plan->p1[chunk] - p0, 1.0f, x->acc + p0, x->grads + p0);
+        if (hi == g->L + 2 && lo > 0)
+            run->be->axpy((size_t)g->V * g->C, 1.0f, x->acc + g->wte, x->grads + g->wte);
+    }
     return STAGE_ON;
 }
 
@@ -408,6 +452,16 @@ static int stage_step_update(stage_ctx_t *x)
             size_t p0 = plan->p0[chunk], n_params = plan->p1[chunk] - p0;
             int reduced = (plan->bucketed && plan->bk[chunk].n > 0) || plan->E > 1;
             int reduce = pass == 0, apply = pass == clip;
+            if (plan->tg) { /* the member's pieces of the split gpt's chunk */
+                double *loss = plan->sp && chunk == plan->C - 1 ? &x->loss : NULL;
+                if (reduce && pipe_gpt_tensor_reduce(run, plan, x->dp, x->tp, replica, x->st->tb,
+                                                     u, grads, loss, clip ? &sq : NULL) != SIM_OK)
+                    run->failed = 1;
+                else if (apply && pipe_gpt_tensor_apply(run, plan, x->dp, replica, x->st->tb, u,
+                                                        &x->opt, factor) != SIM_OK)
+                    run->failed = 1;
+                continue;
+            }
             if (plan->zero_overlap) { /* the stream reduce-scattered it */
                 if (reduce)
                     pipe_zero_mean(run, plan, replica, chunk, grads, clip ? &sq : NULL);
@@ -430,8 +484,10 @@ static int stage_step_update(stage_ctx_t *x)
     if (run->failed)
         return STAGE_FAILED;
     /* replica 0's weights are the step's once its last stage has updated (no stage updates
-     * the next step before every stage did this one) */
-    if (replica == 0 && x->member == 0 && ++plan->updated == plan->S) {
+     * the next step before every stage did this one); a split gpt's once every member of
+     * every stage has, then assembled in worker 0's buffer */
+    int members = plan->tg ? plan->T : 1;
+    if (replica == 0 && (x->member == 0 || plan->tg) && ++plan->updated == plan->S * members) {
         plan->updated = 0;
         /* the step's samples, every replica's, counted here before its evaluation row:
          * another replica's last stage may end its step after this one (one stage on a
@@ -439,7 +495,9 @@ static int stage_step_update(stage_ctx_t *x)
         run->samples += (double)run->sc->batch * (plan->D / plan->cp);
         pipe_count_members(run, plan);
         pipe_count_replicas(run, plan);
-        sim_eval_mark(run, x->step, weights);
+        if (plan->tg && sim_eval_due(run, x->step + 1))
+            pipe_gpt_tensor_assemble(run, plan);
+        sim_eval_mark(run, x->step, plan->tg ? run->workers[0].params : weights);
     }
     return STAGE_ON;
 }
@@ -457,7 +515,8 @@ static int stage_backward(stage_ctx_t *x, int k)
     int lo = plan->first[chunk], last_chunk = chunk == plan->C - 1;
     int *done = &st->backwards_of[st->ch[k]]; /* the step's backward passes through it so far */
     size_t p0 = plan->p0[chunk], n_slice = plan->p1[chunk] - p0;
-    trainer_workspace_t *ws = x->real ? &plan->ws[replica * plan->M + micro] : NULL;
+    sim_tgpt_t *tg = x->tg ? x->tg[micro] : NULL;
+    trainer_workspace_t *ws = x->real && !tg ? &plan->ws[replica * plan->M + micro] : NULL;
     if (!last_chunk &&
         stage_receive(x, 0, micro, chunk, (size_t)samples * plan->out[chunk]) != STAGE_ON)
         return STAGE_FAILED;
@@ -466,20 +525,31 @@ static int stage_backward(stage_ctx_t *x, int k)
     /* the chunk's last backward pass of the step reduces its buckets as it goes */
     int overlap = plan->bucketed && plan->bk[chunk].n > 0 && *done == plan->M - 1;
     double start = dt_wall_seconds();
-    if (x->real)
-        trainer_model_backward_range(ws, x->weights, x->grads, samples, lo,
-                                     plan->first[chunk + 1], *done > 0 && !x->sharded_grads);
-    if (backward_compute(x, k, chunk, overlap, start) != STAGE_ON)
-        return STAGE_FAILED;
+    if (tg) {
+        if (tensor_backward(x, tg, chunk, *done > 0 && !x->sharded_grads) != STAGE_ON)
+            return STAGE_FAILED;
+    } else {
+        if (x->real)
+            trainer_model_backward_range(ws, x->weights, x->grads, samples, lo,
+                                         plan->first[chunk + 1], *done > 0 && !x->sharded_grads);
+        if (backward_compute(x, k, chunk, overlap, start) != STAGE_ON)
+            return STAGE_FAILED;
+    }
     if (chunk > 0) /* the input gradient goes down before any all-reduce */
-        stage_send(x, x->grad_out, x->real ? trainer_model_range_grad(ws, lo - 1) : x->weights,
+        stage_send(x, x->grad_out, ws ? trainer_model_range_grad(ws, lo - 1) : x->weights,
                    (size_t)samples * plan->out[chunk - 1], micro, chunk - 1, 1);
     if (plan->emb && (stage == 0 || stage == plan->S - 1) &&
-        pipe_gpt_tied(run, plan, replica, stage, x->grads, x->acc, last_chunk ? *done == 0 : -1,
+        pipe_gpt_tied(run, plan, replica, x->member, stage, x->grads, x->acc,
+                      last_chunk ? *done == 0 : -1,
                       x->backwards + 1 == plan->M * plan->V) != SIM_OK)
         return stage_failed(x);
-    if (x->sharded_grads && pipe_zero_shard_reduce(run, plan, x->dp, replica, x->grads + p0,
-                                                   x->acc + p0, n_slice, *done == 0) != SIM_OK)
+    if (x->sharded_grads && tg &&
+        pipe_gpt_tensor_shard_reduce(run, plan, x->dp, replica, x->st->tb, st->ch[k], x->grads,
+                                     *done == 0) != SIM_OK)
+        return stage_failed(x);
+    if (x->sharded_grads && !tg &&
+        pipe_zero_shard_reduce(run, plan, x->dp, replica, x->grads + p0, x->acc + p0, n_slice,
+                               *done == 0) != SIM_OK)
         return stage_failed(x);
     (*done)++;
     if (++x->backwards == plan->M * plan->V)
@@ -539,11 +609,15 @@ void pipe_stage(sim_node_t *node)
         return;
     sim_run_t *run = x.run;
     pipe_plan_t *plan = x.plan;
-    /* after replica 0's last update */
-    if (x.replica == 0 && x.member == 0 && ++plan->exited == plan->S && !run->failed) {
+    /* after replica 0's last update (a split gpt's: every member's, assembled) */
+    int members = plan->tg ? plan->T : 1;
+    if (x.replica == 0 && (x.member == 0 || plan->tg) && ++plan->exited == plan->S * members &&
+        !run->failed) {
         pipe_count_members(run, plan);
         pipe_count_replicas(run, plan);
-        sim_eval_final(run, x.step, x.weights);
+        if (plan->tg)
+            pipe_gpt_tensor_assemble(run, plan);
+        sim_eval_final(run, x.step, plan->tg ? run->workers[0].params : x.weights);
     }
     if (plan->one)
         pipe_stand_for_members(run, plan, node);
