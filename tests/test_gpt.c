@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "data.h"
 #include "model.h"
 #include "profile_transformer.h"
 #include "rng.h"
+#include "train.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -829,12 +831,121 @@ static Suite *gpt_suite(void)
     return s;
 }
 
+/* Training the gpt as a PyTorch user writes it (gpt_torch.py train: float32, the loss's
+ * backward, clip_grad_norm_, torch.optim's SGD, Adam or AdamW at a LambdaLR's rate) against
+ * trainer_learner_step, 30 steps of 4 random windows from the same weights: the weights
+ * within 1e-5 of each other after moving by more than 0.01 (Adam divides each gradient by its
+ * own running norm, so two float32 sums in other orders part by more than SGD's). */
+static const struct {
+    trainer_optimizer_t kind;
+    trainer_lr_schedule_t schedule;
+    int warmup;
+    float lr, momentum, wd, clip;
+} train_cases[] = {
+    {TRAINER_OPT_ADAMW, TRAINER_LR_COSINE, 5, 0.01f, 0.0f, 0.1f, 0.5f},
+    {TRAINER_OPT_ADAMW, TRAINER_LR_CONSTANT, 0, 0.01f, 0.0f, 0.01f, 0.0f},
+    {TRAINER_OPT_ADAM, TRAINER_LR_LINEAR, 3, 0.005f, 0.0f, 0.01f, 1.0f},
+    {TRAINER_OPT_SGD, TRAINER_LR_COSINE, 5, 0.1f, 0.9f, 0.0f, 0.5f},
+};
+
+START_TEST(trains_like_pytorch)
+{
+    enum { STEPS = 30, B = 4 };
+    trainer_optim_t o = {.lr = train_cases[_i].lr, .momentum = train_cases[_i].momentum,
+                         .weight_decay = train_cases[_i].wd, .kind = train_cases[_i].kind,
+                         .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+                         .clip_norm = train_cases[_i].clip};
+    trainer_model_t m;
+    trainer_model_config_t c = tiny_cfg();
+    build_ok(&m, &c);
+    const trainer_gpt_layout_t *g = &m.gpt;
+    trainer_learner_t l;
+    trainer_learner_init(&l, trainer_backend_cpu(), &m, &o, B, 7);
+    l.lr = (trainer_lr_t){.schedule = train_cases[_i].schedule, .base = o.lr, .min = 0.0f,
+                          .warmup = train_cases[_i].warmup};
+    l.lr_total = STEPS;
+    float *init = floats(m.n_params);
+    memcpy(init, l.params, sizeof(float) * m.n_params);
+    /* the windows of every step, one data set */
+    trainer_dataset_t ds = {.n = (size_t)STEPS * B, .dim = (size_t)g->T + 1, .classes = 256};
+    ds.x = floats(ds.n * ds.dim);
+    ds.y = calloc(ds.n, 1);
+    ck_assert_ptr_nonnull(ds.y);
+    random_windows(ds.x, ds.y, (int)ds.n, g->T, g->V, 41);
+
+    char dir[] = "/tmp/dtsim_gpt_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[128], out[128], cmd[1024];
+    snprintf(in, sizeof in, "%s/in.bin", dir);
+    snprintf(out, sizeof out, "%s/out.bin", dir);
+    FILE *f = fopen(in, "wb");
+    ck_assert_ptr_nonnull(f);
+    int32_t head[10] = {g->L, g->C, g->NH, g->T, g->V, B, (int32_t)o.kind, STEPS,
+                        train_cases[_i].warmup, (int32_t)train_cases[_i].schedule};
+    double hyper[8] = {o.lr, 0.0, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps,
+                       o.clip_norm};
+    fwrite(head, sizeof head, 1, f);
+    fwrite(hyper, sizeof hyper, 1, f);
+    fwrite(init, sizeof(float), m.n_params, f);
+    for (size_t i = 0; i < ds.n * ds.dim; i++) {
+        int32_t tok = (int32_t)ds.x[i];
+        fwrite(&tok, sizeof tok, 1, f);
+    }
+    fclose(f);
+    uint32_t idx[B];
+    for (int s = 0; s < STEPS; s++) {
+        for (int b = 0; b < B; b++)
+            idx[b] = (uint32_t)(s * B + b);
+        ck_assert(isfinite(trainer_learner_step(&l, &ds, idx, B)));
+    }
+    snprintf(cmd, sizeof cmd, "%s %s/tests/gpt_torch.py train %s %s", python, DTSIM_SOURCE, in,
+             out);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    double *theirs = malloc(sizeof(double) * 2 * m.n_params); /* float32's, float64's */
+    ck_assert_ptr_nonnull(theirs);
+    f = fopen(out, "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fread(theirs, sizeof(double), 2 * m.n_params, f), 2 * m.n_params);
+    fclose(f);
+    unlink(in);
+    unlink(out);
+    rmdir(dir);
+    const double *t32 = theirs, *t64 = theirs + m.n_params;
+    double worst = 0.0, moved = 0.0, ours64 = 0.0, rounding = 0.0;
+    for (size_t i = 0; i < m.n_params; i++) {
+        worst = fmax(worst, fabs((double)l.params[i] - t32[i]));
+        ours64 = fmax(ours64, fabs((double)l.params[i] - t64[i]));
+        rounding = fmax(rounding, fabs(t32[i] - t64[i]));
+        moved = fmax(moved, fabs(t64[i] - init[i]));
+    }
+    const char *sched = train_cases[_i].schedule == TRAINER_LR_COSINE   ? "cosine"
+                        : train_cases[_i].schedule == TRAINER_LR_LINEAR ? "linear"
+                                                                        : "constant";
+    printf("torch gpt %-5s %-8s clip %-3g after %d steps: max |dtsim - torch float32| = %.2e, "
+           "|dtsim - torch float64| = %.2e, |torch float32 - float64| = %.2e (weights moved up "
+           "to %.3f)\n",
+           trainer_optimizer_name(o.kind), sched, (double)o.clip_norm, STEPS, worst, ours64,
+           rounding, moved);
+    ck_assert_double_gt(moved, 0.01);
+    /* as near float64's weights as PyTorch's own float32 run is (twice that, and 1e-6) */
+    ck_assert_msg(ours64 <= 2 * rounding + 1e-6, "%s: %.3g off PyTorch in float64, whose float32 "
+                  "run is %.3g off", trainer_optimizer_name(o.kind), ours64, rounding);
+    free(theirs);
+    free(init);
+    free(ds.x);
+    free(ds.y);
+    trainer_learner_free(&l);
+}
+END_TEST
+
 static Suite *torch_suite(void)
 {
     Suite *s = suite_create("gpt_torch");
     TCase *tc = tcase_create("torch");
     tcase_set_timeout(tc, 120); /* importing torch takes seconds */
     tcase_add_test(tc, matches_pytorch);
+    tcase_add_loop_test(tc, trains_like_pytorch, 0,
+                        (int)(sizeof train_cases / sizeof train_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
