@@ -38,6 +38,7 @@
 #include "nccl.h"
 #include "pipeline_impl.h"
 #include "platform.h"
+#include "replicas.h"
 #include "run.h"
 #include "scenario.h"
 #include "secagg.h"
@@ -1356,6 +1357,32 @@ START_TEST(secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold)
 END_TEST
 
 /* ---- fedavg clients side by side ----------------------------------------------------- */
+
+/* side_by_side = auto trains a round's clients as replicas on a GPU, but not the gpt's
+ * (its workspace holds one replica: the CUDA fedavg of a gpt aborted on it), nor with Adam
+ * or clipping; a backend named cuda stands for the GPU. */
+START_TEST(side_by_side_auto_skips_the_gpt)
+{
+    static scenario_t sc;
+    static sim_run_t run;
+    scenario_defaults(&sc);
+    trainer_backend_t gpu = *trainer_backend_cpu();
+    gpu.name = "cuda";
+    memset(&run, 0, sizeof run);
+    run.sc = &sc;
+    run.be = &gpu;
+    run.model.cfg.arch = TRAINER_ARCH_MLP;
+    ck_assert_int_eq(sim_side_enabled(&run), 1);
+    run.model.cfg.arch = TRAINER_ARCH_GPT;
+    ck_assert_int_eq(sim_side_enabled(&run), 0);
+    run.model.cfg.arch = TRAINER_ARCH_MLP;
+    sc.sgd.kind = TRAINER_OPT_ADAM;
+    ck_assert_int_eq(sim_side_enabled(&run), 0);
+    run.be = trainer_backend_cpu(); /* the CPU: one after the other unless asked */
+    sc.sgd.kind = TRAINER_OPT_SGD;
+    ck_assert_int_eq(sim_side_enabled(&run), 0);
+}
+END_TEST
 
 START_TEST(fedavg_side_by_side_is_exact_on_cpu)
 {
@@ -4930,6 +4957,7 @@ int main(void)
     tcase_add_test(tc, client_devices_set_speeds_links_and_availability);
     tcase_add_test(tc, fedavg_shards_worse_than_iid);
     tcase_add_test(tc, fedavg_side_by_side_is_exact_on_cpu);
+    tcase_add_test(tc, side_by_side_auto_skips_the_gpt);
     tcase_add_test(tc, local_sgd_side_by_side_is_exact_on_cpu);
     tcase_add_test(tc, every_strategy_runs_and_repeats);
     tcase_add_test(tc, flops_time_model_is_exact);

@@ -174,6 +174,10 @@ const trainer_backend_t *trainer_backend_timing(size_t max_bytes);
 
 /* The CPU backend (OpenBLAS). */
 const trainer_backend_t *trainer_backend_cpu(void);
+/* The CPU backend with its buffers readable and writable only inside its ops (guarded.c):
+ * host code touching a backend buffer directly faults, as it would break on a GPU. The cpu
+ * device is this one when the environment has DTSIM_GUARDED=1. */
+const trainer_backend_t *trainer_backend_guarded(void);
 /* Threads OpenBLAS may use (the only parallel part of the CPU backend). */
 void trainer_backend_cpu_set_threads(int threads);
 

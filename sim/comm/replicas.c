@@ -56,7 +56,9 @@ int sim_side_enabled(const sim_run_t *run)
     case SIM_SIDE_AUTO:
         break;
     }
-    return strcmp(run->be->name, "cuda") == 0;
+    /* auto: on a GPU, but not the gpt, whose workspace holds one replica (yes is refused
+     * for it with the scenario); its clients train one after the other */
+    return strcmp(run->be->name, "cuda") == 0 && run->model.cfg.arch != TRAINER_ARCH_GPT;
 }
 
 static void side_free(sim_run_t *run, void *ctx);
