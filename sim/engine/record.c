@@ -40,7 +40,7 @@ struct sim_record {
     size_t n_iv, cap_iv;
     message_t *msg;
     size_t n_msg, cap_msg;
-    int sampled;        /* run.timeline = sampled: only lanes of sim_record_lane_kept */
+    int sampled;        /* run.timeline = sampled: only the lanes lane_kept keeps */
 };
 
 /* Rows of the timeline, and of its messages, at most, whatever the window: a guard for very
@@ -48,9 +48,9 @@ struct sim_record {
 #define TIMELINE_MAX_ROWS 200000
 
 /* run.timeline = sampled: hosts kept of each role list, and the estimated bytes their rows
- * may take in the file (row_bytes), messages at most a quarter of them. 700 KB, so that
- * with its other tables (params, workers, memory, links: 100-200 KB at 128 hosts) a run
- * stays within 1 MB. */
+ * may take in the file (iv_bytes, msg_bytes), messages at most a quarter of them. 700 KB,
+ * so that with its other tables (params, workers, memory, links: 100-200 KB at 128 hosts) a
+ * run stays within 1 MB. */
 #define SAMPLED_LANES 16
 #define SAMPLED_BYTES (700.0 * 1024)
 
