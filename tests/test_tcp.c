@@ -145,6 +145,37 @@ START_TEST(model_is_slow_start_by_hand)
 }
 END_TEST
 
+/* A window-based flow that shares a host link with n others (two workers' pushes into a
+ * server's link) fills its fair share of that link, not the wire: its flights open the pipe
+ * at the share's bandwidth-delay product and the rest leaves at the share, so its time is
+ * slow start's by hand on a path of the share's bandwidth, and the rate it leaves SimGrid
+ * to share is the share (SimGrid then adds size / rate, the share when the flows do share).
+ * A share above the route's bottleneck (a fast server link) leaves it as if alone. */
+START_TEST(shared_flow_fills_its_share)
+{
+    sim_tcp_t p = linux_tcp();
+    for (size_t r = 0; r < sizeof RTTS / sizeof *RTTS; r++)
+        for (size_t s = 0; s < sizeof SIZES / sizeof *SIZES; s++)
+            for (int others = 1; others <= 3; others++) {
+                double bw = 12.5e6, lat = RTTS[r] / 2, share = bw / (others + 1);
+                sim_tcp_conn_t c = {0};
+                c.sharing = others;
+                c.share = share;
+                sim_tcp_time_t t = sim_tcp_message(&p, &c, 0, SIZES[s], lat, bw);
+                double want = by_hand(&p, SIZES[s], lat, share, 14480, 1);
+                ck_assert_msg(fabs(t.total - want) <= 1e-9 * want,
+                              "%g bytes, rtt %g, a share of 1/%d: model %.9g s, by hand %.9g s",
+                              SIZES[s], RTTS[r], others + 1, t.total, want);
+                ck_assert_double_eq_tol(t.rate, share * 1448.0 / 1514.0, 1e-6 * share);
+                sim_tcp_conn_t alone = {0}, fast = {0};
+                fast.sharing = others;
+                fast.share = 4 * bw; /* the shared link is not the bottleneck */
+                ck_assert_double_eq(sim_tcp_message(&p, &fast, 0, SIZES[s], lat, bw).total,
+                                    sim_tcp_message(&p, &alone, 0, SIZES[s], lat, bw).total);
+            }
+}
+END_TEST
+
 /* A stream of messages each within a flight, each sent when the previous one's answer came
  * (the connection idle a round trip: tcpxfer --keep, a ring's step): every bbr sample is
  * application-limited, STARTUP never ends, and the estimate settles where the pace it sets
@@ -504,6 +535,7 @@ int main(void)
     TCase *tc = tcase_create("tcp");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, model_is_slow_start_by_hand);
+    tcase_add_test(tc, shared_flow_fills_its_share);
     tcase_add_test(tc, bbr_paces_a_stream_of_small_messages);
     tcase_add_test(tc, restart_timeout_follows_linux_estimator);
     tcase_add_loop_test(tc, simgrid_transfer_is_slow_start_by_hand, 0, 15);

@@ -88,9 +88,16 @@ double charge(double size, const Host* src, const Host* dst, const std::vector<L
     if (back != conns.end() && back->second.tcp.open)
       sim_tcp_open(&params, &c);
   }
-  double now = simgrid::s4u::Engine::get_clock();
-  c.sharing  = queued_with(sending[src], &conn, links.front(), now) +
-              queued_with(receiving[dst], &conn, links.back(), now);
+  double now     = simgrid::s4u::Engine::get_clock();
+  int out_queue  = queued_with(sending[src], &conn, links.front(), now);
+  int in_queue   = queued_with(receiving[dst], &conn, links.back(), now);
+  c.sharing      = out_queue + in_queue;
+  /* its fair share of the host link it shares (the lower of the two) */
+  c.share = 0;
+  if (out_queue > 0)
+    c.share = links.front()->get_bandwidth() / (out_queue + 1);
+  if (in_queue > 0 && (c.share == 0 || links.back()->get_bandwidth() / (in_queue + 1) < c.share))
+    c.share = links.back()->get_bandwidth() / (in_queue + 1);
   sim_tcp_time_t time = sim_tcp_message(&params, &c, now, size, latency, bandwidth);
   /* SimGrid gives the flow latency x factor, then size / rate (the rate bounded by the
    * window cap per round trip: TCP-gamma). A message within a capped window leaves in one

@@ -238,23 +238,25 @@ static double bbr_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes, d
 
 /* The seconds `bytes` take to leave under a window-based congestion control (CUBIC, Reno):
  * a window a round trip, grown as slow start and congestion avoidance grow it, until it
- * holds the pipe or the buffers' cap; c's window updated. */
+ * holds the pipe or the buffers' cap; c's window updated. The pipe is the flow's share of
+ * the wire, `share` (the wire over the flows leaving with it): a window that fills its share
+ * leaves the rest to the others, and its flights leave at that rate. */
 static double window_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes, double rtt,
-                             double wire, double cap)
+                             double wire, double share, double cap)
 {
     /* the window that keeps the path busy: the bandwidth-delay product, or the cap below it */
-    double full = wire * rtt < cap ? wire * rtt : cap;
+    double full = share * rtt < cap ? share * rtt : cap;
     double t = 0, left = bytes, flight_max = 0;
     while (left > 0) {
         double w = c->cwnd < cap ? c->cwnd : cap;
         if (w >= full) {
-            if (full >= wire * rtt) { /* the pipe is open: the rest at the link's rate */
-                t += left / wire;
+            if (full >= share * rtt) { /* the pipe is open: the rest at its share's rate */
+                t += left / share;
             } else {
                 /* the buffers' cap, below the pipe: a window a round trip, the last flight
                  * leaving at the link's rate (a message within the cap leaves in one) */
                 double n = ceil(left / w);
-                t += (n - 1) * rtt + (left - (n - 1) * w) / wire;
+                t += (n - 1) * rtt + (left - (n - 1) * w) / share;
             }
             flight_max = w;
             break;
@@ -265,7 +267,7 @@ static double window_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes
             flight_max = f;
         /* a round trip until the acknowledgements release the next flight; the last one's
          * serialization */
-        t += left > 0 ? rtt : f / wire;
+        t += left > 0 ? rtt : f / share;
         grow(p, c, f, flight_max, w);
     }
     if (flight_max >= full && c->cwnd < full) {
@@ -291,6 +293,12 @@ sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now
     double rtt = 2 * latency, wire = bandwidth * sim_tcp_efficiency(p);
     double cap = sim_tcp_window_cap(p);
     out.rate = rtt > 0 && cap / rtt < wire ? cap / rtt : wire;
+    /* a window-based flow's share of the wire: of the host link it shares with the flows
+     * leaving with it, where that is below the route's bottleneck (bbr paces to its own
+     * estimate: bbr_flights) */
+    double share = c->share > 0 && c->share < bandwidth ? c->share * sim_tcp_efficiency(p) : wire;
+    if (p->congestion != SIM_TCP_BBR && out.rate > share)
+        out.rate = share;
     double t = 0;
     if (!c->open) {
         t = (double)p->handshake * rtt;
@@ -301,8 +309,9 @@ sim_tcp_time_t sim_tcp_message(const sim_tcp_t *p, sim_tcp_conn_t *c, double now
     } else {
         restart(p, c, now, rtt);
     }
-    double sending = p->congestion == SIM_TCP_BBR ? bbr_flights(p, c, bytes, rtt, wire, cap, now + t)
-                                                  : window_flights(p, c, bytes, rtt, wire, cap);
+    double sending = p->congestion == SIM_TCP_BBR
+                         ? bbr_flights(p, c, bytes, rtt, wire, cap, now + t)
+                         : window_flights(p, c, bytes, rtt, wire, share, cap);
     t += sending;
     if (rtt > 0) /* the round trips its acknowledgements took, the last flight's included */
         rttvar_decay(p, c, rtt, floor(sending / rtt) + 1);

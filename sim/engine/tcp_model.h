@@ -54,6 +54,8 @@ typedef struct sim_tcp_conn {
     int sharing;      /* set by the caller before each message: the other messages leaving
                          or arriving on its hosts' links meanwhile, whose flights queue with
                          its own (0 alone) */
+    double share;     /* set with sharing: its fair share of the host link they share, in
+                         the links' bytes/s (0: the route's bottleneck, alone) */
     double bw;              /* BBR: its bandwidth estimate, payload bytes/s (0: none yet) */
     double bbr_full_bw;     /* BBR STARTUP: the estimate it last grew 25% past */
     int bbr_full_rounds;    /* BBR STARTUP: rounds since, not application-limited */
