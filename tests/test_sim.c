@@ -71,6 +71,8 @@ typedef struct outcome {
     double w_compute[64], w_comm[64], w_idle[64], w_sent[64], w_recv[64];
     long w_steps[64];
     double host_joules;
+    double msg_flight_s; /* the messages' seconds on the wire, summed */
+    long msgs_recv;
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -132,6 +134,8 @@ static void child(int fd, const char *const *sets, int n_sets)
     }
     o.ok = !run.failed;
     o.end_time = sim_run_end_time(&run);
+    o.msg_flight_s = run.msg_flight_s;
+    o.msgs_recv = run.msgs_recv;
     o.fault_rows = run.fault_rows;
     o.diverged = run.diverged;
     memcpy(o.diverged_why, run.diverged_why, sizeof o.diverged_why);
@@ -509,6 +513,35 @@ START_TEST(ring_tree_hd_match_alpha_beta)
                 hd += 2.0 * (ALPHA + n / BW);
             expect_close("halving-doubling", p, n, t, hd);
         }
+}
+END_TEST
+
+/* The live view's messages in flight (Little's law: their seconds on the wire summed over a
+ * span, over the span): a ring all-reduce of p workers with compute that takes no time keeps
+ * one message on every worker's way in at all times, 2 (p - 1) steps of a chunk of n / p
+ * bytes each, ALPHA + n / p / BW on the wire: p in flight on average. */
+START_TEST(messages_in_flight_follow_littles_law)
+{
+    static const int ps[] = {2, 4, 5};
+    for (int i = 0; i < 3; i++) {
+        int p = ps[i];
+        char a[64], w[64];
+        snprintf(a, sizeof a, "strategy.algorithm=ring");
+        snprintf(w, sizeof w, "cluster.workers=%d", p);
+        const char *sets[] = {"strategy.kind=allreduce",    a,
+                              w,                            "model.hidden=2048",
+                              "run.steps=1",                "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",    "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",       "cluster.device_flops=1000000Pf"};
+        outcome_t o = simulate(sets, 10, NULL);
+        ck_assert_msg(o.ok, "%s", o.err);
+        double n = (double)o.n_params * sizeof(float);
+        double each = ALPHA + n / p / BW, want = p * 2.0 * (p - 1) * each;
+        ck_assert_int_eq(o.msgs_recv, (long)p * 2 * (p - 1));
+        ck_assert_msg(fabs(o.msg_flight_s - want) <= 0.01 * want,
+                      "p=%d: %.9g s on the wire, formula %.9g s", p, o.msg_flight_s, want);
+        ck_assert_double_eq_tol(o.msg_flight_s / o.end_time, p, 0.02 * p);
+    }
 }
 END_TEST
 
@@ -4935,6 +4968,7 @@ int main(void)
     tcase_add_test(tc, every_strategy_repeats_and_matches_single);
     tcase_add_test(tc, every_strategy_runs_on_the_edge_or_is_refused);
     tcase_add_test(tc, ring_tree_hd_match_alpha_beta);
+    tcase_add_test(tc, messages_in_flight_follow_littles_law);
     tcase_add_test(tc, sync_ps_matches_alpha_beta);
     tcase_add_test(tc, async_staleness_grows_with_workers);
     tcase_add_test(tc, staleness_bound_holds_back_fast_workers);

@@ -61,6 +61,7 @@ static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg,
     self->last_transfer_s = done - start;
     self->bytes_recv += msg->bytes;
     run->msgs_recv++;
+    run->msg_flight_s += done - start; /* on the wire: from the transfer's start */
     sim_record_interval(run, self, SIM_STATE_IDLE, posted, start);
     sim_record_interval(run, self, SIM_STATE_COMM, start, done);
     sim_record_traffic_of(run, msg->sender, self, msg->src, msg->bytes);
@@ -363,6 +364,9 @@ static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim
             last_sent = msgs[i]->sent_at;
         bytes += msgs[i]->bytes;
         run->msgs_recv++;
+        /* on the wire from its send or the receive's post, whichever came later */
+        double on = msgs[i]->sent_at > t0 ? msgs[i]->sent_at : t0;
+        run->msg_flight_s += done > on ? done - on : 0;
         sim_record_traffic_of(run, msgs[i]->sender, self, msgs[i]->src, msgs[i]->bytes);
     }
     if (last_sent > done)

@@ -226,6 +226,10 @@ typedef struct sim_run {
     double samples;           /* processed so far */
     double bytes_total;       /* sent so far, every node */
     long msgs_recv;           /* point-to-point messages received (msg.c) */
+    double msg_flight_s;      /* their seconds on the wire summed, each from its transfer's
+                                 start (its send, or its receive's post if later) to its
+                                 receipt: over a span of simulated time, the mean number of
+                                 messages in flight (Little's law; the live view's) */
     long evals;
     long last_eval_step;
     long last_step_mark;      /* step marks passed (steps_done / eval_every) */
