@@ -40,7 +40,7 @@ fuzz-smoke: deps
 	else echo "fuzz: skipped (clang is not installed: make deps installs it)"; fi
 
 fuzz: deps
-	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON -DDTSIM_CUDA=OFF \
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON -DDTSIM_CUDA=OFF -DDTSIM_WERROR=ON \
 	  -DDTSIM_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_idx fuzz_profile fuzz_scenario fuzz_platform fuzz_device
 	cd build-fuzz && ctest --output-on-failure -j $(JOBS) -R '^fuzz_(idx|profile|scenario|platform|device)$$'

@@ -461,11 +461,11 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                  "test accuracy vs simulated time, a curve per run: a\n"
                                  "colour per strategy, a dash per other swept value (past\n"
                                  "8, a panel per bandwidth or strategy, one time axis)",
-                                 fig_accuracy},
+                                 fig_accuracy, 0},
     [RESULTS_FIGURE_ACCURACY_BYTES] = {"accuracy_bytes",
                                        "test accuracy vs data sent (MB or GB); equal curves\n"
                                        "drawn once",
-                                       fig_accuracy_bytes},
+                                       fig_accuracy_bytes, 0},
     [RESULTS_FIGURE_BREAKDOWN] = {"breakdown",
                                   "compute / communication / idle share, a bar per run (past\n"
                                   "24 runs the 24 fastest)",
@@ -473,20 +473,20 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_TIME_TO_TARGET] = {"time_to_target",
                                        "time to the target accuracy vs bandwidth, per strategy\n"
                                        "(needs runs at several cluster.bandwidth values)",
-                                       fig_time_to_target},
+                                       fig_time_to_target, 0},
     [RESULTS_FIGURE_SCALING] = {"scaling",
                                 "speedup and scaling efficiency vs workers, per strategy\n"
                                 "(needs several cluster.workers values and a single run in\n"
                                 "the sweep)",
-                                fig_scaling},
+                                fig_scaling, 0},
     [RESULTS_FIGURE_TIMELINE] = {"timeline",
                                  "what each host does over simulated time, one run: its\n"
                                  "first 3 whole steps or rounds (a timing-only run: 1)",
-                                 fig_timeline},
+                                 fig_timeline, 0},
     [RESULTS_FIGURE_FAULTS] = {"faults",
                                "accuracy vs simulated time, a panel per strategy, runs\n"
                                "with host or link faults next to those without",
-                               fig_faults},
+                               fig_faults, 0},
     [RESULTS_FIGURE_PARALLELISM] = {"parallelism",
                                     "time per step (per round: a panel of its own) and the\n"
                                     "memory of the most loaded host (parameters, gradients,\n"
@@ -497,7 +497,7 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                 "federated runs: each honest client's held-out accuracy,\n"
                                 "sorted (10th percentile, spread), and against the rounds\n"
                                 "it took part in (needs data.client_holdout > 0)",
-                                fig_clients},
+                                fig_clients, 0},
     [RESULTS_FIGURE_COST] = {"cost",
                              "dollars per 1000 samples and joules per sample vs\n"
                              "simulated seconds per step, a point per run (needs\n"
@@ -508,5 +508,5 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                                "$ per 1000 samples (J per sample without a price) vs\n"
                                "seconds per step, a point per run however many, coloured\n"
                                "by the fullest device's memory, the Pareto front named",
-                               fig_pareto},
+                               fig_pareto, 0},
 };
