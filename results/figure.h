@@ -17,6 +17,7 @@
 
 #define FIG_WIDTH 1000        /* pixels of a one-panel figure, unless --size says otherwise */
 #define FIG_HEIGHT 600
+#define FIG_MIN_SCALE 0.6     /* fonts no smaller than 0.6 of their size in a small --size */
 #define FIG_TITLE_MAX 40      /* characters of a fixed title: 400 pixels at 13 points */
 #define FIG_CAPTION_LINES 4   /* caption lines at most; the last one ends "..." if cut */
 #define FIG_MAX_CURVES 8      /* curves a panel holds before a figure splits into panels */
@@ -111,10 +112,16 @@ void fig_note(fig_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void fig_caption(fig_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** The caption line "runs of NAME (...)" when the runs share a name prefix. */
 void fig_caption_runs(fig_t *f);
-/** The image's width and height in pixels: FIG_WIDTH and f->height, or --size, with the height
- *  scaled by f->height / FIG_HEIGHT (a figure of stacked panels stays taller). */
+/** The image's width and height in the units a figure lays itself out in: pixels of a figure
+ *  at its own size (FIG_WIDTH and f->height). --size draws it larger or smaller, every font
+ *  and line fig_scale times its size (the smaller of the two sizes' ratios to FIG_WIDTH and
+ *  FIG_HEIGHT, at least FIG_MIN_SCALE): the layout is the same and the text grows with the
+ *  image, where 1920 x 1080 had made it smaller. The image is --size in pixels (the height
+ *  scaled by f->height / FIG_HEIGHT: a figure of stacked panels stays taller), so these
+ *  are its pixels over fig_scale. */
 int fig_width(const fig_t *f);
 int fig_height(const fig_t *f);
+double fig_scale(const fig_t *f);
 /** Starts a panel at (x, y), w wide and h high, in fractions of the frame between the title
  *  and the caption (y from the bottom). Every plot command follows one. */
 void fig_panel(fig_t *f, double x, double y, double w, double h);

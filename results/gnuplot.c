@@ -198,23 +198,24 @@ void gp_block_end(gp_t *g)
 
 /* The terminal and the look shared by every figure. Fonts are sized as pngcairo draws them
  * (points at 96 dpi); the svg and pdfcairo terminals are scaled to match, so that a figure
- * has the same layout in every format. */
-static void gp_header(gp_t *g, gp_format_t format, int width, int height)
+ * has the same layout in every format. scale multiplies every font and line (a figure drawn
+ * larger than its own size, laid out at its own size). */
+static void gp_header(gp_t *g, gp_format_t format, int width, int height, double scale)
 {
     gp_printf(g, "set encoding utf8\n");
     if (format == GP_SVG)
-        gp_printf(g, "set terminal svg size %d,%d fontscale 1.3333 font 'Sans,11' noenhanced "
-                     "background rgb 'white'\n",
-                  width, height);
+        gp_printf(g, "set terminal svg size %d,%d fontscale %.6g linewidth %.6g font 'Sans,11' "
+                     "noenhanced background rgb 'white'\n",
+                  width, height, 1.3333 * scale, scale);
     else if (format == GP_PDF)
         /* pdfcairo draws a font at 4/3 x fontscale its size, a line at half its width */
-        gp_printf(g, "set terminal pdfcairo size %.4gin,%.4gin fontscale 0.75 linewidth 1.5 "
+        gp_printf(g, "set terminal pdfcairo size %.4gin,%.4gin fontscale %.6g linewidth %.6g "
                      "font 'Sans,11' noenhanced background rgb 'white'\n",
-                  width / GP_PDF_DPI, height / GP_PDF_DPI);
+                  width / GP_PDF_DPI, height / GP_PDF_DPI, 0.75 * scale, 1.5 * scale);
     else
-        gp_printf(g, "set terminal pngcairo size %d,%d font 'Sans,11' noenhanced "
-                     "background rgb 'white'\n",
-                  width, height);
+        gp_printf(g, "set terminal pngcairo size %d,%d fontscale %.6g linewidth %.6g "
+                     "font 'Sans,11' noenhanced background rgb 'white'\n",
+                  width, height, scale, scale);
     gp_printf(g, "set termoption noenhanced\n");
     for (int i = 0; i < GP_COLORS; i++)
         gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps 0.8\n", i + 1, gp_palette[i]);
@@ -456,13 +457,13 @@ done:
     return st;
 }
 
-void gp_script(gp_t *body, gp_format_t format, int width, int height, char **script,
-               size_t *len)
+void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale,
+               char **script, size_t *len)
 {
-    DT_ASSERT(format < GP_FORMAT_COUNT && width > 0 && height > 0);
+    DT_ASSERT(format < GP_FORMAT_COUNT && width > 0 && height > 0 && scale > 0);
     gp_t s;
     gp_init(&s);
-    gp_header(&s, format, width, height);
+    gp_header(&s, format, width, height, scale);
     gp_flush(body);
     fwrite(body->buf, 1, body->len, s.f);
     gp_flush(&s);
@@ -471,12 +472,12 @@ void gp_script(gp_t *body, gp_format_t format, int width, int height, char **scr
     *len = s.len;
 }
 
-dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, const char *path,
-                    dt_err_t *err)
+dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, double scale,
+                    const char *path, dt_err_t *err)
 {
     char *script;
     size_t len;
-    gp_script(body, format, width, height, &script, &len);
+    gp_script(body, format, width, height, scale, &script, &len);
     dt_status st = gp_run(script, len, path, err);
     free(script);
     return st;

@@ -75,16 +75,17 @@ void gp_point_look(gp_t *g, size_t colour);
 /** "set xtics (1, 10, 100)" at the values themselves, with a plain %g format. */
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
 
-/** The shared header (terminal of format, width x height pixels; colours, grid, key; the
- *  function plain(x), a number as text without an exponent) followed by body: the script
- *  gnuplot reads, malloc'ed into *script (*len bytes, NUL-terminated). */
-void gp_script(gp_t *body, gp_format_t format, int width, int height, char **script,
-               size_t *len);
+/** The shared header (terminal of format, width x height pixels, every font and line scale
+ *  times its size; colours, grid, key; the function plain(x), a number as text without an
+ *  exponent) followed by body: the script gnuplot reads, malloc'ed into *script (*len bytes,
+ *  NUL-terminated). */
+void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale,
+               char **script, size_t *len);
 /** Runs gnuplot on gp_script(body, ...); gnuplot's stdout becomes path, through a temporary
  *  name in the same directory renamed on success, so a failure leaves no half image.
  *  DT_ERR_INPUT: gnuplot missing, path not writable; DT_ERR_RUN: gnuplot failed. */
-dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, const char *path,
-                    dt_err_t *err);
+dt_status gp_render(gp_t *body, gp_format_t format, int width, int height, double scale,
+                    const char *path, dt_err_t *err);
 
 /** DT_OK when gnuplot has the terminal of format; otherwise DT_ERR_INPUT naming it (a gnuplot
  *  built without cairo has no pngcairo or pdfcairo). */

@@ -45,17 +45,37 @@ void fig_note(fig_t *f, const char *fmt, ...)
     va_end(ap);
 }
 
-int fig_width(const fig_t *f)
+double fig_scale(const fig_t *f)
+{
+    if (f->o->width <= 0)
+        return 1.0;
+    double s = fmin((double)f->o->width / FIG_WIDTH, (double)f->o->height / FIG_HEIGHT);
+    return s < FIG_MIN_SCALE ? FIG_MIN_SCALE : s;
+}
+
+/* The image's pixels: FIG_WIDTH and f->height, or --size, with the height scaled by
+ * f->height / FIG_HEIGHT (--size is the size of a one-panel figure: one of stacked panels
+ * grows in proportion). */
+static int pixels_wide(const fig_t *f)
 {
     return f->o->width > 0 ? f->o->width : FIG_WIDTH;
 }
 
-int fig_height(const fig_t *f)
+static int pixels_high(const fig_t *f)
 {
-    /* --size is the size of a one-panel figure: one of stacked panels grows in proportion */
     if (f->o->height > 0)
         return (int)lround(f->o->height * (double)f->height / FIG_HEIGHT);
     return f->height;
+}
+
+int fig_width(const fig_t *f)
+{
+    return (int)lround(pixels_wide(f) / fig_scale(f));
+}
+
+int fig_height(const fig_t *f)
+{
+    return (int)lround(pixels_high(f) / fig_scale(f));
 }
 
 /* Pixels a caption line takes (10 points), and its characters' mean width. */
@@ -515,7 +535,8 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
         if (!(formats & 1u << fmt))
             continue;
         char *path = path_join(o->out_dir, results_figures[fig].name, gp_format_ext[fmt]);
-        st = gp_render(&script, (gp_format_t)fmt, fig_width(&f), fig_height(&f), path, err);
+        st = gp_render(&script, (gp_format_t)fmt, pixels_wide(&f), pixels_high(&f),
+                       fig_scale(&f), path, err);
         if (st == DT_OK)
             out->files[out->n_files++] = path;
         else
@@ -540,7 +561,8 @@ dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
     dt_status st = fig_build(&f, fig, &script, err);
     if (st == DT_OK && f.drawn) {
         size_t len;
-        gp_script(&script, format, fig_width(&f), fig_height(&f), out_script, &len);
+        gp_script(&script, format, pixels_wide(&f), pixels_high(&f), fig_scale(&f), out_script,
+                  &len);
     }
     gp_free(&script);
     fig_free(&f);

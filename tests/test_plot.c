@@ -1367,6 +1367,41 @@ START_TEST(size_reaches_every_format)
 }
 END_TEST
 
+/* --size draws a figure larger or smaller with the same layout: every font and line scaled
+ * by the smaller ratio of the size to 1000 x 600 (fontscale and linewidth on the terminal),
+ * the script after the terminal line the same as at the figure's own size (so text grows
+ * with the image: at 1920 x 1080 it had come out smaller than at 1000 x 600); fonts no
+ * smaller than 0.6 of their size. */
+START_TEST(text_grows_with_the_size)
+{
+    build_db();
+    static const results_figure_t figs[] = {RESULTS_FIGURE_ACCURACY, RESULTS_FIGURE_BREAKDOWN,
+                                            RESULTS_FIGURE_PARALLELISM};
+    for (size_t k = 0; k < sizeof figs / sizeof *figs; k++) {
+        char *own = script_of(NULL, figs[k], 0, 0, GP_PNG);
+        char *big = script_of(NULL, figs[k], 2000, 1200, GP_PNG);
+        ck_assert_ptr_nonnull(own);
+        ck_assert_ptr_nonnull(big);
+        ck_assert_msg(strstr(own, "fontscale 1 linewidth 1 "), "%.200s", strstr(own, "set term"));
+        ck_assert_msg(strstr(big, "fontscale 2 linewidth 2 "), "%.200s", strstr(big, "set term"));
+        const char *own_body = strchr(strstr(own, "set terminal"), '\n');
+        const char *big_body = strchr(strstr(big, "set terminal"), '\n');
+        ck_assert_msg(!strcmp(own_body, big_body), "figure %zu: the layout moved with --size", k);
+        free(own);
+        free(big);
+    }
+    char *svg = script_of(NULL, RESULTS_FIGURE_ACCURACY, 1920, 1080, GP_SVG);
+    ck_assert_msg(strstr(svg, "svg size 1920,") &&
+                      strstr(svg, " fontscale 2.39994 linewidth 1.8 "), "%.200s",
+                  strstr(svg, "set term"));
+    free(svg);
+    char *small = script_of(NULL, RESULTS_FIGURE_ACCURACY, 400, 300, GP_PNG);
+    ck_assert_msg(strstr(small, "fontscale 0.6 linewidth 0.6 "), "%.200s",
+                  strstr(small, "set term"));
+    free(small);
+}
+END_TEST
+
 /* Runs "m": A at 4260 ms a step holding 12 GB (6 of parameters, 6 of gradients), B at 1.71 ms
  * holding 2 GB, C a federated run (clients rows) at 4.26 s a round. */
 static void build_memory_db(void)
@@ -2010,6 +2045,7 @@ int main(void)
         tcase_add_test(tp, equal_curves_drawn_once);
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
+        tcase_add_test(tp, text_grows_with_the_size);
         tcase_add_test(tp, memory_in_gb_past_10_gb);
         tcase_add_test(tp, text_runs_labelled_next_token);
         tcase_add_test(tp, steps_and_rounds_apart_numbers_plain);

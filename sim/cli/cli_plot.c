@@ -45,9 +45,10 @@ static void plot_help(void)
            "  --out DIR           where the figures go, created if needed [results/plots]\n"
            "  --format LIST       png, svg, pdf, or several: png,pdf (repeatable) [png]\n"
            "  --svg               the same as adding --format svg\n"
-           "  --size WxH          pixels of a one-panel figure, e.g. 640x420; figures of\n"
-           "                      stacked panels grow taller in proportion; a PDF page\n"
-           "                      is W/96 x H/96 inches [1000x600]\n"
+           "  --size WxH          pixels of a one-panel figure, e.g. 640x420 or 1920x1080;\n"
+           "                      the layout stays, fonts and lines grow with the size;\n"
+           "                      figures of stacked panels grow taller in proportion;\n"
+           "                      a PDF page is W/96 x H/96 inches [1000x600]\n"
            "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
            "                      timeline rows, the one with the largest compute share]\n"
            "  -h, --help          this text\n",
