@@ -57,10 +57,11 @@ dt_status results_report_params(results_query_t *q, const results_runs_t *runs,
 /* Frees what results_report_params filled and zeroes p; NULL is allowed. */
 void results_params_free(results_params_t *p);
 
-/* Writes a lesson's text as HTML. The format is a small part of Markdown, so that the file
- * reads as well on its own: "# " a title, "## " a heading, "- " a list item, "1. " a
- * numbered item, other lines paragraphs (a blank line ends one); in a line, `code` and
- * links within the page, [text](#id). Everything else is text, escaped. */
+/* Markdown (CommonMark: scenarios/lessons/NAME.md) as HTML, malloc'ed, every heading
+ * heading_shift levels down (1: a lesson's "# " title an h2 under the report's h1); libcmark's
+ * safe mode: raw HTML left out, links to javascript: and the like without a target. */
+char *results_markdown_html(const char *text, int heading_shift);
+/* Writes a lesson's text as HTML into the report: results_markdown_html(text, 1). */
 void results_report_lesson(FILE *f, const char *text);
 
 #endif

@@ -214,6 +214,14 @@ def main():
         html = dom.stdout
         check("<h1>Communication overhead against bandwidth</h1>" in html,
               "no lesson text beside run 1")
+        # its Markdown rendered, none left raw: list items, code, no ** or ](# or "- " lines
+        box = re.search(r'<div id="lesson"[^>]*>(.*?)</div>', html, re.S)
+        if check(box, "no lesson box"):
+            text = re.sub(r"<[^>]+>", "", box.group(1))
+            check("<li>" in box.group(1) and "<code>" in box.group(1),
+                  "the lesson's list items or code not rendered")
+            raw = [m for m in ("**", "](#", "\n- ", "`") if m in text]
+            check(not raw, "raw Markdown in the lesson: %s" % raw)
         # the pace list says the bookmark's pace (1 s, an option of its own), not 30 s
         sel = re.search(r'<select id="pace">(.*?)</select>', html, re.S)
         check(sel and re.findall(r'<option value="(\d+)" selected="">', sel.group(1)) == ["1"],
