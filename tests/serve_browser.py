@@ -187,6 +187,15 @@ def main():
               "links to change on the page %r, published %r" % (names, state["link_names"]))
         check(re.search(r'id="head">serve-browser \(sync-ps, run 2\)', html),
               "the live panel names no run 2")
+        # the chart shows the live run's own runs (no sweep: itself), so it spans at least
+        # half the time axis (x from 110 to 1170), not a sliver beside a longer stored run
+        line = re.search(r'<polyline points="([^"]*)"[^>]*data-run="2"', html)
+        if check(line, "no curve of the live run"):
+            xs = [float(p.split(",")[0]) for p in line.group(1).split()]
+            check(max(xs) - 110 >= 0.5 * (1170 - 110),
+                  "the live run's curve ends at x = %.0f of 110..1170" % max(xs))
+        check(not re.search(r'data-run="1"', html),
+              "the stored run (another sweep) drawn beside the live one")
         runs_body = re.search(r'<tbody id="runs">(.*?)</tbody>', html, re.S)
         if check(runs_body, "no runs table"):
             trs = re.findall(r"<tr[^>]*>(.*?)</tr>", runs_body.group(1))
