@@ -112,8 +112,10 @@ def main():
         ini = os.path.join(tmp, "s.ini")
         with open(ini, "w") as f:
             f.write(SCENARIO.format(steps=40))
+        # a sweep member's long name, as a lesson's runs have
         subprocess.run([dtsim, "run", ini, "--db", db, "--set",
-                        "run.name=lesson-bandwidth/stored"], check=True, capture_output=True)
+                        "run.name=lesson-bandwidth/kind=allreduce,bandwidth=100Mbps,"
+                        "latency=5us,algorithm=ring,stored"], check=True, capture_output=True)
         with open(ini, "w") as f:
             f.write(SCENARIO.format(steps=200))
         # paced: about 10 s of wall time whatever the machine
@@ -216,11 +218,25 @@ def main():
         # the stored run replayed (?replay=1&pace=1: over one second, over before the
         # virtual time runs out): its lesson's text beside it, and each host's shares over
         # the timeline rows as the database has them
-        dom = subprocess.run([browser] + common + ["--dump-dom", url + "?replay=1&pace=1"],
+        dom = subprocess.run([browser] + common + ["--dump-dom",
+                                                   url + "?replay=1&pace=1&layout=check"],
                              capture_output=True, text=True, timeout=60)
         console = [l for l in dom.stderr.splitlines() if ":CONSOLE" in l]
         check(not console, "console messages (replay): %s" % console[:5])
         html = dom.stdout
+        # nothing overlaps the lesson column or runs off the page (the page's own check,
+        # ?layout=check: element boxes against the lesson's), at 1920 x 1080 and 1280 x 800
+        errs = re.search(r'<pre id="errors">(.*?)</pre>', html, re.S)
+        check(errs and errs.group(1).strip() == "", "layout at 1920x1080: %s" %
+              (errs.group(1)[:500] if errs else "no #errors element"))
+        small = [a if not a.startswith("--window-size") else "--window-size=1280,800"
+                 for a in common]
+        dom_small = subprocess.run([browser] + small + ["--dump-dom",
+                                                        url + "?replay=1&pace=1&layout=check"],
+                                   capture_output=True, text=True, timeout=60)
+        errs = re.search(r'<pre id="errors">(.*?)</pre>', dom_small.stdout, re.S)
+        check(errs and errs.group(1).strip() == "", "layout at 1280x800: %s" %
+              (errs.group(1)[:500] if errs else "no #errors element"))
         check("<h1>Communication overhead against bandwidth</h1>" in html,
               "no lesson text beside run 1")
         # its Markdown rendered, none left raw: list items, code, no ** or ](# or "- " lines
