@@ -1,5 +1,5 @@
 /* dtsim plan's row figures and its comparison of devices and cluster options (see
- * cli_plan_compare.h). A comparison plans each device x option as a plan of its own (its own
+ * compare.h). A comparison plans each device x option as a plan of its own (its own
  * sweep, the option's name in its runs' names, so that --resume and --show find each), and
  * reads each plan's best row back as the ranking printed it: the final table holds the
  * same figures as the plans above it, from the same code (cli_plan_row_compute). */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli_goodput.h"
-#include "cli_plan_compare.h"
+#include "compare.h"
 #include "cli_util.h"
 #include "goodput.h"
 #include "scenario.h"

@@ -1,6 +1,6 @@
 /* dtsim plan's figures of a ranked row (throughput, energy, cost, goodput under failures)
- * and its side-by-side comparison of devices and cluster options (cli_plan_compare.c): several
- * --device values and --option NAME:KEY=VALUE,... each planned in turn (cli_plan.c runs each
+ * and its side-by-side comparison of devices and cluster options (compare.c): several
+ * --device values and --option NAME:KEY=VALUE,... each planned in turn (plan.c runs each
  * plan), then one table of each option's best layout. */
 #ifndef DTSIM_CLI_PLAN_COMPARE_H
 #define DTSIM_CLI_PLAN_COMPARE_H
@@ -62,7 +62,7 @@ typedef struct cli_plan_option {
     int n_sets;
 } cli_plan_option_t;
 
-/* Plans one option (cli_plan.c). check: only load its scenario as every layout would (no
+/* Plans one option (plan.c). check: only load its scenario as every layout would (no
  * output, nothing written), its error into why (n) with CLI_EXIT_USAGE; otherwise the whole
  * plan, printed, its best row into best (best->run 0 when none ran). Returns the plan's exit
  * code. */

@@ -34,7 +34,7 @@
 
 #include "cli.h"
 #include "cli_exec.h"
-#include "cli_plan_compare.h"
+#include "compare.h"
 #include "cli_sweep.h"
 #include "cli_util.h"
 #include "compute_model.h"
@@ -76,7 +76,7 @@ typedef struct plan_opts {
     const char *planning; /* the first option --show does not take, for its error */
     const char *sets[PLAN_MAX_SETS];
     int n_sets;
-    /* side by side (cli_plan_compare.c): each --device value and --option */
+    /* side by side (compare.c): each --device value and --option */
     const char *device_args[CLI_PLAN_MAX_OPTIONS], *option_args[CLI_PLAN_MAX_OPTIONS];
     int n_device_args, n_option_args;
     long tensor[PLAN_MAX_LIST], stages[PLAN_MAX_LIST]; /* --tensor, --stages; none: all */
