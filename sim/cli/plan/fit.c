@@ -38,9 +38,9 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
                            scenario_own(sc, "tensor")->l * scenario_own(sc, "context")->l);
     sim_node_t node, best;
     int have = 0;
-    for (long s = 0; s < scenario_own(sc, "stages")->l; s++) {
+    for (long stage = 0; stage < scenario_own(sc, "stages")->l; stage++) {
         memset(&node, 0, sizeof node);
-        node.rank = (int)(s * scenario_own(sc, "tensor")->l);
+        node.rank = (int)(stage * scenario_own(sc, "tensor")->l);
         node.role = "worker";
         sim_node_memory(run, &node);
         double total = node.mem.params + node.mem.grads + node.mem.optimizer +
@@ -62,13 +62,14 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     return st;
 }
 
-/* The check's answer: into l->fits, and l->memory says how full or what does not fit. */
-static void fit_answer(plan_layout_t *l, dt_status st, const char *memory, const dt_err_t *err,
-                       const char *base)
+/* The check's answer: into layout->fits, and layout->memory says how full or what does not
+ * fit. */
+static void fit_answer(plan_layout_t *layout, dt_status st, const char *memory,
+                       const dt_err_t *err, const char *base)
 {
-    l->fits = st == DT_OK;
-    if (l->fits) {
-        snprintf(l->memory, sizeof l->memory, "%s", memory);
+    layout->fits = st == DT_OK;
+    if (layout->fits) {
+        snprintf(layout->memory, sizeof layout->memory, "%s", memory);
         return;
     }
     /* "cluster.device: does not fit: ...; set run.allow_oversubscribed_memory = yes to
@@ -78,8 +79,8 @@ static void fit_answer(plan_layout_t *l, dt_status st, const char *memory, const
         why += 16;
     if (plan_layout_key_error(why)) /* the layout's own key: no --set of the user's */
         why = plan_layout_key_error(why);
-    snprintf(l->memory, sizeof l->memory, "%s", why);
-    char *hint = strstr(l->memory, "; set run.allow_oversubscribed_memory");
+    snprintf(layout->memory, sizeof layout->memory, "%s", why);
+    char *hint = strstr(layout->memory, "; set run.allow_oversubscribed_memory");
     if (hint)
         *hint = '\0';
 }
@@ -94,107 +95,106 @@ typedef struct fit_check {
 
 /* Starts the check of a layout's memory in a child, as `dtsim check` makes it. sc: a
  * scenario's room, free again when this returns. */
-static void fit_start(plan_layout_t *l, scenario_t *sc, const char *base, const plan_opts_t *o,
-                      const sim_model_profile_t *prof, const char *name, const char *argv0,
-                      fit_check_t *c)
+static void fit_start(plan_layout_t *layout, scenario_t *sc, const char *base,
+                      const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
+                      const char *argv0, fit_check_t *check)
 {
-    c->err.msg[0] = '\0';
-    c->loaded = plan_layout_load(sc, base, o, l, name, &c->err) == DT_OK;
-    if (c->loaded) {
-        l->bound = plan_bound(l, sc, prof);
-        cli_exec_check_start(sc, argv0, &c->dry);
+    check->err.msg[0] = '\0';
+    check->loaded = plan_layout_load(sc, base, opts, layout, name, &check->err) == DT_OK;
+    if (check->loaded) {
+        layout->bound = plan_bound(layout, sc, prof);
+        cli_exec_check_start(sc, argv0, &check->dry);
     }
 }
 
-static void fit_finish(plan_layout_t *l, fit_check_t *c, const char *base)
+static void fit_finish(plan_layout_t *layout, fit_check_t *check, const char *base)
 {
     char memory[512] = "";
     dt_status st = DT_ERR_INPUT;
-    if (c->loaded)
-        st = cli_exec_check_finish(&c->dry, memory, sizeof memory, &c->err);
-    fit_answer(l, st, memory, &c->err, base);
+    if (check->loaded)
+        st = cli_exec_check_finish(&check->dry, memory, sizeof memory, &check->err);
+    fit_answer(layout, st, memory, &check->err, base);
 }
 
 /* The layouts' fit in this process (plan_memory), each loaded once for it and its bound.
  * sc: a scenario's room. */
-static void fit_here(plan_layout_t *l, long n, scenario_t *sc, const char *base,
-                     const plan_opts_t *o, const sim_model_profile_t *prof, const char *name)
+static void fit_here(plan_layout_t *layouts, long n, scenario_t *sc, const char *base,
+                     const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name)
 {
     for (long i = 0; i < n; i++) {
         dt_err_t err = {""};
         char memory[512] = "";
-        dt_status st = plan_layout_load(sc, base, o, &l[i], name, &err);
+        dt_status st = plan_layout_load(sc, base, opts, &layouts[i], name, &err);
         if (st == DT_OK) {
-            l[i].bound = plan_bound(&l[i], sc, prof);
+            layouts[i].bound = plan_bound(&layouts[i], sc, prof);
             st = plan_memory(sc, prof, memory, sizeof memory, &err);
         }
-        fit_answer(&l[i], st, memory, &err, base);
+        fit_answer(&layouts[i], st, memory, &err, base);
     }
 }
 
-/* 1 when the first loadable layout of l (n) gets the same answer in this process as from
- * the child's check, which meets the platform and fault targets too: then those are sound
- * for every layout (they share them) and the rest is checked here. */
-static int plan_fit_same(plan_layout_t *l, long n, scenario_t *sc, const char *base,
-                         const plan_opts_t *o, const sim_model_profile_t *prof,
+/* 1 when the first loadable layout of layouts (n) gets the same answer in this process as
+ * from the child's check, which meets the platform and fault targets too: then those are
+ * sound for every layout (they share them) and the rest is checked here. */
+static int plan_fit_same(plan_layout_t *layouts, long n, scenario_t *sc, const char *base,
+                         const plan_opts_t *opts, const sim_model_profile_t *prof,
                          const char *name, const char *argv0)
 {
     for (long i = 0; i < n; i++) {
-        fit_check_t c;
-        fit_start(&l[i], sc, base, o, prof, name, argv0, &c);
-        if (!c.loaded)
+        fit_check_t check;
+        fit_start(&layouts[i], sc, base, opts, prof, name, argv0, &check);
+        if (!check.loaded)
             continue; /* its keys' own error: the same either way */
-        fit_finish(&l[i], &c, base);
-        plan_layout_t here = l[i];
-        fit_here(&here, 1, sc, base, o, prof, name);
-        return here.fits == l[i].fits && !strcmp(here.memory, l[i].memory);
+        fit_finish(&layouts[i], &check, base);
+        plan_layout_t here = layouts[i];
+        fit_here(&here, 1, sc, base, opts, prof, name);
+        return here.fits == layouts[i].fits && !strcmp(here.memory, layouts[i].memory);
     }
     return 1;
 }
 
 /* Each layout's fit: in this process where the first one's answer equals its child's
- * (plan_fit_same; once a plan, plan_fit asks), else each in a child, o->jobs at once.
+ * (plan_fit_same; once a plan, plan_fit asks), else each in a child, opts->jobs at once.
  * *same: -1 not asked yet, then plan_fit_same's answer. */
-void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
-                     const sim_model_profile_t *prof, const char *name, const char *argv0,
-                     int *same)
+void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_t *opts,
+              const sim_model_profile_t *prof, const char *name, const char *argv0, int *same)
 {
     scenario_t *sc = dt_malloc(sizeof *sc);
     if (*same < 0 && n > 0)
-        *same = plan_fit_same(l, n, sc, base, o, prof, name, argv0);
+        *same = plan_fit_same(layouts, n, sc, base, opts, prof, name, argv0);
     if (*same > 0) {
-        fit_here(l, n, sc, base, o, prof, name);
+        fit_here(layouts, n, sc, base, opts, prof, name);
         free(sc);
         return;
     }
-    int slots = o->jobs > 1 ? o->jobs : 1;
-    fit_check_t *c = dt_malloc(sizeof *c * (size_t)slots);
+    int slots = opts->jobs > 1 ? opts->jobs : 1;
+    fit_check_t *checks = dt_malloc(sizeof *checks * (size_t)slots);
     for (long i = 0; i < n + slots; i++) {
         if (i >= slots && i - slots < n) /* the oldest first: answers in the listed order */
-            fit_finish(&l[i - slots], &c[(i - slots) % slots], base);
+            fit_finish(&layouts[i - slots], &checks[(i - slots) % slots], base);
         if (i < n)
-            fit_start(&l[i], sc, base, o, prof, name, argv0, &c[i % slots]);
+            fit_start(&layouts[i], sc, base, opts, prof, name, argv0, &checks[i % slots]);
     }
-    free(c);
+    free(checks);
     free(sc);
 }
 
 /* ZeRO-2 over the replicas where ZeRO-1 does not fit, then ZeRO-3 where ZeRO-2 does not: a
  * stage more only adds messages (at best, one micro-batch, ZeRO-2 ties), so it is tried only
- * where the one below does not fit. Appends to l (n rows, fitted; room for max) a row of
- * stage z for each row of stage z - 1 that does not fit, checks them, and returns the rows
- * there are then. */
-long plan_zero_more(plan_layout_t *l, long n, int z, const char *base,
-                           const plan_opts_t *o, const sim_model_profile_t *prof,
-                           const char *name, const char *argv0, int *same, long max)
+ * where the one below does not fit. Appends to layouts (n rows, fitted; room for max) a row
+ * of stage zero for each row of stage zero - 1 that does not fit, checks them, and returns
+ * the rows there are then. */
+long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
+                    const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
+                    const char *argv0, int *same, long max)
 {
-    long k = n;
-    for (long i = 0; i < n && k < max; i++)
-        if (l[i].zero == z - 1 && l[i].d * l[i].cp > 1 && !l[i].fits) {
-            l[k] = l[i];
-            l[k].zero = z;
-            l[k++].order = l[i].order + 1; /* right after the row it retries */
+    long rows = n;
+    for (long i = 0; i < n && rows < max; i++)
+        if (layouts[i].zero == zero - 1 && layouts[i].d * layouts[i].cp > 1 && !layouts[i].fits) {
+            layouts[rows] = layouts[i];
+            layouts[rows].zero = zero;
+            layouts[rows++].order = layouts[i].order + 1; /* right after the row it retries */
         }
-    plan_fit(l + n, k - n, base, o, prof, name, argv0, same);
-    return k;
+    plan_fit(layouts + n, rows - n, base, opts, prof, name, argv0, same);
+    return rows;
 }

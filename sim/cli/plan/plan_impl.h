@@ -43,11 +43,6 @@ typedef struct cli_plan_goodput {
     double mtbf_device_s, ckpt_bw_device, restart_s;
 } cli_plan_goodput_t;
 
-void cli_plan_goodput_defaults(cli_plan_goodput_t *g);
-/* One of "mtbf", "ckpt-bandwidth", "restart" (option, without its dashes) from its value
- * into g: 0, or the one-line usage error printed and CLI_EXIT_USAGE. */
-int cli_plan_goodput_option(cli_plan_goodput_t *g, const char *option, const char *value);
-
 /* What every row of one plan is worked out from. */
 typedef struct cli_plan_basis {
     double flops_per_sample, tokens_per_sample; /* tokens 0: the profile counts none */
@@ -72,12 +67,6 @@ typedef struct cli_plan_row {
     double days_fail, dollars_fail; /* to train --tokens with failures (step_wall_s) */
 } cli_plan_row_t;
 
-/* r's figures from a run's step time, samples/s, fullest device's bytes, joules a step and
- * dollars a sample (r->layout and r->run are left as they are). */
-void cli_plan_row_compute(const cli_plan_basis_t *b, double step_s, double samples_s,
-                          double mem_bytes, double joules, double dollars_per_sample,
-                          cli_plan_row_t *r);
-
 /* One option of a comparison: its name (in its runs' names), device and scenario keys. */
 typedef struct cli_plan_option {
     char name[64];
@@ -86,21 +75,14 @@ typedef struct cli_plan_option {
     int n_sets;
 } cli_plan_option_t;
 
-/* Plans one option (plan.c: plan_compare_one). check: only load its scenario as every layout would (no
- * output, nothing written), its error into why (n) with CLI_EXIT_USAGE; otherwise the whole
- * plan, printed, its best row into best (best->run 0 when none ran). Returns the plan's exit
- * code. */
+/* Plans one option of a comparison (plan.c: plan_compare_one). check: only load its
+ * scenario as every layout would (no output, nothing written), its error into why (n) with
+ * CLI_EXIT_USAGE; otherwise the whole plan, printed, its best row into best (best->run 0
+ * when none ran). Returns the plan's exit code. */
 typedef int (*cli_plan_one_fn)(void *ctx, const cli_plan_option_t *opt, int check,
                                cli_plan_row_t *best, char *why, size_t n);
 
-/* dtsim plan with several devices (device_args: each --device value, a comma-separated list)
- * or --option values (option_args): checks them all first (one error line, exit 2, nothing
- * run), plans each device x option with one, then prints the table of their best layouts.
- * tokens: --tokens (0: none), for its columns. Returns the worst exit code. */
-int cli_plan_compare(const char *const *device_args, int n_device_args,
-                     const char *const *option_args, int n_option_args, double tokens,
-                     cli_plan_one_fn one, void *ctx);
-
+/* dtsim plan's options (options.c: plan_opts_parse). */
 typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
     long devices, per_server, global_batch, heads, steps, top, max_runs;
@@ -158,38 +140,38 @@ typedef struct plan_layout {
 } plan_layout_t;
 
 /* ---- options.c ---- */
-/* argv's options into o: 0, -1 after --help (printed), or the usage error printed and its
+/* argv's options into opts: 0, -1 after --help (printed), or the usage error printed and its
  * exit code. */
-int plan_opts_parse(plan_opts_t *o, int argc, char **argv);
+int plan_opts_parse(plan_opts_t *opts, int argc, char **argv);
 
 /* ---- layouts.c ---- */
 /* The profile's transformer layers (its *.scores layers), or its pipeline pieces. */
 long plan_profile_blocks(const sim_model_profile_t *prof);
 /* The pieces the profile can be cut into (its [forward] cuts + 1). */
 long plan_profile_pieces(const sim_model_profile_t *prof);
-/* Every layout of o's devices and batch into out (at most max), in the order printed. */
-long plan_enumerate(const plan_opts_t *o, long blocks, long pieces, int splits,
+/* Every layout of opts's devices and batch into out (at most max), in the order printed. */
+long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int splits,
                     int attention, long seq, plan_layout_t *out, long max);
 /* A MoE profile's expert groups appended after each layout that takes them. */
-long plan_expert_more(plan_layout_t *l, long n, int experts, long max);
+long plan_expert_more(plan_layout_t *layouts, long n, int experts, long max);
 /* Each fitting layout of replicas without ZeRO followed by the same with buckets. */
-long plan_buckets(const plan_layout_t *l, long n, plan_layout_t *out, long max);
+long plan_buckets(const plan_layout_t *layouts, long n, plan_layout_t *out, long max);
 /* qsort's order of layouts by their place in the list. */
 int plan_layout_by_order(const void *a, const void *b);
 /* model.recompute's name for rc; "" for none. */
 const char *plan_recompute_name(sim_recompute_t rc);
 /* What a layout adds to tT pP dD mbSxC zZ, each word after sep. */
-void plan_layout_more(const plan_layout_t *l, char sep, char *buf, size_t n);
+void plan_layout_more(const plan_layout_t *layout, char sep, char *buf, size_t n);
 /* "t2 p1 d2 mb1x1 z0 sp full": the layout's name as the list and the ranking print it. */
-void plan_layout_name(const plan_layout_t *l, char *buf, size_t n);
+void plan_layout_name(const plan_layout_t *layout, char *buf, size_t n);
 
 /* ---- scenario.c ---- */
 /* The base scenario written to a new temporary file; its path into path (PATH_MAX). */
-dt_status plan_scenario_write(char *path, const plan_opts_t *o, const char *profile,
+dt_status plan_scenario_write(char *path, const plan_opts_t *opts, const char *profile,
                               const char *name, dt_err_t *err);
 /* The base scenario at path loaded with the user's --set options, then the layout's. */
-dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *o,
-                           const plan_layout_t *l, const char *name, dt_err_t *err);
+dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *opts,
+                           const plan_layout_t *layout, const char *name, dt_err_t *err);
 /* msg without the temporary scenario's "PATH:LINE: " at its start. */
 const char *plan_without_path(const char *msg, const char *base);
 /* A --set the plan cannot take: 1 with its reason into why (n), else 0. */
@@ -198,19 +180,20 @@ int plan_set_refused(const char *set, char *why, size_t n);
 const char *plan_layout_key_error(const char *msg);
 
 /* ---- bound.c ---- */
-/* A lower bound of l's step time in seconds (sc: l loaded); 0 where the device states no
- * speed. */
-double plan_bound(const plan_layout_t *l, const scenario_t *sc, const sim_model_profile_t *prof);
+/* A lower bound of layout's step time in seconds (sc: it loaded); 0 where the device states
+ * no speed. */
+double plan_bound(const plan_layout_t *layout, const scenario_t *sc,
+                  const sim_model_profile_t *prof);
 
 /* ---- fit.c ---- */
 /* Each layout's fit and bound; *same: -1 not asked yet whether this process answers as the
  * child's check does, then the answer. */
-void plan_fit(plan_layout_t *l, long n, const char *base, const plan_opts_t *o,
+void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_t *opts,
               const sim_model_profile_t *prof, const char *name, const char *argv0, int *same);
-/* ZeRO stage z appended for each row of stage z - 1 that does not fit, and checked. */
-long plan_zero_more(plan_layout_t *l, long n, int z, const char *base, const plan_opts_t *o,
-                    const sim_model_profile_t *prof, const char *name, const char *argv0,
-                    int *same, long max);
+/* ZeRO stage zero appended for each row of stage zero - 1 that does not fit, and checked. */
+long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
+                    const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
+                    const char *argv0, int *same, long max);
 
 /* ---- params.c ---- */
 /* the plan.* params stored with each run (plan_params) */
@@ -218,13 +201,13 @@ long plan_zero_more(plan_layout_t *l, long n, int z, const char *base, const pla
 /* The options that plan the same again on db (what --resume and the PARTIAL line take). */
 void plan_again(const plan_info_t *in, const char *db, char *buf, size_t size);
 /* The options that decide a plan's layouts and runs, as a command line. */
-void plan_options_text(const plan_opts_t *o, const char *profile, char *buf, size_t size);
-/* The plan.* params of in, into p (PLAN_PARAMS; numbers' text in texts). */
-void plan_params(const plan_info_t *in, cli_param_t *p, char texts[][32]);
+void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, size_t size);
+/* The plan.* params of in, into params (PLAN_PARAMS; numbers' text in texts). */
+void plan_params(const plan_info_t *in, cli_param_t *params, char texts[][32]);
 
 /* ---- read.c ---- */
 /* The sweep id of the newest plan (options NULL) or of the newest plan of those options. */
-dt_status plan_find(results_query_t *q, const char *options, char *sweep, size_t size,
+dt_status plan_find(results_query_t *query, const char *options, char *sweep, size_t size,
                     dt_err_t *err);
 /* The finished runs of the plan's sweep into *rows (in->runs of them, by sweep index). */
 dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_info_t *in,
@@ -232,21 +215,40 @@ dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_
 
 /* ---- ranking.c ---- */
 /* The list of layouts and their fit. */
-void plan_list_print(const plan_layout_t *l, long n);
-/* The ranking of the plan's finished runs (l: in->runs, sorted here). */
-void plan_ranking_print(const plan_info_t *in, plan_layout_t *l, long finished, long top,
+void plan_list_print(const plan_layout_t *layouts, long n);
+/* The ranking of the plan's finished runs (rows: in->runs, sorted here). */
+void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished, long top,
                         double tokens, const cli_plan_goodput_t *goodput, const char *db,
                         cli_plan_row_t *best);
 /* dtsim plan --show: the stored plan's ranking again, from the database alone. */
-int plan_show(const plan_opts_t *o);
+int plan_show(const plan_opts_t *opts);
 
 /* ---- row.c ---- */
-/* x with printf's format into buf; "-" when x is NAN. */
-const char *plan_cell(char *buf, size_t n, const char *format, double x);
+/* dtsim goodput's defaults into goodput. */
+void cli_plan_goodput_defaults(cli_plan_goodput_t *goodput);
+/* One of "mtbf", "ckpt-bandwidth", "restart" (option, without its dashes) from its value
+ * into goodput: 0, or the one-line usage error printed and CLI_EXIT_USAGE. */
+int cli_plan_goodput_option(cli_plan_goodput_t *goodput, const char *option, const char *value);
+/* row's figures from a run's step time, samples/s, fullest device's bytes, joules a step and
+ * dollars a sample (row->layout and row->run are left as they are). */
+void cli_plan_row_compute(const cli_plan_basis_t *basis, double step_s, double samples_s,
+                          double mem_bytes, double joules, double dollars_per_sample,
+                          cli_plan_row_t *row);
+/* value with printf's format into buf; "-" when it is NAN. */
+const char *plan_cell(char *buf, size_t n, const char *format, double value);
+
+/* ---- compare.c ---- */
+/* dtsim plan with several devices (device_args: each --device value, a comma-separated list)
+ * or --option values (option_args): checks them all first (one error line, exit 2, nothing
+ * run), plans each device x option with one, then prints the table of their best layouts.
+ * tokens: --tokens (0: none), for its columns. Returns the worst exit code. */
+int cli_plan_compare(const char *const *device_args, int n_device_args,
+                     const char *const *option_args, int n_option_args, double tokens,
+                     cli_plan_one_fn one, void *ctx);
 
 /* ---- simulate.c ---- */
 /* The plan's fitting layouts simulated as one sweep, in order of their lower bound. */
-int plan_simulate(const plan_opts_t *o, plan_info_t *in, const plan_layout_t *cand,
+int plan_simulate(const plan_opts_t *opts, plan_info_t *in, const plan_layout_t *cand,
                   const plan_layout_t *stored, long n_stored, double t0, double deadline,
                   const char *base, const char *name, const char *argv0, char *sweep,
                   size_t size, int *stopped);

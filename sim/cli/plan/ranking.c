@@ -15,43 +15,27 @@
 static int by_step_time(const void *a, const void *b)
 {
     const plan_layout_t *x = a, *y = b;
-    double u = x->run ? x->step_s : INFINITY, w = y->run ? y->step_s : INFINITY;
-    if (u != w)
-        return (u > w) - (u < w);
+    double step_x = x->run ? x->step_s : INFINITY, step_y = y->run ? y->step_s : INFINITY;
+    if (step_x != step_y)
+        return (step_x > step_y) - (step_x < step_y);
     return (x->index > y->index) - (x->index < y->index);
 }
 
-void plan_list_print(const plan_layout_t *l, long n)
+void plan_list_print(const plan_layout_t *layouts, long n)
 {
     char name[64];
     printf("%-34s %s\n", "layout", "memory (dtsim check)");
     for (long i = 0; i < n; i++) {
-        plan_layout_name(&l[i], name, sizeof name);
-        printf("%-34s %s %s\n", name, l[i].fits ? "fits:" : "dropped:",
-               l[i].memory[0] ? l[i].memory : "no capacity stated");
+        const plan_layout_t *layout = &layouts[i];
+        plan_layout_name(layout, name, sizeof name);
+        printf("%-34s %s %s\n", name, layout->fits ? "fits:" : "dropped:",
+               layout->memory[0] ? layout->memory : "no capacity stated");
     }
 }
 
-/* The ranking of the plan's finished runs (l: in->runs, sorted here), then, when some are
- * missing, the PARTIAL line and how to go on; the same from the plan and from --show, as
- * everything in it comes from in and the database. tokens: --tokens (0: none); goodput: the
- * failure model of the goodput columns; best: the first row's figures (NULL: not wanted;
- * best->run 0 when none finished). */
-void plan_ranking_print(const plan_info_t *in, plan_layout_t *l, long finished, long top,
-                          double tokens, const cli_plan_goodput_t *goodput, const char *db,
-                          cli_plan_row_t *best)
+/* The ranking's title and its columns' heads (tokens: --tokens, 0: none). */
+static void ranking_head(const plan_info_t *in, double tokens)
 {
-    qsort(l, (size_t)in->runs, sizeof *l, by_step_time);
-    double tps = in->tokens_per_sample;
-    cli_plan_basis_t basis = {.flops_per_sample = in->flops_per_sample,
-                              .tokens_per_sample = tps,
-                              .global_batch = in->global_batch,
-                              .devices = in->devices,
-                              .peak_flops = in->peak_flops,
-                              .capacity = in->capacity,
-                              .ckpt_bytes = in->ckpt_bytes,
-                              .tokens = tokens,
-                              .goodput = *goodput};
     printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
            "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, cpC context "
            "groups of C if any, then the "
@@ -66,35 +50,38 @@ void plan_ranking_print(const plan_info_t *in, plan_layout_t *l, long finished, 
     if (tokens > 0)
         printf(" %10s %11s", "days+fail", "$+fail");
     printf("\n");
-    if (best)
-        memset(best, 0, sizeof *best);
-    char c[14][32];
-    for (long i = 0, shown = 0; i < in->runs && shown < top; i++) {
-        const plan_layout_t *x = &l[i];
-        if (!x->run)
-            continue;
-        cli_plan_row_t r = {.run = x->run};
-        plan_layout_name(x, r.layout, sizeof r.layout);
-        cli_plan_row_compute(&basis, x->step_s, x->samples_s, x->mem_bytes, x->joules,
-                             x->dollars_per_sample, &r);
-        if (best && !shown)
-            *best = r;
-        printf("%-4ld %-40s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s",
-               ++shown, r.layout, r.run, r.step_s, r.samples_s,
-               plan_cell(c[0], 32, "%.4g", r.tokens_s), r.mem_gb, plan_cell(c[1], 32, "%.4g", r.headroom_gb),
-               r.tflops_dev, plan_cell(c[2], 32, "%.3g", r.peak_pct), plan_cell(c[3], 32, "%.4g", r.kj_step),
-               plan_cell(c[4], 32, "%.4g", r.per_1k_samples), plan_cell(c[5], 32, "%.4g", r.per_m_tokens));
-        if (tokens > 0)
-            printf(" %9s %9s %11s", plan_cell(c[6], 32, "%.4g", r.days), plan_cell(c[7], 32, "%.4g", r.mwh),
-                   plan_cell(c[8], 32, "%.4g", r.dollars));
-        if (r.ckpt_steps)
-            snprintf(c[11], 32, "%ld", r.ckpt_steps);
-        printf(" %10s %8s", r.ckpt_steps ? c[11] : "-", plan_cell(c[12], 32, "%.4f", r.goodput));
-        if (tokens > 0)
-            printf(" %10s %11s", plan_cell(c[13], 32, "%.4g", r.days_fail),
-                   plan_cell(c[6], 32, "%.4g", r.dollars_fail));
-        printf("\n");
-    }
+}
+
+/* One ranked row, at rank (tokens: --tokens, 0: none). */
+static void ranking_row(long rank, const cli_plan_row_t *row, double tokens)
+{
+    char cells[10][32];
+    printf("%-4ld %-40s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s", rank,
+           row->layout, row->run, row->step_s, row->samples_s,
+           plan_cell(cells[0], 32, "%.4g", row->tokens_s), row->mem_gb,
+           plan_cell(cells[1], 32, "%.4g", row->headroom_gb), row->tflops_dev,
+           plan_cell(cells[2], 32, "%.3g", row->peak_pct),
+           plan_cell(cells[3], 32, "%.4g", row->kj_step),
+           plan_cell(cells[4], 32, "%.4g", row->per_1k_samples),
+           plan_cell(cells[5], 32, "%.4g", row->per_m_tokens));
+    if (tokens > 0)
+        printf(" %9s %9s %11s", plan_cell(cells[0], 32, "%.4g", row->days),
+               plan_cell(cells[1], 32, "%.4g", row->mwh),
+               plan_cell(cells[2], 32, "%.4g", row->dollars));
+    if (row->ckpt_steps)
+        snprintf(cells[6], 32, "%ld", row->ckpt_steps);
+    printf(" %10s %8s", row->ckpt_steps ? cells[6] : "-",
+           plan_cell(cells[7], 32, "%.4f", row->goodput));
+    if (tokens > 0)
+        printf(" %10s %11s", plan_cell(cells[8], 32, "%.4g", row->days_fail),
+               plan_cell(cells[9], 32, "%.4g", row->dollars_fail));
+    printf("\n");
+}
+
+/* What was not simulated: pruned, past --max-runs, or not yet (the PARTIAL line, with how
+ * to go on from db). */
+static void ranking_skipped(const plan_info_t *in, long finished, const char *db)
+{
     if (in->pruned)
         printf("pruned %ld of %ld layouts: their lower bound exceeds the best simulated step "
                "(%.6g s)\n", in->pruned, in->runs, in->best_bound);
@@ -108,14 +95,22 @@ void plan_ranking_print(const plan_info_t *in, plan_layout_t *l, long finished, 
                "rest: dtsim plan %s --resume\n",
                finished, in->runs - in->pruned - in->capped, again);
     }
+}
+
+/* What the columns are worked out from: the profile's and the device's figures, the failure
+ * model (goodput) and --tokens (0: none). */
+static void ranking_notes(const plan_info_t *in, double tokens, const cli_plan_goodput_t *goodput)
+{
+    char cell[32];
+    double tps = in->tokens_per_sample;
     printf("TFLOP/s/dev: the profile's %.4g FLOP per sample (forward and backward, no "
            "recomputation) x %.0f samples / s/step / %.0f devices; %%peak: of the device's "
            "%s peak, %s TFLOP/s\n",
            in->flops_per_sample, in->global_batch, in->devices, in->precision,
-           plan_cell(c[9], 32, "%.6g", in->peak_flops / 1e12));
+           plan_cell(cell, sizeof cell, "%.6g", in->peak_flops / 1e12));
     printf("headroom: the device's %s GB less the fullest device's memory; kJ/step: hosts and "
            "links; $: cluster.price_per_device_hour and cluster.price_per_port_hour (- without)\n",
-           plan_cell(c[10], 32, "%.6g", in->capacity / 1e9));
+           plan_cell(cell, sizeof cell, "%.6g", in->capacity / 1e9));
     if (tps > 0)
         printf("tokens: %.0f per sample (the profile's sample)%s\n", tps,
                tokens > 0 ? "; days, MWh, $: to train --tokens at each layout's step time, "
@@ -125,48 +120,88 @@ void plan_ranking_print(const plan_info_t *in, plan_layout_t *l, long finished, 
            "device) stops the job, which restarts (%.6g s) from its last checkpoint of %s GB "
            "written at %.6g MB/s a device every ckpt/steps steps (Daly's interval)%s\n",
            goodput->mtbf_device_s / 3600, goodput->restart_s,
-           plan_cell(c[9], 32, "%.4g", in->ckpt_bytes / 1e9), goodput->ckpt_bw_device / 1e6,
+           plan_cell(cell, sizeof cell, "%.4g", in->ckpt_bytes / 1e9),
+           goodput->ckpt_bw_device / 1e6,
            tokens > 0 ? "; days+fail, $+fail: to train --tokens with failures" : "");
     if (tokens > 0)
         printf("--tokens: %.6g tokens, %.6g steps of %.0f samples\n", tokens,
                tokens / (tps * in->global_batch), in->global_batch);
 }
 
+/* The ranking of the plan's finished runs (rows: in->runs, sorted here), then, when some
+ * are missing, the PARTIAL line and how to go on; the same from the plan and from --show, as
+ * everything in it comes from in and the database. tokens: --tokens (0: none); goodput: the
+ * failure model of the goodput columns; best: the first row's figures (NULL: not wanted;
+ * best->run 0 when none finished). */
+void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished, long top,
+                        double tokens, const cli_plan_goodput_t *goodput, const char *db,
+                        cli_plan_row_t *best)
+{
+    qsort(rows, (size_t)in->runs, sizeof *rows, by_step_time);
+    cli_plan_basis_t basis = {.flops_per_sample = in->flops_per_sample,
+                              .tokens_per_sample = in->tokens_per_sample,
+                              .global_batch = in->global_batch,
+                              .devices = in->devices,
+                              .peak_flops = in->peak_flops,
+                              .capacity = in->capacity,
+                              .ckpt_bytes = in->ckpt_bytes,
+                              .tokens = tokens,
+                              .goodput = *goodput};
+    ranking_head(in, tokens);
+    if (best)
+        memset(best, 0, sizeof *best);
+    for (long i = 0, shown = 0; i < in->runs && shown < top; i++) {
+        const plan_layout_t *layout = &rows[i];
+        if (!layout->run)
+            continue;
+        cli_plan_row_t row = {.run = layout->run};
+        plan_layout_name(layout, row.layout, sizeof row.layout);
+        cli_plan_row_compute(&basis, layout->step_s, layout->samples_s, layout->mem_bytes,
+                             layout->joules, layout->dollars_per_sample, &row);
+        if (best && !shown)
+            *best = row;
+        ranking_row(++shown, &row, tokens);
+    }
+    ranking_skipped(in, finished, db);
+    ranking_notes(in, tokens, goodput);
+}
+
 /* dtsim plan --show: the stored plan's ranking again, from the database alone. */
-int plan_show(const plan_opts_t *o)
+int plan_show(const plan_opts_t *opts)
 {
     dt_err_t err;
     char sweep[SCENARIO_STR + 64];
     plan_info_t *in = dt_calloc(1, sizeof *in);
-    plan_layout_t *l = NULL;
+    plan_layout_t *rows = NULL;
     long finished = 0;
     int rc = CLI_EXIT_USAGE;
-    results_query_t *q = NULL;
-    dt_status st = results_query_open_current(&q, o->db, &err);
-    if (st == DT_OK && o->sweep)
-        snprintf(sweep, sizeof sweep, "%s", o->sweep);
-    else if (st == DT_OK && (st = plan_find(q, NULL, sweep, sizeof sweep, &err)) == DT_OK &&
+    results_query_t *query = NULL;
+    dt_status st = results_query_open_current(&query, opts->db, &err);
+    if (st == DT_OK && opts->sweep)
+        snprintf(sweep, sizeof sweep, "%s", opts->sweep);
+    else if (st == DT_OK && (st = plan_find(query, NULL, sweep, sizeof sweep, &err)) == DT_OK &&
              !sweep[0])
-        st = dt_err_input(&err, "%s holds no plan", o->db);
-    results_query_close(q);
+        st = dt_err_input(&err, "%s holds no plan", opts->db);
+    results_query_close(query);
     if (st) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         goto done;
     }
-    if (plan_rank_read(o->db, sweep, 1, in, &l, &finished, &err)) {
+    if (plan_rank_read(opts->db, sweep, 1, in, &rows, &finished, &err)) {
         fprintf(stderr, "dtsim plan: %s\n", err.msg);
         goto done;
     }
-    if (o->tokens > 0 && !(in->tokens_per_sample > 0)) {
+    if (opts->tokens > 0 && !(in->tokens_per_sample > 0)) {
         cli_usage_error("plan", "--tokens %s: the plan's profile counts no tokens per sample",
-                        o->tokens_text);
+                        opts->tokens_text);
         goto done;
     }
-    printf("plan %s (sweep %s in %s)\n", in->title, sweep, o->db);
-    plan_ranking_print(in, l, finished, o->top, o->tokens, &o->goodput, o->db, NULL);
+    printf("plan %s (sweep %s in %s)\n", in->title, sweep, opts->db);
+    plan_ranking_print(in, rows, finished, opts->top, opts->tokens, &opts->goodput, opts->db,
+                       NULL);
     rc = CLI_EXIT_OK;
 done:
-    free(l);
+    free(rows);
     free(in);
     return rc;
 }

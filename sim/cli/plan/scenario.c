@@ -11,10 +11,11 @@
 #include "plan_impl.h"
 
 /* The base scenario: every layout's keys but the layout's own. */
-static void write_scenario(FILE *f, const plan_opts_t *o, const char *profile, const char *name)
+static void write_scenario(FILE *file, const plan_opts_t *opts, const char *profile,
+                           const char *name)
 {
-    long per_server = o->devices < o->per_server ? o->devices : o->per_server;
-    fprintf(f,
+    long per_server = opts->devices < opts->per_server ? opts->devices : opts->per_server;
+    fprintf(file,
             "[run]\nname = %s\nsteps = %ld\neval_every = 0\ndb = %s\n"
             "[model]\narch = profile:%s\nprecision = %s\noptimizer = adam\n"
             "[cluster]\nplatform = multi-rack\nracks = %ld\nworkers = %ld\ndevice = %s\n"
@@ -23,71 +24,72 @@ static void write_scenario(FILE *f, const plan_opts_t *o, const char *profile, c
             "[strategy]\nkind = pipeline\nalgorithm = ring\npipeline_schedule = 1f1b\n"
             "tensor_comm = formula\ntensor_members = one\ndp_comm = formula\n"
             "data_members = one\n",
-            name, o->steps, o->db, profile, o->precision, o->devices / per_server, o->devices,
-            o->device);
+            name, opts->steps, opts->db, profile, opts->precision, opts->devices / per_server,
+            opts->devices, opts->device);
 }
 
 /* Writes a scenario to a new temporary file; its path into path (PATH_MAX). */
-dt_status plan_scenario_write(char *path, const plan_opts_t *o, const char *profile, const char *name,
-                            dt_err_t *err)
+dt_status plan_scenario_write(char *path, const plan_opts_t *opts, const char *profile,
+                              const char *name, dt_err_t *err)
 {
     const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
     snprintf(path, PATH_MAX, "%s/dtsim-plan-XXXXXX.ini", dir);
     int fd = mkstemps(path, 4);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f)
+    FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!file)
         return dt_err_input(err, "cannot write a scenario in %s: %s", dir, strerror(errno));
-    write_scenario(f, o, profile, name);
-    if (fclose(f) != 0)
+    write_scenario(file, opts, profile, name);
+    if (fclose(file) != 0)
         return dt_err_input(err, "cannot write %s: %s", path, strerror(errno));
     return DT_OK;
 }
 
 /* Loads the base scenario at path with the user's --set options, then the layout's, and
  * names the run after the profile (name) and the layout. */
-dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *o,
-                             const plan_layout_t *l, const char *name, dt_err_t *err)
+dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *opts,
+                           const plan_layout_t *layout, const char *name, dt_err_t *err)
 {
     char keys[12][SCENARIO_STR], more[64];
     const char *sets[PLAN_MAX_SETS + 14];
-    for (int i = 0; i < o->n_sets; i++)
-        sets[i] = o->sets[i];
-    snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", l->t);
-    snprintf(keys[1], sizeof keys[1], "strategy.stages=%ld", l->p);
-    snprintf(keys[2], sizeof keys[2], "strategy.data_parallel=%ld", l->d);
-    snprintf(keys[3], sizeof keys[3], "model.batch=%ld", l->m * l->mbs);
-    snprintf(keys[4], sizeof keys[4], "strategy.micro_batches=%ld", l->m);
-    plan_layout_more(l, '-', more, sizeof more);
-    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s", name, l->t,
-             l->p, l->d, l->mbs, l->m, l->zero, more);
-    snprintf(keys[6], sizeof keys[6], "strategy.zero_stage=%d", l->zero ? l->zero : 1);
-    snprintf(keys[7], sizeof keys[7], "model.recompute=%s", l->rc ? plan_recompute_name(l->rc) : "none");
-    int n = o->n_sets;
+    for (int i = 0; i < opts->n_sets; i++)
+        sets[i] = opts->sets[i];
+    snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", layout->t);
+    snprintf(keys[1], sizeof keys[1], "strategy.stages=%ld", layout->p);
+    snprintf(keys[2], sizeof keys[2], "strategy.data_parallel=%ld", layout->d);
+    snprintf(keys[3], sizeof keys[3], "model.batch=%ld", layout->m * layout->mbs);
+    snprintf(keys[4], sizeof keys[4], "strategy.micro_batches=%ld", layout->m);
+    plan_layout_more(layout, '-', more, sizeof more);
+    snprintf(keys[5], sizeof keys[5], "run.name=%.200s-t%ldp%ldd%ld-mb%ldx%ld-z%d%s", name,
+             layout->t, layout->p, layout->d, layout->mbs, layout->m, layout->zero, more);
+    snprintf(keys[6], sizeof keys[6], "strategy.zero_stage=%d", layout->zero ? layout->zero : 1);
+    snprintf(keys[7], sizeof keys[7], "model.recompute=%s",
+             layout->rc ? plan_recompute_name(layout->rc) : "none");
+    int n = opts->n_sets;
     for (int i = 0; i < 6; i++)
         sets[n++] = keys[i];
-    if (l->zero) {
+    if (layout->zero) {
         sets[n++] = "strategy.shard_optimizer=yes";
         sets[n++] = keys[6];
     }
-    if (l->rc)
+    if (layout->rc)
         sets[n++] = keys[7];
-    if (l->bucket_mb) {
-        snprintf(keys[8], sizeof keys[8], "strategy.bucket_mb=%d", l->bucket_mb);
+    if (layout->bucket_mb) {
+        snprintf(keys[8], sizeof keys[8], "strategy.bucket_mb=%d", layout->bucket_mb);
         sets[n++] = keys[8];
     }
-    if (l->sp)
+    if (layout->sp)
         sets[n++] = "strategy.sequence_parallel=yes";
-    if (l->cp > 1) {
-        snprintf(keys[11], sizeof keys[11], "strategy.context=%ld", l->cp);
+    if (layout->cp > 1) {
+        snprintf(keys[11], sizeof keys[11], "strategy.context=%ld", layout->cp);
         sets[n++] = keys[11];
     }
-    if (l->v > 1) {
+    if (layout->v > 1) {
         sets[n++] = "strategy.pipeline_schedule=interleaved";
-        snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", l->v);
+        snprintf(keys[9], sizeof keys[9], "strategy.virtual_stages=%ld", layout->v);
         sets[n++] = keys[9];
     }
-    if (l->e > 1) {
-        snprintf(keys[10], sizeof keys[10], "strategy.expert=%ld", l->e);
+    if (layout->e > 1) {
+        snprintf(keys[10], sizeof keys[10], "strategy.expert=%ld", layout->e);
         sets[n++] = keys[10];
     }
     return scenario_load(sc, path, sets, n, err);
