@@ -312,7 +312,7 @@ void sim_run_memory_line(const sim_run_t *run, char *buf, size_t n);
  * sim_run_memory_line prints ("" when the device states no capacity), and the verdict
  * sim_run_prepare gives, DT_ERR_INPUT with its error over the capacity (over gets the
  * "does not fit: ..." text, "" when it fits; run.allow_oversubscribed_memory: DT_OK with
- * it). dtsim plan checks its layouts with them without a platform (cli_plan.c). */
+ * it). dtsim plan checks its layouts with them without a platform (sim/cli/plan/). */
 void sim_memory_line(const scenario_t *sc, const sim_memory_t *m, const char *role, int rank,
                      char *buf, size_t n);
 dt_status sim_memory_verdict(const scenario_t *sc, const sim_memory_t *m, const char *role,
