@@ -496,6 +496,14 @@ static void pack_piece(void *ctx, size_t at, size_t n)
     k->n += n;
 }
 
+size_t sim_tgpt_pack(const trainer_backend_t *be, const trainer_gpt_layout_t *g, int T, int r,
+                     int split, int first, int last, float *layout, float *pack, int out)
+{
+    tg_pack_t k = {be, layout, pack, 0, out};
+    sim_tgpt_pieces(g, T, r, split, first, last, pack_piece, &k);
+    return k.n;
+}
+
 /* The backward pass of gpt's pipeline layers [first, last): with the output layer from the
  * loss's gradient, else from the stream's gradient the layers after left in t->dres; their
  * gradients into G (overwritten; the output layer's part of the tied wte too, to which the
@@ -546,16 +554,15 @@ static int sp_reduce(sim_run_t *run, tg_worker_t *t, float *G, double *loss)
     const trainer_gpt_layout_t *g = &run->model.gpt;
     if (!t->sp)
         return 0;
-    tg_pack_t k = {be, G, t->rep, 0, 0};
-    tg_pieces(g, t->T, t->r, 0, pack_piece, &k);
+    size_t n_rep = sim_tgpt_pack(be, g, t->T, t->r, 0, 0, g->L + 2, G, t->rep, 0);
+    DT_ASSERT(n_rep == t->n_rep);
     float l = (float)*loss;
     be->upload(t->rep + t->n_rep, &l, sizeof l);
     if (sum_all(run, t, t->rep, t->n_rep + 1))
         return -1;
     be->download(&l, t->rep + t->n_rep, sizeof l);
     *loss = l;
-    k.n = 0, k.out = 1;
-    tg_pieces(g, t->T, t->r, 0, pack_piece, &k);
+    sim_tgpt_pack(be, g, t->T, t->r, 0, 0, g->L + 2, G, t->rep, 1);
     return 0;
 }
 

@@ -34,6 +34,12 @@ int sim_tgpt_forward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim_
 int sim_tgpt_backward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim_group_t *grp,
                       const float *P, float *G, int first, int last);
 
+/* Member r's pieces of one kind (split, or replicated: !split) of layers [first, last) of a
+ * buffer in the parameters' layout copied side by side into pack (out: from pack back into
+ * layout), in sim_tgpt_pieces' order; their count. */
+size_t sim_tgpt_pack(const trainer_backend_t *be, const trainer_gpt_layout_t *g, int T, int r,
+                     int split, int first, int last, float *layout, float *pack, int out);
+
 /* The floats per window a member keeps from the forward pass of layers [first, last) for
  * the backward pass (its memory's activations). */
 double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, int first,

@@ -167,24 +167,6 @@ void pipe_gpt_tensor_bufs_free(pipe_tensor_bufs_t *b, const trainer_backend_t *b
     free(b);
 }
 
-/* Pieces of a buffer in the layout to or from a pack (out: back into the layout). */
-typedef struct tensor_pack {
-    const trainer_backend_t *be;
-    float *layout, *pack;
-    size_t n;
-    int out;
-} tensor_pack_t;
-
-static void pack_piece(void *ctx, size_t at, size_t n)
-{
-    tensor_pack_t *k = ctx;
-    if (k->out)
-        k->be->copy(k->layout + at, k->pack + k->n, sizeof(float) * n);
-    else
-        k->be->copy(k->pack + k->n, k->layout + at, sizeof(float) * n);
-    k->n += n;
-}
-
 /* Member r's pieces of chunk c of layout into pack (out: back), split then replicated; the
  * split ones' count in *split unless NULL. Returns the count. */
 static size_t pack(const sim_run_t *run, const pipe_plan_t *plan, int r, int c, float *layout,
@@ -192,12 +174,10 @@ static size_t pack(const sim_run_t *run, const pipe_plan_t *plan, int r, int c, 
 {
     const trainer_gpt_layout_t *g = &run->model.gpt;
     int lo = plan->first[c], hi = plan->first[c + 1];
-    tensor_pack_t k = {run->be, layout, packed, 0, out};
-    sim_tgpt_pieces(g, plan->T, r, 1, lo, hi, pack_piece, &k);
+    size_t n = sim_tgpt_pack(run->be, g, plan->T, r, 1, lo, hi, layout, packed, out);
     if (split)
-        *split = k.n;
-    sim_tgpt_pieces(g, plan->T, r, 0, lo, hi, pack_piece, &k);
-    return k.n;
+        *split = n;
+    return n + sim_tgpt_pack(run->be, g, plan->T, r, 0, lo, hi, layout, packed + n, out);
 }
 
 /* Replica d's shard [*lo, *hi) of a pack of n (pipe_zero_slice_reduce's). */
