@@ -2887,12 +2887,14 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     free(o);
 
     /* a time limit that passes before the first run (while the layouts' memory is checked):
-     * still a PARTIAL answer, empty, and how to go on */
+     * still a PARTIAL answer, empty, and how to go on, the ranking's --tokens and --top
+     * kept in the command it prints */
     snprintf(db, sizeof db, "%s/plan-early.db", dir);
-    ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--time-limit", "1ms", NULL)), 0);
+    ck_assert_int_eq(
+        dtsim(PLAN_ARGS(db, "--time-limit", "1ms", "--tokens", "2T", "--top", "3", NULL)), 0);
     o = slurp(out_path);
     e = slurp(err_path);
-    ck_assert_msg(plan_partial(o) == 0 && strstr(o, "--resume\n") &&
+    ck_assert_msg(plan_partial(o) == 0 && strstr(o, " --tokens 2T --top 3 --resume\n") &&
                       strstr(e, "the time limit passed before the first layout"),
                   "stdout ends %.300s\nstderr %.300s", o + (strlen(o) > 300 ? strlen(o) - 300 : 0),
                   e);

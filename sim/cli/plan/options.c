@@ -151,7 +151,7 @@ static void opts_defaults(plan_opts_t *opts)
     opts->per_server = 8;
     opts->steps = 1;
     opts->jobs = 1;
-    opts->top = 10;
+    opts->top = PLAN_DEFAULT_TOP;
     opts->max_runs = PLAN_MAX_RUNS;
     cli_plan_goodput_defaults(&opts->goodput);
 }

@@ -23,12 +23,23 @@ static void append_word(char *buf, size_t size, const char *text)
         snprintf(buf + len, size - len, "'");
 }
 
-/* The options that plan the same again on db (what --resume and the PARTIAL line take). */
-void plan_again(const plan_info_t *in, const char *db, char *buf, size_t size)
+/* The options that plan the same again on opts->db (what --resume and the PARTIAL line
+ * take), with the ranking's --tokens and --top where this command has them. */
+void plan_again(const plan_info_t *in, const plan_opts_t *opts, char *buf, size_t size)
 {
     snprintf(buf, size, "%s", in->options);
     append_word(buf, size, "--db");
-    append_word(buf, size, db);
+    append_word(buf, size, opts->db);
+    if (opts->tokens_text) {
+        append_word(buf, size, "--tokens");
+        append_word(buf, size, opts->tokens_text);
+    }
+    if (opts->top != PLAN_DEFAULT_TOP) {
+        char num[32];
+        snprintf(num, sizeof num, "%ld", opts->top);
+        append_word(buf, size, "--top");
+        append_word(buf, size, num);
+    }
 }
 
 /* The options that decide a plan's layouts and runs as a command line (-j, --top, --db,

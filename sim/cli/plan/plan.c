@@ -350,7 +350,7 @@ static int plan_runs(plan_state_t *ps)
                                  sizeof ps->sweep, &ps->stopped);
     if (ps->sweep_rc != CLI_EXIT_USAGE && !ps->sweep[0] && ps->stopped) {
         char again[sizeof ps->info->options + PATH_MAX + 64];
-        plan_again(ps->info, opts->db, again, sizeof again);
+        plan_again(ps->info, opts, again, sizeof again);
         printf("PARTIAL: 0 of %ld layouts simulated, nothing to rank yet; to simulate them: "
                "dtsim plan %s --resume\n",
                plan_most(ps), again);
@@ -386,8 +386,7 @@ static int plan_rank(plan_state_t *ps)
     if (below)
         fprintf(stderr, "dtsim plan: %ld simulated steps are below their lower bound: run "
                         "again with --no-prune\n", below);
-    plan_ranking_print(in, ps->ranked, finished, opts->top, opts->tokens, &opts->goodput,
-                       opts->db, ps->best);
+    plan_ranking_print(in, ps->ranked, finished, opts, ps->best);
     if (ps->best)
         snprintf(ps->best->device, sizeof ps->best->device, "%s", ps->device_name);
     fflush(stdout);

@@ -5,6 +5,8 @@
 #ifndef DTSIM_CLI_PLAN_IMPL_H
 #define DTSIM_CLI_PLAN_IMPL_H
 
+#define PLAN_DEFAULT_TOP 10 /* --top: the rows the ranking shows */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -199,7 +201,7 @@ long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
 /* the plan.* params stored with each run (plan_params) */
 #define PLAN_PARAMS 11
 /* The options that plan the same again on db (what --resume and the PARTIAL line take). */
-void plan_again(const plan_info_t *in, const char *db, char *buf, size_t size);
+void plan_again(const plan_info_t *in, const plan_opts_t *opts, char *buf, size_t size);
 /* The options that decide a plan's layouts and runs, as a command line. */
 void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, size_t size);
 /* The plan.* params of in, into params (PLAN_PARAMS; numbers' text in texts). */
@@ -217,9 +219,8 @@ dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_
 /* The list of layouts and their fit. */
 void plan_list_print(const plan_layout_t *layouts, long n);
 /* The ranking of the plan's finished runs (rows: in->runs, sorted here). */
-void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished, long top,
-                        double tokens, const cli_plan_goodput_t *goodput, const char *db,
-                        cli_plan_row_t *best);
+void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished,
+                        const plan_opts_t *opts, cli_plan_row_t *best);
 /* dtsim plan --show: the stored plan's ranking again, from the database alone. */
 int plan_show(const plan_opts_t *opts);
 

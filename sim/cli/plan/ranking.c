@@ -80,7 +80,7 @@ static void ranking_row(long rank, const cli_plan_row_t *row, double tokens)
 
 /* What was not simulated: pruned, past --max-runs, or not yet (the PARTIAL line, with how
  * to go on from db). */
-static void ranking_skipped(const plan_info_t *in, long finished, const char *db)
+static void ranking_skipped(const plan_info_t *in, long finished, const plan_opts_t *opts)
 {
     if (in->pruned)
         printf("pruned %ld of %ld layouts: their lower bound exceeds the best simulated step "
@@ -90,7 +90,7 @@ static void ranking_skipped(const plan_info_t *in, long finished, const char *db
                in->capped, in->runs);
     if (finished + in->pruned + in->capped < in->runs) {
         char again[sizeof in->options + PATH_MAX + 64];
-        plan_again(in, db, again, sizeof again);
+        plan_again(in, opts, again, sizeof again);
         printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
                "rest: dtsim plan %s --resume\n",
                finished, in->runs - in->pruned - in->capped, again);
@@ -133,10 +133,12 @@ static void ranking_notes(const plan_info_t *in, double tokens, const cli_plan_g
  * everything in it comes from in and the database. tokens: --tokens (0: none); goodput: the
  * failure model of the goodput columns; best: the first row's figures (NULL: not wanted;
  * best->run 0 when none finished). */
-void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished, long top,
-                        double tokens, const cli_plan_goodput_t *goodput, const char *db,
-                        cli_plan_row_t *best)
+void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished,
+                        const plan_opts_t *opts, cli_plan_row_t *best)
 {
+    long top = opts->top;
+    double tokens = opts->tokens;
+    const cli_plan_goodput_t *goodput = &opts->goodput;
     qsort(rows, (size_t)in->runs, sizeof *rows, by_step_time);
     cli_plan_basis_t basis = {.flops_per_sample = in->flops_per_sample,
                               .tokens_per_sample = in->tokens_per_sample,
@@ -162,7 +164,7 @@ void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finishe
             *best = row;
         ranking_row(++shown, &row, tokens);
     }
-    ranking_skipped(in, finished, db);
+    ranking_skipped(in, finished, opts);
     ranking_notes(in, tokens, goodput);
 }
 
@@ -197,8 +199,7 @@ int plan_show(const plan_opts_t *opts)
         goto done;
     }
     printf("plan %s (sweep %s in %s)\n", in->title, sweep, opts->db);
-    plan_ranking_print(in, rows, finished, opts->top, opts->tokens, &opts->goodput, opts->db,
-                       NULL);
+    plan_ranking_print(in, rows, finished, opts, NULL);
     rc = CLI_EXIT_OK;
 done:
     free(rows);
