@@ -2513,6 +2513,22 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM params WHERE key = 'plan.options'"), 8);
     sqlite3_close(h);
 
+    /* the precision the layouts train at named, where --set (or an --option) sets it past
+     * --precision: the title and the %peak note say fp32, as the peak is fp32's */
+    char db32[300];
+    snprintf(db32, sizeof db32, "%s/plan-r32.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--db", db32, "--set",
+                                            "model.precision=fp32", "--no-prune", "--max-runs",
+                                            "1", NULL}),
+                     0);
+    char *o32 = slurp(out_path);
+    ck_assert_msg(strstr(o32, "global batch 2, fp32") && strstr(o32, "device's fp32 peak") &&
+                      !strstr(o32, "bf16"),
+                  "%s", o32);
+    free(o32);
+
     /* --show: the same ranking from the database alone, the profile gone */
     char *ranking = plan_ranking(o);
     free(o);

@@ -189,10 +189,12 @@ static void plan_device_read(plan_state_t *ps, const scenario_t *sc)
     in->peak_flops = dev ? dev->value[sc->precision] : NAN;
     in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
     in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, (double)ps->prof.params);
+    /* the layouts' precision, which --set or an --option may have set past --precision */
+    snprintf(in->precision, sizeof in->precision, "%s", scenario_precision_name(sc->precision));
     const char *device = dev ? dev->name : opts->device;
     snprintf(ps->device_name, sizeof ps->device_name, "%.63s", device);
     snprintf(in->title, sizeof in->title, "%.100s on %ld x %.300s, global batch %ld, %s",
-             ps->name + 5, opts->devices, device, opts->global_batch, opts->precision);
+             ps->name + 5, opts->devices, device, opts->global_batch, in->precision);
 }
 
 /* The base scenario written, and loaded with the first layout that loads: a bad --set,
@@ -271,8 +273,8 @@ static int plan_layouts_fit(plan_state_t *ps)
         ps->fit += ps->layouts[i].fits;
     printf("plan: %s on %ld x %s, global batch %ld, %s: %ld layouts, %ld fit, at most %ld to "
            "simulate\n",
-           ps->name + 5, opts->devices, opts->device, opts->global_batch, opts->precision, ps->n,
-           ps->fit, plan_most(ps));
+           ps->name + 5, opts->devices, opts->device, opts->global_batch, ps->info->precision,
+           ps->n, ps->fit, plan_most(ps));
     plan_list_print(ps->layouts, ps->n);
     fflush(stdout);
     if (!ps->fit)
