@@ -93,15 +93,21 @@ static uint32_t be32(const uint8_t *b)
 
 /* Reads an IDX file of unsigned bytes with exactly want_dims dimensions into dims and a new
  * buffer *data of *bytes bytes (the product of dims). On error *data is NULL. */
-static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8_t **data,
-                          size_t *bytes, dt_err_t *err)
-{
-    dt_status st = DT_OK;
-    gzFile gz = NULL;
-    uint8_t *buf = NULL;
-    *data = NULL;
-    *bytes = 0;
+/* An IDX file open for reading: a gzip stream over it (zlib reads a plain file through as
+ * it is), whether it is gzip, the gzip trailer's size (ISIZE) and the file's. */
+typedef struct idx_file {
+    gzFile gz;
+    int is_gzip;
+    uint32_t isize;
+    unsigned long long file_bytes;
+} idx_file_t;
 
+/* Opens path: a regular file (a FIFO refused rather than waited on), its gzip magic and
+ * trailer probed before anything is decompressed. */
+static dt_status idx_open(const char *path, idx_file_t *f, dt_err_t *err)
+{
+    dt_status st;
+    *f = (idx_file_t){0};
     /* non-blocking, so that a FIFO in place of the file is refused rather than waited on
      * for a writer; a regular file reads the same either way */
     int fd = open(path, O_RDONLY | O_NONBLOCK);
@@ -118,180 +124,181 @@ static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8
         return dt_err_input(err, "%s: not a regular file", path);
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    unsigned long long file_bytes = (unsigned long long)sb.st_size;
+    f->file_bytes = (unsigned long long)sb.st_size;
 
     /* Cheap size probe: gzip magic, then the trailer's ISIZE (little endian). */
     uint8_t probe[4];
-    int is_gzip = pread(fd, probe, 2, 0) == 2 && probe[0] == 0x1f && probe[1] == 0x8b;
-    uint32_t isize = 0;
-    if (is_gzip) {
-        if (file_bytes < GZIP_MIN_BYTES) {
+    f->is_gzip = pread(fd, probe, 2, 0) == 2 && probe[0] == 0x1f && probe[1] == 0x8b;
+    if (f->is_gzip) {
+        if (f->file_bytes < GZIP_MIN_BYTES) {
             close(fd);
             return dt_err_input(err,
                                 "%s: truncated gzip file (expected at least %d bytes, got %llu)",
-                                path, GZIP_MIN_BYTES, file_bytes);
+                                path, GZIP_MIN_BYTES, f->file_bytes);
         }
-        if (pread(fd, probe, 4, (off_t)(file_bytes - 4)) != 4) {
+        if (pread(fd, probe, 4, (off_t)(f->file_bytes - 4)) != 4) {
             st = dt_err_input(err, "%s: cannot read the gzip trailer: %s", path,
                               strerror(errno));
             close(fd);
             return st;
         }
-        isize = (uint32_t)probe[0] | (uint32_t)probe[1] << 8 | (uint32_t)probe[2] << 16 |
-                (uint32_t)probe[3] << 24;
+        f->isize = (uint32_t)probe[0] | (uint32_t)probe[1] << 8 | (uint32_t)probe[2] << 16 |
+                   (uint32_t)probe[3] << 24;
     }
 
     DT_CHECK(lseek(fd, 0, SEEK_SET) == 0, "%s: lseek: %s", path, strerror(errno));
-    gz = gzdopen(fd, "rb"); /* owns fd from here: gzclose closes it */
-    DT_CHECK(gz, "%s: gzdopen failed (out of memory)", path);
-    gzbuffer(gz, 1u << 17);
+    f->gz = gzdopen(fd, "rb"); /* owns fd from here: gzclose closes it */
+    DT_CHECK(f->gz, "%s: gzdopen failed (out of memory)", path);
+    gzbuffer(f->gz, 1u << 17);
+    return DT_OK;
+}
 
-    /* Header: two zero bytes, type byte, dimension count, then one big-endian u32 each. */
+/* The header: two zero bytes, the type byte, the dimension count, then one big-endian u32
+ * each; the dimensions into dims, the header's bytes and the data's (their product). */
+static dt_status idx_header(const char *path, gzFile gz, int want_dims, uint32_t *dims,
+                            size_t *hdr_bytes, size_t *product, dt_err_t *err)
+{
     uint8_t hdr[4 + 4 * 3];
-    size_t hdr_bytes = 4 + 4 * (size_t)want_dims;
+    *hdr_bytes = 4 + 4 * (size_t)want_dims;
     long long got = gz_read_all(gz, hdr, 4);
-    if (got < 0) {
-        st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-        goto done;
-    }
-    if (got < 4) {
-        st = dt_err_input(err, "%s: truncated header (expected at least 4 bytes, got %lld)",
-                          path, got);
-        goto done;
-    }
-    if (hdr[0] != 0 || hdr[1] != 0) {
-        st = dt_err_input(err,
-                          "%s: bad magic: not an IDX file (expected first bytes 00 00, got "
-                          "%02x %02x)",
-                          path, hdr[0], hdr[1]);
-        goto done;
-    }
-    if (hdr[2] != IDX_TYPE_UBYTE) {
-        st = dt_err_input(err,
-                          "%s: unsupported IDX element type (expected 0x08 unsigned byte, got "
-                          "0x%02x)",
-                          path, hdr[2]);
-        goto done;
-    }
-    if (hdr[3] != want_dims) {
-        st = dt_err_input(err, "%s: wrong number of dimensions (expected %d, got %d)", path,
-                          want_dims, hdr[3]);
-        goto done;
-    }
-    got = gz_read_all(gz, hdr + 4, hdr_bytes - 4);
-    if (got < 0) {
-        st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-        goto done;
-    }
-    if ((size_t)got < hdr_bytes - 4) {
-        st = dt_err_input(err, "%s: truncated header (expected %zu bytes, got %zu)", path,
-                          hdr_bytes, 4 + (size_t)got);
-        goto done;
-    }
+    if (got < 0)
+        return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+    if (got < 4)
+        return dt_err_input(err,
+                            "%s: truncated header (expected at least 4 bytes, got %lld)", path,
+                            got);
+    if (hdr[0] != 0 || hdr[1] != 0)
+        return dt_err_input(err,
+                            "%s: bad magic: not an IDX file (expected first bytes 00 00, got "
+                            "%02x %02x)",
+                            path, hdr[0], hdr[1]);
+    if (hdr[2] != IDX_TYPE_UBYTE)
+        return dt_err_input(err,
+                            "%s: unsupported IDX element type (expected 0x08 unsigned byte, "
+                            "got 0x%02x)",
+                            path, hdr[2]);
+    if (hdr[3] != want_dims)
+        return dt_err_input(err, "%s: wrong number of dimensions (expected %d, got %d)", path,
+                            want_dims, hdr[3]);
+    got = gz_read_all(gz, hdr + 4, *hdr_bytes - 4);
+    if (got < 0)
+        return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+    if ((size_t)got < *hdr_bytes - 4)
+        return dt_err_input(err, "%s: truncated header (expected %zu bytes, got %zu)", path,
+                            *hdr_bytes, 4 + (size_t)got);
 
-    size_t product = 1;
+    *product = 1;
     int overflow = 0;
     for (int d = 0; d < want_dims; d++) {
         dims[d] = be32(hdr + 4 + 4 * d);
-        if (dims[d] == 0) {
-            st = dt_err_input(err, "%s: dimension %d is zero (expected > 0, got 0)", path, d);
-            goto done;
-        }
-        if (dims[d] > SIZE_MAX / product)
+        if (dims[d] == 0)
+            return dt_err_input(err, "%s: dimension %d is zero (expected > 0, got 0)", path, d);
+        if (dims[d] > SIZE_MAX / *product)
             overflow = 1;
         else
-            product *= dims[d];
+            *product *= dims[d];
     }
-    if (overflow) {
-        st = dt_err_input(err,
-                          "%s: dimension product overflows (expected at most %zu bytes, got "
-                          "dimensions %u x %u x %u)",
-                          path, TRAINER_IDX_MAX_BYTES, dims[0], want_dims > 1 ? dims[1] : 1,
-                          want_dims > 2 ? dims[2] : 1);
-        goto done;
-    }
-    if (product > TRAINER_IDX_MAX_BYTES) {
-        st = dt_err_input(err, "%s: data too large (expected at most %zu bytes, got %zu)",
-                          path, TRAINER_IDX_MAX_BYTES, product);
-        goto done;
-    }
+    if (overflow)
+        return dt_err_input(err,
+                            "%s: dimension product overflows (expected at most %zu bytes, got "
+                            "dimensions %u x %u x %u)",
+                            path, TRAINER_IDX_MAX_BYTES, dims[0], want_dims > 1 ? dims[1] : 1,
+                            want_dims > 2 ? dims[2] : 1);
+    if (*product > TRAINER_IDX_MAX_BYTES)
+        return dt_err_input(err, "%s: data too large (expected at most %zu bytes, got %zu)",
+                            path, TRAINER_IDX_MAX_BYTES, *product);
+    return DT_OK;
+}
 
-    /* The size on disk must match the header before we allocate what the header says. */
-    unsigned long long want_total = (unsigned long long)hdr_bytes + product;
-    unsigned long long have_total = is_gzip ? isize : file_bytes;
-    if (is_gzip && have_total != (uint32_t)want_total) {
+/* The size on disk (a gzip file's: its trailer, checked against the stream where they
+ * differ) must match the header's want_total before anything the header says is
+ * allocated. */
+static dt_status idx_sizes(const char *path, const idx_file_t *f, size_t hdr_bytes,
+                           size_t product, unsigned long long want_total, dt_err_t *err)
+{
+    unsigned long long have_total = f->is_gzip ? f->isize : f->file_bytes;
+    if (f->is_gzip && have_total != (uint32_t)want_total) {
         /* the trailer of a file cut short is whatever compressed bytes came last: count what
          * the stream holds before believing it (bounded: the header's size is capped) */
-        long long data_n = gz_count(gz, product);
+        long long data_n = gz_count(f->gz, product);
         int errnum = Z_OK;
-        gzerror(gz, &errnum);
-        if (data_n < 0 && errnum == Z_BUF_ERROR) {
-            st = dt_err_input(err, "%s: truncated gzip stream: the file is cut off inside its "
-                                   "compressed data (expected %llu uncompressed bytes from the "
-                                   "header)",
-                              path, want_total);
-            goto done;
-        }
-        if (data_n < 0) {
-            st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-            goto done;
-        }
-        if ((uint32_t)(hdr_bytes + (unsigned long long)data_n) != have_total) {
-            st = dt_err_input(err, "%s: the gzip trailer says %llu bytes mod 2^32 and the "
-                                   "stream holds %llu: not one gzip member as gzip(1) writes "
-                                   "(expected %llu uncompressed bytes from the header)",
-                              path, have_total, hdr_bytes + (unsigned long long)data_n,
-                              want_total);
-            goto done;
-        }
+        gzerror(f->gz, &errnum);
+        if (data_n < 0 && errnum == Z_BUF_ERROR)
+            return dt_err_input(err, "%s: truncated gzip stream: the file is cut off inside "
+                                     "its compressed data (expected %llu uncompressed bytes "
+                                     "from the header)",
+                                path, want_total);
+        if (data_n < 0)
+            return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(f->gz));
+        if ((uint32_t)(hdr_bytes + (unsigned long long)data_n) != have_total)
+            return dt_err_input(err, "%s: the gzip trailer says %llu bytes mod 2^32 and the "
+                                     "stream holds %llu: not one gzip member as gzip(1) "
+                                     "writes (expected %llu uncompressed bytes from the "
+                                     "header)",
+                                path, have_total, hdr_bytes + (unsigned long long)data_n,
+                                want_total);
     }
-    if (have_total != want_total) {
-        const char *what = have_total < want_total ? "truncated" : "trailing bytes after the data";
-        if (is_gzip)
-            st = dt_err_input(err,
-                              "%s: %s (expected %llu uncompressed bytes from the header, gzip "
-                              "trailer says %llu mod 2^32)",
-                              path, what, want_total, have_total);
-        else
-            st = dt_err_input(err, "%s: %s (expected %llu bytes from the header, got %llu)",
-                              path, what, want_total, have_total);
-        goto done;
-    }
+    if (have_total == want_total)
+        return DT_OK;
+    const char *what = have_total < want_total ? "truncated" : "trailing bytes after the data";
+    if (f->is_gzip)
+        return dt_err_input(err,
+                            "%s: %s (expected %llu uncompressed bytes from the header, gzip "
+                            "trailer says %llu mod 2^32)",
+                            path, what, want_total, have_total);
+    return dt_err_input(err, "%s: %s (expected %llu bytes from the header, got %llu)", path,
+                        what, want_total, have_total);
+}
 
-    buf = dt_malloc(product);
-    got = gz_read_all(gz, buf, product);
-    if (got < 0) {
-        st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-        goto done;
-    }
-    if ((size_t)got < product) {
-        st = dt_err_input(err, "%s: truncated data (expected %zu bytes, got %lld)%s%s", path,
-                          product, got, gz_failed(gz) ? ": " : "",
-                          gz_failed(gz) ? gz_reason(gz) : "");
-        goto done;
-    }
+/* The data: product bytes into buf, then nothing more before the stream's clean end. */
+static dt_status idx_body(const char *path, gzFile gz, uint8_t *buf, size_t product,
+                          unsigned long long want_total, dt_err_t *err)
+{
+    long long got = gz_read_all(gz, buf, product);
+    if (got < 0)
+        return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+    if ((size_t)got < product)
+        return dt_err_input(err, "%s: truncated data (expected %zu bytes, got %lld)%s%s", path,
+                            product, got, gz_failed(gz) ? ": " : "",
+                            gz_failed(gz) ? gz_reason(gz) : "");
     uint8_t extra;
     got = gz_read_all(gz, &extra, 1);
-    if (got < 0) {
-        st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-        goto done;
-    }
-    if (got > 0) {
-        st = dt_err_input(err, "%s: trailing bytes after the data (expected %llu bytes, got more)",
-                          path, want_total);
-        goto done;
-    }
-    if (gz_failed(gz)) { /* the stream ended early, e.g. inside the gzip trailer */
-        st = dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
-        goto done;
-    }
-    *data = buf;
-    *bytes = product;
-    buf = NULL;
+    if (got < 0)
+        return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+    if (got > 0)
+        return dt_err_input(err,
+                            "%s: trailing bytes after the data (expected %llu bytes, got more)",
+                            path, want_total);
+    if (gz_failed(gz)) /* the stream ended early, e.g. inside the gzip trailer */
+        return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
+    return DT_OK;
+}
 
-done:
+static dt_status idx_read(const char *path, int want_dims, uint32_t *dims, uint8_t **data,
+                          size_t *bytes, dt_err_t *err)
+{
+    *data = NULL;
+    *bytes = 0;
+    idx_file_t f;
+    dt_status st = idx_open(path, &f, err);
+    if (st != DT_OK)
+        return st;
+    size_t hdr_bytes = 0, product = 0;
+    uint8_t *buf = NULL;
+    if ((st = idx_header(path, f.gz, want_dims, dims, &hdr_bytes, &product, err)) == DT_OK) {
+        unsigned long long want_total = (unsigned long long)hdr_bytes + product;
+        if ((st = idx_sizes(path, &f, hdr_bytes, product, want_total, err)) == DT_OK) {
+            buf = dt_malloc(product);
+            st = idx_body(path, f.gz, buf, product, want_total, err);
+        }
+    }
+    if (st == DT_OK) {
+        *data = buf;
+        *bytes = product;
+        buf = NULL;
+    }
     free(buf);
-    gzclose_r(gz);
+    gzclose_r(f.gz);
     return st;
 }
 
