@@ -262,11 +262,11 @@ static void copy_piece(void *ctx, size_t at, size_t n)
     k->be->copy(k->dst + at, k->src + at, sizeof(float) * n);
 }
 
-static void assemble(sim_run_t *run, const tg_worker_t *t)
+void sim_tgpt_assemble(sim_run_t *run, int T)
 {
-    for (int r = 1; r < t->T; r++) {
+    for (int r = 1; r < T; r++) {
         tg_copy_t k = {run->be, run->workers[0].params, run->workers[r].params};
-        tg_pieces(&run->model.gpt, t->T, r, 1, copy_piece, &k);
+        tg_pieces(&run->model.gpt, T, r, 1, copy_piece, &k);
     }
 }
 
@@ -274,7 +274,7 @@ static void evaluate_pending(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
 {
     if (node->rank != 0 || t->pending_step < 0) /* (a pipeline's members: never pending) */
         return;
-    assemble(run, t);
+    sim_tgpt_assemble(run, t->T);
     sim_evaluate_at(run, t->pending_step, node->params, t->pending_time);
     t->pending_step = -1;
 }
@@ -661,7 +661,7 @@ void sim_tensor_gpt_worker(sim_node_t *node)
         return;
     if (node->rank == 0) {
         evaluate_pending(run, node, t);
-        assemble(run, t);
+        sim_tgpt_assemble(run, t->T);
         if (!run->failed)
             sim_eval_final(run, step, node->params);
     }

@@ -40,6 +40,10 @@ int sim_tgpt_backward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim
 size_t sim_tgpt_pack(const trainer_backend_t *be, const trainer_gpt_layout_t *g, int T, int r,
                      int split, int first, int last, float *layout, float *pack, int out);
 
+/* The whole weights in worker 0's buffer, member r's (r < T) at worker r: the other members'
+ * split pieces copied in (before an evaluation; member 0 never reads them). */
+void sim_tgpt_assemble(sim_run_t *run, int T);
+
 /* The floats per window a member keeps from the forward pass of layers [first, last) for
  * the backward pass (its memory's activations). */
 double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, int first,

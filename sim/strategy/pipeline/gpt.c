@@ -289,24 +289,3 @@ sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
         pack(run, plan, b->r, c, o->w, b->weights, 1, NULL);
     return st;
 }
-
-typedef struct tensor_copy {
-    const trainer_backend_t *be;
-    float *dst;
-    const float *src;
-} tensor_copy_t;
-
-static void copy_piece(void *ctx, size_t at, size_t n)
-{
-    tensor_copy_t *k = ctx;
-    k->be->copy(k->dst + at, k->src + at, sizeof(float) * n);
-}
-
-void pipe_gpt_tensor_assemble(sim_run_t *run, const pipe_plan_t *plan)
-{
-    const trainer_gpt_layout_t *g = &run->model.gpt;
-    for (int r = 1; r < plan->T; r++) { /* replica 0's member r: worker r */
-        tensor_copy_t k = {run->be, run->workers[0].params, run->workers[r].params};
-        sim_tgpt_pieces(g, plan->T, r, 1, 0, g->L + 2, copy_piece, &k);
-    }
-}

@@ -360,9 +360,6 @@ sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
 sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
                                    const sim_group_t *grp, int d, const pipe_tensor_bufs_t *b,
                                    int u, const pipe_optim_t *o, float clip);
-/* Replica 0's whole weights in worker 0's buffer: the other members' split pieces copied
- * in (before an evaluation). */
-void pipe_gpt_tensor_assemble(sim_run_t *run, const pipe_plan_t *plan);
 /* The seconds of one step of the context groups' ring, every member sending `bytes` to the
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */

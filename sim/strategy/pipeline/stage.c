@@ -496,7 +496,7 @@ static int stage_step_update(stage_ctx_t *x)
         pipe_count_members(run, plan);
         pipe_count_replicas(run, plan);
         if (plan->tg && sim_eval_due(run, x->step + 1))
-            pipe_gpt_tensor_assemble(run, plan);
+            sim_tgpt_assemble(run, plan->T); /* replica 0's member r: worker r */
         sim_eval_mark(run, x->step, plan->tg ? run->workers[0].params : weights);
     }
     return STAGE_ON;
@@ -616,7 +616,7 @@ void pipe_stage(sim_node_t *node)
         pipe_count_members(run, plan);
         pipe_count_replicas(run, plan);
         if (plan->tg)
-            pipe_gpt_tensor_assemble(run, plan);
+            sim_tgpt_assemble(run, plan->T); /* replica 0's member r: worker r */
         sim_eval_final(run, x.step, plan->tg ? run->workers[0].params : x.weights);
     }
     if (plan->one)
