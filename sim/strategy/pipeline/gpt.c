@@ -204,7 +204,8 @@ static double pack_sumsq(const sim_run_t *run, const float *packed, size_t split
                          size_t hi, int r)
 {
     size_t mid = split < lo ? lo : split > hi ? hi : split;
-    return run->be->sumsq(packed + lo, mid - lo) + (r == 0 ? run->be->sumsq(packed + mid, hi - mid) : 0);
+    double replicated = r == 0 ? run->be->sumsq(packed + mid, hi - mid) : 0;
+    return run->be->sumsq(packed + lo, mid - lo) + replicated;
 }
 
 sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
