@@ -3857,7 +3857,7 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"run x.ini --set data.source=", "fashion-mnist\nsynthetic\ntext\n"},
         {"run x.ini --set cluster.device=h1", "h100\nh100-pcie\n"},
         {"run x.ini --set cluster.device=cu", "custom\n"},
-        {"serve --", "--db\n--help\n--port\n"},
+        {"serve --", "--db\n--help\n--port\n--projector\n"},
         {"plot --format png,s", "png,svg\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -191,6 +191,7 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\npartition = iid\n",
         "\nfraction = 0.1\n",
         "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\nlive_links = no\n"
+        "live_hosts = no\n"
         "straggler = none\nslowdown = none\nmtbf = 0s\nmttr = 0s\ncheckpoint_every = 0\n"
         "dropout = 0\ndeadline = 0s\nover_select = 1\navailability = always\n"
         "client_speed = same\n",
@@ -1899,7 +1900,15 @@ START_TEST(faults_bad_values_name_line_and_key)
          "(expected TARGET at TIME [for DURATION | until TIME])"},
         {"[faults]\nlink_degrade = node-1 at 1s for 2s\n",
          ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s for 2s\": \"node-1\" lacks "
-         "\"to BANDWIDTH\" (expected LINK at TIME to BANDWIDTH [for DURATION | until TIME])"},
+         "\"to BANDWIDTH\" or \"to LATENCY\" (expected LINK at TIME to BANDWIDTH|LATENCY [for "
+         "DURATION | until TIME])"},
+        /* "to" a latency: a time; neither a bandwidth nor a time */
+        {"[faults]\nlink_degrade = node-1 at 1s to 1e9s\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 1e9s\": latency 1e9s is "
+         "beyond what SimGrid's solver computes with (expected 0, or 1ns to 1000s)"},
+        {"[faults]\nlink_degrade = node-1 at 1s to fast\n",
+         ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to fast\": \"fast\" is "
+         "neither a bandwidth such as 100Mbps nor a latency such as 50ms"},
         {"[faults]\nlink_degrade = node-1 at 1s to 0Gbps\n",
          ":2: faults.link_degrade: link_degrade item 1 \"node-1 at 1s to 0Gbps\": bandwidth 0Gbps "
          "must be > 0 (use link_down for a dead link)"},

@@ -28,11 +28,13 @@ static void make_db(const char *path)
     ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
     exec_sql(h, "CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT, strategy TEXT,"
                 " status TEXT, sweep TEXT);"
-                "CREATE TABLE evals (run INTEGER, sim_time REAL, step INTEGER, test_acc REAL);"
+                "CREATE TABLE evals (run INTEGER, sim_time REAL, step INTEGER, test_acc REAL,"
+                " test_loss REAL, perplexity REAL);"
                 "INSERT INTO runs VALUES (1, 'a \"quoted\" run', 'sync-ps', 'finished', 's');"
                 "INSERT INTO runs VALUES (2, 'b', 'allreduce', 'running', NULL);"
-                "INSERT INTO evals VALUES (1, 0.5, 10, 0.25), (1, 1.5, 30, 0.75),"
-                " (1, 1.0, 20, 0.5), (2, 0.25, 5, 0.125);"
+                /* run 2 a language model's: a perplexity */
+                "INSERT INTO evals VALUES (1, 0.5, 10, 0.25, 1.5, NULL), (1, 1.5, 30, 0.75, 0.5,"
+                " NULL), (1, 1.0, 20, 0.5, 1.0, NULL), (2, 0.25, 5, 0.125, 2.0, 7.389);"
                 "INSERT INTO runs VALUES (3, 'lesson-bandwidth/x', 'sync-ps', 'finished', NULL);"
                 "CREATE TABLE timeline (run INTEGER, host TEXT, role TEXT, rank INTEGER,"
                 " state TEXT, start REAL, end REAL);"
@@ -116,11 +118,12 @@ START_TEST(serve_runs_and_evals_match_the_database)
     ck_assert_ptr_nonnull(strstr(runs, "200 OK"));
     ck_assert_ptr_nonnull(strstr(runs, "\r\n\r\n[{\"id\":1,\"name\":\"a \\\"quoted\\\" run\","
                                        "\"strategy\":\"sync-ps\",\"status\":\"finished\","
-                                       "\"sweep\":\"s\"},{\"id\":2,\"name\":\"b\","
+                                       "\"sweep\":\"s\",\"lm\":0},{\"id\":2,\"name\":\"b\","
                                        "\"strategy\":\"allreduce\",\"status\":\"running\","
-                                       "\"sweep\":null},{\"id\":3,"
+                                       "\"sweep\":null,\"lm\":1},{\"id\":3,"
                                        "\"name\":\"lesson-bandwidth/x\",\"strategy\":"
-                                       "\"sync-ps\",\"status\":\"finished\",\"sweep\":null}]"));
+                                       "\"sync-ps\",\"status\":\"finished\",\"sweep\":null,"
+                                       "\"lm\":0}]"));
     free(runs);
 
     /* run 1's rows in simulated-time order, as SQLite gives them */
@@ -130,21 +133,24 @@ START_TEST(serve_runs_and_evals_match_the_database)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT sim_time, test_acc, step FROM evals"
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT sim_time, test_acc, step, test_loss FROM evals"
                                            " WHERE run = 1 ORDER BY sim_time", -1, &st, NULL),
                      SQLITE_OK);
     const char *p = body + 4;
     ck_assert_int_eq(*p++, '[');
     int rows = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        double t, acc, step;
+        /* a classifier's: no perplexity */
+        double t, acc, step, loss;
         int used = 0;
-        ck_assert_int_eq(sscanf(p, "%*[,][%lf,%lf,%lf]%n", &t, &acc, &step, &used) == 3 ||
-                             sscanf(p, "[%lf,%lf,%lf]%n", &t, &acc, &step, &used) == 3,
-                         1);
+        ck_assert_int_eq(
+            sscanf(p, "%*[,][%lf,%lf,%lf,%lf,null]%n", &t, &acc, &step, &loss, &used) == 4 ||
+                sscanf(p, "[%lf,%lf,%lf,%lf,null]%n", &t, &acc, &step, &loss, &used) == 4,
+            1);
         ck_assert_double_eq(t, sqlite3_column_double(st, 0));
         ck_assert_double_eq(acc, sqlite3_column_double(st, 1));
         ck_assert_double_eq(step, sqlite3_column_double(st, 2));
+        ck_assert_double_eq(loss, sqlite3_column_double(st, 3));
         p += used;
         rows++;
     }

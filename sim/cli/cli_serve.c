@@ -96,11 +96,15 @@ static void buf_json_number(buf_t *b, sqlite3_stmt *st, int col)
 
 static const char *serve_db_path;
 
-/* /api/runs: [{"id":..,"name":..,"strategy":..,"status":..,"sweep":..}, ...] by id. */
+/* /api/runs: [{"id":..,"name":..,"strategy":..,"status":..,"sweep":..,"lm":0|1}, ...] by
+ * id; lm: a language model's run (its evaluations have a perplexity), whose loss the page
+ * draws on a panel of its own. */
 static int json_runs(sqlite3 *db, buf_t *b)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT id, name, strategy, status, sweep FROM runs ORDER BY id",
+    if (sqlite3_prepare_v2(db, "SELECT id, name, strategy, status, sweep, EXISTS (SELECT 1 FROM "
+                               "evals WHERE run = runs.id AND perplexity IS NOT NULL) FROM runs "
+                               "ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     buf_str(b, "[");
@@ -117,7 +121,7 @@ static int json_runs(sqlite3 *db, buf_t *b)
         buf_json_string(b, (const char *)sqlite3_column_text(st, 3));
         buf_str(b, ",\"sweep\":");
         buf_json_string(b, (const char *)sqlite3_column_text(st, 4));
-        buf_str(b, "}");
+        buf_str(b, sqlite3_column_int(st, 5) ? ",\"lm\":1}" : ",\"lm\":0}");
     }
     buf_str(b, "]");
     sqlite3_finalize(st);
@@ -162,9 +166,10 @@ static int json_rows(sqlite3 *db, const char *sql, long long run, buf_t *b)
     return 0;
 }
 
-/* /api/evals?run=N: [[sim_time, test_acc, step], ...] in simulated-time order. */
-static const char *const EVALS_SQL =
-    "SELECT sim_time, test_acc, step FROM evals WHERE run = ?1 ORDER BY sim_time, step";
+/* /api/evals?run=N: [[sim_time, test_acc, step, test_loss, perplexity], ...] in
+ * simulated-time order. */
+static const char *const EVALS_SQL = "SELECT sim_time, test_acc, step, test_loss, perplexity "
+                                     "FROM evals WHERE run = ?1 ORDER BY sim_time, step";
 /* /api/timeline?run=N: [[host, role, rank, state, start, end], ...] by start. */
 static const char *const TIMELINE_SQL = "SELECT host, role, rank, state, start, end FROM timeline"
                                         " WHERE run = ?1 ORDER BY start, role, rank";
@@ -229,24 +234,52 @@ static int live_state(long long run, buf_t *b)
     return b->text ? 0 : 1;
 }
 
-/* POST /api/link?run=N&link=TARGET&bw=BANDWIDTH: the command file the run reads at its next
- * write (created whole by link(2), so the run never reads half of it). Returns the HTTP
- * status and sets *why. */
-static unsigned link_change(long long run, const char *target, const char *bw, const char **why)
+/* The value of a change the page asks (its kind: link, latency, crash or straggler) checked
+ * as the run will check it; NULL when it is fine, else why not. */
+static const char *change_value(const char *verb, const char *value, const char *dur)
 {
     double v;
     dt_err_t err;
+    if (dur && *dur && (strlen(dur) > 31 || scenario_parse_time(dur, &v, &err) || !(v > 0)))
+        return "for: a duration such as 5s\n";
+    if (!strcmp(verb, "crash"))
+        return value && *value ? "value: a crash takes none\n" : NULL;
+    if (!value || strlen(value) > 31)
+        return "value: missing or too long\n";
+    if (!strcmp(verb, "link"))
+        return scenario_parse_bandwidth(value, &v, &err) ||
+                       !scenario_simulable(SIM_Q_BANDWIDTH, v)
+                   ? "bw: a bandwidth such as 100Mbps or 10Gbps\n"
+                   : NULL;
+    if (!strcmp(verb, "latency"))
+        return scenario_parse_time(value, &v, &err) || !scenario_simulable(SIM_Q_LATENCY, v)
+                   ? "value: a latency such as 20ms\n"
+                   : NULL;
+    char *end;
+    v = value[0] == 'x' ? strtod(value + 1, &end) : 0;
+    return value[0] != 'x' || *end || !(v > 0 && v <= 1e6) ? "value: a factor such as x4\n"
+                                                           : NULL;
+}
+
+/* POST /api/change?run=N&do=KIND&target=T&value=V[&for=D] (and /api/link?run=N&link=T&bw=B,
+ * a link's bandwidth): the command file the run reads at its next write (created whole by
+ * link(2), so the run never reads half of it). Returns the HTTP status and sets *why. */
+static unsigned change(long long run, const char *verb, const char *target, const char *value,
+                       const char *dur, const char **why)
+{
     if (!target || !*target || strlen(target) > 63 ||
         strspn(target, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
             strlen(target)) {
-        *why = "link: a link, node or host name (letters, digits, _ . -)\n";
+        *why = "target: a link, node or host name (letters, digits, _ . -)\n";
         return MHD_HTTP_BAD_REQUEST;
     }
-    if (!bw || strlen(bw) > 31 || scenario_parse_bandwidth(bw, &v, &err) ||
-        !scenario_simulable(SIM_Q_BANDWIDTH, v)) {
-        *why = "bw: a bandwidth such as 100Mbps or 10Gbps\n";
+    if (!verb || (strcmp(verb, "link") && strcmp(verb, "latency") && strcmp(verb, "crash") &&
+                  strcmp(verb, "straggler"))) {
+        *why = "do: link, latency, crash or straggler\n";
         return MHD_HTTP_BAD_REQUEST;
     }
+    if ((*why = change_value(verb, value, dur)))
+        return MHD_HTTP_BAD_REQUEST;
     char cmd[4096], tmp[4200];
     live_path(cmd, sizeof cmd, run, "cmd");
     buf_t pub = {0};
@@ -266,7 +299,7 @@ static unsigned link_change(long long run, const char *target, const char *bw, c
     }
     free(pub.text);
     if (!known) {
-        *why = "link: no link, node or host of that run has this name\n";
+        *why = "target: no link, node or host of that run has this name\n";
         return MHD_HTTP_NOT_FOUND;
     }
     snprintf(tmp, sizeof tmp, "%s.%ld", cmd, (long)getpid());
@@ -275,7 +308,8 @@ static unsigned link_change(long long run, const char *target, const char *bw, c
         *why = "cannot write beside the database\n";
         return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
-    fprintf(f, "link %s %s\n", target, bw);
+    fprintf(f, "%s %s%s%s%s%s\n", verb, target, value && *value ? " " : "", value ? value : "",
+            dur && *dur ? " for " : "", dur && *dur ? dur : "");
     int ok = fclose(f) == 0, rc = ok ? link(tmp, cmd) : -1, e = errno;
     unlink(tmp);
     if (rc != 0) {
@@ -288,6 +322,27 @@ static unsigned link_change(long long run, const char *target, const char *bw, c
 }
 
 #include "serve_page.h"
+
+/* The page as served: dtsim serve --projector marks its body so (large type, thick lines,
+ * each chart a screen of its own), as ?projector=1 does in the browser. */
+static const char *page_html = (const char *)serve_page_html;
+static size_t page_len = sizeof serve_page_html - 1;
+
+static int projector_page(void)
+{
+    const char *body = strstr(page_html, "<body>");
+    static const char marked[] = "<body class=\"projector\">";
+    char *copy = body ? malloc(page_len + sizeof marked) : NULL;
+    if (!copy)
+        return -1;
+    size_t head = (size_t)(body - page_html);
+    memcpy(copy, page_html, head);
+    memcpy(copy + head, marked, sizeof marked - 1);
+    strcpy(copy + head + sizeof marked - 1, body + strlen("<body>"));
+    page_html = copy;
+    page_len = strlen(copy);
+    return 0;
+}
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *type,
                               char *body, size_t len, enum MHD_ResponseMemoryMode mode)
@@ -332,16 +387,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                       MHD_RESPMEM_PERSISTENT);
     }
     if (!post && !strcmp(url, "/"))
-        return answer(c, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)serve_page_html,
-                      sizeof serve_page_html - 1, MHD_RESPMEM_PERSISTENT);
-    enum { RUNS, EVALS, TIMELINE, FAULTS, LESSON, LIVE, LINK, NONE } what = NONE;
+        return answer(c, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)page_html, page_len,
+                      MHD_RESPMEM_PERSISTENT);
+    enum { RUNS, EVALS, TIMELINE, FAULTS, LESSON, LIVE, LINK, CHANGE, NONE } what = NONE;
     static const char *const paths[] = {"/api/runs",   "/api/evals",  "/api/timeline",
                                         "/api/faults", "/api/lesson", "/api/live",
-                                        "/api/link"};
+                                        "/api/link",   "/api/change"};
     for (int i = 0; i < NONE; i++)
         if (!strcmp(url, paths[i]))
             what = i;
-    if (what == NONE || post != (what == LINK))
+    if (what == NONE || post != (what == LINK || what == CHANGE))
         return answer(c, what == NONE ? MHD_HTTP_NOT_FOUND : MHD_HTTP_METHOD_NOT_ALLOWED,
                       "text/plain", what == NONE ? not_found : bad,
                       strlen(what == NONE ? not_found : bad), MHD_RESPMEM_PERSISTENT);
@@ -354,15 +409,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return answer(c, MHD_HTTP_BAD_REQUEST, "text/plain", bad, strlen(bad),
                           MHD_RESPMEM_PERSISTENT);
     }
-    if (what == LINK) {
+    if (what == LINK || what == CHANGE) {
         /* a page of another site cannot send the X-Dtsim header without a CORS answer it
-         * never gets: only dtsim's own page changes links */
+         * never gets: only dtsim's own page changes a run */
         const char *why;
+#define ARG(name) MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name)
         unsigned status =
             !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Dtsim")
                 ? (why = "X-Dtsim header missing\n", MHD_HTTP_FORBIDDEN)
-                : link_change(run, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "link"),
-                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bw"), &why);
+            : what == LINK ? change(run, "link", ARG("link"), ARG("bw"), NULL, &why)
+                           : change(run, ARG("do"), ARG("target"), ARG("value"), ARG("for"), &why);
+#undef ARG
         return answer(c, status, "text/plain", (char *)why, strlen(why), MHD_RESPMEM_PERSISTENT);
     }
     buf_t b = {0};
@@ -412,23 +469,28 @@ static void on_signal(int sig) { (void)sig, serve_stop = 1; }
 static void serve_usage(FILE *out)
 {
     fprintf(out,
-            "usage: dtsim serve [--db PATH] [--port N]\n"
+            "usage: dtsim serve [--db PATH] [--port N] [--projector]\n"
             "\n"
-            "A web page about the runs of a results database, on http://127.0.0.1:N/ only,\n"
-            "in type large enough for a projector:\n"
+            "A web page about the runs of a results database, on http://127.0.0.1:N/ only:\n"
             "- a run under way, started with dtsim run --publish into the same database:\n"
             "  each host and what it does now (compute, comm, idle), the busiest links'\n"
             "  utilisation, messages in flight, accuracy so far (redrawn every second);\n"
-            "- a link's bandwidth changed while it runs (scenario faults.live_links = yes):\n"
-            "  a faults row gives the link_degrade item that replays the run exactly;\n"
-            "- accuracy against simulated time for every run, a colour per strategy;\n"
+            "- a teacher's changes while it runs: a link's bandwidth or latency (scenario\n"
+            "  faults.live_links = yes), a node's crash or a straggler (faults.live_hosts =\n"
+            "  yes); each a faults row naming the item that replays the run;\n"
+            "- accuracy against simulated time (linear or log) for the selected run's sweep\n"
+            "  or every run, a colour per strategy, a dash and marker per run; a language\n"
+            "  model's loss on a chart of its own;\n"
             "- any stored run replayed at a pace from its evals and timeline rows\n"
             "  (/?replay=ID&pace=S opens the page replaying run ID over S seconds);\n"
             "- a lesson's text (scenarios/lessons/) beside its runs (run.name lesson-NAME).\n"
             "JSON: /api/runs, /api/evals, /api/timeline, /api/faults, /api/lesson and\n"
-            "/api/live ?run=ID; POST /api/link?run=ID&link=L&bw=B (header X-Dtsim).\n"
-            "  --db PATH   results database (default " DEFAULT_DB ")\n"
-            "  --port N    TCP port on 127.0.0.1 (default 8037; 0: any free port, printed)\n"
+            "/api/live ?run=ID; POST /api/change?run=ID&do=link|latency|crash|straggler\n"
+            "&target=T[&value=V][&for=D] and /api/link?run=ID&link=L&bw=B (header X-Dtsim).\n"
+            "  --db PATH     results database (default " DEFAULT_DB ")\n"
+            "  --port N      TCP port on 127.0.0.1 (default 8037; 0: any free port, printed)\n"
+            "  --projector   type and lines that read from the back of a room, each chart a\n"
+            "                screen of its own (the page's ?projector=1 does the same)\n"
             "Needs libmicrohttpd at configure time. Stops on Ctrl-C.\n");
 }
 
@@ -436,12 +498,15 @@ int cli_serve(int argc, char **argv)
 {
     const char *db_path = DEFAULT_DB;
     long port = 8037;
+    int projector = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             serve_usage(stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
             db_path = argv[++i];
+        } else if (!strcmp(argv[i], "--projector")) {
+            projector = 1;
         } else if (!strcmp(argv[i], "--port") && i + 1 < argc) {
             if (cli_parse_long(argv[++i], 0, 65535, &port))
                 return cli_usage_error("serve", "--port: \"%s\" is not a port (0 to 65535)",
@@ -451,7 +516,7 @@ int cli_serve(int argc, char **argv)
         }
     }
 #ifndef DTSIM_HAVE_MHD
-    (void)db_path;
+    (void)db_path, (void)projector;
     fprintf(stderr, "dtsim serve: not built (no libmicrohttpd found at configure time; "
                     "install libmicrohttpd-dev and configure again)\n");
     return CLI_EXIT_USAGE;
@@ -466,6 +531,10 @@ int cli_serve(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     serve_db_path = db_path;
+    if (projector && projector_page()) {
+        fprintf(stderr, "dtsim serve: out of memory\n");
+        return CLI_EXIT_RUN;
+    }
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     struct MHD_Daemon *d = MHD_start_daemon(

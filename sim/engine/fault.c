@@ -27,7 +27,8 @@ typedef struct event {
     ev_type_t type;
     int host;             /* EV_CRASH, EV_RECOVER: index in hosts */
     size_t link0, n_links; /* EV_LINK: links[link0 .. link0 + n_links) */
-    double bw;            /* EV_LINK: new bandwidth, < 0: back to the platform's */
+    double bw;            /* EV_LINK: new bandwidth or latency, < 0: back to the platform's */
+    int latency;          /* EV_LINK: bw is the links' latency */
     const char *kind;     /* for the faults table */
     char target[SIM_FAULT_TARGET];
 } event_t;
@@ -37,7 +38,8 @@ typedef struct interval {
     double at, until, factor;
 } interval_t;
 
-typedef struct fhost {
+typedef struct fhost fhost_t;
+struct fhost {
     sg_host_t host;
     double factor;        /* permanent slowdown */
     int down;
@@ -45,7 +47,31 @@ typedef struct fhost {
     int random_down;      /* down by a random failure (recovery drawn, not an event) */
     double next_failure;  /* mtbf: next random crash while up, INFINITY: none */
     size_t iv0, n_iv;     /* its straggler intervals */
-} fhost_t;
+};
+
+/* A change asked while the run runs, played by an actor of its own on a host that stays on:
+ * a crash (and the recovery after secs), a link's latency, or the end of a straggler's
+ * slowdown after secs. */
+typedef enum live_kind { LIVE_CRASH, LIVE_LATENCY, LIVE_SLOW_END } live_kind_t;
+typedef struct live_act {
+    sim_node_t node; /* the actor's data, as the injector's */
+    live_kind_t kind;
+    struct fhost *h;              /* LIVE_CRASH, LIVE_SLOW_END */
+    sg_link_t links[8];           /* LIVE_LATENCY */
+    size_t n_links;
+    double at, secs, value;       /* at: when a crash or a latency happens */
+    char target[SIM_FAULT_TARGET];
+    char replay[200];             /* "; replay: ITEM" */
+} live_act_t;
+
+/* Changes a run may ask live that take an actor, at most (each keeps its slot to the end). */
+#define LIVE_ACTS 32
+
+/* A live crash or latency happens this long after it is asked: at an instant of its own, as
+ * its replay item's does (asked at a step's end, it would otherwise fall between the actors
+ * woken at that instant in another order than the injector's: a crash that finds a node a
+ * step further, a message sent before the latency changes instead of after) */
+#define LIVE_DELAY 1e-6
 
 typedef struct sim_faults {
     fhost_t *hosts;       /* every host of the platform, in sg_host_list order */
@@ -56,12 +82,15 @@ typedef struct sim_faults {
     size_t n_iv;
     sg_link_t *links;     /* links named by events, grouped per event */
     double *link_bw;      /* their platform bandwidth */
+    double *link_lat;     /* and latency */
     size_t n_links;
     trainer_rng_t rng;
     double mtbf, mttr;
     sg_actor_t injector;
     int injector_running;
     int slows;
+    live_act_t live[LIVE_ACTS];
+    int n_live;
 } sim_faults_t;
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -218,20 +247,39 @@ static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
     return n;
 }
 
-dt_status sim_fault_link_now(sim_run_t *run, const char *target, double bw,
-                             const char *bw_text, dt_err_t *err)
+static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target,
+                             dt_err_t *err);
+static dt_status live_start(sim_run_t *run, live_act_t *a, dt_err_t *err);
+
+dt_status sim_fault_link_now(sim_run_t *run, const char *target, double value, int latency,
+                             const char *text, dt_err_t *err)
 {
     sg_link_t found[2 * 4];
     size_t k = resolve_links(run, target, found);
     if (!k)
         return dt_err_input(err, "no link, node or host named \"%s\" (dtsim platform --links "
                                  "lists the links)", target);
+    if (latency) { /* at an instant of its own (LIVE_DELAY) */
+        live_act_t *a = live_slot(run->faults, LIVE_LATENCY, target, err);
+        if (!a)
+            return DT_ERR_INPUT;
+        memcpy(a->links, found, k * sizeof *found);
+        a->n_links = k;
+        a->value = value;
+        a->at = sim_now() + LIVE_DELAY;
+        snprintf(a->replay, sizeof a->replay, "; replay: link_degrade = %s at %.17gs to %s",
+                 target, a->at, text);
+        if (live_start(run, a, err))
+            return DT_ERR_INPUT;
+        run->faults->n_live++;
+        return DT_OK;
+    }
     for (size_t j = 0; j < k; j++)
-        sg_link_set_bandwidth(found[j], bw);
+        sg_link_set_bandwidth(found[j], value);
     /* %.17g: the item's time reads back as the same double */
     sim_fault_log(run, "link-degrade", target, "%zu link%s at %s, asked live; replay: "
-                  "link_degrade = %s at %.17gs to %s", k, k == 1 ? "" : "s", bw_text, target,
-                  sim_now(), bw_text);
+                  "link_degrade = %s at %.17gs to %s", k, k == 1 ? "" : "s", text, target,
+                  sim_now(), text);
     return DT_OK;
 }
 
@@ -252,11 +300,13 @@ static dt_status add_link_events(sim_run_t *run, sim_faults_t *f, sim_fault_kind
                                 i + 1, specs[i].target);
         f->links = realloc(f->links, sizeof(sg_link_t) * (f->n_links + k));
         f->link_bw = realloc(f->link_bw, sizeof(double) * (f->n_links + k));
-        DT_CHECK(f->links && f->link_bw, "out of memory");
+        f->link_lat = realloc(f->link_lat, sizeof(double) * (f->n_links + k));
+        DT_CHECK(f->links && f->link_bw && f->link_lat, "out of memory");
         size_t first = f->n_links;
         for (size_t j = 0; j < k; j++) {
             f->links[first + j] = found[j];
             f->link_bw[first + j] = sg_link_get_bandwidth(found[j]);
+            f->link_lat[first + j] = sg_link_get_latency(found[j]);
         }
         f->n_links += k;
         int down = kind == SIM_FAULT_LINK_DOWN;
@@ -265,12 +315,14 @@ static dt_status add_link_events(sim_run_t *run, sim_faults_t *f, sim_fault_kind
         ev->link0 = first;
         ev->n_links = k;
         ev->bw = down ? LINK_DOWN_BW : specs[i].value;
+        ev->latency = specs[i].latency;
         if (isfinite(specs[i].until)) {
             ev = event_add(f, specs[i].until, EV_LINK, down ? "link-up" : "link-restore",
                            specs[i].target);
             ev->link0 = first;
             ev->n_links = k;
             ev->bw = -1;
+            ev->latency = specs[i].latency;
         }
     }
     return DT_OK;
@@ -302,6 +354,8 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
     }
     free(all);
 
+    /* a straggler asked live changes a host's factor: compute goes through it from the start */
+    f->slows = sc->live_hosts;
     /* per-host slowdown drawn for each worker host, in rank order */
     sim_slowdown_t sd;
     dt_err_t e;
@@ -397,6 +451,7 @@ void sim_faults_free(sim_run_t *run)
     free(f->iv);
     free(f->links);
     free(f->link_bw);
+    free(f->link_lat);
     free(f);
     run->faults = NULL;
 }
@@ -529,7 +584,10 @@ static void node_restart(sim_run_t *run, sim_node_t *n)
     sim_spawn(run, n, n->entry);
 }
 
-static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why)
+/* Turns h off; the faults row says why, when it comes back and (asked live) the item that
+ * replays it, "; replay: crash = ..." (or ""). */
+static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why,
+                  const char *replay)
 {
     if (h->down || !sg_host_is_on(h->host))
         return;
@@ -543,12 +601,14 @@ static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why)
     h->down = 1;
     nodes_on(run, h->host, node_down);
     if (isfinite(h->recover_at))
-        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; back at %.6gs", why,
-                      h->recover_at);
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; back at %.6gs%s", why,
+                      h->recover_at, replay);
     else if (h->random_down && f->mttr > 0)
-        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; repair drawn", why);
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; repair drawn%s", why,
+                      replay);
     else
-        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; never back", why);
+        sim_fault_log(run, "host-crash", sg_host_get_name(h->host), "%s; never back%s", why,
+                      replay);
     sg_host_turn_off(h->host);
 }
 
@@ -568,12 +628,18 @@ static void recover(sim_run_t *run, sim_faults_t *f, fhost_t *h)
 
 static void link_event(sim_run_t *run, sim_faults_t *f, const event_t *e)
 {
+    const double *platform = e->latency ? f->link_lat : f->link_bw;
     for (size_t i = e->link0; i < e->link0 + e->n_links; i++)
-        sg_link_set_bandwidth(f->links[i], e->bw < 0 ? f->link_bw[i] : e->bw);
-    char bw[32];
-    scenario_format_bandwidth(e->bw < 0 ? f->link_bw[e->link0] : e->bw, bw, sizeof bw);
+        (e->latency ? sg_link_set_latency : sg_link_set_bandwidth)(
+            f->links[i], e->bw < 0 ? platform[i] : e->bw);
+    char v[32];
+    double now = e->bw < 0 ? platform[e->link0] : e->bw;
+    if (e->latency)
+        snprintf(v, sizeof v, "%.6gs latency", now);
+    else
+        scenario_format_bandwidth(now, v, sizeof v);
     sim_fault_log(run, e->kind, e->target, "%zu link%s at %s", e->n_links,
-                  e->n_links == 1 ? "" : "s", bw);
+                  e->n_links == 1 ? "" : "s", v);
 }
 
 static void injector(sim_node_t *unused)
@@ -605,7 +671,7 @@ static void injector(sim_node_t *unused)
             rh->random_down = 1;
             rh->next_failure = 0; /* redrawn at recovery */
             rh->recover_at = f->mttr > 0 ? t + draw_exp(&f->rng, f->mttr) : INFINITY;
-            crash(run, f, rh, "random failure (mtbf)");
+            crash(run, f, rh, "random failure (mtbf)", "");
         } else {
             const event_t *e = &f->ev[f->next_ev++];
             fhost_t *h = e->type == EV_LINK ? NULL : &f->hosts[e->host];
@@ -617,7 +683,7 @@ static void injector(sim_node_t *unused)
                         h->recover_at = f->ev[j].t;
                         break;
                     }
-                crash(run, f, h, "scheduled crash");
+                crash(run, f, h, "scheduled crash", "");
             } else if (e->type == EV_RECOVER) {
                 recover(run, f, h);
             } else {
@@ -626,6 +692,157 @@ static void injector(sim_node_t *unused)
         }
     }
     f->injector_running = 0;
+}
+
+/* ---- host changes asked while the run runs (dtsim serve's page, faults.live_hosts) ------- */
+
+static void live_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    live_act_t *a = sg_actor_get_data(sg_actor_self());
+    sim_run_t *run = a->node.run;
+    sim_faults_t *f = run->faults;
+    if (a->kind != LIVE_SLOW_END) {
+        sg_actor_sleep_until(a->at);
+        if (run->ended)
+            return;
+    }
+    if (a->kind == LIVE_LATENCY) {
+        for (size_t i = 0; i < a->n_links; i++)
+            sg_link_set_latency(a->links[i], a->value);
+        sim_fault_log(run, "link-degrade", a->target, "%zu link%s at %.6gs latency, asked "
+                      "live%s", a->n_links, a->n_links == 1 ? "" : "s", a->value, a->replay);
+        return;
+    }
+    if (a->kind == LIVE_CRASH) {
+        a->h->recover_at = isfinite(a->secs) ? a->at + a->secs : INFINITY;
+        crash(run, f, a->h, "asked live", a->replay);
+    }
+    if (!isfinite(a->secs))
+        return;
+    sg_actor_sleep_for(a->secs);
+    if (run->ended)
+        return;
+    if (a->kind == LIVE_CRASH) {
+        recover(run, f, a->h);
+    } else {
+        a->h->factor /= a->value;
+        sim_fault_log(run, "straggler-end", sg_host_get_name(a->h->host), "compute at x%g "
+                      "again", a->h->factor);
+    }
+}
+
+/* Starts the actor of a live change on a host that stays on (the control host of a generated
+ * platform, else another host of the run). */
+static dt_status live_start(sim_run_t *run, live_act_t *a, dt_err_t *err)
+{
+    sim_faults_t *f = run->faults;
+    sg_host_t on = NULL;
+    for (size_t i = 0; i < f->n_hosts && !on; i++)
+        if (!strcmp(sg_host_get_name(f->hosts[i].host), SIM_PLATFORM_CONTROL_HOST))
+            on = f->hosts[i].host;
+    for (size_t i = 0; i < f->n_hosts && !on; i++)
+        if (&f->hosts[i] != a->h && sg_host_is_on(f->hosts[i].host))
+            on = f->hosts[i].host;
+    if (!on)
+        return dt_err_input(err, "no other host is on to play the change from");
+    snprintf(a->node.name, sizeof a->node.name, "live-change-%d", f->n_live);
+    a->node.run = run;
+    a->node.host = (sim_host_t)on;
+    a->node.role = "injector";
+    a->node.finished = 1; /* not a node of the run */
+    sg_actor_t actor = sg_actor_init(a->node.name, on);
+    sg_actor_set_data(actor, &a->node);
+    sg_actor_daemonize(actor);
+    sg_actor_start(actor, live_main, 0, NULL);
+    return DT_OK;
+}
+
+/* A free slot for a live change's actor. */
+static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target,
+                             dt_err_t *err)
+{
+    if (f->n_live == LIVE_ACTS) {
+        dt_err_input(err, "a run takes at most %d changes of this kind", LIVE_ACTS);
+        return NULL;
+    }
+    live_act_t *a = &f->live[f->n_live];
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    snprintf(a->target, sizeof a->target, "%s", target);
+    return a;
+}
+
+/* The host a live change names, and a free slot for its actor. */
+static dt_status live_target(sim_run_t *run, live_kind_t kind, const char *target, fhost_t **h,
+                             live_act_t **a, dt_err_t *err)
+{
+    sim_faults_t *f = run->faults;
+    sg_host_t host = f && run->sc->live_hosts ? target_host(run, target) : NULL;
+    if (!f || !run->sc->live_hosts)
+        return dt_err_input(err, "this run's scenario does not take host changes "
+                                 "(faults.live_hosts = no)");
+    if (!host || !(*h = host_of(f, host))) {
+        char hint[160];
+        hosts_hint(run, hint, sizeof hint);
+        return dt_err_input(err, "no node or host named \"%s\" (expected %s)", target, hint);
+    }
+    if (!(*a = live_slot(f, kind, target, err)))
+        return DT_ERR_INPUT;
+    (*a)->h = *h;
+    return DT_OK;
+}
+
+/* " for D" of a replay item, or nothing for a change that lasts. */
+static void for_text(char *buf, size_t n, double secs)
+{
+    if (isfinite(secs))
+        snprintf(buf, n, " for %.17gs", secs);
+    else
+        buf[0] = 0;
+}
+
+dt_status sim_fault_crash_now(sim_run_t *run, const char *target, double secs, dt_err_t *err)
+{
+    fhost_t *h;
+    live_act_t *a;
+    if (live_target(run, LIVE_CRASH, target, &h, &a, err))
+        return DT_ERR_INPUT;
+    if (h->down)
+        return dt_err_input(err, "%s is down already", target);
+    char dur[48];
+    for_text(dur, sizeof dur, secs);
+    a->at = sim_now() + LIVE_DELAY;
+    snprintf(a->replay, sizeof a->replay, "; replay: crash = %s at %.17gs%s", target, a->at,
+             dur);
+    a->secs = secs;
+    if (live_start(run, a, err))
+        return DT_ERR_INPUT;
+    run->faults->n_live++;
+    return DT_OK;
+}
+
+dt_status sim_fault_straggler_now(sim_run_t *run, const char *target, double factor,
+                                  double secs, dt_err_t *err)
+{
+    fhost_t *h;
+    live_act_t *a;
+    if (live_target(run, LIVE_SLOW_END, target, &h, &a, err))
+        return DT_ERR_INPUT;
+    if (isfinite(secs)) {
+        a->value = factor;
+        a->secs = secs;
+        if (live_start(run, a, err))
+            return DT_ERR_INPUT;
+        run->faults->n_live++;
+    }
+    h->factor *= factor;
+    char dur[48];
+    for_text(dur, sizeof dur, secs);
+    sim_fault_log(run, "straggler", target, "compute x%g from its next step, asked live; "
+                  "replay: straggler = %s x%g at %.17gs%s", factor, target, factor, sim_now(),
+                  dur);
+    return DT_OK;
 }
 
 static sim_node_t injector_node;

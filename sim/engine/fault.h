@@ -62,11 +62,23 @@ int sim_fault_workers_left(const struct sim_run *run);
 void sim_fault_node_finished(struct sim_run *run);
 
 /* A link change asked while the run runs (dtsim serve's page, faults.live_links): the links
- * target names (as a link_degrade LINK does) carry bw bytes/s from now on; a link-degrade
- * row of the faults table gives the link_degrade item that replays it (bw_text as written).
+ * target names (as a link_degrade LINK does) carry value bytes/s from now on (latency: take
+ * value seconds of latency); a link-degrade row of the faults table gives the link_degrade
+ * item that replays it (text: the value as written).
  * DT_ERR_INPUT, the run unchanged, when no link matches. */
-dt_status sim_fault_link_now(struct sim_run *run, const char *target, double bw,
-                             const char *bw_text, dt_err_t *err);
+dt_status sim_fault_link_now(struct sim_run *run, const char *target, double value,
+                             int latency, const char *text, dt_err_t *err);
+
+/* Host changes asked while the run runs (faults.live_hosts). A crash of target's host now,
+ * back after secs (INFINITY: never), played by an actor on another host; its host-crash row
+ * names the crash item that replays it. A straggler: target's host computes factor times
+ * slower from its next compute on, for secs (INFINITY: to the end); its straggler row names
+ * the straggler item (which also slows a compute under way at that moment). DT_ERR_INPUT,
+ * the run unchanged, when the scenario does not take host changes or no host matches. */
+dt_status sim_fault_crash_now(struct sim_run *run, const char *target, double secs,
+                              dt_err_t *err);
+dt_status sim_fault_straggler_now(struct sim_run *run, const char *target, double factor,
+                                  double secs, dt_err_t *err);
 
 /* Stops the fault injector (the run has ended; not from the injector itself). */
 void sim_faults_stop(struct sim_run *run);

@@ -277,30 +277,85 @@ static void json_num(FILE *f, const char *key, double v)
     fprintf(f, isfinite(v) ? ",\"%s\":%.9g" : ",\"%s\":null", key, isfinite(v) ? v : 0.0);
 }
 
-/* A link change asked, "link TARGET BANDWIDTH" (from the page) or "TARGET BANDWIDTH" (typed
- * under the terminal view): applied when the scenario allows it; lv->note says what became
+/* A link change, "link TARGET BANDWIDTH" or "latency TARGET LATENCY" (TARGET BANDWIDTH typed
+ * under the terminal view), applied when the scenario takes link changes. */
+static void link_command(sim_run_t *run, struct sim_live *lv, int latency, const char *target,
+                         const char *text)
+{
+    double v;
+    dt_err_t err;
+    if (!run->sc->live_links)
+        snprintf(lv->note, sizeof lv->note, "refused: this run's scenario does not take link "
+                                            "changes (faults.live_links = no)");
+    else if (!latency && (scenario_parse_bandwidth(text, &v, &err) ||
+                          !scenario_simulable(SIM_Q_BANDWIDTH, v)))
+        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a bandwidth such as 100Mbps",
+                 text);
+    else if (latency && (scenario_parse_time(text, &v, &err) ||
+                         !scenario_simulable(SIM_Q_LATENCY, v)))
+        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a latency such as 20ms",
+                 text);
+    else if (sim_fault_link_now(run, target, v, latency, text, &err))
+        snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
+    else
+        snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target,
+                 text, sim_now());
+}
+
+/* A host change, "crash TARGET [for DURATION]" or "straggler TARGET xFACTOR [for DURATION]",
+ * checked as the scenario's crash and straggler items are, applied when the scenario takes
+ * host changes. */
+static void host_command(sim_run_t *run, struct sim_live *lv, int crash, const char *rest)
+{
+    char item[200];
+    sim_fault_spec_t spec;
+    size_t n;
+    dt_err_t err;
+    /* the item as a scenario writes it, a crash at 0 s: checked by the same parser */
+    size_t name = strcspn(rest, " ");
+    if (crash)
+        snprintf(item, sizeof item, "%.*s at 0s%s", (int)name, rest, rest + name);
+    else
+        snprintf(item, sizeof item, "%s", rest);
+    if (sim_fault_spec_parse(crash ? SIM_FAULT_CRASH : SIM_FAULT_STRAGGLER, item, &spec, 1, &n,
+                             &err)) {
+        snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
+        return;
+    }
+    if (n != 1 || spec.at != 0) { /* "at" is now */
+        snprintf(lv->note, sizeof lv->note, "refused: expected crash TARGET [for DURATION] or "
+                                            "straggler TARGET xFACTOR [for DURATION]");
+        return;
+    }
+    dt_status st = crash ? sim_fault_crash_now(run, spec.target, spec.until, &err)
+                         : sim_fault_straggler_now(run, spec.target, spec.value, spec.until, &err);
+    if (st)
+        snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
+    else
+        snprintf(lv->note, sizeof lv->note, "%s %s from %.6g s (a faults row)",
+                 crash ? "crash of" : "straggler", spec.target, sim_now());
+}
+
+/* A change asked from the page or typed under the terminal view; lv->note says what became
  * of it. */
 static void apply_command(sim_run_t *run, struct sim_live *lv, const char *line)
 {
-    char target[SIM_FAULT_TARGET], bw_text[32];
-    double bw;
-    dt_err_t err;
-    if (!strncmp(line, "link ", 5))
-        line += 5;
-    if (sscanf(line, "%63s %31s", target, bw_text) != 2) {
-        snprintf(lv->note, sizeof lv->note, "not a link change: expected LINK BANDWIDTH");
-    } else if (!run->sc->live_links) {
-        snprintf(lv->note, sizeof lv->note, "refused: this run's scenario does not take link "
-                                            "changes (faults.live_links = no)");
-    } else if (scenario_parse_bandwidth(bw_text, &bw, &err) ||
-               !scenario_simulable(SIM_Q_BANDWIDTH, bw)) {
-        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a bandwidth such as 100Mbps",
-                 bw_text);
-    } else if (sim_fault_link_now(run, target, bw, bw_text, &err)) {
-        snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
+    char verb[16] = "", target[SIM_FAULT_TARGET], text[32];
+    char rest[200];
+    sscanf(line, "%15s", verb);
+    int is_link = !strcmp(verb, "link"), is_latency = !strcmp(verb, "latency");
+    int is_crash = !strcmp(verb, "crash"), is_straggler = !strcmp(verb, "straggler");
+    if (is_link || is_latency || is_crash || is_straggler)
+        line += strlen(verb) + 1;
+    if (is_crash || is_straggler) {
+        snprintf(rest, sizeof rest, "%s", line);
+        rest[strcspn(rest, "\r\n")] = 0;
+        host_command(run, lv, is_crash, rest);
+    } else if (sscanf(line, "%63s %31s", target, text) == 2) {
+        link_command(run, lv, is_latency, target, text);
     } else {
-        snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target,
-                 bw_text, sim_now());
+        snprintf(lv->note, sizeof lv->note, "not a change: expected LINK BANDWIDTH, latency LINK "
+                                            "LATENCY, crash HOST or straggler HOST xFACTOR");
     }
 }
 
@@ -418,9 +473,9 @@ static void publish(sim_run_t *run, double now, int final)
     json_str(f, sc->name);
     fprintf(f, ",\"strategy\":");
     json_str(f, sc->strategy->name);
-    fprintf(f, ",\"done\":%d,\"live_links\":%d,\"step\":%ld,\"steps\":%ld,\"evals\":%ld,"
-               "\"msgs_posted\":%ld,\"msgs_recv\":%ld",
-            final, sc->live_links, step, run->total_steps, run->evals, sim_posted_sends(),
+    fprintf(f, ",\"done\":%d,\"live_links\":%d,\"live_hosts\":%d,\"step\":%ld,\"steps\":%ld,"
+               "\"evals\":%ld,\"msgs_posted\":%ld,\"msgs_recv\":%ld",
+            final, sc->live_links, sc->live_hosts, step, run->total_steps, run->evals, sim_posted_sends(),
             run->msgs_recv);
     /* messages in flight on average since the last write and since the start (the count at
      * this instant says little: the view is written between steps, when a synchronous
@@ -461,6 +516,13 @@ static void publish(sim_run_t *run, double now, int final)
             fputs(k++ ? "," : "", f);
             json_str(f, name);
         }
+    }
+    /* every node a teacher may crash or slow */
+    fprintf(f, "],\"node_names\":[");
+    for (int k = 0; sc->live_hosts && k < n_nodes && k < LIVE_LINK_NAMES; k++) {
+        fputs(k ? "," : "", f);
+        json_str(f, k < run->n_servers ? run->servers[k].name
+                                       : run->workers[k - run->n_servers].name);
     }
     fprintf(f, "]}\n");
     for (size_t i = 0; i < lv->n_links; i++)

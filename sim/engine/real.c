@@ -59,7 +59,8 @@ static const char *fault_key(const scenario_t *sc, int first)
         "faults.client_down",  "faults.client_latency", "faults.crash",
         "faults.link_down",    "faults.link_degrade", "faults.straggler",
         "faults.slowdown",     "faults.mtbf",         "faults.dropout",
-        "faults.deadline",     "faults.over_select",  "faults.availability"};
+        "faults.deadline",     "faults.over_select",  "faults.availability",
+        "faults.live_hosts"};
     for (size_t i = (size_t)first; i < sizeof keys / sizeof *keys; i++)
         if (scenario_key_given(sc, keys[i]))
             return keys[i];
@@ -181,6 +182,11 @@ static dt_status shapes_make(sim_run_t *run, dt_err_t *err)
                                  "item %zu: real mode degrades a host's link: name a node or "
                                  "a host (\"%s\" is neither)",
                                  i + 1, specs[i].target);
+        if (specs[i].latency)
+            return scenario_fail(sc, err, "faults.link_degrade",
+                                 "item %zu: real mode reshapes a link's bandwidth only (\"to\" "
+                                 "a latency is simulated)",
+                                 i + 1);
         real_shape_t *x = &r->shapes[r->n_shapes++];
         *x = (real_shape_t){specs[i].at, host, specs[i].value, "", 0};
         snprintf(x->target, sizeof x->target, "%s", specs[i].target);

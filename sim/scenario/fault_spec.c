@@ -15,7 +15,7 @@ static const char *const kind_names[] = {"crash", "link_down", "link_degrade", "
 static const char *const kind_syntax[] = {
     "TARGET at TIME [for DURATION | until TIME]",
     "LINK at TIME [for DURATION | until TIME]",
-    "LINK at TIME to BANDWIDTH [for DURATION | until TIME]",
+    "LINK at TIME to BANDWIDTH|LATENCY [for DURATION | until TIME]",
     "TARGET xFACTOR [at TIME] [for DURATION | until TIME]",
 };
 
@@ -49,6 +49,34 @@ static dt_status parse_factor(const char *w, double *out, dt_err_t *err)
                                  "in (0, 1e6], e.g. x4 or x0.5)",
                             w);
     *out = f;
+    return DT_OK;
+}
+
+/* link_degrade's "to VALUE": a bandwidth (100Mbps), or a latency (50ms) the links take
+ * instead of the platform's. */
+static dt_status degrade_value(const char *w, sim_fault_spec_t *s, dt_err_t *err)
+{
+    dt_err_t e;
+    if (scenario_parse_bandwidth(w, &s->value, &e) == DT_OK) {
+        if (s->value <= 0)
+            return dt_err_input(err, "bandwidth %s must be > 0 (use link_down for a dead link)",
+                                w);
+        if (!scenario_simulable(SIM_Q_BANDWIDTH, s->value))
+            return dt_err_input(err, "bandwidth %s is beyond what SimGrid's solver computes "
+                                     "with (expected %s)",
+                                w, scenario_simulable_range(SIM_Q_BANDWIDTH));
+        return DT_OK;
+    }
+    dt_err_t te;
+    if (scenario_parse_time(w, &s->value, &te) != DT_OK)
+        return dt_err_input(err, "\"%s\" is neither a bandwidth such as 100Mbps nor a latency "
+                                 "such as 50ms",
+                            w);
+    s->latency = 1;
+    if (!scenario_simulable(SIM_Q_LATENCY, s->value))
+        return dt_err_input(err, "latency %s is beyond what SimGrid's solver computes with "
+                                 "(expected %s)",
+                            w, scenario_simulable_range(SIM_Q_LATENCY));
     return DT_OK;
 }
 
@@ -93,17 +121,11 @@ static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t 
                             kind_syntax[kind]);
     if (kind == SIM_FAULT_LINK_DEGRADE) {
         if (i + 1 >= n || strcmp(w[i], "to"))
-            return dt_err_input(err, "\"%s\" lacks \"to BANDWIDTH\" (expected %s)", w[0],
-                                kind_syntax[kind]);
-        if (scenario_parse_bandwidth(w[i + 1], &s->value, &e))
-            return dt_err_input(err, "%s", e.msg);
-        if (s->value <= 0)
-            return dt_err_input(err, "bandwidth %s must be > 0 (use link_down for a dead link)",
-                                w[i + 1]);
-        if (!scenario_simulable(SIM_Q_BANDWIDTH, s->value))
-            return dt_err_input(err, "bandwidth %s is beyond what SimGrid's solver computes "
-                                     "with (expected %s)",
-                                w[i + 1], scenario_simulable_range(SIM_Q_BANDWIDTH));
+            return dt_err_input(err, "\"%s\" lacks \"to BANDWIDTH\" or \"to LATENCY\" "
+                                     "(expected %s)",
+                                w[0], kind_syntax[kind]);
+        if (degrade_value(w[i + 1], s, err))
+            return DT_ERR_INPUT;
         i += 2;
     }
     if (i < n && (!strcmp(w[i], "for") || !strcmp(w[i], "until"))) {

@@ -6,7 +6,7 @@
  * Event lists are comma-separated items, or "none":
  *   crash         TARGET at TIME [for DURATION | until TIME]   (no end: never recovers)
  *   link_down     LINK at TIME [for DURATION | until TIME]
- *   link_degrade  LINK at TIME to BANDWIDTH [for DURATION | until TIME]
+ *   link_degrade  LINK at TIME to BANDWIDTH|LATENCY [for DURATION | until TIME]
  *   straggler     TARGET xFACTOR [at TIME] [for DURATION | until TIME]
  * TARGET is a node (worker-3, server-0, client-2) or a host name; LINK a link name, a
  * link name without its _UP/_DOWN suffix (both directions), or a node or host (its own
@@ -34,7 +34,8 @@ typedef struct sim_fault_spec {
     char target[SIM_FAULT_TARGET];
     double at;       /* simulated seconds */
     double until;    /* end, INFINITY: never */
-    double value;    /* link_degrade: bandwidth (bytes/s); straggler: slowdown factor */
+    double value;    /* link_degrade: bandwidth (bytes/s) or latency (s); straggler: factor */
+    int latency;     /* link_degrade: value is the links' latency (to 50ms), not bandwidth */
 } sim_fault_spec_t;
 
 /* Parses an event list of one kind into out[0..*count) (at most cap items); "none" and ""

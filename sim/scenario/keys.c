@@ -413,9 +413,13 @@ static const key_desc_t builtin_keys[] = {
              "none, or LINK at TIME to BANDWIDTH [for DURATION | until TIME], ...",
              "links whose bandwidth drops for an interval"),
     K_BOOL("faults", "live_links", "no", live_links,
-           "the run takes link bandwidth changes from dtsim serve's page while it runs (dtsim "
-           "run --publish); it is set up as a run with link faults is, and each change is a "
-           "faults row naming the link_degrade item that replays it"),
+           "the run takes link bandwidth and latency changes from dtsim serve's page while it "
+           "runs (dtsim run --publish); it is set up as a run with link faults is, and each "
+           "change is a faults row naming the link_degrade item that replays it"),
+    K_BOOL("faults", "live_hosts", "no", live_hosts,
+           "the run takes host crashes and stragglers from dtsim serve's page while it runs "
+           "(dtsim run --publish); it is set up as a run with faults is, and each change is a "
+           "faults row naming the crash or straggler item that replays it"),
     K_CUSTOM("faults", "straggler", "none", parse_straggler, format_straggler,
              "none, or TARGET xFACTOR [at TIME] [for DURATION | until TIME], ...",
              "compute slowdown of a node or host (x4: four times slower; at most x1e6), always "

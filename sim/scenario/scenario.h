@@ -287,6 +287,7 @@ typedef struct scenario {
     char link_down[SCENARIO_STR];
     char link_degrade[SCENARIO_STR];
     int live_links;                   /* the run takes link changes from dtsim serve's page */
+    int live_hosts;                   /* and host crashes and stragglers */
     char straggler[SCENARIO_STR];     /* "worker-1 x4, worker-2 x2 at 1s for 3s" */
     char slowdown[64];                /* none, uniform:LO:HI, lognormal:SIGMA */
     double mtbf, mttr;                /* random worker crashes, seconds; 0 = none / never

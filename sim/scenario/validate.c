@@ -22,7 +22,8 @@ int scenario_has_client_devices(const scenario_t *sc)
 int scenario_has_faults(const scenario_t *sc)
 {
     return strcmp(sc->crash, "none") || strcmp(sc->link_down, "none") ||
-           strcmp(sc->link_degrade, "none") || sc->live_links || strcmp(sc->straggler, "none") ||
+           strcmp(sc->link_degrade, "none") || sc->live_links || sc->live_hosts ||
+           strcmp(sc->straggler, "none") ||
            strcmp(sc->slowdown, "none") || sc->mtbf > 0 || sc->dropout > 0 ||
            sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always");
 }
