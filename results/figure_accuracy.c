@@ -354,8 +354,11 @@ static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char
 
 /* Each drawn run's look, from its key label in its panel (so that a label looks the same in
  * every panel, as the key that panels share shows it): with more than one strategy among the
- * runs a colour per strategy and a dash per the rest of the label (what else tells the runs
- * apart: iid, shards:2, 1Gbps), else a colour and dash per label. */
+ * runs a colour per strategy and a dash (and marker) per the rest of the label (what else
+ * tells the runs apart: iid, shards:2, 1Gbps), else a colour and dash per label; when the
+ * rest is the same for every run (a strategy's curve of several bandwidths against bytes, a
+ * panel per bandwidth), the strategy's own dash too, so that its curves do not differ in
+ * colour alone. */
 static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, look_t *looks)
 {
     const results_runs_t *runs = f->runs;
@@ -397,7 +400,15 @@ static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, 
                 rests[n_rests++] = rest;
             else
                 free(rest);
-            looks[i] = n_kinds > 1 ? (look_t){k, r} : (look_t){r, r};
+            looks[i] = (look_t){k, r};
+        }
+    for (size_t p = 0; p < panels->n; p++)
+        for (size_t m = 0; m < panels->v[p].n; m++) {
+            look_t *l = &looks[panels->v[p].members[m]];
+            if (n_kinds < 2)
+                l->colour = l->dash;
+            else if (n_rests < 2)
+                l->dash = l->colour;
         }
     for (size_t r = 0; r < n_rests; r++)
         free(rests[r]);
