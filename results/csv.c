@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema_units.h"
+
 char *results_csv_double(char buf[RESULTS_DOUBLE_LEN], double v)
 {
     if (isnan(v)) {
@@ -53,6 +55,16 @@ void results_csv_text(FILE *f, const char *t)
         fputc(*t, f);
     }
     fputc('"', f);
+}
+
+void results_csv_header(FILE *f, const char *table, const char *column)
+{
+    char unit[32], name[256];
+    if (results_schema_unit(table, column, unit, sizeof unit))
+        snprintf(name, sizeof name, "%s (%s)", column, unit);
+    else
+        snprintf(name, sizeof name, "%s", column);
+    results_csv_text(f, name);
 }
 
 void results_csv_column(FILE *f, sqlite3_stmt *s, int col)

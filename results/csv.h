@@ -1,5 +1,6 @@
 /* Writing CSV (RFC 4180) for the export: text fields quoted when they need it, numbers in
- * their shortest round-trip form, a SQLite column as a field. */
+ * their shortest round-trip form, a SQLite column as a field, a column's name with its unit
+ * as a header field. */
 #ifndef DTSIM_RESULTS_CSV_H
 #define DTSIM_RESULTS_CSV_H
 
@@ -18,6 +19,11 @@ char *results_csv_double(char buf[RESULTS_DOUBLE_LEN], double v);
  * leading single quote, so that a spreadsheet shows it instead of running it (OWASP's
  * advice against CSV injection: a run named =HYPERLINK(...)). */
 void results_csv_text(FILE *f, const char *text);
+
+/* A header field: column `column` of table or view `table` by its name, and " (UNIT)" after
+ * it when schema.sql gives it a unit ("sim_time (s)", "host_joules (J)"), the form of the
+ * tidy table's "KEY (UNIT)". */
+void results_csv_header(FILE *f, const char *table, const char *column);
 
 /* Column col of the current row of statement s as one field: NULL empty, integers as
  * integers, reals by results_csv_double, text by results_csv_text. */

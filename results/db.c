@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "schema.h"
+#include "schema_units.h" /* results_schema_text */
 
 /* 'dtsi' in ASCII, as set by schema.sql. */
 #define RESULTS_APPLICATION_ID 1685353321
@@ -368,7 +368,7 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
                                 path);
         }
         if (version == 0) {
-            rc = sqlite3_exec(h, (const char *)results_schema_sql, NULL, NULL, NULL);
+            rc = sqlite3_exec(h, results_schema_text(), NULL, NULL, NULL);
             if (rc == SQLITE_OK)
                 rc = results_sql_int(h, "PRAGMA user_version", &version);
             if (rc != SQLITE_OK) {

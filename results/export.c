@@ -125,8 +125,11 @@ static dt_status table_csv(void *ctx, FILE *f, dt_err_t *err)
     if (sqlite3_prepare_v2(j->h, sql, -1, &s, NULL) != SQLITE_OK)
         return dt_err_input(err, "%s: %s: %s", j->db_path, j->table->name, sqlite3_errmsg(j->h));
     int cols = sqlite3_column_count(s);
-    for (int c = 0; c < cols; c++)
-        fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(s, c));
+    for (int c = 0; c < cols; c++) {
+        if (c)
+            fputc(',', f);
+        results_csv_header(f, j->table->name, sqlite3_column_name(s, c));
+    }
     fputc('\n', f);
     dt_status st = DT_OK;
     for (size_t r = 0; r < (j->n_runs ? j->n_runs : 1) && st == DT_OK; r++) {

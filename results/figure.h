@@ -18,9 +18,13 @@
 #define FIG_WIDTH 1000        /* pixels of a one-panel figure, unless --size says otherwise */
 #define FIG_HEIGHT 600
 #define FIG_MIN_SCALE 0.6     /* fonts no smaller than 0.6 of their size in a small --size */
+#define FIG_PROJECTOR_TYPE 1.4 /* a projector's fonts and lines past its size's scale: 2.52
+                                * at 1920 x 1080, 11 points 37 pixels high (1/29 of it) */
 #define FIG_TITLE_MAX 40      /* characters of a fixed title: 400 pixels at 13 points */
 #define FIG_CAPTION_LINES 4   /* caption lines at most; the last one ends "..." if cut */
 #define FIG_MAX_CURVES 8      /* curves a panel holds before a figure splits into panels */
+/* Pixels a key's line sample takes: GP_KEY_SAMPLEN characters of the 11-point font. */
+#define FIG_KEY_SAMPLE_PX (GP_KEY_SAMPLEN * 8.8)
 
 /** What a figure is given, and what it fills in. */
 typedef struct fig {
@@ -41,6 +45,7 @@ typedef struct fig {
     char *caption[FIG_CAPTION_LINES]; /* lines under the panels (fig_caption), malloc'ed */
     size_t n_caption;
     size_t panels;      /* panels begun (fig_panel) */
+    size_t *panel_at;   /* where each panel's text begins in body: a projector's screens */
     char *note;         /* why it was skipped, or what it leaves out (fig_note) */
     size_t note_size;
 } fig_t;
@@ -118,16 +123,22 @@ void fig_caption_runs(fig_t *f);
  *  FIG_HEIGHT, at least FIG_MIN_SCALE): the layout is the same and the text grows with the
  *  image, where 1920 x 1080 had made it smaller. The image is --size in pixels (the height
  *  scaled by f->height / FIG_HEIGHT: a figure of stacked panels stays taller), so these
- *  are its pixels over fig_scale. */
+ *  are its pixels over fig_scale. On a projector the image is the screen (--size, or
+ *  1920 x 1080) whatever the panels, and fig_scale FIG_PROJECTOR_TYPE times larger. */
 int fig_width(const fig_t *f);
 int fig_height(const fig_t *f);
 double fig_scale(const fig_t *f);
+/** Whether the figure is drawn for a projector (results_plot_opts_t.projector). */
+int fig_projector(const fig_t *f);
 /** Starts a panel at (x, y), w wide and h high, in fractions of the frame between the title
- *  and the caption (y from the bottom). Every plot command follows one. */
+ *  and the caption (y from the bottom). Every plot command follows one, on a line that
+ *  starts with "plot " (plot.c finds a projector's screens by them). */
 void fig_panel(fig_t *f, double x, double y, double w, double h);
-/** Starts panel p of a grid of rows x cols, filled row by row from the top left. */
+/** Starts panel p of a grid of rows x cols, filled row by row from the top left; on a
+ *  projector, the whole frame: each panel is a screen of its own. */
 void fig_grid_panel(fig_t *f, size_t p, size_t rows, size_t cols);
-/** Columns of a grid of n panels: 2 when there are several and the image is wide enough. */
+/** Columns of a grid of n panels: 2 when there are several and the image is wide enough;
+ *  1 on a projector. */
 size_t fig_grid_cols(const fig_t *f, size_t n);
 /** Legend labels for runs idx[0..n) alone, as the figure's own labels are for every run: the
  *  values that tell these runs apart (a panel's runs share the panel's value). malloc'ed, as

@@ -92,7 +92,7 @@ static void key_entry(gp_t *g, look_t look, const char *label)
 {
     gp_printf(g, ", \\\n     keyentry with linespoints ");
     gp_curve_look(g, look.colour, look.dash);
-    gp_printf(g, " ps 0.9 title ");
+    gp_printf(g, " ps 0.9*marker title ");
     gp_text(g, label);
 }
 
@@ -106,8 +106,8 @@ static void curve_plot(gp_t *g, size_t run, size_t points, look_t look, size_t p
     gp_line_look(g, look.colour, look.dash);
     gp_printf(g, " notitle, \\\n     $run%zu every %zu::%zu using 1:2 with points ", run, every,
               phase * every / (curves ? curves : 1));
-    gp_point_look(g, look.colour);
-    gp_printf(g, " ps 0.9 notitle");
+    gp_point_look(g, look.colour, look.dash);
+    gp_printf(g, " ps 0.9*marker notitle");
     if (keyed)
         key_entry(g, look, label);
 }
@@ -354,8 +354,11 @@ static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char
 
 /* Each drawn run's look, from its key label in its panel (so that a label looks the same in
  * every panel, as the key that panels share shows it): with more than one strategy among the
- * runs a colour per strategy and a dash per the rest of the label (what else tells the runs
- * apart: iid, shards:2, 1Gbps), else a colour and dash per label. */
+ * runs a colour per strategy and a dash (and marker) per the rest of the label (what else
+ * tells the runs apart: iid, shards:2, 1Gbps), else a colour and dash per label; when the
+ * rest is the same for every run (a strategy's curve of several bandwidths against bytes, a
+ * panel per bandwidth), the strategy's own dash too, so that its curves do not differ in
+ * colour alone. */
 static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, look_t *looks)
 {
     const results_runs_t *runs = f->runs;
@@ -397,7 +400,15 @@ static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, 
                 rests[n_rests++] = rest;
             else
                 free(rest);
-            looks[i] = n_kinds > 1 ? (look_t){k, r} : (look_t){r, r};
+            looks[i] = (look_t){k, r};
+        }
+    for (size_t p = 0; p < panels->n; p++)
+        for (size_t m = 0; m < panels->v[p].n; m++) {
+            look_t *l = &looks[panels->v[p].members[m]];
+            if (n_kinds < 2)
+                l->colour = l->dash;
+            else if (n_rests < 2)
+                l->dash = l->colour;
         }
     for (size_t r = 0; r < n_rests; r++)
         free(rests[r]);
@@ -485,8 +496,10 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
             longest = fmax(longest, gp_text_width(labels[p][m]));
         most = panels.v[p].n > most ? panels.v[p].n : most;
     }
-    double char_px = many ? 6.8 : 8.2; /* the key's font: 9 points in panels, else 11 */
-    int below = !shared_key && 60 + char_px * (double)longest > panel_w / 3;
+    /* the key's font: 9 points in panels, else (and in a projector's screens) 11 */
+    int small_key = many && !shared_key && !fig_projector(f);
+    double char_px = small_key ? 6.8 : 8.2;
+    int below = !shared_key && 38 + FIG_KEY_SAMPLE_PX + char_px * (double)longest > panel_w / 3;
     if (text == with_points)
         f->title = by_bytes ? "Next-token accuracy vs data sent"
                             : "Next-token accuracy vs simulated time";
@@ -512,11 +525,12 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         gp_printf(g, "set xlabel 'data sent by all hosts (%s)'\n", unit);
     if (below)
         gp_printf(g, "set key outside below left Left reverse height 1.5\n");
-    if (many && !shared_key)
-        gp_printf(g, "set key font ',9' spacing 1 samplen 2\n");
+    if (small_key)
+        gp_printf(g, "set key font ',9' spacing 1\n");
     /* a tic label every 60 pixels of a panel less its margins and key */
     int max_tics = (int)((panel_w - (below || shared_key ? 100 : panel_w / 3 + 100)) / 60);
-    size_t fits = (size_t)((panel_w - 110) / char_px); /* characters a key line holds */
+    /* characters a key line holds */
+    size_t fits = (size_t)((panel_w - 88 - FIG_KEY_SAMPLE_PX) / char_px);
     for (size_t p = 0; p < panels.n; p++) {
         fig_grid_panel(f, p, rows, cols);
         if (many) {
@@ -533,7 +547,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         fig_grid_panel(f, panels.n, rows, cols);
         gp_printf(g, "unset title\nunset xlabel\nunset ylabel\nunset border\nunset tics\n"
                      "unset grid\nunset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
-                     "set key inside center center Left reverse spacing 1.4 samplen 3\n"
+                     "set key inside center center Left reverse spacing 1.4\n"
                      "plot NaN notitle");
         for (size_t k = 0; k < n_styles; k++) { /* by look: a strategy's entries together */
             size_t s = 0;

@@ -231,7 +231,7 @@ static void time_panel(fig_t *f, const char *block, const size_t *shown, const d
                  "     $%s using 1:2:(plain($2)) with labels offset 0,0.7 tc rgb '#333333' "
                  "notitle\n",
               rounds ? "round" : "step", secs ? "s" : "ms", rounds ? "round" : "step",
-              logy ? ", log scale" : "", block, foot, gp_palette[rounds ? 3 : 0], block);
+              logy ? ", log scale" : "", block, foot, gp_colour(g, rounds ? 3 : 0), block);
     if (logy)
         gp_printf(g, "unset logscale y\nset format y\n");
     bars_unname(g, n);

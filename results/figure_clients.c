@@ -97,7 +97,7 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
     }
     fig_caption_runs(f);
     fig_grid_panel(f, 0, 2, 1);
-    gp_printf(g, "set key outside below center horizontal Left reverse samplen 2 width 2 "
+    gp_printf(g, "set key outside below center horizontal Left reverse width 2 "
                  "height 1.5\n"
                  "set title \"Each client's held-out accuracy, sorted\"\n"
                  "set xlabel 'clients ranked by their held-out accuracy (fraction, "
@@ -111,10 +111,10 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
         const results_clients_t *c = &cl[i];
         gp_printf(g, "%s$sorted%zu using 1:2 with linespoints ", s ? ", \\\n     " : "", s);
         gp_curve_style(g, i);
-        gp_printf(g, " ps 0.4 title ");
+        gp_printf(g, " ps 0.4*marker title ");
         gp_text(g, f->labels[i]);
         gp_printf(g, " . ': p10 %.1f%%, mean %.1f%%, spread %.1f points', \\\n"
-                     "     $p10_%zu using 1:2 with points lt %zu pt 7 ps 1.6 notitle",
+                     "     $p10_%zu using 1:2 with points lt %zu pt 7 ps 1.6*marker notitle",
                   100 * c->p10_acc, 100 * c->mean_acc, 100 * c->spread, s, i % GP_COLORS + 1);
     }
     gp_printf(g, "\nunset arrow 1\n");
@@ -130,7 +130,7 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
     for (size_t s = 0; s < n_shown; s++) {
         size_t i = shown[s];
         const results_clients_t *c = &cl[i];
-        gp_printf(g, "%s$part%zu using 1:2 with points lt %zu pt 7 ps 0.5 notitle, \\\n"
+        gp_printf(g, "%s$part%zu using 1:2 with points lt %zu pt 7 ps 0.5*marker notitle, \\\n"
                      "     $mean%zu using 1:2 with lines ",
                   s ? ", \\\n     " : "", s, i % GP_COLORS + 1, s);
         gp_line_style(g, i);

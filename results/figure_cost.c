@@ -27,7 +27,8 @@ static void cost_axis(gp_t *g, const char *axis, double lo, double hi)
 }
 
 /* One panel: a point per run at (seconds per step, y[i]), column `column` of its datablock,
- * the run's label in the key when `key` (the last panel's: the runs are the same). */
+ * the run's label in the key when `key` (the last panel's: the runs are the same; every
+ * panel's on a projector, where each is a screen of its own). */
 static void cost_panel(fig_t *f, const size_t *shown, size_t n, const double *x, const double *y,
                        int column, int key, const char *title, const char *ylabel)
 {
@@ -52,7 +53,7 @@ static void cost_panel(fig_t *f, const size_t *shown, size_t n, const double *x,
             continue;
         gp_printf(g, "%s$run%zu using 1:%d with points ", first ? "" : ", \\\n     ", i, column);
         gp_point_style(g, k);
-        gp_printf(g, " ps 1.6 title ");
+        gp_printf(g, " ps 1.6*marker title ");
         gp_text(g, f->labels[i]);
         first = 0;
     }
@@ -103,8 +104,8 @@ dt_status fig_cost(fig_t *f, dt_err_t *err)
     size_t panels = (priced > 0) + (powered > 0), p = 0;
     if (priced) {
         fig_grid_panel(f, p++, 1, panels);
-        cost_panel(f, shown, n_shown, x, dollars, 2, !powered, "Cost vs step time",
-                   "$ per 1000 samples");
+        cost_panel(f, shown, n_shown, x, dollars, 2, !powered || fig_projector(f),
+                   "Cost vs step time", "$ per 1000 samples");
     }
     if (powered) {
         fig_grid_panel(f, p++, 1, panels);

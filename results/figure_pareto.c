@@ -212,11 +212,11 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     }
     gp_printf(g, "plot ");
     if (n_pts)
-        gp_printf(g, "$runs using 1:2:3 with points pt 7 ps 1.3 lc palette title 'run', ");
+        gp_printf(g, "$runs using 1:2:3 with points pt 7 ps 1.3*marker lc palette title 'run', ");
     if (no_mem)
-        gp_printf(g, "$nomem using 1:2 with points pt 7 ps 1.3 lc rgb '#9a9a9a' "
+        gp_printf(g, "$nomem using 1:2 with points pt 7 ps 1.3*marker lc rgb '#9a9a9a' "
                      "title 'run, memory unknown', ");
-    gp_printf(g, "$front using 1:2 with points pt 6 ps 2.2 lw 1.5 lc rgb '#222222' "
+    gp_printf(g, "$front using 1:2 with points pt 6 ps 2.2*marker lw 1.5 lc rgb '#222222' "
                  "title 'Pareto front'\n");
     if (named < n_front)
         fig_note(f, "names %zu of the %zu runs on the Pareto front (the fastest)", named,

@@ -200,7 +200,7 @@ static dt_status fig_time_to_target(fig_t *f, dt_err_t *err)
     for (size_t gi = 0; gi < groups.n; gi++) {
         gp_printf(g, "%s$group%zu using 1:2 with linespoints ", gi ? ", \\\n     " : "", gi);
         gp_curve_style(g, gi);
-        gp_printf(g, " ps 1.1 title ");
+        gp_printf(g, " ps 1.1*marker title ");
         gp_text(g, groups.v[gi].key);
     }
     gp_printf(g, "\n");
@@ -308,7 +308,7 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
         gp_printf(g, "%s$group%zu using 1:($1*$2) with linespoints ", gi ? ", \\\n     " : "",
                   gi);
         gp_curve_style(g, gi);
-        gp_printf(g, " ps 1.1 title ");
+        gp_printf(g, " ps 1.1*marker title ");
         gp_text(g, groups.v[gi].key);
     }
     gp_printf(g, ", \\\n     x with lines lc rgb '#333333' dt 2 lw 1.5 title "
@@ -322,7 +322,7 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     for (size_t gi = 0; gi < groups.n; gi++) {
         gp_printf(g, "%s$group%zu using 1:2 with linespoints ", gi ? ", \\\n     " : "", gi);
         gp_curve_style(g, gi);
-        gp_printf(g, " ps 1.1 title ");
+        gp_printf(g, " ps 1.1*marker title ");
         gp_text(g, groups.v[gi].key);
     }
     gp_printf(g, ", \\\n     1 with lines lc rgb '#333333' dt 2 lw 1.5 title 'ideal (1)'\n");
@@ -395,13 +395,16 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
                    "(green)");
     fig_caption_runs(f);
     fig_acc_caption(f, text, n);
-    gp_printf(g, "set key outside below left Left reverse font ',9' spacing 1 samplen 2 "
+    /* keys of 9 points under panels side by side; of 11 on a projector's screen */
+    int projector = fig_projector(f);
+    gp_printf(g, "set key outside below left Left reverse font ',%d' spacing 1 "
                  "height 1.5\n"
                  "set xlabel 'simulated time (s)'\nset ylabel '%s'\n"
                  "set xrange [0:*]\n",
-              fig_acc_ylabel(text, n));
-    /* characters of 9 points a key under a panel holds */
-    size_t fits = (size_t)((fig_width(f) / (int)cols - 110) / 6.8);
+              projector ? 11 : 9, fig_acc_ylabel(text, n));
+    /* characters a key under a panel holds */
+    size_t fits = (size_t)((fig_width(f) / (int)cols - 88 - FIG_KEY_SAMPLE_PX) /
+                           (projector ? 8.2 : 6.8));
     fits = fits > RESULTS_PLOT_TEXT_MAX ? RESULTS_PLOT_TEXT_MAX : fits < 20 ? 20 : fits;
     for (size_t p = 0; p < n_panels; p++) {
         fig_grid_panel(f, p, rows, cols);
@@ -424,12 +427,11 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
             gp_printf(g, "%s$run%zu using 1:2 with linespoints ", first ? "" : ", ", i);
             /* runs with faults red and dashed, the others in the curve styles without red */
             if (fl[i].rows)
-                gp_printf(g, "lc rgb '%s' dt %s pt 5", gp_palette[2],
-                          gp_dashes[1 + faulty++ % (GP_DASHES - 1)]);
+                gp_curve_look(g, 2, 1 + faulty++ % (GP_DASHES - 1));
             else
                 gp_curve_style(g, clean < 2 ? clean : clean + 1);
             clean += !fl[i].rows;
-            gp_printf(g, " ps 0.5 title ");
+            gp_printf(g, " ps 0.5*marker title ");
             /* in a panel the scenario's name is clear: the swept values tell the runs apart */
             const char *name = runs->v[i].name, *slash = strchr(name, '/');
             char *label = fig_fit_label(slash && slash[1] ? slash + 1 : f->labels[i], fits);
@@ -459,8 +461,9 @@ done:
 const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
     [RESULTS_FIGURE_ACCURACY] = {"accuracy",
                                  "test accuracy vs simulated time, a curve per run: a\n"
-                                 "colour per strategy, a dash per other swept value (past\n"
-                                 "8, a panel per bandwidth or strategy, one time axis)",
+                                 "colour per strategy, a dash and marker per other swept\n"
+                                 "value (past 8, a panel per bandwidth or strategy, one\n"
+                                 "time axis)",
                                  fig_accuracy, 0},
     [RESULTS_FIGURE_ACCURACY_BYTES] = {"accuracy_bytes",
                                        "test accuracy vs data sent (MB or GB); equal curves\n"

@@ -31,17 +31,29 @@
 extern char **environ;
 
 /* Tableau 10: ten colours told apart on screen and on paper. */
-const char *const gp_palette[GP_COLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                           "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                           "#9c755f", "#bab0ac"};
-/* Eight dash patterns (lengths in line widths: solid, dashed, dotted, dash-dot, long dash,
- * short dash, long dash-dot-dot, dash-dash-dot) and eight point shapes (filled circle, square,
- * triangle, inverted triangle, diamond, then the open circle, square and triangle): what
- * tells curves apart once printed in gray. */
-const char *const gp_dashes[GP_DASHES] = {"1",           "(6,3)",         "(1.5,2.5)",
-                                          "(6,3,1.5,3)", "(12,4)",        "(3,3)",
-                                          "(12,3,1.5,3,1.5,3)", "(6,3,6,3,1.5,3)"};
-static const int point_types[GP_DASHES] = {7, 5, 9, 11, 13, 6, 4, 8};
+static const char *const paper_palette[GP_COLORS] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                     "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                                     "#9c755f", "#bab0ac"};
+/* The same hues in the same order (red third: the faults figure's runs with faults), darker
+ * and more saturated: a projector in a lit room washes light colours out, and Tableau's
+ * yellow, pink and gray nearly vanish against its white. */
+static const char *const projector_palette[GP_COLORS] = {"#1f5aa6", "#e07000", "#c8102e",
+                                                         "#00807a", "#2e8b2e", "#b08800",
+                                                         "#7b3294", "#d6338a", "#7f4f24",
+                                                         "#505050"};
+/* Eight dash patterns, on and off lengths in line widths (none: solid), ordered so that each
+ * is as unlike those before it as can be: solid, long dashes, dash-dot, dots (as long as the
+ * line is wide), short dashes, dash-dot-dot, long-short dashes, sparse dots; the longest
+ * period (13) is what GP_KEY_SAMPLEN lets a key show twice. Dashes that differed only in
+ * length (6,3 and 12,4) read alike from a few metres, and in a key shorter than one period
+ * not at all. Eight point shapes in the same order (filled circle, square, triangle, diamond,
+ * inverted triangle, then the open circle, square and triangle): what tells curves apart once
+ * printed in gray, or seen from the back of a room. */
+#define DASH_PARTS 6
+static const double dashes[GP_DASHES][DASH_PARTS] = {
+    {0},          {5, 2.5},           {5, 2, 1, 2}, {1, 1.5},
+    {2.5, 2},     {5, 2, 1, 2, 1, 2}, {5, 2, 2.5, 2}, {1, 4}};
+static const int point_types[GP_DASHES] = {7, 5, 9, 13, 11, 6, 4, 8};
 
 const char *const gp_format_ext[GP_FORMAT_COUNT] = {"png", "svg", "pdf"};
 
@@ -126,6 +138,7 @@ void gp_init(gp_t *g)
 {
     g->buf = NULL;
     g->len = 0;
+    g->theme = GP_THEME_PAPER;
     g->f = open_memstream(&g->buf, &g->len);
     DT_CHECK(g->f, "open_memstream: %s", strerror(errno));
 }
@@ -196,13 +209,39 @@ void gp_block_end(gp_t *g)
     fputs("EOD\n", g->f);
 }
 
+/* The curves' dash patterns as dash types GP_DASH_TYPE + i. gnuplot draws a unit of a dash
+ * pattern as half a line width in an svg and a quarter in the cairo terminals (measured:
+ * dt (6,3) at lw 2 is 6 pixels on, 3 off in an svg, 3 on and 1.5 off in a png): lengths in
+ * line widths are those times 2, or 4. Not the terminals' dashlength, which would stretch
+ * every other dash too (the grid's dots, the ideal lines). */
+static void gp_dash_types(gp_t *g, gp_format_t format)
+{
+    double unit = format == GP_SVG ? 2 : 4;
+    for (int d = 0; d < GP_DASHES; d++) {
+        gp_printf(g, "set dashtype %d %s", GP_DASH_TYPE + d, dashes[d][0] > 0 ? "(" : "solid");
+        for (int k = 0; k < DASH_PARTS && dashes[d][k] > 0; k++)
+            gp_printf(g, "%s%.6g", k ? "," : "", unit * dashes[d][k]);
+        gp_printf(g, "%s\n", dashes[d][0] > 0 ? ")" : "");
+    }
+}
+
 /* The terminal and the look shared by every figure. Fonts are sized as pngcairo draws them
  * (points at 96 dpi); the svg and pdfcairo terminals are scaled to match, so that a figure
  * has the same layout in every format. scale multiplies every font and line (a figure drawn
- * larger than its own size, laid out at its own size). */
+ * larger than its own size, laid out at its own size). The curves' dash types (dashes) are
+ * in line widths in every format (gp_dash_types).
+ *
+ * On a projector the ink is black on white, not white on black: projectors have a poor
+ * black, which a lit room turns gray, while a white screen stays the brightest thing in it,
+ * so dark lines on white keep the most contrast; the palette is darker (projector_palette),
+ * markers larger, the grid and the border darker (lines and type grow with the projector's
+ * scale: fig_scale). */
 static void gp_header(gp_t *g, gp_format_t format, int width, int height, double scale)
 {
-    gp_printf(g, "set encoding utf8\n");
+    int projector = g->theme == GP_THEME_PROJECTOR;
+    /* markers grow with the type: the terminals grow only their outlines (a ps 1 circle is 7
+     * pixels wide at fontscale 1 and 9 at 2.52), and svg has no pointscale */
+    gp_printf(g, "set encoding utf8\nmarker = %.6g\n", scale);
     if (format == GP_SVG)
         gp_printf(g, "set terminal svg size %d,%d fontscale %.6g linewidth %.6g font 'Sans,11' "
                      "noenhanced background rgb 'white'\n",
@@ -217,55 +256,59 @@ static void gp_header(gp_t *g, gp_format_t format, int width, int height, double
                      "font 'Sans,11' noenhanced background rgb 'white'\n",
                   width, height, scale, scale);
     gp_printf(g, "set termoption noenhanced\n");
+    gp_dash_types(g, format);
     for (int i = 0; i < GP_COLORS; i++)
-        gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps 0.8\n", i + 1, gp_palette[i]);
+        gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps %s*marker\n", i + 1,
+                  gp_colour(g, i), projector ? "1.2" : "0.8");
     gp_printf(g, "set linetype cycle %d\n"
-                 "set grid back lc rgb '#e4e4e4' lw 1\n"
-                 "set border 3 back lc rgb '#555555'\n"
+                 "set grid back lc rgb '%s' lw 1\n"
+                 "set border 3 back lc rgb '%s'\n"
                  "set tics nomirror\n"
-                 "set key outside right top Left reverse spacing 1.2 samplen 2.5 width 1\n"
+                 "set key outside right top Left reverse spacing 1.2 samplen %d width 1\n"
                  "set title font ',13'\n"
                  /* three significant digits without an exponent below 10^6 */
                  "plain(x) = sprintf(abs(x) >= 100 ? '%%.0f' : abs(x) >= 1 ? '%%.3g' : "
                  "'%%.2g', x)\n",
-              GP_COLORS);
+              GP_COLORS, projector ? "#b8b8b8" : "#e4e4e4", projector ? "#000000" : "#555555",
+              GP_KEY_SAMPLEN);
+}
+
+const char *gp_colour(const gp_t *g, size_t i)
+{
+    const char *const *palette = g->theme == GP_THEME_PROJECTOR ? projector_palette
+                                                                : paper_palette;
+    return palette[i % GP_COLORS];
 }
 
 void gp_curve_style(gp_t *g, size_t i)
 {
-    gp_printf(g, "lc rgb '%s' dt %s pt %d", gp_palette[i % GP_COLORS], gp_dashes[i % GP_DASHES],
-              point_types[i % GP_DASHES]);
+    gp_curve_look(g, i, i);
 }
 
 void gp_line_style(gp_t *g, size_t i)
 {
-    gp_printf(g, "lc rgb '%s' dt %s", gp_palette[i % GP_COLORS], gp_dashes[i % GP_DASHES]);
+    gp_line_look(g, i, i);
 }
 
 void gp_point_style(gp_t *g, size_t i)
 {
-    gp_printf(g, "lc rgb '%s' pt %d", gp_palette[i % GP_COLORS], point_types[i % GP_DASHES]);
+    gp_point_look(g, i, i);
 }
-
-/* The dashes of a look in the order they are handed out: the dotted pattern, faint beside
- * a solid line of the same colour, last. */
-static const int look_dashes[GP_DASHES] = {0, 1, 3, 4, 5, 7, 6, 2};
 
 void gp_curve_look(gp_t *g, size_t colour, size_t dash)
 {
-    gp_printf(g, "lc rgb '%s' dt %s pt %d", gp_palette[colour % GP_COLORS],
-              gp_dashes[look_dashes[dash % GP_DASHES]], point_types[colour % GP_DASHES]);
+    gp_printf(g, "lc rgb '%s' dt %d pt %d", gp_colour(g, colour),
+              GP_DASH_TYPE + (int)(dash % GP_DASHES), point_types[dash % GP_DASHES]);
 }
 
 void gp_line_look(gp_t *g, size_t colour, size_t dash)
 {
-    gp_printf(g, "lc rgb '%s' dt %s", gp_palette[colour % GP_COLORS], gp_dashes[look_dashes[dash % GP_DASHES]]);
+    gp_printf(g, "lc rgb '%s' dt %d", gp_colour(g, colour), GP_DASH_TYPE + (int)(dash % GP_DASHES));
 }
 
-void gp_point_look(gp_t *g, size_t colour)
+void gp_point_look(gp_t *g, size_t colour, size_t dash)
 {
-    gp_printf(g, "lc rgb '%s' pt %d", gp_palette[colour % GP_COLORS],
-              point_types[colour % GP_DASHES]);
+    gp_printf(g, "lc rgb '%s' pt %d", gp_colour(g, colour), point_types[dash % GP_DASHES]);
 }
 
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n)
@@ -463,6 +506,7 @@ void gp_script(gp_t *body, gp_format_t format, int width, int height, double sca
     DT_ASSERT(format < GP_FORMAT_COUNT && width > 0 && height > 0 && scale > 0);
     gp_t s;
     gp_init(&s);
+    s.theme = body->theme;
     gp_header(&s, format, width, height, scale);
     gp_flush(body);
     fwrite(body->buf, 1, body->len, s.f);

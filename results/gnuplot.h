@@ -16,14 +16,19 @@
 
 #include "common.h"
 
+/** How a figure looks: for a screen or paper, or for a projector read from the back of a
+ *  room (a darker palette, black ink, thicker lines: gp_header says why). */
+typedef enum gp_theme { GP_THEME_PAPER, GP_THEME_PROJECTOR } gp_theme_t;
+
 /** A script being written: buf holds len bytes once flushed (open_memstream). */
 typedef struct gp {
     char *buf;
     size_t len;
     FILE *f;
+    gp_theme_t theme; /* the palette of its styles, and of its header (gp_script) */
 } gp_t;
 
-/** An empty script. */
+/** An empty script, GP_THEME_PAPER. */
 void gp_init(gp_t *g);
 /** Frees the script; g is empty afterwards. */
 void gp_free(gp_t *g);
@@ -53,32 +58,41 @@ extern const char *const gp_format_ext[GP_FORMAT_COUNT];
  *  fonts pngcairo draws at 96 dpi) take the same share of the picture in every format. */
 #define GP_PDF_DPI 96.0
 
-/** The palette every figure draws with (Tableau 10); line type i + 1 is colour i. */
+/** The palette every figure draws with (Tableau 10; a darker one of the same hues in the same
+ *  order on a projector); line type i + 1 is colour i. */
 #define GP_COLORS 10
-extern const char *const gp_palette[GP_COLORS];
-/** Dash patterns and point shapes of the curves (gp_curve_style). */
+/** Colour i % GP_COLORS of g's theme, "#RRGGBB". */
+const char *gp_colour(const gp_t *g, size_t i);
+/** Dash patterns of the curves, each in turn as unlike those before it as can be: solid,
+ *  long dashes, dash-dot, dots, ...; and as many point shapes, curve i's the i-th. The header
+ *  defines pattern i as dash type GP_DASH_TYPE + i, its lengths in line widths in every
+ *  format. */
 #define GP_DASHES 8
-extern const char *const gp_dashes[GP_DASHES];
+#define GP_DASH_TYPE 11
+/** The length of a key's line sample, in characters: two periods of the longest dash
+ *  pattern (13 line widths) and more, so that every key shows its curve's dash. */
+#define GP_KEY_SAMPLEN 6
 /** Style of the i-th curve: colour i % GP_COLORS, dash pattern and point shape i % GP_DASHES,
- *  written as "lc rgb '#RRGGBB' dt DASH pt N": the first GP_DASHES curves differ in colour and
- *  in dash (told apart in grayscale), and the first 40 in the (colour, dash) pair. */
+ *  written as "lc rgb '#RRGGBB' dt DASH pt N": the first GP_DASHES curves differ in colour, in
+ *  dash and in marker (told apart in grayscale), and the first 40 in the (colour, dash) pair. */
 void gp_curve_style(gp_t *g, size_t i);
 /** The same for `with lines` (colour and dash) and `with points` (colour and point shape). */
 void gp_line_style(gp_t *g, size_t i);
 void gp_point_style(gp_t *g, size_t i);
-/** A look of two independent parts: colour (and point shape) `colour`, dash pattern `dash`,
- *  for figures whose curves vary in two things (a colour per strategy, a dash per bandwidth);
- *  the same three forms as above. */
+/** A look of two independent parts: colour `colour`, dash pattern and point shape `dash`, for
+ *  figures whose curves vary in two things (a colour per strategy, a dash per bandwidth):
+ *  two curves of one colour differ in dash and in marker, both seen from afar; the same three
+ *  forms as above. */
 void gp_curve_look(gp_t *g, size_t colour, size_t dash);
 void gp_line_look(gp_t *g, size_t colour, size_t dash);
-void gp_point_look(gp_t *g, size_t colour);
+void gp_point_look(gp_t *g, size_t colour, size_t dash);
 /** "set xtics (1, 10, 100)" at the values themselves, with a plain %g format. */
 void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
 
 /** The shared header (terminal of format, width x height pixels, every font and line scale
- *  times its size; colours, grid, key; the function plain(x), a number as text without an
- *  exponent) followed by body: the script gnuplot reads, malloc'ed into *script (*len bytes,
- *  NUL-terminated). */
+ *  times its size; colours, grid, key of body's theme; the function plain(x), a number as
+ *  text without an exponent) followed by body: the script gnuplot reads, malloc'ed into
+ *  *script (*len bytes, NUL-terminated). */
 void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale,
                char **script, size_t *len);
 /** Runs gnuplot on gp_script(body, ...); gnuplot's stdout becomes path, through a temporary

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plot.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ void results_plot_out_free(results_plot_out_t *out)
         return;
     for (int i = 0; i < out->n_files; i++)
         free(out->files[i]);
+    free(out->files);
     memset(out, 0, sizeof *out);
 }
 
@@ -45,26 +47,47 @@ void fig_note(fig_t *f, const char *fmt, ...)
     va_end(ap);
 }
 
+int fig_projector(const fig_t *f)
+{
+    return f->o->projector;
+}
+
+/* The size asked for: --size, or a projector's screen; 0 x 0: the figure's own. */
+static void size_asked(const fig_t *f, int *width, int *height)
+{
+    int own = f->o->width <= 0 && fig_projector(f);
+    *width = own ? RESULTS_PLOT_PROJECTOR_WIDTH : f->o->width;
+    *height = own ? RESULTS_PLOT_PROJECTOR_HEIGHT : f->o->height;
+}
+
 double fig_scale(const fig_t *f)
 {
-    if (f->o->width <= 0)
-        return 1.0;
-    double s = fmin((double)f->o->width / FIG_WIDTH, (double)f->o->height / FIG_HEIGHT);
-    return s < FIG_MIN_SCALE ? FIG_MIN_SCALE : s;
+    int w, h;
+    size_asked(f, &w, &h);
+    double s = 1.0;
+    if (w > 0)
+        s = fmax(fmin((double)w / FIG_WIDTH, (double)h / FIG_HEIGHT), FIG_MIN_SCALE);
+    return fig_projector(f) ? s * FIG_PROJECTOR_TYPE : s;
 }
 
 /* The image's pixels: FIG_WIDTH and f->height, or --size, with the height scaled by
  * f->height / FIG_HEIGHT (--size is the size of a one-panel figure: one of stacked panels
- * grows in proportion). */
+ * grows in proportion); on a projector, its screen, a panel at a time. */
 static int pixels_wide(const fig_t *f)
 {
-    return f->o->width > 0 ? f->o->width : FIG_WIDTH;
+    int w, h;
+    size_asked(f, &w, &h);
+    return w > 0 ? w : FIG_WIDTH;
 }
 
 static int pixels_high(const fig_t *f)
 {
-    if (f->o->height > 0)
-        return (int)lround(f->o->height * (double)f->height / FIG_HEIGHT);
+    int w, h;
+    size_asked(f, &w, &h);
+    if (fig_projector(f))
+        return h;
+    if (h > 0)
+        return (int)lround(h * (double)f->height / FIG_HEIGHT);
     return f->height;
 }
 
@@ -135,8 +158,13 @@ void fig_caption_runs(fig_t *f)
 void fig_panel(fig_t *f, double x, double y, double w, double h)
 {
     gp_t *g = &f->body;
-    /* the title and the caption are labels, drawn with the first panel only */
-    if (f->panels++ == 1)
+    DT_CHECK(fflush(g->f) == 0, "building a gnuplot script: %s", strerror(errno));
+    f->panel_at = realloc(f->panel_at, (f->panels + 1) * sizeof *f->panel_at);
+    DT_CHECK(f->panel_at, "out of memory");
+    f->panel_at[f->panels] = g->len;
+    /* the title and the caption are labels, drawn with the first panel only (with a
+     * projector's every screen, each the only panel it draws) */
+    if (f->panels++ == 1 && !fig_projector(f))
         for (int k = 0; k <= FIG_CAPTION_LINES; k++)
             gp_printf(g, "unset label %d\n", 9000 + k);
     gp_printf(g, "set origin %.6g, fig_bottom + %.6g * fig_area\n"
@@ -147,6 +175,10 @@ void fig_panel(fig_t *f, double x, double y, double w, double h)
 void fig_grid_panel(fig_t *f, size_t p, size_t rows, size_t cols)
 {
     DT_ASSERT(rows > 0 && cols > 0 && p < rows * cols);
+    if (fig_projector(f)) {
+        fig_panel(f, 0, 0, 1, 1);
+        return;
+    }
     size_t r = p / cols, c = p % cols;
     fig_panel(f, (double)c / (double)cols, (double)(rows - 1 - r) / (double)rows,
               1.0 / (double)cols, 1.0 / (double)rows);
@@ -154,7 +186,7 @@ void fig_grid_panel(fig_t *f, size_t p, size_t rows, size_t cols)
 
 size_t fig_grid_cols(const fig_t *f, size_t n)
 {
-    return n > 1 && fig_width(f) >= 800 ? 2 : 1;
+    return n > 1 && fig_width(f) >= 800 && !fig_projector(f) ? 2 : 1;
 }
 
 /* Before the figure's body: where the panels go (fig_top, fig_bottom, fig_area: fractions of
@@ -176,9 +208,10 @@ static void fig_frame(const fig_t *f, gp_t *g)
     for (size_t k = 0; k < f->n_caption; k++) {
         gp_printf(g, "set label %zu ", 9001 + k);
         gp_text(g, f->caption[k]);
-        gp_printf(g, " at screen %.6g, screen %.6g left font ',10' tc rgb '#555555'\n",
+        gp_printf(g, " at screen %.6g, screen %.6g left font ',10' tc rgb '%s'\n",
                   12 / (double)fig_width(f),
-                  (bottom - 4 - CAPTION_LINE_PX * ((double)k + 0.5)) / h);
+                  (bottom - 4 - CAPTION_LINE_PX * ((double)k + 0.5)) / h,
+                  fig_projector(f) ? "#222222" : "#555555");
     }
 }
 
@@ -458,9 +491,8 @@ int results_runs_plan(const results_runs_t *runs)
     return 1;
 }
 
-/* Runs the figure's function; when it drew, *script holds the frame, its body and the end
- * of the multiplot (without the header, which depends on the format). */
-static dt_status fig_build(fig_t *f, results_figure_t fig, gp_t *script, dt_err_t *err)
+/* Runs the figure's function, which writes f->body when it draws. */
+static dt_status fig_build(fig_t *f, results_figure_t fig, dt_err_t *err)
 {
     /* first, so that the figure's own lines are the ones cut when there are too many */
     if (f->runs->n < f->selected)
@@ -472,19 +504,73 @@ static dt_status fig_build(fig_t *f, results_figure_t fig, gp_t *script, dt_err_
         snprintf(f->note + len, f->note_size - len, "%sthe %zu fastest of %zu runs",
                  len ? "; " : "", f->runs->n, f->selected);
     }
-    gp_init(script);
-    if (st == DT_OK && f->drawn) {
-        fig_frame(f, script);
-        fflush(f->body.f);
-        fwrite(f->body.buf, 1, f->body.len, script->f);
-        gp_printf(script, "unset multiplot\n");
-    }
+    DT_CHECK(fflush(f->body.f) == 0, "building a gnuplot script: %s", strerror(errno));
     return st;
+}
+
+/* The images a drawn figure makes per format: on a projector, one per panel. */
+static size_t fig_screens(const fig_t *f)
+{
+    return fig_projector(f) && f->panels > 1 ? f->panels : 1;
+}
+
+/* The length of the plot command at line (with its continuation lines, each ending in a
+ * backslash), 0 when line is not one. dtsim writes no other line that starts with "plot ":
+ * datablocks hold numbers, and names are quoted literals within a line. */
+static size_t plot_command(const char *line, const char *end)
+{
+    if ((size_t)(end - line) < 5 || strncmp(line, "plot ", 5))
+        return 0;
+    const char *p = line;
+    for (;;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            return (size_t)(end - line);
+        if (nl == p || nl[-1] != '\\')
+            return (size_t)(nl + 1 - line);
+        p = nl + 1;
+    }
+}
+
+/* The body of screen `screen` into g: every panel's settings in order (a panel may keep
+ * what the panels before it set: scaling.png's second panel their x axis), but the plot
+ * commands of the other panels, so that one panel fills the image; all of it when the
+ * figure makes one image. */
+static void screen_body(const fig_t *f, size_t screen, gp_t *g)
+{
+    const char *b = f->body.buf, *end = b + f->body.len;
+    if (fig_screens(f) == 1) {
+        fwrite(b, 1, f->body.len, g->f);
+        return;
+    }
+    size_t panel = 0;
+    for (const char *line = b; line < end;) {
+        while (panel + 1 < f->panels && f->panel_at[panel + 1] <= (size_t)(line - b))
+            panel++;
+        size_t skip = panel != screen ? plot_command(line, end) : 0;
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *next = skip ? line + skip : nl ? nl + 1 : end;
+        if (!skip)
+            fwrite(line, 1, (size_t)(next - line), g->f);
+        line = next;
+    }
+}
+
+/* The script of a drawn figure's screen: the frame, the body (screen_body) and the end of
+ * the multiplot, without the header, which depends on the format. */
+static void fig_script(const fig_t *f, size_t screen, gp_t *script)
+{
+    gp_init(script);
+    script->theme = f->body.theme;
+    fig_frame(f, script);
+    screen_body(f, screen, script);
+    gp_printf(script, "unset multiplot\n");
 }
 
 static void fig_free(fig_t *f)
 {
     gp_free(&f->body);
+    free(f->panel_at);
     fig_labels_free(f->labels, f->runs->n);
     free(f->fastest.v);
     for (size_t k = 0; k < f->n_caption; k++)
@@ -507,6 +593,7 @@ static void fig_init(fig_t *f, results_query_t *q, const results_runs_t *runs,
     f->prefix = common_prefix(f->runs);
     f->labels = labels_of(f->runs, NULL, f->runs->n, f->prefix);
     gp_init(&f->body);
+    f->body.theme = o->projector ? GP_THEME_PROJECTOR : GP_THEME_PAPER;
 }
 
 static void check_args(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
@@ -520,6 +607,16 @@ static void check_args(results_query_t *q, const results_runs_t *runs, results_f
     memset(out, 0, sizeof *out);
 }
 
+/* The file of screen `screen` of n in format: NAME.EXT, or NAME-1.EXT, ... of several. */
+static char *screen_path(const char *dir, const char *name, size_t screen, size_t n,
+                         gp_format_t format)
+{
+    char numbered[128];
+    if (n > 1)
+        snprintf(numbered, sizeof numbered, "%s-%zu", name, screen + 1);
+    return path_join(dir, n > 1 ? numbered : name, gp_format_ext[format]);
+}
+
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
                             const results_plot_opts_t *o, results_plot_out_t *out,
                             dt_err_t *err)
@@ -528,43 +625,51 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
     DT_ASSERT(o->out_dir);
     fig_t f;
     fig_init(&f, q, runs, fig, o, out);
-    gp_t script;
-    dt_status st = fig_build(&f, fig, &script, err);
+    dt_status st = fig_build(&f, fig, err);
     unsigned formats = o->formats ? o->formats : RESULTS_PLOT_PNG;
-    for (int fmt = 0; st == DT_OK && f.drawn && fmt < GP_FORMAT_COUNT; fmt++) {
-        if (!(formats & 1u << fmt))
-            continue;
-        char *path = path_join(o->out_dir, results_figures[fig].name, gp_format_ext[fmt]);
-        st = gp_render(&script, (gp_format_t)fmt, pixels_wide(&f), pixels_high(&f),
-                       fig_scale(&f), path, err);
-        if (st == DT_OK)
-            out->files[out->n_files++] = path;
-        else
-            free(path);
+    out->screens = st == DT_OK && f.drawn ? fig_screens(&f) : 0;
+    out->files = dt_calloc(out->screens * GP_FORMAT_COUNT + 1, sizeof *out->files);
+    for (size_t s = 0; s < out->screens && st == DT_OK; s++) {
+        gp_t script;
+        fig_script(&f, s, &script);
+        for (int fmt = 0; st == DT_OK && fmt < GP_FORMAT_COUNT; fmt++) {
+            if (!(formats & 1u << fmt))
+                continue;
+            char *path = screen_path(o->out_dir, results_figures[fig].name, s, out->screens,
+                                     (gp_format_t)fmt);
+            st = gp_render(&script, (gp_format_t)fmt, pixels_wide(&f), pixels_high(&f),
+                           fig_scale(&f), path, err);
+            if (st == DT_OK)
+                out->files[out->n_files++] = path;
+            else
+                free(path);
+        }
+        gp_free(&script);
     }
-    gp_free(&script);
     fig_free(&f);
     return st;
 }
 
 dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
                               results_figure_t fig, const results_plot_opts_t *o,
-                              gp_format_t format, char **out_script, results_plot_out_t *out,
-                              dt_err_t *err)
+                              gp_format_t format, size_t screen, char **out_script,
+                              results_plot_out_t *out, dt_err_t *err)
 {
     check_args(q, runs, fig, o, out);
     DT_ASSERT(format < GP_FORMAT_COUNT && out_script);
     *out_script = NULL;
     fig_t f;
     fig_init(&f, q, runs, fig, o, out);
-    gp_t script;
-    dt_status st = fig_build(&f, fig, &script, err);
-    if (st == DT_OK && f.drawn) {
+    dt_status st = fig_build(&f, fig, err);
+    out->screens = st == DT_OK && f.drawn ? fig_screens(&f) : 0;
+    if (screen < out->screens) {
+        gp_t script;
+        fig_script(&f, screen, &script);
         size_t len;
         gp_script(&script, format, pixels_wide(&f), pixels_high(&f), fig_scale(&f), out_script,
                   &len);
+        gp_free(&script);
     }
-    gp_free(&script);
     fig_free(&f);
     return st;
 }

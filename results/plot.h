@@ -51,18 +51,25 @@ int results_runs_plan(const results_runs_t *runs);
 #define RESULTS_PLOT_MIN_HEIGHT 300
 #define RESULTS_PLOT_MAX_SIZE 10000
 
+/* The size of a projector's figures without --size: a 1080p projector's screen. */
+#define RESULTS_PLOT_PROJECTOR_WIDTH 1920
+#define RESULTS_PLOT_PROJECTOR_HEIGHT 1080
+
 typedef struct results_plot_opts {
     const char *out_dir;  /* an existing directory */
     unsigned formats;     /* RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF; 0: PNG */
     int64_t timeline_run; /* the timeline's run; 0: of the selected runs with a timeline, the
                            * one whose hosts compute the largest share of the time */
     int width, height;    /* pixels of every figure; 0: the figure's own (1000 wide, 600 high,
-                           * more for panels) */
+                           * more for panels), or the projector's */
+    int projector;        /* 1: for a projector, read from the back of a room: larger type,
+                           * a darker palette, every panel a screen (an image) of its own */
 } results_plot_opts_t;
 
 typedef struct results_plot_out {
     int n_files;
-    char *files[GP_FORMAT_COUNT]; /* the paths written (PNG, SVG, PDF of those asked), malloc'ed */
+    char **files;   /* the paths written, malloc'ed: per screen, PNG, SVG, PDF of those asked */
+    size_t screens; /* images per format: 1, or on a projector the figure's panels */
     char note[512]; /* why the figure was skipped (n_files = 0), or what it leaves out */
 } results_plot_out_t;
 /* Frees the paths in out->files and zeroes out (note included); NULL is allowed. */
@@ -70,19 +77,22 @@ void results_plot_out_free(results_plot_out_t *out);
 
 /* Draws one figure of runs into o->out_dir, a file NAME.png, .svg or .pdf per format asked
  * (each written under a temporary name and renamed when gnuplot succeeded, so a failure
- * leaves no half image). A figure the runs
+ * leaves no half image); on a projector, a figure of several panels as NAME-1.png,
+ * NAME-2.png, ..., a panel each, in the order they read. A figure the runs
  * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
  * reason in out->note. */
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
                             const results_plot_opts_t *o, results_plot_out_t *out,
                             dt_err_t *err);
 
-/* The script results_plot_draw feeds gnuplot for the figure in format (GP_PNG, ...), without
- * running gnuplot: malloc'ed into *script, or NULL when the figure is skipped (the reason in
- * out->note; out->n_files stays 0). For tests, and for reading what a figure draws. */
+/* The script results_plot_draw feeds gnuplot for screen `screen` (0 unless on a projector)
+ * of the figure in format (GP_PNG, ...), without running gnuplot: malloc'ed into *script, or
+ * NULL when the figure is skipped (the reason in out->note; out->n_files stays 0) or has no
+ * such screen (out->screens says how many it has). For tests, and for reading what a figure
+ * draws. */
 dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
                               results_figure_t fig, const results_plot_opts_t *o,
-                              gp_format_t format, char **script, results_plot_out_t *out,
-                              dt_err_t *err);
+                              gp_format_t format, size_t screen, char **script,
+                              results_plot_out_t *out, dt_err_t *err);
 
 #endif

@@ -13,6 +13,10 @@
 -- sums over thousands of workers and steps overflow nothing and need no exact integer);
 -- wall-clock times are ISO 8601 UTC text with milliseconds, e.g. 2025-01-31T12:34:56.789Z.
 -- A metric that is undefined (an evaluation that produced NaN, a target never reached) is NULL.
+-- A column with a unit says it first in its comment, in brackets ("-- [s] simulated seconds"):
+-- in a table the column that the line defines, in a view the one whose name ends the line
+-- ("s.sim_time," "... AS throughput,"). `dtsim export` reads them from here for its CSV
+-- headers ("sim_time (s)"); ids, counts, names and fractions have none.
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
@@ -65,10 +69,10 @@ CREATE TABLE params (
 -- accuracy, and the figures label them so.
 CREATE TABLE evals (
     run       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    sim_time  REAL,      -- simulated seconds since the start of the run
+    sim_time  REAL,      -- [s] simulated seconds since the start of the run
     step      INTEGER,   -- optimizer steps (rounds for federated strategies) so far
     samples   REAL,      -- training samples processed so far, all workers together
-    bytes     REAL,      -- bytes sent over the network so far, all hosts together
+    bytes     REAL,      -- [B] bytes sent over the network so far, all hosts together
     test_loss REAL,      -- NULL if NaN
     test_acc  REAL,      -- in [0, 1]; NULL if NaN
     perplexity REAL      -- next-token perplexity, exp(test_loss); NULL for a classifier (or NaN)
@@ -81,11 +85,11 @@ CREATE TABLE workers (
     worker     INTEGER NOT NULL,   -- index within its role
     host       TEXT,               -- SimGrid host name
     role       TEXT NOT NULL,      -- worker, server or client
-    compute_s  REAL,               -- simulated seconds computing
-    comm_s     REAL,               -- simulated seconds communicating
-    idle_s     REAL,               -- simulated seconds waiting for others
-    bytes_sent REAL,
-    bytes_recv REAL,
+    compute_s  REAL,               -- [s] simulated seconds computing
+    comm_s     REAL,               -- [s] simulated seconds communicating
+    idle_s     REAL,               -- [s] simulated seconds waiting for others
+    bytes_sent REAL,               -- [B]
+    bytes_recv REAL,               -- [B]
     steps      INTEGER             -- local steps taken
 );
 CREATE INDEX workers_run ON workers (run);
@@ -97,10 +101,10 @@ CREATE TABLE memory (
     run         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     worker      INTEGER NOT NULL,   -- index within its role
     role        TEXT NOT NULL,      -- worker, server or client
-    params      REAL,
-    grads       REAL,
-    optimizer   REAL,
-    activations REAL
+    params      REAL,           -- [B]
+    grads       REAL,           -- [B]
+    optimizer   REAL,           -- [B]
+    activations REAL            -- [B]
 );
 CREATE INDEX memory_run ON memory (run);
 
@@ -182,8 +186,8 @@ CREATE TABLE timeline (
     role  TEXT NOT NULL,      -- worker, server or client
     rank  INTEGER NOT NULL,   -- index within its role
     state TEXT NOT NULL CHECK (state IN ('compute', 'comm', 'idle')),
-    start REAL NOT NULL,      -- simulated seconds
-    end   REAL NOT NULL
+    start REAL NOT NULL,      -- [s] simulated seconds
+    end   REAL NOT NULL       -- [s]
 );
 CREATE INDEX timeline_run ON timeline (run, role, rank, start);
 
@@ -197,10 +201,10 @@ CREATE TABLE messages (
     dst_host TEXT NOT NULL,
     dst_role TEXT NOT NULL,
     dst_rank INTEGER NOT NULL,
-    sent     REAL NOT NULL,   -- simulated seconds: the sender posted it
-    start    REAL NOT NULL,   -- the receiver's transfer began (its comm interval starts)
-    done     REAL NOT NULL,   -- the receiver had it
-    bytes    REAL NOT NULL
+    sent     REAL NOT NULL,   -- [s] simulated seconds: the sender posted it
+    start    REAL NOT NULL,   -- [s] the receiver's transfer began (its comm interval starts)
+    done     REAL NOT NULL,   -- [s] the receiver had it
+    bytes    REAL NOT NULL    -- [B]
 );
 CREATE INDEX messages_run ON messages (run, sent);
 
@@ -208,14 +212,14 @@ CREATE INDEX messages_run ON messages (run, sent);
 CREATE TABLE links (
     run   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     link  TEXT NOT NULL,
-    bytes REAL NOT NULL,
+    bytes REAL NOT NULL,   -- [B]
     PRIMARY KEY (run, link)
 ) WITHOUT ROWID;
 
 -- Simulated faults and the reactions to them, in simulated time order.
 CREATE TABLE faults (
     run      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    sim_time REAL NOT NULL,
+    sim_time REAL NOT NULL,   -- [s]
     kind     TEXT NOT NULL,   -- e.g. host-crash, host-recover, link-down, timeout, rejoin
     target   TEXT,            -- host or link name
     detail   TEXT
@@ -227,10 +231,10 @@ CREATE TABLE summary (
     run             INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
     final_accuracy  REAL,
     final_loss      REAL,
-    sim_time        REAL,      -- simulated seconds, whole run
-    time_to_target  REAL,      -- simulated seconds to reach target_accuracy; NULL if never
+    sim_time        REAL,      -- [s] simulated seconds, whole run
+    time_to_target  REAL,      -- [s] simulated seconds to reach target_accuracy; NULL if never
     target_accuracy REAL,
-    total_bytes     REAL,
+    total_bytes     REAL,      -- [B]
     compute_share   REAL,      -- shares of the summed per-host time, in [0, 1]
     comm_share      REAL,
     idle_share      REAL,
@@ -245,14 +249,14 @@ CREATE TABLE summary (
 CREATE TABLE energy (
     run                INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
     hosts              INTEGER,   -- hosts charged: workers and servers
-    host_joules        REAL,      -- J, their devices
+    host_joules        REAL,      -- [J] their devices
     link_ports         INTEGER,   -- network ports charged
-    link_joules        REAL,      -- J, ports x cluster.link_power x sim_time
-    joules_per_step    REAL,      -- (host + link) J per global step (round for fedavg)
-    joules_per_sample  REAL,      -- (host + link) J per training sample
-    dollars            REAL,      -- $ for the whole run
-    dollars_per_sample REAL,
-    dollars_to_target  REAL       -- $ until run.target_accuracy; NULL if never reached
+    link_joules        REAL,      -- [J] ports x cluster.link_power x sim_time
+    joules_per_step    REAL,      -- [J] (host + link) per global step (round for fedavg)
+    joules_per_sample  REAL,      -- [J] (host + link) per training sample
+    dollars            REAL,      -- [USD] for the whole run
+    dollars_per_sample REAL,      -- [USD]
+    dollars_to_target  REAL       -- [USD] until run.target_accuracy; NULL if never reached
 );
 
 -- The summary with the sweep's context: throughput (training samples per simulated second)
@@ -261,10 +265,16 @@ CREATE TABLE energy (
 -- whatever order a parallel sweep finished its runs in.
 CREATE VIEW run_summary AS
 SELECT r.id AS run, r.name, r.strategy, r.status, r.sweep, r.sweep_index,
-       w.number AS workers, b.number AS bandwidth, s.final_accuracy, s.final_loss,
-       s.sim_time, s.time_to_target, s.target_accuracy, s.total_bytes, s.compute_share,
-       s.comm_share, s.idle_share, s.steps,
-       (SELECT max(e.samples) FROM evals e WHERE e.run = r.id) / s.sim_time AS throughput,
+       w.number AS workers,
+       b.number AS bandwidth,                                -- [B/s]
+       s.final_accuracy, s.final_loss,
+       s.sim_time,                                           -- [s]
+       s.time_to_target,                                     -- [s]
+       s.target_accuracy,
+       s.total_bytes,                                        -- [B]
+       s.compute_share, s.comm_share, s.idle_share, s.steps,
+       (SELECT max(e.samples) FROM evals e WHERE e.run = r.id) / s.sim_time
+         AS throughput,                                      -- [samples/s]
        (SELECT max(e.samples) FROM evals e WHERE e.run = r.id) / s.sim_time
          / (CASE WHEN r.strategy = 'single' THEN 1 ELSE w.number END)
          / (SELECT max(e1.samples) / s1.sim_time

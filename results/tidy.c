@@ -201,8 +201,10 @@ static void write_header(const tidy_t *t, FILE *out)
         }
     }
     for (int c = 0; c < cols; c++)
-        if (is_metric(t->row, c))
-            fprintf(out, ",%s", sqlite3_column_name(t->row, c));
+        if (is_metric(t->row, c)) {
+            fputc(',', out);
+            results_csv_header(out, "run_summary", sqlite3_column_name(t->row, c));
+        }
     fputc('\n', out);
 }
 

@@ -3853,12 +3853,14 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"run x.ini --set strategy.kind=fed", "fedavg\nfedbuff\n"},
         {"run x.ini --set cluster.bandwidth=", "\n"},
         /* a value with its gloss ("text (byte tokens ...)"); the device catalogue; serve's
-         * help names run's --publish without taking it; plot's format list */
+         * help names run's --publish without taking it; plot's format list and its
+         * projector */
         {"run x.ini --set data.source=", "fashion-mnist\nsynthetic\ntext\n"},
         {"run x.ini --set cluster.device=h1", "h100\nh100-pcie\n"},
         {"run x.ini --set cluster.device=cu", "custom\n"},
         {"serve --", "--db\n--help\n--port\n--projector\n"},
         {"plot --format png,s", "png,svg\n"},
+        {"plot --pro", "--projector\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i].typed);

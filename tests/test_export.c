@@ -29,6 +29,7 @@
 #include "csv.h"
 #include "db.h"
 #include "export.h"
+#include "schema_units.h"
 
 #include "cli_checks.h"
 
@@ -306,6 +307,98 @@ END_TEST
 
 /* --- CSV files ------------------------------------------------------------------------- */
 
+/* Every column with a unit, as its CSV header must name it: written out here, not read from
+ * schema.sql, so that a unit lost from the schema, or one given to the wrong column, fails. */
+static const struct column_unit {
+    const char *table, *column, *unit;
+} column_units[] = {
+    {"evals", "sim_time", "s"},           {"evals", "bytes", "B"},
+    {"workers", "compute_s", "s"},        {"workers", "comm_s", "s"},
+    {"workers", "idle_s", "s"},           {"workers", "bytes_sent", "B"},
+    {"workers", "bytes_recv", "B"},       {"memory", "params", "B"},
+    {"memory", "grads", "B"},             {"memory", "optimizer", "B"},
+    {"memory", "activations", "B"},       {"timeline", "start", "s"},
+    {"timeline", "end", "s"},             {"messages", "sent", "s"},
+    {"messages", "start", "s"},           {"messages", "done", "s"},
+    {"messages", "bytes", "B"},           {"links", "bytes", "B"},
+    {"faults", "sim_time", "s"},          {"summary", "sim_time", "s"},
+    {"summary", "time_to_target", "s"},   {"summary", "total_bytes", "B"},
+    {"energy", "host_joules", "J"},       {"energy", "link_joules", "J"},
+    {"energy", "joules_per_step", "J"},   {"energy", "joules_per_sample", "J"},
+    {"energy", "dollars", "USD"},         {"energy", "dollars_per_sample", "USD"},
+    {"energy", "dollars_to_target", "USD"}, {"run_summary", "bandwidth", "B/s"},
+    {"run_summary", "sim_time", "s"},     {"run_summary", "time_to_target", "s"},
+    {"run_summary", "total_bytes", "B"},  {"run_summary", "throughput", "samples/s"},
+};
+#define N_COLUMN_UNITS (sizeof column_units / sizeof column_units[0])
+
+/* The header of column of table: "name (unit)" for a column of column_units, else its name.
+ * Static: valid until the next call. */
+static const char *header_of(const char *table, const char *column)
+{
+    static char h[128];
+    snprintf(h, sizeof h, "%s", column);
+    for (size_t k = 0; k < N_COLUMN_UNITS; k++)
+        if (!strcmp(column_units[k].table, table) && !strcmp(column_units[k].column, column))
+            snprintf(h, sizeof h, "%s (%s)", column, column_units[k].unit);
+    return h;
+}
+
+/* The first line of the file at path, without its newline. */
+static char *first_line(const char *path)
+{
+    char *text = slurp(path);
+    text[strcspn(text, "\n")] = '\0';
+    return text;
+}
+
+/* A column with a unit says it in its header, as the tidy table's "KEY (UNIT)" does: the
+ * headers had been the bare names (sim_time, bytes, host_joules), the units only in
+ * schema.sql's comments. schema.sql gives exactly the units above (each to a column that
+ * exists: the headers of every table are checked in csv_every_table_read_back), --help says
+ * so, and the evals, energy and tidy headers read so. */
+START_TEST(csv_headers_name_their_units)
+{
+    ck_assert_uint_eq(results_schema_units_count(), N_COLUMN_UNITS);
+    for (size_t k = 0; k < N_COLUMN_UNITS; k++) {
+        char unit[32];
+        ck_assert_msg(results_schema_unit(column_units[k].table, column_units[k].column, unit,
+                                          sizeof unit) &&
+                          !strcmp(unit, column_units[k].unit),
+                      "%s.%s: \"%s\"", column_units[k].table, column_units[k].column, unit);
+    }
+    char unit[32] = "x";
+    ck_assert(!results_schema_unit("evals", "test_acc", unit, sizeof unit) && !unit[0]);
+    ck_assert(!results_schema_unit("runs", "sim_time", unit, sizeof unit));
+
+    char out[160], file[200];
+    snprintf(out, sizeof out, "%s/units", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, "--out", out, NULL}),
+                     0);
+    snprintf(file, sizeof file, "%s/evals.csv", out);
+    char *h = first_line(file);
+    ck_assert_str_eq(h, "run,sim_time (s),step,samples,bytes (B),test_loss,test_acc,perplexity");
+    free(h);
+    snprintf(file, sizeof file, "%s/energy.csv", out);
+    h = first_line(file);
+    ck_assert_str_eq(h, "run,hosts,host_joules (J),link_ports,link_joules (J),"
+                        "joules_per_step (J),joules_per_sample (J),dollars (USD),"
+                        "dollars_per_sample (USD),dollars_to_target (USD)");
+    free(h);
+    snprintf(file, sizeof file, "%s/tidy.csv", out);
+    h = first_line(file);
+    ck_assert_msg(strstr(h, ",sim_time (s),time_to_target (s),") &&
+                      strstr(h, ",total_bytes (B),") && strstr(h, ",throughput (samples/s),") &&
+                      strstr(h, ",cluster.bandwidth (B/s),"),
+                  "%s", h);
+    free(h);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--help", NULL}), 0);
+    h = slurp(out_path);
+    ck_assert_msg(strstr(h, "\"sim_time (s)\"") && strstr(h, "unit"), "%s", h);
+    free(h);
+}
+END_TEST
+
 /* Every table and view of the file gets NAME.csv, named in --help, whose records are the
  * table's rows field for field. */
 START_TEST(csv_every_table_read_back)
@@ -333,7 +426,7 @@ START_TEST(csv_every_table_read_back)
         int cols = sqlite3_column_count(s);
         ck_assert_int_eq(c.n_fields[0], cols);
         for (int k = 0; k < cols; k++)
-            ck_assert_str_eq(c.rec[0][k], sqlite3_column_name(s, k));
+            ck_assert_str_eq(c.rec[0][k], header_of(name, sqlite3_column_name(s, k)));
         int r = 1;
         for (; sqlite3_step(s) == SQLITE_ROW; r++) {
             ck_assert_msg(r < c.n, "%s: fewer records than rows", file);
@@ -408,7 +501,7 @@ START_TEST(tidy_table_of_a_sweep)
         metrics = 0;
         for (int k = 0; k < sqlite3_column_count(view); k++) {
             const char *name = sqlite3_column_name(view, k);
-            int col = csv_col(&c, name);
+            int col = csv_col(&c, header_of("run_summary", name));
             if (!strcmp(name, "bandwidth") || !strcmp(name, "workers"))
                 continue; /* cluster.bandwidth (B/s) and cluster.workers, checked above */
             ck_assert_msg(col >= 0, "no column %s", name);
@@ -1214,6 +1307,7 @@ int main(void)
     tcase_add_test(tc, errors_touch_nothing);
     tcase_add_test(tc, older_file_without_messages);
     tcase_add_test(tc, readme_pandas_snippet);
+    tcase_add_test(tc, csv_headers_name_their_units);
     tcase_add_test(tc, sampled_timeline_of_a_timing_only_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

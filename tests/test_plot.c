@@ -1053,7 +1053,7 @@ static char *script_of(const char *runs_spec, results_figure_t fig, int w, int h
     results_plot_opts_t o = {.out_dir = dir, .width = w, .height = h};
     results_plot_out_t out;
     char *script = NULL;
-    ok(results_plot_script(q, &runs, fig, &o, format, &script, &out, &err), &err);
+    ok(results_plot_script(q, &runs, fig, &o, format, 0, &script, &out, &err), &err);
     results_plot_out_free(&out);
     results_runs_free(&runs);
     results_query_close(q);
@@ -1188,7 +1188,7 @@ END_TEST
 /* Up to 8 curves: one plot, a colour per strategy and a dash per bandwidth, the key grouped
  * by strategy (runs 1-8: sync-ps and async-ps at 1, 10, 100 Gb/s, allreduce at 1, 10). Past
  * 8: a panel per bandwidth (3 panels of 4 beat 4 of 3), each strategy drawn alike in every
- * panel, one key shared in the free fourth cell. */
+ * panel, in a colour and dash of its own, one key shared in the free fourth cell. */
 START_TEST(many_curves_make_panels)
 {
     build_grid_db();
@@ -1222,9 +1222,11 @@ START_TEST(many_curves_make_panels)
     for (int b = 0; b < GRID_BWS; b++) {
         size_t n = fields(panel[b], panel[b + 1], "with lines ", " notitle", styles, 16);
         ck_assert_uint_eq(n, GRID_KINDS);
-        for (size_t x = 0; x < n; x++) /* strategies alone tell a panel's curves apart */
+        /* strategies alone tell a panel's curves apart: each its colour, and its dash (no
+         * other value claims the dash), never colour alone */
+        for (size_t x = 0; x < n; x++)
             for (size_t y = x + 1; y < n; y++)
-                ck_look_pair(styles, x, y, 0, 1, "a panel");
+                ck_look_pair(styles, x, y, 0, 0, "a panel");
         for (size_t k = 0; k < n; k++) {
             if (b == 0)
                 strcpy(first[k], styles[k]);
@@ -1369,9 +1371,9 @@ END_TEST
 
 /* --size draws a figure larger or smaller with the same layout: every font and line scaled
  * by the smaller ratio of the size to 1000 x 600 (fontscale and linewidth on the terminal),
- * the script after the terminal line the same as at the figure's own size (so text grows
- * with the image: at 1920 x 1080 it had come out smaller than at 1000 x 600); fonts no
- * smaller than 0.6 of their size. */
+ * markers too (the variable marker, before it), the script after the terminal line the same
+ * as at the figure's own size (so text grows with the image: at 1920 x 1080 it had come out
+ * smaller than at 1000 x 600); fonts no smaller than 0.6 of their size. */
 START_TEST(text_grows_with_the_size)
 {
     build_db();
@@ -1384,6 +1386,7 @@ START_TEST(text_grows_with_the_size)
         ck_assert_ptr_nonnull(big);
         ck_assert_msg(strstr(own, "fontscale 1 linewidth 1 "), "%.200s", strstr(own, "set term"));
         ck_assert_msg(strstr(big, "fontscale 2 linewidth 2 "), "%.200s", strstr(big, "set term"));
+        ck_assert_msg(strstr(own, "\nmarker = 1\n") && strstr(big, "\nmarker = 2\n"), "markers");
         const char *own_body = strchr(strstr(own, "set terminal"), '\n');
         const char *big_body = strchr(strstr(big, "set terminal"), '\n');
         ck_assert_msg(!strcmp(own_body, big_body), "figure %zu: the layout moved with --size", k);
@@ -1399,6 +1402,136 @@ START_TEST(text_grows_with_the_size)
     ck_assert_msg(strstr(small, "fontscale 0.6 linewidth 0.6 "), "%.200s",
                   strstr(small, "set term"));
     free(small);
+}
+END_TEST
+
+/* The bandwidth lesson's 8 runs (sync-ps and allreduce at 100 Mb/s, 1, 10 and 100 Gb/s, named
+ * "lesson/kind=K,bandwidth=B"), 20 evaluations each. */
+static void build_lesson_db(void)
+{
+    static const char *const kinds[] = {"sync-ps", "allreduce"};
+    static const char *const bws[] = {"100Mbps", "1Gbps", "10Gbps", "100Gbps"};
+    static const double gbps[] = {0.1, 1, 10, 100};
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 4; b++) {
+            char name[64];
+            snprintf(name, sizeof name, "lesson/kind=%s,bandwidth=%s", kinds[k], bws[b]);
+            int64_t id = add_plain_run(db, name, kinds[k], "l", 4 * k + b, gbps[b],
+                                       (k + 1) * 20 / gbps[b], 200);
+            for (int e = 1; e <= 20; e++)
+                ok(results_eval_add(db, id, e * (k + 1) / gbps[b], 10 * e, 320.0 * e, 1e8 * e,
+                                    1.0 / e, 0.5 + 0.017 * e - 0.01 * k, &err),
+                   &err);
+        }
+    results_db_close(db);
+}
+
+/* The pattern script defines as dash type dt ("set dashtype DT (a,b,...)"), in the terminal's
+ * units, into v; the count, 0 for "solid". */
+static int dash_pattern(const char *script, const char *dt, double *v, int max)
+{
+    char head[64];
+    snprintf(head, sizeof head, "\nset dashtype %s ", dt);
+    const char *p = strstr(script, head);
+    ck_assert_msg(p, "dash type %s not defined", dt);
+    p += strlen(head);
+    if (!strncmp(p, "solid\n", 6))
+        return 0;
+    ck_assert_msg(*p == '(', "dash type %s: %.40s", dt, p);
+    int n = 0;
+    for (char *e = (char *)p; *e != ')' && n < max; n++) {
+        p = e + 1; /* past the ( or the , */
+        v[n] = strtod(p, &e);
+        ck_assert_msg(e != p && (*e == ',' || *e == ')'), "dash type %s", dt);
+    }
+    return n;
+}
+
+/* What a dash pattern looks like from afar, one line width being unit: solid (0), dashes
+ * (1), dots (2: no mark longer than 1.5 line widths), marks of both lengths (3). */
+static int dash_kind(const double *v, int n, double unit)
+{
+    int longs = 0, shorts = 0;
+    for (int k = 0; k < n; k += 2) {
+        longs += v[k] > 1.5 * unit;
+        shorts += v[k] <= 1.5 * unit;
+    }
+    return n == 0 ? 0 : !shorts ? 1 : !longs ? 2 : 3;
+}
+
+/* The keys of the bandwidth lesson's accuracy figure tell its curves apart from the back of
+ * a room. Two curves of one colour (one strategy) differ in dash and in marker: the marker
+ * followed the colour, so a strategy's four curves differed in their dash alone. The four
+ * dashes are of four kinds (solid, dashes, dots, dash-dot): three had been dashes of other
+ * lengths (6,3; 6,3,1.5,3; 12,4), alike from a few metres. And every key's line sample, as
+ * the SVG draws it, holds two periods of its dash: 2.5 characters had held 1.7 of the 12,4
+ * dash and one dash of it, so that 100 Mb/s (solid) and 100 Gb/s keyed the same. */
+START_TEST(legend_keys_differ_visibly)
+{
+    build_lesson_db();
+    char *s = script_of(NULL, RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
+    char styles[16][96], labels[16][96];
+    ck_assert_uint_eq(fields(s, NULL, "keyentry with linespoints ", " ps", styles, 16), 8);
+    ck_assert_uint_eq(fields(s, NULL, " title '", "'", labels, 16), 8);
+    int kinds_seen = 0;
+    for (size_t a = 0; a < 8; a++) {
+        char ca[32], da[48], cb[32], db[48];
+        style_parts(styles[a], ca, da);
+        const char *pa = strstr(styles[a], " pt ");
+        ck_assert_msg(pa, "%s: no marker", styles[a]);
+        double v[8];
+        int n = dash_pattern(s, da, v, 8);
+        if (a < 4) /* sync-ps's four bandwidths */
+            kinds_seen |= 1 << dash_kind(v, n, 4);
+        for (size_t b = a + 1; b < 8; b++) {
+            style_parts(styles[b], cb, db);
+            const char *pb = strstr(styles[b], " pt ");
+            ck_assert_msg(strcmp(ca, cb) || strcmp(da, db), "%s and %s alike", labels[a],
+                          labels[b]);
+            if (!strcmp(ca, cb))
+                ck_assert_msg(strcmp(da, db) && atoi(pa + 4) != atoi(pb + 4),
+                              "%s and %s: one colour, %s and %s", labels[a], labels[b],
+                              styles[a], styles[b]);
+        }
+    }
+    ck_assert_msg(kinds_seen == 0xf, "dash kinds of the four bandwidths: %#x", kinds_seen);
+    free(s);
+
+    char out_dir[256];
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    results_plot_opts_t o = {.out_dir = out_dir, .formats = RESULTS_PLOT_SVG};
+    results_plot_out_t out;
+    ok(results_plot_draw(q, &runs, RESULTS_FIGURE_ACCURACY, &o, &out, &err), &err);
+    char *svg = svg_text(out.files[0]);
+    int samples = 0;
+    for (const char *p = strstr(svg, "stroke-dasharray='"); p;
+         p = strstr(p + 1, "stroke-dasharray='")) {
+        double period = 0, x1, y1, x2, y2;
+        char *e;
+        for (p += 18; *p != '\''; p = e + (*e == ','))
+            period += strtod(p, &e);
+        int used = 0;
+        /* a key's sample: a path of one level segment (the curves have 20 points) */
+        if (sscanf(p, "'  d='M%lf,%lf L%lf,%lf %n", &x1, &y1, &x2, &y2, &used) == 4 &&
+            y1 == y2 && p[used] == '\'') {
+            samples++;
+            ck_assert_msg(x2 - x1 >= 2 * period, "a key's sample of %g pixels, dash period %g",
+                          x2 - x1, period);
+        }
+    }
+    ck_assert_int_eq(samples, 6); /* the solid curves' samples have no dashes */
+    free(svg);
+    results_plot_out_free(&out);
+    results_runs_free(&runs);
+    results_query_close(q);
 }
 END_TEST
 
@@ -1720,7 +1853,7 @@ START_TEST(many_runs_show_the_fastest)
         results_plot_opts_t o = {.out_dir = dir};
         results_plot_out_t out;
         char *script = NULL;
-        ok(results_plot_script(q, &runs, figs[k], &o, GP_SVG, &script, &out, &err), &err);
+        ok(results_plot_script(q, &runs, figs[k], &o, GP_SVG, 0, &script, &out, &err), &err);
         ck_assert_ptr_nonnull(script);
         char note[64];
         snprintf(note, sizeof note, "the %zu fastest of %d runs", max[k], PLAN_RUNS);
@@ -1967,6 +2100,145 @@ START_TEST(command_line)
 }
 END_TEST
 
+/* Screen `screen` of figure fig of the default runs drawn with o, in format: its script,
+ * malloc'ed, NULL when it has no such screen; *screens how many it has. */
+static char *screen_script(results_figure_t fig, const results_plot_opts_t *o, size_t screen,
+                           size_t *screens)
+{
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    results_plot_out_t out;
+    char *script = NULL;
+    ok(results_plot_script(q, &runs, fig, o, GP_PNG, screen, &script, &out, &err), &err);
+    *screens = out.screens;
+    results_plot_out_free(&out);
+    results_runs_free(&runs);
+    results_query_close(q);
+    return script;
+}
+
+/* The first line of the plot command in s. */
+static void plot_line(const char *s, char line[200])
+{
+    const char *p = strstr(s, "\nplot ");
+    ck_assert_ptr_nonnull(p);
+    snprintf(line, 200, "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+}
+
+/* --projector: 1920 x 1080, type and lines 2.52 times their size (1.8 for the size, 1.4 for
+ * the room), markers with them, the darker palette; one chart per image: a figure of several
+ * panels (a grid on paper, or stacked) is an image per panel, NAME-1.png, ... in the order
+ * they read, each the panel alone over the whole frame (its plot command, the others' left
+ * out; every panel's settings kept, which later panels may build on), with the figure's
+ * title and caption, and with its own key (cost.png had keyed only its last panel, and
+ * accuracy.png's panels share a key in a cell of their own on paper). */
+START_TEST(projector_one_chart_per_screen)
+{
+    build_db();
+    char out_dir[256];
+    snprintf(out_dir, sizeof out_dir, "%s/out", dir);
+    mkdir(out_dir, 0777);
+    results_plot_opts_t o = {.out_dir = out_dir, .projector = 1};
+    size_t several = 0;
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        const char *name = results_figure_name((results_figure_t)fig);
+        size_t screens = 0, n;
+        char *paper = script_of(NULL, (results_figure_t)fig, 0, 0, GP_PNG);
+        char *first = screen_script((results_figure_t)fig, &o, 0, &screens);
+        ck_assert_msg(!paper == !first, "%s", name);
+        free(first);
+        if (!paper)
+            continue;
+        size_t panels = count_of(paper, NULL, "\nset origin ") -
+                        (strstr(paper, "\nunset border\n") != NULL); /* a key's own cell */
+        ck_assert_msg(screens == panels, "%s: %zu screens, %zu panels", name, screens, panels);
+        several += screens > 1;
+        char plots[8][200];
+        for (size_t k = 0; k < screens && k < 8; k++) {
+            char *s = screen_script((results_figure_t)fig, &o, k, &n);
+            ck_assert_msg(strstr(s, "set terminal pngcairo size 1920,1080 fontscale 2.52 "
+                                    "linewidth 2.52 ") &&
+                              strstr(s, "\nmarker = 2.52\n") &&
+                              strstr(s, "\nset linetype 1 lc rgb '#1f5aa6' "),
+                          "%s: %.300s", name, s);
+            ck_assert_msg(count_of(s, NULL, "\nplot ") == 1, "%s screen %zu: %zu plots", name,
+                          k, count_of(s, NULL, "\nplot "));
+            if (screens > 1) /* (pareto.png's one panel leaves room for its list) */
+                ck_assert_uint_eq(count_of(s, NULL, "\nset origin "),
+                                  count_of(s, NULL, "\nset origin 0, fig_bottom + 0 * fig_area\n"
+                                                    "set size 1, 1 * fig_area\n"));
+            ck_assert_msg(!strstr(s, "unset label 9000"), "%s: the title left out", name);
+            if (fig == RESULTS_FIGURE_COST || fig == RESULTS_FIGURE_ACCURACY)
+                ck_assert_msg(!strstr(s, "unset key") && strstr(s, " title '"),
+                              "%s screen %zu without its key", name, k);
+            plot_line(s, plots[k]);
+            for (size_t j = 0; j < k; j++)
+                ck_assert_msg(strcmp(plots[j], plots[k]), "%s: screens %zu, %zu alike", name,
+                              j, k);
+            free(s);
+        }
+        ck_assert_ptr_null(screen_script((results_figure_t)fig, &o, screens, &n));
+        free(paper);
+    }
+    /* accuracy and accuracy_bytes (9 runs), scaling, faults, parallelism, clients, cost */
+    ck_assert_uint_eq(several, 7);
+
+    /* the images: a file per screen, the projector's size */
+    results_query_t *q = query_open_ok();
+    results_runs_t runs;
+    dt_err_t err = {""};
+    ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
+    for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
+        results_plot_out_t out;
+        ok(results_plot_draw(q, &runs, (results_figure_t)fig, &o, &out, &err), &err);
+        ck_assert_uint_eq((size_t)out.n_files, out.screens);
+        for (size_t k = 0; k < out.screens; k++) {
+            char want[512];
+            if (out.screens > 1)
+                snprintf(want, sizeof want, "%s/%s-%zu.png", out_dir,
+                         results_figure_name((results_figure_t)fig), k + 1);
+            else
+                snprintf(want, sizeof want, "%s/%s.png", out_dir,
+                         results_figure_name((results_figure_t)fig));
+            ck_assert_str_eq(out.files[k], want);
+            unsigned w, h;
+            png_size(want, &w, &h);
+            ck_assert_msg(w == 1920 && h == 1080, "%s: %u x %u", want, w, h);
+        }
+        results_plot_out_free(&out);
+    }
+    results_runs_free(&runs);
+    results_query_close(q);
+
+    /* dtsim plot --projector, --size with it */
+    char p[256];
+    snprintf(p, sizeof p, "%s/pj", dir);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4",
+                                                       "--projector", "--size", "1280x720",
+                                                       "--out", p, NULL}),
+                     0);
+    char *o_text = slurp(out_path);
+    for (int k = 1; k <= 3; k++) { /* steps, rounds (run 2 is federated), memory */
+        char want[300];
+        snprintf(want, sizeof want, "%s/parallelism-%d.png\n", p, k);
+        ck_assert_msg(strstr(o_text, want), "no %s in %s", want, o_text);
+        unsigned w, h;
+        want[strlen(want) - 1] = '\0';
+        png_size(want, &w, &h);
+        ck_assert(w == 1280 && h == 720);
+    }
+    ck_assert_msg(!strstr(o_text, "parallelism.png") && strstr(o_text, "/accuracy.png\n"),
+                  "%s", o_text);
+    free(o_text);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--help", NULL}), 0);
+    o_text = slurp(out_path);
+    ck_assert_msg(strstr(o_text, "--projector") && strstr(o_text, "NAME-1.png"), "%s", o_text);
+    free(o_text);
+}
+END_TEST
+
 /* A run whose clock ran off to infinity: a timeline row ending at inf, a summary whose
  * simulated time is inf. gnuplot read "inf" as an undefined variable and every figure of
  * plot and report failed (exit 1): the timeline leaves the row out and says so, the other
@@ -2046,6 +2318,7 @@ int main(void)
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
         tcase_add_test(tp, text_grows_with_the_size);
+        tcase_add_test(tp, legend_keys_differ_visibly);
         tcase_add_test(tp, memory_in_gb_past_10_gb);
         tcase_add_test(tp, text_runs_labelled_next_token);
         tcase_add_test(tp, steps_and_rounds_apart_numbers_plain);
@@ -2053,6 +2326,7 @@ int main(void)
         tcase_add_test(tp, hostile_names_stay_text);
         tcase_add_test(tp, missing_gnuplot_is_one_clear_error);
         tcase_add_test(tp, command_line);
+        tcase_add_test(tp, projector_one_chart_per_screen);
         suite_add_tcase(s, tp);
     }
     SRunner *sr = srunner_create(s);

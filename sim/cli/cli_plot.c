@@ -18,7 +18,8 @@
 static void plot_help(void)
 {
     printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID|NAME] [--out DIR]\n"
-           "                  [--format png,svg,pdf] [--size WxH] [--timeline-run ID]\n"
+           "                  [--format png,svg,pdf] [--size WxH] [--projector]\n"
+           "                  [--timeline-run ID]\n"
            "\n"
            "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
            "path of each file written. Figures the runs cannot make are skipped, saying why:\n");
@@ -48,7 +49,13 @@ static void plot_help(void)
            "  --size WxH          pixels of a one-panel figure, e.g. 640x420 or 1920x1080;\n"
            "                      the layout stays, fonts and lines grow with the size;\n"
            "                      figures of stacked panels grow taller in proportion;\n"
-           "                      a PDF page is W/96 x H/96 inches [1000x600]\n"
+           "                      a PDF page is W/96 x H/96 inches [1000x600;\n"
+           "                      1920x1080 with --projector]\n"
+           "  --projector         for a projector, read from the back of a room: type\n"
+           "                      and lines 1.4 times what --size gives (2.5 times the\n"
+           "                      default at 1920x1080), a darker palette on white, every\n"
+           "                      panel of a figure an image of its own, each with its key:\n"
+           "                      NAME-1.png, NAME-2.png, ... in the order they read\n"
            "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
            "                      timeline rows, the one with the largest compute share]\n"
            "  -h, --help          this text\n",
@@ -133,6 +140,7 @@ int cli_plot(int argc, char **argv)
         {"svg", no_argument, 0, 's'},
         {"format", required_argument, 0, 'f'},
         {"size", required_argument, 0, 'z'},
+        {"projector", no_argument, 0, 'P'},
         {"timeline-run", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -172,6 +180,9 @@ int cli_plot(int argc, char **argv)
                                                "pixels, width %d to %d, height %d to %d",
                                        optarg, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE,
                                        RESULTS_PLOT_MIN_HEIGHT, RESULTS_PLOT_MAX_SIZE);
+            break;
+        case 'P':
+            opts.projector = 1;
             break;
         case 't': {
             long id;

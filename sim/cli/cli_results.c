@@ -94,7 +94,11 @@ static void export_help(void)
            "               gradients' worth with run.timeline_steps = N, the first step of\n"
            "               16 hosts per role with run.timeline = sampled (a timing-only\n"
            "               model's default); otherData.covers says which\n\n"
-           "CSV is RFC 4180, NULL an empty field, reals in their shortest round-trip form.\n",
+           "CSV is RFC 4180, NULL an empty field, reals in their shortest round-trip form.\n"
+           "A column with a unit says it in its header, as results/schema.sql gives it:\n"
+           "\"sim_time (s)\", \"bytes (B)\", \"host_joules (J)\", \"dollars (USD)\",\n"
+           "\"bandwidth (B/s)\", \"throughput (samples/s)\"; ids, counts, names, losses and\n"
+           "fractions (accuracies, shares) keep their bare names.\n",
            RESULTS_TIDY_CSV, "");
 }
 
