@@ -447,14 +447,12 @@ static double metric_of(walk_t *w, int m, int64_t id)
     return v;
 }
 
-/* A run: annotation against the runs: the metric of each run its filters match. */
-static void tie_run(walk_t *w, const annot_t *a, cmark_node *at, const char *nums)
+/* The metric of each run a's filters match, in the page's order, into vals (at most SPAN_MAX
+ * kept); returns how many runs match. */
+static size_t runs_matching(walk_t *w, const annot_t *a, double *vals, size_t *k)
 {
-    w->out->measured += w->span.n;
-    if (!w->q)
-        return;
-    double vals[SPAN_MAX];
-    size_t k = 0, matched = 0;
+    size_t matched = 0;
+    *k = 0;
     for (size_t r = 0; r < w->runs->n; r++) {
         int all = 1;
         for (size_t f = 0; f < a->n_filters && all; f++)
@@ -462,9 +460,33 @@ static void tie_run(walk_t *w, const annot_t *a, cmark_node *at, const char *num
         if (!all)
             continue;
         matched++;
-        if (k < SPAN_MAX)
-            vals[k++] = metric_of(w, a->metric, w->runs->v[r].id);
+        if (*k < SPAN_MAX)
+            vals[(*k)++] = metric_of(w, a->metric, w->runs->v[r].id);
     }
+    return matched;
+}
+
+/* The measured values as the span's numbers are written, "46.2%, 33.1%", into buf. */
+static void values_text(const span_t *sp, const double *vals, size_t k, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < k && o + 1 < size; i++) {
+        if (i)
+            o += (size_t)snprintf(buf + o, size - o, ", ");
+        if (o + 1 < size)
+            o += (size_t)num_format(buf + o, size - o, &sp->v[sp->n == 1 ? 0 : i], vals[i]);
+    }
+}
+
+/* A run: annotation against the runs: the metric of each run its filters match. */
+static void tie_run(walk_t *w, const annot_t *a, cmark_node *at, const char *nums)
+{
+    w->out->measured += w->span.n;
+    if (!w->q)
+        return;
+    double vals[SPAN_MAX];
+    size_t k, matched = runs_matching(w, a, vals, &k);
     if (matched == 0 || (w->span.n != 1 && w->span.n != matched)) {
         char runs[160];
         snprintf(runs, sizeof runs, "%zu run%s of this page match%s", matched,
@@ -482,16 +504,10 @@ static void tie_run(walk_t *w, const annot_t *a, cmark_node *at, const char *num
     if (!drift)
         return;
     char got[160];
-    size_t o = 0;
-    got[0] = '\0';
-    for (size_t i = 0; i < k && o + 2 < sizeof got; i++) {
-        if (i)
-            o += (size_t)snprintf(got + o, sizeof got - o, ", ");
-        o += (size_t)num_format(got + o, sizeof got - o, &w->span.v[w->span.n == 1 ? 0 : i],
-                                vals[i]);
-    }
-    results_lesson_issue_t *is = issue_add(w, RESULTS_LESSON_DRIFT, "%s: the runs measured %s (%s)",
-                                           nums, got, metric_sql[a->metric][0]);
+    values_text(&w->span, vals, k, got, sizeof got);
+    results_lesson_issue_t *is = issue_add(w, RESULTS_LESSON_DRIFT,
+                                           "%s: the runs measured %s (%s)", nums, got,
+                                           metric_sql[a->metric][0]);
     snprintf(is->shown, sizeof is->shown, "[these runs measured %s]", got);
     mark_add(w, at, is->shown);
 }

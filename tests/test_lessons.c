@@ -127,6 +127,22 @@ START_TEST(every_lesson_number_is_tied)
 }
 END_TEST
 
+/* scenarios/lessons/README.md names every metric a run: annotation may use. */
+START_TEST(readme_lists_the_metrics)
+{
+    char p[512], want[64];
+    snprintf(p, sizeof p, "%s/scenarios/lessons/README.md", DTSIM_SOURCE);
+    char *readme = cli_slurp(p);
+    size_t i = 0;
+    for (const char *m; (m = results_lesson_metric(i)); i++) {
+        snprintf(want, sizeof want, "`%s`", m);
+        ck_assert_msg(strstr(readme, want), "%s does not name the metric %s", p, want);
+    }
+    ck_assert_uint_ge(i, 20);
+    free(readme);
+}
+END_TEST
+
 /* The rules, on texts made here against the bandwidth runs: sync-ps computes 18.96% of its
  * time at 100 Gb/s and reaches 80% in 86.93, 8.734, 0.9143 and 0.1324 s (measured). */
 START_TEST(tie_rules)
@@ -277,6 +293,7 @@ int main(int argc, char **argv)
     tcase_add_unchecked_fixture(tc, setup_once, teardown_once);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_lesson_number_is_tied);
+    tcase_add_test(tc, readme_lists_the_metrics);
     tcase_add_test(tc, tie_rules);
     tcase_add_test(tc, page_marks_a_drift);
     tcase_add_test(tc, bandwidth_lesson_holds);
