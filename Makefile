@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build docs demo test asan fuzz fuzz-smoke fuzz-run check-runs bench bench-scale bench-check bench-gpu clean
+.PHONY: all deps build docs demo test asan fuzz fuzz-smoke fuzz-run check-runs check-lessons bench bench-scale bench-check bench-gpu clean
 
 all: build
 
@@ -58,6 +58,13 @@ fuzz-run: build
 # about 15 minutes on 2 cores, so not part of `make test`.
 check-runs: build
 	sh tests/check_runs.sh $(BUILD)
+
+# Every lesson run and every number its text states checked against the runs
+# (scenarios/lessons/README.md); about 4 minutes on 2 cores, so `make test` runs the bandwidth
+# lesson alone.
+check-lessons: build
+	cd $(BUILD) && DTSIM_SLOW=1 ctest --output-on-failure -R '^lessons_slow$$'
+
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan: deps

@@ -51,7 +51,8 @@ enum q_stmt {
     " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"         \
     " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"                  \
     " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"                    \
-    " s.idle_share, s.steps, s.throughput, s.scaling_efficiency"                           \
+    " s.idle_share, s.steps, s.throughput, s.scaling_efficiency, s.final_loss,"            \
+    " EXISTS (SELECT 1 FROM evals e WHERE e.run = r.id AND e.perplexity IS NOT NULL)"       \
     " FROM runs r LEFT JOIN run_summary s ON s.run = r.id"
 
 static const char *const q_sql[Q_COUNT] = {
@@ -273,6 +274,8 @@ static void run_view_read(sqlite3_stmt *s, results_run_view_t *out)
     out->steps = (long)sqlite3_column_int64(s, 17);
     out->throughput = results_q_col_real(s, 18);
     out->scaling_efficiency = results_q_col_real(s, 19);
+    out->final_loss = results_q_col_real(s, 20);
+    out->language_model = sqlite3_column_int(s, 21);
 }
 
 /* Fills out from the run's row; DT_ERR_INPUT with "no run ID" when there is none. */

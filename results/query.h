@@ -44,6 +44,8 @@ typedef struct results_run_view {
     double throughput;         /* training samples per simulated second */
     double scaling_efficiency; /* against the sweep's finished 'single' run; NAN: none */
     long steps;
+    double final_loss;  /* test loss of the last evaluation (nats for a language model) */
+    int language_model; /* its evaluations have a perplexity (text data, next tokens) */
 } results_run_view_t;
 
 /* The hosts a run's figures count: 1 for the 'single' strategy (which ignores

@@ -116,7 +116,7 @@ static const char *const page_style =
     "code,pre{font-family:monospace,monospace;font-size:.88em}pre{background:#f7f7f7;padding:8px;"
     "overflow-x:auto;max-height:420px}"
     ".lesson{background:#f4f8fc;border:1px solid #c8d8e8;padding:4px 18px 12px;"
-    "margin-top:16px}";
+    "margin-top:16px}.drift{color:#a00;font-weight:bold}";
 
 /* --- text --------------------------------------------------------------------------------- */
 
@@ -737,9 +737,20 @@ static dt_status write_ranking(FILE *f, results_query_t *q, const results_runs_t
     return st;
 }
 
-/* The summary table; a column of mean staleness when staleness is not NULL. */
+/* Whether any run is a language model's: its loss, not its accuracy, says what it learnt. */
+static int any_language_model(const results_runs_t *runs)
+{
+    for (size_t i = 0; i < runs->n; i++)
+        if (runs->v[i].language_model)
+            return 1;
+    return 0;
+}
+
+/* The summary table; a column of mean staleness when staleness is not NULL, of the loss and
+ * perplexity when a run is a language model's. */
 static void write_summary(FILE *f, const results_runs_t *runs, const double *staleness)
 {
+    int lm = any_language_model(runs);
     double target = common_target(runs);
     char ttt_head[48] = "time to target";
     if (!isnan(target))
@@ -748,8 +759,9 @@ static void write_summary(FILE *f, const results_runs_t *runs, const double *sta
             "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table>\n"
             "<tr><th>run</th><th>name</th><th>strategy</th><th>status</th><th>accuracy</th>"
             "<th>simulated time</th><th>%s</th><th>bytes sent</th><th>compute</th>"
-            "<th>comm</th><th>idle</th><th>steps</th>%s</tr>\n",
-            ttt_head, staleness ? "<th>mean staleness</th>" : "");
+            "<th>comm</th><th>idle</th><th>steps</th>%s%s</tr>\n",
+            ttt_head, lm ? "<th>loss (nats)</th><th>perplexity</th>" : "",
+            staleness ? "<th>mean staleness</th>" : "");
     for (size_t i = 0; i < runs->n; i++) {
         const results_run_view_t *r = &runs->v[i];
         char acc[32], t[32], ttt[48], bytes[32], c[16], m[16], idle[16], steps[24];
@@ -782,6 +794,13 @@ static void write_summary(FILE *f, const results_runs_t *runs, const double *sta
         td_num(f, m);
         td_num(f, idle);
         td_num(f, steps);
+        if (lm) {
+            char loss[32], ppl[32];
+            fmt_fixed(loss, sizeof loss, r->final_loss, 6);
+            fmt_fixed(ppl, sizeof ppl, exp(r->final_loss), 3);
+            td_num(f, loss);
+            td_num(f, ppl);
+        }
         if (staleness) {
             char st[24];
             fmt_fixed(st, sizeof st, staleness[i], 2);
@@ -794,6 +813,12 @@ static void write_summary(FILE *f, const results_runs_t *runs, const double *sta
           "(run.target_accuracy). Compute, comm and idle: the hosts' shares of their summed "
           "time.",
           f);
+    if (lm)
+        fputs(" Loss: the test loss of the last evaluation, for a language model the mean "
+              "next-token cross-entropy in nats (its accuracy is the next-token accuracy, "
+              "which can sit at the commonest token's share while the loss falls); "
+              "perplexity: exp(loss).",
+              f);
     if (staleness)
         fputs(" Mean staleness: how many updates, on average, the parameters had moved on "
               "between the moment a worker read them and the moment its gradient was applied "
@@ -1018,10 +1043,10 @@ static dt_status write_page(FILE *f, results_query_t *q, const results_runs_t *r
         write_head(f, runs, o);
         if (o->lesson) {
             fputs("<section id=\"lesson\" class=\"lesson\">\n", f);
-            results_report_lesson(f, o->lesson);
+            st = results_report_lesson(f, o->lesson, q, runs, &res->lesson_drift, err);
             fputs("</section>\n", f);
         }
-        if (results_runs_plan(runs))
+        if (st == DT_OK && results_runs_plan(runs))
             st = write_ranking(f, q, runs, err);
     }
     if (st == DT_OK) {

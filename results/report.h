@@ -29,6 +29,7 @@ typedef struct results_report_opts {
 
 typedef struct results_report_out {
     int drawn, skipped, failed; /* figures */
+    size_t lesson_drift;        /* numbers of the lesson's text these runs contradict */
     dt_err_t failure;           /* the first figure gnuplot failed on, when failed > 0 */
 } results_report_out_t;
 
@@ -61,7 +62,11 @@ void results_params_free(results_params_t *p);
  * heading_shift levels down (1: a lesson's "# " title an h2 under the report's h1); libcmark's
  * safe mode: raw HTML left out, links to javascript: and the like without a target. */
 char *results_markdown_html(const char *text, int heading_shift);
-/* Writes a lesson's text as HTML into the report: results_markdown_html(text, 1). */
-void results_report_lesson(FILE *f, const char *text);
+/* Writes a lesson's text as HTML into the report: results_markdown_html(text, 1), each number
+ * runs (q NULL: none) contradict marked with what they measured (results/lesson_numbers.h),
+ * their count into *contradicted (may be NULL). DT_ERR_RUN when reading the runs fails. */
+dt_status results_report_lesson(FILE *f, const char *text, results_query_t *q,
+                                const results_runs_t *runs, size_t *contradicted,
+                                dt_err_t *err);
 
 #endif

@@ -171,6 +171,12 @@ int cli_report(int argc, char **argv)
                 res.failed == 1 ? "" : "s", res.failure.msg);
         rc = CLI_EXIT_RUN;
     }
+    if (res.lesson_drift)
+        fprintf(stderr,
+                "dtsim report: %zu number%s of the lesson's text %s not what these runs "
+                "measured (marked on the page)\n",
+                res.lesson_drift, res.lesson_drift == 1 ? "" : "s",
+                res.lesson_drift == 1 ? "is" : "are");
     fprintf(stderr, "dtsim report: %d figure%s, %d skipped (%s)\n", res.drawn,
             res.drawn == 1 ? "" : "s", res.skipped,
             opts.lesson ? "these runs cannot make them: a lesson's page leaves them out"
