@@ -62,6 +62,31 @@ kind = sync-ps
 servers = 1
 [faults]
 live_links = yes
+live_hosts = yes
+"""
+# a language model's run: the page draws its loss on a chart of its own
+GPT = """[run]
+name = serve-browser-gpt
+steps = 20
+eval_every = 5
+seed = 1
+[model]
+arch = gpt
+layers = 1
+hidden = 16
+heads = 2
+seq = 16
+lr = 0.2
+[data]
+source = text
+text = fortunes
+test_samples = 64
+[cluster]
+platform = star
+workers = 2
+latency = 5us
+[strategy]
+kind = allreduce
 """
 failures = []
 
@@ -159,6 +184,22 @@ def main():
         fault = rows(db, "SELECT sim_time, detail FROM faults WHERE run = 2"
                          " AND kind = 'link-degrade'")
         check(len(fault) == 1, "faults rows of the change: %r" % (fault,))
+        # a crash asked as the page's button asks it (POST /api/change): a host-crash row
+        # naming the item that replays it; a straggler's factor checked before it is asked
+        status, body = http(port, "/api/change?run=2&do=straggler&target=worker-2&value=4",
+                            "POST", {"X-Dtsim": "1"})
+        check(status == 400, "straggler value=4 answered %d, not 400" % status)
+        status, body = http(port, "/api/change?run=2&do=crash&target=worker-1&for=5ms", "POST",
+                            {"X-Dtsim": "1"})
+        check(status == 202, "the crash answered %d: %s" % (status, body))
+        crash = []
+        for _ in range(60):
+            crash = rows(db, "SELECT detail FROM faults WHERE run = 2 AND kind = 'host-crash'")
+            if crash:
+                break
+            time.sleep(0.1)
+        check(len(crash) == 1 and "replay: crash = worker-1 at " in crash[0][0],
+              "faults rows of the crash: %r" % (crash,))
 
         # the page, with the run still under way
         state = json.loads(http(port, "/api/live?run=2")[1])
@@ -187,6 +228,15 @@ def main():
         names = re.findall(r'<option value="([^"]*)">', sel.group(1)) if sel else []
         check(names == state["link_names"] and "star_link_3_UP" in names,
               "links to change on the page %r, published %r" % (names, state["link_names"]))
+        # the host controls, with the nodes the run published; no line about controls off
+        sel = re.search(r'<select id="nodename">(.*?)</select>', html, re.S)
+        nodes = re.findall(r'<option value="([^"]*)">', sel.group(1)) if sel else []
+        check(nodes == state["node_names"] and "worker-1" in nodes,
+              "nodes to crash on the page %r, published %r" % (nodes, state["node_names"]))
+        check(re.search(r'<p id="hostchange" style="display: block;">', html),
+              "the crash and straggler controls are hidden")
+        check(re.search(r'<p id="controlsoff" class="off"></p>', html),
+              "a line about controls off for a run that takes them all")
         check(re.search(r'id="head">serve-browser \(sync-ps, run 2\)', html),
               "the live panel names no run 2")
         # the chart shows the live run's own runs (no sweep: itself), so it spans at least
@@ -280,22 +330,65 @@ def main():
                   "the screenshot is not a 1920x1080 PNG")
             print("screenshot: " + shot)
 
-        # reproducible: the rerun with the recorded item gives the same rows
+        # a projector (?projector=1, as dtsim serve --projector serves it): nothing overlaps,
+        # each chart at least half the window high with type of 28 px, at both sizes
+        for size in ("1920,1080", "1280,800"):
+            proj = [a if not a.startswith("--window-size") else "--window-size=" + size
+                    for a in common]
+            dom = subprocess.run([browser] + proj + ["--dump-dom", url +
+                                                     "?replay=1&pace=1&layout=check&projector=1"],
+                                 capture_output=True, text=True, timeout=60)
+            errs = re.search(r'<pre id="errors">(.*?)</pre>', dom.stdout, re.S)
+            check('<body class="projector">' in dom.stdout, "?projector=1 left the body plain")
+            check(errs and errs.group(1).strip() == "", "projector layout at %s: %s" %
+                  (size, errs.group(1)[:500] if errs else "no #errors element"))
+        if len(sys.argv) > 3:
+            subprocess.run([browser] + common + ["--screenshot=" + sys.argv[3],
+                                                 url + "?projector=1"],
+                           capture_output=True, text=True, timeout=60)
+
+        # reproducible: the rerun with the recorded items gives the same rows
         live.wait(timeout=120)
         log.seek(0)
         check(live.returncode == 0, "the published run exited %d: %s" %
               (live.returncode, log.read()[-500:]))
         check(not os.path.exists(state_path), "the state file outlived the run")
         item = re.search(r"replay: link_degrade = (.*)$", fault[0][1]).group(1) if fault else ""
-        subprocess.run([dtsim, "run", ini, "--db", db, "--set",
-                        "faults.link_degrade=" + item], check=True, capture_output=True)
+        crashed = re.search(r"replay: crash = (.*)$", crash[0][0]).group(1) if crash else ""
+        subprocess.run([dtsim, "run", ini, "--db", db, "--set", "faults.link_degrade=" + item,
+                        "--set", "faults.crash=" + crashed], check=True, capture_output=True)
+        # the evaluations the same; each host's seconds in each state and the workers' rows
+        # to within 2 us (the crash's actor, made inside a step, can move the start of one
+        # interval by its 1 us delay)
         for table, cols in (("evals", "step, sim_time, test_acc, test_loss"),
-                            ("timeline", "host, role, rank, state, start, end"),
+                            ("timeline", "host, role, rank, state, sum(end - start)"),
                             ("workers", "worker, role, steps, compute_s, comm_s, idle_s")):
-            a = rows(db, "SELECT %s FROM %s WHERE run = 2 ORDER BY 1, 2, 3, 4" % (cols, table))
-            b = rows(db, "SELECT %s FROM %s WHERE run = 3 ORDER BY 1, 2, 3, 4" % (cols, table))
-            check(a and a == b, "%s: the rerun with %r differs (%d and %d rows)" %
-                  (table, item, len(a), len(b)))
+            group = " GROUP BY 1, 2, 3, 4" if table == "timeline" else ""
+            a = rows(db, "SELECT %s FROM %s WHERE run = 2%s ORDER BY 1, 2, 3, 4" %
+                     (cols, table, group))
+            b = rows(db, "SELECT %s FROM %s WHERE run = 3%s ORDER BY 1, 2, 3, 4" %
+                     (cols, table, group))
+            tol = 0 if table == "evals" else 2e-6
+            same = len(a) == len(b) > 0 and all(
+                len(x) == len(y) and all(u == v or (isinstance(u, float) and abs(u - v) <= tol)
+                                         for u, v in zip(x, y)) for x, y in zip(a, b))
+            check(same, "%s: the rerun with %r and %r differs (%d and %d rows)" %
+                  (table, item, crashed, len(a), len(b)))
+
+        # a language model's run: its loss on a chart of its own, a loss column
+        with open(ini, "w") as f:
+            f.write(GPT)
+        subprocess.run([dtsim, "run", ini, "--db", db], check=True, capture_output=True)
+        dom = subprocess.run([browser] + common + ["--dump-dom", url + "?replay=4&pace=1"],
+                             capture_output=True, text=True, timeout=60)
+        check('<div id="lossscreen" class="screen" style="display: block;">' in dom.stdout,
+              "no loss chart for the gpt's run")
+        check(re.search(r'<svg id="losschart"[^>]*>.*<polyline points="[^"]+"[^>]*data-run="4"',
+                        dom.stdout, re.S), "the loss chart draws no curve of run 4")
+        loss = rows(db, "SELECT test_loss FROM evals WHERE run = 4 ORDER BY sim_time DESC,"
+                        " step DESC LIMIT 1")
+        check(loss and ("<td>%.4f</td></tr>" % loss[0][0]) in dom.stdout,
+              "the runs table lacks run 4's last loss %r" % (loss,))
     finally:
         for p in procs:
             if p.poll() is None:

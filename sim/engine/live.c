@@ -202,7 +202,8 @@ static void draw(sim_run_t *run, double now, int final)
          "compute", "comm", "idle");
 
     /* rows left for nodes: the screen less the 3 lines above, the sparkline and one spare */
-    int room = fr.rows - 5 - (sc->live_links && lv->tty_in); /* and the hint line */
+    int typed = (sc->live_links || sc->live_hosts) && lv->tty_in;
+    int room = fr.rows - 5 - typed; /* and the hint line */
     if (room < 2)
         room = 2;
     int n_nodes = run->n_servers + run->n_workers;
@@ -227,8 +228,12 @@ static void draw(sim_run_t *run, double now, int final)
     }
     sparkline(&fr, lv, run);
     if (sc->live_links && lv->tty_in)
-        line(&fr, "change a link: type LINK BANDWIDTH and Enter (e.g. %s 100Mbps)%s%s",
+        line(&fr, "change a link: type LINK BANDWIDTH and Enter (e.g. %s 100Mbps)%s%s%s",
              sim_record_link_count(run) ? sim_record_link_name(run, 0) : "LINK",
+             sc->live_hosts ? ", or crash NODE, straggler NODE x4" : "",
+             lv->note[0] ? ": " : "", lv->note);
+    else if (typed)
+        line(&fr, "crash or slow a node: type crash NODE or straggler NODE x4 and Enter%s%s",
              lv->note[0] ? ": " : "", lv->note);
     if (lv->lines > fr.lines)
         fputs("\033[J", fr.f); /* the previous frame was taller */
@@ -379,7 +384,8 @@ static void take_command(sim_run_t *run, struct sim_live *lv)
 static void take_typed(sim_run_t *run, struct sim_live *lv)
 {
     struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-    if (!run->sc->live_links || !lv->tty_in || poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+    if (!(run->sc->live_links || run->sc->live_hosts) || !lv->tty_in || poll(&p, 1, 0) != 1 ||
+        !(p.revents & POLLIN))
         return;
     char line[256];
     ssize_t got = read(STDIN_FILENO, line, sizeof line - 1);

@@ -14,9 +14,11 @@
  * the database, PATH.live-RUN.json (replaced by a rename, at most every SIM_LIVE_PUBLISH_S of
  * wall time), for dtsim serve's page: per node what it did since the last write (compute,
  * comm, idle, down), per link its utilisation over that interval, messages in flight. The
- * page asks for a link change by creating PATH.live-RUN.cmd ("link TARGET BANDWIDTH"); the
- * run reads and removes it at its next write and, with faults.live_links, applies it
- * (sim_fault_link_now). Both files are removed when the run ends. */
+ * page asks for a change by creating PATH.live-RUN.cmd ("link TARGET BANDWIDTH", "latency
+ * TARGET LATENCY", "crash TARGET [for D]", "straggler TARGET xF [for D]"); the run reads and
+ * removes it at its next write and applies it when the scenario takes it (faults.live_links:
+ * sim_fault_link_now; faults.live_hosts: sim_fault_crash_now, sim_fault_straggler_now). Both
+ * files are removed when the run ends. */
 #ifndef DTSIM_LIVE_H
 #define DTSIM_LIVE_H
 
