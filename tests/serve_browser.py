@@ -389,6 +389,23 @@ def main():
                         " step DESC LIMIT 1")
         check(loss and ("<td>%.4f</td></tr>" % loss[0][0]) in dom.stdout,
               "the runs table lacks run 4's last loss %r" % (loss,))
+
+        # a whole sweep named as a lesson's (runs 5 and 6): the lesson's numbers checked
+        # against it as dtsim report checks them, those it contradicts marked in the text
+        with open(ini, "w") as f:
+            f.write(SCENARIO.format(steps=20).replace("name = serve-browser",
+                                                      "name = lesson-bandwidth") +
+                    "[sweep]\nmodel.momentum = 0, 0.5\n")
+        subprocess.run([dtsim, "run", ini, "--db", db], check=True, capture_output=True)
+        status, body = http(port, "/api/lesson?run=5")
+        j = json.loads(body) if status == 200 else {}
+        check(j.get("contradicted", 0) > 0 and '<span class="drift">' in j.get("html", ""),
+              "the lesson beside a sweep it does not describe marks nothing: %r" %
+              {k: j.get(k) for k in ("lesson", "contradicted")})
+        status, body = http(port, "/api/lesson?run=1")
+        j = json.loads(body) if status == 200 else {}
+        check(j.get("contradicted") == 0 and "drift" not in j.get("html", "drift"),
+              "a lesson beside a run alone is not checked: %r" % j.get("contradicted"))
     finally:
         for p in procs:
             if p.poll() is None:

@@ -1100,10 +1100,10 @@ START_TEST(sweep_failed_runs_are_named)
     write_file(path, "[data]\nsource = nodata\n[sweep]\nmodel.lr = 0.1, 0.2\n");
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL}), 1);
     char *e = slurp(err_path), *o = slurp(out_path);
-    ck_assert_msg(strstr(e, "run 0: dtsim run: ") && strstr(e, "run 1: dtsim run: ") &&
+    ck_assert_msg(strstr(e, "member 0: dtsim run: ") && strstr(e, "member 1: dtsim run: ") &&
                       strstr(e, "nodata/train-images-idx3-ubyte"),
                   "%s", e);
-    ck_assert_msg(strstr(e, "dtsim run: run 1 (empty/lr=0.2): failed, exit code 2\n") &&
+    ck_assert_msg(strstr(e, "dtsim run: member 1 (empty/lr=0.2): failed, exit code 2\n") &&
                       strstr(e, "dtsim run: 2 of 2 runs did not finish\n"),
                   "%s", e);
     ck_assert_msg(strstr(o, "\nempty/lr=0.1 ") && strstr(o, "failed"), "%s", o);
@@ -1150,12 +1150,18 @@ START_TEST(sweep_interrupted_stops_its_children)
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 2);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs"), 2);
+    /* each run that did not finish named by its member index and the id dtsim show takes */
+    char want[160];
+    snprintf(want, sizeof want, "dtsim run: member 0, run %ld (long/",
+             query_long(db, "SELECT id FROM runs WHERE sweep_index = 0"));
     sqlite3_close(db);
-    char *o = slurp(out_path);
+    char *o = slurp(out_path), *e = slurp(err_path);
     ck_assert_msg(strstr(o, "long/workers=2 ") && strstr(o, "interrupted") &&
                       strstr(o, "long/workers=4 ") && strstr(o, "not run"),
                   "%s", o);
+    ck_assert_msg(strstr(e, want) && strstr(e, "): interrupted"), "%s", e);
     free(o);
+    free(e);
 }
 END_TEST
 
@@ -1836,7 +1842,7 @@ START_TEST(layouts_that_do_not_fit_are_refused)
                       "workers = 2\ndevice = h100\n[strategy]\nkind = allreduce\n[sweep]\n"
                       "model.batch = 2, 8\n");
     ck_assert_int_eq(dtsim((const char *[]){"run", sweep, "--db", db, NULL}), 2);
-    one_error_line("dtsim run: run 1: ", "does not fit: ");
+    one_error_line("dtsim run: member 1: ", "does not fit: ");
     ck_assert_int_eq(access(db, F_OK), -1);
     /* timed anyway, and recorded */
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set",

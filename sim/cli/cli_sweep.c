@@ -210,7 +210,7 @@ static void relay_lines(sweep_t *s, child_t *c, int flush)
         if (!nl && !(flush && end > start) && !(start == 0 && c->len == sizeof c->line))
             break;
         progress_clear(s);
-        fprintf(stderr, "run %ld: %.*s\n", c->index, (int)(end - start), c->line + start);
+        fprintf(stderr, "member %ld: %.*s\n", c->index, (int)(end - start), c->line + start);
         start = nl ? end + 1 : end;
     }
     memmove(c->line, c->line + start, c->len - start);
@@ -386,6 +386,7 @@ static void sweep_execute(sweep_t *s)
 
 typedef struct row {
     int stored;     /* a run row exists */
+    int64_t id;     /* its id in the database */
     int summarized; /* and its summary */
     char name[SCENARIO_STR];
     char strategy[32];
@@ -415,6 +416,7 @@ static dt_status read_rows(const sweep_t *s, row_t *rows, dt_err_t *err)
             continue;
         row_t *r = &rows[i];
         r->stored = 1;
+        r->id = v->id;
         snprintf(r->name, sizeof r->name, "%s", v->name);
         snprintf(r->strategy, sizeof r->strategy, "%s", v->strategy);
         snprintf(r->status, sizeof r->status, "%s", v->status);
@@ -568,7 +570,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
             (!(s.opts && s.opts->checked) &&
              cli_check_scenario(each, argv0, CLI_CHECK_DRY_MEMORY, memory, sizeof memory,
                                 &err))) {
-            fprintf(stderr, "dtsim run: run %ld: %s\n", i, err.msg);
+            fprintf(stderr, "dtsim run: member %ld: %s\n", i, err.msg);
             free(each);
             return CLI_EXIT_USAGE;
         }
@@ -678,7 +680,11 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
                 snprintf(how, sizeof how, ", exit code %d", WEXITSTATUS(w));
             else if (w != RUN_NOT_STARTED && WIFSIGNALED(w))
                 snprintf(how, sizeof how, ", signal %d", WTERMSIG(w));
-            fprintf(stderr, "dtsim run: run %ld (%s): %s%s\n", i, rows[i].name,
+            /* the member's index in the sweep, and the run id dtsim show takes */
+            char id[64] = "";
+            if (rows[i].stored)
+                snprintf(id, sizeof id, ", run %lld", (long long)rows[i].id);
+            fprintf(stderr, "dtsim run: member %ld%s (%s): %s%s\n", i, id, rows[i].name,
                     rows[i].status, how);
         }
     }
