@@ -1924,6 +1924,7 @@ START_TEST(missing_gnuplot_is_one_clear_error)
                      DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "gnuplot-nox"), "%s", err.msg);
     ck_assert_int_eq(out.n_files, 0);
+    results_plot_out_free(&out); /* the caller's, drawn or not */
     setenv("PATH", path, 1); /* for CK_FORK=no, where the next test shares this process */
     free(path);
     results_runs_free(&runs);
