@@ -2853,6 +2853,7 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     /* the whole plan's wall time, for a time limit that passes mid-way below (a quarter of
      * it: a fixed limit let a quiet machine finish the plan first) */
     long whole_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    char want_line[96];
     char *o = slurp(out_path);
     char *want = plan_rows(o);
     long rows = 0;
@@ -2887,12 +2888,29 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     ck_assert_msg(k >= 2 && k < 8 && strstr(o, " --resume\n") &&
                       strstr(e, "dtsim plan: interrupted (SIGINT): "),
                   "%s\n%s", o, e);
+    /* the PARTIAL line's counts are the progress's: k done of 8 (the runs stopped mid-way
+     * not done), the others stopped mid-run or not started */
+    long simulated = -1, owed = 0, cut = -1, idle = -1, done = -1, total = -1;
+    ck_assert_msg(sscanf(strstr(o, "\nPARTIAL: "), "\nPARTIAL: %ld of %ld layouts simulated, "
+                         "the ranking is of those; %ld stopped mid-run or failed, %ld not "
+                         "started;", &simulated, &owed, &cut, &idle) == 4 &&
+                      owed == 8 && k + cut + idle == 8,
+                  "%s", o);
+    for (const char *line = e; *line; line += strcspn(line, "\n"), line += *line == '\n')
+        if (!strncmp(line, "plan: ", 6)) /* the last progress line's counts */
+            ck_assert(sscanf(line, "plan: %ld/%ld done, ", &done, &total) == 2);
+    ck_assert_msg(done == k && total == 8, "%ld/%ld done, %ld simulated:\n%s", done, total, k, e);
+    snprintf(want_line, sizeof want_line, "interrupted (SIGINT): %ld of 8 layouts simulated", k);
+    ck_assert_msg(strstr(e, want_line), "%s", e);
     free(e);
     char *partial = plan_rows(o);
     free(o);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), k);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep_index) FROM runs WHERE status "
+                                   "!= 'finished'"),
+                     cut);
     long before = query_long(h, "SELECT count(*) FROM runs");
     sqlite3_close(h);
     /* each partial row is one of the whole plan's */

@@ -121,6 +121,8 @@ typedef struct plan_info {
     long pruned, capped;         /* of those, not simulated: their bound exceeds the best
                                   * step; past --max-runs */
     double best_bound;           /* the best simulated step the pruning compared with */
+    long unfinished;             /* read back, not stored: layouts whose runs all ended
+                                  * unfinished (stopped mid-run, or failed) */
 } plan_info_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches

@@ -113,12 +113,16 @@ static void ranking_skipped(const plan_info_t *in, long finished, const plan_opt
     if (in->capped)
         printf("not simulated %ld of %ld layouts: past --max-runs, by their lower bound\n",
                in->capped, in->runs);
-    if (finished + in->pruned + in->capped < in->runs) {
+    long owed = in->runs - in->pruned - in->capped; /* what the progress's total counts */
+    if (finished < owed) {
         char again[sizeof in->options + PATH_MAX + 64];
         plan_again(in, opts, again, sizeof again);
-        printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
-               "rest: dtsim plan %s --resume\n",
-               finished, in->runs - in->pruned - in->capped, again);
+        /* the others: ended unfinished (read back: stopped mid-run, failed), or not started */
+        long unfinished = in->unfinished < owed - finished ? in->unfinished : owed - finished;
+        printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; %ld stopped "
+               "mid-run or failed, %ld not started; to simulate the rest: dtsim plan %s "
+               "--resume\n",
+               finished, owed, unfinished, owed - finished - unfinished, again);
     }
 }
 
