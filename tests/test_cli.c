@@ -1922,7 +1922,8 @@ END_TEST
  * again with 25 MB gradient buckets (b25): 45 on an A100. On a device of 800 kB the layouts
  * of 2 replicas without ZeRO hold more and are dropped with their memory (and not tried with
  * buckets); the others run as one sweep, the printed memory and best step time are their
- * stored runs', and the variants run with their keys. */
+ * stored runs', and the variants run with their keys. The plan prints its ranking right
+ * after what it planned and a line counting the layouts; --no-run lists each. */
 START_TEST(plan_enumerates_fits_and_runs_layouts)
 {
     char prof[300], dev[300], db[300];
@@ -1980,12 +1981,24 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                             NULL}),
                      0);
     o = slurp(out_path);
-    ck_assert_msg(strstr(o, ": 36 layouts, 27 fit, at most 27 to simulate\n"), "%s", o);
+    /* the ranking first: what was planned, the layouts counted in a line, the ranking */
+    ck_assert_msg(!strncmp(o, "plan: tiny on 4 x ", 18) &&
+                      strstr(o, ": 36 layouts, 27 fit, at most 27 to simulate\n36 layouts: 27 "
+                                "fit, 9 do not fit the device's memory (--verbose or --no-run "
+                                "lists each with its memory)\n\nbest layouts of ") &&
+                      !strstr(o, " fits: ") && !strstr(o, " dropped: "),
+                  "%s", o);
     long pruned = 0; /* the bound prunes what cannot win; what it leaves runs */
     const char *pr = strstr(o, "\npruned ");
     ck_assert_msg(!pr || sscanf(pr, "\npruned %ld of 27 layouts", &pruned) == 1, "%s", o);
+    /* each layout's fit as --no-run and --verbose list it */
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "2", "--no-run", NULL}),
+                     0);
+    char *listed_o = slurp(out_path);
     for (int i = 0; i < 6; i++) {
-        char *at = strstr(o, hand[i]);
+        char *at = strstr(listed_o, hand[i]);
         ck_assert_ptr_nonnull(at);
         double used, cap;
         int dropped = i == 0 || i == 2;
@@ -2000,6 +2013,7 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
         ck_assert_double_eq(cap, 0.0008);
         ck_assert_msg(dropped ? used > cap : used <= cap, "%s", at);
     }
+    free(listed_o);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished' AND "
@@ -2166,7 +2180,7 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", db,
-                                            "--no-prune", NULL}),
+                                            "--no-prune", "--verbose", NULL}),
                      0);
     static const char *const hand[] = {
         "t1 p2 d2 mb1x1 z0 ", "t1 p2 d2 mb1x1 z1 ", "t1 p2 d2 mb1x1 z2 ", "t1 p2 d2 mb1x1 z3 ",
@@ -2839,12 +2853,19 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     /* the whole plan's wall time, for a time limit that passes mid-way below (a quarter of
      * it: a fixed limit let a quiet machine finish the plan first) */
     long whole_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    char want_line[96];
     char *o = slurp(out_path);
     char *want = plan_rows(o);
     long rows = 0;
     for (const char *c = want; *c; c++)
         rows += *c == '\n';
     ck_assert_msg(plan_partial(o) == -1 && rows == 8, "%s", o);
+    /* the ranking first: the layouts counted in a line, none listed (--verbose lists them) */
+    ck_assert_msg(strstr(o, ": 45 layouts, 45 fit, at most 8 to simulate\n45 layouts: 45 fit, 0 "
+                            "do not fit the device's memory (--verbose or --no-run lists each "
+                            "with its memory)\n\nbest layouts of ") &&
+                      !strstr(o, " fits: "),
+                  "%s", o);
     free(o);
 
     /* SIGINT once 2 runs are done */
@@ -2867,12 +2888,29 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     ck_assert_msg(k >= 2 && k < 8 && strstr(o, " --resume\n") &&
                       strstr(e, "dtsim plan: interrupted (SIGINT): "),
                   "%s\n%s", o, e);
+    /* the PARTIAL line's counts are the progress's: k done of 8 (the runs stopped mid-way
+     * not done), the others stopped mid-run or not started */
+    long simulated = -1, owed = 0, cut = -1, idle = -1, done = -1, total = -1;
+    ck_assert_msg(sscanf(strstr(o, "\nPARTIAL: "), "\nPARTIAL: %ld of %ld layouts simulated, "
+                         "the ranking is of those; %ld stopped mid-run or failed, %ld not "
+                         "started;", &simulated, &owed, &cut, &idle) == 4 &&
+                      owed == 8 && k + cut + idle == 8,
+                  "%s", o);
+    for (const char *line = e; *line; line += strcspn(line, "\n"), line += *line == '\n')
+        if (!strncmp(line, "plan: ", 6)) /* the last progress line's counts */
+            ck_assert(sscanf(line, "plan: %ld/%ld done, ", &done, &total) == 2);
+    ck_assert_msg(done == k && total == 8, "%ld/%ld done, %ld simulated:\n%s", done, total, k, e);
+    snprintf(want_line, sizeof want_line, "interrupted (SIGINT): %ld of 8 layouts simulated", k);
+    ck_assert_msg(strstr(e, want_line), "%s", e);
     free(e);
     char *partial = plan_rows(o);
     free(o);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), k);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT sweep_index) FROM runs WHERE status "
+                                   "!= 'finished'"),
+                     cut);
     long before = query_long(h, "SELECT count(*) FROM runs");
     sqlite3_close(h);
     /* each partial row is one of the whole plan's */
@@ -3087,7 +3125,8 @@ START_TEST(plan_tries_gradient_buckets)
     write_file(dev, "[device]\nfp32 = 1Tf\nbf16 = 1Tf\ntensor_efficiency = 1\nmemory = 80GB\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
                                             "--devices", "4", "--per-server", "2",
-                                            "--global-batch", "4", "--db", db, NULL}),
+                                            "--global-batch", "4", "--db", db, "--verbose",
+                                            NULL}),
                      0);
     o = slurp(out_path);
     ck_assert_msg(strstr(o, "\nt1 p1 d4 mb1x1 z0 b25 ") && strstr(o, "\nt1 p2 d2 mb2x1 z0 b25 ") &&
@@ -3852,6 +3891,7 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"plan --device a100,h2", "a100,h200\n"},
         {"plan --mt", "--mtbf\n"},
         {"plan --fab", "--fabric\n"},
+        {"plan --verb", "--verbose\n"},
         /* plan's help names `dtsim profile transformer --family` without taking it */
         {"plan --fam", "\n"},
         {"export --tr", "--trace\n"},

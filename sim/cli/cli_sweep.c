@@ -62,7 +62,8 @@ typedef struct sweep {
     child_t *slots;  /* jobs of them */
     int *status;     /* per run: RUN_NOT_STARTED or its wait status */
     char *told;      /* per run: it was running when the sweep was told to stop */
-    long done;
+    long done;       /* runs ended (the pace's count) */
+    long cut;        /* of those, stopped mid-run as told: not done for the progress */
     int live;
     double t0;
     int progress;    /* stderr is a terminal */
@@ -127,7 +128,7 @@ static void progress_counts(const sweep_t *s, long *done, long *total, double *e
 {
     long before = s->opts ? s->opts->done_before : s->skipped;
     long to_run = s->n - s->skipped; /* runs this session starts */
-    *done = before + s->done;
+    *done = before + s->done - s->cut;
     *total = s->opts && s->opts->total ? s->opts->total : s->opts ? before + s->n : s->n;
     double now = cli_sweep_now();
     *elapsed = now - s->t0;
@@ -316,9 +317,16 @@ static void child_reap(sweep_t *s, child_t *c, int block)
         fcntl(c->child.fd, F_SETFL, fcntl(c->child.fd, F_GETFL) & ~O_NONBLOCK);
         child_read(s, c);
     }
-    s->status[c->index] = c->child.status;
+    int status = c->child.status;
+    s->status[c->index] = status;
     s->live--;
     s->done++;
+    /* a run stopped as it was told is not done: counting it would say more were done than
+     * finished (dtsim plan's PARTIAL line counts those that finished) */
+    if (s->told[c->index] && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        s->cut++;
+        return;
+    }
     progress_line(s);
 }
 
@@ -446,6 +454,23 @@ static void row_unstored(const sweep_t *s, long i, row_t *r, scenario_t *run)
     int w = s->status[i];
     snprintf(r->status, sizeof r->status, "%s",
              w == RUN_NOT_STARTED ? "not run" : WIFSIGNALED(w) ? "killed" : "failed");
+}
+
+/* A run told to stop that finished all the same (its row stored, its exit the signal's) was
+ * not counted done as it ended: the progress's last line again, counting it, so that it says
+ * what the database (and dtsim plan's PARTIAL line) says finished. */
+static void progress_settle(sweep_t *s, const row_t *rows)
+{
+    long late = 0;
+    for (long i = 0; i < s->n; i++) {
+        int w = s->status[i];
+        late += s->told[i] && w != RUN_NOT_STARTED && !(WIFEXITED(w) && WEXITSTATUS(w) == 0) &&
+                !strcmp(rows[i].status, "finished");
+    }
+    if (!late)
+        return;
+    s->cut -= late;
+    progress_line(s);
 }
 
 static void print_table(const row_t *rows, long n)
@@ -651,6 +676,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
         rc = CLI_EXIT_RUN;
     }
     results_db_close(db);
+    progress_settle(&s, rows);
     scenario_t *run = dt_malloc(sizeof *run);
     for (long i = 0; i < s.n; i++)
         if (!rows[i].stored)

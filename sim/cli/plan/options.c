@@ -52,6 +52,7 @@ static const struct option plan_longs[] = {
     {"max-runs", required_argument, 0, 'm'},
     {"no-prune", no_argument, 0, 'X'},
     {"no-run", no_argument, 0, 'N'},
+    {"verbose", no_argument, 0, 'v'},
     {"time-limit", required_argument, 0, 'T'},
     {"resume", no_argument, 0, 'R'},
     {"tokens", required_argument, 0, 'o'},
@@ -179,6 +180,9 @@ static int opt_text(plan_opts_t *opts, int code)
         return 0;
     case 'N':
         opts->no_run = 1;
+        return 0;
+    case 'v':
+        opts->verbose = 1;
         return 0;
     case 'X':
         opts->no_prune = 1;

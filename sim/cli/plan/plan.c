@@ -254,7 +254,7 @@ static int plan_none_fits(const plan_state_t *ps)
 }
 
 /* Each layout's fit, ZeRO-2 and 3 where the stage below does not fit, gradient buckets
- * where a layout takes them; the list printed. --no-run ends here. */
+ * where a layout takes them; the list printed, or counted in a line. --no-run ends here. */
 static int plan_layouts_fit(plan_state_t *ps)
 {
     const plan_opts_t *opts = &ps->opts;
@@ -275,7 +275,9 @@ static int plan_layouts_fit(plan_state_t *ps)
            "simulate\n",
            ps->name + 5, opts->devices, opts->device, opts->global_batch, ps->info->precision,
            ps->n, ps->fit, plan_most(ps));
-    plan_list_print(ps->layouts, ps->n);
+    /* each layout's line where it is the answer (--no-run, nothing fits) or asked for: a
+     * plan of thousands would bury its ranking under them */
+    plan_list_print(ps->layouts, ps->n, opts->verbose || opts->no_run || !ps->fit);
     fflush(stdout);
     if (!ps->fit)
         return plan_none_fits(ps);

@@ -89,6 +89,7 @@ typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
     long devices, per_server, global_batch, heads, steps, top, max_runs;
     int jobs, no_run, resume, show, no_prune;
+    int verbose; /* --verbose: every layout's fit listed, as --no-run lists it */
     double time_limit; /* wall seconds from the start; 0: none */
     double tokens;     /* --tokens: tokens to train; 0: none */
     const char *time_limit_text, *tokens_text;
@@ -120,6 +121,8 @@ typedef struct plan_info {
     long pruned, capped;         /* of those, not simulated: their bound exceeds the best
                                   * step; past --max-runs */
     double best_bound;           /* the best simulated step the pruning compared with */
+    long unfinished;             /* read back, not stored: layouts whose runs all ended
+                                  * unfinished (stopped mid-run, or failed) */
 } plan_info_t;
 
 /* One layout: t x p x d devices, each replica's batch b = global / d in b / mbs micro-batches
@@ -216,8 +219,8 @@ dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_
                          plan_layout_t **rows, long *finished, dt_err_t *err);
 
 /* ---- ranking.c ---- */
-/* The list of layouts and their fit. */
-void plan_list_print(const plan_layout_t *layouts, long n);
+/* The list of layouts and their fit, each on its line (each) or counted in one. */
+void plan_list_print(const plan_layout_t *layouts, long n, int each);
 /* The ranking of the plan's finished runs (rows: in->runs, sorted here). */
 void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finished,
                         const plan_opts_t *opts, cli_plan_row_t *best);

@@ -21,9 +21,34 @@ static int by_step_time(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-void plan_list_print(const plan_layout_t *layouts, long n)
+/* The list in one line: how many fit, how many were dropped for their memory and for what
+ * else (the first such reason), and how to see each. */
+static void list_summary(const plan_layout_t *layouts, long n)
+{
+    long fit = 0, memory = 0;
+    const char *other = NULL; /* the first reason that is not memory */
+    for (long i = 0; i < n; i++) {
+        fit += layouts[i].fits;
+        if (layouts[i].fits)
+            continue;
+        if (!strncmp(layouts[i].memory, "does not fit", 12))
+            memory++;
+        else if (!other)
+            other = layouts[i].memory[0] ? layouts[i].memory : "no capacity stated";
+    }
+    printf("%ld layouts: %ld fit, %ld do not fit the device's memory", n, fit, memory);
+    if (other)
+        printf(", %ld cannot be simulated (%s)", n - fit - memory, other);
+    printf(" (--verbose or --no-run lists each with its memory)\n");
+}
+
+void plan_list_print(const plan_layout_t *layouts, long n, int each)
 {
     char name[64];
+    if (!each) {
+        list_summary(layouts, n);
+        return;
+    }
     printf("%-34s %s\n", "layout", "memory (dtsim check)");
     for (long i = 0; i < n; i++) {
         const plan_layout_t *layout = &layouts[i];
@@ -88,12 +113,16 @@ static void ranking_skipped(const plan_info_t *in, long finished, const plan_opt
     if (in->capped)
         printf("not simulated %ld of %ld layouts: past --max-runs, by their lower bound\n",
                in->capped, in->runs);
-    if (finished + in->pruned + in->capped < in->runs) {
+    long owed = in->runs - in->pruned - in->capped; /* what the progress's total counts */
+    if (finished < owed) {
         char again[sizeof in->options + PATH_MAX + 64];
         plan_again(in, opts, again, sizeof again);
-        printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; to simulate the "
-               "rest: dtsim plan %s --resume\n",
-               finished, in->runs - in->pruned - in->capped, again);
+        /* the others: ended unfinished (read back: stopped mid-run, failed), or not started */
+        long unfinished = in->unfinished < owed - finished ? in->unfinished : owed - finished;
+        printf("PARTIAL: %ld of %ld layouts simulated, the ranking is of those; %ld stopped "
+               "mid-run or failed, %ld not started; to simulate the rest: dtsim plan %s "
+               "--resume\n",
+               finished, owed, unfinished, owed - finished - unfinished, again);
     }
 }
 

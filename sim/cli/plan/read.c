@@ -184,9 +184,10 @@ static dt_status rank_row_read(results_query_t *query, sqlite3_stmt *st,
 
 /* The finished runs of the plan's sweep into *rows (in->runs of them, by sweep index, run 0
  * where none finished; the newest finished run of an index counts), with their step time,
- * throughput, memory, energy and cost; how many finished into *finished. read_info: in from
- * the runs' plan.* params first (--show). Opening the database marks the runs of vanished
- * writers interrupted. */
+ * throughput, memory, energy and cost; how many finished into *finished, how many layouts
+ * have only runs that ended unfinished (interrupted, failed) into in->unfinished. read_info:
+ * in from the runs' plan.* params first (--show). Opening the database marks the runs of
+ * vanished writers interrupted. */
 dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_info_t *in,
                          plan_layout_t **rows, long *finished, dt_err_t *err)
 {
@@ -211,15 +212,23 @@ dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_
                               "'strategy.expert', 'strategy.context')",
                               &st, err);
     plan_layout_t *ranked = status == DT_OK ? dt_calloc((size_t)in->runs, sizeof *ranked) : NULL;
+    char *ended = status == DT_OK ? dt_calloc((size_t)in->runs + 1, 1) : NULL; /* unfinished */
     for (size_t i = 0; status == DT_OK && i < runs.n; i++) {
         const results_run_view_t *view = &runs.v[i];
-        if (view->sweep_index < 0 || view->sweep_index >= in->runs ||
-            strcmp(view->status, "finished"))
+        if (view->sweep_index < 0 || view->sweep_index >= in->runs)
             continue;
+        if (strcmp(view->status, "finished")) {
+            ended[view->sweep_index] |= strcmp(view->status, "running") != 0;
+            continue;
+        }
         plan_layout_t *row = &ranked[view->sweep_index];
         *finished += !row->run;
         status = rank_row_read(query, st, view, row, err);
     }
+    in->unfinished = 0; /* what the PARTIAL line says besides what finished */
+    for (long i = 0; status == DT_OK && i < in->runs; i++)
+        in->unfinished += ended[i] && !ranked[i].run;
+    free(ended);
     sqlite3_finalize(st);
     results_runs_free(&runs);
     results_query_close(query);

@@ -215,21 +215,32 @@ static int sweep_batch(plan_sweep_t *sw, long n, int *stopped)
     return rc;
 }
 
-/* What did not run into in, when nothing stopped the plan: pruned, or past --max-runs; when
- * something did, nothing is pruned yet and what --max-runs leaves out is capped. */
-static void sweep_tally(plan_sweep_t *sw, plan_info_t *in, int stopped)
+/* What will not run into in, as the progress's total counts it (sweep_total): in order of
+ * their bound, a pending layout whose bound exceeds the best step is pruned, one past
+ * --max-runs capped. Ran to its end, the sweep leaves none pending besides; stopped, the
+ * others are the PARTIAL line's not yet simulated: pruning against the best step so far is
+ * safe whenever it is made, so that a stopped plan counts what it still owes as its
+ * progress did. */
+static void sweep_tally(plan_sweep_t *sw, plan_info_t *in)
 {
     const plan_opts_t *opts = sw->opts;
+    long kept = 0; /* simulated (this session or before), or still to simulate */
+    for (long i = 0; i < sw->fit; i++)
+        kept += sw->state[i] == SIMULATED;
     in->pruned = in->capped = 0;
-    for (long i = 0; i < sw->fit && !stopped; i++) {
+    for (long j = 0; j < sw->fit; j++) {
+        long i = sw->order[j];
         if (sw->state[i] != PENDING)
             continue;
-        sw->state[i] = !opts->no_prune && sw->cand[i].bound > sw->best ? PRUNED : CAPPED;
+        if (!opts->no_prune && sw->cand[i].bound > sw->best)
+            sw->state[i] = PRUNED;
+        else if (kept >= opts->max_runs)
+            sw->state[i] = CAPPED;
+        else
+            kept++;
         in->pruned += sw->state[i] == PRUNED;
         in->capped += sw->state[i] == CAPPED;
     }
-    if (stopped && sw->fit > opts->max_runs)
-        in->capped = sw->fit - opts->max_runs;
     in->best_bound = sw->best;
 }
 
@@ -289,7 +300,7 @@ int plan_simulate(const plan_opts_t *opts, plan_info_t *in, const plan_layout_t 
         if (!opts->no_prune)
             sw.best = fmin(sw.best, plan_best_step(opts->db, sweep));
     }
-    sweep_tally(&sw, in, *stopped);
+    sweep_tally(&sw, in);
     if (sweep[0])
         plan_store_skipped(opts->db, sweep, in);
 done:
