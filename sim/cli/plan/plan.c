@@ -188,6 +188,7 @@ static void plan_device_read(plan_state_t *ps, const scenario_t *sc)
     const sim_device_profile_t *dev = scenario_device(sc);
     in->peak_flops = dev ? dev->value[sc->precision] : NAN;
     in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
+    in->margin = sc->allow_oversubscribed_memory ? 0 : plan_margin(opts, in->capacity);
     in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, (double)ps->prof.params);
     /* the layouts' precision, which --set or an --option may have set past --precision */
     snprintf(in->precision, sizeof in->precision, "%s", scenario_precision_name(sc->precision));
@@ -275,6 +276,7 @@ static int plan_layouts_fit(plan_state_t *ps)
            "simulate\n",
            ps->name + 5, opts->devices, opts->device, opts->global_batch, ps->info->precision,
            ps->n, ps->fit, plan_most(ps));
+    plan_margin_print(ps->info->margin, opts);
     plan_list_print(ps->layouts, ps->n);
     fflush(stdout);
     if (!ps->fit)
