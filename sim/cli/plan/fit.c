@@ -19,7 +19,9 @@
  * group: the members of a stage hold the same, and the check names the first fullest
  * host), then the check's own line or error (sim_memory_line, sim_memory_verdict). The
  * child's check (cli_exec_check) meets the rest too, the platform and fault targets, which
- * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same). */
+ * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same).
+ * *free_bytes: the device's memory less the fullest host's, for the margin (NAN: the device
+ * states none). */
 static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
                              char *memory, size_t n, double *free_bytes, dt_err_t *err)
 {
@@ -81,8 +83,13 @@ void plan_margin_print(double margin, const plan_opts_t *opts)
 {
     char text[32];
     scenario_format_gb(margin, text, sizeof text);
-    printf("fit: at least %s left free on every device (--memory-margin %s)\n", text,
-           opts->margin_text ? opts->margin_text : "default: the larger of 2 GB and 5%");
+    if (opts->margin_text)
+        printf("fit: at least %s left free on every device (--memory-margin %s)\n", text,
+               opts->margin_text);
+    else
+        printf("fit: at least %s left free on every device (--memory-margin default: the "
+               "larger of %.3g GB and %.3g%%)\n",
+               text, PLAN_MARGIN_BYTES / 1e9, 100 * PLAN_MARGIN_SHARE);
 }
 
 /* The margin of sc's device; none where the user allows oversubscribed memory (--set
@@ -102,7 +109,6 @@ static void fit_answer(plan_layout_t *layout, dt_status st, const char *memory,
                        double free_bytes, double margin, const dt_err_t *err, const char *base)
 {
     layout->fits = st == DT_OK;
-    layout->free_bytes = free_bytes;
     if (layout->fits && free_bytes < margin) {
         char left[32], want[32];
         scenario_format_gb(free_bytes, left, sizeof left);
@@ -233,53 +239,63 @@ void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_
     free(sc);
 }
 
-/* The rows of stage zero's form rs appended to layouts (rows of them, room for max): one
- * for each row of layouts[0, n) that from (1) retries, at its shape's place in the list
- * (plan_enumerate's orders are 16 apart: z2 +1, z2 rs +2, z3 +3, z3 rs +4). */
-static long zero_append(plan_layout_t *layouts, long n, long rows, int zero, int rs,
-                        int (*from)(const plan_layout_t *, int), long max)
+/* A row's place in the list among its shape's ZeRO rows: plan_enumerate's orders are 16
+ * apart, z1 at the shape's, then z2 +1, z2 rs +2, z3 +3, z3 rs +4. */
+static long zero_order(const plan_layout_t *row, int zero, int rs)
 {
-    for (long i = 0; i < n && rows < max; i++)
-        if (from(&layouts[i], zero)) {
-            layouts[rows] = layouts[i];
-            layouts[rows].zero = zero;
-            layouts[rows].rs = rs;
-            layouts[rows++].order = layouts[i].order / 16 * 16 + 2 * zero - 3 + rs;
-        }
-    return rows;
+    return row->order / 16 * 16 + 2 * zero - 3 + rs;
 }
 
-/* A row whose stage zero retries: the stage below's last form (its rs form where it has
- * one: more than one micro-batch or chunk) with replicas, where it does not fit. */
-static int zero_from_below(const plan_layout_t *row, int zero)
+/* Whether the row at order (a shape's ZeRO row) is listed among layouts (n) and fits. */
+static int zero_fits(const plan_layout_t *layouts, long n, long order)
 {
-    int last = row->zero < 2 || row->rs || row->m * row->v == 1;
-    return row->zero == zero - 1 && last && row->d * row->cp > 1 && !row->fits;
+    for (long i = 0; i < n; i++)
+        if (layouts[i].order == order)
+            return layouts[i].fits;
+    return 0;
 }
 
-/* A row whose rs form retries: stage zero overlapped, where it does not fit and holds its
- * gradients whole (more than one micro-batch or chunk: strategy/pipeline/pipeline.c). */
-static int zero_whole_grads(const plan_layout_t *row, int zero)
+/* Appends to layouts (rows of them, room for max) the row of stage zero's form rs for
+ * layouts[from], and returns the rows there are then. */
+static long zero_append(plan_layout_t *layouts, long from, long rows, int zero, int rs)
 {
-    return row->zero == zero && !row->rs && row->m * row->v > 1 && !row->fits;
+    layouts[rows] = layouts[from];
+    layouts[rows].zero = zero;
+    layouts[rows].rs = rs;
+    layouts[rows].order = zero_order(&layouts[from], zero, rs);
+    return rows + 1;
 }
 
 /* ZeRO-2 over the replicas where ZeRO-1 does not fit, then ZeRO-3 where ZeRO-2 does not: a
  * stage more only adds messages (at best, one micro-batch, ZeRO-2 ties), so it is tried only
  * where the one below does not fit. Each stage first in its overlapped form (the gradients
- * reduce-scattered behind the last backward pass, held whole over the micro-batches), then,
- * where that does not fit, in its per-micro-batch form (rs: reduce-scattered after every
- * micro-batch's backward pass, only the shard held; M - 1 reduce-scatters more a step).
+ * reduce-scattered behind the last backward pass, held whole over the micro-batches: with
+ * more than one micro-batch or chunk it holds what the stage below holds, less the
+ * parameters at ZeRO-3), then, where that does not fit and holds whole gradients, in its
+ * per-micro-batch form (rs: reduce-scattered after every micro-batch's backward pass, only
+ * the shard held; M - 1 reduce-scatters more a step); ZeRO-3 rs only where ZeRO-2 rs does
+ * not fit either (it adds the gathers to it). Neither of z2 rs and z3 (the same memory where
+ * the parameters and gradients are the same size) is sure to be faster, so both are tried.
  * Appends the rows to layouts (n rows, fitted; room for max), checks them, and returns the
  * rows there are then. */
 long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
                     const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
                     const char *argv0, int *same, long max)
 {
-    long rows = zero_append(layouts, n, n, zero, 0, zero_from_below, max);
+    long rows = n;
+    for (long i = 0; i < n && rows < max; i++) {
+        const plan_layout_t *row = &layouts[i];
+        if (row->zero == zero - 1 && !row->rs && row->d * row->cp > 1 && !row->fits)
+            rows = zero_append(layouts, i, rows, zero, 0);
+    }
     plan_fit(layouts + n, rows - n, base, opts, prof, name, argv0, same);
-    long more = zero_append(layouts + n, rows - n, rows - n, zero, 1, zero_whole_grads,
-                            max - n) + n;
+    long more = rows;
+    for (long i = n; i < rows && more < max; i++) {
+        const plan_layout_t *row = &layouts[i];
+        int whole = row->m * row->v > 1; /* strategy/pipeline/pipeline.c: whole_grads */
+        if (!row->fits && whole && (zero < 3 || !zero_fits(layouts, n, zero_order(row, 2, 1))))
+            more = zero_append(layouts, i, more, zero, 1);
+    }
     plan_fit(layouts + rows, more - rows, base, opts, prof, name, argv0, same);
     return more;
 }

@@ -248,8 +248,9 @@ static int plan_none_fits(const plan_state_t *ps)
     else
         fprintf(stderr,
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
-                "list says what each holds): more --devices, a --device with more memory, or "
-                "--set run.allow_oversubscribed_memory=yes to time them anyway\n",
+                "list says what each holds): more --devices, a --device with more memory, a "
+                "smaller --memory-margin, or --set run.allow_oversubscribed_memory=yes to time "
+                "them anyway\n",
                 ps->n, ps->name + 5, opts->devices, opts->device);
     return CLI_EXIT_USAGE;
 }

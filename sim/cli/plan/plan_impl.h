@@ -147,7 +147,6 @@ typedef struct plan_layout {
     long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
     double bound;     /* lower bound of its step time, seconds (plan_bound) */
     int fits;         /* the fullest device leaves the margin free (plan_margin) */
-    double free_bytes; /* the device's memory less the fullest device's; NAN: unknown */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
     int64_t run;      /* its run in the database; 0: none */
     long index;       /* its index in the plan's sweep (the ranking's tie-break) */
