@@ -209,8 +209,8 @@ void plan_margin_print(double margin, const plan_opts_t *opts);
  * child's check does, then the answer. */
 void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_t *opts,
               const sim_model_profile_t *prof, const char *name, const char *argv0, int *same);
-/* ZeRO stage zero appended for each row of the stage below that does not fit (its last
- * form), then its per-micro-batch form (rs) where that fits better, and checked. */
+/* ZeRO stage zero appended for each row of the stage below (overlapped) that does not fit,
+ * then its per-micro-batch form (rs) where the overlapped one does not either, and checked. */
 long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
                     const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
                     const char *argv0, int *same, long max);
