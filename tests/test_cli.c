@@ -1976,6 +1976,7 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     ck_assert_int_eq(access(db, F_OK), -1); /* --no-run writes nothing */
 
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--memory-margin", "0",
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", db, "-j", "2",
                                             NULL}),
@@ -2178,6 +2179,7 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--memory-margin", "0",
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", db,
                                             "--no-prune", "--verbose", NULL}),
@@ -2266,6 +2268,7 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     char *lists[2];
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--memory-margin", "0",
                                                 "--devices", "4", "--per-server", "2",
                                                 "--heads", "2", "--global-batch", "2",
                                                 "--no-run", "-j", i ? "3" : "1", NULL}),
@@ -2340,7 +2343,8 @@ START_TEST(plan_memory_equals_check)
     char *lists[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", k ? prof5 : prof, "--device",
-                                                k ? "a100-80gb" : dev, "--devices", "4",
+                                                k ? "a100-80gb" : dev, "--memory-margin",
+                                                "0", "--devices", "4",
                                                 "--per-server", "2", "--heads", "2",
                                                 "--global-batch", "2", "--no-run", "--stages",
                                                 k ? "2" : "1,2", NULL}),
@@ -3004,6 +3008,7 @@ START_TEST(plan_prunes_what_cannot_win)
                      0);
     write_file(dev, "[device]\nfp32 = 1Gf\nbf16 = 10Gf\nmemory = 800kB\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--memory-margin", "0",
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", all,
                                             "--no-prune", "-j", "2", NULL}),
@@ -3013,6 +3018,7 @@ START_TEST(plan_prunes_what_cannot_win)
     char *want = plan_rows(o);
     free(o);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--memory-margin", "0",
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "2", "--db", db, NULL}),
                      0);
@@ -4729,6 +4735,285 @@ START_TEST(a_gpt_beyond_memory_is_refused_by_formula)
 }
 END_TEST
 
+/* One row of a plan's ranking: its layout's name, its step time as printed and its headroom
+ * (GB); rows: up to max, their count returned. */
+typedef struct margin_row {
+    char name[64], step[32];
+    double headroom;
+} margin_row_t;
+
+static int margin_rows(const char *out, margin_row_t *rows, int max)
+{
+    const char *line = strstr(out, "\nrank ");
+    ck_assert_msg(line, "no ranking in:\n%.300s", out);
+    int n = 0;
+    for (line = strchr(line + 1, '\n'); n < max && line && line[1] >= '1' && line[1] <= '9';
+         line = strchr(line + 1, '\n')) {
+        /* the layout's words after the rank, up to the run id (digits only) */
+        const char *at = line + 1 + strcspn(line + 1, " ");
+        at += strspn(at, " ");
+        const char *name = at;
+        while (strspn(at, "0123456789") != strcspn(at, " \n")) {
+            at += strcspn(at, " \n");
+            at += strspn(at, " ");
+        }
+        int len = (int)(at - name);
+        while (len > 0 && name[len - 1] == ' ')
+            len--;
+        snprintf(rows[n].name, sizeof rows[n].name, "%.*s", len, name);
+        char tokens[32];
+        double samples, mem;
+        long long run;
+        ck_assert_msg(sscanf(at, "%lld %31s %lf %31s %lf %lf", &run, rows[n].step, &samples,
+                             tokens, &mem, &rows[n].headroom) == 6,
+                      "%.200s", line + 1);
+        n++;
+    }
+    return n;
+}
+
+/* The line of the plan's list naming layout (its name then spaces), from its verdict on. */
+static const char *margin_listed(const char *out, const char *layout)
+{
+    char head[80];
+    snprintf(head, sizeof head, "\n%s ", layout);
+    const char *line = strstr(out, head);
+    ck_assert_msg(line, "%s not listed in:\n%.300s", layout, out);
+    return line + strlen(head) + strspn(line + strlen(head), " ");
+}
+
+/* Issue 51: the buyer's rank 1 on 64 H100s left 0.22 GB free. --memory-margin M drops a
+ * layout that leaves less than M free on its fullest device. Without a margin the plan
+ * ranks first a layout leaving h free; with a margin just above h that layout is listed
+ * "dropped: does not fit the margin", every ranked row leaves the margin free and rank 1 is
+ * another layout, no slower than the first ranking's fastest that leaves it free; the head
+ * and the ranking say the margin, --show ranks the plan the same again, --resume finds it
+ * by its margin (stored in plan.options and plan.margin). */
+START_TEST(plan_memory_margin_decides_the_best)
+{
+    char prof[300], dev[300], db0[300], db1[300];
+    snprintf(prof, sizeof prof, "%s/tinym.ini", dir);
+    snprintf(dev, sizeof dev, "%s/smallm.ini", dir);
+    snprintf(db0, sizeof db0, "%s/margin0.db", dir);
+    snprintf(db1, sizeof db1, "%s/margin1.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 800kB\n");
+#define PLAN_M "plan", "--profile", prof, "--device", dev, "--devices", "4", "--per-server", \
+               "2", "--heads", "2", "--global-batch", "2", "--no-prune", "--top", "100"
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", "0", "--db", db0, NULL}),
+                     0);
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nfit: at least 0 GB left free on every device (--memory-margin 0)"),
+                  "%.300s", o);
+    margin_row_t before[100], after[100];
+    int n0 = margin_rows(o, before, 100);
+    ck_assert_int_ge(n0, 3);
+    /* just above rank 1's free bytes (printed to 4 figures) */
+    double margin = before[0].headroom * 1e9 * 1.002;
+    int want = 0;
+    while (want < n0 && before[want].headroom * 1e9 < margin * 1.001) {
+        ck_assert_msg(before[want].headroom * 1e9 < margin * 0.999, "row %d too close: %g GB",
+                      want + 1, before[want].headroom);
+        want++;
+    }
+    ck_assert_msg(want < n0, "no row leaves %g bytes free in:\n%.300s", margin, o);
+    free(o);
+    char text[32];
+    snprintf(text, sizeof text, "%.0fB", margin);
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", text, "--db", db1, NULL}),
+                     0);
+    o = slurp(out_path);
+    char head[160];
+    snprintf(head, sizeof head, "\nfit: at least %.3g GB left free on every device "
+             "(--memory-margin %s)\n", margin / 1e9, text);
+    ck_assert_msg(strstr(o, head), "no%s in:\n%.300s", head, o);
+    const char *dropped = margin_listed(o, before[0].name);
+    ck_assert_msg(!strncmp(dropped, "dropped: does not fit the margin: ", 34), "%s", dropped);
+    /* rank 1 leaves the margin free, and is no slower than the first ranking's fastest
+     * that does (the margin may make ZeRO-2 tried where ZeRO-1 no longer fits: a layout of
+     * its own, at least as fast with one micro-batch) */
+    int n1 = margin_rows(o, after, 100);
+    ck_assert_msg(n1 >= 1 && strcmp(after[0].name, before[0].name) &&
+                      atof(after[0].step) <= atof(before[want].step),
+                  "rank 1 %s (%s s, %g GB free), want at most %s's %s s in:\n%.300s", after[0].name,
+                  after[0].step, after[0].headroom, before[want].name, before[want].step, o);
+    for (int i = 0; i < n1; i++)
+        ck_assert_msg(after[i].headroom * 1e9 >= margin * 0.999, "%s leaves %g GB", after[i].name,
+                      after[i].headroom);
+    snprintf(head, sizeof head, ", at least %.3g GB to fit (--memory-margin)", margin / 1e9);
+    ck_assert_msg(strstr(o, head), "no%s in:\n%.300s", head, o);
+    char *ranked = plan_rows(o);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db1, "--top", "100", NULL}),
+                     0);
+    o = slurp(out_path);
+    char *shown = plan_rows(o);
+    ck_assert_msg(!strcmp(shown, ranked) && strstr(o, head), "%s\nagainst\n%.300s", o, ranked);
+    free(o);
+    free(shown);
+    free(ranked);
+    /* --resume matches the plan's options, its margin among them */
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", text, "--db", db1,
+                                            "--resume", NULL}),
+                     0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\nplan: resuming sweep ") &&
+                      strstr(o, "layouts finished, at most 0 to "),
+                  "%.300s", o);
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db1, &h), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM params WHERE key = 'plan.options' AND value "
+             "LIKE '%% --memory-margin %s%%'", text);
+    ck_assert_int_eq(query_long(h, sql), n1);
+    ck_assert_msg(fabs(query_double(h, "SELECT max(number) FROM params WHERE key = "
+                                       "'plan.margin'") - margin) <= 1,
+                  "plan.margin");
+    sqlite3_close(h);
+#undef PLAN_M
+}
+END_TEST
+
+/* Bad --memory-margin values: one line naming the option and the value, exit 2. */
+START_TEST(plan_memory_margin_bad_values)
+{
+    static const char *const bad[] = {"lots", "5", "-1GB", "100%", "150%", "-5%", "x%", "%",
+                                      "1e999GB", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device",
+                                                "h100", "--devices", "4", "--global-batch", "4",
+                                                "--no-run", "--memory-margin", bad[i], NULL}),
+                         2);
+        char want[64];
+        snprintf(want, sizeof want, "dtsim plan: --memory-margin %s: expected a size", bad[i]);
+        one_error_line(want, "or a share of the device's memory below 100%");
+    }
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--memory-margin", "4GB", NULL}),
+                     2);
+    one_error_line("--show ranks a stored plan: --memory-margin does not go with it", NULL);
+}
+END_TEST
+
+/* ZeRO-2 and 3 in the form that fits: with 2 micro-batches a replica, ZeRO-2 overlapped
+ * holds whole gradients, exactly what ZeRO-1 holds, and does not fit 580 kB; the plan tries
+ * the per-micro-batch form (rs, zero_grad_overlap = no), which holds half the gradients:
+ * P + G/2 + O + A of the ZeRO-1 row's parts (its optimizer already halved), and fits; ZeRO-3
+ * overlapped (P/2 + G + O + A) is tried too, ZeRO-3 rs not. Where ZeRO-2 rs does not fit,
+ * nor ZeRO-3 overlapped, ZeRO-3 rs (FSDP's form) fits at P/2 + G/2 + O + A. The rs run is
+ * stored with zero_grad_overlap = no and half the gradients, and it is charged its
+ * reduce-scatters: the same scenario overlapped runs faster. */
+START_TEST(plan_zero2_fits_per_micro_batch)
+{
+    char prof[300], dev[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tinyz.ini", dir);
+    snprintf(dev, sizeof dev, "%s/smallz.ini", dir);
+    snprintf(db, sizeof db, "%s/planz.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 580kB\n");
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "4", "--tensor", "2",
+                                            "--memory-margin", "0", "--no-prune", "--db", db,
+                                            NULL}),
+                     0);
+    char *o = slurp(out_path);
+    /* shape: t2 p1 d2 mb1x2 full (z2 rs fits) and t2 p1 d2 mb1x2 (z3 rs fits) */
+    static const char *const shapes[] = {"t2 p1 d2 mb1x2 z%s full", "t2 p1 d2 mb1x2 z%s"};
+    for (int k = 0; k < 2; k++) {
+        char name[64];
+        double used, cap, p, g, q, a, z2_used;
+        snprintf(name, sizeof name, shapes[k], "1");
+        ck_assert_msg(sscanf(margin_listed(o, name), "dropped: does not fit: %lf GB > %lf GB "
+                             "on worker 0 (parameters %lf GB, gradients %lf GB, optimizer %lf "
+                             "GB, activations %lf GB", &used, &cap, &p, &g, &q, &a) == 6,
+                      "%s", margin_listed(o, name));
+        snprintf(name, sizeof name, shapes[k], "2");
+        ck_assert_msg(sscanf(margin_listed(o, name), "dropped: does not fit: %lf GB", &z2_used) ==
+                              1 && z2_used == used,
+                      "%s: %s", name, margin_listed(o, name)); /* whole gradients: ZeRO-1's */
+        double rs = p + g / 2 + q + a, fsdp = p / 2 + g / 2 + q + a;
+        snprintf(name, sizeof name, shapes[k], "2 rs");
+        const char *line = margin_listed(o, name);
+        double held;
+        if (k == 0) {
+            ck_assert_msg(sscanf(line, "fits: worker 0 holds %lf GB of", &held) == 1 &&
+                              fabs(held - rs) <= 2e-3 * rs && rs <= cap,
+                          "%s: %s, want %g GB", name, line, rs);
+            /* ZeRO-3 overlapped holds the same, tried as ZeRO-2 overlapped does not fit;
+             * ZeRO-3 rs is not, as ZeRO-2 rs fits */
+            snprintf(name, sizeof name, shapes[k], "3");
+            line = margin_listed(o, name);
+            ck_assert_msg(sscanf(line, "fits: worker 0 holds %lf GB of", &held) == 1 &&
+                              fabs(held - (p / 2 + g + q + a)) <= 2e-3 * rs,
+                          "%s: %s", name, line);
+            snprintf(name, sizeof name, shapes[k], "3 rs");
+            ck_assert_msg(!strstr(o, name), "%s tried where z2 rs fits:\n%.300s", name, o);
+            continue;
+        }
+        ck_assert_msg(sscanf(line, "dropped: does not fit: %lf GB", &held) == 1 &&
+                          fabs(held - rs) <= 2e-3 * rs && rs > cap,
+                      "%s: %s, want %g GB", name, line, rs);
+        snprintf(name, sizeof name, shapes[k], "3");
+        line = margin_listed(o, name);
+        ck_assert_msg(sscanf(line, "dropped: does not fit: %lf GB", &held) == 1 &&
+                          fabs(held - (p / 2 + g + q + a)) <= 2e-3 * rs,
+                      "%s: %s", name, line);
+        snprintf(name, sizeof name, shapes[k], "3 rs");
+        line = margin_listed(o, name);
+        ck_assert_msg(sscanf(line, "fits: worker 0 holds %lf GB of", &held) == 1 &&
+                          fabs(held - fsdp) <= 2e-3 * fsdp,
+                      "%s: %s, want %g GB", name, line, fsdp);
+    }
+    free(o);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    const char *rs_run = "(SELECT id FROM runs WHERE name = 'plan-tinyz-t2p1d2-mb1x2-z2-rs-full' "
+                         "AND status = 'finished' AND config LIKE '%zero_grad_overlap = no%')";
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT max(grads) / max(params) FROM memory WHERE run = %s", rs_run);
+    double half = query_double(h, sql);
+    ck_assert_msg(fabs(half - 0.5) <= 1e-3, "rs gradients / parameters %g", half);
+    snprintf(sql, sizeof sql, "SELECT config FROM runs WHERE id = %s", rs_run);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    char *config = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    /* the same scenario run both ways into a database of its own */
+    double rate[2];
+    for (int overlap = 0; overlap < 2; overlap++) {
+        char path[300], other[300];
+        snprintf(path, sizeof path, "%s/zform%d.ini", dir, overlap);
+        snprintf(other, sizeof other, "run.db=%s/zforms.db", dir);
+        write_file(path, config);
+        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--set", other, "--set",
+                                                overlap ? "strategy.zero_grad_overlap=yes"
+                                                        : "strategy.zero_grad_overlap=no",
+                                                "--set", "run.allow_oversubscribed_memory=yes",
+                                                NULL}),
+                         0);
+        o = slurp(out_path);
+        const char *at = strstr(o, " samples/s simulated");
+        ck_assert_ptr_nonnull(at);
+        while (at > o && at[-1] != ' ')
+            at--;
+        rate[overlap] = atof(at);
+        free(o);
+    }
+    free(config);
+    ck_assert_msg(rate[0] > 0 && rate[0] < rate[1], "rs %g samples/s, overlapped %g", rate[0],
+                  rate[1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -4831,6 +5116,15 @@ int main(void)
     tcase_add_test(rel, a_writer_killed_making_the_database_leaves_none_or_a_whole_one);
     tcase_add_test(rel, a_gpt_beyond_memory_is_refused_by_formula);
     suite_add_tcase(s, rel);
+    /* issue 51: the plan's memory margin and ZeRO's per-micro-batch forms
+     * (CK_RUN_CASE=plan_margin) */
+    TCase *pm = tcase_create("plan_margin");
+    tcase_add_checked_fixture(pm, setup, NULL);
+    tcase_set_timeout(pm, 300);
+    tcase_add_test(pm, plan_memory_margin_decides_the_best);
+    tcase_add_test(pm, plan_memory_margin_bad_values);
+    tcase_add_test(pm, plan_zero2_fits_per_micro_batch);
+    suite_add_tcase(s, pm);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

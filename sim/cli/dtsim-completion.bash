@@ -116,7 +116,7 @@ _dtsim()
         --set | --out | --runs | --sweep | --timeline-run | --jobs | -j | --format) ((i++)) ;;
         --profile | --device | --devices | --global-batch | --precision | --per-server | \
             --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
-            --tensor | --stages | --option | --fabric) ((i++)) ;;
+            --tensor | --stages | --option | --fabric | --memory-margin) ((i++)) ;;
         --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
             --restart | --step-time | --train-time | --step-tokens | --price | \
             --seed) ((i++)) ;;

@@ -1,8 +1,10 @@
-/* Whether each layout fits the device's memory, as `dtsim check` finds it: in this process
- * where the first layout's answer equals its child's check, else each in a child
- * (plan_fit); ZeRO-2 and 3 tried where the stage below does not fit (plan_zero_more). */
+/* Whether each layout fits the device's memory with --memory-margin left free, as `dtsim
+ * check` finds it: in this process where the first layout's answer equals its child's check,
+ * else each in a child (plan_fit); ZeRO-2 and 3 tried where the stage below does not fit, in
+ * the per-micro-batch form where the overlapped one holds whole gradients (plan_zero_more). */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +19,11 @@
  * group: the members of a stage hold the same, and the check names the first fullest
  * host), then the check's own line or error (sim_memory_line, sim_memory_verdict). The
  * child's check (cli_exec_check) meets the rest too, the platform and fault targets, which
- * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same). */
+ * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same).
+ * *free_bytes: the device's memory less the fullest host's, for the margin (NAN: the device
+ * states none). */
 static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
-                             char *memory, size_t n, dt_err_t *err)
+                             char *memory, size_t n, double *free_bytes, dt_err_t *err)
 {
     sim_run_t *run = dt_calloc(1, sizeof *run);
     run->sc = sc;
@@ -54,6 +58,10 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     }
     free(run->profile.layers);
     free(run);
+    const sim_device_profile_t *dev = scenario_device(sc);
+    *free_bytes = (dev ? dev->value[SIM_DEV_MEMORY] : NAN) -
+                  (best.mem.params + best.mem.grads + best.mem.optimizer +
+                   (isnan(best.mem.activations) ? 0 : best.mem.activations));
     char over[512];
     dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over,
                                       err);
@@ -62,12 +70,55 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
     return st;
 }
 
-/* The check's answer: into layout->fits, and layout->memory says how full or what does not
- * fit. */
+double plan_margin(const plan_opts_t *opts, double capacity)
+{
+    if (!(capacity > 0))
+        return 0;
+    if (!opts->margin_text)
+        return fmax(PLAN_MARGIN_BYTES, PLAN_MARGIN_SHARE * capacity);
+    return opts->margin_share >= 0 ? opts->margin_share * capacity : opts->margin_bytes;
+}
+
+void plan_margin_print(double margin, const plan_opts_t *opts)
+{
+    char text[32];
+    scenario_format_gb(margin, text, sizeof text);
+    if (opts->margin_text)
+        printf("fit: at least %s left free on every device (--memory-margin %s)\n", text,
+               opts->margin_text);
+    else
+        printf("fit: at least %s left free on every device (--memory-margin default: the "
+               "larger of %.3g GB and %.3g%%)\n",
+               text, PLAN_MARGIN_BYTES / 1e9, 100 * PLAN_MARGIN_SHARE);
+}
+
+/* The margin of sc's device; none where the user allows oversubscribed memory (--set
+ * run.allow_oversubscribed_memory=yes: times the layouts that do not fit, margin or not). */
+static double fit_margin(const scenario_t *sc, const plan_opts_t *opts)
+{
+    const sim_device_profile_t *dev = scenario_device(sc);
+    if (sc->allow_oversubscribed_memory || !dev)
+        return -INFINITY;
+    return plan_margin(opts, dev->value[SIM_DEV_MEMORY]);
+}
+
+/* The check's answer and the margin: into layout->fits, and layout->memory says how full,
+ * or what does not fit ("does not fit", as the check says it, where the layout leaves less
+ * than margin bytes free). free_bytes: what the layout leaves free (NAN: unknown). */
 static void fit_answer(plan_layout_t *layout, dt_status st, const char *memory,
-                       const dt_err_t *err, const char *base)
+                       double free_bytes, double margin, const dt_err_t *err, const char *base)
 {
     layout->fits = st == DT_OK;
+    if (layout->fits && free_bytes < margin) {
+        char left[32], want[32];
+        scenario_format_gb(free_bytes, left, sizeof left);
+        scenario_format_gb(margin, want, sizeof want);
+        snprintf(layout->memory, sizeof layout->memory,
+                 "does not fit the margin: %s free, under %s (--memory-margin); %s", left, want,
+                 memory);
+        layout->fits = 0;
+        return;
+    }
     if (layout->fits) {
         snprintf(layout->memory, sizeof layout->memory, "%s", memory);
         return;
@@ -91,6 +142,7 @@ typedef struct fit_check {
     cli_exec_check_t dry;
     dt_err_t err;
     int loaded;
+    double free_bytes, margin; /* as this process finds them: the child answers a line */
 } fit_check_t;
 
 /* Starts the check of a layout's memory in a child, as `dtsim check` makes it. sc: a
@@ -101,8 +153,14 @@ static void fit_start(plan_layout_t *layout, scenario_t *sc, const char *base,
 {
     check->err.msg[0] = '\0';
     check->loaded = plan_layout_load(sc, base, opts, layout, name, &check->err) == DT_OK;
+    check->free_bytes = NAN;
+    check->margin = -INFINITY;
     if (check->loaded) {
         layout->bound = plan_bound(layout, sc, prof);
+        char memory[512];
+        dt_err_t err;
+        plan_memory(sc, prof, memory, sizeof memory, &check->free_bytes, &err);
+        check->margin = fit_margin(sc, opts);
         cli_exec_check_start(sc, argv0, &check->dry);
     }
 }
@@ -113,7 +171,7 @@ static void fit_finish(plan_layout_t *layout, fit_check_t *check, const char *ba
     dt_status st = DT_ERR_INPUT;
     if (check->loaded)
         st = cli_exec_check_finish(&check->dry, memory, sizeof memory, &check->err);
-    fit_answer(layout, st, memory, &check->err, base);
+    fit_answer(layout, st, memory, check->free_bytes, check->margin, &check->err, base);
 }
 
 /* The layouts' fit in this process (plan_memory), each loaded once for it and its bound.
@@ -124,12 +182,14 @@ static void fit_here(plan_layout_t *layouts, long n, scenario_t *sc, const char 
     for (long i = 0; i < n; i++) {
         dt_err_t err = {""};
         char memory[512] = "";
+        double free_bytes = NAN, margin = -INFINITY;
         dt_status st = plan_layout_load(sc, base, opts, &layouts[i], name, &err);
         if (st == DT_OK) {
             layouts[i].bound = plan_bound(&layouts[i], sc, prof);
-            st = plan_memory(sc, prof, memory, sizeof memory, &err);
+            st = plan_memory(sc, prof, memory, sizeof memory, &free_bytes, &err);
+            margin = fit_margin(sc, opts);
         }
-        fit_answer(&layouts[i], st, memory, &err, base);
+        fit_answer(&layouts[i], st, memory, free_bytes, margin, &err, base);
     }
 }
 
@@ -179,22 +239,63 @@ void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_
     free(sc);
 }
 
+/* A row's place in the list among its shape's ZeRO rows: plan_enumerate's orders are 16
+ * apart, z1 at the shape's, then z2 +1, z2 rs +2, z3 +3, z3 rs +4. */
+static long zero_order(const plan_layout_t *row, int zero, int rs)
+{
+    return row->order / 16 * 16 + 2 * zero - 3 + rs;
+}
+
+/* Whether the row at order (a shape's ZeRO row) is listed among layouts (n) and fits. */
+static int zero_fits(const plan_layout_t *layouts, long n, long order)
+{
+    for (long i = 0; i < n; i++)
+        if (layouts[i].order == order)
+            return layouts[i].fits;
+    return 0;
+}
+
+/* Appends to layouts (rows of them, room for max) the row of stage zero's form rs for
+ * layouts[from], and returns the rows there are then. */
+static long zero_append(plan_layout_t *layouts, long from, long rows, int zero, int rs)
+{
+    layouts[rows] = layouts[from];
+    layouts[rows].zero = zero;
+    layouts[rows].rs = rs;
+    layouts[rows].order = zero_order(&layouts[from], zero, rs);
+    return rows + 1;
+}
+
 /* ZeRO-2 over the replicas where ZeRO-1 does not fit, then ZeRO-3 where ZeRO-2 does not: a
  * stage more only adds messages (at best, one micro-batch, ZeRO-2 ties), so it is tried only
- * where the one below does not fit. Appends to layouts (n rows, fitted; room for max) a row
- * of stage zero for each row of stage zero - 1 that does not fit, checks them, and returns
- * the rows there are then. */
+ * where the one below does not fit. Each stage first in its overlapped form (the gradients
+ * reduce-scattered behind the last backward pass, held whole over the micro-batches: with
+ * more than one micro-batch or chunk it holds what the stage below holds, less the
+ * parameters at ZeRO-3), then, where that does not fit and holds whole gradients, in its
+ * per-micro-batch form (rs: reduce-scattered after every micro-batch's backward pass, only
+ * the shard held; M - 1 reduce-scatters more a step); ZeRO-3 rs only where ZeRO-2 rs does
+ * not fit either (it adds the gathers to it). Neither of z2 rs and z3 (the same memory where
+ * the parameters and gradients are the same size) is sure to be faster, so both are tried.
+ * Appends the rows to layouts (n rows, fitted; room for max), checks them, and returns the
+ * rows there are then. */
 long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
                     const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
                     const char *argv0, int *same, long max)
 {
     long rows = n;
-    for (long i = 0; i < n && rows < max; i++)
-        if (layouts[i].zero == zero - 1 && layouts[i].d * layouts[i].cp > 1 && !layouts[i].fits) {
-            layouts[rows] = layouts[i];
-            layouts[rows].zero = zero;
-            layouts[rows++].order = layouts[i].order + 1; /* right after the row it retries */
-        }
+    for (long i = 0; i < n && rows < max; i++) {
+        const plan_layout_t *row = &layouts[i];
+        if (row->zero == zero - 1 && !row->rs && row->d * row->cp > 1 && !row->fits)
+            rows = zero_append(layouts, i, rows, zero, 0);
+    }
     plan_fit(layouts + n, rows - n, base, opts, prof, name, argv0, same);
-    return rows;
+    long more = rows;
+    for (long i = n; i < rows && more < max; i++) {
+        const plan_layout_t *row = &layouts[i];
+        int whole = row->m * row->v > 1; /* strategy/pipeline/pipeline.c: whole_grads */
+        if (!row->fits && whole && (zero < 3 || !zero_fits(layouts, n, zero_order(row, 2, 1))))
+            more = zero_append(layouts, i, more, zero, 1);
+    }
+    plan_fit(layouts + rows, more - rows, base, opts, prof, name, argv0, same);
+    return more;
 }

@@ -115,13 +115,15 @@ const char *plan_recompute_name(sim_recompute_t rc)
     return names[rc];
 }
 
-/* What a layout adds to tT pP dD mbSxC zZ, each word after sep: "b25", "sp", "v2", the
- * recomputation. */
+/* What a layout adds to tT pP dD mbSxC zZ, each word after sep: "rs", "b25", "sp", "v2",
+ * the recomputation. */
 void plan_layout_more(const plan_layout_t *layout, char sep, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
-    if (layout->bucket_mb)
+    if (layout->rs)
+        len += (size_t)snprintf(buf + len, n - len, "%crs", sep);
+    if (layout->bucket_mb && len < n)
         len += (size_t)snprintf(buf + len, n - len, "%cb%d", sep, layout->bucket_mb);
     if (layout->cp > 1 && len < n)
         len += (size_t)snprintf(buf + len, n - len, "%ccp%ld", sep, layout->cp);
@@ -137,7 +139,7 @@ void plan_layout_more(const plan_layout_t *layout, char sep, char *buf, size_t n
 
 void plan_layout_name(const plan_layout_t *layout, char *buf, size_t n)
 {
-    char more[40]; /* " b25 cp16 sp v8 e4096 selective" at most */
+    char more[40]; /* " rs cp16 sp v8 selective", " b25 cp16 sp v8 e4096 selective" at most */
     plan_layout_more(layout, ' ', more, sizeof more);
     snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", layout->t, layout->p, layout->d,
              layout->mbs, layout->m, layout->zero, more);

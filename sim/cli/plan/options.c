@@ -65,6 +65,7 @@ static const struct option plan_longs[] = {
     {"restart", required_argument, 0, 'r'},
     {"tensor", required_argument, 0, 'e'},
     {"stages", required_argument, 0, 'g'},
+    {"memory-margin", required_argument, 0, 'G'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -134,6 +135,30 @@ static int parse_list(const char *text, long most, long *values, int *n)
         values[at] = value;
     }
     return *n ? 0 : -1;
+}
+
+/* --memory-margin's value: "4GB" (a size, units as the device files write them) or "10%" (of
+ * the device's memory, below 100) into opts; 0 or the usage error's exit code. */
+static int parse_margin(plan_opts_t *opts, const char *text)
+{
+    dt_err_t err;
+    size_t len = strlen(text);
+    opts->margin_text = text;
+    if (len > 1 && text[len - 1] == '%') {
+        char *end;
+        errno = 0;
+        double share = strtod(text, &end) / 100;
+        if (end == text + len - 1 && !errno && share >= 0 && share < 1) {
+            opts->margin_share = share;
+            return 0;
+        }
+    } else if (scenario_parse_size(text, &opts->margin_bytes, &err) == DT_OK &&
+               opts->margin_bytes >= 0) {
+        opts->margin_share = -1;
+        return 0;
+    }
+    return cli_usage_error("plan", "--memory-margin %s: expected a size (4GB, 512MB, 0) or a "
+                                   "share of the device's memory below 100%% (10%%)", text);
 }
 
 static int powers_of_two(const long *values, int n)
@@ -263,6 +288,8 @@ static int opt_value(plan_opts_t *opts, int code, const char *named)
             return cli_usage_error("plan", "--tokens %s: expected a count of tokens above 0 "
                                            "(300e9, 300B, 1T)", optarg);
         return 0;
+    case 'G':
+        return parse_margin(opts, optarg);
     case 'M':
     case 'B':
     case 'r':

@@ -79,6 +79,10 @@ void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, 
             append_word(buf, size, list);
         }
     }
+    if (opts->margin_text) { /* it decides which layouts fit: --resume keeps it */
+        append_word(buf, size, "--memory-margin");
+        append_word(buf, size, opts->margin_text);
+    }
     for (int i = 0; i < opts->n_sets; i++) {
         append_word(buf, size, "--set");
         append_word(buf, size, opts->sets[i]);
@@ -98,6 +102,7 @@ void plan_params(const plan_info_t *in, cli_param_t *params, char texts[][32])
                 {"plan.peak_flops", in->peak_flops},
                 {"plan.memory", in->capacity},
                 {"plan.ckpt_bytes", in->ckpt_bytes},
+                {"plan.margin", in->margin},
                 {"plan.runs", (double)in->runs}};
     int n = 0;
     params[n++] = (cli_param_t){"plan.options", in->options, NAN};

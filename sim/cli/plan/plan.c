@@ -188,6 +188,7 @@ static void plan_device_read(plan_state_t *ps, const scenario_t *sc)
     const sim_device_profile_t *dev = scenario_device(sc);
     in->peak_flops = dev ? dev->value[sc->precision] : NAN;
     in->capacity = dev ? dev->value[SIM_DEV_MEMORY] : NAN;
+    in->margin = sc->allow_oversubscribed_memory ? 0 : plan_margin(opts, in->capacity);
     in->ckpt_bytes = sim_goodput_ckpt_bytes(sc, (double)ps->prof.params);
     /* the layouts' precision, which --set or an --option may have set past --precision */
     snprintf(in->precision, sizeof in->precision, "%s", scenario_precision_name(sc->precision));
@@ -247,8 +248,9 @@ static int plan_none_fits(const plan_state_t *ps)
     else
         fprintf(stderr,
                 "dtsim plan: none of the %ld layouts of %s on %ld x %s fits its memory (the "
-                "list says what each holds): more --devices, a --device with more memory, or "
-                "--set run.allow_oversubscribed_memory=yes to time them anyway\n",
+                "list says what each holds): more --devices, a --device with more memory, a "
+                "smaller --memory-margin, or --set run.allow_oversubscribed_memory=yes to time "
+                "them anyway\n",
                 ps->n, ps->name + 5, opts->devices, opts->device);
     return CLI_EXIT_USAGE;
 }
@@ -275,6 +277,7 @@ static int plan_layouts_fit(plan_state_t *ps)
            "simulate\n",
            ps->name + 5, opts->devices, opts->device, opts->global_batch, ps->info->precision,
            ps->n, ps->fit, plan_most(ps));
+    plan_margin_print(ps->info->margin, opts);
     /* each layout's line where it is the answer (--no-run, nothing fits) or asked for: a
      * plan of thousands would bury its ranking under them */
     plan_list_print(ps->layouts, ps->n, opts->verbose || opts->no_run || !ps->fit);

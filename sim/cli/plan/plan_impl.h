@@ -6,6 +6,11 @@
 #define DTSIM_CLI_PLAN_IMPL_H
 
 #define PLAN_DEFAULT_TOP 10 /* --top: the rows the ranking shows */
+/* --memory-margin's default, the larger of the two: what the memory table does not count
+ * (the CUDA context, NCCL's buffers, the allocator's fragmentation, ZeRO's gather and
+ * reduction buffers) takes a few GB whatever the device, and more on a larger one */
+#define PLAN_MARGIN_BYTES 2e9
+#define PLAN_MARGIN_SHARE 0.05
 
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +98,10 @@ typedef struct plan_opts {
     double time_limit; /* wall seconds from the start; 0: none */
     double tokens;     /* --tokens: tokens to train; 0: none */
     const char *time_limit_text, *tokens_text;
+    /* --memory-margin: bytes, or a share of the device's memory (margin_share >= 0); text
+     * NULL: the default, the larger of PLAN_MARGIN_BYTES and PLAN_MARGIN_SHARE */
+    const char *margin_text;
+    double margin_bytes, margin_share;
     const char *sweep;    /* --show --sweep */
     const char *planning; /* the first option --show does not take, for its error */
     const char *sets[PLAN_MAX_SETS];
@@ -116,6 +125,7 @@ typedef struct plan_info {
     double flops_per_sample, tokens_per_sample; /* tokens 0: the profile counts none */
     double global_batch, devices;
     double peak_flops, capacity; /* the device's at the precision, bytes; NAN: unknown */
+    double margin;               /* bytes a layout leaves free to fit (--memory-margin) */
     double ckpt_bytes;           /* a checkpoint of the model (goodput); NAN: unknown */
     long runs;                   /* the plan's fitting layouts: its sweep's indices */
     long pruned, capped;         /* of those, not simulated: their bound exceeds the best
@@ -134,10 +144,12 @@ typedef struct plan_layout {
     long e; /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
     long cp; /* context parallelism (strategy.context), 1: none */
     int zero, bucket_mb, sp;
+    int rs; /* ZeRO-2, 3: the gradients reduce-scattered after every micro-batch's backward
+             * pass, only the shard held (strategy.zero_grad_overlap = no) */
     sim_recompute_t rc;
     long order;       /* its place in the list (enumerated, then ZeRO-2 and 3 after ZeRO-1) */
     double bound;     /* lower bound of its step time, seconds (plan_bound) */
-    int fits;         /* the fullest device holds no more than its memory */
+    int fits;         /* the fullest device leaves the margin free (plan_margin) */
     char memory[512]; /* "worker 0 holds 40.5 GB of 80 GB (a100-80gb)", or why dropped */
     int64_t run;      /* its run in the database; 0: none */
     long index;       /* its index in the plan's sweep (the ranking's tie-break) */
@@ -191,18 +203,24 @@ double plan_bound(const plan_layout_t *layout, const scenario_t *sc,
                   const sim_model_profile_t *prof);
 
 /* ---- fit.c ---- */
+/* The bytes a layout must leave free on the device of capacity bytes (--memory-margin; 0
+ * where the capacity is unknown). */
+double plan_margin(const plan_opts_t *opts, double capacity);
+/* The line under the plan's head saying the margin (bytes) a layout leaves free to fit. */
+void plan_margin_print(double margin, const plan_opts_t *opts);
 /* Each layout's fit and bound; *same: -1 not asked yet whether this process answers as the
  * child's check does, then the answer. */
 void plan_fit(plan_layout_t *layouts, long n, const char *base, const plan_opts_t *opts,
               const sim_model_profile_t *prof, const char *name, const char *argv0, int *same);
-/* ZeRO stage zero appended for each row of stage zero - 1 that does not fit, and checked. */
+/* ZeRO stage zero appended for each row of the stage below (overlapped) that does not fit,
+ * then its per-micro-batch form (rs) where the overlapped one does not either, and checked. */
 long plan_zero_more(plan_layout_t *layouts, long n, int zero, const char *base,
                     const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
                     const char *argv0, int *same, long max);
 
 /* ---- params.c ---- */
 /* the plan.* params stored with each run (plan_params) */
-#define PLAN_PARAMS 11
+#define PLAN_PARAMS 12
 /* The options that plan the same again on db (what --resume and the PARTIAL line take). */
 void plan_again(const plan_info_t *in, const plan_opts_t *opts, char *buf, size_t size);
 /* The options that decide a plan's layouts and runs, as a command line. */

@@ -62,7 +62,8 @@ void plan_list_print(const plan_layout_t *layouts, long n, int each)
 static void ranking_head(const plan_info_t *in, double tokens)
 {
     printf("\nbest layouts of %s by step time (t tensor, p stages, d replicas, mb SIZExCOUNT "
-           "micro-batches, z ZeRO stage, b%d gradient buckets of %d MB if any, cpC context "
+           "micro-batches, z ZeRO stage, rs its gradients reduce-scattered every micro-batch, "
+           "b%d gradient buckets of %d MB if any, cpC context "
            "groups of C if any, then the "
            "recomputation if any):\n",
            in->title, PLAN_BUCKET_MB, PLAN_BUCKET_MB);
@@ -137,9 +138,12 @@ static void ranking_notes(const plan_info_t *in, double tokens, const cli_plan_g
            "%s peak, %s TFLOP/s\n",
            in->flops_per_sample, in->global_batch, in->devices, in->precision,
            plan_cell(cell, sizeof cell, "%.6g", in->peak_flops / 1e12));
-    printf("headroom: the device's %s GB less the fullest device's memory; kJ/step: hosts and "
-           "links; $: cluster.price_per_device_hour and cluster.price_per_port_hour (- without)\n",
-           plan_cell(cell, sizeof cell, "%.6g", in->capacity / 1e9));
+    char margin[32];
+    printf("headroom: the device's %s GB less the fullest device's memory, at least %s GB to "
+           "fit (--memory-margin); kJ/step: hosts and links; $: cluster.price_per_device_hour "
+           "and cluster.price_per_port_hour (- without)\n",
+           plan_cell(cell, sizeof cell, "%.6g", in->capacity / 1e9),
+           plan_cell(margin, sizeof margin, "%.3g", in->margin / 1e9));
     if (tps > 0)
         printf("tokens: %.0f per sample (the profile's sample)%s\n", tps,
                tokens > 0 ? "; days, MWh, $: to train --tokens at each layout's step time, "

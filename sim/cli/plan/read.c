@@ -54,7 +54,8 @@ static dt_status plan_info_read(results_query_t *query, const char *sweep, plan_
         return DT_ERR_INPUT;
     sqlite3_bind_text(st, 1, sweep, -1, SQLITE_STATIC);
     memset(in, 0, sizeof *in);
-    in->peak_flops = in->capacity = in->ckpt_bytes = NAN; /* ckpt_bytes: not in older plans */
+    /* ckpt_bytes and margin: not in older plans */
+    in->peak_flops = in->capacity = in->ckpt_bytes = in->margin = NAN;
     int found = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0) + 5;
@@ -82,6 +83,8 @@ static dt_status plan_info_read(results_query_t *query, const char *sweep, plan_
             in->capacity = number;
         else if (!strcmp(key, "ckpt_bytes"))
             in->ckpt_bytes = number;
+        else if (!strcmp(key, "margin"))
+            in->margin = number;
         else if (!strcmp(key, "runs"))
             in->runs = isnan(number) ? 0 : (long)number;
         else if (!strcmp(key, "pruned"))
@@ -105,7 +108,7 @@ static dt_status plan_layout_read(results_query_t *query, sqlite3_stmt *st, plan
 {
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, layout->run);
-    int shard = 0, stage = 0, interleaved = 0;
+    int shard = 0, stage = 0, interleaved = 0, rs = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0);
         const char *text = (const char *)sqlite3_column_text(st, 1);
@@ -126,6 +129,8 @@ static dt_status plan_layout_read(results_query_t *query, sqlite3_stmt *st, plan
             shard = text && !strcmp(text, "yes");
         else if (!strcmp(key, "strategy.zero_stage"))
             stage = (int)value;
+        else if (!strcmp(key, "strategy.zero_grad_overlap"))
+            rs = text && !strcmp(text, "no");
         else if (!strcmp(key, "strategy.sequence_parallel"))
             layout->sp = text && !strcmp(text, "yes");
         else if (!strcmp(key, "strategy.virtual_stages"))
@@ -146,6 +151,7 @@ static dt_status plan_layout_read(results_query_t *query, sqlite3_stmt *st, plan
                             (long long)layout->run);
     layout->mbs /= layout->m;
     layout->zero = shard ? stage : 0;
+    layout->rs = layout->zero >= 2 && rs;
     if (!interleaved || layout->v < 1)
         layout->v = 1;
     if (layout->cp < 1)
@@ -209,7 +215,8 @@ dt_status plan_rank_read(const char *db, const char *sweep, int read_info, plan_
                               "'strategy.shard_optimizer', 'strategy.zero_stage', "
                               "'model.recompute', 'strategy.sequence_parallel', "
                               "'strategy.pipeline_schedule', 'strategy.virtual_stages', "
-                              "'strategy.expert', 'strategy.context')",
+                              "'strategy.expert', 'strategy.context', "
+                              "'strategy.zero_grad_overlap')",
                               &st, err);
     plan_layout_t *ranked = status == DT_OK ? dt_calloc((size_t)in->runs, sizeof *ranked) : NULL;
     char *ended = status == DT_OK ? dt_calloc((size_t)in->runs + 1, 1) : NULL; /* unfinished */

@@ -50,7 +50,7 @@ dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *
                            const plan_layout_t *layout, const char *name, dt_err_t *err)
 {
     char keys[12][SCENARIO_STR], more[64];
-    const char *sets[PLAN_MAX_SETS + 14];
+    const char *sets[PLAN_MAX_SETS + 16];
     for (int i = 0; i < opts->n_sets; i++)
         sets[i] = opts->sets[i];
     snprintf(keys[0], sizeof keys[0], "strategy.tensor=%ld", layout->t);
@@ -71,6 +71,8 @@ dt_status plan_layout_load(scenario_t *sc, const char *path, const plan_opts_t *
         sets[n++] = "strategy.shard_optimizer=yes";
         sets[n++] = keys[6];
     }
+    if (layout->rs)
+        sets[n++] = "strategy.zero_grad_overlap=no";
     if (layout->rc)
         sets[n++] = keys[7];
     if (layout->bucket_mb) {
@@ -113,7 +115,7 @@ static const char *plan_searched_key(const char *set)
         "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
         "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
         "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert",
-        "strategy.context"};
+        "strategy.context", "strategy.zero_grad_overlap"};
     for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
         size_t len = strlen(searched[k]);
         if (!strncmp(set, searched[k], len) && set[len] == '=')
