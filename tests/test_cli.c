@@ -1984,7 +1984,8 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     o = slurp(out_path);
     /* the ranking first: what was planned, the layouts counted in a line, the ranking */
     ck_assert_msg(!strncmp(o, "plan: tiny on 4 x ", 18) &&
-                      strstr(o, ": 36 layouts, 27 fit, at most 27 to simulate\n36 layouts: 27 "
+                      strstr(o, ": 36 layouts, 27 fit, at most 27 to simulate\nfit: at least 0 GB "
+                                "left free on every device (--memory-margin 0)\n36 layouts: 27 "
                                 "fit, 9 do not fit the device's memory (--verbose or --no-run "
                                 "lists each with its memory)\n\nbest layouts of ") &&
                       !strstr(o, " fits: ") && !strstr(o, " dropped: "),
@@ -1995,7 +1996,8 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     /* each layout's fit as --no-run and --verbose list it */
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
                                             "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--no-run", NULL}),
+                                            "2", "--global-batch", "2", "--no-run",
+                                            "--memory-margin", "0", NULL}),
                      0);
     char *listed_o = slurp(out_path);
     for (int i = 0; i < 6; i++) {
@@ -2865,9 +2867,10 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
         rows += *c == '\n';
     ck_assert_msg(plan_partial(o) == -1 && rows == 8, "%s", o);
     /* the ranking first: the layouts counted in a line, none listed (--verbose lists them) */
-    ck_assert_msg(strstr(o, ": 45 layouts, 45 fit, at most 8 to simulate\n45 layouts: 45 fit, 0 "
-                            "do not fit the device's memory (--verbose or --no-run lists each "
-                            "with its memory)\n\nbest layouts of ") &&
+    ck_assert_msg(strstr(o, ": 45 layouts, 45 fit, at most 8 to simulate\nfit: at least ") &&
+                      strstr(o, " and 5%)\n45 layouts: 45 fit, 0 do not fit the "
+                                "device's memory (--verbose or --no-run lists each with its "
+                                "memory)\n\nbest layouts of ") &&
                       !strstr(o, " fits: "),
                   "%s", o);
     free(o);
@@ -4802,7 +4805,8 @@ START_TEST(plan_memory_margin_decides_the_best)
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 800kB\n");
 #define PLAN_M "plan", "--profile", prof, "--device", dev, "--devices", "4", "--per-server", \
-               "2", "--heads", "2", "--global-batch", "2", "--no-prune", "--top", "100"
+               "2", "--heads", "2", "--global-batch", "2", "--no-prune", "--top", "100",     \
+               "--verbose"
     ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", "0", "--db", db0, NULL}),
                      0);
     char *o = slurp(out_path);
@@ -4920,8 +4924,8 @@ START_TEST(plan_zero2_fits_per_micro_batch)
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
                                             "--devices", "4", "--per-server", "2", "--heads",
                                             "2", "--global-batch", "4", "--tensor", "2",
-                                            "--memory-margin", "0", "--no-prune", "--db", db,
-                                            NULL}),
+                                            "--memory-margin", "0", "--no-prune", "--verbose",
+                                            "--db", db, NULL}),
                      0);
     char *o = slurp(out_path);
     /* shape: t2 p1 d2 mb1x2 full (z2 rs fits) and t2 p1 d2 mb1x2 (z3 rs fits) */
