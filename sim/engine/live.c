@@ -27,6 +27,7 @@
 #define LIVE_NODES 64
 #define LIVE_LINKS 8
 #define LIVE_LINK_NAMES 512 /* the page's list of links to change */
+#define LIVE_NODE_NAMES 512 /* and of nodes to crash or slow */
 
 struct sim_live {
     double pace;       /* simulated seconds per wall second, 0: none */
@@ -347,11 +348,12 @@ static void apply_command(sim_run_t *run, struct sim_live *lv, const char *line)
 {
     char verb[16] = "", target[SIM_FAULT_TARGET], text[32];
     char rest[200];
+    line += strspn(line, " \t");
     sscanf(line, "%15s", verb);
     int is_link = !strcmp(verb, "link"), is_latency = !strcmp(verb, "latency");
     int is_crash = !strcmp(verb, "crash"), is_straggler = !strcmp(verb, "straggler");
-    if (is_link || is_latency || is_crash || is_straggler)
-        line += strlen(verb) + 1;
+    if (is_link || is_latency || is_crash || is_straggler) /* the verb, then its blanks */
+        line += strlen(verb) + strspn(line + strlen(verb), " \t");
     if (is_crash || is_straggler) {
         snprintf(rest, sizeof rest, "%s", line);
         rest[strcspn(rest, "\r\n")] = 0;
@@ -525,7 +527,7 @@ static void publish(sim_run_t *run, double now, int final)
     }
     /* every node a teacher may crash or slow */
     fprintf(f, "],\"node_names\":[");
-    for (int k = 0; sc->live_hosts && k < n_nodes && k < LIVE_LINK_NAMES; k++) {
+    for (int k = 0; sc->live_hosts && k < n_nodes && k < LIVE_NODE_NAMES; k++) {
         fputs(k ? "," : "", f);
         json_str(f, k < run->n_servers ? run->servers[k].name
                                        : run->workers[k - run->n_servers].name);

@@ -84,7 +84,7 @@ static void device_short(const char *device, char *buf, size_t n)
 static void table_row(const cli_plan_option_t *opt, const cli_plan_row_t *row, int rc,
                       double tokens)
 {
-    char dev[64], cells[8][32];
+    char dev[64], cells[3][32];
     /* the plan's own device: an --option may set cluster.device (with its price) */
     if (row->device[0])
         snprintf(dev, sizeof dev, "%s", row->device);
@@ -100,18 +100,7 @@ static void table_row(const cli_plan_option_t *opt, const cli_plan_row_t *row, i
            row->run, row->step_s, plan_cell(cells[0], 32, "%.4g", row->tokens_s),
            row->tflops_dev, plan_cell(cells[1], 32, "%.4g", row->kj_step),
            plan_cell(cells[2], 32, "%.4g", row->per_m_tokens));
-    if (tokens > 0)
-        printf(" %9s %9s %11s", plan_cell(cells[0], 32, "%.4g", row->days),
-               plan_cell(cells[1], 32, "%.4g", row->mwh),
-               plan_cell(cells[2], 32, "%.4g", row->dollars));
-    if (row->ckpt_steps)
-        snprintf(cells[3], 32, "%ld", row->ckpt_steps);
-    printf(" %10s %8s", row->ckpt_steps ? cells[3] : "-",
-           plan_cell(cells[4], 32, "%.4f", row->goodput));
-    if (tokens > 0)
-        printf(" %10s %11s", plan_cell(cells[5], 32, "%.4g", row->days_fail),
-               plan_cell(cells[6], 32, "%.4g", row->dollars_fail));
-    printf("\n");
+    plan_row_tail(row, tokens);
 }
 
 static void print_table(const cli_plan_option_t *opts, const cli_plan_row_t *rows,

@@ -258,6 +258,9 @@ void cli_plan_row_compute(const cli_plan_basis_t *basis, double step_s, double s
                           cli_plan_row_t *row);
 /* value with printf's format into buf; "-" when it is NAN. */
 const char *plan_cell(char *buf, size_t n, const char *format, double value);
+/* The columns a ranking's row and the options' table share, from the days (with --tokens)
+ * to the goodput and the days and dollars with failures, and the line's end. */
+void plan_row_tail(const cli_plan_row_t *row, double tokens);
 
 /* ---- compare.c ---- */
 /* dtsim plan with several devices (device_args: each --device value, a comma-separated list)

@@ -81,7 +81,7 @@ static void ranking_head(const plan_info_t *in, double tokens)
 /* One ranked row, at rank (tokens: --tokens, 0: none). */
 static void ranking_row(long rank, const cli_plan_row_t *row, double tokens)
 {
-    char cells[10][32];
+    char cells[6][32];
     printf("%-4ld %-40s %6lld %12.6g %10.4g %10s %10.4g %11s %12.4g %6s %10s %12s %10s", rank,
            row->layout, row->run, row->step_s, row->samples_s,
            plan_cell(cells[0], 32, "%.4g", row->tokens_s), row->mem_gb,
@@ -90,17 +90,23 @@ static void ranking_row(long rank, const cli_plan_row_t *row, double tokens)
            plan_cell(cells[3], 32, "%.4g", row->kj_step),
            plan_cell(cells[4], 32, "%.4g", row->per_1k_samples),
            plan_cell(cells[5], 32, "%.4g", row->per_m_tokens));
+    plan_row_tail(row, tokens);
+}
+
+void plan_row_tail(const cli_plan_row_t *row, double tokens)
+{
+    char cells[7][32];
     if (tokens > 0)
         printf(" %9s %9s %11s", plan_cell(cells[0], 32, "%.4g", row->days),
                plan_cell(cells[1], 32, "%.4g", row->mwh),
                plan_cell(cells[2], 32, "%.4g", row->dollars));
     if (row->ckpt_steps)
-        snprintf(cells[6], 32, "%ld", row->ckpt_steps);
-    printf(" %10s %8s", row->ckpt_steps ? cells[6] : "-",
-           plan_cell(cells[7], 32, "%.4f", row->goodput));
+        snprintf(cells[3], 32, "%ld", row->ckpt_steps);
+    printf(" %10s %8s", row->ckpt_steps ? cells[3] : "-",
+           plan_cell(cells[4], 32, "%.4f", row->goodput));
     if (tokens > 0)
-        printf(" %10s %11s", plan_cell(cells[8], 32, "%.4g", row->days_fail),
-               plan_cell(cells[9], 32, "%.4g", row->dollars_fail));
+        printf(" %10s %11s", plan_cell(cells[5], 32, "%.4g", row->days_fail),
+               plan_cell(cells[6], 32, "%.4g", row->dollars_fail));
     printf("\n");
 }
 
