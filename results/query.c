@@ -85,6 +85,7 @@ static const char *const q_sql[Q_COUNT] = {
 
 struct results_query {
     sqlite3 *h;
+    int version; /* the file's schema version (PRAGMA user_version) */
     sqlite3_stmt *st[Q_COUNT];
     char path[]; /* for error messages */
 };
@@ -144,6 +145,8 @@ static void q_reset(sqlite3_stmt *s)
 /* --- opening --------------------------------------------------------------------------- */
 
 struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
+
+int results_q_version(const results_query_t *q) { return q->version; }
 
 /* PRAGMA quick_check(1): "ok", or the first damage found (DT_ERR_INPUT naming the file). */
 static dt_status quick_check(results_query_t *q, dt_err_t *err)
@@ -213,6 +216,7 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
                           path, version, RESULTS_SCHEMA_VERSION);
         goto fail;
     }
+    q->version = version;
     /* A damaged page is found before anything is read, wherever it lies: a command that
      * happened not to read it would list or draw a file that has lost rows (quick_check
      * reads every page once: 0.08 s of CPU for a 35 MB file). */

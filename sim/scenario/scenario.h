@@ -103,6 +103,14 @@ typedef enum sim_timeline_mode {
     SIM_TIMELINE_WHOLE,   /* every host over run.timeline_steps (200,000 rows at most) */
 } sim_timeline_mode_t;
 
+/* run.host_rows: the workers and memory rows of a worker simulated for others and of the
+ * workers it stands for whose figures equal its own: one row weighted by their number
+ * (GROUPED), or a row each (EACH). */
+typedef enum sim_host_rows {
+    SIM_HOST_ROWS_GROUPED,
+    SIM_HOST_ROWS_EACH,
+} sim_host_rows_t;
+
 typedef enum sim_recompute {
     SIM_RECOMPUTE_NONE,
     SIM_RECOMPUTE_SELECTIVE, /* the attention cores (layers named *.scores) */
@@ -202,6 +210,7 @@ typedef struct scenario {
     long timeline_steps;    /* the timeline covers the run until a node's N-th gradient
                                (SCENARIO_TIMELINE_ALL: the whole run) */
     sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
+    sim_host_rows_t host_rows;    /* identical hosts' rows: one weighted, or each its own */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
 
