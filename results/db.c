@@ -84,7 +84,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_PARAM_ADD] = "INSERT INTO params (run, key, value, number) VALUES (?1, ?2, ?3, ?4)",
     [ST_TIMELINE_ADD] = "INSERT INTO timeline (run, host, role, rank, state, start, end)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes) VALUES (?1, ?2, ?3)"
+    [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes, weight) VALUES (?1, ?2, ?3, ?4)"
                     " ON CONFLICT (run, link) DO UPDATE SET bytes = bytes + excluded.bytes",
     [ST_ENERGY_ADD] = "INSERT INTO energy (run, hosts, host_joules, link_ports, link_joules,"
                       " joules_per_step, joules_per_sample, dollars, dollars_per_sample,"
@@ -337,11 +337,12 @@ static const char migrate_5_to_6[] =
 static const char migrate_6_to_7[] = "ALTER TABLE evals ADD COLUMN perplexity REAL;"
                                      "PRAGMA user_version = 7;";
 
-/* Version 7 -> 8: the weight of a workers and a memory row, 1 (a host each) in the rows
- * already there. */
+/* Version 7 -> 8: the weight of a workers, a memory and a links row, 1 (a host or a link
+ * each) in the rows already there. */
 static const char migrate_7_to_8[] =
     "ALTER TABLE workers ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE memory ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE links ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
     "PRAGMA user_version = 8;";
 
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
@@ -797,13 +798,17 @@ dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_e
 }
 
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
-                           dt_err_t *err)
+                           long weight, dt_err_t *err)
 {
     DT_ASSERT(db && link);
+    if (weight < 1)
+        return dt_err_input(err, "%s: run %lld: a link row's weight %ld (at least 1)", db->path,
+                            (long long)run, weight);
     sqlite3_stmt *s = db->st[ST_LINK_ADD];
     bind_int(s, 1, run);
     bind_text(s, 2, link);
     bind_real(s, 3, bytes);
+    bind_int(s, 4, weight);
     return db_step(db, ST_LINK_ADD, err, "storing a link's bytes", run);
 }
 

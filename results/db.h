@@ -144,9 +144,10 @@ dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_e
                               const results_msg_end_t *dst, double sent, double start,
                               double done, double bytes, dt_err_t *err);
 
-/* Adds bytes to a link's total. */
+/* Adds bytes to a link's total. weight >= 1: the links the row stands for, each of which
+ * carried these bytes (schema.sql: links); a row added to keeps the weight it was made with. */
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
-                           dt_err_t *err);
+                           long weight, dt_err_t *err);
 
 /* One fault or reaction at simulated time sim_time. */
 dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,

@@ -512,7 +512,11 @@ static void read_staleness(sqlite3_stmt *s, results_run_detail_t *d)
 
 static int detail_rest(results_query_t *q, int64_t run, results_run_detail_t *d)
 {
-    int rc = detail_row(q, run, "SELECT count(*), link, max(bytes) FROM links WHERE run = ?1",
+    /* a row stands for weight links (schema version 8) */
+    int rc = detail_row(q, run,
+                        results_q_version(q) >= 8
+                            ? "SELECT sum(weight), link, max(bytes) FROM links WHERE run = ?1"
+                            : "SELECT count(*), link, max(bytes) FROM links WHERE run = ?1",
                         read_links, d);
     if (rc == SQLITE_DONE)
         rc = detail_row(q, run,

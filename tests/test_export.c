@@ -322,6 +322,7 @@ static const struct column_unit {
     {"timeline", "end", "s"},             {"messages", "sent", "s"},
     {"messages", "start", "s"},           {"messages", "done", "s"},
     {"messages", "bytes", "B"},           {"links", "bytes", "B"},
+    {"links", "weight", "links"},
     {"faults", "sim_time", "s"},          {"summary", "sim_time", "s"},
     {"summary", "time_to_target", "s"},   {"summary", "total_bytes", "B"},
     {"energy", "host_joules", "J"},       {"energy", "link_joules", "J"},

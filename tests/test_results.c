@@ -343,8 +343,8 @@ START_TEST(params_timeline_links_faults_and_scaling_view)
                      DT_OK);
     ck_assert_int_eq(results_timeline_add(db, rb, "node-0", "worker", 0, "nap", 0.5, 1, &err),
                      DT_ERR_INPUT);
-    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 100, &err), DT_OK);
-    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 50, &err), DT_OK);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 100, 1, &err), DT_OK);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 50, 1, &err), DT_OK);
     ck_assert_int_eq(results_fault_add(db, rb, 3.5, "host-crash", "node-2", "planned", &err),
                      DT_OK);
     results_db_close(db);
@@ -606,8 +606,10 @@ END_TEST
     "FROM evals; PRAGMA legacy_alter_table = ON; DROP TABLE evals; "                           \
     "ALTER TABLE evals_v6 RENAME TO evals; PRAGMA legacy_alter_table = OFF; "                  \
     "CREATE INDEX evals_run ON evals (run, sim_time); "
-/* The workers and memory tables before version 8 (no weight). */
-#define HOSTS_V7 "ALTER TABLE workers DROP COLUMN weight; ALTER TABLE memory DROP COLUMN weight; "
+/* The workers, memory and links tables before version 8 (no weight). */
+#define HOSTS_V7                                                                               \
+    "ALTER TABLE workers DROP COLUMN weight; ALTER TABLE memory DROP COLUMN weight; "          \
+    "ALTER TABLE links DROP COLUMN weight; "
 
 /* A version-1 file (before the memory table) is upgraded when opened, step by step: its runs
  * stay, the memory, privacy and clients tables appear and take rows, the version reads 3. */
@@ -829,6 +831,80 @@ START_TEST(version_6_file_takes_perplexity)
     ck_assert(isnan(e.perplexity[0]) && isnan(e.perplexity[2]));
     ck_assert_double_eq_tol(e.perplexity[1], exp(e.test_loss[1]), 1e-12);
     results_evals_free(&e);
+    results_query_close(q);
+}
+END_TEST
+
+/* The workers and memory rows' weight (version 8): show's role totals count and sum each row
+ * for the hosts it stands for, against the sums written out here; a version-7 file (no
+ * weight) reads as it is, a host a row, and when opened takes the column, 1 in its rows,
+ * and rows that stand for many; a weight below 1 is refused. */
+START_TEST(host_rows_weighted_and_version_7_read)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "w", .strategy = "pipeline", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "worker", 1.5, 0.25, 0.125, 1e9,
+                                        2e9, 3, 1, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 1, "node-1", "worker", 2.5, 0.75, 0.0625, 4e9,
+                                        1e9, 3, 1, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, NAN, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "weight 0"), "%s", err.msg);
+    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 1, 1, 1, 1, 1, 1, -3,
+                                        &err),
+                     DT_ERR_INPUT);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, HOSTS_V7 "PRAGMA user_version = 7");
+    sqlite3_close(h);
+
+    results_query_t *q = NULL;
+    results_run_detail_t d;
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_detail(q, run, &d, &err), DT_OK);
+    ck_assert_uint_eq(d.n_roles, 1);
+    ck_assert_int_eq(d.roles[0].hosts, 2);
+    ck_assert_int_eq(d.roles[0].steps, 6);
+    ck_assert_double_eq(d.roles[0].compute_s, 4.0);
+    results_run_detail_free(&d);
+    results_query_close(q);
+
+    db = open_ok(); /* version 8: the rows there weigh 1; a row for 5 hosts, a server alone */
+    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 0.5, 0.5, 0.5, 1e8,
+                                        1e8, 2, 5, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-7", "server", 1, 2, 4, 8, 16, 1, 1,
+                                        &err),
+                     DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 2, "worker", 1, 2, 3, NAN, 5, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers WHERE weight = 1 AND worker < 2 "
+                                "AND role = 'worker'",
+                             0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT sum(weight) FROM workers", 0), 8);
+    ck_assert_int_eq(raw_int(h, "SELECT weight FROM memory", 0), 5);
+    sqlite3_close(h);
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_detail(q, run, &d, &err), DT_OK);
+    ck_assert_uint_eq(d.n_roles, 2);
+    ck_assert_str_eq(d.roles[0].role, "server");
+    ck_assert_int_eq(d.roles[0].hosts, 1);
+    ck_assert_double_eq(d.roles[0].idle_s, 4.0);
+    const results_role_total_t *w = &d.roles[1];
+    ck_assert_int_eq(w->hosts, 2 + 5);
+    ck_assert_int_eq(w->steps, 3 + 3 + 5 * 2);
+    ck_assert_double_eq(w->compute_s, 1.5 + 2.5 + 5 * 0.5);
+    ck_assert_double_eq(w->comm_s, 0.25 + 0.75 + 5 * 0.5);
+    ck_assert_double_eq(w->idle_s, 0.125 + 0.0625 + 5 * 0.5);
+    ck_assert_double_eq(w->bytes_sent, 1e9 + 4e9 + 5 * 1e8);
+    results_run_detail_free(&d);
     results_query_close(q);
 }
 END_TEST
@@ -1121,6 +1197,7 @@ int main(void)
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
     tcase_add_test(tc, version_6_file_takes_perplexity);
+    tcase_add_test(tc, host_rows_weighted_and_version_7_read);
     tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);

@@ -13,6 +13,7 @@
 #include "live.h"
 #include "profile_memory.h"
 #include "real.h"
+#include "rows_alike.h"
 
 /* The run being set up, executed or freed; inside actors of several jobs, their nodes say
  * whose (by_node: a simulation of several runs is under way). */
@@ -1024,73 +1025,52 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
                            priced;
 }
 
-/* A node's figures as its workers row stores them (compute, comm, idle, bytes sent and
- * received, steps), then as its memory row does (sim_node_memory's, computed first). */
+/* The workers and memory rows, those alike as one (rows_alike.h): a node's workers figures
+ * (compute, comm, idle, bytes sent and received, steps), then its memory's. */
 enum { HOST_WORKER_FIGS = 6, HOST_FIGS = HOST_WORKER_FIGS + 4 };
-static void host_figures(const sim_node_t *n, double end, double v[HOST_FIGS])
-{
-    double f[HOST_FIGS] = {n->compute_s,   n->comm_s,     node_idle(n, end), n->bytes_sent,
-                           n->bytes_recv,  (double)n->steps, n->mem.params,   n->mem.grads,
-                           n->mem.optimizer, n->mem.activations};
-    memcpy(v, f, sizeof f);
-}
-
-/* run.host_rows = grouped: weight[2 i] the hosts worker i's workers row stands for and
- * weight[2 i + 1] its memory row's; 0 where the row is left to its twin's (run->worker_twin:
- * the worker simulated for it) because those figures equal the twin's to the bit. A worker
- * that differs keeps a row of its own, so no figure is lost. */
-static long *host_weights(const sim_run_t *run, double end)
-{
-    long *weight = dt_malloc(sizeof(long) * 2 * (size_t)run->n_workers);
-    for (int i = 0; i < 2 * run->n_workers; i++)
-        weight[i] = 1;
-    if (!run->worker_twin || run->sc->host_rows == SIM_HOST_ROWS_EACH)
-        return weight;
-    for (int i = 0; i < run->n_workers; i++) {
-        int t = run->worker_twin[i];
-        DT_ASSERT(t >= 0 && t <= i && run->worker_twin[t] == t); /* a stand-in stands for itself */
-        if (t == i)
-            continue;
-        double a[HOST_FIGS], b[HOST_FIGS];
-        host_figures(&run->workers[i], end, a);
-        host_figures(&run->workers[t], end, b);
-        if (!memcmp(a, b, sizeof(double) * HOST_WORKER_FIGS)) {
-            weight[2 * t]++;
-            weight[2 * i] = 0;
-        }
-        if (!memcmp(a + HOST_WORKER_FIGS, b + HOST_WORKER_FIGS,
-                    sizeof(double) * (HOST_FIGS - HOST_WORKER_FIGS))) {
-            weight[2 * t + 1]++;
-            weight[2 * i + 1] = 0;
-        }
-    }
-    return weight;
-}
-
 static dt_status record_hosts(sim_run_t *run, double end, dt_err_t *err)
 {
-    results_db_t *db = run->db;
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
+    size_t n = (size_t)(run->n_workers + run->n_servers), k = 0;
+    double *fw = dt_malloc(sizeof(double) * HOST_WORKER_FIGS * (n ? n : 1));
+    double *fm = dt_malloc(sizeof(double) * (HOST_FIGS - HOST_WORKER_FIGS) * (n ? n : 1));
+    const char **role = dt_malloc(sizeof(char *) * (n ? n : 1));
     for (int l = 0; l < 2; l++)
-        for (int i = 0; i < counts[l]; i++)
-            sim_node_memory(run, &lists[l][i]);
-    long *weight = host_weights(run, end);
-    dt_status st = DT_OK;
-    for (int l = 0; l < 2 && st == DT_OK; l++)
-        for (int i = 0; i < counts[l] && st == DT_OK; i++) {
-            sim_node_t *n = &lists[l][i];
-            long w = l == 0 ? weight[2 * i] : 1, m = l == 0 ? weight[2 * i + 1] : 1;
-            if (w > 0)
-                st = results_worker_add(db, run->run_id, n->rank, sim_host_name(n->host),
-                                        n->role, n->compute_s, n->comm_s, node_idle(n, end),
-                                        n->bytes_sent, n->bytes_recv, n->steps, w, err);
-            if (m > 0 && st == DT_OK)
-                st = results_memory_add(db, run->run_id, n->rank, n->role, n->mem.params,
-                                        n->mem.grads, n->mem.optimizer, n->mem.activations, m,
-                                        err);
+        for (int i = 0; i < counts[l]; i++, k++) {
+            sim_node_t *nd = &lists[l][i];
+            sim_node_memory(run, nd);
+            double f[HOST_FIGS] = {nd->compute_s,      nd->comm_s,      node_idle(nd, end),
+                                   nd->bytes_sent,     nd->bytes_recv,  (double)nd->steps,
+                                   nd->mem.params,     nd->mem.grads,   nd->mem.optimizer,
+                                   nd->mem.activations};
+            memcpy(fw + k * HOST_WORKER_FIGS, f, sizeof(double) * HOST_WORKER_FIGS);
+            memcpy(fm + k * (HOST_FIGS - HOST_WORKER_FIGS), f + HOST_WORKER_FIGS,
+                   sizeof(double) * (HOST_FIGS - HOST_WORKER_FIGS));
+            role[k] = nd->role;
         }
-    free(weight);
+    int grouped = sim_rows_grouped(run);
+    long *w = sim_rows_alike(fw, HOST_WORKER_FIGS, role, n, grouped);
+    long *m = sim_rows_alike(fm, HOST_FIGS - HOST_WORKER_FIGS, role, n, grouped);
+    dt_status st = DT_OK;
+    k = 0;
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l] && st == DT_OK; i++, k++) {
+            sim_node_t *nd = &lists[l][i];
+            if (w[k])
+                st = results_worker_add(run->db, run->run_id, nd->rank, sim_host_name(nd->host),
+                                        nd->role, nd->compute_s, nd->comm_s, node_idle(nd, end),
+                                        nd->bytes_sent, nd->bytes_recv, nd->steps, w[k], err);
+            if (m[k] && st == DT_OK)
+                st = results_memory_add(run->db, run->run_id, nd->rank, nd->role, nd->mem.params,
+                                        nd->mem.grads, nd->mem.optimizer, nd->mem.activations,
+                                        m[k], err);
+        }
+    free(w);
+    free(m);
+    free(fw);
+    free(fm);
+    free(role);
     return st;
 }
 

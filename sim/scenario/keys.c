@@ -60,13 +60,12 @@ _Static_assert(sizeof(trainer_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
-_Static_assert(sizeof(sim_host_rows_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_group_rows_t) == sizeof(int), "enum size");
 
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
                                               "hierarchical", "2d", NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
-static const char *const host_rows_names[] = {"grouped", "each", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
@@ -139,12 +138,13 @@ static const key_desc_t builtin_keys[] = {
              "ranks, boxes too short to see merged, within about 700 KB (a plan's 128-GPU "
              "runs wrote 35 MB each); whole = every host (200,000 rows at most); auto (a run "
              "stores it resolved) = sampled for a timing-only model, whole for a real one"),
-    K_ENUM("run", "host_rows", "grouped", host_rows, sim_host_rows_t, host_rows_names, 0,
-           "the workers and memory tables' rows of a worker simulated for others "
-           "(strategy.tensor_members or data_members = one) and of the workers it stands for: "
-           "grouped = one row, weighted by their number, for it and those whose figures equal "
-           "its own (the Llama 3 405B step on 16,384 GPUs stores 16 and 10 rows, not 16,384 "
-           "each); each = a row per host"),
+    K_ENUM("run", "group_rows", "auto", group_rows, sim_group_rows_t, side_names, 0,
+           "the workers, memory and links tables' rows whose figures are all the same (the "
+           "hosts a strategy simulates as one, strategy.tensor_members or data_members = one; "
+           "symmetric replicas; links alike): yes = one row for them, its weight their number, "
+           "under the first one's rank or name; no = a row per host and link; auto = yes for a "
+           "run of more than 256 hosts (a step of Llama 3 405B on 16,384 GPUs stores 233 KB, "
+           "not 3.9 MB: results/README.md)"),
     K_BOOL("run", "allow_oversubscribed_memory", "no", allow_oversubscribed_memory,
            "a layout whose parameters, gradients, optimizer state and activations exceed a "
            "host's device memory is refused by check and run (\"does not fit: ... on worker "

@@ -103,13 +103,15 @@ typedef enum sim_timeline_mode {
     SIM_TIMELINE_WHOLE,   /* every host over run.timeline_steps (200,000 rows at most) */
 } sim_timeline_mode_t;
 
-/* run.host_rows: the workers and memory rows of a worker simulated for others and of the
- * workers it stands for whose figures equal its own: one row weighted by their number
- * (GROUPED), or a row each (EACH). */
-typedef enum sim_host_rows {
-    SIM_HOST_ROWS_GROUPED,
-    SIM_HOST_ROWS_EACH,
-} sim_host_rows_t;
+/* run.group_rows: the workers, memory and links rows whose figures are all the same, one
+ * row weighted by their number (YES), a row each (NO), or YES for a run of more than
+ * SIM_GROUP_ROWS_HOSTS hosts (AUTO). */
+typedef enum sim_group_rows {
+    SIM_GROUP_ROWS_AUTO,
+    SIM_GROUP_ROWS_YES,
+    SIM_GROUP_ROWS_NO,
+} sim_group_rows_t;
+#define SIM_GROUP_ROWS_HOSTS 256
 
 typedef enum sim_recompute {
     SIM_RECOMPUTE_NONE,
@@ -210,7 +212,7 @@ typedef struct scenario {
     long timeline_steps;    /* the timeline covers the run until a node's N-th gradient
                                (SCENARIO_TIMELINE_ALL: the whole run) */
     sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
-    sim_host_rows_t host_rows;    /* identical hosts' rows: one weighted, or each its own */
+    sim_group_rows_t group_rows;  /* rows alike: one weighted, or each its own */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
 
