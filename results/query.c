@@ -85,7 +85,6 @@ static const char *const q_sql[Q_COUNT] = {
 
 struct results_query {
     sqlite3 *h;
-    int version; /* the file's schema version (PRAGMA user_version) */
     sqlite3_stmt *st[Q_COUNT];
     char path[]; /* for error messages */
 };
@@ -146,7 +145,13 @@ static void q_reset(sqlite3_stmt *s)
 
 struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
 
-int results_q_version(const results_query_t *q) { return q->version; }
+/* read each time: a command that reads opens the file for writing too, which may upgrade it
+ * after this connection was opened (results_query_open_current) */
+int results_q_version(const results_query_t *q)
+{
+    int version = 0;
+    return results_sql_int(q->h, "PRAGMA user_version", &version) == SQLITE_OK ? version : 0;
+}
 
 /* PRAGMA quick_check(1): "ok", or the first damage found (DT_ERR_INPUT naming the file). */
 static dt_status quick_check(results_query_t *q, dt_err_t *err)
@@ -216,7 +221,6 @@ dt_status results_query_open(results_query_t **out, const char *path, dt_err_t *
                           path, version, RESULTS_SCHEMA_VERSION);
         goto fail;
     }
-    q->version = version;
     /* A damaged page is found before anything is read, wherever it lies: a command that
      * happened not to read it would list or draw a file that has lost rows (quick_check
      * reads every page once: 0.08 s of CPU for a 35 MB file). */

@@ -667,7 +667,8 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; " HOSTS_V7 "DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+             "PRAGMA writable_schema = OFF; " HOSTS_V7
+             "DROP TABLE messages; DROP TABLE energy; " EVALS_V6
              "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
@@ -706,7 +707,8 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
+    raw_exec(h,
+             HOSTS_V7 "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
