@@ -5092,7 +5092,8 @@ static void csv_worker_sums(const char *path, double sum[7], long *rows)
  * figures: show (hosts and their summed seconds and bytes, links and the busiest),
  * export --tidy (the same bytes), export --csv (the weight column, its weighted sums the
  * other file's sums), the report's summary and figures, and the figures of dtsim plot (the
- * same files, byte for byte). A run of 12 hosts left to auto stores a row each. */
+ * same files, byte for byte). Left to auto, a run of 12 hosts stores a row each, one of 264
+ * its rows alike as one. */
 START_TEST(host_rows_weighted_read_alike)
 {
     char prof[300], ini[300], db[3][300], path[2][300], text[1024];
@@ -5126,6 +5127,18 @@ START_TEST(host_rows_weighted_read_alike)
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM a.workers WHERE weight = 1"), 12);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM a.links WHERE weight = 1"),
                      query_long(h, "SELECT count(*) FROM e.links"));
+    /* auto past 256 hosts: 66 replicas, 264 hosts, grouped */
+    char big[300];
+    snprintf(big, sizeof big, "%s/rows-big.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", big, "--set",
+                                            "strategy.data_parallel=66", "--set",
+                                            "cluster.workers=264", "--set", "cluster.racks=132",
+                                            NULL}),
+                     0);
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS b", big);
+    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM b.workers"), 264);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM b.workers"), 2);
     /* the links: fewer rows, as many links, each row its first link's */
     ck_assert_int_lt(query_long(h, "SELECT count(*) FROM main.links"),
                      query_long(h, "SELECT count(*) FROM e.links"));

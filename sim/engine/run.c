@@ -1025,33 +1025,32 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
                            priced;
 }
 
-/* The workers and memory rows, those alike as one (rows_alike.h): a node's workers figures
- * (compute, comm, idle, bytes sent and received, steps), then its memory's. */
-enum { HOST_WORKER_FIGS = 6, HOST_FIGS = HOST_WORKER_FIGS + 4 };
+/* The workers and memory rows, those alike as one (rows_alike.h): a node's figures as its
+ * workers row stores them (compute, comm, idle, bytes sent and received, steps) and as its
+ * memory row does (parameters, gradients, optimizer state, activations). */
+enum { WORKER_FIGS = 6, MEMORY_FIGS = 4 };
 static dt_status record_hosts(sim_run_t *run, double end, dt_err_t *err)
 {
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
     size_t n = (size_t)(run->n_workers + run->n_servers), k = 0;
-    double *fw = dt_malloc(sizeof(double) * HOST_WORKER_FIGS * (n ? n : 1));
-    double *fm = dt_malloc(sizeof(double) * (HOST_FIGS - HOST_WORKER_FIGS) * (n ? n : 1));
+    double *fw = dt_malloc(sizeof(double) * WORKER_FIGS * (n ? n : 1)); /* (n, WORKER_FIGS) */
+    double *fm = dt_malloc(sizeof(double) * MEMORY_FIGS * (n ? n : 1)); /* (n, MEMORY_FIGS) */
     const char **role = dt_malloc(sizeof(char *) * (n ? n : 1));
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++, k++) {
             sim_node_t *nd = &lists[l][i];
             sim_node_memory(run, nd);
-            double f[HOST_FIGS] = {nd->compute_s,      nd->comm_s,      node_idle(nd, end),
-                                   nd->bytes_sent,     nd->bytes_recv,  (double)nd->steps,
-                                   nd->mem.params,     nd->mem.grads,   nd->mem.optimizer,
-                                   nd->mem.activations};
-            memcpy(fw + k * HOST_WORKER_FIGS, f, sizeof(double) * HOST_WORKER_FIGS);
-            memcpy(fm + k * (HOST_FIGS - HOST_WORKER_FIGS), f + HOST_WORKER_FIGS,
-                   sizeof(double) * (HOST_FIGS - HOST_WORKER_FIGS));
+            double *w = fw + k * WORKER_FIGS, *m = fm + k * MEMORY_FIGS;
+            w[0] = nd->compute_s, w[1] = nd->comm_s, w[2] = node_idle(nd, end);
+            w[3] = nd->bytes_sent, w[4] = nd->bytes_recv, w[5] = (double)nd->steps;
+            m[0] = nd->mem.params, m[1] = nd->mem.grads, m[2] = nd->mem.optimizer;
+            m[3] = nd->mem.activations;
             role[k] = nd->role;
         }
     int grouped = sim_rows_grouped(run);
-    long *w = sim_rows_alike(fw, HOST_WORKER_FIGS, role, n, grouped);
-    long *m = sim_rows_alike(fm, HOST_FIGS - HOST_WORKER_FIGS, role, n, grouped);
+    long *w = sim_rows_alike(fw, WORKER_FIGS, role, n, grouped);
+    long *m = sim_rows_alike(fm, MEMORY_FIGS, role, n, grouped);
     dt_status st = DT_OK;
     k = 0;
     for (int l = 0; l < 2; l++)
