@@ -73,18 +73,18 @@ static const char *const stmt_sql[ST_COUNT] = {
                     " perplexity)"
                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_WORKER_ADD] = "INSERT INTO workers (run, worker, host, role, compute_s, comm_s, idle_s,"
-                      " bytes_sent, bytes_recv, steps)"
-                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                      " bytes_sent, bytes_recv, steps, weight)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [ST_STALENESS_ADD] = "INSERT INTO staleness (run, staleness, count) VALUES (?1, ?2, ?3)"
                          " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
     [ST_MEMORY_ADD] = "INSERT INTO memory (run, worker, role, params, grads, optimizer,"
-                      " activations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                      " activations, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_LABEL_ADD] = "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
                      " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
     [ST_PARAM_ADD] = "INSERT INTO params (run, key, value, number) VALUES (?1, ?2, ?3, ?4)",
     [ST_TIMELINE_ADD] = "INSERT INTO timeline (run, host, role, rank, state, start, end)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes) VALUES (?1, ?2, ?3)"
+    [ST_LINK_ADD] = "INSERT INTO links (run, link, bytes, weight) VALUES (?1, ?2, ?3, ?4)"
                     " ON CONFLICT (run, link) DO UPDATE SET bytes = bytes + excluded.bytes",
     [ST_ENERGY_ADD] = "INSERT INTO energy (run, hosts, host_joules, link_ports, link_joules,"
                       " joules_per_step, joules_per_sample, dollars, dollars_per_sample,"
@@ -337,9 +337,18 @@ static const char migrate_5_to_6[] =
 static const char migrate_6_to_7[] = "ALTER TABLE evals ADD COLUMN perplexity REAL;"
                                      "PRAGMA user_version = 7;";
 
+/* Version 7 -> 8: the weight of a workers, a memory and a links row, 1 (a host or a link
+ * each) in the rows already there. */
+static const char migrate_7_to_8[] =
+    "ALTER TABLE workers ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE memory ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE links ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
+    "PRAGMA user_version = 8;";
+
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
-static const char *const migrations[] = {NULL, migrate_1_to_2, migrate_2_to_3, NULL,
-                                         migrate_4_to_5, migrate_5_to_6, migrate_6_to_7};
+static const char *const migrations[] = {NULL,           migrate_1_to_2, migrate_2_to_3,
+                                         NULL,           migrate_4_to_5, migrate_5_to_6,
+                                         migrate_6_to_7, migrate_7_to_8};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -639,13 +648,17 @@ dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long 
 
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
                              const char *role, double compute_s, double comm_s, double idle_s,
-                             double bytes_sent, double bytes_recv, long steps, dt_err_t *err)
+                             double bytes_sent, double bytes_recv, long steps, long weight,
+                             dt_err_t *err)
 {
     DT_ASSERT(db);
     if (!role || (strcmp(role, "worker") != 0 && strcmp(role, "server") != 0 &&
                   strcmp(role, "client") != 0))
         return dt_err_input(err, "%s: run %lld: unknown role '%s' (worker, server or client)",
                             db->path, (long long)run, role ? role : "(null)");
+    if (weight < 1)
+        return dt_err_input(err, "%s: run %lld: a host row's weight %ld (at least 1)", db->path,
+                            (long long)run, weight);
     sqlite3_stmt *s = db->st[ST_WORKER_ADD];
     bind_int(s, 1, run);
     bind_int(s, 2, worker);
@@ -657,14 +670,18 @@ dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const ch
     bind_real(s, 8, bytes_sent);
     bind_real(s, 9, bytes_recv);
     bind_int(s, 10, steps);
+    bind_int(s, 11, weight);
     return db_step(db, ST_WORKER_ADD, err, "storing a worker's totals", run);
 }
 
 dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
                              double params, double grads, double optimizer, double activations,
-                             dt_err_t *err)
+                             long weight, dt_err_t *err)
 {
     DT_ASSERT(db && role);
+    if (weight < 1)
+        return dt_err_input(err, "%s: run %lld: a host row's weight %ld (at least 1)", db->path,
+                            (long long)run, weight);
     sqlite3_stmt *s = db->st[ST_MEMORY_ADD];
     bind_int(s, 1, run);
     bind_int(s, 2, worker);
@@ -673,6 +690,7 @@ dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const ch
     bind_real(s, 5, grads);
     bind_real(s, 6, optimizer);
     bind_real(s, 7, activations);
+    bind_int(s, 8, weight);
     return db_step(db, ST_MEMORY_ADD, err, "storing a host's memory", run);
 }
 
@@ -780,13 +798,17 @@ dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_e
 }
 
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
-                           dt_err_t *err)
+                           long weight, dt_err_t *err)
 {
     DT_ASSERT(db && link);
+    if (weight < 1)
+        return dt_err_input(err, "%s: run %lld: a link row's weight %ld (at least 1)", db->path,
+                            (long long)run, weight);
     sqlite3_stmt *s = db->st[ST_LINK_ADD];
     bind_int(s, 1, run);
     bind_text(s, 2, link);
     bind_real(s, 3, bytes);
+    bind_int(s, 4, weight);
     return db_step(db, ST_LINK_ADD, err, "storing a link's bytes", run);
 }
 

@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 7
+#define RESULTS_SCHEMA_VERSION 8
 
 typedef struct results_db results_db_t;
 
@@ -69,10 +69,12 @@ dt_status results_eval_add_text(results_db_t *db, int64_t run, double sim_time, 
                                 double samples, double bytes, double test_loss,
                                 double test_acc, double perplexity, dt_err_t *err);
 
-/* One host's totals; role is "worker", "server" or "client". */
+/* One host's totals; role is "worker", "server" or "client". weight >= 1: the hosts the row
+ * stands for, each with these figures (schema.sql: workers); 1 for the host alone. */
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
                              const char *role, double compute_s, double comm_s, double idle_s,
-                             double bytes_sent, double bytes_recv, long steps, dt_err_t *err);
+                             double bytes_sent, double bytes_recv, long steps, long weight,
+                             dt_err_t *err);
 
 /* What one host holds, bytes (NAN: not known; stored as NULL). */
 typedef struct results_memory {
@@ -83,10 +85,10 @@ typedef struct results_memory {
 } results_memory_t;
 
 /* What one host holds, in bytes, the fields of results_memory_t in its order (NAN stores
- * NULL: not known). */
+ * NULL: not known); weight as results_worker_add's. */
 dt_status results_memory_add(results_db_t *db, int64_t run, int worker, const char *role,
                              double params, double grads, double optimizer, double activations,
-                             dt_err_t *err);
+                             long weight, dt_err_t *err);
 
 /* One round's privacy spent (DP-FedAvg): epsilon (INFINITY or NaN stored as NULL) at delta. */
 dt_status results_privacy_add(results_db_t *db, int64_t run, long round, double epsilon,
@@ -142,9 +144,10 @@ dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_e
                               const results_msg_end_t *dst, double sent, double start,
                               double done, double bytes, dt_err_t *err);
 
-/* Adds bytes to a link's total. */
+/* Adds bytes to a link's total. weight >= 1: the links the row stands for, each of which
+ * carried these bytes (schema.sql: links); a row added to keeps the weight it was made with. */
 dt_status results_link_add(results_db_t *db, int64_t run, const char *link, double bytes,
-                           dt_err_t *err);
+                           long weight, dt_err_t *err);
 
 /* One fault or reaction at simulated time sim_time. */
 dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,

@@ -23,8 +23,8 @@ const results_export_table_t results_export_tables[] = {
     {"runs", "id", "run: name, strategy, status, configuration, seed, sweep"},
     {"params", "run", "run and key: its text, its number in base units"},
     {"evals", "run", "evaluation: time, step, samples, bytes, loss, accuracy, perplexity (text)"},
-    {"workers", "run", "host: role, rank, compute/comm/idle seconds, bytes, steps"},
-    {"memory", "run", "host: parameters, gradients, optimizer state, activations"},
+    {"workers", "run", "host, or hosts alike (weight): role, rank, seconds, bytes, steps"},
+    {"memory", "run", "host, or hosts alike (weight): params, grads, optimizer, activations"},
     {"summary", "run", "ended run: final accuracy, loss, times, bytes, shares"},
     {"energy", "run", "ended run: host and link joules, per step and sample; dollars"},
     {"run_summary", "run", "ended run: summary, workers, throughput, scaling (view)"},
@@ -35,7 +35,7 @@ const results_export_table_t results_export_tables[] = {
     {"label_hist", "run", "client and label: the partition's label counts"},
     {"timeline", "run", "interval: what a host did (compute, comm, idle), when"},
     {"messages", "run", "message in the timeline's window: who to whom, when, bytes"},
-    {"links", "run", "link: bytes it carried"},
+    {"links", "run", "link, or links alike (weight): bytes it carried"},
     {"faults", "run", "fault: simulated time, kind, target, detail"},
 };
 const size_t results_export_n_tables =

@@ -145,6 +145,14 @@ static void q_reset(sqlite3_stmt *s)
 
 struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
 
+/* read each time: a command that reads opens the file for writing too, which may upgrade it
+ * after this connection was opened (results_query_open_current) */
+int results_q_version(const results_query_t *q)
+{
+    int version = 0;
+    return results_sql_int(q->h, "PRAGMA user_version", &version) == SQLITE_OK ? version : 0;
+}
+
 /* PRAGMA quick_check(1): "ok", or the first damage found (DT_ERR_INPUT naming the file). */
 static dt_status quick_check(results_query_t *q, dt_err_t *err)
 {

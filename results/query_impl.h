@@ -17,5 +17,8 @@ void *results_q_grow(void *p, size_t *cap, size_t need, size_t elem);
 char *results_q_text_dup(const unsigned char *t);
 /* A column as a real, NAN for NULL. */
 double results_q_col_real(sqlite3_stmt *s, int i);
+/* The file's schema version: a file read as it is may predate a column (the workers and
+ * memory rows' weight came with version 8). */
+int results_q_version(const results_query_t *q);
 
 #endif

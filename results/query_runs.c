@@ -442,14 +442,18 @@ static int detail_faults(results_query_t *q, int64_t run, results_run_detail_t *
     return rc;
 }
 
+/* Each role's hosts and their totals, a row counted for the hosts it stands for (its weight;
+ * a host each before schema version 8). */
+#define ROLES_SQL(W)                                                                       \
+    "SELECT role, sum(" W "), sum(" W " * steps), sum(" W " * compute_s),"                 \
+    " sum(" W " * comm_s), sum(" W " * idle_s), sum(" W " * bytes_sent) FROM workers"      \
+    " WHERE run = ?1 GROUP BY role"                                                        \
+    " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role"
+
 static int detail_roles(results_query_t *q, int64_t run, results_run_detail_t *d)
 {
     sqlite3_stmt *s =
-        run_stmt(q,
-                 "SELECT role, count(*), sum(steps), sum(compute_s), sum(comm_s), sum(idle_s),"
-                 " sum(bytes_sent) FROM workers WHERE run = ?1 GROUP BY role"
-                 " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role",
-                 run);
+        run_stmt(q, results_q_version(q) >= 8 ? ROLES_SQL("weight") : ROLES_SQL("1"), run);
     DT_ASSERT(s);
     size_t cap = 0;
     int rc;
@@ -508,7 +512,11 @@ static void read_staleness(sqlite3_stmt *s, results_run_detail_t *d)
 
 static int detail_rest(results_query_t *q, int64_t run, results_run_detail_t *d)
 {
-    int rc = detail_row(q, run, "SELECT count(*), link, max(bytes) FROM links WHERE run = ?1",
+    /* a row stands for weight links (schema version 8) */
+    int rc = detail_row(q, run,
+                        results_q_version(q) >= 8
+                            ? "SELECT sum(weight), link, max(bytes) FROM links WHERE run = ?1"
+                            : "SELECT count(*), link, max(bytes) FROM links WHERE run = ?1",
                         read_links, d);
     if (rc == SQLITE_DONE)
         rc = detail_row(q, run,

@@ -1,7 +1,8 @@
--- dtsim results database, schema version 7 (version 1 lacked the memory table, version 2
+-- dtsim results database, schema version 8 (version 1 lacked the memory table, version 2
 -- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses,
 -- version 4 the messages table, version 5 the energy table, version 6 the evaluations'
--- perplexity; dtsim brings an older file up to date when it opens one).
+-- perplexity, version 7 the weight of the workers, memory and links rows; dtsim brings an
+-- older file up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -20,7 +21,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -80,6 +81,11 @@ CREATE TABLE evals (
 CREATE INDEX evals_run ON evals (run, sim_time);
 
 -- Per host and role, totals over the run: the time breakdown and the per-worker timeline.
+-- A row stands for `weight` hosts (workers and memory alike) whose figures are all the same:
+-- the hosts a strategy simulates as one (strategy.tensor_members or data_members = one),
+-- symmetric replicas; stored once under the first one's rank and host (run.group_rows).
+-- Counts and sums over hosts weight each row by it: sum(weight) hosts, sum(weight * comm_s)
+-- seconds; a maximum or a host's own figure needs none. 1: the row is its host's alone.
 CREATE TABLE workers (
     run        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     worker     INTEGER NOT NULL,   -- index within its role
@@ -90,7 +96,8 @@ CREATE TABLE workers (
     idle_s     REAL,               -- [s] simulated seconds waiting for others
     bytes_sent REAL,               -- [B]
     bytes_recv REAL,               -- [B]
-    steps      INTEGER             -- local steps taken
+    steps      INTEGER,            -- local steps taken
+    weight     INTEGER NOT NULL DEFAULT 1   -- [hosts] the hosts this row stands for (above)
 );
 CREATE INDEX workers_run ON workers (run);
 
@@ -104,7 +111,8 @@ CREATE TABLE memory (
     params      REAL,           -- [B]
     grads       REAL,           -- [B]
     optimizer   REAL,           -- [B]
-    activations REAL            -- [B]
+    activations REAL,           -- [B]
+    weight      INTEGER NOT NULL DEFAULT 1   -- [hosts] the hosts this row stands for (workers)
 );
 CREATE INDEX memory_run ON memory (run);
 
@@ -209,10 +217,13 @@ CREATE TABLE messages (
 CREATE INDEX messages_run ON messages (run, sent);
 
 -- Bytes each network link carried over the run (sums over the routes of every message).
+-- A row stands for `weight` links that carried the same bytes each, named by the first of
+-- them in name order (run.group_rows, as the workers rows).
 CREATE TABLE links (
-    run   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    link  TEXT NOT NULL,
-    bytes REAL NOT NULL,   -- [B]
+    run    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    link   TEXT NOT NULL,
+    bytes  REAL NOT NULL,   -- [B]
+    weight INTEGER NOT NULL DEFAULT 1,   -- [links] the links this row stands for
     PRIMARY KEY (run, link)
 ) WITHOUT ROWID;
 

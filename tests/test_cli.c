@@ -5018,6 +5018,258 @@ START_TEST(plan_zero2_fits_per_micro_batch)
 }
 END_TEST
 
+/* --- rows that stand for many hosts and links (issue 51: run.group_rows) -------------------- */
+
+/* A pipeline of 2 stages on tensor groups of 2, 3 replicas: member 0 of each group simulated
+ * for the group and replica 0 for the three (tensor_members, data_members = one), so its 12
+ * workers are 2 simulated ones and 10 that take their figures. */
+static const char *host_rows_ini =
+    "[run]\nname = weighted\nsteps = 2\neval_every = 1\n[model]\narch = profile:%s\nbatch = 4\n"
+    "recompute = full\n[cluster]\nplatform = multi-rack\nworkers = 12\nracks = 6\n"
+    "bandwidth = 20Mbps\nuplink_bandwidth = 10Mbps\n[strategy]\nkind = pipeline\ntensor = 2\n"
+    "stages = 2\ndata_parallel = 3\nmicro_batches = 2\ntensor_comm = formula\n"
+    "tensor_members = one\ndp_comm = formula\ndata_members = one\n";
+
+/* The text of path without the lines that hold any of drop's strings (NULL-ended). */
+static char *text_without(const char *path, const char *const *drop)
+{
+    char *t = slurp(path), *out = calloc(strlen(t) + 1, 1), *line = t;
+    ck_assert_ptr_nonnull(out);
+    while (*line) {
+        size_t n = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+        int keep = 1;
+        for (const char *const *d = drop; *d && keep; d++) {
+            const char *hit = strstr(line, *d);
+            keep = !hit || hit >= line + n;
+        }
+        if (keep)
+            strncat(out, line, n);
+        line += n;
+    }
+    free(t);
+    return out;
+}
+
+/* a and b are the same text; where not, the first difference is shown (what names them). */
+static void same_text(const char *a, const char *b, const char *what)
+{
+    size_t i = 0;
+    while (a[i] && a[i] == b[i])
+        i++;
+    size_t from = i > 80 ? i - 80 : 0;
+    ck_assert_msg(a[i] == b[i], "%s differ at byte %zu: \"%.160s\" against \"%.160s\"", what, i,
+                  a + from, b + from);
+}
+
+/* A role's weighted sums of a CSV of the workers table (run, worker, host, role, compute_s,
+ * comm_s, idle_s, bytes_sent, bytes_recv, steps, weight): hosts, then the five figures and
+ * the steps, each row times its weight; *rows the rows read. */
+static void csv_worker_sums(const char *path, double sum[7], long *rows)
+{
+    char *t = slurp(path);
+    ck_assert_msg(strstr(t, ",steps,weight (hosts)\n"), "%s: %.200s", path, t);
+    memset(sum, 0, 7 * sizeof *sum);
+    *rows = 0;
+    for (char *line = strchr(t, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+        double v[6];
+        long w;
+        ck_assert_int_eq(sscanf(line, "%*[^,],%*[^,],%*[^,],worker,%lf,%lf,%lf,%lf,%lf,%lf,%ld",
+                                &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &w),
+                         7);
+        sum[0] += (double)w;
+        for (int k = 0; k < 6; k++)
+            sum[1 + k] += (double)w * v[k];
+        (*rows)++;
+    }
+    free(t);
+}
+
+/* The same run stored with its rows alike as one weighted row (run.group_rows = yes) and as a
+ * row per host and link (no): the first file holds a row per simulated worker, weighted by
+ * the hosts it stands for, each equal to that worker's row in the other file, and as many
+ * rows of the other with its figures as its weight; its links likewise, a row for the links
+ * that carried the same bytes, named by the first; every reader then gives the same
+ * figures: show (hosts and their summed seconds and bytes, links and the busiest),
+ * export --tidy (the same bytes), export --csv (the weight column, its weighted sums the
+ * other file's sums), the report's summary and figures, and the figures of dtsim plot (the
+ * same files, byte for byte). Left to auto, a run of 12 hosts stores a row each, one of 264
+ * its rows alike as one. */
+START_TEST(host_rows_weighted_read_alike)
+{
+    char prof[300], ini[300], db[3][300], path[2][300], text[1024];
+    snprintf(prof, sizeof prof, "%s/tiny-rows.ini", dir);
+    snprintf(ini, sizeof ini, "%s/rows.ini", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    snprintf(text, sizeof text, host_rows_ini, prof);
+    write_file(ini, text);
+    static const char *const how[3] = {"run.group_rows=yes", "run.group_rows=no",
+                                       "run.group_rows=auto"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(db[k], sizeof db[k], "%s/rows-%d.db", dir, k);
+        ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db[k], "--set", how[k], NULL}),
+                         0);
+    }
+    char *o = slurp(out_path);
+    ck_assert_msg(strstr(o, "one member of each tensor group simulated") &&
+                      strstr(o, "replica 0 simulated for all 3"),
+                  "%s", o);
+    free(o);
+
+    /* the rows: 2 of each table for 12 hosts, each the simulated worker's own */
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db[0], &h), SQLITE_OK);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS e; ATTACH '%s' AS a", db[1], db[2]);
+    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM a.workers WHERE weight = 1"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM a.links WHERE weight = 1"),
+                     query_long(h, "SELECT count(*) FROM e.links"));
+    /* auto past 256 hosts: 66 replicas, 264 hosts, grouped */
+    char big[300];
+    snprintf(big, sizeof big, "%s/rows-big.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", big, "--set",
+                                            "strategy.data_parallel=66", "--set",
+                                            "cluster.workers=264", "--set", "cluster.racks=132",
+                                            NULL}),
+                     0);
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS b", big);
+    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM b.workers"), 264);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM b.workers"), 2);
+    /* the links: fewer rows, as many links, each row its first link's */
+    ck_assert_int_lt(query_long(h, "SELECT count(*) FROM main.links"),
+                     query_long(h, "SELECT count(*) FROM e.links"));
+    ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM main.links"),
+                     query_long(h, "SELECT count(*) FROM e.links WHERE weight = 1"));
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.links g WHERE g.weight = (SELECT "
+                                   "count(*) FROM e.links x WHERE x.bytes = g.bytes) AND "
+                                   "g.link = (SELECT min(link) FROM e.links x WHERE x.bytes = "
+                                   "g.bytes)"),
+                     query_long(h, "SELECT count(*) FROM main.links"));
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.workers"), 2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.memory"), 2);
+    ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM main.workers"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM main.memory"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM e.workers WHERE weight = 1"), 12);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM e.memory WHERE weight = 1"), 12);
+#define SAME_WORKER(a, b)                                                                    \
+    a ".role = " b ".role AND " a ".compute_s = " b ".compute_s AND " a ".comm_s = " b        \
+    ".comm_s AND " a ".idle_s = " b ".idle_s AND " a ".bytes_sent = " b ".bytes_sent AND " a \
+    ".bytes_recv = " b ".bytes_recv AND " a ".steps = " b ".steps"
+#define SAME_MEMORY(a, b)                                                                    \
+    a ".role = " b ".role AND " a ".params IS " b ".params AND " a ".grads IS " b ".grads AND " \
+    a ".optimizer IS " b ".optimizer AND " a ".activations IS " b ".activations"
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.workers g JOIN e.workers x ON "
+                                   "x.worker = g.worker AND x.host = g.host AND " SAME_WORKER(
+                                       "x", "g")),
+                     2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.workers g WHERE g.weight = (SELECT "
+                                   "count(*) FROM e.workers x WHERE " SAME_WORKER("x", "g") ")"),
+                     2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.memory g JOIN e.memory x ON "
+                                   "x.worker = g.worker AND " SAME_MEMORY("x", "g")),
+                     2);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.memory g WHERE g.weight = (SELECT "
+                                   "count(*) FROM e.memory x WHERE " SAME_MEMORY("x", "g") ")"),
+                     2);
+    double each[7];
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*), sum(compute_s), sum(comm_s), "
+                                           "sum(idle_s), sum(bytes_sent), sum(bytes_recv), "
+                                           "sum(steps) FROM e.workers",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    for (int c = 0; c < 7; c++)
+        each[c] = sqlite3_column_double(st, c);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+
+    /* show: the same words and figures (but for the key, which one sets and the other
+     * leaves at its default, the file and the wall clock) */
+    static const char *const drop[] = {"run.group_rows", "run.db", "  started", "  ended",
+                                       "  written by", "parameters set (",
+                                       "parameters at their defaults (", NULL};
+    char *shown[2];
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db[k], NULL}), 0);
+        shown[k] = text_without(out_path, drop);
+    }
+    same_text(shown[0], shown[1], "show's outputs");
+    ck_assert_msg(strstr(shown[0], "12 worker hosts: 24 steps;"), "%s", shown[0]);
+    free(shown[0]);
+    free(shown[1]);
+
+    /* export --tidy: the same file; --csv: the weight column, its sums the rows' */
+    char *tidy[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "%s/tidy-%d.csv", dir, k);
+        ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--db", db[k], "--out",
+                                                path[k], NULL}),
+                         0);
+        tidy[k] = slurp(path[k]);
+    }
+    same_text(tidy[0], tidy[1], "the tidy tables");
+    free(tidy[0]);
+    free(tidy[1]);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "%s/csv-%d", dir, k);
+        ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db[k], "--out",
+                                                path[k], NULL}),
+                         0);
+        char file[400];
+        snprintf(file, sizeof file, "%s/workers.csv", path[k]);
+        double sum[7];
+        long rows;
+        csv_worker_sums(file, sum, &rows);
+        ck_assert_int_eq(rows, k ? 12 : 2);
+        for (int c = 0; c < 7; c++)
+            ck_assert_msg(fabs(sum[c] - each[c]) <= 1e-12 * fabs(each[c]),
+                          "%s: column %d sums to %.17g, the rows to %.17g", file, c, sum[c],
+                          each[c]);
+    }
+
+    /* the report's summary and figures, and dtsim plot's files */
+    char *page[2], *plotted[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "%s/report-%d.html", dir, k);
+        ck_assert_int_eq(dtsim((const char *[]){"report", "--db", db[k], "--out", path[k], NULL}),
+                         0);
+        page[k] = slurp(path[k]);
+        char *from = strstr(page[k], "<h2>Summary"), *to = strstr(page[k], "<h2>Configuration");
+        ck_assert_msg(from && to && from < to, "%s: no summary", path[k]);
+        memmove(page[k], from, (size_t)(to - from));
+        page[k][to - from] = '\0';
+        snprintf(path[k], sizeof path[k], "%s/plots-%d", dir, k);
+        int code = dtsim((const char *[]){"plot", "--db", db[k], "--format", "svg", "--out",
+                                          path[k], NULL});
+        char *listed = slurp(out_path);
+        plotted[k] = calloc(32, 1);
+        snprintf(plotted[k], 32, "exit %d\n", code);
+        for (char *line = listed; *line; line += strcspn(line, "\n") + 1) {
+            line[strcspn(line, "\n")] = '\0';
+            char *svg = slurp(line); /* a file plot wrote */
+            const char *name = strrchr(line, '/') + 1;
+            size_t n = strlen(plotted[k]) + strlen(name) + strlen(svg) + 2;
+            plotted[k] = realloc(plotted[k], n);
+            strcat(strcat(strcat(plotted[k], name), "\n"), svg);
+            free(svg);
+        }
+        free(listed);
+    }
+    same_text(page[0], page[1], "the reports' summaries and figures");
+    ck_assert_msg(strstr(page[0], "weighted"), "%s", page[0]);
+    same_text(plotted[0], plotted[1], "the figures");
+    for (int k = 0; k < 2; k++) {
+        free(page[k]);
+        free(plotted[k]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -5129,6 +5381,12 @@ int main(void)
     tcase_add_test(pm, plan_memory_margin_bad_values);
     tcase_add_test(pm, plan_zero2_fits_per_micro_batch);
     suite_add_tcase(s, pm);
+    /* issue 51: rows that stand for many hosts and links (CK_RUN_CASE=host_rows) */
+    TCase *hr = tcase_create("host_rows");
+    tcase_add_checked_fixture(hr, setup, NULL);
+    tcase_set_timeout(hr, 120);
+    tcase_add_test(hr, host_rows_weighted_read_alike);
+    suite_add_tcase(s, hr);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -137,8 +137,8 @@ static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
                             eval_acc((size_t)index, k), &err),
            &err);
     /* two hosts; the second holds more */
-    ok(results_memory_add(db, id, 0, "worker", 4e6, 4e6, 0, 1e6, &err), &err);
-    ok(results_memory_add(db, id, 1, "worker", 4e6, 4e6, 4e6 / t->workers, NAN, &err), &err);
+    ok(results_memory_add(db, id, 0, "worker", 4e6, 4e6, 0, 1e6, 1, &err), &err);
+    ok(results_memory_add(db, id, 1, "worker", 4e6, 4e6, 4e6 / t->workers, NAN, 1, &err), &err);
     if (status) {
         results_summary_t s = {eval_acc((size_t)index, 4), 0.25, t->sim_time, t->time_to_target,
                                0.7, 1e8 * t->workers * t->sim_time, t->shares[0],
@@ -1545,9 +1545,9 @@ static void build_memory_db(void)
     int64_t a = add_plain_run(db, "m/kind=zero", "zero", "m", 0, 100, 42.6, 10);
     int64_t b = add_plain_run(db, "m/kind=allreduce", "allreduce", "m", 1, 100, 0.171, 100);
     int64_t c = add_plain_run(db, "m/kind=fedavg", "fedavg", "m", 2, 100, 42.6, 10);
-    ok(results_memory_add(db, a, 0, "worker", 6e9, 6e9, 0, NAN, &err), &err);
-    ok(results_memory_add(db, b, 0, "worker", 1e9, 1e9, 0, NAN, &err), &err);
-    ok(results_memory_add(db, c, 0, "client", 1e9, 1e9, 0, NAN, &err), &err);
+    ok(results_memory_add(db, a, 0, "worker", 6e9, 6e9, 0, NAN, 1, &err), &err);
+    ok(results_memory_add(db, b, 0, "worker", 1e9, 1e9, 0, NAN, 1, &err), &err);
+    ok(results_memory_add(db, c, 0, "client", 1e9, 1e9, 0, NAN, 1, &err), &err);
     add_clients(db, c);
     results_db_close(db);
 }
@@ -1769,7 +1769,7 @@ static void build_plan_db(double values[PLAN_RUNS][3])
         int64_t id = add_plain_run(db, name, "pipeline", "plan-toy-1", i, 100, 2 * step, 2);
         ok(results_param_add(db, id, "model.arch", "profile:toy", NAN, &err), &err);
         ok(results_memory_add(db, id, 0, "worker", gb * 0.5e9, gb * 0.25e9, gb * 0.25e9, NAN,
-                              &err), &err);
+                              1, &err), &err);
         /* 8 hosts at $3 an hour, 64 samples a step; one run in 10 also cheaper */
         double dollars = 8 * 2 * step / 3600 * 3 * (i % 10 == 3 ? 0.5 : 1);
         results_energy_t e = {.hosts = 8, .host_joules = 1e3 * step, .link_joules = 0,

@@ -580,7 +580,7 @@ START_TEST(plan_page_ranks_by_step_time)
                                    "plan-toy-20261126T000000Z-1", i};
         int64_t id = 0;
         ok(results_run_begin(db, &info, &id, &err), &err);
-        ok(results_memory_add(db, id, 0, "worker", 1e9 * (i + 1), 1e9, 0, NAN, &err), &err);
+        ok(results_memory_add(db, id, 0, "worker", 1e9 * (i + 1), 1e9, 0, NAN, 1, &err), &err);
         results_summary_t sum = {NAN, NAN, 3 * step_s[i], NAN, 0.85, 1e9, 0.5, 0.4, 0.1, 3};
         ok(results_run_end(db, id, "finished", &sum, &err), &err);
         results_energy_t e = {.hosts = 8, .host_joules = 100, .link_joules = 0,

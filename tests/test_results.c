@@ -187,10 +187,10 @@ START_TEST(round_trip_every_value)
                                           ev[i].bytes, ev[i].loss, ev[i].acc, &err),
                          DT_OK);
     ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "server", 1.25, 20.5, 3.25, 1e9,
-                                        2e9, 0, &err),
+                                        2e9, 0, 1, &err),
                      DT_OK);
     ck_assert_int_eq(results_worker_add(db, run, 7, "edge-7", "client", 11.0, 9.5, 4.625,
-                                        123456789.0, 987654321.0, 200, &err),
+                                        123456789.0, 987654321.0, 200, 1, &err),
                      DT_OK);
     ck_assert_int_eq(results_staleness_add(db, run, 0, 5, &err), DT_OK);
     ck_assert_int_eq(results_staleness_add(db, run, 3, 2, &err), DT_OK);
@@ -343,8 +343,8 @@ START_TEST(params_timeline_links_faults_and_scaling_view)
                      DT_OK);
     ck_assert_int_eq(results_timeline_add(db, rb, "node-0", "worker", 0, "nap", 0.5, 1, &err),
                      DT_ERR_INPUT);
-    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 100, &err), DT_OK);
-    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 50, &err), DT_OK);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 100, 1, &err), DT_OK);
+    ck_assert_int_eq(results_link_add(db, rb, "node-0_UP", 50, 1, &err), DT_OK);
     ck_assert_int_eq(results_fault_add(db, rb, 3.5, "host-crash", "node-2", "planned", &err),
                      DT_OK);
     results_db_close(db);
@@ -491,7 +491,7 @@ START_TEST(hostile_strings_stored_verbatim)
                                    nasty[i], i};
         ck_assert_int_eq(results_run_begin(db, &info, &ids[i], &err), DT_OK);
         ck_assert_int_eq(results_worker_add(db, ids[i], i, nasty[i], "worker", 1, 2, 3, 4, 5, 6,
-                                            &err),
+                                            1, &err),
                          DT_OK);
         ck_assert_int_eq(results_eval_add(db, ids[i], 1.0, 1, 1, 1, 1, 0.5, &err), DT_OK);
     }
@@ -563,7 +563,7 @@ START_TEST(status_moves_only_from_running)
     ck_assert_ptr_nonnull(strstr(err.msg, "no run 999"));
     ck_assert_int_eq(results_eval_add(db, 999, 1, 1, 1, 1, 1, 1, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "run 999") && strstr(err.msg, "FOREIGN KEY"), "%s", err.msg);
-    ck_assert_int_eq(results_worker_add(db, run, 0, "h", "boss", 0, 0, 0, 0, 0, 0, &err),
+    ck_assert_int_eq(results_worker_add(db, run, 0, "h", "boss", 0, 0, 0, 0, 0, 0, 1, &err),
                      DT_ERR_INPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "'boss'"));
 
@@ -606,6 +606,10 @@ END_TEST
     "FROM evals; PRAGMA legacy_alter_table = ON; DROP TABLE evals; "                           \
     "ALTER TABLE evals_v6 RENAME TO evals; PRAGMA legacy_alter_table = OFF; "                  \
     "CREATE INDEX evals_run ON evals (run, sim_time); "
+/* The workers, memory and links tables before version 8 (no weight). */
+#define HOSTS_V7                                                                               \
+    "ALTER TABLE workers DROP COLUMN weight; ALTER TABLE memory DROP COLUMN weight; "          \
+    "ALTER TABLE links DROP COLUMN weight; "
 
 /* A version-1 file (before the memory table) is upgraded when opened, step by step: its runs
  * stay, the memory, privacy and clients tables appear and take rows, the version reads 3. */
@@ -618,12 +622,12 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
+    raw_exec(h, HOSTS_V7 "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
                 "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
                 "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
-    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, &err), DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, 1, &err), DT_OK);
     ck_assert_int_eq(results_privacy_add(db, run, 1, INFINITY, 1e-5, &err), DT_OK);
     ck_assert_int_eq(results_privacy_add(db, run, 2, 0.5, 1e-5, &err), DT_OK);
     results_client_t c = {.client = 3, .rounds = 2, .samples = 40, .held_out = 10,
@@ -631,7 +635,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
@@ -654,7 +658,7 @@ START_TEST(version_3_file_takes_stalled)
     results_run_info_t info = {.name = "old", .strategy = "allreduce", .config = "x", .seed = 1};
     int64_t run = 0;
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
-    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, 4, &err), DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, 4, 1, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
     int64_t schema = raw_int(h, "PRAGMA schema_version", 0);
@@ -663,7 +667,8 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+             "PRAGMA writable_schema = OFF; " HOSTS_V7
+             "DROP TABLE messages; DROP TABLE energy; " EVALS_V6
              "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
@@ -675,7 +680,7 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
     ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -702,14 +707,15 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
+    raw_exec(h,
+             HOSTS_V7 "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
     ck_assert_int_eq(results_message_add(db, run, &src, &dst, 0.5, 0.75, 1.0, 4096, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
                                 "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
@@ -730,7 +736,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
+    raw_exec(h, HOSTS_V7 "DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
     sqlite3_close(h);
     db = open_ok();
     results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
@@ -739,7 +745,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_energy_add(db, run, &e, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
                                 "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
@@ -801,7 +807,7 @@ START_TEST(version_6_file_takes_perplexity)
     ck_assert_int_eq(results_eval_add(db, run, 1.0, 10, 640, 1e6, 0.5, 0.75, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, EVALS_V6 "PRAGMA user_version = 6");
+    raw_exec(h, HOSTS_V7 EVALS_V6 "PRAGMA user_version = 6");
     sqlite3_close(h);
     db = open_ok();
     const double loss = 1.75; /* nats: a perplexity of e^1.75 = 5.7546... */
@@ -812,7 +818,7 @@ START_TEST(version_6_file_takes_perplexity)
                      DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE perplexity IS NULL", 0), 2);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE step = 20 AND test_loss = "
                                 "1.75 AND test_acc = 0.375 AND abs(perplexity - 5.754602676005731)"
@@ -831,20 +837,96 @@ START_TEST(version_6_file_takes_perplexity)
 }
 END_TEST
 
+/* The workers and memory rows' weight (version 8): show's role totals count and sum each row
+ * for the hosts it stands for, against the sums written out here; a version-7 file (no
+ * weight) reads as it is, a host a row, and when opened takes the column, 1 in its rows,
+ * and rows that stand for many; a weight below 1 is refused. */
+START_TEST(host_rows_weighted_and_version_7_read)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "w", .strategy = "pipeline", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "worker", 1.5, 0.25, 0.125, 1e9,
+                                        2e9, 3, 1, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 1, "node-1", "worker", 2.5, 0.75, 0.0625, 4e9,
+                                        1e9, 3, 1, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, NAN, 0, &err),
+                     DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, "weight 0"), "%s", err.msg);
+    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 1, 1, 1, 1, 1, 1, -3,
+                                        &err),
+                     DT_ERR_INPUT);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, HOSTS_V7 "PRAGMA user_version = 7");
+    sqlite3_close(h);
+
+    results_query_t *q = NULL;
+    results_run_detail_t d;
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_detail(q, run, &d, &err), DT_OK);
+    ck_assert_uint_eq(d.n_roles, 1);
+    ck_assert_int_eq(d.roles[0].hosts, 2);
+    ck_assert_int_eq(d.roles[0].steps, 6);
+    ck_assert_double_eq(d.roles[0].compute_s, 4.0);
+    results_run_detail_free(&d);
+    results_query_close(q);
+
+    db = open_ok(); /* version 8: the rows there weigh 1; a row for 5 hosts, a server alone */
+    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 0.5, 0.5, 0.5, 1e8,
+                                        1e8, 2, 5, &err),
+                     DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-7", "server", 1, 2, 4, 8, 16, 1, 1,
+                                        &err),
+                     DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 2, "worker", 1, 2, 3, NAN, 5, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers WHERE weight = 1 AND worker < 2 "
+                                "AND role = 'worker'",
+                             0), 2);
+    ck_assert_int_eq(raw_int(h, "SELECT sum(weight) FROM workers", 0), 8);
+    ck_assert_int_eq(raw_int(h, "SELECT weight FROM memory", 0), 5);
+    sqlite3_close(h);
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_detail(q, run, &d, &err), DT_OK);
+    ck_assert_uint_eq(d.n_roles, 2);
+    ck_assert_str_eq(d.roles[0].role, "server");
+    ck_assert_int_eq(d.roles[0].hosts, 1);
+    ck_assert_double_eq(d.roles[0].idle_s, 4.0);
+    const results_role_total_t *w = &d.roles[1];
+    ck_assert_int_eq(w->hosts, 2 + 5);
+    ck_assert_int_eq(w->steps, 3 + 3 + 5 * 2);
+    ck_assert_double_eq(w->compute_s, 1.5 + 2.5 + 5 * 0.5);
+    ck_assert_double_eq(w->comm_s, 0.25 + 0.75 + 5 * 0.5);
+    ck_assert_double_eq(w->idle_s, 0.125 + 0.0625 + 5 * 0.5);
+    ck_assert_double_eq(w->bytes_sent, 1e9 + 4e9 + 5 * 1e8);
+    results_run_detail_free(&d);
+    results_query_close(q);
+}
+END_TEST
+
 START_TEST(newer_or_foreign_file_refused)
 {
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 8");
+    char newer[64];
+    snprintf(newer, sizeof newer, "PRAGMA user_version = %d", RESULTS_SCHEMA_VERSION + 1);
+    raw_exec(h, newer);
     sqlite3_close(h);
 
     dt_err_t err = {""};
     db = (results_db_t *)1;
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
-    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 8"),
+    snprintf(newer, sizeof newer, "version %d", RESULTS_SCHEMA_VERSION + 1);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") && strstr(err.msg, newer),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -1077,7 +1159,7 @@ START_TEST(concurrent_writers_lose_nothing)
                 if (results_tx_begin(db, &err) != DT_OK)
                     _exit(4);
                 for (int i = 0; i < ROWS; i++)
-                    if (results_worker_add(db, run, i, "h", "worker", r, 1, 1, 1, 1, r, &err))
+                    if (results_worker_add(db, run, i, "h", "worker", r, 1, 1, 1, 1, r, 1, &err))
                         _exit(5);
                 if (results_tx_commit(db, &err) != DT_OK)
                     _exit(6);
@@ -1117,6 +1199,7 @@ int main(void)
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
     tcase_add_test(tc, version_6_file_takes_perplexity);
+    tcase_add_test(tc, host_rows_weighted_and_version_7_read);
     tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);

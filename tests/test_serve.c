@@ -249,6 +249,66 @@ START_TEST(serve_runs_and_evals_match_the_database)
     unlink(db);
 }
 END_TEST
+/* The same run stored with its rows alike as one weighted row (run.group_rows = yes) and a
+ * row per host and link (no, the cli suite's host_rows_weighted_read_alike): every endpoint
+ * answers the same bytes from either file. */
+START_TEST(serve_answers_alike_for_weighted_rows)
+{
+    char dir[] = "/tmp/dtsim-test-serve-rows-XXXXXX", cmd[2048], db[2][128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             DTSIM_BINARY " profile transformer --layers 2 --hidden 64 --heads 2 --seq 32 "
+                          "--vocab 100 --out %s/p.ini > /dev/null && printf '[run]\nname = w\n"
+                          "steps = 2\neval_every = 1\n[model]\narch = profile:%s/p.ini\n"
+                          "batch = 4\n[cluster]\nplatform = multi-rack\nworkers = 12\n"
+                          "racks = 6\n[strategy]\nkind = pipeline\ntensor = 2\nstages = 2\n"
+                          "data_parallel = 3\nmicro_batches = 2\ntensor_comm = formula\n"
+                          "tensor_members = one\ndp_comm = formula\ndata_members = one\n' "
+                          "> %s/w.ini",
+             dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    static const char *const how[2] = {"yes", "no"};
+    char *body[2][4];
+    static const char *const api[4] = {"/api/runs", "/api/evals?run=1", "/api/timeline?run=1",
+                                       "/api/faults?run=1"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(db[k], sizeof db[k], "%s/%s.db", dir, how[k]);
+        snprintf(cmd, sizeof cmd,
+                 DTSIM_BINARY " run %s/w.ini --db %s --set run.group_rows=%s > /dev/null", dir,
+                 db[k], how[k]);
+        ck_assert_int_eq(system(cmd), 0);
+        int port = start_server(db[k]);
+        for (int a = 0; a < 4; a++) {
+            char *answer = http_get(port, api[a]);
+            char *b = strstr(answer, "\r\n\r\n");
+            ck_assert_msg(strstr(answer, "200 OK") && b, "%s: %s", api[a], answer);
+            body[k][a] = strdup(b + 4);
+            free(answer);
+        }
+        stop_server();
+    }
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db[0], &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*), sum(weight) FROM workers", -1, &st,
+                                        NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_lt(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1)); /* rows weighted */
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    for (int a = 0; a < 4; a++) {
+        /* every endpoint but the faults (none) answers rows */
+        ck_assert_msg(a == 3 || strlen(body[0][a]) > 2, "%s: %s", api[a], body[0][a]);
+        ck_assert_msg(!strcmp(body[0][a], body[1][a]), "%s: %.300s against %.300s", api[a],
+                      body[0][a], body[1][a]);
+        free(body[0][a]);
+        free(body[1][a]);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 #else
 START_TEST(serve_without_libmicrohttpd_refuses)
 {
@@ -274,6 +334,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
 #ifdef DTSIM_HAVE_MHD
     tcase_add_test(tc, serve_runs_and_evals_match_the_database);
+    tcase_add_test(tc, serve_answers_alike_for_weighted_rows);
 #else
     tcase_add_test(tc, serve_without_libmicrohttpd_refuses);
 #endif

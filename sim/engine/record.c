@@ -11,6 +11,7 @@
 #include <simgrid/link.h>
 #include <xbt/dynar.h>
 
+#include "rows_alike.h"
 #include "run.h"
 
 typedef struct route {
@@ -406,16 +407,48 @@ static interval_t *sample(struct sim_record *r, double window, size_t *n_iv, siz
     return out;
 }
 
+/* The links that carried bytes, in name order: those that carried the same bytes as one
+ * row, named by the first of them (rows_alike.h). */
+typedef struct link_row {
+    const char *name;
+    double bytes;
+} link_row_t;
+
+static int by_link_name(const void *a, const void *b)
+{
+    return strcmp(((const link_row_t *)a)->name, ((const link_row_t *)b)->name);
+}
+
+static dt_status store_links(sim_run_t *run, dt_err_t *err)
+{
+    struct sim_record *r = run->record;
+    link_row_t *row = dt_malloc(sizeof *row * (r->n_links ? r->n_links : 1));
+    double *bytes = dt_malloc(sizeof *bytes * (r->n_links ? r->n_links : 1));
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_links; i++)
+        if (r->bytes[i] > 0)
+            row[n++] = (link_row_t){sg_link_get_name(r->links[i]), r->bytes[i]};
+    qsort(row, n, sizeof *row, by_link_name);
+    for (size_t i = 0; i < n; i++)
+        bytes[i] = row[i].bytes;
+    long *weight = sim_rows_alike(bytes, 1, NULL, n, sim_rows_grouped(run));
+    dt_status st = DT_OK;
+    for (size_t i = 0; i < n && st == DT_OK; i++)
+        if (weight[i])
+            st = results_link_add(run->db, run->run_id, row[i].name, bytes[i], weight[i], err);
+    free(weight);
+    free(bytes);
+    free(row);
+    return st;
+}
+
 dt_status sim_record_store(sim_run_t *run, double step_s, dt_err_t *err)
 {
     struct sim_record *r = run->record;
     if (!r)
         return DT_OK;
-    for (size_t i = 0; i < r->n_links; i++)
-        if (r->bytes[i] > 0 &&
-            results_link_add(run->db, run->run_id, sg_link_get_name(r->links[i]), r->bytes[i],
-                             err))
-            return DT_ERR_RUN;
+    if (store_links(run, err))
+        return DT_ERR_RUN;
     size_t n_iv = r->n_iv, n_msg = r->n_msg;
     /* the first step: until the later of the first gradient and the mean step */
     double window = run->timeline_first > step_s ? run->timeline_first : step_s;

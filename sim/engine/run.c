@@ -13,6 +13,7 @@
 #include "live.h"
 #include "profile_memory.h"
 #include "real.h"
+#include "rows_alike.h"
 
 /* The run being set up, executed or freed; inside actors of several jobs, their nodes say
  * whose (by_node: a simulation of several runs is under way). */
@@ -1024,26 +1025,62 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
                            priced;
 }
 
+/* The workers and memory rows, those alike as one (rows_alike.h): a node's figures as its
+ * workers row stores them (compute, comm, idle, bytes sent and received, steps) and as its
+ * memory row does (parameters, gradients, optimizer state, activations). */
+enum { WORKER_FIGS = 6, MEMORY_FIGS = 4 };
+static dt_status record_hosts(sim_run_t *run, double end, dt_err_t *err)
+{
+    sim_node_t *lists[2] = {run->workers, run->servers};
+    int counts[2] = {run->n_workers, run->n_servers};
+    size_t n = (size_t)(run->n_workers + run->n_servers), k = 0;
+    double *fw = dt_malloc(sizeof(double) * WORKER_FIGS * (n ? n : 1)); /* (n, WORKER_FIGS) */
+    double *fm = dt_malloc(sizeof(double) * MEMORY_FIGS * (n ? n : 1)); /* (n, MEMORY_FIGS) */
+    const char **role = dt_malloc(sizeof(char *) * (n ? n : 1));
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++, k++) {
+            sim_node_t *nd = &lists[l][i];
+            sim_node_memory(run, nd);
+            double *w = fw + k * WORKER_FIGS, *m = fm + k * MEMORY_FIGS;
+            w[0] = nd->compute_s, w[1] = nd->comm_s, w[2] = node_idle(nd, end);
+            w[3] = nd->bytes_sent, w[4] = nd->bytes_recv, w[5] = (double)nd->steps;
+            m[0] = nd->mem.params, m[1] = nd->mem.grads, m[2] = nd->mem.optimizer;
+            m[3] = nd->mem.activations;
+            role[k] = nd->role;
+        }
+    int grouped = sim_rows_grouped(run);
+    long *w = sim_rows_alike(fw, WORKER_FIGS, role, n, grouped);
+    long *m = sim_rows_alike(fm, MEMORY_FIGS, role, n, grouped);
+    dt_status st = DT_OK;
+    k = 0;
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l] && st == DT_OK; i++, k++) {
+            sim_node_t *nd = &lists[l][i];
+            if (w[k])
+                st = results_worker_add(run->db, run->run_id, nd->rank, sim_host_name(nd->host),
+                                        nd->role, nd->compute_s, nd->comm_s, node_idle(nd, end),
+                                        nd->bytes_sent, nd->bytes_recv, nd->steps, w[k], err);
+            if (m[k] && st == DT_OK)
+                st = results_memory_add(run->db, run->run_id, nd->rank, nd->role, nd->mem.params,
+                                        nd->mem.grads, nd->mem.optimizer, nd->mem.activations,
+                                        m[k], err);
+        }
+    free(w);
+    free(m);
+    free(fw);
+    free(fm);
+    free(role);
+    return st;
+}
+
 static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
 {
     results_db_t *db = run->db;
     if (results_tx_begin(db, err))
         return DT_ERR_RUN;
-    sim_node_t *lists[2] = {run->workers, run->servers};
-    int counts[2] = {run->n_workers, run->n_servers};
     double end = sim_run_end_time(run);
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; i < counts[l]; i++) {
-            sim_node_t *n = &lists[l][i];
-            if (results_worker_add(db, run->run_id, n->rank, sim_host_name(n->host), n->role,
-                                   n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
-                                   n->bytes_recv, n->steps, err))
-                return DT_ERR_RUN;
-            sim_node_memory(run, n);
-            if (results_memory_add(db, run->run_id, n->rank, n->role, n->mem.params, n->mem.grads,
-                                   n->mem.optimizer, n->mem.activations, err))
-                return DT_ERR_RUN;
-        }
+    if (record_hosts(run, end, err))
+        return DT_ERR_RUN;
     for (long s = 0; s < run->staleness_cap; s++)
         if (run->staleness[s] &&
             results_staleness_add(db, run->run_id, s, run->staleness[s], err))

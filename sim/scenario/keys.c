@@ -60,6 +60,7 @@ _Static_assert(sizeof(trainer_optimizer_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_recompute_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_placement_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(sim_group_rows_t) == sizeof(int), "enum size");
 
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
 static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
@@ -137,6 +138,13 @@ static const key_desc_t builtin_keys[] = {
              "ranks, boxes too short to see merged, within about 700 KB (a plan's 128-GPU "
              "runs wrote 35 MB each); whole = every host (200,000 rows at most); auto (a run "
              "stores it resolved) = sampled for a timing-only model, whole for a real one"),
+    K_ENUM("run", "group_rows", "auto", group_rows, sim_group_rows_t, side_names, 0,
+           "the workers, memory and links tables' rows whose figures are all the same (the "
+           "hosts a strategy simulates as one, strategy.tensor_members or data_members = one; "
+           "symmetric replicas; links alike): yes = one row for them, its weight their number, "
+           "under the first one's rank or name; no = a row per host and link; auto = yes for a "
+           "run of more than 256 hosts (a step of Llama 3 405B on 16,384 GPUs stores 233 KB, "
+           "not 3.9 MB: results/README.md)"),
     K_BOOL("run", "allow_oversubscribed_memory", "no", allow_oversubscribed_memory,
            "a layout whose parameters, gradients, optimizer state and activations exceed a "
            "host's device memory is refused by check and run (\"does not fit: ... on worker "

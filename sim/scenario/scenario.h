@@ -103,6 +103,16 @@ typedef enum sim_timeline_mode {
     SIM_TIMELINE_WHOLE,   /* every host over run.timeline_steps (200,000 rows at most) */
 } sim_timeline_mode_t;
 
+/* run.group_rows: the workers, memory and links rows whose figures are all the same, one
+ * row weighted by their number (YES), a row each (NO), or YES for a run of more than
+ * SIM_GROUP_ROWS_HOSTS hosts (AUTO). */
+typedef enum sim_group_rows {
+    SIM_GROUP_ROWS_AUTO,
+    SIM_GROUP_ROWS_YES,
+    SIM_GROUP_ROWS_NO,
+} sim_group_rows_t;
+#define SIM_GROUP_ROWS_HOSTS 256
+
 typedef enum sim_recompute {
     SIM_RECOMPUTE_NONE,
     SIM_RECOMPUTE_SELECTIVE, /* the attention cores (layers named *.scores) */
@@ -202,6 +212,7 @@ typedef struct scenario {
     long timeline_steps;    /* the timeline covers the run until a node's N-th gradient
                                (SCENARIO_TIMELINE_ALL: the whole run) */
     sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
+    sim_group_rows_t group_rows;  /* rows alike: one weighted, or each its own */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
     char db[SCENARIO_STR];  /* results database path */
 
