@@ -213,13 +213,13 @@ const cli_spec cli_profile_transformer_spec = {
 /* An option given a second time is refused, not silently won by the last one (--layers 2
  * --layers 3): seen[group] holds the name it came as; a pair of opposites (--bias and
  * --no-bias) is one group. Returns 0, or the usage error's exit code. */
-static int once(const char **seen, int group, const char *name)
+static int once(const char *cmd, const char **seen, int group, const char *name)
 {
     if (seen[group]) {
         if (!strcmp(seen[group], name))
-            return cli_usage_error("profile", "--%s given twice (give each option once)", name);
-        return cli_usage_error("profile", "--%s and --%s both given (one or the other)",
-                               seen[group], name);
+            return cli_usage_error(cmd, "--%s given twice (give each option once)", name);
+        return cli_usage_error(cmd, "--%s and --%s both given (one or the other)", seen[group],
+                               name);
     }
     seen[group] = name;
     return 0;
@@ -237,7 +237,7 @@ static int cli_profile_transformer(int argc, char **argv)
     while ((id = cli_parse_next(&p)) > 0) {
         /* a pair of opposites counts as one option: its first member's */
         int group = id == OPT_NO_BIAS || id == OPT_UNTIED || id == OPT_GELU ? id - 1 : id;
-        int rc = once(seen, group, p.option->name);
+        int rc = once("profile transformer", seen, group, p.option->name);
         if (rc)
             return rc;
         if (id <= N_SHAPE) {
@@ -351,7 +351,7 @@ static int cli_profile_time(int argc, char **argv)
     cli_parser parser;
     cli_parse_init(&parser, "profile time", &cli_profile_time_spec, argc, argv);
     while ((id = cli_parse_next(&parser)) > 0) {
-        int rc = once(seen, id, parser.option->name);
+        int rc = once("profile time", seen, id, parser.option->name);
         if (rc)
             return rc;
         switch (id) {
