@@ -179,11 +179,10 @@ _dtsim()
                 list=("${list[@]/#/$head}")
                 ;;
             text)
-                # the values of a command that reads its own options, by the option's name
+                # words the table leaves as text (plan reads its own options; a profile is
+                # a built-in name or a file), by the option's name
                 case $prev in
-                --family) list=(gpt llama bert) ;;
                 --precision) list=(fp32 tf32 bf16 fp8) ;;
-                --norm) list=(layernorm rmsnorm) ;;
                 --profile) files='*.ini' ;;
                 *) return 0 ;;
                 esac
