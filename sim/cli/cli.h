@@ -26,6 +26,8 @@ extern const size_t cli_n_commands;
 
 /** Prints `dtsim --help` from the table. */
 void cli_commands_usage(FILE *out);
+/** Prints the usage of a group of sub-commands (dtsim bench) from the table. */
+void cli_group_usage(FILE *out, const char *word);
 /** The row of `dtsim WORD [SUB]` (a group's row for SUB when SUB names one, else its first);
  * NULL when no command is named WORD. */
 const cli_command *cli_command_find(const char *word, const char *sub);

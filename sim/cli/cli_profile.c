@@ -483,7 +483,7 @@ int cli_profile(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc < 2)
             return cli_usage_error("profile", "which model? dtsim profile transformer ...");
-        cli_help_print(stdout, "profile transformer", &cli_profile_transformer_spec);
+        cli_group_usage(stdout, "profile");
         return CLI_EXIT_OK;
     }
     if (!strcmp(argv[1], "transformer"))

@@ -552,9 +552,7 @@ int cli_bench(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-') {
         int help = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
-        fprintf(help ? stdout : stderr,
-                "usage: dtsim bench trainer [OPTIONS]        speed and accuracy of the trainer\n"
-                "       dtsim bench sim SCENARIO [--set ...] the simulation's own overhead\n");
+        cli_group_usage(help ? stdout : stderr, "bench");
         return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "sim"))

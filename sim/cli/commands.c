@@ -111,6 +111,29 @@ void cli_commands_usage(FILE *out)
 /* The length of a name's first word ("bench" of "bench sim"). */
 static size_t first_word(const char *name) { return strcspn(name, " "); }
 
+void cli_group_usage(FILE *out, const char *word)
+{
+    size_t n = strlen(word);
+    int first = 1;
+    for (size_t i = 0; i < cli_n_commands; i++) {
+        const cli_command *c = &cli_commands[i];
+        if (first_word(c->name) == n && !strncmp(c->name, word, n) && c->name[n]) {
+            fprintf(out, "%s dtsim %s%s%s [OPTIONS]\n", first ? "usage:" : "      ", c->name,
+                    c->args ? " " : "", c->args ? c->args : "");
+            first = 0;
+        }
+    }
+    fputc('\n', out);
+    for (size_t i = 0; i < cli_n_commands; i++) {
+        const cli_command *c = &cli_commands[i];
+        if (first_word(c->name) == n && !strncmp(c->name, word, n) && c->name[n]) {
+            fprintf(out, "  %-18s ", c->name + n + 1);
+            cli_wrap(out, c->summary, USAGE_COLUMN, USAGE_COLUMN, USAGE_WIDTH);
+        }
+    }
+    fprintf(out, "\ndtsim %s SUB --help: its options.\n", word);
+}
+
 const cli_command *cli_command_find(const char *word, const char *sub)
 {
     const cli_command *group = NULL;
