@@ -3884,7 +3884,7 @@ START_TEST(completion_offers_commands_options_files_keys_and_runs)
         {"sh", "show\n"},
         {"show --", "--config\n--db\n--help\n"},
         {"runs --w", "--wide\n"},
-        {"bench ", "sim\ntrainer\n"},
+        {"bench ", "trainer\nsim\n"}, /* the command table's order */
         {"bench sim --s", "--set\n"},
         {"profile ", "transformer\ntime\n"},
         {"profile time --mic", "--micro-batch\n"},

@@ -1036,7 +1036,7 @@ START_TEST(errors_touch_nothing)
                      2);
     one_error_line("has no timeline rows");
     ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "x", "--db", db, NULL}), 2);
-    one_error_line("--trace \"x\"");
+    one_error_line("--trace x: expected an integer >= 1");
     ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--sweep", "nope", "--db", db,
                                             "--out", out, NULL}),
                      2);

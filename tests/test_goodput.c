@@ -262,7 +262,7 @@ START_TEST(bad_input_is_one_line_and_exit_2)
          "--precision fp9"},
         {{"goodput", "--devices", "8", "--params", "1e9", "--frobnicate", NULL},
          "unknown option \"--frobnicate\""},
-        {{"goodput", "--devices", "8", "--params", "1e9", "--seed", NULL}, "--seed needs a value"},
+        {{"goodput", "--devices", "8", "--params", "1e9", "--seed", NULL}, "--seed needs an integer"},
         {{"goodput", "--devices", "1", "--params", "1e6", "--train-time", "20000000h",
           "--simulate", NULL},
          "--simulate: 1.11e+07 checkpoints to simulate"},
@@ -277,7 +277,7 @@ START_TEST(bad_input_is_one_line_and_exit_2)
 }
 END_TEST
 
-/* The bash completion offers the command and its options (read from its --help). */
+/* The bash completion offers the command and its options (from its option table). */
 START_TEST(completion_offers_goodput)
 {
     static const char *const body =

@@ -1,7 +1,46 @@
-/* The dtsim command line: one function per command (main.c calls them); how they
- * read options and report usage errors is cli_util.h's, how they run a scenario cli_exec.h's. */
+/* The dtsim command line: one function per command, found by main.c in the command table
+ * (commands.c), which `dtsim --help`, the bash completion and the man page are written from;
+ * how the commands read options and report usage errors is cli_util.h's, how they run a
+ * scenario cli_exec.h's. */
 #ifndef DTSIM_CLI_H
 #define DTSIM_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli_util.h"
+
+/* One row of the command table: a command, or a sub-command ("bench sim") of a group whose
+ * rows share the first word and its handler. */
+typedef struct {
+    const char *name;    /* "run", "bench sim" */
+    const char *args;    /* its arguments beside the name in dtsim --help: "SCENARIO" */
+    const char *summary; /* its line in dtsim --help, wrapped by the code */
+    int (*handler)(int argc, char **argv); /* argv[0] is the first word of the name */
+    const cli_spec *spec; /* its options and help; NULL: it reads its own (plan) */
+} cli_command;
+
+/* The command table (commands.c), in the order dtsim --help lists it. */
+extern const cli_command cli_commands[];
+extern const size_t cli_n_commands;
+
+/** Prints `dtsim --help` from the table. */
+void cli_commands_usage(FILE *out);
+/** Prints the usage of a group of sub-commands (dtsim bench) from the table. */
+void cli_group_usage(FILE *out, const char *word);
+/** The row of `dtsim WORD [SUB]` (a group's row for SUB when SUB names one, else its first);
+ * NULL when no command is named WORD. */
+const cli_command *cli_command_find(const char *word, const char *sub);
+/** dtsim __complete WHAT [CMD [SUB]]: the table as the bash completion and the man page read
+ * it (sim/cli/README.md). */
+int cli_complete(int argc, char **argv);
+
+/* The option tables of the commands that read theirs through cli_parse_next. */
+extern const cli_spec cli_runs_spec, cli_show_spec, cli_export_spec, cli_merge_spec,
+    cli_keys_spec, cli_strategies_spec, cli_run_spec, cli_check_spec, cli_platform_spec,
+    cli_bench_sim_spec, cli_report_spec, cli_plot_spec, cli_serve_spec, cli_devices_spec,
+    cli_goodput_spec, cli_train_spec, cli_bench_trainer_spec, cli_calibrate_spec,
+    cli_profile_transformer_spec, cli_profile_time_spec, cli_validate_spec;
 
 /** dtsim train: trains a model in one process (no simulation), accuracy after each epoch. */
 int cli_train(int argc, char **argv);

@@ -9,23 +9,31 @@
 #include "nccl.h"
 #include "scenario.h"
 
-static void devices_help(void)
-{
-    printf("usage: dtsim devices [NAME | FILE.ini [--nic BANDWIDTH]]\n"
-           "\n"
-           "Without an argument, lists the device catalogue (what cluster.device names): peak\n"
-           "FLOP/s per precision (dense, TFLOP/s), memory (GB) and its bandwidth (GB/s), power\n"
-           "idle and at full load (W), the achieved fractions of the FP32 and the tensor\n"
-           "peaks, the multiprocessors and the large-GEMM fraction of the compute model by\n"
-           "shape. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
-           "that device's every value with its source, and its sustained speed at each\n"
-           "precision (what cluster.device_flops becomes).\n"
-           "\n"
-           "  --nic BANDWIDTH  also time an all-reduce as NCCL runs it between servers of 8\n"
-           "                   such GPUs, each GPU with a NIC of BANDWIDTH (400Gbps: NDR\n"
-           "                   InfiniBand) carrying nic_efficiency of it (strategy.dp_comm =\n"
-           "                   nccl), on 2 to 32 servers, in nccl-tests' columns\n");
-}
+enum { OPT_NIC = 1 };
+
+static const cli_option devices_options[] = {
+    {.id = OPT_NIC,
+     .name = "nic",
+     .kind = CLI_VALUE_BANDWIDTH,
+     .metavar = "BANDWIDTH",
+     .help =
+         "also time an all-reduce as NCCL runs it between servers of 8 such GPUs, each GPU with a "
+         "NIC of BANDWIDTH (400Gbps: NDR InfiniBand) carrying nic_efficiency of it "
+         "(strategy.dp_comm = nccl), on 2 to 32 servers, in nccl-tests' columns"},
+    {0},
+};
+
+const cli_spec cli_devices_spec = {
+    .usage = "[NAME | FILE.ini [--nic BANDWIDTH]]",
+    .about = "Without an argument, lists the device catalogue (what cluster.device names): peak\n"
+             "FLOP/s per precision (dense, TFLOP/s), memory (GB) and its bandwidth (GB/s), power\n"
+             "idle and at full load (W), the achieved fractions of the FP32 and the tensor\n"
+             "peaks, the multiprocessors and the large-GEMM fraction of the compute model by\n"
+             "shape. With NAME (a catalogue entry) or FILE.ini (a device profile file), prints\n"
+             "that device's every value with its source, and its sustained speed at each\n"
+             "precision (what cluster.device_flops becomes).\n",
+    .options = devices_options,
+};
 
 /* The table: a row per device. */
 static void devices_table(void)
@@ -163,31 +171,27 @@ static void device_detail(const sim_device_profile_t *d, double nic)
 
 int cli_devices(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        devices_help();
-        return CLI_EXIT_OK;
-    }
     double nic = 0;
-    if (argc > 2 && !strcmp(argv[2], "--nic")) {
-        dt_err_t err;
-        if (argc < 4)
-            return cli_usage_error("devices", "--nic needs a bandwidth (e.g. 400Gbps)");
-        if (scenario_parse_bandwidth(argv[3], &nic, &err))
-            return cli_usage_error("devices", "--nic %s: %s", argv[3], err.msg);
-        if (!(nic > 0))
-            return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)",
-                                   argv[3]);
-        argc -= 2;
-        if (argc > 2)
-            return cli_usage_error("devices", "unexpected argument \"%s\"", argv[4]);
-    } else if (argc > 2) {
-        return cli_usage_error("devices", "unexpected argument \"%s\"", argv[2]);
-    }
-    if (argc == 1) {
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "devices", &cli_devices_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0)
+        nic = p.number;
+    if (id < 0)
+        return p.status;
+    if (p.n_args > 1)
+        return cli_usage_error("devices", "unexpected argument \"%s\"", p.args[1]);
+    if (p.value && !(nic > 0))
+        return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)",
+                               p.value);
+    if (p.value && !p.n_args)
+        return cli_usage_error("devices", "--nic times one device: dtsim devices NAME --nic "
+                                          "BANDWIDTH");
+    if (!p.n_args) {
         devices_table();
         return CLI_EXIT_OK;
     }
-    const char *name = argv[1];
+    const char *name = p.args[0];
     size_t n;
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
     for (size_t i = 0; i < n; i++)

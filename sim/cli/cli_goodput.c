@@ -4,7 +4,6 @@
  * training length its wall time, failures and lost device-hours. --simulate checks the
  * formula against simulated crashes (engine/goodput_sim.h) and prints both. */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,58 +17,141 @@
 #include "model_profile.h"
 #include "scenario.h"
 
-static void goodput_help(void)
-{
-    printf("usage: dtsim goodput --devices N (--params P | --profile P | --ckpt-size S)\n"
-           "                     [OPTIONS]\n"
-           "\n"
-           "What failures cost a training job (sim/docs/planning.md: Goodput: failures and\n"
-           "checkpoints): a failure of any of the N devices stops the job, which restarts\n"
-           "and goes on from its last checkpoint. Prints the job's mean time between\n"
-           "failures (a device's MTBF / N), a checkpoint's write time, the checkpoint\n"
-           "interval of Young (sqrt(2 x write x MTBF)) and of Daly 2006 (higher order,\n"
-           "the one used, rounded to whole steps with --step-time), the expected goodput\n"
-           "(useful time / wall time) with the shares lost to checkpoints, rework and\n"
-           "restarts, and with a training length its expected wall time, failures and\n"
-           "lost device-hours (and dollars with --price).\n"
-           "\n"
-           "required:\n"
-           "  --devices N             devices the job runs on\n"
-           "  --params P              model parameters (405e9); or\n"
-           "  --profile P             a model profile's (built-in name or file); or\n"
-           "  --ckpt-size S           one checkpoint's size (5.67TB)\n"
-           "options:\n"
-           "  --precision P           model.precision (default bf16); the optimizer is Adam:\n"
-           "                          a checkpoint holds weights, FP32 master copy and both\n"
-           "                          moments, 14 bytes a parameter in bf16\n"
-           "  --mtbf T                one device's mean time between failures (default\n"
-           "                          50677h: Llama 3, 419 interruptions in 54 days on\n"
-           "                          16,384 GPUs)\n"
-           "  --ckpt-bandwidth BW     checkpoint write rate per device (default 122MBps:\n"
-           "                          Llama 3's storage, 2 TB/s sustained over 16,384 GPUs)\n"
-           "  --ckpt-total-bandwidth BW\n"
-           "                          the whole job's write rate instead (2TBps)\n"
-           "  --restart T             a restart after a failure (default 10min, assumed)\n"
-           "  --step-time T           one training step (intervals in whole steps)\n"
-           "  --train-time T          failure-free training time (54d, 1296h); or\n"
-           "  --steps K               training steps (needs --step-time); or\n"
-           "  --tokens X              training tokens (needs --step-time, --step-tokens)\n"
-           "  --step-tokens X         tokens a step (16.8e6)\n"
-           "  --price USD             dollars per device-hour (the lost dollars)\n"
-           "  --simulate              also simulate the training with crashes drawn at the\n"
-           "                          job's MTBF (SimGrid: checkpoints and restarts as\n"
-           "                          events; without a training length, 1000 MTBFs of\n"
-           "                          work or a million checkpoints, the shorter)\n"
-           "  --seed S                the simulated crashes' seed (default 1)\n"
-           "  -h, --help              this text\n"
-           "\n"
-           "Times take ns, us, ms, s, min, h and d; rates bps to Tbps and Bps to TBps;\n"
-           "sizes B to TB and KiB to TiB.\n"
-           "\n"
-           "example (Llama 3 405B on 16,384 H100s, 16M tokens a step in 6.22 s):\n"
-           "  dtsim goodput --devices 16384 --params 405e9 --step-time 6.22s \\\n"
-           "      --train-time 54d\n");
-}
+enum {
+    O_DEVICES = 1, O_PARAMS, O_PROFILE, O_CKPT_SIZE, O_PRECISION, O_MTBF, O_BW, O_BW_TOTAL,
+    O_RESTART, O_STEP, O_TRAIN, O_STEPS, O_TOKENS, O_STEP_TOKENS, O_PRICE, O_SIMULATE, O_SEED
+};
+
+static const cli_option goodput_options[] = {
+    {.help = "required:"},
+    {.id = O_DEVICES,
+     .name = "devices",
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "devices the job runs on",
+     .lo = 1,
+     .hi = 1e9},
+    {.id = O_PARAMS,
+     .name = "params",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "P",
+     .help = "model parameters (405e9); or",
+     .lo = 1,
+     .hi = 1e15},
+    {.id = O_PROFILE,
+     .name = "profile",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "P",
+     .help = "a model profile's (built-in name or file); or"},
+    {.id = O_CKPT_SIZE,
+     .name = "ckpt-size",
+     .kind = CLI_VALUE_SIZE,
+     .metavar = "S",
+     .help = "one checkpoint's size (5.67TB)"},
+    {.help = "options:"},
+    {.id = O_PRECISION,
+     .name = "precision",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "P",
+     .help =
+         "model.precision (default bf16); the optimizer is Adam: a checkpoint holds weights, FP32 "
+         "master copy and both moments, 14 bytes a parameter in bf16"},
+    {.id = O_MTBF,
+     .name = "mtbf",
+     .kind = CLI_VALUE_DURATION,
+     .metavar = "T",
+     .help = "one device's mean time between failures (default 50677h: Llama 3, 419 interruptions "
+             "in 54 "
+             "days on 16,384 GPUs)"},
+    {.id = O_BW,
+     .name = "ckpt-bandwidth",
+     .kind = CLI_VALUE_BANDWIDTH,
+     .metavar = "BW",
+     .help =
+         "checkpoint write rate per device (default 122MBps: Llama 3's storage, 2 TB/s sustained "
+         "over 16,384 GPUs)"},
+    {.id = O_BW_TOTAL,
+     .name = "ckpt-total-bandwidth",
+     .kind = CLI_VALUE_BANDWIDTH,
+     .metavar = "BW",
+     .help = "the whole job's write rate instead (2TBps)"},
+    {.id = O_RESTART,
+     .name = "restart",
+     .kind = CLI_VALUE_DURATION,
+     .metavar = "T",
+     .help = "a restart after a failure (default 10min, assumed)"},
+    {.id = O_STEP,
+     .name = "step-time",
+     .kind = CLI_VALUE_DURATION,
+     .metavar = "T",
+     .help = "one training step (intervals in whole steps)"},
+    {.id = O_TRAIN,
+     .name = "train-time",
+     .kind = CLI_VALUE_DURATION,
+     .metavar = "T",
+     .help = "failure-free training time (54d, 1296h); or"},
+    {.id = O_STEPS,
+     .name = "steps",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "K",
+     .help = "training steps (needs --step-time); or",
+     .lo = 1,
+     .hi = 1e18},
+    {.id = O_TOKENS,
+     .name = "tokens",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "X",
+     .help = "training tokens (needs --step-time, --step-tokens)",
+     .lo = 1,
+     .hi = 1e18},
+    {.id = O_STEP_TOKENS,
+     .name = "step-tokens",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "X",
+     .help = "tokens a step (16.8e6)",
+     .lo = 1,
+     .hi = 1e18},
+    {.id = O_PRICE,
+     .name = "price",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "USD",
+     .help = "dollars per device-hour (the lost dollars)",
+     .hi = 1e9},
+    {.id = O_SIMULATE,
+     .name = "simulate",
+     .help = "also simulate the training with crashes drawn at the job's MTBF (SimGrid: "
+             "checkpoints and "
+             "restarts as events; without a training length, 1000 MTBFs of work or a million "
+             "checkpoints, the shorter)"},
+    {.id = O_SEED,
+     .name = "seed",
+     .kind = CLI_VALUE_INT,
+     .metavar = "S",
+     .help = "the simulated crashes' seed (default 1)",
+     .hi = 1e9},
+    {0},
+};
+
+const cli_spec cli_goodput_spec = {
+    .usage = "--devices N (--params P | --profile P | --ckpt-size S)\n[OPTIONS]",
+    .about = "What failures cost a training job (sim/docs/planning.md: Goodput: failures and\n"
+             "checkpoints): a failure of any of the N devices stops the job, which restarts\n"
+             "and goes on from its last checkpoint. Prints the job's mean time between\n"
+             "failures (a device's MTBF / N), a checkpoint's write time, the checkpoint\n"
+             "interval of Young (sqrt(2 x write x MTBF)) and of Daly 2006 (higher order,\n"
+             "the one used, rounded to whole steps with --step-time), the expected goodput\n"
+             "(useful time / wall time) with the shares lost to checkpoints, rework and\n"
+             "restarts, and with a training length its expected wall time, failures and\n"
+             "lost device-hours (and dollars with --price).\n",
+    .options = goodput_options,
+    .options_title = "",
+    .footer = "Times take ns, us, ms, s, min, h and d; rates bps to Tbps and Bps to TBps;\n"
+              "sizes B to TB and KiB to TiB.\n"
+              "\n"
+              "example (Llama 3 405B on 16,384 H100s, 16M tokens a step in 6.22 s):\n"
+              "  dtsim goodput --devices 16384 --params 405e9 --step-time 6.22s \\\n"
+              "      --train-time 54d\n",
+};
 
 /* checkpoints --simulate simulates at most (10 s or so) */
 #define SIM_MAX_CKPTS 1e6
@@ -82,145 +164,83 @@ typedef struct goodput_opts {
     long seed;
 } goodput_opts_t;
 
-/* A time in the project's units (scenario_parse_time), and days, which a training length
- * and an MTBF want and a scenario never does (dtsim plan's --mtbf and --restart too). */
-int cli_parse_duration(const char *text, double *out)
-{
-    size_t n = strlen(text);
-    if (n > 1 && text[n - 1] == 'd') {
-        char num[64];
-        if (n - 1 >= sizeof num)
-            return -1;
-        memcpy(num, text, n - 1);
-        num[n - 1] = 0;
-        if (cli_parse_double(num, 0, 1e12, out))
-            return -1;
-        *out *= 86400.0;
-        return 0;
-    }
-    dt_err_t err;
-    return scenario_parse_time(text, out, &err) || !isfinite(*out) || *out < 0 ? -1 : 0;
-}
-
-enum {
-    O_DEVICES = 1000, O_PARAMS, O_PROFILE, O_CKPT_SIZE, O_PRECISION, O_MTBF, O_BW, O_BW_TOTAL,
-    O_RESTART, O_STEP, O_TRAIN, O_STEPS, O_TOKENS, O_STEP_TOKENS, O_PRICE, O_SIMULATE, O_SEED
-};
-
 static int goodput_opts_parse(goodput_opts_t *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"devices", required_argument, 0, O_DEVICES},
-        {"params", required_argument, 0, O_PARAMS},
-        {"profile", required_argument, 0, O_PROFILE},
-        {"ckpt-size", required_argument, 0, O_CKPT_SIZE},
-        {"precision", required_argument, 0, O_PRECISION},
-        {"mtbf", required_argument, 0, O_MTBF},
-        {"ckpt-bandwidth", required_argument, 0, O_BW},
-        {"ckpt-total-bandwidth", required_argument, 0, O_BW_TOTAL},
-        {"restart", required_argument, 0, O_RESTART},
-        {"step-time", required_argument, 0, O_STEP},
-        {"train-time", required_argument, 0, O_TRAIN},
-        {"steps", required_argument, 0, O_STEPS},
-        {"tokens", required_argument, 0, O_TOKENS},
-        {"step-tokens", required_argument, 0, O_STEP_TOKENS},
-        {"price", required_argument, 0, O_PRICE},
-        {"simulate", no_argument, 0, O_SIMULATE},
-        {"seed", required_argument, 0, O_SEED},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     memset(o, 0, sizeof *o);
     sim_goodput_defaults(&o->in);
     o->in.devices = 0;
     o->precision = "bf16";
     o->seed = 1;
-    int c, at = -1;
-    optind = 1;
-    opterr = 0;
-    dt_err_t err;
-    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
-        const char *name = argv[optind - 1];
-        char named[32];
-        snprintf(named, sizeof named, "--%s", at >= 0 ? longs[at].name : "");
-        at = -1;
-        int bad = 0;
-        const char *want = "";
-        switch (c) {
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "goodput", &cli_goodput_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        const char *want = NULL;
+        switch (id) {
         case O_DEVICES:
-            bad = cli_parse_double(optarg, 1, 1e9, &o->in.devices) ||
-                  o->in.devices != floor(o->in.devices);
-            want = "a whole number of devices in [1, 1e9]";
+            o->in.devices = (double)p.integer;
             break;
         case O_PARAMS:
-            bad = cli_parse_double(optarg, 1, 1e15, &o->params);
-            want = "a parameter count in [1, 1e15]";
+            o->params = p.number;
             break;
         case O_PROFILE:
-            o->profile = optarg;
+            o->profile = p.value;
             break;
         case O_PRECISION:
-            o->precision = optarg;
+            o->precision = p.value;
             break;
         case O_CKPT_SIZE:
-            bad = scenario_parse_size(optarg, &o->ckpt_size, &err) || !(o->ckpt_size > 0);
-            want = "a positive size (5.67TB, 80GiB)";
+            o->ckpt_size = p.number;
+            if (!(o->ckpt_size > 0))
+                want = "a positive size (5.67TB, 80GiB)";
             break;
         case O_MTBF:
+            o->in.mtbf_device_s = p.number;
+            if (!(p.number > 0))
+                want = "a positive time (50677h)";
+            break;
         case O_RESTART:
+            o->in.restart_s = p.number;
+            break;
         case O_STEP:
-        case O_TRAIN: {
-            double t;
-            bad = cli_parse_duration(optarg, &t) || (c == O_MTBF && !(t > 0));
-            want = c == O_MTBF ? "a positive time (50677h)" : "a time (10min, 6.2s, 54d)";
-            if (!bad)
-                *(c == O_MTBF      ? &o->in.mtbf_device_s
-                  : c == O_RESTART ? &o->in.restart_s
-                  : c == O_STEP    ? &o->in.step_s
-                                   : &o->in.train_s) = t;
+            o->in.step_s = p.number;
             break;
-        }
+        case O_TRAIN:
+            o->in.train_s = p.number;
+            break;
         case O_BW:
-        case O_BW_TOTAL: {
-            double bw;
-            bad = scenario_parse_bandwidth(optarg, &bw, &err) || !(bw > 0) || !isfinite(bw);
-            want = "a positive rate (122MBps, 1Gbps)";
-            if (!bad)
-                *(c == O_BW ? &o->in.ckpt_bw_device : &o->in.ckpt_bw_total) = bw;
+        case O_BW_TOTAL:
+            if (!(p.number > 0) || !isfinite(p.number))
+                want = "a positive rate (122MBps, 1Gbps)";
+            *(id == O_BW ? &o->in.ckpt_bw_device : &o->in.ckpt_bw_total) = p.number;
             break;
-        }
         case O_STEPS:
+            o->steps = p.number;
+            break;
         case O_TOKENS:
+            o->tokens = p.number;
+            break;
         case O_STEP_TOKENS:
-            bad = cli_parse_double(optarg, 1, 1e18, c == O_STEPS    ? &o->steps
-                                                    : c == O_TOKENS ? &o->tokens
-                                                                    : &o->step_tokens);
-            want = "a number in [1, 1e18]";
+            o->step_tokens = p.number;
             break;
         case O_PRICE:
-            bad = cli_parse_double(optarg, 0, 1e9, &o->price);
-            want = "dollars per device-hour in [0, 1e9]";
+            o->price = p.number;
             break;
         case O_SIMULATE:
             o->simulate = 1;
             break;
         case O_SEED:
-            bad = cli_parse_long(optarg, 0, 1000000000L, &o->seed);
-            want = "an integer in [0, 1e9]";
+            o->seed = p.integer;
             break;
-        case 'h':
-            goodput_help();
-            return -1;
-        case ':':
-            return cli_usage_error("goodput", "%s needs a value", name);
-        default:
-            return cli_usage_error("goodput", "unknown option \"%s\"", name);
         }
-        if (bad)
-            return cli_usage_error("goodput", "%s %s: expected %s", named, optarg, want);
+        if (want)
+            return cli_usage_error("goodput", "--%s %s: expected %s", p.option->name, p.value,
+                                   want);
     }
-    if (optind < argc)
-        return cli_usage_error("goodput", "unexpected argument \"%s\"", argv[optind]);
+    if (id < 0)
+        return p.status == CLI_EXIT_OK ? -1 : p.status;
+    if (p.n_args)
+        return cli_usage_error("goodput", "unexpected argument \"%s\"", p.args[0]);
     if (!o->in.devices)
         return cli_usage_error("goodput", "missing --devices N");
     int sizes = (o->params > 0) + (o->profile != NULL) + (o->ckpt_size > 0);

@@ -2,7 +2,6 @@
  * into a directory and prints the path of every file it wrote. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,52 +14,65 @@
 #include "plot.h"
 #include "query.h"
 
-static void plot_help(void)
+/* The figures and what each shows, from the figures' own help. */
+static void plot_figures(FILE *out)
 {
-    printf("usage: dtsim plot [--db PATH] [--runs SPEC | --sweep ID|NAME] [--out DIR]\n"
-           "                  [--format png,svg,pdf] [--size WxH] [--projector]\n"
-           "                  [--timeline-run ID]\n"
-           "\n"
-           "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
-           "path of each file written. Figures the runs cannot make are skipped, saying why:\n");
-    /* a line per line of each figure's help, after its file name */
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
         char file[64];
         snprintf(file, sizeof file, "%s.png", results_figure_name((results_figure_t)fig));
         const char *help = results_figure_help((results_figure_t)fig);
         for (int first = 1; *help; first = 0) {
             int len = (int)strcspn(help, "\n");
-            printf("  %-18s  %.*s\n", first ? file : "", len, help);
+            fprintf(out, "  %-18s  %.*s\n", first ? file : "", len, help);
             help += len + (help[len] == '\n');
         }
     }
-    printf("\n"
-           "options:\n"
-           "  --db PATH           results database [results/dtsim.db]\n"
-           "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"
-           "  --sweep ID|NAME     the finished runs of this sweep: its id, or its name\n"
-           "                      (run.name: the newest sweep of it with more than one run)\n"
-           "                      [the sweep named as the newest finished run's, so that a\n"
-           "                      --member run alone keeps its sweep's; without sweeps the\n"
-           "                      %d most recent finished runs]\n"
-           "  --out DIR           where the figures go, created if needed [results/plots]\n"
-           "  --format LIST       png, svg, pdf, or several: png,pdf (repeatable) [png]\n"
-           "  --svg               the same as adding --format svg\n"
-           "  --size WxH          pixels of a one-panel figure, e.g. 640x420 or 1920x1080;\n"
-           "                      the layout stays, fonts and lines grow with the size;\n"
-           "                      figures of stacked panels grow taller in proportion;\n"
-           "                      a PDF page is W/96 x H/96 inches [1000x600;\n"
-           "                      1920x1080 with --projector]\n"
-           "  --projector         for a projector, read from the back of a room: type\n"
-           "                      and lines 1.4 times what --size gives (2.5 times the\n"
-           "                      default at 1920x1080), a darker palette on white, every\n"
-           "                      panel of a figure an image of its own, each with its key:\n"
-           "                      NAME-1.png, NAME-2.png, ... in the order they read\n"
-           "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
-           "                      timeline rows, the one with the largest compute share]\n"
-           "  -h, --help          this text\n",
-           RESULTS_RECENT_RUNS);
 }
+
+enum { OPT_OUT = 1, OPT_FORMAT, OPT_SVG, OPT_SIZE, OPT_PROJECTOR };
+
+static const cli_option plot_options[] = {
+    CLI_SELECT_OPTIONS,
+    {.id = OPT_OUT,
+     .name = "out",
+     .kind = CLI_VALUE_DIR,
+     .metavar = "DIR",
+     .help = "where the figures go, created if needed [results/plots]"},
+    {.id = OPT_FORMAT,
+     .name = "format",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "LIST",
+     .help = "png, svg, pdf, or several: png,pdf (repeatable) [png]",
+     .choices = "png,svg,pdf",
+     .flags = CLI_OPT_LIST},
+    {.id = OPT_SVG, .name = "svg", .help = "the same as adding --format svg"},
+    {.id = OPT_SIZE,
+     .name = "size",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "WxH",
+     .help = "pixels of a one-panel figure, e.g. 640x420 or 1920x1080; the layout stays, fonts and "
+             "lines grow with the size; figures of stacked panels grow taller in proportion; a PDF "
+             "page is W/96 x H/96 inches [1000x600; 1920x1080 with --projector]"},
+    {.id = OPT_PROJECTOR,
+     .name = "projector",
+     .help =
+         "for a projector, read from the back of a room: type and lines 1.4 times what --size "
+         "gives (2.5 times the default at 1920x1080), a darker palette on white, every panel of a "
+         "figure an image of its own, each with its key: NAME-1.png, NAME-2.png, ... in the order "
+         "they read"},
+    CLI_SELECT_TIMELINE_OPTION,
+    {0},
+};
+
+const cli_spec cli_plot_spec = {
+    .usage = "[--db PATH] [--runs SPEC | --sweep ID|NAME] [--out DIR]\n"
+             "[--format png,svg,pdf] [--size WxH] [--projector]\n"
+             "[--timeline-run ID]",
+    .about = "Draws figures of stored runs with gnuplot (package gnuplot-nox) and prints the\n"
+             "path of each file written. Figures the runs cannot make are skipped, saying why:\n",
+    .more = plot_figures,
+    .options = plot_options,
+};
 
 /* Adds the formats of a comma list ("png,svg") to *formats; -1 on a name that is none. */
 static int parse_formats(const char *list, unsigned *formats)
@@ -132,77 +144,54 @@ static int make_dirs(const char *dir, char *why, size_t n)
 
 int cli_plot(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"db", required_argument, 0, 'd'},
-        {"runs", required_argument, 0, 'r'},
-        {"sweep", required_argument, 0, 'w'},
-        {"out", required_argument, 0, 'o'},
-        {"svg", no_argument, 0, 's'},
-        {"format", required_argument, 0, 'f'},
-        {"size", required_argument, 0, 'z'},
-        {"projector", no_argument, 0, 'P'},
-        {"timeline-run", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     const char *db_path = DEFAULT_DB, *runs_spec = NULL, *sweep = NULL;
     results_plot_opts_t opts = {.out_dir = "results/plots"};
     int svg = 0;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db_path = optarg;
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "plot", &cli_plot_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        switch (id) {
+        case CLI_SELECT_DB:
+            db_path = p.value;
             break;
-        case 'r':
-            runs_spec = optarg;
+        case CLI_SELECT_RUNS:
+            runs_spec = p.value;
             break;
-        case 'w':
-            sweep = optarg;
+        case CLI_SELECT_SWEEP:
+            sweep = p.value;
             break;
-        case 'o':
-            opts.out_dir = optarg;
+        case OPT_OUT:
+            opts.out_dir = p.value;
             break;
-        case 's':
+        case OPT_SVG:
             svg = 1;
             break;
-        case 'f':
-            if (parse_formats(optarg, &opts.formats) != 0)
+        case OPT_FORMAT:
+            if (parse_formats(p.value, &opts.formats) != 0)
                 return cli_usage_error("plot", "--format \"%s\": expected png, svg, pdf or a "
                                                "comma list of them",
-                                       optarg);
+                                       p.value);
             break;
-        case 'z':
-            if (parse_size(optarg, &opts.width, &opts.height) != 0)
+        case OPT_SIZE:
+            if (parse_size(p.value, &opts.width, &opts.height) != 0)
                 return cli_usage_error("plot", "--size \"%s\": expected WIDTHxHEIGHT in "
                                                "pixels, width %d to %d, height %d to %d",
-                                       optarg, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE,
+                                       p.value, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE,
                                        RESULTS_PLOT_MIN_HEIGHT, RESULTS_PLOT_MAX_SIZE);
             break;
-        case 'P':
+        case OPT_PROJECTOR:
             opts.projector = 1;
             break;
-        case 't': {
-            long id;
-            if (cli_parse_long(optarg, 1, LONG_MAX, &id) != 0)
-                return cli_usage_error("plot", "--timeline-run \"%s\": expected a run id",
-                                       optarg);
-            opts.timeline_run = id;
+        case CLI_SELECT_TIMELINE_RUN:
+            opts.timeline_run = p.integer;
             break;
         }
-        case 'h':
-            plot_help();
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("plot", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("plot", "unknown option \"%s\"", argv[optind - 1]);
-        }
     }
-    if (optind < argc)
-        return cli_usage_error("plot", "unexpected argument \"%s\"", argv[optind]);
+    if (id < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("plot", "unexpected argument \"%s\"", p.args[0]);
     int rc = cli_select_check("plot", runs_spec, sweep);
     if (rc != CLI_EXIT_OK)
         return rc;

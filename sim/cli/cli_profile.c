@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -18,60 +17,6 @@
 #include "compute_model.h"
 #include "model_profile.h"
 #include "profile_transformer.h"
-
-static void profile_help(void)
-{
-    printf("usage: dtsim profile transformer --layers L --hidden H --heads A --seq T --vocab V\n"
-           "                                 [OPTIONS] --out FILE\n"
-           "\n"
-           "Writes the model profile of a transformer (for model.arch = profile:FILE): its\n"
-           "layers laid out as the family's Hugging Face implementation does, with\n"
-           "make_profiles.py's FLOP convention (2 per multiply-add, 4 per normalised element,\n"
-           "5 per attention score, backward twice forward except the first layer's), and\n"
-           "Megatron-LM's tensor-parallel split of each layer ([tensor]: strategy.tensor).\n"
-           "\n"
-           "shape (required):\n"
-           "  --layers L        transformer layers (blocks), at most 10000\n"
-           "  --hidden H        hidden size (model width)\n"
-           "  --heads A         attention heads; A divides H\n"
-           "  --seq T           tokens per sample (sequence length)\n"
-           "  --vocab V         vocabulary size\n"
-           "options (default: the family's):\n"
-           "  --family NAME     gpt (GPT-2: LayerNorm, biases, GELU, learned positions, output\n"
-           "                    tied to the token embedding), llama (RMSNorm, no biases,\n"
-           "                    SwiGLU, rotary positions, untied), bert (BertModel: post-norm,\n"
-           "                    512 positions, 2 token types, pooler, no output layer)\n"
-           "  --kv-heads K      key and value heads (grouped-query attention); K divides A;\n"
-           "                    default A\n"
-           "  --ffn F           feed-forward width; default 4H, with --swiglu 8H/3 rounded up\n"
-           "                    to a multiple of 256 (Llama's rule)\n"
-           "  --positions P     rows of the learned position embedding (gpt: T, bert: 512);\n"
-           "                    0 for none (rotary, llama)\n"
-           "  --norm KIND       layernorm (scale and shift) or rmsnorm (scale)\n"
-           "  --bias, --no-bias biases in the linear layers, or none\n"
-           "  --tied, --untied  the output layer shares the token embedding's weights, or not\n"
-           "  --swiglu, --gelu  gated MLP (gate, up, down projections) or a plain one\n"
-           "mixture of experts (every layer dense without --experts):\n"
-           "  --experts N       routed experts in each MoE layer's MLP ([experts]:\n"
-           "                    strategy.expert), behind a router of H x N\n"
-           "  --top-k K         routed experts each token uses (required with --experts)\n"
-           "  --shared-experts S  experts every token uses, besides; default 0\n"
-           "  --moe-ffn F       an expert's feed-forward width; default --ffn's\n"
-           "  --dense-layers D  the first D layers keep the dense MLP; default 0\n"
-           "multi-head latent attention (llama family; DeepSeek-V2 and V3):\n"
-           "  --kv-lora-rank R  keys and values from a latent of R (with it, the rest)\n"
-           "  --q-lora-rank R   queries from a latent of R; default none (from the hidden)\n"
-           "  --qk-nope-dim N, --qk-rope-dim P  a query and key head's dimensions without\n"
-           "                    and with rotary positions; default H/A and 0\n"
-           "  --v-head-dim V    a value head's dimension; default H/A\n"
-           "  --name NAME       profile.name; default FILE's base name without .ini\n"
-           "  --out FILE        where to write (required; - for stdout)\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "example (Llama-2 7B, 6,738,415,616 parameters):\n"
-           "  dtsim profile transformer --family llama --layers 32 --hidden 4096 --heads 32 \\\n"
-           "      --seq 4096 --vocab 32000 --ffn 11008 --out llama2-7b.ini\n");
-}
 
 /* A value the loader reads back as it was written: printable, no comment or key character,
  * no blank at either end, shorter than profile.name's 64 bytes. */
@@ -156,42 +101,125 @@ static int report(const char *path)
     return CLI_EXIT_OK;
 }
 
-/* The shape options: one row each, the field they set and their range. */
-typedef struct shape_opt {
-    const char *name;
-    size_t field; /* offset of a long in sim_transformer_t */
-    long lo, hi;
-} shape_opt_t;
-
-#define SHAPE(name, field, lo, hi) {name, offsetof(sim_transformer_t, field), lo, hi}
-static const shape_opt_t shape_opts[] = {
-    SHAPE("layers", layers, 1, 10000),       SHAPE("hidden", hidden, 1, 1L << 20),
-    SHAPE("heads", heads, 1, 1L << 20),      SHAPE("seq", seq, 1, 1L << 24),
-    SHAPE("vocab", vocab, 1, 1L << 24),      SHAPE("kv-heads", kv_heads, 1, 1L << 20),
-    SHAPE("ffn", ffn, 1, 1L << 24),          SHAPE("positions", positions, 0, 1L << 24),
-    SHAPE("experts", experts, 1, 100000),    SHAPE("top-k", top_k, 1, 100000),
-    SHAPE("shared-experts", shared_experts, 0, 1000), SHAPE("moe-ffn", moe_ffn, 1, 1L << 24),
-    SHAPE("dense-layers", dense_layers, 0, 10000),
-    SHAPE("q-lora-rank", q_lora_rank, 1, 1L << 20),
-    SHAPE("kv-lora-rank", kv_lora_rank, 1, 1L << 20),
-    SHAPE("qk-rope-dim", qk_rope_dim, 1, 1L << 16), SHAPE("qk-nope-dim", qk_nope_dim, 1, 1L << 16),
-    SHAPE("v-head-dim", v_head_dim, 1, 1L << 16),
+/* The options of profile transformer: the shape's (ids 1 to N_SHAPE, each a long of
+ * sim_transformer_t at shape_field[id]), then the others. */
+enum {
+    OPT_LAYERS = 1, OPT_HIDDEN, OPT_HEADS, OPT_SEQ, OPT_VOCAB, OPT_KV_HEADS, OPT_FFN,
+    OPT_POSITIONS, OPT_EXPERTS, OPT_TOP_K, OPT_SHARED_EXPERTS, OPT_MOE_FFN, OPT_DENSE_LAYERS,
+    OPT_KV_LORA_RANK, OPT_Q_LORA_RANK, OPT_QK_NOPE_DIM, OPT_QK_ROPE_DIM, OPT_V_HEAD_DIM,
+    N_SHAPE = OPT_V_HEAD_DIM,
+    OPT_FAMILY, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU, OPT_GELU,
+    OPT_NAME, OPT_OUT, N_TRANSFORMER_OPTS
 };
-#define N_SHAPE (int)(sizeof shape_opts / sizeof shape_opts[0])
 
-enum { OPT_FAMILY = 256, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU,
-       OPT_GELU, OPT_NAME, OPT_OUT };
+static const size_t shape_field[N_SHAPE + 1] = {
+    [OPT_LAYERS] = offsetof(sim_transformer_t, layers),
+    [OPT_HIDDEN] = offsetof(sim_transformer_t, hidden),
+    [OPT_HEADS] = offsetof(sim_transformer_t, heads),
+    [OPT_SEQ] = offsetof(sim_transformer_t, seq),
+    [OPT_VOCAB] = offsetof(sim_transformer_t, vocab),
+    [OPT_KV_HEADS] = offsetof(sim_transformer_t, kv_heads),
+    [OPT_FFN] = offsetof(sim_transformer_t, ffn),
+    [OPT_POSITIONS] = offsetof(sim_transformer_t, positions),
+    [OPT_EXPERTS] = offsetof(sim_transformer_t, experts),
+    [OPT_TOP_K] = offsetof(sim_transformer_t, top_k),
+    [OPT_SHARED_EXPERTS] = offsetof(sim_transformer_t, shared_experts),
+    [OPT_MOE_FFN] = offsetof(sim_transformer_t, moe_ffn),
+    [OPT_DENSE_LAYERS] = offsetof(sim_transformer_t, dense_layers),
+    [OPT_KV_LORA_RANK] = offsetof(sim_transformer_t, kv_lora_rank),
+    [OPT_Q_LORA_RANK] = offsetof(sim_transformer_t, q_lora_rank),
+    [OPT_QK_NOPE_DIM] = offsetof(sim_transformer_t, qk_nope_dim),
+    [OPT_QK_ROPE_DIM] = offsetof(sim_transformer_t, qk_rope_dim),
+    [OPT_V_HEAD_DIM] = offsetof(sim_transformer_t, v_head_dim),
+};
+
+#define SHAPE(ID, NAME, METAVAR, LO, HI, HELP)                                                 \
+    {.id = (ID), .name = (NAME), .kind = CLI_VALUE_INT, .metavar = (METAVAR), .help = (HELP), \
+     .lo = (LO), .hi = (HI)}
+#define SWITCH(ID, NAME, HELP) {.id = (ID), .name = (NAME), .help = (HELP)}
+
+static const cli_option transformer_options[] = {
+    {.help = "shape (required):"},
+    SHAPE(OPT_LAYERS, "layers", "L", 1, 10000, "transformer layers (blocks), at most 10000"),
+    SHAPE(OPT_HIDDEN, "hidden", "H", 1, 1L << 20, "hidden size (model width)"),
+    SHAPE(OPT_HEADS, "heads", "A", 1, 1L << 20, "attention heads; A divides H"),
+    SHAPE(OPT_SEQ, "seq", "T", 1, 1L << 24, "tokens per sample (sequence length)"),
+    SHAPE(OPT_VOCAB, "vocab", "V", 1, 1L << 24, "vocabulary size"),
+    {.help = "options (default: the family's):"},
+    {.id = OPT_FAMILY, .name = "family", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",
+     .choices = "gpt,llama,bert",
+     .help = "gpt (GPT-2: LayerNorm, biases, GELU, learned positions, output tied to the token "
+             "embedding), llama (RMSNorm, no biases, SwiGLU, rotary positions, untied), bert "
+             "(BertModel: post-norm, 512 positions, 2 token types, pooler, no output layer)"},
+    SHAPE(OPT_KV_HEADS, "kv-heads", "K", 1, 1L << 20,
+          "key and value heads (grouped-query attention); K divides A; default A"),
+    SHAPE(OPT_FFN, "ffn", "F", 1, 1L << 24,
+          "feed-forward width; default 4H, with --swiglu 8H/3 rounded up to a multiple of 256 "
+          "(Llama's rule)"),
+    SHAPE(OPT_POSITIONS, "positions", "P", 0, 1L << 24,
+          "rows of the learned position embedding (gpt: T, bert: 512); 0 for none (rotary, "
+          "llama)"),
+    {.id = OPT_NORM, .name = "norm", .kind = CLI_VALUE_CHOICE, .metavar = "KIND",
+     .choices = "layernorm,rmsnorm", .help = "layernorm (scale and shift) or rmsnorm (scale)"},
+    SWITCH(OPT_BIAS, "bias", "biases in the linear layers"),
+    SWITCH(OPT_NO_BIAS, "no-bias", "no biases"),
+    SWITCH(OPT_TIED, "tied", "the output layer shares the token embedding's weights"),
+    SWITCH(OPT_UNTIED, "untied", "the output layer has its own"),
+    SWITCH(OPT_SWIGLU, "swiglu", "gated MLP (gate, up, down projections)"),
+    SWITCH(OPT_GELU, "gelu", "a plain MLP"),
+    {.help = "mixture of experts (every layer dense without --experts):"},
+    SHAPE(OPT_EXPERTS, "experts", "N", 1, 100000,
+          "routed experts in each MoE layer's MLP ([experts]: strategy.expert), behind a router "
+          "of H x N"),
+    SHAPE(OPT_TOP_K, "top-k", "K", 1, 100000,
+          "routed experts each token uses (required with --experts)"),
+    SHAPE(OPT_SHARED_EXPERTS, "shared-experts", "S", 0, 1000,
+          "experts every token uses, besides; default 0"),
+    SHAPE(OPT_MOE_FFN, "moe-ffn", "F", 1, 1L << 24, "an expert's feed-forward width; default --ffn's"),
+    SHAPE(OPT_DENSE_LAYERS, "dense-layers", "D", 0, 10000,
+          "the first D layers keep the dense MLP; default 0"),
+    {.help = "multi-head latent attention (llama family; DeepSeek-V2 and V3):"},
+    SHAPE(OPT_KV_LORA_RANK, "kv-lora-rank", "R", 1, 1L << 20,
+          "keys and values from a latent of R (with it, the rest)"),
+    SHAPE(OPT_Q_LORA_RANK, "q-lora-rank", "R", 1, 1L << 20,
+          "queries from a latent of R; default none (from the hidden)"),
+    SHAPE(OPT_QK_NOPE_DIM, "qk-nope-dim", "N", 1, 1L << 16,
+          "a query and key head's dimension without rotary positions; default H/A"),
+    SHAPE(OPT_QK_ROPE_DIM, "qk-rope-dim", "P", 1, 1L << 16,
+          "a query and key head's dimension with rotary positions; default 0"),
+    SHAPE(OPT_V_HEAD_DIM, "v-head-dim", "V", 1, 1L << 16, "a value head's dimension; default H/A"),
+    {.help = "output:"},
+    {.id = OPT_NAME, .name = "name", .kind = CLI_VALUE_TEXT, .metavar = "NAME",
+     .help = "profile.name; default FILE's base name without .ini"},
+    {.id = OPT_OUT, .name = "out", .kind = CLI_VALUE_PATH, .metavar = "FILE",
+     .help = "where to write (required; - for stdout)"},
+    {0},
+};
+
+const cli_spec cli_profile_transformer_spec = {
+    .usage = "--layers L --hidden H --heads A --seq T --vocab V\n[OPTIONS] --out FILE",
+    .about = "Writes the model profile of a transformer (for model.arch = profile:FILE): its\n"
+             "layers laid out as the family's Hugging Face implementation does, with\n"
+             "make_profiles.py's FLOP convention (2 per multiply-add, 4 per normalised element,\n"
+             "5 per attention score, backward twice forward except the first layer's), and\n"
+             "Megatron-LM's tensor-parallel split of each layer ([tensor]: strategy.tensor).\n",
+    .options = transformer_options,
+    .options_title = "",
+    .footer = "example (Llama-2 7B, 6,738,415,616 parameters):\n"
+              "  dtsim profile transformer --family llama --layers 32 --hidden 4096 --heads 32 \\\n"
+              "      --seq 4096 --vocab 32000 --ffn 11008 --out llama2-7b.ini\n",
+};
 
 /* An option given a second time is refused, not silently won by the last one (--layers 2
  * --layers 3): seen[group] holds the name it came as; a pair of opposites (--bias and
  * --no-bias) is one group. Returns 0, or the usage error's exit code. */
-static int once(const char **seen, int group, const char *name)
+static int once(const char *cmd, const char **seen, int group, const char *name)
 {
     if (seen[group]) {
         if (!strcmp(seen[group], name))
-            return cli_usage_error("profile", "--%s given twice (give each option once)", name);
-        return cli_usage_error("profile", "--%s and --%s both given (one or the other)",
-                               seen[group], name);
+            return cli_usage_error(cmd, "--%s given twice (give each option once)", name);
+        return cli_usage_error(cmd, "--%s and --%s both given (one or the other)", seen[group],
+                               name);
     }
     seen[group] = name;
     return 0;
@@ -199,81 +227,54 @@ static int once(const char **seen, int group, const char *name)
 
 static int cli_profile_transformer(int argc, char **argv)
 {
-    struct option longs[N_SHAPE + 12];
-    for (int i = 0; i < N_SHAPE; i++)
-        longs[i] = (struct option){shape_opts[i].name, required_argument, 0, i};
-    const struct option rest[] = {
-        {"family", required_argument, 0, OPT_FAMILY}, {"norm", required_argument, 0, OPT_NORM},
-        {"bias", no_argument, 0, OPT_BIAS},           {"no-bias", no_argument, 0, OPT_NO_BIAS},
-        {"tied", no_argument, 0, OPT_TIED},           {"untied", no_argument, 0, OPT_UNTIED},
-        {"swiglu", no_argument, 0, OPT_SWIGLU},       {"gelu", no_argument, 0, OPT_GELU},
-        {"name", required_argument, 0, OPT_NAME},     {"out", required_argument, 0, OPT_OUT},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
-    memcpy(longs + N_SHAPE, rest, sizeof rest);
     sim_transformer_t t;
     sim_transformer_init(&t);
     const char *out = NULL, *name = NULL;
-    const char *seen[N_SHAPE + 12] = {0};
-    int c, at = -1;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
-        if (at >= 0 && c != 'h') {
-            /* a pair of opposites counts as one option: its first member's row */
-            int group = at;
-            if (c == OPT_NO_BIAS || c == OPT_UNTIED || c == OPT_GELU)
-                group--;
-            int rc = once(seen, group, longs[at].name);
-            if (rc)
-                return rc;
-        }
-        at = -1;
-        if (c >= 0 && c < N_SHAPE) {
-            const shape_opt_t *o = &shape_opts[c];
-            if (cli_parse_long(optarg, o->lo, o->hi, (long *)((char *)&t + o->field)))
-                return cli_usage_error("profile", "--%s: \"%s\" is not a whole number in "
-                                                  "[%ld, %ld]", o->name, optarg, o->lo, o->hi);
+    const char *seen[N_TRANSFORMER_OPTS] = {0};
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "profile transformer", &cli_profile_transformer_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        /* a pair of opposites counts as one option: its first member's */
+        int group = id == OPT_NO_BIAS || id == OPT_UNTIED || id == OPT_GELU ? id - 1 : id;
+        int rc = once("profile transformer", seen, group, p.option->name);
+        if (rc)
+            return rc;
+        if (id <= N_SHAPE) {
+            *(long *)((char *)&t + shape_field[id]) = p.integer;
             continue;
         }
-        switch (c) {
+        switch (id) {
         case OPT_FAMILY:
-            t.family = optarg;
+            t.family = p.value;
             break;
         case OPT_NORM:
-            if (strcmp(optarg, "layernorm") && strcmp(optarg, "rmsnorm"))
-                return cli_usage_error("profile", "--norm: \"%s\" is not layernorm or rmsnorm",
-                                       optarg);
-            t.rmsnorm = !strcmp(optarg, "rmsnorm");
+            t.rmsnorm = !strcmp(p.value, "rmsnorm");
             break;
         case OPT_BIAS:
         case OPT_NO_BIAS:
-            t.bias = c == OPT_BIAS;
+            t.bias = id == OPT_BIAS;
             break;
         case OPT_TIED:
         case OPT_UNTIED:
-            t.tied = c == OPT_TIED;
+            t.tied = id == OPT_TIED;
             break;
         case OPT_SWIGLU:
         case OPT_GELU:
-            t.swiglu = c == OPT_SWIGLU;
+            t.swiglu = id == OPT_SWIGLU;
             break;
         case OPT_NAME:
-            name = optarg;
+            name = p.value;
             break;
         case OPT_OUT:
-            out = optarg;
+            out = p.value;
             break;
-        case 'h':
-            profile_help();
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("profile", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("profile", "unknown option \"%s\"", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cli_usage_error("profile", "unexpected argument \"%s\"", argv[optind]);
+    if (id < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("profile", "unexpected argument \"%s\"", p.args[0]);
     dt_err_t err;
     if (sim_transformer_resolve(&t, &err))
         return cli_usage_error("profile", "%s", err.msg);
@@ -298,20 +299,36 @@ static int cli_profile_transformer(int argc, char **argv)
 
 /* ---- dtsim profile time: what the compute model by shape makes of a profile ------------- */
 
-static void time_help(void)
-{
-    printf("usage: dtsim profile time FILE.ini|NAME --device DEVICE [--precision P]\n"
-           "                          [--micro-batch B] [--tensor T] [--sequence-parallel]\n"
-           "\n"
-           "Times a model profile's layers with the compute model by operation and shape\n"
-           "(cluster.compute_model = shape) on a device of the catalogue (or a device file),\n"
-           "as a run charges them: per operation (gemm, attention, memory-bound, layers\n"
-           "without a shape at the flat speed), the model's FLOPs, the forward and backward\n"
-           "time of one call of B samples (default 1) on a member of a tensor group of T\n"
-           "(default 1), and the sustained TFLOP/s and fraction of the peak at P (default\n"
-           "bf16); then the first transformer block alone (the layers named like its\n"
-           "first one, PREFIX.0.*) and the whole profile.\n");
-}
+enum { OPT_DEVICE = 1, OPT_PRECISION, OPT_MICRO, OPT_TENSOR, OPT_SP, N_TIME_OPTS };
+
+static const cli_option time_options[] = {
+    {.id = OPT_DEVICE, .name = "device", .kind = CLI_VALUE_TEXT, .metavar = "DEVICE",
+     .help = "a device of the catalogue (dtsim devices) or a device file (required)"},
+    {.id = OPT_PRECISION, .name = "precision", .kind = CLI_VALUE_TEXT, .metavar = "P",
+     .help = "the precision its peak is taken at (default bf16)"},
+    {.id = OPT_MICRO, .name = "micro-batch", .kind = CLI_VALUE_INT, .metavar = "B",
+     .help = "samples of one call (default 1)", .lo = 1, .hi = 1L << 20},
+    {.id = OPT_TENSOR, .name = "tensor", .kind = CLI_VALUE_INT, .metavar = "T",
+     .help = "the tensor group a device is a member of (default 1)", .lo = 1, .hi = 1L << 20},
+    {.id = OPT_SP, .name = "sequence-parallel",
+     .help = "with --tensor above 1, the layers tensor parallelism leaves whole (norms and "
+             "the like) split T ways too, along the sequence"},
+    {0},
+};
+
+const cli_spec cli_profile_time_spec = {
+    .usage = "FILE.ini|NAME --device DEVICE [--precision P]\n"
+             "[--micro-batch B] [--tensor T] [--sequence-parallel]",
+    .about = "Times a model profile's layers with the compute model by operation and shape\n"
+             "(cluster.compute_model = shape) on a device of the catalogue (or a device file),\n"
+             "as a run charges them: per operation (gemm, attention, memory-bound, layers\n"
+             "without a shape at the flat speed), the model's FLOPs, the forward and backward\n"
+             "time of one call of B samples (default 1) on a member of a tensor group of T\n"
+             "(default 1), and the sustained TFLOP/s and fraction of the peak at P (default\n"
+             "bf16); then the first transformer block alone (the layers named like its\n"
+             "first one, PREFIX.0.*) and the whole profile.\n",
+    .options = time_options,
+};
 
 typedef struct time_sum {
     double flops, seconds;
@@ -327,56 +344,38 @@ static void time_row(const char *what, const time_sum_t *t, double peak)
 
 static int cli_profile_time(int argc, char **argv)
 {
-    enum { OPT_DEVICE = 256, OPT_PRECISION, OPT_MICRO, OPT_TENSOR, OPT_SP };
-    const struct option longs[] = {
-        {"device", required_argument, 0, OPT_DEVICE},
-        {"precision", required_argument, 0, OPT_PRECISION},
-        {"micro-batch", required_argument, 0, OPT_MICRO},
-        {"tensor", required_argument, 0, OPT_TENSOR},
-        {"sequence-parallel", no_argument, 0, OPT_SP},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     const char *device = NULL, *precision = "bf16";
     long micro = 1, tensor = 1;
-    int sp = 0, c, at = -1;
-    const char *seen[sizeof longs / sizeof longs[0]] = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, &at)) != -1) {
-        if (at >= 0 && c != 'h') {
-            int rc = once(seen, at, longs[at].name);
-            if (rc)
-                return rc;
-        }
-        at = -1;
-        switch (c) {
+    int sp = 0, id;
+    const char *seen[N_TIME_OPTS] = {0};
+    cli_parser parser;
+    cli_parse_init(&parser, "profile time", &cli_profile_time_spec, argc, argv);
+    while ((id = cli_parse_next(&parser)) > 0) {
+        int rc = once("profile time", seen, id, parser.option->name);
+        if (rc)
+            return rc;
+        switch (id) {
         case OPT_DEVICE:
-            device = optarg;
+            device = parser.value;
             break;
         case OPT_PRECISION:
-            precision = optarg;
+            precision = parser.value;
             break;
         case OPT_MICRO:
+            micro = parser.integer;
+            break;
         case OPT_TENSOR:
-            if (cli_parse_long(optarg, 1, 1L << 20, c == OPT_MICRO ? &micro : &tensor))
-                return cli_usage_error("profile", "--%s: \"%s\" is not a whole number in [1, "
-                                                  "1048576]",
-                                       c == OPT_MICRO ? "micro-batch" : "tensor", optarg);
+            tensor = parser.integer;
             break;
         case OPT_SP:
             sp = 1;
             break;
-        case 'h':
-            time_help();
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("profile", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("profile", "unknown option \"%s\"", argv[optind - 1]);
         }
     }
-    if (optind + 1 != argc)
-        return cli_usage_error("profile", "time: %s", optind < argc ? "one profile only"
+    if (id < 0)
+        return parser.status;
+    if (parser.n_args != 1)
+        return cli_usage_error("profile", "time: %s", parser.n_args ? "one profile only"
                                                                   : "which profile? FILE.ini");
     if (!device)
         return cli_usage_error("profile", "time: which device? --device NAME (dtsim devices)");
@@ -423,7 +422,7 @@ static int cli_profile_time(int argc, char **argv)
                                                        : "no sms: it has no model by shape");
         goto done;
     }
-    if (sim_model_profile_load(&p, argv[optind], &err)) {
+    if (sim_model_profile_load(&p, parser.args[0], &err)) {
         fprintf(stderr, "dtsim profile: %s\n", err.msg);
         goto done;
     }
@@ -459,7 +458,7 @@ static int cli_profile_time(int argc, char **argv)
             }
     }
     printf("%s: %s on %s at %s, %ld sample%s a call, tensor %ld%s; peak %.6g TFLOP/s, flat "
-           "%.6g\n", argv[optind], p.name, d->name, precision, micro, micro == 1 ? "" : "s",
+           "%.6g\n", parser.args[0], p.name, d->name, precision, micro, micro == 1 ? "" : "s",
            tensor, call.sp ? " with sequence parallelism" : "", peak / 1e12, speed / 1e12);
     printf("%-22s %6s %12s %12s %9s %9s\n", "forward + backward", "layers", "GFLOP", "ms",
            "TFLOP/s", "of peak");
@@ -484,7 +483,7 @@ int cli_profile(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         if (argc < 2)
             return cli_usage_error("profile", "which model? dtsim profile transformer ...");
-        profile_help();
+        cli_group_usage(stdout, "profile");
         return CLI_EXIT_OK;
     }
     if (!strcmp(argv[1], "transformer"))

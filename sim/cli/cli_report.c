@@ -2,7 +2,6 @@
  * as `dtsim plot` chooses them; the runs of a lesson (scenarios/lessons/) get its text. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,31 +18,29 @@
 
 #define DEFAULT_REPORT "results/report.html"
 
-static void report_help(void)
-{
-    printf("usage: dtsim report [--db PATH] [--runs SPEC | --sweep ID|NAME] [--out FILE.html]\n"
-           "                    [--timeline-run ID]\n"
-           "\n"
-           "Writes one HTML page about stored runs that needs nothing else to be read (no\n"
-           "network, no script): the summary table, every figure of dtsim plot as SVG with\n"
-           "what to look at in it, the configuration keys that differ between the runs and\n"
-           "those they share, and each run's details; the runs of a lesson\n"
-           "(scenarios/lessons/) get the lesson's text first. Prints the page's path.\n"
-           "\n"
-           "options:\n"
-           "  --db PATH           results database [" DEFAULT_DB "]\n"
-           "  --runs SPEC         these runs: ids and ranges, e.g. 3,5-9\n"
-           "  --sweep ID|NAME     the finished runs of this sweep: its id, or its name\n"
-           "                      (run.name: the newest sweep of it with more than one run)\n"
-           "                      [the sweep named as the newest finished run's, so that a\n"
-           "                      --member run alone keeps its sweep's; without sweeps the\n"
-           "                      %d most recent finished runs]\n"
-           "  --out FILE          the page [" DEFAULT_REPORT "]\n"
-           "  --timeline-run ID   the run of the timeline [of the selected runs with\n"
-           "                      timeline rows, the one with the largest compute share]\n"
-           "  -h, --help          this text\n",
-           RESULTS_RECENT_RUNS);
-}
+enum { OPT_OUT = 1 };
+
+static const cli_option report_options[] = {
+    CLI_SELECT_OPTIONS,
+    {.id = OPT_OUT,
+     .name = "out",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "FILE",
+     .help = "the page [" DEFAULT_REPORT "]"},
+    CLI_SELECT_TIMELINE_OPTION,
+    {0},
+};
+
+const cli_spec cli_report_spec = {
+    .usage = "[--db PATH] [--runs SPEC | --sweep ID|NAME] [--out FILE.html]\n"
+             "[--timeline-run ID]",
+    .about = "Writes one HTML page about stored runs that needs nothing else to be read (no\n"
+             "network, no script): the summary table, every figure of dtsim plot as SVG with\n"
+             "what to look at in it, the configuration keys that differ between the runs and\n"
+             "those they share, and each run's details; the runs of a lesson\n"
+             "(scenarios/lessons/) get the lesson's text first. Prints the page's path.\n",
+    .options = report_options,
+};
 
 /* The lesson whose runs these are: every run is named lesson-NAME or lesson-NAME/... (a
  * lesson's scenario sets run.name = lesson-NAME). NULL when there is none. */
@@ -87,54 +84,35 @@ static int make_parent(const char *path, char *why, size_t n)
 
 int cli_report(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"db", required_argument, 0, 'd'},
-        {"runs", required_argument, 0, 'r'},
-        {"sweep", required_argument, 0, 'w'},
-        {"out", required_argument, 0, 'o'},
-        {"timeline-run", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     const char *out_path = DEFAULT_REPORT, *runs_spec = NULL, *sweep = NULL;
     results_report_opts_t opts = {
         .db_path = DEFAULT_DB, .made_by = "dtsim " DTSIM_VERSION, .figures = 1};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            opts.db_path = optarg;
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "report", &cli_report_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        switch (id) {
+        case CLI_SELECT_DB:
+            opts.db_path = p.value;
             break;
-        case 'r':
-            runs_spec = optarg;
+        case CLI_SELECT_RUNS:
+            runs_spec = p.value;
             break;
-        case 'w':
-            sweep = optarg;
+        case CLI_SELECT_SWEEP:
+            sweep = p.value;
             break;
-        case 'o':
-            out_path = optarg;
+        case OPT_OUT:
+            out_path = p.value;
             break;
-        case 't': {
-            long id;
-            if (cli_parse_long(optarg, 1, LONG_MAX, &id) != 0)
-                return cli_usage_error("report", "--timeline-run \"%s\": expected a run id",
-                                       optarg);
-            opts.timeline_run = id;
+        case CLI_SELECT_TIMELINE_RUN:
+            opts.timeline_run = p.integer;
             break;
-        }
-        case 'h':
-            report_help();
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("report", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("report", "unknown option \"%s\"", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);
+    if (id < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("report", "unexpected argument \"%s\"", p.args[0]);
     int rc = cli_select_check("report", runs_spec, sweep);
     if (rc != CLI_EXIT_OK)
         return rc;

@@ -3,7 +3,6 @@
  * (check) or hand it to the run service (cli_exec.h): in this process, as a sweep of child
  * processes (cli_sweep.h), over MPI (--real, --mpi). */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,199 +44,213 @@ typedef struct run_opts {
 /* The option that asked for a live view, for messages. */
 static const char *live_option(int live) { return live & CLI_LIVE_TERM ? "--live" : "--publish"; }
 
-static void run_help(const char *cmd)
-{
-    printf("usage: dtsim %s SCENARIO [--set section.key=value ...]%s%s%s\n"
-           "\n"
-           "%s\n"
-           "\n"
-           "options:\n"
-           "  --set section.key=value   override a scenario key (repeatable)\n"
-           "%s"
-           "  -h, --help                this text\n"
-           "\n"
-           "Scenario keys, their defaults and units: scenarios/keys.md, or dtsim keys.\n",
-           cmd, strcmp(cmd, "run") ? "" : " [--db PATH] [-j N] [--resume]",
-           strcmp(cmd, "run") ? ""
-                              : "\n                [--member I|all] [--live] [--publish] [--pace S] [--real | --mpi]",
-           !strcmp(cmd, "platform") ? " [--links]" : !strcmp(cmd, "check") ? " [--real]" : "",
-           !strcmp(cmd, "run")
-               ? "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
-                 "[sweep] runs every combination, each in its own process; a file of jobs\n"
-                 "([jobs] files = A.ini, B.ini) runs its jobs in one simulation on its\n"
-                 "platform, each stored as its own run.\n"
-                 "\n"
-                 "exit code: 0 finished; 1 a run failed, diverged, stalled or collapsed;\n"
-                 "2 bad input; 130 (128 + SIGINT) or 143 (SIGTERM) when stopped by that\n"
-                 "signal, after storing its runs as interrupted and printing the summary."
-           : !strcmp(cmd, "platform")
-               ? "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
-                 "hosts (with the node each one runs) and the links of the loaded platform:\n"
-                 "the names that [faults] crash, link_down and link_degrade take."
-           : !strcmp(cmd, "bench sim")
-               ? "Measures the simulation's own cost: runs the scenario without a database,\n"
-                 "then the same number of real gradient steps and updates at the same batch\n"
-                 "size with the plain trainer and no simulation, and prints both wall and CPU\n"
-                 "times (evaluation timed apart and left out of both)."
-           : !strcmp(cmd, "check")
-               ? "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
-                 "prints its runs (jobs with their hosts) and its resolved configuration."
-               : "Validates a scenario and prints its resolved configuration.",
-           !strcmp(cmd, "run")
-               ? "  --db PATH                 results database [run.db: results/dtsim.db]\n"
-                 "  -j, --jobs N              sweep runs at once, 1 to 256 [1]\n"
-                 "  --resume                  continue the sweep of this scenario (the same file\n"
-                 "                            and --set options) stored in --db: run only the\n"
-                 "                            members without a finished run, under its id\n"
-                 "  --member I                run member I (0, 1, ... as dtsim check lists\n"
-                 "                            them) of the sweep alone, into --db, as one job\n"
-                 "                            of a job array [SLURM_ARRAY_TASK_ID when set;\n"
-                 "                            all: every member]; dtsim merge joins the\n"
-                 "                            members' databases\n"
-                 "  --live                    redraw a view of the run on the terminal while\n"
-                 "                            it runs: per host its steps and compute /\n"
-                 "                            communication / idle shares, accuracy so far\n"
-                 "                            (one run, not a sweep; stderr a terminal)\n"
-                 "  --publish                 write the run's state beside the database while\n"
-                 "                            it runs (DB.live-RUN.json, a few times a second)\n"
-                 "                            for dtsim serve's live page, and take the\n"
-                 "                            changes the page asks for (faults.live_links:\n"
-                 "                            bandwidth, latency; faults.live_hosts: crash,\n"
-                 "                            straggler)\n"
-                 "  --pace S                  with --live or --publish: at most S simulated\n"
-                 "                            seconds per second of wall-clock time, to watch\n"
-                 "                            a short run\n"
-                 "  --real                    run it for real under mpirun, one process per\n"
-                 "                            host of the scenario (mpirun -n HOSTS dtsim run\n"
-                 "                            SCENARIO --real): the same strategy code, real\n"
-                 "                            messages, the wall clock; rank 0 stores the run\n"
-                 "                            as NAME-real (the strategies that run real:\n"
-                 "                            dtsim strategies)\n"
-                 "  --mpi                     under mpirun -n P: spread the sweep's members\n"
-                 "                            over the P processes (simulated runs, any\n"
-                 "                            machines); rank 0 merges them into --db\n"
-           : !strcmp(cmd, "platform")
-               ? "  --links                   list hosts and links instead of the XML\n"
-           : !strcmp(cmd, "check")
-               ? "  --real                    also what dtsim run --real would refuse (a\n"
-                 "                            strategy that does not run real, a model\n"
-                 "                            profile, faults real mode cannot play ...)\n"
-               : "");
-}
+enum {
+    OPT_SET = 1,
+    OPT_DB,
+    OPT_JOBS,
+    OPT_LINKS,
+    OPT_LIVE,
+    OPT_MEMBER,
+    OPT_PACE,
+    OPT_PUBLISH,
+    OPT_REAL,
+    OPT_MPI,
+    OPT_RESUME,
+};
 
-static int run_opts_parse(run_opts_t *o, const char *cmd, int argc, char **argv)
+#define OPTION_SET                                                                             \
+    {.id = OPT_SET, .name = "set", .kind = CLI_VALUE_TEXT, .metavar = "section.key=value",     \
+     .help = "override a scenario key (repeatable)"}
+#define SCENARIO_FOOTER "Scenario keys, their defaults and units: scenarios/keys.md, or dtsim keys.\n"
+
+static const cli_option run_options[] = {
+    OPTION_SET,
+    {.id = OPT_DB,
+     .name = "db",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "PATH",
+     .help = "results database [run.db: " DEFAULT_DB "]"},
+    {.id = OPT_JOBS,
+     .name = "jobs",
+     .alias = 'j',
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "sweep runs at once, 1 to 256 [1]",
+     .lo = 1,
+     .hi = CLI_SWEEP_MAX_JOBS},
+    {.id = OPT_RESUME,
+     .name = "resume",
+     .help =
+         "continue the sweep of this scenario (the same file and --set options) stored in --db: "
+         "run only the members without a finished run, under its id"},
+    {.id = OPT_MEMBER,
+     .name = "member",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "I",
+     .help =
+         "run member I (0, 1, ... as dtsim check lists them) of the sweep alone, into --db, as one "
+         "job of a job array [SLURM_ARRAY_TASK_ID when set; all: every member]; dtsim merge joins "
+         "the members' databases"},
+    {.id = OPT_LIVE,
+     .name = "live",
+     .help =
+         "redraw a view of the run on the terminal while it runs: per host its steps and compute / "
+         "communication / idle shares, accuracy so far (one run, not a sweep; stderr a terminal)"},
+    {.id = OPT_PUBLISH,
+     .name = "publish",
+     .help =
+         "write the run's state beside the database while it runs (DB.live-RUN.json, a few times a "
+         "second) for dtsim serve's live page, and take the changes the page asks for "
+         "(faults.live_links: bandwidth, latency; faults.live_hosts: crash, straggler)"},
+    {.id = OPT_PACE,
+     .name = "pace",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "S",
+     .help =
+         "with --live or --publish: at most S simulated seconds per second of wall-clock time, to "
+         "watch a short run",
+     .lo = 1e-9,
+     .hi = 1e12},
+    {.id = OPT_REAL,
+     .name = "real",
+     .help = "run it for real under mpirun, one process per host of the scenario (mpirun -n HOSTS "
+             "dtsim "
+             "run SCENARIO --real): the same strategy code, real messages, the wall clock; rank 0 "
+             "stores the run as NAME-real (the strategies that run real: dtsim strategies)"},
+    {.id = OPT_MPI,
+     .name = "mpi",
+     .help =
+         "under mpirun -n P: spread the sweep's members over the P processes (simulated runs, any "
+         "machines); rank 0 merges them into --db"},
+    {0},
+};
+
+const cli_spec cli_run_spec = {
+    .usage = "SCENARIO [--set section.key=value ...] [--db PATH] [-j N] [--resume]\n"
+             "[--member I|all] [--live] [--publish] [--pace S] [--real | --mpi]",
+    .about = "Runs a scenario in the simulated cluster and stores it; a scenario with a\n"
+             "[sweep] runs every combination, each in its own process; a file of jobs\n"
+             "([jobs] files = A.ini, B.ini) runs its jobs in one simulation on its\n"
+             "platform, each stored as its own run.\n"
+             "\n"
+             "exit code: 0 finished; 1 a run failed, diverged, stalled or collapsed;\n"
+             "2 bad input; 130 (128 + SIGINT) or 143 (SIGTERM) when stopped by that\n"
+             "signal, after storing its runs as interrupted and printing the summary.\n",
+    .options = run_options,
+    .footer = SCENARIO_FOOTER,
+};
+
+static const cli_option check_options[] = {
+    OPTION_SET,
+    {.id = OPT_REAL,
+     .name = "real",
+     .help = "also what dtsim run --real would refuse (a strategy that does not run real, a model "
+             "profile, faults real mode cannot play ...)"},
+    {0},
+};
+
+const cli_spec cli_check_spec = {
+    .usage = "SCENARIO [--set section.key=value ...] [--real]",
+    .about = "Validates a scenario (every run of its [sweep], every job of its [jobs]) and\n"
+             "prints its runs (jobs with their hosts) and its resolved configuration.\n",
+    .options = check_options,
+    .footer = SCENARIO_FOOTER,
+};
+
+static const cli_option platform_options[] = {
+    OPTION_SET,
+    {.id = OPT_LINKS, .name = "links", .help = "list hosts and links instead of the XML"},
+    {0},
+};
+
+const cli_spec cli_platform_spec = {
+    .usage = "SCENARIO [--set section.key=value ...] [--links]",
+    .about = "Prints the SimGrid platform XML the scenario generates, or with --links the\n"
+             "hosts (with the node each one runs) and the links of the loaded platform:\n"
+             "the names that [faults] crash, link_down and link_degrade take.\n",
+    .options = platform_options,
+    .footer = SCENARIO_FOOTER,
+};
+
+static const cli_option bench_sim_options[] = {OPTION_SET, {0}};
+
+const cli_spec cli_bench_sim_spec = {
+    .usage = "SCENARIO [--set section.key=value ...]",
+    .about = "Measures the simulation's own cost: runs the scenario without a database,\n"
+             "then the same number of real gradient steps and updates at the same batch\n"
+             "size with the plain trainer and no simulation, and prints both wall and CPU\n"
+             "times (evaluation timed apart and left out of both).\n",
+    .options = bench_sim_options,
+    .footer = SCENARIO_FOOTER,
+};
+
+/* Reads the options of cmd (run, check, platform, bench sim: spec its table) into o.
+ * Returns 0, -1 after --help, or CLI_EXIT_USAGE (reported). */
+static int run_opts_parse(run_opts_t *o, const char *cmd, const cli_spec *spec, int argc,
+                          char **argv)
 {
-    static const struct option longs[] = {
-        {"set", required_argument, 0, 's'},
-        {"db", required_argument, 0, 'd'},
-        {"jobs", required_argument, 0, 'j'},
-        {"links", no_argument, 0, 'l'},
-        {"live", no_argument, 0, 'L'},
-        {"member", required_argument, 0, 'M'},
-        {"pace", required_argument, 0, 'P'},
-        {"publish", no_argument, 0, 'U'},
-        {"real", no_argument, 0, 'R'},
-        {"mpi", no_argument, 0, 'S'},
-        {"resume", no_argument, 0, 'r'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     memset(o, 0, sizeof *o);
     o->jobs = 1;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hj:", longs, NULL)) != -1) {
-        switch (c) {
-        case 's':
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, cmd, spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        switch (id) {
+        case OPT_SET:
             if (o->n_sets == MAX_SETS)
                 return cli_usage_error(cmd, "more than %d --set options", MAX_SETS);
-            o->sets[o->n_sets++] = optarg;
+            o->sets[o->n_sets++] = p.value;
             break;
-        case 'd':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--db\"");
-            if (!optarg[0])
-                return cli_usage_error(cmd, "--db needs a path (an empty one would keep "
-                                            "nothing)");
-            o->db = optarg;
+        case OPT_DB:
+            o->db = p.value;
             break;
-        case 'j': {
-            long jobs;
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"-j\" (--jobs)");
-            if (cli_parse_long(optarg, 1, CLI_SWEEP_MAX_JOBS, &jobs))
-                return cli_usage_error(cmd, "--jobs %s: expected an integer in [1, %d]", optarg,
-                                       CLI_SWEEP_MAX_JOBS);
-            o->jobs = (int)jobs;
+        case OPT_JOBS:
+            o->jobs = (int)p.integer;
             break;
-        }
-        case 'M':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--member\"");
-            o->member = optarg;
+        case OPT_MEMBER:
+            o->member = p.value;
             break;
-        case 'L':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--live\"");
+        case OPT_LIVE:
             o->live |= CLI_LIVE_TERM;
             break;
-        case 'U':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--publish\"");
+        case OPT_PUBLISH:
             o->live |= CLI_LIVE_PUBLISH;
             break;
-        case 'P':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--pace\"");
-            if (cli_parse_double(optarg, 1e-9, 1e12, &o->pace) || o->pace <= 0)
-                return cli_usage_error(cmd, "--pace %s: expected simulated seconds per "
-                                            "second, a number > 0", optarg);
+        case OPT_PACE:
+            o->pace = p.number;
             break;
-        case 'R':
-            if (strcmp(cmd, "run") && strcmp(cmd, "check"))
-                return cli_usage_error(cmd, "unknown option \"--real\"");
+        case OPT_REAL:
             o->real = 1;
             break;
-        case 'S':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--mpi\"");
+        case OPT_MPI:
             o->mpi = 1;
             break;
-        case 'r':
-            if (strcmp(cmd, "run"))
-                return cli_usage_error(cmd, "unknown option \"--resume\"");
+        case OPT_RESUME:
             o->resume = 1;
             break;
-        case 'l':
-            if (strcmp(cmd, "platform"))
-                return cli_usage_error(cmd, "unknown option \"--links\"");
+        case OPT_LINKS:
             o->links = 1;
             break;
-        case 'h':
-            run_help(cmd);
-            return -1;
-        case ':':
-            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(cmd, "unknown option \"%s\"", argv[optind - 1]);
         }
     }
+    if (id < 0)
+        return p.status == CLI_EXIT_OK ? -1 : p.status;
     if (o->pace > 0 && !o->live)
         return cli_usage_error(cmd, "--pace paces the live view: it needs --live or --publish");
-    if (optind >= argc)
+    if (!p.n_args)
         return cli_usage_error(cmd, "missing SCENARIO file");
-    if (optind + 1 < argc)
-        return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind + 1]);
-    o->scenario = argv[optind];
+    if (p.n_args > 1)
+        return cli_usage_error(cmd, "unexpected argument \"%s\"", p.args[1]);
+    o->scenario = p.args[0];
     return 0;
 }
 
 /* Parses a command's options and loads its scenario. Returns NULL with *rc set (0 after
  * --help, 2 on a usage or scenario error, already reported) or the scenario to free. */
-static scenario_t *load_scenario(run_opts_t *o, const char *cmd, int argc, char **argv, int *rc)
+static scenario_t *load_scenario(run_opts_t *o, const char *cmd, const cli_spec *spec, int argc,
+                                 char **argv, int *rc)
 {
-    *rc = run_opts_parse(o, cmd, argc, argv);
+    *rc = run_opts_parse(o, cmd, spec, argc, argv);
     if (*rc) {
         *rc = *rc < 0 ? CLI_EXIT_OK : *rc;
         return NULL;
@@ -335,7 +348,7 @@ int cli_check(int argc, char **argv)
 {
     run_opts_t o;
     int rc;
-    scenario_t *sc = load_scenario(&o, "check", argc, argv, &rc);
+    scenario_t *sc = load_scenario(&o, "check", &cli_check_spec, argc, argv, &rc);
     if (!sc)
         return rc;
     if (sim_jobs_given(sc)) {
@@ -400,7 +413,7 @@ int cli_platform(int argc, char **argv)
 {
     run_opts_t o;
     int rc;
-    scenario_t *sc = load_scenario(&o, "platform", argc, argv, &rc);
+    scenario_t *sc = load_scenario(&o, "platform", &cli_platform_spec, argc, argv, &rc);
     if (!sc)
         return rc;
     if (o.links) {
@@ -581,7 +594,7 @@ int cli_run(int argc, char **argv)
         if (null >= 0)
             close(null);
     }
-    scenario_t *sc = load_scenario(&o, "run", argc, argv, &rc);
+    scenario_t *sc = load_scenario(&o, "run", &cli_run_spec, argc, argv, &rc);
     if (saved >= 0) {
         fflush(stderr);
         dup2(saved, STDERR_FILENO);
@@ -675,7 +688,7 @@ int cli_bench_sim(int argc, char **argv)
 {
     run_opts_t o;
     int rc;
-    scenario_t *sc = load_scenario(&o, "bench sim", argc, argv, &rc);
+    scenario_t *sc = load_scenario(&o, "bench sim", &cli_bench_sim_spec, argc, argv, &rc);
     if (!sc)
         return rc;
     sim_run_t *run = dt_malloc(sizeof *run);
@@ -731,29 +744,36 @@ done:
     return rc;
 }
 
+const cli_spec cli_keys_spec = {
+    .about = "Prints every scenario key (Markdown tables).\n",
+};
+
 /* `dtsim keys`: every scenario key with its default, accepted values and meaning. */
 int cli_keys(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: dtsim keys\n\nPrints every scenario key (Markdown tables).\n");
-        return CLI_EXIT_OK;
-    }
-    if (argc > 1)
-        return cli_usage_error("keys", "unexpected argument \"%s\"", argv[1]);
+    cli_parser p;
+    cli_parse_init(&p, "keys", &cli_keys_spec, argc, argv);
+    if (cli_parse_next(&p) < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("keys", "unexpected argument \"%s\"", p.args[0]);
     scenario_write_keys_markdown(stdout);
     return CLI_EXIT_OK;
 }
 
+const cli_spec cli_strategies_spec = {
+    .about = "Prints every strategy (strategy.kind), the [strategy] keys it reads and what\n"
+             "happens each step (a Markdown table, from the registry).\n",
+};
+
 int cli_strategies(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: dtsim strategies\n\nPrints every strategy (strategy.kind), the "
-               "[strategy] keys it reads and what\nhappens each step (a Markdown table, "
-               "from the registry).\n");
-        return CLI_EXIT_OK;
-    }
-    if (argc > 1)
-        return cli_usage_error("strategies", "unexpected argument \"%s\"", argv[1]);
+    cli_parser p;
+    cli_parse_init(&p, "strategies", &cli_strategies_spec, argc, argv);
+    if (cli_parse_next(&p) < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("strategies", "unexpected argument \"%s\"", p.args[0]);
     sim_strategies_write_markdown(stdout);
     return CLI_EXIT_OK;
 }

@@ -497,55 +497,70 @@ static volatile sig_atomic_t serve_stop;
 static void on_signal(int sig) { (void)sig, serve_stop = 1; }
 #endif
 
-static void serve_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: dtsim serve [--db PATH] [--port N] [--projector]\n"
-            "\n"
-            "A web page about the runs of a results database, on http://127.0.0.1:N/ only:\n"
-            "- a run under way, started with dtsim run --publish into the same database:\n"
-            "  each host and what it does now (compute, comm, idle), the busiest links'\n"
-            "  utilisation, messages in flight, accuracy so far (redrawn every second);\n"
-            "- a teacher's changes while it runs: a link's bandwidth or latency (scenario\n"
-            "  faults.live_links = yes), a node's crash or a straggler (faults.live_hosts =\n"
-            "  yes); each a faults row naming the item that replays the run;\n"
-            "- accuracy against simulated time (linear or log) for the selected run's sweep\n"
-            "  or every run, a colour per strategy, a dash and marker per run; a language\n"
-            "  model's loss on a chart of its own;\n"
-            "- any stored run replayed at a pace from its evals and timeline rows\n"
-            "  (/?replay=ID&pace=S opens the page replaying run ID over S seconds);\n"
-            "- a lesson's text (scenarios/lessons/) beside its runs (run.name lesson-NAME).\n"
-            "JSON: /api/runs, /api/evals, /api/timeline, /api/faults, /api/lesson and\n"
-            "/api/live ?run=ID; POST /api/change?run=ID&do=link|latency|crash|straggler\n"
-            "&target=T[&value=V][&for=D] and /api/link?run=ID&link=L&bw=B (header X-Dtsim).\n"
-            "  --db PATH     results database (default " DEFAULT_DB ")\n"
-            "  --port N      TCP port on 127.0.0.1 (default 8037; 0: any free port, printed)\n"
-            "  --projector   type and lines that read from the back of a room, each chart a\n"
-            "                screen of its own (the page's ?projector=1 does the same)\n"
-            "Needs libmicrohttpd at configure time. Stops on Ctrl-C.\n");
-}
+enum { OPT_DB = 1, OPT_PORT, OPT_PROJECTOR };
+
+static const cli_option serve_options[] = {
+    {.id = OPT_DB,
+     .name = "db",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "PATH",
+     .help = "results database (default " DEFAULT_DB ")"},
+    {.id = OPT_PORT,
+     .name = "port",
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "TCP port on 127.0.0.1 (default 8037; 0: any free port, printed)",
+     .hi = 65535},
+    {.id = OPT_PROJECTOR,
+     .name = "projector",
+     .help =
+         "type and lines that read from the back of a room, each chart a screen of its own (the "
+         "page's ?projector=1 does the same)"},
+    {0},
+};
+
+const cli_spec cli_serve_spec = {
+    .usage = "[--db PATH] [--port N] [--projector]",
+    .about = "A web page about the runs of a results database, on http://127.0.0.1:N/ only:\n"
+             "- a run under way, started with dtsim run --publish into the same database:\n"
+             "  each host and what it does now (compute, comm, idle), the busiest links'\n"
+             "  utilisation, messages in flight, accuracy so far (redrawn every second);\n"
+             "- a teacher's changes while it runs: a link's bandwidth or latency (scenario\n"
+             "  faults.live_links = yes), a node's crash or a straggler (faults.live_hosts =\n"
+             "  yes); each a faults row naming the item that replays the run;\n"
+             "- accuracy against simulated time (linear or log) for the selected run's sweep\n"
+             "  or every run, a colour per strategy, a dash and marker per run; a language\n"
+             "  model's loss on a chart of its own;\n"
+             "- any stored run replayed at a pace from its evals and timeline rows\n"
+             "  (/?replay=ID&pace=S opens the page replaying run ID over S seconds);\n"
+             "- a lesson's text (scenarios/lessons/) beside its runs (run.name lesson-NAME).\n"
+             "JSON: /api/runs, /api/evals, /api/timeline, /api/faults, /api/lesson and\n"
+             "/api/live ?run=ID; POST /api/change?run=ID&do=link|latency|crash|straggler\n"
+             "&target=T[&value=V][&for=D] and /api/link?run=ID&link=L&bw=B (header X-Dtsim).\n",
+    .options = serve_options,
+    .footer = "Needs libmicrohttpd at configure time. Stops on Ctrl-C.\n",
+};
 
 int cli_serve(int argc, char **argv)
 {
     const char *db_path = DEFAULT_DB;
     long port = 8037;
     int projector = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            serve_usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
-            db_path = argv[++i];
-        } else if (!strcmp(argv[i], "--projector")) {
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "serve", &cli_serve_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        if (id == OPT_DB)
+            db_path = p.value;
+        else if (id == OPT_PORT)
+            port = p.integer;
+        else
             projector = 1;
-        } else if (!strcmp(argv[i], "--port") && i + 1 < argc) {
-            if (cli_parse_long(argv[++i], 0, 65535, &port))
-                return cli_usage_error("serve", "--port: \"%s\" is not a port (0 to 65535)",
-                                       argv[i]);
-        } else {
-            return cli_usage_error("serve", "unknown or incomplete option \"%s\"", argv[i]);
-        }
     }
+    if (id < 0)
+        return p.status;
+    if (p.n_args)
+        return cli_usage_error("serve", "unexpected argument \"%s\"", p.args[0]);
 #ifndef DTSIM_HAVE_MHD
     (void)db_path, (void)projector;
     fprintf(stderr, "dtsim serve: not built (no libmicrohttpd found at configure time; "

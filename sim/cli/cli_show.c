@@ -4,7 +4,6 @@
  * prints the stored configuration instead, a scenario file that `dtsim run` replays. The
  * rows come from results/query.c; this file only lays them out. */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -273,46 +272,50 @@ static int show(const char *db, int64_t id, int config)
     return CLI_EXIT_OK;
 }
 
+enum { OPT_DB = 1, OPT_CONFIG };
+
+static const cli_option show_options[] = {
+    {.id = OPT_DB,
+     .name = "db",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "PATH",
+     .help = "results database [" DEFAULT_DB "]"},
+    {.id = OPT_CONFIG,
+     .name = "config",
+     .help = "print only the stored configuration, a scenario file that dtsim run replays"},
+    {0},
+};
+
+const cli_spec cli_show_spec = {
+    .usage = "RUN [--db PATH] [--config]",
+    .about = "Prints run RUN (an id from dtsim runs) of a results database [" DEFAULT_DB "]\n"
+             "whole: its status, sweep, seed, times and versions, its summary, its\n"
+             "evaluations, hosts, memory, faults, links, clients, privacy and staleness\n"
+             "rows, and every resolved parameter.\n",
+    .options = show_options,
+};
+
 int cli_show(int argc, char **argv)
 {
-    static const struct option longs[] = {{"db", required_argument, 0, 'd'},
-                                          {"config", no_argument, 0, 'c'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
     const char *db = DEFAULT_DB;
-    int config = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db = optarg;
-            break;
-        case 'c':
+    int config = 0, opt;
+    cli_parser p;
+    cli_parse_init(&p, "show", &cli_show_spec, argc, argv);
+    while ((opt = cli_parse_next(&p)) > 0) {
+        if (opt == OPT_DB)
+            db = p.value;
+        else
             config = 1;
-            break;
-        case 'h':
-            printf("usage: dtsim show RUN [--db PATH] [--config]\n\n"
-                   "Prints run RUN (an id from dtsim runs) of a results database [" DEFAULT_DB "]\n"
-                   "whole: its status, sweep, seed, times and versions, its summary, its\n"
-                   "evaluations, hosts, memory, faults, links, clients, privacy and staleness\n"
-                   "rows, and every resolved parameter.\n\n"
-                   "  --config   print only the stored configuration, a scenario file that\n"
-                   "             dtsim run replays\n");
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("show", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("show", "unknown option \"%s\"", argv[optind - 1]);
-        }
     }
-    if (optind == argc)
+    if (opt < 0)
+        return p.status;
+    if (!p.n_args)
         return cli_usage_error("show", "missing RUN, a run id from dtsim runs");
-    if (optind + 1 < argc)
-        return cli_usage_error("show", "unexpected argument \"%s\"", argv[optind + 1]);
+    if (p.n_args > 1)
+        return cli_usage_error("show", "unexpected argument \"%s\"", p.args[1]);
     long id;
-    if (cli_parse_long(argv[optind], 1, LONG_MAX, &id))
+    if (cli_parse_long(p.args[0], 1, LONG_MAX, &id))
         return cli_usage_error("show", "RUN \"%s\" is not a run id (a number such as 3)",
-                               argv[optind]);
+                               p.args[0]);
     return show(db, id, config);
 }

@@ -5,7 +5,6 @@
  * window of seq + 1 bytes of its first 90% for training, of its last 10% for validation. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,8 @@ typedef struct train_opts {
     long batch, epochs, threads, seed, limit;
     const char *data_dir;
     const char *device; /* cpu, cuda or auto */
+    long steps;         /* calibrate: timed steps */
+    const char *out;    /* calibrate: the device profile's file, or NULL: print it */
 } train_opts_t;
 
 static void train_opts_default(train_opts_t *o, long epochs)
@@ -53,217 +54,217 @@ static void train_opts_default(train_opts_t *o, long epochs)
     o->data_dir = TRAINER_FASHION_MNIST_DIR;
     o->device = "cpu";
     o->text = TRAINER_DEFAULT_TEXT;
+    o->steps = 200;
 }
 
-static void train_opts_help(const char *cmd, long default_epochs)
-{
-    printf("usage: dtsim %s [OPTIONS]\n"
-           "\n"
-           "options (default in brackets):\n"
-           "  --model NAME        logreg, mlp, cnn or gpt [mlp]\n"
-           "  --hidden LIST       mlp hidden sizes; gpt: its width [256,128; gpt 64]\n"
-           "  --layers N          gpt blocks [2]\n"
-           "  --heads N           gpt attention heads [4]\n"
-           "  --seq N             gpt tokens per window [64]\n"
-           "  --text FILE         gpt: the text, byte-level tokens [%s]\n"
-           "  --conv C1,C2        cnn convolution channels [16,32]\n"
-           "  --fc N              cnn dense hidden size [128]\n"
-           "  --batch N           samples per step [64]\n"
-           "  --epochs N          passes over the training set [%ld]\n"
-           "  --lr X              learning rate [0.05]\n"
-           "  --optimizer NAME    sgd, adam or adamw (PyTorch's) [sgd]\n"
-           "  --schedule NAME     learning rate per step after the warmup: constant, or\n"
-           "                      cosine or linear decay to --lr-min [constant]\n"
-           "  --warmup N          steps of linear warmup [0]\n"
-           "  --lr-min X          the decay's floor [0]\n"
-           "  --momentum X        SGD momentum [0]\n"
-           "  --beta1 X, --beta2 X, --eps X\n"
-           "                      adam and adamw's constants [0.9, 0.999, 1e-8]\n"
-           "  --weight-decay X    weight decay: L2, decoupled for adamw [0]\n"
-           "  --clip-norm X       clip the gradient to this global 2-norm; 0: off [0]\n"
-           "  --threads N         OpenBLAS threads [1]\n"
-           "  --seed N            initialisation and batch-order seed [1]\n"
-           "  --data DIR          MNIST-format directory [%s]\n"
-           "  --limit N           use only the first N training samples [all]\n"
-           "  --device NAME       cpu, cuda or auto (cuda when a GPU is usable) [cpu]\n"
-           "  -h, --help          this text\n",
-           cmd, TRAINER_DEFAULT_TEXT, default_epochs, TRAINER_FASHION_MNIST_DIR);
-}
+enum {
+    OPT_MODEL = 1, OPT_HIDDEN, OPT_LAYERS, OPT_HEADS, OPT_SEQ, OPT_TEXT, OPT_CONV, OPT_FC,
+    OPT_BATCH, OPT_EPOCHS, OPT_LR, OPT_OPTIMIZER, OPT_SCHEDULE, OPT_WARMUP, OPT_LR_MIN,
+    OPT_MOMENTUM, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WEIGHT_DECAY, OPT_CLIP_NORM, OPT_THREADS,
+    OPT_SEED, OPT_DATA, OPT_LIMIT, OPT_DEVICE, OPT_STEPS, OPT_OUT, OPT_GEMM
+};
+
+/* The training options of train, bench trainer and calibrate; EPOCHS: --epochs' default. */
+#define TRAIN_OPTIONS(EPOCHS)                                                                  \
+    {.id = OPT_MODEL, .name = "model", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",            \
+     .choices = "logreg,mlp,cnn,gpt", .help = "logreg, mlp, cnn or gpt [mlp]"},               \
+    {.id = OPT_HIDDEN, .name = "hidden", .kind = CLI_VALUE_TEXT, .metavar = "LIST",            \
+     .help = "mlp hidden sizes; gpt: its width [256,128; gpt 64]"},                            \
+    {.id = OPT_LAYERS, .name = "layers", .kind = CLI_VALUE_INT, .metavar = "N",                \
+     .help = "gpt blocks [2]", .lo = 1, .hi = 1024},                                           \
+    {.id = OPT_HEADS, .name = "heads", .kind = CLI_VALUE_INT, .metavar = "N",                  \
+     .help = "gpt attention heads [4]", .lo = 1, .hi = 1024},                                  \
+    {.id = OPT_SEQ, .name = "seq", .kind = CLI_VALUE_INT, .metavar = "N",                      \
+     .help = "gpt tokens per window [64]", .lo = 1, .hi = TRAINER_GPT_MAX_SEQ},                \
+    {.id = OPT_TEXT, .name = "text", .kind = CLI_VALUE_PATH, .metavar = "FILE",                \
+     .help = "gpt: the text, byte-level tokens [" TRAINER_DEFAULT_TEXT "]"},                   \
+    {.id = OPT_CONV, .name = "conv", .kind = CLI_VALUE_TEXT, .metavar = "C1,C2",               \
+     .help = "cnn convolution channels [16,32]"},                                              \
+    {.id = OPT_FC, .name = "fc", .kind = CLI_VALUE_INT, .metavar = "N",                        \
+     .help = "cnn dense hidden size [128]", .lo = 1, .hi = 1 << 20},                           \
+    {.id = OPT_BATCH, .name = "batch", .kind = CLI_VALUE_INT, .metavar = "N",                  \
+     .help = "samples per step [64]", .lo = 1, .hi = 65536},                                   \
+    {.id = OPT_EPOCHS, .name = "epochs", .kind = CLI_VALUE_INT, .metavar = "N",                \
+     .help = "passes over the training set [" #EPOCHS "]", .lo = 1, .hi = 100000},             \
+    {.id = OPT_LR, .name = "lr", .kind = CLI_VALUE_FLOAT, .metavar = "X",                      \
+     .help = "learning rate, above 0 [0.05]", .lo = 0, .hi = 100},                             \
+    {.id = OPT_OPTIMIZER, .name = "optimizer", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",    \
+     .choices = "sgd,adam,adamw", .help = "sgd, adam or adamw (PyTorch's) [sgd]"},             \
+    {.id = OPT_SCHEDULE, .name = "schedule", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",      \
+     .choices = "constant,cosine,linear",                                                      \
+     .help = "learning rate per step after the warmup: constant, or cosine or linear decay "   \
+             "to --lr-min [constant]"},                                                        \
+    {.id = OPT_WARMUP, .name = "warmup", .kind = CLI_VALUE_INT, .metavar = "N",                \
+     .help = "steps of linear warmup [0]", .lo = 0, .hi = 1e9},                                \
+    {.id = OPT_LR_MIN, .name = "lr-min", .kind = CLI_VALUE_FLOAT, .metavar = "X",              \
+     .help = "the decay's floor [0]", .lo = 0, .hi = 100},                                     \
+    {.id = OPT_MOMENTUM, .name = "momentum", .kind = CLI_VALUE_FLOAT, .metavar = "X",          \
+     .help = "SGD momentum, below 1 [0]", .lo = 0, .hi = 0.999999},                            \
+    {.id = OPT_BETA1, .name = "beta1", .kind = CLI_VALUE_FLOAT, .metavar = "X",                \
+     .help = "adam and adamw's beta1, below 1 [0.9]", .lo = 0, .hi = 1},                       \
+    {.id = OPT_BETA2, .name = "beta2", .kind = CLI_VALUE_FLOAT, .metavar = "X",                \
+     .help = "adam and adamw's beta2, below 1 [0.999]", .lo = 0, .hi = 1},                     \
+    {.id = OPT_EPS, .name = "eps", .kind = CLI_VALUE_FLOAT, .metavar = "X",                    \
+     .help = "adam and adamw's epsilon, above 0 and below 1 [1e-8]", .lo = 0, .hi = 1},       \
+    {.id = OPT_WEIGHT_DECAY, .name = "weight-decay", .kind = CLI_VALUE_FLOAT, .metavar = "X", \
+     .help = "weight decay: L2, decoupled for adamw [0]", .lo = 0, .hi = 1},                   \
+    {.id = OPT_CLIP_NORM, .name = "clip-norm", .kind = CLI_VALUE_FLOAT, .metavar = "X",        \
+     .help = "clip the gradient to this global 2-norm; 0: off [0]", .lo = 0, .hi = 1e9},       \
+    {.id = OPT_THREADS, .name = "threads", .kind = CLI_VALUE_INT, .metavar = "N",              \
+     .help = "OpenBLAS threads [1]", .lo = 1, .hi = 1024},                                     \
+    {.id = OPT_SEED, .name = "seed", .kind = CLI_VALUE_INT, .metavar = "N",                    \
+     .help = "initialisation and batch-order seed [1]", .lo = 0, .hi = 2147483647},            \
+    {.id = OPT_DATA, .name = "data", .kind = CLI_VALUE_DIR, .metavar = "DIR",                  \
+     .help = "MNIST-format directory [" TRAINER_FASHION_MNIST_DIR "]"},                        \
+    {.id = OPT_LIMIT, .name = "limit", .kind = CLI_VALUE_INT, .metavar = "N",                  \
+     .help = "use only the first N training samples [all]", .lo = 1, .hi = (double)(1L << 40)}, \
+    {.id = OPT_DEVICE, .name = "device", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",          \
+     .choices = "cpu,cuda,auto", .help = "cpu, cuda or auto (cuda when a GPU is usable) [cpu]"}
+
+static const cli_option train_options[] = {TRAIN_OPTIONS(5), {0}};
+static const cli_option bench_trainer_options[] = {TRAIN_OPTIONS(1), {0}};
+static const cli_option calibrate_options[] = {
+    TRAIN_OPTIONS(1),
+    {.help = "calibrate options:"},
+    {.id = OPT_STEPS, .name = "steps", .kind = CLI_VALUE_INT, .metavar = "N",
+     .help = "timed steps, after 10 warm-up steps [200]", .lo = 10, .hi = 1000000},
+    {.id = OPT_OUT, .name = "out", .kind = CLI_VALUE_PATH, .metavar = "FILE.ini",
+     .help = "write the device profile there [print it only]"},
+    {.id = OPT_GEMM, .name = "gemm",
+     .help = "the backend's GEMM curve instead (dtsim calibrate --gemm --help)"},
+    {0},
+};
+
+const cli_spec cli_train_spec = {
+    .usage = "[OPTIONS]",
+    .options = train_options,
+    .options_title = "options (default in brackets):",
+};
+const cli_spec cli_bench_trainer_spec = {
+    .usage = "[OPTIONS]",
+    .options = bench_trainer_options,
+    .options_title = "options (default in brackets):",
+};
+const cli_spec cli_calibrate_spec = {
+    .usage = "[OPTIONS]",
+    .options = calibrate_options,
+    .options_title = "options (default in brackets):",
+};
 
 /* Returns -1 when help was printed, CLI_EXIT_USAGE on a bad option, 0 otherwise. */
-static int train_opts_parse(train_opts_t *o, const char *cmd, int argc, char **argv,
-                            long default_epochs)
+static int train_opts_parse(train_opts_t *o, const char *cmd, const cli_spec *spec, int argc,
+                            char **argv)
 {
-    static const struct option longs[] = {
-        {"model", required_argument, 0, 'm'},  {"hidden", required_argument, 0, 'H'},
-        {"conv", required_argument, 0, 'c'},   {"fc", required_argument, 0, 'f'},
-        {"batch", required_argument, 0, 'b'},  {"epochs", required_argument, 0, 'e'},
-        {"lr", required_argument, 0, 'l'},     {"momentum", required_argument, 0, 'M'},
-        {"weight-decay", required_argument, 0, 'w'},
-        {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},
-        {"data", required_argument, 0, 'd'},   {"limit", required_argument, 0, 'n'},
-        {"schedule", required_argument, 0, 'S'}, {"device", required_argument, 0, 'D'},
-        {"layers", required_argument, 0, 'L'}, {"heads", required_argument, 0, 'A'},
-        {"seq", required_argument, 0, 'T'},    {"text", required_argument, 0, 'x'},
-        {"optimizer", required_argument, 0, 'O'}, {"beta1", required_argument, 0, '1'},
-        {"beta2", required_argument, 0, '2'},  {"eps", required_argument, 0, 'E'},
-        {"clip-norm", required_argument, 0, 'C'}, {"warmup", required_argument, 0, 'W'},
-        {"lr-min", required_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
-    };
     dt_err_t err;
-    double v;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (trainer_arch_parse(&o->model.arch, optarg, &err))
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, cmd, spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        const char *v = p.value;
+        double x = p.number;
+        switch (id) {
+        case OPT_MODEL:
+            if (trainer_arch_parse(&o->model.arch, v, &err))
                 return cli_usage_error(cmd, "--model: %s", err.msg);
             break;
-        case 'H':
-            o->hidden_text = optarg;
+        case OPT_HIDDEN:
+            o->hidden_text = v;
             o->hidden_given = 1;
             break;
-        case 'L':
-        case 'A':
-        case 'T': {
-            long v;
-            const char *name = c == 'L' ? "--layers" : c == 'A' ? "--heads" : "--seq";
-            long hi = c == 'T' ? TRAINER_GPT_MAX_SEQ : 1024;
-            if (cli_parse_long(optarg, 1, hi, &v))
-                return cli_usage_error(cmd, "%s: expected an integer in [1, %ld], got \"%s\"",
-                                       name, hi, optarg);
-            *(c == 'L' ? &o->model.layers : c == 'A' ? &o->model.heads : &o->model.seq) = (int)v;
+        case OPT_LAYERS:
+            o->model.layers = (int)p.integer;
             break;
-        }
-        case 'x':
-            o->text = optarg;
+        case OPT_HEADS:
+            o->model.heads = (int)p.integer;
             break;
-        case 'O':
-            if (!strcmp(optarg, "sgd"))
-                o->sgd.kind = TRAINER_OPT_SGD;
-            else if (!strcmp(optarg, "adam"))
-                o->sgd.kind = TRAINER_OPT_ADAM;
-            else if (!strcmp(optarg, "adamw"))
-                o->sgd.kind = TRAINER_OPT_ADAMW;
-            else
-                return cli_usage_error(cmd, "--optimizer: expected sgd, adam or adamw, got \"%s\"",
-                                       optarg);
+        case OPT_SEQ:
+            o->model.seq = (int)p.integer;
             break;
-        case '1':
-        case '2':
-        case 'E': {
-            const char *name = c == '1' ? "--beta1" : c == '2' ? "--beta2" : "--eps";
-            if (cli_parse_double(optarg, 0.0, 1.0, &v) || v == 1.0 || (c == 'E' && v == 0.0))
-                return cli_usage_error(cmd, "%s: expected a number in %s, got \"%s\"", name,
-                                       c == 'E' ? "(0, 1)" : "[0, 1)", optarg);
-            *(c == '1' ? &o->sgd.beta1 : c == '2' ? &o->sgd.beta2 : &o->sgd.eps) = v;
+        case OPT_TEXT:
+            o->text = v;
             break;
-        }
-        case 'C':
-            if (cli_parse_double(optarg, 0.0, 1e9, &v))
-                return cli_usage_error(cmd, "--clip-norm: expected a number in [0, 1e9], got \"%s\"",
-                                       optarg);
-            o->sgd.clip_norm = (float)v;
+        case OPT_OPTIMIZER:
+            o->sgd.kind = !strcmp(v, "sgd")    ? TRAINER_OPT_SGD
+                          : !strcmp(v, "adam") ? TRAINER_OPT_ADAM
+                                               : TRAINER_OPT_ADAMW;
             break;
-        case 'W':
-            if (cli_parse_long(optarg, 0, 1000000000L, &o->warmup))
-                return cli_usage_error(cmd, "--warmup: expected an integer in [0, 1e9], got \"%s\"",
-                                       optarg);
+        case OPT_BETA1:
+        case OPT_BETA2:
+        case OPT_EPS:
+            if (x == 1.0 || (id == OPT_EPS && x == 0.0))
+                return cli_usage_error(cmd, "--%s %s: expected a number in %s", p.option->name,
+                                       v, id == OPT_EPS ? "(0, 1)" : "[0, 1)");
+            *(id == OPT_BETA1 ? &o->sgd.beta1 : id == OPT_BETA2 ? &o->sgd.beta2 : &o->sgd.eps) = x;
             break;
-        case 'F':
-            if (cli_parse_double(optarg, 0.0, 100.0, &v))
-                return cli_usage_error(cmd, "--lr-min: expected a number in [0, 100], got \"%s\"",
-                                       optarg);
-            o->lr_min = (float)v;
+        case OPT_CLIP_NORM:
+            o->sgd.clip_norm = (float)x;
             break;
-        case 'S':
-            if (trainer_lr_schedule_parse(&o->schedule, optarg, &err))
+        case OPT_WARMUP:
+            o->warmup = p.integer;
+            break;
+        case OPT_LR_MIN:
+            o->lr_min = (float)x;
+            break;
+        case OPT_SCHEDULE:
+            if (trainer_lr_schedule_parse(&o->schedule, v, &err))
                 return cli_usage_error(cmd, "--schedule: %s", err.msg);
             break;
-        case 'c': {
+        case OPT_CONV: {
             int a, b, n;
-            if (sscanf(optarg, "%d,%d%n", &a, &b, &n) != 2 || optarg[n] || a < 1 || b < 1 ||
-                a > 4096 || b > 4096)
-                return cli_usage_error(cmd, "--conv: expected C1,C2 in [1, 4096], got \"%s\"",
-                                       optarg);
+            if (sscanf(v, "%d,%d%n", &a, &b, &n) != 2 || v[n] || a < 1 || b < 1 || a > 4096 ||
+                b > 4096)
+                return cli_usage_error(cmd, "--conv %s: expected C1,C2 in [1, 4096]", v);
             o->model.conv[0] = a;
             o->model.conv[1] = b;
             break;
         }
-        case 'f': {
-            long fc;
-            if (cli_parse_long(optarg, 1, 1 << 20, &fc))
-                return cli_usage_error(cmd, "--fc: expected an integer in [1, 1048576], got \"%s\"",
-                                       optarg);
-            o->model.fc = (int)fc;
+        case OPT_FC:
+            o->model.fc = (int)p.integer;
             break;
-        }
-        case 'b':
-            if (cli_parse_long(optarg, 1, 65536, &o->batch))
-                return cli_usage_error(cmd, "--batch: expected an integer in [1, 65536], got \"%s\"",
-                                       optarg);
+        case OPT_BATCH:
+            o->batch = p.integer;
             break;
-        case 'e':
-            if (cli_parse_long(optarg, 1, 100000, &o->epochs))
-                return cli_usage_error(cmd, "--epochs: expected an integer in [1, 100000], got \"%s\"",
-                                       optarg);
+        case OPT_EPOCHS:
+            o->epochs = p.integer;
             break;
-        case 'l':
-            if (cli_parse_double(optarg, 0.0, 100.0, &v) || v == 0.0)
-                return cli_usage_error(cmd, "--lr: expected a number in (0, 100], got \"%s\"",
-                                       optarg);
-            o->sgd.lr = (float)v;
+        case OPT_LR:
+            if (x == 0.0)
+                return cli_usage_error(cmd, "--lr %s: expected a number in (0, 100]", v);
+            o->sgd.lr = (float)x;
             break;
-        case 'M':
-            if (cli_parse_double(optarg, 0.0, 0.999999, &v))
-                return cli_usage_error(cmd, "--momentum: expected a number in [0, 1), got \"%s\"",
-                                       optarg);
-            o->sgd.momentum = (float)v;
+        case OPT_MOMENTUM:
+            o->sgd.momentum = (float)x;
             break;
-        case 'w':
-            if (cli_parse_double(optarg, 0.0, 1.0, &v))
-                return cli_usage_error(cmd, "--weight-decay: expected a number in [0, 1], got \"%s\"",
-                                       optarg);
-            o->sgd.weight_decay = (float)v;
+        case OPT_WEIGHT_DECAY:
+            o->sgd.weight_decay = (float)x;
             break;
-        case 't':
-            if (cli_parse_long(optarg, 1, 1024, &o->threads))
-                return cli_usage_error(cmd, "--threads: expected an integer in [1, 1024], got \"%s\"",
-                                       optarg);
+        case OPT_THREADS:
+            o->threads = p.integer;
             break;
-        case 's':
-            if (cli_parse_long(optarg, 0, 2147483647L, &o->seed))
-                return cli_usage_error(cmd, "--seed: expected an integer in [0, 2147483647], got \"%s\"",
-                                       optarg);
+        case OPT_SEED:
+            o->seed = p.integer;
             break;
-        case 'd':
-            o->data_dir = optarg;
+        case OPT_DATA:
+            o->data_dir = v;
             break;
-        case 'D':
-            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda") && strcmp(optarg, "auto"))
-                return cli_usage_error(cmd, "--device: expected cpu, cuda or auto, got \"%s\"",
-                                       optarg);
-            o->device = optarg;
+        case OPT_DEVICE:
+            o->device = v;
             break;
-        case 'n':
-            if (cli_parse_long(optarg, 1, 1L << 40, &o->limit))
-                return cli_usage_error(cmd, "--limit: expected a positive integer, got \"%s\"",
-                                       optarg);
+        case OPT_LIMIT:
+            o->limit = p.integer;
             break;
-        case 'h':
-            train_opts_help(cmd, default_epochs);
-            return -1;
-        case ':':
-            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(cmd, "unknown option \"%s\"", argv[optind - 1]);
+        case OPT_STEPS:
+            o->steps = p.integer;
+            break;
+        case OPT_OUT:
+            o->out = v;
+            break;
         }
     }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+    if (id < 0)
+        return p.status == CLI_EXIT_OK ? -1 : p.status;
+    if (p.n_args)
+        return cli_usage_error(cmd, "unexpected argument \"%s\"", p.args[0]);
     if (o->model.arch == TRAINER_ARCH_GPT && !o->hidden_given)
         o->hidden_text = "64";
     if ((o->model.arch == TRAINER_ARCH_MLP || o->model.arch == TRAINER_ARCH_GPT) &&
@@ -399,7 +400,7 @@ int cli_train(int argc, char **argv)
 {
     train_opts_t o;
     train_opts_default(&o, 5);
-    int rc = train_opts_parse(&o, "train", argc, argv, 5);
+    int rc = train_opts_parse(&o, "train", &cli_train_spec, argc, argv);
     if (rc)
         return rc < 0 ? CLI_EXIT_OK : rc;
     session_t s;
@@ -551,9 +552,7 @@ int cli_bench(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-') {
         int help = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
-        fprintf(help ? stdout : stderr,
-                "usage: dtsim bench trainer [OPTIONS]        speed and accuracy of the trainer\n"
-                "       dtsim bench sim SCENARIO [--set ...] the simulation's own overhead\n");
+        cli_group_usage(help ? stdout : stderr, "bench");
         return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "sim"))
@@ -563,7 +562,7 @@ int cli_bench(int argc, char **argv)
                                argv[1]);
     train_opts_t o;
     train_opts_default(&o, 1);
-    int rc = train_opts_parse(&o, "bench trainer", argc - 1, argv + 1, 1);
+    int rc = train_opts_parse(&o, "bench trainer", &cli_bench_trainer_spec, argc - 1, argv + 1);
     if (rc)
         return rc < 0 ? CLI_EXIT_OK : rc;
     session_t s;
@@ -617,39 +616,13 @@ int cli_calibrate(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "--gemm"))
             return cli_calibrate_gemm(argc, argv);
-    const char *out = NULL;
-    long steps = 200;
-    /* take --out and --steps out before the training options */
-    char **rest = dt_calloc((size_t)argc + 1, sizeof(char *));
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--steps")) && i + 1 < argc) {
-            if (!strcmp(argv[i], "--out"))
-                out = argv[++i];
-            else if (cli_parse_long(argv[++i], 10, 1000000, &steps)) {
-                free(rest);
-                return cli_usage_error("calibrate",
-                                       "--steps: expected an integer in [10, 1000000], got "
-                                       "\"%s\"",
-                                       argv[i]);
-            }
-        } else {
-            rest[n++] = argv[i];
-        }
-    }
     train_opts_t o;
     train_opts_default(&o, 1);
-    int rc = train_opts_parse(&o, "calibrate", n, rest, 1);
-    free(rest);
-    if (rc) {
-        if (rc < 0)
-            printf("\ncalibrate options:\n"
-                   "  --steps N           timed steps, after 10 warm-up steps [200]\n"
-                   "  --out FILE.ini      write the device profile there [print it only]\n"
-                   "  --gemm              the backend's GEMM curve instead (dtsim calibrate "
-                   "--gemm --help)\n");
+    int rc = train_opts_parse(&o, "calibrate", &cli_calibrate_spec, argc, argv);
+    if (rc)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    }
+    const char *out = o.out;
+    long steps = o.steps;
     session_t s;
     rc = session_init(&s, &o, "calibrate");
     if (rc == 0) {

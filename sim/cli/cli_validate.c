@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -57,50 +56,56 @@ typedef struct validate_opts {
  * model's error: the real side is not known well enough to compare with. */
 #define SPREAD_MAX 0.05
 
-static void help(void)
-{
-    printf("usage: dtsim validate SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
-           "                      [--latency LIST] [--congestion NAME] [--edge] [--steps N]\n"
-           "                      [--repeat N] [--db PATH]\n"
-           "       dtsim validate --calibrate [--bandwidth LIST] [--latency LIST]\n"
-           "                      [--congestion NAME]\n"
-           "\n"
-           "Runs the scenario real on the shaped-link testbed (one process per host, each\n"
-           "host's link shaped to the bandwidth and latency) and simulated under the CM02,\n"
-           "LV08, SMPI and tcp network models, with the compute speed dtsim calibrate\n"
-           "measures here with as many processes at once; prints real and simulated seconds\n"
-           "per step and each model's error. The tcp model gets the testbed's TCP: its\n"
-           "congestion control and this machine's socket buffer caps (net.ipv4.tcp_wmem,\n"
-           "tcp_rmem). Needs root (network namespaces), Open MPI and a dtsim built with it.\n"
-           "\n"
-           "options:\n"
-           "  --set section.key=value   override a scenario key (repeatable)\n"
-           "  --bandwidth LIST          host link bandwidths [10Mbps,100Mbps,1Gbps]\n"
-           "  --latency LIST            host link latencies [0.1ms,5ms,20ms,50ms]\n"
-           "  --congestion NAME         the testbed's congestion control, and the tcp\n"
-           "                            model's [this machine's default]; a namespace may\n"
-           "                            take only those of\n"
-           "                            net.ipv4.tcp_allowed_congestion_control\n"
-           "  --steps N                 steps of each run [10]\n"
-           "  --repeat N                real runs of each setting [3]: the table gives\n"
-           "                            their median, their spread (max - min over the\n"
-           "                            median) and the 1-minute load average before\n"
-           "                            them; past a 5%% spread no model's error is\n"
-           "                            claimed\n"
-           "  --db PATH                 results database [results/validate.db]\n"
-           "  --edge                    on the edge platform: each client host behind its\n"
-           "                            access class's asymmetric link (fibre, cable, 4G:\n"
-           "                            down = the bandwidth x 1 / 0.2 / 0.03, up x 0.5 /\n"
-           "                            0.02 / 0.01, 5 / 15 / 40 ms + the latency), the\n"
-           "                            server behind 1 Gbit/s; the testbed shapes each\n"
-           "                            host's link as dtsim platform --links lists it\n"
-           "  --calibrate               no SCENARIO: fit the tcp model to TCP transfers timed\n"
-           "                            on a 2-host testbed at each --bandwidth x --latency\n"
-           "                            (fresh connections of 10 kB to 30 MB, a kept one\n"
-           "                            back to back and after idle) and print the\n"
-           "                            cluster.tcp_* lines that fit them\n"
-           "  -h, --help                this text\n");
-}
+enum { OPT_SET = 1, OPT_BANDWIDTH, OPT_LATENCY, OPT_CONGESTION, OPT_STEPS, OPT_REPEAT, OPT_DB,
+       OPT_EDGE, OPT_CALIBRATE };
+
+static const cli_option validate_options[] = {
+    {.id = OPT_SET, .name = "set", .kind = CLI_VALUE_TEXT, .metavar = "section.key=value",
+     .help = "override a scenario key (repeatable)"},
+    {.id = OPT_BANDWIDTH, .name = "bandwidth", .kind = CLI_VALUE_TEXT, .metavar = "LIST",
+     .help = "host link bandwidths [10Mbps,100Mbps,1Gbps]"},
+    {.id = OPT_LATENCY, .name = "latency", .kind = CLI_VALUE_TEXT, .metavar = "LIST",
+     .help = "host link latencies [0.1ms,5ms,20ms,50ms]"},
+    {.id = OPT_CONGESTION, .name = "congestion", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",
+     .choices = "cubic,bbr,reno",
+     .help = "the testbed's congestion control, and the tcp model's [this machine's default]; "
+             "a namespace may take only those of net.ipv4.tcp_allowed_congestion_control"},
+    {.id = OPT_STEPS, .name = "steps", .kind = CLI_VALUE_INT, .metavar = "N",
+     .help = "steps of each run [10]", .lo = 1, .hi = 1000000},
+    {.id = OPT_REPEAT, .name = "repeat", .kind = CLI_VALUE_INT, .metavar = "N",
+     .help = "real runs of each setting [3]: the table gives their median, their spread (max - "
+             "min over the median) and the 1-minute load average before them; past a 5% spread "
+             "no model's error is claimed",
+     .lo = 1, .hi = 100},
+    {.id = OPT_DB, .name = "db", .kind = CLI_VALUE_PATH, .metavar = "PATH",
+     .help = "results database [results/validate.db]"},
+    {.id = OPT_EDGE, .name = "edge",
+     .help = "on the edge platform: each client host behind its access class's asymmetric link "
+             "(fibre, cable, 4G: down = the bandwidth x 1 / 0.2 / 0.03, up x 0.5 / 0.02 / 0.01, "
+             "5 / 15 / 40 ms + the latency), the server behind 1 Gbit/s; the testbed shapes each "
+             "host's link as dtsim platform --links lists it"},
+    {.id = OPT_CALIBRATE, .name = "calibrate",
+     .help = "no SCENARIO: fit the tcp model to TCP transfers timed on a 2-host testbed at each "
+             "--bandwidth x --latency (fresh connections of 10 kB to 30 MB, a kept one back to "
+             "back and after idle) and print the cluster.tcp_* lines that fit them"},
+    {0},
+};
+
+const cli_spec cli_validate_spec = {
+    .usage = "SCENARIO [--set section.key=value ...] [--bandwidth LIST]\n"
+             "[--latency LIST] [--congestion NAME] [--edge] [--steps N]\n"
+             "[--repeat N] [--db PATH]\n"
+             "dtsim validate --calibrate [--bandwidth LIST] [--latency LIST]\n"
+             "[--congestion NAME]",
+    .about = "Runs the scenario real on the shaped-link testbed (one process per host, each\n"
+             "host's link shaped to the bandwidth and latency) and simulated under the CM02,\n"
+             "LV08, SMPI and tcp network models, with the compute speed dtsim calibrate\n"
+             "measures here with as many processes at once; prints real and simulated seconds\n"
+             "per step and each model's error. The tcp model gets the testbed's TCP: its\n"
+             "congestion control and this machine's socket buffer caps (net.ipv4.tcp_wmem,\n"
+             "tcp_rmem). Needs root (network namespaces), Open MPI and a dtsim built with it.\n",
+    .options = validate_options,
+};
 
 /* "a,b,c" into out[] (pointers into text), at most MAX_LIST; -1 past that or on an empty. */
 static int split(char *text, char **out)
@@ -116,74 +121,54 @@ static int split(char *text, char **out)
 
 static int parse(validate_opts_t *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"set", required_argument, 0, 's'},      {"bandwidth", required_argument, 0, 'b'},
-        {"latency", required_argument, 0, 'l'},  {"steps", required_argument, 0, 'n'},
-        {"db", required_argument, 0, 'd'},       {"help", no_argument, 0, 'h'},
-        {"repeat", required_argument, 0, 'r'},  {"congestion", required_argument, 0, 'c'},
-        {"calibrate", no_argument, 0, 'C'},     {"edge", no_argument, 0, 'E'},
-        {0, 0, 0, 0},
-    };
     memset(o, 0, sizeof *o);
     o->db = "results/validate.db";
     o->steps = 10;
     o->repeat = 3;
     snprintf(o->bw_text, sizeof o->bw_text, "10Mbps,100Mbps,1Gbps");
     snprintf(o->lat_text, sizeof o->lat_text, "0.1ms,5ms,20ms,50ms");
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case 's':
+    int id;
+    cli_parser p;
+    cli_parse_init(&p, "validate", &cli_validate_spec, argc, argv);
+    while ((id = cli_parse_next(&p)) > 0) {
+        switch (id) {
+        case OPT_SET:
             if (o->n_sets == MAX_SETS)
                 return cli_usage_error("validate", "more than %d --set options", MAX_SETS);
-            o->sets[o->n_sets++] = optarg;
+            o->sets[o->n_sets++] = p.value;
             break;
-        case 'b':
-            snprintf(o->bw_text, sizeof o->bw_text, "%s", optarg);
+        case OPT_BANDWIDTH:
+            snprintf(o->bw_text, sizeof o->bw_text, "%s", p.value);
             break;
-        case 'l':
-            snprintf(o->lat_text, sizeof o->lat_text, "%s", optarg);
+        case OPT_LATENCY:
+            snprintf(o->lat_text, sizeof o->lat_text, "%s", p.value);
             break;
-        case 'n':
-            if (cli_parse_long(optarg, 1, 1000000, &o->steps))
-                return cli_usage_error("validate", "--steps %s: expected an integer in [1, "
-                                                   "1000000]", optarg);
+        case OPT_STEPS:
+            o->steps = p.integer;
             break;
-        case 'd':
-            o->db = optarg;
+        case OPT_DB:
+            o->db = p.value;
             break;
-        case 'r':
-            if (cli_parse_long(optarg, 1, 100, &o->repeat))
-                return cli_usage_error("validate", "--repeat %s: expected an integer in [1, "
-                                                   "100]", optarg);
+        case OPT_REPEAT:
+            o->repeat = p.integer;
             break;
-        case 'c':
-            if (strcmp(optarg, "cubic") && strcmp(optarg, "bbr") && strcmp(optarg, "reno"))
-                return cli_usage_error("validate", "--congestion %s: expected cubic, bbr or "
-                                                   "reno (those the tcp model follows)", optarg);
-            snprintf(o->congestion, sizeof o->congestion, "%s", optarg);
+        case OPT_CONGESTION:
+            snprintf(o->congestion, sizeof o->congestion, "%s", p.value);
             break;
-        case 'C':
+        case OPT_CALIBRATE:
             o->calibrate = 1;
             break;
-        case 'E':
+        case OPT_EDGE:
             o->edge = 1;
             break;
-        case 'h':
-            help();
-            return -1;
-        case ':':
-            return cli_usage_error("validate", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("validate", "unknown option \"%s\"", argv[optind - 1]);
         }
     }
+    if (id < 0)
+        return p.status == CLI_EXIT_OK ? -1 : p.status;
     if (o->calibrate) {
-        if (optind < argc)
+        if (p.n_args)
             return cli_usage_error("validate", "--calibrate takes no SCENARIO (unexpected "
-                                               "\"%s\")", argv[optind]);
+                                               "\"%s\")", p.args[0]);
         if (o->n_sets)
             return cli_usage_error("validate", "--calibrate runs no scenario: --set does not "
                                                "apply");
@@ -194,11 +179,11 @@ static int parse(validate_opts_t *o, int argc, char **argv)
             o->sets[o->n_sets++] = "cluster.platform=edge";
             o->sets[o->n_sets++] = "cluster.uplink_bandwidth=1Gbps";
         }
-        if (optind >= argc)
+        if (!p.n_args)
             return cli_usage_error("validate", "missing SCENARIO file");
-        if (optind + 1 < argc)
-            return cli_usage_error("validate", "unexpected argument \"%s\"", argv[optind + 1]);
-        o->scenario = argv[optind];
+        if (p.n_args > 1)
+            return cli_usage_error("validate", "unexpected argument \"%s\"", p.args[1]);
+        o->scenario = p.args[0];
     }
     if ((o->n_bw = split(o->bw_text, o->bw)) <= 0)
         return cli_usage_error("validate", "--bandwidth: expected 1 to %d values such as "

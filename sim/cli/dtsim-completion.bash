@@ -1,41 +1,31 @@
 # Bash completion for dtsim: installed as share/bash-completion/completions/dtsim (loaded on
 # first use), or `source sim/cli/dtsim-completion.bash` in a checkout.
 #
-# Commands and each command's options are read from dtsim's own --help, so a new command or
+# Commands, sub-commands and each command's options with the kind of value each takes come
+# from dtsim's own command table (`dtsim __complete`, sim/cli/commands.c), so a new command or
 # option completes without editing this file; the keys after --set come from `dtsim keys`, run
 # ids after `show`, --runs and --timeline-run, and sweep names and ids after --sweep, from
 # `dtsim runs` (of the database --db names), device names after `devices` and
 # `--set cluster.device=`, from `dtsim devices`. Scenario arguments complete to .ini files and
-# folders.
+# folders; an option's value by its kind: files, folders, or the words of its choices.
 # The dtsim asked is the one on the command line (./build/dtsim, an installed one).
 
-# The commands `dtsim --help` lists.
+# The commands of the table (a group such as bench once).
 _dtsim_commands()
 {
-    "$1" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} /^$/ {on = 0}
-        on && /^  [a-z]/ && !seen[$1]++ {print $1}'
+    "$1" __complete commands 2>/dev/null
 }
 
-# The long options `dtsim CMD [SUB] --help` lists: those of its usage lines and those that
-# begin a line of its option lists ("--csv", "  --opt", "  -j, --jobs"), not those its text
-# mentions (plan's help names `dtsim profile transformer`'s options without taking them).
+# The sub-commands of a group (bench: trainer, sim); none for a plain command.
+_dtsim_subs()
+{
+    "$1" __complete subs "$2" 2>/dev/null
+}
+
+# The long options of `dtsim CMD [SUB]`, sorted.
 _dtsim_options()
 {
-    {
-        "$@" --help 2>/dev/null | awk '
-            /^usage:/ {usage = 1}
-            /^$/ {usage = 0}
-            usage {
-                for (s = $0; match(s, /--[a-z][a-z_-]*/); s = substr(s, RSTART + RLENGTH))
-                    print substr(s, RSTART, RLENGTH)
-                next
-            }
-            # (mawk has no {m,n}: the indent is measured apart)
-            match($0, /^ */) && RLENGTH <= 8 && match($0, /^ *(-[a-zA-Z], )?--[a-z][a-z_-]*/) {
-                o = substr($0, RSTART, RLENGTH); sub(/^.*--/, "--", o); print o
-            }'
-        echo --help
-    } | sort -u
+    "$1" __complete options "${@:2}" 2>/dev/null | awk '$1 ~ /^--/ {print $1}' | sort -u
 }
 
 # Every scenario key as "section.key=" (the tables of `dtsim keys`).
@@ -107,29 +97,31 @@ _dtsim()
         cur=${words[${#words[@]} - 1]}
         unset 'words[${#words[@]}-1]'
     fi
-    local dtsim=${words[0]} prev=${words[${#words[@]} - 1]} cmd= sub= db= n=0 i w
-    for ((i = 1; i < ${#words[@]}; i++)); do
+    local dtsim=${words[0]} prev=${words[${#words[@]} - 1]} cmd= sub= db= n=0 i w start=2
+    # the command, and a group's sub-command, are the words after dtsim
+    [[ ${words[1]} != -* ]] && cmd=${words[1]}
+    local -a subs=()
+    [[ -n $cmd ]] && mapfile -t subs < <(_dtsim_subs "$dtsim" "$cmd")
+    if ((${#subs[@]} && ${#words[@]} > 2)); then
+        sub=${words[2]}
+        start=3
+    fi
+    # each option's kind of value (none for a switch) and its choices, from the table
+    local -A kind=() choices=()
+    local name k c
+    if [[ -n $cmd ]] && ((${#subs[@]} == 0)) || [[ -n $sub ]]; then
+        while read -r name k c; do
+            kind[$name]=$k
+            choices[$name]=$c
+        done < <("$dtsim" __complete options "$cmd" ${sub:+"$sub"} 2>/dev/null)
+    fi
+    for ((i = start; i < ${#words[@]}; i++)); do
         w=${words[i]}
         case $w in
         --db) db=${words[i + 1]}; ((i++)) ;;
         --db=*) db=${w#--db=} ;;
-        --set | --out | --runs | --sweep | --timeline-run | --jobs | -j | --format) ((i++)) ;;
-        --profile | --device | --devices | --global-batch | --precision | --per-server | \
-            --heads | --steps | --top | --max-runs | --time-limit | --tokens | --micro-batch | \
-            --tensor | --stages | --option | --fabric | --memory-margin) ((i++)) ;;
-        --params | --ckpt-size | --mtbf | --ckpt-bandwidth | --ckpt-total-bandwidth | \
-            --restart | --step-time | --train-time | --step-tokens | --price | \
-            --seed) ((i++)) ;;
-        -*) ;;
-        *)
-            if [[ -z $cmd ]]; then
-                cmd=$w
-            elif [[ ($cmd == bench || $cmd == profile) && -z $sub ]]; then
-                sub=$w
-            else
-                ((n++))
-            fi
-            ;;
+        -*) [[ -n ${kind[$w]} && ${kind[$w]} != none ]] && ((i++)) ;;
+        *) ((n++)) ;;
         esac
     done
 
@@ -144,7 +136,6 @@ _dtsim()
     local files= nospace= nosort=
     case $prev in
     --db) files=all ;;
-    --out) files=dirs ;;
     --set)
         if [[ $cur == cluster.device=* ]]; then
             # the catalogue's devices, and custom (a FILE.ini is typed)
@@ -166,33 +157,48 @@ _dtsim()
         nosort=1
         ;;
     --sweep) mapfile -t list < <(_dtsim_runs "$dtsim" "$db" sweeps) ;;
-    --jobs | -j | --time-limit | --tokens | --option | --fabric) return 0 ;;
-    --family) list=(gpt llama bert) ;;
     --device)
         # dtsim plan's list h100,h200: the names after the last comma, the list before kept
         local head=
         [[ $cur == *,* ]] && head=${cur%,*},
         mapfile -t list < <(_dtsim_devices "$dtsim" | sed "s|^|$head|")
         ;;
-    --profile) files='*.ini' ;;
-    --precision) list=(fp32 tf32 bf16 fp8) ;;
-    --format)
-        # plot's list png,svg: the formats after the last comma, the list before kept
-        local head=
-        [[ $cur == *,* ]] && head=${cur%,*},
-        list=("${head}png" "${head}svg" "${head}pdf")
-        ;;
-    --norm) list=(layernorm rmsnorm) ;;
     *)
-        if [[ -z $cmd ]]; then
+        if [[ $prev == -* && -n ${kind[$prev]} && ${kind[$prev]} != none ]]; then
+            # an option's value, by its kind
+            case ${kind[$prev]} in
+            path) files=all ;;
+            dir) files=dirs ;;
+            choice) IFS=, read -ra list <<<"${choices[$prev]}" ;;
+            choice-list)
+                # a comma list (plot's png,svg): the words after the last comma, the list
+                # before kept
+                local head=
+                [[ $cur == *,* ]] && head=${cur%,*},
+                IFS=, read -ra list <<<"${choices[$prev]}"
+                list=("${list[@]/#/$head}")
+                ;;
+            text)
+                # words the table leaves as text (plan reads its own options; a profile is
+                # a built-in name or a file), by the option's name
+                case $prev in
+                --precision) list=(fp32 tf32 bf16 fp8) ;;
+                --profile) files='*.ini' ;;
+                *) return 0 ;;
+                esac
+                ;;
+            *) return 0 ;; # a number, a size, a time, a rate
+            esac
+        elif [[ -z $cmd ]]; then
             mapfile -t list < <(_dtsim_commands "$dtsim"; printf '%s\n' --help --version)
+        elif ((${#subs[@]})) && [[ -z $sub ]]; then
+            [[ $cur != -* ]] && list=("${subs[@]}")
         elif [[ $cur == -* ]]; then
             mapfile -t list < <(_dtsim_options "$dtsim" "$cmd" ${sub:+"$sub"})
         else
+            # arguments: scenarios, run ids, devices
             case $cmd/$sub in
-            run/ | check/ | platform/ | bench/sim) files='*.ini' ;;
-            bench/) list=(sim trainer) ;;
-            profile/) list=(transformer time) ;;
+            run/ | check/ | platform/ | bench/sim | validate/) files='*.ini' ;;
             profile/time) ((n == 0)) && files='*.ini' ;;
             show/) ((n == 0)) && mapfile -t list < <(_dtsim_runs "$dtsim" "$db") && nosort=1 ;;
             devices/) ((n == 0)) && mapfile -t list < <(_dtsim_devices "$dtsim") ;;

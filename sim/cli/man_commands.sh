@@ -1,7 +1,8 @@
 #!/bin/sh
-# Writes the man page's COMMANDS section (an include file for help2man) from dtsim's own
-# help: for each command `dtsim --help` lists, its usage and options as `dtsim CMD --help`
-# prints them, so the page never lags behind the commands.
+# Writes the man page's COMMANDS section (an include file for help2man) from dtsim's command
+# table: for each command and sub-command of it (`dtsim __complete names`), its usage and
+# options as `dtsim CMD --help` prints them from its option table, so the page never lags
+# behind the commands.
 #   man_commands.sh DTSIM OUT.h2m
 set -eu
 dtsim=$1
@@ -13,9 +14,7 @@ esc() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 {
     echo '[COMMANDS IN DETAIL]'
     printf '%s\n' "Each command's own help (\\fBdtsim\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR prints the same)."
-    "$dtsim" --help | awk '/^commands:/ {on = 1; next} /^$/ {on = 0}
-        on && /^  [a-z]/ {c = $1; if (c == "bench" || c == "profile") c = c " " $2;
-                          if (!seen[c]++) print c}' |
+    "$dtsim" __complete names |
         while read -r cmd; do
             echo '.SS "dtsim '"$cmd"'"'
             echo '.nf'
