@@ -5247,6 +5247,12 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
          "dtsim plan: --amortize soon: expected a period above 0"},
         {"--option", "a:device=h100,devices=2", "--sensitivity", "10",
          "dtsim plan: --sensitivity 10: expected a share"},
+        {"--option", "a:device=h100,devices=2", "--sensitivity-top", "2",
+         "dtsim plan: --sensitivity-top 2 goes with --sensitivity"},
+        {"--option", "a:device=h100,devices=2", "--electricity", "0.2",
+         "dtsim plan: --electricity: the ownership columns need a purchase price"},
+        {"--sensitivity", "10%", "--no-run", NULL,
+         "dtsim plan: --sensitivity simulates: --no-run does not go with it"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *argv[32] = {PLAN_F, bad[i].a, bad[i].b};
@@ -5255,7 +5261,8 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
             at++;
         if (bad[i].c) {
             argv[at++] = bad[i].c;
-            argv[at++] = bad[i].d;
+            if (bad[i].d)
+                argv[at++] = bad[i].d;
         }
         argv[at++] = "--db";
         argv[at++] = db;

@@ -207,8 +207,8 @@ static void print_table(const plan_opts_t *po, const cli_plan_option_t *opts,
     rank_by = po->rank_by;
     rank_rows = rows;
     qsort(order, (size_t)n, sizeof *order, by_rank);
-    printf("\nbest layout of each option ranked by %s (devices and --option side by side; "
-           "each plan's rank 1 above):\n", rank_titles[po->rank_by]);
+    printf("\nbest layout of each option, ranked by %s; devices and --option side by side, "
+           "each plan's rank 1 above:\n", rank_titles[po->rank_by]);
     printf("%-4s %-20s %-14s %6s %-40s %6s %12s %10s %12s %10s %10s", "rank", "option",
            "device", "N", "layout", "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step",
            "$/M tokens");
@@ -426,6 +426,14 @@ int cli_plan_compare(const plan_opts_t *po, cli_plan_one_fn one, void *ctx)
     options_cross(devices, n_devices, kinds, n_kinds, n_option_args, po->devices, opts);
     for (int i = 0; i < n; i++)
         own |= !isnan(opts[i].purchase) || !isnan(po->capex.purchase);
+    if (po->capex_given && !own) {
+        free(rcs);
+        free(rows);
+        free(opts);
+        return cli_usage_error("plan", "--%s: the ownership columns need a purchase price "
+                                       "(--purchase, or purchase= in an --option) or "
+                                       "--rank-by energy", po->capex_given);
+    }
     rc = options_check(devices, n_devices, opts, n_kinds, option_args, n_option_args, one, ctx);
     if (!rc)
         rc = options_plan(opts, n, rows, rcs, one, ctx);

@@ -191,7 +191,6 @@ static void opts_defaults(plan_opts_t *opts)
     opts->max_runs = PLAN_MAX_RUNS;
     cli_plan_goodput_defaults(&opts->goodput);
     cli_plan_capex_defaults(&opts->capex);
-    opts->sensitivity_top = 3;
 }
 
 /* A flag, or an option whose value is kept as its text, into opts: 0, the usage error's exit
@@ -330,6 +329,8 @@ static int opt_fleet(plan_opts_t *opts, int code, const char *named)
                                  : &opts->capex.kwh_price;
     double lo = code == 1003 ? 1 : 0, hi = code == 1003 ? 10 : 1e12;
     size_t len = strlen(optarg);
+    if (code >= 1002 && code <= 1005 && !opts->capex_given)
+        opts->capex_given = plan_longs[at_of(code)].name;
     switch (code) {
     case 1000:
         for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++)
@@ -402,6 +403,11 @@ static int opts_check(const plan_opts_t *opts, int argc, char **argv)
         return cli_usage_error("plan", "--sweep %s goes with --show", opts->sweep);
     if (opts->resume && opts->no_run)
         return cli_usage_error("plan", "--resume simulates: --no-run does not go with it");
+    if (opts->sensitivity_top && !(opts->sensitivity > 0))
+        return cli_usage_error("plan", "--sensitivity-top %ld goes with --sensitivity",
+                               opts->sensitivity_top);
+    if (opts->sensitivity > 0 && opts->no_run)
+        return cli_usage_error("plan", "--sensitivity simulates: --no-run does not go with it");
     /* an --option may give its own device and device count (compare.c checks each) */
     int own = opts->n_option_args > 0;
     if (!opts->profile || (!opts->device && !own) || (!opts->devices && !own) ||

@@ -496,7 +496,8 @@ int cli_plan(int argc, char **argv)
     /* several devices, any --option, a ranking or ownership asked: each planned in turn,
      * then their best side by side, ranked */
     if (opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) ||
-        opts.n_option_args || opts.rank_by_given || !isnan(opts.capex.purchase)) {
+        opts.n_option_args || opts.rank_by_given || !isnan(opts.capex.purchase) ||
+        opts.capex_given) {
         plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0};
         return cli_plan_compare(&opts, plan_compare_one, &ctx);
     }

@@ -37,6 +37,8 @@
 #define PLAN_LONG_SEQUENCE 32768
 /* values a --tensor or --stages list holds at most */
 #define PLAN_MAX_LIST 16
+/* --sensitivity-top's default: the ranked layouts --sensitivity re-simulates */
+#define PLAN_SENSITIVITY_TOP 3
 
 /* devices x options a comparison plans at most */
 #define CLI_PLAN_MAX_OPTIONS 16
@@ -137,8 +139,10 @@ typedef struct plan_opts {
     cli_plan_capex_t capex;      /* --purchase, --amortize, --pue, --host-power, --electricity */
     plan_rank_t rank_by;         /* --rank-by */
     int rank_by_given;           /* --rank-by given: the options' table even for one plan */
+    const char *capex_given;     /* the first of --amortize, --pue, --host-power, --electricity
+                                  * given ("--pue"), for the error where nothing shows it */
     double sensitivity;          /* --sensitivity: the share each constant varies by; 0: none */
-    long sensitivity_top;        /* the ranked layouts it re-times */
+    long sensitivity_top;        /* the ranked layouts it re-times; 0: PLAN_SENSITIVITY_TOP */
 } plan_opts_t;
 
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*

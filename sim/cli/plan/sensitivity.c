@@ -196,8 +196,8 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
                      const plan_layout_t *cand, const char *base, const char *name,
                      const sim_model_profile_t *prof, const char *argv0)
 {
-    long k = 0;
-    while (k < n && k < opts->sensitivity_top && rows[k].run)
+    long k = 0, top = opts->sensitivity_top ? opts->sensitivity_top : PLAN_SENSITIVITY_TOP;
+    while (k < n && k < top && rows[k].run)
         k++;
     if (!k)
         return CLI_EXIT_OK;
