@@ -36,6 +36,12 @@ static void plan_help(void)
     fputs(text, stdout);
 }
 
+/* The codes of the options of fleets, ownership and sensitivity (opt_fleet). */
+enum {
+    OPT_RANK_BY = 1000, OPT_PURCHASE, OPT_AMORTIZE, OPT_PUE, OPT_HOST_POWER, OPT_ELECTRICITY,
+    OPT_SENSITIVITY, OPT_SENSITIVITY_TOP
+};
+
 /* The long options; each one's value is its code in plan_opts_parse's cases. */
 static const struct option plan_longs[] = {
     {"profile", required_argument, 0, 'p'},
@@ -68,14 +74,14 @@ static const struct option plan_longs[] = {
     {"stages", required_argument, 0, 'g'},
     {"memory-margin", required_argument, 0, 'G'},
     /* fleets, ownership, sensitivity (opt_fleet) */
-    {"rank-by", required_argument, 0, 1000},
-    {"purchase", required_argument, 0, 1001},
-    {"amortize", required_argument, 0, 1002},
-    {"pue", required_argument, 0, 1003},
-    {"host-power", required_argument, 0, 1004},
-    {"electricity", required_argument, 0, 1005},
-    {"sensitivity", required_argument, 0, 1006},
-    {"sensitivity-top", required_argument, 0, 1007},
+    {"rank-by", required_argument, 0, OPT_RANK_BY},
+    {"purchase", required_argument, 0, OPT_PURCHASE},
+    {"amortize", required_argument, 0, OPT_AMORTIZE},
+    {"pue", required_argument, 0, OPT_PUE},
+    {"host-power", required_argument, 0, OPT_HOST_POWER},
+    {"electricity", required_argument, 0, OPT_ELECTRICITY},
+    {"sensitivity", required_argument, 0, OPT_SENSITIVITY},
+    {"sensitivity-top", required_argument, 0, OPT_SENSITIVITY_TOP},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -318,21 +324,21 @@ static int opt_value(plan_opts_t *opts, int code, const char *named)
     return OPT_NOT_MINE;
 }
 
-/* The options of fleets, ownership and sensitivity (codes 1000 to 1007) into opts: 0, the usage
- * error's exit code, or OPT_NOT_MINE. named: "--pue". */
+/* The options of fleets, ownership and sensitivity (OPT_RANK_BY to OPT_SENSITIVITY_TOP) into
+ * opts: 0, the usage error's exit code, or OPT_NOT_MINE. named: "--pue". */
 static int opt_fleet(plan_opts_t *opts, int code, const char *named)
 {
     static const char *const ranks[] = {"time", "cost", "capex", "energy"};
-    double *dst = code == 1001   ? &opts->capex.purchase
-                  : code == 1003 ? &opts->capex.pue
-                  : code == 1004 ? &opts->capex.host_w
-                                 : &opts->capex.kwh_price;
-    double lo = code == 1003 ? 1 : 0, hi = code == 1003 ? 10 : 1e12;
+    double *dst = code == OPT_PURCHASE     ? &opts->capex.purchase
+                  : code == OPT_PUE        ? &opts->capex.pue
+                  : code == OPT_HOST_POWER ? &opts->capex.host_w
+                                           : &opts->capex.kwh_price;
+    double lo = code == OPT_PUE ? 1 : 0, hi = code == OPT_PUE ? 10 : 1e12;
     size_t len = strlen(optarg);
-    if (code >= 1002 && code <= 1005 && !opts->capex_given)
+    if (code >= OPT_AMORTIZE && code <= OPT_ELECTRICITY && !opts->capex_given)
         opts->capex_given = plan_longs[at_of(code)].name;
     switch (code) {
-    case 1000:
+    case OPT_RANK_BY:
         for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++)
             if (!strcmp(optarg, ranks[i])) {
                 opts->rank_by = (plan_rank_t)i;
@@ -341,11 +347,12 @@ static int opt_fleet(plan_opts_t *opts, int code, const char *named)
             }
         return cli_usage_error("plan", "--rank-by %s: expected time, cost, capex or energy",
                                optarg);
-    case 1002: /* "5y", "1826d", "43830h" */
+    case OPT_AMORTIZE: /* "5y", "1826d", "43830h" */
         if (len > 1 && optarg[len - 1] == 'y') {
             char num[64];
             snprintf(num, sizeof num, "%.*s", (int)(len - 1), optarg);
-            if (len - 1 < sizeof num && !cli_parse_double(num, 1e-3, 1e3, &opts->capex.amortize_s)) {
+            if (len - 1 < sizeof num &&
+                !cli_parse_double(num, 1e-3, 1e3, &opts->capex.amortize_s)) {
                 opts->capex.amortize_s *= 365.25 * 86400;
                 return 0;
             }
@@ -355,7 +362,7 @@ static int opt_fleet(plan_opts_t *opts, int code, const char *named)
         }
         return cli_usage_error("plan", "%s %s: expected a period above 0 (5y, 1826d, 43830h)",
                                named, optarg);
-    case 1006: /* "10%" */
+    case OPT_SENSITIVITY: /* "10%" */
         if (len > 1 && optarg[len - 1] == '%') {
             char num[64];
             snprintf(num, sizeof num, "%.*s", (int)(len - 1), optarg);
@@ -366,21 +373,21 @@ static int opt_fleet(plan_opts_t *opts, int code, const char *named)
         }
         return cli_usage_error("plan", "%s %s: expected a share in [0.1%%, 90%%] (10%%)", named,
                                optarg);
-    case 1007:
+    case OPT_SENSITIVITY_TOP:
         if (cli_parse_long(optarg, 1, 16, &opts->sensitivity_top))
             return cli_usage_error("plan", "%s %s: expected an integer in [1, 16]", named,
                                    optarg);
         return 0;
-    case 1001:
-    case 1003:
-    case 1004:
-    case 1005:
+    case OPT_PURCHASE:
+    case OPT_PUE:
+    case OPT_HOST_POWER:
+    case OPT_ELECTRICITY:
         if (cli_parse_double(optarg, lo, hi, dst))
             return cli_usage_error("plan", "%s %s: expected %s", named, optarg,
-                                   code == 1001   ? "a device's price in dollars (30000)"
-                                   : code == 1003 ? "a PUE in [1, 10] (1.2)"
-                                   : code == 1004 ? "watts a device, 0 or more (575)"
-                                                  : "dollars a kWh, 0 or more (0.08)");
+                                   code == OPT_PURCHASE     ? "a device's price in dollars (30000)"
+                                   : code == OPT_PUE        ? "a PUE in [1, 10] (1.2)"
+                                   : code == OPT_HOST_POWER ? "watts a device, 0 or more (575)"
+                                                            : "dollars a kWh, 0 or more (0.08)");
         return 0;
     }
     return OPT_NOT_MINE;
