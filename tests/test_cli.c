@@ -5109,6 +5109,20 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
         steps[i] = b[0];
         plan_option_rank(both, names[i], &rank[i], &n[i]);
         free(alone);
+        /* one plan with a purchase price (small's purchase=): its one-row table, the plan
+         * resumed as it was, the same row as in the fleet */
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", devices[i], "--devices",
+                                                counts[i], "--tokens", "2T", "--purchase",
+                                                i ? "30000" : "20000", "--resume", "--db", one,
+                                                NULL}),
+                         0);
+        alone = slurp(out_path);
+        ck_assert_msg(strstr(alone, "plan: resuming sweep "), "%s", alone);
+        ck_assert_int_eq(plan_option_row(alone, devices[i], got, a, 18), 17);
+        ck_assert_msg(!strcmp(want, got) && a[0] == b[0] && a[6] == b[6],
+                      "%s: %s at %g s, $%g/h alone; %s at %g s, $%g/h in the fleet", names[i],
+                      got, a[0], a[6], want, b[0], b[6]);
+        free(alone);
     }
     ck_assert_msg(n[0] == 4 && n[1] == 2, "N %ld and %ld", n[0], n[1]);
     ck_assert_msg((rank[0] == 1 && rank[1] == 2 && steps[0] <= steps[1]) ||

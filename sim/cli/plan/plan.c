@@ -453,6 +453,8 @@ typedef struct plan_compare_ctx {
     const plan_opts_t *opts;
     char **argv;
     double t0;
+    int single; /* one device, no --option (a table asked by --rank-by or --purchase): the
+                 * runs named as a plain plan's, which --resume and --show then take */
 } plan_compare_ctx_t;
 
 static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
@@ -464,7 +466,7 @@ static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
     opts->device = opt->device;
     if (opt->devices) /* a fleet of its own size */
         opts->devices = opt->devices;
-    opts->label = opt->name;
+    opts->label = compare->single ? NULL : opt->name;
     int rc = CLI_EXIT_OK;
     for (int i = 0; i < opt->n_sets && !rc; i++) {
         if (opts->n_sets == PLAN_MAX_SETS)
@@ -495,10 +497,10 @@ int cli_plan(int argc, char **argv)
     }
     /* several devices, any --option, a ranking or ownership asked: each planned in turn,
      * then their best side by side, ranked */
-    if (opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) ||
-        opts.n_option_args || opts.rank_by_given || !isnan(opts.capex.purchase) ||
-        opts.capex_given) {
-        plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0};
+    int several = opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) ||
+                  opts.n_option_args;
+    if (several || opts.rank_by_given || !isnan(opts.capex.purchase) || opts.capex_given) {
+        plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0, .single = !several};
         return cli_plan_compare(&opts, plan_compare_one, &ctx);
     }
     return plan_one(&opts, argv, t0, 0, NULL, NULL, 0);
