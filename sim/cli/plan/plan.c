@@ -410,8 +410,9 @@ static int plan_sensitivity_step(plan_state_t *ps)
 {
     if (!(ps->opts.sensitivity > 0))
         return PLAN_GO_ON;
+    double deadline = ps->opts.time_limit > 0 ? ps->t0 + ps->opts.time_limit : 0;
     int rc = plan_sensitivity(&ps->opts, ps->ranked, ps->info->runs, ps->cand, ps->base,
-                              ps->name, &ps->prof, ps->argv0);
+                              ps->name, &ps->prof, ps->argv0, deadline);
     return rc ? rc : PLAN_GO_ON;
 }
 

@@ -309,11 +309,12 @@ int cli_plan_compare(const plan_opts_t *opts, cli_plan_one_fn one, void *ctx);
 /* ---- sensitivity.c ---- */
 /* --sensitivity: the top ranked layouts (rows, n of them, by step time; cand: the layouts by
  * sweep index) re-simulated with each constant the timing rests on at each end of the range,
- * one at a time, as a sweep of their own; the steps, each layout's range and the pairs that
- * swap printed. Returns 0, or the exit code of what failed or stopped it. */
+ * one at a time, as a sweep of their own (stopped at deadline, cli_sweep_now's; 0: none); the
+ * steps, each layout's range and the pairs that swap printed. Returns 0, or the exit code of
+ * what failed or stopped it. */
 int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
                      const plan_layout_t *cand, const char *base, const char *name,
-                     const sim_model_profile_t *prof, const char *argv0);
+                     const sim_model_profile_t *prof, const char *argv0, double deadline);
 
 /* ---- simulate.c ---- */
 /* The plan's fitting layouts simulated as one sweep, in order of their lower bound. */

@@ -194,7 +194,7 @@ static void sens_print(const plan_opts_t *opts, const sens_const_t *c, int n_c, 
 
 int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
                      const plan_layout_t *cand, const char *base, const char *name,
-                     const sim_model_profile_t *prof, const char *argv0)
+                     const sim_model_profile_t *prof, const char *argv0, double deadline)
 {
     long k = 0, top = opts->sensitivity_top ? opts->sensitivity_top : PLAN_SENSITIVITY_TOP;
     while (k < n && k < top && rows[k].run)
@@ -270,11 +270,15 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
     if (!rc) {
         char id[SCENARIO_STR + 64] = "", sweep[SCENARIO_STR + 64] = "";
         snprintf(run_name, sizeof run_name, "%.200s-sensitivity", name);
-        cli_sweep_opts_t so = {.id = id, .label = "sensitivity", .quiet = 1, .checked = 1};
+        cli_sweep_opts_t so = {.id = id, .label = "sensitivity", .quiet = 1, .checked = 1,
+                               .deadline = deadline};
         rc = cli_sweep_run_opts(list, runs, run_name, opts->jobs, argv0, sweep, sizeof sweep,
                                 &so);
         if (so.stopped && !rc)
             rc = so.stopped > 0 ? 128 + so.stopped : CLI_EXIT_OK;
+        if (so.stopped)
+            fprintf(stderr, "dtsim plan: --sensitivity: %s: its runs stopped, nothing to "
+                            "print\n", so.stopped > 0 ? "a signal came" : "--time-limit passed");
         if (sweep[0] && !so.stopped) {
             sens_read(opts->db, sweep, steps, runs);
             long missing = 0;
