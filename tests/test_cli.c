@@ -5058,8 +5058,9 @@ static double plan_layout_step(const char *out, const char *layout)
 /* Mixed fleets, ownership and sensitivity on the tiny GPT (2 devices a server). Two fleets
  * of their own devices and sizes (4 A100s, 2 H100s) in one command: one table, each row's N,
  * each row the rank 1 row of the same plan made alone (layout and every figure), ranked by
- * step time; --resume with --rank-by capex and energy ranks the same rows by those columns,
- * and the ownership columns are the hand formula of the printed s/step and kJ/step. The
+ * step time, and the row of each plan alone resumed with --purchase; --resume with
+ * --rank-by capex and energy ranks the same rows by those columns, and the ownership
+ * columns are the hand formula of the printed s/step and kJ/step. The
  * sensitivity of a plan on a device file of the test's: each layout's range holds its
  * nominal step, and the step at gemm_efficiency x 1.1 and x 0.9 is what a plan on a device
  * file with that efficiency simulates for the same layout. Bad input: one line, exit 2. */
