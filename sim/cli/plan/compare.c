@@ -56,8 +56,8 @@ static int option_own_key(cli_plan_option_t *opt, const char *text, const char *
     return 0;
 }
 
-/* "NAME:KEY=VALUE[,KEY=VALUE...]" into opt's name and sets (the device is the caller's);
- * 0, or the one-line usage error printed and CLI_EXIT_USAGE. */
+/* "NAME:KEY=VALUE[,KEY=VALUE...]" into opt's name, sets and own keys (option_own_key; else
+ * the device is the caller's); 0, or the one-line usage error printed and CLI_EXIT_USAGE. */
 static int option_parse(const char *text, cli_plan_option_t *opt)
 {
     const char *colon = strchr(text, ':');
