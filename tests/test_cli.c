@@ -2638,23 +2638,45 @@ static int plan_best_row(const char *out, char *layout, double *x, int n)
     return plan_row_after(line, line + 5, layout, x, n);
 }
 
-/* The row of option name in a comparison's table: its layout (after the option's name and
- * device, up to its run id) into layout (64) and the numbers after the run id into x (at
- * most n); returns how many. */
-static int plan_option_row(const char *out, const char *name, char *layout, double *x, int n)
+/* The line of option name in a comparison's table (rank, option, device, N, layout, ...)
+ * into line (1024): where its layout starts, after the first four words. */
+static const char *plan_option_line(const char *out, const char *name, char *line)
 {
     const char *table = strstr(out, "\nbest layout of each option");
     ck_assert_msg(table, "no option table in:\n%s", out);
-    char start[64];
-    snprintf(start, sizeof start, "\n%-20s ", name);
-    const char *row = strstr(table, start);
-    ck_assert_msg(row, "no row %s in:\n%s", name, table);
+    for (const char *row = strchr(table + 1, '\n'); row; row = strchr(row + 1, '\n')) {
+        char rank[16], option[64];
+        snprintf(line, 1024, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+        if (sscanf(line, "%15s %63s", rank, option) == 2 && !strcmp(option, name)) {
+            const char *at = line;
+            for (int w = 0; w < 4; w++) {
+                at += strspn(at, " ");
+                at += strcspn(at, " ");
+            }
+            return at;
+        }
+    }
+    ck_assert_msg(0, "no row %s in:\n%s", name, table);
+    return NULL;
+}
+
+/* The row of option name in a comparison's table: its layout (after its rank, name, device
+ * and device count, up to its run id) into layout (64) and the numbers after the run id into
+ * x (at most n); returns how many. */
+static int plan_option_row(const char *out, const char *name, char *layout, double *x, int n)
+{
     char line[1024];
-    snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
-    const char *at = line + 21; /* the device's name, then the layout */
-    at += strspn(at, " ");
-    at += strcspn(at, " ");
+    const char *at = plan_option_line(out, name, line);
     return plan_row_after(line, at, layout, x, n);
+}
+
+/* The rank (0: "-") and device count N of option name's row in a comparison's table. */
+static void plan_option_rank(const char *out, const char *name, long *rank, long *devices)
+{
+    char line[1024], option[64], device[64], r[16];
+    plan_option_line(out, name, line);
+    ck_assert_int_eq(sscanf(line, "%15s %63s %63s %ld", r, option, device, devices), 4);
+    *rank = strcmp(r, "-") ? strtol(r, NULL, 10) : 0;
 }
 
 /* The parameters of a profile file ("params = N" in its [profile] section). */
@@ -2693,8 +2715,8 @@ START_TEST(plan_compares_devices_and_goodput)
     ck_assert_int_eq(
         dtsim((const char *[]){PLAN_C, "--device", "a100-80gb,h100", "--db", db, NULL}), 0);
     char *both = slurp(out_path);
-    ck_assert_msg(strstr(both, "=== option a100-80gb: --device a100-80gb ===") &&
-                      strstr(both, "=== option h100: --device h100 ==="),
+    ck_assert_msg(strstr(both, "=== option a100-80gb: --device a100-80gb --devices 4 ===") &&
+                      strstr(both, "=== option h100: --device h100 --devices 4 ==="),
                   "%s", both);
     static const char *const devices[] = {"a100-80gb", "h100"};
     double params = profile_params(prof), steps = 2e12 / (32 * 2);
@@ -5270,6 +5292,259 @@ START_TEST(host_rows_weighted_read_alike)
 }
 END_TEST
 
+/* The row of layout in a plan's ranking: its s/step (the first number after its run id). */
+static double plan_layout_step(const char *out, const char *layout)
+{
+    const char *ranking = strstr(out, "\nbest layouts of ");
+    ck_assert_msg(ranking, "no ranking in:\n%s", out);
+    char pat[80];
+    snprintf(pat, sizeof pat, " %-40s ", layout);
+    const char *row = strstr(ranking, pat);
+    ck_assert_msg(row, "no row %s in:\n%s", layout, ranking);
+    long run;
+    double step;
+    ck_assert_int_eq(sscanf(row + strlen(pat), "%ld %lf", &run, &step), 2);
+    return step;
+}
+
+/* Mixed fleets, ownership and sensitivity on the tiny GPT (2 devices a server). Two fleets
+ * of their own devices and sizes (4 A100s, 2 H100s) in one command: one table, each row's N,
+ * each row the rank 1 row of the same plan made alone (layout and every figure), ranked by
+ * step time, and the row of each plan alone resumed with --purchase; --resume with
+ * --rank-by capex and energy ranks the same rows by those columns, and the ownership
+ * columns are the hand formula of the printed s/step and kJ/step. The
+ * sensitivity of a plan on a device file of the test's: each layout's range holds its
+ * nominal step, and the step at gemm_efficiency x 1.1 and x 0.9 is what a plan on a device
+ * file with that efficiency simulates for the same layout. Bad input: one line, exit 2. */
+START_TEST(plan_mixed_fleets_capex_and_sensitivity)
+{
+    char prof[300], db[300], one[300];
+    snprintf(prof, sizeof prof, "%s/tiny-f.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-f.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+#define PLAN_F "plan", "--profile", prof, "--per-server", "2", "--heads", "2", "--global-batch", \
+               "2", "--set", "cluster.price_per_device_hour=4"
+#define FLEETS "--option", "big:device=a100-80gb,devices=4", "--option", \
+               "small:device=h100,cluster.workers=2,purchase=30000"
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "20000", "--tokens",
+                                            "2T", "--db", db, NULL}),
+                     0);
+    char *both = slurp(out_path);
+    ck_assert_msg(strstr(both, "=== option big: --device a100-80gb --devices 4 ===") &&
+                      strstr(both, "=== option small: --device h100 --devices 2 ===") &&
+                      strstr(both, "ranked by step time"),
+                  "%s", both);
+    static const char *const names[] = {"big", "small"}, *const devices[] = {"a100-80gb", "h100"};
+    static const char *const counts[] = {"4", "2"};
+    double steps[2];
+    long rank[2], n[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(one, sizeof one, "%s/plan-f-%s.db", dir, names[i]);
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", devices[i], "--devices",
+                                                counts[i], "--tokens", "2T", "--db", one, NULL}),
+                         0);
+        char *alone = slurp(out_path), want[64], got[64];
+        double a[18], b[18];
+        ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
+        /* s/step tokens/s TFLOP/s kJ $/M, the ownership block (site kJ, own $/h, own $/M,
+         * site MWh, own $), then days MWh $ ckpt/steps goodput days+fail $+fail */
+        ck_assert_int_eq(plan_option_row(both, names[i], got, b, 18), 17);
+        ck_assert_msg(!strcmp(want, got), "%s: best %s alone, %s in the fleet", names[i], want,
+                      got);
+        static const int alone_at[] = {0, 2, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16};
+        static const int fleet_at[] = {0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16};
+        for (int k = 0; k < 12; k++)
+            ck_assert_msg(a[alone_at[k]] == b[fleet_at[k]], "%s: column %d: %g alone, %g in "
+                          "the fleet", names[i], k, a[alone_at[k]], b[fleet_at[k]]);
+        steps[i] = b[0];
+        plan_option_rank(both, names[i], &rank[i], &n[i]);
+        free(alone);
+        /* one plan with a purchase price (small's purchase=): its one-row table, the plan
+         * resumed as it was, the same row as in the fleet */
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", devices[i], "--devices",
+                                                counts[i], "--tokens", "2T", "--purchase",
+                                                i ? "30000" : "20000", "--resume", "--db", one,
+                                                NULL}),
+                         0);
+        alone = slurp(out_path);
+        ck_assert_msg(strstr(alone, "plan: resuming sweep "), "%s", alone);
+        ck_assert_int_eq(plan_option_row(alone, devices[i], got, a, 18), 17);
+        ck_assert_msg(!strcmp(want, got) && a[0] == b[0] && a[6] == b[6],
+                      "%s: %s at %g s, $%g/h alone; %s at %g s, $%g/h in the fleet", names[i],
+                      got, a[0], a[6], want, b[0], b[6]);
+        free(alone);
+    }
+    ck_assert_msg(n[0] == 4 && n[1] == 2, "N %ld and %ld", n[0], n[1]);
+    ck_assert_msg((rank[0] == 1 && rank[1] == 2 && steps[0] <= steps[1]) ||
+                      (rank[0] == 2 && rank[1] == 1 && steps[1] <= steps[0]),
+                  "ranks %ld %ld for %g and %g s/step", rank[0], rank[1], steps[0], steps[1]);
+    free(both);
+
+    /* ownership: the stored plans ranked again by --resume (nothing simulated) */
+    static const char *const by[] = {"capex", "energy"};
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "10000",
+                                                "--amortize", "4y", "--pue", "1.5",
+                                                "--host-power", "100", "--electricity", "0.1",
+                                                "--rank-by", by[r], "--resume", "--db", db,
+                                                NULL}),
+                         0);
+        char *o = slurp(out_path), layout[64];
+        double key[2];
+        for (int i = 0; i < 2; i++) {
+            /* s/step tokens/s TFLOP/s kJ $/M site-kJ own$/h own$/M ckpt goodput */
+            double x[10];
+            ck_assert_int_eq(plan_option_row(o, names[i], layout, x, 10), 10);
+            double nd = i ? 2 : 4, price = i ? 30000 : 10000; /* purchase= over --purchase */
+            double site_w = (x[3] * 1e3 / x[0] + nd * 100) * 1.5;
+            double hour = nd * price / (4 * 365.25 * 24) + site_w / 1e3 * 0.1;
+            ck_assert_msg(fabs(x[5] - site_w * x[0] / 1e3) <= 1e-3 * x[5] &&
+                              fabs(x[6] - hour) <= 1e-3 * hour &&
+                              fabs(x[7] - hour * x[0] / 3600 / 64 * 1e6) <= 1e-3 * x[7],
+                          "%s: site %g kJ, $%g/h, $%g/M; want %g, %g, %g", names[i], x[5], x[6],
+                          x[7], site_w * x[0] / 1e3, hour, hour * x[0] / 3600 / 64 * 1e6);
+            key[i] = r ? x[5] : x[7];
+            plan_option_rank(o, names[i], &rank[i], &n[i]);
+        }
+        ck_assert_msg((rank[0] == 1 && key[0] <= key[1]) || (rank[1] == 1 && key[1] <= key[0]),
+                      "by %s: ranks %ld %ld for %g and %g", by[r], rank[0], rank[1], key[0],
+                      key[1]);
+        free(o);
+    }
+
+    /* sensitivity on a device of the test's, and the same plan at the ends' value */
+    char dev[3][300];
+    static const double gemm[] = {0.6, 0.66, 0.54};
+    for (int i = 0; i < 3; i++) {
+        snprintf(dev[i], sizeof dev[i], "%s/sens-dev-%d.ini", dir, i);
+        FILE *f = fopen(dev[i], "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "[device]\nfp32 = 67Tf\nbf16 = 989Tf\nmemory = 80GB\n"
+                   "memory_bandwidth = 3350GBps\npower_idle = 70W\npower_max = 700W\nsms = 132\n"
+                   "gemm_efficiency = %g\nattention_efficiency = 0.5\nmemory_efficiency = 0.8\n",
+                gemm[i]);
+        fclose(f);
+    }
+    snprintf(db, sizeof db, "%s/plan-sens.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", dev[0], "--devices", "4",
+                                            "--sensitivity", "10%", "--sensitivity-top", "2",
+                                            "--db", db, NULL}),
+                     0);
+    char *o = slurp(out_path);
+    const char *table = strstr(o, "\nsensitivity (--sensitivity 10%)");
+    const char *ranges = table ? strstr(table, "\nlayout ") : NULL;
+    const char *g = table ? strstr(table, "\ngemm_efficiency ") : NULL;
+    ck_assert_msg(table && ranges && g && strstr(table, "\nattention_efficiency ") &&
+                      strstr(table, "\nmemory_efficiency ") && strstr(table, "\nlink bandwidths "),
+                  "%s", o);
+    /* the ranges: each holds its nominal step */
+    const char *line = strchr(ranges + 1, '\n');
+    for (int j = 0; j < 2; j++) {
+        char l[1024];
+        snprintf(l, sizeof l, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+        double nominal, lo, hi;
+        const char *at = l + 41;
+        ck_assert_int_eq(sscanf(at, "%lf %lf %lf", &nominal, &lo, &hi), 3);
+        ck_assert_msg(lo <= nominal && nominal <= hi && lo < hi, "%s", l);
+        line = strchr(line + 1, '\n');
+    }
+    /* gemm_efficiency's rows: each layout at x1.1 and x0.9 against plans on those devices */
+    char rows[2][1024], layout[2][64];
+    double at_lo[2], at_hi[2], nominal[2];
+    const char *r0 = g + 1;
+    for (int j = 0; j < 2; j++) {
+        snprintf(rows[j], sizeof rows[j], "%.*s", (int)strcspn(r0, "\n"), r0);
+        snprintf(layout[j], 64, "%.40s", rows[j] + 60);
+        for (char *end = layout[j] + strlen(layout[j]); end > layout[j] && end[-1] == ' ';)
+            *--end = '\0';
+        double c[3];
+        ck_assert_int_eq(sscanf(rows[j] + 27, "%lf %lf %lf", &c[0], &c[1], &c[2]), 3);
+        ck_assert_msg(c[0] == 0.6 && c[1] == 0.54 && c[2] == 0.66, "%s", rows[j]);
+        ck_assert_int_eq(sscanf(rows[j] + 101, "%lf %lf %lf", &nominal[j], &at_lo[j], &at_hi[j]),
+                         3);
+        ck_assert_msg(at_hi[j] < nominal[j] && nominal[j] < at_lo[j], "%s", rows[j]);
+        r0 = strchr(r0, '\n') + 1;
+    }
+    free(o);
+    for (int e = 1; e <= 2; e++) {
+        snprintf(one, sizeof one, "%s/plan-sens-%d.db", dir, e);
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", dev[e], "--devices", "4",
+                                                "--no-prune", "--top", "200", "--db", one, NULL}),
+                         0);
+        o = slurp(out_path);
+        for (int j = 0; j < 2; j++) {
+            char want[32], got[32];
+            snprintf(want, sizeof want, "%.6g", e == 1 ? at_hi[j] : at_lo[j]);
+            snprintf(got, sizeof got, "%.6g", plan_layout_step(o, layout[j]));
+            ck_assert_msg(!strcmp(want, got), "%s at gemm_efficiency %g: %s in the sensitivity, "
+                          "%s planned", layout[j], gemm[e], want, got);
+        }
+        free(o);
+    }
+
+    /* bad input: one line naming the option, exit code 2, nothing printed or written */
+    snprintf(db, sizeof db, "%s/plan-f-bad.db", dir);
+    static const struct {
+        const char *a, *b, *c, *d, *want;
+    } bad[] = {
+        {"--option", "a:device=h100,devices=0", NULL, NULL,
+         "dtsim plan: --option a:device=h100,devices=0: devices=0: expected a device count"},
+        {"--option", "a:device=h100,devices=3", NULL, NULL,
+         "dtsim plan: --option a:device=h100,devices=3: devices=3 is not a whole number of "
+         "servers of 2"},
+        {"--option", "a:devices=2", NULL, NULL, "dtsim plan: --option a:devices=2: no device"},
+        {"--option", "a:device=h100", NULL, NULL,
+         "dtsim plan: --option a:device=h100: no device count"},
+        {"--option", "a:device=h100,devices=2", "--device", "h100,a100-80gb",
+         "dtsim plan: --option a:device=h100,devices=2: device= goes with one --device"},
+        {"--option", "a:device=h100,devices=2", "--rank-by", "speed",
+         "dtsim plan: --rank-by speed: expected time, cost, capex or energy"},
+        {"--option", "a:device=h100,devices=2", "--rank-by", "capex",
+         "dtsim plan: --rank-by capex: --option a:device=h100,devices=2 has no purchase price"},
+        {"--option", "a:device=h100,devices=2,purchase=cheap", NULL, NULL,
+         "dtsim plan: --option a:device=h100,devices=2,purchase=cheap: purchase=cheap: expected"},
+        {"--option", "a:device=h900,devices=2", NULL, NULL,
+         "dtsim plan: --option a:device=h900,devices=2: cluster.device: unknown device"},
+        {"--option", "a:device=h100,devices=2", "--pue", "0.5",
+         "dtsim plan: --pue 0.5: expected a PUE in [1, 10]"},
+        {"--option", "a:device=h100,devices=2", "--amortize", "soon",
+         "dtsim plan: --amortize soon: expected a period above 0"},
+        {"--option", "a:device=h100,devices=2", "--sensitivity", "10",
+         "dtsim plan: --sensitivity 10: expected a share"},
+        {"--option", "a:device=h100,devices=2", "--sensitivity-top", "2",
+         "dtsim plan: --sensitivity-top 2 goes with --sensitivity"},
+        {"--option", "a:device=h100,devices=2", "--electricity", "0.2",
+         "dtsim plan: --electricity: the ownership columns need a purchase price"},
+        {"--sensitivity", "10%", "--no-run", NULL,
+         "dtsim plan: --sensitivity simulates: --no-run does not go with it"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *argv[32] = {PLAN_F, bad[i].a, bad[i].b};
+        int at = 0;
+        while (argv[at])
+            at++;
+        if (bad[i].c) {
+            argv[at++] = bad[i].c;
+            if (bad[i].d)
+                argv[at++] = bad[i].d;
+        }
+        argv[at++] = "--db";
+        argv[at++] = db;
+        ck_assert_int_eq(dtsim(argv), 2);
+        one_error_line(bad[i].want, NULL);
+        ck_assert_msg(access(db, F_OK) != 0, "%s %s wrote %s", bad[i].a, bad[i].b, db);
+        o = slurp(out_path);
+        ck_assert_msg(!o[0], "%s %s printed: %s", bad[i].b, bad[i].c ? bad[i].c : "", o);
+        free(o);
+    }
+#undef FLEETS
+#undef PLAN_F
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -5380,6 +5655,11 @@ int main(void)
     tcase_add_test(pm, plan_memory_margin_decides_the_best);
     tcase_add_test(pm, plan_memory_margin_bad_values);
     tcase_add_test(pm, plan_zero2_fits_per_micro_batch);
+    TCase *fl = tcase_create("fleets");
+    tcase_add_checked_fixture(fl, setup, NULL);
+    tcase_set_timeout(fl, 300);
+    tcase_add_test(fl, plan_mixed_fleets_capex_and_sensitivity);
+    suite_add_tcase(s, fl);
     suite_add_tcase(s, pm);
     /* issue 51: rows that stand for many hosts and links (CK_RUN_CASE=host_rows) */
     TCase *hr = tcase_create("host_rows");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_goodput.h"
 #include "cli_sweep.h"
 #include "cli_util.h"
 #include "plan_help.h"
@@ -34,6 +35,12 @@ static void plan_help(void)
     }
     fputs(text, stdout);
 }
+
+/* The codes of the options of fleets, ownership and sensitivity (opt_fleet). */
+enum {
+    OPT_RANK_BY = 1000, OPT_PURCHASE, OPT_AMORTIZE, OPT_PUE, OPT_HOST_POWER, OPT_ELECTRICITY,
+    OPT_SENSITIVITY, OPT_SENSITIVITY_TOP
+};
 
 /* The long options; each one's value is its code in plan_opts_parse's cases. */
 static const struct option plan_longs[] = {
@@ -66,6 +73,15 @@ static const struct option plan_longs[] = {
     {"tensor", required_argument, 0, 'e'},
     {"stages", required_argument, 0, 'g'},
     {"memory-margin", required_argument, 0, 'G'},
+    /* fleets, ownership, sensitivity (opt_fleet) */
+    {"rank-by", required_argument, 0, OPT_RANK_BY},
+    {"purchase", required_argument, 0, OPT_PURCHASE},
+    {"amortize", required_argument, 0, OPT_AMORTIZE},
+    {"pue", required_argument, 0, OPT_PUE},
+    {"host-power", required_argument, 0, OPT_HOST_POWER},
+    {"electricity", required_argument, 0, OPT_ELECTRICITY},
+    {"sensitivity", required_argument, 0, OPT_SENSITIVITY},
+    {"sensitivity-top", required_argument, 0, OPT_SENSITIVITY_TOP},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -180,6 +196,7 @@ static void opts_defaults(plan_opts_t *opts)
     opts->top = PLAN_DEFAULT_TOP;
     opts->max_runs = PLAN_MAX_RUNS;
     cli_plan_goodput_defaults(&opts->goodput);
+    cli_plan_capex_defaults(&opts->capex);
 }
 
 /* A flag, or an option whose value is kept as its text, into opts: 0, the usage error's exit
@@ -307,6 +324,75 @@ static int opt_value(plan_opts_t *opts, int code, const char *named)
     return OPT_NOT_MINE;
 }
 
+/* The options of fleets, ownership and sensitivity (OPT_RANK_BY to OPT_SENSITIVITY_TOP) into
+ * opts: 0, the usage error's exit code, or OPT_NOT_MINE. named: "--pue". */
+static int opt_fleet(plan_opts_t *opts, int code, const char *named)
+{
+    static const char *const ranks[] = {"time", "cost", "capex", "energy"};
+    double *dst = code == OPT_PURCHASE     ? &opts->capex.purchase
+                  : code == OPT_PUE        ? &opts->capex.pue
+                  : code == OPT_HOST_POWER ? &opts->capex.host_w
+                                           : &opts->capex.kwh_price;
+    double lo = code == OPT_PUE ? 1 : 0, hi = code == OPT_PUE ? 10 : 1e12;
+    size_t len = strlen(optarg);
+    if (code >= OPT_AMORTIZE && code <= OPT_ELECTRICITY && !opts->capex_given)
+        opts->capex_given = plan_longs[at_of(code)].name;
+    switch (code) {
+    case OPT_RANK_BY:
+        for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++)
+            if (!strcmp(optarg, ranks[i])) {
+                opts->rank_by = (plan_rank_t)i;
+                opts->rank_by_given = 1;
+                return 0;
+            }
+        return cli_usage_error("plan", "--rank-by %s: expected time, cost, capex or energy",
+                               optarg);
+    case OPT_AMORTIZE: /* "5y", "1826d", "43830h" */
+        if (len > 1 && optarg[len - 1] == 'y') {
+            char num[64];
+            snprintf(num, sizeof num, "%.*s", (int)(len - 1), optarg);
+            if (len - 1 < sizeof num &&
+                !cli_parse_double(num, 1e-3, 1e3, &opts->capex.amortize_s)) {
+                opts->capex.amortize_s *= 365.25 * 86400;
+                return 0;
+            }
+        } else if (!cli_parse_duration(optarg, &opts->capex.amortize_s) &&
+                   opts->capex.amortize_s > 0) {
+            return 0;
+        }
+        return cli_usage_error("plan", "%s %s: expected a period above 0 (5y, 1826d, 43830h)",
+                               named, optarg);
+    case OPT_SENSITIVITY: /* "10%" */
+        if (len > 1 && optarg[len - 1] == '%') {
+            char num[64];
+            snprintf(num, sizeof num, "%.*s", (int)(len - 1), optarg);
+            if (len - 1 < sizeof num && !cli_parse_double(num, 0.1, 90, &opts->sensitivity)) {
+                opts->sensitivity /= 100;
+                return 0;
+            }
+        }
+        return cli_usage_error("plan", "%s %s: expected a share in [0.1%%, 90%%] (10%%)", named,
+                               optarg);
+    case OPT_SENSITIVITY_TOP:
+        if (cli_parse_long(optarg, 1, 16, &opts->sensitivity_top))
+            return cli_usage_error("plan", "%s %s: expected an integer in [1, 16]", named,
+                                   optarg);
+        return 0;
+    case OPT_PURCHASE:
+    case OPT_PUE:
+    case OPT_HOST_POWER:
+    case OPT_ELECTRICITY:
+        if (cli_parse_double(optarg, lo, hi, dst))
+            return cli_usage_error("plan", "%s %s: expected %s", named, optarg,
+                                   code == OPT_PURCHASE     ? "a device's price in dollars (30000)"
+                                   : code == OPT_PUE        ? "a PUE in [1, 10] (1.2)"
+                                   : code == OPT_HOST_POWER ? "watts a device, 0 or more (575)"
+                                                            : "dollars a kWh, 0 or more (0.08)");
+        return 0;
+    }
+    return OPT_NOT_MINE;
+}
+
 /* The checks of the options as a whole, after the last: 0, or the usage error's exit code. */
 static int opts_check(const plan_opts_t *opts, int argc, char **argv)
 {
@@ -324,12 +410,20 @@ static int opts_check(const plan_opts_t *opts, int argc, char **argv)
         return cli_usage_error("plan", "--sweep %s goes with --show", opts->sweep);
     if (opts->resume && opts->no_run)
         return cli_usage_error("plan", "--resume simulates: --no-run does not go with it");
-    if (!opts->profile || !opts->device || !opts->devices || !opts->global_batch)
+    if (opts->sensitivity_top && !(opts->sensitivity > 0))
+        return cli_usage_error("plan", "--sensitivity-top %ld goes with --sensitivity",
+                               opts->sensitivity_top);
+    if (opts->sensitivity > 0 && opts->no_run)
+        return cli_usage_error("plan", "--sensitivity simulates: --no-run does not go with it");
+    /* an --option may give its own device and device count (compare.c checks each) */
+    int own = opts->n_option_args > 0;
+    if (!opts->profile || (!opts->device && !own) || (!opts->devices && !own) ||
+        !opts->global_batch)
         return cli_usage_error("plan", "missing %s",
-                               !opts->profile   ? "--profile P"
-                               : !opts->device  ? "--device D"
-                               : !opts->devices ? "--devices N"
-                                                : "--global-batch B");
+                               !opts->profile              ? "--profile P"
+                               : !opts->device && !own     ? "--device D"
+                               : !opts->devices && !own    ? "--devices N"
+                                                           : "--global-batch B");
     if (opts->devices > opts->per_server && opts->devices % opts->per_server)
         return cli_usage_error("plan",
                                "--devices %ld is not a whole number of servers of %ld "
@@ -359,6 +453,8 @@ int plan_opts_parse(plan_opts_t *opts, int argc, char **argv)
         int rc = opt_text(opts, code);
         if (rc == OPT_NOT_MINE)
             rc = opt_value(opts, code, named);
+        if (rc == OPT_NOT_MINE)
+            rc = opt_fleet(opts, code, named);
         if (rc == OPT_NOT_MINE)
             rc = code == ':' ? cli_usage_error("plan", "%s needs a value", name)
                              : cli_usage_error("plan", "unknown option \"%s\"", name);

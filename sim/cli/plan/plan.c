@@ -398,11 +398,22 @@ static int plan_rank(plan_state_t *ps)
         snprintf(ps->best->device, sizeof ps->best->device, "%s", ps->device_name);
     fflush(stdout);
     if (!ps->stopped)
-        return ps->sweep_rc;
+        return ps->sweep_rc == CLI_EXIT_OK ? PLAN_GO_ON : ps->sweep_rc;
     fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
                     "PARTIAL); --resume simulates the rest\n",
             stop_reason(ps->stopped), finished, ps->fit - in->pruned - in->capped);
     return ps->stopped > 0 ? 128 + ps->stopped : ps->sweep_rc;
+}
+
+/* --sensitivity: the top ranked layouts re-simulated at each end of each constant. */
+static int plan_sensitivity_step(plan_state_t *ps)
+{
+    if (!(ps->opts.sensitivity > 0))
+        return PLAN_GO_ON;
+    double deadline = ps->opts.time_limit > 0 ? ps->t0 + ps->opts.time_limit : 0;
+    int rc = plan_sensitivity(&ps->opts, ps->ranked, ps->info->runs, ps->cand, ps->base,
+                              ps->name, &ps->prof, ps->argv0, deadline);
+    return rc ? rc : PLAN_GO_ON;
 }
 
 /* One plan's steps in order, each returning PLAN_GO_ON or the plan's exit code; a
@@ -410,6 +421,7 @@ static int plan_rank(plan_state_t *ps)
 static int (*const plan_steps[])(plan_state_t *) = {
     plan_sets_check,  plan_paths,      plan_profile_read, plan_layouts_list, plan_base_check,
     plan_layouts_fit, plan_candidates, plan_resume,       plan_runs,         plan_rank,
+    plan_sensitivity_step,
 };
 enum { PLAN_CHECK_STEPS = 5 };
 
@@ -442,6 +454,8 @@ typedef struct plan_compare_ctx {
     const plan_opts_t *opts;
     char **argv;
     double t0;
+    int single; /* one device, no --option (a table asked by --rank-by or --purchase): the
+                 * runs named as a plain plan's, which --resume and --show then take */
 } plan_compare_ctx_t;
 
 static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
@@ -451,7 +465,9 @@ static int plan_compare_one(void *ctx, const cli_plan_option_t *opt, int check,
     plan_opts_t *opts = dt_malloc(sizeof *opts);
     *opts = *compare->opts;
     opts->device = opt->device;
-    opts->label = opt->name;
+    if (opt->devices) /* a fleet of its own size */
+        opts->devices = opt->devices;
+    opts->label = compare->single ? NULL : opt->name;
     int rc = CLI_EXIT_OK;
     for (int i = 0; i < opt->n_sets && !rc; i++) {
         if (opts->n_sets == PLAN_MAX_SETS)
@@ -480,11 +496,13 @@ int cli_plan(int argc, char **argv)
         if (plan_set_refused(opts.sets[i], refused, sizeof refused))
             return cli_usage_error("plan", "%s", refused);
     }
-    /* several devices or any --option: each planned in turn, then their best side by side */
-    if (opts.n_device_args > 1 || strchr(opts.device, ',') || opts.n_option_args) {
-        plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0};
-        return cli_plan_compare(opts.device_args, opts.n_device_args, opts.option_args,
-                                opts.n_option_args, opts.tokens, plan_compare_one, &ctx);
+    /* several devices, any --option, a ranking or ownership asked: each planned in turn,
+     * then their best side by side, ranked */
+    int several = opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) ||
+                  opts.n_option_args;
+    if (several || opts.rank_by_given || !isnan(opts.capex.purchase) || opts.capex_given) {
+        plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0, .single = !several};
+        return cli_plan_compare(&opts, plan_compare_one, &ctx);
     }
     return plan_one(&opts, argv, t0, 0, NULL, NULL, 0);
 }

@@ -37,6 +37,8 @@
 #define PLAN_LONG_SEQUENCE 32768
 /* values a --tensor or --stages list holds at most */
 #define PLAN_MAX_LIST 16
+/* --sensitivity-top's default: the ranked layouts --sensitivity re-simulates */
+#define PLAN_SENSITIVITY_TOP 3
 
 /* devices x options a comparison plans at most */
 #define CLI_PLAN_MAX_OPTIONS 16
@@ -72,7 +74,24 @@ typedef struct cli_plan_row {
     long ckpt_steps;           /* Daly's checkpoint interval in steps; 0: unknown */
     double goodput;            /* useful share of the wall time under failures */
     double days_fail, dollars_fail; /* to train --tokens with failures (step_wall_s) */
+    /* ownership (cli_plan_capex_compute): the devices, energy at the wall (the run's devices
+     * and links, the hosts, x PUE) and the cost of owning the cluster; NAN where unknown */
+    long devices;
+    double site_kj, site_mwh, own_hour, own_per_1k, own_per_m, own_dollars;
 } cli_plan_row_t;
+
+/* Owning the devices rather than renting them (--purchase, --amortize, --pue, --host-power,
+ * --electricity; row.c: cli_plan_capex_compute). */
+typedef struct cli_plan_capex {
+    double purchase;   /* $ a device; NAN: none given (no ownership columns) */
+    double amortize_s; /* the period the purchase is written off over, seconds */
+    double pue;        /* the facility's power over the IT equipment's */
+    double host_w;     /* W a device: its share of the server's CPUs, NICs, fans, drives */
+    double kwh_price;  /* $ a kWh */
+} cli_plan_capex_t;
+
+/* --rank-by: what the options' table ranks by */
+typedef enum { PLAN_RANK_TIME, PLAN_RANK_COST, PLAN_RANK_CAPEX, PLAN_RANK_ENERGY } plan_rank_t;
 
 /* One option of a comparison: its name (in its runs' names), device and scenario keys. */
 typedef struct cli_plan_option {
@@ -80,6 +99,9 @@ typedef struct cli_plan_option {
     char device[512];
     char sets[CLI_PLAN_OPTION_KEYS][256];
     int n_sets;
+    long devices;      /* devices=N: its own device count; 0: --devices */
+    int named_device;  /* device=NAME given: not crossed with --device */
+    double purchase;   /* purchase=$: its device's price; NAN: --purchase */
 } cli_plan_option_t;
 
 /* Plans one option of a comparison (plan.c: plan_compare_one). check: only load its
@@ -113,6 +135,14 @@ typedef struct plan_opts {
     int n_tensor, n_stages;
     const char *label;           /* an option's name after the profile's in the runs' names */
     cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
+    /* fleets, ownership, sensitivity (compare.c, row.c, sensitivity.c) */
+    cli_plan_capex_t capex;      /* --purchase, --amortize, --pue, --host-power, --electricity */
+    plan_rank_t rank_by;         /* --rank-by */
+    int rank_by_given;           /* --rank-by given: the options' table even for one plan */
+    const char *capex_given;     /* the first of --amortize, --pue, --host-power, --electricity
+                                  * given ("--pue"), for the error where nothing shows it */
+    double sensitivity;          /* --sensitivity: the share each constant varies by; 0: none */
+    long sensitivity_top;        /* the ranked layouts it re-times; 0: PLAN_SENSITIVITY_TOP */
 } plan_opts_t;
 
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*
@@ -256,6 +286,12 @@ int cli_plan_goodput_option(cli_plan_goodput_t *goodput, const char *option, con
 void cli_plan_row_compute(const cli_plan_basis_t *basis, double step_s, double samples_s,
                           double mem_bytes, double joules, double dollars_per_sample,
                           cli_plan_row_t *row);
+/* The capex defaults (--help and planning.md state them) into capex. */
+void cli_plan_capex_defaults(cli_plan_capex_t *capex);
+/* The ownership figures of row (its step, energy, throughput already computed) on devices
+ * devices at purchase $ each (NAN: none) for tokens (0: none). */
+void cli_plan_capex_compute(const cli_plan_capex_t *capex, long devices, double purchase,
+                            double tokens, cli_plan_row_t *row);
 /* value with printf's format into buf; "-" when it is NAN. */
 const char *plan_cell(char *buf, size_t n, const char *format, double value);
 /* The columns a ranking's row and the options' table share, from the days (with --tokens)
@@ -263,13 +299,22 @@ const char *plan_cell(char *buf, size_t n, const char *format, double value);
 void plan_row_tail(const cli_plan_row_t *row, double tokens);
 
 /* ---- compare.c ---- */
-/* dtsim plan with several devices (device_args: each --device value, a comma-separated list)
- * or --option values (option_args): checks them all first (one error line, exit 2, nothing
- * run), plans each device x option with one, then prints the table of their best layouts.
- * tokens: --tokens (0: none), for its columns. Returns the worst exit code. */
-int cli_plan_compare(const char *const *device_args, int n_device_args,
-                     const char *const *option_args, int n_option_args, double tokens,
-                     cli_plan_one_fn one, void *ctx);
+/* dtsim plan with several devices (opts->device_args: each --device value, a comma-separated
+ * list) or --option values (opts->option_args, each with its own device and device count where
+ * it gives them): checks them all first (one error line, exit 2, nothing run), plans each
+ * device x option with one, then prints the table of their best layouts ranked by
+ * opts->rank_by. Returns the worst exit code. */
+int cli_plan_compare(const plan_opts_t *opts, cli_plan_one_fn one, void *ctx);
+
+/* ---- sensitivity.c ---- */
+/* --sensitivity: the top ranked layouts (rows, n of them, by step time; cand: the layouts by
+ * sweep index) re-simulated with each constant the timing rests on at each end of the range,
+ * one at a time, as a sweep of their own (stopped at deadline, cli_sweep_now's; 0: none); the
+ * steps, each layout's range and the pairs that swap printed. Returns 0, or the exit code of
+ * what failed or stopped it. */
+int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
+                     const plan_layout_t *cand, const char *base, const char *name,
+                     const sim_model_profile_t *prof, const char *argv0, double deadline);
 
 /* ---- simulate.c ---- */
 /* The plan's fitting layouts simulated as one sweep, in order of their lower bound. */

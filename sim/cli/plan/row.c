@@ -94,3 +94,36 @@ const char *plan_cell(char *buf, size_t n, const char *format, double value)
         snprintf(buf, n, format, value);
     return buf;
 }
+
+/* ---- ownership ---------------------------------------------------------------------------
+ * The defaults, each an option (help.txt and sim/docs/planning.md give their sources): five
+ * years of amortisation; a PUE of 1.2; 575 W of host a device (a DGX H100's 10.2 kW at most
+ * less its 8 x 700 W GPUs, over 8); $0.08 a kWh. No purchase price: none is published. */
+void cli_plan_capex_defaults(cli_plan_capex_t *capex)
+{
+    *capex = (cli_plan_capex_t){.purchase = NAN,
+                                .amortize_s = 5 * 365.25 * 86400,
+                                .pue = 1.2,
+                                .host_w = 575,
+                                .kwh_price = 0.08};
+}
+
+void cli_plan_capex_compute(const cli_plan_capex_t *capex, long devices, double purchase,
+                            double tokens, cli_plan_row_t *row)
+{
+    double n = (double)devices, step = row->step_s;
+    row->devices = devices;
+    /* at the wall: what the run's devices and links drew, the hosts beside them, x PUE */
+    double it_w = row->kj_step * 1e3 / step;
+    double site_w = (it_w + n * capex->host_w) * capex->pue;
+    row->site_kj = site_w * step / 1e3;
+    /* an hour of the cluster: the devices written off, and the power */
+    row->own_hour = n * purchase / (capex->amortize_s / 3600) + site_w / 1e3 * capex->kwh_price;
+    double own_step = row->own_hour * step / 3600;
+    double samples = row->samples_s * step, tokens_step = row->tokens_s * step;
+    row->own_per_1k = 1000 * own_step / samples;
+    row->own_per_m = 1e6 * own_step / tokens_step;
+    double steps = tokens > 0 ? tokens / tokens_step : NAN;
+    row->own_dollars = steps * own_step;
+    row->site_mwh = steps * row->site_kj / 3.6e6;
+}
