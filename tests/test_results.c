@@ -500,7 +500,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 15);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 16);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -618,7 +618,8 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
+    raw_exec(h, "DROP TABLE breakdown; DROP TABLE memory; DROP VIEW client_fairness; "
+                "DROP TABLE privacy; "
                 "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
                 "PRAGMA user_version = 1");
     sqlite3_close(h);
@@ -631,7 +632,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
                                 "NULL", 0), 1);
@@ -663,7 +664,8 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+             "PRAGMA writable_schema = OFF; DROP TABLE breakdown; DROP TABLE messages; "
+             "DROP TABLE energy; " EVALS_V6
              "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
@@ -675,7 +677,7 @@ START_TEST(version_3_file_takes_stalled)
     ck_assert_msg(results_run_end(db, run, "stalled", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'stalled'", 0), 1);
     ck_assert_int_eq(sqlite3_exec(h, "UPDATE runs SET status = 'collapsed'", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -702,14 +704,15 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
+    raw_exec(h, "DROP TABLE breakdown; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+                "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
     ck_assert_int_eq(results_message_add(db, run, &src, &dst, 0.5, 0.75, 1.0, 4096, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
                                 "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
@@ -730,7 +733,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
+    raw_exec(h, "DROP TABLE breakdown; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
     sqlite3_close(h);
     db = open_ok();
     results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
@@ -739,7 +742,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_energy_add(db, run, &e, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
                                 "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
@@ -748,6 +751,60 @@ START_TEST(version_5_file_takes_energy)
                                 "dollars_to_target IS NULL", run), 1);
     raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy", 0), 0);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A version-7 file (before the breakdown table) reads as it is: a run in it has no breakdown
+ * (found 0, NAN), not an error; opened for writing it takes one, which reads back part by part
+ * in results_part_t's order, and deleting the run deletes it. */
+START_TEST(version_7_file_takes_a_breakdown)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "pipeline", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 7");
+    sqlite3_close(h);
+    results_query_t *q = NULL;
+    double parts[RESULTS_PART_COUNT];
+    int found = 1;
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_breakdown(q, run, parts, &found, &err), DT_OK);
+    ck_assert_int_eq(found, 0);
+    ck_assert(isnan(parts[RESULTS_PART_COMPUTE]) && isnan(parts[RESULTS_PART_WAIT]));
+    results_query_close(q);
+    db = open_ok();
+    double given[RESULTS_PART_COUNT];
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        given[k] = 0.125 * k;
+    ck_assert_int_eq(results_breakdown_add(db, run, given, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE run = ?1", run),
+                     RESULTS_PART_COUNT);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE part = 'bubble' AND "
+                                "seconds = 1.0", 0), 1);
+    sqlite3_close(h);
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_breakdown(q, run, parts, &found, &err), DT_OK);
+    ck_assert_int_eq(found, 1);
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        ck_assert_double_eq(parts[k], given[k]);
+    results_query_close(q);
+    char line[512];
+    results_breakdown_line(given, "step", line, sizeof line);
+    ck_assert_str_eq(line, "step 5.625 s = recompute 0.125 s (2.2%) + optimizer 0.25 s (4.4%) + "
+                           "tensor 0.375 s (6.7%) + context 0.5 s (8.9%) + expert 0.625 s (11.1%) "
+                           "+ pipeline 0.75 s (13.3%) + data 0.875 s (15.6%) + bubble 1 s (17.8%) "
+                           "+ wait 1.125 s (20.0%)");
+    h = raw_open();
+    raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown", 0), 0);
     sqlite3_close(h);
 }
 END_TEST
@@ -801,7 +858,7 @@ START_TEST(version_6_file_takes_perplexity)
     ck_assert_int_eq(results_eval_add(db, run, 1.0, 10, 640, 1e6, 0.5, 0.75, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, EVALS_V6 "PRAGMA user_version = 6");
+    raw_exec(h, "DROP TABLE breakdown; " EVALS_V6 "PRAGMA user_version = 6");
     sqlite3_close(h);
     db = open_ok();
     const double loss = 1.75; /* nats: a perplexity of e^1.75 = 5.7546... */
@@ -812,7 +869,7 @@ START_TEST(version_6_file_takes_perplexity)
                      DT_OK);
     results_db_close(db);
     h = raw_open();
-    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 7);
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE perplexity IS NULL", 0), 2);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE step = 20 AND test_loss = "
                                 "1.75 AND test_acc = 0.375 AND abs(perplexity - 5.754602676005731)"
@@ -836,7 +893,7 @@ START_TEST(newer_or_foreign_file_refused)
     results_db_t *db = open_ok();
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, "PRAGMA user_version = 8");
+    raw_exec(h, "PRAGMA user_version = 9");
     sqlite3_close(h);
 
     dt_err_t err = {""};
@@ -844,7 +901,7 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") &&
-                      strstr(err.msg, "version 8"),
+                      strstr(err.msg, "version 9"),
                   "%s", err.msg);
 
     /* the same version number in somebody else's SQLite file */
@@ -1117,6 +1174,7 @@ int main(void)
     tcase_add_test(tc, newer_or_foreign_file_refused);
     tcase_add_test(tc, version_1_file_upgraded);
     tcase_add_test(tc, version_6_file_takes_perplexity);
+    tcase_add_test(tc, version_7_file_takes_a_breakdown);
     tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);
