@@ -115,8 +115,8 @@ void plan_row_tail(const cli_plan_row_t *row, double tokens)
 static void ranking_breakdown(const plan_layout_t *rows, long n, long top)
 {
     char name[64], cell[32];
-    printf("\nbreakdown of each ranked layout's step (simulated seconds; exposed "
-           "communication, the rest behind compute):\n");
+    printf("\nbreakdown of each ranked layout's step (simulated seconds, the mean device's; "
+           "communication where it waited on it, not what ran behind compute):\n");
     printf("%-4s %-40s %12s", "rank", "layout", "s/step");
     for (int k = 0; k < RESULTS_PART_COUNT; k++)
         printf(" %10s", results_part_names[k]);
