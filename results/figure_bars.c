@@ -367,12 +367,12 @@ dt_status fig_step(fig_t *f, dt_err_t *err)
         if (!found)
             continue;
         double sum = 0;
-        for (int k = 0; k < RESULTS_PART_COUNT; k++) {
-            used[k] |= parts[n][k] > 0;
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
             sum += parts[n][k];
-        }
-        if (!(sum > 0))
-            continue;
+        if (!(sum > 0) || !isfinite(sum))
+            continue; /* a run without time (or whose clock was lost) has no bar */
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            used[k] |= parts[n][k] > 0;
         tmax = sum > tmax ? sum : tmax;
         results_clients_t cl;
         if ((st = results_query_clients(f->q, runs->v[i].id, &cl, err)) != DT_OK)
@@ -433,7 +433,7 @@ dt_status fig_step(fig_t *f, dt_err_t *err)
     f->drawn = 1;
     if (n < runs->n)
         fig_note(f, "leaves out %zu run%s without a breakdown of its step (stored since schema "
-                    "version 8)",
+                    "version 8) or a finite one",
                  runs->n - n, runs->n - n == 1 ? "" : "s");
 done:
     free(shown);
