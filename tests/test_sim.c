@@ -5080,6 +5080,14 @@ START_TEST(breakdown_sums_to_step_every_strategy)
                         "strategy.data_parallel=4", "strategy.expert=4"};
     outcome_t e = simulate(ep, 9, NULL);
     check_breakdown("experts", &e, RESULTS_PART_EXPERT);
+    /* in tensor groups (of a column layer: no all-reduce): the all-to-alls inside a tensor
+     * pass are still the experts' */
+    const char *tep[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
+                         "model.batch=4", arch, "run.steps=2", "cluster.workers=4",
+                         "strategy.data_parallel=2", "strategy.expert=2", "strategy.tensor=2",
+                         "strategy.tensor_comm=messages"};
+    e = simulate(tep, 11, NULL);
+    check_breakdown("experts x tensor", &e, RESULTS_PART_EXPERT);
     unlink(path);
 }
 END_TEST
