@@ -986,15 +986,14 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
     return st;
 }
 
-static long global_steps(const sim_run_t *run);
-long sim_run_steps(const sim_run_t *run) { return global_steps(run); }
-
 /* Global steps (rounds for fedavg). */
 static long global_steps(const sim_run_t *run)
 {
     return run->sc->strategy->steps_done ? run->sc->strategy->steps_done(run)
                                          : run->workers[0].steps;
 }
+
+long sim_run_steps(const sim_run_t *run) { return global_steps(run); }
 
 void sim_run_energy(const sim_run_t *run, results_energy_t *e)
 {
