@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="gcc g++ libc6-dev make cmake pkg-config libsimgrid-dev libopenblas-dev libsqlite3-dev \
-check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang tmux libcjson-dev \
+check zlib1g-dev libinih-dev gnuplot-nox dataset-fashion-mnist clang clang-format tmux libcjson-dev \
 python3-pandas help2man python3-torch python3-torchvision chromium openmpi-bin \
 libopenmpi-dev libmicrohttpd-dev libcmark-dev fortunes fortunes-de fortunes-es fortunes-it"
 

@@ -61,7 +61,7 @@ document.querySelectorAll('figure svg').forEach(function (s) {
 var pre = document.createElement('pre'); pre.id = 'measured';
 pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
 """
-# gnuplot's first curve colours (results/gnuplot.c's palette): a drawn figure shows them.
+# gnuplot's first curve colours (results/figures/gnuplot.c's palette): a drawn figure shows them.
 CURVE_COLOURS = {(0x4e, 0x79, 0xa7), (0xf2, 0x8e, 0x2b)}
 
 failures = []

@@ -1,5 +1,5 @@
 /* The numbers the lessons state (scenarios/lessons/NAME.md) against their runs
- * (results/lesson_numbers.h): every number of every lesson's prose tied to a run's metric, a
+ * (results/figures/lesson_numbers.h): every number of every lesson's prose tied to a run's metric, a
  * key or a reason; the rules of a tie on texts made here (a drift, an untied number, a bad
  * annotation, rounding, units, words that hold digits); and one lesson run for real, the
  * bandwidth lesson (8 runs, about 16 s of CPU), whose every stated number must be what its

@@ -1,4 +1,4 @@
-/* The report page (results/report.h, `dtsim report`): text from the database escaped to the
+/* The report page (results/figures/report.h, `dtsim report`): text from the database escaped to the
  * exact characters expected, a lesson's text turned into the expected markup, the keys that
  * differ between runs against the table the test wrote, the page's sections, rows, figures
  * and ids (every reference inside a figure pointing at an id of that figure), a hostile run

@@ -133,12 +133,10 @@ static int dirichlet_draw(trainer_rng_t *rng, const trainer_dataset_t *ds, int c
     return empty;
 }
 
-dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
-                                 int clients, const trainer_partition_spec_t *spec,
-                                 uint64_t seed, dt_err_t *err)
+/* What any kind asks of the data and the client count, before anything is drawn. */
+static dt_status partition_check(const trainer_dataset_t *ds, int clients,
+                                 const trainer_partition_spec_t *spec, dt_err_t *err)
 {
-    DT_ASSERT(p && ds && spec);
-    memset(p, 0, sizeof *p);
     size_t n = ds->n;
     if (clients < 1)
         return dt_err_input(err, "partition: need at least 1 client (got %d)", clients);
@@ -165,132 +163,169 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
     if (n > UINT32_MAX)
         return dt_err_input(err, "partition: too many samples (expected at most %lu, got %zu)",
                             (unsigned long)UINT32_MAX, n);
+    return DT_OK;
+}
 
+/* Each kind below fills idx (n sample indices, client by client) and offsets (clients + 1
+ * cuts into idx), or returns an input error leaving them to the caller to free. */
+
+static void part_iid(const trainer_dataset_t *ds, int clients, trainer_rng_t *rng,
+                     size_t *offsets, uint32_t *idx)
+{
+    size_t n = ds->n;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)i;
+    trainer_rng_shuffle_u32(rng, idx, n);
+    for (int c = 0; c <= clients; c++)
+        offsets[c] = (size_t)((uint64_t)c * n / (uint64_t)clients);
+}
+
+static dt_status part_shards(const trainer_dataset_t *ds, int clients, int shards,
+                             trainer_rng_t *rng, size_t *offsets, uint32_t *idx, dt_err_t *err)
+{
+    DT_ASSERT(shards >= 1);
+    size_t n = ds->n;
+    uint64_t nshards = (uint64_t)clients * (uint64_t)shards;
+    if (nshards > n)
+        return dt_err_input(err,
+                            "partition shards:%d: %d clients x %d shards need at least "
+                            "%llu samples (got %zu)",
+                            shards, clients, shards, (unsigned long long)nshards, n);
+    uint32_t *sorted = dt_malloc(n * sizeof *sorted);
+    size_t *start = dt_malloc(((size_t)ds->classes + 1) * sizeof *start);
+    sort_by_label(ds, sorted, start);
+    /* Shard s is sorted[s*n/S .. (s+1)*n/S): sizes differ by at most one. */
+    uint32_t *shard = dt_malloc((size_t)nshards * sizeof *shard);
+    for (uint64_t s = 0; s < nshards; s++)
+        shard[s] = (uint32_t)s;
+    trainer_rng_shuffle_u32(rng, shard, (size_t)nshards);
+    size_t out = 0;
+    for (int c = 0; c < clients; c++) {
+        offsets[c] = out;
+        for (int j = 0; j < shards; j++) {
+            uint64_t s = shard[(uint64_t)c * (uint64_t)shards + (uint64_t)j];
+            size_t lo = (size_t)(s * n / nshards), hi = (size_t)((s + 1) * n / nshards);
+            memcpy(idx + out, sorted + lo, (hi - lo) * sizeof *idx);
+            out += hi - lo;
+        }
+    }
+    offsets[clients] = out;
+    DT_ASSERT(out == n);
+    free(shard);
+    free(start);
+    free(sorted);
+    return DT_OK;
+}
+
+static dt_status part_dirichlet(const trainer_dataset_t *ds, int clients,
+                                const trainer_partition_spec_t *spec, trainer_rng_t *rng,
+                                size_t *offsets, uint32_t *idx, dt_err_t *err)
+{
+    DT_ASSERT(spec->alpha > 0.0 && isfinite(spec->alpha));
+    size_t n = ds->n;
+    uint32_t *sorted = dt_malloc(n * sizeof *sorted);
+    size_t *start = dt_malloc(((size_t)ds->classes + 1) * sizeof *start);
+    int *client_of = dt_malloc(n * sizeof *client_of); // (n) aligned with sorted
+    size_t *sizes = dt_malloc((size_t)clients * sizeof *sizes);
+    double *prop = dt_malloc((size_t)clients * sizeof *prop);
+    sort_by_label(ds, sorted, start);
+    int empty = 0;
+    /* more clients than samples leave some empty whatever the draw: one draw */
+    int attempts = (size_t)clients > n ? 1 : DIRICHLET_ATTEMPTS;
+    for (int attempt = 0; attempt < attempts; attempt++) {
+        empty = dirichlet_draw(rng, ds, clients, spec->alpha, sorted, start, client_of, sizes,
+                               prop);
+        if (empty == 0)
+            break;
+    }
+    if (spec->empty_ok)
+        empty = 0;
+    if (empty == 0) {
+        for (int c = 0; c < clients; c++)
+            offsets[c + 1] = offsets[c] + sizes[c];
+        memset(sizes, 0, (size_t)clients * sizeof *sizes); /* reused as fill cursors */
+        for (size_t j = 0; j < n; j++) {
+            int c = client_of[j];
+            idx[offsets[c] + sizes[c]++] = sorted[j];
+        }
+    }
+    free(prop);
+    free(sizes);
+    free(client_of);
+    free(start);
+    free(sorted);
+    if (empty != 0)
+        return dt_err_input(err,
+                            "partition dirichlet:%g: a client got no sample in %d draws "
+                            "(%d clients, %zu samples; expected a larger ALPHA or fewer "
+                            "clients)",
+                            spec->alpha, DIRICHLET_ATTEMPTS, clients, n);
+    return DT_OK;
+}
+
+static dt_status part_by_source(const trainer_dataset_t *ds, int clients, int empty_ok,
+                                size_t *offsets, uint32_t *idx, dt_err_t *err)
+{
+    /* windows are grouped by source in source order (data.h): a counting pass */
+    size_t n = ds->n;
+    for (size_t i = 0; i < n; i++) {
+        DT_ASSERT(ds->source[i] < (uint32_t)clients);
+        offsets[ds->source[i] + 1]++;
+        idx[i] = (uint32_t)i;
+    }
+    for (int c = 0; c < clients; c++)
+        offsets[c + 1] += offsets[c];
+    for (size_t i = 0; i + 1 < n; i++)
+        DT_ASSERT(ds->source[i] <= ds->source[i + 1]);
+    for (int c = 0; c < clients && !empty_ok; c++) {
+        if (offsets[c + 1] == offsets[c]) {
+            const char *name = ds->source_names ? ds->source_names[c] : "?";
+            size_t bytes = ds->source_bytes ? ds->source_bytes[c] : 0;
+            return dt_err_input(err,
+                                "partition by-source: source \"%s\" has no window (%zu "
+                                "bytes, windows of %d + 1; expected a shorter model.seq "
+                                "or more text in it)",
+                                name, bytes, ds->seq);
+        }
+    }
+    return DT_OK;
+}
+
+dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
+                                 int clients, const trainer_partition_spec_t *spec,
+                                 uint64_t seed, dt_err_t *err)
+{
+    DT_ASSERT(p && ds && spec);
+    memset(p, 0, sizeof *p);
+    dt_status st = partition_check(ds, clients, spec, err);
+    if (st != DT_OK)
+        return st;
+    size_t n = ds->n;
     trainer_rng_t rng;
     trainer_rng_seed(&rng, seed, TRAINER_STREAM_PARTITION);
     size_t *offsets = dt_calloc((size_t)clients + 1, sizeof *offsets); // (clients + 1)
     uint32_t *idx = dt_malloc(n * sizeof *idx);                         // (n)
-
     switch (spec->kind) {
-    case TRAINER_PARTITION_IID: {
-        for (size_t i = 0; i < n; i++)
-            idx[i] = (uint32_t)i;
-        trainer_rng_shuffle_u32(&rng, idx, n);
-        for (int c = 0; c <= clients; c++)
-            offsets[c] = (size_t)((uint64_t)c * n / (uint64_t)clients);
+    case TRAINER_PARTITION_IID:
+        part_iid(ds, clients, &rng, offsets, idx);
         break;
-    }
-    case TRAINER_PARTITION_SHARDS: {
-        DT_ASSERT(spec->shards >= 1);
-        uint64_t nshards = (uint64_t)clients * (uint64_t)spec->shards;
-        if (nshards > n) {
-            free(offsets);
-            free(idx);
-            return dt_err_input(err,
-                                "partition shards:%d: %d clients x %d shards need at least "
-                                "%llu samples (got %zu)",
-                                spec->shards, clients, spec->shards,
-                                (unsigned long long)nshards, n);
-        }
-        uint32_t *sorted = dt_malloc(n * sizeof *sorted);
-        size_t *start = dt_malloc(((size_t)ds->classes + 1) * sizeof *start);
-        sort_by_label(ds, sorted, start);
-        /* Shard s is sorted[s*n/S .. (s+1)*n/S): sizes differ by at most one. */
-        uint32_t *shard = dt_malloc((size_t)nshards * sizeof *shard);
-        for (uint64_t s = 0; s < nshards; s++)
-            shard[s] = (uint32_t)s;
-        trainer_rng_shuffle_u32(&rng, shard, (size_t)nshards);
-        size_t out = 0;
-        for (int c = 0; c < clients; c++) {
-            offsets[c] = out;
-            for (int j = 0; j < spec->shards; j++) {
-                uint64_t s = shard[(uint64_t)c * (uint64_t)spec->shards + (uint64_t)j];
-                size_t lo = (size_t)(s * n / nshards), hi = (size_t)((s + 1) * n / nshards);
-                memcpy(idx + out, sorted + lo, (hi - lo) * sizeof *idx);
-                out += hi - lo;
-            }
-        }
-        offsets[clients] = out;
-        DT_ASSERT(out == n);
-        free(shard);
-        free(start);
-        free(sorted);
+    case TRAINER_PARTITION_SHARDS:
+        st = part_shards(ds, clients, spec->shards, &rng, offsets, idx, err);
         break;
-    }
-    case TRAINER_PARTITION_DIRICHLET: {
-        DT_ASSERT(spec->alpha > 0.0 && isfinite(spec->alpha));
-        uint32_t *sorted = dt_malloc(n * sizeof *sorted);
-        size_t *start = dt_malloc(((size_t)ds->classes + 1) * sizeof *start);
-        int *client_of = dt_malloc(n * sizeof *client_of); // (n) aligned with sorted
-        size_t *sizes = dt_malloc((size_t)clients * sizeof *sizes);
-        double *prop = dt_malloc((size_t)clients * sizeof *prop);
-        sort_by_label(ds, sorted, start);
-        int empty = 0;
-        /* more clients than samples leave some empty whatever the draw: one draw */
-        int attempts = (size_t)clients > n ? 1 : DIRICHLET_ATTEMPTS;
-        for (int attempt = 0; attempt < attempts; attempt++) {
-            empty = dirichlet_draw(&rng, ds, clients, spec->alpha, sorted, start, client_of,
-                                   sizes, prop);
-            if (empty == 0)
-                break;
-        }
-        if (spec->empty_ok)
-            empty = 0;
-        if (empty == 0) {
-            for (int c = 0; c < clients; c++)
-                offsets[c + 1] = offsets[c] + sizes[c];
-            memset(sizes, 0, (size_t)clients * sizeof *sizes); /* reused as fill cursors */
-            for (size_t j = 0; j < n; j++) {
-                int c = client_of[j];
-                idx[offsets[c] + sizes[c]++] = sorted[j];
-            }
-        }
-        free(prop);
-        free(sizes);
-        free(client_of);
-        free(start);
-        free(sorted);
-        if (empty != 0) {
-            free(offsets);
-            free(idx);
-            return dt_err_input(err,
-                                "partition dirichlet:%g: a client got no sample in %d draws "
-                                "(%d clients, %zu samples; expected a larger ALPHA or fewer "
-                                "clients)",
-                                spec->alpha, DIRICHLET_ATTEMPTS, clients, n);
-        }
+    case TRAINER_PARTITION_DIRICHLET:
+        st = part_dirichlet(ds, clients, spec, &rng, offsets, idx, err);
         break;
-    }
-    case TRAINER_PARTITION_BY_SOURCE: {
-        /* windows are grouped by source in source order (data.h): a counting pass */
-        for (size_t i = 0; i < n; i++) {
-            DT_ASSERT(ds->source[i] < (uint32_t)clients);
-            offsets[ds->source[i] + 1]++;
-            idx[i] = (uint32_t)i;
-        }
-        for (int c = 0; c < clients; c++)
-            offsets[c + 1] += offsets[c];
-        for (size_t i = 0; i + 1 < n; i++)
-            DT_ASSERT(ds->source[i] <= ds->source[i + 1]);
-        for (int c = 0; c < clients && !spec->empty_ok; c++) {
-            if (offsets[c + 1] == offsets[c]) {
-                const char *name = ds->source_names ? ds->source_names[c] : "?";
-                size_t bytes = ds->source_bytes ? ds->source_bytes[c] : 0;
-                free(offsets);
-                free(idx);
-                return dt_err_input(err,
-                                    "partition by-source: source \"%s\" has no window (%zu "
-                                    "bytes, windows of %d + 1; expected a shorter model.seq "
-                                    "or more text in it)",
-                                    name, bytes, ds->seq);
-            }
-        }
+    case TRAINER_PARTITION_BY_SOURCE:
+        st = part_by_source(ds, clients, spec->empty_ok, offsets, idx, err);
         break;
-    }
     default:
         DT_ASSERT(!"unknown partition kind");
     }
-
+    if (st != DT_OK) {
+        free(offsets);
+        free(idx);
+        return st;
+    }
     for (int c = 0; c < clients; c++)
         qsort(idx + offsets[c], offsets[c + 1] - offsets[c], sizeof *idx, cmp_u32);
     p->clients = clients;

@@ -28,7 +28,7 @@ int cli_strategies(int argc, char **argv);
 int cli_devices(int argc, char **argv);
 /** dtsim plot: draws figures of stored runs with gnuplot. */
 int cli_plot(int argc, char **argv);
-/** dtsim report: one self-contained HTML page about stored runs (results/report.h). */
+/** dtsim report: one self-contained HTML page about stored runs (results/figures/report.h). */
 int cli_report(int argc, char **argv);
 /** dtsim serve: a live web page about a results database, on 127.0.0.1 (libmicrohttpd). */
 int cli_serve(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* `dtsim plot`: draws the figures of runs stored in a results database (results/plot.h)
+/* `dtsim plot`: draws the figures of runs stored in a results database (results/figures/plot.h)
  * into a directory and prints the path of every file it wrote. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

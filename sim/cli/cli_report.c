@@ -1,4 +1,4 @@
-/* `dtsim report`: one self-contained HTML page about stored runs (results/report.h), chosen
+/* `dtsim report`: one self-contained HTML page about stored runs (results/figures/report.h), chosen
  * as `dtsim plot` chooses them; the runs of a lesson (scenarios/lessons/) get its text. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

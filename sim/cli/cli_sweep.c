@@ -574,41 +574,86 @@ out:
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+/* Bad input found before anything runs or is written: a member's scenario or memory, the
+ * database's path. Prints the line and returns nonzero. */
+static int sweep_precheck(const sweep_t *s)
+{
+    dt_err_t err;
+    /* a layout that does not fit its device's memory is bad input, found before anything
+     * runs or is written: each run on a device that states its capacity, as check does */
+    scenario_t *each = dt_malloc(sizeof *each);
+    for (long i = 0; i < s->n; i++) {
+        char memory[512];
+        if (sweep_member(s, i, each, &err) ||
+            (!(s->opts && s->opts->checked) &&
+             cli_check_scenario(each, s->argv0, CLI_CHECK_DRY_MEMORY, memory, sizeof memory,
+                                &err))) {
+            fprintf(stderr, "dtsim run: member %ld: %s\n", i, err.msg);
+            free(each);
+            return 1;
+        }
+    }
+    free(each);
+    /* the database first: a bad path is bad input, found before anything runs */
+    results_db_t *db = NULL;
+    if (results_db_open(&db, s->base->db, &err)) {
+        fprintf(stderr, "dtsim run: %s\n", err.msg);
+        return 1;
+    }
+    results_db_close(db);
+    return 0;
+}
+
+/* Every run that did not finish, by name (ten of them, then a count), and the line saying
+ * how many; returns the command's exit code for them. */
+static int sweep_report_unfinished(const sweep_t *s, const row_t *rows)
+{
+    long bad = 0;
+    for (long i = 0; i < s->n; i++) {
+        int w = s->status[i];
+        int ok = !strcmp(rows[i].status, "finished") &&
+                 (s->skip[i] || (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w) == 0));
+        /* stopped on purpose (opts): not started, or stopped as it was told */
+        int stopped = s->opts && (w == RUN_NOT_STARTED || s->told[i]);
+        if (ok || stopped)
+            continue;
+        if (bad++ < 10) {
+            char how[48] = "";
+            if (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w))
+                snprintf(how, sizeof how, ", exit code %d", WEXITSTATUS(w));
+            else if (w != RUN_NOT_STARTED && WIFSIGNALED(w))
+                snprintf(how, sizeof how, ", signal %d", WTERMSIG(w));
+            /* the member's index in the sweep, and the run id dtsim show takes */
+            char id[64] = "";
+            if (rows[i].stored)
+                snprintf(id, sizeof id, ", run %lld", (long long)rows[i].id);
+            fprintf(stderr, "dtsim run: member %ld%s (%s): %s%s\n", i, id, rows[i].name,
+                    rows[i].status, how);
+        }
+    }
+    if (bad > 10)
+        fprintf(stderr, "dtsim run: ... and %ld more\n", bad - 10);
+    if (!bad)
+        return CLI_EXIT_OK;
+    fprintf(stderr, "dtsim run: %ld of %ld runs did not finish%s\n", bad, s->n,
+            !s->opts && stop_signal ? " (dtsim run with --resume, the same scenario, --set "
+                                      "options and --db, runs the rest)"
+                                    : "");
+    return CLI_EXIT_RUN;
+}
+
 /* The runs of s (base and list set), as cli_sweep_run and cli_sweep_run_list say; resume:
  * continue the stored sweep of the same scenario (a plain sweep only). */
 static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
 {
     const scenario_t *base = s.base;
-    const char *argv0 = s.argv0;
     s.jobs = jobs < s.n ? jobs : (int)s.n;
     s.id[0] = '\0';
     dt_err_t err;
     if (id)
         id[0] = '\0';
-
-    /* a layout that does not fit its device's memory is bad input, found before anything
-     * runs or is written: each run on a device that states its capacity, as check does */
-    scenario_t *each = dt_malloc(sizeof *each);
-    for (long i = 0; i < s.n; i++) {
-        char memory[512];
-        if (sweep_member(&s, i, each, &err) ||
-            (!(s.opts && s.opts->checked) &&
-             cli_check_scenario(each, argv0, CLI_CHECK_DRY_MEMORY, memory, sizeof memory,
-                                &err))) {
-            fprintf(stderr, "dtsim run: member %ld: %s\n", i, err.msg);
-            free(each);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    free(each);
-
-    /* the database first: a bad path is bad input, found before anything runs */
-    results_db_t *db = NULL;
-    if (results_db_open(&db, base->db, &err)) {
-        fprintf(stderr, "dtsim run: %s\n", err.msg);
+    if (sweep_precheck(&s))
         return CLI_EXIT_USAGE;
-    }
-    results_db_close(db);
 
     if (!s.opts) {
         cli_sweep_fingerprint(base, s.fingerprint, sizeof s.fingerprint);
@@ -668,6 +713,7 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
 
     /* the table, from the database (opening it marks the dead children's runs interrupted) */
     int rc = CLI_EXIT_OK;
+    results_db_t *db = NULL;
     row_t *rows = dt_calloc((size_t)s.n, sizeof *rows);
     for (long i = 0; i < s.n; i++)
         rows[i].bandwidth = rows[i].accuracy = rows[i].time_to_target = rows[i].bytes = NAN;
@@ -690,39 +736,8 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
     }
     fflush(stdout);
 
-    /* every run that did not finish, by name */
-    long bad = 0;
-    for (long i = 0; i < s.n; i++) {
-        int w = s.status[i];
-        int ok = !strcmp(rows[i].status, "finished") &&
-                 (s.skip[i] || (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w) == 0));
-        /* stopped on purpose (opts): not started, or stopped as it was told */
-        int stopped = s.opts && (w == RUN_NOT_STARTED || s.told[i]);
-        if (ok || stopped)
-            continue;
-        if (bad++ < 10) {
-            char how[48] = "";
-            if (w != RUN_NOT_STARTED && WIFEXITED(w) && WEXITSTATUS(w))
-                snprintf(how, sizeof how, ", exit code %d", WEXITSTATUS(w));
-            else if (w != RUN_NOT_STARTED && WIFSIGNALED(w))
-                snprintf(how, sizeof how, ", signal %d", WTERMSIG(w));
-            /* the member's index in the sweep, and the run id dtsim show takes */
-            char id[64] = "";
-            if (rows[i].stored)
-                snprintf(id, sizeof id, ", run %lld", (long long)rows[i].id);
-            fprintf(stderr, "dtsim run: member %ld%s (%s): %s%s\n", i, id, rows[i].name,
-                    rows[i].status, how);
-        }
-    }
-    if (bad > 10)
-        fprintf(stderr, "dtsim run: ... and %ld more\n", bad - 10);
-    if (bad) {
-        fprintf(stderr, "dtsim run: %ld of %ld runs did not finish%s\n", bad, s.n,
-                !s.opts && stop_signal ? " (dtsim run with --resume, the same scenario, --set "
-                                         "options and --db, runs the rest)"
-                                       : "");
+    if (sweep_report_unfinished(&s, rows) != CLI_EXIT_OK)
         rc = CLI_EXIT_RUN;
-    }
     free(rows);
     free(s.status);
     free(s.skip);

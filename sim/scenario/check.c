@@ -12,7 +12,7 @@
  * "PATH: section.key: msg" (line 0, a default or derived value). In a run of a sweep, a
  * swept key reads "PATH:LINE: sweep section.key: value N \"V\": msg" and any other key's
  * message ends with the run it happened in. */
-dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
+dt_status scn_key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
                     const char *fmt, ...)
 {
     char msg[512 + SCENARIO_STR + 32]; /* room for the run's name */
@@ -20,13 +20,13 @@ dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
     va_start(ap, fmt);
     vsnprintf(msg, 512, fmt, ap);
     va_end(ap);
-    const char *s = key_table[k].section, *key = key_table[k].key;
+    const char *s = scn_key_table[k].section, *key = scn_key_table[k].key;
     if (sc->sweep.is_run) {
-        int j = sweep_find(sc, k);
+        int j = scn_sweep_find(sc, k);
         if (j >= 0 && line == sc->sweep.keys[j].line) {
             const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
             return dt_err_input(err, "%s:%d: sweep %s.%s: value %d \"%s\": %s", sc->path, line, s,
-                                key, sk->chosen + 1, sweep_value(sc, sk, sk->chosen), msg);
+                                key, sk->chosen + 1, scn_sweep_value(sc, sk, sk->chosen), msg);
         }
         size_t len = strlen(msg);
         snprintf(msg + len, sizeof msg - len, " (in run %ld: %s)", sc->sweep.run, sc->name);
@@ -42,14 +42,14 @@ dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
 
 /* "section.key at line N" / "from --set" / "by default": the second key of a cross-key
  * message. */
-void key_where(const scenario_t *sc, int k, char *buf, size_t n)
+void scn_key_where(const scenario_t *sc, int k, char *buf, size_t n)
 {
-    int line = sc->key_line[k], j = sc->sweep.is_run ? sweep_find(sc, k) : -1;
-    const char *s = key_table[k].section, *key = key_table[k].key;
+    int line = sc->key_line[k], j = sc->sweep.is_run ? scn_sweep_find(sc, k) : -1;
+    const char *s = scn_key_table[k].section, *key = scn_key_table[k].key;
     if (j >= 0) {
         const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
         snprintf(buf, n, "%s.%s = %s from [sweep] at line %d", s, key,
-                 sweep_value(sc, sk, sk->chosen), sk->line);
+                 scn_sweep_value(sc, sk, sk->chosen), sk->line);
     } else if (line > 0)
         snprintf(buf, n, "%s.%s at line %d", s, key, line);
     else
@@ -58,11 +58,11 @@ void key_where(const scenario_t *sc, int k, char *buf, size_t n)
 
 void scenario_key_location(const scenario_t *sc, const char *section_key, char *buf, size_t n)
 {
-    int k = key_named(section_key);
-    int line = sc->key_line[k], j = sc->sweep.is_run ? sweep_find(sc, k) : -1;
+    int k = scn_key_named(section_key);
+    int line = sc->key_line[k], j = sc->sweep.is_run ? scn_sweep_find(sc, k) : -1;
     if (j >= 0)
         snprintf(buf, n, "%s:%d: sweep %s (value \"%s\")", sc->path, sc->sweep.keys[j].line,
-                 section_key, sweep_value(sc, &sc->sweep.keys[j], sc->sweep.keys[j].chosen));
+                 section_key, scn_sweep_value(sc, &sc->sweep.keys[j], sc->sweep.keys[j].chosen));
     else if (line > 0)
         snprintf(buf, n, "%s:%d: %s", sc->path, line, section_key);
     else if (line < 0)
@@ -73,21 +73,21 @@ void scenario_key_location(const scenario_t *sc, const char *section_key, char *
 
 int scenario_key_given(const scenario_t *sc, const char *section_key)
 {
-    return sc->key_line[key_named(section_key)] != 0;
+    return sc->key_line[scn_key_named(section_key)] != 0;
 }
 
 int scenario_key_swept(const scenario_t *sc, const char *section_key)
 {
-    return sc->sweep.is_run && sweep_find(sc, key_named(section_key)) >= 0;
+    return sc->sweep.is_run && scn_sweep_find(sc, scn_key_named(section_key)) >= 0;
 }
 
 /* The key to blame for a relation between a and b: in a run of a sweep, a swept one (it
  * makes this combination), else the one the user gave (a first). */
-int blame(const scenario_t *sc, int a, int b)
+int scn_blame(const scenario_t *sc, int a, int b)
 {
-    if (sc->sweep.is_run && sweep_find(sc, a) < 0 && sweep_find(sc, b) >= 0)
+    if (sc->sweep.is_run && scn_sweep_find(sc, a) < 0 && scn_sweep_find(sc, b) >= 0)
         return b;
-    if (sc->sweep.is_run && sweep_find(sc, a) >= 0)
+    if (sc->sweep.is_run && scn_sweep_find(sc, a) >= 0)
         return a;
     return sc->key_line[a] == 0 && sc->key_line[b] != 0 ? b : a;
 }
@@ -95,20 +95,20 @@ int blame(const scenario_t *sc, int a, int b)
 dt_status scenario_fail(const scenario_t *sc, dt_err_t *err, const char *section_key,
                         const char *fmt, ...)
 {
-    char msg[512]; /* key_error keeps as much */
+    char msg[512]; /* scn_key_error keeps as much */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int k = key_named(section_key);
-    return key_error(err, sc, sc->key_line[k], k, "%s", msg);
+    int k = scn_key_named(section_key);
+    return scn_key_error(err, sc, sc->key_line[k], k, "%s", msg);
 }
 
 const char *scenario_blame(const scenario_t *sc, const char *a, const char *b, char *where,
                            size_t n)
 {
-    int ka = key_named(a), kb = key_named(b), k = blame(sc, ka, kb);
+    int ka = scn_key_named(a), kb = scn_key_named(b), k = scn_blame(sc, ka, kb);
     if (where)
-        key_where(sc, k == ka ? kb : ka, where, n);
+        scn_key_where(sc, k == ka ? kb : ka, where, n);
     return k == ka ? a : b;
 }

@@ -39,7 +39,7 @@ const char *scenario_device_field_name(sim_device_field_t f)
 const char *scenario_precision_name(sim_precision_t p)
 {
     DT_ASSERT((int)p >= 0 && p < SIM_PRECISIONS);
-    return precision_names[p];
+    return scn_precision_names[p];
 }
 
 /* ---- the reader ----------------------------------------------------------------------- */
@@ -218,7 +218,7 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
         return scenario_parse_power(v, out, err);
     case SIM_DEV_SMS: {
         char *end;
-        size_t len = scan_number(v);
+        size_t len = scn_scan_number(v);
         *out = len ? strtod(v, &end) : NAN;
         if (!len || v[len] || !(*out >= 1 && *out <= 100000) || *out != floor(*out))
             return dt_err_input(err, "bad count \"%s\" (expected a whole number of "
@@ -233,7 +233,7 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     case SIM_DEV_NIC_EFFICIENCY:
     case SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY: {
         char *end;
-        size_t len = scan_number(v);
+        size_t len = scn_scan_number(v);
         *out = len ? strtod(v, &end) : NAN;
         if (!len || v[len] || !(*out > 0 && *out <= 1))
             return dt_err_input(err, "bad fraction \"%s\" (expected a number in (0, 1])", v);
@@ -455,7 +455,7 @@ const sim_device_profile_t *scenario_device_defaults(void)
     return &catalogue_defaults;
 }
 
-const sim_device_profile_t *builtin_profile(const char *name)
+const sim_device_profile_t *scn_builtin_profile(const char *name)
 {
     size_t n;
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
@@ -465,10 +465,10 @@ const sim_device_profile_t *builtin_profile(const char *name)
     return NULL;
 }
 
-const sim_device_profile_t *profile_find(const char *name)
+const sim_device_profile_t *scn_profile_find(const char *name)
 {
     static sim_device_profile_t file_profile;
-    const sim_device_profile_t *p = builtin_profile(name);
+    const sim_device_profile_t *p = scn_builtin_profile(name);
     if (p || name[0] != '/')
         return p;
     dt_err_t e;
@@ -477,7 +477,7 @@ const sim_device_profile_t *profile_find(const char *name)
 
 const sim_device_profile_t *scenario_device(const scenario_t *sc)
 {
-    return profile_find(sc->device);
+    return scn_profile_find(sc->device);
 }
 
 double scenario_device_speed(const sim_device_profile_t *p, const scenario_t *sc)
@@ -490,7 +490,7 @@ double scenario_device_speed(const sim_device_profile_t *p, const scenario_t *sc
     return peak * fraction; /* NAN without that peak */
 }
 
-void device_names(char *buf, size_t n)
+void scn_device_names(char *buf, size_t n)
 {
     size_t count, len = 0;
     const sim_device_profile_t *cat = scenario_device_profiles(&count);

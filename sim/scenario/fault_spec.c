@@ -11,7 +11,7 @@
 #define MAX_WORDS 8
 #define ITEM_LEN 256
 
-static const char *const kind_names[] = {"crash", "link_down", "link_degrade", "straggler"};
+static const char *const scn_kind_names[] = {"crash", "link_down", "link_degrade", "straggler"};
 static const char *const kind_syntax[] = {
     "TARGET at TIME [for DURATION | until TIME]",
     "LINK at TIME [for DURATION | until TIME]",
@@ -181,7 +181,7 @@ dt_status sim_fault_spec_parse(sim_fault_kind_t kind, const char *text, sim_faul
             size_t l = strlen(t);
             while (l && isspace((unsigned char)t[l - 1]))
                 t[--l] = '\0';
-            return dt_err_input(err, "%s item %d \"%s\": %s", kind_names[kind], item, t, e.msg);
+            return dt_err_input(err, "%s item %d \"%s\": %s", scn_kind_names[kind], item, t, e.msg);
         }
         (*count)++;
         if (!comma)

@@ -23,17 +23,17 @@ void scenario_defaults(scenario_t *sc)
     memset(sc, 0, sizeof *sc);
     trainer_model_config_default(&sc->model, TRAINER_ARCH_MLP); /* sample shape, classes */
     parse_ctx_t ctx = {NULL};
-    for (int k = 0; k < key_count; k++) {
-        if (key_table[k].flags & DERIVED)
+    for (int k = 0; k < scn_key_count; k++) {
+        if (scn_key_table[k].flags & DERIVED)
             continue;
         dt_err_t e;
-        dt_status st = key_apply(sc, &key_table[k], key_table[k].def, &ctx, &e);
+        dt_status st = scn_key_apply(sc, &scn_key_table[k], scn_key_table[k].def, &ctx, &e);
         if (st)
-            fprintf(stderr, "dtsim: default of %s.%s: %s\n", key_table[k].section,
-                    key_table[k].key, e.msg);
+            fprintf(stderr, "dtsim: default of %s.%s: %s\n", scn_key_table[k].section,
+                    scn_key_table[k].key, e.msg);
         DT_ASSERT(st == DT_OK);
     }
-    const sim_device_profile_t *p = profile_find(sc->device);
+    const sim_device_profile_t *p = scn_profile_find(sc->device);
     DT_ASSERT(p);
     sc->device_flops = scenario_device_speed(p, sc);
 }
@@ -45,7 +45,7 @@ typedef struct file_state {
     int line;         /* the line last handed to inih */
     int err_line;     /* the first error's line; 0 none */
     dt_err_t *err;
-    const char *by_set;  /* (key_count): 1 where a --set replaces the file's value */
+    const char *by_set;  /* (scn_key_count): 1 where a --set replaces the file's value */
     int seen[SCENARIO_MAX_KEYS]; /* the line of each such key in the file: given twice? */
 } file_state_t;
 
@@ -64,9 +64,9 @@ static void check_section(file_state_t *st, const char *line, size_t len)
     size_t nlen = i - 1 < sizeof name - 1 ? i - 1 : sizeof name - 1;
     memcpy(name, line + 1, nlen);
     name[nlen] = '\0';
-    if (!section_known(name)) {
+    if (!scn_section_known(name)) {
         char hint[64];
-        section_hint(name, hint, sizeof hint);
+        scn_section_hint(name, hint, sizeof hint);
         dt_err_input(st->err, "%s:%d: [%s]: unknown section (expected " SECTION_LIST "%s)",
                      st->sc->path, st->line, name, hint);
         file_fail(st, st->line);
@@ -137,21 +137,21 @@ static int file_handler(void *user, const char *section, const char *name, const
         goto fail;
     }
     if (!strcmp(section, "sweep")) {
-        if (strchr(name, ',') ? sweep_add_linked(sc, name, value, line, &st->ctx, st->err)
-                              : sweep_add(sc, name, value, line, &st->ctx, st->err))
+        if (strchr(name, ',') ? scn_sweep_add_linked(sc, name, value, line, &st->ctx, st->err)
+                              : scn_sweep_add(sc, name, value, line, &st->ctx, st->err))
             goto fail;
         return 1;
     }
-    int k = key_find(section, name);
+    int k = scn_key_find(section, name);
     if (k < 0) {
         char hint[256];
-        key_hint(section, name, hint, sizeof hint);
+        scn_key_hint(section, name, hint, sizeof hint);
         dt_err_input(st->err, "%s:%d: %s.%s: unknown key%s", sc->path, line, section, name, hint);
         goto fail;
     }
     if (st->by_set && st->by_set[k]) { /* replaced: its value is never read */
         if (st->seen[k]) {
-            key_error(st->err, sc, line, k, "given twice (lines %d and %d)", st->seen[k], line);
+            scn_key_error(st->err, sc, line, k, "given twice (lines %d and %d)", st->seen[k], line);
             goto fail;
         }
         st->seen[k] = line;
@@ -160,10 +160,10 @@ static int file_handler(void *user, const char *section, const char *name, const
     dt_err_t e;
     /* jobs.files again: the line's names go after the earlier ones (a hundred jobs do not
      * fit one line: inih's lines end at INI_MAX_LINE) */
-    if (sc->key_line[k] > 0 && k == key_index("jobs", "files")) {
+    if (sc->key_line[k] > 0 && k == scn_key_index("jobs", "files")) {
         char *before = dt_malloc(sizeof sc->jobs_files);
         memcpy(before, sc->jobs_files, sizeof sc->jobs_files);
-        int bad = key_apply(sc, &key_table[k], value, &st->ctx, &e) != DT_OK;
+        int bad = scn_key_apply(sc, &scn_key_table[k], value, &st->ctx, &e) != DT_OK;
         if (!bad && strlen(before) + 2 + strlen(sc->jobs_files) >= sizeof sc->jobs_files) {
             snprintf(e.msg, sizeof e.msg, "the list of files is longer than %zu characters",
                      sizeof sc->jobs_files - 1);
@@ -176,17 +176,17 @@ static int file_handler(void *user, const char *section, const char *name, const
         }
         free(before);
         if (bad) {
-            key_error(st->err, sc, line, k, "%s", e.msg);
+            scn_key_error(st->err, sc, line, k, "%s", e.msg);
             goto fail;
         }
         return 1;
     }
     if (sc->key_line[k] > 0) {
-        key_error(st->err, sc, line, k, "given twice (lines %d and %d)", sc->key_line[k], line);
+        scn_key_error(st->err, sc, line, k, "given twice (lines %d and %d)", sc->key_line[k], line);
         goto fail;
     }
-    if (key_apply(sc, &key_table[k], value, &st->ctx, &e)) {
-        key_error(st->err, sc, line, k, "%s", e.msg);
+    if (scn_key_apply(sc, &scn_key_table[k], value, &st->ctx, &e)) {
+        scn_key_error(st->err, sc, line, k, "%s", e.msg);
         goto fail;
     }
     sc->key_line[k] = line;
@@ -284,22 +284,22 @@ static dt_status read_all(const char *path, char **out, dt_err_t *err)
  * file) and the run name (the file's base name unless given). */
 static dt_status file_finish(scenario_t *sc, dt_err_t *err)
 {
-    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
-    int kn = key_index("run", "name");
-    if (sweep_finish(sc, err))
+    int kd = scn_key_index("cluster", "device"), kf = scn_key_index("cluster", "device_flops");
+    int kn = scn_key_index("run", "name");
+    if (scn_sweep_finish(sc, err))
         return DT_ERR_INPUT;
-    const sim_device_profile_t *p = profile_find(sc->device);
+    const sim_device_profile_t *p = scn_profile_find(sc->device);
     /* NAN without a peak at this precision: scenario_validate says so */
     double speed = p ? scenario_device_speed(p, sc) : NAN;
     if (sc->key_line[kf] > 0) {
         if (sc->key_line[kd] == 0) {
-            set_string(sc->device, sizeof sc->device, "custom", NULL);
+            scn_set_string(sc->device, sizeof sc->device, "custom", NULL);
         } else if (p) {
             if (!isnan(speed) && fabs(sc->device_flops - speed) > 1e-12 * speed) {
                 char have[64], want[64];
-                format_unit(have, sizeof have, sc->device_flops, flops_units);
-                format_unit(want, sizeof want, speed, flops_units);
-                return key_error(err, sc, sc->key_line[kf], kf,
+                scn_format_unit(have, sizeof have, sc->device_flops, scn_flops_units);
+                scn_format_unit(want, sizeof want, speed, scn_flops_units);
+                return scn_key_error(err, sc, sc->key_line[kf], kf,
                                  "%s disagrees with device = %s at line %d (%s at "
                                  "model.precision = %s); write device = custom to use your own "
                                  "speed, or drop one of the two",
@@ -310,8 +310,8 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
         }
     } else if (p) {
         sc->device_flops = speed;
-    } else if (sweep_find(sc, kf) < 0) {
-        return key_error(err, sc, sc->key_line[kd], kd,
+    } else if (scn_sweep_find(sc, kf) < 0) {
+        return scn_key_error(err, sc, sc->key_line[kd], kd,
                          "custom needs cluster.device_flops (the simulated speed, e.g. 20Tf)");
     }
     if (sc->key_line[kn] == 0) {
@@ -319,10 +319,10 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
         base = base ? base + 1 : sc->path;
         char name[SCENARIO_STR];
         snprintf(name, sizeof name, "%s", base);
-        if (ends_with(name, ".ini") && strlen(name) > 4)
+        if (scn_ends_with(name, ".ini") && strlen(name) > 4)
             name[strlen(name) - 4] = '\0';
         if (name[0])
-            set_string(sc->name, sizeof sc->name, name, NULL);
+            scn_set_string(sc->name, sizeof sc->name, name, NULL);
     }
     return DT_OK;
 }
@@ -423,9 +423,9 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     char section[64], key[64], value[SCENARIO_STR * 2];
     if (set_split(assignment, section, key, value, err))
         return DT_ERR_INPUT;
-    if (!section_known(section)) {
+    if (!scn_section_known(section)) {
         char hint[64];
-        section_hint(section, hint, sizeof hint);
+        scn_section_hint(section, hint, sizeof hint);
         return dt_err_input(err, "--set %s.%s: unknown section [%s] (expected " SECTION_LIST "%s)",
                             section, key, section, hint);
     }
@@ -433,34 +433,34 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
         return dt_err_input(err, "--set sweep.%s: [sweep] lists are written in the scenario "
                                  "file, not given with --set",
                             key);
-    int k = key_find(section, key);
+    int k = scn_key_find(section, key);
     if (k < 0) {
         char hint[256];
-        key_hint(section, key, hint, sizeof hint);
+        scn_key_hint(section, key, hint, sizeof hint);
         return dt_err_input(err, "--set %s.%s: unknown key%s", section, key, hint);
     }
-    int j = sweep_find(sc, k), partner = device_partner(k);
+    int j = scn_sweep_find(sc, k), partner = scn_device_partner(k);
     if (j >= 0)
-        return key_error(err, sc, -1, k,
+        return scn_key_error(err, sc, -1, k,
                          "swept in [sweep] at line %d (a swept key takes its values from "
                          "[sweep] only)",
                          sc->sweep.keys[j].line);
-    if (partner >= 0 && (j = sweep_find(sc, partner)) >= 0)
-        return key_error(err, sc, -1, k,
+    if (partner >= 0 && (j = scn_sweep_find(sc, partner)) >= 0)
+        return scn_key_error(err, sc, -1, k,
                          "would replace cluster.%s, swept in [sweep] at line %d (each of the "
                          "pair sets the other)",
-                         key_table[partner].key, sc->sweep.keys[j].line);
-    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+                         scn_key_table[partner].key, sc->sweep.keys[j].line);
+    int kd = scn_key_index("cluster", "device"), kf = scn_key_index("cluster", "device_flops");
     scenario_t before = *sc;
     parse_ctx_t ctx = {NULL};
     dt_err_t e;
-    if (key_apply(sc, &key_table[k], value, &ctx, &e)) {
+    if (scn_key_apply(sc, &scn_key_table[k], value, &ctx, &e)) {
         *sc = before; /* a failed --set leaves the scenario as it was */
-        return key_error(err, sc, -1, k, "%s", e.msg);
+        return scn_key_error(err, sc, -1, k, "%s", e.msg);
     }
     sc->key_line[k] = -1;
-    const sim_device_profile_t *p = profile_find(sc->device);
-    if (k == key_index("model", "precision") || k == key_index("cluster", "device_efficiency")) {
+    const sim_device_profile_t *p = scn_profile_find(sc->device);
+    if (k == scn_key_index("model", "precision") || k == scn_key_index("cluster", "device_efficiency")) {
         if (p) /* the device's speed at the new precision or fraction */
             sc->device_flops = scenario_device_speed(p, sc);
     } else if (k == kd) {
@@ -469,12 +469,12 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
             sc->key_line[kf] = 0;
         } else if (before.key_line[kf] == 0) {
             *sc = before;
-            return key_error(err, sc, -1, k,
+            return scn_key_error(err, sc, -1, k,
                              "custom needs a speed: give --set cluster.device_flops=SPEED "
                              "instead (it makes the device custom)");
         }
     } else if (k == kf) {
-        set_string(sc->device, sizeof sc->device, "custom", NULL);
+        scn_set_string(sc->device, sizeof sc->device, "custom", NULL);
         sc->key_line[kd] = -1;
     }
     return DT_OK;
@@ -492,13 +492,13 @@ static dt_status load(scenario_t *sc, const char *path, const char *const *under
     memset(sc->key_line, 0, sizeof sc->key_line); /* defaults: the file may give them */
     if (path) {
         dt_err_t why;
-        if (set_string(sc->path, sizeof sc->path, path, &why))
+        if (scn_set_string(sc->path, sizeof sc->path, path, &why))
             return dt_err_input(err, "\"%s\": the path %s", path, why.msg);
         /* the keys the sets replace (a malformed set is reported below, after the file) */
-        char *by_set = dt_calloc((size_t)key_count, 1);
+        char *by_set = dt_calloc((size_t)scn_key_count, 1);
         for (int i = 0; i < n_sets; i++) {
             char section[64], key[64], value[SCENARIO_STR * 2];
-            int k = set_split(sets[i], section, key, value, &why) ? -1 : key_find(section, key);
+            int k = set_split(sets[i], section, key, value, &why) ? -1 : scn_key_find(section, key);
             if (k >= 0)
                 by_set[k] = 1;
         }
@@ -511,7 +511,7 @@ static dt_status load(scenario_t *sc, const char *path, const char *const *under
         if (scenario_set(sc, sets[i], err))
             return DT_ERR_INPUT;
     if (!sc->sweep.n_keys) {
-        timeline_resolve(sc);
+        scn_timeline_resolve(sc);
         return scenario_validate(sc, err);
     }
     /* every run, so that no combination fails once a sweep has started */

@@ -70,7 +70,7 @@ static const char *const side_names[] = {"auto", "yes", "no", NULL};
 static const char *const attack_names[] = {"sign_flip", "noise", "label_flip", NULL};
 static const char *const net_model_names[] = {"LV08", "CM02", "SMPI", "tcp", "auto", NULL};
 static const char *const tcp_cc_names[] = {"cubic", "bbr", "reno", NULL};
-const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
+const char *const scn_precision_names[] = {"fp32", "tf32", "bf16", "fp8", NULL};
 static const char *const fp8_scaling_names[] = {"tensor", "block", NULL};
 static const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
@@ -125,12 +125,12 @@ static const key_desc_t builtin_keys[] = {
            "all-reduce workers keep one shared parameter and momentum copy, updated once per "
            "step, since their replicas are identical by construction (no for one copy each: "
            "same results, N times the memory and update work)"),
-    K_CUSTOM("run", "timeline_steps", "all", parse_timeline_steps, format_timeline_steps,
+    K_CUSTOM("run", "timeline_steps", "all", scn_parse_timeline_steps, scn_format_timeline_steps,
              "all, or an integer in [0, 1000000]",
              "record who computes, sends and waits (the timeline figure, dtsim export --trace): "
              "all = the whole run, N = until the first node has computed N gradients; 0 = "
              "none"),
-    K_CUSTOM("run", "timeline", "auto", parse_timeline, format_timeline,
+    K_CUSTOM("run", "timeline", "auto", scn_parse_timeline, scn_format_timeline,
              "auto, sampled, whole",
              "what of that timeline and its messages the database keeps: sampled = the first "
              "step (whatever timeline_steps above 0) of at most 16 hosts spread over the "
@@ -145,14 +145,14 @@ static const key_desc_t builtin_keys[] = {
              "results database (relative to the current directory)"),
 
     /* [model] */
-    K_CUSTOM("model", "arch", "mlp", parse_arch, format_arch,
+    K_CUSTOM("model", "arch", "mlp", scn_parse_arch, scn_format_arch,
              "logreg, mlp, cnn, gpt, profile:NAME, profile:FILE.ini",
              "model architecture; a profile (resnet50, resnet101, inception_v3, vgg16, "
              "bert_large, gpt2_xl) is timed, not trained"),
-    K_CUSTOM("model", "hidden", "256,128", parse_hidden, format_hidden,
+    K_CUSTOM("model", "hidden", "256,128", scn_parse_hidden, scn_format_hidden,
              "comma-separated sizes in [1, 1048576], at most 8",
              "mlp hidden layer sizes; gpt: its width, one size"),
-    K_CUSTOM("model", "conv", "16,32", parse_conv, format_conv,
+    K_CUSTOM("model", "conv", "16,32", scn_parse_conv, scn_format_conv,
              "C1,C2: two integers in [1, 4096]", "cnn output channels of the two convolutions"),
     K_INTF("model", "kernel", "5", model.kernel, 1, 15, "cnn convolution kernel size"),
     K_INTF("model", "fc", "128", model.fc, 1, 1048576, "cnn dense hidden size"),
@@ -184,7 +184,7 @@ static const key_desc_t builtin_keys[] = {
             "gradient clipping by global norm (torch.nn.utils.clip_grad_norm_): the gradient "
             "over all parameters is scaled by clip_norm / (norm + 1e-6) when its 2-norm is "
             "larger; 0: off"),
-    K_CUSTOM("model", "schedule", "constant", parse_schedule, format_schedule,
+    K_CUSTOM("model", "schedule", "constant", scn_parse_schedule, scn_format_schedule,
              "constant, cosine, linear",
              "learning rate after model.warmup: constant, or cosine or linear decay to "
              "model.lr_min at the end of the run (steps; rounds for federated strategies)"),
@@ -201,7 +201,7 @@ static const key_desc_t builtin_keys[] = {
            "train a federated round's clients (local SGD: a period's workers) side by side "
            "as replicas, one launch per op for all of them (same results up to float "
            "rounding; auto: on the cuda device only)"),
-    K_ENUM("model", "precision", "fp32", precision, sim_precision_t, precision_names, 0,
+    K_ENUM("model", "precision", "fp32", precision, sim_precision_t, scn_precision_names, 0,
            "the simulated number format: it picks the device's peak (cluster.device) and the "
            "bytes of parameters, gradients and activations on the wire and in memory: fp32 "
            "and tf32 (TF32 tensor cores) 4 bytes, bf16 (mixed precision, FP32 master weights; "
@@ -221,12 +221,12 @@ static const key_desc_t builtin_keys[] = {
            "forward pass of FLOPs per step)"),
 
     /* [data] */
-    K_CUSTOM("data", "source", "fashion-mnist", parse_source, format_source,
+    K_CUSTOM("data", "source", "fashion-mnist", scn_parse_source, scn_format_source,
              "fashion-mnist, synthetic, text (byte tokens from data.text, cut into windows "
              "of model.seq + 1), or a directory of MNIST-format IDX files (relative to the "
              "scenario file)",
              "data set"),
-    K_CUSTOM("data", "text", "fortunes", parse_text, format_text,
+    K_CUSTOM("data", "text", "fortunes", scn_parse_text, scn_format_text,
              "fortunes (Debian's fortunes: a source per English topic file), "
              "fortunes-languages (a source per language: en, de, es, it), or a text file or "
              "folder of text files, a source each (relative to the scenario file)",
@@ -243,7 +243,7 @@ static const key_desc_t builtin_keys[] = {
            "synthetic: number of classes"),
     K_DOUBLE("data", "synthetic_noise", "1", synthetic_noise, 0, 100, OPEN_MIN,
              "synthetic: standard deviation of the noise around each class centre"),
-    K_CUSTOM("data", "partition", "iid", parse_partition, format_partition,
+    K_CUSTOM("data", "partition", "iid", scn_parse_partition, scn_format_partition,
              "iid, dirichlet:ALPHA (ALPHA > 0), shards:K (K >= 1), by-source (text: a "
              "client per source)",
              "how the training set is split across workers or clients"),
@@ -253,7 +253,7 @@ static const key_desc_t builtin_keys[] = {
              "(fairness across clients); 0 = none"),
 
     /* [cluster] */
-    K_CUSTOM("cluster", "platform", "star", parse_platform, format_platform,
+    K_CUSTOM("cluster", "platform", "star", scn_parse_platform, scn_format_platform,
              "star, fat-tree, multi-rack, edge, torus, dragonfly, rail, or a path to a SimGrid "
              ".xml file (relative to the scenario file)",
              "simulated cluster"),
@@ -268,11 +268,11 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("cluster", "uplink_latency", KEY_TIME, "5us", uplink_latency, 0, 0,
            "latency of rack and fat-tree uplinks"),
     K_LONG("cluster", "racks", "2", racks, 1, 100000, "multi-rack: number of racks"),
-    K_CUSTOM("cluster", "torus", "auto", parse_torus, format_torus,
+    K_CUSTOM("cluster", "torus", "auto", scn_parse_torus, scn_format_torus,
              "auto, or dimensions AxBxC (1 to 4 of them, each 1 to 1024)",
              "torus: the torus's shape (auto: about a cube that holds the hosts; spare positions "
              "are idle hosts)"),
-    K_CUSTOM("cluster", "dragonfly", "auto", parse_dragonfly, format_dragonfly,
+    K_CUSTOM("cluster", "dragonfly", "auto", scn_parse_dragonfly, scn_format_dragonfly,
              "auto, or G,C,R,N: groups, chassis per group, routers per chassis, hosts per router",
              "dragonfly: the shape (auto: routers of 4 hosts, chassis of 4 routers, one chassis "
              "per group, enough groups); one link between each pair of connected routers"),
@@ -321,7 +321,7 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("cluster", "tcp_handshake", "1", tcp.handshake, 0, 10,
            "tcp: round trips a connection's first message waits (the three-way handshake); "
            "0: connections opened before the run"),
-    K_CUSTOM("cluster", "device", "cpu", parse_device, format_device,
+    K_CUSTOM("cluster", "device", "cpu", scn_parse_device, scn_format_device,
              "a device of the catalogue (below; dtsim devices), FILE.ini (a profile as dtsim "
              "calibrate writes it, or a catalogue entry of your own, relative to the scenario "
              "file) or custom",
@@ -376,12 +376,12 @@ static const key_desc_t builtin_keys[] = {
            "hierarchical and 2d all-reduce: workers per group (consecutive ranks); must "
            "divide workers; on a multi-rack platform the racks are the groups, on the rail "
            "platform the servers"),
-    /* (the strategies' own keys go here: keys_use_strategies) */
+    /* (the strategies' own keys go here: scn_keys_use_strategies) */
     K_LONG("strategy", "accumulate", "1", accumulate, 1, 100000,
            "gradient accumulation, micro-batches of model.batch summed before each exchange "
            "and update (a step then takes accumulate x batch samples per worker; a "
            "federated client's local step likewise)"),
-    K_CUSTOM("strategy", "compression", "none", parse_compression, format_compression,
+    K_CUSTOM("strategy", "compression", "none", scn_parse_compression, scn_format_compression,
              "none, fp16, qsgd8, topk:F (0 < F <= 1)",
              "what gradients (a federated client's: model updates) travel as: "
              "fp16 halves, qsgd8 8-bit stochastic quantization with a scale per 512, topk:F "
@@ -399,17 +399,17 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("faults", "timeout", KEY_TIME, "1s", fault_timeout, 0, OPEN_MIN,
            "with any fault below: a node waits this long for a peer before it presumes it "
            "dead (must exceed the longest healthy wait)"),
-    K_CUSTOM("faults", "crash", "none", parse_crash, format_crash,
+    K_CUSTOM("faults", "crash", "none", scn_parse_crash, scn_format_crash,
              "none, or TARGET at TIME [for DURATION | until TIME], ... (TARGET: worker-N, "
              "server-N, client-N or a host)",
              "host crashes (SimGrid host off); with for/until the host comes back and its node "
              "rejoins"),
-    K_CUSTOM("faults", "link_down", "none", parse_link_down, format_link_down,
+    K_CUSTOM("faults", "link_down", "none", scn_parse_link_down, scn_format_link_down,
              "none, or LINK at TIME [for DURATION | until TIME], ... (LINK: a link name, with "
              "or without _UP/_DOWN, or a node or host for its own links)",
              "links that carry nothing for an interval (traffic stalls as TCP's does; peers "
              "notice by timeout)"),
-    K_CUSTOM("faults", "link_degrade", "none", parse_link_degrade, format_link_degrade,
+    K_CUSTOM("faults", "link_degrade", "none", scn_parse_link_degrade, scn_format_link_degrade,
              "none, or LINK at TIME to BANDWIDTH [for DURATION | until TIME], ...",
              "links whose bandwidth drops for an interval"),
     K_BOOL("faults", "live_links", "no", live_links,
@@ -420,11 +420,11 @@ static const key_desc_t builtin_keys[] = {
            "the run takes host crashes and stragglers from dtsim serve's page while it runs "
            "(dtsim run --publish); it is set up as a run with faults is, and each change is a "
            "faults row naming the crash or straggler item that replays it"),
-    K_CUSTOM("faults", "straggler", "none", parse_straggler, format_straggler,
+    K_CUSTOM("faults", "straggler", "none", scn_parse_straggler, scn_format_straggler,
              "none, or TARGET xFACTOR [at TIME] [for DURATION | until TIME], ...",
              "compute slowdown of a node or host (x4: four times slower; at most x1e6), always "
              "or for an interval"),
-    K_CUSTOM("faults", "slowdown", "none", parse_slowdown, format_slowdown,
+    K_CUSTOM("faults", "slowdown", "none", scn_parse_slowdown, scn_format_slowdown,
              "none, uniform:LO:HI, lognormal:SIGMA",
              "slowdown factor drawn once per worker host (seeded)"),
     K_UNIT("faults", "mtbf", KEY_TIME, "0s", mtbf, 0, 0,
@@ -442,30 +442,30 @@ static const key_desc_t builtin_keys[] = {
     K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
              "federated rounds: sample this many times the clients needed and keep the first to "
              "answer"),
-    K_CUSTOM("faults", "availability", "always", parse_availability, format_availability,
+    K_CUSTOM("faults", "availability", "always", scn_parse_availability, scn_format_availability,
              "always, PERIOD:FRACTION (e.g. 24h:0.3), trace:PATH (relative to the scenario file)",
              "federated: each client is online FRACTION of every PERIOD (phase drawn per client), "
              "or in its windows of an availability trace (scenarios/traces/README.md: dtsim's "
              "or FedScale's layout); only online clients are sampled"),
-    K_CUSTOM("faults", "client_speed", "same", parse_client_speed, format_client_speed,
+    K_CUSTOM("faults", "client_speed", "same", scn_parse_client_speed, scn_format_client_speed,
              "same, SPEED:SHARE, ... (shares sum to 1), or a distribution of speeds "
              "(uniform:LO:HI, lognormal:MEDIAN:SIGMA, choice:V1@P1,...)",
              "federated: each client's compute speed: a device class drawn per client, "
              "or a speed drawn per client (same = cluster.device)"),
-    K_CUSTOM("faults", "device_trace", "none", parse_device_trace, format_device_trace,
+    K_CUSTOM("faults", "device_trace", "none", scn_parse_device_trace, scn_format_device_trace,
              "none, or a device trace FILE.csv (relative to the scenario file)",
              "federated: each client's speed, uplink, downlink and latency from a trace "
              "(dtsim's or FedScale's layout, scenarios/traces/README.md; client c takes row c "
              "mod rows); its link columns need the edge platform and a host per client"),
-    K_CUSTOM("faults", "client_up", "platform", parse_client_up, format_client_up,
+    K_CUSTOM("faults", "client_up", "platform", scn_parse_client_up, scn_format_client_up,
              "platform, or a distribution of bandwidths (e.g. lognormal:5Mbps:0.8)",
              "federated, on the edge platform: each client's uplink bandwidth, drawn per client "
              "(platform = the edge platform's access classes); needs a host per client"),
-    K_CUSTOM("faults", "client_down", "platform", parse_client_down, format_client_down,
+    K_CUSTOM("faults", "client_down", "platform", scn_parse_client_down, scn_format_client_down,
              "platform, or a distribution of bandwidths (e.g. uniform:20Mbps:100Mbps)",
              "federated, on the edge platform: each client's downlink bandwidth, drawn per client"),
-    K_CUSTOM("faults", "client_latency", "platform", parse_client_latency,
-             format_client_latency, "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
+    K_CUSTOM("faults", "client_latency", "platform", scn_parse_client_latency,
+             scn_format_client_latency, "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
              "federated, on the edge platform: each client's one-way access latency, drawn per "
              "client (platform = its access class's plus cluster.latency)"),
     K_DOUBLE("faults", "byzantine", "0", byzantine, 0, 1, OPEN_MAX,
@@ -491,8 +491,8 @@ static const key_desc_t builtin_keys[] = {
 #define N_BUILTIN (sizeof builtin_keys / sizeof builtin_keys[0])
 _Static_assert(N_BUILTIN + SCENARIO_OWN_KEYS <= SCENARIO_MAX_KEYS, "grow SCENARIO_MAX_KEYS");
 
-const key_desc_t *key_table = builtin_keys;
-int key_count = (int)N_BUILTIN;
+const key_desc_t *scn_key_table = builtin_keys;
+int scn_key_count = (int)N_BUILTIN;
 
 /* The [strategy] keys of no strategy's own, which the engine reads for every strategy that
  * takes their technique, and the SIM_TAKES_* bit (strategy_def.h) that says which do. */
@@ -510,7 +510,7 @@ static const struct {
     {"momentum_correction", SIM_TAKES_MOMENTUM_CORRECTION},
 };
 
-unsigned keys_technique(const char *key)
+unsigned scn_keys_technique(const char *key)
 {
     for (size_t i = 0; i < sizeof technique_keys / sizeof *technique_keys; i++)
         if (!strcmp(technique_keys[i].key, key))
@@ -535,7 +535,7 @@ static key_desc_t own_row(const sim_strategy_key_t *k, int slot)
                         .doc = k->doc};
 }
 
-void keys_use_strategies(const sim_strategy_t *const *list)
+void scn_keys_use_strategies(const sim_strategy_t *const *list)
 {
     static key_desc_t table[SCENARIO_MAX_KEYS];
     int n = 0, slot = 0, placed = 0;
@@ -572,13 +572,13 @@ void keys_use_strategies(const sim_strategy_t *const *list)
     /* every built-in [strategy] key but kind is some technique's */
     for (size_t b = 0; b < N_BUILTIN; b++)
         DT_ASSERT(strcmp(builtin_keys[b].section, "strategy") ||
-                  !strcmp(builtin_keys[b].key, "kind") || keys_technique(builtin_keys[b].key));
-    key_table = table;
-    key_count = n;
+                  !strcmp(builtin_keys[b].key, "kind") || scn_keys_technique(builtin_keys[b].key));
+    scn_key_table = table;
+    scn_key_count = n;
 }
 
 /* strategy.kind: a name from the registry (strategy_def.h), listed in its order */
-void kind_names(char *buf, size_t n)
+void scn_kind_names(char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -597,13 +597,13 @@ static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ct
         return DT_OK;
     }
     char list[256], hint[96];
-    kind_names(list, sizeof list);
+    scn_kind_names(list, sizeof list);
     const char *names[65];
     int k = 0;
     for (const sim_strategy_t *const *s = scenario_strategies(); *s && k < 64; s++)
         names[k++] = (*s)->name;
     names[k] = NULL;
-    value_hint(v, names, hint, sizeof hint);
+    scn_value_hint(v, names, hint, sizeof hint);
     return dt_err_input(err, "unknown value \"%s\" (expected one of %s)%s", v, list, hint);
 }
 

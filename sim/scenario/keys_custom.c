@@ -20,9 +20,9 @@ static const char *const schedule_names[] = {"constant", "cosine", "linear", NUL
 static const char *const timeline_names[] = {"auto", "sampled", "whole", NULL};
 
 /* run.timeline: auto is resolved against model.arch once the scenario is final (after the
- * file, the --set and a sweep run's values: timeline_resolve), so that the stored
+ * file, the --set and a sweep run's values: scn_timeline_resolve), so that the stored
  * configuration and params say which the run did (a figure reads it). */
-dt_status parse_timeline(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
+dt_status scn_parse_timeline(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     for (int i = 0; timeline_names[i]; i++)
@@ -33,20 +33,20 @@ dt_status parse_timeline(scenario_t *sc, const char *v, const parse_ctx_t *ctx, 
     return dt_err_input(err, "unknown value \"%s\" (expected one of auto, sampled, whole)", v);
 }
 
-void timeline_resolve(scenario_t *sc)
+void scn_timeline_resolve(scenario_t *sc)
 {
     if (sc->timeline == SIM_TIMELINE_AUTO)
         sc->timeline = sc->profile[0] ? SIM_TIMELINE_SAMPLED : SIM_TIMELINE_WHOLE;
 }
 
-void format_timeline(const scenario_t *sc, char *buf, size_t n)
+void scn_format_timeline(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", timeline_names[sc->timeline]);
 }
 
 /* run.timeline_steps: all (the whole run) or how many gradients the first node computes
  * before the window closes (0: no timeline). */
-dt_status parse_timeline_steps(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_timeline_steps(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                                dt_err_t *err)
 {
     (void)ctx;
@@ -63,7 +63,7 @@ dt_status parse_timeline_steps(scenario_t *sc, const char *v, const parse_ctx_t 
     return DT_OK;
 }
 
-void format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
+void scn_format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
 {
     if (sc->timeline_steps == SCENARIO_TIMELINE_ALL)
         snprintf(buf, n, "all");
@@ -73,7 +73,7 @@ void format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
 
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
  * now and kept (a file as an absolute path). */
-dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                      dt_err_t *err)
 {
     if (strncmp(v, "profile:", 8)) {
@@ -86,9 +86,9 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     }
     char spec[SCENARIO_STR];
     if (sim_model_profile_is_file(v + 8)) {
-        if (resolve_path(v + 8, ctx, 0, spec, sizeof spec, err))
+        if (scn_resolve_path(v + 8, ctx, 0, spec, sizeof spec, err))
             return DT_ERR_INPUT;
-    } else if (set_string(spec, sizeof spec, v + 8, err)) {
+    } else if (scn_set_string(spec, sizeof spec, v + 8, err)) {
         return DT_ERR_INPUT;
     }
     sim_model_profile_t prof;
@@ -105,10 +105,10 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
         sc->profile_pieces += prof.layers[i].cut > 0;
     sim_model_profile_free(&prof);
-    return set_string(sc->profile, sizeof sc->profile, spec, err);
+    return scn_set_string(sc->profile, sizeof sc->profile, spec, err);
 }
 
-void format_arch(const scenario_t *sc, char *buf, size_t n)
+void scn_format_arch(const scenario_t *sc, char *buf, size_t n)
 {
     if (sc->profile[0])
         snprintf(buf, n, "profile:%s", sc->profile);
@@ -116,7 +116,7 @@ void format_arch(const scenario_t *sc, char *buf, size_t n)
         snprintf(buf, n, "%s", trainer_arch_name(sc->model.arch));
 }
 
-dt_status parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                        dt_err_t *err)
 {
     (void)ctx;
@@ -129,7 +129,7 @@ dt_status parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     return DT_OK;
 }
 
-void format_hidden(const scenario_t *sc, char *buf, size_t n)
+void scn_format_hidden(const scenario_t *sc, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -137,7 +137,7 @@ void format_hidden(const scenario_t *sc, char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, "%s%d", i ? "," : "", sc->model.hidden[i]);
 }
 
-dt_status parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                      dt_err_t *err)
 {
     (void)ctx;
@@ -146,7 +146,7 @@ dt_status parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     for (int i = 0; i < 2; i++) {
         while (*p == ' ')
             p++;
-        size_t len = scan_number(p);
+        size_t len = scn_scan_number(p);
         errno = 0;
         c[i] = len && p[0] != '-' && !strpbrk(p, ".eE") ? strtol(p, NULL, 10) : -1;
         p += len;
@@ -164,24 +164,24 @@ dt_status parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     return DT_OK;
 }
 
-void format_conv(const scenario_t *sc, char *buf, size_t n)
+void scn_format_conv(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%d,%d", sc->model.conv[0], sc->model.conv[1]);
 }
 
-dt_status parse_schedule(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_schedule(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                          dt_err_t *err)
 {
     (void)ctx;
     return trainer_lr_schedule_parse(&sc->schedule, v, err);
 }
 
-void format_schedule(const scenario_t *sc, char *buf, size_t n)
+void scn_format_schedule(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", schedule_names[sc->schedule]);
 }
 
-dt_status parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                           dt_err_t *err)
 {
     (void)ctx;
@@ -192,7 +192,7 @@ dt_status parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     return DT_OK;
 }
 
-dt_status parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                             dt_err_t *err)
 {
     (void)ctx;
@@ -203,12 +203,12 @@ dt_status parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ct
     return DT_OK;
 }
 
-void format_compression(const scenario_t *sc, char *buf, size_t n)
+void scn_format_compression(const scenario_t *sc, char *buf, size_t n)
 {
     trainer_codec_format(&sc->compression, buf, n);
 }
 
-void format_partition(const scenario_t *sc, char *buf, size_t n)
+void scn_format_partition(const scenario_t *sc, char *buf, size_t n)
 {
     char num[40];
     switch (sc->partition.kind) {
@@ -216,7 +216,7 @@ void format_partition(const scenario_t *sc, char *buf, size_t n)
         snprintf(buf, n, "iid");
         return;
     case TRAINER_PARTITION_DIRICHLET:
-        format_double(num, sizeof num, sc->partition.alpha);
+        scn_format_double(num, sizeof num, sc->partition.alpha);
         snprintf(buf, n, "dirichlet:%s", num);
         return;
     case TRAINER_PARTITION_SHARDS:
@@ -228,7 +228,7 @@ void format_partition(const scenario_t *sc, char *buf, size_t n)
     }
 }
 
-int ends_with(const char *s, const char *suffix)
+int scn_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && !strcmp(s + n - m, suffix);
@@ -236,7 +236,7 @@ int ends_with(const char *s, const char *suffix)
 
 /* Resolves a path written in a scenario against its directory and makes it absolute, so
  * the resolved scenario reads the same from anywhere. want_dir: 1 directory, 0 file. */
-dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
+dt_status scn_resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
                        size_t cap, dt_err_t *err)
 {
     char joined[PATH_MAX], real[PATH_MAX];
@@ -275,49 +275,49 @@ dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char
     return DT_OK;
 }
 
-dt_status parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                        dt_err_t *err)
 {
     if (!strcmp(v, "fashion-mnist") || !strcmp(v, "synthetic") || !strcmp(v, "text"))
-        return set_string(sc->data_source, sizeof sc->data_source, v, err);
+        return scn_set_string(sc->data_source, sizeof sc->data_source, v, err);
     if (!*v)
         return dt_err_input(err, "empty value (expected fashion-mnist, synthetic, text or a "
                                  "directory)");
     dt_err_t e;
-    if (resolve_path(v, ctx, 1, sc->data_source, sizeof sc->data_source, &e))
+    if (scn_resolve_path(v, ctx, 1, sc->data_source, sizeof sc->data_source, &e))
         return dt_err_input(err, "%s (expected fashion-mnist, synthetic, text or a directory "
                                  "of MNIST-format files)",
                             e.msg);
     return DT_OK;
 }
 
-dt_status parse_text(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
+dt_status scn_parse_text(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     if (!strcmp(v, "fortunes") || !strcmp(v, "fortunes-languages"))
-        return set_string(sc->data_text, sizeof sc->data_text, v, err);
+        return scn_set_string(sc->data_text, sizeof sc->data_text, v, err);
     if (!*v)
         return dt_err_input(err, "empty value (expected fortunes, fortunes-languages, or a "
                                  "text file or folder)");
     dt_err_t as_file, as_dir;
-    if (!resolve_path(v, ctx, 0, sc->data_text, sizeof sc->data_text, &as_file) ||
-        !resolve_path(v, ctx, 1, sc->data_text, sizeof sc->data_text, &as_dir))
+    if (!scn_resolve_path(v, ctx, 0, sc->data_text, sizeof sc->data_text, &as_file) ||
+        !scn_resolve_path(v, ctx, 1, sc->data_text, sizeof sc->data_text, &as_dir))
         return DT_OK;
     return dt_err_input(err, "%s (expected fortunes, fortunes-languages, or a text file or "
                              "folder)",
                         as_file.msg);
 }
 
-void format_text(const scenario_t *sc, char *buf, size_t n)
+void scn_format_text(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", sc->data_text);
 }
 
-void format_source(const scenario_t *sc, char *buf, size_t n)
+void scn_format_source(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", sc->data_source);
 }
 
-dt_status parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                          dt_err_t *err)
 {
     for (int i = 0; platform_names[i]; i++)
@@ -326,22 +326,22 @@ dt_status parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
             memset(sc->platform_file, 0, sizeof sc->platform_file);
             return DT_OK;
         }
-    if (ends_with(v, ".so") || strstr(v, ".so."))
+    if (scn_ends_with(v, ".so") || strstr(v, ".so."))
         return dt_err_input(err, "\"%s\" refused: a .so platform is compiled code that SimGrid "
                                  "would load and run; give a SimGrid .xml file",
                             v);
-    if (!ends_with(v, ".xml"))
+    if (!scn_ends_with(v, ".xml"))
         return dt_err_input(err, "unknown platform \"%s\" (expected star, fat-tree, multi-rack, "
                                  "edge, torus, dragonfly, rail or a path to a SimGrid .xml "
                                  "file)",
                             v);
-    if (resolve_path(v, ctx, 0, sc->platform_file, sizeof sc->platform_file, err))
+    if (scn_resolve_path(v, ctx, 0, sc->platform_file, sizeof sc->platform_file, err))
         return DT_ERR_INPUT;
     sc->platform = SIM_PLATFORM_FILE;
     return DT_OK;
 }
 
-void format_platform(const scenario_t *sc, char *buf, size_t n)
+void scn_format_platform(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s",
              sc->platform == SIM_PLATFORM_FILE ? sc->platform_file : platform_names[sc->platform]);
@@ -387,54 +387,54 @@ static void format_shape(const long *dims, int max, char sep, char *buf, size_t 
                           : snprintf(buf + len, n - len, "%ld", dims[i]));
 }
 
-dt_status parse_torus(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_torus(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                       dt_err_t *err)
 {
     (void)ctx;
     return parse_shape(sc->torus, 4, 'x', v, "torus shape", err);
 }
 
-void format_torus(const scenario_t *sc, char *buf, size_t n)
+void scn_format_torus(const scenario_t *sc, char *buf, size_t n)
 {
     format_shape(sc->torus, 4, 'x', buf, n);
 }
 
-dt_status parse_dragonfly(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_dragonfly(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                           dt_err_t *err)
 {
     (void)ctx;
     return parse_shape(sc->dragonfly, 4, ',', v, "dragonfly shape", err);
 }
 
-void format_dragonfly(const scenario_t *sc, char *buf, size_t n)
+void scn_format_dragonfly(const scenario_t *sc, char *buf, size_t n)
 {
     format_shape(sc->dragonfly, 4, ',', buf, n);
 }
 
-dt_status parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                        dt_err_t *err)
 {
-    if (ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
+    if (scn_ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
         char path[SCENARIO_STR];
         sim_device_profile_t *prof = dt_malloc(sizeof *prof);
-        dt_status st = resolve_path(v, ctx, 0, path, sizeof path, err);
+        dt_status st = scn_resolve_path(v, ctx, 0, path, sizeof path, err);
         if (!st)
             st = scenario_device_read(path, prof, err);
         free(prof);
-        return st ? st : set_string(sc->device, sizeof sc->device, path, err);
+        return st ? st : scn_set_string(sc->device, sizeof sc->device, path, err);
     }
-    if (!builtin_profile(v) && strcmp(v, "custom")) {
+    if (!scn_builtin_profile(v) && strcmp(v, "custom")) {
         char names[256];
-        device_names(names, sizeof names);
+        scn_device_names(names, sizeof names);
         return dt_err_input(err, "unknown device \"%s\" (expected one of %s, a profile file "
                                  "FILE.ini, or custom with device_flops; dtsim devices lists "
                                  "them)",
                             v, names);
     }
-    return set_string(sc->device, sizeof sc->device, v, err);
+    return scn_set_string(sc->device, sizeof sc->device, v, err);
 }
 
-void format_device(const scenario_t *sc, char *buf, size_t n)
+void scn_format_device(const scenario_t *sc, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", sc->device);
 }

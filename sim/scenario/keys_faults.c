@@ -26,17 +26,17 @@ static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
     buf[len] = '\0';
     if (!buf[0])
         strcpy(buf, "none");
-    return set_string(dst, cap, buf, err);
+    return scn_set_string(dst, cap, buf, err);
 }
 
 /* [faults] texts: checked by their fault_spec parser, stored as written (trimmed). */
 #define FAULT_FORMAT(field)                                                                 \
-    void format_##field(const scenario_t *sc, char *buf, size_t n)                          \
+    void scn_format_##field(const scenario_t *sc, char *buf, size_t n)                          \
     {                                                                                       \
         snprintf(buf, n, "%s", sc->field);                                                  \
     }
 #define FAULT_LIST(field, kind)                                                             \
-    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                                    dt_err_t *err)                                           \
     {                                                                                       \
         (void)ctx;                                                                          \
@@ -52,7 +52,7 @@ FAULT_LIST(link_down, SIM_FAULT_LINK_DOWN)
 FAULT_LIST(link_degrade, SIM_FAULT_LINK_DEGRADE)
 FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
 #define FAULT_DIST(field, type, parser)                                                     \
-    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                                    dt_err_t *err)                                           \
     {                                                                                       \
         (void)ctx;                                                                          \
@@ -68,7 +68,7 @@ FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
 
 /* trace:PATH loads the availability trace now (a bad row: its file, line and column) and
  * keeps the path absolute, as device profile files are. */
-dt_status parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                                     dt_err_t *err)
 {
     sim_availability_t av;
@@ -78,7 +78,7 @@ dt_status parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *c
     if (!av.trace)
         return fault_text(sc->availability, sizeof sc->availability, v, err);
     char path[SCENARIO_STR], text[SCENARIO_STR + 8];
-    if (resolve_path(av.trace, ctx, 0, path, sizeof path, err))
+    if (scn_resolve_path(av.trace, ctx, 0, path, sizeof path, err))
         return DT_ERR_INPUT;
     sim_avail_trace_t t;
     if (sim_avail_trace_load(path, &t, err))
@@ -89,27 +89,27 @@ dt_status parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *c
 }
 FAULT_FORMAT(availability)
 
-dt_status parse_device_trace(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
+dt_status scn_parse_device_trace(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
                                     dt_err_t *err)
 {
     sc->device_trace_has = 0;
     if (!strcmp(v, "none"))
-        return set_string(sc->device_trace, sizeof sc->device_trace, v, err);
+        return scn_set_string(sc->device_trace, sizeof sc->device_trace, v, err);
     char path[SCENARIO_STR];
-    if (resolve_path(v, ctx, 0, path, sizeof path, err))
+    if (scn_resolve_path(v, ctx, 0, path, sizeof path, err))
         return DT_ERR_INPUT;
     sim_device_trace_t t;
     if (sim_device_trace_load(path, &t, err))
         return DT_ERR_INPUT;
     sc->device_trace_has = t.has;
     sim_device_trace_free(&t);
-    return set_string(sc->device_trace, sizeof sc->device_trace, path, err);
+    return scn_set_string(sc->device_trace, sizeof sc->device_trace, path, err);
 }
 FAULT_FORMAT(device_trace)
 
 /* platform, or a distribution of the unit */
 #define CLIENT_LINK(field, unit)                                                            \
-    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                                    dt_err_t *err)                                           \
     {                                                                                       \
         (void)ctx;                                                                          \

@@ -26,32 +26,32 @@ typedef struct unit {
     int bytes; /* written only when shorter than bits: links are quoted in bits */
 } unit_t;
 
-extern const unit_t bandwidth_units[], time_units[], flops_units[], size_units[],
-    power_units[]; /* {NULL}-terminated */
+extern const unit_t scn_bandwidth_units[], scn_time_units[], scn_flops_units[], scn_size_units[],
+    scn_power_units[]; /* {NULL}-terminated */
 
 /** "a, b, c": the names of units. */
-void unit_list(const unit_t *units, char *buf, size_t n);
+void scn_unit_list(const unit_t *units, char *buf, size_t n);
 /** The length of the decimal number at the start of s, 0 if none (no hex, inf, nan, '+'). */
-size_t scan_number(const char *s);
+size_t scn_scan_number(const char *s);
 /** The number at the start of text: its length in *len, its value in *out; -1 if none. */
-int number_prefix(const char *text, size_t *len, double *out);
+int scn_number_prefix(const char *text, size_t *len, double *out);
 /** The shortest "NUMBERunit" that parses back to exactly v. */
-void format_unit(char *buf, size_t n, double v, const unit_t *units);
+void scn_format_unit(char *buf, size_t n, double v, const unit_t *units);
 /** The shortest "%g" spelling that reads back to v. */
-void format_double(char *buf, size_t n, double v);
+void scn_format_double(char *buf, size_t n, double v);
 /** The shortest "%g" spelling that reads back to v as a float. */
-void format_float(char *buf, size_t n, float v);
+void scn_format_float(char *buf, size_t n, float v);
 
 /* ---- device profiles (devices.c) ---- */
 
 /** The catalogue entry called name, or NULL. */
-const sim_device_profile_t *builtin_profile(const char *name);
+const sim_device_profile_t *scn_builtin_profile(const char *name);
 /** A catalogue entry or a profile file (absolute path); NULL for custom or a bad file. */
-const sim_device_profile_t *profile_find(const char *name);
+const sim_device_profile_t *scn_profile_find(const char *name);
 /** model.precision's names, in sim_precision_t's order (keys.c). */
-extern const char *const precision_names[];
+extern const char *const scn_precision_names[];
 /** "cpu, v100, ...": the catalogue's names. */
-void device_names(char *buf, size_t n);
+void scn_device_names(char *buf, size_t n);
 
 /* ---- the key table (keys.c) ---- */
 
@@ -96,89 +96,89 @@ typedef struct key_desc {
     const char *doc;
 } key_desc_t;
 
-extern const key_desc_t *key_table; /* (key_count): sections in file order */
-extern int key_count;
+extern const key_desc_t *scn_key_table; /* (scn_key_count): sections in file order */
+extern int scn_key_count;
 
 /** Makes the key table the built-in keys with the own keys of list's strategies inserted
  * before strategy.accumulate (scenario_strategies_use). */
-void keys_use_strategies(const sim_strategy_t *const *list);
+void scn_keys_use_strategies(const sim_strategy_t *const *list);
 
 /** The SIM_TAKES_* bit of a [strategy] key the engine reads for the strategies that take
  * its technique (strategy.compression: SIM_TAKES_COMPRESSION); 0 for the others. */
-unsigned keys_technique(const char *key);
+unsigned scn_keys_technique(const char *key);
 /** "a, b and c" of the registry's strategies, for strategy.kind's messages and docs. */
-void kind_names(char *buf, size_t n);
+void scn_kind_names(char *buf, size_t n);
 /** Resolves a path written in a scenario against ctx->base_dir and makes it absolute;
  * want_dir: 1 a directory, 0 a readable file. */
-dt_status resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
+dt_status scn_resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
                        size_t cap, dt_err_t *err);
 /** 1 if s ends with suffix. */
-int ends_with(const char *s, const char *suffix);
+int scn_ends_with(const char *s, const char *suffix);
 
 /* ---- lookups (keys_lookup.c) ---- */
 
 #define SECTION_LIST "run, model, data, cluster, strategy, faults, jobs, sweep"
 
-/** The index of section.key in key_table, -1 if there is none. */
-int key_find(const char *section, const char *key);
+/** The index of section.key in scn_key_table, -1 if there is none. */
+int scn_key_find(const char *section, const char *key);
 /** The index of section.key, which must exist. */
-int key_index(const char *section, const char *key);
+int scn_key_index(const char *section, const char *key);
 /** The index of the key called "section.key", which must exist. */
-int key_named(const char *section_key);
+int scn_key_named(const char *section_key);
 /** 1 for a section scenario files may have ([sweep] included). */
-int section_known(const char *name);
+int scn_section_known(const char *name);
 /** " (did you mean X?)", " (X is a [cluster] key)" or "". */
-void key_hint(const char *section, const char *key, char *buf, size_t n);
+void scn_key_hint(const char *section, const char *key, char *buf, size_t n);
 /* "; did you mean X?" for an unknown value v of names (NULL-terminated): the name equal to v
  * but for '-', '_' and case, else the nearest by edit distance (below 3), else "". */
-void value_hint(const char *v, const char *const *names, char *buf, size_t n);
+void scn_value_hint(const char *v, const char *const *names, char *buf, size_t n);
 /** "; did you mean [X]?" or "". */
-void section_hint(const char *section, char *buf, size_t n);
+void scn_section_hint(const char *section, char *buf, size_t n);
 /** The other key of the device / device_flops pair, -1 for any other key. */
-int device_partner(int k);
+int scn_device_partner(int k);
 
 /* ---- values (keys_values.c) ---- */
 
 /** The field of key d in sc. */
-const void *field_cptr(const scenario_t *sc, const key_desc_t *d);
+const void *scn_field_cptr(const scenario_t *sc, const key_desc_t *d);
 /** Copies v into a string field of capacity cap, zero-filled past its text (structs built
  * by different assignments then compare equal byte for byte). */
-dt_status set_string(char *dst, size_t cap, const char *v, dt_err_t *err);
+dt_status scn_set_string(char *dst, size_t cap, const char *v, dt_err_t *err);
 /** "an integer in [a, b]", "a number in (a, b]", "> a": key d's range. */
-void range_text(const key_desc_t *d, int integer, char *buf, size_t n);
+void scn_range_text(const key_desc_t *d, int integer, char *buf, size_t n);
 /** "a, b, c": a NULL-terminated list of names. */
-void names_text(const char *const *names, char *buf, size_t n);
+void scn_names_text(const char *const *names, char *buf, size_t n);
 /** Parses v into key d's field; the message in err has no location (the caller adds it). */
-dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
+dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
                     const parse_ctx_t *ctx, dt_err_t *err);
 /** Key d's value as scenario files write it. */
-void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n);
+void scn_key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n);
 
 /* ---- [sweep] (sweep.c) ---- */
 
 /** The position of key k in sc's [sweep], -1 if it is not swept. */
-int sweep_find(const scenario_t *sc, int k);
-/** Value v of swept key sk, as key_format writes it. */
-const char *sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v);
+int scn_sweep_find(const scenario_t *sc, int k);
+/** Value v of swept key sk, as scn_key_format writes it. */
+const char *scn_sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v);
 /** One [sweep] line "section.key = v1, v2, ..." (read at line). */
-dt_status sweep_add(scenario_t *sc, const char *name, const char *list, int line,
+dt_status scn_sweep_add(scenario_t *sc, const char *name, const char *list, int line,
                     const parse_ctx_t *ctx, dt_err_t *err);
 /** One linked [sweep] line "a.x, b.y = (1, p), (2, q)". */
-dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list, int line,
+dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *list, int line,
                            const parse_ctx_t *ctx, dt_err_t *err);
 /** After the file: no swept key also given in its section (nor the device pair's other). */
-dt_status sweep_finish(scenario_t *sc, dt_err_t *err);
+dt_status scn_sweep_finish(scenario_t *sc, dt_err_t *err);
 
 /* ---- errors with a location (check.c) ---- */
 
 /** DT_ERR_INPUT with "PATH:LINE: section.key: msg" for key k read at line (see check.c). */
-dt_status key_error(dt_err_t *err, const scenario_t *sc, int line, int k, const char *fmt, ...)
+dt_status scn_key_error(dt_err_t *err, const scenario_t *sc, int line, int k, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /** "section.key at line N" / "from --set" / "by default" / "= V from [sweep] at line N". */
-void key_where(const scenario_t *sc, int k, char *buf, size_t n);
+void scn_key_where(const scenario_t *sc, int k, char *buf, size_t n);
 /** Of keys a and b in a failed relation, the one to name: a swept one in a run of a
  * sweep, else the one the user gave (a first). */
-int blame(const scenario_t *sc, int a, int b);
+int scn_blame(const scenario_t *sc, int a, int b);
 
 /* ---- the [model], [data] and [cluster] keys of their own syntax (keys_custom.c) ---- */
 
@@ -186,12 +186,12 @@ int blame(const scenario_t *sc, int a, int b);
     X(arch) X(hidden) X(conv) X(schedule) X(source) X(text) X(partition) X(compression)      \
     X(platform) X(torus) X(dragonfly) X(device) X(timeline) X(timeline_steps)
 #define DECLARE_CUSTOM_KEY(field)                                                           \
-    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                             dt_err_t *err);                                                 \
-    void format_##field(const scenario_t *sc, char *buf, size_t n);
+    void scn_format_##field(const scenario_t *sc, char *buf, size_t n);
 CUSTOM_KEYS(DECLARE_CUSTOM_KEY)
 /** run.timeline = auto made sampled (a timing-only model) or whole: once sc is final. */
-void timeline_resolve(scenario_t *sc);
+void scn_timeline_resolve(scenario_t *sc);
 
 /* ---- the [faults] keys of their own syntax (keys_faults.c) ---- */
 
@@ -199,9 +199,9 @@ void timeline_resolve(scenario_t *sc);
     X(crash) X(link_down) X(link_degrade) X(straggler) X(slowdown) X(availability)          \
     X(client_speed) X(device_trace) X(client_up) X(client_down) X(client_latency)
 #define DECLARE_FAULT_KEY(field)                                                            \
-    dt_status parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
                             dt_err_t *err);                                                 \
-    void format_##field(const scenario_t *sc, char *buf, size_t n);
+    void scn_format_##field(const scenario_t *sc, char *buf, size_t n);
 FAULT_KEYS(DECLARE_FAULT_KEY)
 
 #endif

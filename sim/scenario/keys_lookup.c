@@ -7,32 +7,32 @@
 static const char *const section_names[] = {"run",      "model",  "data",  "cluster",
                                             "strategy", "faults", "jobs",  "sweep", NULL};
 
-int key_find(const char *section, const char *key)
+int scn_key_find(const char *section, const char *key)
 {
-    for (int k = 0; k < key_count; k++)
-        if (!strcmp(key_table[k].section, section) && !strcmp(key_table[k].key, key))
+    for (int k = 0; k < scn_key_count; k++)
+        if (!strcmp(scn_key_table[k].section, section) && !strcmp(scn_key_table[k].key, key))
             return k;
     return -1;
 }
 
-int key_index(const char *section, const char *key)
+int scn_key_index(const char *section, const char *key)
 {
-    int k = key_find(section, key);
+    int k = scn_key_find(section, key);
     DT_ASSERT(k >= 0);
     return k;
 }
 
-int key_named(const char *section_key)
+int scn_key_named(const char *section_key)
 {
     const char *dot = strchr(section_key, '.');
     DT_ASSERT(dot && (size_t)(dot - section_key) < 32);
     char section[32];
     memcpy(section, section_key, (size_t)(dot - section_key));
     section[dot - section_key] = '\0';
-    return key_index(section, dot + 1);
+    return scn_key_index(section, dot + 1);
 }
 
-int section_known(const char *name)
+int scn_section_known(const char *name)
 {
     for (int i = 0; section_names[i]; i++)
         if (!strcmp(section_names[i], name))
@@ -79,7 +79,7 @@ static const struct {
 };
 
 /* " (did you mean X?)" or " (X is a [cluster] key)" or " (renamed ...)" or "". */
-void key_hint(const char *section, const char *key, char *buf, size_t n)
+void scn_key_hint(const char *section, const char *key, char *buf, size_t n)
 {
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
@@ -89,22 +89,22 @@ void key_hint(const char *section, const char *key, char *buf, size_t n)
         }
     int best = 3;
     const char *best_key = NULL;
-    for (int k = 0; k < key_count; k++) {
-        if (strcmp(key_table[k].section, section))
+    for (int k = 0; k < scn_key_count; k++) {
+        if (strcmp(scn_key_table[k].section, section))
             continue;
-        int dist = edit_distance(key, key_table[k].key);
+        int dist = edit_distance(key, scn_key_table[k].key);
         if (dist < best) {
             best = dist;
-            best_key = key_table[k].key;
+            best_key = scn_key_table[k].key;
         }
     }
     if (best_key) {
         snprintf(buf, n, " (did you mean %s?)", best_key);
         return;
     }
-    for (int k = 0; k < key_count; k++)
-        if (!strcmp(key_table[k].key, key)) {
-            snprintf(buf, n, " (%s is a [%s] key)", key, key_table[k].section);
+    for (int k = 0; k < scn_key_count; k++)
+        if (!strcmp(scn_key_table[k].key, key)) {
+            snprintf(buf, n, " (%s is a [%s] key)", key, scn_key_table[k].section);
             return;
         }
 }
@@ -119,7 +119,7 @@ static void squeeze(const char *v, char *out, size_t n)
     out[len] = '\0';
 }
 
-void value_hint(const char *v, const char *const *names, char *buf, size_t n)
+void scn_value_hint(const char *v, const char *const *names, char *buf, size_t n)
 {
     buf[0] = '\0';
     char want[64], have[64];
@@ -138,7 +138,7 @@ void value_hint(const char *v, const char *const *names, char *buf, size_t n)
         snprintf(buf, n, "; did you mean %s?", best_name);
 }
 
-void section_hint(const char *section, char *buf, size_t n)
+void scn_section_hint(const char *section, char *buf, size_t n)
 {
     buf[0] = '\0';
     for (int i = 0; section_names[i]; i++)
@@ -148,8 +148,8 @@ void section_hint(const char *section, char *buf, size_t n)
         }
 }
 
-int device_partner(int k)
+int scn_device_partner(int k)
 {
-    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+    int kd = scn_key_index("cluster", "device"), kf = scn_key_index("cluster", "device_flops");
     return k == kd ? kf : k == kf ? kd : -1;
 }

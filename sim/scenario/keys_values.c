@@ -12,14 +12,14 @@
 #include "keys_impl.h"
 
 static void *field_ptr(scenario_t *sc, const key_desc_t *d) { return (char *)sc + d->off; }
-const void *field_cptr(const scenario_t *sc, const key_desc_t *d)
+const void *scn_field_cptr(const scenario_t *sc, const key_desc_t *d)
 {
     return (const char *)sc + d->off;
 }
 
 /* A string field is zero-filled past its text, so that structs built by different
  * sequences of assignments compare equal byte for byte. */
-dt_status set_string(char *dst, size_t cap, const char *v, dt_err_t *err)
+dt_status scn_set_string(char *dst, size_t cap, const char *v, dt_err_t *err)
 {
     size_t len = strlen(v);
     if (len >= cap)
@@ -41,7 +41,7 @@ dt_status set_string(char *dst, size_t cap, const char *v, dt_err_t *err)
     return DT_OK;
 }
 
-void range_text(const key_desc_t *d, int integer, char *buf, size_t n)
+void scn_range_text(const key_desc_t *d, int integer, char *buf, size_t n)
 {
     if (isinf(d->max)) {
         snprintf(buf, n, "%s %g", (d->flags & OPEN_MIN) ? ">" : ">=", d->min);
@@ -79,7 +79,7 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
-void names_text(const char *const *names, char *buf, size_t n)
+void scn_names_text(const char *const *names, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -88,15 +88,15 @@ void names_text(const char *const *names, char *buf, size_t n)
 }
 
 /* Parses v into key d's field; the message in err has no location (the caller adds it). */
-dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
+dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
                     const parse_ctx_t *ctx, dt_err_t *err)
 {
     void *p = field_ptr(sc, d);
     char range[96];
     switch (d->type) {
     case KEY_INT: {
-        range_text(d, 1, range, sizeof range);
-        size_t len = scan_number(v);
+        scn_range_text(d, 1, range, sizeof range);
+        size_t len = scn_scan_number(v);
         if (!len || v[len] || strpbrk(v, ".eE"))
             return dt_err_input(err, "\"%s\" is not an integer (expected %s)", v, range);
         errno = 0;
@@ -112,10 +112,10 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
         return DT_OK;
     }
     case KEY_REAL: {
-        range_text(d, 0, range, sizeof range);
+        scn_range_text(d, 0, range, sizeof range);
         size_t len;
         double x;
-        if (number_prefix(v, &len, &x) || v[len] || !isfinite(x))
+        if (scn_number_prefix(v, &len, &x) || v[len] || !isfinite(x))
             return dt_err_input(err, "\"%s\" is not a number (expected %s)", v, range);
         if (!in_range(d, x))
             return dt_err_input(err, "%s is out of range (expected %s)", v, range);
@@ -142,7 +142,7 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
             return dt_err_input(err, "a value of %zu characters (\"%s = VALUE\" must fit in "
                                      "a line of %d)",
                                 strlen(v), d->key, SCENARIO_LINE_MAX);
-        return set_string(p, d->size, v, err);
+        return scn_set_string(p, d->size, v, err);
     case KEY_ENUM: {
         for (int i = 0; d->names[i]; i++)
             if ((d->flags & NOCASE) ? !strcasecmp(v, d->names[i]) : !strcmp(v, d->names[i])) {
@@ -150,8 +150,8 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
                 return DT_OK;
             }
         char list[256], hint[96];
-        names_text(d->names, list, sizeof list);
-        value_hint(v, d->names, hint, sizeof hint);
+        scn_names_text(d->names, list, sizeof list);
+        scn_value_hint(v, d->names, hint, sizeof hint);
         return dt_err_input(err, "unknown value \"%s\" (expected one of %s%s)%s", v, list,
                             (d->flags & NOCASE) ? ", in any case" : "", hint);
     }
@@ -164,7 +164,7 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
                                                     : scenario_parse_flops(v, &x, err);
         if (st)
             return st;
-        range_text(d, 0, range, sizeof range);
+        scn_range_text(d, 0, range, sizeof range);
         if (!in_range(d, x))
             return dt_err_input(err, "\"%s\" is out of range (expected %s)", v, range);
         *(double *)p = x;
@@ -177,9 +177,9 @@ dt_status key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
     return DT_ERR_INPUT;
 }
 
-void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n)
+void scn_key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n)
 {
-    const void *p = field_cptr(sc, d);
+    const void *p = scn_field_cptr(sc, d);
     switch (d->type) {
     case KEY_INT:
         if (d->store == ST_INT)
@@ -191,9 +191,9 @@ void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n)
         return;
     case KEY_REAL:
         if (d->store == ST_FLOAT)
-            format_float(buf, n, *(const float *)p);
+            scn_format_float(buf, n, *(const float *)p);
         else
-            format_double(buf, n, *(const double *)p);
+            scn_format_double(buf, n, *(const double *)p);
         return;
     case KEY_BOOL:
         snprintf(buf, n, "%s", *(const int *)p ? "yes" : "no");
@@ -205,13 +205,13 @@ void key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n)
         snprintf(buf, n, "%s", d->names[*(const int *)p]);
         return;
     case KEY_BANDWIDTH:
-        format_unit(buf, n, *(const double *)p, bandwidth_units);
+        scn_format_unit(buf, n, *(const double *)p, scn_bandwidth_units);
         return;
     case KEY_TIME:
-        format_unit(buf, n, *(const double *)p, time_units);
+        scn_format_unit(buf, n, *(const double *)p, scn_time_units);
         return;
     case KEY_FLOPS:
-        format_unit(buf, n, *(const double *)p, flops_units);
+        scn_format_unit(buf, n, *(const double *)p, scn_flops_units);
         return;
     case KEY_CUSTOM:
         d->format(sc, buf, n);

@@ -22,8 +22,8 @@ static void sweep_write_value(FILE *out, const char *v)
 /* Whether a key name alone names key k (no other section has a key of that name). */
 static int name_alone(int k)
 {
-    for (int i = 0; i < key_count; i++)
-        if (i != k && !strcmp(key_table[i].key, key_table[k].key))
+    for (int i = 0; i < scn_key_count; i++)
+        if (i != k && !strcmp(scn_key_table[i].key, scn_key_table[k].key))
             return 0;
     return 1;
 }
@@ -35,9 +35,9 @@ static void sweep_write_line(const scenario_t *sc, int j, int end, int compact, 
     for (int g = j; g < end; g++) {
         int k = sc->sweep.keys[g].key;
         if (compact && name_alone(k))
-            fprintf(out, "%s%s", g > j ? sep : "", key_table[k].key);
+            fprintf(out, "%s%s", g > j ? sep : "", scn_key_table[k].key);
         else
-            fprintf(out, "%s%s.%s", g > j ? sep : "", key_table[k].section, key_table[k].key);
+            fprintf(out, "%s%s.%s", g > j ? sep : "", scn_key_table[k].section, scn_key_table[k].key);
     }
     fputs(compact ? "=" : " = ", out);
     const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
@@ -47,7 +47,7 @@ static void sweep_write_line(const scenario_t *sc, int j, int end, int compact, 
             fputc('(', out);
         for (int g = j; g < end; g++) {
             fputs(g > j ? sep : "", out);
-            sweep_write_value(out, sweep_value(sc, &sc->sweep.keys[g], v));
+            sweep_write_value(out, scn_sweep_value(sc, &sc->sweep.keys[g], v));
         }
         if (end - j > 1)
             fputc(')', out);
@@ -82,7 +82,7 @@ static int workers_laid_out(const scenario_t *sc)
 {
     if (scenario_key_given(sc, "cluster.workers"))
         return 0;
-    if (sc->sweep.n_keys && sweep_find(sc, key_index("strategy", "kind")) >= 0)
+    if (sc->sweep.n_keys && scn_sweep_find(sc, scn_key_index("strategy", "kind")) >= 0)
         return 1;
     if (!sc->strategy || !sc->strategy->hosts)
         return 0;
@@ -102,30 +102,30 @@ void scenario_write(const scenario_t *sc, FILE *out)
     const char *section = NULL;
     char value[SCENARIO_JOBS_FILES + 64];
     int sweep = sc->sweep.n_keys && !sc->sweep.is_run;
-    int kd = key_index("cluster", "device"), kw = key_index("cluster", "workers");
+    int kd = scn_key_index("cluster", "device"), kw = scn_key_index("cluster", "workers");
     fprintf(out, "%s: every key with its value, defaults included\n", SCENARIO_RESOLVED_MARK);
-    for (int k = 0; k < key_count; k++) {
-        if (!section || strcmp(section, key_table[k].section)) {
-            section = key_table[k].section;
+    for (int k = 0; k < scn_key_count; k++) {
+        if (!section || strcmp(section, scn_key_table[k].section)) {
+            section = scn_key_table[k].section;
             fprintf(out, "\n[%s]\n", section);
         }
         /* a swept key is not written here: its values are in [sweep]; nor the other of
          * the device pair, which each value sets (device stays when it is custom) */
-        int j = sweep ? sweep_find(sc, k) : -1, partner = device_partner(k);
-        if (j < 0 && sweep && partner >= 0 && sweep_find(sc, partner) >= 0 &&
+        int j = sweep ? scn_sweep_find(sc, k) : -1, partner = scn_device_partner(k);
+        if (j < 0 && sweep && partner >= 0 && scn_sweep_find(sc, partner) >= 0 &&
             !(k == kd && !strcmp(sc->device, "custom")))
-            j = sweep_find(sc, partner);
+            j = scn_sweep_find(sc, partner);
         if (j >= 0) {
-            const key_desc_t *d = &key_table[sc->sweep.keys[j].key];
-            fprintf(out, "; %s: from [sweep] %s.%s\n", key_table[k].key, d->section, d->key);
+            const key_desc_t *d = &scn_key_table[sc->sweep.keys[j].key];
+            fprintf(out, "; %s: from [sweep] %s.%s\n", scn_key_table[k].key, d->section, d->key);
             continue;
         }
         if (k == kw && workers_laid_out(sc)) {
             fprintf(out, "; workers: not given, the strategy's layout counts them\n");
             continue;
         }
-        key_format(sc, &key_table[k], value, sizeof value);
-        write_key_line(out, key_table[k].key, value);
+        scn_key_format(sc, &scn_key_table[k], value, sizeof value);
+        write_key_line(out, scn_key_table[k].key, value);
     }
     if (!sweep)
         return;
@@ -161,9 +161,9 @@ void scenario_foreach_key(const scenario_t *sc,
                           void *ctx)
 {
     char value[SCENARIO_JOBS_FILES + 64], name[96];
-    for (int k = 0; k < key_count; k++) {
-        const key_desc_t *d = &key_table[k];
-        const void *p = field_cptr(sc, d);
+    for (int k = 0; k < scn_key_count; k++) {
+        const key_desc_t *d = &scn_key_table[k];
+        const void *p = scn_field_cptr(sc, d);
         double number = NAN;
         switch (d->type) {
         case KEY_INT:
@@ -185,7 +185,7 @@ void scenario_foreach_key(const scenario_t *sc,
         default:
             break;
         }
-        key_format(sc, d, value, sizeof value);
+        scn_key_format(sc, d, value, sizeof value);
         snprintf(name, sizeof name, "%s.%s", d->section, d->key);
         fn(ctx, name, value, number);
     }
@@ -195,8 +195,8 @@ void scenario_write_keys_markdown(FILE *out)
 {
     const char *section = NULL;
     char buf[512];
-    for (int k = 0; k < key_count; k++) {
-        const key_desc_t *d = &key_table[k];
+    for (int k = 0; k < scn_key_count; k++) {
+        const key_desc_t *d = &scn_key_table[k];
         int strategy = !strcmp(d->section, "strategy"); /* a column of who reads it */
         if (!section || strcmp(section, d->section)) {
             section = d->section;
@@ -207,18 +207,18 @@ void scenario_write_keys_markdown(FILE *out)
         const char *accepted = d->accepted;
         switch (d->type) {
         case KEY_INT:
-            range_text(d, 1, buf, sizeof buf);
+            scn_range_text(d, 1, buf, sizeof buf);
             accepted = buf;
             break;
         case KEY_REAL:
-            range_text(d, 0, buf, sizeof buf);
+            scn_range_text(d, 0, buf, sizeof buf);
             accepted = buf;
             break;
         case KEY_BOOL:
             accepted = "yes, no, true, false, on, off, 1, 0";
             break;
         case KEY_ENUM: {
-            names_text(d->names, buf, sizeof buf);
+            scn_names_text(d->names, buf, sizeof buf);
             if (d->flags & NOCASE)
                 strcat(buf, " (any case)");
             accepted = buf;
@@ -237,7 +237,7 @@ void scenario_write_keys_markdown(FILE *out)
             break;
         case KEY_CUSTOM:
             if (!accepted) { /* strategy.kind: the registry's names */
-                kind_names(buf, sizeof buf);
+                scn_kind_names(buf, sizeof buf);
                 accepted = buf;
             }
             break;
@@ -258,13 +258,13 @@ void scenario_write_keys_markdown(FILE *out)
     fprintf(out, "\n### Units\n\nA unit is required (a time of 0 may omit it); spaces between the "
                  "number and the unit are allowed; units are case-sensitive.\n\n"
                  "| quantity | units | stored as |\n|---|---|---|\n");
-    unit_list(bandwidth_units, buf, sizeof buf);
+    scn_unit_list(scn_bandwidth_units, buf, sizeof buf);
     fprintf(out, "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000; also with a slash: 10Gb/s "
                  "is 10Gbps, 1GB/s is 1GBps) | bytes per second (10Gbps = 1.25e9) |\n",
             buf);
-    unit_list(time_units, buf, sizeof buf);
+    scn_unit_list(scn_time_units, buf, sizeof buf);
     fprintf(out, "| time | %s | seconds |\n", buf);
-    unit_list(flops_units, buf, sizeof buf);
+    scn_unit_list(scn_flops_units, buf, sizeof buf);
     fprintf(out, "| speed | %s (FLOP/s, SI, as in SimGrid) | FLOP/s |\n", buf);
 
     fprintf(out, "\n### Device catalogue\n\n`cluster.device` names one of these "
@@ -302,8 +302,8 @@ void scenario_write_keys_markdown(FILE *out)
             scenario_device_cell(p, (sim_device_field_t)f, buf, sizeof buf);
             fprintf(out, " %s |", buf);
         }
-        format_unit(buf, sizeof buf, p->value[SIM_DEV_FP32] * p->value[SIM_DEV_EFFICIENCY],
-                    flops_units);
+        scn_format_unit(buf, sizeof buf, p->value[SIM_DEV_FP32] * p->value[SIM_DEV_EFFICIENCY],
+                    scn_flops_units);
         fprintf(out, " %s |\n", buf);
     }
     /* the sources: [defaults]'s once, then each device's values by source */

@@ -12,7 +12,7 @@ static const sim_strategy_t *const *in_use;
 void scenario_strategies_use(const sim_strategy_t *const *list)
 {
     in_use = list;
-    keys_use_strategies(list);
+    scn_keys_use_strategies(list);
 }
 
 const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key)
@@ -26,22 +26,22 @@ const sim_own_value_t *scenario_own(const scenario_t *sc, const char *key)
     } seen[SEEN];
     static unsigned next;
     static const key_desc_t *table;
-    if (table != key_table) { /* the key table was made again */
+    if (table != scn_key_table) { /* the key table was made again */
         memset(seen, 0, sizeof seen);
-        table = key_table;
+        table = scn_key_table;
     }
     int k = -1;
     for (unsigned i = 0; i < SEEN && seen[i].key && k < 0; i++)
         if (seen[i].key == key && !strcmp(seen[i].row->key, key)) /* a buffer reused */
-            k = (int)(seen[i].row - key_table);
+            k = (int)(seen[i].row - scn_key_table);
     if (k < 0) {
-        k = key_find("strategy", key);
+        k = scn_key_find("strategy", key);
         DT_ASSERT(k >= 0); /* not a key: its strategy was not registered */
         seen[next % SEEN].key = key;
-        seen[next % SEEN].row = &key_table[k];
+        seen[next % SEEN].row = &scn_key_table[k];
         next++;
     }
-    size_t off = key_table[k].off, base = offsetof(scenario_t, own);
+    size_t off = scn_key_table[k].off, base = offsetof(scenario_t, own);
     DT_ASSERT(off >= base && off < base + sizeof sc->own); /* a built-in key, not an own one */
     return &sc->own[(off - base) / sizeof(sim_own_value_t)];
 }
@@ -67,7 +67,7 @@ int scenario_strategy_reads(const sim_strategy_t *st, const char *key)
     for (const sim_strategy_key_t *k = st->own_keys; k && k->key; k++)
         if (!strcmp(k->key, key))
             return 1;
-    unsigned bit = keys_technique(key);
+    unsigned bit = scn_keys_technique(key);
     return bit && (st->takes & bit);
 }
 
@@ -75,11 +75,11 @@ void scenario_strategy_keys(const sim_strategy_t *st, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int k = 0; k < key_count && len < n; k++)
-        if (!strcmp(key_table[k].section, "strategy") && strcmp(key_table[k].key, "kind") &&
-            scenario_strategy_reads(st, key_table[k].key))
+    for (int k = 0; k < scn_key_count && len < n; k++)
+        if (!strcmp(scn_key_table[k].section, "strategy") && strcmp(scn_key_table[k].key, "kind") &&
+            scenario_strategy_reads(st, scn_key_table[k].key))
             len += (size_t)snprintf(buf + len, n - len, "%s`%s`", len ? ", " : "",
-                                    key_table[k].key);
+                                    scn_key_table[k].key);
 }
 
 /* "a, b and c" (last before the final name) of the strategies `pick` keeps. */

@@ -1,6 +1,6 @@
 /* [sweep]: lists of values for some keys, crossed into runs (keys on one line move
  * together). Each value is parsed by its key's own parser on a scratch copy when its line
- * is read and kept as key_format writes it, so that a run applies those texts again and
+ * is read and kept as scn_key_format writes it, so that a run applies those texts again and
  * the [sweep] scenario_write prints loads back to the same bytes. A swept key keeps its
  * default in the base scenario; in a run, its key_line is the [sweep] line. */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include "keys_impl.h"
 
 /* The position of key k in sc's [sweep], -1 if it is not swept. */
-int sweep_find(const scenario_t *sc, int k)
+int scn_sweep_find(const scenario_t *sc, int k)
 {
     for (int j = 0; j < sc->sweep.n_keys; j++)
         if (sc->sweep.keys[j].key == k)
@@ -18,7 +18,7 @@ int sweep_find(const scenario_t *sc, int k)
     return -1;
 }
 
-const char *sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v)
+const char *scn_sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v)
 {
     return sc->sweep.text + sk->value[v];
 }
@@ -50,19 +50,19 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
     if (!dot) {
         /* a key name alone, when only one section has it ("bandwidth" = cluster.bandwidth) */
         int found = -1, count = 0;
-        for (int k = 0; k < key_count; k++)
-            if (!strcmp(key_table[k].key, name)) {
+        for (int k = 0; k < scn_key_count; k++)
+            if (!strcmp(scn_key_table[k].key, name)) {
                 found = k;
                 count++;
             }
         if (count == 1) {
-            snprintf(full, sizeof full, "%s.%s", key_table[found].section, key_table[found].key);
+            snprintf(full, sizeof full, "%s.%s", scn_key_table[found].section, scn_key_table[found].key);
             name = full;
             dot = strchr(name, '.');
         }
     }
     if (!dot) {
-        key_hint("", name, hint, sizeof hint);
+        scn_key_hint("", name, hint, sizeof hint);
         sweep_error(err, sc, line, name, 0, NULL,
                     "expected section.key = value, value, ... (e.g. cluster.bandwidth = "
                     "1Gbps, 10Gbps)%s",
@@ -75,42 +75,42 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
     memcpy(section, name, slen);
     section[slen] = '\0';
     const char *key = dot + 1;
-    if (!section_known(section) || !strcmp(section, "sweep")) {
+    if (!scn_section_known(section) || !strcmp(section, "sweep")) {
         hint[0] = '\0';
         if (strcmp(section, "sweep"))
-            section_hint(section, hint, sizeof hint);
+            scn_section_hint(section, hint, sizeof hint);
         sweep_error(err, sc, line, name, 0, NULL,
                     "unknown section [%s] (expected run, model, data, cluster, strategy or faults%s)",
                     section, hint);
         return -1;
     }
-    int k = key_find(section, key);
+    int k = scn_key_find(section, key);
     if (k < 0) {
-        key_hint(section, key, hint, sizeof hint);
+        scn_key_hint(section, key, hint, sizeof hint);
         sweep_error(err, sc, line, name, 0, NULL, "unknown key%s", hint);
         return -1;
     }
-    if (k == key_index("run", "name")) {
+    if (k == scn_key_index("run", "name")) {
         sweep_error(err, sc, line, name, 0, NULL,
                     "cannot be swept (each run is named after its swept values)");
         return -1;
     }
-    if (k == key_index("run", "db")) {
+    if (k == scn_key_index("run", "db")) {
         sweep_error(err, sc, line, name, 0, NULL,
                     "cannot be swept (the runs of a sweep share one database)");
         return -1;
     }
-    int j = sweep_find(sc, k), partner = device_partner(k);
+    int j = scn_sweep_find(sc, k), partner = scn_device_partner(k);
     if (j >= 0) {
         sweep_error(err, sc, line, name, 0, NULL, "given twice in [sweep] (lines %d and %d)",
                     sc->sweep.keys[j].line, line);
         return -1;
     }
-    if (partner >= 0 && (j = sweep_find(sc, partner)) >= 0) {
+    if (partner >= 0 && (j = scn_sweep_find(sc, partner)) >= 0) {
         sweep_error(err, sc, line, name, 0, NULL,
                     "cluster.%s is swept too, at line %d (each of the pair sets the other: "
                     "sweep one of them)",
-                    key_table[partner].key, sc->sweep.keys[j].line);
+                    scn_key_table[partner].key, sc->sweep.keys[j].line);
         return -1;
     }
     if (sc->sweep.n_keys == SCENARIO_SWEEP_KEYS) {
@@ -139,14 +139,14 @@ static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const
     scenario_t *scratch = dt_malloc(sizeof *scratch);
     *scratch = *sc;
     dt_err_t e;
-    dt_status st = key_apply(scratch, &key_table[k], v, ctx, &e);
+    dt_status st = scn_key_apply(scratch, &scn_key_table[k], v, ctx, &e);
     char canon[SCENARIO_STR + 64];
     if (!st)
-        key_format(scratch, &key_table[k], canon, sizeof canon);
+        scn_key_format(scratch, &scn_key_table[k], canon, sizeof canon);
     free(scratch);
     if (st)
         return sweep_error(err, sc, line, name, n, v, "%s", e.msg);
-    if (k == key_index("cluster", "device") && !profile_find(canon))
+    if (k == scn_key_index("cluster", "device") && !scn_profile_find(canon))
         return sweep_error(err, sc, line, name, n, v,
                            "custom needs a speed: sweep cluster.device_flops instead (it makes "
                            "the device custom)");
@@ -154,7 +154,7 @@ static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const
         return sweep_error(err, sc, line, name, n, v,
                            "contains a double quote, which a [sweep] list cannot hold");
     for (int i = 0; i < sk->n_values; i++)
-        if (!strcmp(sweep_value(sc, sk, i), canon)) {
+        if (!strcmp(scn_sweep_value(sc, sk, i), canon)) {
             if (!allow_repeat)
                 return sweep_error(err, sc, line, name, n, v, "repeats value %d (both are %s)",
                                    i + 1, canon);
@@ -173,7 +173,7 @@ static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const
 }
 
 /* One [sweep] line: "section.key = v1, v2, ..." with "..." around a value holding a comma. */
-dt_status sweep_add(scenario_t *sc, const char *name, const char *list, int line,
+dt_status scn_sweep_add(scenario_t *sc, const char *name, const char *list, int line,
                     const parse_ctx_t *ctx, dt_err_t *err)
 {
     int k = sweep_key(sc, name, line, err);
@@ -281,7 +281,7 @@ static const char *next_item(const char *p, char *v, size_t n, int *bad)
 
 /* A linked [sweep] line: "a.x, b.y = (1, p), (2, q)": the keys move together, one tuple per
  * run position. */
-dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list,
+dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *list,
                            int line, const parse_ctx_t *ctx, dt_err_t *err)
 {
     char name[8][96], item[SCENARIO_STR];
@@ -346,8 +346,8 @@ dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list,
                 break;
             }
             char full[96];
-            snprintf(full, sizeof full, "%s.%s", key_table[sc->sweep.keys[first + i].key].section,
-                     key_table[sc->sweep.keys[first + i].key].key);
+            snprintf(full, sizeof full, "%s.%s", scn_key_table[sc->sweep.keys[first + i].key].section,
+                     scn_key_table[sc->sweep.keys[first + i].key].key);
             /* a linked key may repeat a value: the tuples differ elsewhere (checked below) */
             st = sweep_value_add(sc, &sc->sweep.keys[first + i], full, item, line, ctx, 1, err);
         }
@@ -391,13 +391,13 @@ dt_status sweep_add_linked(scenario_t *sc, const char *names, const char *list,
 /* After the file: a swept key may not also be given in its section (for the device pair:
  * device_flops swept goes with no device or device = custom; device swept with no
  * device_flops). */
-dt_status sweep_finish(scenario_t *sc, dt_err_t *err)
+dt_status scn_sweep_finish(scenario_t *sc, dt_err_t *err)
 {
     for (int j = 0; j < sc->sweep.n_keys; j++) {
         const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
-        int k = sk->key, partner = device_partner(k);
+        int k = sk->key, partner = scn_device_partner(k);
         char name[96];
-        snprintf(name, sizeof name, "%s.%s", key_table[k].section, key_table[k].key);
+        snprintf(name, sizeof name, "%s.%s", scn_key_table[k].section, scn_key_table[k].key);
         if (sc->key_line[k] > 0)
             return sweep_error(err, sc, sk->line, name, 0, NULL,
                                "also given at line %d (a swept key takes its values from "
@@ -405,7 +405,7 @@ dt_status sweep_finish(scenario_t *sc, dt_err_t *err)
                                sc->key_line[k]);
         if (partner < 0 || sc->key_line[partner] <= 0)
             continue;
-        if (!strcmp(key_table[k].key, "device"))
+        if (!strcmp(scn_key_table[k].key, "device"))
             return sweep_error(err, sc, sk->line, name, 0, NULL,
                                "each value sets cluster.device_flops, which is given at line "
                                "%d: drop device_flops (or sweep device_flops with device = "
@@ -437,11 +437,11 @@ static void sweep_label(const scenario_t *sc, char *buf, size_t n)
     buf[0] = '\0';
     for (int j = 0; j < sc->sweep.n_keys && len < n; j++) {
         const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
-        const key_desc_t *d = &key_table[sk->key];
+        const key_desc_t *d = &scn_key_table[sk->key];
         int shared = 0;
         for (int i = 0; i < sc->sweep.n_keys; i++)
-            shared |= i != j && !strcmp(key_table[sc->sweep.keys[i].key].key, d->key);
-        const char *v = sweep_value(sc, sk, sk->chosen), *slash = strrchr(v, '/');
+            shared |= i != j && !strcmp(scn_key_table[sc->sweep.keys[i].key].key, d->key);
+        const char *v = scn_sweep_value(sc, sk, sk->chosen), *slash = strrchr(v, '/');
         if (slash && slash[1])
             v = slash + 1;
         len += (size_t)snprintf(buf + len, n - len, "%s%s%s%s=%s", j ? "," : "",
@@ -454,7 +454,7 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
     DT_ASSERT(!sc->sweep.is_run && i >= 0 && i < scenario_sweep_count(sc));
     *run = *sc;
     if (!sc->sweep.n_keys) {
-        timeline_resolve(run);
+        scn_timeline_resolve(run);
         return scenario_validate(run, err);
     }
     run->sweep.is_run = 1;
@@ -473,24 +473,24 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
     if (strlen(name) >= sizeof run->name)
         return dt_err_input(err, "%s: run %ld: name \"%.60s...\" is longer than %zu characters",
                             sc->path, i, name, sizeof run->name - 1);
-    set_string(run->name, sizeof run->name, name, NULL);
-    int kd = key_index("cluster", "device"), kf = key_index("cluster", "device_flops");
+    scn_set_string(run->name, sizeof run->name, name, NULL);
+    int kd = scn_key_index("cluster", "device"), kf = scn_key_index("cluster", "device_flops");
     parse_ctx_t ctx = {NULL}; /* values were made absolute when the file was read */
     for (int j = 0; j < run->sweep.n_keys; j++) {
         const scenario_sweep_key_t *sk = &run->sweep.keys[j];
         dt_err_t e;
         run->key_line[sk->key] = sk->line;
-        if (key_apply(run, &key_table[sk->key], sweep_value(run, sk, sk->chosen), &ctx, &e))
-            return key_error(err, run, sk->line, sk->key, "%s", e.msg);
+        if (scn_key_apply(run, &scn_key_table[sk->key], scn_sweep_value(run, sk, sk->chosen), &ctx, &e))
+            return scn_key_error(err, run, sk->line, sk->key, "%s", e.msg);
         if (sk->key == kf)
-            set_string(run->device, sizeof run->device, "custom", NULL);
+            scn_set_string(run->device, sizeof run->device, "custom", NULL);
         else if (sk->key == kd)
-            DT_ASSERT(profile_find(run->device)); /* custom was refused with the file */
+            DT_ASSERT(scn_profile_find(run->device)); /* custom was refused with the file */
     }
     /* the device's speed at this run's device, precision and fraction */
-    const sim_device_profile_t *p = profile_find(run->device);
+    const sim_device_profile_t *p = scn_profile_find(run->device);
     if (p)
         run->device_flops = scenario_device_speed(p, run);
-    timeline_resolve(run);
+    scn_timeline_resolve(run);
     return scenario_validate(run, err);
 }

@@ -264,7 +264,7 @@ static dt_status table_header(table_t *t)
 static int plain_number(const char *text, double *out)
 {
     size_t len;
-    return !number_prefix(text, &len, out) && !text[len] && isfinite(*out);
+    return !scn_number_prefix(text, &len, out) && !text[len] && isfinite(*out);
 }
 
 /* Parses field text of column j into *v (the client id into *client). */
@@ -496,9 +496,9 @@ static int cmp_raw(const void *a, const void *b)
 static void time_text(const table_t *t, double s, char *buf, size_t n)
 {
     if (t->which)
-        format_double(buf, n, s);
+        scn_format_double(buf, n, s);
     else
-        format_unit(buf, n, s, time_units);
+        scn_format_unit(buf, n, s, scn_time_units);
 }
 
 /* Checks the windows of one client, raw[0..n) sorted by start; the error goes on the
@@ -832,7 +832,7 @@ dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out
             return DT_OK;
         size_t len;
         double x;
-        if (!number_prefix(s, &len, &x)) /* a value after all: its own message says more */
+        if (!scn_number_prefix(s, &len, &x)) /* a value after all: its own message says more */
             return dt_err_input(err, "%s", e.msg);
         return dt_err_input(err, "\"%s\" is neither a %s nor a distribution (expected "
                                  DIST_SYNTAX ", with %ss such as %s)",
@@ -920,11 +920,11 @@ double sim_dist_draw(const sim_dist_t *d, trainer_rng_t *r)
 
 static void dist_value_text(const sim_dist_t *d, double v, char *buf, size_t n)
 {
-    static const unit_t *const units[] = {NULL, flops_units, bandwidth_units, time_units};
+    static const unit_t *const units[] = {NULL, scn_flops_units, scn_bandwidth_units, scn_time_units};
     if (d->unit == SIM_DIST_UNIT_NUMBER)
-        format_double(buf, n, v);
+        scn_format_double(buf, n, v);
     else
-        format_unit(buf, n, v, units[d->unit]);
+        scn_format_unit(buf, n, v, units[d->unit]);
 }
 
 void sim_dist_format(const sim_dist_t *d, char *buf, size_t n)
@@ -941,14 +941,14 @@ void sim_dist_format(const sim_dist_t *d, char *buf, size_t n)
         return;
     case SIM_DIST_LOGNORMAL:
         dist_value_text(d, d->a, a, sizeof a);
-        format_double(b, sizeof b, d->b);
+        scn_format_double(b, sizeof b, d->b);
         snprintf(buf, n, "lognormal:%s:%s", a, b);
         return;
     case SIM_DIST_CHOICE: {
         size_t len = (size_t)snprintf(buf, n, "choice:");
         for (int i = 0; i < d->n && len < n; i++) {
             dist_value_text(d, d->value[i], a, sizeof a);
-            format_double(b, sizeof b, d->prob[i]);
+            scn_format_double(b, sizeof b, d->prob[i]);
             len += (size_t)snprintf(buf + len, n - len, "%s%s@%s", i ? "," : "", a, b);
         }
         return;

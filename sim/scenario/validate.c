@@ -67,11 +67,11 @@ static int check_tcp_keys(const scenario_t *sc, dt_err_t *err)
     sim_net_model_t m = scenario_network_model(sc);
     if (m == SIM_NET_TCP)
         return 0;
-    for (int i = 0; i < key_count; i++) {
+    for (int i = 0; i < scn_key_count; i++) {
         char name[64], where[96];
-        snprintf(name, sizeof name, "cluster.%s", key_table[i].key);
-        if (strcmp(key_table[i].section, "cluster") || strncmp(key_table[i].key, "tcp_", 4) ||
-            !scenario_key_given(sc, name) || !key_differs(sc, &key_table[i]))
+        snprintf(name, sizeof name, "cluster.%s", scn_key_table[i].key);
+        if (strcmp(scn_key_table[i].section, "cluster") || strncmp(scn_key_table[i].key, "tcp_", 4) ||
+            !scenario_key_given(sc, name) || !key_differs(sc, &scn_key_table[i]))
             continue;
         const char *k = scenario_blame(sc, name, "cluster.network_model", where, sizeof where);
         static const char *const names[] = {"LV08", "CM02", "SMPI"};
@@ -123,7 +123,7 @@ static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
         {"cluster.nvlink_bandwidth", offsetof(scenario_t, nvlink_bandwidth), SIM_Q_BANDWIDTH},
         {"cluster.device_flops", offsetof(scenario_t, device_flops), SIM_Q_SPEED},
     };
-    static const unit_t *const units[] = {time_units, bandwidth_units, flops_units};
+    static const unit_t *const units[] = {scn_time_units, scn_bandwidth_units, scn_flops_units};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         double v = *(const double *)((const char *)sc + keys[i].off);
         if (scenario_simulable(keys[i].q, v))
@@ -133,7 +133,7 @@ static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
         if (keys[i].q == SIM_Q_SPEED && !scenario_key_given(sc, k))
             k = "cluster.device";
         char text[64];
-        format_unit(text, sizeof text, v, units[keys[i].q]);
+        scn_format_unit(text, sizeof text, v, units[keys[i].q]);
         return scenario_fail(sc, err, k,
                              "%s is beyond what SimGrid's solver computes with (expected %s)",
                              text, scenario_simulable_range(keys[i].q));
@@ -294,7 +294,7 @@ static int own_differs(const scenario_t *sc, const sim_strategy_key_t *k)
 static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err_t *err)
 {
     /* a sweep over strategies: each key is for some of its runs */
-    if (sc->sweep.is_run && sweep_find(sc, key_named("strategy.kind")) >= 0)
+    if (sc->sweep.is_run && scn_sweep_find(sc, scn_key_named("strategy.kind")) >= 0)
         return 0;
     for (const sim_strategy_t *const *o = scenario_strategies(); *o; o++) {
         if (*o == st)
@@ -316,8 +316,8 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
                     if (!strcmp(q->key, k->key) && len < sizeof who)
                         len += (size_t)snprintf(who + len, sizeof who - len, "%s%s",
                                                 len ? " and " : "", (*w)->name);
-            const char *blame = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
-            scenario_fail(sc, err, blame, "%s is a key of %s, which %s does not read (%s)",
+            const char *blamed = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
+            scenario_fail(sc, err, blamed, "%s is a key of %s, which %s does not read (%s)",
                           k->key, who, st->name, where);
             return 1;
         }
@@ -332,25 +332,25 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
  * except in a sweep over strategy.kind, whose keys are each for some of its runs. */
 static int check_technique_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err_t *err)
 {
-    if (sc->sweep.is_run && sweep_find(sc, key_named("strategy.kind")) >= 0)
+    if (sc->sweep.is_run && scn_sweep_find(sc, scn_key_named("strategy.kind")) >= 0)
         return 0;
-    for (int k = 0; k < key_count; k++) {
-        const key_desc_t *d = &key_table[k];
-        if (strcmp(d->section, "strategy") || !keys_technique(d->key) ||
+    for (int k = 0; k < scn_key_count; k++) {
+        const key_desc_t *d = &scn_key_table[k];
+        if (strcmp(d->section, "strategy") || !scn_keys_technique(d->key) ||
             scenario_strategy_reads(st, d->key))
             continue;
         char name[64], have[256], def[256];
         snprintf(name, sizeof name, "strategy.%s", d->key);
         if (!scenario_key_given(sc, name))
             continue;
-        key_format(sc, d, have, sizeof have);
-        key_format(defaults(), d, def, sizeof def);
+        scn_key_format(sc, d, have, sizeof have);
+        scn_key_format(defaults(), d, def, sizeof def);
         if (!strcmp(have, def))
             continue;
         char who[256], where[96];
         scenario_key_readers(d->key, " and ", who, sizeof who);
-        const char *blame = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
-        scenario_fail(sc, err, blame, "%s is a key of %s, which %s does not read (%s)", d->key,
+        const char *blamed = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
+        scenario_fail(sc, err, blamed, "%s is a key of %s, which %s does not read (%s)", d->key,
                       who, st->name, where);
         return 1;
     }
@@ -594,7 +594,7 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
     static const char *const adam_keys[] = {"model.beta1", "model.beta2", "model.eps"};
     for (size_t i = 0; i < sizeof adam_keys / sizeof adam_keys[0]; i++)
         if (o->kind == TRAINER_OPT_SGD && scenario_key_given(sc, adam_keys[i]) &&
-            key_differs(sc, &key_table[key_named(adam_keys[i])])) {
+            key_differs(sc, &scn_key_table[scn_key_named(adam_keys[i])])) {
             k = scenario_blame(sc, adam_keys[i], "model.optimizer", where, sizeof where);
             scenario_fail(sc, err, k,
                           "%s is read by model.optimizer = adam or adamw only, and this run's "

@@ -409,23 +409,15 @@ static int round_cap(const sim_run_t *run)
     return cap > clients && cap > hosts ? most : cap;
 }
 
-static void server(sim_node_t *node)
+/* The server's state for a run: its per-round arrays sized for `cap` clients and what the
+ * aggregator, DP, SCAFFOLD, server-side updates and the server optimizer need. */
+static server_state_t *server_state_new(sim_run_t *run, int cap)
 {
-    sim_run_t *run = sim_current;
     const scenario_t *sc = run->sc;
-    int clients = (int)sim_fl_clients(sc), hosts = run->n_workers;
-    /* the population a round samples from: the clients holding data (all of them unless
-     * data.partition left some empty); m of them, or all when fewer hold data */
-    const sim_fl_t *fl = run->shared;
-    int pop = (int)fl->n_holders;
-    int m = (int)scenario_fedavg_sampled(sc);
-    if (m > pop)
-        m = pop;
-    int cap = round_cap(run);
+    int clients = (int)sim_fl_clients(sc);
+    size_t n = run->n_params ? run->n_params : 1;
     server_state_t *st = dt_calloc(1, sizeof *st);
     st->cap = cap;
-    node->state = st;
-    node->state_free = server_state_free;
     st->population = dt_malloc(sizeof(uint32_t) * (size_t)clients);
     st->to = dt_calloc((size_t)cap, sizeof(sim_box_t));
     st->msgs = dt_calloc((size_t)cap, sizeof(sim_msg_t *));
@@ -441,9 +433,8 @@ static void server(sim_node_t *node)
     st->dp_noise = scenario_own(sc, "dp_noise")->d;
     trainer_rng_seed(&st->dp_rng, sc->seed, FEDAVG_STREAM_DP);
     if (st->dp_clip > 0 && !run->timing_only && !st->w)
-        st->w = dt_malloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+        st->w = dt_malloc(sizeof(float) * n);
     if ((st->agg.kind != TRAINER_AGG_MEAN || st->dp_clip > 0) && !run->timing_only) {
-        size_t n = run->n_params ? run->n_params : 1;
         st->hx = dt_calloc((size_t)cap, sizeof(float *)); /* each made when first used */
         st->hout = dt_malloc(sizeof(float) * n);
         st->agg_scratch = dt_malloc(sizeof(float) * trainer_agg_scratch(&st->agg, cap, n));
@@ -452,7 +443,7 @@ static void server(sim_node_t *node)
     sim_secagg_init(&st->sa, run, cap);
     st->scaffold = scenario_own(sc, "scaffold")->i;
     if (st->scaffold && !run->timing_only) {
-        st->c = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+        st->c = run->be->alloc(sizeof(float) * n);
         st->ci = dt_calloc((size_t)clients, sizeof(float *));
     }
     /* SCAFFOLD corrects each client's steps, Byzantine clients train apart */
@@ -463,13 +454,12 @@ static void server(sim_node_t *node)
     }
     st->at_server = updates_at_server(run, st);
     if (st->at_server) {
-        st->local = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
-        st->sum = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+        st->local = run->be->alloc(sizeof(float) * n);
+        st->sum = run->be->alloc(sizeof(float) * n);
     }
     st->opt_on = server_optimizer(sc, &st->opt);
     st->server_step = st->opt_on && !run->timing_only;
     if (st->server_step) {
-        size_t n = run->n_params ? run->n_params : 1;
         int slots = trainer_fedopt_slots(st->opt.kind);
         if (!st->w)
             st->w = dt_malloc(sizeof(float) * n);
@@ -478,95 +468,130 @@ static void server(sim_node_t *node)
         st->v = slots >= 2 ? dt_malloc(sizeof(float) * n) : NULL;
         trainer_fedopt_init(&st->opt, st->m, st->v, run->n_params);
     }
+    return st;
+}
+
+/* A round without faults: its clients sampled from the population (m distinct ones, or each
+ * with probability m / pop under DP-FedAvg), trained, their updates received into st->msgs.
+ * Returns how many answered, -1 when the exchange failed. */
+static int round_plain(sim_run_t *run, sim_node_t *node, server_state_t *st,
+                       trainer_rng_t *rng, long round, int m)
+{
+    const sim_fl_t *fl = run->shared;
+    int pop = (int)fl->n_holders, hosts = run->n_workers;
+    int got = m;
+    if (st->dp_clip > 0) {
+        /* DP-FedAvg samples each client with probability q = m / pop (Poisson
+         * sampling, which its accountant assumes): m clients a round on average */
+        got = 0;
+        double q = (double)m / (double)pop;
+        for (int i = 0; i < pop; i++)
+            if (trainer_rng_uniform(rng) < q)
+                st->population[got++] = fl->holders[i];
+    } else {
+        /* sample m distinct clients: a partial Fisher-Yates over the population */
+        memcpy(st->population, fl->holders, sizeof(uint32_t) * (size_t)pop);
+        for (int i = 0; i < m; i++) {
+            int j = i + (int)trainer_rng_below(rng, (uint64_t)(pop - i));
+            uint32_t t = st->population[i];
+            st->population[i] = st->population[j];
+            st->population[j] = t;
+        }
+    }
+    train_side_by_side(run, node, st, st->population, got, round);
+    for (int i = 0; i < got; i++) {
+        int c = (int)st->population[i];
+        st->to[i] = run->workers[c % hosts].inbox;
+        st->msgs[i] = task_msg(run, node, st, c, round);
+    }
+    /* a host serving several sampled clients answers the first before it takes the
+     * second task: the receives must be posted before the tasks go out */
+    if (st->sa.on)
+        return sim_secagg_round(run, node, &st->sa, got, st->msgs, got, INFINITY, round,
+                                st->msgs);
+    if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox, got,
+                                   st->msgs) != SIM_OK)
+        return -1;
+    return got;
+}
+
+/* The `got` updates received (st->msgs) folded into the global model, by the aggregator the
+ * run asked for, then the server optimizer's step; the server's compute charged. */
+static void aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, int got, int m,
+                      long round)
+{
+    double w0 = dt_wall_seconds();
+    if (st->server_step || (st->dp_clip > 0 && !run->timing_only))
+        run->be->download(st->w, node->params, sizeof(float) * run->n_params);
+    qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), sim_fl_by_client);
+    double total = 0.0;
+    for (int i = 0; i < got; i++) {
+        total += st->msgs[i]->weight;
+        sim_fl_took_part(run, st->msgs[i]->flag);
+    }
+    for (int i = 0; i < got; i++) {
+        st->srcs[i] = st->msgs[i]->data;
+        st->weights[i] = (float)(st->msgs[i]->weight / total);
+    }
+    double flops = 2.0 * got * (double)run->n_params;
+    int moved = 1;
+    if (st->dp_clip > 0)
+        dp_aggregate(run, node, st, got, m, round, &flops);
+    else if (st->agg.kind != TRAINER_AGG_MEAN)
+        moved = robust_aggregate(run, node, st, got, &flops);
+    else if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
+        for (int i = 0; i < got; i++)
+            sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
+    else if (st->at_server)
+        average_at_server(run, node, st, got, round);
+    else
+        run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
+    if (st->scaffold) {
+        scaffold_server(run, st, got);
+        flops *= 2.0;
+    }
+    if (st->opt_on) { /* charged in timing-only runs too */
+        flops += trainer_fedopt_flops(st->opt.kind, run->n_params);
+        if (st->server_step && moved)
+            server_opt_step(run, st, node->params);
+    }
+    sim_charge(run, node, flops, dt_wall_seconds() - w0);
+}
+
+static void server(sim_node_t *node)
+{
+    sim_run_t *run = sim_current;
+    const scenario_t *sc = run->sc;
+    /* the population a round samples from: the clients holding data (all of them unless
+     * data.partition left some empty); m of them, or all when fewer hold data */
+    const sim_fl_t *fl = run->shared;
+    int pop = (int)fl->n_holders;
+    int m = (int)scenario_fedavg_sampled(sc);
+    if (m > pop)
+        m = pop;
+    int cap = round_cap(run);
+    server_state_t *st = server_state_new(run, cap);
+    node->state = st;
+    node->state_free = server_state_free;
     trainer_rng_t rng;
     trainer_rng_seed(&rng, sc->seed, FEDAVG_STREAM_SAMPLE);
     if (run->has_faults)
         sim_inbox_open(run, node, cap);
     long round;
     for (round = 0; !sim_should_stop(run, round); round++) {
-        int got = m;
+        int got;
         if (run->has_faults) {
             got = round_with_faults(run, node, st, &rng, round, m);
             if (got < 0) { /* nobody online: the round did not happen */
                 round--;
                 continue;
             }
-        } else {
-            if (st->dp_clip > 0) {
-                /* DP-FedAvg samples each client with probability q = m / pop (Poisson
-                 * sampling, which its accountant assumes): m clients a round on average */
-                got = 0;
-                double q = (double)m / (double)pop;
-                for (int i = 0; i < pop; i++)
-                    if (trainer_rng_uniform(&rng) < q)
-                        st->population[got++] = fl->holders[i];
-            } else {
-                /* sample m distinct clients: a partial Fisher-Yates over the population */
-                memcpy(st->population, fl->holders, sizeof(uint32_t) * (size_t)pop);
-                for (int i = 0; i < m; i++) {
-                    int j = i + (int)trainer_rng_below(&rng, (uint64_t)(pop - i));
-                    uint32_t t = st->population[i];
-                    st->population[i] = st->population[j];
-                    st->population[j] = t;
-                }
-            }
-            train_side_by_side(run, node, st, st->population, got, round);
-            for (int i = 0; i < got; i++) {
-                int c = (int)st->population[i];
-                st->to[i] = run->workers[c % hosts].inbox;
-                st->msgs[i] = task_msg(run, node, st, c, round);
-            }
-            /* a host serving several sampled clients answers the first before it takes the
-             * second task: the receives must be posted before the tasks go out */
-            if (st->sa.on)
-                got = sim_secagg_round(run, node, &st->sa, got, st->msgs, got, INFINITY, round,
-                                       st->msgs);
-            else if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox,
-                                                got, st->msgs) != SIM_OK)
-                got = -1;
-            if (got < 0) {
-                run->failed = 1;
-                break;
-            }
+        } else if ((got = round_plain(run, node, st, &rng, round, m)) < 0) {
+            run->failed = 1;
+            break;
         }
-        if (got > 0 || st->dp_clip > 0) { /* DP's noise goes on an empty round too */
-            double w0 = dt_wall_seconds();
-            if (st->server_step || (st->dp_clip > 0 && !run->timing_only))
-                run->be->download(st->w, node->params, sizeof(float) * run->n_params);
-            qsort(st->msgs, (size_t)got, sizeof(sim_msg_t *), sim_fl_by_client);
-            double total = 0.0;
-            for (int i = 0; i < got; i++) {
-                total += st->msgs[i]->weight;
-                sim_fl_took_part(run, st->msgs[i]->flag);
-            }
-            for (int i = 0; i < got; i++) {
-                st->srcs[i] = st->msgs[i]->data;
-                st->weights[i] = (float)(st->msgs[i]->weight / total);
-            }
-            double flops = 2.0 * got * (double)run->n_params;
-            int moved = 1;
-            if (st->dp_clip > 0)
-                dp_aggregate(run, node, st, got, m, round, &flops);
-            else if (st->agg.kind != TRAINER_AGG_MEAN)
-                moved = robust_aggregate(run, node, st, got, &flops);
-            else if (sim_codec_on(run)) /* global += the weighted sum of the decoded updates */
-                for (int i = 0; i < got; i++)
-                    sim_msg_add(run, node, st->msgs[i], node->params, st->weights[i]);
-            else if (st->at_server)
-                average_at_server(run, node, st, got, round);
-            else
-                run->be->average(node->params, st->srcs, st->weights, got, run->n_params);
-            if (st->scaffold) {
-                scaffold_server(run, st, got);
-                flops *= 2.0;
-            }
-            if (st->opt_on) { /* charged in timing-only runs too */
-                flops += trainer_fedopt_flops(st->opt.kind, run->n_params);
-                if (st->server_step && moved)
-                    server_opt_step(run, st, node->params);
-            }
-            sim_charge(run, node, flops, dt_wall_seconds() - w0);
-        }
+        if (got > 0 || st->dp_clip > 0) /* DP's noise goes on an empty round too */
+            aggregate(run, node, st, got, m, round);
         node->steps++;
         sim_eval_mark(run, round, node->params);
     }

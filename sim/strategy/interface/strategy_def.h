@@ -1,7 +1,8 @@
 /* The strategy interface: everything the scenario code and the run engine ask of a
  * strategy. Each file under sim/strategy/ fills one sim_strategy_t and
- * sim/strategy/registry.c lists them; nothing else names a strategy. The type sits here,
- * in the lowest layer that asks, so that the scenario's checks and the engine call the
+ * sim/strategy/registry.c lists them; nothing else names a strategy. The type sits beside
+ * the strategies in a folder of its own that the layers below include (CMake's
+ * dtsim_strategy_interface), so that the scenario's checks and the engine call the
  * strategies above them through it (as ggml's backends fill ggml_backend_i). Optional
  * slots may be NULL; what NULL means is said beside each. */
 #ifndef DTSIM_STRATEGY_DEF_H

@@ -79,18 +79,13 @@ static void pareto_axis(gp_t *g, const char *axis, double lo, double hi)
                   lo - (hi - lo) * 0.08 - 0.05 * lo, hi + (hi - lo) * 0.08 + 0.05 * hi);
 }
 
-/* Seconds per step (sim_time / steps) against dollars per 1000 samples (joules per sample
- * when no run has a price), a point per run coloured by the memory its fullest device holds
- * (the memory table), the front circled with its runs named. */
-dt_status fig_pareto(fig_t *f, dt_err_t *err)
+/* Each run's point: seconds per step (x), dollars per 1000 samples, joules per sample and
+ * the GB its fullest device holds, NAN where unknown; counts the runs priced and powered. */
+static dt_status pareto_points(fig_t *f, double *x, double *dollars, double *joules,
+                               double *mem, size_t *priced, size_t *powered, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
-    size_t n = runs->n ? runs->n : 1, priced = 0, powered = 0, n_pts = 0;
-    double *x = dt_calloc(n, sizeof *x), *dollars = dt_calloc(n, sizeof *dollars);
-    double *joules = dt_calloc(n, sizeof *joules), *mem = dt_calloc(n, sizeof *mem);
-    size_t *front = dt_calloc(n, sizeof *front);
-    dt_status st = DT_OK;
-    gp_t *g = &f->body;
+    dt_status st;
     for (size_t i = 0; i < runs->n; i++) {
         const results_run_view_t *r = &runs->v[i];
         x[i] = dollars[i] = joules[i] = mem[i] = NAN;
@@ -101,7 +96,7 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
         int found;
         if ((st = results_query_energy(f->q, r->id, &e, err)) != DT_OK ||
             (st = results_query_memory(f->q, r->id, &m, &found, err)) != DT_OK)
-            goto done;
+            return st;
         x[i] = r->sim_time / (double)r->steps;
         dollars[i] = 1000 * e.dollars_per_sample;
         joules[i] = e.joules_per_sample;
@@ -113,9 +108,81 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
                 known = 1;
             }
         mem[i] = found && known ? sum / 1e9 : NAN;
-        priced += !isnan(dollars[i]);
-        powered += !isnan(joules[i]);
+        *priced += !isnan(dollars[i]);
+        *powered += !isnan(joules[i]);
     }
+    return DT_OK;
+}
+
+/* How much of the front's first `named` names they all share ("plan-gpt2_xl-"), cut after
+ * a - or /; 0 when a name would be left empty. */
+static size_t pareto_common_cut(const fig_t *f, const size_t *front, size_t named)
+{
+    if (!named)
+        return 0;
+    const char *first = f->labels[front[0]];
+    size_t common = strlen(first), cut = 0;
+    for (size_t k = 1; k < named; k++) {
+        const char *l = f->labels[front[k]];
+        size_t c = 0;
+        while (c < common && l[c] == first[c])
+            c++;
+        common = c;
+    }
+    for (size_t c = 0; c < common; c++)
+        if (first[c] == '-' || first[c] == '/')
+            cut = c + 1;
+    for (size_t k = 0; k < named && cut; k++)
+        if (!f->labels[front[k]][cut])
+            return 0; /* a name would be empty */
+    return cut;
+}
+
+/* The front's runs numbered at their points, alternately above and below, and listed by
+ * name on the right, fastest first. */
+static void pareto_names(fig_t *f, const double *x, const double *y, const double *mem,
+                         const size_t *front, size_t named, size_t cut)
+{
+    gp_t *g = &f->body;
+    double h = fig_height(f);
+    if (named) {
+        gp_printf(g, "set label 199 'Pareto front, fastest first:' at screen 0.66, "
+                     "fig_bottom + fig_area - %.6g left font ',10' tc rgb '#222222'\n",
+                  10 / h);
+    }
+    for (size_t k = 0; k < named; k++) {
+        size_t i = front[k];
+        /* its number at the point, alternately above and below it */
+        gp_printf(g, "set label %zu '%zu' at first %.10g, first %.10g offset char 0.9, char %s "
+                     "font ',9' tc rgb '#222222' front\n",
+                  100 + k, k + 1, x[i], y[i], k % 2 ? "-0.7" : "0.7");
+        char line[200], gb[32] = "";
+        if (!isnan(mem[i]))
+            snprintf(gb, sizeof gb, "  %.3g GB", mem[i]);
+        snprintf(line, sizeof line, "%zu  %.60s  %.4g s%s", k + 1, f->labels[i] + cut, x[i],
+                 gb);
+        gp_printf(g, "set label %zu ", 200 + k);
+        gp_text(g, line);
+        gp_printf(g, " at screen 0.66, fig_bottom + fig_area - %.6g left font ',10' "
+                     "tc rgb '#222222'\n",
+                  (10 + 17 * (double)(k + 1)) / h);
+    }
+}
+
+/* Seconds per step (sim_time / steps) against dollars per 1000 samples (joules per sample
+ * when no run has a price), a point per run coloured by the memory its fullest device holds
+ * (the memory table), the front circled with its runs named. */
+dt_status fig_pareto(fig_t *f, dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    size_t n = runs->n ? runs->n : 1, priced = 0, powered = 0, n_pts = 0;
+    double *x = dt_calloc(n, sizeof *x), *dollars = dt_calloc(n, sizeof *dollars);
+    double *joules = dt_calloc(n, sizeof *joules), *mem = dt_calloc(n, sizeof *mem);
+    size_t *front = dt_calloc(n, sizeof *front);
+    gp_t *g = &f->body;
+    dt_status st = pareto_points(f, x, dollars, joules, mem, &priced, &powered, err);
+    if (st != DT_OK)
+        goto done;
     if (!priced && !powered) {
         fig_note(f, "none of the selected runs has dollars or joules per sample (an energy row "
                     "with cluster.price_per_device_hour or device power figures)");
@@ -149,26 +216,8 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     for (size_t k = 0; k < n_front; k++)
         GP_ROW(g, x[front[k]], y[front[k]]);
     gp_block_end(g);
-
-    /* the front's names less what they all share ("plan-gpt2_xl-"), cut after a - or / */
-    size_t named = n_front < PARETO_LABELS ? n_front : PARETO_LABELS, cut = 0;
-    if (named) {
-        const char *first = f->labels[front[0]];
-        size_t common = strlen(first);
-        for (size_t k = 1; k < named; k++) {
-            const char *l = f->labels[front[k]];
-            size_t c = 0;
-            while (c < common && l[c] == first[c])
-                c++;
-            common = c;
-        }
-        for (size_t c = 0; c < common; c++)
-            if (first[c] == '-' || first[c] == '/')
-                cut = c + 1;
-        for (size_t k = 0; k < named && cut; k++)
-            if (!f->labels[front[k]][cut])
-                cut = 0; /* a name would be empty */
-    }
+    size_t named = n_front < PARETO_LABELS ? n_front : PARETO_LABELS;
+    size_t cut = pareto_common_cut(f, front, named);
     f->title = "Cost against step time: Pareto front";
     fig_caption_runs(f);
     fig_caption(f, "a point per run (%zu), coloured by the memory of its fullest device; the %zu "
@@ -187,29 +236,7 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
                  "set palette defined (0 '#4e79a7', 1 '#59a14f', 2 '#edc948', 3 '#e15759')\n"
                  "set colorbox vertical\nset key inside top left opaque box\n",
               priced ? "$ per 1000 samples" : "J per sample");
-    double h = fig_height(f);
-    if (named) {
-        gp_printf(g, "set label 199 'Pareto front, fastest first:' at screen 0.66, "
-                     "fig_bottom + fig_area - %.6g left font ',10' tc rgb '#222222'\n",
-                  10 / h);
-    }
-    for (size_t k = 0; k < named; k++) {
-        size_t i = front[k];
-        /* its number at the point, alternately above and below it */
-        gp_printf(g, "set label %zu '%zu' at first %.10g, first %.10g offset char 0.9, char %s "
-                     "font ',9' tc rgb '#222222' front\n",
-                  100 + k, k + 1, x[i], y[i], k % 2 ? "-0.7" : "0.7");
-        char line[200], gb[32] = "";
-        if (!isnan(mem[i]))
-            snprintf(gb, sizeof gb, "  %.3g GB", mem[i]);
-        snprintf(line, sizeof line, "%zu  %.60s  %.4g s%s", k + 1, f->labels[i] + cut, x[i],
-                 gb);
-        gp_printf(g, "set label %zu ", 200 + k);
-        gp_text(g, line);
-        gp_printf(g, " at screen 0.66, fig_bottom + fig_area - %.6g left font ',10' "
-                     "tc rgb '#222222'\n",
-                  (10 + 17 * (double)(k + 1)) / h);
-    }
+    pareto_names(f, x, y, mem, front, named, cut);
     gp_printf(g, "plot ");
     if (n_pts)
         gp_printf(g, "$runs using 1:2:3 with points pt 7 ps 1.3*marker lc palette title 'run', ");

@@ -416,6 +416,79 @@ static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, 
     free(kinds);
 }
 
+/* Each run's evaluations read into c, its points counted (those with an x: a time, or
+ * bytes), a curve equal to an earlier drawn one drawn as that one (c->as); the largest x,
+ * the accuracy range in percent, and how many runs have points, are text (a language
+ * model's) and are drawn as another's. */
+static dt_status accuracy_read(fig_t *f, curves_t *c, int by_bytes, double *xmax, double *amin,
+                               double *amax, size_t *with_points, size_t *text, size_t *merged,
+                               dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    dt_status st;
+    for (size_t i = 0; i < runs->n; i++) {
+        if ((st = results_query_evals(f->q, runs->v[i].id, &c->ev[i], err)) != DT_OK)
+            return st;
+        for (size_t k = 0; k < c->ev[i].n; k++) {
+            double x = eval_x(&c->ev[i], k, by_bytes);
+            if (isnan(x))
+                continue;
+            c->points[i]++;
+            *xmax = x > *xmax ? x : *xmax;
+            *amin = fmin(*amin, 100 * c->ev[i].test_acc[k]);
+            *amax = fmax(*amax, 100 * c->ev[i].test_acc[k]);
+        }
+        c->as[i] = i;
+        for (size_t j = 0; j < i && c->as[i] == i && c->points[i]; j++)
+            if (c->drawn[j] && same_curve(&c->ev[j], &c->ev[i], by_bytes))
+                c->as[i] = j;
+        c->drawn[i] = c->points[i] > 0 && c->as[i] == i;
+        *with_points += c->points[i] > 0;
+        *text += c->points[i] > 0 && c->ev[i].text > 0;
+        *merged += c->points[i] > 0 && c->as[i] != i;
+    }
+    return DT_OK;
+}
+
+/* A datablock ($runI) per drawn curve: x in the axis's unit (div), accuracy in percent. */
+static void accuracy_blocks(gp_t *g, const curves_t *c, size_t n, int by_bytes, double div)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!c->drawn[i])
+            continue;
+        gp_block_begin(g, "run%zu", i);
+        for (size_t k = 0; k < c->ev[i].n; k++) {
+            double x = eval_x(&c->ev[i], k, by_bytes);
+            if (!isnan(x))
+                GP_ROW(g, x / div, 100 * c->ev[i].test_acc[k]);
+        }
+        gp_block_end(g);
+    }
+}
+
+/* The key the panels share, alone in the grid's free cell: every style seen, by look (a
+ * strategy's entries together). */
+static void shared_key_panel(gp_t *g, char **styles, const look_t *style_looks, size_t n_styles)
+{
+    gp_printf(g, "unset title\nunset xlabel\nunset ylabel\nunset border\nunset tics\n"
+                 "unset grid\nunset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
+                 "set key inside center center Left reverse spacing 1.4\n"
+                 "plot NaN notitle");
+    for (size_t k = 0; k < n_styles; k++) {
+        size_t s = 0;
+        for (size_t j = 0; j < n_styles; j++) {
+            int before = 0; /* the k-th smallest (look, first seen) */
+            for (size_t i = 0; i < n_styles; i++)
+                before += look_cmp(style_looks[i], style_looks[j]) < 0 ||
+                          (!look_cmp(style_looks[i], style_looks[j]) && i < j);
+            if ((size_t)before == k)
+                s = j;
+        }
+        key_entry(g, style_looks[s], styles[s]);
+    }
+    gp_printf(g, "\n");
+}
+
 static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
@@ -429,27 +502,9 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     size_t n_styles = 0, with_points = 0, merged = 0, text = 0;
     dt_status st = DT_OK;
     double xmax = 0, amin = 100, amax = 0;
-    for (size_t i = 0; i < runs->n; i++) {
-        if ((st = results_query_evals(f->q, runs->v[i].id, &c.ev[i], err)) != DT_OK)
-            goto done;
-        for (size_t k = 0; k < c.ev[i].n; k++) {
-            double x = eval_x(&c.ev[i], k, by_bytes);
-            if (isnan(x))
-                continue;
-            c.points[i]++;
-            xmax = x > xmax ? x : xmax;
-            amin = fmin(amin, 100 * c.ev[i].test_acc[k]);
-            amax = fmax(amax, 100 * c.ev[i].test_acc[k]);
-        }
-        c.as[i] = i;
-        for (size_t j = 0; j < i && c.as[i] == i && c.points[i]; j++)
-            if (c.drawn[j] && same_curve(&c.ev[j], &c.ev[i], by_bytes))
-                c.as[i] = j;
-        c.drawn[i] = c.points[i] > 0 && c.as[i] == i;
-        with_points += c.points[i] > 0;
-        text += c.points[i] > 0 && c.ev[i].text > 0;
-        merged += c.points[i] > 0 && c.as[i] != i;
-    }
+    if ((st = accuracy_read(f, &c, by_bytes, &xmax, &amin, &amax, &with_points, &text,
+                            &merged, err)) != DT_OK)
+        goto done;
     if (with_points == 0) {
         fig_note(f, "none of the selected runs has an evaluation with a test accuracy");
         goto done;
@@ -461,17 +516,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         unit = xmax >= 1e9 ? "GB" : "MB";
     }
     gp_t *g = &f->body;
-    for (size_t i = 0; i < runs->n; i++) {
-        if (!c.drawn[i])
-            continue;
-        gp_block_begin(g, "run%zu", i);
-        for (size_t k = 0; k < c.ev[i].n; k++) {
-            double x = eval_x(&c.ev[i], k, by_bytes);
-            if (!isnan(x))
-                GP_ROW(g, x / div, 100 * c.ev[i].test_acc[k]);
-        }
-        gp_block_end(g);
-    }
+    accuracy_blocks(g, &c, runs->n, by_bytes, div);
     curve_panels(f, c.drawn, &panels);
     x_axis_t ax = shared_x(&c, runs->n, by_bytes);
     labels = dt_calloc(panels.n, sizeof *labels);
@@ -545,23 +590,7 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     }
     if (shared_key) {
         fig_grid_panel(f, panels.n, rows, cols);
-        gp_printf(g, "unset title\nunset xlabel\nunset ylabel\nunset border\nunset tics\n"
-                     "unset grid\nunset logscale\nset xrange [0:1]\nset yrange [0:1]\n"
-                     "set key inside center center Left reverse spacing 1.4\n"
-                     "plot NaN notitle");
-        for (size_t k = 0; k < n_styles; k++) { /* by look: a strategy's entries together */
-            size_t s = 0;
-            for (size_t j = 0; j < n_styles; j++) {
-                int before = 0; /* the k-th smallest (look, first seen) */
-                for (size_t i = 0; i < n_styles; i++)
-                    before += look_cmp(style_looks[i], style_looks[j]) < 0 ||
-                              (!look_cmp(style_looks[i], style_looks[j]) && i < j);
-                if ((size_t)before == k)
-                    s = j;
-            }
-            key_entry(g, style_looks[s], styles[s]);
-        }
-        gp_printf(g, "\n");
+        shared_key_panel(g, styles, style_looks, n_styles);
     }
     f->drawn = 1;
     if (with_points < runs->n)
