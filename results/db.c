@@ -51,6 +51,7 @@ enum stmt_id {
     ST_CLIENT_ADD,
     ST_MESSAGE_ADD,
     ST_ENERGY_ADD,
+    ST_BREAKDOWN_ADD,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -89,6 +90,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_ENERGY_ADD] = "INSERT INTO energy (run, hosts, host_joules, link_ports, link_joules,"
                       " joules_per_step, joules_per_sample, dollars, dollars_per_sample,"
                       " dollars_to_target) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [ST_BREAKDOWN_ADD] = "INSERT INTO breakdown (run, part, seconds) VALUES (?1, ?2, ?3)",
     [ST_FAULT_ADD] = "INSERT INTO faults (run, sim_time, kind, target, detail)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_PRIVACY_ADD] = "INSERT INTO privacy (run, round, epsilon, delta) VALUES (?1, ?2, ?3, ?4)",
@@ -345,10 +347,16 @@ static const char migrate_7_to_8[] =
     "ALTER TABLE links ADD COLUMN weight INTEGER NOT NULL DEFAULT 1;"
     "PRAGMA user_version = 8;";
 
+/* Version 8 -> 9: the breakdown table (as in schema.sql); runs stored before it have none. */
+static const char migrate_8_to_9[] =
+    "CREATE TABLE breakdown (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    " part TEXT NOT NULL, seconds REAL NOT NULL, PRIMARY KEY (run, part)) WITHOUT ROWID;"
+    "PRAGMA user_version = 9;";
+
 /* migrations[v]: the SQL that takes a version-v file to version v + 1 (NULL: a function) */
 static const char *const migrations[] = {NULL,           migrate_1_to_2, migrate_2_to_3,
                                          NULL,           migrate_4_to_5, migrate_5_to_6,
-                                         migrate_6_to_7, migrate_7_to_8};
+                                         migrate_6_to_7, migrate_7_to_8, migrate_8_to_9};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RESULTS_SCHEMA_VERSION,
                "a migration per schema version");
 
@@ -828,6 +836,43 @@ dt_status results_energy_add(results_db_t *db, int64_t run, const results_energy
     bind_real(s, 9, e->dollars_per_sample);
     bind_real(s, 10, e->dollars_to_target);
     return db_step(db, ST_ENERGY_ADD, err, "storing the energy", run);
+}
+
+const char *const results_part_names[RESULTS_PART_COUNT] = {
+    "compute", "recompute", "optimizer", "tensor", "context",
+    "expert",  "pipeline",  "data",      "bubble", "wait"};
+
+dt_status results_breakdown_add(results_db_t *db, int64_t run,
+                                const double seconds[RESULTS_PART_COUNT], dt_err_t *err)
+{
+    DT_ASSERT(db && seconds);
+    for (int k = 0; k < RESULTS_PART_COUNT; k++) {
+        sqlite3_stmt *s = db->st[ST_BREAKDOWN_ADD];
+        bind_int(s, 1, run);
+        bind_text(s, 2, results_part_names[k]);
+        bind_real(s, 3, seconds[k]);
+        dt_status st = db_step(db, ST_BREAKDOWN_ADD, err, "storing the breakdown", run);
+        if (st)
+            return st;
+    }
+    return DT_OK;
+}
+
+void results_breakdown_line(const double seconds[RESULTS_PART_COUNT], const char *unit, char *buf,
+                            size_t n)
+{
+    double step = 0;
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        step += seconds[k];
+    int at = snprintf(buf, n, "%s %.6g s =", unit, step);
+    const char *sep = "";
+    for (int k = 0; k < RESULTS_PART_COUNT && at > 0 && (size_t)at < n; k++) {
+        if (!(seconds[k] > 0))
+            continue;
+        at += snprintf(buf + at, n - (size_t)at, "%s %s %.4g s (%.1f%%)", sep,
+                       results_part_names[k], seconds[k], step > 0 ? 100 * seconds[k] / step : 0);
+        sep = " +";
+    }
 }
 
 dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, const char *kind,

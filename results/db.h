@@ -23,7 +23,7 @@
 #include "common.h"
 
 /* The schema version this build writes and reads (PRAGMA user_version). */
-#define RESULTS_SCHEMA_VERSION 8
+#define RESULTS_SCHEMA_VERSION 9
 
 typedef struct results_db results_db_t;
 
@@ -165,6 +165,33 @@ typedef struct results_energy {
     double dollars_per_sample;
     double dollars_to_target;  /* hosts x hours to run.target_accuracy x price; NAN: never */
 } results_energy_t;
+
+/* The parts of a simulated step (a round for the federated strategies), in the order a
+ * stacked bar draws them: the breakdown table (schema.sql says what each part holds). */
+typedef enum results_part {
+    RESULTS_PART_COMPUTE,   /* forward and backward passes */
+    RESULTS_PART_RECOMPUTE, /* model.recompute's forward passes again */
+    RESULTS_PART_OPTIMIZER, /* the update's work where the trainer is charged for it */
+    RESULTS_PART_TENSOR,    /* tensor groups' collectives, exposed */
+    RESULTS_PART_CONTEXT,   /* context groups' ring attention, exposed */
+    RESULTS_PART_EXPERT,    /* experts' all-to-alls, exposed */
+    RESULTS_PART_PIPELINE,  /* activations and gradients between stages, exposed */
+    RESULTS_PART_DATA,      /* replicas' (or a server's, or clients') exchange, exposed */
+    RESULTS_PART_BUBBLE,    /* waiting for a neighbouring stage: the pipeline's bubble */
+    RESULTS_PART_WAIT,      /* waiting for any other peer, or after its own end */
+    RESULTS_PART_COUNT
+} results_part_t;
+
+/* The names stored in breakdown.part, by results_part_t. */
+extern const char *const results_part_names[RESULTS_PART_COUNT];
+
+/* A breakdown as one line into buf: "UNIT 1.234 s = compute 0.8 s (64.8%) + ... + bubble
+ * 0.2 s (16.2%)", the parts that are not 0 in results_part_t's order; UNIT "step", "round". */
+void results_breakdown_line(const double seconds[RESULTS_PART_COUNT], const char *unit, char *buf,
+                            size_t n);
+/* Stores a run's breakdown: seconds[k] simulated seconds of part k per step (once per run). */
+dt_status results_breakdown_add(results_db_t *db, int64_t run,
+                                const double seconds[RESULTS_PART_COUNT], dt_err_t *err);
 
 /* Stores a run's energy row (once per run). */
 dt_status results_energy_add(results_db_t *db, int64_t run, const results_energy_t *e,

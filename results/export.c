@@ -27,6 +27,7 @@ const results_export_table_t results_export_tables[] = {
     {"memory", "run", "host, or hosts alike (weight): params, grads, optimizer, activations"},
     {"summary", "run", "ended run: final accuracy, loss, times, bytes, shares"},
     {"energy", "run", "ended run: host and link joules, per step and sample; dollars"},
+    {"breakdown", "run", "ended run and part of a step: simulated seconds per step"},
     {"run_summary", "run", "ended run: summary, workers, throughput, scaling (view)"},
     {"staleness", "run", "staleness value: gradients async-ps applied that stale"},
     {"privacy", "run", "DP-FedAvg round: epsilon spent at delta"},

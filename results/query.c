@@ -951,6 +951,49 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
     return st;
 }
 
+/* --- breakdown ---------------------------------------------------------------------------- */
+
+dt_status results_query_breakdown(results_query_t *q, int64_t run,
+                                  double seconds[RESULTS_PART_COUNT], int *found, dt_err_t *err)
+{
+    DT_ASSERT(q && seconds && found);
+    *found = 0;
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        seconds[k] = NAN;
+    /* prepared here, not at open: a file before version 9 (read as it is) has no such table */
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(q->h, "SELECT part, seconds FROM breakdown WHERE run = ?1", -1, &s,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return DT_OK;
+    }
+    DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
+    int rc, n = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *part = (const char *)sqlite3_column_text(s, 0);
+        for (int k = 0; part && k < RESULTS_PART_COUNT; k++)
+            if (!strcmp(part, results_part_names[k])) {
+                seconds[k] = sqlite3_column_double(s, 1);
+                n++;
+            }
+    }
+    dt_status st = DT_OK;
+    if (rc != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "reading the breakdown of run %lld", (long long)run);
+        st = results_q_error(q, rc, err, what);
+    }
+    sqlite3_finalize(s);
+    /* a part this build does not know is left out; one it knows that is missing is 0 */
+    if (st == DT_OK && n > 0) {
+        *found = 1;
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            if (isnan(seconds[k]))
+                seconds[k] = 0;
+    }
+    return st;
+}
+
 /* --- params ------------------------------------------------------------------------------- */
 
 dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf,

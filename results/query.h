@@ -214,6 +214,12 @@ typedef struct results_energy_view {
 } results_energy_view_t;
 dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_view_t *out,
                                dt_err_t *err);
+/* A run's breakdown of a step (the breakdown table): seconds[k] of part k (results_part_t,
+ * db.h) per step; *found 0 where the run has none (a file before version 9, a run that did
+ * not end), the seconds then NAN. */
+dt_status results_query_breakdown(results_query_t *q, int64_t run,
+                                  double seconds[RESULTS_PART_COUNT], int *found,
+                                  dt_err_t *err);
 
 /* run's messages by send time into out (none, or a file that predates the table: n = 0;
  * failure: empty); free with results_messages_free. */

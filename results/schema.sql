@@ -1,8 +1,8 @@
--- dtsim results database, schema version 8 (version 1 lacked the memory table, version 2
+-- dtsim results database, schema version 9 (version 1 lacked the memory table, version 2
 -- the privacy and clients tables, version 3 the 'stalled' and 'collapsed' statuses,
 -- version 4 the messages table, version 5 the energy table, version 6 the evaluations'
--- perplexity, version 7 the weight of the workers, memory and links rows; dtsim brings an
--- older file up to date when it opens one).
+-- perplexity, version 7 the weight of the workers, memory and links rows, version 8 the
+-- breakdown table; dtsim brings an older file up to date when it opens one).
 --
 -- One file holds any number of runs. Every table other than runs refers to runs(id); deleting
 -- a run deletes its rows (ON DELETE CASCADE, with PRAGMA foreign_keys = ON, which dtsim sets).
@@ -21,7 +21,7 @@
 
 -- 'dtsi' in ASCII: tells a dtsim database from any other SQLite file.
 PRAGMA application_id = 1685353321;
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;
 
 -- One row per run (one expanded scenario with one seed).
 CREATE TABLE runs (
@@ -269,6 +269,26 @@ CREATE TABLE energy (
     dollars_per_sample REAL,      -- [USD]
     dollars_to_target  REAL       -- [USD] until run.target_accuracy; NULL if never reached
 );
+
+-- One row per ended run and part of its step (a round for the federated strategies): the
+-- mean over the trainers (workers, a federated run's client hosts; a pipeline's every stage
+-- and member) of the simulated seconds each spent on the part, per step (per round). Every
+-- moment of a trainer's run is in one part, so a run's parts sum to its summary's
+-- sim_time / steps. The parts: compute (forward and backward passes), recompute (the share of
+-- the compute that model.recompute's FLOPs make), optimizer (the update's work where the
+-- trainer is charged for it: SCAFFOLD's control variates; a server's update is its workers'
+-- wait), and the communication the trainer waited on, not what ran behind its compute:
+-- tensor (tensor groups), context (ring attention), expert (all-to-alls), pipeline (the
+-- activations and gradients between stages), data (the replicas' collectives, ZeRO's, a
+-- parameter server's push and pull, a federated client's upload and download); bubble (a
+-- stage waiting for its neighbour's activations or gradients), wait (waiting for any other
+-- peer, and after its own end until the run's). Runs stored before version 8 have none.
+CREATE TABLE breakdown (
+    run     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    part    TEXT NOT NULL,   -- compute, recompute, optimizer, tensor, context, expert, pipeline, data, bubble, wait
+    seconds REAL NOT NULL,   -- [s] simulated seconds of the part per step (per round)
+    PRIMARY KEY (run, part)
+) WITHOUT ROWID;
 
 -- The summary with the sweep's context: throughput (training samples per simulated second)
 -- and scaling efficiency against the single-worker run of the same sweep when there is one:

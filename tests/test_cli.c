@@ -5545,6 +5545,189 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
 }
 END_TEST
 
+/* --- the breakdown of a step ------------------------------------------------------------- */
+
+/* The parts a step is broken into, as dtsim plan --breakdown prints them (compute, recompute,
+ * optimizer, tensor, context, expert, pipeline, data, bubble, wait). */
+#define BREAKDOWN_PARTS 10
+
+/* The last k numbers of a line (a table row whose first words are a name), into v; how many
+ * were read (fewer when the line has fewer). */
+static int last_numbers(const char *line, size_t len, double *v, int k)
+{
+    const char *end = line + len;
+    int got = 0;
+    while (got < k && end > line) {
+        while (end > line && end[-1] == ' ')
+            end--;
+        const char *start = end;
+        while (start > line && start[-1] != ' ')
+            start--;
+        if (start == end)
+            break;
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(end - start), start);
+        char *stop;
+        double x = strtod(word, &stop);
+        if (*stop)
+            break;
+        v[k - 1 - got++] = x;
+        end = start;
+    }
+    return got;
+}
+
+/* dtsim plan --breakdown on the tiny transformer, every fitting layout simulated: the block
+ * after the ranking has a row per ranked layout whose ten parts sum to its s/step (to the
+ * printed digits); in the database each finished run's parts sum to its sim_time / steps
+ * within 1e-12, a layout of 2 stages has a bubble, one of tensor groups a tensor part, one
+ * under full recomputation a recompute part (none without); --show --breakdown prints the
+ * same block, and without --breakdown the output is the same less the block. */
+START_TEST(plan_breakdown_sums_to_the_step)
+{
+    char prof[300], db[300];
+    snprintf(prof, sizeof prof, "%s/tiny-bd.ini", dir);
+    snprintf(db, sizeof db, "%s/plan-bd.db", dir);
+    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
+                                            "64", "--heads", "2", "--seq", "32", "--vocab",
+                                            "100", "--out", prof, NULL}),
+                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
+                                            "--devices", "4", "--per-server", "2", "--heads",
+                                            "2", "--global-batch", "4", "--db", db, "--no-prune",
+                                            "--max-runs", "16", "--top", "100", "--breakdown",
+                                            NULL}),
+                     0);
+    char *o = slurp(out_path);
+    const char *head = strstr(o, "\nbreakdown of each ranked layout's step");
+    ck_assert_msg(head, "%s", o);
+    const char *line = strchr(head + 1, '\n') + 1; /* the columns' heads */
+    ck_assert_msg(!strncmp(line, "rank layout", 11) && strstr(line, "compute") &&
+                      strstr(line, "bubble") && strstr(line, "wait"),
+                  "%s", o);
+    int rows = 0;
+    for (line = strchr(line, '\n') + 1; *line >= '1' && *line <= '9';
+         line = strchr(line, '\n') + 1) {
+        size_t len = strcspn(line, "\n");
+        double v[1 + BREAKDOWN_PARTS], sum = 0;
+        ck_assert_msg(last_numbers(line, len, v, 1 + BREAKDOWN_PARTS) ==
+                          1 + BREAKDOWN_PARTS,
+                      "%.*s", (int)len, line);
+        for (int k = 1; k <= BREAKDOWN_PARTS; k++)
+            sum += v[k];
+        ck_assert_msg(fabs(sum - v[0]) <= 1e-3 * v[0], "%.*s: parts sum to %g", (int)len, line,
+                      sum);
+        rows++;
+    }
+    ck_assert_int_eq(rows, 16);
+    char *block = strndup(head, (size_t)(line - head));
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 16);
+    ck_assert_int_eq(query_long(h, "SELECT count(DISTINCT run) FROM breakdown"), 16);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM (SELECT b.run FROM breakdown b JOIN "
+                                   "summary s ON s.run = b.run GROUP BY b.run HAVING "
+                                   "abs(sum(b.seconds) - max(s.sim_time) / max(s.steps)) > "
+                                   "1e-12 * max(s.sim_time) / max(s.steps))"),
+                     0);
+    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM breakdown WHERE seconds < 0"), 0);
+    static const struct {
+        const char *where, *part; /* runs named so, and the part they must have (or not) */
+        int some;
+    } expect[] = {{"name LIKE '%p2d%'", "bubble", 1},
+                  {"name LIKE '%p2d%'", "pipeline", 1},
+                  {"name LIKE '%p1d%'", "bubble", 0},
+                  {"name LIKE '%-t2p%'", "tensor", 1},
+                  {"name LIKE '%-t1p%'", "tensor", 0},
+                  {"name LIKE '%-selective' OR name LIKE '%-full'", "recompute", 1},
+                  {"name NOT LIKE '%-selective' AND name NOT LIKE '%-full'", "recompute", 0},
+                  {"name LIKE '%d2-%' OR name LIKE '%d4-%'", "data", 1},
+                  {"1", "compute", 1}};
+    for (size_t i = 0; i < sizeof expect / sizeof *expect; i++) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM runs r JOIN breakdown b ON b.run = r.id WHERE (%s) AND "
+                 "b.part = '%s' AND b.seconds %s 0",
+                 expect[i].where, expect[i].part, expect[i].some ? "<=" : ">");
+        long bad = query_long(h, sql);
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE (%s) AND status = 'finished'",
+                 expect[i].where);
+        ck_assert_msg(query_long(h, sql) > 0 && bad == 0, "%s: %ld runs with %s %s 0",
+                      expect[i].where, bad, expect[i].part, expect[i].some ? "<=" : ">");
+    }
+    sqlite3_close(h);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--top", "100",
+                                            "--breakdown", NULL}),
+                     0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, block), "--show --breakdown:\n%s\nthe plan's:\n%s", o, block);
+    char *with = o;
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--top", "100", NULL}),
+                     0);
+    o = slurp(out_path);
+    char *at = strstr(with, block);
+    memmove(at, at + strlen(block), strlen(at + strlen(block)) + 1);
+    ck_assert_str_eq(o, with);
+    free(o);
+    free(with);
+    free(block);
+}
+END_TEST
+
+/* dtsim run prints the step's parts, which sum to its sim_time / steps; dtsim show prints the
+ * same line from the database, and of a file from before the breakdown table (schema
+ * version 7) that it has none. */
+START_TEST(run_and_show_print_the_breakdown)
+{
+    char ini[300], db[300];
+    snprintf(ini, sizeof ini, "%s/bd.ini", dir);
+    snprintf(db, sizeof db, "%s/bd.db", dir);
+    write_file(ini, "[run]\nname = bd\nsteps = 4\neval_every = 0\n[model]\narch = mlp\n"
+                    "hidden = 16,16,16\nbatch = 16\n[data]\nsource = synthetic\n"
+                    "train_samples = 512\ntest_samples = 64\nsynthetic_dim = 16\n"
+                    "synthetic_classes = 4\n[cluster]\nworkers = 4\n[strategy]\n"
+                    "kind = pipeline\nstages = 2\ndata_parallel = 2\nmicro_batches = 4\n");
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 0);
+    char *o = slurp(out_path);
+    const char *line = strstr(o, "\nbreakdown: step ");
+    ck_assert_msg(line, "%s", o);
+    double step;
+    ck_assert_int_eq(sscanf(line, "\nbreakdown: step %lf s =", &step), 1);
+    char *run_line = strndup(line + 12, strcspn(line + 1, "\n") - 11);
+    ck_assert_msg(strstr(run_line, " compute ") && strstr(run_line, " pipeline ") &&
+                      strstr(run_line, " data ") && strstr(run_line, " bubble "),
+                  "%s", run_line);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    double want = query_double(h, "SELECT sim_time / steps FROM summary WHERE run = 1");
+    ck_assert_msg(fabs(step - want) <= 1e-5 * want, "printed step %g s, sim_time/steps %g s", step,
+                  want);
+    ck_assert_msg(fabs(query_double(h, "SELECT sum(seconds) FROM breakdown WHERE run = 1") - want) <=
+                      1e-12 * want,
+                  "stored parts do not sum to %g s", want);
+    sqlite3_close(h);
+    free(o);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    line = strstr(o, "\n  breakdown       ");
+    ck_assert_msg(line && !strncmp(line + 19, run_line, strlen(run_line)), "show:\n%s\nrun: %s", o,
+                  run_line);
+    free(o);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 7", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 0);
+    o = slurp(out_path);
+    ck_assert_msg(strstr(o, "\n  breakdown       no breakdown stored"), "%s", o);
+    free(o);
+    free(run_line);
+}
+END_TEST
+
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -5649,6 +5832,13 @@ int main(void)
     suite_add_tcase(s, rel);
     /* issue 51: the plan's memory margin and ZeRO's per-micro-batch forms
      * (CK_RUN_CASE=plan_margin) */
+    /* the breakdown of a step: a case of its own (CK_RUN_CASE=breakdown) */
+    TCase *bd = tcase_create("breakdown");
+    tcase_set_timeout(bd, 600);
+    tcase_add_checked_fixture(bd, setup, NULL);
+    tcase_add_test(bd, plan_breakdown_sums_to_the_step);
+    tcase_add_test(bd, run_and_show_print_the_breakdown);
+    suite_add_tcase(s, bd);
     TCase *pm = tcase_create("plan_margin");
     tcase_add_checked_fixture(pm, setup, NULL);
     tcase_set_timeout(pm, 300);

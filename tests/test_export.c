@@ -328,7 +328,8 @@ static const struct column_unit {
     {"energy", "host_joules", "J"},       {"energy", "link_joules", "J"},
     {"energy", "joules_per_step", "J"},   {"energy", "joules_per_sample", "J"},
     {"energy", "dollars", "USD"},         {"energy", "dollars_per_sample", "USD"},
-    {"energy", "dollars_to_target", "USD"}, {"run_summary", "bandwidth", "B/s"},
+    {"energy", "dollars_to_target", "USD"}, {"breakdown", "seconds", "s"},
+    {"run_summary", "bandwidth", "B/s"},
     {"run_summary", "sim_time", "s"},     {"run_summary", "time_to_target", "s"},
     {"run_summary", "total_bytes", "B"},  {"run_summary", "throughput", "samples/s"},
 };

@@ -153,6 +153,12 @@ static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
                               .dollars = dollars, .dollars_per_sample = dollars / samples,
                               .dollars_to_target = NAN};
         ok(results_energy_add(db, id, &e, &err), &err);
+        /* the step (sim_time / 40) in three parts, as the shares split it */
+        double parts[RESULTS_PART_COUNT] = {0}, step = t->sim_time / 40;
+        parts[RESULTS_PART_COMPUTE] = t->shares[0] * step;
+        parts[RESULTS_PART_DATA] = t->shares[1] * step;
+        parts[RESULTS_PART_WAIT] = t->shares[2] * step;
+        ok(results_breakdown_add(db, id, parts, &err), &err);
     }
     return id;
 }
@@ -653,6 +659,7 @@ START_TEST(figure_table_rows)
         {RESULTS_FIGURE_PARALLELISM, "parallelism"},
         {RESULTS_FIGURE_CLIENTS, "clients"},
         {RESULTS_FIGURE_COST, "cost"},
+        {RESULTS_FIGURE_STEP, "step"},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         ck_assert_str_eq(results_figure_name(known[k].fig), known[k].name);
@@ -1366,6 +1373,69 @@ START_TEST(size_reaches_every_format)
     free(s);
     results_runs_free(&runs);
     results_query_close(q);
+}
+END_TEST
+
+
+/* step.png: a bar per run whose segments stack its parts (each starts where the one below
+ * ended) to its step, sim_time / 40 steps, in ms (the longest under a second); the parts no
+ * run has are neither drawn nor in the key; a run without a breakdown (stored before schema
+ * version 8) is left out, and the note says so. */
+START_TEST(step_figure_stacks_the_parts_to_the_step)
+{
+    build_db();
+    results_db_t *db = NULL;
+    dt_err_t err = {""};
+    ok(results_db_open(&db, db_path, &err), &err);
+    add_plain_run(db, "no-breakdown", "allreduce", "s1", 99, 10, 2.0, 40);
+    results_db_close(db);
+    /* the sweep (runs 2-10), the run still running (11) and the one without a breakdown */
+    char *s = script_of("2-11,13", RESULTS_FIGURE_STEP, 0, 0, GP_PNG);
+    ck_assert_ptr_nonnull(s);
+    static const int used[] = {RESULTS_PART_COMPUTE, RESULTS_PART_DATA, RESULTS_PART_WAIT};
+    for (int k = 0; k < RESULTS_PART_COUNT; k++) {
+        char block[32];
+        snprintf(block, sizeof block, "$part%d << EOD", k);
+        int want = k == used[0] || k == used[1] || k == used[2];
+        ck_assert_msg(!strstr(s, block) == !want, "%s %s", results_part_names[k],
+                      want ? "not drawn" : "drawn");
+        snprintf(block, sizeof block, "title '%s'", results_part_names[k]);
+        ck_assert_msg(!strstr(s, block) == !want, "%s %s the key", results_part_names[k],
+                      want ? "not in" : "in");
+    }
+    ck_assert_msg(strstr(s, "set ylabel 'ms per step (simulated)'"), "%s", s);
+    /* the bars, segment by segment: b mid xlow xhigh lo hi */
+    double top[N_SWEEP] = {0};
+    for (int u = 0; u < 3; u++) {
+        char block[32];
+        snprintf(block, sizeof block, "$part%d << EOD\n", used[u]);
+        const char *row = strstr(s, block) + strlen(block);
+        for (size_t b = 0; b < N_SWEEP; b++) {
+            double x, mid, xl, xh, lo, hi;
+            ck_assert_int_eq(sscanf(row, "%lf %lf %lf %lf %lf %lf", &x, &mid, &xl, &xh, &lo, &hi),
+                             6);
+            ck_assert(x == (double)b && lo <= hi);
+            ck_assert_msg(fabs(lo - top[b]) <= 1e-9, "bar %zu: %s starts at %g, not %g", b,
+                          results_part_names[used[u]], lo, top[b]);
+            top[b] = hi;
+            row = strchr(row, '\n') + 1;
+        }
+        ck_assert_msg(!strncmp(row, "EOD", 3), "more bars than runs with a breakdown");
+    }
+    /* each bar's top is one run's step, in ms, every run's once */
+    double want[N_SWEEP];
+    for (size_t i = 0; i < N_SWEEP; i++)
+        want[i] = 1e3 * sweep_runs[i].sim_time / 40;
+    qsort(want, N_SWEEP, sizeof *want, dbl_cmp_test);
+    qsort(top, N_SWEEP, sizeof *top, dbl_cmp_test);
+    for (size_t i = 0; i < N_SWEEP; i++)
+        ck_assert_msg(fabs(top[i] - want[i]) <= 1e-9 * want[i], "a bar of %.12g ms, want %.12g",
+                      top[i], want[i]);
+    free(s);
+    char notes[RESULTS_FIGURE_COUNT][512];
+    ck_assert(draw_all("2-11,13", RESULTS_PLOT_PNG, 0, notes) & 1u << RESULTS_FIGURE_STEP);
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_STEP], "leaves out 2 runs without a breakdown"),
+                  "%s", notes[RESULTS_FIGURE_STEP]);
 }
 END_TEST
 
@@ -2318,6 +2388,7 @@ int main(void)
         tcase_add_test(tp, equal_curves_drawn_once);
         tcase_add_test(tp, titles_are_short_and_names_go_to_the_caption);
         tcase_add_test(tp, size_reaches_every_format);
+        tcase_add_test(tp, step_figure_stacks_the_parts_to_the_step);
         tcase_add_test(tp, text_grows_with_the_size);
         tcase_add_test(tp, legend_keys_differ_visibly);
         tcase_add_test(tp, memory_in_gb_past_10_gb);

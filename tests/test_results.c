@@ -500,7 +500,7 @@ START_TEST(hostile_strings_stored_verbatim)
     results_db_close(db);
 
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 15);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", 0), 16);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'running'", 0), n);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals", 0), n);
@@ -622,7 +622,7 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
+    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
                 "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
                 "PRAGMA user_version = 1");
     sqlite3_close(h);
@@ -667,7 +667,7 @@ START_TEST(version_3_file_takes_stalled)
              "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, "
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
-             "PRAGMA writable_schema = OFF; " HOSTS_V7
+             "PRAGMA writable_schema = OFF; DROP TABLE breakdown; " HOSTS_V7
              "DROP TABLE messages; DROP TABLE energy; " EVALS_V6
              "PRAGMA user_version = 3;",
              (long long)schema + 1);
@@ -708,7 +708,7 @@ START_TEST(version_4_file_takes_messages)
     results_db_close(db);
     sqlite3 *h = raw_open();
     raw_exec(h,
-             HOSTS_V7 "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
+             HOSTS_V7 "DROP TABLE breakdown; DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
@@ -736,7 +736,7 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
+    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
     sqlite3_close(h);
     db = open_ok();
     results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
@@ -754,6 +754,60 @@ START_TEST(version_5_file_takes_energy)
                                 "dollars_to_target IS NULL", run), 1);
     raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy", 0), 0);
+    sqlite3_close(h);
+}
+END_TEST
+
+/* A version-7 file (before the breakdown table) reads as it is: a run in it has no breakdown
+ * (found 0, NAN), not an error; opened for writing it takes one, which reads back part by part
+ * in results_part_t's order, and deleting the run deletes it. */
+START_TEST(version_7_file_takes_a_breakdown)
+{
+    results_db_t *db = open_ok();
+    dt_err_t err = {""};
+    results_run_info_t info = {.name = "old", .strategy = "pipeline", .config = "x", .seed = 1};
+    int64_t run = 0;
+    ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
+    results_db_close(db);
+    sqlite3 *h = raw_open();
+    raw_exec(h, "DROP TABLE breakdown; " HOSTS_V7 "PRAGMA user_version = 7");
+    sqlite3_close(h);
+    results_query_t *q = NULL;
+    double parts[RESULTS_PART_COUNT];
+    int found = 1;
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_breakdown(q, run, parts, &found, &err), DT_OK);
+    ck_assert_int_eq(found, 0);
+    ck_assert(isnan(parts[RESULTS_PART_COMPUTE]) && isnan(parts[RESULTS_PART_WAIT]));
+    results_query_close(q);
+    db = open_ok();
+    double given[RESULTS_PART_COUNT];
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        given[k] = 0.125 * k;
+    ck_assert_int_eq(results_breakdown_add(db, run, given, &err), DT_OK);
+    results_db_close(db);
+    h = raw_open();
+    ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE run = ?1", run),
+                     RESULTS_PART_COUNT);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE part = 'bubble' AND "
+                                "seconds = 1.0", 0), 1);
+    sqlite3_close(h);
+    ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
+    ck_assert_int_eq(results_query_breakdown(q, run, parts, &found, &err), DT_OK);
+    ck_assert_int_eq(found, 1);
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        ck_assert_double_eq(parts[k], given[k]);
+    results_query_close(q);
+    char line[512];
+    results_breakdown_line(given, "step", line, sizeof line);
+    ck_assert_str_eq(line, "step 5.625 s = recompute 0.125 s (2.2%) + optimizer 0.25 s (4.4%) + "
+                           "tensor 0.375 s (6.7%) + context 0.5 s (8.9%) + expert 0.625 s (11.1%) "
+                           "+ pipeline 0.75 s (13.3%) + data 0.875 s (15.6%) + bubble 1 s (17.8%) "
+                           "+ wait 1.125 s (20.0%)");
+    h = raw_open();
+    raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown", 0), 0);
     sqlite3_close(h);
 }
 END_TEST
@@ -807,7 +861,7 @@ START_TEST(version_6_file_takes_perplexity)
     ck_assert_int_eq(results_eval_add(db, run, 1.0, 10, 640, 1e6, 0.5, 0.75, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 EVALS_V6 "PRAGMA user_version = 6");
+    raw_exec(h, "DROP TABLE breakdown; " HOSTS_V7 EVALS_V6 "PRAGMA user_version = 6");
     sqlite3_close(h);
     db = open_ok();
     const double loss = 1.75; /* nats: a perplexity of e^1.75 = 5.7546... */
@@ -837,7 +891,7 @@ START_TEST(version_6_file_takes_perplexity)
 }
 END_TEST
 
-/* The workers and memory rows' weight (version 8): show's role totals count and sum each row
+/* The workers and memory rows' weight (version 8; the file at version 9): show's role totals count and sum each row
  * for the hosts it stands for, against the sums written out here; a version-7 file (no
  * weight) reads as it is, a host a row, and when opened takes the column, 1 in its rows,
  * and rows that stand for many; a weight below 1 is refused. */
@@ -862,7 +916,7 @@ START_TEST(host_rows_weighted_and_version_7_read)
                      DT_ERR_INPUT);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "PRAGMA user_version = 7");
+    raw_exec(h, "DROP TABLE breakdown; " HOSTS_V7 "PRAGMA user_version = 7");
     sqlite3_close(h);
 
     results_query_t *q = NULL;
@@ -1200,6 +1254,7 @@ int main(void)
     tcase_add_test(tc, version_1_file_upgraded);
     tcase_add_test(tc, version_6_file_takes_perplexity);
     tcase_add_test(tc, host_rows_weighted_and_version_7_read);
+    tcase_add_test(tc, version_7_file_takes_a_breakdown);
     tcase_add_test(tc, version_5_file_takes_energy);
     tcase_add_test(tc, version_4_file_takes_messages);
     tcase_add_test(tc, version_3_file_takes_stalled);

@@ -14,6 +14,9 @@
  *     exactly as the alpha-beta timeline says;
  *   - the interleaved pipeline schedule idles (S-1)/(V M+S-1) of a step of equal chunks,
  *     trains single's weights, and with one chunk a stage is 1f1b;
+ *   - the breakdown of a step sums to the step on every strategy, and its parts match the
+ *     FLOPs over the rate, the alpha-beta ring, the buckets' timeline and the interleaved
+ *     pipeline's bubble (S-1)/(V M+S-1) and recomputation;
  *   - secure aggregation leaves the weights, moves the bytes its four steps add up to
  *     (the paper's published expansion for the per-client count), charges the documented
  *     cryptography, and fails exactly the rounds where its clients' dropouts leave a step
@@ -73,6 +76,10 @@ typedef struct outcome {
     double host_joules;
     double msg_flight_s; /* the messages' seconds on the wire, summed */
     long msgs_recv;
+    long steps;                       /* global steps (rounds), as the summary counts them */
+    double parts[RESULTS_PART_COUNT]; /* the breakdown of a step (sim_breakdown_of) */
+    double part_over;                 /* the most a worker's counted intervals passed the end
+                                         by (0: none did; they must never) */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -172,6 +179,14 @@ static void child(int fd, const char *const *sets, int n_sets)
     results_energy_t energy;
     sim_run_energy(&run, &energy);
     o.host_joules = energy.host_joules;
+    o.steps = sim_run_steps(&run);
+    sim_breakdown_of(&run, o.end_time, o.steps, o.parts);
+    for (int i = 0; i < run.n_workers; i++) {
+        double counted = 0;
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            counted += run.workers[i].part[k];
+        o.part_over = fmax(o.part_over, counted - o.end_time);
+    }
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     snprintf(o.summary, sizeof o.summary, "%s", run.note); /* the strategy's summary */
@@ -4956,6 +4971,223 @@ START_TEST(sync_ps_dead_worker_costs_the_timeout)
 }
 END_TEST
 
+/* ---- the breakdown of a step ------------------------------------------------------------ */
+
+/* o's breakdown: every part >= 0, the parts sum to its step (end / steps) within 1e-12 of
+ * it, no worker's counted intervals past the end (the parts come from intervals, not from a
+ * rescaling), and part `must` (-1: none) above 0. */
+static void check_breakdown(const char *what, const outcome_t *o, int must)
+{
+    ck_assert_msg(o->steps > 0, "%s: no steps", what);
+    double step = o->end_time / (double)o->steps, sum = 0;
+    for (int k = 0; k < RESULTS_PART_COUNT; k++) {
+        ck_assert_msg(o->parts[k] >= 0, "%s: %s %g s", what, results_part_names[k], o->parts[k]);
+        sum += o->parts[k];
+    }
+    ck_assert_msg(fabs(sum - step) <= 1e-12 * step, "%s: parts sum to %.15g s, step %.15g s",
+                  what, sum, step);
+    ck_assert_msg(o->part_over <= 1e-12 * o->end_time,
+                  "%s: a worker's intervals pass the end by %g s", what, o->part_over);
+    if (must >= 0)
+        ck_assert_msg(o->parts[must] > 0, "%s: no %s", what, results_part_names[must]);
+}
+
+/* Every strategy (the registry's count is checked, as a new strategy must join), federated
+ * ones by the round, and the pipeline's variants (interleaved, replicas with and without
+ * gradient buckets, ZeRO, tensor groups, context groups, experts, recomputation): the parts
+ * of a step sum to the step and the part that the strategy's communication is shows. */
+START_TEST(breakdown_sums_to_step_every_strategy)
+{
+    static const struct {
+        const char *sets[4];
+        int must; /* a part that must be above 0 */
+    } kinds[] = {
+        {{"strategy.kind=single", "cluster.workers=1"}, RESULTS_PART_COMPUTE},
+        {{"strategy.kind=sync-ps", "cluster.workers=2"}, RESULTS_PART_DATA},
+        {{"strategy.kind=async-ps", "cluster.workers=2"}, RESULTS_PART_DATA},
+        {{"strategy.kind=allreduce", "cluster.workers=2"}, RESULTS_PART_DATA},
+        {{"strategy.kind=local-sgd", "cluster.workers=2", "strategy.local_steps=2"},
+         RESULTS_PART_DATA},
+        {{"strategy.kind=fedavg", "strategy.clients=4", "strategy.rounds=3",
+          "strategy.fraction=0.5"},
+         RESULTS_PART_DATA},
+        {{"strategy.kind=fedbuff", "strategy.clients=4", "strategy.concurrency=2",
+          "strategy.fraction=0.5"},
+         RESULTS_PART_DATA},
+        {{"strategy.kind=hierfl", "strategy.clients=8", "strategy.rounds=3",
+          "strategy.fraction=0.5"},
+         RESULTS_PART_DATA},
+        {{"strategy.kind=pipeline", "strategy.stages=2"}, RESULTS_PART_BUBBLE},
+        {{"strategy.kind=tensor", "cluster.workers=2"}, RESULTS_PART_TENSOR},
+        {{"strategy.kind=zero", "cluster.workers=2"}, RESULTS_PART_DATA},
+    };
+    size_t n = sizeof kinds / sizeof *kinds, registered = 0;
+    for (const sim_strategy_t *const *st = scenario_strategies(); *st; st++)
+        registered++;
+    ck_assert_uint_eq(registered, n); /* a new strategy joins this list */
+    for (size_t i = 0; i < n; i++) {
+        int m = 0;
+        while (m < 4 && kinds[i].sets[m])
+            m++;
+        outcome_t o = simulate(kinds[i].sets, m, NULL);
+        check_breakdown(kinds[i].sets[0], &o, kinds[i].must);
+        ck_assert_msg(o.parts[RESULTS_PART_COMPUTE] > 0, "%s: no compute", kinds[i].sets[0]);
+    }
+    /* SCAFFOLD's control variates are the optimizer's */
+    const char *scaffold[] = {"strategy.kind=fedavg", "strategy.clients=4", "strategy.rounds=3",
+                              "strategy.fraction=0.5", "strategy.scaffold=yes",
+                              "model.momentum=0"};
+    outcome_t sc = simulate(scaffold, 6, NULL);
+    check_breakdown("scaffold", &sc, RESULTS_PART_OPTIMIZER);
+    /* a hybrid pipeline: replicas' collectives, behind the backward passes with buckets */
+    const char *hybrid[] = {"strategy.kind=pipeline", "strategy.stages=2", "cluster.workers=4",
+                            "strategy.data_parallel=2", "strategy.micro_batches=4",
+                            "model.batch=16", "strategy.bucket_mb=0"};
+    outcome_t h = simulate(hybrid, 7, NULL);
+    check_breakdown("pipeline x 2 replicas", &h, RESULTS_PART_DATA);
+    ck_assert(h.parts[RESULTS_PART_BUBBLE] > 0 && h.parts[RESULTS_PART_PIPELINE] > 0);
+    hybrid[6] = "strategy.bucket_mb=1";
+    h = simulate(hybrid, 7, NULL);
+    check_breakdown("pipeline x 2 replicas, buckets", &h, RESULTS_PART_BUBBLE);
+    hybrid[6] = "strategy.shard_optimizer=yes";
+    h = simulate(hybrid, 7, NULL);
+    check_breakdown("pipeline x 2 replicas, ZeRO-1", &h, RESULTS_PART_DATA);
+    /* timing-only profiles: tensor groups, interleaved; context groups; experts */
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
+    const char *tp[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.tensor=2",
+                        "cluster.workers=4", "strategy.micro_batches=4", "model.batch=8",
+                        arch, "run.steps=2", "strategy.pipeline_schedule=interleaved",
+                        "strategy.virtual_stages=2", "model.recompute=full"};
+    outcome_t t = simulate(tp, 11, NULL);
+    check_breakdown("pipeline x tensor, interleaved", &t, RESULTS_PART_TENSOR);
+    ck_assert(t.parts[RESULTS_PART_RECOMPUTE] > 0 && t.parts[RESULTS_PART_BUBBLE] > 0);
+    unlink(path);
+    context_profile(path, sizeof path, arch, sizeof arch);
+    const char *cp[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.micro_batches=4",
+                        "model.batch=8", arch, "run.steps=2", "strategy.context=2",
+                        "cluster.workers=4", "model.recompute=none"};
+    outcome_t c = simulate(cp, 9, NULL);
+    check_breakdown("pipeline x context", &c, RESULTS_PART_CONTEXT);
+    unlink(path);
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 4200\nforward_flops = 3e6\n"
+                 "[backward]\ntop = 100 2e6\nmoe = 4000 2e6\nbottom = 100 2e6\n"
+                 "[forward]\nbottom = 1e6 10\nmoe = 1e6 10\ntop = 1e6 10\n"
+                 "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
+    const char *ep[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
+                        "model.batch=4", arch, "run.steps=2", "cluster.workers=4",
+                        "strategy.data_parallel=4", "strategy.expert=4"};
+    outcome_t e = simulate(ep, 9, NULL);
+    check_breakdown("experts", &e, RESULTS_PART_EXPERT);
+    /* in tensor groups (of a column layer: no all-reduce): the all-to-alls inside a tensor
+     * pass are still the experts' */
+    const char *tep[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
+                         "model.batch=4", arch, "run.steps=2", "cluster.workers=4",
+                         "strategy.data_parallel=2", "strategy.expert=2", "strategy.tensor=2",
+                         "strategy.tensor_comm=messages"};
+    e = simulate(tep, 11, NULL);
+    check_breakdown("experts x tensor", &e, RESULTS_PART_EXPERT);
+    unlink(path);
+}
+END_TEST
+
+/* Each part against a figure worked out apart from the run:
+ *   - single, flops model: compute is the step's FLOPs over the device's speed (forward and
+ *     backward of the batch of 8), and nothing waits;
+ *   - a ring all-reduce of p workers whose compute takes no time: the data part is the
+ *     alpha-beta time 2 (p-1) a + 2 (p-1)/p n / B, within 1% (as the engine's own test);
+ *   - gradient buckets (the two-layer profile): the all-reduce of the top layer that runs
+ *     behind the bottom layer's backward pass is not in the step's data part, which is the
+ *     step less its compute, F + 2 f, to the digit;
+ *   - the interleaved pipeline of equal chunks and free messages: the bubble is
+ *     (S-1)/(V M+S-1) of the step and the compute V M f a stage; under full recomputation
+ *     the recompute part is the forward passes again, a third of f, V M f / 3. */
+START_TEST(breakdown_matches_independent_figures)
+{
+    const char *single[] = {"strategy.kind=single", "cluster.device_flops=1Gf"};
+    outcome_t o = simulate(single, 2, NULL);
+    check_breakdown("single", &o, RESULTS_PART_COMPUTE);
+    double want = o.step_flops * 8 / 1e9;
+    ck_assert_msg(fabs(o.parts[RESULTS_PART_COMPUTE] - want) <= 1e-9 * want,
+                  "single: compute %.12g s, FLOPs / rate %.12g s", o.parts[RESULTS_PART_COMPUTE],
+                  want);
+    ck_assert_msg(o.parts[RESULTS_PART_WAIT] <= 1e-9 * want, "single: waits %g s",
+                  o.parts[RESULTS_PART_WAIT]);
+
+    static const int ps[] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        int p = ps[i];
+        char w[64];
+        snprintf(w, sizeof w, "cluster.workers=%d", p);
+        const char *sets[] = {"strategy.kind=allreduce", "strategy.algorithm=ring", w,
+                              "model.hidden=2048", "run.steps=3", "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us", "cluster.device_flops=1000000Pf"};
+        o = simulate(sets, 10, NULL);
+        check_breakdown("ring", &o, RESULTS_PART_DATA);
+        double n = (double)o.n_params * sizeof(float);
+        want = 2.0 * (p - 1) * ALPHA + 2.0 * (p - 1) / p * n / BW;
+        expect_close("ring's data part", p, (size_t)n, o.parts[RESULTS_PART_DATA], want);
+    }
+
+    for (int b = 0; b < 2; b++) {
+        const char *sets[] = {"strategy.kind=allreduce",
+                              "model.arch=profile:" DTSIM_SOURCE
+                              "/tests/fixtures/profile-two-layers.ini",
+                              "model.batch=1", "cluster.workers=2", "run.steps=2",
+                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                              "cluster.latency=10us", "cluster.device_flops=1Tf",
+                              "cluster.bandwidth=1Gbps",
+                              b ? "strategy.bucket_mb=1" : "strategy.bucket_mb=0"};
+        o = simulate(sets, 11, NULL);
+        check_breakdown("buckets", &o, RESULTS_PART_DATA);
+        double F = 1e-3, f = 2e-3, layer = ALPHA * 2 + 1e6 / BW;
+        double step = b ? F + f + fmax(layer, f) + layer : F + 2 * f + ALPHA * 2 + 2e6 / BW;
+        ck_assert_msg(fabs(o.parts[RESULTS_PART_COMPUTE] - (F + 2 * f)) <= 1e-9,
+                      "bucket %d: compute %.9g s, want %.9g s", b, o.parts[RESULTS_PART_COMPUTE],
+                      F + 2 * f);
+        ck_assert_msg(fabs(o.parts[RESULTS_PART_DATA] - (step - F - 2 * f)) <= 1e-6 * step,
+                      "bucket %d: data %.9g s, want the step less compute, %.9g s", b,
+                      o.parts[RESULTS_PART_DATA], step - F - 2 * f);
+    }
+
+    char path[256], arch[300];
+    equal_layers_profile(path, sizeof path, arch, sizeof arch);
+    for (int S = 2; S <= 4; S += 2)
+        for (int V = 1; V <= 2; V++)
+            for (int rc = 0; rc < 2; rc++) {
+                int M = 2 * S;
+                char st[64], mb[64], batch[64], vs[64];
+                snprintf(st, sizeof st, "strategy.stages=%d", S);
+                snprintf(mb, sizeof mb, "strategy.micro_batches=%d", M);
+                snprintf(batch, sizeof batch, "model.batch=%d", 2 * M);
+                snprintf(vs, sizeof vs, "strategy.virtual_stages=%d", V);
+                const char *sets[] = {"strategy.kind=pipeline", st, mb, batch, arch,
+                                      "run.steps=3", "cluster.network_model=CM02",
+                                      "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
+                                      "cluster.latency=0", "cluster.device_flops=1Gf",
+                                      "strategy.pipeline_schedule=interleaved", vs,
+                                      rc ? "model.recompute=full" : "model.recompute=none"};
+                o = simulate(sets, 14, NULL);
+                check_breakdown("interleaved", &o, RESULTS_PART_BUBBLE);
+                double f = 24.0 / (S * V) * 3e6 * 2 / 1e9, r = rc ? f / 3 : 0;
+                double step = o.end_time / (double)o.steps;
+                double bubble = (S - 1.0) / (V * M + S - 1.0) * step;
+                ck_assert_msg(fabs(o.parts[RESULTS_PART_BUBBLE] - bubble) <= 1e-6 * step,
+                              "S=%d V=%d M=%d rc %d: bubble %.9g s, (S-1)/(V M+S-1) of the step "
+                              "%.9g s", S, V, M, rc, o.parts[RESULTS_PART_BUBBLE], bubble);
+                ck_assert_msg(fabs(o.parts[RESULTS_PART_COMPUTE] - V * M * f) <= 1e-6 * step,
+                              "S=%d V=%d M=%d rc %d: compute %.9g s, V M f %.9g s", S, V, M, rc,
+                              o.parts[RESULTS_PART_COMPUTE], V * M * f);
+                ck_assert_msg(fabs(o.parts[RESULTS_PART_RECOMPUTE] - V * M * r) <= 1e-6 * step,
+                              "S=%d V=%d M=%d rc %d: recompute %.9g s, V M f/3 %.9g s", S, V, M,
+                              rc, o.parts[RESULTS_PART_RECOMPUTE], V * M * r);
+            }
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     sim_strategies_register();
@@ -5066,6 +5298,12 @@ int main(void)
     tcase_set_timeout(tv, 300);
     tcase_add_test(tv, divergence_by_loss_stops_every_strategy);
     suite_add_tcase(s, tv);
+    /* the breakdown of a step, every strategy: a case of its own (CK_RUN_CASE=breakdown) */
+    TCase *tb = tcase_create("breakdown");
+    tcase_set_timeout(tb, 300);
+    tcase_add_test(tb, breakdown_sums_to_step_every_strategy);
+    tcase_add_test(tb, breakdown_matches_independent_figures);
+    suite_add_tcase(s, tb);
     /* frontier scale's exact shortcut: a case of its own (CK_RUN_CASE=data_members) */
     TCase *td = tcase_create("data_members");
     tcase_set_timeout(td, 300);

@@ -103,6 +103,8 @@ dt_status fig_cost(fig_t *f, dt_err_t *err);
 /** The bar figures (figure_bars.c): time shares, and time per step with memory. */
 dt_status fig_breakdown(fig_t *f, dt_err_t *err);
 dt_status fig_parallelism(fig_t *f, dt_err_t *err);
+/** A step's parts (the breakdown table), a stacked bar per run (figure_bars.c). */
+dt_status fig_step(fig_t *f, dt_err_t *err);
 /** The colours and key titles of compute, communication and idle (breakdown, timeline). */
 extern const char *const fig_state_colors[RESULTS_STATE_COUNT];
 extern const char *const fig_state_titles[RESULTS_STATE_COUNT];

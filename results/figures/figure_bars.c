@@ -1,5 +1,6 @@
 /* The bar figures, a bar per run named under it: breakdown.png (compute, communication and
- * idle shares) and parallelism.png (time per step or round, memory of the most loaded host).
+ * idle shares), parallelism.png (time per step or round, memory of the most loaded host) and
+ * step.png (a step's parts, the breakdown table).
  * A file of its own beside figures.c, which holds the others and the table. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -338,5 +339,104 @@ done:
     free(shown);
     free(per_round);
     free(mem);
+    return st;
+}
+
+/* --- a step's parts ------------------------------------------------------------------------- */
+
+static const char *const part_colors[RESULTS_PART_COUNT] = {
+    "#4e79a7", "#a0cbe8", "#59a14f", "#f28e2b", "#ffbe7d",
+    "#b07aa1", "#e15759", "#9c755f", "#bab0ac", "#d7d7d7"};
+
+/* A stacked bar per run of its step's parts (seconds per step, ms below a second), the
+ * parts no run has left out of the key. Runs without a stored breakdown (before schema
+ * version 9) are left out, and said so. */
+dt_status fig_step(fig_t *f, dt_err_t *err)
+{
+    const results_runs_t *runs = f->runs;
+    size_t cap = runs->n ? runs->n : 1, n = 0, longest = 0, rounds = 0;
+    size_t *shown = dt_calloc(cap, sizeof *shown);
+    double (*parts)[RESULTS_PART_COUNT] = dt_calloc(cap, sizeof *parts);
+    dt_status st = DT_OK;
+    int used[RESULTS_PART_COUNT] = {0};
+    double tmax = 0;
+    for (size_t i = 0; i < runs->n; i++) {
+        int found = 0;
+        if ((st = results_query_breakdown(f->q, runs->v[i].id, parts[n], &found, err)) != DT_OK)
+            goto done;
+        if (!found)
+            continue;
+        double sum = 0;
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            sum += parts[n][k];
+        if (!(sum > 0) || !isfinite(sum))
+            continue; /* a run without time (or whose clock was lost) has no bar */
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            used[k] |= parts[n][k] > 0;
+        tmax = sum > tmax ? sum : tmax;
+        results_clients_t cl;
+        if ((st = results_query_clients(f->q, runs->v[i].id, &cl, err)) != DT_OK)
+            goto done;
+        rounds += cl.clients > 0;
+        results_clients_free(&cl);
+        shown[n++] = i;
+        size_t l = gp_text_width(f->labels[i]);
+        longest = l > longest ? l : longest;
+    }
+    if (n == 0) {
+        fig_note(f, "none of the selected runs has a breakdown of its step (stored since "
+                    "schema version 9)");
+        goto done;
+    }
+    gp_t *g = &f->body;
+    double unit = tmax >= 1 ? 1 : 1e-3;
+    /* segment k of bar b: [the parts before k, + part k], in the axis' unit */
+    for (int k = 0; k < RESULTS_PART_COUNT; k++) {
+        if (!used[k])
+            continue;
+        gp_block_begin(g, "part%d", k);
+        for (size_t b = 0; b < n; b++) {
+            double lo = 0;
+            for (int j = 0; j < k; j++)
+                lo += parts[b][j] / unit;
+            double hi = lo + parts[b][k] / unit;
+            GP_ROW(g, b, (lo + hi) / 2, b - 0.35, b + 0.35, lo, hi);
+        }
+        gp_block_end(g);
+    }
+    f->title = "A step in its parts";
+    fig_caption_runs(f);
+    fig_caption(f, "the mean device's step; communication: only what it waited on%s",
+                rounds ? (rounds == n ? "; federated runs: a round" : "; federated runs: a round "
+                                                                       "(the others a step)")
+                       : "");
+    fig_panel(f, 0, 0, 1, 1);
+    gp_printf(g, "set ylabel '%s per %s (simulated)'\nset yrange [0:%.10g]\n"
+                 "set xrange [-0.6:%.1f]\nset grid noxtics\nset key outside right top\n",
+              unit == 1 ? "s" : "ms", rounds == n ? "round" : "step", tmax / unit * 1.1,
+              n - 0.4);
+    int angle = bars_angle(f, n, longest, 170);
+    bars_margins(g, angle, longest);
+    bars_tics(g, n);
+    bars_names(f, shown, n, angle);
+    gp_printf(g, "plot ");
+    const char *sep = "";
+    for (int k = 0; k < RESULTS_PART_COUNT; k++) {
+        if (!used[k])
+            continue;
+        gp_printf(g, "%s$part%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
+                     "lc rgb 'white' lc rgb '%s' title '%s'",
+                  sep, k, part_colors[k], results_part_names[k]);
+        sep = ", \\\n     ";
+    }
+    gp_printf(g, "\n");
+    f->drawn = 1;
+    if (n < runs->n)
+        fig_note(f, "leaves out %zu run%s without a breakdown of its step (stored since schema "
+                    "version 9) or a finite one",
+                 runs->n - n, runs->n - n == 1 ? "" : "s");
+done:
+    free(shown);
+    free(parts);
     return st;
 }

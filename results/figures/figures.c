@@ -507,6 +507,12 @@ const figure_t results_figures[RESULTS_FIGURE_COUNT] = {
                              "cluster.price_per_device_hour or device power figures;\n"
                              "past 12 runs the 12 fastest)",
                              fig_cost, 12},
+    [RESULTS_FIGURE_STEP] = {"step",
+                             "a step (a round) in its parts, a stacked bar per run:\n"
+                             "compute, recompute, optimizer, the tensor, context,\n"
+                             "expert, pipeline and data communication waited on, the\n"
+                             "bubble, other waits (past 24 runs the 24 fastest)",
+                             fig_step, 24},
     [RESULTS_FIGURE_PARETO] = {"pareto",
                                "$ per 1000 samples (J per sample without a price) vs\n"
                                "seconds per step, a point per run however many, coloured\n"

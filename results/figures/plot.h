@@ -25,6 +25,7 @@ typedef enum results_figure {
     RESULTS_FIGURE_PARALLELISM,    /* time per step and memory of the most loaded host, per run */
     RESULTS_FIGURE_CLIENTS,        /* federated clients' held-out accuracy, sorted and vs rounds */
     RESULTS_FIGURE_COST,           /* $ and J per sample vs seconds per step, a point per run */
+    RESULTS_FIGURE_STEP,           /* a step's parts (the breakdown table), a stacked bar per run */
     RESULTS_FIGURE_PARETO,         /* cost vs seconds per step, memory as colour, the front
                                       named: readable with hundreds of runs (a plan's) */
     RESULTS_FIGURE_COUNT

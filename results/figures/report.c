@@ -85,6 +85,13 @@ static const caption_t captions[RESULTS_FIGURE_COUNT] = {
          "What each run costs in dollars and joules per sample against its time per step. "
          "Points low and to the left are the cheap, fast runs; past 12 runs only the fastest "
          "are drawn (the Pareto chart shows them all)."},
+    [RESULTS_FIGURE_STEP] =
+        {"A step in its parts",
+         "Each run's step (a round for federated runs) in its parts, the mean device's: "
+         "compute and recomputation, the communication it waited on by kind (tensor, "
+         "context, expert, pipeline, data; what ran behind compute is not there), the "
+         "pipeline's bubble and other waits. The bar's height is the step: see which part "
+         "a faster network, fewer stages or more micro-batches would shrink."},
     [RESULTS_FIGURE_PARETO] =
         {"Pareto chart: cost, step time and memory",
          "Every run as a point: its time per step against its cost per sample, coloured by "

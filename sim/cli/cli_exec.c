@@ -381,6 +381,15 @@ static void print_summary(const sim_run_t *run)
                "peak; flat: %.4g TFLOP/s)\n", run->shape_speed / 1e12,
                100 * run->shape_speed / scenario_device(sc)->value[sc->precision],
                scenario_precision_name(sc->precision), sc->device_flops / 1e12);
+    long steps = sim_run_steps(run);
+    if (steps > 0 && end > 0) { /* the parts of a step: what the breakdown table stores */
+        double parts[RESULTS_PART_COUNT];
+        char line[512];
+        sim_breakdown_of(run, end, steps, parts);
+        results_breakdown_line(parts, sc->strategy->steps_done ? "round" : "step", line,
+                           sizeof line);
+        printf("breakdown: %s\n", line);
+    }
     print_energy(run);
     if (run->db)
         printf("stored as run %lld in %s\n", (long long)run->run_id, sc->db);

@@ -82,7 +82,8 @@ static void show_energy(const results_energy_view_t *en)
 }
 
 static void show_summary(const results_run_view_t *v, const results_run_detail_t *d,
-                         const results_energy_view_t *en)
+                         const results_energy_view_t *en, const double *parts, int has_parts,
+                         int rounds)
 {
     if (!v->has_summary) {
         printf("\n" LABEL "none (the run did not end)\n", "summary");
@@ -102,6 +103,14 @@ static void show_summary(const results_run_view_t *v, const results_run_detail_t
     printf("  " LABEL "%ld\n", "steps", v->steps);
     printf("  " LABEL "compute %.1f%%, communication %.1f%%, idle %.1f%%\n", "time shares",
            100 * v->compute_share, 100 * v->comm_share, 100 * v->idle_share);
+    if (has_parts) {
+        char line[512];
+        results_breakdown_line(parts, rounds ? "round" : "step", line, sizeof line);
+        printf("  " LABEL "%s\n", "breakdown", line);
+    } else {
+        printf("  " LABEL "no breakdown stored (a run stored before schema version 8)\n",
+               "breakdown");
+    }
     if (!isnan(v->throughput))
         printf("  " LABEL "%.4g samples per simulated second\n", "throughput", v->throughput);
     if (!isnan(v->scaling_efficiency))
@@ -240,7 +249,8 @@ static int show(const char *db, int64_t id, int config)
     results_clients_t c = {0};
     results_memory_t mem;
     results_energy_view_t en;
-    int has_mem = 0;
+    double parts[RESULTS_PART_COUNT];
+    int has_mem = 0, has_parts = 0;
     dt_status st = results_query_open_current(&q, db, &err);
     if (!st)
         st = results_query_run(q, id, &v, &err);
@@ -249,14 +259,15 @@ static int show(const char *db, int64_t id, int config)
     if (!st && !config) {
         if (!(st = results_query_evals(q, id, &e, &err)) &&
             !(st = results_query_memory(q, id, &mem, &has_mem, &err)) &&
-            !(st = results_query_energy(q, id, &en, &err)))
+            !(st = results_query_energy(q, id, &en, &err)) &&
+            !(st = results_query_breakdown(q, id, parts, &has_parts, &err)))
             st = results_query_clients(q, id, &c, &err);
     }
     if (!st && config) {
         fputs(d.config ? d.config : "", stdout);
     } else if (!st) {
         show_head(&v, &d);
-        show_summary(&v, &d, &en);
+        show_summary(&v, &d, &en, parts, has_parts, c.clients > 0);
         show_rows(&e, &d, &mem, has_mem, &c);
         show_params(&d);
     }
@@ -289,9 +300,9 @@ static const cli_option show_options[] = {
 const cli_spec cli_show_spec = {
     .usage = "RUN [--db PATH] [--config]",
     .about = "Prints run RUN (an id from dtsim runs) of a results database [" DEFAULT_DB "]\n"
-             "whole: its status, sweep, seed, times and versions, its summary, its\n"
-             "evaluations, hosts, memory, faults, links, clients, privacy and staleness\n"
-             "rows, and every resolved parameter.\n",
+             "whole: its status, sweep, seed, times and versions, its summary with the\n"
+             "breakdown of a step, its evaluations, hosts, memory, faults, links,\n"
+             "clients, privacy and staleness rows, and every resolved parameter.\n",
     .options = show_options,
 };
 

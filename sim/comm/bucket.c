@@ -268,7 +268,10 @@ void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
     sim_buckets_t *b = buckets_of(run);
     int i = node->rank;
     if (!b->time) {
+        /* the stream's collectives the worker waits on: exposed data communication */
+        double t0 = sim_now();
         sim_sem_acquire(b->done[i]);
+        sim_breakdown_interval(node, SIM_STATE_COMM, t0, sim_now());
         return;
     }
     double until = b->each ? b->end[i][b->awaited[i]++ % b->list[i]->n] : b->busy[i];

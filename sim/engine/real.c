@@ -319,6 +319,7 @@ typedef struct blob_node {
     int32_t server, rank, finished, pad;
     int64_t steps;
     double compute_s, comm_s, idle_s, bytes_sent, bytes_recv, end_time;
+    double part[RESULTS_PART_COUNT]; /* its breakdown (breakdown.h) */
 } blob_node_t;
 
 static void put(char **p, const void *src, size_t n)
@@ -351,7 +352,9 @@ static char *pack(sim_run_t *run, double end, size_t *len)
             if (!sim_real_local(n->host))
                 continue;
             blob_node_t b = {l == 1, n->rank, n->finished, 0, n->steps, n->compute_s,
-                             n->comm_s, n->idle_s, n->bytes_sent, n->bytes_recv, n->end_time};
+                             n->comm_s, n->idle_s, n->bytes_sent, n->bytes_recv, n->end_time,
+                             {0}};
+            memcpy(b.part, n->part, sizeof b.part);
             put(&p, &b, sizeof b);
         }
     put(&p, r->evals, sizeof(real_eval_t) * r->n_evals);
@@ -403,6 +406,7 @@ static void merge(sim_run_t *run, void **blobs, int size)
             n->bytes_sent = b->bytes_sent;
             n->bytes_recv = b->bytes_recv;
             n->end_time = b->end_time;
+            memcpy(n->part, b->part, sizeof n->part);
         }
         p += sizeof(blob_node_t) * (size_t)h->nodes;
         const real_eval_t *ev = (const real_eval_t *)p;

@@ -209,6 +209,7 @@ void sim_record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state, do
                          double end)
 {
     int n = twins_of(run, node); /* the same interval on each worker it stands for */
+    sim_breakdown_interval(node, state, start, end);
     record_interval(run, node, state, start, end);
     for (int k = 1; k <= n; k++)
         record_interval(run, node + k, state, start, end);

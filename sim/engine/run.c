@@ -403,6 +403,7 @@ void sim_actor_main(int argc, char **argv)
     (void)argc;
     (void)argv;
     sim_node_t *node = sim_self_data();
+    sim_breakdown_start(node);
     node->entry(node);
     node->end_time = sim_now();
     if (!node->finished) {
@@ -993,6 +994,8 @@ static long global_steps(const sim_run_t *run)
                                          : run->workers[0].steps;
 }
 
+long sim_run_steps(const sim_run_t *run) { return global_steps(run); }
+
 void sim_run_energy(const sim_run_t *run, results_energy_t *e)
 {
     const scenario_t *sc = run->sc;
@@ -1091,6 +1094,10 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
     results_energy_t energy;
     sim_run_energy(run, &energy);
     if (results_energy_add(db, run->run_id, &energy, err))
+        return DT_ERR_RUN;
+    double parts[RESULTS_PART_COUNT];
+    sim_breakdown_of(run, end, steps, parts);
+    if (steps > 0 && end > 0 && results_breakdown_add(db, run->run_id, parts, err))
         return DT_ERR_RUN;
     if (results_tx_commit(db, err))
         return DT_ERR_RUN;

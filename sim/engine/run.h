@@ -24,6 +24,7 @@
 #include "model_profile.h"
 #include "partition.h"
 #include "platform.h"
+#include "breakdown.h"
 #include "record.h"
 #include "rng.h"
 #include "scenario.h"
@@ -117,6 +118,11 @@ typedef struct sim_node {
                                          copied in (n_parts of them) */
     int n_parts, cap_parts;
     size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
+    double part[RESULTS_PART_COUNT];  /* seconds its own activity spent in each part of a
+                                         step (breakdown.h) */
+    double part_at;                   /* the end of the latest interval counted there */
+    const void *actor;                /* its own activity (sim_self_id), NULL: not started */
+    int part_comm, part_work;         /* the parts its communication and compute go to */
     void *state;                      /* strategy-specific, kept across restarts; with the
                                          node, state_free (if set) frees what it holds, then
                                          free(state) */
@@ -508,6 +514,8 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
  * SimGrid's host energy plugin (NAN without device power figures or on a platform file),
  * link joules as ports x cluster.link_power x the end time, dollars NAN without a price. */
 void sim_run_energy(const sim_run_t *run, results_energy_t *e);
+/* The run's global steps (rounds for the federated strategies), as its summary counts them. */
+long sim_run_steps(const sim_run_t *run);
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);

@@ -35,6 +35,7 @@ void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **ar
     T->start(name, host, fn, data, daemon);
 }
 void *sim_self_data(void) { return T->self_data(); }
+const void *sim_self_id(void) { return T->self_id(); }
 void sim_execute(double flops) { T->execute(flops); }
 sim_sem_t sim_sem_new(int value) { return T->sem_new(value); }
 void sim_sem_acquire(sim_sem_t s) { T->sem_acquire(s); }

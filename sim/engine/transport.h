@@ -92,6 +92,8 @@ void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **ar
                void *data, int daemon);
 /** The calling activity's data. */
 void *sim_self_data(void);
+/** The calling activity itself: tells two activities with the same data apart. */
+const void *sim_self_id(void);
 /** Computes `flops` on the caller's host at its speed (charges the time it takes). */
 void sim_execute(double flops);
 /** A host's speed, FLOP/s; its name. */

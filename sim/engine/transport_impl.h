@@ -25,6 +25,7 @@ typedef struct sim_transport_ops {
     void (*start)(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
                   void *data, int daemon);
     void *(*self_data)(void);
+    const void *(*self_id)(void);
     void (*execute)(double flops);
     sim_sem_t (*sem_new)(int value);
     void (*sem_acquire)(sim_sem_t s);

@@ -598,6 +598,7 @@ static void mpi_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
 }
 
 static void *mpi_self_data(void) { return R.current ? R.current->data : NULL; }
+static const void *mpi_self_id(void) { return R.current; }
 static void mpi_execute(double flops) { (void)flops; } /* the real compute took its time */
 
 static sim_sem_t mpi_sem_new(int value)
@@ -647,6 +648,7 @@ static const sim_transport_ops_t ops = {
     .test = mpi_test,
     .start = mpi_start,
     .self_data = mpi_self_data,
+    .self_id = mpi_self_id,
     .execute = mpi_execute,
     .sem_new = mpi_sem_new,
     .sem_acquire = mpi_sem_acquire,

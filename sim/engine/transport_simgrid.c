@@ -124,6 +124,7 @@ static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
 }
 
 static void *sgt_self_data(void) { return sg_actor_self_get_data(); }
+static const void *sgt_self_id(void) { return sg_actor_self(); }
 static void sgt_execute(double flops)
 {
     halt_check();
@@ -159,6 +160,7 @@ const sim_transport_ops_t sim_transport_simgrid = {
     .test = sgt_test,
     .start = sgt_start,
     .self_data = sgt_self_data,
+    .self_id = sgt_self_id,
     .execute = sgt_execute,
     .sem_new = sgt_sem_new,
     .sem_acquire = sgt_sem_acquire,

@@ -59,7 +59,9 @@ static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, i
     run->be->scale(n, steps > 0 && lr > 0 ? 1.0f / ((float)steps * lr) : 0.0f, dc);
     run->be->axpy(n, -1.0f, st->c, dc);
     run->be->axpy(n, 1.0f, dc, st->ci[c]);
+    int was = sim_breakdown_work(node, RESULTS_PART_OPTIMIZER);
     sim_charge(run, node, (double)n * (2.0 * (double)steps + 7.0), 0.0);
+    sim_breakdown_work(node, was);
 }
 
 static void client_host_free(sim_node_t *node)
@@ -149,8 +151,11 @@ void fedavg_client_host(sim_node_t *node)
             if (dc)
                 scaffold_end(run, node, st, c, steps, round, task->data,
                              own, dc);
-            else if (st->scaffold) /* timing only: the same FLOPs */
+            else if (st->scaffold) { /* timing only: the same FLOPs */
+                int was = sim_breakdown_work(node, RESULTS_PART_OPTIMIZER);
                 sim_charge(run, node, (double)run->n_params * (2.0 * (double)steps + 7.0), 0.0);
+                sim_breakdown_work(node, was);
+            }
             w = own;
         }
         node->slow = 1.0;

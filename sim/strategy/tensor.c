@@ -360,6 +360,7 @@ static void worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     tp_worker_t *t = tp_make(run, node);
+    sim_breakdown_comm(node, RESULTS_PART_TENSOR); /* every collective is the group's */
     float *w = run->workers[0].params, *v = run->workers[0].velocity;
     float *v2 = run->workers[0].moment2;
     long step;

@@ -628,6 +628,7 @@ void sim_tensor_gpt_worker(sim_node_t *node)
 {
     sim_run_t *run = sim_current;
     tg_worker_t *t = tg_make(run, node);
+    sim_breakdown_comm(node, RESULTS_PART_TENSOR); /* every collective is the group's */
     long step;
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
         sim_batch_global(run, step, 0, t->B, t->idx);

@@ -60,6 +60,7 @@ static const struct option plan_longs[] = {
     {"no-prune", no_argument, 0, 'X'},
     {"no-run", no_argument, 0, 'N'},
     {"verbose", no_argument, 0, 'v'},
+    {"breakdown", no_argument, 0, 'K'},
     {"time-limit", required_argument, 0, 'T'},
     {"resume", no_argument, 0, 'R'},
     {"tokens", required_argument, 0, 'o'},
@@ -101,7 +102,7 @@ static int at_of(int code)
 /* The options --show takes (and help and getopt's errors): the others make a plan. */
 static int show_takes(int code)
 {
-    return code == 'd' || code == 't' || code == 'o' || code == 'W' || code == 'w' ||
+    return code == 'd' || code == 't' || code == 'o' || code == 'W' || code == 'w' || code == 'K' ||
            code == 'M' || code == 'B' || code == 'r' || code == 'h' || code == ':' || code == '?';
 }
 
@@ -225,6 +226,9 @@ static int opt_text(plan_opts_t *opts, int code)
         return 0;
     case 'v':
         opts->verbose = 1;
+        return 0;
+    case 'K':
+        opts->breakdown = 1;
         return 0;
     case 'X':
         opts->no_prune = 1;

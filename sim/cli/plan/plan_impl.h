@@ -117,6 +117,7 @@ typedef struct plan_opts {
     long devices, per_server, global_batch, heads, steps, top, max_runs;
     int jobs, no_run, resume, show, no_prune;
     int verbose; /* --verbose: every layout's fit listed, as --no-run lists it */
+    int breakdown; /* --breakdown: each ranked layout's step in its parts after the ranking */
     double time_limit; /* wall seconds from the start; 0: none */
     double tokens;     /* --tokens: tokens to train; 0: none */
     const char *time_limit_text, *tokens_text;
@@ -184,6 +185,8 @@ typedef struct plan_layout {
     int64_t run;      /* its run in the database; 0: none */
     long index;       /* its index in the plan's sweep (the ranking's tie-break) */
     double step_s, samples_s, mem_bytes, joules, dollars_per_sample;
+    double parts[RESULTS_PART_COUNT]; /* its step's breakdown, seconds (has_parts) */
+    int has_parts;                    /* 0: none stored (a run before schema version 8) */
 } plan_layout_t;
 
 /* ---- options.c ---- */

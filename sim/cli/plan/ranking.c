@@ -110,6 +110,33 @@ void plan_row_tail(const cli_plan_row_t *row, double tokens)
     printf("\n");
 }
 
+/* --breakdown: the ranked rows' steps in their parts (rows sorted, the first top that ran),
+ * seconds each; they sum to s/step (the breakdown table, results/schema.sql). */
+static void ranking_breakdown(const plan_layout_t *rows, long n, long top)
+{
+    char name[64], cell[32];
+    printf("\nbreakdown of each ranked layout's step (simulated seconds, the mean device's; "
+           "communication where it waited on it, not what ran behind compute):\n");
+    printf("%-4s %-40s %12s", "rank", "layout", "s/step");
+    for (int k = 0; k < RESULTS_PART_COUNT; k++)
+        printf(" %10s", results_part_names[k]);
+    printf("\n");
+    for (long i = 0, shown = 0; i < n && shown < top; i++) {
+        const plan_layout_t *layout = &rows[i];
+        if (!layout->run)
+            continue;
+        plan_layout_name(layout, name, sizeof name);
+        printf("%-4ld %-40s %12.6g", ++shown, name, layout->step_s);
+        if (!layout->has_parts) {
+            printf(" no breakdown stored\n");
+            continue;
+        }
+        for (int k = 0; k < RESULTS_PART_COUNT; k++)
+            printf(" %10s", plan_cell(cell, sizeof cell, "%.4g", layout->parts[k]));
+        printf("\n");
+    }
+}
+
 /* What was not simulated: pruned, past --max-runs, or not yet (the PARTIAL line, with how
  * to go on from db). */
 static void ranking_skipped(const plan_info_t *in, long finished, const plan_opts_t *opts)
@@ -203,6 +230,8 @@ void plan_ranking_print(const plan_info_t *in, plan_layout_t *rows, long finishe
             *best = row;
         ranking_row(++shown, &row, tokens);
     }
+    if (opts->breakdown)
+        ranking_breakdown(rows, in->runs, top);
     ranking_skipped(in, finished, opts);
     ranking_notes(in, tokens, goodput);
 }

@@ -179,6 +179,8 @@ static dt_status rank_row_read(results_query_t *query, sqlite3_stmt *st,
                                  (isnan(mem.activations) ? 0 : mem.activations)
                            : NAN;
     if (status == DT_OK)
+        status = results_query_breakdown(query, view->id, row->parts, &row->has_parts, err);
+    if (status == DT_OK)
         status = results_query_energy(query, view->id, &en, err);
     if (status == DT_OK) {
         double link = isnan(en.link_joules) ? 0 : en.link_joules;

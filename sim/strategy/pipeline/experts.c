@@ -247,10 +247,13 @@ sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_p
         alltoall_closed(plan, l, b, plan->ep_dispatch_bytes, &t_d, &sent_d);
         alltoall_closed(plan, l, b, run->value_bytes, &t_c, &sent_c);
         double t = count / 2 * (t_d + t_c), sent = count / 2 * (sent_d + sent_c);
-        if (seconds)
+        if (seconds) { /* waited with the tensor group's (tensor.c): counted as tensor */
             *seconds += t;
-        else
+        } else {
+            int was = sim_breakdown_comm(node, RESULTS_PART_EXPERT);
             sim_comm_wait(run, node, t);
+            sim_breakdown_comm(node, was);
+        }
         node->bytes_sent += sent;
         node->bytes_recv += sent;
         run->bytes_total += sent;
@@ -258,12 +261,12 @@ sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_p
     }
     size_t per = (size_t)ceil(l->a2a * b / E);
     const sim_group_t *g = &plan->ep[(d / E * S + s) * T + r];
-    for (int k = 0; k < count; k++) {
-        sim_status_t st = sim_alltoall(run, g, d % E, buf, buf, per);
-        if (st != SIM_OK)
-            return st;
-    }
-    return SIM_OK;
+    int was = sim_breakdown_comm(node, RESULTS_PART_EXPERT);
+    sim_status_t st = SIM_OK;
+    for (int k = 0; k < count && st == SIM_OK; k++)
+        st = sim_alltoall(run, g, d % E, buf, buf, per);
+    sim_breakdown_comm(node, was);
+    return st;
 }
 
 sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,

@@ -5,6 +5,8 @@
 #include "pipeline_impl.h"
 #include "platform.h"
 
+#include <string.h>
+
 /* tensor_members = one: member 0's tensor all-reduce of `bytes` is every member's */
 void pipe_count_tp_bytes(sim_node_t *node, double bytes)
 {
@@ -38,6 +40,7 @@ static void stand_in(sim_node_t *worker, const sim_node_t *from)
     worker->compute_s = from->compute_s;
     worker->comm_s = from->comm_s;
     worker->idle_s = from->idle_s;
+    memcpy(worker->part, from->part, sizeof worker->part);
     worker->bytes_sent = from->bytes_sent;
     worker->bytes_recv = from->bytes_recv;
     worker->steps = from->steps;

@@ -254,14 +254,17 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
 static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size_t n)
 {
     sim_msg_t *in = NULL;
-    if (sim_recv(x->run, x->node, forward ? x->act_in : x->grad_in, &in) != SIM_OK)
+    sim_breakdown_comm(x->node, RESULTS_PART_PIPELINE); /* waiting for it: the bubble */
+    sim_status_t got = sim_recv(x->run, x->node, forward ? x->act_in : x->grad_in, &in);
+    if (got == SIM_OK && !(forward && in->flag == PIPE_STOP)) {
+        DT_ASSERT(in->flag == msg_tag(x->plan, micro, chunk) && in->step == x->step &&
+                  in->n == n);
+        got = finish_acked(x->run, x->node, x->st, forward);
+    }
+    sim_breakdown_comm(x->node, RESULTS_PART_DATA);
+    if (got != SIM_OK)
         return stage_failed(x);
-    if (forward && in->flag == PIPE_STOP)
-        return STAGE_STOPPED;
-    DT_ASSERT(in->flag == msg_tag(x->plan, micro, chunk) && in->step == x->step && in->n == n);
-    if (finish_acked(x->run, x->node, x->st, forward) != SIM_OK)
-        return stage_failed(x);
-    return STAGE_ON;
+    return forward && in->flag == PIPE_STOP ? STAGE_STOPPED : STAGE_ON;
 }
 
 /* Posts a message of n floats at data to box, for micro-batch `micro` of model chunk
@@ -277,6 +280,15 @@ static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t 
     st->order[dir][st->n_dir[dir]++] = slot;
 }
 
+/* The part of the step a pass's communication is (breakdown.h): its tensor group's, its
+ * experts' all-to-alls, or (set back after the pass) the replicas'. */
+static void pass_part(stage_ctx_t *x)
+{
+    sim_breakdown_comm(x->node, x->tp ? RESULTS_PART_TENSOR
+                                : x->plan->E > 1 ? RESULTS_PART_EXPERT
+                                                 : RESULTS_PART_DATA);
+}
+
 /* Op k's forward pass of model chunk `chunk`: its FLOPs (those measured take their wall time
  * since `start`, plus `wall` before it), by tensor group, through the experts or alone. */
 static int forward_compute(stage_ctx_t *x, int k, int chunk, double wall, double start)
@@ -284,6 +296,7 @@ static int forward_compute(stage_ctx_t *x, int k, int chunk, double wall, double
     sim_run_t *run = x->run;
     pipe_plan_t *plan = x->plan;
     int lo = plan->first[chunk], hi = plan->first[chunk + 1];
+    pass_part(x);
     if (x->tp) {
         if (pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 1, x->weights,
                          NULL) != SIM_OK)
@@ -298,7 +311,9 @@ static int forward_compute(stage_ctx_t *x, int k, int chunk, double wall, double
         sim_charge(run, x->node, plan->fwd[chunk] * x->samples,
                    wall + dt_wall_seconds() - start);
     }
+    sim_breakdown_comm(x->node, RESULTS_PART_CONTEXT);
     pipe_context_exchange(run, x->node, plan, chunk, 1);
+    sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     return STAGE_ON;
 }
 
@@ -336,8 +351,10 @@ static int stage_forward(stage_ctx_t *x, int k)
         double loss = 0;
         if (chunk == 0)
             sim_charge(run, x->node, 0, wall);
+        sim_breakdown_comm(x->node, RESULTS_PART_TENSOR);
         if (sim_tgpt_forward(run, x->node, tg, x->tp, x->weights, lo, hi, &loss))
             return stage_failed(x);
+        sim_breakdown_comm(x->node, RESULTS_PART_DATA);
         x->loss += loss / run->model.gpt.T; /* as trainer_model_loss: per window */
     } else {
         if (x->real)
@@ -366,6 +383,7 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
     sim_run_t *run = x->run;
     pipe_plan_t *plan = x->plan;
     int lo = plan->first[chunk], hi = plan->first[chunk + 1];
+    pass_part(x);
     if (x->tp) {
         if ((plan->rerun_fwd && !plan->tp_formula &&
              pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 1,
@@ -385,7 +403,9 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
     } else {
         sim_charge(run, x->node, plan->bwd[chunk] * x->samples, dt_wall_seconds() - start);
     }
+    sim_breakdown_comm(x->node, RESULTS_PART_CONTEXT);
     pipe_context_exchange(run, x->node, plan, chunk, 0);
+    sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     return STAGE_ON;
 }
 
@@ -526,8 +546,10 @@ static int stage_backward(stage_ctx_t *x, int k)
     int overlap = plan->bucketed && plan->bk[chunk].n > 0 && *done == plan->M - 1;
     double start = dt_wall_seconds();
     if (tg) {
+        sim_breakdown_comm(x->node, RESULTS_PART_TENSOR);
         if (tensor_backward(x, tg, chunk, *done > 0 && !x->sharded_grads) != STAGE_ON)
             return STAGE_FAILED;
+        sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     } else {
         if (x->real)
             trainer_model_backward_range(ws, x->weights, x->grads, samples, lo,
@@ -578,6 +600,7 @@ static int stage_step(stage_ctx_t *x)
             return STAGE_FAILED;
         x->stop = status == STAGE_STOPPED;
     }
+    sim_breakdown_comm(x->node, RESULTS_PART_PIPELINE);
     for (int k = 0; k < x->n_sent; k++)
         if (st->sends[k] && sim_send_finish(run, x->node, st->sends[k], st->sent[k]) != SIM_OK)
             return stage_failed(x);
@@ -590,6 +613,7 @@ static int stage_step(stage_ctx_t *x)
         }
         return STAGE_STOPPED;
     }
+    sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     if (x->stage == plan->S - 1 && x->member == 0) /* its samples: stage_step_update */
         sim_count_step(run, x->node, 0,
                        x->real ? x->loss / (double)run->sc->batch : NAN);
