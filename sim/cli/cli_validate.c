@@ -576,6 +576,110 @@ static int calibrate_tcp(const validate_opts_t *o)
     return rc;
 }
 
+/* What every cell of a validation shares: the options, the scenario, the testbed script,
+ * the dtsim the runs start, the working folder, the calibrated device file, the testbed's
+ * TCP and the hosts of the run. */
+typedef struct cell {
+    const validate_opts_t *o;
+    const scenario_t *sc;
+    const char *testbed, *self, *dir, *device;
+    const testbed_tcp_t *tcp;
+    int hosts;
+} cell_t;
+
+/* The simulated seconds per step of cell NAME at bw and lat under network model m. */
+static double cell_simulated(const cell_t *c, const char *bw, const char *lat,
+                             const char *name, int m)
+{
+    argv_buf_t s = {.n = 0};
+    const char *cmd[] = {c->self, "run", c->o->scenario, "--db", c->o->db};
+    for (size_t k = 0; k < sizeof cmd / sizeof *cmd; k++)
+        add(&s, cmd[k]);
+    add_setting(&s, c->o, bw, lat, name);
+    add_set(&s, "cluster.network_model=%s", MODELS[m]);
+    if (!strcmp(MODELS[m], "tcp")) {
+        add_set(&s, "cluster.tcp_congestion=%s", c->tcp->congestion);
+        add_set(&s, "cluster.tcp_wmem_max=%s", c->tcp->wmem_max);
+        add_set(&s, "cluster.tcp_rmem_max=%s", c->tcp->rmem_max);
+        /* real mode's processes meet in a barrier before its clock starts: the
+         * connections are open (at their initial windows) when it does */
+        add_set(&s, "cluster.tcp_handshake=%s", "0");
+    }
+    add_set(&s, "cluster.device=%s", c->device);
+    add(&s, NULL);
+    return cli_spawn(c->self, s.a, -1) == 0 ? seconds_per_step(c->o->db) : NAN;
+}
+
+/* One cell of the table, links of bw and lat: the run real on the testbed (--repeat times:
+ * the median, the spread), then simulated under each network model, the one nearest
+ * named. Returns CLI_EXIT_RUN when a run failed. */
+static int validate_cell(const cell_t *c, const char *bw, const char *lat)
+{
+    const validate_opts_t *o = c->o;
+    char name[SCENARIO_STR + 64], hosts_text[16];
+    snprintf(name, sizeof name, "%s-%s-%s", c->sc->name, bw, lat);
+    snprintf(hosts_text, sizeof hosts_text, "%d", c->hosts);
+    argv_buf_t b = {.n = 0};
+    const char *head[] = {c->testbed, "with", "--hosts", hosts_text, "--bandwidth",
+                          bw, "--latency", lat};
+    for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+        add(&b, head[k]);
+    if (o->congestion[0]) {
+        add(&b, "--congestion");
+        add(&b, o->congestion);
+    }
+    static char specs[64][128];
+    if (o->edge && edge_hosts(o, c->self, c->dir, bw, lat, c->hosts, specs, &b)) {
+        fprintf(stderr, "dtsim validate: %s: cannot list the edge platform's links of "
+                        "its %d hosts (dtsim platform --links)\n",
+                o->scenario, c->hosts);
+        return CLI_EXIT_RUN;
+    }
+    const char *tail[] = {"--", c->self, "run", o->scenario, "--real", "--db", o->db};
+    for (size_t k = 0; k < sizeof tail / sizeof *tail; k++)
+        add(&b, tail[k]);
+    add_setting(&b, o, bw, lat, name);
+    add(&b, NULL);
+    double load = load_average(), runs[100];
+    int n_runs = 0;
+    for (long k = 0; k < o->repeat; k++) {
+        double t = cli_spawn(c->testbed, b.a, -1) == 0 ? seconds_per_step(o->db) : NAN;
+        if (!isnan(t))
+            runs[n_runs++] = t;
+    }
+    double real = NAN, spread = NAN;
+    if (n_runs == o->repeat) { /* a failed run leaves the cell without a figure */
+        real = cli_median(runs, n_runs); /* sorted: the spread is last - first */
+        spread = (runs[n_runs - 1] - runs[0]) / real;
+    }
+    printf("%-10s %-9s %-7s %10.4g %6.1f%% %5.2f", c->sc->strategy->name, bw, lat, real,
+           100 * spread, load);
+    double best = INFINITY;
+    int best_m = -1;
+    for (int m = 0; m < N_MODELS; m++) {
+        double sim = cell_simulated(c, bw, lat, name, m);
+        double e = (sim - real) / real;
+        printf(" %10.4g %+7.1f%%", sim, 100 * e);
+        if (fabs(e) < best) {
+            best = fabs(e);
+            best_m = m;
+        }
+    }
+    int rc = CLI_EXIT_OK;
+    if (best_m < 0) {
+        printf("  (failed: see the lines above)\n");
+        rc = CLI_EXIT_RUN;
+    } else if (spread > SPREAD_MAX) {
+        printf("  %s, but the real runs spread %.1f%%: no error claimed\n", MODELS[best_m],
+               100 * spread);
+    } else {
+        printf("  %s, %s\n", MODELS[best_m],
+               best <= 0.10 ? "within 10%" : "off by more than 10%");
+    }
+    fflush(stdout);
+    return rc;
+}
+
 int cli_validate(int argc, char **argv)
 {
     validate_opts_t o;
@@ -669,83 +773,9 @@ int cli_validate(int argc, char **argv)
     rc = CLI_EXIT_OK;
     for (int i = 0; i < o.n_bw; i++)
         for (int j = 0; j < o.n_lat; j++) {
-            char name[SCENARIO_STR + 64], hosts_text[16];
-            snprintf(name, sizeof name, "%s-%s-%s", sc->name, o.bw[i], o.lat[j]);
-            snprintf(hosts_text, sizeof hosts_text, "%d", hosts);
-            argv_buf_t b = {.n = 0};
-            const char *head[] = {testbed, "with", "--hosts", hosts_text, "--bandwidth",
-                                  o.bw[i], "--latency", o.lat[j]};
-            for (size_t k = 0; k < sizeof head / sizeof *head; k++)
-                add(&b, head[k]);
-            if (o.congestion[0]) {
-                add(&b, "--congestion");
-                add(&b, o.congestion);
-            }
-            static char specs[64][128];
-            if (o.edge && edge_hosts(&o, self, dir, o.bw[i], o.lat[j], hosts, specs, &b)) {
-                fprintf(stderr, "dtsim validate: %s: cannot list the edge platform's links of "
-                                "its %d hosts (dtsim platform --links)\n",
-                        o.scenario, hosts);
+            cell_t cell = {&o, sc, testbed, self, dir, device, &tcp, hosts};
+            if (validate_cell(&cell, o.bw[i], o.lat[j]) != CLI_EXIT_OK)
                 rc = CLI_EXIT_RUN;
-                continue;
-            }
-            const char *tail[] = {"--", self, "run", o.scenario, "--real", "--db", o.db};
-            for (size_t k = 0; k < sizeof tail / sizeof *tail; k++)
-                add(&b, tail[k]);
-            add_setting(&b, &o, o.bw[i], o.lat[j], name);
-            add(&b, NULL);
-            double load = load_average(), runs[100];
-            int n_runs = 0;
-            for (long k = 0; k < o.repeat; k++) {
-                double t = cli_spawn(testbed, b.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
-                if (!isnan(t))
-                    runs[n_runs++] = t;
-            }
-            double real = NAN, spread = NAN;
-            if (n_runs == o.repeat) { /* a failed run leaves the cell without a figure */
-                real = cli_median(runs, n_runs); /* sorted: the spread is last - first */
-                spread = (runs[n_runs - 1] - runs[0]) / real;
-            }
-            printf("%-10s %-9s %-7s %10.4g %6.1f%% %5.2f", sc->strategy->name, o.bw[i], o.lat[j],
-                   real, 100 * spread, load);
-            double best = INFINITY;
-            int best_m = -1;
-            for (int m = 0; m < N_MODELS; m++) {
-                argv_buf_t s = {.n = 0};
-                const char *cmd[] = {self, "run", o.scenario, "--db", o.db};
-                for (size_t k = 0; k < sizeof cmd / sizeof *cmd; k++)
-                    add(&s, cmd[k]);
-                add_setting(&s, &o, o.bw[i], o.lat[j], name);
-                add_set(&s, "cluster.network_model=%s", MODELS[m]);
-                if (!strcmp(MODELS[m], "tcp")) {
-                    add_set(&s, "cluster.tcp_congestion=%s", tcp.congestion);
-                    add_set(&s, "cluster.tcp_wmem_max=%s", tcp.wmem_max);
-                    add_set(&s, "cluster.tcp_rmem_max=%s", tcp.rmem_max);
-                    /* real mode's processes meet in a barrier before its clock starts: the
-                     * connections are open (at their initial windows) when it does */
-                    add_set(&s, "cluster.tcp_handshake=%s", "0");
-                }
-                add_set(&s, "cluster.device=%s", device);
-                add(&s, NULL);
-                double sim = cli_spawn(self, s.a, -1) == 0 ? seconds_per_step(o.db) : NAN;
-                double e = (sim - real) / real;
-                printf(" %10.4g %+7.1f%%", sim, 100 * e);
-                if (fabs(e) < best) {
-                    best = fabs(e);
-                    best_m = m;
-                }
-            }
-            if (best_m < 0) {
-                printf("  (failed: see the lines above)\n");
-                rc = CLI_EXIT_RUN;
-            } else if (spread > SPREAD_MAX) {
-                printf("  %s, but the real runs spread %.1f%%: no error claimed\n",
-                       MODELS[best_m], 100 * spread);
-            } else {
-                printf("  %s, %s\n", MODELS[best_m],
-                       best <= 0.10 ? "within 10%" : "off by more than 10%");
-            }
-            fflush(stdout);
         }
     printf("# stored in %s (real runs: NAME-BANDWIDTH-LATENCY-real)\n", o.db);
     unlink(device);
