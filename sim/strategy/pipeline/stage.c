@@ -247,12 +247,21 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     x->grad_out = stages > 1 ? sim_mailbox(run->workers[prev_worker].name, "grad") : NULL;
 }
 
-/* The message a pass waits for (forward: activations, which may be the STOP instead;
- * backward: gradients) about micro-batch `micro` of model chunk `chunk`, n floats; then the
- * sends the peer had taken in by then are finished (finish_acked: forward, our gradients
- * back). */
-static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size_t n)
+/* The floats of a message of n elements at a cut: a member's ceil(n / T) under
+ * Megatron-LM's scatter/gather (plan->scatter), else n. */
+static size_t cut_floats(const pipe_plan_t *plan, size_t n)
 {
+    return plan->scatter ? (n + (size_t)plan->T - 1) / (size_t)plan->T : n;
+}
+
+/* The message a pass waits for (forward: activations, which may be the STOP instead;
+ * backward: gradients) about micro-batch `micro` of model chunk `chunk`, a cut of n
+ * elements (cut_floats of them); then the sends the peer had taken in by then are finished
+ * (finish_acked: forward, our gradients back); under scatter the tensor group's all-gather
+ * of the n. */
+static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size_t whole)
+{
+    size_t n = cut_floats(x->plan, whole);
     sim_msg_t *in = NULL;
     if (sim_recv(x->run, x->node, forward ? x->act_in : x->grad_in, &in) != SIM_OK)
         return stage_failed(x);
@@ -261,15 +270,21 @@ static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size
     DT_ASSERT(in->flag == msg_tag(x->plan, micro, chunk) && in->step == x->step && in->n == n);
     if (finish_acked(x->run, x->node, x->st, forward) != SIM_OK)
         return stage_failed(x);
+    /* Megatron-LM's scatter/gather: the member got its 1/T; the group gathers the whole */
+    if (x->plan->scatter && pipe_tp_gather(x->run, x->node, x->plan, x->tp, x->member,
+                                           x->weights, whole) != SIM_OK)
+        return stage_failed(x);
     return STAGE_ON;
 }
 
-/* Posts a message of n floats at data to box, for micro-batch `micro` of model chunk
- * `chunk`, among the step's sends of direction dir (0 activations on, 1 gradients back). */
-static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t n, int micro,
+/* Posts a message of a cut of n elements at data (cut_floats of them) to box, for
+ * micro-batch `micro` of model chunk `chunk`, among the step's sends of direction dir (0
+ * activations on, 1 gradients back). */
+static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t whole, int micro,
                        int chunk, int dir)
 {
     pipe_stage_state_t *st = x->st;
+    size_t n = cut_floats(x->plan, whole);
     int slot = x->n_sent++;
     st->sent[slot] =
         payload(x->node, &st->own[slot], data, n, msg_tag(x->plan, micro, chunk), x->step);
@@ -367,8 +382,11 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
     pipe_plan_t *plan = x->plan;
     int lo = plan->first[chunk], hi = plan->first[chunk + 1];
     if (x->tp) {
-        if ((plan->rerun_fwd && !plan->tp_formula &&
-             pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 1,
+        /* full recomputation: the forward pass of its layers among the blocks, first */
+        int r0 = lo > plan->rerun_lo ? lo : plan->rerun_lo;
+        int r1 = hi < plan->rerun_hi ? hi : plan->rerun_hi;
+        if ((plan->rerun_fwd && !plan->tp_formula && r0 < r1 &&
+             pipe_tp_pass(run, x->node, plan, x->tp, x->member, r0, r1, x->samples, 1,
                           x->weights, NULL) != SIM_OK) ||
             pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 0, x->weights,
                          overlap ? plan->bk_end : NULL) != SIM_OK)
