@@ -4294,6 +4294,70 @@ START_TEST(allreduce_nccl_trains_and_times_by_hand)
 }
 END_TEST
 
+/* strategy.dp_comm = auto, the default: NCCL's form on a GPU with an NVLink figure, messages
+ * elsewhere. 8 replicas of one stage (tp_block, 4832 bytes of gradients) in one server (a
+ * multi-rack platform of one rack, an h100: NVLink at 370 GB/s, NVLS at 480): each of 3
+ * steps adds NCCL's all-reduce on NVLink over the 1-replica run's time, NVLink SHARP's
+ * when nccl_algorithm = nvls (one server has it: it had none, and ran the ring while the
+ * summary said nvls), the same under auto as under nccl; without a device (no NVLink
+ * figure) auto is messages to the digit. */
+START_TEST(dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    const double bytes = 1208 * 4.0;
+    sim_nccl_t nv;
+    sim_nccl_nvlink(&nv, 8, 370e9, 480e9);
+    static const char *const comm[] = {"strategy.dp_comm=auto", "strategy.dp_comm=nccl",
+                                       "strategy.dp_comm=messages"};
+    for (int algo = 0; algo < 2; algo++) {
+        outcome_t o[4];
+        for (int k = 0; k < 4; k++) { /* k = 3: one replica */
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=2", "model.batch=2", arch,
+                                  "run.steps=3", k < 3 ? "cluster.workers=8" : "cluster.workers=1",
+                                  k < 3 ? "strategy.data_parallel=8" : "strategy.data_parallel=1",
+                                  "cluster.platform=multi-rack", "cluster.racks=1",
+                                  "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  "cluster.device=h100", comm[k < 3 ? k : 0],
+                                  algo ? "strategy.nccl_algorithm=nvls"
+                                       : "strategy.nccl_algorithm=ring",
+                                  "strategy.nccl_protocol=simple"};
+            o[k] = simulate(sets, 18, NULL);
+            ck_assert_msg(o[k].ok, "%s", o[k].err);
+        }
+        ck_assert_msg(o[0].end_time == o[1].end_time && o[0].bytes == o[1].bytes,
+                      "algo %d: auto %.12g s, nccl %.12g s", algo, o[0].end_time, o[1].end_time);
+        ck_assert_msg(strstr(o[0].summary, "replicas' collectives as NCCL runs them (1 servers "
+                                           "of 8"),
+                      "%s", o[0].summary);
+        double t = sim_nccl_time(&nv, SIM_NCCL_ALLREDUCE, algo ? SIM_NCCL_NVLS : SIM_NCCL_RING,
+                                 SIM_NCCL_SIMPLE, bytes);
+        double got = (o[0].end_time - o[3].end_time) / 3;
+        ck_assert_msg(t > 0 && fabs(got - t) <= 1e-9 * t, "algo %d: %.12g s a step, want %.12g",
+                      algo, got, t);
+        ck_assert(o[2].end_time != o[0].end_time); /* messages on the 1 Gbps links */
+    }
+    /* no device: auto is messages */
+    outcome_t m[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=3",
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us", "cluster.device_flops=1Gf", comm[k ? 2 : 0]};
+        m[k] = simulate(sets, 13, NULL);
+        ck_assert_msg(m[k].ok, "%s", m[k].err);
+    }
+    ck_assert_msg(m[0].end_time == m[1].end_time && m[0].bytes == m[1].bytes &&
+                      !strstr(m[0].summary, "NCCL"),
+                  "auto %.12g s, messages %.12g s: %s", m[0].end_time, m[1].end_time,
+                  m[0].summary);
+    unlink(path);
+}
+END_TEST
+
 /* strategy.dp_comm = nccl in a pipeline: D replicas of one stage (the tp_block profile,
  * 1208 parameters of 4 bytes) add to each of 3 steps NCCL's time of the replicas' all-reduce
  * over the D - 1 = 0 replica run's time, by hand: on a star of 1 Gbps links each replica is
@@ -5109,6 +5173,7 @@ int main(void)
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
     tcase_add_test(tc, tensor_scatter_gather_between_stages);
     tcase_add_test(tc, full_recompute_reruns_the_blocks_alone);
+    tcase_add_test(tc, dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
     tcase_add_test(tc, pipeline_zero_overlap_timeline);
     tcase_add_test(tc, zero_overlap_timeline);
