@@ -2944,6 +2944,94 @@ START_TEST(tensor_pipeline_data_matches_composition)
 }
 END_TEST
 
+/* Megatron-LM's scatter/gather between stages (Narayanan et al. 2021, section 4.1): 2
+ * stages of one heads-split layer each (no tensor all-reduce) on tensor groups of 2, the cut
+ * N = 1000 elements a sample, one micro-batch of b = 4, under alpha-beta (a star, 1 Gb/s, 10
+ * us a link). Member r sends its b N / T elements to member r of the next stage (the stage's
+ * bytes over the link between them: the activation / T each), then the receiving group
+ * all-gathers the whole b N in closed form, (T - 1) ring steps of b N / T (tensor_comm =
+ * formula): a step is F + cut + AG + F, then B + cut + AG + B, with cut = ALPHA + 4 b N / T
+ * / BW and AG = (T - 1) (ALPHA + 4 b N / T / BW). Under sequence parallelism the
+ * activation is already 1/T a member and nothing is gathered: 2 (F + B + cut). The run ends
+ * with stage 0's STOP of 64 bytes down the pipe. The bytes:
+ * each way T messages of b N / T floats, and T (T - 1) chunks of b N / T for the gather. */
+START_TEST(tensor_scatter_gather_between_stages)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch,
+                 "[profile]\nparams = 200\nforward_flops = 4e6\n"
+                 "[backward]\nb = 100 4e6\na = 100 4e6\n"
+                 "[forward]\na = 2e6 1000 1000\nb = 2e6 1000\n"
+                 "[tensor]\na = heads\nb = heads\n");
+    for (int sp = 0; sp < 2; sp++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
+                              "strategy.micro_batches=1", "model.batch=4", arch, "run.steps=2",
+                              "cluster.workers=4", "strategy.tensor=2",
+                              "strategy.tensor_comm=formula", "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us", "cluster.device_flops=1Gf",
+                              sp ? "strategy.sequence_parallel=yes"
+                                 : "strategy.sequence_parallel=no"};
+        outcome_t o = simulate(sets, 15, NULL);
+        ck_assert_msg(o.ok, "%s", o.err);
+        int T = 2, steps = 2;
+        double b = 4, N = 1000;
+        double F = b * 2e6 / T / 1e9, B = b * 4e6 / T / 1e9;
+        double cut = ALPHA + 4 * b * N / T / BW;
+        double AG = sp ? 0 : (T - 1) * (ALPHA + 4 * b * N / T / BW);
+        double stop = ALPHA + 64 / BW; /* the STOP down the pipe that ends the run */
+        double want = steps * (2 * (F + B) + 2 * (cut + AG)) + stop;
+        ck_assert_msg(fabs(o.end_time - want) <= 1e-6 * want, "sp=%d: %.9g s, want %.9g s", sp,
+                      o.end_time, want);
+        double bytes = steps * 2 * (T * b * N / T * 4 + (sp ? 0 : T * (T - 1) * b * N / T * 4));
+        double stops = o.bytes - bytes;
+        ck_assert_msg(stops >= 0 && stops <= 64.0 * T, "sp=%d: %.0f bytes, want %.0f + STOPs",
+                      sp, o.bytes, bytes);
+    }
+    unlink(path);
+}
+END_TEST
+
+/* Full recomputation re-runs the numbered blocks' forward pass alone, as Megatron-LM
+ * checkpoints its transformer layers: the embedding before them and the output layer after
+ * them are not recomputed. One stage, 2 micro-batches of 2, the layers heads-split on a
+ * tensor group of T (no all-reduce) or T = 1: a sample costs (forward + backward + the
+ * blocks' forward) / T at 1 GFLOP/s; a profile whose layers have no block number recomputes
+ * them all (the whole forward pass again). */
+START_TEST(full_recompute_reruns_the_blocks_alone)
+{
+    for (int numbered = 0; numbered < 2; numbered++) {
+        char path[256], arch[300], text[1024];
+        const char *h0 = numbered ? "h.0.mlp" : "h0mlp", *h1 = numbered ? "h.1.mlp" : "h1mlp";
+        snprintf(text, sizeof text,
+                 "[profile]\nparams = 400\nforward_flops = 10e6\n"
+                 "[backward]\nlm_head = 100 6e6\n%s = 100 4e6\n%s = 100 4e6\nwte = 100 0\n"
+                 "[forward]\nwte = 1e6 64 64\n%s = 2e6 64 64\n%s = 2e6 64 64\n"
+                 "lm_head = 5e6 64\n"
+                 "[tensor]\nwte = heads\n%s = heads\n%s = heads\nlm_head = heads\n",
+                 h1, h0, h0, h1, h0, h1);
+        profile_file(path, sizeof path, arch, sizeof arch, text);
+        for (int T = 1; T <= 2; T++) {
+            char workers[64], tensor[64];
+            snprintf(workers, sizeof workers, "cluster.workers=%d", T);
+            snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=2", "model.batch=4", arch,
+                                  "run.steps=2", workers, tensor, "cluster.device_flops=1Gf",
+                                  "strategy.tensor_comm=formula", "model.recompute=full"};
+            outcome_t o = simulate(sets, 11, NULL);
+            ck_assert_msg(o.ok, "%s", o.err);
+            double again = numbered ? 4e6 : 10e6;
+            double want = 2 * 4 * (10e6 + 14e6 + again) / T / 1e9;
+            ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want,
+                          "numbered=%d T=%d: %.12g s, want %.12g s", numbered, T, o.end_time,
+                          want);
+        }
+        unlink(path);
+    }
+}
+END_TEST
+
 /* ---- context parallelism (strategy.context) ------------------------------------------- */
 
 /* Two transformer blocks a and b on sequences of 1024 tokens: each a norm (no FLOPs), a
@@ -3582,8 +3670,11 @@ START_TEST(tensor_members_one_matches_all)
                                   "cluster.uplink_latency=10us", "cluster.device_flops=1Gf", "cluster.device=a100",
                                   one ? "strategy.tensor_members=one"
                                       : "strategy.tensor_members=all",
-                                  platform, net, stages, dp, w, racks, bw};
-            o[one] = simulate(sets, 22, NULL);
+                                  platform, net, stages, dp, w, racks, bw,
+                                  /* the replicas' collectives as messages too (on the
+                                   * a100, dp_comm = auto would take NCCL's form) */
+                                  "strategy.dp_comm=messages"};
+            o[one] = simulate(sets, 23, NULL);
             ck_assert_msg(o[one].ok, "case %zu: %s", k, o[one].err);
         }
         const char *said = c[k].one ? "one member of each tensor group simulated"
@@ -4215,6 +4306,70 @@ START_TEST(allreduce_nccl_trains_and_times_by_hand)
     ck_assert(again.end_time == o.end_time && !memcmp(w1, w2, sizeof(float) * o.n_params));
     free(w1);
     free(w2);
+}
+END_TEST
+
+/* strategy.dp_comm = auto, the default: NCCL's form on a GPU with an NVLink figure, messages
+ * elsewhere. 8 replicas of one stage (tp_block, 4832 bytes of gradients) in one server (a
+ * multi-rack platform of one rack, an h100: NVLink at 370 GB/s, NVLS at 480): each of 3
+ * steps adds NCCL's all-reduce on NVLink over the 1-replica run's time, NVLink SHARP's
+ * when nccl_algorithm = nvls (one server has it: it had none, and ran the ring while the
+ * summary said nvls), the same under auto as under nccl; without a device (no NVLink
+ * figure) auto is messages to the digit. */
+START_TEST(dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server)
+{
+    char path[256], arch[300];
+    profile_file(path, sizeof path, arch, sizeof arch, tp_block);
+    const double bytes = 1208 * 4.0;
+    sim_nccl_t nv;
+    sim_nccl_nvlink(&nv, 8, 370e9, 480e9);
+    static const char *const comm[] = {"strategy.dp_comm=auto", "strategy.dp_comm=nccl",
+                                       "strategy.dp_comm=messages"};
+    for (int algo = 0; algo < 2; algo++) {
+        outcome_t o[4];
+        for (int k = 0; k < 4; k++) { /* k = 3: one replica */
+            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                                  "strategy.micro_batches=2", "model.batch=2", arch,
+                                  "run.steps=3", k < 3 ? "cluster.workers=8" : "cluster.workers=1",
+                                  k < 3 ? "strategy.data_parallel=8" : "strategy.data_parallel=1",
+                                  "cluster.platform=multi-rack", "cluster.racks=1",
+                                  "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  "cluster.device=h100", comm[k < 3 ? k : 0],
+                                  algo ? "strategy.nccl_algorithm=nvls"
+                                       : "strategy.nccl_algorithm=ring",
+                                  "strategy.nccl_protocol=simple"};
+            o[k] = simulate(sets, 18, NULL);
+            ck_assert_msg(o[k].ok, "%s", o[k].err);
+        }
+        ck_assert_msg(o[0].end_time == o[1].end_time && o[0].bytes == o[1].bytes,
+                      "algo %d: auto %.12g s, nccl %.12g s", algo, o[0].end_time, o[1].end_time);
+        ck_assert_msg(strstr(o[0].summary, "replicas' collectives as NCCL runs them (1 servers "
+                                           "of 8"),
+                      "%s", o[0].summary);
+        double t = sim_nccl_time(&nv, SIM_NCCL_ALLREDUCE, algo ? SIM_NCCL_NVLS : SIM_NCCL_RING,
+                                 SIM_NCCL_SIMPLE, bytes);
+        double got = (o[0].end_time - o[3].end_time) / 3;
+        ck_assert_msg(t > 0 && fabs(got - t) <= 1e-9 * t, "algo %d: %.12g s a step, want %.12g",
+                      algo, got, t);
+        ck_assert(o[2].end_time != o[0].end_time); /* messages on the 1 Gbps links */
+    }
+    /* no device: auto is messages */
+    outcome_t m[2];
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
+                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=3",
+                              "cluster.workers=4", "strategy.data_parallel=4",
+                              "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us", "cluster.device_flops=1Gf", comm[k ? 2 : 0]};
+        m[k] = simulate(sets, 13, NULL);
+        ck_assert_msg(m[k].ok, "%s", m[k].err);
+    }
+    ck_assert_msg(m[0].end_time == m[1].end_time && m[0].bytes == m[1].bytes &&
+                      !strstr(m[0].summary, "NCCL"),
+                  "auto %.12g s, messages %.12g s: %s", m[0].end_time, m[1].end_time,
+                  m[0].summary);
+    unlink(path);
 }
 END_TEST
 
@@ -5248,6 +5403,9 @@ int main(void)
     tcase_add_test(tc, interleaved_tensor_groups_move_their_cuts);
     tcase_add_test(tc, tensor_profile_bytes_flops_memory_exact);
     tcase_add_test(tc, tensor_pipeline_data_matches_composition);
+    tcase_add_test(tc, tensor_scatter_gather_between_stages);
+    tcase_add_test(tc, full_recompute_reruns_the_blocks_alone);
+    tcase_add_test(tc, dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server);
     tcase_add_test(tc, pipeline_zero_stages_bytes_time_memory);
     tcase_add_test(tc, pipeline_zero_overlap_timeline);
     tcase_add_test(tc, zero_overlap_timeline);

@@ -50,8 +50,14 @@ const char *sim_nccl_group_init(sim_nccl_group_t *ng, const scenario_t *sc, cons
     if (local > 1 && !(nvlink > 0))
         return "several members share a server, and the device has no NVLink figure "
                "(nvlink_busbw)";
-    /* one NIC a member: the local members' NICs carry a server's share of the ring */
-    sim_nccl_net(&ng->model, g->size, nodes, nvlink > 0 ? nvlink : 0, local * nic * eff);
+    /* one NIC a member: the local members' NICs carry a server's share of the ring; a group
+     * inside one server runs on its NVLink, with NVLink SHARP where the device has it (NCCL
+     * uses NVLS only inside a server without CollNet) */
+    double nvls = d ? d->value[SIM_DEV_NVLS_BUSBW] : NAN;
+    if (nodes == 1 && local > 1)
+        sim_nccl_nvlink(&ng->model, g->size, nvlink, nvls > 0 ? nvls : 0);
+    else
+        sim_nccl_net(&ng->model, g->size, nodes, nvlink > 0 ? nvlink : 0, local * nic * eff);
     ng->sem = sim_sem_new(0);
     ng->bufs = dt_calloc((size_t)g->size, sizeof(float *));
     return NULL;

@@ -225,8 +225,10 @@ static const key_desc_t builtin_keys[] = {
     K_ENUM("model", "recompute", "none", recompute, sim_recompute_t, recompute_names, 0,
            "activation recomputation of a timing-only model with a [forward] section: "
            "selective recomputes the attention cores (layers named *.scores) in the backward "
-           "pass, full every layer, keeping only the inputs at the profile's cuts (one more "
-           "forward pass of FLOPs per step)"),
+           "pass, full the numbered blocks' layers (NAME.N.*: not the embedding nor the "
+           "output layer, as Megatron-LM checkpoints its transformer layers; every layer of "
+           "a profile without numbered blocks), keeping only the inputs at the profile's "
+           "cuts (one more forward pass of those layers' FLOPs per step)"),
 
     /* [data] */
     K_CUSTOM("data", "source", "fashion-mnist", scn_parse_source, scn_format_source,

@@ -65,14 +65,47 @@ double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim
     return sim_profile_activations_split(p, lo, hi, r, NULL, 1.0, transient);
 }
 
+/* 1 when a layer's name has a numeric part between dots (h.3.attn, model.layers.12.mlp):
+ * a layer of a numbered block */
+static int in_block(const sim_profile_layer_t *l)
+{
+    for (const char *c = strchr(l->name, '.'); c; c = strchr(c + 1, '.')) {
+        size_t digits = strspn(c + 1, "0123456789");
+        if (digits > 0 && c[1 + digits] == '.')
+            return 1;
+    }
+    return 0;
+}
+
+void sim_profile_full_range(const sim_model_profile_t *p, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = p->n_layers;
+    int first = -1, last = -1;
+    for (int j = 0; j < p->n_layers; j++)
+        if (in_block(fwd_layer(p, j))) {
+            if (first < 0)
+                first = j;
+            last = j;
+        }
+    if (first >= 0) {
+        *lo = first;
+        *hi = last + 1;
+    }
+}
+
 double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,
                                    sim_recompute_t r)
 {
-    if (r == SIM_RECOMPUTE_FULL && lo == 0 && hi == p->n_layers)
-        return p->forward_flops; /* exactly one more forward pass */
+    int b0 = 0, b1 = p->n_layers;
+    if (r == SIM_RECOMPUTE_FULL) {
+        sim_profile_full_range(p, &b0, &b1);
+        if (lo == 0 && hi == p->n_layers && b0 == 0 && b1 == p->n_layers)
+            return p->forward_flops; /* exactly one more forward pass */
+    }
     double flops = 0;
     for (int j = lo; j < hi && r != SIM_RECOMPUTE_NONE; j++)
-        if (sim_profile_recomputed(p, j, r))
+        if (sim_profile_recomputed(p, j, r) && (r != SIM_RECOMPUTE_FULL || (j >= b0 && j < b1)))
             flops += fwd_layer(p, j)->forward_flops;
     return flops;
 }

@@ -10,7 +10,13 @@
  *   full       only the inputs of the pieces between the profile's cuts are kept (the
  *              checkpoints; a pipeline stage's input among them); the backward pass
  *              recomputes each piece's forward pass before its own (Chen et al. 2016,
- *              "Training Deep Nets with Sublinear Memory Cost"): one more forward pass.
+ *              "Training Deep Nets with Sublinear Memory Cost"): one more forward pass of
+ *              the numbered blocks (layers named NAME.N.*: h.3.mlp.c_fc,
+ *              model.layers.3.mlp.up_proj). As Megatron-LM checkpoints its transformer
+ *              layers alone, the layers before the first block and after the last (the
+ *              embeddings, the final norm, the output layer and its loss) are not
+ *              recomputed; a profile without numbered blocks recomputes every layer. (The
+ *              activations below still count those layers' outputs as recomputed pieces.)
  *
  * Elements are per sample; the first layer's input (the data) is not counted. */
 #ifndef DTSIM_PROFILE_MEMORY_H
@@ -33,8 +39,13 @@ double sim_profile_activations(const sim_model_profile_t *p, int lo, int hi, sim
 double sim_profile_activations_split(const sim_model_profile_t *p, int lo, int hi,
                                      sim_recompute_t r, const double *share, double cut_share,
                                      double *transient);
+/** The forward-order layers [*lo, *hi) that full recomputation re-runs: from the first
+ * numbered block's first layer to the last one's last; every layer (0, n_layers) where p
+ * has no numbered block. */
+void sim_profile_full_range(const sim_model_profile_t *p, int *lo, int *hi);
 /** The forward FLOPs per sample that the backward pass of layers [lo, hi) recomputes:
- * the whole profile's forward_flops for the whole model under full. */
+ * under full, the layers of sim_profile_full_range among them (the whole profile's
+ * forward_flops for a whole model without numbered blocks). */
 double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,
                                    sim_recompute_t r);
 

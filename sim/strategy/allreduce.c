@@ -44,7 +44,9 @@ static void nccl_free(sim_run_t *run, void *ctx)
 static void nccl_make(sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    if (scenario_own(sc, "dp_comm")->i != SIM_DP_NCCL || run->n_workers < 2)
+    /* dp_comm = auto: NCCL where it would run, silently messages elsewhere */
+    int asked = scenario_own(sc, "dp_comm")->i == SIM_DP_NCCL;
+    if (!sim_dp_comm_nccl(sc, run->timing_only) || run->n_workers < 2)
         return;
     const char *why = NULL;
     if (run->has_faults || run->real)
@@ -59,8 +61,9 @@ static void nccl_make(sim_run_t *run)
     if (why) {
         sim_nccl_group_free(ng);
         free(ng);
-        snprintf(run->note, sizeof run->note, "all-reduces as messages (dp_comm = nccl, but %s)",
-                 why);
+        if (asked)
+            snprintf(run->note, sizeof run->note,
+                     "all-reduces as messages (dp_comm = nccl, but %s)", why);
         return;
     }
     sim_run_keep(run, &nccl_key, ng, nccl_free);
@@ -68,7 +71,10 @@ static void nccl_make(sim_run_t *run)
              "all-reduces as NCCL runs them (%d servers of %d, algorithm %s, protocol %s; the "
              "gradients summed in rank order; contention left out)",
              ng->model.nodes, ng->model.ranks / ng->model.nodes,
-             sim_nccl_algo_key(sc) < 0 ? "by size" : sim_nccl_algo_name(sim_nccl_algo_key(sc)),
+             sim_nccl_algo_key(sc) < 0 ? "by size"
+             : sim_nccl_algo_key(sc) == SIM_NCCL_NVLS && ng->model.nodes > 1
+                 ? "ring (nvls runs inside a server only)"
+                 : sim_nccl_algo_name(sim_nccl_algo_key(sc)),
              sim_nccl_proto_key(sc) < 0 ? "by size"
                                         : sim_nccl_proto_name(sim_nccl_proto_key(sc)));
 }

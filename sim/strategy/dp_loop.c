@@ -9,9 +9,18 @@
 
 #include <stddef.h>
 
-const char *const sim_dp_comm_names[] = {"messages", "formula", "nccl", NULL};
+const char *const sim_dp_comm_names[] = {"messages", "formula", "nccl", "auto", NULL};
 const char *const sim_nccl_algorithm_names[] = {"auto", "ring", "tree", "nvls", NULL};
 const char *const sim_nccl_protocol_names[] = {"auto", "simple", "ll", "ll128", NULL};
+
+int sim_dp_comm_nccl(const scenario_t *sc, int timing_only)
+{
+    int key = (int)scenario_own(sc, "dp_comm")->i;
+    if (key != SIM_DP_AUTO)
+        return key == SIM_DP_NCCL;
+    const sim_device_profile_t *d = scenario_device(sc);
+    return timing_only && d && d->value[SIM_DEV_NVLINK_BUSBW] > 0;
+}
 
 int sim_nccl_algo_key(const scenario_t *sc)
 {

@@ -247,8 +247,12 @@ long sim_fl_steps_done(const sim_run_t *run);
 /* strategy.dp_comm, a key of two strategies (allreduce, and pipeline over its replicas):
  * how their collectives over the replicas are simulated (sim/docs/scale.md, "Collectives between
  * servers"). */
-enum { SIM_DP_MESSAGES, SIM_DP_FORMULA, SIM_DP_NCCL };
+enum { SIM_DP_MESSAGES, SIM_DP_FORMULA, SIM_DP_NCCL, SIM_DP_AUTO };
 extern const char *const sim_dp_comm_names[];
+/* 1 where sc's collectives over the replicas are to take NCCL's closed form: dp_comm =
+ * nccl, or auto (the default) in a timing-only run on a GPU whose NVLink the catalogue
+ * gives (nvlink_busbw), where NCCL would run them */
+int sim_dp_comm_nccl(const scenario_t *sc, int timing_only);
 extern const char *const sim_nccl_algorithm_names[];
 extern const char *const sim_nccl_protocol_names[];
 /* strategy.nccl_algorithm's and nccl_protocol's values as nccl.h's enums, -1: auto */
@@ -271,7 +275,7 @@ int sim_nccl_proto_key(const scenario_t *sc);
             "fastest for each size; simple: the whole bandwidth, the highest latency; ll: a " \
             "quarter of it in NCCL's model, the lowest latency; ll128: 92% of it"}
 #define SIM_KEY_DP_COMM                                                                      \
-    {.key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = sim_dp_comm_names,  \
+    {.key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "auto", .names = sim_dp_comm_names,      \
      .doc = "with replicas (a pipeline's: data_parallel > 1): how the collectives over the " \
             "replicas (the gradients' all-reduce; a pipeline's ZeRO reduce-scatters and "    \
             "all-gathers and experts' reductions too) are simulated; messages: real "        \
@@ -287,6 +291,9 @@ int sim_nccl_proto_key(const scenario_t *sc);
             "latencies; allreduce sums the real gradients in rank order at once; on a star, " \
             "multi-rack (a rack per server) or rail platform without faults (allreduce: and " \
             "without compression or bucket_mb; a pipeline: timing only), else messages and " \
-            "the summary says why; contention with other traffic left out"}
+            "the summary says why; contention with other traffic left out; auto: nccl where " \
+            "NCCL would run, a timing-only run on a GPU with an NVLink figure (the "         \
+            "catalogue's nvlink_busbw) where nccl holds, else messages (a CPU's runs, real " \
+            "runs)"}
 
 #endif

@@ -83,7 +83,10 @@
 # Platform: multi-rack, a rack per server of 8 GPUs, 2400 Gbit/s inside a server, an uplink
 # per server (DGX A100: 8 x 200 = 1600 Gbit/s; Llama 3's servers: 8 x 400 = 3200 Gbit/s),
 # 2 us links, CM02; tensor all-reduces in closed form (strategy.tensor_comm = formula), the
-# replicas' ring all-reduces a message per phase (strategy.ring_messages = phases).
+# replicas' collectives as NCCL runs them where a row leaves dp_comm at its default (auto:
+# NCCL's closed form on a GPU with an NVLink figure; rows 1-4, 7, 10 and 11), in closed form
+# where it sets dp_comm = formula (rows 5, 6, 8, 9). The 5% column: the ratio within
+# 0.95-1.05 (the target of issue 51's item 5).
 #
 # usage: tests/bench/published.sh [BUILD_DIR] [ROW ...]   (rows 1-11; default all)
 # Time: about 3 minutes (wall, on 2 cores shared with other jobs, 2026-11-27: rows 1 and 2
@@ -166,7 +169,7 @@ row() {
         -v st="$step" -v c="$cmd" 'BEGIN {
             t = f * q / st / g / 1e12; r = t / p
             printf "%s|%s|%.1f|%s|%.2f|%s|%s\n", n, l, t, p, r,
-                (r >= 0.9 && r <= 1.1) ? "yes" : "no", c }' >> "$tmp/table"
+                (r >= 0.95 && r <= 1.05) ? "yes" : "no", c }' >> "$tmp/table"
     printf "row %s: %s: simulated %.2f s a step (idle %s), wall %s s, peak %s MB\n" \
         "$num" "$label" "$step" "$idle" "$wall" "$mem"
     grep '^compute by shape' "$tmp/out" | sed 's/^/       /'
@@ -330,10 +333,10 @@ EOF2
 done
 
 echo
-printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio "10%"
+printf "%-3s %-52s %9s %9s %6s %6s\n" row "published run" dtsim published ratio "5%"
 [ -f "$tmp/table" ] && awk -F'|' '{ printf "%-3s %-52s %9s %9s %6s %6s\n", $1, $2, $3, $4, $5, $6 }' \
     "$tmp/table"
-echo "(TFLOP/s per GPU, 10%: the ratio within 0.9-1.1; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
+echo "(TFLOP/s per GPU, 5%: the ratio within 0.95-1.05; rows 1-4 by Megatron-LM's formula, which counts the recomputed forward"
 echo " pass; rows 5-11 by the profile's forward and backward FLOPs, none recomputed; row 7's"
 echo " published figure is 180K H800 GPU hours per trillion tokens in those FLOPs, rows 10-11's"
 echo " NeMo's tokens a second a GPU in them; see sim/docs/published.md)"

@@ -24,7 +24,7 @@ static sim_nccl_group_t *groups_init(const sim_run_t *run, const sim_group_t *g,
 void pipe_dp_plan(pipe_plan_t *plan, const sim_run_t *run)
 {
     const scenario_t *sc = run->sc;
-    if (scenario_own(sc, "dp_comm")->i != SIM_DP_NCCL || plan->D < 2)
+    if (!sim_dp_comm_nccl(sc, run->timing_only) || plan->D < 2)
         return;
     if (!run->timing_only) {
         plan->dp_why = "NCCL's time moves no data: a real model's replicas exchange messages";

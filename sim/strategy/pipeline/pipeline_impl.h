@@ -47,7 +47,16 @@ typedef struct pipe_plan {
     int dp_formula;
     int dp_key; /* strategy.dp_comm: SIM_DP_MESSAGES, _FORMULA or _NCCL */
     double dp_a, dp_c;
-    int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward pass */
+    int rerun_fwd; /* T > 1, model.recompute = full: each backward pass re-runs the forward
+                      pass of its layers among [rerun_lo, rerun_hi), the numbered blocks
+                      (sim_profile_full_range: not the embeddings, nor the output layer) */
+    int rerun_lo, rerun_hi;
+    /* T > 1 without sequence parallelism, timing only: Megatron-LM's scatter/gather between
+     * stages (Narayanan et al. 2021, section 4.1): member r sends its 1/T of the activation
+     * (or its gradient) to member r of the next stage, and the receiving group all-gathers
+     * the whole inside its server (pipe_tp_gather): a message of a cut's n elements
+     * carries ceil(n / T) (stage.c) */
+    int scatter;
     /* per chunk (the arrays of C and of S are allocated with the layout, pipe_plan_layout) */
     int *first;          /* (C + 1) chunk c runs layers [first[c], first[c+1]) */
     double *fwd, *bwd;   /* (C) FLOPs per sample of each chunk */
@@ -55,7 +64,8 @@ typedef struct pipe_plan {
     double *act;         /* (C) values per sample it keeps for the backward pass */
     double *act_piece;   /* (C) and holds besides while it recomputes a piece
                             (model.recompute) */
-    size_t *out;         /* (C) floats per sample it sends on (the last: 0) */
+    size_t *out;         /* (C) floats per sample it sends on (the last: 0); a member's
+                            1/T under sequence parallelism */
     trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
                                        timing-only run and for a real gpt split by tensor */
     sim_tgpt_t **tg;                /* (D T M) T > 1 on the real gpt: member r's share of
@@ -409,6 +419,12 @@ void pipe_acked_counts(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, in
 sim_status_t pipe_tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                           const sim_group_t *g, int r, int lo, int hi, int b, int forward,
                           float *buf, const char *ready);
+/* plan->scatter: member r's all-gather of n elements (a whole activation or its gradient,
+ * each member holding n / T) in its tensor group g after a stage-to-stage receive, by
+ * tensor_comm: ring messages, or in closed form ((T - 1) ring steps of n / T; nccl: NCCL's
+ * all-gather). */
+sim_status_t pipe_tp_gather(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                            const sim_group_t *g, int r, float *buf, size_t n);
 void pipe_plan_formula(pipe_plan_t *plan, const sim_run_t *run);
 /* members.c: tensor_members = one and data_members = one, where they hold (one, rep_one; else
  * one_why, rep_why); the bytes of the members and replicas not simulated, counted as the

@@ -169,8 +169,9 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
             else
                 plan->red_f[i] = l->reduce;
         }
-        if (rc == SIM_RECOMPUTE_FULL)
-            plan->bwd[s] += plan->fwd[s];
+        for (int i = plan->first[s]; i < plan->first[s + 1] && plan->rerun_fwd; i++)
+            if (i >= plan->rerun_lo && i < plan->rerun_hi)
+                plan->bwd[s] += plan->lf[i];
         plan->act[s] = sim_profile_activations_split(p, plan->first[s], plan->first[s + 1], rc,
                                                      kept, plan->sp ? 1.0 / T : 1.0,
                                                      &plan->act_piece[s]);
@@ -299,12 +300,18 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
                          scenario_own(sc, "zero_grad_overlap")->i;
     plan->zero_prefetch = plan->zero >= 3 && plan->D > 1 && scenario_own(sc, "zero_prefetch")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
+    /* the real gpt's split stages keep whole messages: their all-gather would need a buffer
+     * of its own, and nothing reads them */
+    plan->scatter = plan->T > 1 && !plan->sp && run->timing_only && plan->S > 1;
     plan->E = run->timing_only ? (int)scenario_own(sc, "expert")->l : 1;
     plan->imbalance = scenario_own(sc, "expert_imbalance")->d;
     DT_ASSERT(plan->C <= PIPE_MAX_CHUNKS && plan->D * plan->S * plan->T == run->n_workers);
     plan_arrays(plan);
-    if (run->timing_only)
+    plan->rerun_hi = run->timing_only ? 0 : run->model.n_layers;
+    if (run->timing_only) {
+        sim_profile_full_range(&run->profile, &plan->rerun_lo, &plan->rerun_hi);
         plan_profile(plan, &run->profile, run->sc->recompute);
+    }
     else
         plan_model(plan, run);
 }

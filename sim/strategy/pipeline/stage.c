@@ -247,12 +247,21 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     x->grad_out = stages > 1 ? sim_mailbox(run->workers[prev_worker].name, "grad") : NULL;
 }
 
-/* The message a pass waits for (forward: activations, which may be the STOP instead;
- * backward: gradients) about micro-batch `micro` of model chunk `chunk`, n floats; then the
- * sends the peer had taken in by then are finished (finish_acked: forward, our gradients
- * back). */
-static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size_t n)
+/* The floats of a message of n elements at a cut: a member's ceil(n / T) under
+ * Megatron-LM's scatter/gather (plan->scatter), else n. */
+static size_t cut_floats(const pipe_plan_t *plan, size_t n)
 {
+    return plan->scatter ? (n + (size_t)plan->T - 1) / (size_t)plan->T : n;
+}
+
+/* The message a pass waits for (forward: activations, which may be the STOP instead;
+ * backward: gradients) about micro-batch `micro` of model chunk `chunk`, a cut of n
+ * elements (cut_floats of them); then the sends the peer had taken in by then are finished
+ * (finish_acked: forward, our gradients back); under scatter the tensor group's all-gather
+ * of the n. */
+static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size_t whole)
+{
+    size_t n = cut_floats(x->plan, whole);
     sim_msg_t *in = NULL;
     sim_breakdown_comm(x->node, RESULTS_PART_PIPELINE); /* waiting for it: the bubble */
     sim_status_t got = sim_recv(x->run, x->node, forward ? x->act_in : x->grad_in, &in);
@@ -264,15 +273,28 @@ static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size
     sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     if (got != SIM_OK)
         return stage_failed(x);
-    return forward && in->flag == PIPE_STOP ? STAGE_STOPPED : STAGE_ON;
+    if (forward && in->flag == PIPE_STOP)
+        return STAGE_STOPPED;
+    /* Megatron-LM's scatter/gather: the member got its 1/T; the group gathers the whole (a
+     * tensor group's collective: the breakdown's tensor part) */
+    if (x->plan->scatter) {
+        sim_breakdown_comm(x->node, RESULTS_PART_TENSOR);
+        got = pipe_tp_gather(x->run, x->node, x->plan, x->tp, x->member, x->weights, whole);
+        sim_breakdown_comm(x->node, RESULTS_PART_DATA);
+        if (got != SIM_OK)
+            return stage_failed(x);
+    }
+    return STAGE_ON;
 }
 
-/* Posts a message of n floats at data to box, for micro-batch `micro` of model chunk
- * `chunk`, among the step's sends of direction dir (0 activations on, 1 gradients back). */
-static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t n, int micro,
+/* Posts a message of a cut of n elements at data (cut_floats of them) to box, for
+ * micro-batch `micro` of model chunk `chunk`, among the step's sends of direction dir (0
+ * activations on, 1 gradients back). */
+static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t whole, int micro,
                        int chunk, int dir)
 {
     pipe_stage_state_t *st = x->st;
+    size_t n = cut_floats(x->plan, whole);
     int slot = x->n_sent++;
     st->sent[slot] =
         payload(x->node, &st->own[slot], data, n, msg_tag(x->plan, micro, chunk), x->step);
@@ -385,8 +407,11 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
     int lo = plan->first[chunk], hi = plan->first[chunk + 1];
     pass_part(x);
     if (x->tp) {
-        if ((plan->rerun_fwd && !plan->tp_formula &&
-             pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 1,
+        /* full recomputation: the forward pass of its layers among the blocks, first */
+        int r0 = lo > plan->rerun_lo ? lo : plan->rerun_lo;
+        int r1 = hi < plan->rerun_hi ? hi : plan->rerun_hi;
+        if ((plan->rerun_fwd && !plan->tp_formula && r0 < r1 &&
+             pipe_tp_pass(run, x->node, plan, x->tp, x->member, r0, r1, x->samples, 1,
                           x->weights, NULL) != SIM_OK) ||
             pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 0, x->weights,
                          overlap ? plan->bk_end : NULL) != SIM_OK)

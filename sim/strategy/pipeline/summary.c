@@ -94,7 +94,9 @@ static void summary_replicas(const sim_run_t *run, const pipe_plan_t *plan, char
                  plan->dp_group[0].model.nodes,
                  plan->dp_group[0].model.ranks / plan->dp_group[0].model.nodes,
                  pipe_nccl_algo(run->sc) < 0 ? "by size"
-                                             : sim_nccl_algo_name(pipe_nccl_algo(run->sc)),
+                 : pipe_nccl_algo(run->sc) == SIM_NCCL_NVLS && plan->dp_group[0].model.nodes > 1
+                     ? "ring (nvls runs inside a server only)"
+                     : sim_nccl_algo_name(pipe_nccl_algo(run->sc)),
                  pipe_nccl_proto(run->sc) < 0 ? "by size"
                                               : sim_nccl_proto_name(pipe_nccl_proto(run->sc)));
     else if (plan->dp_why && n < (int)size &&

@@ -53,15 +53,16 @@ static void ring_time(const sim_run_t *run, const pipe_plan_t *plan, double flop
  * charge of their FLOPs and one wait of their all-reduces' ring time (2 (T-1) steps of 1/T
  * of the elements each; under sequence parallelism the reduce-scatter and all-gather make
  * the same steps), cut where a gradient bucket is ready; a backward pass under full
- * recomputation includes the forward pass it repeats. Exact where the group's links
+ * recomputation includes the forward pass of its blocks it repeats. Exact where the group's links
  * carry nothing else meanwhile; the bytes count as sent, the links' tables miss them. */
 static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                                     int lo, int hi, int b, int forward, const char *ready)
 {
     double flops = 0, seconds = 0, bytes = 0, speed = sim_host_speed(node->host);
-    /* a backward pass under full recomputation starts with the forward pass again: the
-     * same charge and wait */
-    for (int k = lo; k < hi && !forward && plan->rerun_fwd; k++) {
+    /* a backward pass under full recomputation starts with the forward pass of its
+     * blocks again: the same charge and wait */
+    for (int k = lo > plan->rerun_lo ? lo : plan->rerun_lo;
+         k < hi && k < plan->rerun_hi && !forward && plan->rerun_fwd; k++) {
         ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds,
                   &bytes);
         sim_status_t st = pipe_expert_formula_a2a(run, node, plan, k, b, &flops, &seconds);
@@ -113,6 +114,24 @@ sim_status_t pipe_tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *p
         if (ready && ready[i])
             sim_buckets_ready(run, node);
     }
+    return SIM_OK;
+}
+
+sim_status_t pipe_tp_gather(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
+                            const sim_group_t *g, int r, float *buf, size_t n)
+{
+    if (!plan->tp_formula)
+        return sim_allgather(run, g, r, buf, n);
+    double v = run->value_bytes * (double)n, chunk = v / plan->T;
+    double t = plan->tp_nccl ? sim_nccl_best(&plan->nccl, SIM_NCCL_ALLGATHER, plan->nccl_algo,
+                                             plan->nccl_proto, v, NULL, NULL)
+                             : (plan->T - 1) * (plan->tp_a + plan->tp_c * chunk);
+    sim_comm_wait(run, node, t);
+    double bytes = (plan->T - 1) * chunk;
+    node->bytes_sent += bytes;
+    node->bytes_recv += bytes;
+    run->bytes_total += bytes;
+    pipe_count_tp_bytes(node, bytes);
     return SIM_OK;
 }
 
