@@ -217,7 +217,13 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         memset(plat, 0, sizeof *plat);
     } else {
         sim_transport_init(argv0);
-        if (sim_platform_load(&run->plat, sc, err))
+        /* the workers that run, asked of the strategy before the platform holds them */
+        int workers, servers;
+        sim_platform_counts(sc, &workers, &servers);
+        run->n_workers = workers;
+        run->n_servers = servers;
+        int live = st->live_workers ? st->live_workers(run) : workers;
+        if (sim_platform_load_live(&run->plat, sc, live, err))
             return DT_ERR_INPUT;
     }
     run->n_workers = run->plat.n_workers;
@@ -979,9 +985,10 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
         return DT_OK;
     dt_status st = sim_memory_verdict(sc, &w->mem, w->role, w->rank, run->oversubscribed,
                                       sizeof run->oversubscribed, err);
+    char host[32];
     if (run->oversubscribed[0])
         snprintf(run->oversubscribed_host, sizeof run->oversubscribed_host, "%s",
-                 sim_host_name(w->host));
+                 sim_node_host_name(w, host, sizeof host));
     return st;
 }
 
@@ -990,6 +997,14 @@ static long global_steps(const sim_run_t *run)
 {
     return run->sc->strategy->steps_done ? run->sc->strategy->steps_done(run)
                                          : run->workers[0].steps;
+}
+
+const char *sim_node_host_name(const sim_node_t *node, char *buf, size_t n)
+{
+    const sim_run_t *run = node->run;
+    if (run && node >= run->workers && node < run->workers + run->n_workers)
+        return sim_platform_worker_host(&run->plat, (int)(node - run->workers), buf, n);
+    return sim_host_name(node->host);
 }
 
 void sim_run_energy(const sim_run_t *run, results_energy_t *e)
@@ -1035,7 +1050,9 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++) {
             sim_node_t *n = &lists[l][i];
-            if (results_worker_add(db, run->run_id, n->rank, sim_host_name(n->host), n->role,
+            char host[32];
+            if (results_worker_add(db, run->run_id, n->rank,
+                                   sim_node_host_name(n, host, sizeof host), n->role,
                                    n->compute_s, n->comm_s, node_idle(n, end), n->bytes_sent,
                                    n->bytes_recv, n->steps, err))
                 return DT_ERR_RUN;

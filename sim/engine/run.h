@@ -508,6 +508,10 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
  * SimGrid's host energy plugin (NAN without device power figures or on a platform file),
  * link joules as ports x cluster.link_power x the end time, dollars NAN without a price. */
 void sim_run_energy(const sim_run_t *run, results_energy_t *e);
+
+/* The name of node's host as the whole platform names it, into buf (n) where its host was
+ * not built (a stand-in's: sim_platform_load_live). */
+const char *sim_node_host_name(const sim_node_t *node, char *buf, size_t n);
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);
