@@ -125,6 +125,9 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->n_msgs = 2 * (size_t)(peers + 8);
     if (run->sc->strategy->msg_slots)
         node->n_msgs = run->sc->strategy->msg_slots(run, node, node->n_msgs);
+    if (!server && rank >= run->n_live) /* a stand-in sends and receives nothing (16,384
+                                         * workers' slots were 2.5 GB to zero) */
+        node->n_msgs = 0;
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
     node->comms = dt_calloc(node->n_msgs, sizeof(sim_comm_t));
     node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
@@ -222,12 +225,14 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         sim_platform_counts(sc, &workers, &servers);
         run->n_workers = workers;
         run->n_servers = servers;
-        int live = st->live_workers ? st->live_workers(run) : workers;
-        if (sim_platform_load_live(&run->plat, sc, live, err))
+        run->n_live = st->live_workers ? st->live_workers(run) : workers;
+        if (sim_platform_load_live(&run->plat, sc, run->n_live, err))
             return DT_ERR_INPUT;
     }
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
+    if (plat || !run->n_live)
+        run->n_live = run->n_workers;
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
     /* a sampled timeline keeps the first step, every host's: recorded until the second
@@ -893,7 +898,12 @@ void sim_node_memory(const sim_run_t *run, sim_node_t *node)
 {
     if (node->mem_set)
         return;
-    if (run->sc->strategy->memory)
+    sim_node_t *w = run->workers;
+    long i = w && node >= w && node < w + run->n_workers ? node - w : -1;
+    if (i >= run->n_live) { /* a stand-in holds what the worker it stands for holds */
+        sim_node_memory(run, &w[i % run->n_live]);
+        node->mem = w[i % run->n_live].mem;
+    } else if (run->sc->strategy->memory)
         run->sc->strategy->memory(run, node);
     else
         sim_memory_default(run, node);

@@ -56,8 +56,9 @@ static void deploy(sim_run_t *run)
     int step = plan->one ? plan->T : 1;
     /* data_members = one: replica 0's workers run for all D (pipe_plan_replicas) */
     int live = plan->rep_one ? plan->S * plan->T : run->n_workers;
-    /* the platform built the hosts of live_workers' answer alone, or all */
-    DT_ASSERT(run->plat.built == run->n_workers || run->plat.built == live);
+    /* live_workers' answer was this plan's (the platform and the message slots were made
+     * for it), or every worker */
+    DT_ASSERT(run->n_live == run->n_workers || run->n_live == live);
     if (plan->one || plan->rep_one) {
         int *twin = dt_malloc(sizeof(int) * (size_t)run->n_workers);
         for (int i = 0; i < run->n_workers; i++) {
