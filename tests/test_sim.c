@@ -73,6 +73,7 @@ typedef struct outcome {
     double host_joules;
     double msg_flight_s; /* the messages' seconds on the wire, summed */
     long msgs_recv;
+    int built; /* the workers whose hosts the platform built (sim_platform_load_live) */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -172,6 +173,7 @@ static void child(int fd, const char *const *sets, int n_sets)
     results_energy_t energy;
     sim_run_energy(&run, &energy);
     o.host_joules = energy.host_joules;
+    o.built = run.plat.built;
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     snprintf(o.summary, sizeof o.summary, "%s", run.note); /* the strategy's summary */
@@ -3616,9 +3618,10 @@ END_TEST
  * and all), the interleaved schedule, ZeRO 1, 2 and 3 with prefetch, gradient buckets and
  * NCCL's time; the run's bytes and energy the same; every worker's
  * row (compute, communication, idle, steps, bytes) equal to the whole simulation's; the
- * summary says so. Where replicas exchange messages (dp_comm = messages), a rack holds two
- * replicas or the platform is a fat-tree, every replica runs, to the digit, and the summary
- * says why. */
+ * summary says so; on multi-rack with dp_comm = formula the platform holds replica 0's
+ * racks alone (the whole run's: every rack). Where replicas exchange messages (dp_comm =
+ * messages), a rack holds two replicas or the platform is a fat-tree, every replica runs,
+ * to the digit, and the summary says why. */
 START_TEST(data_members_one_matches_all)
 {
     char path[256], arch[300];
@@ -3677,6 +3680,12 @@ START_TEST(data_members_one_matches_all)
         }
         const char *said = c[k].one ? "replica 0 simulated for all" : "every replica simulated";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        int racks = c[k].one && !strcmp(c[k].platform, "multi-rack") &&
+                    !strcmp(c[k].dp_comm, "formula");
+        int replica = atoi(c[k].stages) * atoi(c[k].tensor);
+        ck_assert_msg(o[0].built == W && o[1].built == (racks ? replica : W),
+                      "case %zu: hosts of %d and %d workers built of %d", k, o[0].built,
+                      o[1].built, W);
         ck_assert_msg(!strstr(o[0].summary, "data_members"), "case %zu: %s", k, o[0].summary);
         double end = o[0].end_time;
         ck_assert_msg(fabs(o[1].end_time - end) <= 1e-9 * end,
