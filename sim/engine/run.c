@@ -231,7 +231,7 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     }
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
-    if (plat || !run->n_live)
+    if (plat || run->n_live <= 0 || run->n_live > run->n_workers)
         run->n_live = run->n_workers;
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;

@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,21 +73,34 @@ void format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
 }
 
 /* What a scenario keeps of a profile it checked (parse_arch), for the spec it was loaded
- * from, the file as stat found it (a built-in: no file). A plan loads one profile with each
- * of its thousands of layouts: Llama 3 405B's profile takes 3.5 ms to read, 7 s of the
- * 2,100 loads of its whole plan's fit. */
+ * from and, a file, its text: a plan loads one profile with each of its thousands of
+ * layouts, and Llama 3 405B's takes 3.5 ms to parse (7 s of the 2,100 loads of its whole
+ * plan's fit), its 20 kB a few microseconds to read and compare. */
 typedef struct arch_memo {
-    char spec[SCENARIO_STR];
-    struct stat st;
+    char spec[SCENARIO_STR]; /* "": nothing kept */
+    char *text;              /* the file's text (len bytes); NULL: a built-in profile */
+    size_t len;
     int attention, splits, experts, pieces;
 } arch_memo_t;
 static arch_memo_t arch_memo;
 
-/* 1 when both are the same file, unchanged (a built-in: both none). */
-static int same_file(const struct stat *a, const struct stat *b)
+/* The whole of a file, malloc'd (*len bytes), or NULL where it does not read. */
+static char *read_all(const char *path, size_t *len)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        text = dt_malloc((size_t)size + 1);
+        if (fread(text, 1, (size_t)size, f) != (size_t)size) {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (f)
+        fclose(f);
+    *len = text ? (size_t)size : 0;
+    return text;
 }
 
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
@@ -109,14 +123,21 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     } else if (set_string(spec, sizeof spec, v + 8, err)) {
         return DT_ERR_INPUT;
     }
-    struct stat st = {0};
-    int file = sim_model_profile_is_file(spec), known = !file || stat(spec, &st) == 0;
+    size_t len = 0;
+    int file = sim_model_profile_is_file(spec);
+    char *text = file ? read_all(spec, &len) : NULL;
     arch_memo_t *m = &arch_memo;
-    if (!known || !m->spec[0] || strcmp(m->spec, spec) || !same_file(&m->st, &st)) {
+    int same = m->spec[0] && !strcmp(m->spec, spec) && (file ? text && m->text &&
+               len == m->len && !memcmp(text, m->text, len) : !m->text);
+    if (!same) {
         sim_model_profile_t prof;
         m->spec[0] = '\0';
-        if (sim_model_profile_load(&prof, spec, err))
+        free(m->text);
+        m->text = NULL;
+        if (sim_model_profile_load(&prof, spec, err)) {
+            free(text);
             return DT_ERR_INPUT;
+        }
         m->attention = sim_profile_has_attention(&prof);
         m->splits = prof.has_tensor_splits;
         m->experts = 0;
@@ -127,10 +148,14 @@ dt_status parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
             m->pieces += prof.layers[i].cut > 0;
         sim_model_profile_free(&prof);
-        m->st = st;
-        if (known) /* else the next load reads it again */
+        if (!file || text) { /* else the next load reads it again */
             snprintf(m->spec, sizeof m->spec, "%s", spec);
+            m->text = text;
+            m->len = len;
+            text = NULL;
+        }
     }
+    free(text);
     sc->profile_attention = m->attention;
     sc->profile_splits = m->splits;
     sc->profile_experts = m->experts;
