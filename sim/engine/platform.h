@@ -24,9 +24,9 @@ typedef struct sim_platform {
     int n_groups;
     int energy;          /* hosts carry wattage_per_state: sim_host_energy reads them */
     int ports;           /* network ports: two per host link and per switch-to-switch link */
-    int built;           /* workers whose hosts were built, the first ones (sim_platform_load_live);
-                          * worker i >= built has worker (i mod built)'s host: n_workers where
-                          * every host was */
+    int built;           /* workers whose hosts were built, the first ones
+                          * (sim_platform_load_live); worker i >= built has worker (i mod
+                          * built)'s host: n_workers where every host was */
 } sim_platform_t;
 
 /* The device's power figures, W; DT_ERR_INPUT when it has none (custom, or a file that
@@ -101,7 +101,7 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
  * without servers or faults, whose racks up to the live workers' last hold only them, is
  * built only that far, and worker i >= live gets worker (i mod live)'s host (p->built =
  * live; SimGrid 3.32 checks each host and link name it creates against every zone's, so
- * 16,384 hosts in 2048 racks take 20 s to load, 16 racks a fraction of a second). The
+ * 16,384 hosts in 2048 racks take about 19 s to load, 16 racks a fraction of one). The
  * routes between the racks built, and so every simulated time, are the whole platform's.
  * Elsewhere every host (p->built = n_workers). */
 dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live,
