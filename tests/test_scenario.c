@@ -927,6 +927,17 @@ START_TEST(model_profile_files_and_errors)
                                    "sequence_parallel = yes\n"), NULL, 0);
     ck_assert(sc.profile_splits && scenario_own(&sc, "tensor")->l == 4 &&
               scenario_own(&sc, "sequence_parallel")->i);
+    /* a profile file rewritten: what the scenario keeps of it (kept while its text is the
+     * same: a plan loads it with every layout) follows the new text */
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:two.ini\n"), NULL, 0);
+    ck_assert(!sc.profile_splits && sc.profile_pieces == 2);
+    tmp_file("two.ini", text);
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:two.ini\n"), NULL, 0);
+    ck_assert(sc.profile_splits && sc.profile_pieces == 2);
+    snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n", head);
+    tmp_file("two.ini", text);
+    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:two.ini\n"), NULL, 0);
+    ck_assert(!sc.profile_splits);
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = rows 7\n", head);
     tmp_file("tpname.ini", text);
     expect_load_error("[model]\narch = profile:tpname.ini\n",

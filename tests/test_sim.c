@@ -80,6 +80,7 @@ typedef struct outcome {
     double parts[RESULTS_PART_COUNT]; /* the breakdown of a step (sim_breakdown_of) */
     double part_over;                 /* the most a worker's counted intervals passed the end
                                          by (0: none did; they must never) */
+    int built; /* the workers whose hosts the platform built (sim_platform_load_live) */
 } outcome_t;
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
@@ -187,6 +188,7 @@ static void child(int fd, const char *const *sets, int n_sets)
             counted += run.workers[i].part[k];
         o.part_over = fmax(o.part_over, counted - o.end_time);
     }
+    o.built = run.plat.built;
     o.step_flops = run.step_flops;
     o.device_flops = sc.device_flops;
     snprintf(o.summary, sizeof o.summary, "%s", run.note); /* the strategy's summary */
@@ -3722,9 +3724,10 @@ END_TEST
  * and all), the interleaved schedule, ZeRO 1, 2 and 3 with prefetch, gradient buckets and
  * NCCL's time; the run's bytes and energy the same; every worker's
  * row (compute, communication, idle, steps, bytes) equal to the whole simulation's; the
- * summary says so. Where replicas exchange messages (dp_comm = messages), a rack holds two
- * replicas or the platform is a fat-tree, every replica runs, to the digit, and the summary
- * says why. */
+ * summary says so; on multi-rack with dp_comm = formula the platform holds replica 0's
+ * racks alone (the whole run's: every rack). Where replicas exchange messages (dp_comm =
+ * messages), a rack holds two replicas or the platform is a fat-tree, every replica runs,
+ * to the digit, and the summary says why. */
 START_TEST(data_members_one_matches_all)
 {
     char path[256], arch[300];
@@ -3783,6 +3786,12 @@ START_TEST(data_members_one_matches_all)
         }
         const char *said = c[k].one ? "replica 0 simulated for all" : "every replica simulated";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
+        int racks = c[k].one && !strcmp(c[k].platform, "multi-rack") &&
+                    !strcmp(c[k].dp_comm, "formula");
+        int replica = atoi(c[k].stages) * atoi(c[k].tensor);
+        ck_assert_msg(o[0].built == W && o[1].built == (racks ? replica : W),
+                      "case %zu: hosts of %d and %d workers built of %d", k, o[0].built,
+                      o[1].built, W);
         ck_assert_msg(!strstr(o[0].summary, "data_members"), "case %zu: %s", k, o[0].summary);
         double end = o[0].end_time;
         ck_assert_msg(fabs(o[1].end_time - end) <= 1e-9 * end,

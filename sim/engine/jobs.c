@@ -272,6 +272,7 @@ dt_status sim_jobs_init(sim_jobs_t *j, const char *argv0, dt_err_t *err)
     for (int i = 0; i < j->n && !st; i++) {
         sim_platform_t p = {.energy = all.energy};
         sim_platform_counts(&j->sc[i], &p.n_workers, &p.n_servers);
+        p.built = p.n_workers; /* each its own host of the whole platform */
         p.workers = dt_calloc((size_t)p.n_workers, sizeof(sim_host_t));
         p.servers = dt_calloc((size_t)(p.n_servers ? p.n_servers : 1), sizeof(sim_host_t));
         p.group = dt_calloc((size_t)p.n_workers, sizeof(int));

@@ -121,7 +121,9 @@ static void node_row(frame_t *fr, const sim_node_t *n, double now)
     char b[256] = "";
     if (width >= 8)
         bar(b, width < 200 ? width : 200, c, m);
-    line(fr, "%-16.16s %-7s %7ld %6.1f%% %6.1f%% %6.1f%%  %s", sim_host_name(n->host),
+    char host[32];
+    line(fr, "%-16.16s %-7s %7ld %6.1f%% %6.1f%% %6.1f%%  %s",
+         sim_node_host_name(n, host, sizeof host),
          n->alive ? n->role : "down", n->steps, 100 * c, 100 * m, 100 * i, b);
 }
 
@@ -419,7 +421,8 @@ static void node_json(FILE *f, const sim_node_t *n, double *cm, double now, doub
     double c, m, i;
     shares(n, now, &c, &m, &i);
     fprintf(f, "%s{\"host\":", first ? "" : ",");
-    json_str(f, sim_host_name(n->host));
+    char host[32];
+    json_str(f, sim_node_host_name(n, host, sizeof host));
     fprintf(f, ",\"name\":");
     json_str(f, n->name);
     fprintf(f, ",\"now\":\"%s\",\"steps\":%ld", node_now(n, cm, dt), n->steps);

@@ -109,6 +109,7 @@ dt_status sim_platform_plan(sim_platform_plan_t *p, const scenario_t *sc, dt_err
     p->uplink_bandwidth = sc->uplink_bandwidth;
     p->uplink_latency = sc->uplink_latency;
     p->racks = (int)sc->racks < hosts ? (int)sc->racks : hosts;
+    p->built_racks = p->racks;
     p->gpus_per_server = sc->gpus_per_server;
     p->nvlink_bandwidth = sc->nvlink_bandwidth;
     p->nvlink_latency = sc->nvlink_latency;
@@ -260,22 +261,22 @@ void sim_platform_write_xml(const sim_platform_plan_t *p, FILE *out)
          * DOWN) are found through the core, so the file grows with the racks, not with
          * their pairs (2048 racks: 4096 routes instead of 2 million, whose loading was 40% of
          * the CPU of a 16,384-host run of one micro-batch) */
-        int racks = p->racks;
+        int racks = p->racks, built = p->built_racks;
         fprintf(out, "<zone id=\"world\" routing=\"DijkstraCache\">\n");
-        for (int r = 0; r < racks; r++) {
+        for (int r = 0; r < built; r++) {
             int first = (int)((long)hosts * r / racks), last = (int)((long)hosts * (r + 1) / racks) - 1;
             char id[32], extra[64];
             snprintf(id, sizeof id, "rack-%d", r);
             snprintf(extra, sizeof extra, " router_id=\"rack-%d-router\"", r);
             xml_cluster(out, p, id, first, last, extra);
         }
-        for (int r = 0; r < racks; r++)
+        for (int r = 0; r < built; r++)
             fprintf(out,
                     "  <link id=\"uplink-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                     "sharing_policy=\"SPLITDUPLEX\"/>\n",
                     r, p->uplink_bandwidth, p->uplink_latency);
         fprintf(out, "  <zone id=\"core\" routing=\"None\"><router id=\"core-router\"/></zone>\n");
-        for (int r = 0; r < racks; r++)
+        for (int r = 0; r < built; r++)
             fprintf(out,
                     "  <zoneRoute src=\"rack-%d\" dst=\"core\" gw_src=\"rack-%d-router\" "
                     "gw_dst=\"core-router\" symmetrical=\"NO\"><link_ctn id=\"uplink-%d\" "
@@ -483,10 +484,32 @@ static void apply_network_model(const scenario_t *sc)
         sg_cfg_set_string("network/optim", "Full");
 }
 
+/* The racks of a multi-rack plan to build for its first `live` workers to run: up to the
+ * last live worker's, where those racks hold no other host; all where any other host may
+ * matter (servers, the fault injector's targets, links or hosts a live teacher changes). */
+static int built_racks(const sim_platform_plan_t *plan, const scenario_t *sc, int live)
+{
+    int hosts = plan->workers + plan->servers;
+    if (plan->kind != SIM_PLATFORM_MULTI_RACK || plan->servers || plan->control ||
+        sc->live_links || sc->live_hosts || live <= 0 || live >= hosts)
+        return plan->racks;
+    int r = rack_of(live - 1, hosts, plan->racks) + 1;
+    return (long)hosts * r / plan->racks == live ? r : plan->racks;
+}
+
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err)
+{
+    int workers, servers;
+    sim_platform_counts(sc, &workers, &servers);
+    return sim_platform_load_live(p, sc, workers, err);
+}
+
+dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live,
+                                 dt_err_t *err)
 {
     memset(p, 0, sizeof *p);
     sim_platform_counts(sc, &p->n_workers, &p->n_servers);
+    p->built = p->n_workers;
     apply_network_model(sc);
 
     if (sc->platform == SIM_PLATFORM_FILE) {
@@ -512,8 +535,12 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
         DT_CHECK(f, "fdopen: %s", strerror(errno));
         sim_platform_plan_t plan;
         dt_status st = sim_platform_plan(&plan, sc, err);
-        if (st == DT_OK)
+        if (st == DT_OK) {
+            plan.built_racks = built_racks(&plan, sc, live);
+            if (plan.built_racks < plan.racks)
+                p->built = live;
             sim_platform_write_xml(&plan, f);
+        }
         sim_platform_plan_free(&plan);
         DT_CHECK(fclose(f) == 0, "writing %s: %s", path, strerror(errno));
         if (st) {
@@ -591,6 +618,8 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
                 p->servers[k - p->n_workers] = (sim_host_t)all[i];
         }
         free(all);
+        for (int i = p->built; i < p->n_workers; i++) /* a stand-in: its twin's host */
+            p->workers[i] = p->workers[i % p->built];
     }
     for (int i = 0; i < p->n_workers; i++)
         DT_ASSERT(p->workers[i]);
@@ -620,6 +649,15 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     if (scenario_network_model(sc) == SIM_NET_TCP)
         sim_net_tcp_install(&sc->tcp);
     return DT_OK;
+}
+
+const char *sim_platform_worker_host(const sim_platform_t *p, int i, char *buf, size_t n)
+{
+    if (i >= p->built) { /* not built: the name xml_cluster gives it */
+        snprintf(buf, n, "node-%d", i);
+        return buf;
+    }
+    return sim_host_name(p->workers[i]);
 }
 
 void sim_platform_free(sim_platform_t *p)

@@ -24,6 +24,9 @@ typedef struct sim_platform {
     int n_groups;
     int energy;          /* hosts carry wattage_per_state: sim_host_energy reads them */
     int ports;           /* network ports: two per host link and per switch-to-switch link */
+    int built;           /* workers whose hosts were built, the first ones
+                          * (sim_platform_load_live); worker i >= built has worker (i mod
+                          * built)'s host: n_workers where every host was */
 } sim_platform_t;
 
 /* The device's power figures, W; DT_ERR_INPUT when it has none (custom, or a file that
@@ -69,6 +72,7 @@ typedef struct sim_platform_plan {
     double bandwidth, latency;                /* a host's link */
     double uplink_bandwidth, uplink_latency;  /* racks' uplinks, the edge's dc and regions */
     int racks;                /* multi-rack: racks, at most one a host */
+    int built_racks;          /* multi-rack: the first racks written (racks: all) */
     sim_platform_client_link_t *client;      /* edge: (workers) */
     int regions;              /* edge: regional aggregators (hierfl) */
     long dims[4], topo_hosts; /* torus, dragonfly: the shape and the hosts it holds */
@@ -92,6 +96,19 @@ void sim_platform_write_xml(const sim_platform_plan_t *p, FILE *out);
  * cluster.latency, when the scenario gives them, are set on every link of a file platform
  * (left at their defaults, the file's own values stand). */
 dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *err);
+/* sim_platform_load where only the first `live` workers run actors (the others stand in:
+ * their work is those workers', strategy_def.h's live_workers): a multi-rack platform
+ * without servers or faults, whose racks up to the live workers' last hold only them, is
+ * built only that far, and worker i >= live gets worker (i mod live)'s host (p->built =
+ * live; SimGrid 3.32 checks each host and link name it creates against every zone's, so
+ * 16,384 hosts in 2048 racks take about 19 s to load, 16 racks a fraction of one). The
+ * routes between the racks built, and so every simulated time, are the whole platform's.
+ * Elsewhere every host (p->built = n_workers). */
+dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live,
+                                 dt_err_t *err);
+/* The name of worker i's host as the whole platform names it (a host not built: the name
+ * it would have), into buf (n). */
+const char *sim_platform_worker_host(const sim_platform_t *p, int i, char *buf, size_t n);
 /* For a platform file: checks it as SimGrid will read it, in a child process, so that what
  * SimGrid refuses (and ends the process on) is one line naming cluster.platform, the file
  * and its line (DT_ERR_INPUT); also more than SIM_PLATFORM_FILE_MAX_HOSTS hosts (counted

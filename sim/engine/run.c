@@ -126,6 +126,9 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->n_msgs = 2 * (size_t)(peers + 8);
     if (run->sc->strategy->msg_slots)
         node->n_msgs = run->sc->strategy->msg_slots(run, node, node->n_msgs);
+    if (!server && rank >= run->n_live) /* a stand-in sends and receives nothing (16,384
+                                         * workers' slots were 2.5 GB to zero) */
+        node->n_msgs = 0;
     node->msgs = dt_calloc(node->n_msgs, sizeof(sim_msg_t));
     node->comms = dt_calloc(node->n_msgs, sizeof(sim_comm_t));
     node->recv_data = dt_calloc(node->n_msgs, sizeof(void *));
@@ -218,11 +221,19 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
         memset(plat, 0, sizeof *plat);
     } else {
         sim_transport_init(argv0);
-        if (sim_platform_load(&run->plat, sc, err))
+        /* the workers that run, asked of the strategy before the platform holds them */
+        int workers, servers;
+        sim_platform_counts(sc, &workers, &servers);
+        run->n_workers = workers;
+        run->n_servers = servers;
+        run->n_live = st->live_workers ? st->live_workers(run) : workers;
+        if (sim_platform_load_live(&run->plat, sc, run->n_live, err))
             return DT_ERR_INPUT;
     }
     run->n_workers = run->plat.n_workers;
     run->n_servers = run->plat.n_servers;
+    if (plat || run->n_live <= 0 || run->n_live > run->n_workers)
+        run->n_live = run->n_workers;
     sim_record_init(run);
     run->timeline_steps = sc->timeline_steps;
     /* a sampled timeline keeps the first step, every host's: recorded until the second
@@ -889,7 +900,12 @@ void sim_node_memory(const sim_run_t *run, sim_node_t *node)
 {
     if (node->mem_set)
         return;
-    if (run->sc->strategy->memory)
+    sim_node_t *w = run->workers;
+    long i = w && node >= w && node < w + run->n_workers ? node - w : -1;
+    if (i >= run->n_live) { /* a stand-in holds what the worker it stands for holds */
+        sim_node_memory(run, &w[i % run->n_live]);
+        node->mem = w[i % run->n_live].mem;
+    } else if (run->sc->strategy->memory)
         run->sc->strategy->memory(run, node);
     else
         sim_memory_default(run, node);
@@ -981,9 +997,10 @@ dt_status sim_run_prepare(sim_run_t *run, dt_err_t *err)
         return DT_OK;
     dt_status st = sim_memory_verdict(sc, &w->mem, w->role, w->rank, run->oversubscribed,
                                       sizeof run->oversubscribed, err);
+    char host[32];
     if (run->oversubscribed[0])
         snprintf(run->oversubscribed_host, sizeof run->oversubscribed_host, "%s",
-                 sim_host_name(w->host));
+                 sim_node_host_name(w, host, sizeof host));
     return st;
 }
 
@@ -995,6 +1012,14 @@ static long global_steps(const sim_run_t *run)
 }
 
 long sim_run_steps(const sim_run_t *run) { return global_steps(run); }
+
+const char *sim_node_host_name(const sim_node_t *node, char *buf, size_t n)
+{
+    const sim_run_t *run = node->run;
+    if (run && node >= run->workers && node < run->workers + run->n_workers)
+        return sim_platform_worker_host(&run->plat, (int)(node - run->workers), buf, n);
+    return sim_host_name(node->host);
+}
 
 void sim_run_energy(const sim_run_t *run, results_energy_t *e)
 {
@@ -1059,8 +1084,10 @@ static dt_status record_hosts(sim_run_t *run, double end, dt_err_t *err)
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l] && st == DT_OK; i++, k++) {
             sim_node_t *nd = &lists[l][i];
+            char host[32];
             if (w[k])
-                st = results_worker_add(run->db, run->run_id, nd->rank, sim_host_name(nd->host),
+                st = results_worker_add(run->db, run->run_id, nd->rank,
+                                        sim_node_host_name(nd, host, sizeof host),
                                         nd->role, nd->compute_s, nd->comm_s, node_idle(nd, end),
                                         nd->bytes_sent, nd->bytes_recv, nd->steps, w[k], err);
             if (m[k] && st == DT_OK)

@@ -191,6 +191,9 @@ typedef struct sim_run {
     double value_bytes;       /* bytes of one parameter, gradient or activation on the wire
                                  and in memory (model.precision: scenario_value_bytes) */
     int n_workers, n_servers;
+    int n_live;               /* the workers that may run actors, the first ones (the
+                                 strategy's live_workers; n_workers without it): the others
+                                 stand in and hold no message slots */
     sim_node_t *workers, *servers;
     const int *worker_twin;   /* (n_workers) or NULL: a strategy that simulates one of
                                  identical workers (pipeline's tensor_members = one) counts
@@ -516,6 +519,10 @@ void sim_run_shares(const sim_run_t *run, double *compute, double *comm, double 
 void sim_run_energy(const sim_run_t *run, results_energy_t *e);
 /* The run's global steps (rounds for the federated strategies), as its summary counts them. */
 long sim_run_steps(const sim_run_t *run);
+
+/* The name of node's host as the whole platform names it, into buf (n) where its host was
+ * not built (a stand-in's: sim_platform_load_live). */
+const char *sim_node_host_name(const sim_node_t *node, char *buf, size_t n);
 /* When the run ended: the strategy's end with faults (nodes that come back later do not
  * count), else the clock. */
 double sim_run_end_time(const sim_run_t *run);
@@ -532,8 +539,9 @@ void sim_memory_default(const sim_run_t *run, sim_node_t *node);
  * profile's under model.recompute (its transient piece included); NAN for a profile without
  * [forward]. */
 double sim_activation_values(const sim_run_t *run);
-/* Fills node->mem unless done: its memory slot, else sim_memory_default (sim_run_prepare
- * does it for every node before the simulation starts). */
+/* Fills node->mem unless done: its memory slot, else sim_memory_default, a stand-in's
+ * (run->n_live) that of the worker it stands for (sim_run_prepare does it for every node
+ * before the simulation starts). */
 void sim_node_memory(const sim_run_t *run, sim_node_t *node);
 /* Records one applied gradient's staleness (async-ps). */
 void sim_staleness_add(sim_run_t *run, long staleness);

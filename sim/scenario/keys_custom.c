@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,6 +72,37 @@ void scn_format_timeline_steps(const scenario_t *sc, char *buf, size_t n)
         snprintf(buf, n, "%ld", sc->timeline_steps);
 }
 
+/* What a scenario keeps of a profile it checked (scn_parse_arch), for the spec it was loaded
+ * from and, a file, its text: a plan loads one profile with each of its thousands of
+ * layouts, and Llama 3 405B's takes 3.5 ms to parse (7 s of the 2,100 loads of its whole
+ * plan's fit), its 20 kB a few microseconds to read and compare. */
+typedef struct arch_memo {
+    char spec[SCENARIO_STR]; /* "": nothing kept */
+    char *text;              /* the file's text (len bytes); NULL: a built-in profile */
+    size_t len;
+    int attention, splits, experts, pieces;
+} arch_memo_t;
+static arch_memo_t arch_memo;
+
+/* The whole of a file, malloc'd (*len bytes), or NULL where it does not read. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        text = dt_malloc((size_t)size + 1);
+        if (fread(text, 1, (size_t)size, f) != (size_t)size) {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (f)
+        fclose(f);
+    *len = text ? (size_t)size : 0;
+    return text;
+}
+
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
  * now and kept (a file as an absolute path). */
 dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
@@ -91,20 +123,43 @@ dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     } else if (scn_set_string(spec, sizeof spec, v + 8, err)) {
         return DT_ERR_INPUT;
     }
-    sim_model_profile_t prof;
-    if (sim_model_profile_load(&prof, spec, err))
-        return DT_ERR_INPUT;
-    sc->profile_attention = sim_profile_has_attention(&prof);
-    sc->profile_splits = prof.has_tensor_splits;
-    sc->profile_experts = 0;
-    for (int i = 0; i < prof.n_layers; i++)
-        if (prof.layers[i].experts && (!sc->profile_experts ||
-                                       prof.layers[i].experts < sc->profile_experts))
-            sc->profile_experts = prof.layers[i].experts;
-    sc->profile_pieces = prof.has_forward_layers;
-    for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
-        sc->profile_pieces += prof.layers[i].cut > 0;
-    sim_model_profile_free(&prof);
+    size_t len = 0;
+    int file = sim_model_profile_is_file(spec);
+    char *text = file ? read_all(spec, &len) : NULL;
+    arch_memo_t *m = &arch_memo;
+    int same = m->spec[0] && !strcmp(m->spec, spec) && (file ? text && m->text &&
+               len == m->len && !memcmp(text, m->text, len) : !m->text);
+    if (!same) {
+        sim_model_profile_t prof;
+        m->spec[0] = '\0';
+        free(m->text);
+        m->text = NULL;
+        if (sim_model_profile_load(&prof, spec, err)) {
+            free(text);
+            return DT_ERR_INPUT;
+        }
+        m->attention = sim_profile_has_attention(&prof);
+        m->splits = prof.has_tensor_splits;
+        m->experts = 0;
+        for (int i = 0; i < prof.n_layers; i++)
+            if (prof.layers[i].experts && (!m->experts || prof.layers[i].experts < m->experts))
+                m->experts = prof.layers[i].experts;
+        m->pieces = prof.has_forward_layers;
+        for (int i = 0; prof.has_forward_layers && i < prof.n_layers; i++)
+            m->pieces += prof.layers[i].cut > 0;
+        sim_model_profile_free(&prof);
+        if (!file || text) { /* else the next load reads it again */
+            snprintf(m->spec, sizeof m->spec, "%s", spec);
+            m->text = text;
+            m->len = len;
+            text = NULL;
+        }
+    }
+    free(text);
+    sc->profile_attention = m->attention;
+    sc->profile_splits = m->splits;
+    sc->profile_experts = m->experts;
+    sc->profile_pieces = m->pieces;
     return scn_set_string(sc->profile, sizeof sc->profile, spec, err);
 }
 

@@ -13,7 +13,10 @@
 #   5. `dtsim plan` of that 405B on 16,384 H100s (global batch 2048, --tensor 8 --stages 16,
 #      -j 2): its layouts of micro-batch size, schedule, sequence parallelism,
 #      recomputation and ZeRO checked, simulated in order of their bound and ranked (16
-#      stages of 126 layers: the pipeline cuts them unevenly).
+#      stages of 126 layers: the pipeline cuts them unevenly);
+#   6. the whole search of that plan: item 5 without --tensor and --stages, every tensor x
+#      pipeline x data layout of the 16,384 H100s (-j 2) checked, simulated in order of
+#      their bound and ranked.
 # The user CPU time of the best run is printed beside it: on a shared machine it is the
 # steadier figure (a simulation is one thread; plan -j 2 runs two).
 # Tensor all-reduces in closed form (strategy.tensor_comm = formula, as dtsim plan runs them),
@@ -23,12 +26,12 @@
 # tensor_formula_matches_messages, tensor_members_one_matches_all and
 # ring_phases_match_ring_steps). REPEAT=1 MEMBERS=all reruns items 1, 2 and 4 with every
 # member an actor.
-# usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-5; default all)
+# usage: tests/bench/planspeed.sh [BUILD_DIR] [ITEM ...]   (items 1-6; default all)
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 [ $# -gt 0 ] && shift
-items=${*:-1 2 3 4 5}
+items=${*:-1 2 3 4 5 6}
 dtsim=$build/dtsim
 repeat=${REPEAT:-3}
 members=${MEMBERS:-one}
@@ -117,6 +120,15 @@ for item in $items; do
             --heads 128 --global-batch 2048 --tensor 8 --stages 16 -j 2 \
             --set cluster.price_per_device_hour=4 --db "$tmp/a.db"
         ;;
-    *) echo "planspeed: no item $item (1-5)" >&2; exit 2 ;;
+    6)
+        "$dtsim" profile transformer --family llama --layers 126 --hidden 16384 --heads 128 \
+            --kv-heads 8 --seq 8192 --vocab 128256 --ffn 53248 --name llama3-405b \
+            --out "$tmp/llama3-405b.ini" > /dev/null
+        best "dtsim plan Llama 3 405B, 16384 H100s, every layout, -j 2" \
+            "$dtsim" plan --profile "$tmp/llama3-405b.ini" --device h100 --devices 16384 \
+            --heads 128 --global-batch 2048 -j 2 --set cluster.price_per_device_hour=4 \
+            --db "$tmp/a.db"
+        ;;
+    *) echo "planspeed: no item $item (1-6)" >&2; exit 2 ;;
     esac
 done

@@ -193,14 +193,24 @@ static void fit_here(plan_layout_t *layouts, long n, scenario_t *sc, const char 
     }
 }
 
-/* 1 when the first loadable layout of layouts (n) gets the same answer in this process as
- * from the child's check, which meets the platform and fault targets too: then those are
- * sound for every layout (they share them) and the rest is checked here. */
+/* 1 when a loadable layout of layouts (n) gets the same answer in this process as from the
+ * child's check, which meets the platform and fault targets too: then those are sound for
+ * every layout (they share them) and the rest is checked here. The layout of the widest
+ * tensor groups first (the first listed of them): the child builds the platform as its run
+ * would, and where a rack holds one tensor group one replica's racks stand for all
+ * (data_members = one), 1 rack of 16,384 hosts' 2048 for t8 p1 (the first listed, t1 p8,
+ * builds every rack: 20 s of CPU). */
 static int plan_fit_same(plan_layout_t *layouts, long n, scenario_t *sc, const char *base,
                          const plan_opts_t *opts, const sim_model_profile_t *prof,
                          const char *name, const char *argv0)
 {
-    for (long i = 0; i < n; i++) {
+    long widest = 0;
+    for (long i = 0; i < n; i++)
+        widest = layouts[i].t > widest ? layouts[i].t : widest;
+    for (long k = 0; k < 2 * n; k++) { /* the widest ones, then the rest */
+        long i = k % n;
+        if ((k < n) != (layouts[i].t == widest))
+            continue;
         fit_check_t check;
         fit_start(&layouts[i], sc, base, opts, prof, name, argv0, &check);
         if (!check.loaded)

@@ -115,6 +115,12 @@ typedef struct sim_strategy {
     /** Model replicas that take one global step together (the global batch is
      * model.batch x accumulate x replicas). NULL: one per worker. */
     int (*replicas)(const struct scenario *sc, int workers);
+    /** The workers that run, the first n: worker i >= n stands in for worker i mod n (its
+     * work, rows and memory are that one's; deploy spawns no actor for it). Asked before
+     * the platform loads (run: its scenario, model and n_workers; no hosts or nodes yet),
+     * so that the platform holds only what those use (sim_platform_load_live) and a
+     * stand-in no message slots. NULL: every worker. */
+    int (*live_workers)(const struct sim_run *run);
     /** Data partitions: clients of a population, or one per worker. NULL: one per
      * worker (cluster.workers before the platform is known). */
     long (*parts)(const struct scenario *sc, long workers);

@@ -56,6 +56,9 @@ static void deploy(sim_run_t *run)
     int step = plan->one ? plan->T : 1;
     /* data_members = one: replica 0's workers run for all D (pipe_plan_replicas) */
     int live = plan->rep_one ? plan->S * plan->T : run->n_workers;
+    /* live_workers' answer was this plan's (the platform and the message slots were made
+     * for it), or every worker */
+    DT_ASSERT(run->n_live == run->n_workers || run->n_live == live);
     if (plan->one || plan->rep_one) {
         int *twin = dt_malloc(sizeof(int) * (size_t)run->n_workers);
         for (int i = 0; i < run->n_workers; i++) {
@@ -153,6 +156,21 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     pipe_plan_free(plan);
 }
 
+/* The workers that run: replica 0's where data_members = one holds before the platform
+ * loads (pipe_plan_replicas, the replicas' collectives in closed form by dp_comm = formula;
+ * NCCL's closed form needs the nodes, so under dp_comm = nccl every worker's hosts are
+ * built), else every worker. deploy asserts that its plan agrees. */
+static int live_workers(const sim_run_t *run)
+{
+    pipe_plan_t *plan = dt_calloc(1, sizeof *plan);
+    pipe_plan_layout(plan, run);
+    pipe_plan_dp_formula(plan, run);
+    pipe_plan_replicas(plan, run);
+    int live = plan->rep_one ? plan->S * plan->T : run->n_workers;
+    pipe_plan_free(plan);
+    return live;
+}
+
 /* A compute call: a micro-batch, a member's share of its context group's tokens, a tensor
  * group member's share (sequence parallel or not), the expert group its routed experts take
  * tokens from. */
@@ -211,6 +229,7 @@ const sim_strategy_t sim_strategy_pipeline = {
     .compute_call = compute_call,
     .hosts = hosts,
     .replicas = replicas,
+    .live_workers = live_workers,
     .msg_slots = msg_slots,
     .deploy = deploy,
     .memory = memory,
