@@ -30,6 +30,7 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(CTEST_JOBS)
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 # The house style (.clang-format): `make lint` fails on a source clang-format would change

@@ -63,8 +63,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN_BEGIN] = "INSERT INTO runs (name, strategy, status, config, seed, dtsim_version,"
                      " simgrid_version, pid, host, started, sweep, sweep_index)"
                      " VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, " ISO_NOW ", ?9, ?10)",
-    [ST_RUN_END] = "UPDATE runs SET status = ?2, ended = " ISO_NOW
-                   " WHERE id = ?1 AND status = 'running'",
+    [ST_RUN_END] =
+        "UPDATE runs SET status = ?2, ended = " ISO_NOW " WHERE id = ?1 AND status = 'running'",
     [ST_RUN_STATUS] = "SELECT status FROM runs WHERE id = ?1",
     [ST_SUMMARY_ADD] = "INSERT INTO summary (run, final_accuracy, final_loss, sim_time,"
                        " time_to_target, target_accuracy, total_bytes, compute_share,"
@@ -76,12 +76,14 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_WORKER_ADD] = "INSERT INTO workers (run, worker, host, role, compute_s, comm_s, idle_s,"
                       " bytes_sent, bytes_recv, steps, weight)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    [ST_STALENESS_ADD] = "INSERT INTO staleness (run, staleness, count) VALUES (?1, ?2, ?3)"
-                         " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
+    [ST_STALENESS_ADD] =
+        "INSERT INTO staleness (run, staleness, count) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT (run, staleness) DO UPDATE SET count = count + excluded.count",
     [ST_MEMORY_ADD] = "INSERT INTO memory (run, worker, role, params, grads, optimizer,"
                       " activations, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [ST_LABEL_ADD] = "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
-                     " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
+    [ST_LABEL_ADD] =
+        "INSERT INTO label_hist (run, client, label, count) VALUES (?1, ?2, ?3, ?4)"
+        " ON CONFLICT (run, client, label) DO UPDATE SET count = count + excluded.count",
     [ST_PARAM_ADD] = "INSERT INTO params (run, key, value, number) VALUES (?1, ?2, ?3, ?4)",
     [ST_TIMELINE_ADD] = "INSERT INTO timeline (run, host, role, rank, state, start, end)"
                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -116,10 +118,9 @@ struct results_db {
 /* Fills err with "PATH: WHAT: SQLITE MESSAGE" and says whose fault rc is: a file the user
  * pointed at that cannot serve (unopenable, read-only, not a database) or a value the caller
  * passed that a constraint rejects is input; anything else is the machine's. */
-static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt,
-                          ...) __attribute__((format(printf, 5, 6)));
-static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt,
-                          ...)
+static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static dt_status db_error(const char *path, sqlite3 *h, int rc, dt_err_t *err, const char *fmt, ...)
 {
     if (err) {
         char what[256];
@@ -230,8 +231,7 @@ static dt_status check_directory(const char *path, dt_err_t *err)
     dt_status st = DT_OK;
     if (stat(dir, &sb) != 0) {
         if (errno == ENOENT || errno == ENOTDIR)
-            st = dt_err_input(err, "%s: directory %s does not exist (create it first)", path,
-                              dir);
+            st = dt_err_input(err, "%s: directory %s does not exist (create it first)", path, dir);
         else
             st = dt_err_input(err, "%s: directory %s: %s", path, dir, strerror(errno));
     } else if (!S_ISDIR(sb.st_mode)) {
@@ -296,8 +296,8 @@ static const char migrate_2_to_3[] =
     "FROM part LEFT JOIN acc USING (run); "
     "PRAGMA user_version = 3;";
 
-/* Version 3 -> 4: 'stalled' and 'collapsed' join the statuses runs.status may hold. Loosening a CHECK
- * changes nothing stored, so the table's definition is edited in place (SQLite's documented
+/* Version 3 -> 4: 'stalled' and 'collapsed' join the statuses runs.status may hold. Loosening a
+ * CHECK changes nothing stored, so the table's definition is edited in place (SQLite's documented
  * procedure for such changes: writable_schema, then a new schema_version so every connection
  * reads the definition again) rather than the table rebuilt under its foreign keys. */
 static int migrate_3_to_4(sqlite3 *h)
@@ -404,8 +404,7 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
     if ((rc = results_sql_int(h, "PRAGMA application_id", &app)) != SQLITE_OK)
         return db_error(path, h, rc, err, "reading the application id");
     if (app != RESULTS_APPLICATION_ID)
-        return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
-                            path);
+        return dt_err_input(err, "%s: an SQLite database, but not a dtsim results database", path);
     while (version >= 1 && version < RESULTS_SCHEMA_VERSION) {
         int from = version;
         if ((rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
@@ -413,13 +412,13 @@ static dt_status schema_ensure(sqlite3 *h, const char *path, dt_err_t *err)
         /* another writer may have upgraded it meanwhile */
         if ((rc = results_sql_int(h, "PRAGMA user_version", &version)) == SQLITE_OK &&
             version == from)
-            rc = from == 3 ? migrate_3_to_4(h)
-                           : sqlite3_exec(h, migrations[from], NULL, NULL, NULL);
+            rc =
+                from == 3 ? migrate_3_to_4(h) : sqlite3_exec(h, migrations[from], NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            dt_status st = db_error(path, h, rc, err, "upgrading the schema to version %d",
-                                    from + 1);
+            dt_status st =
+                db_error(path, h, rc, err, "upgrading the schema to version %d", from + 1);
             sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
             return st;
         }
@@ -464,11 +463,11 @@ static void remove_stale(const char *path, const char *host)
 }
 
 /* A new database appears whole: made beside path under a name of its own
- * (PATH.new-HOST-PID, the host's name cut to 64 bytes), its schema committed, then linked to path (where another writer's
- * may have appeared meanwhile: then that one is used). Made in place, a writer killed between
- * SQLite's creating the file and committing its schema left an empty file that every read
- * command refuses as no dtsim database. A file system without hard links makes it in place,
- * as before. */
+ * (PATH.new-HOST-PID, the host's name cut to 64 bytes), its schema committed, then linked to path
+ * (where another writer's may have appeared meanwhile: then that one is used). Made in place, a
+ * writer killed between SQLite's creating the file and committing its schema left an empty file
+ * that every read command refuses as no dtsim database. A file system without hard links makes it
+ * in place, as before. */
 static dt_status create_whole(const char *path, const char *host, dt_err_t *err)
 {
     struct stat sb;
@@ -482,8 +481,8 @@ static dt_status create_whole(const char *path, const char *host, dt_err_t *err)
     DT_CHECK(h, "out of memory opening SQLite database %s", tmp);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(h, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-    dt_status st = rc == SQLITE_OK ? schema_ensure(h, path, err)
-                                   : db_error(path, h, rc, err, "cannot create");
+    dt_status st =
+        rc == SQLITE_OK ? schema_ensure(h, path, err) : db_error(path, h, rc, err, "cannot create");
     sqlite3_close(h); /* the last connection: its WAL goes into the file */
     /* failed: EEXIST, another writer's is used; no hard links here, made in place */
     if (st == DT_OK)
@@ -544,14 +543,13 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     if (sqlite3_get_autocommit(db->h) == 0)
         sqlite3_exec(db->h, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     if (rc == SQLITE_OK && app != RESULTS_APPLICATION_ID && (version != 0 || objects > 0)) {
-        st = dt_err_input(err, "%s: an SQLite database, but not a dtsim results database",
-                          path);
+        st = dt_err_input(err, "%s: an SQLite database, but not a dtsim results database", path);
         goto fail;
     }
     /* journal_mode is the first statement that reads the file: a file that is not a database
      * fails here with SQLITE_NOTADB. */
-    rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL,
-                      NULL, NULL);
+    rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;", NULL, NULL,
+                      NULL);
     /* Switching a new file to WAL while another writer creates it can answer SQLITE_BUSY
      * at once, without the busy handler (seen with 8 writers on 16 cores): retry it for as
      * long as the busy timeout. */
@@ -566,16 +564,15 @@ dt_status results_db_open(results_db_t **out, const char *path, dt_err_t *err)
     if ((st = schema_ensure(db->h, path, err)) != DT_OK)
         goto fail;
 
-    rc = sqlite3_create_function_v2(db->h, "dtsim_pid_alive", 1,
-                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_pid_alive, NULL,
-                                    NULL, NULL);
+    rc = sqlite3_create_function_v2(db->h, "dtsim_pid_alive", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                    NULL, sql_pid_alive, NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         st = db_error(path, db->h, rc, err, "registering dtsim_pid_alive");
         goto fail;
     }
     for (int i = 0; i < ST_COUNT; i++) {
-        rc = sqlite3_prepare_v3(db->h, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i],
-                                NULL);
+        rc =
+            sqlite3_prepare_v3(db->h, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL);
         if (rc != SQLITE_OK) {
             st = db_error(path, db->h, rc, err, "preparing statement %d", i);
             goto fail;
@@ -594,7 +591,10 @@ fail:
     return st;
 }
 
-struct sqlite3 *results_db_sqlite(results_db_t *db) { return db->h; }
+struct sqlite3 *results_db_sqlite(results_db_t *db)
+{
+    return db->h;
+}
 
 void results_db_close(results_db_t *db)
 {
@@ -630,8 +630,8 @@ dt_status results_run_begin(results_db_t *db, const results_run_info_t *info, in
 }
 
 dt_status results_eval_add_text(results_db_t *db, int64_t run, double sim_time, long step,
-                                double samples, double bytes, double test_loss,
-                                double test_acc, double perplexity, dt_err_t *err)
+                                double samples, double bytes, double test_loss, double test_acc,
+                                double perplexity, dt_err_t *err)
 {
     DT_ASSERT(db);
     sqlite3_stmt *s = db->st[ST_EVAL_ADD];
@@ -650,8 +650,8 @@ dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long 
                            double samples, double bytes, double test_loss, double test_acc,
                            dt_err_t *err)
 {
-    return results_eval_add_text(db, run, sim_time, step, samples, bytes, test_loss, test_acc,
-                                 NAN, err);
+    return results_eval_add_text(db, run, sim_time, step, samples, bytes, test_loss, test_acc, NAN,
+                                 err);
 }
 
 dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const char *host,
@@ -660,8 +660,8 @@ dt_status results_worker_add(results_db_t *db, int64_t run, int worker, const ch
                              dt_err_t *err)
 {
     DT_ASSERT(db);
-    if (!role || (strcmp(role, "worker") != 0 && strcmp(role, "server") != 0 &&
-                  strcmp(role, "client") != 0))
+    if (!role ||
+        (strcmp(role, "worker") != 0 && strcmp(role, "server") != 0 && strcmp(role, "client") != 0))
         return dt_err_input(err, "%s: run %lld: unknown role '%s' (worker, server or client)",
                             db->path, (long long)run, role ? role : "(null)");
     if (weight < 1)
@@ -741,8 +741,8 @@ dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, l
     return db_step(db, ST_STALENESS_ADD, err, "storing the staleness histogram", run);
 }
 
-dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label,
-                                 long count, dt_err_t *err)
+dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label, long count,
+                                 dt_err_t *err)
 {
     DT_ASSERT(db);
     sqlite3_stmt *s = db->st[ST_LABEL_ADD];
@@ -765,14 +765,14 @@ dt_status results_param_add(results_db_t *db, int64_t run, const char *key, cons
     return db_step(db, ST_PARAM_ADD, err, "storing a parameter", run);
 }
 
-dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
-                               const char *role, int rank, const char *state, double start,
-                               double end, dt_err_t *err)
+dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host, const char *role,
+                               int rank, const char *state, double start, double end, dt_err_t *err)
 {
     DT_ASSERT(db);
     if (!state || (strcmp(state, "compute") && strcmp(state, "comm") && strcmp(state, "idle")))
-        return dt_err_input(err, "%s: run %lld: unknown timeline state '%s' (compute, comm or "
-                                 "idle)",
+        return dt_err_input(err,
+                            "%s: run %lld: unknown timeline state '%s' (compute, comm or "
+                            "idle)",
                             db->path, (long long)run, state ? state : "(null)");
     sqlite3_stmt *s = db->st[ST_TIMELINE_ADD];
     bind_int(s, 1, run);
@@ -786,8 +786,8 @@ dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
 }
 
 dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_end_t *src,
-                              const results_msg_end_t *dst, double sent, double start,
-                              double done, double bytes, dt_err_t *err)
+                              const results_msg_end_t *dst, double sent, double start, double done,
+                              double bytes, dt_err_t *err)
 {
     DT_ASSERT(db && src && dst);
     sqlite3_stmt *s = db->st[ST_MESSAGE_ADD];
@@ -821,7 +821,7 @@ dt_status results_link_add(results_db_t *db, int64_t run, const char *link, doub
 }
 
 dt_status results_energy_add(results_db_t *db, int64_t run, const results_energy_t *e,
-                              dt_err_t *err)
+                             dt_err_t *err)
 {
     DT_ASSERT(db && e);
     sqlite3_stmt *s = db->st[ST_ENERGY_ADD];
@@ -913,8 +913,8 @@ dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
                           const results_summary_t *summary, dt_err_t *err)
 {
     DT_ASSERT(db);
-    static const char *const ends[] = {"finished", "failed", "diverged", "interrupted",
-                                       "stalled", "collapsed"};
+    static const char *const ends[] = {"finished",    "failed",  "diverged",
+                                       "interrupted", "stalled", "collapsed"};
     int known = 0;
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
         known |= status && strcmp(status, ends[i]) == 0;
@@ -938,8 +938,8 @@ dt_status results_run_end(results_db_t *db, int64_t run, const char *status,
         s = db->st[ST_RUN_STATUS];
         bind_int(s, 1, run);
         if (sqlite3_step(s) == SQLITE_ROW)
-            st = dt_err_input(err, "%s: run %lld already ended as '%s'", db->path,
-                              (long long)run, (const char *)sqlite3_column_text(s, 0));
+            st = dt_err_input(err, "%s: run %lld already ended as '%s'", db->path, (long long)run,
+                              (const char *)sqlite3_column_text(s, 0));
         else
             st = dt_err_input(err, "%s: no run %lld", db->path, (long long)run);
         sqlite3_reset(s);

@@ -66,8 +66,8 @@ dt_status results_eval_add(results_db_t *db, int64_t run, double sim_time, long 
  * cross-entropy in nats, test_acc its next-token accuracy, perplexity exp(test_loss) as the
  * caller computed it. NaNs are stored as NULL. */
 dt_status results_eval_add_text(results_db_t *db, int64_t run, double sim_time, long step,
-                                double samples, double bytes, double test_loss,
-                                double test_acc, double perplexity, dt_err_t *err);
+                                double samples, double bytes, double test_loss, double test_acc,
+                                double perplexity, dt_err_t *err);
 
 /* One host's totals; role is "worker", "server" or "client". weight >= 1: the hosts the row
  * stands for, each with these figures (schema.sql: workers); 1 for the host alone. */
@@ -97,9 +97,9 @@ dt_status results_privacy_add(results_db_t *db, int64_t run, long round, double 
 /* A federated client's figures at the end of a run (the clients table). */
 typedef struct results_client {
     long client;
-    long rounds;              /* rounds its update was aggregated in */
-    long samples;             /* training samples it holds */
-    long held_out;            /* samples of its own held out for its evaluation, 0: none */
+    long rounds;                /* rounds its update was aggregated in */
+    long samples;               /* training samples it holds */
+    long held_out;              /* samples of its own held out for its evaluation, 0: none */
     double test_acc, test_loss; /* the final model on them; NaN: not evaluated */
     int byzantine;
 } results_client_t;
@@ -113,8 +113,8 @@ dt_status results_staleness_add(results_db_t *db, int64_t run, long staleness, l
                                 dt_err_t *err);
 
 /* Adds count to client's histogram of labels (created at 0 if absent). */
-dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label,
-                                 long count, dt_err_t *err);
+dt_status results_label_hist_add(results_db_t *db, int64_t run, int client, int label, long count,
+                                 dt_err_t *err);
 
 /* One write transaction (BEGIN IMMEDIATE: the write lock is taken, or waited for, up front).
  * No nesting. After a failed write inside one, results_tx_rollback drops the batch. */
@@ -130,9 +130,9 @@ dt_status results_param_add(results_db_t *db, int64_t run, const char *key, cons
                             double number, dt_err_t *err);
 
 /* One interval of a host's timeline; state is "compute", "comm" or "idle". */
-dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host,
-                               const char *role, int rank, const char *state, double start,
-                               double end, dt_err_t *err);
+dt_status results_timeline_add(results_db_t *db, int64_t run, const char *host, const char *role,
+                               int rank, const char *state, double start, double end,
+                               dt_err_t *err);
 
 /* One message of the timeline's window: its sender's and receiver's host, role and rank,
  * when it was posted, when the receiver's transfer began and when it ended, its bytes. */
@@ -141,8 +141,8 @@ typedef struct results_msg_end {
     int rank;
 } results_msg_end_t;
 dt_status results_message_add(results_db_t *db, int64_t run, const results_msg_end_t *src,
-                              const results_msg_end_t *dst, double sent, double start,
-                              double done, double bytes, dt_err_t *err);
+                              const results_msg_end_t *dst, double sent, double start, double done,
+                              double bytes, dt_err_t *err);
 
 /* Adds bytes to a link's total. weight >= 1: the links the row stands for, each of which
  * carried these bytes (schema.sql: links); a row added to keeps the weight it was made with. */
@@ -155,15 +155,15 @@ dt_status results_fault_add(results_db_t *db, int64_t run, double sim_time, cons
 
 /* A run's energy and cost (the energy table); NAN is stored as NULL. */
 typedef struct results_energy {
-    long hosts;                /* hosts charged: workers and servers */
-    double host_joules;        /* their devices, SimGrid's host energy plugin */
-    long link_ports;           /* network ports charged at cluster.link_power */
-    double link_joules;        /* ports x link_power x simulated time */
-    double joules_per_step;    /* (host + link) / global steps */
-    double joules_per_sample;  /* (host + link) / training samples */
-    double dollars;            /* hosts x simulated hours x cluster.price_per_device_hour */
+    long hosts;               /* hosts charged: workers and servers */
+    double host_joules;       /* their devices, SimGrid's host energy plugin */
+    long link_ports;          /* network ports charged at cluster.link_power */
+    double link_joules;       /* ports x link_power x simulated time */
+    double joules_per_step;   /* (host + link) / global steps */
+    double joules_per_sample; /* (host + link) / training samples */
+    double dollars;           /* hosts x simulated hours x cluster.price_per_device_hour */
     double dollars_per_sample;
-    double dollars_to_target;  /* hosts x hours to run.target_accuracy x price; NAN: never */
+    double dollars_to_target; /* hosts x hours to run.target_accuracy x price; NAN: never */
 } results_energy_t;
 
 /* The parts of a simulated step (a round for the federated strategies), in the order a

@@ -46,8 +46,7 @@ const size_t results_export_n_tables =
  * when fn succeeded and every byte reached the file, removed otherwise; "-" is stdout. */
 typedef dt_status (*write_fn)(void *ctx, FILE *f, dt_err_t *err);
 
-static dt_status write_file(const char *path, write_fn fn, void *ctx, FILE *written,
-                            dt_err_t *err)
+static dt_status write_file(const char *path, write_fn fn, void *ctx, FILE *written, dt_err_t *err)
 {
     if (!strcmp(path, "-")) {
         dt_status st = fn(ctx, stdout, err);
@@ -148,8 +147,7 @@ static dt_status table_csv(void *ctx, FILE *f, dt_err_t *err)
             fputc('\n', f);
         }
         if (rc != SQLITE_DONE)
-            st = dt_err_input(err, "%s: %s: %s", j->db_path, j->table->name,
-                              sqlite3_errmsg(j->h));
+            st = dt_err_input(err, "%s: %s: %s", j->db_path, j->table->name, sqlite3_errmsg(j->h));
     }
     sqlite3_finalize(s);
     return st;
@@ -251,8 +249,8 @@ static dt_status trace_json(void *trace, FILE *f, dt_err_t *err)
     return results_trace_write(trace, f, err);
 }
 
-dt_status results_export_trace(const char *db_path, int64_t run, const char *path,
-                               FILE *written, dt_err_t *err)
+dt_status results_export_trace(const char *db_path, int64_t run, const char *path, FILE *written,
+                               dt_err_t *err)
 {
     results_query_t *q;
     if (results_query_open(&q, db_path, err))

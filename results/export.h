@@ -42,7 +42,7 @@ dt_status results_export_tidy(const char *db_path, const int64_t *runs, size_t n
 /* Writes run's timeline as Chrome trace JSON (trace_json.h) to path ("-": stdout), as
  * results_export_csv writes a file. DT_ERR_INPUT, writing nothing, when there is no such
  * run or it has no timeline rows. */
-dt_status results_export_trace(const char *db_path, int64_t run, const char *path,
-                               FILE *written, dt_err_t *err);
+dt_status results_export_trace(const char *db_path, int64_t run, const char *path, FILE *written,
+                               dt_err_t *err);
 
 #endif

@@ -45,14 +45,14 @@ enum q_stmt {
 };
 
 /* The columns of a results_run_view_t, in run_view_read's order. */
-#define RUN_VIEW_SQL                                                                       \
-    "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index,"                   \
-    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.workers'),"           \
-    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"         \
-    " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"                  \
-    " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"                    \
-    " s.idle_share, s.steps, s.throughput, s.scaling_efficiency, s.final_loss,"            \
-    " EXISTS (SELECT 1 FROM evals e WHERE e.run = r.id AND e.perplexity IS NOT NULL)"       \
+#define RUN_VIEW_SQL                                                                               \
+    "SELECT r.id, r.name, r.strategy, r.status, r.sweep, r.sweep_index,"                           \
+    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.workers'),"                   \
+    " (SELECT number FROM params WHERE run = r.id AND key = 'cluster.bandwidth'),"                 \
+    " s.run IS NOT NULL, s.final_accuracy, s.sim_time, s.time_to_target,"                          \
+    " s.target_accuracy, s.total_bytes, s.compute_share, s.comm_share,"                            \
+    " s.idle_share, s.steps, s.throughput, s.scaling_efficiency, s.final_loss,"                    \
+    " EXISTS (SELECT 1 FROM evals e WHERE e.run = r.id AND e.perplexity IS NOT NULL)"              \
     " FROM runs r LEFT JOIN run_summary s ON s.run = r.id"
 
 static const char *const q_sql[Q_COUNT] = {
@@ -143,7 +143,10 @@ static void q_reset(sqlite3_stmt *s)
 
 /* --- opening --------------------------------------------------------------------------- */
 
-struct sqlite3 *results_query_sqlite(results_query_t *q) { return q->h; }
+struct sqlite3 *results_query_sqlite(results_query_t *q)
+{
+    return q->h;
+}
 
 /* read each time: a command that reads opens the file for writing too, which may upgrade it
  * after this connection was opened (results_query_open_current) */
@@ -166,9 +169,13 @@ static dt_status quick_check(results_query_t *q, dt_err_t *err)
         if (!r || strcmp(r, "ok")) {
             /* "*** in database main ***\nPage 5: ...": the line that names the damage */
             const char *nl = r ? strrchr(r, '\n') : NULL;
-            st = dt_err_input(err, "%s: the database is damaged (SQLite: %s); "
-                                   "restore it from a copy, or recover it with sqlite3's .recover",
-                              q->path, nl ? nl + 1 : r ? r : "no answer");
+            st = dt_err_input(err,
+                              "%s: the database is damaged (SQLite: %s); "
+                              "restore it from a copy, or recover it with sqlite3's .recover",
+                              q->path,
+                              nl  ? nl + 1
+                              : r ? r
+                                  : "no answer");
         }
     } else {
         st = results_q_error(q, rc, err, "checking the file");
@@ -287,8 +294,7 @@ static void run_view_read(sqlite3_stmt *s, results_run_view_t *out)
 }
 
 /* Fills out from the run's row; DT_ERR_INPUT with "no run ID" when there is none. */
-dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
-                            dt_err_t *err)
+dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out, dt_err_t *err)
 {
     DT_ASSERT(q && out);
     memset(out, 0, sizeof *out);
@@ -422,8 +428,8 @@ static dt_status select_spec(results_query_t *q, const char *spec, id_list_t *id
         if (ids->n == before && r[i].lo == r[i].hi)
             st = dt_err_input(err, "%s: no run %lld", q->path, (long long)r[i].lo);
         else if (ids->n == before)
-            st = dt_err_input(err, "%s: no runs with ids %lld-%lld", q->path,
-                              (long long)r[i].lo, (long long)r[i].hi);
+            st = dt_err_input(err, "%s: no runs with ids %lld-%lld", q->path, (long long)r[i].lo,
+                              (long long)r[i].hi);
     }
     free(r);
     if (st != DT_OK)
@@ -477,8 +483,9 @@ static dt_status select_sweep_id(results_query_t *q, const char *sweep, const ch
             return st;
         if (all == 0)
             return dt_err_input(err, "%s: no sweep \"%s\"", q->path, sweep);
-        return dt_err_input(err, "%s: sweep \"%s\" has no finished runs yet (%lld runs; choose "
-                                 "some with --runs)",
+        return dt_err_input(err,
+                            "%s: sweep \"%s\" has no finished runs yet (%lld runs; choose "
+                            "some with --runs)",
                             q->path, sweep, (long long)all);
     }
     char by[96] = "";
@@ -499,8 +506,9 @@ static dt_status select_sweep(results_query_t *q, const char *sweep, id_list_t *
     if (st != DT_OK)
         return st;
     if (!id)
-        return dt_err_input(err, "%s: no sweep \"%s\" (neither a sweep id nor the name of a "
-                                 "sweep's finished runs; dtsim runs lists them)",
+        return dt_err_input(err,
+                            "%s: no sweep \"%s\" (neither a sweep id nor the name of a "
+                            "sweep's finished runs; dtsim runs lists them)",
                             q->path, sweep);
     st = select_sweep_id(q, id, strcmp(id, sweep) ? sweep : NULL, ids, out, err);
     free(id);
@@ -525,14 +533,16 @@ static dt_status select_default(results_query_t *q, id_list_t *ids, results_runs
     if ((st = q_count(q, Q_RUN_COUNT, NULL, &all, err)) != DT_OK)
         return st;
     if (all == 0)
-        return dt_err_input(err, "%s: no runs in this database (dtsim run SCENARIO --db %s "
-                                 "adds some)",
+        return dt_err_input(err,
+                            "%s: no runs in this database (dtsim run SCENARIO --db %s "
+                            "adds some)",
                             q->path, q->path);
     if ((st = q_count(q, Q_FINISHED_COUNT, NULL, &finished, err)) != DT_OK)
         return st;
     if (finished == 0)
-        return dt_err_input(err, "%s: none of its %lld runs has finished (choose some with "
-                                 "--runs)",
+        return dt_err_input(err,
+                            "%s: none of its %lld runs has finished (choose some with "
+                            "--runs)",
                             q->path, (long long)all);
 
     /* The sweep of the newest finished run's name, not that run's own sweep: one member run
@@ -633,8 +643,7 @@ dt_status results_query_sweep(results_query_t *q, const char *sweep, results_run
 
 /* --- evaluations ------------------------------------------------------------------------ */
 
-dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
-                              dt_err_t *err)
+dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out, dt_err_t *err)
 {
     DT_ASSERT(q && out);
     memset(out, 0, sizeof *out);
@@ -712,8 +721,8 @@ dt_status results_query_faults(results_query_t *q, int64_t run, results_faults_t
     return st;
 }
 
-dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
-                               int *found, dt_err_t *err)
+dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem, int *found,
+                               dt_err_t *err)
 {
     DT_ASSERT(q && mem && found);
     *found = 0;
@@ -734,8 +743,10 @@ dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *found = 1;
-        *mem = (results_memory_t){.params = results_q_col_real(s, 0), .grads = results_q_col_real(s, 1),
-                                  .optimizer = results_q_col_real(s, 2), .activations = results_q_col_real(s, 3)};
+        *mem = (results_memory_t){.params = results_q_col_real(s, 0),
+                                  .grads = results_q_col_real(s, 1),
+                                  .optimizer = results_q_col_real(s, 2),
+                                  .activations = results_q_col_real(s, 3)};
         rc = SQLITE_DONE;
     }
     dt_status st = DT_OK;
@@ -872,9 +883,9 @@ dt_status results_query_timeline(results_query_t *q, int64_t run, results_timeli
         const unsigned char *role = sqlite3_column_text(s, 1);
         int rank = sqlite3_column_int(s, 2);
         results_lane_t *last = out->n_lanes ? &out->lanes[out->n_lanes - 1] : NULL;
-        if (!last || last->rank != rank || !str_eq(last->role, role) ||
-            !str_eq(last->host, host)) {
-            out->lanes = results_q_grow(out->lanes, &lane_cap, out->n_lanes + 1, sizeof *out->lanes);
+        if (!last || last->rank != rank || !str_eq(last->role, role) || !str_eq(last->host, host)) {
+            out->lanes =
+                results_q_grow(out->lanes, &lane_cap, out->n_lanes + 1, sizeof *out->lanes);
             out->lanes[out->n_lanes++] =
                 (results_lane_t){results_q_text_dup(host), results_q_text_dup(role), rank};
         }
@@ -912,7 +923,10 @@ void results_timeline_free(results_timeline_t *t)
     memset(t, 0, sizeof *t);
 }
 
-const char *results_query_path(const results_query_t *q) { return q->path; }
+const char *results_query_path(const results_query_t *q)
+{
+    return q->path;
+}
 
 /* --- energy ------------------------------------------------------------------------------- */
 
@@ -920,8 +934,8 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
                                dt_err_t *err)
 {
     DT_ASSERT(q && out);
-    double *col[] = {&out->host_joules, &out->link_joules, &out->joules_per_sample,
-                     &out->dollars, &out->dollars_per_sample, &out->dollars_to_target};
+    double *col[] = {&out->host_joules, &out->link_joules,        &out->joules_per_sample,
+                     &out->dollars,     &out->dollars_per_sample, &out->dollars_to_target};
     for (size_t k = 0; k < sizeof col / sizeof col[0]; k++)
         *col[k] = NAN;
     /* prepared here, not at open: a file before version 6 (read as it is) has no such table */
@@ -996,15 +1010,15 @@ dt_status results_query_breakdown(results_query_t *q, int64_t run,
 
 /* --- params ------------------------------------------------------------------------------- */
 
-dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf,
-                              size_t n, int *found, dt_err_t *err)
+dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf, size_t n,
+                              int *found, dt_err_t *err)
 {
     DT_ASSERT(q && key && buf && n > 0 && found);
     *found = 0;
     buf[0] = '\0';
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(q->h, "SELECT value FROM params WHERE run = ?1 AND key = ?2",
-                                -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(q->h, "SELECT value FROM params WHERE run = ?1 AND key = ?2", -1,
+                                &s, NULL);
     if (rc == SQLITE_OK) {
         DT_ASSERT(sqlite3_bind_int64(s, 1, run) == SQLITE_OK);
         DT_ASSERT(sqlite3_bind_text(s, 2, key, -1, SQLITE_TRANSIENT) == SQLITE_OK);
@@ -1048,17 +1062,17 @@ dt_status results_query_messages(results_query_t *q, int64_t run, results_messag
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         out->m = results_q_grow(out->m, &cap, out->n + 1, sizeof *out->m);
-        out->m[out->n++] = (results_message_t){
-            .src_host = results_q_text_dup(sqlite3_column_text(s, 0)),
-            .src_role = results_q_text_dup(sqlite3_column_text(s, 1)),
-            .src_rank = sqlite3_column_int(s, 2),
-            .dst_host = results_q_text_dup(sqlite3_column_text(s, 3)),
-            .dst_role = results_q_text_dup(sqlite3_column_text(s, 4)),
-            .dst_rank = sqlite3_column_int(s, 5),
-            .sent = sqlite3_column_double(s, 6),
-            .start = sqlite3_column_double(s, 7),
-            .done = sqlite3_column_double(s, 8),
-            .bytes = sqlite3_column_double(s, 9)};
+        out->m[out->n++] =
+            (results_message_t){.src_host = results_q_text_dup(sqlite3_column_text(s, 0)),
+                                .src_role = results_q_text_dup(sqlite3_column_text(s, 1)),
+                                .src_rank = sqlite3_column_int(s, 2),
+                                .dst_host = results_q_text_dup(sqlite3_column_text(s, 3)),
+                                .dst_role = results_q_text_dup(sqlite3_column_text(s, 4)),
+                                .dst_rank = sqlite3_column_int(s, 5),
+                                .sent = sqlite3_column_double(s, 6),
+                                .start = sqlite3_column_double(s, 7),
+                                .done = sqlite3_column_double(s, 8),
+                                .bytes = sqlite3_column_double(s, 9)};
     }
     dt_status st = DT_OK;
     if (rc != SQLITE_DONE) {

@@ -77,8 +77,7 @@ dt_status results_query_select(results_query_t *q, const char *runs_spec, const 
 void results_runs_free(results_runs_t *runs);
 
 /* One run by id (DT_ERR_INPUT if there is none); free with results_run_view_free. */
-dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out,
-                            dt_err_t *err);
+dt_status results_query_run(results_query_t *q, int64_t id, results_run_view_t *out, dt_err_t *err);
 /* Frees r's strings and zeroes r; NULL is allowed. */
 void results_run_view_free(results_run_view_t *r);
 
@@ -108,8 +107,7 @@ typedef struct results_evals {
     long *step;
 } results_evals_t;
 /* run's evaluations into out (none: n = 0; failure: empty); free with results_evals_free. */
-dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out,
-                              dt_err_t *err);
+dt_status results_query_evals(results_query_t *q, int64_t run, results_evals_t *out, dt_err_t *err);
 /* Frees what results_query_evals filled and zeroes e; NULL is allowed. */
 void results_evals_free(results_evals_t *e);
 
@@ -129,13 +127,13 @@ void results_faults_free(results_faults_t *f);
 
 /* The memory of the run's most loaded host (NULL reads as NAN); *found = 0, every field NAN,
  * when the run has no memory rows (or the file predates them). */
-dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem,
-                               int *found, dt_err_t *err);
+dt_status results_query_memory(results_query_t *q, int64_t run, results_memory_t *mem, int *found,
+                               dt_err_t *err);
 
 /* The text of scenario key `key` (params.value) of run; *found = 0, buf "", when the run
  * has no such row (a key newer than the run). */
-dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf,
-                              size_t n, int *found, dt_err_t *err);
+dt_status results_query_param(results_query_t *q, int64_t run, const char *key, char *buf, size_t n,
+                              int *found, dt_err_t *err);
 
 /* A federated run's clients at its end: the client_fairness row (the statistics are the
  * view's, NULL read as NAN) and the honest clients that have a held-out accuracy, ascending
@@ -147,9 +145,9 @@ typedef struct results_clients {
     double mean_rounds;      /* rounds taken part, mean over every client */
     long max_rounds;
     double mean_acc, p10_acc, p90_acc, spread; /* over the honest clients with held-out samples */
-    size_t n;                /* those clients */
-    double *acc;             /* (n) held-out accuracy, ascending */
-    long *rounds;            /* (n) rounds each took part in */
+    size_t n;                                  /* those clients */
+    double *acc;                               /* (n) held-out accuracy, ascending */
+    long *rounds;                              /* (n) rounds each took part in */
 } results_clients_t;
 /* run's clients into out (failure: empty); free with results_clients_free. */
 dt_status results_query_clients(results_query_t *q, int64_t run, results_clients_t *out,
@@ -218,8 +216,7 @@ dt_status results_query_energy(results_query_t *q, int64_t run, results_energy_v
  * db.h) per step; *found 0 where the run has none (a file before version 9, a run that did
  * not end), the seconds then NAN. */
 dt_status results_query_breakdown(results_query_t *q, int64_t run,
-                                  double seconds[RESULTS_PART_COUNT], int *found,
-                                  dt_err_t *err);
+                                  double seconds[RESULTS_PART_COUNT], int *found, dt_err_t *err);
 
 /* run's messages by send time into out (none, or a file that predates the table: n = 0;
  * failure: empty); free with results_messages_free. */
@@ -274,17 +271,17 @@ typedef struct results_run_detail {
     double wall_s;     /* ended - started; NAN while running or when ended is unknown */
     double final_loss; /* the summary's; NAN: none */
     size_t n_params;
-    char **param_key, **param_value;       /* (n_params) by key */
+    char **param_key, **param_value; /* (n_params) by key */
     size_t n_fault_kinds;
-    results_kind_count_t *fault_kinds;     /* (n_fault_kinds) in order of first fault */
+    results_kind_count_t *fault_kinds; /* (n_fault_kinds) in order of first fault */
     size_t n_roles;
-    results_role_total_t *roles;           /* (n_roles) servers, workers, clients */
-    long links;                            /* links that carried bytes */
-    char *busiest_link;                    /* NULL: no links rows */
+    results_role_total_t *roles; /* (n_roles) servers, workers, clients */
+    long links;                  /* links that carried bytes */
+    char *busiest_link;          /* NULL: no links rows */
     double busiest_bytes;
-    long privacy_round;                    /* last DP round recorded; 0: none */
-    double epsilon, delta;                 /* at that round; epsilon NAN: infinite */
-    long stale_gradients;                  /* staleness rows' count; 0: none */
+    long privacy_round;    /* last DP round recorded; 0: none */
+    double epsilon, delta; /* at that round; epsilon NAN: infinite */
+    long stale_gradients;  /* staleness rows' count; 0: none */
     double mean_staleness;
     long max_staleness;
 } results_run_detail_t;

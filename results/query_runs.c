@@ -416,7 +416,8 @@ static int detail_params(results_query_t *q, int64_t run, results_run_detail_t *
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         d->param_key = results_q_grow(d->param_key, &cap, d->n_params + 1, sizeof *d->param_key);
-        d->param_value = results_q_grow(d->param_value, &cap2, d->n_params + 1, sizeof *d->param_value);
+        d->param_value =
+            results_q_grow(d->param_value, &cap2, d->n_params + 1, sizeof *d->param_value);
         d->param_key[d->n_params] = text_shown(sqlite3_column_text(s, 0));
         d->param_value[d->n_params++] = text_shown(sqlite3_column_text(s, 1));
     }
@@ -434,7 +435,8 @@ static int detail_faults(results_query_t *q, int64_t run, results_run_detail_t *
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        d->fault_kinds = results_q_grow(d->fault_kinds, &cap, d->n_fault_kinds + 1, sizeof *d->fault_kinds);
+        d->fault_kinds =
+            results_q_grow(d->fault_kinds, &cap, d->n_fault_kinds + 1, sizeof *d->fault_kinds);
         d->fault_kinds[d->n_fault_kinds++] = (results_kind_count_t){
             text_shown(sqlite3_column_text(s, 0)), (long)sqlite3_column_int64(s, 1)};
     }
@@ -444,10 +446,10 @@ static int detail_faults(results_query_t *q, int64_t run, results_run_detail_t *
 
 /* Each role's hosts and their totals, a row counted for the hosts it stands for (its weight;
  * a host each before schema version 8). */
-#define ROLES_SQL(W)                                                                       \
-    "SELECT role, sum(" W "), sum(" W " * steps), sum(" W " * compute_s),"                 \
-    " sum(" W " * comm_s), sum(" W " * idle_s), sum(" W " * bytes_sent) FROM workers"      \
-    " WHERE run = ?1 GROUP BY role"                                                        \
+#define ROLES_SQL(W)                                                                               \
+    "SELECT role, sum(" W "), sum(" W " * steps), sum(" W " * compute_s),"                         \
+    " sum(" W " * comm_s), sum(" W " * idle_s), sum(" W " * bytes_sent) FROM workers"              \
+    " WHERE run = ?1 GROUP BY role"                                                                \
     " ORDER BY CASE role WHEN 'server' THEN 0 WHEN 'worker' THEN 1 ELSE 2 END, role"
 
 static int detail_roles(results_query_t *q, int64_t run, results_run_detail_t *d)

@@ -18,8 +18,7 @@
 #include "csv.h"
 
 /* The identity columns, from runs; run_summary's own copies of them are left out. */
-static const char *const identity[] = {"run", "name", "strategy", "status", "sweep",
-                                       "sweep_index"};
+static const char *const identity[] = {"run", "name", "strategy", "status", "sweep", "sweep_index"};
 #define N_IDENTITY (sizeof identity / sizeof identity[0])
 
 static const char row_sql[] =
@@ -139,8 +138,8 @@ static dt_status key_cols(tidy_t *t, int all_params, dt_err_t *err)
     char *json = dt_malloc(cap);
     json[len++] = '[';
     for (size_t i = 0; i < t->n_ids; i++)
-        len += (size_t)snprintf(json + len, cap - len, "%s%lld", i ? "," : "",
-                                (long long)t->ids[i]);
+        len +=
+            (size_t)snprintf(json + len, cap - len, "%s%lld", i ? "," : "", (long long)t->ids[i]);
     snprintf(json + len, cap - len, "]");
     dt_status st = DT_OK;
     if (sqlite3_prepare_v2(t->h, keys_sql, -1, &t->keys, NULL) ||
@@ -262,8 +261,8 @@ static dt_status write_row(const tidy_t *t, FILE *out, dt_err_t *err)
     return DT_OK;
 }
 
-dt_status results_tidy_write(results_query_t *q, const int64_t *runs, size_t n_runs,
-                             int all_params, FILE *out, dt_err_t *err)
+dt_status results_tidy_write(results_query_t *q, const int64_t *runs, size_t n_runs, int all_params,
+                             FILE *out, dt_err_t *err)
 {
     tidy_t t = {.h = results_query_sqlite(q), .db = results_query_path(q)};
     dt_status st = DT_OK;

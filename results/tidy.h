@@ -18,7 +18,7 @@
  * run_summary view (empty for a run that has not ended) less its workers and bandwidth. A
  * key is written as the scenario wrote it (10Gbps, 0.05, yes); one written with a unit is
  * followed by "KEY (UNIT)": params.number in base units (B/s, s, FLOP/s). */
-dt_status results_tidy_write(results_query_t *q, const int64_t *runs, size_t n_runs,
-                             int all_params, FILE *out, dt_err_t *err);
+dt_status results_tidy_write(results_query_t *q, const int64_t *runs, size_t n_runs, int all_params,
+                             FILE *out, dt_err_t *err);
 
 #endif

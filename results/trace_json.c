@@ -43,10 +43,10 @@ struct results_trace {
     results_run_view_t run;
     results_timeline_t tl;
     results_messages_t msgs;
-    int *pid;       /* (n_lanes) the process of each lane's host: 1 + its first lane */
+    int *pid; /* (n_lanes) the process of each lane's host: 1 + its first lane */
     const results_lane_t **by_key; /* (n_lanes) the lanes by host, role, rank: a message's */
-    size_t *first;  /* (n_lanes + 1) lane l's intervals are iv[first[l] .. first[l + 1]) */
-    msg_slice_t *ms;  /* (2 per message with both lanes) the send and receive slices */
+    size_t *first;   /* (n_lanes + 1) lane l's intervals are iv[first[l] .. first[l + 1]) */
+    msg_slice_t *ms; /* (2 per message with both lanes) the send and receive slices */
     size_t n_ms;
     size_t *tracks;   /* (2 n_lanes) send and receive tracks of each lane */
     char covers[320]; /* what of the run the timeline holds, for otherData */
@@ -200,8 +200,7 @@ static void describe_cover(results_trace_t *t, int sampled, const char *steps)
         snprintf(t->covers, sizeof t->covers, "0 to %.6g s (the run has not ended)", end);
 }
 
-dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t **out,
-                              dt_err_t *err)
+dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t **out, dt_err_t *err)
 {
     *out = NULL;
     results_trace_t *t = dt_calloc(1, sizeof *t);
@@ -225,8 +224,8 @@ dt_status results_trace_build(results_query_t *q, int64_t run, results_trace_t *
     int has_mode = 0, has_steps = 0;
     if ((st = results_query_param(q, run, "run.timeline", mode, sizeof mode, &has_mode, err)) !=
             DT_OK ||
-        (st = results_query_param(q, run, "run.timeline_steps", steps, sizeof steps,
-                                  &has_steps, err)) != DT_OK) {
+        (st = results_query_param(q, run, "run.timeline_steps", steps, sizeof steps, &has_steps,
+                                  err)) != DT_OK) {
         results_trace_free(t);
         return st;
     }
@@ -441,8 +440,7 @@ dt_status results_trace_write(const results_trace_t *t, FILE *f, dt_err_t *err)
     if (skipped) {
         char note[128];
         snprintf(note, sizeof note,
-                 "%zu slices or messages left out: their times are not finite numbers",
-                 skipped);
+                 "%zu slices or messages left out: their times are not finite numbers", skipped);
         add_string(o, "skipped", note);
     }
     char *text = cJSON_PrintUnformatted(o);

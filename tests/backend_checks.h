@@ -57,8 +57,8 @@ static void expect_close(const char *what, size_t i, double got, double ref, dou
 {
     double err = fabs(got - ref);
     ck_assert_msg(err <= tol * scale + 1e-30,
-                  "%s[%zu]: got %.9g, expected %.9g (error %.3g > %.3g)", what, i, got, ref,
-                  err, tol * scale);
+                  "%s[%zu]: got %.9g, expected %.9g (error %.3g > %.3g)", what, i, got, ref, err,
+                  tol * scale);
 }
 
 /* ---- gemm ------------------------------------------------------------------------------ */
@@ -66,8 +66,8 @@ static void expect_close(const char *what, size_t i, double got, double ref, dou
 /* c (m, n) = alpha op(a) op(b) + beta c with every stride padded by `pad` elements; checks
  * every element of c against the double reference (tol relative to the sum of |terms|,
  * |beta c| included) and that the padding columns of c are untouched. */
-static void check_gemm(const trainer_backend_t *be, double tol, int ta, int tb, int m, int n,
-                       int k, int pad, float alpha, float beta)
+static void check_gemm(const trainer_backend_t *be, double tol, int ta, int tb, int m, int n, int k,
+                       int pad, float alpha, float beta)
 {
     trainer_rng_t r;
     trainer_rng_seed(&r, 1000 + (uint64_t)(ta * 2 + tb), 0);
@@ -143,8 +143,7 @@ static void check_gemm_beta0_ignores_c(const trainer_backend_t *be)
 
 /* ---- bias ------------------------------------------------------------------------------ */
 
-static void check_bias(const trainer_backend_t *be, double tol, int outer, int channels,
-                       int inner)
+static void check_bias(const trainer_backend_t *be, double tol, int outer, int channels, int inner)
 {
     trainer_rng_t r;
     trainer_rng_seed(&r, 2000 + (uint64_t)inner, 0);
@@ -250,8 +249,8 @@ static void check_relu(const trainer_backend_t *be, int in_place)
 /* ---- im2col / col2im ------------------------------------------------------------------- */
 
 /* Naive im2col index: col[(c k + ki) k + kj][(b oh + i) ow + j] = x[c][b][i + ki][j + kj]. */
-static void check_im2col(const trainer_backend_t *be, double tol, int channels, int batch,
-                         int h, int w, int k)
+static void check_im2col(const trainer_backend_t *be, double tol, int channels, int batch, int h,
+                         int w, int k)
 {
     trainer_rng_t r;
     trainer_rng_seed(&r, 4000 + (uint64_t)k, 0);
@@ -289,8 +288,8 @@ static void check_im2col(const trainer_backend_t *be, double tol, int channels, 
                             size_t ci = row * ncols + ((size_t)b * oh + i) * ow + j;
                             size_t xi = (((size_t)c * batch + b) * h + i + ki) * w + j + kj;
                             ck_assert_msg(col[ci] == x[xi],
-                                          "im2col k=%d: col[%zu] = %g, expected x[%zu] = %g",
-                                          k, ci, col[ci], xi, x[xi]);
+                                          "im2col k=%d: col[%zu] = %g, expected x[%zu] = %g", k, ci,
+                                          col[ci], xi, x[xi]);
                             ref_back[xi] += cin[ci];
                             mag_back[xi] += fabs(cin[ci]);
                             ip_col += (double)col[ci] * cin[ci];
@@ -391,8 +390,8 @@ static void check_maxpool(const trainer_backend_t *be, int planes, int h, int w,
     be->maxpool_backward(dgx, dg, dam, planes, h, w, k);
     float *gx = download_floats(be, dgx, nx);
     for (size_t i = 0; i < nx; i++) /* exact: one term per input element (windows disjoint) */
-        ck_assert_msg(gx[i] == (float)ref_dx[i], "maxpool_backward dx[%zu] = %g, expected %g",
-                      i, gx[i], ref_dx[i]);
+        ck_assert_msg(gx[i] == (float)ref_dx[i], "maxpool_backward dx[%zu] = %g, expected %g", i,
+                      gx[i], ref_dx[i]);
 
     be->free(dx);
     be->free(dy);
@@ -541,9 +540,9 @@ static void check_softmax_xent_all(const trainer_backend_t *be, double tol)
     free(d);
 
     /* stability: logits around +-1e4 overflow a naive exp */
-    float zs[3 * 4] = {1e4f, 1e4f - 1.0f, 1e4f - 3.0f, -1e4f, /* label 0 */
-                       -1e4f, -1e4f, -1e4f + 2.0f, -1e4f,    /* label 2 */
-                       1e4f, -1e4f, 0.0f, 1e4f - 50.0f};     /* label 1: loss 2e4 */
+    float zs[3 * 4] = {1e4f,  1e4f - 1.0f, 1e4f - 3.0f,  -1e4f,         /* label 0 */
+                       -1e4f, -1e4f,       -1e4f + 2.0f, -1e4f,         /* label 2 */
+                       1e4f,  -1e4f,       0.0f,         1e4f - 50.0f}; /* label 1: loss 2e4 */
     uint8_t ys[3] = {0, 2, 1};
     check_softmax_xent(be, tol, zs, ys, 3, 4, 1.0f / 3);
 }
@@ -553,8 +552,8 @@ static void check_softmax_xent_all(const trainer_backend_t *be, double tol)
 /* Several steps of the PyTorch rule (torch.optim.SGD, dampening 0, no nesterov) in double:
  * g' = g + wd w; v = momentum v + g' (v = g' at the first step, the same with v = 0); w -= lr v.
  * Error relative to 1 + |w|. */
-static void check_sgd(const trainer_backend_t *be, double tol, float lr, float momentum,
-                      float wd, int steps)
+static void check_sgd(const trainer_backend_t *be, double tol, float lr, float momentum, float wd,
+                      int steps)
 {
     enum { N = 257 };
     trainer_rng_t r;

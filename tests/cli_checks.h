@@ -1,8 +1,8 @@
 /* Running programs (the dtsim binary above all) from a Check test as a user would: no shell,
  * stdout and stderr into files, the exit code back (128 + the signal when one ended it);
  * reading those files whole; the one-error-line rule of bad input (the project's
- * standard: one line naming file, line and key, exit code 2). Shared by the suites that drive the binary (cli, jobs,
- * report, export); each keeps its own short wrappers with its own paths.
+ * standard: one line naming file, line and key, exit code 2). Shared by the suites that drive the
+ * binary (cli, jobs, report, export); each keeps its own short wrappers with its own paths.
  *
  * Static inline functions in a header: a test program uses those it needs. */
 #ifndef DTSIM_TESTS_CLI_CHECKS_H

@@ -30,8 +30,7 @@ static void gpt_expect_close(const char *what, const float *got, const float *re
     ck_assert_msg(max_err <= tol * fmax(max_ref, floor),
                   "%s: differs from the CPU by %.3g at [%zu] (%.9g vs %.9g), more than %g x "
                   "the largest |value| %.3g",
-                  what, max_err, worst, n ? got[worst] : 0.0f, n ? ref[worst] : 0.0f, tol,
-                  max_ref);
+                  what, max_err, worst, n ? got[worst] : 0.0f, n ? ref[worst] : 0.0f, tol, max_ref);
 }
 
 /* The device result against the CPU's, downloaded first. */
@@ -52,8 +51,10 @@ static void gpt_expect_dev_same(const trainer_backend_t *be, const char *what, c
     size_t i = 0;
     while (i < bytes && got[i] == ((const unsigned char *)ref)[i])
         i++;
-    ck_assert_msg(i == bytes, "%s: byte %zu of %zu differs from the CPU's (expected the same "
-                  "bits: the op adds in cpu.c's order)", what, i, bytes);
+    ck_assert_msg(i == bytes,
+                  "%s: byte %zu of %zu differs from the CPU's (expected the same "
+                  "bits: the op adds in cpu.c's order)",
+                  what, i, bytes);
     free(got);
 }
 
@@ -69,8 +70,7 @@ static float *gpt_random(size_t n, trainer_rng_t *r, float lo, float hi)
  * terms in another order, tanhf and expf against cpu.c's tanh and glibc's expf: ~1e-6
  * expected); the backward passes 1e-4 (the same, through the softmax's and the norm's
  * subtractions of means). */
-static void gpt_check_ops(const trainer_backend_t *be, int B, int T, int C, int NH,
-                          uint64_t seed)
+static void gpt_check_ops(const trainer_backend_t *be, int B, int T, int C, int NH, uint64_t seed)
 {
     const trainer_backend_t *cpu = trainer_backend_cpu();
     trainer_rng_t r;
@@ -159,8 +159,8 @@ static void gpt_check_ops(const trainer_backend_t *be, int B, int T, int C, int 
     float *out = host_floats(n), *dattout = dev_floats(be, NULL, n);
     cpu->attention_forward(out, att, qkv, B, T, C, NH);
     be->attention_forward(dattout, datt, dqkv_in, B, T, C, NH);
-    snprintf(what, sizeof what, "attention_forward probabilities (B %d, T %d, C %d, NH %d)",
-             B, T, C, NH);
+    snprintf(what, sizeof what, "attention_forward probabilities (B %d, T %d, C %d, NH %d)", B, T,
+             C, NH);
     gpt_expect_dev_close(be, what, datt, att, na, 1e-5);
     gpt_expect_dev_close(be, "attention_forward out", dattout, out, n, 1e-5);
     float *scratch = host_floats((size_t)T * T), *dscratch = dev_floats(be, NULL, (size_t)T * T);
@@ -172,8 +172,8 @@ static void gpt_check_ops(const trainer_backend_t *be, int B, int T, int C, int 
     free(x), free(tok), free(tar), free(wte), free(wpe), free(emb), free(dout), free(xn);
     free(w), free(b), free(ln), free(mean), free(rstd), free(u), free(y), free(gg), free(qkv);
     free(att), free(out), free(scratch), free(gq);
-    void *devs[] = {dx_, dtok, dtar, dwte, dwpe, demb, ddout, dxn, dw_, db_, dln, dmean, drstd,
-                    du, dy, dgg, dqkv_in, datt, dattout, dscratch, dgq};
+    void *devs[] = {dx_,   dtok,  dtar, dwte, dwpe, demb,    ddout, dxn,     dw_,      db_, dln,
+                    dmean, drstd, du,   dy,   dgg,  dqkv_in, datt,  dattout, dscratch, dgq};
     for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
         be->free(devs[i]);
 }
@@ -198,8 +198,7 @@ static void gpt_check_setup(trainer_model_t *m, trainer_dataset_t *ds)
         "It was the best of times, it was the worst of times, it was the age of wisdom, it "
         "was the age of foolishness, it was the epoch of belief, it was the epoch of "
         "incredulity, it was the season of Light, it was the season of Darkness.";
-    ck_assert_int_eq(trainer_gpt_windows(ds, (const unsigned char *)text, sizeof text - 1, 8,
-                                         &err),
+    ck_assert_int_eq(trainer_gpt_windows(ds, (const unsigned char *)text, sizeof text - 1, 8, &err),
                      DT_OK);
 }
 
@@ -232,8 +231,8 @@ static int gpt_tensor_bounds(const trainer_model_t *m, size_t *at)
 /* Each tensor of two flat buffers within tol of the larger of its own largest |value| and
  * 1e-3 of the whole buffer's (a tensor whose gradient is near 0 is held to the others'
  * scale). */
-static void gpt_expect_params_close(const char *what, const trainer_model_t *m,
-                                    const float *got, const float *ref, double tol)
+static void gpt_expect_params_close(const char *what, const trainer_model_t *m, const float *got,
+                                    const float *ref, double tol)
 {
     size_t at[5 + 12 * GPT_CHECK_MAX_LAYERS];
     int k = gpt_tensor_bounds(m, at);
@@ -294,8 +293,8 @@ static void gpt_check_model(const trainer_backend_t *be, int momentum)
             idx[i] = (uint32_t)((step * GB + i * 11) % (int)ds.n);
         double a = trainer_learner_step(&lc, &ds, idx, GB);
         double g = trainer_learner_step(&lg, &ds, idx, GB);
-        ck_assert_msg(fabs(g - a) <= 1e-5 * fabs(a), "gpt step %d loss: %.12g, CPU %.12g", step,
-                      g, a);
+        ck_assert_msg(fabs(g - a) <= 1e-5 * fabs(a), "gpt step %d loss: %.12g, CPU %.12g", step, g,
+                      a);
     }
     float *wc = download_floats(cpu, lc.params, m.n_params);
     float *wg = download_floats(be, lg.params, m.n_params);
@@ -305,8 +304,8 @@ static void gpt_check_model(const trainer_backend_t *be, int momentum)
     for (size_t i = 0; i < m.n_params; i++)
         moved = fmax(moved, fabs((double)wc[i] - w0[i]));
     ck_assert_msg(moved > 1e-3, "gpt: 5 steps moved no weight by more than %g", moved);
-    gpt_expect_params_close(momentum ? "gpt after 5 momentum steps" : "gpt after 5 steps", &m,
-                            wg, wc, 1e-4);
+    gpt_expect_params_close(momentum ? "gpt after 5 momentum steps" : "gpt after 5 steps", &m, wg,
+                            wc, 1e-4);
     trainer_eval_t ec = trainer_evaluate(&lc, lc.params, &ds);
     trainer_eval_t eg = trainer_evaluate(&lg, lg.params, &ds);
     ck_assert_msg(fabs(eg.loss - ec.loss) <= 1e-5 * fabs(ec.loss),

@@ -49,8 +49,8 @@ static void group_expect_close(const char *what, int r, const float *got, const 
             continue;
         }
         ck_assert_msg(fabs((double)got[i] - ref[i]) <= tol * largest,
-                      "%s, replica %d, [%zu]: group %.9g, single %.9g (tolerance %g of %g)",
-                      what, r, i, got[i], ref[i], tol, largest);
+                      "%s, replica %d, [%zu]: group %.9g, single %.9g (tolerance %g of %g)", what,
+                      r, i, got[i], ref[i], tol, largest);
     }
 }
 
@@ -106,7 +106,8 @@ static void group_check(const trainer_backend_t *be, const trainer_backend_t *re
     trainer_workspace_t wr;
     trainer_workspace_init(&wr, ref, &m, batch);
     float *rp = ref->alloc(sizeof(float) * n), *rg = ref->alloc(sizeof(float) * n);
-    float *ref_z = group_floats((size_t)batch * classes), *ref_d = group_floats((size_t)batch * classes);
+    float *ref_z = group_floats((size_t)batch * classes),
+          *ref_d = group_floats((size_t)batch * classes);
     float *ref_g = group_floats(n);
     char what[96];
     for (int r = 0; r < count; r++) {
@@ -171,7 +172,7 @@ static void group_check(const trainer_backend_t *be, const trainer_backend_t *re
 static trainer_model_config_t group_config(int which)
 {
     trainer_model_config_t cfg;
-    trainer_model_config_default(&cfg, which == 0 ? TRAINER_ARCH_LOGREG
+    trainer_model_config_default(&cfg, which == 0   ? TRAINER_ARCH_LOGREG
                                        : which == 1 ? TRAINER_ARCH_MLP
                                                     : TRAINER_ARCH_CNN);
     cfg.in_h = cfg.in_w = 14;

@@ -27,6 +27,9 @@ static void setup(void)
     ck_assert_int_eq(trainer_model_build(&mlp, &cfg, NULL), DT_OK);
 }
 
-static void teardown(void) { trainer_dataset_free(&ds); }
+static void teardown(void)
+{
+    trainer_dataset_free(&ds);
+}
 
 #endif

@@ -169,8 +169,7 @@ START_TEST(test_blas_this_cpu)
 END_TEST
 
 /* max |a - b| <= tol * max |b| over n values, naming what differs. */
-static void expect_rel_close(const char *what, const float *a, const float *b, size_t n,
-                             double tol)
+static void expect_rel_close(const char *what, const float *a, const float *b, size_t n, double tol)
 {
     double big = 0.0, err = 0.0;
     size_t worst = 0;
@@ -215,8 +214,8 @@ START_TEST(test_cpu_conv_slices)
         trainer_dataset_synthetic(&ds, 50, m.in_size, c.classes, 1.0f, 77);
         trainer_backend_t sliced = *trainer_backend_cpu(), whole = sliced;
         const trainer_layer_t *l0 = &m.layers[0];
-        sliced.conv_slice_bytes = 3 * sizeof(float) * (size_t)l0->in_c * l0->k * l0->k *
-                                  l0->out_h * l0->out_w; /* conv2's per-sample col is smaller */
+        sliced.conv_slice_bytes = 3 * sizeof(float) * (size_t)l0->in_c * l0->k * l0->k * l0->out_h *
+                                  l0->out_w; /* conv2's per-sample col is smaller */
         whole.conv_slice_bytes = 0;
         const trainer_optim_t sgd = {.lr = 0.1f, .momentum = 0.0f, .weight_decay = 1e-3f};
         trainer_learner_t ls, lw;
@@ -235,10 +234,9 @@ START_TEST(test_cpu_conv_slices)
             trainer_model_backward(&both[k]->ws, both[k]->params, both[k]->grads, B);
         }
         int last = m.n_layers - 1;
-        expect_rel_close("logits", ls.ws.act[last], lw.ws.act[last], (size_t)B * c.classes,
-                         1e-6);
-        ck_assert_msg(fabs(loss[0] - loss[1]) <= 1e-6 * fabs(loss[1]), "loss %.12g, %.12g",
-                      loss[0], loss[1]);
+        expect_rel_close("logits", ls.ws.act[last], lw.ws.act[last], (size_t)B * c.classes, 1e-6);
+        ck_assert_msg(fabs(loss[0] - loss[1]) <= 1e-6 * fabs(loss[1]), "loss %.12g, %.12g", loss[0],
+                      loss[1]);
         for (int i = 0; i < m.n_layers; i++) {
             const trainer_layer_t *l = &m.layers[i];
             if (l->w_len) {

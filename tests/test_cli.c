@@ -32,7 +32,10 @@ static void setup(void)
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
 }
 
-static char *slurp(const char *path) { return cli_slurp(path); }
+static char *slurp(const char *path)
+{
+    return cli_slurp(path);
+}
 
 /* Starts dtsim with args (no shell) and returns at once with its pid; stdout and stderr go
  * to the same files as dtsim()'s. */
@@ -44,7 +47,10 @@ static pid_t dtsim_start(const char *const *args)
 }
 
 /* Runs dtsim with args (no shell); stdout and stderr go to files. Returns the exit code. */
-static int dtsim(const char *const *args) { return cli_wait(dtsim_start(args)); }
+static int dtsim(const char *const *args)
+{
+    return cli_wait(dtsim_start(args));
+}
 
 /* PRAGMA integrity_check of an open database reads "ok". */
 static void assert_intact(sqlite3 *h)
@@ -56,7 +62,10 @@ static void assert_intact(sqlite3 *h)
     sqlite3_finalize(st);
 }
 
-static void write_file(const char *path, const char *text) { cli_write_file(path, text); }
+static void write_file(const char *path, const char *text)
+{
+    cli_write_file(path, text);
+}
 
 /* stderr is exactly one line and contains every needle. */
 static void one_error_line(const char *needle1, const char *needle2)
@@ -99,8 +108,7 @@ START_TEST(usage_and_versions)
                     break;
                 }
             fclose(ci);
-            int avx512_kernels = strstr(o, "kernels SkylakeX") ||
-                                 strstr(o, "kernels Cooperlake") ||
+            int avx512_kernels = strstr(o, "kernels SkylakeX") || strstr(o, "kernels Cooperlake") ||
                                  strstr(o, "kernels SapphireRapids");
             ck_assert_msg(avx512 == !!avx512_kernels, "AVX-512: %d, but %s", avx512, o);
         }
@@ -250,11 +258,11 @@ START_TEST(model_data_and_memory_are_checked_up_front)
     snprintf(db, sizeof db, "%s/m.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
     one_error_line("m.ini:6: data.source: ", "the training images are 1x28x28, the test images "
-                   "1x32x32 (expected one shape)");
+                                             "1x32x32 (expected one shape)");
     /* train refuses the same folder in the same words, before an assertion could */
     ck_assert_int_eq(dtsim((const char *[]){"train", "--data", data, NULL}), 2);
     one_error_line("dtsim train: --data ", "the training images are 1x28x28, the test images "
-                   "1x32x32 (expected one shape)");
+                                           "1x32x32 (expected one shape)");
     /* a FIFO in place of the test labels: refused, not waited on */
     snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", data);
     unlink(path);
@@ -315,8 +323,8 @@ START_TEST(check_refuses_bad_topology_shapes)
                    NULL);
     snprintf(text, sizeof text, "%s[cluster]\nplatform = rail\n", tiny);
     write_file(ini, text);
-    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=1025",
-                                            "--set", "data.train_samples=2048", NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "cluster.workers=1025", "--set",
+                                            "data.train_samples=2048", NULL}),
                      2);
     one_error_line("--set cluster.workers: the rail platform writes out every route: 1025 hosts",
                    "at most 1024 hosts");
@@ -350,9 +358,9 @@ START_TEST(databases_are_never_made_by_mistake)
     snprintf(db, sizeof db, "%s/foreign.db", dir);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(h, "CREATE TABLE t (x); INSERT INTO t VALUES (1);", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(h);
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 2);
     one_error_line("foreign.db: an SQLite database, but not a dtsim results database", NULL);
@@ -383,11 +391,11 @@ END_TEST
 START_TEST(plot_format_and_size_are_checked)
 {
     static const char *const bad[][2] = {
-        {"--format", "gif"},       {"--format", "png,"},      {"--format", ""},
-        {"--format", "PNG"},       {"--size", "800"},         {"--size", "800x"},
-        {"--size", "x600"},        {"--size", "0x600"},       {"--size", "399x600"},
-        {"--size", "800x299"},     {"--size", "10001x600"},   {"--size", "800x600x2"},
-        {"--size", "-800x600"},    {"--size", "800 x 600"},   {"--size", "1e3x600"},
+        {"--format", "gif"},    {"--format", "png,"},    {"--format", ""},
+        {"--format", "PNG"},    {"--size", "800"},       {"--size", "800x"},
+        {"--size", "x600"},     {"--size", "0x600"},     {"--size", "399x600"},
+        {"--size", "800x299"},  {"--size", "10001x600"}, {"--size", "800x600x2"},
+        {"--size", "-800x600"}, {"--size", "800 x 600"}, {"--size", "1e3x600"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(dtsim((const char *[]){"plot", bad[i][0], bad[i][1], "--db",
@@ -396,10 +404,10 @@ START_TEST(plot_format_and_size_are_checked)
         one_error_line(bad[i][0], "expected");
     }
     /* good values pass on to the next check: here the missing database */
-    ck_assert_int_eq(dtsim((const char *[]){"plot", "--format", "svg,pdf", "--format", "png",
-                                            "--size", "400x300", "--db", "/nonexistent/x.db",
-                                            NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plot", "--format", "svg,pdf", "--format", "png", "--size",
+                               "400x300", "--db", "/nonexistent/x.db", NULL}),
+        2);
     one_error_line("/nonexistent/x.db", NULL);
 }
 END_TEST
@@ -550,9 +558,9 @@ START_TEST(what_check_accepts_run_runs)
     one_error_line("--set cluster.latency: 2e-15s is beyond what SimGrid's solver computes "
                    "with (expected 0, or 1ns to 1000s)",
                    NULL);
-    ck_assert_int_eq(dtsim((const char *[]){"run", alone, "--set", "cluster.latency=2e-09us",
-                                            "--db", db, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", alone, "--set", "cluster.latency=2e-09us", "--db", db, NULL}),
+        2);
     one_error_line("--set cluster.latency: 2e-15s", NULL);
     ck_assert_msg(access(db, F_OK) != 0, "run wrote %s", db);
 
@@ -589,11 +597,13 @@ START_TEST(what_check_accepts_run_runs)
     snprintf(text, sizeof text, "%s[cluster]\ndevice = dev.ini\n", tiny);
     write_file(ini, text);
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
-    one_error_line("d.ini:18: cluster.device: ", "dev.ini:2: device.fp32: \"1e-300f\" is "
+    one_error_line("d.ini:18: cluster.device: ",
+                   "dev.ini:2: device.fp32: \"1e-300f\" is "
                    "beyond what SimGrid's solver computes with (expected 1f to 1e24f)");
     write_file(path, "[device]\nfp32 = 10Tf\npower_idle = 500W\npower_max = 100W\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
-    one_error_line("d.ini:18: cluster.device: ", "dev.ini:3: device.power_idle: power_idle "
+    one_error_line("d.ini:18: cluster.device: ",
+                   "dev.ini:3: device.power_idle: power_idle "
                    "500 W above power_max 100 W (expected power_idle <= power_max)");
 }
 END_TEST
@@ -644,9 +654,9 @@ START_TEST(run_lands_in_database)
     snprintf(stored, sizeof stored, "stored as run 1 in %s\n", db_path);
     ck_assert_msg(strstr(o, stored), "no \"%s\" in: %s", stored, o);
     free(o);
-    ck_assert_int_eq(
-        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "strategy.kind=sync-ps", NULL}),
-        0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
+                                            "strategy.kind=sync-ps", NULL}),
+                     0);
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), 2);
@@ -704,9 +714,9 @@ START_TEST(population_larger_than_training_set)
     for (int i = 0; i < 2; i++)
         ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
     /* more sampled than hold data: each round takes all of them */
-    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
-                                            "strategy.fraction=1", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "strategy.fraction=1", NULL}),
+        0);
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     long holders = query_long(db, "SELECT count(*) FROM clients WHERE run = 1 AND samples > 0");
@@ -718,8 +728,7 @@ START_TEST(population_larger_than_training_set)
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM clients WHERE samples = 0 AND "
                                     "rounds > 0"),
                      0);
-    ck_assert_int_eq(query_long(db, "SELECT sum(rounds) FROM clients WHERE run = 3"),
-                     3 * holders);
+    ck_assert_int_eq(query_long(db, "SELECT sum(rounds) FROM clients WHERE run = 3"), 3 * holders);
     /* the same seed, the same rows */
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM clients a JOIN clients b ON "
                                     "b.client = a.client AND b.run = 2 WHERE a.run = 1 AND "
@@ -730,10 +739,10 @@ START_TEST(population_larger_than_training_set)
                                     "a.sim_time = b.sim_time AND a.final_loss > 0"),
                      1);
     sqlite3_close(db);
-    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
-                                            "strategy.kind=fedbuff", "--set",
-                                            "strategy.concurrency=4", NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "strategy.kind=fedbuff",
+                               "--set", "strategy.concurrency=4", NULL}),
+        2);
     one_error_line("64 samples for 200 clients (expected at least one sample each)", NULL);
 }
 END_TEST
@@ -755,7 +764,8 @@ START_TEST(timing_only_run_has_empty_accuracy)
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM evals WHERE test_acc IS NULL AND "
-                                    "test_loss IS NULL AND sim_time > 0"), 2);
+                                    "test_loss IS NULL AND sim_time > 0"),
+                     2);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM evals WHERE test_acc IS NOT NULL"), 0);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM label_hist"), 0);
     sqlite3_close(db);
@@ -818,15 +828,15 @@ START_TEST(energy_and_cost_follow_their_formulas)
     write_file(path, text);
     ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, NULL}), 0);
     char *o = slurp(out_path);
-    ck_assert_msg(strstr(o, "\nenergy: ") && strstr(o, "\ncost: $") && strstr(o, "(3 hosts)"),
-                  "%s", o);
+    ck_assert_msg(strstr(o, "\nenergy: ") && strstr(o, "\ncost: $") && strstr(o, "(3 hosts)"), "%s",
+                  o);
     free(o);
     /* a run that reaches its target: the cost to it */
-    ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
-                                            "model.arch=logreg", "--set", "run.steps=6",
-                                            "--set", "run.eval_every=2", "--set",
-                                            "run.target_accuracy=0.01", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "model.arch=logreg", "--set",
+                               "run.steps=6", "--set", "run.eval_every=2", "--set",
+                               "run.target_accuracy=0.01", NULL}),
+        0);
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
     for (int run = 1; run <= 2; run++) {
@@ -842,8 +852,8 @@ START_TEST(energy_and_cost_follow_their_formulas)
         double samples = run_value(db, "max(samples)", "evals", run);
         assert_close(run_value(db, "joules_per_step", "energy", run), (host_j + link_j) / steps,
                      "joules per step");
-        assert_close(run_value(db, "joules_per_sample", "energy", run),
-                     (host_j + link_j) / samples, "joules per sample");
+        assert_close(run_value(db, "joules_per_sample", "energy", run), (host_j + link_j) / samples,
+                     "joules per sample");
         double dollars = hosts * t / 3600 * 2.5;
         ck_assert_double_eq(run_value(db, "dollars", "energy", run), dollars);
         ck_assert_double_eq(run_value(db, "dollars_per_sample", "energy", run), dollars / samples);
@@ -865,9 +875,9 @@ START_TEST(energy_and_cost_follow_their_formulas)
                                                {"cluster.platform=dragonfly", "18"},
                                                {"cluster.platform=rail", "38"}};
     for (int k = 0; k < 5; k++) {
-        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--db", db_path, "--set",
-                                                platforms[k][0], NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"run", path, "--db", db_path, "--set", platforms[k][0], NULL}),
+            0);
         int run = 3 + k;
         double ports = run_value(db, "link_ports", "energy", run);
         ck_assert_double_eq(ports, atof(platforms[k][1]));
@@ -908,8 +918,8 @@ static const char *tiny_sweep =
     "cluster.workers = 2, 3\n";
 
 static const char *const tiny_sweep_names[] = {
-    "tiny/kind=allreduce,workers=2", "tiny/kind=allreduce,workers=3",
-    "tiny/kind=sync-ps,workers=2", "tiny/kind=sync-ps,workers=3"};
+    "tiny/kind=allreduce,workers=2", "tiny/kind=allreduce,workers=3", "tiny/kind=sync-ps,workers=2",
+    "tiny/kind=sync-ps,workers=3"};
 
 /* A sweep over strategy.kind whose run.eval_every counts rounds for the federated
  * strategies and steps for the others: check accepts it (exit 0) with one warning line naming
@@ -924,8 +934,10 @@ START_TEST(check_warns_when_eval_every_counts_rounds_and_steps)
                      "[sweep]\nstrategy.kind = sync-ps, fedavg, allreduce, fedbuff\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", path, NULL}), 0);
     char want[600];
-    snprintf(want, sizeof want, "dtsim check: %s: warning: run.eval_every = 10 counts rounds for "
-                                "fedavg, fedbuff but steps for sync-ps, allreduce: ", path);
+    snprintf(want, sizeof want,
+             "dtsim check: %s: warning: run.eval_every = 10 counts rounds for "
+             "fedavg, fedbuff but steps for sync-ps, allreduce: ",
+             path);
     one_error_line_starting(want);
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, "# run 3: "), "%s", o); /* the runs listed as ever */
@@ -965,8 +977,9 @@ START_TEST(eval_samples_gives_every_strategy_the_same_points)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT r.strategy, e.samples FROM runs r JOIN evals e"
-                                           " ON e.run = r.id ORDER BY r.id, e.samples",
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT r.strategy, e.samples FROM runs r JOIN evals e"
+                                        " ON e.run = r.id ORDER BY r.id, e.samples",
                                         -1, &st, NULL),
                      SQLITE_OK);
     const char *kinds[] = {"sync-ps", "fedavg", "allreduce"};
@@ -980,8 +993,10 @@ START_TEST(eval_samples_gives_every_strategy_the_same_points)
         ck_assert_int_lt(k, 3);
         /* evaluation m (1, 2, ...) at the first boundary at or past m x 640 */
         double m = ++seen[k], want = ceil(m * 640 / boundary[k]) * boundary[k];
-        ck_assert_msg(sqlite3_column_double(st, 1) == want, "%s: evaluation %g at %g samples, "
-                      "not %g", kind, m, sqlite3_column_double(st, 1), want);
+        ck_assert_msg(sqlite3_column_double(st, 1) == want,
+                      "%s: evaluation %g at %g samples, "
+                      "not %g",
+                      kind, m, sqlite3_column_double(st, 1), want);
     }
     sqlite3_finalize(st);
     sqlite3_close(h);
@@ -1184,10 +1199,10 @@ START_TEST(loss_divergence_ends_the_run_exit_1)
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 1);
     char *o = slurp(out_path);
     /* bound 3 ln 256 = 16.64 nats; stopped after step 26 of 40 */
-    ck_assert_msg(strstr(o, " diverged ") &&
-                      strstr(o, "\ndiverged: test loss ") && strstr(o, " at step 25, above 16.64 "
-                                                                    "(run.divergence_factor 3 x "
-                                                                    "ln 256 classes)\n"),
+    ck_assert_msg(strstr(o, " diverged ") && strstr(o, "\ndiverged: test loss ") &&
+                      strstr(o, " at step 25, above 16.64 "
+                                "(run.divergence_factor 3 x "
+                                "ln 256 classes)\n"),
                   "%s", o);
     free(o);
     sqlite3 *h;
@@ -1229,10 +1244,9 @@ START_TEST(train_interrupted_keeps_what_it_printed)
     }
     fclose(f);
     write_file(out_path, "");
-    pid_t pid = dtsim_start((const char *[]){"train", "--model", "gpt", "--text", text,
-                                             "--hidden", "16", "--layers", "1", "--heads", "2",
-                                             "--seq", "16", "--batch", "16", "--epochs",
-                                             "100000", NULL});
+    pid_t pid = dtsim_start((const char *[]){"train", "--model", "gpt", "--text", text, "--hidden",
+                                             "16", "--layers", "1", "--heads", "2", "--seq", "16",
+                                             "--batch", "16", "--epochs", "100000", NULL});
     int seen = 0;
     for (int tries = 0; tries < 12000 && !seen; tries++) { /* 60 s at most */
         char *o = slurp(out_path);
@@ -1340,8 +1354,9 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
                      4);
     /* the members finished before kept their rows (same ids) */
     char sql[200];
-    snprintf(sql, sizeof sql, "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status = "
-                              "'finished' AND id <= %ld",
+    snprintf(sql, sizeof sql,
+             "SELECT sum(id * (sweep_index + 1)) FROM runs WHERE status = "
+             "'finished' AND id <= %ld",
              before);
     ck_assert_int_eq(query_long(h, sql), first_ids);
     assert_intact(h);
@@ -1358,9 +1373,8 @@ START_TEST(sweep_interrupted_then_resumed_runs_only_the_rest)
     ck_assert_int_eq(dtsim((const char *[]){"run", one, "--db", db_path, NULL}), 0);
     char tidy[320];
     snprintf(tidy, sizeof tidy, "%s/resume-tidy.csv", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--db", db_path, "--out", tidy,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--tidy", "--db", db_path, "--out", tidy, NULL}), 0);
     o = slurp(tidy);
     ck_assert_msg(strstr(o, ",cluster.workers,") && !strstr(o, "fingerprint"), "%.400s", o);
     free(o);
@@ -1429,8 +1443,7 @@ START_TEST(sweep_killed_takes_its_children_with_it)
     /* killed at once (its runs starting or not yet), then with both runs under way */
     for (int point = 0; point < 2; point++) {
         snprintf(db_path, sizeof db_path, "%s/killed-%d.db", dir, point);
-        pid_t pid =
-            dtsim_start((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL});
+        pid_t pid = dtsim_start((const char *[]){"run", path, "-j", "2", "--db", db_path, NULL});
         if (point == 0) {
             nanosleep(&(struct timespec){0, 150000000}, NULL);
         } else {
@@ -1464,8 +1477,7 @@ START_TEST(sweep_killed_takes_its_children_with_it)
         sqlite3 *db;
         ck_assert_int_eq(sqlite3_open(db_path, &db), SQLITE_OK);
         assert_intact(db);
-        ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"),
-                         0);
+        ck_assert_int_eq(query_long(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
         if (point == 1)
             ck_assert_int_ge(query_long(db, "SELECT count(*) FROM runs WHERE status = "
                                             "'interrupted'"),
@@ -1520,8 +1532,9 @@ START_TEST(runs_killed_at_several_points_leave_a_consistent_database)
             if (sqlite3_open_v2(db, &w, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
                 sqlite3_busy_timeout(w, 1000);
                 sqlite3_stmt *q;
-                if (sqlite3_prepare_v2(w, "SELECT count(*) FROM evals WHERE run = (SELECT "
-                                          "max(id) FROM runs)",
+                if (sqlite3_prepare_v2(w,
+                                       "SELECT count(*) FROM evals WHERE run = (SELECT "
+                                       "max(id) FROM runs)",
                                        -1, &q, NULL) == SQLITE_OK &&
                     sqlite3_step(q) == SQLITE_ROW)
                     seen = sqlite3_column_int64(q, 0);
@@ -1577,11 +1590,9 @@ START_TEST(runs_at_chance_end_collapsed)
                     "test_samples = 256\nsynthetic_dim = 16\nsynthetic_classes = 10\n"
                     "[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, NULL}), 1);
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set",
-                                            "run.collapse_after=0", NULL}),
-                     0);
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set", "model.lr=0.5",
-                                            NULL}),
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", ini, "--db", db, "--set", "run.collapse_after=0", NULL}), 0);
+    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set", "model.lr=0.5", NULL}),
                      0);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
@@ -1697,8 +1708,8 @@ START_TEST(device_cuda_without_gpu_is_one_clear_error)
     snprintf(path, sizeof path, "%s/tiny.ini", dir);
     snprintf(db_path, sizeof db_path, "%s/runs.db", dir);
     write_file(path, tiny);
-    int rc = dtsim((const char *[]){"run", path, "--db", db_path, "--set", "model.device=cuda",
-                                    NULL});
+    int rc =
+        dtsim((const char *[]){"run", path, "--db", db_path, "--set", "model.device=cuda", NULL});
     ck_assert_msg(rc == 0 || rc == 2, "exit %d", rc);
     if (rc == 2)
         one_error_line("model.device = cuda: ", NULL);
@@ -1826,9 +1837,10 @@ START_TEST(layouts_that_do_not_fit_are_refused)
     double act = profile_outputs(DTSIM_SOURCE "/scenarios/profiles/gpt2_xl.ini") * 8 * 4;
     double total = 2.0 * 1557611200 * 4 + act;
     char want[160];
-    snprintf(want, sizeof want, "gpt.ini:8: cluster.device: does not fit: %.3g GB > 80 GB on "
-                                "worker 0 (parameters 6.23 GB, gradients 6.23 GB, optimizer 0 "
-                                "GB, activations %.3g GB",
+    snprintf(want, sizeof want,
+             "gpt.ini:8: cluster.device: does not fit: %.3g GB > 80 GB on "
+             "worker 0 (parameters 6.23 GB, gradients 6.23 GB, optimizer 0 "
+             "GB, activations %.3g GB",
              total / 1e9, act / 1e9);
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
     one_error_line(want, "set run.allow_oversubscribed_memory = yes to time it anyway");
@@ -1877,16 +1889,15 @@ START_TEST(plan_searches_expert_groups)
     char prof[300], db[300];
     snprintf(prof, sizeof prof, "%s/moe.ini", dir);
     snprintf(db, sizeof db, "%s/plan-moe.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--family", "llama",
-                                            "--layers", "2", "--hidden", "64", "--heads", "2",
-                                            "--seq", "32", "--vocab", "100", "--experts", "4",
-                                            "--top-k", "2", "--moe-ffn", "256", "--out", prof,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"profile",   "transformer", "--family",  "llama", "--layers", "2",
+                               "--hidden",  "64",          "--heads",   "2",     "--seq",    "32",
+                               "--vocab",   "100",         "--experts", "4",     "--top-k",  "2",
+                               "--moe-ffn", "256",         "--out",     prof,    NULL}),
+        0);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "4",
-                                            "--global-batch", "4", "--db", db, "--no-run",
-                                            NULL}),
+                                            "--devices", "4", "--per-server", "4", "--global-batch",
+                                            "4", "--db", db, "--no-run", NULL}),
                      0);
     char *o = slurp(out_path);
     static const char *const after[] = {"t1 p1 d4 mb1x1 z0", "t1 p1 d4 mb1x1 z0 b25",
@@ -1931,36 +1942,62 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     snprintf(dev, sizeof dev, "%s/small.ini", dir);
     snprintf(db, sizeof db, "%s/plan.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 800kB\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, "--no-run",
-                                            NULL}),
+                                            "--devices", "4", "--per-server", "2", "--heads", "2",
+                                            "--global-batch", "2", "--db", db, "--no-run", NULL}),
                      0);
     static const char *const hand[] = {"t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z1",
                                        "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z1",
                                        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb2x1 z0"};
-    static const char *const listed[] = {
-        "t1 p2 d2 mb1x1 z0", "t1 p2 d2 mb1x1 z0 b25", "t1 p2 d2 mb1x1 z1",
-        "t1 p2 d2 mb1x1 z0 selective", "t1 p2 d2 mb1x1 z0 b25 selective",
-        "t1 p2 d2 mb1x1 z1 selective", "t1 p2 d2 mb1x1 z0 full", "t1 p2 d2 mb1x1 z0 b25 full",
-        "t1 p2 d2 mb1x1 z1 full", "t2 p1 d2 mb1x1 z0", "t2 p1 d2 mb1x1 z0 b25",
-        "t2 p1 d2 mb1x1 z1", "t2 p1 d2 mb1x1 z0 selective", "t2 p1 d2 mb1x1 z0 b25 selective",
-        "t2 p1 d2 mb1x1 z1 selective", "t2 p1 d2 mb1x1 z0 full", "t2 p1 d2 mb1x1 z0 b25 full",
-        "t2 p1 d2 mb1x1 z1 full", "t2 p1 d2 mb1x1 z0 sp", "t2 p1 d2 mb1x1 z0 b25 sp",
-        "t2 p1 d2 mb1x1 z1 sp", "t2 p1 d2 mb1x1 z0 sp selective",
-        "t2 p1 d2 mb1x1 z0 b25 sp selective", "t2 p1 d2 mb1x1 z1 sp selective",
-        "t2 p1 d2 mb1x1 z0 sp full", "t2 p1 d2 mb1x1 z0 b25 sp full", "t2 p1 d2 mb1x1 z1 sp full",
-        "t2 p2 d1 mb1x2 z0", "t2 p2 d1 mb1x2 z0 selective", "t2 p2 d1 mb1x2 z0 full",
-        "t2 p2 d1 mb1x2 z0 sp", "t2 p2 d1 mb1x2 z0 sp selective", "t2 p2 d1 mb1x2 z0 sp full",
-        "t2 p2 d1 mb1x2 z0 v2", "t2 p2 d1 mb1x2 z0 v2 selective", "t2 p2 d1 mb1x2 z0 v2 full",
-        "t2 p2 d1 mb1x2 z0 sp v2", "t2 p2 d1 mb1x2 z0 sp v2 selective",
-        "t2 p2 d1 mb1x2 z0 sp v2 full", "t2 p2 d1 mb2x1 z0", "t2 p2 d1 mb2x1 z0 selective",
-        "t2 p2 d1 mb2x1 z0 full", "t2 p2 d1 mb2x1 z0 sp", "t2 p2 d1 mb2x1 z0 sp selective",
-        "t2 p2 d1 mb2x1 z0 sp full"};
+    static const char *const listed[] = {"t1 p2 d2 mb1x1 z0",
+                                         "t1 p2 d2 mb1x1 z0 b25",
+                                         "t1 p2 d2 mb1x1 z1",
+                                         "t1 p2 d2 mb1x1 z0 selective",
+                                         "t1 p2 d2 mb1x1 z0 b25 selective",
+                                         "t1 p2 d2 mb1x1 z1 selective",
+                                         "t1 p2 d2 mb1x1 z0 full",
+                                         "t1 p2 d2 mb1x1 z0 b25 full",
+                                         "t1 p2 d2 mb1x1 z1 full",
+                                         "t2 p1 d2 mb1x1 z0",
+                                         "t2 p1 d2 mb1x1 z0 b25",
+                                         "t2 p1 d2 mb1x1 z1",
+                                         "t2 p1 d2 mb1x1 z0 selective",
+                                         "t2 p1 d2 mb1x1 z0 b25 selective",
+                                         "t2 p1 d2 mb1x1 z1 selective",
+                                         "t2 p1 d2 mb1x1 z0 full",
+                                         "t2 p1 d2 mb1x1 z0 b25 full",
+                                         "t2 p1 d2 mb1x1 z1 full",
+                                         "t2 p1 d2 mb1x1 z0 sp",
+                                         "t2 p1 d2 mb1x1 z0 b25 sp",
+                                         "t2 p1 d2 mb1x1 z1 sp",
+                                         "t2 p1 d2 mb1x1 z0 sp selective",
+                                         "t2 p1 d2 mb1x1 z0 b25 sp selective",
+                                         "t2 p1 d2 mb1x1 z1 sp selective",
+                                         "t2 p1 d2 mb1x1 z0 sp full",
+                                         "t2 p1 d2 mb1x1 z0 b25 sp full",
+                                         "t2 p1 d2 mb1x1 z1 sp full",
+                                         "t2 p2 d1 mb1x2 z0",
+                                         "t2 p2 d1 mb1x2 z0 selective",
+                                         "t2 p2 d1 mb1x2 z0 full",
+                                         "t2 p2 d1 mb1x2 z0 sp",
+                                         "t2 p2 d1 mb1x2 z0 sp selective",
+                                         "t2 p2 d1 mb1x2 z0 sp full",
+                                         "t2 p2 d1 mb1x2 z0 v2",
+                                         "t2 p2 d1 mb1x2 z0 v2 selective",
+                                         "t2 p2 d1 mb1x2 z0 v2 full",
+                                         "t2 p2 d1 mb1x2 z0 sp v2",
+                                         "t2 p2 d1 mb1x2 z0 sp v2 selective",
+                                         "t2 p2 d1 mb1x2 z0 sp v2 full",
+                                         "t2 p2 d1 mb2x1 z0",
+                                         "t2 p2 d1 mb2x1 z0 selective",
+                                         "t2 p2 d1 mb2x1 z0 full",
+                                         "t2 p2 d1 mb2x1 z0 sp",
+                                         "t2 p2 d1 mb2x1 z0 sp selective",
+                                         "t2 p2 d1 mb2x1 z0 sp full"};
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s", o);
     char *line = strstr(o, "\nlayout ");
@@ -1975,12 +2012,12 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     free(o);
     ck_assert_int_eq(access(db, F_OK), -1); /* --no-run writes nothing */
 
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--memory-margin", "0",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, "-j", "2",
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){
+            "plan", "--profile",    prof, "--device", dev, "--memory-margin", "0", "--devices",
+            "4",    "--per-server", "2",  "--heads",  "2", "--global-batch",  "2", "--db",
+            db,     "-j",           "2",  NULL}),
+        0);
     o = slurp(out_path);
     /* the ranking first: what was planned, the layouts counted in a line, the ranking */
     ck_assert_msg(!strncmp(o, "plan: tiny on 4 x ", 18) &&
@@ -1994,11 +2031,11 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     const char *pr = strstr(o, "\npruned ");
     ck_assert_msg(!pr || sscanf(pr, "\npruned %ld of 27 layouts", &pruned) == 1, "%s", o);
     /* each layout's fit as --no-run and --verbose list it */
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--no-run",
-                                            "--memory-margin", "0", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", dev, "--devices", "4",
+                               "--per-server", "2", "--heads", "2", "--global-batch", "2",
+                               "--no-run", "--memory-margin", "0", NULL}),
+        0);
     char *listed_o = slurp(out_path);
     for (int i = 0; i < 6; i++) {
         char *at = strstr(listed_o, hand[i]);
@@ -2006,12 +2043,12 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
         double used, cap;
         int dropped = i == 0 || i == 2;
         if (dropped)
-            ck_assert_msg(sscanf(at + 26, " dropped: does not fit: %lf GB > %lf GB", &used,
-                                 &cap) == 2,
+            ck_assert_msg(sscanf(at + 26, " dropped: does not fit: %lf GB > %lf GB", &used, &cap) ==
+                              2,
                           "%s", at);
         else
-            ck_assert_msg(sscanf(at + 26, " fits: worker 0 holds %lf GB of %lf GB", &used,
-                                 &cap) == 2,
+            ck_assert_msg(sscanf(at + 26, " fits: worker 0 holds %lf GB of %lf GB", &used, &cap) ==
+                              2,
                           "%s", at);
         ck_assert_double_eq(cap, 0.0008);
         ck_assert_msg(dropped ? used > cap : used <= cap, "%s", at);
@@ -2036,8 +2073,10 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     };
     for (size_t i = 0; i < sizeof keyed / sizeof *keyed; i++) {
         char q[400];
-        snprintf(q, sizeof q, "SELECT count(*) FROM runs WHERE name = '%s' AND status = "
-                              "'finished' AND config LIKE '%s'", keyed[i].name, keyed[i].config);
+        snprintf(q, sizeof q,
+                 "SELECT count(*) FROM runs WHERE name = '%s' AND status = "
+                 "'finished' AND config LIKE '%s'",
+                 keyed[i].name, keyed[i].config);
         ck_assert_msg(query_long(h, q) == 1, "%s", q);
     }
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE (name LIKE '%-sp%') != "
@@ -2051,12 +2090,12 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     char t[8], p[8], d[8], mb[16], z[8];
     long run;
     double step, samples, tokens, mem, headroom;
-    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf %lf %lf", t, p, d,
-                            mb, z, &run, &step, &samples, &tokens, &mem, &headroom),
+    ck_assert_int_eq(sscanf(best, " 1 %7s %7s %7s %15s %7s %ld %lf %lf %lf %lf %lf", t, p, d, mb, z,
+                            &run, &step, &samples, &tokens, &mem, &headroom),
                      11);
     /* the profile's sequences of 32 tokens; the device's 800 kB less the fullest device's */
-    ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g tokens/s, %g samples/s",
-                  tokens, samples);
+    ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g tokens/s, %g samples/s", tokens,
+                  samples);
     ck_assert_msg(fabs(headroom - (0.0008 - mem)) <= 1e-3 * 0.0008, "headroom %g GB, %g GB held",
                   headroom, mem);
     char sql[256];
@@ -2064,12 +2103,16 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
     double stored = query_double(h, sql);
     ck_assert_msg(fabs(step - stored) <= 1e-5 * stored, "printed %g, stored %g", step, stored);
     ck_assert_double_eq(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"), stored);
-    snprintf(sql, sizeof sql, "SELECT max(params + grads + optimizer + activations) FROM memory "
-                              "WHERE run = %ld", run);
+    snprintf(sql, sizeof sql,
+             "SELECT max(params + grads + optimizer + activations) FROM memory "
+             "WHERE run = %ld",
+             run);
     double held = query_double(h, sql) / 1e9;
     ck_assert_msg(fabs(mem - held) <= 1e-3 * held, "printed %g GB, stored %g GB", mem, held);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = %ld AND name = "
-                              "'plan-tiny-%s%s%s-%s-%s'", run, t, p, d, mb, z);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM runs WHERE id = %ld AND name = "
+             "'plan-tiny-%s%s%s-%s-%s'",
+             run, t, p, d, mb, z);
     ck_assert_msg(query_long(h, sql) == 1, "run %ld is not %s %s %s %s %s", run, t, p, d, mb, z);
     assert_intact(h);
     sqlite3_close(h);
@@ -2081,31 +2124,32 @@ START_TEST(plan_enumerates_fits_and_runs_layouts)
                                             "--devices", "4", "--db", db, NULL}),
                      2);
     one_error_line("dtsim plan: missing --global-batch B", NULL);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "6", "--per-server", "4",
-                                            "--global-batch", "6", "--db", db, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices", "6",
+                               "--per-server", "4", "--global-batch", "6", "--db", db, NULL}),
+        2);
     one_error_line("--devices 6 is not a whole number of servers of 4", NULL);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "4", "--heads", "1", "--global-batch",
-                                            "1", "--db", db, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices", "4",
+                               "--heads", "1", "--global-batch", "1", "--db", db, NULL}),
+        2);
     one_error_line("no layout of 4 devices", "global batch of 1");
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "4", "--global-batch", "4", "--set",
-                                            "cluster.nope=1", "--db", db, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices", "4",
+                               "--global-batch", "4", "--set", "cluster.nope=1", "--db", db, NULL}),
+        2);
     one_error_line("dtsim plan: --set cluster.nope", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
                                             "--devices", "4", "--global-batch", "4", "--set",
                                             "strategy.sequence_parallel=yes", "--db", db, NULL}),
                      2);
     one_error_line("dtsim plan: --set strategy.sequence_parallel=yes: the plan searches "
-                   "strategy.sequence_parallel itself", NULL);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "0", "--global-batch", "4", "--db", db,
-                                            NULL}),
-                     2);
+                   "strategy.sequence_parallel itself",
+                   NULL);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices", "0",
+                               "--global-batch", "4", "--db", db, NULL}),
+        2);
     one_error_line("--devices 0: expected an integer", NULL);
     /* --tensor and --stages: sizes of 1, 2, 4, 8 and counts of 1 to 64, each once; stages
      * beyond the profile's 2 layers leave no layout */
@@ -2138,16 +2182,16 @@ START_TEST(plan_where_nothing_fits_is_one_error_line)
     snprintf(dev, sizeof dev, "%s/tiny4-dev.ini", dir);
     snprintf(db, sizeof db, "%s/plan4.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 10kB\n");
     for (int no_run = 0; no_run < 2; no_run++) {
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                                "--devices", "4", "--per-server", "2",
-                                                "--heads", "2", "--global-batch", "2", "--db",
-                                                db, no_run ? "--no-run" : NULL, NULL}),
-                         2);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"plan", "--profile", prof, "--device", dev, "--devices", "4",
+                                   "--per-server", "2", "--heads", "2", "--global-batch", "2",
+                                   "--db", db, no_run ? "--no-run" : NULL, NULL}),
+            2);
         one_error_line("dtsim plan: none of the 54 layouts of tiny4 on 4 x ", "fits its memory");
         char *o = slurp(out_path);
         ck_assert_msg(strstr(o, ": 54 layouts, 0 fit, at most 0 to simulate\n") &&
@@ -2167,7 +2211,8 @@ END_TEST
  * recomputation, which fits at ZeRO-2 and is not tried at 3; t2 p2 d1 fits with sequence
  * parallelism, or with full recomputation, and with micro-batches of two samples only with
  * sequence parallelism; interleaved over 2 chunks a stage (its 4 chunks as even as the
- * largest allows) only with recomputation, selective with sequence parallelism. Each retry is listed after the row it retries, runs with its keys
+ * largest allows) only with recomputation, selective with sequence parallelism. Each retry is
+ * listed after the row it retries, runs with its keys
  * (--no-prune: all of them), and holds what its row says. */
 START_TEST(plan_tries_zero3_and_recompute_to_fit)
 {
@@ -2176,40 +2221,72 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     snprintf(dev, sizeof dev, "%s/small3.ini", dir);
     snprintf(db, sizeof db, "%s/plan3.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--memory-margin", "0",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db,
-                                            "--no-prune", "--verbose", NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile",       prof,        "--device",
+                                            dev,    "--memory-margin", "0",         "--devices",
+                                            "4",    "--per-server",    "2",         "--heads",
+                                            "2",    "--global-batch",  "2",         "--db",
+                                            db,     "--no-prune",      "--verbose", NULL}),
                      0);
-    static const char *const hand[] = {
-        "t1 p2 d2 mb1x1 z0 ", "t1 p2 d2 mb1x1 z1 ", "t1 p2 d2 mb1x1 z2 ", "t1 p2 d2 mb1x1 z3 ",
-        "t1 p2 d2 mb1x1 z0 selective ", "t1 p2 d2 mb1x1 z1 selective ",
-        "t1 p2 d2 mb1x1 z2 selective ", "t1 p2 d2 mb1x1 z3 selective ", "t1 p2 d2 mb1x1 z0 full ",
-        "t1 p2 d2 mb1x1 z1 full ", "t1 p2 d2 mb1x1 z2 full ", "t1 p2 d2 mb1x1 z3 full ",
-        "t2 p1 d2 mb1x1 z0 ", "t2 p1 d2 mb1x1 z1 ", "t2 p1 d2 mb1x1 z2 ", "t2 p1 d2 mb1x1 z3 ",
-        "t2 p1 d2 mb1x1 z0 selective ", "t2 p1 d2 mb1x1 z1 selective ",
-        "t2 p1 d2 mb1x1 z2 selective ", "t2 p1 d2 mb1x1 z3 selective ", "t2 p1 d2 mb1x1 z0 full ",
-        "t2 p1 d2 mb1x1 z1 full ", "t2 p1 d2 mb1x1 z2 full ", "t2 p1 d2 mb1x1 z3 full ",
-        "t2 p1 d2 mb1x1 z0 sp ", "t2 p1 d2 mb1x1 z1 sp ", "t2 p1 d2 mb1x1 z2 sp ",
-        "t2 p1 d2 mb1x1 z3 sp ", "t2 p1 d2 mb1x1 z0 sp selective ",
-        "t2 p1 d2 mb1x1 z1 sp selective ", "t2 p1 d2 mb1x1 z2 sp selective ",
-        "t2 p1 d2 mb1x1 z3 sp selective ", "t2 p1 d2 mb1x1 z0 sp full ",
-        "t2 p1 d2 mb1x1 z1 sp full ", "t2 p1 d2 mb1x1 z2 sp full ", "t2 p2 d1 mb1x2 z0 ",
-        "t2 p2 d1 mb1x2 z0 selective ", "t2 p2 d1 mb1x2 z0 full ", "t2 p2 d1 mb1x2 z0 sp ",
-        "t2 p2 d1 mb1x2 z0 sp selective ", "t2 p2 d1 mb1x2 z0 sp full ", "t2 p2 d1 mb1x2 z0 v2 ",
-        "t2 p2 d1 mb1x2 z0 v2 selective ", "t2 p2 d1 mb1x2 z0 v2 full ",
-        "t2 p2 d1 mb1x2 z0 sp v2 ", "t2 p2 d1 mb1x2 z0 sp v2 selective ",
-        "t2 p2 d1 mb1x2 z0 sp v2 full ", "t2 p2 d1 mb2x1 z0 ", "t2 p2 d1 mb2x1 z0 selective ",
-        "t2 p2 d1 mb2x1 z0 full ", "t2 p2 d1 mb2x1 z0 sp ", "t2 p2 d1 mb2x1 z0 sp selective ",
-        "t2 p2 d1 mb2x1 z0 sp full "};
-    static const int fits[] = {
-        0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0,
-        0, 1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1};
+    static const char *const hand[] = {"t1 p2 d2 mb1x1 z0 ",
+                                       "t1 p2 d2 mb1x1 z1 ",
+                                       "t1 p2 d2 mb1x1 z2 ",
+                                       "t1 p2 d2 mb1x1 z3 ",
+                                       "t1 p2 d2 mb1x1 z0 selective ",
+                                       "t1 p2 d2 mb1x1 z1 selective ",
+                                       "t1 p2 d2 mb1x1 z2 selective ",
+                                       "t1 p2 d2 mb1x1 z3 selective ",
+                                       "t1 p2 d2 mb1x1 z0 full ",
+                                       "t1 p2 d2 mb1x1 z1 full ",
+                                       "t1 p2 d2 mb1x1 z2 full ",
+                                       "t1 p2 d2 mb1x1 z3 full ",
+                                       "t2 p1 d2 mb1x1 z0 ",
+                                       "t2 p1 d2 mb1x1 z1 ",
+                                       "t2 p1 d2 mb1x1 z2 ",
+                                       "t2 p1 d2 mb1x1 z3 ",
+                                       "t2 p1 d2 mb1x1 z0 selective ",
+                                       "t2 p1 d2 mb1x1 z1 selective ",
+                                       "t2 p1 d2 mb1x1 z2 selective ",
+                                       "t2 p1 d2 mb1x1 z3 selective ",
+                                       "t2 p1 d2 mb1x1 z0 full ",
+                                       "t2 p1 d2 mb1x1 z1 full ",
+                                       "t2 p1 d2 mb1x1 z2 full ",
+                                       "t2 p1 d2 mb1x1 z3 full ",
+                                       "t2 p1 d2 mb1x1 z0 sp ",
+                                       "t2 p1 d2 mb1x1 z1 sp ",
+                                       "t2 p1 d2 mb1x1 z2 sp ",
+                                       "t2 p1 d2 mb1x1 z3 sp ",
+                                       "t2 p1 d2 mb1x1 z0 sp selective ",
+                                       "t2 p1 d2 mb1x1 z1 sp selective ",
+                                       "t2 p1 d2 mb1x1 z2 sp selective ",
+                                       "t2 p1 d2 mb1x1 z3 sp selective ",
+                                       "t2 p1 d2 mb1x1 z0 sp full ",
+                                       "t2 p1 d2 mb1x1 z1 sp full ",
+                                       "t2 p1 d2 mb1x1 z2 sp full ",
+                                       "t2 p2 d1 mb1x2 z0 ",
+                                       "t2 p2 d1 mb1x2 z0 selective ",
+                                       "t2 p2 d1 mb1x2 z0 full ",
+                                       "t2 p2 d1 mb1x2 z0 sp ",
+                                       "t2 p2 d1 mb1x2 z0 sp selective ",
+                                       "t2 p2 d1 mb1x2 z0 sp full ",
+                                       "t2 p2 d1 mb1x2 z0 v2 ",
+                                       "t2 p2 d1 mb1x2 z0 v2 selective ",
+                                       "t2 p2 d1 mb1x2 z0 v2 full ",
+                                       "t2 p2 d1 mb1x2 z0 sp v2 ",
+                                       "t2 p2 d1 mb1x2 z0 sp v2 selective ",
+                                       "t2 p2 d1 mb1x2 z0 sp v2 full ",
+                                       "t2 p2 d1 mb2x1 z0 ",
+                                       "t2 p2 d1 mb2x1 z0 selective ",
+                                       "t2 p2 d1 mb2x1 z0 full ",
+                                       "t2 p2 d1 mb2x1 z0 sp ",
+                                       "t2 p2 d1 mb2x1 z0 sp selective ",
+                                       "t2 p2 d1 mb2x1 z0 sp full "};
+    static const int fits[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0,
+                               0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0,
+                               0, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1};
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, ": 53 layouts, 19 fit, at most 19 to simulate\n"), "%s", o);
     char *line = strstr(o, "\nlayout ");
@@ -2223,9 +2300,10 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
         const char *what = line + 1 + strlen(hand[i]);
         if (!fits[i]) {
             double p, g, q, a;
-            ck_assert_msg(sscanf(what, " dropped: does not fit: %lf GB > %lf GB on worker 0 "
-                                       "(parameters %lf GB, gradients %lf GB, optimizer %lf GB, "
-                                       "activations %lf GB",
+            ck_assert_msg(sscanf(what,
+                                 " dropped: does not fit: %lf GB > %lf GB on worker 0 "
+                                 "(parameters %lf GB, gradients %lf GB, optimizer %lf GB, "
+                                 "activations %lf GB",
                                  &used, &cap, &p, &g, &q, &a) == 6,
                           "%s", what);
             if (hand[i][16] == '1') {
@@ -2240,8 +2318,10 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
         ck_assert_msg(used <= cap && cap == 0.00055, "%s", what);
         if (hand[i][16] == '3') { /* after its ZeRO-1 and ZeRO-2 rows */
             double z3 = P / 2 + G / 2 + O + A, z2 = P + G / 2 + O + A;
-            ck_assert_msg(fabs(used - z3) <= 2e-3 * z3 && z2 > cap, "%s: %g GB, want %g (ZeRO-2 "
-                          "%g)", hand[i], used, z3, z2);
+            ck_assert_msg(fabs(used - z3) <= 2e-3 * z3 && z2 > cap,
+                          "%s: %g GB, want %g (ZeRO-2 "
+                          "%g)",
+                          hand[i], used, z3, z2);
         }
     }
     line = strchr(line + 1, '\n');
@@ -2262,19 +2342,17 @@ START_TEST(plan_tries_zero3_and_recompute_to_fit)
     /* the ZeRO-3 runs hold half the parameters and gradients of their ZeRO-1 rows */
     double held = query_double(h, "SELECT max(m.params) FROM memory m JOIN runs r ON r.id = "
                                   "m.run WHERE r.name = 'plan-tiny3-t2p1d2-mb1x1-z3'");
-    ck_assert_msg(fabs(held / 1e9 - p_t2 / 2) <= 2e-3 * p_t2, "%g bytes, ZeRO-1 %g GB", held,
-                  p_t2);
+    ck_assert_msg(fabs(held / 1e9 - p_t2 / 2) <= 2e-3 * p_t2, "%g bytes, ZeRO-1 %g GB", held, p_t2);
     assert_intact(h);
     sqlite3_close(h);
     /* -j checks and retries layouts in child processes at once: the same list, in order */
     char *lists[2];
     for (int i = 0; i < 2; i++) {
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--memory-margin", "0",
-                                                "--devices", "4", "--per-server", "2",
-                                                "--heads", "2", "--global-batch", "2",
-                                                "--no-run", "-j", i ? "3" : "1", NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"plan", "--profile", prof, "--device", dev, "--memory-margin",
+                                   "0", "--devices", "4", "--per-server", "2", "--heads", "2",
+                                   "--global-batch", "2", "--no-run", "-j", i ? "3" : "1", NULL}),
+            0);
         lists[i] = slurp(out_path);
     }
     ck_assert_msg(strstr(lists[0], ": 53 layouts, 19 fit, at most 19 to simulate\n") &&
@@ -2306,20 +2384,21 @@ START_TEST(plan_memory_equals_check)
     snprintf(dev, sizeof dev, "%s/smallm.ini", dir);
     snprintf(ini, sizeof ini, "%s/layout.ini", dir);
     for (int k = 0; k < 2; k++)
-        ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers",
-                                                k ? "5" : "2", "--hidden", "64", "--heads", "2",
-                                                "--seq", "32", "--vocab", "100", "--out",
-                                                k ? prof5 : prof, NULL}),
+        ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", k ? "5" : "2",
+                                                "--hidden", "64", "--heads", "2", "--seq", "32",
+                                                "--vocab", "100", "--out", k ? prof5 : prof, NULL}),
                          0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 550kB\n");
     static const struct {
         int uneven; /* the 5-layer GPT on an A100, --stages 2 */
         const char *layout, *keys;
     } cases[] = {
-        {0, "t1 p2 d2 mb1x1 z1 ", "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
-                                  "shard_optimizer = yes\nzero_stage = 1\n[model]\nbatch = 1\n"},
-        {0, "t1 p2 d2 mb1x1 z3 ", "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
-                                  "shard_optimizer = yes\nzero_stage = 3\n[model]\nbatch = 1\n"},
+        {0, "t1 p2 d2 mb1x1 z1 ",
+         "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
+         "shard_optimizer = yes\nzero_stage = 1\n[model]\nbatch = 1\n"},
+        {0, "t1 p2 d2 mb1x1 z3 ",
+         "tensor = 1\nstages = 2\ndata_parallel = 2\nmicro_batches = 1\n"
+         "shard_optimizer = yes\nzero_stage = 3\n[model]\nbatch = 1\n"},
         {0, "t2 p1 d2 mb1x1 z2 sp full ",
          "tensor = 2\nstages = 1\ndata_parallel = 2\nmicro_batches = 1\nshard_optimizer = yes\n"
          "zero_stage = 2\nsequence_parallel = yes\n[model]\nbatch = 1\nrecompute = full\n"},
@@ -2344,13 +2423,12 @@ START_TEST(plan_memory_equals_check)
     };
     char *lists[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", k ? prof5 : prof, "--device",
-                                                k ? "a100-80gb" : dev, "--memory-margin",
-                                                "0", "--devices", "4",
-                                                "--per-server", "2", "--heads", "2",
-                                                "--global-batch", "2", "--no-run", "--stages",
-                                                k ? "2" : "1,2", NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"plan", "--profile", k ? prof5 : prof, "--device",
+                                   k ? "a100-80gb" : dev, "--memory-margin", "0", "--devices", "4",
+                                   "--per-server", "2", "--heads", "2", "--global-batch", "2",
+                                   "--no-run", "--stages", k ? "2" : "1,2", NULL}),
+            0);
         lists[k] = slurp(out_path);
     }
     ck_assert_msg(strstr(lists[0], ": 53 layouts, 19 fit, at most 19 to simulate\n"), "%s",
@@ -2488,14 +2566,32 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
     snprintf(prof, sizeof prof, "%s/tiny-r.ini", dir);
     snprintf(db, sizeof db, "%s/plan-r.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, "--set",
-                                            "cluster.price_per_device_hour=4", "--tokens", "2T",
-                                            "--no-prune", "--max-runs", "8", NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan",
+                                            "--profile",
+                                            prof,
+                                            "--device",
+                                            "a100-80gb",
+                                            "--devices",
+                                            "4",
+                                            "--per-server",
+                                            "2",
+                                            "--heads",
+                                            "2",
+                                            "--global-batch",
+                                            "2",
+                                            "--db",
+                                            db,
+                                            "--set",
+                                            "cluster.price_per_device_hour=4",
+                                            "--tokens",
+                                            "2T",
+                                            "--no-prune",
+                                            "--max-runs",
+                                            "8",
+                                            NULL}),
                      0);
     char *o = slurp(out_path), *e = slurp(err_path);
     ck_assert_msg(plan_partial(o) == -1 && strstr(e, "plan: 8/8 done, ") &&
@@ -2514,8 +2610,8 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
     while (*id != '\n' && strspn(id, "0123456789") != strcspn(id, " \n"))
         id += strcspn(id, " \n") + strspn(id + strcspn(id, " \n"), " ");
     ck_assert_int_eq(sscanf(id, "%ld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &run,
-                            &step, &samples, &tokens, &mem, &headroom, &tflops, &peak, &kj,
-                            &per_1k, &per_m, &days, &mwh, &dollars),
+                            &step, &samples, &tokens, &mem, &headroom, &tflops, &peak, &kj, &per_1k,
+                            &per_m, &days, &mwh, &dollars),
                      14);
     ck_assert_msg(fabs(tokens - 32 * samples) <= 1e-3 * tokens, "%g vs %g", tokens, samples);
     double want_peak = 100 * tflops * 1e12 / catalogue_peak("a100-80gb", "bf16");
@@ -2543,11 +2639,27 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
      * --precision: the title and the %peak note say fp32, as the peak is fp32's */
     char db32[300];
     snprintf(db32, sizeof db32, "%s/plan-r32.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db32, "--set",
-                                            "model.precision=fp32", "--no-prune", "--max-runs",
-                                            "1", NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan",
+                                            "--profile",
+                                            prof,
+                                            "--device",
+                                            "a100-80gb",
+                                            "--devices",
+                                            "4",
+                                            "--per-server",
+                                            "2",
+                                            "--heads",
+                                            "2",
+                                            "--global-batch",
+                                            "2",
+                                            "--db",
+                                            db32,
+                                            "--set",
+                                            "model.precision=fp32",
+                                            "--no-prune",
+                                            "--max-runs",
+                                            "1",
+                                            NULL}),
                      0);
     char *o32 = slurp(out_path);
     ck_assert_msg(strstr(o32, "global batch 2, fp32") && strstr(o32, "device's fp32 peak") &&
@@ -2580,16 +2692,16 @@ START_TEST(plan_ranks_tokens_peak_headroom_and_cost)
         {"--sweep", "s1", "--sweep s1 goes with --show"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device",
-                                                "h100", "--devices", "4", "--global-batch", "4",
-                                                "--db", db, bad[i].option, bad[i].value, NULL}),
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
+                                                "--devices", "4", "--global-batch", "4", "--db", db,
+                                                bad[i].option, bad[i].value, NULL}),
                          2);
         one_error_line(bad[i].want, NULL);
     }
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "resnet50", "--device", "h100",
-                                            "--devices", "4", "--global-batch", "4", "--db", db,
-                                            "--tokens", "1T", NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", "resnet50", "--device", "h100", "--devices",
+                               "4", "--global-batch", "4", "--db", db, "--tokens", "1T", NULL}),
+        2);
     one_error_line("--tokens 1T: profile resnet50 counts no tokens per sample", NULL);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--devices", "4", NULL}),
                      2);
@@ -2695,8 +2807,9 @@ static double profile_params(const char *path)
  * row of the final table is the rank 1 row of the same plan made alone for that device (its
  * layout, step time, tokens/s, TFLOP/s, kJ, $/M tokens, days, MWh, $, checkpoint interval,
  * goodput and the same with failures); both plans prune by the same bound, and pruning never
- * drops the winner (plan_prunes_what_cannot_win), so the rank 1 rows are the same. The goodput columns are what sim_goodput_layout gives
- * here for the printed step time (the defaults: Llama 3's MTBF and storage), and, through
+ * drops the winner (plan_prunes_what_cannot_win), so the rank 1 rows are the same. The goodput
+ * columns are what sim_goodput_layout gives here for the printed step time (the defaults: Llama 3's
+ * MTBF and storage), and, through
  * --show with --mtbf 2h --ckpt-bandwidth 1kBps --restart 1min (a checkpoint of 6 minutes: a
  * goodput well below 1), what sim_goodput_compute gives with those. A port price adds ports x
  * price to the cost: the energy table's ports. Bad devices and options: one line naming the
@@ -2707,11 +2820,12 @@ START_TEST(plan_compares_devices_and_goodput)
     snprintf(prof, sizeof prof, "%s/tiny-c.ini", dir);
     snprintf(db, sizeof db, "%s/plan-c.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
-#define PLAN_C "plan", "--profile", prof, "--devices", "4", "--per-server", "2", "--heads", "2", \
-               "--global-batch", "2", "--set", "cluster.price_per_device_hour=4", "--tokens", "2T"
+#define PLAN_C                                                                                     \
+    "plan", "--profile", prof, "--devices", "4", "--per-server", "2", "--heads", "2",              \
+        "--global-batch", "2", "--set", "cluster.price_per_device_hour=4", "--tokens", "2T"
     ck_assert_int_eq(
         dtsim((const char *[]){PLAN_C, "--device", "a100-80gb,h100", "--db", db, NULL}), 0);
     char *both = slurp(out_path);
@@ -2722,8 +2836,7 @@ START_TEST(plan_compares_devices_and_goodput)
     double params = profile_params(prof), steps = 2e12 / (32 * 2);
     for (int i = 0; i < 2; i++) {
         snprintf(one, sizeof one, "%s/plan-c-%s.db", dir, devices[i]);
-        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", devices[i], "--db", one,
-                                                NULL}),
+        ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", devices[i], "--db", one, NULL}),
                          0);
         char *alone = slurp(out_path), want[64], got[64];
         /* run s/step samples/s tokens/s memory headroom TFLOP/s %peak kJ $/1k $/M days MWh $
@@ -2742,15 +2855,15 @@ START_TEST(plan_compares_devices_and_goodput)
         sim_goodput_t g;
         dt_err_t err;
         ck_assert_int_eq(sim_goodput_layout(4, a[0], params, 14, steps * a[0], &g, &err), DT_OK);
-        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 && fabs(a[13] - (double)g.interval_steps) <=
-                                                            1e-4 * (double)g.interval_steps,
-                      "%s: goodput %g every %g steps, want %g every %ld", devices[i], a[14],
-                      a[13], g.goodput, g.interval_steps);
+        ck_assert_msg(fabs(a[14] - g.goodput) <= 1e-4 &&
+                          fabs(a[13] - (double)g.interval_steps) <= 1e-4 * (double)g.interval_steps,
+                      "%s: goodput %g every %g steps, want %g every %ld", devices[i], a[14], a[13],
+                      g.goodput, g.interval_steps);
         /* the same --show'n with another failure model */
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", one, "--tokens", "2T",
-                                                "--mtbf", "2h", "--ckpt-bandwidth", "1kBps",
-                                                "--restart", "1min", NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"plan", "--show", "--db", one, "--tokens", "2T", "--mtbf", "2h",
+                                   "--ckpt-bandwidth", "1kBps", "--restart", "1min", NULL}),
+            0);
         free(alone);
         alone = slurp(out_path);
         ck_assert_int_eq(plan_best_row(alone, want, a, 18), 17);
@@ -2779,10 +2892,10 @@ START_TEST(plan_compares_devices_and_goodput)
 
     /* a port price: the cost per sample grows by ports x price over devices x price */
     snprintf(db, sizeof db, "%s/plan-c-ports.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){PLAN_C, "--device", "h100", "--option",
-                                            "free:port_price=0", "--option",
-                                            "priced:port_price=1", "--db", db, NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){PLAN_C, "--device", "h100", "--option", "free:port_price=0",
+                               "--option", "priced:port_price=1", "--db", db, NULL}),
+        0);
     char *o = slurp(out_path), layout[64], priced[64];
     double x[13], y[13];
     ck_assert_int_eq(plan_option_row(o, "free", layout, x, 13), 12);
@@ -2793,8 +2906,7 @@ START_TEST(plan_compares_devices_and_goodput)
     static const char *const sections[] = {"=== option free: ", "=== option priced: "};
     for (int i = 0; i < 2; i++) {
         const char *at = strstr(o, sections[i]), *end = i ? NULL : strstr(o, sections[1]);
-        ck_assert_msg(at && strstr(at, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s",
-                      o);
+        ck_assert_msg(at && strstr(at, ": 45 layouts, 45 fit, at most 45 to simulate\n"), "%s", o);
         const char *pr = strstr(at, "\npruned ");
         if (pr && (!end || pr < end))
             ck_assert_msg(sscanf(pr, "\npruned %ld of 45 layouts", &pruned[i]) == 1, "%s", o);
@@ -2827,11 +2939,13 @@ START_TEST(plan_compares_devices_and_goodput)
         {"--option", "x", "dtsim plan: --option x: expected NAME:KEY=VALUE"},
         {"--option", "fast:uplink", "dtsim plan: --option fast:uplink: \"uplink\" is not"},
         {"--option", "fast:nic=1Gbps", "dtsim plan: --option fast:nic=1Gbps: unknown key"},
-        {"--option", "fast:uplink=quick", "dtsim plan: --option fast:uplink=quick: "
-                                          "cluster.uplink_bandwidth: bad bandwidth"},
-        {"--option", "tp:strategy.tensor=2", "dtsim plan: --option tp:strategy.tensor=2: "
-                                             "strategy.tensor=2: the plan searches "
-                                             "strategy.tensor itself"},
+        {"--option", "fast:uplink=quick",
+         "dtsim plan: --option fast:uplink=quick: "
+         "cluster.uplink_bandwidth: bad bandwidth"},
+        {"--option", "tp:strategy.tensor=2",
+         "dtsim plan: --option tp:strategy.tensor=2: "
+         "strategy.tensor=2: the plan searches "
+         "strategy.tensor itself"},
         {"--mtbf", "0h", "dtsim plan: --mtbf 0h: expected a positive time"},
         {"--restart", "soon", "dtsim plan: --restart soon: expected a time"},
         {"--ckpt-bandwidth", "fast", "dtsim plan: --ckpt-bandwidth fast: expected a positive"},
@@ -2866,14 +2980,17 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     snprintf(prof, sizeof prof, "%s/tiny-s.ini", dir);
     snprintf(whole, sizeof whole, "%s/plan-whole.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
-#define PLAN_ARGS(DB, ...)                                                                      \
-    (const char *[]){"plan", "--profile", prof, "--device", "a100-80gb", "--devices", "4",       \
-                     "--per-server", "2", "--heads", "2", "--global-batch", "2", "--steps",      \
-                     "200", "--set", "strategy.tensor_comm=messages", "--no-prune", "--max-runs", \
-                     "8", "--db", DB, __VA_ARGS__}
+#define PLAN_ARGS(DB, ...)                                                                         \
+    (const char *[])                                                                               \
+    {                                                                                              \
+        "plan", "--profile", prof, "--device", "a100-80gb", "--devices", "4", "--per-server", "2", \
+            "--heads", "2", "--global-batch", "2", "--steps", "200", "--set",                      \
+            "strategy.tensor_comm=messages", "--no-prune", "--max-runs", "8", "--db", DB,          \
+            __VA_ARGS__                                                                            \
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     ck_assert_int_eq(dtsim(PLAN_ARGS(whole, NULL)), 0);
@@ -2920,9 +3037,11 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     /* the PARTIAL line's counts are the progress's: k done of 8 (the runs stopped mid-way
      * not done), the others stopped mid-run or not started */
     long simulated = -1, owed = 0, cut = -1, idle = -1, done = -1, total = -1;
-    ck_assert_msg(sscanf(strstr(o, "\nPARTIAL: "), "\nPARTIAL: %ld of %ld layouts simulated, "
+    ck_assert_msg(sscanf(strstr(o, "\nPARTIAL: "),
+                         "\nPARTIAL: %ld of %ld layouts simulated, "
                          "the ranking is of those; %ld stopped mid-run or failed, %ld not "
-                         "started;", &simulated, &owed, &cut, &idle) == 4 &&
+                         "started;",
+                         &simulated, &owed, &cut, &idle) == 4 &&
                       owed == 8 && k + cut + idle == 8,
                   "%s", o);
     for (const char *line = e; *line; line += strcspn(line, "\n"), line += *line == '\n')
@@ -2953,8 +3072,7 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--resume", NULL)), 0);
     o = slurp(out_path);
     char line[80];
-    snprintf(line, sizeof line, ": %ld of 8 layouts finished, at most %ld to simulate\n", k,
-             8 - k);
+    snprintf(line, sizeof line, ": %ld of 8 layouts finished, at most %ld to simulate\n", k, 8 - k);
     ck_assert_msg(strstr(o, line) && plan_partial(o) == -1, "%s", o);
     char *got = plan_rows(o);
     ck_assert_msg(!strcmp(got, want), "resumed:\n%s\nwhole:\n%s", got, want);
@@ -2999,15 +3117,14 @@ START_TEST(plan_stopped_ranks_partial_and_resumes)
     e = slurp(err_path);
     k = plan_partial(o);
     ck_assert_msg(k >= 0 && k < 8 && strstr(e, "dtsim plan: the time limit passed"),
-                  "stdout ends %.300s\nstderr %.300s",
-                  o + (strlen(o) > 300 ? strlen(o) - 300 : 0), e);
+                  "stdout ends %.300s\nstderr %.300s", o + (strlen(o) > 300 ? strlen(o) - 300 : 0),
+                  e);
     free(e);
     free(o);
     ck_assert_int_eq(dtsim(PLAN_ARGS(db, "--resume", NULL)), 0);
     o = slurp(out_path);
     got = plan_rows(o);
-    ck_assert_msg(!strcmp(got, want) && plan_partial(o) == -1, "resumed:\n%s\nwhole:\n%s", o,
-                  want);
+    ck_assert_msg(!strcmp(got, want) && plan_partial(o) == -1, "resumed:\n%s\nwhole:\n%s", o, want);
     free(got);
     free(o);
     free(want);
@@ -3028,40 +3145,42 @@ START_TEST(plan_prunes_what_cannot_win)
     snprintf(db, sizeof db, "%s/plan-p.db", dir);
     snprintf(all, sizeof all, "%s/plan-p-all.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 1Gf\nbf16 = 10Gf\nmemory = 800kB\n");
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--memory-margin", "0",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", all,
-                                            "--no-prune", "-j", "2", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){
+            "plan", "--profile",    prof, "--device", dev, "--memory-margin", "0", "--devices",
+            "4",    "--per-server", "2",  "--heads",  "2", "--global-batch",  "2", "--db",
+            all,    "--no-prune",   "-j", "2",        NULL}),
+        0);
     char *o = slurp(out_path);
     ck_assert_msg(!strstr(o, "\npruned "), "%s", o);
     char *want = plan_rows(o);
     free(o);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--memory-margin", "0",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", dev, "--memory-margin", "0",
+                               "--devices", "4", "--per-server", "2", "--heads", "2",
+                               "--global-batch", "2", "--db", db, NULL}),
+        0);
     o = slurp(out_path);
     char *e = slurp(err_path);
     long pruned = 0;
     double best;
     const char *at = strstr(o, "\npruned ");
-    ck_assert_msg(at && sscanf(at, "\npruned %ld of 27 layouts: their lower bound exceeds the "
-                                   "best simulated step (%lf s)", &pruned, &best) == 2 &&
+    ck_assert_msg(at &&
+                      sscanf(at,
+                             "\npruned %ld of 27 layouts: their lower bound exceeds the "
+                             "best simulated step (%lf s)",
+                             &pruned, &best) == 2 &&
                       pruned > 0 && pruned < 27 && strstr(o, ": 36 layouts, 27 fit, ") &&
                       !strstr(e, "below their lower bound") && plan_partial(o) == -1,
                   "%s\n%s", o, e);
     free(e);
     char *got = plan_rows(o);
     /* the same best row, and every row one of --no-prune's */
-    ck_assert_msg(!strncmp(got, want, strcspn(want, "\n") + 1), "pruned:\n%s\nall:\n%s", got,
-                  want);
+    ck_assert_msg(!strncmp(got, want, strcspn(want, "\n") + 1), "pruned:\n%s\nall:\n%s", got, want);
     for (char *line = got; *line; line = strchr(line, '\n') + 1) {
         char row[400];
         snprintf(row, sizeof row, "%.*s", (int)(strchr(line, '\n') - line + 1), line);
@@ -3071,13 +3190,13 @@ START_TEST(plan_prunes_what_cannot_win)
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"),
                      27 - pruned);
-    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"),
-                            best, 1e-5 * best); /* printed to 6 digits */
+    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"), best,
+                            1e-5 * best); /* printed to 6 digits */
     sqlite3_close(h);
     ck_assert_int_eq(sqlite3_open(all, &h), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'finished'"), 27);
-    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"),
-                            best, 1e-5 * best);
+    ck_assert_double_eq_tol(query_double(h, "SELECT min(sim_time / steps) FROM run_summary"), best,
+                            1e-5 * best);
     sqlite3_close(h);
     free(got);
     free(want);
@@ -3088,8 +3207,7 @@ START_TEST(plan_prunes_what_cannot_win)
     o = slurp(out_path);
     ck_assert_msg(strstr(o, line) && plan_partial(o) == -1, "%s", o);
     free(o);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--no-prune", NULL}),
-                     2);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--no-prune", NULL}), 2);
     one_error_line("--show ranks a stored plan: --no-prune does not go with it", NULL);
 }
 END_TEST
@@ -3098,8 +3216,10 @@ END_TEST
 static double plan_step(sqlite3 *h, const char *name)
 {
     char sql[300];
-    snprintf(sql, sizeof sql, "SELECT sim_time / steps FROM run_summary WHERE name = '%s' AND "
-                              "status = 'finished'", name);
+    snprintf(sql, sizeof sql,
+             "SELECT sim_time / steps FROM run_summary WHERE name = '%s' AND "
+             "status = 'finished'",
+             name);
     return query_double(h, sql);
 }
 
@@ -3118,13 +3238,12 @@ START_TEST(plan_tries_gradient_buckets)
     snprintf(dev, sizeof dev, "%s/slow.ini", dir);
     snprintf(db, sizeof db, "%s/plan-b.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "2", "--db", db, "--no-prune",
-                                            NULL}),
+                                            "--devices", "4", "--per-server", "2", "--heads", "2",
+                                            "--global-batch", "2", "--db", db, "--no-prune", NULL}),
                      0);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
@@ -3132,13 +3251,14 @@ START_TEST(plan_tries_gradient_buckets)
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE name LIKE '%-b25%' AND "
                                    "config LIKE '%bucket_mb = 25%' AND status = 'finished'"),
                      9);
-    static const char *const twins[] = {"plan-tiny-b-t1p2d2-mb1x1-z0", "plan-tiny-b-t2p1d2-mb1x1-z0"};
+    static const char *const twins[] = {"plan-tiny-b-t1p2d2-mb1x1-z0",
+                                        "plan-tiny-b-t2p1d2-mb1x1-z0"};
     for (int i = 0; i < 2; i++) {
         char b25[100];
         snprintf(b25, sizeof b25, "%s-b25", twins[i]);
         double plain = plan_step(h, twins[i]), bucketed = plan_step(h, b25);
-        ck_assert_msg(plain > 0 && bucketed == plain, "%s: %.9g s, with buckets %.9g s",
-                      twins[i], plain, bucketed);
+        ck_assert_msg(plain > 0 && bucketed == plain, "%s: %.9g s, with buckets %.9g s", twins[i],
+                      plain, bucketed);
     }
     sqlite3_close(h);
 
@@ -3150,14 +3270,14 @@ START_TEST(plan_tries_gradient_buckets)
     char *o = slurp(out_path);
     double fwd, bwd;
     const char *at = strstr(o, "parameters, ");
-    ck_assert_msg(at && sscanf(at, "parameters, %lf GFLOP forward and %lf backward", &fwd,
-                               &bwd) == 2, "%s", o);
+    ck_assert_msg(at &&
+                      sscanf(at, "parameters, %lf GFLOP forward and %lf backward", &fwd, &bwd) == 2,
+                  "%s", o);
     free(o);
     write_file(dev, "[device]\nfp32 = 1Tf\nbf16 = 1Tf\ntensor_efficiency = 1\nmemory = 80GB\n");
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--devices", "4", "--per-server", "2",
-                                            "--global-batch", "4", "--db", db, "--verbose",
-                                            NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev, "--devices",
+                                            "4", "--per-server", "2", "--global-batch", "4", "--db",
+                                            db, "--verbose", NULL}),
                      0);
     o = slurp(out_path);
     ck_assert_msg(strstr(o, "\nt1 p1 d4 mb1x1 z0 b25 ") && strstr(o, "\nt1 p2 d2 mb2x1 z0 b25 ") &&
@@ -3190,14 +3310,14 @@ START_TEST(plan_tries_context_parallelism_for_long_sequences)
     for (int k = 0; k < 2; k++) {
         snprintf(prof, sizeof prof, "%s/long-%s.ini", dir, seqs[k]);
         ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2",
-                                                "--hidden", "64", "--heads", "2", "--seq",
-                                                seqs[k], "--vocab", "100", "--out", prof, NULL}),
+                                                "--hidden", "64", "--heads", "2", "--seq", seqs[k],
+                                                "--vocab", "100", "--out", prof, NULL}),
                          0);
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device",
-                                                "a100-80gb", "--devices", "4", "--per-server",
-                                                "4", "--heads", "2", "--global-batch", "1",
-                                                "--db", db, "--no-run", NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb", "--devices",
+                                   "4", "--per-server", "4", "--heads", "2", "--global-batch", "1",
+                                   "--db", db, "--no-run", NULL}),
+            0);
         char *o = slurp(out_path);
         int n = k == 0 ? 42 : 6;
         char want[96];
@@ -3224,8 +3344,8 @@ START_TEST(pipeline_rows_count_every_replica)
     snprintf(ini, sizeof ini, "%s/count.ini", dir);
     snprintf(db, sizeof db, "%s/count.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     static const int layouts[][3] = {{2, 1, 2}, {1, 2, 2}, {2, 2, 1}, {1, 1, 3}}; /* t, p, d */
     for (int k = 0; k < 4; k++) {
@@ -3244,13 +3364,16 @@ START_TEST(pipeline_rows_count_every_replica)
     for (int k = 0; k < 4; k++) {
         char sql[400];
         long global = 4L * layouts[k][2];
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM evals e JOIN runs r ON r.id = e.run "
-                                  "WHERE r.name = 'count-%d' AND e.samples = e.step * %ld",
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM evals e JOIN runs r ON r.id = e.run "
+                 "WHERE r.name = 'count-%d' AND e.samples = e.step * %ld",
                  k, global);
         ck_assert_msg(query_long(h, sql) == 3, "count-%d: not 3 rows of step x %ld samples", k,
                       global);
-        snprintf(sql, sizeof sql, "SELECT round(throughput * sim_time / steps) FROM run_summary "
-                                  "WHERE name = 'count-%d'", k);
+        snprintf(sql, sizeof sql,
+                 "SELECT round(throughput * sim_time / steps) FROM run_summary "
+                 "WHERE name = 'count-%d'",
+                 k);
         ck_assert_int_eq(query_long(h, sql), global);
     }
     sqlite3_close(h);
@@ -3267,8 +3390,8 @@ START_TEST(nccl_bad_input_names_its_key)
     snprintf(ini, sizeof ini, "%s/nccl.ini", dir);
     snprintf(db, sizeof db, "%s/nccl.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     static const char *const form =
         "[run]\nname = nccl\nsteps = 2\n[model]\narch = profile:%s\nbatch = 4\n"
@@ -3331,8 +3454,11 @@ START_TEST(calibrate_gemm_curve)
     for (char *p = strstr(o, "gemm m=n=k="); p; p = strstr(p + 1, "gemm m=n=k=")) {
         long n;
         double sec, tf, err, of;
-        ck_assert_int_eq(sscanf(p, "gemm m=n=k=%ld seconds=%lf tflops=%lf max_rel_error=%lf "
-                                   "of_peak=%lf", &n, &sec, &tf, &err, &of), 5);
+        ck_assert_int_eq(sscanf(p,
+                                "gemm m=n=k=%ld seconds=%lf tflops=%lf max_rel_error=%lf "
+                                "of_peak=%lf",
+                                &n, &sec, &tf, &err, &of),
+                         5);
         ck_assert_int_eq(n, 256 << rows);
         ck_assert_double_eq_tol(tf, 2.0 * n * n * n / sec * 1e-12, tf * 1e-3);
         ck_assert_msg(err <= 1e-5, "%ld: error %g", n, err);
@@ -3343,7 +3469,8 @@ START_TEST(calibrate_gemm_curve)
     }
     ck_assert_int_eq(rows, 2);
     double eff, measured;
-    char *e = strstr(o, "\ngemm_efficiency = "), *m = strstr(o, "source.gemm_efficiency = measured ");
+    char *e = strstr(o, "\ngemm_efficiency = "),
+         *m = strstr(o, "source.gemm_efficiency = measured ");
     ck_assert_msg(e && m, "%s", o);
     ck_assert_int_eq(sscanf(e, "\ngemm_efficiency = %lf", &eff), 1);
     ck_assert_int_eq(sscanf(m, "source.gemm_efficiency = measured %lf", &measured), 1);
@@ -3356,11 +3483,11 @@ START_TEST(calibrate_gemm_curve)
     one_error_line("--max: expected an integer in [256, 16384]", NULL);
     /* tensor-core precisions are cuBLAS's: refused on the CPU backend, and a precision
      * there is none of */
-    ck_assert_int_eq(
-        dtsim((const char *[]){"calibrate", "--gemm", "--precision", "bf16", NULL}), 2);
+    ck_assert_int_eq(dtsim((const char *[]){"calibrate", "--gemm", "--precision", "bf16", NULL}),
+                     2);
     one_error_line("--precision bf16: tensor-core GEMMs are timed with cuBLAS", NULL);
-    ck_assert_int_eq(
-        dtsim((const char *[]){"calibrate", "--gemm", "--precision", "fp64", NULL}), 2);
+    ck_assert_int_eq(dtsim((const char *[]){"calibrate", "--gemm", "--precision", "fp64", NULL}),
+                     2);
     one_error_line("--precision: expected fp32, tf32 or bf16", NULL);
 }
 END_TEST
@@ -3413,7 +3540,8 @@ START_TEST(devices_lists_the_catalogue)
     ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", "400Gbps", NULL}), 0);
     o = slurp(out_path);
     ck_assert_msg(strstr(o, "        2   2147483648  ring/simple      11035.3    194.6    364.9    "
-                            "364.9\n"), "%s", o);
+                            "364.9\n"),
+                  "%s", o);
     free(o);
     ck_assert_int_eq(dtsim((const char *[]){"devices", "h100", "--nic", "fast", NULL}), 2);
     one_error_line("dtsim devices: --nic fast: ", NULL);
@@ -3488,8 +3616,7 @@ static void make_runs_db(const char *db)
     char ini[300], name[400], text[1024];
     snprintf(ini, sizeof ini, "%s/names.ini", dir);
     snprintf(text, sizeof text,
-             "%s[faults]\nlink_degrade = star_link_1_UP at 0.00001s to 1Gbps for 0.0001s\n",
-             tiny);
+             "%s[faults]\nlink_degrade = star_link_1_UP at 0.00001s to 1Gbps for 0.0001s\n", tiny);
     write_file(ini, text);
     int k = snprintf(name, sizeof name, "run.name=head-");
     for (int i = 0; i < 120; i++)
@@ -3772,14 +3899,14 @@ START_TEST(show_prints_a_run_whole)
                      sqlite3_column_int64(st, 6));
     sqlite3_finalize(st);
     /* the energy row: the cpu device has no power figures, the links do */
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT link_joules FROM energy WHERE run = 1", -1,
-                                        &st, NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT link_joules FROM energy WHERE run = 1", -1, &st, NULL),
+        SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     snprintf(want, sizeof want, "hosts -, links %.4g kJ", sqlite3_column_double(st, 0) / 1e3);
     sqlite3_finalize(st);
-    ck_assert_msg(!strncmp(after_label(o, "  energy", text, sizeof text), want, strlen(want)),
-                  "%s", text);
+    ck_assert_msg(!strncmp(after_label(o, "  energy", text, sizeof text), want, strlen(want)), "%s",
+                  text);
     ck_assert_int_eq(strtol(after_label(o, "evaluations", text, sizeof text), NULL, 10),
                      query_long(h, "SELECT count(*) FROM evals WHERE run = 1"));
     /* "2: link-degrade 1, link-restore 1": the count, then each kind's */
@@ -4120,14 +4247,13 @@ START_TEST(signals_stop_a_long_step_at_once)
     const int sigs[] = {SIGTERM, SIGINT};
     for (int i = 0; i < 2; i++) {
         snprintf(db, sizeof db, "%s/long%d.db", dir, i);
-#if defined(__SANITIZE_ADDRESS__) /* LeakSanitizer's tracer crashes walking the stacks of 1024
+#if defined(__SANITIZE_ADDRESS__) /* LeakSanitizer's tracer crashes walking the stacks of 1024     \
                                      stopped SimGrid actors, losing the summary: no leak check */
         setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 #endif
         pid_t pid = dtsim_start((const char *[]){
-            "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1",
-            "--set", "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db,
-            NULL});
+            "run", DTSIM_SOURCE "/scenarios/scale/ring-4096.ini", "--set", "run.steps=1", "--set",
+            "cluster.workers=1024", "--set", "strategy.ring_messages=steps", "--db", db, NULL});
         wait_for_run_row(db);
         nanosleep(&(struct timespec){1, 0}, NULL);
         int status;
@@ -4135,7 +4261,7 @@ START_TEST(signals_stop_a_long_step_at_once)
 #if defined(__SANITIZE_ADDRESS__)
         unsetenv("ASAN_OPTIONS");
 #endif
-#if defined(__SANITIZE_ADDRESS__) /* a Debug build under AddressSanitizer ends its 1024 actors
+#if defined(__SANITIZE_ADDRESS__) /* a Debug build under AddressSanitizer ends its 1024 actors     \
                                      several times slower: the bound is for a Release build */
         const double bound = 10;
 #else
@@ -4149,8 +4275,8 @@ START_TEST(signals_stop_a_long_step_at_once)
         free(o);
         sqlite3 *h;
         ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-        ck_assert_int_eq(
-            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"),
+                         1);
         ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs"), 1);
         assert_intact(h);
         sqlite3_close(h);
@@ -4198,8 +4324,8 @@ START_TEST(merge_and_report_stop_on_signal)
     for (size_t d = 0; d < sizeof delays_us / sizeof *delays_us; d++) {
         int sig = d % 2 ? SIGINT : SIGTERM, status;
         snprintf(into, sizeof into, "%s/into%zu.db", dir, d);
-        pid_t pid = dtsim_start((const char *[]){"merge", src[0], src[1], src[2], src[3],
-                                                 "--into", into, NULL});
+        pid_t pid = dtsim_start(
+            (const char *[]){"merge", src[0], src[1], src[2], src[3], "--into", into, NULL});
         wait_exec(pid);
         nanosleep(&(struct timespec){0, delays_us[d] * 1000}, NULL);
         ck_assert(stop_within(pid, sig, 10, &status) < 2.0);
@@ -4210,11 +4336,11 @@ START_TEST(merge_and_report_stop_on_signal)
             char sql[200];
             snprintf(sql, sizeof sql,
                      "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM evals e "
-                     "WHERE e.run = r.id) != %ld", evals);
+                     "WHERE e.run = r.id) != %ld",
+                     evals);
             ck_assert_msg(query_long(h, sql) == 0, "delay %ld us: a run merged in part",
                           delays_us[d]);
-            ck_assert_msg(runs % 2 == 0 && runs <= 8, "delay %ld us: %ld runs", delays_us[d],
-                          runs);
+            ck_assert_msg(runs % 2 == 0 && runs <= 8, "delay %ld us: %ld runs", delays_us[d], runs);
             sqlite3_close(h);
         }
         snprintf(out, sizeof out, "%s/report%zu", dir, d);
@@ -4317,25 +4443,25 @@ START_TEST(plan_errors_name_what_was_given)
     write_file(prof, "[profile]\nname = mine\nparams = 30\nforward_flops = 1e6\n[backward]\n"
                      "b = 10 1e6\na = 20 1e6\n");
     ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
-                                            "--devices", "8", "--global-batch", "16",
-                                            "--no-run", "--set", "strategy.kind=fedavg", NULL}),
+                                            "--devices", "8", "--global-batch", "16", "--no-run",
+                                            "--set", "strategy.kind=fedavg", NULL}),
                      2);
     one_error_line("--set strategy.kind=fedavg: a plan lays out tensor x pipeline x data "
                    "parallel runs (strategy.kind = pipeline in every layout)",
                    NULL);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "65536", "--global-batch", "65536",
-                                            "--no-run", NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices", "65536",
+                               "--global-batch", "65536", "--no-run", NULL}),
+        2);
     one_error_line("--devices 65536 and --global-batch 65536: no layout can be simulated",
                    "strategy.data_parallel: ");
     char *e = slurp(err_path);
     ck_assert_msg(!strstr(e, "--set"), "%s", e);
     free(e);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100",
-                                            "--devices", "1000000000", "--global-batch",
-                                            "1000000000", "--no-run", NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--profile", prof, "--device", "h100", "--devices",
+                               "1000000000", "--global-batch", "1000000000", "--no-run", NULL}),
+        2);
     e = slurp(err_path);
     ck_assert_msg(strstr(e, "can be simulated, none for its memory: cluster.racks: ") &&
                       !strstr(e, "fits its memory"),
@@ -4378,17 +4504,16 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
     write_file(ini, "[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
                     "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
                     "[strategy]\nkind = allreduce\n");
-    pid_t pid = dtsim_start((const char *[]){"validate", ini, "--bandwidth", "10Mbps",
-                                             "--latency", "5ms", "--steps", "2000", "--db", db,
-                                             NULL});
+    pid_t pid = dtsim_start((const char *[]){"validate", ini, "--bandwidth", "10Mbps", "--latency",
+                                             "5ms", "--steps", "2000", "--db", db, NULL});
     /* until the real run is in the database, then a second of it */
     sqlite3 *h;
     int in = 0;
     for (int tries = 0; tries < 1200 && !in; tries++) {
         sqlite3_stmt *st = NULL;
         in = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-             sqlite3_prepare_v2(h, "SELECT count(*) FROM runs WHERE name LIKE '%-real'", -1,
-                                &st, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(h, "SELECT count(*) FROM runs WHERE name LIKE '%-real'", -1, &st,
+                                NULL) == SQLITE_OK &&
              sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
         sqlite3_finalize(st);
         sqlite3_close(h);
@@ -4437,8 +4562,11 @@ START_TEST(validate_killed_takes_its_testbed_with_it)
     gethostname(host, sizeof host);
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT status, host FROM runs WHERE name LIKE "
-                                           "'%-real'", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT status, host FROM runs WHERE name LIKE "
+                                        "'%-real'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), host);
     ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "interrupted");
@@ -4581,8 +4709,8 @@ START_TEST(a_stopped_run_ends_on_its_signal)
         free(o);
         sqlite3 *h;
         ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-        ck_assert_int_eq(
-            query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+        ck_assert_int_eq(query_long(h, "SELECT count(*) FROM runs WHERE status = 'interrupted'"),
+                         1);
         assert_intact(h);
         sqlite3_close(h);
     }
@@ -4625,8 +4753,7 @@ START_TEST(set_repairs_a_bad_value_in_the_file)
                     "seq = 8\nbatch = 4\n[data]\nsource = text\ntext = missing.txt\n");
     ck_assert_int_eq(dtsim((const char *[]){"check", ini, NULL}), 2);
     one_error_line("text.ini:12: data.text", "missing.txt");
-    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "data.text=fortunes", NULL}),
-                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"check", ini, "--set", "data.text=fortunes", NULL}), 0);
 }
 END_TEST
 
@@ -4658,8 +4785,8 @@ START_TEST(platform_errors_in_dtsims_words)
                  versions[i][0]);
         write_file(xml, text);
         int code;
-        double took = wait_within(
-            dtsim_start((const char *[]){"check", ini, "--set", set, NULL}), 60, &code);
+        double took =
+            wait_within(dtsim_start((const char *[]){"check", ini, "--set", set, NULL}), 60, &code);
         ck_assert_msg(code == 2 && took < 30, "exit %d after %.1f s", code, took);
         one_error_line(versions[i][1], NULL);
         char *e = slurp(err_path);
@@ -4746,9 +4873,8 @@ START_TEST(a_gpt_beyond_memory_is_refused_by_formula)
             double took = wait_within(
                 dtsim_start((const char *[]){run ? "run" : "check",
                                              DTSIM_SOURCE "/scenarios/lessons/transformer.ini",
-                                             "--set", sizes[i][0], "--set", sizes[i][1],
-                                             "--set", "model.heads=1", run ? "--db" : NULL,
-                                             db, NULL}),
+                                             "--set", sizes[i][0], "--set", sizes[i][1], "--set",
+                                             "model.heads=1", run ? "--db" : NULL, db, NULL}),
                 120, &code);
             ck_assert_msg(code == 2 && took < 30, "%s %s: exit %d after %.1f s", sizes[i][0],
                           sizes[i][1], code, took);
@@ -4789,8 +4915,8 @@ static int margin_rows(const char *out, margin_row_t *rows, int max)
         char tokens[32];
         double samples, mem;
         long long run;
-        ck_assert_msg(sscanf(at, "%lld %31s %lf %31s %lf %lf", &run, rows[n].step, &samples,
-                             tokens, &mem, &rows[n].headroom) == 6,
+        ck_assert_msg(sscanf(at, "%lld %31s %lf %31s %lf %lf", &run, rows[n].step, &samples, tokens,
+                             &mem, &rows[n].headroom) == 6,
                       "%.200s", line + 1);
         n++;
     }
@@ -4822,15 +4948,14 @@ START_TEST(plan_memory_margin_decides_the_best)
     snprintf(db0, sizeof db0, "%s/margin0.db", dir);
     snprintf(db1, sizeof db1, "%s/margin1.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 800kB\n");
-#define PLAN_M "plan", "--profile", prof, "--device", dev, "--devices", "4", "--per-server", \
-               "2", "--heads", "2", "--global-batch", "2", "--no-prune", "--top", "100",     \
-               "--verbose"
-    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", "0", "--db", db0, NULL}),
-                     0);
+#define PLAN_M                                                                                     \
+    "plan", "--profile", prof, "--device", dev, "--devices", "4", "--per-server", "2", "--heads",  \
+        "2", "--global-batch", "2", "--no-prune", "--top", "100", "--verbose"
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", "0", "--db", db0, NULL}), 0);
     char *o = slurp(out_path);
     ck_assert_msg(strstr(o, "\nfit: at least 0 GB left free on every device (--memory-margin 0)"),
                   "%.300s", o);
@@ -4853,8 +4978,10 @@ START_TEST(plan_memory_margin_decides_the_best)
                      0);
     o = slurp(out_path);
     char head[160];
-    snprintf(head, sizeof head, "\nfit: at least %.3g GB left free on every device "
-             "(--memory-margin %s)\n", margin / 1e9, text);
+    snprintf(head, sizeof head,
+             "\nfit: at least %.3g GB left free on every device "
+             "(--memory-margin %s)\n",
+             margin / 1e9, text);
     ck_assert_msg(strstr(o, head), "no%s in:\n%.300s", head, o);
     const char *dropped = margin_listed(o, before[0].name);
     ck_assert_msg(!strncmp(dropped, "dropped: does not fit the margin: ", 34), "%s", dropped);
@@ -4882,9 +5009,8 @@ START_TEST(plan_memory_margin_decides_the_best)
     free(shown);
     free(ranked);
     /* --resume matches the plan's options, its margin among them */
-    ck_assert_int_eq(dtsim((const char *[]){PLAN_M, "--memory-margin", text, "--db", db1,
-                                            "--resume", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){PLAN_M, "--memory-margin", text, "--db", db1, "--resume", NULL}), 0);
     o = slurp(out_path);
     ck_assert_msg(strstr(o, "\nplan: resuming sweep ") &&
                       strstr(o, "layouts finished, at most 0 to "),
@@ -4893,11 +5019,14 @@ START_TEST(plan_memory_margin_decides_the_best)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db1, &h), SQLITE_OK);
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM params WHERE key = 'plan.options' AND value "
-             "LIKE '%% --memory-margin %s%%'", text);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM params WHERE key = 'plan.options' AND value "
+             "LIKE '%% --memory-margin %s%%'",
+             text);
     ck_assert_int_eq(query_long(h, sql), n1);
     ck_assert_msg(fabs(query_double(h, "SELECT max(number) FROM params WHERE key = "
-                                       "'plan.margin'") - margin) <= 1,
+                                       "'plan.margin'") -
+                       margin) <= 1,
                   "plan.margin");
     sqlite3_close(h);
 #undef PLAN_M
@@ -4907,19 +5036,18 @@ END_TEST
 /* Bad --memory-margin values: one line naming the option and the value, exit 2. */
 START_TEST(plan_memory_margin_bad_values)
 {
-    static const char *const bad[] = {"lots", "5", "-1GB", "100%", "150%", "-5%", "x%", "%",
-                                      "1e999GB", ""};
+    static const char *const bad[] = {"lots", "5",  "-1GB", "100%",    "150%",
+                                      "-5%",  "x%", "%",    "1e999GB", ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device",
-                                                "h100", "--devices", "4", "--global-batch", "4",
-                                                "--no-run", "--memory-margin", bad[i], NULL}),
+        ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", "gpt2_xl", "--device", "h100",
+                                                "--devices", "4", "--global-batch", "4", "--no-run",
+                                                "--memory-margin", bad[i], NULL}),
                          2);
         char want[64];
         snprintf(want, sizeof want, "dtsim plan: --memory-margin %s: expected a size", bad[i]);
         one_error_line(want, "or a share of the device's memory below 100%");
     }
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--memory-margin", "4GB", NULL}),
-                     2);
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--memory-margin", "4GB", NULL}), 2);
     one_error_line("--show ranks a stored plan: --memory-margin does not go with it", NULL);
 }
 END_TEST
@@ -4939,15 +5067,16 @@ START_TEST(plan_zero2_fits_per_micro_batch)
     snprintf(dev, sizeof dev, "%s/smallz.ini", dir);
     snprintf(db, sizeof db, "%s/planz.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     write_file(dev, "[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory = 580kB\n");
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", dev,
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "4", "--tensor", "2",
-                                            "--memory-margin", "0", "--no-prune", "--verbose",
-                                            "--db", db, NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile",  prof,        "--device",
+                                            dev,    "--devices",  "4",         "--per-server",
+                                            "2",    "--heads",    "2",         "--global-batch",
+                                            "4",    "--tensor",   "2",         "--memory-margin",
+                                            "0",    "--no-prune", "--verbose", "--db",
+                                            db,     NULL}),
                      0);
     char *o = slurp(out_path);
     /* shape: t2 p1 d2 mb1x2 full (z2 rs fits) and t2 p1 d2 mb1x2 (z3 rs fits) */
@@ -4956,13 +5085,16 @@ START_TEST(plan_zero2_fits_per_micro_batch)
         char name[64];
         double used, cap, p, g, q, a, z2_used;
         snprintf(name, sizeof name, shapes[k], "1");
-        ck_assert_msg(sscanf(margin_listed(o, name), "dropped: does not fit: %lf GB > %lf GB "
+        ck_assert_msg(sscanf(margin_listed(o, name),
+                             "dropped: does not fit: %lf GB > %lf GB "
                              "on worker 0 (parameters %lf GB, gradients %lf GB, optimizer %lf "
-                             "GB, activations %lf GB", &used, &cap, &p, &g, &q, &a) == 6,
+                             "GB, activations %lf GB",
+                             &used, &cap, &p, &g, &q, &a) == 6,
                       "%s", margin_listed(o, name));
         snprintf(name, sizeof name, shapes[k], "2");
         ck_assert_msg(sscanf(margin_listed(o, name), "dropped: does not fit: %lf GB", &z2_used) ==
-                              1 && z2_used == used,
+                              1 &&
+                          z2_used == used,
                       "%s: %s", name, margin_listed(o, name)); /* whole gradients: ZeRO-1's */
         double rs = p + g / 2 + q + a, fsdp = p / 2 + g / 2 + q + a;
         snprintf(name, sizeof name, shapes[k], "2 rs");
@@ -5020,12 +5152,12 @@ START_TEST(plan_zero2_fits_per_micro_batch)
         snprintf(path, sizeof path, "%s/zform%d.ini", dir, overlap);
         snprintf(other, sizeof other, "run.db=%s/zforms.db", dir);
         write_file(path, config);
-        ck_assert_int_eq(dtsim((const char *[]){"run", path, "--set", other, "--set",
-                                                overlap ? "strategy.zero_grad_overlap=yes"
-                                                        : "strategy.zero_grad_overlap=no",
-                                                "--set", "run.allow_oversubscribed_memory=yes",
-                                                NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"run", path, "--set", other, "--set",
+                                   overlap ? "strategy.zero_grad_overlap=yes"
+                                           : "strategy.zero_grad_overlap=no",
+                                   "--set", "run.allow_oversubscribed_memory=yes", NULL}),
+            0);
         o = slurp(out_path);
         const char *at = strstr(o, " samples/s simulated");
         ck_assert_ptr_nonnull(at);
@@ -5122,8 +5254,8 @@ START_TEST(host_rows_weighted_read_alike)
     snprintf(prof, sizeof prof, "%s/tiny-rows.ini", dir);
     snprintf(ini, sizeof ini, "%s/rows.ini", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
     snprintf(text, sizeof text, host_rows_ini, prof);
     write_file(ini, text);
@@ -5152,11 +5284,10 @@ START_TEST(host_rows_weighted_read_alike)
     /* auto past 256 hosts: 66 replicas, 264 hosts, grouped */
     char big[300];
     snprintf(big, sizeof big, "%s/rows-big.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", big, "--set",
-                                            "strategy.data_parallel=66", "--set",
-                                            "cluster.workers=264", "--set", "cluster.racks=132",
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", ini, "--db", big, "--set", "strategy.data_parallel=66",
+                               "--set", "cluster.workers=264", "--set", "cluster.racks=132", NULL}),
+        0);
     snprintf(sql, sizeof sql, "ATTACH '%s' AS b", big);
     ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
     ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM b.workers"), 264);
@@ -5177,17 +5308,17 @@ START_TEST(host_rows_weighted_read_alike)
     ck_assert_int_eq(query_long(h, "SELECT sum(weight) FROM main.memory"), 12);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM e.workers WHERE weight = 1"), 12);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM e.memory WHERE weight = 1"), 12);
-#define SAME_WORKER(a, b)                                                                    \
-    a ".role = " b ".role AND " a ".compute_s = " b ".compute_s AND " a ".comm_s = " b        \
-    ".comm_s AND " a ".idle_s = " b ".idle_s AND " a ".bytes_sent = " b ".bytes_sent AND " a \
-    ".bytes_recv = " b ".bytes_recv AND " a ".steps = " b ".steps"
-#define SAME_MEMORY(a, b)                                                                    \
-    a ".role = " b ".role AND " a ".params IS " b ".params AND " a ".grads IS " b ".grads AND " \
-    a ".optimizer IS " b ".optimizer AND " a ".activations IS " b ".activations"
-    ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.workers g JOIN e.workers x ON "
-                                   "x.worker = g.worker AND x.host = g.host AND " SAME_WORKER(
-                                       "x", "g")),
-                     2);
+#define SAME_WORKER(a, b)                                                                          \
+    a ".role = " b ".role AND " a ".compute_s = " b ".compute_s AND " a ".comm_s = " b             \
+      ".comm_s AND " a ".idle_s = " b ".idle_s AND " a ".bytes_sent = " b ".bytes_sent AND " a     \
+      ".bytes_recv = " b ".bytes_recv AND " a ".steps = " b ".steps"
+#define SAME_MEMORY(a, b)                                                                          \
+    a ".role = " b ".role AND " a ".params IS " b ".params AND " a ".grads IS " b ".grads AND " a  \
+      ".optimizer IS " b ".optimizer AND " a ".activations IS " b ".activations"
+    ck_assert_int_eq(
+        query_long(h, "SELECT count(*) FROM main.workers g JOIN e.workers x ON "
+                      "x.worker = g.worker AND x.host = g.host AND " SAME_WORKER("x", "g")),
+        2);
     ck_assert_int_eq(query_long(h, "SELECT count(*) FROM main.workers g WHERE g.weight = (SELECT "
                                    "count(*) FROM e.workers x WHERE " SAME_WORKER("x", "g") ")"),
                      2);
@@ -5199,9 +5330,10 @@ START_TEST(host_rows_weighted_read_alike)
                      2);
     double each[7];
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*), sum(compute_s), sum(comm_s), "
-                                           "sum(idle_s), sum(bytes_sent), sum(bytes_recv), "
-                                           "sum(steps) FROM e.workers",
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT count(*), sum(compute_s), sum(comm_s), "
+                                        "sum(idle_s), sum(bytes_sent), sum(bytes_recv), "
+                                        "sum(steps) FROM e.workers",
                                         -1, &st, NULL),
                      SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
@@ -5212,9 +5344,14 @@ START_TEST(host_rows_weighted_read_alike)
 
     /* show: the same words and figures (but for the key, which one sets and the other
      * leaves at its default, the file and the wall clock) */
-    static const char *const drop[] = {"run.group_rows", "run.db", "  started", "  ended",
-                                       "  written by", "parameters set (",
-                                       "parameters at their defaults (", NULL};
+    static const char *const drop[] = {"run.group_rows",
+                                       "run.db",
+                                       "  started",
+                                       "  ended",
+                                       "  written by",
+                                       "parameters set (",
+                                       "parameters at their defaults (",
+                                       NULL};
     char *shown[2];
     for (int k = 0; k < 2; k++) {
         ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db[k], NULL}), 0);
@@ -5229,9 +5366,8 @@ START_TEST(host_rows_weighted_read_alike)
     char *tidy[2];
     for (int k = 0; k < 2; k++) {
         snprintf(path[k], sizeof path[k], "%s/tidy-%d.csv", dir, k);
-        ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--db", db[k], "--out",
-                                                path[k], NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"export", "--tidy", "--db", db[k], "--out", path[k], NULL}), 0);
         tidy[k] = slurp(path[k]);
     }
     same_text(tidy[0], tidy[1], "the tidy tables");
@@ -5239,9 +5375,8 @@ START_TEST(host_rows_weighted_read_alike)
     free(tidy[1]);
     for (int k = 0; k < 2; k++) {
         snprintf(path[k], sizeof path[k], "%s/csv-%d", dir, k);
-        ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db[k], "--out",
-                                                path[k], NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){"export", "--csv", "--db", db[k], "--out", path[k], NULL}), 0);
         char file[400];
         snprintf(file, sizeof file, "%s/workers.csv", path[k]);
         double sum[7];
@@ -5266,8 +5401,8 @@ START_TEST(host_rows_weighted_read_alike)
         memmove(page[k], from, (size_t)(to - from));
         page[k][to - from] = '\0';
         snprintf(path[k], sizeof path[k], "%s/plots-%d", dir, k);
-        int code = dtsim((const char *[]){"plot", "--db", db[k], "--format", "svg", "--out",
-                                          path[k], NULL});
+        int code = dtsim(
+            (const char *[]){"plot", "--db", db[k], "--format", "svg", "--out", path[k], NULL});
         char *listed = slurp(out_path);
         plotted[k] = calloc(32, 1);
         snprintf(plotted[k], 32, "exit %d\n", code);
@@ -5322,15 +5457,17 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
     snprintf(prof, sizeof prof, "%s/tiny-f.ini", dir);
     snprintf(db, sizeof db, "%s/plan-f.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
-#define PLAN_F "plan", "--profile", prof, "--per-server", "2", "--heads", "2", "--global-batch", \
-               "2", "--set", "cluster.price_per_device_hour=4"
-#define FLEETS "--option", "big:device=a100-80gb,devices=4", "--option", \
-               "small:device=h100,cluster.workers=2,purchase=30000"
-    ck_assert_int_eq(dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "20000", "--tokens",
-                                            "2T", "--db", db, NULL}),
+#define PLAN_F                                                                                     \
+    "plan", "--profile", prof, "--per-server", "2", "--heads", "2", "--global-batch", "2",         \
+        "--set", "cluster.price_per_device_hour=4"
+#define FLEETS                                                                                     \
+    "--option", "big:device=a100-80gb,devices=4", "--option",                                      \
+        "small:device=h100,cluster.workers=2,purchase=30000"
+    ck_assert_int_eq(dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "20000", "--tokens", "2T",
+                                            "--db", db, NULL}),
                      0);
     char *both = slurp(out_path);
     ck_assert_msg(strstr(both, "=== option big: --device a100-80gb --devices 4 ===") &&
@@ -5357,24 +5494,26 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
         static const int alone_at[] = {0, 2, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16};
         static const int fleet_at[] = {0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16};
         for (int k = 0; k < 12; k++)
-            ck_assert_msg(a[alone_at[k]] == b[fleet_at[k]], "%s: column %d: %g alone, %g in "
-                          "the fleet", names[i], k, a[alone_at[k]], b[fleet_at[k]]);
+            ck_assert_msg(a[alone_at[k]] == b[fleet_at[k]],
+                          "%s: column %d: %g alone, %g in "
+                          "the fleet",
+                          names[i], k, a[alone_at[k]], b[fleet_at[k]]);
         steps[i] = b[0];
         plan_option_rank(both, names[i], &rank[i], &n[i]);
         free(alone);
         /* one plan with a purchase price (small's purchase=): its one-row table, the plan
          * resumed as it was, the same row as in the fleet */
-        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", devices[i], "--devices",
-                                                counts[i], "--tokens", "2T", "--purchase",
-                                                i ? "30000" : "20000", "--resume", "--db", one,
-                                                NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){PLAN_F, "--device", devices[i], "--devices", counts[i],
+                                   "--tokens", "2T", "--purchase", i ? "30000" : "20000",
+                                   "--resume", "--db", one, NULL}),
+            0);
         alone = slurp(out_path);
         ck_assert_msg(strstr(alone, "plan: resuming sweep "), "%s", alone);
         ck_assert_int_eq(plan_option_row(alone, devices[i], got, a, 18), 17);
         ck_assert_msg(!strcmp(want, got) && a[0] == b[0] && a[6] == b[6],
-                      "%s: %s at %g s, $%g/h alone; %s at %g s, $%g/h in the fleet", names[i],
-                      got, a[0], a[6], want, b[0], b[6]);
+                      "%s: %s at %g s, $%g/h alone; %s at %g s, $%g/h in the fleet", names[i], got,
+                      a[0], a[6], want, b[0], b[6]);
         free(alone);
     }
     ck_assert_msg(n[0] == 4 && n[1] == 2, "N %ld and %ld", n[0], n[1]);
@@ -5386,12 +5525,11 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
     /* ownership: the stored plans ranked again by --resume (nothing simulated) */
     static const char *const by[] = {"capex", "energy"};
     for (int r = 0; r < 2; r++) {
-        ck_assert_int_eq(dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "10000",
-                                                "--amortize", "4y", "--pue", "1.5",
-                                                "--host-power", "100", "--electricity", "0.1",
-                                                "--rank-by", by[r], "--resume", "--db", db,
-                                                NULL}),
-                         0);
+        ck_assert_int_eq(
+            dtsim((const char *[]){PLAN_F, FLEETS, "--purchase", "10000", "--amortize", "4y",
+                                   "--pue", "1.5", "--host-power", "100", "--electricity", "0.1",
+                                   "--rank-by", by[r], "--resume", "--db", db, NULL}),
+            0);
         char *o = slurp(out_path), layout[64];
         double key[2];
         for (int i = 0; i < 2; i++) {
@@ -5422,17 +5560,18 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
         snprintf(dev[i], sizeof dev[i], "%s/sens-dev-%d.ini", dir, i);
         FILE *f = fopen(dev[i], "w");
         ck_assert_ptr_nonnull(f);
-        fprintf(f, "[device]\nfp32 = 67Tf\nbf16 = 989Tf\nmemory = 80GB\n"
-                   "memory_bandwidth = 3350GBps\npower_idle = 70W\npower_max = 700W\nsms = 132\n"
-                   "gemm_efficiency = %g\nattention_efficiency = 0.5\nmemory_efficiency = 0.8\n",
+        fprintf(f,
+                "[device]\nfp32 = 67Tf\nbf16 = 989Tf\nmemory = 80GB\n"
+                "memory_bandwidth = 3350GBps\npower_idle = 70W\npower_max = 700W\nsms = 132\n"
+                "gemm_efficiency = %g\nattention_efficiency = 0.5\nmemory_efficiency = 0.8\n",
                 gemm[i]);
         fclose(f);
     }
     snprintf(db, sizeof db, "%s/plan-sens.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){PLAN_F, "--device", dev[0], "--devices", "4",
-                                            "--sensitivity", "10%", "--sensitivity-top", "2",
-                                            "--db", db, NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){PLAN_F, "--device", dev[0], "--devices", "4", "--sensitivity", "10%",
+                               "--sensitivity-top", "2", "--db", db, NULL}),
+        0);
     char *o = slurp(out_path);
     const char *table = strstr(o, "\nsensitivity (--sensitivity 10%)");
     const char *ranges = table ? strstr(table, "\nlayout ") : NULL;
@@ -5479,8 +5618,10 @@ START_TEST(plan_mixed_fleets_capex_and_sensitivity)
             char want[32], got[32];
             snprintf(want, sizeof want, "%.6g", e == 1 ? at_hi[j] : at_lo[j]);
             snprintf(got, sizeof got, "%.6g", plan_layout_step(o, layout[j]));
-            ck_assert_msg(!strcmp(want, got), "%s at gemm_efficiency %g: %s in the sensitivity, "
-                          "%s planned", layout[j], gemm[e], want, got);
+            ck_assert_msg(!strcmp(want, got),
+                          "%s at gemm_efficiency %g: %s in the sensitivity, "
+                          "%s planned",
+                          layout[j], gemm[e], want, got);
         }
         free(o);
     }
@@ -5589,14 +5730,15 @@ START_TEST(plan_breakdown_sums_to_the_step)
     snprintf(prof, sizeof prof, "%s/tiny-bd.ini", dir);
     snprintf(db, sizeof db, "%s/plan-bd.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"profile", "transformer", "--layers", "2", "--hidden",
-                                            "64", "--heads", "2", "--seq", "32", "--vocab",
-                                            "100", "--out", prof, NULL}),
+                                            "64", "--heads", "2", "--seq", "32", "--vocab", "100",
+                                            "--out", prof, NULL}),
                      0);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--profile", prof, "--device", "a100-80gb",
-                                            "--devices", "4", "--per-server", "2", "--heads",
-                                            "2", "--global-batch", "4", "--db", db, "--no-prune",
-                                            "--max-runs", "16", "--top", "100", "--breakdown",
-                                            NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){"plan",        "--profile", prof,    "--device",
+                                            "a100-80gb",   "--devices", "4",     "--per-server",
+                                            "2",           "--heads",   "2",     "--global-batch",
+                                            "4",           "--db",      db,      "--no-prune",
+                                            "--max-runs",  "16",        "--top", "100",
+                                            "--breakdown", NULL}),
                      0);
     char *o = slurp(out_path);
     const char *head = strstr(o, "\nbreakdown of each ranked layout's step");
@@ -5610,8 +5752,7 @@ START_TEST(plan_breakdown_sums_to_the_step)
          line = strchr(line, '\n') + 1) {
         size_t len = strcspn(line, "\n");
         double v[1 + BREAKDOWN_PARTS], sum = 0;
-        ck_assert_msg(last_numbers(line, len, v, 1 + BREAKDOWN_PARTS) ==
-                          1 + BREAKDOWN_PARTS,
+        ck_assert_msg(last_numbers(line, len, v, 1 + BREAKDOWN_PARTS) == 1 + BREAKDOWN_PARTS,
                       "%.*s", (int)len, line);
         for (int k = 1; k <= BREAKDOWN_PARTS; k++)
             sum += v[k];
@@ -5657,9 +5798,9 @@ START_TEST(plan_breakdown_sums_to_the_step)
     }
     sqlite3_close(h);
     free(o);
-    ck_assert_int_eq(dtsim((const char *[]){"plan", "--show", "--db", db, "--top", "100",
-                                            "--breakdown", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"plan", "--show", "--db", db, "--top", "100", "--breakdown", NULL}),
+        0);
     o = slurp(out_path);
     ck_assert_msg(strstr(o, block), "--show --breakdown:\n%s\nthe plan's:\n%s", o, block);
     char *with = o;
@@ -5703,8 +5844,8 @@ START_TEST(run_and_show_print_the_breakdown)
     double want = query_double(h, "SELECT sim_time / steps FROM summary WHERE run = 1");
     ck_assert_msg(fabs(step - want) <= 1e-5 * want, "printed step %g s, sim_time/steps %g s", step,
                   want);
-    ck_assert_msg(fabs(query_double(h, "SELECT sum(seconds) FROM breakdown WHERE run = 1") - want) <=
-                      1e-12 * want,
+    ck_assert_msg(fabs(query_double(h, "SELECT sum(seconds) FROM breakdown WHERE run = 1") -
+                       want) <= 1e-12 * want,
                   "stored parts do not sum to %g s", want);
     sqlite3_close(h);
     free(o);
@@ -5715,9 +5856,9 @@ START_TEST(run_and_show_print_the_breakdown)
                   run_line);
     free(o);
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 7", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 7", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(h);
     ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 0);
     o = slurp(out_path);
@@ -5726,7 +5867,6 @@ START_TEST(run_and_show_print_the_breakdown)
     free(run_line);
 }
 END_TEST
-
 
 int main(void)
 {

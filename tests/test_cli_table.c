@@ -34,21 +34,42 @@ static const cli_option table[] = {
     {.id = T_FLAG, .name = "flag", .alias = 'f', .help = "a switch"},
     {.help = "values:"},
     {.id = T_TEXT, .name = "text", .kind = CLI_VALUE_TEXT, .metavar = "T", .help = "any word"},
-    {.id = T_INT, .name = "int", .alias = 'n', .kind = CLI_VALUE_INT, .metavar = "N",
-     .help = "an integer from 1 to 256", .lo = 1, .hi = 256},
-    {.id = T_FLOAT, .name = "float", .kind = CLI_VALUE_FLOAT, .metavar = "X",
-     .help = "a number from 0 to 1", .lo = 0, .hi = 1},
+    {.id = T_INT,
+     .name = "int",
+     .alias = 'n',
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "an integer from 1 to 256",
+     .lo = 1,
+     .hi = 256},
+    {.id = T_FLOAT,
+     .name = "float",
+     .kind = CLI_VALUE_FLOAT,
+     .metavar = "X",
+     .help = "a number from 0 to 1",
+     .lo = 0,
+     .hi = 1},
     {.id = T_SIZE, .name = "size", .kind = CLI_VALUE_SIZE, .metavar = "S", .help = "a size"},
-    {.id = T_TIME, .name = "time", .kind = CLI_VALUE_DURATION, .metavar = "T",
+    {.id = T_TIME,
+     .name = "time",
+     .kind = CLI_VALUE_DURATION,
+     .metavar = "T",
      .help = "a time, days too"},
-    {.id = T_RATE, .name = "rate", .kind = CLI_VALUE_BANDWIDTH, .metavar = "BW",
-     .help = "a rate"},
+    {.id = T_RATE, .name = "rate", .kind = CLI_VALUE_BANDWIDTH, .metavar = "BW", .help = "a rate"},
     {.id = T_PATH, .name = "path", .kind = CLI_VALUE_PATH, .metavar = "FILE", .help = "a file"},
     {.id = T_DIR, .name = "dir", .kind = CLI_VALUE_DIR, .metavar = "DIR", .help = "a folder"},
-    {.id = T_ONE, .name = "one", .kind = CLI_VALUE_CHOICE, .metavar = "W", .choices = "a,b,c",
+    {.id = T_ONE,
+     .name = "one",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "W",
+     .choices = "a,b,c",
      .help = "a, b or c"},
-    {.id = T_LIST, .name = "list", .kind = CLI_VALUE_CHOICE, .metavar = "LIST",
-     .choices = "png,svg,pdf", .flags = CLI_OPT_LIST,
+    {.id = T_LIST,
+     .name = "list",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "LIST",
+     .choices = "png,svg,pdf",
+     .flags = CLI_OPT_LIST,
      .help = "png, svg, pdf or several: a help long enough to be wrapped by the code onto a "
              "second line and a third, each starting under the first"},
     {0},
@@ -177,8 +198,7 @@ START_TEST(parser_refuses_with_one_line_naming_the_option)
         ck_assert_msg(parse(cases[i].args, got, sizeof got) == CLI_EXIT_USAGE, "case %zu", i);
         char *e = cli_slurp(err_path);
         ck_assert_msg(!strncmp(e, cases[i].line, strlen(cases[i].line)) &&
-                          strstr(e, " (see dtsim test --help)\n") &&
-                          strchr(e, '\n')[1] == '\0',
+                          strstr(e, " (see dtsim test --help)\n") && strchr(e, '\n')[1] == '\0',
                       "case %zu: got \"%s\", want one line \"%s...\"", i, e, cases[i].line);
         free(e);
         char *o = cli_slurp(out_path);
@@ -212,17 +232,15 @@ START_TEST(help_is_printed_from_the_table)
     const char *list = strstr(o, "  --list LIST   png, svg, pdf or several:");
     ck_assert_msg(list, "%s", o);
     int lines = 0;
-    for (const char *l = strchr(list, '\n') + 1; !strncmp(l, "                ", 16) &&
-                                                 l[16] != ' ';
-         l = strchr(l, '\n') + 1)
+    for (const char *l = strchr(list, '\n') + 1;
+         !strncmp(l, "                ", 16) && l[16] != ' '; l = strchr(l, '\n') + 1)
         lines++;
     ck_assert_int_ge(lines, 1); /* the help wrapped onto more lines, under the first */
     for (const char *l = o; *l; l = strchr(l, '\n') + 1)
-        ck_assert_msg(strcspn(l, "\n") <= 80, "a line past 80 columns: %.*s",
-                      (int)strcspn(l, "\n"), l);
+        ck_assert_msg(strcspn(l, "\n") <= 80, "a line past 80 columns: %.*s", (int)strcspn(l, "\n"),
+                      l);
     const char *tail = "  -h, --help    this text\n\nThe end.\n";
-    ck_assert_msg(strlen(o) > strlen(tail) && !strcmp(o + strlen(o) - strlen(tail), tail), "%s",
-                  o);
+    ck_assert_msg(strlen(o) > strlen(tail) && !strcmp(o + strlen(o) - strlen(tail), tail), "%s", o);
     free(o);
 }
 END_TEST
@@ -245,11 +263,11 @@ static char *complete(const char *typed)
         "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
     char line[512];
     snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, typed);
-    ck_assert_int_eq(cli_run("/bin/bash", out_path, err_path,
-                             (const char *[]){"-c", body, "bash",
-                                              DTSIM_SOURCE "/sim/cli/dtsim-completion.bash", line,
-                                              NULL}),
-                     0);
+    ck_assert_int_eq(
+        cli_run("/bin/bash", out_path, err_path,
+                (const char *[]){"-c", body, "bash", DTSIM_SOURCE "/sim/cli/dtsim-completion.bash",
+                                 line, NULL}),
+        0);
     return cli_slurp(out_path);
 }
 
@@ -324,13 +342,14 @@ START_TEST(completion_offers_every_command_and_option_of_the_table)
         int n = help_options(help, opts, 128);
         ck_assert_msg(has_line(offered, "--help"), "dtsim %s --<TAB>: %s", cmd, offered);
         for (int i = 0; i < n; i++)
-            ck_assert_msg(has_line(offered, opts[i]), "dtsim %s --<TAB> lacks %s: %s", cmd,
-                          opts[i], offered);
+            ck_assert_msg(has_line(offered, opts[i]), "dtsim %s --<TAB> lacks %s: %s", cmd, opts[i],
+                          offered);
         for (char *o = offered; *o; o = strchr(o, '\n') + 1) {
             char word[64];
             snprintf(word, sizeof word, "%.*s", (int)strcspn(o, "\n"), o);
-            ck_assert_msg(strstr(help, word), "dtsim %s --<TAB> offers %s, which its help does "
-                                              "not name",
+            ck_assert_msg(strstr(help, word),
+                          "dtsim %s --<TAB> offers %s, which its help does "
+                          "not name",
                           cmd, word);
         }
         free(help);

@@ -52,8 +52,8 @@ START_TEST(parse_and_format)
         trainer_codec_format(&c, buf, sizeof buf);
         ck_assert_str_eq(buf, ok[i]);
     }
-    static const char *const bad[] = {"topk:0", "topk:1.5", "topk:", "topk: 0.1", "topk:x",
-                                      "int8", "FP16", "topk:nan"};
+    static const char *const bad[] = {"topk:0", "topk:1.5", "topk:", "topk: 0.1",
+                                      "topk:x", "int8",     "FP16",  "topk:nan"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         trainer_codec_t c;
         dt_err_t err = {{0}};
@@ -67,8 +67,8 @@ START_TEST(parse_and_format)
 }
 END_TEST
 
-/* The sizes sim/docs/parallelism.md promises: fp16 half, qsgd8 a quarter plus a scale per 512, top-k
- * 1% as index + value pairs = 2% of fp32. */
+/* The sizes sim/docs/parallelism.md promises: fp16 half, qsgd8 a quarter plus a scale per 512,
+ * top-k 1% as index + value pairs = 2% of fp32. */
 START_TEST(sizes)
 {
     size_t n = 235146; /* the mlp's parameters */

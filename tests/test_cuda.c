@@ -88,8 +88,8 @@ START_TEST(test_cuda_gemm_fp32)
         float *c = download_floats(cuda, dc, N * N);
         for (int i = 0; i < N * N; i++)
             ck_assert_msg(c[i] == 64.0f + 0x1p-6f,
-                          "gemm(%d,%d) c[%d] = %.9g, expected %.9g exactly (TF32 gives 64)",
-                          t & 1, t >> 1, i, c[i], 64.0f + 0x1p-6f);
+                          "gemm(%d,%d) c[%d] = %.9g, expected %.9g exactly (TF32 gives 64)", t & 1,
+                          t >> 1, i, c[i], 64.0f + 0x1p-6f);
         free(c);
     }
     cuda->free(da);
@@ -254,11 +254,11 @@ START_TEST(test_cuda_gather)
         cuda->download(x, dx, sizeof(float) * (size_t)batch * DIM);
         cuda->download(y, dy, (size_t)batch);
         for (int b = 0; b < batch; b++) {
-            ck_assert_msg(memcmp(x + (size_t)b * DIM, ds.x + (size_t)idx[b] * DIM,
-                                 sizeof(float) * DIM) == 0,
-                          "gather round %zu: row %d is not sample %u", r, b, idx[b]);
-            ck_assert_msg(y[b] == ds.y[idx[b]], "gather round %zu: label %d is %d, expected %d",
-                          r, b, y[b], ds.y[idx[b]]);
+            ck_assert_msg(
+                memcmp(x + (size_t)b * DIM, ds.x + (size_t)idx[b] * DIM, sizeof(float) * DIM) == 0,
+                "gather round %zu: row %d is not sample %u", r, b, idx[b]);
+            ck_assert_msg(y[b] == ds.y[idx[b]], "gather round %zu: label %d is %d, expected %d", r,
+                          b, y[b], ds.y[idx[b]]);
         }
     }
     cuda->free(dx);
@@ -360,8 +360,7 @@ static float *dup_floats(const float *x, size_t n)
     return h;
 }
 
-static void expect_same_bits(const char *what, const float *dev, const float *cpu_result,
-                             size_t n)
+static void expect_same_bits(const char *what, const float *dev, const float *cpu_result, size_t n)
 {
     float *got = download_floats(cuda, dev, n);
     size_t i = 0;
@@ -375,8 +374,8 @@ static void expect_same_bits(const char *what, const float *dev, const float *cp
 }
 
 /* The three inputs back to their values, on the host (for the CPU) and on the device. */
-static void reset_inputs(float *ha, float *da, const float *a, float *hb, float *db,
-                         const float *b, float *hc, float *dc, const float *c, size_t n)
+static void reset_inputs(float *ha, float *da, const float *a, float *hb, float *db, const float *b,
+                         float *hc, float *dc, const float *c, size_t n)
 {
     memcpy(ha, a, sizeof(float) * n);
     memcpy(hb, b, sizeof(float) * n);
@@ -524,8 +523,7 @@ static void model_setup(int which, trainer_model_t *m, trainer_dataset_t *ds)
         break;
     }
     dt_err_t err = {{0}};
-    ck_assert_msg(trainer_model_build(m, &c, &err) == DT_OK, "%s: %s", model_names[which],
-                  err.msg);
+    ck_assert_msg(trainer_model_build(m, &c, &err) == DT_OK, "%s: %s", model_names[which], err.msg);
     trainer_dataset_synthetic(ds, 200, m->in_size, c.classes, 1.0f, 40 + (uint64_t)which);
 }
 
@@ -548,8 +546,7 @@ static void expect_tensor_close(const char *what, const float *got, const float 
     ck_assert_msg(max_err <= tol * max_ref,
                   "%s: CUDA differs from the CPU by %.3g at [%zu] (%.9g vs %.9g), more than "
                   "%g x the largest |value| %.3g",
-                  what, max_err, worst, n ? got[worst] : 0.0f, n ? ref[worst] : 0.0f, tol,
-                  max_ref);
+                  what, max_err, worst, n ? got[worst] : 0.0f, n ? ref[worst] : 0.0f, tol, max_ref);
 }
 
 /* Every weight and bias tensor of the model's flat buffers, one at a time. */
@@ -568,8 +565,8 @@ static void expect_params_close(const char *what, const trainer_model_t *m, cons
     }
 }
 
-static void forward_backward(trainer_learner_t *l, const trainer_dataset_t *ds,
-                             const uint32_t *idx, double *loss, int *correct)
+static void forward_backward(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                             double *loss, int *correct)
 {
     trainer_learner_load(l, ds, idx, BATCH);
     trainer_model_forward(&l->ws, l->params, BATCH);
@@ -631,16 +628,18 @@ START_TEST(test_cuda_model_step)
     int last = m.n_layers - 1;
     size_t nl = (size_t)BATCH * m.classes;
     char what[128];
-    float *zc = download_floats(cpu, lc.ws.act[last], nl), *zg = download_floats(cuda, lg.ws.act[last], nl);
+    float *zc = download_floats(cpu, lc.ws.act[last], nl),
+          *zg = download_floats(cuda, lg.ws.act[last], nl);
     snprintf(what, sizeof what, "%s logits", name);
     expect_tensor_close(what, zg, zc, nl, 1e-5);
-    float *dc = download_floats(cpu, lc.ws.dact[last], nl), *dg = download_floats(cuda, lg.ws.dact[last], nl);
+    float *dc = download_floats(cpu, lc.ws.dact[last], nl),
+          *dg = download_floats(cuda, lg.ws.dact[last], nl);
     snprintf(what, sizeof what, "%s dlogits", name);
     expect_tensor_close(what, dg, dc, nl, 1e-5);
-    ck_assert_msg(fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c),
-                  "%s loss: CUDA %.12g, CPU %.12g", name, loss_g, loss_c);
-    ck_assert_msg(correct_g == correct_c, "%s: %d right on CUDA, %d on the CPU", name,
-                  correct_g, correct_c);
+    ck_assert_msg(fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c), "%s loss: CUDA %.12g, CPU %.12g",
+                  name, loss_g, loss_c);
+    ck_assert_msg(correct_g == correct_c, "%s: %d right on CUDA, %d on the CPU", name, correct_g,
+                  correct_c);
 
     float *gc = download_floats(cpu, lc.grads, m.n_params);
     float *gg = download_floats(cuda, lg.grads, m.n_params);
@@ -754,8 +753,12 @@ START_TEST(test_cuda_adam)
     const trainer_backend_t *cpu = trainer_backend_cpu();
     float *w = random_floats(N, 1), *g = random_floats(N, 2);
     for (int kind = TRAINER_OPT_ADAM; kind <= TRAINER_OPT_ADAMW; kind++) {
-        trainer_optim_t o = {.lr = 0.01f, .weight_decay = 0.05f, .kind = kind, .beta1 = 0.9,
-                             .beta2 = 0.999, .eps = 1e-8};
+        trainer_optim_t o = {.lr = 0.01f,
+                             .weight_decay = 0.05f,
+                             .kind = kind,
+                             .beta1 = 0.9,
+                             .beta2 = 0.999,
+                             .eps = 1e-8};
         float *hw = dup_floats(w, N), *hm = host_floats(N), *hv = host_floats(N);
         memset(hm, 0, sizeof(float) * N);
         memset(hv, 0, sizeof(float) * N);
@@ -824,8 +827,8 @@ START_TEST(test_cuda_batched_ops)
         memcpy(hc, c0, sizeof(float) * big);
         cpu->gemm_batched(ta, tb, m, n, k, 0.5f, a, ta ? m : k, stride, b, tb ? k : n, stride,
                           0.25f, hc, n, stride, R);
-        cuda->gemm_batched(ta, tb, m, n, k, 0.5f, da, ta ? m : k, stride, db, tb ? k : n,
-                           stride, 0.25f, dc, n, stride, R);
+        cuda->gemm_batched(ta, tb, m, n, k, 0.5f, da, ta ? m : k, stride, db, tb ? k : n, stride,
+                           0.25f, dc, n, stride, R);
         char what[64];
         snprintf(what, sizeof what, "gemm_batched trans %d %d", ta, tb);
         expect_batched(what, dc, hc, big, 1e-5);
@@ -869,8 +872,10 @@ START_TEST(test_cuda_batched_ops)
         ck_assert_msg(fabs(lg[r] - lc[r]) <= 1e-9 * fabs(lc[r]),
                       "softmax_xent_batched replica %d loss: CUDA %.15g, CPU %.15g", r, lg[r],
                       lc[r]);
-        ck_assert_msg(cg[r] == cc[r], "softmax_xent_batched replica %d: %d right on CUDA, %d "
-                      "on the CPU", r, cg[r], cc[r]);
+        ck_assert_msg(cg[r] == cc[r],
+                      "softmax_xent_batched replica %d: %d right on CUDA, %d "
+                      "on the CPU",
+                      r, cg[r], cc[r]);
     }
     ck_assert_msg(lc[0] != lc[1], "replicas 0 and 1 have the same loss");
     free(a), free(b), free(c0), free(hy), free(hg), free(hp), free(z), free(lab), free(hd);

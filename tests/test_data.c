@@ -116,28 +116,26 @@ static void check_tiny(const trainer_dataset_t *ds)
     ck_assert(ds->x[2] == 0.2f);
     ck_assert(ds->x[3] == 0.4f);
     for (int i = 0; i < 12; i++)
-        ck_assert_msg(fabs((double)ds->x[i] - tiny_pixels[i] / 255.0) < 1e-7,
-                      "pixel %d: %g", i, (double)ds->x[i]);
+        ck_assert_msg(fabs((double)ds->x[i] - tiny_pixels[i] / 255.0) < 1e-7, "pixel %d: %g", i,
+                      (double)ds->x[i]);
     ck_assert_uint_eq(ds->y[0], 3);
     ck_assert_uint_eq(ds->y[1], 9);
 }
 
 /* Loading must fail with DT_ERR_INPUT, a message naming `path` and containing each of the
  * NULL-terminated substrings, and ds left empty. */
-static void expect_reject(const char *images, const char *labels, int classes,
-                          const char *path, ...)
+static void expect_reject(const char *images, const char *labels, int classes, const char *path,
+                          ...)
 {
     trainer_dataset_t ds;
     memset(&ds, 0xab, sizeof ds);
     dt_err_t err = {{0}};
     ck_assert_int_eq(trainer_dataset_load_idx(&ds, images, labels, classes, &err), DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, path) != NULL, "message \"%s\" lacks the path %s", err.msg,
-                  path);
+    ck_assert_msg(strstr(err.msg, path) != NULL, "message \"%s\" lacks the path %s", err.msg, path);
     va_list ap;
     va_start(ap, path);
     for (const char *want; (want = va_arg(ap, const char *)) != NULL;)
-        ck_assert_msg(strstr(err.msg, want) != NULL, "message \"%s\" lacks \"%s\"", err.msg,
-                      want);
+        ck_assert_msg(strstr(err.msg, want) != NULL, "message \"%s\" lacks \"%s\"", err.msg, want);
     va_end(ap);
     ck_assert_uint_eq(ds.n, 0);
     ck_assert_ptr_null(ds.x);
@@ -239,8 +237,7 @@ START_TEST(test_bad_magic)
 {
     char images[PATH_BUF], labels[PATH_BUF];
     good_labels(labels, "magic-labels");
-    write_file(images, "magic-images", idx_bytes(0, 1, 0x08, 3, tiny_idims, tiny_pixels, 12),
-               NULL);
+    write_file(images, "magic-images", idx_bytes(0, 1, 0x08, 3, tiny_idims, tiny_pixels, 12), NULL);
     expect_reject(images, labels, 10, images, "bad magic", "got 00 01", NULL);
     write_file(images, "magic-images.gz", idx_bytes(7, 0, 0x08, 3, tiny_idims, tiny_pixels, 12),
                "wb");
@@ -253,8 +250,7 @@ START_TEST(test_bad_type)
     char images[PATH_BUF], labels[PATH_BUF];
     good_labels(labels, "type-labels");
     /* 0x0d is IDX float: a valid IDX type, but not ours. */
-    write_file(images, "type-images", idx_bytes(0, 0, 0x0d, 3, tiny_idims, tiny_pixels, 12),
-               NULL);
+    write_file(images, "type-images", idx_bytes(0, 0, 0x0d, 3, tiny_idims, tiny_pixels, 12), NULL);
     expect_reject(images, labels, 10, images, "element type", "got 0x0d", NULL);
 }
 END_TEST
@@ -265,8 +261,8 @@ START_TEST(test_bad_dim_count)
     good_labels(labels, "ndim-labels");
     const uint32_t d2[2] = {2, 6};
     write_file(images, "ndim-images", ubyte_idx(2, d2, tiny_pixels, 12), NULL);
-    expect_reject(images, labels, 10, images, "wrong number of dimensions",
-                  "(expected 3, got 2)", NULL);
+    expect_reject(images, labels, 10, images, "wrong number of dimensions", "(expected 3, got 2)",
+                  NULL);
     /* Labels given a 3-dimension file. */
     char images_ok[PATH_BUF];
     write_file(images_ok, "ndim-images-ok", ubyte_idx(3, tiny_idims, tiny_pixels, 12), NULL);
@@ -321,8 +317,8 @@ START_TEST(test_truncated_plain)
     bytes_t b = ubyte_idx(3, tiny_idims, tiny_pixels, 12);
     b.len = 10;
     write_file(images, "trunc-header", b, NULL);
-    expect_reject(images, labels, 10, images, "truncated header",
-                  "(expected 16 bytes, got 10)", NULL);
+    expect_reject(images, labels, 10, images, "truncated header", "(expected 16 bytes, got 10)",
+                  NULL);
     write_file(images, "empty", (bytes_t){malloc(1), 0}, NULL);
     expect_reject(images, labels, 10, images, "truncated header",
                   "(expected at least 4 bytes, got 0)", NULL);
@@ -392,8 +388,7 @@ START_TEST(test_gzip_cut_midstream)
         raw.p[cut + (size_t)i] = (uint8_t)(total >> (8 * i));
     raw.len = cut + 4;
     write_file(images, "cut-half.gz", raw, NULL);
-    expect_reject(images, labels, 10, images, "truncated data", "(expected 20000 bytes, got",
-                  NULL);
+    expect_reject(images, labels, 10, images, "truncated data", "(expected 20000 bytes, got", NULL);
 
     /* Cut inside the 8-byte gzip trailer, with the last 4 bytes forged to the right ISIZE:
      * the data decompresses, but zlib's trailer check must fail. */
@@ -507,8 +502,8 @@ START_TEST(test_count_mismatch)
     const uint32_t l3[1] = {3};
     const uint8_t lab[3] = {1, 2, 3};
     write_file(labels, "count-labels", ubyte_idx(1, l3, lab, 3), "wb");
-    expect_reject(images, labels, 10, labels, "label count does not match",
-                  "(expected 2, got 3)", NULL);
+    expect_reject(images, labels, 10, labels, "label count does not match", "(expected 2, got 3)",
+                  NULL);
 }
 END_TEST
 
@@ -567,10 +562,16 @@ static void check_fashion(const char *split, size_t n, size_t per_class, uint64_
     trainer_dataset_free(&ds);
 }
 
-START_TEST(test_fashion_train) { check_fashion("train", 60000, 6000, 3431114169ull); }
+START_TEST(test_fashion_train)
+{
+    check_fashion("train", 60000, 6000, 3431114169ull);
+}
 END_TEST
 
-START_TEST(test_fashion_t10k) { check_fashion("t10k", 10000, 1000, 573469082ull); }
+START_TEST(test_fashion_t10k)
+{
+    check_fashion("t10k", 10000, 1000, 573469082ull);
+}
 END_TEST
 
 /* ---- synthetic ------------------------------------------------------------------------- */
@@ -649,8 +650,7 @@ START_TEST(test_synthetic_means)
         }
     m1 /= K * DIM;
     m2 /= K * DIM;
-    ck_assert_msg(fabs(m1) < 0.6 && m2 > 0.4 && m2 < 2.0, "means: avg %g, avg square %g", m1,
-                  m2);
+    ck_assert_msg(fabs(m1) < 0.6 && m2 > 0.4 && m2 < 2.0, "means: avg %g, avg square %g", m1, m2);
     ck_assert_int_ne(memcmp(mean[0], mean[1], sizeof mean[0]), 0);
 
     double sum[K][DIM] = {{0}}, sq = 0.0;
@@ -668,8 +668,8 @@ START_TEST(test_synthetic_means)
         for (int j = 0; j < DIM; j++) {
             double est = sum[k][j] / (double)count[k];
             double tol = 5.0 * noise / sqrt((double)count[k]);
-            ck_assert_msg(fabs(est - mean[k][j]) < tol, "class %d dim %d: %g vs %g (tol %g)",
-                          k, j, est, (double)mean[k][j], tol);
+            ck_assert_msg(fabs(est - mean[k][j]) < tol, "class %d dim %d: %g vs %g (tol %g)", k, j,
+                          est, (double)mean[k][j], tol);
         }
     double var = sq / (N * DIM);
     ck_assert_msg(fabs(var - noise * noise) < 0.05 * noise * noise, "noise variance %g", var);
@@ -736,13 +736,12 @@ START_TEST(test_text_windows_hand_count)
     /* the unigram baseline: the training targets are bytes 1..44, each once; the validation
      * targets "TUVW" are none of them: each (0 + 1) / (44 + 256), the loss ln 300 */
     ck_assert_double_eq_tol(trainer_text_unigram_loss(&tr, &va), log(300.0), 1e-12);
-    {   /* 51 a's: 44 training targets 'a', so each validation 'a' has (44 + 1) / 300 */
+    { /* 51 a's: 44 training targets 'a', so each validation 'a' has (44 + 1) / 300 */
         char apath[PATH_BUF];
         write_text(apath, "a51.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
         trainer_dataset_t atr, ava;
         ck_assert_int_eq(trainer_dataset_load_text(&atr, &ava, apath, 4, &err), DT_OK);
-        ck_assert_double_eq_tol(trainer_text_unigram_loss(&atr, &ava), -log(45.0 / 300.0),
-                                1e-12);
+        ck_assert_double_eq_tol(trainer_text_unigram_loss(&atr, &ava), -log(45.0 / 300.0), 1e-12);
         trainer_dataset_free(&atr);
         trainer_dataset_free(&ava);
     }
@@ -767,8 +766,8 @@ START_TEST(test_text_windows_hand_count)
     trainer_dataset_free(&tr);
     trainer_dataset_free(&va);
     ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 46, &err), DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "no training window of 46 + 1"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "no training window of 46 + 1"), "%s",
+                  err.msg);
     ck_assert_ptr_null(tr.tokens);
     ck_assert_ptr_null(va.tokens);
     ck_assert_ptr_null(tr.x);
@@ -783,7 +782,7 @@ START_TEST(test_text_folder_sources)
     snprintf(dir, sizeof dir, "%s/corpus", tmp_dir);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     write_text(path, "corpus/b", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"); /* 49 */
-    write_text(path, "corpus/a", "aaaaaaaaaaaaaaaaaaaaa");                              /* 21 */
+    write_text(path, "corpus/a", "aaaaaaaaaaaaaaaaaaaaa");                             /* 21 */
     write_text(path, "corpus/a.dat", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
     write_text(path, "corpus/.hidden", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
     snprintf(sub, sizeof sub, "%s/corpus/sub", tmp_dir);
@@ -820,8 +819,7 @@ START_TEST(test_text_errors)
     ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 0, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "at least 1 token (got 0)"), "%s", err.msg);
     ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 3, &err), DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, "no training window of 3 + 1 bytes in 3 bytes"), "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "no training window of 3 + 1 bytes in 3 bytes"), "%s", err.msg);
     write_text(path, "empty.txt", "");
     ck_assert_int_eq(trainer_dataset_load_text(&tr, &va, path, 3, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "source \"empty.txt\" is empty"), "%s", err.msg);
@@ -875,7 +873,10 @@ static void check_corpus(const char *name, int sources, const char *const *names
     trainer_dataset_free(&va);
 }
 
-START_TEST(test_text_fortunes) { check_corpus("fortunes", 43, NULL, NULL, 36213, 4003); }
+START_TEST(test_text_fortunes)
+{
+    check_corpus("fortunes", 43, NULL, NULL, 36213, 4003);
+}
 END_TEST
 
 /* text-noniid's test set (512 windows of 33 bytes of the fortunes' 43 topics): drawn from
@@ -910,8 +911,8 @@ START_TEST(test_text_subsample_every_source)
             ck_assert(w == 0 || s >= va.source[w - 1]);
             got[s]++;
             size_t j = from;
-            while (j < full.n && (full.source[j] != s ||
-                                  memcmp(full.tokens + j * dim, va.tokens + w * dim, dim)))
+            while (j < full.n &&
+                   (full.source[j] != s || memcmp(full.tokens + j * dim, va.tokens + w * dim, dim)))
                 j++;
             ck_assert_msg(j < full.n, "window %zu is none of source %u's", w, s);
             for (size_t t = 0; t < dim; t++)
@@ -924,8 +925,8 @@ START_TEST(test_text_subsample_every_source)
             double share = (double)(k - 43) * (double)(have[s] - 1) / (double)spare;
             ck_assert_msg(have[s] > 0 && got[s] >= 1 + (size_t)floor(share) &&
                               got[s] <= 1 + (size_t)ceil(share),
-                          "source %d (%s): %zu of %zu windows, share %g", s,
-                          full.source_names[s], got[s], have[s], share);
+                          "source %d (%s): %zu of %zu windows, share %g", s, full.source_names[s],
+                          got[s], have[s], share);
         }
         if (pass == 1) /* the same seed: the same windows */
             ck_assert(!memcmp(picked_a, picked_b, sizeof picked_a));

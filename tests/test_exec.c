@@ -129,7 +129,10 @@ START_TEST(child_stdout_to_out)
 }
 END_TEST
 
-static void on_int(int sig) { (void)sig; }
+static void on_int(int sig)
+{
+    (void)sig;
+}
 
 /* 0 when SIGINT and SIGTERM are unblocked, SIGINT (caught in the parent) at its default and
  * SIGTERM (ignored in the parent) still ignored, as exec would leave them */
@@ -242,8 +245,7 @@ END_TEST
 START_TEST(spawn_codes_and_stdout)
 {
     ck_assert_int_eq(cli_spawn("/bin/sh", (const char *[]){"sh", "-c", "exit 7", NULL}, -1), 7);
-    ck_assert_int_eq(cli_spawn("/nonexistent/dtsim-nothing", (const char *[]){"x", NULL}, -1),
-                     127);
+    ck_assert_int_eq(cli_spawn("/nonexistent/dtsim-nothing", (const char *[]){"x", NULL}, -1), 127);
     ck_assert_int_eq(cli_spawn("/bin/sh", (const char *[]){"sh", "-c", "kill -9 $$", NULL}, -1),
                      128);
     char path[] = "/tmp/dtsim-exec-XXXXXX";

@@ -39,9 +39,15 @@ static char sweep[128];
 
 /* --- helpers --------------------------------------------------------------------------- */
 
-static char *slurp(const char *path) { return cli_slurp(path); }
+static char *slurp(const char *path)
+{
+    return cli_slurp(path);
+}
 
-static void write_file(const char *path, const char *text) { cli_write_file(path, text); }
+static void write_file(const char *path, const char *text)
+{
+    cli_write_file(path, text);
+}
 
 /* Runs argv[0] (found on PATH) in directory cwd (NULL: this one) with stdout and stderr to
  * out_path and err_path; returns its exit code. */
@@ -57,7 +63,10 @@ static int dtsim(const char *const *args)
 }
 
 /* stderr is one line holding needle. */
-static void one_error_line(const char *needle) { cli_one_error_line(err_path, needle, NULL); }
+static void one_error_line(const char *needle)
+{
+    cli_one_error_line(err_path, needle, NULL);
+}
 
 static sqlite3 *db_open(void)
 {
@@ -169,8 +178,7 @@ static void assert_field(const char *field, sqlite3_stmt *s, int col, const char
         break;
     case SQLITE_INTEGER:
         ck_assert_msg(*field && strtoll(field, NULL, 10) == sqlite3_column_int64(s, col),
-                      "%s: \"%s\" for %lld", where, field,
-                      (long long)sqlite3_column_int64(s, col));
+                      "%s: \"%s\" for %lld", where, field, (long long)sqlite3_column_int64(s, col));
         break;
     case SQLITE_FLOAT:
         ck_assert_msg(*field && strtod(field, NULL) == sqlite3_column_double(s, col),
@@ -222,13 +230,11 @@ static void make_db(void)
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "-j", "2", NULL}), 0);
     snprintf(ini, sizeof ini, "%s/single.ini", dir);
     char text[1024];
-    snprintf(text, sizeof text, "%.*s", (int)(strstr(sweep_ini, "[sweep]") - sweep_ini),
-             sweep_ini);
+    snprintf(text, sizeof text, "%.*s", (int)(strstr(sweep_ini, "[sweep]") - sweep_ini), sweep_ini);
     strcat(text, "[strategy]\nkind = sync-ps\n");
     write_file(ini, text);
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", db, "--set",
-                                            "run.timeline_steps=0", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", ini, "--db", db, "--set", "run.timeline_steps=0", NULL}), 0);
     sqlite3 *h = db_open();
     sqlite3_stmt *s = prepare(h, "SELECT sweep FROM runs WHERE sweep IS NOT NULL LIMIT 1");
     ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
@@ -238,7 +244,10 @@ static void make_db(void)
     sqlite3_close(h);
 }
 
-static void remove_db(void) { rm_tree(dir); }
+static void remove_db(void)
+{
+    rm_tree(dir);
+}
 
 /* The id of the sweep's run of strategy kind at bandwidth (bytes/s). */
 static int64_t sweep_run(sqlite3 *h, const char *kind, double bandwidth)
@@ -285,10 +294,25 @@ START_TEST(shortest_doubles_round_trip)
     ck_assert_str_eq(results_csv_double(buf, 0.05f), "0.05000000074505806");
     snprintf(buf, sizeof buf, "%.17g", 0.1); /* what the export wrote before */
     ck_assert_str_eq(buf, "0.10000000000000001");
-    const double fixed[] = {0.1,     0.2,     0.3,     1.0 / 3, 2.0 / 3, 3.141592653589793,
-                            -2.718281828459045,   1e-300,  5e-324,  DBL_MIN, DBL_MAX,
-                            -0.0,    1e21,    1e22,    123456789012345678.0,
-                            9007199254740993.0,   0.000123, 100,    1e100};
+    const double fixed[] = {0.1,
+                            0.2,
+                            0.3,
+                            1.0 / 3,
+                            2.0 / 3,
+                            3.141592653589793,
+                            -2.718281828459045,
+                            1e-300,
+                            5e-324,
+                            DBL_MIN,
+                            DBL_MAX,
+                            -0.0,
+                            1e21,
+                            1e22,
+                            123456789012345678.0,
+                            9007199254740993.0,
+                            0.000123,
+                            100,
+                            1e100};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         assert_shortest(fixed[i]);
     /* random finite bit patterns */
@@ -312,26 +336,44 @@ END_TEST
 static const struct column_unit {
     const char *table, *column, *unit;
 } column_units[] = {
-    {"evals", "sim_time", "s"},           {"evals", "bytes", "B"},
-    {"workers", "compute_s", "s"},        {"workers", "comm_s", "s"},
-    {"workers", "idle_s", "s"},           {"workers", "bytes_sent", "B"},
-    {"workers", "bytes_recv", "B"},       {"workers", "weight", "hosts"},
-    {"memory", "weight", "hosts"},        {"memory", "params", "B"},
-    {"memory", "grads", "B"},             {"memory", "optimizer", "B"},
-    {"memory", "activations", "B"},       {"timeline", "start", "s"},
-    {"timeline", "end", "s"},             {"messages", "sent", "s"},
-    {"messages", "start", "s"},           {"messages", "done", "s"},
-    {"messages", "bytes", "B"},           {"links", "bytes", "B"},
+    {"evals", "sim_time", "s"},
+    {"evals", "bytes", "B"},
+    {"workers", "compute_s", "s"},
+    {"workers", "comm_s", "s"},
+    {"workers", "idle_s", "s"},
+    {"workers", "bytes_sent", "B"},
+    {"workers", "bytes_recv", "B"},
+    {"workers", "weight", "hosts"},
+    {"memory", "weight", "hosts"},
+    {"memory", "params", "B"},
+    {"memory", "grads", "B"},
+    {"memory", "optimizer", "B"},
+    {"memory", "activations", "B"},
+    {"timeline", "start", "s"},
+    {"timeline", "end", "s"},
+    {"messages", "sent", "s"},
+    {"messages", "start", "s"},
+    {"messages", "done", "s"},
+    {"messages", "bytes", "B"},
+    {"links", "bytes", "B"},
     {"links", "weight", "links"},
-    {"faults", "sim_time", "s"},          {"summary", "sim_time", "s"},
-    {"summary", "time_to_target", "s"},   {"summary", "total_bytes", "B"},
-    {"energy", "host_joules", "J"},       {"energy", "link_joules", "J"},
-    {"energy", "joules_per_step", "J"},   {"energy", "joules_per_sample", "J"},
-    {"energy", "dollars", "USD"},         {"energy", "dollars_per_sample", "USD"},
-    {"energy", "dollars_to_target", "USD"}, {"breakdown", "seconds", "s"},
+    {"faults", "sim_time", "s"},
+    {"summary", "sim_time", "s"},
+    {"summary", "time_to_target", "s"},
+    {"summary", "total_bytes", "B"},
+    {"energy", "host_joules", "J"},
+    {"energy", "link_joules", "J"},
+    {"energy", "joules_per_step", "J"},
+    {"energy", "joules_per_sample", "J"},
+    {"energy", "dollars", "USD"},
+    {"energy", "dollars_per_sample", "USD"},
+    {"energy", "dollars_to_target", "USD"},
+    {"breakdown", "seconds", "s"},
     {"run_summary", "bandwidth", "B/s"},
-    {"run_summary", "sim_time", "s"},     {"run_summary", "time_to_target", "s"},
-    {"run_summary", "total_bytes", "B"},  {"run_summary", "throughput", "samples/s"},
+    {"run_summary", "sim_time", "s"},
+    {"run_summary", "time_to_target", "s"},
+    {"run_summary", "total_bytes", "B"},
+    {"run_summary", "throughput", "samples/s"},
 };
 #define N_COLUMN_UNITS (sizeof column_units / sizeof column_units[0])
 
@@ -365,10 +407,10 @@ START_TEST(csv_headers_name_their_units)
     ck_assert_uint_eq(results_schema_units_count(), N_COLUMN_UNITS);
     for (size_t k = 0; k < N_COLUMN_UNITS; k++) {
         char unit[32];
-        ck_assert_msg(results_schema_unit(column_units[k].table, column_units[k].column, unit,
-                                          sizeof unit) &&
-                          !strcmp(unit, column_units[k].unit),
-                      "%s.%s: \"%s\"", column_units[k].table, column_units[k].column, unit);
+        ck_assert_msg(
+            results_schema_unit(column_units[k].table, column_units[k].column, unit, sizeof unit) &&
+                !strcmp(unit, column_units[k].unit),
+            "%s.%s: \"%s\"", column_units[k].table, column_units[k].column, unit);
     }
     char unit[32] = "x";
     ck_assert(!results_schema_unit("evals", "test_acc", unit, sizeof unit) && !unit[0]);
@@ -376,8 +418,7 @@ START_TEST(csv_headers_name_their_units)
 
     char out[160], file[200];
     snprintf(out, sizeof out, "%s/units", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, "--out", out, NULL}),
-                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, "--out", out, NULL}), 0);
     snprintf(file, sizeof file, "%s/evals.csv", out);
     char *h = first_line(file);
     ck_assert_str_eq(h, "run,sim_time (s),step,samples,bytes (B),test_loss,test_acc,perplexity");
@@ -408,8 +449,7 @@ START_TEST(csv_every_table_read_back)
 {
     char out[160];
     snprintf(out, sizeof out, "%s/csv", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, "--out", out, NULL}),
-                     0);
+    ck_assert_int_eq(dtsim((const char *[]){"export", "--csv", "--db", db, "--out", out, NULL}), 0);
     ck_assert_int_eq(dtsim((const char *[]){"export", "--help", NULL}), 0);
     char *help = slurp(out_path);
     ck_assert_ptr_nonnull(strstr(help, "tidy.csv"));
@@ -467,9 +507,15 @@ START_TEST(tidy_table_of_a_sweep)
                      0);
     csv_t c = csv_read(out);
     ck_assert_int_eq(c.n, 1 + 4);
-    const char *first[] = {"run",         "name", "strategy",          "status",
-                           "sweep",       "sweep_index",               "cluster.bandwidth",
-                           "cluster.bandwidth (B/s)",                  "cluster.workers"};
+    const char *first[] = {"run",
+                           "name",
+                           "strategy",
+                           "status",
+                           "sweep",
+                           "sweep_index",
+                           "cluster.bandwidth",
+                           "cluster.bandwidth (B/s)",
+                           "cluster.workers"};
     for (int k = 0; k < 9; k++)
         ck_assert_str_eq(c.rec[0][k], first[k]);
     for (int k = 0; k < c.n_fields[0]; k++)
@@ -496,8 +542,10 @@ START_TEST(tidy_table_of_a_sweep)
         assert_field(c.rec[r][7], p, 1, "cluster.bandwidth (B/s)");
         sqlite3_finalize(p);
         ck_assert_int_eq(strtol(c.rec[r][8], NULL, 10),
-                         one_int(h, "SELECT number FROM params WHERE run = ?1 AND key ="
-                                    " 'cluster.workers'", id));
+                         one_int(h,
+                                 "SELECT number FROM params WHERE run = ?1 AND key ="
+                                 " 'cluster.workers'",
+                                 id));
         sqlite3_reset(view);
         sqlite3_bind_int64(view, 1, id);
         ck_assert_int_eq(sqlite3_step(view), SQLITE_ROW);
@@ -527,8 +575,10 @@ START_TEST(tidy_table_of_a_sweep)
     for (int k = 0; k < c.n_fields[0]; k++)
         keys += strchr(c.rec[0][k], '.') != NULL && !strstr(c.rec[0][k], " (");
     /* every key but run.name (the name column) and strategy.kind (the strategy column) */
-    ck_assert_int_eq(keys, one_int(h, "SELECT count(*) FROM params WHERE run = 1 AND key NOT IN"
-                                      " ('run.name', 'strategy.kind')", 0));
+    ck_assert_int_eq(keys, one_int(h,
+                                   "SELECT count(*) FROM params WHERE run = 1 AND key NOT IN"
+                                   " ('run.name', 'strategy.kind')",
+                                   0));
     ck_assert_str_eq(c.rec[1][csv_col(&c, "cluster.latency")], "5us");
     ck_assert(strtod(c.rec[1][csv_col(&c, "cluster.latency (s)")], NULL) == 5e-6);
     ck_assert_str_eq(c.rec[1][csv_col(&c, "model.arch")], "logreg");
@@ -559,8 +609,8 @@ static const cJSON *member(const cJSON *o, const char *key)
 
 /* The track (pid, tid) named host (its process) and "role rank" (its thread), from the
  * metadata events; 0 when there is none. */
-static int track_of(const cJSON *events, const char *host, const char *role, int rank,
-                    int *pid, int *tid)
+static int track_of(const cJSON *events, const char *host, const char *role, int rank, int *pid,
+                    int *tid)
 {
     char thread[96];
     snprintf(thread, sizeof thread, "%s %d", role, rank);
@@ -643,8 +693,7 @@ static slice_t *message_slice(slice_t *ms, int n, int pid, const char *name, con
     for (int i = lo; i < n && ms[i].pid == pid && ms[i].ts == ts; i++) {
         slice_t *s = &ms[i];
         if (s->used || strcmp(s->name, name) || s->dur != dur ||
-            strncmp(s->thread, track, (size_t)len) ||
-            (s->thread[len] && s->thread[len] != ' '))
+            strncmp(s->thread, track, (size_t)len) || (s->thread[len] && s->thread[len] != ' '))
             continue;
         s->used = 1;
         return s;
@@ -669,9 +718,8 @@ static void check_trace(sqlite3 *h, int64_t id)
     char out[160], arg[32];
     snprintf(out, sizeof out, "%s/trace.json", dir);
     snprintf(arg, sizeof arg, "%lld", (long long)id);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", arg, "--db", db, "--out", out,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", arg, "--db", db, "--out", out, NULL}), 0);
     char *text = slurp(out);
     cJSON *doc = cJSON_Parse(text);
     ck_assert_msg(doc != NULL, "not JSON near: %.60s", cJSON_GetErrorPtr());
@@ -689,9 +737,13 @@ static void check_trace(sqlite3 *h, int64_t id)
             processes++;
         if (strcmp(ph, "X"))
             continue;
-        slice_t x = {member(e, "pid")->valueint, member(e, "tid")->valueint,
-                     member(e, "ts")->valuedouble, member(e, "dur")->valuedouble,
-                     member(e, "name")->valuestring, 0, NULL};
+        slice_t x = {member(e, "pid")->valueint,
+                     member(e, "tid")->valueint,
+                     member(e, "ts")->valuedouble,
+                     member(e, "dur")->valuedouble,
+                     member(e, "name")->valuestring,
+                     0,
+                     NULL};
         if (!strcmp(member(e, "cat")->valuestring, "message")) {
             x.thread = thread_name(events, x.pid, x.tid);
             ms[n_ms++] = x;
@@ -719,8 +771,10 @@ static void check_trace(sqlite3 *h, int64_t id)
             *(ph[0] == 's' ? &flow_from[fid] : &flow_to[fid]) = e;
         }
     }
-    ck_assert_int_eq(processes, one_int(h, "SELECT count(DISTINCT host) FROM timeline WHERE "
-                                           "run = ?1", id));
+    ck_assert_int_eq(processes, one_int(h,
+                                        "SELECT count(DISTINCT host) FROM timeline WHERE "
+                                        "run = ?1",
+                                        id));
     sqlite3_stmt *s = prepare(h, "SELECT host, role, rank, state, start, end FROM timeline"
                                  " WHERE run = ?1");
     sqlite3_bind_int64(s, 1, id);
@@ -728,8 +782,8 @@ static void check_trace(sqlite3 *h, int64_t id)
     while (sqlite3_step(s) == SQLITE_ROW) {
         int pid, tid;
         ck_assert(track_of(events, (const char *)sqlite3_column_text(s, 0),
-                           (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2),
-                           &pid, &tid));
+                           (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2), &pid,
+                           &tid));
         double start = sqlite3_column_double(s, 4), end = sqlite3_column_double(s, 5);
         const char *state = (const char *)sqlite3_column_text(s, 3);
         int found = 0;
@@ -765,15 +819,14 @@ static void check_trace(sqlite3 *h, int64_t id)
                            &dt));
         double sent = sqlite3_column_double(s, 6), start = sqlite3_column_double(s, 7),
                done = sqlite3_column_double(s, 8), from_t = start < done ? start : sent;
-        slice_t *snd = message_slice(ms, n_ms, sp, "send", (const char *)sqlite3_column_text(s, 1),
-                                     sqlite3_column_int(s, 2), "sends", sent * 1e6,
-                                     (done - sent) * 1e6);
-        slice_t *rcv = message_slice(ms, n_ms, dp, "receive",
-                                     (const char *)sqlite3_column_text(s, 4),
-                                     sqlite3_column_int(s, 5), "receives", from_t * 1e6,
-                                     (done - from_t) * 1e6);
-        ck_assert_msg(snd && rcv, "run %lld message %d [%.17g, %.17g, %.17g]: %s%s",
-                      (long long)id, msgs, sent, start, done, snd ? "" : "no send slice ",
+        slice_t *snd =
+            message_slice(ms, n_ms, sp, "send", (const char *)sqlite3_column_text(s, 1),
+                          sqlite3_column_int(s, 2), "sends", sent * 1e6, (done - sent) * 1e6);
+        slice_t *rcv = message_slice(
+            ms, n_ms, dp, "receive", (const char *)sqlite3_column_text(s, 4),
+            sqlite3_column_int(s, 5), "receives", from_t * 1e6, (done - from_t) * 1e6);
+        ck_assert_msg(snd && rcv, "run %lld message %d [%.17g, %.17g, %.17g]: %s%s", (long long)id,
+                      msgs, sent, start, done, snd ? "" : "no send slice ",
                       rcv ? "" : "no receive slice");
         const cJSON *from = msgs <= n_ev ? flow_from[msgs] : NULL,
                     *to = msgs <= n_ev ? flow_to[msgs] : NULL;
@@ -829,26 +882,32 @@ START_TEST(trace_of_each_timeline)
 {
     sqlite3 *h = db_open();
     /* the whole run: the timeline ends where the run does */
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM summary s WHERE s.run IN (SELECT id FROM"
-                                " runs WHERE sweep IS NOT NULL) AND abs((SELECT max(end) FROM"
-                                " timeline t WHERE t.run = s.run) - s.sim_time) > 1e-9 *"
-                                " s.sim_time", 0),
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM summary s WHERE s.run IN (SELECT id FROM"
+                             " runs WHERE sweep IS NOT NULL) AND abs((SELECT max(end) FROM"
+                             " timeline t WHERE t.run = s.run) - s.sim_time) > 1e-9 *"
+                             " s.sim_time",
+                             0),
                      0);
     check_trace(h, sweep_run(h, "allreduce", 1.25e8));
     check_trace(h, sweep_run(h, "sync-ps", 1.25e9));
     /* the timeline covers the whole run: the messages are every byte each host received
      * and sent */
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM workers w WHERE run IN (SELECT id FROM"
-                                " runs WHERE sweep IS NOT NULL) AND (bytes_recv IS NOT (SELECT"
-                                " sum(bytes) FROM messages m WHERE m.run = w.run AND"
-                                " m.dst_host = w.host AND m.dst_role = w.role AND m.dst_rank ="
-                                " w.worker) OR bytes_sent IS NOT (SELECT sum(bytes) FROM"
-                                " messages m WHERE m.run = w.run AND m.src_host = w.host AND"
-                                " m.src_role = w.role AND m.src_rank = w.worker))",
-                     0),
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM workers w WHERE run IN (SELECT id FROM"
+                             " runs WHERE sweep IS NOT NULL) AND (bytes_recv IS NOT (SELECT"
+                             " sum(bytes) FROM messages m WHERE m.run = w.run AND"
+                             " m.dst_host = w.host AND m.dst_role = w.role AND m.dst_rank ="
+                             " w.worker) OR bytes_sent IS NOT (SELECT sum(bytes) FROM"
+                             " messages m WHERE m.run = w.run AND m.src_host = w.host AND"
+                             " m.src_role = w.role AND m.src_rank = w.worker))",
+                             0),
                      0);
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM messages WHERE NOT (sent <= start AND"
-                                " start <= done)", 0), 0);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM messages WHERE NOT (sent <= start AND"
+                             " start <= done)",
+                             0),
+                     0);
     sqlite3_close(h);
 
     /* a window of 2 gradients: the trace says how far it goes of the run */
@@ -864,8 +923,8 @@ START_TEST(trace_of_each_timeline)
     snprintf(keep, sizeof keep, "%s", db);
     snprintf(db, sizeof db, "%s", path);
     ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    ck_assert(one_real(h, "SELECT s.sim_time - (SELECT max(end) FROM timeline) FROM summary s",
-                       0) > 0);
+    ck_assert(one_real(h, "SELECT s.sim_time - (SELECT max(end) FROM timeline) FROM summary s", 0) >
+              0);
     check_trace(h, 1);
     sqlite3_close(h);
     snprintf(db, sizeof db, "%s", keep);
@@ -892,9 +951,8 @@ START_TEST(several_nodes_on_one_host)
     results_msg_end_t src = {"a", "worker", 1}, dst = {"a", "server", 0};
     ck_assert_int_eq(results_message_add(w, run, &src, &dst, 0.5, 1, 2, 8, &err), DT_OK);
     results_db_close(w);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out, NULL}), 0);
     char *text = slurp(out);
     cJSON *doc = cJSON_Parse(text);
     ck_assert_ptr_nonnull(doc);
@@ -945,15 +1003,13 @@ START_TEST(trace_of_infinite_times_is_json)
     int64_t run;
     ck_assert_int_eq(results_run_begin(w, &info, &run, &err), DT_OK);
     ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 0, "compute", 0, 1, &err), DT_OK);
-    ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 0, "idle", 1, 1e308, &err),
-                     DT_OK);
+    ck_assert_int_eq(results_timeline_add(w, run, "a", "worker", 0, "idle", 1, 1e308, &err), DT_OK);
     ck_assert_int_eq(results_timeline_add(w, run, "b", "server", 0, "comm", 0, 1, &err), DT_OK);
     results_msg_end_t src = {"a", "worker", 0}, dst = {"b", "server", 0};
     ck_assert_int_eq(results_message_add(w, run, &src, &dst, 0.25, 0.5, 1, 8, &err), DT_OK);
     results_db_close(w);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", "1", "--db", path, "--out", out, NULL}), 0);
     char *text = slurp(out);
     ck_assert_msg(!strstr(text, "inf") || strstr(text, "\"name\":\"inf\""), "%s", text);
     cJSON *doc = cJSON_Parse(text);
@@ -986,10 +1042,15 @@ START_TEST(csv_formulas_are_defused)
     results_db_t *w;
     dt_err_t err = {""};
     ck_assert_int_eq(results_db_open(&w, path, &err), DT_OK);
-    const char *names[] = {"=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)",
-                           "\tx", "-0.5", "plain"};
-    const char *want[] = {"\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"", "'+1+1", "'-2+3",
-                          "'@SUM(A1)", "'\tx", "-0.5", "plain"};
+    const char *names[] = {
+        "=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "-0.5", "plain"};
+    const char *want[] = {"\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"",
+                          "'+1+1",
+                          "'-2+3",
+                          "'@SUM(A1)",
+                          "'\tx",
+                          "-0.5",
+                          "plain"};
     for (int i = 0; i < 7; i++) {
         results_run_info_t info = {.name = names[i], .strategy = "sync-ps", .config = "x"};
         int64_t run;
@@ -1028,13 +1089,12 @@ START_TEST(errors_touch_nothing)
     snprintf(no_timeline, sizeof no_timeline, "%lld",
              (long long)one_int(h, "SELECT id FROM runs WHERE sweep IS NULL", 0));
     sqlite3_close(h);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "99", "--db", db, "--out", out,
-                                            NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", "99", "--db", db, "--out", out, NULL}), 2);
     one_error_line("no run 99");
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", no_timeline, "--db", db, "--out",
-                                            out, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", no_timeline, "--db", db, "--out", out, NULL}),
+        2);
     one_error_line("has no timeline rows");
     ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "x", "--db", db, NULL}), 2);
     one_error_line("--trace x: expected an integer >= 1");
@@ -1042,9 +1102,9 @@ START_TEST(errors_touch_nothing)
                                             "--out", out, NULL}),
                      2);
     one_error_line("no sweep \"nope\"");
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--runs", "42", "--db", db,
-                                            "--out", out, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--tidy", "--runs", "42", "--db", db, "--out", out, NULL}),
+        2);
     one_error_line("no run 42");
     ck_assert_int_eq(dtsim((const char *[]){"export", "--tidy", "--runs", "1", "--sweep", sweep,
                                             "--db", db, NULL}),
@@ -1057,9 +1117,8 @@ START_TEST(errors_touch_nothing)
     free(kept);
     char missing[160];
     snprintf(missing, sizeof missing, "%s/missing.db", dir);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", "1", "--db", missing, "--out",
-                                            out, NULL}),
-                     2);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", "1", "--db", missing, "--out", out, NULL}), 2);
     one_error_line("missing.db: No such file or directory");
     ck_assert_msg(access(missing, F_OK) != 0, "export made %s", missing);
 }
@@ -1081,15 +1140,14 @@ START_TEST(older_file_without_messages)
     int64_t rows = one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1", run);
     sqlite3_close(h);
     ck_assert_int_eq(sqlite3_open(old, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "DROP TABLE messages; PRAGMA user_version = 4", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(h, "DROP TABLE messages; PRAGMA user_version = 4", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(h);
     char arg[32];
     snprintf(arg, sizeof arg, "%lld", (long long)run);
-    ck_assert_int_eq(dtsim((const char *[]){"export", "--trace", arg, "--db", old, "--out", out,
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"export", "--trace", arg, "--db", old, "--out", out, NULL}), 0);
     char *text = slurp(out);
     cJSON *doc = cJSON_Parse(text);
     ck_assert_ptr_nonnull(doc);
@@ -1161,8 +1219,9 @@ START_TEST(readme_pandas_snippet)
     snprintf(script, sizeof script, "%s/snippet.py", work);
     FILE *f = fopen(script, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "%s\nfor (strategy, gbps), t in times.items():\n"
-               "    print('CHECK', strategy, repr(gbps), repr(t))\n",
+    fprintf(f,
+            "%s\nfor (strategy, gbps), t in times.items():\n"
+            "    print('CHECK', strategy, repr(gbps), repr(t))\n",
             code);
     fclose(f);
     free(code);
@@ -1181,8 +1240,8 @@ START_TEST(readme_pandas_snippet)
         sqlite3_stmt *s = prepare(h, "SELECT sim_time FROM summary WHERE run = ?1");
         sqlite3_bind_int64(s, 1, id);
         ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-        ck_assert_msg(strtod(t, NULL) == sqlite3_column_double(s, 0), "%s: %s for %.17g", line,
-                      t, sqlite3_column_double(s, 0));
+        ck_assert_msg(strtod(t, NULL) == sqlite3_column_double(s, 0), "%s: %s for %.17g", line, t,
+                      sqlite3_column_double(s, 0));
         sqlite3_finalize(s);
         checked++;
     }
@@ -1231,11 +1290,12 @@ START_TEST(sampled_timeline_of_a_timing_only_run)
                     "[cluster]\nworkers = 48\n"
                     "[strategy]\nkind = allreduce\nalgorithm = ring\nbucket_mb = 5\n");
     /* a first run makes the schema; then whole, then sampled (the default) */
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, "--set",
-                                            "run.timeline_steps=0", NULL}), 0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", ini, "--db", path, "--set", "run.timeline_steps=0", NULL}),
+        0);
     int64_t p0 = pages(path);
-    ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, "--set",
-                                            "run.timeline=whole", NULL}), 0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", ini, "--db", path, "--set", "run.timeline=whole", NULL}), 0);
     int64_t p1 = pages(path);
     ck_assert_int_eq(dtsim((const char *[]){"run", ini, "--db", path, NULL}), 0);
     int64_t p2 = pages(path);
@@ -1246,43 +1306,60 @@ START_TEST(sampled_timeline_of_a_timing_only_run)
 
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    ck_assert_int_eq(one_int(h, "SELECT value = 'whole' FROM params WHERE run = 2 AND"
-                                " key = 'run.timeline'", 0), 1);
-    ck_assert_int_eq(one_int(h, "SELECT value = 'sampled' FROM params WHERE run = 3 AND"
-                                " key = 'run.timeline'", 0), 1);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT value = 'whole' FROM params WHERE run = 2 AND"
+                             " key = 'run.timeline'",
+                             0),
+                     1);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT value = 'sampled' FROM params WHERE run = 3 AND"
+                             " key = 'run.timeline'",
+                             0),
+                     1);
     /* whole: every host, in the timeline and receiving messages */
-    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 2),
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 2), 48);
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT dst_rank) FROM messages WHERE run = ?1", 2),
                      48);
-    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT dst_rank) FROM messages WHERE run = ?1",
-                             2), 48);
     /* sampled: 16 hosts, the first and the last among them */
-    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 3),
-                     16);
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1 AND"
-                                " rank IN (0, 47) AND start = 0", 3), 2);
+    ck_assert_int_eq(one_int(h, "SELECT count(DISTINCT rank) FROM timeline WHERE run = ?1", 3), 16);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM timeline WHERE run = ?1 AND"
+                             " rank IN (0, 47) AND start = 0",
+                             3),
+                     2);
     /* the first step whole: every lane from 0 to the step time, its boxes tiling it */
     double step = one_real(h, "SELECT sim_time / steps FROM summary WHERE run = ?1", 3);
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM (SELECT rank, min(start) AS lo,"
-                                " max(end) AS hi, sum(end - start) AS busy FROM timeline"
-                                " WHERE run = ?1 GROUP BY rank) WHERE lo = 0 AND"
-                                " abs(hi - (SELECT sim_time / steps FROM summary WHERE"
-                                " run = ?1)) < 1e-9 AND abs(busy - hi) < 1e-9 * hi", 3), 16);
-    ck_assert_double_eq_tol(one_real(h, "SELECT max(end) FROM timeline WHERE run = ?1", 3),
-                            step, 1e-9 * step);
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM timeline a JOIN timeline b ON"
-                                " a.run = b.run AND a.rank = b.rank AND a.rowid < b.rowid AND"
-                                " a.start < b.end AND b.start < a.end WHERE a.run = ?1", 3), 0);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM (SELECT rank, min(start) AS lo,"
+                             " max(end) AS hi, sum(end - start) AS busy FROM timeline"
+                             " WHERE run = ?1 GROUP BY rank) WHERE lo = 0 AND"
+                             " abs(hi - (SELECT sim_time / steps FROM summary WHERE"
+                             " run = ?1)) < 1e-9 AND abs(busy - hi) < 1e-9 * hi",
+                             3),
+                     16);
+    ck_assert_double_eq_tol(one_real(h, "SELECT max(end) FROM timeline WHERE run = ?1", 3), step,
+                            1e-9 * step);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM timeline a JOIN timeline b ON"
+                             " a.run = b.run AND a.rank = b.rank AND a.rowid < b.rowid AND"
+                             " a.start < b.end AND b.start < a.end WHERE a.run = ?1",
+                             3),
+                     0);
     /* it was coarsened (more boxes whole in that step) and messages only between kept hosts */
     ck_assert_int_lt(one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1", 3),
-                     one_int(h, "SELECT count(*) FROM timeline WHERE run = ?1 AND start < "
-                                "(SELECT sim_time / steps FROM summary WHERE run = ?1) AND rank"
-                                " IN (SELECT DISTINCT rank FROM timeline WHERE run = 3)", 2));
+                     one_int(h,
+                             "SELECT count(*) FROM timeline WHERE run = ?1 AND start < "
+                             "(SELECT sim_time / steps FROM summary WHERE run = ?1) AND rank"
+                             " IN (SELECT DISTINCT rank FROM timeline WHERE run = 3)",
+                             2));
     ck_assert_int_gt(one_int(h, "SELECT count(*) FROM messages WHERE run = ?1", 3), 0);
-    ck_assert_int_eq(one_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND (src_rank NOT"
-                                " IN (SELECT rank FROM timeline WHERE run = ?1) OR dst_rank NOT"
-                                " IN (SELECT rank FROM timeline WHERE run = ?1) OR done > "
-                                "(SELECT sim_time / steps FROM summary WHERE run = ?1) + 1e-9)",
-                     3), 0);
+    ck_assert_int_eq(one_int(h,
+                             "SELECT count(*) FROM messages WHERE run = ?1 AND (src_rank NOT"
+                             " IN (SELECT rank FROM timeline WHERE run = ?1) OR dst_rank NOT"
+                             " IN (SELECT rank FROM timeline WHERE run = ?1) OR done > "
+                             "(SELECT sim_time / steps FROM summary WHERE run = ?1) + 1e-9)",
+                             3),
+                     0);
     sqlite3_close(h);
     /* its trace: every slice and every flow where it belongs */
     snprintf(keep, sizeof keep, "%s", db);

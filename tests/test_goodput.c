@@ -34,9 +34,9 @@ static int dtsim(const char *const *args)
     return cli_run(DTSIM_BINARY, out_path, err_path, args);
 }
 
-#define NEAR(a, b, rel)                                                                    \
-    ck_assert_msg(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)),              \
-                  "%.10g, want %.10g", (double)(a), (double)(b))
+#define NEAR(a, b, rel)                                                                            \
+    ck_assert_msg(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)), "%.10g, want %.10g", \
+                  (double)(a), (double)(b))
 
 /* delta = 60 s, M = 1 h by hand: Young sqrt(2 x 60 x 3600) = sqrt(432000) = 657.26707 s;
  * Daly x = sqrt(60 / 7200) = 0.0912871, 657.26707 x (1 + 0.0304290 + 0.0009259) - 60 =
@@ -124,12 +124,24 @@ START_TEST(simulated_crashes_agree_with_the_formula)
     const double tau = sim_goodput_daly(d, M);
     sim_goodput_job_t jobs[] = {
         {.interval_s = tau, .ckpt_s = d, .restart_s = R, .mtbf_s = M, .work_s = work, .seed = 7},
-        {.interval_s = tau / 2, .ckpt_s = d, .restart_s = R, .mtbf_s = M, .work_s = work,
+        {.interval_s = tau / 2,
+         .ckpt_s = d,
+         .restart_s = R,
+         .mtbf_s = M,
+         .work_s = work,
          .seed = 7},
-        {.interval_s = 2 * tau, .ckpt_s = d, .restart_s = R, .mtbf_s = M, .work_s = work,
+        {.interval_s = 2 * tau,
+         .ckpt_s = d,
+         .restart_s = R,
+         .mtbf_s = M,
+         .work_s = work,
          .seed = 7},
-        {.interval_s = 248.8, .ckpt_s = 2.835, .restart_s = 600, .mtbf_s = 11135.08,
-         .work_s = 1000 * 11135.08, .seed = 8},
+        {.interval_s = 248.8,
+         .ckpt_s = 2.835,
+         .restart_s = 600,
+         .mtbf_s = 11135.08,
+         .work_s = 1000 * 11135.08,
+         .seed = 8},
     };
     int n = (int)(sizeof jobs / sizeof jobs[0]);
     dt_err_t err;
@@ -163,8 +175,8 @@ END_TEST
 
 START_TEST(simulation_refuses_bad_jobs)
 {
-    sim_goodput_job_t job = {.interval_s = 0, .ckpt_s = 1, .restart_s = 1, .mtbf_s = 1,
-                             .work_s = 1};
+    sim_goodput_job_t job = {
+        .interval_s = 0, .ckpt_s = 1, .restart_s = 1, .mtbf_s = 1, .work_s = 1};
     dt_err_t err;
     ck_assert_int_eq(sim_goodput_simulate(&job, 1, "test_goodput", &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "job 0"), "%s", err.msg);
@@ -177,10 +189,10 @@ START_TEST(command_prints_the_table)
     char *o = cli_slurp(out_path);
     ck_assert_msg(strstr(o, "usage: dtsim goodput") && strstr(o, "--mtbf"), "%s", o);
     free(o);
-    ck_assert_int_eq(dtsim((const char *[]){"goodput", "--devices", "16384", "--params", "405e9",
-                                            "--step-time", "6.22s", "--train-time", "54d",
-                                            "--price", "2", "--simulate", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"goodput", "--devices", "16384", "--params", "405e9", "--step-time",
+                               "6.22s", "--train-time", "54d", "--price", "2", "--simulate", NULL}),
+        0);
     o = cli_slurp(out_path);
     static const char *const want[] = {
         "a failure every 3.09 h (50677 device-hours each)",
@@ -205,8 +217,10 @@ START_TEST(command_prints_the_table)
     char readme_path[512];
     snprintf(readme_path, sizeof readme_path, "%s/sim/docs/planning.md", DTSIM_SOURCE);
     char *readme = cli_slurp(readme_path);
-    ck_assert_msg(strstr(readme, o), "sim/docs/planning.md's goodput example is not the output of "
-                                     "its command now:\n%s", o);
+    ck_assert_msg(strstr(readme, o),
+                  "sim/docs/planning.md's goodput example is not the output of "
+                  "its command now:\n%s",
+                  o);
     free(readme);
     free(o);
     /* the same checkpoint from a size, and a profile's parameters */
@@ -223,8 +237,8 @@ START_TEST(command_prints_the_table)
         {"--steps", "929833", NULL},
     };
     for (int k = 0; k < 2; k++) {
-        const char *args[16] = {"goodput", "--devices", "16384", "--params", "405e9",
-                                "--step-time", "6.22s"};
+        const char *args[16] = {"goodput", "--devices",   "16384", "--params",
+                                "405e9",   "--step-time", "6.22s"};
         for (int i = 0; lengths[k][i]; i++)
             args[7 + i] = lengths[k][i];
         ck_assert_int_eq(dtsim(args), 0);
@@ -232,9 +246,8 @@ START_TEST(command_prints_the_table)
         ck_assert_msg(strstr(o, "66.9 days failure-free: 72.3 days of wall time"), "%s", o);
         free(o);
     }
-    ck_assert_int_eq(dtsim((const char *[]){"goodput", "--devices", "8", "--profile", "gpt2_xl",
-                                            NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"goodput", "--devices", "8", "--profile", "gpt2_xl", NULL}), 0);
     o = cli_slurp(out_path);
     ck_assert_msg(strstr(o, "billion parameters x 14 bytes"), "%s", o);
     free(o);
@@ -251,8 +264,7 @@ START_TEST(bad_input_is_one_line_and_exit_2)
         {{"goodput", "--devices", "2.5", "--params", "1e9", NULL}, "--devices 2.5"},
         {{"goodput", "--devices", "8", NULL}, "one of --params, --profile and --ckpt-size"},
         {{"goodput", "--devices", "8", "--params", "1e9", "--mtbf", "5 years", NULL}, "--mtbf"},
-        {{"goodput", "--devices", "8", "--params", "1e9", "--restart", "-1s", NULL},
-         "--restart"},
+        {{"goodput", "--devices", "8", "--params", "1e9", "--restart", "-1s", NULL}, "--restart"},
         {{"goodput", "--devices", "8", "--params", "1e9", "--ckpt-bandwidth", "fast", NULL},
          "--ckpt-bandwidth fast"},
         {{"goodput", "--devices", "8", "--params", "1e9", "--steps", "100", NULL},
@@ -262,9 +274,10 @@ START_TEST(bad_input_is_one_line_and_exit_2)
          "--precision fp9"},
         {{"goodput", "--devices", "8", "--params", "1e9", "--frobnicate", NULL},
          "unknown option \"--frobnicate\""},
-        {{"goodput", "--devices", "8", "--params", "1e9", "--seed", NULL}, "--seed needs an integer"},
-        {{"goodput", "--devices", "1", "--params", "1e6", "--train-time", "20000000h",
-          "--simulate", NULL},
+        {{"goodput", "--devices", "8", "--params", "1e9", "--seed", NULL},
+         "--seed needs an integer"},
+        {{"goodput", "--devices", "1", "--params", "1e6", "--train-time", "20000000h", "--simulate",
+          NULL},
          "--simulate: 1.11e+07 checkpoints to simulate"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -295,7 +308,7 @@ START_TEST(completion_offers_goodput)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(line, sizeof line, "%s %s", DTSIM_BINARY, cases[i][0]);
-        ck_assert_int_eq(cli_run("/bin/bash",  out_path, err_path,
+        ck_assert_int_eq(cli_run("/bin/bash", out_path, err_path,
                                  (const char *[]){"-c", body, "bash", script, line, NULL}),
                          0);
         char *got = cli_slurp(out_path);

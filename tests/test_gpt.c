@@ -74,12 +74,11 @@ static double fd_check(const char *what, float *x, size_t n, const float *an, ob
         biggest = fmax(biggest, fabs(a));
         if (err > FD_RTOL * fmax(fabs(fd), fabs(a)) + FD_ATOL) {
             if (failed++ < 5)
-                fprintf(stderr, "fd %s[%zu]: analytic %.6g, finite difference %.6g\n", what, i,
-                        a, fd);
+                fprintf(stderr, "fd %s[%zu]: analytic %.6g, finite difference %.6g\n", what, i, a,
+                        fd);
         }
     }
-    printf("fd %-22s %4zu checked, max |fd-an| %.2e, max |an| %.2e\n", what, n, worst,
-           biggest);
+    printf("fd %-22s %4zu checked, max |fd-an| %.2e, max |an| %.2e\n", what, n, worst, biggest);
     fflush(stdout);
     ck_assert_msg(failed == 0, "%s: %d of %zu gradients off", what, failed, n);
     ck_assert_msg(biggest > 1e-2, "%s: vacuous check, every gradient near 0", what);
@@ -155,8 +154,7 @@ static void gpt_tensors(const trainer_model_t *m, tensor_list_t *t)
     for (int l = 0; l < g->L; l++) {
         trainer_gpt_block_t b = trainer_gpt_block(g, l);
         char n[24];
-#define T_(field, len)                                                                         \
-    snprintf(n, sizeof n, "h%d.%s", l, #field), add_tensor(t, n, b.field, len)
+#define T_(field, len) snprintf(n, sizeof n, "h%d.%s", l, #field), add_tensor(t, n, b.field, len)
         T_(ln1w, C);
         T_(ln1b, C);
         T_(qkvw, 3 * C * C);
@@ -235,8 +233,9 @@ START_TEST(counts_match_the_profile)
         profile_counts(sh[0], sh[1], sh[2], sh[3], sh[4], prof);
         trainer_flops_t f = trainer_model_flops(&m);
         printf("shape L%d C%d H%d T%d V%d: params %zu (profile %.0f), forward %.6g (%.6g), "
-               "backward %.6g (%.6g)\n", sh[0], sh[1], sh[2], sh[3], sh[4], m.n_params, prof[0],
-               f.forward, prof[1], f.backward, prof[2]);
+               "backward %.6g (%.6g)\n",
+               sh[0], sh[1], sh[2], sh[3], sh[4], m.n_params, prof[0], f.forward, prof[1],
+               f.backward, prof[2]);
         ck_assert_double_eq((double)m.n_params, prof[0]);
         ck_assert_double_eq(f.forward, prof[1]);
         ck_assert_double_eq(f.backward, prof[2]);
@@ -250,9 +249,9 @@ START_TEST(bad_shapes_are_refused)
         int layers, hidden, n_hidden, heads, seq, classes;
         const char *expect;
     } bad[] = {
-        {2, 16, 2, 2, 8, 256, "one size"},  {0, 16, 1, 2, 8, 256, "layers"},
-        {2, 16, 1, 3, 8, 256, "divide"},    {2, 16, 1, 2, 0, 256, "seq"},
-        {2, 16, 1, 2, 4096, 256, "seq"},    {2, 16, 1, 2, 8, 1, "vocabulary"},
+        {2, 16, 2, 2, 8, 256, "one size"}, {0, 16, 1, 2, 8, 256, "layers"},
+        {2, 16, 1, 3, 8, 256, "divide"},   {2, 16, 1, 2, 0, 256, "seq"},
+        {2, 16, 1, 2, 4096, 256, "seq"},   {2, 16, 1, 2, 8, 1, "vocabulary"},
     };
     trainer_model_config_t img = tiny_cfg(); /* image-shaped data: 28 x 28 values */
     img.in_h = img.in_w = 28;
@@ -307,9 +306,9 @@ START_TEST(backward_pieces_tile_the_buffer)
         sum += fl[i];
     }
     ck_assert_uint_eq(top, 0);
-    ck_assert_uint_eq(lo[0], m.gpt.lnfw);                      /* the final norm first */
-    ck_assert_uint_eq(hi[4], (size_t)(256 + 8) * 16);          /* the embeddings last */
-    ck_assert_double_eq(fl[1], fl[3]);                         /* blocks cost the same */
+    ck_assert_uint_eq(lo[0], m.gpt.lnfw);             /* the final norm first */
+    ck_assert_uint_eq(hi[4], (size_t)(256 + 8) * 16); /* the embeddings last */
+    ck_assert_double_eq(fl[1], fl[3]);                /* blocks cost the same */
     ck_assert_double_eq_tol(sum, trainer_model_flops(&m).backward, 1e-6 * sum);
 }
 END_TEST
@@ -395,7 +394,8 @@ START_TEST(gelu_gradients)
     gelu_objective(&c);
     for (int i = 0; i < 64; i++) { /* GPT-2's tanh form */
         double v = c.x[i];
-        double ref = 0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+        double ref =
+            0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
         ck_assert_double_eq_tol(c.out[i], ref, 1e-5);
     }
     float *dx = floats(64);
@@ -595,7 +595,8 @@ START_TEST(model_gradient_matches_finite_differences)
         biggest = fmax(biggest, tensor_big);
     }
     printf("fd whole model: %d parameters of %zu checked in %d tensors, max |fd-an| %.2e, "
-           "max |an| %.2e\n", checked, np, t.n, worst, biggest);
+           "max |an| %.2e\n",
+           checked, np, t.n, worst, biggest);
     ck_assert_int_eq(failed, 0);
     model_run_free(&r);
 }
@@ -655,8 +656,7 @@ START_TEST(half_batches_average_to_the_whole)
         worst = fmax(worst, fabs((double)sum[i] - whole.grads[i]));
         big = fmax(big, fabs((double)whole.grads[i]));
     }
-    printf("two half batches against the whole: max |diff| %.2e of max |grad| %.2e\n", worst,
-           big);
+    printf("two half batches against the whole: max |diff| %.2e of max |grad| %.2e\n", worst, big);
     ck_assert_double_gt(big, 1e-2);
     ck_assert_double_le(worst, 1e-5 * big);
     free(x);
@@ -703,7 +703,8 @@ START_TEST(learns_a_short_text)
             last += loss / B / 10;
     }
     printf("learns a short text: mean token loss %.3f at the first step, %.3f over the "
-           "last 10 (ln 256 = %.3f)\n", first, last, log(256.0));
+           "last 10 (ln 256 = %.3f)\n",
+           first, last, log(256.0));
     ck_assert_double_eq_tol(first, log(256.0), 0.2); /* a fresh model guesses uniformly */
     ck_assert_double_lt(last, 1.0);                  /* 45 characters: ln 45 = 3.8 unigram */
     trainer_workspace_free(&ws);
@@ -851,9 +852,13 @@ static const struct {
 START_TEST(trains_like_pytorch)
 {
     enum { STEPS = 30, B = 4 };
-    trainer_optim_t o = {.lr = train_cases[_i].lr, .momentum = train_cases[_i].momentum,
-                         .weight_decay = train_cases[_i].wd, .kind = train_cases[_i].kind,
-                         .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+    trainer_optim_t o = {.lr = train_cases[_i].lr,
+                         .momentum = train_cases[_i].momentum,
+                         .weight_decay = train_cases[_i].wd,
+                         .kind = train_cases[_i].kind,
+                         .beta1 = 0.9,
+                         .beta2 = 0.999,
+                         .eps = 1e-8,
                          .clip_norm = train_cases[_i].clip};
     trainer_model_t m;
     trainer_model_config_t c = tiny_cfg();
@@ -861,7 +866,9 @@ START_TEST(trains_like_pytorch)
     const trainer_gpt_layout_t *g = &m.gpt;
     trainer_learner_t l;
     trainer_learner_init(&l, trainer_backend_cpu(), &m, &o, B, 7);
-    l.lr = (trainer_lr_t){.schedule = train_cases[_i].schedule, .base = o.lr, .min = 0.0f,
+    l.lr = (trainer_lr_t){.schedule = train_cases[_i].schedule,
+                          .base = o.lr,
+                          .min = 0.0f,
                           .warmup = train_cases[_i].warmup};
     l.lr_total = STEPS;
     float *init = floats(m.n_params);
@@ -880,10 +887,17 @@ START_TEST(trains_like_pytorch)
     snprintf(out, sizeof out, "%s/out.bin", dir);
     FILE *f = fopen(in, "wb");
     ck_assert_ptr_nonnull(f);
-    int32_t head[10] = {g->L, g->C, g->NH, g->T, g->V, B, (int32_t)o.kind, STEPS,
-                        train_cases[_i].warmup, (int32_t)train_cases[_i].schedule};
-    double hyper[8] = {o.lr, 0.0, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps,
-                       o.clip_norm};
+    int32_t head[10] = {g->L,
+                        g->C,
+                        g->NH,
+                        g->T,
+                        g->V,
+                        B,
+                        (int32_t)o.kind,
+                        STEPS,
+                        train_cases[_i].warmup,
+                        (int32_t)train_cases[_i].schedule};
+    double hyper[8] = {o.lr, 0.0, o.momentum, o.weight_decay, o.beta1, o.beta2, o.eps, o.clip_norm};
     fwrite(head, sizeof head, 1, f);
     fwrite(hyper, sizeof hyper, 1, f);
     fwrite(init, sizeof(float), m.n_params, f);
@@ -928,8 +942,10 @@ START_TEST(trains_like_pytorch)
            rounding, moved);
     ck_assert_double_gt(moved, 0.01);
     /* as near float64's weights as PyTorch's own float32 run is (twice that, and 1e-6) */
-    ck_assert_msg(ours64 <= 2 * rounding + 1e-6, "%s: %.3g off PyTorch in float64, whose float32 "
-                  "run is %.3g off", trainer_optimizer_name(o.kind), ours64, rounding);
+    ck_assert_msg(ours64 <= 2 * rounding + 1e-6,
+                  "%s: %.3g off PyTorch in float64, whose float32 "
+                  "run is %.3g off",
+                  trainer_optimizer_name(o.kind), ours64, rounding);
     free(theirs);
     free(init);
     free(ds.x);

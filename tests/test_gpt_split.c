@@ -48,9 +48,9 @@ static void make_text(void)
 
 /* A tiny gpt: 2 blocks of width 16, 2 heads (sets may change them), 16 tokens a window. */
 static const char *const base[] = {
-    "data.source=text", "model.arch=gpt",  "model.hidden=16",   "model.layers=2",
-    "model.heads=2",    "model.seq=16",    "model.batch=8",     "data.test_samples=64",
-    "run.steps=10",     "model.lr=0.05",   "model.momentum=0.9", "run.eval_every=1000",
+    "data.source=text", "model.arch=gpt", "model.hidden=16",    "model.layers=2",
+    "model.heads=2",    "model.seq=16",   "model.batch=8",      "data.test_samples=64",
+    "run.steps=10",     "model.lr=0.05",  "model.momentum=0.9", "run.eval_every=1000",
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -104,8 +104,8 @@ static void child(int fd, const char *const *sets, int n_sets)
     o.step_flops = run.step_flops;
     for (int i = 0; i < run.n_workers; i++)
         o.compute_flops += run.workers[i].compute_s * sim_host_speed(run.workers[i].host);
-    const float *params = !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params
-                                                                      : run.workers[0].params;
+    const float *params =
+        !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params : run.workers[0].params;
     write_all(fd, &o, sizeof o);
     write_all(fd, params, sizeof(float) * run.n_params);
     _exit(0);
@@ -250,8 +250,8 @@ START_TEST(gpt_ranges_equal_whole)
             g_whole[i] += g1[i];
         for (int s = 0; s < 3; s++)
             trainer_model_forward_range(&ws, w, B, cut[s], cut[s + 1]);
-        ck_assert(!memcmp(whole, trainer_model_range_output(&ws, n_layers - 1),
-                          sizeof(float) * nl));
+        ck_assert(
+            !memcmp(whole, trainer_model_range_output(&ws, n_layers - 1), sizeof(float) * nl));
         trainer_model_loss(&ws, B, &loss_b, &c);
         ck_assert(loss_a == loss_b);
         /* the top range on a stage of its own (its own gradient buffer, as in a pipeline) */
@@ -305,8 +305,11 @@ START_TEST(gpt_pipeline_equals_single)
     free(ref);
     const char *four[] = {"model.layers=4"};
     r = single_of(8, four, 1, &ref);
-    const char *inter[] = {"model.layers=4", "strategy.kind=pipeline", "strategy.stages=2",
-                           "strategy.micro_batches=4", "strategy.pipeline_schedule=interleaved",
+    const char *inter[] = {"model.layers=4",
+                           "strategy.kind=pipeline",
+                           "strategy.stages=2",
+                           "strategy.micro_batches=4",
+                           "strategy.pipeline_schedule=interleaved",
                            "strategy.virtual_stages=2"};
     expect_same(inter, 6, ref, &r, "interleaved", 0, NULL);
     free(ref);
@@ -325,9 +328,13 @@ START_TEST(gpt_hybrid_equals_single)
         {"strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
         {"strategy.shard_optimizer=yes", "strategy.zero_stage=2"}};
     for (int k = 0; k < 3; k++) {
-        const char *sets[] = {"strategy.kind=pipeline",      "strategy.stages=2",
-                              "strategy.data_parallel=2",    "strategy.micro_batches=2",
-                              "strategy.pipeline_schedule=1f1b", zero[k][0], zero[k][1]};
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=2",
+                              "strategy.data_parallel=2",
+                              "strategy.micro_batches=2",
+                              "strategy.pipeline_schedule=1f1b",
+                              zero[k][0],
+                              zero[k][1]};
         char what[128];
         snprintf(what, sizeof what, "hybrid %s %s", zero[k][0], zero[k][1]);
         expect_same(sets, 7, ref, &r, what, 0, NULL);
@@ -498,16 +505,16 @@ static double member_block(int T)
  * weights. 2 stages of 2 members (2 heads), 4 micro-batches of 2, under 1f1b and gpipe;
  * 2 x 2 chunks of the 4-block gpt interleaved; 2 stages of 4 members (4 heads); 2 replicas
  * of 2 stages of 2 (a batch of 8 each: single's with 16), also under ZeRO 1 and 2 and
- * sequence parallelism; one stage of 2 members with 2 replicas. Bytes by hand, per step: each member's activations and their gradients at the
- * cut (micro x seq x C floats each way, each micro-batch), four ring all-reduces a block
- * and micro-batch in each tensor group (2 (T-1) n floats, n = micro x seq x C), each
- * member's half of the tied wte's all-reduce of two (2 V C floats a pair), the replicas'
- * ring all-reduce of each member's pieces (2 (D-1) floats each; ZeRO 1 a reduce-scatter and
- * an all-gather, the same; ZeRO 2 a reduce-scatter a micro-batch), under sequence
- * parallelism the tensor group's sum of the replicated pieces' gradients and the loss, and
+ * sequence parallelism; one stage of 2 members with 2 replicas. Bytes by hand, per step: each
+ * member's activations and their gradients at the cut (micro x seq x C floats each way, each
+ * micro-batch), four ring all-reduces a block and micro-batch in each tensor group (2 (T-1) n
+ * floats, n = micro x seq x C), each member's half of the tied wte's all-reduce of two (2 V C
+ * floats a pair), the replicas' ring all-reduce of each member's pieces (2 (D-1) floats each; ZeRO
+ * 1 a reduce-scatter and an all-gather, the same; ZeRO 2 a reduce-scatter a micro-batch), under
+ * sequence parallelism the tensor group's sum of the replicated pieces' gradients and the loss, and
  * once the STOP from each member of stage 0 (under ZeRO each replica sums its shard of the
- * replicated pieces, the loss on its own). FLOPs: the tensor strategy's (split layers 1/T a member, the
- * norms and the output layer whole). */
+ * replicated pieces, the loss on its own). FLOPs: the tensor strategy's (split layers 1/T a member,
+ * the norms and the output layer whole). */
 START_TEST(gpt_3d_equals_single)
 {
     static const struct {
@@ -515,35 +522,128 @@ START_TEST(gpt_3d_equals_single)
         int batch, heads, S, T, D, M, layers, sp, zero;
     } cases[] = {
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
-          "strategy.pipeline_schedule=1f1b"}, 8, 2, 2, 2, 1, 4, 2, 0, 0},
+          "strategy.pipeline_schedule=1f1b"},
+         8,
+         2,
+         2,
+         2,
+         1,
+         4,
+         2,
+         0,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
-          "strategy.pipeline_schedule=gpipe"}, 8, 2, 2, 2, 1, 4, 2, 0, 0},
+          "strategy.pipeline_schedule=gpipe"},
+         8,
+         2,
+         2,
+         2,
+         1,
+         4,
+         2,
+         0,
+         0},
         {{"strategy.stages=2", "strategy.tensor=4", "strategy.micro_batches=4",
-          "strategy.pipeline_schedule=1f1b", "model.heads=4"}, 8, 4, 2, 4, 1, 4, 2, 0, 0},
+          "strategy.pipeline_schedule=1f1b", "model.heads=4"},
+         8,
+         4,
+         2,
+         4,
+         1,
+         4,
+         2,
+         0,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
           "strategy.pipeline_schedule=1f1b", "strategy.data_parallel=2"},
-         16, 2, 2, 2, 2, 2, 2, 0, 0},
+         16,
+         2,
+         2,
+         2,
+         2,
+         2,
+         2,
+         0,
+         0},
         {{"strategy.stages=1", "strategy.tensor=2", "strategy.micro_batches=2",
-          "strategy.data_parallel=2"}, 16, 2, 1, 2, 2, 2, 2, 0, 0},
+          "strategy.data_parallel=2"},
+         16,
+         2,
+         1,
+         2,
+         2,
+         2,
+         2,
+         0,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
-          "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2",
-          "model.layers=4"}, 8, 2, 2, 2, 1, 4, 4, 0, 0},
+          "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2", "model.layers=4"},
+         8,
+         2,
+         2,
+         2,
+         1,
+         4,
+         4,
+         0,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=4",
-          "strategy.pipeline_schedule=1f1b", "strategy.sequence_parallel=yes"}, 8, 2, 2, 2, 1, 4,
-         2, 1, 0},
+          "strategy.pipeline_schedule=1f1b", "strategy.sequence_parallel=yes"},
+         8,
+         2,
+         2,
+         2,
+         1,
+         4,
+         2,
+         1,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
           "strategy.pipeline_schedule=gpipe", "strategy.data_parallel=2",
-          "strategy.sequence_parallel=yes"}, 16, 2, 2, 2, 2, 2, 2, 1, 0},
+          "strategy.sequence_parallel=yes"},
+         16,
+         2,
+         2,
+         2,
+         2,
+         2,
+         2,
+         1,
+         0},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
           "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=1"},
-         16, 2, 2, 2, 2, 2, 2, 0, 1},
+         16,
+         2,
+         2,
+         2,
+         2,
+         2,
+         2,
+         0,
+         1},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
           "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2"},
-         16, 2, 2, 2, 2, 2, 2, 0, 2},
+         16,
+         2,
+         2,
+         2,
+         2,
+         2,
+         2,
+         0,
+         2},
         {{"strategy.stages=2", "strategy.tensor=2", "strategy.micro_batches=2",
           "strategy.data_parallel=2", "strategy.shard_optimizer=yes", "strategy.zero_stage=2",
           "strategy.sequence_parallel=yes"},
-         16, 2, 2, 2, 2, 2, 2, 1, 2},
+         16,
+         2,
+         2,
+         2,
+         2,
+         2,
+         2,
+         1,
+         2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char heads[32], layers[32], what[256];
@@ -604,8 +704,8 @@ START_TEST(gpt_every_strategy_runs)
         float *w = NULL;
         outcome_t o = simulate(sets, 3, &w);
         ck_assert_msg(o.ok, "%s: %s", (*s)->name, o.err);
-        ck_assert_msg(o.samples > 0 && isfinite(o.loss) && o.loss < 5.55, "%s: loss %g",
-                      (*s)->name, o.loss);
+        ck_assert_msg(o.samples > 0 && isfinite(o.loss) && o.loss < 5.55, "%s: loss %g", (*s)->name,
+                      o.loss);
         if ((*s)->takes & SIM_SAME_AS_SINGLE) {
             static scenario_t sc;
             dt_err_t err;
@@ -643,27 +743,35 @@ START_TEST(gpt_bad_combinations_refused)
         const char *key, *says;
     } bad[] = {
         {{"strategy.kind=tensor", "strategy.tensor_parallel=4", "model.heads=2", NULL},
-         "strategy.tensor_parallel", "does not divide the gpt's 2 heads"},
+         "strategy.tensor_parallel",
+         "does not divide the gpt's 2 heads"},
         {{"strategy.kind=tensor", "strategy.sequence_parallel=yes", "model.batch=1",
           "model.seq=15"},
-         "strategy.sequence_parallel", "tensor_parallel must divide batch x seq"},
+         "strategy.sequence_parallel",
+         "tensor_parallel must divide batch x seq"},
         {{"strategy.kind=pipeline", "strategy.stages=3", "model.layers=2", NULL},
-         "strategy.stages", "the gpt has 2 blocks"},
+         "strategy.stages",
+         "the gpt has 2 blocks"},
         {{"strategy.kind=pipeline", "strategy.pipeline_schedule=interleaved",
           "strategy.virtual_stages=2", NULL},
-         "strategy.virtual_stages", "the gpt has 2 blocks"},
+         "strategy.virtual_stages",
+         "the gpt has 2 blocks"},
         {{"strategy.kind=pipeline", "strategy.data_parallel=2", "strategy.bucket_mb=1", NULL},
-         "strategy.bucket_mb", "bucket_mb must be 0"},
-        {{"strategy.kind=pipeline", "strategy.tensor=2", "model.arch=mlp",
-          "data.source=synthetic"},
-         "strategy.tensor", "splits the real gpt's blocks"},
+         "strategy.bucket_mb",
+         "bucket_mb must be 0"},
+        {{"strategy.kind=pipeline", "strategy.tensor=2", "model.arch=mlp", "data.source=synthetic"},
+         "strategy.tensor",
+         "splits the real gpt's blocks"},
         {{"strategy.kind=pipeline", "strategy.tensor=4", "strategy.stages=2", NULL},
-         "strategy.tensor", "does not divide the gpt's 2 heads"},
+         "strategy.tensor",
+         "does not divide the gpt's 2 heads"},
         {{"strategy.kind=pipeline", "strategy.tensor=2", "strategy.tensor_comm=formula", NULL},
-         "strategy.tensor_comm", "expected messages"},
+         "strategy.tensor_comm",
+         "expected messages"},
         {{"strategy.kind=tensor", "strategy.sequence_parallel=yes", "model.arch=mlp",
           "data.source=synthetic"},
-         "strategy.sequence_parallel", "token rows"},
+         "strategy.sequence_parallel",
+         "token rows"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int n = bad[i].sets[3] ? 4 : 3;
@@ -677,8 +785,14 @@ END_TEST
 
 /* ---- suite ------------------------------------------------------------------------------ */
 
-static void setup(void) { make_text(); }
-static void teardown(void) { unlink(text_path); }
+static void setup(void)
+{
+    make_text();
+}
+static void teardown(void)
+{
+    unlink(text_path);
+}
 
 static Suite *suite(void)
 {

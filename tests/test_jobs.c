@@ -117,15 +117,13 @@ START_TEST(a_job_that_shares_nothing_runs_as_its_scenario_does)
                "[cluster]\nworkers = 7\n[jobs]\nfiles = jobs/a.ini, jobs/b.ini\n");
     snprintf(db_path, sizeof db_path, "%s/runs.db", dir);
     ck_assert_int_eq(dtsim((const char *[]){"run", alone, "--db", db_path, NULL}), 0);
-    ck_assert_int_eq(dtsim((const char *[]){"run", a, "--db", db_path, "--set",
-                                            "cluster.platform=multi-rack", "--set",
-                                            "cluster.racks=2", "--set",
-                                            "cluster.uplink_bandwidth=1Gbps", NULL}),
+    ck_assert_int_eq(dtsim((const char *[]){
+                         "run", a, "--db", db_path, "--set", "cluster.platform=multi-rack", "--set",
+                         "cluster.racks=2", "--set", "cluster.uplink_bandwidth=1Gbps", NULL}),
                      0);
     ck_assert_int_eq(dtsim((const char *[]){"run", beside, "--db", db_path, NULL}), 0);
-    ck_assert_int_eq(dtsim((const char *[]){"run", a, "--db", db_path, "--set",
-                                            "run.name=a-star", NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim((const char *[]){"run", a, "--db", db_path, "--set", "run.name=a-star", NULL}), 0);
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     long job = run_id(db, "alone/a"), own = run_id(db, "a");
@@ -202,8 +200,10 @@ START_TEST(two_jobs_on_one_bottleneck_each_take_twice_the_transfer_time)
         ck_assert_msg(fabs(comm1 - by_hand) < 1e-6 * by_hand, "alone %g s, by hand %g s", comm1,
                       by_hand);
         double ratio = (comm2 - latency) / (comm1 - latency);
-        ck_assert_msg(ratio > 1.99 && ratio < 2.01, "job %d: communication %g s beside the "
-                      "other, %g s alone (ratio %g, expected 2)", job, comm2, comm1, ratio);
+        ck_assert_msg(ratio > 1.99 && ratio < 2.01,
+                      "job %d: communication %g s beside the "
+                      "other, %g s alone (ratio %g, expected 2)",
+                      job, comm2, comm1, ratio);
         /* the compute is the same: the simulated time grows by the transfers' */
         double t1 = query(db, "SELECT sim_time FROM summary WHERE run = %ld", solo);
         double t2 = query(db, "SELECT sim_time FROM summary WHERE run = %ld", id);
@@ -266,8 +266,7 @@ START_TEST(a_hundred_jobs_over_several_lines)
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     ck_assert(query(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 100);
-    ck_assert(query(db, "SELECT count(DISTINCT name) FROM runs WHERE name LIKE 'top/t-%%'") ==
-              100);
+    ck_assert(query(db, "SELECT count(DISTINCT name) FROM runs WHERE name LIKE 'top/t-%%'") == 100);
     sqlite3_close(db);
 }
 END_TEST
@@ -314,7 +313,8 @@ START_TEST(bad_files_of_jobs_are_one_line_and_exit_2)
         ck_assert_int_eq(dtsim(args), 2);
         one_error_line("top.ini:4: jobs.files: an empty file name", NULL);
         /* a job without cluster.workers silently got the default's 8 hosts */
-        write_file(bad, sizeof bad, "jobs/bad.ini", "[run]\nsteps = 2\n[strategy]\nkind = allreduce\n");
+        write_file(bad, sizeof bad, "jobs/bad.ini",
+                   "[run]\nsteps = 2\n[strategy]\nkind = allreduce\n");
         write_file(top, sizeof top, "top.ini",
                    "[cluster]\nworkers = 16\n[jobs]\nfiles = jobs/a.ini, jobs/bad.ini\n");
         ck_assert_int_eq(dtsim(args), 2);

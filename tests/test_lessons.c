@@ -1,6 +1,6 @@
 /* The numbers the lessons state (scenarios/lessons/NAME.md) against their runs
- * (results/figures/lesson_numbers.h): every number of every lesson's prose tied to a run's metric, a
- * key or a reason; the rules of a tie on texts made here (a drift, an untied number, a bad
+ * (results/figures/lesson_numbers.h): every number of every lesson's prose tied to a run's metric,
+ * a key or a reason; the rules of a tie on texts made here (a drift, an untied number, a bad
  * annotation, rounding, units, words that hold digits); and one lesson run for real, the
  * bandwidth lesson (8 runs, about 16 s of CPU), whose every stated number must be what its
  * runs measure.
@@ -21,7 +21,7 @@
 
 #include "cli_checks.h"
 
-static const char *const lessons[] = {"bandwidth", "staleness", "noniid",
+static const char *const lessons[] = {"bandwidth", "staleness",   "noniid",
                                       "pipeline",  "transformer", "optimizer"};
 enum { N_LESSONS = sizeof lessons / sizeof lessons[0] };
 
@@ -83,8 +83,8 @@ static void lesson_holds(const char *name, const char *db, size_t min_measured)
     results_lesson_check_t c;
     check_text(text, db, sweep, &c);
     issues_print(what, &c);
-    ck_assert_msg(c.n_issues == 0, "%s: %zu numbers the runs contradict or leave unchecked",
-                  what, c.n_issues);
+    ck_assert_msg(c.n_issues == 0, "%s: %zu numbers the runs contradict or leave unchecked", what,
+                  c.n_issues);
     ck_assert_msg(c.measured >= min_measured, "%s: %zu measured numbers", what, c.measured);
     results_lesson_check_free(&c);
     free(text);
@@ -151,36 +151,35 @@ START_TEST(tie_rules)
         const char *text;
         size_t drift, untied, bad, measured, inputs, fixed;
     } cases[] = {
-        {"19%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 0, 0, 1,
-         0, 0},
-        {"19.0%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 0, 0,
-         1, 0, 0}, /* 18.96 is 19.0 to a tenth */
-        {"18.9%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 1, 0, 0,
-         1, 0, 0},
-        {"25%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 1, 0, 0, 1,
-         0, 0},
-        /* a list in sweep order, the unit of the last for all */
-        {"87, 8.7, 0.91 and 0.13 s<!-- run: time_to_target strategy.kind=sync-ps -->", 0, 0, 0,
-         4, 0, 0},
-        {"87 s, 8.7 s, 0.13 s<!-- run: time_to_target strategy.kind=sync-ps -->", 0, 0, 1, 3, 0,
+        {"19%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 0, 0, 1, 0,
          0},
+        {"19.0%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 0, 0, 1,
+         0, 0}, /* 18.96 is 19.0 to a tenth */
+        {"18.9%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 1, 0, 0, 1,
+         0, 0},
+        {"25%<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 1, 0, 0, 1, 0,
+         0},
+        /* a list in sweep order, the unit of the last for all */
+        {"87, 8.7, 0.91 and 0.13 s<!-- run: time_to_target strategy.kind=sync-ps -->", 0, 0, 0, 4,
+         0, 0},
+        {"87 s, 8.7 s, 0.13 s<!-- run: time_to_target strategy.kind=sync-ps -->", 0, 0, 1, 3, 0, 0},
         /* one number for many runs: every one of them */
-        {"200<!-- key: run.steps --> steps, 3.01 GB<!-- run: bytes strategy.kind=sync-ps -->", 0,
-         0, 0, 1, 1, 0},
+        {"200<!-- key: run.steps --> steps, 3.01 GB<!-- run: bytes strategy.kind=sync-ps -->", 0, 0,
+         0, 1, 1, 0},
         {"2.63 GB<!-- run: bytes -->", 1, 0, 0, 1, 0, 0},
         /* inputs: as written or in base units (80% of 0.8) */
-        {"on 8<!-- key: cluster.workers --> workers to 80%<!-- key: run.target_accuracy -->", 0,
-         0, 0, 0, 2, 0},
+        {"on 8<!-- key: cluster.workers --> workers to 80%<!-- key: run.target_accuracy -->", 0, 0,
+         0, 0, 2, 0},
         {"on 16<!-- key: cluster.workers --> workers", 1, 0, 0, 0, 1, 0},
         {"100 Mb/s to 100 Gb/s<!-- key: cluster.bandwidth -->", 0, 0, 0, 0, 2, 0},
         {"2 (p - 1) / p<!-- fixed: the formula -->", 0, 0, 0, 0, 0, 2},
         /* untied; tied across a paragraph's end is not tied */
         {"a 256 x 128 grid", 0, 1, 0, 0, 0, 0},
-        {"19%\n\nand<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 1,
-         1, 0, 0, 0},
+        {"19%\n\nand<!-- run: compute strategy.kind=sync-ps cluster.bandwidth=100Gbps -->", 0, 1, 1,
+         0, 0, 0},
         /* not prose numbers: code, words, names, an ordered list's numbers */
-        {"`--set model.hidden=1024` 1F1B a100 shards:2 worker-0 x8\n\n1. a\n2. b\n", 0, 0, 0, 0,
-         0, 0},
+        {"`--set model.hidden=1024` 1F1B a100 shards:2 worker-0 x8\n\n1. a\n2. b\n", 0, 0, 0, 0, 0,
+         0},
         /* bad annotations */
         {"19%<!-- run: speed -->", 0, 0, 1, 0, 0, 0},
         {"19%<!-- fixed: -->", 0, 0, 1, 0, 0, 0},

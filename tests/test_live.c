@@ -121,8 +121,8 @@ static void assert_fits(const char *frame, int cols)
     for (const char *l = frame; *l;) {
         const char *nl = strchr(l, '\n');
         size_t len = nl ? (size_t)(nl - l) : strlen(l);
-        ck_assert_msg(len < (size_t)cols, "a line of %zu columns in %d: %.*s", len, cols,
-                      (int)len, l);
+        ck_assert_msg(len < (size_t)cols, "a line of %zu columns in %d: %.*s", len, cols, (int)len,
+                      l);
         if (!strncmp(l, "accuracy", 8))
             break;
         l = nl ? nl + 1 : l + len;
@@ -220,18 +220,26 @@ START_TEST(hosts_that_do_not_fit_are_summed_up)
     double c, m, i;
     char *rest = strstr(frame, "... ");
     ck_assert_msg(rest, "no summary of the hosts that did not fit:\n%s", frame);
-    ck_assert_int_eq(sscanf(rest, "... %d more workers (mean) %lf%% %lf%% %lf%%", &more, &c, &m,
-                            &i), 4);
+    ck_assert_int_eq(
+        sscanf(rest, "... %d more workers (mean) %lf%% %lf%% %lf%%", &more, &c, &m, &i), 4);
     ck_assert_int_eq(more, 16 - 6);
     sqlite3 *db;
     ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     /* the workers past the first 6, by index */
     ck_assert_double_eq_tol(
-        c, 100 * query(db, "SELECT avg(compute_s / (compute_s + comm_s + idle_s)) FROM workers "
-                           "WHERE worker >= 6", NULL), 0.051);
+        c,
+        100 * query(db,
+                    "SELECT avg(compute_s / (compute_s + comm_s + idle_s)) FROM workers "
+                    "WHERE worker >= 6",
+                    NULL),
+        0.051);
     ck_assert_double_eq_tol(
-        m, 100 * query(db, "SELECT avg(comm_s / (compute_s + comm_s + idle_s)) FROM workers "
-                           "WHERE worker >= 6", NULL), 0.051);
+        m,
+        100 * query(db,
+                    "SELECT avg(comm_s / (compute_s + comm_s + idle_s)) FROM workers "
+                    "WHERE worker >= 6",
+                    NULL),
+        0.051);
     sqlite3_close(db);
     /* the frame is never taller than the screen: from its first line to the sparkline */
     int lines = 0;
@@ -253,8 +261,8 @@ START_TEST(pace_holds_the_wall_clock_back)
     char *screen = run_live(scen, db_path, "", 100, 30, &rc);
     ck_assert_int_eq(rc, 0);
     double sim_time;
-    ck_assert_int_eq(sscanf(strstr(final_frame(screen), "simulated "), "simulated %lf",
-                            &sim_time), 1);
+    ck_assert_int_eq(sscanf(strstr(final_frame(screen), "simulated "), "simulated %lf", &sim_time),
+                     1);
     free(screen);
     char args[64];
     double pace = sim_time / 1.5;
@@ -264,12 +272,12 @@ START_TEST(pace_holds_the_wall_clock_back)
     ck_assert_int_eq(rc, 0);
     double sim2, wall;
     char *frame = final_frame(screen);
-    ck_assert_int_eq(sscanf(strstr(frame, "simulated "), "simulated %lf s wall %lf", &sim2,
-                            &wall), 2);
+    ck_assert_int_eq(sscanf(strstr(frame, "simulated "), "simulated %lf s wall %lf", &sim2, &wall),
+                     2);
     ck_assert_double_eq_tol(sim2, sim_time, 1e-3); /* pacing does not change the run */
     ck_assert_msg(saw_midway, "no frame of the run under way in 1.5 s");
-    ck_assert_msg(wall >= sim2 / pace - 0.1, "wall %.1f s < %.3f s simulated / pace %g", wall,
-                  sim2, pace);
+    ck_assert_msg(wall >= sim2 / pace - 0.1, "wall %.1f s < %.3f s simulated / pace %g", wall, sim2,
+                  pace);
     free(screen);
 }
 END_TEST
@@ -287,8 +295,8 @@ START_TEST(a_typed_line_changes_a_link)
     fprintf(f, "[faults]\nlive_links = yes\n");
     fclose(f);
     /* its simulated time, then watched over about 3 s */
-    snprintf(cmd, sizeof cmd, "%s run %s --db %s/links0.db >/dev/null 2>&1", DTSIM_BINARY,
-             scen, dir);
+    snprintf(cmd, sizeof cmd, "%s run %s --db %s/links0.db >/dev/null 2>&1", DTSIM_BINARY, scen,
+             dir);
     ck_assert_int_eq(sh(cmd), 0);
     char db0[300];
     snprintf(db0, sizeof db0, "%s/links0.db", dir);
@@ -316,14 +324,14 @@ START_TEST(a_typed_line_changes_a_link)
     }
     snprintf(cmd, sizeof cmd, "tmux -L %s kill-server 2>/dev/null", sock);
     sh(cmd);
-    ck_assert_msg(typed && strstr(screen, "EXIT=0"), "no prompt, or the run failed:\n%s",
-                  screen);
+    ck_assert_msg(typed && strstr(screen, "EXIT=0"), "no prompt, or the run failed:\n%s", screen);
     ck_assert_msg(strstr(screen, "worker-0 at 10Mbps from "), "no note:\n%s", screen);
     free(screen);
     ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT target, detail FROM faults WHERE run = 1",
-                                        -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT target, detail FROM faults WHERE run = 1", -1, &st, NULL),
+        SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "worker-0");
     const char *item = strstr((const char *)sqlite3_column_text(st, 1), "replay: link_degrade = ");
@@ -333,9 +341,11 @@ START_TEST(a_typed_line_changes_a_link)
     sqlite3_finalize(st);
     ck_assert_int_eq(sh(cmd), 0);
     /* the rerun's rows are the live run's; the run without the change differs */
-    ck_assert_double_eq(query(h, "SELECT count(*) FROM evals a JOIN evals b ON a.step = b.step"
-                                 " AND b.run = 2 WHERE a.run = 1 AND a.sim_time = b.sim_time"
-                                 " AND a.test_acc = b.test_acc", NULL),
+    ck_assert_double_eq(query(h,
+                              "SELECT count(*) FROM evals a JOIN evals b ON a.step = b.step"
+                              " AND b.run = 2 WHERE a.run = 1 AND a.sim_time = b.sim_time"
+                              " AND a.test_acc = b.test_acc",
+                              NULL),
                         query(h, "SELECT count(*) FROM evals WHERE run = 1", NULL));
     ck_assert_double_eq(query(h, "SELECT count(*) FROM evals WHERE run = 2", NULL),
                         query(h, "SELECT count(*) FROM evals WHERE run = 1", NULL));
@@ -367,12 +377,9 @@ START_TEST(live_options_are_checked)
     struct {
         const char *args, *needle;
     } cases[] = {
-        {"run %s --live", "stderr is not one"},
-        {"run %s --pace 2", "needs --live"},
-        {"run %s --live --pace 0", "--pace 0"},
-        {"run %s --live --pace fast", "--pace fast"},
-        {"check %s --live", "--live"},
-        {"run %s --live", "sweep of 2 runs"},
+        {"run %s --live", "stderr is not one"}, {"run %s --pace 2", "needs --live"},
+        {"run %s --live --pace 0", "--pace 0"}, {"run %s --live --pace fast", "--pace fast"},
+        {"check %s --live", "--live"},          {"run %s --live", "sweep of 2 runs"},
     };
     snprintf(sweep, sizeof sweep, "%s/sweep.ini", dir);
     FILE *f = fopen(sweep, "w");

@@ -162,8 +162,8 @@ START_TEST(members_merged_are_the_whole_sweep)
         free(w);
     }
     /* every row of every table came along, and refers to a run of x */
-    const char *tables[] = {"params", "evals", "workers", "memory", "label_hist", "timeline",
-                            "links", "summary"};
+    const char *tables[] = {"params",     "evals",    "workers", "memory",
+                            "label_hist", "timeline", "links",   "summary"};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
@@ -179,7 +179,8 @@ START_TEST(members_merged_are_the_whole_sweep)
     }
     ck_assert_int_eq(count(x, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     ck_assert_int_eq(count(x, "SELECT count(*) FROM evals WHERE run NOT IN (SELECT id FROM "
-                              "runs)"), 0);
+                              "runs)"),
+                     0);
     sqlite3_close(a);
     sqlite3_close(b);
     sqlite3_close(whole);
@@ -198,7 +199,8 @@ START_TEST(members_merged_are_the_whole_sweep)
     ck_assert_int_eq(dtsim(NULL, args), 0);
     ck_assert_int_eq(count(x, "SELECT count(*) FROM runs"), 4);
     ck_assert_int_eq(count(x, "SELECT count(*) FROM runs WHERE sweep = 'other-slurm4242' AND "
-                              "sweep_index = 2"), 1);
+                              "sweep_index = 2"),
+                     1);
     sqlite3_close(x);
 }
 END_TEST
@@ -235,7 +237,8 @@ START_TEST(refusals_leave_the_target_as_it_was)
     struct stat before;
     ck_assert_int_eq(stat(at("x.db"), &before), 0);
     sqlite3 *x = open_db(at("x.db"));
-    long runs = count(x, "SELECT count(*) FROM runs"), evals = count(x, "SELECT count(*) FROM evals");
+    long runs = count(x, "SELECT count(*) FROM runs"),
+         evals = count(x, "SELECT count(*) FROM evals");
 
     /* a member claimed with another configuration */
     copy_file(at("b.db"), at("conflict.db"));
@@ -283,7 +286,8 @@ START_TEST(refusals_leave_the_target_as_it_was)
     one_line("--into");
     ck_assert_int_eq(count(x, "SELECT count(*) FROM runs"), runs);
     ck_assert_int_eq(count(x, "SELECT count(*) FROM pragma_integrity_check WHERE "
-                              "integrity_check = 'ok'"), 1);
+                              "integrity_check = 'ok'"),
+                     1);
     sqlite3_close(x);
 
     /* member numbers */

@@ -91,9 +91,9 @@ typedef struct gradcheck {
     trainer_model_t m;
     trainer_workspace_t ws;
     int batch;
-    float *params;     /* dev */
-    float *grads;      /* dev */
-    uint8_t *pattern;  /* host: ReLU signs and max-pool winners of one forward pass */
+    float *params;    /* dev */
+    float *grads;     /* dev */
+    uint8_t *pattern; /* host: ReLU signs and max-pool winners of one forward pass */
     size_t pattern_len;
 } gradcheck_t;
 
@@ -159,11 +159,11 @@ static double gc_loss(gradcheck_t *g, uint8_t *pattern)
 
 typedef struct gc_stats {
     int checked, retried, skipped, failed;
-    double max_abs_err;     /* over checked parameters at the full step */
+    double max_abs_err;       /* over checked parameters at the full step */
     double max_abs_err_small; /* over those checked at a smaller step */
-    double max_rel_err;     /* |fd - an| / max(|fd|, |an|) over those with max >= 1e-3 */
-    double max_grad;        /* largest |an| seen, to show the check is not vacuous */
-    int tensors_short;      /* tensors with fewer than 3/4 of their samples checked */
+    double max_rel_err;       /* |fd - an| / max(|fd|, |an|) over those with max >= 1e-3 */
+    double max_grad;          /* largest |an| seen, to show the check is not vacuous */
+    int tensors_short;        /* tensors with fewer than 3/4 of their samples checked */
 } gc_stats_t;
 
 /* The tolerance every gradient check uses (float32 model, double loss, central step h):
@@ -221,8 +221,10 @@ static int gc_check_one(gradcheck_t *g, const float *an, size_t j, uint8_t *pat_
         st->max_grad = fabs(a);
     if (err > GC_RTOL * big + GC_ATOL * (GC_EPS / h)) {
         if (st->failed < 10)
-            fprintf(stderr, "gradcheck %s: param %zu: analytic %.6g, finite difference %.6g "
-                    "(step %g)\n", what, j, a, fd, h);
+            fprintf(stderr,
+                    "gradcheck %s: param %zu: analytic %.6g, finite difference %.6g "
+                    "(step %g)\n",
+                    what, j, a, fd, h);
         st->failed++;
     }
     return 1;
@@ -317,13 +319,12 @@ static void expect_gradcheck(const trainer_model_config_t *cfg, int batch, uint6
                              const char *what)
 {
     gc_stats_t st = gradcheck_model(cfg, batch, seed, what);
-    ck_assert_msg(st.failed == 0, "%s: %d of %d parameters disagree with finite differences",
-                  what, st.failed, st.checked);
+    ck_assert_msg(st.failed == 0, "%s: %d of %d parameters disagree with finite differences", what,
+                  st.failed, st.checked);
     /* even at h / 16 a kink is crossed only by an activation within about 1e-4 of it */
-    ck_assert_msg(st.skipped * 20 <= st.checked, "%s: %d skipped of %d checked", what,
-                  st.skipped, st.checked);
-    ck_assert_msg(st.tensors_short == 0, "%s: %d tensors mostly unchecked", what,
-                  st.tensors_short);
+    ck_assert_msg(st.skipped * 20 <= st.checked, "%s: %d skipped of %d checked", what, st.skipped,
+                  st.checked);
+    ck_assert_msg(st.tensors_short == 0, "%s: %d tensors mostly unchecked", what, st.tensors_short);
     ck_assert_msg(st.checked >= 30, "%s: only %d parameters checked", what, st.checked);
     ck_assert_msg(st.max_grad > 1e-2, "%s: gradients all tiny (max %g)", what, st.max_grad);
 }
@@ -449,8 +450,8 @@ END_TEST
 
 /* Direct k x k valid convolution of one sample in double: in (cin, h, w) -> out (cout, oh, ow),
  * weights (cout, cin, k, k) as in PyTorch, then ReLU. */
-static void ref_conv_relu(double *out, const double *in, const float *w, const float *b,
-                          int cin, int h, int wd, int cout, int k)
+static void ref_conv_relu(double *out, const double *in, const float *w, const float *b, int cin,
+                          int h, int wd, int cout, int k)
 {
     int oh = h - k + 1, ow = wd - k + 1;
     for (int o = 0; o < cout; o++)
@@ -570,8 +571,7 @@ static void check_layout(const trainer_model_t *m)
             ck_assert_msg(l->w_len == 0 && l->b_len == 0, "layer %d has parameters", i);
             continue;
         }
-        ck_assert_msg(l->w_off == next, "layer %d weights at %zu, expected %zu", i, l->w_off,
-                      next);
+        ck_assert_msg(l->w_off == next, "layer %d weights at %zu, expected %zu", i, l->w_off, next);
         ck_assert_msg(l->b_off == l->w_off + l->w_len, "layer %d biases not after weights", i);
         ck_assert_uint_eq(l->b_len, (size_t)l->out_c);
         ck_assert_uint_eq(l->w_len % (size_t)l->out_c, 0);
@@ -675,13 +675,13 @@ START_TEST(test_flops_mlp)
     trainer_model_config_default(&c, TRAINER_ARCH_MLP);
     build_ok(&m, &c);
     trainer_flops_t f = trainer_model_flops(&m);
-    double fwd = (2.0 * 784 * 256 + 256) + 256    /* dense 1, relu */
-                 + (2.0 * 256 * 128 + 128) + 128  /* dense 2, relu */
-                 + (2.0 * 128 * 10 + 10)          /* dense 3 */
-                 + 5 * 10;                        /* loss */
-    double bwd = (2.0 * 784 * 256 + 256) + 256          /* dense 1: no input gradient */
-                 + (2 * 2.0 * 256 * 128 + 128) + 128    /* dense 2: dW and dx, db, relu */
-                 + (2 * 2.0 * 128 * 10 + 10)            /* dense 3 */
+    double fwd = (2.0 * 784 * 256 + 256) + 256       /* dense 1, relu */
+                 + (2.0 * 256 * 128 + 128) + 128     /* dense 2, relu */
+                 + (2.0 * 128 * 10 + 10)             /* dense 3 */
+                 + 5 * 10;                           /* loss */
+    double bwd = (2.0 * 784 * 256 + 256) + 256       /* dense 1: no input gradient */
+                 + (2 * 2.0 * 256 * 128 + 128) + 128 /* dense 2: dW and dx, db, relu */
+                 + (2 * 2.0 * 128 * 10 + 10)         /* dense 3 */
                  + 2 * 10;
     ck_assert_double_eq(f.forward, fwd);
     ck_assert_double_eq(f.backward, bwd);
@@ -700,11 +700,11 @@ START_TEST(test_flops_cnn)
      * fc 128 x 512, out 10 x 128 */
     double g1 = 2.0 * 16 * 576 * 25, g2 = 2.0 * 32 * 64 * 400;
     double g3 = 2.0 * 128 * 512, g4 = 2.0 * 10 * 128;
-    double fwd = (g1 + 16 * 576) + 16 * 576 + 16 * 576  /* conv1, bias, relu, pool */
-                 + (g2 + 32 * 64) + 32 * 64 + 32 * 64   /* conv2, bias, relu, pool */
-                 + (g3 + 128) + 128                     /* fc, bias, relu */
-                 + (g4 + 10) + 5 * 10;                  /* out, bias, loss */
-    double bwd = (g1 + 16 * 576) + 16 * 576 + 16 * 144            /* conv1: dW, db only */
+    double fwd = (g1 + 16 * 576) + 16 * 576 + 16 * 576               /* conv1, bias, relu, pool */
+                 + (g2 + 32 * 64) + 32 * 64 + 32 * 64                /* conv2, bias, relu, pool */
+                 + (g3 + 128) + 128                                  /* fc, bias, relu */
+                 + (g4 + 10) + 5 * 10;                               /* out, bias, loss */
+    double bwd = (g1 + 16 * 576) + 16 * 576 + 16 * 144               /* conv1: dW, db only */
                  + (2 * g2 + 32 * 64 + 400 * 64) + 32 * 64 + 32 * 16 /* conv2 + col2im */
                  + (2 * g3 + 128) + 128 + (2 * g4 + 10) + 2 * 10;
     ck_assert_double_eq(fwd, 2266940);
@@ -735,8 +735,8 @@ static void check_init(const trainer_model_config_t *cfg)
         if (l->kind != TRAINER_LAYER_DENSE && l->kind != TRAINER_LAYER_CONV)
             continue;
         /* fan-in from the layer's shape, not from w_len */
-        double fan_in = l->kind == TRAINER_LAYER_CONV ? (double)l->in_c * l->k * l->k
-                                                      : (double)l->in_c;
+        double fan_in =
+            l->kind == TRAINER_LAYER_CONV ? (double)l->in_c * l->k * l->k : (double)l->in_c;
         double bound = 1.0 / sqrt(fan_in);
         size_t offs[2] = {l->w_off, l->b_off}, lens[2] = {l->w_len, l->b_len};
         for (int t = 0; t < 2; t++) {
@@ -872,8 +872,8 @@ END_TEST
 
 START_TEST(test_hidden_parse)
 {
-    const char *bad[] = {"", "0", "256,", "a,b", "1,2,3,4,5,6,7,8,9", ",5", "5,,6", "-4",
-                         "1048577", "12x"};
+    const char *bad[] = {"",   "0",    "256,", "a,b",     "1,2,3,4,5,6,7,8,9",
+                         ",5", "5,,6", "-4",   "1048577", "12x"};
     char accepted[256] = "";
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         trainer_model_config_t c;
@@ -973,9 +973,9 @@ START_TEST(test_ranges_match_whole)
             trainer_workspace_load(&ws, x, y, batch);
             for (int st = 0; st < 3; st++)
                 trainer_model_forward_range(&ws, w, batch, cuts[st], cuts[st + 1]);
-            ck_assert_msg(memcmp(logits, ws.act[L - 1],
-                                 sizeof(float) * (size_t)batch * m.classes) == 0,
-                          "%s, cuts %d: logits differ", c ? "cnn" : "mlp", set);
+            ck_assert_msg(
+                memcmp(logits, ws.act[L - 1], sizeof(float) * (size_t)batch * m.classes) == 0,
+                "%s, cuts %d: logits differ", c ? "cnn" : "mlp", set);
             trainer_model_loss(&ws, batch, &loss, &correct);
             for (int st = 2; st >= 0; st--)
                 trainer_model_backward_range(&ws, w, g2, batch, cuts[st], cuts[st + 1], 0);

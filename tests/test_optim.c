@@ -26,8 +26,12 @@ START_TEST(adam_first_step_is_closed_form)
     const trainer_backend_t *be = trainer_backend_cpu();
     float w0[4] = {0.5f, -1.0f, 2.0f, 0.0f}, g[4] = {0.1f, -3.0f, 1e-3f, 0.25f};
     for (int kind = TRAINER_OPT_ADAM; kind <= TRAINER_OPT_ADAMW; kind++) {
-        trainer_optim_t o = {.lr = 0.01f, .weight_decay = 0.1f, .kind = kind, .beta1 = 0.9,
-                             .beta2 = 0.999, .eps = 1e-8};
+        trainer_optim_t o = {.lr = 0.01f,
+                             .weight_decay = 0.1f,
+                             .kind = kind,
+                             .beta1 = 0.9,
+                             .beta2 = 0.999,
+                             .eps = 1e-8};
         float w[4], m[4] = {0}, v[4] = {0};
         memcpy(w, w0, sizeof w);
         trainer_optim_update(be, &o, o.lr, 1, w, g, m, v, 4);
@@ -74,9 +78,9 @@ START_TEST(schedules_give_hand_computed_rates)
         ck_assert(trainer_lr_at(&p, s, 100) == before);
     }
     p = (trainer_lr_t){TRAINER_LR_COSINE, 0.1f, 0.01f, 10};
-    ck_assert_double_eq_tol(trainer_lr_at(&p, 0, 110), 0.01, 1e-8);  /* 0.1 x 1 / 10 */
-    ck_assert_double_eq_tol(trainer_lr_at(&p, 9, 110), 0.1, 1e-8);   /* warmup's last */
-    ck_assert_double_eq_tol(trainer_lr_at(&p, 10, 110), 0.1, 1e-8);  /* decay's first */
+    ck_assert_double_eq_tol(trainer_lr_at(&p, 0, 110), 0.01, 1e-8);   /* 0.1 x 1 / 10 */
+    ck_assert_double_eq_tol(trainer_lr_at(&p, 9, 110), 0.1, 1e-8);    /* warmup's last */
+    ck_assert_double_eq_tol(trainer_lr_at(&p, 10, 110), 0.1, 1e-8);   /* decay's first */
     ck_assert_double_eq_tol(trainer_lr_at(&p, 60, 110), 0.055, 1e-8); /* halfway */
     ck_assert_double_eq_tol(trainer_lr_at(&p, 110, 110), 0.01, 1e-8); /* the floor */
     p.schedule = TRAINER_LR_LINEAR;
@@ -118,9 +122,14 @@ static const struct {
 
 START_TEST(matches_pytorch)
 {
-    trainer_optim_t o = {.lr = cases[_i].lr, .momentum = cases[_i].momentum,
-                         .weight_decay = cases[_i].wd, .kind = cases[_i].kind, .beta1 = 0.9,
-                         .beta2 = 0.999, .eps = 1e-8, .clip_norm = cases[_i].clip};
+    trainer_optim_t o = {.lr = cases[_i].lr,
+                         .momentum = cases[_i].momentum,
+                         .weight_decay = cases[_i].wd,
+                         .kind = cases[_i].kind,
+                         .beta1 = 0.9,
+                         .beta2 = 0.999,
+                         .eps = 1e-8,
+                         .clip_norm = cases[_i].clip};
     const trainer_backend_t *be = trainer_backend_cpu();
     trainer_learner_t l;
     trainer_learner_init(&l, be, &mlp, &o, BATCH, 5);

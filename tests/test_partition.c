@@ -20,8 +20,7 @@ static trainer_partition_spec_t spec_of(const char *text)
 {
     trainer_partition_spec_t spec;
     dt_err_t err = {{0}};
-    ck_assert_msg(trainer_partition_parse(&spec, text, &err) == DT_OK, "%s: %s", text,
-                  err.msg);
+    ck_assert_msg(trainer_partition_parse(&spec, text, &err) == DT_OK, "%s: %s", text, err.msg);
     return spec;
 }
 
@@ -31,8 +30,8 @@ static trainer_partition_t make_ok(const trainer_dataset_t *ds, int clients, con
     trainer_partition_spec_t spec = spec_of(text);
     trainer_partition_t p;
     dt_err_t err = {{0}};
-    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK,
-                  "%s: %s", text, err.msg);
+    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK, "%s: %s",
+                  text, err.msg);
     ck_assert_int_eq(p.clients, clients);
     return p;
 }
@@ -103,10 +102,31 @@ START_TEST(test_parse_ok)
 END_TEST
 
 static const char *const bad_specs[] = {
-    "dirichlet:0", "dirichlet:-1", "dirichlet:abc", "dirichlet:", "dirichlet:inf",
-    "dirichlet:nan", "dirichlet: 1", "dirichlet:1x", "dirichlet:1e999", "shards:0",
-    "shards:1.5", "shards:-1", "shards:", "shards: 2", "shards:+2", "shards:99999999999",
-    "foo", "", "IID", "iid ", "dirichlet", "shards", "by-source:1", "by_source", "bysource",
+    "dirichlet:0",
+    "dirichlet:-1",
+    "dirichlet:abc",
+    "dirichlet:",
+    "dirichlet:inf",
+    "dirichlet:nan",
+    "dirichlet: 1",
+    "dirichlet:1x",
+    "dirichlet:1e999",
+    "shards:0",
+    "shards:1.5",
+    "shards:-1",
+    "shards:",
+    "shards: 2",
+    "shards:+2",
+    "shards:99999999999",
+    "foo",
+    "",
+    "IID",
+    "iid ",
+    "dirichlet",
+    "shards",
+    "by-source:1",
+    "by_source",
+    "bysource",
 };
 
 START_TEST(test_parse_errors)
@@ -184,8 +204,8 @@ START_TEST(test_shards_balanced)
         trainer_partition_histogram(&p, &ds, c, h);
         int distinct = 0;
         for (int k = 0; k < 10; k++) {
-            ck_assert_msg(h[k] == 0 || h[k] == 50 || h[k] == 100, "client %d class %d: %zu",
-                          c, k, h[k]);
+            ck_assert_msg(h[k] == 0 || h[k] == 50 || h[k] == 100, "client %d class %d: %zu", c, k,
+                          h[k]);
             distinct += h[k] > 0;
         }
         ck_assert_int_le(distinct, 2);
@@ -404,15 +424,15 @@ END_TEST
 /* A federated population (empty_ok): more clients than samples, or a Dirichlet draw that
  * always leaves some client empty, is a partition with empty clients, still a cover of the
  * samples and a function of the seed; shards still need K samples a client. */
-static trainer_partition_t make_empty_ok(const trainer_dataset_t *ds, int clients,
-                                         const char *text, uint64_t seed)
+static trainer_partition_t make_empty_ok(const trainer_dataset_t *ds, int clients, const char *text,
+                                         uint64_t seed)
 {
     trainer_partition_spec_t spec = spec_of(text);
     spec.empty_ok = 1;
     trainer_partition_t p;
     dt_err_t err = {{0}};
-    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK,
-                  "%s: %s", text, err.msg);
+    ck_assert_msg(trainer_partition_make(&p, ds, clients, &spec, seed, &err) == DT_OK, "%s: %s",
+                  text, err.msg);
     return p;
 }
 
@@ -508,8 +528,7 @@ START_TEST(test_by_source_exact)
         ck_assert_uint_eq(want[c], (lens[f] - lens[f] / 10 - 1) / (size_t)seq);
         for (size_t k = 0; k < want[c]; k++) {
             uint32_t w = p.idx[p.offsets[c] + k];
-            ck_assert_mem_eq(tr.tokens + (size_t)w * (seq + 1), text[f] + k * seq,
-                             (size_t)seq + 1);
+            ck_assert_mem_eq(tr.tokens + (size_t)w * (seq + 1), text[f] + k * seq, (size_t)seq + 1);
         }
     }
     /* another seed: the same split (by-source draws nothing) */

@@ -121,8 +121,8 @@ static void ok(dt_status st, const dt_err_t *err)
     ck_assert_msg(st == DT_OK, "%s", err->msg);
 }
 
-static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
-                       const char *sweep, long index, const test_run_t *t, const char *status)
+static int64_t add_run(results_db_t *db, const char *name, const char *strategy, const char *sweep,
+                       long index, const test_run_t *t, const char *status)
 {
     dt_err_t err = {""};
     results_run_info_t info = {name, strategy, "[run]\n", "0.1.0", "3.32", 1, sweep, index};
@@ -140,17 +140,21 @@ static int64_t add_run(results_db_t *db, const char *name, const char *strategy,
     ok(results_memory_add(db, id, 0, "worker", 4e6, 4e6, 0, 1e6, 1, &err), &err);
     ok(results_memory_add(db, id, 1, "worker", 4e6, 4e6, 4e6 / t->workers, NAN, 1, &err), &err);
     if (status) {
-        results_summary_t s = {eval_acc((size_t)index, 4), 0.25, t->sim_time, t->time_to_target,
-                               0.7, 1e8 * t->workers * t->sim_time, t->shares[0],
-                               t->shares[1], t->shares[2], 40};
+        results_summary_t s = {
+            eval_acc((size_t)index, 4),     0.25,         t->sim_time,  t->time_to_target, 0.7,
+            1e8 * t->workers * t->sim_time, t->shares[0], t->shares[1], t->shares[2],      40};
         ok(results_run_end(db, id, status, &s, &err), &err);
         /* $2 per host-hour; 300 W per host while busy */
         double dollars = t->workers * t->sim_time / 3600 * 2;
         double joules = t->workers * t->sim_time * 300 * (t->shares[0] + 0.1);
-        results_energy_t e = {.hosts = (long)t->workers, .host_joules = joules,
-                              .link_ports = 2 * (long)t->workers, .link_joules = 0,
-                              .joules_per_step = joules / 40, .joules_per_sample = joules / samples,
-                              .dollars = dollars, .dollars_per_sample = dollars / samples,
+        results_energy_t e = {.hosts = (long)t->workers,
+                              .host_joules = joules,
+                              .link_ports = 2 * (long)t->workers,
+                              .link_joules = 0,
+                              .joules_per_step = joules / 40,
+                              .joules_per_sample = joules / samples,
+                              .dollars = dollars,
+                              .dollars_per_sample = dollars / samples,
                               .dollars_to_target = NAN};
         ok(results_energy_add(db, id, &e, &err), &err);
         /* the step (sim_time / 40) in three parts, as the shares split it */
@@ -203,14 +207,23 @@ static void add_clients(results_db_t *db, int64_t run)
 {
     dt_err_t err = {""};
     for (int k = 0; k < N_HONEST; k++) {
-        results_client_t c = {.client = k + 1, .rounds = client_rounds[k], .samples = 100,
-                              .held_out = 20, .test_acc = client_acc[k], .test_loss = 1.0};
+        results_client_t c = {.client = k + 1,
+                              .rounds = client_rounds[k],
+                              .samples = 100,
+                              .held_out = 20,
+                              .test_acc = client_acc[k],
+                              .test_loss = 1.0};
         ok(results_client_add(db, run, &c, &err), &err);
     }
-    results_client_t byz = {.client = N_HONEST + 1, .rounds = 4, .samples = 100, .held_out = 20,
-                            .test_acc = 0.05, .test_loss = 3.0, .byzantine = 1};
-    results_client_t none = {.client = 0, .rounds = 0, .samples = 100, .test_acc = NAN,
-                             .test_loss = NAN};
+    results_client_t byz = {.client = N_HONEST + 1,
+                            .rounds = 4,
+                            .samples = 100,
+                            .held_out = 20,
+                            .test_acc = 0.05,
+                            .test_loss = 3.0,
+                            .byzantine = 1};
+    results_client_t none = {
+        .client = 0, .rounds = 0, .samples = 100, .test_acc = NAN, .test_loss = NAN};
     ok(results_client_add(db, run, &byz, &err), &err);
     ok(results_client_add(db, run, &none, &err), &err);
 }
@@ -220,8 +233,8 @@ static void add_clients_unevaluated(results_db_t *db, int64_t run)
 {
     dt_err_t err = {""};
     for (int k = 0; k < 4; k++) {
-        results_client_t c = {.client = k, .rounds = k, .samples = 100, .test_acc = NAN,
-                              .test_loss = NAN};
+        results_client_t c = {
+            .client = k, .rounds = k, .samples = 100, .test_acc = NAN, .test_loss = NAN};
         ok(results_client_add(db, run, &c, &err), &err);
     }
 }
@@ -266,8 +279,8 @@ static int dbl_cmp_test(const void *a, const void *b)
 
 static void ck_close(double got, double want, const char *what)
 {
-    ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%s: %.17g, expected %.17g", what,
-                  got, want);
+    ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%s: %.17g, expected %.17g", what, got,
+                  want);
 }
 
 /* --- the read side ------------------------------------------------------------------------ */
@@ -282,8 +295,9 @@ START_TEST(runs_spec_parse)
     ck_assert(r[0].lo == 3 && r[0].hi == 3 && r[1].lo == 5 && r[1].hi == 9);
     ck_assert(r[2].lo == 12 && r[2].hi == 12);
     free(r);
-    const char *bad[] = {"", "3,", ",3", "a", "5-3", "0", "-3", "3-", "1,,2", "1 ,2",
-                         "3-4-5", "99999999999999999999", "1;2"};
+    const char *bad[] = {"",   "3,", ",3",   "a",    "5-3",   "0",
+                         "-3", "3-", "1,,2", "1 ,2", "3-4-5", "99999999999999999999",
+                         "1;2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(results_runs_spec_parse(bad[i], &r, &n, &err) == DT_ERR_INPUT, "\"%s\"",
                       bad[i]);
@@ -326,8 +340,8 @@ START_TEST(default_choice_is_the_latest_sweep)
         /* throughput = final samples / sim_time; efficiency against the single run */
         ck_close(r->throughput, total_samples(t) / t->sim_time, "throughput");
         double single = total_samples(&sweep_runs[6]) / sweep_runs[6].sim_time;
-        ck_close(r->scaling_efficiency,
-                 total_samples(t) / t->sim_time / (eff_workers(t) * single), "efficiency");
+        ck_close(r->scaling_efficiency, total_samples(t) / t->sim_time / (eff_workers(t) * single),
+                 "efficiency");
         ck_close(r->scaling_efficiency, t->eff, "efficiency by construction");
     }
     results_runs_free(&runs);
@@ -381,7 +395,11 @@ START_TEST(evals_and_timeline_read_back)
     ck_assert_str_eq(tl.lanes[1].host, "node-0");
     ck_assert_int_eq(tl.lanes[2].rank, 1);
     ck_assert_uint_eq(tl.n, 7);
-    struct { size_t lane; results_state_t s; double a, b; } want[7] = {
+    struct {
+        size_t lane;
+        results_state_t s;
+        double a, b;
+    } want[7] = {
         {0, RESULTS_STATE_IDLE, 0.0, 1.0},    {0, RESULTS_STATE_COMM, 1.0, 1.7},
         {1, RESULTS_STATE_COMPUTE, 0.0, 1.0}, {1, RESULTS_STATE_COMM, 1.0, 1.5},
         {1, RESULTS_STATE_IDLE, 1.5, 2.0},    {2, RESULTS_STATE_COMPUTE, 0.0, 1.2},
@@ -548,8 +566,9 @@ START_TEST(clients_read_back)
     /* a version-2 file, read as it is: no clients, no error */
     sqlite3 *h = NULL;
     ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "DROP VIEW client_fairness; DROP TABLE clients; "
-                                     "PRAGMA user_version = 2",
+    ck_assert_int_eq(sqlite3_exec(h,
+                                  "DROP VIEW client_fairness; DROP TABLE clients; "
+                                  "PRAGMA user_version = 2",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(h);
@@ -599,7 +618,9 @@ END_TEST
 
 START_TEST(gp_string_quoting)
 {
-    struct { const char *in, *out; } cases[] = {
+    struct {
+        const char *in, *out;
+    } cases[] = {
         {"plain", "'plain'"},
         {"a'b''", "'a''b'''''"},
         {"x\ny\tz\r\x7f", "'x y z  '"},
@@ -649,16 +670,11 @@ START_TEST(figure_table_rows)
         results_figure_t fig;
         const char *name;
     } known[] = {
-        {RESULTS_FIGURE_ACCURACY, "accuracy"},
-        {RESULTS_FIGURE_ACCURACY_BYTES, "accuracy_bytes"},
-        {RESULTS_FIGURE_BREAKDOWN, "breakdown"},
-        {RESULTS_FIGURE_TIME_TO_TARGET, "time_to_target"},
-        {RESULTS_FIGURE_SCALING, "scaling"},
-        {RESULTS_FIGURE_TIMELINE, "timeline"},
-        {RESULTS_FIGURE_FAULTS, "faults"},
-        {RESULTS_FIGURE_PARALLELISM, "parallelism"},
-        {RESULTS_FIGURE_CLIENTS, "clients"},
-        {RESULTS_FIGURE_COST, "cost"},
+        {RESULTS_FIGURE_ACCURACY, "accuracy"},   {RESULTS_FIGURE_ACCURACY_BYTES, "accuracy_bytes"},
+        {RESULTS_FIGURE_BREAKDOWN, "breakdown"}, {RESULTS_FIGURE_TIME_TO_TARGET, "time_to_target"},
+        {RESULTS_FIGURE_SCALING, "scaling"},     {RESULTS_FIGURE_TIMELINE, "timeline"},
+        {RESULTS_FIGURE_FAULTS, "faults"},       {RESULTS_FIGURE_PARALLELISM, "parallelism"},
+        {RESULTS_FIGURE_CLIENTS, "clients"},     {RESULTS_FIGURE_COST, "cost"},
         {RESULTS_FIGURE_STEP, "step"},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
@@ -720,8 +736,7 @@ static unsigned draw_all(const char *runs_spec, unsigned formats, int64_t timeli
     results_runs_t runs;
     dt_err_t err = {""};
     ok(results_query_select(q, runs_spec, NULL, &runs, &err), &err);
-    results_plot_opts_t o = {.out_dir = out_dir, .formats = formats,
-                             .timeline_run = timeline_run};
+    results_plot_opts_t o = {.out_dir = out_dir, .formats = formats, .timeline_run = timeline_run};
     unsigned drawn = 0;
     for (int fig = 0; fig < RESULTS_FIGURE_COUNT; fig++) {
         results_plot_out_t out;
@@ -766,8 +781,8 @@ START_TEST(every_figure_of_the_sweep)
     char notes[RESULTS_FIGURE_COUNT][512];
     ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG, 0, notes), ALL_FIGURES);
     /* sync-ps-1G never reached its target */
-    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "1 run "),
-                  "%s", notes[RESULTS_FIGURE_TIME_TO_TARGET]);
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIME_TO_TARGET], "1 run "), "%s",
+                  notes[RESULTS_FIGURE_TIME_TO_TARGET]);
     ck_assert_msg(strstr(notes[RESULTS_FIGURE_TIMELINE], "run 3"), "%s",
                   notes[RESULTS_FIGURE_TIMELINE]);
     /* runs 3, 5-10 have no clients rows, run 4 no held-out samples */
@@ -790,8 +805,8 @@ static char *svg_text(const char *path)
     ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
     buf[n] = '\0';
     fclose(f);
-    static const char *const ent[][2] = {{"&lt;", "<"},   {"&gt;", ">"},    {"&quot;", "\""},
-                                         {"&apos;", "'"}, {"&#39;", "'"},   {"&amp;", "&"}};
+    static const char *const ent[][2] = {{"&lt;", "<"},   {"&gt;", ">"},  {"&quot;", "\""},
+                                         {"&apos;", "'"}, {"&#39;", "'"}, {"&amp;", "&"}};
     char *o = buf;
     for (const char *p = buf; *p;) {
         size_t k = 0;
@@ -812,9 +827,9 @@ static char *svg_text(const char *path)
 START_TEST(every_format)
 {
     build_db();
-    ck_assert_uint_eq(draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF, 0,
-                               NULL),
-                      ALL_FIGURES);
+    ck_assert_uint_eq(
+        draw_all(NULL, RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF, 0, NULL),
+        ALL_FIGURES);
     char p[256];
     snprintf(p, sizeof p, "%s/out/scaling.svg", dir);
     char *s = svg_text(p);
@@ -895,8 +910,9 @@ START_TEST(figures_skipped_with_a_reason)
      * the energy panel alone */
     sqlite3 *h = NULL;
     ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "UPDATE energy SET dollars_per_sample = NULL WHERE run = 5;"
-                                     "DELETE FROM energy WHERE run IN (6, 7)",
+    ck_assert_int_eq(sqlite3_exec(h,
+                                  "UPDATE energy SET dollars_per_sample = NULL WHERE run = 5;"
+                                  "DELETE FROM energy WHERE run IN (6, 7)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     drawn = draw_all("6-7", RESULTS_PLOT_PNG, 0, notes);
@@ -924,9 +940,8 @@ START_TEST(figures_skipped_with_a_reason)
                   notes[RESULTS_FIGURE_SCALING]);
     /* a version-5 file, read as it is: no energy table, no cost figure, no error */
     ck_assert_int_eq(sqlite3_open_v2(db_path, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "DROP TABLE energy; PRAGMA user_version = 5", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(h, "DROP TABLE energy; PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
     drawn = draw_all("13-14", RESULTS_PLOT_PNG, 0, notes);
     ck_assert(!(drawn & 1u << RESULTS_FIGURE_COST));
@@ -982,8 +997,8 @@ START_TEST(hostile_names_stay_text)
         snprintf(p, sizeof p, "%s/out/%s.svg", dir, figs[k]);
         char *s = svg_text(p);
         for (int i = 0; i < 4; i++)
-            ck_assert_msg(strstr(s, i == 2 ? shown2 : hostile[i]), "%s: \"%s\" not shown",
-                          figs[k], hostile[i]);
+            ck_assert_msg(strstr(s, i == 2 ? shown2 : hostile[i]), "%s: \"%s\" not shown", figs[k],
+                          hostile[i]);
         free(s);
     }
     char p[256];
@@ -1037,12 +1052,11 @@ static void build_grid_db(void)
             char name[64];
             snprintf(name, sizeof name, "grid/kind=%s,bandwidth=%gGbps", grid_kinds[k],
                      grid_gbps[b]);
-            int64_t id = add_plain_run(db, name, grid_kinds[k], "g", k * GRID_BWS + b,
-                                       grid_gbps[b], 10.0 * (k + 1) / grid_gbps[b], 100);
+            int64_t id = add_plain_run(db, name, grid_kinds[k], "g", k * GRID_BWS + b, grid_gbps[b],
+                                       10.0 * (k + 1) / grid_gbps[b], 100);
             for (int e = 1; e <= 10; e++)
                 ok(results_eval_add(db, id, e * (k + 1) / grid_gbps[b], 10 * e, 320.0 * e,
-                                    1e9 * e * (k + 1), 1.0 / e, 0.3 + 0.05 * e - 0.02 * k,
-                                    &err),
+                                    1e9 * e * (k + 1), 1.0 / e, 0.3 + 0.05 * e - 0.02 * k, &err),
                    &err);
         }
     results_db_close(db);
@@ -1112,8 +1126,8 @@ static void ck_distinct_styles(char styles[][96], size_t n, int alone, const cha
                           what, a, b, styles[a]);
             if (alone)
                 ck_assert_msg(strcmp(ca, cb) && strcmp(da, db),
-                              "%s: curves %zu and %zu share a colour or a dash: %s, %s", what, a,
-                              b, styles[a], styles[b]);
+                              "%s: curves %zu and %zu share a colour or a dash: %s, %s", what, a, b,
+                              styles[a], styles[b]);
         }
 }
 
@@ -1171,8 +1185,8 @@ START_TEST(legend_labels_name_their_keys)
         "local-sgd optimizer=adamw workers=8",
     };
     for (int i = 0; i < 4; i++) {
-        int64_t id = add_plain_run(db, names[i], i < 3 ? "allreduce" : "local-sgd", "t", i, 1,
-                                   10.0, 100);
+        int64_t id =
+            add_plain_run(db, names[i], i < 3 ? "allreduce" : "local-sgd", "t", i, 1, 10.0, 100);
         for (int e = 1; e <= 3; e++)
             ok(results_eval_add(db, id, e, 10 * e, 320.0 * e, 1e6 * e, 1.0 / e,
                                 0.3 + 0.1 * e + 0.01 * i, &err),
@@ -1342,7 +1356,8 @@ START_TEST(size_reaches_every_format)
     ok(results_query_select(q, NULL, NULL, &runs, &err), &err);
     results_plot_opts_t o = {.out_dir = out_dir,
                              .formats = RESULTS_PLOT_PNG | RESULTS_PLOT_SVG | RESULTS_PLOT_PDF,
-                             .width = 640, .height = 420};
+                             .width = 640,
+                             .height = 420};
     results_plot_out_t out;
     ok(results_plot_draw(q, &runs, RESULTS_FIGURE_BREAKDOWN, &o, &out, &err), &err);
     ck_assert_int_eq(out.n_files, 3);
@@ -1375,7 +1390,6 @@ START_TEST(size_reaches_every_format)
     results_query_close(q);
 }
 END_TEST
-
 
 /* step.png: a bar per run whose segments stack its parts (each starts where the one below
  * ended) to its step, sim_time / 40 steps, in ms (the longest under a second); the parts no
@@ -1434,8 +1448,8 @@ START_TEST(step_figure_stacks_the_parts_to_the_step)
     free(s);
     char notes[RESULTS_FIGURE_COUNT][512];
     ck_assert(draw_all("2-11,13", RESULTS_PLOT_PNG, 0, notes) & 1u << RESULTS_FIGURE_STEP);
-    ck_assert_msg(strstr(notes[RESULTS_FIGURE_STEP], "leaves out 2 runs without a breakdown"),
-                  "%s", notes[RESULTS_FIGURE_STEP]);
+    ck_assert_msg(strstr(notes[RESULTS_FIGURE_STEP], "leaves out 2 runs without a breakdown"), "%s",
+                  notes[RESULTS_FIGURE_STEP]);
 }
 END_TEST
 
@@ -1464,9 +1478,8 @@ START_TEST(text_grows_with_the_size)
         free(big);
     }
     char *svg = script_of(NULL, RESULTS_FIGURE_ACCURACY, 1920, 1080, GP_SVG);
-    ck_assert_msg(strstr(svg, "svg size 1920,") &&
-                      strstr(svg, " fontscale 2.39994 linewidth 1.8 "), "%.200s",
-                  strstr(svg, "set term"));
+    ck_assert_msg(strstr(svg, "svg size 1920,") && strstr(svg, " fontscale 2.39994 linewidth 1.8 "),
+                  "%.200s", strstr(svg, "set term"));
     free(svg);
     char *small = script_of(NULL, RESULTS_FIGURE_ACCURACY, 400, 300, GP_PNG);
     ck_assert_msg(strstr(small, "fontscale 0.6 linewidth 0.6 "), "%.200s",
@@ -1563,8 +1576,8 @@ START_TEST(legend_keys_differ_visibly)
                           labels[b]);
             if (!strcmp(ca, cb))
                 ck_assert_msg(strcmp(da, db) && atoi(pa + 4) != atoi(pb + 4),
-                              "%s and %s: one colour, %s and %s", labels[a], labels[b],
-                              styles[a], styles[b]);
+                              "%s and %s: one colour, %s and %s", labels[a], labels[b], styles[a],
+                              styles[b]);
         }
     }
     ck_assert_msg(kinds_seen == 0xf, "dash kinds of the four bandwidths: %#x", kinds_seen);
@@ -1590,8 +1603,8 @@ START_TEST(legend_keys_differ_visibly)
             period += strtod(p, &e);
         int used = 0;
         /* a key's sample: a path of one level segment (the curves have 20 points) */
-        if (sscanf(p, "'  d='M%lf,%lf L%lf,%lf %n", &x1, &y1, &x2, &y2, &used) == 4 &&
-            y1 == y2 && p[used] == '\'') {
+        if (sscanf(p, "'  d='M%lf,%lf L%lf,%lf %n", &x1, &y1, &x2, &y2, &used) == 4 && y1 == y2 &&
+            p[used] == '\'') {
             samples++;
             ck_assert_msg(x2 - x1 >= 2 * period, "a key's sample of %g pixels, dash period %g",
                           x2 - x1, period);
@@ -1652,8 +1665,8 @@ static void build_text_db(void)
         ok(results_eval_add_text(db, a, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.1 * k, exp(loss),
                                  &err),
            &err);
-        ok(results_eval_add_text(db, b, k, 10 * k, 640.0 * k, 2e6 * k, loss, 0.05 * k,
-                                 exp(loss), &err),
+        ok(results_eval_add_text(db, b, k, 10 * k, 640.0 * k, 2e6 * k, loss, 0.05 * k, exp(loss),
+                                 &err),
            &err);
         ok(results_eval_add(db, c, k, 10 * k, 640.0 * k, 1e6 * k, loss, 0.2 * k, &err), &err);
     }
@@ -1668,8 +1681,8 @@ START_TEST(text_runs_labelled_next_token)
     char *s = script_of("1-2", RESULTS_FIGURE_ACCURACY, 0, 0, GP_PNG);
     ck_assert_msg(strstr(s, "set label 9000 'Next-token accuracy vs simulated time'"), "%s", s);
     ck_assert_msg(strstr(s, "set ylabel 'next-token accuracy (%)'"), "%s", s);
-    ck_assert_msg(strstr(s, "'next-token accuracy: the share of validation tokens predicted"),
-                  "%s", s);
+    ck_assert_msg(strstr(s, "'next-token accuracy: the share of validation tokens predicted"), "%s",
+                  s);
     double v[2];
     first_row(s, "run0", v, 2); /* the curve is test_acc, in percent */
     ck_assert(v[0] == 1 && fabs(v[1] - 10) < 1e-9);
@@ -1761,8 +1774,7 @@ static int on_front_brute(const double *x, const double *y, const double *z, siz
         if (j == i || isnan(x[j]) || isnan(y[j]))
             continue;
         double zj = !z ? 0 : isnan(z[j]) ? INFINITY : z[j];
-        if (x[j] <= x[i] && y[j] <= y[i] && zj <= zi &&
-            (x[j] < x[i] || y[j] < y[i] || zj < zi))
+        if (x[j] <= x[i] && y[j] <= y[i] && zj <= zi && (x[j] < x[i] || y[j] < y[i] || zj < zi))
             return 0;
     }
     return 1;
@@ -1781,9 +1793,9 @@ static void ck_front(const double *x, const double *y, const double *z, size_t n
             ck_assert(x[front[f - 1]] <= x[front[f]]);
     }
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(in[i] == on_front_brute(x, y, z, n, i), "point %zu (%g, %g, %g): %s",
-                      i, x[i], y[i], z ? z[i] : 0, in[i] ? "on the front, dominated" :
-                                                           "left out, not dominated");
+        ck_assert_msg(in[i] == on_front_brute(x, y, z, n, i), "point %zu (%g, %g, %g): %s", i, x[i],
+                      y[i], z ? z[i] : 0,
+                      in[i] ? "on the front, dominated" : "left out, not dominated");
     free(front);
     free(in);
 }
@@ -1838,14 +1850,19 @@ static void build_plan_db(double values[PLAN_RUNS][3])
             step = values[6][0], gb = values[6][2];
         int64_t id = add_plain_run(db, name, "pipeline", "plan-toy-1", i, 100, 2 * step, 2);
         ok(results_param_add(db, id, "model.arch", "profile:toy", NAN, &err), &err);
-        ok(results_memory_add(db, id, 0, "worker", gb * 0.5e9, gb * 0.25e9, gb * 0.25e9, NAN,
-                              1, &err), &err);
+        ok(results_memory_add(db, id, 0, "worker", gb * 0.5e9, gb * 0.25e9, gb * 0.25e9, NAN, 1,
+                              &err),
+           &err);
         /* 8 hosts at $3 an hour, 64 samples a step; one run in 10 also cheaper */
         double dollars = 8 * 2 * step / 3600 * 3 * (i % 10 == 3 ? 0.5 : 1);
-        results_energy_t e = {.hosts = 8, .host_joules = 1e3 * step, .link_joules = 0,
+        results_energy_t e = {.hosts = 8,
+                              .host_joules = 1e3 * step,
+                              .link_joules = 0,
                               .joules_per_step = 500 * step,
-                              .joules_per_sample = 1e3 * step / 128, .dollars = dollars,
-                              .dollars_per_sample = dollars / 128, .dollars_to_target = NAN};
+                              .joules_per_sample = 1e3 * step / 128,
+                              .dollars = dollars,
+                              .dollars_per_sample = dollars / 128,
+                              .dollars_to_target = NAN};
         ok(results_energy_add(db, id, &e, &err), &err);
         values[i][0] = step;
         values[i][1] = 1000 * dollars / 128;
@@ -1879,8 +1896,8 @@ START_TEST(pareto_names_only_the_front)
         snprintf(name, sizeof name, "t%zup1d%zu-mb1x%zu-z0'", 1 + i % 4, 1 + i / 4, 2 + i);
         snprintf(listed, sizeof listed, "  %.*s", (int)strlen(name) - 1, name);
         const char *p = strstr(script, listed);
-        ck_assert_msg((p != NULL) == on_front_brute(x, y, z, PLAN_RUNS, i),
-                      "run %zu %s", i, p ? "named off the front" : "on the front, not named");
+        ck_assert_msg((p != NULL) == on_front_brute(x, y, z, PLAN_RUNS, i), "run %zu %s", i,
+                      p ? "named off the front" : "on the front, not named");
     }
     /* every run a point */
     const char *block = strstr(script, "$runs << EOD\n");
@@ -1935,11 +1952,11 @@ START_TEST(many_runs_show_the_fastest)
             char name[64];
             snprintf(name, sizeof name, "t%dp1d%d-mb1x%d-z0", 1 + i % 4, 1 + i / 4, 2 + i);
             if (v[i][0] < sorted[max[k] - 1])
-                ck_assert_msg(strstr(script, name), "%s: %s left out",
-                              results_figure_name(figs[k]), name);
+                ck_assert_msg(strstr(script, name), "%s: %s left out", results_figure_name(figs[k]),
+                              name);
             else if (v[i][0] > sorted[max[k] - 1])
-                ck_assert_msg(!strstr(script, name), "%s: %s drawn",
-                              results_figure_name(figs[k]), name);
+                ck_assert_msg(!strstr(script, name), "%s: %s drawn", results_figure_name(figs[k]),
+                              name);
         }
         free(script);
         results_plot_out_free(&out);
@@ -1960,8 +1977,9 @@ START_TEST(timeline_of_a_timing_only_run_is_its_step)
     ok(results_param_add(db, id, "model.arch", "profile:toy", NAN, &err), &err);
     ok(results_param_add(db, id, "run.timeline", "sampled", NAN, &err), &err);
     for (int k = 0; k < 8; k++)
-        ok(results_timeline_add(db, id, "h0", "worker", 0, k % 2 ? "comm" : "compute", k,
-                                k + 1, &err), &err);
+        ok(results_timeline_add(db, id, "h0", "worker", 0, k % 2 ? "comm" : "compute", k, k + 1,
+                                &err),
+           &err);
     results_db_close(db);
     char *script = script_of(NULL, RESULTS_FIGURE_TIMELINE, 0, 0, GP_SVG);
     ck_assert_ptr_nonnull(script);
@@ -1995,7 +2013,7 @@ START_TEST(missing_gnuplot_is_one_clear_error)
     ck_assert_msg(strstr(err.msg, "gnuplot-nox"), "%s", err.msg);
     ck_assert_int_eq(out.n_files, 0);
     results_plot_out_free(&out); /* the caller's, drawn or not */
-    setenv("PATH", path, 1); /* for CK_FORK=no, where the next test shares this process */
+    setenv("PATH", path, 1);     /* for CK_FORK=no, where the next test shares this process */
     free(path);
     results_runs_free(&runs);
     results_query_close(q);
@@ -2068,11 +2086,9 @@ START_TEST(command_line)
     one_error_line("--bogus");
     ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", "nope.db", NULL}), 2);
     one_error_line("nope.db");
-    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "3,x", NULL}),
-                     2);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "3,x", NULL}), 2);
     one_error_line("3,x");
-    ck_assert_int_eq(
-        dtsim_plot(NULL, (const char *[]){"--runs", "1", "--sweep", "s1", NULL}), 2);
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--runs", "1", "--sweep", "s1", NULL}), 2);
     one_error_line("--sweep");
     ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--timeline-run", "0", NULL}), 2);
     one_error_line("--timeline-run");
@@ -2113,14 +2129,14 @@ START_TEST(command_line)
     /* --format: a comma list, repeatable; --svg adds SVG to it */
     char p[256];
     snprintf(p, sizeof p, "%s/f1", dir);
-    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4",
-                                                       "--format", "pdf,svg", "--out", p, NULL}),
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4", "--format",
+                                                       "pdf,svg", "--out", p, NULL}),
                      0);
     snprintf(p, sizeof p, "%s/f2", dir);
-    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4", "--svg",
-                                                       "--format", "pdf", "--format", "png",
-                                                       "--out", p, NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4", "--svg", "--format",
+                                          "pdf", "--format", "png", "--out", p, NULL}),
+        0);
     for (int k = 1; k <= 2; k++) {
         static const char *const ext[] = {"png", "svg", "pdf"};
         for (int e = 0; e < 3; e++) {
@@ -2147,22 +2163,23 @@ START_TEST(command_line)
     snprintf(fake, sizeof fake, "%s/gnuplot", fake_dir);
     FILE *sh = fopen(fake, "w");
     ck_assert_ptr_nonnull(sh);
-    fprintf(sh, "#!/bin/sh\ncase \"$*\" in *pdfcairo*) echo 'unknown terminal' >&2; exit 1;; "
-                "esac\nexec '%s' \"$@\"\n",
+    fprintf(sh,
+            "#!/bin/sh\ncase \"$*\" in *pdfcairo*) echo 'unknown terminal' >&2; exit 1;; "
+            "esac\nexec '%s' \"$@\"\n",
             real);
     fclose(sh);
     chmod(fake, 0755);
     snprintf(path_env, sizeof path_env, "%s:%s", fake_dir, path_var);
     snprintf(p, sizeof p, "%s/f3", dir);
-    ck_assert_int_eq(dtsim_plot(path_env, (const char *[]){"--db", db_path, "--format",
-                                                           "png,pdf", "--out", p, NULL}),
+    ck_assert_int_eq(dtsim_plot(path_env, (const char *[]){"--db", db_path, "--format", "png,pdf",
+                                                           "--out", p, NULL}),
                      2);
     one_error_line("no pdfcairo terminal");
     ck_assert_msg(!file_exists(p), "%s made for a PDF gnuplot cannot write", p);
 
     /* an output directory named like a gnuplot pipe is just a directory */
-    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--out",
-                                                       "|touch pwned7", "--runs", "2", NULL}),
+    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--out", "|touch pwned7",
+                                                       "--runs", "2", NULL}),
                      0);
     snprintf(p, sizeof p, "%s/|touch pwned7/accuracy.png", dir);
     ck_image(p);
@@ -2234,20 +2251,20 @@ START_TEST(projector_one_chart_per_screen)
                               strstr(s, "\nmarker = 2.52\n") &&
                               strstr(s, "\nset linetype 1 lc rgb '#1f5aa6' "),
                           "%s: %.300s", name, s);
-            ck_assert_msg(count_of(s, NULL, "\nplot ") == 1, "%s screen %zu: %zu plots", name,
-                          k, count_of(s, NULL, "\nplot "));
+            ck_assert_msg(count_of(s, NULL, "\nplot ") == 1, "%s screen %zu: %zu plots", name, k,
+                          count_of(s, NULL, "\nplot "));
             if (screens > 1) /* (pareto.png's one panel leaves room for its list) */
                 ck_assert_uint_eq(count_of(s, NULL, "\nset origin "),
-                                  count_of(s, NULL, "\nset origin 0, fig_bottom + 0 * fig_area\n"
-                                                    "set size 1, 1 * fig_area\n"));
+                                  count_of(s, NULL,
+                                           "\nset origin 0, fig_bottom + 0 * fig_area\n"
+                                           "set size 1, 1 * fig_area\n"));
             ck_assert_msg(!strstr(s, "unset label 9000"), "%s: the title left out", name);
             if (fig == RESULTS_FIGURE_COST || fig == RESULTS_FIGURE_ACCURACY)
                 ck_assert_msg(!strstr(s, "unset key") && strstr(s, " title '"),
                               "%s screen %zu without its key", name, k);
             plot_line(s, plots[k]);
             for (size_t j = 0; j < k; j++)
-                ck_assert_msg(strcmp(plots[j], plots[k]), "%s: screens %zu, %zu alike", name,
-                              j, k);
+                ck_assert_msg(strcmp(plots[j], plots[k]), "%s: screens %zu, %zu alike", name, j, k);
             free(s);
         }
         ck_assert_ptr_null(screen_script((results_figure_t)fig, &o, screens, &n));
@@ -2286,10 +2303,10 @@ START_TEST(projector_one_chart_per_screen)
     /* dtsim plot --projector, --size with it */
     char p[256];
     snprintf(p, sizeof p, "%s/pj", dir);
-    ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4",
-                                                       "--projector", "--size", "1280x720",
-                                                       "--out", p, NULL}),
-                     0);
+    ck_assert_int_eq(
+        dtsim_plot(NULL, (const char *[]){"--db", db_path, "--runs", "2-4", "--projector", "--size",
+                                          "1280x720", "--out", p, NULL}),
+        0);
     char *o_text = slurp(out_path);
     for (int k = 1; k <= 3; k++) { /* steps, rounds (run 2 is federated), memory */
         char want[300];
@@ -2300,8 +2317,8 @@ START_TEST(projector_one_chart_per_screen)
         png_size(want, &w, &h);
         ck_assert(w == 1280 && h == 720);
     }
-    ck_assert_msg(!strstr(o_text, "parallelism.png") && strstr(o_text, "/accuracy.png\n"),
-                  "%s", o_text);
+    ck_assert_msg(!strstr(o_text, "parallelism.png") && strstr(o_text, "/accuracy.png\n"), "%s",
+                  o_text);
     free(o_text);
     ck_assert_int_eq(dtsim_plot(NULL, (const char *[]){"--help", NULL}), 0);
     o_text = slurp(out_path);
@@ -2338,8 +2355,7 @@ START_TEST(infinite_times_are_left_out)
     char *script = script_of("1", RESULTS_FIGURE_TIMELINE, 0, 0, GP_SVG);
     ck_assert_ptr_nonnull(script);
     ck_assert_msg(!strstr(script, "inf"), "%s", script);
-    ck_assert_msg(strstr(script, "1 intervals left out: their times are not finite"), "%s",
-                  script);
+    ck_assert_msg(strstr(script, "1 intervals left out: their times are not finite"), "%s", script);
     /* the x range ends where the finite rows end, 2 s */
     ck_assert_msg(strstr(script, "set xrange [0:2]"), "%s", script);
     free(script);

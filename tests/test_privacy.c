@@ -14,11 +14,11 @@
 #include "rng.h"
 
 /* |got - want| <= rel |want| */
-#define ck_assert_rel(got, want, rel)                                                      \
-    do {                                                                                   \
-        double g_ = (got), w_ = (want);                                                    \
-        ck_assert_msg(fabs(g_ - w_) <= (rel) * fabs(w_), "%s = %.17g, want %.17g (rel %g)", \
-                      #got, g_, w_, (rel));                                                \
+#define ck_assert_rel(got, want, rel)                                                              \
+    do {                                                                                           \
+        double g_ = (got), w_ = (want);                                                            \
+        ck_assert_msg(fabs(g_ - w_) <= (rel)*fabs(w_), "%s = %.17g, want %.17g (rel %g)", #got,    \
+                      g_, w_, (rel));                                                              \
     } while (0)
 
 /* The TF Privacy compute_dp_sgd_privacy order list, spelled out here rather than taken from

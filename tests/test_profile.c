@@ -22,7 +22,10 @@
 static char dir[] = "/tmp/dtsim-profile-XXXXXX";
 static char err_text[4096];
 
-static void setup(void) { ck_assert_ptr_nonnull(mkdtemp(dir)); }
+static void setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
 
 /* "DIR/name" in a static buffer of 4 (rotating) */
 static const char *at(const char *name)
@@ -87,8 +90,8 @@ static const sim_profile_layer_t *layer(const sim_model_profile_t *p, const char
     return NULL;
 }
 
-static sim_transformer_t shape(const char *family, long layers, long hidden, long heads,
-                               long seq, long vocab)
+static sim_transformer_t shape(const char *family, long layers, long hidden, long heads, long seq,
+                               long vocab)
 {
     sim_transformer_t t;
     sim_transformer_init(&t);
@@ -150,8 +153,7 @@ END_TEST
 /* Forward FLOPs of a Llama by the closed formula: per layer the q, k, v, o projections,
  * 2 x 2 T^2 d for the scores and the weighted values, 5 per score, the three MLP
  * projections and two norms; then the final norm and the output layer. */
-static double llama_flops(double L, double d, double A, double K, double F, double T,
-                          double V)
+static double llama_flops(double L, double d, double A, double K, double F, double T, double V)
 {
     double kv = d / A * K;
     double block = 2 * T * (2 * d * d + 2 * d * kv) + 4 * T * T * d + 5 * A * T * T +
@@ -165,12 +167,12 @@ START_TEST(llama2_published_parameter_counts)
         long layers, hidden, heads, kv_heads, ffn; /* ffn -1: Llama's rule */
         size_t params;
     } llama[] = {
-        {32, 4096, 32, -1, -1, 6738415616},     /* Llama-2 7B: ffn 11008 by the rule */
-        {80, 8192, 64, 8, 28672, 68976648192},  /* Llama-2 70B: GQA, ffn multiplier 1.3 */
+        {32, 4096, 32, -1, -1, 6738415616},    /* Llama-2 7B: ffn 11008 by the rule */
+        {80, 8192, 64, 8, 28672, 68976648192}, /* Llama-2 70B: GQA, ffn multiplier 1.3 */
     };
     for (int i = 0; i < 2; i++) {
-        sim_transformer_t t = shape("llama", llama[i].layers, llama[i].hidden, llama[i].heads,
-                                    4096, 32000);
+        sim_transformer_t t =
+            shape("llama", llama[i].layers, llama[i].hidden, llama[i].heads, 4096, 32000);
         t.kv_heads = llama[i].kv_heads;
         t.ffn = llama[i].ffn;
         dt_err_t err;
@@ -216,8 +218,10 @@ START_TEST(options_change_what_they_say)
     sim_transformer_t base = shape("gpt", L, d, A, T, V);
     size_t n = params_of(base);
     /* GPT-2's count by hand: embeddings, per layer two norms, qkv, out, MLP (biases), ln_f */
-    ck_assert_uint_eq(n, V * d + T * d + L * (2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) +
-                                             (4 * d * d + 4 * d) + (4 * d * d + d)) + 2 * d);
+    ck_assert_uint_eq(n, V * d + T * d +
+                             L * (2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) +
+                                  (4 * d * d + 4 * d) + (4 * d * d + d)) +
+                             2 * d);
     sim_transformer_t t = base;
     t.tied = 0;
     ck_assert_uint_eq(params_of(t), n + V * d);
@@ -345,16 +349,19 @@ START_TEST(written_profile_runs_for_its_flops)
 {
     /* --out - writes what --out FILE writes */
     char args[1024];
-    snprintf(args, sizeof args, "profile transformer --family llama --layers 2 --hidden 64 "
-                                "--heads 4 --kv-heads 2 --seq 32 --vocab 1000 --out %s",
+    snprintf(args, sizeof args,
+             "profile transformer --family llama --layers 2 --hidden 64 "
+             "--heads 4 --kv-heads 2 --seq 32 --vocab 1000 --out %s",
              at("tiny.ini"));
     ck_assert_int_eq(dtsim(args), 0);
     char *report = slurp(at("out"));
     ck_assert_msg(strstr(report, "tiny.ini: profile tiny, "), "%s", report);
     free(report);
     /* a file name without .ini is a file all the same */
-    snprintf(args, sizeof args, "profile transformer --layers 1 --hidden 8 --heads 2 --seq 4 "
-                                "--vocab 10 --out %s", at("plain"));
+    snprintf(args, sizeof args,
+             "profile transformer --layers 1 --hidden 8 --heads 2 --seq 4 "
+             "--vocab 10 --out %s",
+             at("plain"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
     report = slurp(at("out"));
     ck_assert_msg(strstr(report, "plain: profile plain, "), "%s", report);
@@ -371,7 +378,8 @@ START_TEST(written_profile_runs_for_its_flops)
     FILE *f = fopen(at("s.ini"), "w");
     ck_assert_ptr_nonnull(f);
     fputs("[run]\nsteps = 3\neval_every = 0\n[model]\narch = profile:tiny.ini\nbatch = 2\n"
-          "[cluster]\ndevice_flops = 1Tf\n[strategy]\nkind = single\n", f);
+          "[cluster]\ndevice_flops = 1Tf\n[strategy]\nkind = single\n",
+          f);
     fclose(f);
     snprintf(args, sizeof args, "check %s", at("s.ini"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
@@ -401,14 +409,17 @@ END_TEST
 START_TEST(written_profile_splits_as_megatron)
 {
     char args[1024];
-    snprintf(args, sizeof args, "profile transformer --layers 2 --hidden 64 --heads 4 --seq 16 "
-                                "--vocab 128 --out %s", at("tp.ini"));
+    snprintf(args, sizeof args,
+             "profile transformer --layers 2 --hidden 64 --heads 4 --seq 16 "
+             "--vocab 128 --out %s",
+             at("tp.ini"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
     FILE *f = fopen(at("tp-s.ini"), "w");
     ck_assert_ptr_nonnull(f);
     fputs("[run]\nsteps = 3\neval_every = 0\n[model]\narch = profile:tp.ini\nbatch = 4\n"
           "[cluster]\nworkers = 2\ndevice_flops = 1Tf\n[strategy]\nkind = pipeline\n"
-          "stages = 1\nmicro_batches = 2\ntensor = 2\n", f);
+          "stages = 1\nmicro_batches = 2\ntensor = 2\n",
+          f);
     fclose(f);
     snprintf(args, sizeof args, "run %s --db %s", at("tp-s.ini"), at("tp.db"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
@@ -546,13 +557,15 @@ START_TEST(fp8_scaling_and_wide_gemms)
     ck_assert_double_eq(b.wide_eff, d->value[SIM_DEV_GEMM_EFFICIENCY]);
     /* 13,200 x 4,096 is 132 x 32 tiles: 32 whole waves, the FLOPs at peak x fraction */
     double flops = 2.0 * 16896 * 4096 * 8192;
-    ck_assert_double_eq_tol(sim_compute_gemm(&t, 16896, 4096, 8192),
-                            flops / (1978.9e12 * 0.60075), 1e-12);
-    ck_assert_double_eq_tol(sim_compute_gemm(&b, 16896, 4096, 8192),
-                            flops / (1978.9e12 * 0.5147), 1e-12);
+    ck_assert_double_eq_tol(sim_compute_gemm(&t, 16896, 4096, 8192), flops / (1978.9e12 * 0.60075),
+                            1e-12);
+    ck_assert_double_eq_tol(sim_compute_gemm(&b, 16896, 4096, 8192), flops / (1978.9e12 * 0.5147),
+                            1e-12);
     /* a layer of that shape, then the same marked wide: the BF16 peak at the same fraction */
-    sim_profile_layer_t l = {.op = SIM_OP_GEMM, .dim = {16896, 4096, 16896, 0, 0},
-                             .forward_flops = flops, .backward_flops = 2 * flops};
+    sim_profile_layer_t l = {.op = SIM_OP_GEMM,
+                             .dim = {16896, 4096, 16896, 0, 0},
+                             .forward_flops = flops,
+                             .backward_flops = 2 * flops};
     sim_compute_call_t call = {.samples = 1, .T = 1, .sp = 0, .E = 1};
     double fwd, bwd;
     sim_compute_layer(&b, &l, &call, 1e15, &fwd, &bwd);
@@ -574,8 +587,8 @@ START_TEST(routed_experts_grouped_by_hand)
     double eff = 0.60075;
     /* DeepSeek-V3's gate projection: a sequence's 4096 tokens x top-8 = 32,768 rows over
      * 256 experts of 2048 x 7168; with expert = 64 a member holds 4 experts of 8192 rows */
-    sim_profile_layer_t l = {.op = SIM_OP_GEMM, .dim = {32768, 2048, 7168, 0, 0},
-                             .experts = 256, .top_k = 8};
+    sim_profile_layer_t l = {
+        .op = SIM_OP_GEMM, .dim = {32768, 2048, 7168, 0, 0}, .experts = 256, .top_k = 8};
     double flops = 2.0 * 32768 * 2048 * 7168;
     l.forward_flops = flops;
     l.backward_flops = 2 * flops;
@@ -586,8 +599,9 @@ START_TEST(routed_experts_grouped_by_hand)
     ck_assert_double_eq_tol(fwd, hand_grouped(4, 8192, 2048, 7168, eff), 1e-12);
     ck_assert_double_eq_tol(fwd, 32.0 * 2 * 128 * 128 * 7168 / (1978.9e12 / 132 * eff), 1e-12);
     ck_assert_double_eq_tol(fwd, sim_compute_gemm(&c, 32768, 2048, 7168), 1e-12);
-    ck_assert_double_eq_tol(bwd, hand_grouped(4, 8192, 7168, 2048, eff) +
-                                     hand_grouped(4, 7168, 2048, 8192, eff), 1e-12);
+    ck_assert_double_eq_tol(
+        bwd, hand_grouped(4, 8192, 7168, 2048, eff) + hand_grouped(4, 7168, 2048, 8192, eff),
+        1e-12);
     /* without expert parallelism: all 256 on the device, 128 rows each, the same tiles */
     call.E = 1;
     sim_compute_layer(&c, &l, &call, 1e15, &fwd, &bwd);
@@ -621,9 +635,11 @@ START_TEST(loading_marks_head_and_router_wide)
 {
     char ini[512], args[1024];
     snprintf(ini, sizeof ini, "%s", at("moe.ini"));
-    snprintf(args, sizeof args, "profile transformer --family llama --layers 3 --hidden 256 "
+    snprintf(args, sizeof args,
+             "profile transformer --family llama --layers 3 --hidden 256 "
              "--heads 4 --ffn 512 --seq 128 --vocab 1000 --experts 8 --top-k 2 "
-             "--shared-experts 1 --moe-ffn 128 --dense-layers 1 --out %s", ini);
+             "--shared-experts 1 --moe-ffn 128 --dense-layers 1 --out %s",
+             ini);
     ck_assert_int_eq(dtsim(args), 0);
     sim_model_profile_t p;
     dt_err_t err = {0};
@@ -645,8 +661,7 @@ END_TEST
  * less the difference that moe_counts_by_hand_and_published works out) */
 START_TEST(latent_attention_counts_by_hand_and_published)
 {
-    const double d = 64, A = 4, T = 16, V = 100, F = 96, Rq = 24, Rkv = 16, n = 8, r = 4,
-                 v = 12;
+    const double d = 64, A = 4, T = 16, V = 100, F = 96, Rq = 24, Rkv = 16, n = 8, r = 4, v = 12;
     sim_transformer_t t = shape("llama", 1, (long)d, (long)A, (long)T, (long)V);
     t.ffn = (long)F;
     t.q_lora_rank = (long)Rq;
@@ -706,11 +721,11 @@ START_TEST(latent_attention_counts_by_hand_and_published)
     text = generate(&t, &err);
     ck_assert_msg(text, "%s", err.msg);
     load_text(text, &p);
-    uint64_t layer_attn = 7168 + 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
-                          512 + 512ull * 128 * 256 + 16384ull * 7168 + 7168;
+    uint64_t layer_attn = 7168 + 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 + 512 +
+                          512ull * 128 * 256 + 16384ull * 7168 + 7168;
     uint64_t moe = 7168ull * 256 + 3ull * 7168 * 2048 * (256 + 1);
-    uint64_t want = 2 * 129280ull * 7168 + 7168 + 61 * layer_attn + 3 * 3ull * 7168 * 18432 +
-                    58 * moe;
+    uint64_t want =
+        2 * 129280ull * 7168 + 7168 + 61 * layer_attn + 3 * 3ull * 7168 * 18432 + 58 * moe;
     ck_assert_uint_eq(p.params, want);
     ck_assert_uint_eq(p.params, 671026404352ull);
     ck_assert_double_eq_tol((double)p.params / 1e9, 671, 0.05);
@@ -760,8 +775,9 @@ static double step_time(const char *profile, int batch, const char *extra)
 {
     FILE *f = fopen(at("shape-s.ini"), "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "[run]\nsteps = 1\neval_every = 0\n[model]\narch = profile:%s\nbatch = %d\n"
-               "precision = bf16\n[cluster]\ndevice = a100-80gb\n[strategy]\nkind = single\n",
+    fprintf(f,
+            "[run]\nsteps = 1\neval_every = 0\n[model]\narch = profile:%s\nbatch = %d\n"
+            "precision = bf16\n[cluster]\ndevice = a100-80gb\n[strategy]\nkind = single\n",
             profile, batch);
     fclose(f);
     char args[1024];
@@ -774,8 +790,10 @@ static double step_time(const char *profile, int batch, const char *extra)
 START_TEST(profile_without_shapes_times_flat)
 {
     char args[1024];
-    snprintf(args, sizeof args, "profile transformer --layers 2 --hidden 256 --heads 4 --seq 128 "
-                                "--vocab 1000 --out %s", at("shaped.ini"));
+    snprintf(args, sizeof args,
+             "profile transformer --layers 2 --hidden 256 --heads 4 --seq 128 "
+             "--vocab 1000 --out %s",
+             at("shaped.ini"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
     char *text = slurp(at("shaped.ini"));
     char *cut = strstr(text, "\n# layer = what it computes");
@@ -815,8 +833,10 @@ START_TEST(layer_is_the_sum_of_its_operations)
 {
     const double T = 512, d = 1024, A = 16, V = 2048, F = 4 * d, s = 2; /* s: the batch */
     char args[1024];
-    snprintf(args, sizeof args, "profile transformer --layers 1 --hidden 1024 --heads 16 "
-                                "--seq 512 --vocab 2048 --out %s", at("layer.ini"));
+    snprintf(args, sizeof args,
+             "profile transformer --layers 1 --hidden 1024 --heads 16 "
+             "--seq 512 --vocab 2048 --out %s",
+             at("layer.ini"));
     ck_assert_msg(dtsim(args) == 0, "%s", err_text);
     sim_compute_t c;
     const sim_device_profile_t *dev = a100(&c);
@@ -824,11 +844,11 @@ START_TEST(layer_is_the_sum_of_its_operations)
     double mem = 2 / bw; /* seconds per element moved */
     double peak_attn = 312e12 * dev->value[SIM_DEV_ATTENTION_EFFICIENCY];
     double want = 0;
-    want += (2 + 3) * Td * mem;                           /* wte: gather, scatter-add */
-    want += (3 + 3) * Td * mem;                           /* wpe: added */
-    want += 3 * (2 + 3) * Td * mem;                       /* ln_1, ln_2, ln_f */
+    want += (2 + 3) * Td * mem;     /* wte: gather, scatter-add */
+    want += (3 + 3) * Td * mem;     /* wpe: added */
+    want += 3 * (2 + 3) * Td * mem; /* ln_1, ln_2, ln_f */
     want += hand_gemm(dev, M, 3 * d, d) + hand_gemm(dev, M, d, 3 * d) +
-            hand_gemm(dev, d, 3 * d, M);                  /* c_attn */
+            hand_gemm(dev, d, 3 * d, M); /* c_attn */
     double attn_flops = s * (4 * T * T * d + 5 * A * T * T), io = 4 * T * d * s;
     want += fmax(attn_flops / peak_attn, io * mem) +
             fmax(2 * attn_flops / peak_attn, 2 * io * mem); /* scores */
@@ -836,9 +856,9 @@ START_TEST(layer_is_the_sum_of_its_operations)
         want += hand_gemm(dev, M, d, k ? F : d) + hand_gemm(dev, M, k ? F : d, d) +
                 hand_gemm(dev, k ? F : d, d, M) + (3 + 2) * Td * mem;
     want += hand_gemm(dev, M, F, d) + hand_gemm(dev, M, d, F) + hand_gemm(dev, d, F, M) +
-            (2 + 3) * T * F * s * mem;                    /* mlp.c_fc and GELU */
+            (2 + 3) * T * F * s * mem; /* mlp.c_fc and GELU */
     want += hand_gemm(dev, M, V, d) + hand_gemm(dev, M, d, V) + hand_gemm(dev, d, V, M) +
-            (2 + 2) * T * V * s * mem;                    /* lm_head and the loss's softmax */
+            (2 + 2) * T * V * s * mem; /* lm_head and the loss's softmax */
     double t = step_time("layer.ini", 2, "");
     ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%.12g s, want %.12g by hand", t, want);
     /* dtsim profile time says the same of a call of 2 samples, to its 4 digits */
@@ -888,8 +908,10 @@ START_TEST(shape_errors_name_file_line_key)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(at("bad.ini"), "w");
-        fprintf(f, "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
-                   "a = 2 0\n[forward]\na = 0 4\nb = 10 4\n[shape]\n%s\n", bad[i].shape);
+        fprintf(f,
+                "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
+                "a = 2 0\n[forward]\na = 0 4\nb = 10 4\n[shape]\n%s\n",
+                bad[i].shape);
         fclose(f);
         sim_model_profile_t p;
         dt_err_t err;
@@ -909,8 +931,8 @@ START_TEST(shape_errors_name_file_line_key)
     fputs("[device]\nfp32 = 10Tf\ngemm_efficiency = 0.8\n", f);
     fclose(f);
     ck_assert_int_eq(scenario_device_read(at("gpu.ini"), &dev, &err), DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, "gpu.ini:3: device.gemm_efficiency: given without sms"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "gpu.ini:3: device.gemm_efficiency: given without sms"), "%s",
+                  err.msg);
     f = fopen(at("gpu.ini"), "w");
     fputs("[device]\nfp32 = 10Tf\nsms = 1.5\n", f);
     fclose(f);
@@ -919,7 +941,8 @@ START_TEST(shape_errors_name_file_line_key)
     /* given whole, the [defaults] fill the attention and memory fractions */
     f = fopen(at("gpu.ini"), "w");
     fputs("[device]\nfp32 = 10Tf\nbf16 = 100Tf\nmemory_bandwidth = 1TBps\nsms = 50\n"
-          "gemm_efficiency = 0.8\n", f);
+          "gemm_efficiency = 0.8\n",
+          f);
     fclose(f);
     ck_assert_msg(scenario_device_read(at("gpu.ini"), &dev, &err) == DT_OK, "%s", err.msg);
     ck_assert_double_eq(dev.value[SIM_DEV_ATTENTION_EFFICIENCY],
@@ -1000,8 +1023,8 @@ START_TEST(moe_counts_by_hand_and_published)
     t.dense_layers = 3;
     text = generate(&t, &err);
     load_text(text, &p);
-    double mla = 61.0 * (7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 +
-                         16384 * 7168);
+    double mla =
+        61.0 * (7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 16384 * 7168);
     double extra = 61.0 * 4 * 7168 * 7168 - mla;
     ck_assert_double_eq_tol(((double)p.params - extra) / 1e9, 671, 0.5);
     ck_assert_double_eq_tol((sim_model_profile_active_params(&p) - extra) / 1e9, 37, 0.6);
@@ -1044,8 +1067,10 @@ START_TEST(experts_errors_name_file_line_key)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(at("bad.ini"), "w");
-        fprintf(f, "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
-                   "a = 2 0\n\n[experts]\n%s\n", bad[i].line);
+        fprintf(f,
+                "[profile]\nparams = 3\nforward_flops = 10\n[backward]\nb = 1 10\n"
+                "a = 2 0\n\n[experts]\n%s\n",
+                bad[i].line);
         fclose(f);
         sim_model_profile_t p;
         dt_err_t err;

@@ -106,10 +106,9 @@ static char *rows(sqlite3 *h, const char *sql, long run)
 static long run_id(sqlite3 *h, const char *name)
 {
     sqlite3_stmt *st;
-    ck_assert_int_eq(
-        sqlite3_prepare_v2(h, "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC", -1, &st,
-                           NULL),
-        SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT id FROM runs WHERE name = ?1 ORDER BY id DESC",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "no run named %s", name);
     long id = sqlite3_column_int64(st, 0);
@@ -140,15 +139,16 @@ static void compare(int np, const char *args, int exact)
     for (int q = exact ? 0 : 2; q < 3; q++) {
         char *a = rows(h, queries[q], real), *b = rows(h, queries[q], sim);
         ck_assert_msg(b[0] && strncmp(b, "0|", 2), "%s: no rows for %s", args, queries[q]);
-        ck_assert_msg(!strcmp(a, b), "%s: %s\nreal:\n%s\nsimulated:\n%s", args, queries[q], a,
-                      b);
+        ck_assert_msg(!strcmp(a, b), "%s: %s\nreal:\n%s\nsimulated:\n%s", args, queries[q], a, b);
         free(a);
         free(b);
     }
     /* the real run's clock is the wall clock: its workers' compute is their real gradients'
      * time, more than nothing */
-    char *t = rows(h, "SELECT count(*), sum(compute_s > 0) FROM workers WHERE run = ?1 AND "
-                      "role != 'server'", real);
+    char *t = rows(h,
+                   "SELECT count(*), sum(compute_s > 0) FROM workers WHERE run = ?1 AND "
+                   "role != 'server'",
+                   real);
     int all, busy;
     ck_assert_int_eq(sscanf(t, "%d|%d", &all, &busy), 2);
     ck_assert_msg(all > 0 && busy == all, "%s: workers with compute: %s", args, t);
@@ -164,8 +164,10 @@ START_TEST(allreduce_same_numbers)
         snprintf(args, sizeof args, "--set strategy.algorithm=%s", algorithms[i]);
         compare(3, args, 1);
     }
-    compare(4, "--set strategy.algorithm=hierarchical --set cluster.workers=4 "
-               "--set strategy.group_size=2", 1);
+    compare(4,
+            "--set strategy.algorithm=hierarchical --set cluster.workers=4 "
+            "--set strategy.group_size=2",
+            1);
 }
 END_TEST
 
@@ -174,8 +176,9 @@ START_TEST(other_strategies_same_numbers)
     compare(4, "--set strategy.kind=sync-ps", 1);
     compare(3, "--set strategy.kind=local-sgd --set strategy.local_steps=3", 1);
     compare(3, "--set strategy.kind=zero", 1);
-    compare(4, "--set strategy.kind=fedavg --set strategy.clients=6 --set strategy.fraction=0.5 "
-               "--set strategy.rounds=3 --set run.eval_every=1",
+    compare(4,
+            "--set strategy.kind=fedavg --set strategy.clients=6 --set strategy.fraction=0.5 "
+            "--set strategy.rounds=3 --set run.eval_every=1",
             1);
     compare(4, "--set strategy.kind=async-ps", 0);
 }
@@ -212,8 +215,8 @@ START_TEST(fedbuff_same_shape)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     long real = run_id(h, "r-real"), sim = run_id(h, "r");
-    same_rows(h, "SELECT staleness, count FROM staleness WHERE run = ?1 ORDER BY staleness",
-              real, sim);
+    same_rows(h, "SELECT staleness, count FROM staleness WHERE run = ?1 ORDER BY staleness", real,
+              sim);
     char *stale = rows(h, "SELECT max(staleness) FROM staleness WHERE run = ?1", sim);
     ck_assert_msg(atoi(stale) >= 1, "no stale update in one host's queue: %s", stale);
     free(stale);
@@ -226,10 +229,14 @@ START_TEST(fedbuff_same_shape)
     ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     real = run_id(h, "r-real");
     sim = run_id(h, "r");
-    same_rows(h, "SELECT steps, bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
-                 "role = 'server'", real, sim);
-    same_rows(h, "SELECT count(*), sum(steps), sum(bytes_sent), sum(bytes_recv) FROM workers "
-                 "WHERE run = ?1 AND role = 'client'", real, sim);
+    same_rows(h,
+              "SELECT steps, bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
+              "role = 'server'",
+              real, sim);
+    same_rows(h,
+              "SELECT count(*), sum(steps), sum(bytes_sent), sum(bytes_recv) FROM workers "
+              "WHERE run = ?1 AND role = 'client'",
+              real, sim);
     same_rows(h, "SELECT sum(rounds) FROM clients WHERE run = ?1", real, sim);
     same_rows(h, "SELECT sum(count) FROM staleness WHERE run = ?1", real, sim);
     /* the model's bytes: the largest message of the simulated run (the stops carry none) */
@@ -237,14 +244,18 @@ START_TEST(fedbuff_same_shape)
     double msg = atof(b);
     free(b);
     ck_assert_msg(msg > 0, "no messages in the simulated run");
-    char *hosts = rows(h, "SELECT bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
-                          "role = 'client' ORDER BY worker", real);
+    char *hosts = rows(h,
+                       "SELECT bytes_sent, bytes_recv FROM workers WHERE run = ?1 AND "
+                       "role = 'client' ORDER BY worker",
+                       real);
     int n = 0;
     for (char *line = hosts; *line; n++) {
         double sent, recv;
         ck_assert_int_eq(sscanf(line, "%lf|%lf", &sent, &recv), 2);
-        ck_assert_msg(sent == recv && fmod(sent, msg) == 0, "a client host sent %g and took "
-                      "%g bytes, messages of %g bytes", sent, recv, msg);
+        ck_assert_msg(sent == recv && fmod(sent, msg) == 0,
+                      "a client host sent %g and took "
+                      "%g bytes, messages of %g bytes",
+                      sent, recv, msg);
         line = strchr(line, '\n') + 1;
     }
     ck_assert_int_eq(n, 3);
@@ -261,8 +272,9 @@ START_TEST(refusals)
     ck_assert_int_eq(real_run(2, db, ""), 2);
     one_line("2 processes for 3 hosts");
     ck_assert_msg(strstr(err_text, "mpirun -n 3"), "%s", err_text);
-    ck_assert_int_eq(real_run(3, db, "--set strategy.kind=tensor --set strategy.tensor_parallel=3 "
-                                  "--set model.hidden=36"),
+    ck_assert_int_eq(real_run(3, db,
+                              "--set strategy.kind=tensor --set strategy.tensor_parallel=3 "
+                              "--set model.hidden=36"),
                      2);
     one_line("strategy.kind");
     /* the strategies that run real, as they say of themselves (SIM_RUNS_REAL) */
@@ -272,8 +284,9 @@ START_TEST(refusals)
     snprintf(want, sizeof want, "tensor does not run real (--real runs %s)", takers);
     ck_assert_msg(strstr(err_text, want), "%s", err_text);
     /* fedavg's own refusal (its real_check), after real mode's generic ones */
-    ck_assert_int_eq(real_run(3, db, "--set strategy.kind=fedavg --set strategy.clients=4 "
-                                  "--set strategy.fraction=0.5 --set strategy.scaffold=yes"),
+    ck_assert_int_eq(real_run(3, db,
+                              "--set strategy.kind=fedavg --set strategy.clients=4 "
+                              "--set strategy.fraction=0.5 --set strategy.scaffold=yes"),
                      2);
     one_line("strategy.scaffold: SCAFFOLD's control variates");
     ck_assert_int_eq(real_run(3, db, "--set \"faults.crash=worker-1 at 1s\""), 2);
@@ -284,8 +297,10 @@ START_TEST(refusals)
     one_line("-j does not apply");
     /* without mpirun (one process of its own): the same line, not an MPI abort */
     char line[1024];
-    snprintf(line, sizeof line, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                                "%s run %s --real -j 2 --db %s", DTSIM_BINARY, at("s.ini"), db);
+    snprintf(line, sizeof line,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "%s run %s --real -j 2 --db %s",
+             DTSIM_BINARY, at("s.ini"), db);
     ck_assert_int_eq(sh(line), 2);
     one_line("-j does not apply");
     struct stat sb;
@@ -344,8 +359,10 @@ START_TEST(straggler_sleeps)
     compare(3, "--set \"faults.straggler=worker-1 x1000\"", 1);
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open_v2(at("cmp.db"), &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    char *t = rows(h, "SELECT max(compute_s * (worker = 1)), max(compute_s * (worker != 1)) "
-                      "FROM workers WHERE run = ?1", run_id(h, "r-real"));
+    char *t = rows(h,
+                   "SELECT max(compute_s * (worker = 1)), max(compute_s * (worker != 1)) "
+                   "FROM workers WHERE run = ?1",
+                   run_id(h, "r-real"));
     double slow, others;
     ck_assert_int_eq(sscanf(t, "%lf|%lf", &slow, &others), 2);
     ck_assert_msg(slow > 5 * others, "straggler %g s, the others at most %g s", slow, others);
@@ -386,12 +403,15 @@ START_TEST(validate_table)
     ck_assert_ptr_nonnull(f);
     fputs("[run]\nname = v\nseed = 2\n[model]\narch = mlp\nhidden = 32\nbatch = 16\n"
           "[data]\ntrain_samples = 2048\ntest_samples = 500\n[cluster]\nworkers = 2\n"
-          "[strategy]\nkind = allreduce\n", f);
+          "[strategy]\nkind = allreduce\n",
+          f);
     fclose(f);
     char out[300];
     snprintf(out, sizeof out, "%s", at("table.txt"));
-    snprintf(line, sizeof line, "%s validate %s --bandwidth 100Mbps --latency 0.1ms --steps 3 "
-                                "--repeat 2 --db %s > %s", DTSIM_BINARY, at("v.ini"), db, out);
+    snprintf(line, sizeof line,
+             "%s validate %s --bandwidth 100Mbps --latency 0.1ms --steps 3 "
+             "--repeat 2 --db %s > %s",
+             DTSIM_BINARY, at("v.ini"), db, out);
     ck_assert_msg(system(line) == 0, "%s", line);
     f = fopen(out, "r");
     ck_assert_ptr_nonnull(f);
@@ -411,13 +431,16 @@ START_TEST(validate_table)
     free(n);
     /* the two real runs' seconds per step: the median of two is their mean, the spread
      * their difference over it */
-    char *t = rows(h, "SELECT group_concat(sim_time / steps, ' ') FROM summary WHERE run <= 2 "
-                      "AND ?1 = ?1", 0);
+    char *t = rows(h,
+                   "SELECT group_concat(sim_time / steps, ' ') FROM summary WHERE run <= 2 "
+                   "AND ?1 = ?1",
+                   0);
     double t1, t2;
     ck_assert_int_eq(sscanf(t, "%lf %lf", &t1, &t2), 2);
     free(t);
     double mid = (t1 + t2) / 2;
-    ck_assert_msg(fabs(real - mid) <= 1e-3 * mid && fabs(spread - 100 * fabs(t1 - t2) / mid) <= 0.06,
+    ck_assert_msg(fabs(real - mid) <= 1e-3 * mid &&
+                      fabs(spread - 100 * fabs(t1 - t2) / mid) <= 0.06,
                   "row %s: runs %g and %g s a step", row, t1, t2);
     ck_assert_msg(load >= 0, "%s", row);
     const char *ev = "SELECT step, test_loss, test_acc FROM evals WHERE run = ?1";
@@ -434,17 +457,20 @@ START_TEST(validate_table)
                         "--set run.steps=150 --set cluster.bandwidth=100Mbps";
     ck_assert_int_eq(real_run(2, db, fault), 2);
     one_line("on the shaped-link testbed only");
-    snprintf(line, sizeof line, "%s/tests/testbed/testbed.sh with --hosts 2 --bandwidth 100Mbps "
-                                "--latency 0.1ms -- %s run %s --real --db %s %s",
+    snprintf(line, sizeof line,
+             "%s/tests/testbed/testbed.sh with --hosts 2 --bandwidth 100Mbps "
+             "--latency 0.1ms -- %s run %s --real --db %s %s",
              DTSIM_SOURCE_DIR, DTSIM_BINARY, at("v.ini"), db, fault);
     ck_assert_msg(sh(line) == 0, "%s", err_text);
     snprintf(line, sizeof line, "%s run %s --db %s %s", DTSIM_BINARY, at("v.ini"), db, fault);
     ck_assert_msg(sh(line) == 0, "%s", err_text);
     ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     /* each row once the script has reshaped the link: its moment plus the script's time */
-    char *fr = rows(h, "SELECT kind, target, sim_time >= 0.2 AND sim_time < 0.2 + 1, "
-                      "sim_time >= 0.5 AND sim_time < 0.5 + 1 FROM faults WHERE run = ?1 "
-                      "ORDER BY sim_time", 1);
+    char *fr = rows(h,
+                    "SELECT kind, target, sim_time >= 0.2 AND sim_time < 0.2 + 1, "
+                    "sim_time >= 0.5 AND sim_time < 0.5 + 1 FROM faults WHERE run = ?1 "
+                    "ORDER BY sim_time",
+                    1);
     ck_assert_msg(!strncmp(fr, "link-degrade|worker-1|1|", 24) &&
                       strstr(fr, "\nlink-restore|worker-1|") && strstr(fr, "|1\n"),
                   "%s", fr);

@@ -73,7 +73,10 @@ static void ok(dt_status st, const dt_err_t *err)
     ck_assert_msg(st == DT_OK, "%s", err->msg);
 }
 
-static char *slurp(const char *path) { return cli_slurp(path); }
+static char *slurp(const char *path)
+{
+    return cli_slurp(path);
+}
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -576,16 +579,20 @@ START_TEST(plan_page_ranks_by_step_time)
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "plan-toy-t%dp1d%d-mb1x%d-z0", 1 + i % 2, 1 + i, 2 * i + 1);
-        results_run_info_t info = {name, "pipeline", "[run]\n", "0.1.0", "3.32", 1,
-                                   "plan-toy-20261126T000000Z-1", i};
+        results_run_info_t info = {
+            name, "pipeline", "[run]\n", "0.1.0", "3.32", 1, "plan-toy-20261126T000000Z-1", i};
         int64_t id = 0;
         ok(results_run_begin(db, &info, &id, &err), &err);
         ok(results_memory_add(db, id, 0, "worker", 1e9 * (i + 1), 1e9, 0, NAN, 1, &err), &err);
         results_summary_t sum = {NAN, NAN, 3 * step_s[i], NAN, 0.85, 1e9, 0.5, 0.4, 0.1, 3};
         ok(results_run_end(db, id, "finished", &sum, &err), &err);
-        results_energy_t e = {.hosts = 8, .host_joules = 100, .link_joules = 0,
-                              .joules_per_step = 33, .joules_per_sample = 0.5 * (i + 1),
-                              .dollars = 1, .dollars_per_sample = 1e-3 * step_s[i],
+        results_energy_t e = {.hosts = 8,
+                              .host_joules = 100,
+                              .link_joules = 0,
+                              .joules_per_step = 33,
+                              .joules_per_sample = 0.5 * (i + 1),
+                              .dollars = 1,
+                              .dollars_per_sample = 1e-3 * step_s[i],
                               .dollars_to_target = NAN};
         ok(results_energy_add(db, id, &e, &err), &err);
     }
@@ -753,8 +760,7 @@ START_TEST(report_selects_a_sweep_by_name)
     for (const char *sk = html; (sk = strstr(sk, "<figure id=\"fig-")); sk++) {
         char fig[64], anchor[80];
         if (sscanf(sk, "<figure id=\"fig-%63[a-z_]\"", fig) != 1 ||
-            strncmp(sk + strlen("<figure id=\"fig-") + strlen(fig), "\" class=\"skipped\"",
-                    17))
+            strncmp(sk + strlen("<figure id=\"fig-") + strlen(fig), "\" class=\"skipped\"", 17))
             continue;
         snprintf(anchor, sizeof anchor, "(#fig-%s)", fig);
         ck_assert_msg(strstr(md, anchor), "a note about %s, which the lesson does not link", fig);

@@ -133,12 +133,25 @@ static void ck_iso_time(const char *t)
         char c = t[i];
         int ok;
         switch (i) {
-        case 4: case 7: ok = c == '-'; break;
-        case 10: ok = c == 'T'; break;
-        case 13: case 16: ok = c == ':'; break;
-        case 19: ok = c == '.'; break;
-        case 23: ok = c == 'Z'; break;
-        default: ok = c >= '0' && c <= '9';
+        case 4:
+        case 7:
+            ok = c == '-';
+            break;
+        case 10:
+            ok = c == 'T';
+            break;
+        case 13:
+        case 16:
+            ok = c == ':';
+            break;
+        case 19:
+            ok = c == '.';
+            break;
+        case 23:
+            ok = c == 'Z';
+            break;
+        default:
+            ok = c >= '0' && c <= '9';
         }
         ck_assert_msg(ok, "time '%s', character %d", t, i);
     }
@@ -171,24 +184,34 @@ START_TEST(round_trip_every_value)
     results_db_t *db = open_ok();
     dt_err_t err = {""};
     const uint64_t seed = 0xDEADBEEFCAFEF00DULL; /* above 2^63: the same 64 bits come back */
-    results_run_info_t info = {"fedavg-noniid", "fedavg", "[run]\nname = x\n[model]\narch = mlp\n",
-                               "0.1.0", "3.32", seed, NULL, 0};
+    results_run_info_t info = {"fedavg-noniid",
+                               "fedavg",
+                               "[run]\nname = x\n[model]\narch = mlp\n",
+                               "0.1.0",
+                               "3.32",
+                               seed,
+                               NULL,
+                               0};
     int64_t run = 0;
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
 
-    struct { double t; long step; double samples, bytes, loss, acc; } ev[3] = {
+    struct {
+        double t;
+        long step;
+        double samples, bytes, loss, acc;
+    } ev[3] = {
         {0.0, 0, 0.0, 0.0, 2.302585092994046, 0.1},
         {12.5, 100, 3200.0, 1.5e9, NAN, NAN},
         {25.125, 200, 6400.0, 3.0000000001e9, 0.3141592653589793, 0.9375},
     };
     ck_assert_int_eq(results_tx_begin(db, &err), DT_OK);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(results_eval_add(db, run, ev[i].t, ev[i].step, ev[i].samples,
-                                          ev[i].bytes, ev[i].loss, ev[i].acc, &err),
+        ck_assert_int_eq(results_eval_add(db, run, ev[i].t, ev[i].step, ev[i].samples, ev[i].bytes,
+                                          ev[i].loss, ev[i].acc, &err),
                          DT_OK);
-    ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "server", 1.25, 20.5, 3.25, 1e9,
-                                        2e9, 0, 1, &err),
-                     DT_OK);
+    ck_assert_int_eq(
+        results_worker_add(db, run, 0, "node-0", "server", 1.25, 20.5, 3.25, 1e9, 2e9, 0, 1, &err),
+        DT_OK);
     ck_assert_int_eq(results_worker_add(db, run, 7, "edge-7", "client", 11.0, 9.5, 4.625,
                                         123456789.0, 987654321.0, 200, 1, &err),
                      DT_OK);
@@ -200,8 +223,8 @@ START_TEST(round_trip_every_value)
     ck_assert_int_eq(results_label_hist_add(db, run, 1, 9, 2, &err), DT_OK); /* adds: 42 */
     ck_assert_int_eq(results_tx_commit(db, &err), DT_OK);
 
-    results_summary_t sum = {0.9375, 0.3141592653589793, 25.125, NAN, 0.95, 3.0000000001e9,
-                             0.5, 0.375, 0.125, 200};
+    results_summary_t sum = {
+        0.9375, 0.3141592653589793, 25.125, NAN, 0.95, 3.0000000001e9, 0.5, 0.375, 0.125, 200};
     ck_assert_msg(results_run_end(db, run, "finished", &sum, &err) == DT_OK, "%s", err.msg);
     results_db_close(db);
 
@@ -268,8 +291,10 @@ START_TEST(round_trip_every_value)
     ck_real(s, 7, 987654321.0);
     ck_int(s, 8, 200);
     sqlite3_finalize(s);
-    s = raw_row(h, "SELECT worker, host, compute_s, comm_s, idle_s, bytes_sent, bytes_recv, steps"
-                   " FROM workers WHERE role = 'server'", 0);
+    s = raw_row(h,
+                "SELECT worker, host, compute_s, comm_s, idle_s, bytes_sent, bytes_recv, steps"
+                " FROM workers WHERE role = 'server'",
+                0);
     ck_int(s, 0, 0);
     ck_text(s, 1, "node-0");
     ck_real(s, 2, 1.25);
@@ -308,9 +333,11 @@ START_TEST(round_trip_every_value)
 
     /* deleting a run takes its rows with it */
     raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs;");
-    ck_assert_int_eq(raw_int(h, "SELECT (SELECT count(*) FROM evals) + (SELECT count(*) FROM"
-                                " workers) + (SELECT count(*) FROM staleness) + (SELECT count(*)"
-                                " FROM label_hist) + (SELECT count(*) FROM summary)", 0),
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT (SELECT count(*) FROM evals) + (SELECT count(*) FROM"
+                             " workers) + (SELECT count(*) FROM staleness) + (SELECT count(*)"
+                             " FROM label_hist) + (SELECT count(*) FROM summary)",
+                             0),
                      0);
     sqlite3_close(h);
 }
@@ -328,8 +355,7 @@ START_TEST(params_timeline_links_faults_and_scaling_view)
     ck_assert_int_eq(results_run_begin(db, &b, &rb, &err), DT_OK);
     ck_assert_int_eq(results_param_add(db, ra, "cluster.workers", "1", 1, &err), DT_OK);
     ck_assert_int_eq(results_param_add(db, rb, "cluster.workers", "4", 4, &err), DT_OK);
-    ck_assert_int_eq(results_param_add(db, rb, "cluster.bandwidth", "10Gbps", 1.25e9, &err),
-                     DT_OK);
+    ck_assert_int_eq(results_param_add(db, rb, "cluster.bandwidth", "10Gbps", 1.25e9, &err), DT_OK);
     ck_assert_int_eq(results_param_add(db, rb, "model.arch", "mlp", NAN, &err), DT_OK);
     /* single: 1000 samples in 10 s (100/s); ring: 3000 samples in 10 s (300/s) on 4 workers:
      * efficiency 300 / (4 x 100) = 0.75 */
@@ -355,8 +381,10 @@ START_TEST(params_timeline_links_faults_and_scaling_view)
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM timeline", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM faults WHERE kind = 'host-crash'", 0), 1);
     ck_assert_int_eq(raw_int(h, "SELECT sweep_index FROM runs WHERE id = ?1", rb), 1);
-    sqlite3_stmt *s = raw_row(h, "SELECT scaling_efficiency, throughput, workers, bandwidth"
-                                 " FROM run_summary WHERE run = ?1", rb);
+    sqlite3_stmt *s = raw_row(h,
+                              "SELECT scaling_efficiency, throughput, workers, bandwidth"
+                              " FROM run_summary WHERE run = ?1",
+                              rb);
     ck_assert_double_eq_tol(sqlite3_column_double(s, 0), 0.75, 1e-12);
     ck_assert_double_eq_tol(sqlite3_column_double(s, 1), 300, 1e-9);
     ck_assert_int_eq(sqlite3_column_int(s, 2), 4);
@@ -486,13 +514,13 @@ START_TEST(hostile_strings_stored_verbatim)
     dt_err_t err = {""};
     int64_t ids[8];
     for (int i = 0; i < n; i++) {
-        results_run_info_t info = {nasty[i], nasty[(i + 1) % n], nasty[(i + 2) % n],
-                                   nasty[(i + 3) % n], nasty[(i + 4) % n], (uint64_t)i,
-                                   nasty[i], i};
+        results_run_info_t info = {
+            nasty[i],           nasty[(i + 1) % n], nasty[(i + 2) % n], nasty[(i + 3) % n],
+            nasty[(i + 4) % n], (uint64_t)i,        nasty[i],           i};
         ck_assert_int_eq(results_run_begin(db, &info, &ids[i], &err), DT_OK);
-        ck_assert_int_eq(results_worker_add(db, ids[i], i, nasty[i], "worker", 1, 2, 3, 4, 5, 6,
-                                            1, &err),
-                         DT_OK);
+        ck_assert_int_eq(
+            results_worker_add(db, ids[i], i, nasty[i], "worker", 1, 2, 3, 4, 5, 6, 1, &err),
+            DT_OK);
         ck_assert_int_eq(results_eval_add(db, ids[i], 1.0, 1, 1, 1, 1, 0.5, &err), DT_OK);
     }
     results_db_close(db);
@@ -553,8 +581,8 @@ START_TEST(status_moves_only_from_running)
 
     /* an ended run stays ended */
     ck_assert_int_eq(end_run(db, run, "finished", &err), DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, "already ended as 'diverged'") && strstr(err.msg, path),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "already ended as 'diverged'") && strstr(err.msg, path), "%s",
+                  err.msg);
     ck_assert_str_eq(raw_text(h, status_sql, run, buf, sizeof buf), "diverged");
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM summary", 0), 0);
 
@@ -599,16 +627,16 @@ END_TEST
 
 /* The evals table before version 7 (no perplexity), its rows kept (legacy_alter_table: the
  * views that read evals are left as they are while it is renamed). */
-#define EVALS_V6                                                                               \
-    "CREATE TABLE evals_v6 (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "    \
-    "sim_time REAL, step INTEGER, samples REAL, bytes REAL, test_loss REAL, test_acc REAL); " \
-    "INSERT INTO evals_v6 SELECT run, sim_time, step, samples, bytes, test_loss, test_acc "    \
-    "FROM evals; PRAGMA legacy_alter_table = ON; DROP TABLE evals; "                           \
-    "ALTER TABLE evals_v6 RENAME TO evals; PRAGMA legacy_alter_table = OFF; "                  \
+#define EVALS_V6                                                                                   \
+    "CREATE TABLE evals_v6 (run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE, "         \
+    "sim_time REAL, step INTEGER, samples REAL, bytes REAL, test_loss REAL, test_acc REAL); "      \
+    "INSERT INTO evals_v6 SELECT run, sim_time, step, samples, bytes, test_loss, test_acc "        \
+    "FROM evals; PRAGMA legacy_alter_table = ON; DROP TABLE evals; "                               \
+    "ALTER TABLE evals_v6 RENAME TO evals; PRAGMA legacy_alter_table = OFF; "                      \
     "CREATE INDEX evals_run ON evals (run, sim_time); "
 /* The workers, memory and links tables before version 8 (no weight). */
-#define HOSTS_V7                                                                               \
-    "ALTER TABLE workers DROP COLUMN weight; ALTER TABLE memory DROP COLUMN weight; "          \
+#define HOSTS_V7                                                                                   \
+    "ALTER TABLE workers DROP COLUMN weight; ALTER TABLE memory DROP COLUMN weight; "              \
     "ALTER TABLE links DROP COLUMN weight; "
 
 /* A version-1 file (before the memory table) is upgraded when opened, step by step: its runs
@@ -622,28 +650,44 @@ START_TEST(version_1_file_upgraded)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
-                "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
-                "PRAGMA user_version = 1");
+    raw_exec(
+        h, HOSTS_V7
+        "DROP TABLE breakdown; DROP TABLE memory; DROP VIEW client_fairness; DROP TABLE privacy; "
+        "DROP TABLE clients; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+        "PRAGMA user_version = 1");
     sqlite3_close(h);
     db = open_ok();
     ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 4e6, 4e6, NAN, 1e5, 1, &err), DT_OK);
     ck_assert_int_eq(results_privacy_add(db, run, 1, INFINITY, 1e-5, &err), DT_OK);
     ck_assert_int_eq(results_privacy_add(db, run, 2, 0.5, 1e-5, &err), DT_OK);
-    results_client_t c = {.client = 3, .rounds = 2, .samples = 40, .held_out = 10,
-                          .test_acc = 0.7, .test_loss = NAN, .byzantine = 1};
+    results_client_t c = {.client = 3,
+                          .rounds = 2,
+                          .samples = 40,
+                          .held_out = 10,
+                          .test_acc = 0.7,
+                          .test_loss = NAN,
+                          .byzantine = 1};
     ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages", 0), 0);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
-                                "NULL", 0), 1);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM clients WHERE client = 3 AND rounds = 2 "
-                                "AND test_loss IS NULL AND byzantine = 1", 0), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM privacy WHERE round = 1 AND epsilon IS "
+                             "NULL",
+                             0),
+                     1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM clients WHERE client = 3 AND rounds = 2 "
+                             "AND test_loss IS NULL AND byzantine = 1",
+                             0),
+                     1);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM memory WHERE params = 4e6 AND "
-                                "optimizer IS NULL AND activations = 1e5", 0), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM memory WHERE params = 4e6 AND "
+                             "optimizer IS NULL AND activations = 1e5",
+                             0),
+                     1);
     sqlite3_close(h);
 }
 END_TEST
@@ -668,12 +712,14 @@ START_TEST(version_3_file_takes_stalled)
              "', ''stalled'', ''collapsed'')', ')') WHERE name = 'runs'; "
              "PRAGMA schema_version = %lld; "
              "PRAGMA writable_schema = OFF; DROP TABLE breakdown; " HOSTS_V7
-             "DROP TABLE messages; DROP TABLE energy; " EVALS_V6
-             "PRAGMA user_version = 3;",
+             "DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 3;",
              (long long)schema + 1);
     raw_exec(h, sql);
-    ck_assert_int_eq(raw_int(h, "SELECT instr(sql, '''stalled''') FROM sqlite_schema WHERE "
-                                "name = 'runs'", 0), 0);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT instr(sql, '''stalled''') FROM sqlite_schema WHERE "
+                             "name = 'runs'",
+                             0),
+                     0);
     sqlite3_close(h);
     db = open_ok();
     results_summary_t sum = {.final_accuracy = NAN, .final_loss = NAN, .time_to_target = NAN};
@@ -707,8 +753,8 @@ START_TEST(version_4_file_takes_messages)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h,
-             HOSTS_V7 "DROP TABLE breakdown; DROP TABLE messages; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 4");
+    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE messages; DROP TABLE energy; " EVALS_V6
+                         "PRAGMA user_version = 4");
     sqlite3_close(h);
     db = open_ok();
     results_msg_end_t src = {"node-1", "worker", 0}, dst = {"node-0", "server", 0};
@@ -717,10 +763,13 @@ START_TEST(version_4_file_takes_messages)
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
-                                "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
-                                " 'node-0' AND dst_role = 'server' AND sent = 0.5 AND start = "
-                                "0.75 AND done = 1.0 AND bytes = 4096", run), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM messages WHERE run = ?1 AND src_host = "
+                             "'node-1' AND src_role = 'worker' AND src_rank = 0 AND dst_host ="
+                             " 'node-0' AND dst_role = 'server' AND sent = 0.5 AND start = "
+                             "0.75 AND done = 1.0 AND bytes = 4096",
+                             run),
+                     1);
     sqlite3_close(h);
 }
 END_TEST
@@ -736,22 +785,32 @@ START_TEST(version_5_file_takes_energy)
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     results_db_close(db);
     sqlite3 *h = raw_open();
-    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE energy; " EVALS_V6 "PRAGMA user_version = 5");
+    raw_exec(h, HOSTS_V7 "DROP TABLE breakdown; DROP TABLE energy; " EVALS_V6
+                         "PRAGMA user_version = 5");
     sqlite3_close(h);
     db = open_ok();
-    results_energy_t e = {.hosts = 4, .host_joules = 1500, .link_ports = 8, .link_joules = 250,
-                          .joules_per_step = 17.5, .joules_per_sample = 0.25, .dollars = 0.5,
-                          .dollars_per_sample = 0.125, .dollars_to_target = NAN};
+    results_energy_t e = {.hosts = 4,
+                          .host_joules = 1500,
+                          .link_ports = 8,
+                          .link_joules = 250,
+                          .joules_per_step = 17.5,
+                          .joules_per_sample = 0.25,
+                          .dollars = 0.5,
+                          .dollars_per_sample = 0.125,
+                          .dollars_to_target = NAN};
     ck_assert_int_eq(results_energy_add(db, run, &e, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE name = 'old'", 0), 1);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
-                                "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
-                                "joules_per_step = 17.5 AND joules_per_sample = 0.25 AND "
-                                "dollars = 0.5 AND dollars_per_sample = 0.125 AND "
-                                "dollars_to_target IS NULL", run), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM energy WHERE run = ?1 AND hosts = 4 AND "
+                             "host_joules = 1500 AND link_ports = 8 AND link_joules = 250 AND "
+                             "joules_per_step = 17.5 AND joules_per_sample = 0.25 AND "
+                             "dollars = 0.5 AND dollars_per_sample = 0.125 AND "
+                             "dollars_to_target IS NULL",
+                             run),
+                     1);
     raw_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM runs");
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM energy", 0), 0);
     sqlite3_close(h);
@@ -790,8 +849,11 @@ START_TEST(version_7_file_takes_a_breakdown)
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE run = ?1", run),
                      RESULTS_PART_COUNT);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM breakdown WHERE part = 'bubble' AND "
-                                "seconds = 1.0", 0), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM breakdown WHERE part = 'bubble' AND "
+                             "seconds = 1.0",
+                             0),
+                     1);
     sqlite3_close(h);
     ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
     ck_assert_int_eq(results_query_breakdown(q, run, parts, &found, &err), DT_OK);
@@ -823,14 +885,23 @@ START_TEST(client_fairness_view)
     int64_t run = 0;
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
     for (int k = 1; k <= 21; k++) {
-        results_client_t c = {.client = k, .rounds = k % 4 + 1, .samples = 100, .held_out = 10,
-                              .test_acc = k / 100.0, .test_loss = 1.0};
+        results_client_t c = {.client = k,
+                              .rounds = k % 4 + 1,
+                              .samples = 100,
+                              .held_out = 10,
+                              .test_acc = k / 100.0,
+                              .test_loss = 1.0};
         ck_assert_int_eq(results_client_add(db, run, &c, &err), DT_OK);
     }
-    results_client_t bad = {.client = 22, .rounds = 3, .samples = 100, .held_out = 10,
-                            .test_acc = 0.99, .test_loss = 1.0, .byzantine = 1};
-    results_client_t none = {.client = 0, .rounds = 0, .samples = 100, .test_acc = NAN,
-                             .test_loss = NAN};
+    results_client_t bad = {.client = 22,
+                            .rounds = 3,
+                            .samples = 100,
+                            .held_out = 10,
+                            .test_acc = 0.99,
+                            .test_loss = 1.0,
+                            .byzantine = 1};
+    results_client_t none = {
+        .client = 0, .rounds = 0, .samples = 100, .test_acc = NAN, .test_loss = NAN};
     ck_assert_int_eq(results_client_add(db, run, &bad, &err), DT_OK);
     ck_assert_int_eq(results_client_add(db, run, &none, &err), DT_OK);
     results_db_close(db);
@@ -865,18 +936,20 @@ START_TEST(version_6_file_takes_perplexity)
     sqlite3_close(h);
     db = open_ok();
     const double loss = 1.75; /* nats: a perplexity of e^1.75 = 5.7546... */
-    ck_assert_int_eq(results_eval_add_text(db, run, 2.0, 20, 1280, 2e6, loss, 0.375, exp(loss),
-                                           &err),
-                     DT_OK);
+    ck_assert_int_eq(
+        results_eval_add_text(db, run, 2.0, 20, 1280, 2e6, loss, 0.375, exp(loss), &err), DT_OK);
     ck_assert_int_eq(results_eval_add_text(db, run, 3.0, 30, 1920, 3e6, NAN, NAN, NAN, &err),
                      DT_OK);
     results_db_close(db);
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE perplexity IS NULL", 0), 2);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE step = 20 AND test_loss = "
-                                "1.75 AND test_acc = 0.375 AND abs(perplexity - 5.754602676005731)"
-                                " < 1e-12", 0), 1);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM evals WHERE step = 20 AND test_loss = "
+                             "1.75 AND test_acc = 0.375 AND abs(perplexity - 5.754602676005731)"
+                             " < 1e-12",
+                             0),
+                     1);
     sqlite3_close(h);
     results_query_t *q = NULL;
     ck_assert_int_eq(results_query_open(&q, path, &err), DT_OK);
@@ -891,10 +964,10 @@ START_TEST(version_6_file_takes_perplexity)
 }
 END_TEST
 
-/* The workers and memory rows' weight (version 8; the file at version 9): show's role totals count and sum each row
- * for the hosts it stands for, against the sums written out here; a version-7 file (no
- * weight) reads as it is, a host a row, and when opened takes the column, 1 in its rows,
- * and rows that stand for many; a weight below 1 is refused. */
+/* The workers and memory rows' weight (version 8; the file at version 9): show's role totals count
+ * and sum each row for the hosts it stands for, against the sums written out here; a version-7 file
+ * (no weight) reads as it is, a host a row, and when opened takes the column, 1 in its rows, and
+ * rows that stand for many; a weight below 1 is refused. */
 START_TEST(host_rows_weighted_and_version_7_read)
 {
     results_db_t *db = open_ok();
@@ -902,17 +975,15 @@ START_TEST(host_rows_weighted_and_version_7_read)
     results_run_info_t info = {.name = "w", .strategy = "pipeline", .config = "x", .seed = 1};
     int64_t run = 0;
     ck_assert_int_eq(results_run_begin(db, &info, &run, &err), DT_OK);
-    ck_assert_int_eq(results_worker_add(db, run, 0, "node-0", "worker", 1.5, 0.25, 0.125, 1e9,
-                                        2e9, 3, 1, &err),
-                     DT_OK);
-    ck_assert_int_eq(results_worker_add(db, run, 1, "node-1", "worker", 2.5, 0.75, 0.0625, 4e9,
-                                        1e9, 3, 1, &err),
-                     DT_OK);
-    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, NAN, 0, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(
+        results_worker_add(db, run, 0, "node-0", "worker", 1.5, 0.25, 0.125, 1e9, 2e9, 3, 1, &err),
+        DT_OK);
+    ck_assert_int_eq(
+        results_worker_add(db, run, 1, "node-1", "worker", 2.5, 0.75, 0.0625, 4e9, 1e9, 3, 1, &err),
+        DT_OK);
+    ck_assert_int_eq(results_memory_add(db, run, 0, "worker", 1, 2, 3, NAN, 0, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "weight 0"), "%s", err.msg);
-    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 1, 1, 1, 1, 1, 1, -3,
-                                        &err),
+    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 1, 1, 1, 1, 1, 1, -3, &err),
                      DT_ERR_INPUT);
     results_db_close(db);
     sqlite3 *h = raw_open();
@@ -931,19 +1002,20 @@ START_TEST(host_rows_weighted_and_version_7_read)
     results_query_close(q);
 
     db = open_ok(); /* version 8: the rows there weigh 1; a row for 5 hosts, a server alone */
-    ck_assert_int_eq(results_worker_add(db, run, 2, "node-2", "worker", 0.5, 0.5, 0.5, 1e8,
-                                        1e8, 2, 5, &err),
-                     DT_OK);
-    ck_assert_int_eq(results_worker_add(db, run, 0, "node-7", "server", 1, 2, 4, 8, 16, 1, 1,
-                                        &err),
+    ck_assert_int_eq(
+        results_worker_add(db, run, 2, "node-2", "worker", 0.5, 0.5, 0.5, 1e8, 1e8, 2, 5, &err),
+        DT_OK);
+    ck_assert_int_eq(results_worker_add(db, run, 0, "node-7", "server", 1, 2, 4, 8, 16, 1, 1, &err),
                      DT_OK);
     ck_assert_int_eq(results_memory_add(db, run, 2, "worker", 1, 2, 3, NAN, 5, &err), DT_OK);
     results_db_close(db);
     h = raw_open();
     ck_assert_int_eq(raw_int(h, "PRAGMA user_version", 0), RESULTS_SCHEMA_VERSION);
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers WHERE weight = 1 AND worker < 2 "
-                                "AND role = 'worker'",
-                             0), 2);
+    ck_assert_int_eq(raw_int(h,
+                             "SELECT count(*) FROM workers WHERE weight = 1 AND worker < 2 "
+                             "AND role = 'worker'",
+                             0),
+                     2);
     ck_assert_int_eq(raw_int(h, "SELECT sum(weight) FROM workers", 0), 8);
     ck_assert_int_eq(raw_int(h, "SELECT weight FROM memory", 0), 5);
     sqlite3_close(h);
@@ -980,8 +1052,8 @@ START_TEST(newer_or_foreign_file_refused)
     ck_assert_int_eq(results_db_open(&db, path, &err), DT_ERR_INPUT);
     ck_assert_ptr_null(db);
     snprintf(newer, sizeof newer, "version %d", RESULTS_SCHEMA_VERSION + 1);
-    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") && strstr(err.msg, newer),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "newer") && strstr(err.msg, newer), "%s",
+                  err.msg);
 
     /* the same version number in somebody else's SQLite file */
     char other[160];
@@ -1129,8 +1201,8 @@ START_TEST(killed_writer_leaves_committed_rows_and_interrupted_run)
                      "(NULL)");
     ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", mine, buf, sizeof buf),
                      "running");
-    ck_assert_str_eq(
-        raw_text(h, "SELECT status FROM runs WHERE id = ?1", remote, buf, sizeof buf), "running");
+    ck_assert_str_eq(raw_text(h, "SELECT status FROM runs WHERE id = ?1", remote, buf, sizeof buf),
+                     "running");
     /* exactly the committed batches: steps 0 .. BATCHES*PER_BATCH-1, each once */
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM evals WHERE run = ?1", run),
                      BATCHES * PER_BATCH);
@@ -1202,8 +1274,8 @@ START_TEST(concurrent_writers_lose_nothing)
             results_db_t *db = NULL;
             dt_err_t err;
             int64_t run;
-            results_run_info_t info = {"sweep", "ring", "[run]\n", "0.1.0", "3.32",
-                                       (uint64_t)w, "sweep-1", w};
+            results_run_info_t info = {"sweep", "ring",      "[run]\n", "0.1.0",
+                                       "3.32",  (uint64_t)w, "sweep-1", w};
             if (results_db_open(&db, path, &err) != DT_OK ||
                 results_run_begin(db, &info, &run, &err) != DT_OK) {
                 fprintf(stderr, "writer %d: %s\n", w, err.msg);
@@ -1230,8 +1302,7 @@ START_TEST(concurrent_writers_lose_nothing)
         ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "writer %d: status %d", w, wst);
     }
     sqlite3 *h = raw_open();
-    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'finished'", 0),
-                     WRITERS);
+    ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM runs WHERE status = 'finished'", 0), WRITERS);
     ck_assert_int_eq(raw_int(h, "SELECT count(DISTINCT seed) FROM runs", 0), WRITERS);
     ck_assert_int_eq(raw_int(h, "SELECT count(*) FROM workers", 0), WRITERS * ROUNDS * ROWS);
     ck_assert_int_eq(raw_int(h, "SELECT sum(steps) FROM workers", 0),

@@ -39,8 +39,8 @@ static void free_inputs(float **x, int k)
 }
 
 /* Runs rule a with scratch of exactly the advertised size; returns trainer_aggregate's count. */
-static int aggregate(const trainer_agg_t *a, float *out, float **x, const float *w, int k,
-                     size_t n, int *chosen)
+static int aggregate(const trainer_agg_t *a, float *out, float **x, const float *w, int k, size_t n,
+                     int *chosen)
 {
     dt_err_t err = {{0}};
     ck_assert_msg(trainer_agg_check(a, k, &err) == DT_OK, "%s", err.msg);
@@ -123,8 +123,8 @@ START_TEST(trimmed_mean_matches_sorted_definition)
         double trim;
         int kept;
     } cases[] = {
-        {5, 0.0, 5},   {6, 0.0, 6},    {5, 0.2, 3},   {8, 0.25, 4},  {5, 0.4, 1},
-        {6, 0.4, 2},   {7, 0.45, 1},   {40, 0.1, 32}, {40, 0.49, 2}, {41, 0.49, 1},
+        {5, 0.0, 5},   {6, 0.0, 6},    {5, 0.2, 3},     {8, 0.25, 4},  {5, 0.4, 1},
+        {6, 0.4, 2},   {7, 0.45, 1},   {40, 0.1, 32},   {40, 0.49, 2}, {41, 0.49, 1},
         {99, 0.3, 41}, {100, 0.3, 40}, {100, 0.29, 42}, /* 0.29 x 100 is 29 less an ulp */
     };
     size_t n = 257;
@@ -186,8 +186,8 @@ START_TEST(every_zero_one_input)
                 for (int r = lo; r < hi; r++)
                     ones += r >= k - s;
                 float want = (float)((double)ones / (hi - lo));
-                ck_assert_msg(out[j] == want, "k %d c %d column %zu: %g, want %g", k, c, j,
-                              out[j], want);
+                ck_assert_msg(out[j] == want, "k %d c %d column %zu: %g, want %g", k, c, j, out[j],
+                              want);
             }
         }
         free(out);
@@ -254,8 +254,8 @@ START_TEST(krum_matches_naive_implementation)
     static const struct {
         int k, f, m; /* m: multi_krum's (0 = k - f); krum is run for every case too */
     } cases[] = {
-        {3, 0, 0}, {4, 0, 2}, {5, 1, 1}, {7, 2, 0}, {10, 3, 2}, {12, 1, 5},
-        {20, 4, 0}, {20, 8, 3}, {33, 10, 23}, {50, 15, 0},
+        {3, 0, 0},  {4, 0, 2},  {5, 1, 1},  {7, 2, 0},    {10, 3, 2},
+        {12, 1, 5}, {20, 4, 0}, {20, 8, 3}, {33, 10, 23}, {50, 15, 0},
     };
     size_t n = 1000; /* two full blocks of 512 less a tail, and 4-wide sums with a remainder */
     for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
@@ -338,8 +338,7 @@ START_TEST(krum_rejects_planted_outliers)
         trainer_agg_t multi = {TRAINER_AGG_MULTI_KRUM, 0, f, 0};
         ck_assert_int_eq(aggregate(&multi, out, x, w, k, n, chosen), k - f);
         for (int i = 0; i < k; i++)
-            ck_assert_msg(chosen[i] == !byz[i], "pass %d: input %d chosen %d", pass, i,
-                          chosen[i]);
+            ck_assert_msg(chosen[i] == !byz[i], "pass %d: input %d chosen %d", pass, i, chosen[i]);
         for (size_t j = 0; j < n; j++)
             ck_assert(out[j] >= 0.99f && out[j] <= 1.01f);
 
@@ -409,8 +408,7 @@ START_TEST(krum_sees_every_coordinate)
         aggregate(&krum, out, x, NULL, k, n, chosen);
         int want = (2 - rot + 5) % 5; /* the input holding at_p[2] */
         for (int i = 0; i < k; i++)
-            ck_assert_msg(chosen[i] == (i == want), "p %zu: input %d chosen %d", p, i,
-                          chosen[i]);
+            ck_assert_msg(chosen[i] == (i == want), "p %zu: input %d chosen %d", p, i, chosen[i]);
         ck_assert_float_eq(out[p], 10.5f);
         for (int i = 0; i < k; i++)
             x[i][p] = 0.0f;
@@ -428,7 +426,8 @@ START_TEST(weighted_mean_by_hand)
     float out[2];
     int chosen[4] = {0};
     trainer_agg_t mean = {TRAINER_AGG_MEAN, 0, 0, 0};
-    ck_assert_int_eq(aggregate(&mean, out, x, (const float[]){0.5f, 0.25f, 0.25f}, 3, 2, chosen), 3);
+    ck_assert_int_eq(aggregate(&mean, out, x, (const float[]){0.5f, 0.25f, 0.25f}, 3, 2, chosen),
+                     3);
     ck_assert_float_eq(out[0], 3.75f);
     ck_assert_float_eq(out[1], 0.0f);
     ck_assert(chosen[0] && chosen[1] && chosen[2]);
@@ -505,10 +504,12 @@ START_TEST(check_errors_name_the_numbers)
     trainer_agg_t krum = {TRAINER_AGG_KRUM, 0, 3, 0};
     dt_err_t err = {{0}};
     ck_assert_int_eq(trainer_agg_check(&krum, 6, &err), DT_ERR_INPUT);
-    ck_assert_str_eq(err.msg, "krum with f = 3 needs more than 2f + 2 = 8 clients per round, got 6");
+    ck_assert_str_eq(err.msg,
+                     "krum with f = 3 needs more than 2f + 2 = 8 clients per round, got 6");
     expect_check(krum, 8, "got 8");
     expect_check(krum, 9, NULL);
-    expect_check((trainer_agg_t){TRAINER_AGG_KRUM, 0, 0, 0}, 2, "2f + 2 = 2 clients per round, got 2");
+    expect_check((trainer_agg_t){TRAINER_AGG_KRUM, 0, 0, 0}, 2,
+                 "2f + 2 = 2 clients per round, got 2");
     expect_check((trainer_agg_t){TRAINER_AGG_KRUM, 0, 0, 0}, 3, NULL);
     expect_check((trainer_agg_t){TRAINER_AGG_KRUM, 0, -1, 0}, 10, "f = -1 must be at least 0");
 
@@ -523,7 +524,8 @@ START_TEST(check_errors_name_the_numbers)
                  "multi_krum with f = 2 needs more than 2f + 2 = 6 clients per round, got 6");
 
     /* trimmed_mean: trim in [0, 0.5) and something left */
-    expect_check((trainer_agg_t){TRAINER_AGG_TRIMMED_MEAN, 0.5, 0, 0}, 10, "trim = 0.5 must lie in [0, 0.5)");
+    expect_check((trainer_agg_t){TRAINER_AGG_TRIMMED_MEAN, 0.5, 0, 0}, 10,
+                 "trim = 0.5 must lie in [0, 0.5)");
     expect_check((trainer_agg_t){TRAINER_AGG_TRIMMED_MEAN, -0.1, 0, 0}, 10, "trim = -0.1");
     expect_check((trainer_agg_t){TRAINER_AGG_TRIMMED_MEAN, NAN, 0, 0}, 10, "trim = nan");
     expect_check((trainer_agg_t){TRAINER_AGG_TRIMMED_MEAN, 0.5 - 1e-12, 0, 0}, 2,
@@ -566,8 +568,8 @@ START_TEST(flops_and_scratch_by_hand)
     trainer_agg_t tm = {TRAINER_AGG_TRIMMED_MEAN, 0.25, 0, 0};
     trainer_agg_t krum = {TRAINER_AGG_KRUM, 0, 2, 0}, multi = {TRAINER_AGG_MULTI_KRUM, 0, 2, 0};
     ck_assert_double_eq(trainer_agg_flops(&mean, 10, n), 20000.0);
-    ck_assert_double_eq(trainer_agg_flops(&med, 8, n), 24000.0);  /* 8 x 3 x n */
-    ck_assert_double_eq(trainer_agg_flops(&tm, 8, n), 28000.0);   /* (24 + 8 - 4) n */
+    ck_assert_double_eq(trainer_agg_flops(&med, 8, n), 24000.0); /* 8 x 3 x n */
+    ck_assert_double_eq(trainer_agg_flops(&tm, 8, n), 28000.0);  /* (24 + 8 - 4) n */
     ck_assert_double_eq(trainer_agg_flops(&med, 1, n), 0.0);
     /* k 9, f 2: 3 n 36 distances + 9 x 8 x 3 comparisons + 2 n m (m 1; multi 7) */
     ck_assert_double_eq(trainer_agg_flops(&krum, 9, n), 108000.0 + 216.0 + 2000.0);

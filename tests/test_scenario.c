@@ -131,9 +131,9 @@ START_TEST(defaults_are_the_documented_values)
     ck_assert_int_eq(sc.platform, SIM_PLATFORM_STAR);
     ck_assert_str_eq(sc.platform_file, "");
     ck_assert_int_eq(sc.workers, 8);
-    ck_assert(sc.bandwidth == 1.25e9);       /* 10 Gb/s */
+    ck_assert(sc.bandwidth == 1.25e9); /* 10 Gb/s */
     ck_assert(sc.latency == 5e-6);
-    ck_assert(sc.uplink_bandwidth == 5e9);   /* 40 Gb/s */
+    ck_assert(sc.uplink_bandwidth == 5e9); /* 40 Gb/s */
     ck_assert(sc.uplink_latency == 5e-6);
     ck_assert_int_eq(sc.racks, 2);
     ck_assert_int_eq(sc.network_model, SIM_NET_AUTO);
@@ -190,7 +190,8 @@ START_TEST(defaults_are_written_in_their_documented_form)
         "\nhidden = 256,128\nconv = 16,32\n",
         "\npartition = iid\n",
         "\nfraction = 0.1\n",
-        "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\nlive_links = no\n"
+        "\n[faults]\ntimeout = 1s\ncrash = none\nlink_down = none\nlink_degrade = none\nlive_links "
+        "= no\n"
         "live_hosts = no\n"
         "straggler = none\nslowdown = none\nmtbf = 0s\nmttr = 0s\ncheckpoint_every = 0\n"
         "dropout = 0\ndeadline = 0s\nover_select = 1\navailability = always\n"
@@ -208,15 +209,25 @@ START_TEST(units_convert_to_hand_values)
     static const struct {
         const char *text;
         double want;
-    } bw[] = {{"10Gbps", 1.25e9}, {"1GBps", 1e9},     {"100Mbps", 1.25e7}, {"8bps", 1.0},
-              {"1kbps", 125.0},   {"1.5kBps", 1500.0}, {"10 Gbps", 1.25e9}, {"2Tbps", 2.5e11},
-              {"3MBps", 3e6},     {"1TBps", 1e12},
+    } bw[] = {{"10Gbps", 1.25e9},
+              {"1GBps", 1e9},
+              {"100Mbps", 1.25e7},
+              {"8bps", 1.0},
+              {"1kbps", 125.0},
+              {"1.5kBps", 1500.0},
+              {"10 Gbps", 1.25e9},
+              {"2Tbps", 2.5e11},
+              {"3MBps", 3e6},
+              {"1TBps", 1e12},
               /* with a slash, as documents write it */
-              {"10Gb/s", 1.25e9}, {"1GB/s", 1e9},     {"100 Mb/s", 1.25e7}, {"8b/s", 1.0}},
+              {"10Gb/s", 1.25e9},
+              {"1GB/s", 1e9},
+              {"100 Mb/s", 1.25e7},
+              {"8b/s", 1.0}},
       tm[] = {{"5us", 5e-6}, {"2ms", 2e-3}, {"1.5s", 1.5}, {"3ns", 3e-9},
-              {"2min", 120}, {"1h", 3600},  {"0", 0},     {"1e3 ms", 1.0}},
-      fl[] = {{"19.5Tf", 1.95e13}, {"90Gf", 9e10}, {"2Pf", 2e15}, {"1.5Mf", 1.5e6},
-              {"3kflops", 3e3},    {"7f", 7.0}};
+              {"2min", 120}, {"1h", 3600},  {"0", 0},      {"1e3 ms", 1.0}},
+      fl[] = {{"19.5Tf", 1.95e13}, {"90Gf", 9e10},   {"2Pf", 2e15},
+              {"1.5Mf", 1.5e6},    {"3kflops", 3e3}, {"7f", 7.0}};
     for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
         ck_assert_int_eq(scenario_parse_bandwidth(bw[i].text, &v, NULL), DT_OK);
         ck_assert_msg(v == bw[i].want, "%s -> %.17g", bw[i].text, v);
@@ -379,8 +390,7 @@ START_TEST(tcp_keys_need_the_tcp_model)
     ck_assert_int_eq(sc.tcp.congestion, SIM_TCP_BBR);
     const char *sets[] = {"cluster.latency=5us"};
     ck_assert_int_eq(scenario_load(&sc, path, sets, 1, &err), DT_ERR_INPUT);
-    const char *edge[] = {"cluster.latency=5us", "cluster.platform=edge",
-                          "strategy.kind=fedavg"};
+    const char *edge[] = {"cluster.latency=5us", "cluster.platform=edge", "strategy.kind=fedavg"};
     ck_assert_msg(scenario_load(&sc, path, edge, 3, &err) == DT_OK, "%s", err.msg);
     ck_assert_int_eq(scenario_network_model(&sc), SIM_NET_TCP);
     /* a written configuration holds every key at its default: loads under any model */
@@ -401,14 +411,16 @@ START_TEST(bad_enum_value)
                       ":2: cluster.network_model: unknown value \"LV09\" (expected one of LV08, "
                       "CM02, SMPI, tcp, auto, in any case); did you mean LV08?");
     /* did you mean: the name but for '-' and '_', or one within 2 edits (1 for short ones) */
-    expect_file_errorf("[strategy]\nkind = all-reduce\n",
-                       ":2: strategy.kind: unknown value \"all-reduce\" (expected one of %s); did you "
-                       "mean allreduce?",
-                       strategy_names(0, NULL));
-    expect_file_errorf("[strategy]\nkind = Local_SGD\n",
-                       ":2: strategy.kind: unknown value \"Local_SGD\" (expected one of %s); did you "
-                       "mean local-sgd?",
-                       strategy_names(0, NULL));
+    expect_file_errorf(
+        "[strategy]\nkind = all-reduce\n",
+        ":2: strategy.kind: unknown value \"all-reduce\" (expected one of %s); did you "
+        "mean allreduce?",
+        strategy_names(0, NULL));
+    expect_file_errorf(
+        "[strategy]\nkind = Local_SGD\n",
+        ":2: strategy.kind: unknown value \"Local_SGD\" (expected one of %s); did you "
+        "mean local-sgd?",
+        strategy_names(0, NULL));
     expect_file_errorf("[strategy]\nkind = fedvag\n",
                        ":2: strategy.kind: unknown value \"fedvag\" (expected one of %s); did you "
                        "mean fedavg?",
@@ -417,8 +429,9 @@ START_TEST(bad_enum_value)
                       ":2: strategy.algorithm: unknown value \"halvingdoubling\" (expected one "
                       "of ring, tree, halving-doubling, hierarchical, 2d); did you mean "
                       "halving-doubling?");
-    expect_file_error("[model]\narch = resnet\n",
-                      ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp, cnn or gpt)");
+    expect_file_error(
+        "[model]\narch = resnet\n",
+        ":2: model.arch: unknown model \"resnet\" (expected logreg, mlp, cnn or gpt)");
     /* network models are the one case-insensitive enum */
     scenario_t sc;
     load_ok(&sc, tmp_file("t.ini", "[cluster]\nnetwork_model = smpi\n"), NULL, 0);
@@ -472,8 +485,7 @@ START_TEST(syntax_errors_name_their_line)
     expect_file_error("[run]\nsteps = 3\nthis line has no equals sign\nseed = 2\n",
                       ":3: syntax error: \"this line has no equals sign\" (expected key = "
                       "value, [section] or a comment starting with ; or #)");
-    expect_file_error("; header\n[run\nsteps = 3\n",
-                      ":2: missing ']' in section header \"[run\"");
+    expect_file_error("; header\n[run\nsteps = 3\n", ":2: missing ']' in section header \"[run\"");
     expect_file_error("[run]\n= 3\n", ":2: missing key name before '='");
     expect_file_error("steps = 3\n", ":1: steps: key outside any section (put it under [run], "
                                      "[model], [data], [cluster], [strategy] or [faults])");
@@ -554,8 +566,8 @@ START_TEST(relative_paths_resolve_against_the_scenario_file)
     fputs("<platform version=\"4.1\"/>\n", f);
     fclose(f);
     scenario_t sc;
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = sub/p.xml\n[data]\nsource = sub\n"),
-            NULL, 0);
+    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = sub/p.xml\n[data]\nsource = sub\n"), NULL,
+            0);
     ck_assert_int_eq(sc.platform, SIM_PLATFORM_FILE);
     ck_assert_ptr_nonnull(realpath(xml, real));
     ck_assert_str_eq(sc.platform_file, real);
@@ -697,8 +709,8 @@ START_TEST(cross_key_errors_name_the_line_at_fault)
                       ":2: data.train_samples: 50 samples for 100 clients (expected at least "
                       "one sample each)");
     scenario_t sc;
-    load_ok(&sc, tmp_file("t.ini", "[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n"),
-            NULL, 0);
+    load_ok(&sc, tmp_file("t.ini", "[data]\ntrain_samples = 50\n[strategy]\nkind = fedavg\n"), NULL,
+            0);
     ck_assert_int_eq(scenario_own(&sc, "clients")->l, 100);
     /* the key a --set changed is blamed when the other one has its default */
     dt_err_t err;
@@ -707,11 +719,13 @@ START_TEST(cross_key_errors_name_the_line_at_fault)
     ck_assert_str_eq(err.msg, "--set strategy.servers: 16 servers for 8 workers (expected "
                               "servers <= workers for sync-ps; cluster.workers by default)");
     /* single ignores workers; hierarchical groups that divide are fine */
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 3\n[strategy]\nkind = single\n"
-                                   "servers = 4\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\nworkers = 3\n[strategy]\nkind = single\n"
+                              "servers = 4\n"),
             NULL, 0);
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 12\n[strategy]\nkind = allreduce\n"
-                                   "algorithm = hierarchical\ngroup_size = 4\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\nworkers = 12\n[strategy]\nkind = allreduce\n"
+                              "algorithm = hierarchical\ngroup_size = 4\n"),
             NULL, 0);
     /* floor(100 x 0.29) is 29, not 28 */
     load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = fedavg\nfraction = 0.29\n"), NULL, 0);
@@ -822,8 +836,8 @@ START_TEST(jobs_files_lines_append)
             char name[32];
             snprintf(name, sizeof name, "jobs/job-%03d.ini", 10 * line + i);
             len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? ", " : "", name);
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
-                     line || i ? ", " : "", name);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", line || i ? ", " : "",
+                     name);
         }
         len += (size_t)snprintf(text + len, sizeof text - len, "\n");
     }
@@ -907,8 +921,10 @@ START_TEST(model_profile_files_and_errors)
     /* a pipeline of a profile: stages end at its cuts, and it needs them */
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n", head);
     tmp_file("two.ini", text);
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:two.ini\n[strategy]\n"
-                                   "kind = pipeline\nstages = 2\n"), NULL, 0);
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:two.ini\n[strategy]\n"
+                              "kind = pipeline\nstages = 2\n"),
+            NULL, 0);
     expect_load_error("[model]\narch = profile:two.ini\n[strategy]\nkind = pipeline\n"
                       "stages = 3\n",
                       ":5: strategy.stages: 3 stages but the profile ");
@@ -922,9 +938,11 @@ START_TEST(model_profile_files_and_errors)
     /* [tensor]: splits of [backward] layers, with [forward]; strategy.tensor needs it */
     snprintf(text, sizeof text, "%sa = 1 5 5\nb = 2 5\n[tensor]\na = column 7\nb = row\n", head);
     tmp_file("tp.ini", text);
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[strategy]\n"
-                                   "kind = pipeline\nstages = 2\ntensor = 4\n"
-                                   "sequence_parallel = yes\n"), NULL, 0);
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[strategy]\n"
+                              "kind = pipeline\nstages = 2\ntensor = 4\n"
+                              "sequence_parallel = yes\n"),
+            NULL, 0);
     ck_assert(sc.profile_splits && scenario_own(&sc, "tensor")->l == 4 &&
               scenario_own(&sc, "sequence_parallel")->i);
     /* a profile file rewritten: what the scenario keeps of it (kept while its text is the
@@ -969,8 +987,10 @@ START_TEST(model_profile_files_and_errors)
     /* a line longer than inih's buffer is refused, not split into two miscounted lines */
     {
         char longer[512];
-        snprintf(longer, sizeof longer, "[profile]\nparams = 30\nforward_flops = 3\n"
-                                        "source = %0300d\n[backward]\na = 30 x\n", 0);
+        snprintf(longer, sizeof longer,
+                 "[profile]\nparams = 30\nforward_flops = 3\n"
+                 "source = %0300d\n[backward]\na = 30 x\n",
+                 0);
         tmp_file("long.bad.ini", longer);
         expect_load_error("[model]\narch = profile:long.bad.ini\n",
                           "long.bad.ini:4: line longer than 198 characters");
@@ -999,13 +1019,15 @@ START_TEST(model_profile_files_and_errors)
                       ":5: strategy.tensor: tensor = 2 splits the layers of a model profile "
                       "with a [tensor] section (this one has none)");
     /* recomputation composes with tensor parallelism (the sim suite checks its costs) */
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\nrecompute = full\n"
-                                   "[strategy]\nkind = pipeline\ntensor = 2\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:tp.ini\nrecompute = full\n"
+                              "[strategy]\nkind = pipeline\ntensor = 2\n"),
             NULL, 0);
     /* ZeRO over a pipeline's replicas: zero_stage with shard_optimizer, stage 3 on a profile */
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[cluster]\nworkers = 2\n"
-                                   "[strategy]\nkind = pipeline\nstages = 1\n"
-                                   "data_parallel = 2\nshard_optimizer = yes\nzero_stage = 3\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:tp.ini\n[cluster]\nworkers = 2\n"
+                              "[strategy]\nkind = pipeline\nstages = 1\n"
+                              "data_parallel = 2\nshard_optimizer = yes\nzero_stage = 3\n"),
             NULL, 0);
     ck_assert_int_eq(scenario_own(&sc, "zero_stage")->l, 3);
     expect_load_error("[model]\narch = profile:tp.ini\n[cluster]\nworkers = 2\n[strategy]\n"
@@ -1017,8 +1039,9 @@ START_TEST(model_profile_files_and_errors)
                       ":8: strategy.zero_stage: zero_stage = 3 on a pipeline shards a model "
                       "profile's parameters (timing only)");
     /* in a sweep over kinds zero_stage is zero's: the pipeline's runs leave it alone */
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\nworkers = 2\n[strategy]\nzero_stage = 3\n"
-                                   "stages = 2\n[sweep]\nstrategy.kind = zero, pipeline\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\nworkers = 2\n[strategy]\nzero_stage = 3\n"
+                              "stages = 2\n[sweep]\nstrategy.kind = zero, pipeline\n"),
             NULL, 0);
     scenario_t swept;
     dt_err_t why = {""};
@@ -1036,8 +1059,9 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[strategy]\nkind = allreduce\nbucket_mb = 25\n[faults]\n"
                       "crash = worker-1 at 1s\n",
                       ":3: strategy.bucket_mb: bucket_mb with [faults] is not supported");
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
-                                   "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
+                              "kind = allreduce\nring_messages = phases\nbucket_mb = 25\n"),
             NULL, 0);
     ck_assert(sc.bucket_mb == 25 && sc.ring_messages == SIM_RING_PHASES);
     /* pipeline splits that do not fit the model or the batch */
@@ -1048,10 +1072,13 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[model]\nbatch = 30\n[strategy]\nkind = pipeline\nmicro_batches = 4\n",
                       ":5: strategy.micro_batches: 4 micro-batches do not divide a batch of 30 "
                       "(model.batch at line 2)");
-    expect_load_error("[cluster]\nworkers = 8\n[strategy]\nkind = pipeline\nstages = 3\n",
-                      ":2: cluster.workers: a pipeline of 3 stages x 1 replicas runs on 3 hosts, not 8");
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
-                                   "kind = pipeline\nstages = 18\n"), NULL, 0);
+    expect_load_error(
+        "[cluster]\nworkers = 8\n[strategy]\nkind = pipeline\nstages = 3\n",
+        ":2: cluster.workers: a pipeline of 3 stages x 1 replicas runs on 3 hosts, not 8");
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:resnet50\n[strategy]\n"
+                              "kind = pipeline\nstages = 18\n"),
+            NULL, 0);
     expect_load_error("[model]\narch = profile:resnet50\n[strategy]\nkind = pipeline\n"
                       "stages = 19\n",
                       ":5: strategy.stages: 19 stages but the profile resnet50 can be cut into "
@@ -1083,19 +1110,22 @@ START_TEST(model_profile_files_and_errors)
                       "pipeline_schedule = interleaved\nvirtual_stages = 2\n",
                       ":7: strategy.virtual_stages: virtual_stages = 2 interleaves the chunks of 2 "
                       "or more stages");
-    load_ok(&sc, tmp_file("t.ini", "[model]\nhidden = 16,12,12\n[strategy]\nkind = pipeline\n"
-                                   "virtual_stages = 2\n[sweep]\n"
-                                   "strategy.pipeline_schedule = 1f1b, interleaved\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\nhidden = 16,12,12\n[strategy]\nkind = pipeline\n"
+                              "virtual_stages = 2\n[sweep]\n"
+                              "strategy.pipeline_schedule = 1f1b, interleaved\n"),
             NULL, 0);
     ck_assert_int_eq(scenario_own(&sc, "virtual_stages")->l, 2);
-    load_ok(&sc, tmp_file("t.ini", "[model]\nbatch = 24\n[strategy]\nkind = pipeline\n"
-                                   "micro_batches = 3\npipeline_schedule = interleaved\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\nbatch = 24\n[strategy]\nkind = pipeline\n"
+                              "micro_batches = 3\npipeline_schedule = interleaved\n"),
             NULL, 0); /* one chunk a stage: 1f1b, any micro-batches */
     ck_assert(scenario_own(&sc, "pipeline_schedule")->i == 2 /* gpipe, 1f1b, interleaved */);
     expect_load_error("[data]\npartition = shards:2\n[strategy]\nkind = pipeline\n",
                       ":2: data.partition: a pipeline trains one model on the global batch");
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"
-                                   "stages = 4\nmicro_batches = 8\npipeline_schedule = gpipe\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = cnn\n[strategy]\nkind = pipeline\n"
+                              "stages = 4\nmicro_batches = 8\npipeline_schedule = gpipe\n"),
             NULL, 0);
     ck_assert(scenario_own(&sc, "stages")->l == 4 && scenario_own(&sc, "micro_batches")->l == 8 &&
               scenario_own(&sc, "pipeline_schedule")->i == 0);
@@ -1110,8 +1140,9 @@ START_TEST(model_profile_files_and_errors)
                       "classes of the output layer");
     expect_load_error("[model]\narch = cnn\n[strategy]\nkind = tensor\n",
                       ":2: model.arch: tensor parallelism splits fully connected layers");
-    load_ok(&sc, tmp_file("t.ini", "[model]\nhidden = 256,128,64\n[strategy]\nkind = tensor\n"
-                                   "tensor_parallel = 4\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\nhidden = 256,128,64\n[strategy]\nkind = tensor\n"
+                              "tensor_parallel = 4\n"),
             NULL, 0);
     ck_assert(scenario_own(&sc, "tensor_parallel")->l == 4);
     /* less communication: who takes what */
@@ -1140,8 +1171,9 @@ START_TEST(model_profile_files_and_errors)
     expect_load_error("[strategy]\nkind = allreduce\ncompression = topk:0.1\n[faults]\n"
                       "crash = worker-1 at 1s\n",
                       ":3: strategy.compression: allreduce with topk or qsgd8 compression");
-    load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = allreduce\nbucket_mb = 25\n"
-                                   "compression = fp16\naccumulate = 1\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[strategy]\nkind = allreduce\nbucket_mb = 25\n"
+                              "compression = fp16\naccumulate = 1\n"),
             NULL, 0);
     ck_assert(sc.compression.kind == TRAINER_CODEC_FP16 && sc.error_feedback);
 }
@@ -1150,8 +1182,8 @@ END_TEST
 /* Every scenario the project ships loads (sweeps included); the profiles are not scenarios. */
 START_TEST(shipped_scenarios_load)
 {
-    static const char *const dirs[] = {"",         "/mlp8", "/faults",   "/scale",    "/compress",
-                                       "/gpu",     "/real", "/parallel", "/federated", "/lessons"};
+    static const char *const dirs[] = {"",     "/mlp8", "/faults",   "/scale",     "/compress",
+                                       "/gpu", "/real", "/parallel", "/federated", "/lessons"};
     int loaded = 0;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         char dir[PATH_MAX];
@@ -1205,26 +1237,25 @@ START_TEST(device_profile_files)
     tmp_file("noflops.ini", "[device]\nname = x\n");
     expect_file_error_start("[cluster]\ndevice = noflops.ini\n", ":2: cluster.device: ");
     dt_err_t err = {""};
-    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = noflops.ini\n"),
-                                   NULL, 0, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(
+        scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = noflops.ini\n"), NULL, 0, &err),
+        DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "noflops.ini:1: device.fp32: missing"), "%s", err.msg);
     tmp_file("badunit.ini", "[device]\nflops = 40Gbps\n");
-    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badunit.ini\n"),
-                                   NULL, 0, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(
+        scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badunit.ini\n"), NULL, 0, &err),
+        DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "badunit.ini:2: device.flops: unknown unit \"Gbps\""), "%s",
                   err.msg);
     tmp_file("badkey.ini", "[device]\nflops = 4Gf\nspeed = 3\n");
-    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badkey.ini\n"),
-                                   NULL, 0, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(
+        scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = badkey.ini\n"), NULL, 0, &err),
+        DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "badkey.ini:3: device.speed: unknown key"), "%s", err.msg);
-    ck_assert_int_eq(scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = none.ini\n"),
-                                   NULL, 0, &err),
-                     DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, ":2: cluster.device: cannot read \"none.ini\""), "%s",
-                  err.msg);
+    ck_assert_int_eq(
+        scenario_load(&sc, tmp_file("t.ini", "[cluster]\ndevice = none.ini\n"), NULL, 0, &err),
+        DT_ERR_INPUT);
+    ck_assert_msg(strstr(err.msg, ":2: cluster.device: cannot read \"none.ini\""), "%s", err.msg);
 }
 END_TEST
 
@@ -1259,8 +1290,7 @@ START_TEST(device_catalogue_values_and_sources)
                             want[i].memory_gb * 1e9, want[i].bandwidth_gbs * 1e9};
         for (int f = 0; f < 6; f++) {
             if (w[f] == 0)
-                ck_assert_msg(isnan(d->value[f]), "%s.%s", d->name,
-                              scenario_device_field_name(f));
+                ck_assert_msg(isnan(d->value[f]), "%s.%s", d->name, scenario_device_field_name(f));
             else
                 ck_assert_msg(fabs(d->value[f] - w[f]) <= 1e-12 * w[f], "%s.%s = %g, want %g",
                               d->name, scenario_device_field_name(f), d->value[f], w[f]);
@@ -1288,8 +1318,7 @@ START_TEST(device_catalogue_values_and_sources)
         snprintf(set, sizeof set, "cluster.device=%s", kept[i].name);
         dt_err_t err;
         ck_assert_int_eq(scenario_set(&sc, set, &err), DT_OK);
-        ck_assert_msg(sc.device_flops == kept[i].speed, "%s: %.17g", kept[i].name,
-                      sc.device_flops);
+        ck_assert_msg(sc.device_flops == kept[i].speed, "%s: %.17g", kept[i].name, sc.device_flops);
     }
 }
 END_TEST
@@ -1452,8 +1481,9 @@ START_TEST(device_files_like_catalogue_entries)
                         "memory = 16GiB\nmemory_bandwidth = 1TBps\npower_max = 250W\n"
                         "source = made up for the test\nsource.memory = the test again\n");
     scenario_t sc;
-    load_ok(&sc, tmp_file("t.ini", "[model]\narch = profile:bert_large\nprecision = bf16\n"
-                                   "[cluster]\ndevice = gpu.ini\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[model]\narch = profile:bert_large\nprecision = bf16\n"
+                              "[cluster]\ndevice = gpu.ini\n"),
             NULL, 0);
     const sim_device_profile_t *d = scenario_device(&sc);
     ck_assert_ptr_nonnull(d);
@@ -1487,8 +1517,8 @@ START_TEST(device_files_like_catalogue_entries)
         tmp_file("b.ini", bad[i].file);
         dt_err_t err = {""};
         ck_assert_int_eq(
-            scenario_load(&sc, tmp_file("t.ini", "[cluster]\nworkers = 2\ndevice = b.ini\n"),
-                          NULL, 0, &err),
+            scenario_load(&sc, tmp_file("t.ini", "[cluster]\nworkers = 2\ndevice = b.ini\n"), NULL,
+                          0, &err),
             DT_ERR_INPUT);
         ck_assert_msg(strstr(err.msg, ":3: cluster.device: ") && strstr(err.msg, bad[i].want),
                       "%zu: %s", i, err.msg);
@@ -1591,12 +1621,18 @@ START_TEST(write_then_load_gives_the_same_struct)
     load_ok(&sc, NULL, NULL, 0);
     round_trip(&sc);
     /* values with no short exact spelling */
-    static const char *const sets[] = {
-        "model.lr=0.0123",       "model.momentum=0.333333",  "cluster.bandwidth=3.3Gbps",
-        "cluster.latency=1.7us", "cluster.uplink_bandwidth=123456789bps",
-        "run.max_time=0.1ns",    "data.partition=dirichlet:0.37",
-        "cluster.device_flops=12.345Tf", "strategy.fraction=0.123456789",
-        "data.partition=shards:3", "cluster.platform=fat-tree", "run.name=x y z"};
+    static const char *const sets[] = {"model.lr=0.0123",
+                                       "model.momentum=0.333333",
+                                       "cluster.bandwidth=3.3Gbps",
+                                       "cluster.latency=1.7us",
+                                       "cluster.uplink_bandwidth=123456789bps",
+                                       "run.max_time=0.1ns",
+                                       "data.partition=dirichlet:0.37",
+                                       "cluster.device_flops=12.345Tf",
+                                       "strategy.fraction=0.123456789",
+                                       "data.partition=shards:3",
+                                       "cluster.platform=fat-tree",
+                                       "run.name=x y z"};
     load_ok(&sc, FIXTURE("full.ini"), sets, (int)(sizeof sets / sizeof sets[0]));
     round_trip(&sc);
 }
@@ -1607,8 +1643,9 @@ START_TEST(lenient_syntax_that_is_still_exact)
     /* BOM, CRLF, indented keys (not inih continuation lines), ':' separators, inline
      * comments, and the name from the file's base name */
     scenario_t sc;
-    load_ok(&sc, tmp_file("my-run.ini", "\xEF\xBB\xBF[run]\r\n  steps = 7 ; inline\r\n"
-                                        "\tseed: 9\r\n# comment\r\n[model]\n    lr = 0.2\n"),
+    load_ok(&sc,
+            tmp_file("my-run.ini", "\xEF\xBB\xBF[run]\r\n  steps = 7 ; inline\r\n"
+                                   "\tseed: 9\r\n# comment\r\n[model]\n    lr = 0.2\n"),
             NULL, 0);
     ck_assert_int_eq(sc.steps, 7);
     ck_assert_uint_eq(sc.seed, 9);
@@ -1733,11 +1770,16 @@ START_TEST(faults_values_load_and_round_trip)
     round_trip(&sc);
 
     /* each key alone makes a run a faulty one; an empty list is none */
-    static const char *const one[] = {
-        "faults.crash=worker-0 at 1s", "faults.link_down=node-0 at 1s",
-        "faults.link_degrade=node-0 at 0s to 1Mbps", "faults.straggler=worker-0 x2",
-        "faults.slowdown=lognormal:0.5", "faults.mtbf=1h", "faults.dropout=0.1",
-        "faults.deadline=1s", "faults.over_select=1.5", "faults.availability=24h:0.3"};
+    static const char *const one[] = {"faults.crash=worker-0 at 1s",
+                                      "faults.link_down=node-0 at 1s",
+                                      "faults.link_degrade=node-0 at 0s to 1Mbps",
+                                      "faults.straggler=worker-0 x2",
+                                      "faults.slowdown=lognormal:0.5",
+                                      "faults.mtbf=1h",
+                                      "faults.dropout=0.1",
+                                      "faults.deadline=1s",
+                                      "faults.over_select=1.5",
+                                      "faults.availability=24h:0.3"};
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         load_ok(&sc, NULL, &one[i], 1);
         ck_assert_msg(scenario_has_faults(&sc), "%s", one[i]);
@@ -1803,10 +1845,9 @@ START_TEST(client_devices_from_traces_and_distributions)
     sim_client_devices_close(&d);
 
     /* distributions, without a trace: the same draws on every open, a median of 10 Gf */
-    static const char *const dist[] = {"faults.device_trace=none",
-                                       "faults.client_speed=lognormal:10Gf:1",
-                                       "faults.client_up=uniform:1MBps:3MBps",
-                                       "faults.client_latency=choice:10ms@0.5,90ms@0.5"};
+    static const char *const dist[] = {
+        "faults.device_trace=none", "faults.client_speed=lognormal:10Gf:1",
+        "faults.client_up=uniform:1MBps:3MBps", "faults.client_latency=choice:10ms@0.5,90ms@0.5"};
     load_ok(&sc, path, dist, 4);
     sim_client_devices_t d2;
     ck_assert_int_eq(sim_client_devices_open(&d, &sc, 0, &err), DT_OK);
@@ -1833,7 +1874,8 @@ START_TEST(client_devices_from_traces_and_distributions)
     static const char *const cls[] = {"faults.client_speed=2Gf:0.3, 20Gf:0.7"};
     load_ok(&sc, NULL, cls, 0);
     scenario_t sc2;
-    static const char *const cls2[] = {"strategy.kind=fedavg", "faults.client_speed=2Gf:0.3, 20Gf:0.7"};
+    static const char *const cls2[] = {"strategy.kind=fedavg",
+                                       "faults.client_speed=2Gf:0.3, 20Gf:0.7"};
     load_ok(&sc2, NULL, cls2, 2);
     ck_assert_int_eq(scenario_has_faults(&sc2), 0); /* devices are not faults */
     ck_assert_int_eq(sim_client_devices_open(&d, &sc2, 0, &err), DT_OK);
@@ -1988,9 +2030,10 @@ START_TEST(faults_bad_values_by_set)
     expect_set_error("faults.straggler=worker-1 x0",
                      "--set faults.straggler: straggler item 1 \"worker-1 x0\": \"x0\" is not a "
                      "slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)");
-    expect_set_error("faults.straggler=worker-1 xabc",
-                     "--set faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not "
-                     "a slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)");
+    expect_set_error(
+        "faults.straggler=worker-1 xabc",
+        "--set faults.straggler: straggler item 1 \"worker-1 xabc\": \"xabc\" is not "
+        "a slowdown factor (expected xFACTOR with FACTOR in (0, 1e6], e.g. x4 or x0.5)");
     expect_set_error("faults.client_speed=2Gf:0.3, 20Gf:0.8",
                      "--set faults.client_speed: shares sum to 1.1, not 1");
     expect_set_error("faults.availability=10s:0",
@@ -2009,8 +2052,7 @@ START_TEST(faults_bad_values_by_set)
 END_TEST
 
 /* Parses text as one event list, expecting DT_OK; returns the item count. */
-static size_t specs_ok(sim_fault_kind_t kind, const char *text, sim_fault_spec_t *out,
-                       size_t cap)
+static size_t specs_ok(sim_fault_kind_t kind, const char *text, sim_fault_spec_t *out, size_t cap)
 {
     size_t n = 99;
     dt_err_t err = {""};
@@ -2022,8 +2064,7 @@ static size_t specs_ok(sim_fault_kind_t kind, const char *text, sim_fault_spec_t
 START_TEST(fault_spec_parse_fields)
 {
     sim_fault_spec_t s[SIM_FAULT_MAX];
-    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, "worker-3 at 2s for 1s, server-0 at 5s", s, 8),
-                     2);
+    ck_assert_int_eq(specs_ok(SIM_FAULT_CRASH, "worker-3 at 2s for 1s, server-0 at 5s", s, 8), 2);
     ck_assert_int_eq(s[0].kind, SIM_FAULT_CRASH);
     ck_assert_str_eq(s[0].target, "worker-3");
     ck_assert(s[0].at == 2.0 && s[0].until == 3.0);
@@ -2036,8 +2077,9 @@ START_TEST(fault_spec_parse_fields)
     ck_assert_str_eq(s[0].target, "node-2");
     ck_assert(s[0].at == 1.5 && s[0].until == 3.0);
 
-    ck_assert_int_eq(specs_ok(SIM_FAULT_LINK_DEGRADE, "star_link_1 at 1s to 1Gbps for 2s, "
-                                                      "node-0_UP at 0s to 800MBps",
+    ck_assert_int_eq(specs_ok(SIM_FAULT_LINK_DEGRADE,
+                              "star_link_1 at 1s to 1Gbps for 2s, "
+                              "node-0_UP at 0s to 800MBps",
                               s, 8),
                      2);
     ck_assert_str_eq(s[0].target, "star_link_1");
@@ -2046,8 +2088,9 @@ START_TEST(fault_spec_parse_fields)
     ck_assert_str_eq(s[1].target, "node-0_UP");
     ck_assert(s[1].at == 0.0 && isinf(s[1].until) && s[1].value == 8e8);
 
-    ck_assert_int_eq(specs_ok(SIM_FAULT_STRAGGLER, "worker-1 x4, worker-2 x2 at 1s for 3s, "
-                                                   "host-7 x0.5 until 2min",
+    ck_assert_int_eq(specs_ok(SIM_FAULT_STRAGGLER,
+                              "worker-1 x4, worker-2 x2 at 1s for 3s, "
+                              "host-7 x0.5 until 2min",
                               s, 8),
                      3);
     ck_assert_int_eq(s[0].kind, SIM_FAULT_STRAGGLER);
@@ -2073,9 +2116,9 @@ START_TEST(fault_spec_parse_errors)
     sim_fault_spec_t s[4];
     size_t n;
     dt_err_t err;
-    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "a at 1s, b at 2s, c at 3s", s, 2, &n,
-                                          &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(
+        sim_fault_spec_parse(SIM_FAULT_CRASH, "a at 1s, b at 2s, c at 3s", s, 2, &n, &err),
+        DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "more than 2 items");
     ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "none, a at 1s", s, 4, &n, &err),
                      DT_ERR_INPUT);
@@ -2091,8 +2134,7 @@ START_TEST(fault_spec_parse_errors)
     ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_CRASH, "a at -1s", s, 4, &n, &err),
                      DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "crash item 1 \"a at -1s\": negative time \"-1s\"");
-    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_STRAGGLER, "w", s, 4, &n, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(sim_fault_spec_parse(SIM_FAULT_STRAGGLER, "w", s, 4, &n, &err), DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, "straggler item 1 \"w\": \"w\" lacks its factor (expected TARGET "
                               "xFACTOR [at TIME] [for DURATION | until TIME])");
     char name[SIM_FAULT_TARGET + 1], text[SIM_FAULT_TARGET + 16], want[256];
@@ -2210,8 +2252,7 @@ START_TEST(sweep_expands_in_nested_loop_order)
     ck_assert(run.bandwidth == 1.25e9);
 
     sweep_run_ok(&sc, 12, &run);
-    ck_assert_str_eq(run.name,
-                     "demo/kind=allreduce,bandwidth=1Gbps,platform=star,hidden=256,128");
+    ck_assert_str_eq(run.name, "demo/kind=allreduce,bandwidth=1Gbps,platform=star,hidden=256,128");
     ck_assert_str_eq(run.strategy->name, "allreduce");
 
     sweep_run_ok(&sc, 23, &run);
@@ -2250,9 +2291,10 @@ START_TEST(sweep_values_quoted_trimmed_and_named)
 {
     scenario_t sc, run;
     /* the name comes from the file; values are named as scenario_write writes them */
-    load_ok(&sc, tmp_file("grid.ini", "[sweep]\nmodel.conv = \"8,16\" , \" 4 , 8 \"\n"
-                                      "cluster.latency = 1e3 ms,  5us\n"
-                                      "cluster.network_model = cm02, LV08\n"),
+    load_ok(&sc,
+            tmp_file("grid.ini", "[sweep]\nmodel.conv = \"8,16\" , \" 4 , 8 \"\n"
+                                 "cluster.latency = 1e3 ms,  5us\n"
+                                 "cluster.network_model = cm02, LV08\n"),
             NULL, 0);
     ck_assert_int_eq(scenario_sweep_count(&sc), 8);
     sweep_run_ok(&sc, 0, &run);
@@ -2335,10 +2377,11 @@ START_TEST(sweep_linked_keys_and_short_names)
      * section's key */
     scenario_t sc, run;
     dt_err_t err;
-    load_ok(&sc, tmp_file("t.ini", "[sweep]\n"
-                                   "kind, platform, lr = (sync-ps, star, 0.2), (fedavg,edge,0.05),"
-                                   " (fedavg, edge, 0.1)\n"
-                                   "bandwidth = 1Gbps, 10Gbps\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[sweep]\n"
+                              "kind, platform, lr = (sync-ps, star, 0.2), (fedavg,edge,0.05),"
+                              " (fedavg, edge, 0.1)\n"
+                              "bandwidth = 1Gbps, 10Gbps\n"),
             NULL, 0);
     ck_assert_int_eq(scenario_sweep_count(&sc), 6);
     ck_assert_int_eq(scenario_sweep_run(&sc, 0, &run, &err), DT_OK);
@@ -2409,8 +2452,9 @@ START_TEST(sweep_bad_keys)
                       ":4: sweep cluster.device_flops: each value makes the device custom, but "
                       "device = a100 at line 2: write device = custom or drop device");
     scenario_t sc, run;
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
-                                   "cluster.device_flops = 1Tf, 2Tf\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
+                              "cluster.device_flops = 1Tf, 2Tf\n"),
             NULL, 0);
     sweep_run_ok(&sc, 1, &run);
     ck_assert_str_eq(run.device, "custom");
@@ -2439,12 +2483,15 @@ START_TEST(sweep_limits)
 {
     /* 17 keys */
     char text[4096];
-    static const char *const keys17[] = {
-        "run.seed",        "run.steps",         "run.eval_every",    "model.batch",
-        "model.lr",        "model.momentum",    "model.threads",     "model.kernel",
-        "model.fc",        "data.test_samples", "data.synthetic_dim", "cluster.racks",
-        "strategy.max_lead", "strategy.local_steps", "strategy.rounds", "strategy.local_epochs",
-        "model.weight_decay"};
+    static const char *const keys17[] = {"run.seed",           "run.steps",
+                                         "run.eval_every",     "model.batch",
+                                         "model.lr",           "model.momentum",
+                                         "model.threads",      "model.kernel",
+                                         "model.fc",           "data.test_samples",
+                                         "data.synthetic_dim", "cluster.racks",
+                                         "strategy.max_lead",  "strategy.local_steps",
+                                         "strategy.rounds",    "strategy.local_epochs",
+                                         "model.weight_decay"};
     int n = snprintf(text, sizeof text, "[sweep]\n");
     for (int i = 0; i < 17; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, "%s = 1\n", keys17[i]);
@@ -2495,8 +2542,9 @@ START_TEST(sweep_cross_key_errors_name_the_combination)
                       "workers for sync-ps; cluster.workers by default) (in run 0: t/lr=0.1)");
     /* a base that no run uses may break a relation: only the runs are checked */
     scenario_t sc;
-    load_ok(&sc, tmp_file("t.ini", "[strategy]\nkind = allreduce\nalgorithm = hierarchical\n"
-                                   "group_size = 3\n[sweep]\ncluster.workers = 3, 6\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[strategy]\nkind = allreduce\nalgorithm = hierarchical\n"
+                              "group_size = 3\n[sweep]\ncluster.workers = 3, 6\n"),
             NULL, 0);
     ck_assert_int_eq(scenario_validate(&sc, NULL), DT_ERR_INPUT); /* 8 workers by default */
     ck_assert_int_eq(scenario_sweep_count(&sc), 2);
@@ -2513,12 +2561,11 @@ START_TEST(check_api_words_errors_as_the_loader_does)
     const char *path = tmp_file("t.ini", "[cluster]\nworkers = 2\n[strategy]\nkind = allreduce\n");
     load_ok(&sc, path, NULL, 0);
     /* the key given is named, the other one's origin written */
-    ck_assert_str_eq(scenario_blame(&sc, "strategy.servers", "cluster.workers", where,
-                                    sizeof where),
-                     "cluster.workers");
+    ck_assert_str_eq(
+        scenario_blame(&sc, "strategy.servers", "cluster.workers", where, sizeof where),
+        "cluster.workers");
     ck_assert_str_eq(where, "strategy.servers by default");
-    ck_assert_str_eq(scenario_blame(&sc, "cluster.workers", "strategy.kind", where,
-                                    sizeof where),
+    ck_assert_str_eq(scenario_blame(&sc, "cluster.workers", "strategy.kind", where, sizeof where),
                      "cluster.workers");
     ck_assert_str_eq(where, "strategy.kind at line 4");
     ck_assert_str_eq(scenario_blame(&sc, "strategy.servers", "model.lr", NULL, 0),
@@ -2535,9 +2582,9 @@ START_TEST(check_api_words_errors_as_the_loader_does)
                              "cluster.workers = 8, 2\n");
     load_ok(&sc, path, NULL, 0);
     ck_assert_int_eq(scenario_sweep_run(&sc, 1, &run, &err), DT_OK);
-    ck_assert_str_eq(scenario_blame(&run, "strategy.servers", "cluster.workers", where,
-                                    sizeof where),
-                     "cluster.workers");
+    ck_assert_str_eq(
+        scenario_blame(&run, "strategy.servers", "cluster.workers", where, sizeof where),
+        "cluster.workers");
     ck_assert_str_eq(where, "strategy.servers at line 3");
     scenario_blame(&run, "cluster.workers", "strategy.servers", where, sizeof where);
     ck_assert_str_eq(where, "strategy.servers at line 3");
@@ -2563,7 +2610,9 @@ static const sim_strategy_key_t windowed_keys[] = {
     {0},
 };
 static const sim_strategy_t windowed = {
-    .name = "windowed", .about = "a test", .worker_role = "worker",
+    .name = "windowed",
+    .about = "a test",
+    .worker_role = "worker",
     .own_keys = windowed_keys,
 };
 
@@ -2606,8 +2655,9 @@ START_TEST(strategies_bring_their_own_keys)
     expect_file_error("[strategy]\nkind = windowed\nzero_stage = 1\n",
                       ":3: strategy.zero_stage: zero_stage is a key of pipeline and zero, which "
                       "windowed does not read (strategy.kind at line 2)");
-    load_ok(&run, tmp_file("wr.ini", "# w.ini: 1 run\n" SCENARIO_RESOLVED_MARK ": every key\n"
-                                     "[strategy]\nkind = windowed\nzero_stage = 1\n"),
+    load_ok(&run,
+            tmp_file("wr.ini", "# w.ini: 1 run\n" SCENARIO_RESOLVED_MARK ": every key\n"
+                               "[strategy]\nkind = windowed\nzero_stage = 1\n"),
             NULL, 0);
     expect_file_error("# w.ini: 1 run\n" SCENARIO_RESOLVED_MARK ": every key\n"
                       "[strategy]\nkind = windowed\nzero_stage = 3\n",
@@ -2651,7 +2701,8 @@ START_TEST(strategies_bring_their_own_keys)
     scenario_write_keys_markdown(f);
     fclose(f);
     char *w = strstr(md, "| `window` | windowed | `3` | an integer in [1, 10] | window |");
-    char *z = strstr(md, "| `zero_stage` | pipeline and zero | `1` |"), *acc = strstr(md, "| `accumulate` |");
+    char *z = strstr(md, "| `zero_stage` | pipeline and zero | `1` |"),
+         *acc = strstr(md, "| `accumulate` |");
     ck_assert_msg(w && z && acc && z < w && w < acc, "%s", md);
     ck_assert_ptr_nonnull(strstr(md, "| `order` | windowed | `fifo` | fifo, lifo | order |"));
     free(md);
@@ -2670,9 +2721,12 @@ START_TEST(strategy_keys_name_their_readers)
         const char *key;
         unsigned bit;
     } techniques[] = {
-        {"accumulate", SIM_TAKES_ACCUMULATE},      {"compression", SIM_TAKES_COMPRESSION},
-        {"error_feedback", SIM_TAKES_COMPRESSION}, {"algorithm", SIM_TAKES_ALLREDUCE},
-        {"ring_messages", SIM_TAKES_ALLREDUCE},    {"group_size", SIM_TAKES_GROUPS},
+        {"accumulate", SIM_TAKES_ACCUMULATE},
+        {"compression", SIM_TAKES_COMPRESSION},
+        {"error_feedback", SIM_TAKES_COMPRESSION},
+        {"algorithm", SIM_TAKES_ALLREDUCE},
+        {"ring_messages", SIM_TAKES_ALLREDUCE},
+        {"group_size", SIM_TAKES_GROUPS},
         {"bucket_mb", SIM_TAKES_BUCKETS},
         {"momentum_correction", SIM_TAKES_MOMENTUM_CORRECTION},
     };
@@ -2702,7 +2756,8 @@ START_TEST(strategy_keys_name_their_readers)
     char *start = strstr(md, "### [strategy]"), *end = start ? strstr(start + 1, "### ") : NULL;
     ck_assert(start && end);
     int rows = 0;
-    for (char *line = strstr(start, "\n| `"); line && line < end; line = strstr(line + 1, "\n| `")) {
+    for (char *line = strstr(start, "\n| `"); line && line < end;
+         line = strstr(line + 1, "\n| `")) {
         char key[64], readers[512];
         ck_assert_int_eq(sscanf(line, "\n| `%63[^`]` | %511[^|]|", key, readers), 2);
         ck_assert_msg(strlen(readers) > 1, "%s: no reader", key);
@@ -2743,12 +2798,14 @@ START_TEST(sweep_written_and_read_back)
     free(text);
     round_trip(&sc);
     /* the device pair: device_flops swept with device = custom, device swept alone */
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
-                                   "cluster.device_flops = 1Tf, 2.5Tf\nrun.seed = 3, 1\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\ndevice = custom\n[sweep]\n"
+                              "cluster.device_flops = 1Tf, 2.5Tf\nrun.seed = 3, 1\n"),
             NULL, 0);
     round_trip(&sc);
-    load_ok(&sc, tmp_file("t.ini", "[sweep]\ncluster.device = a100, cpu\n"
-                                   "data.partition = iid, dirichlet:0.5, shards:2\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[sweep]\ncluster.device = a100, cpu\n"
+                              "data.partition = iid, dirichlet:0.5, shards:2\n"),
             NULL, 0);
     round_trip(&sc);
 }
@@ -2856,8 +2913,8 @@ START_TEST(hierfl_regions_are_checked)
     ck_assert_int_eq(scenario_set(&sc, "strategy.regions=9", &err), DT_OK);
     ck_assert_int_eq(scenario_validate(&sc, &err), DT_ERR_INPUT);
     ck_assert_int_eq(DT_ERR_INPUT, 2);
-    ck_assert_msg(strstr(err.msg, "strategy.regions") && strstr(err.msg, "9 regions for 8"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "strategy.regions") && strstr(err.msg, "9 regions for 8"), "%s",
+                  err.msg);
     /* 100 clients on 8 hosts in 4 regions: 25 each, 2 a round at fraction 0.1; one region
      * with one edge round is fedavg's check */
     ck_assert_int_eq(scenario_set(&sc, "strategy.regions=4", &err), DT_OK);
@@ -2908,8 +2965,8 @@ START_TEST(values_beyond_the_solver_are_refused_with_the_range)
         ck_assert_str_eq(err.msg, want);
     }
     static const char *const good[] = {
-        "cluster.latency=0s",         "cluster.latency=1ns",         "cluster.latency=1000s",
-        "cluster.bandwidth=1kbps",    "cluster.bandwidth=1000TBps",  "cluster.device_flops=1f",
+        "cluster.latency=0s",         "cluster.latency=1ns",        "cluster.latency=1000s",
+        "cluster.bandwidth=1kbps",    "cluster.bandwidth=1000TBps", "cluster.device_flops=1f",
         "cluster.device_flops=1e24f", "cluster.uplink_latency=0s",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -2983,9 +3040,10 @@ START_TEST(device_trace_values_beyond_the_solver_are_refused)
         expect_load_error(text, keys[i].want);
     }
     scenario_t sc;
-    load_ok(&sc, tmp_file("t.ini", "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\n"
-                                   "kind = fedavg\nclients = 4\nfraction = 1\n[faults]\n"
-                                   "client_up = lognormal:5Mbps:0.8\n"),
+    load_ok(&sc,
+            tmp_file("t.ini", "[cluster]\nplatform = edge\nworkers = 4\n[strategy]\n"
+                              "kind = fedavg\nclients = 4\nfraction = 1\n[faults]\n"
+                              "client_up = lognormal:5Mbps:0.8\n"),
             NULL, 0);
 }
 END_TEST

@@ -69,7 +69,10 @@ static char *http_req(int port, const char *method, const char *path, const char
     return out;
 }
 
-static char *http_get(int port, const char *path) { return http_req(port, "GET", path, ""); }
+static char *http_get(int port, const char *path)
+{
+    return http_req(port, "GET", path, "");
+}
 
 static pid_t server;
 
@@ -133,8 +136,10 @@ START_TEST(serve_runs_and_evals_match_the_database)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT sim_time, test_acc, step, test_loss FROM evals"
-                                           " WHERE run = 1 ORDER BY sim_time", -1, &st, NULL),
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT sim_time, test_acc, step, test_loss FROM evals"
+                                        " WHERE run = 1 ORDER BY sim_time",
+                                        -1, &st, NULL),
                      SQLITE_OK);
     const char *p = body + 4;
     ck_assert_int_eq(*p++, '[');
@@ -169,8 +174,7 @@ START_TEST(serve_runs_and_evals_match_the_database)
                                      "[\"h1\",\"worker\",0,\"comm\",0.5,0.75]]"));
     free(tl);
     char *fl = http_get(port, "/api/faults?run=1");
-    ck_assert_ptr_nonnull(
-        strstr(fl, "\r\n\r\n[[0.125,\"link-degrade\",\"l0\",\"a \\\"b\\\"\"]]"));
+    ck_assert_ptr_nonnull(strstr(fl, "\r\n\r\n[[0.125,\"link-degrade\",\"l0\",\"a \\\"b\\\"\"]]"));
     free(fl);
     char *ls = http_get(port, "/api/lesson?run=3");
     ck_assert_ptr_nonnull(strstr(ls, "\r\n\r\n{\"lesson\":\"bandwidth\",\"text\":"
@@ -204,7 +208,8 @@ START_TEST(serve_runs_and_evals_match_the_database)
     FILE *sf = fopen(state, "w");
     ck_assert_ptr_nonnull(sf);
     fputs("{\"hosts\":[{\"name\":\"worker-0\"}],\"link_names\":[\"l0\",\"l1_UP\","
-          "\"l1_DOWN\"]}", sf);
+          "\"l1_DOWN\"]}",
+          sf);
     fclose(sf);
     post = http_req(port, "POST", "/api/link?run=2&link=l2&bw=1Gbps", "X-Dtsim: 1\r\n");
     ck_assert_msg(strstr(post, " 404 ") && strstr(post, "no link, node or host"), "%s", post);
@@ -228,8 +233,8 @@ START_TEST(serve_runs_and_evals_match_the_database)
                                           "/api/faults?run=99", "/api/lesson?run=99"};
     for (int i = 0; i < 4; i++) {
         char *u = http_get(port, unknown[i]);
-        ck_assert_msg(strstr(u, " 404 ") && strstr(u, "no run of that id"), "%s: %s",
-                      unknown[i], u);
+        ck_assert_msg(strstr(u, " 404 ") && strstr(u, "no run of that id"), "%s: %s", unknown[i],
+                      u);
         free(u);
     }
     /* a foreign name rebound to 127.0.0.1 reads nothing (DNS rebinding) */
@@ -290,9 +295,9 @@ START_TEST(serve_answers_alike_for_weighted_rows)
     sqlite3 *h;
     ck_assert_int_eq(sqlite3_open(db[0], &h), SQLITE_OK);
     sqlite3_stmt *st;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*), sum(weight) FROM workers", -1, &st,
-                                        NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "SELECT count(*), sum(weight) FROM workers", -1, &st, NULL),
+        SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     ck_assert_int_lt(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1)); /* rows weighted */
     sqlite3_finalize(st);

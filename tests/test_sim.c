@@ -56,20 +56,20 @@ typedef struct outcome {
     long stale_count, max_staleness;
     int replicas_identical;
     size_t n_params;
-    double compute_s;   /* worker 0 */
-    double step_flops;  /* forward + backward per sample */
+    double compute_s;  /* worker 0 */
+    double step_flops; /* forward + backward per sample */
     double device_flops;
     int diverged;
     char diverged_why[200];
     long fault_rows;
     char fault_kinds[256];
-    int timing_only; /* no weights follow */
-    double idle_share; /* the workers' idle / (compute + comm + idle) */
-    double mem0[4];    /* worker 0's memory: params, grads, optimizer, activations */
-    double mem_params; /* parameter bytes over every worker */
-    double mem_server[4]; /* the first server's memory, as mem0 (0 without servers) */
+    int timing_only;       /* no weights follow */
+    double idle_share;     /* the workers' idle / (compute + comm + idle) */
+    double mem0[4];        /* worker 0's memory: params, grads, optimizer, activations */
+    double mem_params;     /* parameter bytes over every worker */
+    double mem_server[4];  /* the first server's memory, as mem0 (0 without servers) */
     double server_compute; /* the first server's compute seconds (0 without servers) */
-    char summary[1024];   /* the strategy's summary line (run.note), where it has one */
+    char summary[1024];    /* the strategy's summary line (run.note), where it has one */
     /* the first 64 workers' rows as the database gets them, and the hosts' energy */
     double w_compute[64], w_comm[64], w_idle[64], w_sent[64], w_recv[64];
     long w_steps[64];
@@ -85,10 +85,18 @@ typedef struct outcome {
 
 /* Small and fast: 4 classes of 32-dimensional Gaussians, an mlp with one hidden layer. */
 static const char *const base[] = {
-    "data.source=synthetic",      "data.train_samples=4096", "data.test_samples=512",
-    "data.synthetic_dim=32",      "data.synthetic_classes=4", "model.arch=mlp",
-    "model.hidden=16",            "model.batch=8",           "run.eval_every=1000",
-    "run.steps=20",               "model.lr=0.05",           "model.momentum=0.9",
+    "data.source=synthetic",
+    "data.train_samples=4096",
+    "data.test_samples=512",
+    "data.synthetic_dim=32",
+    "data.synthetic_classes=4",
+    "model.arch=mlp",
+    "model.hidden=16",
+    "model.batch=8",
+    "run.eval_every=1000",
+    "run.steps=20",
+    "model.lr=0.05",
+    "model.momentum=0.9",
     "model.weight_decay=0.0001",
 };
 
@@ -206,8 +214,8 @@ static void child(int fd, const char *const *sets, int n_sets)
         if (memcmp(run.workers[i].params, run.workers[0].params, sizeof(float) * run.n_params))
             o.replicas_identical = 0;
     /* federated strategies: the server's global model */
-    const float *params = !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params
-                                                                      : run.workers[0].params;
+    const float *params =
+        !strcmp(sc.strategy->worker_role, "client") ? run.servers[0].params : run.workers[0].params;
     write_all(fd, &o, sizeof o);
     if (!run.timing_only) /* a timing-only run's buffers are inaccessible on purpose */
         write_all(fd, params, sizeof(float) * run.n_params);
@@ -294,20 +302,33 @@ START_TEST(gpt_text_equals_single)
                 i * 7 % 13);
     fclose(f);
     snprintf(text, sizeof text, "data.text=%s", path);
-    const char *gpt[] = {"data.source=text", text, "model.arch=gpt", "model.hidden=16",
-                         "model.layers=2", "model.heads=2", "model.seq=16",
-                         "data.test_samples=64"};
+    const char *gpt[] = {"data.source=text", text,
+                         "model.arch=gpt",   "model.hidden=16",
+                         "model.layers=2",   "model.heads=2",
+                         "model.seq=16",     "data.test_samples=64"};
     const char *kinds[][2] = {{"strategy.kind=allreduce", "run.shared_replicas=no"},
                               {"strategy.kind=sync-ps", "strategy.servers=1"}};
     float *ref = NULL;
-    const char *single[] = {gpt[0], gpt[1], gpt[2], gpt[3], gpt[4], gpt[5], gpt[6], gpt[7],
-                            "strategy.kind=single", "model.batch=8"};
+    const char *single[] = {gpt[0],         gpt[1], gpt[2],
+                            gpt[3],         gpt[4], gpt[5],
+                            gpt[6],         gpt[7], "strategy.kind=single",
+                            "model.batch=8"};
     outcome_t a = simulate(single, 10, &ref);
     ck_assert(a.loss > 0 && a.loss < 5.6); /* below log 256 = 5.55 + noise: it learned */
     for (int k = 0; k < 2; k++) {
         float *got = NULL;
-        const char *sets[] = {gpt[0], gpt[1], gpt[2], gpt[3], gpt[4], gpt[5], gpt[6], gpt[7],
-                              kinds[k][0], kinds[k][1], "cluster.workers=2", "model.batch=4"};
+        const char *sets[] = {gpt[0],
+                              gpt[1],
+                              gpt[2],
+                              gpt[3],
+                              gpt[4],
+                              gpt[5],
+                              gpt[6],
+                              gpt[7],
+                              kinds[k][0],
+                              kinds[k][1],
+                              "cluster.workers=2",
+                              "model.batch=4"};
         outcome_t b = simulate(sets, 12, &got);
         ck_assert_uint_eq(a.n_params, b.n_params);
         double d = max_rel_diff(got, ref, a.n_params);
@@ -442,8 +463,7 @@ START_TEST(every_strategy_runs_on_the_edge_or_is_refused)
     for (const sim_strategy_t *const *s = sim_strategies; *s; s++) {
         char kind[64];
         snprintf(kind, sizeof kind, "strategy.kind=%s", (*s)->name);
-        const char *sets[] = {kind, "cluster.platform=edge", "strategy.rounds=2",
-                              "run.steps=4"};
+        const char *sets[] = {kind, "cluster.platform=edge", "strategy.rounds=2", "run.steps=4"};
         static scenario_t sc;
         dt_err_t err = {""};
         scenario_defaults(&sc);
@@ -454,8 +474,10 @@ START_TEST(every_strategy_runs_on_the_edge_or_is_refused)
         dt_status st = scenario_validate(&sc, &err);
         if ((*s)->takes & SIM_NEEDS_PEER_LINKS) {
             char want[160];
-            snprintf(want, sizeof want, "--set cluster.platform: the edge platform connects "
-                                        "clients only to the server, so %s ", (*s)->name);
+            snprintf(want, sizeof want,
+                     "--set cluster.platform: the edge platform connects "
+                     "clients only to the server, so %s ",
+                     (*s)->name);
             ck_assert_msg(st == DT_ERR_INPUT && strstr(err.msg, want), "%s: %s", (*s)->name,
                           err.msg);
             refused++;
@@ -479,7 +501,7 @@ END_TEST
 #define ALPHA 20e-6
 
 static double timed(const char *kind, const char *algo, int p, int hidden, int servers,
-                     size_t *n_bytes)
+                    size_t *n_bytes)
 {
     char a[64], w[64], h[64], s[64];
     snprintf(a, sizeof a, "strategy.algorithm=%s", algo);
@@ -504,8 +526,8 @@ static double timed(const char *kind, const char *algo, int p, int hidden, int s
 
 static void expect_close(const char *what, int p, size_t n, double got, double want)
 {
-    ck_assert_msg(fabs(got - want) <= 0.01 * want, "%s p=%d n=%zu: simulated %.9g s, formula %.9g s",
-                  what, p, n, got, want);
+    ck_assert_msg(fabs(got - want) <= 0.01 * want,
+                  "%s p=%d n=%zu: simulated %.9g s, formula %.9g s", what, p, n, got, want);
 }
 
 START_TEST(ring_tree_hd_match_alpha_beta)
@@ -545,11 +567,16 @@ START_TEST(messages_in_flight_follow_littles_law)
         char a[64], w[64];
         snprintf(a, sizeof a, "strategy.algorithm=ring");
         snprintf(w, sizeof w, "cluster.workers=%d", p);
-        const char *sets[] = {"strategy.kind=allreduce",    a,
-                              w,                            "model.hidden=2048",
-                              "run.steps=1",                "cluster.network_model=CM02",
-                              "cluster.crosstraffic=no",    "cluster.bandwidth=1Gbps",
-                              "cluster.latency=10us",       "cluster.device_flops=1000000Pf"};
+        const char *sets[] = {"strategy.kind=allreduce",
+                              a,
+                              w,
+                              "model.hidden=2048",
+                              "run.steps=1",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1000000Pf"};
         outcome_t o = simulate(sets, 10, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
         double n = (double)o.n_params * sizeof(float);
@@ -599,7 +626,9 @@ START_TEST(ps_server_charges_its_optimizer)
         for (int async = 0; async < 2; async++) {
             int sgd = !strcmp(cases[i].opt, "model.optimizer=sgd");
             const char *sets[] = {async ? "strategy.kind=async-ps" : "strategy.kind=sync-ps",
-                                  "cluster.workers=2", cases[i].opt, cases[i].clip,
+                                  "cluster.workers=2",
+                                  cases[i].opt,
+                                  cases[i].clip,
                                   "model.lr=0.001",
                                   sgd ? "model.momentum=0.9" : "model.momentum=0"};
             outcome_t o = simulate(sets, 6, NULL);
@@ -625,8 +654,8 @@ START_TEST(async_staleness_grows_with_workers)
     ck_assert_int_eq(a.stale_count, 2 * 20);
     ck_assert_int_eq(b.stale_count, 8 * 20);
     ck_assert_msg(a.mean_staleness > 0.0, "staleness with 2 workers: %g", a.mean_staleness);
-    ck_assert_msg(b.mean_staleness > 2.0 * a.mean_staleness,
-                  "staleness 2 workers %g, 8 workers %g", a.mean_staleness, b.mean_staleness);
+    ck_assert_msg(b.mean_staleness > 2.0 * a.mean_staleness, "staleness 2 workers %g, 8 workers %g",
+                  a.mean_staleness, b.mean_staleness);
 }
 END_TEST
 
@@ -648,9 +677,9 @@ END_TEST
 
 /* Divergence by loss, for every strategy: run.divergence_factor = 0.1 puts the bound at
  * 0.1 ln 4 = 0.1386 nats, below any test loss the small mlp reaches in 20 steps (or a
- * round at a slow lr), so the first evaluation (step 5, local-sgd's 6 at the end of its period; round 1) ends the run `diverged` with a fault row that gives the loss
- * and the bound, and nothing runs past the next step; at the default (3 ln 4 = 4.159 nats)
- * the same runs finish. */
+ * round at a slow lr), so the first evaluation (step 5, local-sgd's 6 at the end of its period;
+ * round 1) ends the run `diverged` with a fault row that gives the loss and the bound, and nothing
+ * runs past the next step; at the default (3 ln 4 = 4.159 nats) the same runs finish. */
 START_TEST(divergence_by_loss_stops_every_strategy)
 {
     static const char *const kinds[][3] = {
@@ -674,9 +703,13 @@ START_TEST(divergence_by_loss_stops_every_strategy)
         int fed = !strncmp(kinds[i][1], "strategy.clients", 16);
         /* federated: a local epoch of 1,024 samples a round learns the task at lr 0.05 (loss
          * 2e-4), so a slower lr and the first round's evaluation */
-        const char *sets[7] = {kinds[i][0], kinds[i][1], fed ? "run.eval_every=1" : "run.eval_every=5",
-                               "run.divergence_factor=0.1", "strategy.fraction=0.5",
-                               "model.lr=0.0005", kinds[i][2]};
+        const char *sets[7] = {kinds[i][0],
+                               kinds[i][1],
+                               fed ? "run.eval_every=1" : "run.eval_every=5",
+                               "run.divergence_factor=0.1",
+                               "strategy.fraction=0.5",
+                               "model.lr=0.0005",
+                               kinds[i][2]};
         int n_sets = (fed ? 6 : 4) + (kinds[i][2] != NULL);
         if (!fed)
             sets[4] = kinds[i][2];
@@ -705,7 +738,7 @@ START_TEST(fedprox_term_changes_training)
 {
     /* mu = 0 is plain FedAvg; a strong proximal term keeps local models near the global
      * one, so after the same rounds the model has moved less and is less accurate */
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=8",
+    const char *sets[] = {"strategy.kind=fedavg",  "cluster.workers=4", "strategy.clients=8",
                           "strategy.fraction=0.5", "strategy.rounds=3", "model.momentum=0",
                           "strategy.prox_mu=0"};
     outcome_t a = simulate(sets, 7, NULL);
@@ -723,18 +756,26 @@ END_TEST
  * messages (bytes) are the same; the server holds the optimizer's state. */
 START_TEST(server_optimizers_step_the_global_model)
 {
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
-                          "strategy.fraction=0.5", "strategy.rounds=1", "model.momentum=0",
-                          "strategy.server_optimizer=avg", "strategy.server_lr=1"};
+    const char *sets[] = {
+        "strategy.kind=fedavg",          "cluster.workers=2",   "strategy.clients=8",
+        "strategy.fraction=0.5",         "strategy.rounds=1",   "model.momentum=0",
+        "strategy.server_optimizer=avg", "strategy.server_lr=1"};
     float *w1 = NULL, *w0 = NULL, *wh = NULL, *wa = NULL;
     outcome_t a = simulate(sets, 8, &w1);
     sets[7] = "strategy.server_lr=1e-30";
     simulate(sets, 8, &w0);
     sets[7] = "strategy.server_lr=0.5";
     outcome_t h = simulate(sets, 8, &wh);
-    const char *adam[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5],
-                          "strategy.server_optimizer=adam", "strategy.server_lr=0.05",
-                          "strategy.server_momentum=0.9", "strategy.server_beta2=0.99",
+    const char *adam[] = {sets[0],
+                          sets[1],
+                          sets[2],
+                          sets[3],
+                          sets[4],
+                          sets[5],
+                          "strategy.server_optimizer=adam",
+                          "strategy.server_lr=0.05",
+                          "strategy.server_momentum=0.9",
+                          "strategy.server_beta2=0.99",
                           "strategy.server_tau=0.001"};
     outcome_t d = simulate(adam, 11, &wa);
     ck_assert(a.bytes == h.bytes && a.bytes == d.bytes);
@@ -743,8 +784,8 @@ START_TEST(server_optimizers_step_the_global_model)
         double delta = (double)w1[i] - w0[i];
         moved = fmax(moved, fabs(delta));
         err_h = fmax(err_h, fabs(wh[i] - (w0[i] + 0.5 * delta)));
-        double want = w0[i] + 0.05 * 0.1 * delta /
-                                  (sqrt(0.01 * delta * delta + 0.99 * 1e-6) + 1e-3);
+        double want =
+            w0[i] + 0.05 * 0.1 * delta / (sqrt(0.01 * delta * delta + 0.99 * 1e-6) + 1e-3);
         err_a = fmax(err_a, fabs(wa[i] - want));
     }
     ck_assert_msg(moved > 1e-3, "one round moved the model by at most %g", moved);
@@ -758,13 +799,18 @@ START_TEST(server_optimizers_step_the_global_model)
     free(w1);
 
     /* FedAvgM with momentum 0 and server_lr 1 is FedAvg, up to float rounding */
-    const char *many[] = {sets[0], sets[1], sets[2], sets[3], "strategy.rounds=4", sets[5],
+    const char *many[] = {sets[0],
+                          sets[1],
+                          sets[2],
+                          sets[3],
+                          "strategy.rounds=4",
+                          sets[5],
                           "strategy.server_optimizer=avg"};
     float *p = NULL, *q = NULL;
     simulate(many, 7, &p);
     many[6] = "strategy.server_optimizer=avgm";
-    const char *m0[] = {many[0], many[1], many[2], many[3], many[4], many[5], many[6],
-                        "strategy.server_momentum=0"};
+    const char *m0[] = {many[0], many[1], many[2], many[3],
+                        many[4], many[5], many[6], "strategy.server_momentum=0"};
     outcome_t o = simulate(m0, 8, &q);
     ck_assert_msg(max_rel_diff(q, p, o.n_params) < 1e-5, "avgm(0) differs from avg by %g",
                   max_rel_diff(q, p, o.n_params));
@@ -786,7 +832,7 @@ START_TEST(scaffold_is_fedavg_where_the_corrections_cancel)
      * is the mean of the c_i (up to float rounding). With 8 local steps the corrections do not
      * cancel and SCAFFOLD must move away from FedAvg. Bytes: twice FedAvg's, both ways. */
     const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=1",
-                         "strategy.fraction=1", "strategy.rounds=4", "model.momentum=0",
+                         "strategy.fraction=1",  "strategy.rounds=4", "model.momentum=0",
                          "strategy.scaffold=no"};
     float *wa = NULL, *ws = NULL;
     outcome_t a = simulate(one, 7, &wa);
@@ -801,8 +847,8 @@ START_TEST(scaffold_is_fedavg_where_the_corrections_cancel)
     free(ws);
 
     const char *all[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=8",
-                         "strategy.fraction=1", "strategy.rounds=5", "model.momentum=0",
-                         "data.partition=iid", "model.batch=512", "strategy.scaffold=no"};
+                         "strategy.fraction=1",  "strategy.rounds=5", "model.momentum=0",
+                         "data.partition=iid",   "model.batch=512",   "strategy.scaffold=no"};
     float *fa = NULL, *fs = NULL, *ka = NULL, *ks = NULL;
     simulate(all, 9, &fa);
     all[8] = "strategy.scaffold=yes";
@@ -827,8 +873,8 @@ START_TEST(robust_rules_and_attacks_against_the_mean)
     /* The robust aggregators where they must equal the mean (a second implementation: the
      * backend's weighted average): the median and a trimmed mean that cuts nothing of two
      * equal-sized updates, multi-Krum keeping every update (f = 0, m = k). */
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
-                          "strategy.fraction=0.25", "strategy.rounds=3", "data.partition=iid",
+    const char *sets[] = {"strategy.kind=fedavg",    "cluster.workers=2", "strategy.clients=8",
+                          "strategy.fraction=0.25",  "strategy.rounds=3", "data.partition=iid",
                           "strategy.aggregator=mean"};
     float *mean = NULL, *w = NULL;
     outcome_t a = simulate(sets, 7, &mean);
@@ -836,8 +882,10 @@ START_TEST(robust_rules_and_attacks_against_the_mean)
     for (int i = 0; i < 2; i++) {
         sets[6] = same[i];
         simulate(sets, 7, &w);
-        ck_assert_msg(max_rel_diff(w, mean, a.n_params) < 1e-5, "%s of two differs from the "
-                      "mean by %g", same[i], max_rel_diff(w, mean, a.n_params));
+        ck_assert_msg(max_rel_diff(w, mean, a.n_params) < 1e-5,
+                      "%s of two differs from the "
+                      "mean by %g",
+                      same[i], max_rel_diff(w, mean, a.n_params));
         free(w);
     }
     sets[3] = "strategy.fraction=0.5";
@@ -846,8 +894,10 @@ START_TEST(robust_rules_and_attacks_against_the_mean)
     simulate(sets, 7, &mean4);
     sets[6] = "strategy.aggregator=multi_krum";
     simulate(sets, 7, &w);
-    ck_assert_msg(max_rel_diff(w, mean4, a.n_params) < 1e-5, "multi_krum keeping all differs "
-                  "from the mean by %g", max_rel_diff(w, mean4, a.n_params));
+    ck_assert_msg(max_rel_diff(w, mean4, a.n_params) < 1e-5,
+                  "multi_krum keeping all differs "
+                  "from the mean by %g",
+                  max_rel_diff(w, mean4, a.n_params));
     free(w);
     sets[6] = "strategy.aggregator=krum"; /* one client's model: not the mean */
     simulate(sets, 7, &w);
@@ -860,10 +910,10 @@ START_TEST(robust_rules_and_attacks_against_the_mean)
      * trained model and x the global one, sign_flip at scale s sends x - s (y_b - x), so
      * w(s) = w(0) - s (w_clean - w(0)) whichever client it is; noise at scale 0 sends x,
      * as sign_flip at scale 0 does. */
-    const char *two[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=2",
-                         "strategy.fraction=1", "strategy.rounds=1", "data.partition=iid",
-                         "faults.byzantine=0", "faults.attack=sign_flip",
-                         "faults.attack_scale=0"};
+    const char *two[] = {
+        "strategy.kind=fedavg", "cluster.workers=2",       "strategy.clients=2",
+        "strategy.fraction=1",  "strategy.rounds=1",       "data.partition=iid",
+        "faults.byzantine=0",   "faults.attack=sign_flip", "faults.attack_scale=0"};
     float *clean = NULL, *w0 = NULL, *w4 = NULL, *n0 = NULL, *lf = NULL;
     simulate(two, 9, &clean);
     two[6] = "faults.byzantine=0.5";
@@ -900,22 +950,23 @@ START_TEST(dp_fedavg_clips_and_adds_noise)
      * (the fixed denominator m = the weighted mean's); a clip below the update norm of one
      * client alone moves the global model by exactly the clip (up to float rounding); noise
      * moves it more. */
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
-                          "strategy.fraction=1", "strategy.rounds=3", "data.partition=iid",
-                          "strategy.dp_clip=0", "strategy.dp_noise=0"};
+    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=2",  "strategy.clients=8",
+                          "strategy.fraction=1",  "strategy.rounds=3",  "data.partition=iid",
+                          "strategy.dp_clip=0",   "strategy.dp_noise=0"};
     float *plain = NULL, *w = NULL;
     outcome_t a = simulate(sets, 8, &plain);
     sets[6] = "strategy.dp_clip=1e6";
     simulate(sets, 8, &w);
-    ck_assert_msg(max_rel_diff(w, plain, a.n_params) < 1e-5, "a clip of 1e6 without noise "
-                  "differs from fedavg by %g", max_rel_diff(w, plain, a.n_params));
+    ck_assert_msg(max_rel_diff(w, plain, a.n_params) < 1e-5,
+                  "a clip of 1e6 without noise "
+                  "differs from fedavg by %g",
+                  max_rel_diff(w, plain, a.n_params));
     free(w);
     free(plain);
 
-    const char *one[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=1",
-                         "strategy.fraction=1", "strategy.rounds=1", "data.partition=iid",
-                         "strategy.server_lr=1e-30", "strategy.dp_clip=0",
-                         "strategy.dp_noise=0"};
+    const char *one[] = {"strategy.kind=fedavg",     "cluster.workers=2",  "strategy.clients=1",
+                         "strategy.fraction=1",      "strategy.rounds=1",  "data.partition=iid",
+                         "strategy.server_lr=1e-30", "strategy.dp_clip=0", "strategy.dp_noise=0"};
     float *w0 = NULL, *wc = NULL, *wn = NULL;
     simulate(one, 9, &w0); /* the initial model: the server does not move */
     one[6] = "strategy.server_lr=1";
@@ -928,13 +979,17 @@ START_TEST(dp_fedavg_clips_and_adds_noise)
         moved += ((double)wc[i] - w0[i]) * ((double)wc[i] - w0[i]);
         noisy += ((double)wn[i] - w0[i]) * ((double)wn[i] - w0[i]);
     }
-    ck_assert_msg(fabs(sqrt(moved) - 0.05) < 1e-5, "the clipped update's norm is %.9g, "
-                  "expected the clip 0.05", sqrt(moved));
+    ck_assert_msg(fabs(sqrt(moved) - 0.05) < 1e-5,
+                  "the clipped update's norm is %.9g, "
+                  "expected the clip 0.05",
+                  sqrt(moved));
     /* noise of deviation z S / m = 0.05 per parameter: the norm grows to about
      * 0.05 sqrt(n_params + 1) */
     double want = 0.05 * sqrt((double)a.n_params + 1.0);
-    ck_assert_msg(sqrt(noisy) > 0.8 * want && sqrt(noisy) < 1.2 * want, "noisy norm %g, "
-                  "expected about %g", sqrt(noisy), want);
+    ck_assert_msg(sqrt(noisy) > 0.8 * want && sqrt(noisy) < 1.2 * want,
+                  "noisy norm %g, "
+                  "expected about %g",
+                  sqrt(noisy), want);
     free(w0);
     free(wc);
     free(wn);
@@ -970,10 +1025,17 @@ START_TEST(client_devices_set_speeds_links_and_availability)
     temp_text(slow, sizeof slow, text);
     snprintf(speed[0], sizeof speed[0], "faults.device_trace=%s", fast);
     snprintf(speed[1], sizeof speed[1], "faults.device_trace=%s", slow);
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.platform=edge", "cluster.workers=1",
-                          "strategy.clients=1", "strategy.fraction=1", "strategy.rounds=1",
-                          "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                          "cluster.uplink_bandwidth=100GBps", "cluster.device=cpu", speed[0]};
+    const char *sets[] = {"strategy.kind=fedavg",
+                          "cluster.platform=edge",
+                          "cluster.workers=1",
+                          "strategy.clients=1",
+                          "strategy.fraction=1",
+                          "strategy.rounds=1",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.uplink_bandwidth=100GBps",
+                          "cluster.device=cpu",
+                          speed[0]};
     outcome_t a = simulate(sets, 11, NULL);
     sets[10] = speed[1];
     outcome_t b = simulate(sets, 11, NULL);
@@ -995,7 +1057,7 @@ START_TEST(client_devices_set_speeds_links_and_availability)
     for (int i = 0; i < 2; i++)
         snprintf(avail[i], sizeof avail[i], "faults.availability=trace:%s", av[i]);
     const char *on[] = {"strategy.kind=fedavg", "cluster.workers=1", "strategy.clients=1",
-                        "strategy.fraction=1", "strategy.rounds=1", avail[0]};
+                        "strategy.fraction=1",  "strategy.rounds=1", avail[0]};
     outcome_t c = simulate(on, 6, NULL);
     on[5] = avail[1];
     outcome_t d = simulate(on, 6, NULL);
@@ -1019,11 +1081,16 @@ START_TEST(updates_at_the_server_are_the_clients_own)
      * prox term, accumulated micro-batches, and clients without data (200 clients, 128
      * samples); side by side the hosts replay the charges the at-server hosts make before
      * anything is computed: the same simulated time, samples and compute. */
-    const char *sets[] = {"strategy.kind=fedavg",    "strategy.clients=200",
-                          "strategy.fraction=0.1",   "strategy.rounds=3",
-                          "cluster.workers=3",       "data.train_samples=128",
-                          "data.partition=dirichlet:0.3", "strategy.prox_mu=0.1",
-                          "model.batch=2",           "strategy.accumulate=2",
+    const char *sets[] = {"strategy.kind=fedavg",
+                          "strategy.clients=200",
+                          "strategy.fraction=0.1",
+                          "strategy.rounds=3",
+                          "cluster.workers=3",
+                          "data.train_samples=128",
+                          "data.partition=dirichlet:0.3",
+                          "strategy.prox_mu=0.1",
+                          "model.batch=2",
+                          "strategy.accumulate=2",
                           "run.time_model=flops"};
     float *at = NULL, *host = NULL;
     outcome_t a = simulate(sets, 11, &at);
@@ -1069,7 +1136,7 @@ START_TEST(many_clients_a_host_keep_their_updates)
     free(w1);
     free(w2);
     const char *hier[] = {"strategy.kind=hierfl", "strategy.clients=40", "strategy.fraction=1",
-                          "strategy.rounds=2", "strategy.regions=2", "cluster.platform=edge",
+                          "strategy.rounds=2",    "strategy.regions=2",  "cluster.platform=edge",
                           "cluster.workers=2"};
     outcome_t h = simulate(hier, 7, &w1);
     hier[6] = "cluster.workers=20";
@@ -1100,10 +1167,9 @@ START_TEST(a_closed_round_does_not_wait_behind_its_late_uploads)
     outcome_t o[2];
     for (int i = 0; i < 2; i++) {
         snprintf(set[i], sizeof set[i], "faults.device_trace=%s", trace[i]);
-        const char *sets[] = {"strategy.kind=fedavg", "cluster.platform=edge",
-                              "cluster.workers=2",    "strategy.clients=2",
-                              "strategy.fraction=1",  "strategy.rounds=4",
-                              "faults.deadline=1s",   "cluster.device=cpu", set[i]};
+        const char *sets[] = {"strategy.kind=fedavg", "cluster.platform=edge", "cluster.workers=2",
+                              "strategy.clients=2",   "strategy.fraction=1",   "strategy.rounds=4",
+                              "faults.deadline=1s",   "cluster.device=cpu",    set[i]};
         o[i] = simulate(sets, 9, &w[i]);
         unlink(trace[i]);
     }
@@ -1120,27 +1186,30 @@ START_TEST(fedbuff_is_fedavg_with_one_client_and_records_staleness)
 {
     const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=2", "strategy.clients=8",
                          "strategy.fraction=0.125", "strategy.rounds=6"};
-    const char *buf[] = {"strategy.kind=fedbuff", "cluster.workers=2", "strategy.clients=8",
+    const char *buf[] = {"strategy.kind=fedbuff",  "cluster.workers=2", "strategy.clients=8",
                          "strategy.concurrency=1", "strategy.buffer=1", "strategy.rounds=6"};
     float *wa = NULL, *wb = NULL;
     outcome_t a = simulate(avg, 5, &wa);
     outcome_t b = simulate(buf, 6, &wb);
-    ck_assert_msg(max_rel_diff(wb, wa, a.n_params) < 1e-5, "fedbuff(1, 1) differs from fedavg "
-                  "with one client a round by %g", max_rel_diff(wb, wa, a.n_params));
+    ck_assert_msg(max_rel_diff(wb, wa, a.n_params) < 1e-5,
+                  "fedbuff(1, 1) differs from fedavg "
+                  "with one client a round by %g",
+                  max_rel_diff(wb, wa, a.n_params));
     ck_assert(a.bytes == b.bytes && a.samples == b.samples);
     ck_assert_int_eq(b.stale_count, 6);
     ck_assert_int_eq(b.max_staleness, 0);
     free(wa);
     free(wb);
 
-    const char *many[] = {"strategy.kind=fedbuff", "cluster.workers=4", "strategy.clients=16",
-                          "strategy.concurrency=8", "strategy.buffer=2", "strategy.rounds=5",
-                          "strategy.staleness_weight=sqrt"};
+    const char *many[] = {
+        "strategy.kind=fedbuff",         "cluster.workers=4", "strategy.clients=16",
+        "strategy.concurrency=8",        "strategy.buffer=2", "strategy.rounds=5",
+        "strategy.staleness_weight=sqrt"};
     float *ws = NULL, *wn = NULL;
     outcome_t s = simulate(many, 7, &ws);
     ck_assert_int_eq(s.stale_count, 5 * 2); /* every applied update, none of the drained */
-    ck_assert_msg(s.max_staleness >= 1 && s.mean_staleness > 0, "max %ld mean %g",
-                  s.max_staleness, s.mean_staleness);
+    ck_assert_msg(s.max_staleness >= 1 && s.mean_staleness > 0, "max %ld mean %g", s.max_staleness,
+                  s.mean_staleness);
     many[6] = "strategy.staleness_weight=none";
     outcome_t n = simulate(many, 7, &wn);
     ck_assert(n.bytes == s.bytes && n.stale_count == s.stale_count);
@@ -1160,11 +1229,10 @@ END_TEST
  * and 1 in one of the runs of 8 in flight on 4 hosts above, on the default device. */
 START_TEST(fedbuff_server_reads_what_hosts_sent)
 {
-    const char *sets[] = {"strategy.kind=fedbuff",     "cluster.workers=4",
-                          "strategy.clients=32",       "strategy.concurrency=16",
-                          "strategy.buffer=4",         "strategy.rounds=8",
-                          "cluster.bandwidth=1000Gbps", "cluster.latency=0.1us",
-                          "cluster.device_flops=1Gflops"};
+    const char *sets[] = {
+        "strategy.kind=fedbuff",      "cluster.workers=4",     "strategy.clients=32",
+        "strategy.concurrency=16",    "strategy.buffer=4",     "strategy.rounds=8",
+        "cluster.bandwidth=1000Gbps", "cluster.latency=0.1us", "cluster.device_flops=1Gflops"};
     float *fast = NULL, *slow = NULL;
     outcome_t a = simulate(sets, 9, &fast);
     sets[8] = "cluster.device_flops=10Mflops";
@@ -1188,11 +1256,11 @@ END_TEST
 START_TEST(fedbuff_server_takes_updates_as_they_arrive)
 {
     /* 176 kB updates, compute at 1 Tflop/s: the links set the pace (cable: 2 Mbit/s up) */
-    const char *sets[] = {"strategy.kind=fedbuff",   "cluster.platform=edge",
-                          "cluster.workers=2",       "strategy.clients=2",
-                          "strategy.concurrency=2",  "strategy.buffer=1",
-                          "strategy.rounds=30",      "run.steps=30",
-                          "model.hidden=1024",       "cluster.device_flops=1Tflops"};
+    const char *sets[] = {"strategy.kind=fedbuff",  "cluster.platform=edge",
+                          "cluster.workers=2",      "strategy.clients=2",
+                          "strategy.concurrency=2", "strategy.buffer=1",
+                          "strategy.rounds=30",     "run.steps=30",
+                          "model.hidden=1024",      "cluster.device_flops=1Tflops"};
     outcome_t o = simulate(sets, 10, NULL);
     ck_assert_msg(o.ok, "%s", o.err);
     /* taken as they began: 3.4 times the bytes, staleness at most 5 */
@@ -1213,13 +1281,14 @@ END_TEST
  * each round. */
 START_TEST(hierfl_one_region_one_edge_round_is_fedavg)
 {
-    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=12",
-                         "strategy.fraction=0.25", "strategy.rounds=4",
-                         "data.partition=dirichlet:0.5", "strategy.prox_mu=0.01"};
-    const char *hier[] = {"strategy.kind=hierfl", "cluster.workers=4", "strategy.clients=12",
-                          "strategy.fraction=0.25", "strategy.rounds=4",
-                          "data.partition=dirichlet:0.5", "strategy.prox_mu=0.01",
-                          "strategy.regions=1", "strategy.edge_rounds=1"};
+    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=4",
+                         "strategy.clients=12",  "strategy.fraction=0.25",
+                         "strategy.rounds=4",    "data.partition=dirichlet:0.5",
+                         "strategy.prox_mu=0.01"};
+    const char *hier[] = {
+        "strategy.kind=hierfl",   "cluster.workers=4",  "strategy.clients=12",
+        "strategy.fraction=0.25", "strategy.rounds=4",  "data.partition=dirichlet:0.5",
+        "strategy.prox_mu=0.01",  "strategy.regions=1", "strategy.edge_rounds=1"};
     float *wa = NULL, *wh = NULL;
     outcome_t a = simulate(avg, 7, &wa);
     outcome_t h = simulate(hier, 9, &wh);
@@ -1246,8 +1315,8 @@ END_TEST
  * model differs from FedAvg's with the same 6 clients a round. */
 START_TEST(hierfl_regions_move_two_models_each_over_the_wan)
 {
-    const char *sets[] = {"strategy.kind=hierfl", "cluster.workers=4", "strategy.clients=12",
-                          "strategy.fraction=0.5", "strategy.rounds=3", "strategy.regions=2",
+    const char *sets[] = {"strategy.kind=hierfl",  "cluster.workers=4",     "strategy.clients=12",
+                          "strategy.fraction=0.5", "strategy.rounds=3",     "strategy.regions=2",
                           "cluster.platform=edge", "strategy.edge_rounds=1"};
     float *w1 = NULL, *w2 = NULL, *wa = NULL;
     outcome_t b1 = simulate(sets, 8, &w1);
@@ -1262,7 +1331,7 @@ START_TEST(hierfl_regions_move_two_models_each_over_the_wan)
                   2 * b1.bytes - b2.bytes, 2 * R * K * model);
     /* clients of 341 or 342 samples (4096 iid over 12): twice the local work, near enough */
     ck_assert(fabs(b2.samples / b1.samples - 2) < 0.01 && b2.end_time > b1.end_time);
-    const char *avg[] = {"strategy.kind=fedavg", "cluster.workers=4", "strategy.clients=12",
+    const char *avg[] = {"strategy.kind=fedavg",  "cluster.workers=4", "strategy.clients=12",
                          "strategy.fraction=0.5", "strategy.rounds=3", "cluster.platform=edge"};
     outcome_t a = simulate(avg, 6, &wa);
     ck_assert(fabs(a.samples / b1.samples - 1) < 0.01);
@@ -1301,9 +1370,9 @@ START_TEST(secure_aggregation_costs_bytes_and_time_not_weights)
     ck_assert(sim_secagg_client_bytes(37, 1000, 20) == secagg_bytes_by_step(37, 1000, 20));
 
     /* 4 of 8 clients a round on 3 hosts: the same weights, more bytes and time */
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=3", "strategy.clients=8",
-                          "strategy.fraction=0.5", "strategy.rounds=3",
-                          "strategy.secure_agg=no", "strategy.secagg_bits=32"};
+    const char *sets[] = {"strategy.kind=fedavg",   "cluster.workers=3", "strategy.clients=8",
+                          "strategy.fraction=0.5",  "strategy.rounds=3", "strategy.secure_agg=no",
+                          "strategy.secagg_bits=32"};
     float *wa = NULL, *wb = NULL, *wc = NULL;
     outcome_t a = simulate(sets, 7, &wa);
     sets[5] = "strategy.secure_agg=yes";
@@ -1317,13 +1386,15 @@ START_TEST(secure_aggregation_costs_bytes_and_time_not_weights)
                   max_rel_diff(wb, wa, a.n_params));
     ck_assert(a.acc == b.acc && a.loss == b.loss && a.samples == b.samples);
     double want = K * n * (secagg_bytes_by_step(4, m, 32) - 4 * m);
-    ck_assert_msg(b.bytes - a.bytes == want, "secure aggregation added %.17g bytes, the steps "
-                  "%.17g", b.bytes - a.bytes, want);
+    ck_assert_msg(b.bytes - a.bytes == want,
+                  "secure aggregation added %.17g bytes, the steps "
+                  "%.17g",
+                  b.bytes - a.bytes, want);
     want = K * n * (secagg_bytes_by_step(4, m, 16) - 4 * m);
     ck_assert_msg(c.bytes - a.bytes == want, "16 bits: %.17g bytes, the steps %.17g",
                   c.bytes - a.bytes, want);
-    ck_assert_msg(b.end_time > a.end_time && b.fault_rows == 0, "%.9g s against %.9g s",
-                  b.end_time, a.end_time);
+    ck_assert_msg(b.end_time > a.end_time && b.fault_rows == 0, "%.9g s against %.9g s", b.end_time,
+                  a.end_time);
     free(wa);
     free(wb);
     free(wc);
@@ -1333,7 +1404,7 @@ START_TEST(secure_aggregation_costs_bytes_and_time_not_weights)
      * in 4 shares of degree t - 1; 64 decrypted bytes and a key agreement per peer, then 4
      * masks of m values of 34 bits from AES-CTR, each added */
     const char *one[] = {"strategy.kind=fedavg", "cluster.workers=1", "strategy.clients=4",
-                         "strategy.fraction=1", "strategy.rounds=1", "strategy.secure_agg=no"};
+                         "strategy.fraction=1",  "strategy.rounds=1", "strategy.secure_agg=no"};
     outcome_t p = simulate(one, 6, NULL);
     one[5] = "strategy.secure_agg=yes";
     outcome_t q = simulate(one, 6, NULL);
@@ -1355,9 +1426,10 @@ START_TEST(secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold)
      * (masked inputs missing) and the `secagg` rows (rounds that fail) all follow from the
      * draws. The threshold 0.5 (t = 5 of 8) lets some rounds through and fails others
      * (checked below, so the seed keeps both cases). */
-    const char *sets[] = {"strategy.kind=fedavg", "cluster.workers=3", "strategy.clients=8",
-                          "strategy.fraction=1", "strategy.rounds=6", "strategy.secure_agg=yes",
-                          "faults.dropout=0.3", "run.seed=3", "strategy.secagg_threshold=0.5"};
+    const char *sets[] = {
+        "strategy.kind=fedavg", "cluster.workers=3", "strategy.clients=8",
+        "strategy.fraction=1",  "strategy.rounds=6", "strategy.secure_agg=yes",
+        "faults.dropout=0.3",   "run.seed=3",        "strategy.secagg_threshold=0.5"};
     int n_sets = (int)(sizeof sets / sizeof sets[0]);
     static scenario_t sc;
     dt_err_t err = {{0}};
@@ -1382,9 +1454,9 @@ START_TEST(secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold)
         int k;
         for (k = 0; k < SIM_SECAGG_STEPS; k++) {
             bytes += at[k] * down[k] + at[k + 1] * up[k];
-            rows += at[k] - at[k + 1];            /* dropout rows */
+            rows += at[k] - at[k + 1]; /* dropout rows */
             if (k == 2 && at[3] < at[2])
-                rows++;                           /* masked inputs missing */
+                rows++; /* masked inputs missing */
             if (at[k + 1] < t)
                 break;
         }
@@ -1395,8 +1467,7 @@ START_TEST(secure_aggregation_fails_the_rounds_dropouts_leave_below_threshold)
             passed++;
         }
     }
-    ck_assert_msg(failed > 0 && passed > 0, "seed 3: %d rounds failed, %d passed", failed,
-                  passed);
+    ck_assert_msg(failed > 0 && passed > 0, "seed 3: %d rounds failed, %d passed", failed, passed);
     ck_assert_msg(o.bytes == bytes, "bytes %.17g, the steps %.17g", o.bytes, bytes);
     ck_assert_msg(o.fault_rows == rows, "%ld fault rows (%s), the draws give %ld", o.fault_rows,
                   o.fault_kinds, rows);
@@ -1441,12 +1512,11 @@ START_TEST(fedavg_side_by_side_is_exact_on_cpu)
      * simulated time and samples. Dirichlet partitions give the clients different sample
      * counts, batch 24 leaves different tails, two local epochs, momentum, FedProx and
      * dropouts (clients that leave are not trained) all go through the replica schedule. */
-    const char *sets[] = {"strategy.kind=fedavg",       "cluster.workers=3",
-                          "strategy.clients=12",        "strategy.fraction=0.5",
-                          "strategy.rounds=4",          "strategy.local_epochs=2",
-                          "data.partition=dirichlet:0.3", "model.batch=24",
-                          "strategy.prox_mu=0.01",      "faults.dropout=0.2",
-                          "model.side_by_side=no"};
+    const char *sets[] = {
+        "strategy.kind=fedavg",         "cluster.workers=3",    "strategy.clients=12",
+        "strategy.fraction=0.5",        "strategy.rounds=4",    "strategy.local_epochs=2",
+        "data.partition=dirichlet:0.3", "model.batch=24",       "strategy.prox_mu=0.01",
+        "faults.dropout=0.2",           "model.side_by_side=no"};
     int n = (int)(sizeof sets / sizeof sets[0]);
     float *w1 = NULL, *w2 = NULL;
     outcome_t a = simulate(sets, n, &w1);
@@ -1456,8 +1526,10 @@ START_TEST(fedavg_side_by_side_is_exact_on_cpu)
                   b.samples);
     ck_assert_msg(a.end_time == b.end_time, "simulated time %.17g and %.17g", a.end_time,
                   b.end_time);
-    ck_assert_msg(a.acc == b.acc && a.loss == b.loss, "accuracy %.17g / %.17g, loss %.17g / "
-                  "%.17g", a.acc, b.acc, a.loss, b.loss);
+    ck_assert_msg(a.acc == b.acc && a.loss == b.loss,
+                  "accuracy %.17g / %.17g, loss %.17g / "
+                  "%.17g",
+                  a.acc, b.acc, a.loss, b.loss);
     ck_assert_msg(memcmp(w1, w2, sizeof(float) * a.n_params) == 0,
                   "side by side changed the weights (max relative difference %g)",
                   max_rel_diff(w2, w1, a.n_params));
@@ -1478,9 +1550,10 @@ START_TEST(local_sgd_side_by_side_is_exact_on_cpu)
      * workers trained one after the other: 6 workers on a fat-tree (tree all-reduce, so
      * workers reach the averages at different times), periods of 4 steps and a last period
      * of 2 (22 steps), momentum. */
-    const char *sets[] = {"strategy.kind=local-sgd", "cluster.workers=6",
+    const char *sets[] = {"strategy.kind=local-sgd",   "cluster.workers=6",
                           "cluster.platform=fat-tree", "strategy.algorithm=tree",
-                          "strategy.local_steps=4", "run.steps=22", "model.side_by_side=no"};
+                          "strategy.local_steps=4",    "run.steps=22",
+                          "model.side_by_side=no"};
     int n = (int)(sizeof sets / sizeof sets[0]);
     float *w1 = NULL, *w2 = NULL;
     outcome_t a = simulate(sets, n, &w1);
@@ -1503,11 +1576,12 @@ END_TEST
 
 START_TEST(fedavg_shards_worse_than_iid)
 {
-    const char *common[] = {"strategy.kind=fedavg", "data.source=fashion-mnist",
+    const char *common[] = {"strategy.kind=fedavg",    "data.source=fashion-mnist",
                             "data.train_samples=6000", "data.test_samples=2000",
-                            "model.arch=logreg", "model.batch=32", "model.momentum=0",
-                            "model.lr=0.05", "cluster.workers=10", "strategy.clients=20",
-                            "strategy.fraction=0.5", "strategy.rounds=10",
+                            "model.arch=logreg",       "model.batch=32",
+                            "model.momentum=0",        "model.lr=0.05",
+                            "cluster.workers=10",      "strategy.clients=20",
+                            "strategy.fraction=0.5",   "strategy.rounds=10",
                             "strategy.local_epochs=1", "data.partition=iid"};
     outcome_t iid = simulate(common, 14, NULL);
     common[13] = "data.partition=shards:2";
@@ -1576,8 +1650,8 @@ START_TEST(time_marks_evaluate)
     ck_assert_int_eq(a.evals, 1); /* only the final one */
     char interval[64];
     snprintf(interval, sizeof interval, "run.eval_interval=%.9gs", a.end_time / 4.5);
-    const char *timed_marks[] = {"strategy.kind=allreduce", "cluster.workers=2",
-                                 "run.eval_every=0", interval};
+    const char *timed_marks[] = {"strategy.kind=allreduce", "cluster.workers=2", "run.eval_every=0",
+                                 interval};
     outcome_t b = simulate(timed_marks, 4, NULL);
     ck_assert_int_eq(b.evals, 5); /* 4 marks + the final evaluation */
     ck_assert(b.end_time == a.end_time);
@@ -1588,7 +1662,8 @@ START_TEST(platforms_run)
 {
     static const char *cases[][3] = {
         {"cluster.platform=fat-tree", "strategy.kind=allreduce", "cluster.workers=12"},
-        {"cluster.platform=multi-rack", "strategy.kind=allreduce", "strategy.algorithm=hierarchical"},
+        {"cluster.platform=multi-rack", "strategy.kind=allreduce",
+         "strategy.algorithm=hierarchical"},
         {"cluster.platform=edge", "strategy.kind=fedavg", "strategy.fraction=0.5"},
         {"cluster.platform=edge", "strategy.kind=sync-ps", "cluster.workers=4"},
         {"cluster.platform=" DTSIM_SOURCE "/topologies/star-8.xml", "strategy.kind=allreduce",
@@ -1611,8 +1686,7 @@ START_TEST(platforms_run)
     const char *racks[] = {"strategy.kind=allreduce", "cluster.workers=8", "run.steps=4",
                            "cluster.platform=multi-rack", "cluster.uplink_bandwidth=100Mbps"};
     outcome_t s1 = simulate(star, 3, NULL), s2 = simulate(racks, 5, NULL);
-    ck_assert_msg(s2.end_time > 2 * s1.end_time, "star %g s, racks %g s", s1.end_time,
-                  s2.end_time);
+    ck_assert_msg(s2.end_time > 2 * s1.end_time, "star %g s, racks %g s", s1.end_time, s2.end_time);
 }
 END_TEST
 
@@ -1695,8 +1769,8 @@ static int hops(const char *route)
 START_TEST(topologies_route_as_drawn)
 {
     char out[MAX_PAIRS][512];
-    const char *torus[] = {"cluster.platform=torus", "cluster.torus=4x4x4",
-                           "cluster.workers=64", "strategy.kind=allreduce"};
+    const char *torus[] = {"cluster.platform=torus", "cluster.torus=4x4x4", "cluster.workers=64",
+                           "strategy.kind=allreduce"};
     static const int tp[][2] = {{0, 1}, {0, 3}, {0, 4}, {0, 16}, {0, 42}, {5, 58}};
     routes(torus, 4, tp, 6, out);
     static const int want[] = {1, 1, 1, 1, 6, 3}; /* 5 = (1,1,0), 58 = (2,2,3): 1+1+1 */
@@ -1704,8 +1778,8 @@ START_TEST(topologies_route_as_drawn)
         ck_assert_msg(hops(out[k]) == want[k], "node-%d to node-%d: %d links (%s), expected %d",
                       tp[k][0], tp[k][1], hops(out[k]), out[k], want[k]);
 
-    const char *rail[] = {"cluster.platform=rail", "cluster.gpus_per_server=4",
-                          "cluster.workers=8", "strategy.kind=allreduce"};
+    const char *rail[] = {"cluster.platform=rail", "cluster.gpus_per_server=4", "cluster.workers=8",
+                          "strategy.kind=allreduce"};
     static const int rp[][2] = {{1, 5}, {5, 1}, {1, 2}, {1, 6}, {6, 1}};
     routes(rail, 4, rp, 5, out);
     ck_assert_str_eq(out[0], "nic-1_UP nic-5_DOWN");
@@ -1746,12 +1820,11 @@ START_TEST(rail_allreduce_matches_alpha_beta)
                                   "cluster.device_flops=1000000Pf"};
             outcome_t o = simulate(sets, 14, NULL);
             double n = (double)(o.n_params * sizeof(float));
-            double want = h ? 2 * log2(G) * (a_nv + n / b_nv) + 2 * (S - 1) * ALPHA +
-                                  2.0 * (S - 1) / S * n / BW
-                            : 2 * (G - 1) * (a_nv + n / G / b_nv) +
-                                  2 * (S - 1) * (ALPHA + n / (G * S) / BW);
-            expect_close(h ? "rail hierarchical" : "rail 2d", G * S, (size_t)n, o.end_time,
-                         want);
+            double want =
+                h ? 2 * log2(G) * (a_nv + n / b_nv) + 2 * (S - 1) * ALPHA +
+                        2.0 * (S - 1) / S * n / BW
+                  : 2 * (G - 1) * (a_nv + n / G / b_nv) + 2 * (S - 1) * (ALPHA + n / (G * S) / BW);
+            expect_close(h ? "rail hierarchical" : "rail 2d", G * S, (size_t)n, o.end_time, want);
         }
     }
 }
@@ -1794,8 +1867,7 @@ static void fault_case(const char *const *strategy, int n_strategy, const char *
     for (char *k = strtok(kinds, " "); k; k = strtok(NULL, " "))
         ck_assert_msg(has_kind(&o, k), "%s with %s: no %s row (got: %s)", strategy[0], spec, k,
                       o.fault_kinds);
-    ck_assert_msg(isfinite(o.acc) && o.evals >= 1, "%s with %s: no evaluation", strategy[0],
-                  spec);
+    ck_assert_msg(isfinite(o.acc) && o.evals >= 1, "%s with %s: no evaluation", strategy[0], spec);
     if (same_evals)
         ck_assert_msg(o.evals == healthy.evals, "%s with %s: %ld evaluations, healthy %ld",
                       strategy[0], spec, o.evals, healthy.evals);
@@ -1825,8 +1897,7 @@ START_TEST(host_crashes_every_strategy)
     fault_case(s_ring, 3, gone, "host-crash abort reform", 1);
     fault_case(s_tree, 3, gone, "host-crash reform", 1);
     fault_case(s_local, 3, back, "host-crash abort reform", 0);
-    fault_case(s_fed, 5, "faults.crash=client-1 at %.9gs for %.9gs", "host-crash host-recover",
-               1);
+    fault_case(s_fed, 5, "faults.crash=client-1 at %.9gs for %.9gs", "host-crash host-recover", 1);
     /* servers: a sync-ps shard restarts from its checkpoint, an async-ps shard from the
      * initial weights; the workers rejoin */
     const char *sync_ck[] = {"strategy.kind=sync-ps", "cluster.workers=4",
@@ -1858,8 +1929,8 @@ START_TEST(link_faults_and_stragglers_every_strategy)
     snprintf(to, sizeof to, "faults.timeout=%.9gs", hr.end_time / 10);
     const char *rnd[] = {"strategy.kind=allreduce", "cluster.workers=4", mtbf, mttr, to};
     outcome_t r1 = simulate(rnd, 5, NULL), r2 = simulate(rnd, 5, NULL);
-    ck_assert_msg(r1.ok && has_kind(&r1, "host-crash") && has_kind(&r1, "reform"),
-                  "mtbf: %s (%s)", r1.err, r1.fault_kinds);
+    ck_assert_msg(r1.ok && has_kind(&r1, "host-crash") && has_kind(&r1, "reform"), "mtbf: %s (%s)",
+                  r1.err, r1.fault_kinds);
     /* seeded: the same failures twice */
     ck_assert(r1.end_time == r2.end_time && r1.acc == r2.acc && r1.fault_rows == r2.fault_rows);
 
@@ -1873,9 +1944,9 @@ START_TEST(link_faults_and_stragglers_every_strategy)
     ck_assert_msg(fabs(o.end_time - (h.end_time + 2 * h.compute_s)) < 0.02 * h.end_time,
                   "straggler: %.9g, healthy %.9g + 2 x compute %.9g", o.end_time, h.end_time,
                   h.compute_s);
-    const char *fed_sets[] = {"strategy.kind=fedavg", "cluster.workers=4",
-                              "strategy.clients=8", "strategy.fraction=0.5",
-                              "strategy.rounds=10", "faults.dropout=0.5",
+    const char *fed_sets[] = {"strategy.kind=fedavg",   "cluster.workers=4",
+                              "strategy.clients=8",     "strategy.fraction=0.5",
+                              "strategy.rounds=10",     "faults.dropout=0.5",
                               "faults.over_select=1.5", "faults.client_speed=1Gf:0.5, 90Gf:0.5",
                               "run.eval_every=2"};
     o = simulate(fed_sets, 9, NULL);
@@ -1885,8 +1956,8 @@ START_TEST(link_faults_and_stragglers_every_strategy)
     /* clients online a tenth of every second: rounds wait for someone to come online */
     fed_sets[5] = "faults.availability=1s:0.1";
     o = simulate(fed_sets, 9, NULL);
-    ck_assert_msg(o.ok && o.evals == 5 && isfinite(o.acc), "fedavg availability: %s, %ld",
-                  o.err, o.evals);
+    ck_assert_msg(o.ok && o.evals == 5 && isfinite(o.acc), "fedavg availability: %s, %ld", o.err,
+                  o.evals);
 }
 END_TEST
 
@@ -1901,13 +1972,16 @@ START_TEST(single_crash_costs_downtime_and_lost_step)
     char crash[128], timeout[64];
     snprintf(crash, sizeof crash, "faults.crash=worker-0 at %.17gs for %.17gs", t, D);
     snprintf(timeout, sizeof timeout, "faults.timeout=%.9gs", h.end_time);
-    const char *f[] = {"strategy.kind=single", "run.eval_every=0", "run.steps=40",
-                       "faults.checkpoint_every=1", crash, timeout};
+    const char *f[] = {"strategy.kind=single",
+                       "run.eval_every=0",
+                       "run.steps=40",
+                       "faults.checkpoint_every=1",
+                       crash,
+                       timeout};
     outcome_t o = simulate(f, 6, NULL);
     ck_assert_msg(o.ok, "%s", o.err);
     double want = h.end_time + D + 0.5 * step;
-    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time,
-                  want);
+    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time, want);
     ck_assert(has_kind(&o, "restore"));
 }
 END_TEST
@@ -1926,8 +2000,7 @@ START_TEST(straggler_interval_is_integrated)
     outcome_t o = simulate(f, 4, NULL);
     ck_assert_msg(o.ok, "%s", o.err);
     double want = h.end_time + 2 * (b - a) / 3;
-    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time,
-                  want);
+    ck_assert_msg(fabs(o.end_time - want) < 1e-9 * want, "end %.12g, want %.12g", o.end_time, want);
 }
 END_TEST
 
@@ -1954,13 +2027,18 @@ START_TEST(ring_phases_match_ring_steps)
 {
     /* on a star every ring step sees the same network: one message per phase after a
      * latency probe takes the time of 2 (p - 1) messages, in both network models */
-    static const char *const nets[][2] = {{"cluster.network_model=LV08", "cluster.crosstraffic=yes"},
-                                          {"cluster.network_model=CM02", "cluster.crosstraffic=no"}};
+    static const char *const nets[][2] = {
+        {"cluster.network_model=LV08", "cluster.crosstraffic=yes"},
+        {"cluster.network_model=CM02", "cluster.crosstraffic=no"}};
     for (int k = 0; k < 2; k++) {
         double t[2];
         for (int m = 0; m < 2; m++) {
-            const char *sets[] = {"strategy.kind=allreduce", "model.arch=profile:resnet50",
-                                  "cluster.workers=12", "run.steps=2", nets[k][0], nets[k][1],
+            const char *sets[] = {"strategy.kind=allreduce",
+                                  "model.arch=profile:resnet50",
+                                  "cluster.workers=12",
+                                  "run.steps=2",
+                                  nets[k][0],
+                                  nets[k][1],
                                   m ? "strategy.ring_messages=phases"
                                     : "strategy.ring_messages=steps"};
             outcome_t o = simulate(sets, 7, NULL);
@@ -1985,9 +2063,14 @@ START_TEST(buckets_overlap_backward_exactly)
             const char *sets[] = {"strategy.kind=allreduce",
                                   "model.arch=profile:" DTSIM_SOURCE
                                   "/tests/fixtures/profile-two-layers.ini",
-                                  "model.batch=1", "cluster.workers=2", "run.steps=2",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  "cluster.latency=10us", "cluster.device_flops=1Tf", bws[k],
+                                  "model.batch=1",
+                                  "cluster.workers=2",
+                                  "run.steps=2",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Tf",
+                                  bws[k],
                                   b ? "strategy.bucket_mb=1" : "strategy.bucket_mb=0"};
             outcome_t o = simulate(sets, 11, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
@@ -2015,9 +2098,9 @@ START_TEST(momentum_correction_moves_the_momentum)
     simulate(mc, 5, &a);
     mc[4] = "strategy.momentum_correction=no";
     simulate(mc, 5, &b);
-    ck_assert_uint_eq(trainer_codec_topk_count(&(trainer_codec_t){TRAINER_CODEC_TOPK, 0.999},
-                                               o.n_params),
-                      o.n_params);
+    ck_assert_uint_eq(
+        trainer_codec_topk_count(&(trainer_codec_t){TRAINER_CODEC_TOPK, 0.999}, o.n_params),
+        o.n_params);
     ck_assert_msg(max_rel_diff(a, p, o.n_params) < 2e-5, "corrected: %g from plain SGD",
                   max_rel_diff(a, p, o.n_params));
     ck_assert_msg(max_rel_diff(b, h, o.n_params) < 2e-5, "uncorrected: %g from momentum SGD",
@@ -2042,17 +2125,24 @@ START_TEST(pipeline_equals_single)
     static const int max_stages[] = {3, 4};
     for (int k = 0; k < 2; k++) {
         /* the cnn on Fashion-MNIST's 28 x 28 images, with few channels */
-        const char *single[] = {"strategy.kind=single", models[k][0], models[k][1], models[k][2],
-                                "model.conv=3,4",       "model.kernel=5", "model.fc=8"};
+        const char *single[] = {
+            "strategy.kind=single", models[k][0],     models[k][1], models[k][2],
+            "model.conv=3,4",       "model.kernel=5", "model.fc=8"};
         float *ref = NULL;
         outcome_t a = simulate(single, 7, &ref);
         for (int S = 1; S <= max_stages[k]; S++)
             for (int sched = 0; sched < 2; sched++) {
                 char st[64];
                 snprintf(st, sizeof st, "strategy.stages=%d", S);
-                const char *sets[] = {"strategy.kind=pipeline", models[k][0], models[k][1],
-                                      models[k][2], "model.conv=3,4", "model.kernel=5",
-                                      "model.fc=8", st, "strategy.micro_batches=4",
+                const char *sets[] = {"strategy.kind=pipeline",
+                                      models[k][0],
+                                      models[k][1],
+                                      models[k][2],
+                                      "model.conv=3,4",
+                                      "model.kernel=5",
+                                      "model.fc=8",
+                                      st,
+                                      "strategy.micro_batches=4",
                                       sched ? "strategy.pipeline_schedule=1f1b"
                                             : "strategy.pipeline_schedule=gpipe"};
                 float *got = NULL;
@@ -2081,11 +2171,18 @@ START_TEST(pipeline_bubble_matches_formula)
             char mb[64], batch[64];
             snprintf(mb, sizeof mb, "strategy.micro_batches=%d", Ms[k]);
             snprintf(batch, sizeof batch, "model.batch=%d", 8 * Ms[k]);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=3", mb, batch,
-                                  "data.synthetic_dim=8", "data.synthetic_classes=256",
-                                  "model.hidden=256,256,256,256,256,256", "run.steps=4",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  "cluster.bandwidth=100000Gbps", "cluster.latency=0",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=3",
+                                  mb,
+                                  batch,
+                                  "data.synthetic_dim=8",
+                                  "data.synthetic_classes=256",
+                                  "model.hidden=256,256,256,256,256,256",
+                                  "run.steps=4",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0",
                                   "cluster.device_flops=1Gf",
                                   sched ? "strategy.pipeline_schedule=1f1b"
                                         : "strategy.pipeline_schedule=gpipe"};
@@ -2141,13 +2238,22 @@ START_TEST(expert_alltoall_matches_hand_count)
             snprintf(dp, sizeof dp, "strategy.data_parallel=%d", cases[c][1]);
             snprintf(tp, sizeof tp, "strategy.tensor=%d", T);
             snprintf(workers, sizeof workers, "cluster.workers=%d", cases[c][1] * T);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=1", "model.batch=2", arch,
-                                  "run.steps=1", workers, dp, ex, tp,
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=1",
+                                  "model.batch=2",
+                                  arch,
+                                  "run.steps=1",
+                                  workers,
+                                  dp,
+                                  ex,
+                                  tp,
                                   formula ? "strategy.tensor_comm=formula"
                                           : "strategy.tensor_comm=messages",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
                                   "cluster.device_flops=1000000Pf"};
             outcome_t o = simulate(sets, 16, NULL);
             ck_assert(o.timing_only);
@@ -2159,15 +2265,15 @@ START_TEST(expert_alltoall_matches_hand_count)
                 ring += 2 * (Dx - 1) * ALPHA + 2 * (Dx - 1) / Dx * experts * vb / BW;
             expect_close(formula ? "all-to-all by formula" : "all-to-all as messages", E,
                          (size_t)block, o.end_time, a2a + ring);
-            double bytes = D * T * (4 * (E - 1) * block + 2 * (D - 1) / D * dense * vb +
-                                    (Dx > 1 ? 2 * (Dx - 1) / Dx * experts * vb : 0));
-            ck_assert_msg(fabs(o.bytes - bytes) <= 1e-9 * bytes, "E=%d: %.0f bytes, want %.0f",
-                          E, o.bytes, bytes);
-            ck_assert_msg(o.mem0[0] == (dense + experts) * vb, "E=%d: parameters %g", E,
-                          o.mem0[0]);
-            ck_assert_msg(strstr(o.summary, formula ? "all-to-alls by formula"
-                                                    : "all-to-alls as messages"),
-                          "%s", o.summary);
+            double bytes = D * T *
+                           (4 * (E - 1) * block + 2 * (D - 1) / D * dense * vb +
+                            (Dx > 1 ? 2 * (Dx - 1) / Dx * experts * vb : 0));
+            ck_assert_msg(fabs(o.bytes - bytes) <= 1e-9 * bytes, "E=%d: %.0f bytes, want %.0f", E,
+                          o.bytes, bytes);
+            ck_assert_msg(o.mem0[0] == (dense + experts) * vb, "E=%d: parameters %g", E, o.mem0[0]);
+            ck_assert_msg(
+                strstr(o.summary, formula ? "all-to-alls by formula" : "all-to-alls as messages"),
+                "%s", o.summary);
         }
     /* strategy.expert_imbalance: the routed layer's FLOPs (3e6 a sample forward and
      * backward, 2 samples at 1 GFLOP/s: 6 ms) times the factor, on every member */
@@ -2179,13 +2285,21 @@ START_TEST(expert_alltoall_matches_hand_count)
                  "[experts]\nmoe = 4 2 1000\n");
     double step[2];
     for (int k = 0; k < 2; k++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                              "strategy.micro_batches=1", "model.batch=2", arch2, "run.steps=1",
-                              "cluster.workers=4", "strategy.data_parallel=4",
-                              "strategy.expert=2", "strategy.tensor_comm=formula",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              "strategy.micro_batches=1",
+                              "model.batch=2",
+                              arch2,
+                              "run.steps=1",
+                              "cluster.workers=4",
+                              "strategy.data_parallel=4",
+                              "strategy.expert=2",
+                              "strategy.tensor_comm=formula",
                               k ? "strategy.expert_imbalance=2.5" : "strategy.expert_imbalance=1",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
                               "cluster.device_flops=1Gf"};
         step[k] = simulate(sets, 16, NULL).end_time;
     }
@@ -2201,8 +2315,8 @@ START_TEST(expert_alltoall_matches_hand_count)
         {"strategy.expert=8", "expert = 8 groups the replicas"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
-                              "cluster.workers=4", "strategy.data_parallel=4", bad[i].set};
+        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",        arch,
+                              "cluster.workers=4",      "strategy.data_parallel=4", bad[i].set};
         scenario_t sc;
         dt_err_t err = {{0}};
         scenario_defaults(&sc);
@@ -2211,12 +2325,11 @@ START_TEST(expert_alltoall_matches_hand_count)
             failed = scenario_set(&sc, sets[k], &err) != DT_OK;
         if (!failed)
             failed = scenario_validate(&sc, &err) != DT_OK;
-        ck_assert_msg(failed && strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].set,
-                      err.msg);
+        ck_assert_msg(failed && strstr(err.msg, bad[i].needle), "%s: got %s", bad[i].set, err.msg);
     }
-    const char *dense[] = {"strategy.kind=pipeline", "model.arch=profile:gpt2_xl",
-                           "strategy.stages=1", "cluster.workers=2", "strategy.data_parallel=2",
-                           "strategy.expert=2"};
+    const char *dense[] = {"strategy.kind=pipeline",   "model.arch=profile:gpt2_xl",
+                           "strategy.stages=1",        "cluster.workers=2",
+                           "strategy.data_parallel=2", "strategy.expert=2"};
     scenario_t sc;
     dt_err_t err = {{0}};
     scenario_defaults(&sc);
@@ -2224,7 +2337,8 @@ START_TEST(expert_alltoall_matches_hand_count)
         ck_assert_int_eq(scenario_set(&sc, dense[k], &err), DT_OK);
     ck_assert_int_eq(scenario_validate(&sc, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "strategy.expert: expert = 2 splits the routed experts of a "
-                                  "model profile with an [experts] section"), "%s", err.msg);
+                                  "model profile with an [experts] section"),
+                  "%s", err.msg);
     unlink(path);
 }
 END_TEST
@@ -2245,13 +2359,24 @@ END_TEST
 static outcome_t deepseek_run(const char *arch, const char *speed, const char *schedule,
                               const char *extra)
 {
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                          "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=1",
-                          "cluster.workers=4", "strategy.data_parallel=4", "strategy.expert=4",
-                          "strategy.tensor_comm=formula", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
-                          "cluster.latency=10us", "strategy.expert_node_size=2", speed,
-                          schedule, extra};
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=1",
+                          "strategy.micro_batches=2",
+                          "model.batch=2",
+                          arch,
+                          "run.steps=1",
+                          "cluster.workers=4",
+                          "strategy.data_parallel=4",
+                          "strategy.expert=4",
+                          "strategy.tensor_comm=formula",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=1Gbps",
+                          "cluster.latency=10us",
+                          "strategy.expert_node_size=2",
+                          speed,
+                          schedule,
+                          extra};
     return simulate(sets, 18, NULL);
 }
 
@@ -2274,16 +2399,16 @@ START_TEST(expert_overlap_nodes_and_fp8_by_hand)
     for (int k = 0; k < 3; k++) {
         double c = (1000002.0 + 2000004.0) / speeds[k].flops_per_s, hidden = c < m ? c : m;
         for (int gpipe = 0; gpipe < 2; gpipe++) {
-            const char *sched = gpipe ? "strategy.pipeline_schedule=gpipe"
-                                      : "strategy.pipeline_schedule=1f1b";
-            outcome_t off = deepseek_run(arch, speeds[k].speed, sched,
-                                         "strategy.expert_overlap=no");
-            outcome_t on = deepseek_run(arch, speeds[k].speed, sched,
-                                        "strategy.expert_overlap=yes");
+            const char *sched =
+                gpipe ? "strategy.pipeline_schedule=gpipe" : "strategy.pipeline_schedule=1f1b";
+            outcome_t off =
+                deepseek_run(arch, speeds[k].speed, sched, "strategy.expert_overlap=no");
+            outcome_t on =
+                deepseek_run(arch, speeds[k].speed, sched, "strategy.expert_overlap=yes");
             double want = (gpipe ? 1 : 2) * hidden;
             ck_assert_msg(fabs(off.end_time - on.end_time - want) <= 1e-9,
-                          "%s, %s: overlap saves %.9g s, want %.9g (c %g, m %g)",
-                          speeds[k].speed, sched, off.end_time - on.end_time, want, c, m);
+                          "%s, %s: overlap saves %.9g s, want %.9g (c %g, m %g)", speeds[k].speed,
+                          sched, off.end_time - on.end_time, want, c, m);
             ck_assert_msg(on.bytes == off.bytes, "overlap moved other bytes");
             ck_assert_msg(strstr(on.summary, "expert_overlap, DualPipe"), "%s", on.summary);
         }
@@ -2304,8 +2429,8 @@ START_TEST(expert_overlap_nodes_and_fp8_by_hand)
         /* 2 micro-batches x (forward + backward): 4 dispatches and 4 combines */
         double saved = 4 * (2 * a2a - cases[i].a2a_d - cases[i].a2a_c);
         ck_assert_msg(fabs(plain.end_time - o.end_time - saved) <= 1e-9,
-                      "%s: %.9g s shorter, want %.9g", cases[i].set,
-                      plain.end_time - o.end_time, saved);
+                      "%s: %.9g s shorter, want %.9g", cases[i].set, plain.end_time - o.end_time,
+                      saved);
         double fewer = 4 * 4 * (2 * 3000 - cases[i].sent_d - cases[i].sent_c);
         ck_assert_msg(fabs(plain.bytes - o.bytes - fewer) <= 1e-6,
                       "%s: %.0f bytes fewer, want %.0f", cases[i].set, plain.bytes - o.bytes,
@@ -2325,10 +2450,15 @@ START_TEST(expert_overlap_nodes_and_fp8_by_hand)
          "expert_overlap with tensor = 2 is not modelled"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
-                              "cluster.workers=4", "strategy.data_parallel=4",
-                              "strategy.expert=4", "strategy.tensor_comm=formula",
-                              bad[i].set[0], bad[i].set[1]};
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              arch,
+                              "cluster.workers=4",
+                              "strategy.data_parallel=4",
+                              "strategy.expert=4",
+                              "strategy.tensor_comm=formula",
+                              bad[i].set[0],
+                              bad[i].set[1]};
         scenario_t sc;
         dt_err_t err = {{0}};
         scenario_defaults(&sc);
@@ -2364,29 +2494,42 @@ START_TEST(expert_comm_sms_by_hand)
         snprintf(dev, sizeof dev, "/tmp/dtsim-test-device-%d-%d.ini", (int)getpid(), k);
         FILE *f = fopen(dev, "w");
         ck_assert_ptr_nonnull(f);
-        fprintf(f, "[device]\nname = hundred SMs\nfp32 = %gf\nefficiency = 1\nsms = 100\n"
-                   "memory_bandwidth = 1TBps\ngemm_efficiency = 1\nattention_efficiency = 1\n"
-                   "memory_efficiency = 1\n", speeds[k]);
+        fprintf(f,
+                "[device]\nname = hundred SMs\nfp32 = %gf\nefficiency = 1\nsms = 100\n"
+                "memory_bandwidth = 1TBps\ngemm_efficiency = 1\nattention_efficiency = 1\n"
+                "memory_efficiency = 1\n",
+                speeds[k]);
         ck_assert_int_eq(fclose(f), 0);
         snprintf(device, sizeof device, "cluster.device=%s", dev);
         double c = (1000002.0 + 2000004.0) / speeds[k];
         double pair = m > c + phi * m ? m : c + phi * m;
         outcome_t off = deepseek_run(arch, device, "strategy.pipeline_schedule=1f1b",
                                      "strategy.expert_overlap=no");
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=1",
-                              "cluster.workers=4", "strategy.data_parallel=4",
-                              "strategy.expert=4", "strategy.tensor_comm=formula",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                              "strategy.expert_node_size=2", device,
-                              "strategy.pipeline_schedule=1f1b", "strategy.expert_overlap=yes",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              "strategy.micro_batches=2",
+                              "model.batch=2",
+                              arch,
+                              "run.steps=1",
+                              "cluster.workers=4",
+                              "strategy.data_parallel=4",
+                              "strategy.expert=4",
+                              "strategy.tensor_comm=formula",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "strategy.expert_node_size=2",
+                              device,
+                              "strategy.pipeline_schedule=1f1b",
+                              "strategy.expert_overlap=yes",
                               "strategy.expert_comm_sms=20"};
         outcome_t on = simulate(sets, 19, NULL);
         double want = 2 * (c + m - pair);
         ck_assert_msg(fabs(off.end_time - on.end_time - want) <= 1e-9,
                       "%g FLOP/s: overlap with 20 of 100 SMs saves %.9g s, want %.9g (c %g, "
-                      "m %g)", speeds[k], off.end_time - on.end_time, want, c, m);
+                      "m %g)",
+                      speeds[k], off.end_time - on.end_time, want, c, m);
         ck_assert(k == 1 ? want == 2 * c : want < 2 * (c < m ? c : m) - 1e-6);
         ck_assert_msg(strstr(on.summary, "80% of the multiprocessors"), "%s", on.summary);
         unlink(dev);
@@ -2402,10 +2545,16 @@ START_TEST(expert_comm_sms_by_hand)
          "expert_comm_sms = 20 must be fewer than the device's sms (custom: none given"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", arch,
-                              "cluster.workers=4", "strategy.data_parallel=4",
-                              "strategy.expert=4", "strategy.tensor_comm=formula",
-                              "cluster.device_flops=1Gf", bad[i].set[0], bad[i].set[1]};
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              arch,
+                              "cluster.workers=4",
+                              "strategy.data_parallel=4",
+                              "strategy.expert=4",
+                              "strategy.tensor_comm=formula",
+                              "cluster.device_flops=1Gf",
+                              bad[i].set[0],
+                              bad[i].set[1]};
         scenario_t sc;
         dt_err_t err = {{0}};
         scenario_defaults(&sc);
@@ -2440,19 +2589,27 @@ START_TEST(timing_only_pipeline_is_exact)
             char workers[64], dp[64];
             snprintf(workers, sizeof workers, "cluster.workers=%d", 4 * D);
             snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4",
-                                  "strategy.micro_batches=3", "model.batch=6", arch,
-                                  "run.steps=3", workers, dp, "cluster.network_model=CM02",
-                                  "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                                  "cluster.latency=0", "cluster.device_flops=1Gf",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=4",
+                                  "strategy.micro_batches=3",
+                                  "model.batch=6",
+                                  arch,
+                                  "run.steps=3",
+                                  workers,
+                                  dp,
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0",
+                                  "cluster.device_flops=1Gf",
                                   sched ? "strategy.pipeline_schedule=1f1b"
                                         : "strategy.pipeline_schedule=gpipe"};
             outcome_t o = simulate(sets, 14, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             ck_assert(o.timing_only);
             double sends = 3.0 * D * 3 * 3 * 2 * 2 * 20 * 4; /* steps, D, M, cuts, ways */
-            double reduce = 3.0 * 2 * (D - 1) * 400 * 4;    /* ring: 2 (D-1)/D n per member */
-            double bytes = o.bytes - sends - reduce;       /* what the STOPs add */
+            double reduce = 3.0 * 2 * (D - 1) * 400 * 4;     /* ring: 2 (D-1)/D n per member */
+            double bytes = o.bytes - sends - reduce;         /* what the STOPs add */
             ck_assert_msg(bytes >= 0 && bytes <= 64.0 * 3 * D, "bytes %.0f, want %.0f + STOPs",
                           o.bytes, sends + reduce);
             ck_assert_msg(o.mem0[3] == 3 * 2 * 50 * 4, "stage 0 activations %g", o.mem0[3]);
@@ -2476,14 +2633,14 @@ END_TEST
 static void equal_layers_profile(char *path, size_t path_n, char *arch, size_t arch_n)
 {
     char text[4096];
-    int n = snprintf(text, sizeof text,
-                     "[profile]\nparams = 2400\nforward_flops = 24e6\n[backward]\n");
+    int n =
+        snprintf(text, sizeof text, "[profile]\nparams = 2400\nforward_flops = 24e6\n[backward]\n");
     for (int i = 23; i >= 0; i--)
         n += snprintf(text + n, sizeof text - (size_t)n, "l%d = 100 2e6\n", i);
     n += snprintf(text + n, sizeof text - (size_t)n, "[forward]\n");
     for (int i = 0; i < 24; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, "l%d = 1e6 50%s\n", i,
-                      i < 23 ? " 20" : "");
+        n +=
+            snprintf(text + n, sizeof text - (size_t)n, "l%d = 1e6 50%s\n", i, i < 23 ? " 20" : "");
     profile_file(path, path_n, arch, arch_n, text);
 }
 
@@ -2508,10 +2665,20 @@ START_TEST(interleaved_bubble_matches_formula)
             snprintf(batch, sizeof batch, "model.batch=%d", 2 * M);
             snprintf(sched, sizeof sched, "strategy.pipeline_schedule=1f1b");
             snprintf(vs, sizeof vs, "strategy.virtual_stages=1");
-            const char *sets[] = {"strategy.kind=pipeline", st, mb, batch, arch, "run.steps=3",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  "cluster.bandwidth=100000Gbps", "cluster.latency=0",
-                                  "cluster.device_flops=1Gf", sched, vs, "model.recompute=none"};
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  st,
+                                  mb,
+                                  batch,
+                                  arch,
+                                  "run.steps=3",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0",
+                                  "cluster.device_flops=1Gf",
+                                  sched,
+                                  vs,
+                                  "model.recompute=none"};
             outcome_t plain = simulate(sets, 14, NULL);
             snprintf(sched, sizeof sched, "strategy.pipeline_schedule=interleaved");
             /* interleaved with one chunk a stage is 1f1b, to the digit */
@@ -2527,12 +2694,14 @@ START_TEST(interleaved_bubble_matches_formula)
                 ck_assert_msg(fabs(o.idle_share - want) <= 1e-6,
                               "S=%d V=%d M=%d: idle share %.6f, (S-1)/(V M+S-1) = %.6f", S, V, M,
                               o.idle_share, want);
-                ck_assert_msg(o.idle_share < plain.idle_share, "S=%d V=%d M=%d: %.4f, 1f1b %.4f",
-                              S, V, M, o.idle_share, plain.idle_share);
+                ck_assert_msg(o.idle_share < plain.idle_share, "S=%d V=%d M=%d: %.4f, 1f1b %.4f", S,
+                              V, M, o.idle_share, plain.idle_share);
                 double f = 24.0 / (S * V) * 3e6 * 2 / 1e9;
                 double step = (V * M + S - 1) * f;
-                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step, "S=%d V=%d M=%d: "
-                              "%.9g s, want %.9g s", S, V, M, o.end_time, 3 * step);
+                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step,
+                              "S=%d V=%d M=%d: "
+                              "%.9g s, want %.9g s",
+                              S, V, M, o.end_time, 3 * step);
                 int held = (S - 1) * 2 + (V - 1) * S + 1;
                 held = held < M * V ? held : M * V;
                 ck_assert_msg(o.mem0[3] == held * 24.0 / (S * V) * 50 * 2 * 4,
@@ -2541,13 +2710,17 @@ START_TEST(interleaved_bubble_matches_formula)
                 ck_assert_msg(o.mem0[0] == 2400.0 / S * 4, "stage 0 parameters %g", o.mem0[0]);
                 /* every micro-batch crosses S V - 1 cuts each way, not S - 1 */
                 double cuts = 3.0 * M * (S * V - 1) * 2 * 2 * 20 * 4;
-                ck_assert_msg(o.bytes >= cuts && o.bytes <= cuts + 64.0 * 3, "bytes %.0f, want "
-                              "%.0f + STOPs", o.bytes, cuts);
+                ck_assert_msg(o.bytes >= cuts && o.bytes <= cuts + 64.0 * 3,
+                              "bytes %.0f, want "
+                              "%.0f + STOPs",
+                              o.bytes, cuts);
                 sets[13] = "model.recompute=full";
                 o = simulate(sets, 14, NULL);
                 step = (V * M + S - 1) * f * 4 / 3;
-                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step, "S=%d V=%d M=%d "
-                              "recompute: %.9g s, want %.9g s", S, V, M, o.end_time, 3 * step);
+                ck_assert_msg(fabs(o.end_time - 3 * step) <= 1e-6 * step,
+                              "S=%d V=%d M=%d "
+                              "recompute: %.9g s, want %.9g s",
+                              S, V, M, o.end_time, 3 * step);
             }
         }
     unlink(path);
@@ -2562,16 +2735,19 @@ END_TEST
 START_TEST(interleaved_equals_single)
 {
     static const int SV[][2] = {{2, 2}, {2, 3}, {3, 2}};
-    const char *single[] = {"strategy.kind=single", "model.hidden=16,12,12,8,8",
-                            "model.batch=24"};
+    const char *single[] = {"strategy.kind=single", "model.hidden=16,12,12,8,8", "model.batch=24"};
     float *ref = NULL;
     outcome_t a = simulate(single, 3, &ref);
     for (int k = 0; k < 3; k++) {
         char st[64], vs[64];
         snprintf(st, sizeof st, "strategy.stages=%d", SV[k][0]);
         snprintf(vs, sizeof vs, "strategy.virtual_stages=%d", SV[k][1]);
-        const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12,12,8,8",
-                              "model.batch=24", st, vs, "strategy.micro_batches=6",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "model.hidden=16,12,12,8,8",
+                              "model.batch=24",
+                              st,
+                              vs,
+                              "strategy.micro_batches=6",
                               "strategy.pipeline_schedule=interleaved"};
         float *got = NULL;
         outcome_t b = simulate(sets, 7, &got);
@@ -2582,14 +2758,25 @@ START_TEST(interleaved_equals_single)
     }
     free(ref);
 
-    const char *cnn_single[] = {"strategy.kind=single", "model.arch=cnn",
-                                "data.source=fashion-mnist", "model.batch=24", "model.conv=3,4",
-                                "model.kernel=5", "model.fc=8"};
+    const char *cnn_single[] = {"strategy.kind=single",
+                                "model.arch=cnn",
+                                "data.source=fashion-mnist",
+                                "model.batch=24",
+                                "model.conv=3,4",
+                                "model.kernel=5",
+                                "model.fc=8"};
     a = simulate(cnn_single, 7, &ref);
-    const char *cnn[] = {"strategy.kind=pipeline", "model.arch=cnn", "data.source=fashion-mnist",
-                         "model.batch=24", "model.conv=3,4", "model.kernel=5", "model.fc=8",
-                         "strategy.stages=2", "strategy.micro_batches=4",
-                         "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2",
+    const char *cnn[] = {"strategy.kind=pipeline",
+                         "model.arch=cnn",
+                         "data.source=fashion-mnist",
+                         "model.batch=24",
+                         "model.conv=3,4",
+                         "model.kernel=5",
+                         "model.fc=8",
+                         "strategy.stages=2",
+                         "strategy.micro_batches=4",
+                         "strategy.pipeline_schedule=interleaved",
+                         "strategy.virtual_stages=2",
                          "cluster.bandwidth=10Gbps"};
     float *got = NULL;
     outcome_t b = simulate(cnn, 12, &got);
@@ -2612,11 +2799,17 @@ START_TEST(interleaved_equals_single)
     /* 2 replicas of 2 stages of 2 chunks: the mlp's 4 dense layers, one a chunk */
     const char *hsingle[] = {"strategy.kind=single", "model.hidden=16,12,12", "model.batch=48"};
     a = simulate(hsingle, 3, &ref);
-    const char *hy[] = {"strategy.kind=pipeline", "model.hidden=16,12,12", "model.batch=24",
-                        "strategy.stages=2", "strategy.virtual_stages=2",
-                        "strategy.micro_batches=4", "strategy.pipeline_schedule=interleaved",
-                        "strategy.data_parallel=2", "strategy.algorithm=ring",
-                        "strategy.bucket_mb=0", "strategy.shard_optimizer=no",
+    const char *hy[] = {"strategy.kind=pipeline",
+                        "model.hidden=16,12,12",
+                        "model.batch=24",
+                        "strategy.stages=2",
+                        "strategy.virtual_stages=2",
+                        "strategy.micro_batches=4",
+                        "strategy.pipeline_schedule=interleaved",
+                        "strategy.data_parallel=2",
+                        "strategy.algorithm=ring",
+                        "strategy.bucket_mb=0",
+                        "strategy.shard_optimizer=no",
                         "strategy.zero_stage=1"};
     static const char *const variants[][3] = {
         {"strategy.bucket_mb=0", "strategy.shard_optimizer=no", "strategy.zero_stage=1"},
@@ -2673,12 +2866,21 @@ START_TEST(interleaved_tensor_groups_move_their_cuts)
 {
     char path[256], arch[300];
     profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.tensor=2",
-                          "cluster.workers=4", "strategy.micro_batches=4", "model.batch=8",
-                          arch, "run.steps=2", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                          "cluster.latency=0", "cluster.device_flops=1Gf",
-                          "strategy.pipeline_schedule=1f1b", "strategy.virtual_stages=1"};
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=2",
+                          "strategy.tensor=2",
+                          "cluster.workers=4",
+                          "strategy.micro_batches=4",
+                          "model.batch=8",
+                          arch,
+                          "run.steps=2",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0",
+                          "cluster.device_flops=1Gf",
+                          "strategy.pipeline_schedule=1f1b",
+                          "strategy.virtual_stages=1"};
     outcome_t f1b = simulate(sets, 15, NULL);
     sets[13] = "strategy.pipeline_schedule=interleaved";
     sets[14] = "strategy.virtual_stages=2";
@@ -2706,18 +2908,28 @@ START_TEST(hybrid_overlaps_the_gradient_all_reduce)
                  "[profile]\nparams = 400\nforward_flops = 4e6\n"
                  "[backward]\nd = 400 2e6\nc = 0 2e6\nb = 0 2e6\na = 0 2e6\n"
                  "[forward]\na = 1e6 50 1\nb = 1e6 50 1\nc = 1e6 50 1\nd = 1e6 50\n");
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4", "strategy.micro_batches=3",
-                          "model.batch=6", arch, "run.steps=3", "cluster.workers=8",
-                          "strategy.data_parallel=2", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=2.5Mbps",
-                          "cluster.latency=0", "cluster.device_flops=1Gf",
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=4",
+                          "strategy.micro_batches=3",
+                          "model.batch=6",
+                          arch,
+                          "run.steps=3",
+                          "cluster.workers=8",
+                          "strategy.data_parallel=2",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=2.5Mbps",
+                          "cluster.latency=0",
+                          "cluster.device_flops=1Gf",
                           "strategy.pipeline_schedule=gpipe"};
     outcome_t o = simulate(sets, 14, NULL);
     unlink(path);
     ck_assert_msg(o.ok, "%s", o.err);
     double step = o.end_time / 3;
-    ck_assert_msg(step > 36e-3 && step < 37.5e-3, "%.6f s per step (36 ms + messages; 41.5 ms "
-                  "without the overlap)", step);
+    ck_assert_msg(step > 36e-3 && step < 37.5e-3,
+                  "%.6f s per step (36 ms + messages; 41.5 ms "
+                  "without the overlap)",
+                  step);
 }
 END_TEST
 
@@ -2742,12 +2954,20 @@ START_TEST(hybrid_buckets_overlap_the_last_backward)
                                        "strategy.bucket_mb=0.0008"};
     for (int k = 0; k < 2; k++)
         for (int c = 0; c < 3; c++) {
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.data_parallel=2", "cluster.workers=2",
-                                  "strategy.micro_batches=2", "model.batch=2", arch,
-                                  "run.steps=2", "cluster.network_model=CM02",
-                                  "cluster.crosstraffic=no", "cluster.latency=10us",
-                                  "cluster.device_flops=1Gf", bws[k], caps[c]};
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.data_parallel=2",
+                                  "cluster.workers=2",
+                                  "strategy.micro_batches=2",
+                                  "model.batch=2",
+                                  arch,
+                                  "run.steps=2",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf",
+                                  bws[k],
+                                  caps[c]};
             outcome_t o = simulate(sets, 14, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             double F = 4e-3, f = 2e-3, t = 2 * F + 4 * f; /* the last backward's start */
@@ -2792,11 +3012,19 @@ START_TEST(tensor_profile_bytes_flops_memory_exact)
             char workers[64], tensor[64];
             snprintf(workers, sizeof workers, "cluster.workers=%d", T);
             snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=2", "model.batch=4", arch,
-                                  "run.steps=3", workers, tensor, "cluster.network_model=CM02",
-                                  "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                                  "cluster.latency=0", "cluster.device_flops=1Gf",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=2",
+                                  "model.batch=4",
+                                  arch,
+                                  "run.steps=3",
+                                  workers,
+                                  tensor,
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=100000Gbps",
+                                  "cluster.latency=0",
+                                  "cluster.device_flops=1Gf",
                                   sp ? "strategy.sequence_parallel=yes"
                                      : "strategy.sequence_parallel=no"};
             outcome_t o = simulate(sets, 14, NULL);
@@ -2804,19 +3032,21 @@ START_TEST(tensor_profile_bytes_flops_memory_exact)
             ck_assert(o.timing_only);
             int b = 2, M = 2, steps = 3;
             double bytes = (double)steps * M * 4 * 2 * (T - 1) * b * 64 * 4;
-            ck_assert_msg(o.bytes == bytes, "T=%d sp=%d: %.0f bytes, want %.0f", T, sp,
-                          o.bytes, bytes);
-            double ln = sp ? 1.0 / T : 1.0; /* the replicated layer's share */
+            ck_assert_msg(o.bytes == bytes, "T=%d sp=%d: %.0f bytes, want %.0f", T, sp, o.bytes,
+                          bytes);
+            double ln = sp ? 1.0 / T : 1.0;              /* the replicated layer's share */
             double flops = (14e6 + 28e6) / T + 3e6 * ln; /* per sample, forward + backward */
             double want = steps * M * b * flops / 1e9;
-            ck_assert_msg(fabs(o.end_time - want) <= 1e-6 * want, "T=%d sp=%d: %.12g s, want "
-                          "%.12g s", T, sp, o.end_time, want);
+            ck_assert_msg(fabs(o.end_time - want) <= 1e-6 * want,
+                          "T=%d sp=%d: %.12g s, want "
+                          "%.12g s",
+                          T, sp, o.end_time, want);
             ck_assert_msg(o.mem0[0] == (1200.0 / T + 8) * 4, "T=%d params %g", T, o.mem0[0]);
             ck_assert(o.mem_params == T * o.mem0[0]);
             /* 1f1b, one stage: one micro-batch of 2 in flight */
             double kept = sp ? 704.0 / T : 512.0 / T + 192;
-            ck_assert_msg(o.mem0[3] == kept * b * 4, "T=%d sp=%d activations %g, want %g", T,
-                          sp, o.mem0[3], kept * b * 4);
+            ck_assert_msg(o.mem0[3] == kept * b * 4, "T=%d sp=%d activations %g, want %g", T, sp,
+                          o.mem0[3], kept * b * 4);
         }
     unlink(path);
 }
@@ -2839,20 +3069,28 @@ START_TEST(tensor_stage_keeps_its_messages_in_flight)
                  "f = 1e7 16\ng = 1e7 16\nh = 1e7 16\n"
                  "[tensor]\na = row 16\nb = row 16\nc = row 16\nd = row 16\ne = row 16\n"
                  "f = row 16\ng = row 16\nh = row 16\n");
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
-                          "strategy.micro_batches=16", "model.batch=16", arch, "run.steps=2",
-                          "cluster.workers=8", "strategy.tensor=4",
-                          "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=10Gbps",
-                          "cluster.latency=10us", "cluster.device_flops=1Gf"};
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=2",
+                          "strategy.micro_batches=16",
+                          "model.batch=16",
+                          arch,
+                          "run.steps=2",
+                          "cluster.workers=8",
+                          "strategy.tensor=4",
+                          "strategy.pipeline_schedule=gpipe",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=10Gbps",
+                          "cluster.latency=10us",
+                          "cluster.device_flops=1Gf"};
     outcome_t o = simulate(sets, 14, NULL);
     unlink(path);
     ck_assert_msg(o.ok, "%s", o.err);
     double reduce = 2.0 * 8 * 16 * 2 * 3 * 16 * 4; /* steps, layers, M, 2 (T-1), floats */
     double cut = 2.0 * 16 * 2 * 4 * 8 * 4;         /* steps, M, ways, members, floats */
     double stops = o.bytes - reduce - cut;
-    ck_assert_msg(stops >= 0 && stops <= 64.0 * 4 * 2, "bytes %.0f, want %.0f + STOPs",
-                  o.bytes, reduce + cut);
+    ck_assert_msg(stops >= 0 && stops <= 64.0 * 4 * 2, "bytes %.0f, want %.0f + STOPs", o.bytes,
+                  reduce + cut);
 }
 END_TEST
 
@@ -2880,17 +3118,24 @@ START_TEST(tensor_pipeline_data_matches_composition)
                  "b2 = row 65536\n");
     for (int k = 0; k < 3; k++) { /* plain, sequence parallel, and also ZeRO-1 */
         int sp = k > 0;
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
-                              "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
-                              "cluster.workers=8", "strategy.tensor=2",
-                              "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                              "cluster.device_flops=1Gf",
-                              sp ? "strategy.sequence_parallel=yes"
-                                 : "strategy.sequence_parallel=no",
-                              k == 2 ? "strategy.shard_optimizer=yes"
-                                     : "strategy.shard_optimizer=no"};
+        const char *sets[] = {
+            "strategy.kind=pipeline",
+            "strategy.stages=2",
+            "strategy.micro_batches=3",
+            "model.batch=12",
+            arch,
+            "run.steps=2",
+            "cluster.workers=8",
+            "strategy.tensor=2",
+            "strategy.data_parallel=2",
+            "strategy.pipeline_schedule=gpipe",
+            "cluster.network_model=CM02",
+            "cluster.crosstraffic=no",
+            "cluster.bandwidth=1Gbps",
+            "cluster.latency=10us",
+            "cluster.device_flops=1Gf",
+            sp ? "strategy.sequence_parallel=yes" : "strategy.sequence_parallel=no",
+            k == 2 ? "strategy.shard_optimizer=yes" : "strategy.shard_optimizer=no"};
         outcome_t o = simulate(sets, 17, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
         int M = 3, b = 4, T = 2;
@@ -2915,13 +3160,23 @@ START_TEST(tensor_pipeline_data_matches_composition)
     for (int z = 1; z <= 3; z++) {
         char zs[64];
         snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
-                              "strategy.micro_batches=3", "model.batch=12", arch, "run.steps=2",
-                              "cluster.workers=8", "strategy.tensor=2",
-                              "strategy.data_parallel=2", "strategy.pipeline_schedule=gpipe",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                              "cluster.device_flops=1Gf", "strategy.shard_optimizer=yes", zs,
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=2",
+                              "strategy.micro_batches=3",
+                              "model.batch=12",
+                              arch,
+                              "run.steps=2",
+                              "cluster.workers=8",
+                              "strategy.tensor=2",
+                              "strategy.data_parallel=2",
+                              "strategy.pipeline_schedule=gpipe",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1Gf",
+                              "strategy.shard_optimizer=yes",
+                              zs,
                               "strategy.zero_grad_overlap=no"};
         outcome_t o = simulate(sets, 18, NULL);
         ck_assert_msg(o.ok, "%s", o.err);
@@ -2940,8 +3195,8 @@ START_TEST(tensor_pipeline_data_matches_composition)
                   bytes[2] - bytes[1], 2 * one);
     ck_assert_msg(bytes[3] - bytes[1] == (9 - 2) * one, "ZeRO-3: %.0f bytes more, want %.0f",
                   bytes[3] - bytes[1], 7 * one);
-    ck_assert_msg(held[1] == 100000 * 4 && held[3] == 50000 * 4, "parameters %g and %g",
-                  held[1], held[3]);
+    ck_assert_msg(held[1] == 100000 * 4 && held[3] == 50000 * 4, "parameters %g and %g", held[1],
+                  held[3]);
     unlink(path);
 }
 END_TEST
@@ -2966,12 +3221,20 @@ START_TEST(tensor_scatter_gather_between_stages)
                  "[forward]\na = 2e6 1000 1000\nb = 2e6 1000\n"
                  "[tensor]\na = heads\nb = heads\n");
     for (int sp = 0; sp < 2; sp++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2",
-                              "strategy.micro_batches=1", "model.batch=4", arch, "run.steps=2",
-                              "cluster.workers=4", "strategy.tensor=2",
-                              "strategy.tensor_comm=formula", "cluster.network_model=CM02",
-                              "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
-                              "cluster.latency=10us", "cluster.device_flops=1Gf",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=2",
+                              "strategy.micro_batches=1",
+                              "model.batch=4",
+                              arch,
+                              "run.steps=2",
+                              "cluster.workers=4",
+                              "strategy.tensor=2",
+                              "strategy.tensor_comm=formula",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1Gf",
                               sp ? "strategy.sequence_parallel=yes"
                                  : "strategy.sequence_parallel=no"};
         outcome_t o = simulate(sets, 15, NULL);
@@ -2987,8 +3250,8 @@ START_TEST(tensor_scatter_gather_between_stages)
                       o.end_time, want);
         double bytes = steps * 2 * (T * b * N / T * 4 + (sp ? 0 : T * (T - 1) * b * N / T * 4));
         double stops = o.bytes - bytes;
-        ck_assert_msg(stops >= 0 && stops <= 64.0 * T, "sp=%d: %.0f bytes, want %.0f + STOPs",
-                      sp, o.bytes, bytes);
+        ck_assert_msg(stops >= 0 && stops <= 64.0 * T, "sp=%d: %.0f bytes, want %.0f + STOPs", sp,
+                      o.bytes, bytes);
     }
     unlink(path);
 }
@@ -3017,17 +3280,23 @@ START_TEST(full_recompute_reruns_the_blocks_alone)
             char workers[64], tensor[64];
             snprintf(workers, sizeof workers, "cluster.workers=%d", T);
             snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=2", "model.batch=4", arch,
-                                  "run.steps=2", workers, tensor, "cluster.device_flops=1Gf",
-                                  "strategy.tensor_comm=formula", "model.recompute=full"};
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=2",
+                                  "model.batch=4",
+                                  arch,
+                                  "run.steps=2",
+                                  workers,
+                                  tensor,
+                                  "cluster.device_flops=1Gf",
+                                  "strategy.tensor_comm=formula",
+                                  "model.recompute=full"};
             outcome_t o = simulate(sets, 11, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             double again = numbered ? 4e6 : 10e6;
             double want = 2 * 4 * (10e6 + 14e6 + again) / T / 1e9;
             ck_assert_msg(fabs(o.end_time - want) <= 1e-9 * want,
-                          "numbered=%d T=%d: %.12g s, want %.12g s", numbered, T, o.end_time,
-                          want);
+                          "numbered=%d T=%d: %.12g s, want %.12g s", numbered, T, o.end_time, want);
         }
         unlink(path);
     }
@@ -3071,11 +3340,19 @@ START_TEST(context_divides_step_and_memory)
 {
     char path[256], arch[300];
     context_profile(path, sizeof path, arch, sizeof arch);
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.micro_batches=4",
-                          "model.batch=8", arch, "run.steps=2", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                          "cluster.latency=0", "cluster.device_flops=1Gf",
-                          "model.recompute=none", "strategy.context=1",
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=2",
+                          "strategy.micro_batches=4",
+                          "model.batch=8",
+                          arch,
+                          "run.steps=2",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0",
+                          "cluster.device_flops=1Gf",
+                          "model.recompute=none",
+                          "strategy.context=1",
                           "strategy.data_parallel=1"};
     static const char *cps[] = {"strategy.context=1", "strategy.context=2", "strategy.context=4"};
     for (int k = 0; k < 3; k++) {
@@ -3107,9 +3384,21 @@ START_TEST(context_divides_step_and_memory)
     /* tensor groups of 2 in context groups of 2: every layer's FLOPs split both ways, / 4;
      * a member keeps 1/T of the column and heads layers' outputs and the row layer's whole
      * (all-reduced) output, each / C */
-    const char *tc[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6], sets[7],
-                        sets[8], sets[9], sets[10], sets[11], "strategy.context=2",
-                        "strategy.data_parallel=1", "strategy.tensor=2"};
+    const char *tc[] = {sets[0],
+                        sets[1],
+                        sets[2],
+                        sets[3],
+                        sets[4],
+                        sets[5],
+                        sets[6],
+                        sets[7],
+                        sets[8],
+                        sets[9],
+                        sets[10],
+                        sets[11],
+                        "strategy.context=2",
+                        "strategy.data_parallel=1",
+                        "strategy.tensor=2"};
     outcome_t o = simulate(tc, 15, NULL);
     double step = 5 * (16e6 + 36e6) / 4 / 1e9;
     ck_assert_msg(fabs(o.end_time - 2 * step) <= 1e-6 * step, "t2 x c2: %.9g s, want %.9g s",
@@ -3132,11 +3421,19 @@ START_TEST(context_exchange_matches_closed_form)
 {
     char path[256], arch[300];
     context_profile(path, sizeof path, arch, sizeof arch);
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=1",
-                          "model.batch=1", arch, "run.steps=1", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
-                          "cluster.latency=5us", "cluster.device_flops=1Gf",
-                          "model.recompute=none", "strategy.context=4"};
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=1",
+                          "strategy.micro_batches=1",
+                          "model.batch=1",
+                          arch,
+                          "run.steps=1",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=1Gbps",
+                          "cluster.latency=5us",
+                          "cluster.device_flops=1Gf",
+                          "model.recompute=none",
+                          "strategy.context=4"};
     double B = 1.25e8, lat = 2 * 5e-6, x = 2.0 * 256 * 16 * 4;
     double t1 = lat + x / B, t2 = lat + 2 * x / B, a = 2e6 / 16 / 1e9, ab = 6e6 / 16 / 1e9;
     double fwd = 3 * (t1 - a), bwd = 2 * (t2 - ab); /* t1 < ab: hidden */
@@ -3154,10 +3451,23 @@ START_TEST(context_exchange_matches_closed_form)
     /* each member in a rack of its own behind a 0.5 Gbit/s, 1 us uplink: a step crosses two
      * host links and two uplinks, at the uplink's rate (the ring all-reduce's messages too,
      * as SimGrid routes them) */
-    const char *racks[] = {sets[0], sets[1], sets[2], sets[3], sets[4], sets[5], sets[6],
-                           sets[7], sets[8], sets[9], sets[10], "model.recompute=none", sets[12],
-                           "cluster.platform=multi-rack", "cluster.racks=4",
-                           "cluster.uplink_bandwidth=0.5Gbps", "cluster.uplink_latency=1us"};
+    const char *racks[] = {sets[0],
+                           sets[1],
+                           sets[2],
+                           sets[3],
+                           sets[4],
+                           sets[5],
+                           sets[6],
+                           sets[7],
+                           sets[8],
+                           sets[9],
+                           sets[10],
+                           "model.recompute=none",
+                           sets[12],
+                           "cluster.platform=multi-rack",
+                           "cluster.racks=4",
+                           "cluster.uplink_bandwidth=0.5Gbps",
+                           "cluster.uplink_latency=1us"};
     o = simulate(racks, 17, NULL);
     double U = 0.0625e9, lat2 = 2 * 5e-6 + 2 * 1e-6;
     t1 = lat2 + x / U;
@@ -3233,36 +3543,47 @@ START_TEST(pipeline_zero_stages_bytes_time_memory)
             snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
             snprintf(batch, sizeof batch, "model.batch=%d", 8);
             snprintf(stage, sizeof stage, "strategy.zero_stage=%d", z ? z : 1);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=4", batch, arch, "run.steps=2",
-                                  workers, dp, "strategy.pipeline_schedule=gpipe",
-                                  "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                                  "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                                  "cluster.device_flops=1Gf", "model.momentum=0.9", stage,
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=4",
+                                  batch,
+                                  arch,
+                                  "run.steps=2",
+                                  workers,
+                                  dp,
+                                  "strategy.pipeline_schedule=gpipe",
+                                  "cluster.network_model=CM02",
+                                  "cluster.crosstraffic=no",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf",
+                                  "model.momentum=0.9",
+                                  stage,
                                   z ? "strategy.shard_optimizer=yes"
                                     : "strategy.shard_optimizer=no",
-                                  "strategy.zero_grad_overlap=no", "strategy.zero_prefetch=no"};
+                                  "strategy.zero_grad_overlap=no",
+                                  "strategy.zero_prefetch=no"};
             outcome_t o = simulate(sets, 19, NULL);
             ck_assert_msg(o.ok, "%s", o.err);
             int M = 4, b = 2, steps = 2;
             double n = 200000, F = b * 4e6 / 1e9, B = b * 8e6 / 1e9;
             double rs = (D - 1) * (ALPHA + n / D * 4 / BW);
-            double step = z <= 1 ? M * (F + B) + 2 * rs
+            double step = z <= 1   ? M * (F + B) + 2 * rs
                           : z == 2 ? M * (F + B + rs) + rs
                                    : M * (F + B + 3 * rs);
             ck_assert_msg(fabs(o.end_time - steps * step) <= 1e-6 * steps * step,
                           "D=%d ZeRO-%d: %.9g s, want %.9g s", D, z, o.end_time, steps * step);
             double per = z <= 1 ? 2 : z == 2 ? M + 1 : 3 * M; /* collectives of n per step */
             double bytes = steps * per * (D - 1) * n * 4;
-            ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
-                          o.bytes, bytes);
+            ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z, o.bytes,
+                          bytes);
             double shard = n / D * 4;
-            ck_assert_msg(o.mem0[0] == (z >= 3 ? shard : n * 4), "D=%d ZeRO-%d params %g", D,
-                          z, o.mem0[0]);
+            ck_assert_msg(o.mem0[0] == (z >= 3 ? shard : n * 4), "D=%d ZeRO-%d params %g", D, z,
+                          o.mem0[0]);
             ck_assert_msg(o.mem0[1] == (z >= 2 ? shard : n * 4), "D=%d ZeRO-%d grads %g", D, z,
                           o.mem0[1]);
-            ck_assert_msg(o.mem0[2] == (z >= 1 ? shard : n * 4), "D=%d ZeRO-%d momentum %g", D,
-                          z, o.mem0[2]);
+            ck_assert_msg(o.mem0[2] == (z >= 1 ? shard : n * 4), "D=%d ZeRO-%d momentum %g", D, z,
+                          o.mem0[2]);
         }
     unlink(path);
 }
@@ -3294,12 +3615,20 @@ START_TEST(pipeline_zero_overlap_timeline)
                 snprintf(workers, sizeof workers, "cluster.workers=%d", D);
                 snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
                 const char *sets[] = {
-                    "strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=4",
-                    "model.batch=8", arch, "run.steps=2", workers, dp,
-                    "strategy.pipeline_schedule=gpipe", "cluster.network_model=CM02",
+                    "strategy.kind=pipeline",
+                    "strategy.stages=1",
+                    "strategy.micro_batches=4",
+                    "model.batch=8",
+                    arch,
+                    "run.steps=2",
+                    workers,
+                    dp,
+                    "strategy.pipeline_schedule=gpipe",
+                    "cluster.network_model=CM02",
                     "cluster.crosstraffic=no",
                     fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
-                    "cluster.latency=10us", "cluster.device_flops=1Gf",
+                    "cluster.latency=10us",
+                    "cluster.device_flops=1Gf",
                     "strategy.shard_optimizer=yes",
                     z == 2 ? "strategy.zero_stage=2" : "strategy.zero_stage=3",
                     "strategy.bucket_mb=0.0001",
@@ -3382,26 +3711,40 @@ START_TEST(data_formula_matches_messages)
             snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
             snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
             int plain = strstr(c[k].extra, "shard_optimizer") != NULL;
-            const char *sets[] = {
-                "strategy.kind=pipeline", "strategy.micro_batches=4", "model.batch=8", arch,
-                "run.steps=2", "strategy.data_parallel=4", "cluster.bandwidth=1Gbps",
-                "cluster.uplink_bandwidth=1Gbps", "cluster.latency=10us",
-                "cluster.device_flops=1Gf", "strategy.pipeline_schedule=1f1b",
-                formula ? "strategy.dp_comm=formula" : "strategy.dp_comm=messages", net, xt,
-                platform, racks, stages, w, c[k].zero, c[k].extra,
-                plain ? "strategy.bucket_mb=0" : "strategy.shard_optimizer=yes"};
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.micro_batches=4",
+                                  "model.batch=8",
+                                  arch,
+                                  "run.steps=2",
+                                  "strategy.data_parallel=4",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.uplink_bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf",
+                                  "strategy.pipeline_schedule=1f1b",
+                                  formula ? "strategy.dp_comm=formula"
+                                          : "strategy.dp_comm=messages",
+                                  net,
+                                  xt,
+                                  platform,
+                                  racks,
+                                  stages,
+                                  w,
+                                  c[k].zero,
+                                  c[k].extra,
+                                  plain ? "strategy.bucket_mb=0" : "strategy.shard_optimizer=yes"};
             o[formula] = simulate(sets, 21, NULL);
             ck_assert_msg(o[formula].ok, "case %zu: %s", k, o[formula].err);
         }
         const char *said = c[k].tol > 0 ? "replicas' collectives in closed form"
-                                         : "replicas' collectives as messages";
+                                        : "replicas' collectives as messages";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
         double err = fabs(o[1].end_time - o[0].end_time) / o[0].end_time;
         ck_assert_msg(err <= c[k].tol,
                       "case %zu (%s %s, %s stages, %s, %s): formula %.12g s, messages %.12g s "
                       "(%.3g)",
-                      k, c[k].net, c[k].platform, c[k].stages, c[k].zero, c[k].extra,
-                      o[1].end_time, o[0].end_time, err);
+                      k, c[k].net, c[k].platform, c[k].stages, c[k].zero, c[k].extra, o[1].end_time,
+                      o[0].end_time, err);
         ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
                       "case %zu: %.0f bytes by formula, %.0f by messages", k, o[1].bytes,
                       o[0].bytes);
@@ -3436,10 +3779,17 @@ START_TEST(zero_overlap_timeline)
                     snprintf(workers, sizeof workers, "cluster.workers=%d", D);
                     snprintf(zs, sizeof zs, "strategy.zero_stage=%d", z);
                     const char *sets[] = {
-                        "strategy.kind=zero", "model.batch=2", arch, "run.steps=2", workers,
-                        "cluster.network_model=CM02", "cluster.crosstraffic=no",
+                        "strategy.kind=zero",
+                        "model.batch=2",
+                        arch,
+                        "run.steps=2",
+                        workers,
+                        "cluster.network_model=CM02",
+                        "cluster.crosstraffic=no",
                         fast ? "cluster.bandwidth=1Gbps" : "cluster.bandwidth=100Mbps",
-                        "cluster.latency=10us", "cluster.device_flops=1Gf", zs,
+                        "cluster.latency=10us",
+                        "cluster.device_flops=1Gf",
+                        zs,
                         "strategy.bucket_mb=0.0001",
                         on ? "strategy.zero_grad_overlap=yes" : "strategy.zero_grad_overlap=no",
                         on ? "strategy.zero_prefetch=yes" : "strategy.zero_prefetch=no"};
@@ -3463,8 +3813,8 @@ START_TEST(zero_overlap_timeline)
                                   "D=%d %s ZeRO-%d overlap %s: %.12g s, want %.12g s", D,
                                   fast ? "1 Gb/s" : "100 Mb/s", z, on ? "on" : "off", o.end_time,
                                   want);
-                    double per = z == 2 ? 2 : 3, bytes = (steps * per + (z == 3)) * (D - 1) *
-                                                         2 * n * 4;
+                    double per = z == 2 ? 2 : 3,
+                           bytes = (steps * per + (z == 3)) * (D - 1) * 2 * n * 4;
                     ck_assert_msg(o.bytes == bytes, "D=%d ZeRO-%d: %.0f bytes, want %.0f", D, z,
                                   o.bytes, bytes);
                 }
@@ -3494,11 +3844,20 @@ START_TEST(tensor_recompute_flops_bytes_memory_exact)
                 snprintf(workers, sizeof workers, "cluster.workers=%d", T);
                 snprintf(tensor, sizeof tensor, "strategy.tensor=%d", T);
                 const char *sets[] = {
-                    "strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
-                    "model.batch=4", arch, "run.steps=3", workers, tensor,
-                    "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                    "cluster.bandwidth=100000Gbps", "cluster.latency=0",
-                    "cluster.device_flops=1Gf", "strategy.pipeline_schedule=gpipe",
+                    "strategy.kind=pipeline",
+                    "strategy.stages=1",
+                    "strategy.micro_batches=2",
+                    "model.batch=4",
+                    arch,
+                    "run.steps=3",
+                    workers,
+                    tensor,
+                    "cluster.network_model=CM02",
+                    "cluster.crosstraffic=no",
+                    "cluster.bandwidth=100000Gbps",
+                    "cluster.latency=0",
+                    "cluster.device_flops=1Gf",
+                    "strategy.pipeline_schedule=gpipe",
                     rc == 1 ? "model.recompute=selective" : "model.recompute=full",
                     sp ? "strategy.sequence_parallel=yes" : "strategy.sequence_parallel=no"};
                 outcome_t o = simulate(sets, 16, NULL);
@@ -3511,8 +3870,8 @@ START_TEST(tensor_recompute_flops_bytes_memory_exact)
                               "T=%d sp=%d rc=%d: %.12g s, want %.12g s", T, sp, rc, o.end_time,
                               want);
                 double bytes = (double)steps * M * (rc == 1 ? 4 : 6) * 2 * (T - 1) * b * 64 * 4;
-                ck_assert_msg(o.bytes == bytes, "T=%d sp=%d rc=%d: %.0f bytes, want %.0f", T,
-                              sp, rc, o.bytes, bytes);
+                ck_assert_msg(o.bytes == bytes, "T=%d sp=%d rc=%d: %.0f bytes, want %.0f", T, sp,
+                              rc, o.bytes, bytes);
                 double whole = sp ? 64.0 / T : 64, kept, piece;
                 if (rc == 1) {
                     kept = (sp ? 704.0 / T : 512.0 / T + 192) - 64.0 / T;
@@ -3554,8 +3913,8 @@ START_TEST(tensor_formula_matches_messages)
         {"CM02", "yes", "multi-rack", "4", "10us", "2", "2", "16", "model.recompute=full", 5e-3},
         {"LV08", "yes", "multi-rack", "4", "10us", "2", "2", "16", "strategy.bucket_mb=0.001",
          5e-3},
-        {"LV08", "yes", "multi-rack", "4", "10us", "2", "2", "16",
-         "strategy.sequence_parallel=yes", 5e-3},
+        {"LV08", "yes", "multi-rack", "4", "10us", "2", "2", "16", "strategy.sequence_parallel=yes",
+         5e-3},
         {"CM02", "yes", "fat-tree", "1", "10us", "2", "1", "8", "model.recompute=none", 0},
         {"LV08", "yes", "star", "1", "1ms", "1", "1", "4", "cluster.bandwidth=100Gbps", 0},
     };
@@ -3571,17 +3930,30 @@ START_TEST(tensor_formula_matches_messages)
             snprintf(stages, sizeof stages, "strategy.stages=%s", c[k].stages);
             snprintf(dp, sizeof dp, "strategy.data_parallel=%s", c[k].dp);
             snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=3",
-                                  "model.batch=6", arch, "run.steps=2", "strategy.tensor=4",
-                                  "cluster.bandwidth=1Gbps", "cluster.device_flops=1Gf",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.micro_batches=3",
+                                  "model.batch=6",
+                                  arch,
+                                  "run.steps=2",
+                                  "strategy.tensor=4",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.device_flops=1Gf",
                                   formula ? "strategy.tensor_comm=formula"
                                           : "strategy.tensor_comm=messages",
-                                  net, xt, platform, racks, lat, stages, dp, w, c[k].extra};
+                                  net,
+                                  xt,
+                                  platform,
+                                  racks,
+                                  lat,
+                                  stages,
+                                  dp,
+                                  w,
+                                  c[k].extra};
             o[formula] = simulate(sets, 18, NULL);
             ck_assert_msg(o[formula].ok, "case %zu: %s", k, o[formula].err);
         }
-        const char *said = c[k].tol > 0 ? "tensor all-reduces by formula"
-                                         : "tensor all-reduces as messages";
+        const char *said =
+            c[k].tol > 0 ? "tensor all-reduces by formula" : "tensor all-reduces as messages";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
         double err = fabs(o[1].end_time - o[0].end_time) / o[0].end_time;
         ck_assert_msg(err <= c[k].tol,
@@ -3626,8 +3998,8 @@ START_TEST(tensor_members_one_matches_all)
          "model.recompute=none", 1},
         {"multi-rack", "LV08", "2", "2", "16", "4", "20Mbps", "strategy.bucket_mb=0.0005",
          "model.recompute=none", 1},
-        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "strategy.pipeline_schedule=interleaved",
-         "strategy.virtual_stages=2", 1},
+        {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps",
+         "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2", 1},
         {"multi-rack", "CM02", "2", "3", "24", "6", "20Mbps", "strategy.sequence_parallel=yes",
          "strategy.ring_messages=phases", 1},
         {"multi-rack", "CM02", "2", "2", "16", "4", "20Mbps", "strategy.shard_optimizer=yes",
@@ -3640,8 +4012,8 @@ START_TEST(tensor_members_one_matches_all)
          "model.recompute=none", 2},
         {"multi-rack", "CM02", "2", "2", "16", "4", "5Mbps", "model.recompute=none",
          "model.recompute=none", 2},
-        {"multi-rack", "CM02", "2", "2", "16", "2", "5Mbps", "strategy.pipeline_schedule=interleaved",
-         "strategy.virtual_stages=2", 2},
+        {"multi-rack", "CM02", "2", "2", "16", "2", "5Mbps",
+         "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2", 2},
         {"multi-rack", "CM02", "2", "2", "16", "2", "20Mbps", "strategy.shard_optimizer=yes",
          "strategy.ring_messages=phases", 2},
         {"multi-rack", "CM02", "1", "4", "16", "2", "20Mbps", "model.recompute=none",
@@ -3665,17 +4037,16 @@ START_TEST(tensor_members_one_matches_all)
             snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
             snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
             snprintf(bw, sizeof bw, "cluster.bandwidth=%s", c[k].bw);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=4",
-                                  "model.batch=8", arch, "run.steps=2", "strategy.tensor=4",
-                                  "strategy.tensor_comm=formula", c[k].extra, c[k].extra2,
-                                  "cluster.uplink_bandwidth=10Mbps", "cluster.latency=10us",
-                                  "cluster.uplink_latency=10us", "cluster.device_flops=1Gf", "cluster.device=a100",
-                                  one ? "strategy.tensor_members=one"
-                                      : "strategy.tensor_members=all",
-                                  platform, net, stages, dp, w, racks, bw,
-                                  /* the replicas' collectives as messages too (on the
-                                   * a100, dp_comm = auto would take NCCL's form) */
-                                  "strategy.dp_comm=messages"};
+            const char *sets[] = {
+                "strategy.kind=pipeline", "strategy.micro_batches=4", "model.batch=8", arch,
+                "run.steps=2", "strategy.tensor=4", "strategy.tensor_comm=formula", c[k].extra,
+                c[k].extra2, "cluster.uplink_bandwidth=10Mbps", "cluster.latency=10us",
+                "cluster.uplink_latency=10us", "cluster.device_flops=1Gf", "cluster.device=a100",
+                one ? "strategy.tensor_members=one" : "strategy.tensor_members=all", platform, net,
+                stages, dp, w, racks, bw,
+                /* the replicas' collectives as messages too (on the
+                 * a100, dp_comm = auto would take NCCL's form) */
+                "strategy.dp_comm=messages"};
             o[one] = simulate(sets, 23, NULL);
             ck_assert_msg(o[one].ok, "case %zu: %s", k, o[one].err);
         }
@@ -3733,16 +4104,15 @@ START_TEST(data_members_one_matches_all)
     char path[256], arch[300];
     profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
     static const struct {
-        const char *platform, *dp_comm, *tensor, *stages, *dp, *workers, *racks, *extra,
-            *extra2;
+        const char *platform, *dp_comm, *tensor, *stages, *dp, *workers, *racks, *extra, *extra2;
         int one; /* 1: data_members = one holds; 0: every replica, and why */
     } c[] = {
         {"multi-rack", "formula", "4", "2", "3", "24", "6", "strategy.tensor_members=one",
          "model.recompute=full", 1},
         {"multi-rack", "formula", "4", "2", "2", "16", "4", "strategy.tensor_members=all",
          "strategy.pipeline_schedule=1f1b", 1},
-        {"multi-rack", "formula", "2", "2", "4", "16", "8", "strategy.pipeline_schedule=interleaved",
-         "strategy.virtual_stages=2", 1},
+        {"multi-rack", "formula", "2", "2", "4", "16", "8",
+         "strategy.pipeline_schedule=interleaved", "strategy.virtual_stages=2", 1},
         {"multi-rack", "formula", "2", "2", "2", "8", "4", "strategy.shard_optimizer=yes",
          "strategy.zero_stage=1", 1},
         {"multi-rack", "formula", "2", "2", "2", "8", "4", "strategy.shard_optimizer=yes",
@@ -3772,32 +4142,45 @@ START_TEST(data_members_one_matches_all)
             snprintf(dp, sizeof dp, "strategy.data_parallel=%s", c[k].dp);
             snprintf(w, sizeof w, "cluster.workers=%s", c[k].workers);
             snprintf(racks, sizeof racks, "cluster.racks=%s", c[k].racks);
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=4",
-                                  "model.batch=8", arch, "run.steps=2",
-                                  "strategy.tensor_comm=formula", c[k].extra, c[k].extra2,
-                                  "cluster.bandwidth=20Mbps", "cluster.uplink_bandwidth=10Mbps",
-                                  "cluster.latency=10us", "cluster.uplink_latency=10us",
-                                  "cluster.device_flops=1Gf", "cluster.device=a100",
-                                  one ? "strategy.data_members=one"
-                                      : "strategy.data_members=all",
-                                  platform, dpc, tensor, stages, dp, w, racks};
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.micro_batches=4",
+                                  "model.batch=8",
+                                  arch,
+                                  "run.steps=2",
+                                  "strategy.tensor_comm=formula",
+                                  c[k].extra,
+                                  c[k].extra2,
+                                  "cluster.bandwidth=20Mbps",
+                                  "cluster.uplink_bandwidth=10Mbps",
+                                  "cluster.latency=10us",
+                                  "cluster.uplink_latency=10us",
+                                  "cluster.device_flops=1Gf",
+                                  "cluster.device=a100",
+                                  one ? "strategy.data_members=one" : "strategy.data_members=all",
+                                  platform,
+                                  dpc,
+                                  tensor,
+                                  stages,
+                                  dp,
+                                  w,
+                                  racks};
             o[one] = simulate(sets, 22, NULL);
             ck_assert_msg(o[one].ok, "case %zu: %s", k, o[one].err);
         }
         const char *said = c[k].one ? "replica 0 simulated for all" : "every replica simulated";
         ck_assert_msg(strstr(o[1].summary, said), "case %zu: %s", k, o[1].summary);
-        int racks = c[k].one && !strcmp(c[k].platform, "multi-rack") &&
-                    !strcmp(c[k].dp_comm, "formula");
+        int racks =
+            c[k].one && !strcmp(c[k].platform, "multi-rack") && !strcmp(c[k].dp_comm, "formula");
         int replica = atoi(c[k].stages) * atoi(c[k].tensor);
         ck_assert_msg(o[0].built == W && o[1].built == (racks ? replica : W),
-                      "case %zu: hosts of %d and %d workers built of %d", k, o[0].built,
-                      o[1].built, W);
+                      "case %zu: hosts of %d and %d workers built of %d", k, o[0].built, o[1].built,
+                      W);
         ck_assert_msg(!strstr(o[0].summary, "data_members"), "case %zu: %s", k, o[0].summary);
         double end = o[0].end_time;
         ck_assert_msg(fabs(o[1].end_time - end) <= 1e-9 * end,
-                      "case %zu (%s, dp_comm %s, t%s p%s d%s, %s, %s): one %.12g s, all %.12g s",
-                      k, c[k].platform, c[k].dp_comm, c[k].tensor, c[k].stages, c[k].dp,
-                      c[k].extra, c[k].extra2, o[1].end_time, end);
+                      "case %zu (%s, dp_comm %s, t%s p%s d%s, %s, %s): one %.12g s, all %.12g s", k,
+                      c[k].platform, c[k].dp_comm, c[k].tensor, c[k].stages, c[k].dp, c[k].extra,
+                      c[k].extra2, o[1].end_time, end);
         ck_assert_msg(fabs(o[1].bytes - o[0].bytes) <= 1e-9 * o[0].bytes,
                       "case %zu: %.0f bytes with one, %.0f with all", k, o[1].bytes, o[0].bytes);
         ck_assert_msg(fabs(o[1].host_joules - o[0].host_joules) <= 1e-9 * o[0].host_joules,
@@ -3812,9 +4195,8 @@ START_TEST(data_members_one_matches_all)
                               fabs(o[1].w_recv[i] - o[0].w_recv[i]) <= 1e-9 * o[0].w_recv[i],
                           "case %zu worker %d: compute %g comm %g idle %g, %.0f bytes sent with "
                           "one; %g %g %g, %.0f with all",
-                          k, i, o[1].w_compute[i], o[1].w_comm[i], o[1].w_idle[i],
-                          o[1].w_sent[i], o[0].w_compute[i], o[0].w_comm[i], o[0].w_idle[i],
-                          o[0].w_sent[i]);
+                          k, i, o[1].w_compute[i], o[1].w_comm[i], o[1].w_idle[i], o[1].w_sent[i],
+                          o[0].w_compute[i], o[0].w_comm[i], o[0].w_idle[i], o[0].w_sent[i]);
     }
     unlink(path);
 }
@@ -3835,18 +4217,25 @@ START_TEST(tensor_overlap_hides_what_compute_covers)
     outcome_t o[3][2];
     for (int f = 0; f < 3; f++)
         for (int ov = 0; ov < 2; ov++) {
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=3", "model.batch=6", arch,
-                                  "run.steps=2", "cluster.workers=4", "strategy.tensor=4",
-                                  "cluster.bandwidth=1Gbps", "cluster.latency=10us",
-                                  "strategy.tensor_comm=formula", flops[f],
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=3",
+                                  "model.batch=6",
+                                  arch,
+                                  "run.steps=2",
+                                  "cluster.workers=4",
+                                  "strategy.tensor=4",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "strategy.tensor_comm=formula",
+                                  flops[f],
                                   ov ? "strategy.tensor_overlap=yes"
                                      : "strategy.tensor_overlap=no"};
             o[f][ov] = simulate(sets, 13, NULL);
             ck_assert_msg(o[f][ov].ok, "%s", o[f][ov].err);
         }
-    ck_assert_msg(strstr(o[0][1].summary, "overlapped with its layer's compute in 4 chunks"),
-                  "%s", o[0][1].summary);
+    ck_assert_msg(strstr(o[0][1].summary, "overlapped with its layer's compute in 4 chunks"), "%s",
+                  o[0][1].summary);
     double M = 2 * o[1][0].end_time - o[0][0].end_time;
     ck_assert_msg(M > 0 && M < 0.1 * o[0][0].end_time, "collectives %.9g s of %.9g s", M,
                   o[0][0].end_time);
@@ -3951,8 +4340,13 @@ END_TEST
  * (one of its own links), written by hand. */
 START_TEST(platform_xml_from_a_plan)
 {
-    sim_platform_plan_t p = {.kind = SIM_PLATFORM_STAR, .workers = 2, .speed = 1e9,
-                             .power = "<P/>", .control = 1, .bandwidth = 100, .latency = 1e-3};
+    sim_platform_plan_t p = {.kind = SIM_PLATFORM_STAR,
+                             .workers = 2,
+                             .speed = 1e9,
+                             .power = "<P/>",
+                             .control = 1,
+                             .bandwidth = 100,
+                             .latency = 1e-3};
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -3973,9 +4367,14 @@ START_TEST(platform_xml_from_a_plan)
     ck_assert_str_eq(text, want);
     free(text);
     sim_platform_client_link_t c[2] = {{10, 20, 0.5, "fibre"}, {1, 2, 0.25, "client"}};
-    sim_platform_plan_t e = {.kind = SIM_PLATFORM_EDGE, .workers = 2, .servers = 1,
-                             .speed = 5, .power = "", .uplink_bandwidth = 1000,
-                             .uplink_latency = 0.125, .client = c};
+    sim_platform_plan_t e = {.kind = SIM_PLATFORM_EDGE,
+                             .workers = 2,
+                             .servers = 1,
+                             .speed = 5,
+                             .power = "",
+                             .uplink_bandwidth = 1000,
+                             .uplink_latency = 0.125,
+                             .client = c};
     f = open_memstream(&text, &len);
     sim_platform_write_xml(&e, f);
     fclose(f);
@@ -4052,10 +4451,9 @@ START_TEST(nccl_time_matches_its_formula)
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         sim_nccl_algo_t algo;
         sim_nccl_proto_t proto;
-        double t = sim_nccl_best(c[k].h100 ? &h : &a, SIM_NCCL_ALLREDUCE, -1, -1, c[k].n, &algo,
-                                 &proto);
-        double want = (c[k].base_us + c[k].steps * c[k].hop_us) * 1e-6 +
-                      c[k].n * share / c[k].bw;
+        double t =
+            sim_nccl_best(c[k].h100 ? &h : &a, SIM_NCCL_ALLREDUCE, -1, -1, c[k].n, &algo, &proto);
+        double want = (c[k].base_us + c[k].steps * c[k].hop_us) * 1e-6 + c[k].n * share / c[k].bw;
         ck_assert_msg(algo == c[k].algo && proto == c[k].proto, "case %zu: %s/%s", k,
                       sim_nccl_algo_name(algo), sim_nccl_proto_name(proto));
         ck_assert_msg(fabs(t - want) <= 1e-12 * want, "case %zu: %.15g s, want %.15g s", k, t,
@@ -4102,8 +4500,7 @@ START_TEST(nccl_auto_is_the_fastest_fixed_choice)
                         double low_i = -1;
                         for (int j = 0; j < SIM_NCCL_PROTOS; j++) {
                             double f = sim_nccl_best(&m, (sim_nccl_coll_t)c, i, j, n, NULL, NULL);
-                            ck_assert(f == sim_nccl_time(&m, (sim_nccl_coll_t)c,
-                                                         (sim_nccl_algo_t)i,
+                            ck_assert(f == sim_nccl_time(&m, (sim_nccl_coll_t)c, (sim_nccl_algo_t)i,
                                                          (sim_nccl_proto_t)j, n));
                             if (f >= 0 && (low_i < 0 || f < low_i))
                                 low_i = f;
@@ -4113,8 +4510,10 @@ START_TEST(nccl_auto_is_the_fastest_fixed_choice)
                         if (low_i >= 0 && (low < 0 || low_i < low))
                             low = low_i;
                     }
-                    ck_assert_msg(best == low && best > 0, "dev %d T=%d coll %d n=%.0f: %g, "
-                                  "fastest fixed %g", dev, T, c, n, best, low);
+                    ck_assert_msg(best == low && best > 0,
+                                  "dev %d T=%d coll %d n=%.0f: %g, "
+                                  "fastest fixed %g",
+                                  dev, T, c, n, best, low);
                     ck_assert(best == sim_nccl_time(&m, (sim_nccl_coll_t)c, a, p, n));
                     if (T == 8 && c == SIM_NCCL_ALLREDUCE)
                         seen[dev][a][p] = 1;
@@ -4140,21 +4539,24 @@ START_TEST(tensor_nccl_matches_formula)
     for (int sp = 0; sp < 2; sp++) {
         outcome_t o[3];
         for (int k = 0; k < 3; k++) {
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.micro_batches=3",
-                                  "model.batch=6", arch, "run.steps=2", "strategy.tensor=4",
-                                  "cluster.workers=4", "strategy.stages=1",
-                                  "cluster.bandwidth=1Gbps",
-                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
-                                  "cluster.network_model=CM02",
-                                  sp ? "strategy.sequence_parallel=yes"
-                                     : "strategy.sequence_parallel=no",
-                                  k == 0 ? "strategy.tensor_comm=formula"
-                                         : "strategy.tensor_comm=nccl",
-                                  "strategy.nccl_links=platform",
-                                  k == 1 ? "strategy.nccl_algorithm=ring"
-                                         : "strategy.nccl_algorithm=auto",
-                                  k == 1 ? "strategy.nccl_protocol=simple"
-                                         : "strategy.nccl_protocol=auto"};
+            const char *sets[] = {
+                "strategy.kind=pipeline",
+                "strategy.micro_batches=3",
+                "model.batch=6",
+                arch,
+                "run.steps=2",
+                "strategy.tensor=4",
+                "cluster.workers=4",
+                "strategy.stages=1",
+                "cluster.bandwidth=1Gbps",
+                "cluster.latency=10us",
+                "cluster.device_flops=1Gf",
+                "cluster.network_model=CM02",
+                sp ? "strategy.sequence_parallel=yes" : "strategy.sequence_parallel=no",
+                k == 0 ? "strategy.tensor_comm=formula" : "strategy.tensor_comm=nccl",
+                "strategy.nccl_links=platform",
+                k == 1 ? "strategy.nccl_algorithm=ring" : "strategy.nccl_algorithm=auto",
+                k == 1 ? "strategy.nccl_protocol=simple" : "strategy.nccl_protocol=auto"};
             o[k] = simulate(sets, 17, NULL);
             ck_assert_msg(o[k].ok, "%s", o[k].err);
         }
@@ -4171,11 +4573,18 @@ START_TEST(tensor_nccl_matches_formula)
     }
     outcome_t o[2];
     for (int k = 0; k < 2; k++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                              "strategy.micro_batches=2", "model.batch=4", arch, "run.steps=3",
-                              "cluster.workers=4", "strategy.tensor=4",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.bandwidth=100000Gbps", "cluster.latency=0",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              "strategy.micro_batches=2",
+                              "model.batch=4",
+                              arch,
+                              "run.steps=3",
+                              "cluster.workers=4",
+                              "strategy.tensor=4",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=100000Gbps",
+                              "cluster.latency=0",
                               "cluster.device=h100",
                               k ? "strategy.tensor_comm=nccl" : "strategy.tensor_comm=formula"};
         o[k] = simulate(sets, 14, NULL);
@@ -4221,8 +4630,7 @@ START_TEST(nccl_net_matches_its_formula)
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         double t = sim_nccl_time(&m, SIM_NCCL_ALLREDUCE, c[k].a, c[k].p, n);
         double want = c[k].lat_us * 1e-6 + n / c[k].bw;
-        ck_assert_msg(fabs(t - want) <= 1e-12 * want, "case %zu: %.15g s, want %.15g", k, t,
-                      want);
+        ck_assert_msg(fabs(t - want) <= 1e-12 * want, "case %zu: %.15g s, want %.15g", k, t, want);
     }
     /* reduce-scatter: T-1 = 31 steps, N-1 = 3 across servers, half the ring's bytes */
     double rs = sim_nccl_time(&m, SIM_NCCL_REDUCE_SCATTER, SIM_NCCL_RING, SIM_NCCL_SIMPLE, n);
@@ -4302,13 +4710,15 @@ START_TEST(allreduce_nccl_trains_and_times_by_hand)
                               shared ? "run.shared_replicas=yes" : "run.shared_replicas=no"};
         check_equivalent(sets, 5, 4);
     }
-    const char *sets[] = {"strategy.kind=allreduce", "strategy.dp_comm=nccl", "cluster.workers=4",
-                          "cluster.bandwidth=1Gbps", "run.shared_replicas=no",
-                          "strategy.nccl_algorithm=ring", "strategy.nccl_protocol=simple"};
+    const char *sets[] = {
+        "strategy.kind=allreduce",      "strategy.dp_comm=nccl",  "cluster.workers=4",
+        "cluster.bandwidth=1Gbps",      "run.shared_replicas=no", "strategy.nccl_algorithm=ring",
+        "strategy.nccl_protocol=simple"};
     float *w1 = NULL, *w2 = NULL;
     outcome_t o = simulate(sets, 7, &w1), again = simulate(sets, 7, &w2);
     ck_assert_msg(strstr(o.summary, "all-reduces as NCCL runs them (4 servers of 1, algorithm "
-                                    "ring, protocol simple"), "%s", o.summary);
+                                    "ring, protocol simple"),
+                  "%s", o.summary);
     double t = (8.4 + 6 * 14.0) * 1e-6 + 1.5 * 4.0 * (double)o.n_params / (0.96 * 1e9 / 8);
     double got = (o.end_time - o.w_compute[0]) / 20;
     ck_assert_msg(fabs(got - t) <= 1e-9 * t, "%.12g s a step, want %.12g", got, t);
@@ -4337,14 +4747,22 @@ START_TEST(dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server)
     for (int algo = 0; algo < 2; algo++) {
         outcome_t o[4];
         for (int k = 0; k < 4; k++) { /* k = 3: one replica */
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=2", "model.batch=2", arch,
-                                  "run.steps=3", k < 3 ? "cluster.workers=8" : "cluster.workers=1",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=2",
+                                  "model.batch=2",
+                                  arch,
+                                  "run.steps=3",
+                                  k < 3 ? "cluster.workers=8" : "cluster.workers=1",
                                   k < 3 ? "strategy.data_parallel=8" : "strategy.data_parallel=1",
-                                  "cluster.platform=multi-rack", "cluster.racks=1",
-                                  "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
-                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
-                                  "cluster.device=h100", comm[k < 3 ? k : 0],
+                                  "cluster.platform=multi-rack",
+                                  "cluster.racks=1",
+                                  "cluster.network_model=CM02",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf",
+                                  "cluster.device=h100",
+                                  comm[k < 3 ? k : 0],
                                   algo ? "strategy.nccl_algorithm=nvls"
                                        : "strategy.nccl_algorithm=ring",
                                   "strategy.nccl_protocol=simple"};
@@ -4366,18 +4784,25 @@ START_TEST(dp_comm_auto_is_nccl_on_gpus_with_nvls_in_a_server)
     /* no device: auto is messages */
     outcome_t m[2];
     for (int k = 0; k < 2; k++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=3",
-                              "cluster.workers=4", "strategy.data_parallel=4",
-                              "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
-                              "cluster.latency=10us", "cluster.device_flops=1Gf", comm[k ? 2 : 0]};
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              "strategy.micro_batches=2",
+                              "model.batch=2",
+                              arch,
+                              "run.steps=3",
+                              "cluster.workers=4",
+                              "strategy.data_parallel=4",
+                              "cluster.network_model=CM02",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1Gf",
+                              comm[k ? 2 : 0]};
         m[k] = simulate(sets, 13, NULL);
         ck_assert_msg(m[k].ok, "%s", m[k].err);
     }
     ck_assert_msg(m[0].end_time == m[1].end_time && m[0].bytes == m[1].bytes &&
                       !strstr(m[0].summary, "NCCL"),
-                  "auto %.12g s, messages %.12g s: %s", m[0].end_time, m[1].end_time,
-                  m[0].summary);
+                  "auto %.12g s, messages %.12g s: %s", m[0].end_time, m[1].end_time, m[0].summary);
     unlink(path);
 }
 END_TEST
@@ -4399,14 +4824,21 @@ START_TEST(dp_nccl_matches_hand_count)
     for (int zero = 0; zero < 2; zero++) {
         outcome_t o[3];
         for (int k = 0; k < 3; k++) {
-            const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                                  "strategy.micro_batches=2", "model.batch=2", arch,
-                                  "run.steps=3", k ? "cluster.workers=4" : "cluster.workers=1",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "strategy.stages=1",
+                                  "strategy.micro_batches=2",
+                                  "model.batch=2",
+                                  arch,
+                                  "run.steps=3",
+                                  k ? "cluster.workers=4" : "cluster.workers=1",
                                   k ? "strategy.data_parallel=4" : "strategy.data_parallel=1",
-                                  "cluster.network_model=CM02", "cluster.bandwidth=1Gbps",
-                                  "cluster.latency=10us", "cluster.device_flops=1Gf",
+                                  "cluster.network_model=CM02",
+                                  "cluster.bandwidth=1Gbps",
+                                  "cluster.latency=10us",
+                                  "cluster.device_flops=1Gf",
                                   k == 2 ? "strategy.dp_comm=messages" : "strategy.dp_comm=nccl",
-                                  "strategy.nccl_algorithm=ring", "strategy.nccl_protocol=simple",
+                                  "strategy.nccl_algorithm=ring",
+                                  "strategy.nccl_protocol=simple",
                                   zero ? "strategy.shard_optimizer=yes"
                                        : "strategy.shard_optimizer=no"};
             o[k] = simulate(sets, 16, NULL);
@@ -4421,21 +4853,29 @@ START_TEST(dp_nccl_matches_hand_count)
         else
             t = (8.4 + 6 * 14.0) * 1e-6 + 1.5 * bytes / bw;
         double got = (o[1].end_time - o[0].end_time) / 3;
-        ck_assert_msg(fabs(got - t) <= 1e-9 * t, "zero=%d: %.12g s a step, want %.12g", zero,
-                      got, t);
+        ck_assert_msg(fabs(got - t) <= 1e-9 * t, "zero=%d: %.12g s a step, want %.12g", zero, got,
+                      t);
         ck_assert_msg(fabs(o[1].bytes - o[2].bytes) <= 1e-9 * o[2].bytes,
                       "zero=%d: bytes %.0f, messages %.0f", zero, o[1].bytes, o[2].bytes);
     }
     outcome_t o[2];
     for (int k = 0; k < 2; k++) {
-        const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=1",
-                              "strategy.micro_batches=2", "model.batch=2", arch, "run.steps=3",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "strategy.stages=1",
+                              "strategy.micro_batches=2",
+                              "model.batch=2",
+                              arch,
+                              "run.steps=3",
                               k ? "cluster.workers=8" : "cluster.workers=1",
                               k ? "strategy.data_parallel=8" : "strategy.data_parallel=1",
-                              "cluster.platform=multi-rack", "cluster.racks=4",
-                              "cluster.uplink_bandwidth=100Gbps", "cluster.bandwidth=400Gbps",
-                              "cluster.network_model=CM02", "cluster.device=h100",
-                              "strategy.dp_comm=nccl", "strategy.nccl_algorithm=ring",
+                              "cluster.platform=multi-rack",
+                              "cluster.racks=4",
+                              "cluster.uplink_bandwidth=100Gbps",
+                              "cluster.bandwidth=400Gbps",
+                              "cluster.network_model=CM02",
+                              "cluster.device=h100",
+                              "strategy.dp_comm=nccl",
+                              "strategy.nccl_algorithm=ring",
                               "strategy.nccl_protocol=simple"};
         o[k] = simulate(sets, 17, NULL);
         ck_assert_msg(o[k].ok, "%s", o[k].err);
@@ -4456,10 +4896,15 @@ static outcome_t adam_run(const char *const *extra, int n_extra, int clip, int b
 {
     char b[64];
     snprintf(b, sizeof b, "model.batch=%d", batch);
-    const char *sets[24] = {"model.optimizer=adamw", "model.momentum=0", "model.lr=0.01",
-                            "model.weight_decay=0.01", "model.warmup=5", "model.schedule=cosine",
-                            "model.lr_min=0.001", b, clip ? "model.clip_norm=0.5"
-                                                          : "model.clip_norm=0"};
+    const char *sets[24] = {"model.optimizer=adamw",
+                            "model.momentum=0",
+                            "model.lr=0.01",
+                            "model.weight_decay=0.01",
+                            "model.warmup=5",
+                            "model.schedule=cosine",
+                            "model.lr_min=0.001",
+                            b,
+                            clip ? "model.clip_norm=0.5" : "model.clip_norm=0"};
     int n = 9;
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
@@ -4511,8 +4956,7 @@ START_TEST(adam_splits_equal_single)
         double d = max_rel_diff(got, want, o.n_params);
         printf("adamw %s %s %s%s: max relative difference to single %.2e\n", cases[c][0],
                cases[c][1], cases[c][2], clip ? " clip_norm=0.5" : "", d);
-        ck_assert_msg(d < 2e-5, "%s %s: max relative difference %g", cases[c][0], cases[c][2],
-                      d);
+        ck_assert_msg(d < 2e-5, "%s %s: max relative difference %g", cases[c][0], cases[c][2], d);
         free(got);
     }
     free(ref[0][0]);
@@ -4578,17 +5022,17 @@ START_TEST(adam_pipeline_equals_single)
                                      deep[c][0], deep[c][1], deep[c][2]};
                 outcome_t m = simulate(sgd, 5, NULL);
                 ck_assert_msg(o.mem0[2] == 2 * m.mem0[2] && o.mem0[2] == 2 * o.mem0[0],
-                              "optimizer memory %g, sgd's %g, parameters %g", o.mem0[2],
-                              m.mem0[2], o.mem0[0]);
+                              "optimizer memory %g, sgd's %g, parameters %g", o.mem0[2], m.mem0[2],
+                              o.mem0[0]);
             }
             free(got);
         }
         for (size_t c = 0; c < sizeof hybrid / sizeof hybrid[0]; c++) {
-            const char *sets[12] = {"strategy.kind=pipeline", "model.hidden=16,12,12",
-                                    "strategy.stages=2", "strategy.virtual_stages=2",
-                                    "strategy.micro_batches=4",
-                                    "strategy.pipeline_schedule=interleaved",
-                                    "strategy.data_parallel=2", "strategy.algorithm=ring"};
+            const char *sets[12] = {
+                "strategy.kind=pipeline",   "model.hidden=16,12,12",
+                "strategy.stages=2",        "strategy.virtual_stages=2",
+                "strategy.micro_batches=4", "strategy.pipeline_schedule=interleaved",
+                "strategy.data_parallel=2", "strategy.algorithm=ring"};
             memcpy(&sets[8], hybrid[c], sizeof hybrid[c]);
             float *got = NULL;
             outcome_t o = adam_run(sets, 12, clip, 24, &got);
@@ -4633,10 +5077,9 @@ START_TEST(tensor_equals_single)
                 /* per step: two ring all-reduces of (8, 12) activations, 2 (T-1) n floats
                  * each, and the ring all-gather of the (8, 4) logits, (T-1) n; then the
                  * end-of-training barrier, one float */
-                double want = 20 * (2 * 2.0 * (T - 1) * 96 * 4 + (T - 1) * 32 * 4) +
-                              2.0 * (T - 1) * 4;
-                ck_assert_msg(b.bytes == want, "T=%d: %.17g bytes, want %.17g", T, b.bytes,
-                              want);
+                double want =
+                    20 * (2 * 2.0 * (T - 1) * 96 * 4 + (T - 1) * 32 * 4) + 2.0 * (T - 1) * 4;
+                ck_assert_msg(b.bytes == want, "T=%d: %.17g bytes, want %.17g", T, b.bytes, want);
             }
             ck_assert_msg(fabs(b.acc - a.acc) < 0.02, "accuracy %g, single %g", b.acc, a.acc);
             free(got);
@@ -4664,8 +5107,12 @@ START_TEST(hybrid_equals_single)
             outcome_t a = simulate(single, 3, &ref);
             snprintf(st, sizeof st, "strategy.stages=%d", S);
             snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
-            const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
-                                  st, dp, "strategy.micro_batches=4",
+            const char *sets[] = {"strategy.kind=pipeline",
+                                  "model.hidden=16,12",
+                                  "model.batch=24",
+                                  st,
+                                  dp,
+                                  "strategy.micro_batches=4",
                                   sched ? "strategy.pipeline_schedule=1f1b"
                                         : "strategy.pipeline_schedule=gpipe",
                                   "strategy.bucket_mb=0"};
@@ -4677,8 +5124,8 @@ START_TEST(hybrid_equals_single)
                 ck_assert_msg(b.ok, "%s", b.err);
                 ck_assert_msg(b.samples == a.samples, "samples %g and %g", b.samples, a.samples);
                 double d = max_rel_diff(got, ref, a.n_params);
-                ck_assert_msg(d < 2e-5, "D=%d S=%d %s bucket_mb %s: max relative difference %g",
-                              D, S, sched ? "1f1b" : "gpipe", sets[7] + 19, d);
+                ck_assert_msg(d < 2e-5, "D=%d S=%d %s bucket_mb %s: max relative difference %g", D,
+                              S, sched ? "1f1b" : "gpipe", sets[7] + 19, d);
                 if (!bk)
                     plain = got;
                 else {
@@ -4696,10 +5143,17 @@ START_TEST(hybrid_equals_single)
      * network stage 0 updates first, and its evaluation alone would miss stage 1's update
      * (the final one too, every 2 steps of 4). */
     for (int sched = 0; sched < 2; sched++) {
-        const char *sets[] = {"strategy.kind=pipeline", "model.arch=cnn",
-                              "data.source=fashion-mnist", "model.batch=24", "model.conv=3,4",
-                              "model.kernel=5", "model.fc=128", "strategy.stages=2",
-                              "strategy.data_parallel=2", "run.steps=4", "run.eval_every=2",
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "model.arch=cnn",
+                              "data.source=fashion-mnist",
+                              "model.batch=24",
+                              "model.conv=3,4",
+                              "model.kernel=5",
+                              "model.fc=128",
+                              "strategy.stages=2",
+                              "strategy.data_parallel=2",
+                              "run.steps=4",
+                              "run.eval_every=2",
                               sched ? "strategy.pipeline_schedule=1f1b"
                                     : "strategy.pipeline_schedule=gpipe",
                               "cluster.bandwidth=100000Gbps"};
@@ -4731,9 +5185,15 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
         outcome_t a = simulate(single, 4, &ref);
         snprintf(st, sizeof st, "strategy.stages=%d", S);
         snprintf(dp, sizeof dp, "strategy.data_parallel=%d", D);
-        const char *sets[] = {"strategy.kind=pipeline", "model.hidden=16,12", "model.batch=24",
-                              st, dp, "strategy.micro_batches=4", "model.momentum=0.9",
-                              "strategy.algorithm=ring", "strategy.shard_optimizer=yes"};
+        const char *sets[] = {"strategy.kind=pipeline",
+                              "model.hidden=16,12",
+                              "model.batch=24",
+                              st,
+                              dp,
+                              "strategy.micro_batches=4",
+                              "model.momentum=0.9",
+                              "strategy.algorithm=ring",
+                              "strategy.shard_optimizer=yes"};
         float *got = NULL;
         outcome_t z = simulate(sets, 9, &got);
         double diff = max_rel_diff(got, ref, a.n_params);
@@ -4744,8 +5204,8 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
                       plain.bytes);
         ck_assert(plain.mem0[2] > 0);
         double slice = plain.mem0[2] / 4; /* stage 0's momentum, one float per parameter */
-        ck_assert_msg(z.mem0[2] == ceil(slice / D) * 4, "D=%d: optimizer %g of %g", D,
-                      z.mem0[2], plain.mem0[2]);
+        ck_assert_msg(z.mem0[2] == ceil(slice / D) * 4, "D=%d: optimizer %g of %g", D, z.mem0[2],
+                      plain.mem0[2]);
         free(got);
         /* stage 2: each micro-batch's gradients reduce-scattered, the shards summed: the same
          * weights, M + 1 collectives of each slice per step instead of 2, (D-1) n floats
@@ -4775,10 +5235,10 @@ START_TEST(hybrid_sharded_optimizer_equals_single)
         z2b[11] = "strategy.bucket_mb=0.0001";
         outcome_t ov = simulate(z2b, 12, &got);
         diff = max_rel_diff(got, ref, a.n_params);
-        ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2 overlapped: max relative difference %g", D,
-                      S, diff);
-        ck_assert_msg(ov.bytes == plain.bytes, "D=%d ZeRO-2 overlapped: %.0f bytes, want %.0f",
-                      D, ov.bytes, plain.bytes);
+        ck_assert_msg(diff < 2e-5, "D=%d S=%d ZeRO-2 overlapped: max relative difference %g", D, S,
+                      diff);
+        ck_assert_msg(ov.bytes == plain.bytes, "D=%d ZeRO-2 overlapped: %.0f bytes, want %.0f", D,
+                      ov.bytes, plain.bytes);
         ck_assert_msg(ov.mem0[1] == plain.mem0[1] && ov.mem0[2] == z.mem0[2],
                       "D=%d ZeRO-2 overlapped: gradients %g of %g", D, ov.mem0[1], plain.mem0[1]);
         free(got);
@@ -4804,9 +5264,9 @@ START_TEST(memory_per_worker)
     ck_assert(o.mem_params == 4 * 784 * 4);
     /* pipeline, 3 stages of 6-sample micro-batches: stage 0 is dense 32x16 + ReLU, 1f1b keeps
      * 3 micro-batches in flight there, gpipe all 4 */
-    const char *pipe[] = {"strategy.kind=pipeline", "strategy.stages=3", "model.hidden=16,12",
-                          "model.batch=24", "strategy.micro_batches=4",
-                          "strategy.pipeline_schedule=1f1b"};
+    const char *pipe[] = {"strategy.kind=pipeline",   "strategy.stages=3",
+                          "model.hidden=16,12",       "model.batch=24",
+                          "strategy.micro_batches=4", "strategy.pipeline_schedule=1f1b"};
     o = simulate(pipe, 6, NULL);
     ck_assert_msg(o.mem0[0] == (32 * 16 + 16) * 4, "stage 0 params %g", o.mem0[0]);
     ck_assert_msg(o.mem0[3] == 3 * 6 * 32 * 4, "stage 0 activations %g", o.mem0[3]);
@@ -4814,8 +5274,7 @@ START_TEST(memory_per_worker)
     pipe[5] = "strategy.pipeline_schedule=gpipe";
     o = simulate(pipe, 6, NULL);
     ck_assert_msg(o.mem0[3] == 4 * 6 * 32 * 4, "gpipe activations %g", o.mem0[3]);
-    const char *tp[] = {"strategy.kind=tensor", "strategy.tensor_parallel=2",
-                        "model.hidden=16,12"};
+    const char *tp[] = {"strategy.kind=tensor", "strategy.tensor_parallel=2", "model.hidden=16,12"};
     o = simulate(tp, 3, NULL);
     ck_assert_msg(o.mem_params == 784 * 4, "tensor: %g parameter bytes in all", o.mem_params);
     /* worker 0: 8 x 32 rows + 8 biases, 12 x 8 columns + 12 biases, 2 x 12 + 2 */
@@ -4875,18 +5334,20 @@ START_TEST(precision_sets_bytes_and_compute_time)
     outcome_t o[4];
     for (int i = 0; i < 4; i++) {
         const char *sets[] = {"strategy.kind=allreduce", "model.arch=profile:resnet50",
-                              "cluster.workers=4", "run.steps=2", "cluster.device=h100",
-                              prec[i].set};
+                              "cluster.workers=4",       "run.steps=2",
+                              "cluster.device=h100",     prec[i].set};
         o[i] = simulate(sets, 6, NULL);
         ck_assert(o[i].device_flops == prec[i].speed);
     }
     for (int i = 1; i < 4; i++) {
         double want = o[0].bytes * prec[i].bytes_per_value / 4;
-        ck_assert_msg(o[i].bytes == want, "%s: %.17g bytes, want %.17g", prec[i].set,
-                      o[i].bytes, want);
+        ck_assert_msg(o[i].bytes == want, "%s: %.17g bytes, want %.17g", prec[i].set, o[i].bytes,
+                      want);
         double ratio = o[0].compute_s / o[i].compute_s, want_ratio = prec[i].speed / prec[0].speed;
-        ck_assert_msg(fabs(ratio - want_ratio) <= 1e-9 * want_ratio, "%s: compute x%.12g, want "
-                      "x%.12g", prec[i].set, ratio, want_ratio);
+        ck_assert_msg(fabs(ratio - want_ratio) <= 1e-9 * want_ratio,
+                      "%s: compute x%.12g, want "
+                      "x%.12g",
+                      prec[i].set, ratio, want_ratio);
     }
 }
 END_TEST
@@ -4922,12 +5383,11 @@ START_TEST(memory_and_flops_follow_precision_optimizer_and_recompute)
         {"model.precision=fp8", "model.optimizer=adam", "model.recompute=full", 2, 12, 260, 5e6},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *sets[] = {"strategy.kind=single", arch, "run.steps=3", "model.batch=8",
-                              "cluster.device_flops=1Gf", cases[i].precision,
-                              cases[i].optimizer, cases[i].recompute,
-                              /* adam reads no momentum: it is refused with it */
-                              strstr(cases[i].optimizer, "adam") ? "model.momentum=0"
-                                                                 : "model.momentum=0.9"};
+        const char *sets[] = {
+            "strategy.kind=single", arch, "run.steps=3", "model.batch=8",
+            "cluster.device_flops=1Gf", cases[i].precision, cases[i].optimizer, cases[i].recompute,
+            /* adam reads no momentum: it is refused with it */
+            strstr(cases[i].optimizer, "adam") ? "model.momentum=0" : "model.momentum=0.9"};
         outcome_t o = simulate(sets, 9, NULL);
         ck_assert_msg(o.mem0[0] == 300 * cases[i].vb && o.mem0[1] == 300 * cases[i].vb &&
                           o.mem0[2] == 300 * cases[i].ob,
@@ -4954,12 +5414,20 @@ START_TEST(pipeline_stage_under_full_recompute)
                  "[profile]\nparams = 400\nforward_flops = 4e6\n"
                  "[backward]\nd = 100 2e6\nc = 100 2e6\nb = 100 2e6\na = 100 2e6\n"
                  "[forward]\na = 1e6 50 20\nb = 1e6 50 20\nc = 1e6 50 20\nd = 1e6 50\n");
-    const char *sets[] = {"strategy.kind=pipeline", "strategy.stages=4",
-                          "strategy.micro_batches=3", "model.batch=6", arch, "run.steps=3",
-                          "cluster.workers=4", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                          "cluster.latency=0", "cluster.device_flops=1Gf",
-                          "strategy.pipeline_schedule=gpipe", "model.recompute=full"};
+    const char *sets[] = {"strategy.kind=pipeline",
+                          "strategy.stages=4",
+                          "strategy.micro_batches=3",
+                          "model.batch=6",
+                          arch,
+                          "run.steps=3",
+                          "cluster.workers=4",
+                          "cluster.network_model=CM02",
+                          "cluster.crosstraffic=no",
+                          "cluster.bandwidth=100000Gbps",
+                          "cluster.latency=0",
+                          "cluster.device_flops=1Gf",
+                          "strategy.pipeline_schedule=gpipe",
+                          "model.recompute=full"};
     outcome_t o = simulate(sets, 14, NULL);
     unlink(path);
     ck_assert_msg(o.mem0[3] == 50 * 2 * 4, "stage 0 activations %g", o.mem0[3]);
@@ -4983,17 +5451,19 @@ START_TEST(accumulate_equals_a_larger_batch)
         const char *sets[] = {kinds[k], "cluster.workers=4", "strategy.accumulate=3"};
         float *got = NULL;
         outcome_t b = simulate(sets, 3, &got);
-        ck_assert_msg(b.samples == a.samples && a.samples == 20.0 * 96, "samples %g, %g",
-                      b.samples, a.samples);
+        ck_assert_msg(b.samples == a.samples && a.samples == 20.0 * 96, "samples %g, %g", b.samples,
+                      a.samples);
         double d = max_rel_diff(got, ref, a.n_params);
         ck_assert_msg(d < 2e-5, "%s: max relative difference %g", kinds[k], d);
         free(got);
     }
     /* fedavg clients: local steps of 2 micro-batches of 8 = local steps of 16 (tails too) */
-    const char *f16[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
-                         "strategy.rounds=3", "data.partition=dirichlet:0.5", "model.batch=16"};
-    const char *f8[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
-                        "strategy.rounds=3", "data.partition=dirichlet:0.5", "model.batch=8",
+    const char *f16[] = {"strategy.kind=fedavg",         "strategy.clients=8",
+                         "strategy.fraction=0.5",        "strategy.rounds=3",
+                         "data.partition=dirichlet:0.5", "model.batch=16"};
+    const char *f8[] = {"strategy.kind=fedavg",         "strategy.clients=8",
+                        "strategy.fraction=0.5",        "strategy.rounds=3",
+                        "data.partition=dirichlet:0.5", "model.batch=8",
                         "strategy.accumulate=2"};
     float *fa = NULL, *fb = NULL;
     outcome_t oa = simulate(f16, 6, &fa), ob = simulate(f8, 7, &fb);
@@ -5063,8 +5533,8 @@ START_TEST(compressed_bytes_match_the_encodings)
         const char *ar[] = {"strategy.kind=allreduce", "cluster.workers=4", spec};
         o = simulate(ar, 3, NULL);
         double want = codec.kind == TRAINER_CODEC_FP16 ? 20 * 2.0 * 3 * n * 2 : 20 * 4 * 3 * enc;
-        ck_assert_msg(o.bytes == want, "allreduce %s: %.17g bytes, want %.17g", codecs[c],
-                      o.bytes, want);
+        ck_assert_msg(o.bytes == want, "allreduce %s: %.17g bytes, want %.17g", codecs[c], o.bytes,
+                      want);
         const char *fa[] = {"strategy.kind=fedavg", "strategy.clients=8", "strategy.fraction=0.5",
                             "strategy.rounds=3", spec};
         o = simulate(fa, 5, NULL);
@@ -5085,9 +5555,9 @@ END_TEST
  * back most of what top-k 1% loses: its weights end nearer the uncompressed run's. */
 START_TEST(error_feedback_recovers_topk)
 {
-    const char *sets[] = {"strategy.kind=allreduce", "cluster.workers=4", "run.steps=150",
-                          "run.shared_replicas=no", "strategy.compression=none",
-                          "strategy.error_feedback=yes"};
+    const char *sets[] = {
+        "strategy.kind=allreduce", "cluster.workers=4",         "run.steps=150",
+        "run.shared_replicas=no",  "strategy.compression=none", "strategy.error_feedback=yes"};
     float *ref = NULL, *ef = NULL, *plain = NULL, *half = NULL;
     simulate(sets, 6, &ref);
     sets[4] = "strategy.compression=topk:0.01";
@@ -5115,18 +5585,18 @@ END_TEST
  * later steps go on with the others. */
 START_TEST(sync_ps_dead_worker_costs_the_timeout)
 {
-    const char *sets[] = {"strategy.kind=sync-ps", "cluster.workers=8", "run.steps=40",
-                          "run.eval_every=0", "cluster.network_model=CM02",
-                          "cluster.crosstraffic=no"};
+    const char *sets[] = {
+        "strategy.kind=sync-ps", "cluster.workers=8",          "run.steps=40",
+        "run.eval_every=0",      "cluster.network_model=CM02", "cluster.crosstraffic=no"};
     outcome_t h = simulate(sets, 6, NULL);
     ck_assert_msg(h.ok, "%s", h.err);
     double E = h.end_time, T = 2 * E;
     char crash[128], timeout[64];
     snprintf(crash, sizeof crash, "faults.crash=worker-5 at %.17gs", 0.5 * E);
     snprintf(timeout, sizeof timeout, "faults.timeout=%.17gs", T);
-    const char *f[] = {"strategy.kind=sync-ps", "cluster.workers=8", "run.steps=40",
-                       "run.eval_every=0", "cluster.network_model=CM02",
-                       "cluster.crosstraffic=no", crash, timeout};
+    const char *f[] = {
+        "strategy.kind=sync-ps",      "cluster.workers=8",       "run.steps=40", "run.eval_every=0",
+        "cluster.network_model=CM02", "cluster.crosstraffic=no", crash,          timeout};
     outcome_t o = simulate(f, 8, NULL);
     ck_assert_msg(o.ok, "%s", o.err);
     /* + T, less what 7 workers save on the server link over the second half */
@@ -5148,8 +5618,8 @@ static void check_breakdown(const char *what, const outcome_t *o, int must)
         ck_assert_msg(o->parts[k] >= 0, "%s: %s %g s", what, results_part_names[k], o->parts[k]);
         sum += o->parts[k];
     }
-    ck_assert_msg(fabs(sum - step) <= 1e-12 * step, "%s: parts sum to %.15g s, step %.15g s",
-                  what, sum, step);
+    ck_assert_msg(fabs(sum - step) <= 1e-12 * step, "%s: parts sum to %.15g s, step %.15g s", what,
+                  sum, step);
     ck_assert_msg(o->part_over <= 1e-12 * o->end_time,
                   "%s: a worker's intervals pass the end by %g s", what, o->part_over);
     if (must >= 0)
@@ -5198,15 +5668,15 @@ START_TEST(breakdown_sums_to_step_every_strategy)
         ck_assert_msg(o.parts[RESULTS_PART_COMPUTE] > 0, "%s: no compute", kinds[i].sets[0]);
     }
     /* SCAFFOLD's control variates are the optimizer's */
-    const char *scaffold[] = {"strategy.kind=fedavg", "strategy.clients=4", "strategy.rounds=3",
-                              "strategy.fraction=0.5", "strategy.scaffold=yes",
-                              "model.momentum=0"};
+    const char *scaffold[] = {"strategy.kind=fedavg",  "strategy.clients=4",    "strategy.rounds=3",
+                              "strategy.fraction=0.5", "strategy.scaffold=yes", "model.momentum=0"};
     outcome_t sc = simulate(scaffold, 6, NULL);
     check_breakdown("scaffold", &sc, RESULTS_PART_OPTIMIZER);
     /* a hybrid pipeline: replicas' collectives, behind the backward passes with buckets */
-    const char *hybrid[] = {"strategy.kind=pipeline", "strategy.stages=2", "cluster.workers=4",
-                            "strategy.data_parallel=2", "strategy.micro_batches=4",
-                            "model.batch=16", "strategy.bucket_mb=0"};
+    const char *hybrid[] = {"strategy.kind=pipeline",   "strategy.stages=2",
+                            "cluster.workers=4",        "strategy.data_parallel=2",
+                            "strategy.micro_batches=4", "model.batch=16",
+                            "strategy.bucket_mb=0"};
     outcome_t h = simulate(hybrid, 7, NULL);
     check_breakdown("pipeline x 2 replicas", &h, RESULTS_PART_DATA);
     ck_assert(h.parts[RESULTS_PART_BUBBLE] > 0 && h.parts[RESULTS_PART_PIPELINE] > 0);
@@ -5219,18 +5689,31 @@ START_TEST(breakdown_sums_to_step_every_strategy)
     /* timing-only profiles: tensor groups, interleaved; context groups; experts */
     char path[256], arch[300];
     profile_file(path, sizeof path, arch, sizeof arch, tp_two_blocks);
-    const char *tp[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.tensor=2",
-                        "cluster.workers=4", "strategy.micro_batches=4", "model.batch=8",
-                        arch, "run.steps=2", "strategy.pipeline_schedule=interleaved",
-                        "strategy.virtual_stages=2", "model.recompute=full"};
+    const char *tp[] = {"strategy.kind=pipeline",
+                        "strategy.stages=2",
+                        "strategy.tensor=2",
+                        "cluster.workers=4",
+                        "strategy.micro_batches=4",
+                        "model.batch=8",
+                        arch,
+                        "run.steps=2",
+                        "strategy.pipeline_schedule=interleaved",
+                        "strategy.virtual_stages=2",
+                        "model.recompute=full"};
     outcome_t t = simulate(tp, 11, NULL);
     check_breakdown("pipeline x tensor, interleaved", &t, RESULTS_PART_TENSOR);
     ck_assert(t.parts[RESULTS_PART_RECOMPUTE] > 0 && t.parts[RESULTS_PART_BUBBLE] > 0);
     unlink(path);
     context_profile(path, sizeof path, arch, sizeof arch);
-    const char *cp[] = {"strategy.kind=pipeline", "strategy.stages=2", "strategy.micro_batches=4",
-                        "model.batch=8", arch, "run.steps=2", "strategy.context=2",
-                        "cluster.workers=4", "model.recompute=none"};
+    const char *cp[] = {"strategy.kind=pipeline",
+                        "strategy.stages=2",
+                        "strategy.micro_batches=4",
+                        "model.batch=8",
+                        arch,
+                        "run.steps=2",
+                        "strategy.context=2",
+                        "cluster.workers=4",
+                        "model.recompute=none"};
     outcome_t c = simulate(cp, 9, NULL);
     check_breakdown("pipeline x context", &c, RESULTS_PART_CONTEXT);
     unlink(path);
@@ -5239,16 +5722,29 @@ START_TEST(breakdown_sums_to_step_every_strategy)
                  "[backward]\ntop = 100 2e6\nmoe = 4000 2e6\nbottom = 100 2e6\n"
                  "[forward]\nbottom = 1e6 10\nmoe = 1e6 10\ntop = 1e6 10\n"
                  "[tensor]\nbottom = column\n[experts]\nmoe = 4 2 1000\n");
-    const char *ep[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
-                        "model.batch=4", arch, "run.steps=2", "cluster.workers=4",
-                        "strategy.data_parallel=4", "strategy.expert=4"};
+    const char *ep[] = {"strategy.kind=pipeline",
+                        "strategy.stages=1",
+                        "strategy.micro_batches=2",
+                        "model.batch=4",
+                        arch,
+                        "run.steps=2",
+                        "cluster.workers=4",
+                        "strategy.data_parallel=4",
+                        "strategy.expert=4"};
     outcome_t e = simulate(ep, 9, NULL);
     check_breakdown("experts", &e, RESULTS_PART_EXPERT);
     /* in tensor groups (of a column layer: no all-reduce): the all-to-alls inside a tensor
      * pass are still the experts' */
-    const char *tep[] = {"strategy.kind=pipeline", "strategy.stages=1", "strategy.micro_batches=2",
-                         "model.batch=4", arch, "run.steps=2", "cluster.workers=4",
-                         "strategy.data_parallel=2", "strategy.expert=2", "strategy.tensor=2",
+    const char *tep[] = {"strategy.kind=pipeline",
+                         "strategy.stages=1",
+                         "strategy.micro_batches=2",
+                         "model.batch=4",
+                         arch,
+                         "run.steps=2",
+                         "cluster.workers=4",
+                         "strategy.data_parallel=2",
+                         "strategy.expert=2",
+                         "strategy.tensor=2",
                          "strategy.tensor_comm=messages"};
     e = simulate(tep, 11, NULL);
     check_breakdown("experts x tensor", &e, RESULTS_PART_EXPERT);
@@ -5284,10 +5780,16 @@ START_TEST(breakdown_matches_independent_figures)
         int p = ps[i];
         char w[64];
         snprintf(w, sizeof w, "cluster.workers=%d", p);
-        const char *sets[] = {"strategy.kind=allreduce", "strategy.algorithm=ring", w,
-                              "model.hidden=2048", "run.steps=3", "cluster.network_model=CM02",
-                              "cluster.crosstraffic=no", "cluster.bandwidth=1Gbps",
-                              "cluster.latency=10us", "cluster.device_flops=1000000Pf"};
+        const char *sets[] = {"strategy.kind=allreduce",
+                              "strategy.algorithm=ring",
+                              w,
+                              "model.hidden=2048",
+                              "run.steps=3",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.bandwidth=1Gbps",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1000000Pf"};
         o = simulate(sets, 10, NULL);
         check_breakdown("ring", &o, RESULTS_PART_DATA);
         double n = (double)o.n_params * sizeof(float);
@@ -5299,9 +5801,13 @@ START_TEST(breakdown_matches_independent_figures)
         const char *sets[] = {"strategy.kind=allreduce",
                               "model.arch=profile:" DTSIM_SOURCE
                               "/tests/fixtures/profile-two-layers.ini",
-                              "model.batch=1", "cluster.workers=2", "run.steps=2",
-                              "cluster.network_model=CM02", "cluster.crosstraffic=no",
-                              "cluster.latency=10us", "cluster.device_flops=1Tf",
+                              "model.batch=1",
+                              "cluster.workers=2",
+                              "run.steps=2",
+                              "cluster.network_model=CM02",
+                              "cluster.crosstraffic=no",
+                              "cluster.latency=10us",
+                              "cluster.device_flops=1Tf",
                               "cluster.bandwidth=1Gbps",
                               b ? "strategy.bucket_mb=1" : "strategy.bucket_mb=0"};
         o = simulate(sets, 11, NULL);
@@ -5327,11 +5833,19 @@ START_TEST(breakdown_matches_independent_figures)
                 snprintf(mb, sizeof mb, "strategy.micro_batches=%d", M);
                 snprintf(batch, sizeof batch, "model.batch=%d", 2 * M);
                 snprintf(vs, sizeof vs, "strategy.virtual_stages=%d", V);
-                const char *sets[] = {"strategy.kind=pipeline", st, mb, batch, arch,
-                                      "run.steps=3", "cluster.network_model=CM02",
-                                      "cluster.crosstraffic=no", "cluster.bandwidth=100000Gbps",
-                                      "cluster.latency=0", "cluster.device_flops=1Gf",
-                                      "strategy.pipeline_schedule=interleaved", vs,
+                const char *sets[] = {"strategy.kind=pipeline",
+                                      st,
+                                      mb,
+                                      batch,
+                                      arch,
+                                      "run.steps=3",
+                                      "cluster.network_model=CM02",
+                                      "cluster.crosstraffic=no",
+                                      "cluster.bandwidth=100000Gbps",
+                                      "cluster.latency=0",
+                                      "cluster.device_flops=1Gf",
+                                      "strategy.pipeline_schedule=interleaved",
+                                      vs,
                                       rc ? "model.recompute=full" : "model.recompute=none"};
                 o = simulate(sets, 14, NULL);
                 check_breakdown("interleaved", &o, RESULTS_PART_BUBBLE);
@@ -5340,13 +5854,14 @@ START_TEST(breakdown_matches_independent_figures)
                 double bubble = (S - 1.0) / (V * M + S - 1.0) * step;
                 ck_assert_msg(fabs(o.parts[RESULTS_PART_BUBBLE] - bubble) <= 1e-6 * step,
                               "S=%d V=%d M=%d rc %d: bubble %.9g s, (S-1)/(V M+S-1) of the step "
-                              "%.9g s", S, V, M, rc, o.parts[RESULTS_PART_BUBBLE], bubble);
+                              "%.9g s",
+                              S, V, M, rc, o.parts[RESULTS_PART_BUBBLE], bubble);
                 ck_assert_msg(fabs(o.parts[RESULTS_PART_COMPUTE] - V * M * f) <= 1e-6 * step,
                               "S=%d V=%d M=%d rc %d: compute %.9g s, V M f %.9g s", S, V, M, rc,
                               o.parts[RESULTS_PART_COMPUTE], V * M * f);
                 ck_assert_msg(fabs(o.parts[RESULTS_PART_RECOMPUTE] - V * M * r) <= 1e-6 * step,
-                              "S=%d V=%d M=%d rc %d: recompute %.9g s, V M f/3 %.9g s", S, V, M,
-                              rc, o.parts[RESULTS_PART_RECOMPUTE], V * M * r);
+                              "S=%d V=%d M=%d rc %d: recompute %.9g s, V M f/3 %.9g s", S, V, M, rc,
+                              o.parts[RESULTS_PART_RECOMPUTE], V * M * r);
             }
     unlink(path);
 }

@@ -62,8 +62,8 @@ static sim_tcp_t linux_tcp(void)
  * flight that reaches the full window (bandwidth-delay product, or the buffers' cap below
  * it) opens the pipe and the rest flows at the rate; a message that ends before it ends
  * with its last flight's serialization. Then the one-way latency. */
-static double by_hand(const sim_tcp_t *p, double bytes, double latency, double bandwidth,
-                      double w0, int handshake)
+static double by_hand(const sim_tcp_t *p, double bytes, double latency, double bandwidth, double w0,
+                      int handshake)
 {
     double rtt = 2 * latency, wire = bandwidth * 1448.0 / 1514.0;
     double cap = fmin(0.68 * (double)p->wmem_max, 0.5 * (double)p->rmem_max);
@@ -216,7 +216,8 @@ START_TEST(bbr_paces_a_stream_of_small_messages)
                 ck_assert(fabs(lat + leave + lat - 0.1222) <= 0.01 * 0.1222);
             /* a long message: samples not application-limited, the pipe found, STARTUP over */
             now += sim_tcp_message(&p, &c, now, 50e6, lat, bw).total + lat;
-            ck_assert_msg(c.bbr_full && fabs(c.bw - wire) <= 1e-9 * wire, "long: full %d, estimate %.9g B/s", c.bbr_full, c.bw);
+            ck_assert_msg(c.bbr_full && fabs(c.bw - wire) <= 1e-9 * wire,
+                          "long: full %d, estimate %.9g B/s", c.bbr_full, c.bw);
             leave = sim_tcp_message(&p, &c, now, bytes, lat, bw).total - lat;
             ck_assert_msg(fabs(leave - bytes / wire) <= 1e-9 * leave, "after: %.9g s", leave);
         }
@@ -418,8 +419,8 @@ START_TEST(simgrid_transfer_is_slow_start_by_hand)
     simulate(&p, bw, lat);
     double want = by_hand(&p, bytes, rtt / 2, bw, 14480, 1);
     ck_assert_msg(fabs(xfers[0].done - want) <= 1e-6 * want,
-                  "%g bytes at rtt %g: simulated %.9g s, by hand %.9g s", bytes, rtt,
-                  xfers[0].done, want);
+                  "%g bytes at rtt %g: simulated %.9g s, by hand %.9g s", bytes, rtt, xfers[0].done,
+                  want);
 }
 END_TEST
 
@@ -488,10 +489,10 @@ START_TEST(later_flow_ramps_while_the_earlier_holds_the_link)
     double alone = (ramp_b - L) * wire; /* A's bytes before B's ramp ends */
     double end_a = a0 + ramp_b + 2 * (S - alone) / wire;
     double end_b = end_a + alone / wire;
-    ck_assert_msg(fabs(xfers[1].done - end_a) <= 1e-6 * end_a, "A %.9g s, want %.9g",
-                  xfers[1].done, end_a);
-    ck_assert_msg(fabs(xfers[2].done - end_b) <= 1e-6 * end_b, "B %.9g s, want %.9g",
-                  xfers[2].done, end_b);
+    ck_assert_msg(fabs(xfers[1].done - end_a) <= 1e-6 * end_a, "A %.9g s, want %.9g", xfers[1].done,
+                  end_a);
+    ck_assert_msg(fabs(xfers[2].done - end_b) <= 1e-6 * end_b, "B %.9g s, want %.9g", xfers[2].done,
+                  end_b);
     /* sharing fairly from the start (a flow model without windows) they would end within a
      * latency of each other; here A ends more than half a second before B */
     ck_assert(xfers[2].done - xfers[1].done > 0.5);

@@ -75,13 +75,14 @@ static void profile_all(void)
     FILE *f = fopen(at("run_all.py"), "w");
     if (!f)
         return;
-    fprintf(f, "import sys\nsys.path.insert(0, \"%s/scenarios/profiles\")\n"
-               "import torch_profile\n"
-               "for args in sys.argv[1:]:\n"
-               "    try:\n"
-               "        torch_profile.main(args.split())\n"
-               "    except torch_profile.UsageError as e:\n"
-               "        print(\"torch_profile.py: %%s\" %% e, file=sys.stderr)\n",
+    fprintf(f,
+            "import sys\nsys.path.insert(0, \"%s/scenarios/profiles\")\n"
+            "import torch_profile\n"
+            "for args in sys.argv[1:]:\n"
+            "    try:\n"
+            "        torch_profile.main(args.split())\n"
+            "    except torch_profile.UsageError as e:\n"
+            "        print(\"torch_profile.py: %%s\" %% e, file=sys.stderr)\n",
             DTSIM_SOURCE);
     fclose(f);
     char cmd[2048];
@@ -122,8 +123,8 @@ static void compare(const char *name, double pool)
                       "%s: layer %s (built in: %s) differs", name, g->name, w->name);
         if (g->cut != w->cut) {
             /* only the last cut, the one before the classifier (layers in backward order) */
-            ck_assert_msg(i == 1 && g->cut * pool == w->cut,
-                          "%s: cut after %s: %g, built in %g", name, g->name, g->cut, w->cut);
+            ck_assert_msg(i == 1 && g->cut * pool == w->cut, "%s: cut after %s: %g, built in %g",
+                          name, g->name, g->cut, w->cut);
             pooled++;
         }
     }
@@ -236,16 +237,17 @@ START_TEST(errors_are_one_line)
         snprintf(cmd, sizeof cmd, "cd %s && %s %s %s", dir, python, SCRIPT, bad[i].args);
         ck_assert_msg(sh(cmd) == 2, "%s: exit code not 2", bad[i].args);
         char *nl = strchr(err_text, '\n');
-        ck_assert_msg(nl && !nl[1], "%s: expected one error line, got: %s", bad[i].args,
-                      err_text);
+        ck_assert_msg(nl && !nl[1], "%s: expected one error line, got: %s", bad[i].args, err_text);
         ck_assert_msg(strstr(err_text, bad[i].needle), "\"%s\" not in: %s", bad[i].needle,
                       err_text);
     }
     /* those that need torch, in profile_all's interpreter */
     ck_assert_msg(strstr(all_err, "torch_profile.py: unknown model \"resnet5\" (did you mean "
-                                  "resnet50"), "%s", all_err);
+                                  "resnet50"),
+                  "%s", all_err);
     ck_assert_msg(strstr(all_err, "torch_profile.py: the forward pass of resnet50 on a 1x5 "
-                                  "input failed: RuntimeError: "), "%s", all_err);
+                                  "input failed: RuntimeError: "),
+                  "%s", all_err);
     ck_assert_int_ne(access(at("x.ini"), F_OK), 0);
 }
 END_TEST

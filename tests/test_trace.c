@@ -46,8 +46,8 @@ START_TEST(device_sample_matches_its_lines)
     dt_err_t err = {""};
     ck_assert_msg(!sim_device_trace_load(TRACES "devices-sample.csv", &t, &err), "%s", err.msg);
     ck_assert_int_eq(t.layout, SIM_TRACE_DTSIM);
-    ck_assert_uint_eq(t.has, SIM_DEVICE_SPEED | SIM_DEVICE_UP | SIM_DEVICE_DOWN |
-                                 SIM_DEVICE_LATENCY);
+    ck_assert_uint_eq(t.has,
+                      SIM_DEVICE_SPEED | SIM_DEVICE_UP | SIM_DEVICE_DOWN | SIM_DEVICE_LATENCY);
     ck_assert_uint_eq(t.n, 100);
     /* the first data row, by hand: 0,15.9Gf,4.33Mbps,63.5Mbps,95ms */
     const sim_device_row_t *r = sim_device_trace_find(&t, 0);
@@ -93,8 +93,7 @@ START_TEST(availability_sample_matches_its_lines)
 {
     sim_avail_trace_t t;
     dt_err_t err = {""};
-    ck_assert_msg(!sim_avail_trace_load(TRACES "availability-sample.csv", &t, &err), "%s",
-                  err.msg);
+    ck_assert_msg(!sim_avail_trace_load(TRACES "availability-sample.csv", &t, &err), "%s", err.msg);
     ck_assert_int_eq(t.layout, SIM_TRACE_DTSIM);
     ck_assert_uint_eq(t.n_clients, 100);
     ck_assert_double_eq(t.span, DAY);
@@ -231,8 +230,8 @@ START_TEST(online_and_next_online_match_brute_force)
     ck_assert(!sim_avail_trace_load(TRACES "availability-sample.csv", &t, &err));
     check_against_brute_force(&t, 137.5, 2.5 * DAY);
     sim_avail_trace_free(&t);
-    ck_assert_msg(!sim_avail_trace_load(TRACES "fedscale-availability-sample.csv", &t, &err),
-                  "%s", err.msg);
+    ck_assert_msg(!sim_avail_trace_load(TRACES "fedscale-availability-sample.csv", &t, &err), "%s",
+                  err.msg);
     check_against_brute_force(&t, 1234.5, 2 * 518400.0);
     sim_avail_trace_free(&t);
     /* own periods, windows touching across the period's end, a client never online
@@ -304,47 +303,48 @@ static const bad_case_t bad_cases[] = {
     {0, "client,speed,color\n0,1Gf,red\n", ":1: column color: ", "unknown column"},
     {0, "client,speed,speed\n0,1Gf,2Gf\n", ":1: column speed: ", "appears twice in the header"},
     {0, "speed,up\n1Gf,1Mbps\n", ":1: column client: ", "missing from the header"},
-    {0, "client,speed\n0,1Gf\n1,2Gf\n0,3Gf\n", ":4: column client: ",
-     "client 0 appears twice, on lines 2 and 4"},
+    {0, "client,speed\n0,1Gf\n1,2Gf\n0,3Gf\n",
+     ":4: column client: ", "client 0 appears twice, on lines 2 and 4"},
     {0, "client,speed,up\n0,,1Mbps\n", ":2: column speed: ", "missing value (expected a speed"},
-    {0, "client,speed\n# a comment\n\n0,1Gbps\n", ":4: column speed: ",
-     "unknown unit \"Gbps\" in speed"},
+    {0, "client,speed\n# a comment\n\n0,1Gbps\n",
+     ":4: column speed: ", "unknown unit \"Gbps\" in speed"},
     {0, "client,up\n0,fast\n", ":2: column up: ", "bad bandwidth \"fast\""},
     {0, "client,down\n0,10\n", ":2: column down: ", "missing unit"},
-    {0, "client,speed\n0,0Gf\n", ":2: column speed: ", "\"0Gf\" is out of range (expected a "
-                                                       "speed with its unit from 1f to 1e24f"},
+    {0, "client,speed\n0,0Gf\n", ":2: column speed: ",
+     "\"0Gf\" is out of range (expected a "
+     "speed with its unit from 1f to 1e24f"},
     {0, "client,latency\n0,-4ms\n", ":2: column latency: ", "negative time"},
-    {0, "client,speed,up,down,latency\n0,1Gf,1Mbps\n", ":2: column down: ",
-     "missing value: the row has 3 fields, the header 5"},
+    {0, "client,speed,up,down,latency\n0,1Gf,1Mbps\n",
+     ":2: column down: ", "missing value: the row has 3 fields, the header 5"},
     {0, "client,speed\n0,1Gf,2\n", ":2: field 3: ", "the row has 3 fields, the header 2"},
     {0, "client,speed\n-1,1Gf\n", ":2: column client: ", "\"-1\" is not a client id"},
     {0, "client,speed\nfour,1Gf\n", ":2: column client: ", "\"four\" is not a client id"},
     {0, "client\n0\n", ":1: ", "the header names no column besides client"},
-    {0, "client_id,computation,communication\n5,abc,100\n", ":2: column computation: ",
-     "\"abc\" is not a number (expected milliseconds per sample"},
+    {0, "client_id,computation,communication\n5,abc,100\n",
+     ":2: column computation: ", "\"abc\" is not a number (expected milliseconds per sample"},
     {0, "client_id,computation,communication\n5,10,0\n", ":2: column communication: ",
      "out of range (expected kbit/s, a number from 0.9765625 to 7.8125e12)"},
     {0, "client_id,speed\n5,1Gf\n", ":1: column speed: ", "unknown column in FedScale's layout"},
-    {1, "client,start,end\n0,0s,10s\n1,0s,5s\n0,5s,20s\n", ":4: column start: ",
-     "client 0's window [5s, 20s) overlaps its window [0s, 10s) on line 2"},
-    {1, "client,start,end\n0,5s,20s\n0,0s,10s\n", ":3: column start: ",
-     "client 0's window [0s, 10s) overlaps its window [5s, 20s) on line 2"},
-    {1, "client,start,end\n0,10s,10s\n", ":2: column end: ",
-     "the window ends at 10s, at its start 10s (expected start < end)"},
-    {1, "client,start,end\n0,1h,30min\n", ":2: column end: ",
-     "the window ends at 30min, before its start 1h"},
+    {1, "client,start,end\n0,0s,10s\n1,0s,5s\n0,5s,20s\n",
+     ":4: column start: ", "client 0's window [5s, 20s) overlaps its window [0s, 10s) on line 2"},
+    {1, "client,start,end\n0,5s,20s\n0,0s,10s\n",
+     ":3: column start: ", "client 0's window [0s, 10s) overlaps its window [5s, 20s) on line 2"},
+    {1, "client,start,end\n0,10s,10s\n",
+     ":2: column end: ", "the window ends at 10s, at its start 10s (expected start < end)"},
+    {1, "client,start,end\n0,1h,30min\n",
+     ":2: column end: ", "the window ends at 30min, before its start 1h"},
     {1, "client,start,end\n0,0,3600\n", ":2: column end: ", "missing unit"},
     {1, "client,start,end,period\n0,0s,1h,24h\n0,2h,3h,12h\n", ":3: column period: ",
      "client 0 has period 12h here and 24h on line 2 (expected one period per client)"},
-    {1, "client,start,end,period\n0,0s,2h,1h\n", ":2: column end: ",
-     "client 0's window ends at 2h, after its period 1h"},
+    {1, "client,start,end,period\n0,0s,2h,1h\n",
+     ":2: column end: ", "client 0's window ends at 2h, after its period 1h"},
     {1, "client,start\n0,0s\n", ":1: column end: ", "missing from the header"},
     {1, "client_id,active,inactive\n1,10,5\n", ":2: column inactive: ",
      "the window ends at 5, before its active 10 (expected active <= inactive)"},
-    {1, "client_id,active,inactive,finish_time\n1,0,10,100\n1,5,20,100\n", ":3: column active: ",
-     "client 1's window [5, 20) overlaps its window [0, 10) on line 2"},
-    {1, "client_id,active,inactive,finish_time\n1,0,10,5\n", ":2: column inactive: ",
-     "client 1's window ends at 10, after its finish_time 5"},
+    {1, "client_id,active,inactive,finish_time\n1,0,10,100\n1,5,20,100\n",
+     ":3: column active: ", "client 1's window [5, 20) overlaps its window [0, 10) on line 2"},
+    {1, "client_id,active,inactive,finish_time\n1,0,10,5\n",
+     ":2: column inactive: ", "client 1's window ends at 10, after its finish_time 5"},
 };
 
 START_TEST(bad_rows_name_file_line_and_column)
@@ -377,8 +377,9 @@ START_TEST(bad_files_name_the_file)
     char want[PATH_MAX + 128];
     const char *path = tmp_file("empty.csv", "# only a comment\n\n");
     ck_assert_int_eq(sim_device_trace_load(path, &d, &err), DT_ERR_INPUT);
-    snprintf(want, sizeof want, "%s: no header line (expected client,speed,up,down,latency, "
-                                "or FedScale's client_id,computation,communication)",
+    snprintf(want, sizeof want,
+             "%s: no header line (expected client,speed,up,down,latency, "
+             "or FedScale's client_id,computation,communication)",
              path);
     ck_assert_str_eq(err.msg, want);
     path = tmp_file("header.csv", "client,start,end\n# nothing\n");
@@ -388,8 +389,7 @@ START_TEST(bad_files_name_the_file)
     path = tmp_file("allempty.csv", "client_id,active,inactive\n1,0,0\n");
     ck_assert_int_eq(sim_avail_trace_load(path, &a, &err), DT_ERR_INPUT);
     ck_assert_msg(strstr(err.msg, "every window is empty"), "got: %s", err.msg);
-    ck_assert_int_eq(sim_device_trace_load(DTSIM_SOURCE "/no/such.csv", &d, &err),
-                     DT_ERR_INPUT);
+    ck_assert_int_eq(sim_device_trace_load(DTSIM_SOURCE "/no/such.csv", &d, &err), DT_ERR_INPUT);
     ck_assert_str_eq(err.msg, DTSIM_SOURCE "/no/such.csv: cannot open: No such file or "
                                            "directory");
     /* spreadsheet habits that are fine: a byte order mark, CRLF, blanks around fields */
@@ -525,8 +525,8 @@ START_TEST(distributions_parse_their_fields)
     ck_assert_int_eq(d.kind, SIM_DIST_LOGNORMAL);
     ck_assert_double_eq(d.a, 20e6 / 8);
     ck_assert_double_eq(d.b, 0.8);
-    ck_assert(!sim_dist_parse("choice:10Mbps@0.25, 100Mbps@0.75", SIM_DIST_UNIT_BANDWIDTH, &d,
-                              &err));
+    ck_assert(
+        !sim_dist_parse("choice:10Mbps@0.25, 100Mbps@0.75", SIM_DIST_UNIT_BANDWIDTH, &d, &err));
     ck_assert_int_eq(d.kind, SIM_DIST_CHOICE);
     ck_assert_int_eq(d.n, 2);
     ck_assert_double_eq(d.value[1], 100e6 / 8);
@@ -579,8 +579,7 @@ START_TEST(bad_distributions_say_what_is_expected)
     dt_err_t err = {""};
     ck_assert_int_eq(sim_dist_parse(bad_dists[_i].text, bad_dists[_i].unit, &d, &err),
                      DT_ERR_INPUT);
-    ck_assert_msg(strstr(err.msg, bad_dists[_i].what), "%s: got: %s", bad_dists[_i].text,
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, bad_dists[_i].what), "%s: got: %s", bad_dists[_i].text, err.msg);
 }
 END_TEST
 

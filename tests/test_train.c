@@ -203,8 +203,7 @@ START_TEST(fused_step_matches_grad_then_update)
         max_w = fmax(max_w, fabs((double)b.params[i]));
     }
     /* float32: a few ulps of the largest weight after 5 steps */
-    ck_assert_msg(max_err <= 1e-6 * max_w, "max difference %g (largest weight %g)", max_err,
-                  max_w);
+    ck_assert_msg(max_err <= 1e-6 * max_w, "max difference %g (largest weight %g)", max_err, max_w);
     /* and the step did move the weights: the check above is not comparing two copies of
      * the initial values */
     trainer_learner_t c;

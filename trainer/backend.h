@@ -22,8 +22,8 @@ typedef struct trainer_adam_step {
     float l2;              /* Adam: g' = g + l2 w; 0 for AdamW */
     float one_minus_beta1; /* lerp's weight */
     float beta2, one_minus_beta2, eps;
-    float step_size;       /* lr / (1 - beta1^t) */
-    float bias2_sqrt;      /* sqrt(1 - beta2^t) */
+    float step_size;  /* lr / (1 - beta1^t) */
+    float bias2_sqrt; /* sqrt(1 - beta2^t) */
 } trainer_adam_step_t;
 
 typedef struct trainer_backend {
@@ -72,8 +72,8 @@ typedef struct trainer_backend {
      * maxpool_backward overwrites dx. */
     void (*maxpool_forward)(float *y, int32_t *argmax, const float *x, int planes, int h, int w,
                             int k);
-    void (*maxpool_backward)(float *dx, const float *dy, const int32_t *argmax, int planes,
-                             int h, int w, int k);
+    void (*maxpool_backward)(float *dx, const float *dy, const int32_t *argmax, int planes, int h,
+                             int w, int k);
 
     /* (a, b, inner) -> (b, a, inner), and its use backwards is the same call with a, b
      * swapped. Moves conv activations (channels, batch, hw) to (batch, features). */
@@ -99,9 +99,9 @@ typedef struct trainer_backend {
     double (*sumsq)(const float *x, size_t n);
 
     /* Buffer ops for strategies. */
-    void (*axpy)(size_t n, float a, const float *x, float *y);   /* y += a x */
-    void (*scale)(size_t n, float a, float *x);                  /* x *= a */
-    void (*zero)(float *x, size_t n);                            /* x = 0 */
+    void (*axpy)(size_t n, float a, const float *x, float *y); /* y += a x */
+    void (*scale)(size_t n, float a, float *x);                /* x *= a */
+    void (*zero)(float *x, size_t n);                          /* x = 0 */
     /* dst = sum_i weights[i] * srcs[i]; dst may alias srcs[0]. */
     void (*average)(float *dst, const float *const *srcs, const float *weights, int count,
                     size_t n);
@@ -112,13 +112,12 @@ typedef struct trainer_backend {
      * block r (and on bias + r * stride): the CPU backend makes exactly those calls, the
      * CUDA backend one launch. count >= 1.
      * gemm: block r of c = alpha op(a + r stride_a) op(b + r stride_b) + beta (c + r stride_c). */
-    void (*gemm_batched)(int trans_a, int trans_b, int m, int n, int k, float alpha,
-                         const float *a, int lda, size_t stride_a, const float *b, int ldb,
-                         size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
-                         int count);
+    void (*gemm_batched)(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                         int lda, size_t stride_a, const float *b, int ldb, size_t stride_b,
+                         float beta, float *c, int ldc, size_t stride_c, int count);
     /* y is count blocks of (outer, channels, inner); block r adds bias + r * bias_stride. */
-    void (*bias_add_batched)(float *y, const float *bias, size_t bias_stride, int count,
-                             int outer, int channels, int inner);
+    void (*bias_add_batched)(float *y, const float *bias, size_t bias_stride, int count, int outer,
+                             int channels, int inner);
     void (*bias_grad_batched)(float *dbias, size_t dbias_stride, const float *dy, int count,
                               int outer, int channels, int inner);
     /* count blocks of (a, b, inner) -> count blocks of (b, a, inner). */
@@ -141,12 +140,12 @@ typedef struct trainer_backend {
                            int batch, int seq, int C);
     /* Layer normalisation over the last axis (eps 1e-5, biased variance): out (n, C),
      * mean and rstd (n) kept for the backward pass. */
-    void (*layernorm_forward)(float *out, float *mean, float *rstd, const float *x,
-                              const float *w, const float *b, int n, int C);
+    void (*layernorm_forward)(float *out, float *mean, float *rstd, const float *x, const float *w,
+                              const float *b, int n, int C);
     /* dx = (accumulate ? dx : 0) + d/dx; dw, db (C) overwritten. */
-    void (*layernorm_backward)(float *dx, float *dw, float *db, const float *dout,
-                               const float *x, const float *w, const float *mean,
-                               const float *rstd, int n, int C, int accumulate);
+    void (*layernorm_backward)(float *dx, float *dw, float *db, const float *dout, const float *x,
+                               const float *w, const float *mean, const float *rstd, int n, int C,
+                               int accumulate);
     /* GELU, tanh approximation (GPT-2's); dx = gelu'(x) dy (dx == dy allowed). */
     void (*gelu_forward)(float *y, const float *x, size_t n);
     void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);
@@ -154,8 +153,8 @@ typedef struct trainer_backend {
      * C = heads * head size; att (batch, heads, seq, seq) gets the softmax probabilities
      * (zero above the diagonal), out (batch, seq, C) the heads' outputs side by side.
      * Backward overwrites dqkv; scratch holds seq * seq floats. */
-    void (*attention_forward)(float *out, float *att, const float *qkv, int batch, int seq,
-                              int C, int heads);
+    void (*attention_forward)(float *out, float *att, const float *qkv, int batch, int seq, int C,
+                              int heads);
     void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                const float *att, int batch, int seq, int C, int heads);
     /* Waits until every op issued so far has finished (a no-op where ops are synchronous):

@@ -13,8 +13,7 @@ void dt_err_clean(dt_err_t *err)
      * would break the one line or drive the terminal: written as \xNN */
     char out[sizeof err->msg];
     size_t k = 0;
-    for (const unsigned char *c = (const unsigned char *)err->msg; *c && k + 1 < sizeof out;
-         c++) {
+    for (const unsigned char *c = (const unsigned char *)err->msg; *c && k + 1 < sizeof out; c++) {
         if (*c < 0x20 || *c == 0x7f) {
             if (k + 4 >= sizeof out)
                 break;

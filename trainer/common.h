@@ -26,30 +26,28 @@ typedef struct dt_err {
 
 /* Formats into err (which may be NULL) and returns DT_ERR_INPUT, so that
  * `return dt_err_input(err, "...", ...)` reads as one line. */
-dt_status dt_err_input(dt_err_t *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+dt_status dt_err_input(dt_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes the control bytes of err's message as \xNN (dt_err_input does it; for messages
  * formatted elsewhere). */
 void dt_err_clean(dt_err_t *err);
 
-#define DT_CHECK(cond, ...)                                                            \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "dtsim: %s:%d: ", __FILE__, __LINE__);                     \
-            fprintf(stderr, __VA_ARGS__);                                              \
-            fputc('\n', stderr);                                                       \
-            abort();                                                                   \
-        }                                                                              \
+#define DT_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "dtsim: %s:%d: ", __FILE__, __LINE__);                                 \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
-#define DT_ASSERT(cond)                                                                \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "dtsim: %s:%d: internal error: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                            \
-            abort();                                                                   \
-        }                                                                              \
+#define DT_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "dtsim: %s:%d: internal error: %s\n", __FILE__, __LINE__, #cond);      \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* malloc/calloc that never return NULL (DT_CHECK on failure). dt_calloc zeroes. */

@@ -70,8 +70,7 @@ void trainer_codec_format(const trainer_codec_t *c, char *buf, size_t n)
 
 int trainer_codec_lossy(const trainer_codec_t *c)
 {
-    return c->kind != TRAINER_CODEC_NONE &&
-           !(c->kind == TRAINER_CODEC_TOPK && c->fraction >= 1.0);
+    return c->kind != TRAINER_CODEC_NONE && !(c->kind == TRAINER_CODEC_TOPK && c->fraction >= 1.0);
 }
 
 size_t trainer_codec_topk_count(const trainer_codec_t *c, size_t n)
@@ -151,7 +150,10 @@ float trainer_f16_to_f32(uint16_t h)
 
 /* ---- top-k ------------------------------------------------------------------------------- */
 
-static float magnitude(float x) { return isnan(x) ? INFINITY : fabsf(x); }
+static float magnitude(float x)
+{
+    return isnan(x) ? INFINITY : fabsf(x);
+}
 
 /* The value that would sit at index `rank` of a[0..n) sorted ascending (a is reordered). */
 static float select_rank(float *a, size_t n, size_t rank)
@@ -271,8 +273,8 @@ size_t trainer_codec_encode(const trainer_codec_t *c, const float *x, size_t n, 
     return 0;
 }
 
-void trainer_codec_decode_add(const trainer_codec_t *c, const uint8_t *in, size_t n,
-                              float alpha, float *y)
+void trainer_codec_decode_add(const trainer_codec_t *c, const uint8_t *in, size_t n, float alpha,
+                              float *y)
 {
     switch (c->kind) {
     case TRAINER_CODEC_NONE:

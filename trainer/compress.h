@@ -51,8 +51,8 @@ size_t trainer_codec_bytes(const trainer_codec_t *c, size_t n);
 size_t trainer_codec_encode(const trainer_codec_t *c, const float *x, size_t n, uint8_t *out,
                             trainer_rng_t *rng, float *work);
 /* y[0..n) += alpha * decode(in). */
-void trainer_codec_decode_add(const trainer_codec_t *c, const uint8_t *in, size_t n,
-                              float alpha, float *y);
+void trainer_codec_decode_add(const trainer_codec_t *c, const uint8_t *in, size_t n, float alpha,
+                              float *y);
 
 /* IEEE 754 binary16 <-> binary32, round to nearest even, overflow to infinity, subnormals
  * kept, NaN stays NaN. */

@@ -34,7 +34,10 @@ static void *cpu_alloc(size_t bytes)
     return p;
 }
 
-static void cpu_free(void *p) { free(p); }
+static void cpu_free(void *p)
+{
+    free(p);
+}
 static void cpu_copy(void *dst, const void *src, size_t bytes)
 {
     if (dst != src)
@@ -65,8 +68,7 @@ static void cpu_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha,
         beta = 1.0f;
     }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                ldc);
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 HOT static void cpu_bias_add(float *y, const float *bias, int outer, int channels, int inner)
@@ -149,8 +151,8 @@ HOT static void cpu_relu_backward(float *dx, const float *dy, const float *y, si
  * (add 0) or dst += src (add 1). The rows of a convolution window are short (8 or 24 floats
  * in the cnn): too short for a memcpy call each, and short enough that a loop of known length
  * (the cases below, inlined) becomes a few vector moves with no loop control. */
-HOT_HELPER void move_rows(float *restrict dst, int dst_w, const float *restrict src,
-                             int src_w, int rows, int cols, int add)
+HOT_HELPER void move_rows(float *restrict dst, int dst_w, const float *restrict src, int src_w,
+                          int rows, int cols, int add)
 {
     for (int i = 0; i < rows; i++) {
         float *d = dst + (size_t)i * dst_w;
@@ -175,8 +177,7 @@ HOT_HELPER void move_window_rows(float *dst, int dst_w, const float *src, int sr
         move_rows(dst, dst_w, src, src_w, rows, cols, add);
 }
 
-HOT static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w,
-                           int k)
+HOT static void cpu_im2col(float *col, const float *x, int channels, int batch, int h, int w, int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t ncols = (size_t)batch * oh * ow;
@@ -186,8 +187,8 @@ HOT static void cpu_im2col(float *col, const float *x, int channels, int batch, 
                 float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
                 for (int b = 0; b < batch; b++)
                     move_window_rows(row + (size_t)b * oh * ow, ow,
-                                     x + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj,
-                                     w, oh, ow, 0);
+                                     x + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj, w,
+                                     oh, ow, 0);
             }
 }
 
@@ -204,8 +205,8 @@ HOT static void cpu_col2im(float *dx, const float *col, int channels, int batch,
             for (int kj = 0; kj < k; kj++) {
                 const float *row = col + ((size_t)(c * k + ki) * k + kj) * ncols;
                 for (int b = 0; b < batch; b++)
-                    move_window_rows(dx + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj,
-                                     w, row + (size_t)b * oh * ow, ow, oh, ow, 1);
+                    move_window_rows(dx + ((size_t)c * batch + b) * h * w + (size_t)ki * w + kj, w,
+                                     row + (size_t)b * oh * ow, ow, oh, ow, 1);
             }
 }
 
@@ -214,7 +215,7 @@ HOT static void cpu_col2im(float *dx, const float *col, int channels, int batch,
  * when strictly greater (first maximum wins), written as selects over restrict pointers so
  * that the compiler vectorises along the row. */
 HOT_HELPER void maxpool2_row(float *restrict out, int32_t *restrict am, const float *restrict r0,
-                         const float *restrict r1, int ow, int w, int32_t at)
+                             const float *restrict r1, int ow, int w, int32_t at)
 {
     for (int j = 0; j < ow; j++) {
         float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
@@ -251,8 +252,7 @@ HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, i
     if (k == 2 && h % 2 == 0) { /* then the output rows of all planes are one sequence */
         for (size_t r = 0; r < (size_t)planes * oh; r++) {
             const float *r0 = x + 2 * r * w;
-            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w,
-                         (int32_t)(r % oh) * 2 * w);
+            maxpool2_row(y + r * ow, argmax + r * ow, r0, r0 + w, ow, w, (int32_t)(r % oh) * 2 * w);
         }
         return;
     }
@@ -281,8 +281,8 @@ HOT static void cpu_maxpool_forward(float *y, int32_t *argmax, const float *x, i
 /* Where the windows tile the plane (h, w multiples of k, as in every model), every element of
  * dx is either its window's winner or zero: each window writes its k*k values, with no
  * clearing pass first. */
-HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax,
-                                     int planes, int h, int w, int k)
+HOT static void cpu_maxpool_backward(float *dx, const float *dy, const int32_t *argmax, int planes,
+                                     int h, int w, int k)
 {
     int oh = h / k, ow = w / k;
     if (k == 2 && h % 2 == 0 && w % 2 == 0) {
@@ -313,9 +313,8 @@ static void cpu_permute(float *dst, const float *src, int a, int b, int inner)
                    sizeof(float) * (size_t)inner);
 }
 
-static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels,
-                             int batch, int classes, float grad_scale, double *loss_sum,
-                             int *correct)
+static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels, int batch,
+                             int classes, float grad_scale, double *loss_sum, int *correct)
 {
     DT_ASSERT(classes >= 1 && classes <= 256);
     double loss = 0.0;
@@ -348,8 +347,8 @@ static void cpu_softmax_xent(float *dlogits, const float *logits, const uint8_t 
     *correct = right;
 }
 
-static void cpu_sgd_update(float *w, const float *g, float *v, size_t n, float lr,
-                           float momentum, float weight_decay)
+static void cpu_sgd_update(float *w, const float *g, float *v, size_t n, float lr, float momentum,
+                           float weight_decay)
 {
     if (momentum == 0.0f) {
         for (size_t i = 0; i < n; i++)
@@ -393,7 +392,10 @@ static double cpu_sumsq(const float *x, size_t n)
     return s;
 }
 
-static void cpu_zero(float *x, size_t n) { memset(x, 0, sizeof(float) * n); }
+static void cpu_zero(float *x, size_t n)
+{
+    memset(x, 0, sizeof(float) * n);
+}
 
 static void cpu_axpy(size_t n, float a, const float *x, float *y)
 {
@@ -470,8 +472,7 @@ static void cpu_softmax_xent_batched(float *dlogits, const float *logits, const 
 
 /* ---- the transformer's ops (gpt.c); the reference every other backend is tested against */
 
-static void cpu_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, int batch,
-                             int seq)
+static void cpu_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, int batch, int seq)
 {
     for (int b = 0; b < batch; b++) {
         const float *row = x + (size_t)b * (seq + 1);
@@ -482,8 +483,8 @@ static void cpu_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, 
     }
 }
 
-static void cpu_embed_forward(float *out, const int32_t *tokens, const float *wte,
-                              const float *wpe, int batch, int seq, int C)
+static void cpu_embed_forward(float *out, const int32_t *tokens, const float *wte, const float *wpe,
+                              int batch, int seq, int C)
 {
     for (int b = 0; b < batch; b++)
         for (int t = 0; t < seq; t++) {
@@ -495,8 +496,8 @@ static void cpu_embed_forward(float *out, const int32_t *tokens, const float *wt
         }
 }
 
-static void cpu_embed_backward(float *dwte, float *dwpe, const float *dout,
-                               const int32_t *tokens, int batch, int seq, int C)
+static void cpu_embed_backward(float *dwte, float *dwpe, const float *dout, const int32_t *tokens,
+                               int batch, int seq, int C)
 {
     memset(dwpe, 0, sizeof(float) * (size_t)seq * C);
     for (int b = 0; b < batch; b++)
@@ -582,8 +583,12 @@ HOT_HELPER float tanh_fast(float u)
     float kf = (z * 1.4426950408889634f + 12582912.0f) - 12582912.0f;
     int32_t k = (int32_t)kf;
     float r = z - kf * 0.693145751953125f - kf * 1.428606765330187e-06f;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
-              r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    float p =
+        1.0f +
+        r * (1.0f +
+             r * (0.5f +
+                  r * (1.0f / 6 +
+                       r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
     int32_t bits = (k + 127) * (1 << 23); /* 2^k, a normal float: -93 <= k <= 0 */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
@@ -622,8 +627,8 @@ static void cpu_attention_forward(float *out, float *att, const float *qkv, int 
             const float *q = qkv + (size_t)b * seq * row + (size_t)h * hs;
             float *a = att + ((size_t)b * heads + h) * seq * seq;
             /* a (T, T) = scale q (T, hs) k^T */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, hs, scale, q, row,
-                        q + C, row, 0.0f, a, seq);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, hs, scale, q, row, q + C,
+                        row, 0.0f, a, seq);
             for (int t = 0; t < seq; t++) {
                 float *r = a + (size_t)t * seq, amax = -FLT_MAX, sum = 0.0f;
                 for (int u = 0; u <= t; u++)
@@ -644,9 +649,8 @@ static void cpu_attention_forward(float *out, float *att, const float *qkv, int 
         }
 }
 
-static void cpu_attention_backward(float *dqkv, float *scratch, const float *dout,
-                                   const float *qkv, const float *att, int batch, int seq,
-                                   int C, int heads)
+static void cpu_attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                   const float *att, int batch, int seq, int C, int heads)
 {
     int hs = C / heads, row = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
@@ -680,7 +684,9 @@ static void cpu_attention_backward(float *dqkv, float *scratch, const float *dou
         }
 }
 
-static void cpu_sync(void) {}
+static void cpu_sync(void)
+{
+}
 
 /* A convolution's col slice (model.c): small enough that im2col's output is still in the L2
  * cache (2 MB a core on the Xeon measured) when the product reads it, and col2im's input when
@@ -734,7 +740,10 @@ static const trainer_backend_t cpu_backend = {
     .sync = cpu_sync,
 };
 
-const trainer_backend_t *trainer_backend_cpu(void) { return &cpu_backend; }
+const trainer_backend_t *trainer_backend_cpu(void)
+{
+    return &cpu_backend;
+}
 
 void trainer_backend_cpu_set_threads(int threads)
 {

@@ -42,7 +42,10 @@ static void *cuda_alloc(size_t bytes)
     return p;
 }
 
-static void cuda_free(void *dev) { CUDA_CHECK(cudaFree(dev)); } /* NULL is a no-op */
+static void cuda_free(void *dev)
+{
+    CUDA_CHECK(cudaFree(dev));
+} /* NULL is a no-op */
 
 static void cuda_upload(void *dev_dst, const void *host_src, size_t bytes)
 {
@@ -142,22 +145,20 @@ static cublasHandle_t cublas(void)
  * its transpose with leading dimension ld. So row-major C = op(A) op(B) is column-major
  * C^T = op(B)^T op(A)^T: the same call with A and B swapped and m and n swapped; the
  * transpose flags keep their meaning. */
-static void cuda_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha,
-                      const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc)
+static void cuda_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                      int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
     if (m <= 0 || n <= 0)
         return;
     CUBLAS_CHECK(cublasSgemm(cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a,
-                             lda, &beta, c, ldc));
+                             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda,
+                             &beta, c, ldc));
 }
 
 /* Replicas: one strided-batched call (one launch for every replica's product). */
-void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha,
-                              const float *a, int lda, size_t stride_a, const float *b, int ldb,
-                              size_t stride_b, float beta, float *c, int ldc, size_t stride_c,
-                              int count)
+void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                       int lda, size_t stride_a, const float *b, int ldb, size_t stride_b,
+                       float beta, float *c, int ldc, size_t stride_c, int count)
 {
     if (count == 1) {
         cuda_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -165,17 +166,17 @@ void cuda_gemm_batched(int trans_a, int trans_b, int m, int n, int k, float alph
     }
     if (m <= 0 || n <= 0 || count <= 0)
         return;
-    CUBLAS_CHECK(cublasSgemmStridedBatched(
-        cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
-        k, &alpha, b, ldb, (long long)stride_b, a, lda, (long long)stride_a, &beta, c, ldc,
-        (long long)stride_c, count));
+    CUBLAS_CHECK(cublasSgemmStridedBatched(cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                           trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b,
+                                           ldb, (long long)stride_b, a, lda, (long long)stride_a,
+                                           &beta, c, ldc, (long long)stride_c, count));
 }
 
 /* ---- bias ------------------------------------------------------------------------------ */
 
 /* y is replicas of `block` elements each; replica r adds bias + r * stride. */
-__global__ void bias_add_kernel(float *y, const float *bias, size_t stride, size_t block,
-                                size_t n, int channels, int inner)
+__global__ void bias_add_kernel(float *y, const float *bias, size_t stride, size_t block, size_t n,
+                                int channels, int inner)
 {
     GRID_STRIDE(e, n)
     {
@@ -226,8 +227,8 @@ __global__ void bias_grad_kernel(float *dbias, size_t dbias_stride, const float 
         dbias[c] = part[0];
 }
 
-static void cuda_bias_grad_batched(float *dbias, size_t dbias_stride, const float *dy,
-                                   int count, int outer, int channels, int inner)
+static void cuda_bias_grad_batched(float *dbias, size_t dbias_stride, const float *dy, int count,
+                                   int outer, int channels, int inner)
 {
     if (channels <= 0 || count <= 0)
         return;
@@ -283,8 +284,8 @@ static void cuda_relu_backward(float *dx, const float *dy, const float *y, size_
 
 /* One thread per col element: col[(c k + ki) k + kj][(b oh + i) ow + j]
  * = x[c][b][i + ki][j + kj]. */
-__global__ void im2col_kernel(float *col, const float *x, size_t total, int batch, int h,
-                              int w, int k, int oh, int ow)
+__global__ void im2col_kernel(float *col, const float *x, size_t total, int batch, int h, int w,
+                              int k, int oh, int ow)
 {
     size_t ncols = (size_t)batch * oh * ow, plane_out = (size_t)oh * ow;
     GRID_STRIDE(e, total)
@@ -302,8 +303,8 @@ __global__ void im2col_kernel(float *col, const float *x, size_t total, int batc
  * deterministic). Element (c, b, yy, xx) collects col[(c k + ki) k + kj][(b oh + yy - ki) ow
  * + xx - kj] for every ki, kj whose output position lies inside (oh, ow), in the order ki,
  * then kj, from 0: the order in which cpu.c accumulates into the zeroed dx. */
-__global__ void col2im_kernel(float *dx, const float *col, size_t total, int batch, int h,
-                              int w, int k, int oh, int ow)
+__global__ void col2im_kernel(float *dx, const float *col, size_t total, int batch, int h, int w,
+                              int k, int oh, int ow)
 {
     size_t ncols = (size_t)batch * oh * ow;
     GRID_STRIDE(e, total)
@@ -325,8 +326,7 @@ __global__ void col2im_kernel(float *dx, const float *col, size_t total, int bat
     }
 }
 
-static void cuda_im2col(float *col, const float *x, int channels, int batch, int h, int w,
-                        int k)
+static void cuda_im2col(float *col, const float *x, int channels, int batch, int h, int w, int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t total = (size_t)channels * k * k * batch * oh * ow;
@@ -336,8 +336,7 @@ static void cuda_im2col(float *col, const float *x, int channels, int batch, int
     LAUNCH_CHECK();
 }
 
-static void cuda_col2im(float *dx, const float *col, int channels, int batch, int h, int w,
-                        int k)
+static void cuda_col2im(float *dx, const float *col, int channels, int batch, int h, int w, int k)
 {
     int oh = h - k + 1, ow = w - k + 1;
     size_t total = (size_t)channels * batch * h * w;
@@ -407,8 +406,7 @@ static void cuda_maxpool_forward(float *y, int32_t *argmax, const float *x, int 
     size_t total = (size_t)planes * oh * ow;
     if (!total)
         return;
-    maxpool_forward_kernel<<<blocks_for(total), THREADS>>>(y, argmax, x, total, h, w, k, oh,
-                                                           ow);
+    maxpool_forward_kernel<<<blocks_for(total), THREADS>>>(y, argmax, x, total, h, w, k, oh, ow);
     LAUNCH_CHECK();
 }
 
@@ -419,16 +417,14 @@ static void cuda_maxpool_backward(float *dx, const float *dy, const int32_t *arg
     size_t total = (size_t)planes * h * w;
     if (!total)
         return;
-    maxpool_backward_kernel<<<blocks_for(total), THREADS>>>(dx, dy, argmax, total, h, w, k, oh,
-                                                            ow);
+    maxpool_backward_kernel<<<blocks_for(total), THREADS>>>(dx, dy, argmax, total, h, w, k, oh, ow);
     LAUNCH_CHECK();
 }
 
 /* ---- permute --------------------------------------------------------------------------- */
 
 /* One thread per dst element: dst[r][j][i][e] = src[r][i][j][e], src blocks (a, b, inner). */
-__global__ void permute_kernel(float *dst, const float *src, size_t total, int a, int b,
-                               int inner)
+__global__ void permute_kernel(float *dst, const float *src, size_t total, int a, int b, int inner)
 {
     size_t block = (size_t)a * b * inner;
     GRID_STRIDE(e, total)
@@ -440,8 +436,7 @@ __global__ void permute_kernel(float *dst, const float *src, size_t total, int a
     }
 }
 
-static void cuda_permute_batched(float *dst, const float *src, int count, int a, int b,
-                                 int inner)
+static void cuda_permute_batched(float *dst, const float *src, int count, int a, int b, int inner)
 {
     size_t total = (size_t)a * b * inner * (size_t)(count > 0 ? count : 0);
     if (!total)
@@ -466,8 +461,8 @@ typedef struct xent_result {
 /* One thread per row, the arithmetic of cpu.c line for line (max and first argmax in float,
  * exp and log in double); then each block sums its rows' loss and hits with a fixed tree. */
 __global__ void softmax_xent_kernel(float *dlogits, const float *logits, const uint8_t *labels,
-                                    int batch, int classes, float grad_scale,
-                                    double *block_loss, int *block_right)
+                                    int batch, int classes, float grad_scale, double *block_loss,
+                                    int *block_right)
 {
     __shared__ double loss_part[THREADS];
     __shared__ int right_part[THREADS];
@@ -581,20 +576,22 @@ static void cuda_softmax_xent_batched(float *dlogits, const float *logits, const
     }
 }
 
-static void cuda_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels,
-                              int batch, int classes, float grad_scale, double *loss_sum,
-                              int *correct)
+static void cuda_softmax_xent(float *dlogits, const float *logits, const uint8_t *labels, int batch,
+                              int classes, float grad_scale, double *loss_sum, int *correct)
 {
     cuda_softmax_xent_batched(dlogits, logits, labels, 1, batch, classes, grad_scale, loss_sum,
                               correct);
 }
 
-static void cuda_sync(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
+static void cuda_sync(void)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 /* ---- sgd and buffer ops (cpu.c's formulas; no fused multiply-add, see the top) ---------- */
 
-__global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float lr,
-                           float momentum, float weight_decay)
+__global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float lr, float momentum,
+                           float weight_decay)
 {
     GRID_STRIDE(i, n)
     {
@@ -608,8 +605,8 @@ __global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float l
     }
 }
 
-static void cuda_sgd_update(float *w, const float *g, float *v, size_t n, float lr,
-                            float momentum, float weight_decay)
+static void cuda_sgd_update(float *w, const float *g, float *v, size_t n, float lr, float momentum,
+                            float weight_decay)
 {
     if (!n)
         return;
@@ -826,7 +823,10 @@ extern "C" const trainer_backend_t *trainer_backend_cuda(dt_err_t *err)
     return &table;
 }
 
-extern "C" size_t trainer_backend_cuda_bytes_transferred(void) { return transferred; }
+extern "C" size_t trainer_backend_cuda_bytes_transferred(void)
+{
+    return transferred;
+}
 
 extern "C" void trainer_backend_cuda_device_name(char *buf, size_t n)
 {
@@ -895,9 +895,8 @@ extern "C" double trainer_backend_cuda_gemm_seconds(int precision, int n, int re
     for (int r = 0; r <= reps; r++) { /* the first call warms up */
         CUDA_CHECK(cudaEventRecord(start));
         /* row-major C = A B is column-major C^T = B^T A^T: B first (as cuda_gemm) */
-        CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, type, n,
-                                  a, type, n, &zero, c, CUDA_R_32F, n, compute,
-                                  CUBLAS_GEMM_DEFAULT));
+        CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, type, n, a,
+                                  type, n, &zero, c, CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT));
         CUDA_CHECK(cudaEventRecord(stop));
         CUDA_CHECK(cudaEventSynchronize(stop));
         float ms;

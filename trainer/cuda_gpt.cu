@@ -41,8 +41,8 @@ static unsigned row_blocks(size_t rows)
     return (unsigned)(b < MAX_BLOCKS ? b : MAX_BLOCKS);
 }
 
-#define WARP_ROWS(r, rows)                                                             \
-    for (size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < (rows);   \
+#define WARP_ROWS(r, rows)                                                                         \
+    for (size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < (rows);              \
          r += (size_t)gridDim.x * blockDim.x / 32)
 
 /* Device scratch of the gpt ops (the column partial sums of layer norm, the attention
@@ -66,8 +66,8 @@ static void *dev_scratch_reserve(dev_scratch_t *s, size_t bytes)
 
 static dev_scratch_t ln_scratch, att_scratch;
 
-__global__ void tokens_split_kernel(int32_t *tokens, uint8_t *targets, const float *x,
-                                    size_t total, int seq)
+__global__ void tokens_split_kernel(int32_t *tokens, uint8_t *targets, const float *x, size_t total,
+                                    int seq)
 {
     GRID_STRIDE(e, total)
     {
@@ -78,8 +78,7 @@ __global__ void tokens_split_kernel(int32_t *tokens, uint8_t *targets, const flo
     }
 }
 
-static void cuda_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, int batch,
-                              int seq)
+static void cuda_tokens_split(int32_t *tokens, uint8_t *targets, const float *x, int batch, int seq)
 {
     size_t total = (size_t)batch * seq;
     if (!total)
@@ -147,8 +146,8 @@ __global__ void embed_dwte_kernel(float *dwte, const float *dout, const int32_t 
     }
 }
 
-static void cuda_embed_backward(float *dwte, float *dwpe, const float *dout,
-                                const int32_t *tokens, int batch, int seq, int C)
+static void cuda_embed_backward(float *dwte, float *dwpe, const float *dout, const int32_t *tokens,
+                                int batch, int seq, int C)
 {
     if (seq <= 0 || C <= 0)
         return;
@@ -195,15 +194,15 @@ static void cuda_layernorm_forward(float *out, float *mean, float *rstd, const f
     if (n <= 0 || C <= 0)
         return;
     layernorm_forward_kernel<<<row_blocks((size_t)n), THREADS>>>(out, mean, rstd, x, w, b,
-                                                                  (size_t)n, C);
+                                                                 (size_t)n, C);
     LAUNCH_CHECK();
 }
 
 /* The input gradient, one warp per row: the two means over the row (of dnorm and of dnorm
  * times norm), then dx. */
 __global__ void layernorm_backward_dx_kernel(float *dx, const float *dout, const float *x,
-                                             const float *w, const float *mean,
-                                             const float *rstd, size_t n, int C, int accumulate)
+                                             const float *w, const float *mean, const float *rstd,
+                                             size_t n, int C, int accumulate)
 {
     int lane = (int)(threadIdx.x % 32);
     WARP_ROWS(r, n)
@@ -235,8 +234,8 @@ __global__ void layernorm_backward_dx_kernel(float *dx, const float *dout, const
 /* Chunk blockIdx.y of rows, columns blockIdx.x * 32 + threadIdx.x: the chunk's sums of
  * norm * dout and of dout, into part_w and part_b (chunks, C), each summed by a fixed tree. */
 __global__ void layernorm_dwdb_part_kernel(float *part_w, float *part_b, const float *dout,
-                                           const float *x, const float *mean,
-                                           const float *rstd, size_t n, int C)
+                                           const float *x, const float *mean, const float *rstd,
+                                           size_t n, int C)
 {
     __shared__ float sw[LN_ROW_THREADS][32], sb[LN_ROW_THREADS][32];
     int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
@@ -291,21 +290,21 @@ static void cuda_layernorm_backward(float *dx, float *dw, float *db, const float
     size_t chunks = n > 0 ? ((size_t)n + LN_CHUNK - 1) / LN_CHUNK : 1;
     DT_ASSERT(chunks <= 65535); /* gridDim.y: n up to 4 million rows */
     if (n > 0) {
-        layernorm_backward_dx_kernel<<<row_blocks((size_t)n), THREADS>>>(
-            dx, dout, x, w, mean, rstd, (size_t)n, C, accumulate);
+        layernorm_backward_dx_kernel<<<row_blocks((size_t)n), THREADS>>>(dx, dout, x, w, mean, rstd,
+                                                                         (size_t)n, C, accumulate);
         LAUNCH_CHECK();
     }
     float *part = (float *)dev_scratch_reserve(&ln_scratch, sizeof(float) * 2 * chunks * C);
     if (n > 0) {
         dim3 grid((unsigned)((C + 31) / 32), (unsigned)chunks), block(32, LN_ROW_THREADS);
-        layernorm_dwdb_part_kernel<<<grid, block>>>(part, part + chunks * C, dout, x, mean,
-                                                    rstd, (size_t)n, C);
+        layernorm_dwdb_part_kernel<<<grid, block>>>(part, part + chunks * C, dout, x, mean, rstd,
+                                                    (size_t)n, C);
         LAUNCH_CHECK();
     } else {
         CUDA_CHECK(cudaMemset(part, 0, sizeof(float) * 2 * C));
     }
-    layernorm_dwdb_total_kernel<<<blocks_for((size_t)C), THREADS>>>(dw, db, part,
-                                                                    part + chunks * C, chunks, C);
+    layernorm_dwdb_total_kernel<<<blocks_for((size_t)C), THREADS>>>(dw, db, part, part + chunks * C,
+                                                                    chunks, C);
     LAUNCH_CHECK();
 }
 
@@ -432,8 +431,8 @@ static void cuda_attention_forward(float *out, float *att, const float *qkv, int
  * (batch, heads, seq, seq), not in the caller's seq x seq one, so that each product is one
  * call per head as in the forward pass. */
 static void cuda_attention_backward(float *dqkv, float *scratch, const float *dout,
-                                    const float *qkv, const float *att, int batch, int seq,
-                                    int C, int heads)
+                                    const float *qkv, const float *att, int batch, int seq, int C,
+                                    int heads)
 {
     (void)scratch;
     if (batch <= 0 || seq <= 0 || C <= 0)
@@ -461,8 +460,8 @@ static void cuda_attention_backward(float *dqkv, float *scratch, const float *do
         /* dq (T, hs) = ds k; dk (T, hs) = ds^T q */
         cuda_gemm_batched(0, 0, seq, hs, seq, 1.0f, ds, seq, seq_att, qkv + C + qo, row, seq_qkv,
                           0.0f, dqkv + qo, row, seq_qkv, batch);
-        cuda_gemm_batched(1, 0, seq, hs, seq, 1.0f, ds, seq, seq_att, qkv + qo, row, seq_qkv,
-                          0.0f, dqkv + C + qo, row, seq_qkv, batch);
+        cuda_gemm_batched(1, 0, seq, hs, seq, 1.0f, ds, seq, seq_att, qkv + qo, row, seq_qkv, 0.0f,
+                          dqkv + C + qo, row, seq_qkv, batch);
     }
 }
 

@@ -137,8 +137,7 @@ static dt_status idx_open(const char *path, idx_file_t *f, dt_err_t *err)
                                 path, GZIP_MIN_BYTES, f->file_bytes);
         }
         if (pread(fd, probe, 4, (off_t)(f->file_bytes - 4)) != 4) {
-            st = dt_err_input(err, "%s: cannot read the gzip trailer: %s", path,
-                              strerror(errno));
+            st = dt_err_input(err, "%s: cannot read the gzip trailer: %s", path, strerror(errno));
             close(fd);
             return st;
         }
@@ -164,8 +163,7 @@ static dt_status idx_header(const char *path, gzFile gz, int want_dims, uint32_t
     if (got < 0)
         return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(gz));
     if (got < 4)
-        return dt_err_input(err,
-                            "%s: truncated header (expected at least 4 bytes, got %lld)", path,
+        return dt_err_input(err, "%s: truncated header (expected at least 4 bytes, got %lld)", path,
                             got);
     if (hdr[0] != 0 || hdr[1] != 0)
         return dt_err_input(err,
@@ -205,16 +203,16 @@ static dt_status idx_header(const char *path, gzFile gz, int want_dims, uint32_t
                             path, TRAINER_IDX_MAX_BYTES, dims[0], want_dims > 1 ? dims[1] : 1,
                             want_dims > 2 ? dims[2] : 1);
     if (*product > TRAINER_IDX_MAX_BYTES)
-        return dt_err_input(err, "%s: data too large (expected at most %zu bytes, got %zu)",
-                            path, TRAINER_IDX_MAX_BYTES, *product);
+        return dt_err_input(err, "%s: data too large (expected at most %zu bytes, got %zu)", path,
+                            TRAINER_IDX_MAX_BYTES, *product);
     return DT_OK;
 }
 
 /* The size on disk (a gzip file's: its trailer, checked against the stream where they
  * differ) must match the header's want_total before anything the header says is
  * allocated. */
-static dt_status idx_sizes(const char *path, const idx_file_t *f, size_t hdr_bytes,
-                           size_t product, unsigned long long want_total, dt_err_t *err)
+static dt_status idx_sizes(const char *path, const idx_file_t *f, size_t hdr_bytes, size_t product,
+                           unsigned long long want_total, dt_err_t *err)
 {
     unsigned long long have_total = f->is_gzip ? f->isize : f->file_bytes;
     if (f->is_gzip && have_total != (uint32_t)want_total) {
@@ -224,17 +222,19 @@ static dt_status idx_sizes(const char *path, const idx_file_t *f, size_t hdr_byt
         int errnum = Z_OK;
         gzerror(f->gz, &errnum);
         if (data_n < 0 && errnum == Z_BUF_ERROR)
-            return dt_err_input(err, "%s: truncated gzip stream: the file is cut off inside "
-                                     "its compressed data (expected %llu uncompressed bytes "
-                                     "from the header)",
+            return dt_err_input(err,
+                                "%s: truncated gzip stream: the file is cut off inside "
+                                "its compressed data (expected %llu uncompressed bytes "
+                                "from the header)",
                                 path, want_total);
         if (data_n < 0)
             return dt_err_input(err, "%s: corrupt gzip data (%s)", path, gz_reason(f->gz));
         if ((uint32_t)(hdr_bytes + (unsigned long long)data_n) != have_total)
-            return dt_err_input(err, "%s: the gzip trailer says %llu bytes mod 2^32 and the "
-                                     "stream holds %llu: not one gzip member as gzip(1) "
-                                     "writes (expected %llu uncompressed bytes from the "
-                                     "header)",
+            return dt_err_input(err,
+                                "%s: the gzip trailer says %llu bytes mod 2^32 and the "
+                                "stream holds %llu: not one gzip member as gzip(1) "
+                                "writes (expected %llu uncompressed bytes from the "
+                                "header)",
                                 path, have_total, hdr_bytes + (unsigned long long)data_n,
                                 want_total);
     }
@@ -246,8 +246,8 @@ static dt_status idx_sizes(const char *path, const idx_file_t *f, size_t hdr_byt
                             "%s: %s (expected %llu uncompressed bytes from the header, gzip "
                             "trailer says %llu mod 2^32)",
                             path, what, want_total, have_total);
-    return dt_err_input(err, "%s: %s (expected %llu bytes from the header, got %llu)", path,
-                        what, want_total, have_total);
+    return dt_err_input(err, "%s: %s (expected %llu bytes from the header, got %llu)", path, what,
+                        want_total, have_total);
 }
 
 /* The data: product bytes into buf, then nothing more before the stream's clean end. */
@@ -308,8 +308,7 @@ dt_status trainer_dataset_load_idx(trainer_dataset_t *ds, const char *images_pat
     DT_ASSERT(ds && images_path && labels_path);
     memset(ds, 0, sizeof *ds);
     if (classes < 1 || classes > 256)
-        return dt_err_input(err, "%s: classes must be in [1, 256] (got %d)", labels_path,
-                            classes);
+        return dt_err_input(err, "%s: classes must be in [1, 256] (got %d)", labels_path, classes);
 
     dt_status st;
     uint32_t idims[3], ldims[1];
@@ -329,8 +328,7 @@ dt_status trainer_dataset_load_idx(trainer_dataset_t *ds, const char *images_pat
     }
     for (size_t i = 0; i < label_bytes; i++) {
         if (labels[i] >= classes) {
-            st = dt_err_input(err,
-                              "%s: label out of range at index %zu (expected < %d, got %u)",
+            st = dt_err_input(err, "%s: label out of range at index %zu (expected < %d, got %u)",
                               labels_path, i, classes, labels[i]);
             goto fail;
         }
@@ -360,8 +358,8 @@ fail:
 
 /* Writes DIR/SPLIT-KIND-ubyte.gz, or the name without .gz when only that exists, into
  * path. */
-static dt_status find_split_file(char *path, const char *dir, const char *split,
-                                 const char *kind, dt_err_t *err)
+static dt_status find_split_file(char *path, const char *dir, const char *split, const char *kind,
+                                 dt_err_t *err)
 {
     char plain[DATA_PATH_MAX];
     int len = snprintf(plain, sizeof plain, "%s/%s-%s-ubyte", dir, split, kind);
@@ -377,8 +375,8 @@ static dt_status find_split_file(char *path, const char *dir, const char *split,
         memcpy(path, plain, (size_t)len + 1);
         return DT_OK;
     }
-    return dt_err_input(err, "%s: cannot open: %s (also tried %s: %s)", path,
-                        strerror(gz_errno), plain, strerror(errno));
+    return dt_err_input(err, "%s: cannot open: %s (also tried %s: %s)", path, strerror(gz_errno),
+                        plain, strerror(errno));
 }
 
 dt_status trainer_dataset_load_dir(trainer_dataset_t *ds, const char *dir, const char *split,

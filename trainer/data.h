@@ -30,23 +30,23 @@
 #define TRAINER_TEXT_VALID_DIV 10
 
 typedef struct trainer_dataset {
-    size_t n;            /* samples (text: windows) */
-    size_t dim;          /* features per sample = channels * rows * cols (text: seq + 1) */
+    size_t n;                 /* samples (text: windows) */
+    size_t dim;               /* features per sample = channels * rows * cols (text: seq + 1) */
     int channels, rows, cols; /* sample shape; synthetic sets are (1, 1, dim), text
                                  (1, 1, seq + 1) */
-    int classes;         /* labels are in [0, classes) (text: the vocabulary, 256) */
-    float *x;            /* (n, dim), owned (text: the window's token ids as floats, exact,
-                            so that the learner's gather feeds a token model unchanged) */
-    uint8_t *y;          /* (n), owned (text: zeros; the targets are in the window) */
+    int classes;              /* labels are in [0, classes) (text: the vocabulary, 256) */
+    float *x;                 /* (n, dim), owned (text: the window's token ids as floats, exact,
+                                 so that the learner's gather feeds a token model unchanged) */
+    uint8_t *y;               /* (n), owned (text: zeros; the targets are in the window) */
     /* Text sets only (tokens != NULL); zero for image sets. */
-    int seq;             /* input tokens per window; a window holds seq + 1 tokens */
-    uint8_t *tokens;     /* (n, seq + 1), owned: window i is tokens[i*(seq+1) ..]; its inputs
-                            are its first seq tokens, its next-token targets its last seq */
-    int sources;         /* source files (topics, languages) the windows come from */
-    uint32_t *source;    /* (n), owned: the source of each window; windows are grouped by
-                            source, in source order */
-    char **source_names; /* (sources), owned: each source's file or folder name */
-    size_t *source_bytes;/* (sources), owned: bytes of the source's part (train or validation) */
+    int seq;              /* input tokens per window; a window holds seq + 1 tokens */
+    uint8_t *tokens;      /* (n, seq + 1), owned: window i is tokens[i*(seq+1) ..]; its inputs
+                             are its first seq tokens, its next-token targets its last seq */
+    int sources;          /* source files (topics, languages) the windows come from */
+    uint32_t *source;     /* (n), owned: the source of each window; windows are grouped by
+                             source, in source order */
+    char **source_names;  /* (sources), owned: each source's file or folder name */
+    size_t *source_bytes; /* (sources), owned: bytes of the source's part (train or validation) */
 } trainer_dataset_t;
 
 /* Reads an image file (IDX type 0x08, 3 dimensions: count, rows, cols) and a label file

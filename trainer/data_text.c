@@ -58,8 +58,7 @@ static text_source_t *corpus_add(text_corpus_t *c, const char *name)
 
 /* Appends the whole of the regular file at path to s, keeping the corpus under
  * TRAINER_TEXT_MAX_BYTES. */
-static dt_status append_file(text_corpus_t *c, text_source_t *s, const char *path,
-                             dt_err_t *err)
+static dt_status append_file(text_corpus_t *c, text_source_t *s, const char *path, dt_err_t *err)
 {
     /* non-blocking, so that a FIFO in place of the file is refused rather than waited on */
     int fd = open(path, O_RDONLY | O_NONBLOCK);
@@ -95,8 +94,8 @@ static dt_status append_file(text_corpus_t *c, text_source_t *s, const char *pat
             goto done;
         }
         if (r == 0) {
-            st = dt_err_input(err, "%s: file shrank while read (expected %zu bytes, got %zu)",
-                              path, want, got);
+            st = dt_err_input(err, "%s: file shrank while read (expected %zu bytes, got %zu)", path,
+                              want, got);
             goto done;
         }
         got += (size_t)r;
@@ -136,8 +135,7 @@ static dt_status list_folder(const char *dir, char ***names, int *count, dt_err_
             continue;
         int len = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct stat sb;
-        if (len < 0 || (size_t)len >= sizeof path || lstat(path, &sb) != 0 ||
-            !S_ISREG(sb.st_mode))
+        if (len < 0 || (size_t)len >= sizeof path || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
         if (*count == cap) {
             cap = cap ? 2 * cap : 32;
@@ -192,8 +190,9 @@ static dt_status add_package_folder(text_corpus_t *c, const char *dir, const cha
 {
     struct stat sb;
     if (stat(dir, &sb) != 0)
-        return dt_err_input(err, "%s: cannot open folder: %s (expected Debian's %s package: "
-                                 ".ci/deps.sh installs it)",
+        return dt_err_input(err,
+                            "%s: cannot open folder: %s (expected Debian's %s package: "
+                            ".ci/deps.sh installs it)",
                             dir, strerror(errno), package);
     return add_folder(c, dir, one_source, err);
 }
@@ -279,8 +278,7 @@ dt_status trainer_dataset_load_text(trainer_dataset_t *train, trainer_dataset_t 
     memset(train, 0, sizeof *train);
     memset(valid, 0, sizeof *valid);
     if (seq < 1)
-        return dt_err_input(err, "%s: window length must be at least 1 token (got %d)", path,
-                            seq);
+        return dt_err_input(err, "%s: window length must be at least 1 token (got %d)", path, seq);
     text_corpus_t c = {0};
     dt_status st = read_corpus(&c, path, err);
     for (int i = 0; st == DT_OK && i < c.n; i++)

@@ -22,17 +22,17 @@ struct trainer_gpt_acts {
     float *att;                       /* (B, NH, T, T) probabilities */
     float *res2;                      /* (B, T, C) stream after attention */
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu;            /* (B, T, 4C) */
-    float *res3;                      /* (B, T, C) stream after the MLP: the block's output */
+    float *fch, *fch_gelu; /* (B, T, 4C) */
+    float *res3;           /* (B, T, C) stream after the MLP: the block's output */
     float *lnf, *lnf_mean, *lnf_rstd;
-    float *logits, *dlogits;          /* (B, T, V) */
+    float *logits, *dlogits; /* (B, T, V) */
     /* gradient scratch, one slab each */
-    float *dres;                      /* (B, T, C) gradient of the residual stream */
-    float *dln, *datty;               /* (B, T, C) */
-    float *dqkv;                      /* (B, T, 3C) */
-    float *dfch;                      /* (B, T, 4C) */
-    float *datt;                      /* (T, T) attention backward's scratch */
-    float *grads;                     /* (n_params) for the fused update */
+    float *dres;        /* (B, T, C) gradient of the residual stream */
+    float *dln, *datty; /* (B, T, C) */
+    float *dqkv;        /* (B, T, 3C) */
+    float *dfch;        /* (B, T, 4C) */
+    float *datt;        /* (T, T) attention backward's scratch */
+    float *grads;       /* (n_params) for the fused update */
 };
 
 trainer_gpt_block_t trainer_gpt_block(const trainer_gpt_layout_t *g, int l)
@@ -62,8 +62,10 @@ dt_status trainer_gpt_build(trainer_model_t *m, dt_err_t *err)
         return dt_err_input(err, "gpt: seq %d out of range [1, %d]", T, TRAINER_GPT_MAX_SEQ);
     long dim = (long)c->in_channels * c->in_h * c->in_w;
     if (dim != (long)T + 1)
-        return dt_err_input(err, "gpt: samples of %ld values are not windows of seq + 1 = %d "
-                                 "tokens (a text source of the same seq)", dim, T + 1);
+        return dt_err_input(err,
+                            "gpt: samples of %ld values are not windows of seq + 1 = %d "
+                            "tokens (a text source of the same seq)",
+                            dim, T + 1);
     trainer_gpt_layout_t *g = &m->gpt;
     memset(g, 0, sizeof *g);
     g->L = L, g->C = C, g->NH = NH, g->T = T, g->V = c->classes;
@@ -135,11 +137,11 @@ void trainer_gpt_flops(const trainer_model_t *m, double *forward, double *backwa
     const trainer_gpt_layout_t *g = &m->gpt;
     double T = g->T, C = g->C, V = g->V, NH = g->NH;
     double norm = 4.0 * T * C;
-    double block = norm + 2.0 * T * C * 3.0 * C   /* layer norm, qkv */
-                   + 4.0 * T * T * C + 5.0 * NH * T * T /* scores, softmax, times values */
-                   + 2.0 * T * C * C             /* attention projection */
+    double block = norm + 2.0 * T * C * 3.0 * C          /* layer norm, qkv */
+                   + 4.0 * T * T * C + 5.0 * NH * T * T  /* scores, softmax, times values */
+                   + 2.0 * T * C * C                     /* attention projection */
                    + norm + 2.0 * 2.0 * T * C * 4.0 * C; /* layer norm, fc, fc projection */
-    *forward = g->L * block + norm + 2.0 * T * C * V; /* final norm, tied output layer */
+    *forward = g->L * block + norm + 2.0 * T * C * V;    /* final norm, tied output layer */
     *backward = 2.0 * *forward; /* the first layer with parameters, the embedding, has none */
 }
 
@@ -158,14 +160,13 @@ void trainer_gpt_layer_flops(const trainer_model_t *m, int i, double *forward, d
     *backward = 2.0 * *forward;
 }
 
-int trainer_gpt_backward_pieces(const trainer_model_t *m, size_t *lo, size_t *hi,
-                                double *flops)
+int trainer_gpt_backward_pieces(const trainer_model_t *m, size_t *lo, size_t *hi, double *flops)
 {
     const trainer_gpt_layout_t *g = &m->gpt;
     double fwd, bwd, T = g->T, C = g->C;
     trainer_gpt_flops(m, &fwd, &bwd);
     double top = 2.0 * (4.0 * T * C + 2.0 * T * C * g->V); /* final norm, output layer */
-    double block = (bwd - top) / g->L; /* the embeddings count nothing */
+    double block = (bwd - top) / g->L;                     /* the embeddings count nothing */
     int n = 0;
     lo[n] = g->lnfw, hi[n] = m->n_params, flops[n++] = top;
     for (int l = g->L - 1; l >= 0; l--) {
@@ -241,11 +242,11 @@ void trainer_gpt_workspace_free(trainer_workspace_t *ws)
     trainer_gpt_acts_t *a = ws->gpt;
     if (!a)
         return;
-    void *bufs[] = {a->tokens, a->targets, a->encoded, a->ln1, a->ln1_mean, a->ln1_rstd,
-                    a->qkv, a->atty, a->att, a->res2, a->ln2, a->ln2_mean, a->ln2_rstd,
-                    a->fch, a->fch_gelu, a->res3, a->lnf, a->lnf_mean, a->lnf_rstd,
-                    a->logits, a->dlogits, a->dres, a->dln, a->datty, a->dqkv, a->dfch,
-                    a->datt, a->grads};
+    void *bufs[] = {a->tokens,   a->targets, a->encoded,  a->ln1,  a->ln1_mean, a->ln1_rstd,
+                    a->qkv,      a->atty,    a->att,      a->res2, a->ln2,      a->ln2_mean,
+                    a->ln2_rstd, a->fch,     a->fch_gelu, a->res3, a->lnf,      a->lnf_mean,
+                    a->lnf_rstd, a->logits,  a->dlogits,  a->dres, a->dln,      a->datty,
+                    a->dqkv,     a->dfch,    a->datt,     a->grads};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ws->be->free(bufs[i]);
     free(a);
@@ -253,7 +254,7 @@ void trainer_gpt_workspace_free(trainer_workspace_t *ws)
 }
 
 /* Layer l's slab of a per-layer tensor with `per` floats per token. */
-#define SLAB(ptr, l, per) ((ptr) + (size_t)(l) * BTmax * (per))
+#define SLAB(ptr, l, per) ((ptr) + (size_t)(l)*BTmax * (per))
 
 /* Block l's forward pass: res3 of layer l from res (the embeddings or block l-1's res3). */
 static void block_forward(trainer_workspace_t *ws, const float *P, int batch, int l)
@@ -270,8 +271,8 @@ static void block_forward(trainer_workspace_t *ws, const float *P, int batch, in
     float *res2 = SLAB(a->res2, l, C), *ln2 = SLAB(a->ln2, l, C);
     float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
     float *res3 = SLAB(a->res3, l, C);
-    be->layernorm_forward(ln1, SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), res,
-                          P + b.ln1w, P + b.ln1b, BT, C);
+    be->layernorm_forward(ln1, SLAB(a->ln1_mean, l, 1), SLAB(a->ln1_rstd, l, 1), res, P + b.ln1w,
+                          P + b.ln1b, BT, C);
     /* qkv (BT, 3C) = ln1 (BT, C) qkvw^T + b */
     be->gemm(0, 1, BT, 3 * C, C, 1.0f, ln1, C, P + b.qkvw, C, 0.0f, qkv, 3 * C);
     be->bias_add(qkv, P + b.qkvb, BT, 3 * C, 1);
@@ -280,8 +281,8 @@ static void block_forward(trainer_workspace_t *ws, const float *P, int batch, in
     be->copy(res2, res, sizeof(float) * n);
     be->gemm(0, 1, BT, C, C, 1.0f, atty, C, P + b.attprojw, C, 1.0f, res2, C);
     be->bias_add(res2, P + b.attprojb, BT, C, 1);
-    be->layernorm_forward(ln2, SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), res2,
-                          P + b.ln2w, P + b.ln2b, BT, C);
+    be->layernorm_forward(ln2, SLAB(a->ln2_mean, l, 1), SLAB(a->ln2_rstd, l, 1), res2, P + b.ln2w,
+                          P + b.ln2b, BT, C);
     be->gemm(0, 1, BT, 4 * C, C, 1.0f, ln2, C, P + b.fcw, C, 0.0f, fch, 4 * C);
     be->bias_add(fch, P + b.fcb, BT, 4 * C, 1);
     be->gelu_forward(fch_gelu, fch, (size_t)BT * 4 * C);
@@ -291,8 +292,8 @@ static void block_forward(trainer_workspace_t *ws, const float *P, int batch, in
     be->bias_add(res3, P + b.fcprojb, BT, C, 1);
 }
 
-void trainer_gpt_forward_range(trainer_workspace_t *ws, const float *params, int batch,
-                               int first, int last)
+void trainer_gpt_forward_range(trainer_workspace_t *ws, const float *params, int batch, int first,
+                               int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_gpt_layout_t *g = &ws->m->gpt;
@@ -310,8 +311,8 @@ void trainer_gpt_forward_range(trainer_workspace_t *ws, const float *params, int
         block_forward(ws, P, batch, i - 1);
     if (last == g->L + 2) {
         const float *res = g->L ? SLAB(a->res3, g->L - 1, C) : a->encoded;
-        be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, P + g->lnfw, P + g->lnfb,
-                              BT, C);
+        be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, P + g->lnfw, P + g->lnfb, BT,
+                              C);
         /* logits (BT, V) = lnf (BT, C) wte^T: the output layer is the token embedding */
         be->gemm(0, 1, BT, g->V, C, 1.0f, a->lnf, C, P + g->wte, C, 0.0f, a->logits, g->V);
     }
@@ -352,8 +353,7 @@ static void block_backward(trainer_workspace_t *ws, const float *P, float *G, in
     const float *fch = SLAB(a->fch, l, 4 * C), *fch_gelu = SLAB(a->fch_gelu, l, 4 * C);
     /* MLP: dres holds d res3 */
     be->gemm(0, 0, BT, 4 * C, C, 1.0f, a->dres, C, P + b.fcprojw, 4 * C, 0.0f, a->dfch, 4 * C);
-    be->gemm(1, 0, C, 4 * C, BT, 1.0f, a->dres, C, fch_gelu, 4 * C, 0.0f, G + b.fcprojw,
-             4 * C);
+    be->gemm(1, 0, C, 4 * C, BT, 1.0f, a->dres, C, fch_gelu, 4 * C, 0.0f, G + b.fcprojw, 4 * C);
     be->bias_grad(G + b.fcprojb, a->dres, BT, C, 1);
     be->gelu_backward(a->dfch, a->dfch, fch, (size_t)BT * 4 * C);
     be->gemm(0, 0, BT, C, 4 * C, 1.0f, a->dfch, 4 * C, P + b.fcw, C, 0.0f, a->dln, C);
@@ -377,8 +377,8 @@ static void block_backward(trainer_workspace_t *ws, const float *P, float *G, in
 
 /* Overwrites G's gradients of layers [first, last); the tied wte's is the output layer's
  * part when last = L + 2, plus the embedding's when first = 0. */
-static void backward_layers(trainer_workspace_t *ws, const float *P, float *G, int batch,
-                            int first, int last)
+static void backward_layers(trainer_workspace_t *ws, const float *P, float *G, int batch, int first,
+                            int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_gpt_layout_t *g = &ws->m->gpt;
@@ -437,8 +437,7 @@ void trainer_gpt_backward_range(trainer_workspace_t *ws, const float *params, fl
         ws->be->axpy((size_t)g->V * g->C, 1.0f, a->grads + g->wte, grads + g->wte);
 }
 
-void trainer_gpt_backward(trainer_workspace_t *ws, const float *params, float *grads,
-                          int batch)
+void trainer_gpt_backward(trainer_workspace_t *ws, const float *params, float *grads, int batch)
 {
     trainer_gpt_backward_range(ws, params, grads, batch, 0, ws->m->gpt.L + 2, 0);
 }
@@ -465,13 +464,12 @@ void trainer_gpt_backward_sgd(trainer_workspace_t *ws, float *params, int batch,
     ws->be->sgd_update(params, ws->gpt->grads, NULL, ws->m->n_params, lr, 0.0f, weight_decay);
 }
 
-dt_status trainer_gpt_windows(trainer_dataset_t *ds, const unsigned char *text, size_t len,
-                              int seq, dt_err_t *err)
+dt_status trainer_gpt_windows(trainer_dataset_t *ds, const unsigned char *text, size_t len, int seq,
+                              dt_err_t *err)
 {
     memset(ds, 0, sizeof *ds);
     if (seq < 1 || len < (size_t)seq + 1)
-        return dt_err_input(err, "a text of %zu bytes holds no window of %d + 1 tokens", len,
-                            seq);
+        return dt_err_input(err, "a text of %zu bytes holds no window of %d + 1 tokens", len, seq);
     size_t dim = (size_t)seq + 1;
     ds->n = len - (size_t)seq;
     ds->dim = dim;
@@ -486,14 +484,19 @@ dt_status trainer_gpt_windows(trainer_dataset_t *ds, const unsigned char *text, 
     return DT_OK;
 }
 
-const float *trainer_gpt_logits(const trainer_workspace_t *ws) { return ws->gpt->logits; }
+const float *trainer_gpt_logits(const trainer_workspace_t *ws)
+{
+    return ws->gpt->logits;
+}
 
 dt_status trainer_gpt_check_backend(const trainer_backend_t *be, dt_err_t *err)
 {
-    if (!be->tokens_split || !be->embed_forward || !be->embed_backward ||
-        !be->layernorm_forward || !be->layernorm_backward || !be->gelu_forward ||
-        !be->gelu_backward || !be->attention_forward || !be->attention_backward)
-        return dt_err_input(err, "the %s backend has no transformer kernels (model.arch = "
-                                 "gpt runs on the cpu backend)", be->name);
+    if (!be->tokens_split || !be->embed_forward || !be->embed_backward || !be->layernorm_forward ||
+        !be->layernorm_backward || !be->gelu_forward || !be->gelu_backward ||
+        !be->attention_forward || !be->attention_backward)
+        return dt_err_input(err,
+                            "the %s backend has no transformer kernels (model.arch = "
+                            "gpt runs on the cpu backend)",
+                            be->name);
     return DT_OK;
 }

@@ -34,7 +34,7 @@ typedef struct trainer_gpt_block {
 } trainer_gpt_block_t;
 
 typedef struct trainer_gpt_layout {
-    int L, C, NH, T, V;         /* layers, hidden, heads, sequence, vocabulary */
+    int L, C, NH, T, V; /* layers, hidden, heads, sequence, vocabulary */
     size_t wte, wpe, lnfw, lnfb;
     trainer_gpt_block_t block0; /* block l is block0 + l * block_len, tensor by tensor */
     size_t block_len;
@@ -48,7 +48,8 @@ typedef struct trainer_gpt_acts trainer_gpt_acts_t;
 trainer_gpt_block_t trainer_gpt_block(const trainer_gpt_layout_t *g, int l);
 
 /* Checks the shape (layers, hidden = cfg->hidden[0], heads, seq, classes as the
- * vocabulary, in_channels x in_h x in_w = seq + 1: the data's windows) and lays out m's parameters; DT_ERR_INPUT naming what does not fit. */
+ * vocabulary, in_channels x in_h x in_w = seq + 1: the data's windows) and lays out m's parameters;
+ * DT_ERR_INPUT naming what does not fit. */
 dt_status trainer_gpt_build(struct trainer_model *m, dt_err_t *err);
 /* GPT-2's initialisation: weights N(0, 0.02), the two projections into the residual stream
  * N(0, 0.02 / sqrt(2 L)), biases 0, layer-norm scales 1, from the seeded init stream. */
@@ -72,7 +73,10 @@ size_t trainer_gpt_activation_floats(const struct trainer_model *m);
 /* Pipeline layers (stages cut between them): 0 the embeddings, 1 .. L the blocks, L + 1 the
  * final norm and the output layer, tied to wte; layer i's output is the residual stream
  * (B, T, C) for i <= L, the logits for L + 1. */
-static inline int trainer_gpt_n_layers(const trainer_gpt_layout_t *g) { return g->L + 2; }
+static inline int trainer_gpt_n_layers(const trainer_gpt_layout_t *g)
+{
+    return g->L + 2;
+}
 /* Layer i's parameters [lo, hi) (the output layer's: the final norm; wte is layer 0's). */
 void trainer_gpt_layer_params(const struct trainer_model *m, int i, size_t *lo, size_t *hi);
 /* Layer i's FLOPs per sample by trainer_gpt_flops' convention (they sum to its). */
@@ -87,8 +91,8 @@ void trainer_gpt_forward(struct trainer_workspace *ws, const float *params, int 
  * d(mean over tokens)/d(logits) when seed_backward. *loss_sum and *correct are per sample
  * (token sums / T), so that over n samples loss_sum / n is the mean token loss and
  * correct / n the next-token accuracy. */
-void trainer_gpt_loss(struct trainer_workspace *ws, int batch, int seed_backward,
-                      double *loss_sum, double *correct);
+void trainer_gpt_loss(struct trainer_workspace *ws, int batch, int seed_backward, double *loss_sum,
+                      double *correct);
 /* grads (n_params) overwritten with d(mean token loss)/d(params). */
 void trainer_gpt_backward(struct trainer_workspace *ws, const float *params, float *grads,
                           int batch);
@@ -100,8 +104,8 @@ void trainer_gpt_backward(struct trainer_workspace *ws, const float *params, flo
  * output layer's part of wte's gradient: the pipeline sums the two stages' parts. */
 void trainer_gpt_forward_range(struct trainer_workspace *ws, const float *params, int batch,
                                int first, int last);
-void trainer_gpt_backward_range(struct trainer_workspace *ws, const float *params,
-                                float *grads, int batch, int first, int last, int accumulate);
+void trainer_gpt_backward_range(struct trainer_workspace *ws, const float *params, float *grads,
+                                int batch, int first, int last, int accumulate);
 /* Layer i's output in the workspace, and its gradient (the same buffer for every block). */
 const float *trainer_gpt_layer_output(const struct trainer_workspace *ws, int i);
 const float *trainer_gpt_layer_grad(const struct trainer_workspace *ws, int i);

@@ -31,7 +31,10 @@ void trainer_model_config_default(trainer_model_config_t *cfg, trainer_arch_t ar
 
 static const char *arch_names[] = {"logreg", "mlp", "cnn", "gpt"};
 
-const char *trainer_arch_name(trainer_arch_t arch) { return arch_names[arch]; }
+const char *trainer_arch_name(trainer_arch_t arch)
+{
+    return arch_names[arch];
+}
 
 dt_status trainer_arch_parse(trainer_arch_t *arch, const char *text, dt_err_t *err)
 {
@@ -141,15 +144,13 @@ static void add_conv(trainer_model_t *m, int out_c, int k)
     finish_layer(m, l, (size_t)out_c * l->in_c * k * k, (size_t)out_c);
 }
 
-dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg,
-                              dt_err_t *err)
+dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg, dt_err_t *err)
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     if (cfg->arch == TRAINER_ARCH_GPT) { /* its input is a window of tokens, not a shape */
         if (cfg->classes < 2 || cfg->classes > 256)
-            return dt_err_input(err, "gpt: vocabulary must be in [2, 256], got %d",
-                                cfg->classes);
+            return dt_err_input(err, "gpt: vocabulary must be in [2, 256], got %d", cfg->classes);
         return trainer_gpt_build(m, err);
     }
     if (cfg->in_channels < 1 || cfg->in_h < 1 || cfg->in_w < 1)
@@ -440,25 +441,24 @@ static void conv_slice_im2col(const trainer_backend_t *be, const trainer_layer_t
 }
 
 /* y (out_c, batch oh ow) = w (out_c, kk) col, slice by slice; col is scratch. */
-static void conv_forward_sliced(const trainer_backend_t *be, const trainer_layer_t *l,
-                                float *col, const float *x, const float *w, float *y, int batch)
+static void conv_forward_sliced(const trainer_backend_t *be, const trainer_layer_t *l, float *col,
+                                const float *x, const float *w, float *y, int batch)
 {
     int P = l->out_h * l->out_w, n = batch * P, kk = l->in_c * l->k * l->k;
     int s = conv_slice(be, l, batch);
     for (int b0 = 0; b0 < batch; b0 += s) {
         int m = batch - b0 < s ? batch - b0 : s;
         conv_slice_im2col(be, l, col, x, batch, b0, m);
-        be->gemm(0, 0, l->out_c, m * P, kk, 1.0f, w, kk, col, m * P, 0.0f, y + (size_t)b0 * P,
-                 n);
+        be->gemm(0, 0, l->out_c, m * P, kk, 1.0f, w, kk, col, m * P, 0.0f, y + (size_t)b0 * P, n);
     }
 }
 
 /* dwt (kk, out_c) = col dy^T, the weight gradient transposed, summed over the slices, and
  * when dx is not NULL dx = col2im(w^T dy), slice by slice, each slice's col computed again;
  * col and dcol are scratch. */
-static void conv_backward_sliced(const trainer_backend_t *be, const trainer_layer_t *l,
-                                 float *col, float *dcol, const float *x, const float *w,
-                                 const float *dy, float *dx, float *dwt, int batch)
+static void conv_backward_sliced(const trainer_backend_t *be, const trainer_layer_t *l, float *col,
+                                 float *dcol, const float *x, const float *w, const float *dy,
+                                 float *dx, float *dwt, int batch)
 {
     int P = l->out_h * l->out_w, n = batch * P, kk = l->in_c * l->k * l->k;
     size_t rows = (size_t)l->k * l->k, plane = (size_t)l->in_h * l->in_w;
@@ -484,8 +484,8 @@ static void conv_backward_sliced(const trainer_backend_t *be, const trainer_laye
  * (R launches become one). R = 1 is the single model. */
 /* Layers [first, last) of R replicas; layer first's input is act[first - 1] (the input
  * batch for first = 0). */
-static void forward_layers(trainer_workspace_t *ws, const float *params, size_t stride,
-                           int count, int batch, int first, int last)
+static void forward_layers(trainer_workspace_t *ws, const float *params, size_t stride, int count,
+                           int batch, int first, int last)
 {
     const trainer_backend_t *be = ws->be;
     const trainer_model_t *m = ws->m;
@@ -530,8 +530,8 @@ static void forward_layers(trainer_workspace_t *ws, const float *params, size_t 
         case TRAINER_LAYER_RELU:
             if (relu_then_pool(m, i, first, last)) {
                 const trainer_layer_t *p = &m->layers[i + 1];
-                be->maxpool_forward(ws->act[i + 1], ws->argmax[i + 1], x,
-                                    p->in_c * batch * count, p->in_h, p->in_w, p->k);
+                be->maxpool_forward(ws->act[i + 1], ws->argmax[i + 1], x, p->in_c * batch * count,
+                                    p->in_h, p->in_w, p->k);
                 be->relu_forward(ws->act[i + 1], ws->act[i + 1], R * B * p->out_size);
                 i++; /* the pool is done */
                 break;
@@ -569,8 +569,8 @@ void trainer_model_forward(trainer_workspace_t *ws, const float *params, int bat
     forward_layers(ws, params, 0, 1, batch, 0, ws->m->n_layers);
 }
 
-void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
-                                 int first, int last)
+void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch, int first,
+                                 int last)
 {
     if (ws->gpt) {
         trainer_gpt_forward_range(ws, params, batch, first, last);
@@ -619,8 +619,8 @@ dt_status trainer_model_check_backend(const trainer_model_t *m, const trainer_ba
 
 /* w' (out_c, kk) = beta w' + alpha g, from g^T (kk, out_c) in gt; g is scratch for g when it
  * cannot be written straight into w. */
-static void weight_grad_transposed(const trainer_backend_t *be, float *w, const float *gt,
-                                   float *g, int out_c, int kk, float alpha, float beta)
+static void weight_grad_transposed(const trainer_backend_t *be, float *w, const float *gt, float *g,
+                                   int out_c, int kk, float alpha, float beta)
 {
     size_t n = (size_t)out_c * kk;
     if (alpha == 1.0f && beta == 0.0f) {
@@ -658,12 +658,11 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
         case TRAINER_LAYER_DENSE: {
             const float *x = layer_input(ws, i);
             if (dx) /* dx (B, in) = dy (B, out) w (out, in) */
-                be->gemm_batched(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c,
-                                 B * l->out_c, w, l->in_c, stride, 0.0f, dx, l->in_c,
-                                 B * l->in_c, count);
+                be->gemm_batched(0, 0, batch, l->in_c, l->out_c, 1.0f, dy, l->out_c, B * l->out_c,
+                                 w, l->in_c, stride, 0.0f, dx, l->in_c, B * l->in_c, count);
             /* w' (out, in) = beta w' + alpha dy^T (out, B) x (B, in) */
-            be->gemm_batched(1, 0, l->out_c, l->in_c, batch, alpha, dy, l->out_c, B * l->out_c,
-                             x, l->in_c, B * l->in_c, beta, ow, l->in_c, stride, count);
+            be->gemm_batched(1, 0, l->out_c, l->in_c, batch, alpha, dy, l->out_c, B * l->out_c, x,
+                             l->in_c, B * l->in_c, beta, ow, l->in_c, stride, count);
             be->bias_grad_batched(plain ? ob : ws->dbias, stride, dy, count, batch, l->out_c, 1);
             break;
         }
@@ -678,16 +677,15 @@ static void backward(trainer_workspace_t *ws, const float *params, float *out, s
                 size_t xs = (size_t)l->in_c * batch * l->in_h * l->in_w;
                 const float *x = conv_input(ws, i);
                 for (int r = 0; r < count; r++) {
-                    conv_backward_sliced(be, l, ws->col[i], ws->dcol, x + r * xs,
-                                         w + r * stride, dy + r * outs, dx ? dx + r * xs : NULL,
-                                         ws->dwt, batch);
-                    weight_grad_transposed(be, ow + r * stride, ws->dwt, ws->dwt + wl, l->out_c,
-                                           kk, alpha, beta);
+                    conv_backward_sliced(be, l, ws->col[i], ws->dcol, x + r * xs, w + r * stride,
+                                         dy + r * outs, dx ? dx + r * xs : NULL, ws->dwt, batch);
+                    weight_grad_transposed(be, ow + r * stride, ws->dwt, ws->dwt + wl, l->out_c, kk,
+                                           alpha, beta);
                 }
             } else {
                 if (dx) { /* dcol (kk, n) = w^T (kk, out_c) dy (out_c, n), then col2im */
-                    be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs,
-                                     0.0f, ws->dcol, n, cols, count);
+                    be->gemm_batched(1, 0, kk, n, l->out_c, 1.0f, w, kk, stride, dy, n, outs, 0.0f,
+                                     ws->dcol, n, cols, count);
                     be->col2im(dx, ws->dcol, l->in_c * count, batch, l->in_h, l->in_w, l->k);
                 }
                 /* w' (out_c, kk) = beta w' + alpha dy (out_c, n) col^T (n, kk) */
@@ -738,8 +736,7 @@ void trainer_model_backward_group(trainer_workspace_t *ws, const float *params, 
     backward(ws, params, grads, stride, count, batch, 1.0f, 0.0f, 0, ws->m->n_layers);
 }
 
-void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
-                            int batch)
+void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads, int batch)
 {
     if (ws->gpt) {
         trainer_gpt_backward(ws, params, grads, batch);
@@ -775,6 +772,5 @@ void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batc
         trainer_gpt_backward_sgd(ws, params, batch, lr, weight_decay);
         return;
     }
-    backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay, 0,
-             ws->m->n_layers);
+    backward(ws, params, params, 0, 1, batch, -lr, 1.0f - lr * weight_decay, 0, ws->m->n_layers);
 }

@@ -41,9 +41,9 @@ typedef struct trainer_model_config {
     int classes;
     int hidden[TRAINER_MAX_HIDDEN]; /* mlp hidden sizes; gpt: hidden[0] is the width */
     int n_hidden;
-    int conv[2];    /* cnn output channels of the two convolutions */
-    int kernel;     /* cnn kernel size */
-    int fc;         /* cnn dense hidden size */
+    int conv[2];            /* cnn output channels of the two convolutions */
+    int kernel;             /* cnn kernel size */
+    int fc;                 /* cnn dense hidden size */
     int layers, heads, seq; /* gpt blocks, attention heads, tokens per window */
 } trainer_model_config_t;
 
@@ -57,11 +57,11 @@ typedef enum trainer_layer_kind {
 
 typedef struct trainer_layer {
     trainer_layer_kind_t kind;
-    int in_c, in_h, in_w;    /* input shape per sample */
-    int out_c, out_h, out_w; /* output shape per sample */
-    int k;                   /* conv kernel or pool size */
-    size_t w_off, w_len;     /* weights in the parameter buffer (dense, conv) */
-    size_t b_off, b_len;     /* biases */
+    int in_c, in_h, in_w;     /* input shape per sample */
+    int out_c, out_h, out_w;  /* output shape per sample */
+    int k;                    /* conv kernel or pool size */
+    size_t w_off, w_len;      /* weights in the parameter buffer (dense, conv) */
+    size_t b_off, b_len;      /* biases */
     size_t in_size, out_size; /* elements per sample */
 } trainer_layer_t;
 
@@ -70,8 +70,8 @@ typedef struct trainer_model {
     int n_layers;
     trainer_layer_t layers[TRAINER_MAX_LAYERS];
     size_t n_params;
-    size_t in_size; /* elements per input sample */
-    int classes;       /* gpt: the vocabulary */
+    size_t in_size;           /* elements per input sample */
+    int classes;              /* gpt: the vocabulary */
     trainer_gpt_layout_t gpt; /* gpt only */
 } trainer_model_t;
 
@@ -87,8 +87,7 @@ dt_status trainer_hidden_parse(trainer_model_config_t *cfg, const char *text, dt
 
 /* Lays out the layers and the parameter buffer. DT_ERR_INPUT if the shapes do not fit
  * (e.g. a cnn input too small for two conv + pool stages). */
-dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg,
-                              dt_err_t *err);
+dt_status trainer_model_build(trainer_model_t *m, const trainer_model_config_t *cfg, dt_err_t *err);
 
 /* Seeded initialisation into a host buffer of m->n_params floats: weights and biases
  * uniform in +-1/sqrt(fan_in) (PyTorch's default for Linear and Conv2d). */
@@ -96,8 +95,9 @@ void trainer_model_init_params(const trainer_model_t *m, float *params, uint64_t
 
 /* FLOPs per sample. Convention: a matrix product counts 2*m*n*k; bias add, bias gradient,
  * ReLU and its mask and col2im accumulation count 1 per element; max-pooling counts 1 per
- * input element forward and 1 per output element backward (the scatter); softmax cross-entropy counts 5 per logit forward and 2 per logit backward.
- * The first layer computes no input gradient. Exact for what the kernels do. */
+ * input element forward and 1 per output element backward (the scatter); softmax cross-entropy
+ * counts 5 per logit forward and 2 per logit backward. The first layer computes no input gradient.
+ * Exact for what the kernels do. */
 typedef struct trainer_flops {
     double forward;  /* per sample, including the loss */
     double backward; /* per sample */
@@ -117,20 +117,20 @@ typedef struct trainer_workspace {
     const trainer_backend_t *be;
     const trainer_model_t *m;
     int max_batch;
-    int max_replicas;                  /* replicas side by side (trainer_model_*_group) */
-    float *x;                          /* (max_batch, in_size) dev: the input batch */
-    uint8_t *labels;                   /* (max_batch) dev */
+    int max_replicas; /* replicas side by side (trainer_model_*_group) */
+    float *x;         /* (max_batch, in_size) dev: the input batch */
+    uint8_t *labels;  /* (max_batch) dev */
     /* Output of each layer and its gradient, dev; a ReLU followed by a max-pool in the same
      * pass leaves both of its own unwritten (the pair runs as pool then ReLU, model.c). */
     float *act[TRAINER_MAX_LAYERS];
     float *dact[TRAINER_MAX_LAYERS];
-    float *col[TRAINER_MAX_LAYERS];    /* im2col buffer of conv layers, dev */
+    float *col[TRAINER_MAX_LAYERS];      /* im2col buffer of conv layers, dev */
     int32_t *argmax[TRAINER_MAX_LAYERS]; /* maxpool winners, dev */
-    float *dcol;                       /* scratch for conv input gradients, dev */
-    float *dbias;                      /* (largest bias) scratch for fused updates, dev */
-    float *dwt;                        /* 2 x the largest conv weight: a sliced conv's weight
-                                        * gradient transposed, then not, dev (model.c) */
-    trainer_gpt_acts_t *gpt;           /* gpt's activations (gpt.c); NULL otherwise */
+    float *dcol;                         /* scratch for conv input gradients, dev */
+    float *dbias;                        /* (largest bias) scratch for fused updates, dev */
+    float *dwt;                          /* 2 x the largest conv weight: a sliced conv's weight
+                                          * gradient transposed, then not, dev (model.c) */
+    trainer_gpt_acts_t *gpt;             /* gpt's activations (gpt.c); NULL otherwise */
 } trainer_workspace_t;
 
 void trainer_workspace_init(trainer_workspace_t *ws, const trainer_backend_t *be,
@@ -158,8 +158,7 @@ void trainer_model_score(trainer_workspace_t *ws, int batch, double *loss_sum, d
 dt_status trainer_model_check_backend(const trainer_model_t *m, const trainer_backend_t *be,
                                       dt_err_t *err);
 /* Backward pass: grads (dev, n_params) is overwritten with d(mean loss)/d(params). */
-void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads,
-                            int batch);
+void trainer_model_backward(trainer_workspace_t *ws, const float *params, float *grads, int batch);
 /* Backward pass fused with a plain SGD update (no momentum): each layer's weight-gradient
  * GEMM writes params = (1 - lr*wd) params - lr * grad in place (GEMM alpha and beta), after
  * that layer's input gradient has used the old weights. Same result as backward + update
@@ -173,8 +172,8 @@ void trainer_model_backward_sgd(trainer_workspace_t *ws, float *params, int batc
  * grads (added to what grads holds with accumulate, for micro-batches) and, when first > 0,
  * the gradient of the stage's input into dact[first - 1]. gpt: its pipeline layers
  * (trainer_gpt_n_layers: the embeddings, the blocks, the output layer; gpt.h). */
-void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch,
-                                 int first, int last);
+void trainer_model_forward_range(trainer_workspace_t *ws, const float *params, int batch, int first,
+                                 int last);
 void trainer_model_backward_range(trainer_workspace_t *ws, const float *params, float *grads,
                                   int batch, int first, int last, int accumulate);
 /* Layer i's output (act[i]) and its gradient (dact[i]), for gpt too. */

@@ -1,7 +1,7 @@
-/* Partitioners: iid, dirichlet:ALPHA, shards:K and by-source (see partition.h). All randomness comes
- * from one stream (seed, TRAINER_STREAM_PARTITION), and each client's indices are stored
- * in ascending order, so a partition is a pure function of (data labels, clients, spec,
- * seed) and two partitions compare with memcmp. */
+/* Partitioners: iid, dirichlet:ALPHA, shards:K and by-source (see partition.h). All randomness
+ * comes from one stream (seed, TRAINER_STREAM_PARTITION), and each client's indices are stored in
+ * ascending order, so a partition is a pure function of (data labels, clients, spec, seed) and two
+ * partitions compare with memcmp. */
 #include "partition.h"
 
 #include <ctype.h>
@@ -15,8 +15,7 @@
 #define PARTITION_FORMS "expected iid, dirichlet:ALPHA, shards:K or by-source"
 #define DIRICHLET_ATTEMPTS 100
 
-dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *text,
-                                  dt_err_t *err)
+dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *text, dt_err_t *err)
 {
     DT_ASSERT(spec && text);
     memset(spec, 0, sizeof *spec);
@@ -35,8 +34,7 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
         if (*num && !isspace((unsigned char)*num)) /* strtod would skip spaces */
             alpha = strtod(num, &end);
         if (!end || *end || !isfinite(alpha) || !(alpha > 0.0))
-            return dt_err_input(err,
-                                "bad partition \"%s\": ALPHA must be a finite number > 0 (%s)",
+            return dt_err_input(err, "bad partition \"%s\": ALPHA must be a finite number > 0 (%s)",
                                 text, PARTITION_FORMS);
         spec->kind = TRAINER_PARTITION_DIRICHLET;
         spec->alpha = alpha;
@@ -47,8 +45,8 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
         char *end = NULL;
         long k = isdigit((unsigned char)*num) ? strtol(num, &end, 10) : 0;
         if (!end || *end || k < 1 || k > INT_MAX)
-            return dt_err_input(err, "bad partition \"%s\": K must be an integer >= 1 (%s)",
-                                text, PARTITION_FORMS);
+            return dt_err_input(err, "bad partition \"%s\": K must be an integer >= 1 (%s)", text,
+                                PARTITION_FORMS);
         spec->kind = TRAINER_PARTITION_SHARDS;
         spec->shards = (int)k;
         return DT_OK;
@@ -94,8 +92,8 @@ static double log_gamma_draw(trainer_rng_t *rng, double shape)
 /* Fills client_of[j] (j indexes `sorted`) for one Dirichlet draw per class. Returns the
  * number of clients left empty. */
 static int dirichlet_draw(trainer_rng_t *rng, const trainer_dataset_t *ds, int clients,
-                          double alpha, uint32_t *sorted, const size_t *start,
-                          int *client_of, size_t *sizes, double *prop)
+                          double alpha, uint32_t *sorted, const size_t *start, int *client_of,
+                          size_t *sizes, double *prop)
 {
     memset(sizes, 0, (size_t)clients * sizeof *sizes);
     for (int k = 0; k < ds->classes; k++) {
@@ -169,8 +167,8 @@ static dt_status partition_check(const trainer_dataset_t *ds, int clients,
 /* Each kind below fills idx (n sample indices, client by client) and offsets (clients + 1
  * cuts into idx), or returns an input error leaving them to the caller to free. */
 
-static void part_iid(const trainer_dataset_t *ds, int clients, trainer_rng_t *rng,
-                     size_t *offsets, uint32_t *idx)
+static void part_iid(const trainer_dataset_t *ds, int clients, trainer_rng_t *rng, size_t *offsets,
+                     uint32_t *idx)
 {
     size_t n = ds->n;
     for (size_t i = 0; i < n; i++)
@@ -233,8 +231,8 @@ static dt_status part_dirichlet(const trainer_dataset_t *ds, int clients,
     /* more clients than samples leave some empty whatever the draw: one draw */
     int attempts = (size_t)clients > n ? 1 : DIRICHLET_ATTEMPTS;
     for (int attempt = 0; attempt < attempts; attempt++) {
-        empty = dirichlet_draw(rng, ds, clients, spec->alpha, sorted, start, client_of, sizes,
-                               prop);
+        empty =
+            dirichlet_draw(rng, ds, clients, spec->alpha, sorted, start, client_of, sizes, prop);
         if (empty == 0)
             break;
     }
@@ -291,9 +289,8 @@ static dt_status part_by_source(const trainer_dataset_t *ds, int clients, int em
     return DT_OK;
 }
 
-dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
-                                 int clients, const trainer_partition_spec_t *spec,
-                                 uint64_t seed, dt_err_t *err)
+dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds, int clients,
+                                 const trainer_partition_spec_t *spec, uint64_t seed, dt_err_t *err)
 {
     DT_ASSERT(p && ds && spec);
     memset(p, 0, sizeof *p);
@@ -304,7 +301,7 @@ dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t
     trainer_rng_t rng;
     trainer_rng_seed(&rng, seed, TRAINER_STREAM_PARTITION);
     size_t *offsets = dt_calloc((size_t)clients + 1, sizeof *offsets); // (clients + 1)
-    uint32_t *idx = dt_malloc(n * sizeof *idx);                         // (n)
+    uint32_t *idx = dt_malloc(n * sizeof *idx);                        // (n)
     switch (spec->kind) {
     case TRAINER_PARTITION_IID:
         part_iid(ds, clients, &rng, offsets, idx);

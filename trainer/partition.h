@@ -37,10 +37,9 @@ typedef struct trainer_partition {
     uint32_t *idx;   /* (n) sample indices grouped by client */
 } trainer_partition_t;
 
-/* Parses "iid", "dirichlet:0.5", "shards:2" or "by-source". Returns DT_ERR_INPUT with a message that
- * names the accepted forms. */
-dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *text,
-                                  dt_err_t *err);
+/* Parses "iid", "dirichlet:0.5", "shards:2" or "by-source". Returns DT_ERR_INPUT with a message
+ * that names the accepted forms. */
+dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *text, dt_err_t *err);
 
 /* Splits ds across `clients` clients. Errors (DT_ERR_INPUT): clients < 1 or more clients
  * than samples; shards: clients*K > n; dirichlet: a client left with no sample after
@@ -49,9 +48,9 @@ dt_status trainer_partition_parse(trainer_partition_spec_t *spec, const char *te
  * that has no window. With spec->empty_ok more clients than samples is no error (iid then gives
  * each client one sample or none) and dirichlet keeps its last draw with the clients it left
  * empty (its only draw when clients > n, where no redraw could fill them all). */
-dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds,
-                                 int clients, const trainer_partition_spec_t *spec,
-                                 uint64_t seed, dt_err_t *err);
+dt_status trainer_partition_make(trainer_partition_t *p, const trainer_dataset_t *ds, int clients,
+                                 const trainer_partition_spec_t *spec, uint64_t seed,
+                                 dt_err_t *err);
 
 static inline size_t trainer_partition_size(const trainer_partition_t *p, int client)
 {

@@ -75,10 +75,16 @@ static double log_add(double a, double b)
 }
 
 /* log(e^a - 1), a > 0. */
-static double log_expm1(double a) { return a > 40.0 ? a + log1p(-exp(-a)) : log(expm1(a)); }
+static double log_expm1(double a)
+{
+    return a > 40.0 ? a + log1p(-exp(-a)) : log(expm1(a));
+}
 
 /* log(1 + e^a). */
-static double log1p_exp(double a) { return a > 0.0 ? a + log1p(exp(-a)) : log1p(exp(a)); }
+static double log1p_exp(double a)
+{
+    return a > 0.0 ? a + log1p(exp(-a)) : log1p(exp(a));
+}
 
 /* log(erfc(x)) for any x: erfc itself down to 4e-296 (x = 26), past it the asymptotic
  * expansion erfc(x) = e^(-x^2) / (x sqrt(pi)) sum_n (-1)^n (2n-1)!! / (2x^2)^n, whose terms

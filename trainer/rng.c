@@ -18,7 +18,10 @@ void trainer_rng_seed(trainer_rng_t *r, uint64_t seed, uint64_t stream)
         r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 uint64_t trainer_rng_next(trainer_rng_t *r)
 {

@@ -13,10 +13,10 @@ typedef struct trainer_rng {
 
 /* Stream ids used by the trainer; later modules add their own. */
 enum {
-    TRAINER_STREAM_INIT = 1,      /* model initialisation */
-    TRAINER_STREAM_PARTITION = 2, /* data split across clients */
-    TRAINER_STREAM_SHUFFLE = 3,   /* batch order */
-    TRAINER_STREAM_SYNTHETIC = 4, /* synthetic data set */
+    TRAINER_STREAM_INIT = 1,       /* model initialisation */
+    TRAINER_STREAM_PARTITION = 2,  /* data split across clients */
+    TRAINER_STREAM_SHUFFLE = 3,    /* batch order */
+    TRAINER_STREAM_SYNTHETIC = 4,  /* synthetic data set */
     TRAINER_STREAM_TEST_SPLIT = 5, /* a text set's test windows (trainer_text_subsample) */
 };
 

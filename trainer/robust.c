@@ -26,11 +26,14 @@
 /* Coordinates the median and trimmed mean sort side by side (vector lanes of one comparator). */
 #define AGG_LANES 64
 
-const char *const trainer_agg_names[] = {"mean", "median", "trimmed_mean", "krum", "multi_krum",
-                                         NULL};
+const char *const trainer_agg_names[] = {"mean", "median",     "trimmed_mean",
+                                         "krum", "multi_krum", NULL};
 
 /* Values cut at each end: floor(trim k), with an allowance for trim's binary rounding. */
-static int trim_count(double trim, int k) { return (int)floor(trim * k + 1e-9); }
+static int trim_count(double trim, int k)
+{
+    return (int)floor(trim * k + 1e-9);
+}
 
 /* multi_krum's m with 0 resolved; krum averages 1. */
 static int krum_m(const trainer_agg_t *a, int k)
@@ -54,12 +57,15 @@ dt_status trainer_agg_check(const trainer_agg_t *a, int k, dt_err_t *err)
         return DT_OK;
     case TRAINER_AGG_TRIMMED_MEAN: {
         if (!(a->trim >= 0.0 && a->trim < 0.5))
-            return dt_err_input(err, "trimmed_mean trim = %g must lie in [0, 0.5): it is the "
-                                     "share cut at each end", a->trim);
+            return dt_err_input(err,
+                                "trimmed_mean trim = %g must lie in [0, 0.5): it is the "
+                                "share cut at each end",
+                                a->trim);
         int c = trim_count(a->trim, k);
         if (2 * c >= k)
-            return dt_err_input(err, "trimmed_mean with trim = %g cuts floor(trim k) = %d at "
-                                     "each end of %d clients per round, leaving none",
+            return dt_err_input(err,
+                                "trimmed_mean with trim = %g cuts floor(trim k) = %d at "
+                                "each end of %d clients per round, leaving none",
                                 a->trim, c, k);
         return DT_OK;
     }
@@ -68,11 +74,14 @@ dt_status trainer_agg_check(const trainer_agg_t *a, int k, dt_err_t *err)
         if (a->f < 0)
             return dt_err_input(err, "%s f = %d must be at least 0", name, a->f);
         if ((long)k <= 2L * a->f + 2)
-            return dt_err_input(err, "%s with f = %d needs more than 2f + 2 = %ld clients per "
-                                     "round, got %d", name, a->f, 2L * a->f + 2, k);
+            return dt_err_input(err,
+                                "%s with f = %d needs more than 2f + 2 = %ld clients per "
+                                "round, got %d",
+                                name, a->f, 2L * a->f + 2, k);
         if (a->kind == TRAINER_AGG_MULTI_KRUM && (a->m < 0 || a->m > k - a->f))
-            return dt_err_input(err, "multi_krum m = %d must lie in [1, k - f] = [1, %d] "
-                                     "(k = %d, f = %d; m = 0 means k - f)",
+            return dt_err_input(err,
+                                "multi_krum m = %d must lie in [1, k - f] = [1, %d] "
+                                "(k = %d, f = %d; m = 0 means k - f)",
                                 a->m, k - a->f, k, a->f);
         return DT_OK;
     }
@@ -296,9 +305,9 @@ int trainer_aggregate(const trainer_agg_t *a, float *out, const float *const *x,
         break;
     case TRAINER_AGG_KRUM:
     case TRAINER_AGG_MULTI_KRUM: {
-        double *d = (double *)scratch;         /* (k, k) */
-        double *score = d + (size_t)k * k;     /* (k) */
-        double *row = score + k;               /* (k): a sorted row, then coefficients */
+        double *d = (double *)scratch;     /* (k, k) */
+        double *score = d + (size_t)k * k; /* (k) */
+        double *row = score + k;           /* (k): a sorted row, then coefficients */
         int m = krum_m(a, k);
         krum_distances(d, x, k, n);
         krum_scores(score, d, k, k - a->f - 2, row);

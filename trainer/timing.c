@@ -17,7 +17,10 @@ static void *t_alloc(size_t bytes)
     return base;
 }
 
-static void t_free(void *dev) { (void)dev; }
+static void t_free(void *dev)
+{
+    (void)dev;
+}
 static void t_move(void *dst, const void *src, size_t bytes)
 {
     (void)dst;
@@ -39,7 +42,10 @@ static void t_bias(float *y, const float *b, int outer, int channels, int inner)
 {
     (void)y, (void)b, (void)outer, (void)channels, (void)inner;
 }
-static void t_unary(float *y, const float *x, size_t n) { (void)y, (void)x, (void)n; }
+static void t_unary(float *y, const float *x, size_t n)
+{
+    (void)y, (void)x, (void)n;
+}
 static void t_relu_back(float *dx, const float *dy, const float *y, size_t n)
 {
     (void)dx, (void)dy, (void)y, (void)n;
@@ -52,8 +58,8 @@ static void t_pool(float *y, int32_t *argmax, const float *x, int planes, int h,
 {
     (void)y, (void)argmax, (void)x, (void)planes, (void)h, (void)w, (void)k;
 }
-static void t_pool_back(float *dx, const float *dy, const int32_t *argmax, int planes, int h,
-                        int w, int k)
+static void t_pool_back(float *dx, const float *dy, const int32_t *argmax, int planes, int h, int w,
+                        int k)
 {
     (void)dx, (void)dy, (void)argmax, (void)planes, (void)h, (void)w, (void)k;
 }
@@ -83,9 +89,18 @@ static double t_sumsq(const float *x, size_t n)
     (void)x, (void)n;
     return 0.0;
 }
-static void t_axpy(size_t n, float a, const float *x, float *y) { (void)n, (void)a, (void)x, (void)y; }
-static void t_scale(size_t n, float a, float *x) { (void)n, (void)a, (void)x; }
-static void t_zero(float *x, size_t n) { (void)x, (void)n; }
+static void t_axpy(size_t n, float a, const float *x, float *y)
+{
+    (void)n, (void)a, (void)x, (void)y;
+}
+static void t_scale(size_t n, float a, float *x)
+{
+    (void)n, (void)a, (void)x;
+}
+static void t_zero(float *x, size_t n)
+{
+    (void)x, (void)n;
+}
 static void t_average(float *dst, const float *const *srcs, const float *weights, int count,
                       size_t n)
 {
@@ -114,8 +129,7 @@ static void t_permute_batched(float *dst, const float *src, int count, int a, in
     (void)dst, (void)src, (void)count, (void)a, (void)b, (void)inner;
 }
 static void t_xent_batched(float *dlogits, const float *logits, const uint8_t *labels, int count,
-                           int batch, int classes, float grad_scale, double *loss_sum,
-                           int *correct)
+                           int batch, int classes, float grad_scale, double *loss_sum, int *correct)
 {
     (void)dlogits, (void)logits, (void)labels, (void)batch, (void)classes, (void)grad_scale;
     for (int r = 0; r < count; r++) {
@@ -123,7 +137,9 @@ static void t_xent_batched(float *dlogits, const float *logits, const uint8_t *l
         correct[r] = 0;
     }
 }
-static void t_sync(void) {}
+static void t_sync(void)
+{
+}
 
 static const trainer_backend_t timing = {
     .name = "timing",
@@ -164,8 +180,7 @@ const trainer_backend_t *trainer_backend_timing(size_t max_bytes)
     if (max_bytes > reserved) {
         if (base)
             munmap(base, reserved);
-        base = mmap(NULL, max_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                    -1, 0);
+        base = mmap(NULL, max_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         DT_CHECK(base != MAP_FAILED, "cannot reserve %zu bytes of address space", max_bytes);
         reserved = max_bytes;
     }

@@ -31,12 +31,11 @@ double trainer_clip_flops(const trainer_optim_t *o, size_t n)
     return o->clip_norm > 0.0f ? 3.0 * (double)n : 0.0;
 }
 
-void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr,
-                          long t, float *w, const float *g, float *m, float *v, size_t n)
+void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr, long t,
+                          float *w, const float *g, float *m, float *v, size_t n)
 {
     if (o->kind == TRAINER_OPT_SGD) {
-        be->sgd_update(w, g, o->momentum != 0.0f ? m : NULL, n, lr, o->momentum,
-                       o->weight_decay);
+        be->sgd_update(w, g, o->momentum != 0.0f ? m : NULL, n, lr, o->momentum, o->weight_decay);
         return;
     }
     DT_ASSERT(t >= 1 && m && v);
@@ -82,9 +81,8 @@ float trainer_lr_at(const trainer_lr_t *p, long step, long total)
         return (float)((double)base * (double)(step + 1) / (double)p->warmup);
     if (p->schedule == TRAINER_LR_CONSTANT)
         return base;
-    double progress = total > p->warmup
-                          ? (double)(step - p->warmup) / (double)(total - p->warmup)
-                          : 1.0;
+    double progress =
+        total > p->warmup ? (double)(step - p->warmup) / (double)(total - p->warmup) : 1.0;
     if (progress < 0.0)
         progress = 0.0;
     if (progress > 1.0)
@@ -105,8 +103,9 @@ dt_status trainer_lr_schedule_parse(trainer_lr_schedule_t *s, const char *text, 
     else if (!strcmp(text, "linear"))
         *s = TRAINER_LR_LINEAR;
     else
-        return dt_err_input(err, "unknown learning-rate schedule \"%s\" (expected constant, "
-                                 "cosine or linear)",
+        return dt_err_input(err,
+                            "unknown learning-rate schedule \"%s\" (expected constant, "
+                            "cosine or linear)",
                             text);
     return DT_OK;
 }
@@ -149,15 +148,15 @@ void trainer_learner_free(trainer_learner_t *l)
     memset(l, 0, sizeof *l);
 }
 
-void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds,
-                          const uint32_t *idx, int batch)
+void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                          int batch)
 {
     DT_ASSERT(ds->dim == l->m->in_size && batch >= 1 && batch <= l->ws.max_batch);
     l->be->gather(l->ws.x, l->ws.labels, ds->x, ds->y, idx, batch, ds->dim);
 }
 
-double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,
-                            const uint32_t *idx, int batch)
+double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                            int batch)
 {
     double loss;
     int correct;
@@ -172,12 +171,12 @@ void trainer_learner_update(trainer_learner_t *l)
 {
     trainer_clip(l->be, &l->sgd, l->grads, l->m->n_params);
     l->updates++;
-    trainer_optim_update(l->be, &l->sgd, l->sgd.lr, l->updates, l->params, l->grads,
-                         l->velocity, l->moment2, l->m->n_params);
+    trainer_optim_update(l->be, &l->sgd, l->sgd.lr, l->updates, l->params, l->grads, l->velocity,
+                         l->moment2, l->m->n_params);
 }
 
-double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
-                            const uint32_t *idx, int batch)
+double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                            int batch)
 {
     if (l->lr_total > 0)
         l->sgd.lr = trainer_lr_at(&l->lr, l->lr_steps++, l->lr_total);
@@ -250,8 +249,7 @@ trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
 }
 
 trainer_eval_t trainer_evaluate_subset(trainer_learner_t *l, const float *params,
-                                       const trainer_dataset_t *ds, const uint32_t *idx,
-                                       size_t n)
+                                       const trainer_dataset_t *ds, const uint32_t *idx, size_t n)
 {
     trainer_eval_t ev = {0.0, 0.0};
     int max = l->ws.max_batch;

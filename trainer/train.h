@@ -27,12 +27,12 @@ const char *trainer_optimizer_name(trainer_optimizer_t kind);
 /* The optimizer's settings; SGD's three come first (so {lr, momentum, wd} still reads). */
 typedef struct trainer_optim {
     float lr;
-    float momentum;     /* sgd */
+    float momentum; /* sgd */
     float weight_decay;
     trainer_optimizer_t kind;
     double beta1, beta2, eps; /* adam, adamw (PyTorch's defaults: 0.9, 0.999, 1e-8), double
                               as PyTorch keeps them */
-    float clip_norm;    /* the gradient's largest 2-norm over all parameters; 0: no clipping */
+    float clip_norm; /* the gradient's largest 2-norm over all parameters; 0: no clipping */
 } trainer_optim_t;
 
 /* Floats of optimizer state per parameter: 2 for Adam's moments, 1 for SGD's momentum
@@ -52,8 +52,8 @@ double trainer_clip_flops(const trainer_optim_t *o, size_t n);
  * m, Adam's step with moments m and v (v unused by SGD, m by SGD without momentum: NULL
  * allowed). lr is this step's rate; t the updates this state has had, this one included
  * (Adam's bias correction). */
-void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr,
-                          long t, float *w, const float *g, float *m, float *v, size_t n);
+void trainer_optim_update(const trainer_backend_t *be, const trainer_optim_t *o, float lr, long t,
+                          float *w, const float *g, float *m, float *v, size_t n);
 
 /* The factor torch.nn.utils.clip_grad_norm_ scales a gradient of total 2-norm `norm` by:
  * clip / (norm + 1e-6) when that is below 1, else 1 (also when clip is 0: no clipping). */
@@ -97,10 +97,10 @@ typedef struct trainer_learner {
     trainer_lr_t lr;                  /* with lr_total > 0: sgd.lr at each step is
                                          trainer_lr_at(&lr, steps taken, lr_total) */
     long lr_total, lr_steps;
-    uint32_t *batch_idx;              /* (max_batch) indices scratch for evaluation */
-    uint32_t *order;                  /* epoch order scratch, grown on demand */
+    uint32_t *batch_idx; /* (max_batch) indices scratch for evaluation */
+    uint32_t *order;     /* epoch order scratch, grown on demand */
     size_t order_cap;
-    trainer_rng_t shuffle;            /* batch order, its own stream */
+    trainer_rng_t shuffle; /* batch order, its own stream */
 } trainer_learner_t;
 
 /* Allocates everything once and initialises the parameters from seed. */
@@ -110,27 +110,27 @@ void trainer_learner_init(trainer_learner_t *l, const trainer_backend_t *be,
 void trainer_learner_free(trainer_learner_t *l);
 
 /* Gathers samples idx[0..batch) of ds into the workspace. */
-void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds,
-                          const uint32_t *idx, int batch);
+void trainer_learner_load(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                          int batch);
 
 /* Gradient of the mean loss over samples idx[0..batch) into l->grads; returns the mean
  * loss (NaN or Inf if the model diverged: the caller decides). */
-double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds,
-                            const uint32_t *idx, int batch);
+double trainer_learner_grad(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                            int batch);
 /* Applies l->grads to l->params with l->sgd (clipped first with clip_norm). */
 void trainer_learner_update(trainer_learner_t *l);
 /* One training step on samples idx[0..batch): gradient and update. With plain SGD (no
  * momentum, no clipping) the update is fused into the backward pass (l->grads is then not
  * written). Returns the mean
  * loss before the update; when it is not finite, the parameters are left untouched. */
-double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds,
-                            const uint32_t *idx, int batch);
+double trainer_learner_step(trainer_learner_t *l, const trainer_dataset_t *ds, const uint32_t *idx,
+                            int batch);
 
 typedef struct trainer_epoch_stats {
     double mean_loss; /* over the batches of the epoch; NaN/Inf if it diverged */
     size_t samples;
     size_t steps;
-    int diverged;     /* a step produced a non-finite loss; the epoch stopped there */
+    int diverged; /* a step produced a non-finite loss; the epoch stopped there */
 } trainer_epoch_stats_t;
 
 /* One pass over samples subset[0..n) (or 0..n-1 when subset is NULL) in an order shuffled
@@ -148,7 +148,6 @@ trainer_eval_t trainer_evaluate(trainer_learner_t *l, const float *params,
                                 const trainer_dataset_t *ds);
 /* The same on the samples idx[0..n) of ds only (idx NULL: the first n). */
 trainer_eval_t trainer_evaluate_subset(trainer_learner_t *l, const float *params,
-                                       const trainer_dataset_t *ds, const uint32_t *idx,
-                                       size_t n);
+                                       const trainer_dataset_t *ds, const uint32_t *idx, size_t n);
 
 #endif

@@ -15,14 +15,15 @@
 #include "plot.h"
 #include "query.h"
 
-#define FIG_WIDTH 1000        /* pixels of a one-panel figure, unless --size says otherwise */
+#define FIG_WIDTH 1000 /* pixels of a one-panel figure, unless --size says otherwise */
 #define FIG_HEIGHT 600
-#define FIG_MIN_SCALE 0.6     /* fonts no smaller than 0.6 of their size in a small --size */
-#define FIG_PROJECTOR_TYPE 1.4 /* a projector's fonts and lines past its size's scale: 2.52
-                                * at 1920 x 1080, 11 points 37 pixels high (1/29 of it) */
-#define FIG_TITLE_MAX 40      /* characters of a fixed title: 400 pixels at 13 points */
-#define FIG_CAPTION_LINES 4   /* caption lines at most; the last one ends "..." if cut */
-#define FIG_MAX_CURVES 8      /* curves a panel holds before a figure splits into panels */
+#define FIG_MIN_SCALE 0.6 /* fonts no smaller than 0.6 of their size in a small --size */
+#define FIG_PROJECTOR_TYPE                                                                         \
+    1.4                     /* a projector's fonts and lines past its size's scale: 2.52           \
+                             * at 1920 x 1080, 11 points 37 pixels high (1/29 of it) */
+#define FIG_TITLE_MAX 40    /* characters of a fixed title: 400 pixels at 13 points */
+#define FIG_CAPTION_LINES 4 /* caption lines at most; the last one ends "..." if cut */
+#define FIG_MAX_CURVES 8    /* curves a panel holds before a figure splits into panels */
 /* Pixels a key's line sample takes: GP_KEY_SAMPLEN characters of the 11-point font. */
 #define FIG_KEY_SAMPLE_PX (GP_KEY_SAMPLEN * 8.8)
 
@@ -44,9 +45,9 @@ typedef struct fig {
     char own_title[64]; /* where a title with numbers in it is written */
     char *caption[FIG_CAPTION_LINES]; /* lines under the panels (fig_caption), malloc'ed */
     size_t n_caption;
-    size_t panels;      /* panels begun (fig_panel) */
-    size_t *panel_at;   /* where each panel's text begins in body: a projector's screens */
-    char *note;         /* why it was skipped, or what it leaves out (fig_note) */
+    size_t panels;    /* panels begun (fig_panel) */
+    size_t *panel_at; /* where each panel's text begins in body: a projector's screens */
+    char *note;       /* why it was skipped, or what it leaves out (fig_note) */
     size_t note_size;
 } fig_t;
 
@@ -55,8 +56,8 @@ typedef struct figure {
     const char *name; /* the file name without extension */
     const char *help; /* for `dtsim plot --help`: lines of at most 57 characters */
     dt_status (*draw)(fig_t *f, dt_err_t *err); /* DT_OK also when skipped */
-    size_t max_runs;  /* runs it can show apart (a bar, a key entry each); past them it shows
-                       * the fastest (seconds per step) and says so; 0: no limit */
+    size_t max_runs; /* runs it can show apart (a bar, a key entry each); past them it shows
+                      * the fastest (seconds per step) and says so; 0: no limit */
 } figure_t;
 
 /** The Pareto chart (figure_pareto.c). */
@@ -65,8 +66,7 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err);
  *  the points no other is at least as good as in all and better in one (equal points all
  *  stay). Writes their indices to front, by ascending x (then y, z), and returns how many.
  *  Points with a NAN x or y are left out; a NAN z counts as the worst. */
-size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
-                        size_t *front);
+size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n, size_t *front);
 
 /** The accuracy figures (figure_accuracy.c): against simulated time, against bytes sent. */
 dt_status fig_accuracy(fig_t *f, dt_err_t *err);

@@ -58,8 +58,7 @@ static void curve_panels(const fig_t *f, const int *use, groups_t *out)
             }
             size_t big_k = groups_largest(&by[k]), big_p = groups_largest(&by[pick]);
             int fits_k = big_k <= FIG_MAX_CURVES, fits_p = big_p <= FIG_MAX_CURVES;
-            if (fits_k != fits_p ? fits_k
-                                 : fits_k ? by[k].n < by[pick].n : big_k < big_p)
+            if (fits_k != fits_p ? fits_k : fits_k ? by[k].n < by[pick].n : big_k < big_p)
                 pick = k;
         }
     if (pick >= 0) {
@@ -98,8 +97,8 @@ static void key_entry(gp_t *g, look_t look, const char *label)
 
 /* A curve per run, its points thinned to about eight markers and staggered between the
  * curves of a panel (phase), so that curves lying on each other still show every marker. */
-static void curve_plot(gp_t *g, size_t run, size_t points, look_t look, size_t phase,
-                       size_t curves, const char *label, int keyed, int first)
+static void curve_plot(gp_t *g, size_t run, size_t points, look_t look, size_t phase, size_t curves,
+                       const char *label, int keyed, int first)
 {
     size_t every = points > 8 ? points / 8 : 1;
     gp_printf(g, "%s$run%zu using 1:2 with lines ", first ? "" : ", \\\n     ", run);
@@ -144,8 +143,8 @@ static int same_curve(const results_evals_t *a, const results_evals_t *b, int by
         double xa = eval_x(a, k, by_bytes), xb = eval_x(b, k, by_bytes);
         if (isnan(xa) != isnan(xb))
             return 0;
-        if (!isnan(xa) && (fabs(xa - xb) > 1e-9 * fabs(xa) ||
-                           fabs(a->test_acc[k] - b->test_acc[k]) > 1e-9))
+        if (!isnan(xa) &&
+            (fabs(xa - xb) > 1e-9 * fabs(xa) || fabs(a->test_acc[k] - b->test_acc[k]) > 1e-9))
             return 0;
     }
     return 1;
@@ -191,8 +190,8 @@ static char *merged_label(char *const *labels, size_t n)
             const char *p = labels[k];
             for (long i = 0; i < differs; i++)
                 p += strcspn(p, " ") + 1;
-            o += (size_t)snprintf(out + o, len - o, "%s%.*s", k ? ", " : "",
-                                  (int)strcspn(p, " "), p);
+            o += (size_t)snprintf(out + o, len - o, "%s%.*s", k ? ", " : "", (int)strcspn(p, " "),
+                                  p);
         }
         snprintf(out + o, len - o, ")");
     }
@@ -208,7 +207,7 @@ static char *merged_label(char *const *labels, size_t n)
  * or both. */
 const char *fig_acc_ylabel(size_t text, size_t all)
 {
-    return !text ? "test accuracy (%)"
+    return !text         ? "test accuracy (%)"
            : text == all ? "next-token accuracy (%)"
                          : "test or next-token accuracy (%)";
 }
@@ -217,8 +216,9 @@ const char *fig_acc_ylabel(size_t text, size_t all)
 void fig_acc_caption(fig_t *f, size_t text, size_t all)
 {
     if (text)
-        fig_caption(f, "%snext-token accuracy: the share of validation tokens predicted "
-                       "(perplexity in the evals table)",
+        fig_caption(f,
+                    "%snext-token accuracy: the share of validation tokens predicted "
+                    "(perplexity in the evals table)",
                     text == all ? "" : "text runs: ");
 }
 
@@ -311,8 +311,8 @@ static x_axis_t shared_x(const curves_t *c, size_t n, int by_bytes)
  * panels share. */
 static void accuracy_panel(fig_t *f, const curves_t *c, const group_t *pan, char **labels,
                            const look_t *looks, const x_axis_t *ax, int by_bytes, double div,
-                           int keyed, size_t fits, int max_tics, char **styles,
-                           look_t *style_looks, size_t *n_styles)
+                           int keyed, size_t fits, int max_tics, char **styles, look_t *style_looks,
+                           size_t *n_styles)
 {
     gp_t *g = &f->body;
     if (!by_bytes)
@@ -387,8 +387,7 @@ static void curve_looks(const fig_t *f, const groups_t *panels, char ***labels, 
             for (const char *q = label; *q;) {
                 size_t w = strcspn(q, " ");
                 if (n_kinds < 2 || w != strlen(kind) || strncmp(q, kind, w))
-                    o += (size_t)snprintf(rest + o, len + 1 - o, "%s%.*s", o ? " " : "", (int)w,
-                                          q);
+                    o += (size_t)snprintf(rest + o, len + 1 - o, "%s%.*s", o ? " " : "", (int)w, q);
                 q += w + (q[w] == ' ');
             }
             size_t k = 0, r = 0;
@@ -496,14 +495,14 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     curves_t c = {dt_calloc(n, sizeof *c.ev), dt_calloc(n, sizeof *c.points),
                   dt_calloc(n, sizeof *c.as), dt_calloc(n, sizeof *c.drawn)};
     groups_t panels = {0};
-    char ***labels = NULL; /* each panel's key labels */
+    char ***labels = NULL;                        /* each panel's key labels */
     char **styles = dt_calloc(n, sizeof *styles); /* labels seen: a label keeps its style */
     look_t *style_looks = dt_calloc(n, sizeof *style_looks), *looks = dt_calloc(n, sizeof *looks);
     size_t n_styles = 0, with_points = 0, merged = 0, text = 0;
     dt_status st = DT_OK;
     double xmax = 0, amin = 100, amax = 0;
-    if ((st = accuracy_read(f, &c, by_bytes, &xmax, &amin, &amax, &with_points, &text,
-                            &merged, err)) != DT_OK)
+    if ((st = accuracy_read(f, &c, by_bytes, &xmax, &amin, &amax, &with_points, &text, &merged,
+                            err)) != DT_OK)
         goto done;
     if (with_points == 0) {
         fig_note(f, "none of the selected runs has an evaluation with a test accuracy");
@@ -546,8 +545,8 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
     double char_px = small_key ? 6.8 : 8.2;
     int below = !shared_key && 38 + FIG_KEY_SAMPLE_PX + char_px * (double)longest > panel_w / 3;
     if (text == with_points)
-        f->title = by_bytes ? "Next-token accuracy vs data sent"
-                            : "Next-token accuracy vs simulated time";
+        f->title =
+            by_bytes ? "Next-token accuracy vs data sent" : "Next-token accuracy vs simulated time";
     else
         f->title = by_bytes ? "Test accuracy vs data sent" : "Test accuracy vs simulated time";
     /* a key under a plot makes the figure taller by its lines, rather than the plot lower */
@@ -585,8 +584,8 @@ static dt_status accuracy(fig_t *f, int by_bytes, dt_err_t *err)
         }
         if (shared_key)
             gp_printf(g, "unset key\n");
-        accuracy_panel(f, &c, &panels.v[p], labels[p], looks, &ax, by_bytes, div, !shared_key,
-                       fits, max_tics, styles, style_looks, &n_styles);
+        accuracy_panel(f, &c, &panels.v[p], labels[p], looks, &ax, by_bytes, div, !shared_key, fits,
+                       max_tics, styles, style_looks, &n_styles);
     }
     if (shared_key) {
         fig_grid_panel(f, panels.n, rows, cols);
@@ -619,4 +618,3 @@ dt_status fig_accuracy_bytes(fig_t *f, dt_err_t *err)
 {
     return accuracy(f, 1, err);
 }
-

@@ -63,12 +63,12 @@ static void bars_names(fig_t *f, const size_t *shown, size_t n, int angle)
         gp_printf(&f->body, "set label %zu ", b + 1);
         gp_text(&f->body, f->labels[shown[b]]);
         if (angle)
-            gp_printf(&f->body, " at first %zu, graph 0 right rotate by %d offset %.2g,-1 "
-                                "tc rgb '#333333'\n",
+            gp_printf(&f->body,
+                      " at first %zu, graph 0 right rotate by %d offset %.2g,-1 "
+                      "tc rgb '#333333'\n",
                       b, angle, angle == 90 ? 0.4 : 1);
         else
-            gp_printf(&f->body, " at first %zu, graph 0 center offset 0,-1 tc rgb '#333333'\n",
-                      b);
+            gp_printf(&f->body, " at first %zu, graph 0 center offset 0,-1 tc rgb '#333333'\n", b);
     }
 }
 
@@ -148,9 +148,10 @@ dt_status fig_breakdown(fig_t *f, dt_err_t *err)
     f->title = "Compute, communication and idle share";
     fig_caption_runs(f);
     fig_panel(f, 0, 0, 1, 1);
-    gp_printf(g, "set ylabel 'share of the summed time of all hosts (%%)'\n"
-                 "set yrange [0:100]\nset xrange [-0.6:%.1f]\n"
-                 "set grid noxtics\n",
+    gp_printf(g,
+              "set ylabel 'share of the summed time of all hosts (%%)'\n"
+              "set yrange [0:100]\nset xrange [-0.6:%.1f]\n"
+              "set grid noxtics\n",
               n - 0.4);
     int angle = bars_angle(f, n, longest, 170);
     bars_margins(g, angle, longest);
@@ -158,16 +159,18 @@ dt_status fig_breakdown(fig_t *f, dt_err_t *err)
     bars_names(f, shown, n, angle);
     gp_printf(g, "plot ");
     for (int s = 0; s < RESULTS_STATE_COUNT; s++)
-        gp_printf(g, "%s$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
-                     "lc rgb 'white' lc rgb '%s' title '%s'",
+        gp_printf(g,
+                  "%s$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
+                  "lc rgb 'white' lc rgb '%s' title '%s'",
                   s ? ", \\\n     " : "", s, fig_state_colors[s], fig_state_titles[s]);
     /* The percentages inside the segments that hold them: across the bar in a font that
      * fits "100%", or along it when the bars are too narrow for 7 points. */
     bar_fit_t fit = bars_fit(f, n, angle, longest, 170);
     for (int s = 0; s < RESULTS_STATE_COUNT; s++)
         if (fit.font > 0)
-            gp_printf(g, ", \\\n     $state%d using 1:2:($7 >= %.3g ? sprintf('%%.0f%%%%', $7) "
-                         ": '') with labels font ',%d' %s tc rgb '%s' notitle",
+            gp_printf(g,
+                      ", \\\n     $state%d using 1:2:($7 >= %.3g ? sprintf('%%.0f%%%%', $7) "
+                      ": '') with labels font ',%d' %s tc rgb '%s' notitle",
                       s, fit.min_share, fit.font, fit.along ? "rotate by 90" : "",
                       s == RESULTS_STATE_IDLE ? "#333333" : "white");
     gp_printf(g, "\n");
@@ -199,8 +202,8 @@ static void mem_bytes(const results_memory_t *m, double v[MEM_KINDS])
  * shown[0..n), in the panel p of a column of panels; on a log axis when the times span more
  * than a factor of 100 (a 100 Mb/s step of 1.24 s beside a 100 Gb/s one of 1.9 ms: on a
  * linear axis most bars would be a line), the bars rising from the axis' foot. */
-static void time_panel(fig_t *f, const char *block, const size_t *shown, const double *ms,
-                       size_t n, int rounds, size_t p, size_t panels, size_t longest)
+static void time_panel(fig_t *f, const char *block, const size_t *shown, const double *ms, size_t n,
+                       int rounds, size_t p, size_t panels, size_t longest)
 {
     gp_t *g = &f->body;
     double tmax = 0, tmin = INFINITY;
@@ -221,16 +224,18 @@ static void time_panel(fig_t *f, const char *block, const size_t *shown, const d
     bars_margins(g, angle, longest);
     bars_names(f, shown, n, angle);
     if (logy)
-        gp_printf(g, "set logscale y\nset yrange [%.10g:%.10g]\nset ytics autofreq\n"
-                     "set format y '%%g'\n",
+        gp_printf(g,
+                  "set logscale y\nset yrange [%.10g:%.10g]\nset ytics autofreq\n"
+                  "set format y '%%g'\n",
                   foot, tmax / unit * 4);
     else
         gp_printf(g, "unset logscale y\nset yrange [0:%.10g]\n", tmax / unit * 1.2);
-    gp_printf(g, "set title 'Time per %s'\nset ylabel '%s per %s (simulated%s)'\n"
-                 "plot $%s using 1:2:($1-0.35):($1+0.35):(%.10g):2 with boxxyerror fs solid 0.8 "
-                 "lc rgb '%s' notitle, \\\n"
-                 "     $%s using 1:2:(plain($2)) with labels offset 0,0.7 tc rgb '#333333' "
-                 "notitle\n",
+    gp_printf(g,
+              "set title 'Time per %s'\nset ylabel '%s per %s (simulated%s)'\n"
+              "plot $%s using 1:2:($1-0.35):($1+0.35):(%.10g):2 with boxxyerror fs solid 0.8 "
+              "lc rgb '%s' notitle, \\\n"
+              "     $%s using 1:2:(plain($2)) with labels offset 0,0.7 tc rgb '#333333' "
+              "notitle\n",
               rounds ? "round" : "step", secs ? "s" : "ms", rounds ? "round" : "step",
               logy ? ", log scale" : "", block, foot, gp_colour(g, rounds ? 3 : 0), block);
     if (logy)
@@ -321,12 +326,14 @@ dt_status fig_parallelism(fig_t *f, dt_err_t *err)
     bars_tics(g, n);
     bars_margins(g, angle, longest);
     bars_names(f, shown, n, angle);
-    gp_printf(g, "set title 'Memory of the most loaded host'\n"
-                 "set ylabel '%s (10^%d bytes)'\nset yrange [0:%.10g]\nset key top right\nplot ",
+    gp_printf(g,
+              "set title 'Memory of the most loaded host'\n"
+              "set ylabel '%s (10^%d bytes)'\nset yrange [0:%.10g]\nset key top right\nplot ",
               gb ? "GB" : "MB", gb ? 9 : 6, peak / div * 1.25 > 0 ? peak / div * 1.25 : 1);
     for (int k = 0; k < MEM_KINDS; k++)
-        gp_printf(g, "%s$mem%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
-                     "lc rgb 'white' lc rgb '%s' title '%s'",
+        gp_printf(g,
+                  "%s$mem%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
+                  "lc rgb 'white' lc rgb '%s' title '%s'",
                   k ? ", \\\n     " : "", k, mem_colors[k], mem_titles[k]);
     gp_printf(g, "\n");
     fig_caption_runs(f);
@@ -356,7 +363,7 @@ dt_status fig_step(fig_t *f, dt_err_t *err)
     const results_runs_t *runs = f->runs;
     size_t cap = runs->n ? runs->n : 1, n = 0, longest = 0, rounds = 0;
     size_t *shown = dt_calloc(cap, sizeof *shown);
-    double (*parts)[RESULTS_PART_COUNT] = dt_calloc(cap, sizeof *parts);
+    double(*parts)[RESULTS_PART_COUNT] = dt_calloc(cap, sizeof *parts);
     dt_status st = DT_OK;
     int used[RESULTS_PART_COUNT] = {0};
     double tmax = 0;
@@ -407,14 +414,15 @@ dt_status fig_step(fig_t *f, dt_err_t *err)
     f->title = "A step in its parts";
     fig_caption_runs(f);
     fig_caption(f, "the mean device's step; communication: only what it waited on%s",
-                rounds ? (rounds == n ? "; federated runs: a round" : "; federated runs: a round "
-                                                                       "(the others a step)")
+                rounds ? (rounds == n ? "; federated runs: a round"
+                                      : "; federated runs: a round "
+                                        "(the others a step)")
                        : "");
     fig_panel(f, 0, 0, 1, 1);
-    gp_printf(g, "set ylabel '%s per %s (simulated)'\nset yrange [0:%.10g]\n"
-                 "set xrange [-0.6:%.1f]\nset grid noxtics\nset key outside right top\n",
-              unit == 1 ? "s" : "ms", rounds == n ? "round" : "step", tmax / unit * 1.1,
-              n - 0.4);
+    gp_printf(g,
+              "set ylabel '%s per %s (simulated)'\nset yrange [0:%.10g]\n"
+              "set xrange [-0.6:%.1f]\nset grid noxtics\nset key outside right top\n",
+              unit == 1 ? "s" : "ms", rounds == n ? "round" : "step", tmax / unit * 1.1, n - 0.4);
     int angle = bars_angle(f, n, longest, 170);
     bars_margins(g, angle, longest);
     bars_tics(g, n);
@@ -424,16 +432,18 @@ dt_status fig_step(fig_t *f, dt_err_t *err)
     for (int k = 0; k < RESULTS_PART_COUNT; k++) {
         if (!used[k])
             continue;
-        gp_printf(g, "%s$part%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
-                     "lc rgb 'white' lc rgb '%s' title '%s'",
+        gp_printf(g,
+                  "%s$part%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 border "
+                  "lc rgb 'white' lc rgb '%s' title '%s'",
                   sep, k, part_colors[k], results_part_names[k]);
         sep = ", \\\n     ";
     }
     gp_printf(g, "\n");
     f->drawn = 1;
     if (n < runs->n)
-        fig_note(f, "leaves out %zu run%s without a breakdown of its step (stored since schema "
-                    "version 9) or a finite one",
+        fig_note(f,
+                 "leaves out %zu run%s without a breakdown of its step (stored since schema "
+                 "version 9) or a finite one",
                  runs->n - n, runs->n - n == 1 ? "" : "s");
 done:
     free(shown);

@@ -113,25 +113,28 @@ dt_status fig_clients(fig_t *f, dt_err_t *err)
         gp_curve_style(g, i);
         gp_printf(g, " ps 0.4*marker title ");
         gp_text(g, f->labels[i]);
-        gp_printf(g, " . ': p10 %.1f%%, mean %.1f%%, spread %.1f points', \\\n"
-                     "     $p10_%zu using 1:2 with points lt %zu pt 7 ps 1.6*marker notitle",
+        gp_printf(g,
+                  " . ': p10 %.1f%%, mean %.1f%%, spread %.1f points', \\\n"
+                  "     $p10_%zu using 1:2 with points lt %zu pt 7 ps 1.6*marker notitle",
                   100 * c->p10_acc, 100 * c->mean_acc, 100 * c->spread, s, i % GP_COLORS + 1);
     }
     gp_printf(g, "\nunset arrow 1\n");
     fig_grid_panel(f, 1, 2, 1);
     /* a tic per round count while they are few (FedBuff's clients may take part hundreds
      * of times) */
-    gp_printf(g, "set title \"Held-out accuracy vs rounds taken part\"\n"
-                 "set xlabel 'rounds the client''s update was aggregated in'\n"
-                 "set xrange [-0.5:%.1f]\n%sset grid noxtics\n%s"
-                 "plot ",
+    gp_printf(g,
+              "set title \"Held-out accuracy vs rounds taken part\"\n"
+              "set xlabel 'rounds the client''s update was aggregated in'\n"
+              "set xrange [-0.5:%.1f]\n%sset grid noxtics\n%s"
+              "plot ",
               (double)max_rounds + 0.5, max_rounds <= 20 ? "set xtics 1\n" : "",
               same_part ? "unset key\n" : "");
     for (size_t s = 0; s < n_shown; s++) {
         size_t i = shown[s];
         const results_clients_t *c = &cl[i];
-        gp_printf(g, "%s$part%zu using 1:2 with points lt %zu pt 7 ps 0.5*marker notitle, \\\n"
-                     "     $mean%zu using 1:2 with lines ",
+        gp_printf(g,
+                  "%s$part%zu using 1:2 with points lt %zu pt 7 ps 0.5*marker notitle, \\\n"
+                  "     $mean%zu using 1:2 with lines ",
                   s ? ", \\\n     " : "", s, i % GP_COLORS + 1, s);
         gp_line_style(g, i);
         gp_printf(g, " title ");

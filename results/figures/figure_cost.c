@@ -43,8 +43,9 @@ static void cost_panel(fig_t *f, const size_t *shown, size_t n, const double *x,
     }
     cost_axis(g, "x", xlo, xhi);
     cost_axis(g, "y", ylo, yhi);
-    gp_printf(g, "set title '%s'\nset xlabel 'simulated seconds per step'\nset ylabel '%s'\n"
-                 "%s\nplot ",
+    gp_printf(g,
+              "set title '%s'\nset xlabel 'simulated seconds per step'\nset ylabel '%s'\n"
+              "%s\nplot ",
               title, ylabel, key ? "set key outside right top" : "unset key");
     int first = 1;
     for (size_t k = 0; k < n; k++) {

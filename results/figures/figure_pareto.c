@@ -42,8 +42,7 @@ static int dominates(const pareto_pt_t *a, const pareto_pt_t *b)
     return better;
 }
 
-size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n,
-                        size_t *front)
+size_t fig_pareto_front(const double *x, const double *y, const double *z, size_t n, size_t *front)
 {
     pareto_pt_t *p = dt_malloc((n ? n : 1) * sizeof *p);
     size_t m = 0;
@@ -81,8 +80,8 @@ static void pareto_axis(gp_t *g, const char *axis, double lo, double hi)
 
 /* Each run's point: seconds per step (x), dollars per 1000 samples, joules per sample and
  * the GB its fullest device holds, NAN where unknown; counts the runs priced and powered. */
-static dt_status pareto_points(fig_t *f, double *x, double *dollars, double *joules,
-                               double *mem, size_t *priced, size_t *powered, dt_err_t *err)
+static dt_status pareto_points(fig_t *f, double *x, double *dollars, double *joules, double *mem,
+                               size_t *priced, size_t *powered, dt_err_t *err)
 {
     const results_runs_t *runs = f->runs;
     dt_status st;
@@ -146,25 +145,27 @@ static void pareto_names(fig_t *f, const double *x, const double *y, const doubl
     gp_t *g = &f->body;
     double h = fig_height(f);
     if (named) {
-        gp_printf(g, "set label 199 'Pareto front, fastest first:' at screen 0.66, "
-                     "fig_bottom + fig_area - %.6g left font ',10' tc rgb '#222222'\n",
+        gp_printf(g,
+                  "set label 199 'Pareto front, fastest first:' at screen 0.66, "
+                  "fig_bottom + fig_area - %.6g left font ',10' tc rgb '#222222'\n",
                   10 / h);
     }
     for (size_t k = 0; k < named; k++) {
         size_t i = front[k];
         /* its number at the point, alternately above and below it */
-        gp_printf(g, "set label %zu '%zu' at first %.10g, first %.10g offset char 0.9, char %s "
-                     "font ',9' tc rgb '#222222' front\n",
+        gp_printf(g,
+                  "set label %zu '%zu' at first %.10g, first %.10g offset char 0.9, char %s "
+                  "font ',9' tc rgb '#222222' front\n",
                   100 + k, k + 1, x[i], y[i], k % 2 ? "-0.7" : "0.7");
         char line[200], gb[32] = "";
         if (!isnan(mem[i]))
             snprintf(gb, sizeof gb, "  %.3g GB", mem[i]);
-        snprintf(line, sizeof line, "%zu  %.60s  %.4g s%s", k + 1, f->labels[i] + cut, x[i],
-                 gb);
+        snprintf(line, sizeof line, "%zu  %.60s  %.4g s%s", k + 1, f->labels[i] + cut, x[i], gb);
         gp_printf(g, "set label %zu ", 200 + k);
         gp_text(g, line);
-        gp_printf(g, " at screen 0.66, fig_bottom + fig_area - %.6g left font ',10' "
-                     "tc rgb '#222222'\n",
+        gp_printf(g,
+                  " at screen 0.66, fig_bottom + fig_area - %.6g left font ',10' "
+                  "tc rgb '#222222'\n",
                   (10 + 17 * (double)(k + 1)) / h);
     }
 }
@@ -220,21 +221,23 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     size_t cut = pareto_common_cut(f, front, named);
     f->title = "Cost against step time: Pareto front";
     fig_caption_runs(f);
-    fig_caption(f, "a point per run (%zu), coloured by the memory of its fullest device; the %zu "
-                   "circled: the Pareto front, no other run as fast, as cheap and as light on "
-                   "memory and better in one", n_pts + no_mem, n_front);
+    fig_caption(f,
+                "a point per run (%zu), coloured by the memory of its fullest device; the %zu "
+                "circled: the Pareto front, no other run as fast, as cheap and as light on "
+                "memory and better in one",
+                n_pts + no_mem, n_front);
     if (cut)
-        fig_caption(f, "front runs named less their common %.*s", (int)cut,
-                    f->labels[front[0]]);
+        fig_caption(f, "front runs named less their common %.*s", (int)cut, f->labels[front[0]]);
     /* the plot on the left two thirds, the front's names listed on the right: labels at
      * the points would write over each other where the front is dense */
     fig_panel(f, 0, 0, 0.64, 1);
     pareto_axis(g, "x", xlo, xhi);
     pareto_axis(g, "y", ylo, yhi);
-    gp_printf(g, "set xlabel 'simulated seconds per step'\nset ylabel '%s'\n"
-                 "set cblabel 'memory of the fullest device (GB)'\n"
-                 "set palette defined (0 '#4e79a7', 1 '#59a14f', 2 '#edc948', 3 '#e15759')\n"
-                 "set colorbox vertical\nset key inside top left opaque box\n",
+    gp_printf(g,
+              "set xlabel 'simulated seconds per step'\nset ylabel '%s'\n"
+              "set cblabel 'memory of the fullest device (GB)'\n"
+              "set palette defined (0 '#4e79a7', 1 '#59a14f', 2 '#edc948', 3 '#e15759')\n"
+              "set colorbox vertical\nset key inside top left opaque box\n",
               priced ? "$ per 1000 samples" : "J per sample");
     pareto_names(f, x, y, mem, front, named, cut);
     gp_printf(g, "plot ");
@@ -246,14 +249,12 @@ dt_status fig_pareto(fig_t *f, dt_err_t *err)
     gp_printf(g, "$front using 1:2 with points pt 6 ps 2.2*marker lw 1.5 lc rgb '#222222' "
                  "title 'Pareto front'\n");
     if (named < n_front)
-        fig_note(f, "names %zu of the %zu runs on the Pareto front (the fastest)", named,
-                 n_front);
+        fig_note(f, "names %zu of the %zu runs on the Pareto front (the fastest)", named, n_front);
     size_t left = runs->n - n_pts - no_mem;
     if (left) {
         size_t len = strlen(f->note);
         snprintf(f->note + len, f->note_size - len, "%sleaves out %zu run%s without %s",
-                 len ? "; " : "", left, left == 1 ? "" : "s",
-                 priced ? "a price" : "power figures");
+                 len ? "; " : "", left, left == 1 ? "" : "s", priced ? "a price" : "power figures");
     }
     f->drawn = 1;
 done:

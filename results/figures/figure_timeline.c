@@ -88,8 +88,8 @@ static void timeline_boxes(gp_t *g, const results_timeline_t *t, double t0, doub
         double lo = 0, hi = -1; /* the pending box; none while hi < lo */
         for (size_t k = 0; k <= t->n; k++) {
             const results_interval_t *iv = k < t->n ? &t->iv[k] : NULL;
-            if (iv && ((int)iv->state != s || !(iv->end >= iv->start) ||
-                       !isfinite(iv->start) || !isfinite(iv->end) || (cut && iv->start >= t1)))
+            if (iv && ((int)iv->state != s || !(iv->end >= iv->start) || !isfinite(iv->start) ||
+                       !isfinite(iv->end) || (cut && iv->start >= t1)))
                 continue;
             if (iv && hi >= lo && iv->lane == lane && iv->start <= hi + bridge) {
                 hi = iv->end > hi ? iv->end : hi;
@@ -97,8 +97,7 @@ static void timeline_boxes(gp_t *g, const results_timeline_t *t, double t0, doub
             }
             boxes[s] += hi >= lo;
             if (hi >= lo) /* x y xlow xhigh ylow yhigh */
-                GP_ROW(g, (lo + hi) / 2 / div, lane, lo / div, hi / div, lane - 0.38,
-                       lane + 0.38);
+                GP_ROW(g, (lo + hi) / 2 / div, lane, lo / div, hi / div, lane - 0.38, lane + 0.38);
             if (iv) {
                 lane = iv->lane;
                 lo = iv->start;
@@ -112,8 +111,8 @@ static void timeline_boxes(gp_t *g, const results_timeline_t *t, double t0, doub
 /* The axes, a name left of each lane (labels, not tic labels: see bars_angle; at most 40)
  * and the plot command: idle at the bottom, compute on top, so that the thinnest, most
  * telling boxes stay visible; the key lists the states in their usual order. */
-static void timeline_plot(gp_t *g, const results_timeline_t *t, double t0, double t1,
-                          double div, const char *unit, const size_t *boxes)
+static void timeline_plot(gp_t *g, const results_timeline_t *t, double t0, double t1, double div,
+                          const char *unit, const size_t *boxes)
 {
     size_t every = (t->n_lanes + 39) / 40; /* at most 40 names */
     char **lane = dt_calloc(t->n_lanes, sizeof *lane);
@@ -125,11 +124,11 @@ static void timeline_plot(gp_t *g, const results_timeline_t *t, double t0, doubl
         size_t w = gp_text_width(lane[l]);
         widest = w > widest ? w : widest;
     }
-    gp_printf(g, "set xlabel 'simulated time (%s)'\nset xrange [%.10g:%.10g]\n"
-                 "set yrange [%.1f:-0.5]\nset grid xtics noytics\nset lmargin %d\n"
-                 "set format y ''\nset ytics (",
-              unit, (t0 < 0 ? t0 : 0) / div, t1 / div, t->n_lanes - 0.5,
-              4 + (int)widest);
+    gp_printf(g,
+              "set xlabel 'simulated time (%s)'\nset xrange [%.10g:%.10g]\n"
+              "set yrange [%.1f:-0.5]\nset grid xtics noytics\nset lmargin %d\n"
+              "set format y ''\nset ytics (",
+              unit, (t0 < 0 ? t0 : 0) / div, t1 / div, t->n_lanes - 0.5, 4 + (int)widest);
     for (size_t l = 0; l < t->n_lanes; l += every)
         gp_printf(g, "%s%zu", l ? ", " : "", l);
     gp_printf(g, ")\n");
@@ -143,8 +142,9 @@ static void timeline_plot(gp_t *g, const results_timeline_t *t, double t0, doubl
     gp_printf(g, "plot ");
     for (int s = RESULTS_STATE_COUNT - 1; s >= 0; s--)
         if (boxes[s]) /* gnuplot warns of an empty block */
-            gp_printf(g, "$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder "
-                         "lc rgb '%s' notitle, \\\n     ",
+            gp_printf(g,
+                      "$state%d using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder "
+                      "lc rgb '%s' notitle, \\\n     ",
                       s, fig_state_colors[s]);
     for (int s = 0; s < RESULTS_STATE_COUNT; s++)
         gp_printf(g, "%skeyentry with boxxyerror fs solid 1.0 lc rgb '%s' title '%s'",
@@ -182,10 +182,10 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
      * to it, one cut short by the row cap said so) */
     char arch[300], mode[32];
     int found_arch, found_mode;
-    if ((st = results_query_param(f->q, id, "model.arch", arch, sizeof arch, &found_arch,
-                                  err)) != DT_OK ||
-        (st = results_query_param(f->q, id, "run.timeline", mode, sizeof mode, &found_mode,
-                                  err)) != DT_OK)
+    if ((st = results_query_param(f->q, id, "model.arch", arch, sizeof arch, &found_arch, err)) !=
+            DT_OK ||
+        (st = results_query_param(f->q, id, "run.timeline", mode, sizeof mode, &found_mode, err)) !=
+            DT_OK)
         goto done;
     double step = rv ? step_time(rv) : NAN;
     int one_step = found_arch && !strncmp(arch, "profile:", 8) && !isnan(step);
@@ -208,11 +208,14 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
     else
         fig_caption(f, "run %lld", (long long)id);
     if (found_mode && !strcmp(mode, "sampled"))
-        fig_caption(f, "sampled (run.timeline = sampled): %zu hosts spread over the ranks, "
-                       "short boxes merged", t.n_lanes);
+        fig_caption(f,
+                    "sampled (run.timeline = sampled): %zu hosts spread over the ranks, "
+                    "short boxes merged",
+                    t.n_lanes);
     if (one_step && recorded < step * (1 - 1e-9))
-        fig_caption(f, "recorded until %.4g s of its %.4g s step (run.timeline_steps, or "
-                       "the 200,000-row cap; run.timeline = sampled keeps a whole step)",
+        fig_caption(f,
+                    "recorded until %.4g s of its %.4g s step (run.timeline_steps, or "
+                    "the 200,000-row cap; run.timeline = sampled keeps a whole step)",
                     recorded, step);
     else if (one_step)
         fig_caption(f, "its first step (%.4g s; simulated time / steps)", step);
@@ -223,13 +226,15 @@ dt_status fig_timeline(fig_t *f, dt_err_t *err)
             goto done;
         rounds = cl.clients > 0;
         results_clients_free(&cl);
-        fig_caption(f, "its first %d %s of %ld (%d x %.4g s, simulated time / %s; the "
-                       "timeline holds %.4g s: dtsim export --trace %lld shows it all)",
+        fig_caption(f,
+                    "its first %d %s of %ld (%d x %.4g s, simulated time / %s; the "
+                    "timeline holds %.4g s: dtsim export --trace %lld shows it all)",
                     SHOWN_STEPS, rounds ? "rounds" : "steps", rv->steps, SHOWN_STEPS, step,
                     rounds ? "rounds" : "steps", recorded, (long long)id);
     } else if (!one_step && !isnan(step) && recorded < rv->sim_time * (1 - 1e-9))
-        fig_caption(f, "recorded until %.4g s of its %.4g s (run.timeline_steps, or the "
-                       "200,000-row cap)",
+        fig_caption(f,
+                    "recorded until %.4g s of its %.4g s (run.timeline_steps, or the "
+                    "200,000-row cap)",
                     recorded, rv->sim_time);
     if (unbounded)
         fig_caption(f, "%zu intervals left out: their times are not finite", unbounded);

@@ -111,7 +111,7 @@ static dt_status fig_time_to_target(fig_t *f, dt_err_t *err)
     (void)err;
     const results_runs_t *runs = f->runs;
     size_t n = runs->n ? runs->n : 1;
-    double *x = dt_calloc(n, sizeof *x);    /* Gb/s of each run, NAN: not drawn */
+    double *x = dt_calloc(n, sizeof *x);     /* Gb/s of each run, NAN: not drawn */
     double *bws = dt_calloc(n, sizeof *bws); /* the candidates' bandwidths, then distinct */
     double *ws = dt_calloc(n, sizeof *ws);   /* worker counts of the runs drawn, distinct */
     size_t nc = 0, reached = 0;
@@ -132,8 +132,7 @@ static dt_status fig_time_to_target(fig_t *f, dt_err_t *err)
         if (nc == 0)
             fig_note(f, "none of the selected runs has a summary and a cluster.bandwidth");
         else
-            fig_note(f, "the selected runs do not vary cluster.bandwidth (all at %g Gb/s)",
-                     bws[0]);
+            fig_note(f, "the selected runs do not vary cluster.bandwidth (all at %g Gb/s)", bws[0]);
         goto done;
     }
     if (reached == 0) {
@@ -184,15 +183,15 @@ static dt_status fig_time_to_target(fig_t *f, dt_err_t *err)
         f->title = "Time to target accuracy vs bandwidth";
     }
     if (never)
-        fig_caption(f, "%zu run%s that never reached %s left out", never,
-                    never == 1 ? "" : "s", one_target ? "it" : "its target");
+        fig_caption(f, "%zu run%s that never reached %s left out", never, never == 1 ? "" : "s",
+                    one_target ? "it" : "its target");
     fig_panel(f, 0, 0, 1, 1);
     int logy = tmax > 30 * tmin;
-    gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\n", bws[0] / 1.5,
-              bws[nbw - 1] * 1.5);
+    gp_printf(g, "set logscale x\nset xrange [%.10g:%.10g]\n", bws[0] / 1.5, bws[nbw - 1] * 1.5);
     gp_tics_at(g, "x", bws, nbw);
-    gp_printf(g, "set xlabel 'link bandwidth (Gb/s, log scale)'\n"
-                 "set ylabel 'simulated time to target (s%s)'\n%s",
+    gp_printf(g,
+              "set xlabel 'link bandwidth (Gb/s, log scale)'\n"
+              "set ylabel 'simulated time to target (s%s)'\n%s",
               logy ? ", log scale" : "", logy ? "set logscale y\n" : "set yrange [0:*]\n");
     if (logy)
         gp_printf(g, "set yrange [%.10g:%.10g]\n", tmin / 1.5, tmax * 1.5);
@@ -223,7 +222,7 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     (void)err;
     const results_runs_t *runs = f->runs;
     size_t n = runs->n ? runs->n : 1;
-    double *x = dt_calloc(n, sizeof *x);    /* workers of each run, NAN: not drawn */
+    double *x = dt_calloc(n, sizeof *x);     /* workers of each run, NAN: not drawn */
     double *ws = dt_calloc(n, sizeof *ws);   /* the candidates' worker counts, distinct */
     double *bws = dt_calloc(n, sizeof *bws); /* bandwidths of the runs drawn, distinct */
     size_t nc = 0, with_eff = 0;
@@ -299,14 +298,14 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     fig_grid_panel(f, 0, 2, 1);
     gp_printf(g, "set logscale x 2\nset xrange [%.10g:%.10g]\n", ws[0] / 1.3, ws[nw - 1] * 1.3);
     gp_tics_at(g, "x", ws, nw);
-    gp_printf(g, "set title 'Speedup vs number of workers'\n"
-                 "set xlabel 'workers (log scale)'\n"
-                 "set ylabel 'speedup (log scale)'\n"
-                 "set logscale y 2\nset yrange [%.10g:%.10g]\nplot ",
+    gp_printf(g,
+              "set title 'Speedup vs number of workers'\n"
+              "set xlabel 'workers (log scale)'\n"
+              "set ylabel 'speedup (log scale)'\n"
+              "set logscale y 2\nset yrange [%.10g:%.10g]\nplot ",
               ws[0] / 1.3 < 1 ? ws[0] / 1.3 : 0.5, smax * 1.3);
     for (size_t gi = 0; gi < groups.n; gi++) {
-        gp_printf(g, "%s$group%zu using 1:($1*$2) with linespoints ", gi ? ", \\\n     " : "",
-                  gi);
+        gp_printf(g, "%s$group%zu using 1:($1*$2) with linespoints ", gi ? ", \\\n     " : "", gi);
         gp_curve_style(g, gi);
         gp_printf(g, " ps 1.1*marker title ");
         gp_text(g, groups.v[gi].key);
@@ -314,10 +313,11 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     gp_printf(g, ", \\\n     x with lines lc rgb '#333333' dt 2 lw 1.5 title "
                  "'ideal (speedup = workers)'\n");
     fig_grid_panel(f, 1, 2, 1);
-    gp_printf(g, "unset logscale y\n"
-                 "set title 'Scaling efficiency vs number of workers'\n"
-                 "set ylabel 'scaling efficiency'\n"
-                 "set yrange [0:%.10g]\nplot ",
+    gp_printf(g,
+              "unset logscale y\n"
+              "set title 'Scaling efficiency vs number of workers'\n"
+              "set ylabel 'scaling efficiency'\n"
+              "set yrange [0:%.10g]\nplot ",
               emax * 1.15);
     for (size_t gi = 0; gi < groups.n; gi++) {
         gp_printf(g, "%s$group%zu using 1:2 with linespoints ", gi ? ", \\\n     " : "", gi);
@@ -329,8 +329,9 @@ static dt_status fig_scaling(fig_t *f, dt_err_t *err)
     f->height = 1000;
     f->drawn = 1;
     if (with_eff < nc)
-        fig_note(f, "leaves out %zu run%s without a scaling efficiency (not in a sweep with a "
-                    "finished single run)",
+        fig_note(f,
+                 "leaves out %zu run%s without a scaling efficiency (not in a sweep with a "
+                 "finished single run)",
                  nc - with_eff, nc - with_eff == 1 ? "" : "s");
 done:
     fig_groups_free(&groups);
@@ -397,14 +398,15 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
     fig_acc_caption(f, text, n);
     /* keys of 9 points under panels side by side; of 11 on a projector's screen */
     int projector = fig_projector(f);
-    gp_printf(g, "set key outside below left Left reverse font ',%d' spacing 1 "
-                 "height 1.5\n"
-                 "set xlabel 'simulated time (s)'\nset ylabel '%s'\n"
-                 "set xrange [0:*]\n",
+    gp_printf(g,
+              "set key outside below left Left reverse font ',%d' spacing 1 "
+              "height 1.5\n"
+              "set xlabel 'simulated time (s)'\nset ylabel '%s'\n"
+              "set xrange [0:*]\n",
               projector ? 11 : 9, fig_acc_ylabel(text, n));
     /* characters a key under a panel holds */
-    size_t fits = (size_t)((fig_width(f) / (int)cols - 88 - FIG_KEY_SAMPLE_PX) /
-                           (projector ? 8.2 : 6.8));
+    size_t fits =
+        (size_t)((fig_width(f) / (int)cols - 88 - FIG_KEY_SAMPLE_PX) / (projector ? 8.2 : 6.8));
     fits = fits > RESULTS_PLOT_TEXT_MAX ? RESULTS_PLOT_TEXT_MAX : fits < 20 ? 20 : fits;
     for (size_t p = 0; p < n_panels; p++) {
         fig_grid_panel(f, p, rows, cols);
@@ -414,8 +416,9 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
         for (size_t i = 0; i < n; i++)
             if (!strcmp(runs->v[i].strategy, panel[p]))
                 for (size_t k = 0; k < fl[i].n; k++)
-                    gp_printf(g, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead "
-                                 "lc rgb '%s' lw 1.5 dt 2 back\n",
+                    gp_printf(g,
+                              "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead "
+                              "lc rgb '%s' lw 1.5 dt 2 back\n",
                               fl[i].sim_time[k], fl[i].sim_time[k],
                               fl[i].down[k] ? "#e15759" : "#59a14f");
         gp_printf(g, "plot ");
@@ -444,8 +447,8 @@ static dt_status fig_faults(fig_t *f, dt_err_t *err)
     f->drawn = 1;
     f->height = rows > 1 ? 60 + 400 * (int)rows : 600;
     if (left_out)
-        fig_note(f, "leaves out %zu run%s beyond %d strategies", left_out,
-                 left_out == 1 ? "" : "s", FAULT_PANELS);
+        fig_note(f, "leaves out %zu run%s beyond %d strategies", left_out, left_out == 1 ? "" : "s",
+                 FAULT_PANELS);
 done:
     for (size_t i = 0; i < n; i++) {
         results_evals_free(&ev[i]);

@@ -37,10 +37,9 @@ static const char *const paper_palette[GP_COLORS] = {"#4e79a7", "#f28e2b", "#e15
 /* The same hues in the same order (red third: the faults figure's runs with faults), darker
  * and more saturated: a projector in a lit room washes light colours out, and Tableau's
  * yellow, pink and gray nearly vanish against its white. */
-static const char *const projector_palette[GP_COLORS] = {"#1f5aa6", "#e07000", "#c8102e",
-                                                         "#00807a", "#2e8b2e", "#b08800",
-                                                         "#7b3294", "#d6338a", "#7f4f24",
-                                                         "#505050"};
+static const char *const projector_palette[GP_COLORS] = {"#1f5aa6", "#e07000", "#c8102e", "#00807a",
+                                                         "#2e8b2e", "#b08800", "#7b3294", "#d6338a",
+                                                         "#7f4f24", "#505050"};
 /* Eight dash patterns, on and off lengths in line widths (none: solid), ordered so that each
  * is as unlike those before it as can be: solid, long dashes, dash-dot, dots (as long as the
  * line is wide), short dashes, dash-dot-dot, long-short dashes, sparse dots; the longest
@@ -51,8 +50,7 @@ static const char *const projector_palette[GP_COLORS] = {"#1f5aa6", "#e07000", "
  * printed in gray, or seen from the back of a room. */
 #define DASH_PARTS 6
 static const double dashes[GP_DASHES][DASH_PARTS] = {
-    {0},          {5, 2.5},           {5, 2, 1, 2}, {1, 1.5},
-    {2.5, 2},     {5, 2, 1, 2, 1, 2}, {5, 2, 2.5, 2}, {1, 4}};
+    {0}, {5, 2.5}, {5, 2, 1, 2}, {1, 1.5}, {2.5, 2}, {5, 2, 1, 2, 1, 2}, {5, 2, 2.5, 2}, {1, 4}};
 static const int point_types[GP_DASHES] = {7, 5, 9, 13, 11, 6, 4, 8};
 
 const char *const gp_format_ext[GP_FORMAT_COUNT] = {"png", "svg", "pdf"};
@@ -243,40 +241,43 @@ static void gp_header(gp_t *g, gp_format_t format, int width, int height, double
      * pixels wide at fontscale 1 and 9 at 2.52), and svg has no pointscale */
     gp_printf(g, "set encoding utf8\nmarker = %.6g\n", scale);
     if (format == GP_SVG)
-        gp_printf(g, "set terminal svg size %d,%d fontscale %.6g linewidth %.6g font 'Sans,11' "
-                     "noenhanced background rgb 'white'\n",
+        gp_printf(g,
+                  "set terminal svg size %d,%d fontscale %.6g linewidth %.6g font 'Sans,11' "
+                  "noenhanced background rgb 'white'\n",
                   width, height, 1.3333 * scale, scale);
     else if (format == GP_PDF)
         /* pdfcairo draws a font at 4/3 x fontscale its size, a line at half its width */
-        gp_printf(g, "set terminal pdfcairo size %.4gin,%.4gin fontscale %.6g linewidth %.6g "
-                     "font 'Sans,11' noenhanced background rgb 'white'\n",
+        gp_printf(g,
+                  "set terminal pdfcairo size %.4gin,%.4gin fontscale %.6g linewidth %.6g "
+                  "font 'Sans,11' noenhanced background rgb 'white'\n",
                   width / GP_PDF_DPI, height / GP_PDF_DPI, 0.75 * scale, 1.5 * scale);
     else
-        gp_printf(g, "set terminal pngcairo size %d,%d fontscale %.6g linewidth %.6g "
-                     "font 'Sans,11' noenhanced background rgb 'white'\n",
+        gp_printf(g,
+                  "set terminal pngcairo size %d,%d fontscale %.6g linewidth %.6g "
+                  "font 'Sans,11' noenhanced background rgb 'white'\n",
                   width, height, scale, scale);
     gp_printf(g, "set termoption noenhanced\n");
     gp_dash_types(g, format);
     for (int i = 0; i < GP_COLORS; i++)
-        gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps %s*marker\n", i + 1,
-                  gp_colour(g, i), projector ? "1.2" : "0.8");
-    gp_printf(g, "set linetype cycle %d\n"
-                 "set grid back lc rgb '%s' lw 1\n"
-                 "set border 3 back lc rgb '%s'\n"
-                 "set tics nomirror\n"
-                 "set key outside right top Left reverse spacing 1.2 samplen %d width 1\n"
-                 "set title font ',13'\n"
-                 /* three significant digits without an exponent below 10^6 */
-                 "plain(x) = sprintf(abs(x) >= 100 ? '%%.0f' : abs(x) >= 1 ? '%%.3g' : "
-                 "'%%.2g', x)\n",
+        gp_printf(g, "set linetype %d lc rgb '%s' lw 2 pt 7 ps %s*marker\n", i + 1, gp_colour(g, i),
+                  projector ? "1.2" : "0.8");
+    gp_printf(g,
+              "set linetype cycle %d\n"
+              "set grid back lc rgb '%s' lw 1\n"
+              "set border 3 back lc rgb '%s'\n"
+              "set tics nomirror\n"
+              "set key outside right top Left reverse spacing 1.2 samplen %d width 1\n"
+              "set title font ',13'\n"
+              /* three significant digits without an exponent below 10^6 */
+              "plain(x) = sprintf(abs(x) >= 100 ? '%%.0f' : abs(x) >= 1 ? '%%.3g' : "
+              "'%%.2g', x)\n",
               GP_COLORS, projector ? "#b8b8b8" : "#e4e4e4", projector ? "#000000" : "#555555",
               GP_KEY_SAMPLEN);
 }
 
 const char *gp_colour(const gp_t *g, size_t i)
 {
-    const char *const *palette = g->theme == GP_THEME_PROJECTOR ? projector_palette
-                                                                : paper_palette;
+    const char *const *palette = g->theme == GP_THEME_PROJECTOR ? projector_palette : paper_palette;
     return palette[i % GP_COLORS];
 }
 
@@ -357,8 +358,9 @@ dt_status results_plot_gnuplot_check(dt_err_t *err)
     int status;
     dt_status st = gp_spawn_wait(argv, &status, err);
     if (st == DT_OK && exit_code(status) != 0)
-        return dt_err_input(err, "gnuplot --version failed (exit status %d): reinstall the "
-                                 "package gnuplot-nox",
+        return dt_err_input(err,
+                            "gnuplot --version failed (exit status %d): reinstall the "
+                            "package gnuplot-nox",
                             exit_code(status));
     return st;
 }
@@ -375,8 +377,9 @@ dt_status gp_format_check(gp_format_t format, dt_err_t *err)
     int status;
     dt_status st = gp_spawn_wait(argv, &status, err);
     if (st == DT_OK && exit_code(status) != 0)
-        return dt_err_input(err, "this gnuplot has no %s terminal, so it cannot write %s files: "
-                                 "install the package gnuplot-nox (built with cairo)",
+        return dt_err_input(err,
+                            "this gnuplot has no %s terminal, so it cannot write %s files: "
+                            "install the package gnuplot-nox (built with cairo)",
                             terminals[format], gp_format_ext[format]);
     return st;
 }
@@ -476,8 +479,8 @@ static dt_status gp_run(const char *script, size_t len, const char *path, dt_err
     while (waitpid(pid, &status, 0) < 0)
         DT_CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
     struct stat sb;
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && werr == 0 &&
-             stat(tmp, &sb) == 0 && sb.st_size > 0;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && werr == 0 && stat(tmp, &sb) == 0 &&
+             sb.st_size > 0;
     if (!ok) {
         char msg[320];
         first_error_line(errf, msg, sizeof msg);
@@ -500,8 +503,8 @@ done:
     return st;
 }
 
-void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale,
-               char **script, size_t *len)
+void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale, char **script,
+               size_t *len)
 {
     DT_ASSERT(format < GP_FORMAT_COUNT && width > 0 && height > 0 && scale > 0);
     gp_t s;

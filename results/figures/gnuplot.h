@@ -44,8 +44,8 @@ size_t gp_text_width(const char *text);
 void gp_block_begin(gp_t *g, const char *name_fmt, ...) __attribute__((format(printf, 2, 3)));
 /** One row of numbers, each %.10g, blank-separated; rows never hold text. */
 void gp_block_row(gp_t *g, const double *v, size_t n);
-#define GP_ROW(g, ...)                                                                     \
-    gp_block_row((g), (const double[]){__VA_ARGS__},                                       \
+#define GP_ROW(g, ...)                                                                             \
+    gp_block_row((g), (const double[]){__VA_ARGS__},                                               \
                  sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
 /** Ends the datablock. */
 void gp_block_end(gp_t *g);
@@ -93,8 +93,8 @@ void gp_tics_at(gp_t *g, const char *axis, const double *v, size_t n);
  *  times its size; colours, grid, key of body's theme; the function plain(x), a number as
  *  text without an exponent) followed by body: the script gnuplot reads, malloc'ed into
  *  *script (*len bytes, NUL-terminated). */
-void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale,
-               char **script, size_t *len);
+void gp_script(gp_t *body, gp_format_t format, int width, int height, double scale, char **script,
+               size_t *len);
 /** Runs gnuplot on gp_script(body, ...); gnuplot's stdout becomes path, through a temporary
  *  name in the same directory renamed on success, so a failure leaves no half image.
  *  DT_ERR_INPUT: gnuplot missing, path not writable; DT_ERR_RUN: gnuplot failed. */

@@ -84,9 +84,9 @@ static const struct {
     const char *text;
     double scale;
 } units[] = {
-    {"%", 0.01}, {"points", 0.01}, {"nats", 1}, {"ms", 1e-3}, {"us", 1e-6},   {"s", 1},
-    {"GB", 1e9}, {"MB", 1e6},      {"KB", 1e3}, {"kB", 1e3},  {"B", 1},       {"Gb/s", 1},
-    {"Mb/s", 1},
+    {"%", 0.01}, {"points", 0.01}, {"nats", 1}, {"ms", 1e-3}, {"us", 1e-6},
+    {"s", 1},    {"GB", 1e9},      {"MB", 1e6}, {"KB", 1e3},  {"kB", 1e3},
+    {"B", 1},    {"Gb/s", 1},      {"Mb/s", 1},
 };
 
 typedef struct num {
@@ -136,10 +136,9 @@ static size_t number_read(const char *s, num_t *n)
     size_t j = 0;
     char digits[40];
     size_t d = 0;
-    while (isdigit((unsigned char)s[j]) || (s[j] == ',' && isdigit((unsigned char)s[j + 1]) &&
-                                            isdigit((unsigned char)s[j + 2]) &&
-                                            isdigit((unsigned char)s[j + 3]) &&
-                                            !isdigit((unsigned char)s[j + 4]))) {
+    while (isdigit((unsigned char)s[j]) ||
+           (s[j] == ',' && isdigit((unsigned char)s[j + 1]) && isdigit((unsigned char)s[j + 2]) &&
+            isdigit((unsigned char)s[j + 3]) && !isdigit((unsigned char)s[j + 4]))) {
         if (s[j] != ',' && d < sizeof digits - 8)
             digits[d++] = s[j];
         j++;
@@ -227,8 +226,8 @@ enum { FILTERS_MAX = 8 };
 typedef enum { A_RUN, A_KEY, A_FIXED } annot_kind_t;
 typedef struct annot {
     annot_kind_t kind;
-    int metric;    /* A_RUN: index into metric_sql */
-    char key[96];  /* A_KEY */
+    int metric;   /* A_RUN: index into metric_sql */
+    char key[96]; /* A_KEY */
     size_t n_filters;
     char fkey[FILTERS_MAX][128], fvalue[FILTERS_MAX][128]; /* A_RUN: KEY=VALUE */
 } annot_t;
@@ -505,9 +504,8 @@ static void tie_run(walk_t *w, const annot_t *a, cmark_node *at, const char *num
         return;
     char got[160];
     values_text(&w->span, vals, k, got, sizeof got);
-    results_lesson_issue_t *is = issue_add(w, RESULTS_LESSON_DRIFT,
-                                           "%s: the runs measured %s (%s)", nums, got,
-                                           metric_sql[a->metric][0]);
+    results_lesson_issue_t *is = issue_add(w, RESULTS_LESSON_DRIFT, "%s: the runs measured %s (%s)",
+                                           nums, got, metric_sql[a->metric][0]);
     snprintf(is->shown, sizeof is->shown, "[these runs measured %s]", got);
     mark_add(w, at, is->shown);
 }
@@ -617,8 +615,9 @@ static void walk_node(walk_t *w, cmark_node *node, cmark_event_type ev)
         span_untied(w);
         w->line = cmark_node_get_start_line(node);
         if (annot_parse(cmark_node_get_literal(node), &a, why, sizeof why))
-            issue_add(w, RESULTS_LESSON_BAD, "an annotation that begins a line is a block of "
-                                             "its own: keep it on the line of its numbers");
+            issue_add(w, RESULTS_LESSON_BAD,
+                      "an annotation that begins a line is a block of "
+                      "its own: keep it on the line of its numbers");
         return;
     }
     text_flush(w); /* code, emphasis, a link: the prose before it is read */
@@ -742,8 +741,7 @@ static void annotations_remove(cmark_node *doc)
 }
 
 char *results_lesson_html(const char *text, int heading_shift, results_query_t *q,
-                          const results_runs_t *runs, results_lesson_check_t *check,
-                          dt_err_t *err)
+                          const results_runs_t *runs, results_lesson_check_t *check, dt_err_t *err)
 {
     DT_ASSERT(!q || runs);
     results_lesson_check_t own;

@@ -50,8 +50,7 @@ void results_lesson_check_free(results_lesson_check_t *c);
  * runs contradict, a <span class="drift"> saying what they measured; check (may be NULL)
  * gets what results_lesson_check would. q NULL: no comparison. malloc'ed. */
 char *results_lesson_html(const char *text, int heading_shift, results_query_t *q,
-                          const results_runs_t *runs, results_lesson_check_t *check,
-                          dt_err_t *err);
+                          const results_runs_t *runs, results_lesson_check_t *check, dt_err_t *err);
 
 /* The name of metric i of a run: annotation (scenarios/lessons/README.md lists them), NULL
  * past the last. */

@@ -167,8 +167,9 @@ void fig_panel(fig_t *f, double x, double y, double w, double h)
     if (f->panels++ == 1 && !fig_projector(f))
         for (int k = 0; k <= FIG_CAPTION_LINES; k++)
             gp_printf(g, "unset label %d\n", 9000 + k);
-    gp_printf(g, "set origin %.6g, fig_bottom + %.6g * fig_area\n"
-                 "set size %.6g, %.6g * fig_area\n",
+    gp_printf(g,
+              "set origin %.6g, fig_bottom + %.6g * fig_area\n"
+              "set size %.6g, %.6g * fig_area\n",
               x, y, w, h);
 }
 
@@ -196,8 +197,9 @@ static void fig_frame(const fig_t *f, gp_t *g)
     double h = fig_height(f);
     double top = f->title ? TITLE_PX : NO_TITLE_PX;
     double bottom = f->n_caption ? 8 + CAPTION_LINE_PX * (double)f->n_caption : NO_TITLE_PX;
-    gp_printf(g, "fig_top = %.6g\nfig_bottom = %.6g\nfig_area = 1 - fig_top - fig_bottom\n"
-                 "set multiplot\n",
+    gp_printf(g,
+              "fig_top = %.6g\nfig_bottom = %.6g\nfig_area = 1 - fig_top - fig_bottom\n"
+              "set multiplot\n",
               top / h, bottom / h);
     if (f->title) {
         DT_ASSERT(strlen(f->title) <= FIG_TITLE_MAX);
@@ -209,8 +211,7 @@ static void fig_frame(const fig_t *f, gp_t *g)
         gp_printf(g, "set label %zu ", 9001 + k);
         gp_text(g, f->caption[k]);
         gp_printf(g, " at screen %.6g, screen %.6g left font ',10' tc rgb '%s'\n",
-                  12 / (double)fig_width(f),
-                  (bottom - 4 - CAPTION_LINE_PX * ((double)k + 0.5)) / h,
+                  12 / (double)fig_width(f), (bottom - 4 - CAPTION_LINE_PX * ((double)k + 0.5)) / h,
                   fig_projector(f) ? "#222222" : "#555555");
     }
 }
@@ -378,8 +379,7 @@ static int shorten_labels(char **labels, size_t n)
 /* A legend label per run of idx[0..n) (all runs when idx is NULL): its name less the common
  * prefix (shortened as above for sweep runs), with its id where names repeat (or "run ID" for
  * a run without a name). */
-static char **labels_of(const results_runs_t *runs, const size_t *idx, size_t n,
-                        const char *prefix)
+static char **labels_of(const results_runs_t *runs, const size_t *idx, size_t n, const char *prefix)
 {
     size_t skip = prefix ? strlen(prefix) + 1 : 0;
     char **labels = dt_calloc(n ? n : 1, sizeof *labels);
@@ -579,12 +579,16 @@ static void fig_free(fig_t *f)
 }
 
 /* f in place: its body is a memory stream that writes through pointers into f. */
-static void fig_init(fig_t *f, results_query_t *q, const results_runs_t *runs,
-                     results_figure_t fig, const results_plot_opts_t *o,
-                     results_plot_out_t *out)
+static void fig_init(fig_t *f, results_query_t *q, const results_runs_t *runs, results_figure_t fig,
+                     const results_plot_opts_t *o, results_plot_out_t *out)
 {
-    *f = (fig_t){.q = q, .runs = runs, .o = o, .selected = runs->n, .height = FIG_HEIGHT,
-                 .note = out->note, .note_size = sizeof out->note};
+    *f = (fig_t){.q = q,
+                 .runs = runs,
+                 .o = o,
+                 .selected = runs->n,
+                 .height = FIG_HEIGHT,
+                 .note = out->note,
+                 .note_size = sizeof out->note};
     size_t max = results_figures[fig].max_runs;
     if (max && runs->n > max) {
         fastest_of(runs, max, &f->fastest);
@@ -618,8 +622,7 @@ static char *screen_path(const char *dir, const char *name, size_t screen, size_
 }
 
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
-                            const results_plot_opts_t *o, results_plot_out_t *out,
-                            dt_err_t *err)
+                            const results_plot_opts_t *o, results_plot_out_t *out, dt_err_t *err)
 {
     check_args(q, runs, fig, o, out);
     DT_ASSERT(o->out_dir);
@@ -650,10 +653,9 @@ dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, resu
     return st;
 }
 
-dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
-                              results_figure_t fig, const results_plot_opts_t *o,
-                              gp_format_t format, size_t screen, char **out_script,
-                              results_plot_out_t *out, dt_err_t *err)
+dt_status results_plot_script(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
+                              const results_plot_opts_t *o, gp_format_t format, size_t screen,
+                              char **out_script, results_plot_out_t *out, dt_err_t *err)
 {
     check_args(q, runs, fig, o, out);
     DT_ASSERT(format < GP_FORMAT_COUNT && out_script);

@@ -83,17 +83,15 @@ void results_plot_out_free(results_plot_out_t *out);
  * cannot make (no bandwidth sweep, no timeline rows, ...) is skipped: DT_OK, no file, the
  * reason in out->note. */
 dt_status results_plot_draw(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
-                            const results_plot_opts_t *o, results_plot_out_t *out,
-                            dt_err_t *err);
+                            const results_plot_opts_t *o, results_plot_out_t *out, dt_err_t *err);
 
 /* The script results_plot_draw feeds gnuplot for screen `screen` (0 unless on a projector)
  * of the figure in format (GP_PNG, ...), without running gnuplot: malloc'ed into *script, or
  * NULL when the figure is skipped (the reason in out->note; out->n_files stays 0) or has no
  * such screen (out->screens says how many it has). For tests, and for reading what a figure
  * draws. */
-dt_status results_plot_script(results_query_t *q, const results_runs_t *runs,
-                              results_figure_t fig, const results_plot_opts_t *o,
-                              gp_format_t format, size_t screen, char **script,
-                              results_plot_out_t *out, dt_err_t *err);
+dt_status results_plot_script(results_query_t *q, const results_runs_t *runs, results_figure_t fig,
+                              const results_plot_opts_t *o, gp_format_t format, size_t screen,
+                              char **script, results_plot_out_t *out, dt_err_t *err);
 
 #endif

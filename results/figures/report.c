@@ -887,8 +887,9 @@ static void write_config(FILE *f, const results_runs_t *runs, const results_para
         shared += !p->differs[k];
     /* the keys every run shares, folded: a lesson's 130 (faults.*, secagg_bits) are noise
      * beside the few it varies */
-    fprintf(f, "<h3 id=\"config-common\">%s</h3>\n<details><summary>%zu key%s, the same in %s"
-               "</summary>\n<ul class=\"common\">\n",
+    fprintf(f,
+            "<h3 id=\"config-common\">%s</h3>\n<details><summary>%zu key%s, the same in %s"
+            "</summary>\n<ul class=\"common\">\n",
             runs->n < 2 ? "Its configuration" : "What every run shares", shared,
             shared == 1 ? "" : "s", runs->n < 2 ? "the run" : "every run");
     for (size_t k = 0; k < p->n_keys; k++) {

@@ -66,7 +66,6 @@ char *results_markdown_html(const char *text, int heading_shift);
  * runs (q NULL: none) contradict marked with what they measured (results/lesson_numbers.h),
  * their count into *contradicted (may be NULL). DT_ERR_RUN when reading the runs fails. */
 dt_status results_report_lesson(FILE *f, const char *text, results_query_t *q,
-                                const results_runs_t *runs, size_t *contradicted,
-                                dt_err_t *err);
+                                const results_runs_t *runs, size_t *contradicted, dt_err_t *err);
 
 #endif

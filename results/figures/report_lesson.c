@@ -17,8 +17,7 @@ char *results_markdown_html(const char *text, int heading_shift)
 }
 
 dt_status results_report_lesson(FILE *f, const char *text, results_query_t *q,
-                                const results_runs_t *runs, size_t *contradicted,
-                                dt_err_t *err)
+                                const results_runs_t *runs, size_t *contradicted, dt_err_t *err)
 {
     results_lesson_check_t c;
     char *html = results_lesson_html(text, 1, q, runs, &c, err);

@@ -17,7 +17,7 @@ typedef struct {
     const char *args;    /* its arguments beside the name in dtsim --help: "SCENARIO" */
     const char *summary; /* its line in dtsim --help, wrapped by the code */
     int (*handler)(int argc, char **argv); /* argv[0] is the first word of the name */
-    const cli_spec *spec; /* its options and help; NULL: it reads its own (plan) */
+    const cli_spec *spec;                  /* its options and help; NULL: it reads its own (plan) */
 } cli_command;
 
 /* The command table (commands.c), in the order dtsim --help lists it. */
@@ -36,11 +36,11 @@ const cli_command *cli_command_find(const char *word, const char *sub);
 int cli_complete(int argc, char **argv);
 
 /* The option tables of the commands that read theirs through cli_parse_next. */
-extern const cli_spec cli_runs_spec, cli_show_spec, cli_export_spec, cli_merge_spec,
-    cli_keys_spec, cli_strategies_spec, cli_run_spec, cli_check_spec, cli_platform_spec,
-    cli_bench_sim_spec, cli_report_spec, cli_plot_spec, cli_serve_spec, cli_devices_spec,
-    cli_goodput_spec, cli_train_spec, cli_bench_trainer_spec, cli_calibrate_spec,
-    cli_profile_transformer_spec, cli_profile_time_spec, cli_validate_spec;
+extern const cli_spec cli_runs_spec, cli_show_spec, cli_export_spec, cli_merge_spec, cli_keys_spec,
+    cli_strategies_spec, cli_run_spec, cli_check_spec, cli_platform_spec, cli_bench_sim_spec,
+    cli_report_spec, cli_plot_spec, cli_serve_spec, cli_devices_spec, cli_goodput_spec,
+    cli_train_spec, cli_bench_trainer_spec, cli_calibrate_spec, cli_profile_transformer_spec,
+    cli_profile_time_spec, cli_validate_spec;
 
 /** dtsim train: trains a model in one process (no simulation), accuracy after each epoch. */
 int cli_train(int argc, char **argv);

@@ -34,8 +34,8 @@
 #include "tcp_model.h"
 
 #define WHO "dtsim validate --calibrate"
-#define REPS 3                /* runs of every measurement: the table gives their median */
-#define MAX_MSGS 12           /* messages of one measured sequence */
+#define REPS 3      /* runs of every measurement: the table gives their median */
+#define MAX_MSGS 12 /* messages of one measured sequence */
 #define MAX_SEQS 8
 #define PORT "7077"           /* tcpxfer's, in the testbed's own namespaces */
 #define RECEIVER "198.18.0.2" /* testbed host 1 */
@@ -58,16 +58,23 @@ typedef struct cal_seq {
 static const long FRESH[] = {10000, 100000, 1000000, 10000000, 30000000};
 #define FRESH_BELOW_1G 4 /* those measured below 1 Gbit/s (30 MB: 2.5 s a run at 100 Mbit/s) */
 static const cal_seq_t KEPT[] = {
-    {.keep = 1, .n = 4, .bytes = {10000000, 1000000, 1000000, 1000000},
+    {.keep = 1,
+     .n = 4,
+     .bytes = {10000000, 1000000, 1000000, 1000000},
      .label = {"kept, 1st", "kept, 2nd", "kept, 3rd", "kept, 4th"}},
-    {.keep = 1, .gap = 1.0, .n = 2, .bytes = {10000000, 1000000},
+    {.keep = 1,
+     .gap = 1.0,
+     .n = 2,
+     .bytes = {10000000, 1000000},
      .label = {NULL, "kept, 2nd, 1 s idle"}},
     /* a stream of messages each within a flight (a ring's or a parameter server's): bbr's
      * estimate from application-limited samples only, its pacing below the link's rate */
-    {.keep = 1, .n = 12, .bytes = {300000, 300000, 300000, 300000, 300000, 300000, 300000,
-                                   300000, 300000, 300000, 300000, 300000},
-     .label = {"stream, 1st", NULL, NULL, "stream, 4th", NULL, NULL, NULL, NULL, NULL, NULL,
-               NULL, "stream, 12th"}},
+    {.keep = 1,
+     .n = 12,
+     .bytes = {300000, 300000, 300000, 300000, 300000, 300000, 300000, 300000, 300000, 300000,
+               300000, 300000},
+     .label = {"stream, 1st", NULL, NULL, "stream, 4th", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               "stream, 12th"}},
 };
 
 /* The programs and the testbed's names. */
@@ -86,7 +93,10 @@ typedef struct cal_score {
 
 static volatile sig_atomic_t calibrate_signal;
 
-static void on_signal(int sig) { calibrate_signal = sig; }
+static void on_signal(int sig)
+{
+    calibrate_signal = sig;
+}
 
 /* ---- the machine and its programs -------------------------------------------------------- */
 
@@ -162,8 +172,8 @@ static int tcpxfer_send(const cal_ctx_t *x, const long *bytes, int n_bytes, int 
                  bytes[i]);
     snprintf(reps_text, sizeof reps_text, "%d", reps);
     snprintf(gap_text, sizeof gap_text, "%g", gap);
-    const char *args[16] = {x->ip, "netns", "exec", x->host0, x->tcpxfer, "send", RECEIVER,
-                            PORT,  sizes,   reps_text};
+    const char *args[16] = {x->ip,  "netns",  "exec", x->host0, x->tcpxfer,
+                            "send", RECEIVER, PORT,   sizes,    reps_text};
     int k = 10;
     if (keep)
         args[k++] = "--keep";
@@ -208,12 +218,11 @@ static int measure(const cal_ctx_t *x, cal_seq_t *seqs, int n_fresh, int n_seqs)
                 seqs[s].runs[k][r] = t[k];
         }
     for (int s = 0; s < n_seqs; s++)
-        for (int k = 0; k < seqs[s].n; k++)
-            {
-                double v[REPS];
-                memcpy(v, seqs[s].runs[k], sizeof v);
-                seqs[s].measured[k] = cli_median(v, REPS);
-            }
+        for (int k = 0; k < seqs[s].n; k++) {
+            double v[REPS];
+            memcpy(v, seqs[s].runs[k], sizeof v);
+            seqs[s].measured[k] = cli_median(v, REPS);
+        }
     return 0;
 }
 
@@ -221,8 +230,8 @@ static int measure(const cal_ctx_t *x, cal_seq_t *seqs, int n_fresh, int n_seqs)
 
 /* A sequence's times under p as tcpxfer measures them: the model's total plus one latency
  * (the receiver's close, or its answer). */
-static void seq_predict(const sim_tcp_t *p, const cal_seq_t *s, double latency,
-                        double bandwidth, double *pred)
+static void seq_predict(const sim_tcp_t *p, const cal_seq_t *s, double latency, double bandwidth,
+                        double *pred)
 {
     sim_tcp_conn_t c = {0};
     if (s->keep) /* opened before its first message's timing starts */
@@ -230,8 +239,8 @@ static void seq_predict(const sim_tcp_t *p, const cal_seq_t *s, double latency,
     double now = 0;
     for (int i = 0; i < s->n; i++) {
         now += i ? s->gap : 0;
-        pred[i] = sim_tcp_message(p, &c, now, (double)s->bytes[i], latency, bandwidth).total +
-                  latency;
+        pred[i] =
+            sim_tcp_message(p, &c, now, (double)s->bytes[i], latency, bandwidth).total + latency;
         now += pred[i];
     }
 }
@@ -303,8 +312,8 @@ static void format_bytes(long bytes, char *buf, size_t n)
 static void print_table(FILE *out, const cal_seq_t *seqs, int n_seqs, const sim_tcp_t *def,
                         const sim_tcp_t *fitted, double latency, double bandwidth)
 {
-    fprintf(out, "%-7s %-20s %10s %7s %10s %8s %10s %8s\n", "size", "mode", "measured s",
-            "spread", "default s", "error", "fitted s", "error");
+    fprintf(out, "%-7s %-20s %10s %7s %10s %8s %10s %8s\n", "size", "mode", "measured s", "spread",
+            "default s", "error", "fitted s", "error");
     double pd[MAX_MSGS], pf[MAX_MSGS];
     for (int s = 0; s < n_seqs; s++) {
         seq_predict(def, &seqs[s], latency, bandwidth, pd);
@@ -320,8 +329,8 @@ static void print_table(FILE *out, const cal_seq_t *seqs, int n_seqs, const sim_
             char size[32];
             format_bytes(seqs[s].bytes[k], size, sizeof size);
             fprintf(out, "%-7s %-20s %10.4f %6.1f%% %10.4f %+7.1f%% %10.4f %+7.1f%%\n", size,
-                    seqs[s].label[k], m, 100 * (hi - lo) / m, pd[k], 100 * (pd[k] - m) / m,
-                    pf[k], 100 * (pf[k] - m) / m);
+                    seqs[s].label[k], m, 100 * (hi - lo) / m, pd[k], 100 * (pd[k] - m) / m, pf[k],
+                    100 * (pf[k] - m) / m);
         }
     }
 }
@@ -359,8 +368,8 @@ static int wait_for_server(const cal_ctx_t *x)
 }
 
 /* The congestion controls the tcp model follows, by sim_tcp_cc_t. */
-static const char *const CC_NAMES[] = {[SIM_TCP_CUBIC] = "cubic", [SIM_TCP_BBR] = "bbr",
-                                       [SIM_TCP_RENO] = "reno"};
+static const char *const CC_NAMES[] = {
+    [SIM_TCP_CUBIC] = "cubic", [SIM_TCP_BBR] = "bbr", [SIM_TCP_RENO] = "reno"};
 
 /* The link setting and the machine's TCP: 0, or why not in why (n bytes). */
 static int check_input(const char *script, const char *tcpxfer, const char *bandwidth,
@@ -388,8 +397,8 @@ static int check_input(const char *script, const char *tcpxfer, const char *band
         snprintf(why, n, "latency %s: %s", latency ? latency : "(none)",
                  err.msg[0] ? err.msg : "expected a time such as 10ms");
     else if (k == 3)
-        snprintf(why, n, "congestion control %s%s: the tcp model follows cubic, bbr and reno",
-                 cc, given ? "" : " (net.ipv4.tcp_congestion_control)");
+        snprintf(why, n, "congestion control %s%s: the tcp model follows cubic, bbr and reno", cc,
+                 given ? "" : " (net.ipv4.tcp_congestion_control)");
     else if (cli_proc_word("/proc/sys/net/ipv4/tcp_wmem", 2, w, sizeof w) ||
              cli_proc_word("/proc/sys/net/ipv4/tcp_rmem", 2, r, sizeof r) ||
              (*wmem = atol(w)) < 4096 || (*rmem = atol(r)) < 4096)
@@ -409,12 +418,14 @@ static void report(FILE *out, const cal_seq_t *seqs, int n_seqs, const sim_tcp_t
     cal_score_t d = score(def, seqs, n_seqs, latency, bandwidth), f;
     sim_tcp_t fitted = fit(base, seqs, n_seqs, latency, bandwidth, &f);
     print_table(out, seqs, n_seqs, def, &fitted, latency, bandwidth);
-    fprintf(out, "# fitted over tcp_initial_window 1..40, tcp_wmem_max %ld..%ld, "
-                 "tcp_handshake 1..2 (the largest error the least), tcp_rmem_max this "
-                 "machine's:\n",
+    fprintf(out,
+            "# fitted over tcp_initial_window 1..40, tcp_wmem_max %ld..%ld, "
+            "tcp_handshake 1..2 (the largest error the least), tcp_rmem_max this "
+            "machine's:\n",
             base->wmem_max / 8, base->wmem_max * 8);
-    fprintf(out, "[cluster]\nnetwork_model = tcp\ntcp_congestion = %s\n"
-                 "tcp_initial_window = %ld\ntcp_wmem_max = %ld\n",
+    fprintf(out,
+            "[cluster]\nnetwork_model = tcp\ntcp_congestion = %s\n"
+            "tcp_initial_window = %ld\ntcp_wmem_max = %ld\n",
             CC_NAMES[fitted.congestion], fitted.initial_window, fitted.wmem_max);
     if (fitted.rmem_max != def->rmem_max)
         fprintf(out, "tcp_rmem_max = %ld\n", fitted.rmem_max);
@@ -432,8 +443,8 @@ int cli_calibrate_tcp(const char *testbed_script, const char *tcpxfer_path, cons
     sim_tcp_cc_t c = SIM_TCP_CUBIC;
     snprintf(cc, sizeof cc, "%s", congestion ? congestion : "");
     int given = cc[0] != '\0';
-    if (check_input(testbed_script, tcpxfer_path, bandwidth, latency, &bw, &lat, cc, sizeof cc,
-                    &c, &wmem, &rmem, why, sizeof why) == 0 &&
+    if (check_input(testbed_script, tcpxfer_path, bandwidth, latency, &bw, &lat, cc, sizeof cc, &c,
+                    &wmem, &rmem, why, sizeof why) == 0 &&
         find_program("ip", x.ip, sizeof x.ip))
         snprintf(why, sizeof why, "no ip command (Debian: iproute2)");
     if (why[0]) {
@@ -467,7 +478,7 @@ int cli_calibrate_tcp(const char *testbed_script, const char *tcpxfer_path, cons
     int rc = 1;
     pid_t server = -1;
     char text[4096], name[64];
-    const char *up[12] = {testbed_script, "up",      "--hosts", "2",
+    const char *up[12] = {testbed_script, "up",      "--hosts",   "2",
                           "--bandwidth",  bandwidth, "--latency", latency};
     int k = 8;
     if (given) {
@@ -481,11 +492,12 @@ int cli_calibrate_tcp(const char *testbed_script, const char *tcpxfer_path, cons
     }
     snprintf(x.host0, sizeof x.host0, "%s-h0", name);
     snprintf(x.host1, sizeof x.host1, "%s-h1", name);
-    fprintf(out, "# tcp calibration on testbed %s: 2 hosts, links of %s and %s: one-way "
-                 "latency %g ms, round trip %g ms; %s (%s); buffers up to %ld and %ld bytes "
-                 "(net.ipv4.tcp_wmem, tcp_rmem)\n"
-                 "# measured: the median of %d runs, their spread (max - min over it); "
-                 "default: the cluster.tcp_* keys' defaults with tcp_congestion = %s\n",
+    fprintf(out,
+            "# tcp calibration on testbed %s: 2 hosts, links of %s and %s: one-way "
+            "latency %g ms, round trip %g ms; %s (%s); buffers up to %ld and %ld bytes "
+            "(net.ipv4.tcp_wmem, tcp_rmem)\n"
+            "# measured: the median of %d runs, their spread (max - min over it); "
+            "default: the cluster.tcp_* keys' defaults with tcp_congestion = %s\n",
             name, bandwidth, latency, 1e3 * one_way, 2e3 * one_way, cc,
             given ? "given" : "this machine's default", wmem, rmem, REPS, cc);
     fflush(out);

@@ -40,16 +40,15 @@ static void devices_table(void)
 {
     size_t n;
     const sim_device_profile_t *cat = scenario_device_profiles(&n);
-    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", "device", "fp32",
-           "tf32", "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "sms", "gemm",
-           "what");
+    printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", "device", "fp32", "tf32",
+           "bf16", "fp8", "memory", "GB/s", "idle", "max", "eff", "tensor", "sms", "gemm", "what");
     for (size_t i = 0; i < n; i++) {
         char cell[SIM_DEV_FIELDS][32];
         for (int f = 0; f < SIM_DEV_FIELDS; f++)
             scenario_device_cell(&cat[i], (sim_device_field_t)f, cell[f], sizeof cell[f]);
-        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", cat[i].name,
-               cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8],
-               cell[9], cell[SIM_DEV_SMS], cell[SIM_DEV_GEMM_EFFICIENCY], cat[i].title);
+        printf("%-10s %7s %7s %7s %7s %6s %5s %5s %5s %4s %6s %4s %7s  %s\n", cat[i].name, cell[0],
+               cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8], cell[9],
+               cell[SIM_DEV_SMS], cell[SIM_DEV_GEMM_EFFICIENCY], cat[i].title);
     }
     printf("peaks in TFLOP/s, dense; memory in GB (10^9 bytes); power in W; - where the device "
            "has none\n(dtsim devices NAME: every value with its source)\n");
@@ -125,13 +124,9 @@ static void nic_table(const sim_device_profile_t *d, double nic)
 /* One device, value by value, each with the number of its source, the sources below. */
 static void device_detail(const sim_device_profile_t *d, double nic)
 {
-    static const char *const units[SIM_DEV_FIELDS] = {"TFLOP/s", "TFLOP/s", "TFLOP/s",
-                                                      "TFLOP/s", "GB",      "GB/s",
-                                                      "W",       "W",       "",
-                                                      "",        "",        "",
-                                                      "",        "",
-                                                      "GB/s",    "GB/s",
-                                                      "",        ""};
+    static const char *const units[SIM_DEV_FIELDS] = {
+        "TFLOP/s", "TFLOP/s", "TFLOP/s", "TFLOP/s", "GB", "GB/s", "W",    "W", "",
+        "",        "",        "",        "",        "",   "GB/s", "GB/s", "",  ""};
     const char *sources[SIM_DEV_FIELDS];
     int n_sources = 0;
     printf("%s: %s\n", d->name, d->title);
@@ -182,8 +177,7 @@ int cli_devices(int argc, char **argv)
     if (p.n_args > 1)
         return cli_usage_error("devices", "unexpected argument \"%s\"", p.args[1]);
     if (p.value && !(nic > 0))
-        return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)",
-                               p.value);
+        return cli_usage_error("devices", "--nic %s: expected a bandwidth > 0 (400Gbps)", p.value);
     if (p.value && !p.n_args)
         return cli_usage_error("devices", "--nic times one device: dtsim devices NAME --nic "
                                           "BANDWIDTH");
@@ -213,7 +207,8 @@ int cli_devices(int argc, char **argv)
     char names[256] = "";
     for (size_t i = 0, l = 0; i < n && l < sizeof names; i++)
         l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", cat[i].name);
-    return cli_usage_error("devices", "unknown device \"%s\" (expected one of %s, or a profile "
-                                      "file FILE.ini)",
+    return cli_usage_error("devices",
+                           "unknown device \"%s\" (expected one of %s, or a profile "
+                           "file FILE.ini)",
                            name, names);
 }

@@ -39,8 +39,7 @@ static void handler_default(int sig)
         sigaction(sig, &dfl, NULL);
 }
 
-int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd),
-                    void *ctx)
+int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd), void *ctx)
 {
     int fds[2];
     c->pid = 0;
@@ -219,7 +218,7 @@ void cli_exec_check_start(const scenario_t *sc, const char *argv0, cli_exec_chec
         return;
     check_ctx_t ctx = {sc, argv0};
     cli_child_start(&c->child, CLI_CHILD_QUIET, -1, check_body, &ctx); /* failed: the run
-                                                                         * will say it */
+                                                                        * will say it */
 }
 
 dt_status cli_exec_check_finish(cli_exec_check_t *c, char *memory, size_t n, dt_err_t *err)
@@ -249,8 +248,8 @@ dt_status cli_exec_check(const scenario_t *sc, const char *argv0, char *memory, 
     return cli_exec_check_finish(&c, memory, n, err);
 }
 
-dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages,
-                             char *memory, size_t n, dt_err_t *err)
+dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages, char *memory,
+                             size_t n, dt_err_t *err)
 {
     memory[0] = '\0';
     if ((stages & CLI_CHECK_PLATFORM) && sim_platform_check(sc, err))
@@ -323,19 +322,18 @@ static void print_energy(const sim_run_t *run)
                e.link_joules / 1e3, e.link_ports);
     else if (isfinite(e.joules_per_step)) /* no step (stopped at once by a signal): none */
         printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), %.4g J/step, %.4g J/sample\n",
-               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
-               e.link_joules / 1e3, e.joules_per_step, e.joules_per_sample);
+               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3, e.link_joules / 1e3,
+               e.joules_per_step, e.joules_per_sample);
     else
         printf("energy: %.4g kJ (hosts %.4g kJ, links %.4g kJ), no step finished\n",
-               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3,
-               e.link_joules / 1e3);
+               (e.host_joules + e.link_joules) / 1e3, e.host_joules / 1e3, e.link_joules / 1e3);
     if (isnan(e.dollars))
         return;
     char target[48] = "";
     if (!isnan(e.dollars_to_target))
         snprintf(target, sizeof target, ", $%.4g to target", e.dollars_to_target);
-    printf("cost: $%.4g (%ld hosts), $%.4g/sample%s\n", e.dollars, e.hosts,
-           e.dollars_per_sample, target);
+    printf("cost: $%.4g (%ld hosts), $%.4g/sample%s\n", e.dollars, e.hosts, e.dollars_per_sample,
+           target);
 }
 
 static void print_summary(const sim_run_t *run)
@@ -374,11 +372,13 @@ static void print_summary(const sim_run_t *run)
         printf("%s; idle (measured) %.1f%%\n", run->note, total > 0 ? 100 * idle / total : 0);
     if (run->timing_only)
         printf("timing only: model profile %s (%.4g M parameters, %.4g GFLOP per sample), "
-               "%.6g samples/s simulated\n", run->profile.name, run->profile.params / 1e6,
-               run->model_flops / 1e9, end > 0 ? run->samples / end : 0.0);
+               "%.6g samples/s simulated\n",
+               run->profile.name, run->profile.params / 1e6, run->model_flops / 1e9,
+               end > 0 ? run->samples / end : 0.0);
     if (run->shape_speed > 0) /* what the layers' shapes make of the device */
         printf("compute by shape: %.4g TFLOP/s per device while computing (%.1f%% of the %s "
-               "peak; flat: %.4g TFLOP/s)\n", run->shape_speed / 1e12,
+               "peak; flat: %.4g TFLOP/s)\n",
+               run->shape_speed / 1e12,
                100 * run->shape_speed / scenario_device(sc)->value[sc->precision],
                scenario_precision_name(sc->precision), sc->device_flops / 1e12);
     long steps = sim_run_steps(run);
@@ -387,7 +387,7 @@ static void print_summary(const sim_run_t *run)
         char line[512];
         sim_breakdown_of(run, end, steps, parts);
         results_breakdown_line(parts, sc->strategy->steps_done ? "round" : "step", line,
-                           sizeof line);
+                               sizeof line);
         printf("breakdown: %s\n", line);
     }
     print_energy(run);
@@ -475,8 +475,7 @@ static dt_status begin_run(sim_run_t *run, const scenario_t *sc, const char *swe
 }
 
 static int run_scenario(const scenario_t *sc, const char *argv0, const char *sweep, long index,
-                        int summary, int live, double pace, const cli_param_t *params,
-                        int n_params)
+                        int summary, int live, double pace, const cli_param_t *params, int n_params)
 {
     dt_err_t err;
     sim_run_t *run = dt_malloc(sizeof *run);
@@ -511,8 +510,10 @@ static int run_scenario(const scenario_t *sc, const char *argv0, const char *swe
     }
     if (real && !sim_real_min_long(1)) {
         if (speaks)
-            fprintf(stderr, "dtsim run: %s: another process could not start the run (its "
-                            "error is above)\n", sc->name);
+            fprintf(stderr,
+                    "dtsim run: %s: another process could not start the run (its "
+                    "error is above)\n",
+                    sc->name);
         rc = CLI_EXIT_USAGE;
         goto done;
     }
@@ -595,8 +596,7 @@ int cli_exec_jobs(const scenario_t *top, const char *argv0, const char *id)
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
     } else if (sim_run_execute_all(runs, j.n, &err)) {
-        fprintf(stderr, "dtsim run: %s: %s\n", top->name,
-                err.msg[0] ? err.msg : "a job failed");
+        fprintf(stderr, "dtsim run: %s: %s\n", top->name, err.msg[0] ? err.msg : "a job failed");
         rc = CLI_EXIT_RUN;
     }
     free(runs);
@@ -606,8 +606,8 @@ int cli_exec_jobs(const scenario_t *top, const char *argv0, const char *id)
             rc = CLI_EXIT_RUN;
     }
     if (rc != CLI_EXIT_USAGE)
-        printf("%d job%s of %s, one simulation (sweep %s)\n", j.n, j.n == 1 ? "" : "s",
-               top->path, id);
+        printf("%d job%s of %s, one simulation (sweep %s)\n", j.n, j.n == 1 ? "" : "s", top->path,
+               id);
 done:
     for (int i = 0; config && i < j.n; i++)
         free(config[i]);
@@ -617,4 +617,3 @@ done:
         results_db_close(db);
     return rc;
 }
-

@@ -60,8 +60,8 @@ enum {
  * order, the first refusal returned (DT_ERR_INPUT, one line naming file, line and key in
  * err: the command prints it and exits 2). memory (n bytes) gets the dry check's line, or
  * "" (no dry check, or a device without a capacity). */
-dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages,
-                             char *memory, size_t n, dt_err_t *err);
+dt_status cli_check_scenario(const scenario_t *sc, const char *argv0, unsigned stages, char *memory,
+                             size_t n, dt_err_t *err);
 
 /* ---- checking a scenario in a child ----------------------------------------------------- */
 
@@ -107,8 +107,7 @@ enum {
  * of them are the defaults (an ignored one stays ignored, as across exec). Both ends of the
  * pipe close on exec. Returns 0, or -1 with errno
  * (pipe, fork) and nothing left open. */
-int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd),
-                    void *ctx);
+int cli_child_start(cli_child_t *c, int flags, int out, int (*body)(void *ctx, int fd), void *ctx);
 /** Reaps c when it has ended (block: waits for it): 1 with c->status set and c->pid 0, 0
  * while it runs. The pipe is the caller's to read and close. */
 int cli_child_reap(cli_child_t *c, int block);

@@ -89,15 +89,16 @@ static int tensor_curve(const trainer_backend_t *be, int prec, const char *preci
             double tflops = 2.0 * (double)n * (double)n * (double)n / sec * 1e-12;
             if (tflops > best_tflops)
                 best_tflops = tflops;
-            printf("gemm m=n=k=%ld seconds=%.6g tflops=%.4g max_rel_error=%.2g", n, sec, tflops,
-                   e);
+            printf("gemm m=n=k=%ld seconds=%.6g tflops=%.4g max_rel_error=%.2g", n, sec, tflops, e);
             if (ref)
                 printf(" of_peak=%.4f", tflops * 1e12 / ref->value[field]);
             printf("\n");
             /* BF16 inputs are exact as rounded; TF32 rounds them again (10-bit mantissa) */
             if (!(e <= (prec == 1 ? 2e-3 : 1e-4))) {
-                fprintf(stderr, "dtsim calibrate: the %s %ld x %ld GEMM differs from the "
-                                "double-precision reference by %.2g\n", precision, n, n, e);
+                fprintf(stderr,
+                        "dtsim calibrate: the %s %ld x %ld GEMM differs from the "
+                        "double-precision reference by %.2g\n",
+                        precision, n, n, e);
                 return CLI_EXIT_RUN;
             }
         }
@@ -107,8 +108,9 @@ static int tensor_curve(const trainer_backend_t *be, int prec, const char *preci
     }
 #endif
     (void)prec, (void)max, (void)ref, (void)field;
-    return cli_usage_error("calibrate", "--precision %s: tensor-core GEMMs are timed with cuBLAS "
-                                        "(--device cuda), not on the %s backend",
+    return cli_usage_error("calibrate",
+                           "--precision %s: tensor-core GEMMs are timed with cuBLAS "
+                           "(--device cuda), not on the %s backend",
                            precision, be->name);
 }
 
@@ -154,27 +156,38 @@ int cli_calibrate_gemm(int argc, char **argv)
             like = v;
         else if (!strcmp(a, "--max")) {
             if (cli_parse_long(v, 256, 16384, &max))
-                return cli_usage_error("calibrate", "--max: expected an integer in [256, "
-                                                    "16384], got \"%s\"", v);
+                return cli_usage_error("calibrate",
+                                       "--max: expected an integer in [256, "
+                                       "16384], got \"%s\"",
+                                       v);
         } else if (!strcmp(a, "--threads")) {
             if (cli_parse_long(v, 1, 1024, &threads))
-                return cli_usage_error("calibrate", "--threads: expected an integer in [1, "
-                                                    "1024], got \"%s\"", v);
+                return cli_usage_error("calibrate",
+                                       "--threads: expected an integer in [1, "
+                                       "1024], got \"%s\"",
+                                       v);
         } else
             return cli_usage_error("calibrate", "--gemm: unknown option \"%s\"", a);
     }
     /* fp32 through the backend's gemm; tf32 and bf16 on tensor cores (cuBLAS only) */
-    int prec = !strcmp(precision, "fp32") ? 0 : !strcmp(precision, "tf32") ? 1
-               : !strcmp(precision, "bf16") ? 2 : -1;
+    int prec = !strcmp(precision, "fp32")   ? 0
+               : !strcmp(precision, "tf32") ? 1
+               : !strcmp(precision, "bf16") ? 2
+                                            : -1;
     if (prec < 0)
-        return cli_usage_error("calibrate", "--precision: expected fp32, tf32 or bf16, got "
-                                            "\"%s\"", precision);
-    sim_device_field_t peak_field = prec == 0 ? SIM_DEV_FP32 : prec == 1 ? SIM_DEV_TF32
-                                                                          : SIM_DEV_BF16;
+        return cli_usage_error("calibrate",
+                               "--precision: expected fp32, tf32 or bf16, got "
+                               "\"%s\"",
+                               precision);
+    sim_device_field_t peak_field = prec == 0   ? SIM_DEV_FP32
+                                    : prec == 1 ? SIM_DEV_TF32
+                                                : SIM_DEV_BF16;
     const sim_device_profile_t *ref = NULL;
     if (like && !(ref = catalogue_device(like)))
-        return cli_usage_error("calibrate", "--like: unknown device \"%s\" (dtsim devices lists "
-                                            "the catalogue)", like);
+        return cli_usage_error("calibrate",
+                               "--like: unknown device \"%s\" (dtsim devices lists "
+                               "the catalogue)",
+                               like);
     if (ref && !(ref->value[peak_field] > 0))
         return cli_usage_error("calibrate", "--like %s: the catalogue gives no %s peak", like,
                                precision);
@@ -242,8 +255,9 @@ int cli_calibrate_gemm(int argc, char **argv)
             printf(" of_peak=%.4f", tflops * 1e12 / ref->value[peak_field]);
         printf("\n");
         if (!(e <= 1e-4)) {
-            fprintf(stderr, "dtsim calibrate: the %s backend's %ld x %ld GEMM differs from the "
-                            "double-precision reference by %.2g (of the sum of |terms|)\n",
+            fprintf(stderr,
+                    "dtsim calibrate: the %s backend's %ld x %ld GEMM differs from the "
+                    "double-precision reference by %.2g (of the sum of |terms|)\n",
                     be->name, n, n, e);
             rc = CLI_EXIT_RUN;
         }

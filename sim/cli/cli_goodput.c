@@ -18,8 +18,23 @@
 #include "scenario.h"
 
 enum {
-    O_DEVICES = 1, O_PARAMS, O_PROFILE, O_CKPT_SIZE, O_PRECISION, O_MTBF, O_BW, O_BW_TOTAL,
-    O_RESTART, O_STEP, O_TRAIN, O_STEPS, O_TOKENS, O_STEP_TOKENS, O_PRICE, O_SIMULATE, O_SEED
+    O_DEVICES = 1,
+    O_PARAMS,
+    O_PROFILE,
+    O_CKPT_SIZE,
+    O_PRECISION,
+    O_MTBF,
+    O_BW,
+    O_BW_TOTAL,
+    O_RESTART,
+    O_STEP,
+    O_TRAIN,
+    O_STEPS,
+    O_TOKENS,
+    O_STEP_TOKENS,
+    O_PRICE,
+    O_SIMULATE,
+    O_SEED
 };
 
 static const cli_option goodput_options[] = {
@@ -330,8 +345,8 @@ int cli_goodput(int argc, char **argv)
         return cli_usage_error("goodput", "%s", err.msg);
     /* the simulation's cost is its checkpoints (about 100,000 a second): 1000 MTBFs of work
      * unless that takes more than a million of them; refused before anything is printed */
-    double work = o.in.train_s > 0 ? o.in.train_s
-                                   : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
+    double work =
+        o.in.train_s > 0 ? o.in.train_s : fmin(1000 * g.mtbf_s, SIM_MAX_CKPTS * g.interval_s);
     if (o.simulate && work / g.interval_s > SIM_MAX_CKPTS)
         return cli_usage_error("goodput",
                                "--simulate: %.3g checkpoints to simulate, more than %g: give a "
@@ -349,8 +364,7 @@ int cli_goodput(int argc, char **argv)
         fmt_count(o.params, count, sizeof count);
         printf("%-34s %s parameters x %g bytes (%s, Adam) = %s\n", "checkpoint", count,
                o.in.ckpt_bytes / o.params, o.precision, b);
-    }
-    else
+    } else
         printf("%-34s %s\n", "checkpoint", b);
     double bw = o.in.ckpt_bw_total > 0 ? o.in.ckpt_bw_total : o.in.ckpt_bw_device * N;
     fmt_time(g.ckpt_s, a, sizeof a);
@@ -378,8 +392,8 @@ int cli_goodput(int argc, char **argv)
         fmt_time(o.in.train_s, a, sizeof a);
         fmt_time(g.wall_s, b, sizeof b);
         fmt_time(g.lost_s, c, sizeof c);
-        printf("%-34s %s failure-free: %s of wall time, %s lost, %.0f failure%s\n",
-               "training", a, b, c, g.failures, round(g.failures) == 1 ? "" : "s");
+        printf("%-34s %s failure-free: %s of wall time, %s lost, %.0f failure%s\n", "training", a,
+               b, c, g.failures, round(g.failures) == 1 ? "" : "s");
         fmt_count(g.lost_s / 3600 * N, a, sizeof a);
         printf("%-34s %s device-hours", "lost", a);
         if (o.price > 0) {

@@ -54,16 +54,15 @@ int cli_merge(int argc, char **argv)
     size_t len = 0;
     FILE *report = open_memstream(&sweeps, &len);
     DT_CHECK(report, "open_memstream failed");
-    dt_status st = results_merge((const char *const *)p.args, p.n_args, into,
-                                 &stats, report, &err);
+    dt_status st = results_merge((const char *const *)p.args, p.n_args, into, &stats, report, &err);
     fclose(report);
     if (st) {
         free(sweeps);
         fprintf(stderr, "dtsim merge: %s\n", err.msg);
         return st == DT_ERR_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_RUN;
     }
-    printf("merged %d database%s into %s: %ld run%s added", p.n_args,
-           p.n_args == 1 ? "" : "s", into, stats.copied, stats.copied == 1 ? "" : "s");
+    printf("merged %d database%s into %s: %ld run%s added", p.n_args, p.n_args == 1 ? "" : "s",
+           into, stats.copied, stats.copied == 1 ? "" : "s");
     if (stats.replaced)
         printf(", %ld replacing one that had not finished", stats.replaced);
     if (stats.skipped)

@@ -169,14 +169,16 @@ int cli_plot(int argc, char **argv)
             break;
         case OPT_FORMAT:
             if (parse_formats(p.value, &opts.formats) != 0)
-                return cli_usage_error("plot", "--format \"%s\": expected png, svg, pdf or a "
-                                               "comma list of them",
+                return cli_usage_error("plot",
+                                       "--format \"%s\": expected png, svg, pdf or a "
+                                       "comma list of them",
                                        p.value);
             break;
         case OPT_SIZE:
             if (parse_size(p.value, &opts.width, &opts.height) != 0)
-                return cli_usage_error("plot", "--size \"%s\": expected WIDTHxHEIGHT in "
-                                               "pixels, width %d to %d, height %d to %d",
+                return cli_usage_error("plot",
+                                       "--size \"%s\": expected WIDTHxHEIGHT in "
+                                       "pixels, width %d to %d, height %d to %d",
                                        p.value, RESULTS_PLOT_MIN_WIDTH, RESULTS_PLOT_MAX_SIZE,
                                        RESULTS_PLOT_MIN_HEIGHT, RESULTS_PLOT_MAX_SIZE);
             break;

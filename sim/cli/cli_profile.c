@@ -95,8 +95,9 @@ static int report(const char *path)
         snprintf(active, sizeof active, " (%.0f active per token)",
                  sim_model_profile_active_params(&p));
     printf("%s: profile %s, %zu parameters%s, %.6g GFLOP forward and %.6g backward per "
-           "sample, %d layers\n", path, p.name, p.params, active, p.forward_flops / 1e9,
-           p.backward_flops / 1e9, p.n_layers);
+           "sample, %d layers\n",
+           path, p.name, p.params, active, p.forward_flops / 1e9, p.backward_flops / 1e9,
+           p.n_layers);
     sim_model_profile_free(&p);
     return CLI_EXIT_OK;
 }
@@ -104,12 +105,36 @@ static int report(const char *path)
 /* The options of profile transformer: the shape's (ids 1 to N_SHAPE, each a long of
  * sim_transformer_t at shape_field[id]), then the others. */
 enum {
-    OPT_LAYERS = 1, OPT_HIDDEN, OPT_HEADS, OPT_SEQ, OPT_VOCAB, OPT_KV_HEADS, OPT_FFN,
-    OPT_POSITIONS, OPT_EXPERTS, OPT_TOP_K, OPT_SHARED_EXPERTS, OPT_MOE_FFN, OPT_DENSE_LAYERS,
-    OPT_KV_LORA_RANK, OPT_Q_LORA_RANK, OPT_QK_NOPE_DIM, OPT_QK_ROPE_DIM, OPT_V_HEAD_DIM,
+    OPT_LAYERS = 1,
+    OPT_HIDDEN,
+    OPT_HEADS,
+    OPT_SEQ,
+    OPT_VOCAB,
+    OPT_KV_HEADS,
+    OPT_FFN,
+    OPT_POSITIONS,
+    OPT_EXPERTS,
+    OPT_TOP_K,
+    OPT_SHARED_EXPERTS,
+    OPT_MOE_FFN,
+    OPT_DENSE_LAYERS,
+    OPT_KV_LORA_RANK,
+    OPT_Q_LORA_RANK,
+    OPT_QK_NOPE_DIM,
+    OPT_QK_ROPE_DIM,
+    OPT_V_HEAD_DIM,
     N_SHAPE = OPT_V_HEAD_DIM,
-    OPT_FAMILY, OPT_NORM, OPT_BIAS, OPT_NO_BIAS, OPT_TIED, OPT_UNTIED, OPT_SWIGLU, OPT_GELU,
-    OPT_NAME, OPT_OUT, N_TRANSFORMER_OPTS
+    OPT_FAMILY,
+    OPT_NORM,
+    OPT_BIAS,
+    OPT_NO_BIAS,
+    OPT_TIED,
+    OPT_UNTIED,
+    OPT_SWIGLU,
+    OPT_GELU,
+    OPT_NAME,
+    OPT_OUT,
+    N_TRANSFORMER_OPTS
 };
 
 static const size_t shape_field[N_SHAPE + 1] = {
@@ -133,10 +158,15 @@ static const size_t shape_field[N_SHAPE + 1] = {
     [OPT_V_HEAD_DIM] = offsetof(sim_transformer_t, v_head_dim),
 };
 
-#define SHAPE(ID, NAME, METAVAR, LO, HI, HELP)                                                 \
-    {.id = (ID), .name = (NAME), .kind = CLI_VALUE_INT, .metavar = (METAVAR), .help = (HELP), \
-     .lo = (LO), .hi = (HI)}
-#define SWITCH(ID, NAME, HELP) {.id = (ID), .name = (NAME), .help = (HELP)}
+#define SHAPE(ID, NAME, METAVAR, LO, HI, HELP)                                                     \
+    {                                                                                              \
+        .id = (ID), .name = (NAME), .kind = CLI_VALUE_INT, .metavar = (METAVAR), .help = (HELP),   \
+        .lo = (LO), .hi = (HI)                                                                     \
+    }
+#define SWITCH(ID, NAME, HELP)                                                                     \
+    {                                                                                              \
+        .id = (ID), .name = (NAME), .help = (HELP)                                                 \
+    }
 
 static const cli_option transformer_options[] = {
     {.help = "shape (required):"},
@@ -146,7 +176,10 @@ static const cli_option transformer_options[] = {
     SHAPE(OPT_SEQ, "seq", "T", 1, 1L << 24, "tokens per sample (sequence length)"),
     SHAPE(OPT_VOCAB, "vocab", "V", 1, 1L << 24, "vocabulary size"),
     {.help = "options (default: the family's):"},
-    {.id = OPT_FAMILY, .name = "family", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",
+    {.id = OPT_FAMILY,
+     .name = "family",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "NAME",
      .choices = "gpt,llama,bert",
      .help = "gpt (GPT-2: LayerNorm, biases, GELU, learned positions, output tied to the token "
              "embedding), llama (RMSNorm, no biases, SwiGLU, rotary positions, untied), bert "
@@ -159,8 +192,12 @@ static const cli_option transformer_options[] = {
     SHAPE(OPT_POSITIONS, "positions", "P", 0, 1L << 24,
           "rows of the learned position embedding (gpt: T, bert: 512); 0 for none (rotary, "
           "llama)"),
-    {.id = OPT_NORM, .name = "norm", .kind = CLI_VALUE_CHOICE, .metavar = "KIND",
-     .choices = "layernorm,rmsnorm", .help = "layernorm (scale and shift) or rmsnorm (scale)"},
+    {.id = OPT_NORM,
+     .name = "norm",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "KIND",
+     .choices = "layernorm,rmsnorm",
+     .help = "layernorm (scale and shift) or rmsnorm (scale)"},
     SWITCH(OPT_BIAS, "bias", "biases in the linear layers"),
     SWITCH(OPT_NO_BIAS, "no-bias", "no biases"),
     SWITCH(OPT_TIED, "tied", "the output layer shares the token embedding's weights"),
@@ -175,7 +212,8 @@ static const cli_option transformer_options[] = {
           "routed experts each token uses (required with --experts)"),
     SHAPE(OPT_SHARED_EXPERTS, "shared-experts", "S", 0, 1000,
           "experts every token uses, besides; default 0"),
-    SHAPE(OPT_MOE_FFN, "moe-ffn", "F", 1, 1L << 24, "an expert's feed-forward width; default --ffn's"),
+    SHAPE(OPT_MOE_FFN, "moe-ffn", "F", 1, 1L << 24,
+          "an expert's feed-forward width; default --ffn's"),
     SHAPE(OPT_DENSE_LAYERS, "dense-layers", "D", 0, 10000,
           "the first D layers keep the dense MLP; default 0"),
     {.help = "multi-head latent attention (llama family; DeepSeek-V2 and V3):"},
@@ -189,9 +227,15 @@ static const cli_option transformer_options[] = {
           "a query and key head's dimension with rotary positions; default 0"),
     SHAPE(OPT_V_HEAD_DIM, "v-head-dim", "V", 1, 1L << 16, "a value head's dimension; default H/A"),
     {.help = "output:"},
-    {.id = OPT_NAME, .name = "name", .kind = CLI_VALUE_TEXT, .metavar = "NAME",
+    {.id = OPT_NAME,
+     .name = "name",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "NAME",
      .help = "profile.name; default FILE's base name without .ini"},
-    {.id = OPT_OUT, .name = "out", .kind = CLI_VALUE_PATH, .metavar = "FILE",
+    {.id = OPT_OUT,
+     .name = "out",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "FILE",
      .help = "where to write (required; - for stdout)"},
     {0},
 };
@@ -281,15 +325,19 @@ static int cli_profile_transformer(int argc, char **argv)
     if (!out || !*out)
         return cli_usage_error("profile", "say where: --out FILE (- for stdout)");
     if (name && !valid_name(name))
-        return cli_usage_error("profile", "--name: \"%s\" is not a profile name (1 to 63 "
-                                          "printable characters, none of ;#=[], no blank at "
-                                          "either end)", name);
+        return cli_usage_error("profile",
+                               "--name: \"%s\" is not a profile name (1 to 63 "
+                               "printable characters, none of ;#=[], no blank at "
+                               "either end)",
+                               name);
     char derived[4096];
     if (!name) {
         name_from_path(out, derived, sizeof derived);
         if (!valid_name(derived))
-            return cli_usage_error("profile", "the name from --out, \"%.80s\", is not a profile "
-                                              "name: give --name", derived);
+            return cli_usage_error("profile",
+                                   "the name from --out, \"%.80s\", is not a profile "
+                                   "name: give --name",
+                                   derived);
         name = derived;
     }
     memcpy(t.name, name, strlen(name) + 1); /* valid_name: shorter than t.name */
@@ -302,15 +350,32 @@ static int cli_profile_transformer(int argc, char **argv)
 enum { OPT_DEVICE = 1, OPT_PRECISION, OPT_MICRO, OPT_TENSOR, OPT_SP, N_TIME_OPTS };
 
 static const cli_option time_options[] = {
-    {.id = OPT_DEVICE, .name = "device", .kind = CLI_VALUE_TEXT, .metavar = "DEVICE",
+    {.id = OPT_DEVICE,
+     .name = "device",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "DEVICE",
      .help = "a device of the catalogue (dtsim devices) or a device file (required)"},
-    {.id = OPT_PRECISION, .name = "precision", .kind = CLI_VALUE_TEXT, .metavar = "P",
+    {.id = OPT_PRECISION,
+     .name = "precision",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "P",
      .help = "the precision its peak is taken at (default bf16)"},
-    {.id = OPT_MICRO, .name = "micro-batch", .kind = CLI_VALUE_INT, .metavar = "B",
-     .help = "samples of one call (default 1)", .lo = 1, .hi = 1L << 20},
-    {.id = OPT_TENSOR, .name = "tensor", .kind = CLI_VALUE_INT, .metavar = "T",
-     .help = "the tensor group a device is a member of (default 1)", .lo = 1, .hi = 1L << 20},
-    {.id = OPT_SP, .name = "sequence-parallel",
+    {.id = OPT_MICRO,
+     .name = "micro-batch",
+     .kind = CLI_VALUE_INT,
+     .metavar = "B",
+     .help = "samples of one call (default 1)",
+     .lo = 1,
+     .hi = 1L << 20},
+    {.id = OPT_TENSOR,
+     .name = "tensor",
+     .kind = CLI_VALUE_INT,
+     .metavar = "T",
+     .help = "the tensor group a device is a member of (default 1)",
+     .lo = 1,
+     .hi = 1L << 20},
+    {.id = OPT_SP,
+     .name = "sequence-parallel",
      .help = "with --tensor above 1, the layers tensor parallelism leaves whole (norms and "
              "the like) split T ways too, along the sequence"},
     {0},
@@ -375,8 +440,8 @@ static int cli_profile_time(int argc, char **argv)
     if (id < 0)
         return parser.status;
     if (parser.n_args != 1)
-        return cli_usage_error("profile", "time: %s", parser.n_args ? "one profile only"
-                                                                  : "which profile? FILE.ini");
+        return cli_usage_error("profile", "time: %s",
+                               parser.n_args ? "one profile only" : "which profile? FILE.ini");
     if (!device)
         return cli_usage_error("profile", "time: which device? --device NAME (dtsim devices)");
     scenario_t *sc = dt_calloc(1, sizeof *sc);
@@ -395,8 +460,7 @@ static int cli_profile_time(int argc, char **argv)
     int rc = CLI_EXIT_USAGE;
     sim_model_profile_t p = {0};
     if (q == SIM_PRECISIONS) {
-        cli_usage_error("profile", "--precision: \"%s\" is not fp32, tf32, bf16 or fp8",
-                        precision);
+        cli_usage_error("profile", "--precision: \"%s\" is not fp32, tf32, bf16 or fp8", precision);
         goto done;
     }
     sc->precision = (sim_precision_t)q;
@@ -445,11 +509,11 @@ static int cli_profile_time(int argc, char **argv)
         double share = tensor > 1 && (l->split || call.sp) ? 1.0 / (double)tensor : 1.0;
         double fwd, bwd;
         sim_compute_layer(&cm, l, &call, speed, &fwd, &bwd);
-        time_sum_t one = {(l->forward_flops + l->backward_flops) * share * (double)micro,
-                          fwd + bwd, 1};
+        time_sum_t one = {(l->forward_flops + l->backward_flops) * share * (double)micro, fwd + bwd,
+                          1};
         time_sum_t *to[3] = {&by_op[l->op], &all,
                              block[0] && !strncmp(l->name, block, strlen(block)) ? &in_block
-                                                                                  : NULL};
+                                                                                 : NULL};
         for (int k = 0; k < 3; k++)
             if (to[k]) {
                 to[k]->flops += one.flops;
@@ -458,8 +522,9 @@ static int cli_profile_time(int argc, char **argv)
             }
     }
     printf("%s: %s on %s at %s, %ld sample%s a call, tensor %ld%s; peak %.6g TFLOP/s, flat "
-           "%.6g\n", parser.args[0], p.name, d->name, precision, micro, micro == 1 ? "" : "s",
-           tensor, call.sp ? " with sequence parallelism" : "", peak / 1e12, speed / 1e12);
+           "%.6g\n",
+           parser.args[0], p.name, d->name, precision, micro, micro == 1 ? "" : "s", tensor,
+           call.sp ? " with sequence parallelism" : "", peak / 1e12, speed / 1e12);
     printf("%-22s %6s %12s %12s %9s %9s\n", "forward + backward", "layers", "GFLOP", "ms",
            "TFLOP/s", "of peak");
     for (int k = 1; k <= 4; k++)
@@ -490,8 +555,10 @@ int cli_profile(int argc, char **argv)
         return cli_profile_transformer(argc - 1, argv + 1);
     if (!strcmp(argv[1], "time"))
         return cli_profile_time(argc - 1, argv + 1);
-    return cli_usage_error("profile", "unknown model kind \"%s\" (transformer, or time to "
-                                      "time a profile; torchvision "
-                                      "models and your own modules: "
-                                      "scenarios/profiles/torch_profile.py)", argv[1]);
+    return cli_usage_error("profile",
+                           "unknown model kind \"%s\" (transformer, or time to "
+                           "time a profile; torchvision "
+                           "models and your own modules: "
+                           "scenarios/profiles/torch_profile.py)",
+                           argv[1]);
 }

@@ -10,8 +10,17 @@
 #include "export.h"
 #include "query.h"
 
-enum { OPT_DB = 1, OPT_WIDE, OPT_CSV, OPT_TIDY, OPT_TRACE, OPT_RUNS, OPT_SWEEP, OPT_OUT,
-       OPT_ALL_PARAMS };
+enum {
+    OPT_DB = 1,
+    OPT_WIDE,
+    OPT_CSV,
+    OPT_TIDY,
+    OPT_TRACE,
+    OPT_RUNS,
+    OPT_SWEEP,
+    OPT_OUT,
+    OPT_ALL_PARAMS
+};
 
 static const cli_option runs_options[] = {
     {.id = OPT_DB,
@@ -28,10 +37,11 @@ static const cli_option runs_options[] = {
 const cli_spec cli_runs_spec = {
     .usage = "[--db PATH] [--wide]",
     .about = "Lists the runs of a results database [" DEFAULT_DB "], one line each: id,\n"
-             "name, strategy, status, final accuracy, simulated time and wall time, in "
-             CLI_STR(RESULTS_RUNS_COLUMNS) "\n"
-             "columns (long names shortened in the middle with ...), then each sweep's id\n"
-             "and runs. dtsim show ID prints one run whole.\n",
+             "name, strategy, status, final accuracy, simulated time and wall time, in " CLI_STR(
+                 RESULTS_RUNS_COLUMNS) "\n"
+                                       "columns (long names shortened in the middle with ...), "
+                                       "then each sweep's id\n"
+                                       "and runs. dtsim show ID prints one run whole.\n",
     .options = runs_options,
 };
 
@@ -53,8 +63,7 @@ int cli_runs(int argc, char **argv)
         return cli_usage_error("runs", "unexpected argument \"%s\"", p.args[0]);
     dt_err_t err;
     results_query_t *q;
-    if (results_query_open_current(&q, db, &err) ||
-        results_runs_print(q, stdout, wide, &err)) {
+    if (results_query_open_current(&q, db, &err) || results_runs_print(q, stdout, wide, &err)) {
         results_query_close(q);
         fprintf(stderr, "dtsim runs: %s\n", err.msg);
         return CLI_EXIT_USAGE;
@@ -72,8 +81,9 @@ static void export_files(FILE *out)
         snprintf(file, sizeof file, "%s.csv", results_export_tables[t].name);
         fprintf(out, "  %-20s %s\n", file, results_export_tables[t].row);
     }
-    fprintf(out, "  %-20s run: its identity, each scenario key that differs between\n"
-                 "  %-20s the runs (--all-params: every key), its run_summary metrics\n",
+    fprintf(out,
+            "  %-20s run: its identity, each scenario key that differs between\n"
+            "  %-20s the runs (--all-params: every key), its run_summary metrics\n",
             RESULTS_TIDY_CSV, "");
 }
 

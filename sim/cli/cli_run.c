@@ -31,18 +31,21 @@ typedef struct run_opts {
     const char *sets[MAX_SETS];
     int n_sets;
     const char *db;
-    int jobs; /* sweep runs at once */
-    int links; /* platform: list hosts and links instead of the XML */
+    int jobs;           /* sweep runs at once */
+    int links;          /* platform: list hosts and links instead of the XML */
     const char *member; /* run: one member of the sweep ("all": every one), or NULL */
-    int live;    /* run: CLI_LIVE_TERM (--live), CLI_LIVE_PUBLISH (--publish), or both */
-    double pace; /* run --live / --publish: simulated seconds per wall second, 0: none */
-    int real;    /* run --real: real processes over MPI, one per host */
-    int mpi;     /* run --mpi: a sweep's members spread over MPI processes */
-    int resume;  /* run --resume: continue the stored sweep of this scenario */
+    int live;           /* run: CLI_LIVE_TERM (--live), CLI_LIVE_PUBLISH (--publish), or both */
+    double pace;        /* run --live / --publish: simulated seconds per wall second, 0: none */
+    int real;           /* run --real: real processes over MPI, one per host */
+    int mpi;            /* run --mpi: a sweep's members spread over MPI processes */
+    int resume;         /* run --resume: continue the stored sweep of this scenario */
 } run_opts_t;
 
 /* The option that asked for a live view, for messages. */
-static const char *live_option(int live) { return live & CLI_LIVE_TERM ? "--live" : "--publish"; }
+static const char *live_option(int live)
+{
+    return live & CLI_LIVE_TERM ? "--live" : "--publish";
+}
 
 enum {
     OPT_SET = 1,
@@ -58,10 +61,13 @@ enum {
     OPT_RESUME,
 };
 
-#define OPTION_SET                                                                             \
-    {.id = OPT_SET, .name = "set", .kind = CLI_VALUE_TEXT, .metavar = "section.key=value",     \
-     .help = "override a scenario key (repeatable)"}
-#define SCENARIO_FOOTER "Scenario keys, their defaults and units: scenarios/keys.md, or dtsim keys.\n"
+#define OPTION_SET                                                                                 \
+    {                                                                                              \
+        .id = OPT_SET, .name = "set", .kind = CLI_VALUE_TEXT, .metavar = "section.key=value",      \
+        .help = "override a scenario key (repeatable)"                                             \
+    }
+#define SCENARIO_FOOTER                                                                            \
+    "Scenario keys, their defaults and units: scenarios/keys.md, or dtsim keys.\n"
 
 static const cli_option run_options[] = {
     OPTION_SET,
@@ -331,11 +337,12 @@ static void check_eval_counts(const scenario_t *sc, long n)
                      b->strategy->horizon ? sizeof rounds : sizeof steps, b->strategy->name);
         }
         if (steps[0]) {
-            fprintf(stderr, "dtsim check: %s: warning: run.eval_every = %ld counts rounds for "
-                            "%s but steps for %s: their evaluations do not fall at comparable "
-                            "points (with run.eval_every = 0, run.eval_samples evaluates "
-                            "every run after the same numbers of training samples, "
-                            "run.eval_interval at the same simulated times)\n",
+            fprintf(stderr,
+                    "dtsim check: %s: warning: run.eval_every = %ld counts rounds for "
+                    "%s but steps for %s: their evaluations do not fall at comparable "
+                    "points (with run.eval_every = 0, run.eval_samples evaluates "
+                    "every run after the same numbers of training samples, "
+                    "run.eval_interval at the same simulated times)\n",
                     sc->path, a->eval_every, rounds, steps);
             break;
         }
@@ -363,8 +370,7 @@ int cli_check(int argc, char **argv)
     /* the platform file as a run would load it, what real mode refuses (--real), what a run
      * meets before its first step (a sweep's runs each below) */
     unsigned stages = CLI_CHECK_PLATFORM | CLI_CHECK_DRY | (o.real ? CLI_CHECK_REAL : 0);
-    if (!sc->sweep.n_keys &&
-        cli_check_scenario(sc, argv[0], stages, memory, sizeof memory, &err)) {
+    if (!sc->sweep.n_keys && cli_check_scenario(sc, argv[0], stages, memory, sizeof memory, &err)) {
         fprintf(stderr, "dtsim check: %s\n", err.msg);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -380,8 +386,7 @@ int cli_check(int argc, char **argv)
                 fprintf(stderr, "dtsim check: %s\n", err.msg);
                 rc = CLI_EXIT_USAGE;
             } else {
-                printf("# run %ld: %s%s%s\n", i, run->name, memory[0] ? "; memory: " : "",
-                       memory);
+                printf("# run %ld: %s%s%s\n", i, run->name, memory[0] ? "; memory: " : "", memory);
             }
         }
         free(run);
@@ -422,8 +427,9 @@ int cli_platform(int argc, char **argv)
         return rc;
     }
     if (sc->platform == SIM_PLATFORM_FILE) {
-        fprintf(stderr, "dtsim platform: %s: the scenario's platform is a file (%s); --links "
-                        "lists its hosts and links\n",
+        fprintf(stderr,
+                "dtsim platform: %s: the scenario's platform is a file (%s); --links "
+                "lists its hosts and links\n",
                 o.scenario, sc->platform_file);
         free(sc);
         return CLI_EXIT_USAGE;
@@ -457,8 +463,8 @@ static int member_of(const run_opts_t *o, const scenario_t *sc, long *member)
                                sc->path);
     long n = scenario_sweep_count(sc);
     if (cli_parse_long(text, 0, n - 1, member))
-        return cli_usage_error("run", "%s%s: %s is a sweep of %ld runs (members 0 to %ld%s)",
-                               from, text, sc->path, n, n - 1,
+        return cli_usage_error("run", "%s%s: %s is a sweep of %ld runs (members 0 to %ld%s)", from,
+                               text, sc->path, n, n - 1,
                                o->member ? ", or all" : "; --member all runs every one");
     return CLI_EXIT_OK;
 }
@@ -479,8 +485,7 @@ static void member_sweep_id(const scenario_t *sc, char *id, size_t size)
 }
 
 /* One member of base's sweep, in this process, under the sweep's id and its index. */
-static int run_member(const scenario_t *base, long member, const run_opts_t *o,
-                      const char *argv0)
+static int run_member(const scenario_t *base, long member, const run_opts_t *o, const char *argv0)
 {
     if ((o->live & CLI_LIVE_TERM) && !isatty(STDERR_FILENO))
         return cli_usage_error("run", "--live draws on a terminal and stderr is not one");
@@ -496,7 +501,7 @@ static int run_member(const scenario_t *base, long member, const run_opts_t *o,
         rc = cli_exec_run(run, argv0, id, member, 1, o->live, o->pace);
         if (rc != CLI_EXIT_USAGE && sim_real_rank() == 0)
             printf("member %ld of %ld of sweep %s (dtsim merge joins the members' databases)\n",
-               member, scenario_sweep_count(base), id);
+                   member, scenario_sweep_count(base), id);
     }
     free(run);
     return rc;
@@ -540,21 +545,24 @@ static int run_real(const scenario_t *sc, const run_opts_t *o, long member, cons
     }
     char why[SCENARIO_STR + 128] = "";
     if (o->live)
-        snprintf(why, sizeof why, "%s shows a simulation; a --real run prints its "
-                                  "progress as it goes", live_option(o->live));
+        snprintf(why, sizeof why,
+                 "%s shows a simulation; a --real run prints its "
+                 "progress as it goes",
+                 live_option(o->live));
     else if (o->jobs > 1)
         snprintf(why, sizeof why, "--real runs one run on every process: -j does not apply");
     else if (sc->sweep.n_keys && member < 0)
-        snprintf(why, sizeof why, "--real runs one run and %s is a sweep of %ld runs "
-                                  "(--member I runs one of them)",
+        snprintf(why, sizeof why,
+                 "--real runs one run and %s is a sweep of %ld runs "
+                 "(--member I runs one of them)",
                  sc->path, scenario_sweep_count(sc));
     if (why[0]) {
         if (sim_real_rank() == 0)
             cli_usage_error("run", "%s", why);
         return real_refused(CLI_EXIT_USAGE);
     }
-    long rc = member >= 0 ? run_member(sc, member, o, argv0)
-                          : cli_exec_run(sc, argv0, NULL, 0, 1, 0, 0);
+    long rc =
+        member >= 0 ? run_member(sc, member, o, argv0) : cli_exec_run(sc, argv0, NULL, 0, 1, 0, 0);
     sim_real_bcast_long(&rc);
     sim_real_finalize();
     return (int)rc;
@@ -582,8 +590,8 @@ int cli_run(int argc, char **argv)
      * what is wrong with it, and all meet before exiting (real_refused) */
     int under_mpi = 0;
     for (int i = 1; i < argc; i++)
-        under_mpi |= (!strcmp(argv[i], "--real") || !strcmp(argv[i], "--mpi")) &&
-                     launcher_rank() >= 0;
+        under_mpi |=
+            (!strcmp(argv[i], "--real") || !strcmp(argv[i], "--mpi")) && launcher_rank() >= 0;
     int saved = -1; /* stderr, while a rank other than 0 reads the scenario */
     if (under_mpi && launcher_rank() > 0) {
         int null = open("/dev/null", O_WRONLY);
@@ -624,30 +632,39 @@ int cli_run(int argc, char **argv)
         free(sc);
         return rc;
     }
-    if (o.resume && (!sc->sweep.n_keys || o.real || o.mpi || member >= 0 || o.live ||
-                     sim_jobs_given(sc))) {
+    if (o.resume &&
+        (!sc->sweep.n_keys || o.real || o.mpi || member >= 0 || o.live || sim_jobs_given(sc))) {
         rc = !sc->sweep.n_keys || sim_jobs_given(sc)
                  ? cli_usage_error("run", "--resume continues a sweep and %s has no [sweep]",
                                    sc->path)
                  : cli_usage_error("run", "--resume runs the sweep's missing members: not with %s",
-                                   o.real ? "--real" : o.mpi ? "--mpi" : o.live ? live_option(o.live)
-                                                                             : "--member");
+                                   o.real   ? "--real"
+                                   : o.mpi  ? "--mpi"
+                                   : o.live ? live_option(o.live)
+                                            : "--member");
         free(sc);
         return rc;
     }
     if (o.mpi && (o.real || member >= 0 || o.live)) {
         rc = cli_usage_error("run", "--mpi runs every member of the sweep: not with %s",
-                             o.real ? "--real" : o.live ? live_option(o.live) : "--member");
+                             o.real   ? "--real"
+                             : o.live ? live_option(o.live)
+                                      : "--member");
         free(sc);
         return rc;
     }
     if (sim_jobs_given(sc)) {
-        const char *no = o.real ? "--real" : o.mpi ? "--mpi" : o.live ? live_option(o.live)
-                         : member >= 0 ? "--member" : o.jobs > 1 ? "-j" : NULL;
+        const char *no = o.real        ? "--real"
+                         : o.mpi       ? "--mpi"
+                         : o.live      ? live_option(o.live)
+                         : member >= 0 ? "--member"
+                         : o.jobs > 1  ? "-j"
+                                       : NULL;
         char id[SCENARIO_STR + 64];
         member_sweep_id(sc, id, sizeof id);
-        rc = no ? cli_usage_error("run", "%s: %s does not apply to a file of jobs (its jobs "
-                                         "are one simulation)",
+        rc = no ? cli_usage_error("run",
+                                  "%s: %s does not apply to a file of jobs (its jobs "
+                                  "are one simulation)",
                                   o.scenario, no)
                 : cli_exec_jobs(sc, argv[0], id);
         free(sc);
@@ -666,8 +683,9 @@ int cli_run(int argc, char **argv)
     if (member >= 0)
         rc = run_member(sc, member, &o, argv[0]);
     else if (o.live && sc->sweep.n_keys)
-        rc = cli_usage_error("run", "%s shows one run and %s is a sweep of %ld runs "
-                                    "(--member I runs one of them)",
+        rc = cli_usage_error("run",
+                             "%s shows one run and %s is a sweep of %ld runs "
+                             "(--member I runs one of them)",
                              live_option(o.live), sc->path, scenario_sweep_count(sc));
     else if ((o.live & CLI_LIVE_TERM) && !isatty(STDERR_FILENO))
         rc = cli_usage_error("run", "--live draws on a terminal and stderr is not one");
@@ -733,9 +751,8 @@ int cli_bench_sim(int argc, char **argv)
     printf("bench=sim scenario=%s strategy=%s workers=%d batch=%ld gradient_steps=%ld "
            "sim_time=%.4fs sim_wall_s=%.3f trainer_wall_s=%.3f eval_wall_s=%.3f "
            "overhead=%.3f sim_cpu_s=%.3f trainer_cpu_s=%.3f cpu_overhead=%.3f\n",
-           sc->name, sc->strategy->name, run->n_workers, sc->batch, steps,
-           sim_now(), sim_wall, trainer_wall, run->eval_wall,
-           (sim_wall - trainer_wall) / sim_wall, sim_cpu, trainer_cpu,
+           sc->name, sc->strategy->name, run->n_workers, sc->batch, steps, sim_now(), sim_wall,
+           trainer_wall, run->eval_wall, (sim_wall - trainer_wall) / sim_wall, sim_cpu, trainer_cpu,
            (sim_cpu - trainer_cpu) / sim_cpu);
 done:
     sim_run_free(run);

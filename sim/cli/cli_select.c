@@ -21,9 +21,8 @@ int cli_select_check(const char *cmd, const char *runs_spec, const char *sweep)
     return CLI_EXIT_OK;
 }
 
-int cli_select_runs(const char *cmd, const char *db_path, const char *runs_spec,
-                    const char *sweep, int64_t timeline_run, results_query_t **q,
-                    results_runs_t *runs)
+int cli_select_runs(const char *cmd, const char *db_path, const char *runs_spec, const char *sweep,
+                    int64_t timeline_run, results_query_t **q, results_runs_t *runs)
 {
     dt_err_t err;
     dt_status st;

@@ -1,6 +1,6 @@
 /* `dtsim show RUN`: one run of a results database on one page: its runs row, summary,
- * energy and cost, evaluations, hosts, memory, faults, links, clients, privacy and staleness, then every
- * resolved parameter, those the run set before those at this dtsim's defaults. `--config`
+ * energy and cost, evaluations, hosts, memory, faults, links, clients, privacy and staleness, then
+ * every resolved parameter, those the run set before those at this dtsim's defaults. `--config`
  * prints the stored configuration instead, a scenario file that `dtsim run` replays. The
  * rows come from results/query.c; this file only lays them out. */
 #define _POSIX_C_SOURCE 200809L

@@ -89,8 +89,7 @@ static int merge_blobs(const scenario_t *sc, const char *dir, void **blobs, cons
         fprintf(stderr, "dtsim run: %s\n", err.msg);
         rc = CLI_EXIT_RUN;
     } else if (rc == CLI_EXIT_OK) {
-        printf("%ld runs from %d processes merged into %s\n", n ? stats.copied : 0, size,
-               sc->db);
+        printf("%ld runs from %d processes merged into %s\n", n ? stats.copied : 0, size, sc->db);
     }
     for (int i = 0; i < n; i++) {
         unlink(paths[i]);
@@ -100,12 +99,13 @@ static int merge_blobs(const scenario_t *sc, const char *dir, void **blobs, cons
     return rc;
 }
 
-int cli_sweep_spread(const scenario_t *sc, const char *path, const char *const *sets,
-                     int n_sets, int jobs, const char *argv0)
+int cli_sweep_spread(const scenario_t *sc, const char *path, const char *const *sets, int n_sets,
+                     int jobs, const char *argv0)
 {
     if (!sc->sweep.n_keys)
-        return cli_usage_error("run", "--mpi spreads a sweep's members over processes and %s "
-                                      "is one run (--real runs it on real processes)",
+        return cli_usage_error("run",
+                               "--mpi spreads a sweep's members over processes and %s "
+                               "is one run (--real runs it on real processes)",
                                path);
     if (jobs > 1)
         return cli_usage_error("run", "--mpi runs one member at a time per process: start "

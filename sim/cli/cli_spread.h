@@ -6,7 +6,7 @@
 
 /** The sweep's members spread over the P processes, rank 0 merging them into sc->db; every
  * process returns the worst exit code. */
-int cli_sweep_spread(const scenario_t *sc, const char *path, const char *const *sets,
-                     int n_sets, int jobs, const char *argv0);
+int cli_sweep_spread(const scenario_t *sc, const char *path, const char *const *sets, int n_sets,
+                     int jobs, const char *argv0);
 
 #endif

@@ -59,15 +59,15 @@ typedef struct sweep {
     char id[SCENARIO_STR + 64];
     long n;
     int jobs;
-    child_t *slots;  /* jobs of them */
-    int *status;     /* per run: RUN_NOT_STARTED or its wait status */
-    char *told;      /* per run: it was running when the sweep was told to stop */
-    long done;       /* runs ended (the pace's count) */
-    long cut;        /* of those, stopped mid-run as told: not done for the progress */
+    child_t *slots; /* jobs of them */
+    int *status;    /* per run: RUN_NOT_STARTED or its wait status */
+    char *told;     /* per run: it was running when the sweep was told to stop */
+    long done;      /* runs ended (the pace's count) */
+    long cut;       /* of those, stopped mid-run as told: not done for the progress */
     int live;
     double t0;
-    int progress;    /* stderr is a terminal */
-    char shown[128]; /* the progress line on screen, "" none */
+    int progress;           /* stderr is a terminal */
+    char shown[128];        /* the progress line on screen, "" none */
     cli_sweep_opts_t *opts; /* NULL: a plain sweep */
     int deadline_hit;       /* opts->deadline passed: stopping */
     int next_gate;          /* read end of the gate of the run started next (-1: none) */
@@ -76,7 +76,7 @@ typedef struct sweep {
     double stored_mean;     /* their mean wall time, seconds (0: none), for the first
                              * estimate before a run of this session has finished */
     char label[SCENARIO_STR + 16]; /* a plain sweep's progress label: "sweep NAME" */
-    char fingerprint[24];   /* a plain sweep's scenario hash (stored as sweep.fingerprint) */
+    char fingerprint[24];          /* a plain sweep's scenario hash (stored as sweep.fingerprint) */
 } sweep_t;
 
 /* The grace a run stopped at the deadline has to record its step before a second signal
@@ -287,8 +287,8 @@ static int child_start(sweep_t *s, child_t *c, long i, scenario_t *run)
      * outlive the sweep: killed with it (even by SIGKILL), it stops as a signal stops it */
     child_ctx_t ctx = {s, run, i, s->next_gate, next[1], next[0]};
     cli_child_t child;
-    int started = cli_child_start(&child, CLI_CHILD_STDERR | CLI_CHILD_TIED | CLI_CHILD_GROUP,
-                                  -1, child_main, &ctx);
+    int started = cli_child_start(&child, CLI_CHILD_STDERR | CLI_CHILD_TIED | CLI_CHILD_GROUP, -1,
+                                  child_main, &ctx);
     int e = errno;
     close(next[1]); /* the child is its only writer */
     if (started != 0) {
@@ -453,7 +453,9 @@ static void row_unstored(const sweep_t *s, long i, row_t *r, scenario_t *run)
     }
     int w = s->status[i];
     snprintf(r->status, sizeof r->status, "%s",
-             w == RUN_NOT_STARTED ? "not run" : WIFSIGNALED(w) ? "killed" : "failed");
+             w == RUN_NOT_STARTED ? "not run"
+             : WIFSIGNALED(w)     ? "killed"
+                                  : "failed");
 }
 
 /* A run told to stop that finished all the same (its row stored, its exit the signal's) was
@@ -479,8 +481,8 @@ static void print_table(const row_t *rows, long n)
     for (long i = 0; i < n; i++)
         if ((int)strlen(rows[i].name) > width)
             width = (int)strlen(rows[i].name);
-    printf("%-*s %-10s %10s %8s %14s %9s %s\n", width, "run", "strategy", "bandwidth",
-           "accuracy", "time_to_target", "bytes", "status");
+    printf("%-*s %-10s %10s %8s %14s %9s %s\n", width, "run", "strategy", "bandwidth", "accuracy",
+           "time_to_target", "bytes", "status");
     for (long i = 0; i < n; i++) {
         const row_t *r = &rows[i];
         char bw[64] = "-", acc[32] = "-", ttt[32] = "-", bytes[32] = "-";
@@ -666,8 +668,9 @@ static int sweep_main(sweep_t s, int jobs, int resume, char *id, size_t id_size)
         return CLI_EXIT_USAGE;
     }
     if (resume && !s.id[0])
-        fprintf(stderr, "dtsim run: --resume: no sweep of this scenario in %s: running all %ld "
-                        "runs\n",
+        fprintf(stderr,
+                "dtsim run: --resume: no sweep of this scenario in %s: running all %ld "
+                "runs\n",
                 base->db, s.n);
     else if (resume)
         printf("resuming sweep %s of %s: %ld of %ld runs finished, %ld to run\n", s.id, base->db,
@@ -776,7 +779,6 @@ int cli_sweep_run_opts(const scenario_t *runs, long n, const char *name, int job
 {
     DT_ASSERT(jobs >= 1 && jobs <= CLI_SWEEP_MAX_JOBS && n > 0 && o);
     o->stopped = 0;
-    sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n,
-                 .opts = o};
+    sweep_t s = {.base = &runs[0], .list = runs, .name = name, .argv0 = argv0, .n = n, .opts = o};
     return sweep_main(s, jobs, 0, id, id_size);
 }

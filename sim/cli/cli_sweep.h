@@ -24,29 +24,29 @@ int cli_sweep_run_list(const scenario_t *runs, long n, const char *name, int job
 
 /* What a caller that must answer whatever happens (dtsim plan) asks of a list's sweep. */
 typedef struct cli_sweep_opts {
-    const char *id;     /* continue this sweep (its id, "": a new one, as above) */
-    const long *index;  /* runs[i]'s sweep index (NULL: i) */
-    double deadline;    /* CLOCK_MONOTONIC seconds (cli_sweep_now) after which no run starts
-                         * and the running ones are stopped; 0: none */
-    const char *label;  /* when stderr is no terminal: "LABEL: 3/8 done, 12 s, about 20 s
-                         * left" after each run; NULL: nothing (the terminal line as ever) */
-    long done_before;   /* runs counted done before these (the progress says so) */
-    long total;         /* runs in all for the progress; 0: n */
-    double started;     /* > 0: the caller's start (cli_sweep_now), from which the progress
-                         * counts the elapsed time (a plan's, over its batches); 0: the
-                         * sweep's own start */
-    double pace_since;  /* with started: when the caller's first run began, and how many of
-                         * its runs finished before these (pace_runs): the estimate of the
-                         * time left is that pace over all of them, these included */
+    const char *id;    /* continue this sweep (its id, "": a new one, as above) */
+    const long *index; /* runs[i]'s sweep index (NULL: i) */
+    double deadline;   /* CLOCK_MONOTONIC seconds (cli_sweep_now) after which no run starts
+                        * and the running ones are stopped; 0: none */
+    const char *label; /* when stderr is no terminal: "LABEL: 3/8 done, 12 s, about 20 s
+                        * left" after each run; NULL: nothing (the terminal line as ever) */
+    long done_before;  /* runs counted done before these (the progress says so) */
+    long total;        /* runs in all for the progress; 0: n */
+    double started;    /* > 0: the caller's start (cli_sweep_now), from which the progress
+                        * counts the elapsed time (a plan's, over its batches); 0: the
+                        * sweep's own start */
+    double pace_since; /* with started: when the caller's first run began, and how many of
+                        * its runs finished before these (pace_runs): the estimate of the
+                        * time left is that pace over all of them, these included */
     long pace_runs;
     const cli_param_t *params; /* stored with each run's parameters (NULL: none) */
     int n_params;
-    int quiet;          /* no table and no "stored in" line (dtsim plan runs its sweep in
-                         * batches and prints its own ranking) */
-    int checked;        /* the runs' memory is checked already (dtsim plan's own check):
-                         * no dry run of each before they start */
-    int stopped;        /* out: 0 ran to the end; the signal (SIGINT, SIGTERM) that stopped
-                         * it; -1 the deadline passed */
+    int quiet;   /* no table and no "stored in" line (dtsim plan runs its sweep in
+                  * batches and prints its own ranking) */
+    int checked; /* the runs' memory is checked already (dtsim plan's own check):
+                  * no dry run of each before they start */
+    int stopped; /* out: 0 ran to the end; the signal (SIGINT, SIGTERM) that stopped
+                  * it; -1 the deadline passed */
 } cli_sweep_opts_t;
 /* cli_sweep_run_list with o: a run stopped by a signal or by the deadline, and one never
  * started, counts as neither failed nor listed (o->stopped says the sweep stopped); after a

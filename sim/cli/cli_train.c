@@ -29,7 +29,7 @@ typedef struct train_opts {
     const char *text; /* gpt: the text file */
     trainer_optim_t sgd;
     trainer_lr_schedule_t schedule;
-    long warmup;  /* steps */
+    long warmup; /* steps */
     float lr_min;
     long batch, epochs, threads, seed, limit;
     const char *data_dir;
@@ -58,79 +58,228 @@ static void train_opts_default(train_opts_t *o, long epochs)
 }
 
 enum {
-    OPT_MODEL = 1, OPT_HIDDEN, OPT_LAYERS, OPT_HEADS, OPT_SEQ, OPT_TEXT, OPT_CONV, OPT_FC,
-    OPT_BATCH, OPT_EPOCHS, OPT_LR, OPT_OPTIMIZER, OPT_SCHEDULE, OPT_WARMUP, OPT_LR_MIN,
-    OPT_MOMENTUM, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WEIGHT_DECAY, OPT_CLIP_NORM, OPT_THREADS,
-    OPT_SEED, OPT_DATA, OPT_LIMIT, OPT_DEVICE, OPT_STEPS, OPT_OUT, OPT_GEMM
+    OPT_MODEL = 1,
+    OPT_HIDDEN,
+    OPT_LAYERS,
+    OPT_HEADS,
+    OPT_SEQ,
+    OPT_TEXT,
+    OPT_CONV,
+    OPT_FC,
+    OPT_BATCH,
+    OPT_EPOCHS,
+    OPT_LR,
+    OPT_OPTIMIZER,
+    OPT_SCHEDULE,
+    OPT_WARMUP,
+    OPT_LR_MIN,
+    OPT_MOMENTUM,
+    OPT_BETA1,
+    OPT_BETA2,
+    OPT_EPS,
+    OPT_WEIGHT_DECAY,
+    OPT_CLIP_NORM,
+    OPT_THREADS,
+    OPT_SEED,
+    OPT_DATA,
+    OPT_LIMIT,
+    OPT_DEVICE,
+    OPT_STEPS,
+    OPT_OUT,
+    OPT_GEMM
 };
 
 /* The training options of train, bench trainer and calibrate; EPOCHS: --epochs' default. */
-#define TRAIN_OPTIONS(EPOCHS)                                                                  \
-    {.id = OPT_MODEL, .name = "model", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",            \
-     .choices = "logreg,mlp,cnn,gpt", .help = "logreg, mlp, cnn or gpt [mlp]"},               \
-    {.id = OPT_HIDDEN, .name = "hidden", .kind = CLI_VALUE_TEXT, .metavar = "LIST",            \
-     .help = "mlp hidden sizes; gpt: its width [256,128; gpt 64]"},                            \
-    {.id = OPT_LAYERS, .name = "layers", .kind = CLI_VALUE_INT, .metavar = "N",                \
-     .help = "gpt blocks [2]", .lo = 1, .hi = 1024},                                           \
-    {.id = OPT_HEADS, .name = "heads", .kind = CLI_VALUE_INT, .metavar = "N",                  \
-     .help = "gpt attention heads [4]", .lo = 1, .hi = 1024},                                  \
-    {.id = OPT_SEQ, .name = "seq", .kind = CLI_VALUE_INT, .metavar = "N",                      \
-     .help = "gpt tokens per window [64]", .lo = 1, .hi = TRAINER_GPT_MAX_SEQ},                \
-    {.id = OPT_TEXT, .name = "text", .kind = CLI_VALUE_PATH, .metavar = "FILE",                \
-     .help = "gpt: the text, byte-level tokens [" TRAINER_DEFAULT_TEXT "]"},                   \
-    {.id = OPT_CONV, .name = "conv", .kind = CLI_VALUE_TEXT, .metavar = "C1,C2",               \
-     .help = "cnn convolution channels [16,32]"},                                              \
-    {.id = OPT_FC, .name = "fc", .kind = CLI_VALUE_INT, .metavar = "N",                        \
-     .help = "cnn dense hidden size [128]", .lo = 1, .hi = 1 << 20},                           \
-    {.id = OPT_BATCH, .name = "batch", .kind = CLI_VALUE_INT, .metavar = "N",                  \
-     .help = "samples per step [64]", .lo = 1, .hi = 65536},                                   \
-    {.id = OPT_EPOCHS, .name = "epochs", .kind = CLI_VALUE_INT, .metavar = "N",                \
-     .help = "passes over the training set [" #EPOCHS "]", .lo = 1, .hi = 100000},             \
-    {.id = OPT_LR, .name = "lr", .kind = CLI_VALUE_FLOAT, .metavar = "X",                      \
-     .help = "learning rate, above 0 [0.05]", .lo = 0, .hi = 100},                             \
-    {.id = OPT_OPTIMIZER, .name = "optimizer", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",    \
-     .choices = "sgd,adam,adamw", .help = "sgd, adam or adamw (PyTorch's) [sgd]"},             \
-    {.id = OPT_SCHEDULE, .name = "schedule", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",      \
-     .choices = "constant,cosine,linear",                                                      \
-     .help = "learning rate per step after the warmup: constant, or cosine or linear decay "   \
-             "to --lr-min [constant]"},                                                        \
-    {.id = OPT_WARMUP, .name = "warmup", .kind = CLI_VALUE_INT, .metavar = "N",                \
-     .help = "steps of linear warmup [0]", .lo = 0, .hi = 1e9},                                \
-    {.id = OPT_LR_MIN, .name = "lr-min", .kind = CLI_VALUE_FLOAT, .metavar = "X",              \
-     .help = "the decay's floor [0]", .lo = 0, .hi = 100},                                     \
-    {.id = OPT_MOMENTUM, .name = "momentum", .kind = CLI_VALUE_FLOAT, .metavar = "X",          \
-     .help = "SGD momentum, below 1 [0]", .lo = 0, .hi = 0.999999},                            \
-    {.id = OPT_BETA1, .name = "beta1", .kind = CLI_VALUE_FLOAT, .metavar = "X",                \
-     .help = "adam and adamw's beta1, below 1 [0.9]", .lo = 0, .hi = 1},                       \
-    {.id = OPT_BETA2, .name = "beta2", .kind = CLI_VALUE_FLOAT, .metavar = "X",                \
-     .help = "adam and adamw's beta2, below 1 [0.999]", .lo = 0, .hi = 1},                     \
-    {.id = OPT_EPS, .name = "eps", .kind = CLI_VALUE_FLOAT, .metavar = "X",                    \
-     .help = "adam and adamw's epsilon, above 0 and below 1 [1e-8]", .lo = 0, .hi = 1},       \
-    {.id = OPT_WEIGHT_DECAY, .name = "weight-decay", .kind = CLI_VALUE_FLOAT, .metavar = "X", \
-     .help = "weight decay: L2, decoupled for adamw [0]", .lo = 0, .hi = 1},                   \
-    {.id = OPT_CLIP_NORM, .name = "clip-norm", .kind = CLI_VALUE_FLOAT, .metavar = "X",        \
-     .help = "clip the gradient to this global 2-norm; 0: off [0]", .lo = 0, .hi = 1e9},       \
-    {.id = OPT_THREADS, .name = "threads", .kind = CLI_VALUE_INT, .metavar = "N",              \
-     .help = "OpenBLAS threads [1]", .lo = 1, .hi = 1024},                                     \
-    {.id = OPT_SEED, .name = "seed", .kind = CLI_VALUE_INT, .metavar = "N",                    \
-     .help = "initialisation and batch-order seed [1]", .lo = 0, .hi = 2147483647},            \
-    {.id = OPT_DATA, .name = "data", .kind = CLI_VALUE_DIR, .metavar = "DIR",                  \
-     .help = "MNIST-format directory [" TRAINER_FASHION_MNIST_DIR "]"},                        \
-    {.id = OPT_LIMIT, .name = "limit", .kind = CLI_VALUE_INT, .metavar = "N",                  \
-     .help = "use only the first N training samples [all]", .lo = 1, .hi = (double)(1L << 40)}, \
-    {.id = OPT_DEVICE, .name = "device", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",          \
-     .choices = "cpu,cuda,auto", .help = "cpu, cuda or auto (cuda when a GPU is usable) [cpu]"}
+#define TRAIN_OPTIONS(EPOCHS)                                                                      \
+    {.id = OPT_MODEL,                                                                              \
+     .name = "model",                                                                              \
+     .kind = CLI_VALUE_CHOICE,                                                                     \
+     .metavar = "NAME",                                                                            \
+     .choices = "logreg,mlp,cnn,gpt",                                                              \
+     .help = "logreg, mlp, cnn or gpt [mlp]"},                                                     \
+        {.id = OPT_HIDDEN,                                                                         \
+         .name = "hidden",                                                                         \
+         .kind = CLI_VALUE_TEXT,                                                                   \
+         .metavar = "LIST",                                                                        \
+         .help = "mlp hidden sizes; gpt: its width [256,128; gpt 64]"},                            \
+        {.id = OPT_LAYERS,                                                                         \
+         .name = "layers",                                                                         \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "gpt blocks [2]",                                                                 \
+         .lo = 1,                                                                                  \
+         .hi = 1024},                                                                              \
+        {.id = OPT_HEADS,                                                                          \
+         .name = "heads",                                                                          \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "gpt attention heads [4]",                                                        \
+         .lo = 1,                                                                                  \
+         .hi = 1024},                                                                              \
+        {.id = OPT_SEQ,                                                                            \
+         .name = "seq",                                                                            \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "gpt tokens per window [64]",                                                     \
+         .lo = 1,                                                                                  \
+         .hi = TRAINER_GPT_MAX_SEQ},                                                               \
+        {.id = OPT_TEXT,                                                                           \
+         .name = "text",                                                                           \
+         .kind = CLI_VALUE_PATH,                                                                   \
+         .metavar = "FILE",                                                                        \
+         .help = "gpt: the text, byte-level tokens [" TRAINER_DEFAULT_TEXT "]"},                   \
+        {.id = OPT_CONV,                                                                           \
+         .name = "conv",                                                                           \
+         .kind = CLI_VALUE_TEXT,                                                                   \
+         .metavar = "C1,C2",                                                                       \
+         .help = "cnn convolution channels [16,32]"},                                              \
+        {.id = OPT_FC,                                                                             \
+         .name = "fc",                                                                             \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "cnn dense hidden size [128]",                                                    \
+         .lo = 1,                                                                                  \
+         .hi = 1 << 20},                                                                           \
+        {.id = OPT_BATCH,                                                                          \
+         .name = "batch",                                                                          \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "samples per step [64]",                                                          \
+         .lo = 1,                                                                                  \
+         .hi = 65536},                                                                             \
+        {.id = OPT_EPOCHS,                                                                         \
+         .name = "epochs",                                                                         \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "passes over the training set [" #EPOCHS "]",                                     \
+         .lo = 1,                                                                                  \
+         .hi = 100000},                                                                            \
+        {.id = OPT_LR,                                                                             \
+         .name = "lr",                                                                             \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "learning rate, above 0 [0.05]",                                                  \
+         .lo = 0,                                                                                  \
+         .hi = 100},                                                                               \
+        {.id = OPT_OPTIMIZER,                                                                      \
+         .name = "optimizer",                                                                      \
+         .kind = CLI_VALUE_CHOICE,                                                                 \
+         .metavar = "NAME",                                                                        \
+         .choices = "sgd,adam,adamw",                                                              \
+         .help = "sgd, adam or adamw (PyTorch's) [sgd]"},                                          \
+        {.id = OPT_SCHEDULE,                                                                       \
+         .name = "schedule",                                                                       \
+         .kind = CLI_VALUE_CHOICE,                                                                 \
+         .metavar = "NAME",                                                                        \
+         .choices = "constant,cosine,linear",                                                      \
+         .help = "learning rate per step after the warmup: constant, or cosine or linear decay "   \
+                 "to --lr-min [constant]"},                                                        \
+        {.id = OPT_WARMUP,                                                                         \
+         .name = "warmup",                                                                         \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "steps of linear warmup [0]",                                                     \
+         .lo = 0,                                                                                  \
+         .hi = 1e9},                                                                               \
+        {.id = OPT_LR_MIN,                                                                         \
+         .name = "lr-min",                                                                         \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "the decay's floor [0]",                                                          \
+         .lo = 0,                                                                                  \
+         .hi = 100},                                                                               \
+        {.id = OPT_MOMENTUM,                                                                       \
+         .name = "momentum",                                                                       \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "SGD momentum, below 1 [0]",                                                      \
+         .lo = 0,                                                                                  \
+         .hi = 0.999999},                                                                          \
+        {.id = OPT_BETA1,                                                                          \
+         .name = "beta1",                                                                          \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "adam and adamw's beta1, below 1 [0.9]",                                          \
+         .lo = 0,                                                                                  \
+         .hi = 1},                                                                                 \
+        {.id = OPT_BETA2,                                                                          \
+         .name = "beta2",                                                                          \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "adam and adamw's beta2, below 1 [0.999]",                                        \
+         .lo = 0,                                                                                  \
+         .hi = 1},                                                                                 \
+        {.id = OPT_EPS,                                                                            \
+         .name = "eps",                                                                            \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "adam and adamw's epsilon, above 0 and below 1 [1e-8]",                           \
+         .lo = 0,                                                                                  \
+         .hi = 1},                                                                                 \
+        {.id = OPT_WEIGHT_DECAY,                                                                   \
+         .name = "weight-decay",                                                                   \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "weight decay: L2, decoupled for adamw [0]",                                      \
+         .lo = 0,                                                                                  \
+         .hi = 1},                                                                                 \
+        {.id = OPT_CLIP_NORM,                                                                      \
+         .name = "clip-norm",                                                                      \
+         .kind = CLI_VALUE_FLOAT,                                                                  \
+         .metavar = "X",                                                                           \
+         .help = "clip the gradient to this global 2-norm; 0: off [0]",                            \
+         .lo = 0,                                                                                  \
+         .hi = 1e9},                                                                               \
+        {.id = OPT_THREADS,                                                                        \
+         .name = "threads",                                                                        \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "OpenBLAS threads [1]",                                                           \
+         .lo = 1,                                                                                  \
+         .hi = 1024},                                                                              \
+        {.id = OPT_SEED,                                                                           \
+         .name = "seed",                                                                           \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "initialisation and batch-order seed [1]",                                        \
+         .lo = 0,                                                                                  \
+         .hi = 2147483647},                                                                        \
+        {.id = OPT_DATA,                                                                           \
+         .name = "data",                                                                           \
+         .kind = CLI_VALUE_DIR,                                                                    \
+         .metavar = "DIR",                                                                         \
+         .help = "MNIST-format directory [" TRAINER_FASHION_MNIST_DIR "]"},                        \
+        {.id = OPT_LIMIT,                                                                          \
+         .name = "limit",                                                                          \
+         .kind = CLI_VALUE_INT,                                                                    \
+         .metavar = "N",                                                                           \
+         .help = "use only the first N training samples [all]",                                    \
+         .lo = 1,                                                                                  \
+         .hi = (double)(1L << 40)},                                                                \
+    {                                                                                              \
+        .id = OPT_DEVICE, .name = "device", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",           \
+        .choices = "cpu,cuda,auto", .help = "cpu, cuda or auto (cuda when a GPU is usable) [cpu]"  \
+    }
 
 static const cli_option train_options[] = {TRAIN_OPTIONS(5), {0}};
 static const cli_option bench_trainer_options[] = {TRAIN_OPTIONS(1), {0}};
 static const cli_option calibrate_options[] = {
     TRAIN_OPTIONS(1),
     {.help = "calibrate options:"},
-    {.id = OPT_STEPS, .name = "steps", .kind = CLI_VALUE_INT, .metavar = "N",
-     .help = "timed steps, after 10 warm-up steps [200]", .lo = 10, .hi = 1000000},
-    {.id = OPT_OUT, .name = "out", .kind = CLI_VALUE_PATH, .metavar = "FILE.ini",
+    {.id = OPT_STEPS,
+     .name = "steps",
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "timed steps, after 10 warm-up steps [200]",
+     .lo = 10,
+     .hi = 1000000},
+    {.id = OPT_OUT,
+     .name = "out",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "FILE.ini",
      .help = "write the device profile there [print it only]"},
-    {.id = OPT_GEMM, .name = "gemm",
+    {.id = OPT_GEMM,
+     .name = "gemm",
      .help = "the backend's GEMM curve instead (dtsim calibrate --gemm --help)"},
     {0},
 };
@@ -192,8 +341,8 @@ static int train_opts_parse(train_opts_t *o, const char *cmd, const cli_spec *sp
         case OPT_BETA2:
         case OPT_EPS:
             if (x == 1.0 || (id == OPT_EPS && x == 0.0))
-                return cli_usage_error(cmd, "--%s %s: expected a number in %s", p.option->name,
-                                       v, id == OPT_EPS ? "(0, 1)" : "[0, 1)");
+                return cli_usage_error(cmd, "--%s %s: expected a number in %s", p.option->name, v,
+                                       id == OPT_EPS ? "(0, 1)" : "[0, 1)");
             *(id == OPT_BETA1 ? &o->sgd.beta1 : id == OPT_BETA2 ? &o->sgd.beta2 : &o->sgd.eps) = x;
             break;
         case OPT_CLIP_NORM:
@@ -314,8 +463,8 @@ static int load_text(session_t *s, const train_opts_t *o, const char *cmd)
         rc = CLI_EXIT_USAGE;
     } else if (trainer_gpt_windows(&s->train, buf, cut, o->model.seq, &err) ||
                trainer_gpt_windows(&s->test, buf + cut, len - cut, o->model.seq, &err)) {
-        fprintf(stderr, "dtsim %s: --text: %s: %s (its last 10%% is the validation text)\n",
-                cmd, o->text, err.msg);
+        fprintf(stderr, "dtsim %s: --text: %s: %s (its last 10%% is the validation text)\n", cmd,
+                o->text, err.msg);
         rc = CLI_EXIT_USAGE;
     }
     free(buf);
@@ -331,7 +480,7 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
         if (rc)
             return rc;
     } else if (trainer_dataset_load_dir(&s->train, o->data_dir, "train", 10, &err) ||
-        trainer_dataset_load_dir(&s->test, o->data_dir, "t10k", 10, &err)) {
+               trainer_dataset_load_dir(&s->test, o->data_dir, "t10k", 10, &err)) {
         fprintf(stderr, "dtsim %s: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
     }
@@ -342,8 +491,8 @@ static int session_init(session_t *s, train_opts_t *o, const char *cmd)
         fprintf(stderr,
                 "dtsim %s: --data %s: the training images are %dx%dx%d, the test images "
                 "%dx%dx%d (expected one shape)\n",
-                cmd, o->data_dir, s->train.channels, s->train.rows, s->train.cols,
-                s->test.channels, s->test.rows, s->test.cols);
+                cmd, o->data_dir, s->train.channels, s->train.rows, s->train.cols, s->test.channels,
+                s->test.rows, s->test.cols);
         return CLI_EXIT_USAGE;
     }
     if (o->limit && (size_t)o->limit < s->train.n)
@@ -408,9 +557,9 @@ int cli_train(int argc, char **argv)
     if (rc == 0) {
         char desc[128];
         describe_model(&s, &o, desc, sizeof desc);
-        printf("%s params=%zu batch=%ld optimizer=%s lr=%g momentum=%g train=%zu test=%zu\n",
-               desc, s.model.n_params, o.batch, trainer_optimizer_name(o.sgd.kind),
-               (double)o.sgd.lr, (double)o.sgd.momentum, s.train.n, s.test.n);
+        printf("%s params=%zu batch=%ld optimizer=%s lr=%g momentum=%g train=%zu test=%zu\n", desc,
+               s.model.n_params, o.batch, trainer_optimizer_name(o.sgd.kind), (double)o.sgd.lr,
+               (double)o.sgd.momentum, s.train.n, s.test.n);
         if (o.model.arch == TRAINER_ARCH_GPT) /* the loss to beat */
             printf("unigram val_loss=%.4f (the validation bytes under the training bytes' "
                    "frequencies: a model that knows nothing else)\n",
@@ -445,46 +594,107 @@ int cli_train(int argc, char **argv)
 
 /* No-op stand-ins: a backend that runs only the matrix products of a step, so timing it
  * gives what OpenBLAS's sgemm alone needs for the same calls. */
-static void noop_bias(float *y, const float *b, size_t s, int r, int o, int c, int i) { (void)y, (void)b, (void)s, (void)r, (void)o, (void)c, (void)i; }
-static void noop_bias_grad(float *d, size_t s, const float *y, int r, int o, int c, int i) { (void)d, (void)s, (void)y, (void)r, (void)o, (void)c, (void)i; }
-static void noop_relu(float *y, const float *x, size_t n) { (void)y, (void)x, (void)n; }
-static void noop_relu_b(float *dx, const float *dy, const float *y, size_t n) { (void)dx, (void)dy, (void)y, (void)n; }
-static void noop_col(float *d, const float *s, int c, int b, int h, int w, int k) { (void)d, (void)s, (void)c, (void)b, (void)h, (void)w, (void)k; }
-static void noop_pool(float *y, int32_t *a, const float *x, int p, int h, int w, int k) { (void)y, (void)a, (void)x, (void)p, (void)h, (void)w, (void)k; }
-static void noop_pool_b(float *dx, const float *dy, const int32_t *a, int p, int h, int w, int k) { (void)dx, (void)dy, (void)a, (void)p, (void)h, (void)w, (void)k; }
-static void noop_permute(float *d, const float *s, int r, int a, int b, int i) { (void)d, (void)s, (void)r, (void)a, (void)b, (void)i; }
-static void noop_xent(float *d, const float *z, const uint8_t *y, int n, int b, int c, float g, double *l, int *r)
+static void noop_bias(float *y, const float *b, size_t s, int r, int o, int c, int i)
+{
+    (void)y, (void)b, (void)s, (void)r, (void)o, (void)c, (void)i;
+}
+static void noop_bias_grad(float *d, size_t s, const float *y, int r, int o, int c, int i)
+{
+    (void)d, (void)s, (void)y, (void)r, (void)o, (void)c, (void)i;
+}
+static void noop_relu(float *y, const float *x, size_t n)
+{
+    (void)y, (void)x, (void)n;
+}
+static void noop_relu_b(float *dx, const float *dy, const float *y, size_t n)
+{
+    (void)dx, (void)dy, (void)y, (void)n;
+}
+static void noop_col(float *d, const float *s, int c, int b, int h, int w, int k)
+{
+    (void)d, (void)s, (void)c, (void)b, (void)h, (void)w, (void)k;
+}
+static void noop_pool(float *y, int32_t *a, const float *x, int p, int h, int w, int k)
+{
+    (void)y, (void)a, (void)x, (void)p, (void)h, (void)w, (void)k;
+}
+static void noop_pool_b(float *dx, const float *dy, const int32_t *a, int p, int h, int w, int k)
+{
+    (void)dx, (void)dy, (void)a, (void)p, (void)h, (void)w, (void)k;
+}
+static void noop_permute(float *d, const float *s, int r, int a, int b, int i)
+{
+    (void)d, (void)s, (void)r, (void)a, (void)b, (void)i;
+}
+static void noop_xent(float *d, const float *z, const uint8_t *y, int n, int b, int c, float g,
+                      double *l, int *r)
 {
     (void)d, (void)z, (void)y, (void)b, (void)c, (void)g;
     for (int i = 0; i < n; i++)
         l[i] = 0.0, r[i] = 0;
 }
 
-static void noop_ln(float *o, float *m, float *r, const float *x, const float *w, const float *b, int n, int c) { (void)o, (void)m, (void)r, (void)x, (void)w, (void)b, (void)n, (void)c; }
-static void noop_ln_b(float *dx, float *dw, float *db, const float *d, const float *x, const float *w, const float *m, const float *r, int n, int c, int a) { (void)dx, (void)dw, (void)db, (void)d, (void)x, (void)w, (void)m, (void)r, (void)n, (void)c, (void)a; }
-static void noop_gelu_b(float *dx, const float *dy, const float *x, size_t n) { (void)dx, (void)dy, (void)x, (void)n; }
-static void noop_attn(float *o, float *a, const float *q, int b, int t, int c, int h) { (void)o, (void)a, (void)q, (void)b, (void)t, (void)c, (void)h; }
-static void noop_attn_b(float *d, float *s, const float *o, const float *q, const float *a, int b, int t, int c, int h) { (void)d, (void)s, (void)o, (void)q, (void)a, (void)b, (void)t, (void)c, (void)h; }
-static void noop_embed(float *o, const int32_t *t, const float *e, const float *p, int b, int s, int c) { (void)o, (void)t, (void)e, (void)p, (void)b, (void)s, (void)c; }
-static void noop_embed_b(float *e, float *p, const float *d, const int32_t *t, int b, int s, int c) { (void)e, (void)p, (void)d, (void)t, (void)b, (void)s, (void)c; }
-static void noop_bias1(float *y, const float *b, int o, int c, int i) { (void)y, (void)b, (void)o, (void)c, (void)i; }
-static void noop_bias_grad1(float *d, const float *y, int o, int c, int i) { (void)d, (void)y, (void)o, (void)c, (void)i; }
-static void noop_xent1(float *d, const float *z, const uint8_t *y, int b, int c, float g, double *l, int *r) { (void)d, (void)z, (void)y, (void)b, (void)c, (void)g, *l = 0.0, *r = 0; }
+static void noop_ln(float *o, float *m, float *r, const float *x, const float *w, const float *b,
+                    int n, int c)
+{
+    (void)o, (void)m, (void)r, (void)x, (void)w, (void)b, (void)n, (void)c;
+}
+static void noop_ln_b(float *dx, float *dw, float *db, const float *d, const float *x,
+                      const float *w, const float *m, const float *r, int n, int c, int a)
+{
+    (void)dx, (void)dw, (void)db, (void)d, (void)x, (void)w, (void)m, (void)r, (void)n, (void)c,
+        (void)a;
+}
+static void noop_gelu_b(float *dx, const float *dy, const float *x, size_t n)
+{
+    (void)dx, (void)dy, (void)x, (void)n;
+}
+static void noop_attn(float *o, float *a, const float *q, int b, int t, int c, int h)
+{
+    (void)o, (void)a, (void)q, (void)b, (void)t, (void)c, (void)h;
+}
+static void noop_attn_b(float *d, float *s, const float *o, const float *q, const float *a, int b,
+                        int t, int c, int h)
+{
+    (void)d, (void)s, (void)o, (void)q, (void)a, (void)b, (void)t, (void)c, (void)h;
+}
+static void noop_embed(float *o, const int32_t *t, const float *e, const float *p, int b, int s,
+                       int c)
+{
+    (void)o, (void)t, (void)e, (void)p, (void)b, (void)s, (void)c;
+}
+static void noop_embed_b(float *e, float *p, const float *d, const int32_t *t, int b, int s, int c)
+{
+    (void)e, (void)p, (void)d, (void)t, (void)b, (void)s, (void)c;
+}
+static void noop_bias1(float *y, const float *b, int o, int c, int i)
+{
+    (void)y, (void)b, (void)o, (void)c, (void)i;
+}
+static void noop_bias_grad1(float *d, const float *y, int o, int c, int i)
+{
+    (void)d, (void)y, (void)o, (void)c, (void)i;
+}
+static void noop_xent1(float *d, const float *z, const uint8_t *y, int b, int c, float g, double *l,
+                       int *r)
+{
+    (void)d, (void)z, (void)y, (void)b, (void)c, (void)g, *l = 0.0, *r = 0;
+}
 
 /* The real backend's GEMM (gpt calls the plain one), counting its FLOPs. */
 static double counted_flops;
 static const trainer_backend_t *counted_be;
-static void counted_gemm1(int ta, int tb, int m, int n, int k, float alpha, const float *a,
-                          int lda, const float *b, int ldb, float beta, float *c, int ldc)
+static void counted_gemm1(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                          const float *b, int ldb, float beta, float *c, int ldc)
 {
     counted_flops += 2.0 * m * n * k;
     counted_be->gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* The real backend's batched GEMM, counting the FLOPs it is asked for (2 m n k each). */
-static void counted_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a,
-                         int lda, size_t sa, const float *b, int ldb, size_t sb, float beta,
-                         float *c, int ldc, size_t sc, int count)
+static void counted_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                         size_t sa, const float *b, int ldb, size_t sb, float beta, float *c,
+                         int ldc, size_t sc, int count)
 {
     counted_flops += 2.0 * m * n * k * count;
     counted_be->gemm_batched(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc,
@@ -493,8 +703,7 @@ static void counted_gemm(int ta, int tb, int m, int n, int k, float alpha, const
 
 /* Seconds for `steps` full-batch steps with only the matrix products; *gflops gets the
  * products' own rate. */
-static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t steps,
-                                double *gflops)
+static double gemm_only_seconds(session_t *s, const train_opts_t *o, size_t steps, double *gflops)
 {
     trainer_backend_t gemm_only = *s->learner.be;
     counted_be = s->learner.be;
@@ -598,10 +807,9 @@ int cli_bench(int argc, char **argv)
         printf("bench=trainer %s device=%s batch=%ld epochs=%ld threads=%ld params=%zu "
                "flops_per_step=%.4g train_s=%.3f gflops=%.2f sgemm_only_s=%.3f "
                "sgemm_gflops=%.2f vs_sgemm=%.3f%s samples_per_s=%.0f %s\n",
-               desc, s.learner.be->name, o.batch, o.epochs, o.threads, s.model.n_params,
-               step_flops, train_s, gflops,
-               gemm_s, sgemm_gflops, gemm_s / train_s, total.diverged ? " diverged=1" : "",
-               (double)total.samples / train_s, tail);
+               desc, s.learner.be->name, o.batch, o.epochs, o.threads, s.model.n_params, step_flops,
+               train_s, gflops, gemm_s, sgemm_gflops, gemm_s / train_s,
+               total.diverged ? " diverged=1" : "", (double)total.samples / train_s, tail);
         rc = total.diverged ? CLI_EXIT_RUN : CLI_EXIT_OK;
     }
     session_free(&s);
@@ -635,8 +843,8 @@ int cli_calibrate(int argc, char **argv)
         for (long i = 0; i < steps + 10; i++) {
             if (i == 10)
                 t0 = dt_wall_seconds();
-            trainer_learner_step(&s.learner, &s.train,
-                                 order + (size_t)i % per * (size_t)o.batch, (int)o.batch);
+            trainer_learner_step(&s.learner, &s.train, order + (size_t)i % per * (size_t)o.batch,
+                                 (int)o.batch);
         }
         double step_s = (dt_wall_seconds() - t0) / (double)steps;
         free(order);

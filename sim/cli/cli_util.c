@@ -100,7 +100,10 @@ double cli_median(double *v, int n)
 /* Option labels longer than this stand on a line of their own, their help under them. */
 #define CLI_LABEL_MAX 23
 
-static int option_ends(const cli_option *o) { return !o->name && !o->help; }
+static int option_ends(const cli_option *o)
+{
+    return !o->name && !o->help;
+}
 
 void cli_option_label(const cli_option *o, char *out, size_t n)
 {
@@ -177,7 +180,7 @@ void cli_help_print(FILE *out, const char *cmd, const cli_spec *spec)
         spec->more(out);
     /* the options: a label column as wide as the longest label (up to CLI_LABEL_MAX) */
     static const cli_option help = {0, "help", 'h', CLI_VALUE_NONE, NULL, "this text", NULL,
-                                    0, 0, 0};
+                                    0, 0,      0};
     int widest = 10; /* "-h, --help" */
     char label[128];
     for (const cli_option *o = spec->options; o && !option_ends(o); o++) {
@@ -301,8 +304,7 @@ static int check_value(cli_parser *p, const char *typed)
         return 0;
     }
     case CLI_VALUE_FLOAT:
-        if (cli_parse_double(v, ranged ? o->lo : -HUGE_VAL, ranged ? o->hi : HUGE_VAL,
-                             &p->number))
+        if (cli_parse_double(v, ranged ? o->lo : -HUGE_VAL, ranged ? o->hi : HUGE_VAL, &p->number))
             return parse_fail(p, "%s %s: expected a number%s", typed, v, range);
         return 0;
     case CLI_VALUE_SIZE:
@@ -337,11 +339,11 @@ static int check_value(cli_parser *p, const char *typed)
 
 /* What a value of each kind is, for "--opt needs ...". */
 static const char *const kind_noun[] = {
-    [CLI_VALUE_NONE] = "no value",      [CLI_VALUE_TEXT] = "a value",
-    [CLI_VALUE_INT] = "an integer",     [CLI_VALUE_FLOAT] = "a number",
-    [CLI_VALUE_SIZE] = "a size",        [CLI_VALUE_DURATION] = "a time",
+    [CLI_VALUE_NONE] = "no value",         [CLI_VALUE_TEXT] = "a value",
+    [CLI_VALUE_INT] = "an integer",        [CLI_VALUE_FLOAT] = "a number",
+    [CLI_VALUE_SIZE] = "a size",           [CLI_VALUE_DURATION] = "a time",
     [CLI_VALUE_BANDWIDTH] = "a bandwidth", [CLI_VALUE_PATH] = "a path",
-    [CLI_VALUE_DIR] = "a folder",       [CLI_VALUE_CHOICE] = "a value",
+    [CLI_VALUE_DIR] = "a folder",          [CLI_VALUE_CHOICE] = "a value",
 };
 
 int cli_parse_next(cli_parser *p)

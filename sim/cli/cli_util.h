@@ -40,7 +40,8 @@ typedef enum {
     CLI_VALUE_INT,       /* an integer in [lo, hi] */
     CLI_VALUE_FLOAT,     /* a finite number in [lo, hi] */
     CLI_VALUE_SIZE,      /* bytes with a unit (5.67TB, 64KiB), in [lo, hi] bytes */
-    CLI_VALUE_DURATION,  /* a time >= 0 with a unit (10min, 54d: cli_parse_duration), in [lo, hi] s */
+    CLI_VALUE_DURATION,  /* a time >= 0 with a unit (10min, 54d: cli_parse_duration), in [lo, hi] s
+                          */
     CLI_VALUE_BANDWIDTH, /* a rate with a unit (400Gbps, 122MBps), in [lo, hi] bytes/s */
     CLI_VALUE_PATH,      /* a file (completed as one); not empty */
     CLI_VALUE_DIR,       /* a folder (completed as one); not empty */
@@ -52,9 +53,9 @@ typedef enum {
 /* One option of a command's table. A row with a NULL name and a help text is a heading
  * ("required:") between the options; a row with neither ends the table. */
 typedef struct {
-    int id;              /* what cli_parse_next returns for it (> 0) */
-    const char *name;    /* "db" for --db */
-    char alias;          /* 'j' for -j; 0: none */
+    int id;           /* what cli_parse_next returns for it (> 0) */
+    const char *name; /* "db" for --db */
+    char alias;       /* 'j' for -j; 0: none */
     cli_value_kind kind;
     const char *metavar; /* its value in the help: "PATH"; NULL for a switch */
     const char *help;    /* wrapped to the help's width by the code */
@@ -81,7 +82,7 @@ typedef struct {
 
 /* The state of one parse of a command's arguments. */
 typedef struct {
-    const char *cmd;          /* "run", "bench sim": for messages */
+    const char *cmd; /* "run", "bench sim": for messages */
     const cli_spec *spec;
     int argc;
     char **argv;

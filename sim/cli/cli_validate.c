@@ -56,35 +56,70 @@ typedef struct validate_opts {
  * model's error: the real side is not known well enough to compare with. */
 #define SPREAD_MAX 0.05
 
-enum { OPT_SET = 1, OPT_BANDWIDTH, OPT_LATENCY, OPT_CONGESTION, OPT_STEPS, OPT_REPEAT, OPT_DB,
-       OPT_EDGE, OPT_CALIBRATE };
+enum {
+    OPT_SET = 1,
+    OPT_BANDWIDTH,
+    OPT_LATENCY,
+    OPT_CONGESTION,
+    OPT_STEPS,
+    OPT_REPEAT,
+    OPT_DB,
+    OPT_EDGE,
+    OPT_CALIBRATE
+};
 
 static const cli_option validate_options[] = {
-    {.id = OPT_SET, .name = "set", .kind = CLI_VALUE_TEXT, .metavar = "section.key=value",
+    {.id = OPT_SET,
+     .name = "set",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "section.key=value",
      .help = "override a scenario key (repeatable)"},
-    {.id = OPT_BANDWIDTH, .name = "bandwidth", .kind = CLI_VALUE_TEXT, .metavar = "LIST",
+    {.id = OPT_BANDWIDTH,
+     .name = "bandwidth",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "LIST",
      .help = "host link bandwidths [10Mbps,100Mbps,1Gbps]"},
-    {.id = OPT_LATENCY, .name = "latency", .kind = CLI_VALUE_TEXT, .metavar = "LIST",
+    {.id = OPT_LATENCY,
+     .name = "latency",
+     .kind = CLI_VALUE_TEXT,
+     .metavar = "LIST",
      .help = "host link latencies [0.1ms,5ms,20ms,50ms]"},
-    {.id = OPT_CONGESTION, .name = "congestion", .kind = CLI_VALUE_CHOICE, .metavar = "NAME",
+    {.id = OPT_CONGESTION,
+     .name = "congestion",
+     .kind = CLI_VALUE_CHOICE,
+     .metavar = "NAME",
      .choices = "cubic,bbr,reno",
      .help = "the testbed's congestion control, and the tcp model's [this machine's default]; "
              "a namespace may take only those of net.ipv4.tcp_allowed_congestion_control"},
-    {.id = OPT_STEPS, .name = "steps", .kind = CLI_VALUE_INT, .metavar = "N",
-     .help = "steps of each run [10]", .lo = 1, .hi = 1000000},
-    {.id = OPT_REPEAT, .name = "repeat", .kind = CLI_VALUE_INT, .metavar = "N",
+    {.id = OPT_STEPS,
+     .name = "steps",
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
+     .help = "steps of each run [10]",
+     .lo = 1,
+     .hi = 1000000},
+    {.id = OPT_REPEAT,
+     .name = "repeat",
+     .kind = CLI_VALUE_INT,
+     .metavar = "N",
      .help = "real runs of each setting [3]: the table gives their median, their spread (max - "
              "min over the median) and the 1-minute load average before them; past a 5% spread "
              "no model's error is claimed",
-     .lo = 1, .hi = 100},
-    {.id = OPT_DB, .name = "db", .kind = CLI_VALUE_PATH, .metavar = "PATH",
+     .lo = 1,
+     .hi = 100},
+    {.id = OPT_DB,
+     .name = "db",
+     .kind = CLI_VALUE_PATH,
+     .metavar = "PATH",
      .help = "results database [results/validate.db]"},
-    {.id = OPT_EDGE, .name = "edge",
+    {.id = OPT_EDGE,
+     .name = "edge",
      .help = "on the edge platform: each client host behind its access class's asymmetric link "
              "(fibre, cable, 4G: down = the bandwidth x 1 / 0.2 / 0.03, up x 0.5 / 0.02 / 0.01, "
              "5 / 15 / 40 ms + the latency), the server behind 1 Gbit/s; the testbed shapes each "
              "host's link as dtsim platform --links lists it"},
-    {.id = OPT_CALIBRATE, .name = "calibrate",
+    {.id = OPT_CALIBRATE,
+     .name = "calibrate",
      .help = "no SCENARIO: fit the tcp model to TCP transfers timed on a 2-host testbed at each "
              "--bandwidth x --latency (fresh connections of 10 kB to 30 MB, a kept one back to "
              "back and after idle) and print the cluster.tcp_* lines that fit them"},
@@ -167,8 +202,10 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         return p.status == CLI_EXIT_OK ? -1 : p.status;
     if (o->calibrate) {
         if (p.n_args)
-            return cli_usage_error("validate", "--calibrate takes no SCENARIO (unexpected "
-                                               "\"%s\")", p.args[0]);
+            return cli_usage_error("validate",
+                                   "--calibrate takes no SCENARIO (unexpected "
+                                   "\"%s\")",
+                                   p.args[0]);
         if (o->n_sets)
             return cli_usage_error("validate", "--calibrate runs no scenario: --set does not "
                                                "apply");
@@ -186,11 +223,15 @@ static int parse(validate_opts_t *o, int argc, char **argv)
         o->scenario = p.args[0];
     }
     if ((o->n_bw = split(o->bw_text, o->bw)) <= 0)
-        return cli_usage_error("validate", "--bandwidth: expected 1 to %d values such as "
-                                           "10Mbps,1Gbps", MAX_LIST);
+        return cli_usage_error("validate",
+                               "--bandwidth: expected 1 to %d values such as "
+                               "10Mbps,1Gbps",
+                               MAX_LIST);
     if ((o->n_lat = split(o->lat_text, o->lat)) <= 0)
-        return cli_usage_error("validate", "--latency: expected 1 to %d values such as "
-                                           "0.1ms,5ms", MAX_LIST);
+        return cli_usage_error("validate",
+                               "--latency: expected 1 to %d values such as "
+                               "0.1ms,5ms",
+                               MAX_LIST);
     return 0;
 }
 
@@ -202,7 +243,10 @@ typedef struct argv_buf {
     int n_owned;
 } argv_buf_t;
 
-static void add(argv_buf_t *b, const char *s) { b->a[b->n++] = s; }
+static void add(argv_buf_t *b, const char *s)
+{
+    b->a[b->n++] = s;
+}
 
 static void add_set(argv_buf_t *b, const char *fmt, const char *v)
 {
@@ -213,8 +257,8 @@ static void add_set(argv_buf_t *b, const char *fmt, const char *v)
 }
 
 /* The common tail of every run of one setting. */
-static void add_setting(argv_buf_t *b, const validate_opts_t *o, const char *bw,
-                        const char *lat, const char *name)
+static void add_setting(argv_buf_t *b, const validate_opts_t *o, const char *bw, const char *lat,
+                        const char *name)
 {
     for (int i = 0; i < o->n_sets; i++) {
         add(b, "--set");
@@ -239,8 +283,8 @@ static double seconds_per_step(const char *db)
         return out;
     }
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT sim_time, steps FROM summary ORDER BY run DESC LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(h, "SELECT sim_time, steps FROM summary ORDER BY run DESC LIMIT 1", -1,
+                           &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0)
         out = sqlite3_column_double(st, 0) / (double)sqlite3_column_int64(st, 1);
     sqlite3_finalize(st);
@@ -275,15 +319,22 @@ static int calibrate(const scenario_t *sc, const char *self, int hosts, const ch
     snprintf(batch, sizeof batch, "%ld", sc->batch);
     snprintf(data, sizeof data, "%s",
              !strcmp(sc->data_source, "fashion-mnist") ? TRAINER_FASHION_MNIST_DIR
-                                                      : sc->data_source);
+                                                       : sc->data_source);
     pid_t *kids = dt_calloc((size_t)hosts, sizeof(pid_t));
     char out[700];
     for (int i = 0; i < hosts; i++) {
         snprintf(out, sizeof out, "%s/cal-%d.ini", dir, i);
-        const char *args[] = {self, "calibrate", "--model", trainer_arch_name(m->arch),
-                              "--hidden", m->n_hidden ? hidden : "256,128", "--conv", conv,
-                              "--fc", fc, "--batch", batch, "--data", data, "--steps", "100",
-                              "--limit", "8192", "--out", out, NULL};
+        const char *args[] = {self,       "calibrate",
+                              "--model",  trainer_arch_name(m->arch),
+                              "--hidden", m->n_hidden ? hidden : "256,128",
+                              "--conv",   conv,
+                              "--fc",     fc,
+                              "--batch",  batch,
+                              "--data",   data,
+                              "--steps",  "100",
+                              "--limit",  "8192",
+                              "--out",    out,
+                              NULL};
         kids[i] = cli_spawn_start(self, args, -1);
     }
     int bad = 0;
@@ -313,16 +364,16 @@ static int calibrate(const scenario_t *sc, const char *self, int hosts, const ch
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "; dtsim validate: mean of %d dtsim calibrate run at once on this machine\n"
-               "[device]\nname = validate-%d\nflops = %.6gGf\n",
+    fprintf(f,
+            "; dtsim validate: mean of %d dtsim calibrate run at once on this machine\n"
+            "[device]\nname = validate-%d\nflops = %.6gGf\n",
             hosts, hosts, sum / hosts);
     return fclose(f) ? -1 : 0;
 }
 
 /* "# hosts: N" of `dtsim platform SCENARIO --links` (with the user's --set); *servers gets
  * the hosts that run a server (they average, the others train). */
-static int count_hosts(const validate_opts_t *o, const char *self, const char *dir,
-                       int *servers)
+static int count_hosts(const validate_opts_t *o, const char *self, const char *dir, int *servers)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/hosts.txt", dir);
@@ -359,9 +410,8 @@ static int count_hosts(const validate_opts_t *o, const char *self, const char *d
  * SCENARIO --links` at this setting: the server (host 0: real mode puts servers first)
  * behind dc_DOWN / dc_UP, client host k (host 1 + k) behind down-k / up-k. Into b, the
  * texts in specs (one row a host); -1 when the listing fails or lacks a link. */
-static int edge_hosts(const validate_opts_t *o, const char *self, const char *dir,
-                      const char *bw, const char *lat, int hosts, char (*specs)[128],
-                      argv_buf_t *b)
+static int edge_hosts(const validate_opts_t *o, const char *self, const char *dir, const char *bw,
+                      const char *lat, int hosts, char (*specs)[128], argv_buf_t *b)
 {
     char path[600], set_bw[300], set_lat[300];
     snprintf(path, sizeof path, "%s/links.txt", dir);
@@ -391,9 +441,9 @@ static int edge_hosts(const validate_opts_t *o, const char *self, const char *di
         int k;
         if (sscanf(line, "link %63s %31s %31s", name, rate, delay) != 3)
             continue;
-        int h = !strcmp(name, "dc_DOWN") || !strcmp(name, "dc_UP")     ? 0
+        int h = !strcmp(name, "dc_DOWN") || !strcmp(name, "dc_UP")                   ? 0
                 : sscanf(name, "down-%d", &k) == 1 || sscanf(name, "up-%d", &k) == 1 ? 1 + k
-                                                                                        : -1;
+                                                                                     : -1;
         if (h < 0 || h >= hosts || h >= 64)
             continue;
         int is_down = !strncmp(name, "down", 4) || !strcmp(name, "dc_DOWN");
@@ -449,7 +499,7 @@ static int testbed_tcp(const validate_opts_t *o, testbed_tcp_t *t)
     if (o->congestion[0])
         snprintf(t->congestion, sizeof t->congestion, "%s", o->congestion);
     else if (cli_proc_word("/proc/sys/net/ipv4/tcp_congestion_control", 0, t->congestion,
-                       sizeof t->congestion))
+                           sizeof t->congestion))
         return -1;
     if (strcmp(t->congestion, "cubic") && strcmp(t->congestion, "bbr") &&
         strcmp(t->congestion, "reno"))
@@ -565,8 +615,7 @@ static int calibrate_tcp(const validate_opts_t *o)
         for (int j = 0; j < o->n_lat; j++) {
             printf("%s# links of %s and %s\n", i || j ? "\n" : "", o->bw[i], o->lat[j]);
             fflush(stdout);
-            int r = cli_calibrate_tcp(testbed, tcpxfer, o->bw[i], o->lat[j], o->congestion,
-                                      stdout);
+            int r = cli_calibrate_tcp(testbed, tcpxfer, o->bw[i], o->lat[j], o->congestion, stdout);
             if (r == 2)
                 return CLI_EXIT_USAGE;
             if (r)
@@ -588,8 +637,8 @@ typedef struct cell {
 } cell_t;
 
 /* The simulated seconds per step of cell NAME at bw and lat under network model m. */
-static double cell_simulated(const cell_t *c, const char *bw, const char *lat,
-                             const char *name, int m)
+static double cell_simulated(const cell_t *c, const char *bw, const char *lat, const char *name,
+                             int m)
 {
     argv_buf_t s = {.n = 0};
     const char *cmd[] = {c->self, "run", c->o->scenario, "--db", c->o->db};
@@ -620,8 +669,8 @@ static int validate_cell(const cell_t *c, const char *bw, const char *lat)
     snprintf(name, sizeof name, "%s-%s-%s", c->sc->name, bw, lat);
     snprintf(hosts_text, sizeof hosts_text, "%d", c->hosts);
     argv_buf_t b = {.n = 0};
-    const char *head[] = {c->testbed, "with", "--hosts", hosts_text, "--bandwidth",
-                          bw, "--latency", lat};
+    const char *head[] = {c->testbed,    "with", "--hosts",   hosts_text,
+                          "--bandwidth", bw,     "--latency", lat};
     for (size_t k = 0; k < sizeof head / sizeof *head; k++)
         add(&b, head[k]);
     if (o->congestion[0]) {
@@ -630,8 +679,9 @@ static int validate_cell(const cell_t *c, const char *bw, const char *lat)
     }
     static char specs[64][128];
     if (o->edge && edge_hosts(o, c->self, c->dir, bw, lat, c->hosts, specs, &b)) {
-        fprintf(stderr, "dtsim validate: %s: cannot list the edge platform's links of "
-                        "its %d hosts (dtsim platform --links)\n",
+        fprintf(stderr,
+                "dtsim validate: %s: cannot list the edge platform's links of "
+                "its %d hosts (dtsim platform --links)\n",
                 o->scenario, c->hosts);
         return CLI_EXIT_RUN;
     }
@@ -648,7 +698,7 @@ static int validate_cell(const cell_t *c, const char *bw, const char *lat)
             runs[n_runs++] = t;
     }
     double real = NAN, spread = NAN;
-    if (n_runs == o->repeat) { /* a failed run leaves the cell without a figure */
+    if (n_runs == o->repeat) {           /* a failed run leaves the cell without a figure */
         real = cli_median(runs, n_runs); /* sorted: the spread is last - first */
         spread = (runs[n_runs - 1] - runs[0]) / real;
     }
@@ -673,8 +723,7 @@ static int validate_cell(const cell_t *c, const char *bw, const char *lat)
         printf("  %s, but the real runs spread %.1f%%: no error claimed\n", MODELS[best_m],
                100 * spread);
     } else {
-        printf("  %s, %s\n", MODELS[best_m],
-               best <= 0.10 ? "within 10%" : "off by more than 10%");
+        printf("  %s, %s\n", MODELS[best_m], best <= 0.10 ? "within 10%" : "off by more than 10%");
     }
     fflush(stdout);
     return rc;
@@ -699,15 +748,15 @@ int cli_validate(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
     snprintf(testbed, sizeof testbed, "%s/tests/testbed/testbed.sh", DTSIM_SOURCE_DIR);
-    const char *why = sc->sweep.n_keys              ? "validates one run, not a [sweep]"
+    const char *why = sc->sweep.n_keys ? "validates one run, not a [sweep]"
                       : !strcmp(sc->data_source, "synthetic")
                           ? "calibrates on a data set (data.source = synthetic has no files)"
-                      : !sim_real_built()           ? "needs a dtsim built with MPI (Open MPI: "
-                                                      "make deps, then configure again)"
-                      : geteuid() != 0              ? "needs root: the testbed makes network "
-                                                      "namespaces and shapes their links"
-                      : access(testbed, X_OK) != 0  ? "needs the testbed of the source tree"
-                                                    : NULL;
+                      : !sim_real_built()          ? "needs a dtsim built with MPI (Open MPI: "
+                                                     "make deps, then configure again)"
+                      : geteuid() != 0             ? "needs root: the testbed makes network "
+                                                     "namespaces and shapes their links"
+                      : access(testbed, X_OK) != 0 ? "needs the testbed of the source tree"
+                                                   : NULL;
     if (why || !n) {
         fprintf(stderr, "dtsim validate: %s: %s\n", o.scenario,
                 why ? why : "cannot find the dtsim binary");
@@ -716,9 +765,10 @@ int cli_validate(int argc, char **argv)
     }
     testbed_tcp_t tcp;
     if (testbed_tcp(&o, &tcp)) {
-        fprintf(stderr, "dtsim validate: %s: this machine's TCP is not one the tcp model "
-                        "follows (net.ipv4.tcp_congestion_control: cubic, bbr or reno; "
-                        "tcp_wmem and tcp_rmem readable): give --congestion\n",
+        fprintf(stderr,
+                "dtsim validate: %s: this machine's TCP is not one the tcp model "
+                "follows (net.ipv4.tcp_congestion_control: cubic, bbr or reno; "
+                "tcp_wmem and tcp_rmem readable): give --congestion\n",
                 o.scenario);
         free(sc);
         return CLI_EXIT_USAGE;

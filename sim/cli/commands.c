@@ -22,9 +22,8 @@ const cli_command cli_commands[] = {
     {"plot", NULL,
      "draw figures of stored runs (accuracy, time breakdown, scaling, timeline) with gnuplot",
      cli_plot, &cli_plot_spec},
-    {"report", NULL,
-     "one HTML page about stored runs: summary, figures, configurations, lessons", cli_report,
-     &cli_report_spec},
+    {"report", NULL, "one HTML page about stored runs: summary, figures, configurations, lessons",
+     cli_report, &cli_report_spec},
     {"serve", NULL, "a live web page of stored and running runs, on 127.0.0.1", cli_serve,
      &cli_serve_spec},
     {"keys", NULL, "every scenario key with its default and meaning", cli_keys, &cli_keys_spec},
@@ -109,7 +108,10 @@ void cli_commands_usage(FILE *out)
 }
 
 /* The length of a name's first word ("bench" of "bench sim"). */
-static size_t first_word(const char *name) { return strcspn(name, " "); }
+static size_t first_word(const char *name)
+{
+    return strcspn(name, " ");
+}
 
 void cli_group_usage(FILE *out, const char *word)
 {
@@ -153,11 +155,16 @@ const cli_command *cli_command_find(const char *word, const char *sub)
 /* ---- dtsim __complete ------------------------------------------------------------------ */
 
 static const char *const kind_words[] = {
-    [CLI_VALUE_NONE] = "none",         [CLI_VALUE_TEXT] = "text",
-    [CLI_VALUE_INT] = "int",           [CLI_VALUE_FLOAT] = "float",
-    [CLI_VALUE_SIZE] = "size",         [CLI_VALUE_DURATION] = "duration",
-    [CLI_VALUE_BANDWIDTH] = "bandwidth", [CLI_VALUE_PATH] = "path",
-    [CLI_VALUE_DIR] = "dir",           [CLI_VALUE_CHOICE] = "choice",
+    [CLI_VALUE_NONE] = "none",
+    [CLI_VALUE_TEXT] = "text",
+    [CLI_VALUE_INT] = "int",
+    [CLI_VALUE_FLOAT] = "float",
+    [CLI_VALUE_SIZE] = "size",
+    [CLI_VALUE_DURATION] = "duration",
+    [CLI_VALUE_BANDWIDTH] = "bandwidth",
+    [CLI_VALUE_PATH] = "path",
+    [CLI_VALUE_DIR] = "dir",
+    [CLI_VALUE_CHOICE] = "choice",
 };
 
 /* One line per option of a table: "--name KIND [CHOICES]", and "-a KIND ..." for its alias. */
@@ -220,8 +227,8 @@ static void print_help_options(const char *text)
             if (!o || o >= end)
                 break;
             size_t n = 2 + strspn(o + 2, "abcdefghijklmnopqrstuvwxyz0123456789_-");
-            if (n > 2 && (o == line || o[-1] == ' ' || o[-1] == '[' || o[-1] == '|' ||
-                          o[-1] == '(')) {
+            if (n > 2 &&
+                (o == line || o[-1] == ' ' || o[-1] == '[' || o[-1] == '|' || o[-1] == '(')) {
                 /* a value: " WORD" after it that is no option and no bracket */
                 int value = o + n < end && o[n] == ' ' && o[n + 1] && o[n + 1] != '-' &&
                             o[n + 1] != '[' && o[n + 1] != '|' && o[n + 1] != ' ';

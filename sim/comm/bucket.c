@@ -11,9 +11,9 @@ struct sim_buckets {
     double forward;                 /* its forward FLOPs per sample (with the loss) */
     const sim_bucket_list_t **list; /* (workers) each worker's buckets; NULL: no stream */
     sim_bucket_reduce_fn reduce;
-    sim_sem_t *ready;               /* (workers) buckets handed to the stream */
-    sim_sem_t *done;                /* (workers) released when the last bucket is reduced */
-    int each;                       /* done released after every bucket instead */
+    sim_sem_t *ready; /* (workers) buckets handed to the stream */
+    sim_sem_t *done;  /* (workers) released when the last bucket is reduced */
+    int each;         /* done released after every bucket instead */
     /* sim_buckets_start_timed: no stream actors; per worker, when its stream is free, the
      * buckets handed over and waited for, and each bucket's end (in list order) */
     sim_bucket_time_fn time;
@@ -35,9 +35,9 @@ static sim_grad_segment_t *plan_segments(const sim_run_t *run, int *count, doubl
         for (int i = 0; i < p->n_layers; i++) {
             /* a layer model.recompute recomputes runs its forward again before its backward */
             int j = p->n_layers - 1 - i;
-            carry += p->layers[i].backward_flops +
-                     (sim_profile_recomputed(p, j, run->sc->recompute) ? p->layers[i].forward_flops
-                                                                       : 0);
+            carry +=
+                p->layers[i].backward_flops +
+                (sim_profile_recomputed(p, j, run->sc->recompute) ? p->layers[i].forward_flops : 0);
             if (!p->layers[i].params)
                 continue; /* compute without a gradient: it delays the next one */
             seg[n].hi = top;
@@ -128,7 +128,10 @@ static sim_buckets_t *buckets_of(const sim_run_t *run)
     return sim_run_kept(run, &buckets_key);
 }
 
-int sim_buckets_on(const sim_run_t *run) { return buckets_of(run) != NULL; }
+int sim_buckets_on(const sim_run_t *run)
+{
+    return buckets_of(run) != NULL;
+}
 
 /* The allreduce strategy's reduction: the workers' groups, as its exchange without buckets. */
 static sim_status_t groups_reduce(sim_run_t *run, sim_node_t *node, float *buf, size_t n)
@@ -278,8 +281,8 @@ void sim_buckets_wait(sim_run_t *run, sim_node_t *node)
     sim_comm_wait(run, node, until - sim_now());
 }
 
-double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
-                        const uint32_t *idx, int batch)
+double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params, const uint32_t *idx,
+                        int batch)
 {
     sim_buckets_t *b = buckets_of(run);
     double wall, loss = sim_compute_grad_only(run, params, node->grads, idx, batch, &wall);

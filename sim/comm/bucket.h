@@ -82,7 +82,7 @@ void sim_buckets_wait(sim_run_t *run, sim_node_t *node);
 /* One step of a worker: the real gradient of params on idx (timing-only: none), the compute
  * charged bucket by bucket with each bucket's all-reduce started when it is ready; returns
  * when node->grads holds the sum over the workers. Returns the mean loss. */
-double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params,
-                        const uint32_t *idx, int batch);
+double sim_buckets_step(sim_run_t *run, sim_node_t *node, const float *params, const uint32_t *idx,
+                        int batch);
 
 #endif

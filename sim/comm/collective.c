@@ -4,7 +4,6 @@
 #include "collective.h"
 #include "wire.h"
 
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +50,7 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
 
 /* Exchange with partner: send buf[off, off+len), receive into buf (added or copied). */
 static sim_status_t exchange(sim_run_t *run, const sim_group_t *g, int me, int to, int from,
-                           float *buf, size_t off, size_t len, int add)
+                             float *buf, size_t off, size_t len, int add)
 {
     sim_node_t *self = g->members[me];
     sim_msg_t *out = wire(run, self, buf, off, len, 0);
@@ -70,7 +69,10 @@ static sim_msg_t *wire(sim_run_t *run, sim_node_t *self, float *buf, size_t off,
     return m;
 }
 
-static size_t chunk_start(size_t n, int p, int c) { return n * (size_t)c / (size_t)p; }
+static size_t chunk_start(size_t n, int p, int c)
+{
+    return n * (size_t)c / (size_t)p;
+}
 
 /* What a lazy final phase receives, left where it lies: the message's slice and the parts
  * that came with it. */
@@ -84,8 +86,7 @@ static void keep_part(sim_node_t *self, const sim_msg_t *in)
 
 /* A lazy message of `bytes` whose own slice is buf[lo, hi) (the sender's finished range) and
  * which carries the sender's parts. */
-static void send_parts(sim_node_t *self, sim_msg_t *out, const float *buf, size_t lo,
-                       size_t hi)
+static void send_parts(sim_node_t *self, sim_msg_t *out, const float *buf, size_t lo, size_t hi)
 {
     out->data = buf + lo;
     out->offset = lo;
@@ -97,8 +98,8 @@ static void send_parts(sim_node_t *self, sim_msg_t *out, const float *buf, size_
 /* Ring all-gather: at step s member me sends chunk (me + shift - s) mod p, its own first,
  * and receives the one its left neighbour sends. Lazy (sim_groups_allreduce_lazy): what it
  * receives is not copied into buf but kept as a part and forwarded from where it lies. */
-static sim_status_t allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n, int shift, int lazy)
+static sim_status_t allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                              int shift, int lazy)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
@@ -111,8 +112,7 @@ static sim_status_t allgather(sim_run_t *run, const sim_group_t *g, int me, floa
             out->data = carried;
         sim_msg_t *in = NULL;
         sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
-                                      box_from(self, g->members[left]), lazy ? NULL : buf, 0,
-                                      &in);
+                                      box_from(self, g->members[left]), lazy ? NULL : buf, 0, &in);
         if (e != SIM_OK)
             return e;
         if (lazy) {
@@ -135,7 +135,7 @@ static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *bu
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_msg_t *in = NULL;
         sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
-                                    box_from(self, g->members[left]), buf, 1, &in);
+                                      box_from(self, g->members[left]), buf, 1, &in);
         if (e != SIM_OK)
             return e;
         DT_ASSERT(in->offset == chunk_start(n, p, recv_c));
@@ -143,8 +143,7 @@ static sim_status_t ring(sim_run_t *run, const sim_group_t *g, int me, float *bu
     return allgather(run, g, me, buf, n, 1, lazy);
 }
 
-sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n)
+sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
@@ -154,7 +153,7 @@ sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, fl
         size_t so = chunk_start(n, p, send_c), sl = chunk_start(n, p, send_c + 1) - so;
         sim_msg_t *out = wire(run, self, buf, so, sl, s);
         sim_status_t e = sim_sendrecv(run, self, box_to(self, g->members[right]), out,
-                                    box_from(self, g->members[left]), buf, 1, NULL);
+                                      box_from(self, g->members[left]), buf, 1, NULL);
         if (e != SIM_OK) {
             sim_exchange_done();
             return e;
@@ -183,8 +182,8 @@ sim_status_t sim_ring_phase(sim_run_t *run, const sim_group_t *g, int me, float 
     int p = g->size, right = (me + 1) % p, left = (me + p - 1) % p;
     sim_node_t *self = g->members[me];
     sim_box_t to = box_to(self, g->members[right]), from = box_from(self, g->members[left]);
-    sim_status_t e = sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from, buf, 0,
-                                  NULL);
+    sim_status_t e =
+        sim_sendrecv(run, self, to, wire(run, self, buf, 0, 0, -1), from, buf, 0, NULL);
     if (e != SIM_OK)
         return e;
     double step_latency = self->last_transfer_s; /* not the wait for a late neighbour */
@@ -198,8 +197,7 @@ sim_status_t sim_ring_phase(sim_run_t *run, const sim_group_t *g, int me, float 
     return SIM_OK;
 }
 
-static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n)
+static sim_status_t ring_phases(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n)
 {
     sim_status_t e = sim_ring_phase(run, g, me, buf, n, 0);
     return e != SIM_OK ? e : sim_ring_phase(run, g, me, buf, n, 1);
@@ -257,8 +255,8 @@ sim_status_t sim_reduce(sim_run_t *run, const sim_group_t *g, int me, float *buf
 
 /* Binomial broadcast from member 0. Lazy (sim_groups_allreduce_lazy): what a member
  * receives is kept as a part, not copied, and forwarded from member 0's buffer. */
-static sim_status_t broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n, int lazy)
+static sim_status_t broadcast(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                              int lazy)
 {
     int p = g->size, top = 1;
     sim_node_t *self = g->members[me];
@@ -296,7 +294,7 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
 /* Lazy: the doubling phase copies nothing; each message is the sender's finished range and
  * the parts it has received so far, of the same size on the wire. */
 static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                                   size_t n, int lazy)
+                                     size_t n, int lazy)
 {
     int p = g->size, pow2 = 1;
     while (pow2 * 2 <= p)
@@ -377,8 +375,8 @@ static sim_status_t halving_doubling(sim_run_t *run, const sim_group_t *g, int m
 }
 
 /* sim_allreduce, its final phase lazy when asked. */
-static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n, sim_allreduce_algo_t algo, int lazy)
+static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
+                              sim_allreduce_algo_t algo, int lazy)
 {
     if (g->size <= 1)
         return SIM_OK;
@@ -405,8 +403,7 @@ static sim_status_t allreduce(sim_run_t *run, const sim_group_t *g, int me, floa
     return SIM_OK;
 }
 
-float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g, int me,
-                          double sq)
+float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g, int me, double sq)
 {
     float sum = (float)sq;
     if (g->size > 1) {
@@ -421,36 +418,35 @@ float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g
 }
 
 sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
-                         sim_allreduce_algo_t algo)
+                           sim_allreduce_algo_t algo)
 {
     return allreduce(run, g, me, buf, n, algo, 0);
 }
 
 /* The leaders' ring is eager: the broadcast sends what it leaves in their buffers. */
 static sim_status_t hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
-                                 const sim_group_t *leaders, int me_leader, float *buf,
-                                 size_t n, int lazy)
+                                 const sim_group_t *leaders, int me_leader, float *buf, size_t n,
+                                 int lazy)
 {
     sim_status_t e = sim_reduce(run, local, me_local, buf, n);
     if (e != SIM_OK)
         return e;
-    if (me_local == 0 && (e = sim_allreduce(run, leaders, me_leader, buf, n,
-                                            SIM_ALLREDUCE_RING)) != SIM_OK)
+    if (me_local == 0 &&
+        (e = sim_allreduce(run, leaders, me_leader, buf, n, SIM_ALLREDUCE_RING)) != SIM_OK)
         return e;
     return broadcast(run, local, me_local, buf, n, lazy);
 }
 
 sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
-                                      const sim_group_t *leaders, int me_leader, float *buf,
-                                      size_t n)
+                                        const sim_group_t *leaders, int me_leader, float *buf,
+                                        size_t n)
 {
     return hierarchical(run, local, me_local, leaders, me_leader, buf, n, 0);
 }
 
 /* The rails' rings are eager: the all-gather sends what they leave in the buffers. */
 static sim_status_t two_level(sim_run_t *run, const sim_group_t *local, int me_local,
-                              const sim_group_t *rail, int me_rail, float *buf, size_t n,
-                              int lazy)
+                              const sim_group_t *rail, int me_rail, float *buf, size_t n, int lazy)
 {
     int p = local->size;
     size_t off = chunk_start(n, p, me_local), len = chunk_start(n, p, me_local + 1) - off;
@@ -541,7 +537,10 @@ sim_groups_t *sim_groups_new(sim_run_t *run, const int *member, int first)
     return g;
 }
 
-static void groups_free(void *p) { sim_groups_free(p); }
+static void groups_free(void *p)
+{
+    sim_groups_free(p);
+}
 
 sim_groups_t *sim_groups_make(sim_run_t *run)
 {
@@ -551,8 +550,8 @@ sim_groups_t *sim_groups_make(sim_run_t *run)
     return g;
 }
 
-static sim_status_t groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node,
-                                     float *buf, size_t n, int lazy)
+static sim_status_t groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
+                                     size_t n, int lazy)
 {
     sim_status_t e;
     const trainer_codec_t *codec = &run->sc->compression;
@@ -579,7 +578,7 @@ static sim_status_t groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t
 }
 
 sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
-                                size_t n)
+                                  size_t n)
 {
     return groups_allreduce(run, g, node, buf, n, 0);
 }
@@ -610,8 +609,7 @@ void sim_allreduce_settle(sim_run_t *run, sim_node_t *node, float *buf)
 /* The ring all-gather of encodings: at step s member me forwards the encoding of member
  * (me - s) mod p (its own first) to its right neighbour and keeps a copy of what its left
  * neighbour sends, the encoding of member (me - s - 1) mod p. */
-sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
-                               size_t n)
+sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g, size_t n)
 {
     DT_ASSERT(n == run->n_params); /* error feedback is indexed like the whole model */
     int p = grp->size;

@@ -19,7 +19,7 @@ typedef struct sim_group {
  *   halving-doubling  2 log2(p) a + 2 (p-1)/p n/B   (p a power of two; otherwise the
  *                     extra members first fold into the others: + 2 (a + n/B)) */
 sim_status_t sim_allreduce(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n,
-                         sim_allreduce_algo_t algo);
+                           sim_allreduce_algo_t algo);
 /* model.clip_norm's factor for a gradient the group's members hold in parts: sq is member
  * me's sum of squares of its part, the group's sum of them (a tree all-reduce of one float,
  * in self's device float) the squared norm, and the factor torch.nn.utils.clip_grad_norm_'s
@@ -29,8 +29,7 @@ float sim_clip_factor_sum(sim_run_t *run, sim_node_t *self, const sim_group_t *g
                           double sq);
 /* Ring reduce-scatter: afterwards member me holds the group's sum of chunk me of buf (chunk c
  * is [n c / p, n (c+1) / p)); the other chunks hold partial sums. (p-1) a + (p-1)/p n/B. */
-sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf,
-                              size_t n);
+sim_status_t sim_reduce_scatter(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
 /* Ring all-gather: member me holds chunk me of buf (chunk c is [n c / p, n (c+1) / p));
  * afterwards every member holds every chunk. (p-1) a + (p-1)/p n/B. */
 sim_status_t sim_allgather(sim_run_t *run, const sim_group_t *g, int me, float *buf, size_t n);
@@ -58,8 +57,8 @@ sim_status_t sim_broadcast(sim_run_t *run, const sim_group_t *g, int me, float *
 /* Reduce inside each group to its first member, ring all-reduce among the first members,
  * broadcast back inside each group. */
 sim_status_t sim_allreduce_hierarchical(sim_run_t *run, const sim_group_t *local, int me_local,
-                                      const sim_group_t *leaders, int me_leader, float *buf,
-                                      size_t n);
+                                        const sim_group_t *leaders, int me_leader, float *buf,
+                                        size_t n);
 
 /* NCCL-style two-level all-reduce, the fast domain first: ring reduce-scatter inside the
  * group (member i ends with chunk i of p), ring all-reduce of chunk i among the members at
@@ -72,15 +71,15 @@ sim_status_t sim_allreduce_2d(sim_run_t *run, const sim_group_t *local, int me_l
  * group_size) for hierarchical all-reduce. */
 typedef struct sim_groups {
     sim_group_t all;
-    sim_group_t *local;   /* (n_groups) members of each group, in rank order */
-    sim_group_t leaders;  /* first member of each group */
-    int *local_index;     /* (workers) index of each worker in its group */
-    int *index;           /* (workers) index of each worker in all, -1: not a member */
+    sim_group_t *local;  /* (n_groups) members of each group, in rank order */
+    sim_group_t leaders; /* first member of each group */
+    int *local_index;    /* (workers) index of each worker in its group */
+    int *index;          /* (workers) index of each worker in all, -1: not a member */
     int n_groups;
-    sim_group_t *rails;   /* (n_rails) the members at position r of every group, in group
-                             order; none (n_rails 0) when the groups differ in size: 2d
-                             then runs as hierarchical */
-    int *rail_index;      /* (workers) index of each worker in its rail */
+    sim_group_t *rails; /* (n_rails) the members at position r of every group, in group
+                           order; none (n_rails 0) when the groups differ in size: 2d
+                           then runs as hierarchical */
+    int *rail_index;    /* (workers) index of each worker in its rail */
     int n_rails;
 } sim_groups_t;
 
@@ -112,14 +111,14 @@ int sim_elastic_pending(sim_run_t *run);
 /* Joins the rendezvous and takes the new group's state: buf (n floats) and velocity (may
  * be NULL) from its first member, *step from that member's *commit. Returns 0, or -1 when
  * training is over (the node leaves). */
-int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity,
-                           size_t n, long *step, long commit);
+int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity, size_t n,
+                           long *step, long commit);
 /* Training is over: joiners leave instead of waiting. */
 void sim_elastic_close(sim_run_t *run);
 /* Sums buf over all workers with the scenario's algorithm (each worker calls it; dividing
  * by the worker count is left to the caller, who may need it once for all). */
 sim_status_t sim_groups_allreduce(sim_run_t *run, sim_groups_t *g, sim_node_t *node, float *buf,
-                                size_t n);
+                                  size_t n);
 /* The same messages at the same times, but the final phase of every algorithm (the ring's
  * all-gather, the tree's broadcast, halving-doubling's doubling) copies no finished sums: a
  * member forwards what it receives from the buffers it lies in and keeps it as parts
@@ -136,6 +135,6 @@ void sim_allreduce_settle(sim_run_t *run, sim_node_t *node, float *buf);
  * feedback), all-gathers the encodings round the group's ring and leaves in g the sum of
  * every member's decoded gradient, added in rank order. */
 sim_status_t sim_codec_allgather(sim_run_t *run, const sim_group_t *grp, int me, float *g,
-                               size_t n);
+                                 size_t n);
 
 #endif

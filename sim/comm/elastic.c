@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "collective.h"
 
 struct sim_elastic {
@@ -103,8 +102,8 @@ static void form(sim_run_t *run, sim_elastic_t *e)
                       e->round, count, count == 1 ? "" : "s");
 }
 
-int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity,
-                           size_t n, long *step, long commit)
+int sim_elastic_rendezvous(sim_run_t *run, sim_node_t *node, float *buf, float *velocity, size_t n,
+                           long *step, long commit)
 {
     sim_elastic_t *e = run->shared;
     double t0 = sim_now();

@@ -117,8 +117,8 @@ static double proto_bw(const sim_nccl_t *m, sim_nccl_algo_t a, sim_nccl_proto_t 
     return p == SIM_NCCL_LL && bw > m->ll_max ? m->ll_max : bw;
 }
 
-double sim_nccl_time(const sim_nccl_t *m, sim_nccl_coll_t c, sim_nccl_algo_t a,
-                     sim_nccl_proto_t p, double n)
+double sim_nccl_time(const sim_nccl_t *m, sim_nccl_coll_t c, sim_nccl_algo_t a, sim_nccl_proto_t p,
+                     double n)
 {
     double T = m->ranks, N = m->nodes, half = (T - 1) / T; /* a GPU's share, each way */
     /* the ring's 2 (T-1) steps for an all-reduce, T-1 for either half of it; of them NCCL

@@ -30,19 +30,19 @@ typedef enum sim_nccl_coll {
 } sim_nccl_coll_t;
 
 typedef struct sim_nccl {
-    int ranks;                                      /* T, the GPUs of the group */
-    int nodes;                                      /* N, the servers they span (1: NVLink) */
-    double busbw;                                   /* bytes/s, ring Simple, large sizes */
-    double tree_busbw;                              /* bytes/s, the same for the tree */
-    double nvls_busbw;                              /* bytes/s; 0: no NVLink SHARP */
-    double base[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];   /* s, once a collective */
-    double hop[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];    /* s, each step */
-    double eff[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];    /* fraction of the bus bandwidth */
+    int ranks;                                    /* T, the GPUs of the group */
+    int nodes;                                    /* N, the servers they span (1: NVLink) */
+    double busbw;                                 /* bytes/s, ring Simple, large sizes */
+    double tree_busbw;                            /* bytes/s, the same for the tree */
+    double nvls_busbw;                            /* bytes/s; 0: no NVLink SHARP */
+    double base[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS]; /* s, once a collective */
+    double hop[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];  /* s, each step */
+    double eff[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS];  /* fraction of the bus bandwidth */
     /* between servers (nodes > 1): hop[][] is the NVLink step inside a server, net_hop[][]
      * the step that crosses the network */
-    double net_busbw;                               /* bytes/s, a server's NICs the group uses */
+    double net_busbw;                                /* bytes/s, a server's NICs the group uses */
     double net_hop[SIM_NCCL_ALGOS][SIM_NCCL_PROTOS]; /* s */
-    double ll_max;                                  /* bytes/s, NCCL's cap on LL's bandwidth */
+    double ll_max;                                   /* bytes/s, NCCL's cap on LL's bandwidth */
 } sim_nccl_t;
 
 /* T GPUs of a server on NVLink: bus bandwidths (nccl-tests' busbw, bytes/s) of a ring
@@ -63,8 +63,8 @@ void sim_nccl_net(sim_nccl_t *m, int ranks, int nodes, double nvlink_busbw, doub
 /* Seconds a collective of n bytes takes by algorithm a and protocol p; -1 where NCCL has no
  * such pairing (tree other than for an all-reduce, NVLS without SHARP or other than
  * Simple). */
-double sim_nccl_time(const sim_nccl_t *m, sim_nccl_coll_t c, sim_nccl_algo_t a,
-                     sim_nccl_proto_t p, double n);
+double sim_nccl_time(const sim_nccl_t *m, sim_nccl_coll_t c, sim_nccl_algo_t a, sim_nccl_proto_t p,
+                     double n);
 /* NCCL's tuner: the fastest allowed pairing for n bytes (algo, proto: a fixed one, or -1 for
  * any), ties to the first in enum order; its seconds, and what it chose in *a, *p (either
  * may be NULL); -1 where none is allowed. */

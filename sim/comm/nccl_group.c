@@ -111,8 +111,8 @@ static void meet(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_ncc
     run->bytes_total += share * n;
 }
 
-void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
-                        sim_nccl_coll_t c, int algo, int proto, double n)
+void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_nccl_coll_t c,
+                        int algo, int proto, double n)
 {
     meet(run, ng, node, c, algo, proto, n, 0);
 }

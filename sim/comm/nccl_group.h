@@ -31,8 +31,8 @@ void sim_nccl_group_free(sim_nccl_group_t *ng);
  * tuner's ring, as NCCL falls back): every member calls it and returns at its end; the time
  * from a member's arrival to the last one's is idle, the rest communication; each member
  * counts the ring's bytes as sent and received. */
-void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node,
-                        sim_nccl_coll_t c, int algo, int proto, double n);
+void sim_nccl_group_run(sim_run_t *run, sim_nccl_group_t *ng, sim_node_t *node, sim_nccl_coll_t c,
+                        int algo, int proto, double n);
 /* An all-reduce of the group's real buffers as sim_nccl_group_run times it: member me's buf
  * (n floats on the run's backend) becomes the sum of every member's, added in member order
  * by the last to arrive. */

@@ -18,25 +18,25 @@ typedef struct side_replica {
 } side_replica_t;
 
 struct sim_side {
-    int cap, count;   /* replicas allocated, trained this round */
+    int cap, count; /* replicas allocated, trained this round */
     long round;
     float *params, *grads, *velocity; /* (cap, n_params) dev */
     side_replica_t *rep;              /* (count), largest first */
     int *replica_of;                  /* (clients) index in rep, -1: none */
     trainer_workspace_t ws;           /* SIDE_CHUNK replicas of batch B */
     int ws_replicas;
-    uint32_t *idx;                    /* (SIDE_CHUNK * batch) one group call's samples */
-    uint32_t *orders;                 /* the replicas' orders, back to back */
+    uint32_t *idx;    /* (SIDE_CHUNK * batch) one group call's samples */
+    uint32_t *orders; /* the replicas' orders, back to back */
     size_t orders_cap;
-    double *step_loss, *step_wall;    /* per replica step: mean loss, wall share */
+    double *step_loss, *step_wall; /* per replica step: mean loss, wall share */
     int *step_batch;
     size_t steps_cap;
-    double *loss;                     /* (SIDE_CHUNK) one call's losses */
+    double *loss; /* (SIDE_CHUNK) one call's losses */
     int *correct;
     /* local-sgd: the period each worker registered and whether it is trained */
-    long *period_step, *period_steps;  /* (workers) -1: none */
+    long *period_step, *period_steps; /* (workers) -1: none */
     int *period_done;
-    sim_node_t **members;              /* (SIDE_CHUNK) one batch of workers */
+    sim_node_t **members; /* (SIDE_CHUNK) one batch of workers */
 };
 
 int sim_side_enabled(const sim_run_t *run)
@@ -197,8 +197,8 @@ static void group_step(sim_side_t *s, sim_run_t *run, int r0, int r1, size_t s_o
     }
 }
 
-void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
-                    trainer_rng_t *rngs, int count, long round, const float *global)
+void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients, trainer_rng_t *rngs,
+                    int count, long round, const float *global)
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
@@ -270,8 +270,7 @@ void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
     free(rng_of);
 }
 
-const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, int c,
-                             long round)
+const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, int c, long round)
 {
     if (round != s->round || s->replica_of[c] < 0)
         return NULL;
@@ -285,8 +284,7 @@ const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, in
 
 /* ---- local-sgd ----------------------------------------------------------------------- */
 
-void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step,
-                           long steps)
+void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step, long steps)
 {
     (void)run;
     s->period_step[node->rank] = step;

@@ -30,14 +30,13 @@ sim_side_t *sim_side_new(sim_run_t *run);
 /* Trains clients[0..count) for `round` from the global model (dev), each from its own
  * seeded order stream rngs[i] (consumed), with the run's local epochs, batch, optimizer and
  * prox term, as fedavg's local training does for one client. Earlier results are dropped. */
-void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients,
-                    trainer_rng_t *rngs, int count, long round, const float *global);
+void sim_side_train(sim_side_t *s, sim_run_t *run, const uint32_t *clients, trainer_rng_t *rngs,
+                    int count, long round, const float *global);
 
 /* Client c's result of `round` (dev, n_params), after charging node with each of its steps
  * (simulated compute and step counting as sim_compute_grad does); NULL when c was not
  * trained side by side for that round. */
-const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, int c,
-                             long round);
+const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, int c, long round);
 
 /* local-sgd: the workers' local periods side by side. Between two averages a worker's H
  * local steps depend only on its weights and optimizer state at the start of the period and
@@ -50,8 +49,7 @@ const float *sim_side_replay(sim_side_t *s, sim_run_t *run, sim_node_t *node, in
  * averages, so at the same step as training one worker after the other. Charging before
  * computing needs the flops time model; elastic re-formation after faults rewinds workers,
  * so neither goes side by side. */
-void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step,
-                           long steps);
+void sim_side_period_start(sim_side_t *s, sim_run_t *run, sim_node_t *node, long step, long steps);
 /* Leaves node's trained period in its params and velocity (training the period if first). */
 void sim_side_period_end(sim_side_t *s, sim_run_t *run, sim_node_t *node);
 

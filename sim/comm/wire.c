@@ -1,10 +1,8 @@
 /* Less communication on the wire (see compress.h). */
 #include "wire.h"
 
-
 #include <stdlib.h>
 #include <string.h>
-
 
 enum { CODEC_STREAM = 105 };
 
@@ -29,7 +27,10 @@ int sim_codec_wire_fp16(const sim_run_t *run)
 }
 
 /* The CPU backend's dev pointers are host memory: codecs work on them directly. */
-static int host_backend(const sim_run_t *run) { return !strcmp(run->be->name, "cpu"); }
+static int host_backend(const sim_run_t *run)
+{
+    return !strcmp(run->be->name, "cpu");
+}
 
 static void codec_node_free(sim_run_t *run, void *ctx);
 
@@ -46,9 +47,9 @@ sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
                 c->dev = run->be->alloc(sizeof(float) * n);
         }
         c->lens = dt_calloc((size_t)run->n_workers, sizeof(size_t));
-        trainer_rng_seed(&c->rng, run->sc->seed ^ ((uint64_t)(node->rank + 1) << 40) ^
-                                      (uint64_t)(node->role[0]),
-                         CODEC_STREAM);
+        trainer_rng_seed(
+            &c->rng, run->sc->seed ^ ((uint64_t)(node->rank + 1) << 40) ^ (uint64_t)(node->role[0]),
+            CODEC_STREAM);
         node->codec = c;
         sim_run_on_free(run, codec_node_free, node);
     }
@@ -78,8 +79,8 @@ static void codec_node_free(sim_run_t *run, void *ctx)
     node->codec = NULL;
 }
 
-size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
-                        size_t len, float *residual, uint8_t *out)
+size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t off, size_t len,
+                        float *residual, uint8_t *out)
 {
     const trainer_codec_t *codec = &run->sc->compression;
     if (run->timing_only)
@@ -118,8 +119,8 @@ size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t
     return bytes;
 }
 
-sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
-                         size_t len, float *residual, uint8_t *out, long step)
+sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_t off, size_t len,
+                         float *residual, uint8_t *out, long step)
 {
     size_t bytes = sim_codec_encode(run, node, v, off, len, residual, out);
     sim_msg_t *m = sim_msg_next(node);

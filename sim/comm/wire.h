@@ -26,13 +26,13 @@
 
 /* A node's encoding state, created on first use, freed with the run. */
 typedef struct sim_codec_node {
-    float *x;          /* (n_params) host: the vector being encoded */
-    float *work;       /* (n_params) host: top-k selection scratch */
-    float *residual;   /* (n_params) host: error feedback of this sender, or NULL */
-    float *u;          /* (n_params) host: local momentum (momentum correction), or NULL */
-    float *dev;        /* (n_params) dev: a decoded vector on its way to the device, or NULL
-                          (host-memory backend) */
-    uint8_t *packed;   /* encodings this node has sent or gathered */
+    float *x;        /* (n_params) host: the vector being encoded */
+    float *work;     /* (n_params) host: top-k selection scratch */
+    float *residual; /* (n_params) host: error feedback of this sender, or NULL */
+    float *u;        /* (n_params) host: local momentum (momentum correction), or NULL */
+    float *dev;      /* (n_params) dev: a decoded vector on its way to the device, or NULL
+                        (host-memory backend) */
+    uint8_t *packed; /* encodings this node has sent or gathered */
     size_t packed_cap;
     size_t *lens;      /* (n_workers) all-gather: bytes of each member's encoding */
     trainer_rng_t rng; /* qsgd8 rounding */
@@ -53,15 +53,14 @@ sim_codec_node_t *sim_codec_node(sim_run_t *run, sim_node_t *node, size_t bytes)
 /* Encodes v[off .. off+len) (dev) into out and returns the bytes (trainer_codec_bytes).
  * With residual (host, indexed like v: the sender's error feedback) the encoded vector is
  * v + residual, and residual becomes what the encoding lost of it. */
-size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
-                        size_t len, float *residual, uint8_t *out);
+size_t sim_codec_encode(sim_run_t *run, sim_node_t *node, const float *v, size_t off, size_t len,
+                        float *residual, uint8_t *out);
 /* A message of v's slice [off, off+len) encoded into out (see sim_codec_encode): packed,
  * no float payload. */
-sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_t off,
-                         size_t len, float *residual, uint8_t *out, long step);
+sim_msg_t *sim_codec_msg(sim_run_t *run, sim_node_t *node, const float *v, size_t off, size_t len,
+                         float *residual, uint8_t *out, long step);
 /* dst[m->offset ..] (dev) += alpha * the payload of m, packed or plain floats. */
-void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *dst,
-                 float alpha);
+void sim_msg_add(sim_run_t *run, sim_node_t *self, const sim_msg_t *m, float *dst, float alpha);
 
 /* A collective's outgoing slice under fp16 on the wire: buf[m->offset, + m->n) is rounded to
  * fp16 in place and m travels at 2 bytes per element (no-op otherwise). */

@@ -40,8 +40,8 @@ void sim_breakdown_interval(sim_node_t *node, sim_state_t state, double start, d
         start = node->part_at; /* counted already (real mode's compute ends where it began) */
     if (!(end > start))
         return;
-    int part = state == SIM_STATE_COMPUTE ? node->part_work
-               : state == SIM_STATE_COMM  ? node->part_comm
+    int part = state == SIM_STATE_COMPUTE                 ? node->part_work
+               : state == SIM_STATE_COMM                  ? node->part_comm
                : node->part_comm == RESULTS_PART_PIPELINE ? RESULTS_PART_BUBBLE
                                                           : RESULTS_PART_WAIT;
     node->part[part] += end - start;
@@ -54,13 +54,12 @@ static double recompute_share(const sim_run_t *run)
 {
     if (!run->timing_only || !(run->step_flops > 0))
         return 0;
-    double r = sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
-                                           run->sc->recompute);
+    double r =
+        sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, run->sc->recompute);
     return r > 0 ? r / run->step_flops : 0;
 }
 
-void sim_breakdown_of(const sim_run_t *run, double end, long steps,
-                      double out[RESULTS_PART_COUNT])
+void sim_breakdown_of(const sim_run_t *run, double end, long steps, double out[RESULTS_PART_COUNT])
 {
     memset(out, 0, sizeof(double) * RESULTS_PART_COUNT);
     if (run->n_workers <= 0 || steps <= 0 || !(end > 0))

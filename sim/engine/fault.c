@@ -25,11 +25,11 @@ typedef enum ev_type { EV_CRASH, EV_RECOVER, EV_LINK } ev_type_t;
 typedef struct event {
     double t;
     ev_type_t type;
-    int host;             /* EV_CRASH, EV_RECOVER: index in hosts */
+    int host;              /* EV_CRASH, EV_RECOVER: index in hosts */
     size_t link0, n_links; /* EV_LINK: links[link0 .. link0 + n_links) */
-    double bw;            /* EV_LINK: new bandwidth or latency, < 0: back to the platform's */
-    int latency;          /* EV_LINK: bw is the links' latency */
-    const char *kind;     /* for the faults table */
+    double bw;             /* EV_LINK: new bandwidth or latency, < 0: back to the platform's */
+    int latency;           /* EV_LINK: bw is the links' latency */
+    const char *kind;      /* for the faults table */
     char target[SIM_FAULT_TARGET];
 } event_t;
 
@@ -41,12 +41,12 @@ typedef struct interval {
 typedef struct fhost fhost_t;
 struct fhost {
     sg_host_t host;
-    double factor;        /* permanent slowdown */
+    double factor; /* permanent slowdown */
     int down;
-    double recover_at;    /* while down: scheduled recovery, INFINITY: none */
-    int random_down;      /* down by a random failure (recovery drawn, not an event) */
-    double next_failure;  /* mtbf: next random crash while up, INFINITY: none */
-    size_t iv0, n_iv;     /* its straggler intervals */
+    double recover_at;   /* while down: scheduled recovery, INFINITY: none */
+    int random_down;     /* down by a random failure (recovery drawn, not an event) */
+    double next_failure; /* mtbf: next random crash while up, INFINITY: none */
+    size_t iv0, n_iv;    /* its straggler intervals */
 };
 
 /* A change asked while the run runs, played by an actor of its own on a host that stays on:
@@ -56,12 +56,12 @@ typedef enum live_kind { LIVE_CRASH, LIVE_LATENCY, LIVE_SLOW_END } live_kind_t;
 typedef struct live_act {
     sim_node_t node; /* the actor's data, as the injector's */
     live_kind_t kind;
-    struct fhost *h;              /* LIVE_CRASH, LIVE_SLOW_END */
-    sg_link_t links[8];           /* LIVE_LATENCY */
+    struct fhost *h;    /* LIVE_CRASH, LIVE_SLOW_END */
+    sg_link_t links[8]; /* LIVE_LATENCY */
     size_t n_links;
-    double at, secs, value;       /* at: when a crash or a latency happens */
+    double at, secs, value; /* at: when a crash or a latency happens */
     char target[SIM_FAULT_TARGET];
-    char replay[200];             /* "; replay: ITEM" */
+    char replay[200]; /* "; replay: ITEM" */
 } live_act_t;
 
 /* Changes a run may ask live that take an actor, at most (each keeps its slot to the end). */
@@ -74,15 +74,15 @@ typedef struct live_act {
 #define LIVE_DELAY 1e-6
 
 typedef struct sim_faults {
-    fhost_t *hosts;       /* every host of the platform, in sg_host_list order */
+    fhost_t *hosts; /* every host of the platform, in sg_host_list order */
     size_t n_hosts;
     event_t *ev;
     size_t n_ev, cap_ev, next_ev;
     interval_t *iv;
     size_t n_iv;
-    sg_link_t *links;     /* links named by events, grouped per event */
-    double *link_bw;      /* their platform bandwidth */
-    double *link_lat;     /* and latency */
+    sg_link_t *links; /* links named by events, grouped per event */
+    double *link_bw;  /* their platform bandwidth */
+    double *link_lat; /* and latency */
     size_t n_links;
     trainer_rng_t rng;
     double mtbf, mttr;
@@ -166,11 +166,10 @@ static void hosts_hint(sim_run_t *run, char *buf, size_t n)
              sim_host_name(run->n_workers ? run->workers[0].host : run->servers[0].host));
 }
 
-static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt,
-                              ...) __attribute__((format(printf, 4, 5)));
+static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt,
-                              ...)
+static dt_status target_error(sim_run_t *run, dt_err_t *err, const char *key, const char *fmt, ...)
 {
     char where[SCENARIO_STR + 64], msg[400];
     scenario_key_location(run->sc, key, where, sizeof where);
@@ -247,8 +246,7 @@ static size_t resolve_links(sim_run_t *run, const char *name, sg_link_t *out)
     return n;
 }
 
-static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target,
-                             dt_err_t *err);
+static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target, dt_err_t *err);
 static dt_status live_start(sim_run_t *run, live_act_t *a, dt_err_t *err);
 
 dt_status sim_fault_link_now(sim_run_t *run, const char *target, double value, int latency,
@@ -257,8 +255,10 @@ dt_status sim_fault_link_now(sim_run_t *run, const char *target, double value, i
     sg_link_t found[2 * 4];
     size_t k = resolve_links(run, target, found);
     if (!k)
-        return dt_err_input(err, "no link, node or host named \"%s\" (dtsim platform --links "
-                                 "lists the links)", target);
+        return dt_err_input(err,
+                            "no link, node or host named \"%s\" (dtsim platform --links "
+                            "lists the links)",
+                            target);
     if (latency) { /* at an instant of its own (LIVE_DELAY) */
         live_act_t *a = live_slot(run->faults, LIVE_LATENCY, target, err);
         if (!a)
@@ -267,8 +267,8 @@ dt_status sim_fault_link_now(sim_run_t *run, const char *target, double value, i
         a->n_links = k;
         a->value = value;
         a->at = sim_now() + LIVE_DELAY;
-        snprintf(a->replay, sizeof a->replay, "; replay: link_degrade = %s at %.17gs to %s",
-                 target, a->at, text);
+        snprintf(a->replay, sizeof a->replay, "; replay: link_degrade = %s at %.17gs to %s", target,
+                 a->at, text);
         if (live_start(run, a, err))
             return DT_ERR_INPUT;
         run->faults->n_live++;
@@ -277,9 +277,10 @@ dt_status sim_fault_link_now(sim_run_t *run, const char *target, double value, i
     for (size_t j = 0; j < k; j++)
         sg_link_set_bandwidth(found[j], value);
     /* %.17g: the item's time reads back as the same double */
-    sim_fault_log(run, "link-degrade", target, "%zu link%s at %s, asked live; replay: "
-                  "link_degrade = %s at %.17gs to %s", k, k == 1 ? "" : "s", text, target,
-                  sim_now(), text);
+    sim_fault_log(run, "link-degrade", target,
+                  "%zu link%s at %s, asked live; replay: "
+                  "link_degrade = %s at %.17gs to %s",
+                  k, k == 1 ? "" : "s", text, target, sim_now(), text);
     return DT_OK;
 }
 
@@ -428,11 +429,11 @@ dt_status sim_faults_init(sim_run_t *run, dt_err_t *err)
         return DT_OK;
     /* checkpoints (sync-ps, single) and last commits (elastic all-reduce, local-sgd) */
     for (int l = 0; l < 2; l++)
-            for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
-                sim_node_t *node = l ? &run->servers[i] : &run->workers[i];
-                node->ckpt = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
-                node->ckpt_step = -1;
-            }
+        for (int i = 0; i < (l ? run->n_servers : run->n_workers); i++) {
+            sim_node_t *node = l ? &run->servers[i] : &run->workers[i];
+            node->ckpt = run->be->alloc(sizeof(float) * (run->n_params ? run->n_params : 1));
+            node->ckpt_step = -1;
+        }
     run->init_params = run->be->alloc(sizeof(float) * run->n_params);
     run->be->copy(run->init_params, run->engine.params, sizeof(float) * run->n_params);
     return DT_OK;
@@ -481,15 +482,17 @@ void sim_fault_log(sim_run_t *run, const char *kind, const char *target, const c
         snprintf(run->fault_kinds + len, sizeof run->fault_kinds - len, "%s%s", len ? " " : "",
                  kind);
     if (run->db && !run->db_failed &&
-        results_fault_add(run->db, run->run_id, sim_now(), kind, target, detail,
-                          &run->db_err))
+        results_fault_add(run->db, run->run_id, sim_now(), kind, target, detail, &run->db_err))
         run->db_failed = 1;
     sim_watchdog(run);
 }
 
 /* ---- compute slowdowns ------------------------------------------------------------------- */
 
-int sim_fault_slows(const sim_run_t *run) { return run->faults && run->faults->slows; }
+int sim_fault_slows(const sim_run_t *run)
+{
+    return run->faults && run->faults->slows;
+}
 
 static double factor_at(const sim_faults_t *f, const fhost_t *h, double t, double *next)
 {
@@ -586,8 +589,7 @@ static void node_restart(sim_run_t *run, sim_node_t *n)
 
 /* Turns h off; the faults row says why, when it comes back and (asked live) the item that
  * replays it, "; replay: crash = ..." (or ""). */
-static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why,
-                  const char *replay)
+static void crash(sim_run_t *run, sim_faults_t *f, fhost_t *h, const char *why, const char *replay)
 {
     if (h->down || !sg_host_is_on(h->host))
         return;
@@ -630,8 +632,8 @@ static void link_event(sim_run_t *run, sim_faults_t *f, const event_t *e)
 {
     const double *platform = e->latency ? f->link_lat : f->link_bw;
     for (size_t i = e->link0; i < e->link0 + e->n_links; i++)
-        (e->latency ? sg_link_set_latency : sg_link_set_bandwidth)(
-            f->links[i], e->bw < 0 ? platform[i] : e->bw);
+        (e->latency ? sg_link_set_latency : sg_link_set_bandwidth)(f->links[i],
+                                                                   e->bw < 0 ? platform[i] : e->bw);
     char v[32];
     double now = e->bw < 0 ? platform[e->link0] : e->bw;
     if (e->latency)
@@ -710,8 +712,10 @@ static void live_main(int argc, char **argv)
     if (a->kind == LIVE_LATENCY) {
         for (size_t i = 0; i < a->n_links; i++)
             sg_link_set_latency(a->links[i], a->value);
-        sim_fault_log(run, "link-degrade", a->target, "%zu link%s at %.6gs latency, asked "
-                      "live%s", a->n_links, a->n_links == 1 ? "" : "s", a->value, a->replay);
+        sim_fault_log(run, "link-degrade", a->target,
+                      "%zu link%s at %.6gs latency, asked "
+                      "live%s",
+                      a->n_links, a->n_links == 1 ? "" : "s", a->value, a->replay);
         return;
     }
     if (a->kind == LIVE_CRASH) {
@@ -727,8 +731,10 @@ static void live_main(int argc, char **argv)
         recover(run, f, a->h);
     } else {
         a->h->factor /= a->value;
-        sim_fault_log(run, "straggler-end", sg_host_get_name(a->h->host), "compute at x%g "
-                      "again", a->h->factor);
+        sim_fault_log(run, "straggler-end", sg_host_get_name(a->h->host),
+                      "compute at x%g "
+                      "again",
+                      a->h->factor);
     }
 }
 
@@ -759,8 +765,7 @@ static dt_status live_start(sim_run_t *run, live_act_t *a, dt_err_t *err)
 }
 
 /* A free slot for a live change's actor. */
-static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target,
-                             dt_err_t *err)
+static live_act_t *live_slot(sim_faults_t *f, live_kind_t kind, const char *target, dt_err_t *err)
 {
     if (f->n_live == LIVE_ACTS) {
         dt_err_input(err, "a run takes at most %d changes of this kind", LIVE_ACTS);
@@ -813,8 +818,7 @@ dt_status sim_fault_crash_now(sim_run_t *run, const char *target, double secs, d
     char dur[48];
     for_text(dur, sizeof dur, secs);
     a->at = sim_now() + LIVE_DELAY;
-    snprintf(a->replay, sizeof a->replay, "; replay: crash = %s at %.17gs%s", target, a->at,
-             dur);
+    snprintf(a->replay, sizeof a->replay, "; replay: crash = %s at %.17gs%s", target, a->at, dur);
     a->secs = secs;
     if (live_start(run, a, err))
         return DT_ERR_INPUT;
@@ -822,8 +826,8 @@ dt_status sim_fault_crash_now(sim_run_t *run, const char *target, double secs, d
     return DT_OK;
 }
 
-dt_status sim_fault_straggler_now(sim_run_t *run, const char *target, double factor,
-                                  double secs, dt_err_t *err)
+dt_status sim_fault_straggler_now(sim_run_t *run, const char *target, double factor, double secs,
+                                  dt_err_t *err)
 {
     fhost_t *h;
     live_act_t *a;
@@ -839,9 +843,10 @@ dt_status sim_fault_straggler_now(sim_run_t *run, const char *target, double fac
     h->factor *= factor;
     char dur[48];
     for_text(dur, sizeof dur, secs);
-    sim_fault_log(run, "straggler", target, "compute x%g from its next step, asked live; "
-                  "replay: straggler = %s x%g at %.17gs%s", factor, target, factor, sim_now(),
-                  dur);
+    sim_fault_log(run, "straggler", target,
+                  "compute x%g from its next step, asked live; "
+                  "replay: straggler = %s x%g at %.17gs%s",
+                  factor, target, factor, sim_now(), dur);
     return DT_OK;
 }
 

@@ -20,7 +20,6 @@
 #ifndef DTSIM_FAULT_H
 #define DTSIM_FAULT_H
 
-
 #include "fault_spec.h"
 
 struct sim_run;
@@ -42,8 +41,8 @@ double sim_fault_timeout(const struct sim_run *run);
 /* One row of the faults table at the current simulated time (kind: host-crash,
  * host-recover, link-down, link-up, link-degrade, link-restore, timeout, rejoin, reform,
  * restore, lost-push, late, dropout, deadline, ...). */
-void sim_fault_log(struct sim_run *run, const char *kind, const char *target, const char *fmt,
-                   ...) __attribute__((format(printf, 4, 5)));
+void sim_fault_log(struct sim_run *run, const char *kind, const char *target, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Simulated seconds that `seconds` of compute at full speed take on node's host from
  * time t0, with its slowdowns (and node->slow) applied. */
@@ -66,8 +65,8 @@ void sim_fault_node_finished(struct sim_run *run);
  * value seconds of latency); a link-degrade row of the faults table gives the link_degrade
  * item that replays it (text: the value as written).
  * DT_ERR_INPUT, the run unchanged, when no link matches. */
-dt_status sim_fault_link_now(struct sim_run *run, const char *target, double value,
-                             int latency, const char *text, dt_err_t *err);
+dt_status sim_fault_link_now(struct sim_run *run, const char *target, double value, int latency,
+                             const char *text, dt_err_t *err);
 
 /* Host changes asked while the run runs (faults.live_hosts). A crash of target's host now,
  * back after secs (INFINITY: never), played by an actor on another host; its host-crash row
@@ -75,8 +74,7 @@ dt_status sim_fault_link_now(struct sim_run *run, const char *target, double val
  * slower from its next compute on, for secs (INFINITY: to the end); its straggler row names
  * the straggler item (which also slows a compute under way at that moment). DT_ERR_INPUT,
  * the run unchanged, when the scenario does not take host changes or no host matches. */
-dt_status sim_fault_crash_now(struct sim_run *run, const char *target, double secs,
-                              dt_err_t *err);
+dt_status sim_fault_crash_now(struct sim_run *run, const char *target, double secs, dt_err_t *err);
 dt_status sim_fault_straggler_now(struct sim_run *run, const char *target, double factor,
                                   double secs, dt_err_t *err);
 

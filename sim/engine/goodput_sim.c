@@ -27,9 +27,9 @@ enum { GOODPUT_STREAM = 202 };
 typedef struct job_state {
     sim_goodput_job_t *job;
     sg_host_t host;
-    sg_actor_t actor;   /* the live incarnation */
+    sg_actor_t actor; /* the live incarnation */
     int incarnation;
-    int restarting;     /* in a restart since restart_from */
+    int restarting; /* in a restart since restart_from */
     double restart_from;
     double segment_from; /* the last complete checkpoint (or the restart's end) */
     double done_s;       /* work a complete checkpoint holds */
@@ -105,16 +105,16 @@ static void failures_main(int argc, char **argv)
     }
 }
 
-dt_status sim_goodput_simulate(sim_goodput_job_t *jobs, int n, const char *argv0,
-                               dt_err_t *err)
+dt_status sim_goodput_simulate(sim_goodput_job_t *jobs, int n, const char *argv0, dt_err_t *err)
 {
     for (int i = 0; i < n; i++) {
         const sim_goodput_job_t *j = &jobs[i];
         if (!(j->interval_s > 0 && j->ckpt_s > 0 && j->restart_s >= 0 && j->mtbf_s > 0 &&
-              j->work_s > 0 && isfinite(j->interval_s + j->ckpt_s + j->restart_s +
-                                        j->mtbf_s + j->work_s)))
-            return dt_err_input(err, "goodput simulation: job %d has a time that is not "
-                                     "positive",
+              j->work_s > 0 &&
+              isfinite(j->interval_s + j->ckpt_s + j->restart_s + j->mtbf_s + j->work_s)))
+            return dt_err_input(err,
+                                "goodput simulation: job %d has a time that is not "
+                                "positive",
                                 i);
     }
     /* one host for the jobs, one for the failure actors: nothing here computes or sends */

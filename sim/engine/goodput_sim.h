@@ -22,10 +22,10 @@ typedef struct sim_goodput_job {
     double work_s;     /* failure-free compute time to complete */
     uint64_t seed;     /* the crash times' stream */
     /* what the simulation measured (seconds): wall = useful + ckpt + rework + restart */
-    double wall_s;        /* until the last checkpoint completed */
-    double useful_s;      /* compute a complete checkpoint kept */
-    double ckpt_spent_s;  /* writing checkpoints that completed */
-    double rework_s;      /* compute and writing a crash lost */
+    double wall_s;          /* until the last checkpoint completed */
+    double useful_s;        /* compute a complete checkpoint kept */
+    double ckpt_spent_s;    /* writing checkpoints that completed */
+    double rework_s;        /* compute and writing a crash lost */
     double restart_spent_s; /* restarting, restarts a crash cut short included */
     long failures, checkpoints;
 } sim_goodput_job_t;
@@ -33,7 +33,6 @@ typedef struct sim_goodput_job {
 /** Simulates jobs[0..n) side by side until each has done its work; fills their measured
  * fields. argv0 for SimGrid's messages. DT_ERR_INPUT when a job's times are not positive
  * (restart_s may be 0) or no temporary platform file can be written. */
-dt_status sim_goodput_simulate(sim_goodput_job_t *jobs, int n, const char *argv0,
-                               dt_err_t *err);
+dt_status sim_goodput_simulate(sim_goodput_job_t *jobs, int n, const char *argv0, dt_err_t *err);
 
 #endif

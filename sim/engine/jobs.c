@@ -11,7 +11,10 @@
 #define JOBS_MAX 256
 #define JOB_SETS 32 /* platform keys a top file may give ([cluster] has fewer) */
 
-int sim_jobs_given(const scenario_t *sc) { return strcmp(sc->jobs_files, "none") != 0; }
+int sim_jobs_given(const scenario_t *sc)
+{
+    return strcmp(sc->jobs_files, "none") != 0;
+}
 
 /* The platform keys: every [cluster] key but workers, which is a job's own (and the top
  * file's host count). */
@@ -72,16 +75,18 @@ static dt_status unsupported(const scenario_t *sc, const char *what, dt_err_t *e
 {
     char where[SCENARIO_STR + 64];
     if (sc->sweep.n_keys)
-        return dt_err_input(err, "%s: a [sweep] in %s (jobs are one simulation: sweep a top "
-                                 "file's copies instead)",
+        return dt_err_input(err,
+                            "%s: a [sweep] in %s (jobs are one simulation: sweep a top "
+                            "file's copies instead)",
                             sc->path, what);
     if (scenario_has_faults(sc))
-        return dt_err_input(err, "%s: [faults] in %s (not simulated with several jobs)",
-                            sc->path, what);
+        return dt_err_input(err, "%s: [faults] in %s (not simulated with several jobs)", sc->path,
+                            what);
     if (sc->platform == SIM_PLATFORM_EDGE || sc->platform == SIM_PLATFORM_FILE) {
         scenario_key_location(sc, "cluster.platform", where, sizeof where);
-        return dt_err_input(err, "%s: jobs share a generated platform (star, fat-tree, "
-                                 "multi-rack, torus, dragonfly or rail), not %s",
+        return dt_err_input(err,
+                            "%s: jobs share a generated platform (star, fat-tree, "
+                            "multi-rack, torus, dragonfly or rail), not %s",
                             where, sc->platform == SIM_PLATFORM_EDGE ? "edge" : "a file");
     }
     return DT_OK;
@@ -119,8 +124,9 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
     /* cluster.workers is the one key the top file does not hand down: a job without it
      * would silently get the default's 8 hosts */
     if (!scenario_key_given(sc, "cluster.workers"))
-        return dt_err_input(err, "%s: cluster.workers missing: a job states its own host "
-                                 "count (the platform has %ld, cluster.workers in %s)",
+        return dt_err_input(err,
+                            "%s: cluster.workers missing: a job states its own host "
+                            "count (the platform has %ld, cluster.workers in %s)",
                             sc->path, top->workers, top->path);
     if (unsupported(sc, "a job", err))
         return DT_ERR_INPUT;
@@ -130,8 +136,9 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
     scenario_foreach_key(sc, find_conflict, c);
     if (c->key[0]) {
         scenario_key_location(sc, c->key, where, sizeof where);
-        dt_err_input(err, "%s: %s, but the platform is the top file's (%s = %s in %s): "
-                          "jobs share it; leave it out of the job",
+        dt_err_input(err,
+                     "%s: %s, but the platform is the top file's (%s = %s in %s): "
+                     "jobs share it; leave it out of the job",
                      where, c->job_text, c->key, c->top_text, top->path);
         free(c);
         return DT_ERR_INPUT;
@@ -141,9 +148,10 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
      * picks the device's peak) would be silently ignored */
     if (sc->device_flops != top->device_flops) {
         scenario_key_location(sc, "model.precision", where, sizeof where);
-        return dt_err_input(err, "%s: %s makes the device's speed %g FLOP/s, but the "
-                                 "platform's hosts run at %g (%s's): give both files the same "
-                                 "model.precision",
+        return dt_err_input(err,
+                            "%s: %s makes the device's speed %g FLOP/s, but the "
+                            "platform's hosts run at %g (%s's): give both files the same "
+                            "model.precision",
                             where, scenario_precision_name(sc->precision), sc->device_flops,
                             top->device_flops, top->path);
     }
@@ -154,7 +162,7 @@ static dt_status load_job(sim_jobs_t *j, int i, const char *file, const top_sets
 /* Run names TOP/JOB; jobs of one name (one file twice) get their numbers (TOP/JOB-2). */
 static void name_jobs(sim_jobs_t *j)
 {
-    char (*own)[SCENARIO_STR] = dt_calloc((size_t)j->n, sizeof *own);
+    char(*own)[SCENARIO_STR] = dt_calloc((size_t)j->n, sizeof *own);
     for (int i = 0; i < j->n; i++)
         snprintf(own[i], sizeof own[i], "%s", j->sc[i].name);
     for (int i = 0; i < j->n; i++) {
@@ -189,8 +197,8 @@ static dt_status place(sim_jobs_t *j, dt_err_t *err)
             snprintf(need + len, sizeof need - len, "%s%s %d", i ? ", " : "", j->path[i],
                      j->n_hosts[i]);
         }
-        return dt_err_input(err, "%s: %ld hosts, but the jobs need %d (%s)", where,
-                            j->top->workers, total, need);
+        return dt_err_input(err, "%s: %ld hosts, but the jobs need %d (%s)", where, j->top->workers,
+                            total, need);
     }
     if (j->top->jobs_placement == SIM_PLACEMENT_PACKED) {
         for (int i = 0, h = 0; i < j->n; i++)

@@ -11,14 +11,14 @@
 #include "run.h"
 
 typedef struct sim_jobs {
-    const scenario_t *top; /* the top file (the caller's) */
-    int n;                 /* jobs */
-    scenario_t *sc;        /* (n) each job's scenario, named TOP/JOB, run.db the top's */
+    const scenario_t *top;      /* the top file (the caller's) */
+    int n;                      /* jobs */
+    scenario_t *sc;             /* (n) each job's scenario, named TOP/JOB, run.db the top's */
     char (*path)[SCENARIO_STR]; /* (n) each job's file as the top file names it */
-    int *n_hosts;          /* (n) hosts each job takes: its workers, then its servers */
-    int **hosts;           /* (n) their indices on the platform (node-I) */
-    sim_run_t *runs;       /* (n) after sim_jobs_init */
-    int inited;            /* runs set up (each to free) */
+    int *n_hosts;               /* (n) hosts each job takes: its workers, then its servers */
+    int **hosts;                /* (n) their indices on the platform (node-I) */
+    sim_run_t *runs;            /* (n) after sim_jobs_init */
+    int inited;                 /* runs set up (each to free) */
 } sim_jobs_t;
 
 /** 1 when sc is a top file of jobs (jobs.files given). */

@@ -35,18 +35,18 @@ struct sim_live {
     double next_frame; /* wall clock of the next frame */
     int lines;         /* lines of the frame on screen */
     double acc[LIVE_EVALS];
-    long n_acc;        /* evaluations seen (the latest LIVE_EVALS kept, in rotation) */
-    int term;          /* draw on stderr */
-    int tty_in;        /* with term: stdin is a terminal, lines typed there change links */
+    long n_acc; /* evaluations seen (the latest LIVE_EVALS kept, in rotation) */
+    int term;   /* draw on stderr */
+    int tty_in; /* with term: stdin is a terminal, lines typed there change links */
     /* published state (base != NULL) */
-    char *base;        /* PATH.live-RUN: base.json, base.cmd */
+    char *base; /* PATH.live-RUN: base.json, base.cmd */
     double next_publish;
-    double pub_sim;    /* simulated time of the last write */
-    double pub_flight; /* the run's msg_flight_s then */
-    double *node_cm;   /* (nodes, 2) compute_s, comm_s at the last write */
+    double pub_sim;     /* simulated time of the last write */
+    double pub_flight;  /* the run's msg_flight_s then */
+    double *node_cm;    /* (nodes, 2) compute_s, comm_s at the last write */
     double *link_bytes; /* (links) bytes carried at the last write */
     size_t n_links;
-    char note[640];    /* what became of the last link change asked */
+    char note[640]; /* what became of the last link change asked */
 };
 
 typedef struct frame {
@@ -123,8 +123,8 @@ static void node_row(frame_t *fr, const sim_node_t *n, double now)
         bar(b, width < 200 ? width : 200, c, m);
     char host[32];
     line(fr, "%-16.16s %-7s %7ld %6.1f%% %6.1f%% %6.1f%%  %s",
-         sim_node_host_name(n, host, sizeof host),
-         n->alive ? n->role : "down", n->steps, 100 * c, 100 * m, 100 * i, b);
+         sim_node_host_name(n, host, sizeof host), n->alive ? n->role : "down", n->steps, 100 * c,
+         100 * m, 100 * i, b);
 }
 
 /* The mean shares of nodes[from..n) (the rows that did not fit). */
@@ -190,7 +190,8 @@ static void draw(sim_run_t *run, double now, int final)
         fprintf(fr.f, "\r\033[%dA", lv->lines);
 
     long step = sc->strategy->steps_done ? sc->strategy->steps_done(run)
-                                         : run->n_workers ? run->workers[0].steps : 0;
+                : run->n_workers         ? run->workers[0].steps
+                                         : 0;
     char pace[48] = "";
     if (lv->pace > 0)
         snprintf(pace, sizeof pace, "  (pace %g s/s)", lv->pace);
@@ -233,8 +234,8 @@ static void draw(sim_run_t *run, double now, int final)
     if (sc->live_links && lv->tty_in)
         line(&fr, "change a link: type LINK BANDWIDTH and Enter (e.g. %s 100Mbps)%s%s%s",
              sim_record_link_count(run) ? sim_record_link_name(run, 0) : "LINK",
-             sc->live_hosts ? ", or crash NODE, straggler NODE x4" : "",
-             lv->note[0] ? ": " : "", lv->note);
+             sc->live_hosts ? ", or crash NODE, straggler NODE x4" : "", lv->note[0] ? ": " : "",
+             lv->note);
     else if (typed)
         line(&fr, "crash or slow a node: type crash NODE or straggler NODE x4 and Enter%s%s",
              lv->note[0] ? ": " : "", lv->note);
@@ -293,21 +294,21 @@ static void link_command(sim_run_t *run, struct sim_live *lv, int latency, const
     double v;
     dt_err_t err;
     if (!run->sc->live_links)
-        snprintf(lv->note, sizeof lv->note, "refused: this run's scenario does not take link "
-                                            "changes (faults.live_links = no)");
-    else if (!latency && (scenario_parse_bandwidth(text, &v, &err) ||
-                          !scenario_simulable(SIM_Q_BANDWIDTH, v)))
+        snprintf(lv->note, sizeof lv->note,
+                 "refused: this run's scenario does not take link "
+                 "changes (faults.live_links = no)");
+    else if (!latency &&
+             (scenario_parse_bandwidth(text, &v, &err) || !scenario_simulable(SIM_Q_BANDWIDTH, v)))
         snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a bandwidth such as 100Mbps",
                  text);
-    else if (latency && (scenario_parse_time(text, &v, &err) ||
-                         !scenario_simulable(SIM_Q_LATENCY, v)))
-        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a latency such as 20ms",
-                 text);
+    else if (latency &&
+             (scenario_parse_time(text, &v, &err) || !scenario_simulable(SIM_Q_LATENCY, v)))
+        snprintf(lv->note, sizeof lv->note, "refused: \"%s\" is not a latency such as 20ms", text);
     else if (sim_fault_link_now(run, target, v, latency, text, &err))
         snprintf(lv->note, sizeof lv->note, "refused: %s", err.msg);
     else
-        snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target,
-                 text, sim_now());
+        snprintf(lv->note, sizeof lv->note, "%s at %s from %.6g s (a faults row)", target, text,
+                 sim_now());
 }
 
 /* A host change, "crash TARGET [for DURATION]" or "straggler TARGET xFACTOR [for DURATION]",
@@ -331,8 +332,9 @@ static void host_command(sim_run_t *run, struct sim_live *lv, int crash, const c
         return;
     }
     if (n != 1 || spec.at != 0) { /* "at" is now */
-        snprintf(lv->note, sizeof lv->note, "refused: expected crash TARGET [for DURATION] or "
-                                            "straggler TARGET xFACTOR [for DURATION]");
+        snprintf(lv->note, sizeof lv->note,
+                 "refused: expected crash TARGET [for DURATION] or "
+                 "straggler TARGET xFACTOR [for DURATION]");
         return;
     }
     dt_status st = crash ? sim_fault_crash_now(run, spec.target, spec.until, &err)
@@ -363,8 +365,9 @@ static void apply_command(sim_run_t *run, struct sim_live *lv, const char *line)
     } else if (sscanf(line, "%63s %31s", target, text) == 2) {
         link_command(run, lv, is_latency, target, text);
     } else {
-        snprintf(lv->note, sizeof lv->note, "not a change: expected LINK BANDWIDTH, latency LINK "
-                                            "LATENCY, crash HOST or straggler HOST xFACTOR");
+        snprintf(lv->note, sizeof lv->note,
+                 "not a change: expected LINK BANDWIDTH, latency LINK "
+                 "LATENCY, crash HOST or straggler HOST xFACTOR");
     }
 }
 
@@ -441,9 +444,8 @@ static size_t busiest(const sim_run_t *run, const struct sim_live *lv, double dt
     size_t n = 0;
     for (size_t i = 0; i < lv->n_links; i++) {
         double bw = sim_record_link_bandwidth(run, i);
-        double u = dt > 0 && bw > 0 ? (sim_record_link_bytes(run, i) - lv->link_bytes[i]) /
-                                          (bw * dt)
-                                    : 0;
+        double u =
+            dt > 0 && bw > 0 ? (sim_record_link_bytes(run, i) - lv->link_bytes[i]) / (bw * dt) : 0;
         u = u < 0 ? 0 : u > 1 ? 1 : u;
         size_t k = n < LIVE_LINKS ? n++ : LIVE_LINKS;
         if (k == LIVE_LINKS && u <= use[LIVE_LINKS - 1])
@@ -479,15 +481,17 @@ static void publish(sim_run_t *run, double now, int final)
     if (!f)
         return; /* the page shows nothing new; the run goes on */
     long step = sc->strategy->steps_done ? sc->strategy->steps_done(run)
-                                         : run->n_workers ? run->workers[0].steps : 0;
+                : run->n_workers         ? run->workers[0].steps
+                                         : 0;
     fprintf(f, "{\"run\":%lld,\"name\":", (long long)run->run_id);
     json_str(f, sc->name);
     fprintf(f, ",\"strategy\":");
     json_str(f, sc->strategy->name);
-    fprintf(f, ",\"done\":%d,\"live_links\":%d,\"live_hosts\":%d,\"step\":%ld,\"steps\":%ld,"
-               "\"evals\":%ld,\"msgs_posted\":%ld,\"msgs_recv\":%ld",
-            final, sc->live_links, sc->live_hosts, step, run->total_steps, run->evals, sim_posted_sends(),
-            run->msgs_recv);
+    fprintf(f,
+            ",\"done\":%d,\"live_links\":%d,\"live_hosts\":%d,\"step\":%ld,\"steps\":%ld,"
+            "\"evals\":%ld,\"msgs_posted\":%ld,\"msgs_recv\":%ld",
+            final, sc->live_links, sc->live_hosts, step, run->total_steps, run->evals,
+            sim_posted_sends(), run->msgs_recv);
     /* messages in flight on average since the last write and since the start (the count at
      * this instant says little: the view is written between steps, when a synchronous
      * strategy has none) */
@@ -532,8 +536,8 @@ static void publish(sim_run_t *run, double now, int final)
     fprintf(f, "],\"node_names\":[");
     for (int k = 0; sc->live_hosts && k < n_nodes && k < LIVE_NODE_NAMES; k++) {
         fputs(k ? "," : "", f);
-        json_str(f, k < run->n_servers ? run->servers[k].name
-                                       : run->workers[k - run->n_servers].name);
+        json_str(f,
+                 k < run->n_servers ? run->servers[k].name : run->workers[k - run->n_servers].name);
     }
     fprintf(f, "]}\n");
     for (size_t i = 0; i < lv->n_links; i++)

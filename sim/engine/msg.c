@@ -44,10 +44,15 @@ static void account_send(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg)
  * the same scheduling round, in no fixed order. Yielding after a completed send lets the
  * receiver read the payload (which it does before its next SimGrid call) before the
  * sender goes on and rewrites its buffer. Costs no simulated time. */
-static void let_receivers_read(void) { sim_yield(); }
+static void let_receivers_read(void)
+{
+    sim_yield();
+}
 
-void sim_exchange_done(void) { let_receivers_read(); }
-
+void sim_exchange_done(void)
+{
+    let_receivers_read();
+}
 
 /* Splits the time a receive took into waiting for the sender (idle) and transfer (comm). */
 static void account_recv(sim_run_t *run, sim_node_t *self, const sim_msg_t *msg, double posted,
@@ -74,7 +79,7 @@ sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t 
 }
 
 sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
-                        double timeout)
+                          double timeout)
 {
     double t0 = sim_now();
     msg->sent_at = t0;
@@ -97,7 +102,7 @@ sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg
 }
 
 sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
-                           const sim_msg_t *msg)
+                             const sim_msg_t *msg)
 {
     double t0 = sim_now();
     sim_status_t e = sim_wait_for(comm, sim_fault_timeout(run));
@@ -109,7 +114,7 @@ sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
 }
 
 sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg,
-                        double timeout)
+                          double timeout)
 {
     double t0 = sim_now();
     void *data = NULL;
@@ -129,7 +134,10 @@ sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_
  * first to arrive is the first taken (a single receive would take the earliest posted,
  * waiting behind a slow transfer while faster ones sit done, which no server does). Real
  * mode's transport delivers in order of arrival by itself. */
-static int first_arrived(const sim_run_t *run) { return !run->has_faults && !run->real; }
+static int first_arrived(const sim_run_t *run)
+{
+    return !run->has_faults && !run->real;
+}
 
 void sim_inbox_open(sim_run_t *run, sim_node_t *self, int window)
 {
@@ -278,7 +286,7 @@ void sim_inbox_close(sim_run_t *run, sim_node_t *self)
     if (!run->has_faults && run->real)
         return;
     for (int i = 0; i < self->win_n; i++)
-        if (self->win_live[i]) /* not held (a message arrived that nobody takes) */
+        if (self->win_live[i])             /* not held (a message arrived that nobody takes) */
             sim_wait_for(self->win[i], 0); /* cancels a receive nobody matched */
     self->win_n = 0;
 }
@@ -289,7 +297,7 @@ sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_
 }
 
 sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
-                        sim_box_t from, float *dst, int add, sim_msg_t **in)
+                          sim_box_t from, float *dst, int add, sim_msg_t **in)
 {
     double t0 = sim_now();
     out->sent_at = t0;
@@ -346,7 +354,7 @@ static void recv_post(sim_box_t from, int count, sim_comm_t *comms, void **data)
 /* Waits for posted receives and accounts for them: waiting until the last sender started
  * is idle, the rest is transfer. */
 static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim_comm_t *comms,
-                              void **data, sim_msg_t **msgs, double t0, double timeout)
+                                void **data, sim_msg_t **msgs, double t0, double timeout)
 {
     sim_status_t worst = SIM_OK;
     for (int i = 0; i < count; i++) {
@@ -384,7 +392,7 @@ static sim_status_t recv_finish(sim_run_t *run, sim_node_t *self, int count, sim
 }
 
 static sim_status_t send_all(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
-                           sim_msg_t **msgs, sim_comm_t *comms)
+                             sim_msg_t **msgs, sim_comm_t *comms)
 {
     double t0 = sim_now();
     for (int i = 0; i < count; i++) {
@@ -413,13 +421,13 @@ static sim_comm_t *node_comms(sim_node_t *self, int count)
 }
 
 sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
-                     sim_msg_t **msgs)
+                       sim_msg_t **msgs)
 {
     return send_all(run, self, count, boxes, msgs, node_comms(self, count));
 }
 
 sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
-                         sim_msg_t **msgs, double timeout)
+                           sim_msg_t **msgs, double timeout)
 {
     double t0 = sim_now();
     sim_comm_t *comms = node_comms(self, count);
@@ -428,13 +436,13 @@ sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int
 }
 
 sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
-                     sim_msg_t **msgs)
+                       sim_msg_t **msgs)
 {
     return sim_recvv_for(run, self, from, count, msgs, sim_fault_timeout(run));
 }
 
 sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_box_t *boxes,
-                           sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in)
+                             sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in)
 {
     DT_ASSERT((size_t)(n_send + n_recv) <= self->n_msgs);
     double t0 = sim_now();
@@ -444,8 +452,7 @@ sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_b
     sim_status_t es = send_all(run, self, n_send, boxes, out, self->comms);
     /* the receive accounting below covers the whole wait: do not count the sends twice */
     self->comm_s = comm_before;
-    sim_status_t er = recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0,
-                                sim_fault_timeout(run));
+    sim_status_t er =
+        recv_finish(run, self, n_recv, recvs, self->recv_data, in, t0, sim_fault_timeout(run));
     return es != SIM_OK ? es : er;
 }
-

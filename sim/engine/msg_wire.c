@@ -18,8 +18,8 @@ typedef struct wire {
 
 /* The header region: room for the wire header now and the sim_msg_t built over it later,
  * keeping the floats behind it aligned. */
-#define HEAD (((sizeof(wire_t) > sizeof(sim_msg_t) ? sizeof(wire_t) : sizeof(sim_msg_t)) + 15) \
-              / 16 * 16)
+#define HEAD                                                                                       \
+    (((sizeof(wire_t) > sizeof(sim_msg_t) ? sizeof(wire_t) : sizeof(sim_msg_t)) + 15) / 16 * 16)
 
 static void role_of(const sim_node_t *n, int32_t *role, int32_t *rank)
 {
@@ -50,7 +50,10 @@ static const sim_node_t *node_on(sim_host_t h)
     return NULL;
 }
 
-static size_t packed_bytes(const sim_msg_t *m) { return m->packed ? (size_t)m->bytes : 0; }
+static size_t packed_bytes(const sim_msg_t *m)
+{
+    return m->packed ? (size_t)m->bytes : 0;
+}
 
 static size_t wire_size(const void *payload)
 {
@@ -68,7 +71,9 @@ static void wire_pack(const void *payload, void *buf)
         .from = m->from,
         .flag = m->flag,
         .tag = m->tag,
-        .has_data = !m->data ? 0 : m->packed ? 2 : 1, /* 2: set but unused */
+        .has_data = !m->data    ? 0
+                    : m->packed ? 2
+                                : 1, /* 2: set but unused */
         .has_aux = m->aux != NULL,
         .step = m->step,
         .count = m->count,

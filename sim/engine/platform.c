@@ -149,8 +149,8 @@ static void xml_cluster(FILE *out, const sim_platform_plan_t *p, const char *id,
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"%d-%d\" "
             "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
             "bb_bw=\"%.15gBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"%s>%s</cluster>\n",
-            id, first, last, p->speed, p->bandwidth, p->latency,
-            p->bandwidth * (last - first + 1), extra ? extra : "", p->power);
+            id, first, last, p->speed, p->bandwidth, p->latency, p->bandwidth * (last - first + 1),
+            extra ? extra : "", p->power);
 }
 
 /* With faults, a host of its own for the fault injector, which no crash can reach; it
@@ -158,8 +158,10 @@ static void xml_cluster(FILE *out, const sim_platform_plan_t *p, const char *id,
 static void xml_control_zone(FILE *out, const sim_platform_plan_t *p)
 {
     if (p->control)
-        fprintf(out, "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
-                     "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
+        fprintf(
+            out,
+            "  <zone id=\"dtsim-control\" routing=\"None\"><host id=\"" SIM_PLATFORM_CONTROL_HOST
+            "\" speed=\"1f\">" CONTROL_POWER "</host></zone>\n");
 }
 
 /* Server(s) behind one datacenter link (uplink_*), clients behind their access links;
@@ -186,8 +188,8 @@ static void xml_edge(FILE *out, const sim_platform_plan_t *p)
                 "  <host id=\"client-%d\" speed=\"%.15gf\"><prop id=\"access\" "
                 "value=\"%s\"/>%s</host>\n",
                 c, p->speed, l->access, p->power);
-        fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
-                l->up, l->latency);
+        fprintf(out, "  <link id=\"up-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c, l->up,
+                l->latency);
         fprintf(out, "  <link id=\"down-%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\"/>\n", c,
                 l->down, l->latency);
     }
@@ -264,7 +266,8 @@ void sim_platform_write_xml(const sim_platform_plan_t *p, FILE *out)
         int racks = p->racks, built = p->built_racks;
         fprintf(out, "<zone id=\"world\" routing=\"DijkstraCache\">\n");
         for (int r = 0; r < built; r++) {
-            int first = (int)((long)hosts * r / racks), last = (int)((long)hosts * (r + 1) / racks) - 1;
+            int first = (int)((long)hosts * r / racks),
+                last = (int)((long)hosts * (r + 1) / racks) - 1;
             char id[32], extra[64];
             snprintf(id, sizeof id, "rack-%d", r);
             snprintf(extra, sizeof extra, " router_id=\"rack-%d-router\"", r);
@@ -429,7 +432,10 @@ int sim_platform_server_of(const scenario_t *sc, int host, int *size, double *ni
     }
 }
 
-double sim_platform_tcp_gamma(void) { return sg_cfg_get_double("network/TCP-gamma"); }
+double sim_platform_tcp_gamma(void)
+{
+    return sg_cfg_get_double("network/TCP-gamma");
+}
 
 void sim_platform_widen(const sim_platform_t *p, int stride)
 {
@@ -490,8 +496,8 @@ static void apply_network_model(const scenario_t *sc)
 static int built_racks(const sim_platform_plan_t *plan, const scenario_t *sc, int live)
 {
     int hosts = plan->workers + plan->servers;
-    if (plan->kind != SIM_PLATFORM_MULTI_RACK || plan->servers || plan->control ||
-        sc->live_links || sc->live_hosts || live <= 0 || live >= hosts)
+    if (plan->kind != SIM_PLATFORM_MULTI_RACK || plan->servers || plan->control || sc->live_links ||
+        sc->live_hosts || live <= 0 || live >= hosts)
         return plan->racks;
     int r = rack_of(live - 1, hosts, plan->racks) + 1;
     return (long)hosts * r / plan->racks == live ? r : plan->racks;
@@ -504,8 +510,7 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
     return sim_platform_load_live(p, sc, workers, err);
 }
 
-dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live,
-                                 dt_err_t *err)
+dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live, dt_err_t *err)
 {
     memset(p, 0, sizeof *p);
     sim_platform_counts(sc, &p->n_workers, &p->n_servers);

@@ -16,17 +16,17 @@
 #define SIM_PLATFORM_CONTROL_HOST "dtsim-faults"
 
 typedef struct sim_platform {
-    int n_workers;      /* hosts that train (fedavg: client hosts) */
-    int n_servers;      /* parameter-server shards / the fedavg server */
+    int n_workers;       /* hosts that train (fedavg: client hosts) */
+    int n_servers;       /* parameter-server shards / the fedavg server */
     sim_host_t *workers; /* (n_workers) */
     sim_host_t *servers; /* (n_servers) */
-    int *group;         /* (n_workers) rack or group of each worker, for hierarchical */
+    int *group;          /* (n_workers) rack or group of each worker, for hierarchical */
     int n_groups;
-    int energy;          /* hosts carry wattage_per_state: sim_host_energy reads them */
-    int ports;           /* network ports: two per host link and per switch-to-switch link */
-    int built;           /* workers whose hosts were built, the first ones
-                          * (sim_platform_load_live); worker i >= built has worker (i mod
-                          * built)'s host: n_workers where every host was */
+    int energy; /* hosts carry wattage_per_state: sim_host_energy reads them */
+    int ports;  /* network ports: two per host link and per switch-to-switch link */
+    int built;  /* workers whose hosts were built, the first ones
+                 * (sim_platform_load_live); worker i >= built has worker (i mod
+                 * built)'s host: n_workers where every host was */
 } sim_platform_t;
 
 /* The device's power figures, W; DT_ERR_INPUT when it has none (custom, or a file that
@@ -65,18 +65,18 @@ typedef struct sim_platform_client_link {
 } sim_platform_client_link_t;
 typedef struct sim_platform_plan {
     sim_platform_kind_t kind;
-    int workers, servers;     /* node-0 .. (or client-*, server-* on the edge platform) */
-    double speed;             /* FLOP/s of a host */
-    char power[128];          /* each host's wattage_per_state property */
-    int control;              /* a host for the fault injector (the scenario has faults) */
-    double bandwidth, latency;                /* a host's link */
-    double uplink_bandwidth, uplink_latency;  /* racks' uplinks, the edge's dc and regions */
-    int racks;                /* multi-rack: racks, at most one a host */
-    int built_racks;          /* multi-rack: the first racks written (racks: all) */
+    int workers, servers;      /* node-0 .. (or client-*, server-* on the edge platform) */
+    double speed;              /* FLOP/s of a host */
+    char power[128];           /* each host's wattage_per_state property */
+    int control;               /* a host for the fault injector (the scenario has faults) */
+    double bandwidth, latency; /* a host's link */
+    double uplink_bandwidth, uplink_latency; /* racks' uplinks, the edge's dc and regions */
+    int racks;                               /* multi-rack: racks, at most one a host */
+    int built_racks;                         /* multi-rack: the first racks written (racks: all) */
     sim_platform_client_link_t *client;      /* edge: (workers) */
-    int regions;              /* edge: regional aggregators (hierfl) */
-    long dims[4], topo_hosts; /* torus, dragonfly: the shape and the hosts it holds */
-    long gpus_per_server, rail_hosts;        /* rail: GPUs a server, every GPU host */
+    int regions;                             /* edge: regional aggregators (hierfl) */
+    long dims[4], topo_hosts;         /* torus, dragonfly: the shape and the hosts it holds */
+    long gpus_per_server, rail_hosts; /* rail: GPUs a server, every GPU host */
     double nvlink_bandwidth, nvlink_latency; /* rail */
 } sim_platform_plan_t;
 
@@ -104,8 +104,7 @@ dt_status sim_platform_load(sim_platform_t *p, const scenario_t *sc, dt_err_t *e
  * 16,384 hosts in 2048 racks take about 19 s to load, 16 racks a fraction of one). The
  * routes between the racks built, and so every simulated time, are the whole platform's.
  * Elsewhere every host (p->built = n_workers). */
-dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live,
-                                 dt_err_t *err);
+dt_status sim_platform_load_live(sim_platform_t *p, const scenario_t *sc, int live, dt_err_t *err);
 /* The name of worker i's host as the whole platform names it (a host not built: the name
  * it would have), into buf (n). */
 const char *sim_platform_worker_host(const sim_platform_t *p, int i, char *buf, size_t n);

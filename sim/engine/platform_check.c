@@ -33,14 +33,20 @@
 
 /* SimGrid ends the child with exit(1) on a platform it refuses: end it there and then, before
  * any handler the parent registered (a fuzzer's, the sanitizers') takes the exit for its own. */
-static void child_exit_now(void) { _exit(1); }
+static void child_exit_now(void)
+{
+    _exit(1);
+}
 
 /* The pair of hosts whose route is being looked up: SimGrid throws (and so aborts) on some
  * missing routes, or crashes (Floyd routing without links), and the handler tells which
  * pair. */
 static const char *route_src, *route_dst;
 
-static void put(const char *s) { (void)!write(STDOUT_FILENO, s, strlen(s)); }
+static void put(const char *s)
+{
+    (void)!write(STDOUT_FILENO, s, strlen(s));
+}
 
 static void no_route_abort(int sig)
 {
@@ -604,7 +610,9 @@ dt_status sim_platform_check(const scenario_t *sc, dt_err_t *err)
                              "%s%s: %s %s has %s %g %s (expected %s: what SimGrid's solver "
                              "computes with)",
                              path, at, speed ? "host" : "link", name, kind, v,
-                             speed ? "flop/s" : lat ? "s" : "B/s",
+                             speed ? "flop/s"
+                             : lat ? "s"
+                                   : "B/s",
                              scenario_simulable_range(q));
     }
     long hosts = strtol(done + strlen(TAG "hosts "), NULL, 10);

@@ -11,8 +11,7 @@
 
 /* The torus's, dragonfly's or rail platform's part of a plan: its shape and the hosts it
  * holds; DT_ERR_INPUT where the scenario's shape cannot hold the run's hosts. */
-dt_status sim_platform_plan_topology(sim_platform_plan_t *p, const scenario_t *sc,
-                                     dt_err_t *err);
+dt_status sim_platform_plan_topology(sim_platform_plan_t *p, const scenario_t *sc, dt_err_t *err);
 /* Writes the torus or dragonfly <cluster> of a plan. */
 void sim_platform_write_topology(const sim_platform_plan_t *p, FILE *out);
 /* Writes the rail platform's zone of a plan, with the fault injector's host when faults. */

@@ -48,8 +48,8 @@ dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err)
     if (sc->platform == SIM_PLATFORM_RAIL &&
         rail_servers(sc, workers + servers) * sc->gpus_per_server > SIM_RAIL_MAX_HOSTS) {
         char where[96];
-        const char *k = scenario_blame(sc, "cluster.workers", "cluster.platform", where,
-                                       sizeof where);
+        const char *k =
+            scenario_blame(sc, "cluster.workers", "cluster.platform", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "the rail platform writes out every route: %d hosts would be "
                              "%.3g routes (expected at most %d hosts; %s)",
@@ -75,8 +75,7 @@ dt_status sim_platform_shape_check(const scenario_t *sc, dt_err_t *err)
                          torus ? "torus" : "dragonfly", n, workers + servers, where);
 }
 
-dt_status sim_platform_plan_topology(sim_platform_plan_t *p, const scenario_t *sc,
-                                     dt_err_t *err)
+dt_status sim_platform_plan_topology(sim_platform_plan_t *p, const scenario_t *sc, dt_err_t *err)
 {
     int hosts = p->workers + p->servers;
     if (sc->platform == SIM_PLATFORM_RAIL) {
@@ -101,8 +100,7 @@ void sim_platform_write_topology(const sim_platform_plan_t *p, FILE *out)
     if (torus) {
         size_t len = 0;
         for (int i = 0; i < 4 && d[i]; i++)
-            len += (size_t)snprintf(params + len, sizeof params - len, "%s%ld",
-                                    i ? "," : "", d[i]);
+            len += (size_t)snprintf(params + len, sizeof params - len, "%s%ld", i ? "," : "", d[i]);
     } else {
         snprintf(params, sizeof params, "%ld,1;%ld,1;%ld,1;%ld", d[0], d[1], d[2], d[3]);
     }
@@ -110,8 +108,8 @@ void sim_platform_write_topology(const sim_platform_plan_t *p, FILE *out)
             "  <cluster id=\"%s\" prefix=\"node-\" suffix=\"\" radical=\"0-%ld\" "
             "speed=\"%.15gf\" bw=\"%.15gBps\" lat=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\" "
             "topology=\"%s\" topo_parameters=\"%s\">%s</cluster>\n",
-            torus ? "torus" : "dragonfly", p->topo_hosts - 1, p->speed, p->bandwidth,
-            p->latency, torus ? "TORUS" : "DRAGONFLY", params, p->power);
+            torus ? "torus" : "dragonfly", p->topo_hosts - 1, p->speed, p->bandwidth, p->latency,
+            torus ? "TORUS" : "DRAGONFLY", params, p->power);
 }
 
 /* The rail-optimised fat-tree: server s holds GPUs node-(s*G) .. node-(s*G+G-1). GPU r of a
@@ -132,8 +130,8 @@ void sim_platform_write_rail(const sim_platform_plan_t *p, FILE *out)
                 "sharing_policy=\"SPLITDUPLEX\"/>\n"
                 "  <link id=\"nvlink-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                i, p->speed, i / g, p->power, i, p->bandwidth, p->latency, i,
-                p->nvlink_bandwidth, p->nvlink_latency);
+                i, p->speed, i / g, p->power, i, p->bandwidth, p->latency, i, p->nvlink_bandwidth,
+                p->nvlink_latency);
     for (long r = 0; r < g; r++)
         fprintf(out,
                 "  <link id=\"rail-%ld\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" "
@@ -146,18 +144,21 @@ void sim_platform_write_rail(const sim_platform_plan_t *p, FILE *out)
         for (long b = a + 1; b < n; b++) {
             fprintf(out, "  <route src=\"node-%ld\" dst=\"node-%ld\">", a, b);
             if (a / g == b / g)
-                fprintf(out, "<link_ctn id=\"nvlink-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"nvlink-%ld\" direction=\"DOWN\"/>",
+                fprintf(out,
+                        "<link_ctn id=\"nvlink-%ld\" direction=\"UP\"/>"
+                        "<link_ctn id=\"nvlink-%ld\" direction=\"DOWN\"/>",
                         a, b);
             else if (a % g == b % g)
-                fprintf(out, "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
+                fprintf(out,
+                        "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
+                        "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
                         a, b);
             else
-                fprintf(out, "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"rail-%ld\" direction=\"UP\"/>"
-                             "<link_ctn id=\"rail-%ld\" direction=\"DOWN\"/>"
-                             "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
+                fprintf(out,
+                        "<link_ctn id=\"nic-%ld\" direction=\"UP\"/>"
+                        "<link_ctn id=\"rail-%ld\" direction=\"UP\"/>"
+                        "<link_ctn id=\"rail-%ld\" direction=\"DOWN\"/>"
+                        "<link_ctn id=\"nic-%ld\" direction=\"DOWN\"/>",
                         a, a % g, b % g, b);
             fprintf(out, "</route>\n");
         }

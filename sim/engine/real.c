@@ -39,7 +39,7 @@ struct sim_real {
     size_t n_evals, cap_evals;
     real_mark_t *marks;
     size_t n_marks, cap_marks;
-    double end; /* the latest process's end (rank 0, after sim_real_collect) */
+    double end;        /* the latest process's end (rank 0, after sim_real_collect) */
     sim_host_t *hosts; /* rank -> host */
     int n_hosts;
     real_shape_t *shapes; /* faults.link_degrade on the testbed, in time order */
@@ -55,11 +55,11 @@ static dt_status refuse(const scenario_t *sc, dt_err_t *err, const char *key, co
 static const char *fault_key(const scenario_t *sc, int first)
 {
     static const char *const keys[] = {
-        "faults.client_speed", "faults.device_trace", "faults.client_up",
+        "faults.client_speed", "faults.device_trace",   "faults.client_up",
         "faults.client_down",  "faults.client_latency", "faults.crash",
-        "faults.link_down",    "faults.link_degrade", "faults.straggler",
-        "faults.slowdown",     "faults.mtbf",         "faults.dropout",
-        "faults.deadline",     "faults.over_select",  "faults.availability",
+        "faults.link_down",    "faults.link_degrade",   "faults.straggler",
+        "faults.slowdown",     "faults.mtbf",           "faults.dropout",
+        "faults.deadline",     "faults.over_select",    "faults.availability",
         "faults.live_hosts"};
     for (size_t i = (size_t)first; i < sizeof keys / sizeof *keys; i++)
         if (scenario_key_given(sc, keys[i]))
@@ -159,8 +159,8 @@ static dt_status shapes_make(sim_run_t *run, dt_err_t *err)
     sim_fault_spec_t specs[SIM_FAULT_MAX];
     size_t n;
     dt_err_t why;
-    if (sim_fault_spec_parse(SIM_FAULT_LINK_DEGRADE, sc->link_degrade, specs, SIM_FAULT_MAX,
-                             &n, &why))
+    if (sim_fault_spec_parse(SIM_FAULT_LINK_DEGRADE, sc->link_degrade, specs, SIM_FAULT_MAX, &n,
+                             &why))
         return scenario_fail(sc, err, "faults.link_degrade", "%s", why.msg);
     struct sim_real *r = run->real;
     r->shapes = dt_calloc(2 * n + 1, sizeof *r->shapes);
@@ -216,14 +216,15 @@ static void real_degrader(int argc, char **argv)
         char host[16], rate[48];
         snprintf(host, sizeof host, "%d", x->host);
         snprintf(rate, sizeof rate, "%.0fbps", 8 * x->bandwidth);
-        const char *args[] = {script ? script : "testbed.sh", "shape", tb, host, "--bandwidth",
-                              rate, NULL};
+        const char *args[] = {
+            script ? script : "testbed.sh", "shape", tb, host, "--bandwidth", rate, NULL};
         pid_t pid;
         int st = -1;
         if (!script || posix_spawn(&pid, script, NULL, NULL, (char *const *)args, environ) ||
             waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-            sim_fault_log(run, "link-degrade", x->target, "the testbed could not reshape the "
-                                                          "link (DTSIM_TESTBED_SCRIPT %s)",
+            sim_fault_log(run, "link-degrade", x->target,
+                          "the testbed could not reshape the "
+                          "link (DTSIM_TESTBED_SCRIPT %s)",
                           script ? script : "unset");
         else
             sim_fault_log(run, x->restore ? "link-restore" : "link-degrade", x->target,
@@ -248,8 +249,7 @@ dt_status sim_real_setup(sim_run_t *run, dt_err_t *err)
                      "%s: %d process%s for %d hosts (%s ... %s): real mode runs one process "
                      "per host, start it with mpirun -n %d",
                      run->sc->path, sim_real_size(), sim_real_size() == 1 ? "" : "es", n,
-                     sim_host_name(hosts[0]),
-                     sim_host_name(hosts[n - 1]), n);
+                     sim_host_name(hosts[0]), sim_host_name(hosts[n - 1]), n);
         free(hosts);
         return DT_ERR_INPUT;
     }
@@ -284,13 +284,13 @@ void sim_real_free(sim_run_t *run)
     run->real = NULL;
 }
 
-#define GROW(arr, n, cap)                                                                     \
-    do {                                                                                      \
-        if ((n) == (cap)) {                                                                   \
-            (cap) = (cap) ? 2 * (cap) : 64;                                                   \
-            (arr) = realloc((arr), sizeof *(arr) * (cap));                                    \
-            DT_CHECK((arr), "out of memory");                                                 \
-        }                                                                                     \
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? 2 * (cap) : 64;                                                        \
+            (arr) = realloc((arr), sizeof *(arr) * (cap));                                         \
+            DT_CHECK((arr), "out of memory");                                                      \
+        }                                                                                          \
     } while (0)
 
 void sim_real_eval(sim_run_t *run, double t, long step, double loss, double acc)
@@ -333,10 +333,15 @@ static void put(char **p, const void *src, size_t n)
 static char *pack(sim_run_t *run, double end, size_t *len)
 {
     struct sim_real *r = run->real;
-    blob_head_t h = {.evals = (int64_t)r->n_evals, .marks = (int64_t)r->n_marks,
-                     .staleness = run->staleness_cap, .diverged = run->diverged,
-                     .failed = run->failed, .halt = run->halt, .end = end,
-                     .samples = run->samples, .bytes = run->bytes_total};
+    blob_head_t h = {.evals = (int64_t)r->n_evals,
+                     .marks = (int64_t)r->n_marks,
+                     .staleness = run->staleness_cap,
+                     .diverged = run->diverged,
+                     .failed = run->failed,
+                     .halt = run->halt,
+                     .end = end,
+                     .samples = run->samples,
+                     .bytes = run->bytes_total};
     sim_node_t *lists[2] = {run->workers, run->servers};
     int counts[2] = {run->n_workers, run->n_servers};
     for (int l = 0; l < 2; l++)
@@ -351,9 +356,9 @@ static char *pack(sim_run_t *run, double end, size_t *len)
             sim_node_t *n = &lists[l][i];
             if (!sim_real_local(n->host))
                 continue;
-            blob_node_t b = {l == 1, n->rank, n->finished, 0, n->steps, n->compute_s,
-                             n->comm_s, n->idle_s, n->bytes_sent, n->bytes_recv, n->end_time,
-                             {0}};
+            blob_node_t b = {l == 1,        n->rank,       n->finished, 0,
+                             n->steps,      n->compute_s,  n->comm_s,   n->idle_s,
+                             n->bytes_sent, n->bytes_recv, n->end_time, {0}};
             memcpy(b.part, n->part, sizeof b.part);
             put(&p, &b, sizeof b);
         }
@@ -449,8 +454,7 @@ static void merge(sim_run_t *run, void **blobs, int size)
             run->time_to_target = e->t;
         if (run->db && !run->db_failed &&
             results_eval_add_text(run->db, run->run_id, e->t, e->step, samples, bytes, e->loss,
-                                  e->acc,
-                                  run->test.tokens ? trainer_text_perplexity(e->loss) : NAN,
+                                  e->acc, run->test.tokens ? trainer_text_perplexity(e->loss) : NAN,
                                   &run->db_err))
             run->db_failed = 1;
     }
@@ -500,4 +504,7 @@ void sim_real_collect(sim_run_t *run)
     run->failed = (int)failed;
 }
 
-double sim_real_end(const sim_run_t *run) { return run->real->end; }
+double sim_real_end(const sim_run_t *run)
+{
+    return run->real->end;
+}

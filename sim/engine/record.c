@@ -17,7 +17,7 @@
 typedef struct route {
     sg_host_t src, dst; /* NULL src: empty slot */
     int n;
-    int *links;         /* indices into the run's link list */
+    int *links; /* indices into the run's link list */
 } route_t;
 
 typedef struct interval {
@@ -32,16 +32,16 @@ typedef struct message {
 } message_t;
 
 struct sim_record {
-    sg_link_t *links;   /* every link of the platform */
+    sg_link_t *links; /* every link of the platform */
     size_t n_links;
-    double *bytes;      /* (n_links) */
-    route_t *routes;    /* open addressing on (src, dst) */
+    double *bytes;   /* (n_links) */
+    route_t *routes; /* open addressing on (src, dst) */
     size_t cap, used;
     interval_t *iv;
     size_t n_iv, cap_iv;
     message_t *msg;
     size_t n_msg, cap_msg;
-    int sampled;        /* run.timeline = sampled: only the lanes lane_kept keeps */
+    int sampled; /* run.timeline = sampled: only the lanes lane_kept keeps */
 };
 
 /* Rows of the timeline, and of its messages, at most, whatever the window: a guard for very
@@ -165,7 +165,10 @@ double sim_record_link_bandwidth(const sim_run_t *run, size_t i)
     return sg_link_get_bandwidth(run->record->links[i]);
 }
 
-double sim_record_link_bytes(const sim_run_t *run, size_t i) { return run->record->bytes[i]; }
+double sim_record_link_bytes(const sim_run_t *run, size_t i)
+{
+    return run->record->bytes[i];
+}
 
 void sim_record_traffic(sim_run_t *run, sim_host_t src_, sim_host_t dst_, double bytes)
 {
@@ -221,8 +224,7 @@ static void record_interval(sim_run_t *run, sim_node_t *node, sim_state_t state,
     struct sim_record *r = run->record;
     if (end > run->timeline_end)
         end = run->timeline_end; /* the window closes for every host at once */
-    if (!r || end <= start || r->n_iv >= TIMELINE_MAX_ROWS ||
-        (r->sampled && !lane_kept(run, node)))
+    if (!r || end <= start || r->n_iv >= TIMELINE_MAX_ROWS || (r->sampled && !lane_kept(run, node)))
         return;
     /* extend the node's latest interval when this one continues it */
     if (node->timeline_last) {
@@ -328,8 +330,8 @@ static double coarsen(const interval_t *iv, size_t n_iv, double res, interval_t 
             } while (i < n_iv && iv[i].node == node && end - start < res);
             if (end <= start)
                 continue; /* within the last box */
-            sim_state_t s = in[SIM_STATE_COMPUTE] >= in[SIM_STATE_COMM] ? SIM_STATE_COMPUTE
-                                                                         : SIM_STATE_COMM;
+            sim_state_t s =
+                in[SIM_STATE_COMPUTE] >= in[SIM_STATE_COMM] ? SIM_STATE_COMPUTE : SIM_STATE_COMM;
             s = in[SIM_STATE_IDLE] > in[s] ? SIM_STATE_IDLE : s;
             if (have_prev && prev_state == s && prev_end >= start) {
                 if (out)
@@ -453,14 +455,12 @@ dt_status sim_record_store(sim_run_t *run, double step_s, dt_err_t *err)
     size_t n_iv = r->n_iv, n_msg = r->n_msg;
     /* the first step: until the later of the first gradient and the mean step */
     double window = run->timeline_first > step_s ? run->timeline_first : step_s;
-    interval_t *iv = r->sampled ? sample(r, window > 0 ? window : INFINITY, &n_iv, &n_msg)
-                                : r->iv;
+    interval_t *iv = r->sampled ? sample(r, window > 0 ? window : INFINITY, &n_iv, &n_msg) : r->iv;
     dt_status st = DT_OK;
     for (size_t i = 0; st == DT_OK && i < n_iv; i++) {
         const interval_t *v = &iv[i];
-        if (results_timeline_add(run->db, run->run_id, sim_host_name(v->node->host),
-                                 v->node->role, v->node->rank, state_names[v->state], v->start,
-                                 v->end, err))
+        if (results_timeline_add(run->db, run->run_id, sim_host_name(v->node->host), v->node->role,
+                                 v->node->rank, state_names[v->state], v->start, v->end, err))
             st = DT_ERR_RUN;
     }
     if (iv != r->iv)

@@ -15,7 +15,6 @@
 #ifndef DTSIM_RECORD_H
 #define DTSIM_RECORD_H
 
-
 #include "common.h"
 #include "transport.h"
 

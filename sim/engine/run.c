@@ -51,8 +51,7 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
         /* one draw of n + nt samples split in two, so both share the class means */
         trainer_dataset_t all;
         trainer_dataset_synthetic(&all, n + nt, (size_t)sc->synthetic_dim,
-                                  (int)sc->synthetic_classes, (float)sc->synthetic_noise,
-                                  sc->seed);
+                                  (int)sc->synthetic_classes, (float)sc->synthetic_noise, sc->seed);
         run->train = all;
         run->train.n = n;
         run->test = all;
@@ -64,8 +63,7 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
         return DT_OK;
     }
     if (!strcmp(sc->data_source, "text")) { /* windows of model.seq + 1 byte tokens */
-        if (trainer_dataset_load_text(&run->train, &run->test, sc->data_text, sc->model.seq,
-                                      err))
+        if (trainer_dataset_load_text(&run->train, &run->test, sc->data_text, sc->model.seq, err))
             return DT_ERR_INPUT;
         if (sc->train_samples && (size_t)sc->train_samples < run->train.n)
             run->train.n = (size_t)sc->train_samples;
@@ -95,8 +93,8 @@ static dt_status load_data(sim_run_t *run, dt_err_t *err)
     return DT_OK;
 }
 
-static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int rank,
-                      sim_host_t host, size_t len)
+static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int rank, sim_host_t host,
+                      size_t len)
 {
     const trainer_backend_t *be = run->be;
     memset(node, 0, sizeof *node);
@@ -169,8 +167,7 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     run->total_steps = st->horizon ? st->horizon(sc) : sc->steps;
     run->momentum_correction = sc->momentum_correction && sc->error_feedback &&
                                sc->compression.kind == TRAINER_CODEC_TOPK &&
-                               trainer_codec_lossy(&sc->compression) &&
-                               sc->sgd.momentum != 0.0f &&
+                               trainer_codec_lossy(&sc->compression) && sc->sgd.momentum != 0.0f &&
                                (st->takes & SIM_TAKES_MOMENTUM_CORRECTION);
     run->stop_before = run->total_steps;
     run->value_bytes = scenario_value_bytes(sc);
@@ -182,15 +179,15 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
 
     if (run->timing_only) {
         run->n_params = run->profile.params;
-        run->model_flops = run->profile.forward_flops + run->profile.backward_flops +
-                           sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
-                                                       sc->recompute);
+        run->model_flops =
+            run->profile.forward_flops + run->profile.backward_flops +
+            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
         /* timed by shape: the profile's FLOPs become those that take the shape model's time
          * at the host's speed, so every strategy charges them as it charges FLOPs */
         run->shape_speed = sim_compute_charge_run(&run->profile, sc);
-        run->step_flops = run->profile.forward_flops + run->profile.backward_flops +
-                          sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers,
-                                                      sc->recompute);
+        run->step_flops =
+            run->profile.forward_flops + run->profile.backward_flops +
+            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
         run->train.n = sc->train_samples ? (size_t)sc->train_samples : 60000;
     } else {
         if (load_data(run, err))
@@ -246,8 +243,9 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     int replicas = st->replicas ? st->replicas(sc, run->n_workers) : run->n_workers;
     run->global_batch = sc->batch * sc->accumulate * replicas;
     if (!run->timing_only && run->global_batch > (long)run->train.n)
-        return dt_err_input(err, "%s: a global batch of %ld samples is larger than the %zu "
-                                 "training samples",
+        return dt_err_input(err,
+                            "%s: a global batch of %ld samples is larger than the %zu "
+                            "training samples",
                             sc->path, run->global_batch, run->train.n);
 
     /* Partition: per worker, or per fedavg client of the population. A timing-only run
@@ -301,8 +299,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
     return run_init(run, sc, argv0, 0, NULL, 0, err);
 }
 
-dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0,
-                           dt_err_t *err)
+dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err)
 {
     return run_init(run, sc, argv0, 0, NULL, 1, err);
 }
@@ -471,8 +468,8 @@ void sim_charge(sim_run_t *run, sim_node_t *node, double flops, double wall)
 }
 
 /* sim_compute_grad_only with these labels (run->train.y, or a node's own) */
-static double grad_of(sim_run_t *run, const uint8_t *labels, const float *params,
-                      float *grads, const uint32_t *idx, int batch, double *wall)
+static double grad_of(sim_run_t *run, const uint8_t *labels, const float *params, float *grads,
+                      const uint32_t *idx, int batch, double *wall)
 {
     *wall = 0.0;
     if (run->timing_only)
@@ -489,8 +486,8 @@ static double grad_of(sim_run_t *run, const uint8_t *labels, const float *params
     return loss / batch;
 }
 
-double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads,
-                             const uint32_t *idx, int batch, double *wall)
+double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
+                             int batch, double *wall)
 {
     return grad_of(run, run->train.y, params, grads, idx, batch, wall);
 }
@@ -513,8 +510,8 @@ void sim_count_step(sim_run_t *run, sim_node_t *node, int batch, double loss)
 double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, float *grads,
                         const uint32_t *idx, int batch)
 {
-    double wall, loss = grad_of(run, node->labels ? node->labels : run->train.y, params,
-                                grads, idx, batch, &wall);
+    double wall, loss = grad_of(run, node->labels ? node->labels : run->train.y, params, grads, idx,
+                                batch, &wall);
     sim_charge(run, node, run->step_flops * batch, wall);
     sim_count_step(run, node, batch, loss);
     return loss;
@@ -532,8 +529,8 @@ int sim_optim_floats(const sim_run_t *run)
     return run->momentum_correction ? 0 : trainer_optim_state_floats(&run->sc->sgd);
 }
 
-void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n,
-                long step, long t)
+void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n, long step,
+                long t)
 {
     trainer_optim_t o = run->sc->sgd;
     /* with momentum correction the momentum lives with the senders (comm/wire.h) */
@@ -659,8 +656,8 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
     if (run->real) /* recorded by rank 0 with every process's samples and bytes */
         sim_real_eval(run, now, step, ev.loss, ev.accuracy);
     else if (run->db && !run->db_failed &&
-             results_eval_add_text(run->db, run->run_id, now, step, run->samples,
-                                   run->bytes_total, ev.loss, ev.accuracy,
+             results_eval_add_text(run->db, run->run_id, now, step, run->samples, run->bytes_total,
+                                   ev.loss, ev.accuracy,
                                    /* a language model's: the loss is per next token */
                                    run->test.tokens ? trainer_text_perplexity(ev.loss) : NAN,
                                    &run->db_err))
@@ -673,8 +670,8 @@ void sim_evaluate_at(sim_run_t *run, long step, const float *params, double now)
         fprintf(stderr, "\r%s: step %ld/%ld  t=%.3fs  (timing only)   ", run->sc->name, step,
                 run->total_steps, now);
     else if (run->progress == SIM_PROGRESS_TERMINAL)
-        fprintf(stderr, "\r%s: step %ld/%ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name,
-                step, run->total_steps, now, ev.accuracy, ev.loss);
+        fprintf(stderr, "\r%s: step %ld/%ld  t=%.3fs  acc=%.4f  loss=%.4f   ", run->sc->name, step,
+                run->total_steps, now, ev.accuracy, ev.loss);
 }
 
 /* A plain progress line (stderr a pipe or a file) when SIM_PROGRESS_EVERY seconds of wall
@@ -740,8 +737,8 @@ int sim_eval_due(sim_run_t *run, long steps_done)
         run->last_step_mark = steps_done / sc->eval_every;
         due = 1;
     }
-    if (sc->eval_samples > 0 && (long)(run->samples / (double)sc->eval_samples) >
-                                    run->last_sample_mark) {
+    if (sc->eval_samples > 0 &&
+        (long)(run->samples / (double)sc->eval_samples) > run->last_sample_mark) {
         run->last_sample_mark = (long)(run->samples / (double)sc->eval_samples);
         due = 1;
     }
@@ -777,8 +774,8 @@ void sim_diverge(sim_run_t *run, long step, const char *which, double loss, doub
         return;
     run->diverged = 1;
     if (isnan(bound))
-        snprintf(run->diverged_why, sizeof run->diverged_why, "%s loss %g at step %ld", which,
-                 loss, step);
+        snprintf(run->diverged_why, sizeof run->diverged_why, "%s loss %g at step %ld", which, loss,
+                 step);
     else
         snprintf(run->diverged_why, sizeof run->diverged_why,
                  "%s loss %.4g at step %ld, above %.4g (run.divergence_factor %g x ln %d "
@@ -976,8 +973,9 @@ dt_status sim_memory_verdict(const scenario_t *sc, const sim_memory_t *m, const 
     if (sc->allow_oversubscribed_memory)
         return DT_OK;
     scenario_key_location(sc, "cluster.device", where, sizeof where);
-    return dt_err_input(err, "%s: %s; set run.allow_oversubscribed_memory = yes to time it "
-                             "anyway",
+    return dt_err_input(err,
+                        "%s: %s; set run.allow_oversubscribed_memory = yes to time it "
+                        "anyway",
                         where, over);
 }
 
@@ -1011,7 +1009,10 @@ static long global_steps(const sim_run_t *run)
                                          : run->workers[0].steps;
 }
 
-long sim_run_steps(const sim_run_t *run) { return global_steps(run); }
+long sim_run_steps(const sim_run_t *run)
+{
+    return global_steps(run);
+}
 
 const char *sim_node_host_name(const sim_node_t *node, char *buf, size_t n)
 {
@@ -1033,8 +1034,8 @@ void sim_run_energy(const sim_run_t *run, results_energy_t *e)
         e->host_joules = 0;
         for (int l = 0; l < 2; l++)
             for (int i = 0; i < counts[l]; i++)
-                e->host_joules += sim_host_energy(
-                    lists[l][l == 0 && run->worker_twin ? run->worker_twin[i] : i]);
+                e->host_joules +=
+                    sim_host_energy(lists[l][l == 0 && run->worker_twin ? run->worker_twin[i] : i]);
     }
     e->link_joules = run->plat.ports * sc->link_power * end;
     long steps = global_steps(run);
@@ -1087,13 +1088,13 @@ static dt_status record_hosts(sim_run_t *run, double end, dt_err_t *err)
             char host[32];
             if (w[k])
                 st = results_worker_add(run->db, run->run_id, nd->rank,
-                                        sim_node_host_name(nd, host, sizeof host),
-                                        nd->role, nd->compute_s, nd->comm_s, node_idle(nd, end),
+                                        sim_node_host_name(nd, host, sizeof host), nd->role,
+                                        nd->compute_s, nd->comm_s, node_idle(nd, end),
                                         nd->bytes_sent, nd->bytes_recv, nd->steps, w[k], err);
             if (m[k] && st == DT_OK)
                 st = results_memory_add(run->db, run->run_id, nd->rank, nd->role, nd->mem.params,
-                                        nd->mem.grads, nd->mem.optimizer, nd->mem.activations,
-                                        m[k], err);
+                                        nd->mem.grads, nd->mem.optimizer, nd->mem.activations, m[k],
+                                        err);
         }
     free(w);
     free(m);
@@ -1112,8 +1113,7 @@ static dt_status record_end(sim_run_t *run, const char *status, dt_err_t *err)
     if (record_hosts(run, end, err))
         return DT_ERR_RUN;
     for (long s = 0; s < run->staleness_cap; s++)
-        if (run->staleness[s] &&
-            results_staleness_add(db, run->run_id, s, run->staleness[s], err))
+        if (run->staleness[s] && results_staleness_add(db, run->run_id, s, run->staleness[s], err))
             return DT_ERR_RUN;
     long steps = global_steps(run);
     if (sim_record_store(run, steps > 0 ? end / (double)steps : end, err))
@@ -1197,13 +1197,15 @@ static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *e
                          : run->collapsed   ? "collapsed"
                                             : "finished";
     if (clock_lost)
-        dt_err_input(err, "the simulated time became %g (a slowdown or a fault value too large "
-                          "for the clock)",
+        dt_err_input(err,
+                     "the simulated time became %g (a slowdown or a fault value too large "
+                     "for the clock)",
                      sim_run_end_time(run));
     else if (run->stalled)
-        dt_err_input(err, "stalled: no step finished for run.stall_after = %g s of wall-clock "
-                          "time while faults were handled (a livelock of recoveries; see the "
-                          "faults table)",
+        dt_err_input(err,
+                     "stalled: no step finished for run.stall_after = %g s of wall-clock "
+                     "time while faults were handled (a livelock of recoveries; see the "
+                     "faults table)",
                      sc->stall_after);
     else if (run->failed)
         dt_err_input(err, "a simulated transfer failed or timed out");
@@ -1218,7 +1220,10 @@ static dt_status run_finish(sim_run_t *run, double wall, double cpu, dt_err_t *e
     return run->failed ? DT_ERR_RUN : DT_OK;
 }
 
-int sim_run_stop_signal(void) { return interrupted; }
+int sim_run_stop_signal(void)
+{
+    return interrupted;
+}
 
 dt_status sim_run_execute_all(sim_run_t *const *runs, int n, dt_err_t *err)
 {

@@ -44,25 +44,25 @@ typedef struct sim_part {
 } sim_part_t;
 
 typedef struct sim_msg {
-    int from;          /* sender's rank among its role */
-    sim_host_t src;     /* sender's host (for per-link bytes) */
+    int from;                      /* sender's rank among its role */
+    sim_host_t src;                /* sender's host (for per-link bytes) */
     const struct sim_node *sender; /* the sending node (the messages table), NULL: not said */
-    long step;         /* sender's step, round or parameter version */
-    double sent_at;    /* simulated time the send was posted */
-    double bytes;      /* simulated size on the wire */
-    const float *data; /* payload, owned by the sender */
-    const uint8_t *packed; /* or an encoded payload of `bytes` bytes (comm/wire.h), also
-                              the sender's; data is then unused */
-    size_t offset, n;  /* slice of the model buffer: data[0..n) is params[offset..] */
-    const float *aux;  /* a second payload of n floats, counted in bytes by the sender
-                          (SCAFFOLD's control variate), or NULL */
-    double weight;     /* fedavg: samples behind the update */
-    int flag;          /* strategy-specific (e.g. "last message") */
-    int tag;           /* the kind of a strategy's control message (secure aggregation's
-                          steps), 0 for the rest */
-    long count, count2; /* what a control message's bytes stand for (a peer count) */
-    const sim_part_t *parts; /* a lazy all-reduce's parts that go with data (the sender's,
-                                n_parts of them), or NULL */
+    long step;                     /* sender's step, round or parameter version */
+    double sent_at;                /* simulated time the send was posted */
+    double bytes;                  /* simulated size on the wire */
+    const float *data;             /* payload, owned by the sender */
+    const uint8_t *packed;         /* or an encoded payload of `bytes` bytes (comm/wire.h), also
+                                      the sender's; data is then unused */
+    size_t offset, n;              /* slice of the model buffer: data[0..n) is params[offset..] */
+    const float *aux;              /* a second payload of n floats, counted in bytes by the sender
+                                      (SCAFFOLD's control variate), or NULL */
+    double weight;                 /* fedavg: samples behind the update */
+    int flag;                      /* strategy-specific (e.g. "last message") */
+    int tag;                       /* the kind of a strategy's control message (secure aggregation's
+                                      steps), 0 for the rest */
+    long count, count2;            /* what a control message's bytes stand for (a peer count) */
+    const sim_part_t *parts;       /* a lazy all-reduce's parts that go with data (the sender's,
+                                      n_parts of them), or NULL */
     int n_parts;
 } sim_msg_t;
 
@@ -96,9 +96,9 @@ typedef struct sim_node {
     sim_box_t inbox;
     double compute_s, comm_s, idle_s;
     double bytes_sent, bytes_recv;
-    double last_transfer_s;           /* its latest receive, from when both sides were ready */
-    const uint8_t *labels;            /* the training labels sim_compute_grad uses (a
-                                         Byzantine client's flipped ones), NULL: the data's */
+    double last_transfer_s; /* its latest receive, from when both sides were ready */
+    const uint8_t *labels;  /* the training labels sim_compute_grad uses (a
+                               Byzantine client's flipped ones), NULL: the data's */
     long steps;
     double end_time;
     float *params, *grads, *velocity; /* (n_params) each, dev; a server holds its slice;
@@ -108,49 +108,49 @@ typedef struct sim_node {
     trainer_rng_t rng;                /* this node's batch order */
     uint32_t *order;                  /* own samples, shuffled per epoch */
     size_t order_n, order_pos;
-    sim_msg_t *msgs;                  /* message headers, used in rotation (sim_msg_next) */
+    sim_msg_t *msgs; /* message headers, used in rotation (sim_msg_next) */
     size_t n_msgs, next_msg;
-    sim_comm_t *comms;                 /* (n_msgs) scratch for concurrent communications */
-    void **recv_data;                 /* (n_msgs) */
-    sim_peer_box_t *peer_boxes;       /* (SIM_PEER_BOXES) its collectives' pair mailboxes,
-                                         made on first use, or NULL */
-    sim_part_t *parts;                /* (cap_parts) its latest lazy all-reduce's parts not
-                                         copied in (n_parts of them) */
+    sim_comm_t *comms;          /* (n_msgs) scratch for concurrent communications */
+    void **recv_data;           /* (n_msgs) */
+    sim_peer_box_t *peer_boxes; /* (SIM_PEER_BOXES) its collectives' pair mailboxes,
+                                   made on first use, or NULL */
+    sim_part_t *parts;          /* (cap_parts) its latest lazy all-reduce's parts not
+                                   copied in (n_parts of them) */
     int n_parts, cap_parts;
-    size_t timeline_last;             /* 1 + index of its latest timeline interval, 0: none */
-    double part[RESULTS_PART_COUNT];  /* seconds its own activity spent in each part of a
-                                         step (breakdown.h) */
-    double part_at;                   /* the end of the latest interval counted there */
-    const void *actor;                /* its own activity (sim_self_id), NULL: not started */
-    int part_comm, part_work;         /* the parts its communication and compute go to */
-    void *state;                      /* strategy-specific, kept across restarts; with the
-                                         node, state_free (if set) frees what it holds, then
-                                         free(state) */
+    size_t timeline_last;            /* 1 + index of its latest timeline interval, 0: none */
+    double part[RESULTS_PART_COUNT]; /* seconds its own activity spent in each part of a
+                                        step (breakdown.h) */
+    double part_at;                  /* the end of the latest interval counted there */
+    const void *actor;               /* its own activity (sim_self_id), NULL: not started */
+    int part_comm, part_work;        /* the parts its communication and compute go to */
+    void *state;                     /* strategy-specific, kept across restarts; with the
+                                        node, state_free (if set) frees what it holds, then
+                                        free(state) */
     void (*state_free)(struct sim_node *node);
     void (*entry)(struct sim_node *node); /* the actor's code */
 
     /* faults (fault.h) */
-    int alive;                        /* its actor runs (0 from its host's crash until it is
-                                         started again) */
-    int incarnation;                  /* times started again after a crash */
-    int finished;                     /* its code returned */
-    double slow;                      /* compute slowdown set by the strategy (1: none) */
-    sim_comm_t *win;                   /* sim_inbox_*: receives kept posted */
+    int alive;       /* its actor runs (0 from its host's crash until it is
+                        started again) */
+    int incarnation; /* times started again after a crash */
+    int finished;    /* its code returned */
+    double slow;     /* compute slowdown set by the strategy (1: none) */
+    sim_comm_t *win; /* sim_inbox_*: receives kept posted */
     void **win_data;
-    uint8_t *win_live;                 /* healthy runs: win[i] still posted (0: its message
-                                          arrived, held in win_data[i] until taken) */
-    double *win_seen;                  /* when a held message was seen arrived */
-    sim_comm_t *win_wait;              /* scratch: the posted ones, waited on together */
-    int *win_at;                       /* scratch: their places in win */
+    uint8_t *win_live;    /* healthy runs: win[i] still posted (0: its message
+                             arrived, held in win_data[i] until taken) */
+    double *win_seen;     /* when a held message was seen arrived */
+    sim_comm_t *win_wait; /* scratch: the posted ones, waited on together */
+    int *win_at;          /* scratch: their places in win */
     int win_n, win_head;
-    struct sim_codec_node *codec;     /* compression state (comm/wire.h), or NULL */
-    int wire_fp16;                    /* inside a gradient all-reduce that moves fp16 */
-    sim_memory_t mem;                 /* what it holds: its strategy's memory slot, filled
-                                         by sim_run_prepare before the run (mem_set) */
+    struct sim_codec_node *codec; /* compression state (comm/wire.h), or NULL */
+    int wire_fp16;                /* inside a gradient all-reduce that moves fp16 */
+    sim_memory_t mem;             /* what it holds: its strategy's memory slot, filled
+                                     by sim_run_prepare before the run (mem_set) */
     int mem_set;
-    float *ckpt;                      /* (n_params) dev checkpoint, with checkpoint_every */
-    float *norm_sum;                  /* (1) dev, or NULL: sim_clip_factor_sum's all-reduce */
-    long ckpt_step;                   /* step of ckpt, -1: none */
+    float *ckpt;     /* (n_params) dev checkpoint, with checkpoint_every */
+    float *norm_sum; /* (1) dev, or NULL: sim_clip_factor_sum's all-reduce */
+    long ckpt_step;  /* step of ckpt, -1: none */
 } sim_node_t;
 
 typedef struct sim_cleanup {
@@ -175,37 +175,37 @@ typedef struct sim_run {
                                  each client's part kept out of its training, or NULL */
     trainer_model_t model;
     const trainer_backend_t *be;
-    int dry;                  /* sim_run_init_dry: set up to be checked, not run (no model,
-                                 node or checkpoint buffers) */
-    int timing_only;          /* a model profile: compute is charged, nothing is trained
-                                 (be is the timing backend; no data, no evaluations) */
+    int dry;         /* sim_run_init_dry: set up to be checked, not run (no model,
+                        node or checkpoint buffers) */
+    int timing_only; /* a model profile: compute is charged, nothing is trained
+                        (be is the timing backend; no data, no evaluations) */
     sim_model_profile_t profile;
     trainer_learner_t engine; /* its workspace computes every node's steps and evaluations */
     size_t n_params;
-    double step_flops;        /* forward + backward of one sample (+ what model.recompute
-                                 recomputes), as charged: timed by shape, the FLOPs that
-                                 take the shape model's time at device_flops */
-    double model_flops;       /* the same in the model's own FLOPs */
-    double shape_speed;       /* > 0: timed by shape (compute_model.h), the model's FLOPs a
-                                 device computes per second of compute; 0: flat */
-    double value_bytes;       /* bytes of one parameter, gradient or activation on the wire
-                                 and in memory (model.precision: scenario_value_bytes) */
+    double step_flops;  /* forward + backward of one sample (+ what model.recompute
+                           recomputes), as charged: timed by shape, the FLOPs that
+                           take the shape model's time at device_flops */
+    double model_flops; /* the same in the model's own FLOPs */
+    double shape_speed; /* > 0: timed by shape (compute_model.h), the model's FLOPs a
+                           device computes per second of compute; 0: flat */
+    double value_bytes; /* bytes of one parameter, gradient or activation on the wire
+                           and in memory (model.precision: scenario_value_bytes) */
     int n_workers, n_servers;
-    int n_live;               /* the workers that may run actors, the first ones (the
-                                 strategy's live_workers; n_workers without it): the others
-                                 stand in and hold no message slots */
+    int n_live; /* the workers that may run actors, the first ones (the
+                   strategy's live_workers; n_workers without it): the others
+                   stand in and hold no message slots */
     sim_node_t *workers, *servers;
-    const int *worker_twin;   /* (n_workers) or NULL: a strategy that simulates one of
-                                 identical workers (pipeline's tensor_members = one) counts
-                                 worker i's host energy as worker worker_twin[i]'s, and
-                                 records its timeline and traffic for each */
-    double twin_share;        /* with worker_twin: the share of a message's bytes between
-                                 two workers that each worker it stands for sent */
+    const int *worker_twin; /* (n_workers) or NULL: a strategy that simulates one of
+                               identical workers (pipeline's tensor_members = one) counts
+                               worker i's host energy as worker worker_twin[i]'s, and
+                               records its timeline and traffic for each */
+    double twin_share;      /* with worker_twin: the share of a message's bytes between
+                               two workers that each worker it stands for sent */
 
     /* global sampler (sync strategies on iid data): one permutation per epoch */
     uint32_t *global_order;
     long global_epoch;
-    long global_batch;        /* samples per global step */
+    long global_batch; /* samples per global step */
 
     /* strategy-wide state (groups, schedules), freed after the simulation */
     void *shared;
@@ -220,38 +220,38 @@ typedef struct sim_run {
     char oversubscribed_host[64];
 
     /* progress and stopping */
-    long total_steps;         /* steps (rounds for fedavg): the schedule's horizon */
-    long stop_before;         /* no node starts this step or later */
+    long total_steps; /* steps (rounds for fedavg): the schedule's horizon */
+    long stop_before; /* no node starts this step or later */
     int diverged, failed;
-    char diverged_why[200];   /* with diverged: the step, the loss and the bound, or "" */
-    int interrupted;          /* the signal that stopped it (SIGINT, SIGTERM), 0 none */
-    int halt;                 /* stop at once, whatever the step (stalled, or a signal while
-                                 recoveries loop) */
-    int stalled;              /* the watchdog ended it (run.stall_after) */
-    long chance_streak;       /* the latest evaluations in a row at chance (1.5 / classes) */
-    int collapsed;            /* ended with run.collapse_after of them */
-    long progress_step;       /* the furthest step any node finished (sim_eval_due) */
-    double progress_wall;     /* wall clock when it last moved */
-    double samples;           /* processed so far */
-    double bytes_total;       /* sent so far, every node */
-    long msgs_recv;           /* point-to-point messages received (msg.c) */
-    double msg_flight_s;      /* their seconds on the wire summed, each from its transfer's
-                                 start (its send, or its receive's post if later) to its
-                                 receipt: over a span of simulated time, the mean number of
-                                 messages in flight (Little's law; the live view's) */
+    char diverged_why[200]; /* with diverged: the step, the loss and the bound, or "" */
+    int interrupted;        /* the signal that stopped it (SIGINT, SIGTERM), 0 none */
+    int halt;               /* stop at once, whatever the step (stalled, or a signal while
+                               recoveries loop) */
+    int stalled;            /* the watchdog ended it (run.stall_after) */
+    long chance_streak;     /* the latest evaluations in a row at chance (1.5 / classes) */
+    int collapsed;          /* ended with run.collapse_after of them */
+    long progress_step;     /* the furthest step any node finished (sim_eval_due) */
+    double progress_wall;   /* wall clock when it last moved */
+    double samples;         /* processed so far */
+    double bytes_total;     /* sent so far, every node */
+    long msgs_recv;         /* point-to-point messages received (msg.c) */
+    double msg_flight_s;    /* their seconds on the wire summed, each from its transfer's
+                               start (its send, or its receive's post if later) to its
+                               receipt: over a span of simulated time, the mean number of
+                               messages in flight (Little's law; the live view's) */
     long evals;
     long last_eval_step;
-    long last_step_mark;      /* step marks passed (steps_done / eval_every) */
-    double next_time_mark;    /* simulated time of the next time mark */
-    long last_sample_mark;    /* sample marks passed (samples / eval_samples) */
+    long last_step_mark;   /* step marks passed (steps_done / eval_every) */
+    double next_time_mark; /* simulated time of the next time mark */
+    long last_sample_mark; /* sample marks passed (samples / eval_samples) */
     double last_loss, last_acc, time_to_target;
-    double eval_wall;         /* wall seconds spent evaluating (instrumentation) */
-    double final_eval_wall;   /* of those, the final evaluation's: real mode's clock leaves
-                                 them out of the run's end, as the simulation's has none */
-    double execute_wall;      /* wall seconds of the whole simulation (sim_run_execute) */
+    double eval_wall;             /* wall seconds spent evaluating (instrumentation) */
+    double final_eval_wall;       /* of those, the final evaluation's: real mode's clock leaves
+                                     them out of the run's end, as the simulation's has none */
+    double execute_wall;          /* wall seconds of the whole simulation (sim_run_execute) */
     double eval_cpu, execute_cpu; /* the same in CPU seconds of the process (the figures a
                                      machine shared with other work disturbs less) */
-    long *staleness;          /* histogram */
+    long *staleness;              /* histogram */
     long staleness_cap;
 
     /* cleanups run by sim_run_free, the last registered first; and what strategies and
@@ -260,32 +260,32 @@ typedef struct sim_run {
 
     /* faults (engine/fault.c) */
     struct sim_faults *faults;
-    int has_faults;           /* the scenario describes faults: waits use faults.timeout */
-    int ended;                /* the strategy's coordinating node has finished */
-    double end_time;          /* when (the summary's simulated time), else the clock */
-    float *init_params;       /* (n_params) dev initial weights, with faults: restarts */
-    long fault_rows;          /* rows written to the faults table */
-    char fault_kinds[256];    /* the kinds seen, each once, in order: "host-crash timeout" */
+    int has_faults;        /* the scenario describes faults: waits use faults.timeout */
+    int ended;             /* the strategy's coordinating node has finished */
+    double end_time;       /* when (the summary's simulated time), else the clock */
+    float *init_params;    /* (n_params) dev initial weights, with faults: restarts */
+    long fault_rows;       /* rows written to the faults table */
+    char fault_kinds[256]; /* the kinds seen, each once, in order: "host-crash timeout" */
 
     /* recording */
     struct sim_record *record; /* per-link bytes and the timeline (record.c) */
-    long timeline_steps;      /* the timeline covers the run until the first node has
-                                 computed this many gradients */
-    double timeline_end;      /* that moment (INFINITY until then) */
-    double timeline_first;    /* when the first node computed its first gradient (0: not
-                                 yet): a sampled timeline keeps its first step (record.c) */
+    long timeline_steps;       /* the timeline covers the run until the first node has
+                                  computed this many gradients */
+    double timeline_end;       /* that moment (INFINITY until then) */
+    double timeline_first;     /* when the first node computed its first gradient (0: not
+                                  yet): a sampled timeline keeps its first step (record.c) */
     results_db_t *db;
     int64_t run_id;
     dt_err_t db_err;
     int db_failed;
-    int progress;             /* print progress on stderr: SIM_PROGRESS_* */
-    double progress_shown;    /* wall clock of the last plain progress line */
-    double started_wall;      /* wall clock when the simulation started (run_start) */
-    struct sim_live *live;    /* the live view (live.h), or NULL */
-    struct sim_real *real;    /* real mode's share of this process (real.c), or NULL */
-    int job;                  /* 1, 2, ...: a job of several simulated together (jobs.h), its
-                                 node names prefixed "jJOB."; it ends when its nodes end.
-                                 0: a run of its own */
+    int progress;          /* print progress on stderr: SIM_PROGRESS_* */
+    double progress_shown; /* wall clock of the last plain progress line */
+    double started_wall;   /* wall clock when the simulation started (run_start) */
+    struct sim_live *live; /* the live view (live.h), or NULL */
+    struct sim_real *real; /* real mode's share of this process (real.c), or NULL */
+    int job;               /* 1, 2, ...: a job of several simulated together (jobs.h), its
+                              node names prefixed "jJOB."; it ends when its nodes end.
+                              0: a run of its own */
 } sim_run_t;
 
 /* The run in progress, which actors reach through sim_current: the calling actor's node's
@@ -301,8 +301,7 @@ dt_status sim_run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, 
  * fault targets, without the model's weights, workspace and the nodes' buffers, so that a
  * model of any size is checked in the time its data takes to load (and its memory counted
  * by sim_run_prepare's formulas); such a run is only prepared and freed, never executed. */
-dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0,
-                           dt_err_t *err);
+dt_status sim_run_init_dry(sim_run_t *run, const scenario_t *sc, const char *argv0, dt_err_t *err);
 /* sim_run_init for job `job` (1, 2, ...) of several that share one simulation (jobs.h): the
  * transport is started and the platform loaded already; plat holds this job's hosts (the
  * run takes its lists over and zeroes it). */
@@ -363,8 +362,8 @@ double sim_compute_grad(sim_run_t *run, sim_node_t *node, const float *params, f
 /* The parts of sim_compute_grad: the gradient's compute only (nothing charged; *wall gets
  * its wall seconds; NAN and no work in a timing-only run), and counting a computed step
  * (steps, samples, divergence on a loss that is not finite). */
-double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads,
-                             const uint32_t *idx, int batch, double *wall);
+double sim_compute_grad_only(sim_run_t *run, const float *params, float *grads, const uint32_t *idx,
+                             int batch, double *wall);
 /* The watchdog, on every fault row: with no step finished for run.stall_after seconds of
  * wall-clock time, or a SIGINT / SIGTERM received while recoveries loop, the run halts (every
  * node's sim_should_stop is true at once). */
@@ -380,8 +379,8 @@ float sim_lr(const sim_run_t *run, long step);
  * moment, NULL for sgd), each the same slice of its buffer. The rate is model.lr's schedule at
  * global step `step`; t counts the updates this state has had, this one included (Adam's bias
  * correction: step + 1 where every step updates it). */
-void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n,
-                long step, long t);
+void sim_update(sim_run_t *run, float *w, const float *g, float *m, float *v, size_t n, long step,
+                long t);
 /* sim_update for sgd (the run's optimizer must be sgd): the strategies that refuse Adam. */
 void sim_sgd(sim_run_t *run, float *w, const float *g, float *v, size_t n, long step);
 /* node's second moment at offset off, NULL without one (sgd). */
@@ -413,7 +412,7 @@ sim_msg_t *sim_msg_slice(sim_node_t *self, const float *buf, size_t offset, size
 sim_status_t sim_send(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
 /* The same with its own timeout (sim_send waits sim_fault_timeout). */
 sim_status_t sim_send_for(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg,
-                        double timeout);
+                          double timeout);
 /* Waits for a message on from (sim_fault_timeout); *msg is the sender's header. */
 sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg);
 /* A send that goes on while its sender computes (pipeline stages): posted now, waited for
@@ -421,16 +420,17 @@ sim_status_t sim_recv(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_
 sim_comm_t sim_send_post(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *msg);
 /* Waits for a posted send (sim_fault_timeout); its bytes count once it has succeeded. */
 sim_status_t sim_send_finish(sim_run_t *run, sim_node_t *self, sim_comm_t comm,
-                           const sim_msg_t *msg);
+                             const sim_msg_t *msg);
 /* The same with its own timeout (sim_recv waits sim_fault_timeout). */
 sim_status_t sim_recv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, sim_msg_t **msg,
-                        double timeout);
+                          double timeout);
 /* Send and receive at once (ring and pairwise exchanges). The received slice is added into
  * (add) or copied to dst at its offset the moment it arrives (dst NULL: neither, the caller
- * reads *in before its next SimGrid call); *in (may be NULL) gets its header. It does not yield: a sequence of exchanges ends with sim_exchange_done() before
- * its caller may rewrite what it sent. */
+ * reads *in before its next SimGrid call); *in (may be NULL) gets its header. It does not yield: a
+ * sequence of exchanges ends with sim_exchange_done() before its caller may rewrite what it sent.
+ */
 sim_status_t sim_sendrecv(sim_run_t *run, sim_node_t *self, sim_box_t to, sim_msg_t *out,
-                        sim_box_t from, float *dst, int add, sim_msg_t **in);
+                          sim_box_t from, float *dst, int add, sim_msg_t **in);
 /* A server's inbox, where many peers send at once: pushes must travel as soon as they are
  * posted, not one after the other as the server takes them, and the server keeps a window
  * of receives posted, renewing each one as it is taken. Healthy runs also make the server
@@ -461,19 +461,19 @@ void sim_comm_wait(sim_run_t *run, sim_node_t *self, double seconds);
 void sim_exchange_done(void);
 /* Sends msgs[i] to boxes[i] for i < count at once and waits for all. */
 sim_status_t sim_sendv(sim_run_t *run, sim_node_t *self, int count, sim_box_t *boxes,
-                     sim_msg_t **msgs);
+                       sim_msg_t **msgs);
 /* Posts count receives on one mailbox at once and waits for all, at most the timeout in
  * all; msgs[] in arrival order (NULL for those that did not come). */
 sim_status_t sim_recvv(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
-                     sim_msg_t **msgs);
+                       sim_msg_t **msgs);
 /* The same with its own timeout (sim_recvv waits sim_fault_timeout). */
 sim_status_t sim_recvv_for(sim_run_t *run, sim_node_t *self, sim_box_t from, int count,
-                         sim_msg_t **msgs, double timeout);
+                           sim_msg_t **msgs, double timeout);
 /* Posts n_recv receives on `from`, then sends out[i] to boxes[i], then waits for all:
  * for a server that scatters work and gathers results from peers who may answer before
  * every send of the scatter has been taken. */
 sim_status_t sim_sendv_recvv(sim_run_t *run, sim_node_t *self, int n_send, sim_box_t *boxes,
-                           sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in);
+                             sim_msg_t **out, sim_box_t from, int n_recv, sim_msg_t **in);
 
 /* Batch sampling. Global: the samples of `rank`'s share (batch each) of global step `step`
  * (epoch permutations of the whole training set, incomplete tail dropped). Own: the next

@@ -105,7 +105,7 @@ static void grow(const sim_tcp_t *p, sim_tcp_conn_t *c, double acked, double fli
  * trips without a quarter's growth end STARTUP, after which the gain is 1 (PROBE_BW's cycle,
  * on average) at an estimate that application-limited samples never lower. */
 #define BBR_HIGH_GAIN (739.0 / 256) /* bbr_high_gain: 2 / ln 2 in 1/256ths, rounded up */
-#define BBR_FULL_BW_ROUNDS 3  /* rounds without 25% growth that end STARTUP */
+#define BBR_FULL_BW_ROUNDS 3        /* rounds without 25% growth that end STARTUP */
 
 static void bbr_sample(sim_tcp_conn_t *c, double rate, int app_limited)
 {
@@ -162,8 +162,7 @@ static double delivery_rate(const bbr_sends_t *h, double x, double rtt)
 
 /* A message's first flight, application-limited (it leaves before its first
  * acknowledgement): its largest delivery rate, over points along the flight. */
-static double bbr_first_sample(bbr_sends_t *h, double start, double flight, double pace,
-                               double rtt)
+static double bbr_first_sample(bbr_sends_t *h, double start, double flight, double pace, double rtt)
 {
     h->from[2] = start;
     h->to[2] = start + flight / pace;
@@ -185,8 +184,10 @@ static double bbr_first_sample(bbr_sends_t *h, double start, double flight, doub
 static double bbr_flights(const sim_tcp_t *p, sim_tcp_conn_t *c, double bytes, double rtt,
                           double wire, double cap, double start)
 {
-    bbr_sends_t h = {{c->busy_since, c->msg_start, 0}, {c->msg_start, c->last_send, 0},
-                     {c->busy_bytes, c->msg_bytes, 0}, c->busy_since};
+    bbr_sends_t h = {{c->busy_since, c->msg_start, 0},
+                     {c->msg_start, c->last_send, 0},
+                     {c->busy_bytes, c->msg_bytes, 0},
+                     c->busy_since};
     if (!(c->msg_bytes > 0) || start >= c->last_send + rtt) { /* all acknowledged: idle */
         h.bytes[0] = h.bytes[1] = 0;
         h.busy_since = start;

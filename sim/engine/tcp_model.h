@@ -23,9 +23,10 @@
  * - after an idle longer than the retransmission timeout (Linux's srtt + rttvar: rttvar
  *   twice the RTT at the first sample and a quarter of the way down to tcp.rto_min per
  *   round trip of acknowledged data; srtt the RTT plus the queueing of a flight whose link
- *   carries `sharing` other flows), CUBIC and Reno halve the window once per timeout elapsed, down to the initial window, and keep
- *   ssthresh at 3/4 of the old window (tcp_cwnd_restart, RFC 2861); BBR keeps its window
- *   (Linux skips the restart for congestion controls with their own cong_control);
+ *   carries `sharing` other flows), CUBIC and Reno halve the window once per timeout elapsed, down
+ * to the initial window, and keep ssthresh at 3/4 of the old window (tcp_cwnd_restart, RFC 2861);
+ * BBR keeps its window (Linux skips the restart for congestion controls with their own
+ * cong_control);
  * - BBR paces each flight at its gain times its bandwidth estimate, the largest delivery
  *   rate sampled (Linux's tcp_rate.c, from the last acknowledgement before a packet to its
  *   own): STARTUP's 2/ln 2 while every sample is application-limited, as a message that
@@ -45,32 +46,32 @@
 
 /* One direction of a connection between two hosts. All zero: not connected yet. */
 typedef struct sim_tcp_conn {
-    double cwnd;      /* congestion window, payload bytes */
-    double ssthresh;  /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
-    double last_send; /* when its last message's last byte leaves the sender, s */
-    int open;         /* 1 once the connection exists */
-    double rttvar;    /* its round-trip variation for the timeout, s (0: no sample yet) */
-    double queue;     /* the queueing its last message's round trips carried, s */
-    int sharing;      /* set by the caller before each message: the other messages leaving
-                         or arriving on its hosts' links meanwhile, whose flights queue with
-                         its own (0 alone) */
-    double share;     /* set with sharing: its fair share of the host link they share, in
-                         the links' bytes/s (0: the route's bottleneck, alone) */
-    double bw;              /* BBR: its bandwidth estimate, payload bytes/s (0: none yet) */
-    double bbr_full_bw;     /* BBR STARTUP: the estimate it last grew 25% past */
-    int bbr_full_rounds;    /* BBR STARTUP: rounds since, not application-limited */
-    int bbr_full;           /* BBR: STARTUP over (the pipe was found full) */
-    double busy_since;      /* BBR: its rate samples' start: the last acknowledgement, s */
-    double busy_bytes;      /* BBR: bytes sent since busy_since */
-    double msg_start;       /* BBR: when its last message started leaving, s */
-    double msg_bytes;       /* BBR: that message's bytes */
+    double cwnd;         /* congestion window, payload bytes */
+    double ssthresh;     /* slow start threshold, bytes (INFINITY: slow start until the pipe) */
+    double last_send;    /* when its last message's last byte leaves the sender, s */
+    int open;            /* 1 once the connection exists */
+    double rttvar;       /* its round-trip variation for the timeout, s (0: no sample yet) */
+    double queue;        /* the queueing its last message's round trips carried, s */
+    int sharing;         /* set by the caller before each message: the other messages leaving
+                            or arriving on its hosts' links meanwhile, whose flights queue with
+                            its own (0 alone) */
+    double share;        /* set with sharing: its fair share of the host link they share, in
+                            the links' bytes/s (0: the route's bottleneck, alone) */
+    double bw;           /* BBR: its bandwidth estimate, payload bytes/s (0: none yet) */
+    double bbr_full_bw;  /* BBR STARTUP: the estimate it last grew 25% past */
+    int bbr_full_rounds; /* BBR STARTUP: rounds since, not application-limited */
+    int bbr_full;        /* BBR: STARTUP over (the pipe was found full) */
+    double busy_since;   /* BBR: its rate samples' start: the last acknowledgement, s */
+    double busy_bytes;   /* BBR: bytes sent since busy_since */
+    double msg_start;    /* BBR: when its last message started leaving, s */
+    double msg_bytes;    /* BBR: that message's bytes */
 } sim_tcp_conn_t;
 
 /* One message's times, alone on its path. */
 typedef struct sim_tcp_time {
-    double total;  /* from its start until its last byte arrives, s */
-    double rate;   /* the payload rate of a long message once its window is open:
-                      min(B x mss/(mss+header), window cap / RTT), bytes/s */
+    double total; /* from its start until its last byte arrives, s */
+    double rate;  /* the payload rate of a long message once its window is open:
+                     min(B x mss/(mss+header), window cap / RTT), bytes/s */
 } sim_tcp_time_t;
 
 /** The payload share of the wire: mss / (mss + header). */

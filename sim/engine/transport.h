@@ -88,8 +88,8 @@ int sim_test(sim_comm_t c);
 
 /** Starts an activity on host running fn(argc, argv) with `data` as its own (sim_self_data);
  * a daemon ends with the last activity that is not one. */
-void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
-               void *data, int daemon);
+void sim_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv), void *data,
+               int daemon);
 /** The calling activity's data. */
 void *sim_self_data(void);
 /** The calling activity itself: tells two activities with the same data apart. */

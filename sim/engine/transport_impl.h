@@ -22,8 +22,8 @@ typedef struct sim_transport_ops {
     sim_status_t (*wait_for)(sim_comm_t c, double timeout);
     int (*wait_any)(sim_comm_t *c, int n);
     int (*test)(sim_comm_t c);
-    void (*start)(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
-                  void *data, int daemon);
+    void (*start)(const char *name, sim_host_t host, void (*fn)(int argc, char **argv), void *data,
+                  int daemon);
     void *(*self_data)(void);
     const void *(*self_id)(void);
     void (*execute)(double flops);

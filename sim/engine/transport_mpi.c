@@ -42,10 +42,13 @@
  * linker may pick before Open MPI's: every MPI function is taken by name from the MPI
  * library itself (DTSIM_MPI_LIBRARY, set by CMakeLists.txt). The constants (MPI_BYTE,
  * MPI_COMM_WORLD) are Open MPI's own symbols, which SimGrid does not define. */
-#define MPI_FUNCTIONS(X)                                                                      \
-    X(Allreduce) X(Barrier) X(Bcast) X(Comm_dup) X(Comm_free) X(Comm_rank) X(Comm_size)      \
-    X(Finalize) X(Get_count) X(Get_library_version) X(Init_thread) X(Iprobe) X(Isend)        \
-    X(Probe) X(Recv) X(Send) X(Test) X(Wtime)
+/* an X-macro list, a few names a line (clang-format would stair-step it) */
+// clang-format off
+#define MPI_FUNCTIONS(X)                                                                  \
+    X(Allreduce) X(Barrier) X(Bcast) X(Comm_dup) X(Comm_free) X(Comm_rank)                \
+    X(Comm_size) X(Finalize) X(Get_count) X(Get_library_version) X(Init_thread) X(Iprobe) \
+    X(Isend) X(Probe) X(Recv) X(Send) X(Test) X(Wtime)
+// clang-format on
 #define MPI_FIELD(f) __typeof__(&MPI_##f) f;
 static struct {
     MPI_FUNCTIONS(MPI_FIELD)
@@ -59,11 +62,11 @@ static int mpi_bind(dt_err_t *err)
         dt_err_input(err, "--real: cannot load %s: %s", DTSIM_MPI_LIBRARY, dlerror());
         return 0;
     }
-#define MPI_LOOKUP(f)                                                                         \
-    *(void **)&M.f = dlsym(lib, "MPI_" #f);                                                   \
-    if (!M.f) {                                                                               \
-        dt_err_input(err, "--real: %s has no MPI_%s", DTSIM_MPI_LIBRARY, #f);                 \
-        return 0;                                                                             \
+#define MPI_LOOKUP(f)                                                                              \
+    *(void **)&M.f = dlsym(lib, "MPI_" #f);                                                        \
+    if (!M.f) {                                                                                    \
+        dt_err_input(err, "--real: %s has no MPI_%s", DTSIM_MPI_LIBRARY, #f);                      \
+        return 0;                                                                                  \
     }
     MPI_FUNCTIONS(MPI_LOOKUP)
     return 1;
@@ -96,10 +99,10 @@ typedef struct coro {
     void *data;
     int daemon, done;
     char name[48];
-    kept_t *kept;   /* received buffers it may still read */
-    long recvs;     /* receives completed */
-    int posted;     /* receives posted, not yet waited for */
-    int peak;       /* the most ever posted at once */
+    kept_t *kept; /* received buffers it may still read */
+    long recvs;   /* receives completed */
+    int posted;   /* receives posted, not yet waited for */
+    int peak;     /* the most ever posted at once */
     struct coro *next;
 } coro_t;
 
@@ -125,9 +128,9 @@ enum { C_PENDING, C_DONE, C_ABANDONED }; /* abandoned: its wait gave up, MPI hol
 struct sim_comm {
     int kind, state;
     struct sim_box *box;
-    void **dst;          /* a receive's target */
-    void *buf;           /* a received buffer to keep, or a packed send's */
-    MPI_Request req;     /* a send to another process */
+    void **dst;      /* a receive's target */
+    void *buf;       /* a received buffer to keep, or a packed send's */
+    MPI_Request req; /* a send to another process */
     int remote;
     coro_t *owner;
     struct sim_comm *next; /* in its box's waiting list, or the in-flight sends */
@@ -245,7 +248,10 @@ static void nap(int idle_passes)
     nanosleep(&ts, NULL);
 }
 
-static int others_done(void) { return R.peers_done >= R.size - 1; }
+static int others_done(void)
+{
+    return R.peers_done >= R.size - 1;
+}
 
 static void mpi_run(void)
 {
@@ -356,7 +362,10 @@ static void deliver(struct sim_box *b, void *payload, void *buf, struct sim_comm
 
 /* A box's name on the wire with its NUL, padded so that the payload behind it stays
  * aligned for its floats. */
-static size_t name_room(const char *name) { return (strlen(name) + 1 + 15) / 16 * 16; }
+static size_t name_room(const char *name)
+{
+    return (strlen(name) + 1 + 15) / 16 * 16;
+}
 
 static void poll_mpi(void)
 {
@@ -491,7 +500,10 @@ static void withdraw(struct sim_comm *c)
         }
 }
 
-static double mpi_now(void) { return R.started ? M.Wtime() - R.t0 : 0.0; }
+static double mpi_now(void)
+{
+    return R.started ? M.Wtime() - R.t0 : 0.0;
+}
 
 static sim_status_t mpi_wait_for(sim_comm_t comm, double timeout)
 {
@@ -552,8 +564,14 @@ static void mpi_sleep_until(double t)
         block();
 }
 
-static void mpi_sleep(double seconds) { mpi_sleep_until(mpi_now() + seconds); }
-static void mpi_yield(void) { block(); }
+static void mpi_sleep(double seconds)
+{
+    mpi_sleep_until(mpi_now() + seconds);
+}
+static void mpi_yield(void)
+{
+    block();
+}
 
 static sim_box_t mpi_mailbox(const char *owner, const char *channel)
 {
@@ -583,8 +601,7 @@ static void mpi_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
     c->fn = fn;
     c->data = data;
     c->daemon = daemon;
-    c->stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
+    c->stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     DT_CHECK(c->stack != MAP_FAILED, "real mode: no stack for %s", name);
     getcontext(&c->ctx);
     c->ctx.uc_stack.ss_sp = c->stack;
@@ -597,9 +614,18 @@ static void mpi_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
     *p = c;
 }
 
-static void *mpi_self_data(void) { return R.current ? R.current->data : NULL; }
-static const void *mpi_self_id(void) { return R.current; }
-static void mpi_execute(double flops) { (void)flops; } /* the real compute took its time */
+static void *mpi_self_data(void)
+{
+    return R.current ? R.current->data : NULL;
+}
+static const void *mpi_self_id(void)
+{
+    return R.current;
+}
+static void mpi_execute(double flops)
+{
+    (void)flops;
+} /* the real compute took its time */
 
 static sim_sem_t mpi_sem_new(int value)
 {
@@ -621,7 +647,10 @@ static void mpi_sem_release(sim_sem_t s)
     R.progressed = 1;
 }
 
-static void mpi_sem_free(sim_sem_t s) { free(s); }
+static void mpi_sem_free(sim_sem_t s)
+{
+    free(s);
+}
 
 /* The runs table's engine of a real run: "real: Open MPI v4.1.4". */
 static void mpi_version(char *buf, size_t n)
@@ -658,7 +687,10 @@ static const sim_transport_ops_t ops = {
 
 /* ---- transport_mpi.h ----------------------------------------------------------------- */
 
-int sim_real_built(void) { return 1; }
+int sim_real_built(void)
+{
+    return 1;
+}
 
 void sim_real_library(char *buf, size_t n)
 {
@@ -697,8 +729,14 @@ dt_status sim_real_init(int *argc, char ***argv, dt_err_t *err)
     return DT_OK;
 }
 
-int sim_real_rank(void) { return R.on ? R.rank : 0; }
-int sim_real_size(void) { return R.on ? R.size : 1; }
+int sim_real_rank(void)
+{
+    return R.on ? R.rank : 0;
+}
+int sim_real_size(void)
+{
+    return R.on ? R.size : 1;
+}
 
 void sim_real_bind(const sim_host_t *hosts, int n)
 {
@@ -708,7 +746,10 @@ void sim_real_bind(const sim_host_t *hosts, int n)
     R.n_hosts = n;
 }
 
-int sim_real_local(sim_host_t host) { return !R.on || host_rank(host) == R.rank; }
+int sim_real_local(sim_host_t host)
+{
+    return !R.on || host_rank(host) == R.rank;
+}
 
 void **sim_real_gather(const void *mine, size_t n, size_t *lens)
 {
@@ -800,12 +841,21 @@ void sim_transport_place(const char *owner, sim_host_t host)
     R.places = p;
 }
 
-void sim_transport_set_codec(const sim_payload_codec_t *codec) { R.codec = codec; }
+void sim_transport_set_codec(const sim_payload_codec_t *codec)
+{
+    R.codec = codec;
+}
 
 #else /* no MPI: real mode says so */
 
-int sim_real_built(void) { return 0; }
-void sim_real_library(char *buf, size_t n) { snprintf(buf, n, "none"); }
+int sim_real_built(void)
+{
+    return 0;
+}
+void sim_real_library(char *buf, size_t n)
+{
+    snprintf(buf, n, "none");
+}
 dt_status sim_real_init(int *argc, char ***argv, dt_err_t *err)
 {
     (void)argc;
@@ -813,8 +863,14 @@ dt_status sim_real_init(int *argc, char ***argv, dt_err_t *err)
     return dt_err_input(err, "--real: this dtsim was built without MPI (install openmpi-bin "
                              "and libopenmpi-dev, then configure again)");
 }
-int sim_real_rank(void) { return 0; }
-int sim_real_size(void) { return 1; }
+int sim_real_rank(void)
+{
+    return 0;
+}
+int sim_real_size(void)
+{
+    return 1;
+}
 void sim_real_bind(const sim_host_t *hosts, int n)
 {
     (void)hosts;
@@ -833,14 +889,25 @@ void **sim_real_gather(const void *mine, size_t n, size_t *lens)
     lens[0] = n;
     return blobs;
 }
-void sim_real_bcast_long(long *v) { (void)v; }
-long sim_real_min_long(long v) { return v; }
-void sim_real_finalize(void) {}
+void sim_real_bcast_long(long *v)
+{
+    (void)v;
+}
+long sim_real_min_long(long v)
+{
+    return v;
+}
+void sim_real_finalize(void)
+{
+}
 void sim_transport_place(const char *owner, sim_host_t host)
 {
     (void)owner;
     (void)host;
 }
-void sim_transport_set_codec(const sim_payload_codec_t *codec) { (void)codec; }
+void sim_transport_set_codec(const sim_payload_codec_t *codec)
+{
+    (void)codec;
+}
 
 #endif

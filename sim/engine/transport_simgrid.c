@@ -1,6 +1,6 @@
 /* The transport on SimGrid (transport.h): simulated time, mailboxes, actors. Each opaque
- * handle is the SimGrid object itself. SimGrid 3.32's C API has traps this file keeps clear of: waits
- * only through sg_comm_wait_for, never a NULL payload, never a blocking put or get. */
+ * handle is the SimGrid object itself. SimGrid 3.32's C API has traps this file keeps clear of:
+ * waits only through sg_comm_wait_for, never a NULL payload, never a blocking put or get. */
 #include "transport_impl.h"
 
 #include <signal.h>
@@ -26,14 +26,20 @@ void sim_transport_init(const char *argv0)
     xbt_log_control_set("root.thresh:warning");
 }
 
-static void sgt_transport_run(void) { simgrid_run(); }
+static void sgt_transport_run(void)
+{
+    simgrid_run();
+}
 
 /* Set from a signal handler (sim_transport_halt): the next activity that calls into the
  * transport kills every other one and ends itself, so the simulation returns within one
  * event of SimGrid's, wherever the nodes are (a step of a big run can take minutes). */
 static volatile sig_atomic_t halt_now;
 
-void sim_transport_halt(void) { halt_now = 1; }
+void sim_transport_halt(void)
+{
+    halt_now = 1;
+}
 
 static void halt_check(void)
 {
@@ -50,7 +56,10 @@ static void sgt_transport_version(char *buf, size_t n)
     snprintf(buf, n, "%d.%d.%d", major, minor, patch);
 }
 
-static double sgt_now(void) { return simgrid_get_clock(); }
+static double sgt_now(void)
+{
+    return simgrid_get_clock();
+}
 static void sgt_sleep(double seconds)
 {
     halt_check();
@@ -111,10 +120,13 @@ static int sgt_wait_any(sim_comm_t *c, int n)
     return (int)sg_comm_wait_any((sg_comm_t *)c, (size_t)n);
 }
 
-static int sgt_test(sim_comm_t c) { return sg_comm_test((sg_comm_t)c); }
+static int sgt_test(sim_comm_t c)
+{
+    return sg_comm_test((sg_comm_t)c);
+}
 
 static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, char **argv),
-               void *data, int daemon)
+                      void *data, int daemon)
 {
     sg_actor_t a = sg_actor_init(name, (sg_host_t)host);
     sg_actor_set_data(a, data);
@@ -123,25 +135,49 @@ static void sgt_start(const char *name, sim_host_t host, void (*fn)(int argc, ch
         sg_actor_daemonize(a);
 }
 
-static void *sgt_self_data(void) { return sg_actor_self_get_data(); }
-static const void *sgt_self_id(void) { return sg_actor_self(); }
+static void *sgt_self_data(void)
+{
+    return sg_actor_self_get_data();
+}
+static const void *sgt_self_id(void)
+{
+    return sg_actor_self();
+}
 static void sgt_execute(double flops)
 {
     halt_check();
     sg_actor_execute(flops);
 }
-double sim_host_speed(sim_host_t host) { return sg_host_get_speed((sg_host_t)host); }
-double sim_host_energy(sim_host_t host) { return sg_host_get_consumed_energy((sg_host_t)host); }
-const char *sim_host_name(sim_host_t host) { return sg_host_get_name((sg_host_t)host); }
+double sim_host_speed(sim_host_t host)
+{
+    return sg_host_get_speed((sg_host_t)host);
+}
+double sim_host_energy(sim_host_t host)
+{
+    return sg_host_get_consumed_energy((sg_host_t)host);
+}
+const char *sim_host_name(sim_host_t host)
+{
+    return sg_host_get_name((sg_host_t)host);
+}
 
-static sim_sem_t sgt_sem_new(int value) { return (sim_sem_t)sg_sem_init(value); }
+static sim_sem_t sgt_sem_new(int value)
+{
+    return (sim_sem_t)sg_sem_init(value);
+}
 static void sgt_sem_acquire(sim_sem_t s)
 {
     halt_check();
     sg_sem_acquire((sg_sem_t)s);
 }
-static void sgt_sem_release(sim_sem_t s) { sg_sem_release((sg_sem_t)s); }
-static void sgt_sem_free(sim_sem_t s) { sg_sem_destroy((sg_sem_t)s); }
+static void sgt_sem_release(sim_sem_t s)
+{
+    sg_sem_release((sg_sem_t)s);
+}
+static void sgt_sem_free(sim_sem_t s)
+{
+    sg_sem_destroy((sg_sem_t)s);
+}
 
 const sim_transport_ops_t sim_transport_simgrid = {
     .name = "simgrid",

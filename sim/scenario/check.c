@@ -12,8 +12,7 @@
  * "PATH: section.key: msg" (line 0, a default or derived value). In a run of a sweep, a
  * swept key reads "PATH:LINE: sweep section.key: value N \"V\": msg" and any other key's
  * message ends with the run it happened in. */
-dt_status scn_key_error(dt_err_t *err, const scenario_t *sc, int line, int k,
-                    const char *fmt, ...)
+dt_status scn_key_error(dt_err_t *err, const scenario_t *sc, int line, int k, const char *fmt, ...)
 {
     char msg[512 + SCENARIO_STR + 32]; /* room for the run's name */
     va_list ap;

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-
 /* The per-client streams, numbered as fedavg's client draws were (the runs stay the
  * same). */
 enum { CLIENT_STREAM = 104 };
@@ -13,8 +12,7 @@ void sim_client_rng(uint64_t seed, long c, int what, trainer_rng_t *r)
     trainer_rng_seed(r, seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)what, CLIENT_STREAM);
 }
 
-static double client_dist(const sim_client_devices_t *d, const sim_dist_t *dist, long c,
-                          int what)
+static double client_dist(const sim_client_devices_t *d, const sim_dist_t *dist, long c, int what)
 {
     trainer_rng_t r;
     sim_client_rng(d->seed, c, what, &r);
@@ -30,8 +28,8 @@ unsigned sim_client_links_given(const scenario_t *sc)
     return given;
 }
 
-dt_status sim_client_devices_open(sim_client_devices_t *d, const scenario_t *sc,
-                                  double step_flops, dt_err_t *err)
+dt_status sim_client_devices_open(sim_client_devices_t *d, const scenario_t *sc, double step_flops,
+                                  dt_err_t *err)
 {
     memset(d, 0, sizeof *d);
     d->seed = sc->seed;
@@ -105,6 +103,7 @@ unsigned sim_client_link(const sim_client_devices_t *d, long c, double *up, doub
     if (row && (d->trace.has & SIM_DEVICE_LATENCY))
         *latency = row->latency, given |= SIM_DEVICE_LATENCY;
     else if (d->dists & SIM_DEVICE_LATENCY)
-        *latency = client_dist(d, &d->latency, c, SIM_CLIENT_DRAW_LATENCY), given |= SIM_DEVICE_LATENCY;
+        *latency = client_dist(d, &d->latency, c, SIM_CLIENT_DRAW_LATENCY),
+        given |= SIM_DEVICE_LATENCY;
     return given;
 }

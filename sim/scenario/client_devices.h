@@ -42,8 +42,8 @@ typedef struct sim_client_devices {
 /** Reads sc's client device keys (loading the device trace); step_flops is the model's
  *  forward and backward FLOPs of one sample (0 where no speed is asked). On error (a trace
  *  that changed since the scenario was read) d holds nothing to free. */
-dt_status sim_client_devices_open(sim_client_devices_t *d, const scenario_t *sc,
-                                  double step_flops, dt_err_t *err);
+dt_status sim_client_devices_open(sim_client_devices_t *d, const scenario_t *sc, double step_flops,
+                                  dt_err_t *err);
 void sim_client_devices_close(sim_client_devices_t *d);
 /** Client c's speed in FLOP/s. */
 double sim_client_speed(const sim_client_devices_t *d, long c);

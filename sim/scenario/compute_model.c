@@ -6,8 +6,7 @@
 
 #include "strategy_def.h"
 
-int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc,
-                          sim_compute_t *c)
+int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc, sim_compute_t *c)
 {
     double peak = d->value[sc->precision];
     if (isnan(d->value[SIM_DEV_SMS]) || isnan(peak))
@@ -54,13 +53,12 @@ double sim_compute_gemm(const sim_compute_t *c, double m, double n, double k)
     return compute > memory ? compute : memory;
 }
 
-double sim_compute_grouped_gemm(const sim_compute_t *c, double groups, double m, double n,
-                                double k)
+double sim_compute_grouped_gemm(const sim_compute_t *c, double groups, double m, double n, double k)
 {
     double tn = n < SIM_GEMM_TILE ? n : SIM_GEMM_TILE;
     double tiles = groups * ceil(m / SIM_GEMM_TILE) * ceil(n / tn);
-    double compute = ceil(tiles / c->sms) * 2 * SIM_GEMM_TILE * tn * k /
-                     (c->peak / c->sms * c->gemm_eff);
+    double compute =
+        ceil(tiles / c->sms) * 2 * SIM_GEMM_TILE * tn * k / (c->peak / c->sms * c->gemm_eff);
     double memory = groups * (m * k + k * n + m * n) * c->value_bytes / c->bandwidth;
     return compute > memory ? compute : memory;
 }

@@ -68,8 +68,7 @@ typedef struct sim_compute_call {
 int sim_compute_by_shape(const scenario_t *sc, const sim_model_profile_t *p, sim_compute_t *c);
 /** The compute parameters of device d at sc's precision (sim_compute_by_shape's); 0 when d
  * has no sms or no peak at that precision. */
-int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc,
-                          sim_compute_t *c);
+int sim_compute_of_device(const sim_device_profile_t *d, const scenario_t *sc, sim_compute_t *c);
 /** Seconds of one M x N x K GEMM (2 M N K FLOPs). */
 double sim_compute_gemm(const sim_compute_t *c, double m, double n, double k);
 /** Seconds of a grouped GEMM: `groups` products of M x N x K each, every group's rows in

@@ -17,9 +17,23 @@
 
 /* the keys of device files, in sim_device_field_t's order */
 static const char *const field_names[SIM_DEV_FIELDS] = {
-    "fp32", "tf32", "bf16", "fp8", "memory", "memory_bandwidth", "power_idle", "power_max",
-    "efficiency", "tensor_efficiency", "sms", "gemm_efficiency", "attention_efficiency",
-    "memory_efficiency", "nvlink_busbw", "nvls_busbw", "nic_efficiency",
+    "fp32",
+    "tf32",
+    "bf16",
+    "fp8",
+    "memory",
+    "memory_bandwidth",
+    "power_idle",
+    "power_max",
+    "efficiency",
+    "tensor_efficiency",
+    "sms",
+    "gemm_efficiency",
+    "attention_efficiency",
+    "memory_efficiency",
+    "nvlink_busbw",
+    "nvls_busbw",
+    "nic_efficiency",
     "fp8_block_gemm_efficiency",
 };
 
@@ -45,18 +59,18 @@ const char *scenario_precision_name(sim_precision_t p)
 /* ---- the reader ----------------------------------------------------------------------- */
 
 typedef struct dev_reader {
-    const char *path;        /* for messages */
-    int user;                /* a user's file: one section, flops allowed, no [defaults] */
+    const char *path; /* for messages */
+    int user;         /* a user's file: one section, flops allowed, no [defaults] */
     const sim_device_profile_t *defaults; /* what an entry leaves out (NULL: none yet) */
     sim_device_profile_t *devs;           /* the sections read */
     size_t n, cap;
-    sim_device_profile_t *cur;            /* the section being read; NULL: none or [defaults] */
-    sim_device_profile_t def;             /* [defaults], while the catalogue is read */
+    sim_device_profile_t *cur; /* the section being read; NULL: none or [defaults] */
+    sim_device_profile_t def;  /* [defaults], while the catalogue is read */
     int in_defaults;
     int section_line;
-    int line_of[SIM_DEV_FIELDS];          /* where the current section gave each value */
+    int line_of[SIM_DEV_FIELDS]; /* where the current section gave each value */
     int flops_line, source_line[SIM_DEV_FIELDS];
-    char general[400];                    /* the section's `source` */
+    char general[400]; /* the section's `source` */
 } dev_reader_t;
 
 static void device_clear(sim_device_profile_t *d)
@@ -84,8 +98,9 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
     const sim_device_profile_t *def = r->defaults;
     for (int f = 0; f < SIM_DEV_FIELDS; f++) {
         if (isnan(d->value[f]) && r->source_line[f])
-            return dt_err_input(err, "%s:%d: device.source.%s: a source for %s, which the "
-                                     "device does not give",
+            return dt_err_input(err,
+                                "%s:%d: device.source.%s: a source for %s, which the "
+                                "device does not give",
                                 r->path, r->source_line[f], field_names[f], field_names[f]);
         int tensor = !isnan(d->value[SIM_DEV_TF32]) || !isnan(d->value[SIM_DEV_BF16]) ||
                      !isnan(d->value[SIM_DEV_FP8]);
@@ -110,41 +125,47 @@ static dt_status section_finish(dev_reader_t *r, dt_err_t *err)
             snprintf(d->source[f], sizeof d->source[f], "given in %.300s", r->path);
     }
     if (isnan(d->value[SIM_DEV_FP32]))
-        return dt_err_input(err, "%s:%d: device.fp32: missing (every device needs its FP32 "
-                                 "peak, e.g. fp32 = 19.5Tf, or flops: a measured speed)",
+        return dt_err_input(err,
+                            "%s:%d: device.fp32: missing (every device needs its FP32 "
+                            "peak, e.g. fp32 = 19.5Tf, or flops: a measured speed)",
                             r->path, r->section_line);
     /* the shape model needs all of its figures, or none */
-    static const sim_device_field_t needs[] = {SIM_DEV_MEMORY_BANDWIDTH,
-                                               SIM_DEV_GEMM_EFFICIENCY,
+    static const sim_device_field_t needs[] = {SIM_DEV_MEMORY_BANDWIDTH, SIM_DEV_GEMM_EFFICIENCY,
                                                SIM_DEV_ATTENTION_EFFICIENCY,
                                                SIM_DEV_MEMORY_EFFICIENCY};
     for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
         int sms = !isnan(d->value[SIM_DEV_SMS]), f = needs[k];
         if (sms && isnan(d->value[f]))
-            return dt_err_input(err, "%s:%d: device.%s: missing (sms at line %d times GEMMs "
-                                     "by shape, which needs memory_bandwidth and the "
-                                     "gemm, attention and memory efficiencies)",
-                                r->path, r->section_line, field_names[f],
-                                r->line_of[SIM_DEV_SMS]);
+            return dt_err_input(err,
+                                "%s:%d: device.%s: missing (sms at line %d times GEMMs "
+                                "by shape, which needs memory_bandwidth and the "
+                                "gemm, attention and memory efficiencies)",
+                                r->path, r->section_line, field_names[f], r->line_of[SIM_DEV_SMS]);
         if (!sms && shape_field(f) && r->line_of[f])
-            return dt_err_input(err, "%s:%d: device.%s: given without sms (the compute model "
-                                     "by shape needs the device's multiprocessors)",
+            return dt_err_input(err,
+                                "%s:%d: device.%s: given without sms (the compute model "
+                                "by shape needs the device's multiprocessors)",
                                 r->path, r->line_of[f], field_names[f]);
     }
     /* a device idles at or below its full power: the energy model interpolates between */
     double idle = d->value[SIM_DEV_POWER_IDLE], max = d->value[SIM_DEV_POWER_MAX];
     if (!isnan(idle) && !isnan(max) && idle > max) {
         int li = r->line_of[SIM_DEV_POWER_IDLE], lm = r->line_of[SIM_DEV_POWER_MAX];
-        return dt_err_input(err, "%s:%d: device.%s: power_idle %g W above power_max %g W "
-                                 "(expected power_idle <= power_max)",
-                            r->path, li ? li : lm ? lm : r->section_line,
+        return dt_err_input(err,
+                            "%s:%d: device.%s: power_idle %g W above power_max %g W "
+                            "(expected power_idle <= power_max)",
+                            r->path,
+                            li   ? li
+                            : lm ? lm
+                                 : r->section_line,
                             li || !lm ? "power_idle" : "power_max", idle, max);
     }
     /* NVLink SHARP reduces in the switch of a server whose GPUs also ring over NVLink: the
      * NCCL model compares the two, so NVLS alone has nothing to be chosen against */
     if (!isnan(d->value[SIM_DEV_NVLS_BUSBW]) && isnan(d->value[SIM_DEV_NVLINK_BUSBW]))
-        return dt_err_input(err, "%s:%d: device.nvls_busbw: given without nvlink_busbw (a "
-                                 "server with NVLink SHARP also rings over NVLink)",
+        return dt_err_input(err,
+                            "%s:%d: device.nvls_busbw: given without nvlink_busbw (a "
+                            "server with NVLink SHARP also rings over NVLink)",
                             r->path, r->line_of[SIM_DEV_NVLS_BUSBW]);
     r->cur = NULL;
     return DT_OK;
@@ -162,8 +183,7 @@ static dt_status section_start(dev_reader_t *r, const char *name, int line, dt_e
     r->in_defaults = 0;
     if (!r->user && !strcmp(name, "defaults")) {
         if (r->n)
-            return dt_err_input(err, "%s:%d: [defaults] comes before the devices", r->path,
-                                line);
+            return dt_err_input(err, "%s:%d: [defaults] comes before the devices", r->path, line);
         r->in_defaults = 1;
         r->section_line = line;
         return DT_OK;
@@ -178,12 +198,14 @@ static dt_status section_start(dev_reader_t *r, const char *name, int line, dt_e
                             line, name, r->user ? "] or [device NAME" : " NAME] or [defaults");
     for (const char *c = dev; *c; c++)
         if (!islower((unsigned char)*c) && !isdigit((unsigned char)*c) && !strchr("._-", *c))
-            return dt_err_input(err, "%s:%d: [device %s]: a device name is lower-case "
-                                     "letters, digits, '.', '_' and '-'",
+            return dt_err_input(err,
+                                "%s:%d: [device %s]: a device name is lower-case "
+                                "letters, digits, '.', '_' and '-'",
                                 r->path, line, dev);
     if (r->user && r->n)
-        return dt_err_input(err, "%s:%d: [%s]: a device file holds one device (its first "
-                                 "section is at line %d)",
+        return dt_err_input(err,
+                            "%s:%d: [%s]: a device file holds one device (its first "
+                            "section is at line %d)",
                             r->path, line, name, r->section_line);
     for (size_t i = 0; i < r->n; i++)
         if (!strcmp(r->devs[i].name, dev))
@@ -221,8 +243,10 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
         size_t len = scn_scan_number(v);
         *out = len ? strtod(v, &end) : NAN;
         if (!len || v[len] || !(*out >= 1 && *out <= 100000) || *out != floor(*out))
-            return dt_err_input(err, "bad count \"%s\" (expected a whole number of "
-                                     "multiprocessors, 1 to 100000)", v);
+            return dt_err_input(err,
+                                "bad count \"%s\" (expected a whole number of "
+                                "multiprocessors, 1 to 100000)",
+                                v);
         return DT_OK;
     }
     case SIM_DEV_EFFICIENCY:
@@ -242,8 +266,9 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     default:
         st = scenario_parse_flops(v, out, err);
         if (!st && *out > 0 && !scenario_simulable(SIM_Q_SPEED, *out))
-            return dt_err_input(err, "\"%s\" is beyond what SimGrid's solver computes with "
-                                     "(expected %s)",
+            return dt_err_input(err,
+                                "\"%s\" is beyond what SimGrid's solver computes with "
+                                "(expected %s)",
                                 v, scenario_simulable_range(SIM_Q_SPEED));
         break;
     }
@@ -252,15 +277,15 @@ static dt_status field_value(sim_device_field_t f, const char *v, double *out, d
     return st;
 }
 
-static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int line,
-                          dt_err_t *err)
+static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int line, dt_err_t *err)
 {
     sim_device_profile_t *d = r->in_defaults ? &r->def : r->cur;
     const char *sect = r->in_defaults ? "defaults" : "device";
     dt_err_t e;
     if (!d)
-        return dt_err_input(err, "%s:%d: %s: a key before any section (expected [device%s] "
-                                 "first)",
+        return dt_err_input(err,
+                            "%s:%d: %s: a key before any section (expected [device%s] "
+                            "first)",
                             r->path, line, key, r->user ? "" : " NAME");
     if (!strcmp(key, "name") && !r->in_defaults) {
         if (copy_text(d->title, sizeof d->title, v))
@@ -270,15 +295,16 @@ static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int l
     }
     if (!strcmp(key, "source") && !r->in_defaults) {
         if (copy_text(r->general, sizeof r->general, v))
-            return dt_err_input(err, "%s:%d: device.source: longer than %zu characters",
-                                r->path, line, sizeof r->general - 1);
+            return dt_err_input(err, "%s:%d: device.source: longer than %zu characters", r->path,
+                                line, sizeof r->general - 1);
         return DT_OK;
     }
     if (!strcmp(key, "flops") && r->user) { /* dtsim calibrate's: a measured speed */
         int other = r->line_of[SIM_DEV_FP32];
         if (r->flops_line || other)
-            return dt_err_input(err, "%s:%d: device.flops: %s at line %d (flops is a measured "
-                                     "speed, fp32 a peak: give one of them)",
+            return dt_err_input(err,
+                                "%s:%d: device.flops: %s at line %d (flops is a measured "
+                                "speed, fp32 a peak: give one of them)",
                                 r->path, line, r->flops_line ? "flops given" : "fp32 given",
                                 r->flops_line ? r->flops_line : other);
         double x;
@@ -299,14 +325,17 @@ static dt_status key_line(dev_reader_t *r, const char *key, const char *v, int l
     while (f < SIM_DEV_FIELDS && strcmp(field_names[f], fname))
         f++;
     if (f == SIM_DEV_FIELDS)
-        return dt_err_input(err, "%s:%d: %s.%s: unknown key (expected %sfp32, tf32, bf16, fp8, "
-                                 "memory, memory_bandwidth, power_idle, power_max, efficiency, "
-                                 "tensor_efficiency, sms, gemm_efficiency, "
-                                 "attention_efficiency, memory_efficiency, nvlink_busbw, "
-                                 "nvls_busbw, nic_efficiency, fp8_block_gemm_efficiency%s or "
-                                 "source.KEY)",
+        return dt_err_input(err,
+                            "%s:%d: %s.%s: unknown key (expected %sfp32, tf32, bf16, fp8, "
+                            "memory, memory_bandwidth, power_idle, power_max, efficiency, "
+                            "tensor_efficiency, sms, gemm_efficiency, "
+                            "attention_efficiency, memory_efficiency, nvlink_busbw, "
+                            "nvls_busbw, nic_efficiency, fp8_block_gemm_efficiency%s or "
+                            "source.KEY)",
                             r->path, line, sect, key,
-                            r->in_defaults ? "" : r->user ? "name, flops, " : "name, ",
+                            r->in_defaults ? ""
+                            : r->user      ? "name, flops, "
+                                           : "name, ",
                             r->in_defaults ? "" : ", source");
     if (is_source) {
         if (r->source_line[f])
@@ -483,10 +512,9 @@ const sim_device_profile_t *scenario_device(const scenario_t *sc)
 double scenario_device_speed(const sim_device_profile_t *p, const scenario_t *sc)
 {
     double peak = p->value[sc->precision];
-    double fraction = sc->device_efficiency > 0 ? sc->device_efficiency
-                      : sc->precision == SIM_PREC_FP32
-                          ? p->value[SIM_DEV_EFFICIENCY]
-                          : p->value[SIM_DEV_TENSOR_EFFICIENCY];
+    double fraction = sc->device_efficiency > 0        ? sc->device_efficiency
+                      : sc->precision == SIM_PREC_FP32 ? p->value[SIM_DEV_EFFICIENCY]
+                                                       : p->value[SIM_DEV_TENSOR_EFFICIENCY];
     return peak * fraction; /* NAN without that peak */
 }
 
@@ -499,12 +527,10 @@ void scn_device_names(char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", cat[i].name);
 }
 
-void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf,
-                          size_t n)
+void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf, size_t n)
 {
-    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1, 1,
-                                                 1,    1,    1,    1,    1,   1,   1e9, 1e9,
-                                                 1,    1};
+    static const double scale[SIM_DEV_FIELDS] = {1e12, 1e12, 1e12, 1e12, 1e9, 1e9, 1,   1, 1,
+                                                 1,    1,    1,    1,    1,   1e9, 1e9, 1, 1};
     double v = p->value[f];
     if (isnan(v))
         snprintf(buf, n, "-");

@@ -45,8 +45,9 @@ static dt_status parse_factor(const char *w, double *out, dt_err_t *err)
     char *end;
     double f = strtod(w + 1, &end);
     if (*end || !isfinite(f) || f <= 0 || f > 1e6 || !isdigit((unsigned char)w[1]))
-        return dt_err_input(err, "\"%s\" is not a slowdown factor (expected xFACTOR with FACTOR "
-                                 "in (0, 1e6], e.g. x4 or x0.5)",
+        return dt_err_input(err,
+                            "\"%s\" is not a slowdown factor (expected xFACTOR with FACTOR "
+                            "in (0, 1e6], e.g. x4 or x0.5)",
                             w);
     *out = f;
     return DT_OK;
@@ -59,29 +60,30 @@ static dt_status degrade_value(const char *w, sim_fault_spec_t *s, dt_err_t *err
     dt_err_t e;
     if (scenario_parse_bandwidth(w, &s->value, &e) == DT_OK) {
         if (s->value <= 0)
-            return dt_err_input(err, "bandwidth %s must be > 0 (use link_down for a dead link)",
-                                w);
+            return dt_err_input(err, "bandwidth %s must be > 0 (use link_down for a dead link)", w);
         if (!scenario_simulable(SIM_Q_BANDWIDTH, s->value))
-            return dt_err_input(err, "bandwidth %s is beyond what SimGrid's solver computes "
-                                     "with (expected %s)",
+            return dt_err_input(err,
+                                "bandwidth %s is beyond what SimGrid's solver computes "
+                                "with (expected %s)",
                                 w, scenario_simulable_range(SIM_Q_BANDWIDTH));
         return DT_OK;
     }
     dt_err_t te;
     if (scenario_parse_time(w, &s->value, &te) != DT_OK)
-        return dt_err_input(err, "\"%s\" is neither a bandwidth such as 100Mbps nor a latency "
-                                 "such as 50ms",
+        return dt_err_input(err,
+                            "\"%s\" is neither a bandwidth such as 100Mbps nor a latency "
+                            "such as 50ms",
                             w);
     s->latency = 1;
     if (!scenario_simulable(SIM_Q_LATENCY, s->value))
-        return dt_err_input(err, "latency %s is beyond what SimGrid's solver computes with "
-                                 "(expected %s)",
+        return dt_err_input(err,
+                            "latency %s is beyond what SimGrid's solver computes with "
+                            "(expected %s)",
                             w, scenario_simulable_range(SIM_Q_LATENCY));
     return DT_OK;
 }
 
-static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t *s,
-                            dt_err_t *err)
+static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t *s, dt_err_t *err)
 {
     char *w[MAX_WORDS + 1];
     int n = split_words(item, w);
@@ -117,12 +119,12 @@ static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t 
         i += 2;
     }
     if (!have_at && kind != SIM_FAULT_STRAGGLER)
-        return dt_err_input(err, "\"%s\" lacks \"at TIME\" (expected %s)", w[0],
-                            kind_syntax[kind]);
+        return dt_err_input(err, "\"%s\" lacks \"at TIME\" (expected %s)", w[0], kind_syntax[kind]);
     if (kind == SIM_FAULT_LINK_DEGRADE) {
         if (i + 1 >= n || strcmp(w[i], "to"))
-            return dt_err_input(err, "\"%s\" lacks \"to BANDWIDTH\" or \"to LATENCY\" "
-                                     "(expected %s)",
+            return dt_err_input(err,
+                                "\"%s\" lacks \"to BANDWIDTH\" or \"to LATENCY\" "
+                                "(expected %s)",
                                 w[0], kind_syntax[kind]);
         if (degrade_value(w[i + 1], s, err))
             return DT_ERR_INPUT;
@@ -130,8 +132,7 @@ static dt_status parse_item(sim_fault_kind_t kind, char *item, sim_fault_spec_t 
     }
     if (i < n && (!strcmp(w[i], "for") || !strcmp(w[i], "until"))) {
         if (i + 1 >= n)
-            return dt_err_input(err, "\"%s\" needs a time (expected %s)", w[i],
-                                kind_syntax[kind]);
+            return dt_err_input(err, "\"%s\" needs a time (expected %s)", w[i], kind_syntax[kind]);
         double t;
         if (scenario_parse_time(w[i + 1], &t, &e))
             return dt_err_input(err, "%s", e.msg);
@@ -165,8 +166,7 @@ dt_status sim_fault_spec_parse(sim_fault_kind_t kind, const char *text, sim_faul
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char buf[ITEM_LEN];
         if (len >= sizeof buf)
-            return dt_err_input(err, "item %d is longer than %zu characters", item,
-                                sizeof buf - 1);
+            return dt_err_input(err, "item %d is longer than %zu characters", item, sizeof buf - 1);
         memcpy(buf, p, len);
         buf[len] = '\0';
         char copy[ITEM_LEN];
@@ -230,8 +230,9 @@ dt_status sim_slowdown_parse(const char *text, sim_slowdown_t *out, dt_err_t *er
         *out = (sim_slowdown_t){SIM_SLOWDOWN_LOGNORMAL, a, 0};
         return DT_OK;
     }
-    return dt_err_input(err, "\"%s\" is not a slowdown distribution (expected none, "
-                             "uniform:LO:HI or lognormal:SIGMA)",
+    return dt_err_input(err,
+                        "\"%s\" is not a slowdown distribution (expected none, "
+                        "uniform:LO:HI or lognormal:SIGMA)",
                         text);
 }
 
@@ -250,8 +251,9 @@ dt_status sim_availability_parse(const char *text, sim_availability_t *out, dt_e
     const char *colon = strrchr(text, ':');
     char period[64];
     if (!colon || (size_t)(colon - text) >= sizeof period)
-        return dt_err_input(err, "\"%s\" is not an availability (expected always, "
-                                 "PERIOD:FRACTION, e.g. 24h:0.3, or trace:PATH)",
+        return dt_err_input(err,
+                            "\"%s\" is not an availability (expected always, "
+                            "PERIOD:FRACTION, e.g. 24h:0.3, or trace:PATH)",
                             text);
     memcpy(period, text, (size_t)(colon - text));
     period[colon - text] = '\0';

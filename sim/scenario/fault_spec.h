@@ -32,10 +32,10 @@ typedef enum sim_fault_kind {
 typedef struct sim_fault_spec {
     sim_fault_kind_t kind;
     char target[SIM_FAULT_TARGET];
-    double at;       /* simulated seconds */
-    double until;    /* end, INFINITY: never */
-    double value;    /* link_degrade: bandwidth (bytes/s) or latency (s); straggler: factor */
-    int latency;     /* link_degrade: value is the links' latency (to 50ms), not bandwidth */
+    double at;    /* simulated seconds */
+    double until; /* end, INFINITY: never */
+    double value; /* link_degrade: bandwidth (bytes/s) or latency (s); straggler: factor */
+    int latency;  /* link_degrade: value is the links' latency (to 50ms), not bandwidth */
 } sim_fault_spec_t;
 
 /* Parses an event list of one kind into out[0..*count) (at most cap items); "none" and ""
@@ -77,8 +77,8 @@ dt_status sim_availability_parse(const char *text, sim_availability_t *out, dt_e
  * distribution of speeds (uniform:LO:HI, lognormal:MEDIAN:SIGMA, choice:V@P,...; trace.h). */
 #define SIM_CLIENT_CLASSES 16
 typedef struct sim_client_classes {
-    int n;       /* classes; 0: same, or a distribution */
-    int is_dist; /* 1: dist holds the speeds */
+    int n;                            /* classes; 0: same, or a distribution */
+    int is_dist;                      /* 1: dist holds the speeds */
     double speed[SIM_CLIENT_CLASSES]; /* FLOP/s */
     double share[SIM_CLIENT_CLASSES];
     sim_dist_t dist;

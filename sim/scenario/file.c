@@ -1,8 +1,9 @@
 /* Defaults, scenario files and --set, and scenario_load, which applies them in that order
  * and validates; a key that a --set replaces is not parsed from the file at all, so that
- * --set repairs a bad value there (seed = banana, a data.text that is missing). device and device_flops are a pair: device names a profile (its speed
- * becomes device_flops) or "custom"; in one file both may appear only if they agree, so
- * nothing is silently overridden; a --set of either one replaces the pair. */
+ * --set repairs a bad value there (seed = banana, a data.text that is missing). device and
+ * device_flops are a pair: device names a profile (its speed becomes device_flops) or "custom"; in
+ * one file both may appear only if they agree, so nothing is silently overridden; a --set of either
+ * one replaces the pair. */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 */
 #include <ctype.h>
 #include <errno.h>
@@ -45,11 +46,14 @@ typedef struct file_state {
     int line;         /* the line last handed to inih */
     int err_line;     /* the first error's line; 0 none */
     dt_err_t *err;
-    const char *by_set;  /* (scn_key_count): 1 where a --set replaces the file's value */
+    const char *by_set;          /* (scn_key_count): 1 where a --set replaces the file's value */
     int seen[SCENARIO_MAX_KEYS]; /* the line of each such key in the file: given twice? */
 } file_state_t;
 
-static void file_fail(file_state_t *st, int line) { st->err_line = line; }
+static void file_fail(file_state_t *st, int line)
+{
+    st->err_line = line;
+}
 
 /* A "[name]" line: inih takes the name up to ']' (or an inline comment) and ignores the
  * rest; here the name must be known and nothing but a comment may follow. */
@@ -131,8 +135,9 @@ static int file_handler(void *user, const char *section, const char *name, const
         goto fail;
     }
     if (!*section) {
-        dt_err_input(st->err, "%s:%d: %s: key outside any section (put it under [run], "
-                              "[model], [data], [cluster], [strategy] or [faults])",
+        dt_err_input(st->err,
+                     "%s:%d: %s: key outside any section (put it under [run], "
+                     "[model], [data], [cluster], [strategy] or [faults])",
                      sc->path, line, name);
         goto fail;
     }
@@ -230,8 +235,9 @@ static dt_status open_regular(const char *path, FILE **out, dt_err_t *err)
         if (!e && S_ISDIR(sb.st_mode))
             e = EISDIR;
         return e ? dt_err_input(err, "%s: cannot read: %s", path, strerror(e))
-                 : dt_err_input(err, "%s: not a regular file (a FIFO or a device would never "
-                                     "end)",
+                 : dt_err_input(err,
+                                "%s: not a regular file (a FIFO or a device would never "
+                                "end)",
                                 path);
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -300,11 +306,11 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
                 scn_format_unit(have, sizeof have, sc->device_flops, scn_flops_units);
                 scn_format_unit(want, sizeof want, speed, scn_flops_units);
                 return scn_key_error(err, sc, sc->key_line[kf], kf,
-                                 "%s disagrees with device = %s at line %d (%s at "
-                                 "model.precision = %s); write device = custom to use your own "
-                                 "speed, or drop one of the two",
-                                 have, p->name, sc->key_line[kd], want,
-                                 scenario_precision_name(sc->precision));
+                                     "%s disagrees with device = %s at line %d (%s at "
+                                     "model.precision = %s); write device = custom to use your own "
+                                     "speed, or drop one of the two",
+                                     have, p->name, sc->key_line[kd], want,
+                                     scenario_precision_name(sc->precision));
             }
             sc->device_flops = speed;
         }
@@ -312,7 +318,7 @@ static dt_status file_finish(scenario_t *sc, dt_err_t *err)
         sc->device_flops = speed;
     } else if (scn_sweep_find(sc, kf) < 0) {
         return scn_key_error(err, sc, sc->key_line[kd], kd,
-                         "custom needs cluster.device_flops (the simulated speed, e.g. 20Tf)");
+                             "custom needs cluster.device_flops (the simulated speed, e.g. 20Tf)");
     }
     if (sc->key_line[kn] == 0) {
         const char *base = strrchr(sc->path, '/');
@@ -346,8 +352,7 @@ static int resolved_text(const char *text)
     return 0;
 }
 
-static dt_status load_file(scenario_t *sc, const char *path, const char *by_set,
-                           dt_err_t *err)
+static dt_status load_file(scenario_t *sc, const char *path, const char *by_set, dt_err_t *err)
 {
     char *text = NULL;
     if (read_all(path, &text, err))
@@ -373,8 +378,9 @@ static dt_status load_file(scenario_t *sc, const char *path, const char *by_set,
         if (line[0] == '[')
             dt_err_input(err, "%s:%d: missing ']' in section header \"%s\"", path, rc, line);
         else
-            dt_err_input(err, "%s:%d: syntax error: \"%s\" (expected key = value, [section] or "
-                              "a comment starting with ; or #)",
+            dt_err_input(err,
+                         "%s:%d: syntax error: \"%s\" (expected key = value, [section] or "
+                         "a comment starting with ; or #)",
                          path, rc, line);
         status = DT_ERR_INPUT;
     } else if (st.err_line) {
@@ -430,8 +436,9 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
                             section, key, section, hint);
     }
     if (!strcmp(section, "sweep"))
-        return dt_err_input(err, "--set sweep.%s: [sweep] lists are written in the scenario "
-                                 "file, not given with --set",
+        return dt_err_input(err,
+                            "--set sweep.%s: [sweep] lists are written in the scenario "
+                            "file, not given with --set",
                             key);
     int k = scn_key_find(section, key);
     if (k < 0) {
@@ -442,14 +449,14 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     int j = scn_sweep_find(sc, k), partner = scn_device_partner(k);
     if (j >= 0)
         return scn_key_error(err, sc, -1, k,
-                         "swept in [sweep] at line %d (a swept key takes its values from "
-                         "[sweep] only)",
-                         sc->sweep.keys[j].line);
+                             "swept in [sweep] at line %d (a swept key takes its values from "
+                             "[sweep] only)",
+                             sc->sweep.keys[j].line);
     if (partner >= 0 && (j = scn_sweep_find(sc, partner)) >= 0)
         return scn_key_error(err, sc, -1, k,
-                         "would replace cluster.%s, swept in [sweep] at line %d (each of the "
-                         "pair sets the other)",
-                         scn_key_table[partner].key, sc->sweep.keys[j].line);
+                             "would replace cluster.%s, swept in [sweep] at line %d (each of the "
+                             "pair sets the other)",
+                             scn_key_table[partner].key, sc->sweep.keys[j].line);
     int kd = scn_key_index("cluster", "device"), kf = scn_key_index("cluster", "device_flops");
     scenario_t before = *sc;
     parse_ctx_t ctx = {NULL};
@@ -460,7 +467,8 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
     }
     sc->key_line[k] = -1;
     const sim_device_profile_t *p = scn_profile_find(sc->device);
-    if (k == scn_key_index("model", "precision") || k == scn_key_index("cluster", "device_efficiency")) {
+    if (k == scn_key_index("model", "precision") ||
+        k == scn_key_index("cluster", "device_efficiency")) {
         if (p) /* the device's speed at the new precision or fraction */
             sc->device_flops = scenario_device_speed(p, sc);
     } else if (k == kd) {
@@ -470,8 +478,8 @@ dt_status scenario_set(scenario_t *sc, const char *assignment, dt_err_t *err)
         } else if (before.key_line[kf] == 0) {
             *sc = before;
             return scn_key_error(err, sc, -1, k,
-                             "custom needs a speed: give --set cluster.device_flops=SPEED "
-                             "instead (it makes the device custom)");
+                                 "custom needs a speed: give --set cluster.device_flops=SPEED "
+                                 "instead (it makes the device custom)");
         }
     } else if (k == kf) {
         scn_set_string(sc->device, sizeof sc->device, "custom", NULL);

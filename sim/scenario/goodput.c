@@ -20,7 +20,10 @@ void sim_goodput_defaults(sim_goodput_in_t *in)
     };
 }
 
-double sim_goodput_young(double ckpt_s, double mtbf_s) { return sqrt(2.0 * ckpt_s * mtbf_s); }
+double sim_goodput_young(double ckpt_s, double mtbf_s)
+{
+    return sqrt(2.0 * ckpt_s * mtbf_s);
+}
 
 /* Daly 2006's higher-order estimate of the optimum of his complete model: sqrt(2 delta M)
  * [1 + x/3 + x^2/9] - delta with x = sqrt(delta / 2M), for delta < 2M; M beyond (Daly's
@@ -52,7 +55,10 @@ double sim_goodput_ckpt_bytes(const scenario_t *sc, double params)
 }
 
 /* A positive finite number (zero too when zero_ok). */
-static int bad(double v, int zero_ok) { return !isfinite(v) || v < 0 || (!zero_ok && v == 0); }
+static int bad(double v, int zero_ok)
+{
+    return !isfinite(v) || v < 0 || (!zero_ok && v == 0);
+}
 
 dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt_err_t *err)
 {
@@ -83,16 +89,17 @@ dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt
         /* a checkpoint can only be taken between steps */
         double steps = round(g.daly_s / in->step_s);
         if (steps > 1e15)
-            return dt_err_input(err, "step time: %g s makes an interval of %g steps",
-                                in->step_s, steps);
+            return dt_err_input(err, "step time: %g s makes an interval of %g steps", in->step_s,
+                                steps);
         g.interval_steps = steps < 1 ? 1 : (long)steps;
         g.interval_s = (double)g.interval_steps * in->step_s;
     }
     double M = g.mtbf_s, s = g.interval_s + g.ckpt_s, R = in->restart_s;
     double wall = segment_wall(g.interval_s, g.ckpt_s, R, M);
     if (!isfinite(wall) || wall <= 0)
-        return dt_err_input(err, "mtbf: %g s for the job is far too short for a checkpoint of "
-                                 "%g s and a restart of %g s",
+        return dt_err_input(err,
+                            "mtbf: %g s for the job is far too short for a checkpoint of "
+                            "%g s and a restart of %g s",
                             M, g.ckpt_s, R);
     g.goodput = g.interval_s / wall;
     g.ckpt_share = g.ckpt_s / wall;
@@ -111,9 +118,8 @@ dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt
 
 /* bytes_per_param: sim_goodput_ckpt_bytes(sc, 1) of the layout's scenario; train_s 0 leaves
  * the totals out. */
-dt_status sim_goodput_layout(double devices, double step_s, double params,
-                             double bytes_per_param, double train_s, sim_goodput_t *out,
-                             dt_err_t *err)
+dt_status sim_goodput_layout(double devices, double step_s, double params, double bytes_per_param,
+                             double train_s, sim_goodput_t *out, dt_err_t *err)
 {
     sim_goodput_in_t in;
     sim_goodput_defaults(&in);

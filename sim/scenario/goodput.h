@@ -52,20 +52,20 @@ typedef struct sim_goodput_in {
 
 /* What it gives. Shares of the wall time: useful + checkpoint + rework + restart = 1. */
 typedef struct sim_goodput {
-    double mtbf_s;         /* M: the job's mean time between failures, s */
-    double ckpt_s;         /* delta: one checkpoint's write time, s */
-    double young_s;        /* Young's interval sqrt(2 delta M), s */
-    double daly_s;         /* Daly's higher-order interval, s */
-    double interval_s;     /* tau used: Daly's, rounded to whole steps (at least one) */
-    long interval_steps;   /* tau in steps; 0 when step_s is 0 */
-    double goodput;        /* useful share at tau */
-    double ckpt_share;     /* writing checkpoints that complete */
-    double rework_share;   /* computing and writing that a failure then loses */
-    double restart_share;  /* restarting (restarts a failure cuts short included) */
-    double step_wall_s;    /* step_s / goodput: a step's expected wall time; 0 without step_s */
-    double wall_s;         /* train_s / goodput: the expected wall time; 0 without train_s */
-    double lost_s;         /* wall_s - train_s */
-    double failures;       /* expected failures in wall_s */
+    double mtbf_s;        /* M: the job's mean time between failures, s */
+    double ckpt_s;        /* delta: one checkpoint's write time, s */
+    double young_s;       /* Young's interval sqrt(2 delta M), s */
+    double daly_s;        /* Daly's higher-order interval, s */
+    double interval_s;    /* tau used: Daly's, rounded to whole steps (at least one) */
+    long interval_steps;  /* tau in steps; 0 when step_s is 0 */
+    double goodput;       /* useful share at tau */
+    double ckpt_share;    /* writing checkpoints that complete */
+    double rework_share;  /* computing and writing that a failure then loses */
+    double restart_share; /* restarting (restarts a failure cuts short included) */
+    double step_wall_s;   /* step_s / goodput: a step's expected wall time; 0 without step_s */
+    double wall_s;        /* train_s / goodput: the expected wall time; 0 without train_s */
+    double lost_s;        /* wall_s - train_s */
+    double failures;      /* expected failures in wall_s */
 } sim_goodput_t;
 
 /** Fills in the defaults above for the rest of in (devices 1, no step, no training time). */
@@ -81,8 +81,7 @@ double sim_goodput_ckpt_bytes(const scenario_t *sc, double params);
 /** Everything of sim_goodput_t from in; DT_ERR_INPUT naming a field out of range. */
 dt_status sim_goodput_compute(const sim_goodput_in_t *in, sim_goodput_t *out, dt_err_t *err);
 /** dtsim plan, a layout at the defaults: its interval, goodput, step_wall_s (and wall_s). */
-dt_status sim_goodput_layout(double devices, double step_s, double params,
-                             double bytes_per_param, double train_s, sim_goodput_t *out,
-                             dt_err_t *err);
+dt_status sim_goodput_layout(double devices, double step_s, double params, double bytes_per_param,
+                             double train_s, sim_goodput_t *out, dt_err_t *err);
 
 #endif

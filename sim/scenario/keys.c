@@ -19,33 +19,41 @@
 
 /* Field offsets checked against the field's type at compile time: _Generic has no match,
  * and the build fails, when the table says long and the field is an int. */
-#define OFF(field, type) _Generic(((scenario_t *)0)->field, type: offsetof(scenario_t, field))
+#define OFF(field, type) _Generic(((scenario_t *)0)->field, type : offsetof(scenario_t, field))
 
-#define K_NUM(sec_, key_, type_, def_, off_, st_, lo_, hi_, fl_, doc_)                       \
-    {.section = sec_, .key = key_, .type = type_, .def = def_, .off = off_, .store = st_,    \
-     .min = lo_, .max = hi_, .flags = fl_, .doc = doc_}
-#define K_LONG(sec_, key_, def_, field, lo_, hi_, doc_)                                     \
+#define K_NUM(sec_, key_, type_, def_, off_, st_, lo_, hi_, fl_, doc_)                             \
+    {                                                                                              \
+        .section = sec_, .key = key_, .type = type_, .def = def_, .off = off_, .store = st_,       \
+        .min = lo_, .max = hi_, .flags = fl_, .doc = doc_                                          \
+    }
+#define K_LONG(sec_, key_, def_, field, lo_, hi_, doc_)                                            \
     K_NUM(sec_, key_, KEY_INT, def_, OFF(field, long), ST_LONG, lo_, hi_, 0, doc_)
-#define K_INTF(sec_, key_, def_, field, lo_, hi_, doc_)                                     \
+#define K_INTF(sec_, key_, def_, field, lo_, hi_, doc_)                                            \
     K_NUM(sec_, key_, KEY_INT, def_, OFF(field, int), ST_INT, lo_, hi_, 0, doc_)
-#define K_DOUBLE(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                              \
+#define K_DOUBLE(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                                     \
     K_NUM(sec_, key_, KEY_REAL, def_, OFF(field, double), ST_DOUBLE, lo_, hi_, fl_, doc_)
-#define K_FLOAT(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                               \
+#define K_FLOAT(sec_, key_, def_, field, lo_, hi_, fl_, doc_)                                      \
     K_NUM(sec_, key_, KEY_REAL, def_, OFF(field, float), ST_FLOAT, lo_, hi_, fl_, doc_)
-#define K_UNIT(sec_, key_, type_, def_, field, lo_, fl_, doc_)                              \
+#define K_UNIT(sec_, key_, type_, def_, field, lo_, fl_, doc_)                                     \
     K_NUM(sec_, key_, type_, def_, OFF(field, double), ST_DOUBLE, lo_, INFINITY, fl_, doc_)
-#define K_BOOL(sec_, key_, def_, field, doc_)                                               \
+#define K_BOOL(sec_, key_, def_, field, doc_)                                                      \
     K_NUM(sec_, key_, KEY_BOOL, def_, OFF(field, int), ST_INT, 0, 1, 0, doc_)
-#define K_ENUM(sec_, key_, def_, field, etype, names_, fl_, doc_)                           \
-    {.section = sec_, .key = key_, .type = KEY_ENUM, .def = def_, .off = OFF(field, etype),  \
-     .store = ST_INT, .flags = fl_, .names = names_, .doc = doc_}
-#define K_STRING(sec_, key_, def_, field, accepted_, defdoc_, doc_)                         \
-    {.section = sec_, .key = key_, .type = KEY_STRING, .def = def_,                          \
-     .off = offsetof(scenario_t, field), .size = sizeof(((scenario_t *)0)->field),           \
-     .accepted = accepted_, .defdoc = defdoc_, .doc = doc_}
-#define K_CUSTOM(sec_, key_, def_, parse_, format_, accepted_, doc_)                         \
-    {.section = sec_, .key = key_, .type = KEY_CUSTOM, .def = def_, .parse = parse_,         \
-     .format = format_, .accepted = accepted_, .doc = doc_}
+#define K_ENUM(sec_, key_, def_, field, etype, names_, fl_, doc_)                                  \
+    {                                                                                              \
+        .section = sec_, .key = key_, .type = KEY_ENUM, .def = def_, .off = OFF(field, etype),     \
+        .store = ST_INT, .flags = fl_, .names = names_, .doc = doc_                                \
+    }
+#define K_STRING(sec_, key_, def_, field, accepted_, defdoc_, doc_)                                \
+    {                                                                                              \
+        .section = sec_, .key = key_, .type = KEY_STRING, .def = def_,                             \
+        .off = offsetof(scenario_t, field), .size = sizeof(((scenario_t *)0)->field),              \
+        .accepted = accepted_, .defdoc = defdoc_, .doc = doc_                                      \
+    }
+#define K_CUSTOM(sec_, key_, def_, parse_, format_, accepted_, doc_)                               \
+    {                                                                                              \
+        .section = sec_, .key = key_, .type = KEY_CUSTOM, .def = def_, .parse = parse_,            \
+        .format = format_, .accepted = accepted_, .doc = doc_                                      \
+    }
 
 /* Enums are stored through an int: they must be int-sized. */
 _Static_assert(sizeof(sim_allreduce_algo_t) == sizeof(int), "enum size");
@@ -63,8 +71,8 @@ _Static_assert(sizeof(sim_compute_model_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(sim_group_rows_t) == sizeof(int), "enum size");
 
 static const char *const ring_message_names[] = {"steps", "phases", NULL};
-static const char *const algorithm_names[] = {"ring", "tree", "halving-doubling",
-                                              "hierarchical", "2d", NULL};
+static const char *const algorithm_names[] = {"ring",         "tree", "halving-doubling",
+                                              "hierarchical", "2d",   NULL};
 static const char *const time_model_names[] = {"flops", "measured", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", "auto", NULL};
 static const char *const side_names[] = {"auto", "yes", "no", NULL};
@@ -91,8 +99,7 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("run", "steps", "200", steps, 1, 1e9,
            "steps (per worker where workers step at their own pace; federated strategies count "
            "strategy.rounds instead)"),
-    K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0,
-           "simulated-time limit; 0 = none"),
+    K_UNIT("run", "max_time", KEY_TIME, "0s", max_time, 0, 0, "simulated-time limit; 0 = none"),
     K_LONG("run", "collapse_after", "5", collapse_after, 0, 1e6,
            "a run whose last N evaluations all sit at chance (accuracy <= 1.5 / classes) ends "
            "recorded `collapsed` rather than `finished` (exit code 1); 0 = never"),
@@ -176,7 +183,8 @@ static const key_desc_t builtin_keys[] = {
            "(torch.optim.Adam: weight_decay added to the gradient) or adamw (torch.optim.AdamW: "
            "weight_decay decoupled); adam and adamw keep two FP32 moments a parameter (with "
            "bf16, 16 bytes a parameter in all); the memory of a timing-only model counts them"),
-    K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN, "learning rate (the peak, after "
+    K_FLOAT("model", "lr", "0.05", sgd.lr, 0, 100, OPEN_MIN,
+            "learning rate (the peak, after "
             "model.warmup)"),
     K_FLOAT("model", "momentum", "0", sgd.momentum, 0, 1, OPEN_MAX, "SGD momentum"),
     K_FLOAT("model", "weight_decay", "0", sgd.weight_decay, 0, 1, 0,
@@ -215,8 +223,7 @@ static const key_desc_t builtin_keys[] = {
            "and tf32 (TF32 tensor cores) 4 bytes, bf16 (mixed precision, FP32 master weights; "
            "FP16 on the V100) and fp8 (FP8 GEMMs, BF16 storage) 2; anything but fp32 needs a "
            "timing-only model (real training is FP32)"),
-    K_ENUM("model", "fp8_scaling", "tensor", fp8_scaling, sim_fp8_scaling_t, fp8_scaling_names,
-           0,
+    K_ENUM("model", "fp8_scaling", "tensor", fp8_scaling, sim_fp8_scaling_t, fp8_scaling_names, 0,
            "with precision = fp8, how the GEMMs scale their operands, which sets the fraction "
            "of the FP8 peak they reach in the compute model by shape: tensor (a scale per "
            "tensor, Transformer Engine: the device's gemm_efficiency) or block (1 x 128 "
@@ -273,8 +280,8 @@ static const key_desc_t builtin_keys[] = {
     K_UNIT("cluster", "bandwidth", KEY_BANDWIDTH, "10Gbps", bandwidth, 0, OPEN_MIN,
            "bandwidth of each host's link"),
     K_UNIT("cluster", "latency", KEY_TIME, "5us", latency, 0, 0, "latency of each host's link"),
-    K_UNIT("cluster", "uplink_bandwidth", KEY_BANDWIDTH, "40Gbps", uplink_bandwidth, 0,
-           OPEN_MIN, "bandwidth of rack and fat-tree uplinks"),
+    K_UNIT("cluster", "uplink_bandwidth", KEY_BANDWIDTH, "40Gbps", uplink_bandwidth, 0, OPEN_MIN,
+           "bandwidth of rack and fat-tree uplinks"),
     K_UNIT("cluster", "uplink_latency", KEY_TIME, "5us", uplink_latency, 0, 0,
            "latency of rack and fat-tree uplinks"),
     K_LONG("cluster", "racks", "2", racks, 1, 100000, "multi-rack: number of racks"),
@@ -289,8 +296,7 @@ static const key_desc_t builtin_keys[] = {
     K_LONG("cluster", "gpus_per_server", "8", gpus_per_server, 1, 1024,
            "rail: GPUs (hosts) per server, joined by the server's NVLink switch; GPU r of "
            "every server has its NIC on rail r"),
-    K_UNIT("cluster", "nvlink_bandwidth", KEY_BANDWIDTH, "450GBps", nvlink_bandwidth, 0,
-           OPEN_MIN,
+    K_UNIT("cluster", "nvlink_bandwidth", KEY_BANDWIDTH, "450GBps", nvlink_bandwidth, 0, OPEN_MIN,
            "rail: each GPU's NVLink bandwidth each way (H100 NVLink 4: 900 GB/s both ways)"),
     K_UNIT("cluster", "nvlink_latency", KEY_TIME, "1us", nvlink_latency, 0, 0,
            "rail: latency of each GPU's NVLink port"),
@@ -337,9 +343,16 @@ static const key_desc_t builtin_keys[] = {
              "file) or custom",
              "simulated device of every host: its peak at model.precision x its achieved "
              "fraction becomes device_flops, its memory bounds what a host may hold"),
-    {.section = "cluster", .key = "device_flops", .type = KEY_FLOPS, .def = NULL,
-     .off = OFF(device_flops, double), .store = ST_DOUBLE, .min = 0, .max = INFINITY,
-     .flags = OPEN_MIN | DERIVED, .defdoc = "the device's speed",
+    {.section = "cluster",
+     .key = "device_flops",
+     .type = KEY_FLOPS,
+     .def = NULL,
+     .off = OFF(device_flops, double),
+     .store = ST_DOUBLE,
+     .min = 0,
+     .max = INFINITY,
+     .flags = OPEN_MIN | DERIVED,
+     .defdoc = "the device's speed",
      .doc = "simulated device speed; given without device it makes the device custom"},
     K_DOUBLE("cluster", "device_efficiency", "0", device_efficiency, 0, 1, 0,
              "achieved fraction of the device's peak at model.precision, replacing the "
@@ -369,8 +382,8 @@ static const key_desc_t builtin_keys[] = {
 
     /* [strategy] */
     K_CUSTOM("strategy", "kind", "sync-ps", parse_kind, format_kind, NULL, "training strategy"),
-    K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names,
-           0, "the all-reduce's algorithm (the strategy table says what each does)"),
+    K_ENUM("strategy", "algorithm", "ring", algorithm, sim_allreduce_algo_t, algorithm_names, 0,
+           "the all-reduce's algorithm (the strategy table says what each does)"),
     K_ENUM("strategy", "ring_messages", "steps", ring_messages, sim_ring_messages_t,
            ring_message_names, 0,
            "ring all-reduce: steps = one message per step, 2 (p-1) per member; phases = one "
@@ -446,9 +459,10 @@ static const key_desc_t builtin_keys[] = {
            "it after a crash; 0 = restart from the initial weights"),
     K_DOUBLE("faults", "dropout", "0", dropout, 0, 1, 0,
              "federated rounds: probability that a sampled client drops out of its round"),
-    K_UNIT("faults", "deadline", KEY_TIME, "0s", deadline, 0, 0,
-           "federated rounds: the server aggregates what arrived this long after the round started; "
-           "0 = waits for every client (at most faults.timeout of silence)"),
+    K_UNIT(
+        "faults", "deadline", KEY_TIME, "0s", deadline, 0, 0,
+        "federated rounds: the server aggregates what arrived this long after the round started; "
+        "0 = waits for every client (at most faults.timeout of silence)"),
     K_DOUBLE("faults", "over_select", "1", over_select, 1, 10, 0,
              "federated rounds: sample this many times the clients needed and keep the first to "
              "answer"),
@@ -475,7 +489,8 @@ static const key_desc_t builtin_keys[] = {
              "platform, or a distribution of bandwidths (e.g. uniform:20Mbps:100Mbps)",
              "federated, on the edge platform: each client's downlink bandwidth, drawn per client"),
     K_CUSTOM("faults", "client_latency", "platform", scn_parse_client_latency,
-             scn_format_client_latency, "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
+             scn_format_client_latency,
+             "platform, or a distribution of times (e.g. choice:10ms@0.7,80ms@0.3)",
              "federated, on the edge platform: each client's one-way access latency, drawn per "
              "client (platform = its access class's plus cluster.latency)"),
     K_DOUBLE("faults", "byzantine", "0", byzantine, 0, 1, OPEN_MAX,
@@ -535,11 +550,15 @@ static key_desc_t own_row(const sim_strategy_key_t *k, int slot)
     static const key_store_t stores[] = {ST_LONG, ST_DOUBLE, ST_INT, ST_INT};
     DT_ASSERT(k->kind >= SIM_KEY_INT && k->kind <= SIM_KEY_ENUM && k->def && k->doc);
     DT_ASSERT(k->kind != SIM_KEY_ENUM || k->names);
-    return (key_desc_t){.section = "strategy", .key = k->key, .type = types[k->kind],
+    return (key_desc_t){.section = "strategy",
+                        .key = k->key,
+                        .type = types[k->kind],
                         .def = k->def,
                         .off = offsetof(scenario_t, own) + (size_t)slot * sizeof(sim_own_value_t),
-                        .store = stores[k->kind], .min = k->kind == SIM_KEY_BOOL ? 0 : k->min,
-                        .max = k->kind == SIM_KEY_BOOL ? 1 : k->max, .names = k->names,
+                        .store = stores[k->kind],
+                        .min = k->kind == SIM_KEY_BOOL ? 0 : k->min,
+                        .max = k->kind == SIM_KEY_BOOL ? 1 : k->max,
+                        .names = k->names,
                         .flags = (k->open & SIM_KEY_OPEN_MIN ? OPEN_MIN : 0) |
                                  (k->open & SIM_KEY_OPEN_MAX ? OPEN_MAX : 0),
                         .doc = k->doc};
@@ -558,8 +577,8 @@ void scn_keys_use_strategies(const sim_strategy_t *const *list)
                      * when they declare it alike: one row, one value */
                     int shared = 0;
                     for (int j = 0; j < n && !shared; j++)
-                        if (!strcmp(table[j].key, k->key) && !strcmp(table[j].section,
-                                                                     "strategy")) {
+                        if (!strcmp(table[j].key, k->key) &&
+                            !strcmp(table[j].section, "strategy")) {
                             key_desc_t a = own_row(k, 0), *b = &table[j];
                             DT_ASSERT(a.type == b->type && a.min == b->min && a.max == b->max &&
                                       a.flags == b->flags && a.names == b->names &&
@@ -597,8 +616,7 @@ void scn_kind_names(char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", s[i]->name);
 }
 
-static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                            dt_err_t *err)
+static dt_status parse_kind(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     const sim_strategy_t *st = scenario_strategy_find(v);
@@ -627,7 +645,6 @@ const char *scenario_backend_name(sim_backend_t b)
     DT_ASSERT((int)b >= 0 && (int)b <= SIM_BACKEND_AUTO);
     return backend_names[b];
 }
-
 
 const char *scenario_algorithm_name(sim_allreduce_algo_t a)
 {

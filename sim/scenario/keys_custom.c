@@ -48,7 +48,7 @@ void scn_format_timeline(const scenario_t *sc, char *buf, size_t n)
 /* run.timeline_steps: all (the whole run) or how many gradients the first node computes
  * before the window closes (0: no timeline). */
 dt_status scn_parse_timeline_steps(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                               dt_err_t *err)
+                                   dt_err_t *err)
 {
     (void)ctx;
     if (!strcmp(v, "all")) {
@@ -105,8 +105,7 @@ static char *read_all(const char *path, size_t *len)
 
 /* "profile:NAME" or "profile:FILE.ini" makes the run timing-only: the profile is checked
  * now and kept (a file as an absolute path). */
-dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                     dt_err_t *err)
+dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     if (strncmp(v, "profile:", 8)) {
         sc->profile[0] = '\0';
@@ -127,8 +126,8 @@ dt_status scn_parse_arch(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
     int file = sim_model_profile_is_file(spec);
     char *text = file ? read_all(spec, &len) : NULL;
     arch_memo_t *m = &arch_memo;
-    int same = m->spec[0] && !strcmp(m->spec, spec) && (file ? text && m->text &&
-               len == m->len && !memcmp(text, m->text, len) : !m->text);
+    int same = m->spec[0] && !strcmp(m->spec, spec) &&
+               (file ? text && m->text && len == m->len && !memcmp(text, m->text, len) : !m->text);
     if (!same) {
         sim_model_profile_t prof;
         m->spec[0] = '\0';
@@ -171,8 +170,7 @@ void scn_format_arch(const scenario_t *sc, char *buf, size_t n)
         snprintf(buf, n, "%s", trainer_arch_name(sc->model.arch));
 }
 
-dt_status scn_parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                       dt_err_t *err)
+dt_status scn_parse_hidden(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     trainer_model_config_t cfg;
@@ -192,8 +190,7 @@ void scn_format_hidden(const scenario_t *sc, char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, "%s%d", i ? "," : "", sc->model.hidden[i]);
 }
 
-dt_status scn_parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                     dt_err_t *err)
+dt_status scn_parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     long c[2];
@@ -208,8 +205,9 @@ dt_status scn_parse_conv(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
         while (*p == ' ')
             p++;
         if (!len || errno || c[i] < 1 || c[i] > 4096 || *p != (i == 0 ? ',' : '\0'))
-            return dt_err_input(err, "bad channel counts \"%s\" (expected C1,C2: two integers "
-                                     "in [1, 4096], e.g. 16,32)",
+            return dt_err_input(err,
+                                "bad channel counts \"%s\" (expected C1,C2: two integers "
+                                "in [1, 4096], e.g. 16,32)",
                                 v);
         if (i == 0)
             p++;
@@ -224,8 +222,7 @@ void scn_format_conv(const scenario_t *sc, char *buf, size_t n)
     snprintf(buf, n, "%d,%d", sc->model.conv[0], sc->model.conv[1]);
 }
 
-dt_status scn_parse_schedule(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                         dt_err_t *err)
+dt_status scn_parse_schedule(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     return trainer_lr_schedule_parse(&sc->schedule, v, err);
@@ -236,8 +233,7 @@ void scn_format_schedule(const scenario_t *sc, char *buf, size_t n)
     snprintf(buf, n, "%s", schedule_names[sc->schedule]);
 }
 
-dt_status scn_parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                          dt_err_t *err)
+dt_status scn_parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     trainer_partition_spec_t spec; /* the parser clears its output even on error */
@@ -248,7 +244,7 @@ dt_status scn_parse_partition(scenario_t *sc, const char *v, const parse_ctx_t *
 }
 
 dt_status scn_parse_compression(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                            dt_err_t *err)
+                                dt_err_t *err)
 {
     (void)ctx;
     trainer_codec_t c;
@@ -292,7 +288,7 @@ int scn_ends_with(const char *s, const char *suffix)
 /* Resolves a path written in a scenario against its directory and makes it absolute, so
  * the resolved scenario reads the same from anywhere. want_dir: 1 directory, 0 file. */
 dt_status scn_resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
-                       size_t cap, dt_err_t *err)
+                           size_t cap, dt_err_t *err)
 {
     char joined[PATH_MAX], real[PATH_MAX];
     if (v[0] != '/' && ctx->base_dir) {
@@ -330,8 +326,7 @@ dt_status scn_resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, 
     return DT_OK;
 }
 
-dt_status scn_parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                       dt_err_t *err)
+dt_status scn_parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     if (!strcmp(v, "fashion-mnist") || !strcmp(v, "synthetic") || !strcmp(v, "text"))
         return scn_set_string(sc->data_source, sizeof sc->data_source, v, err);
@@ -340,8 +335,9 @@ dt_status scn_parse_source(scenario_t *sc, const char *v, const parse_ctx_t *ctx
                                  "directory)");
     dt_err_t e;
     if (scn_resolve_path(v, ctx, 1, sc->data_source, sizeof sc->data_source, &e))
-        return dt_err_input(err, "%s (expected fashion-mnist, synthetic, text or a directory "
-                                 "of MNIST-format files)",
+        return dt_err_input(err,
+                            "%s (expected fashion-mnist, synthetic, text or a directory "
+                            "of MNIST-format files)",
                             e.msg);
     return DT_OK;
 }
@@ -357,8 +353,9 @@ dt_status scn_parse_text(scenario_t *sc, const char *v, const parse_ctx_t *ctx, 
     if (!scn_resolve_path(v, ctx, 0, sc->data_text, sizeof sc->data_text, &as_file) ||
         !scn_resolve_path(v, ctx, 1, sc->data_text, sizeof sc->data_text, &as_dir))
         return DT_OK;
-    return dt_err_input(err, "%s (expected fortunes, fortunes-languages, or a text file or "
-                             "folder)",
+    return dt_err_input(err,
+                        "%s (expected fortunes, fortunes-languages, or a text file or "
+                        "folder)",
                         as_file.msg);
 }
 
@@ -372,8 +369,7 @@ void scn_format_source(const scenario_t *sc, char *buf, size_t n)
     snprintf(buf, n, "%s", sc->data_source);
 }
 
-dt_status scn_parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                         dt_err_t *err)
+dt_status scn_parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     for (int i = 0; platform_names[i]; i++)
         if (!strcmp(v, platform_names[i])) {
@@ -382,13 +378,15 @@ dt_status scn_parse_platform(scenario_t *sc, const char *v, const parse_ctx_t *c
             return DT_OK;
         }
     if (scn_ends_with(v, ".so") || strstr(v, ".so."))
-        return dt_err_input(err, "\"%s\" refused: a .so platform is compiled code that SimGrid "
-                                 "would load and run; give a SimGrid .xml file",
+        return dt_err_input(err,
+                            "\"%s\" refused: a .so platform is compiled code that SimGrid "
+                            "would load and run; give a SimGrid .xml file",
                             v);
     if (!scn_ends_with(v, ".xml"))
-        return dt_err_input(err, "unknown platform \"%s\" (expected star, fat-tree, multi-rack, "
-                                 "edge, torus, dragonfly, rail or a path to a SimGrid .xml "
-                                 "file)",
+        return dt_err_input(err,
+                            "unknown platform \"%s\" (expected star, fat-tree, multi-rack, "
+                            "edge, torus, dragonfly, rail or a path to a SimGrid .xml "
+                            "file)",
                             v);
     if (scn_resolve_path(v, ctx, 0, sc->platform_file, sizeof sc->platform_file, err))
         return DT_ERR_INPUT;
@@ -421,8 +419,9 @@ static dt_status parse_shape(long *dims, int max, char sep, const char *v, const
         dims[i] = d;
         if (!*end) {
             if (sep == ',' && i != 3)
-                return dt_err_input(err, "bad %s \"%s\" (expected auto or G,C,R,N: groups, "
-                                         "chassis, routers, hosts per router)",
+                return dt_err_input(err,
+                                    "bad %s \"%s\" (expected auto or G,C,R,N: groups, "
+                                    "chassis, routers, hosts per router)",
                                     what, v);
             return DT_OK;
         }
@@ -442,8 +441,7 @@ static void format_shape(const long *dims, int max, char sep, char *buf, size_t 
                           : snprintf(buf + len, n - len, "%ld", dims[i]));
 }
 
-dt_status scn_parse_torus(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                      dt_err_t *err)
+dt_status scn_parse_torus(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     return parse_shape(sc->torus, 4, 'x', v, "torus shape", err);
@@ -454,8 +452,7 @@ void scn_format_torus(const scenario_t *sc, char *buf, size_t n)
     format_shape(sc->torus, 4, 'x', buf, n);
 }
 
-dt_status scn_parse_dragonfly(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                          dt_err_t *err)
+dt_status scn_parse_dragonfly(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     (void)ctx;
     return parse_shape(sc->dragonfly, 4, ',', v, "dragonfly shape", err);
@@ -466,8 +463,7 @@ void scn_format_dragonfly(const scenario_t *sc, char *buf, size_t n)
     format_shape(sc->dragonfly, 4, ',', buf, n);
 }
 
-dt_status scn_parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                       dt_err_t *err)
+dt_status scn_parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx, dt_err_t *err)
 {
     if (scn_ends_with(v, ".ini")) { /* a profile file: checked now, kept as an absolute path */
         char path[SCENARIO_STR];
@@ -481,9 +477,10 @@ dt_status scn_parse_device(scenario_t *sc, const char *v, const parse_ctx_t *ctx
     if (!scn_builtin_profile(v) && strcmp(v, "custom")) {
         char names[256];
         scn_device_names(names, sizeof names);
-        return dt_err_input(err, "unknown device \"%s\" (expected one of %s, a profile file "
-                                 "FILE.ini, or custom with device_flops; dtsim devices lists "
-                                 "them)",
+        return dt_err_input(err,
+                            "unknown device \"%s\" (expected one of %s, a profile file "
+                            "FILE.ini, or custom with device_flops; dtsim devices lists "
+                            "them)",
                             v, names);
     }
     return scn_set_string(sc->device, sizeof sc->device, v, err);

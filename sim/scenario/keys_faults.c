@@ -20,8 +20,7 @@ static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
     /* written back as "link_degrade = VALUE" on one line, which must stay under the
      * reader's line limit */
     if (len > FAULT_TEXT_MAX || len >= cap)
-        return dt_err_input(err, "longer than %d characters (one scenario line)",
-                            FAULT_TEXT_MAX);
+        return dt_err_input(err, "longer than %d characters (one scenario line)", FAULT_TEXT_MAX);
     memcpy(buf, v, len);
     buf[len] = '\0';
     if (!buf[0])
@@ -30,38 +29,38 @@ static dt_status fault_text(char *dst, size_t cap, const char *v, dt_err_t *err)
 }
 
 /* [faults] texts: checked by their fault_spec parser, stored as written (trimmed). */
-#define FAULT_FORMAT(field)                                                                 \
-    void scn_format_##field(const scenario_t *sc, char *buf, size_t n)                          \
-    {                                                                                       \
-        snprintf(buf, n, "%s", sc->field);                                                  \
+#define FAULT_FORMAT(field)                                                                        \
+    void scn_format_##field(const scenario_t *sc, char *buf, size_t n)                             \
+    {                                                                                              \
+        snprintf(buf, n, "%s", sc->field);                                                         \
     }
-#define FAULT_LIST(field, kind)                                                             \
-    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
-                                   dt_err_t *err)                                           \
-    {                                                                                       \
-        (void)ctx;                                                                          \
-        sim_fault_spec_t specs[SIM_FAULT_MAX];                                              \
-        size_t n;                                                                           \
-        if (sim_fault_spec_parse(kind, v, specs, SIM_FAULT_MAX, &n, err))                   \
-            return DT_ERR_INPUT;                                                            \
-        return fault_text(sc->field, sizeof sc->field, v, err);                             \
-    }                                                                                       \
+#define FAULT_LIST(field, kind)                                                                    \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,             \
+                                dt_err_t *err)                                                     \
+    {                                                                                              \
+        (void)ctx;                                                                                 \
+        sim_fault_spec_t specs[SIM_FAULT_MAX];                                                     \
+        size_t n;                                                                                  \
+        if (sim_fault_spec_parse(kind, v, specs, SIM_FAULT_MAX, &n, err))                          \
+            return DT_ERR_INPUT;                                                                   \
+        return fault_text(sc->field, sizeof sc->field, v, err);                                    \
+    }                                                                                              \
     FAULT_FORMAT(field)
 FAULT_LIST(crash, SIM_FAULT_CRASH)
 FAULT_LIST(link_down, SIM_FAULT_LINK_DOWN)
 FAULT_LIST(link_degrade, SIM_FAULT_LINK_DEGRADE)
 FAULT_LIST(straggler, SIM_FAULT_STRAGGLER)
-#define FAULT_DIST(field, type, parser)                                                     \
-    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
-                                   dt_err_t *err)                                           \
-    {                                                                                       \
-        (void)ctx;                                                                          \
-        type t;                                                                             \
-        dt_err_t e;                                                                         \
-        if (parser(v, &t, &e))                                                              \
-            return dt_err_input(err, "%s", e.msg);                                          \
-        return fault_text(sc->field, sizeof sc->field, v, err);                             \
-    }                                                                                       \
+#define FAULT_DIST(field, type, parser)                                                            \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,             \
+                                dt_err_t *err)                                                     \
+    {                                                                                              \
+        (void)ctx;                                                                                 \
+        type t;                                                                                    \
+        dt_err_t e;                                                                                \
+        if (parser(v, &t, &e))                                                                     \
+            return dt_err_input(err, "%s", e.msg);                                                 \
+        return fault_text(sc->field, sizeof sc->field, v, err);                                    \
+    }                                                                                              \
     FAULT_FORMAT(field)
 FAULT_DIST(slowdown, sim_slowdown_t, sim_slowdown_parse)
 FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
@@ -69,7 +68,7 @@ FAULT_DIST(client_speed, sim_client_classes_t, sim_client_classes_parse)
 /* trace:PATH loads the availability trace now (a bad row: its file, line and column) and
  * keeps the path absolute, as device profile files are. */
 dt_status scn_parse_availability(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                                    dt_err_t *err)
+                                 dt_err_t *err)
 {
     sim_availability_t av;
     dt_err_t e;
@@ -90,7 +89,7 @@ dt_status scn_parse_availability(scenario_t *sc, const char *v, const parse_ctx_
 FAULT_FORMAT(availability)
 
 dt_status scn_parse_device_trace(scenario_t *sc, const char *v, const parse_ctx_t *ctx,
-                                    dt_err_t *err)
+                                 dt_err_t *err)
 {
     sc->device_trace_has = 0;
     if (!strcmp(v, "none"))
@@ -108,16 +107,16 @@ dt_status scn_parse_device_trace(scenario_t *sc, const char *v, const parse_ctx_
 FAULT_FORMAT(device_trace)
 
 /* platform, or a distribution of the unit */
-#define CLIENT_LINK(field, unit)                                                            \
-    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
-                                   dt_err_t *err)                                           \
-    {                                                                                       \
-        (void)ctx;                                                                          \
-        sim_dist_t d;                                                                       \
-        if (strcmp(v, "platform") && sim_dist_parse(v, unit, &d, err))                      \
-            return DT_ERR_INPUT;                                                            \
-        return fault_text(sc->field, sizeof sc->field, v, err);                             \
-    }                                                                                       \
+#define CLIENT_LINK(field, unit)                                                                   \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,             \
+                                dt_err_t *err)                                                     \
+    {                                                                                              \
+        (void)ctx;                                                                                 \
+        sim_dist_t d;                                                                              \
+        if (strcmp(v, "platform") && sim_dist_parse(v, unit, &d, err))                             \
+            return DT_ERR_INPUT;                                                                   \
+        return fault_text(sc->field, sizeof sc->field, v, err);                                    \
+    }                                                                                              \
     FAULT_FORMAT(field)
 CLIENT_LINK(client_up, SIM_DIST_UNIT_BANDWIDTH)
 CLIENT_LINK(client_down, SIM_DIST_UNIT_BANDWIDTH)

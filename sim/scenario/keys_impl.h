@@ -88,8 +88,7 @@ typedef struct key_desc {
     double min, max;
     unsigned flags;
     const char *const *names; /* enums, indexed by value */
-    dt_status (*parse)(scenario_t *sc, const char *value, const parse_ctx_t *ctx,
-                       dt_err_t *err);
+    dt_status (*parse)(scenario_t *sc, const char *value, const parse_ctx_t *ctx, dt_err_t *err);
     void (*format)(const scenario_t *sc, char *buf, size_t n);
     const char *accepted; /* for the docs; NULL: from the type and range */
     const char *defdoc;   /* for the docs when the default is not def */
@@ -111,7 +110,7 @@ void scn_kind_names(char *buf, size_t n);
 /** Resolves a path written in a scenario against ctx->base_dir and makes it absolute;
  * want_dir: 1 a directory, 0 a readable file. */
 dt_status scn_resolve_path(const char *v, const parse_ctx_t *ctx, int want_dir, char *out,
-                       size_t cap, dt_err_t *err);
+                           size_t cap, dt_err_t *err);
 /** 1 if s ends with suffix. */
 int scn_ends_with(const char *s, const char *suffix);
 
@@ -149,8 +148,8 @@ void scn_range_text(const key_desc_t *d, int integer, char *buf, size_t n);
 /** "a, b, c": a NULL-terminated list of names. */
 void scn_names_text(const char *const *names, char *buf, size_t n);
 /** Parses v into key d's field; the message in err has no location (the caller adds it). */
-dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
-                    const parse_ctx_t *ctx, dt_err_t *err);
+dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v, const parse_ctx_t *ctx,
+                        dt_err_t *err);
 /** Key d's value as scenario files write it. */
 void scn_key_format(const scenario_t *sc, const key_desc_t *d, char *buf, size_t n);
 
@@ -162,10 +161,10 @@ int scn_sweep_find(const scenario_t *sc, int k);
 const char *scn_sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk, int v);
 /** One [sweep] line "section.key = v1, v2, ..." (read at line). */
 dt_status scn_sweep_add(scenario_t *sc, const char *name, const char *list, int line,
-                    const parse_ctx_t *ctx, dt_err_t *err);
+                        const parse_ctx_t *ctx, dt_err_t *err);
 /** One linked [sweep] line "a.x, b.y = (1, p), (2, q)". */
 dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *list, int line,
-                           const parse_ctx_t *ctx, dt_err_t *err);
+                               const parse_ctx_t *ctx, dt_err_t *err);
 /** After the file: no swept key also given in its section (nor the device pair's other). */
 dt_status scn_sweep_finish(scenario_t *sc, dt_err_t *err);
 
@@ -182,12 +181,16 @@ int scn_blame(const scenario_t *sc, int a, int b);
 
 /* ---- the [model], [data] and [cluster] keys of their own syntax (keys_custom.c) ---- */
 
-#define CUSTOM_KEYS(X)                                                                      \
-    X(arch) X(hidden) X(conv) X(schedule) X(source) X(text) X(partition) X(compression)      \
-    X(platform) X(torus) X(dragonfly) X(device) X(timeline) X(timeline_steps)
-#define DECLARE_CUSTOM_KEY(field)                                                           \
-    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
-                            dt_err_t *err);                                                 \
+/* an X-macro list, a few names a line (clang-format would stair-step it) */
+// clang-format off
+#define CUSTOM_KEYS(X)                                                      \
+    X(arch) X(hidden) X(conv) X(schedule) X(source) X(text)                 \
+    X(partition) X(compression) X(platform) X(torus) X(dragonfly) X(device) \
+    X(timeline) X(timeline_steps)
+// clang-format on
+#define DECLARE_CUSTOM_KEY(field)                                                                  \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,             \
+                                dt_err_t *err);                                                    \
     void scn_format_##field(const scenario_t *sc, char *buf, size_t n);
 CUSTOM_KEYS(DECLARE_CUSTOM_KEY)
 /** run.timeline = auto made sampled (a timing-only model) or whole: once sc is final. */
@@ -195,12 +198,15 @@ void scn_timeline_resolve(scenario_t *sc);
 
 /* ---- the [faults] keys of their own syntax (keys_faults.c) ---- */
 
-#define FAULT_KEYS(X)                                                                       \
-    X(crash) X(link_down) X(link_degrade) X(straggler) X(slowdown) X(availability)          \
+/* an X-macro list, a few names a line (clang-format would stair-step it) */
+// clang-format off
+#define FAULT_KEYS(X)                                                              \
+    X(crash) X(link_down) X(link_degrade) X(straggler) X(slowdown) X(availability) \
     X(client_speed) X(device_trace) X(client_up) X(client_down) X(client_latency)
-#define DECLARE_FAULT_KEY(field)                                                            \
-    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,          \
-                            dt_err_t *err);                                                 \
+// clang-format on
+#define DECLARE_FAULT_KEY(field)                                                                   \
+    dt_status scn_parse_##field(scenario_t *sc, const char *v, const parse_ctx_t *ctx,             \
+                                dt_err_t *err);                                                    \
     void scn_format_##field(const scenario_t *sc, char *buf, size_t n);
 FAULT_KEYS(DECLARE_FAULT_KEY)
 

@@ -4,8 +4,8 @@
 
 #include "keys_impl.h"
 
-static const char *const section_names[] = {"run",      "model",  "data",  "cluster",
-                                            "strategy", "faults", "jobs",  "sweep", NULL};
+static const char *const section_names[] = {"run",    "model", "data",  "cluster", "strategy",
+                                            "faults", "jobs",  "sweep", NULL};
 
 int scn_key_find(const char *section, const char *key)
 {

@@ -11,7 +11,10 @@
 
 #include "keys_impl.h"
 
-static void *field_ptr(scenario_t *sc, const key_desc_t *d) { return (char *)sc + d->off; }
+static void *field_ptr(scenario_t *sc, const key_desc_t *d)
+{
+    return (char *)sc + d->off;
+}
 const void *scn_field_cptr(const scenario_t *sc, const key_desc_t *d)
 {
     return (const char *)sc + d->off;
@@ -25,15 +28,17 @@ dt_status scn_set_string(char *dst, size_t cap, const char *v, dt_err_t *err)
     if (len >= cap)
         return dt_err_input(err, "longer than %zu characters", cap - 1);
     if (*v == ';') /* written back as "key = ;...", it would read as a comment */
-        return dt_err_input(err, "\"%s\" starts with ';', which starts a comment in a scenario "
-                                 "file",
+        return dt_err_input(err,
+                            "\"%s\" starts with ';', which starts a comment in a scenario "
+                            "file",
                             v);
     for (const char *p = v; *p; p++) {
         if (iscntrl((unsigned char)*p))
             return dt_err_input(err, "contains a control character");
         if (p > v && *p == ';' && isspace((unsigned char)p[-1]))
-            return dt_err_input(err, "\"%s\" contains \" ;\", which starts a comment in a "
-                                     "scenario file",
+            return dt_err_input(err,
+                                "\"%s\" contains \" ;\", which starts a comment in a "
+                                "scenario file",
                                 v);
     }
     memset(dst, 0, cap);
@@ -88,8 +93,8 @@ void scn_names_text(const char *const *names, char *buf, size_t n)
 }
 
 /* Parses v into key d's field; the message in err has no location (the caller adds it). */
-dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
-                    const parse_ctx_t *ctx, dt_err_t *err)
+dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v, const parse_ctx_t *ctx,
+                        dt_err_t *err)
 {
     void *p = field_ptr(sc, d);
     char range[96];
@@ -128,8 +133,9 @@ dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
     case KEY_BOOL: {
         int b;
         if (parse_bool(v, &b))
-            return dt_err_input(err, "\"%s\" is not a yes/no value (expected yes, no, true, "
-                                     "false, on, off, 1 or 0)",
+            return dt_err_input(err,
+                                "\"%s\" is not a yes/no value (expected yes, no, true, "
+                                "false, on, off, 1 or 0)",
                                 v);
         *(int *)p = b;
         return DT_OK;
@@ -139,8 +145,9 @@ dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
             return dt_err_input(err, "empty value (expected %s)", d->accepted);
         /* the resolved configuration writes it as "key = value": a line the reader takes */
         if (strlen(d->key) + 3 + strlen(v) > SCENARIO_LINE_MAX)
-            return dt_err_input(err, "a value of %zu characters (\"%s = VALUE\" must fit in "
-                                     "a line of %d)",
+            return dt_err_input(err,
+                                "a value of %zu characters (\"%s = VALUE\" must fit in "
+                                "a line of %d)",
                                 strlen(v), d->key, SCENARIO_LINE_MAX);
         return scn_set_string(p, d->size, v, err);
     case KEY_ENUM: {
@@ -161,7 +168,7 @@ dt_status scn_key_apply(scenario_t *sc, const key_desc_t *d, const char *v,
         double x;
         dt_status st = d->type == KEY_BANDWIDTH ? scenario_parse_bandwidth(v, &x, err)
                        : d->type == KEY_TIME    ? scenario_parse_time(v, &x, err)
-                                                    : scenario_parse_flops(v, &x, err);
+                                                : scenario_parse_flops(v, &x, err);
         if (st)
             return st;
         scn_range_text(d, 0, range, sizeof range);

@@ -63,10 +63,10 @@ typedef struct reader {
     int *index, index_cap; /* the layers by name: open addressing, layer + 1 (0: empty),
                               at most half full (GPT-3's 1,000 layers: a scan each was
                               most of a load, and dtsim plan loads a profile per layout) */
-    char bad[400]; /* the first error, without its line */
-    const char *next; /* the text not yet handed to inih (line_reader) */
-    int line;         /* the line inih handles now, 1-based */
-    int bad_line;     /* the line of the first error; 0: none yet */
+    char bad[400];         /* the first error, without its line */
+    const char *next;      /* the text not yet handed to inih (line_reader) */
+    int line;              /* the line inih handles now, 1-based */
+    int bad_line;          /* the line of the first error; 0: none yet */
 } reader_t;
 
 static size_t name_hash(const char *s)
@@ -141,11 +141,15 @@ static int profile_key(reader_t *r, const char *name, const char *v)
         return text(r, p->sample, sizeof p->sample, name, v);
     if (!strcmp(name, "source"))
         return text(r, p->source, sizeof p->source, name, v);
-    int which = !strcmp(name, "params") ? 0 : !strcmp(name, "forward_flops") ? 1
-              : !strcmp(name, "backward_flops") ? 2 : -1;
+    int which = !strcmp(name, "params")           ? 0
+                : !strcmp(name, "forward_flops")  ? 1
+                : !strcmp(name, "backward_flops") ? 2
+                                                  : -1;
     if (which < 0) {
-        snprintf(r->bad, sizeof r->bad, "profile.%s: unknown key (expected name, sample, "
-                 "source, params, forward_flops, backward_flops)", name);
+        snprintf(r->bad, sizeof r->bad,
+                 "profile.%s: unknown key (expected name, sample, "
+                 "source, params, forward_flops, backward_flops)",
+                 name);
         return 0;
     }
     if (number(v, &x) || (which == 0 && (x != floor(x) || x < 1 || x > 1e13))) {
@@ -172,15 +176,17 @@ static int layer_line(reader_t *r, const char *name, const char *v)
     sim_model_profile_t *p = r->p;
     char a[64], b[64], extra[2];
     double params, flops;
-    if (sscanf(v, "%63s %63s %1s", a, b, extra) != 2 || number(a, &params) ||
-        number(b, &flops) || params != floor(params) || params > 1e13) {
-        snprintf(r->bad, sizeof r->bad, "backward.%s: \"%s\" is not GRADIENT_ELEMENTS "
-                 "BACKWARD_FLOPS (two plain numbers)", name, v);
+    if (sscanf(v, "%63s %63s %1s", a, b, extra) != 2 || number(a, &params) || number(b, &flops) ||
+        params != floor(params) || params > 1e13) {
+        snprintf(r->bad, sizeof r->bad,
+                 "backward.%s: \"%s\" is not GRADIENT_ELEMENTS "
+                 "BACKWARD_FLOPS (two plain numbers)",
+                 name, v);
         return 0;
     }
     if (strlen(name) >= sizeof p->layers[0].name) {
-        snprintf(r->bad, sizeof r->bad, "backward.%s: layer name longer than %zu characters",
-                 name, sizeof p->layers[0].name - 1);
+        snprintf(r->bad, sizeof r->bad, "backward.%s: layer name longer than %zu characters", name,
+                 sizeof p->layers[0].name - 1);
         return 0;
     }
     if (layer_find(r, name) >= 0) {
@@ -208,14 +214,15 @@ static int forward_line(reader_t *r, const char *name, const char *v)
     int n = sscanf(v, "%63s %63s %63s %1s", a, b, c, extra);
     if ((n != 2 && n != 3) || number(a, &flops) || number(b, &outputs) ||
         (n == 3 && (number(c, &cut) || cut < 1))) {
-        snprintf(r->bad, sizeof r->bad, "forward.%s: \"%s\" is not FORWARD_FLOPS "
+        snprintf(r->bad, sizeof r->bad,
+                 "forward.%s: \"%s\" is not FORWARD_FLOPS "
                  "OUTPUT_ELEMENTS [CUT_ELEMENTS] (two or three plain numbers, a cut >= 1)",
                  name, v);
         return 0;
     }
     if (strlen(name) >= sizeof r->fwd[0].name) {
-        snprintf(r->bad, sizeof r->bad, "forward.%s: layer name longer than %zu characters",
-                 name, sizeof r->fwd[0].name - 1);
+        snprintf(r->bad, sizeof r->bad, "forward.%s: layer name longer than %zu characters", name,
+                 sizeof r->fwd[0].name - 1);
         return 0;
     }
     if (r->n_fwd == r->fwd_cap) {
@@ -242,16 +249,18 @@ static int tensor_line(reader_t *r, const char *name, const char *v)
     for (int k = 1; k < 5 && n >= 1; k++)
         if (!strcmp(a, split_names[k]))
             split = k;
-    if (n < 1 || n > 2 || !split || (n == 2 && (number(b, &reduce) || reduce != floor(reduce) ||
-                                                split == SIM_SPLIT_HEADS))) {
-        snprintf(r->bad, sizeof r->bad, "tensor.%s: \"%s\" is not SPLIT [REDUCE_ELEMENTS] "
+    if (n < 1 || n > 2 || !split ||
+        (n == 2 && (number(b, &reduce) || reduce != floor(reduce) || split == SIM_SPLIT_HEADS))) {
+        snprintf(r->bad, sizeof r->bad,
+                 "tensor.%s: \"%s\" is not SPLIT [REDUCE_ELEMENTS] "
                  "(column, row, heads or vocab, then for all but heads an optional whole "
-                 "number)", name, v);
+                 "number)",
+                 name, v);
         return 0;
     }
     if (strlen(name) >= sizeof r->tp[0].name) {
-        snprintf(r->bad, sizeof r->bad, "tensor.%s: layer name longer than %zu characters",
-                 name, sizeof r->tp[0].name - 1);
+        snprintf(r->bad, sizeof r->bad, "tensor.%s: layer name longer than %zu characters", name,
+                 sizeof r->tp[0].name - 1);
         return 0;
     }
     if (r->n_tp == r->tp_cap) {
@@ -273,8 +282,8 @@ static int shape_line(reader_t *r, const char *name, const char *v)
     static const char *const ops[] = {"", "gemm", "attention", "memory"};
     static const int need[] = {0, 3, 4, 2}; /* numbers each takes (gemm: 3 or 5) */
     char op[16], a[5][64], extra[2];
-    int n = sscanf(v, "%15s %63s %63s %63s %63s %63s %1s", op, a[0], a[1], a[2], a[3], a[4],
-                   extra) - 1;
+    int n =
+        sscanf(v, "%15s %63s %63s %63s %63s %63s %1s", op, a[0], a[1], a[2], a[3], a[4], extra) - 1;
     int k = 1;
     while (k < 4 && (n < 0 || strcmp(op, ops[k])))
         k++;
@@ -284,15 +293,19 @@ static int shape_line(reader_t *r, const char *name, const char *v)
         ok = !number(a[i], &dim[i]) && dim[i] == floor(dim[i]) && dim[i] <= 1e15 &&
              (k == SIM_OP_MEMORY || i >= 3 || dim[i] >= 1);
     if (!ok) {
-        snprintf(r->bad, sizeof r->bad, "shape.%s: \"%s\" is not gemm M N K [FORWARD_ELEMENTS "
+        snprintf(r->bad, sizeof r->bad,
+                 "shape.%s: \"%s\" is not gemm M N K [FORWARD_ELEMENTS "
                  "BACKWARD_ELEMENTS], attention HEADS QUERIES KEYS HEAD_DIM or memory "
-                 "FORWARD_ELEMENTS BACKWARD_ELEMENTS (whole numbers; sizes >= 1)", name, v);
+                 "FORWARD_ELEMENTS BACKWARD_ELEMENTS (whole numbers; sizes >= 1)",
+                 name, v);
         return 0;
     }
     int i = layer_find(r, name);
     if (i < 0) {
-        snprintf(r->bad, sizeof r->bad, "shape.%s: no such layer in [backward] (the layers "
-                 "come first, [shape] after them)", name);
+        snprintf(r->bad, sizeof r->bad,
+                 "shape.%s: no such layer in [backward] (the layers "
+                 "come first, [shape] after them)",
+                 name);
         return 0;
     }
     sim_profile_layer_t *l = &r->p->layers[i];
@@ -315,15 +328,18 @@ static int experts_line(reader_t *r, const char *name, const char *v)
     for (int i = 0; ok && i < n; i++)
         ok = !number(a[i], &x[i]) && x[i] == floor(x[i]) && x[i] <= (i < 2 ? 1e6 : 1e15);
     if (!ok || x[0] < 1 || x[1] < 1 || x[1] > x[0] || (n == 3 && x[2] < 1)) {
-        snprintf(r->bad, sizeof r->bad, "experts.%s: \"%s\" is not ROUTED TOP_K "
+        snprintf(r->bad, sizeof r->bad,
+                 "experts.%s: \"%s\" is not ROUTED TOP_K "
                  "[ALL_TO_ALL_ELEMENTS] (whole numbers, 1 <= TOP_K <= ROUTED, elements >= 1)",
                  name, v);
         return 0;
     }
     int i = layer_find(r, name);
     if (i < 0) {
-        snprintf(r->bad, sizeof r->bad, "experts.%s: no such layer in [backward] (the layers "
-                 "come first, [experts] after them)", name);
+        snprintf(r->bad, sizeof r->bad,
+                 "experts.%s: no such layer in [backward] (the layers "
+                 "come first, [experts] after them)",
+                 name);
         return 0;
     }
     sim_profile_layer_t *l = &r->p->layers[i];
@@ -338,8 +354,7 @@ static int experts_line(reader_t *r, const char *name, const char *v)
     return 1;
 }
 
-static int section_handler(reader_t *r, const char *section, const char *name,
-                           const char *value)
+static int section_handler(reader_t *r, const char *section, const char *name, const char *value)
 {
     if (!strcmp(section, "profile"))
         return profile_key(r, name, value);
@@ -355,8 +370,10 @@ static int section_handler(reader_t *r, const char *section, const char *name,
         return shape_line(r, name, value);
     if (!strcmp(section, "experts"))
         return experts_line(r, name, value);
-    snprintf(r->bad, sizeof r->bad, "[%s]: unknown section (expected [profile], [backward], "
-             "[forward], [tensor], [shape] and [experts])", section);
+    snprintf(r->bad, sizeof r->bad,
+             "[%s]: unknown section (expected [profile], [backward], "
+             "[forward], [tensor], [shape] and [experts])",
+             section);
     return 0;
 }
 
@@ -441,10 +458,11 @@ static dt_status check_forward(sim_model_profile_t *p, const reader_t *r, const 
     double flops = 0;
     for (int i = 0; i < r->n_fwd; i++) {
         if (i >= L || strcmp(r->fwd[i].name, p->layers[L - 1 - i].name))
-            return dt_err_input(err, "%s:%d: forward.%s: [forward]'s layer %d, but [backward] "
-                                     "read from its end gives %s there (the same layers, "
-                                     "first layer first)", where, r->fwd[i].line,
-                                r->fwd[i].name, i + 1,
+            return dt_err_input(err,
+                                "%s:%d: forward.%s: [forward]'s layer %d, but [backward] "
+                                "read from its end gives %s there (the same layers, "
+                                "first layer first)",
+                                where, r->fwd[i].line, r->fwd[i].name, i + 1,
                                 i < L ? p->layers[L - 1 - i].name : "no more layers");
         sim_profile_layer_t *l = &p->layers[L - 1 - i];
         l->forward_flops = r->fwd[i].flops;
@@ -453,12 +471,13 @@ static dt_status check_forward(sim_model_profile_t *p, const reader_t *r, const 
         flops += r->fwd[i].flops;
     }
     if (r->n_fwd != L)
-        return dt_err_input(err, "%s: [forward] lists %d layers, [backward] %d", where,
-                            r->n_fwd, L);
+        return dt_err_input(err, "%s: [forward] lists %d layers, [backward] %d", where, r->n_fwd,
+                            L);
     if (fabs(flops - p->forward_flops) > 1e-6 * p->forward_flops)
-        return dt_err_input(err, "%s: the [forward] layers add up to %.6g FLOPs, "
-                                 "profile.forward_flops says %.6g", where, flops,
-                            p->forward_flops);
+        return dt_err_input(err,
+                            "%s: the [forward] layers add up to %.6g FLOPs, "
+                            "profile.forward_flops says %.6g",
+                            where, flops, p->forward_flops);
     p->has_forward_layers = 1;
     return DT_OK;
 }
@@ -476,8 +495,8 @@ static dt_status check_tensor(sim_model_profile_t *p, const reader_t *r, const c
             return dt_err_input(err, "%s:%d: tensor.%s: no such layer in [backward]", where,
                                 r->tp[k].line, r->tp[k].name);
         if (p->layers[i].split)
-            return dt_err_input(err, "%s:%d: tensor.%s: layer listed twice", where,
-                                r->tp[k].line, r->tp[k].name);
+            return dt_err_input(err, "%s:%d: tensor.%s: layer listed twice", where, r->tp[k].line,
+                                r->tp[k].name);
         p->layers[i].split = r->tp[k].split;
         p->layers[i].reduce = r->tp[k].reduce;
     }
@@ -486,15 +505,16 @@ static dt_status check_tensor(sim_model_profile_t *p, const reader_t *r, const c
 }
 
 /* The whole-file checks: what the lines must add up to. */
-static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *where,
-                       dt_err_t *err)
+static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *where, dt_err_t *err)
 {
     if (!r->has_params || !r->has_forward)
         return dt_err_input(err, "%s: profile.%s missing", where,
                             r->has_params ? "forward_flops" : "params");
     if (p->n_layers == 0)
-        return dt_err_input(err, "%s: [backward] lists no layer (one line per layer: LAYER = "
-                                 "GRADIENT_ELEMENTS BACKWARD_FLOPS)", where);
+        return dt_err_input(err,
+                            "%s: [backward] lists no layer (one line per layer: LAYER = "
+                            "GRADIENT_ELEMENTS BACKWARD_FLOPS)",
+                            where);
     size_t sum = 0;
     double flops = 0;
     for (int i = 0; i < p->n_layers; i++) {
@@ -502,15 +522,20 @@ static dt_status check(sim_model_profile_t *p, const reader_t *r, const char *wh
         flops += p->layers[i].backward_flops;
     }
     if (sum != p->params)
-        return dt_err_input(err, "%s: the [backward] layers hold %zu gradient elements, "
-                                 "profile.params says %zu", where, sum, p->params);
+        return dt_err_input(err,
+                            "%s: the [backward] layers hold %zu gradient elements, "
+                            "profile.params says %zu",
+                            where, sum, p->params);
     if (r->has_backward && fabs(flops - p->backward_flops) > 1e-6 * p->backward_flops)
-        return dt_err_input(err, "%s: the [backward] layers add up to %.6g FLOPs, "
-                                 "profile.backward_flops says %.6g", where, flops,
-                            p->backward_flops);
+        return dt_err_input(err,
+                            "%s: the [backward] layers add up to %.6g FLOPs, "
+                            "profile.backward_flops says %.6g",
+                            where, flops, p->backward_flops);
     if (!(p->forward_flops + flops > 0))
-        return dt_err_input(err, "%s: a profile needs some FLOPs (forward_flops and the "
-                                 "layers' backward FLOPs are all 0)", where);
+        return dt_err_input(err,
+                            "%s: a profile needs some FLOPs (forward_flops and the "
+                            "layers' backward FLOPs are all 0)",
+                            where);
     if (r->n_fwd && check_forward(p, r, where, err))
         return DT_ERR_INPUT;
     return r->has_tensor ? check_tensor(p, r, where, err) : DT_OK;
@@ -546,8 +571,7 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         file_text = read_text(spec);
         if (!file_text) {
             sim_model_profile_free(p);
-            return dt_err_input(err, "cannot read model profile %s: %s", spec,
-                                strerror(errno));
+            return dt_err_input(err, "cannot read model profile %s: %s", spec, strerror(errno));
         }
         r.next = file_text;
         rc = ini_parse_stream(line_reader, &r, handler, &r);
@@ -559,10 +583,12 @@ dt_status sim_model_profile_load(sim_model_profile_t *p, const char *spec, dt_er
         if (i == N_BUILTIN) {
             char names[256] = "";
             for (size_t k = 0; k < N_BUILTIN; k++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                         k ? ", " : "", builtin_profiles[k].name);
-            return dt_err_input(err, "unknown model profile \"%s\" (built in: %s; or a "
-                                     "profile file FILE.ini)", spec, names);
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+                         builtin_profiles[k].name);
+            return dt_err_input(err,
+                                "unknown model profile \"%s\" (built in: %s; or a "
+                                "profile file FILE.ini)",
+                                spec, names);
         }
         r.next = (const char *)builtin_profiles[i].text;
         rc = ini_parse_stream(line_reader, &r, handler, &r);

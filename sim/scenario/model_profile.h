@@ -71,10 +71,10 @@ typedef struct sim_profile_layer {
     size_t params;         /* gradient elements */
     double backward_flops; /* per sample */
     /* from [forward] (has_forward_layers): */
-    double forward_flops;  /* per sample */
-    double outputs;        /* elements kept for the backward pass, per sample */
-    double cut;            /* > 0: a stage may end here, sending this many elements per
-                              sample; 0: no cut after this layer */
+    double forward_flops; /* per sample */
+    double outputs;       /* elements kept for the backward pass, per sample */
+    double cut;           /* > 0: a stage may end here, sending this many elements per
+                             sample; 0: no cut after this layer */
     /* from [tensor] (has_tensor_splits): */
     sim_split_t split;
     double reduce; /* elements per sample all-reduced across the tensor group: row, vocab

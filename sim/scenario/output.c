@@ -18,7 +18,6 @@ static void sweep_write_value(FILE *out, const char *v)
     fprintf(out, quote ? "\"%s\"" : "%s", v);
 }
 
-
 /* Whether a key name alone names key k (no other section has a key of that name). */
 static int name_alone(int k)
 {
@@ -37,7 +36,8 @@ static void sweep_write_line(const scenario_t *sc, int j, int end, int compact, 
         if (compact && name_alone(k))
             fprintf(out, "%s%s", g > j ? sep : "", scn_key_table[k].key);
         else
-            fprintf(out, "%s%s.%s", g > j ? sep : "", scn_key_table[k].section, scn_key_table[k].key);
+            fprintf(out, "%s%s.%s", g > j ? sep : "", scn_key_table[k].section,
+                    scn_key_table[k].key);
     }
     fputs(compact ? "=" : " = ", out);
     const scenario_sweep_key_t *sk = &sc->sweep.keys[j];
@@ -156,8 +156,7 @@ void scenario_write(const scenario_t *sc, FILE *out)
 }
 
 void scenario_foreach_key(const scenario_t *sc,
-                          void (*fn)(void *ctx, const char *key, const char *text,
-                          double number),
+                          void (*fn)(void *ctx, const char *key, const char *text, double number),
                           void *ctx)
 {
     char value[SCENARIO_JOBS_FILES + 64], name[96];
@@ -200,8 +199,9 @@ void scenario_write_keys_markdown(FILE *out)
         int strategy = !strcmp(d->section, "strategy"); /* a column of who reads it */
         if (!section || strcmp(section, d->section)) {
             section = d->section;
-            fprintf(out, "%s### [%s]\n\n| key |%s default | accepted values | meaning |\n"
-                         "|---|%s---|---|---|\n",
+            fprintf(out,
+                    "%s### [%s]\n\n| key |%s default | accepted values | meaning |\n"
+                    "|---|%s---|---|---|\n",
                     k ? "\n" : "", section, strategy ? " read by |" : "", strategy ? "---|" : "");
         }
         const char *accepted = d->accepted;
@@ -259,40 +259,44 @@ void scenario_write_keys_markdown(FILE *out)
                  "number and the unit are allowed; units are case-sensitive.\n\n"
                  "| quantity | units | stored as |\n|---|---|---|\n");
     scn_unit_list(scn_bandwidth_units, buf, sizeof buf);
-    fprintf(out, "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000; also with a slash: 10Gb/s "
-                 "is 10Gbps, 1GB/s is 1GBps) | bytes per second (10Gbps = 1.25e9) |\n",
+    fprintf(out,
+            "| bandwidth | %s (bits/s and bytes/s, SI: k = 1000; also with a slash: 10Gb/s "
+            "is 10Gbps, 1GB/s is 1GBps) | bytes per second (10Gbps = 1.25e9) |\n",
             buf);
     scn_unit_list(scn_time_units, buf, sizeof buf);
     fprintf(out, "| time | %s | seconds |\n", buf);
     scn_unit_list(scn_flops_units, buf, sizeof buf);
     fprintf(out, "| speed | %s (FLOP/s, SI, as in SimGrid) | FLOP/s |\n", buf);
 
-    fprintf(out, "\n### Device catalogue\n\n`cluster.device` names one of these "
-                 "(`scenarios/devices/catalogue.ini`, compiled in; `dtsim devices NAME` shows "
-                 "one with the source of each value), a profile file or `custom`. Its peak at "
-                 "`model.precision` times its achieved fraction (`efficiency` for fp32, "
-                 "`tensor_efficiency` for the others, or `cluster.device_efficiency`) becomes "
-                 "`cluster.device_flops` (the last column: at fp32); `device_flops` given "
-                 "without `device` makes the device `custom`; both in one file must agree "
-                 "(`device = custom`, or the device's own speed); a `--set` of either one "
-                 "replaces the pair. With `sms`, a profile's GEMMs, attention and memory-bound layers are "
-                 "timed by their shapes instead (`cluster.compute_model`; sim/docs/capacity.md, "
-                 "\"Compute by operation and shape\"): `gemm_efficiency` of the peak for large "
-                 "GEMMs, `attention_efficiency` of the 16-bit peak for flash attention, "
-                 "`memory_efficiency` of the bandwidth for memory-bound layers. `nvlink_busbw` and "
-                 "`nvls_busbw` (GB/s, nccl-tests' bus bandwidth of an all-reduce inside the "
-                 "server, by ring and by NVLink SHARP) time tensor groups' collectives as NCCL "
-                 "runs them (`strategy.tensor_comm = nccl`); `nic_efficiency`, the fraction of a NIC's "
-                 "line rate NCCL's collectives carry between servers, those of the replicas "
-                 "(`strategy.dp_comm = nccl`); `fp8 block`, the fraction of the FP8 peak large "
-                 "GEMMs reach with block scaling (`model.fp8_scaling = block`). Peaks are dense (without 2:4 sparsity), in TFLOP/s; "
-                 "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
-                 "device has no such figure.\n\n"
-                 "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
-                 "efficiency | tensor | sms | gemm | attention | memory eff. | NVLink busbw | "
-                 "NVLS busbw | NIC eff. | fp8 block | device_flops |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-                 "---|\n");
+    fprintf(
+        out,
+        "\n### Device catalogue\n\n`cluster.device` names one of these "
+        "(`scenarios/devices/catalogue.ini`, compiled in; `dtsim devices NAME` shows "
+        "one with the source of each value), a profile file or `custom`. Its peak at "
+        "`model.precision` times its achieved fraction (`efficiency` for fp32, "
+        "`tensor_efficiency` for the others, or `cluster.device_efficiency`) becomes "
+        "`cluster.device_flops` (the last column: at fp32); `device_flops` given "
+        "without `device` makes the device `custom`; both in one file must agree "
+        "(`device = custom`, or the device's own speed); a `--set` of either one "
+        "replaces the pair. With `sms`, a profile's GEMMs, attention and memory-bound layers are "
+        "timed by their shapes instead (`cluster.compute_model`; sim/docs/capacity.md, "
+        "\"Compute by operation and shape\"): `gemm_efficiency` of the peak for large "
+        "GEMMs, `attention_efficiency` of the 16-bit peak for flash attention, "
+        "`memory_efficiency` of the bandwidth for memory-bound layers. `nvlink_busbw` and "
+        "`nvls_busbw` (GB/s, nccl-tests' bus bandwidth of an all-reduce inside the "
+        "server, by ring and by NVLink SHARP) time tensor groups' collectives as NCCL "
+        "runs them (`strategy.tensor_comm = nccl`); `nic_efficiency`, the fraction of a NIC's "
+        "line rate NCCL's collectives carry between servers, those of the replicas "
+        "(`strategy.dp_comm = nccl`); `fp8 block`, the fraction of the FP8 peak large "
+        "GEMMs reach with block scaling (`model.fp8_scaling = block`). Peaks are dense (without "
+        "2:4 sparsity), in TFLOP/s; "
+        "memory in GB (10^9 bytes), its bandwidth in GB/s, power in W; - where the "
+        "device has no such figure.\n\n"
+        "| device | what | fp32 | tf32 | bf16 | fp8 | memory | GB/s | idle W | max W | "
+        "efficiency | tensor | sms | gemm | attention | memory eff. | NVLink busbw | "
+        "NVLS busbw | NIC eff. | fp8 block | device_flops |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "---|\n");
     size_t n_profiles;
     const sim_device_profile_t *profiles = scenario_device_profiles(&n_profiles);
     for (size_t i = 0; i < n_profiles; i++) {
@@ -303,7 +307,7 @@ void scenario_write_keys_markdown(FILE *out)
             fprintf(out, " %s |", buf);
         }
         scn_format_unit(buf, sizeof buf, p->value[SIM_DEV_FP32] * p->value[SIM_DEV_EFFICIENCY],
-                    scn_flops_units);
+                        scn_flops_units);
         fprintf(out, " %s |\n", buf);
     }
     /* the sources: [defaults]'s once, then each device's values by source */

@@ -24,7 +24,8 @@ int sim_profile_has_attention(const sim_model_profile_t *p)
 
 int sim_profile_recomputed(const sim_model_profile_t *p, int j, sim_recompute_t r)
 {
-    return r == SIM_RECOMPUTE_FULL || (r == SIM_RECOMPUTE_SELECTIVE && is_attention(fwd_layer(p, j)));
+    return r == SIM_RECOMPUTE_FULL ||
+           (r == SIM_RECOMPUTE_SELECTIVE && is_attention(fwd_layer(p, j)));
 }
 
 double sim_profile_activations_split(const sim_model_profile_t *p, int lo, int hi,
@@ -94,8 +95,7 @@ void sim_profile_full_range(const sim_model_profile_t *p, int *lo, int *hi)
     }
 }
 
-double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,
-                                   sim_recompute_t r)
+double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r)
 {
     int b0 = 0, b1 = p->n_layers;
     if (r == SIM_RECOMPUTE_FULL) {

@@ -46,7 +46,6 @@ void sim_profile_full_range(const sim_model_profile_t *p, int *lo, int *hi);
 /** The forward FLOPs per sample that the backward pass of layers [lo, hi) recomputes:
  * under full, the layers of sim_profile_full_range among them (the whole profile's
  * forward_flops for a whole model without numbered blocks). */
-double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi,
-                                   sim_recompute_t r);
+double sim_profile_recompute_flops(const sim_model_profile_t *p, int lo, int hi, sim_recompute_t r);
 
 #endif

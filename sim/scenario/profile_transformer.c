@@ -69,7 +69,11 @@ static const family_t families[] = {
       {ROW_MLP_IN, "mlp.c_fc", 0},
       {ROW_MLP_OUT, "mlp.c_proj", 1}},
      {{ROW_NORM, "ln_f", 1}, {ROW_HEAD, "lm_head", 0}},
-     .block_prefix = "h", .bias = 1, .tied = 1, .positions = -1, .has_head = 1},
+     .block_prefix = "h",
+     .bias = 1,
+     .tied = 1,
+     .positions = -1,
+     .has_head = 1},
     /* Hugging Face LlamaForCausalLM: pre-norm, rotary positions (no parameters) */
     {"llama",
      {{ROW_EMBED, "model.embed_tokens", 0}, {ROW_POSITION, "model.embed_positions", 1}},
@@ -84,7 +88,10 @@ static const family_t families[] = {
       {ROW_MLP_IN, "mlp.up_proj", 0},
       {ROW_MLP_OUT, "mlp.down_proj", 1}},
      {{ROW_NORM, "model.norm", 1}, {ROW_HEAD, "lm_head", 0}},
-     .block_prefix = "model.layers", .rmsnorm = 1, .swiglu = 1, .has_head = 1},
+     .block_prefix = "model.layers",
+     .rmsnorm = 1,
+     .swiglu = 1,
+     .has_head = 1},
     /* Hugging Face BertModel with its pooler (make_profiles.py's bert_large): post-norm, an
      * encoder without an output layer */
     {"bert",
@@ -101,7 +108,10 @@ static const family_t families[] = {
       {ROW_MLP_OUT, "output", 0},
       {ROW_NORM, "output.LayerNorm", 1}},
      {{ROW_POOLER, "pooler", 0}},
-     .block_prefix = "encoder.layer", .bias = 1, .positions = 512, .token_types = 2},
+     .block_prefix = "encoder.layer",
+     .bias = 1,
+     .positions = 512,
+     .token_types = 2},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -133,13 +143,12 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
     if (!f) {
         char names[128] = "";
         for (size_t i = 0; i < N_FAMILIES; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                     i ? ", " : "", families[i].name);
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     families[i].name);
         return dt_err_input(err, "--family: unknown family \"%s\" (%s)", t->family, names);
     }
     t->family = f->name;
-    static const char *const required[] = {"--layers", "--hidden", "--heads", "--seq",
-                                           "--vocab"};
+    static const char *const required[] = {"--layers", "--hidden", "--heads", "--seq", "--vocab"};
     const long given[] = {t->layers, t->hidden, t->heads, t->seq, t->vocab};
     for (int i = 0; i < 5; i++)
         if (given[i] < 1)
@@ -147,8 +156,8 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
     if (t->layers > MAX_LAYERS)
         return dt_err_input(err, "--layers %ld: at most %ld", t->layers, MAX_LAYERS);
     if (!f->has_head && t->tied >= 0)
-        return dt_err_input(err, "--%s: the %s family has no output layer", t->tied ? "tied"
-                            : "untied", f->name);
+        return dt_err_input(err, "--%s: the %s family has no output layer",
+                            t->tied ? "tied" : "untied", f->name);
     if (t->rmsnorm < 0)
         t->rmsnorm = f->rmsnorm;
     if (t->bias < 0)
@@ -168,21 +177,24 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
         t->ffn = t->swiglu ? (third + 255) / 256 * 256 : 4 * t->hidden;
     }
     if (t->hidden % t->heads)
-        return dt_err_input(err, "--heads %ld does not divide --hidden %ld", t->heads,
-                            t->hidden);
+        return dt_err_input(err, "--heads %ld does not divide --hidden %ld", t->heads, t->hidden);
     if (t->kv_heads < 1 || t->heads % t->kv_heads)
         return dt_err_input(err, "--kv-heads %ld does not divide --heads %ld", t->kv_heads,
                             t->heads);
     if (!t->experts) {
-        const char *moe = t->top_k ? "--top-k" : t->shared_experts ? "--shared-experts"
-                        : t->moe_ffn >= 0 ? "--moe-ffn" : t->dense_layers ? "--dense-layers"
-                        : NULL;
+        const char *moe = t->top_k            ? "--top-k"
+                          : t->shared_experts ? "--shared-experts"
+                          : t->moe_ffn >= 0   ? "--moe-ffn"
+                          : t->dense_layers   ? "--dense-layers"
+                                              : NULL;
         if (moe)
             return dt_err_input(err, "%s needs --experts", moe);
     } else {
         if (t->top_k < 1 || t->top_k > t->experts)
-            return dt_err_input(err, "--top-k %ld: the experts a token uses, 1 to --experts "
-                                     "%ld", t->top_k, t->experts);
+            return dt_err_input(err,
+                                "--top-k %ld: the experts a token uses, 1 to --experts "
+                                "%ld",
+                                t->top_k, t->experts);
         if (t->dense_layers >= t->layers)
             return dt_err_input(err, "--dense-layers %ld leaves no MoE layer of --layers %ld",
                                 t->dense_layers, t->layers);
@@ -190,27 +202,34 @@ dt_status sim_transformer_resolve(sim_transformer_t *t, dt_err_t *err)
             t->moe_ffn = t->ffn;
     }
     if (!t->kv_lora_rank) {
-        const char *mla = t->q_lora_rank ? "--q-lora-rank" : t->qk_rope_dim ? "--qk-rope-dim"
-                        : t->qk_nope_dim >= 0 ? "--qk-nope-dim"
-                        : t->v_head_dim >= 0 ? "--v-head-dim" : NULL;
+        const char *mla = t->q_lora_rank        ? "--q-lora-rank"
+                          : t->qk_rope_dim      ? "--qk-rope-dim"
+                          : t->qk_nope_dim >= 0 ? "--qk-nope-dim"
+                          : t->v_head_dim >= 0  ? "--v-head-dim"
+                                                : NULL;
         if (mla)
-            return dt_err_input(err, "%s needs --kv-lora-rank (multi-head latent attention)",
-                                mla);
+            return dt_err_input(err, "%s needs --kv-lora-rank (multi-head latent attention)", mla);
     } else {
         if (strcmp(f->name, "llama"))
-            return dt_err_input(err, "--kv-lora-rank: multi-head latent attention is a block "
-                                     "of the llama family (DeepSeek's layout), not %s", f->name);
+            return dt_err_input(err,
+                                "--kv-lora-rank: multi-head latent attention is a block "
+                                "of the llama family (DeepSeek's layout), not %s",
+                                f->name);
         if (t->kv_heads != t->heads)
-            return dt_err_input(err, "--kv-heads %ld with --kv-lora-rank: latent attention "
-                                     "gives every head its keys and values", t->kv_heads);
+            return dt_err_input(err,
+                                "--kv-heads %ld with --kv-lora-rank: latent attention "
+                                "gives every head its keys and values",
+                                t->kv_heads);
         if (t->qk_nope_dim < 0)
             t->qk_nope_dim = t->hidden / t->heads;
         if (t->v_head_dim < 0)
             t->v_head_dim = t->hidden / t->heads;
     }
     if (t->positions > 0 && t->seq > t->positions)
-        return dt_err_input(err, "--seq %ld is longer than the %ld learned positions "
-                                 "(--positions)", t->seq, t->positions);
+        return dt_err_input(err,
+                            "--seq %ld is longer than the %ld learned positions "
+                            "(--positions)",
+                            t->seq, t->positions);
     return DT_OK;
 }
 
@@ -262,8 +281,11 @@ static uint64_t add(counter_t *c, uint64_t a, uint64_t b)
 /* fin -> fout on `tokens` tokens: 2 FLOPs per multiply-add, bias by the option */
 static row_t linear(counter_t *c, uint64_t fin, uint64_t fout, uint64_t tokens)
 {
-    return (row_t){.name = "", add(c, mul(c, fin, fout), c->t->bias ? fout : 0),
-                   mul(c, 2, mul(c, tokens, mul(c, fin, fout))), mul(c, tokens, fout), 0};
+    return (row_t){.name = "",
+                   add(c, mul(c, fin, fout), c->t->bias ? fout : 0),
+                   mul(c, 2, mul(c, tokens, mul(c, fin, fout))),
+                   mul(c, tokens, fout),
+                   0};
 }
 
 /* One row's counts; .name NULL when the shape leaves the row out. */
@@ -315,13 +337,17 @@ static row_t count_row(counter_t *c, row_kind_t kind)
                         score of every head; keeps the probabilities and the output (latent
                         attention: 2 T^2 heads qk + 2 T^2 heads v) */
         if (mla)
-            return (row_t){.name = "", 0,
-                           add(c, mul(c, 2, mul(c, TT, mul(c, A, add(c, qk, vd)))),
-                               mul(c, 5, mul(c, A, TT))),
-                           add(c, mul(c, A, TT), mul(c, T, mul(c, A, vd))), 0};
-        return (row_t){.name = "", 0,
+            return (row_t){
+                .name = "",
+                0,
+                add(c, mul(c, 2, mul(c, TT, mul(c, A, add(c, qk, vd)))), mul(c, 5, mul(c, A, TT))),
+                add(c, mul(c, A, TT), mul(c, T, mul(c, A, vd))),
+                0};
+        return (row_t){.name = "",
+                       0,
                        add(c, mul(c, 4, mul(c, TT, d)), mul(c, 5, mul(c, (uint64_t)t->heads, TT))),
-                       add(c, mul(c, (uint64_t)t->heads, TT), Td), 0};
+                       add(c, mul(c, (uint64_t)t->heads, TT), Td),
+                       0};
     case ROW_MLP_GATE:
         return t->swiglu ? linear(c, d, F, Tk) : (row_t){0};
     case ROW_MLP_IN:
@@ -330,12 +356,12 @@ static row_t count_row(counter_t *c, row_kind_t kind)
         return linear(c, F, d, Tk);
     case ROW_ROUTER: { /* no bias (Mixtral's and DeepSeek-V3's gate) */
         uint64_t E = (uint64_t)t->experts;
-        return (row_t){.name = "", mul(c, d, E), mul(c, 2, mul(c, T, mul(c, d, E))),
-                       mul(c, T, E), 0};
+        return (row_t){
+            .name = "", mul(c, d, E), mul(c, 2, mul(c, T, mul(c, d, E))), mul(c, T, E), 0};
     }
     case ROW_HEAD: { /* no bias; tied: its gradient lands in the token embedding's */
-        row_t r = {.name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)),
-                   mul(c, T, V), 0};
+        row_t r = {
+            .name = "", t->tied ? 0 : mul(c, V, d), mul(c, 2, mul(c, Td, V)), mul(c, T, V), 0};
         return r;
     }
     case ROW_POOLER:
@@ -367,12 +393,12 @@ static void shape_row(counter_t *c, row_kind_t kind, row_t *r)
     int mla = t->kv_lora_rank > 0;
     uint64_t qk = (uint64_t)(t->qk_nope_dim + t->qk_rope_dim), vd = (uint64_t)t->v_head_dim;
     uint64_t Rq = (uint64_t)t->q_lora_rank, Rkv = (uint64_t)t->kv_lora_rank;
-#define SHAPE(op_, n_, ...)                                                                 \
-    do {                                                                                    \
-        const uint64_t v_[] = {__VA_ARGS__};                                                \
-        r->op = op_;                                                                        \
-        r->n_dim = n_;                                                                      \
-        memcpy(r->dim, v_, sizeof v_);                                                      \
+#define SHAPE(op_, n_, ...)                                                                        \
+    do {                                                                                           \
+        const uint64_t v_[] = {__VA_ARGS__};                                                       \
+        r->op = op_;                                                                               \
+        r->n_dim = n_;                                                                             \
+        memcpy(r->dim, v_, sizeof v_);                                                             \
     } while (0)
     switch (kind) {
     case ROW_EMBED:
@@ -661,9 +687,10 @@ static uint64_t net_sum(counter_t *c, const net_t *n, int flops)
 /* The options that make this profile again, every one written out. */
 static void print_command(const sim_transformer_t *t, FILE *out)
 {
-    fprintf(out, "# dtsim profile transformer --name %s --family %s --layers %ld --hidden %ld\n"
-                 "#   --heads %ld --kv-heads %ld --ffn %ld --seq %ld --vocab %ld --positions %ld\n"
-                 "#   --norm %s --%s",
+    fprintf(out,
+            "# dtsim profile transformer --name %s --family %s --layers %ld --hidden %ld\n"
+            "#   --heads %ld --kv-heads %ld --ffn %ld --seq %ld --vocab %ld --positions %ld\n"
+            "#   --norm %s --%s",
             t->name, t->family, t->layers, t->hidden, t->heads, t->kv_heads, t->ffn, t->seq,
             t->vocab, t->positions, t->rmsnorm ? "rmsnorm" : "layernorm",
             t->bias ? "bias" : "no-bias");
@@ -671,13 +698,15 @@ static void print_command(const sim_transformer_t *t, FILE *out)
         fprintf(out, " --%s", t->tied ? "tied" : "untied");
     fprintf(out, " --%s\n", t->swiglu ? "swiglu" : "gelu");
     if (t->experts)
-        fprintf(out, "#   --experts %ld --top-k %ld --shared-experts %ld --moe-ffn %ld "
-                     "--dense-layers %ld\n", t->experts, t->top_k, t->shared_experts,
-                t->moe_ffn, t->dense_layers);
+        fprintf(out,
+                "#   --experts %ld --top-k %ld --shared-experts %ld --moe-ffn %ld "
+                "--dense-layers %ld\n",
+                t->experts, t->top_k, t->shared_experts, t->moe_ffn, t->dense_layers);
     if (t->kv_lora_rank)
-        fprintf(out, "#   --q-lora-rank %ld --kv-lora-rank %ld --qk-nope-dim %ld --qk-rope-dim "
-                     "%ld --v-head-dim %ld\n", t->q_lora_rank, t->kv_lora_rank, t->qk_nope_dim,
-                t->qk_rope_dim, t->v_head_dim);
+        fprintf(out,
+                "#   --q-lora-rank %ld --kv-lora-rank %ld --qk-nope-dim %ld --qk-rope-dim "
+                "%ld --v-head-dim %ld\n",
+                t->q_lora_rank, t->kv_lora_rank, t->qk_nope_dim, t->qk_rope_dim, t->v_head_dim);
 }
 
 dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t *err)
@@ -685,7 +714,8 @@ dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t 
     const family_t *f = family_of(t->family);
     DT_ASSERT(f && t->layers >= 1 && t->layers <= MAX_LAYERS && t->kv_heads >= 1);
     counter_t c = {t, 0, (uint64_t)t->ffn, 1, 0};
-    net_t n = {.layers = t->layers, .dense = t->experts ? t->dense_layers : t->layers,
+    net_t n = {.layers = t->layers,
+               .dense = t->experts ? t->dense_layers : t->layers,
                .prefix = f->block_prefix};
     count_group(&c, f->embed, &n.embed, 0);
     count_group(&c, f->block, &n.block, 0);
@@ -702,17 +732,22 @@ dt_status sim_transformer_write(const sim_transformer_t *t, FILE *out, dt_err_t 
     if (c.overflow)
         return dt_err_input(err, "the model is too large: its FLOPs per sample pass 2^64");
     if ((double)params > MAX_PARAMS)
-        return dt_err_input(err, "the model has %" PRIu64 " parameters: a profile holds at "
-                                 "most 1e13", params);
+        return dt_err_input(err,
+                            "the model has %" PRIu64 " parameters: a profile holds at "
+                            "most 1e13",
+                            params);
 
-    fprintf(out, "# Model profile %s: written by dtsim profile transformer (make_profiles.py's "
-                 "FLOP\n# convention) with\n", t->name);
+    fprintf(out,
+            "# Model profile %s: written by dtsim profile transformer (make_profiles.py's "
+            "FLOP\n# convention) with\n",
+            t->name);
     print_command(t, out);
     fprintf(out, "[profile]\nname = %s\nsample = a sequence of %ld tokens\n", t->name, t->seq);
     fprintf(out, "source = dtsim profile transformer, %s family, with the options above\n",
             f->name);
-    fprintf(out, "params = %" PRIu64 "\nforward_flops = %" PRIu64 "\nbackward_flops = %" PRIu64
-                 "\n\n", params, forward, backward);
+    fprintf(out,
+            "params = %" PRIu64 "\nforward_flops = %" PRIu64 "\nbackward_flops = %" PRIu64 "\n\n",
+            params, forward, backward);
     /* the comments and the order of make_profiles.py */
     fprintf(out, "# layer = gradient elements, backward FLOPs per sample; listed in the order\n"
                  "# the backward pass produces them (last layer first)\n[backward]\n");

@@ -34,7 +34,7 @@ typedef struct sim_transformer {
      * keys and v_head_dim for values */
     long q_lora_rank, kv_lora_rank, qk_rope_dim;
     long qk_nope_dim, v_head_dim; /* default hidden / heads */
-    char name[64];  /* profile.name */
+    char name[64];                /* profile.name */
 } sim_transformer_t;
 
 /** Sets every field to "not given": the family gpt, shape 0, options -1, no name. */

@@ -23,10 +23,10 @@
 #include "train.h"
 
 #define SCENARIO_STR 512
-#define SCENARIO_JOBS_FILES 4096 /* jobs.files: 100 jobs of paths up to 38 characters */
+#define SCENARIO_JOBS_FILES 4096       /* jobs.files: 100 jobs of paths up to 38 characters */
 #define SCENARIO_TIMELINE_ALL LONG_MAX /* run.timeline_steps = all */
-#define SCENARIO_MAX_KEYS 208 /* room in key_line for every key of the table */
-#define SCENARIO_OWN_KEYS 80  /* strategies' own keys (sim_strategy_t.own_keys), together */
+#define SCENARIO_MAX_KEYS 208          /* room in key_line for every key of the table */
+#define SCENARIO_OWN_KEYS 80 /* strategies' own keys (sim_strategy_t.own_keys), together */
 
 #define SCENARIO_SWEEP_KEYS 16    /* keys in one [sweep] */
 #define SCENARIO_SWEEP_VALUES 64  /* values of one swept key */
@@ -91,7 +91,6 @@ typedef enum sim_fp8_scaling {
     SIM_FP8_BLOCK,  /* per 1 x 128 activation and 128 x 128 weight blocks, promoted to FP32
                        on CUDA cores (DeepSeek-V3, DeepGEMM) */
 } sim_fp8_scaling_t;
-
 
 /* Activation recomputation (model.recompute): what the backward pass recomputes instead of
  * keeping it from the forward pass. */
@@ -172,20 +171,20 @@ typedef enum sim_platform_kind {
 /* One swept key of [sweep]. Keys of one line move together: a line "a.x, b.y = (1, p),
  * (2, q)" gives two keys of the same group whose values are taken pairwise. */
 typedef struct scenario_sweep_key {
-    int key;      /* index in the key table (keys.c) */
-    int line;     /* of the [sweep] line */
-    int group;    /* keys of one line share a group; groups are crossed */
+    int key;   /* index in the key table (keys.c) */
+    int line;  /* of the [sweep] line */
+    int group; /* keys of one line share a group; groups are crossed */
     int n_values;
-    int chosen;   /* in a run made by scenario_sweep_run: the index of its value */
+    int chosen; /* in a run made by scenario_sweep_run: the index of its value */
     uint16_t value[SCENARIO_SWEEP_VALUES]; /* offsets in text: each value as scenario_write
                                               writes it (units, absolute paths) */
 } scenario_sweep_key_t;
 
 typedef struct scenario_sweep {
-    int n_keys;   /* 0: no sweep */
-    int is_run;   /* 1 in a run made by scenario_sweep_run (which keeps the sweep for its
-                     messages; scenario_write writes such a run as a plain scenario) */
-    long run;     /* and which run it is */
+    int n_keys; /* 0: no sweep */
+    int is_run; /* 1 in a run made by scenario_sweep_run (which keeps the sweep for its
+                   messages; scenario_write writes such a run as a plain scenario) */
+    long run;   /* and which run it is */
     size_t text_len;
     char text[SCENARIO_SWEEP_TEXT]; /* NUL-terminated values, zero-filled past text_len */
     scenario_sweep_key_t keys[SCENARIO_SWEEP_KEYS]; /* in file order */
@@ -197,46 +196,46 @@ typedef struct scenario {
     /* [run] */
     char name[SCENARIO_STR];
     uint64_t seed;
-    long steps;             /* synchronous steps (per worker for async-ps and local-sgd) */
-    double max_time;        /* simulated seconds, 0 = no limit */
-    double stall_after;     /* wall seconds of fault rows without a step: stalled; 0 = never */
-    long collapse_after;    /* evaluations at chance that end a run `collapsed`; 0 = never */
+    long steps;               /* synchronous steps (per worker for async-ps and local-sgd) */
+    double max_time;          /* simulated seconds, 0 = no limit */
+    double stall_after;       /* wall seconds of fault rows without a step: stalled; 0 = never */
+    long collapse_after;      /* evaluations at chance that end a run `collapsed`; 0 = never */
     double divergence_factor; /* a test loss above this x ln classes ends a run `diverged`;
                                  0 = NaN / Inf only */
-    long eval_every;        /* evaluate every N steps (rounds for fedavg), 0 = off */
-    double eval_interval;   /* and every this many simulated seconds, 0 = off */
-    long eval_samples;      /* and every this many training samples, 0 = off */
-    double target_accuracy; /* for "time to target" */
+    long eval_every;          /* evaluate every N steps (rounds for fedavg), 0 = off */
+    double eval_interval;     /* and every this many simulated seconds, 0 = off */
+    long eval_samples;        /* and every this many training samples, 0 = off */
+    double target_accuracy;   /* for "time to target" */
     sim_time_model_t time_model;
-    int shared_replicas;    /* workers whose replicas are identical by construction share one */
-    long timeline_steps;    /* the timeline covers the run until a node's N-th gradient
-                               (SCENARIO_TIMELINE_ALL: the whole run) */
-    sim_timeline_mode_t timeline; /* what of that window is stored (run.timeline) */
-    sim_group_rows_t group_rows;  /* rows alike: one weighted, or each its own */
+    int shared_replicas; /* workers whose replicas are identical by construction share one */
+    long timeline_steps; /* the timeline covers the run until a node's N-th gradient
+                            (SCENARIO_TIMELINE_ALL: the whole run) */
+    sim_timeline_mode_t timeline;    /* what of that window is stored (run.timeline) */
+    sim_group_rows_t group_rows;     /* rows alike: one weighted, or each its own */
     int allow_oversubscribed_memory; /* time a layout that does not fit its devices' memory */
-    char db[SCENARIO_STR];  /* results database path */
+    char db[SCENARIO_STR];           /* results database path */
 
     /* [model] */
-    trainer_model_config_t model; /* arch, hidden, conv, kernel, fc (shape from the data) */
-    char profile[SCENARIO_STR];   /* model profile (built-in name or absolute path of a
-                                     file): a timing-only run; "" for a real model */
-    int profile_pieces;           /* the profile's pipeline cuts + 1; 0 without [forward] */
-    int profile_attention;        /* the profile has attention cores (layers *.scores) */
-    int profile_splits;           /* the profile has a [tensor] section */
-    int profile_experts;          /* the fewest routed experts of its [experts] layers; 0:
-                                     none */
-    long batch;                   /* per worker (per client for fedavg) */
-    trainer_optim_t sgd;          /* the optimizer (model.optimizer, lr, momentum,
-                                     weight_decay, beta1, beta2, eps, clip_norm) */
-    trainer_lr_schedule_t schedule; /* after the warmup */
-    long warmup;                  /* steps (rounds) of linear warmup */
-    float lr_min;                 /* the decay's floor */
-    long threads;                 /* OpenBLAS threads of the real kernels */
-    sim_backend_t backend;        /* where the real kernels run */
+    trainer_model_config_t model;    /* arch, hidden, conv, kernel, fc (shape from the data) */
+    char profile[SCENARIO_STR];      /* model profile (built-in name or absolute path of a
+                                        file): a timing-only run; "" for a real model */
+    int profile_pieces;              /* the profile's pipeline cuts + 1; 0 without [forward] */
+    int profile_attention;           /* the profile has attention cores (layers *.scores) */
+    int profile_splits;              /* the profile has a [tensor] section */
+    int profile_experts;             /* the fewest routed experts of its [experts] layers; 0:
+                                        none */
+    long batch;                      /* per worker (per client for fedavg) */
+    trainer_optim_t sgd;             /* the optimizer (model.optimizer, lr, momentum,
+                                        weight_decay, beta1, beta2, eps, clip_norm) */
+    trainer_lr_schedule_t schedule;  /* after the warmup */
+    long warmup;                     /* steps (rounds) of linear warmup */
+    float lr_min;                    /* the decay's floor */
+    long threads;                    /* OpenBLAS threads of the real kernels */
+    sim_backend_t backend;           /* where the real kernels run */
     sim_side_by_side_t side_by_side; /* fedavg clients as replicas on the device */
-    sim_precision_t precision;    /* the simulated number format (timing, bytes, memory) */
-    sim_fp8_scaling_t fp8_scaling; /* fp8: how its GEMMs scale (their sustained fraction) */
-    sim_recompute_t recompute;    /* activations traded for FLOPs */
+    sim_precision_t precision;       /* the simulated number format (timing, bytes, memory) */
+    sim_fp8_scaling_t fp8_scaling;   /* fp8: how its GEMMs scale (their sustained fraction) */
+    sim_recompute_t recompute;       /* activations traded for FLOPs */
 
     /* [data] */
     char data_source[SCENARIO_STR]; /* "fashion-mnist", "synthetic", "text" or an MNIST-format
@@ -266,61 +265,61 @@ typedef struct scenario {
     double nvlink_bandwidth;          /* rail: each GPU's NVLink port, bytes/s each way */
     double nvlink_latency;            /* seconds */
     sim_net_model_t network_model;
-    int crosstraffic;                 /* 0: pure alpha-beta with CM02 */
-    sim_tcp_t tcp;                    /* network_model = tcp: the connections' TCP */
-    double device_flops;              /* simulated device speed, FLOP/s: the device's peak
-                                         at model.precision x its achieved fraction */
-    char device[SCENARIO_STR];        /* catalogue name, a profile file (absolute path, as
-                                         dtsim calibrate writes them), or "custom" */
-    double device_efficiency;         /* achieved fraction of the peak; 0: the device's */
+    int crosstraffic;                  /* 0: pure alpha-beta with CM02 */
+    sim_tcp_t tcp;                     /* network_model = tcp: the connections' TCP */
+    double device_flops;               /* simulated device speed, FLOP/s: the device's peak
+                                          at model.precision x its achieved fraction */
+    char device[SCENARIO_STR];         /* catalogue name, a profile file (absolute path, as
+                                          dtsim calibrate writes them), or "custom" */
+    double device_efficiency;          /* achieved fraction of the peak; 0: the device's */
     sim_compute_model_t compute_model; /* shape: a profile's [shape] lines timed by
                                           compute_model.h; flat: at device_flops */
-    double link_power;                /* W per network port, busy or idle */
-    double price_per_device_hour;     /* $ per host-hour; 0: no cost */
-    double price_per_port_hour;       /* $ per network port-hour, added; 0: none */
+    double link_power;                 /* W per network port, busy or idle */
+    double price_per_device_hour;      /* $ per host-hour; 0: no cost */
+    double price_per_port_hour;        /* $ per network port-hour, added; 0: none */
 
     /* [strategy] */
-    const sim_strategy_t *strategy;   /* strategy.kind (strategy_def.h) */
+    const sim_strategy_t *strategy; /* strategy.kind (strategy_def.h) */
     sim_allreduce_algo_t algorithm;
-    long group_size;                  /* hierarchical: workers per group */
+    long group_size; /* hierarchical: workers per group */
     sim_ring_messages_t ring_messages;
-    double bucket_mb;                 /* allreduce, pipeline gradient buckets (MB), 0 = off */
-    long accumulate;                  /* micro-batches summed per exchange (strategies with
-                                         SIM_TAKES_ACCUMULATE) */
-    trainer_codec_t compression;      /* what gradients and updates travel as */
-    int error_feedback;               /* carry the codec's error into the next message */
-    int momentum_correction;          /* top-k: momentum kept by the senders (DGC) */
+    double bucket_mb;            /* allreduce, pipeline gradient buckets (MB), 0 = off */
+    long accumulate;             /* micro-batches summed per exchange (strategies with
+                                    SIM_TAKES_ACCUMULATE) */
+    trainer_codec_t compression; /* what gradients and updates travel as */
+    int error_feedback;          /* carry the codec's error into the next message */
+    int momentum_correction;     /* top-k: momentum kept by the senders (DGC) */
 
     /* [faults] (event lists and distributions as written; fault_spec.h parses them) */
-    double fault_timeout;             /* seconds a peer may be silent before it is presumed
-                                         dead */
-    char crash[SCENARIO_STR];         /* "worker-3 at 2s for 1s, ..." or "none" */
+    double fault_timeout;     /* seconds a peer may be silent before it is presumed
+                                 dead */
+    char crash[SCENARIO_STR]; /* "worker-3 at 2s for 1s, ..." or "none" */
     char link_down[SCENARIO_STR];
     char link_degrade[SCENARIO_STR];
-    int live_links;                   /* the run takes link changes from dtsim serve's page */
-    int live_hosts;                   /* and host crashes and stragglers */
-    char straggler[SCENARIO_STR];     /* "worker-1 x4, worker-2 x2 at 1s for 3s" */
-    char slowdown[64];                /* none, uniform:LO:HI, lognormal:SIGMA */
-    double mtbf, mttr;                /* random worker crashes, seconds; 0 = none / never
-                                         back */
-    long checkpoint_every;            /* server / single worker checkpoint, 0 = none */
-    double dropout;                   /* fedavg: probability a sampled client drops out */
-    double deadline;                  /* fedavg: round deadline, seconds; 0 = none */
-    double over_select;               /* fedavg: sample this many times the clients needed */
-    char availability[SCENARIO_STR];  /* fedavg: always, PERIOD:FRACTION or trace:PATH
-                                         (absolute) */
-    char client_speed[SCENARIO_STR];  /* federated: same, SPEED:SHARE, ... or a distribution */
-    char device_trace[SCENARIO_STR];  /* federated: none or a device trace (absolute path) */
-    unsigned device_trace_has;        /* its columns (SIM_DEVICE_*, trace.h), read with it */
+    int live_links;                  /* the run takes link changes from dtsim serve's page */
+    int live_hosts;                  /* and host crashes and stragglers */
+    char straggler[SCENARIO_STR];    /* "worker-1 x4, worker-2 x2 at 1s for 3s" */
+    char slowdown[64];               /* none, uniform:LO:HI, lognormal:SIGMA */
+    double mtbf, mttr;               /* random worker crashes, seconds; 0 = none / never
+                                        back */
+    long checkpoint_every;           /* server / single worker checkpoint, 0 = none */
+    double dropout;                  /* fedavg: probability a sampled client drops out */
+    double deadline;                 /* fedavg: round deadline, seconds; 0 = none */
+    double over_select;              /* fedavg: sample this many times the clients needed */
+    char availability[SCENARIO_STR]; /* fedavg: always, PERIOD:FRACTION or trace:PATH
+                                        (absolute) */
+    char client_speed[SCENARIO_STR]; /* federated: same, SPEED:SHARE, ... or a distribution */
+    char device_trace[SCENARIO_STR]; /* federated: none or a device trace (absolute path) */
+    unsigned device_trace_has;       /* its columns (SIM_DEVICE_*, trace.h), read with it */
     char client_up[128], client_down[128], client_latency[128]; /* platform or a distribution */
-    double byzantine;                 /* federated: fraction of the clients that attack */
-    sim_attack_t attack;              /* what they do */
-    double attack_scale;              /* sign_flip: factor; noise: standard deviation */
+    double byzantine;    /* federated: fraction of the clients that attack */
+    sim_attack_t attack; /* what they do */
+    double attack_scale; /* sign_flip: factor; noise: standard deviation */
 
     /* [jobs] */
     char jobs_files[SCENARIO_JOBS_FILES]; /* job scenario files, comma-separated (repeated
                                              `files` lines append); "none": one run */
-    sim_placement_t jobs_placement;   /* which hosts each job gets */
+    sim_placement_t jobs_placement;       /* which hosts each job gets */
 
     /* The values of the strategies' own keys (sim_strategy_t.own_keys), in registration
      * order; read them with scenario_own. */
@@ -434,8 +433,7 @@ void scenario_write(const scenario_t *sc, FILE *out);
 /** Calls fn for every key in table order: "section.key", its text as scenario_write writes
  * it, and its value in base units (bytes/s, s, FLOP/s; booleans 0/1) or NAN if not numeric. */
 void scenario_foreach_key(const scenario_t *sc,
-                          void (*fn)(void *ctx, const char *key, const char *text,
-                                     double number),
+                          void (*fn)(void *ctx, const char *key, const char *text, double number),
                           void *ctx);
 /** The key reference in Markdown: a table per section, then units and device profiles. */
 void scenario_write_keys_markdown(FILE *out);
@@ -487,10 +485,10 @@ typedef enum sim_device_field {
 } sim_device_field_t;
 
 typedef struct sim_device_profile {
-    char name[SCENARIO_STR];            /* cluster.device: a catalogue name or a file */
-    char title[128];                    /* what it is */
-    double value[SIM_DEV_FIELDS];       /* NAN where not known */
-    char source[SIM_DEV_FIELDS][400];   /* where each known value comes from */
+    char name[SCENARIO_STR];          /* cluster.device: a catalogue name or a file */
+    char title[128];                  /* what it is */
+    double value[SIM_DEV_FIELDS];     /* NAN where not known */
+    char source[SIM_DEV_FIELDS][400]; /* where each known value comes from */
 } sim_device_profile_t;
 
 /** The device catalogue (scenarios/devices/catalogue.ini, compiled in), *count entries. */
@@ -509,8 +507,7 @@ const sim_device_profile_t *scenario_device(const scenario_t *sc);
 double scenario_device_speed(const sim_device_profile_t *p, const scenario_t *sc);
 /** Field f of p as the device tables print it: peaks in TFLOP/s, memory in GB, bandwidth
  * in GB/s, power in W, fractions; "-" when not known. */
-void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf,
-                          size_t n);
+void scenario_device_cell(const sim_device_profile_t *p, sim_device_field_t f, char *buf, size_t n);
 /** The name of a precision ("fp32", "bf16", ...). */
 const char *scenario_precision_name(sim_precision_t p);
 /** Bytes of one value of the parameters, gradients and activations: 4 in fp32 and tf32,

@@ -23,7 +23,6 @@ const char *scn_sweep_value(const scenario_t *sc, const scenario_sweep_key_t *sk
     return sc->sweep.text + sk->value[v];
 }
 
-
 /* "PATH:LINE: sweep NAME: msg" for a [sweep] line; value > 0 adds "value N \"V\": ". */
 static dt_status sweep_error(dt_err_t *err, const scenario_t *sc, int line, const char *name,
                              int value, const char *text, const char *fmt, ...)
@@ -56,7 +55,8 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
                 count++;
             }
         if (count == 1) {
-            snprintf(full, sizeof full, "%s.%s", scn_key_table[found].section, scn_key_table[found].key);
+            snprintf(full, sizeof full, "%s.%s", scn_key_table[found].section,
+                     scn_key_table[found].key);
             name = full;
             dot = strchr(name, '.');
         }
@@ -79,9 +79,10 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
         hint[0] = '\0';
         if (strcmp(section, "sweep"))
             scn_section_hint(section, hint, sizeof hint);
-        sweep_error(err, sc, line, name, 0, NULL,
-                    "unknown section [%s] (expected run, model, data, cluster, strategy or faults%s)",
-                    section, hint);
+        sweep_error(
+            err, sc, line, name, 0, NULL,
+            "unknown section [%s] (expected run, model, data, cluster, strategy or faults%s)",
+            section, hint);
         return -1;
     }
     int k = scn_key_find(section, key);
@@ -114,8 +115,7 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
         return -1;
     }
     if (sc->sweep.n_keys == SCENARIO_SWEEP_KEYS) {
-        sweep_error(err, sc, line, name, 0, NULL, "more than %d swept keys",
-                    SCENARIO_SWEEP_KEYS);
+        sweep_error(err, sc, line, name, 0, NULL, "more than %d swept keys", SCENARIO_SWEEP_KEYS);
         return -1;
     }
     return k;
@@ -124,8 +124,8 @@ static int sweep_key(const scenario_t *sc, const char *name, int line, dt_err_t 
 /* Checks one value of swept key k with the key's own parser (on a scratch copy) and appends
  * it, as scenario_write will write it, to sk. */
 static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const char *name,
-                                 const char *v, int line, const parse_ctx_t *ctx,
-                                 int allow_repeat, dt_err_t *err)
+                                 const char *v, int line, const parse_ctx_t *ctx, int allow_repeat,
+                                 dt_err_t *err)
 {
     int k = sk->key, n = sk->n_values + 1;
     if (!*v)
@@ -174,7 +174,7 @@ static dt_status sweep_value_add(scenario_t *sc, scenario_sweep_key_t *sk, const
 
 /* One [sweep] line: "section.key = v1, v2, ..." with "..." around a value holding a comma. */
 dt_status scn_sweep_add(scenario_t *sc, const char *name, const char *list, int line,
-                    const parse_ctx_t *ctx, dt_err_t *err)
+                        const parse_ctx_t *ctx, dt_err_t *err)
 {
     int k = sweep_key(sc, name, line, err);
     if (k < 0)
@@ -281,8 +281,8 @@ static const char *next_item(const char *p, char *v, size_t n, int *bad)
 
 /* A linked [sweep] line: "a.x, b.y = (1, p), (2, q)": the keys move together, one tuple per
  * run position. */
-dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *list,
-                           int line, const parse_ctx_t *ctx, dt_err_t *err)
+dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *list, int line,
+                               const parse_ctx_t *ctx, dt_err_t *err)
 {
     char name[8][96], item[SCENARIO_STR];
     int n = 0, bad = 0;
@@ -328,8 +328,8 @@ dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *li
             break;
         }
         char inner[SCENARIO_STR];
-        size_t len = (size_t)(close - p - 1) < sizeof inner ? (size_t)(close - p - 1)
-                                                              : sizeof inner - 1;
+        size_t len =
+            (size_t)(close - p - 1) < sizeof inner ? (size_t)(close - p - 1) : sizeof inner - 1;
         memcpy(inner, p + 1, len);
         inner[len] = '\0';
         const char *q = inner;
@@ -341,12 +341,13 @@ dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *li
             }
             q = next_item(q, item, sizeof item, &bad);
             if (bad) {
-                st = sweep_error(err, sc, line, names, 0, NULL,
-                                 "tuple %d: a quote out of place", tuples + 1);
+                st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d: a quote out of place",
+                                 tuples + 1);
                 break;
             }
             char full[96];
-            snprintf(full, sizeof full, "%s.%s", scn_key_table[sc->sweep.keys[first + i].key].section,
+            snprintf(full, sizeof full, "%s.%s",
+                     scn_key_table[sc->sweep.keys[first + i].key].section,
                      scn_key_table[sc->sweep.keys[first + i].key].key);
             /* a linked key may repeat a value: the tuples differ elsewhere (checked below) */
             st = sweep_value_add(sc, &sc->sweep.keys[first + i], full, item, line, ctx, 1, err);
@@ -372,8 +373,8 @@ dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *li
             for (int i = 0; i < n; i++)
                 same &= sc->sweep.keys[first + i].value[a] == sc->sweep.keys[first + i].value[b];
             if (same)
-                st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d repeats tuple %d",
-                                 b + 1, a + 1);
+                st = sweep_error(err, sc, line, names, 0, NULL, "tuple %d repeats tuple %d", b + 1,
+                                 a + 1);
         }
     long runs = scenario_sweep_count(sc);
     if (st == DT_OK && runs > SCENARIO_SWEEP_RUNS)
@@ -382,7 +383,8 @@ dt_status scn_sweep_add_linked(scenario_t *sc, const char *names, const char *li
     if (st) {
         memset(sc->sweep.text + text_len, 0, sc->sweep.text_len - text_len);
         sc->sweep.text_len = text_len;
-        memset(&sc->sweep.keys[first], 0, sizeof(scenario_sweep_key_t) * (size_t)(sc->sweep.n_keys - first));
+        memset(&sc->sweep.keys[first], 0,
+               sizeof(scenario_sweep_key_t) * (size_t)(sc->sweep.n_keys - first));
         sc->sweep.n_keys = first;
     }
     return st;
@@ -480,7 +482,8 @@ dt_status scenario_sweep_run(const scenario_t *sc, long i, scenario_t *run, dt_e
         const scenario_sweep_key_t *sk = &run->sweep.keys[j];
         dt_err_t e;
         run->key_line[sk->key] = sk->line;
-        if (scn_key_apply(run, &scn_key_table[sk->key], scn_sweep_value(run, sk, sk->chosen), &ctx, &e))
+        if (scn_key_apply(run, &scn_key_table[sk->key], scn_sweep_value(run, sk, sk->chosen), &ctx,
+                          &e))
             return scn_key_error(err, run, sk->line, sk->key, "%s", e.msg);
         if (sk->key == kf)
             scn_set_string(run->device, sizeof run->device, "custom", NULL);

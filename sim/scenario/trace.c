@@ -98,20 +98,26 @@ typedef struct layout {
 enum { DEV_CLIENT, DEV_SPEED, DEV_UP, DEV_DOWN, DEV_LATENCY };
 static const column_t dtsim_device_cols[] = {
     {"client", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
-    {"speed", COL_FLOPS, 0, 0, 1, "a speed with its unit from 1f to 1e24f, e.g. 2.5Gf",
-     SIM_Q_SPEED, 1, 0},
-    {"up", COL_BANDWIDTH, 0, 0, 1, "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
-     "10Mbps", SIM_Q_BANDWIDTH, 1, 0},
-    {"down", COL_BANDWIDTH, 0, 0, 1, "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
-     "10Mbps", SIM_Q_BANDWIDTH, 1, 0},
+    {"speed", COL_FLOPS, 0, 0, 1, "a speed with its unit from 1f to 1e24f, e.g. 2.5Gf", SIM_Q_SPEED,
+     1, 0},
+    {"up", COL_BANDWIDTH, 0, 0, 1,
+     "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
+     "10Mbps",
+     SIM_Q_BANDWIDTH, 1, 0},
+    {"down", COL_BANDWIDTH, 0, 0, 1,
+     "a bandwidth with its unit from 1kbps to 1000TBps, e.g. "
+     "10Mbps",
+     SIM_Q_BANDWIDTH, 1, 0},
     {"latency", COL_TIME, 0, 0, 0, "a time with its unit, 0 or 1ns to 1000s, e.g. 40ms",
      SIM_Q_LATENCY, 1, 0},
 };
 enum { FSD_CLIENT, FSD_COMPUTATION, FSD_COMMUNICATION };
 static const column_t fedscale_device_cols[] = {
     {"client_id", COL_CLIENT, 1, 0, 0, "an integer id >= 0", -1, 1, 0},
-    {"computation", COL_NUMBER, 0, 1e-6, 0, "milliseconds per sample, a number from 1e-6 to "
-     "1e9", -1, 1, 1e9},
+    {"computation", COL_NUMBER, 0, 1e-6, 0,
+     "milliseconds per sample, a number from 1e-6 to "
+     "1e9",
+     -1, 1, 1e9},
     /* 1kbps to 1000TBps, in kbit/s of 128 B/s */
     {"communication", COL_NUMBER, 0, 0, 1, "kbit/s, a number from 0.9765625 to 7.8125e12",
      SIM_Q_BANDWIDTH, SIM_FEDSCALE_KBPS, 0},
@@ -184,8 +190,7 @@ static dt_status row_error(table_t *t, const char *col, const char *fmt, ...)
     return dt_err_input(t->err, "%s:%d: column %s: %s", t->csv.path, t->csv.line, col, msg);
 }
 
-static dt_status table_open(table_t *t, const char *path, const layout_t layouts[2],
-                            dt_err_t *err)
+static dt_status table_open(table_t *t, const char *path, const layout_t layouts[2], dt_err_t *err)
 {
     memset(t, 0, sizeof *t);
     t->csv.path = path;
@@ -238,11 +243,12 @@ static dt_status table_header(table_t *t)
             return dt_err_input(t->err, "%s:%d: header field %d is empty (expected %s)",
                                 t->csv.path, t->csv.line, i + 1, expect);
         if (j == t->l->n)
-            return row_error(t, name, "unknown column in %s's layout (expected %s)",
-                             t->l->name, t->which ? names : expect);
+            return row_error(t, name, "unknown column in %s's layout (expected %s)", t->l->name,
+                             t->which ? names : expect);
         if (t->field_of[j] >= 0)
-            return row_error(t, name, "appears twice in the header, fields %d and %d "
-                                      "(expected each column once)",
+            return row_error(t, name,
+                             "appears twice in the header, fields %d and %d "
+                             "(expected each column once)",
                              t->field_of[j] + 1, i + 1);
         t->field_of[j] = i;
         t->col_of[i] = j;
@@ -281,8 +287,7 @@ static dt_status parse_field(table_t *t, int j, const char *text, long *client, 
         char *end;
         long id = strtol(text, &end, 10);
         if (!isdigit((unsigned char)text[0]) || *end || errno)
-            return row_error(t, c->name, "\"%s\" is not a client id (expected %s)", text,
-                             c->what);
+            return row_error(t, c->name, "\"%s\" is not a client id (expected %s)", text, c->what);
         *client = id;
         return DT_OK;
     }
@@ -297,22 +302,22 @@ static dt_status parse_field(table_t *t, int j, const char *text, long *client, 
         break;
     case COL_NUMBER:
         if (!plain_number(text, v))
-            return row_error(t, c->name, "\"%s\" is not a number (expected %s)", text,
-                             c->what);
+            return row_error(t, c->name, "\"%s\" is not a number (expected %s)", text, c->what);
         break;
     }
     if (st) /* the unit parser's message says what it expected, or lacks only the range */
-        return strstr(e.msg, "(expected") ? row_error(t, c->name, "%s", e.msg)
-                                          : row_error(t, c->name, "%s (expected %s)", e.msg,
-                                                      c->what);
+        return strstr(e.msg, "(expected")
+                   ? row_error(t, c->name, "%s", e.msg)
+                   : row_error(t, c->name, "%s (expected %s)", e.msg, c->what);
     if (c->open ? !(*v > c->min) : !(*v >= c->min))
         return row_error(t, c->name, "\"%s\" is out of range (expected %s)", text, c->what);
     if (c->max > 0 && !(*v <= c->max))
         return row_error(t, c->name, "\"%s\" is out of range (expected %s)", text, c->what);
     /* legal, but beyond what the simulator computes with: refused as it is read */
     if (c->simulable >= 0 && !scenario_simulable((sim_quantity_t)c->simulable, *v * c->scale))
-        return row_error(t, c->name, "\"%s\" is beyond what SimGrid's solver computes with "
-                                     "(expected %s)",
+        return row_error(t, c->name,
+                         "\"%s\" is beyond what SimGrid's solver computes with "
+                         "(expected %s)",
                          text, c->what);
     return DT_OK;
 }
@@ -327,8 +332,9 @@ static int table_row(table_t *t, long *client, double *v, dt_status *st)
         return 0;
     }
     if (t->csv.n > t->header_n) {
-        *st = dt_err_input(t->err, "%s:%d: field %d: the row has %s%d fields, the header %d "
-                                   "(expected one value per header column)",
+        *st = dt_err_input(t->err,
+                           "%s:%d: field %d: the row has %s%d fields, the header %d "
+                           "(expected one value per header column)",
                            t->csv.path, t->csv.line, t->header_n + 1,
                            t->csv.n > CSV_FIELDS ? "more than " : "",
                            t->csv.n > CSV_FIELDS ? CSV_FIELDS : t->csv.n, t->header_n);
@@ -411,8 +417,9 @@ dt_status sim_device_trace_load(const char *path, sim_device_trace_t *out, dt_er
     if (st)
         goto fail;
     if (!n) {
-        st = dt_err_input(err, "%s: no rows after the header on line %d (expected one row per "
-                               "client)",
+        st = dt_err_input(err,
+                          "%s: no rows after the header on line %d (expected one row per "
+                          "client)",
                           path, t.csv.line);
         goto fail;
     }
@@ -581,29 +588,32 @@ dt_status sim_avail_trace_load(const char *path, sim_avail_trace_t *out, dt_err_
             char a[48], b[48];
             time_text(&t, v[AV_END], a, sizeof a);
             time_text(&t, v[AV_START], b, sizeof b);
-            st = row_error(&t, cols[AV_END].name, "the window ends at %s, %s its %s %s "
-                                                  "(expected %s %s %s)",
-                           a, v[AV_END] < v[AV_START] ? "before" : "at", cols[AV_START].name,
-                           b, cols[AV_START].name, fedscale ? "<=" : "<", cols[AV_END].name);
+            st = row_error(&t, cols[AV_END].name,
+                           "the window ends at %s, %s its %s %s "
+                           "(expected %s %s %s)",
+                           a, v[AV_END] < v[AV_START] ? "before" : "at", cols[AV_START].name, b,
+                           cols[AV_START].name, fedscale ? "<=" : "<", cols[AV_END].name);
             goto fail;
         }
         if (n == cap)
             raw = grow(raw, &cap, sizeof *raw);
-        raw[n++] = (raw_window_t){client, v[AV_START], v[AV_END],
-                                  has_period ? v[AV_PERIOD] : NAN, t.csv.line};
+        raw[n++] = (raw_window_t){client, v[AV_START], v[AV_END], has_period ? v[AV_PERIOD] : NAN,
+                                  t.csv.line};
         span = fmax(span, v[AV_END]);
     }
     if (st)
         goto fail;
     if (!n) {
-        st = dt_err_input(err, "%s: no rows after the header on line %d (expected one window "
-                               "per row)",
+        st = dt_err_input(err,
+                          "%s: no rows after the header on line %d (expected one window "
+                          "per row)",
                           path, t.csv.line);
         goto fail;
     }
     if (!has_period && span <= 0) {
-        st = dt_err_input(err, "%s: every window is empty, so the trace has no length "
-                               "(expected a window with %s < %s, or a %s column)",
+        st = dt_err_input(err,
+                          "%s: every window is empty, so the trace has no length "
+                          "(expected a window with %s < %s, or a %s column)",
                           path, t.l->cols[AV_START].name, t.l->cols[AV_END].name,
                           t.l->cols[AV_PERIOD].name);
         goto fail;
@@ -707,8 +717,8 @@ double sim_avail_client_next_online(const sim_avail_client_t *c, double time)
     size_t i = locate(c, time, &k, &x);
     if (i > 0 && x < c->windows[i - 1].end)
         return time;
-    double next = i < c->n ? k * c->period + c->windows[i].start
-                           : (k + 1) * c->period + c->windows[0].start;
+    double next =
+        i < c->n ? k * c->period + c->windows[i].start : (k + 1) * c->period + c->windows[0].start;
     return next < time ? time : next; /* never before time, whatever the rounding */
 }
 
@@ -793,8 +803,9 @@ static dt_status dist_choice(char *items, sim_dist_t *out, dt_err_t *err)
             return dt_err_input(err, "choice has more than %d items", SIM_DIST_CHOICES);
         char *at = strrchr(item, '@');
         if (!at)
-            return dt_err_input(err, "choice item \"%s\" lacks its probability (expected "
-                                     "VALUE@P, e.g. %s@0.25)",
+            return dt_err_input(err,
+                                "choice item \"%s\" lacks its probability (expected "
+                                "VALUE@P, e.g. %s@0.25)",
                                 item, dist_example[out->unit]);
         *at = '\0';
         dt_err_t e;
@@ -802,8 +813,8 @@ static dt_status dist_choice(char *items, sim_dist_t *out, dt_err_t *err)
             return dt_err_input(err, "choice item %d: %s", n + 1, e.msg);
         char *p = trim(at + 1);
         if (!plain_number(p, &out->prob[n]) || out->prob[n] <= 0 || out->prob[n] > 1)
-            return dt_err_input(err, "choice item %d: probability \"%s\" is not in (0, 1]",
-                                n + 1, p);
+            return dt_err_input(err, "choice item %d: probability \"%s\" is not in (0, 1]", n + 1,
+                                p);
         sum += out->prob[n];
         n++;
     }
@@ -815,8 +826,7 @@ static dt_status dist_choice(char *items, sim_dist_t *out, dt_err_t *err)
     return DT_OK;
 }
 
-dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out,
-                         dt_err_t *err)
+dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out, dt_err_t *err)
 {
     memset(out, 0, sizeof *out);
     out->unit = unit;
@@ -834,8 +844,9 @@ dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out
         double x;
         if (!scn_number_prefix(s, &len, &x)) /* a value after all: its own message says more */
             return dt_err_input(err, "%s", e.msg);
-        return dt_err_input(err, "\"%s\" is neither a %s nor a distribution (expected "
-                                 DIST_SYNTAX ", with %ss such as %s)",
+        return dt_err_input(err,
+                            "\"%s\" is neither a %s nor a distribution (expected " DIST_SYNTAX
+                            ", with %ss such as %s)",
                             s, dist_what[unit], dist_what[unit], dist_example[unit]);
     }
     char *name = trim(s);
@@ -850,11 +861,10 @@ dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out
         const char *syntax = uniform ? "uniform:LO:HI" : "lognormal:MEDIAN:SIGMA";
         char *second;
         if (split_colon(rest, &second))
-            return dt_err_input(err, "%s needs two values (expected %s, e.g. %s)", name,
-                                syntax, uniform ? "uniform:1Gf:4Gf" : "lognormal:2Gf:0.5");
+            return dt_err_input(err, "%s needs two values (expected %s, e.g. %s)", name, syntax,
+                                uniform ? "uniform:1Gf:4Gf" : "lognormal:2Gf:0.5");
         if (strchr(second, ':'))
-            return dt_err_input(err, "%s takes two values, not more (expected %s)", name,
-                                syntax);
+            return dt_err_input(err, "%s takes two values, not more (expected %s)", name, syntax);
         out->kind = uniform ? SIM_DIST_UNIFORM : SIM_DIST_LOGNORMAL;
         if (dist_number(rest, unit, &out->a, &e))
             return dt_err_input(err, "%s %s: %s", name, uniform ? "LO" : "MEDIAN", e.msg);
@@ -920,7 +930,8 @@ double sim_dist_draw(const sim_dist_t *d, trainer_rng_t *r)
 
 static void dist_value_text(const sim_dist_t *d, double v, char *buf, size_t n)
 {
-    static const unit_t *const units[] = {NULL, scn_flops_units, scn_bandwidth_units, scn_time_units};
+    static const unit_t *const units[] = {NULL, scn_flops_units, scn_bandwidth_units,
+                                          scn_time_units};
     if (d->unit == SIM_DIST_UNIT_NUMBER)
         scn_format_double(buf, n, v);
     else

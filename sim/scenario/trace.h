@@ -149,8 +149,7 @@ typedef struct sim_dist {
 } sim_dist_t;
 
 /** Parses a distribution of values of the given unit; the message has no location. */
-dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out,
-                         dt_err_t *err);
+dt_status sim_dist_parse(const char *text, sim_dist_unit_t unit, sim_dist_t *out, dt_err_t *err);
 /** The value for a uniform variate u in [0, 1) and a standard normal variate z: const
  *  uses neither, uniform and choice u (the u-quantile), lognormal z. */
 double sim_dist_value(const sim_dist_t *d, double u, double z);

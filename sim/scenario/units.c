@@ -1,6 +1,6 @@
 /* Values with units (10Gbps or 10Gb/s, 5us, 19.5Tf, 80GB, 700W): parsed into base units (bytes/s,
- * seconds, FLOP/s, bytes, watts), and written back as the shortest spelling that reads back to the same double,
- * so that a written scenario loads to the same struct. */
+ * seconds, FLOP/s, bytes, watts), and written back as the shortest spelling that reads back to the
+ * same double, so that a written scenario loads to the same struct. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,15 +9,14 @@
 #include "keys_impl.h"
 
 const unit_t scn_bandwidth_units[] = {
-    {"bps", 1, 8, 0, 0},     {"kbps", 1e3, 8, 0, 0}, {"Mbps", 1e6, 8, 0, 0},
+    {"bps", 1, 8, 0, 0},     {"kbps", 1e3, 8, 0, 0},  {"Mbps", 1e6, 8, 0, 0},
     {"Gbps", 1e9, 8, 0, 0},  {"Tbps", 1e12, 8, 0, 0}, {"Bps", 1, 1, 0, 1},
-    {"kBps", 1e3, 1, 0, 1},  {"MBps", 1e6, 1, 0, 1}, {"GBps", 1e9, 1, 0, 1},
+    {"kBps", 1e3, 1, 0, 1},  {"MBps", 1e6, 1, 0, 1},  {"GBps", 1e9, 1, 0, 1},
     {"TBps", 1e12, 1, 0, 1}, {NULL, 0, 0, 0, 0},
 };
 const unit_t scn_time_units[] = {
-    {"ns", 1, 1e9, 0, 0}, {"us", 1, 1e6, 0, 0}, {"ms", 1, 1e3, 0, 0},
-    {"s", 1, 1, 0, 0},    {"min", 60, 1, 0, 0}, {"h", 3600, 1, 0, 0},
-    {NULL, 0, 0, 0, 0},
+    {"ns", 1, 1e9, 0, 0}, {"us", 1, 1e6, 0, 0}, {"ms", 1, 1e3, 0, 0}, {"s", 1, 1, 0, 0},
+    {"min", 60, 1, 0, 0}, {"h", 3600, 1, 0, 0}, {NULL, 0, 0, 0, 0},
 };
 const unit_t scn_flops_units[] = {
     {"f", 1, 1, 0, 0},        {"kf", 1e3, 1, 0, 0},      {"Mf", 1e6, 1, 0, 0},
@@ -28,16 +27,21 @@ const unit_t scn_flops_units[] = {
 };
 /* memory sizes: SI as datasheets print them (80 GB), and binary (80 GiB) */
 const unit_t scn_size_units[] = {
-    {"B", 1, 1, 0, 0},         {"kB", 1e3, 1, 0, 0},       {"MB", 1e6, 1, 0, 0},
-    {"GB", 1e9, 1, 0, 0},      {"TB", 1e12, 1, 0, 0},      {"KiB", 1024.0, 1, 0, 0},
-    {"MiB", 1048576.0, 1, 0, 0}, {"GiB", 1073741824.0, 1, 0, 0},
-    {"TiB", 1099511627776.0, 1, 0, 0}, {NULL, 0, 0, 0, 0},
+    {"B", 1, 1, 0, 0},           {"kB", 1e3, 1, 0, 0},           {"MB", 1e6, 1, 0, 0},
+    {"GB", 1e9, 1, 0, 0},        {"TB", 1e12, 1, 0, 0},          {"KiB", 1024.0, 1, 0, 0},
+    {"MiB", 1048576.0, 1, 0, 0}, {"GiB", 1073741824.0, 1, 0, 0}, {"TiB", 1099511627776.0, 1, 0, 0},
+    {NULL, 0, 0, 0, 0},
 };
 const unit_t scn_power_units[] = {
-    {"W", 1, 1, 0, 0}, {"kW", 1e3, 1, 0, 0}, {NULL, 0, 0, 0, 0},
+    {"W", 1, 1, 0, 0},
+    {"kW", 1e3, 1, 0, 0},
+    {NULL, 0, 0, 0, 0},
 };
 
-static double unit_value(double number, const unit_t *u) { return number * u->mul / u->div; }
+static double unit_value(double number, const unit_t *u)
+{
+    return number * u->mul / u->div;
+}
 
 void scn_unit_list(const unit_t *units, char *buf, size_t n)
 {
@@ -219,8 +223,8 @@ void scn_format_unit(char *buf, size_t n, double v, const unit_t *units)
         double x = v * u->div / u->mul;
         if (u->alias || !shortest_number(num, sizeof num, x, v, back_unit, u))
             continue;
-        size_t score = strlen(num) + strlen(u->name) + (size_t)(x < 1 || x >= 1000) +
-                       (size_t)u->bytes;
+        size_t score =
+            strlen(num) + strlen(u->name) + (size_t)(x < 1 || x >= 1000) + (size_t)u->bytes;
         if (!best[0] || score < best_score) {
             snprintf(best, sizeof best, "%s%s", num, u->name);
             best_score = score;

@@ -23,9 +23,9 @@ int scenario_has_faults(const scenario_t *sc)
 {
     return strcmp(sc->crash, "none") || strcmp(sc->link_down, "none") ||
            strcmp(sc->link_degrade, "none") || sc->live_links || sc->live_hosts ||
-           strcmp(sc->straggler, "none") ||
-           strcmp(sc->slowdown, "none") || sc->mtbf > 0 || sc->dropout > 0 ||
-           sc->deadline > 0 || sc->over_select > 1 || strcmp(sc->availability, "always");
+           strcmp(sc->straggler, "none") || strcmp(sc->slowdown, "none") || sc->mtbf > 0 ||
+           sc->dropout > 0 || sc->deadline > 0 || sc->over_select > 1 ||
+           strcmp(sc->availability, "always");
 }
 
 sim_net_model_t scenario_network_model(const scenario_t *sc)
@@ -35,9 +35,10 @@ sim_net_model_t scenario_network_model(const scenario_t *sc)
     /* links of a millisecond or more are where messages wait on TCP's window (dtsim
      * validate on the shaped-link testbed: CM02 runs 11-43% fast at 5-50 ms, LV08 and SMPI
      * 30-530% slow, tcp within 10%; at 0.1 ms LV08 and tcp are both within 5%) */
-    int wide = sc->platform == SIM_PLATFORM_EDGE || sc->latency >= 1e-3 ||
-               ((sc->platform == SIM_PLATFORM_MULTI_RACK || sc->platform == SIM_PLATFORM_FAT_TREE) &&
-                sc->uplink_latency >= 1e-3);
+    int wide =
+        sc->platform == SIM_PLATFORM_EDGE || sc->latency >= 1e-3 ||
+        ((sc->platform == SIM_PLATFORM_MULTI_RACK || sc->platform == SIM_PLATFORM_FAT_TREE) &&
+         sc->uplink_latency >= 1e-3);
     return wide ? SIM_NET_TCP : SIM_NET_LV08;
 }
 
@@ -70,8 +71,9 @@ static int check_tcp_keys(const scenario_t *sc, dt_err_t *err)
     for (int i = 0; i < scn_key_count; i++) {
         char name[64], where[96];
         snprintf(name, sizeof name, "cluster.%s", scn_key_table[i].key);
-        if (strcmp(scn_key_table[i].section, "cluster") || strncmp(scn_key_table[i].key, "tcp_", 4) ||
-            !scenario_key_given(sc, name) || !key_differs(sc, &scn_key_table[i]))
+        if (strcmp(scn_key_table[i].section, "cluster") ||
+            strncmp(scn_key_table[i].key, "tcp_", 4) || !scenario_key_given(sc, name) ||
+            !key_differs(sc, &scn_key_table[i]))
             continue;
         const char *k = scenario_blame(sc, name, "cluster.network_model", where, sizeof where);
         static const char *const names[] = {"LV08", "CM02", "SMPI"};
@@ -99,8 +101,7 @@ int scenario_simulable(sim_quantity_t q, double v)
 
 const char *scenario_simulable_range(sim_quantity_t q)
 {
-    static const char *const text[] = {"0, or 1ns to 1000s", "1kbps to 1000TBps",
-                                       "1f to 1e24f"};
+    static const char *const text[] = {"0, or 1ns to 1000s", "1kbps to 1000TBps", "1f to 1e24f"};
     DT_ASSERT((int)q >= 0 && q <= SIM_Q_SPEED);
     return text[q];
 }
@@ -135,8 +136,8 @@ static dt_status check_simulable(const scenario_t *sc, dt_err_t *err)
         char text[64];
         scn_format_unit(text, sizeof text, v, units[keys[i].q]);
         return scenario_fail(sc, err, k,
-                             "%s is beyond what SimGrid's solver computes with (expected %s)",
-                             text, scenario_simulable_range(keys[i].q));
+                             "%s is beyond what SimGrid's solver computes with (expected %s)", text,
+                             scenario_simulable_range(keys[i].q));
     }
     return DT_OK;
 }
@@ -246,7 +247,7 @@ static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
         double x = speed;
         if (!scenario_simulable(SIM_Q_SPEED, speed))
             key = d.trace.n && (d.trace.has & SIM_DEVICE_SPEED) ? "faults.device_trace"
-                                                                 : "faults.client_speed";
+                                                                : "faults.client_speed";
         for (int i = 0; i < 3 && !key; i++)
             if ((given & what[i].bit) && !scenario_simulable(what[i].q, v[i])) {
                 key = (d.dists & what[i].bit) ? what[i].key : "faults.device_trace";
@@ -257,9 +258,14 @@ static dt_status check_client_values(const scenario_t *sc, dt_err_t *err)
             st = scenario_fail(sc, err, key,
                                "client %ld's %s is %.4g %s, beyond what SimGrid's solver "
                                "computes with (expected %s)",
-                               c, q == SIM_Q_SPEED ? "speed" : q == SIM_Q_LATENCY ? "latency"
-                                                                               : "bandwidth",
-                               x, q == SIM_Q_SPEED ? "flop/s" : q == SIM_Q_LATENCY ? "s" : "B/s",
+                               c,
+                               q == SIM_Q_SPEED     ? "speed"
+                               : q == SIM_Q_LATENCY ? "latency"
+                                                    : "bandwidth",
+                               x,
+                               q == SIM_Q_SPEED     ? "flop/s"
+                               : q == SIM_Q_LATENCY ? "s"
+                                                    : "B/s",
                                scenario_simulable_range(q));
     }
     sim_client_devices_close(&d);
@@ -317,8 +323,8 @@ static int check_own_keys(const scenario_t *sc, const sim_strategy_t *st, dt_err
                         len += (size_t)snprintf(who + len, sizeof who - len, "%s%s",
                                                 len ? " and " : "", (*w)->name);
             const char *blamed = scenario_blame(sc, name, "strategy.kind", where, sizeof where);
-            scenario_fail(sc, err, blamed, "%s is a key of %s, which %s does not read (%s)",
-                          k->key, who, st->name, where);
+            scenario_fail(sc, err, blamed, "%s is a key of %s, which %s does not read (%s)", k->key,
+                          who, st->name, where);
             return 1;
         }
     }
@@ -464,8 +470,7 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
     double acts = mc.arch == TRAINER_ARCH_GPT
                       ? 4.0 * (double)trainer_gpt_activation_floats(&m) * (double)sc->batch
                       : 0.0;
-    double nodes = (double)workers + servers,
-           per_node = 16.0 * (double)m.n_params + acts + 65536.0;
+    double nodes = (double)workers + servers, per_node = 16.0 * (double)m.n_params + acts + 65536.0;
     double ram = scenario_memory_available();
     if (mc.arch == TRAINER_ARCH_GPT) /* the size the user gave */
         model_key = scenario_key_given(sc, "model.layers")   ? "model.layers"
@@ -481,8 +486,7 @@ static int check_model(const scenario_t *sc, dt_err_t *err)
                       "or fewer workers)",
                       (double)m.n_params, nodes,
                       acts > 0 ? ", and a batch's activations on each," : "",
-                      nodes * per_node / 1e9, ram / 1e9,
-                      acts > 0 ? ", batch" : "");
+                      nodes * per_node / 1e9, ram / 1e9, acts > 0 ? ", batch" : "");
         return 1;
     }
     return 0;
@@ -515,14 +519,16 @@ static int check_precision(const scenario_t *sc, dt_err_t *err)
                 len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "",
                                         scenario_precision_name((sim_precision_t)q));
         k = scenario_blame(sc, "model.precision", "cluster.device", where, sizeof where);
-        scenario_fail(sc, err, k, "device %s has no %s peak (it has %s; %s)", p->name, prec,
-                      have, where);
+        scenario_fail(sc, err, k, "device %s has no %s peak (it has %s; %s)", p->name, prec, have,
+                      where);
         return 1;
     }
     if (sc->fp8_scaling == SIM_FP8_BLOCK && sc->precision != SIM_PREC_FP8) {
         k = scenario_blame(sc, "model.fp8_scaling", "model.precision", where, sizeof where);
-        scenario_fail(sc, err, k, "fp8_scaling = block scales FP8 GEMMs, and precision = %s "
-                                  "has none (expected precision = fp8; %s)", prec, where);
+        scenario_fail(sc, err, k,
+                      "fp8_scaling = block scales FP8 GEMMs, and precision = %s "
+                      "has none (expected precision = fp8; %s)",
+                      prec, where);
         return 1;
     }
     if (sc->fp8_scaling == SIM_FP8_BLOCK &&
@@ -552,8 +558,7 @@ static int check_precision(const scenario_t *sc, dt_err_t *err)
             return 1;
         }
         if (sc->precision >= SIM_PREC_BF16 && sc->compression.kind != TRAINER_CODEC_NONE) {
-            k = scenario_blame(sc, "strategy.compression", "model.precision", where,
-                               sizeof where);
+            k = scenario_blame(sc, "strategy.compression", "model.precision", where, sizeof where);
             scenario_fail(sc, err, k,
                           "the codecs encode FP32 values; with precision = %s the values are "
                           "16-bit already (expected compression = none, or precision = fp32 "
@@ -621,11 +626,9 @@ static int check_optimizer(const scenario_t *sc, dt_err_t *err)
     /* a timing-only model trains nothing: its optimizer only counts memory */
     if (sc->profile[0])
         return 0;
-    if (sc->side_by_side == SIM_SIDE_YES &&
-        (o->kind != TRAINER_OPT_SGD || o->clip_norm > 0.0f)) {
-        k = scenario_blame(sc, "model.side_by_side", o->kind != TRAINER_OPT_SGD
-                                                         ? "model.optimizer"
-                                                         : "model.clip_norm",
+    if (sc->side_by_side == SIM_SIDE_YES && (o->kind != TRAINER_OPT_SGD || o->clip_norm > 0.0f)) {
+        k = scenario_blame(sc, "model.side_by_side",
+                           o->kind != TRAINER_OPT_SGD ? "model.optimizer" : "model.clip_norm",
                            where, sizeof where);
         scenario_fail(sc, err, k,
                       "replicas side by side train with sgd, unclipped (%s; expected "
@@ -697,8 +700,8 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
         if (strcmp(st->worker_role, "client")) {
             scenario_strategies_federated(0, " or ", names, sizeof names);
             return scenario_fail(sc, err, "faults.byzantine",
-                                 "Byzantine clients need a federated strategy (%s), not %s",
-                                 names, st->name);
+                                 "Byzantine clients need a federated strategy (%s), not %s", names,
+                                 st->name);
         }
         if ((long)floor(sc->byzantine * (double)scenario_own(sc, "clients")->l + 1e-9) < 1) {
             k = scenario_blame(sc, "faults.byzantine", "strategy.clients", where, sizeof where);
@@ -729,14 +732,14 @@ dt_status scenario_validate(const scenario_t *sc, dt_err_t *err)
     if (sc->compression.kind != TRAINER_CODEC_NONE && !(st->takes & SIM_TAKES_COMPRESSION)) {
         k = scenario_blame(sc, "strategy.compression", "strategy.kind", where, sizeof where);
         scenario_strategies_taking(SIM_TAKES_COMPRESSION, " and ", takers, sizeof takers);
-        return scenario_fail(sc, err, k, "compression applies to %s, not %s (%s)", takers,
-                             st->name, where);
+        return scenario_fail(sc, err, k, "compression applies to %s, not %s (%s)", takers, st->name,
+                             where);
     }
     if (sc->accumulate > 1 && !(st->takes & SIM_TAKES_ACCUMULATE)) {
         k = scenario_blame(sc, "strategy.accumulate", "strategy.kind", where, sizeof where);
         scenario_strategies_taking(SIM_TAKES_ACCUMULATE, " and ", takers, sizeof takers);
-        return scenario_fail(sc, err, k, "accumulate applies to %s, not %s (%s)", takers,
-                             st->name, where);
+        return scenario_fail(sc, err, k, "accumulate applies to %s, not %s (%s)", takers, st->name,
+                             where);
     }
     if (check_technique_keys(sc, st, err))
         return DT_ERR_INPUT;

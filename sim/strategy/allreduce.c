@@ -21,8 +21,8 @@ static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_
 {
     sim_nccl_group_t *ng = sim_run_kept(run, &nccl_key);
     if (ng) { /* strategy.dp_comm = nccl: every worker, in rank order */
-        sim_nccl_group_allreduce(run, ng, node, node->rank, buf, n,
-                                 sim_nccl_algo_key(run->sc), sim_nccl_proto_key(run->sc));
+        sim_nccl_group_allreduce(run, ng, node, node->rank, buf, n, sim_nccl_algo_key(run->sc),
+                                 sim_nccl_proto_key(run->sc));
         return SIM_OK;
     }
     if (run->sc->shared_replicas && !run->has_faults && !run->real) /* as sim_dp_loop */
@@ -30,7 +30,10 @@ static sim_status_t exchange(sim_run_t *run, sim_node_t *node, float *buf, size_
     return sim_groups_allreduce(run, sim_elastic_groups(run), node, buf, n);
 }
 
-static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, exchange); }
+static void worker(sim_node_t *node)
+{
+    sim_dp_loop(sim_current, node, exchange);
+}
 
 static void nccl_free(sim_run_t *run, void *ctx)
 {
@@ -75,8 +78,7 @@ static void nccl_make(sim_run_t *run)
              : sim_nccl_algo_key(sc) == SIM_NCCL_NVLS && ng->model.nodes > 1
                  ? "ring (nvls runs inside a server only)"
                  : sim_nccl_algo_name(sim_nccl_algo_key(sc)),
-             sim_nccl_proto_key(sc) < 0 ? "by size"
-                                        : sim_nccl_proto_name(sim_nccl_proto_key(sc)));
+             sim_nccl_proto_key(sc) < 0 ? "by size" : sim_nccl_proto_name(sim_nccl_proto_key(sc)));
 }
 
 static void deploy(sim_run_t *run)
@@ -98,13 +100,13 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, "strategy.dp_comm",
                              "formula times a pipeline's replicas (strategy.kind = pipeline); "
                              "allreduce takes messages or nccl");
-    int gathered = sc->compression.kind == TRAINER_CODEC_TOPK ||
-                   sc->compression.kind == TRAINER_CODEC_QSGD8;
+    int gathered =
+        sc->compression.kind == TRAINER_CODEC_TOPK || sc->compression.kind == TRAINER_CODEC_QSGD8;
     if (sc->bucket_mb > 0 && (sc->accumulate > 1 || gathered)) {
         char where[96];
-        const char *k = scenario_blame(
-            sc, sc->accumulate > 1 ? "strategy.accumulate" : "strategy.compression",
-            "strategy.bucket_mb", where, sizeof where);
+        const char *k =
+            scenario_blame(sc, sc->accumulate > 1 ? "strategy.accumulate" : "strategy.compression",
+                           "strategy.bucket_mb", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "bucket_mb overlaps one backward pass with plain all-reduces; it "
                              "does not combine with %s (use bucket_mb = 0; %s)",

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "strategy.h"
 
 static size_t slice_start(const sim_run_t *run, int s)
@@ -25,7 +24,7 @@ typedef struct worker_state {
     sim_msg_t **msgs;
     long *version; /* (S) version of each shard this worker's parameters come from */
     uint32_t *idx;
-    long step;     /* gradients pushed (lost ones included) */
+    long step; /* gradients pushed (lost ones included) */
 } worker_state_t;
 
 static void worker_state_free(sim_node_t *node)
@@ -114,8 +113,8 @@ static void worker(sim_node_t *node)
                 break;
             }
             /* the push or its reply is lost; the run goes on */
-            sim_fault_log(run, "lost-push", node->name, "gradient %ld: no reply within %gs",
-                          step, 2 * sim_fault_timeout(run));
+            sim_fault_log(run, "lost-push", node->name, "gradient %ld: no reply within %gs", step,
+                          2 * sim_fault_timeout(run));
             if (last || rejoin(run, node, ws))
                 break;
             continue;
@@ -129,19 +128,22 @@ static void worker(sim_node_t *node)
 }
 
 typedef struct server_state {
-    long *clock;        /* (N) pushes received from each worker */
-    int *finished;      /* (N) */
-    int *dead;          /* (N) presumed dead: a reply was not taken within the timeout */
-    int *pending;       /* (N) reply held back by the staleness bound */
-    float **snapshot;   /* (N) parameter slice sent to each worker */
-    sim_comm_t *reply;   /* (N) reply in flight */
-    long version;       /* gradients applied */
+    long *clock;          /* (N) pushes received from each worker */
+    int *finished;        /* (N) */
+    int *dead;            /* (N) presumed dead: a reply was not taken within the timeout */
+    int *pending;         /* (N) reply held back by the staleness bound */
+    float **snapshot;     /* (N) parameter slice sent to each worker */
+    sim_comm_t *reply;    /* (N) reply in flight */
+    long version;         /* gradients applied */
     sim_msg_t *reply_msg; /* (N) header of the reply to each worker */
 } server_state_t;
 
 /* Shards that have finished (run->shared, a run's own: jobs may share a process); the last
  * one evaluates the final model. */
-static int *shards_done(sim_run_t *run) { return run->shared; }
+static int *shards_done(sim_run_t *run)
+{
+    return run->shared;
+}
 
 static void evaluate_model(sim_run_t *run, long step)
 {
@@ -211,8 +213,7 @@ static void reply(sim_run_t *run, sim_node_t *node, server_state_t *st, int i, s
     m->src = node->host;
     m->sender = node;
     m->sent_at = sim_now();
-    st->reply[i] = sim_post_send(sim_mailbox(run->workers[i].name, "params"), m,
-                                        (long)m->bytes);
+    st->reply[i] = sim_post_send(sim_mailbox(run->workers[i].name, "params"), m, (long)m->bytes);
     st->pending[i] = 0;
 }
 
@@ -305,11 +306,9 @@ static void server(sim_node_t *node)
         if (node->rank == 0)
             sim_staleness_add(run, staleness);
         /* applied on arrival; the schedule's step is the number of global steps so far */
-        sim_update(run, node->params + off, m->data, node->velocity + off,
-                   sim_moment2(node, off), len, st->version / N, st->version + 1);
-        sim_charge(run, node,
-                   trainer_optim_flops(&run->sc->sgd, len),
-                   dt_wall_seconds() - w0);
+        sim_update(run, node->params + off, m->data, node->velocity + off, sim_moment2(node, off),
+                   len, st->version / N, st->version + 1);
+        sim_charge(run, node, trainer_optim_flops(&run->sc->sgd, len), dt_wall_seconds() - w0);
         st->version++;
         node->steps++;
         st->clock[i]++;
@@ -353,7 +352,11 @@ static void deploy(sim_run_t *run)
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_SERVERS,
-    {.key = "max_lead", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+    {.key = "max_lead",
+     .kind = SIM_KEY_INT,
+     .def = "0",
+     .min = 0,
+     .max = 1000000,
      .doc = "stale-synchronous parallel (SSP, Ho et al. 2013, its staleness threshold s): a "
             "shard holds back its reply to a worker more than this many pushes ahead of the "
             "slowest unfinished worker, so no worker runs further ahead; the staleness of a "

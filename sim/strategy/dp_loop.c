@@ -6,7 +6,6 @@
 #include "collective.h"
 #include "nccl.h"
 
-
 #include <stddef.h>
 
 const char *const sim_dp_comm_names[] = {"messages", "formula", "nccl", "auto", NULL};
@@ -66,8 +65,7 @@ dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err)
     if (scenario_own(sc, "servers")->l <= sc->workers)
         return DT_OK;
     char where[96];
-    const char *k = scenario_blame(sc, "strategy.servers", "cluster.workers", where,
-                                   sizeof where);
+    const char *k = scenario_blame(sc, "strategy.servers", "cluster.workers", where, sizeof where);
     return scenario_fail(sc, err, k,
                          "%ld servers for %ld workers (expected servers <= workers for %s; %s)",
                          scenario_own(sc, "servers")->l, sc->workers, sc->strategy->name, where);
@@ -170,8 +168,7 @@ int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node)
 static long restart_single(sim_run_t *run, sim_node_t *node)
 {
     int ck = node->ckpt && node->ckpt_step >= 0;
-    run->be->copy(node->params, ck ? node->ckpt : run->init_params,
-                  sizeof(float) * run->n_params);
+    run->be->copy(node->params, ck ? node->ckpt : run->init_params, sizeof(float) * run->n_params);
     sim_optim_clear(run, node, 0, run->n_params);
     long from = ck ? node->ckpt_step : 0;
     sim_fault_log(run, "restore", node->name, "restarted from %s of step %ld",
@@ -270,8 +267,7 @@ static int shards_gone(sim_run_t *run)
     return 0;
 }
 
-int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
-                sim_msg_t **msgs)
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to, sim_msg_t **msgs)
 {
     int S = run->n_servers;
     sim_box_t params_box = sim_mailbox(node->name, "params");

@@ -38,60 +38,115 @@ static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_LOCAL_EPOCHS,
     SIM_KEY_ROUNDS,
     SIM_KEY_PROX_MU,
-    {.key = "server_optimizer", .kind = SIM_KEY_ENUM, .def = "avg", .names = trainer_fedopt_names,
+    {.key = "server_optimizer",
+     .kind = SIM_KEY_ENUM,
+     .def = "avg",
+     .names = trainer_fedopt_names,
      .doc = "what the server does with the round's average update delta: avg adds "
             "server_lr x delta (FedAvg), avgm adds server_lr x m with m = server_momentum x m + "
             "delta (FedAvgM), adagrad, adam and yogi are Reddi et al. 2021's FedAdagrad, "
             "FedAdam and FedYogi (server_lr x m / (sqrt(v) + server_tau); they want a "
             "server_lr near 0.01 to 0.1)"},
     SIM_KEY_SERVER_LR,
-    {.key = "server_momentum", .kind = SIM_KEY_REAL, .def = "0.9", .min = 0, .max = 1,
+    {.key = "server_momentum",
+     .kind = SIM_KEY_REAL,
+     .def = "0.9",
+     .min = 0,
+     .max = 1,
      .open = SIM_KEY_OPEN_MAX,
      .doc = "beta1 of avgm, adagrad, adam and yogi (their first moment)"},
-    {.key = "server_beta2", .kind = SIM_KEY_REAL, .def = "0.99", .min = 0, .max = 1,
-     .open = SIM_KEY_OPEN_MAX, .doc = "beta2 of adam and yogi (their second moment)"},
-    {.key = "server_tau", .kind = SIM_KEY_REAL, .def = "0.001", .min = 0, .max = 1,
+    {.key = "server_beta2",
+     .kind = SIM_KEY_REAL,
+     .def = "0.99",
+     .min = 0,
+     .max = 1,
+     .open = SIM_KEY_OPEN_MAX,
+     .doc = "beta2 of adam and yogi (their second moment)"},
+    {.key = "server_tau",
+     .kind = SIM_KEY_REAL,
+     .def = "0.001",
+     .min = 0,
+     .max = 1,
      .open = SIM_KEY_OPEN_MIN,
      .doc = "adaptivity of adagrad, adam and yogi: sqrt(v) + tau, v starting at tau^2"},
-    {.key = "aggregator", .kind = SIM_KEY_ENUM, .def = "mean", .names = trainer_agg_names,
+    {.key = "aggregator",
+     .kind = SIM_KEY_ENUM,
+     .def = "mean",
+     .names = trainer_agg_names,
      .doc = "how the server combines the round's models: mean (weighted by samples), "
             "median or trimmed_mean (per coordinate), krum or multi_krum (Blanchard et al. "
             "2017: the model, or the mean of the multi_krum_m models, closest to their "
             "neighbours); the robust rules resist Byzantine clients (faults.byzantine)"},
-    {.key = "trim", .kind = SIM_KEY_REAL, .def = "0.1", .min = 0, .max = 0.5,
+    {.key = "trim",
+     .kind = SIM_KEY_REAL,
+     .def = "0.1",
+     .min = 0,
+     .max = 0.5,
      .open = SIM_KEY_OPEN_MAX,
      .doc = "trimmed_mean cuts floor(trim x updates) values at each end"},
-    {.key = "krum_f", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+    {.key = "krum_f",
+     .kind = SIM_KEY_INT,
+     .def = "0",
+     .min = 0,
+     .max = 1000000,
      .doc = "Byzantine updates krum and multi_krum tolerate in a round (they need "
             "more than 2 krum_f + 2 updates); 0 = ceil(faults.byzantine x sampled clients)"},
-    {.key = "multi_krum_m", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1000000,
+    {.key = "multi_krum_m",
+     .kind = SIM_KEY_INT,
+     .def = "0",
+     .min = 0,
+     .max = 1000000,
      .doc = "models multi_krum averages; 0 = updates - krum_f"},
-    {.key = "dp_clip", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1e9,
+    {.key = "dp_clip",
+     .kind = SIM_KEY_REAL,
+     .def = "0",
+     .min = 0,
+     .max = 1e9,
      .doc = "DP-FedAvg (McMahan et al. 2018): each update's L2 norm clipped to dp_clip, "
             "the sum given Gaussian noise of deviation dp_noise x dp_clip and divided by the "
             "expected count; clients sampled each with probability fraction (Poisson, as the "
             "RDP accountant assumes); epsilon after every round in the privacy table; 0 = off"},
-    {.key = "dp_noise", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 1000,
+    {.key = "dp_noise",
+     .kind = SIM_KEY_REAL,
+     .def = "1",
+     .min = 0,
+     .max = 1000,
      .doc = "DP-FedAvg's noise multiplier z (0: clipping only, epsilon infinite)"},
-    {.key = "dp_delta", .kind = SIM_KEY_REAL, .def = "1e-5", .min = 0, .max = 1,
+    {.key = "dp_delta",
+     .kind = SIM_KEY_REAL,
+     .def = "1e-5",
+     .min = 0,
+     .max = 1,
      .open = SIM_KEY_OPEN_MIN | SIM_KEY_OPEN_MAX,
      .doc = "the delta at which the RDP accountant states epsilon"},
-    {.key = "scaffold", .kind = SIM_KEY_BOOL, .def = "no",
+    {.key = "scaffold",
+     .kind = SIM_KEY_BOOL,
+     .def = "no",
      .doc = "SCAFFOLD's control variates (Karimireddy et al. 2020, option II): local "
             "steps corrected by c - c_i, the model and the control variate sent both ways "
             "(twice the bytes)"},
-    {.key = "secure_agg", .kind = SIM_KEY_BOOL, .def = "no",
+    {.key = "secure_agg",
+     .kind = SIM_KEY_BOOL,
+     .def = "no",
      .doc = "secure aggregation's cost (Bonawitz et al. 2017): four steps a round "
             "(advertise keys, share keys, masked input, unmasking) as messages, their key "
             "agreements, secret shares and masks as compute, clients leaving between steps "
             "(faults.dropout); time and bytes only, the weights are those without it"},
-    {.key = "secagg_threshold", .kind = SIM_KEY_REAL, .def = "0.5", .min = 0, .max = 1,
+    {.key = "secagg_threshold",
+     .kind = SIM_KEY_REAL,
+     .def = "0.5",
+     .min = 0,
+     .max = 1,
      .open = SIM_KEY_OPEN_MIN,
      .doc = "secure aggregation needs more than this fraction of the round's clients "
             "to answer each step (t = floor(fraction x n) + 1, at most n), else the round "
             "fails and the model stays (0.5: a majority, the least the paper allows against "
             "an honest-but-curious server)"},
-    {.key = "secagg_bits", .kind = SIM_KEY_INT, .def = "32", .min = 1, .max = 62,
+    {.key = "secagg_bits",
+     .kind = SIM_KEY_INT,
+     .def = "32",
+     .min = 1,
+     .max = 62,
      .doc = "bits of each value a client masks; a masked value takes secagg_bits + "
             "ceil(log2 n) bits on the wire (n the round's clients), so the sum cannot wrap"},
     {0},
@@ -138,8 +193,8 @@ static int robust_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st
     size_t n = run->n_params;
     dt_err_t e;
     if (trainer_agg_check(&st->agg, got, &e) != DT_OK) {
-        sim_fault_log(run, "aggregation", node->name, "round %ld kept the model: %s",
-                      node->steps, e.msg);
+        sim_fault_log(run, "aggregation", node->name, "round %ld kept the model: %s", node->steps,
+                      e.msg);
         return 0;
     }
     *flops = trainer_agg_flops(&st->agg, got, n);
@@ -172,8 +227,7 @@ static void dp_aggregate(sim_run_t *run, sim_node_t *node, server_state_t *st, i
             for (size_t j = 0; j < n; j++)
                 st->hout[j] += u[j];
         }
-        trainer_dp_fedavg_finish(st->hout, n, st->dp_clip, st->dp_noise, (double)m,
-                                 &st->dp_rng);
+        trainer_dp_fedavg_finish(st->hout, n, st->dp_clip, st->dp_noise, (double)m, &st->dp_rng);
         for (size_t j = 0; j < n; j++)
             st->hout[j] += st->w[j];
         run->be->upload(node->params, st->hout, sizeof(float) * n);
@@ -340,8 +394,8 @@ static void average_at_server(sim_run_t *run, sim_node_t *node, server_state_t *
     size_t n = run->n_params;
     float *sum = st->sum; /* not params: every update starts from it */
     for (int i = 0; i < got; i++) {
-        if (!sim_fl_local_compute(run, node, &st->order, &st->order_cap, st->msgs[i]->flag,
-                                  round, node->params, st->local))
+        if (!sim_fl_local_compute(run, node, &st->order, &st->order_cap, st->msgs[i]->flag, round,
+                                  node->params, st->local))
             sim_diverge(run, round, "training", NAN, NAN);
         if (i == 0)
             run->be->average(sum, (const float *const *)&st->local, st->weights, 1, n);
@@ -474,8 +528,8 @@ static server_state_t *server_state_new(sim_run_t *run, int cap)
 /* A round without faults: its clients sampled from the population (m distinct ones, or each
  * with probability m / pop under DP-FedAvg), trained, their updates received into st->msgs.
  * Returns how many answered, -1 when the exchange failed. */
-static int round_plain(sim_run_t *run, sim_node_t *node, server_state_t *st,
-                       trainer_rng_t *rng, long round, int m)
+static int round_plain(sim_run_t *run, sim_node_t *node, server_state_t *st, trainer_rng_t *rng,
+                       long round, int m)
 {
     const sim_fl_t *fl = run->shared;
     int pop = (int)fl->n_holders, hosts = run->n_workers;
@@ -507,10 +561,9 @@ static int round_plain(sim_run_t *run, sim_node_t *node, server_state_t *st,
     /* a host serving several sampled clients answers the first before it takes the
      * second task: the receives must be posted before the tasks go out */
     if (st->sa.on)
-        return sim_secagg_round(run, node, &st->sa, got, st->msgs, got, INFINITY, round,
-                                st->msgs);
-    if (got > 0 && sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox, got,
-                                   st->msgs) != SIM_OK)
+        return sim_secagg_round(run, node, &st->sa, got, st->msgs, got, INFINITY, round, st->msgs);
+    if (got > 0 &&
+        sim_sendv_recvv(run, node, got, st->to, st->msgs, node->inbox, got, st->msgs) != SIM_OK)
         return -1;
     return got;
 }
@@ -658,8 +711,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         return scenario_fail(sc, err, k,
                              "%ld clients x fraction %g samples no client per round (expected "
                              "clients x fraction >= 1; %s)",
-                             sim_fl_clients(sc), scenario_own(sc, "fraction")->d,
-                             where);
+                             sim_fl_clients(sc), scenario_own(sc, "fraction")->d, where);
     }
     if (sc->accumulate > 1 && sc->side_by_side == SIM_SIDE_YES) {
         k = scenario_blame(sc, "strategy.accumulate", "model.side_by_side", where, sizeof where);
@@ -674,9 +726,9 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
         long m = scenario_fedavg_sampled(sc);
         if (trainer_agg_check(&agg, (int)(m < 1000000 ? m : 1000000), &e) != DT_OK) {
             const char *own = agg.kind == TRAINER_AGG_TRIMMED_MEAN ? "strategy.trim"
-                              : scenario_own(sc, "krum_f")->l ? "strategy.krum_f"
-                              : sc->byzantine > 0 ? "faults.byzantine"
-                                                  : "strategy.aggregator";
+                              : scenario_own(sc, "krum_f")->l      ? "strategy.krum_f"
+                              : sc->byzantine > 0                  ? "faults.byzantine"
+                                                                   : "strategy.aggregator";
             if (agg.kind == TRAINER_AGG_MULTI_KRUM && scenario_own(sc, "multi_krum_m")->l &&
                 agg.m > m - agg.f)
                 own = "strategy.multi_krum_m";
@@ -705,8 +757,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
                                  trainer_agg_names[agg.kind], where);
         }
         if (sc->compression.kind != TRAINER_CODEC_NONE) {
-            k = scenario_blame(sc, "strategy.compression", "strategy.dp_clip", where,
-                               sizeof where);
+            k = scenario_blame(sc, "strategy.compression", "strategy.dp_clip", where, sizeof where);
             return scenario_fail(sc, err, k,
                                  "DP-FedAvg clips whole updates: dp_clip > 0 does not combine "
                                  "with compression (%s)",
@@ -715,9 +766,9 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     }
     if (scenario_own(sc, "secure_agg")->i) {
         const char *other = sc->compression.kind != TRAINER_CODEC_NONE ? "strategy.compression"
-                            : agg.kind != TRAINER_AGG_MEAN              ? "strategy.aggregator"
-                            : scenario_own(sc, "dp_clip")->d > 0        ? "strategy.dp_clip"
-                                                                        : NULL;
+                            : agg.kind != TRAINER_AGG_MEAN             ? "strategy.aggregator"
+                            : scenario_own(sc, "dp_clip")->d > 0       ? "strategy.dp_clip"
+                                                                       : NULL;
         if (other) {
             k = scenario_blame(sc, other, "strategy.secure_agg", where, sizeof where);
             return scenario_fail(sc, err, k,

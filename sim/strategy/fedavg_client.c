@@ -11,7 +11,7 @@
 
 typedef struct client_host {
     sim_fl_slots_t slots; /* the models of the clients served in the current round */
-    uint8_t **packed; /* compressed: encoded updates, one per client served in the round */
+    uint8_t **packed;     /* compressed: encoded updates, one per client served in the round */
     int n_packed, packed_used;
     long packed_round;
     uint32_t *order;
@@ -49,8 +49,8 @@ static void scaffold_begin(sim_run_t *run, server_state_t *st, int c, float *cor
 
 /* After K local steps from x to y: dc = (x - y) / (K lr) - c into dc (which held the
  * correction), c_i += dc. Charges the control variates' FLOPs to the client. */
-static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, int c,
-                         long steps, long round, const float *x, const float *y, float *dc)
+static void scaffold_end(sim_run_t *run, sim_node_t *node, server_state_t *st, int c, long steps,
+                         long round, const float *x, const float *y, float *dc)
 {
     size_t n = run->n_params;
     float lr = sim_lr(run, round);
@@ -132,10 +132,10 @@ void fedavg_client_host(sim_node_t *node)
         /* the server's choices this host follows; a real client process does not hold the
          * server's state (real.c refuses side by side, SCAFFOLD and error feedback there) */
         static const server_state_t remote_server;
-        server_state_t *st = run->servers[0].state ? run->servers[0].state
-                                                   : (server_state_t *)&remote_server;
+        server_state_t *st =
+            run->servers[0].state ? run->servers[0].state : (server_state_t *)&remote_server;
         const float *w = st->side ? sim_side_replay(st->side, run, node, c, round) : NULL;
-        float *dc = NULL; /* SCAFFOLD: the control variate's update, uploaded with w */
+        float *dc = NULL;  /* SCAFFOLD: the control variate's update, uploaded with w */
         if (st->at_server) /* the server computes the update: charge its steps */
             sim_fl_local_charge(run, node, c, round);
         else if (!w) {
@@ -149,8 +149,7 @@ void fedavg_client_host(sim_node_t *node)
             long steps = sim_fl_local_train(run, node, &h->order, &h->order_cap, c, round,
                                             task->data, dc, own);
             if (dc)
-                scaffold_end(run, node, st, c, steps, round, task->data,
-                             own, dc);
+                scaffold_end(run, node, st, c, steps, round, task->data, own, dc);
             else if (st->scaffold) { /* timing only: the same FLOPs */
                 int was = sim_breakdown_work(node, RESULTS_PART_OPTIMIZER);
                 sim_charge(run, node, (double)run->n_params * (2.0 * (double)steps + 7.0), 0.0);
@@ -167,8 +166,7 @@ void fedavg_client_host(sim_node_t *node)
             float *residual = NULL;
             if (st->residual && !run->timing_only) {
                 if (!st->residual[c])
-                    st->residual[c] = dt_calloc(run->n_params ? run->n_params : 1,
-                                                sizeof(float));
+                    st->residual[c] = dt_calloc(run->n_params ? run->n_params : 1, sizeof(float));
                 residual = st->residual[c];
             }
             up = sim_codec_msg(run, node, node->scratch, 0, run->n_params, residual,

@@ -25,11 +25,22 @@ enum { WEIGHT_SQRT, WEIGHT_NONE };
 
 static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_CLIENTS,
-    {.key = "buffer", .kind = SIM_KEY_INT, .def = "10", .min = 1, .max = 100000,
+    {.key = "buffer",
+     .kind = SIM_KEY_INT,
+     .def = "10",
+     .min = 1,
+     .max = 100000,
      .doc = "client updates the server buffers before it updates the global model (K)"},
-    {.key = "concurrency", .kind = SIM_KEY_INT, .def = "20", .min = 1, .max = 1000000,
+    {.key = "concurrency",
+     .kind = SIM_KEY_INT,
+     .def = "20",
+     .min = 1,
+     .max = 1000000,
      .doc = "clients training at any time (at most strategy.clients)"},
-    {.key = "staleness_weight", .kind = SIM_KEY_ENUM, .def = "sqrt", .names = weight_names,
+    {.key = "staleness_weight",
+     .kind = SIM_KEY_ENUM,
+     .def = "sqrt",
+     .names = weight_names,
      .doc = "weight of an update s server versions old: sqrt = 1 / sqrt(1 + s), "
             "none = 1"},
     SIM_KEY_SERVER_LR,
@@ -40,26 +51,26 @@ static const sim_strategy_key_t own_keys[] = {
 };
 
 typedef struct task {
-    int client;       /* -1: the place is free */
-    long version;     /* of the model it was sent */
-    float *model;     /* (n_params) dev: that model, read by the client when it takes it */
-    sim_comm_t comm;  /* the posted send */
+    int client;      /* -1: the place is free */
+    long version;    /* of the model it was sent */
+    float *model;    /* (n_params) dev: that model, read by the client when it takes it */
+    sim_comm_t comm; /* the posted send */
     sim_msg_t *msg;
 } task_t;
 
 typedef struct server_state {
-    task_t *tasks;        /* (concurrency) */
-    uint8_t *training;    /* (clients) 1 while a client has a task */
-    uint32_t *idle;       /* (clients) scratch: the clients not training */
-    float *acc;           /* (n_params) dev: the buffer's weighted sum of updates */
+    task_t *tasks;     /* (concurrency) */
+    uint8_t *training; /* (clients) 1 while a client has a task */
+    uint32_t *idle;    /* (clients) scratch: the clients not training */
+    float *acc;        /* (n_params) dev: the buffer's weighted sum of updates */
     int buffered;
-    sim_box_t *to;        /* (hosts) */
-    sim_msg_t **stops;    /* (hosts) */
+    sim_box_t *to;     /* (hosts) */
+    sim_msg_t **stops; /* (hosts) */
 } server_state_t;
 
 typedef struct client_host {
-    float *global;        /* (n_params) dev: the model received */
-    float **w;            /* (ring) (n_params) dev each: a model trained, then its update */
+    float *global; /* (n_params) dev: the model received */
+    float **w;     /* (ring) (n_params) dev each: a model trained, then its update */
     int ring, next;
     uint32_t *order;
     size_t order_cap;
@@ -148,8 +159,8 @@ static void client_host(sim_node_t *node)
 /* Sends the model (version) to a client drawn uniformly among those not training, in place
  * t. The draw is a Fisher-Yates step over the idle clients in index order, so that with
  * nothing in flight it is fedavg's draw of one client. */
-static int dispatch(sim_run_t *run, sim_node_t *node, server_state_t *st, trainer_rng_t *rng,
-                    int t, long version)
+static int dispatch(sim_run_t *run, sim_node_t *node, server_state_t *st, trainer_rng_t *rng, int t,
+                    long version)
 {
     int clients = (int)sim_fl_clients(run->sc), n = 0;
     for (int c = 0; c < clients; c++)
@@ -276,10 +287,10 @@ static void deploy(sim_run_t *run)
  * for the server to take them, as their floats do (host_ring) */
 static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 {
-    size_t need = !strcmp(node->role, "server")
-                      ? 2 * ((size_t)scenario_own(run->sc, "concurrency")->l +
-                             (size_t)run->n_workers) + 8
-                      : (size_t)host_ring(run, node->rank);
+    size_t need =
+        !strcmp(node->role, "server")
+            ? 2 * ((size_t)scenario_own(run->sc, "concurrency")->l + (size_t)run->n_workers) + 8
+            : (size_t)host_ring(run, node->rank);
     return need > n ? need : n;
 }
 

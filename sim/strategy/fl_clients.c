@@ -10,7 +10,7 @@
 #include "strategy.h"
 
 enum {
-    FL_STREAM_LOCAL = 102,     /* numbered as fedavg's streams were: the same runs */
+    FL_STREAM_LOCAL = 102, /* numbered as fedavg's streams were: the same runs */
     FL_STREAM_DROPOUT = 103,
     FL_STREAM_BYZANTINE = 105, /* which clients attack */
     FL_STREAM_ATTACK = 106,    /* the noise attack's draws, per client and round */
@@ -81,8 +81,7 @@ int sim_fl_drop_step(const scenario_t *sc, int c, long round, int steps)
     if (sc->dropout <= 0)
         return steps;
     trainer_rng_t r;
-    trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round,
-                     FL_STREAM_DROPOUT);
+    trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24) ^ (uint64_t)round, FL_STREAM_DROPOUT);
     if (trainer_rng_uniform(&r) >= sc->dropout)
         return steps;
     return steps > 1 ? (int)trainer_rng_below(&r, (uint64_t)steps) : 0;
@@ -144,8 +143,8 @@ void sim_fl_setup(sim_run_t *run)
     dt_err_t e;
     DT_ASSERT(sim_availability_parse(sc->availability, &fl->availability, &e) == DT_OK);
     if (sim_client_devices_open(&fl->devices, sc, run->step_flops, &e) ||
-        (fl->availability.trace && sim_avail_trace_load(fl->availability.trace,
-                                                         &fl->avail_trace, &e))) {
+        (fl->availability.trace &&
+         sim_avail_trace_load(fl->availability.trace, &fl->avail_trace, &e))) {
         fprintf(stderr, "dtsim: %s\n", e.msg);
         exit(DT_ERR_INPUT);
     }
@@ -180,8 +179,7 @@ void sim_fl_setup(sim_run_t *run)
  * sends x - s (y - x), noise x + s z with z standard normal per parameter (label_flip
  * trained on its flipped labels already). Its training time stands as it is: an attacker
  * that hides among the honest clients answers when they do. */
-static void attack(sim_run_t *run, sim_node_t *node, int c, long round, const float *x,
-                   float *w)
+static void attack(sim_run_t *run, sim_node_t *node, int c, long round, const float *x, float *w)
 {
     const scenario_t *sc = run->sc;
     const sim_fl_t *fl = run->shared;
@@ -212,8 +210,7 @@ static void attack(sim_run_t *run, sim_node_t *node, int c, long round, const fl
 
 void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng)
 {
-    trainer_rng_seed(rng, run->sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round,
-                     FL_STREAM_LOCAL);
+    trainer_rng_seed(rng, run->sc->seed ^ ((uint64_t)c << 20) ^ (uint64_t)round, FL_STREAM_LOCAL);
 }
 
 /* What local_steps does with each micro-batch: compute it and charge it (a client training
@@ -227,9 +224,9 @@ typedef enum local_mode {
 
 /* Client c's local training of `round` in `mode` (sim_fl_local_train says what it does).
  * Returns its local steps; *finite is 0 when LOCAL_COMPUTE met a loss that is not. */
-static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global,
-                        const float *corr, float *w, local_mode_t mode, int *finite)
+static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf, size_t *order_cap,
+                        int c, long round, const float *global, const float *corr, float *w,
+                        local_mode_t mode, int *finite)
 {
     const scenario_t *sc = run->sc;
     const trainer_partition_t *p = &run->part;
@@ -316,9 +313,8 @@ static long local_steps(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
     return steps;
 }
 
-long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global,
-                        const float *corr, float *w)
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf, size_t *order_cap,
+                        int c, long round, const float *global, const float *corr, float *w)
 {
     return local_steps(run, node, order_buf, order_cap, c, round, global, corr, w, LOCAL_TRAIN,
                        NULL);
@@ -329,12 +325,11 @@ long sim_fl_local_charge(sim_run_t *run, sim_node_t *node, int c, long round)
     return local_steps(run, node, NULL, NULL, c, round, NULL, NULL, NULL, LOCAL_CHARGE, NULL);
 }
 
-int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                         size_t *order_cap, int c, long round, const float *global, float *w)
+int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf, size_t *order_cap,
+                         int c, long round, const float *global, float *w)
 {
     int finite = 1;
-    local_steps(run, node, order_buf, order_cap, c, round, global, NULL, w, LOCAL_COMPUTE,
-                &finite);
+    local_steps(run, node, order_buf, order_cap, c, round, global, NULL, w, LOCAL_COMPUTE, &finite);
     return finite;
 }
 
@@ -356,8 +351,8 @@ int sim_fl_by_client(const void *a, const void *b)
 }
 
 int sim_fl_gather(sim_run_t *run, sim_node_t *node, int n, sim_box_t *to, sim_msg_t **out,
-                  sim_comm_t *posted, sim_msg_t **in, int need, double until,
-                  sim_msg_t **drained, int cap, sim_fl_accept_fn accept, void *ctx)
+                  sim_comm_t *posted, sim_msg_t **in, int need, double until, sim_msg_t **drained,
+                  int cap, sim_fl_accept_fn accept, void *ctx)
 {
     double t0 = sim_now();
     for (int i = 0; i < n; i++) {
@@ -408,9 +403,15 @@ long sim_fl_parts(const scenario_t *sc, long workers)
     return sim_fl_clients(sc);
 }
 
-long sim_fl_horizon(const scenario_t *sc) { return scenario_own(sc, "rounds")->l; }
+long sim_fl_horizon(const scenario_t *sc)
+{
+    return scenario_own(sc, "rounds")->l;
+}
 
-long sim_fl_steps_done(const sim_run_t *run) { return run->servers[0].steps; }
+long sim_fl_steps_done(const sim_run_t *run)
+{
+    return run->servers[0].steps;
+}
 
 void sim_fl_took_part(sim_run_t *run, int c)
 {
@@ -433,14 +434,16 @@ void sim_fl_finish(sim_run_t *run, long step, const float *params)
     }
     for (long c = 0; c < sim_fl_clients(run->sc); c++) {
         size_t n = sim_client_samples(run, (int)c);
-        results_client_t r = {.client = c, .rounds = fl->rounds[c], .samples = (long)n,
-                              .test_acc = NAN, .test_loss = NAN,
+        results_client_t r = {.client = c,
+                              .rounds = fl->rounds[c],
+                              .samples = (long)n,
+                              .test_acc = NAN,
+                              .test_loss = NAN,
                               .byzantine = fl->byzantine ? fl->byzantine[c] : 0};
         if (run->held_out && run->held_out[c]) {
             r.held_out = (long)run->held_out[c];
-            trainer_eval_t ev = trainer_evaluate_subset(&run->engine, params, &run->train,
-                                                        p->idx + p->offsets[c] + n,
-                                                        run->held_out[c]);
+            trainer_eval_t ev = trainer_evaluate_subset(
+                &run->engine, params, &run->train, p->idx + p->offsets[c] + n, run->held_out[c]);
             r.test_acc = ev.accuracy;
             r.test_loss = ev.loss;
         }

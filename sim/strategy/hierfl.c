@@ -34,10 +34,18 @@ static const sim_strategy_key_t own_keys[] = {
     SIM_KEY_LOCAL_EPOCHS,
     SIM_KEY_ROUNDS,
     SIM_KEY_PROX_MU,
-    {.key = "regions", .kind = SIM_KEY_INT, .def = "4", .min = 1, .max = 10000,
+    {.key = "regions",
+     .kind = SIM_KEY_INT,
+     .def = "4",
+     .min = 1,
+     .max = 10000,
      .doc = "edge aggregators R (servers 1..R, the cloud server 0); client c is in "
             "region (c mod workers) mod R, that of its host"},
-    {.key = "edge_rounds", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 1000000,
+    {.key = "edge_rounds",
+     .kind = SIM_KEY_INT,
+     .def = "2",
+     .min = 1,
+     .max = 1000000,
      .doc = "FedAvg rounds each aggregator runs among its clients per cloud round"},
     {0},
 };
@@ -56,7 +64,10 @@ static long region_sampled(const scenario_t *sc, long n)
     return (long)floor((double)n * scenario_own(sc, "fraction")->d + 1e-9);
 }
 
-static int regions(const scenario_t *sc) { return (int)scenario_own(sc, "regions")->l; }
+static int regions(const scenario_t *sc)
+{
+    return (int)scenario_own(sc, "regions")->l;
+}
 
 /* ---- client hosts ------------------------------------------------------------------------ */
 
@@ -114,10 +125,10 @@ static void client_host(sim_node_t *node)
 /* ---- aggregators and the cloud ------------------------------------------------------------ */
 
 typedef struct server_state {
-    uint32_t *clients;    /* (n) the region's clients in increasing order; the cloud: none */
-    uint32_t *pool;       /* (n) sampling scratch */
+    uint32_t *clients; /* (n) the region's clients in increasing order; the cloud: none */
+    uint32_t *pool;    /* (n) sampling scratch */
     int n;
-    sim_box_t *to;        /* (cap) */
+    sim_box_t *to; /* (cap) */
     sim_msg_t **msgs;
     const float **srcs;
     float *weights;
@@ -259,8 +270,7 @@ static void cloud(sim_node_t *node)
             st->msgs[i] = sim_msg_slice(node, node->params, 0, run->n_params, k);
             st->msgs[i]->flag = i;
         }
-        if (sim_sendv_recvv(run, node, R, st->to, st->msgs, node->inbox, R, st->msgs) !=
-            SIM_OK) {
+        if (sim_sendv_recvv(run, node, R, st->to, st->msgs, node->inbox, R, st->msgs) != SIM_OK) {
             run->failed = 1;
             break;
         }
@@ -328,8 +338,8 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     double held =
         node->rank == 0
             ? R
-            : (double)region_sampled(sc, region_clients(sim_fl_clients(sc),
-                                                        run->n_workers, R, node->rank - 1));
+            : (double)region_sampled(
+                  sc, region_clients(sim_fl_clients(sc), run->n_workers, R, node->rank - 1));
     node->mem.params = (1 + held) * (double)run->n_params * run->value_bytes;
     node->mem.grads = node->mem.optimizer = node->mem.activations = 0;
 }

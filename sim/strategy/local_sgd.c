@@ -49,7 +49,8 @@ static void worker(sim_node_t *node)
             continue;
         }
         if (side) {
-            /* trained with the others at the period's end (comm/replicas.h): charge and count now */
+            /* trained with the others at the period's end (comm/replicas.h): charge and count now
+             */
             if (step % H == 0) {
                 long left = run->total_steps - step;
                 sim_side_period_start(side, run, node, step, left < H ? left : H);
@@ -60,8 +61,8 @@ static void worker(sim_node_t *node)
             sim_batch_own(run, node, batch, idx);
             sim_compute_grad(run, node, node->params, node->grads, idx, batch);
             sim_clip(run, node->grads, run->n_params);
-            sim_update(run, node->params, node->grads, node->velocity, node->moment2,
-                       run->n_params, step, step + 1);
+            sim_update(run, node->params, node->grads, node->velocity, node->moment2, run->n_params,
+                       step, step + 1);
         }
         step++;
         if (step % H == 0 || step == run->total_steps) {
@@ -108,7 +109,11 @@ static void deploy(sim_run_t *run)
 }
 
 static const sim_strategy_key_t own_keys[] = {
-    {.key = "local_steps", .kind = SIM_KEY_INT, .def = "8", .min = 1, .max = 1000000,
+    {.key = "local_steps",
+     .kind = SIM_KEY_INT,
+     .def = "8",
+     .min = 1,
+     .max = 1000000,
      .doc = "local steps between averagings (H)",
      .ignored_elsewhere = 1},
     {0},

@@ -2,17 +2,17 @@
  * sim_strategy_NAME). The order is that of `dtsim keys` and the strategy table. */
 #include "strategy.h"
 
-#define STRATEGIES(X)                                                                       \
-    X(single)                                                                               \
-    X(sync_ps)                                                                              \
-    X(async_ps)                                                                             \
-    X(allreduce)                                                                            \
-    X(local_sgd)                                                                            \
-    X(fedavg)                                                                               \
-    X(fedbuff)                                                                              \
-    X(hierfl)                                                                               \
-    X(pipeline)                                                                             \
-    X(tensor)                                                                               \
+#define STRATEGIES(X)                                                                              \
+    X(single)                                                                                      \
+    X(sync_ps)                                                                                     \
+    X(async_ps)                                                                                    \
+    X(allreduce)                                                                                   \
+    X(local_sgd)                                                                                   \
+    X(fedavg)                                                                                      \
+    X(fedbuff)                                                                                     \
+    X(hierfl)                                                                                      \
+    X(pipeline)                                                                                    \
+    X(tensor)                                                                                      \
     X(zero)
 
 #define DECLARE(name) extern const sim_strategy_t sim_strategy_##name;
@@ -20,7 +20,10 @@ STRATEGIES(DECLARE)
 #define ENTRY(name) &sim_strategy_##name,
 const sim_strategy_t *const sim_strategies[] = {STRATEGIES(ENTRY) NULL};
 
-void sim_strategies_register(void) { scenario_strategies_use(sim_strategies); }
+void sim_strategies_register(void)
+{
+    scenario_strategies_use(sim_strategies);
+}
 
 void sim_strategies_write_markdown(FILE *out)
 {

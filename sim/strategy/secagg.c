@@ -11,7 +11,7 @@
 #define SHARE_BYTES 32.0 /* a Shamir share of a 256-bit secret */
 
 static const char *const step_names[SIM_SECAGG_STEPS] = {"advertise keys", "share keys",
-                                                          "masked input", "unmasking"};
+                                                         "masked input", "unmasking"};
 
 /* Values a client masks: the model, and SCAFFOLD's control variate with it. */
 static double masked_values(const sim_run_t *run)
@@ -81,13 +81,13 @@ static double masked_bytes(double m, int element_bits)
 double sim_secagg_client_bytes(long n, double m, int bits)
 {
     double peers = (double)(n - 1);
-    return 2 * KEY_BYTES                 /* ADVERTISE: up */
-           + peers * 2 * KEY_BYTES       /* SHARE: the others' keys down */
-           + peers * 2 * SHARE_BYTES     /* SHARE: ciphertexts up */
-           + peers * 2 * SHARE_BYTES     /* MASKED: the others' ciphertexts down */
+    return 2 * KEY_BYTES             /* ADVERTISE: up */
+           + peers * 2 * KEY_BYTES   /* SHARE: the others' keys down */
+           + peers * 2 * SHARE_BYTES /* SHARE: ciphertexts up */
+           + peers * 2 * SHARE_BYTES /* MASKED: the others' ciphertexts down */
            + masked_bytes(m, sim_secagg_element_bits(bits, n)) /* MASKED: up */
-           + ceil((double)n / 8)         /* UNMASK: the survivors down */
-           + peers * SHARE_BYTES;        /* UNMASK: shares up */
+           + ceil((double)n / 8)                               /* UNMASK: the survivors down */
+           + peers * SHARE_BYTES;                              /* UNMASK: shares up */
 }
 
 /* What an exchange of one step keeps (sim_fl_accept_fn). */
@@ -113,8 +113,8 @@ static int accept_answer(sim_run_t *run, const sim_msg_t *m, int full, void *ctx
  * `tag` into sa->in[], sorted by client: every one on a healthy run; with faults, until
  * `need` came, or `until` if finite, or faults.timeout of silence. Returns how many came,
  * -1 when a healthy run's exchange failed. */
-static int exchange(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, int tag,
-                    int need, double until, long round)
+static int exchange(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, int tag, int need,
+                    double until, long round)
 {
     int hosts = run->n_workers;
     for (int i = 0; i < n; i++) {
@@ -125,8 +125,8 @@ static int exchange(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, i
     }
     int got = n;
     if (!run->has_faults) {
-        if (n > 0 && sim_sendv_recvv(run, node, n, sa->to, sa->out, node->inbox, n, sa->in) !=
-                         SIM_OK)
+        if (n > 0 &&
+            sim_sendv_recvv(run, node, n, sa->to, sa->out, node->inbox, n, sa->in) != SIM_OK)
             return -1;
     } else {
         step_ctx_t ctx = {.tag = tag, .round = round};
@@ -147,8 +147,7 @@ static void next_step(sim_node_t *node, sim_secagg_t *sa, int got)
 }
 
 /* Fewer than t answers: the round fails. */
-static int too_few(sim_run_t *run, sim_node_t *node, int got, int had, int t, int step,
-                   long round)
+static int too_few(sim_run_t *run, sim_node_t *node, int got, int had, int t, int step, long round)
 {
     if (got >= t)
         return 0;
@@ -158,9 +157,8 @@ static int too_few(sim_run_t *run, sim_node_t *node, int got, int had, int t, in
     return 1;
 }
 
-int sim_secagg_round(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n,
-                     sim_msg_t **tasks, int need, double until, long round,
-                     sim_msg_t **updates)
+int sim_secagg_round(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, sim_msg_t **tasks,
+                     int need, double until, long round, sim_msg_t **updates)
 {
     if (n < 1)
         return 0;

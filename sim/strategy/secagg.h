@@ -41,9 +41,9 @@ enum {
  * device takes longer), from one core of the development machine: OpenSSL 3.0's
  * `openssl speed` gives 27,280 X25519 agreements/s and 8.4 GB/s of AES-128-CTR, OpenBLAS
  * sgemm 75 GFLOP/s (dtsim bench trainer). */
-#define SIM_SECAGG_KA_FLOPS 2.75e6  /* one X25519 key agreement or key pair */
-#define SIM_SECAGG_BYTE_FLOPS 9.0   /* one byte of AES-CTR keystream (masks, encryption) */
-#define SIM_SECAGG_FIELD_FLOPS 4e3  /* one multiply-add modulo a 256-bit prime (Shamir) */
+#define SIM_SECAGG_KA_FLOPS 2.75e6 /* one X25519 key agreement or key pair */
+#define SIM_SECAGG_BYTE_FLOPS 9.0  /* one byte of AES-CTR keystream (masks, encryption) */
+#define SIM_SECAGG_FIELD_FLOPS 4e3 /* one multiply-add modulo a 256-bit prime (Shamir) */
 
 typedef struct sim_secagg {
     int on;           /* strategy.secure_agg */
@@ -73,9 +73,8 @@ double sim_secagg_client_bytes(long n, double m, int bits);
  * models (with faults, until `until` when finite, else faults.timeout of silence). Returns
  * the masked models (updates[0..), sorted by client), 0 when the round failed, -1 when the
  * run did (healthy runs only). */
-int sim_secagg_round(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n,
-                     sim_msg_t **tasks, int need, double until, long round,
-                     sim_msg_t **updates);
+int sim_secagg_round(sim_run_t *run, sim_node_t *node, sim_secagg_t *sa, int n, sim_msg_t **tasks,
+                     int need, double until, long round, sim_msg_t **updates);
 
 /** A client host: the step (0..3) a message asks of it, -1 if it is no secure aggregation's. */
 int sim_secagg_step(const sim_msg_t *m);

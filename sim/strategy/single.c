@@ -1,9 +1,15 @@
 /* single: one worker, the baseline every other strategy is compared with. */
 #include "strategy.h"
 
-static void worker(sim_node_t *node) { sim_dp_loop(sim_current, node, NULL); }
+static void worker(sim_node_t *node)
+{
+    sim_dp_loop(sim_current, node, NULL);
+}
 
-static void deploy(sim_run_t *run) { sim_spawn(run, &run->workers[0], worker); }
+static void deploy(sim_run_t *run)
+{
+    sim_spawn(run, &run->workers[0], worker);
+}
 
 static void hosts(const scenario_t *sc, int *workers, int *servers)
 {

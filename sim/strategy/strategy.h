@@ -28,11 +28,13 @@ dt_status sim_ps_check(const scenario_t *sc, dt_err_t *err);
 /** The memory slot: sim_memory_default, less the optimizer state of the workers. */
 void sim_ps_memory(const sim_run_t *run, sim_node_t *node);
 /* strategy.servers, a key of both, declared by each with this one descriptor. */
-#define SIM_KEY_SERVERS                                                                      \
-    {.key = "servers", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,               \
-     .doc = "parameter-server shards, each holding a slice of the parameters on a host of "  \
-            "its own; at most workers",                                                      \
-     .ignored_elsewhere = 1}
+#define SIM_KEY_SERVERS                                                                            \
+    {                                                                                              \
+        .key = "servers", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,                  \
+        .doc = "parameter-server shards, each holding a slice of the parameters on a host of "     \
+               "its own; at most workers",                                                         \
+        .ignored_elsewhere = 1                                                                     \
+    }
 /* The check of the strategies that all-reduce with `algorithm` (allreduce, local-sgd):
  * hierarchical groups of group_size must divide the workers (unless racks are the
  * groups). */
@@ -41,8 +43,9 @@ dt_status sim_hierarchical_check(const scenario_t *sc, dt_err_t *err);
 /* The synchronous data-parallel worker loop (single, allreduce): batch, real gradient,
  * exchange (NULL for none), SGD on the worker's replica, evaluation marks by worker 0.
  * exchange turns node->grads into the sum over the workers, identical on every worker
- * (divided by the worker count only where an update is applied); with run.shared_replicas the workers then share worker 0's parameter and
- * momentum buffers, and the first worker done with step t applies its update once. */
+ * (divided by the worker count only where an update is applied); with run.shared_replicas the
+ * workers then share worker 0's parameter and momentum buffers, and the first worker done with step
+ * t applies its update once. */
 typedef sim_status_t (*sim_exchange_fn)(sim_run_t *run, sim_node_t *node, float *buf, size_t n);
 /** Runs that loop as node's code until the run stops (restarted: it restores or rejoins first). */
 void sim_dp_loop(sim_run_t *run, sim_node_t *node, sim_exchange_fn exchange);
@@ -73,21 +76,20 @@ int sim_is_evaluator(const sim_run_t *run, const sim_node_t *node);
  * request (flag join_flag) to every shard and waits 2 x faults.timeout for their
  * parameters, again after a pause until all answer. 0: msgs[0..S) hold the parameter
  * slices; -1: the run is over or a shard is gone for good. to and msgs hold S entries. */
-int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to,
-                sim_msg_t **msgs);
+int sim_ps_join(sim_run_t *run, sim_node_t *node, int join_flag, sim_box_t *to, sim_msg_t **msgs);
 
 /* What the federated strategies share through run->shared (fl_clients.c). */
 typedef struct sim_fl {
     uint8_t *byzantine; /* (clients) 1: the client attacks; NULL without [faults] byzantine */
     long n_byzantine;
-    uint8_t *flipped;   /* (train.n) label_flip: the labels its clients train on */
-    float *noise;       /* (n_params) host: the noise attack's draws */
-    long *rounds;       /* (clients) updates of each client the server aggregated */
-    uint32_t *holders;  /* (n_holders) the clients holding training samples, ascending: the
-                           population rounds sample from (a client without data has nothing
-                           to train on or to weigh in the average) */
-    long n_holders;     /* clients when every client holds data */
-    sim_client_devices_t devices; /* each client's speed (and links: platform.c) */
+    uint8_t *flipped;  /* (train.n) label_flip: the labels its clients train on */
+    float *noise;      /* (n_params) host: the noise attack's draws */
+    long *rounds;      /* (clients) updates of each client the server aggregated */
+    uint32_t *holders; /* (n_holders) the clients holding training samples, ascending: the
+                          population rounds sample from (a client without data has nothing
+                          to train on or to weigh in the average) */
+    long n_holders;    /* clients when every client holds data */
+    sim_client_devices_t devices;    /* each client's speed (and links: platform.c) */
     sim_availability_t availability; /* faults.availability */
     sim_avail_trace_t avail_trace;   /* its windows with trace:PATH (n_clients 0: none) */
 } sim_fl_t;
@@ -127,16 +129,14 @@ void sim_fl_took_part(sim_run_t *run, int c);
 void sim_fl_finish(sim_run_t *run, long step, const float *params);
 /* The stream that orders client c's samples in `round`. */
 void sim_fl_local_rng(const sim_run_t *run, int c, long round, trainer_rng_t *rng);
-/* Federated clients (fl_clients.c, for fedavg and fedbuff): strategy.local_epochs epochs of client c
- * on its partition from the global model (copied into w, dev, n_params; trained in place),
- * batch model.batch, fresh momentum, FedProx's term when prox_mu > 0, corr (dev, n_params,
- * or NULL) added to every step's gradient (SCAFFOLD's c - c_i); the sample order from
- * (seed, c, round). *order_buf (*order_cap entries) is the caller's scratch, grown here.
- * A Byzantine client trains on flipped labels or sends its attack in w. Returns the local
- * steps taken. */
-long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                        size_t *order_cap, int c, long round, const float *global,
-                        const float *corr, float *w);
+/* Federated clients (fl_clients.c, for fedavg and fedbuff): strategy.local_epochs epochs of client
+ * c on its partition from the global model (copied into w, dev, n_params; trained in place), batch
+ * model.batch, fresh momentum, FedProx's term when prox_mu > 0, corr (dev, n_params, or NULL) added
+ * to every step's gradient (SCAFFOLD's c - c_i); the sample order from (seed, c, round). *order_buf
+ * (*order_cap entries) is the caller's scratch, grown here. A Byzantine client trains on flipped
+ * labels or sends its attack in w. Returns the local steps taken. */
+long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf, size_t *order_cap,
+                        int c, long round, const float *global, const float *corr, float *w);
 /* The two halves of sim_fl_local_train, for a client whose update the server computes as it
  * averages (fedavg): the client's host charges node with its steps, as sim_fl_local_train
  * would (the same micro-batches, flops and step counts), and returns them; the server
@@ -144,8 +144,8 @@ long sim_fl_local_train(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
  * serve as the client's) and returns 0 when a loss was not finite. Neither takes a
  * Byzantine client (sim_fl_local_train alone attacks) nor SCAFFOLD's correction. */
 long sim_fl_local_charge(sim_run_t *run, sim_node_t *node, int c, long round);
-int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf,
-                         size_t *order_cap, int c, long round, const float *global, float *w);
+int sim_fl_local_compute(sim_run_t *run, sim_node_t *node, uint32_t **order_buf, size_t *order_cap,
+                         int c, long round, const float *global, float *w);
 /* The end of a federated run: a stop task (flag -1) to every client host; to and msgs hold
  * one entry per host. */
 void sim_fl_release_hosts(sim_run_t *run, sim_node_t *node, sim_box_t *to, sim_msg_t **msgs);
@@ -161,38 +161,53 @@ typedef int (*sim_fl_accept_fn)(sim_run_t *run, const sim_msg_t *m, int full, vo
  * under way are cut) and withdraws what no host took, counting the bytes of what was taken.
  * Returns how many came. */
 int sim_fl_gather(sim_run_t *run, sim_node_t *node, int n, sim_box_t *to, sim_msg_t **out,
-                  sim_comm_t *posted, sim_msg_t **in, int need, double until,
-                  sim_msg_t **drained, int cap, sim_fl_accept_fn accept, void *ctx);
+                  sim_comm_t *posted, sim_msg_t **in, int need, double until, sim_msg_t **drained,
+                  int cap, sim_fl_accept_fn accept, void *ctx);
 /* The keys the federated strategies share, each declared by those that read it with its
  * one descriptor (fedavg, fedbuff and hierfl; fedbuff samples no fraction), and the
  * population, the one they read most. */
-static inline long sim_fl_clients(const scenario_t *sc) { return scenario_own(sc, "clients")->l; }
-#define SIM_KEY_CLIENTS                                                                      \
-    {.key = "clients", .kind = SIM_KEY_INT, .def = "100", .min = 1, .max = 10000000,         \
-     .doc = "client population, spread over cluster.workers hosts (client c on host c mod "  \
-            "workers)",                                                                      \
-     .ignored_elsewhere = 1}
-#define SIM_KEY_FRACTION                                                                     \
-    {.key = "fraction", .kind = SIM_KEY_REAL, .def = "0.1", .min = 0, .max = 1,              \
-     .open = SIM_KEY_OPEN_MIN,                                                               \
-     .doc = "fraction of clients sampled per round; floor(clients x fraction) >= 1",         \
-     .ignored_elsewhere = 1}
-#define SIM_KEY_LOCAL_EPOCHS                                                                 \
-    {.key = "local_epochs", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1000,          \
-     .doc = "local epochs per round (E): passes of a client over its partition",             \
-     .ignored_elsewhere = 1}
-#define SIM_KEY_ROUNDS                                                                       \
-    {.key = "rounds", .kind = SIM_KEY_INT, .def = "20", .min = 1, .max = 10000000,           \
-     .doc = "rounds: updates of the global model (the run's horizon instead of run.steps)",  \
-     .ignored_elsewhere = 1}
-#define SIM_KEY_PROX_MU                                                                      \
-    {.key = "prox_mu", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1000,              \
-     .doc = "FedProx's proximal term mu (Li et al. 2020): each local step's gradient plus "  \
-            "mu (w - w_global); 0 = plain FedAvg",                                           \
-     .ignored_elsewhere = 1}
-#define SIM_KEY_SERVER_LR                                                                    \
-    {.key = "server_lr", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 100,             \
-     .open = SIM_KEY_OPEN_MIN, .doc = "the server's learning rate (eta) on the update"}
+static inline long sim_fl_clients(const scenario_t *sc)
+{
+    return scenario_own(sc, "clients")->l;
+}
+#define SIM_KEY_CLIENTS                                                                            \
+    {                                                                                              \
+        .key = "clients", .kind = SIM_KEY_INT, .def = "100", .min = 1, .max = 10000000,            \
+        .doc = "client population, spread over cluster.workers hosts (client c on host c mod "     \
+               "workers)",                                                                         \
+        .ignored_elsewhere = 1                                                                     \
+    }
+#define SIM_KEY_FRACTION                                                                           \
+    {                                                                                              \
+        .key = "fraction", .kind = SIM_KEY_REAL, .def = "0.1", .min = 0, .max = 1,                 \
+        .open = SIM_KEY_OPEN_MIN,                                                                  \
+        .doc = "fraction of clients sampled per round; floor(clients x fraction) >= 1",            \
+        .ignored_elsewhere = 1                                                                     \
+    }
+#define SIM_KEY_LOCAL_EPOCHS                                                                       \
+    {                                                                                              \
+        .key = "local_epochs", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1000,             \
+        .doc = "local epochs per round (E): passes of a client over its partition",                \
+        .ignored_elsewhere = 1                                                                     \
+    }
+#define SIM_KEY_ROUNDS                                                                             \
+    {                                                                                              \
+        .key = "rounds", .kind = SIM_KEY_INT, .def = "20", .min = 1, .max = 10000000,              \
+        .doc = "rounds: updates of the global model (the run's horizon instead of run.steps)",     \
+        .ignored_elsewhere = 1                                                                     \
+    }
+#define SIM_KEY_PROX_MU                                                                            \
+    {                                                                                              \
+        .key = "prox_mu", .kind = SIM_KEY_REAL, .def = "0", .min = 0, .max = 1000,                 \
+        .doc = "FedProx's proximal term mu (Li et al. 2020): each local step's gradient plus "     \
+               "mu (w - w_global); 0 = plain FedAvg",                                              \
+        .ignored_elsewhere = 1                                                                     \
+    }
+#define SIM_KEY_SERVER_LR                                                                          \
+    {                                                                                              \
+        .key = "server_lr", .kind = SIM_KEY_REAL, .def = "1", .min = 0, .max = 100,                \
+        .open = SIM_KEY_OPEN_MIN, .doc = "the server's learning rate (eta) on the update"          \
+    }
 
 /* Federated strategies' slots (sim_strategy_t): clients live on cluster.workers hosts with
  * one server, a partition per client, strategy.rounds server updates, the server's steps. */
@@ -203,46 +218,54 @@ long sim_fl_steps_done(const sim_run_t *run);
 
 /* strategy.zero_stage, a key of two strategies (zero, and pipeline over its replicas):
  * both declare it with this one descriptor, as the registry asks of a shared key. */
-#define SIM_KEY_ZERO_STAGE                                                                   \
-    {.key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,               \
-     .doc = "sharded data parallelism (ZeRO; a pipeline's over its replicas, with "          \
-            "shard_optimizer = yes): 1 shards the optimizer state, 2 also the gradients "    \
-            "(reduced behind the backward pass: zero_grad_overlap), 3 also the parameters "  \
-            "(all-gathered for the forward and again for the backward pass, prefetched: "    \
-            "zero_prefetch; a pipeline's, of a model profile, for each micro-batch's); the " \
-            "gradients are reduce-scattered, each shard updated, the parameters all-gathered"}
+#define SIM_KEY_ZERO_STAGE                                                                         \
+    {                                                                                              \
+        .key = "zero_stage", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 3,                  \
+        .doc = "sharded data parallelism (ZeRO; a pipeline's over its replicas, with "             \
+               "shard_optimizer = yes): 1 shards the optimizer state, 2 also the gradients "       \
+               "(reduced behind the backward pass: zero_grad_overlap), 3 also the parameters "     \
+               "(all-gathered for the forward and again for the backward pass, prefetched: "       \
+               "zero_prefetch; a pipeline's, of a model profile, for each micro-batch's); the "    \
+               "gradients are reduce-scattered, each shard updated, the parameters all-gathered"   \
+    }
 
 /* strategy.sequence_parallel, a key of pipeline (timing-only profiles) and tensor (the
  * real GPT). */
-#define SIM_KEY_SEQUENCE_PARALLEL                                                            \
-    {.key = "sequence_parallel", .kind = SIM_KEY_BOOL, .def = "no",                          \
-     .doc = "with tensor groups of more than one member: sequence parallelism (Korthikanti " \
-            "et al. 2022): each all-reduce becomes a reduce-scatter and an all-gather (the " \
-            "same bytes), and the replicated layers' FLOPs and kept outputs, and the "       \
-            "activations between stages, are divided by the group's size",                   \
-     .ignored_elsewhere = 1}
+#define SIM_KEY_SEQUENCE_PARALLEL                                                                  \
+    {                                                                                              \
+        .key = "sequence_parallel", .kind = SIM_KEY_BOOL, .def = "no",                             \
+        .doc = "with tensor groups of more than one member: sequence parallelism (Korthikanti "    \
+               "et al. 2022): each all-reduce becomes a reduce-scatter and an all-gather (the "    \
+               "same bytes), and the replicated layers' FLOPs and kept outputs, and the "          \
+               "activations between stages, are divided by the group's size",                      \
+        .ignored_elsewhere = 1                                                                     \
+    }
 
 /* strategy.zero_grad_overlap and strategy.zero_prefetch, keys of zero and of pipeline over
  * its replicas (sim/docs/parallelism.md, Sharded data parallelism: overlap). */
-#define SIM_KEY_ZERO_GRAD_OVERLAP                                                            \
-    {.key = "zero_grad_overlap", .kind = SIM_KEY_BOOL, .def = "yes",                         \
-     .doc = "zero_stage 2 or 3: the gradients' reduce-scatters in buckets of bucket_mb (0: " \
-            "Megatron-LM's max(40M, 1M x replicas) parameters) behind the backward pass, "   \
-            "each launched once its layers' gradients are final, as FSDP, DeepSpeed and "    \
-            "Megatron-LM's distributed optimizer (overlap_grad_reduce) run them; a pipeline " \
-            "accumulates whole gradients over its micro-batches and reduce-scatters them "   \
-            "during each chunk's last backward pass of the step (as Megatron-LM, and FSDP "  \
-            "under pipelining, do), so the memory table counts its gradients whole; no: "    \
-            "one reduce-scatter after the backward pass (a pipeline: after every "           \
-            "micro-batch's, only the shard kept)"}
-#define SIM_KEY_ZERO_PREFETCH                                                                \
-    {.key = "zero_prefetch", .kind = SIM_KEY_BOOL, .def = "yes",                             \
-     .doc = "zero_stage 3: each gather of the parameters issued when the compute before it " \
-            "starts (FSDP's forward and backward prefetch), on the worker's stream, the "    \
-            "reduce-scatters queued behind; zero: bucket by bucket (bucket_mb, as "          \
-            "zero_grad_overlap), the next bucket's while one computes, in the forward and "  \
-            "the backward pass; pipeline: a pass's slice while the pass before it computes; " \
-            "no: each gathered when its compute is due, in turn"}
+#define SIM_KEY_ZERO_GRAD_OVERLAP                                                                  \
+    {                                                                                              \
+        .key = "zero_grad_overlap", .kind = SIM_KEY_BOOL, .def = "yes",                            \
+        .doc = "zero_stage 2 or 3: the gradients' reduce-scatters in buckets of bucket_mb (0: "    \
+               "Megatron-LM's max(40M, 1M x replicas) parameters) behind the backward pass, "      \
+               "each launched once its layers' gradients are final, as FSDP, DeepSpeed and "       \
+               "Megatron-LM's distributed optimizer (overlap_grad_reduce) run them; a pipeline "   \
+               "accumulates whole gradients over its micro-batches and reduce-scatters them "      \
+               "during each chunk's last backward pass of the step (as Megatron-LM, and FSDP "     \
+               "under pipelining, do), so the memory table counts its gradients whole; no: "       \
+               "one reduce-scatter after the backward pass (a pipeline: after every "              \
+               "micro-batch's, only the shard kept)"                                               \
+    }
+#define SIM_KEY_ZERO_PREFETCH                                                                      \
+    {                                                                                              \
+        .key = "zero_prefetch", .kind = SIM_KEY_BOOL, .def = "yes",                                \
+        .doc = "zero_stage 3: each gather of the parameters issued when the compute before it "    \
+               "starts (FSDP's forward and backward prefetch), on the worker's stream, the "       \
+               "reduce-scatters queued behind; zero: bucket by bucket (bucket_mb, as "             \
+               "zero_grad_overlap), the next bucket's while one computes, in the forward and "     \
+               "the backward pass; pipeline: a pass's slice while the pass before it computes; "   \
+               "no: each gathered when its compute is due, in turn"                                \
+    }
 
 /* strategy.dp_comm, a key of two strategies (allreduce, and pipeline over its replicas):
  * how their collectives over the replicas are simulated (sim/docs/scale.md, "Collectives between
@@ -259,41 +282,48 @@ extern const char *const sim_nccl_protocol_names[];
 int sim_nccl_algo_key(const scenario_t *sc);
 int sim_nccl_proto_key(const scenario_t *sc);
 /* strategy.nccl_algorithm and nccl_protocol, keys of allreduce and pipeline */
-#define SIM_KEY_NCCL_ALGORITHM                                                               \
-    {.key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto",                           \
-     .names = sim_nccl_algorithm_names,                                                      \
-     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the " \
-            "fastest for each message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; " \
-            "tree: a chain inside a server (and double binary trees between servers), "      \
-            "all-reduce only (not with sequence_parallel); nvls: NVLink SHARP, the switch "  \
-            "reducing, on a device with nvls_busbw (H100, H200, B200) and nccl_links = "     \
-            "device, protocol simple (across servers the ring instead)"}
-#define SIM_KEY_NCCL_PROTOCOL                                                                \
-    {.key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto",                            \
-     .names = sim_nccl_protocol_names,                                                       \
-     .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the " \
-            "fastest for each size; simple: the whole bandwidth, the highest latency; ll: a " \
-            "quarter of it in NCCL's model, the lowest latency; ll128: 92% of it"}
-#define SIM_KEY_DP_COMM                                                                      \
-    {.key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "auto", .names = sim_dp_comm_names,      \
-     .doc = "with replicas (a pipeline's: data_parallel > 1): how the collectives over the " \
-            "replicas (the gradients' all-reduce; a pipeline's ZeRO reduce-scatters and "    \
-            "all-gathers and experts' reductions too) are simulated; messages: real "        \
-            "exchanges (strategy.algorithm, ring_messages); formula (pipeline): each phase " \
-            "of the ring, D - 1 steps, one wait in closed form, a step as SimGrid times a "  \
-            "flow whose every ring steps at once (star or multi-rack platform, CM02 or LV08; " \
-            "else messages, and the summary says why), exact while nothing else crosses the " \
-            "replicas' links, within 0.5% beside a pipeline's messages; nccl: NCCL's time in closed " \
-            "form, the last member's arrival starting it for all, by nccl_algorithm and "    \
-            "nccl_protocol (ring or tree; nvls falls back to ring across servers): NVLink "  \
-            "inside a server (nvlink_busbw), the members' NICs between servers (a GPU's link " \
-            "or its share of the rack's uplink x the device's nic_efficiency), NCCL's "      \
-            "latencies; allreduce sums the real gradients in rank order at once; on a star, " \
-            "multi-rack (a rack per server) or rail platform without faults (allreduce: and " \
-            "without compression or bucket_mb; a pipeline: timing only), else messages and " \
-            "the summary says why; contention with other traffic left out; auto: nccl where " \
-            "NCCL would run, a timing-only run on a GPU with an NVLink figure (the "         \
-            "catalogue's nvlink_busbw) where nccl holds, else messages (a CPU's runs, real " \
-            "runs)"}
+#define SIM_KEY_NCCL_ALGORITHM                                                                     \
+    {                                                                                              \
+        .key = "nccl_algorithm", .kind = SIM_KEY_ENUM, .def = "auto",                              \
+        .names = sim_nccl_algorithm_names,                                                         \
+        .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's algorithm (NCCL_ALGO); auto: the "    \
+               "fastest for each message's size, as NCCL's tuner chooses; ring: 2 (T-1) steps; "   \
+               "tree: a chain inside a server (and double binary trees between servers), "         \
+               "all-reduce only (not with sequence_parallel); nvls: NVLink SHARP, the switch "     \
+               "reducing, on a device with nvls_busbw (H100, H200, B200) and nccl_links = "        \
+               "device, protocol simple (across servers the ring instead)"                         \
+    }
+#define SIM_KEY_NCCL_PROTOCOL                                                                      \
+    {                                                                                              \
+        .key = "nccl_protocol", .kind = SIM_KEY_ENUM, .def = "auto",                               \
+        .names = sim_nccl_protocol_names,                                                          \
+        .doc = "tensor_comm = nccl or dp_comm = nccl: NCCL's protocol (NCCL_PROTO); auto: the "    \
+               "fastest for each size; simple: the whole bandwidth, the highest latency; ll: a "   \
+               "quarter of it in NCCL's model, the lowest latency; ll128: 92% of it"               \
+    }
+#define SIM_KEY_DP_COMM                                                                            \
+    {                                                                                              \
+        .key = "dp_comm", .kind = SIM_KEY_ENUM, .def = "auto", .names = sim_dp_comm_names,         \
+        .doc = "with replicas (a pipeline's: data_parallel > 1): how the collectives over the "    \
+               "replicas (the gradients' all-reduce; a pipeline's ZeRO reduce-scatters and "       \
+               "all-gathers and experts' reductions too) are simulated; messages: real "           \
+               "exchanges (strategy.algorithm, ring_messages); formula (pipeline): each phase "    \
+               "of the ring, D - 1 steps, one wait in closed form, a step as SimGrid times a "     \
+               "flow whose every ring steps at once (star or multi-rack platform, CM02 or LV08; "  \
+               "else messages, and the summary says why), exact while nothing else crosses the "   \
+               "replicas' links, within 0.5% beside a pipeline's messages; nccl: NCCL's time in "  \
+               "closed "                                                                           \
+               "form, the last member's arrival starting it for all, by nccl_algorithm and "       \
+               "nccl_protocol (ring or tree; nvls falls back to ring across servers): NVLink "     \
+               "inside a server (nvlink_busbw), the members' NICs between servers (a GPU's link "  \
+               "or its share of the rack's uplink x the device's nic_efficiency), NCCL's "         \
+               "latencies; allreduce sums the real gradients in rank order at once; on a star, "   \
+               "multi-rack (a rack per server) or rail platform without faults (allreduce: and "   \
+               "without compression or bucket_mb; a pipeline: timing only), else messages and "    \
+               "the summary says why; contention with other traffic left out; auto: nccl where "   \
+               "NCCL would run, a timing-only run on a GPU with an NVLink figure (the "            \
+               "catalogue's nvlink_busbw) where nccl holds, else messages (a CPU's runs, real "    \
+               "runs)"                                                                             \
+    }
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "collective.h"
 #include "wire.h"
 #include "strategy.h"
@@ -29,15 +28,15 @@ static size_t slice_start(const sim_run_t *run, int s)
 }
 
 typedef struct ps_state {
-    sim_box_t *to;     /* (max(N, S)) destinations */
-    sim_msg_t **msgs;     /* (max(N, S)) */
-    sim_msg_t **have;     /* (N) server: this step's gradient of each worker */
-    int *live;            /* (N) server: workers believed alive */
-    uint32_t *idx;        /* (batch) */
-    uint8_t *packed;      /* worker, compressed: its slices' encodings, one after the other */
-    float *residual;      /* worker, error feedback: (n_params) host */
-    long step;            /* worker: next step; server: current step */
-    sim_group_t shards;   /* server, model.clip_norm over several shards: all of them */
+    sim_box_t *to;      /* (max(N, S)) destinations */
+    sim_msg_t **msgs;   /* (max(N, S)) */
+    sim_msg_t **have;   /* (N) server: this step's gradient of each worker */
+    int *live;          /* (N) server: workers believed alive */
+    uint32_t *idx;      /* (batch) */
+    uint8_t *packed;    /* worker, compressed: its slices' encodings, one after the other */
+    float *residual;    /* worker, error feedback: (n_params) host */
+    long step;          /* worker: next step; server: current step */
+    sim_group_t shards; /* server, model.clip_norm over several shards: all of them */
 } ps_state_t;
 
 static void state_free(sim_node_t *node)
@@ -99,8 +98,8 @@ static int rejoin(sim_run_t *run, sim_node_t *node, ps_state_t *b)
     if (sim_should_stop(run, b->step) || sim_ps_join(run, node, MSG_JOIN, b->to, b->msgs))
         return -1;
     take_params(run, node, b, run->n_servers);
-    sim_fault_log(run, "rejoin", node->name, "parameters of step %ld from %d shard%s",
-                  b->step - 1, run->n_servers, run->n_servers == 1 ? "" : "s");
+    sim_fault_log(run, "rejoin", node->name, "parameters of step %ld from %d shard%s", b->step - 1,
+                  run->n_servers, run->n_servers == 1 ? "" : "s");
     return 0;
 }
 
@@ -136,8 +135,8 @@ static void worker(sim_node_t *node)
                 run->failed = 1;
                 break;
             }
-            sim_fault_log(run, "timeout", node->name, "no parameters for step %ld within %gs",
-                          step, 2 * sim_fault_timeout(run));
+            sim_fault_log(run, "timeout", node->name, "no parameters for step %ld within %gs", step,
+                          2 * sim_fault_timeout(run));
             if (rejoin(run, node, b))
                 break;
             continue;
@@ -236,8 +235,7 @@ static void server(sim_node_t *node)
         while (got < expected || !expected) {
             sim_msg_t *m = NULL;
             double left = last + T - sim_now();
-            sim_status_t e = left > 0 ? sim_inbox_recv(run, node, &m, left)
-                                    : SIM_ERR_TIMEOUT;
+            sim_status_t e = left > 0 ? sim_inbox_recv(run, node, &m, left) : SIM_ERR_TIMEOUT;
             if (e == SIM_ERR_NETWORK && run->has_faults)
                 continue; /* a sender died during its push: wait for the others */
             if (e != SIM_OK) {

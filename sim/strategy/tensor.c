@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "collective.h"
 #include "tensor_impl.h"
 
@@ -38,16 +37,16 @@ typedef struct tp_layer {
 typedef struct tp_worker {
     int L, T, B;
     tp_layer_t layer[TRAINER_MAX_HIDDEN + 1];
-    float *x;                                 /* (B, in0) dev: the batch */
-    uint8_t *labels;                          /* (B) */
-    float *in[TRAINER_MAX_HIDDEN + 2];        /* (B, in_j) replicated input of dense j */
-    float *pre[TRAINER_MAX_HIDDEN + 1];       /* COL: (B, o) before its ReLU */
-    float *act[TRAINER_MAX_HIDDEN + 1];       /* COL: (B, o) after it */
-    float *z[TRAINER_MAX_HIDDEN + 1];         /* ROW: (B, out) partial, then whole sum */
-    float *gath;                              /* GATHER: (T, B, o) */
-    float *logits, *dlogits, *dtmp;           /* (B, C) */
-    float *dx, *dloc;                         /* (B, widest) scratch */
-    float *one;                               /* (1) the final barrier's payload */
+    float *x;                           /* (B, in0) dev: the batch */
+    uint8_t *labels;                    /* (B) */
+    float *in[TRAINER_MAX_HIDDEN + 2];  /* (B, in_j) replicated input of dense j */
+    float *pre[TRAINER_MAX_HIDDEN + 1]; /* COL: (B, o) before its ReLU */
+    float *act[TRAINER_MAX_HIDDEN + 1]; /* COL: (B, o) after it */
+    float *z[TRAINER_MAX_HIDDEN + 1];   /* ROW: (B, out) partial, then whole sum */
+    float *gath;                        /* GATHER: (T, B, o) */
+    float *logits, *dlogits, *dtmp;     /* (B, C) */
+    float *dx, *dloc;                   /* (B, widest) scratch */
+    float *one;                         /* (1) the final barrier's payload */
     uint32_t *idx;
     long pending_step; /* worker 0: an evaluation of this step is due, or -1 */
     double pending_time;
@@ -91,8 +90,10 @@ static int tp_layers(const sim_run_t *run, int rank, tp_layer_t *layer)
             d->l = &m->layers[i];
             d->relu_after = i + 1 < m->n_layers && m->layers[i + 1].kind == TRAINER_LAYER_RELU;
         }
-    DT_CHECK(C % T == 0 || L % 2 == 0, "%s: tensor_parallel = %d does not divide the %d "
-             "classes of the output layer", run->sc->path, T, C);
+    DT_CHECK(C % T == 0 || L % 2 == 0,
+             "%s: tensor_parallel = %d does not divide the %d "
+             "classes of the output layer",
+             run->sc->path, T, C);
     for (int j = 0; j < L; j++) {
         tp_layer_t *d = &layer[j];
         int in = d->l->in_c, out = d->l->out_c;
@@ -267,8 +268,8 @@ static int backward(sim_run_t *run, sim_node_t *node, tp_worker_t *t, const floa
             break;
         }
         /* the input's gradient: a partial sum over the workers' slices */
-        be->gemm(0, 0, B, in, o, 1.0f, dpre, o, w + l->w_off + (size_t)i * o * in, in, 0.0f,
-                 t->dx, in);
+        be->gemm(0, 0, B, in, o, 1.0f, dpre, o, w + l->w_off + (size_t)i * o * in, in, 0.0f, t->dx,
+                 in);
         sim_charge(run, node, (d->bwd - in) * B, dt_wall_seconds() - w0);
         if (sum_all(run, node, t->dx, (size_t)B * in))
             return -1;
@@ -298,8 +299,8 @@ static void piece(piece_ctx_t *c, size_t at, size_t n)
     else if (c->op == PIECE_SCALE)
         be->scale(n, c->f, c->g + at);
     else
-        sim_update(c->run, c->w + at, c->g + at, c->m + at, c->v ? c->v + at : NULL, n,
-                   c->step, c->step + 1);
+        sim_update(c->run, c->w + at, c->g + at, c->m + at, c->v ? c->v + at : NULL, n, c->step,
+                   c->step + 1);
 }
 
 /* c's pass over the slices worker i owns: they partition the model (a row-split layer's
@@ -324,8 +325,8 @@ static void owned_pieces(const tp_worker_t *t, int i, piece_ctx_t *c)
 /* The optimizer on the slices this worker owns; with model.clip_norm, after scaling them by
  * the norm the workers' squares sum (a tree all-reduce of one float: Megatron-LM's norm
  * over tensor shards). Returns -1 when the run failed. */
-static int update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *m,
-                  float *v, float *g, long step)
+static int update(sim_run_t *run, sim_node_t *node, tp_worker_t *t, float *w, float *m, float *v,
+                  float *g, long step)
 {
     piece_ctx_t c = {run, w, m, v, g, step, 0, 1.0f, PIECE_SUMSQ};
     float clip = run->sc->sgd.clip_norm;
@@ -367,8 +368,7 @@ static void worker(sim_node_t *node)
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
         sim_batch_global(run, step, 0, t->B, t->idx);
         double w0 = dt_wall_seconds();
-        run->be->gather(t->x, t->labels, run->train.x, run->train.y, t->idx, t->B,
-                        run->train.dim);
+        run->be->gather(t->x, t->labels, run->train.x, run->train.y, t->idx, t->B, run->train.dim);
         sim_charge(run, node, 0, dt_wall_seconds() - w0);
         double loss = forward(run, node, t, w, evaluate_pending);
         if (run->failed || backward(run, node, t, w, node->grads))
@@ -481,8 +481,7 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
     int L = gpt ? 0 : sc->model.arch == TRAINER_ARCH_MLP ? sc->model.n_hidden + 1 : 1;
     for (int j = 0; j < L - 1; j += 2)
         if (sc->model.hidden[j] % T) {
-            k = scenario_blame(sc, "strategy.tensor_parallel", "model.hidden", where,
-                               sizeof where);
+            k = scenario_blame(sc, "strategy.tensor_parallel", "model.hidden", where, sizeof where);
             return scenario_fail(sc, err, k,
                                  "tensor_parallel = %ld does not divide hidden layer %d's width "
                                  "%d, which it splits (%s)",
@@ -508,7 +507,11 @@ static dt_status check(const scenario_t *sc, dt_err_t *err)
 }
 
 static const sim_strategy_key_t own_keys[] = {
-    {.key = "tensor_parallel", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 1024,
+    {.key = "tensor_parallel",
+     .kind = SIM_KEY_INT,
+     .def = "2",
+     .min = 1,
+     .max = 1024,
      .doc = "workers every dense layer is split across (Megatron-LM: column split, then row "
             "split, an all-reduce of activations per pair; an unpaired last layer "
             "column-split with an all-gather); must divide the widths it splits; "

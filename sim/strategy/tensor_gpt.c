@@ -39,16 +39,16 @@
 
 struct tg_worker {
     int T, r, B, L, C, c, f, h, S, V; /* S: tokens a window; c, f, h: a member's share */
-    const sim_group_t *grp;   /* the tensor group of the pass under way; r: its member */
-    int sp, R, row0;          /* sequence parallel; its rows of the stream [row0, row0 + R) */
-    size_t n_rep;             /* replicated parameters (sp: their gradients all-reduced) */
+    const sim_group_t *grp;           /* the tensor group of the pass under way; r: its member */
+    int sp, R, row0; /* sequence parallel; its rows of the stream [row0, row0 + R) */
+    size_t n_rep;    /* replicated parameters (sp: their gradients all-reduced) */
     uint32_t *idx;
-    float *x;                 /* (B, S + 1) dev: the windows */
-    uint8_t *labels;          /* (B) (unused: the targets are the windows' tokens) */
-    int32_t *tokens;          /* (B, S) */
-    uint8_t *targets;         /* (B, S) */
-    float *embed;             /* (B S, C) the embeddings (sp: all rows, of which its R) */
-    float *encoded;           /* (R, C) the first block's input: its rows */
+    float *x;         /* (B, S + 1) dev: the windows */
+    uint8_t *labels;  /* (B) (unused: the targets are the windows' tokens) */
+    int32_t *tokens;  /* (B, S) */
+    uint8_t *targets; /* (B, S) */
+    float *embed;     /* (B S, C) the embeddings (sp: all rows, of which its R) */
+    float *encoded;   /* (R, C) the first block's input: its rows */
     /* per block, L slabs each: what the backward pass reads (stream tensors: its R rows) */
     float *ln1, *ln1_mean, *ln1_rstd; /* (B S, C) whole, (R), (R) */
     float *qkv;                       /* (B S, 3c) its heads' queries, keys, values */
@@ -76,11 +76,15 @@ struct tg_worker {
 };
 typedef sim_tgpt_t tg_worker_t;
 
-#define TG_BUFS(X)                                                                          \
-    X(x) X(labels) X(tokens) X(targets) X(embed) X(encoded) X(ln1) X(ln1_mean) X(ln1_rstd)   \
-    X(qkv) X(atty) X(att) X(res2) X(ln2) X(ln2_mean) X(ln2_rstd) X(fch) X(fch_gelu) X(res3)  \
-    X(lnf) X(lnf_mean) X(lnf_rstd) X(logits) X(dlogits) X(part) X(dres) X(dfull) X(dln)      \
-    X(rep) X(datty) X(dqkv) X(dfch) X(datt) X(qkvb) X(dqkvb) X(one)
+/* an X-macro list, a few names a line (clang-format would stair-step it) */
+// clang-format off
+#define TG_BUFS(X)                                                                 \
+    X(x) X(labels) X(tokens) X(targets) X(embed) X(encoded) X(ln1) X(ln1_mean)     \
+    X(ln1_rstd) X(qkv) X(atty) X(att) X(res2) X(ln2) X(ln2_mean) X(ln2_rstd)       \
+    X(fch) X(fch_gelu) X(res3) X(lnf) X(lnf_mean) X(lnf_rstd) X(logits) X(dlogits) \
+    X(part) X(dres) X(dfull) X(dln) X(rep) X(datty) X(dqkv) X(dfch)                \
+    X(datt) X(qkvb) X(dqkvb) X(one)
+// clang-format on
 
 void sim_tgpt_free(const trainer_backend_t *be, sim_tgpt_t *t)
 {
@@ -171,9 +175,9 @@ void sim_tgpt_gather(sim_run_t *run, sim_tgpt_t *t, const uint32_t *idx)
 static tg_worker_t *tg_make(sim_run_t *run, sim_node_t *node)
 {
     int T = (int)scenario_own(run->sc, "tensor_parallel")->l;
-    tg_worker_t *t = sim_tgpt_make(run, T, node->rank,
-                                   (int)scenario_own(run->sc, "sequence_parallel")->i,
-                                   (int)run->sc->batch);
+    tg_worker_t *t =
+        sim_tgpt_make(run, T, node->rank, (int)scenario_own(run->sc, "sequence_parallel")->i,
+                      (int)run->sc->batch);
     t->grp = &((sim_groups_t *)run->shared)->all;
     node->state = t;
     node->state_free = tg_free;
@@ -193,8 +197,7 @@ static tg_flops_t tg_flops(const trainer_gpt_layout_t *g, int T, int sp)
     double S = g->T, C = g->C, rows = sp ? 1.0 / T : 1.0;
     tg_flops_t f;
     f.norm = 4.0 * S * C * rows;
-    f.attn = (2.0 * S * C * 3.0 * C + 4.0 * S * S * C + 5.0 * g->NH * S * S + 2.0 * S * C * C) /
-             T;
+    f.attn = (2.0 * S * C * 3.0 * C + 4.0 * S * S * C + 5.0 * g->NH * S * S + 2.0 * S * C * C) / T;
     f.mlp = 2.0 * 2.0 * S * C * 4.0 * C / T;
     f.top = f.norm + 2.0 * S * C * g->V * rows;
     return f;
@@ -203,8 +206,8 @@ static tg_flops_t tg_flops(const trainer_gpt_layout_t *g, int T, int sp)
  * the split layers (split), or on each replicated piece (!split), of gpt's pipeline layers
  * [first, last) (0: the embeddings, 1 .. L: the blocks, L + 1: the final norm; the tied wte
  * is the embeddings'), in layout order. */
-void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int first,
-                     int last, void (*fn)(void *ctx, size_t at, size_t n), void *ctx)
+void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int first, int last,
+                     void (*fn)(void *ctx, size_t at, size_t n), void *ctx)
 {
     size_t C = (size_t)g->C, c = C / (size_t)T, f = 4 * C / (size_t)T;
     if (!split && first == 0)
@@ -212,7 +215,7 @@ void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int
     for (int l = (first > 0 ? first : 1) - 1; l < g->L && l + 1 < last; l++) {
         trainer_gpt_block_t b = trainer_gpt_block(g, l);
         if (!split) {
-            fn(ctx, b.ln1w, 2 * C); /* ln1 w, b */
+            fn(ctx, b.ln1w, 2 * C);     /* ln1 w, b */
             fn(ctx, b.attprojb, 3 * C); /* attn proj b, ln2 w, b */
             fn(ctx, b.fcprojb, C);
             continue;
@@ -280,7 +283,7 @@ static void evaluate_pending(sim_run_t *run, sim_node_t *node, tg_worker_t *t)
 }
 
 /* Whole tensors: B S rows; the stream's: a member's R. */
-#define SLAB(ptr, l, per) ((ptr) + (size_t)(l) * BS * (per))
+#define SLAB(ptr, l, per) ((ptr) + (size_t)(l)*BS * (per))
 #define RSLAB(ptr, l, per) ((ptr) + (size_t)(l) * (size_t)t->R * (per))
 
 /* After a row-split product: the partial sums in buf (B S, C) summed over the members, all
@@ -301,8 +304,8 @@ static float *sum_rows(sim_run_t *run, tg_worker_t *t, float *buf)
  * all-gathered. 0, or -1 on failure. */
 static int gather_rows(sim_run_t *run, tg_worker_t *t, float *whole)
 {
-    if (t->sp && sim_allgather(run, t->grp, t->r, whole,
-                               (size_t)t->B * t->S * (size_t)t->C) != SIM_OK) {
+    if (t->sp &&
+        sim_allgather(run, t->grp, t->r, whole, (size_t)t->B * t->S * (size_t)t->C) != SIM_OK) {
         run->failed = 1;
         return -1;
     }
@@ -333,15 +336,13 @@ static int block_forward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const
     w0 = dt_wall_seconds();
     for (int j = 0; j < 3; j++) { /* its heads' Q, K, V (BT, c) each, side by side */
         size_t rows = (size_t)j * C + (size_t)r * c;
-        be->gemm(0, 1, BT, c, C, 1.0f, ln1, C, P + b.qkvw + rows * C, C, 0.0f, qkv + j * c,
-                 3 * c);
+        be->gemm(0, 1, BT, c, C, 1.0f, ln1, C, P + b.qkvw + rows * C, C, 0.0f, qkv + j * c, 3 * c);
         be->copy(t->qkvb + j * c, P + b.qkvb + rows, sizeof(float) * (size_t)c);
     }
     be->bias_add(qkv, t->qkvb, BT, 3 * c, 1);
     be->attention_forward(atty, att, qkv, B, S, c, t->h);
     /* its part of the projection: atty (BT, c) times its columns (C, c) of attprojw */
-    be->gemm(0, 1, BT, C, c, 1.0f, atty, c, P + b.attprojw + (size_t)r * c, C, 0.0f, t->part,
-             C);
+    be->gemm(0, 1, BT, C, c, 1.0f, atty, c, P + b.attprojw + (size_t)r * c, C, 0.0f, t->part, C);
     sim_charge(run, node, fl.attn * B, dt_wall_seconds() - w0);
     if (!(sum = sum_rows(run, t, t->part)))
         return -1;
@@ -360,8 +361,7 @@ static int block_forward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, const
     be->gemm(0, 1, BT, f, C, 1.0f, ln2, C, P + b.fcw + (size_t)r * f * C, C, 0.0f, fch, f);
     be->bias_add(fch, P + b.fcb + (size_t)r * f, BT, f, 1);
     be->gelu_forward(gel, fch, BS * (size_t)f);
-    be->gemm(0, 1, BT, C, f, 1.0f, gel, f, P + b.fcprojw + (size_t)r * f, 4 * C, 0.0f, t->part,
-             C);
+    be->gemm(0, 1, BT, C, f, 1.0f, gel, f, P + b.fcprojw + (size_t)r * f, 4 * C, 0.0f, t->part, C);
     sim_charge(run, node, fl.mlp * B, dt_wall_seconds() - w0);
     if (!(sum = sum_rows(run, t, t->part)))
         return -1;
@@ -402,8 +402,8 @@ int sim_tgpt_forward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim_
                           P + g->lnfw, P + g->lnfb, R, C);
     be->gemm(0, 1, R, t->V, C, 1.0f, t->lnf, C, P + g->wte, C, 0.0f, t->logits, t->V);
     /* d(mean over all B S tokens)/d(logits), its rows' share */
-    be->softmax_xent(t->dlogits, t->logits, t->targets + t->row0, R, t->V,
-                     1.0f / (float)(B * S), loss, &right);
+    be->softmax_xent(t->dlogits, t->logits, t->targets + t->row0, R, t->V, 1.0f / (float)(B * S),
+                     loss, &right);
     sim_charge(run, node, fl.top * B, dt_wall_seconds() - w0);
     return 0;
 }
@@ -433,13 +433,11 @@ static int block_backward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, cons
     }
     /* MLP: its columns of fc proj, its rows of fc */
     double w0 = dt_wall_seconds();
-    be->gemm(0, 0, BT, f, C, 1.0f, dy, C, P + b.fcprojw + (size_t)r * f, 4 * C, 0.0f, t->dfch,
-             f);
+    be->gemm(0, 0, BT, f, C, 1.0f, dy, C, P + b.fcprojw + (size_t)r * f, 4 * C, 0.0f, t->dfch, f);
     be->gemm(1, 0, C, f, BT, 1.0f, dy, C, gel, f, 0.0f, G + b.fcprojw + (size_t)r * f, 4 * C);
     be->bias_grad(G + b.fcprojb, t->dres, R, C, 1);
     be->gelu_backward(t->dfch, t->dfch, fch, BS * (size_t)f);
-    be->gemm(0, 0, BT, C, f, 1.0f, t->dfch, f, P + b.fcw + (size_t)r * f * C, C, 0.0f, t->dln,
-             C);
+    be->gemm(0, 0, BT, C, f, 1.0f, t->dfch, f, P + b.fcw + (size_t)r * f * C, C, 0.0f, t->dln, C);
     be->gemm(1, 0, f, C, BT, 1.0f, t->dfch, f, ln2, C, 0.0f, G + b.fcw + (size_t)r * f * C, C);
     be->bias_grad(G + b.fcb + (size_t)r * f, t->dfch, BT, f, 1);
     sim_charge(run, node, 2.0 * fl.mlp * B, dt_wall_seconds() - w0);
@@ -465,8 +463,8 @@ static int block_backward(sim_run_t *run, sim_node_t *node, tg_worker_t *t, cons
         size_t rows = (size_t)j * C + (size_t)r * c;
         be->gemm(0, 0, BT, C, c, 1.0f, t->dqkv + j * c, 3 * c, P + b.qkvw + rows * C, C,
                  j ? 1.0f : 0.0f, t->dln, C);
-        be->gemm(1, 0, c, C, BT, 1.0f, t->dqkv + j * c, 3 * c, ln1, C, 0.0f,
-                 G + b.qkvw + rows * C, C);
+        be->gemm(1, 0, c, C, BT, 1.0f, t->dqkv + j * c, 3 * c, ln1, C, 0.0f, G + b.qkvw + rows * C,
+                 C);
         be->copy(G + b.qkvb + rows, t->dqkvb + j * c, sizeof(float) * (size_t)c);
     }
     sim_charge(run, node, 2.0 * fl.attn * B, dt_wall_seconds() - w0);
@@ -522,8 +520,8 @@ int sim_tgpt_backward(sim_run_t *run, sim_node_t *node, sim_tgpt_t *t, const sim
         be->gemm(0, 0, R, C, V, 1.0f, t->dlogits, V, P + g->wte, C, 0.0f, t->dln, C);
         be->gemm(1, 0, V, C, R, 1.0f, t->dlogits, V, t->lnf, C, 0.0f, G + g->wte, C);
         be->layernorm_backward(t->dres, G + g->lnfw, G + g->lnfb, t->dln,
-                               RSLAB(t->res3, t->L - 1, C), P + g->lnfw, t->lnf_mean,
-                               t->lnf_rstd, R, C, 0);
+                               RSLAB(t->res3, t->L - 1, C), P + g->lnfw, t->lnf_mean, t->lnf_rstd,
+                               R, C, 0);
         sim_charge(run, node, 2.0 * fl.top * B, dt_wall_seconds() - w0);
     } else if (first == 0) {
         be->zero(G + g->wte, (size_t)V * C);
@@ -633,8 +631,7 @@ void sim_tensor_gpt_worker(sim_node_t *node)
     for (step = 0; !sim_should_stop(run, step) && !run->ended; step++) {
         sim_batch_global(run, step, 0, t->B, t->idx);
         double w0 = dt_wall_seconds();
-        run->be->gather(t->x, t->labels, run->train.x, run->train.y, t->idx, t->B,
-                        run->train.dim);
+        run->be->gather(t->x, t->labels, run->train.x, run->train.y, t->idx, t->B, run->train.dim);
         sim_charge(run, node, 0, dt_wall_seconds() - w0);
         double loss;
         int layers = t->L + 2;
@@ -689,8 +686,7 @@ void sim_tensor_gpt_memory(const sim_run_t *run, sim_node_t *node)
 
 /* What the forward pass keeps for the backward pass (tg_worker_t): its shares of the split
  * layers' outputs, the layer norms' outputs whole, the stream's rows (sp: 1/T). */
-double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, int first,
-                                  int last)
+double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, int first, int last)
 {
     double S = g->T, C = g->C, c = C / T, f = 4 * C / T;
     double rows = T > 1 && sp ? 1.0 / T : 1.0;
@@ -710,16 +706,16 @@ dt_status sim_tensor_gpt_check(const scenario_t *sc, dt_err_t *err)
     char where[96];
     long T = scenario_own(sc, "tensor_parallel")->l;
     if (sc->model.heads % T) {
-        const char *k = scenario_blame(sc, "strategy.tensor_parallel", "model.heads", where,
-                                       sizeof where);
+        const char *k =
+            scenario_blame(sc, "strategy.tensor_parallel", "model.heads", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "tensor_parallel = %ld does not divide the gpt's %d heads, which "
                              "it splits (%s)",
                              T, sc->model.heads, where);
     }
     if (scenario_own(sc, "sequence_parallel")->i && T > 1 && (sc->batch * sc->model.seq) % T) {
-        const char *k = scenario_blame(sc, "strategy.sequence_parallel", "model.batch", where,
-                                       sizeof where);
+        const char *k =
+            scenario_blame(sc, "strategy.sequence_parallel", "model.batch", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "sequence_parallel divides the batch's %ld x %d token rows among "
                              "the %ld members: tensor_parallel must divide batch x seq (%s)",

@@ -53,7 +53,7 @@ double sim_tgpt_activation_floats(const trainer_gpt_layout_t *g, int T, int sp, 
  * that member r of T holds of the split layers (split), or on each replicated piece
  * (!split: the embeddings with the tied wte, the norms, the row-split projections' biases),
  * in layout order. */
-void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int first,
-                     int last, void (*fn)(void *ctx, size_t at, size_t n), void *ctx);
+void sim_tgpt_pieces(const trainer_gpt_layout_t *g, int T, int r, int split, int first, int last,
+                     void (*fn)(void *ctx, size_t at, size_t n), void *ctx);
 
 #endif

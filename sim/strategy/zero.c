@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "bucket.h"
 #include "collective.h"
 #include "strategy.h"
@@ -32,7 +31,7 @@
 /* The overlapped collectives of a run (zero_bucketed): the model's buckets, and the jobs
  * a worker's stream runs each step, in the order the worker hands them over. */
 typedef struct zero_plan {
-    sim_bucket_list_t bk; /* backward order */
+    sim_bucket_list_t bk;     /* backward order */
     double forward, backward; /* FLOPs per sample: the forward pass, the buckets' sum */
     int overlap, prefetch;    /* reduce-scatters, gathers on the stream */
     sim_bucket_list_t jobs;   /* the stream's, slices of the buffers */
@@ -45,13 +44,15 @@ typedef struct zero_worker {
     uint32_t *idx;
     long pending_step; /* worker 0, stage 3: an evaluation of this step is due */
     double pending_time;
-    const zero_plan_t *zp; /* NULL: no buckets */
+    const zero_plan_t *zp;         /* NULL: no buckets */
     int handed, awaited, run_jobs; /* the step's jobs handed, waited for; the stream's count */
     double per_flop;               /* measured time: the last step's wall seconds a FLOP */
 } zero_worker_t;
 
-static void zero_free(sim_node_t *node) { free(((zero_worker_t *)node->state)->idx); }
-
+static void zero_free(sim_node_t *node)
+{
+    free(((zero_worker_t *)node->state)->idx);
+}
 
 static void zero_plan_free(sim_run_t *run, void *ctx)
 {
@@ -82,9 +83,9 @@ static zero_plan_t *zero_plan_make(sim_run_t *run, int stage)
 {
     const scenario_t *sc = run->sc;
     zero_plan_t *zp = dt_calloc(1, sizeof *zp);
-    double cap = sc->bucket_mb > 0 ? sc->bucket_mb * 1e6
-                                   : run->value_bytes * (run->n_workers > 40 ? 1e6 * run->n_workers
-                                                                            : 40e6);
+    double cap = sc->bucket_mb > 0
+                     ? sc->bucket_mb * 1e6
+                     : run->value_bytes * (run->n_workers > 40 ? 1e6 * run->n_workers : 40e6);
     zp->forward = sim_bucket_list_model(&zp->bk, run, cap);
     for (int k = 0; k < zp->bk.n; k++)
         zp->backward += zp->bk.flops[k];
@@ -180,8 +181,7 @@ static int gather_buckets(sim_run_t *run, sim_node_t *node, const zero_plan_t *z
  * are whole, the backward pass bucket by bucket (each bucket's reduce-scatter handed over
  * after its compute, or all in turn after the pass without zero_grad_overlap), then chunk r
  * of every bucket updated and, below stage 3, every bucket gathered. */
-static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, long step,
-                          int stage)
+static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, long step, int stage)
 {
     const scenario_t *sc = run->sc;
     const zero_plan_t *zp = z->zp;
@@ -248,8 +248,7 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
     float factor = 1.0f;
     for (int pass = 0; pass < 1 + clip; pass++) {
         /* the workers' sum of their chunks' squares: the whole model's norm */
-        if (pass == 1 &&
-            (factor = sim_clip_factor_sum(run, node, &g->all, r, sq)) < 0.0f) {
+        if (pass == 1 && (factor = sim_clip_factor_sum(run, node, &g->all, r, sq)) < 0.0f) {
             run->failed = 1;
             return;
         }
@@ -271,8 +270,8 @@ static void step_bucketed(sim_run_t *run, sim_node_t *node, zero_worker_t *z, lo
                 continue;
             if (factor != 1.0f)
                 run->be->scale(c1 - c0, factor, node->grads + c0);
-            sim_update(run, w + c0, node->grads + c0, node->velocity + c0,
-                       sim_moment2(node, c0), c1 - c0, step, step + 1);
+            sim_update(run, w + c0, node->grads + c0, node->velocity + c0, sim_moment2(node, c0),
+                       c1 - c0, step, step + 1);
         }
     }
     if (stage < 3) {
@@ -316,8 +315,8 @@ static void worker(sim_node_t *node)
             else
                 sim_batch_own(run, node, batch, z->idx);
             double wj;
-            loss += sim_compute_grad_only(run, w, j ? node->scratch : node->grads, z->idx,
-                                          batch, &wj);
+            loss +=
+                sim_compute_grad_only(run, w, j ? node->scratch : node->grads, z->idx, batch, &wj);
             wall += wj;
             if (j)
                 run->be->axpy(n, 1.0f, node->scratch, node->grads);
@@ -432,8 +431,8 @@ const sim_strategy_t sim_strategy_zero = {
              "each bucket's gather during the previous bucket's compute (`zero_prefetch`)",
     .own_keys = own_keys,
     .worker_role = "worker",
-    .takes = SIM_TAKES_ACCUMULATE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS |
-             SIM_SAME_AS_SINGLE | SIM_RUNS_REAL,
+    .takes = SIM_TAKES_ACCUMULATE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE |
+             SIM_RUNS_REAL,
     .check = check,
     .deploy = deploy,
     .memory = memory,

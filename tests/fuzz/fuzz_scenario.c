@@ -13,7 +13,10 @@
 #include "scenario.h"
 #include "strategy.h"
 
-static int one_line(const dt_err_t *e) { return e->msg[0] && !strchr(e->msg, '\n'); }
+static int one_line(const dt_err_t *e)
+{
+    return e->msg[0] && !strchr(e->msg, '\n');
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,9 @@
  * extreme number or unit put in a value, a number of a platform, trace or device file made
  * extreme, or an override given on the command line: a time-like key or a model size set to
  * an extreme with `--set`, kept in the input as set.txt), and runs `dtsim run scenario.ini
- * --set run.steps=2 [--set KEY=VALUE]` in a child process with a time limit. Exit 0, 1 or 2 is an answer; a signal, another exit code or a hang is a
- * finding, kept as a folder under OUT that replays as a regression.
+ * --set run.steps=2 [--set KEY=VALUE]` in a child process with a time limit. Exit 0, 1 or 2 is an
+ * answer; a signal, another exit code or a hang is a finding, kept as a folder under OUT that
+ * replays as a regression.
  *
  *   run_fuzz DTSIM OUT LIMIT_S replay DIR...           each DIR unmutated: 0 if all answer
  *   run_fuzz DTSIM OUT LIMIT_S fuzz SEED N|-SECONDS DIR...
@@ -47,7 +48,10 @@ static uint64_t rnd(void) /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-static size_t pick(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+static size_t pick(size_t n)
+{
+    return n ? (size_t)(rnd() % n) : 0;
+}
 
 static double now(void)
 {
@@ -128,13 +132,13 @@ static int input_write(const input_t *in, const char *dir)
 /* ---- mutations ---- */
 
 static const char *const extremes[] = {
-    "0",        "-1",      "1e308",     "1e-308", "nan",      "inf",      "-inf",
-    "2e-09us",  "1e-300f", "0.001bps",  "1e300Bps", "99999999", "",       "0s",
-    "1e9s",     "-5us",    "1e24f",     "1e-12s", "1e6s",     "4294967296", "2",
-    "0.5",      "1",       "none",      "yes",    "1e-9",     "0.0001",   "1000000",
+    "0",       "-1",      "1e308",    "1e-308",   "nan",      "inf",        "-inf",
+    "2e-09us", "1e-300f", "0.001bps", "1e300Bps", "99999999", "",           "0s",
+    "1e9s",    "-5us",    "1e24f",    "1e-12s",   "1e6s",     "4294967296", "2",
+    "0.5",     "1",       "none",     "yes",      "1e-9",     "0.0001",     "1000000",
 };
-static const char *const units[] = {"us", "ns", "s", "h", "Gbps", "Bps", "kbps", "TBps",
-                                    "f", "Tf", "Gf", "MB", "GiB", "W", "%", "x"};
+static const char *const units[] = {"us", "ns", "s",  "h",  "Gbps", "Bps", "kbps", "TBps",
+                                    "f",  "Tf", "Gf", "MB", "GiB",  "W",   "%",    "x"};
 
 /* The [start, end) of each "key = value" line's value in text. */
 static int value_spans(const char *text, size_t *start, size_t *end, int max)
@@ -230,22 +234,27 @@ static void mutate_numbers(input_t *in, int f)
     size_t a = at[pick((size_t)n)], b = a;
     while (t[b] && strchr("0123456789.eE-+", t[b]))
         b++;
-    static const char *const nums[] = {"0", "-5", "1e-300", "1e300", "1e-12", "inf", "nan",
-                                       "30000000", "0.001", "1e-9", "4294967297"};
+    static const char *const nums[] = {"0",   "-5",       "1e-300", "1e300", "1e-12",     "inf",
+                                       "nan", "30000000", "0.001",  "1e-9",  "4294967297"};
     in->text[f] = splice(in->text[f], a, b, nums[pick(sizeof nums / sizeof *nums)]);
 }
 
 /* Keys whose extremes have hung or aborted runs before (a loop per interval, a model beyond
  * memory), set with --set: the override path as well as the file's. */
 static const char *const override_keys[] = {
-    "run.eval_interval", "run.max_time",     "run.eval_every",  "run.eval_samples",
-    "faults.timeout",    "faults.mtbf",      "faults.mttr",     "faults.stall_after",
-    "cluster.latency",   "cluster.uplink_latency", "model.hidden", "model.layers",
-    "model.heads",       "model.seq",        "model.batch",     "data.test_samples",
-    "run.seed",          "model.warmup",     "model.clip_norm", "run.divergence_factor",
+    "run.eval_interval", "run.max_time",
+    "run.eval_every",    "run.eval_samples",
+    "faults.timeout",    "faults.mtbf",
+    "faults.mttr",       "faults.stall_after",
+    "cluster.latency",   "cluster.uplink_latency",
+    "model.hidden",      "model.layers",
+    "model.heads",       "model.seq",
+    "model.batch",       "data.test_samples",
+    "run.seed",          "model.warmup",
+    "model.clip_norm",   "run.divergence_factor",
 };
 static const char *const override_values[] = {
-    "1e-15s", "1e-300s", "1ns", "1e9s", "0s", "-1s", "nan", "inf", "1e-12",
+    "1e-15s", "1e-300s", "1ns", "1e9s", "0s",    "-1s",     "nan", "inf",    "1e-12",
     "0",      "1",       "-3",  "4096", "65536", "1048576", "1e9", "banana", "",
 };
 
@@ -314,8 +323,16 @@ static int run_one(const char *dtsim, const char *dir, double limit)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        char *argv[] = {(char *)dtsim, (char *)"run", ini, (char *)"--set",
-                        (char *)"run.steps=2", (char *)"--db", db, NULL, NULL, NULL};
+        char *argv[] = {(char *)dtsim,
+                        (char *)"run",
+                        ini,
+                        (char *)"--set",
+                        (char *)"run.steps=2",
+                        (char *)"--db",
+                        db,
+                        NULL,
+                        NULL,
+                        NULL};
         char set[4096], *override = NULL;
         snprintf(set, sizeof set, "%s/set.txt", dir);
         if ((override = slurp(set)) != NULL) { /* the input's --set override */
@@ -348,7 +365,10 @@ static int run_one(const char *dtsim, const char *dir, double limit)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int answered(int rc) { return rc == 0 || rc == 1 || rc == 2; }
+static int answered(int rc)
+{
+    return rc == 0 || rc == 1 || rc == 2;
+}
 
 static void describe(int rc, char *buf, size_t n)
 {
@@ -431,8 +451,7 @@ int main(int argc, char **argv)
         free(seeds);
     }
     double minutes = (now() - t0) / 60;
-    printf("run_fuzz: %ld inputs in %.1f min (%.0f a minute), %ld finding%s\n", inputs,
-           minutes, minutes > 0 ? (double)inputs / minutes : 0.0, findings,
-           findings == 1 ? "" : "s");
+    printf("run_fuzz: %ld inputs in %.1f min (%.0f a minute), %ld finding%s\n", inputs, minutes,
+           minutes > 0 ? (double)inputs / minutes : 0.0, findings, findings == 1 ? "" : "s");
     return findings ? 1 : 0;
 }

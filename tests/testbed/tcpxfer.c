@@ -46,8 +46,8 @@
 #define CHUNK (1 << 16)
 #define MAX_SIZES 64
 #define MAGIC "tcpxKEEP" /* a keep-mode connection's first 8 bytes */
-#define USAGE                                                                                  \
-    "usage: tcpxfer serve PORT | tcpxfer send ADDRESS PORT BYTES[,BYTES...] [REPS] [--keep] "  \
+#define USAGE                                                                                      \
+    "usage: tcpxfer serve PORT | tcpxfer send ADDRESS PORT BYTES[,BYTES...] [REPS] [--keep] "      \
     "[--gap SECONDS]\n"
 
 /* What `send` was asked for. */
@@ -55,9 +55,9 @@ typedef struct send_opts {
     struct sockaddr_in to;
     long sizes[MAX_SIZES]; /* bytes of each message of the list */
     int n_sizes;
-    long reps;   /* times the list is sent */
-    int keep;    /* 1: one connection for every message */
-    double gap;  /* idle between messages, s */
+    long reps;  /* times the list is sent */
+    int keep;   /* 1: one connection for every message */
+    double gap; /* idle between messages, s */
 } send_opts_t;
 
 static char zeros[CHUNK]; /* the messages' bytes (a fresh message's must be zeros: MAGIC) */
@@ -189,7 +189,8 @@ static int serve(long port)
 {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_ANY)};
     if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 8)) {

@@ -36,8 +36,10 @@ static int option_own_key(cli_plan_option_t *opt, const char *text, const char *
     *rc = 0;
     if (!strcmp(key, "devices") || !strcmp(key, "workers") || !strcmp(key, "cluster.workers")) {
         if (cli_parse_long(value, 1, 1000000000L, &opt->devices))
-            *rc = cli_usage_error("plan", "--option %s: %s=%s: expected a device count in "
-                                          "[1, 1000000000]", text, key, value);
+            *rc = cli_usage_error("plan",
+                                  "--option %s: %s=%s: expected a device count in "
+                                  "[1, 1000000000]",
+                                  text, key, value);
         return 1;
     }
     if (!strcmp(key, "device") || !strcmp(key, "cluster.device")) {
@@ -49,8 +51,10 @@ static int option_own_key(cli_plan_option_t *opt, const char *text, const char *
     }
     if (!strcmp(key, "purchase")) {
         if (cli_parse_double(value, 0, 1e12, &opt->purchase))
-            *rc = cli_usage_error("plan", "--option %s: purchase=%s: expected a device's price "
-                                          "in dollars (30000)", text, value);
+            *rc = cli_usage_error("plan",
+                                  "--option %s: purchase=%s: expected a device's price "
+                                  "in dollars (30000)",
+                                  text, value);
         return 1;
     }
     return 0;
@@ -65,8 +69,9 @@ static int option_parse(const char *text, cli_plan_option_t *opt)
     /* the name goes into run names and sweep ids: plain characters only */
     if (!colon || !len || len >= sizeof opt->name ||
         strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
-        return cli_usage_error("plan", "--option %s: expected NAME:KEY=VALUE[,KEY=VALUE...] "
-                                       "with a NAME of letters, digits, _ . - (at most %zu)",
+        return cli_usage_error("plan",
+                               "--option %s: expected NAME:KEY=VALUE[,KEY=VALUE...] "
+                               "with a NAME of letters, digits, _ . - (at most %zu)",
                                text, sizeof opt->name - 1);
     memcpy(opt->name, text, len);
     opt->name[len] = '\0';
@@ -91,10 +96,12 @@ static int option_parse(const char *text, cli_plan_option_t *opt)
             if (!strcmp(kv, option_keys[i].name))
                 key = option_keys[i].key;
         if (!strchr(key, '.'))
-            rc = cli_usage_error("plan", "--option %s: unknown key \"%s\" (devices, device, "
-                                         "purchase, bandwidth, uplink, latency, uplink_latency, "
-                                         "platform, price, port_price or a scenario key "
-                                         "SECTION.KEY)", text, kv);
+            rc = cli_usage_error("plan",
+                                 "--option %s: unknown key \"%s\" (devices, device, "
+                                 "purchase, bandwidth, uplink, latency, uplink_latency, "
+                                 "platform, price, port_price or a scenario key "
+                                 "SECTION.KEY)",
+                                 text, kv);
         else if (opt->n_sets == CLI_PLAN_OPTION_KEYS)
             rc = cli_usage_error("plan", "--option %s: more than %d keys", text,
                                  CLI_PLAN_OPTION_KEYS);
@@ -159,8 +166,8 @@ static int by_rank(const void *a, const void *b)
 
 /* One option's row of the table at rank (0: none ran), its best layout's figures, or why it
  * has none; own: the ownership columns. */
-static void table_row(long rank, const cli_plan_option_t *opt, const cli_plan_row_t *row,
-                      int rc, double tokens, int own)
+static void table_row(long rank, const cli_plan_option_t *opt, const cli_plan_row_t *row, int rc,
+                      double tokens, int own)
 {
     char dev[64], cells[8][32];
     /* the plan's own device: an --option may set cluster.device (with its price) */
@@ -174,8 +181,8 @@ static void table_row(long rank, const cli_plan_option_t *opt, const cli_plan_ro
         return;
     }
     /* the columns of the plan's ranking, in its order, less memory and peak */
-    printf("%-4ld %-20s %-14s %6ld %-40s %6lld %12.6g %10s %12.4g %10s %10s", rank, opt->name,
-           dev, opt->devices, row->layout, row->run, row->step_s,
+    printf("%-4ld %-20s %-14s %6ld %-40s %6lld %12.6g %10s %12.4g %10s %10s", rank, opt->name, dev,
+           opt->devices, row->layout, row->run, row->step_s,
            plan_cell(cells[0], 32, "%.4g", row->tokens_s), row->tflops_dev,
            plan_cell(cells[1], 32, "%.4g", row->kj_step),
            plan_cell(cells[2], 32, "%.4g", row->per_m_tokens));
@@ -191,8 +198,8 @@ static void table_row(long rank, const cli_plan_option_t *opt, const cli_plan_ro
     plan_row_tail(row, tokens);
 }
 
-static void print_table(const plan_opts_t *po, const cli_plan_option_t *opts,
-                        cli_plan_row_t *rows, const int *rcs, int n, int own)
+static void print_table(const plan_opts_t *po, const cli_plan_option_t *opts, cli_plan_row_t *rows,
+                        const int *rcs, int n, int own)
 {
     double tokens = po->tokens;
     int *order = calloc((size_t)n, sizeof *order);
@@ -200,18 +207,17 @@ static void print_table(const plan_opts_t *po, const cli_plan_option_t *opts,
         order[i] = i;
         if (rows[i].run)
             cli_plan_capex_compute(&po->capex, opts[i].devices,
-                                   isnan(opts[i].purchase) ? po->capex.purchase
-                                                           : opts[i].purchase,
+                                   isnan(opts[i].purchase) ? po->capex.purchase : opts[i].purchase,
                                    tokens, &rows[i]);
     }
     rank_by = po->rank_by;
     rank_rows = rows;
     qsort(order, (size_t)n, sizeof *order, by_rank);
     printf("\nbest layout of each option, ranked by %s; devices and --option side by side, "
-           "each plan's rank 1 above:\n", rank_titles[po->rank_by]);
-    printf("%-4s %-20s %-14s %6s %-40s %6s %12s %10s %12s %10s %10s", "rank", "option",
-           "device", "N", "layout", "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step",
-           "$/M tokens");
+           "each plan's rank 1 above:\n",
+           rank_titles[po->rank_by]);
+    printf("%-4s %-20s %-14s %6s %-40s %6s %12s %10s %12s %10s %10s", "rank", "option", "device",
+           "N", "layout", "run", "s/step", "tokens/s", "TFLOP/s/dev", "kJ/step", "$/M tokens");
     if (own) {
         printf(" %12s %10s %12s", "site kJ/step", "own $/h", "own $/M tok");
         if (tokens > 0)
@@ -244,8 +250,8 @@ static void print_table(const plan_opts_t *po, const cli_plan_option_t *opts,
 
 /* The devices, each --device value split at its commas, into devices (*n of them): 0, or
  * the usage error's exit code. */
-static int devices_split(const char *const *device_args, int n_device_args,
-                         char (*devices)[512], int *n)
+static int devices_split(const char *const *device_args, int n_device_args, char (*devices)[512],
+                         int *n)
 {
     *n = 0;
     for (int i = 0; i < n_device_args; i++) {
@@ -256,8 +262,8 @@ static int devices_split(const char *const *device_args, int n_device_args,
                 return cli_usage_error("plan", "--device %s: %s", device_args[i],
                                        len ? "a device name too long" : "an empty device name");
             if (*n == CLI_PLAN_MAX_OPTIONS)
-                return cli_usage_error("plan", "--device %s: more than %d devices",
-                                       device_args[i], CLI_PLAN_MAX_OPTIONS);
+                return cli_usage_error("plan", "--device %s: more than %d devices", device_args[i],
+                                       CLI_PLAN_MAX_OPTIONS);
             snprintf(devices[(*n)++], sizeof devices[0], "%.*s", (int)len, at);
             if (!at[len])
                 break;
@@ -268,8 +274,7 @@ static int devices_split(const char *const *device_args, int n_device_args,
 }
 
 /* Each --option into kinds, each name once: 0, or the usage error's exit code. */
-static int kinds_parse(const char *const *option_args, int n_option_args,
-                       cli_plan_option_t *kinds)
+static int kinds_parse(const char *const *option_args, int n_option_args, cli_plan_option_t *kinds)
 {
     for (int k = 0; k < n_option_args; k++) {
         if (option_parse(option_args[k], &kinds[k]))
@@ -299,27 +304,35 @@ static int kinds_check(const plan_opts_t *po, const cli_plan_option_t *kinds, in
         for (int i = 0; i < kind->n_sets; i++)
             priced |= !strncmp(kind->sets[i], "cluster.price_per_device_hour=", 30);
         if (kind->named_device && n_devices > 1)
-            return cli_usage_error("plan", "--option %s: device= goes with one --device or none "
-                                           "(%d are given, each crossed with every option)",
+            return cli_usage_error("plan",
+                                   "--option %s: device= goes with one --device or none "
+                                   "(%d are given, each crossed with every option)",
                                    text, n_devices);
         if (!kind->named_device && !n_devices)
-            return cli_usage_error("plan", "--option %s: no device (device=NAME in the option, "
-                                           "or --device)", text);
+            return cli_usage_error("plan",
+                                   "--option %s: no device (device=NAME in the option, "
+                                   "or --device)",
+                                   text);
         if (!devices)
-            return cli_usage_error("plan", "--option %s: no device count (devices=N in the "
-                                           "option, or --devices)", text);
+            return cli_usage_error("plan",
+                                   "--option %s: no device count (devices=N in the "
+                                   "option, or --devices)",
+                                   text);
         if (kind->devices && devices > po->per_server && devices % po->per_server)
-            return cli_usage_error("plan", "--option %s: devices=%ld is not a whole number of "
-                                           "servers of %ld (--per-server)",
+            return cli_usage_error("plan",
+                                   "--option %s: devices=%ld is not a whole number of "
+                                   "servers of %ld (--per-server)",
                                    text, devices, po->per_server);
         if (po->rank_by == PLAN_RANK_CAPEX && isnan(kind->purchase) && isnan(po->capex.purchase))
-            return cli_usage_error("plan", "--rank-by capex: %s%s has no purchase price "
-                                           "(purchase=DOLLARS in an --option, or --purchase)",
+            return cli_usage_error("plan",
+                                   "--rank-by capex: %s%s has no purchase price "
+                                   "(purchase=DOLLARS in an --option, or --purchase)",
                                    text ? "--option " : "the plan", text ? text : "");
         if (po->rank_by == PLAN_RANK_COST && !priced)
-            return cli_usage_error("plan", "--rank-by cost: %s%s has no rental price (price= "
-                                           "in an --option, or --set "
-                                           "cluster.price_per_device_hour=DOLLARS)",
+            return cli_usage_error("plan",
+                                   "--rank-by cost: %s%s has no rental price (price= "
+                                   "in an --option, or --set "
+                                   "cluster.price_per_device_hour=DOLLARS)",
                                    text ? "--option " : "the plan", text ? text : "");
     }
     return 0;
@@ -329,8 +342,7 @@ static int kinds_check(const plan_opts_t *po, const cli_plan_option_t *kinds, in
  * 1 and each is the device alone, named after it), named DEVICE-OPTION with several devices;
  * an option with its own device keeps it, and each its own device count or --devices. */
 static void options_cross(char (*devices)[512], int n_devices, const cli_plan_option_t *kinds,
-                          int n_kinds, int n_option_args, long n_default,
-                          cli_plan_option_t *opts)
+                          int n_kinds, int n_option_args, long n_default, cli_plan_option_t *opts)
 {
     char dev[64];
     for (int d = 0; d < (n_devices ? n_devices : 1); d++)
@@ -430,9 +442,11 @@ int cli_plan_compare(const plan_opts_t *po, cli_plan_one_fn one, void *ctx)
         free(rcs);
         free(rows);
         free(opts);
-        return cli_usage_error("plan", "--%s: the ownership columns need a purchase price "
-                                       "(--purchase, or purchase= in an --option) or "
-                                       "--rank-by energy", po->capex_given);
+        return cli_usage_error("plan",
+                               "--%s: the ownership columns need a purchase price "
+                               "(--purchase, or purchase= in an --option) or "
+                               "--rank-by energy",
+                               po->capex_given);
     }
     rc = options_check(devices, n_devices, opts, n_kinds, option_args, n_option_args, one, ctx);
     if (!rc)

@@ -22,8 +22,8 @@
  * every layout of a plan shares: plan_fit asks it once and compares (plan_fit_same).
  * *free_bytes: the device's memory less the fullest host's, for the margin (NAN: the device
  * states none). */
-static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof,
-                             char *memory, size_t n, double *free_bytes, dt_err_t *err)
+static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *prof, char *memory,
+                             size_t n, double *free_bytes, dt_err_t *err)
 {
     sim_run_t *run = dt_calloc(1, sizeof *run);
     run->sc = sc;
@@ -63,8 +63,7 @@ static dt_status plan_memory(const scenario_t *sc, const sim_model_profile_t *pr
                   (best.mem.params + best.mem.grads + best.mem.optimizer +
                    (isnan(best.mem.activations) ? 0 : best.mem.activations));
     char over[512];
-    dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over,
-                                      err);
+    dt_status st = sim_memory_verdict(sc, &best.mem, best.role, best.rank, over, sizeof over, err);
     if (st == DT_OK)
         sim_memory_line(sc, &best.mem, best.role, best.rank, memory, n);
     return st;
@@ -105,8 +104,8 @@ static double fit_margin(const scenario_t *sc, const plan_opts_t *opts)
 /* The check's answer and the margin: into layout->fits, and layout->memory says how full,
  * or what does not fit ("does not fit", as the check says it, where the layout leaves less
  * than margin bytes free). free_bytes: what the layout leaves free (NAN: unknown). */
-static void fit_answer(plan_layout_t *layout, dt_status st, const char *memory,
-                       double free_bytes, double margin, const dt_err_t *err, const char *base)
+static void fit_answer(plan_layout_t *layout, dt_status st, const char *memory, double free_bytes,
+                       double margin, const dt_err_t *err, const char *base)
 {
     layout->fits = st == DT_OK;
     if (layout->fits && free_bytes < margin) {
@@ -201,8 +200,8 @@ static void fit_here(plan_layout_t *layouts, long n, scenario_t *sc, const char 
  * (data_members = one), 1 rack of 16,384 hosts' 2048 for t8 p1 (the first listed, t1 p8,
  * builds every rack: 20 s of CPU). */
 static int plan_fit_same(plan_layout_t *layouts, long n, scenario_t *sc, const char *base,
-                         const plan_opts_t *opts, const sim_model_profile_t *prof,
-                         const char *name, const char *argv0)
+                         const plan_opts_t *opts, const sim_model_profile_t *prof, const char *name,
+                         const char *argv0)
 {
     long widest = 0;
     for (long i = 0; i < n; i++)

@@ -36,8 +36,8 @@ long plan_profile_pieces(const sim_model_profile_t *prof)
  * for max), in the order printed: virtual stages (1 first: 1F1B), sequence parallelism (off
  * first), recomputation (none, selective, full) and ZeRO (0, then 1 with replicas). Returns
  * the rows there are then. */
-static long enumerate_variants(plan_layout_t shape, long pieces, int attention,
-                               plan_layout_t *out, long n, long max)
+static long enumerate_variants(plan_layout_t shape, long pieces, int attention, plan_layout_t *out,
+                               long n, long max)
 {
     for (long virt = 1; virt <= PLAN_MAX_VIRTUAL; virt *= 2) {
         /* the schedule's own rules (strategy/pipeline/check.c): 2 or more stages,
@@ -72,8 +72,8 @@ static long enumerate_variants(plan_layout_t shape, long pieces, int attention,
  * Selective only with attention cores, sequence parallelism only with tensor > 1, where it
  * changes something; Megatron-LM turns it on with every tensor split, but off it is what a
  * layout without it costs, so both run. Returns how many went to out. */
-long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int splits,
-                    int attention, long seq, plan_layout_t *out, long max)
+long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int splits, int attention,
+                    long seq, plan_layout_t *out, long max)
 {
     static const long all_tensors[] = {1, 2, 4, 8}, sizes[] = {1, 2, 4};
     const long *tensors = opts->n_tensor ? opts->tensor : all_tensors;
@@ -100,8 +100,12 @@ long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int split
                     long mbs = sizes[mi], micro_batches = batch / mbs;
                     if (batch % mbs || micro_batches > 4096)
                         continue;
-                    plan_layout_t shape = {.t = tensor, .p = stages, .d = replicas,
-                                           .cp = context, .mbs = mbs, .m = micro_batches};
+                    plan_layout_t shape = {.t = tensor,
+                                           .p = stages,
+                                           .d = replicas,
+                                           .cp = context,
+                                           .mbs = mbs,
+                                           .m = micro_batches};
                     n = enumerate_variants(shape, pieces, attention, out, n, max);
                 }
             }
@@ -141,8 +145,8 @@ void plan_layout_name(const plan_layout_t *layout, char *buf, size_t n)
 {
     char more[40]; /* " rs cp16 sp v8 selective", " b25 cp16 sp v8 e4096 selective" at most */
     plan_layout_more(layout, ' ', more, sizeof more);
-    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", layout->t, layout->p, layout->d,
-             layout->mbs, layout->m, layout->zero, more);
+    snprintf(buf, n, "t%ld p%ld d%ld mb%ldx%ld z%d%s", layout->t, layout->p, layout->d, layout->mbs,
+             layout->m, layout->zero, more);
 }
 
 /* A MoE profile's expert parallelism (strategy/pipeline/experts.c: expert groups of E
@@ -155,8 +159,8 @@ long plan_expert_more(plan_layout_t *layouts, long n, int experts, long max)
     for (long i = 0; i < n; i++) {
         const plan_layout_t *layout = &layouts[i];
         long slot = 1; /* orders are 16 apart (plan_enumerate) */
-        for (long group = 2; group <= layout->d && layout->zero == 0 && layout->cp < 2 &&
-                             rows < max && slot < 16;
+        for (long group = 2;
+             group <= layout->d && layout->zero == 0 && layout->cp < 2 && rows < max && slot < 16;
              group *= 2)
             if (layout->d % group == 0 && experts % group == 0) {
                 layouts[rows] = *layout;

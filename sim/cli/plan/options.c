@@ -38,8 +38,14 @@ static void plan_help(void)
 
 /* The codes of the options of fleets, ownership and sensitivity (opt_fleet). */
 enum {
-    OPT_RANK_BY = 1000, OPT_PURCHASE, OPT_AMORTIZE, OPT_PUE, OPT_HOST_POWER, OPT_ELECTRICITY,
-    OPT_SENSITIVITY, OPT_SENSITIVITY_TOP
+    OPT_RANK_BY = 1000,
+    OPT_PURCHASE,
+    OPT_AMORTIZE,
+    OPT_PUE,
+    OPT_HOST_POWER,
+    OPT_ELECTRICITY,
+    OPT_SENSITIVITY,
+    OPT_SENSITIVITY_TOP
 };
 
 /* The long options; each one's value is its code in plan_opts_parse's cases. */
@@ -174,8 +180,10 @@ static int parse_margin(plan_opts_t *opts, const char *text)
         opts->margin_share = -1;
         return 0;
     }
-    return cli_usage_error("plan", "--memory-margin %s: expected a size (4GB, 512MB, 0) or a "
-                                   "share of the device's memory below 100%% (10%%)", text);
+    return cli_usage_error("plan",
+                           "--memory-margin %s: expected a size (4GB, 512MB, 0) or a "
+                           "share of the device's memory below 100%% (10%%)",
+                           text);
 }
 
 static int powers_of_two(const long *values, int n)
@@ -300,14 +308,18 @@ static int opt_value(plan_opts_t *opts, int code, const char *named)
     case 'T':
         opts->time_limit_text = optarg;
         if (scenario_parse_time(optarg, &opts->time_limit, &err) || !(opts->time_limit > 0))
-            return cli_usage_error("plan", "--time-limit %s: expected a wall time above 0 "
-                                           "with a unit (120s, 10min, 2h)", optarg);
+            return cli_usage_error("plan",
+                                   "--time-limit %s: expected a wall time above 0 "
+                                   "with a unit (120s, 10min, 2h)",
+                                   optarg);
         return 0;
     case 'o':
         opts->tokens_text = optarg;
         if (parse_tokens(optarg, &opts->tokens))
-            return cli_usage_error("plan", "--tokens %s: expected a count of tokens above 0 "
-                                           "(300e9, 300B, 1T)", optarg);
+            return cli_usage_error("plan",
+                                   "--tokens %s: expected a count of tokens above 0 "
+                                   "(300e9, 300B, 1T)",
+                                   optarg);
         return 0;
     case 'G':
         return parse_margin(opts, optarg);
@@ -379,8 +391,7 @@ static int opt_fleet(plan_opts_t *opts, int code, const char *named)
                                optarg);
     case OPT_SENSITIVITY_TOP:
         if (cli_parse_long(optarg, 1, 16, &opts->sensitivity_top))
-            return cli_usage_error("plan", "%s %s: expected an integer in [1, 16]", named,
-                                   optarg);
+            return cli_usage_error("plan", "%s %s: expected an integer in [1, 16]", named, optarg);
         return 0;
     case OPT_PURCHASE:
     case OPT_PUE:
@@ -404,9 +415,10 @@ static int opts_check(const plan_opts_t *opts, int argc, char **argv)
         return cli_usage_error("plan", "unexpected argument \"%s\"", argv[optind]);
     if (opts->show) {
         if (opts->planning)
-            return cli_usage_error("plan", "--show ranks a stored plan: --%s does not go with "
-                                           "it (--db, --sweep, --top, --tokens, --mtbf, "
-                                           "--ckpt-bandwidth, --restart do)",
+            return cli_usage_error("plan",
+                                   "--show ranks a stored plan: --%s does not go with "
+                                   "it (--db, --sweep, --top, --tokens, --mtbf, "
+                                   "--ckpt-bandwidth, --restart do)",
                                    opts->planning);
         return 0;
     }
@@ -424,10 +436,10 @@ static int opts_check(const plan_opts_t *opts, int argc, char **argv)
     if (!opts->profile || (!opts->device && !own) || (!opts->devices && !own) ||
         !opts->global_batch)
         return cli_usage_error("plan", "missing %s",
-                               !opts->profile              ? "--profile P"
-                               : !opts->device && !own     ? "--device D"
-                               : !opts->devices && !own    ? "--devices N"
-                                                           : "--global-batch B");
+                               !opts->profile           ? "--profile P"
+                               : !opts->device && !own  ? "--device D"
+                               : !opts->devices && !own ? "--devices N"
+                                                        : "--global-batch B");
     if (opts->devices > opts->per_server && opts->devices % opts->per_server)
         return cli_usage_error("plan",
                                "--devices %ld is not a whole number of servers of %ld "
@@ -446,7 +458,9 @@ int plan_opts_parse(plan_opts_t *opts, int argc, char **argv)
         const char *name = argv[optind - 1]; /* the option itself where it takes no value */
         char named[32];
         snprintf(named, sizeof named, "--%s",
-                 code == 'j' ? "jobs" : at >= 0 ? plan_longs[at].name : "");
+                 code == 'j' ? "jobs"
+                 : at >= 0   ? plan_longs[at].name
+                             : "");
         at = -1;
         if (!opts->planning && !show_takes(code))
             opts->planning = plan_longs[at_of(code)].name;

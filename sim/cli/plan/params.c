@@ -18,7 +18,7 @@ static void append_word(char *buf, size_t size, const char *text)
                             plain ? "" : "'");
     for (const char *at = text; *at && len < size; at++) /* a quote: end, \', begin again */
         len += (size_t)(*at == '\'' && !plain ? snprintf(buf + len, size - len, "'\\''")
-                                               : snprintf(buf + len, size - len, "%c", *at));
+                                              : snprintf(buf + len, size - len, "%c", *at));
     if (!plain && len < size)
         snprintf(buf + len, size - len, "'");
 }
@@ -48,8 +48,8 @@ void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, 
 {
     char num[32];
     buf[0] = '\0';
-    const char *pairs[][2] = {{"--profile", profile}, {"--device", opts->device},
-                              {"--precision", opts->precision}};
+    const char *pairs[][2] = {
+        {"--profile", profile}, {"--device", opts->device}, {"--precision", opts->precision}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         append_word(buf, size, pairs[i][0]);
         append_word(buf, size, pairs[i][1]);
@@ -57,9 +57,12 @@ void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, 
     const struct {
         const char *name;
         long value;
-    } nums[] = {{"--devices", opts->devices},           {"--per-server", opts->per_server},
-                {"--global-batch", opts->global_batch}, {"--heads", opts->heads},
-                {"--steps", opts->steps},               {"--max-runs", opts->max_runs}};
+    } nums[] = {{"--devices", opts->devices},
+                {"--per-server", opts->per_server},
+                {"--global-batch", opts->global_batch},
+                {"--heads", opts->heads},
+                {"--steps", opts->steps},
+                {"--max-runs", opts->max_runs}};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (!nums[i].value) /* --heads not given */
             continue;
@@ -72,8 +75,8 @@ void plan_options_text(const plan_opts_t *opts, const char *profile, char *buf, 
         int n = stages ? opts->n_stages : opts->n_tensor;
         char list[PLAN_MAX_LIST * 4] = "";
         for (int i = 0, len = 0; i < n; i++)
-            len += snprintf(list + len, sizeof list - (size_t)len, "%s%ld", i ? "," : "",
-                            values[i]);
+            len +=
+                snprintf(list + len, sizeof list - (size_t)len, "%s%ld", i ? "," : "", values[i]);
         if (n) {
             append_word(buf, size, stages ? "--stages" : "--tensor");
             append_word(buf, size, list);

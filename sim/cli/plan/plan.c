@@ -33,10 +33,10 @@ enum { PLAN_GO_ON = -1 };
 
 /* One plan under way (plan_one): what its steps share, freed by plan_state_free. */
 typedef struct plan_state {
-    plan_opts_t opts;       /* the options, a device file by its absolute path */
-    const char *argv0;      /* this program, for its children */
-    double t0;              /* when the command started: --time-limit counts from it */
-    char *why;              /* a comparison's check: the error goes here (why_n), not stderr */
+    plan_opts_t opts;  /* the options, a device file by its absolute path */
+    const char *argv0; /* this program, for its children */
+    double t0;         /* when the command started: --time-limit counts from it */
+    char *why;         /* a comparison's check: the error goes here (why_n), not stderr */
     size_t why_n;
     cli_plan_row_t *best;   /* the first ranked row (cli_plan_compare), or NULL */
     char profile[PATH_MAX]; /* the profile, a file by its absolute path */
@@ -44,17 +44,17 @@ typedef struct plan_state {
     sim_model_profile_t prof;
     int prof_loaded;
     plan_info_t *info;
-    char name[SCENARIO_STR]; /* "plan-PROFILE", "plan-PROFILE-OPTION": the runs' names */
-    long blocks;             /* plan_profile_blocks: the most stages */
-    plan_layout_t *layouts;  /* the list (room for PLAN_MAX_LAYOUTS), n of them */
-    long n, fit;             /* layouts listed; of those, fitting */
-    plan_layout_t *cand;     /* the fitting layouts, by sweep index */
-    plan_layout_t *ranked;   /* the finished runs read back, by sweep index */
-    char base[PATH_MAX];     /* the base scenario's temporary file; "": none */
-    char device_name[64];    /* the device the layouts load: a --set may name it */
+    char name[SCENARIO_STR];       /* "plan-PROFILE", "plan-PROFILE-OPTION": the runs' names */
+    long blocks;                   /* plan_profile_blocks: the most stages */
+    plan_layout_t *layouts;        /* the list (room for PLAN_MAX_LAYOUTS), n of them */
+    long n, fit;                   /* layouts listed; of those, fitting */
+    plan_layout_t *cand;           /* the fitting layouts, by sweep index */
+    plan_layout_t *ranked;         /* the finished runs read back, by sweep index */
+    char base[PATH_MAX];           /* the base scenario's temporary file; "": none */
+    char device_name[64];          /* the device the layouts load: a --set may name it */
     char sweep[SCENARIO_STR + 64]; /* the plan's sweep id; "": none yet */
-    long stored;             /* --resume: the layouts that had finished */
-    int sweep_rc, stopped;   /* plan_simulate's exit code and *stopped */
+    long stored;                   /* --resume: the layouts that had finished */
+    int sweep_rc, stopped;         /* plan_simulate's exit code and *stopped */
 } plan_state_t;
 
 static void plan_state_free(plan_state_t *ps)
@@ -145,8 +145,9 @@ static int plan_profile_read(plan_state_t *ps)
     else
         snprintf(ps->name, sizeof ps->name, "plan-%s", prof->name);
     if (opts->tokens > 0 && !(in->tokens_per_sample > 0))
-        return cli_usage_error("plan", "--tokens %s: profile %s counts no tokens per sample "
-                                       "(its sample: \"%s\")",
+        return cli_usage_error("plan",
+                               "--tokens %s: profile %s counts no tokens per sample "
+                               "(its sample: \"%s\")",
                                opts->tokens_text, ps->name + 5, prof->sample);
     return PLAN_GO_ON;
 }
@@ -220,9 +221,10 @@ static int plan_base_check(plan_state_t *ps)
     free(sc);
     if (st && plan_layout_key_error(err.msg)) { /* no layout loads: say what the user gave */
         char what[700];
-        snprintf(what, sizeof what, "--devices %ld and --global-batch %ld: no layout can be "
-                 "simulated (each sets a key out of its range; e.g. %s)", opts->devices,
-                 opts->global_batch, plan_layout_key_error(err.msg));
+        snprintf(what, sizeof what,
+                 "--devices %ld and --global-batch %ld: no layout can be "
+                 "simulated (each sets a key out of its range; e.g. %s)",
+                 opts->devices, opts->global_batch, plan_layout_key_error(err.msg));
         return plan_error(ps, what);
     }
     if (st && (strstr(err.msg, "--set") || strstr(err.msg, "cluster.device") ||
@@ -326,8 +328,10 @@ static int plan_resume(plan_state_t *ps)
             plan_info_t *was = dt_calloc(1, sizeof *was);
             st = plan_rank_read(opts->db, ps->sweep, 1, was, &ps->ranked, &ps->stored, &err);
             if (st == DT_OK && was->runs != ps->fit)
-                st = dt_err_input(&err, "%s: the plan of sweep %s has %ld fitting layouts, these "
-                                        "options %ld", opts->db, ps->sweep, was->runs, ps->fit);
+                st = dt_err_input(&err,
+                                  "%s: the plan of sweep %s has %ld fitting layouts, these "
+                                  "options %ld",
+                                  opts->db, ps->sweep, was->runs, ps->fit);
             free(was);
         }
         if (st) {
@@ -338,11 +342,13 @@ static int plan_resume(plan_state_t *ps)
     long most = plan_most(ps);
     if (ps->sweep[0])
         printf("plan: resuming sweep %s of %s: %ld of %ld layouts finished, at most %ld to "
-               "simulate\n", ps->sweep, opts->db, ps->stored, most,
-               most > ps->stored ? most - ps->stored : 0);
+               "simulate\n",
+               ps->sweep, opts->db, ps->stored, most, most > ps->stored ? most - ps->stored : 0);
     else
-        fprintf(stderr, "dtsim plan: --resume: no plan of these options in %s: simulating all "
-                        "%ld layouts\n", opts->db, ps->fit);
+        fprintf(stderr,
+                "dtsim plan: --resume: no plan of these options in %s: simulating all "
+                "%ld layouts\n",
+                opts->db, ps->fit);
     return PLAN_GO_ON;
 }
 
@@ -352,9 +358,9 @@ static int plan_runs(plan_state_t *ps)
 {
     const plan_opts_t *opts = &ps->opts;
     double deadline = opts->time_limit > 0 ? ps->t0 + opts->time_limit : 0;
-    ps->sweep_rc = plan_simulate(opts, ps->info, ps->cand, ps->ranked, ps->stored, ps->t0,
-                                 deadline, ps->base, ps->name, ps->argv0, ps->sweep,
-                                 sizeof ps->sweep, &ps->stopped);
+    ps->sweep_rc =
+        plan_simulate(opts, ps->info, ps->cand, ps->ranked, ps->stored, ps->t0, deadline, ps->base,
+                      ps->name, ps->argv0, ps->sweep, sizeof ps->sweep, &ps->stopped);
     if (ps->sweep_rc != CLI_EXIT_USAGE && !ps->sweep[0] && ps->stopped) {
         char again[sizeof ps->info->options + PATH_MAX + 64];
         plan_again(ps->info, opts, again, sizeof again);
@@ -362,8 +368,9 @@ static int plan_runs(plan_state_t *ps)
                "dtsim plan %s --resume\n",
                plan_most(ps), again);
         fflush(stdout);
-        fprintf(stderr, "dtsim plan: %s before the first layout was simulated (the ranking is "
-                        "PARTIAL: empty); --resume simulates them\n",
+        fprintf(stderr,
+                "dtsim plan: %s before the first layout was simulated (the ranking is "
+                "PARTIAL: empty); --resume simulates them\n",
                 stop_reason(ps->stopped));
         return ps->stopped > 0 ? 128 + ps->stopped : CLI_EXIT_OK;
     }
@@ -391,16 +398,19 @@ static int plan_rank(plan_state_t *ps)
     for (long i = 0; i < in->runs; i++)
         below += ps->ranked[i].run && ps->ranked[i].step_s < ps->cand[i].bound * (1 - 1e-9);
     if (below)
-        fprintf(stderr, "dtsim plan: %ld simulated steps are below their lower bound: run "
-                        "again with --no-prune\n", below);
+        fprintf(stderr,
+                "dtsim plan: %ld simulated steps are below their lower bound: run "
+                "again with --no-prune\n",
+                below);
     plan_ranking_print(in, ps->ranked, finished, opts, ps->best);
     if (ps->best)
         snprintf(ps->best->device, sizeof ps->best->device, "%s", ps->device_name);
     fflush(stdout);
     if (!ps->stopped)
         return ps->sweep_rc == CLI_EXIT_OK ? PLAN_GO_ON : ps->sweep_rc;
-    fprintf(stderr, "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
-                    "PARTIAL); --resume simulates the rest\n",
+    fprintf(stderr,
+            "dtsim plan: %s: %ld of %ld layouts simulated (the ranking is "
+            "PARTIAL); --resume simulates the rest\n",
             stop_reason(ps->stopped), finished, ps->fit - in->pruned - in->capped);
     return ps->stopped > 0 ? 128 + ps->stopped : ps->sweep_rc;
 }
@@ -411,17 +421,17 @@ static int plan_sensitivity_step(plan_state_t *ps)
     if (!(ps->opts.sensitivity > 0))
         return PLAN_GO_ON;
     double deadline = ps->opts.time_limit > 0 ? ps->t0 + ps->opts.time_limit : 0;
-    int rc = plan_sensitivity(&ps->opts, ps->ranked, ps->info->runs, ps->cand, ps->base,
-                              ps->name, &ps->prof, ps->argv0, deadline);
+    int rc = plan_sensitivity(&ps->opts, ps->ranked, ps->info->runs, ps->cand, ps->base, ps->name,
+                              &ps->prof, ps->argv0, deadline);
     return rc ? rc : PLAN_GO_ON;
 }
 
 /* One plan's steps in order, each returning PLAN_GO_ON or the plan's exit code; a
  * comparison's check takes the first PLAN_CHECK_STEPS. */
 static int (*const plan_steps[])(plan_state_t *) = {
-    plan_sets_check,  plan_paths,      plan_profile_read, plan_layouts_list, plan_base_check,
-    plan_layouts_fit, plan_candidates, plan_resume,       plan_runs,         plan_rank,
-    plan_sensitivity_step,
+    plan_sets_check, plan_paths,       plan_profile_read,     plan_layouts_list,
+    plan_base_check, plan_layouts_fit, plan_candidates,       plan_resume,
+    plan_runs,       plan_rank,        plan_sensitivity_step,
 };
 enum { PLAN_CHECK_STEPS = 5 };
 
@@ -438,8 +448,8 @@ static int plan_one(const plan_opts_t *opts, char **argv, double t0, int check,
     if (why_n)
         why[0] = '\0';
     plan_state_t *ps = dt_calloc(1, sizeof *ps);
-    *ps = (plan_state_t){.opts = *opts, .argv0 = argv[0], .t0 = t0, .why = why,
-                         .why_n = why_n, .best = best};
+    *ps = (plan_state_t){
+        .opts = *opts, .argv0 = argv[0], .t0 = t0, .why = why, .why_n = why_n, .best = best};
     size_t n_steps = check ? PLAN_CHECK_STEPS : sizeof plan_steps / sizeof *plan_steps;
     int rc = PLAN_GO_ON;
     for (size_t i = 0; i < n_steps && rc == PLAN_GO_ON; i++)
@@ -498,8 +508,8 @@ int cli_plan(int argc, char **argv)
     }
     /* several devices, any --option, a ranking or ownership asked: each planned in turn,
      * then their best side by side, ranked */
-    int several = opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) ||
-                  opts.n_option_args;
+    int several =
+        opts.n_device_args > 1 || (opts.device && strchr(opts.device, ',')) || opts.n_option_args;
     if (several || opts.rank_by_given || !isnan(opts.capex.purchase) || opts.capex_given) {
         plan_compare_ctx_t ctx = {.opts = &opts, .argv = argv, .t0 = t0, .single = !several};
         return cli_plan_compare(&opts, plan_compare_one, &ctx);

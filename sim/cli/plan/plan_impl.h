@@ -70,9 +70,9 @@ typedef struct cli_plan_row {
     long long run;   /* 0: none (no layout of the option ran) */
     double step_s, samples_s, tokens_s, mem_gb, headroom_gb, tflops_dev, peak_pct, kj_step,
         per_1k_samples, per_m_tokens;
-    double days, mwh, dollars; /* to train --tokens without failures */
-    long ckpt_steps;           /* Daly's checkpoint interval in steps; 0: unknown */
-    double goodput;            /* useful share of the wall time under failures */
+    double days, mwh, dollars;      /* to train --tokens without failures */
+    long ckpt_steps;                /* Daly's checkpoint interval in steps; 0: unknown */
+    double goodput;                 /* useful share of the wall time under failures */
     double days_fail, dollars_fail; /* to train --tokens with failures (step_wall_s) */
     /* ownership (cli_plan_capex_compute): the devices, energy at the wall (the run's devices
      * and links, the hosts, x PUE) and the cost of owning the cluster; NAN where unknown */
@@ -99,9 +99,9 @@ typedef struct cli_plan_option {
     char device[512];
     char sets[CLI_PLAN_OPTION_KEYS][256];
     int n_sets;
-    long devices;      /* devices=N: its own device count; 0: --devices */
-    int named_device;  /* device=NAME given: not crossed with --device */
-    double purchase;   /* purchase=$: its device's price; NAN: --purchase */
+    long devices;     /* devices=N: its own device count; 0: --devices */
+    int named_device; /* device=NAME given: not crossed with --device */
+    double purchase;  /* purchase=$: its device's price; NAN: --purchase */
 } cli_plan_option_t;
 
 /* Plans one option of a comparison (plan.c: plan_compare_one). check: only load its
@@ -116,8 +116,8 @@ typedef struct plan_opts {
     const char *profile, *device, *precision, *db;
     long devices, per_server, global_batch, heads, steps, top, max_runs;
     int jobs, no_run, resume, show, no_prune;
-    int verbose; /* --verbose: every layout's fit listed, as --no-run lists it */
-    int breakdown; /* --breakdown: each ranked layout's step in its parts after the ranking */
+    int verbose;       /* --verbose: every layout's fit listed, as --no-run lists it */
+    int breakdown;     /* --breakdown: each ranked layout's step in its parts after the ranking */
     double time_limit; /* wall seconds from the start; 0: none */
     double tokens;     /* --tokens: tokens to train; 0: none */
     const char *time_limit_text, *tokens_text;
@@ -134,16 +134,16 @@ typedef struct plan_opts {
     int n_device_args, n_option_args;
     long tensor[PLAN_MAX_LIST], stages[PLAN_MAX_LIST]; /* --tensor, --stages; none: all */
     int n_tensor, n_stages;
-    const char *label;           /* an option's name after the profile's in the runs' names */
-    cli_plan_goodput_t goodput;  /* --mtbf, --ckpt-bandwidth, --restart */
+    const char *label;          /* an option's name after the profile's in the runs' names */
+    cli_plan_goodput_t goodput; /* --mtbf, --ckpt-bandwidth, --restart */
     /* fleets, ownership, sensitivity (compare.c, row.c, sensitivity.c) */
-    cli_plan_capex_t capex;      /* --purchase, --amortize, --pue, --host-power, --electricity */
-    plan_rank_t rank_by;         /* --rank-by */
-    int rank_by_given;           /* --rank-by given: the options' table even for one plan */
-    const char *capex_given;     /* the first of --amortize, --pue, --host-power, --electricity
-                                  * given ("--pue"), for the error where nothing shows it */
-    double sensitivity;          /* --sensitivity: the share each constant varies by; 0: none */
-    long sensitivity_top;        /* the ranked layouts it re-times; 0: PLAN_SENSITIVITY_TOP */
+    cli_plan_capex_t capex;  /* --purchase, --amortize, --pue, --host-power, --electricity */
+    plan_rank_t rank_by;     /* --rank-by */
+    int rank_by_given;       /* --rank-by given: the options' table even for one plan */
+    const char *capex_given; /* the first of --amortize, --pue, --host-power, --electricity
+                              * given ("--pue"), for the error where nothing shows it */
+    double sensitivity;      /* --sensitivity: the share each constant varies by; 0: none */
+    long sensitivity_top;    /* the ranked layouts it re-times; 0: PLAN_SENSITIVITY_TOP */
 } plan_opts_t;
 
 /* What a plan's ranking needs besides its runs: stored with each run as params plan.*
@@ -172,7 +172,7 @@ typedef struct plan_info {
  * the interleaved schedule over v virtual stages (1: 1F1B). */
 typedef struct plan_layout {
     long t, p, d, mbs, m, v;
-    long e; /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
+    long e;  /* strategy.expert (a MoE profile's expert groups; 0 or 1: none) */
     long cp; /* context parallelism (strategy.context), 1: none */
     int zero, bucket_mb, sp;
     int rs; /* ZeRO-2, 3: the gradients reduce-scattered after every micro-batch's backward
@@ -200,8 +200,8 @@ long plan_profile_blocks(const sim_model_profile_t *prof);
 /* The pieces the profile can be cut into (its [forward] cuts + 1). */
 long plan_profile_pieces(const sim_model_profile_t *prof);
 /* Every layout of opts's devices and batch into out (at most max), in the order printed. */
-long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int splits,
-                    int attention, long seq, plan_layout_t *out, long max);
+long plan_enumerate(const plan_opts_t *opts, long blocks, long pieces, int splits, int attention,
+                    long seq, plan_layout_t *out, long max);
 /* A MoE profile's expert groups appended after each layout that takes them. */
 long plan_expert_more(plan_layout_t *layouts, long n, int experts, long max);
 /* Each fitting layout of replicas without ZeRO followed by the same with buckets. */
@@ -323,7 +323,7 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
 /* The plan's fitting layouts simulated as one sweep, in order of their lower bound. */
 int plan_simulate(const plan_opts_t *opts, plan_info_t *in, const plan_layout_t *cand,
                   const plan_layout_t *stored, long n_stored, double t0, double deadline,
-                  const char *base, const char *name, const char *argv0, char *sweep,
-                  size_t size, int *stopped);
+                  const char *base, const char *name, const char *argv0, char *sweep, size_t size,
+                  int *stopped);
 
 #endif

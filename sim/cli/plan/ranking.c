@@ -143,7 +143,8 @@ static void ranking_skipped(const plan_info_t *in, long finished, const plan_opt
 {
     if (in->pruned)
         printf("pruned %ld of %ld layouts: their lower bound exceeds the best simulated step "
-               "(%.6g s)\n", in->pruned, in->runs, in->best_bound);
+               "(%.6g s)\n",
+               in->pruned, in->runs, in->best_bound);
     if (in->capped)
         printf("not simulated %ld of %ld layouts: past --max-runs, by their lower bound\n",
                in->capped, in->runs);

@@ -24,7 +24,7 @@ static dt_status plan_prepare(results_query_t *query, const char *sql, sqlite3_s
 /* The sweep id of the newest plan (options NULL) or of the newest plan of those options,
  * into sweep (size); "" when there is none. */
 dt_status plan_find(results_query_t *query, const char *options, char *sweep, size_t size,
-                           dt_err_t *err)
+                    dt_err_t *err)
 {
     sqlite3_stmt *st;
     sweep[0] = '\0';
@@ -143,8 +143,8 @@ static dt_status plan_layout_read(results_query_t *query, sqlite3_stmt *st, plan
             interleaved = text && !strcmp(text, "interleaved");
         else if (!strcmp(key, "model.recompute"))
             layout->rc = text && !strcmp(text, "full")        ? SIM_RECOMPUTE_FULL
-                    : text && !strcmp(text, "selective") ? SIM_RECOMPUTE_SELECTIVE
-                                                         : SIM_RECOMPUTE_NONE;
+                         : text && !strcmp(text, "selective") ? SIM_RECOMPUTE_SELECTIVE
+                                                              : SIM_RECOMPUTE_NONE;
     }
     if (layout->m < 1 || layout->t < 1 || layout->p < 1 || layout->d < 1)
         return dt_err_input(err, "%s: run %lld has no plan layout", results_query_path(query),

@@ -17,8 +17,8 @@ void cli_plan_goodput_defaults(cli_plan_goodput_t *goodput)
     sim_goodput_in_t in;
     sim_goodput_defaults(&in);
     *goodput = (cli_plan_goodput_t){.mtbf_device_s = in.mtbf_device_s,
-                              .ckpt_bw_device = in.ckpt_bw_device,
-                              .restart_s = in.restart_s};
+                                    .ckpt_bw_device = in.ckpt_bw_device,
+                                    .restart_s = in.restart_s};
 }
 
 /* The same parsing and ranges as dtsim goodput's options of these names. */
@@ -28,8 +28,10 @@ int cli_plan_goodput_option(cli_plan_goodput_t *goodput, const char *option, con
     dt_err_t err;
     if (!strcmp(option, "ckpt-bandwidth")) {
         if (scenario_parse_bandwidth(value, &parsed, &err) || !(parsed > 0) || !isfinite(parsed))
-            return cli_usage_error("plan", "--ckpt-bandwidth %s: expected a positive rate "
-                                           "(122MBps, 1Gbps)", value);
+            return cli_usage_error("plan",
+                                   "--ckpt-bandwidth %s: expected a positive rate "
+                                   "(122MBps, 1Gbps)",
+                                   value);
         goodput->ckpt_bw_device = parsed;
         return 0;
     }

@@ -110,12 +110,21 @@ const char *plan_without_path(const char *msg, const char *base)
  * be overridden on some layouts and not others, their names then saying what did not run. */
 static const char *plan_searched_key(const char *set)
 {
-    static const char *const searched[] = {
-        "strategy.tensor", "strategy.stages", "strategy.data_parallel", "model.batch",
-        "strategy.micro_batches", "strategy.zero_stage", "strategy.shard_optimizer",
-        "model.recompute", "strategy.bucket_mb", "strategy.sequence_parallel",
-        "strategy.pipeline_schedule", "strategy.virtual_stages", "strategy.expert",
-        "strategy.context", "strategy.zero_grad_overlap"};
+    static const char *const searched[] = {"strategy.tensor",
+                                           "strategy.stages",
+                                           "strategy.data_parallel",
+                                           "model.batch",
+                                           "strategy.micro_batches",
+                                           "strategy.zero_stage",
+                                           "strategy.shard_optimizer",
+                                           "model.recompute",
+                                           "strategy.bucket_mb",
+                                           "strategy.sequence_parallel",
+                                           "strategy.pipeline_schedule",
+                                           "strategy.virtual_stages",
+                                           "strategy.expert",
+                                           "strategy.context",
+                                           "strategy.zero_grad_overlap"};
     for (size_t k = 0; k < sizeof searched / sizeof *searched; k++) {
         size_t len = strlen(searched[k]);
         if (!strncmp(set, searched[k], len) && set[len] == '=')
@@ -132,14 +141,15 @@ int plan_set_refused(const char *set, char *why, size_t n)
 {
     const char *key = plan_searched_key(set);
     if (key) {
-        snprintf(why, n, "--set %s: the plan searches %s itself (each layout sets it)", set,
-                 key);
+        snprintf(why, n, "--set %s: the plan searches %s itself (each layout sets it)", set, key);
         return 1;
     }
     if (!strncmp(set, "strategy.kind=", 14) && strcmp(set + 14, "pipeline")) {
-        snprintf(why, n, "--set %s: a plan lays out tensor x pipeline x data parallel runs "
+        snprintf(why, n,
+                 "--set %s: a plan lays out tensor x pipeline x data parallel runs "
                  "(strategy.kind = pipeline in every layout); plan another strategy with "
-                 "dtsim run and a [sweep]", set);
+                 "dtsim run and a [sweep]",
+                 set);
         return 1;
     }
     return 0;

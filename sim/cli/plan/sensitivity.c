@@ -25,17 +25,16 @@
 /* A constant varied: a device field (field >= 0) or a scenario key (field < 0). */
 typedef struct sens_const {
     const char *name;
-    int field;        /* sim_device_field_t; -1: the links' bandwidths; -2 device_efficiency */
-    double nominal;   /* its value in the runs (bandwidths: 1, the factor) */
-    double end[2];    /* its value at each end (a fraction at most 1) */
+    int field;      /* sim_device_field_t; -1: the links' bandwidths; -2 device_efficiency */
+    double nominal; /* its value in the runs (bandwidths: 1, the factor) */
+    double end[2];  /* its value at each end (a fraction at most 1) */
 } sens_const_t;
 
 #define SENS_MAX_CONSTS 8
 
 /* The device's fields written as a device file at path, field f at value (f < 0: none
  * changed); 0, or -1 when it cannot be written. */
-static int device_file_write(const char *path, const sim_device_profile_t *dev, int f,
-                             double value)
+static int device_file_write(const char *path, const sim_device_profile_t *dev, int f, double value)
 {
     FILE *file = fopen(path, "w");
     if (!file)
@@ -47,14 +46,14 @@ static int device_file_write(const char *path, const sim_device_profile_t *dev, 
         double v = k == f ? value : dev->value[k];
         if (isnan(v))
             continue;
-        const char *unit = k <= SIM_DEV_FP8                ? "f"
-                           : k == SIM_DEV_MEMORY           ? "B"
-                           : k == SIM_DEV_MEMORY_BANDWIDTH || k == SIM_DEV_NVLINK_BUSBW ||
-                                   k == SIM_DEV_NVLS_BUSBW ? "Bps"
-                           : k == SIM_DEV_POWER_IDLE || k == SIM_DEV_POWER_MAX ? "W"
-                                                                               : "";
-        fprintf(file, "%s = %.17g%s\n", scenario_device_field_name((sim_device_field_t)k), v,
-                unit);
+        const char *unit =
+            k <= SIM_DEV_FP8      ? "f"
+            : k == SIM_DEV_MEMORY ? "B"
+            : k == SIM_DEV_MEMORY_BANDWIDTH || k == SIM_DEV_NVLINK_BUSBW || k == SIM_DEV_NVLS_BUSBW
+                ? "Bps"
+            : k == SIM_DEV_POWER_IDLE || k == SIM_DEV_POWER_MAX ? "W"
+                                                                : "";
+        fprintf(file, "%s = %.17g%s\n", scenario_device_field_name((sim_device_field_t)k), v, unit);
     }
     return fclose(file) ? -1 : 0;
 }
@@ -72,8 +71,8 @@ static int sens_constants(const scenario_t *sc, const sim_model_profile_t *prof,
     sim_compute_t model;
     int fields[6], n_fields = 0;
     if (sc->device_efficiency > 0) {
-        c[n++] = (sens_const_t){.name = "cluster.device_efficiency", .field = -2,
-                                .nominal = sc->device_efficiency};
+        c[n++] = (sens_const_t){
+            .name = "cluster.device_efficiency", .field = -2, .nominal = sc->device_efficiency};
     } else if (dev && sim_compute_by_shape(sc, prof, &model)) {
         fields[n_fields++] = SIM_DEV_GEMM_EFFICIENCY;
         if (sim_profile_has_attention(prof))
@@ -82,8 +81,8 @@ static int sens_constants(const scenario_t *sc, const sim_model_profile_t *prof,
         if (sc->precision == SIM_PREC_FP8 && sc->fp8_scaling == SIM_FP8_BLOCK)
             fields[n_fields++] = SIM_DEV_FP8_BLOCK_GEMM_EFFICIENCY;
     } else if (dev) {
-        fields[n_fields++] = sc->precision == SIM_PREC_FP32 ? SIM_DEV_EFFICIENCY
-                                                            : SIM_DEV_TENSOR_EFFICIENCY;
+        fields[n_fields++] =
+            sc->precision == SIM_PREC_FP32 ? SIM_DEV_EFFICIENCY : SIM_DEV_TENSOR_EFFICIENCY;
     }
     if (dev && nccl_tensor)
         fields[n_fields++] = SIM_DEV_NVLINK_BUSBW;
@@ -92,7 +91,8 @@ static int sens_constants(const scenario_t *sc, const sim_model_profile_t *prof,
     for (int i = 0; i < n_fields; i++)
         if (!isnan(dev->value[fields[i]]))
             c[n++] = (sens_const_t){.name = scenario_device_field_name(fields[i]),
-                                    .field = fields[i], .nominal = dev->value[fields[i]]};
+                                    .field = fields[i],
+                                    .nominal = dev->value[fields[i]]};
     c[n++] = (sens_const_t){.name = "link bandwidths", .field = -1, .nominal = 1};
     for (int i = 0; i < n; i++)
         for (int e = 0; e < 2; e++) {
@@ -219,7 +219,7 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
     char files[SENS_MAX_CONSTS * 2][PATH_MAX], sets[SENS_MAX_CONSTS * 2][2][PATH_MAX + 32];
     long runs = (long)n_c * 2 * k;
     scenario_t *list = dt_malloc(sizeof *list * (size_t)runs);
-    char (*names)[64] = dt_calloc((size_t)k, sizeof *names);
+    char(*names)[64] = dt_calloc((size_t)k, sizeof *names);
     double *nominal = dt_malloc(sizeof *nominal * (size_t)k);
     double *steps = dt_malloc(sizeof *steps * (size_t)runs);
     int rc = CLI_EXIT_OK, n_files = 0;
@@ -236,10 +236,12 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
             if (c[i].field >= 0) {
                 snprintf(files[at], sizeof files[at], "%s/dtsim-sens-XXXXXX.ini", dir);
                 int fd = mkstemps(files[at], 4);
-                if (fd < 0 || close(fd) || device_file_write(files[at], &dev, c[i].field,
-                                                             c[i].end[e])) {
-                    fprintf(stderr, "dtsim plan: --sensitivity: cannot write a device file in "
-                                    "%s: %s\n", dir, strerror(errno));
+                if (fd < 0 || close(fd) ||
+                    device_file_write(files[at], &dev, c[i].field, c[i].end[e])) {
+                    fprintf(stderr,
+                            "dtsim plan: --sensitivity: cannot write a device file in "
+                            "%s: %s\n",
+                            dir, strerror(errno));
                     rc = CLI_EXIT_RUN;
                     break;
                 }
@@ -260,8 +262,8 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
                 more->sets[more->n_sets++] = sets[at][s];
             snprintf(run_name, sizeof run_name, "%.200s-sens%d%s", name, i, e ? "hi" : "lo");
             for (long j = 0; j < k && !rc; j++)
-                if (plan_layout_load(&list[at * k + j], base, more, &cand[rows[j].index],
-                                     run_name, &err)) {
+                if (plan_layout_load(&list[at * k + j], base, more, &cand[rows[j].index], run_name,
+                                     &err)) {
                     fprintf(stderr, "dtsim plan: --sensitivity: %s at %.6g: %s\n", c[i].name,
                             c[i].end[e], plan_without_path(err.msg, base));
                     rc = CLI_EXIT_RUN;
@@ -270,23 +272,26 @@ int plan_sensitivity(const plan_opts_t *opts, const plan_layout_t *rows, long n,
     if (!rc) {
         char id[SCENARIO_STR + 64] = "", sweep[SCENARIO_STR + 64] = "";
         snprintf(run_name, sizeof run_name, "%.200s-sensitivity", name);
-        cli_sweep_opts_t so = {.id = id, .label = "sensitivity", .quiet = 1, .checked = 1,
-                               .deadline = deadline};
-        rc = cli_sweep_run_opts(list, runs, run_name, opts->jobs, argv0, sweep, sizeof sweep,
-                                &so);
+        cli_sweep_opts_t so = {
+            .id = id, .label = "sensitivity", .quiet = 1, .checked = 1, .deadline = deadline};
+        rc = cli_sweep_run_opts(list, runs, run_name, opts->jobs, argv0, sweep, sizeof sweep, &so);
         if (so.stopped && !rc)
             rc = so.stopped > 0 ? 128 + so.stopped : CLI_EXIT_OK;
         if (so.stopped)
-            fprintf(stderr, "dtsim plan: --sensitivity: %s: its runs stopped, nothing to "
-                            "print\n", so.stopped > 0 ? "a signal came" : "--time-limit passed");
+            fprintf(stderr,
+                    "dtsim plan: --sensitivity: %s: its runs stopped, nothing to "
+                    "print\n",
+                    so.stopped > 0 ? "a signal came" : "--time-limit passed");
         if (sweep[0] && !so.stopped) {
             sens_read(opts->db, sweep, steps, runs);
             long missing = 0;
             for (long r = 0; r < runs; r++)
                 missing += isnan(steps[r]);
             if (missing)
-                fprintf(stderr, "dtsim plan: --sensitivity: %ld of %ld runs did not finish "
-                                "(sweep %s)\n", missing, runs, sweep);
+                fprintf(stderr,
+                        "dtsim plan: --sensitivity: %ld of %ld runs did not finish "
+                        "(sweep %s)\n",
+                        missing, runs, sweep);
             sens_print(opts, c, n_c, names, nominal, k, steps, sweep);
             fflush(stdout);
         }

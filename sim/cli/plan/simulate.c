@@ -114,14 +114,14 @@ typedef struct plan_sweep {
     size_t size;
     cli_param_t params[PLAN_PARAMS]; /* plan.* with every run, their numbers' text in texts */
     char texts[PLAN_PARAMS][32];
-    char *state;                     /* (fit) PENDING, SIMULATED, PRUNED or CAPPED */
-    long *order;                     /* (fit) the sweep indices by lower bound */
-    long *todo;                      /* (batch) the batch's sweep indices */
-    scenario_t *list;                /* (batch) the batch's scenarios */
-    double best;                     /* the best step simulated so far, seconds */
-    long at;                         /* the next place in order */
-    long n_stored, started, done;    /* finished before this session; started; finished */
-    double first_run;                /* when this session's first run began: its pace */
+    char *state;                  /* (fit) PENDING, SIMULATED, PRUNED or CAPPED */
+    long *order;                  /* (fit) the sweep indices by lower bound */
+    long *todo;                   /* (batch) the batch's sweep indices */
+    scenario_t *list;             /* (batch) the batch's scenarios */
+    double best;                  /* the best step simulated so far, seconds */
+    long at;                      /* the next place in order */
+    long n_stored, started, done; /* finished before this session; started; finished */
+    double first_run;             /* when this session's first run began: its pace */
 } plan_sweep_t;
 
 /* The sweep's state: the layouts an earlier run of the plan finished (stored, or NULL)
@@ -204,11 +204,19 @@ static int sweep_batch(plan_sweep_t *sw, long n, int *stopped)
     snprintf(id, sizeof id, "%s", sw->sweep);
     if (!sw->first_run)
         sw->first_run = cli_sweep_now();
-    cli_sweep_opts_t so = {.id = id, .index = sw->todo, .label = "plan",
-                           .done_before = sw->done, .total = total, .started = sw->t0,
-                           .pace_since = sw->first_run, .pace_runs = sw->done - sw->n_stored,
-                           .deadline = sw->deadline, .params = sw->params,
-                           .n_params = PLAN_PARAMS, .quiet = 1, .checked = 1};
+    cli_sweep_opts_t so = {.id = id,
+                           .index = sw->todo,
+                           .label = "plan",
+                           .done_before = sw->done,
+                           .total = total,
+                           .started = sw->t0,
+                           .pace_since = sw->first_run,
+                           .pace_runs = sw->done - sw->n_stored,
+                           .deadline = sw->deadline,
+                           .params = sw->params,
+                           .n_params = PLAN_PARAMS,
+                           .quiet = 1,
+                           .checked = 1};
     int rc = cli_sweep_run_opts(sw->list, n, sw->name, sw->opts->jobs, sw->argv0, sw->sweep,
                                 sw->size, &so);
     *stopped = so.stopped;
@@ -254,12 +262,21 @@ static void sweep_tally(plan_sweep_t *sw, plan_info_t *in)
  * when it ran to the end. Returns the sweep's exit code. */
 int plan_simulate(const plan_opts_t *opts, plan_info_t *in, const plan_layout_t *cand,
                   const plan_layout_t *stored, long n_stored, double t0, double deadline,
-                  const char *base, const char *name, const char *argv0, char *sweep,
-                  size_t size, int *stopped)
+                  const char *base, const char *name, const char *argv0, char *sweep, size_t size,
+                  int *stopped)
 {
-    plan_sweep_t sw = {.opts = opts, .cand = cand, .fit = in->runs, .base = base, .name = name,
-                       .argv0 = argv0, .t0 = t0, .deadline = deadline, .sweep = sweep,
-                       .size = size, .n_stored = n_stored, .started = n_stored,
+    plan_sweep_t sw = {.opts = opts,
+                       .cand = cand,
+                       .fit = in->runs,
+                       .base = base,
+                       .name = name,
+                       .argv0 = argv0,
+                       .t0 = t0,
+                       .deadline = deadline,
+                       .sweep = sweep,
+                       .size = size,
+                       .n_stored = n_stored,
+                       .started = n_stored,
                        .done = n_stored};
     sweep_init(&sw, stored);
     plan_params(in, sw.params, sw.texts);

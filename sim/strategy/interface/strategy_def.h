@@ -59,17 +59,17 @@ typedef enum sim_key_kind {
 enum { SIM_KEY_OPEN_MIN = 1, SIM_KEY_OPEN_MAX = 2 };
 
 typedef struct sim_strategy_key {
-    const char *key;              /* the name under [strategy] */
+    const char *key; /* the name under [strategy] */
     sim_key_kind_t kind;
-    const char *def;              /* the default, as a scenario file writes it */
-    double min, max;              /* INT, REAL: the range, bounds included unless open says */
-    unsigned open;                /* SIM_KEY_OPEN_MIN, SIM_KEY_OPEN_MAX: bounds left out */
-    const char *const *names;     /* ENUM: the values, NULL-terminated */
-    const char *doc;              /* one line for the key reference */
-    int ignored_elsewhere;        /* 1: a scenario of another strategy may set it and it is
-                                     ignored there (the keys every strategy's file could hold
-                                     before they were a strategy's own); 0: set there to
-                                     other than its default, it is refused */
+    const char *def;          /* the default, as a scenario file writes it */
+    double min, max;          /* INT, REAL: the range, bounds included unless open says */
+    unsigned open;            /* SIM_KEY_OPEN_MIN, SIM_KEY_OPEN_MAX: bounds left out */
+    const char *const *names; /* ENUM: the values, NULL-terminated */
+    const char *doc;          /* one line for the key reference */
+    int ignored_elsewhere;    /* 1: a scenario of another strategy may set it and it is
+                                 ignored there (the keys every strategy's file could hold
+                                 before they were a strategy's own); 0: set there to
+                                 other than its default, it is refused */
 } sim_strategy_key_t;
 
 /* Where a scenario keeps the value of a strategy's own key (scenario_t.own). */
@@ -103,8 +103,7 @@ typedef struct sim_strategy {
     /** What one compute call of a timing-only model holds (compute_model.h's call, the
      * shape model times by it): samples (its micro-batch), a tensor group member's share T
      * with sequence parallelism sp, the expert group E. NULL: model.batch whole, T = 1. */
-    void (*compute_call)(const struct scenario *sc, double *samples, int *T, int *sp,
-                         int *E);
+    void (*compute_call)(const struct scenario *sc, double *samples, int *T, int *sp, int *E);
     /** The hosts it runs on: trainers and servers. NULL: cluster.workers, no server. */
     void (*hosts)(const struct scenario *sc, int *workers, int *servers);
     /** Regional aggregators R (hierarchical FL): server 1 + r serves the worker hosts h with

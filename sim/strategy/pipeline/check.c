@@ -55,11 +55,11 @@ static dt_status check_interleaved(const scenario_t *sc, dt_err_t *err, int weig
             snprintf(what, sizeof what, "the %s has %d %s, and a chunk needs at least one",
                      trainer_arch_name(sc->model.arch), pieces,
                      sc->model.arch == TRAINER_ARCH_GPT ? "blocks (model.layers)"
-                     : pieces == 1                     ? "layer with weights"
-                                                       : "layers with weights");
+                     : pieces == 1                      ? "layer with weights"
+                                                        : "layers with weights");
         return scenario_fail(sc, err, k,
-                             "stages x virtual_stages = %ld x %ld = %ld chunks, but %s (%s)", S,
-                             V, S * V, what, where);
+                             "stages x virtual_stages = %ld x %ld = %ld chunks, but %s (%s)", S, V,
+                             S * V, what, where);
     }
     return DT_OK;
 }
@@ -94,9 +94,8 @@ static dt_status check_nccl(const scenario_t *sc, dt_err_t *err)
                              pipe_tensor(sc), where);
     }
     if (algo == SIM_NCCL_NVLS && !(device && nvls)) {
-        k = scenario_blame(sc, "strategy.nccl_algorithm", device ? "cluster.device"
-                                                                 : "strategy.nccl_links",
-                           where, sizeof where);
+        k = scenario_blame(sc, "strategy.nccl_algorithm",
+                           device ? "cluster.device" : "strategy.nccl_links", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "nccl_algorithm = nvls needs NVLink SHARP in the server's switch: %s "
                              "(%s)",
@@ -218,8 +217,8 @@ static dt_status check_tensor(const scenario_t *sc, dt_err_t *err)
     if (scenario_own(sc, "tensor_overlap")->i &&
         (pipe_tensor(sc) < 2 || scenario_own(sc, "tensor_comm")->i == PIPE_TP_MESSAGES)) {
         char where[96];
-        const char *k = scenario_blame(sc, "strategy.tensor_overlap", "strategy.tensor_comm",
-                                       where, sizeof where);
+        const char *k = scenario_blame(sc, "strategy.tensor_overlap", "strategy.tensor_comm", where,
+                                       sizeof where);
         return scenario_fail(sc, err, k,
                              "tensor_overlap needs tensor > 1 and tensor_comm = formula or "
                              "nccl (tensor = %ld, tensor_comm = %s; %s)",

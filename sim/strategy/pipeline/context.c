@@ -193,11 +193,11 @@ dt_status pipe_context_check(const scenario_t *sc, dt_err_t *err)
     if ((sc->platform != SIM_PLATFORM_STAR && sc->platform != SIM_PLATFORM_MULTI_RACK) ||
         model == SIM_NET_SMPI || model == SIM_NET_TCP) {
         char where[96];
-        const char *k = scenario_blame(sc, "strategy.context",
-                                       model == SIM_NET_SMPI || model == SIM_NET_TCP
-                                           ? "cluster.network_model"
-                                           : "cluster.platform",
-                                       where, sizeof where);
+        const char *k =
+            scenario_blame(sc, "strategy.context",
+                           model == SIM_NET_SMPI || model == SIM_NET_TCP ? "cluster.network_model"
+                                                                         : "cluster.platform",
+                           where, sizeof where);
         return scenario_fail(sc, err, k,
                              "context = %ld times ring attention's key/value exchange in closed "
                              "form, on a star or multi-rack platform under CM02 or LV08 (%s)",

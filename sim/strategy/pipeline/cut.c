@@ -85,8 +85,7 @@ static void best_cut_solve(const double *cost, int G, int k, int *cuts)
     free(suffix);
 }
 
-void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
-                     int n_layers)
+void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G, int n_layers)
 {
     DT_ASSERT(plan->C <= G); /* checked with the scenario */
     int cuts[PIPE_MAX_CHUNKS];

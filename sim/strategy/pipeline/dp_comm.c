@@ -95,8 +95,8 @@ sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const si
     return SIM_OK;
 }
 
-sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *buf, size_t n)
+sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *buf, size_t n)
 {
     if (!plan->dp_nccl)
         return pipe_ring_reduce_scatter(run, plan, grp, d, buf, n);
@@ -113,8 +113,7 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
     return SIM_OK;
 }
 
-double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
-                             size_t n)
+double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node, size_t n)
 {
     int D = plan->D;
     double chunk = run->value_bytes * (double)n / D;
@@ -126,8 +125,7 @@ double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t
 }
 
 /* dp_comm = formula: the phase waited by the member. */
-static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
-                             size_t n)
+static void dp_phase_formula(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node, size_t n)
 {
     sim_comm_wait(run, node, pipe_dp_phase_seconds(run, plan, node, n));
 }
@@ -163,7 +161,7 @@ void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run)
 }
 
 sim_status_t pipe_ring_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                               int d, float *buf, size_t n, sim_allreduce_algo_t algo)
+                                 int d, float *buf, size_t n, sim_allreduce_algo_t algo)
 {
     if (plan->dp_formula && algo == SIM_ALLREDUCE_RING) {
         dp_phase_formula(run, plan, grp->members[d], n);
@@ -174,7 +172,7 @@ sim_status_t pipe_ring_allreduce(sim_run_t *run, const pipe_plan_t *plan, const 
 }
 
 sim_status_t pipe_ring_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *buf, size_t n)
+                                      const sim_group_t *grp, int d, float *buf, size_t n)
 {
     size_t m = n * (size_t)plan->fold; /* tensor_members = one: the group's bytes */
     if (plan->dp_formula) {
@@ -190,7 +188,7 @@ sim_status_t pipe_ring_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
 }
 
 sim_status_t pipe_ring_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
-                               int d, float *buf, size_t n)
+                                 int d, float *buf, size_t n)
 {
     size_t m = n * (size_t)plan->fold;
     if (plan->dp_formula) {

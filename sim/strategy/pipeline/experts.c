@@ -35,12 +35,11 @@ static dt_status check_groups(const scenario_t *sc, long E, dt_err_t *err)
     if (sc->profile_experts % E) {
         k = scenario_blame(sc, "strategy.expert", "model.arch", where, sizeof where);
         return scenario_fail(sc, err, k,
-                             "expert = %ld does not divide the profile's %d routed experts (%s)",
-                             E, sc->profile_experts, where);
+                             "expert = %ld does not divide the profile's %d routed experts (%s)", E,
+                             sc->profile_experts, where);
     }
     if (pipe_sharded(sc)) {
-        k = scenario_blame(sc, "strategy.expert", "strategy.shard_optimizer", where,
-                           sizeof where);
+        k = scenario_blame(sc, "strategy.expert", "strategy.shard_optimizer", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "expert = %ld with shard_optimizer (ZeRO over the replicas) is not "
                              "modelled: the experts' shards would span other groups (%s)",
@@ -106,14 +105,13 @@ static dt_status check_deepseek(const scenario_t *sc, long E, dt_err_t *err)
             return scenario_fail(sc, err, k,
                                  "expert_comm_sms = %ld must be fewer than the device's sms "
                                  "(%s: %s; %s)",
-                                 comm, d ? d->name : "custom",
-                                 isnan(sms) ? "none given" : "fewer", where);
+                                 comm, d ? d->name : "custom", isnan(sms) ? "none given" : "fewer",
+                                 where);
         }
     }
     long g = scenario_own(sc, "expert_node_size")->l, nodes = scenario_own(sc, "expert_nodes")->l;
     if (given[1] && E % g) {
-        k = scenario_blame(sc, "strategy.expert_node_size", "strategy.expert", where,
-                           sizeof where);
+        k = scenario_blame(sc, "strategy.expert_node_size", "strategy.expert", where, sizeof where);
         return scenario_fail(sc, err, k,
                              "expert_node_size = %ld does not divide expert = %ld: an expert "
                              "group is whole servers (%s)",
@@ -199,9 +197,8 @@ void pipe_plan_experts(pipe_plan_t *plan, sim_run_t *run)
     if (plan->ep_overlap && scenario_own(sc, "expert_comm_sms")->l > 0)
         plan->ep_comm_share = (double)scenario_own(sc, "expert_comm_sms")->l /
                               scenario_device(sc)->value[SIM_DEV_SMS];
-    plan->ep_dispatch_bytes = scenario_own(sc, "expert_dispatch")->i == PIPE_DISPATCH_FP8
-                                  ? 1.0
-                                  : run->value_bytes;
+    plan->ep_dispatch_bytes =
+        scenario_own(sc, "expert_dispatch")->i == PIPE_DISPATCH_FP8 ? 1.0 : run->value_bytes;
 }
 
 /* ---- the all-to-alls ----------------------------------------------------------------- */
@@ -233,8 +230,8 @@ static void alltoall_closed(const pipe_plan_t *plan, const sim_profile_layer_t *
     *sent = steps * vb * block;
 }
 
-sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
-                                  int i, int b, int count, float *buf, double *seconds)
+sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int i,
+                                  int b, int count, float *buf, double *seconds)
 {
     const sim_model_profile_t *p = &run->profile;
     const sim_profile_layer_t *l = &p->layers[p->n_layers - 1 - i];
@@ -323,8 +320,8 @@ static double chunk_alltoalls(const sim_run_t *run, const pipe_plan_t *plan, int
  * exist once its all-to-alls are done), and the backward pass
  * after it (partner >= 0) waits nothing; a pass without a partner (1F1B's warm-up forwards
  * and last backwards) waits its all-to-alls whole. */
-static void overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
-                            int b, int forward, double flops, int partner)
+static void overlapped_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c, int b,
+                            int forward, double flops, int partner)
 {
     double sent = 0, speed = sim_host_speed(node->host);
     double m = chunk_alltoalls(run, plan, c, b, forward, &sent), wait = m;
@@ -354,8 +351,7 @@ sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_
     if (!forward) /* what the chunk recomputes, first */
         flops = plan->bwd[c] - layers;
     if (plan->ep_overlap) {
-        overlapped_pass(run, node, plan, c, b, forward, forward ? layers : plan->bwd[c],
-                        partner);
+        overlapped_pass(run, node, plan, c, b, forward, forward ? layers : plan->bwd[c], partner);
         return SIM_OK;
     }
     for (int k = 0; k < hi - lo; k++) {
@@ -381,7 +377,7 @@ sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_
  * parallelism: the last pe (its experts') summed over the replicas holding the same experts
  * (data_parallel / E of them), the rest over all the stage's replicas. */
 sim_status_t pipe_expert_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_node_t *node,
-                              float *g, size_t n, size_t pe)
+                                float *g, size_t n, size_t pe)
 {
     int E = plan->E, T = plan->T, S = plan->S;
     int r = node->rank % T, s = node->rank / T % S, d = node->rank / T / S;
@@ -390,7 +386,7 @@ sim_status_t pipe_expert_reduce(sim_run_t *run, const pipe_plan_t *plan, const s
     if (plan->D > 1 && n > pe)
         st = pipe_dp_allreduce(run, plan, &plan->group[s * T + r], d, g, n - pe, algo);
     if (st == SIM_OK && plan->D / E > 1 && pe > 0)
-        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E,
-                               g + n - pe, pe, algo);
+        st = pipe_dp_allreduce(run, plan, &plan->eg[(d % E * S + s) * T + r], d / E, g + n - pe, pe,
+                               algo);
     return st;
 }

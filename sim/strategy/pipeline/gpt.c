@@ -44,9 +44,8 @@ void pipe_gpt_layout(pipe_plan_t *plan, const sim_run_t *run)
             plan->bwd[c] += b;
         }
         /* a tensor member's share (tensor_gpt.h), or the whole layers' */
-        plan->act[c] = plan->T > 1
-                           ? sim_tgpt_activation_floats(&m->gpt, plan->T, plan->sp, lo, hi)
-                           : (double)trainer_gpt_range_activation_floats(m, lo, hi);
+        plan->act[c] = plan->T > 1 ? sim_tgpt_activation_floats(&m->gpt, plan->T, plan->sp, lo, hi)
+                                   : (double)trainer_gpt_range_activation_floats(m, lo, hi);
         /* the stream at the cut: under sequence parallelism a member's 1/T of its rows */
         size_t width = (size_t)m->gpt.C / (plan->sp ? (size_t)plan->T : 1); /* T divides C */
         plan->out[c] = c + 1 < plan->C ? (size_t)m->gpt.T * width : 0;
@@ -77,8 +76,8 @@ double pipe_gpt_tied_copy(const sim_run_t *run, int S, int s)
     return (double)run->model.gpt.V * run->model.gpt.C;
 }
 
-sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int r, int s,
-                           float *g, float *acc, int first, int last_pass)
+sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int r, int s, float *g,
+                           float *acc, int first, int last_pass)
 {
     const trainer_gpt_layout_t *gl = &run->model.gpt;
     size_t n = (size_t)gl->V * (size_t)gl->C;
@@ -208,10 +207,9 @@ static double pack_sumsq(const sim_run_t *run, const float *packed, size_t split
     return run->be->sumsq(packed + lo, mid - lo) + replicated;
 }
 
-sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, const sim_group_t *tp, int d,
-                                    const pipe_tensor_bufs_t *b, int u, float *grads,
-                                    double *loss, double *sq)
+sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    const sim_group_t *tp, int d, const pipe_tensor_bufs_t *b,
+                                    int u, float *grads, double *loss, double *sq)
 {
     int c = u * plan->S + b->s, r = b->r;
     float *packed = b->grads + b->base[u];
@@ -219,9 +217,8 @@ sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
     sim_status_t st;
     int zero = plan->zero && plan->D > 1;
     if (zero) { /* replica d's shard, summed over the replicas (ZeRO 1) or from each pass's */
-        if ((st = pipe_zero_slice_reduce(run, plan, grp, d, packed, b->acc ? b->acc + b->base[u]
-                                                                           : NULL,
-                                         n, NULL)) != SIM_OK)
+        if ((st = pipe_zero_slice_reduce(run, plan, grp, d, packed,
+                                         b->acc ? b->acc + b->base[u] : NULL, n, NULL)) != SIM_OK)
             return st;
         shard_of(plan, d, n, &lo, &hi);
     }
@@ -270,9 +267,9 @@ static void apply_piece(void *ctx, size_t at, size_t n)
     pipe_optim_apply(k->run, k->o, at, n, k->clip);
 }
 
-sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
-                                   const sim_group_t *grp, int d, const pipe_tensor_bufs_t *b,
-                                   int u, const pipe_optim_t *o, float clip)
+sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                   int d, const pipe_tensor_bufs_t *b, int u, const pipe_optim_t *o,
+                                   float clip)
 {
     int c = u * plan->S + b->s, lo = plan->first[c], hi = plan->first[c + 1];
     if (!(plan->zero && plan->D > 1)) {
@@ -283,8 +280,11 @@ sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
     }
     /* ZeRO on the pack: the shard's update with its state, then the weights gathered */
     size_t n = pack(run, plan, b->r, c, o->w, b->weights, 0, NULL);
-    pipe_optim_t shard = {.w = b->weights, .g = b->grads + b->base[u], .m = b->m + b->base[u],
-                          .v = b->v ? b->v + b->base[u] : NULL, .step = o->step};
+    pipe_optim_t shard = {.w = b->weights,
+                          .g = b->grads + b->base[u],
+                          .m = b->m + b->base[u],
+                          .v = b->v ? b->v + b->base[u] : NULL,
+                          .step = o->step};
     sim_status_t st = pipe_zero_slice_update(run, plan, grp, d, &shard, 0, n, clip);
     if (st == SIM_OK)
         pack(run, plan, b->r, c, o->w, b->weights, 1, NULL);

@@ -11,27 +11,46 @@ static const char *const expert_dispatch_names[] = {"model", "fp8", NULL};
 static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
 
 const sim_strategy_key_t pipe_own_keys[] = {
-    {.key = "stages", .kind = SIM_KEY_INT, .def = "2", .min = 1, .max = 64,
+    {.key = "stages",
+     .kind = SIM_KEY_INT,
+     .def = "2",
+     .min = 1,
+     .max = 64,
      .doc = "stages, each a run of consecutive layers on its own host (cut where the FLOPs "
             "balance best, at layers with weights; a model profile: at its [forward] cuts); "
             "cluster.workers, if given, must equal it",
      .ignored_elsewhere = 1},
-    {.key = "micro_batches", .kind = SIM_KEY_INT, .def = "4", .min = 1, .max = 4096,
+    {.key = "micro_batches",
+     .kind = SIM_KEY_INT,
+     .def = "4",
+     .min = 1,
+     .max = 4096,
      .doc = "micro-batches each step's model.batch is cut into (must divide it)",
      .ignored_elsewhere = 1},
-    {.key = "pipeline_schedule", .kind = SIM_KEY_ENUM, .def = "1f1b", .names = schedule_names,
+    {.key = "pipeline_schedule",
+     .kind = SIM_KEY_ENUM,
+     .def = "1f1b",
+     .names = schedule_names,
      .doc = "gpipe (all forwards, then all backwards; every micro-batch's activations held "
             "at once), 1f1b (PipeDream-Flush: one forward, one backward; at most stages "
             "micro-batches in flight) or interleaved (Megatron-LM: 1f1b over virtual_stages "
             "chunks of layers a stage, bubble divided by virtual_stages); all flush and "
             "update once per step",
      .ignored_elsewhere = 1},
-    {.key = "data_parallel", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 4096,
+    {.key = "data_parallel",
+     .kind = SIM_KEY_INT,
+     .def = "1",
+     .min = 1,
+     .max = 4096,
      .doc = "replicas of the whole pipeline (hybrid data + pipeline parallelism: "
             "data_parallel x stages workers, each replica on its own batch of model.batch, "
             "each stage's gradients all-reduced with `algorithm` across the replicas before "
             "its update); cluster.workers, if given, must equal data_parallel x stages"},
-    {.key = "tensor", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
+    {.key = "tensor",
+     .kind = SIM_KEY_INT,
+     .def = "1",
+     .min = 1,
+     .max = 1024,
      .doc = "of the real gpt or a model profile with a [tensor] section: hosts every stage "
             "is split across (Megatron-LM tensor parallelism: the gpt's heads and MLP, or the "
             "profile's column, row, heads and vocab layers divided, an all-reduce per split "
@@ -39,7 +58,9 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "splits them); workers = tensor x stages x data_parallel",
      .ignored_elsewhere = 1},
     SIM_KEY_SEQUENCE_PARALLEL,
-    {.key = "shard_optimizer", .kind = SIM_KEY_BOOL, .def = "no",
+    {.key = "shard_optimizer",
+     .kind = SIM_KEY_BOOL,
+     .def = "no",
      .doc = "with data_parallel > 1: ZeRO over the replicas, stage zero_stage (1: each "
             "stage's gradients reduce-scattered, each replica updating 1/data_parallel of "
             "them with that share of the optimizer state, the weights all-gathered; ring)",
@@ -47,7 +68,10 @@ const sim_strategy_key_t pipe_own_keys[] = {
     SIM_KEY_ZERO_STAGE,
     SIM_KEY_ZERO_GRAD_OVERLAP,
     SIM_KEY_ZERO_PREFETCH,
-    {.key = "tensor_comm", .kind = SIM_KEY_ENUM, .def = "messages", .names = pipe_tensor_comm_names,
+    {.key = "tensor_comm",
+     .kind = SIM_KEY_ENUM,
+     .def = "messages",
+     .names = pipe_tensor_comm_names,
      .doc = "of a profile with tensor > 1: how a tensor group's all-reduces are "
             "simulated; messages: a ring of real messages, each layer's in turn; formula: "
             "each member's pass is one charge of its layers' FLOPs and one wait of its "
@@ -57,7 +81,10 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "nccl: the same, each all-reduce (reduce-scatter and all-gather under "
             "sequence_parallel) taking the time NCCL takes inside a server, by "
             "nccl_algorithm and nccl_protocol on nccl_links (no faults; else messages)"},
-    {.key = "tensor_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
+    {.key = "tensor_members",
+     .kind = SIM_KEY_ENUM,
+     .def = "all",
+     .names = tensor_members_names,
      .doc = "with tensor > 1 and tensor_comm = formula or nccl: which members of a "
             "tensor group are simulated; all: every member, an actor each; one: member 0 of "
             "each group for all T (they do the same work), its messages to the next stage and "
@@ -66,7 +93,10 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "the members' flows share a rack's uplink (multi-rack, a rack per tensor group, "
             "host links at least as fast as the uplink) or have links of their own (star); "
             "elsewhere all, and the summary says why"},
-    {.key = "data_members", .kind = SIM_KEY_ENUM, .def = "all", .names = tensor_members_names,
+    {.key = "data_members",
+     .kind = SIM_KEY_ENUM,
+     .def = "all",
+     .names = tensor_members_names,
      .doc = "with data_parallel > 1 (timing only): which replicas are simulated; "
             "all: every replica; one: replica 0 for all of them (they do the same work at the "
             "same times), the others' rows copied from it and its bytes counted for each: "
@@ -77,20 +107,29 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "the summary says why; the timeline and the links' traffic show replica 0"},
     SIM_KEY_NCCL_ALGORITHM,
     SIM_KEY_NCCL_PROTOCOL,
-    {.key = "nccl_links", .kind = SIM_KEY_ENUM, .def = "device", .names = nccl_links_names,
+    {.key = "nccl_links",
+     .kind = SIM_KEY_ENUM,
+     .def = "device",
+     .names = nccl_links_names,
      .doc = "tensor_comm = nccl: what the tensor group's collectives run on; device: the "
             "server's NVLink as cluster.device gives it (nvlink_busbw, nvls_busbw), with "
             "NCCL's latencies; platform: the platform's ring step in closed form (as formula "
             "times it) as every step's latency and the bus bandwidth, no base latency, no NVLS"},
     SIM_KEY_DP_COMM,
-    {.key = "tensor_overlap", .kind = SIM_KEY_BOOL, .def = "no",
+    {.key = "tensor_overlap",
+     .kind = SIM_KEY_BOOL,
+     .def = "no",
      .doc = "tensor_comm = formula or nccl: each layer's tensor all-reduce (reduce-scatter "
             "and all-gather under sequence_parallel) overlapped with the layer's own compute, "
             "as Megatron-LM's tp-comm-overlap splits both into tensor chunks: the pass waits "
             "only for the first chunk's transfer and whatever of the rest the compute does "
             "not hide (c/T + (T-1)/T max(c, m) + m/T for compute c and communication m); no: "
             "the all-reduce follows the layer's compute (Megatron-LM's default)"},
-    {.key = "expert", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 65536,
+    {.key = "expert",
+     .kind = SIM_KEY_INT,
+     .def = "1",
+     .min = 1,
+     .max = 65536,
      .doc = "of a profile with an [experts] section (dtsim profile transformer "
             "--experts): expert parallelism; each MoE layer's routed experts split over "
             "groups of `expert` consecutive replicas (it divides data_parallel and the "
@@ -99,40 +138,64 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "is formula or nccl and the group lies in one cluster, else messages); the "
             "experts' gradients all-reduced over the data_parallel / expert replicas holding "
             "them; 1: none"},
-    {.key = "expert_imbalance", .kind = SIM_KEY_REAL, .def = "1", .min = 1, .max = 1000,
+    {.key = "expert_imbalance",
+     .kind = SIM_KEY_REAL,
+     .def = "1",
+     .min = 1,
+     .max = 1000,
      .doc = "expert > 1: the busiest member's routed-expert FLOPs over the mean (the load "
             "imbalance of the router), charged to every member as the step waits for the "
             "busiest; 1: balanced"},
-    {.key = "expert_overlap", .kind = SIM_KEY_BOOL, .def = "no",
+    {.key = "expert_overlap",
+     .kind = SIM_KEY_BOOL,
+     .def = "no",
      .doc = "expert > 1, tensor_comm = formula or nccl, no tensor groups: DeepSeek-V3's "
             "DualPipe overlap; a forward pass that the schedule follows with a backward pass "
             "runs beside it, the pair's all-to-alls behind the pair's compute (the pair takes "
             "the longer of its compute and its all-to-alls); the warm-up forwards and the last "
             "backwards, with no partner, wait theirs; no: each all-to-all follows its "
             "block's compute"},
-    {.key = "expert_comm_sms", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 1024,
+    {.key = "expert_comm_sms",
+     .kind = SIM_KEY_INT,
+     .def = "0",
+     .min = 0,
+     .max = 1024,
      .doc = "expert_overlap, a device with sms (fewer than them): the multiprocessors the "
             "all-to-all kernels hold while they run beside the pair's compute (DeepSeek-V3: "
             "20 of the H800's 132), that share of the compute lost for as long as they run: "
             "the pair takes max(m, c + expert_comm_sms / sms x m) for compute c and "
             "all-to-alls m; 0: the all-to-alls take no compute"},
-    {.key = "expert_nodes", .kind = SIM_KEY_INT, .def = "0", .min = 0, .max = 65536,
+    {.key = "expert_nodes",
+     .kind = SIM_KEY_INT,
+     .def = "0",
+     .min = 0,
+     .max = 65536,
      .doc = "expert > 1, tensor_comm = formula or nccl: node-limited routing (DeepSeek-V3: 4); "
             "each token goes to at most this many servers of its expert group, crossing the "
             "network once to each (min(top_k, expert_nodes) of the group's servers, all but "
             "1/servers of them remote) and forwarded inside the server to its experts (not "
             "timed); the all-to-all is servers - 1 shifts between members of the same index; "
             "0: every copy of a token goes to its expert's member"},
-    {.key = "expert_node_size", .kind = SIM_KEY_INT, .def = "8", .min = 1, .max = 1024,
+    {.key = "expert_node_size",
+     .kind = SIM_KEY_INT,
+     .def = "8",
+     .min = 1,
+     .max = 1024,
      .doc = "expert_nodes > 0: members of an expert group per server (consecutive in the "
             "group; it divides expert)"},
-    {.key = "expert_dispatch", .kind = SIM_KEY_ENUM, .def = "model",
+    {.key = "expert_dispatch",
+     .kind = SIM_KEY_ENUM,
+     .def = "model",
      .names = expert_dispatch_names,
      .doc = "expert > 1, tensor_comm = formula or nccl: the bytes of a value the dispatch "
             "all-to-alls move (forward: the tokens; backward: the gradients of the combine's "
             "outputs); fp8: one (DeepSeek-V3, the combines staying in BF16); model: "
             "model.precision's"},
-    {.key = "context", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 1024,
+    {.key = "context",
+     .kind = SIM_KEY_INT,
+     .def = "1",
+     .min = 1,
+     .max = 1024,
      .doc = "of a transformer profile (timing only): context parallelism, each "
             "micro-batch's sequence split over a context group of this many hosts (Megatron-LM's "
             "load-balanced chunks: 1/context of every layer's FLOPs, attention included, and "
@@ -142,7 +205,11 @@ const sim_strategy_key_t pipe_own_keys[] = {
             "x tensor x context, worker ((d context + k) stages + s) tensor + r being member "
             "k of its context group (members stages x tensor hosts apart); star or "
             "multi-rack platform"},
-    {.key = "virtual_stages", .kind = SIM_KEY_INT, .def = "1", .min = 1, .max = 64,
+    {.key = "virtual_stages",
+     .kind = SIM_KEY_INT,
+     .def = "1",
+     .min = 1,
+     .max = 64,
      .doc = "with pipeline_schedule = interleaved: chunks of layers each stage holds "
             "(Megatron-LM's virtual pipeline stages): the model is cut into stages x "
             "virtual_stages chunks, chunk c on stage c mod stages, which divides the bubble by "

@@ -108,8 +108,8 @@ void pipe_plan_members(pipe_plan_t *plan, const sim_run_t *run)
     if (plan->T < 2 || scenario_own(sc, "tensor_members")->i != PIPE_MEMBERS_ONE)
         return;
     if (!plan->tp_formula) {
-        plan->one_why = plan->tp_why ? plan->tp_why
-                                     : "tensor_comm = messages runs each member's all-reduces";
+        plan->one_why =
+            plan->tp_why ? plan->tp_why : "tensor_comm = messages runs each member's all-reduces";
         return;
     }
     sim_net_model_t model = scenario_network_model(sc);
@@ -129,8 +129,8 @@ void pipe_plan_members(pipe_plan_t *plan, const sim_run_t *run)
     }
     if (sc->platform == SIM_PLATFORM_MULTI_RACK) {
         long hosts = (long)plan->D * plan->S * plan->T;
-        double route = 2 * (sc->latency + sc->uplink_latency) *
-                       (model == SIM_NET_LV08 ? 13.01 : 1.0);
+        double route =
+            2 * (sc->latency + sc->uplink_latency) * (model == SIM_NET_LV08 ? 13.01 : 1.0);
         double gamma = sim_platform_tcp_gamma();
         const char *why = NULL;
         if (sc->racks * plan->T != hosts)
@@ -144,8 +144,7 @@ void pipe_plan_members(pipe_plan_t *plan, const sim_run_t *run)
             return;
         }
         for (int g = 0; why && g < plan->D * plan->S; g++)
-            if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1,
-                                               0) < 0) {
+            if (sim_platform_ring_step_seconds(sc, g * plan->T, g * plan->T + plan->T - 1, 0) < 0) {
                 plan->one_why = "a tensor group spans two racks";
                 return;
             }

@@ -119,9 +119,9 @@ static void memory(const sim_run_t *run, sim_node_t *node)
     double slice = 0, shard = 0, piece = 0, vb = run->value_bytes;
     for (int u = 0; u < chunks; u++) {
         int c = u * stages + stage; /* the stage's chunk u */
-        double params =
-            split_gpt ? (double)pipe_gpt_tensor_floats(plan, run, node->rank % plan->T, c)
-                      : (double)(plan->p1[c] - plan->p0[c]);
+        double params = split_gpt
+                            ? (double)pipe_gpt_tensor_floats(plan, run, node->rank % plan->T, c)
+                            : (double)(plan->p1[c] - plan->p0[c]);
         slice += params;
         shard += ceil(params / plan->D); /* ZeRO: the largest chunk of each slice */
         piece = fmax(piece, plan->act_piece[c]);
@@ -202,8 +202,8 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
     (void)node;
     (void)n;
     const scenario_t *sc = run->sc;
-    long V = pipe_schedule_of(sc) == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l
-                                                           : 1;
+    long V =
+        pipe_schedule_of(sc) == SIM_PIPE_INTERLEAVED ? scenario_own(sc, "virtual_stages")->l : 1;
     return 2 * (size_t)(2 * (pipe_micro_batches(sc) * V + pipe_replicas(sc) * pipe_context(sc) +
                              pipe_tensor(sc)) +
                         8);
@@ -211,20 +211,21 @@ static size_t msg_slots(const sim_run_t *run, const sim_node_t *node, size_t n)
 
 const sim_strategy_t sim_strategy_pipeline = {
     .name = "pipeline",
-    .about = "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
-             "micro-batches of `batch` flow through them (GPipe, 1F1B or Megatron-LM's "
-             "interleaved 1F1B over `virtual_stages` chunks a stage, `pipeline_schedule`), "
-             "activations forward and their gradients back as messages; one update per step "
-             "(`optimizer`) on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
-             "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
-             "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
-             "`shard_optimizer`); `tensor` > 1 splits each stage of the real gpt or a model "
-             "profile across a tensor group (Megatron-LM's 3-D parallelism with the two above); `expert` > 1 splits a MoE profile's routed experts "
-             "over groups of replicas, tokens dispatched and combined by all-to-all",
+    .about =
+        "the model's layers in `stages` consecutive runs, one per host; `micro_batches` "
+        "micro-batches of `batch` flow through them (GPipe, 1F1B or Megatron-LM's "
+        "interleaved 1F1B over `virtual_stages` chunks a stage, `pipeline_schedule`), "
+        "activations forward and their gradients back as messages; one update per step "
+        "(`optimizer`) on each stage's layers; `data_parallel` > 1 replicates the whole pipeline "
+        "(hybrid), each stage all-reducing its gradients across the replicas (in buckets of "
+        "`bucket_mb` during the step's last backward pass; ZeRO stage `zero_stage` with "
+        "`shard_optimizer`); `tensor` > 1 splits each stage of the real gpt or a model "
+        "profile across a tensor group (Megatron-LM's 3-D parallelism with the two above); "
+        "`expert` > 1 splits a MoE profile's routed experts "
+        "over groups of replicas, tokens dispatched and combined by all-to-all",
     .own_keys = pipe_own_keys,
     .worker_role = "worker",
-    .takes =
-        SIM_TAKES_ALLREDUCE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
+    .takes = SIM_TAKES_ALLREDUCE | SIM_TAKES_BUCKETS | SIM_NEEDS_PEER_LINKS | SIM_SAME_AS_SINGLE,
     .check = pipe_check,
     .compute_call = compute_call,
     .hosts = hosts,

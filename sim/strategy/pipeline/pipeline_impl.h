@@ -17,8 +17,8 @@ enum { PIPE_STOP = -1 };
 
 /* strategy.pipeline_schedule */
 typedef enum sim_pipeline_schedule {
-    SIM_PIPE_GPIPE, /* every micro-batch forward, then every backward (Huang et al. 2019) */
-    SIM_PIPE_1F1B,  /* one forward, one backward in the steady state (PipeDream-Flush) */
+    SIM_PIPE_GPIPE,       /* every micro-batch forward, then every backward (Huang et al. 2019) */
+    SIM_PIPE_1F1B,        /* one forward, one backward in the steady state (PipeDream-Flush) */
     SIM_PIPE_INTERLEAVED, /* 1F1B over strategy.virtual_stages chunks a stage (Megatron-LM) */
 } sim_pipeline_schedule_t;
 
@@ -27,14 +27,14 @@ typedef enum sim_pipeline_schedule {
  * its V (Megatron-LM's interleaving); with V = 1 chunk s is stage s. The per-chunk arrays
  * below are in model order. */
 typedef struct pipe_plan {
-    int S, M, micro, D;             /* D: data-parallel replicas of the whole pipeline */
-    int V, C;                       /* chunks a stage, chunks in all (S V) */
-    int T, sp;                      /* hosts of a stage's tensor group; sequence parallelism */
-    int zero;  /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
-    int zero_overlap; /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
-                         reduce-scattered by the stream (zero.c) */
-    int zero_prefetch; /* zero >= 3, D > 1, strategy.zero_prefetch: each pass's gather of its
-                          chunk's slice run by the stream while the pass before computes */
+    int S, M, micro, D; /* D: data-parallel replicas of the whole pipeline */
+    int V, C;           /* chunks a stage, chunks in all (S V) */
+    int T, sp;          /* hosts of a stage's tensor group; sequence parallelism */
+    int zero;           /* ZeRO stage over the D replicas (shard_optimizer: zero_stage; else 0) */
+    int zero_overlap;   /* zero >= 2, D > 1, strategy.zero_grad_overlap: the buckets (below)
+                           reduce-scattered by the stream (zero.c) */
+    int zero_prefetch;  /* zero >= 3, D > 1, strategy.zero_prefetch: each pass's gather of its
+                           chunk's slice run by the stream while the pass before computes */
     /* zero_prefetch: stage s's stream jobs of a step in the order they are handed over
      * (the slice gathered or the bucket reduce-scattered), their kinds ('G', 'R') and, per
      * op of its schedule, the job gathering for it (pipe_zero_jobs) */
@@ -58,23 +58,23 @@ typedef struct pipe_plan {
      * carries ceil(n / T) (stage.c) */
     int scatter;
     /* per chunk (the arrays of C and of S are allocated with the layout, pipe_plan_layout) */
-    int *first;          /* (C + 1) chunk c runs layers [first[c], first[c+1]) */
-    double *fwd, *bwd;   /* (C) FLOPs per sample of each chunk */
-    size_t *p0, *p1;     /* (C) its parameters [p0, p1) */
-    double *act;         /* (C) values per sample it keeps for the backward pass */
-    double *act_piece;   /* (C) and holds besides while it recomputes a piece
-                            (model.recompute) */
-    size_t *out;         /* (C) floats per sample it sends on (the last: 0); a member's
-                            1/T under sequence parallelism */
-    trainer_workspace_t *ws;        /* (D M) one per micro-batch of each replica; NULL in a
-                                       timing-only run and for a real gpt split by tensor */
-    sim_tgpt_t **tg;                /* (D T M) T > 1 on the real gpt: member r's share of
-                                       replica d's micro-batch m, (d T + r) M + m; else NULL */
-    sim_group_t *group; /* (S T) D > 1: member r of stage s of every replica, s T + r */
-    sim_group_t *tp;    /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
-    sim_group_t *emb;   /* (D T) the real gpt on S > 1 stages: member r of replica d's stage 0
-                           and last stage, d T + r, which sum the tied wte's gradient
-                           (pipe_gpt_tied) */
+    int *first;              /* (C + 1) chunk c runs layers [first[c], first[c+1]) */
+    double *fwd, *bwd;       /* (C) FLOPs per sample of each chunk */
+    size_t *p0, *p1;         /* (C) its parameters [p0, p1) */
+    double *act;             /* (C) values per sample it keeps for the backward pass */
+    double *act_piece;       /* (C) and holds besides while it recomputes a piece
+                                (model.recompute) */
+    size_t *out;             /* (C) floats per sample it sends on (the last: 0); a member's
+                                1/T under sequence parallelism */
+    trainer_workspace_t *ws; /* (D M) one per micro-batch of each replica; NULL in a
+                                timing-only run and for a real gpt split by tensor */
+    sim_tgpt_t **tg;         /* (D T M) T > 1 on the real gpt: member r's share of
+                                replica d's micro-batch m, (d T + r) M + m; else NULL */
+    sim_group_t *group;      /* (S T) D > 1: member r of stage s of every replica, s T + r */
+    sim_group_t *tp;         /* (D S) T > 1: the tensor group of stage s of replica d, d S + s */
+    sim_group_t *emb;        /* (D T) the real gpt on S > 1 stages: member r of replica d's stage 0
+                                and last stage, d T + r, which sum the tied wte's gradient
+                                (pipe_gpt_tied) */
     /* T > 1, per layer in forward order: a member's FLOPs per sample, forward and backward,
      * and the elements per sample it all-reduces after each */
     double *lf, *lb, *red_f, *red_b;
@@ -87,7 +87,7 @@ typedef struct pipe_plan {
     int bucketed;
     sim_bucket_list_t *bk;       /* (C) */
     sim_bucket_list_t *bk_stage; /* (S) */
-    char *bk_end; /* (layers) */
+    char *bk_end;                /* (layers) */
     /* model.clip_norm on a real model: the groups that sum their members' squares of the
      * mean gradient before any updates (Megatron-LM's model-parallel group): replica d's
      * stages, group d; under ZeRO, every replica's stages in one group (each holds a
@@ -112,19 +112,19 @@ typedef struct pipe_plan {
      * layer's experts; a member's chunk c holds pe[c] expert parameters, the last pe[c] of
      * its slice [p0, p1) as the gradient reduction sees them */
     int E;
-    double imbalance;                /* strategy.expert_imbalance: the busiest member's
-                                        routed FLOPs over the mean */
-    size_t *pe;                      /* (C) */
-    double *a2a;                     /* (layers) each all-to-all's elements per sample of
-                                        the MoE block whose routed experts start there */
-    sim_group_t *ep;                 /* (D/E S T) expert groups: member r of stage s of
-                                        replicas x E .. x E + E-1, index (x S + s) T + r */
-    sim_group_t *eg;                 /* (E S T) the same experts' replicas: member r of stage
-                                        s of replicas d = e mod E, index (e S + s) T + r */
-    int ep_formula;                  /* all-to-alls in closed form: a step of b bytes takes
-                                        ep_a + ep_c b seconds */
+    double imbalance; /* strategy.expert_imbalance: the busiest member's
+                         routed FLOPs over the mean */
+    size_t *pe;       /* (C) */
+    double *a2a;      /* (layers) each all-to-all's elements per sample of
+                         the MoE block whose routed experts start there */
+    sim_group_t *ep;  /* (D/E S T) expert groups: member r of stage s of
+                         replicas x E .. x E + E-1, index (x S + s) T + r */
+    sim_group_t *eg;  /* (E S T) the same experts' replicas: member r of stage
+                         s of replicas d = e mod E, index (e S + s) T + r */
+    int ep_formula;   /* all-to-alls in closed form: a step of b bytes takes
+                         ep_a + ep_c b seconds */
     double ep_a, ep_c;
-    const char *ep_why;              /* why they are messages after all (NULL: not) */
+    const char *ep_why; /* why they are messages after all (NULL: not) */
     /* where ep_formula holds: strategy.expert_overlap (DualPipe's pairs), expert_nodes
      * (0: any member; else each token to at most this many servers of expert_node_size
      * members) and the bytes a value of a dispatch (expert_dispatch: fp8 1, else the
@@ -132,7 +132,7 @@ typedef struct pipe_plan {
     int ep_overlap, ep_nodes, ep_node_size;
     double ep_dispatch_bytes;
     double ep_comm_share; /* expert_comm_sms / the device's sms: compute the all-to-alls hold */
-    int tp_overlap; /* strategy.tensor_overlap, where tp_formula holds */
+    int tp_overlap;       /* strategy.tensor_overlap, where tp_formula holds */
     /* strategy.tensor_members = one, where the tensor groups are symmetric (pipe_plan_members):
      * member 0 of each group is simulated for all T, its messages and its all-reduces over
      * the replicas carrying fold times a member's bytes (fold: T where the T members' flows
@@ -179,8 +179,8 @@ typedef struct pipe_optim {
 } pipe_optim_t;
 /* The update of [at, at + n) at o's step, the gradients scaled by clip first (1: none). */
 void pipe_optim_apply(sim_run_t *run, const pipe_optim_t *o, size_t at, size_t n, float clip);
-enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };                /* strategy.tensor_members */
-enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM };         /* strategy.nccl_links */
+enum { PIPE_MEMBERS_ALL, PIPE_MEMBERS_ONE };     /* strategy.tensor_members */
+enum { PIPE_LINKS_DEVICE, PIPE_LINKS_PLATFORM }; /* strategy.nccl_links */
 /* strategy.nccl_algorithm's and nccl_protocol's values (auto first) as nccl.h's, -1: auto */
 int pipe_nccl_algo(const scenario_t *sc);
 int pipe_nccl_proto(const scenario_t *sc);
@@ -200,8 +200,8 @@ void pipe_dp_free(pipe_plan_t *plan);
  * NCCL's closed form. */
 sim_status_t pipe_dp_allreduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n, sim_allreduce_algo_t algo);
-sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *buf, size_t n);
+sim_status_t pipe_dp_reduce_scatter(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *buf, size_t n);
 sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
                                int d, float *buf, size_t n);
 /* experts.c: the expert keys' checks; the expert groups and the all-to-alls' closed
@@ -213,8 +213,8 @@ sim_status_t pipe_dp_allgather(sim_run_t *run, const pipe_plan_t *plan, const si
  * before it; -1: none). */
 dt_status pipe_expert_check(const scenario_t *sc, dt_err_t *err);
 void pipe_plan_experts(pipe_plan_t *plan, sim_run_t *run);
-sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
-                                  int i, int b, int count, float *buf, double *seconds);
+sim_status_t pipe_expert_alltoall(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int i,
+                                  int b, int count, float *buf, double *seconds);
 sim_status_t pipe_expert_formula_a2a(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan,
                                      int i, int b, double *flops, double *seconds);
 sim_status_t pipe_expert_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *plan, int c,
@@ -232,8 +232,7 @@ void pipe_plan_dp_formula(pipe_plan_t *plan, const sim_run_t *run);
 /* dp_comm = formula: one phase of the ring over a stage's replicas (a reduce-scatter's or an
  * all-gather's) of n of a member's elements on node, D - 1 steps of n/D each: its seconds,
  * its bytes counted as the messages' (the links' tables miss them). */
-double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node,
-                             size_t n);
+double pipe_dp_phase_seconds(sim_run_t *run, const pipe_plan_t *plan, sim_node_t *node, size_t n);
 /* zero.c: zero_grad_overlap's update of chunk c: the mean of replica d's chunk of each
  * bucket the stream reduce-scattered (its sum of squares added to *sq, unless NULL), then
  * the update of those chunks, the gradients scaled by clip first (model.clip_norm's
@@ -253,17 +252,14 @@ double pipe_zero_bucket_bytes(const scenario_t *sc, double value_bytes, int repl
  * all-reduce's bytes; stages 2 and 3 taking acc; its sum of squares added to *sq unless
  * NULL), then its update from p0 (the slice's start) scaled by clip, and stages 1 and 2
  * all-gather the weights, stage 3 keeps its shard. */
-sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *g, float *acc, size_t n,
-                                    int first);
-sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *w, size_t n);
-sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *g, const float *acc,
-                                    size_t n, double *sq);
-sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, const pipe_optim_t *o,
-                                    size_t p0, size_t n, float clip);
+sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *g, float *acc, size_t n, int first);
+sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *w, size_t n);
+sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *g, const float *acc, size_t n, double *sq);
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, const pipe_optim_t *o, size_t p0, size_t n, float clip);
 /* What the summary line says of ZeRO's overlap and of dp_comm, appended at line. */
 void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size);
 /* zero_prefetch: stage s's jobs (zjobs, zkind, zgather) for its schedule of n_ops passes
@@ -283,12 +279,18 @@ void pipe_plan_free(void *plan);
 int pipe_context(const scenario_t *sc);
 /* The pipeline's own keys (scenario_own): stages S, replicas D, tensor group T, micro-batches,
  * the schedule (sim_pipeline_schedule_t) and shard_optimizer. */
-static inline long pipe_stages(const scenario_t *sc) { return scenario_own(sc, "stages")->l; }
+static inline long pipe_stages(const scenario_t *sc)
+{
+    return scenario_own(sc, "stages")->l;
+}
 static inline long pipe_replicas(const scenario_t *sc)
 {
     return scenario_own(sc, "data_parallel")->l;
 }
-static inline long pipe_tensor(const scenario_t *sc) { return scenario_own(sc, "tensor")->l; }
+static inline long pipe_tensor(const scenario_t *sc)
+{
+    return scenario_own(sc, "tensor")->l;
+}
 static inline long pipe_micro_batches(const scenario_t *sc)
 {
     return scenario_own(sc, "micro_batches")->l;
@@ -303,8 +305,7 @@ static inline int pipe_sharded(const scenario_t *sc)
 }
 /* The chunks' first layers: G groups of layers (group g starts at layer start[g]) of costs
  * cost[g], cut into plan->C chunks where the most loaded chunk's cost is lowest. */
-void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G,
-                     int n_layers);
+void pipe_cut_stages(pipe_plan_t *plan, const double *cost, const int *start, int G, int n_layers);
 
 /* The real gpt (gpt.c). Its chunks cut by blocks, stage 0 with the embeddings and
  * the last stage with the output layer. */
@@ -321,8 +322,8 @@ double pipe_gpt_tied_copy(const sim_run_t *run, int S, int s);
  * 0's, with the embedding's, in g) before any reduction over the replicas. Stage 0 then
  * updates wte for both; the last stage reads it from the one buffer (its copy would take the
  * same update). */
-sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int r, int s,
-                           float *g, float *acc, int first, int last_pass);
+sim_status_t pipe_gpt_tied(sim_run_t *run, const pipe_plan_t *plan, int d, int r, int s, float *g,
+                           float *acc, int first, int last_pass);
 /* The real gpt split by a tensor group on each stage (T > 1; tensor_gpt.h): each member's
  * share of each micro-batch (plan->tg), made and freed with the plan. A member holds its own
  * weights (member r of replica d: worker d S T + r's buffer, its stages updating their
@@ -360,16 +361,15 @@ sim_status_t pipe_gpt_tensor_shard_reduce(sim_run_t *run, const pipe_plan_t *pla
  * after the last chunk; NULL for the others) summed over the tensor group tp; without ZeRO
  * unpacked into grads. Their squares added to *sq unless NULL (the replicated pieces' by
  * member 0 alone: every member holds the same). */
-sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, const sim_group_t *tp, int d,
-                                    const pipe_tensor_bufs_t *b, int u, float *grads,
-                                    double *loss, double *sq);
+sim_status_t pipe_gpt_tensor_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    const sim_group_t *tp, int d, const pipe_tensor_bufs_t *b,
+                                    int u, float *grads, double *loss, double *sq);
 /* Its second half: the optimizer on the member's pieces of chunk u, scaled by clip first;
  * under ZeRO on replica d's shard of the pack with the shard's state, the packed weights
  * then all-gathered over the replicas and unpacked. */
-sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan,
-                                   const sim_group_t *grp, int d, const pipe_tensor_bufs_t *b,
-                                   int u, const pipe_optim_t *o, float clip);
+sim_status_t pipe_gpt_tensor_apply(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                   int d, const pipe_tensor_bufs_t *b, int u, const pipe_optim_t *o,
+                                   float clip);
 /* The seconds of one step of the context groups' ring, every member sending `bytes` to the
  * next at once, in closed form on a star or multi-rack platform (CM02, LV08); negative
  * where there is none (pipe_context_check refuses those). */
@@ -385,14 +385,14 @@ typedef struct pipe_stage_state {
     int zawaited; /* and the step's jobs the stage waited for */
     char *op;     /* (2 M V) the step's passes: 'F' or 'B' of micro-batch mb[k], chunk ch[k] */
     int *mb, *ch;
-    uint32_t *idx; /* (micro) the samples of stage 0's micro-batch */
+    uint32_t *idx;     /* (micro) the samples of stage 0's micro-batch */
     sim_comm_t *sends; /* NULL once finished early (finish_acked) */
     sim_msg_t **sent;
     /* finish_acked: per direction (0 activations on, 1 gradients back) the step's sends in
      * order, how many were sent and finished, how many messages came the other way, and
      * after the j-th of those how many of ours the peer had taken in (acked) */
     int *order[2], n_dir[2], n_done[2], n_got[2], *acked[2];
-    sim_msg_t *own; /* (2 M V + 1) the headers of the step's sends and of the STOP */
+    sim_msg_t *own;    /* (2 M V + 1) the headers of the step's sends and of the STOP */
     int *backwards_of; /* (V) the step's backward passes through each of the stage's chunks */
     /* tensor_members = one: its tensor all-reduces' bytes in closed form (tp_pass_formula);
      * of the bytes its messages sent, those counted for the members they did not stand for
@@ -408,8 +408,8 @@ void pipe_stage(sim_node_t *node);
  * micro-batch mb[k] through its chunk ch[k], 0 unless interleaved), their count returned;
  * and for neighbour's schedule, before its j-th pass of kind `sends` that sends us a
  * message, the passes of kind `takes` in which it took one of ours (acked[j]). */
-int pipe_schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
-                  int *mb, int *ch);
+int pipe_schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op, int *mb,
+                  int *ch);
 void pipe_acked_counts(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int neighbour,
                        char sends, char takes, int *acked);
 /* tensor.c: member r of a stage's tensor group g runs the forward (backward) pass of layers

@@ -160,8 +160,8 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
             plan->fwd[s] += plan->lf[i];
             plan->bwd[s] += plan->lb[i];
             kept[i] = whole_out && !plan->sp ? 1.0 : share;
-            size_t held = expert_held(plan, l, l->split ? (l->params + (size_t)T - 1) /
-                                                           (size_t)T : l->params);
+            size_t held = expert_held(
+                plan, l, l->split ? (l->params + (size_t)T - 1) / (size_t)T : l->params);
             off += held;
             plan->pe[s] += l->experts && plan->E > 1 ? held : 0;
             if (l->split == SIM_SPLIT_COLUMN)
@@ -172,9 +172,9 @@ static void plan_split(pipe_plan_t *plan, const sim_model_profile_t *p, sim_reco
         for (int i = plan->first[s]; i < plan->first[s + 1] && plan->rerun_fwd; i++)
             if (i >= plan->rerun_lo && i < plan->rerun_hi)
                 plan->bwd[s] += plan->lf[i];
-        plan->act[s] = sim_profile_activations_split(p, plan->first[s], plan->first[s + 1], rc,
-                                                     kept, plan->sp ? 1.0 / T : 1.0,
-                                                     &plan->act_piece[s]);
+        plan->act[s] =
+            sim_profile_activations_split(p, plan->first[s], plan->first[s + 1], rc, kept,
+                                          plan->sp ? 1.0 / T : 1.0, &plan->act_piece[s]);
         plan->p1[s] = off;
         if (plan->sp)
             plan->out[s] = (plan->out[s] + (size_t)T - 1) / (size_t)T;
@@ -214,8 +214,8 @@ static void plan_profile(pipe_plan_t *plan, const sim_model_profile_t *p, sim_re
             }
         }
         plan->bwd[s] += sim_profile_recompute_flops(p, plan->first[s], plan->first[s + 1], r);
-        plan->act[s] = sim_profile_activations(p, plan->first[s], plan->first[s + 1], r,
-                                               &plan->act_piece[s]);
+        plan->act[s] =
+            sim_profile_activations(p, plan->first[s], plan->first[s + 1], r, &plan->act_piece[s]);
         plan->p1[s] = off;
         plan->out[s] = s + 1 < plan->C ? (size_t)p->layers[L - plan->first[s + 1]].cut : 0;
     }
@@ -296,8 +296,8 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     /* the real gpt's stages reduce their slices after each backward pass: its tied wte has
      * no per-layer buckets to reduce behind the pass (gpt.c) */
     int real_gpt = !run->timing_only && sc->model.arch == TRAINER_ARCH_GPT;
-    plan->zero_overlap = plan->zero >= 2 && plan->D > 1 && !real_gpt &&
-                         scenario_own(sc, "zero_grad_overlap")->i;
+    plan->zero_overlap =
+        plan->zero >= 2 && plan->D > 1 && !real_gpt && scenario_own(sc, "zero_grad_overlap")->i;
     plan->zero_prefetch = plan->zero >= 3 && plan->D > 1 && scenario_own(sc, "zero_prefetch")->i;
     plan->rerun_fwd = plan->T > 1 && sc->recompute == SIM_RECOMPUTE_FULL;
     /* the real gpt's split stages keep whole messages: their all-gather would need a buffer
@@ -311,8 +311,7 @@ void pipe_plan_layout(pipe_plan_t *plan, const sim_run_t *run)
     if (run->timing_only) {
         sim_profile_full_range(&run->profile, &plan->rerun_lo, &plan->rerun_hi);
         plan_profile(plan, &run->profile, run->sc->recompute);
-    }
-    else
+    } else
         plan_model(plan, run);
 }
 
@@ -373,9 +372,8 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
             seg[n - 1].flops += carry;
             seg[0].flops += plan->bwd[s] - sum;
         }
-        double cap = plan->zero_overlap
-                         ? pipe_zero_bucket_bytes(run->sc, run->value_bytes, plan->D)
-                         : run->sc->bucket_mb * 1e6;
+        double cap = plan->zero_overlap ? pipe_zero_bucket_bytes(run->sc, run->value_bytes, plan->D)
+                                        : run->sc->bucket_mb * 1e6;
         sim_bucket_list_make(&plan->bk[s], seg, n, cap, run->value_bytes);
         for (int k = 0; k < plan->bk[s].n; k++)
             plan->bk_end[layer[plan->bk[s].last[k]]] = 1;
@@ -399,9 +397,15 @@ static void plan_buckets(pipe_plan_t *plan, const sim_run_t *run)
     }
 }
 
-int pipe_nccl_algo(const scenario_t *sc) { return sim_nccl_algo_key(sc); }
+int pipe_nccl_algo(const scenario_t *sc)
+{
+    return sim_nccl_algo_key(sc);
+}
 
-int pipe_nccl_proto(const scenario_t *sc) { return sim_nccl_proto_key(sc); }
+int pipe_nccl_proto(const scenario_t *sc)
+{
+    return sim_nccl_proto_key(sc);
+}
 
 /* The layout, a workspace per micro-batch of a real model, the groups of a hybrid. */
 pipe_plan_t *pipe_plan_make(sim_run_t *run)

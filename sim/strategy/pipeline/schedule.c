@@ -37,8 +37,8 @@ static int interleaved(const pipe_plan_t *plan, int s, char *op, int *mb, int *c
     return n;
 }
 
-int pipe_schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op,
-                  int *mb, int *ch)
+int pipe_schedule(const pipe_plan_t *plan, sim_pipeline_schedule_t kind, int s, char *op, int *mb,
+                  int *ch)
 {
     int micro_batches = plan->M, n = 0;
     if (kind == SIM_PIPE_GPIPE) {

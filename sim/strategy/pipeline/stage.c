@@ -20,15 +20,15 @@ static int msg_tag(const pipe_plan_t *plan, int micro, int chunk)
 /* A message of n floats at data (in the shared workspace), flagged `flag`, in the
  * stage's own header msg: its activations and gradients stay in flight for the whole step,
  * while a tensor group's collectives cycle through the node's ring of headers. */
-static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, size_t n,
-                          int flag, long step)
+static sim_msg_t *payload(sim_node_t *node, sim_msg_t *msg, const float *data, size_t n, int flag,
+                          long step)
 {
     sim_msg_init(node, msg);
     msg->data = data;
     msg->n = n;
     /* tensor_members = one: member 0's message stands for the group's (pipe_plan_members) */
-    msg->bytes = sim_current->value_bytes * (double)n *
-                 ((const pipe_plan_t *)sim_current->shared)->fold;
+    msg->bytes =
+        sim_current->value_bytes * (double)n * ((const pipe_plan_t *)sim_current->shared)->fold;
     msg->flag = flag;
     msg->step = step;
     return msg;
@@ -41,8 +41,7 @@ static void charge_buckets(sim_run_t *run, sim_node_t *node, const sim_bucket_li
                            int samples, double wall, double flops)
 {
     for (int k = 0; k < bk->n; k++) {
-        sim_charge(run, node, bk->flops[k] * samples,
-                   flops > 0 ? wall * bk->flops[k] / flops : 0);
+        sim_charge(run, node, bk->flops[k] * samples, flops > 0 ? wall * bk->flops[k] / flops : 0);
         sim_buckets_ready(run, node);
     }
 }
@@ -149,7 +148,7 @@ typedef struct stage_ctx {
                                    its replica's micro-batches (NULL: not split) */
     /* replica d's parameters: one buffer, each stage updating its chunks' slices */
     float *weights, *grads, *acc;
-    pipe_optim_t opt; /* the replica's weights and optimizer state, the member's gradients */
+    pipe_optim_t opt;  /* the replica's weights and optimizer state, the member's gradients */
     int sharded_grads; /* ZeRO 2, 3 without zero_grad_overlap: pipe_zero_shard_reduce */
     int bucketed;      /* the stage's stream reduces its chunks' buckets */
     int n_ops;         /* the passes of its schedule a step */
@@ -206,8 +205,8 @@ static void stage_init(stage_ctx_t *x, sim_node_t *node)
     sim_node_t *head = &run->workers[x->replica * stages * tensor + (plan->tg ? x->member : 0)];
     x->weights = head->params;
     x->grads = node->grads;
-    x->opt = (pipe_optim_t){.w = head->params, .g = node->grads, .m = head->velocity,
-                            .v = head->moment2};
+    x->opt = (pipe_optim_t){
+        .w = head->params, .g = node->grads, .m = head->velocity, .v = head->moment2};
     x->acc = node->scratch;
     x->sharded_grads = plan->zero >= 2 && plan->D > 1 && !plan->zero_overlap;
     x->bucketed = plan->bucketed && plan->bk_stage[x->stage].n > 0;
@@ -266,8 +265,7 @@ static int stage_receive(stage_ctx_t *x, int forward, int micro, int chunk, size
     sim_breakdown_comm(x->node, RESULTS_PART_PIPELINE); /* waiting for it: the bubble */
     sim_status_t got = sim_recv(x->run, x->node, forward ? x->act_in : x->grad_in, &in);
     if (got == SIM_OK && !(forward && in->flag == PIPE_STOP)) {
-        DT_ASSERT(in->flag == msg_tag(x->plan, micro, chunk) && in->step == x->step &&
-                  in->n == n);
+        DT_ASSERT(in->flag == msg_tag(x->plan, micro, chunk) && in->step == x->step && in->n == n);
         got = finish_acked(x->run, x->node, x->st, forward);
     }
     sim_breakdown_comm(x->node, RESULTS_PART_DATA);
@@ -306,7 +304,7 @@ static void stage_send(stage_ctx_t *x, sim_box_t box, const float *data, size_t 
  * experts' all-to-alls, or (set back after the pass) the replicas'. */
 static void pass_part(stage_ctx_t *x)
 {
-    sim_breakdown_comm(x->node, x->tp ? RESULTS_PART_TENSOR
+    sim_breakdown_comm(x->node, x->tp            ? RESULTS_PART_TENSOR
                                 : x->plan->E > 1 ? RESULTS_PART_EXPERT
                                                  : RESULTS_PART_DATA);
 }
@@ -330,8 +328,7 @@ static int forward_compute(stage_ctx_t *x, int k, int chunk, double wall, double
                              next_b ? x->st->ch[k + 1] * plan->S + x->stage : -1) != SIM_OK)
             return stage_failed(x);
     } else {
-        sim_charge(run, x->node, plan->fwd[chunk] * x->samples,
-                   wall + dt_wall_seconds() - start);
+        sim_charge(run, x->node, plan->fwd[chunk] * x->samples, wall + dt_wall_seconds() - start);
     }
     sim_breakdown_comm(x->node, RESULTS_PART_CONTEXT);
     pipe_context_exchange(run, x->node, plan, chunk, 1);
@@ -411,8 +408,8 @@ static int backward_compute(stage_ctx_t *x, int k, int chunk, int overlap, doubl
         int r0 = lo > plan->rerun_lo ? lo : plan->rerun_lo;
         int r1 = hi < plan->rerun_hi ? hi : plan->rerun_hi;
         if ((plan->rerun_fwd && !plan->tp_formula && r0 < r1 &&
-             pipe_tp_pass(run, x->node, plan, x->tp, x->member, r0, r1, x->samples, 1,
-                          x->weights, NULL) != SIM_OK) ||
+             pipe_tp_pass(run, x->node, plan, x->tp, x->member, r0, r1, x->samples, 1, x->weights,
+                          NULL) != SIM_OK) ||
             pipe_tp_pass(run, x->node, plan, x->tp, x->member, lo, hi, x->samples, 0, x->weights,
                          overlap ? plan->bk_end : NULL) != SIM_OK)
             return stage_failed(x);
@@ -499,8 +496,8 @@ static int stage_step_update(stage_ctx_t *x)
             int reduce = pass == 0, apply = pass == clip;
             if (plan->tg) { /* the member's pieces of the split gpt's chunk */
                 double *loss = plan->sp && chunk == plan->C - 1 ? &x->loss : NULL;
-                if (reduce && pipe_gpt_tensor_reduce(run, plan, x->dp, x->tp, replica, x->st->tb,
-                                                     u, grads, loss, clip ? &sq : NULL) != SIM_OK)
+                if (reduce && pipe_gpt_tensor_reduce(run, plan, x->dp, x->tp, replica, x->st->tb, u,
+                                                     grads, loss, clip ? &sq : NULL) != SIM_OK)
                     run->failed = 1;
                 else if (apply && pipe_gpt_tensor_apply(run, plan, x->dp, replica, x->st->tb, u,
                                                         &x->opt, factor) != SIM_OK)
@@ -510,16 +507,15 @@ static int stage_step_update(stage_ctx_t *x)
             if (plan->zero_overlap) { /* the stream reduce-scattered it */
                 if (reduce)
                     pipe_zero_mean(run, plan, replica, chunk, grads, clip ? &sq : NULL);
-                if (apply && pipe_zero_update(run, plan, x->dp, replica, chunk, &x->opt,
-                                              factor) != SIM_OK)
+                if (apply &&
+                    pipe_zero_update(run, plan, x->dp, replica, chunk, &x->opt, factor) != SIM_OK)
                     run->failed = 1;
                 continue;
             }
-            if (reduce &&
-                ((plan->E > 1 && pipe_expert_reduce(run, plan, x->node, grads + p0, n_params,
-                                                    plan->pe[chunk])) ||
-                 stage_reduce(run, plan, x->dp, replica, grads + p0, x->acc + p0, n_params,
-                              reduced, clip ? &sq : NULL) != SIM_OK))
+            if (reduce && ((plan->E > 1 && pipe_expert_reduce(run, plan, x->node, grads + p0,
+                                                              n_params, plan->pe[chunk])) ||
+                           stage_reduce(run, plan, x->dp, replica, grads + p0, x->acc + p0,
+                                        n_params, reduced, clip ? &sq : NULL) != SIM_OK))
                 run->failed = 1;
             else if (apply && stage_apply(run, plan, x->dp, replica, &x->opt, p0, n_params,
                                           factor) != SIM_OK)
@@ -640,8 +636,7 @@ static int stage_step(stage_ctx_t *x)
     }
     sim_breakdown_comm(x->node, RESULTS_PART_DATA);
     if (x->stage == plan->S - 1 && x->member == 0) /* its samples: stage_step_update */
-        sim_count_step(run, x->node, 0,
-                       x->real ? x->loss / (double)run->sc->batch : NAN);
+        sim_count_step(run, x->node, 0, x->real ? x->loss / (double)run->sc->batch : NAN);
     else
         x->node->steps++;
     return STAGE_ON;

@@ -8,8 +8,7 @@
 
 /* "hybrid: 2 replicas of pipeline: 2 stages of layers 0-1 | 2-3, 4 micro-batches of 8, ...";
  * 0 where the line is full. */
-static int summary_layout(const sim_run_t *run, const pipe_plan_t *plan, char *line,
-                          size_t size)
+static int summary_layout(const sim_run_t *run, const pipe_plan_t *plan, char *line, size_t size)
 {
     int reps = plan->D / plan->cp;
     int n = reps > 1 ? snprintf(line, size, "hybrid: %d replicas of ", reps) : 0;
@@ -30,7 +29,10 @@ static int summary_layout(const sim_run_t *run, const pipe_plan_t *plan, char *l
     for (int s = 0; s < plan->S && n < (int)size; s++)
         for (int u = 0; u < plan->V && n < (int)size; u++) {
             int c = u * plan->S + s;
-            n += snprintf(line + n, size - (size_t)n, "%s%d-%d", u ? "," : s ? " | " : " ",
+            n += snprintf(line + n, size - (size_t)n, "%s%d-%d",
+                          u   ? ","
+                          : s ? " | "
+                              : " ",
                           plan->first[c], plan->first[c + 1] - 1);
         }
     if (n >= (int)size)
@@ -52,8 +54,7 @@ static int summary_layout(const sim_run_t *run, const pipe_plan_t *plan, char *l
 }
 
 /* How the tensor groups' all-reduces are simulated, and tensor_overlap. */
-static void summary_tensor(const sim_run_t *run, const pipe_plan_t *plan, char *line,
-                           size_t size)
+static void summary_tensor(const sim_run_t *run, const pipe_plan_t *plan, char *line, size_t size)
 {
     int n = (int)strlen(line);
     if (plan->tp_nccl && n < (int)size)
@@ -62,7 +63,7 @@ static void summary_tensor(const sim_run_t *run, const pipe_plan_t *plan, char *
                  "contention on the group's links left out)",
                  plan->nccl_algo < 0 ? "by size" : sim_nccl_algo_name(plan->nccl_algo),
                  plan->nccl_proto < 0 ? "by size" : sim_nccl_proto_name(plan->nccl_proto),
-                 !plan->nccl_device        ? "the platform's links"
+                 !plan->nccl_device          ? "the platform's links"
                  : plan->nccl.nvls_busbw > 0 ? "the device's NVLink with NVLS"
                                              : "the device's NVLink");
     else if (plan->tp_formula && n < (int)size)
@@ -72,8 +73,7 @@ static void summary_tensor(const sim_run_t *run, const pipe_plan_t *plan, char *
     else if (plan->tp_why && n < (int)size)
         snprintf(line + n, size - (size_t)n, "; tensor all-reduces as messages (%s%s)",
                  plan->tp_why,
-                 scenario_own(run->sc, "tensor_overlap")->i ? "; tensor_overlap not applied"
-                                                            : "");
+                 scenario_own(run->sc, "tensor_overlap")->i ? "; tensor_overlap not applied" : "");
     n = (int)strlen(line);
     if (plan->tp_overlap && n < (int)size)
         snprintf(line + n, size - (size_t)n,
@@ -83,8 +83,7 @@ static void summary_tensor(const sim_run_t *run, const pipe_plan_t *plan, char *
 }
 
 /* How the collectives over the replicas are simulated (dp_comm). */
-static void summary_replicas(const sim_run_t *run, const pipe_plan_t *plan, char *line,
-                             size_t size)
+static void summary_replicas(const sim_run_t *run, const pipe_plan_t *plan, char *line, size_t size)
 {
     int n = (int)strlen(line);
     if (plan->dp_nccl && n < (int)size)
@@ -99,10 +98,11 @@ static void summary_replicas(const sim_run_t *run, const pipe_plan_t *plan, char
                      : sim_nccl_algo_name(pipe_nccl_algo(run->sc)),
                  pipe_nccl_proto(run->sc) < 0 ? "by size"
                                               : sim_nccl_proto_name(pipe_nccl_proto(run->sc)));
-    else if (plan->dp_why && n < (int)size &&
-             scenario_own(run->sc, "dp_comm")->i == SIM_DP_NCCL)
-        snprintf(line + n, size - (size_t)n, "; replicas' collectives as messages (dp_comm = "
-                 "nccl, but %s)", plan->dp_why);
+    else if (plan->dp_why && n < (int)size && scenario_own(run->sc, "dp_comm")->i == SIM_DP_NCCL)
+        snprintf(line + n, size - (size_t)n,
+                 "; replicas' collectives as messages (dp_comm = "
+                 "nccl, but %s)",
+                 plan->dp_why);
 }
 
 /* Expert parallelism: the groups, the all-to-alls, DeepSeek-V3's options. */
@@ -110,15 +110,17 @@ static void summary_experts(const pipe_plan_t *plan, char *line, size_t size)
 {
     int n = (int)strlen(line);
     if (plan->E > 1 && n < (int)size)
-        snprintf(line + n, size - (size_t)n, "; experts over groups of %d replicas%s, "
-                 "all-to-alls %s%s%s", plan->E, plan->imbalance > 1 ? " (imbalanced)" : "",
+        snprintf(line + n, size - (size_t)n,
+                 "; experts over groups of %d replicas%s, "
+                 "all-to-alls %s%s%s",
+                 plan->E, plan->imbalance > 1 ? " (imbalanced)" : "",
                  plan->ep_formula ? "by formula" : "as messages", plan->ep_why ? ": " : "",
                  plan->ep_why ? plan->ep_why : "");
     n = (int)strlen(line);
     if (plan->ep_nodes > 0 && n < (int)size)
         snprintf(line + n, size - (size_t)n,
-                 ", each token to at most %d servers of %d members (expert_nodes)",
-                 plan->ep_nodes, plan->ep_node_size);
+                 ", each token to at most %d servers of %d members (expert_nodes)", plan->ep_nodes,
+                 plan->ep_node_size);
     n = (int)strlen(line);
     if (plan->ep_formula && plan->ep_dispatch_bytes == 1.0 && n < (int)size)
         snprintf(line + n, size - (size_t)n, ", dispatch in FP8 (expert_dispatch)");
@@ -129,8 +131,10 @@ static void summary_experts(const pipe_plan_t *plan, char *line, size_t size)
                  "(expert_overlap, DualPipe)");
     n = (int)strlen(line);
     if (plan->ep_overlap && plan->ep_comm_share > 0 && n < (int)size)
-        snprintf(line + n, size - (size_t)n, " on %.3g%% of the multiprocessors while they run "
-                 "(expert_comm_sms)", 100 * (1 - plan->ep_comm_share));
+        snprintf(line + n, size - (size_t)n,
+                 " on %.3g%% of the multiprocessors while they run "
+                 "(expert_comm_sms)",
+                 100 * (1 - plan->ep_comm_share));
 }
 
 /* The stand-ins (tensor_members, data_members = one), or why every member or replica runs. */

@@ -7,8 +7,8 @@
 
 /* A tensor group's all-reduce of n elements (a timing-only buffer: nothing is read), or
  * under sequence parallelism its reduce-scatter and all-gather. */
-static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *g,
-                              int r, float *buf, size_t n)
+static sim_status_t tp_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *g, int r,
+                              float *buf, size_t n)
 {
     if (!plan->sp)
         return sim_allreduce(run, g, r, buf, n, SIM_ALLREDUCE_RING);
@@ -27,8 +27,7 @@ static double nccl_time(const pipe_plan_t *plan, double v)
                              NULL);
     return sim_nccl_best(m, SIM_NCCL_REDUCE_SCATTER, plan->nccl_algo, plan->nccl_proto, v, NULL,
                          NULL) +
-           sim_nccl_best(m, SIM_NCCL_ALLGATHER, plan->nccl_algo, plan->nccl_proto, v, NULL,
-                         NULL);
+           sim_nccl_best(m, SIM_NCCL_ALLGATHER, plan->nccl_algo, plan->nccl_proto, v, NULL, NULL);
 }
 
 /* Adds a layer's FLOPs (flops) and the ring time and bytes of its all-reduce of n elements
@@ -63,8 +62,7 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
      * blocks again: the same charge and wait */
     for (int k = lo > plan->rerun_lo ? lo : plan->rerun_lo;
          k < hi && k < plan->rerun_hi && !forward && plan->rerun_fwd; k++) {
-        ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds,
-                  &bytes);
+        ring_time(run, plan, plan->lf[k] * b, plan->red_f[k] * b, speed, &flops, &seconds, &bytes);
         sim_status_t st = pipe_expert_formula_a2a(run, node, plan, k, b, &flops, &seconds);
         if (st != SIM_OK)
             return st;
@@ -72,8 +70,7 @@ static sim_status_t tp_pass_formula(sim_run_t *run, sim_node_t *node, const pipe
     for (int k = 0; k < hi - lo; k++) {
         int i = forward ? lo + k : hi - 1 - k;
         ring_time(run, plan, (forward ? plan->lf[i] : plan->lb[i]) * b,
-                  (forward ? plan->red_f[i] : plan->red_b[i]) * b, speed, &flops, &seconds,
-                  &bytes);
+                  (forward ? plan->red_f[i] : plan->red_b[i]) * b, speed, &flops, &seconds, &bytes);
         sim_status_t st = pipe_expert_formula_a2a(run, node, plan, i, b, &flops, &seconds);
         if (st != SIM_OK)
             return st;
@@ -105,8 +102,7 @@ sim_status_t pipe_tp_pass(sim_run_t *run, sim_node_t *node, const pipe_plan_t *p
         int i = forward ? lo + k : hi - 1 - k;
         sim_charge(run, node, (forward ? plan->lf[i] : plan->lb[i]) * b, 0);
         double n = forward ? plan->red_f[i] : plan->red_b[i];
-        sim_status_t st = n > 0 ? tp_reduce(run, plan, g, r, buf, (size_t)n * (size_t)b)
-                                : SIM_OK;
+        sim_status_t st = n > 0 ? tp_reduce(run, plan, g, r, buf, (size_t)n * (size_t)b) : SIM_OK;
         if (st == SIM_OK && plan->a2a && plan->a2a[i] > 0) /* expert parallelism */
             st = pipe_expert_alltoall(run, node, plan, i, b, 2, buf, NULL);
         if (st != SIM_OK)
@@ -162,8 +158,7 @@ void pipe_plan_formula(pipe_plan_t *plan, const sim_run_t *run)
         plan->tp_why = "faults are detected by messages";
         return;
     }
-    int device = comm == PIPE_TP_NCCL &&
-                 scenario_own(sc, "nccl_links")->i == PIPE_LINKS_DEVICE;
+    int device = comm == PIPE_TP_NCCL && scenario_own(sc, "nccl_links")->i == PIPE_LINKS_DEVICE;
     if (device) {
         if (!plan_nccl_device(plan, sc)) {
             plan->tp_why = "the device has no NVLink figure (nvlink_busbw)";

@@ -48,8 +48,8 @@ sim_status_t pipe_zero_update(sim_run_t *run, const pipe_plan_t *plan, const sim
         pipe_optim_apply(run, o, lo, hi - lo, clip);
     }
     for (int k = 0; k < bk->n && plan->zero < 3; k++) {
-        sim_status_t e = pipe_dp_allgather(run, plan, grp, d, o->w + bk->lo[k],
-                                           bk->hi[k] - bk->lo[k]);
+        sim_status_t e =
+            pipe_dp_allgather(run, plan, grp, d, o->w + bk->lo[k], bk->hi[k] - bk->lo[k]);
         if (e != SIM_OK)
             return e;
     }
@@ -99,9 +99,8 @@ void pipe_zero_jobs(pipe_plan_t *plan, int s, const char *op, const int *ch, int
     DT_ASSERT(l->n == total);
 }
 
-sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *g, float *acc, size_t n,
-                                    int first)
+sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *g, float *acc, size_t n, int first)
 {
     sim_status_t st = plan->dp_formula || plan->dp_nccl
                           ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
@@ -116,26 +115,26 @@ sim_status_t pipe_zero_shard_reduce(sim_run_t *run, const pipe_plan_t *plan,
     return SIM_OK;
 }
 
-sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *w, size_t n)
+sim_status_t pipe_zero_gather_slice(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *w, size_t n)
 {
     if (plan->zero < 3 || plan->D < 2)
         return SIM_OK;
-    return plan->dp_formula || plan->dp_nccl ? pipe_dp_allgather(run, plan, grp, d, w, n)
-                            : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
+    return plan->dp_formula || plan->dp_nccl
+               ? pipe_dp_allgather(run, plan, grp, d, w, n)
+               : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
 }
 
-sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, float *g, const float *acc,
-                                    size_t n, double *sq)
+sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, float *g, const float *acc, size_t n, double *sq)
 {
     int D = plan->D;
     float mean = 1.0f / (float)(plan->M * D);
     size_t lo = n * (size_t)d / (size_t)D, hi = n * (size_t)(d + 1) / (size_t)D;
     sim_status_t st;
-    if (plan->zero == 1 &&
-        (st = plan->dp_formula || plan->dp_nccl ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
-                               : sim_reduce_scatter(run, grp, d, g, n * (size_t)plan->fold)))
+    if (plan->zero == 1 && (st = plan->dp_formula || plan->dp_nccl
+                                     ? pipe_dp_reduce_scatter(run, plan, grp, d, g, n)
+                                     : sim_reduce_scatter(run, grp, d, g, n * (size_t)plan->fold)))
         return st;
     if (plan->zero >= 2 && !run->timing_only)
         run->be->copy(g + lo, acc + lo, sizeof(float) * (hi - lo));
@@ -145,17 +144,17 @@ sim_status_t pipe_zero_slice_reduce(sim_run_t *run, const pipe_plan_t *plan,
     return SIM_OK;
 }
 
-sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan,
-                                    const sim_group_t *grp, int d, const pipe_optim_t *o,
-                                    size_t p0, size_t n, float clip)
+sim_status_t pipe_zero_slice_update(sim_run_t *run, const pipe_plan_t *plan, const sim_group_t *grp,
+                                    int d, const pipe_optim_t *o, size_t p0, size_t n, float clip)
 {
     size_t lo = n * (size_t)d / (size_t)plan->D, hi = n * (size_t)(d + 1) / (size_t)plan->D;
     pipe_optim_apply(run, o, p0 + lo, hi - lo, clip);
     if (plan->zero >= 3)
         return SIM_OK;
     float *w = o->w + p0;
-    return plan->dp_formula || plan->dp_nccl ? pipe_dp_allgather(run, plan, grp, d, w, n)
-                            : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
+    return plan->dp_formula || plan->dp_nccl
+               ? pipe_dp_allgather(run, plan, grp, d, w, n)
+               : sim_allgather(run, grp, d, w, n * (size_t)plan->fold);
 }
 
 void pipe_zero_summary(const pipe_plan_t *plan, char *line, size_t size)
