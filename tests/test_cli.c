@@ -5818,7 +5818,7 @@ END_TEST
 
 /* dtsim run prints the step's parts, which sum to its sim_time / steps; dtsim show prints the
  * same line from the database, and of a file from before the breakdown table (schema
- * version 7) that it has none. */
+ * version 8) that it has none. */
 START_TEST(run_and_show_print_the_breakdown)
 {
     char ini[300], db[300];
@@ -5857,7 +5857,7 @@ START_TEST(run_and_show_print_the_breakdown)
     free(o);
     ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
     ck_assert_int_eq(
-        sqlite3_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 7", NULL, NULL, NULL),
+        sqlite3_exec(h, "DROP TABLE breakdown; PRAGMA user_version = 8", NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(h);
     ck_assert_int_eq(dtsim((const char *[]){"show", "1", "--db", db, NULL}), 0);

@@ -136,6 +136,73 @@ static void node_init(sim_run_t *run, sim_node_t *node, const char *role, int ra
     node->ckpt_step = -1;
 }
 
+/* The model a run trains: a profile's parameters and FLOPs (timed by shape), or the data
+ * loaded and the network built on the backend, its learner made (not for a dry run). */
+static dt_status run_model(sim_run_t *run, const scenario_t *sc, dt_err_t *err)
+{
+    if (run->timing_only) {
+        run->n_params = run->profile.params;
+        run->model_flops =
+            run->profile.forward_flops + run->profile.backward_flops +
+            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
+        /* timed by shape: the profile's FLOPs become those that take the shape model's time
+         * at the host's speed, so every strategy charges them as it charges FLOPs */
+        run->shape_speed = sim_compute_charge_run(&run->profile, sc);
+        run->step_flops =
+            run->profile.forward_flops + run->profile.backward_flops +
+            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
+        run->train.n = sc->train_samples ? (size_t)sc->train_samples : 60000;
+    } else {
+        if (load_data(run, err))
+            return DT_ERR_INPUT;
+        trainer_model_config_t mc = sc->model;
+        mc.in_channels = run->train.channels;
+        mc.in_h = run->train.rows;
+        mc.in_w = run->train.cols;
+        mc.classes = run->train.classes;
+        dt_err_t why_model;
+        if (trainer_model_build(&run->model, &mc, &why_model))
+            return scenario_fail(sc, err, "model.arch", "%s, the inputs of data.source = %s",
+                                 why_model.msg, sc->data_source);
+        if (trainer_model_check_backend(&run->model, run->be, &why_model))
+            return scenario_fail(sc, err, "model.device", "%s", why_model.msg);
+        run->n_params = run->model.n_params;
+        trainer_flops_t f = trainer_model_flops(&run->model);
+        run->step_flops = f.forward + f.backward;
+        trainer_backend_cpu_set_threads((int)sc->threads);
+        int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
+        if (!run->dry)
+            trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch,
+                                 sc->seed);
+    }
+    return DT_OK;
+}
+
+/* Partition: per worker, or per fedavg client of the population. A timing-only run has no
+ * data: its clients hold equal shares of data.train_samples (sim_client_samples). */
+static dt_status run_partition(sim_run_t *run, const scenario_t *sc, dt_err_t *err)
+{
+    const sim_strategy_t *st = sc->strategy;
+    int parts = st->parts ? (int)st->parts(sc, run->n_workers) : run->n_workers;
+    trainer_partition_spec_t spec = sc->partition;
+    spec.empty_ok = (st->takes & SIM_TAKES_EMPTY_CLIENTS) != 0;
+    if (!run->timing_only &&
+        trainer_partition_make(&run->part, &run->train, parts, &spec, sc->seed, err))
+        return DT_ERR_INPUT;
+    if (!run->timing_only && sc->client_holdout > 0) {
+        /* each client's samples in a seeded order, its last share held out */
+        run->held_out = dt_calloc((size_t)parts, sizeof(size_t));
+        for (int c = 0; c < parts; c++) {
+            size_t n = trainer_partition_size(&run->part, c);
+            trainer_rng_t r;
+            trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24), 108 /* holdout stream */);
+            trainer_rng_shuffle_u32(&r, run->part.idx + run->part.offsets[c], n);
+            run->held_out[c] = (size_t)floor(sc->client_holdout * (double)n + 1e-9);
+        }
+    }
+    return DT_OK;
+}
+
 /* sim_run_init, or sim_run_init_job with plat (its hosts) and job */
 static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv0, int job,
                           sim_platform_t *plat, int dry, dt_err_t *err)
@@ -177,41 +244,8 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
     run->last_acc = NAN;
     active = run;
 
-    if (run->timing_only) {
-        run->n_params = run->profile.params;
-        run->model_flops =
-            run->profile.forward_flops + run->profile.backward_flops +
-            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
-        /* timed by shape: the profile's FLOPs become those that take the shape model's time
-         * at the host's speed, so every strategy charges them as it charges FLOPs */
-        run->shape_speed = sim_compute_charge_run(&run->profile, sc);
-        run->step_flops =
-            run->profile.forward_flops + run->profile.backward_flops +
-            sim_profile_recompute_flops(&run->profile, 0, run->profile.n_layers, sc->recompute);
-        run->train.n = sc->train_samples ? (size_t)sc->train_samples : 60000;
-    } else {
-        if (load_data(run, err))
-            return DT_ERR_INPUT;
-        trainer_model_config_t mc = sc->model;
-        mc.in_channels = run->train.channels;
-        mc.in_h = run->train.rows;
-        mc.in_w = run->train.cols;
-        mc.classes = run->train.classes;
-        dt_err_t why_model;
-        if (trainer_model_build(&run->model, &mc, &why_model))
-            return scenario_fail(sc, err, "model.arch", "%s, the inputs of data.source = %s",
-                                 why_model.msg, sc->data_source);
-        if (trainer_model_check_backend(&run->model, run->be, &why_model))
-            return scenario_fail(sc, err, "model.device", "%s", why_model.msg);
-        run->n_params = run->model.n_params;
-        trainer_flops_t f = trainer_model_flops(&run->model);
-        run->step_flops = f.forward + f.backward;
-        trainer_backend_cpu_set_threads((int)sc->threads);
-        int eval_batch = (int)(sc->batch > 256 ? sc->batch : 256);
-        if (!run->dry)
-            trainer_learner_init(&run->engine, run->be, &run->model, &sc->sgd, eval_batch,
-                                 sc->seed);
-    }
+    if (run_model(run, sc, err))
+        return DT_ERR_INPUT;
 
     if (plat) {
         run->plat = *plat;
@@ -248,25 +282,8 @@ static dt_status run_init(sim_run_t *run, const scenario_t *sc, const char *argv
                             "training samples",
                             sc->path, run->global_batch, run->train.n);
 
-    /* Partition: per worker, or per fedavg client of the population. A timing-only run
-     * has no data: its clients hold equal shares of data.train_samples (sim_client_samples). */
-    int parts = st->parts ? (int)st->parts(sc, run->n_workers) : run->n_workers;
-    trainer_partition_spec_t spec = sc->partition;
-    spec.empty_ok = (st->takes & SIM_TAKES_EMPTY_CLIENTS) != 0;
-    if (!run->timing_only &&
-        trainer_partition_make(&run->part, &run->train, parts, &spec, sc->seed, err))
+    if (run_partition(run, sc, err))
         return DT_ERR_INPUT;
-    if (!run->timing_only && sc->client_holdout > 0) {
-        /* each client's samples in a seeded order, its last share held out */
-        run->held_out = dt_calloc((size_t)parts, sizeof(size_t));
-        for (int c = 0; c < parts; c++) {
-            size_t n = trainer_partition_size(&run->part, c);
-            trainer_rng_t r;
-            trainer_rng_seed(&r, sc->seed ^ ((uint64_t)(c + 1) << 24), 108 /* holdout stream */);
-            trainer_rng_shuffle_u32(&r, run->part.idx + run->part.offsets[c], n);
-            run->held_out[c] = (size_t)floor(sc->client_holdout * (double)n + 1e-9);
-        }
-    }
 
     const char *worker_role = st->worker_role;
     run->workers = dt_calloc((size_t)run->n_workers, sizeof(sim_node_t));
