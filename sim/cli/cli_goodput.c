@@ -75,9 +75,8 @@ static const cli_option goodput_options[] = {
      .name = "mtbf",
      .kind = CLI_VALUE_DURATION,
      .metavar = "T",
-     .help = "one device's mean time between failures (default 50677h: Llama 3, 419 interruptions "
-             "in 54 "
-             "days on 16,384 GPUs)"},
+     .help = "one device's mean time between failures (default 50677h: Llama 3, 419 "
+             "interruptions in 54 days on 16,384 GPUs)"},
     {.id = O_BW,
      .name = "ckpt-bandwidth",
      .kind = CLI_VALUE_BANDWIDTH,

@@ -34,14 +34,16 @@ static const cli_option runs_options[] = {
     {0},
 };
 
+/* dtsim runs' width in columns, as text for its help */
+#define RUNS_COLUMNS_TEXT CLI_STR(RESULTS_RUNS_COLUMNS)
+
 const cli_spec cli_runs_spec = {
     .usage = "[--db PATH] [--wide]",
     .about = "Lists the runs of a results database [" DEFAULT_DB "], one line each: id,\n"
-             "name, strategy, status, final accuracy, simulated time and wall time, in " CLI_STR(
-                 RESULTS_RUNS_COLUMNS) "\n"
-                                       "columns (long names shortened in the middle with ...), "
-                                       "then each sweep's id\n"
-                                       "and runs. dtsim show ID prints one run whole.\n",
+             "name, strategy, status, final accuracy, simulated time and wall time, "
+             "in " RUNS_COLUMNS_TEXT "\n"
+             "columns (long names shortened in the middle with ...), then each sweep's id\n"
+             "and runs. dtsim show ID prints one run whole.\n",
     .options = runs_options,
 };
 
