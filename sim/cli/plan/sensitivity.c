@@ -21,6 +21,7 @@
 #include "compute_model.h"
 #include "plan_impl.h"
 #include "profile_memory.h"
+#include "strategy.h"
 
 /* A constant varied: a device field (field >= 0) or a scenario key (field < 0). */
 typedef struct sens_const {
@@ -63,11 +64,11 @@ static int sens_constants(const scenario_t *sc, const sim_model_profile_t *prof,
                           const plan_opts_t *opts, double share, sens_const_t *c)
 {
     const sim_device_profile_t *dev = scenario_device(sc);
-    int n = 0, nccl_tensor = 0, nccl_dp = 0;
-    for (int i = 0; i < opts->n_sets; i++) {
+    int n = 0, nccl_tensor = 0;
+    for (int i = 0; i < opts->n_sets; i++)
         nccl_tensor |= !strcmp(opts->sets[i], "strategy.tensor_comm=nccl");
-        nccl_dp |= !strcmp(opts->sets[i], "strategy.dp_comm=nccl");
-    }
+    /* the replicas' collectives as the runs resolve dp_comm (a plan's runs are timing-only) */
+    int nccl_dp = sim_dp_comm_nccl(sc, 1);
     sim_compute_t model;
     int fields[6], n_fields = 0;
     if (sc->device_efficiency > 0) {
